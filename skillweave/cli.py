@@ -1,0 +1,347 @@
+"""``skillweave``: the command line (typer + rich).
+
+Commands print exact texts (catalog, activation payload) to stdout untouched, tables and
+progress to the terminal, and diagnostics to stderr; ``--json`` gives machine-readable output.
+Exit codes: 0 success, 1 the command ran and found a problem (invalid skills, unknown skill),
+2 bad usage (unknown option, missing path). Every error is one line plus what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from skillweave.config import CatalogMode, get_settings
+from skillweave.errors import ConfigError, SkillweaveError
+from skillweave.skills import (
+    Diagnostic,
+    Skill,
+    SkillLibrary,
+    SkillRegistry,
+    build_catalog,
+    extract_package,
+    list_resources,
+    read_resource,
+    render_activation,
+    validate_paths,
+    write_package,
+)
+from skillweave.skills.package import PackageLimits
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="skillweave",
+    help="Durable skills for long-running LLM agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+skills_app = typer.Typer(
+    help="Validate, list, search and package skill libraries.", no_args_is_help=True
+)
+app.add_typer(skills_app, name="skills")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DirsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--dir", "-d", help="Skill library root (repeatable; overrides SKILLS__DIRS)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+_MAX_SHOWN_WARNINGS = 20
+
+
+def _fail(message: str, *, hint: str | None = None, code: int = 1) -> typer.Exit:
+    err.print(Text(f"error: {message}", style="bold red"))
+    if hint:
+        err.print(Text(hint, style="dim"))
+    return typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn skillweave errors into one clear line and an exit code."""
+    try:
+        yield
+    except ConfigError as exc:
+        raise _fail(str(exc), code=2) from None
+    except SkillweaveError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _print_diagnostics(diagnostics: Sequence[Diagnostic], *, limit: int | None = None) -> None:
+    shown = diagnostics if limit is None else diagnostics[:limit]
+    for diagnostic in shown:
+        style = "red" if diagnostic.fatal else "yellow"
+        err.print(Text(f"{diagnostic.severity}: {diagnostic}", style=style))
+    if len(diagnostics) > len(shown):
+        rest = len(diagnostics) - len(shown)
+        err.print(Text(f"… {rest} more; run `skillweave skills validate` to see all", style="dim"))
+
+
+def _library(dirs: list[Path] | None) -> SkillLibrary:
+    settings = get_settings().skills
+    if dirs:
+        missing = [str(d) for d in dirs if not d.is_dir()]
+        if missing:
+            raise _fail(f"not a directory: {', '.join(missing)}", code=2)
+    return SkillLibrary(settings, dirs=dirs or None)
+
+
+def _registry(dirs: list[Path] | None) -> SkillRegistry:
+    library = _library(dirs)
+    if err.is_terminal:
+        with err.status("Scanning skill libraries…", spinner="dots"):
+            registry = library.refresh()
+    else:
+        registry = library.refresh()
+    _print_diagnostics(registry.diagnostics, limit=_MAX_SHOWN_WARNINGS)
+    return registry
+
+
+def _skill_json(skill: Skill) -> dict[str, Any]:
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "path": str(skill.path),
+        "version": skill.version,
+        "type": skill.type,
+        "parent": skill.parent,
+        "children": list(skill.children),
+        "enabled": skill.enabled,
+        "source": str(skill.source) if skill.source else None,
+    }
+
+
+def _dump(data: object) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+@skills_app.command("validate")
+def validate(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Skill folders, SKILL.md files or library roots.")
+    ],
+    strict: Annotated[bool, typer.Option(help="Report every spec violation as an error.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check skills against the Agent Skills spec. Exit 1 when any error is found.
+
+    Without --strict only what the runtime would refuse (no description, unparseable YAML)
+    is an error; other violations are warnings.
+    """
+    with _errors():
+        report = validate_paths(paths, strict=strict)
+    if as_json:
+        _dump({
+            "ok": report.ok,
+            "strict": strict,
+            "skills_checked": report.skills_checked,
+            "errors": [_diagnostic_json(d) for d in report.errors],
+            "warnings": [_diagnostic_json(d) for d in report.warnings],
+        })
+    else:
+        for diagnostic in report.errors:
+            out.print(Text(f"{diagnostic}", style="red"))
+        for diagnostic in report.warnings:
+            out.print(Text(f"warning: {diagnostic}", style="yellow"))
+        summary = (
+            f"{report.skills_checked} skill folder(s) checked: "
+            f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+            + (" (strict)" if strict else "")
+        )
+        out.print(Text(summary, style="green" if report.ok else "bold red"))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    return {
+        "path": diagnostic.path,
+        "field": diagnostic.field,
+        "message": diagnostic.message,
+        "fatal": diagnostic.fatal,
+    }
+
+
+@skills_app.command("list")
+def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
+    """List every skill found, as a tree."""
+    registry = _registry(dirs)
+    if as_json:
+        _dump([_skill_json(skill) for skill in registry])
+        return
+    if not len(registry):
+        err.print("No skills found. Point --dir at a skill library or set SKILLS__DIRS.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("skill", "type", "version", "description"):
+        table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
+
+    def add(skill: Skill, depth: int) -> None:
+        name = Text("  " * depth + ("└ " if depth else "") + skill.name)
+        if not registry.is_enabled(skill.name):
+            name.stylize("dim")
+        table.add_row(name, skill.type, skill.short_version, Text(skill.description))
+        for child in registry.children_of(skill.name):
+            add(child, depth + 1)
+
+    for root in registry.roots():
+        add(root, 0)
+    out.print(table)
+    out.print(Text(f"{len(registry)} skills in {len(registry.roots())} roots", style="dim"))
+
+
+@skills_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="What the task is about.")],
+    dirs: DirsOption = None,
+    top: Annotated[int, typer.Option("--top", "-k", min=1, help="How many results.")] = 5,
+    as_json: JsonOption = False,
+) -> None:
+    """Rank skills by BM25 relevance to QUERY (name, description, headings)."""
+    registry = _registry(dirs)
+    hits = registry.search(query, top_k=top)
+    if as_json:
+        _dump([{"name": hit.name, "score": round(hit.score, 4)} for hit in hits])
+        return
+    if not hits:
+        err.print("No skill matches that query.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("score", justify="right")
+    table.add_column("skill")
+    table.add_column("description", overflow="fold")
+    for hit in hits:
+        skill = registry.get(hit.name)
+        table.add_row(f"{hit.score:.2f}", skill.name, Text(skill.description))
+    out.print(table)
+
+
+@skills_app.command("catalog")
+def catalog(
+    dirs: DirsOption = None,
+    mode: Annotated[CatalogMode | None, typer.Option(help="all | enabled | auto")] = None,
+    query: Annotated[str | None, typer.Option(help="The task, for auto mode.")] = None,
+    top: Annotated[int | None, typer.Option("--top", "-k", min=1, help="Auto: how many.")] = None,
+) -> None:
+    """Print the exact tier-1 catalog text the model gets."""
+    settings = get_settings().skills
+    registry = _registry(dirs)
+    result = build_catalog(
+        registry,
+        mode=mode or settings.catalog_mode,
+        query=query,
+        top_k=top or settings.catalog_top_k,
+    )
+    sys.stdout.write(result.text)
+
+
+@skills_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="Skill name.")],
+    dirs: DirsOption = None,
+) -> None:
+    """Print the exact activation payload of a skill (what activate_skill returns)."""
+    settings = get_settings().skills
+    registry = _registry(dirs)
+    with _errors():
+        skill = registry.get(name)
+        children = registry.children_of(name, enabled_only=True)
+    sys.stdout.write(
+        render_activation(skill, children=children, max_listed=settings.activation_resource_listing)
+    )
+
+
+def _limits() -> PackageLimits:
+    settings = get_settings().skills
+    return PackageLimits(
+        max_files=settings.package_max_files,
+        max_bytes=settings.package_max_bytes,
+        max_ratio=settings.package_max_ratio,
+    )
+
+
+@skills_app.command("pack")
+def pack(
+    directory: Annotated[Path, typer.Argument(help="The skill folder to pack.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The ZIP file to write.")],
+) -> None:
+    """Pack a skill folder (with its sub-skills) into a deterministic ZIP."""
+    if not directory.is_dir():
+        raise _fail(f"not a directory: {directory}", code=2)
+    with _errors():
+        written = write_package(directory, output, limits=_limits())
+    out.print(f"packed {directory} → {written} ({written.stat().st_size} bytes)")
+
+
+@skills_app.command("unpack")
+def unpack(
+    archive: Annotated[Path, typer.Argument(help="The ZIP file to extract.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to extract it.")],
+) -> None:
+    """Safely extract a skill package (refuses traversal, symlinks, bombs, overwrites)."""
+    if not archive.is_file():
+        raise _fail(f"no such file: {archive}", code=2)
+    with _errors():
+        found = extract_package(archive, output, limits=_limits())
+    for skill_dir in found:
+        out.print(f"extracted skill folder {skill_dir}")
+
+
+@app.command("demo")
+def demo(dirs: DirsOption = None) -> None:
+    """Show the bundled skill library the way the agent sees it (offline, no model)."""
+    registry = _registry(dirs)
+    out.rule("[bold]skillweave demo[/] — the skill library as the agent sees it")
+    out.print(
+        f"{len(registry)} skills, {len(registry.roots())} at the top level; "
+        "the model first sees only the catalog (tier 1)."
+    )
+    task = "Profile the attached sales.csv and write a short Markdown report about it"
+    tier1 = build_catalog(registry, mode="enabled")
+    out.print(Panel(Text(tier1.text.rstrip()), title="tier 1 · catalog in the system prompt"))
+    hits = registry.search(task, top_k=3)
+    lines = "\n".join(f"{hit.score:6.2f}  {hit.name}" for hit in hits)
+    out.print(Panel(Text(lines or "(no match)"), title=f"search_skills({task!r})"))
+    if not hits:
+        return
+    best = registry.get(hits[0].name)
+    target = registry.get(best.parent) if best.parent else best
+    payload = render_activation(target, children=registry.children_of(target.name))
+    out.print(Panel(Text(payload.rstrip()), title=f"tier 2 · activate_skill({target.name!r})"))
+    attachable = registry.attachable([target.name])
+    out.print(f"activate_skill now accepts: {', '.join(attachable)}")
+    refs = [
+        (s, path) for s in registry for path in list_resources(s) if path.startswith("references/")
+    ]
+    if refs:
+        skill, ref = refs[0]
+        text = read_resource(skill, ref)
+        preview = "\n".join(text.splitlines()[:12])
+        title = f"tier 3 · read_skill_resource({skill.name!r}, {ref!r})"
+        out.print(Panel(Text(preview), title=title))
+    out.print(
+        "[dim]Scripts run in sandboxes and the full agent job arrive with the next issues; "
+        "see README.md.[/]"
+    )
+
+
+def main() -> None:
+    """Console-script entry point."""
+    # The CLI shows diagnostics itself; keep library log records from printing them twice.
+    logging.getLogger("skillweave").setLevel(logging.ERROR)
+    app()

@@ -1,0 +1,153 @@
+"""Settings: the one place configuration is read.
+
+Everything configurable comes from environment variables (or a `.env` file) through
+:class:`Settings`, with one nested section per concern. Nested fields use `__` as the
+delimiter, so `WORKFLOW__EXECUTION_ENGINE=direct` sets ``settings.workflow.execution_engine``
+and `SKILLS__DIRS='["./skills"]'` sets ``settings.skills.dirs``. Nothing else in the code base
+calls ``os.getenv``; callers take a ``Settings`` (tests build one directly) or use
+:func:`get_settings`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = [
+    "ApiSettings",
+    "CatalogMode",
+    "ExecutionEngine",
+    "ModelSettings",
+    "SandboxSettings",
+    "Settings",
+    "SkillsSettings",
+    "StorageSettings",
+    "WorkflowSettings",
+    "bundled_skills_dir",
+    "get_settings",
+]
+
+ExecutionEngine = Literal["temporal", "direct"]
+CatalogMode = Literal["all", "enabled", "auto"]
+
+BUNDLED = "bundled"
+"""Placeholder in ``skills.dirs`` for the skills shipped with skillweave."""
+
+
+def bundled_skills_dir() -> Path:
+    """The folder of skills shipped with skillweave.
+
+    A wheel carries them inside the package (``skillweave/_bundled_skills``); a source checkout
+    or editable install uses the repository's top-level ``skills/``.
+    """
+    packaged = Path(__file__).parent / "_bundled_skills"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "skills"
+
+
+class WorkflowSettings(BaseModel):
+    """How agent jobs are executed."""
+
+    execution_engine: ExecutionEngine = "direct"
+    task_queue: str = "skillweave"
+    namespace: str = "default"
+    temporal_address: str = "localhost:7233"
+
+
+class SkillsSettings(BaseModel):
+    """Where skills come from and how they are shown to the model."""
+
+    dirs: list[str] = Field(
+        default_factory=lambda: [BUNDLED, "./.agents/skills", "~/.skillweave/skills"],
+        description="Skill library roots, lowest precedence first; 'bundled' = shipped skills.",
+    )
+    catalog_mode: CatalogMode = "enabled"
+    catalog_top_k: int = Field(default=8, ge=1, le=200)
+    disabled: list[str] = Field(default_factory=list, description="Skill names never offered.")
+    max_depth: int = Field(default=6, ge=1, le=32)
+    max_skills: int = Field(default=20_000, ge=1)
+    resource_max_bytes: int = Field(default=256 * 1024, ge=1)
+    activation_resource_listing: int = Field(default=50, ge=0)
+    package_max_files: int = Field(default=1_000, ge=1)
+    package_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    package_max_ratio: int = Field(default=100, ge=1)
+
+    def resolved_dirs(self) -> list[Path]:
+        """The configured roots as paths, ``bundled`` and ``~`` expanded, order kept."""
+        out: list[Path] = []
+        for entry in self.dirs:
+            out.append(bundled_skills_dir() if entry == BUNDLED else Path(entry).expanduser())
+        return out
+
+
+class ModelSettings(BaseModel):
+    """Which model provider the agent talks to."""
+
+    provider: Literal["openai", "anthropic", "scripted"] = "scripted"
+    name: str = "demo"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout_seconds: float = Field(default=120.0, gt=0)
+
+
+class StorageSettings(BaseModel):
+    """Where artifacts, transcripts and uploaded skill packages live."""
+
+    backend: Literal["local", "s3"] = "local"
+    local_dir: Path = Path("~/.skillweave/store")
+    s3_endpoint: str = "localhost:9000"
+    s3_bucket: str = "skillweave"
+    s3_access_key: SecretStr | None = None
+    s3_secret_key: SecretStr | None = None
+    s3_secure: bool = False
+    s3_region: str | None = None
+
+
+class SandboxSettings(BaseModel):
+    """How skill scripts are run."""
+
+    backend: Literal["local", "kubernetes", "static"] = "local"
+    manager_url: str | None = None
+    manager_token: SecretStr | None = None
+    executor_url: str | None = None
+    pool_target: int = Field(default=2, ge=0)
+    pool_max: int = Field(default=8, ge=1)
+    timeout_seconds: float = Field(default=60.0, gt=0)
+
+
+class ApiSettings(BaseModel):
+    """The control-plane REST API."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    token: SecretStr | None = None
+
+
+class Settings(BaseSettings):
+    """All of skillweave's configuration, one nested section per concern."""
+
+    model_config = SettingsConfigDict(
+        env_nested_delimiter="__",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        nested_model_default_partial_update=True,
+    )
+
+    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once from the environment."""
+    return Settings()

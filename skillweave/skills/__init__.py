@@ -1,0 +1,59 @@
+"""The Agent Skills format and everything about a skill library.
+
+Parsing and validating ``SKILL.md`` (strict and lenient), discovering libraries (bounded,
+cached, with precedence between roots), skill trees, versions, the tier-1 catalog, activation
+payloads, resource reads, ZIP packages, tool schemas of executable skills and BM25 relevance.
+Imports nothing above ``skillweave.config``.
+"""
+
+from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
+from skillweave.skills.discovery import ScanResult, SkillScanner
+from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
+from skillweave.skills.loader import LoadedSkill, load_skill_file
+from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
+from skillweave.skills.package import PackageLimits, build_package, extract_package, write_package
+from skillweave.skills.registry import SkillLibrary, SkillRegistry
+from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
+from skillweave.skills.resources import list_resources, read_resource, render_activation
+from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
+from skillweave.skills.tools import ToolSchema, declared_tool_scripts, parse_tool_schemas
+from skillweave.skills.validation import ValidationReport, validate_paths
+from skillweave.skills.versioning import package_version, skill_version
+
+__all__ = [
+    "CATALOG_PREAMBLE",
+    "SKILL_TYPES",
+    "Catalog",
+    "Diagnostic",
+    "Frontmatter",
+    "LoadedSkill",
+    "PackageLimits",
+    "RelevanceIndex",
+    "ScanResult",
+    "SearchHit",
+    "Skill",
+    "SkillLibrary",
+    "SkillRegistry",
+    "SkillScanner",
+    "SkillType",
+    "ToolSchema",
+    "ValidationReport",
+    "build_catalog",
+    "build_package",
+    "check_frontmatter",
+    "declared_tool_scripts",
+    "extract_package",
+    "list_resources",
+    "load_skill_file",
+    "name_problems",
+    "package_version",
+    "parse_frontmatter",
+    "parse_tool_schemas",
+    "read_resource",
+    "render_activation",
+    "render_catalog",
+    "skill_document",
+    "skill_version",
+    "validate_paths",
+    "write_package",
+]

@@ -1,0 +1,114 @@
+"""Splitting a SKILL.md into its YAML frontmatter and Markdown body.
+
+Owns the text-level rules: a UTF-8 BOM is dropped, CRLF/CR line ends become LF, the frontmatter
+is the block between a first ``---`` line and the next ``---`` line (later ``---`` lines belong
+to the body), the body may be empty. YAML is read with the safe loader (libyaml's when present,
+which keeps a 10,000-skill scan fast). Skills written for other clients often carry unquoted
+colons in values (``description: Use when: the user asks``), which is invalid YAML; one retry
+quotes such values, and the result records that the repair was needed so strict validation can
+still report it. Called by the loader (lenient) and the validator (strict).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+import yaml
+
+from skillweave.errors import SkillFormatError
+
+__all__ = ["Frontmatter", "parse_frontmatter"]
+
+_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BOM: Final = "\ufeff"
+_FENCE: Final = re.compile(r"^---[ \t]*$")
+_PLAIN_KEY_VALUE: Final = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<key>[A-Za-z0-9_][\w.-]*):[ \t]+(?P<value>\S.*)$"
+)
+_NON_PLAIN_STARTS: Final = ("'", '"', "|", ">", "[", "{", "&", "*", "!", "#")
+
+
+@dataclass(frozen=True, slots=True)
+class Frontmatter:
+    """A SKILL.md split in two.
+
+    Attributes:
+        data: the YAML mapping (empty when the frontmatter block is empty).
+        body: the Markdown after the closing ``---`` line, line ends normalised to LF.
+        colon_repaired: True when the YAML only parsed after quoting values with colons.
+    """
+
+    data: dict[Any, Any]
+    body: str
+    colon_repaired: bool = False
+
+
+def _split(text: str, path: str) -> tuple[str, str]:
+    if text.startswith(_BOM):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start == len(lines) or not _FENCE.match(lines[start]):
+        raise SkillFormatError(path, "no YAML frontmatter: the file must start with a '---' line")
+    for end in range(start + 1, len(lines)):
+        if _FENCE.match(lines[end]):
+            yaml_text = "\n".join(lines[start + 1 : end])
+            body = "\n".join(lines[end + 1 :])
+            return yaml_text, body.strip("\n") + ("\n" if body.strip() else "")
+    raise SkillFormatError(path, "frontmatter is not closed: no second '---' line")
+
+
+def _quote_colon_values(yaml_text: str) -> str:
+    """Quote plain scalar values that contain ': ' so that YAML reads them as strings."""
+    out: list[str] = []
+    for line in yaml_text.split("\n"):
+        match = _PLAIN_KEY_VALUE.match(line)
+        if match and ": " in match["value"] and not match["value"].startswith(_NON_PLAIN_STARTS):
+            value = match["value"].rstrip().replace("'", "''")
+            out.append(f"{match['indent']}{match['key']}: '{value}'")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _load_yaml(yaml_text: str) -> Any:
+    return yaml.load(yaml_text, Loader=_LOADER)
+
+
+def parse_frontmatter(text: str, *, path: str = "SKILL.md") -> Frontmatter:
+    """Split `text` (a whole SKILL.md) into frontmatter data and body.
+
+    Args:
+        text: the file content, already decoded.
+        path: shown in errors.
+
+    Raises:
+        SkillFormatError: no frontmatter, an unclosed one, YAML that does not parse even after
+            the colon repair, or YAML that is not a mapping.
+    """
+    yaml_text, body = _split(text, path)
+    repaired = False
+    try:
+        data = _load_yaml(yaml_text)
+    except yaml.YAMLError as first_error:
+        fixed = _quote_colon_values(yaml_text)
+        try:
+            data = _load_yaml(fixed) if fixed != yaml_text else None
+        except yaml.YAMLError:
+            data = None
+        if data is None:
+            mark = getattr(first_error, "problem_mark", None)
+            where = f" (line {mark.line + 2})" if mark is not None else ""
+            problem = getattr(first_error, "problem", None) or str(first_error)
+            raise SkillFormatError(path, f"invalid YAML frontmatter{where}: {problem}") from None
+        repaired = True
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SkillFormatError(path, f"frontmatter must be a mapping, not {type(data).__name__}")
+    return Frontmatter(data=data, body=body, colon_repaired=repaired)

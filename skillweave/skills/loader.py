@@ -1,0 +1,125 @@
+"""Lenient loading of one SKILL.md, as the runtime does it.
+
+:func:`load_skill_file` turns a SKILL.md into a :class:`~skillweave.skills.model.Skill` the way
+a forgiving client should, so that libraries written for other agent clients load unchanged:
+a name that does not match its folder, over-long fields, unknown keys or a colon that needed
+quoting produce warnings and the skill loads; a missing description or unparseable YAML make
+the skill unusable, and the loader says so with a :class:`SkillFormatError` naming the file.
+Called by discovery (for every skill of a library) and by the validator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from skillweave.errors import SkillFormatError
+from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
+from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
+from skillweave.skills.spec import EXTENSION_KEYS, Diagnostic, check_frontmatter, parse_bool
+
+__all__ = ["LoadedSkill", "load_skill_file", "read_skill_text", "skill_from_frontmatter"]
+
+
+class LoadedSkill:
+    """A loaded skill plus every diagnostic (for strict validation to report)."""
+
+    __slots__ = ("diagnostics", "skill")
+
+    def __init__(self, skill: Skill | None, diagnostics: list[Diagnostic]) -> None:
+        self.skill = skill
+        self.diagnostics = diagnostics
+
+
+def read_skill_text(path: Path) -> str:
+    """Read a SKILL.md as UTF-8 (BOM tolerated by the parser).
+
+    Raises:
+        SkillFormatError: unreadable or not UTF-8.
+    """
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SkillFormatError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SkillFormatError(str(path), f"cannot be read: {exc.strerror}") from None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list | tuple):
+        return " ".join(str(item) for item in value)
+    return str(value)
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list | tuple):
+        return tuple(str(item) for item in value)
+    return tuple(str(value).replace(",", " ").split())
+
+
+def skill_from_frontmatter(
+    front: Frontmatter, *, skill_dir: Path, path: str
+) -> LoadedSkill:
+    """Build a skill from a parsed frontmatter, tolerating what lenient loading tolerates."""
+    data = front.data
+    diagnostics = check_frontmatter(
+        data, path=path, dir_name=skill_dir.name, colon_repaired=front.colon_repaired
+    )
+    if any(d.fatal for d in diagnostics):
+        return LoadedSkill(None, diagnostics)
+
+    raw_name = data.get("name")
+    # YAML 1.1 turns `name: off` or `name: 2024` into a bool or a number; the folder name is
+    # then a better guess than str(False).
+    name = raw_name.strip() if isinstance(raw_name, str) and raw_name.strip() else skill_dir.name
+    raw_metadata = data.get("metadata")
+    metadata: dict[str, str] = {}
+    if isinstance(raw_metadata, Mapping):
+        metadata = {str(k): str(v) for k, v in raw_metadata.items() if v is not None}
+    # Extensions: metadata is the spec-sanctioned place; a top-level key is tolerated.
+    extensions: dict[str, Any] = {k: data[k] for k in EXTENSION_KEYS if k in data}
+    extensions.update({k: v for k, v in metadata.items() if k in EXTENSION_KEYS})
+
+    kind = str(extensions.get("type", "contextual")).strip().lower()
+    skill_type: SkillType = kind if kind in SKILL_TYPES else "contextual"  # type: ignore[assignment]
+    enabled = parse_bool(extensions.get("enabled", True))
+    auto_load = parse_bool(extensions.get("auto_load", False))
+
+    skill = Skill(
+        name=name,
+        description=" ".join(str(data["description"]).split()),
+        path=skill_dir,
+        body=front.body,
+        type=skill_type,
+        license=_text(data.get("license")),
+        compatibility=_text(data.get("compatibility")),
+        allowed_tools=_text(data.get("allowed-tools")),
+        metadata=MappingProxyType(metadata),
+        enabled=True if enabled is None else enabled,
+        auto_load=bool(auto_load),
+        dependencies=_words(extensions.get("dependencies")),
+        tools=_words(extensions.get("tools")),
+        warnings=tuple(diagnostics),
+    )
+    return LoadedSkill(skill, diagnostics)
+
+
+def load_skill_file(skill_file: Path) -> LoadedSkill:
+    """Load one SKILL.md leniently.
+
+    Returns:
+        The skill (None when lenient loading refuses it) and all diagnostics; a file that
+        cannot be parsed at all yields a single fatal ``frontmatter`` diagnostic.
+    """
+    path = str(skill_file)
+    try:
+        front = parse_frontmatter(read_skill_text(skill_file), path=path)
+    except SkillFormatError as exc:
+        return LoadedSkill(None, [Diagnostic(path, "frontmatter", exc.reason, fatal=True)])
+    return skill_from_frontmatter(front, skill_dir=skill_file.parent, path=path)

@@ -1,0 +1,78 @@
+"""The in-memory picture of a skill: :class:`Skill`, built by the loader and discovery.
+
+A ``Skill`` is an immutable snapshot of one skill folder: its spec fields, our extensions
+(read from ``metadata``), its place in a skill tree, its version (sha256 of its package) and
+the warnings lenient loading raised about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final, Literal
+
+from skillweave.skills.spec import Diagnostic
+
+__all__ = ["SKILL_TYPES", "Skill", "SkillType"]
+
+SkillType = Literal["contextual", "executable", "composite"]
+SKILL_TYPES: Final[tuple[SkillType, ...]] = ("contextual", "executable", "composite")
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """One skill, as discovered and loaded.
+
+    Attributes:
+        name: the skill's name (the frontmatter ``name``, or the folder name when absent).
+        description: what the skill does and when to use it; the catalog shows it.
+        path: the skill folder (absolute).
+        body: the Markdown instructions after the frontmatter.
+        type: ``contextual`` (instructions), ``executable`` (scripts are tools) or
+            ``composite`` (groups child skills).
+        version: sha256 (hex) of the package: every file, paths and bytes, sorted.
+        parent: the name of the enclosing skill in a tree, if any.
+        children: names of the skills directly inside this one, sorted.
+        source: the library root this skill was discovered under.
+        enabled: False hides the skill from the ``enabled`` and ``auto`` catalogs.
+        auto_load: activate at job start (used by the agent loop).
+        dependencies: names of skills this one builds on.
+        tools: package paths of scripts that answer ``--help-json`` (executable skills).
+        warnings: what lenient loading noticed but tolerated.
+    """
+
+    name: str
+    description: str
+    path: Path
+    body: str = ""
+    type: SkillType = "contextual"
+    version: str = ""
+    parent: str | None = None
+    children: tuple[str, ...] = ()
+    source: Path | None = None
+    license: str | None = None
+    compatibility: str | None = None
+    allowed_tools: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    enabled: bool = True
+    auto_load: bool = False
+    dependencies: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
+
+    @property
+    def skill_file(self) -> Path:
+        """The skill's ``SKILL.md``."""
+        return self.path / "SKILL.md"
+
+    @property
+    def is_parent(self) -> bool:
+        """True when other skills live inside this one."""
+        return bool(self.children)
+
+    @property
+    def short_version(self) -> str:
+        """The first 12 hex digits of the version, for display."""
+        return self.version[:12]

@@ -1,0 +1,34 @@
+"""Skill versions: the sha256 of a skill's package.
+
+A version is computed over the package's files sorted by relative path; each file contributes
+its path, its size and its bytes, so renaming, moving or editing any file changes the version
+while mtimes and filesystem order do not. The workflow pins this at activation, so a running
+job never sees a skill change under it. Discovery calls :func:`package_version` with the file
+list it already walked; :func:`skill_version` walks on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from skillweave.skills._files import iter_package_files
+
+__all__ = ["package_version", "skill_version"]
+
+
+def package_version(files: Iterable[tuple[str, str]]) -> str:
+    """The version of a package given ``(relative posix path, absolute path)`` pairs."""
+    digest = hashlib.sha256()
+    for relative, absolute in sorted(files):
+        with open(absolute, "rb") as handle:
+            content = handle.read()
+        digest.update(f"{relative}\0{len(content)}\0".encode())
+        digest.update(content)
+    return digest.hexdigest()
+
+
+def skill_version(skill_dir: Path) -> str:
+    """The version of the skill folder `skill_dir` (child skills excluded)."""
+    return package_version((rel, entry.path) for rel, entry in iter_package_files(skill_dir))

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from skillweave.config import Settings, bundled_skills_dir
+
+
+def test_nested_env_vars_reach_their_sections(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKFLOW__EXECUTION_ENGINE", "direct")
+    monkeypatch.setenv("SKILLS__DIRS", '["./skills", "/opt/more"]')
+    monkeypatch.setenv("SKILLS__CATALOG_MODE", "auto")
+    monkeypatch.setenv("MODEL__API_KEY", "sk-secret")
+    settings = Settings(_env_file=None)
+    assert settings.workflow.execution_engine == "direct"
+    assert settings.skills.dirs == ["./skills", "/opt/more"]
+    assert settings.skills.catalog_mode == "auto"
+    assert settings.model.api_key is not None
+    assert settings.model.api_key.get_secret_value() == "sk-secret"
+    assert "sk-secret" not in repr(settings)
+
+
+def test_one_nested_field_keeps_the_other_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLS__MAX_DEPTH", "3")
+    settings = Settings(_env_file=None)
+    assert settings.skills.max_depth == 3
+    assert settings.skills.catalog_mode == "enabled"
+
+
+def test_modes_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKFLOW__EXECUTION_ENGINE", "threads")
+    with pytest.raises(ValidationError, match="execution_engine"):
+        Settings(_env_file=None)
+
+
+def test_default_dirs_start_with_the_bundled_skills() -> None:
+    dirs = Settings(_env_file=None).skills.resolved_dirs()
+    assert dirs[0] == bundled_skills_dir()
+    assert (bundled_skills_dir() / "data-toolkit").is_dir()
+    assert not any("~" in str(d) for d in dirs)
