@@ -53,8 +53,8 @@ skills_app = typer.Typer(
 )
 app.add_typer(skills_app, name="skills")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
 
 DirsOption = Annotated[
     list[Path] | None,
@@ -345,3 +345,7 @@ def main() -> None:
     # The CLI shows diagnostics itself; keep library log records from printing them twice.
     logging.getLogger("skillweave").setLevel(logging.ERROR)
     app()
+
+
+if __name__ == "__main__":
+    main()

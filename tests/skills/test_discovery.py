@@ -158,9 +158,7 @@ def test_rescan_does_not_reparse_unchanged_skills(
     from skillweave.skills import discovery
 
     original = discovery.load_skill_file
-    monkeypatch.setattr(
-        discovery, "load_skill_file", lambda p: loaded.append(p) or original(p)
-    )
+    monkeypatch.setattr(discovery, "load_skill_file", lambda p: loaded.append(p) or original(p))
     (two / "notes.md").write_text("new file\n")
     scanner.scan()
     assert loaded == [two / "SKILL.md"]

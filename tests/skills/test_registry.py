@@ -25,9 +25,7 @@ def test_attachable_grows_with_the_tree(tmp_path: Path, make_skill: MakeSkill) -
     assert registry.attachable(["missing"]) == ("kit", "other")
 
 
-def test_unknown_skill_error_lists_what_is_available(
-    tmp_path: Path, make_skill: MakeSkill
-) -> None:
+def test_unknown_skill_error_lists_what_is_available(tmp_path: Path, make_skill: MakeSkill) -> None:
     make_skill("one")
     registry = SkillRegistry.from_scan(SkillScanner([tmp_path / "lib"]).scan())
     with pytest.raises(SkillNotFoundError, match="unknown skill 'two'; available: one"):
@@ -36,7 +34,9 @@ def test_unknown_skill_error_lists_what_is_available(
 
 def test_search_respects_enabled_state(tmp_path: Path, make_skill: MakeSkill) -> None:
     make_skill("pdf-reader", description="Read PDF documents and extract text.")
-    make_skill("pdf-old", description="Legacy PDF text extraction.", extra='metadata:\n  enabled: "false"')
+    make_skill(
+        "pdf-old", description="Legacy PDF text extraction.", extra='metadata:\n  enabled: "false"'
+    )
     registry = SkillRegistry.from_scan(SkillScanner([tmp_path / "lib"]).scan())
     assert [h.name for h in registry.search("extract pdf text")] == ["pdf-reader"]
     everything = registry.search("extract pdf text", enabled_only=False)

@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillweave.cli import app
+from tests.conftest import BUNDLED_SKILLS, MakeSkill
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def lib(tmp_path: Path, make_skill: MakeSkill) -> Path:
+    make_skill("kit", description="Tabular data tools.", files={"references/r.md": "R\n"})
+    make_skill("kit/csv-stats", description="Profile CSV columns into statistics.")
+    make_skill("kit/md-report", description="Write a Markdown report from statistics.")
+    make_skill("converter", description="Convert units of length and mass.")
+    return tmp_path / "lib"
+
+
+# --- validate ----------------------------------------------------------------------------
+
+
+def test_validate_clean_library_exits_0(lib: Path) -> None:
+    code, out, _ = run("skills", "validate", str(lib), "--strict")
+    assert code == 0
+    assert "4 skill folder(s) checked: 0 error(s), 0 warning(s) (strict)" in out
+
+
+def test_validate_strict_vs_lenient(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill("mismatch", name="other-name")
+    lenient_code, lenient_out, _ = run("skills", "validate", str(tmp_path / "lib"))
+    strict_code, strict_out, _ = run("skills", "validate", str(tmp_path / "lib"), "--strict")
+    assert lenient_code == 0
+    assert "warning:" in lenient_out
+    assert strict_code == 1
+    expected = f"{tmp_path / 'lib' / 'mismatch' / 'SKILL.md'}: name: 'other-name' does not match"
+    assert expected in strict_out
+
+
+def test_validate_reports_every_violation(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill("bad", name="Bad--Name-", extra="compatibility: ''\nauthor: me")
+    code, out, _ = run("skills", "validate", str(tmp_path / "lib" / "bad"), "--strict", "--json")
+    assert code == 1
+    report = json.loads(out)
+    fields = [e["field"] for e in report["errors"]]
+    assert fields.count("name") == 4  # characters, trailing hyphen, double hyphen, mismatch
+    assert "compatibility" in fields
+    assert "author" in fields
+
+
+def test_validate_lenient_error_for_missing_description(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    folder = make_skill("nodesc", description=None)
+    code, out, _ = run("skills", "validate", str(folder / "SKILL.md"), "--json")
+    assert code == 1
+    (error,) = json.loads(out)["errors"]
+    assert error["field"] == "description"
+    assert error["fatal"] is True
+
+
+def test_validate_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert run("skills", "validate", str(tmp_path / "missing"))[0] == 2
+    (tmp_path / "notes.txt").write_text("x")
+    assert run("skills", "validate", str(tmp_path / "notes.txt"))[0] == 2
+    assert run("skills", "validate")[0] == 2
+    assert run("skills", "validate", str(tmp_path), "--bogus")[0] == 2
+
+
+def test_validate_folder_without_skills_is_an_error(tmp_path: Path) -> None:
+    code, out, _ = run("skills", "validate", str(tmp_path))
+    assert code == 1
+    assert "no SKILL.md found" in out
+
+
+# --- list, search, catalog, show --------------------------------------------------------
+
+
+def test_list_json(lib: Path) -> None:
+    code, out, _ = run("skills", "list", "--dir", str(lib), "--json")
+    assert code == 0
+    skills = {s["name"]: s for s in json.loads(out)}
+    assert set(skills) == {"kit", "csv-stats", "md-report", "converter"}
+    kit = skills["kit"]
+    assert {"name", "description", "path", "version", "type", "parent", "children"} <= set(kit)
+    assert kit["children"] == ["csv-stats", "md-report"]
+    assert kit["parent"] is None
+    assert skills["csv-stats"]["parent"] == "kit"
+    assert len(kit["version"]) == 64
+    assert kit["type"] == "contextual"
+    assert kit["path"] == str(lib / "kit")
+
+
+def test_list_table_shows_the_tree(lib: Path) -> None:
+    code, out, _ = run("skills", "list", "--dir", str(lib))
+    assert code == 0
+    assert "└ csv-stats" in out
+    assert "4 skills in 2 roots" in out
+
+
+def test_dir_may_repeat_and_later_wins(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill("same", root=tmp_path / "a", description="From A.")
+    make_skill("same", root=tmp_path / "b", description="From B.")
+    code, out, err = run(
+        "skills", "list", "--dir", str(tmp_path / "a"), "--dir", str(tmp_path / "b"), "--json"
+    )
+    assert code == 0
+    assert [s["description"] for s in json.loads(out)] == ["From B."]
+    assert "overrides" in err
+
+
+def test_missing_dir_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run("skills", "list", "--dir", str(tmp_path / "nope"))
+    assert code == 2
+    assert "not a directory" in err
+
+
+def test_search_json_best_first(lib: Path) -> None:
+    code, out, _ = run("skills", "search", "profile csv columns", "--dir", str(lib), "--json")
+    assert code == 0
+    hits = json.loads(out)
+    assert hits[0]["name"] == "csv-stats"
+    assert set(hits[0]) == {"name", "score"}
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    code, out, _ = run("skills", "search", "csv", "--dir", str(lib), "--top", "1", "--json")
+    assert len(json.loads(out)) == 1
+
+
+def test_catalog_prints_the_exact_tier1_text(lib: Path) -> None:
+    code, out, _ = run("skills", "catalog", "--dir", str(lib), "--mode", "all")
+    assert code == 0
+    assert out.count("<skill>") == 2
+    assert "<name>kit</name>" in out
+    assert "<sub_skills>2</sub_skills>" in out
+    code, out, _ = run(
+        "skills", "catalog", "--dir", str(lib), "--mode", "auto", "--query", "csv statistics"
+    )
+    assert "<name>csv-stats</name>" in out
+    assert run("skills", "catalog", "--dir", str(lib), "--mode", "everything")[0] == 2
+
+
+def test_show_prints_the_activation_payload(lib: Path) -> None:
+    code, out, _ = run("skills", "show", "kit", "--dir", str(lib))
+    assert code == 0
+    assert out.startswith('<skill_content name="kit">\n')
+    assert "<skill_resources>\nreferences/r.md\n</skill_resources>" in out
+    assert "<name>csv-stats</name>" in out
+
+
+def test_show_unknown_skill(lib: Path) -> None:
+    code, _, err = run("skills", "show", "nope", "--dir", str(lib))
+    assert code == 1
+    assert "unknown skill 'nope'" in err
+
+
+# --- pack / unpack -----------------------------------------------------------------------
+
+
+def test_pack_and_unpack_round_trip(lib: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "kit.zip"
+    code, _, _ = run("skills", "pack", str(lib / "kit"), "-o", str(archive))
+    assert code == 0
+    with zipfile.ZipFile(archive) as zf:
+        assert "kit/SKILL.md" in zf.namelist()
+        assert "kit/csv-stats/SKILL.md" in zf.namelist()
+    code, out, _ = run("skills", "unpack", str(archive), "-o", str(tmp_path / "out"))
+    assert code == 0
+    assert "extracted skill folder" in out
+    assert (tmp_path / "out" / "kit" / "references" / "r.md").read_text() == "R\n"
+    code, out, _ = run("skills", "list", "--dir", str(tmp_path / "out"), "--json")
+    assert {s["name"] for s in json.loads(out)} == {"kit", "csv-stats", "md-report"}
+
+
+def test_unpack_refuses_traversal(tmp_path: Path) -> None:
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("x/SKILL.md", "---\nname: x\ndescription: d\n---\n")
+        zf.writestr("../escape.txt", "gotcha")
+    code, _, err = run("skills", "unpack", str(archive), "-o", str(tmp_path / "out"))
+    assert code == 1
+    assert "../escape.txt" in err
+    assert not (tmp_path / "escape.txt").exists()
+
+
+# --- the installed command and the bundled library ---------------------------------------
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "skillweave.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_bundled_library_is_strictly_valid() -> None:
+    result = cli("skills", "validate", str(BUNDLED_SKILLS), "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 error(s), 0 warning(s) (strict)" in result.stdout
+
+
+def test_demo_runs_offline() -> None:
+    result = cli("demo")
+    assert result.returncode == 0, result.stderr
+    assert "<available_skills>" in result.stdout
+    assert "activate_skill('data-toolkit')" in result.stdout
+    assert "read_skill_resource(" in result.stdout
