@@ -65,7 +65,7 @@ _MAX_SHOWN_WARNINGS = 20
 
 
 def _fail(message: str, *, hint: str | None = None, code: int = 1) -> typer.Exit:
-    err.print(Text(f"error: {message}", style="bold red"))
+    err.print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
     if hint:
         err.print(Text(hint, style="dim"))
     return typer.Exit(code)
@@ -86,7 +86,7 @@ def _print_diagnostics(diagnostics: Sequence[Diagnostic], *, limit: int | None =
     shown = diagnostics if limit is None else diagnostics[:limit]
     for diagnostic in shown:
         style = "red" if diagnostic.fatal else "yellow"
-        err.print(Text(f"{diagnostic.severity}: {diagnostic}", style=style))
+        err.print(Text(f"{diagnostic.severity}: {diagnostic}", style=style), soft_wrap=True)
     if len(diagnostics) > len(shown):
         rest = len(diagnostics) - len(shown)
         err.print(Text(f"… {rest} more; run `skillweave skills validate` to see all", style="dim"))
@@ -154,10 +154,11 @@ def validate(
             "warnings": [_diagnostic_json(d) for d in report.warnings],
         })
     else:
+        # One diagnostic per line, never wrapped, so that the output can be grepped.
         for diagnostic in report.errors:
-            out.print(Text(f"{diagnostic}", style="red"))
+            out.print(Text(f"{diagnostic}", style="red"), soft_wrap=True)
         for diagnostic in report.warnings:
-            out.print(Text(f"warning: {diagnostic}", style="yellow"))
+            out.print(Text(f"warning: {diagnostic}", style="yellow"), soft_wrap=True)
         summary = (
             f"{report.skills_checked} skill folder(s) checked: "
             f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"

@@ -25,32 +25,155 @@ DEFAULT_INPUT = Path("inputs") / "COMMIT_MSG"
 OUTPUT = Path("outputs") / "commit-lint.json"
 SOFT_SUBJECT = 50
 SCISSORS = "# ------------------------ >8 ------------------------"
-CONVENTIONAL_RE = re.compile(r"^(?P<type>[a-z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?: (?P<rest>.*)$")
+CONVENTIONAL_RE = re.compile(
+    r"^(?P<type>[a-z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?: (?P<rest>.*)$"
+)
 TRAILER_RE = re.compile(r"^[A-Za-z][A-Za-z-]*: \S")
 URLISH_RE = re.compile(r"^\s*(?:\[\d+\]:?\s*)?\S+$")
 
 # Verbs commonly used in subjects: lets "Adds"/"Fixes" map back to "Add"/"Fix".
 IMPERATIVE_VERBS = frozenset(
-    """
-    add allow avoid bump change check clarify clean configure convert correct create default
-    delete deprecate disable document drop enable ensure expose extract fix forbid format handle
-    hide ignore implement improve include increase inline introduce keep limit log make merge
-    migrate move normalize optimize pass pin prefer prevent refactor reject release remove rename
-    reorder replace require reset restore restrict return revert rework rewrite run set show
-    simplify skip sort speed split start stop support switch test tidy track trim tweak unify
-    update upgrade use validate wrap
-    """.split()
+    [
+        "add",
+        "allow",
+        "avoid",
+        "bump",
+        "change",
+        "check",
+        "clarify",
+        "clean",
+        "configure",
+        "convert",
+        "correct",
+        "create",
+        "default",
+        "delete",
+        "deprecate",
+        "disable",
+        "document",
+        "drop",
+        "enable",
+        "ensure",
+        "expose",
+        "extract",
+        "fix",
+        "forbid",
+        "format",
+        "handle",
+        "hide",
+        "ignore",
+        "implement",
+        "improve",
+        "include",
+        "increase",
+        "inline",
+        "introduce",
+        "keep",
+        "limit",
+        "log",
+        "make",
+        "merge",
+        "migrate",
+        "move",
+        "normalize",
+        "optimize",
+        "pass",
+        "pin",
+        "prefer",
+        "prevent",
+        "refactor",
+        "reject",
+        "release",
+        "remove",
+        "rename",
+        "reorder",
+        "replace",
+        "require",
+        "reset",
+        "restore",
+        "restrict",
+        "return",
+        "revert",
+        "rework",
+        "rewrite",
+        "run",
+        "set",
+        "show",
+        "simplify",
+        "skip",
+        "sort",
+        "speed",
+        "split",
+        "start",
+        "stop",
+        "support",
+        "switch",
+        "test",
+        "tidy",
+        "track",
+        "trim",
+        "tweak",
+        "unify",
+        "update",
+        "upgrade",
+        "use",
+        "validate",
+        "wrap",
+    ]
 )
 # Words ending in -ed / -ing / -s that are fine as the first word of an imperative subject.
-NOT_PAST = frozenset({"embed", "feed", "need", "proceed", "exceed", "succeed", "seed", "shed",
-                      "speed", "red", "bed", "shred", "breed", "bleed"})
+NOT_PAST = frozenset(
+    {
+        "embed",
+        "feed",
+        "need",
+        "proceed",
+        "exceed",
+        "succeed",
+        "seed",
+        "shed",
+        "speed",
+        "red",
+        "bed",
+        "shred",
+        "breed",
+        "bleed",
+    }
+)
 NOT_GERUND = frozenset({"bring", "string", "ping", "ring", "sing", "swing", "spring", "wing"})
-NOT_THIRD_PERSON = frozenset({"bias", "focus", "process", "access", "pass", "press", "address",
-                              "discuss", "bless", "guess", "miss", "toss", "dismiss", "canvas",
-                              "alias", "gas", "redress", "express", "harness", "stress"})
+NOT_THIRD_PERSON = frozenset(
+    {
+        "bias",
+        "focus",
+        "process",
+        "access",
+        "pass",
+        "press",
+        "address",
+        "discuss",
+        "bless",
+        "guess",
+        "miss",
+        "toss",
+        "dismiss",
+        "canvas",
+        "alias",
+        "gas",
+        "redress",
+        "express",
+        "harness",
+        "stress",
+    }
+)
 NON_VERB_STARTS = {
-    "bugfix": "Fix", "fixes": "Fix", "changes": "Change", "updates": "Update", "misc": None,
-    "wip": None, "minor": None, "various": None,
+    "bugfix": "Fix",
+    "fixes": "Fix",
+    "changes": "Change",
+    "updates": "Update",
+    "misc": None,
+    "wip": None,
+    "minor": None,
+    "various": None,
 }
 
 
@@ -93,18 +216,30 @@ class Linter:
             return
         self.lint_subject(lines[0])
         if len(lines) > 1 and lines[1].strip():
-            self.add(2, "blank-second-line", "error",
-                     "Line 2 must be blank: separate the subject from the body with an empty line")
+            self.add(
+                2,
+                "blank-second-line",
+                "error",
+                "Line 2 must be blank: separate the subject from the body with an empty line",
+            )
         self.lint_body(lines[1:])
 
     def lint_subject(self, subject: str) -> None:
         length = len(subject)
         if length > self.subject_limit:
-            self.add(1, "subject-length", "error",
-                     f"Subject is {length} characters; keep it at most {self.subject_limit}")
+            self.add(
+                1,
+                "subject-length",
+                "error",
+                f"Subject is {length} characters; keep it at most {self.subject_limit}",
+            )
         elif length > SOFT_SUBJECT:
-            self.add(1, "subject-length-soft", "warning",
-                     f"Subject is {length} characters; {SOFT_SUBJECT} or fewer reads best")
+            self.add(
+                1,
+                "subject-length-soft",
+                "warning",
+                f"Subject is {length} characters; {SOFT_SUBJECT} or fewer reads best",
+            )
         if subject != subject.strip():
             self.add(1, "subject-whitespace", "error", "Subject has leading or trailing whitespace")
         text = subject.strip()
@@ -124,11 +259,16 @@ class Linter:
             elif suggestion:
                 suggestion = suggestion.lower()
             hint = f" (e.g. '{suggestion}' instead of '{words[0]}')" if suggestion else ""
-            self.add(1, "subject-imperative", "error",
-                     f"Write the subject in the imperative mood, as a command{hint}")
+            self.add(
+                1,
+                "subject-imperative",
+                "error",
+                f"Write the subject in the imperative mood, as a command{hint}",
+            )
         if len(words) < 2 or text.lower().strip(" .!") in {"fix", "update", "changes", "wip"}:
-            self.add(1, "subject-vague", "warning",
-                     "Subject is too vague; say what changed and where")
+            self.add(
+                1, "subject-vague", "warning", "Subject is too vague; say what changed and where"
+            )
         if not conventional and text[:1].islower():
             self.add(1, "subject-capital", "warning", "Start the subject with a capital letter")
 
@@ -142,8 +282,12 @@ class Linter:
                 continue
             if line.startswith(("    ", "\t")) or URLISH_RE.match(line) or TRAILER_RE.match(line):
                 continue  # code, a lone URL or path, or a trailer: cannot be wrapped
-            self.add(offset, "body-line-length", "error",
-                     f"Body line is {len(line)} characters; wrap at {self.body_limit}")
+            self.add(
+                offset,
+                "body-line-length",
+                "error",
+                f"Body line is {len(line)} characters; wrap at {self.body_limit}",
+            )
 
 
 def read_message(path: Path) -> list[str]:

@@ -23,7 +23,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 TOOL_NAME = "triage_logs"
@@ -33,10 +33,22 @@ JSON_OUT = OUT_DIR / "triage.json"
 MD_OUT = OUT_DIR / "triage.md"
 
 LEVEL_ALIASES = {
-    "TRACE": "TRACE", "DEBUG": "DEBUG", "FINE": "DEBUG", "INFO": "INFO", "NOTICE": "INFO",
-    "WARN": "WARNING", "WARNING": "WARNING", "ERR": "ERROR", "ERROR": "ERROR",
-    "SEVERE": "ERROR", "CRIT": "CRITICAL", "CRITICAL": "CRITICAL", "FATAL": "CRITICAL",
-    "PANIC": "CRITICAL", "ALERT": "CRITICAL", "EMERG": "CRITICAL",
+    "TRACE": "TRACE",
+    "DEBUG": "DEBUG",
+    "FINE": "DEBUG",
+    "INFO": "INFO",
+    "NOTICE": "INFO",
+    "WARN": "WARNING",
+    "WARNING": "WARNING",
+    "ERR": "ERROR",
+    "ERROR": "ERROR",
+    "SEVERE": "ERROR",
+    "CRIT": "CRITICAL",
+    "CRITICAL": "CRITICAL",
+    "FATAL": "CRITICAL",
+    "PANIC": "CRITICAL",
+    "ALERT": "CRITICAL",
+    "EMERG": "CRITICAL",
 }
 LEVEL_ORDER = ["TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LEVEL_WORDS = "|".join(sorted(LEVEL_ALIASES, key=len, reverse=True))
@@ -68,8 +80,12 @@ JSON_MSG_KEYS = ("message", "msg", "event", "text")
 # Order matters: specific shapes first, plain numbers last.
 NORMALIZERS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(TIMESTAMP), "<ts>"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
-     "<uuid>"),
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<uuid>",
+    ),
     (re.compile(r"\b0[xX][0-9a-fA-F]+\b"), "<hex>"),
     (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<hex>"),
     (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
@@ -145,7 +161,7 @@ def parse_timestamp(raw: str) -> datetime | None:
     except ValueError:
         return None
     if parsed.tzinfo is not None:  # one scale for aware and naive stamps (naive taken as UTC)
-        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
     return parsed
 
 
@@ -195,7 +211,7 @@ def triage(files: list[str], top: int = 20, min_level: str = "ERROR") -> dict[st
     for path in paths:
         if not path.is_file():
             raise TriageError(f"file not found: {path}")
-    grouped_levels = set(LEVEL_ORDER[LEVEL_ORDER.index(min_level):])
+    grouped_levels = set(LEVEL_ORDER[LEVEL_ORDER.index(min_level) :])
     levels: dict[str, int] = {}
     signatures: dict[tuple[str, str], Signature] = {}
     totals = {"lines": 0, "entries": 0, "continuation_lines": 0, "unparsed_lines": 0}
@@ -381,8 +397,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="triage.py", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", help="log files (default: inputs/*.log)")
     parser.add_argument("--top", type=int, default=20, help="error signatures to report")
-    parser.add_argument("--min-level", default="ERROR", choices=["WARNING", "ERROR", "CRITICAL"],
-                        type=str.upper, help="lowest level grouped into signatures")
+    parser.add_argument(
+        "--min-level",
+        default="ERROR",
+        choices=["WARNING", "ERROR", "CRITICAL"],
+        type=str.upper,
+        help="lowest level grouped into signatures",
+    )
     ns = parser.parse_args(argv)
     if ns.top < 1:
         parser.error("--top must be at least 1")
@@ -392,11 +413,13 @@ def main(argv: list[str]) -> int:
         print(f"triage.py: error: {exc}", file=sys.stderr)
         return 1
     write_outputs(result)
-    levels = ", ".join(f"{k}={v}" for k, v in result["levels"].items())  # type: ignore[attr-defined]
+    levels = ", ".join(f"{k}={v}" for k, v in result["levels"].items()) or "none"  # type: ignore[attr-defined]
+    files = len(result["files"])  # type: ignore[arg-type]
     print(
-        f"Triaged {len(result['files'])} file(s), {result['entries']} entries ({levels or 'none'}); "  # type: ignore[arg-type]
+        f"Triaged {files} file(s), {result['entries']} entries ({levels}); "
         f"{result['grouped_entries']} {ns.min_level}+ entries in "
-        f"{result['distinct_signatures']} signature(s) -> {JSON_OUT.as_posix()}, {MD_OUT.as_posix()}"
+        f"{result['distinct_signatures']} signature(s) -> {JSON_OUT.as_posix()}, "
+        f"{MD_OUT.as_posix()}"
     )
     for s in result["signatures"][:5]:  # type: ignore[index]
         print(f"  {s['count']:>5}  {s['level']:<8} {s['signature']}")

@@ -30,6 +30,7 @@ CLEAN = OUT_DIR / "clean.csv"
 REPORT = OUT_DIR / "cleaning.json"
 OPERATIONS = ("strip", "drop_empty_rows", "dedupe")
 SNIFF_DELIMITERS = ",;\t|"
+SNIFF_BYTES = 64 * 1024
 
 HELP_JSON = {
     "name": TOOL_NAME,
@@ -80,7 +81,7 @@ def parse_delimiter(raw: str | None) -> str | None:
         return None
     aliases = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
     value = aliases.get(raw.lower(), raw)
-    if len(value) != 1 or value in "\"\r\n":
+    if len(value) != 1 or value in '"\r\n':
         raise CleanError(f"delimiter must be one character (or 'tab'), got {raw!r}")
     return value
 
@@ -91,14 +92,34 @@ def read_text(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CleanError(f"{path} is not valid UTF-8 (byte {exc.start}); re-save it as UTF-8") from exc
+        raise CleanError(
+            f"{path} is not valid UTF-8 (byte {exc.start}); re-save it as UTF-8"
+        ) from exc
 
 
 def sniff_delimiter(text: str) -> str:
-    try:
-        return csv.Sniffer().sniff(text[: 64 * 1024], delimiters=SNIFF_DELIMITERS).delimiter
-    except csv.Error:
-        return ","
+    """Pick the candidate delimiter that splits the header into the most fields consistently.
+
+    csv.Sniffer gives up on files with ragged rows, so score each candidate directly: the share
+    of sampled rows with as many fields as the header first, then the header's field count.
+    """
+    sample = text[:SNIFF_BYTES]
+    if len(text) > SNIFF_BYTES and "\n" in sample:
+        sample = sample[: sample.rindex("\n")]  # drop a line cut in the middle
+    best, best_score = ",", (0.0, 1)
+    for candidate in SNIFF_DELIMITERS:
+        try:
+            rows = [r for r in csv.reader(io.StringIO(sample), delimiter=candidate) if r][:50]
+        except csv.Error:
+            continue
+        if not rows or len(rows[0]) < 2:
+            continue
+        width = len(rows[0])
+        data = rows[1:]
+        consistency = sum(len(r) == width for r in data) / len(data) if data else 1.0
+        if (consistency, width) > best_score:
+            best, best_score = candidate, (consistency, width)
+    return best
 
 
 def clean(
@@ -131,13 +152,16 @@ def clean(
     seen: set[tuple[str, ...]] = set()
     rows_in = 0
     try:
-        for record in reader:
+        for raw in reader:
+            record = raw
             if not record or (len(record) == 1 and not record[0].strip()):
                 counts["blank_lines_skipped"] += 1
                 continue
             if strip:
                 stripped = [c.strip() for c in record]
-                counts["cells_stripped"] += sum(a != b for a, b in zip(record, stripped, strict=True))
+                counts["cells_stripped"] += sum(
+                    a != b for a, b in zip(record, stripped, strict=True)
+                )
                 record = stripped
             if header is None:
                 header = record
@@ -184,7 +208,9 @@ def clean(
         "output": CLEAN.as_posix(),
         "input_delimiter": delim,
         "operations": [
-            name for name, on in zip(OPERATIONS, (strip, drop_empty_rows, dedupe), strict=True) if on
+            name
+            for name, on in zip(OPERATIONS, (strip, drop_empty_rows, dedupe), strict=True)
+            if on
         ],
         "columns": len(header),
         "rows_in": rows_in,

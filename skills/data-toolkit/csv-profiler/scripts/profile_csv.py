@@ -24,7 +24,7 @@ import re
 import statistics
 import sys
 from collections import Counter
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 TOOL_NAME = "profile_csv"
@@ -98,7 +98,7 @@ def parse_delimiter(raw: str | None) -> str | None:
     value = aliases.get(raw.lower(), raw)
     if len(value) != 1:
         raise ProfileError(f"delimiter must be one character (or 'tab'), got {raw!r}")
-    if value in "\"\r\n":
+    if value in '"\r\n':
         raise ProfileError(f"delimiter {raw!r} is not allowed")
     return value
 
@@ -112,10 +112,11 @@ def read_text(path: Path, encoding: str) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise ProfileError(f"cannot read {path}: {exc.strerror}") from exc
-    if encoding.lower().replace("_", "-") in {"utf-8", "utf8"}:
-        encoding = "utf-8-sig"  # a BOM is never part of the first column name
+    codec = encoding
+    if encoding.lower().replace("_", "-") in {"utf-8", "utf8", "utf-8-sig"}:
+        encoding, codec = "UTF-8", "utf-8-sig"  # a BOM is never part of the first column name
     try:
-        return data.decode(encoding)
+        return data.decode(codec)
     except LookupError as exc:
         raise ProfileError(f"unknown encoding: {encoding}") from exc
     except UnicodeDecodeError as exc:
@@ -125,11 +126,28 @@ def read_text(path: Path, encoding: str) -> str:
 
 
 def sniff_delimiter(text: str) -> str:
+    """Pick the candidate delimiter that splits the header into the most fields consistently.
+
+    csv.Sniffer gives up on files with ragged rows, so score each candidate directly: the share
+    of sampled rows with as many fields as the header first, then the header's field count.
+    """
     sample = text[:SNIFF_BYTES]
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=SNIFF_DELIMITERS).delimiter
-    except csv.Error:
-        return ","
+    if len(text) > SNIFF_BYTES and "\n" in sample:
+        sample = sample[: sample.rindex("\n")]  # drop a line cut in the middle
+    best, best_score = ",", (0.0, 1)
+    for candidate in SNIFF_DELIMITERS:
+        try:
+            rows = [r for r in csv.reader(io.StringIO(sample), delimiter=candidate) if r][:50]
+        except csv.Error:
+            continue
+        if not rows or len(rows[0]) < 2:
+            continue
+        width = len(rows[0])
+        data = rows[1:]
+        consistency = sum(len(r) == width for r in data) / len(data) if data else 1.0
+        if (consistency, width) > best_score:
+            best, best_score = candidate, (consistency, width)
+    return best
 
 
 def unique_header(raw: list[str], warnings: list[str]) -> list[str]:
@@ -168,7 +186,7 @@ def parse_date(value: str) -> datetime | None:
     except ValueError:
         return None
     if parsed.tzinfo is not None:  # compare aware and naive values on one (UTC) scale
-        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
     return parsed
 
 
@@ -256,7 +274,7 @@ def profile(
     ragged_lines: list[int] = []
     try:
         for record in reader:
-            if not record or all(not cell.strip() for cell in record) and len(record) <= 1:
+            if not record or (all(not cell.strip() for cell in record) and len(record) <= 1):
                 blank += 1
                 continue
             if header is None:
@@ -275,7 +293,9 @@ def profile(
     if header is None:
         raise ProfileError(f"{path} is empty: expected a header row and data rows")
     if ragged:
-        lines = ", ".join(str(n) for n in ragged_lines) + (", ..." if ragged > len(ragged_lines) else "")
+        lines = ", ".join(str(n) for n in ragged_lines)
+        if ragged > len(ragged_lines):
+            lines += ", ..."
         warnings.append(
             f"{ragged} row(s) have a different number of fields than the header "
             f"({len(header)}); short rows were padded as missing, extra fields ignored "
@@ -300,8 +320,9 @@ def profile(
 
 def write_stats(stats: dict[str, object]) -> Path:
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps(stats, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                      encoding="utf-8")
+    OUTPUT.write_text(
+        json.dumps(stats, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return OUTPUT
 
 
