@@ -22,6 +22,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from skillweave import __version__
 from skillweave.config import CatalogMode, get_settings
 from skillweave.errors import ConfigError, SkillweaveError
 from skillweave.skills import (
@@ -52,6 +53,22 @@ skills_app = typer.Typer(
     help="Validate, list, search and package skill libraries.", no_args_is_help=True
 )
 app.add_typer(skills_app, name="skills")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"skillweave {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Durable skills for long-running LLM agents."""
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)

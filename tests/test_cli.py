@@ -214,3 +214,12 @@ def test_demo_runs_offline() -> None:
     assert "<available_skills>" in result.stdout
     assert "activate_skill('data-toolkit')" in result.stdout
     assert "read_skill_resource(" in result.stdout
+
+
+def test_version_and_help() -> None:
+    code, out, _ = run("--version")
+    assert (code, out.strip()) == (0, "skillweave 0.1.0")
+    code, out, _ = run("skills", "--help")
+    assert code == 0
+    for command in ("validate", "list", "search", "catalog", "show", "pack", "unpack"):
+        assert command in out

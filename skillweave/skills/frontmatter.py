@@ -45,7 +45,8 @@ class Frontmatter:
     colon_repaired: bool = False
 
 
-def _split(text: str, path: str) -> tuple[str, str]:
+def _split(text: str, path: str) -> tuple[str, str, int]:
+    """Return the YAML text, the body and the file line number of the first YAML line."""
     if text.startswith(_BOM):
         text = text[1:]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -59,7 +60,7 @@ def _split(text: str, path: str) -> tuple[str, str]:
         if _FENCE.match(lines[end]):
             yaml_text = "\n".join(lines[start + 1 : end])
             body = "\n".join(lines[end + 1 :])
-            return yaml_text, body.strip("\n") + ("\n" if body.strip() else "")
+            return yaml_text, body.strip("\n") + ("\n" if body.strip() else ""), start + 2
     raise SkillFormatError(path, "frontmatter is not closed: no second '---' line")
 
 
@@ -91,7 +92,7 @@ def parse_frontmatter(text: str, *, path: str = "SKILL.md") -> Frontmatter:
         SkillFormatError: no frontmatter, an unclosed one, YAML that does not parse even after
             the colon repair, or YAML that is not a mapping.
     """
-    yaml_text, body = _split(text, path)
+    yaml_text, body, first_line = _split(text, path)
     repaired = False
     try:
         data = _load_yaml(yaml_text)
@@ -103,7 +104,7 @@ def parse_frontmatter(text: str, *, path: str = "SKILL.md") -> Frontmatter:
             data = None
         if data is None:
             mark = getattr(first_error, "problem_mark", None)
-            where = f" (line {mark.line + 2})" if mark is not None else ""
+            where = f" (line {first_line + mark.line})" if mark is not None else ""
             problem = getattr(first_error, "problem", None) or str(first_error)
             raise SkillFormatError(path, f"invalid YAML frontmatter{where}: {problem}") from None
         repaired = True

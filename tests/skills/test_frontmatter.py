@@ -85,3 +85,9 @@ def test_unreadable_frontmatter(text: str, reason: str) -> None:
 def test_yaml_is_loaded_safely() -> None:
     with pytest.raises(SkillFormatError, match="invalid YAML"):
         parse_frontmatter("---\nname: !!python/object/apply:os.system ['true']\n---\n")
+
+
+def test_yaml_errors_name_the_file_line() -> None:
+    text = "\n\n---\nname: a\ndescription: b\nbad: [\n---\n"
+    with pytest.raises(SkillFormatError, match=r"line [67]\b"):
+        parse_frontmatter(text)
