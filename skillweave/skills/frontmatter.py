@@ -23,7 +23,8 @@ __all__ = ["Frontmatter", "parse_frontmatter"]
 
 _LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BOM: Final = "\ufeff"
-_FENCE: Final = re.compile(r"^---[ \t]*$")
+_FENCE_LINE: Final = re.compile(r"---[ \t]*(?:\n|\Z)")
+_CLOSING_FENCE: Final = re.compile(r"\n---[ \t]*(?:\n|\Z)")
 _PLAIN_KEY_VALUE: Final = re.compile(
     r"^(?P<indent>[ \t]*)(?P<key>[A-Za-z0-9_][\w.-]*):[ \t]+(?P<value>\S.*)$"
 )
@@ -49,19 +50,21 @@ def _split(text: str, path: str) -> tuple[str, str, int]:
     """Return the YAML text, the body and the file line number of the first YAML line."""
     if text.startswith(_BOM):
         text = text[1:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    start = 0
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    if start == len(lines) or not _FENCE.match(lines[start]):
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    stripped = text.lstrip(" \t\n")
+    skipped_lines = text.count("\n", 0, len(text) - len(stripped))
+    opening = _FENCE_LINE.match(stripped)
+    if opening is None:
         raise SkillFormatError(path, "no YAML frontmatter: the file must start with a '---' line")
-    for end in range(start + 1, len(lines)):
-        if _FENCE.match(lines[end]):
-            yaml_text = "\n".join(lines[start + 1 : end])
-            body = "\n".join(lines[end + 1 :])
-            return yaml_text, body.strip("\n") + ("\n" if body.strip() else ""), start + 2
-    raise SkillFormatError(path, "frontmatter is not closed: no second '---' line")
+    # Search for the closing fence from the newline that ends the opening one, so that a
+    # frontmatter with no keys (`---` right after `---`) is found too.
+    closing = _CLOSING_FENCE.search(stripped, opening.end() - 1)
+    if closing is None:
+        raise SkillFormatError(path, "frontmatter is not closed: no second '---' line")
+    yaml_text = stripped[opening.end() : closing.start() + 1]
+    body = stripped[closing.end() :].strip("\n")
+    return yaml_text, body + "\n" if body.strip() else "", skipped_lines + 2
 
 
 def _quote_colon_values(yaml_text: str) -> str:

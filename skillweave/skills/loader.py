@@ -33,14 +33,18 @@ class LoadedSkill:
         self.diagnostics = diagnostics
 
 
-def read_skill_text(path: Path) -> str:
+def read_skill_text(path: Path, *, raw: bytes | None = None) -> str:
     """Read a SKILL.md as UTF-8 (BOM tolerated by the parser).
+
+    Args:
+        path: the file.
+        raw: its bytes when the caller has read them already.
 
     Raises:
         SkillFormatError: unreadable or not UTF-8.
     """
     try:
-        return path.read_bytes().decode("utf-8")
+        return (path.read_bytes() if raw is None else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SkillFormatError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
@@ -110,8 +114,8 @@ def skill_from_frontmatter(
     return LoadedSkill(skill, diagnostics)
 
 
-def load_skill_file(skill_file: Path) -> LoadedSkill:
-    """Load one SKILL.md leniently.
+def load_skill_file(skill_file: Path, *, raw: bytes | None = None) -> LoadedSkill:
+    """Load one SKILL.md leniently (`raw`: its bytes, when already read).
 
     Returns:
         The skill (None when lenient loading refuses it) and all diagnostics; a file that
@@ -119,7 +123,7 @@ def load_skill_file(skill_file: Path) -> LoadedSkill:
     """
     path = str(skill_file)
     try:
-        front = parse_frontmatter(read_skill_text(skill_file), path=path)
+        front = parse_frontmatter(read_skill_text(skill_file, raw=raw), path=path)
     except SkillFormatError as exc:
         return LoadedSkill(None, [Diagnostic(path, "frontmatter", exc.reason, fatal=True)])
     return skill_from_frontmatter(front, skill_dir=skill_file.parent, path=path)

@@ -10,7 +10,7 @@ list it already walked; :func:`skill_version` walks on its own.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from skillweave.skills._files import iter_package_files
@@ -18,12 +18,21 @@ from skillweave.skills._files import iter_package_files
 __all__ = ["package_version", "skill_version"]
 
 
-def package_version(files: Iterable[tuple[str, str]]) -> str:
-    """The version of a package given ``(relative posix path, absolute path)`` pairs."""
+def package_version(
+    files: Iterable[tuple[str, str]], *, preloaded: Mapping[str, bytes] | None = None
+) -> str:
+    """The version of a package given ``(relative posix path, absolute path)`` pairs.
+
+    Args:
+        files: the package's files.
+        preloaded: contents already read, by absolute path (discovery has read SKILL.md).
+    """
     digest = hashlib.sha256()
     for relative, absolute in sorted(files):
-        with open(absolute, "rb") as handle:
-            content = handle.read()
+        content = preloaded.get(absolute) if preloaded else None
+        if content is None:
+            with open(absolute, "rb") as handle:
+                content = handle.read()
         digest.update(f"{relative}\0{len(content)}\0".encode())
         digest.update(content)
     return digest.hexdigest()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -158,7 +159,12 @@ def test_rescan_does_not_reparse_unchanged_skills(
     from skillweave.skills import discovery
 
     original = discovery.load_skill_file
-    monkeypatch.setattr(discovery, "load_skill_file", lambda p: loaded.append(p) or original(p))
+
+    def counting(path: Path, **kwargs: bytes | None) -> object:
+        loaded.append(path)
+        return original(path, **kwargs)
+
+    monkeypatch.setattr(discovery, "load_skill_file", counting)
     (two / "notes.md").write_text("new file\n")
     scanner.scan()
     assert loaded == [two / "SKILL.md"]
@@ -201,3 +207,104 @@ def test_a_skill_with_too_many_files_is_refused(tmp_path: Path, make_skill: Make
     result = SkillScanner([tmp_path / "lib"], max_package_files=10).scan()
     assert result.skills == {}
     assert any(d.field == "package" and d.fatal for d in result.diagnostics)
+
+
+def age(root: Path, seconds: int = 3600) -> None:
+    """Set every mtime under `root` well into the past (out of the racy window)."""
+    old = time.time() - seconds
+    for folder, _, files in os.walk(root):
+        for name in files:
+            os.utime(os.path.join(folder, name), (old, old))
+        os.utime(folder, (old, old))
+
+
+def test_unchanged_rescan_only_stats(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill("one", files={"scripts/a.py": "print(1)\n"})
+    make_skill("kit/two")
+    age(tmp_path / "lib")
+    scanner = SkillScanner([tmp_path / "lib"])
+    first = scanner.scan()
+    assert scanner.full_walks == 1
+    assert scanner.scan() is first
+    assert scanner.full_walks == 1  # proved unchanged without listing any folder
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["add-in-subfolder", "remove-file", "edit-content", "new-skill", "rename-folder"],
+)
+def test_fast_path_notices_every_kind_of_change(
+    tmp_path: Path, make_skill: MakeSkill, change: str
+) -> None:
+    one = make_skill("one", files={"scripts/a.py": "print(1)\n"})
+    make_skill("kit/two")
+    age(tmp_path / "lib")
+    scanner = SkillScanner([tmp_path / "lib"])
+    first = scanner.scan()
+    if change == "add-in-subfolder":
+        (one / "scripts" / "b.py").write_text("print(2)\n")
+    elif change == "remove-file":
+        (one / "scripts" / "a.py").unlink()
+    elif change == "edit-content":
+        (one / "scripts" / "a.py").write_text("print('changed')\n")
+    elif change == "new-skill":
+        make_skill("kit/three")
+    else:
+        (tmp_path / "lib" / "kit").rename(tmp_path / "lib" / "toolkit")
+    second = scanner.scan()
+    assert scanner.full_walks == 2
+    assert second is not first
+    if change == "new-skill":
+        assert "three" in second.skills
+    elif change == "rename-folder":
+        assert second.skills["two"].path == tmp_path / "lib" / "toolkit" / "two"
+    else:
+        assert second.skills["one"].version != first.skills["one"].version
+        assert second.skills["one"].version == skill_version(one)
+
+
+def test_a_root_that_appears_later_is_noticed(tmp_path: Path) -> None:
+    scanner = SkillScanner([tmp_path / "later"])
+    assert scanner.scan().skills == {}
+    write_skill(tmp_path / "later" / "fresh")
+    assert list(scanner.scan().skills) == ["fresh"]
+
+
+def test_racy_edit_with_same_size_and_mtime_is_caught(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    # Filesystem clocks are coarse: a write in the same tick as the scan keeps mtime and size.
+    folder = make_skill("racy", description="Version A of the text.")
+    skill_md = folder / "SKILL.md"
+    scanner = SkillScanner([tmp_path / "lib"])
+    first = scanner.scan()
+    stamp = skill_md.stat().st_mtime_ns
+    skill_md.write_text(skill_md.read_text().replace("Version A", "Version B"))
+    os.utime(skill_md, ns=(stamp, stamp))
+    second = scanner.scan()
+    assert second.skills["racy"].description == "Version B of the text."
+    assert second.skills["racy"].version != first.skills["racy"].version
+
+
+def test_old_entries_are_trusted_and_not_rehashed(
+    tmp_path: Path, make_skill: MakeSkill, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_skill("one")
+    two = make_skill("two")
+    age(tmp_path / "lib")
+    scanner = SkillScanner([tmp_path / "lib"])
+    scanner.scan()
+    from skillweave.skills import discovery
+
+    hashed: list[list[str]] = []
+    original = discovery.package_version
+
+    def counting(files: object, **kwargs: object) -> str:
+        listed = list(files)  # type: ignore[call-overload]
+        hashed.append(sorted(rel for rel, _ in listed))
+        return original(listed, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(discovery, "package_version", counting)
+    (two / "notes.md").write_text("new\n")
+    scanner.scan()
+    assert hashed == [["SKILL.md", "notes.md"]]
