@@ -255,6 +255,9 @@ def catalog(
     mode: Annotated[CatalogMode | None, typer.Option(help="all | enabled | auto")] = None,
     query: Annotated[str | None, typer.Option(help="The task, for auto mode.")] = None,
     top: Annotated[int | None, typer.Option("--top", "-k", min=1, help="Auto: how many.")] = None,
+    max_chars: Annotated[
+        int | None, typer.Option(min=0, help="Character budget (0 = none; default from settings).")
+    ] = None,
 ) -> None:
     """Print the exact tier-1 catalog text the model gets."""
     settings = get_settings().skills
@@ -264,8 +267,18 @@ def catalog(
         mode=mode or settings.catalog_mode,
         query=query,
         top_k=top or settings.catalog_top_k,
+        max_chars=settings.catalog_max_chars if max_chars is None else max_chars,
     )
     sys.stdout.write(result.text)
+    if result.shortened or result.hidden:
+        err.print(
+            Text(
+                f"{len(result.names)} listed, {result.hidden} behind search_skills, "
+                f"{result.shortened} description(s) shortened to fit {len(result.text)} chars",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
 
 
 @skills_app.command("show")
@@ -330,7 +343,9 @@ def demo(dirs: DirsOption = None) -> None:
         "the model first sees only the catalog (tier 1)."
     )
     task = "Profile the attached sales.csv and write a short Markdown report about it"
-    tier1 = build_catalog(registry, mode="enabled")
+    tier1 = build_catalog(
+        registry, mode="enabled", max_chars=get_settings().skills.catalog_max_chars
+    )
     out.print(Panel(Text(tier1.text.rstrip()), title="tier 1 · catalog in the system prompt"))
     hits = registry.search(task, top_k=3)
     lines = "\n".join(f"{hit.score:6.2f}  {hit.name}" for hit in hits)

@@ -68,6 +68,9 @@ class SkillsSettings(BaseModel):
     )
     catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = Field(default=8, ge=1, le=200)
+    catalog_max_chars: int = Field(
+        default=6_000, ge=0, description="Budget of the tier-1 catalog text; 0 = unlimited."
+    )
     disabled: list[str] = Field(default_factory=list, description="Skill names never offered.")
     max_depth: int = Field(default=6, ge=1, le=32)
     max_skills: int = Field(default=20_000, ge=1)

@@ -141,14 +141,17 @@ def test_search_json_best_first(lib: Path) -> None:
 def test_catalog_prints_the_exact_tier1_text(lib: Path) -> None:
     code, out, _ = run("skills", "catalog", "--dir", str(lib), "--mode", "all")
     assert code == 0
-    assert out.count("<skill>") == 2
-    assert "<name>kit</name>" in out
-    assert "<sub_skills>2</sub_skills>" in out
+    assert out.count("<skill ") == 2
+    assert '<skill name="kit" sub_skills="2">Tabular data tools.</skill>' in out
     code, out, _ = run(
         "skills", "catalog", "--dir", str(lib), "--mode", "auto", "--query", "csv statistics"
     )
-    assert "<name>csv-stats</name>" in out
+    assert '<skill name="csv-stats">' in out
     assert run("skills", "catalog", "--dir", str(lib), "--mode", "everything")[0] == 2
+    code, out, err = run("skills", "catalog", "--dir", str(lib), "--max-chars", "300")
+    assert code == 0
+    assert len(out) <= 300
+    assert "behind search_skills" in err
 
 
 def test_show_prints_the_activation_payload(lib: Path) -> None:
@@ -156,7 +159,7 @@ def test_show_prints_the_activation_payload(lib: Path) -> None:
     assert code == 0
     assert out.startswith('<skill_content name="kit">\n')
     assert "<skill_resources>\nreferences/r.md\n</skill_resources>" in out
-    assert "<name>csv-stats</name>" in out
+    assert '<skill name="csv-stats">' in out
 
 
 def test_show_unknown_skill(lib: Path) -> None:

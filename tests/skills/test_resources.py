@@ -136,9 +136,8 @@ def test_activating_a_parent_lists_its_children(tmp_path: Path, make_skill: Make
         '<skill_content name="kit">\n'
         "Pick a tool below.\n"
         "<sub_skills>\n"
-        "<skill>\n<name>alpha</name>\n<description>First &lt;tool&gt; &amp; more.</description>\n"
-        "</skill>\n"
-        "<skill>\n<name>beta</name>\n<description>Second tool.</description>\n</skill>\n"
+        '<skill name="alpha">First &lt;tool&gt; &amp; more.</skill>\n'
+        '<skill name="beta">Second tool.</skill>\n'
         "</sub_skills>\n"
         "</skill_content>\n"
     )
