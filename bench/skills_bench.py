@@ -36,6 +36,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from skillweave.config import SkillsSettings
 from skillweave.skills import (
     RelevanceIndex,
     SkillRegistry,
@@ -746,10 +747,12 @@ def bench_catalog(size: int, *, workdir: Path, tokens: _TokenCounter) -> _Catalo
     registry = _registry_for(specs, workdir / f"catalog-{size}")
     query = _query_for(random.Random(SEED).choice(specs), random.Random(SEED + 1))
     everything = "\n".join(f"{s.description}\n{s.body}" for s in registry)
+    budget = SkillsSettings().catalog_max_chars  # the default, as the runtime applies it
     texts = {
         "flat": render_catalog(list(registry)),
-        "tree": build_catalog(registry, mode="all").text,
-        "auto": build_catalog(registry, mode="auto", query=query, top_k=8).text,
+        "tree_raw": build_catalog(registry, mode="all").text,
+        "tree": build_catalog(registry, mode="all", max_chars=budget).text,
+        "auto": build_catalog(registry, mode="auto", query=query, top_k=8, max_chars=budget).text,
         "everything": everything,
     }
     return _CatalogRow(
@@ -903,16 +906,28 @@ def _scan_table(rows: Sequence[_ScanRow]) -> Table:
 def _catalog_table(rows: Sequence[_CatalogRow], tokens: _TokenCounter) -> Table:
     unit = "tokens" if tokens.exact else "tokens (ESTIMATE)"
     table = Table(title=f"2. Catalog size in {unit} (chars in parentheses)")
-    for column in ("skills", "roots", "flat", "tree (all)", "auto (top 8)", "load everything"):
+    budget = SkillsSettings().catalog_max_chars
+    columns = (
+        "skills",
+        "roots",
+        "flat",
+        "tree, no budget",
+        f"tree (all, {budget:,}-char budget)",
+        "auto (top 8)",
+        "load everything",
+    )
+    for column in columns:
         table.add_column(column, justify="right")
     for row in rows:
         cells = [
-            f"{row.tokens[k]:,} ({row.chars[k]:,})" for k in ("flat", "tree", "auto", "everything")
+            f"{row.tokens[k]:,} ({row.chars[k]:,})"
+            for k in ("flat", "tree_raw", "tree", "auto", "everything")
         ]
         table.add_row(f"{row.skills:,}", f"{row.roots:,}", *cells)
     table.add_row(
         "target",
         "(1,000)",
+        "—",
         "—",
         f"≤ {TARGET_CATALOG_TOKENS_1K:,}",
         f"≤ {TARGET_CATALOG_TOKENS_1K:,}",

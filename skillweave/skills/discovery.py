@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file
+from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file, read_bytes
 from skillweave.skills.loader import LoadedSkill, load_skill_file
 from skillweave.skills.model import Skill
 from skillweave.skills.spec import Diagnostic
@@ -226,8 +226,7 @@ class SkillScanner:
         reused = entry is not None and entry.signature == signature
         if not reused:
             try:
-                with open(skill_file, "rb") as handle:
-                    raw: bytes | None = handle.read()
+                raw: bytes | None = read_bytes(skill_file)
             except OSError:
                 raw = None  # the loader reports why it cannot be read
             loaded = load_skill_file(Path(skill_file), raw=raw)

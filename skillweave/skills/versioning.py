@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from skillweave.skills._files import iter_package_files
+from skillweave.skills._files import iter_package_files, read_bytes
 
 __all__ = ["package_version", "skill_version"]
 
@@ -31,8 +31,7 @@ def package_version(
     for relative, absolute in sorted(files):
         content = preloaded.get(absolute) if preloaded else None
         if content is None:
-            with open(absolute, "rb") as handle:
-                content = handle.read()
+            content = read_bytes(absolute)
         digest.update(f"{relative}\0{len(content)}\0".encode())
         digest.update(content)
     return digest.hexdigest()
