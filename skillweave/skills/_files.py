@@ -67,9 +67,12 @@ def read_bytes(path: str) -> bytes:
     """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        chunks: list[bytes] = []
+        chunk = os.read(fd, _READ_CHUNK)
+        if len(chunk) < _READ_CHUNK:  # a short read of a regular file is its end
+            return chunk
+        chunks = [chunk]
         while chunk := os.read(fd, _READ_CHUNK):
             chunks.append(chunk)
     finally:
         os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)

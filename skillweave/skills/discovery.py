@@ -32,7 +32,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file, read_bytes
+from skillweave.skills._files import (
+    SKILL_FILE,
+    SKIPPED_DIRS,
+    SKIPPED_FILE_SUFFIXES,
+    read_bytes,
+)
 from skillweave.skills.loader import LoadedSkill, load_skill_file
 from skillweave.skills.model import Skill
 from skillweave.skills.spec import Diagnostic
@@ -249,6 +254,10 @@ class SkillScanner:
     ) -> None:
         real_root = os.path.realpath(root)
         visited = {real_root}
+        # Hot loop over every folder and file of the library: helpers are bound to locals and
+        # the skip rules of `_files` are inlined, which is measurably faster at 10^4 skills.
+        stat, scandir = os.stat, os.scandir
+        skipped_dirs, skipped_suffixes = SKIPPED_DIRS, SKIPPED_FILE_SUFFIXES
         # (directory, depth below root, owning skill, path prefix inside the owner's package)
         stack: list[tuple[str, int, _Found | None, str]] = [(str(root), 0, None, "")]
         while stack:
@@ -258,15 +267,17 @@ class SkillScanner:
             is_skill = False
             try:
                 # Stat before listing: a change during the listing then shows up next time.
-                dirs_seen.append((directory, os.stat(directory).st_mtime_ns))
-                with os.scandir(directory) as iterator:
+                dirs_seen.append((directory, stat(directory).st_mtime_ns))
+                with scandir(directory) as iterator:
                     for entry in iterator:
+                        name = entry.name
                         if entry.is_dir():
-                            if not is_skipped_dir(entry.name):
+                            if name[0] != "." and name not in skipped_dirs:
                                 dirs.append(entry)
                         elif entry.is_file(follow_symlinks=False):
                             files.append(entry)
-                            is_skill = is_skill or entry.name == SKILL_FILE
+                            if name == SKILL_FILE:
+                                is_skill = True
             except OSError as exc:
                 out.append(Diagnostic(directory, "library", f"cannot be read: {exc.strerror}"))
                 continue
@@ -277,12 +288,13 @@ class SkillScanner:
                 prefix = ""
                 found.append(owner)
             if owner is not None and not owner.overflow:
+                records = owner.files
                 for entry in files:
-                    if not is_skipped_file(entry.name):
-                        stat = entry.stat()
-                        record = (prefix + entry.name, entry.path, stat.st_mtime_ns, stat.st_size)
-                        owner.files.append(record)
-                owner.overflow = len(owner.files) > self.max_package_files
+                    name = entry.name
+                    if name[0] != "." and not name.endswith(skipped_suffixes):
+                        info = entry.stat()
+                        records.append((prefix + name, entry.path, info.st_mtime_ns, info.st_size))
+                owner.overflow = len(records) > self.max_package_files
             if len(dirs) > 1:
                 dirs.sort(key=_entry_name, reverse=True)  # reversed: the stack pops in name order
             for entry in dirs:
