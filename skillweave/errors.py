@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 
+_MAX_NAMES_SHOWN = 20
+
+
 class SkillweaveError(Exception):
     """Root of every error skillweave raises on purpose."""
 
@@ -57,7 +60,10 @@ class SkillNotFoundError(SkillError):
     def __init__(self, name: str, *, available: tuple[str, ...] = ()) -> None:
         self.name = name
         self.available = available
-        hint = f"; available: {', '.join(available)}" if available else ""
+        shown = ", ".join(available[:_MAX_NAMES_SHOWN])
+        if len(available) > _MAX_NAMES_SHOWN:
+            shown += f" and {len(available) - _MAX_NAMES_SHOWN} more"
+        hint = f"; available: {shown}" if available else ""
         super().__init__(f"unknown skill {name!r}{hint}")
 
 

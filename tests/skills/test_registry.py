@@ -66,3 +66,11 @@ def test_library_uses_configured_dirs_and_disabled_list(
     assert registry.names == ("one", "two")
     assert registry.is_enabled("one")
     assert not registry.is_enabled("two")
+
+
+def test_unknown_skill_error_stays_short_in_a_large_library() -> None:
+    from skillweave.errors import SkillNotFoundError
+
+    error = SkillNotFoundError("x", available=tuple(f"skill-{i}" for i in range(100)))
+    assert str(error).endswith("skill-19 and 80 more")
+    assert len(error.available) == 100
