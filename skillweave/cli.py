@@ -102,8 +102,9 @@ def _errors() -> Iterator[None]:
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], *, limit: int | None = None) -> None:
     shown = diagnostics if limit is None else diagnostics[:limit]
     for diagnostic in shown:
-        style = "red" if diagnostic.fatal else "yellow"
-        err.print(Text(f"{diagnostic.severity}: {diagnostic}", style=style), soft_wrap=True)
+        # At load time a fatal diagnostic means the skill was left out, so say exactly that.
+        label, style = ("skipped", "red") if diagnostic.fatal else ("warning", "yellow")
+        err.print(Text(f"{label}: {diagnostic}", style=style), soft_wrap=True)
     if len(diagnostics) > len(shown):
         rest = len(diagnostics) - len(shown)
         err.print(Text(f"… {rest} more; run `skillweave skills validate` to see all", style="dim"))

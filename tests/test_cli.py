@@ -226,3 +226,12 @@ def test_version_and_help() -> None:
     assert code == 0
     for command in ("validate", "list", "search", "catalog", "show", "pack", "unpack"):
         assert command in out
+
+
+def test_list_says_which_skills_were_skipped(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill("good")
+    make_skill("nodesc", description=None)
+    code, out, err = run("skills", "list", "--dir", str(tmp_path / "lib"), "--json")
+    assert code == 0
+    assert [s["name"] for s in json.loads(out)] == ["good"]
+    assert f"skipped: {tmp_path / 'lib' / 'nodesc' / 'SKILL.md'}: description:" in err
