@@ -112,15 +112,34 @@ class StorageSettings(BaseModel):
 
 
 class SandboxSettings(BaseModel):
-    """How skill scripts are run."""
+    """How skill scripts are run: the MCP manager, its warm pool and its executors."""
 
     backend: Literal["local", "kubernetes", "static"] = "local"
-    manager_url: str | None = None
-    manager_token: SecretStr | None = None
-    executor_url: str | None = None
-    pool_target: int = Field(default=2, ge=0)
-    pool_max: int = Field(default=8, ge=1)
-    timeout_seconds: float = Field(default=60.0, gt=0)
+    manager_url: str | None = Field(
+        default=None, description="A running MCP manager; unset = start one in-process."
+    )
+    manager_token: SecretStr | None = Field(
+        default=None, description="Bearer token of the manager API (required by the manager)."
+    )
+    executor_url: str | None = Field(
+        default=None, description="static backend: the one development executor."
+    )
+    executor_token: SecretStr | None = Field(
+        default=None, description="static backend: the token that executor accepts."
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=8090, ge=0, le=65535)
+    pool_target: int = Field(default=2, ge=0, le=256, description="Ready sandboxes to keep.")
+    pool_max: int = Field(default=8, ge=1, le=1024, description="Sandboxes alive at most.")
+    claim_timeout_seconds: float = Field(
+        default=10.0, ge=0, description="How long a claim waits for a sandbox before a 503."
+    )
+    start_timeout_seconds: float = Field(default=20.0, gt=0)
+    timeout_seconds: float = Field(default=60.0, gt=0, description="Default script wall time.")
+    skill_secrets: dict[str, dict[str, SecretStr]] = Field(
+        default_factory=dict,
+        description="Per-skill environment secrets: only that skill's executions receive them.",
+    )
 
 
 class ApiSettings(BaseModel):

@@ -7,33 +7,51 @@ skill) are turned into tool results by the agent loop; the others are raised.
 
     SkillweaveError
     ├── ConfigError                    bad settings or command-line input
-    └── SkillError                     anything about a skill or a skill library
-        ├── SkillNotFoundError         no skill of that name is attachable
-        ├── SkillFormatError           a SKILL.md that cannot be read as a skill
-        ├── ResourceError              read_skill_resource refused a file
-        │   ├── ResourcePathError      the path is malformed or escapes the skill folder
-        │   ├── ResourceNotFoundError  no such file in the skill
-        │   ├── ResourceTooLargeError  the file is over the size cap
-        │   └── BinaryResourceError    the file is not UTF-8 text
-        ├── PackageError               a skill package (ZIP) cannot be built or extracted
-        │   └── UnsafePackageError     an entry is unsafe: traversal, symlink, bomb, too many files…
-        └── ToolSchemaError            a script's --help-json output is not a valid tool schema
+    ├── SkillError                     anything about a skill or a skill library
+    │   ├── SkillNotFoundError         no skill of that name is attachable
+    │   ├── SkillFormatError           a SKILL.md that cannot be read as a skill
+    │   ├── ResourceError              read_skill_resource refused a file
+    │   │   ├── ResourcePathError      the path is malformed or escapes the skill folder
+    │   │   ├── ResourceNotFoundError  no such file in the skill
+    │   │   ├── ResourceTooLargeError  the file is over the size cap
+    │   │   └── BinaryResourceError    the file is not UTF-8 text
+    │   ├── PackageError               a skill package (ZIP) cannot be built or extracted
+    │   │   └── UnsafePackageError     an entry is unsafe: traversal, symlink, bomb, too many files…
+    │   └── ToolSchemaError            a script's --help-json output is not a valid tool schema
+    ├── SandboxError                   running scripts in sandboxes
+    │   ├── SandboxStartError          a sandbox did not start or become healthy
+    │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
+    │   ├── ExecutionRejectedError     an invalid execute request (4xx); nothing ran
+    │   └── ExecutionConflictError     an execution id reused differently, or interrupted
+    └── StorageError                   the artifact store failed (carries the backend's `code`)
+        ├── ArtifactNotFoundError      no artifact under that key
+        ├── ArtifactIntegrityError     the stored bytes do not match the ref (size or sha256)
+        └── InvalidKeyError            a key, prefix or key component is malformed or unsafe
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "ArtifactIntegrityError",
+    "ArtifactNotFoundError",
     "BinaryResourceError",
     "ConfigError",
+    "ExecutionConflictError",
+    "ExecutionRejectedError",
+    "InvalidKeyError",
     "PackageError",
+    "PoolExhaustedError",
     "ResourceError",
     "ResourceNotFoundError",
     "ResourcePathError",
     "ResourceTooLargeError",
+    "SandboxError",
+    "SandboxStartError",
     "SkillError",
     "SkillFormatError",
     "SkillNotFoundError",
     "SkillweaveError",
+    "StorageError",
     "ToolSchemaError",
     "UnsafePackageError",
 ]
@@ -122,3 +140,79 @@ class UnsafePackageError(PackageError):
 
 class ToolSchemaError(SkillError):
     """A script's --help-json output is not a valid tool definition."""
+
+
+class SandboxError(SkillweaveError):
+    """Running a script in a sandbox failed on the infrastructure side."""
+
+
+class SandboxStartError(SandboxError):
+    """A sandbox did not start, or did not become healthy in time."""
+
+
+class PoolExhaustedError(SandboxError):
+    """No sandbox became free within the claim timeout; retry after `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class ExecutionRejectedError(SandboxError):
+    """An execute request that cannot run (HTTP `status_code`); nothing ran."""
+
+    def __init__(self, status_code: int, reason: str) -> None:
+        self.status_code = status_code
+        self.reason = reason
+        super().__init__(reason)
+
+
+class ExecutionConflictError(SandboxError):
+    """An execution id used with a different request, or whose first run was interrupted."""
+
+    def __init__(self, execution_id: str, reason: str) -> None:
+        self.execution_id = execution_id
+        self.reason = reason
+        super().__init__(f"execution {execution_id!r} {reason}")
+
+
+class StorageError(SkillweaveError):
+    """The artifact store failed; `code` is the backend's error code when there is one
+    (an S3 error code such as ``AccessDenied``), `key` the artifact concerned, if any."""
+
+    def __init__(self, message: str, *, key: str | None = None, code: str | None = None) -> None:
+        self.key = key
+        self.code = code
+        super().__init__(message)
+
+
+class ArtifactNotFoundError(StorageError):
+    """No artifact is stored under `key`."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"no artifact under key {key!r}", key=key, code="NoSuchKey")
+
+
+class ArtifactIntegrityError(StorageError):
+    """The bytes stored under `key` are not the bytes the ref names.
+
+    `expected` is what the ref promised and `actual` what the store holds: both are sizes
+    (``"12 bytes"``) when the sizes differ, else both are sha256 hex digests.
+    """
+
+    def __init__(self, key: str, expected: str, actual: str) -> None:
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"artifact {key!r} does not match its ref: expected {expected}, found {actual}",
+            key=key,
+            code="IntegrityMismatch",
+        )
+
+
+class InvalidKeyError(StorageError):
+    """A key, key prefix or key component is malformed or unsafe; `reason` says why."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"invalid artifact key {key!r}: {reason}", key=key, code="InvalidKey")

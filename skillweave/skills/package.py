@@ -92,8 +92,10 @@ class PackageLimits:
 DEFAULT_LIMITS: Final = PackageLimits()
 
 
-def build_package(skill_dir: Path, *, limits: PackageLimits = DEFAULT_LIMITS) -> bytes:
-    """Build the ZIP package of a skill folder, child skills included.
+def build_package(
+    skill_dir: Path, *, limits: PackageLimits = DEFAULT_LIMITS, include_children: bool = True
+) -> bytes:
+    """Build the ZIP package of a skill folder, child skills included unless told otherwise.
 
     Entries are sorted and live under a top-level folder named after `skill_dir`
     (``<name>/SKILL.md``, ``<name>/scripts/run.py``...). Timestamps are fixed and modes reduced
@@ -102,6 +104,8 @@ def build_package(skill_dir: Path, *, limits: PackageLimits = DEFAULT_LIMITS) ->
     Args:
         skill_dir: The skill folder; it must hold a SKILL.md.
         limits: The package must fit these, so that `extract_package` will accept it.
+        include_children: False packs the skill's own files only: exactly the files its
+            version hashes, which is what a sandbox receives.
 
     Returns:
         The ZIP archive's bytes.
@@ -113,7 +117,9 @@ def build_package(skill_dir: Path, *, limits: PackageLimits = DEFAULT_LIMITS) ->
     root = skill_dir.resolve()
     if not root.is_dir():
         raise PackageError(f"{skill_dir}: not a folder")
-    files = sorted(iter_package_files(root, include_children=True), key=lambda item: item[0])
+    files = sorted(
+        iter_package_files(root, include_children=include_children), key=lambda item: item[0]
+    )
     if not files:
         raise PackageError(f"{skill_dir}: the folder has no files to package")
     if not any(relative == SKILL_FILE for relative, _ in files):

@@ -53,6 +53,8 @@ skills_app = typer.Typer(
     help="Validate, list, search and package skill libraries.", no_args_is_help=True
 )
 app.add_typer(skills_app, name="skills")
+sandbox_app = typer.Typer(help="Run skill scripts in sandboxes.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
 
 
 def _print_version(value: bool) -> None:
@@ -374,12 +376,109 @@ def demo(dirs: DirsOption = None) -> None:
     )
 
 
+@app.command("manager")
+def manager() -> None:
+    """Serve the MCP manager (SANDBOX__HOST, SANDBOX__PORT; SANDBOX__MANAGER_TOKEN required)."""
+    from mcp_manager.server import run_manager
+
+    with _errors():
+        run_manager(get_settings())
+
+
+@app.command("executor")
+def executor(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port; 0 picks a free one and reports it.")] = 0,
+    ready_file: Annotated[
+        Path | None, typer.Option(help="Where to write {port, pid} once accepting.")
+    ] = None,
+) -> None:
+    """Serve one sandbox executor (token from EXECUTOR__TOKEN; one execution per process)."""
+    from sandbox_executor.server import run_executor
+
+    with _errors():
+        run_executor(host=host, port=port, ready_file=ready_file)
+
+
+@sandbox_app.command(
+    "run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def sandbox_run(
+    ctx: typer.Context,
+    skill: Annotated[str, typer.Argument(help="Skill name.")],
+    script: Annotated[str, typer.Argument(help="Script path inside the skill, e.g. scripts/x.py")],
+    *,
+    inputs: Annotated[
+        list[Path] | None, typer.Option("--input", "-i", help="A file for inputs/ (repeatable).")
+    ] = None,
+    dirs: DirsOption = None,
+    timeout: Annotated[float | None, typer.Option(help="Wall time in seconds.")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Copy the output files into this folder.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run SKILL's SCRIPT in a one-shot sandbox: `skillweave sandbox run SKILL SCRIPT -- ARGS`.
+
+    Uses SANDBOX__MANAGER_URL when set, otherwise starts a manager with a local warm pool in
+    this process. Prints the result and where the output artifacts were stored.
+    """
+    import asyncio
+
+    from skillweave.cli.sandbox import copy_outputs, run_script
+
+    missing = [str(p) for p in inputs or [] if not p.is_file()]
+    if missing:
+        raise _fail(f"no such input file: {', '.join(missing)}", code=2)
+    settings = get_settings()
+    registry = _registry(dirs)
+    with _errors():
+        target = registry.get(skill)
+        with err.status(f"Running {skill}/{script} in a sandbox…", spinner="dots"):
+            run = asyncio.run(
+                run_script(
+                    settings, target, script, args=ctx.args, inputs=inputs or [], timeout=timeout
+                )
+            )
+        copied = asyncio.run(copy_outputs(run, out_dir)) if out_dir is not None else []
+    result = run.result
+    if as_json:
+        _dump(result.model_dump(mode="json"))
+    else:
+        _print_result(run, copied)
+    if result.status != "succeeded":
+        raise typer.Exit(1)
+
+
+def _print_result(run: Any, copied: list[Path]) -> None:
+    result = run.result
+    style = "green" if result.status == "succeeded" else "bold red"
+    out.print(
+        Text(
+            f"{result.status}: exit {result.exit_code}, {result.duration_ms} ms, "
+            f"isolation {result.isolation or 'unknown'} (run {run.run_id})",
+            style=style,
+        )
+    )
+    if result.stdout:
+        title = "stdout" + (" (truncated; full output stored)" if result.stdout_truncated else "")
+        out.print(Panel(Text(result.stdout.rstrip()), title=title))
+    if result.stderr:
+        title = "stderr" + (" (truncated; full output stored)" if result.stderr_truncated else "")
+        out.print(Panel(Text(result.stderr.rstrip()), title=title))
+    if result.error:
+        out.print(Text(f"error: {result.error}", style="red"))
+    for output in result.outputs:
+        out.print(f"output {output.path} → {output.ref.key} ({output.ref.size} bytes)")
+    for ref in (result.stdout_ref, result.stderr_ref):
+        if ref is not None:
+            out.print(f"full log → {ref.key} ({ref.size} bytes)")
+    for path in copied:
+        out.print(f"copied → {path}")
+
+
 def main() -> None:
     """Console-script entry point."""
     # The CLI shows diagnostics itself; keep library log records from printing them twice.
     logging.getLogger("skillweave").setLevel(logging.ERROR)
     app()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,282 @@
+"""Benchmark: running skill scripts through the MCP manager and its warm pool.
+
+Prints, for a trivial Python script and for a bundled skill script (the unit converter's
+``--run-json``), end-to-end latency p50/p95 of:
+
+- **bare**: ``python3 script.py`` as a plain subprocess, no sandbox (the floor);
+- **warm**: manager → a ready sandbox from the pool (the pool is refilled before each call and
+  the refill is not timed);
+- **cold**: manager with an empty pool, so every call starts its executor;
+
+and throughput (executions per second) at concurrency 1, 4 and 16 with a pool sized to the
+concurrency. Everything is real: a uvicorn-served manager on loopback, executor processes under
+bubblewrap when it is installed, a local artifact store in a temporary folder. Targets: warm
+p50 ≤ 2.0× bare; warm ≥ 5× faster than cold. Run: ``python bench/sandbox_bench.py``
+(``--quick`` for a smaller smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import uvicorn
+from pydantic import SecretStr
+from rich.console import Console
+from rich.table import Table
+from skillweave.storage.local import LocalArtifactStore
+
+from mcp_manager import WarmPool, create_app
+from skillweave.config import Settings
+from skillweave.sandbox.client import SandboxClient
+from skillweave.sandbox.models import ExecuteRequest
+from skillweave.sandbox.packages import publish_library
+from skillweave.skills import SkillRegistry, SkillScanner
+
+REPO: Final = Path(__file__).resolve().parents[1]
+TOKEN: Final = "bench-token"
+TRIVIAL: Final = "print('ok')\n"
+CONVERT_ARGS: Final = ["--run-json", '{"value": 3, "from_unit": "MB", "to_unit": "KiB"}']
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+def _bare(script: Path, args: Sequence[str], runs: int) -> list[float]:
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            ["/usr/bin/python3", str(script), *args],
+            check=True,
+            capture_output=True,
+            cwd=script.parent,
+        )
+        timings.append(time.perf_counter() - started)
+    return timings
+
+
+class _Manager:
+    def __init__(self, store: LocalArtifactStore, *, target: int, maximum: int) -> None:
+        settings = Settings(
+            _env_file=None,
+            sandbox={
+                "manager_token": SecretStr(TOKEN),
+                "pool_target": target,
+                "pool_max": maximum,
+                "claim_timeout_seconds": 120,
+            },
+        )
+        self.app = create_app(settings, store=store, publish=False)
+        self.server = uvicorn.Server(
+            uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
+        )
+        self.task: asyncio.Task[None] | None = None
+        self.client: SandboxClient | None = None
+
+    async def __aenter__(self) -> _Manager:
+        self.task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            await asyncio.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.client = SandboxClient(f"http://127.0.0.1:{port}", token=TOKEN)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.client is not None
+        assert self.task is not None
+        await self.client.aclose()
+        self.server.should_exit = True
+        await self.task
+
+    @property
+    def pool(self) -> WarmPool:
+        return self.app.state.manager.pool
+
+    async def wait_warm(self) -> None:
+        await self.pool.wait_ready(timeout=60)
+
+
+def _request(
+    registry: SkillRegistry, skill: str, script: str, args: Sequence[str], n: int
+) -> ExecuteRequest:
+    return ExecuteRequest(
+        execution_id=f"bench/{skill}/{time.time_ns()}/{n}",
+        run_id="bench",
+        skill=skill,
+        version=registry.get(skill).version,
+        script=script,
+        args=list(args),
+    )
+
+
+async def _latency(
+    manager: _Manager,
+    registry: SkillRegistry,
+    *,
+    skill: str,
+    script: str,
+    args: Sequence[str],
+    runs: int,
+    warm: bool,
+) -> list[float]:
+    assert manager.client is not None
+    timings = []
+    for n in range(runs):
+        if warm:
+            await manager.wait_warm()
+        started = time.perf_counter()
+        result = await manager.client.execute(_request(registry, skill, script, args, n))
+        timings.append(time.perf_counter() - started)
+        if result.status != "succeeded":
+            raise RuntimeError(f"{skill}/{script}: {result.status} {result.stderr or result.error}")
+    return timings
+
+
+async def _throughput(
+    store: LocalArtifactStore, registry: SkillRegistry, concurrency: int, total: int
+) -> float:
+    async with _Manager(store, target=concurrency, maximum=concurrency) as manager:
+        await manager.wait_warm()
+        assert manager.client is not None
+        client = manager.client
+        queue = list(range(total))
+
+        async def worker() -> None:
+            while queue:
+                n = queue.pop()
+                await client.execute(_request(registry, "probe", "scripts/trivial.py", [], n))
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return total / (time.perf_counter() - started)
+
+
+async def _main(quick: bool, console: Console) -> None:
+    runs = 5 if quick else 30
+    cold_runs = 3 if quick else 10
+    with tempfile.TemporaryDirectory(prefix="skillweave-bench-") as tmp:
+        root = Path(tmp)
+        probe = root / "skills" / "probe"
+        (probe / "scripts").mkdir(parents=True)
+        (probe / "SKILL.md").write_text(
+            "---\nname: probe\ndescription: Benchmark scripts.\n---\n# Probe\n"
+        )
+        (probe / "scripts" / "trivial.py").write_text(TRIVIAL)
+        registry = SkillRegistry.from_scan(SkillScanner([REPO / "skills", root / "skills"]).scan())
+        store = LocalArtifactStore(root / "store")
+        await publish_library(store, registry)
+        converter = registry.get("unit-converter").path / "scripts" / "convert.py"
+
+        cases = [
+            ("trivial script", "probe", "scripts/trivial.py", [], probe / "scripts" / "trivial.py"),
+            (
+                "unit-converter --run-json",
+                "unit-converter",
+                "scripts/convert.py",
+                CONVERT_ARGS,
+                converter,
+            ),
+        ]
+        table = Table(title="Sandbox latency (seconds; end to end)")
+        for column in ("script", "path", "p50", "p95", "× bare p50"):
+            table.add_column(column, justify="right")
+        verdicts: list[tuple[str, str, bool]] = []
+        isolation = "?"
+        for label, skill, script, args, path in cases:
+            bare = _bare(path, args, runs)
+            async with _Manager(store, target=1, maximum=2) as manager:
+                warm = await _latency(
+                    manager, registry, skill=skill, script=script, args=args, runs=runs, warm=True
+                )
+                assert manager.client is not None
+                probe_result = await manager.client.execute(
+                    _request(registry, skill, script, args, -1)
+                )
+                isolation = probe_result.isolation or "?"
+            async with _Manager(store, target=0, maximum=1) as manager:
+                cold = await _latency(
+                    manager,
+                    registry,
+                    skill=skill,
+                    script=script,
+                    args=args,
+                    runs=cold_runs,
+                    warm=False,
+                )
+            base = statistics.median(bare)
+            for name, values in (
+                ("bare subprocess", bare),
+                ("warm sandbox", warm),
+                ("cold sandbox", cold),
+            ):
+                p50 = statistics.median(values)
+                table.add_row(
+                    label,
+                    name,
+                    f"{p50:.4f}",
+                    f"{_percentile(values, 0.95):.4f}",
+                    f"{p50 / base:.2f}×",
+                )
+            warm50, cold50 = statistics.median(warm), statistics.median(cold)
+            verdicts.append(
+                (f"{label}: warm p50 ≤ 2.0× bare", f"{warm50 / base:.2f}×", warm50 <= 2 * base)
+            )
+            verdicts.append(
+                (
+                    f"{label}: warm ≥ 5× faster than cold",
+                    f"{cold50 / warm50:.1f}×",
+                    cold50 >= 5 * warm50,
+                )
+            )
+        table.caption = (
+            f"isolation: {isolation}; {runs} warm/bare runs, {cold_runs} cold runs per case"
+        )
+        console.print(table)
+
+        throughput = Table(title="Throughput (trivial script; pool sized to the concurrency)")
+        throughput.add_column("concurrency", justify="right")
+        throughput.add_column("executions/s", justify="right")
+        for concurrency in (1, 4) if quick else (1, 4, 16):
+            total = max(8, concurrency * (2 if quick else 4))
+            rate = await _throughput(store, registry, concurrency, total)
+            throughput.add_row(str(concurrency), f"{rate:.1f}")
+        console.print(throughput)
+
+        summary = Table(title="Targets")
+        for column in ("target", "measured", ""):
+            summary.add_column(column)
+        for target, measured, ok in verdicts:
+            summary.add_row(target, measured, "met" if ok else "[bold red]MISSED[/]")
+        console.print(summary)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs, for a smoke test")
+    options = parser.parse_args(argv)
+    console = Console()
+    console.print(
+        f"skillweave sandbox benchmark · {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
+        f" · {os.cpu_count()} cores · {platform.python_implementation()} "
+        f"{platform.python_version()} · load {os.getloadavg()[0]:.2f}"
+    )
+    asyncio.run(_main(options.quick, console))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

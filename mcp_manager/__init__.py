@@ -1,0 +1,22 @@
+"""The MCP manager: runs skill scripts in one-shot sandboxes from a warm pool (DESIGN §6).
+
+``create_app`` builds the HTTP service; ``run_manager`` serves it with uvicorn. Later issues add
+the Kubernetes backend and the ``/mcp`` front door.
+"""
+
+from mcp_manager.app import ManagerState, create_app
+from mcp_manager.backends import LocalBackend, Sandbox, SandboxBackend, StaticBackend
+from mcp_manager.executions import ExecutionService, ExecutionState
+from mcp_manager.pool import WarmPool
+
+__all__ = [
+    "ExecutionService",
+    "ExecutionState",
+    "LocalBackend",
+    "ManagerState",
+    "Sandbox",
+    "SandboxBackend",
+    "StaticBackend",
+    "WarmPool",
+    "create_app",
+]

@@ -1,0 +1,208 @@
+"""The MCP manager's HTTP API: ``create_app`` and its routes (DESIGN §6).
+
+``POST /sandbox/execute`` runs a script exactly once per ``execution_id``;
+``GET``/``DELETE /sandbox/executions/{id}`` read or cancel one; ``GET /sandbox/pool`` shows the
+warm pool; ``GET /metrics`` is Prometheus text; ``GET /healthz`` needs no token. Everything
+else requires ``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in constant time.
+At start-up the manager publishes the packages of its configured skill library to the store, so
+any skill it can see can be run by name and version.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
+from mcp_manager.executions import ExecutionService, ExecutionState
+from mcp_manager.metrics import ManagerMetrics
+from mcp_manager.pool import WarmPool
+from skillweave.config import Settings
+from skillweave.errors import (
+    ConfigError,
+    ExecutionConflictError,
+    ExecutionRejectedError,
+    PoolExhaustedError,
+)
+from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.sandbox.packages import publish_library
+from skillweave.skills import SkillLibrary
+from skillweave.storage import open_store
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["ManagerState", "create_app"]
+
+logger = logging.getLogger("skillweave.manager")
+
+
+@dataclass
+class ManagerState:
+    """What the routes share: the pool, the execution service and the metrics."""
+
+    pool: WarmPool
+    service: ExecutionService
+    metrics: ManagerMetrics
+    store: ArtifactStore
+
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def _state(request: Request) -> ManagerState:
+    return request.app.state.manager
+
+
+def _authorized(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    given = credentials.credentials.encode() if credentials is not None else b""
+    if not hmac.compare_digest(given, request.app.state.token):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            detail="missing or wrong bearer token",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+State = Annotated[ManagerState, Depends(_state)]
+_SECURED = [Depends(_authorized)]
+
+
+def _backend(settings: Settings) -> SandboxBackend:
+    sandbox = settings.sandbox
+    match sandbox.backend:
+        case "local":
+            return LocalBackend(start_timeout=sandbox.start_timeout_seconds)
+        case "static":
+            if not sandbox.executor_url or sandbox.executor_token is None:
+                raise ConfigError(
+                    "the static sandbox backend needs SANDBOX__EXECUTOR_URL and "
+                    "SANDBOX__EXECUTOR_TOKEN"
+                )
+            return StaticBackend(
+                url=sandbox.executor_url,
+                token=sandbox.executor_token.get_secret_value(),
+                start_timeout=sandbox.start_timeout_seconds,
+            )
+        case "kubernetes":
+            raise ConfigError("the kubernetes sandbox backend is not available yet")
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store: ArtifactStore | None = None,
+    backend: SandboxBackend | None = None,
+    publish: bool = True,
+) -> FastAPI:
+    """Build the manager app.
+
+    Args:
+        settings: configuration; ``sandbox.manager_token`` is required.
+        store: the artifact store (default: from ``settings.storage``).
+        backend: where sandboxes come from (default: from ``settings.sandbox.backend``).
+        publish: publish the configured skill library's packages at start-up.
+    """
+    if settings.sandbox.manager_token is None:
+        raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
+    token = settings.sandbox.manager_token.get_secret_value().encode()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        the_store = store if store is not None else open_store(settings.storage)
+        if publish:
+            registry = SkillLibrary(settings.skills).refresh()
+            published = await publish_library(the_store, registry)
+            logger.info("published %d skill packages", published)
+        metrics = ManagerMetrics()
+        pool = WarmPool(
+            backend if backend is not None else _backend(settings),
+            target=settings.sandbox.pool_target,
+            maximum=settings.sandbox.pool_max,
+            claim_timeout=settings.sandbox.claim_timeout_seconds,
+            metrics=metrics,
+        )
+        service = ExecutionService(
+            store=the_store,
+            pool=pool,
+            metrics=metrics,
+            skill_secrets={
+                skill: {name: value.get_secret_value() for name, value in values.items()}
+                for skill, values in settings.sandbox.skill_secrets.items()
+            },
+            default_timeout=settings.sandbox.timeout_seconds,
+        )
+        app.state.manager = ManagerState(pool, service, metrics, the_store)
+        await pool.start()
+        try:
+            yield
+        finally:
+            await service.close()
+            await pool.close()
+
+    app = FastAPI(title="skillweave MCP manager", lifespan=lifespan)
+    app.state.token = token
+    secured = _SECURED
+
+    @app.exception_handler(ExecutionRejectedError)
+    async def _rejected(_: Request, exc: ExecutionRejectedError) -> JSONResponse:
+        return JSONResponse({"detail": exc.reason}, status_code=exc.status_code)
+
+    @app.exception_handler(ExecutionConflictError)
+    async def _conflict(_: Request, exc: ExecutionConflictError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_409_CONFLICT)
+
+    @app.exception_handler(PoolExhaustedError)
+    async def _exhausted(_: Request, exc: PoolExhaustedError) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(exc)},
+            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+
+    @app.get("/healthz")
+    async def healthz(state: State) -> dict[str, object]:
+        return {"status": "ok", "pool": state.pool.status()}
+
+    @app.post("/sandbox/execute", dependencies=secured)
+    async def execute(body: ExecuteRequest, state: State) -> ExecutionResult:
+        return await state.service.execute(body)
+
+    @app.get("/sandbox/executions/{execution_id:path}", dependencies=secured)
+    async def get_execution(execution_id: str, state: State) -> ExecutionState:
+        found = await state.service.state(execution_id)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no such execution")
+        return found
+
+    @app.delete(
+        "/sandbox/executions/{execution_id:path}",
+        dependencies=secured,
+        status_code=status.HTTP_202_ACCEPTED,
+    )
+    async def cancel_execution(execution_id: str, state: State) -> dict[str, bool]:
+        if await state.service.cancel(execution_id):
+            return {"cancelled": True}
+        if await state.service.state(execution_id) is not None:
+            raise HTTPException(status.HTTP_409_CONFLICT, detail="the execution has finished")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no such execution")
+
+    @app.get("/sandbox/pool", dependencies=secured)
+    async def pool_status(state: State) -> dict[str, object]:
+        return dict(state.pool.status())
+
+    @app.get("/metrics", dependencies=secured)
+    async def metrics(state: State) -> Response:
+        return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app

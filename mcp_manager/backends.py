@@ -1,0 +1,185 @@
+"""Where sandboxes come from: the :class:`SandboxBackend` protocol and its local and static
+implementations (Kubernetes arrives with its own issue, behind the same protocol).
+
+A backend creates one sandbox (an executor answering on some URL with a token only the manager
+knows), reports it once healthy, and destroys it. The pool decides when; backends only do.
+
+- :class:`LocalBackend` spawns ``python -m sandbox_executor`` processes on loopback, each on a
+  port of its own choosing (reported through a ready file, so there is no port race), each with
+  a fresh random token, in a process group of its own, and tied to the manager with
+  ``PR_SET_PDEATHSIG`` so no executor outlives a manager that was killed.
+- :class:`StaticBackend` hands out one configured development executor (``SANDBOX__EXECUTOR_URL``)
+  one claim at a time and never destroys it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Protocol
+
+import httpx
+
+from skillweave.errors import SandboxStartError
+
+__all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
+
+_PR_SET_PDEATHSIG: Final = 1
+_POLL_SECONDS: Final = 0.01
+
+
+@dataclass(eq=False)
+class Sandbox:
+    """One executor the manager may use for exactly one execution."""
+
+    id: str
+    url: str
+    token: str = field(repr=False)
+    started_at: float = field(default_factory=time.monotonic)
+    process: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    workdir: Path | None = None
+
+
+class SandboxBackend(Protocol):
+    """Creates and destroys sandboxes."""
+
+    name: str
+    one_shot: bool
+
+    async def create(self) -> Sandbox:
+        """Start a sandbox and return it once it answers its health check."""
+        ...
+
+    async def destroy(self, sandbox: Sandbox) -> None:
+        """Stop the sandbox and everything running in it."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the backend holds."""
+        ...
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+async def _wait_healthy(client: httpx.AsyncClient, url: str, deadline: float) -> None:
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            response = await client.get(f"{url}/healthz", timeout=1.0)
+            if response.status_code == 200 and response.json().get("status") == "ready":
+                return
+        if time.monotonic() > deadline:
+            raise SandboxStartError(f"executor at {url} did not become healthy in time")
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+class LocalBackend:
+    """Executor processes on this host, one per sandbox."""
+
+    name = "local"
+    one_shot = True
+
+    def __init__(self, *, start_timeout: float = 20.0, python: str = sys.executable) -> None:
+        self._start_timeout = start_timeout
+        self._python = python
+        self._client = httpx.AsyncClient()
+        self._root = Path(tempfile.mkdtemp(prefix="skillweave-pool-"))
+
+    async def create(self) -> Sandbox:
+        sandbox_id = uuid.uuid4().hex[:12]
+        workdir = self._root / sandbox_id
+        workdir.mkdir()
+        ready_file = workdir / "ready.json"
+        token = secrets.token_urlsafe(32)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "EXECUTOR__TOKEN": token,
+        }
+        process = await asyncio.create_subprocess_exec(
+            self._python, "-m", "sandbox_executor",
+            "--host", "127.0.0.1", "--port", "0", "--ready-file", str(ready_file),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+            cwd=workdir,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # only prctl(2) runs between fork and exec
+        )
+        sandbox = Sandbox(sandbox_id, "", token, process=process, workdir=workdir)
+        deadline = time.monotonic() + self._start_timeout
+        try:
+            while not ready_file.exists():
+                if process.returncode is not None:
+                    raise SandboxStartError(f"executor exited with code {process.returncode}")
+                if time.monotonic() > deadline:
+                    raise SandboxStartError("executor did not report its port in time")
+                await asyncio.sleep(_POLL_SECONDS)
+            port = json.loads(ready_file.read_text())["port"]
+            sandbox.url = f"http://127.0.0.1:{port}"
+            await _wait_healthy(self._client, sandbox.url, deadline)
+        except BaseException:
+            await self.destroy(sandbox)
+            raise
+        return sandbox
+
+    async def destroy(self, sandbox: Sandbox) -> None:
+        process = sandbox.process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), timeout=2.0)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+        if sandbox.workdir is not None:
+            await asyncio.to_thread(_remove_tree, sandbox.workdir)
+
+    async def close(self) -> None:
+        await self._client.aclose()
+        await asyncio.to_thread(_remove_tree, self._root)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class StaticBackend:
+    """One long-lived development executor, claimed by one execution at a time."""
+
+    name = "static"
+    one_shot = False
+
+    def __init__(self, *, url: str, token: str, start_timeout: float = 20.0) -> None:
+        self._url = url.rstrip("/")
+        self._token = token
+        self._start_timeout = start_timeout
+        self._client = httpx.AsyncClient()
+
+    async def create(self) -> Sandbox:
+        await _wait_healthy(self._client, self._url, time.monotonic() + self._start_timeout)
+        return Sandbox(id="static", url=self._url, token=self._token)
+
+    async def destroy(self, sandbox: Sandbox) -> None:
+        return None
+
+    async def close(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,456 @@
+"""Running scripts exactly once: :class:`ExecutionService`, behind ``/sandbox/execute``.
+
+An ``execution_id`` is an idempotency key (the Temporal activity sends ``workflow_id/activity_id``,
+stable across retries). Three layers make a repeated key return the first outcome and never run
+the script again:
+
+1. **Stored result.** Every finished execution (succeeded, failed, timed out, cancelled, or an
+   executor error) is written to the artifact store; a repeat reads it back, also after a manager
+   restart.
+2. **In flight.** A repeat that arrives while the first is still running awaits the same future.
+3. **Claim.** Before anything runs, a claim record is created with an atomic put-if-absent. A
+   request that loses the claim returns the stored result; if there is none (the manager that
+   claimed it stopped mid-run), it gets a conflict, not a second run: the script may already
+   have had its side effects.
+
+The manager moves every byte: it reads the skill package (by name and pinned version) and the
+input artifacts from the store, pushes them to the sandbox, fetches declared outputs (files under
+``outputs/``) and over-cap stdout/stderr back, and stores them as artifacts of the run. Sandboxes
+never see store credentials. Per-skill secrets join only that skill's environment, and their
+values are masked in captured output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import re
+import tempfile
+import time
+import uuid
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Final, Literal
+
+import httpx
+from pydantic import BaseModel
+
+from mcp_manager.backends import Sandbox
+from mcp_manager.metrics import ManagerMetrics
+from mcp_manager.pool import WarmPool
+from skillweave.errors import (
+    ArtifactIntegrityError,
+    ArtifactNotFoundError,
+    ExecutionConflictError,
+    ExecutionRejectedError,
+    PoolExhaustedError,
+)
+from skillweave.sandbox.models import (
+    ExecuteRequest,
+    ExecutionLimits,
+    ExecutionResult,
+    ExecutionStatus,
+    ExecutorFile,
+    ExecutorRequest,
+    ExecutorResult,
+    OutputArtifact,
+)
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactRef, ArtifactStore
+
+__all__ = ["ExecutionService", "ExecutionState"]
+
+logger = logging.getLogger("skillweave.manager")
+
+_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+_RESERVED_ENV: Final = frozenset({"PATH", "HOME", "TMPDIR", "PYTHONPATH", "NODE_PATH", "SHELL"})
+_RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "EXECUTOR__")
+_MASK: Final = "***"
+_HTTP_GRACE_SECONDS: Final = 30.0
+
+
+class ExecutionState(BaseModel):
+    """``GET /sandbox/executions/{id}``: running, or finished with its result."""
+
+    execution_id: str
+    state: Literal["running", "finished"]
+    result: ExecutionResult | None = None
+
+
+@dataclass(eq=False)
+class _Inflight:
+    request: ExecuteRequest
+    future: asyncio.Future[ExecutionResult]
+    sandbox: Sandbox | None = None
+    cancelled: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+
+def _fingerprint(request: ExecuteRequest) -> str:
+    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _clean_script(script: str) -> str:
+    if "\\" in script or "\0" in script:
+        raise ExecutionRejectedError(400, f"script path {script!r} is not a plain relative path")
+    path = PurePosixPath(script)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise ExecutionRejectedError(400, f"script path {script!r} escapes the skill package")
+    return str(path)
+
+
+def _package_names(package: bytes) -> set[str]:
+    """Paths inside the package, relative to the skill folder (one top folder is stripped)."""
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+    tops = {n.split("/", 1)[0] for n in names}
+    if len(tops) == 1 and all("/" in n for n in names):
+        return {n.split("/", 1)[1] for n in names}
+    return set(names)
+
+
+def _input_name(ref: ArtifactRef) -> str:
+    for marker in ("/inputs/", "/outputs/"):
+        if marker in ref.key:
+            return ref.key.split(marker, 1)[1]
+    return ref.key.rsplit("/", 1)[-1]
+
+
+def _check_env(env: Mapping[str, str]) -> None:
+    for name in env:
+        if not _ENV_NAME.fullmatch(name):
+            raise ExecutionRejectedError(400, f"environment variable name {name!r} is not valid")
+        if name in _RESERVED_ENV or name.startswith(_RESERVED_ENV_PREFIXES):
+            raise ExecutionRejectedError(400, f"environment variable {name} is reserved")
+
+
+def _mask(text: str, secrets: Mapping[str, str]) -> str:
+    for value in secrets.values():
+        if len(value) >= 4:  # masking one- or two-letter values would shred the output
+            text = text.replace(value, _MASK)
+    return text
+
+
+class ExecutionService:
+    """Validates, deduplicates, runs and records script executions.
+
+    Args:
+        store: the artifact store (packages, inputs, outputs, results).
+        pool: where sandboxes come from.
+        metrics: the manager's metrics.
+        skill_secrets: per-skill environment secrets (plain values; never logged).
+        default_timeout: wall time when a request sets no limits.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: ArtifactStore,
+        pool: WarmPool,
+        metrics: ManagerMetrics,
+        skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
+        default_timeout: float = 60.0,
+    ) -> None:
+        self._store = store
+        self._pool = pool
+        self._metrics = metrics
+        self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
+        self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
+        self._inflight: dict[str, _Inflight] = {}
+        self._instance = uuid.uuid4().hex
+        self._client = httpx.AsyncClient()
+
+    async def close(self) -> None:
+        """Cancel what is running and close the HTTP client."""
+        for execution_id in list(self._inflight):
+            await self.cancel(execution_id)
+        await self._client.aclose()
+
+    # --- the public operations -------------------------------------------------------------
+
+    async def execute(self, request: ExecuteRequest) -> ExecutionResult:
+        """Run `request` once; a repeat of its execution_id returns the first outcome.
+
+        Raises:
+            ExecutionRejectedError: the request is invalid (unknown skill, bad path, foreign
+                input...); nothing ran and the id stays free.
+            ExecutionConflictError: the id was used with a different request, or its first
+                execution was interrupted.
+            PoolExhaustedError: no sandbox became free in time; nothing ran, retry later.
+        """
+        fingerprint = _fingerprint(request)
+        stored = await self._stored(request.execution_id, fingerprint)
+        if stored is not None:
+            return stored
+        running = self._inflight.get(request.execution_id)
+        if running is not None:
+            if _fingerprint(running.request) != fingerprint:
+                raise ExecutionConflictError(request.execution_id, "used with a different request")
+            self._metrics.deduplicated.inc()
+            return await asyncio.shield(running.future)
+
+        entry = _Inflight(request, asyncio.get_running_loop().create_future())
+        self._inflight[request.execution_id] = entry
+        try:
+            result = await self._run(entry, fingerprint)
+        except asyncio.CancelledError:
+            entry.future.cancel()
+            raise
+        except Exception as exc:
+            entry.future.set_exception(exc)
+            entry.future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        else:
+            entry.future.set_result(result)
+            return result
+        finally:
+            self._inflight.pop(request.execution_id, None)
+
+    async def state(self, execution_id: str) -> ExecutionState | None:
+        """Running or finished; None when the id is unknown."""
+        if execution_id in self._inflight:
+            return ExecutionState(execution_id=execution_id, state="running")
+        record = await self._read_record(execution_id)
+        if record is None:
+            return None
+        return ExecutionState(
+            execution_id=execution_id,
+            state="finished",
+            result=ExecutionResult.model_validate(record["result"]),
+        )
+
+    async def cancel(self, execution_id: str) -> bool:
+        """Stop a running execution (its whole process tree); False when it is not running."""
+        entry = self._inflight.get(execution_id)
+        if entry is None:
+            return False
+        entry.cancelled = True
+        sandbox = entry.sandbox
+        if sandbox is not None:
+            with contextlib.suppress(httpx.HTTPError):
+                await self._client.delete(
+                    f"{sandbox.url}/execute", headers=_auth(sandbox), timeout=5.0
+                )
+        return True
+
+    # --- the steps ------------------------------------------------------------------------
+
+    async def _read_record(self, execution_id: str) -> dict[str, object] | None:
+        ref = await self._store.stat(keys.execution_result_key(execution_id))
+        if ref is None:
+            return None
+        return json.loads(await self._store.get_bytes(ref))
+
+    async def _stored(self, execution_id: str, fingerprint: str) -> ExecutionResult | None:
+        record = await self._read_record(execution_id)
+        if record is None:
+            return None
+        if record.get("fingerprint") != fingerprint:
+            raise ExecutionConflictError(execution_id, "used with a different request")
+        self._metrics.deduplicated.inc()
+        return ExecutionResult.model_validate(record["result"])
+
+    async def _validate(self, request: ExecuteRequest) -> tuple[bytes, list[tuple[str, bytes]]]:
+        script = _clean_script(request.script)
+        package_ref = await self._store.stat(keys.skill_package_key(request.skill, request.version))
+        if package_ref is None:
+            raise ExecutionRejectedError(
+                404, f"skill {request.skill!r} version {request.version[:12]} is not published"
+            )
+        package = await self._store.get_bytes(package_ref)
+        if script not in _package_names(package):
+            raise ExecutionRejectedError(
+                404, f"script {script!r} is not in skill {request.skill!r}"
+            )
+        _check_env(request.env)
+        inputs: list[tuple[str, bytes]] = []
+        names: set[str] = set()
+        for ref in request.inputs:
+            if not keys.belongs_to_run(ref.key, request.run_id):
+                raise ExecutionRejectedError(
+                    403, f"input {ref.key!r} does not belong to run {request.run_id!r}"
+                )
+            name = _input_name(ref)
+            if name in names:
+                raise ExecutionRejectedError(400, f"two inputs would both be inputs/{name}")
+            names.add(name)
+            try:
+                inputs.append((name, await self._store.get_bytes(ref)))
+            except ArtifactNotFoundError:
+                raise ExecutionRejectedError(404, f"input {ref.key!r} does not exist") from None
+            except ArtifactIntegrityError:
+                raise ExecutionRejectedError(
+                    409, f"input {ref.key!r} does not match its ref (size or sha256)"
+                ) from None
+        return package, inputs
+
+    async def _run(self, entry: _Inflight, fingerprint: str) -> ExecutionResult:
+        request = entry.request
+        package, inputs = await self._validate(request)
+        claim = json.dumps(
+            {"fingerprint": fingerprint, "manager": self._instance, "claimed_at": time.time()}
+        ).encode()
+        claim_key = keys.execution_claim_key(request.execution_id)
+        claimed = await self._store.put_if_absent(claim_key, claim, content_type="application/json")
+        if claimed is None:
+            stored = await self._stored(request.execution_id, fingerprint)
+            if stored is not None:
+                return stored
+            raise ExecutionConflictError(
+                request.execution_id,
+                "was claimed by a manager that stopped before it finished; it is not run twice",
+            )
+        try:
+            sandbox, _ = await self._pool.claim()
+        except PoolExhaustedError:
+            await self._store.delete(claim_key)  # nothing ran: the id stays usable
+            raise
+        entry.sandbox = sandbox
+        try:
+            if entry.cancelled:
+                result = self._result(request, status="cancelled", error="cancelled before start")
+            else:
+                result = await self._execute_in(sandbox, request, package, inputs)
+        finally:
+            await self._pool.release(sandbox)
+        record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
+        await self._store.put_bytes(
+            keys.execution_result_key(request.execution_id),
+            json.dumps(record).encode(),
+            content_type="application/json",
+        )
+        self._metrics.executions.labels(outcome=result.status).inc()
+        if result.timed_out:
+            self._metrics.timeouts.inc()
+        self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
+        return result
+
+    def _result(self, request: ExecuteRequest, **fields: object) -> ExecutionResult:
+        return ExecutionResult(
+            execution_id=request.execution_id,
+            run_id=request.run_id,
+            skill=request.skill,
+            version=request.version,
+            script=request.script,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    async def _execute_in(
+        self,
+        sandbox: Sandbox,
+        request: ExecuteRequest,
+        package: bytes,
+        inputs: list[tuple[str, bytes]],
+    ) -> ExecutionResult:
+        secrets = self._secrets.get(request.skill, {})
+        limits = request.limits or self._default_limits
+        body = ExecutorRequest(
+            script=_clean_script(request.script),
+            args=request.args,
+            env={**request.env, **secrets},
+            limits=limits,
+        )
+        files: list[tuple[str, tuple[str, bytes, str]]] = [
+            ("package", ("package.zip", package, "application/zip"))
+        ]
+        files += [("inputs", (name, data, "application/octet-stream")) for name, data in inputs]
+        try:
+            response = await self._client.post(
+                f"{sandbox.url}/execute",
+                data={"request": body.model_dump_json()},
+                files=files,
+                headers=_auth(sandbox),
+                timeout=limits.timeout_seconds + _HTTP_GRACE_SECONDS,
+            )
+            if response.status_code >= 400:
+                detail = _detail(response)
+                if 400 <= response.status_code < 500 and response.status_code != 409:
+                    return self._result(request, status="error", error=f"rejected: {detail}")
+                return self._result(request, status="error", error=f"executor: {detail}")
+            executed = ExecutorResult.model_validate_json(response.content)
+            outputs = [
+                OutputArtifact(
+                    path=item.name.removeprefix("outputs/"),
+                    ref=await self._fetch(
+                        sandbox,
+                        item,
+                        keys.execution_output_key(
+                            request.run_id, request.execution_id, item.name.removeprefix("outputs/")
+                        ),
+                    ),
+                )
+                for item in executed.outputs
+            ]
+            stdout_ref = stderr_ref = None
+            if executed.full_stdout is not None:
+                key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
+                stdout_ref = await self._fetch(sandbox, executed.full_stdout, key)
+            if executed.full_stderr is not None:
+                key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
+                stderr_ref = await self._fetch(sandbox, executed.full_stderr, key)
+        except httpx.HTTPError as exc:
+            return self._result(request, status="error", error=f"sandbox failed: {exc!r}")
+        status: ExecutionStatus
+        if executed.cancelled:
+            status = "cancelled"
+        elif executed.timed_out:
+            status = "timed_out"
+        elif executed.error is not None:
+            status = "error"
+        else:
+            status = "succeeded" if executed.exit_code == 0 else "failed"
+        return self._result(
+            request,
+            status=status,
+            exit_code=executed.exit_code,
+            stdout=_mask(executed.stdout, secrets),
+            stderr=_mask(executed.stderr, secrets),
+            stdout_truncated=executed.stdout_truncated,
+            stderr_truncated=executed.stderr_truncated,
+            stdout_ref=stdout_ref,
+            stderr_ref=stderr_ref,
+            timed_out=executed.timed_out,
+            duration_ms=executed.duration_ms,
+            outputs=outputs,
+            isolation=executed.isolation,
+            error=executed.error,
+        )
+
+    async def _fetch(self, sandbox: Sandbox, item: ExecutorFile, key: str) -> ArtifactRef:
+        """Stream one file from the sandbox to the store, checking its size and hash."""
+        with tempfile.NamedTemporaryFile(prefix="skillweave-fetch-", delete=False) as handle:
+            path = Path(handle.name)
+            digest = hashlib.sha256()
+            size = 0
+            async with self._client.stream(
+                "GET", f"{sandbox.url}/files/{item.name}", headers=_auth(sandbox), timeout=60.0
+            ) as response:
+                response.raise_for_status()
+                async for chunk in response.aiter_bytes(1 << 20):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    handle.write(chunk)
+        try:
+            if size != item.size or digest.hexdigest() != item.sha256:
+                raise httpx.HTTPError(f"{item.name} arrived damaged from the sandbox")
+            return await self._store.put_file(key, str(path))
+        finally:
+            path.unlink(missing_ok=True)
+
+
+def _auth(sandbox: Sandbox) -> dict[str, str]:
+    return {"Authorization": f"Bearer {sandbox.token}"}
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("detail", response.text))
+    except ValueError:
+        return response.text[:500]

@@ -1,0 +1,49 @@
+"""The manager's Prometheus metrics (``GET /metrics``), in a registry of its own so that two
+managers in one process (tests) do not collide."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["ManagerMetrics"]
+
+
+class ManagerMetrics:
+    """Claim latency (warm/cold), pool size, executions by outcome, timeouts."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.claim_seconds = Histogram(
+            "skillweave_sandbox_claim_seconds",
+            "Time to claim a sandbox from the pool.",
+            ["kind"],
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+            registry=self.registry,
+        )
+        self.pool_ready = Gauge(
+            "skillweave_sandbox_pool_ready", "Ready sandboxes.", registry=self.registry
+        )
+        self.pool_busy = Gauge(
+            "skillweave_sandbox_pool_busy", "Sandboxes running a script.", registry=self.registry
+        )
+        self.executions = Counter(
+            "skillweave_sandbox_executions",
+            "Script executions by outcome (succeeded, failed, timed_out, cancelled, error).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.timeouts = Counter(
+            "skillweave_sandbox_timeouts", "Executions killed at their timeout.",
+            registry=self.registry,
+        )
+        self.deduplicated = Counter(
+            "skillweave_sandbox_deduplicated",
+            "Requests answered from a stored or in-flight execution instead of a new run.",
+            registry=self.registry,
+        )
+        self.execution_seconds = Histogram(
+            "skillweave_sandbox_execution_seconds",
+            "End-to-end time of an execution in the manager.",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+            registry=self.registry,
+        )

@@ -1,0 +1,197 @@
+"""The warm pool: ready sandboxes waiting to be claimed, refilled as they are used up.
+
+The pool keeps ``target`` sandboxes ready and at most ``maximum`` alive (ready, starting or
+busy). A claim takes a ready one at once (warm); when none is ready it starts one if the maximum
+allows (cold) and otherwise waits for one, up to ``claim_timeout``, after which it raises
+:class:`~skillweave.errors.PoolExhaustedError` (the API answers 503 with Retry-After). A used
+sandbox of a one-shot backend is destroyed, never reused, and a replacement starts at once.
+A sandbox that fails to start is counted and retried on the next refill with a short backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Coroutine
+from typing import Final
+
+from mcp_manager.backends import Sandbox, SandboxBackend
+from mcp_manager.metrics import ManagerMetrics
+from skillweave.errors import PoolExhaustedError, SandboxStartError
+
+__all__ = ["PoolStatus", "WarmPool"]
+
+logger = logging.getLogger("skillweave.manager.pool")
+
+_START_BACKOFF_SECONDS: Final = 0.5
+
+
+class PoolStatus(dict[str, int | str]):
+    """``GET /sandbox/pool``: backend, target, maximum, ready, starting, busy."""
+
+
+class WarmPool:
+    """Ready sandboxes from one backend.
+
+    Args:
+        backend: where sandboxes come from.
+        target: how many to keep ready.
+        maximum: how many may be alive at once.
+        claim_timeout: how long a claim waits when the pool is exhausted.
+        metrics: where claim latencies and pool size are reported.
+    """
+
+    def __init__(
+        self,
+        backend: SandboxBackend,
+        *,
+        target: int,
+        maximum: int,
+        claim_timeout: float,
+        metrics: ManagerMetrics,
+    ) -> None:
+        if not backend.one_shot:
+            target, maximum = min(target, 1) or 1, 1  # one shared development executor
+        self.backend = backend
+        self.target = min(target, maximum)
+        self.maximum = maximum
+        self.claim_timeout = claim_timeout
+        self._metrics = metrics
+        self._ready: list[Sandbox] = []
+        self._busy: set[Sandbox] = set()
+        self._starting = 0
+        self._changed = asyncio.Condition()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self._failures = 0
+
+    def status(self) -> PoolStatus:
+        """How many sandboxes are in each state."""
+        return PoolStatus(
+            backend=self.backend.name,
+            target=self.target,
+            maximum=self.maximum,
+            ready=len(self._ready),
+            starting=self._starting,
+            busy=len(self._busy),
+        )
+
+    @property
+    def _alive(self) -> int:
+        return len(self._ready) + len(self._busy) + self._starting
+
+    async def start(self) -> None:
+        """Begin filling the pool to its target."""
+        self._refill()
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Wait until the pool holds its target of ready sandboxes (for tests and benchmarks)."""
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: len(self._ready) >= self.target)
+
+    async def claim(self) -> tuple[Sandbox, bool]:
+        """Take a sandbox; returns it and whether it was warm (ready when asked for).
+
+        Raises:
+            PoolExhaustedError: none became available within the claim timeout.
+        """
+        started = time.perf_counter()
+        warm = bool(self._ready)
+        deadline = time.monotonic() + self.claim_timeout
+        async with self._changed:
+            while not self._ready:
+                if self._closed:
+                    raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
+                if self._alive < self.maximum:
+                    self._start_one()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise PoolExhaustedError(
+                        f"no sandbox free within {self.claim_timeout:g} s "
+                        f"({self._alive} of {self.maximum} alive)",
+                        retry_after=max(1, round(self.claim_timeout)),
+                    )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await self._changed.wait()
+            sandbox = self._ready.pop(0)
+            self._busy.add(sandbox)
+        self._metrics.claim_seconds.labels(kind="warm" if warm else "cold").observe(
+            time.perf_counter() - started
+        )
+        self._report()
+        self._refill()
+        return sandbox, warm
+
+    async def release(self, sandbox: Sandbox) -> None:
+        """Give a used sandbox back: destroyed (one-shot backends) or made ready again.
+
+        Destruction runs in the background, off the request's path; the replacement starts at
+        once, since the pool counts the sandbox as gone from here on.
+        """
+        async with self._changed:
+            self._busy.discard(sandbox)
+            if not self.backend.one_shot and not self._closed:
+                self._ready.append(sandbox)
+            self._changed.notify_all()
+        if self.backend.one_shot:
+            self._track(self.backend.destroy(sandbox))
+        self._report()
+        self._refill()
+
+    def _track(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Destroy every sandbox and stop refilling."""
+        self._closed = True
+        await asyncio.gather(*self._tasks, return_exceptions=True)  # starts and destroys finish
+        async with self._changed:
+            doomed = [*self._ready, *self._busy]
+            self._ready.clear()
+            self._busy.clear()
+            self._changed.notify_all()
+        await asyncio.gather(*(self.backend.destroy(s) for s in doomed), return_exceptions=True)
+        await self.backend.close()
+
+    def _refill(self) -> None:
+        if self._closed:
+            return
+        missing = self.target - len(self._ready) - self._starting
+        for _ in range(max(0, min(missing, self.maximum - self._alive))):
+            self._start_one()
+
+    def _start_one(self) -> None:
+        self._starting += 1
+        self._track(self._create())
+
+    async def _create(self) -> None:
+        sandbox: Sandbox | None = None
+        try:
+            if self._failures:
+                await asyncio.sleep(min(_START_BACKOFF_SECONDS * self._failures, 5.0))
+            sandbox = await self.backend.create()
+            self._failures = 0
+        except SandboxStartError as exc:
+            self._failures += 1
+            logger.warning("a sandbox failed to start: %s", exc)
+        finally:
+            async with self._changed:
+                self._starting -= 1
+                if sandbox is not None:
+                    if self._closed:
+                        await self.backend.destroy(sandbox)
+                    else:
+                        self._ready.append(sandbox)
+                self._changed.notify_all()
+            self._report()
+        if sandbox is None and not self._closed:
+            self._refill()
+
+    def _report(self) -> None:
+        self._metrics.pool_ready.set(len(self._ready))
+        self._metrics.pool_busy.set(len(self._busy))

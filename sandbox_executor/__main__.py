@@ -1,0 +1,65 @@
+"""``python -m sandbox_executor``: run one sandbox executor (see ``server.run_executor``).
+
+The token comes from ``EXECUTOR__TOKEN`` or ``--token-file`` (never the command line, which
+every user on the host can read in ``ps``); it is removed from the environment once read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from sandbox_executor.errors import ExecutorError
+from sandbox_executor.server import run_executor
+from sandbox_executor.settings import ExecutorSettings
+from skillweave.errors import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m sandbox_executor",
+        description="Run one one-shot skillweave sandbox executor.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=0, help="0 = any free port (reported)")
+    parser.add_argument(
+        "--ready-file", type=Path, default=None, help='write {"port": N, "pid": P} here once up'
+    )
+    parser.add_argument(
+        "--token-file", type=Path, default=None, help="read the token here (else EXECUTOR__TOKEN)"
+    )
+    parser.add_argument("--workdir", type=Path, default=None, help="parent of the work folder")
+    parser.add_argument("--log-level", default="info")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    settings = ExecutorSettings()
+    os.environ.pop("EXECUTOR__TOKEN", None)
+    if args.token_file is not None:
+        token = args.token_file.read_text(encoding="utf-8").strip()
+    else:
+        token = settings.token.get_secret_value() if settings.token else ""
+    try:
+        run_executor(
+            host=args.host,
+            port=args.port,
+            token=token,
+            ready_file=args.ready_file,
+            workdir=args.workdir,
+            settings=settings,
+            log_level=args.log_level,
+        )
+    except (ConfigError, ExecutorError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Child side of a sandboxed start: limits, identity, then exec. Runs as its own program.
+
+The executor is a multi-threaded asyncio server, where running Python code between fork and
+exec (``preexec_fn``) may deadlock. So the executor starts this small stdlib-only file with
+``python -I -S`` in a new session instead; it lowers the resource limits, drops to the sandbox
+user (when started as root), asks the kernel to kill it with the executor, and execs the real
+command (bubblewrap, or the interpreter directly). The same program, in ``kill`` mode, becomes
+the sandbox user and sends SIGKILL to every process of that user (``kill(-1)``), which reaches
+processes that left the process group.
+
+    python -I -S _launcher.py '{"mode": "exec", ...}' COMMAND [ARG...]
+    python -I -S _launcher.py '{"mode": "kill", "uid": U, "gid": G}'
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+_EXIT_CANNOT_START = 127
+_KILL_ROUNDS = 100
+
+
+def _drop_to(uid: int | None, gid: int | None) -> None:
+    if uid is None or os.geteuid() != 0:
+        return
+    group = uid if gid is None else gid
+    os.setgroups([])
+    os.setresgid(group, group, group)
+    os.setresuid(uid, uid, uid)
+
+
+def _set_limits(limits: dict[str, int]) -> None:
+    for name, value in limits.items():
+        which = getattr(resource, name)
+        _, hard = resource.getrlimit(which)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            # Without privileges a limit cannot rise above the current hard limit.
+            capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (capped, capped))
+
+
+def _die_with(parent: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    # The executor may have died before the request took effect.
+    if os.getppid() != parent:
+        os._exit(_EXIT_CANNOT_START)
+
+
+def _exec(spec: dict[str, object], command: list[str]) -> None:
+    limits = spec.get("rlimits") or {}
+    assert isinstance(limits, dict)
+    uid = spec.get("uid")
+    gid = spec.get("gid")
+    parent = spec.get("parent")
+    os.umask(0o022)
+    _set_limits(limits)
+    _drop_to(uid if isinstance(uid, int) else None, gid if isinstance(gid, int) else None)
+    # Set after the identity change, which clears it.
+    if isinstance(parent, int):
+        _die_with(parent)
+    try:
+        os.execve(command[0], command, os.environ)
+    except OSError as exc:
+        sys.stderr.write(f"sandbox_executor: cannot start {command[0]}: {exc.strerror}\n")
+        sys.stderr.flush()
+        os._exit(_EXIT_CANNOT_START)
+
+
+def _kill_all(uid: int, gid: int | None) -> None:
+    _drop_to(uid, gid)
+    if os.getuid() != uid:
+        raise SystemExit("kill mode needs to become the sandbox user")
+    for _ in range(_KILL_ROUNDS):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            return  # ESRCH: nothing of this user is left
+        # kill(-1) also "reaches" zombies waiting for their parent, so look for the living.
+        if not _living_processes_of(uid):
+            return
+        time.sleep(0.005)
+
+
+def _living_processes_of(uid: int) -> list[int]:
+    me = os.getpid()
+    living: list[int] = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            # Bytes: once the user is dropped, the stdlib (codecs included) may be unreadable.
+            with open(f"/proc/{name}/status", "rb") as status:
+                fields = dict(line.split(b":", 1) for line in status if b":" in line)
+        except OSError:
+            continue
+        real_uid = fields.get(b"Uid", b"").split()
+        state = fields.get(b"State", b"").split()
+        if real_uid and int(real_uid[0]) == uid and state and state[0] != b"Z":
+            living.append(int(name))
+    return living
+
+
+def main(argv: list[str]) -> None:
+    spec = json.loads(argv[1])
+    if spec["mode"] == "kill":
+        _kill_all(int(spec["uid"]), spec.get("gid"))
+        return
+    command = argv[2:]
+    if not command:
+        raise SystemExit("no command to run")
+    _exec(spec, command)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,189 @@
+"""The executor's HTTP API, served on loopback (or the pod network) to the MCP manager only.
+
+    GET    /healthz         no auth: {"status": "ready"|"busy"|"done", "isolation": ...}
+    POST   /execute         multipart: ``request`` (ExecutorRequest JSON), ``package`` (the
+                            skill ZIP), ``inputs`` (zero or more; filename = path under
+                            inputs/) → ExecutorResult. 401 without the token, 409 once the
+                            executor has taken its one execution, 422 for a request that does
+                            not parse, 400 for anything else that cannot run.
+    GET    /files/{name}    ``stdout``, ``stderr`` (the full captures) or a listed
+                            ``outputs/...`` file, streamed; 404 for anything else.
+    DELETE /execute         cancel: the process tree is killed at once and the pending
+                            /execute answers ``cancelled: true``.
+
+Every endpoint but /healthz needs ``Authorization: Bearer <token>``, compared in constant time.
+The multipart body is parsed only after that check.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Final
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ValidationError
+from starlette.datastructures import FormData, UploadFile
+
+from sandbox_executor.errors import ExecutorBusyError, RequestRejectedError
+from sandbox_executor.executor import Executor, ExecutorStatus
+from sandbox_executor.settings import ExecutorSettings
+from sandbox_executor.workspace import MAX_INPUT_FILES, iter_file
+from skillweave.errors import ConfigError
+from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
+
+__all__ = ["CancelResult", "Health", "create_app"]
+
+_MAX_REQUEST_FIELD_BYTES: Final = 1024 * 1024
+_MAX_FORM_FIELDS: Final = 8
+
+
+class Health(BaseModel):
+    """``GET /healthz``."""
+
+    status: ExecutorStatus
+    isolation: Isolation
+
+
+class CancelResult(BaseModel):
+    """``DELETE /execute``: whether an execution was (or will be, on arrival) cancelled."""
+
+    cancelled: bool
+    status: ExecutorStatus
+
+
+def create_app(
+    *, token: str, workdir: Path | None = None, settings: ExecutorSettings | None = None
+) -> FastAPI:
+    """Build the executor app; the sandbox user and the isolation are decided here, at once.
+
+    Args:
+        token: The manager's bearer token; the only credential accepted.
+        workdir: Where the executor makes its folder (default: the temp dir).
+        settings: Default: read from ``EXECUTOR__*`` variables.
+
+    Raises:
+        ConfigError: `token` is empty.
+        ExecutorError: The executor cannot start (see `Executor`).
+    """
+    if not token:
+        raise ConfigError("the executor needs a bearer token (EXECUTOR__TOKEN)")
+    expected = token.encode("utf-8")
+    executor = Executor(settings=settings or ExecutorSettings(), workdir=workdir)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await executor.close()
+
+    app = FastAPI(
+        title="skillweave sandbox executor",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.executor = executor
+
+    def require_token(authorization: Annotated[str | None, Header()] = None) -> None:
+        scheme, _, credentials = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            credentials.strip().encode("utf-8"), expected
+        ):
+            raise HTTPException(
+                status_code=401,
+                detail="missing or wrong bearer token",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    authorized = [Depends(require_token)]
+
+    @app.get("/healthz")
+    async def healthz() -> Health:
+        return Health(status=executor.status, isolation=executor.isolation)
+
+    @app.post("/execute", dependencies=authorized)
+    async def execute(request: Request) -> ExecutorResult:
+        try:
+            ready_made = executor.claim()
+        except ExecutorBusyError as exc:
+            raise HTTPException(status_code=409, detail=str(exc)) from exc
+        if ready_made is not None:
+            return ready_made
+        try:
+            # starlette answers a malformed or oversized multipart body with a 400 itself.
+            async with request.form(
+                max_files=MAX_INPUT_FILES + 1,
+                max_fields=_MAX_FORM_FIELDS,
+                max_part_size=_MAX_REQUEST_FIELD_BYTES,
+            ) as form:
+                parsed = await _parse_request(form)
+                package = await _one_file(form, "package").read()
+                inputs = [(upload.filename or "", upload.file) for upload in _inputs(form)]
+                return await executor.execute(parsed, package=package, inputs=inputs)
+        except RequestRejectedError as exc:
+            raise HTTPException(status_code=exc.status_code, detail=exc.detail) from exc
+        finally:
+            # Ready again when the request was refused before anything ran; else a no-op.
+            executor.unclaim()
+
+    @app.delete("/execute", dependencies=authorized)
+    async def cancel() -> CancelResult:
+        cancelled = await executor.cancel()
+        return CancelResult(cancelled=cancelled, status=executor.status)
+
+    @app.get("/files/{name:path}", dependencies=authorized)
+    async def files(name: str) -> StreamingResponse:
+        try:
+            fd = executor.open_file(name)
+        except FileNotFoundError as exc:
+            raise HTTPException(status_code=404, detail=f"no file {name!r}") from exc
+        size = os.fstat(fd).st_size
+        return StreamingResponse(
+            iter_file(fd),
+            media_type="application/octet-stream",
+            headers={"Content-Length": str(size)},
+        )
+
+    return app
+
+
+async def _parse_request(form: FormData) -> ExecutorRequest:
+    field = form.get("request")
+    if field is None:
+        raise RequestRejectedError(
+            "missing the 'request' field (ExecutorRequest JSON)", status_code=422
+        )
+    raw = await field.read() if isinstance(field, UploadFile) else field
+    if isinstance(raw, bytes) and len(raw) > _MAX_REQUEST_FIELD_BYTES:
+        raise RequestRejectedError("the 'request' field is too large", status_code=422)
+    try:
+        return ExecutorRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'request'}: {error['msg']}"
+            for error in exc.errors()[:5]
+        )
+        raise RequestRejectedError(f"bad 'request' field: {problems}", status_code=422) from exc
+
+
+def _one_file(form: FormData, name: str) -> UploadFile:
+    values = form.getlist(name)
+    if len(values) != 1 or not isinstance(values[0], UploadFile):
+        raise RequestRejectedError(f"expected exactly one {name!r} file")
+    return values[0]
+
+
+def _inputs(form: FormData) -> list[UploadFile]:
+    uploads: list[UploadFile] = []
+    for value in form.getlist("inputs"):
+        if not isinstance(value, UploadFile):
+            raise RequestRejectedError("'inputs' must be files whose filename is their path")
+        uploads.append(value)
+    return uploads

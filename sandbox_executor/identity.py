@@ -1,0 +1,147 @@
+"""The unprivileged user a sandbox runs as, one per executor on a host.
+
+A root executor never runs a script as root: RLIMIT_NPROC does not bind root, and root could
+signal or read anything the sandbox view lets it reach. Each executor takes a uid of its own
+from a range (``EXECUTOR__UID_RANGE_START`` / ``_SIZE``, default 60000–60999) and holds it with
+an ``flock`` on ``<lock dir>/<uid>.lock`` for its whole life, so concurrent sandboxes never
+share a process count, files or signals, and "kill every process of this uid" after a run is
+exact. The lock goes with the process, so a crashed executor frees its uid; the next holder
+first kills whatever that uid left running.
+
+An executor that is not root (a Kubernetes pod with ``runAsNonRoot``) cannot switch users:
+scripts run as the executor's own uid and the pod is the boundary between sandboxes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from sandbox_executor.errors import ExecutorError
+from sandbox_executor.settings import ExecutorSettings
+
+__all__ = ["LAUNCHER", "SandboxUser", "launcher_argv"]
+
+logger = logging.getLogger(__name__)
+
+LAUNCHER: Final = Path(__file__).with_name("_launcher.py")
+_RUN_LOCK_DIR: Final = Path("/run/skillweave-executor")
+_KILL_TIMEOUT_SECONDS: Final = 10.0
+
+
+def launcher_argv(spec: str) -> list[str]:
+    """The command that starts `_launcher.py` with its JSON `spec` (isolated, no site)."""
+    return [sys.executable, "-I", "-S", str(LAUNCHER), spec]
+
+
+@dataclass
+class SandboxUser:
+    """The uid/gid scripts run as; `dedicated` when no other sandbox or user shares it."""
+
+    uid: int
+    gid: int
+    dedicated: bool
+    _lock_fd: int | None = field(default=None, repr=False)
+
+    @classmethod
+    def acquire(cls, settings: ExecutorSettings) -> SandboxUser | None:
+        """Take the sandbox user for this executor; None when not running as root.
+
+        Raises:
+            ExecutorError: Every uid of the range is held by another executor, or the lock
+                folder is unsafe.
+        """
+        if os.geteuid() != 0:
+            return None
+        if settings.sandbox_uid is not None:
+            gid = settings.sandbox_gid or settings.sandbox_uid
+            user = cls(settings.sandbox_uid, gid, dedicated=True)
+        else:
+            user = cls._allocate(settings)
+        # A previous holder that crashed may have left processes behind.
+        user.kill_all()
+        return user
+
+    @classmethod
+    def _allocate(cls, settings: ExecutorSettings) -> SandboxUser:
+        lock_dir = _lock_dir(settings)
+        size = settings.uid_range_size
+        first = os.getpid() % size
+        for step in range(size):
+            uid = settings.uid_range_start + (first + step) % size
+            fd = os.open(
+                lock_dir / f"{uid}.lock",
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            gid = settings.sandbox_gid or uid
+            return cls(uid, gid, dedicated=True, _lock_fd=fd)
+        raise ExecutorError(
+            f"all {size} sandbox uids from {settings.uid_range_start} are held by other"
+            " executors; raise EXECUTOR__UID_RANGE_SIZE"
+        )
+
+    def kill_all(self) -> None:
+        """SIGKILL every process of this user, even those that left the process group."""
+        if not self.dedicated:
+            return
+        spec = f'{{"mode": "kill", "uid": {self.uid}, "gid": {self.gid}}}'
+        try:
+            done = subprocess.run(
+                launcher_argv(spec),
+                check=False,
+                timeout=_KILL_TIMEOUT_SECONDS,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        except subprocess.TimeoutExpired:
+            logger.error("could not kill the processes of sandbox uid %d in time", self.uid)
+            return
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            logger.error(
+                "could not kill the processes of sandbox uid %d: %s",
+                self.uid,
+                message[-1] if message else f"exit {done.returncode}",
+            )
+
+    def release(self) -> None:
+        """Give the uid back to the range (closing the lock); idempotent."""
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def _lock_dir(settings: ExecutorSettings) -> Path:
+    if settings.uid_lock_dir is not None:
+        folder = settings.uid_lock_dir
+    elif _RUN_LOCK_DIR.parent.is_dir() and os.access(_RUN_LOCK_DIR.parent, os.W_OK):
+        folder = _RUN_LOCK_DIR
+    else:
+        folder = Path(tempfile.gettempdir()) / "skillweave-executor-uids"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700, parents=True)
+    info = folder.lstat()
+    # Anyone able to plant files here could hold every uid or point a lock at another file.
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise ExecutorError(
+            f"{folder}: the uid lock folder must be a real folder owned by uid {os.geteuid()}"
+            " and writable by no one else"
+        )
+    return folder

@@ -1,0 +1,432 @@
+"""Running one script: the command, its environment, its limits, its captured streams.
+
+`check_request` refuses a bad request before any file is touched; `build_command` picks the
+interpreter by extension and wraps it in the launcher (limits, sandbox user) and, when the
+executor isolates with bubblewrap, in bwrap; `ScriptRunner` runs it to its end, its wall
+timeout or a cancellation, and always leaves no process behind. Arguments travel as a list,
+never through a shell.
+
+The environment is scrubbed: a fixed base (``PATH``, ``HOME``, ``PWD``, ``LANG``, ``TMPDIR``,
+``PYTHONPATH`` and ``NODE_PATH`` at the skill root, ``PYTHONDONTWRITEBYTECODE``,
+``PYTHONUNBUFFERED``) plus the request's ``env``. Request names must match
+``[A-Z_][A-Z0-9_]*`` and may not override the base nor set what changes how the interpreters
+and the loader start (``LD_*``, ``PYTHON*``, ``NODE_*``, ``BASH_*``, ``ENV``, ``SHELL``...). The
+script is untrusted anyway, so this is not a security boundary; it keeps the contract that
+the executor alone decides how a script starts, and a typo cannot silently break it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+from sandbox_executor.errors import RequestRejectedError
+from sandbox_executor.identity import SandboxUser, launcher_argv
+from sandbox_executor.isolation import (
+    SANDBOX_PATH,
+    SANDBOX_WORKSPACE,
+    IsolationPlan,
+    bwrap_argv,
+)
+from sandbox_executor.limits import rlimits_for
+from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace, relative_parts
+from skillweave.sandbox.models import ExecutionLimits, ExecutorFile, ExecutorRequest
+
+__all__ = [
+    "INTERPRETERS",
+    "Capture",
+    "PreparedCommand",
+    "RunOutcome",
+    "ScriptRunner",
+    "build_command",
+    "check_request",
+]
+
+INTERPRETERS: Final = {
+    ".py": "python3",
+    ".js": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".sh": "bash",
+}
+_PREFERRED: Final = {"python3": "/usr/bin/python3"}
+_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
+_BASE_ENV_NAMES: Final = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "PWD",
+        "LANG",
+        "TMPDIR",
+        "PYTHONPATH",
+        "NODE_PATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+    }
+)
+_RESERVED_ENV_NAMES: Final = _BASE_ENV_NAMES | {
+    "ENV",
+    "IFS",
+    "LANGUAGE",
+    "LOGNAME",
+    "SHELL",
+    "SHELLOPTS",
+    "USER",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "LOCPATH",
+}
+_RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "LC_", "MALLOC_")
+_MAX_ENV_VARS: Final = 256
+_MAX_ENV_BYTES: Final = 256 * 1024
+_MAX_ARGS_BYTES: Final = 512 * 1024
+_DRAIN_GRACE_SECONDS: Final = 2.0
+
+
+def check_request(request: ExecutorRequest) -> tuple[str, ...]:
+    """Refuse what no package can make runnable; return the script's path parts.
+
+    Raises:
+        RequestRejectedError: Bad script path, environment or arguments.
+    """
+    parts = relative_parts(request.script, what="script")
+    if len(request.env) > _MAX_ENV_VARS:
+        raise RequestRejectedError(f"env: more than {_MAX_ENV_VARS} variables")
+    size = 0
+    for name, value in request.env.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise RequestRejectedError(f"env: {name!r} is not a valid name ([A-Z_][A-Z0-9_]*)")
+        if name in _RESERVED_ENV_NAMES or name.startswith(_RESERVED_ENV_PREFIXES):
+            raise RequestRejectedError(
+                f"env: {name!r} is reserved; the executor sets the interpreter's environment"
+            )
+        if "\x00" in value:
+            raise RequestRejectedError(f"env: {name!r} holds a NUL character")
+        size += len(name) + len(value.encode("utf-8", "surrogatepass")) + 2
+    if size > _MAX_ENV_BYTES:
+        raise RequestRejectedError(f"env: more than {_MAX_ENV_BYTES} bytes")
+    if any("\x00" in arg for arg in request.args):
+        raise RequestRejectedError("args: an argument holds a NUL character")
+    if sum(len(arg.encode("utf-8", "surrogatepass")) + 1 for arg in request.args) > (
+        _MAX_ARGS_BYTES
+    ):
+        raise RequestRejectedError(f"args: more than {_MAX_ARGS_BYTES} bytes")
+    return parts
+
+
+@dataclass(frozen=True)
+class PreparedCommand:
+    """Everything needed to start the script: the full argv, its environment and cwd."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+
+
+def _script_file(workspace: Workspace, parts: tuple[str, ...], script: str) -> os.stat_result:
+    """Stat the script inside the skill, refusing a symlink anywhere on the way."""
+    path = workspace.skill
+    info: os.stat_result | None = None
+    for part in parts:
+        path = path / part
+        try:
+            info = path.lstat()
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise RequestRejectedError(f"script {script!r} is not in the skill package") from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise RequestRejectedError(f"script {script!r}: a symlink would escape the package")
+    assert info is not None
+    if not stat.S_ISREG(info.st_mode):
+        raise RequestRejectedError(f"script {script!r} is not a file of the skill package")
+    return info
+
+
+def _interpreter(name: str) -> str:
+    preferred = _PREFERRED.get(name)
+    if preferred and os.access(preferred, os.X_OK):
+        return preferred
+    found = shutil.which(name, path=SANDBOX_PATH)
+    if found is None:
+        raise RequestRejectedError(f"no {name} interpreter on this executor ({SANDBOX_PATH})")
+    return found
+
+
+def build_command(
+    request: ExecutorRequest,
+    *,
+    script_parts: tuple[str, ...],
+    workspace: Workspace,
+    plan: IsolationPlan,
+    user: SandboxUser | None,
+    etc_dir: Path,
+) -> PreparedCommand:
+    """The command that runs the request's script in `workspace` under the executor's plan.
+
+    Raises:
+        RequestRejectedError: The script is missing, escapes the package, or has a type with
+            no interpreter and no executable bit.
+    """
+    info = _script_file(workspace, script_parts, request.script)
+    suffix = os.path.splitext(script_parts[-1])[1].lower()
+    isolated = plan.isolation == "bubblewrap"
+    root = Path(SANDBOX_WORKSPACE) if isolated else workspace.root
+    script_path = str(root.joinpath("skill", *script_parts))
+    if suffix in INTERPRETERS:
+        command = [_interpreter(INTERPRETERS[suffix]), script_path]
+    elif info.st_mode & 0o111:
+        command = [script_path]
+    else:
+        known = ", ".join(INTERPRETERS)
+        raise RequestRejectedError(
+            f"script {request.script!r}: unsupported type {suffix or '(no extension)'!r};"
+            f" use {known}, or mark the file executable"
+        )
+    command += request.args
+
+    skill = str(root / "skill")
+    env = {
+        "PATH": SANDBOX_PATH,
+        "HOME": str(root),
+        "PWD": str(root),
+        "LANG": "C.UTF-8",
+        "TMPDIR": "/tmp" if isolated else str(workspace.tmp),
+        "PYTHONPATH": skill,
+        "NODE_PATH": skill,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        **request.env,
+    }
+    if isolated:
+        assert plan.bwrap is not None
+        command = bwrap_argv(
+            bwrap=plan.bwrap,
+            etc_dir=etc_dir,
+            workspace=workspace.root,
+            read_only=list(READ_ONLY_DIRS),
+            limits=request.limits,
+            command=command,
+        )
+    spec = {
+        "mode": "exec",
+        "rlimits": rlimits_for(
+            request.limits, isolation=plan.isolation, dedicated_user=user is not None
+        ),
+        "uid": user.uid if user else None,
+        "gid": user.gid if user else None,
+        "parent": os.getpid(),
+    }
+    cwd = workspace.root if not isolated else workspace.root.parent
+    return PreparedCommand(argv=[*launcher_argv(json.dumps(spec)), *command], env=env, cwd=cwd)
+
+
+class Capture:
+    """One captured stream: kept whole on disk up to a cap, hashed as it is written."""
+
+    def __init__(self, path: Path, *, max_bytes: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.dropped = 0
+        self._digest = hashlib.sha256()
+        self._file = open(path, "xb")  # noqa: SIM115 - closed by close(), after the drain
+
+    def write(self, chunk: bytes) -> None:
+        room = self.max_bytes - self.size
+        kept = chunk[:room] if len(chunk) > room else chunk
+        if kept:
+            self._file.write(kept)
+            self._digest.update(kept)
+            self.size += len(kept)
+        self.dropped += len(chunk) - len(kept)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def describe(self, name: str) -> ExecutorFile:
+        return ExecutorFile(name=name, size=self.size, sha256=self._digest.hexdigest())
+
+    def head(self, limit: int) -> tuple[str, bool]:
+        """The first `limit` bytes as text (UTF-8, errors replaced) and whether that is all."""
+        with open(self.path, "rb") as file:
+            data = file.read(limit)
+        truncated = self.size > len(data) or self.dropped > 0
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # Not final when cut: a character split at the cut is left out, not turned into U+FFFD.
+        return decoder.decode(data, final=not truncated), truncated
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended. `exit_code` is None when the executor killed it."""
+
+    exit_code: int | None
+    timed_out: bool
+    cancelled: bool
+    duration_ms: int
+
+
+class ScriptRunner:
+    """Runs one prepared command; `cancel` (synchronous, any time) kills it at once.
+
+    The process is a plain ``subprocess.Popen`` watched through a pidfd, with its pipes read
+    by asyncio read-pipe transports: asyncio's own subprocess ``wait()`` also waits for the
+    pipes to close, which a grandchild that left the process group can hold open forever.
+    """
+
+    def __init__(self, *, user: SandboxUser | None) -> None:
+        self._user = user
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._reaped = False
+        self._cancel = asyncio.Event()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Kill the script's process group now and make `run` answer ``cancelled``."""
+        self.cancelled = True
+        self._cancel.set()
+        self._kill_group()
+
+    def _kill_group(self) -> None:
+        # The launcher started a new session: its pid is the group. Under bubblewrap the group
+        # is bwrap, whose death takes the pid namespace and everything in it along. Until the
+        # leader is reaped its pid (so the group id) cannot be reused.
+        if self._popen is not None and not self._reaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._popen.pid, signal.SIGKILL)
+
+    async def run(
+        self, command: PreparedCommand, *, limits: ExecutionLimits, stdout: Capture, stderr: Capture
+    ) -> RunOutcome:
+        """Run to the end, the wall timeout or a cancel; no process of it survives the call."""
+        if self.cancelled:
+            stdout.close()
+            stderr.close()
+            return RunOutcome(None, timed_out=False, cancelled=True, duration_ms=0)
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        popen = subprocess.Popen(
+            command.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=command.env,
+            cwd=command.cwd,
+            start_new_session=True,
+        )
+        self._popen = popen
+        assert popen.stdout is not None
+        assert popen.stderr is not None
+        pipes = [
+            await _capture_pipe(loop, popen.stdout, stdout),
+            await _capture_pipe(loop, popen.stderr, stderr),
+        ]
+        exited = _exit_of(loop, popen.pid)
+        cancelled = asyncio.ensure_future(self._cancel.wait())
+        timed_out = False
+        try:
+            await asyncio.wait(
+                {exited, cancelled},
+                timeout=limits.timeout_seconds,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if not exited.done():
+                timed_out = not self.cancelled
+                self._kill_group()
+                await asyncio.wait({exited}, timeout=_DRAIN_GRACE_SECONDS)
+        finally:
+            duration_ms = int((time.monotonic() - started) * 1000)
+            cancelled.cancel()
+            # Whatever happened (even this task being cancelled), nothing may stay behind:
+            # the group, then whatever of the sandbox user left it, then the pipes.
+            self._kill_group()
+            if self._user is not None:
+                await asyncio.to_thread(self._user.kill_all)
+            await _close_pipes(pipes)
+            returncode = await asyncio.to_thread(popen.wait)
+            self._reaped = True
+            exited.cancel()
+            stdout.close()
+            stderr.close()
+        killed = timed_out or self.cancelled
+        return RunOutcome(
+            exit_code=None if killed else returncode,
+            timed_out=timed_out,
+            cancelled=self.cancelled,
+            duration_ms=duration_ms,
+        )
+
+
+class _CaptureProtocol(asyncio.Protocol):
+    """Writes what a pipe delivers to its `Capture`; `closed` resolves at EOF."""
+
+    def __init__(self, capture: Capture, closed: asyncio.Future[None]) -> None:
+        self._capture = capture
+        self.closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        self._capture.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _capture_pipe(
+    loop: asyncio.AbstractEventLoop, pipe: IO[bytes], capture: Capture
+) -> tuple[asyncio.BaseTransport, _CaptureProtocol]:
+    protocol = _CaptureProtocol(capture, loop.create_future())
+    transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
+    return transport, protocol
+
+
+async def _close_pipes(pipes: list[tuple[asyncio.BaseTransport, _CaptureProtocol]]) -> None:
+    """Let the pipes run dry; a pipe still held open after the grace period is cut."""
+    closed = [protocol.closed for _, protocol in pipes]
+    await asyncio.wait(closed, timeout=_DRAIN_GRACE_SECONDS)
+    for transport, protocol in pipes:
+        if not protocol.closed.done():
+            transport.close()
+    await asyncio.wait(closed, timeout=_DRAIN_GRACE_SECONDS)
+
+
+def _exit_of(loop: asyncio.AbstractEventLoop, pid: int) -> asyncio.Future[None]:
+    """Resolves when `pid` has exited, without reaping it (its group id stays reserved)."""
+    future: asyncio.Future[None] = loop.create_future()
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        # No pidfd (old kernel): a thread waits, without reaping (WNOWAIT).
+        waiting = asyncio.ensure_future(
+            asyncio.to_thread(os.waitid, os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        )
+        waiting.add_done_callback(lambda _: future.done() or future.set_result(None))
+        return future
+
+    def on_exit() -> None:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        if not future.done():
+            future.set_result(None)
+
+    def on_cancel(_: asyncio.Future[None]) -> None:
+        if future.cancelled():
+            loop.remove_reader(pidfd)
+            with contextlib.suppress(OSError):
+                os.close(pidfd)
+
+    loop.add_reader(pidfd, on_exit)
+    future.add_done_callback(on_cancel)
+    return future

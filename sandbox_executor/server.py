@@ -1,0 +1,116 @@
+"""Serving the executor: `run_executor` binds, starts uvicorn and reports where it listens.
+
+A manager spawns many executors at once, so each binds port 0 and reports the port the kernel
+chose: ``{"port": N, "pid": P}`` written atomically to a ready file, and one line
+``EXECUTOR_READY port=N`` on stdout, both only once the server accepts connections. SIGTERM or
+SIGINT kills a running script at once, then shuts down (the pending /execute answers
+``cancelled``) and removes the executor's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Final
+
+import uvicorn
+
+from sandbox_executor.app import create_app
+from sandbox_executor.executor import Executor
+from sandbox_executor.settings import ExecutorSettings
+
+__all__ = ["READY_LINE", "run_executor"]
+
+logger = logging.getLogger(__name__)
+
+READY_LINE: Final = "EXECUTOR_READY port={port}"
+_GRACEFUL_SHUTDOWN_SECONDS: Final = 5
+
+
+class _ExecutorServer(uvicorn.Server):
+    """uvicorn, plus a ready report after startup and an immediate kill on a signal."""
+
+    def __init__(
+        self, config: uvicorn.Config, *, executor: Executor, on_ready: Callable[[], None]
+    ) -> None:
+        super().__init__(config)
+        self._executor = executor
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit:
+            self._on_ready()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._executor.kill_now()
+        super().handle_exit(sig, frame)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(address)
+    sock.set_inheritable(False)
+    return sock
+
+
+def _announce(*, port: int, ready_file: Path | None) -> None:
+    if ready_file is not None:
+        temporary = ready_file.with_name(f".{ready_file.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({"port": port, "pid": os.getpid()}), encoding="utf-8")
+        os.replace(temporary, ready_file)
+    print(READY_LINE.format(port=port), flush=True)
+    logger.info("executor ready on port %d", port)
+
+
+def run_executor(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    token: str,
+    ready_file: Path | None = None,
+    workdir: Path | None = None,
+    settings: ExecutorSettings | None = None,
+    log_level: str = "info",
+) -> None:
+    """Serve one executor until it is told to stop (SIGTERM/SIGINT).
+
+    Args:
+        host: Address to listen on; loopback by default.
+        port: 0 lets the kernel choose a free port, which is then reported.
+        token: The manager's bearer token (never printed nor logged).
+        ready_file: Where to write ``{"port": N, "pid": P}`` once accepting connections.
+        workdir: Where the executor makes its folder (default: the temp dir).
+        settings: Default: read from ``EXECUTOR__*`` variables.
+        log_level: uvicorn's log level.
+
+    Raises:
+        ConfigError: No token.
+        ExecutorError: The executor cannot start here (see `create_app`).
+        OSError: The address cannot be bound.
+    """
+    app = create_app(token=token, workdir=workdir, settings=settings)
+    sock = _bind(host, port)
+    chosen = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+    )
+    server = _ExecutorServer(
+        config,
+        executor=app.state.executor,
+        on_ready=lambda: _announce(port=chosen, ready_file=ready_file),
+    )
+    with sock:
+        server.run(sockets=[sock])

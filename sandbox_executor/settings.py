@@ -1,0 +1,61 @@
+"""The executor's own settings, read from ``EXECUTOR__*`` environment variables.
+
+The executor runs inside a sandbox pod or as a local process the MCP manager spawned; it reads
+nothing of skillweave's ``Settings`` (which would hand it storage and model credentials it must
+never hold). This section is the one place it reads configuration: ``EXECUTOR__TOKEN`` (the
+manager's bearer token), ``EXECUTOR__ISOLATION`` (``auto`` | ``bubblewrap`` | ``rlimits``) and
+the sandbox user. Callers take an :class:`ExecutorSettings` (tests build one directly).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["CAPTURE_MAX_BYTES", "ExecutorSettings", "IsolationChoice"]
+
+IsolationChoice = Literal["auto", "bubblewrap", "rlimits"]
+
+CAPTURE_MAX_BYTES: Final = 512 * 1024 * 1024
+"""Most bytes of stdout (and, separately, of stderr) kept on disk; the rest is read and dropped."""
+
+
+class ExecutorSettings(BaseSettings):
+    """Configuration of one sandbox executor process."""
+
+    model_config = SettingsConfigDict(env_prefix="EXECUTOR__", extra="ignore")
+
+    token: SecretStr | None = Field(
+        default=None, description="Bearer token of the manager; the only caller accepted."
+    )
+    isolation: IsolationChoice = Field(
+        default="auto",
+        description=(
+            "auto: bubblewrap when it works here, else rlimits with a warning; bubblewrap:"
+            " refuse to start without it; rlimits: never use it (not a security boundary)."
+        ),
+    )
+    bwrap_path: str = Field(default="bwrap", description="The bubblewrap binary (name or path).")
+    sandbox_uid: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Run scripts as this uid when the executor runs as root. Unset: take a free uid of"
+            " the range below, so concurrent sandboxes never share one. A pinned uid must not be"
+            " shared with anything else: every process of it is killed after a run."
+        ),
+    )
+    sandbox_gid: int | None = Field(default=None, ge=1, description="Default: the sandbox uid.")
+    uid_range_start: int = Field(default=60_000, ge=1)
+    uid_range_size: int = Field(default=1_000, ge=1, le=1_000_000)
+    uid_lock_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Where executors on this host lock the uids they hold. Default:"
+            " /run/skillweave-executor when writable, else a folder in the temp dir."
+        ),
+    )
+    capture_max_bytes: int = Field(default=CAPTURE_MAX_BYTES, ge=1024)

@@ -1,0 +1,307 @@
+"""The workspace of one execution: materialized from the request, read back after the run.
+
+Layout on the host, inside the executor's folder (one fresh attempt folder per request)::
+
+    attempt/            0711, executor-owned: the sandbox user may pass, not list
+      package/          0700: the extracted package (what is not the skill stays here)
+      workspace/        0700, sandbox user: the script's cwd and HOME (``/workspace`` inside)
+        skill/          the skill root (the top-most folder with a SKILL.md), read-only
+        inputs/         the input files, read-only
+        outputs/        empty, writable: every regular file here is an output
+      tmp/              0700, sandbox user: TMPDIR when there is no bubblewrap
+
+Every path that comes from the request (script, input names) is checked before any file
+access: relative, no ``..``, no empty or ``.`` parts, no backslashes or NUL, and resolved
+without following a symlink. Outputs are read the same way, with ``O_NOFOLLOW`` from an open
+folder, so a script that leaves symlinks behind cannot make the executor read a host file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Final
+
+from sandbox_executor.errors import RequestRejectedError
+from sandbox_executor.identity import SandboxUser
+from skillweave.errors import PackageError
+from skillweave.sandbox.models import ExecutorFile
+from skillweave.skills.package import extract_package
+
+__all__ = [
+    "MAX_INPUT_FILES",
+    "OUTPUTS",
+    "CollectedOutputs",
+    "Workspace",
+    "collect_outputs",
+    "iter_file",
+    "open_beneath",
+    "prepare_workspace",
+    "relative_parts",
+    "remove_tree",
+]
+
+MAX_INPUT_FILES: Final = 256
+OUTPUTS: Final = "outputs"
+READ_ONLY_DIRS: Final = ("skill", "inputs")
+_MAX_PATH_CHARS: Final = 1024
+_MAX_PART_CHARS: Final = 255
+_MAX_OUTPUT_ENTRIES_SCANNED: Final = 100_000
+_CHUNK: Final = 1024 * 1024
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Host paths of one execution's files."""
+
+    root: Path
+    tmp: Path
+
+    @property
+    def skill(self) -> Path:
+        return self.root / "skill"
+
+    @property
+    def inputs(self) -> Path:
+        return self.root / "inputs"
+
+    @property
+    def outputs(self) -> Path:
+        return self.root / OUTPUTS
+
+
+@dataclass(frozen=True)
+class CollectedOutputs:
+    """The output files of a run, or why they are not listed."""
+
+    files: list[ExecutorFile]
+    paths: dict[str, tuple[str, ...]]
+    error: str | None = None
+
+
+def relative_parts(path: str, *, what: str) -> tuple[str, ...]:
+    """Split a request path into its parts, refusing anything that could leave its folder.
+
+    Raises:
+        RequestRejectedError: The path is empty, absolute, has ``..``, ``.`` or empty parts,
+            a backslash or NUL, or is too long.
+    """
+    if not path:
+        raise RequestRejectedError(f"{what}: empty path")
+    if len(path) > _MAX_PATH_CHARS:
+        raise RequestRejectedError(f"{what}: path longer than {_MAX_PATH_CHARS} characters")
+    if "\x00" in path or "\\" in path:
+        raise RequestRejectedError(f"{what} {path!r}: NUL or backslash in path")
+    if path.startswith("/"):
+        raise RequestRejectedError(f"{what} {path!r}: absolute path; give it relative")
+    parts = tuple(path.split("/"))
+    if ".." in parts:
+        raise RequestRejectedError(f"{what} {path!r}: '..' would escape its folder")
+    if any(part in {"", "."} for part in parts):
+        raise RequestRejectedError(f"{what} {path!r}: empty or '.' path component")
+    if any(len(part) > _MAX_PART_CHARS for part in parts):
+        raise RequestRejectedError(f"{what} {path!r}: a component is over {_MAX_PART_CHARS}")
+    return parts
+
+
+def prepare_workspace(
+    folder: Path,
+    *,
+    package: bytes,
+    inputs: Sequence[tuple[tuple[str, ...], BinaryIO]],
+    user: SandboxUser | None,
+) -> Workspace:
+    """Materialize a fresh workspace in the empty attempt `folder`.
+
+    Args:
+        folder: A new folder of the executor's (mode 0711).
+        package: The skill package ZIP; its top-most folder with a SKILL.md is the skill.
+        inputs: Each input's checked path parts under ``inputs/`` and its data.
+        user: The sandbox user, who will own the writable parts; None keeps the executor's.
+
+    Raises:
+        RequestRejectedError: The package is unsafe or holds no single top-level skill.
+    """
+    staging = folder / "package"
+    staging.mkdir(mode=0o700)
+    try:
+        skill_dirs = extract_package(package, staging)
+    except PackageError as exc:
+        raise RequestRejectedError(f"bad skill package: {exc}") from exc
+    top = skill_dirs[0]
+    depth = len(top.parts)
+    if len(skill_dirs) > 1 and len(skill_dirs[1].parts) == depth:
+        raise RequestRejectedError(
+            "bad skill package: several skills at its top"
+            f" ({skill_dirs[0].name!r}, {skill_dirs[1].name!r}); send one skill's package"
+        )
+
+    workspace = Workspace(root=folder / "workspace", tmp=folder / "tmp")
+    workspace.root.mkdir(mode=0o700)
+    workspace.tmp.mkdir(mode=0o700)
+    os.rename(top, workspace.skill)
+    workspace.inputs.mkdir(mode=0o755)
+    _write_inputs(workspace.inputs, inputs)
+    workspace.outputs.mkdir(mode=0o755)
+    for path in (workspace.skill, workspace.inputs):
+        _make_read_only(path)
+    if user is not None:
+        for path in (workspace.root, workspace.tmp, workspace.outputs):
+            os.chown(path, user.uid, user.gid)
+    return workspace
+
+
+def _write_inputs(root: Path, inputs: Sequence[tuple[tuple[str, ...], BinaryIO]]) -> None:
+    for parts, data in inputs:
+        parent = root
+        for part in parts[:-1]:
+            parent = parent / part
+            try:
+                parent.mkdir(mode=0o755)
+            except FileExistsError as exc:
+                if not parent.is_dir():
+                    raise RequestRejectedError(
+                        f"input {'/'.join(parts)!r}: clashes with another input"
+                    ) from exc
+        target = parent / parts[-1]
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(target, flags, 0o644)
+        except (FileExistsError, IsADirectoryError) as exc:
+            raise RequestRejectedError(
+                f"input {'/'.join(parts)!r}: given twice or clashes with another input"
+            ) from exc
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(data, out, _CHUNK)
+
+
+def _make_read_only(root: Path) -> None:
+    """a-w over a tree: the sandbox user does not own it anyway, a same-uid executor does."""
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            mode = os.lstat(path).st_mode
+            os.chmod(path, 0o555 if mode & 0o111 else 0o444, follow_symlinks=False)
+        os.chmod(folder, 0o555)
+
+
+def open_beneath(root: Path, parts: Sequence[str]) -> int:
+    """Open the regular file `root`/`parts` for reading without following any symlink.
+
+    Raises:
+        FileNotFoundError: It does not exist, a part is a symlink, or it is not a regular file.
+    """
+    try:
+        folder = os.open(root, _DIR_FLAGS)
+    except OSError as exc:
+        raise FileNotFoundError(str(root)) from exc
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        fd = os.open(
+            parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder
+        )
+    except OSError as exc:
+        raise FileNotFoundError("/".join(parts)) from exc
+    finally:
+        os.close(folder)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileNotFoundError("/".join(parts))
+    return fd
+
+
+def iter_file(fd: int) -> Iterator[bytes]:
+    """Read an open file in chunks, closing it at the end (or when the consumer stops)."""
+    try:
+        while chunk := os.read(fd, _CHUNK):
+            yield chunk
+    finally:
+        os.close(fd)
+
+
+def _describe(fd: int, name: str) -> ExecutorFile:
+    digest = hashlib.sha256()
+    size = 0
+    for chunk in iter_file(fd):
+        digest.update(chunk)
+        size += len(chunk)
+    return ExecutorFile(name=name, size=size, sha256=digest.hexdigest())
+
+
+def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs:
+    """List every regular file under ``outputs/`` (symlinks are neither followed nor listed).
+
+    Over `max_files` files, nothing is listed and `error` says why: a partial set of outputs
+    would look like a complete one.
+    """
+    found: list[tuple[str, ...]] = []
+    scanned = 0
+    try:
+        top = os.open(workspace.root, _DIR_FLAGS)
+    except OSError:
+        return CollectedOutputs([], {}, error="the workspace is gone")
+    try:
+        for folder, dirs, files, folder_fd in os.fwalk(OUTPUTS, dir_fd=top, follow_symlinks=False):
+            dirs.sort()
+            scanned += len(dirs) + len(files)
+            if scanned > _MAX_OUTPUT_ENTRIES_SCANNED:
+                return CollectedOutputs(
+                    [], {}, error=f"more than {_MAX_OUTPUT_ENTRIES_SCANNED} entries under outputs/"
+                )
+            for name in sorted(files):
+                info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode) or not _is_text(folder, name):
+                    continue
+                found.append((*folder.split("/")[1:], name))
+                if len(found) > max_files:
+                    return CollectedOutputs(
+                        [],
+                        {},
+                        error=(
+                            f"more than {max_files} files under outputs/ (max_output_files);"
+                            " no outputs were kept"
+                        ),
+                    )
+    finally:
+        os.close(top)
+    files_out: list[ExecutorFile] = []
+    paths: dict[str, tuple[str, ...]] = {}
+    for parts in found:
+        name = "/".join((OUTPUTS, *parts))
+        with contextlib.suppress(FileNotFoundError):
+            files_out.append(_describe(open_beneath(workspace.outputs, parts), name))
+            paths[name] = parts
+    return CollectedOutputs(files_out, paths)
+
+
+def _is_text(*names: str) -> bool:
+    """Names must survive JSON: undecodable bytes (surrogate escapes) are skipped."""
+    try:
+        for name in names:
+            name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder tree even where a script or `_make_read_only` took write bits away."""
+    if not os.path.lexists(path):
+        return
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for folder, _, _ in os.walk(path):
+            with contextlib.suppress(OSError):
+                os.chmod(folder, 0o700)
+        shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,5 @@
+"""``python -m skillweave.cli``."""
+
+from skillweave.cli import main
+
+main()

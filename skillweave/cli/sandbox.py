@@ -1,0 +1,115 @@
+"""``skillweave sandbox run``: one script through a manager, from the command line.
+
+With ``SANDBOX__MANAGER_URL`` set it uses that manager (which must share this machine's
+artifact store settings, since the CLI publishes the skill and uploads inputs there); otherwise
+it starts a manager with a local warm pool of one sandbox inside this process, on a loopback
+port, for the duration of the command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import uvicorn
+from pydantic import SecretStr
+
+from mcp_manager import create_app
+from skillweave.config import Settings
+from skillweave.errors import ConfigError
+from skillweave.sandbox.client import SandboxClient
+from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.sandbox.packages import publish_skill
+from skillweave.skills import Skill
+from skillweave.storage import keys, open_store
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["SandboxRun", "copy_outputs", "run_script"]
+
+
+class SandboxRun:
+    """What ``sandbox run`` did: the result and where things are."""
+
+    def __init__(self, result: ExecutionResult, *, run_id: str, store: ArtifactStore) -> None:
+        self.result = result
+        self.run_id = run_id
+        self.store = store
+
+
+@contextlib.asynccontextmanager
+async def _manager(settings: Settings) -> AsyncIterator[tuple[str, str]]:
+    """A manager to talk to: the configured one, or one started here on loopback."""
+    if settings.sandbox.manager_url:
+        if settings.sandbox.manager_token is None:
+            raise ConfigError("SANDBOX__MANAGER_URL is set but SANDBOX__MANAGER_TOKEN is not")
+        yield settings.sandbox.manager_url, settings.sandbox.manager_token.get_secret_value()
+        return
+    token = secrets.token_urlsafe(32)
+    local = settings.model_copy(deep=True)
+    local.sandbox = local.sandbox.model_copy(
+        update={"manager_token": SecretStr(token), "pool_target": 1}
+    )
+    app = create_app(local, publish=False)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    )
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                raise ConfigError("the in-process manager did not start")
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}", token
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def run_script(
+    settings: Settings,
+    skill: Skill,
+    script: str,
+    *,
+    args: Sequence[str] = (),
+    inputs: Sequence[Path] = (),
+    timeout: float | None = None,
+) -> SandboxRun:
+    """Publish `skill`, upload `inputs`, run `script` through a manager, return the outcome."""
+    store = open_store(settings.storage)
+    await publish_skill(store, skill)
+    run_id = f"cli-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    refs = []
+    for path in inputs:
+        data = await asyncio.to_thread(path.read_bytes)
+        refs.append(await store.put_bytes(keys.run_input_key(run_id, path.name), data))
+    request = ExecuteRequest(
+        execution_id=f"{run_id}/1",
+        run_id=run_id,
+        skill=skill.name,
+        version=skill.version,
+        script=script,
+        args=list(args),
+        inputs=refs,
+        limits=ExecutionLimits(timeout_seconds=timeout or settings.sandbox.timeout_seconds),
+    )
+    async with _manager(settings) as (url, token), SandboxClient(url, token=token) as client:
+        result = await client.execute(request)
+    return SandboxRun(result, run_id=run_id, store=store)
+
+
+async def copy_outputs(run: SandboxRun, destination: Path) -> list[Path]:
+    """Copy the output artifacts of `run` into `destination`; returns the files written."""
+    written: list[Path] = []
+    for output in run.result.outputs:
+        target = destination / output.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await run.store.get_file(output.ref, str(target))
+        written.append(target)
+    return written

@@ -1,0 +1,133 @@
+"""The wire models of script execution: manager API and manager→executor protocol.
+
+``ExecuteRequest`` / ``ExecutionResult`` are the body and answer of the MCP manager's
+``POST /sandbox/execute``. ``ExecutorRequest`` / ``ExecutorResult`` are what the manager sends to
+a one-shot sandbox executor (``POST /execute``, multipart: this JSON as the ``request`` field,
+the skill package ZIP as the ``package`` file, each input as an ``inputs`` file whose filename
+is its path under ``inputs/``) and what it answers; large files (outputs, full stdout/stderr)
+are then fetched from the executor with ``GET /files/{name}`` so nothing big rides in JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.storage.base import ArtifactRef
+
+__all__ = [
+    "ExecuteRequest",
+    "ExecutionLimits",
+    "ExecutionResult",
+    "ExecutionStatus",
+    "ExecutorFile",
+    "ExecutorRequest",
+    "ExecutorResult",
+    "Isolation",
+    "OutputArtifact",
+]
+
+ExecutionStatus = Literal["succeeded", "failed", "timed_out", "cancelled", "error"]
+Isolation = Literal["bubblewrap", "rlimits"]
+
+
+class ExecutionLimits(BaseModel):
+    """Per-execution limits; every field has a safe default."""
+
+    model_config = ConfigDict(frozen=True)
+
+    timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    memory_mb: int = Field(default=512, ge=16, le=65536)
+    max_processes: int = Field(default=64, ge=1, le=4096)
+    max_open_files: int = Field(default=256, ge=16, le=65536)
+    max_file_mb: int = Field(default=64, ge=1, le=65536)
+    max_output_bytes: int = Field(
+        default=256 * 1024, ge=1024, description="stdout and stderr each, inline in the result"
+    )
+    max_output_files: int = Field(default=100, ge=0, le=10_000)
+
+
+class ExecuteRequest(BaseModel):
+    """``POST /sandbox/execute``: run one script of one pinned skill version."""
+
+    execution_id: str = Field(
+        min_length=1, max_length=512, description="Idempotency key, e.g. workflow_id/activity_id"
+    )
+    run_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
+    skill: str = Field(min_length=1, max_length=64)
+    version: str = Field(pattern=r"^[0-9a-f]{64}$")
+    script: str = Field(min_length=1, max_length=512, description="Path inside the package")
+    args: list[str] = Field(default_factory=list, max_length=256)
+    inputs: list[ArtifactRef] = Field(default_factory=list, max_length=256)
+    env: dict[str, str] = Field(default_factory=dict)
+    limits: ExecutionLimits | None = None
+
+
+class OutputArtifact(BaseModel):
+    """A file the script wrote under ``outputs/``, now stored as an artifact of the run."""
+
+    path: str
+    ref: ArtifactRef
+
+
+class ExecutionResult(BaseModel):
+    """What an execution came to. Stored, so a repeated execution_id returns it unchanged."""
+
+    execution_id: str
+    run_id: str
+    skill: str
+    version: str
+    script: str
+    status: ExecutionStatus
+    exit_code: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    stdout_ref: ArtifactRef | None = None
+    stderr_ref: ArtifactRef | None = None
+    timed_out: bool = False
+    duration_ms: int = 0
+    outputs: list[OutputArtifact] = Field(default_factory=list)
+    isolation: Isolation | None = None
+    error: str | None = None
+
+
+# --- manager → executor --------------------------------------------------------------------
+
+
+class ExecutorRequest(BaseModel):
+    """The ``request`` field of the executor's ``POST /execute``."""
+
+    script: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    limits: ExecutionLimits = Field(default_factory=ExecutionLimits)
+
+
+class ExecutorFile(BaseModel):
+    """A file the manager may fetch with ``GET /files/{name}`` (e.g. ``outputs/report.md``,
+    ``stdout``, ``stderr``)."""
+
+    name: str
+    size: int
+    sha256: str
+
+
+class ExecutorResult(BaseModel):
+    """The executor's answer to ``POST /execute``."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    timed_out: bool = False
+    cancelled: bool = False
+    duration_ms: int
+    isolation: Isolation
+    outputs: list[ExecutorFile] = Field(default_factory=list)
+    full_stdout: ExecutorFile | None = None
+    full_stderr: ExecutorFile | None = None
+    error: str | None = None

@@ -1,0 +1,63 @@
+"""Artifact storage: the ``ArtifactStore`` protocol, its two stores, and the key layout.
+
+Everything that crosses a process boundary as bytes lives here and travels as an
+:class:`ArtifactRef`. :func:`open_store` builds the store the settings ask for; the key layout
+is :mod:`skillweave.storage.keys` (imported as a module: ``keys.run_input_key(...)``).
+"""
+
+from __future__ import annotations
+
+from skillweave.config import StorageSettings
+from skillweave.errors import (
+    ArtifactIntegrityError,
+    ArtifactNotFoundError,
+    ConfigError,
+    InvalidKeyError,
+    StorageError,
+)
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.s3 import S3ArtifactStore
+
+__all__ = [
+    "ArtifactIntegrityError",
+    "ArtifactNotFoundError",
+    "ArtifactRef",
+    "ArtifactStore",
+    "InvalidKeyError",
+    "LocalArtifactStore",
+    "S3ArtifactStore",
+    "StorageError",
+    "keys",
+    "open_store",
+]
+
+
+def open_store(settings: StorageSettings) -> ArtifactStore:
+    """The artifact store `settings` describe.
+
+    ``local`` opens a directory (``local_dir``, ``~`` expanded); ``s3`` an S3 or MinIO bucket.
+    Nothing is contacted or created here: the S3 bucket is checked (and created if missing) on
+    first use, the local directory on the first write.
+
+    Raises:
+        ConfigError: ``s3`` without both access and secret keys, or a malformed endpoint/bucket.
+    """
+    match settings.backend:
+        case "local":
+            return LocalArtifactStore(settings.local_dir.expanduser())
+        case "s3":
+            if settings.s3_access_key is None or settings.s3_secret_key is None:
+                raise ConfigError(
+                    "storage backend 's3' needs credentials: set STORAGE__S3_ACCESS_KEY and "
+                    "STORAGE__S3_SECRET_KEY (or use STORAGE__BACKEND=local)"
+                )
+            return S3ArtifactStore(
+                endpoint=settings.s3_endpoint,
+                bucket=settings.s3_bucket,
+                access_key=settings.s3_access_key.get_secret_value(),
+                secret_key=settings.s3_secret_key.get_secret_value(),
+                secure=settings.s3_secure,
+                region=settings.s3_region,
+            )

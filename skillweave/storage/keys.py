@@ -1,0 +1,223 @@
+"""The key layout of the artifact store: the one module that knows where things live.
+
+Every key skillweave stores is built here, and every component is validated before it is
+joined, so a run id, a skill name or a user-supplied path can never climb out of its place::
+
+    skills/{name}/{version}.zip                            a published skill package
+    runs/{run_id}/inputs/{path}                            a file uploaded for a run
+    runs/{run_id}/executions/{digest}/outputs/{path}       a file a script wrote under outputs/
+    runs/{run_id}/executions/{digest}/{stdout|stderr}.txt  full output when over the cap
+    runs/{run_id}/transcript/{seq:08d}.json                the append-only transcript log
+    executions/{sha256}.json                               the stored result of an execution
+    executions/{sha256}.claim                              the claim marker of an execution
+
+`digest` is the first 32 hex digits of sha256(execution_id): execution ids are
+``workflow_id/activity_id`` and contain ``/``, so they are hashed rather than embedded. Stores
+call :func:`validate_key` and :func:`validate_prefix` on whatever they are given; callers in the
+MCP manager use :func:`belongs_to_run` to refuse an input ref that points into another run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Final, Literal
+
+from skillweave.errors import InvalidKeyError
+
+__all__ = [
+    "MAX_KEY_BYTES",
+    "MAX_TRANSCRIPT_SEQ",
+    "LogStream",
+    "belongs_to_run",
+    "execution_claim_key",
+    "execution_digest",
+    "execution_log_key",
+    "execution_output_key",
+    "execution_result_key",
+    "run_input_key",
+    "run_prefix",
+    "skill_package_key",
+    "transcript_key",
+    "validate_key",
+    "validate_prefix",
+]
+
+MAX_KEY_BYTES: Final = 1024
+"""S3's limit on an object key (UTF-8 bytes); ``ArtifactRef.key`` has the same cap."""
+
+MAX_NAME_CHARS: Final = 255
+"""Longest single component (a run id, a skill name, one path segment): a file-name limit."""
+
+MAX_TRANSCRIPT_SEQ: Final = 99_999_999
+"""Transcript sequence numbers are zero-padded to 8 digits so keys sort in order."""
+
+_EXECUTION_DIGEST_HEX: Final = 32
+
+LogStream = Literal["stdout", "stderr"]
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def validate_key(key: str) -> str:
+    """Check that `key` is a well-formed, relative, non-escaping key and return it.
+
+    Rejected: empty keys, keys over 1024 UTF-8 bytes, a leading ``/``, empty segments
+    (``a//b``, a trailing ``/``), ``.`` or ``..`` segments, backslashes, NUL and other control
+    characters.
+
+    Raises:
+        InvalidKeyError: with the reason.
+    """
+    if not isinstance(key, str):
+        raise InvalidKeyError(repr(key), "a key must be a string")
+    if not key:
+        raise InvalidKeyError(key, "the key is empty")
+    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        raise InvalidKeyError(key, f"the key is longer than {MAX_KEY_BYTES} bytes")
+    if "\x00" in key:
+        raise InvalidKeyError(key, "the key contains a NUL byte")
+    if _CONTROL.search(key):
+        raise InvalidKeyError(key, "the key contains a control character")
+    if "\\" in key:
+        raise InvalidKeyError(key, "the key contains a backslash")
+    if key.startswith("/"):
+        raise InvalidKeyError(key, "the key is absolute (starts with '/')")
+    for part in key.split("/"):
+        if not part:
+            raise InvalidKeyError(key, "the key has an empty segment ('//' or a trailing '/')")
+        if part in {".", ".."}:
+            raise InvalidKeyError(key, f"the key has a {part!r} segment")
+    return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Check a listing prefix and return it: ``""`` (everything), or a key that may end in ``/``.
+
+    Raises:
+        InvalidKeyError: with the reason.
+    """
+    if prefix == "":
+        return prefix
+    validate_key(prefix.removesuffix("/") if prefix != "/" else prefix)
+    return prefix
+
+
+def _name(value: str, what: str) -> str:
+    """A single safe component: a run id, a skill name, a version."""
+    if not isinstance(value, str) or not value:
+        raise InvalidKeyError(str(value), f"the {what} is empty")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidKeyError(value, f"the {what} is longer than {MAX_NAME_CHARS} characters")
+    if value in {".", ".."}:
+        raise InvalidKeyError(value, f"the {what} cannot be {value!r}")
+    if not _SAFE_NAME.fullmatch(value):
+        raise InvalidKeyError(value, f"the {what} may only contain A-Z a-z 0-9 '.' '_' '-'")
+    return value
+
+
+def _relative_path(path: str) -> str:
+    """A relative artifact path: safe components joined by ``/``."""
+    if not isinstance(path, str) or not path:
+        raise InvalidKeyError(str(path), "the path is empty")
+    if "\x00" in path:
+        raise InvalidKeyError(path, "the path contains a NUL byte")
+    if "\\" in path:
+        raise InvalidKeyError(path, "the path contains a backslash")
+    if path.startswith("/"):
+        raise InvalidKeyError(path, "the path is absolute (starts with '/')")
+    for part in path.split("/"):
+        if not part:
+            raise InvalidKeyError(path, "the path has an empty segment ('//' or a trailing '/')")
+        if part in {".", ".."}:
+            raise InvalidKeyError(path, f"the path has a {part!r} segment")
+        if len(part) > MAX_NAME_CHARS:
+            raise InvalidKeyError(path, f"a path segment is longer than {MAX_NAME_CHARS} chars")
+        if not _SAFE_NAME.fullmatch(part):
+            raise InvalidKeyError(
+                path, f"segment {part!r} may only contain A-Z a-z 0-9 '.' '_' '-'"
+            )
+    return path
+
+
+def _execution_id(execution_id: str) -> str:
+    if not isinstance(execution_id, str) or not execution_id:
+        raise InvalidKeyError(str(execution_id), "the execution id is empty")
+    if "\x00" in execution_id:
+        raise InvalidKeyError(execution_id, "the execution id contains a NUL byte")
+    return execution_id
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def execution_digest(execution_id: str) -> str:
+    """The 32-hex-digit folder name of an execution under its run."""
+    return _sha256(_execution_id(execution_id))[:_EXECUTION_DIGEST_HEX]
+
+
+def skill_package_key(name: str, version: str) -> str:
+    """``skills/{name}/{version}.zip``: the package of one version of a skill."""
+    return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.zip"
+
+
+def run_prefix(run_id: str) -> str:
+    """``runs/{run_id}/``: everything a run owns is under this prefix."""
+    return f"runs/{_name(run_id, 'run id')}/"
+
+
+def run_input_key(run_id: str, path: str) -> str:
+    """``runs/{run_id}/inputs/{path}``: a file uploaded for a run (by a user or a caller)."""
+    return validate_key(f"{run_prefix(run_id)}inputs/{_relative_path(path)}")
+
+
+def _execution_prefix(run_id: str, execution_id: str) -> str:
+    return f"{run_prefix(run_id)}executions/{execution_digest(execution_id)}/"
+
+
+def execution_output_key(run_id: str, execution_id: str, path: str) -> str:
+    """``runs/{run_id}/executions/{digest}/outputs/{path}``: a file a script produced."""
+    prefix = _execution_prefix(run_id, execution_id)
+    return validate_key(f"{prefix}outputs/{_relative_path(path)}")
+
+
+def execution_log_key(run_id: str, execution_id: str, stream: LogStream) -> str:
+    """``runs/{run_id}/executions/{digest}/{stream}.txt``: the full stdout or stderr."""
+    if stream not in ("stdout", "stderr"):
+        raise InvalidKeyError(str(stream), "the stream must be 'stdout' or 'stderr'")
+    return f"{_execution_prefix(run_id, execution_id)}{stream}.txt"
+
+
+def execution_result_key(execution_id: str) -> str:
+    """``executions/{sha256}.json``: the persisted result of an execution (idempotency)."""
+    return f"executions/{_sha256(_execution_id(execution_id))}.json"
+
+
+def execution_claim_key(execution_id: str) -> str:
+    """``executions/{sha256}.claim``: written with ``put_if_absent`` by whoever runs it."""
+    return f"executions/{_sha256(_execution_id(execution_id))}.claim"
+
+
+def transcript_key(run_id: str, seq: int) -> str:
+    """``runs/{run_id}/transcript/{seq:08d}.json``: one entry of the transcript log."""
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise InvalidKeyError(repr(seq), "the transcript sequence number must be an int")
+    if not 0 <= seq <= MAX_TRANSCRIPT_SEQ:
+        raise InvalidKeyError(str(seq), f"the sequence number must be in 0..{MAX_TRANSCRIPT_SEQ}")
+    return f"{run_prefix(run_id)}transcript/{seq:08d}.json"
+
+
+def belongs_to_run(key: str, run_id: str) -> bool:
+    """Whether `key` is a well-formed key under ``runs/{run_id}/``.
+
+    A malformed key (``runs/r/../other/x``, a backslash…) never belongs to any run, so this is
+    safe to call on untrusted refs. A malformed `run_id` raises ``InvalidKeyError``.
+    """
+    prefix = run_prefix(run_id)
+    try:
+        validate_key(key)
+    except InvalidKeyError:
+        return False
+    return key.startswith(prefix) and len(key) > len(prefix)

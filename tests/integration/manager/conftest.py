@@ -1,0 +1,204 @@
+"""A real MCP manager on loopback with a local pool of real executor processes, over a local
+artifact store holding a test skill library (published the way the manager publishes)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import textwrap
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from pydantic import SecretStr
+
+from mcp_manager import LocalBackend, Sandbox, create_app
+from skillweave.config import Settings
+from skillweave.sandbox.client import SandboxClient
+from skillweave.sandbox.packages import publish_library
+from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.storage.local import LocalArtifactStore
+from tests.conftest import BUNDLED_SKILLS, write_skill
+
+TOKEN = "manager-test-token"
+
+SCRIPTS = {
+    "hello.py": "import sys\nprint('hello', *sys.argv[1:])\n",
+    "copy.py": textwrap.dedent(
+        """
+        import pathlib
+        data = pathlib.Path('inputs/in.txt').read_bytes()
+        pathlib.Path('outputs').mkdir(exist_ok=True)
+        pathlib.Path('outputs/out.txt').write_bytes(data[::-1])
+        print(len(data))
+        """
+    ),
+    "loop.py": "while True:\n    pass\n",
+    "sleep.py": "import time\ntime.sleep(60)\n",
+    "memory.py": "blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))\n",
+    "fork.py": textwrap.dedent(
+        """
+        import os, time
+        children = 0
+        try:
+            for _ in range(10000):
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                children += 1
+        except OSError as exc:
+            print('fork refused after', children, exc)
+            raise SystemExit(3)
+        """
+    ),
+    "flood.py": textwrap.dedent(
+        """
+        import sys
+        line = 'x' * 1023 + '\\n'
+        for _ in range(100 * 1024):
+            sys.stdout.write(line)
+        """
+    ),
+    "connect.py": textwrap.dedent(
+        """
+        import socket, sys
+        try:
+            socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2).close()
+            print('CONNECTED')
+        except OSError as exc:
+            print('BLOCKED', exc)
+        """
+    ),
+    "env.py": "import os\nfor k in sorted(os.environ):\n    print(k, '=', os.environ[k])\n",
+    "readfile.py": textwrap.dedent(
+        """
+        import sys
+        try:
+            print('READ', open(sys.argv[1]).read())
+        except OSError as exc:
+            print('DENIED', type(exc).__name__)
+        """
+    ),
+}
+
+
+class CountingBackend(LocalBackend):
+    """A local backend that counts executions that really ran, outside the sandbox: before a
+    one-shot executor is destroyed, its own /healthz says whether it served an execution."""
+
+    def __init__(self) -> None:
+        super().__init__(start_timeout=30.0)
+        self.runs = 0
+
+    async def destroy(self, sandbox: Sandbox) -> None:
+        if sandbox.url:
+            with contextlib.suppress(httpx.HTTPError):
+                async with httpx.AsyncClient() as client:
+                    health = await client.get(f"{sandbox.url}/healthz", timeout=2.0)
+                if health.json().get("status") in ("busy", "done"):
+                    self.runs += 1
+        await super().destroy(sandbox)
+
+
+@dataclass
+class Manager:
+    url: str
+    client: SandboxClient
+    store: LocalArtifactStore
+    registry: SkillRegistry
+    backend: CountingBackend
+    http: httpx.AsyncClient = field(repr=False)
+    server: uvicorn.Server = field(repr=False, default=None)  # type: ignore[assignment]
+    task: asyncio.Task[None] | None = field(repr=False, default=None)
+
+    def version(self, skill: str) -> str:
+        return self.registry.get(skill).version
+
+    async def shutdown(self) -> None:
+        """Stop this manager (its pool and executors go with it)."""
+        if self.task is None:
+            return
+        await self.client.aclose()
+        await self.http.aclose()
+        self.server.should_exit = True
+        await self.task
+        self.task = None
+
+
+StartManager = Callable[..., Awaitable[Manager]]
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> SkillRegistry:
+    root = tmp_path / "skills"
+    write_skill(
+        root / "probe",
+        description="Test scripts for the sandbox suite.",
+        files={f"scripts/{name}": code for name, code in SCRIPTS.items()},
+    )
+    write_skill(
+        root / "secret-holder",
+        description="Has a secret.",
+        files={"scripts/env.py": SCRIPTS["env.py"]},
+    )
+    return SkillRegistry.from_scan(SkillScanner([BUNDLED_SKILLS, root]).scan())
+
+
+@pytest.fixture
+async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator[StartManager]:
+    started: list[Manager] = []
+    store = LocalArtifactStore(tmp_path / "store")
+    await publish_library(store, library)
+
+    async def start(
+        *, pool_target: int = 1, pool_max: int = 4, claim_timeout: float = 20.0
+    ) -> Manager:
+        settings = Settings(
+            _env_file=None,
+            sandbox={
+                "manager_token": SecretStr(TOKEN),
+                "pool_target": pool_target,
+                "pool_max": pool_max,
+                "claim_timeout_seconds": claim_timeout,
+                "skill_secrets": {"secret-holder": {"HOLDER_TOKEN": SecretStr("tok-8f2d9c1a")}},
+            },
+        )
+        backend = CountingBackend()
+        app = create_app(settings, store=store, backend=backend, publish=False)
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+        task = asyncio.create_task(server.serve())
+        while not server.started:
+            assert not task.done(), "manager failed to start"
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}"
+        manager = Manager(
+            url=url,
+            client=SandboxClient(url, token=TOKEN),
+            store=store,
+            registry=library,
+            backend=backend,
+            http=httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}),
+            server=server,
+            task=task,
+        )
+        started.append(manager)
+        return manager
+
+    yield start
+    for manager in started:
+        await manager.shutdown()
+
+
+async def assert_eventually(
+    check: Callable[[], Awaitable[bool]], *, timeout: float = 15.0, interval: float = 0.05
+) -> None:
+    """Poll `check` until it holds; fail after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition did not hold in time")
+        await asyncio.sleep(interval)

@@ -1,0 +1,314 @@
+"""The MCP manager end to end: real HTTP, real executor processes, a real store."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skillweave.errors import ExecutionConflictError, ExecutionRejectedError
+from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.storage import keys
+from tests.integration.manager.conftest import Manager, StartManager, assert_eventually
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def request(
+    manager: Manager, script: str, *, skill: str = "probe", **fields: object
+) -> ExecuteRequest:
+    fields.setdefault("execution_id", f"test/{script}/{time.monotonic_ns()}")
+    fields.setdefault("run_id", "run-1")
+    return ExecuteRequest(
+        skill=skill,
+        version=manager.version(skill),
+        script=script,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+async def pool_back_at_target(manager: Manager) -> None:
+    async def check() -> bool:
+        pool = (await manager.http.get("/sandbox/pool")).json()
+        return pool["ready"] == pool["target"] and pool["busy"] == 0
+
+    await assert_eventually(check, timeout=30)
+
+
+# --- the artifact chain -------------------------------------------------------------------
+
+
+async def test_bundled_chain_csv_to_stats_to_report(start_manager: StartManager) -> None:
+    manager = await start_manager(pool_target=2)
+    csv = b"region,units,price\nnorth,3,9.5\nsouth,5,12.25\nnorth,2,9.5\n"
+    data_ref = await manager.store.put_bytes(keys.run_input_key("chain", "sales.csv"), csv)
+    profiled = await manager.client.execute(
+        request(
+            manager,
+            "scripts/profile_csv.py",
+            skill="csv-profiler",
+            run_id="chain",
+            execution_id="chain/1",
+            inputs=[data_ref],
+        )
+    )
+    assert profiled.status == "succeeded", profiled.stderr
+    (stats,) = [o for o in profiled.outputs if o.path == "stats.json"]
+    stats_bytes = await manager.store.get_bytes(stats.ref)
+    assert stats.ref.sha256 == hashlib.sha256(stats_bytes).hexdigest()
+    assert json.loads(stats_bytes)["rows"] == 3
+
+    reported = await manager.client.execute(
+        request(
+            manager,
+            "scripts/report.mjs",
+            skill="json-report",
+            run_id="chain",
+            execution_id="chain/2",
+            inputs=[stats.ref],
+        )
+    )
+    assert reported.status == "succeeded", reported.stderr
+    (report,) = [o for o in reported.outputs if o.path == "report.md"]
+    text = (await manager.store.get_bytes(report.ref)).decode()
+    assert "region" in text
+    assert "price" in text
+    assert "3" in text
+
+
+async def test_input_bytes_arrive_intact(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    payload = bytes(range(256)) * 4096  # 1 MiB of every byte value
+    ref = await manager.store.put_bytes(keys.run_input_key("run-1", "in.txt"), payload)
+    result = await manager.client.execute(request(manager, "scripts/copy.py", inputs=[ref]))
+    assert result.status == "succeeded", result.stderr
+    assert result.stdout.strip() == str(len(payload))
+    (out,) = result.outputs
+    assert out.ref.key == keys.execution_output_key("run-1", result.execution_id, "out.txt")
+    assert await manager.store.get_bytes(out.ref) == payload[::-1]
+
+
+# --- exactly once -------------------------------------------------------------------------
+
+
+async def test_same_id_sequentially_runs_once(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    first = await manager.client.execute(
+        request(manager, "scripts/hello.py", execution_id="wf/act-1", args=["a"])
+    )
+    second = await manager.client.execute(
+        request(manager, "scripts/hello.py", execution_id="wf/act-1", args=["a"])
+    )
+    assert first == second
+    assert first.stdout == "hello a\n"
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_same_id_concurrently_runs_once(start_manager: StartManager) -> None:
+    manager = await start_manager(pool_target=2)
+    same = request(manager, "scripts/hello.py", execution_id="wf/act-2")
+    results = await asyncio.gather(*(manager.client.execute(same) for _ in range(5)))
+    assert all(r == results[0] for r in results)
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_same_id_across_a_manager_restart_runs_once(start_manager: StartManager) -> None:
+    first_manager = await start_manager()
+    same = request(first_manager, "scripts/hello.py", execution_id="wf/act-3")
+    first = await first_manager.client.execute(same)
+    await first_manager.shutdown()
+    assert first_manager.backend.runs == 1
+
+    second_manager = await start_manager()
+    again = await second_manager.client.execute(same)
+    assert again == first
+    await pool_back_at_target(second_manager)
+    assert second_manager.backend.runs == 0
+
+
+async def test_same_id_with_a_different_request_is_a_conflict(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    await manager.client.execute(request(manager, "scripts/hello.py", execution_id="wf/act-4"))
+    with pytest.raises(ExecutionConflictError, match="different request"):
+        await manager.client.execute(
+            request(manager, "scripts/hello.py", execution_id="wf/act-4", args=["other"])
+        )
+
+
+# --- containment: structured results, pool back at target ---------------------------------
+
+
+async def test_infinite_loop_is_killed_at_the_timeout(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    result = await manager.client.execute(
+        request(manager, "scripts/loop.py", limits=ExecutionLimits(timeout_seconds=2))
+    )
+    assert result.status == "timed_out"
+    assert result.timed_out
+    assert 1500 <= result.duration_ms < 10_000
+    await pool_back_at_target(manager)
+
+
+async def test_memory_bomb_is_stopped(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    result = await manager.client.execute(
+        request(
+            manager, "scripts/memory.py", limits=ExecutionLimits(memory_mb=256, timeout_seconds=20)
+        )
+    )
+    assert result.status == "failed"
+    assert result.exit_code != 0
+    await pool_back_at_target(manager)
+
+
+async def test_fork_bomb_is_stopped(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    result = await manager.client.execute(
+        request(
+            manager, "scripts/fork.py", limits=ExecutionLimits(max_processes=32, timeout_seconds=20)
+        )
+    )
+    assert result.status in ("failed", "timed_out")
+    assert result.exit_code != 0
+    await pool_back_at_target(manager)
+
+
+async def test_stdout_flood_is_truncated_and_stored_in_full(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    result = await manager.client.execute(
+        request(
+            manager,
+            "scripts/flood.py",
+            limits=ExecutionLimits(max_output_bytes=64 * 1024, timeout_seconds=60),
+        )
+    )
+    assert result.status == "succeeded", result.stderr
+    assert result.stdout_truncated
+    assert len(result.stdout.encode()) <= 64 * 1024
+    assert result.stdout_ref is not None
+    assert result.stdout_ref.size == 100 * 1024 * 1024
+    await pool_back_at_target(manager)
+
+
+async def test_network_is_closed_to_scripts(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        result = await manager.client.execute(
+            request(manager, "scripts/connect.py", args=[str(port)])
+        )
+    assert result.isolation == "bubblewrap", "CI installs bubblewrap; the network test needs it"
+    assert result.stdout.startswith("BLOCKED"), result.stdout
+    await pool_back_at_target(manager)
+
+
+async def test_secrets_reach_only_their_skill_and_are_masked(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    holder = await manager.client.execute(request(manager, "scripts/env.py", skill="secret-holder"))
+    assert "HOLDER_TOKEN = ***" in holder.stdout
+    assert "tok-8f2d9c1a" not in holder.stdout
+    other = await manager.client.execute(request(manager, "scripts/env.py"))
+    assert "HOLDER_TOKEN" not in other.stdout
+    await pool_back_at_target(manager)
+
+
+async def test_host_files_are_outside_the_view(start_manager: StartManager, tmp_path: Path) -> None:
+    manager = await start_manager()
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("the host's secret")
+    for path in (str(secret), "/etc/shadow", str(Path(__file__).resolve())):
+        result = await manager.client.execute(request(manager, "scripts/readfile.py", args=[path]))
+        assert result.stdout.startswith("DENIED"), (path, result.stdout)
+
+
+# --- cancel -------------------------------------------------------------------------------
+
+
+async def test_cancel_kills_a_long_run_quickly(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    long = request(
+        manager,
+        "scripts/sleep.py",
+        execution_id="wf/long",
+        limits=ExecutionLimits(timeout_seconds=60),
+    )
+    running = asyncio.create_task(manager.client.execute(long))
+
+    async def is_running() -> bool:
+        response = await manager.http.get("/sandbox/executions/wf/long")
+        return response.status_code == 200 and response.json()["state"] == "running"
+
+    await assert_eventually(is_running)
+    await asyncio.sleep(0.5)  # let the script start inside the sandbox
+    started = time.monotonic()
+    assert await manager.client.cancel("wf/long")
+    result: ExecutionResult = await running
+    assert time.monotonic() - started < 2.0
+    assert result.status == "cancelled"
+    state = (await manager.http.get("/sandbox/executions/wf/long")).json()
+    assert state["state"] == "finished"
+    assert state["result"]["status"] == "cancelled"
+
+
+# --- auth and bad requests -----------------------------------------------------------------
+
+
+async def test_auth_is_required(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    body = request(manager, "scripts/hello.py").model_dump(mode="json")
+    async with httpx.AsyncClient(base_url=manager.url) as anonymous:
+        assert (await anonymous.post("/sandbox/execute", json=body)).status_code == 401
+        wrong = {"Authorization": "Bearer nope"}
+        assert (
+            await anonymous.post("/sandbox/execute", json=body, headers=wrong)
+        ).status_code == 401
+        assert (await anonymous.get("/sandbox/pool", headers=wrong)).status_code == 401
+        assert (await anonymous.get("/metrics")).status_code == 401
+        assert (await anonymous.get("/healthz")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "message"),
+    [
+        ({"script": "scripts/missing.py"}, 404, "is not in skill"),
+        ({"script": "../escape.py"}, 400, "escapes the skill package"),
+        ({"script": "/etc/passwd"}, 400, "escapes the skill package"),
+        ({"version": "0" * 64}, 404, "is not published"),
+        ({"env": {"LD_PRELOAD": "x"}}, 400, "reserved"),
+    ],
+)
+async def test_bad_requests_get_clear_4xx(
+    start_manager: StartManager, change: dict[str, object], status: int, message: str
+) -> None:
+    manager = await start_manager(pool_target=0)
+    body = request(manager, "scripts/hello.py").model_copy(update=change)
+    with pytest.raises(ExecutionRejectedError, match=message) as caught:
+        await manager.client.execute(body)
+    assert caught.value.status_code == status
+    assert manager.backend.runs == 0
+
+
+async def test_input_from_another_run_is_refused(start_manager: StartManager) -> None:
+    manager = await start_manager(pool_target=0)
+    foreign = await manager.store.put_bytes(keys.run_input_key("other-run", "in.txt"), b"x")
+    with pytest.raises(ExecutionRejectedError, match="does not belong to run") as caught:
+        await manager.client.execute(request(manager, "scripts/copy.py", inputs=[foreign]))
+    assert caught.value.status_code == 403
+
+
+async def test_metrics_count_outcomes(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    await manager.client.execute(request(manager, "scripts/hello.py"))
+    text = (await manager.http.get("/metrics")).text
+    assert 'skillweave_sandbox_executions_total{outcome="succeeded"} 1.0' in text
+    assert "skillweave_sandbox_claim_seconds_bucket" in text
