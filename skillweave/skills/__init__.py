@@ -6,19 +6,68 @@ payloads, resource reads, ZIP packages, tool schemas of executable skills and BM
 Imports nothing above ``skillweave.config``.
 """
 
-from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
-from skillweave.skills.discovery import ScanResult, SkillScanner
-from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
-from skillweave.skills.loader import LoadedSkill, load_skill_file
-from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
-from skillweave.skills.package import PackageLimits, build_package, extract_package, write_package
-from skillweave.skills.registry import SkillLibrary, SkillRegistry
-from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
-from skillweave.skills.resources import list_resources, read_resource, render_activation
-from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
-from skillweave.skills.tools import ToolSchema, declared_tool_scripts, parse_tool_schemas
-from skillweave.skills.validation import ValidationReport, validate_paths
-from skillweave.skills.versioning import package_version, skill_version
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
+    from skillweave.skills.discovery import ScanResult, SkillScanner
+    from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
+    from skillweave.skills.loader import LoadedSkill, load_skill_file
+    from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
+    from skillweave.skills.package import (
+        PackageLimits,
+        build_package,
+        extract_package,
+        write_package,
+    )
+    from skillweave.skills.registry import SkillLibrary, SkillRegistry
+    from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
+    from skillweave.skills.resources import list_resources, read_resource, render_activation
+    from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
+    from skillweave.skills.tools import ToolSchema, declared_tool_scripts, parse_tool_schemas
+    from skillweave.skills.validation import ValidationReport, validate_paths
+    from skillweave.skills.versioning import package_version, skill_version
+
+# Public names resolve on first use (PEP 562): importing one module of this package, as a
+# sandbox executor does for `package`, must not import BM25, numpy and jsonschema with it.
+_EXPORTS: dict[str, str] = {
+    "CATALOG_PREAMBLE": "catalog",
+    "Catalog": "catalog",
+    "Diagnostic": "spec",
+    "Frontmatter": "frontmatter",
+    "LoadedSkill": "loader",
+    "PackageLimits": "package",
+    "RelevanceIndex": "relevance",
+    "SKILL_TYPES": "model",
+    "ScanResult": "discovery",
+    "SearchHit": "relevance",
+    "Skill": "model",
+    "SkillLibrary": "registry",
+    "SkillRegistry": "registry",
+    "SkillScanner": "discovery",
+    "SkillType": "model",
+    "ToolSchema": "tools",
+    "ValidationReport": "validation",
+    "build_catalog": "catalog",
+    "build_package": "package",
+    "check_frontmatter": "spec",
+    "declared_tool_scripts": "tools",
+    "extract_package": "package",
+    "list_resources": "resources",
+    "load_skill_file": "loader",
+    "name_problems": "spec",
+    "package_version": "versioning",
+    "parse_frontmatter": "frontmatter",
+    "parse_tool_schemas": "tools",
+    "read_resource": "resources",
+    "render_activation": "resources",
+    "render_catalog": "catalog",
+    "skill_document": "relevance",
+    "skill_version": "versioning",
+    "validate_paths": "validation",
+    "write_package": "package",
+}
 
 __all__ = [
     "CATALOG_PREAMBLE",
@@ -57,3 +106,16 @@ __all__ = [
     "validate_paths",
     "write_package",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -7,6 +7,9 @@ is :mod:`skillweave.storage.keys` (imported as a module: ``keys.run_input_key(..
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from skillweave.config import StorageSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
@@ -18,7 +21,9 @@ from skillweave.errors import (
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.storage.local import LocalArtifactStore
-from skillweave.storage.s3 import S3ArtifactStore
+
+if TYPE_CHECKING:
+    from skillweave.storage.s3 import S3ArtifactStore
 
 __all__ = [
     "ArtifactIntegrityError",
@@ -53,6 +58,8 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
                     "storage backend 's3' needs credentials: set STORAGE__S3_ACCESS_KEY and "
                     "STORAGE__S3_SECRET_KEY (or use STORAGE__BACKEND=local)"
                 )
+            from skillweave.storage.s3 import S3ArtifactStore
+
             return S3ArtifactStore(
                 endpoint=settings.s3_endpoint,
                 bucket=settings.s3_bucket,
@@ -61,3 +68,11 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
                 secure=settings.s3_secure,
                 region=settings.s3_region,
             )
+
+
+def __getattr__(name: str) -> Any:
+    # The S3 store pulls in the minio client (~0.15 s to import); processes that never touch
+    # S3, such as sandbox executors, should not pay for it.
+    if name == "S3ArtifactStore":
+        return importlib.import_module("skillweave.storage.s3").S3ArtifactStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
