@@ -393,11 +393,25 @@ def executor(
         Path | None, typer.Option(help="Where to write {port, pid} once accepting.")
     ] = None,
 ) -> None:
-    """Serve one sandbox executor (token from EXECUTOR__TOKEN; one execution per process)."""
-    from sandbox_executor.server import run_executor
+    """Serve one sandbox executor (token from EXECUTOR__TOKEN; one execution per process).
 
+    The executor reads only its own EXECUTOR__* settings: it must never hold the store or
+    model credentials of skillweave's main settings.
+    """
+    from sandbox_executor.server import run_executor
+    from sandbox_executor.settings import ExecutorSettings
+
+    settings = ExecutorSettings()
+    if settings.token is None:
+        raise _fail("set EXECUTOR__TOKEN: the executor accepts only the manager's token", code=2)
     with _errors():
-        run_executor(host=host, port=port, ready_file=ready_file)
+        run_executor(
+            host=host,
+            port=port,
+            token=settings.token.get_secret_value(),
+            ready_file=ready_file,
+            settings=settings,
+        )
 
 
 @sandbox_app.command(

@@ -312,3 +312,31 @@ async def test_metrics_count_outcomes(start_manager: StartManager) -> None:
     text = (await manager.http.get("/metrics")).text
     assert 'skillweave_sandbox_executions_total{outcome="succeeded"} 1.0' in text
     assert "skillweave_sandbox_claim_seconds_bucket" in text
+
+
+async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartManager) -> None:
+    manager = await start_manager(pool_target=1, pool_max=1, claim_timeout=0.5)
+    long = request(
+        manager,
+        "scripts/sleep.py",
+        execution_id="wf/hog",
+        limits=ExecutionLimits(timeout_seconds=30),
+    )
+    hog = asyncio.create_task(manager.client.execute(long))
+
+    async def busy() -> bool:
+        return (await manager.http.get("/sandbox/pool")).json()["busy"] == 1
+
+    await assert_eventually(busy)
+    body = request(manager, "scripts/hello.py", execution_id="wf/late").model_dump(mode="json")
+    response = await manager.http.post("/sandbox/execute", json=body)
+    assert response.status_code == 503
+    assert int(response.headers["Retry-After"]) >= 1
+    assert await manager.client.cancel("wf/hog")
+    assert (await hog).status == "cancelled"
+    # nothing ran for the refused id, so it is still free to run once a sandbox is ready
+    await pool_back_at_target(manager)
+    late = await manager.client.execute(
+        request(manager, "scripts/hello.py", execution_id="wf/late")
+    )
+    assert late.status == "succeeded"
