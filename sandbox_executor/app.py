@@ -35,11 +35,15 @@ from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import MAX_INPUT_FILES, iter_file
 from skillweave.errors import ConfigError
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
+from skillweave.skills.package import DEFAULT_MAX_BYTES
 
 __all__ = ["CancelResult", "Health", "create_app"]
 
 _MAX_REQUEST_FIELD_BYTES: Final = 1024 * 1024
 _MAX_FORM_FIELDS: Final = 8
+# extract_package refuses more than DEFAULT_MAX_BYTES uncompressed; a ZIP of that is no larger,
+# but for its headers.
+_MAX_PACKAGE_BYTES: Final = DEFAULT_MAX_BYTES + 4 * 1024 * 1024
 
 
 class Health(BaseModel):
@@ -119,12 +123,12 @@ def create_app(
         try:
             # starlette answers a malformed or oversized multipart body with a 400 itself.
             async with request.form(
-                max_files=MAX_INPUT_FILES + 1,
+                max_files=MAX_INPUT_FILES + 2,  # the package, and a request sent as a file
                 max_fields=_MAX_FORM_FIELDS,
                 max_part_size=_MAX_REQUEST_FIELD_BYTES,
             ) as form:
                 parsed = await _parse_request(form)
-                package = await _one_file(form, "package").read()
+                package = await _read_package(_one_file(form, "package"))
                 inputs = [(upload.filename or "", upload.file) for upload in _inputs(form)]
                 return await executor.execute(parsed, package=package, inputs=inputs)
         except RequestRejectedError as exc:
@@ -171,6 +175,12 @@ async def _parse_request(form: FormData) -> ExecutorRequest:
             for error in exc.errors()[:5]
         )
         raise RequestRejectedError(f"bad 'request' field: {problems}", status_code=422) from exc
+
+
+async def _read_package(upload: UploadFile) -> bytes:
+    if upload.size is not None and upload.size > _MAX_PACKAGE_BYTES:
+        raise RequestRejectedError(f"the package is over {_MAX_PACKAGE_BYTES} bytes")
+    return await upload.read()
 
 
 def _one_file(form: FormData, name: str) -> UploadFile:

@@ -256,9 +256,10 @@ class Executor:
         return True
 
     def kill_now(self) -> None:
-        """Synchronous kill for a signal handler: the process tree goes at once."""
+        """Synchronous kill, safe in a signal handler: the process tree goes at once."""
+        self._cancel_requested = True
         if self._runner is not None:
-            self._runner.cancel()
+            self._runner.kill()
 
     def open_file(self, name: str) -> int:
         """Open ``stdout``, ``stderr`` or a listed ``outputs/...`` file after the run.

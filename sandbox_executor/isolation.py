@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -59,12 +60,12 @@ _RLIMITS_WARNING: Final = (
 )
 
 
+@dataclass(frozen=True)
 class IsolationPlan:
     """What the executor decided at startup: the isolation and, for bubblewrap, the binary."""
 
-    def __init__(self, isolation: Isolation, bwrap: str | None) -> None:
-        self.isolation: Isolation = isolation
-        self.bwrap = bwrap
+    isolation: Isolation
+    bwrap: str | None
 
 
 def write_etc(folder: Path, user: SandboxUser | None) -> Path:
@@ -171,15 +172,15 @@ def plan_isolation(
     if settings.isolation == "rlimits":
         _warn_rlimits(user, reason="EXECUTOR__ISOLATION=rlimits")
         return IsolationPlan("rlimits", None)
-    bwrap = shutil.which(settings.bwrap_path)
-    problem = (
-        _probe(bwrap, user=user, etc_dir=etc_dir)
-        if bwrap
-        else (f"{settings.bwrap_path!r} not found")
-    )
+    found = shutil.which(settings.bwrap_path)
+    bwrap = os.path.realpath(found) if found else None
+    if bwrap is None:
+        problem: str | None = f"{settings.bwrap_path!r} not found"
+    else:
+        problem = _probe(bwrap, user=user, etc_dir=etc_dir)
     if problem is None:
         logger.info("sandbox isolation: bubblewrap (%s)", bwrap)
-        return IsolationPlan("bubblewrap", os.path.realpath(bwrap or ""))
+        return IsolationPlan("bubblewrap", bwrap)
     if settings.isolation == "bubblewrap":
         raise IsolationUnavailableError(
             f"EXECUTOR__ISOLATION=bubblewrap but bubblewrap cannot run a sandbox here: {problem}"
@@ -220,6 +221,7 @@ def _probe(bwrap: str, *, user: SandboxUser | None, etc_dir: Path) -> str | None
             capture_output=True,
             timeout=_PROBE_TIMEOUT_SECONDS,
             check=False,
+            cwd="/",
             start_new_session=True,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -6,16 +6,18 @@ timeout_seconds    Wall clock, in the executor: SIGKILL to the process group (un
                    every process of the sandbox uid; ``timed_out`` is set.
 memory_mb          RLIMIT_DATA (private writable memory: heap, anonymous mmap, thread stacks).
                    RLIMIT_AS is not used: it counts address space merely *reserved*, and V8
-                   reserves far more than it uses (``node -e 1`` dies under RLIMIT_AS=256 MiB,
-                   while under RLIMIT_DATA it starts at 64 MiB and a Buffer or object flood
-                   fails at the limit). Python raises MemoryError at the limit. Cgroups are not
-                   used: this host has only cgroup v1 controllers, outside the executor's
-                   reach in a pod; a pod's memory limit is the outer bound there. Not counted:
-                   tmpfs and shared memory, so /tmp and /dev/shm are tmpfs mounts capped at
-                   memory_mb each.
+                   reserves far more than it uses (measured with node 20: ``node -e 1`` dies
+                   under RLIMIT_AS=256 MiB and needs about 1 GiB). Under RLIMIT_DATA node
+                   starts from 48 MiB (below about 40 MiB it hangs at startup until the wall
+                   timeout) and a Buffer or object flood fails at the limit; Python 3.11
+                   starts under 8 MiB and raises MemoryError at the limit. Cgroups are not
+                   used: this host has only cgroup v1 controllers (the v2 hierarchy has none),
+                   out of an executor's reach in a pod anyway, where the pod's memory limit is
+                   the outer bound. Not counted: tmpfs and shared memory, so /tmp and /dev/shm
+                   are tmpfs mounts capped at memory_mb each.
 max_processes      RLIMIT_NPROC for the sandbox uid, which is a uid of its own (see
                    ``identity``), so the count is exactly this sandbox's tasks. Threads count
-                   (node starts about 11). Bubblewrap's own two processes are added on top.
+                   (node 20 runs 7). Bubblewrap's own two processes are added on top.
                    A non-root executor shares its uid with its sandbox: its current task
                    count is added so the limit still means the script's own tasks.
 max_open_files     RLIMIT_NOFILE.

@@ -270,7 +270,11 @@ class Capture:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended. `exit_code` is None when the executor killed it."""
+    """How a run ended.
+
+    `exit_code` is None when the executor killed it (timeout, cancel), 128 + N when a signal N
+    did (as a shell and bwrap report it, whatever the isolation).
+    """
 
     exit_code: int | None
     timed_out: bool
@@ -295,8 +299,15 @@ class ScriptRunner:
 
     def cancel(self) -> None:
         """Kill the script's process group now and make `run` answer ``cancelled``."""
-        self.cancelled = True
+        self.kill()
         self._cancel.set()
+
+    def kill(self) -> None:
+        """`cancel` without touching asyncio objects: safe in a signal handler.
+
+        The dead group leader ends `run`, which then answers ``cancelled``.
+        """
+        self.cancelled = True
         self._kill_group()
 
     def _kill_group(self) -> None:
@@ -327,6 +338,8 @@ class ScriptRunner:
             start_new_session=True,
         )
         self._popen = popen
+        if self.cancelled:  # a kill that came while the process was being started
+            self._kill_group()
         assert popen.stdout is not None
         assert popen.stderr is not None
         pipes = [
@@ -361,6 +374,9 @@ class ScriptRunner:
             stdout.close()
             stderr.close()
         killed = timed_out or self.cancelled
+        if returncode < 0:
+            # Killed by a signal: report it as a shell (and bwrap) would, 128 + N.
+            returncode = 128 - returncode
         return RunOutcome(
             exit_code=None if killed else returncode,
             timed_out=timed_out,

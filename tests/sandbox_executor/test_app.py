@@ -14,7 +14,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from sandbox_executor import ExecutorSettings, create_app
+from sandbox_executor import ExecutorSettings, IsolationUnavailableError, create_app
 from sandbox_executor.runner import check_request
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult
 from tests.sandbox_executor.support import AUTH, TOKEN, execute_form, make_package
@@ -355,6 +355,43 @@ for path in ["skill/SKILL.md", "inputs/a.txt", "skill/new.txt", "inputs/new.txt"
     assert result.stdout.count("refused") == 4
 
 
+async def test_resource_limits_reach_the_script(make_client: MakeClient) -> None:
+    client = await make_client()
+    script = """\
+import errno, json, resource
+report = {}
+files = []
+try:
+    for _ in range(100):
+        files.append(open("/dev/null"))
+except OSError as exc:
+    report["open"] = errno.errorcode[exc.errno]
+for file in files:
+    file.close()
+try:
+    with open("outputs/big.bin", "wb") as out:
+        out.write(b"x" * (2 * 1024 * 1024))
+except OSError as exc:
+    report["write"] = errno.errorcode[exc.errno]
+for name in ["RLIMIT_DATA", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE"]:
+    report[name] = resource.getrlimit(getattr(resource, name))[0]
+print(json.dumps(report))
+"""
+    limits = {"max_open_files": 16, "max_file_mb": 1, "memory_mb": 200, "max_processes": 20}
+    result = await _run(client, {"script": "lim.py", "limits": limits}, {"lim.py": script})
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["open"] == "EMFILE"
+    assert report["write"] == "EFBIG"
+    assert [(f.name, f.size) for f in result.outputs] == [("outputs/big.bin", 1024 * 1024)]
+    assert report["RLIMIT_DATA"] == 200 * 1024 * 1024
+    assert report["RLIMIT_NOFILE"] == 16
+    assert report["RLIMIT_FSIZE"] == 1024 * 1024
+    assert report["RLIMIT_CORE"] == 0
+    # bubblewrap's monitor and reaper count against the sandbox user too.
+    assert report["RLIMIT_NPROC"] == (22 if result.isolation == "bubblewrap" else 20)
+
+
 async def test_cancel_before_the_execution_arrives(make_client: MakeClient) -> None:
     client = await make_client()
     cancel = await client.delete("/execute", headers=AUTH)
@@ -383,6 +420,20 @@ async def test_rlimits_mode_runs_and_warns(
     assert result.isolation == "rlimits"
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "in True\n"
+
+
+async def test_missing_bubblewrap_falls_back_loudly_or_refuses_to_start(
+    make_client: MakeClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="sandbox_executor"):
+        client = await make_client(ExecutorSettings(bwrap_path="no-such-bwrap-here"))
+    assert (await client.get("/healthz")).json()["isolation"] == "rlimits"
+    assert "'no-such-bwrap-here' not found" in caplog.text
+    with pytest.raises(IsolationUnavailableError, match="not found"):
+        create_app(
+            token=TOKEN,
+            settings=ExecutorSettings(isolation="bubblewrap", bwrap_path="no-such-bwrap-here"),
+        )
 
 
 def test_check_request_accepts_ordinary_env_and_args() -> None:
