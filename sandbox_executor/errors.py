@@ -1,15 +1,16 @@
 """The executor's errors, a branch under skillweave's one root.
 
 SkillweaveError                    (skillweave.errors)
-└── ExecutorError                  anything the sandbox executor refuses or cannot do
-    ├── RequestRejectedError       a bad /execute request: answered 400 or 422, nothing ran
-    ├── ExecutorBusyError          the executor is running or has run its one execution: 409
-    └── IsolationUnavailableError  bubblewrap was required but does not work here (startup)
+└── SandboxError                   (skillweave.errors)
+    └── ExecutorError              anything the sandbox executor refuses or cannot do
+        ├── RequestRejectedError   a bad /execute request: answered 400 or 422, nothing ran
+        ├── ExecutorBusyError      the executor is running or has run its one execution: 409
+        └── IsolationUnavailableError  bubblewrap was required but does not work here
 """
 
 from __future__ import annotations
 
-from skillweave.errors import SkillweaveError
+from skillweave.errors import SandboxError
 
 __all__ = [
     "ExecutorBusyError",
@@ -19,7 +20,7 @@ __all__ = [
 ]
 
 
-class ExecutorError(SkillweaveError):
+class ExecutorError(SandboxError):
     """Something the sandbox executor refuses or cannot do."""
 
 

@@ -22,7 +22,10 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── SandboxStartError          a sandbox did not start or become healthy
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
     │   ├── ExecutionRejectedError     an invalid execute request (4xx); nothing ran
-    │   └── ExecutionConflictError     an execution id reused differently, or interrupted
+    │   ├── ExecutionConflictError     an execution id reused differently, or interrupted
+    │   └── ExecutorError              inside a sandbox (defined in sandbox_executor.errors:
+    │                                  RequestRejectedError, ExecutorBusyError,
+    │                                  IsolationUnavailableError)
     └── StorageError                   the artifact store failed (carries the backend's `code`)
         ├── ArtifactNotFoundError      no artifact under that key
         ├── ArtifactIntegrityError     the stored bytes do not match the ref (size or sha256)
