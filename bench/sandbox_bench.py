@@ -35,7 +35,6 @@ import uvicorn
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
-from skillweave.storage.local import LocalArtifactStore
 
 from mcp_manager import WarmPool, create_app
 from skillweave.config import Settings
@@ -43,6 +42,7 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.storage.local import LocalArtifactStore
 
 REPO: Final = Path(__file__).resolve().parents[1]
 TOKEN: Final = "bench-token"
