@@ -8,10 +8,11 @@ the script again:
    executor error) is written to the artifact store; a repeat reads it back, also after a manager
    restart.
 2. **In flight.** A repeat that arrives while the first is still running awaits the same future.
-3. **Claim.** Before anything runs, a claim record is created with an atomic put-if-absent. A
-   request that loses the claim returns the stored result; if there is none (the manager that
-   claimed it stopped mid-run), it gets a conflict, not a second run: the script may already
-   have had its side effects.
+3. **Claim.** Before anything runs, a claim record is created with an atomic put-if-absent, and
+   a start marker just before the script is handed to a sandbox. A request that loses the claim
+   returns the stored result; if there is none but the marker exists (the manager stopped
+   mid-run), it gets a conflict, not a second run: the script may have had its side effects. A
+   stale claim without a marker was abandoned before anything ran and is taken over.
 
 The manager moves every byte: it reads the skill package (by name and pinned version) and the
 input artifacts from the store, pushes them to the sandbox, fetches declared outputs (files under
@@ -147,6 +148,8 @@ class ExecutionService:
         metrics: the manager's metrics.
         skill_secrets: per-skill environment secrets (plain values; never logged).
         default_timeout: wall time when a request sets no limits.
+        abandon_after: seconds after which a claim that never started may be taken over;
+            longer than any claimer waits for a sandbox.
     """
 
     def __init__(
@@ -157,12 +160,14 @@ class ExecutionService:
         metrics: ManagerMetrics,
         skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
         default_timeout: float = 60.0,
+        abandon_after: float = 60.0,
     ) -> None:
         self._store = store
         self._pool = pool
         self._metrics = metrics
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
         self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
+        self._abandon_after = abandon_after
         self._inflight: dict[str, _Inflight] = {}
         self._instance = uuid.uuid4().hex
         self._client = httpx.AsyncClient()
@@ -303,10 +308,7 @@ class ExecutionService:
             stored = await self._stored(request.execution_id, fingerprint)
             if stored is not None:
                 return stored
-            raise ExecutionConflictError(
-                request.execution_id,
-                "was claimed by a manager that stopped before it finished; it is not run twice",
-            )
+            await self._take_over(request.execution_id, claim_key, claim)
         try:
             sandbox, _ = await self._pool.claim()
         except PoolExhaustedError:
@@ -314,6 +316,12 @@ class ExecutionService:
             raise
         entry.sandbox = sandbox
         try:
+            # From here on the script may run: a claim with this marker is never taken over.
+            await self._store.put_bytes(
+                keys.execution_start_key(request.execution_id),
+                claim,
+                content_type="application/json",
+            )
             if entry.cancelled:
                 result = self._result(request, status="cancelled", error="cancelled before start")
             else:
@@ -331,6 +339,40 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    async def _take_over(self, execution_id: str, claim_key: str, claim: bytes) -> None:
+        """Take over a claim whose holder never started the script, or refuse.
+
+        A claim is followed by a start marker just before the script is handed to a sandbox.
+        A claim without one, older than the longest a claimer waits for a sandbox, was
+        abandoned before anything ran (a manager that stopped, a request that failed after its
+        claim was written), so running now is still the first run.
+        """
+        if await self._store.stat(keys.execution_start_key(execution_id)) is not None:
+            raise ExecutionConflictError(
+                execution_id,
+                "was started by a manager that stopped before it finished; it is not run twice",
+            )
+        ref = await self._store.stat(claim_key)
+        age = 0.0
+        if ref is not None:
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                age = time.time() - float(
+                    json.loads(await self._store.get_bytes(ref))["claimed_at"]
+                )
+        if ref is not None and age < self._abandon_after:
+            raise ExecutionConflictError(
+                execution_id,
+                f"was claimed {age:.0f} s ago and has not started yet; retry in "
+                f"{self._abandon_after - age:.0f} s",
+            )
+        await self._store.delete(claim_key)
+        if (
+            await self._store.put_if_absent(claim_key, claim, content_type="application/json")
+            is None
+        ):
+            raise ExecutionConflictError(execution_id, "was taken over by another manager")
+        logger.warning("took over the abandoned claim of execution %s", execution_id)
 
     def _result(self, request: ExecuteRequest, **fields: object) -> ExecutionResult:
         return ExecutionResult(

@@ -316,6 +316,7 @@ async def test_metrics_count_outcomes(start_manager: StartManager) -> None:
 
 async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartManager) -> None:
     manager = await start_manager(pool_target=1, pool_max=1, claim_timeout=0.5)
+    await pool_back_at_target(manager)  # the claim timeout is shorter than an executor start
     long = request(
         manager,
         "scripts/sleep.py",
@@ -340,3 +341,41 @@ async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartM
         request(manager, "scripts/hello.py", execution_id="wf/late")
     )
     assert late.status == "succeeded"
+
+
+async def _plant_claim(manager: Manager, execution_id: str, *, age: float, started: bool) -> None:
+    record = json.dumps({"fingerprint": "x", "manager": "gone", "claimed_at": time.time() - age})
+    await manager.store.put_bytes(keys.execution_claim_key(execution_id), record.encode())
+    if started:
+        await manager.store.put_bytes(keys.execution_start_key(execution_id), record.encode())
+
+
+async def test_an_abandoned_claim_that_never_started_is_taken_over(
+    start_manager: StartManager,
+) -> None:
+    manager = await start_manager()
+    await _plant_claim(manager, "wf/abandoned", age=3600, started=False)
+    result = await manager.client.execute(
+        request(manager, "scripts/hello.py", execution_id="wf/abandoned")
+    )
+    assert result.status == "succeeded"
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_a_claim_that_started_is_never_run_again(start_manager: StartManager) -> None:
+    manager = await start_manager()
+    await _plant_claim(manager, "wf/interrupted", age=3600, started=True)
+    with pytest.raises(ExecutionConflictError, match="not run twice"):
+        await manager.client.execute(
+            request(manager, "scripts/hello.py", execution_id="wf/interrupted")
+        )
+    assert manager.backend.runs == 0
+
+
+async def test_a_fresh_claim_asks_to_retry_later(start_manager: StartManager) -> None:
+    manager = await start_manager(pool_target=0)
+    await _plant_claim(manager, "wf/fresh", age=1, started=False)
+    with pytest.raises(ExecutionConflictError, match="has not started yet; retry in"):
+        await manager.client.execute(request(manager, "scripts/hello.py", execution_id="wf/fresh"))
+    assert manager.backend.runs == 0
