@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-import uvicorn
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
 from mcp_manager import WarmPool, create_app
+from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
@@ -81,26 +81,17 @@ class _Manager:
             },
         )
         self.app = create_app(settings, store=store, publish=False)
-        self.server = uvicorn.Server(
-            uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
-        )
-        self.task: asyncio.Task[None] | None = None
+        self.server = LoopbackServer(self.app)
         self.client: SandboxClient | None = None
 
     async def __aenter__(self) -> _Manager:
-        self.task = asyncio.create_task(self.server.serve())
-        while not self.server.started:
-            await asyncio.sleep(0.01)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.client = SandboxClient(f"http://127.0.0.1:{port}", token=TOKEN)
+        self.client = SandboxClient(await self.server.start(), token=TOKEN)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self.client is not None
-        assert self.task is not None
         await self.client.aclose()
-        self.server.should_exit = True
-        await self.task
+        await self.server.stop()
 
     @property
     def pool(self) -> WarmPool:

@@ -16,10 +16,10 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-import uvicorn
 from pydantic import SecretStr
 
 from mcp_manager import create_app
+from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
 from skillweave.sandbox.client import SandboxClient
@@ -54,22 +54,8 @@ async def _manager(settings: Settings) -> AsyncIterator[tuple[str, str]]:
     local.sandbox = local.sandbox.model_copy(
         update={"manager_token": SecretStr(token), "pool_target": 1}
     )
-    app = create_app(local, publish=False)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    )
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-                raise ConfigError("the in-process manager did not start")
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}", token
-    finally:
-        server.should_exit = True
-        await task
+    async with LoopbackServer(create_app(local, publish=False)) as server:
+        yield server.url, token
 
 
 async def run_script(

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 
 from mcp_manager import LocalBackend, Sandbox, create_app
+from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.packages import publish_library
@@ -111,21 +111,19 @@ class Manager:
     registry: SkillRegistry
     backend: CountingBackend
     http: httpx.AsyncClient = field(repr=False)
-    server: uvicorn.Server = field(repr=False, default=None)  # type: ignore[assignment]
-    task: asyncio.Task[None] | None = field(repr=False, default=None)
+    server: LoopbackServer | None = field(repr=False, default=None)
 
     def version(self, skill: str) -> str:
         return self.registry.get(skill).version
 
     async def shutdown(self) -> None:
         """Stop this manager (its pool and executors go with it)."""
-        if self.task is None:
+        if self.server is None:
             return
         await self.client.aclose()
         await self.http.aclose()
-        self.server.should_exit = True
-        await self.task
-        self.task = None
+        await self.server.stop()
+        self.server = None
 
 
 StartManager = Callable[..., Awaitable[Manager]]
@@ -168,13 +166,8 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
         )
         backend = CountingBackend()
         app = create_app(settings, store=store, backend=backend, publish=False)
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-        task = asyncio.create_task(server.serve())
-        while not server.started:
-            assert not task.done(), "manager failed to start"
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        url = f"http://127.0.0.1:{port}"
+        server = LoopbackServer(app)
+        url = await server.start()
         manager = Manager(
             url=url,
             client=SandboxClient(url, token=TOKEN),
@@ -183,7 +176,6 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
             backend=backend,
             http=httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}),
             server=server,
-            task=task,
         )
         started.append(manager)
         return manager
