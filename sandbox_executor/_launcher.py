@@ -8,8 +8,20 @@ command (bubblewrap, or the interpreter directly). The same program, in ``kill``
 the sandbox user and sends SIGKILL to every process of that user (``kill(-1)``), which reaches
 processes that left the process group.
 
+In ``stage`` mode it is the waiting process of a warm sandbox: the executor starts it while
+the sandbox is idle (inside bubblewrap, as the sandbox user, with the script environment's
+fixed base), it reports ready on its ready pipe and blocks on stdin. When a request arrives
+the executor writes one *order* there (JSON: the argv, the request's environment, the
+resource limits, the kind) and closes the pipe. The stage lowers the limits, sets the
+environment, and then either execs the interpreter (``exec``: node, bash, an executable) or,
+for a Python script, runs it in this already started interpreter as ``__main__`` (``python``),
+which saves the interpreter's start-up. What a Python script sees is what ``python3 script.py``
+gives it: ``sys.argv``, ``sys.path[0]`` (the script's folder, then ``PYTHONPATH``), ``__file__``,
+the environment, exit codes, and tracebacks that start at the script.
+
     python -I -S _launcher.py '{"mode": "exec", ...}' COMMAND [ARG...]
     python -I -S _launcher.py '{"mode": "kill", "uid": U, "gid": G}'
+    python3 _launcher.py '{"mode": "stage", "ready_fd": N}'     (inside the sandbox)
 """
 
 from __future__ import annotations
@@ -113,8 +125,49 @@ def _living_processes_of(uid: int) -> list[int]:
     return living
 
 
+def _stage(ready_fd: int) -> None:
+    import runpy
+
+    os.write(ready_fd, b"R")
+    os.close(ready_fd)
+    order = json.loads(sys.stdin.buffer.read())
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    argv: list[str] = order["argv"]
+    env: dict[str, str] = order["env"]
+    os.chdir(order["cwd"])
+    _set_limits(order["rlimits"])
+    os.environ.clear()
+    os.environ.update(env)
+    if order["kind"] != "python":
+        try:
+            os.execve(argv[0], argv, env)
+        except OSError as exc:
+            sys.stderr.write(f"sandbox_executor: cannot start {argv[0]}: {exc.strerror}\n")
+            sys.stderr.flush()
+            os._exit(_EXIT_CANNOT_START)
+    script = argv[0]
+    sys.argv = list(argv)
+    sys.path[0] = os.path.dirname(script)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        # Start the traceback at the script, as `python3 script.py` prints it.
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != script:
+            tb = tb.tb_next
+        sys.excepthook(type(exc), exc, tb)
+        raise SystemExit(1) from None
+
+
 def main(argv: list[str]) -> None:
     spec = json.loads(argv[1])
+    if spec["mode"] == "stage":
+        _stage(int(spec["ready_fd"]))
+        return
     if spec["mode"] == "kill":
         _kill_all(int(spec["uid"]), spec.get("gid"))
         return

@@ -1,10 +1,19 @@
 """`Executor`: the one-shot life of a sandbox executor, from ready to done.
 
 It owns the executor's folder, its sandbox user and isolation plan (decided once, at
-construction), and its single execution: ``ready`` → ``busy`` (preparing, then running) →
-``done``. A request refused before anything ran puts it back to ``ready``; anything else makes
-it ``done`` for good: a second execution is refused (409), whatever the first came to. The HTTP
-layer (``app``) only translates.
+construction), its warm stage and its single execution: ``ready`` → ``busy`` (preparing, then
+running) → ``done``. A request refused before anything ran puts it back to ``ready``; anything
+else makes it ``done`` for good: a second execution is refused (409), whatever the first came
+to. The HTTP layer (``app``) only translates.
+
+*Ready* means warm: the empty workspace exists and the sandbox around it is running (sandbox
+user, bubblewrap, the stage's interpreter waiting for its order), so a request only writes the
+skill and the inputs into place and starts the script. A request whose memory limit sizes the
+sandbox's tmpfs mounts differently from the warm one gets a sandbox started for it.
+
+A development executor (``EXECUTOR__REUSABLE=true``, for the manager's static backend) goes
+back to ``ready`` after each execution instead; its next request starts in a fresh workspace
+and a fresh sandbox, and the previous run's files stay downloadable until then.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import tempfile
 import weakref
 from collections.abc import Sequence
@@ -21,19 +31,29 @@ from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
 from sandbox_executor.errors import ExecutorBusyError, ExecutorError, RequestRejectedError
-from sandbox_executor.identity import SandboxUser
+from sandbox_executor.identity import LAUNCHER, SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, write_etc
-from sandbox_executor.runner import Capture, ScriptRunner, build_command, check_request
+from sandbox_executor.runner import (
+    Capture,
+    RunOrder,
+    ScriptRunner,
+    Stage,
+    build_order,
+    check_request,
+)
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import (
     MAX_INPUT_FILES,
+    Workspace,
+    clear_workspace,
     collect_outputs,
+    create_workspace,
+    fill_workspace,
     open_beneath,
-    prepare_workspace,
     relative_parts,
     remove_tree,
 )
-from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
+from skillweave.sandbox.models import ExecutionLimits, ExecutorRequest, ExecutorResult, Isolation
 
 __all__ = ["Executor", "ExecutorStatus"]
 
@@ -47,6 +67,16 @@ _CANCEL_WAIT_SECONDS: Final = 5.0
 class _ServedFile:
     root: Path
     parts: tuple[str, ...]
+
+
+@dataclass
+class _Attempt:
+    """One execution's folder, workspace and warm stage."""
+
+    folder: Path
+    workspace: Workspace
+    stage: Stage | None = None
+    used: bool = False
 
 
 class Executor:
@@ -74,26 +104,51 @@ class Executor:
             if self.user is not None:
                 self.user.release()
             raise
-        self._finalizer = weakref.finalize(self, _remove, self.folder, self.user)
+        self._stages: list[Stage] = []
+        self._finalizer = weakref.finalize(self, _remove, self.folder, self.user, self._stages)
         try:
             os.chmod(self.folder, 0o711)
             _check_reachable(self.folder, self.user)
             self.etc_dir = write_etc(self.folder / "etc", self.user)
-            self.captures = self.folder / "capture"
-            self.captures.mkdir(mode=0o700)
             self.plan: IsolationPlan = plan_isolation(
                 settings, user=self.user, etc_dir=self.etc_dir
             )
+            self.launcher = self.folder / "stage.py"
+            shutil.copyfile(LAUNCHER, self.launcher)
+            os.chmod(self.launcher, 0o644)
+            self._attempts = 0
+            self._attempt: _Attempt | None = self._new_attempt()
         except BaseException:
             self._finalizer()
             raise
         self.status: ExecutorStatus = "ready"
-        self._attempts = 0
         self._runner: ScriptRunner | None = None
         self._cancel_requested = False
         self._cancelled_result_pending = False
         self._finished = asyncio.Event()
         self._files: dict[str, _ServedFile] = {}
+        self._stale: list[_Attempt] = []
+
+    def _new_attempt(self, limits: ExecutionLimits | None = None) -> _Attempt:
+        """A fresh workspace with a warm stage around it (blocking: the stage starts)."""
+        self._attempts += 1
+        folder = self.folder / f"attempt-{self._attempts}"
+        folder.mkdir(mode=0o711)
+        attempt = _Attempt(folder, create_workspace(folder, user=self.user))
+        attempt.stage = self._start_stage(attempt.workspace, limits or ExecutionLimits())
+        return attempt
+
+    def _start_stage(self, workspace: Workspace, limits: ExecutionLimits) -> Stage:
+        stage = Stage.start(
+            workspace=workspace,
+            plan=self.plan,
+            user=self.user,
+            etc_dir=self.etc_dir,
+            launcher=self.launcher,
+            limits=limits,
+        )
+        self._stages.append(stage)
+        return stage
 
     @property
     def isolation(self) -> Isolation:
@@ -111,15 +166,29 @@ class Executor:
         """
         if self.status == "ready":
             self.status = "busy"
+            if self._attempt is None or self._attempt.used:
+                self._begin_next_execution()
             return None
         if self.status == "done" and self._cancelled_result_pending:
             self._cancelled_result_pending = False
+            if self.settings.reusable:
+                self._cancel_requested = False
+                self.status = "ready"
             return self._cancelled_result()
         raise ExecutorBusyError(
             "this executor is one-shot and has already taken its execution"
             if self.status == "done"
             else "this executor is running its execution"
         )
+
+    def _begin_next_execution(self) -> None:
+        """A reusable executor's next execution: forget the last one's run and files."""
+        if self._attempt is not None:
+            self._stale.append(self._attempt)
+            self._attempt = None
+        self._runner = None
+        self._files = {}
+        self._finished = asyncio.Event()
 
     def unclaim(self) -> None:
         """Give back a claim whose request was refused before anything ran."""
@@ -137,54 +206,41 @@ class Executor:
         package: bytes,
         inputs: Sequence[tuple[str, BinaryIO]],
     ) -> ExecutorResult:
-        """Prepare the workspace, run the script, collect the outputs (after `claim`).
+        """Fill the workspace, run the script, collect the outputs (after `claim`).
 
         Raises:
             RequestRejectedError: Nothing ran; the executor is ready again.
         """
-        self._attempts += 1
-        attempt = self.folder / f"attempt-{self._attempts}"
         try:
-            script_parts = check_request(request)
-            if len(inputs) > MAX_INPUT_FILES:
-                raise RequestRejectedError(f"more than {MAX_INPUT_FILES} input files")
-            checked = [(relative_parts(name, what="input"), data) for name, data in inputs]
-            attempt.mkdir(mode=0o711)
-            workspace = await asyncio.to_thread(
-                prepare_workspace, attempt, package=package, inputs=checked, user=self.user
-            )
-            command = build_command(
-                request,
-                script_parts=script_parts,
-                workspace=workspace,
-                plan=self.plan,
-                user=self.user,
-                etc_dir=self.etc_dir,
-            )
+            attempt, stage, order = await self._prepare(request, package=package, inputs=inputs)
         except RequestRejectedError:
-            await asyncio.to_thread(remove_tree, attempt)
-            self.unclaim()
             raise
         except BaseException:
             self._finish()
             raise
+        workspace = attempt.workspace
 
-        runner = ScriptRunner(user=self.user)
+        runner = ScriptRunner(user=self.user, isolation=self.isolation)
         self._runner = runner
         if self._cancel_requested:
             runner.cancel()
         max_bytes = self.settings.capture_max_bytes
-        stdout = Capture(self.captures / "stdout", max_bytes=max_bytes)
-        stderr = Capture(self.captures / "stderr", max_bytes=max_bytes)
+        captures = attempt.folder / "capture"
+        captures.mkdir(mode=0o700)
+        stdout = Capture(captures / "stdout", max_bytes=max_bytes)
+        stderr = Capture(captures / "stderr", max_bytes=max_bytes)
         try:
-            outcome = await runner.run(command, limits=request.limits, stdout=stdout, stderr=stderr)
+            outcome = await runner.run(
+                stage, order, limits=request.limits, stdout=stdout, stderr=stderr
+            )
             collected = await asyncio.to_thread(
                 collect_outputs, workspace, max_files=request.limits.max_output_files
             )
             inline = min(request.limits.max_output_bytes, max_bytes)
-            stdout_text, stdout_truncated = await asyncio.to_thread(stdout.head, inline)
-            stderr_text, stderr_truncated = await asyncio.to_thread(stderr.head, inline)
+            stdout_text, stdout_truncated = stdout.head(inline)
+            stderr_text, stderr_truncated = stderr.head(inline)
         finally:
+            self._files = {}
             self._finish()
         for capture in (stdout, stderr):
             if capture.dropped:
@@ -195,8 +251,8 @@ class Executor:
                     capture.dropped,
                 )
         self._files = {
-            "stdout": _ServedFile(self.captures, ("stdout",)),
-            "stderr": _ServedFile(self.captures, ("stderr",)),
+            "stdout": _ServedFile(captures, ("stdout",)),
+            "stderr": _ServedFile(captures, ("stderr",)),
             **{
                 name: _ServedFile(workspace.outputs, parts)
                 for name, parts in collected.paths.items()
@@ -218,8 +274,60 @@ class Executor:
             error=collected.error,
         )
 
+    async def _prepare(
+        self,
+        request: ExecutorRequest,
+        *,
+        package: bytes,
+        inputs: Sequence[tuple[str, BinaryIO]],
+    ) -> tuple[_Attempt, Stage, RunOrder]:
+        """Fill the warm workspace and make the order; a refusal leaves it fresh and ready."""
+        attempt = await self._ready_attempt()
+        workspace = attempt.workspace
+        try:
+            script_parts = check_request(request)
+            if len(inputs) > MAX_INPUT_FILES:
+                raise RequestRejectedError(f"more than {MAX_INPUT_FILES} input files")
+            checked = [(relative_parts(name, what="input"), data) for name, data in inputs]
+            await asyncio.to_thread(fill_workspace, workspace, package=package, inputs=checked)
+            order = build_order(
+                request,
+                script_parts=script_parts,
+                workspace=workspace,
+                plan=self.plan,
+                user=self.user,
+            )
+        except RequestRejectedError:
+            await asyncio.to_thread(clear_workspace, workspace)
+            self.unclaim()
+            raise
+        stage = attempt.stage
+        if stage is None or not stage.fits(request.limits):
+            if stage is not None:
+                await asyncio.to_thread(stage.kill)
+                self._stages.remove(stage)
+            stage = await asyncio.to_thread(self._start_stage, workspace, request.limits)
+            attempt.stage = stage
+        attempt.used = True
+        return attempt, stage, order
+
+    async def _ready_attempt(self) -> _Attempt:
+        """The warm attempt; a reusable executor's next one is made here, the last removed."""
+        if self._attempt is None:
+            self._attempt = await asyncio.to_thread(self._new_attempt)
+        stale, self._stale = self._stale, []
+        for attempt in stale:
+            if attempt.stage is not None:
+                await asyncio.to_thread(attempt.stage.kill)
+                self._stages.remove(attempt.stage)
+            await asyncio.to_thread(remove_tree, attempt.folder)
+        return self._attempt
+
     def _finish(self) -> None:
-        self.status = "done"
+        if self.settings.reusable and self._attempt is not None and self._attempt.used:
+            self.status = "ready"
+        else:
+            self.status = "done"
         self._finished.set()
 
     def _mark_cancelled_before_start(self) -> None:
@@ -267,7 +375,7 @@ class Executor:
         Raises:
             FileNotFoundError: Anything else, or before the run is done.
         """
-        served = self._files.get(name) if self.status == "done" else None
+        served = self._files.get(name)
         if served is None:
             raise FileNotFoundError(name)
         return open_beneath(served.root, served.parts)
@@ -281,7 +389,12 @@ class Executor:
         await asyncio.to_thread(self._finalizer)
 
 
-def _remove(folder: Path, user: SandboxUser | None) -> None:
+def _remove(folder: Path, user: SandboxUser | None, stages: list[Stage]) -> None:
+    for stage in stages:
+        stage.kill()
+    stages.clear()
+    if user is not None:
+        user.kill_all()
     remove_tree(folder)
     if user is not None:
         user.release()

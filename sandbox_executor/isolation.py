@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -142,6 +143,7 @@ def bwrap_argv(
     read_only: list[str],
     limits: ExecutionLimits,
     command: list[str],
+    files: Sequence[tuple[Path, str]] = (),
 ) -> list[str]:
     """The bwrap command running `command` with `workspace` at ``/workspace``.
 
@@ -152,11 +154,14 @@ def bwrap_argv(
         read_only: Names of subfolders of `workspace` bound read-only over themselves.
         limits: Sizes the tmpfs mounts.
         command: The command as the sandbox sees it (paths under ``/workspace``).
+        files: Host files bound read-only at the given sandbox paths (the stage program).
     """
     args = _common_args(bwrap=bwrap, etc_dir=etc_dir, limits=limits)
     args += ["--bind", str(workspace), SANDBOX_WORKSPACE]
     for name in read_only:
         args += ["--ro-bind", str(workspace / name), f"{SANDBOX_WORKSPACE}/{name}"]
+    for host, inside in files:
+        args += ["--ro-bind", str(host), inside]
     args += ["--chdir", SANDBOX_WORKSPACE, "--remount-ro", "/", "--", *command]
     return args
 

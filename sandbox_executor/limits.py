@@ -17,9 +17,12 @@ memory_mb          RLIMIT_DATA (private writable memory: heap, anonymous mmap, t
                    are tmpfs mounts capped at memory_mb each.
 max_processes      RLIMIT_NPROC for the sandbox uid, which is a uid of its own (see
                    ``identity``), so the count is exactly this sandbox's tasks. Threads count
-                   (node 20 runs 7). Bubblewrap's own two processes are added on top.
-                   A non-root executor shares its uid with its sandbox: its current task
-                   count is added so the limit still means the script's own tasks.
+                   (node 20 runs 7). The stage sets it inside the sandbox, and Linux (5.14
+                   on) counts RLIMIT_NPROC per user namespace: under bubblewrap that counts
+                   the script's tasks and bwrap's reaper (pid 1), which is added on top, not
+                   bwrap's monitor outside. Without bubblewrap, a non-root executor shares
+                   its uid with its sandbox: its current task count is added so the limit
+                   still means the script's own tasks.
 max_open_files     RLIMIT_NOFILE.
 max_file_mb        RLIMIT_FSIZE (Python gets EFBIG; other programs die of SIGXFSZ).
 max_output_bytes   The executor reads stdout and stderr through pipes into files (up to
@@ -39,21 +42,21 @@ from typing import Final
 
 from skillweave.sandbox.models import ExecutionLimits, Isolation
 
-__all__ = ["BWRAP_PROCESSES", "rlimits_for", "tmpfs_bytes"]
+__all__ = ["BWRAP_REAPER", "rlimits_for", "tmpfs_bytes"]
 
 _MIB: Final = 1024 * 1024
-BWRAP_PROCESSES: Final = 2
-"""bwrap's monitor outside the pid namespace and its reaper (pid 1) inside."""
+BWRAP_REAPER: Final = 1
+"""bwrap's reaper (pid 1), the one bwrap process inside the sandbox's user namespace."""
 
 
 def rlimits_for(
     limits: ExecutionLimits, *, isolation: Isolation, dedicated_user: bool
 ) -> dict[str, int]:
-    """The resource limits (names of the ``resource`` module) the launcher sets before exec."""
+    """The resource limits (names of the ``resource`` module) the stage sets for a script."""
     processes = limits.max_processes
     if isolation == "bubblewrap":
-        processes += BWRAP_PROCESSES
-    if not dedicated_user:
+        processes += BWRAP_REAPER
+    elif not dedicated_user:
         processes += _tasks_of(os.getuid())
     return {
         "RLIMIT_DATA": limits.memory_mb * _MIB,

@@ -1,10 +1,12 @@
-"""Running one script: the command, its environment, its limits, its captured streams.
+"""Running one script: the warm stage, the order, its limits, its captured streams.
 
-`check_request` refuses a bad request before any file is touched; `build_command` picks the
-interpreter by extension and wraps it in the launcher (limits, sandbox user) and, when the
-executor isolates with bubblewrap, in bwrap; `ScriptRunner` runs it to its end, its wall
-timeout or a cancellation, and always leaves no process behind. Arguments travel as a list,
-never through a shell.
+A sandbox is started before its request: `Stage.start` runs the launcher (the sandbox user),
+bubblewrap when the executor isolates, and the stage program inside, which waits for one
+order on stdin. `check_request` refuses a bad request before any file is touched;
+`build_order` picks the interpreter by extension and says what the stage must do;
+`ScriptRunner` hands the order over and watches it to its end, its wall timeout or a
+cancellation, and always leaves no process behind. Arguments travel as a list, never through
+a shell.
 
 The environment is scrubbed: a fixed base (``PATH``, ``HOME``, ``PWD``, ``LANG``, ``TMPDIR``,
 ``PYTHONPATH`` and ``NODE_PATH`` at the skill root, ``PYTHONDONTWRITEBYTECODE``,
@@ -24,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import stat
@@ -31,9 +34,9 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Literal
 
-from sandbox_executor.errors import RequestRejectedError
+from sandbox_executor.errors import ExecutorError, RequestRejectedError
 from sandbox_executor.identity import SandboxUser, launcher_argv
 from sandbox_executor.isolation import (
     SANDBOX_PATH,
@@ -41,18 +44,27 @@ from sandbox_executor.isolation import (
     IsolationPlan,
     bwrap_argv,
 )
-from sandbox_executor.limits import rlimits_for
+from sandbox_executor.limits import rlimits_for, tmpfs_bytes
 from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace, relative_parts
-from skillweave.sandbox.models import ExecutionLimits, ExecutorFile, ExecutorRequest
+from skillweave.sandbox.models import (
+    ExecutionLimits,
+    ExecutorFile,
+    ExecutorRequest,
+    Isolation,
+)
 
 __all__ = [
     "INTERPRETERS",
+    "STAGE_PATH",
     "Capture",
-    "PreparedCommand",
+    "RunOrder",
     "RunOutcome",
     "ScriptRunner",
-    "build_command",
+    "Stage",
+    "base_env",
+    "build_order",
     "check_request",
+    "stage_python",
 ]
 
 INTERPRETERS: Final = {
@@ -94,6 +106,9 @@ _MAX_ENV_VARS: Final = 256
 _MAX_ENV_BYTES: Final = 256 * 1024
 _MAX_ARGS_BYTES: Final = 512 * 1024
 _DRAIN_GRACE_SECONDS: Final = 2.0
+_STAGE_START_SECONDS: Final = 15.0
+STAGE_PATH: Final = "/run/skillweave/stage.py"
+"""Where the stage program is bound inside a bubblewrap sandbox."""
 
 
 def check_request(request: ExecutorRequest) -> tuple[str, ...]:
@@ -127,13 +142,48 @@ def check_request(request: ExecutorRequest) -> tuple[str, ...]:
     return parts
 
 
-@dataclass(frozen=True)
-class PreparedCommand:
-    """Everything needed to start the script: the full argv, its environment and cwd."""
+def base_env(workspace: Workspace, plan: IsolationPlan) -> dict[str, str]:
+    """The fixed base of every script's environment (the request's ``env`` joins it)."""
+    isolated = plan.isolation == "bubblewrap"
+    root = SANDBOX_WORKSPACE if isolated else str(workspace.root)
+    skill = f"{root}/skill"
+    return {
+        "PATH": SANDBOX_PATH,
+        "HOME": root,
+        "PWD": root,
+        "LANG": "C.UTF-8",
+        "TMPDIR": "/tmp" if isolated else str(workspace.tmp),
+        "PYTHONPATH": skill,
+        "NODE_PATH": skill,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
 
+
+@dataclass(frozen=True)
+class RunOrder:
+    """What the stage of a warm sandbox is told to run (see ``_launcher``, stage mode).
+
+    `kind` is ``python`` when the stage's own, already started interpreter runs the script,
+    ``exec`` when the stage execs `argv` (node, bash, an executable file).
+    """
+
+    kind: Literal["python", "exec"]
     argv: list[str]
     env: dict[str, str]
-    cwd: Path
+    rlimits: dict[str, int]
+    cwd: str
+
+    def encode(self) -> bytes:
+        return json.dumps(
+            {
+                "kind": self.kind,
+                "argv": self.argv,
+                "env": self.env,
+                "rlimits": self.rlimits,
+                "cwd": self.cwd,
+            }
+        ).encode("utf-8", "surrogatepass")
 
 
 def _script_file(workspace: Workspace, parts: tuple[str, ...], script: str) -> os.stat_result:
@@ -164,16 +214,51 @@ def _interpreter(name: str) -> str:
     return found
 
 
-def build_command(
+def stage_python() -> str:
+    """The interpreter a warm sandbox's stage runs on (and Python scripts run in).
+
+    Raises:
+        ExecutorError: There is no python3 on the sandbox's PATH.
+    """
+    try:
+        return _interpreter("python3")
+    except RequestRejectedError as exc:
+        raise ExecutorError(exc.detail) from None
+
+
+def _runs_on_stage_python(path: Path) -> bool:
+    """An executable whose ``#!`` line names the stage's python3 with no options."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        first = os.read(fd, 256).split(b"\n", 1)[0]
+    finally:
+        os.close(fd)
+    words = first.removeprefix(b"#!").split() if first.startswith(b"#!") else []
+    if words[:1] == [b"/usr/bin/env"]:
+        words = words[1:]
+        if words != [b"python3"]:
+            return False
+        found = shutil.which("python3", path=SANDBOX_PATH)
+        return found is not None and os.path.realpath(found) == os.path.realpath(stage_python())
+    return len(words) == 1 and os.path.realpath(words[0]) == os.path.realpath(stage_python())
+
+
+def build_order(
     request: ExecutorRequest,
     *,
     script_parts: tuple[str, ...],
     workspace: Workspace,
     plan: IsolationPlan,
     user: SandboxUser | None,
-    etc_dir: Path,
-) -> PreparedCommand:
-    """The command that runs the request's script in `workspace` under the executor's plan.
+) -> RunOrder:
+    """The order that runs the request's script in its filled `workspace`.
+
+    A ``.py`` file (or an executable whose ``#!`` line is the stage's python3) runs in the
+    stage's interpreter; ``.js``/``.mjs``/``.cjs`` with node, ``.sh`` with bash; any other
+    executable file runs directly.
 
     Raises:
         RequestRejectedError: The script is missing, escapes the package, or has a type with
@@ -184,52 +269,150 @@ def build_command(
     isolated = plan.isolation == "bubblewrap"
     root = Path(SANDBOX_WORKSPACE) if isolated else workspace.root
     script_path = str(root.joinpath("skill", *script_parts))
-    if suffix in INTERPRETERS:
-        command = [_interpreter(INTERPRETERS[suffix]), script_path]
+    kind: Literal["python", "exec"] = "exec"
+    if suffix == ".py":
+        kind, argv = "python", [script_path]
+    elif suffix in INTERPRETERS:
+        argv = [_interpreter(INTERPRETERS[suffix]), script_path]
     elif info.st_mode & 0o111:
-        command = [script_path]
+        argv = [script_path]
+        if _runs_on_stage_python(workspace.skill.joinpath(*script_parts)):
+            kind = "python"
     else:
         known = ", ".join(INTERPRETERS)
         raise RequestRejectedError(
             f"script {request.script!r}: unsupported type {suffix or '(no extension)'!r};"
             f" use {known}, or mark the file executable"
         )
-    command += request.args
-
-    skill = str(root / "skill")
-    env = {
-        "PATH": SANDBOX_PATH,
-        "HOME": str(root),
-        "PWD": str(root),
-        "LANG": "C.UTF-8",
-        "TMPDIR": "/tmp" if isolated else str(workspace.tmp),
-        "PYTHONPATH": skill,
-        "NODE_PATH": skill,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        **request.env,
-    }
-    if isolated:
-        assert plan.bwrap is not None
-        command = bwrap_argv(
-            bwrap=plan.bwrap,
-            etc_dir=etc_dir,
-            workspace=workspace.root,
-            read_only=list(READ_ONLY_DIRS),
-            limits=request.limits,
-            command=command,
-        )
-    spec = {
-        "mode": "exec",
-        "rlimits": rlimits_for(
+    return RunOrder(
+        kind=kind,
+        argv=[*argv, *request.args],
+        env={**base_env(workspace, plan), **request.env},
+        rlimits=rlimits_for(
             request.limits, isolation=plan.isolation, dedicated_user=user is not None
         ),
-        "uid": user.uid if user else None,
-        "gid": user.gid if user else None,
+        cwd=str(root),
+    )
+
+
+@dataclass(frozen=True)
+class _StageSpec:
+    workspace: Workspace
+    plan: IsolationPlan
+    user: SandboxUser | None
+    etc_dir: Path
+    launcher: Path
+    limits: ExecutionLimits
+
+
+class Stage:
+    """The waiting process of a warm sandbox: started before any request, given one order.
+
+    `start` runs the whole chain (launcher, the sandbox user, bubblewrap when the executor
+    isolates, then ``python3 _launcher.py`` in stage mode) and returns once the stage reports
+    ready, so "ready" means the sandbox exists and only the script is left to start. The
+    bubblewrap mounts are sized for the `limits` it was started with; `fits` says whether a
+    request's limits can use it.
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes], limits: ExecutionLimits) -> None:
+        self.popen = popen
+        self.limits = limits
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        workspace: Workspace,
+        plan: IsolationPlan,
+        user: SandboxUser | None,
+        etc_dir: Path,
+        launcher: Path,
+        limits: ExecutionLimits,
+        timeout: float = _STAGE_START_SECONDS,
+    ) -> Stage:
+        """Start the stage and wait until it is ready (blocking; run it in a thread).
+
+        Args:
+            launcher: A copy of ``_launcher.py`` the sandbox user can read.
+
+        Raises:
+            ExecutorError: It did not start, or not in `timeout` seconds.
+        """
+        spec = _StageSpec(workspace, plan, user, etc_dir, launcher, limits)
+        ready_read, ready_write = os.pipe()
+        try:
+            popen = subprocess.Popen(
+                _stage_argv(spec, ready_write),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=base_env(workspace, plan),
+                cwd=workspace.root.parent if plan.isolation == "bubblewrap" else workspace.root,
+                start_new_session=True,
+                pass_fds=(ready_write,),
+            )
+        finally:
+            os.close(ready_write)
+        stage = cls(popen, limits)
+        try:
+            readable, _, _ = select.select([ready_read], [], [], timeout)
+            signal_byte = os.read(ready_read, 1) if readable else b""
+        finally:
+            os.close(ready_read)
+        if signal_byte != b"R":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(popen.pid, signal.SIGKILL)
+            assert popen.stderr is not None
+            message = popen.stderr.read(4096).decode("utf-8", "replace").strip().splitlines()
+            stage.kill()
+            why = message[-1] if message else f"exit {popen.returncode}"
+            if not readable:
+                why = f"not ready after {timeout:.0f} s"
+            raise ExecutorError(f"the sandbox did not start: {why}")
+        return stage
+
+    def fits(self, limits: ExecutionLimits) -> bool:
+        """Whether a request with `limits` may run here (the mounts are sized for memory)."""
+        return tmpfs_bytes(limits) == tmpfs_bytes(self.limits)
+
+    def kill(self) -> None:
+        """Kill the stage's process group and reap it (blocking briefly)."""
+        if self.popen.returncode is None:  # once reaped, its pid may belong to another
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait()
+        for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def _stage_argv(spec: _StageSpec, ready_fd: int) -> list[str]:
+    python = stage_python()
+    stage_spec = json.dumps({"mode": "stage", "ready_fd": ready_fd})
+    if spec.plan.isolation == "bubblewrap":
+        assert spec.plan.bwrap is not None
+        command = bwrap_argv(
+            bwrap=spec.plan.bwrap,
+            etc_dir=spec.etc_dir,
+            workspace=spec.workspace.root,
+            read_only=list(READ_ONLY_DIRS),
+            limits=spec.limits,
+            command=[python, STAGE_PATH, stage_spec],
+            files=[(spec.launcher, STAGE_PATH)],
+        )
+    else:
+        command = [python, str(spec.launcher), stage_spec]
+    launch = {
+        "mode": "exec",
+        # The request's limits are set by the stage itself, from its order.
+        "rlimits": {"RLIMIT_CORE": 0},
+        "uid": spec.user.uid if spec.user else None,
+        "gid": spec.user.gid if spec.user else None,
         "parent": os.getpid(),
     }
-    cwd = workspace.root if not isolated else workspace.root.parent
-    return PreparedCommand(argv=[*launcher_argv(json.dumps(spec)), *command], env=env, cwd=cwd)
+    return [*launcher_argv(json.dumps(launch)), *command]
 
 
 class Capture:
@@ -280,18 +463,20 @@ class RunOutcome:
     timed_out: bool
     cancelled: bool
     duration_ms: int
+    swept: bool = False
 
 
 class ScriptRunner:
-    """Runs one prepared command; `cancel` (synchronous, any time) kills it at once.
+    """Runs one order on a stage; `cancel` (synchronous, any time) kills it at once.
 
-    The process is a plain ``subprocess.Popen`` watched through a pidfd, with its pipes read
-    by asyncio read-pipe transports: asyncio's own subprocess ``wait()`` also waits for the
-    pipes to close, which a grandchild that left the process group can hold open forever.
+    The stage is a plain ``subprocess.Popen`` watched through a pidfd, with its pipes read by
+    asyncio read-pipe transports: asyncio's own subprocess ``wait()`` also waits for the pipes
+    to close, which a grandchild that left the process group can hold open forever.
     """
 
-    def __init__(self, *, user: SandboxUser | None) -> None:
+    def __init__(self, *, user: SandboxUser | None, isolation: Isolation) -> None:
         self._user = user
+        self._isolation = isolation
         self._popen: subprocess.Popen[bytes] | None = None
         self._reaped = False
         self._cancel = asyncio.Event()
@@ -319,27 +504,21 @@ class ScriptRunner:
                 os.killpg(self._popen.pid, signal.SIGKILL)
 
     async def run(
-        self, command: PreparedCommand, *, limits: ExecutionLimits, stdout: Capture, stderr: Capture
+        self,
+        stage: Stage,
+        order: RunOrder,
+        *,
+        limits: ExecutionLimits,
+        stdout: Capture,
+        stderr: Capture,
     ) -> RunOutcome:
         """Run to the end, the wall timeout or a cancel; no process of it survives the call."""
-        if self.cancelled:
-            stdout.close()
-            stderr.close()
-            return RunOutcome(None, timed_out=False, cancelled=True, duration_ms=0)
-        loop = asyncio.get_running_loop()
-        started = time.monotonic()
-        popen = subprocess.Popen(
-            command.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=command.env,
-            cwd=command.cwd,
-            start_new_session=True,
-        )
+        popen = stage.popen
         self._popen = popen
-        if self.cancelled:  # a kill that came while the process was being started
+        if self.cancelled:
             self._kill_group()
+        loop = asyncio.get_running_loop()
+        assert popen.stdin is not None
         assert popen.stdout is not None
         assert popen.stderr is not None
         pipes = [
@@ -348,8 +527,11 @@ class ScriptRunner:
         ]
         exited = _exit_of(loop, popen.pid)
         cancelled = asyncio.ensure_future(self._cancel.wait())
+        started = time.monotonic()
         timed_out = False
+        swept = False
         try:
+            await asyncio.to_thread(_send, popen.stdin, order.encode())
             await asyncio.wait(
                 {exited, cancelled},
                 timeout=limits.timeout_seconds,
@@ -363,10 +545,15 @@ class ScriptRunner:
             duration_ms = int((time.monotonic() - started) * 1000)
             cancelled.cancel()
             # Whatever happened (even this task being cancelled), nothing may stay behind:
-            # the group, then whatever of the sandbox user left it, then the pipes.
+            # the group, then whatever of the sandbox user left it, then the pipes. Under
+            # bubblewrap a script that ended by itself took its pid namespace along (the
+            # kernel kills what is left in it before bwrap can exit), so the sweep of the
+            # sandbox user is only needed when it was killed or is not in a namespace.
             self._kill_group()
-            if self._user is not None:
+            killed = timed_out or self.cancelled or not exited.done()
+            if self._user is not None and (killed or self._isolation != "bubblewrap"):
                 await asyncio.to_thread(self._user.kill_all)
+                swept = True
             await _close_pipes(pipes)
             returncode = await asyncio.to_thread(popen.wait)
             self._reaped = True
@@ -382,7 +569,17 @@ class ScriptRunner:
             timed_out=timed_out,
             cancelled=self.cancelled,
             duration_ms=duration_ms,
+            swept=swept,
         )
+
+
+def _send(pipe: IO[bytes], data: bytes) -> None:
+    """Give the stage its order and close its stdin (a stage that already died is reported
+    by its exit, not here)."""
+    with contextlib.suppress(BrokenPipeError):
+        pipe.write(data)
+    with contextlib.suppress(BrokenPipeError):
+        pipe.close()
 
 
 class _CaptureProtocol(asyncio.Protocol):

@@ -59,3 +59,11 @@ class ExecutorSettings(BaseSettings):
         ),
     )
     capture_max_bytes: int = Field(default=CAPTURE_MAX_BYTES, ge=1024)
+    reusable: bool = Field(
+        default=False,
+        description=(
+            "Development only (the manager's static backend): after an execution, be ready"
+            " for the next in a fresh workspace and sandbox instead of refusing it. Sandboxes"
+            " in a pool are one-shot."
+        ),
+    )

@@ -39,10 +39,12 @@ __all__ = [
     "OUTPUTS",
     "CollectedOutputs",
     "Workspace",
+    "clear_workspace",
     "collect_outputs",
+    "create_workspace",
+    "fill_workspace",
     "iter_file",
     "open_beneath",
-    "prepare_workspace",
     "relative_parts",
     "remove_tree",
 ]
@@ -63,6 +65,11 @@ class Workspace:
 
     root: Path
     tmp: Path
+
+    @property
+    def staging(self) -> Path:
+        """Where the package is extracted before the skill moves to ``skill/``."""
+        return self.root.parent / "package"
 
     @property
     def skill(self) -> Path:
@@ -111,25 +118,47 @@ def relative_parts(path: str, *, what: str) -> tuple[str, ...]:
     return parts
 
 
-def prepare_workspace(
-    folder: Path,
-    *,
-    package: bytes,
-    inputs: Sequence[tuple[tuple[str, ...], BinaryIO]],
-    user: SandboxUser | None,
-) -> Workspace:
-    """Materialize a fresh workspace in the empty attempt `folder`.
+def create_workspace(folder: Path, *, user: SandboxUser | None) -> Workspace:
+    """Make the empty workspace of one execution in the empty attempt `folder`.
+
+    The folders exist before the request does: a warm sandbox binds them at start, and the
+    request's files are then written into them (never renamed over them, which would leave the
+    bind on the old folder).
 
     Args:
         folder: A new folder of the executor's (mode 0711).
+        user: The sandbox user, who will own the writable parts; None keeps the executor's.
+    """
+    workspace = Workspace(root=folder / "workspace", tmp=folder / "tmp")
+    workspace.root.mkdir(mode=0o700)
+    workspace.tmp.mkdir(mode=0o700)
+    workspace.skill.mkdir(mode=0o755)
+    workspace.inputs.mkdir(mode=0o755)
+    workspace.outputs.mkdir(mode=0o755)
+    if user is not None:
+        for path in (workspace.root, workspace.tmp, workspace.outputs):
+            os.chown(path, user.uid, user.gid)
+    return workspace
+
+
+def fill_workspace(
+    workspace: Workspace,
+    *,
+    package: bytes,
+    inputs: Sequence[tuple[tuple[str, ...], BinaryIO]],
+) -> None:
+    """Put the skill (from its package) under ``skill/`` and the inputs under ``inputs/``.
+
+    Args:
+        workspace: From `create_workspace`, with empty ``skill/`` and ``inputs/``.
         package: The skill package ZIP; its top-most folder with a SKILL.md is the skill.
         inputs: Each input's checked path parts under ``inputs/`` and its data.
-        user: The sandbox user, who will own the writable parts; None keeps the executor's.
 
     Raises:
-        RequestRejectedError: The package is unsafe or holds no single top-level skill.
+        RequestRejectedError: The package is unsafe or holds no single top-level skill, or two
+            inputs clash. `clear_workspace` then makes the workspace fresh again.
     """
-    staging = folder / "package"
+    staging = workspace.staging
     staging.mkdir(mode=0o700)
     try:
         skill_dirs = extract_package(package, staging)
@@ -142,20 +171,24 @@ def prepare_workspace(
             "bad skill package: several skills at its top"
             f" ({skill_dirs[0].name!r}, {skill_dirs[1].name!r}); send one skill's package"
         )
-
-    workspace = Workspace(root=folder / "workspace", tmp=folder / "tmp")
-    workspace.root.mkdir(mode=0o700)
-    workspace.tmp.mkdir(mode=0o700)
-    os.rename(top, workspace.skill)
-    workspace.inputs.mkdir(mode=0o755)
+    for entry in os.listdir(top):
+        os.rename(top / entry, workspace.skill / entry)
     _write_inputs(workspace.inputs, inputs)
-    workspace.outputs.mkdir(mode=0o755)
     for path in (workspace.skill, workspace.inputs):
         _make_read_only(path)
-    if user is not None:
-        for path in (workspace.root, workspace.tmp, workspace.outputs):
-            os.chown(path, user.uid, user.gid)
-    return workspace
+
+
+def clear_workspace(workspace: Workspace) -> None:
+    """Undo a `fill_workspace` whose request was refused before anything ran."""
+    remove_tree(workspace.staging)
+    for folder in (workspace.skill, workspace.inputs):
+        os.chmod(folder, 0o755)
+        for entry in os.listdir(folder):
+            path = folder / entry
+            if path.is_dir() and not path.is_symlink():
+                remove_tree(path)
+            else:
+                path.unlink()
 
 
 def _write_inputs(root: Path, inputs: Sequence[tuple[tuple[str, ...], BinaryIO]]) -> None:

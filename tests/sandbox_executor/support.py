@@ -90,6 +90,31 @@ def processes_with(marker: str) -> list[int]:
     return pids
 
 
+def descendant_uids(pid: int) -> set[int]:
+    """The uids of the living descendants of `pid` (a warm sandbox's stage is one)."""
+    children: dict[int, list[int]] = {}
+    uids: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue
+        if fields.get("State", "").split()[:1] == ["Z"]:
+            continue
+        children.setdefault(int(fields["PPid"]), []).append(int(name))
+        uids[int(name)] = int(fields["Uid"].split()[0])
+    found: set[int] = set()
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.add(uids[child])
+        todo += children.get(child, [])
+    return found
+
+
 def assert_eventually(check: Callable[[], bool], *, timeout: float = 5.0, what: str) -> None:
     """Poll `check` until it holds, failing with `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
