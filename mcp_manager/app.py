@@ -57,11 +57,13 @@ class ManagerState:
 _bearer = HTTPBearer(auto_error=False)
 
 
-def _state(request: Request) -> ManagerState:
+# Dependencies are coroutines: FastAPI runs plain functions in a worker thread, a hop that
+# costs more than the check itself (and, in a fresh process, starts the thread pool).
+async def _state(request: Request) -> ManagerState:
     return request.app.state.manager
 
 
-def _authorized(
+async def _authorized(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:

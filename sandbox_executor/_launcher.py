@@ -11,28 +11,27 @@ processes that left the process group.
 In ``stage`` mode it is the waiting process of a warm sandbox: the executor starts it while
 the sandbox is idle (inside bubblewrap, as the sandbox user, with the script environment's
 fixed base), it reports ready on its ready pipe and blocks on stdin. When a request arrives
-the executor writes one *order* there (JSON: the argv, the request's environment, the
-resource limits, the kind) and closes the pipe. The stage lowers the limits, sets the
-environment, and then either execs the interpreter (``exec``: node, bash, an executable) or,
-for a Python script, runs it in this already started interpreter as ``__main__`` (``python``),
-which saves the interpreter's start-up. What a Python script sees is what ``python3 script.py``
-gives it: ``sys.argv``, ``sys.path[0]`` (the script's folder, then ``PYTHONPATH``), ``__file__``,
-the environment, exit codes, and tracebacks that start at the script.
+the executor writes one *order* there and closes the pipe: NUL-separated fields (no request
+value can hold a NUL), ``kind, cwd, n, n × (limit, value), n, argv..., n, n × (name, value)``.
+The stage lowers the limits, sets the environment, and then either execs the interpreter
+(``exec``: node, bash, an executable) or, for a Python script, runs it as ``__main__`` in this
+already started interpreter (``python``), which saves the interpreter's start-up. What a
+Python script sees is what ``python3 script.py`` gives it: ``sys.argv``, ``sys.path[0]`` (the
+script's folder, then ``PYTHONPATH``), ``__file__`` and ``__name__``, the environment, exit
+codes, and tracebacks that start at the script. Stage mode imports nothing the interpreter
+has not loaded at start (``resource`` aside), so the script finds the same modules loaded as
+under ``python3 script.py``, and exits as fast.
 
     python -I -S _launcher.py '{"mode": "exec", ...}' COMMAND [ARG...]
     python -I -S _launcher.py '{"mode": "kill", "uid": U, "gid": G}'
-    python3 _launcher.py '{"mode": "stage", "ready_fd": N}'     (inside the sandbox)
+    python3 _launcher.py stage READY_FD                          (inside the sandbox)
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
 import resource
-import signal
 import sys
-import time
 
 _PR_SET_PDEATHSIG = 1
 _EXIT_CANNOT_START = 127
@@ -61,6 +60,9 @@ def _set_limits(limits: dict[str, int]) -> None:
 
 
 def _die_with(parent: int) -> None:
+    import ctypes
+    import signal
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -92,6 +94,9 @@ def _exec(spec: dict[str, object], command: list[str]) -> None:
 
 
 def _kill_all(uid: int, gid: int | None) -> None:
+    import signal
+    import time
+
     _drop_to(uid, gid)
     if os.getuid() != uid:
         raise SystemExit("kill mode needs to become the sandbox user")
@@ -126,21 +131,24 @@ def _living_processes_of(uid: int) -> list[int]:
 
 
 def _stage(ready_fd: int) -> None:
-    import runpy
+    import builtins
+    import gc
 
+    # What the stage allocated is frozen out of the collector's sight: the script's
+    # collections, and the interpreter's exit, no longer walk it.
+    gc.freeze()
     os.write(ready_fd, b"R")
     os.close(ready_fd)
-    order = json.loads(sys.stdin.buffer.read())
+    order = _read_order()
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    argv: list[str] = order["argv"]
-    env: dict[str, str] = order["env"]
-    os.chdir(order["cwd"])
-    _set_limits(order["rlimits"])
+    kind, cwd, limits, argv, env = order
+    os.chdir(cwd)
+    _set_limits(limits)
     os.environ.clear()
     os.environ.update(env)
-    if order["kind"] != "python":
+    if kind != "python":
         try:
             os.execve(argv[0], argv, env)
         except OSError as exc:
@@ -148,10 +156,15 @@ def _stage(ready_fd: int) -> None:
             sys.stderr.flush()
             os._exit(_EXIT_CANNOT_START)
     script = argv[0]
-    sys.argv = list(argv)
+    sys.argv = argv
     sys.path[0] = os.path.dirname(script)
+    main = type(sys)("__main__")
+    main.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None)
+    sys.modules["__main__"] = main
     try:
-        runpy.run_path(script, run_name="__main__")
+        with open(script, "rb") as source:  # bytes, as `python3 script.py`: PEP 263 applies
+            code = compile(source.read(), script, "exec")
+        exec(code, main.__dict__)
     except SystemExit:
         raise
     except BaseException as exc:
@@ -159,15 +172,35 @@ def _stage(ready_fd: int) -> None:
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != script:
             tb = tb.tb_next
-        sys.excepthook(type(exc), exc, tb)
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         raise SystemExit(1) from None
 
 
+def _read_order() -> tuple[str, str, dict[str, int], list[str], dict[str, str]]:
+    chunks: list[bytes] = []
+    while chunk := os.read(0, 1 << 16):
+        chunks.append(chunk)
+    fields = iter(os.fsdecode(field) for field in b"".join(chunks).split(b"\0"))
+    kind = next(fields)
+    cwd = next(fields)
+    limits = {next(fields): int(next(fields)) for _ in range(int(next(fields)))}
+    argv = [next(fields) for _ in range(int(next(fields)))]
+    env = {next(fields): next(fields) for _ in range(int(next(fields)))}
+    return kind, cwd, limits, argv, env
+
+
 def main(argv: list[str]) -> None:
-    spec = json.loads(argv[1])
-    if spec["mode"] == "stage":
-        _stage(int(spec["ready_fd"]))
+    if argv[1] == "stage":
+        _stage(int(argv[2]))
         return
+    # Everything the other modes use is imported here, while still the executor's user: once
+    # dropped to the sandbox user, the executor's Python library may be out of reach.
+    import ctypes  # noqa: F401
+    import json
+    import signal  # noqa: F401
+    import time  # noqa: F401
+
+    spec = json.loads(argv[1])
     if spec["mode"] == "kill":
         _kill_all(int(spec["uid"]), spec.get("gid"))
         return

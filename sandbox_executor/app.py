@@ -95,7 +95,9 @@ def create_app(
     )
     app.state.executor = executor
 
-    def require_token(authorization: Annotated[str | None, Header()] = None) -> None:
+    # A coroutine, so FastAPI runs it inline: a plain function would go to a worker thread,
+    # and starting the thread pool would be the slowest step of a one-shot executor's call.
+    async def require_token(authorization: Annotated[str | None, Header()] = None) -> None:
         scheme, _, credentials = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
             credentials.strip().encode("utf-8"), expected

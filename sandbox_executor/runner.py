@@ -175,15 +175,23 @@ class RunOrder:
     cwd: str
 
     def encode(self) -> bytes:
-        return json.dumps(
-            {
-                "kind": self.kind,
-                "argv": self.argv,
-                "env": self.env,
-                "rlimits": self.rlimits,
-                "cwd": self.cwd,
-            }
-        ).encode("utf-8", "surrogatepass")
+        """The wire form the stage reads (see ``_launcher``): NUL-separated fields.
+
+        Raises:
+            RequestRejectedError: A value cannot be a command-line or environment string.
+        """
+        fields = [self.kind, self.cwd, str(len(self.rlimits))]
+        for name, value in self.rlimits.items():
+            fields += [name, str(value)]
+        fields += [str(len(self.argv)), *self.argv, str(len(self.env))]
+        for name, value in self.env.items():
+            fields += [name, value]
+        try:
+            return b"\0".join(os.fsencode(field) for field in fields)
+        except UnicodeEncodeError as exc:
+            raise RequestRejectedError(
+                "args or env hold a character that cannot be passed to a program"
+            ) from exc
 
 
 def _script_file(workspace: Workspace, parts: tuple[str, ...], script: str) -> os.stat_result:
@@ -284,7 +292,7 @@ def build_order(
             f"script {request.script!r}: unsupported type {suffix or '(no extension)'!r};"
             f" use {known}, or mark the file executable"
         )
-    return RunOrder(
+    order = RunOrder(
         kind=kind,
         argv=[*argv, *request.args],
         env={**base_env(workspace, plan), **request.env},
@@ -293,6 +301,8 @@ def build_order(
         ),
         cwd=str(root),
     )
+    order.encode()  # refuses what cannot travel, before anything runs
+    return order
 
 
 @dataclass(frozen=True)
@@ -390,7 +400,7 @@ class Stage:
 
 def _stage_argv(spec: _StageSpec, ready_fd: int) -> list[str]:
     python = stage_python()
-    stage_spec = json.dumps({"mode": "stage", "ready_fd": ready_fd})
+    stage_spec = ["stage", str(ready_fd)]
     if spec.plan.isolation == "bubblewrap":
         assert spec.plan.bwrap is not None
         command = bwrap_argv(
@@ -399,11 +409,11 @@ def _stage_argv(spec: _StageSpec, ready_fd: int) -> list[str]:
             workspace=spec.workspace.root,
             read_only=list(READ_ONLY_DIRS),
             limits=spec.limits,
-            command=[python, STAGE_PATH, stage_spec],
+            command=[python, STAGE_PATH, *stage_spec],
             files=[(spec.launcher, STAGE_PATH)],
         )
     else:
-        command = [python, str(spec.launcher), stage_spec]
+        command = [python, str(spec.launcher), *stage_spec]
     launch = {
         "mode": "exec",
         # The request's limits are set by the stage itself, from its order.

@@ -6,20 +6,17 @@ import json
 import logging
 import os
 import zipfile
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from sandbox_executor import ExecutorSettings, IsolationUnavailableError, create_app
 from sandbox_executor.runner import check_request
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult
+from tests.sandbox_executor.conftest import MakeClient
 from tests.sandbox_executor.support import AUTH, TOKEN, execute_form, make_package
-
-MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
 
 SECRET_ENV = {
     "SKILLWEAVE_HOST_SECRET_TOKEN": "do-not-leak",
@@ -38,27 +35,6 @@ with open("outputs/sub/d.txt", "w", encoding="utf-8") as out:
 print("read", data)
 print("to stderr", file=sys.stderr)
 """
-
-
-@pytest.fixture
-async def make_client() -> AsyncIterator[MakeClient]:
-    """Build a fresh executor app (one-shot!) and an httpx client on it; all closed after."""
-    stack: list[tuple[FastAPI, Any, httpx.AsyncClient]] = []
-
-    async def make(settings: ExecutorSettings | None = None) -> httpx.AsyncClient:
-        app = create_app(token=TOKEN, settings=settings or ExecutorSettings())
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://executor", timeout=60
-        )
-        stack.append((app, lifespan, client))
-        return client
-
-    yield make
-    for _, lifespan, client in reversed(stack):
-        await client.aclose()
-        await lifespan.__aexit__(None, None, None)
 
 
 async def _run(
