@@ -143,9 +143,6 @@ def create_app(
                 for skill, values in settings.sandbox.skill_secrets.items()
             },
             default_timeout=settings.sandbox.timeout_seconds,
-            abandon_after=settings.sandbox.claim_timeout_seconds
-            + settings.sandbox.start_timeout_seconds
-            + 30.0,
         )
         app.state.manager = ManagerState(pool, service, metrics, the_store)
         await pool.start()

@@ -8,11 +8,13 @@ the script again:
    executor error) is written to the artifact store; a repeat reads it back, also after a manager
    restart.
 2. **In flight.** A repeat that arrives while the first is still running awaits the same future.
-3. **Claim.** Before anything runs, a claim record is created with an atomic put-if-absent, and
-   a start marker just before the script is handed to a sandbox. A request that loses the claim
-   returns the stored result; if there is none but the marker exists (the manager stopped
-   mid-run), it gets a conflict, not a second run: the script may have had its side effects. A
-   stale claim without a marker was abandoned before anything ran and is taken over.
+3. **Claim.** Once a sandbox is in hand, and just before the script is handed to it, a claim
+   record is created with an atomic put-if-absent: from then on the script may run. A request
+   that loses the claim (another manager runs the same id, or ran it and stopped before it
+   finished) gives its sandbox back unused and returns the stored result when there is one;
+   otherwise it gets a conflict, never a second run: the script may have had its side effects.
+   Nothing is written while a request waits for a sandbox, so a request refused for want of
+   one (503) leaves its id free.
 
 The manager moves every byte: it reads the skill package (by name and pinned version) and the
 input artifacts from the store, pushes them to the sandbox, fetches declared outputs (files under
@@ -50,7 +52,6 @@ from skillweave.errors import (
     ArtifactNotFoundError,
     ExecutionConflictError,
     ExecutionRejectedError,
-    PoolExhaustedError,
 )
 from skillweave.sandbox.models import (
     ExecuteRequest,
@@ -148,8 +149,6 @@ class ExecutionService:
         metrics: the manager's metrics.
         skill_secrets: per-skill environment secrets (plain values; never logged).
         default_timeout: wall time when a request sets no limits.
-        abandon_after: seconds after which a claim that never started may be taken over;
-            longer than any claimer waits for a sandbox.
     """
 
     def __init__(
@@ -160,14 +159,12 @@ class ExecutionService:
         metrics: ManagerMetrics,
         skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
         default_timeout: float = 60.0,
-        abandon_after: float = 60.0,
     ) -> None:
         self._store = store
         self._pool = pool
         self._metrics = metrics
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
         self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
-        self._abandon_after = abandon_after
         self._inflight: dict[str, _Inflight] = {}
         self._instance = uuid.uuid4().hex
         self._client = httpx.AsyncClient()
@@ -299,29 +296,31 @@ class ExecutionService:
     async def _run(self, entry: _Inflight, fingerprint: str) -> ExecutionResult:
         request = entry.request
         package, inputs = await self._validate(request)
-        claim = json.dumps(
-            {"fingerprint": fingerprint, "manager": self._instance, "claimed_at": time.time()}
-        ).encode()
-        claim_key = keys.execution_claim_key(request.execution_id)
-        claimed = await self._store.put_if_absent(claim_key, claim, content_type="application/json")
+        sandbox, _ = await self._pool.claim()
+        try:
+            claimed = await self._store.put_if_absent(
+                keys.execution_claim_key(request.execution_id),
+                json.dumps(
+                    {"fingerprint": fingerprint, "manager": self._instance, "at": time.time()}
+                ).encode(),
+                content_type="application/json",
+            )
+        except BaseException:
+            await self._pool.unclaim(sandbox)
+            raise
         if claimed is None:
+            await self._pool.unclaim(sandbox)  # nothing ran in it
             stored = await self._stored(request.execution_id, fingerprint)
             if stored is not None:
                 return stored
-            await self._take_over(request.execution_id, claim_key, claim)
-        try:
-            sandbox, _ = await self._pool.claim()
-        except PoolExhaustedError:
-            await self._store.delete(claim_key)  # nothing ran: the id stays usable
-            raise
+            raise ExecutionConflictError(
+                request.execution_id,
+                "was started elsewhere and has not finished, or its manager stopped before it"
+                " finished; it is not run twice",
+            )
+        # From here on the script may run: whatever happens, it is not run again.
         entry.sandbox = sandbox
         try:
-            # From here on the script may run: a claim with this marker is never taken over.
-            await self._store.put_bytes(
-                keys.execution_start_key(request.execution_id),
-                claim,
-                content_type="application/json",
-            )
             if entry.cancelled:
                 result = self._result(request, status="cancelled", error="cancelled before start")
             else:
@@ -339,40 +338,6 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
-
-    async def _take_over(self, execution_id: str, claim_key: str, claim: bytes) -> None:
-        """Take over a claim whose holder never started the script, or refuse.
-
-        A claim is followed by a start marker just before the script is handed to a sandbox.
-        A claim without one, older than the longest a claimer waits for a sandbox, was
-        abandoned before anything ran (a manager that stopped, a request that failed after its
-        claim was written), so running now is still the first run.
-        """
-        if await self._store.stat(keys.execution_start_key(execution_id)) is not None:
-            raise ExecutionConflictError(
-                execution_id,
-                "was started by a manager that stopped before it finished; it is not run twice",
-            )
-        ref = await self._store.stat(claim_key)
-        age = 0.0
-        if ref is not None:
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                age = time.time() - float(
-                    json.loads(await self._store.get_bytes(ref))["claimed_at"]
-                )
-        if ref is not None and age < self._abandon_after:
-            raise ExecutionConflictError(
-                execution_id,
-                f"was claimed {age:.0f} s ago and has not started yet; retry in "
-                f"{self._abandon_after - age:.0f} s",
-            )
-        await self._store.delete(claim_key)
-        if (
-            await self._store.put_if_absent(claim_key, claim, content_type="application/json")
-            is None
-        ):
-            raise ExecutionConflictError(execution_id, "was taken over by another manager")
-        logger.warning("took over the abandoned claim of execution %s", execution_id)
 
     def _result(self, request: ExecuteRequest, **fields: object) -> ExecutionResult:
         return ExecutionResult(

@@ -125,6 +125,17 @@ class WarmPool:
         self._refill()
         return sandbox, warm
 
+    async def unclaim(self, sandbox: Sandbox) -> None:
+        """Give back a claimed sandbox in which nothing ran: it is ready again, as it was."""
+        async with self._changed:
+            self._busy.discard(sandbox)
+            if self._closed:
+                self._track(self.backend.destroy(sandbox))
+            else:
+                self._ready.insert(0, sandbox)
+            self._changed.notify_all()
+        self._report()
+
     async def release(self, sandbox: Sandbox) -> None:
         """Give a used sandbox back: destroyed (one-shot backends) or made ready again.
 

@@ -35,7 +35,6 @@ __all__ = [
     "execution_log_key",
     "execution_output_key",
     "execution_result_key",
-    "execution_start_key",
     "run_input_key",
     "run_prefix",
     "skill_package_key",
@@ -197,13 +196,9 @@ def execution_result_key(execution_id: str) -> str:
 
 
 def execution_claim_key(execution_id: str) -> str:
-    """``executions/{sha256}.claim``: written with ``put_if_absent`` by whoever runs it."""
+    """``executions/{sha256}.claim``: won with ``put_if_absent`` just before the script is
+    handed to a sandbox; from then on the script may have run."""
     return f"executions/{_sha256(_execution_id(execution_id))}.claim"
-
-
-def execution_start_key(execution_id: str) -> str:
-    """``executions/{sha256}.started``: written just before the script is handed to a sandbox."""
-    return f"executions/{_sha256(_execution_id(execution_id))}.started"
 
 
 def transcript_key(run_id: str, seq: int) -> str:

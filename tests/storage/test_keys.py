@@ -66,7 +66,6 @@ def test_execution_log_key_rejects_other_streams() -> None:
 def test_execution_result_and_claim_keys() -> None:
     assert keys.execution_result_key(EXEC_ID) == f"executions/{FULL}.json"
     assert keys.execution_claim_key(EXEC_ID) == f"executions/{FULL}.claim"
-    assert keys.execution_start_key(EXEC_ID) == f"executions/{FULL}.started"
     assert keys.execution_result_key("other") != keys.execution_result_key(EXEC_ID)
 
 
@@ -75,7 +74,6 @@ def test_execution_ids_must_be_non_empty_and_nul_free(bad: str) -> None:
     for build in (
         keys.execution_result_key,
         keys.execution_claim_key,
-        keys.execution_start_key,
         keys.execution_digest,
     ):
         with pytest.raises(InvalidKeyError):

@@ -38,6 +38,7 @@ SCRIPTS = {
     ),
     "loop.py": "while True:\n    pass\n",
     "sleep.py": "import time\ntime.sleep(60)\n",
+    "nap.py": "import sys, time\ntime.sleep(float(sys.argv[1]))\nprint('rested')\n",
     "memory.py": "blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))\n",
     "fork.py": textwrap.dedent(
         """
@@ -92,8 +93,10 @@ class CountingBackend(LocalBackend):
     def __init__(self) -> None:
         super().__init__(start_timeout=30.0)
         self.runs = 0
+        self.destroyed = 0
 
     async def destroy(self, sandbox: Sandbox) -> None:
+        self.destroyed += 1
         if sandbox.url:
             with contextlib.suppress(httpx.HTTPError):
                 async with httpx.AsyncClient() as client:
