@@ -7,7 +7,8 @@ knows), reports it once healthy, and destroys it. The pool decides when; backend
 - :class:`LocalBackend` spawns ``python -m sandbox_executor`` processes on loopback, each on a
   port of its own choosing (reported through a ready file, so there is no port race), each with
   a fresh random token, in a process group of its own, and tied to the manager with
-  ``PR_SET_PDEATHSIG`` so no executor outlives a manager that was killed.
+  ``PR_SET_PDEATHSIG`` (which the executor asks for itself, so the spawn needs no code between
+  fork and exec and is a cheap ``vfork``) so no executor outlives a manager that was killed.
 - :class:`StaticBackend` hands out one configured development executor (``SANDBOX__EXECUTOR_URL``)
   one claim at a time and never destroys it.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import json
 import os
 import secrets
@@ -35,8 +35,9 @@ from skillweave.errors import SandboxStartError
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
 
-_PR_SET_PDEATHSIG: Final = 1
 _POLL_SECONDS: Final = 0.01
+_START_NICENESS: Final = 10
+"""Executors start at low CPU priority: a refill must not slow the scripts running now."""
 
 
 @dataclass(eq=False)
@@ -68,11 +69,6 @@ class SandboxBackend(Protocol):
     async def close(self) -> None:
         """Release what the backend holds."""
         ...
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 async def _wait_healthy(client: httpx.AsyncClient, url: str, deadline: float) -> None:
@@ -110,15 +106,25 @@ class LocalBackend:
             "EXECUTOR__TOKEN": token,
         }
         process = await asyncio.create_subprocess_exec(
-            self._python, "-m", "sandbox_executor",
-            "--host", "127.0.0.1", "--port", "0", "--ready-file", str(ready_file),
+            self._python,
+            "-m",
+            "sandbox_executor",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--ready-file",
+            str(ready_file),
+            "--parent-pid",
+            str(os.getpid()),
+            "--start-niceness",
+            str(_START_NICENESS),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
             env=env,
             cwd=workdir,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # only prctl(2) runs between fork and exec
         )
         sandbox = Sandbox(sandbox_id, "", token, process=process, workdir=workdir)
         deadline = time.monotonic() + self._start_timeout

@@ -7,8 +7,10 @@ every user on the host can read in ``ps``); it is removed from the environment o
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from sandbox_executor.errors import ExecutorError
 from sandbox_executor.server import run_executor
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.errors import ConfigError
+
+_PR_SET_PDEATHSIG = 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,11 +37,35 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="parent of the work folder")
     parser.add_argument("--log-level", default="info")
+    parser.add_argument(
+        "--start-niceness",
+        type=int,
+        default=0,
+        help="start up at this lower CPU priority, then go back to normal (needs root)",
+    )
+    parser.add_argument(
+        "--parent-pid",
+        type=int,
+        default=None,
+        help="die (SIGKILL) with this process; exit at once if it is already gone",
+    )
     return parser
+
+
+def _die_with(parent: int) -> None:
+    """Ask the kernel for SIGKILL when the parent dies (set here, not between fork and exec,
+    so the manager can spawn executors with vfork, without copying its memory)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # it died before the request took effect
+        raise SystemExit(f"error: the parent process {parent} is gone")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.parent_pid is not None:
+        _die_with(args.parent_pid)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     settings = ExecutorSettings()
     os.environ.pop("EXECUTOR__TOKEN", None)
@@ -54,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             workdir=args.workdir,
             settings=settings,
             log_level=args.log_level,
+            start_niceness=args.start_niceness,
         )
     except (ConfigError, ExecutorError) as exc:
         print(f"error: {exc}", file=sys.stderr)

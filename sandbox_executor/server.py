@@ -22,6 +22,7 @@ import uvicorn
 
 from sandbox_executor.app import create_app
 from sandbox_executor.executor import Executor
+from sandbox_executor.identity import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 
 __all__ = ["READY_LINE", "run_executor"]
@@ -72,6 +73,15 @@ def _announce(*, port: int, ready_file: Path | None) -> None:
     logger.info("executor ready on port %d", port)
 
 
+def _restore_priority(niceness: int, user: SandboxUser | None) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+        if user is not None:  # the warm sandbox, which started at the lower priority too
+            os.setpriority(os.PRIO_USER, user.uid, niceness)
+    except PermissionError:
+        logger.info("staying at the start-up CPU priority: raising it back needs root")
+
+
 def run_executor(
     *,
     host: str = "127.0.0.1",
@@ -81,8 +91,14 @@ def run_executor(
     workdir: Path | None = None,
     settings: ExecutorSettings | None = None,
     log_level: str = "info",
+    start_niceness: int = 0,
 ) -> None:
     """Serve one executor until it is told to stop (SIGTERM/SIGINT).
+
+    A pool starts executors while others run scripts: with `start_niceness`, the start-up (the
+    interpreter's imports, the warm sandbox) runs at that lower CPU priority, and the executor
+    and its sandbox go back to the normal priority once ready. Going back needs root (or
+    CAP_SYS_NICE); without it the executor stays at the lower priority.
 
     Args:
         host: Address to listen on; loopback by default.
@@ -92,13 +108,19 @@ def run_executor(
         workdir: Where the executor makes its folder (default: the temp dir).
         settings: Default: read from ``EXECUTOR__*`` variables.
         log_level: uvicorn's log level.
+        start_niceness: How much to lower the CPU priority while starting (``nice``).
 
     Raises:
         ConfigError: No token.
         ExecutorError: The executor cannot start here (see `create_app`).
         OSError: The address cannot be bound.
     """
+    normal = os.getpriority(os.PRIO_PROCESS, 0)
+    if start_niceness:
+        os.nice(start_niceness)
     app = create_app(token=token, workdir=workdir, settings=settings)
+    if start_niceness:
+        _restore_priority(normal, app.state.executor.user)
     sock = _bind(host, port)
     chosen = sock.getsockname()[1]
     config = uvicorn.Config(
