@@ -17,6 +17,7 @@ The multipart body is parsed only after that check.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 from collections.abc import AsyncIterator
@@ -81,6 +82,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # Start the worker thread file work runs on now, not in the one request's time.
+        await asyncio.to_thread(int)
         try:
             yield
         finally:
