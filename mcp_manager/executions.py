@@ -36,6 +36,7 @@ import tempfile
 import time
 import uuid
 import zipfile
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -75,6 +76,7 @@ _RESERVED_ENV: Final = frozenset({"PATH", "HOME", "TMPDIR", "PYTHONPATH", "NODE_
 _RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "EXECUTOR__")
 _MASK: Final = "***"
 _HTTP_GRACE_SECONDS: Final = 30.0
+_PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
 
 
 class ExecutionState(BaseModel):
@@ -166,6 +168,8 @@ class ExecutionService:
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
         self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
         self._inflight: dict[str, _Inflight] = {}
+        self._packages: OrderedDict[str, tuple[str, bytes, frozenset[str]]] = OrderedDict()
+        self._package_bytes = 0
         self._instance = uuid.uuid4().hex
         self._client = httpx.AsyncClient()
 
@@ -266,8 +270,8 @@ class ExecutionService:
             raise ExecutionRejectedError(
                 404, f"skill {request.skill!r} version {request.version[:12]} is not published"
             )
-        package = await self._store.get_bytes(package_ref)
-        if script not in _package_names(package):
+        package, names = await self._package(package_ref)
+        if script not in names:
             raise ExecutionRejectedError(
                 404, f"script {script!r} is not in skill {request.skill!r}"
             )
@@ -292,6 +296,28 @@ class ExecutionService:
                     409, f"input {ref.key!r} does not match its ref (size or sha256)"
                 ) from None
         return package, inputs
+
+    async def _package(self, ref: ArtifactRef) -> tuple[bytes, frozenset[str]]:
+        """A package's bytes and file names, kept for the next run of the same version.
+
+        A version is the hash of the package's content, so a kept package is never stale; the
+        store is still asked first (`_validate` stats the key), so an unpublished version is
+        refused as before.
+        """
+        kept = self._packages.get(ref.key)
+        if kept is not None and kept[0] == ref.sha256:
+            self._packages.move_to_end(ref.key)
+            return kept[1], kept[2]
+        package = await self._store.get_bytes(ref)
+        names = frozenset(_package_names(package))
+        if kept is not None:
+            self._package_bytes -= len(self._packages.pop(ref.key)[1])
+        self._packages[ref.key] = (ref.sha256, package, names)
+        self._package_bytes += len(package)
+        while self._package_bytes > _PACKAGE_CACHE_BYTES and len(self._packages) > 1:
+            _, (_, dropped, _) = self._packages.popitem(last=False)
+            self._package_bytes -= len(dropped)
+        return package, names
 
     async def _run(self, entry: _Inflight, fingerprint: str) -> ExecutionResult:
         request = entry.request

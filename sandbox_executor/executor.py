@@ -50,6 +50,7 @@ from sandbox_executor.workspace import (
     create_workspace,
     fill_workspace,
     open_beneath,
+    rehearse,
     relative_parts,
     remove_tree,
 )
@@ -116,6 +117,7 @@ class Executor:
             self.launcher = self.folder / "stage.py"
             shutil.copyfile(LAUNCHER, self.launcher)
             os.chmod(self.launcher, 0o644)
+            rehearse(self.folder / "rehearsal")
             self._attempts = 0
             self._attempt: _Attempt | None = self._new_attempt()
         except BaseException:
