@@ -9,12 +9,14 @@ import textwrap
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
 from mcp_manager import LocalBackend, Sandbox, create_app
+from mcp_manager.backends import SandboxBackend
 from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
@@ -37,6 +39,16 @@ SCRIPTS = {
         """
     ),
     "loop.py": "while True:\n    pass\n",
+    "leftovers.py": textwrap.dedent(
+        """
+        import os, sys
+        print(sorted(os.listdir('outputs')), sorted(os.listdir('/tmp')))
+        with open(f'outputs/mark-{sys.argv[1]}.txt', 'w') as out:
+            out.write(sys.argv[1])
+        with open(f'/tmp/scratch-{sys.argv[1]}', 'w') as out:
+            out.write('x')
+        """
+    ),
     "sleep.py": "import time\ntime.sleep(60)\n",
     "nap.py": "import sys, time\ntime.sleep(float(sys.argv[1]))\nprint('rested')\n",
     "memory.py": "blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))\n",
@@ -112,7 +124,7 @@ class Manager:
     client: SandboxClient
     store: LocalArtifactStore
     registry: SkillRegistry
-    backend: CountingBackend
+    backend: Any
     http: httpx.AsyncClient = field(repr=False)
     server: LoopbackServer | None = field(repr=False, default=None)
 
@@ -155,7 +167,11 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
     await publish_library(store, library)
 
     async def start(
-        *, pool_target: int = 1, pool_max: int = 4, claim_timeout: float = 20.0
+        *,
+        pool_target: int = 1,
+        pool_max: int = 4,
+        claim_timeout: float = 20.0,
+        backend: SandboxBackend | None = None,
     ) -> Manager:
         settings = Settings(
             _env_file=None,
@@ -167,7 +183,7 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
                 "skill_secrets": {"secret-holder": {"HOLDER_TOKEN": SecretStr("tok-8f2d9c1a")}},
             },
         )
-        backend = CountingBackend()
+        backend = backend or CountingBackend()
         app = create_app(settings, store=store, backend=backend, publish=False)
         server = LoopbackServer(app)
         url = await server.start()

@@ -22,7 +22,7 @@ import pytest
 
 from skillweave.sandbox.models import ExecutorResult
 from tests.conftest import REPO
-from tests.integration.sandbox_executor.conftest import RunningExecutor, StartExecutor
+from tests.integration.conftest import RunningExecutor, StartExecutor
 from tests.sandbox_executor.support import (
     AUTH,
     TOKEN,

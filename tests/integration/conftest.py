@@ -1,4 +1,4 @@
-"""A real executor process per test (`python -m sandbox_executor --port 0`): one-shot."""
+"""Real executor processes for integration tests (`python -m sandbox_executor --port 0`)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def start_executor(tmp_path: Path) -> Iterator[StartExecutor]:
     """Start executors as real subprocesses; each is killed (and waited for) at the end."""
     started: list[RunningExecutor] = []
 
-    def start(*, isolation: str = "auto") -> RunningExecutor:
+    def start(*, isolation: str = "auto", env: dict[str, str] | None = None) -> RunningExecutor:
         index = len(started)
         ready_file = tmp_path / f"ready-{index}.json"
         stdout_path = tmp_path / f"executor-{index}.out"
@@ -56,6 +56,7 @@ def start_executor(tmp_path: Path) -> Iterator[StartExecutor]:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "EXECUTOR__TOKEN": TOKEN,
             "EXECUTOR__ISOLATION": isolation,
+            **(env or {}),
         }
         with open(stdout_path, "wb") as out:
             process = subprocess.Popen(
