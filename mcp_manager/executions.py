@@ -192,9 +192,18 @@ class ExecutionService:
             PoolExhaustedError: no sandbox became free in time; nothing ran, retry later.
         """
         fingerprint = _fingerprint(request)
-        stored = await self._stored(request.execution_id, fingerprint)
+        # The package is looked up beside the stored result (it is needed unless there is one).
+        stored, package_ref = await asyncio.gather(
+            self._stored(request.execution_id, fingerprint),
+            self._store.stat(keys.skill_package_key(request.skill, request.version)),
+            return_exceptions=True,
+        )
+        if isinstance(stored, BaseException):
+            raise stored
         if stored is not None:
             return stored
+        if isinstance(package_ref, BaseException):
+            raise package_ref
         running = self._inflight.get(request.execution_id)
         if running is not None:
             if _fingerprint(running.request) != fingerprint:
@@ -205,7 +214,7 @@ class ExecutionService:
         entry = _Inflight(request, asyncio.get_running_loop().create_future())
         self._inflight[request.execution_id] = entry
         try:
-            result = await self._run(entry, fingerprint)
+            result = await self._run(entry, fingerprint, package_ref)
         except asyncio.CancelledError:
             entry.future.cancel()
             raise
@@ -263,9 +272,10 @@ class ExecutionService:
         self._metrics.deduplicated.inc()
         return ExecutionResult.model_validate(record["result"])
 
-    async def _validate(self, request: ExecuteRequest) -> tuple[bytes, list[tuple[str, bytes]]]:
+    async def _validate(
+        self, request: ExecuteRequest, package_ref: ArtifactRef | None
+    ) -> tuple[bytes, list[tuple[str, bytes]]]:
         script = _clean_script(request.script)
-        package_ref = await self._store.stat(keys.skill_package_key(request.skill, request.version))
         if package_ref is None:
             raise ExecutionRejectedError(
                 404, f"skill {request.skill!r} version {request.version[:12]} is not published"
@@ -319,9 +329,11 @@ class ExecutionService:
             self._package_bytes -= len(dropped)
         return package, names
 
-    async def _run(self, entry: _Inflight, fingerprint: str) -> ExecutionResult:
+    async def _run(
+        self, entry: _Inflight, fingerprint: str, package_ref: ArtifactRef | None
+    ) -> ExecutionResult:
         request = entry.request
-        package, inputs = await self._validate(request)
+        package, inputs = await self._validate(request, package_ref)
         sandbox, _ = await self._pool.claim()
         try:
             claimed = await self._store.put_if_absent(

@@ -33,7 +33,8 @@ class ManagerMetrics:
             registry=self.registry,
         )
         self.timeouts = Counter(
-            "skillweave_sandbox_timeouts", "Executions killed at their timeout.",
+            "skillweave_sandbox_timeouts",
+            "Executions killed at their timeout.",
             registry=self.registry,
         )
         self.deduplicated = Counter(

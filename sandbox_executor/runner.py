@@ -107,6 +107,8 @@ _MAX_ENV_BYTES: Final = 256 * 1024
 _MAX_ARGS_BYTES: Final = 512 * 1024
 _DRAIN_GRACE_SECONDS: Final = 2.0
 _STAGE_START_SECONDS: Final = 15.0
+_PIPE_CAPACITY: Final = 65536
+"""Linux's default pipe buffer: what a write into an empty pipe takes without blocking."""
 STAGE_PATH: Final = "/run/skillweave/stage.py"
 """Where the stage program is bound inside a bubblewrap sandbox."""
 
@@ -541,7 +543,11 @@ class ScriptRunner:
         timed_out = False
         swept = False
         try:
-            await asyncio.to_thread(_send, popen.stdin, order.encode())
+            data = order.encode()
+            if len(data) <= _PIPE_CAPACITY:  # fits the empty pipe: the write cannot block
+                _send(popen.stdin, data)
+            else:
+                await asyncio.to_thread(_send, popen.stdin, data)
             await asyncio.wait(
                 {exited, cancelled},
                 timeout=limits.timeout_seconds,
@@ -565,7 +571,9 @@ class ScriptRunner:
                 await asyncio.to_thread(self._user.kill_all)
                 swept = True
             await _close_pipes(pipes)
-            returncode = await asyncio.to_thread(popen.wait)
+            # Once the pidfd said it exited, reaping it cannot block.
+            reaped = exited.done() and not exited.cancelled()
+            returncode = popen.wait() if reaped else await asyncio.to_thread(popen.wait)
             self._reaped = True
             exited.cancel()
             stdout.close()
