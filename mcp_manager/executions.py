@@ -363,14 +363,16 @@ class ExecutionService:
                 result = self._result(request, status="cancelled", error="cancelled before start")
             else:
                 result = await self._execute_in(sandbox, request, package, inputs)
+            record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
+            await self._store.put_bytes(
+                keys.execution_result_key(request.execution_id),
+                json.dumps(record).encode(),
+                content_type="application/json",
+            )
         finally:
+            # After the result is stored: destroying the sandbox and starting its replacement
+            # are work for the host, which the caller need not wait behind.
             await self._pool.release(sandbox)
-        record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
-        await self._store.put_bytes(
-            keys.execution_result_key(request.execution_id),
-            json.dumps(record).encode(),
-            content_type="application/json",
-        )
         self._metrics.executions.labels(outcome=result.status).inc()
         if result.timed_out:
             self._metrics.timeouts.inc()

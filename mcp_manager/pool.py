@@ -6,6 +6,11 @@ allows (cold) and otherwise waits for one, up to ``claim_timeout``, after which 
 :class:`~skillweave.errors.PoolExhaustedError` (the API answers 503 with Retry-After). A used
 sandbox of a one-shot backend is destroyed, never reused, and a replacement starts at once.
 A sandbox that fails to start is counted and retried on the next refill with a short backoff.
+
+The replacement for a claimed sandbox starts when its execution ends or ``refill_delay``
+after the claim, whichever comes first: most skill scripts run for milliseconds, and an
+executor's start-up (an interpreter and its imports, the warm sandbox) would share the CPU
+with them on a small host; a long execution still has its replacement warming 0.1 s in.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ __all__ = ["PoolStatus", "WarmPool"]
 logger = logging.getLogger("skillweave.manager.pool")
 
 _START_BACKOFF_SECONDS: Final = 0.5
+_REFILL_DELAY_SECONDS: Final = 0.1
 
 
 class PoolStatus(dict[str, int | str]):
@@ -41,6 +47,8 @@ class WarmPool:
         maximum: how many may be alive at once.
         claim_timeout: how long a claim waits when the pool is exhausted.
         metrics: where claim latencies and pool size are reported.
+        refill_delay: how long after a warm claim its replacement starts, unless the
+            execution ended first.
     """
 
     def __init__(
@@ -51,6 +59,7 @@ class WarmPool:
         maximum: int,
         claim_timeout: float,
         metrics: ManagerMetrics,
+        refill_delay: float = _REFILL_DELAY_SECONDS,
     ) -> None:
         if not backend.one_shot:
             target, maximum = min(target, 1) or 1, 1  # one shared development executor
@@ -58,6 +67,7 @@ class WarmPool:
         self.target = min(target, maximum)
         self.maximum = maximum
         self.claim_timeout = claim_timeout
+        self.refill_delay = refill_delay
         self._metrics = metrics
         self._ready: list[Sandbox] = []
         self._busy: set[Sandbox] = set()
@@ -122,8 +132,12 @@ class WarmPool:
             time.perf_counter() - started
         )
         self._report()
-        self._refill()
+        self._track(self._refill_later())
         return sandbox, warm
+
+    async def _refill_later(self) -> None:
+        await asyncio.sleep(self.refill_delay)
+        self._refill()
 
     async def unclaim(self, sandbox: Sandbox) -> None:
         """Give back a claimed sandbox in which nothing ran: it is ready again, as it was."""
