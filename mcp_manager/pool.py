@@ -74,6 +74,7 @@ class WarmPool:
         self._starting = 0
         self._changed = asyncio.Condition()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._timers: set[asyncio.TimerHandle] = set()
         self._closed = False
         self._failures = 0
 
@@ -132,12 +133,18 @@ class WarmPool:
             time.perf_counter() - started
         )
         self._report()
-        self._track(self._refill_later())
+        self._refill_later()
         return sandbox, warm
 
-    async def _refill_later(self) -> None:
-        await asyncio.sleep(self.refill_delay)
-        self._refill()
+    def _refill_later(self) -> None:
+        def fire() -> None:
+            self._timers.discard(timer)
+            self._refill()
+
+        timer = asyncio.get_running_loop().call_later(self.refill_delay, fire)
+        self._timers.add(timer)
+
+
 
     async def unclaim(self, sandbox: Sandbox) -> None:
         """Give back a claimed sandbox in which nothing ran: it is ready again, as it was."""
@@ -174,6 +181,8 @@ class WarmPool:
     async def close(self) -> None:
         """Destroy every sandbox and stop refilling."""
         self._closed = True
+        for timer in self._timers:
+            timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)  # starts and destroys finish
         async with self._changed:
             doomed = [*self._ready, *self._busy]

@@ -1,0 +1,99 @@
+"""The warm pool's bookkeeping, on a fake backend that starts sandboxes instantly."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from mcp_manager.backends import Sandbox
+from mcp_manager.metrics import ManagerMetrics
+from mcp_manager.pool import WarmPool
+from skillweave.errors import PoolExhaustedError
+
+
+class FakeBackend:
+    name = "fake"
+    one_shot = True
+
+    def __init__(self) -> None:
+        self.created: list[Sandbox] = []
+        self.destroyed: list[Sandbox] = []
+        self._ids = itertools.count()
+
+    async def create(self) -> Sandbox:
+        sandbox = Sandbox(id=str(next(self._ids)), url="http://fake", token="t")
+        self.created.append(sandbox)
+        return sandbox
+
+    async def destroy(self, sandbox: Sandbox) -> None:
+        self.destroyed.append(sandbox)
+
+    async def close(self) -> None:
+        return None
+
+
+async def _pool(
+    backend: FakeBackend, *, target: int = 1, maximum: int = 2, refill_delay: float = 0.2
+) -> WarmPool:
+    pool = WarmPool(
+        backend,
+        target=target,
+        maximum=maximum,
+        claim_timeout=0.3,
+        metrics=ManagerMetrics(),
+        refill_delay=refill_delay,
+    )
+    await pool.start()
+    await pool.wait_ready(timeout=5)
+    return pool
+
+
+async def test_a_short_execution_gets_its_replacement_when_it_ends() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=5.0)
+    sandbox, warm = await pool.claim()
+    assert warm
+    await asyncio.sleep(0.05)
+    assert len(backend.created) == 1, "no replacement may start while a short run is going"
+    await pool.release(sandbox)
+    await pool.wait_ready(timeout=5)
+    assert len(backend.created) == 2
+    assert backend.destroyed == [sandbox]
+    await pool.close()
+
+
+async def test_a_long_execution_gets_its_replacement_after_the_refill_delay() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=0.05)
+    sandbox, _ = await pool.claim()
+    await pool.wait_ready(timeout=5)  # while the first is still busy
+    assert len(backend.created) == 2
+    assert pool.status()["busy"] == 1
+    await pool.release(sandbox)
+    await pool.close()
+
+
+async def test_an_unused_sandbox_goes_back_ready() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=5.0)
+    sandbox, _ = await pool.claim()
+    await pool.unclaim(sandbox)
+    again, warm = await pool.claim()
+    assert again is sandbox
+    assert warm
+    assert backend.destroyed == []
+    await pool.release(again)
+    await pool.close()
+
+
+async def test_an_exhausted_pool_refuses_after_the_claim_timeout() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, target=1, maximum=1)
+    held, _ = await pool.claim()
+    with pytest.raises(PoolExhaustedError) as refused:
+        await pool.claim()
+    assert refused.value.retry_after >= 1
+    await pool.release(held)
+    await pool.close()
