@@ -144,8 +144,6 @@ class WarmPool:
         timer = asyncio.get_running_loop().call_later(self.refill_delay, fire)
         self._timers.add(timer)
 
-
-
     async def unclaim(self, sandbox: Sandbox) -> None:
         """Give back a claimed sandbox in which nothing ran: it is ready again, as it was."""
         async with self._changed:

@@ -1,6 +1,7 @@
 """The workspace of one execution: materialized from the request, read back after the run.
 
-Layout on the host, inside the executor's folder (one fresh attempt folder per request)::
+Layout on the host, inside the executor's folder (one fresh attempt folder per run, made while
+the executor is warm, before its request arrives)::
 
     attempt/            0711, executor-owned: the sandbox user may pass, not list
       package/          0700: the extracted package (what is not the skill stays here)
