@@ -8,7 +8,7 @@ import os
 import stat
 import time
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 TOKEN = "test-executor-token"
@@ -54,9 +54,8 @@ def execute_form(
     return {"data": {"request": json.dumps(dict(request))}, "files": files}
 
 
-def living_processes(uid: int) -> list[int]:
-    """Pids of processes whose real uid is `uid`, zombies (already dead) left out."""
-    pids: list[int] = []
+def _statuses() -> Iterator[tuple[int, dict[str, str]]]:
+    """(pid, fields of /proc/PID/status) of every process still alive (zombies left out)."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -65,11 +64,13 @@ def living_processes(uid: int) -> list[int]:
                 fields = dict(line.split(":", 1) for line in status if ":" in line)
         except OSError:
             continue
-        real_uid = fields.get("Uid", "").split()
-        state = fields.get("State", "").split()
-        if real_uid and int(real_uid[0]) == uid and state and state[0] != "Z":
-            pids.append(int(name))
-    return pids
+        if fields.get("State", "").split()[:1] != ["Z"]:
+            yield int(name), fields
+
+
+def living_processes(uid: int) -> list[int]:
+    """Pids of processes whose real uid is `uid`, zombies (already dead) left out."""
+    return [pid for pid, fields in _statuses() if int(fields["Uid"].split()[0]) == uid]
 
 
 def processes_with(marker: str) -> list[int]:
@@ -94,18 +95,9 @@ def descendant_uids(pid: int) -> set[int]:
     """The uids of the living descendants of `pid` (a warm sandbox's stage is one)."""
     children: dict[int, list[int]] = {}
     uids: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
-        except OSError:
-            continue
-        if fields.get("State", "").split()[:1] == ["Z"]:
-            continue
-        children.setdefault(int(fields["PPid"]), []).append(int(name))
-        uids[int(name)] = int(fields["Uid"].split()[0])
+    for child, fields in _statuses():
+        children.setdefault(int(fields["PPid"]), []).append(child)
+        uids[child] = int(fields["Uid"].split()[0])
     found: set[int] = set()
     todo = list(children.get(pid, []))
     while todo:

@@ -13,34 +13,35 @@ import pytest
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_sandbox_run_profiles_a_csv_and_copies_the_output(tmp_path: Path) -> None:
-    data = tmp_path / "sales.csv"
-    data.write_text("region,units\nnorth,3\nsouth,5\n")
+def _sandbox_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`skillweave sandbox run ARGS` with a store under `tmp_path` and the bundled skills."""
     env = {
         **os.environ,
         "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
         "SKILLS__DIRS": '["bundled"]',
     }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "skillweave.cli",
-            "sandbox",
-            "run",
-            "csv-profiler",
-            "scripts/profile_csv.py",
-            "--input",
-            str(data),
-            "--out",
-            str(tmp_path / "out"),
-            "--json",
-        ],
+    return subprocess.run(
+        [sys.executable, "-m", "skillweave.cli", "sandbox", "run", *args],
         capture_output=True,
         text=True,
         env=env,
         timeout=100,
         check=False,
+    )
+
+
+def test_sandbox_run_profiles_a_csv_and_copies_the_output(tmp_path: Path) -> None:
+    data = tmp_path / "sales.csv"
+    data.write_text("region,units\nnorth,3\nsouth,5\n")
+    done = _sandbox_run(
+        tmp_path,
+        "csv-profiler",
+        "scripts/profile_csv.py",
+        "--input",
+        str(data),
+        "--out",
+        str(tmp_path / "out"),
+        "--json",
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -53,26 +54,6 @@ def test_sandbox_run_profiles_a_csv_and_copies_the_output(tmp_path: Path) -> Non
 
 
 def test_sandbox_run_reports_a_failing_script(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
-        "SKILLS__DIRS": '["bundled"]',
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "skillweave.cli",
-            "sandbox",
-            "run",
-            "csv-profiler",
-            "scripts/profile_csv.py",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=100,
-        check=False,
-    )
+    done = _sandbox_run(tmp_path, "csv-profiler", "scripts/profile_csv.py")
     assert done.returncode == 1
     assert "failed: exit" in done.stdout
