@@ -26,15 +26,21 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   └── ExecutorError              inside a sandbox (defined in sandbox_executor.errors:
     │                                  RequestRejectedError, ExecutorBusyError,
     │                                  IsolationUnavailableError)
-    └── StorageError                   the artifact store failed (carries the backend's `code`)
-        ├── ArtifactNotFoundError      no artifact under that key
-        ├── ArtifactIntegrityError     the stored bytes do not match the ref (size or sha256)
-        └── InvalidKeyError            a key, prefix or key component is malformed or unsafe
+    ├── StorageError                   the artifact store failed (carries the backend's `code`)
+    │   ├── ArtifactNotFoundError      no artifact under that key
+    │   ├── ArtifactIntegrityError     the stored bytes do not match the ref (size or sha256)
+    │   └── InvalidKeyError            a key, prefix or key component is malformed or unsafe
+    ├── ModelError                     a model call failed (`retryable`, `retry_after`, `status`)
+    │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
+    └── AgentError                     an agent job cannot go on
+        └── AgentSpecError             an agent spec file is invalid (names file and field)
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AgentError",
+    "AgentSpecError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
     "BinaryResourceError",
@@ -42,6 +48,7 @@ __all__ = [
     "ExecutionConflictError",
     "ExecutionRejectedError",
     "InvalidKeyError",
+    "ModelError",
     "PackageError",
     "PoolExhaustedError",
     "ResourceError",
@@ -50,6 +57,7 @@ __all__ = [
     "ResourceTooLargeError",
     "SandboxError",
     "SandboxStartError",
+    "ScriptedModelError",
     "SkillError",
     "SkillFormatError",
     "SkillNotFoundError",
@@ -219,3 +227,45 @@ class InvalidKeyError(StorageError):
     def __init__(self, key: str, reason: str) -> None:
         self.reason = reason
         super().__init__(f"invalid artifact key {key!r}: {reason}", key=key, code="InvalidKey")
+
+
+class ModelError(SkillweaveError):
+    """A model provider call failed.
+
+    Attributes:
+        retryable: whether the same call may succeed later (HTTP 408/409/429/5xx, connection
+            failures, timeouts); decided once, in ``skillweave.llm.retry``.
+        retry_after: seconds the provider asked to wait (``Retry-After``), when it said.
+        status: the HTTP status, when there was a response.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+        super().__init__(message)
+
+
+class ScriptedModelError(ModelError):
+    """The scripted model has no turn left, or a turn's expectation about what it received
+    failed (the message names the turn and what was expected)."""
+
+
+class AgentError(SkillweaveError):
+    """An agent job cannot go on (a broken invariant, not a mistake the model can fix)."""
+
+
+class AgentSpecError(AgentError):
+    """An agent spec file is invalid."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")

@@ -30,6 +30,7 @@ from skillweave.skills.model import Skill
 __all__ = [
     "DEFAULT_RESOURCE_LISTING",
     "DEFAULT_RESOURCE_MAX_BYTES",
+    "clean_resource_path",
     "list_resources",
     "read_resource",
     "render_activation",
@@ -75,7 +76,8 @@ def render_activation(
     return "".join(parts)
 
 
-def _clean_relative(skill: Skill, path: str) -> str:
+def clean_resource_path(skill: Skill, path: str) -> str:
+    """`path` as a clean relative path inside `skill` (``a/b.md``), or ResourcePathError."""
     if not path or not path.strip():
         raise ResourcePathError(skill.name, path, "the path is empty")
     if "\0" in path:
@@ -109,7 +111,7 @@ def read_resource(
         ResourceTooLargeError: the file is over `max_bytes`.
         BinaryResourceError: the file is not UTF-8 text.
     """
-    relative = _clean_relative(skill, path)
+    relative = clean_resource_path(skill, path)
     root = os.path.realpath(skill.path)
     target = os.path.realpath(os.path.join(root, relative))
     if os.path.commonpath([root, target]) != root:

@@ -1,0 +1,45 @@
+"""Compaction: keep the transcript a model call carries under the job's budget.
+
+When the visible transcript passes ``budgets.transcript_chars``, the oldest tool outputs
+(resource reads, script results, other tool results) are elided: the model then sees their
+one-line summary, which names the artifact refs, instead of the text, and can read an artifact
+again if it needs it. Never elided: activation payloads (skill content), user messages, the
+model's own messages, loop notes, and the latest ``budgets.keep_recent_outputs`` outputs.
+Nothing is deleted: the full entries stay in the store. Duplicate activations never reach the
+transcript in the first place (the loop answers "already active").
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from skillweave.agent.state import AgentState, TranscriptEntry
+
+__all__ = ["COMPACTABLE", "compact"]
+
+COMPACTABLE: Final = frozenset({"resource", "script", "tool"})
+
+
+def compact(state: AgentState) -> int:
+    """Elide the oldest tool outputs until the visible transcript fits; how many were elided."""
+    budget = state.budgets.transcript_chars
+    visible = state.visible_chars()
+    if visible <= budget:
+        return 0
+    candidates = [
+        i for i, e in enumerate(state.transcript) if e.kind in COMPACTABLE and not e.elided
+    ]
+    keep = state.budgets.keep_recent_outputs
+    if keep:
+        candidates = candidates[:-keep]
+    elided = 0
+    for index in candidates:
+        if visible <= budget:
+            break
+        entry: TranscriptEntry = state.transcript[index]
+        if len(entry.summary) >= entry.chars:
+            continue
+        state.transcript[index] = entry.model_copy(update={"elided": True})
+        visible -= entry.chars - len(entry.summary)
+        elided += 1
+    return elided

@@ -1,0 +1,516 @@
+"""The agent loop: a deterministic state machine over `AgentState`.
+
+:func:`new_state` makes a job; :class:`AgentLoop` drives it. Each turn: take user messages that
+arrived, check the budgets, compact the transcript, call the model, then answer each tool call
+it made, in order. Every side effect is one call on the ``Runtime`` port; the loop itself has
+no I/O, no clock and no randomness (ids come from the job id and transcript positions), so it
+replays identically inside a Temporal workflow.
+
+Rules the loop enforces (each answered as a tool result the model can act on):
+
+- ``activate_skill`` names a skill that is attachable now (the enum); repeats get "already
+  active"; a parent's activation makes its children attachable and an executable skill's
+  activation registers its tools.
+- ``read_skill_resource`` and ``run_skill_script`` need the skill active, and run against the
+  version pinned at activation.
+- input artifacts must be ones the job knows (its inputs and earlier outputs).
+- unknown tools and malformed arguments are refused with what would have been accepted.
+
+Budgets (turns, tokens, script runs) end the job with status ``budget_exhausted`` and a reason.
+Infrastructure failures raised by the runtime end it as ``failed`` and propagate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from skillweave.agent.compaction import compact
+from skillweave.agent.events import AgentEvent, EventKind
+from skillweave.agent.runtime import (
+    CatalogInput,
+    InvokeModelInput,
+    LoadSkillInput,
+    ReadResourceInput,
+    RunScriptInput,
+    Runtime,
+    SearchInput,
+    ToolInvocation,
+    ToolOutcome,
+    TranscriptView,
+    TranscriptWrite,
+    WaitInput,
+)
+from skillweave.agent.spec import AgentSpec
+from skillweave.agent.state import (
+    ActiveSkill,
+    AgentState,
+    EntryKind,
+    JobStatus,
+    SkillTool,
+    TranscriptEntry,
+)
+from skillweave.agent.tools import INPUT_ARTIFACTS, tool_specs
+from skillweave.llm.messages import Message, ToolCall
+from skillweave.storage.base import ArtifactRef
+
+__all__ = ["AgentLoop", "new_state", "system_prompt"]
+
+_SUMMARY_MAX: Final = 300
+_PREVIEW_NAMES: Final = 12
+
+
+def system_prompt(spec: AgentSpec, catalog: str) -> str:
+    """The system prompt: the agent's instruction, then the tier-1 catalog."""
+    return f"{spec.instruction.strip()}\n\n{catalog.strip()}\n"
+
+
+def new_state(
+    *,
+    job_id: str,
+    task: str,
+    spec: AgentSpec,
+    inputs: Sequence[ArtifactRef] = (),
+) -> AgentState:
+    """A job that has not started: the task and its input artifacts."""
+    return AgentState(
+        job_id=job_id,
+        agent=spec.name,
+        task=task,
+        budgets=spec.limits,
+        inputs=list(inputs),
+        artifacts={ref.key: ref for ref in inputs},
+    )
+
+
+def _task_text(state: AgentState) -> str:
+    if not state.inputs:
+        return state.task
+    files = "\n".join(f"- {ref.key} ({ref.size} bytes)" for ref in state.inputs)
+    return f"{state.task}\n\nAttached files (artifact keys):\n{files}"
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_PREVIEW_NAMES])
+    more = len(names) - _PREVIEW_NAMES
+    return shown + (f" and {more} more" if more > 0 else "") if names else "(none)"
+
+
+class _Refusal(Exception):
+    """A tool call the loop answers with a message instead of running it."""
+
+
+class _BudgetExhausted(Exception):
+    pass
+
+
+class AgentLoop:
+    """Runs one job's turns against a runtime.
+
+    Args:
+        runtime: where every side effect goes.
+        spec: the agent (instruction, allowed skills, catalog, preload, limits).
+        on_event: called with each :class:`AgentEvent`, in order (must not block).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        spec: AgentSpec,
+        *,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        catalog_mode: str = "enabled",
+        catalog_top_k: int = 8,
+    ) -> None:
+        self.runtime = runtime
+        self.spec = spec
+        self._on_event = on_event
+        self._catalog_mode = spec.catalog.mode or catalog_mode
+        self._top_k = spec.catalog.top_k or catalog_top_k
+        self._unsaved: list[TranscriptWrite] = []
+
+    # --- driving ---------------------------------------------------------------------------
+
+    async def run(self, state: AgentState) -> AgentState:
+        """Run `state` until it finishes; returns it (also updated in place).
+
+        Raises whatever the runtime raises (after marking the job ``failed``), and
+        ``asyncio.CancelledError`` (after marking it ``cancelled``).
+        """
+        try:
+            if not state.system:
+                await self._prepare(state)
+            while not state.finished:
+                await self._turn(state)
+        except _BudgetExhausted as exc:
+            self._finish(state, "budget_exhausted", str(exc))
+        except asyncio.CancelledError:
+            self._finish(state, "cancelled", "cancelled by request")
+            raise
+        except BaseException as exc:
+            self._finish(state, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            if self._unsaved:
+                writes, self._unsaved = tuple(self._unsaved), []
+                await asyncio.shield(self.runtime.record(writes))
+        return state
+
+    async def _prepare(self, state: AgentState) -> None:
+        result = await self.runtime.prepare_catalog(
+            CatalogInput(
+                run_id=state.run_id,
+                task=state.task,
+                mode=self._catalog_mode,  # type: ignore[arg-type]
+                top_k=self._top_k,
+                allowed=self.spec.skills,
+                preload_threshold=self.spec.preload.min_score
+                if self.spec.preload.enabled
+                else None,
+            )
+        )
+        state.system = system_prompt(self.spec, result.catalog)
+        state.roots = result.roots
+        state.search_enabled = result.search_enabled
+        self._emit(state, "job_started", detail=f"{len(result.roots)} skills in the catalog")
+        self._append_own(state, Message(role="user", text=_task_text(state)), kind="task")
+        if result.preload and result.preload in state.attachable():
+            await self._activate(state, result.preload, call_id=None)
+            self._emit(state, "preloaded", skill=result.preload)
+
+    async def _turn(self, state: AgentState) -> None:
+        for text in await self.runtime.wait_for_input(WaitInput(timeout_seconds=0)):
+            self._receive(state, text)
+        budgets = state.budgets
+        if state.turn >= budgets.max_turns:
+            raise _BudgetExhausted(f"max_turns reached ({budgets.max_turns} model calls)")
+        elided = compact(state)
+        if elided:
+            self._emit(state, "compacted", detail=f"{elided} older tool outputs elided to refs")
+        writes, self._unsaved = tuple(self._unsaved), []
+        reply_seq = state.next_seq
+        turn = await self.runtime.invoke_model(
+            InvokeModelInput(
+                run_id=state.run_id,
+                system=state.system,
+                tools=tool_specs(state),
+                view=TranscriptView(
+                    upto=reply_seq,
+                    elided={e.seq: e.summary for e in state.transcript if e.elided},
+                ),
+                writes=writes,
+                reply_seq=reply_seq,
+                max_output_tokens=budgets.max_output_tokens,
+            )
+        )
+        state.turn += 1
+        state.usage = state.usage + turn.usage
+        message = turn.message
+        size = len(message.text) + sum(
+            len(c.name) + len(json.dumps(c.arguments)) for c in message.tool_calls
+        )
+        state.transcript.append(
+            TranscriptEntry(seq=reply_seq, role="assistant", kind="assistant", chars=size)
+        )
+        self._emit(
+            state,
+            "model_called",
+            usage=turn.usage,
+            detail=f"{len(message.tool_calls)} tool calls" if message.tool_calls else "answer",
+        )
+        if state.usage.total_tokens >= budgets.max_tokens:
+            raise _BudgetExhausted(
+                f"max_tokens reached ({state.usage.total_tokens} of {budgets.max_tokens})"
+            )
+        if not message.tool_calls:
+            await self._answered(state, message.text)
+            return
+        for call in message.tool_calls:
+            await self._call(state, call)
+
+    async def _answered(self, state: AgentState, text: str) -> None:
+        state.answer = text
+        if self.spec.follow_up_seconds > 0:
+            more = await self.runtime.wait_for_input(
+                WaitInput(timeout_seconds=self.spec.follow_up_seconds)
+            )
+            if more:
+                for message in more:
+                    self._receive(state, message)
+                return
+        self._finish(state, "completed", "answered")
+
+    def _receive(self, state: AgentState, text: str) -> None:
+        self._append_own(state, Message(role="user", text=text), kind="user")
+        self._emit(state, "message_received", detail=text[:_SUMMARY_MAX])
+
+    # --- tool calls ------------------------------------------------------------------------
+
+    async def _call(self, state: AgentState, call: ToolCall) -> None:
+        try:
+            match call.name:
+                case "activate_skill":
+                    name = _string(call, "name")
+                    await self._activate(state, name, call_id=call.id)
+                case "read_skill_resource":
+                    await self._read(state, call)
+                case "run_skill_script":
+                    await self._run_script(state, call)
+                case "search_skills" if state.search_enabled:
+                    await self._search(state, call)
+                case _:
+                    tool = self._skill_tool(state, call.name)
+                    if tool is None:
+                        raise _Refusal(self._unknown_tool(state, call.name))
+                    await self._run_tool(state, call, *tool)
+        except _Refusal as refusal:
+            self._refuse(state, call, str(refusal))
+
+    def _refuse(self, state: AgentState, call: ToolCall, text: str) -> None:
+        self._append_own(
+            state,
+            Message(
+                role="tool", text=text, tool_call_id=call.id, tool_name=call.name, is_error=True
+            ),
+            kind="note",
+        )
+        self._emit(state, "tool_refused", tool=call.name, detail=text)
+
+    def _unknown_tool(self, state: AgentState, name: str) -> str:
+        offered = [spec.name for spec in tool_specs(state)]
+        return f"There is no tool named {name!r}. Tools available now: {_names(offered)}."
+
+    async def _activate(self, state: AgentState, name: str, *, call_id: str | None) -> None:
+        if name in state.active:
+            if call_id is None:
+                return
+            raise _Refusal(f"Skill {name!r} is already active; its instructions are above.")
+        attachable = state.attachable()
+        if name not in attachable:
+            raise _Refusal(
+                f"Skill {name!r} cannot be activated now. Skills that can: {_names(attachable)}."
+                " A sub-skill becomes available once its parent skill is active."
+            )
+        seq = state.next_seq
+        loaded = await self.runtime.load_skill(
+            LoadSkillInput(
+                run_id=state.run_id,
+                skill=name,
+                seq=seq,
+                tool_call_id=call_id or "",
+                allowed=self.spec.skills,
+            )
+        )
+        state.active[name] = ActiveSkill(
+            name=name, version=loaded.version, children=loaded.children, tools=loaded.tools
+        )
+        role = "tool" if call_id else "user"
+        state.transcript.append(
+            TranscriptEntry(seq=seq, role=role, kind="skill", chars=loaded.chars)
+        )
+        detail = "; ".join(loaded.notes)
+        if loaded.children:
+            detail = f"sub-skills: {', '.join(loaded.children)}" + (f"; {detail}" if detail else "")
+        self._emit(
+            state,
+            "skill_activated",
+            skill=name,
+            version=loaded.version,
+            detail=detail,
+            tools_registered=tuple(t.name for t in loaded.tools),
+        )
+
+    def _active(self, state: AgentState, call: ToolCall) -> ActiveSkill:
+        name = _string(call, "skill")
+        skill = state.active.get(name)
+        if skill is None:
+            hint = (
+                f"activate it first with activate_skill(name={name!r})"
+                if name in state.attachable()
+                else f"skills that can be activated now: {_names(state.attachable())}"
+            )
+            raise _Refusal(f"Skill {name!r} is not active; {hint}.")
+        return skill
+
+    async def _read(self, state: AgentState, call: ToolCall) -> None:
+        skill = self._active(state, call)
+        path = _string(call, "path")
+        outcome = await self.runtime.read_skill_resource(
+            ReadResourceInput(
+                run_id=state.run_id,
+                skill=skill.name,
+                version=skill.version,
+                path=path,
+                seq=state.next_seq,
+                tool_call_id=call.id,
+            )
+        )
+        self._append_outcome(state, outcome, kind="resource")
+        self._emit(state, "resource_read", skill=skill.name, tool=call.name, detail=path)
+
+    def _artifacts(self, state: AgentState, keys: object, argument: str) -> tuple[ArtifactRef, ...]:
+        if keys is None:
+            return ()
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise _Refusal(f"{argument!r} must be a list of artifact keys (strings).")
+        refs = []
+        for key in keys:
+            ref = state.artifacts.get(key.strip())
+            if ref is None:
+                raise _Refusal(
+                    f"Unknown artifact {key!r}. Artifacts of this job: "
+                    f"{_names(list(state.artifacts))}."
+                )
+            refs.append(ref)
+        return tuple(refs)
+
+    def _count_run(self, state: AgentState) -> None:
+        limit = state.budgets.max_script_runs
+        if state.script_runs >= limit:
+            raise _BudgetExhausted(f"max_script_runs reached ({limit} script runs)")
+        state.script_runs += 1
+
+    async def _run_script(self, state: AgentState, call: ToolCall) -> None:
+        skill = self._active(state, call)
+        script = _string(call, "script")
+        args = call.arguments.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+            raise _Refusal("'args' must be a list of strings.")
+        inputs = self._artifacts(state, call.arguments.get("inputs"), "inputs")
+        await self._execute(
+            state,
+            call,
+            skill=skill,
+            script=script,
+            args=tuple(str(a) for a in args),
+            inputs=inputs,
+            run_json=None,
+        )
+
+    def _skill_tool(self, state: AgentState, name: str) -> tuple[ActiveSkill, SkillTool] | None:
+        for skill in state.active.values():
+            for tool in skill.tools:
+                if tool.name == name:
+                    return skill, tool
+        return None
+
+    async def _run_tool(
+        self, state: AgentState, call: ToolCall, skill: ActiveSkill, tool: SkillTool
+    ) -> None:
+        arguments = dict(call.arguments)
+        inputs = self._artifacts(state, arguments.pop(INPUT_ARTIFACTS, None), INPUT_ARTIFACTS)
+        await self._execute(
+            state,
+            call,
+            skill=skill,
+            script=tool.script,
+            args=(),
+            inputs=inputs,
+            run_json=ToolInvocation(
+                tool=tool.tool, arguments=arguments, shared_script=tool.shared_script
+            ),
+        )
+
+    async def _execute(
+        self,
+        state: AgentState,
+        call: ToolCall,
+        *,
+        skill: ActiveSkill,
+        script: str,
+        args: tuple[str, ...],
+        inputs: tuple[ArtifactRef, ...],
+        run_json: ToolInvocation | None,
+    ) -> None:
+        self._count_run(state)
+        seq = state.next_seq
+        outcome = await self.runtime.run_skill_script(
+            RunScriptInput(
+                run_id=state.run_id,
+                execution_id=f"{state.job_id}/{seq}",
+                skill=skill.name,
+                version=skill.version,
+                script=script,
+                args=args,
+                inputs=inputs,
+                seq=seq,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                run_json=run_json,
+            )
+        )
+        self._append_outcome(state, outcome, kind="script")
+        for ref in outcome.outputs:
+            state.artifacts[ref.key] = ref
+            state.outputs.append(ref)
+        self._emit(
+            state,
+            "script_ran",
+            skill=skill.name,
+            tool=call.name,
+            detail=script,
+            status=outcome.status,
+            duration_ms=outcome.duration_ms,
+            artifacts=outcome.outputs,
+        )
+
+    async def _search(self, state: AgentState, call: ToolCall) -> None:
+        query = _string(call, "query")
+        outcome = await self.runtime.search_skills(
+            SearchInput(
+                run_id=state.run_id,
+                query=query,
+                top_k=self._top_k,
+                allowed=self.spec.skills,
+                seq=state.next_seq,
+                tool_call_id=call.id,
+            )
+        )
+        self._append_outcome(state, outcome, kind="tool")
+        state.roots = state.roots + tuple(n for n in outcome.found if n not in state.roots)
+        self._emit(state, "skills_searched", tool=call.name, detail=query)
+
+    # --- bookkeeping -----------------------------------------------------------------------
+
+    def _append_outcome(self, state: AgentState, outcome: ToolOutcome, *, kind: EntryKind) -> None:
+        if outcome.seq != state.next_seq:
+            raise RuntimeError(f"runtime stored seq {outcome.seq}, expected {state.next_seq}")
+        state.transcript.append(
+            TranscriptEntry(
+                seq=outcome.seq,
+                role="tool",
+                kind=kind,
+                chars=outcome.chars,
+                summary=outcome.summary[:_SUMMARY_MAX],
+            )
+        )
+
+    def _append_own(self, state: AgentState, message: Message, *, kind: EntryKind) -> None:
+        seq = state.next_seq
+        self._unsaved.append(TranscriptWrite(seq=seq, message=message))
+        state.transcript.append(
+            TranscriptEntry(seq=seq, role=message.role, kind=kind, chars=len(message.text))
+        )
+
+    def _finish(self, state: AgentState, status: JobStatus, reason: str) -> None:
+        if state.finished:
+            return
+        state.status = status
+        state.reason = reason
+        self._emit(state, "job_finished", status=status, detail=reason, usage=state.usage)
+
+    def _emit(self, state: AgentState, kind: EventKind, **fields: Any) -> None:
+        if self._on_event is not None:
+            event = AgentEvent(
+                kind=kind, job_id=state.job_id, turn=state.turn, at=self.runtime.now(), **fields
+            )
+            self._on_event(event)
+
+
+def _string(call: ToolCall, name: str) -> str:
+    value = call.arguments.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise _Refusal(f"{call.name} needs {name!r}, a non-empty string.")
+    return value.strip()

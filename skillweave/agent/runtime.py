@@ -1,0 +1,223 @@
+"""The `Runtime` port: every side effect of the agent loop goes through it.
+
+One method per effect, each taking one input model and returning one result model, so that the
+Temporal engine can make each call an activity (``invoke_model``, ``load_skill``…) and the
+direct engine can call the same services in-process through the same JSON round-trip. Results
+are small: a tool's full output is written by the runtime to the transcript in the store
+(``runs/{run}/transcript/{seq}``) and comes back as its size and a one-line summary, so the
+loop's state grows with turns, not with output.
+
+Errors: a mistake the model can fix is *not* an exception here; it comes back as a result with
+``is_error`` set (an unknown resource path, a script that is not in the skill). Exceptions are
+infrastructure failures (``ModelError``, ``SandboxError``, ``StorageError``…) and end the job
+(the Temporal engine retries them first, by the classification in ``skillweave.llm.retry``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.agent.state import SkillTool
+from skillweave.config import CatalogMode
+from skillweave.llm.messages import Message, StopReason, ToolSpec, Usage
+from skillweave.sandbox.models import ExecutionStatus
+from skillweave.storage.base import ArtifactRef
+
+__all__ = [
+    "CatalogInput",
+    "CatalogResult",
+    "InvokeModelInput",
+    "LoadSkillInput",
+    "ModelTurn",
+    "ReadResourceInput",
+    "RunScriptInput",
+    "Runtime",
+    "ScriptOutcome",
+    "SearchInput",
+    "SearchOutcome",
+    "SkillLoaded",
+    "ToolInvocation",
+    "ToolOutcome",
+    "TranscriptView",
+    "TranscriptWrite",
+    "WaitInput",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class CatalogInput(_Model):
+    """What the job may see of the skill library (from the agent spec)."""
+
+    run_id: str
+    task: str
+    mode: CatalogMode = "enabled"
+    top_k: int = 8
+    allowed: tuple[str, ...] | None = Field(
+        default=None, description="Skill names the agent may use (a parent allows its tree)."
+    )
+    preload_threshold: float | None = Field(
+        default=None, description="Activate the best match above this BM25 score first."
+    )
+
+
+class CatalogResult(_Model):
+    """The tier-1 catalog and the skills ``activate_skill`` may name at the start."""
+
+    catalog: str
+    roots: tuple[str, ...]
+    search_enabled: bool = False
+    preload: str | None = None
+
+
+class TranscriptWrite(_Model):
+    """A message the loop made itself (the task, a refusal, a note) to store at `seq`."""
+
+    seq: int
+    message: Message
+
+
+class TranscriptView(_Model):
+    """Which stored messages a model call sees: ``0..upto-1``, elided ones as their summary."""
+
+    upto: int = Field(ge=0)
+    elided: dict[int, str] = Field(default_factory=dict)
+
+
+class InvokeModelInput(_Model):
+    run_id: str
+    system: str
+    tools: tuple[ToolSpec, ...]
+    view: TranscriptView
+    writes: tuple[TranscriptWrite, ...] = Field(
+        default=(), description="Stored first: the loop's own messages since the last call."
+    )
+    reply_seq: int = Field(description="Where the model's reply is stored.")
+    max_output_tokens: int = 4096
+
+
+class ModelTurn(_Model):
+    message: Message
+    stop_reason: StopReason
+    usage: Usage
+    model: str = ""
+
+
+class LoadSkillInput(_Model):
+    run_id: str
+    skill: str
+    seq: int = Field(description="Where the activation payload is stored.")
+    tool_call_id: str
+    allowed: tuple[str, ...] | None = None
+
+
+class SkillLoaded(_Model):
+    """An activation: the pinned version, the children now attachable, registered tools."""
+
+    skill: str
+    version: str
+    chars: int
+    children: tuple[str, ...] = ()
+    tools: tuple[SkillTool, ...] = ()
+    notes: tuple[str, ...] = Field(
+        default=(), description="Problems registering tools (the skill is active regardless)."
+    )
+
+
+class ReadResourceInput(_Model):
+    run_id: str
+    skill: str
+    version: str
+    path: str
+    seq: int
+    tool_call_id: str
+
+
+class ToolOutcome(_Model):
+    """A tool result the runtime stored at `seq`: its size and what compaction leaves."""
+
+    seq: int
+    chars: int
+    is_error: bool = False
+    summary: str
+
+
+class ToolInvocation(_Model):
+    """An executable-skill tool call: the script gets ``--run-json ARGUMENTS`` (and
+    ``--tool NAME`` when it offers several tools)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    shared_script: bool = False
+
+
+class RunScriptInput(_Model):
+    run_id: str
+    execution_id: str = Field(description="Idempotency key, stable across retries.")
+    skill: str
+    version: str
+    script: str
+    args: tuple[str, ...] = ()
+    inputs: tuple[ArtifactRef, ...] = ()
+    seq: int
+    tool_call_id: str
+    tool_name: str = "run_skill_script"
+    run_json: ToolInvocation | None = None
+
+
+class ScriptOutcome(ToolOutcome):
+    status: ExecutionStatus
+    exit_code: int | None = None
+    duration_ms: int = 0
+    outputs: tuple[ArtifactRef, ...] = ()
+
+
+class SearchOutcome(ToolOutcome):
+    """Search hits: their names become attachable."""
+
+    found: tuple[str, ...] = ()
+
+
+class SearchInput(_Model):
+    run_id: str
+    query: str
+    top_k: int = 5
+    allowed: tuple[str, ...] | None = None
+    seq: int
+    tool_call_id: str
+
+
+class WaitInput(_Model):
+    timeout_seconds: float = Field(default=0.0, ge=0)
+
+
+class Runtime(Protocol):
+    """The side effects of an agent job. Implemented by the direct and the Temporal engine."""
+
+    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult: ...
+
+    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn: ...
+
+    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded: ...
+
+    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome: ...
+
+    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome: ...
+
+    async def search_skills(self, request: SearchInput) -> SearchOutcome: ...
+
+    async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
+        """Store loop-made messages that no model call will carry (the end of a job)."""
+        ...
+
+    def now(self) -> float:
+        """Seconds since the epoch (workflow time under Temporal)."""
+        ...
+
+    async def wait_for_input(self, request: WaitInput) -> list[str]:
+        """User messages sent to the job, waiting up to ``timeout_seconds`` for the first."""
+        ...

@@ -1,0 +1,105 @@
+"""Agent specs: who the agent is and what it may do, loadable from YAML.
+
+An agent spec names the agent, gives its instruction (the start of the system prompt), the
+model to use (``provider:name``, else the settings'), the skills it may use (a parent allows its
+whole tree; unset means every enabled skill), how the catalog is shown, optional pre-inference
+preload, and the job's limits::
+
+    name: data-analyst
+    instruction: You analyse the user's data files with the skills available to you.
+    model: openai:gpt-4o-mini          # optional
+    skills: [data-toolkit, unit-converter]
+    catalog: {mode: enabled, top_k: 8}
+    preload: {enabled: false, min_score: 2.0}
+    limits: {max_turns: 40, max_tokens: 2000000, max_script_runs: 30}
+
+Parsing is pure (the text in, a model out); reading the file is the caller's business.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillweave.agent.state import Budgets
+from skillweave.config import CatalogMode
+from skillweave.errors import AgentSpecError
+
+__all__ = [
+    "DEFAULT_INSTRUCTION",
+    "AgentSpec",
+    "CatalogOptions",
+    "PreloadOptions",
+    "parse_agent_spec",
+]
+
+DEFAULT_INSTRUCTION: Final = (
+    "You are a capable assistant that finishes the user's task with the skills listed below. "
+    "Activate a skill to read its instructions before you use it; read its reference files "
+    "and run its scripts when they help. Files reach scripts as artifacts: pass the artifact "
+    "keys shown in earlier results. When the task is done, answer the user plainly and say "
+    "which output artifacts hold the results."
+)
+
+
+class CatalogOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: CatalogMode | None = Field(default=None, description="None: the settings' mode.")
+    top_k: int | None = Field(default=None, ge=1, le=200)
+
+
+class PreloadOptions(BaseModel):
+    """Pre-inference preload: activate the best-matching skill before the first model call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = False
+    min_score: float = Field(default=2.0, ge=0)
+
+
+class AgentSpec(BaseModel):
+    """One agent: instruction, model, allowed skills, catalog, preload, limits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(default="default", pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    description: str = ""
+    instruction: str = DEFAULT_INSTRUCTION
+    model: str | None = Field(default=None, description="provider:name; None: settings.")
+    skills: tuple[str, ...] | None = None
+    catalog: CatalogOptions = Field(default_factory=CatalogOptions)
+    preload: PreloadOptions = Field(default_factory=PreloadOptions)
+    limits: Budgets = Field(default_factory=Budgets)
+    follow_up_seconds: float = Field(
+        default=0.0, ge=0, le=86_400, description="After an answer, wait this long for more."
+    )
+
+
+def parse_agent_spec(text: str, *, source: str = "<agent spec>") -> AgentSpec:
+    """Parse an agent spec from YAML text.
+
+    Raises:
+        AgentSpecError: not YAML, not a mapping, or a field is invalid (named in the message).
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise AgentSpecError(source, f"not valid YAML{where}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise AgentSpecError(source, "an agent spec is a YAML mapping")
+    # "agent:" as a top-level wrapper is accepted, as the seeds write it.
+    if set(data) == {"agent"} and isinstance(data["agent"], dict):
+        data = data["agent"]
+    try:
+        return AgentSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "spec"
+        raise AgentSpecError(source, f"{field}: {first['msg']}") from None

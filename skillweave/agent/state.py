@@ -1,0 +1,154 @@
+"""`AgentState`: everything a job is, small enough to live in a workflow's history.
+
+The state holds *references*, not content: each transcript entry is a pointer to a message
+stored in the artifact store (``runs/{run}/transcript/{seq}.json``) with its size, its kind and
+the short summary the model sees once the entry is compacted. So the state grows with the
+number of turns, never with what the scripts printed or the files the agent read.
+
+The loop (``skillweave.agent.loop``) is the only writer; engines read it for status, and it
+serializes to JSON with the same pydantic round-trip in both engines.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.llm.messages import Role, Usage
+from skillweave.storage.base import ArtifactRef
+
+__all__ = [
+    "ActiveSkill",
+    "AgentState",
+    "Budgets",
+    "EntryKind",
+    "JobStatus",
+    "SkillTool",
+    "TranscriptEntry",
+]
+
+JobStatus = Literal["running", "completed", "failed", "cancelled", "budget_exhausted"]
+"""``running`` until the loop ends; then why it ended."""
+
+EntryKind = Literal["task", "user", "assistant", "skill", "resource", "script", "tool", "note"]
+"""``skill`` entries are activation payloads: never compacted. ``resource``, ``script`` and
+``tool`` entries are tool outputs: compacted oldest first. ``note`` is a short loop reply."""
+
+
+class Budgets(BaseModel):
+    """Limits that end a job; each is checked where it is spent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_turns: int = Field(default=40, ge=1, le=100_000, description="Model calls.")
+    max_tokens: int = Field(
+        default=2_000_000, ge=1, description="Input plus output tokens over the job."
+    )
+    max_script_runs: int = Field(default=30, ge=0, le=100_000)
+    transcript_chars: int = Field(
+        default=120_000,
+        ge=1_000,
+        description="Compaction threshold: beyond it older tool outputs are elided to refs.",
+    )
+    keep_recent_outputs: int = Field(
+        default=2, ge=0, description="The latest tool outputs compaction never elides."
+    )
+    max_output_tokens: int = Field(default=4096, ge=1, description="Per model call.")
+
+
+class SkillTool(BaseModel):
+    """A tool an executable skill registered at activation (from its ``--help-json``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # as offered to the model: ``<skill>__<tool>``
+    tool: str  # as the script knows it
+    script: str  # package path, e.g. ``scripts/convert.py``
+    description: str
+    input_schema: dict[str, Any]
+    shared_script: bool = Field(
+        default=False, description="The script offers several tools: it gets --tool NAME too."
+    )
+
+
+class ActiveSkill(BaseModel):
+    """An activated skill, pinned to the version it had at activation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    version: str
+    children: tuple[str, ...] = ()
+    tools: tuple[SkillTool, ...] = ()
+
+
+class TranscriptEntry(BaseModel):
+    """One message of the transcript, stored at ``transcript_key(run_id, seq)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int = Field(ge=0)
+    role: Role
+    kind: EntryKind
+    chars: int = Field(ge=0, description="Length of the message's text.")
+    summary: str = Field(default="", description="What the model sees once it is elided.")
+    elided: bool = False
+
+
+class AgentState(BaseModel):
+    """One agent job. Mutable: the loop updates it in place, turn by turn."""
+
+    job_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
+    agent: str = "default"
+    task: str
+    status: JobStatus = "running"
+    reason: str | None = Field(default=None, description="Why the job ended, in one line.")
+    turn: int = Field(default=0, ge=0, description="Model calls made so far.")
+    script_runs: int = Field(default=0, ge=0)
+    usage: Usage = Field(default_factory=Usage)
+    budgets: Budgets = Field(default_factory=Budgets)
+    system: str = Field(default="", description="The system prompt, catalog included.")
+    roots: tuple[str, ...] = Field(default=(), description="Skills attachable from the start.")
+    search_enabled: bool = False
+    active: dict[str, ActiveSkill] = Field(default_factory=dict)
+    transcript: list[TranscriptEntry] = Field(default_factory=list)
+    inputs: list[ArtifactRef] = Field(
+        default_factory=list, description="Files given with the task."
+    )
+    artifacts: dict[str, ArtifactRef] = Field(
+        default_factory=dict, description="Every artifact the job knows, by key."
+    )
+    outputs: list[ArtifactRef] = Field(
+        default_factory=list, description="Artifacts scripts produced, in order."
+    )
+    answer: str | None = None
+    pending_messages: list[str] = Field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        """Artifacts and the transcript live under ``runs/{job_id}/``."""
+        return self.job_id
+
+    @property
+    def next_seq(self) -> int:
+        return len(self.transcript)
+
+    @property
+    def finished(self) -> bool:
+        return self.status != "running"
+
+    def attachable(self) -> tuple[str, ...]:
+        """What ``activate_skill`` accepts now: roots, then the children of active skills."""
+        names = list(self.roots)
+        seen = set(names)
+        for skill in self.active.values():
+            for child in skill.children:
+                if child not in seen:
+                    seen.add(child)
+                    names.append(child)
+        return tuple(names)
+
+    def visible_chars(self) -> int:
+        """Characters the next model call will carry (elided entries count as their summary)."""
+        return sum(len(e.summary) if e.elided else e.chars for e in self.transcript)

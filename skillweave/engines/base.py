@@ -1,0 +1,72 @@
+"""The `Engine` protocol: start a job, stream its events, send it a message, cancel it, get
+its result. Two engines implement it: ``direct`` (the loop in-process) and ``temporal`` (the
+loop in a workflow); callers pick one through settings and never see the difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.spec import AgentSpec
+from skillweave.agent.state import JobStatus
+from skillweave.llm.messages import Usage
+from skillweave.storage.base import ArtifactRef
+
+__all__ = ["Engine", "JobRequest", "JobResult"]
+
+
+class JobRequest(BaseModel):
+    """A job to start: the task, the agent, and the input artifacts (already in the store,
+    under ``runs/{job_id}/inputs/``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,200}$")
+    task: str = Field(min_length=1)
+    agent: AgentSpec = Field(default_factory=AgentSpec)
+    inputs: tuple[ArtifactRef, ...] = ()
+
+
+class JobResult(BaseModel):
+    """How a job ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job_id: str
+    status: JobStatus
+    reason: str | None = None
+    answer: str | None = None
+    turns: int = 0
+    script_runs: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    active_skills: dict[str, str] = Field(default_factory=dict, description="name → version")
+    outputs: tuple[ArtifactRef, ...] = ()
+    transcript_entries: int = 0
+
+
+class Engine(Protocol):
+    """Runs agent jobs."""
+
+    async def start(self, request: JobRequest) -> str:
+        """Start a job; returns its id (the request's)."""
+        ...
+
+    def events(self, job_id: str) -> AsyncIterator[AgentEvent]:
+        """Every event of the job from its start, ending after ``job_finished``."""
+        ...
+
+    async def send(self, job_id: str, text: str) -> None:
+        """A user message for the job (taken before its next model call)."""
+        ...
+
+    async def cancel(self, job_id: str) -> None:
+        """Stop the job; its result says ``cancelled``."""
+        ...
+
+    async def result(self, job_id: str) -> JobResult:
+        """Wait for the job to end and return how it ended."""
+        ...

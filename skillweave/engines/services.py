@@ -1,0 +1,518 @@
+"""`AgentServices`: what each side effect of the agent loop does, in-process.
+
+One async method per ``Runtime`` call (``prepare_catalog``, ``invoke_model``, ``load_skill``,
+``read_skill_resource``, ``run_skill_script``, ``search_skills``, ``record``), each taking the
+runtime's input model and returning its result model. The direct engine calls them through a
+JSON round-trip; the Temporal engine's activities will wrap the very same methods.
+
+The transcript lives in the artifact store, one message per key
+(``runs/{run}/transcript/{seq:08d}.json``). Tool outputs are written here, where they are
+produced, and only their size and a one-line summary go back to the loop; a model call reads
+the messages it needs (through a bounded cache of immutable entries), so neither the loop's
+state nor a workflow's history carries transcript text.
+
+Mistakes the model can fix (a missing resource, a script that is not in the skill, a bad
+input) become tool results with ``is_error``; infrastructure failures raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import zipfile
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Final
+
+from skillweave.agent.runtime import (
+    CatalogInput,
+    CatalogResult,
+    InvokeModelInput,
+    LoadSkillInput,
+    ModelTurn,
+    ReadResourceInput,
+    RunScriptInput,
+    ScriptOutcome,
+    SearchInput,
+    SearchOutcome,
+    SkillLoaded,
+    ToolOutcome,
+    TranscriptWrite,
+)
+from skillweave.agent.state import SkillTool
+from skillweave.agent.tools import skill_tool_name
+from skillweave.config import Settings
+from skillweave.errors import (
+    ArtifactNotFoundError,
+    BinaryResourceError,
+    ExecutionRejectedError,
+    ResourceError,
+    ResourceNotFoundError,
+    ResourceTooLargeError,
+    SkillNotFoundError,
+    ToolSchemaError,
+)
+from skillweave.llm.base import ModelProvider
+from skillweave.llm.messages import Message, ModelRequest
+from skillweave.sandbox.client import SandboxClient
+from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.sandbox.packages import publish_skill
+from skillweave.skills import (
+    Skill,
+    SkillRegistry,
+    build_catalog,
+    declared_tool_scripts,
+    parse_tool_schemas,
+    read_resource,
+    render_activation,
+)
+from skillweave.skills.catalog import render_entries
+from skillweave.skills.resources import clean_resource_path
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices"]
+
+TOOL_SCHEMA_RUN_ID: Final = "skill-tool-schemas"
+"""The run under which ``--help-json`` executions are recorded; their execution id is
+``help-json/{skill}/{version}/{script}``, so the manager's stored result is the cache of a
+skill version's schemas for every job."""
+
+_CACHE_BYTES: Final = 64 * 1024 * 1024
+_INLINE_OUTPUT_CHARS: Final = 8_000
+_SUMMARY_CHARS: Final = 240
+
+
+class _TranscriptCache:
+    """Immutable transcript messages by key, least recently used dropped beyond a byte budget."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._bytes = 0
+        self._items: OrderedDict[str, tuple[Message, int]] = OrderedDict()
+
+    def get(self, key: str) -> Message | None:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key: str, message: Message, size: int) -> None:
+        if key in self._items:
+            return
+        self._items[key] = (message, size)
+        self._bytes += size
+        while self._bytes > self._budget and len(self._items) > 1:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self._bytes -= dropped
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class AgentServices:
+    """The side effects of agent jobs, against one skill registry, store, model and manager.
+
+    Args:
+        settings: skills (catalog budget, resource caps) and sandbox (script timeout) sections.
+        registry: the skill library snapshot jobs use.
+        store: where transcripts, packages and artifacts live.
+        provider: the model.
+        sandbox: a client of the MCP manager that runs scripts.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        registry: SkillRegistry,
+        store: ArtifactStore,
+        provider: ModelProvider,
+        model: str,
+        sandbox: SandboxClient,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.store = store
+        self.provider = provider
+        self.model = model
+        self.sandbox = sandbox
+        self._cache = _TranscriptCache(_CACHE_BYTES)
+        self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
+        self._schemas: dict[tuple[str, str, str], tuple[SkillTool, ...] | str] = {}
+
+    # --- the skill library as one agent may see it ----------------------------------------
+
+    def view(self, allowed: Sequence[str] | None) -> SkillRegistry:
+        """The registry restricted to `allowed` skills and their trees (None: everything)."""
+        key = tuple(allowed) if allowed is not None else None
+        cached = self._views.get(key)
+        if cached is not None:
+            return cached
+        if key is None:
+            view = self.registry
+        else:
+            unknown = [name for name in key if name not in self.registry]
+            if unknown:
+                raise SkillNotFoundError(unknown[0], available=self.registry.attachable())
+            permitted = set(key)
+            for skill in self.registry:
+                ancestor = skill.parent
+                while ancestor is not None and skill.name not in permitted:
+                    if ancestor in key:
+                        permitted.add(skill.name)
+                    ancestor = self.registry.get(ancestor).parent
+            skills = {skill.name: skill for skill in self.registry}
+            hidden = [name for name in skills if name not in permitted]
+            disabled = [s.name for s in self.registry if not self.registry.is_enabled(s.name)]
+            view = SkillRegistry(skills, disabled=[*disabled, *hidden])
+        self._views[key] = view
+        return view
+
+    def _skill(self, name: str, allowed: Sequence[str] | None) -> Skill:
+        view = self.view(allowed)
+        if not view.is_enabled(name):
+            raise SkillNotFoundError(name, available=view.attachable())
+        return view.get(name)
+
+    # --- transcript ------------------------------------------------------------------------
+
+    async def _store_message(self, run_id: str, seq: int, message: Message) -> int:
+        data = message.model_dump_json().encode()
+        key = keys.transcript_key(run_id, seq)
+        await self.store.put_bytes(key, data, content_type="application/json")
+        self._cache.put(key, message, len(data))
+        return len(message.text)
+
+    async def _load_message(self, run_id: str, seq: int) -> Message:
+        key = keys.transcript_key(run_id, seq)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        ref = await self.store.stat(key)
+        if ref is None:
+            raise ArtifactNotFoundError(key)
+        data = await self.store.get_bytes(ref)
+        message = Message.model_validate_json(data)
+        self._cache.put(key, message, len(data))
+        return message
+
+    async def record(self, writes: Sequence[TranscriptWrite], *, run_id: str) -> None:
+        """Store messages the loop made itself."""
+        for write in writes:
+            await self._store_message(run_id, write.seq, write.message)
+
+    async def _tool_result(
+        self, request_run: str, seq: int, *, call_id: str, tool: str, text: str, error: bool
+    ) -> int:
+        message = Message(
+            role="tool", text=text, tool_call_id=call_id, tool_name=tool, is_error=error
+        )
+        return await self._store_message(request_run, seq, message)
+
+    # --- the Runtime calls -----------------------------------------------------------------
+
+    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
+        """The tier-1 catalog, what may be activated at the start, and a preload pick."""
+        view = self.view(request.allowed)
+        catalog = build_catalog(
+            view,
+            mode=request.mode,
+            query=request.task,
+            top_k=request.top_k,
+            max_chars=self.settings.skills.catalog_max_chars,
+        )
+        roots = catalog.names
+        preload = None
+        if request.preload_threshold is not None:
+            hits = view.search(request.task, top_k=1, min_score=request.preload_threshold)
+            if hits:
+                preload = hits[0].name
+                if preload not in roots:
+                    roots = (*roots, preload)
+        return CatalogResult(
+            catalog=catalog.text,
+            roots=roots,
+            search_enabled=request.mode == "auto" or catalog.hidden > 0,
+            preload=preload,
+        )
+
+    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
+        """Store the loop's pending messages, call the model on the transcript, store its reply."""
+        for write in request.writes:
+            await self._store_message(request.run_id, write.seq, write.message)
+        messages = []
+        for seq in range(request.view.upto):
+            message = await self._load_message(request.run_id, seq)
+            summary = request.view.elided.get(seq)
+            if summary is not None:
+                message = message.model_copy(update={"text": summary})
+            messages.append(message)
+        response = await self.provider.complete(
+            ModelRequest(
+                model=self.model,
+                system=request.system,
+                messages=tuple(messages),
+                tools=request.tools,
+                max_output_tokens=request.max_output_tokens,
+            )
+        )
+        reply = response.message
+        if reply.role != "assistant":
+            reply = reply.model_copy(update={"role": "assistant"})
+        await self._store_message(request.run_id, request.reply_seq, reply)
+        return ModelTurn(
+            message=reply,
+            stop_reason=response.stop_reason,
+            usage=response.usage,
+            model=response.model or self.model,
+        )
+
+    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
+        """Activate a skill: pin its version, publish its package, register its tools."""
+        skill = self._skill(request.skill, request.allowed)
+        view = self.view(request.allowed)
+        await publish_skill(self.store, skill)
+        children = view.children_of(skill.name, enabled_only=True)
+        text = render_activation(
+            skill,
+            children=children,
+            max_listed=self.settings.skills.activation_resource_listing,
+        )
+        tools: list[SkillTool] = []
+        notes: list[str] = []
+        for script in declared_tool_scripts(skill):
+            found = await self._tool_schemas(skill, script)
+            if isinstance(found, str):
+                notes.append(found)
+            else:
+                tools.extend(found)
+        if tools:
+            listed = ", ".join(tool.name for tool in tools)
+            text += f"\nTools registered by this skill: {listed}.\n"
+        for note in notes:
+            text += f"\nNote: {note}\n"
+        if request.tool_call_id:
+            message = Message(
+                role="tool",
+                text=text,
+                tool_call_id=request.tool_call_id,
+                tool_name="activate_skill",
+            )
+        else:
+            message = Message(
+                role="user", text=f"The skill {skill.name!r} was activated for this task.\n{text}"
+            )
+        chars = await self._store_message(request.run_id, request.seq, message)
+        return SkillLoaded(
+            skill=skill.name,
+            version=skill.version,
+            chars=chars,
+            children=tuple(child.name for child in children),
+            tools=tuple(tools),
+            notes=tuple(notes),
+        )
+
+    async def _tool_schemas(self, skill: Skill, script: str) -> tuple[SkillTool, ...] | str:
+        """The tools `script` offers, from ``--help-json`` run once per skill version."""
+        key = (skill.name, skill.version, script)
+        cached = self._schemas.get(key)
+        if cached is not None:
+            return cached
+        result = await self.sandbox.execute(
+            ExecuteRequest(
+                execution_id=f"help-json/{skill.name}/{skill.version}/{script}",
+                run_id=TOOL_SCHEMA_RUN_ID,
+                skill=skill.name,
+                version=skill.version,
+                script=script,
+                args=["--help-json"],
+                limits=ExecutionLimits(timeout_seconds=30),
+            )
+        )
+        found: tuple[SkillTool, ...] | str
+        if result.status != "succeeded":
+            why = _clip((result.stderr or result.error or "").strip(), 200)
+            found = f"{script} --help-json {result.status} (exit {result.exit_code}): {why}"
+        else:
+            try:
+                schemas = parse_tool_schemas(result.stdout, script=script)
+            except ToolSchemaError as exc:
+                found = str(exc)
+            else:
+                found = tuple(
+                    SkillTool(
+                        name=skill_tool_name(skill.name, schema.name),
+                        tool=schema.name,
+                        script=script,
+                        description=schema.description,
+                        input_schema=schema.input_schema,
+                        shared_script=len(schemas) > 1,
+                    )
+                    for schema in schemas
+                )
+        self._schemas[key] = found
+        return found
+
+    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
+        """One text file of an active skill, at its pinned version."""
+        error = False
+        try:
+            text = await self._read_pinned(request.skill, request.version, request.path)
+        except ResourceError as exc:
+            text, error = f"Cannot read that file: {exc}", True
+        chars = await self._tool_result(
+            request.run_id,
+            request.seq,
+            call_id=request.tool_call_id,
+            tool="read_skill_resource",
+            text=text,
+            error=error,
+        )
+        where = f"{request.skill}/{request.path}"
+        summary = (
+            f"[read_skill_resource {where}: {chars} characters, elided to save context; "
+            "read it again if you need it]"
+        )
+        return ToolOutcome(seq=request.seq, chars=chars, is_error=error, summary=summary)
+
+    async def _read_pinned(self, name: str, version: str, path: str) -> str:
+        limit = self.settings.skills.resource_max_bytes
+        skill = self.registry.get(name)
+        if skill.version == version:
+            return await asyncio.to_thread(read_resource, skill, path, max_bytes=limit)
+        # The library changed since activation: read the pinned version's package.
+        relative = clean_resource_path(skill, path)
+        ref = await self.store.stat(keys.skill_package_key(name, version))
+        if ref is None:
+            raise ArtifactNotFoundError(keys.skill_package_key(name, version))
+        package = await self.store.get_bytes(ref)
+        return _read_from_package(skill, package, relative, path, limit)
+
+    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
+        """Run a script of an active skill in a sandbox; store the result as a tool message."""
+        args = list(request.args)
+        if request.run_json is not None:
+            args = ["--run-json", json.dumps(request.run_json.arguments)]
+            if request.run_json.shared_script:
+                args += ["--tool", request.run_json.tool]
+        try:
+            result = await self.sandbox.execute(
+                ExecuteRequest(
+                    execution_id=request.execution_id,
+                    run_id=request.run_id,
+                    skill=request.skill,
+                    version=request.version,
+                    script=request.script,
+                    args=args,
+                    inputs=list(request.inputs),
+                    limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
+                )
+            )
+        except ExecutionRejectedError as exc:
+            text = f"The script was not run: {exc}"
+            chars = await self._tool_result(
+                request.run_id,
+                request.seq,
+                call_id=request.tool_call_id,
+                tool=request.tool_name,
+                text=text,
+                error=True,
+            )
+            return ScriptOutcome(
+                seq=request.seq, chars=chars, is_error=True, summary=text, status="error"
+            )
+        text = _render_result(result)
+        error = result.status != "succeeded"
+        chars = await self._tool_result(
+            request.run_id,
+            request.seq,
+            call_id=request.tool_call_id,
+            tool=request.tool_name,
+            text=text,
+            error=error,
+        )
+        outputs = tuple(output.ref for output in result.outputs)
+        listed = ", ".join(ref.key for ref in outputs) or "none"
+        summary = _clip(
+            f"[{request.tool_name} {request.skill} {request.script}: {result.status} "
+            f"(exit {result.exit_code}) in {result.duration_ms} ms; outputs: {listed}; "
+            f"the full result is elided to save context]",
+            _SUMMARY_CHARS * 2,
+        )
+        return ScriptOutcome(
+            seq=request.seq,
+            chars=chars,
+            is_error=error,
+            summary=summary,
+            status=result.status,
+            exit_code=result.exit_code,
+            duration_ms=result.duration_ms,
+            outputs=outputs,
+        )
+
+    async def search_skills(self, request: SearchInput) -> SearchOutcome:
+        """Skills that fit a query, as catalog entries; they become attachable."""
+        view = self.view(request.allowed)
+        hits = view.search(request.query, top_k=request.top_k)
+        if hits:
+            text = render_entries([view.get(hit.name) for hit in hits])
+        else:
+            text = "No skill matches that query; try other words."
+        chars = await self._tool_result(
+            request.run_id,
+            request.seq,
+            call_id=request.tool_call_id,
+            tool="search_skills",
+            text=text,
+            error=False,
+        )
+        names = tuple(hit.name for hit in hits)
+        summary = f"[search_skills {request.query!r}: {', '.join(names) or 'no match'}]"
+        return SearchOutcome(seq=request.seq, chars=chars, summary=summary, found=names)
+
+
+def _read_from_package(skill: Skill, package: bytes, relative: str, path: str, limit: int) -> str:
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        names = {
+            name.split("/", 1)[1] if "/" in name else name: name for name in archive.namelist()
+        }
+        entry = names.get(relative)
+        if entry is None:
+            raise ResourceNotFoundError(skill.name, path, "no such file in the pinned version")
+        info = archive.getinfo(entry)
+        if info.file_size > limit:
+            raise ResourceTooLargeError(skill.name, path, size=info.file_size, limit=limit)
+        data = archive.read(entry)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BinaryResourceError(
+            skill.name, path, "a binary file cannot be read as text"
+        ) from None
+
+
+def _render_result(result: ExecutionResult) -> str:
+    lines = [f"status: {result.status} (exit code {result.exit_code}, {result.duration_ms} ms)"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    for stream, text, truncated, ref in (
+        ("stdout", result.stdout, result.stdout_truncated, result.stdout_ref),
+        ("stderr", result.stderr, result.stderr_truncated, result.stderr_ref),
+    ):
+        if not text and ref is None:
+            continue
+        shown = _clip(text, _INLINE_OUTPUT_CHARS)
+        lines.append(f"{stream}:\n{shown.rstrip()}")
+        if truncated or len(shown) < len(text):
+            where = f" (full {stream}: {ref.key}, {ref.size} bytes)" if ref else ""
+            lines.append(f"[{stream} truncated{where}]")
+    if result.outputs:
+        lines.append("output artifacts (pass these keys as inputs to later scripts):")
+        lines.extend(f"- {o.ref.key} ({o.ref.size} bytes)" for o in result.outputs)
+    else:
+        lines.append("output artifacts: none")
+    return "\n".join(lines) + "\n"
