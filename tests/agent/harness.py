@@ -8,18 +8,20 @@ It counts runs. Integration tests use the real manager and pool instead.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from skillweave.agent import AgentEvent, AgentSpec
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
 from skillweave.errors import ExecutionRejectedError
+from skillweave.llm.messages import ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, OutputArtifact
 from skillweave.skills import SkillRegistry, SkillScanner, extract_package
@@ -28,6 +30,30 @@ from skillweave.storage.base import ArtifactRef
 from skillweave.storage.local import LocalArtifactStore
 
 _INTERPRETERS = {".py": [sys.executable], ".mjs": ["node"], ".js": ["node"], ".sh": ["bash"]}
+
+
+class RecordingProvider:
+    """Delegates to a scripted provider and keeps every request it was sent."""
+
+    def __init__(self, inner: ScriptedProvider) -> None:
+        self.inner = inner
+        self.name = "scripted"
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        return await self.inner.complete(request)
+
+    async def aclose(self) -> None:
+        return None
+
+    def offered(self, call: int) -> dict[str, dict]:
+        """Tool name → input schema offered on model call `call` (1-based)."""
+        return {t.name: t.input_schema for t in self.requests[call - 1].tools}
+
+    def texts(self, call: int) -> list[str]:
+        """The message texts model call `call` (1-based) carried."""
+        return [m.text for m in self.requests[call - 1].messages]
 
 
 class FakeSandbox:
@@ -69,14 +95,14 @@ class FakeSandbox:
                     404, f"script {request.script!r} is not in skill {request.skill!r}"
                 )
             command = [*_INTERPRETERS.get(script.suffix, []), str(script), *request.args]
-            done = subprocess.run(command, cwd=workspace, capture_output=True, text=True)
+            done = subprocess.run(
+                command, cwd=workspace, capture_output=True, text=True, check=False
+            )
             outputs = []
             for path in sorted((workspace / "outputs").rglob("*")):
                 if path.is_file():
                     relative = path.relative_to(workspace / "outputs").as_posix()
-                    key = keys.execution_output_key(
-                        request.run_id, request.execution_id, relative
-                    )
+                    key = keys.execution_output_key(request.run_id, request.execution_id, relative)
                     ref = asyncio.run(self.store.put_bytes(key, path.read_bytes()))
                     outputs.append(OutputArtifact(path=relative, ref=ref))
         return ExecutionResult(
@@ -109,7 +135,7 @@ def write_skill(root: Path, name: str, body: str = "", *, meta: str = "", files=
     return folder
 
 
-ECHO_TOOL = '''
+ECHO_TOOL = """
 import json, sys, pathlib
 if sys.argv[1:2] == ["--help-json"]:
     print(json.dumps({"name": "shout", "description": "Upper-case a word into outputs/.",
@@ -120,7 +146,7 @@ if sys.argv[1:2] == ["--help-json"]:
 args = json.loads(sys.argv[2])
 pathlib.Path("outputs/shout.txt").write_text(args["word"].upper())
 print("shouted", args["word"], "inputs:", sorted(p.name for p in pathlib.Path("inputs").iterdir()))
-'''
+"""
 
 
 def sample_library(root: Path) -> SkillRegistry:
@@ -141,9 +167,9 @@ def sample_library(root: Path) -> SkillRegistry:
             "references/guide.md": "# Guide\nCounting is easy.\n",
         },
     )
-    write_skill(root, "shouter", "# Shouter", meta="type: executable", files={
-        "scripts/shout.py": ECHO_TOOL
-    })
+    write_skill(
+        root, "shouter", "# Shouter", meta="type: executable", files={"scripts/shout.py": ECHO_TOOL}
+    )
     write_skill(root, "notes", "# Notes\nTake notes.")
     return SkillRegistry.from_scan(SkillScanner([root]).scan())
 
@@ -155,15 +181,12 @@ class Job:
     engine: DirectEngine
     store: LocalArtifactStore
     sandbox: FakeSandbox
-    provider: ScriptedProvider
-    seen: list = field(default_factory=list)
+    provider: RecordingProvider
 
     def kinds(self) -> list[str]:
         return [event.kind for event in self.events]
 
     def transcript(self) -> list[dict]:
-        import json
-
         prefix = self.store.root / "runs" / self.result.job_id / "transcript"
         return [json.loads(p.read_text()) for p in sorted(prefix.iterdir())]
 
@@ -183,7 +206,7 @@ async def run_job(
     registry = registry or sample_library(tmp_path / "skills")
     store = LocalArtifactStore(tmp_path / "store")
     sandbox = FakeSandbox(store)
-    provider = ScriptedProvider.from_yaml(textwrap.dedent(script))
+    provider = RecordingProvider(ScriptedProvider.from_yaml(textwrap.dedent(script)))
     services = AgentServices(
         settings=settings,
         registry=registry,

@@ -1,0 +1,339 @@
+"""The agent loop's rules, each exercised through a whole job with the scripted model.
+
+Real services, a real local store and the real scripted provider; the sandbox is the fake in
+``harness`` (a subprocess per script run). Integration tests repeat the main path through the
+real manager and pool.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillweave.agent import AgentSpec, Budgets, PreloadOptions
+from tests.agent.harness import run_job, sample_library
+
+pytestmark = pytest.mark.asyncio
+
+
+def _tool_results(job, *, tool: str | None = None) -> list[dict]:
+    return [
+        m
+        for m in job.transcript()
+        if m["role"] == "tool" and (tool is None or m["tool_name"] == tool)
+    ]
+
+
+async def test_a_job_activates_reads_runs_and_answers(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: toolkit}}]
+          - tool_calls:
+              - {name: activate_skill, arguments: {name: profiler}}
+              - {name: read_skill_resource, arguments: {skill: profiler, path: references/guide.md}}
+            expect: {tool_results: [{contains: '<skill_content name="toolkit">'}]}
+          - tool_calls:
+              - name: run_skill_script
+                arguments: {skill: profiler, script: scripts/count.py, args: [inputs/a.txt],
+                            inputs: ["{{artifact:a.txt}}"]}
+            expect:
+              tool_results: [{contains: "Run scripts/count.py"}, {contains: "Counting is easy"}]
+          - say: "There are {{last_result}}"
+            expect: {tool_results: [{contains: "words: 3", not_error: true}]}
+        """,
+        inputs={"a.txt": b"one two three"},
+    )
+    assert job.result.status == "completed", job.result.reason
+    assert job.result.turns == 4
+    assert job.result.script_runs == 1
+    assert list(job.result.active_skills) == ["toolkit", "profiler"]
+    (output,) = job.result.outputs
+    assert output.key.endswith("/outputs/count.txt")
+    assert (job.store.root / output.key).read_text() == "3"
+    assert "words: 3" in (job.result.answer or "")
+    assert job.kinds()[0] == "job_started" and job.kinds()[-1] == "job_finished"
+    # The transcript is in the store, one message per entry, in order.
+    roles = [m["role"] for m in job.transcript()]
+    assert roles == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert job.result.transcript_entries == len(roles)
+
+
+async def test_activate_skill_offers_only_attachable_names_and_trees_grow_the_enum(
+    tmp_path: Path,
+) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: profiler}}]
+          - tool_calls: [{name: activate_skill, arguments: {name: toolkit}}]
+            expect:
+              tool_results: [{is_error: true, contains: "cannot be activated now"}]
+          - tool_calls: [{name: activate_skill, arguments: {name: profiler}}]
+            expect: {tool_results: [{not_error: true, contains: "<sub_skills>"}]}
+          - say: done
+            expect: {tool_results: [{contains: '<skill_content name="profiler">'}]}
+        """,
+    )
+    assert job.result.status == "completed"
+    first = job.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
+    assert set(first) == {"toolkit", "shouter", "notes"}  # roots only: no child
+    third = job.provider.offered(3)["activate_skill"]["properties"]["name"]["enum"]
+    assert "profiler" in third and "toolkit" not in third  # grown by the parent; active dropped
+    refused = _tool_results(job, tool="activate_skill")[0]
+    assert "toolkit" in refused["text"]  # says what can be activated
+
+
+async def test_tools_that_need_an_active_skill_refuse_politely(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls:
+              - {name: read_skill_resource, arguments: {skill: notes, path: SKILL.md}}
+              - {name: run_skill_script, arguments: {skill: profiler, script: scripts/count.py}}
+          - say: ok
+            expect:
+              tool_results:
+                - {is_error: true, contains: "activate it first with activate_skill(name='notes')"}
+                - {is_error: true, contains: "is not active"}
+        """,
+    )
+    assert job.result.status == "completed"
+    assert job.sandbox.requests == []  # nothing ran
+    assert job.kinds().count("tool_refused") == 2
+
+
+async def test_repeat_activation_answers_already_active_without_repeating_content(
+    tmp_path: Path,
+) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: notes}}]
+          - tool_calls: [{name: activate_skill, arguments: {name: notes}}]
+          - say: ok
+            expect: {tool_results: [{is_error: true, contains: "already active"}]}
+        """,
+    )
+    assert job.result.status == "completed"
+    bodies = [m for m in job.transcript() if "Take notes." in m["text"]]
+    assert len(bodies) == 1
+    assert job.kinds().count("skill_activated") == 1
+
+
+async def test_executable_skill_registers_its_tool_and_runs_it_with_run_json(
+    tmp_path: Path,
+) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
+          - tool_calls:
+              - name: shouter__shout
+                arguments: {word: hello, input_artifacts: ["{{artifact:a.txt}}"]}
+            expect:
+              tools_include: [shouter__shout]
+              tool_results: [{contains: "Tools registered by this skill: shouter__shout"}]
+          - say: ok
+            expect: {tool_results: [{contains: "shouted hello inputs: ['a.txt']"}]}
+        """,
+        inputs={"a.txt": b"x"},
+    )
+    assert job.result.status == "completed", job.result.reason
+    assert "shouter__shout" not in job.provider.offered(1)
+    schema = job.provider.offered(2)["shouter__shout"]
+    assert schema["required"] == ["word"] and "input_artifacts" in schema["properties"]
+    help_run, tool_run = job.sandbox.requests
+    assert help_run.args == ["--help-json"]
+    assert tool_run.args == ["--run-json", '{"word": "hello"}']  # input_artifacts taken out
+    assert [ref.key.rsplit("/", 1)[1] for ref in tool_run.inputs] == ["a.txt"]
+    (output,) = job.result.outputs
+    assert (job.store.root / output.key).read_text() == "HELLO"
+
+
+async def test_tool_schemas_are_cached_by_skill_version(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
+          - say: ok
+        """,
+    )
+    services = job.engine.services
+    skill = services.registry.get("shouter")
+    assert await services._tool_schemas(skill, "scripts/shout.py") == tuple(
+        job.engine.state(job.result.job_id).active["shouter"].tools
+    )
+    assert len(job.sandbox.requests) == 1  # the second lookup did not run the script
+
+
+async def test_mistakes_come_back_as_tool_results(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls:
+              - {name: activate_skill, arguments: {name: toolkit}}
+              - {name: no_such_tool, arguments: {}}
+              - {name: activate_skill, arguments: {}}
+          - tool_calls:
+              - {name: activate_skill, arguments: {name: profiler}}
+              - {name: read_skill_resource, arguments: {skill: toolkit, path: ../escape.md}}
+              - {name: read_skill_resource, arguments: {skill: toolkit, path: missing.md}}
+          - tool_calls:
+              - {name: run_skill_script, arguments: {skill: profiler, script: scripts/nope.py}}
+              - name: run_skill_script
+                arguments: {skill: profiler, script: scripts/count.py, inputs: [runs/x/y.txt]}
+              - {name: run_skill_script, arguments: {skill: profiler, script: scripts/count.py,
+                                                     args: "not a list"}}
+          - say: ok
+        """,
+    )
+    assert job.result.status == "completed", job.result.reason
+    errors = [m["text"] for m in _tool_results(job) if m["is_error"]]
+    assert any("no tool named 'no_such_tool'" in t and "activate_skill" in t for t in errors)
+    assert any("activate_skill needs 'name'" in t for t in errors)
+    assert any("'..' is not allowed" in t for t in errors)
+    assert any("no such file" in t for t in errors)
+    assert any("is not in skill 'profiler'" in t for t in errors)
+    assert any("Unknown artifact 'runs/x/y.txt'" in t for t in errors)
+    assert any("'args' must be a list" in t for t in errors)
+    assert len(errors) == 7
+
+
+async def test_compaction_elides_old_tool_outputs_but_never_skill_content(tmp_path: Path) -> None:
+    big = "data " * 400  # 2,000 characters a read
+    reads = "\n".join(
+        "  - tool_calls: [{name: read_skill_resource, arguments: {skill: notes, path: big.md}}]"
+        for _ in range(6)
+    )
+    sample_library(tmp_path / "skills")
+    (tmp_path / "skills" / "notes" / "big.md").write_text(big)
+    registry = sample_library(tmp_path / "skills")  # rescanned with the new file
+    job = await run_job(
+        tmp_path,
+        f"""
+turns:
+  - tool_calls: [{{name: activate_skill, arguments: {{name: notes}}}}]
+{reads}
+  - say: done
+""",
+        registry=registry,
+        spec=AgentSpec(limits=Budgets(transcript_chars=5_000, keep_recent_outputs=1)),
+    )
+    assert job.result.status == "completed", job.result.reason
+    last = job.provider.texts(len(job.provider.requests))
+    assert sum(len(t) for t in last) <= 5_000 + 2_000  # the budget, plus the kept latest output
+    assert any("Take notes." in t for t in last)  # the skill content is still there, whole
+    elided = [t for t in last if t.startswith("[read_skill_resource notes/big.md")]
+    assert len(elided) >= 3
+    assert sum(1 for t in last if t == big) >= 1  # the latest read is intact
+    assert "compacted" in job.kinds()
+    # Nothing was deleted: the store still holds every read in full.
+    assert sum(1 for m in job.transcript() if m["text"] == big) == 6
+
+
+@pytest.mark.parametrize(
+    ("budgets", "reason"),
+    [
+        (Budgets(max_turns=3), "max_turns reached (3 model calls)"),
+        (Budgets(max_tokens=250), "max_tokens reached"),
+        (Budgets(max_script_runs=2), "max_script_runs reached (2 script runs)"),
+    ],
+)
+async def test_each_budget_ends_the_job_with_a_clear_status(
+    tmp_path: Path, budgets: Budgets, reason: str
+) -> None:
+    runs = "\n".join(
+        "  - tool_calls: [{name: run_skill_script, arguments: "
+        "{skill: notes, script: scripts/x.py}}]\n    usage: {input_tokens: 100, output_tokens: 10}"
+        for _ in range(8)
+    )
+    job = await run_job(
+        tmp_path,
+        f"""
+turns:
+  - tool_calls: [{{name: activate_skill, arguments: {{name: notes}}}}]
+    usage: {{input_tokens: 100, output_tokens: 10}}
+{runs}
+  - say: never reached
+""",
+        spec=AgentSpec(limits=budgets),
+    )
+    assert job.result.status == "budget_exhausted"
+    assert reason in (job.result.reason or "")
+    assert job.kinds()[-1] == "job_finished"
+    assert job.events[-1].status == "budget_exhausted"
+
+
+async def test_preload_activates_the_best_match_before_the_first_call(tmp_path: Path) -> None:
+    script = """
+        turns:
+          - say: ok
+        """
+    job = await run_job(
+        tmp_path,
+        script,
+        task="I need to shout a word loudly with the shouter",
+        spec=AgentSpec(preload=PreloadOptions(enabled=True, min_score=0.1)),
+    )
+    assert job.result.status == "completed"
+    assert "shouter" in job.result.active_skills
+    first = job.provider.texts(1)
+    assert any("The skill 'shouter' was activated for this task." in t for t in first)
+    assert job.kinds()[:3] == ["job_started", "skill_activated", "preloaded"]
+
+
+async def test_preload_is_off_by_default(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path, "turns: [{say: ok}]", task="I need to shout a word loudly with the shouter"
+    )
+    assert job.result.active_skills == {}
+
+
+async def test_an_infrastructure_failure_fails_the_job_with_its_reason(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: notes}}]
+        """,
+    )
+    assert job.result.status == "failed"
+    assert "ScriptedModelError" in (job.result.reason or "")
+    # The loop's own messages were still stored before it stopped.
+    assert job.transcript()[0]["text"] == "Do the thing."
+
+
+async def test_allowed_skills_limit_the_catalog_and_activation(tmp_path: Path) -> None:
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
+          - tool_calls: [{name: activate_skill, arguments: {name: toolkit}}]
+          - tool_calls: [{name: activate_skill, arguments: {name: profiler}}]
+          - say: ok
+        """,
+        spec=AgentSpec(skills=("toolkit",)),
+    )
+    assert job.result.status == "completed"
+    assert list(job.result.active_skills) == ["toolkit", "profiler"]  # a parent allows its tree
+    assert "shouter" not in job.provider.requests[0].system
