@@ -29,7 +29,7 @@ from skillweave.skills import Skill
 from skillweave.storage import keys, open_store
 from skillweave.storage.base import ArtifactStore
 
-__all__ = ["SandboxRun", "copy_outputs", "run_script"]
+__all__ = ["SandboxRun", "copy_outputs", "manager_for", "run_script"]
 
 
 class SandboxRun:
@@ -42,8 +42,16 @@ class SandboxRun:
 
 
 @contextlib.asynccontextmanager
-async def _manager(settings: Settings) -> AsyncIterator[tuple[str, str]]:
-    """A manager to talk to: the configured one, or one started here on loopback."""
+async def manager_for(
+    settings: Settings, *, pool_target: int = 1
+) -> AsyncIterator[tuple[str, str]]:
+    """A manager to talk to, as ``(url, token)``: the configured one (``SANDBOX__MANAGER_URL``),
+    or one started here on loopback with a local warm pool of `pool_target` sandboxes, stopped
+    (its sandboxes destroyed) when the context ends.
+
+    Raises:
+        ConfigError: a manager URL is configured without its token.
+    """
     if settings.sandbox.manager_url:
         if settings.sandbox.manager_token is None:
             raise ConfigError("SANDBOX__MANAGER_URL is set but SANDBOX__MANAGER_TOKEN is not")
@@ -52,7 +60,7 @@ async def _manager(settings: Settings) -> AsyncIterator[tuple[str, str]]:
     token = secrets.token_urlsafe(32)
     local = settings.model_copy(deep=True)
     local.sandbox = local.sandbox.model_copy(
-        update={"manager_token": SecretStr(token), "pool_target": 1}
+        update={"manager_token": SecretStr(token), "pool_target": pool_target}
     )
     async with LoopbackServer(create_app(local, publish=False)) as server:
         yield server.url, token
@@ -85,7 +93,7 @@ async def run_script(
         inputs=refs,
         limits=ExecutionLimits(timeout_seconds=timeout or settings.sandbox.timeout_seconds),
     )
-    async with _manager(settings) as (url, token), SandboxClient(url, token=token) as client:
+    async with manager_for(settings) as (url, token), SandboxClient(url, token=token) as client:
         result = await client.execute(request)
     return SandboxRun(result, run_id=run_id, store=store)
 

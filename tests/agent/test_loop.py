@@ -54,7 +54,8 @@ async def test_a_job_activates_reads_runs_and_answers(tmp_path: Path) -> None:
     assert output.key.endswith("/outputs/count.txt")
     assert (job.store.root / output.key).read_text() == "3"
     assert "words: 3" in (job.result.answer or "")
-    assert job.kinds()[0] == "job_started" and job.kinds()[-1] == "job_finished"
+    assert job.kinds()[0] == "job_started"
+    assert job.kinds()[-1] == "job_finished"
     # The transcript is in the store, one message per entry, in order.
     roles = [m["role"] for m in job.transcript()]
     assert roles == [
@@ -92,7 +93,8 @@ async def test_activate_skill_offers_only_attachable_names_and_trees_grow_the_en
     first = job.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
     assert set(first) == {"toolkit", "shouter", "notes"}  # roots only: no child
     third = job.provider.offered(3)["activate_skill"]["properties"]["name"]["enum"]
-    assert "profiler" in third and "toolkit" not in third  # grown by the parent; active dropped
+    assert "profiler" in third
+    assert "toolkit" not in third
     refused = _tool_results(job, tool="activate_skill")[0]
     assert "toolkit" in refused["text"]  # says what can be activated
 
@@ -158,7 +160,8 @@ async def test_executable_skill_registers_its_tool_and_runs_it_with_run_json(
     assert job.result.status == "completed", job.result.reason
     assert "shouter__shout" not in job.provider.offered(1)
     schema = job.provider.offered(2)["shouter__shout"]
-    assert schema["required"] == ["word"] and "input_artifacts" in schema["properties"]
+    assert schema["required"] == ["word"]
+    assert "input_artifacts" in schema["properties"]
     help_run, tool_run = job.sandbox.requests
     assert help_run.args == ["--help-json"]
     assert tool_run.args == ["--run-json", '{"word": "hello"}']  # input_artifacts taken out

@@ -100,7 +100,8 @@ async def test_a_multi_skill_job_chains_artifacts_through_real_sandboxes(tmp_pat
     assert [c["name"] for c in stats["columns"]] == ["region", "units", "price"]
     report = (await store.get_bytes(report_ref)).decode()
     assert report.startswith("# Sales check")
-    assert "units" in report and "price" in report
+    assert "units" in report
+    assert "price" in report
     assert report_ref.key in (result.answer or "")
     ran = [e for e in events if e.kind == "script_ran"]
     assert [e.status for e in ran] == ["succeeded", "succeeded"]
