@@ -1,0 +1,105 @@
+"""The direct engine: messages to a running job, cancel, and the wire round-trip."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from skillweave.agent import AgentSpec
+from skillweave.config import Settings
+from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.errors import AgentError
+from skillweave.llm.scripted import ScriptedProvider
+from skillweave.storage.local import LocalArtifactStore
+from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
+
+pytestmark = pytest.mark.asyncio
+
+
+class _SlowProvider(RecordingProvider):
+    """Waits on a gate before each answer, so a test can act while the job is running."""
+
+    def __init__(self, inner: ScriptedProvider) -> None:
+        super().__init__(inner)
+        self.gate = asyncio.Event()
+
+    async def complete(self, request):  # type: ignore[no-untyped-def]
+        await self.gate.wait()
+        return await super().complete(request)
+
+
+def _engine(tmp_path: Path, provider) -> DirectEngine:  # type: ignore[no-untyped-def]
+    store = LocalArtifactStore(tmp_path / "store")
+    services = AgentServices(
+        settings=Settings(_env_file=None),
+        registry=sample_library(tmp_path / "skills"),
+        store=store,
+        provider=provider,
+        model="scripted",
+        sandbox=FakeSandbox(store),  # type: ignore[arg-type]
+    )
+    return DirectEngine(services)
+
+
+async def test_a_message_sent_while_running_reaches_the_next_model_call(tmp_path: Path) -> None:
+    provider = _SlowProvider(
+        ScriptedProvider.from_yaml(
+            """
+            turns:
+              - tool_calls: [{name: activate_skill, arguments: {name: notes}}]
+              - say: "noted"
+            """
+        )
+    )
+    engine = _engine(tmp_path, provider)
+    await engine.start(JobRequest(job_id="j1", task="first"))
+    await asyncio.sleep(0.05)
+    await engine.send("j1", "and also this")
+    provider.gate.set()
+    result = await engine.result("j1")
+    assert result.status == "completed"
+    assert "and also this" in provider.texts(2)
+    kinds = [e.kind async for e in engine.events("j1")]
+    assert "message_received" in kinds
+
+
+async def test_follow_up_keeps_a_job_open_for_more_messages(tmp_path: Path) -> None:
+    provider = RecordingProvider(ScriptedProvider.from_yaml("turns: [{say: one}, {say: two}]"))
+    engine = _engine(tmp_path, provider)
+    await engine.start(JobRequest(job_id="j2", task="first", agent=AgentSpec(follow_up_seconds=1)))
+    async for event in engine.events("j2"):
+        if event.kind == "model_called":
+            break
+    await engine.send("j2", "second question")
+    await asyncio.sleep(0)
+    assert engine.state("j2").answer == "one"
+    # After "two", no more messages come: the job completes when the follow-up window ends.
+    result = await asyncio.wait_for(engine.result("j2"), timeout=15)
+    assert result.status == "completed"
+    assert result.answer == "two"
+    assert "second question" in provider.texts(2)
+
+
+async def test_cancel_stops_a_running_job(tmp_path: Path) -> None:
+    provider = _SlowProvider(ScriptedProvider.from_yaml("turns: [{say: never}]"))
+    engine = _engine(tmp_path, provider)
+    await engine.start(JobRequest(job_id="j3", task="wait"))
+    await asyncio.sleep(0.05)
+    await engine.cancel("j3")
+    result = await engine.result("j3")
+    assert result.status == "cancelled"
+    assert [e.kind async for e in engine.events("j3")][-1] == "job_finished"
+    with pytest.raises(AgentError, match="has ended"):
+        await engine.send("j3", "too late")
+
+
+async def test_unknown_and_duplicate_jobs_are_refused(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, RecordingProvider(ScriptedProvider.from_yaml("turns: [{say: x}]")))
+    with pytest.raises(AgentError, match="no job 'nope'"):
+        await engine.result("nope")
+    await engine.start(JobRequest(job_id="j4", task="t"))
+    with pytest.raises(AgentError, match="already exists"):
+        await engine.start(JobRequest(job_id="j4", task="t"))
+    assert (await engine.result("j4")).status == "completed"
