@@ -20,9 +20,9 @@ from skillweave.errors import (
 )
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
-from skillweave.storage.local import LocalArtifactStore
 
 if TYPE_CHECKING:
+    from skillweave.storage.local import LocalArtifactStore
     from skillweave.storage.s3 import S3ArtifactStore
 
 __all__ = [
@@ -51,6 +51,8 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
     """
     match settings.backend:
         case "local":
+            from skillweave.storage.local import LocalArtifactStore
+
             return LocalArtifactStore(settings.local_dir.expanduser())
         case "s3":
             if settings.s3_access_key is None or settings.s3_secret_key is None:
@@ -72,7 +74,10 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
 
 def __getattr__(name: str) -> Any:
     # The S3 store pulls in the minio client (~0.15 s to import); processes that never touch
-    # S3, such as sandbox executors, should not pay for it.
+    # S3, such as sandbox executors, should not pay for it. Neither store is imported by the
+    # agent loop, which only needs `ArtifactRef` (it runs in Temporal's workflow sandbox).
     if name == "S3ArtifactStore":
         return importlib.import_module("skillweave.storage.s3").S3ArtifactStore
+    if name == "LocalArtifactStore":
+        return importlib.import_module("skillweave.storage.local").LocalArtifactStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
