@@ -174,7 +174,8 @@ class AgentLoop:
         state.system = system_prompt(self.spec, result.catalog)
         state.roots = result.roots
         state.search_enabled = result.search_enabled
-        self._emit(state, "job_started", detail=f"{len(result.roots)} skills in the catalog")
+        count = len(result.roots)
+        self._emit(state, "job_started", detail=f"{count} skill{'s' * (count != 1)} in the catalog")
         self._append_own(state, Message(role="user", text=_task_text(state)), kind="task")
         if result.preload and result.preload in state.attachable():
             await self._activate(state, result.preload, call_id=None)

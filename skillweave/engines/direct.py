@@ -5,6 +5,12 @@ The same ``AgentLoop`` the Temporal engine runs, with :class:`DirectRuntime` cal
 pydantic models the Temporal engine's activities use, so a model that does not survive
 serialization fails here first, not in production. Jobs are asyncio tasks; cancelling one
 cancels the runtime call in flight (a script run is cancelled at the manager too).
+
+Retries follow the same classification the Temporal engine's retry policies use: a
+``ModelError`` marked ``retryable`` (HTTP 408/409/429/5xx, connection failures; decided in
+``skillweave.llm.retry``) and a full pool (``PoolExhaustedError``) are tried again, after the
+``Retry-After`` the server gave or an exponential back-off, up to ``RETRY_ATTEMPTS`` calls;
+everything else fails the job at once.
 """
 
 from __future__ import annotations
@@ -12,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Final, TypeVar
 
 from pydantic import BaseModel
 
@@ -38,11 +44,43 @@ from skillweave.agent.runtime import (
 from skillweave.agent.state import AgentState
 from skillweave.engines.base import JobRequest, JobResult
 from skillweave.engines.services import AgentServices
-from skillweave.errors import AgentError
+from skillweave.errors import AgentError, ModelError, PoolExhaustedError
 
-__all__ = ["DirectEngine", "DirectRuntime"]
+__all__ = ["RETRY_ATTEMPTS", "DirectEngine", "DirectRuntime", "retry_delay"]
 
 _M = TypeVar("_M", bound=BaseModel)
+_T = TypeVar("_T")
+
+RETRY_ATTEMPTS: Final = 4
+_RETRY_MAX_SECONDS: Final = 30.0
+_BACKOFF_SECONDS: Final = 0.5
+
+
+def retry_delay(exc: BaseException, attempt: int) -> float | None:
+    """Seconds to wait before calling again after `exc` on call number `attempt` (from 1),
+    or None when it must not be retried."""
+    if isinstance(exc, ModelError) and exc.retryable:
+        hint = exc.retry_after
+    elif isinstance(exc, PoolExhaustedError):
+        hint = float(exc.retry_after)
+    else:
+        return None
+    if hint is None:
+        hint = _BACKOFF_SECONDS * 2 ** (attempt - 1)
+    return min(_RETRY_MAX_SECONDS, max(0.0, hint))
+
+
+async def _retrying(call: Callable[[], Awaitable[_T]], *, attempts: int) -> _T:
+    attempt = 1
+    while True:
+        try:
+            return await call()
+        except (ModelError, PoolExhaustedError) as exc:
+            delay = retry_delay(exc, attempt)
+            if delay is None or attempt >= attempts:
+                raise
+        await asyncio.sleep(delay)
+        attempt += 1
 
 
 def _wire(model: _M) -> _M:
@@ -53,19 +91,26 @@ def _wire(model: _M) -> _M:
 class DirectRuntime:
     """The ``Runtime`` port over in-process services, for one job."""
 
-    def __init__(self, services: AgentServices, *, run_id: str) -> None:
+    def __init__(
+        self, services: AgentServices, *, run_id: str, attempts: int = RETRY_ATTEMPTS
+    ) -> None:
         self.services = services
         self.run_id = run_id
+        self.attempts = attempts
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         return _wire(await self.services.prepare_catalog(_wire(request)))
 
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
-        return _wire(await self.services.invoke_model(_wire(request)))
+        request = _wire(request)
+        turn = await _retrying(lambda: self.services.invoke_model(request), attempts=self.attempts)
+        return _wire(turn)
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
-        return _wire(await self.services.load_skill(_wire(request)))
+        request = _wire(request)
+        loaded = await _retrying(lambda: self.services.load_skill(request), attempts=self.attempts)
+        return _wire(loaded)
 
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
         return _wire(await self.services.read_skill_resource(_wire(request)))
@@ -73,7 +118,10 @@ class DirectRuntime:
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
         request = _wire(request)
         try:
-            return _wire(await self.services.run_skill_script(request))
+            outcome = await _retrying(
+                lambda: self.services.run_skill_script(request), attempts=self.attempts
+            )
+            return _wire(outcome)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.services.sandbox.cancel(request.execution_id))
@@ -106,16 +154,17 @@ class _Job:
         self.runtime = runtime
         self.state = state
         self.events: list[AgentEvent] = []
-        self.changed = asyncio.Condition()
+        # Replaced (and the old one set) on every change: a reader waits on the one it saw.
+        self.changed = asyncio.Event()
         self.task: asyncio.Task[AgentState] | None = None
 
     def publish(self, event: AgentEvent) -> None:
         self.events.append(event)
-        asyncio.get_running_loop().create_task(self._notify())
+        self.wake()
 
-    async def _notify(self) -> None:
-        async with self.changed:
-            self.changed.notify_all()
+    def wake(self, *_: object) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
 
 
 class DirectEngine:
@@ -157,6 +206,7 @@ class DirectEngine:
             catalog_top_k=self._top_k,
         )
         job.task = asyncio.create_task(loop.run(state), name=f"agent-job-{request.job_id}")
+        job.task.add_done_callback(job.wake)
         self._jobs[request.job_id] = job
         return request.job_id
 
@@ -164,6 +214,7 @@ class DirectEngine:
         job = self._job(job_id)
         sent = 0
         while True:
+            changed = job.changed
             while sent < len(job.events):
                 event = job.events[sent]
                 sent += 1
@@ -171,12 +222,9 @@ class DirectEngine:
                 if event.kind == "job_finished":
                     return
             assert job.task is not None
-            if job.task.done() and sent >= len(job.events):
+            if job.task.done():
                 return
-            async with job.changed:
-                if sent >= len(job.events) and not job.task.done():
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(job.changed.wait(), timeout=0.5)
+            await changed.wait()
 
     async def send(self, job_id: str, text: str) -> None:
         job = self._job(job_id)
@@ -188,15 +236,14 @@ class DirectEngine:
         job = self._job(job_id)
         assert job.task is not None
         job.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await job.task
+        await asyncio.wait({job.task})
 
     async def result(self, job_id: str) -> JobResult:
         job = self._job(job_id)
         assert job.task is not None
-        # A job that failed or was cancelled says so in its state (status and reason).
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.shield(job.task)
+        # A job that failed or was cancelled says so in its state (status and reason); the
+        # caller's own cancellation (or timeout) still propagates.
+        await asyncio.wait({job.task})
         return result_of(job.state)
 
     def state(self, job_id: str) -> AgentState:

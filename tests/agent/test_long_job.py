@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from skillweave.agent import AgentSpec, Budgets
 from tests.agent.harness import run_job, sample_library
-
-pytestmark = pytest.mark.asyncio
 
 TURNS = 200
 PAGE = "line of a long reference file\n" * 300  # 9,000 characters a read

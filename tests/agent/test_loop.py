@@ -14,8 +14,6 @@ import pytest
 from skillweave.agent import AgentSpec, Budgets, PreloadOptions
 from tests.agent.harness import run_job, sample_library
 
-pytestmark = pytest.mark.asyncio
-
 
 def _tool_results(job, *, tool: str | None = None) -> list[dict]:
     return [

@@ -10,12 +10,11 @@ import pytest
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
-from skillweave.errors import AgentError
+from skillweave.engines.direct import retry_delay
+from skillweave.errors import AgentError, ModelError, PoolExhaustedError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
-
-pytestmark = pytest.mark.asyncio
 
 
 class _SlowProvider(RecordingProvider):
@@ -103,3 +102,65 @@ async def test_unknown_and_duplicate_jobs_are_refused(tmp_path: Path) -> None:
     with pytest.raises(AgentError, match="already exists"):
         await engine.start(JobRequest(job_id="j4", task="t"))
     assert (await engine.result("j4")).status == "completed"
+
+
+class _FlakyProvider(RecordingProvider):
+    """Fails the first calls with the given errors, then answers from the script."""
+
+    def __init__(self, inner: ScriptedProvider, failures: list[Exception]) -> None:
+        super().__init__(inner)
+        self.failures = failures
+        self.calls = 0
+
+    async def complete(self, request):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return await super().complete(request)
+
+
+async def test_retryable_model_errors_are_retried_and_others_fail_the_job(tmp_path: Path) -> None:
+    flaky = _FlakyProvider(
+        ScriptedProvider.from_yaml("turns: [{say: fine}]"),
+        [
+            ModelError("429", retryable=True, retry_after=0.01, status=429),
+            ModelError("503", retryable=True, retry_after=0.01, status=503),
+        ],
+    )
+    engine = _engine(tmp_path / "a", flaky)
+    await engine.start(JobRequest(job_id="r1", task="t"))
+    result = await engine.result("r1")
+    assert result.status == "completed"
+    assert flaky.calls == 3
+
+    fatal = _FlakyProvider(
+        ScriptedProvider.from_yaml("turns: [{say: fine}]"),
+        [ModelError("401 bad key", retryable=False, status=401)],
+    )
+    engine = _engine(tmp_path / "b", fatal)
+    await engine.start(JobRequest(job_id="r2", task="t"))
+    result = await engine.result("r2")
+    assert result.status == "failed"
+    assert "401 bad key" in (result.reason or "")
+    assert fatal.calls == 1
+
+
+def test_retry_delay_follows_retry_after_then_backs_off() -> None:
+    assert retry_delay(ModelError("x", retryable=True, retry_after=3.0), 1) == 3.0
+    assert retry_delay(ModelError("x", retryable=True), 1) == 0.5
+    assert retry_delay(ModelError("x", retryable=True), 3) == 2.0
+    assert retry_delay(ModelError("x", retryable=True, retry_after=999), 1) == 30.0
+    assert retry_delay(PoolExhaustedError("full", retry_after=2), 1) == 2.0
+    assert retry_delay(ModelError("x", retryable=False), 1) is None
+    assert retry_delay(ValueError("x"), 1) is None
+
+
+async def test_a_caller_waiting_on_a_result_can_time_out(tmp_path: Path) -> None:
+    provider = _SlowProvider(ScriptedProvider.from_yaml("turns: [{say: late}]"))
+    engine = _engine(tmp_path, provider)
+    await engine.start(JobRequest(job_id="t1", task="t"))
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(engine.result("t1"), timeout=0.1)
+    assert engine.state("t1").status == "running"  # the job itself goes on
+    provider.gate.set()
+    assert (await engine.result("t1")).answer == "late"
