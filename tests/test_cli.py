@@ -211,12 +211,36 @@ def test_bundled_library_is_strictly_valid() -> None:
     assert "0 error(s), 0 warning(s) (strict)" in result.stdout
 
 
-def test_demo_runs_offline() -> None:
-    result = cli("demo")
-    assert result.returncode == 0, result.stderr
-    assert "<available_skills>" in result.stdout
-    assert "activate_skill('data-toolkit')" in result.stdout
-    assert "read_skill_resource(" in result.stdout
+def test_demo_example_fits_the_bundled_skills() -> None:
+    # `skillweave demo` runs examples/demo end to end (tests/integration/cli/test_run.py);
+    # here: its agent, script and data agree with the bundled library, without running it.
+    from skillweave.cli.run import load_agent
+    from skillweave.config import SkillsSettings
+    from skillweave.llm import ScriptedProvider
+    from skillweave.skills import SkillLibrary
+
+    demo = BUNDLED_SKILLS.parent / "examples" / "demo"
+    registry = SkillLibrary(SkillsSettings(), dirs=[BUNDLED_SKILLS]).refresh()
+    spec = load_agent(demo / "agent.yaml", registry)
+    assert spec.model is None  # the demo passes its script; `skillweave run` takes a real model
+    assert spec.skills is not None
+    assert "data-toolkit" in spec.skills
+    provider = ScriptedProvider.from_file(demo / "script.yaml")
+    calls = [call for turn in provider.turns for call in turn.tool_calls]
+    activated = [call.arguments["name"] for call in calls if call.name == "activate_skill"]
+    assert activated == ["data-toolkit", "csv-profiler", "json-report"]
+    assert all(registry.get(name).parent == "data-toolkit" for name in activated[1:])
+    assert "json-report__render_stats_report" in [call.name for call in calls]
+    assert provider.turns[-1].tool_calls == ()  # it ends with an answer
+    header = (demo / "sales.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("order_id,")
+
+
+def test_run_takes_the_documented_options() -> None:
+    code, out, _ = run("run", "--help")
+    assert code == 0
+    for option in ("--agent", "--model", "--file", "--engine", "--out", "--json"):
+        assert option in out
 
 
 def test_version_and_help() -> None:

@@ -92,6 +92,10 @@ def _task_text(state: AgentState) -> str:
     return f"{state.task}\n\nAttached files (artifact keys):\n{files}"
 
 
+def _calls(count: int) -> str:
+    return f"{count} tool call{'s' * (count != 1)}"
+
+
 def _names(names: Sequence[str]) -> str:
     shown = ", ".join(names[:_PREVIEW_NAMES])
     more = len(names) - _PREVIEW_NAMES
@@ -219,7 +223,7 @@ class AgentLoop:
             state,
             "model_called",
             usage=turn.usage,
-            detail=f"{len(message.tool_calls)} tool calls" if message.tool_calls else "answer",
+            detail=_calls(len(message.tool_calls)) if message.tool_calls else "answer",
         )
         if state.usage.total_tokens >= budgets.max_tokens:
             raise _BudgetExhausted(

@@ -12,9 +12,9 @@ import json
 import logging
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillweave import __version__
-from skillweave.config import CatalogMode, get_settings
+from skillweave.config import CatalogMode, ExecutionEngine, bundled_skills_dir, get_settings
 from skillweave.errors import ConfigError, SkillweaveError
 from skillweave.skills import (
     Diagnostic,
@@ -32,13 +32,18 @@ from skillweave.skills import (
     SkillRegistry,
     build_catalog,
     extract_package,
-    list_resources,
-    read_resource,
     render_activation,
     validate_paths,
     write_package,
 )
 from skillweave.skills.package import PackageLimits
+
+if TYPE_CHECKING:
+    from skillweave.agent.events import AgentEvent
+    from skillweave.agent.spec import AgentSpec
+    from skillweave.cli.run import JobRun
+    from skillweave.config import ModelSettings
+    from skillweave.engines import JobResult
 
 __all__ = ["app", "main"]
 
@@ -71,6 +76,7 @@ def _root(
     ] = False,
 ) -> None:
     """Durable skills for long-running LLM agents."""
+
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -166,13 +172,15 @@ def validate(
     with _errors():
         report = validate_paths(paths, strict=strict)
     if as_json:
-        _dump({
-            "ok": report.ok,
-            "strict": strict,
-            "skills_checked": report.skills_checked,
-            "errors": [_diagnostic_json(d) for d in report.errors],
-            "warnings": [_diagnostic_json(d) for d in report.warnings],
-        })
+        _dump(
+            {
+                "ok": report.ok,
+                "strict": strict,
+                "skills_checked": report.skills_checked,
+                "errors": [_diagnostic_json(d) for d in report.errors],
+                "warnings": [_diagnostic_json(d) for d in report.warnings],
+            }
+        )
     else:
         # One diagnostic per line, never wrapped, so that the output can be grepped.
         for diagnostic in report.errors:
@@ -336,44 +344,234 @@ def unpack(
         out.print(f"extracted skill folder {skill_dir}")
 
 
+TaskArgument = Annotated[str, typer.Argument(help="What the agent should do.")]
+DEMO_TASK = "Profile the attached sales.csv and write a short data-quality report"
+
+
+def _demo_folder() -> Path:
+    """``examples/demo`` of the source tree this package runs from."""
+    folder = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    needed = ("agent.yaml", "script.yaml", "sales.csv")
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        raise _fail(
+            f"the demo needs {', '.join(missing)} in {folder}, which is not there",
+            hint="`skillweave demo` runs from a source checkout (git clone, then `make demo`).",
+            code=2,
+        )
+    return folder
+
+
+def _shown_path(path: Path) -> str:
+    """`path` relative to the working directory when it is below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@contextmanager
+def _spec_errors() -> Iterator[None]:
+    """A bad agent spec is bad input: one line naming the file, exit 2."""
+    from skillweave.errors import AgentSpecError
+
+    try:
+        yield
+    except AgentSpecError as exc:
+        raise _fail(f"agent spec {exc}", code=2) from None
+
+
+def _run_job(
+    task: str,
+    *,
+    registry: SkillRegistry,
+    agent: AgentSpec,
+    model: ModelSettings,
+    files: Sequence[Path],
+    out_dir: Path | None,
+    as_json: bool,
+    note: bool = True,
+) -> JobResult:
+    """Run a job with the live view (or JSON lines), print how it ended; returns the result."""
+    import asyncio
+
+    from skillweave.cli.run import (
+        EventView,
+        check_job_inputs,
+        new_job_id,
+        print_result,
+        run_job,
+        scripted_note,
+    )
+
+    settings = get_settings()
+    with _errors():
+        check_job_inputs(model, files)
+    job_id = new_job_id()
+    if not as_json:
+        warning = scripted_note(model) if note else None
+        if warning:
+            err.print(Text(warning, style="bold yellow"), soft_wrap=True)
+        err.print(
+            Text(f"job {job_id} · agent {agent.name} · engine direct", style="dim"), soft_wrap=True
+        )
+
+    def json_line(event: AgentEvent) -> None:
+        sys.stdout.write(event.model_dump_json() + "\n")
+        sys.stdout.flush()
+
+    async def job() -> JobRun:
+        return await run_job(
+            settings,
+            task=task,
+            registry=registry,
+            agent=agent,
+            model=model,
+            files=files,
+            job_id=job_id,
+            on_event=json_line if as_json else view,
+            out_dir=out_dir,
+        )
+
+    view = EventView(err)
+    try:
+        with _errors(), nullcontext() if as_json else view:
+            done = asyncio.run(job())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise _fail(f"interrupted: job {job_id} was cancelled", code=130) from None
+    if as_json:
+        line = {"kind": "result", **done.result.model_dump(mode="json")}
+        if out_dir is not None:
+            line["copied"] = [str(path) for path in done.copied]
+        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    else:
+        print_result(done, out=out)
+    return done.result
+
+
+@app.command("run")
+def run_command(
+    task: TaskArgument,
+    *,
+    agent: Annotated[
+        Path | None, typer.Option("--agent", "-a", help="Agent spec (YAML): skills, limits…")
+    ] = None,
+    dirs: DirsOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or "
+            "scripted:FILE.yaml (overrides the agent spec and MODEL__*).",
+        ),
+    ] = None,
+    files: Annotated[
+        list[Path] | None,
+        typer.Option("--file", "-f", help="Attach a file to the task (repeatable)."),
+    ] = None,
+    engine: Annotated[
+        ExecutionEngine | None,
+        typer.Option(help="direct | temporal (default: WORKFLOW__EXECUTION_ENGINE)."),
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Copy the output artifacts into this folder.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print each event, then the result, as JSON lines.")
+    ] = False,
+) -> None:
+    """Run an agent job on TASK: the live view of every step, then the answer and outputs.
+
+    Scripts run in sandboxes through SANDBOX__MANAGER_URL when set, otherwise through a
+    manager with a local warm pool started in this process. Exit 0 when the job completes,
+    1 when it fails, is cancelled or runs out of budget, 2 for bad input, 130 on Ctrl-C
+    (the job is cancelled and the sandboxes stopped).
+    """
+    from skillweave.cli.run import choose_engine, choose_model, load_agent
+
+    settings = get_settings()
+    with _errors():
+        choose_engine(engine, settings.workflow)
+    registry = _registry(dirs)
+    with _errors(), _spec_errors():
+        spec = load_agent(agent, registry)
+        chosen = choose_model(settings.model, option=model, spec=spec, spec_path=agent)
+    result = _run_job(
+        task,
+        registry=registry,
+        agent=spec,
+        model=chosen,
+        files=files or [],
+        out_dir=out_dir,
+        as_json=as_json,
+    )
+    if result.status != "completed":
+        raise typer.Exit(1)
+
+
 @app.command("demo")
 def demo(dirs: DirsOption = None) -> None:
-    """Show the bundled skill library the way the agent sees it (offline, no model)."""
-    registry = _registry(dirs)
-    out.rule("[bold]skillweave demo[/] — the skill library as the agent sees it")
+    """Run the example job (examples/demo) offline: a scripted model, real everything else.
+
+    The agent profiles examples/demo/sales.csv and writes a data-quality report with the
+    bundled data-toolkit skills: the agent loop on the direct engine, the scripts in one-shot
+    sandboxes from a local warm pool, the artifacts in the configured store. Only the model
+    is scripted (it replays examples/demo/script.yaml); `skillweave run` takes a real one.
+    """
+    from skillweave.cli.run import REAL_MODEL_HINT, load_agent
+
+    folder = _demo_folder()
+    settings = get_settings()
+    registry = _registry(dirs or [bundled_skills_dir()])
+    with _spec_errors():
+        spec = load_agent(folder / "agent.yaml", registry)
+    script, data = folder / "script.yaml", folder / "sales.csv"
+    model = settings.model.model_copy(update={"provider": "scripted", "name": str(script)})
+    out.rule("[bold]skillweave demo[/]")
+    out.print(f"task:  {DEMO_TASK}", soft_wrap=True)
     out.print(
-        f"{len(registry)} skills, {len(registry.roots())} at the top level; "
-        "the model first sees only the catalog (tier 1)."
+        f"agent: {_shown_path(folder / 'agent.yaml')} (skills: {', '.join(spec.skills or ())})"
+        f" · file: {_shown_path(data)}",
+        soft_wrap=True,
     )
-    task = "Profile the attached sales.csv and write a short Markdown report about it"
-    tier1 = build_catalog(
-        registry, mode="enabled", max_chars=get_settings().skills.catalog_max_chars
-    )
-    out.print(Panel(Text(tier1.text.rstrip()), title="tier 1 · catalog in the system prompt"))
-    hits = registry.search(task, top_k=3)
-    lines = "\n".join(f"{hit.score:6.2f}  {hit.name}" for hit in hits)
-    out.print(Panel(Text(lines or "(no match)"), title=f"search_skills({task!r})"))
-    if not hits:
-        return
-    best = registry.get(hits[0].name)
-    target = registry.get(best.parent) if best.parent else best
-    payload = render_activation(target, children=registry.children_of(target.name))
-    out.print(Panel(Text(payload.rstrip()), title=f"tier 2 · activate_skill({target.name!r})"))
-    attachable = registry.attachable([target.name])
-    out.print(f"activate_skill now accepts: {', '.join(attachable)}")
-    refs = [
-        (s, path) for s in registry for path in list_resources(s) if path.startswith("references/")
-    ]
-    if refs:
-        skill, ref = refs[0]
-        text = read_resource(skill, ref)
-        preview = "\n".join(text.splitlines()[:12])
-        title = f"tier 3 · read_skill_resource({skill.name!r}, {ref!r})"
-        out.print(Panel(Text(preview), title=title))
     out.print(
-        "[dim]Scripts run in sandboxes and the full agent job arrive with the next issues; "
-        "see README.md.[/]"
+        Text(
+            f"model: SCRIPTED, not a real model: it replays {_shown_path(script)}. Everything "
+            "else is real: skill activation, sandboxed scripts from a local warm pool, "
+            "artifacts in the store.",
+            style="bold yellow",
+        ),
+        soft_wrap=True,
     )
+    result = _run_job(
+        DEMO_TASK,
+        registry=registry,
+        agent=spec,
+        model=model,
+        files=[data],
+        out_dir=None,
+        as_json=False,
+        note=False,
+    )
+    out.print(
+        Text(
+            f"The model above was scripted ({_shown_path(script)}); {REAL_MODEL_HINT}, e.g.:",
+            style="bold yellow",
+        ),
+        soft_wrap=True,
+    )
+    out.print(
+        f'  MODEL__PROVIDER=openai MODEL__NAME=gpt-4o-mini MODEL__API_KEY=sk-… skillweave run "'
+        f'{DEMO_TASK}" --agent {_shown_path(folder / "agent.yaml")} --file {_shown_path(data)}',
+        soft_wrap=True,
+        markup=False,
+    )
+    if result.status != "completed":
+        raise _fail(
+            f"the demo job did not complete: {result.status}: {result.reason}",
+            hint="Run `make test` to see which part is broken.",
+        )
 
 
 @app.command("manager")

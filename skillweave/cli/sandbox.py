@@ -3,7 +3,8 @@
 With ``SANDBOX__MANAGER_URL`` set it uses that manager (which must share this machine's
 artifact store settings, since the CLI publishes the skill and uploads inputs there); otherwise
 it starts a manager with a local warm pool of one sandbox inside this process, on a loopback
-port, for the duration of the command.
+port, for the duration of the command. :func:`manager_for` is that choice, also used by
+``skillweave run`` (``skillweave.cli.run``).
 """
 
 from __future__ import annotations

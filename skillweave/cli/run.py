@@ -1,0 +1,484 @@
+"""``skillweave run`` and ``skillweave demo``: one agent job from the command line.
+
+:func:`run_job` is the composition: the settings' artifact store (the ``--file`` inputs are
+uploaded under ``runs/{job_id}/inputs/``), the model provider, an MCP manager (the configured
+one, or one started in this process with a local warm pool, via
+:func:`~skillweave.cli.sandbox.manager_for`), ``AgentServices`` and the ``DirectEngine``. Events
+go to a callback as the job makes them; everything opened is closed at the end, also when the
+job fails or the command is interrupted (the job is cancelled first).
+
+The rest is what the command shows: :class:`EventView` (one line per event, a spinner on a
+terminal), :func:`print_result` (answer, usage, status, output artifacts) and
+:func:`copy_outputs` (``--out DIR``). The CLI module (``skillweave.cli``) parses the options and
+turns errors into exit codes; it imports this module only when a job runs, since the manager
+pulls in the web stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.status import Status
+from rich.text import Text
+
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.spec import AgentSpec, parse_agent_spec
+from skillweave.cli.sandbox import manager_for
+from skillweave.config import ExecutionEngine, ModelSettings, Settings, WorkflowSettings
+from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.errors import AgentSpecError, ConfigError
+from skillweave.llm import ModelProvider, open_provider, parse_model_option
+from skillweave.sandbox.client import SandboxClient
+from skillweave.skills import SkillRegistry
+from skillweave.storage import LocalArtifactStore, keys, open_store
+from skillweave.storage.base import ArtifactRef, ArtifactStore
+
+__all__ = [
+    "REAL_MODEL_HINT",
+    "EventView",
+    "JobRun",
+    "check_job_inputs",
+    "choose_engine",
+    "choose_model",
+    "copy_outputs",
+    "load_agent",
+    "new_job_id",
+    "print_result",
+    "run_job",
+    "scripted_note",
+]
+
+POOL_TARGET: Final = 2
+"""Warm sandboxes of an in-process manager: a skill's ``--help-json`` run and its first script
+run come back to back, so a second ready sandbox saves a cold start."""
+
+VERSION_CHARS: Final = 12
+_NAMES_SHOWN: Final = 20
+REAL_MODEL_HINT: Final = (
+    "set MODEL__PROVIDER/MODEL__NAME/MODEL__API_KEY or --model openai:gpt-4o-mini to use one"
+)
+
+
+# --- choices made before anything starts ---------------------------------------------------
+
+
+def choose_engine(option: ExecutionEngine | None, settings: WorkflowSettings) -> Literal["direct"]:
+    """The engine to run the job on: ``--engine``, else ``WORKFLOW__EXECUTION_ENGINE``.
+
+    Raises:
+        ConfigError: the Temporal engine was asked for; it cannot run jobs yet.
+    """
+    if option == "temporal":
+        raise ConfigError(
+            "--engine temporal: jobs cannot run on Temporal yet (it arrives with the Temporal "
+            "engine); use --engine direct"
+        )
+    if option is None and settings.execution_engine == "temporal":
+        raise ConfigError(
+            "WORKFLOW__EXECUTION_ENGINE is 'temporal', which cannot run jobs yet (it arrives "
+            "with the Temporal engine); pass --engine direct or set "
+            "WORKFLOW__EXECUTION_ENGINE=direct"
+        )
+    return "direct"
+
+
+def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
+    """The agent spec in `path` (the default agent when None), checked against `registry`.
+
+    Raises:
+        AgentSpecError: the file cannot be read, is not a valid spec, or names a skill the
+            library does not have (the message names the file).
+    """
+    if path is None:
+        return AgentSpec()
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AgentSpecError(source, "no such agent spec file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentSpecError(source, f"cannot read it: {exc}") from None
+    spec = parse_agent_spec(text, source=source)
+    unknown = [name for name in spec.skills or () if name not in registry]
+    if unknown:
+        names = [skill.name for skill in registry]
+        known = ", ".join(names[:_NAMES_SHOWN]) or "none"
+        if len(names) > _NAMES_SHOWN:
+            known += f" and {len(names) - _NAMES_SHOWN} more"
+        raise AgentSpecError(source, f"skills: unknown skill {unknown[0]!r} (known: {known})")
+    return spec
+
+
+def choose_model(
+    settings: ModelSettings,
+    *,
+    option: str | None,
+    spec: AgentSpec,
+    spec_path: Path | None = None,
+) -> ModelSettings:
+    """The model settings of the job: ``--model``, else the agent spec's ``model``, else
+    ``MODEL__*``. A scripted model named by the spec with a relative path is found next to
+    the spec file.
+
+    Raises:
+        ConfigError: ``--model`` is not ``PROVIDER:NAME``.
+        AgentSpecError: the spec's ``model`` is not.
+    """
+    if option is not None:
+        provider, name = parse_model_option(option)
+    elif spec.model is not None:
+        source = str(spec_path) if spec_path is not None else "agent spec"
+        try:
+            provider, name = parse_model_option(spec.model)
+        except ConfigError:
+            raise AgentSpecError(
+                source,
+                f"model {spec.model!r}: expected PROVIDER:NAME with provider openai, "
+                "anthropic or scripted",
+            ) from None
+        if provider == "scripted" and spec_path is not None and not Path(name).is_absolute():
+            name = str(spec_path.parent / name)
+    else:
+        return settings
+    update: dict[str, object] = {"provider": provider, "name": name}
+    if provider != settings.provider:
+        # MODEL__BASE_URL belongs to the configured provider's API; the key is kept, since
+        # `MODEL__API_KEY=… skillweave run --model openai:…` is how a key is usually given.
+        update["base_url"] = None
+    return settings.model_copy(update=update)
+
+
+def scripted_note(model: ModelSettings) -> str | None:
+    """The warning that a scripted model is no model, or None for a real one."""
+    if model.provider != "scripted":
+        return None
+    return f"model: scripted (replaying {model.name}) — not a real model; {REAL_MODEL_HINT}"
+
+
+def new_job_id() -> str:
+    """``job-YYYYmmdd-HHMMSS-<6 hex>``: sortable by start time, unique enough for one store."""
+    return f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def check_job_inputs(model: ModelSettings, files: Sequence[Path]) -> None:
+    """What can be checked before a job starts: the attached files, and a scripted model's
+    script.
+
+    Raises:
+        ConfigError: a file is missing, two files share a name, or the scripted model's
+            script is not a file.
+    """
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing:
+        raise ConfigError(f"--file: no such file: {', '.join(missing)}")
+    seen: dict[str, Path] = {}
+    for path in files:
+        if path.name in seen:
+            raise ConfigError(
+                f"--file: {seen[path.name]} and {path} would both be inputs/{path.name}; "
+                "rename one (the job sees attached files by name)"
+            )
+        seen[path.name] = path
+    if model.provider == "scripted" and not Path(model.name).is_file():
+        raise ConfigError(
+            f"no model to run the job: the model is scripted (MODEL__PROVIDER) and its script "
+            f"{model.name!r} is not a file; {REAL_MODEL_HINT}, or --model scripted:FILE.yaml "
+            "to replay a script"
+        )
+
+
+# --- the job --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """A finished job: how it ended, the model it used, the files its outputs were copied
+    to, and the folder of a local store (None for S3)."""
+
+    result: JobResult
+    model: str
+    copied: tuple[Path, ...] = ()
+    store_root: Path | None = None
+
+
+@contextlib.contextmanager
+def _interrupt_cancels(task: asyncio.Task[object] | None) -> Iterator[None]:
+    """Ctrl-C cancels `task`, also while an in-process manager runs.
+
+    uvicorn (under the in-process manager) takes SIGINT for itself and would stop the manager
+    under the running job; this handler comes later, so Ctrl-C cancels the job instead and the
+    manager is stopped in order, after it.
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        if task is None:
+            raise NotImplementedError
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # no signals here (thread, OS)
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_job(
+    settings: Settings,
+    *,
+    task: str,
+    registry: SkillRegistry,
+    agent: AgentSpec,
+    model: ModelSettings,
+    files: Sequence[Path] = (),
+    job_id: str | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    out_dir: Path | None = None,
+    pool_target: int = POOL_TARGET,
+) -> JobRun:
+    """Run one agent job on the direct engine and return how it ended.
+
+    Args:
+        settings: storage, sandbox and skills sections (``settings.model`` is not read: the
+            caller resolves `model`, see :func:`choose_model`).
+        task: what the user asks.
+        registry: the skill library the job uses.
+        agent: the agent spec.
+        model: the model settings (provider, name, key).
+        files: files attached to the task, uploaded as ``runs/{job_id}/inputs/{name}``.
+        job_id: the job's id; default :func:`new_job_id`.
+        on_event: called with each event as the job makes it.
+        out_dir: copy the output artifacts into this folder (see :func:`copy_outputs`).
+        pool_target: warm sandboxes of an in-process manager.
+
+    Raises:
+        ConfigError: a missing or duplicate file, or a model that cannot be opened.
+        asyncio.CancelledError: the job was cancelled (Ctrl-C); it was stopped first.
+    """
+    check_job_inputs(model, files)
+    job_id = job_id or new_job_id()
+    async with contextlib.AsyncExitStack() as stack:
+        provider: ModelProvider = open_provider(model)
+        stack.push_async_callback(provider.aclose)
+        store = open_store(settings.storage)
+        if (close_store := getattr(store, "aclose", None)) is not None:
+            stack.push_async_callback(close_store)
+        inputs = [await _upload(store, job_id, path) for path in files]
+        url, token = await stack.enter_async_context(manager_for(settings, pool_target=pool_target))
+        sandbox = await stack.enter_async_context(SandboxClient(url, token=token))
+        stack.enter_context(_interrupt_cancels(asyncio.current_task()))
+        services = AgentServices(
+            settings=settings,
+            registry=registry,
+            store=store,
+            provider=provider,
+            model=provider.name.partition(":")[2] or provider.name,
+            sandbox=sandbox,
+        )
+        engine = DirectEngine(
+            services,
+            catalog_mode=settings.skills.catalog_mode,
+            catalog_top_k=settings.skills.catalog_top_k,
+        )
+        request = JobRequest(job_id=job_id, task=task, agent=agent, inputs=tuple(inputs))
+        await engine.start(request)
+        try:
+            async for event in engine.events(job_id):
+                if on_event is not None:
+                    on_event(event)
+            result = await engine.result(job_id)
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                # Interrupted while waiting for the result, which the engine does not re-raise.
+                raise asyncio.CancelledError
+        except BaseException:
+            # Interrupted, or the caller's callback failed: stop the job before the manager
+            # and the store close under it.
+            await engine.cancel(job_id)
+            raise
+        copied = await copy_outputs(store, result.outputs, out_dir) if out_dir else []
+        return JobRun(
+            result=result,
+            model=provider.name,
+            copied=tuple(copied),
+            store_root=store.root if isinstance(store, LocalArtifactStore) else None,
+        )
+
+
+async def _upload(store: ArtifactStore, job_id: str, path: Path) -> ArtifactRef:
+    return await store.put_file(keys.run_input_key(job_id, path.name), str(path))
+
+
+async def copy_outputs(
+    store: ArtifactStore, outputs: Sequence[ArtifactRef], dest: Path
+) -> list[Path]:
+    """Copy `outputs` into `dest` by file name; a name met again gets a counter prefix
+    (``2-stats.json``). Returns the files written."""
+    dest.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    written: list[Path] = []
+    for ref in outputs:
+        name = ref.key.rsplit("/", 1)[-1]
+        candidate, counter = name, 1
+        while candidate in used:
+            counter += 1
+            candidate = f"{counter}-{name}"
+        used.add(candidate)
+        target = dest / candidate
+        await store.get_file(ref, str(target))
+        written.append(target)
+    return written
+
+
+# --- what the command shows -----------------------------------------------------------------
+
+
+def _tokens(count: int) -> str:
+    return f"{count:,}"
+
+
+class EventView:
+    """The live view of a job on `console`: one line per event, and on a terminal a spinner
+    that says what the job is waiting for. Use as a context manager around the job."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._status: Status | None = None
+
+    def __enter__(self) -> EventView:
+        if self.console.is_terminal:
+            self._status = self.console.status("starting the job…", spinner="dots")
+            self._status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __call__(self, event: AgentEvent) -> None:
+        self.console.print(self.line(event), soft_wrap=True)
+        if self._status is not None:
+            self._status.update(self._waiting(event))
+
+    @staticmethod
+    def _waiting(event: AgentEvent) -> str:
+        if event.kind == "model_called":
+            if event.detail == "answer":
+                return "finishing…"
+            return f"turn {event.turn}: running the tool calls…"
+        if event.kind == "job_finished":
+            return "closing…"
+        return f"turn {event.turn + 1}: waiting for the model…"
+
+    @staticmethod
+    def line(event: AgentEvent) -> Text:
+        """One event as one line: the turn, what happened, and its details."""
+        label, style = _LABELS[event.kind]
+        text = Text()
+        text.append(f"turn {event.turn:>2}  ", style="dim")
+        text.append(f"{label:<11}", style=style)
+        text.append_text(_details(event))
+        return text
+
+
+_LABELS: Final[dict[str, tuple[str, str]]] = {
+    "job_started": ("started", "bold"),
+    "preloaded": ("preloaded", "bold cyan"),
+    "model_called": ("model", "bold"),
+    "skill_activated": ("activated", "bold cyan"),
+    "resource_read": ("read", "bold"),
+    "skills_searched": ("searched", "bold"),
+    "script_ran": ("script", "bold"),
+    "tool_refused": ("refused", "bold yellow"),
+    "compacted": ("compacted", "bold"),
+    "message_received": ("message", "bold"),
+    "job_finished": ("finished", "bold"),
+}
+_INDENT: Final = " " * 19
+
+
+def _details(event: AgentEvent) -> Text:
+    text = Text()
+    match event.kind:
+        case "preloaded":
+            text.append(event.skill or "", style="cyan")
+        case "model_called":
+            text.append(event.detail)
+            if event.usage is not None:
+                text.append(
+                    f" · {_tokens(event.usage.input_tokens)} in / "
+                    f"{_tokens(event.usage.output_tokens)} out tokens",
+                    style="dim",
+                )
+        case "skill_activated":
+            text.append(event.skill or "", style="cyan")
+            if event.version:
+                text.append(f" @ {event.version[:VERSION_CHARS]}", style="dim")
+            if event.detail:
+                text.append(f" · {event.detail}")
+            if event.tools_registered:
+                text.append(f" · tools: {', '.join(event.tools_registered)}")
+        case "resource_read":
+            text.append(f"{event.skill}/{event.detail}")
+        case "skills_searched":
+            text.append(repr(event.detail))
+        case "script_ran":
+            text.append(f"{event.skill} {event.detail}")
+            if event.tool and event.tool != "run_skill_script":
+                text.append(f" (as {event.tool})")
+            ok = event.status == "succeeded"
+            text.append(f" · {event.status}", style="green" if ok else "bold red")
+            if event.duration_ms is not None:
+                text.append(f" · {event.duration_ms} ms", style="dim")
+            for ref in event.artifacts:
+                text.append(f"\n{_INDENT}→ {ref.key} ({_tokens(ref.size)} bytes)")
+        case "tool_refused":
+            text.append(f"{event.tool}: {event.detail}", style="yellow")
+        case "job_finished":
+            ok = event.status == "completed"
+            text.append(event.status or "", style="bold green" if ok else "bold red")
+            if event.detail:
+                text.append(f" · {event.detail}")
+        case _:
+            text.append(event.detail)
+    return text
+
+
+def print_result(run: JobRun, *, out: Console) -> None:
+    """The answer (in a panel), usage, status and reason, output artifacts, copied files."""
+    result = run.result
+    if result.answer:
+        out.print(Panel(Text(result.answer.strip()), title="answer", title_align="left"))
+    usage = result.usage
+    out.print(
+        f"{result.turns} turns · {_tokens(usage.input_tokens)} tokens in / "
+        f"{_tokens(usage.output_tokens)} out · {result.script_runs} script runs · "
+        f"model {run.model}",
+        soft_wrap=True,
+    )
+    ok = result.status == "completed"
+    status = Text()
+    status.append(result.status, style="bold green" if ok else "bold red")
+    if result.reason:
+        status.append(f": {result.reason}", style="" if ok else "red")
+    status.append(f" (job {result.job_id})", style="dim")
+    out.print(status, soft_wrap=True)
+    if result.outputs:
+        out.print("output artifacts:")
+        for ref in result.outputs:
+            out.print(f"  {ref.key} ({_tokens(ref.size)} bytes)", soft_wrap=True)
+        if run.store_root is not None:
+            out.print(Text(f"  in the store at {run.store_root}", style="dim"), soft_wrap=True)
+    for path in run.copied:
+        out.print(f"copied → {path}", soft_wrap=True)
