@@ -338,3 +338,27 @@ async def test_allowed_skills_limit_the_catalog_and_activation(tmp_path: Path) -
     assert job.result.status == "completed"
     assert list(job.result.active_skills) == ["toolkit", "profiler"]  # a parent allows its tree
     assert "shouter" not in job.provider.requests[0].system
+
+
+async def test_auto_mode_offers_search_and_its_hits_become_attachable(tmp_path: Path) -> None:
+    from skillweave.agent import CatalogOptions
+
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - tool_calls: [{name: search_skills, arguments: {query: shouter skill}}]
+            expect: {tools_include: [search_skills]}
+          - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
+            expect: {tool_results: [{contains: '<skill name="shouter">'}]}
+          - say: ok
+            expect: {tool_results: [{not_error: true, contains: "<skill_content"}]}
+        """,
+        task="take some notes",
+        spec=AgentSpec(catalog=CatalogOptions(mode="auto", top_k=1)),
+    )
+    assert job.result.status == "completed", job.result.reason
+    enum = job.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
+    assert enum == ["notes"]  # auto: the one best match for the task
+    assert "shouter" in job.result.active_skills
+    assert "skills_searched" in job.kinds()
