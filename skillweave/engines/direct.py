@@ -206,6 +206,7 @@ class DirectEngine:
             catalog_top_k=self._top_k,
         )
         job.task = asyncio.create_task(loop.run(state), name=f"agent-job-{request.job_id}")
+        job.task.add_done_callback(_settled)
         job.task.add_done_callback(job.wake)
         self._jobs[request.job_id] = job
         return request.job_id
@@ -249,6 +250,13 @@ class DirectEngine:
     def state(self, job_id: str) -> AgentState:
         """The live state of a job (for status views and tests)."""
         return self._job(job_id).state
+
+
+def _settled(task: asyncio.Task[AgentState]) -> None:
+    # A job's failure is recorded in its state (status ``failed`` and the reason); retrieving
+    # the exception here marks it handled, so it is not reported again when the task is freed.
+    if not task.cancelled():
+        task.exception()
 
 
 def result_of(state: AgentState) -> JobResult:

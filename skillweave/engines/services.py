@@ -206,12 +206,12 @@ class AgentServices:
             await self._store_message(run_id, write.seq, write.message)
 
     async def _tool_result(
-        self, request_run: str, seq: int, *, call_id: str, tool: str, text: str, error: bool
+        self, run_id: str, seq: int, *, call_id: str, tool: str, text: str, error: bool
     ) -> int:
         message = Message(
             role="tool", text=text, tool_call_id=call_id, tool_name=tool, is_error=error
         )
-        return await self._store_message(request_run, seq, message)
+        return await self._store_message(run_id, seq, message)
 
     # --- the Runtime calls -----------------------------------------------------------------
 
