@@ -5,19 +5,17 @@ When the visible transcript passes ``budgets.transcript_chars``, the oldest tool
 one-line summary, which names the artifact refs, instead of the text, and can read an artifact
 again if it needs it. Never elided: activation payloads (skill content), user messages, the
 model's own messages, loop notes, and the latest ``budgets.keep_recent_outputs`` outputs.
-Nothing is deleted: the full entries stay in the store. Duplicate activations never reach the
+Nothing is deleted: the full entries stay in the store. Because outputs are elided oldest first,
+the elided set is always "every elidable output below ``state.elide_before``", which is all a
+model call needs to rebuild the view. Duplicate activations never reach the
 transcript in the first place (the loop answers "already active").
 """
 
 from __future__ import annotations
 
-from typing import Final
-
-from skillweave.agent.state import AgentState, TranscriptEntry
+from skillweave.agent.state import COMPACTABLE, AgentState, TranscriptEntry, elidable
 
 __all__ = ["COMPACTABLE", "compact"]
-
-COMPACTABLE: Final = frozenset({"resource", "script", "tool"})
 
 
 def compact(state: AgentState) -> int:
@@ -37,9 +35,10 @@ def compact(state: AgentState) -> int:
         if visible <= budget:
             break
         entry: TranscriptEntry = state.transcript[index]
-        if len(entry.summary) >= entry.chars:
+        if not elidable(entry):
             continue
         state.transcript[index] = entry.model_copy(update={"elided": True})
+        state.elide_before = entry.seq + 1
         visible -= entry.chars - len(entry.summary)
         elided += 1
     return elided

@@ -26,6 +26,9 @@ EventKind = Literal[
     "tool_refused",
     "compacted",
     "message_received",
+    "answered",
+    "approval_requested",
+    "approval_decided",
     "job_finished",
 ]
 

@@ -30,6 +30,7 @@ from typing import Any, Final
 from skillweave.agent.compaction import compact
 from skillweave.agent.events import AgentEvent, EventKind
 from skillweave.agent.runtime import (
+    ApprovalRequest,
     CatalogInput,
     InvokeModelInput,
     LoadSkillInput,
@@ -117,6 +118,8 @@ class AgentLoop:
         runtime: where every side effect goes.
         spec: the agent (instruction, allowed skills, catalog, preload, limits).
         on_event: called with each :class:`AgentEvent`, in order (must not block).
+        pause: asked after every turn; when it says so, :meth:`run` returns the unfinished
+            state at that safe point (the Temporal engine continues it as a new run).
     """
 
     def __init__(
@@ -125,12 +128,14 @@ class AgentLoop:
         spec: AgentSpec,
         *,
         on_event: Callable[[AgentEvent], None] | None = None,
+        pause: Callable[[AgentState], bool] | None = None,
         catalog_mode: str = "enabled",
         catalog_top_k: int = 8,
     ) -> None:
         self.runtime = runtime
         self.spec = spec
         self._on_event = on_event
+        self._pause = pause
         self._catalog_mode = spec.catalog.mode or catalog_mode
         self._top_k = spec.catalog.top_k or catalog_top_k
         self._unsaved: list[TranscriptWrite] = []
@@ -138,7 +143,8 @@ class AgentLoop:
     # --- driving ---------------------------------------------------------------------------
 
     async def run(self, state: AgentState) -> AgentState:
-        """Run `state` until it finishes; returns it (also updated in place).
+        """Run `state` until it finishes (or ``pause`` says so); returns it (also updated in
+        place). A paused state is ``running`` and can be run again, by this loop or another.
 
         Raises whatever the runtime raises (after marking the job ``failed``), and
         ``asyncio.CancelledError`` (after marking it ``cancelled``).
@@ -148,6 +154,9 @@ class AgentLoop:
                 await self._prepare(state)
             while not state.finished:
                 await self._turn(state)
+                state.fold()
+                if not state.finished and self._pause is not None and self._pause(state):
+                    break
         except _BudgetExhausted as exc:
             self._finish(state, "budget_exhausted", str(exc))
         except asyncio.CancelledError:
@@ -201,10 +210,7 @@ class AgentLoop:
                 run_id=state.run_id,
                 system=state.system,
                 tools=tool_specs(state),
-                view=TranscriptView(
-                    upto=reply_seq,
-                    elided={e.seq: e.summary for e in state.transcript if e.elided},
-                ),
+                view=TranscriptView(upto=reply_seq, elide_before=state.elide_before),
                 writes=writes,
                 reply_seq=reply_seq,
                 max_output_tokens=budgets.max_output_tokens,
@@ -237,6 +243,7 @@ class AgentLoop:
 
     async def _answered(self, state: AgentState, text: str) -> None:
         state.answer = text
+        self._emit(state, "answered", detail=text[:_SUMMARY_MAX])
         if self.spec.follow_up_seconds > 0:
             more = await self.runtime.wait_for_input(
                 WaitInput(timeout_seconds=self.spec.follow_up_seconds)
@@ -429,6 +436,8 @@ class AgentLoop:
         inputs: tuple[ArtifactRef, ...],
         run_json: ToolInvocation | None,
     ) -> None:
+        if self.spec.approvals.required(skill.name):
+            await self._approve(state, skill=skill.name, script=script, args=args)
         self._count_run(state)
         seq = state.next_seq
         outcome = await self.runtime.run_skill_script(
@@ -461,6 +470,32 @@ class AgentLoop:
             artifacts=outcome.outputs,
         )
 
+    async def _approve(
+        self, state: AgentState, *, skill: str, script: str, args: tuple[str, ...]
+    ) -> None:
+        what = f"{skill}/{script}" + (f" {' '.join(args)}" if args else "")
+        self._emit(state, "approval_requested", skill=skill, detail=what)
+        decision = await self.runtime.request_approval(
+            ApprovalRequest(
+                seq=state.next_seq,
+                skill=skill,
+                script=script,
+                args=args,
+                timeout_seconds=self.spec.approvals.timeout_seconds,
+            )
+        )
+        verdict = "approved" if decision.approved else "denied"
+        self._emit(
+            state,
+            "approval_decided",
+            skill=skill,
+            status=verdict,
+            detail=f"{what}: {verdict}" + (f" ({decision.note})" if decision.note else ""),
+        )
+        if not decision.approved:
+            why = f": {decision.note}" if decision.note else "."
+            raise _Refusal(f"Running {what} was not approved{why} Do not retry it unchanged.")
+
     async def _search(self, state: AgentState, call: ToolCall) -> None:
         query = _string(call, "query")
         outcome = await self.runtime.search_skills(
@@ -488,7 +523,7 @@ class AgentLoop:
                 role="tool",
                 kind=kind,
                 chars=outcome.chars,
-                summary=outcome.summary[:_SUMMARY_MAX],
+                summary=outcome.summary,
             )
         )
 

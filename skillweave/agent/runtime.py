@@ -15,7 +15,7 @@ infrastructure failures (``ModelError``, ``SandboxError``, ``StorageError``…) 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,9 @@ from skillweave.sandbox.models import ExecutionStatus
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
+    "SUMMARY_MAX_CHARS",
+    "ApprovalDecision",
+    "ApprovalRequest",
     "CatalogInput",
     "CatalogResult",
     "InvokeModelInput",
@@ -82,10 +85,12 @@ class TranscriptWrite(_Model):
 
 
 class TranscriptView(_Model):
-    """Which stored messages a model call sees: ``0..upto-1``, elided ones as their summary."""
+    """Which stored messages a model call sees: ``0..upto-1``, where every elidable output
+    (a compactable kind whose summary is shorter than its text) below ``elide_before`` is
+    replaced by its summary. Two numbers, however long the job: the call's input stays flat."""
 
     upto: int = Field(ge=0)
-    elided: dict[int, str] = Field(default_factory=dict)
+    elide_before: int = Field(default=0, ge=0)
 
 
 class InvokeModelInput(_Model):
@@ -137,13 +142,19 @@ class ReadResourceInput(_Model):
     tool_call_id: str
 
 
+SUMMARY_MAX_CHARS: Final = 300
+"""The longest summary an output may have (what the model sees once it is elided)."""
+
+
 class ToolOutcome(_Model):
-    """A tool result the runtime stored at `seq`: its size and what compaction leaves."""
+    """A tool result the runtime stored at `seq`: its size and what compaction leaves.
+
+    The runtime stores the same summary beside the output, so a model call can elide it."""
 
     seq: int
     chars: int
     is_error: bool = False
-    summary: str
+    summary: str = Field(max_length=SUMMARY_MAX_CHARS)
 
 
 class ToolInvocation(_Model):
@@ -195,6 +206,22 @@ class WaitInput(_Model):
     timeout_seconds: float = Field(default=0.0, ge=0)
 
 
+class ApprovalRequest(_Model):
+    """A script run that needs a person's approval before it runs (``AgentSpec.approvals``)."""
+
+    seq: int
+    skill: str
+    script: str
+    args: tuple[str, ...] = ()
+    timeout_seconds: float = Field(gt=0)
+
+
+class ApprovalDecision(_Model):
+    approved: bool
+    note: str = Field(default="", max_length=2_000)
+    by: str = Field(default="", max_length=200, description="Who decided (free text).")
+
+
 class Runtime(Protocol):
     """The side effects of an agent job. Implemented by the direct and the Temporal engine."""
 
@@ -220,4 +247,8 @@ class Runtime(Protocol):
 
     async def wait_for_input(self, request: WaitInput) -> list[str]:
         """User messages sent to the job, waiting up to ``timeout_seconds`` for the first."""
+        ...
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Wait for a person to approve or deny a script run (denied after the timeout)."""
         ...

@@ -12,6 +12,8 @@ preload, and the job's limits::
     catalog: {mode: enabled, top_k: 8}
     preload: {enabled: false, min_score: 2.0}
     limits: {max_turns: 40, max_tokens: 2000000, max_script_runs: 30}
+    follow_up_seconds: 0               # after an answer, wait this long for a follow-up
+    approvals: {skills: [deploy-tool], timeout_seconds: 3600}   # runs that need a person's OK
 
 Parsing is pure (the text in, a model out); reading the file is the caller's business.
 """
@@ -30,6 +32,7 @@ from skillweave.errors import AgentSpecError
 __all__ = [
     "DEFAULT_INSTRUCTION",
     "AgentSpec",
+    "ApprovalOptions",
     "CatalogOptions",
     "PreloadOptions",
     "parse_agent_spec",
@@ -60,6 +63,22 @@ class PreloadOptions(BaseModel):
     min_score: float = Field(default=2.0, ge=0)
 
 
+class ApprovalOptions(BaseModel):
+    """Script runs that wait for a person's approval (human in the loop)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    skills: tuple[str, ...] = Field(
+        default=(), description="Skills whose script runs need approval; '*' for every skill."
+    )
+    timeout_seconds: float = Field(
+        default=3_600.0, gt=0, le=7 * 86_400, description="Denied when nobody decides by then."
+    )
+
+    def required(self, skill: str) -> bool:
+        return "*" in self.skills or skill in self.skills
+
+
 class AgentSpec(BaseModel):
     """One agent: instruction, model, allowed skills, catalog, preload, limits."""
 
@@ -76,6 +95,7 @@ class AgentSpec(BaseModel):
     follow_up_seconds: float = Field(
         default=0.0, ge=0, le=86_400, description="After an answer, wait this long for more."
     )
+    approvals: ApprovalOptions = Field(default_factory=ApprovalOptions)
 
 
 def parse_agent_spec(text: str, *, source: str = "<agent spec>") -> AgentSpec:

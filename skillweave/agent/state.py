@@ -2,8 +2,16 @@
 
 The state holds *references*, not content: each transcript entry is a pointer to a message
 stored in the artifact store (``runs/{run}/transcript/{seq}.json``) with its size, its kind and
-the short summary the model sees once the entry is compacted. So the state grows with the
-number of turns, never with what the scripts printed or the files the agent read.
+the short summary the model sees once the entry is compacted. It never holds what the scripts
+printed or the files the agent read.
+
+Nor does it grow with the number of turns: entries that can no longer change (the model's and
+the user's messages, skill content, outputs already elided) are *folded* off the front of
+``transcript`` into two numbers, ``folded`` and ``folded_chars``, and compaction state is one
+boundary, ``elide_before``: every compactable output below it whose summary is shorter than its
+text is elided (compaction elides oldest first, so that set is always such a prefix). The model
+call rebuilds its view from the store with that rule, so a job of any length carries a state
+bounded by its transcript budget.
 
 The loop (``skillweave.agent.loop``) is the only writer; engines read it for status, and it
 serializes to JSON with the same pydantic round-trip in both engines.
@@ -11,7 +19,7 @@ serializes to JSON with the same pydantic round-trip in both engines.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +27,8 @@ from skillweave.llm.messages import Role, Usage
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
+    "COMPACTABLE",
+    "FOLD_AT",
     "ActiveSkill",
     "AgentState",
     "Budgets",
@@ -26,6 +36,7 @@ __all__ = [
     "JobStatus",
     "SkillTool",
     "TranscriptEntry",
+    "elidable",
 ]
 
 JobStatus = Literal["running", "completed", "failed", "cancelled", "budget_exhausted"]
@@ -96,6 +107,18 @@ class TranscriptEntry(BaseModel):
     elided: bool = False
 
 
+FOLD_AT: Final = 64
+"""Fold the transcript window once it holds more entries than this."""
+
+COMPACTABLE: Final = frozenset({"resource", "script", "tool"})
+"""Entry kinds compaction may elide (tool outputs)."""
+
+
+def elidable(entry: TranscriptEntry) -> bool:
+    """Whether compaction would elide `entry`: a tool output whose summary is shorter."""
+    return entry.kind in COMPACTABLE and len(entry.summary) < entry.chars
+
+
 class AgentState(BaseModel):
     """One agent job. Mutable: the loop updates it in place, turn by turn."""
 
@@ -112,7 +135,14 @@ class AgentState(BaseModel):
     roots: tuple[str, ...] = Field(default=(), description="Skills attachable from the start.")
     search_enabled: bool = False
     active: dict[str, ActiveSkill] = Field(default_factory=dict)
-    transcript: list[TranscriptEntry] = Field(default_factory=list)
+    transcript: list[TranscriptEntry] = Field(
+        default_factory=list, description="The window of entries from seq ``folded`` on."
+    )
+    folded: int = Field(default=0, ge=0, description="Entries folded off the window's front.")
+    folded_chars: int = Field(default=0, ge=0, description="Their visible characters.")
+    elide_before: int = Field(
+        default=0, ge=0, description="Elidable outputs below this seq are elided."
+    )
     inputs: list[ArtifactRef] = Field(
         default_factory=list, description="Files given with the task."
     )
@@ -132,7 +162,7 @@ class AgentState(BaseModel):
 
     @property
     def next_seq(self) -> int:
-        return len(self.transcript)
+        return self.folded + len(self.transcript)
 
     @property
     def finished(self) -> bool:
@@ -151,4 +181,27 @@ class AgentState(BaseModel):
 
     def visible_chars(self) -> int:
         """Characters the next model call will carry (elided entries count as their summary)."""
-        return sum(len(e.summary) if e.elided else e.chars for e in self.transcript)
+        return self.folded_chars + sum(
+            len(e.summary) if e.elided else e.chars for e in self.transcript
+        )
+
+    def fold(self) -> int:
+        """Fold the settled front of the window into counters; how many entries were folded.
+
+        Settled: everything before the first output that compaction may still elide. Runs only
+        once the window passes :data:`FOLD_AT` entries, so short jobs keep their whole window.
+        """
+        if len(self.transcript) <= FOLD_AT:
+            return 0
+        count = 0
+        chars = 0
+        for entry in self.transcript:
+            if elidable(entry) and not entry.elided:
+                break
+            count += 1
+            chars += len(entry.summary) if entry.elided else entry.chars
+        if count:
+            del self.transcript[:count]
+            self.folded += count
+            self.folded_chars += chars
+        return count

@@ -403,6 +403,9 @@ _LABELS: Final[dict[str, tuple[str, str]]] = {
     "tool_refused": ("refused", "bold yellow"),
     "compacted": ("compacted", "bold"),
     "message_received": ("message", "bold"),
+    "answered": ("answered", "bold green"),
+    "approval_requested": ("approval?", "bold yellow"),
+    "approval_decided": ("approval", "bold"),
     "job_finished": ("finished", "bold"),
 }
 _INDENT: Final = " " * 19
@@ -445,6 +448,9 @@ def _details(event: AgentEvent) -> Text:
                 text.append(f"\n{_INDENT}→ {ref.key} ({_tokens(ref.size)} bytes)")
         case "tool_refused":
             text.append(f"{event.tool}: {event.detail}", style="yellow")
+        case "answered":
+            first = event.detail.strip().splitlines()[0] if event.detail.strip() else ""
+            text.append(first[:80] + ("…" if len(first) > 80 else ""), style="dim")
         case "job_finished":
             ok = event.status == "completed"
             text.append(event.status or "", style="bold green" if ok else "bold red")

@@ -11,6 +11,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.agent.events import AgentEvent
+from skillweave.agent.runtime import ApprovalDecision
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import JobStatus
 from skillweave.llm.messages import Usage
@@ -61,6 +62,10 @@ class Engine(Protocol):
 
     async def send(self, job_id: str, text: str) -> None:
         """A user message for the job (taken before its next model call)."""
+        ...
+
+    async def approve(self, job_id: str, decision: ApprovalDecision) -> None:
+        """Approve or deny the script run the job is waiting on."""
         ...
 
     async def cancel(self, job_id: str) -> None:

@@ -26,6 +26,8 @@ from pydantic import BaseModel
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.loop import AgentLoop, new_state
 from skillweave.agent.runtime import (
+    ApprovalDecision,
+    ApprovalRequest,
     CatalogInput,
     CatalogResult,
     InvokeModelInput,
@@ -98,6 +100,8 @@ class DirectRuntime:
         self.run_id = run_id
         self.attempts = attempts
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
+        self.decisions: asyncio.Queue[ApprovalDecision] = asyncio.Queue()
+        self.awaiting: ApprovalRequest | None = None
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         return _wire(await self.services.prepare_catalog(_wire(request)))
@@ -146,6 +150,19 @@ class DirectRuntime:
         while not self.inbox.empty():
             messages.append(self.inbox.get_nowait())
         return messages
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.awaiting = _wire(request)
+        try:
+            return _wire(
+                await asyncio.wait_for(self.decisions.get(), timeout=request.timeout_seconds)
+            )
+        except TimeoutError:
+            return ApprovalDecision(
+                approved=False, note=f"nobody decided within {request.timeout_seconds:g} s"
+            )
+        finally:
+            self.awaiting = None
 
 
 class _Job:
@@ -233,6 +250,12 @@ class DirectEngine:
             raise AgentError(f"job {job_id!r} has ended ({job.state.status})")
         job.runtime.inbox.put_nowait(text)
 
+    async def approve(self, job_id: str, decision: ApprovalDecision) -> None:
+        job = self._job(job_id)
+        if job.runtime.awaiting is None:
+            raise AgentError(f"job {job_id!r} is not waiting for an approval")
+        job.runtime.decisions.put_nowait(decision)
+
     async def cancel(self, job_id: str) -> None:
         job = self._job(job_id)
         assert job.task is not None
@@ -271,5 +294,5 @@ def result_of(state: AgentState) -> JobResult:
         usage=state.usage,
         active_skills={name: skill.version for name, skill in state.active.items()},
         outputs=tuple(state.outputs),
-        transcript_entries=len(state.transcript),
+        transcript_entries=state.next_seq,
     )

@@ -5,11 +5,12 @@ One async method per ``Runtime`` call (``prepare_catalog``, ``invoke_model``, ``
 runtime's input model and returning its result model. The direct engine calls them through a
 JSON round-trip; the Temporal engine's activities will wrap the very same methods.
 
-The transcript lives in the artifact store, one message per key
-(``runs/{run}/transcript/{seq:08d}.json``). Tool outputs are written here, where they are
-produced, and only their size and a one-line summary go back to the loop; a model call reads
-the messages it needs (through a bounded cache of immutable entries), so neither the loop's
-state nor a workflow's history carries transcript text.
+The transcript lives in the artifact store, one record per key
+(``runs/{run}/transcript/{seq:08d}.json``: the message, and for a tool output the summary that
+replaces it once compacted). Tool outputs are written here, where they are produced, and only
+their size and the summary go back to the loop; a model call reads the records it needs
+(through a bounded cache of immutable entries) and elides by the view's boundary, so neither
+the loop's state nor a workflow's history carries transcript text.
 
 Mistakes the model can fix (a missing resource, a script that is not in the skill, a bad
 input) become tool results with ``is_error``; infrastructure failures raise.
@@ -25,7 +26,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final
 
+from pydantic import BaseModel, ConfigDict
+
 from skillweave.agent.runtime import (
+    SUMMARY_MAX_CHARS,
     CatalogInput,
     CatalogResult,
     InvokeModelInput,
@@ -72,7 +76,7 @@ from skillweave.skills.resources import clean_resource_path
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
-__all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices"]
+__all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices", "TranscriptRecord"]
 
 TOOL_SCHEMA_RUN_ID: Final = "skill-tool-schemas"
 """The run under which ``--help-json`` executions are recorded; their execution id is
@@ -81,28 +85,42 @@ skill version's schemas for every job."""
 
 _CACHE_BYTES: Final = 64 * 1024 * 1024
 _INLINE_OUTPUT_CHARS: Final = 8_000
-_SUMMARY_CHARS: Final = 240
+
+
+class TranscriptRecord(BaseModel):
+    """One stored transcript entry: the message, and for a tool output its summary."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: Message
+    summary: str = ""
+
+    def seen(self, *, elided: bool) -> Message:
+        """The message as a model call sees it: the summary instead when elided and shorter."""
+        if elided and self.summary and len(self.summary) < len(self.message.text):
+            return self.message.model_copy(update={"text": self.summary})
+        return self.message
 
 
 class _TranscriptCache:
-    """Immutable transcript messages by key, least recently used dropped beyond a byte budget."""
+    """Immutable transcript records by key, least recently used dropped beyond a byte budget."""
 
     def __init__(self, budget: int) -> None:
         self._budget = budget
         self._bytes = 0
-        self._items: OrderedDict[str, tuple[Message, int]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[TranscriptRecord, int]] = OrderedDict()
 
-    def get(self, key: str) -> Message | None:
+    def get(self, key: str) -> TranscriptRecord | None:
         item = self._items.get(key)
         if item is None:
             return None
         self._items.move_to_end(key)
         return item[0]
 
-    def put(self, key: str, message: Message, size: int) -> None:
+    def put(self, key: str, record: TranscriptRecord, size: int) -> None:
         if key in self._items:
             return
-        self._items[key] = (message, size)
+        self._items[key] = (record, size)
         self._bytes += size
         while self._bytes > self._budget and len(self._items) > 1:
             _, (_, dropped) = self._items.popitem(last=False)
@@ -180,14 +198,17 @@ class AgentServices:
 
     # --- transcript ------------------------------------------------------------------------
 
-    async def _store_message(self, run_id: str, seq: int, message: Message) -> int:
-        data = message.model_dump_json().encode()
+    async def _store_message(
+        self, run_id: str, seq: int, message: Message, *, summary: str = ""
+    ) -> int:
+        record = TranscriptRecord(message=message, summary=summary)
+        data = record.model_dump_json().encode()
         key = keys.transcript_key(run_id, seq)
         await self.store.put_bytes(key, data, content_type="application/json")
-        self._cache.put(key, message, len(data))
+        self._cache.put(key, record, len(data))
         return len(message.text)
 
-    async def _load_message(self, run_id: str, seq: int) -> Message:
+    async def _load_record(self, run_id: str, seq: int) -> TranscriptRecord:
         key = keys.transcript_key(run_id, seq)
         cached = self._cache.get(key)
         if cached is not None:
@@ -196,9 +217,9 @@ class AgentServices:
         if ref is None:
             raise ArtifactNotFoundError(key)
         data = await self.store.get_bytes(ref)
-        message = Message.model_validate_json(data)
-        self._cache.put(key, message, len(data))
-        return message
+        record = TranscriptRecord.model_validate_json(data)
+        self._cache.put(key, record, len(data))
+        return record
 
     async def record(self, writes: Sequence[TranscriptWrite], *, run_id: str) -> None:
         """Store messages the loop made itself."""
@@ -206,12 +227,20 @@ class AgentServices:
             await self._store_message(run_id, write.seq, write.message)
 
     async def _tool_result(
-        self, run_id: str, seq: int, *, call_id: str, tool: str, text: str, error: bool
+        self,
+        run_id: str,
+        seq: int,
+        *,
+        call_id: str,
+        tool: str,
+        text: str,
+        error: bool,
+        summary: str,
     ) -> int:
         message = Message(
             role="tool", text=text, tool_call_id=call_id, tool_name=tool, is_error=error
         )
-        return await self._store_message(run_id, seq, message)
+        return await self._store_message(run_id, seq, message, summary=summary)
 
     # --- the Runtime calls -----------------------------------------------------------------
 
@@ -244,13 +273,11 @@ class AgentServices:
         """Store the loop's pending messages, call the model on the transcript, store its reply."""
         for write in request.writes:
             await self._store_message(request.run_id, write.seq, write.message)
+        view = request.view
         messages = []
-        for seq in range(request.view.upto):
-            message = await self._load_message(request.run_id, seq)
-            summary = request.view.elided.get(seq)
-            if summary is not None:
-                message = message.model_copy(update={"text": summary})
-            messages.append(message)
+        for seq in range(view.upto):
+            record = await self._load_record(request.run_id, seq)
+            messages.append(record.seen(elided=seq < view.elide_before))
         response = await self.provider.complete(
             ModelRequest(
                 model=self.model,
@@ -364,6 +391,11 @@ class AgentServices:
             text = await self._read_pinned(request.skill, request.version, request.path)
         except ResourceError as exc:
             text, error = f"Cannot read that file: {exc}", True
+        where = _clip(f"{request.skill}/{request.path}", 120)
+        summary = (
+            f"[read_skill_resource {where}: {len(text)} characters, elided to save context; "
+            "read it again if you need it]"
+        )
         chars = await self._tool_result(
             request.run_id,
             request.seq,
@@ -371,11 +403,7 @@ class AgentServices:
             tool="read_skill_resource",
             text=text,
             error=error,
-        )
-        where = f"{request.skill}/{request.path}"
-        summary = (
-            f"[read_skill_resource {where}: {chars} characters, elided to save context; "
-            "read it again if you need it]"
+            summary=summary,
         )
         return ToolOutcome(seq=request.seq, chars=chars, is_error=error, summary=summary)
 
@@ -414,6 +442,7 @@ class AgentServices:
             )
         except ExecutionRejectedError as exc:
             text = f"The script was not run: {exc}"
+            summary = _clip(text, SUMMARY_MAX_CHARS)
             chars = await self._tool_result(
                 request.run_id,
                 request.seq,
@@ -421,12 +450,21 @@ class AgentServices:
                 tool=request.tool_name,
                 text=text,
                 error=True,
+                summary=summary,
             )
             return ScriptOutcome(
-                seq=request.seq, chars=chars, is_error=True, summary=text, status="error"
+                seq=request.seq, chars=chars, is_error=True, summary=summary, status="error"
             )
         text = _render_result(result)
         error = result.status != "succeeded"
+        outputs = tuple(output.ref for output in result.outputs)
+        listed = ", ".join(ref.key for ref in outputs) or "none"
+        summary = _clip(
+            f"[{request.tool_name} {request.skill} {request.script}: {result.status} "
+            f"(exit {result.exit_code}) in {result.duration_ms} ms; outputs: {listed}; "
+            f"the full result is elided to save context]",
+            SUMMARY_MAX_CHARS,
+        )
         chars = await self._tool_result(
             request.run_id,
             request.seq,
@@ -434,14 +472,7 @@ class AgentServices:
             tool=request.tool_name,
             text=text,
             error=error,
-        )
-        outputs = tuple(output.ref for output in result.outputs)
-        listed = ", ".join(ref.key for ref in outputs) or "none"
-        summary = _clip(
-            f"[{request.tool_name} {request.skill} {request.script}: {result.status} "
-            f"(exit {result.exit_code}) in {result.duration_ms} ms; outputs: {listed}; "
-            f"the full result is elided to save context]",
-            _SUMMARY_CHARS * 2,
+            summary=summary,
         )
         return ScriptOutcome(
             seq=request.seq,
@@ -462,6 +493,11 @@ class AgentServices:
             text = render_entries([view.get(hit.name) for hit in hits])
         else:
             text = "No skill matches that query; try other words."
+        names = tuple(hit.name for hit in hits)
+        summary = _clip(
+            f"[search_skills {request.query!r}: {', '.join(names) or 'no match'}]",
+            SUMMARY_MAX_CHARS,
+        )
         chars = await self._tool_result(
             request.run_id,
             request.seq,
@@ -469,9 +505,8 @@ class AgentServices:
             tool="search_skills",
             text=text,
             error=False,
+            summary=summary,
         )
-        names = tuple(hit.name for hit in hits)
-        summary = f"[search_skills {request.query!r}: {', '.join(names) or 'no match'}]"
         return SearchOutcome(seq=request.seq, chars=chars, summary=summary, found=names)
 
 

@@ -61,7 +61,7 @@ class SandboxClient:
 
     async def execute(self, request: ExecuteRequest) -> ExecutionResult:
         """Run a script (or get the stored outcome of an earlier run of the same id)."""
-        timeout = (request.limits.timeout_seconds if request.limits else 3600.0)
+        timeout = request.limits.timeout_seconds if request.limits else 3600.0
         response = await self._request(
             "POST",
             "/sandbox/execute",

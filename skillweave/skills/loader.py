@@ -67,9 +67,7 @@ def _words(value: Any) -> tuple[str, ...]:
     return tuple(str(value).replace(",", " ").split())
 
 
-def skill_from_frontmatter(
-    front: Frontmatter, *, skill_dir: Path, path: str
-) -> LoadedSkill:
+def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) -> LoadedSkill:
     """Build a skill from a parsed frontmatter, tolerating what lenient loading tolerates."""
     data = front.data
     diagnostics = check_frontmatter(

@@ -95,9 +95,7 @@ def clean_resource_path(skill: Skill, path: str) -> str:
     return "/".join(parts)
 
 
-def read_resource(
-    skill: Skill, path: str, *, max_bytes: int = DEFAULT_RESOURCE_MAX_BYTES
-) -> str:
+def read_resource(skill: Skill, path: str, *, max_bytes: int = DEFAULT_RESOURCE_MAX_BYTES) -> str:
     """Read one text file of `skill`.
 
     Args:

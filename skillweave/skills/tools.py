@@ -42,7 +42,7 @@ class ToolSchema(BaseModel):
     @classmethod
     def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
         if schema.get("type") != "object":
-            raise ValueError("must be a JSON Schema with \"type\": \"object\"")
+            raise ValueError('must be a JSON Schema with "type": "object"')
         try:
             validator = jsonschema.validators.validator_for(schema)
             validator.check_schema(schema)

@@ -188,7 +188,7 @@ class Job:
 
     def transcript(self) -> list[dict]:
         prefix = self.store.root / "runs" / self.result.job_id / "transcript"
-        return [json.loads(p.read_text()) for p in sorted(prefix.iterdir())]
+        return [json.loads(p.read_text())["message"] for p in sorted(prefix.iterdir())]
 
 
 async def run_job(
