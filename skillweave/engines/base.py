@@ -13,11 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.runtime import ApprovalDecision
 from skillweave.agent.spec import AgentSpec
-from skillweave.agent.state import JobStatus
+from skillweave.agent.state import AgentState, JobStatus
 from skillweave.llm.messages import Usage
 from skillweave.storage.base import ArtifactRef
 
-__all__ = ["Engine", "JobRequest", "JobResult"]
+__all__ = ["Engine", "JobRequest", "JobResult", "result_of"]
 
 
 class JobRequest(BaseModel):
@@ -75,3 +75,19 @@ class Engine(Protocol):
     async def result(self, job_id: str) -> JobResult:
         """Wait for the job to end and return how it ended."""
         ...
+
+
+def result_of(state: AgentState) -> JobResult:
+    """The :class:`JobResult` of a finished (or running) state."""
+    return JobResult(
+        job_id=state.job_id,
+        status=state.status,
+        reason=state.reason,
+        answer=state.answer,
+        turns=state.turn,
+        script_runs=state.script_runs,
+        usage=state.usage,
+        active_skills={name: skill.version for name, skill in state.active.items()},
+        outputs=tuple(state.outputs),
+        transcript_entries=state.next_seq,
+    )

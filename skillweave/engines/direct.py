@@ -44,7 +44,7 @@ from skillweave.agent.runtime import (
     WaitInput,
 )
 from skillweave.agent.state import AgentState
-from skillweave.engines.base import JobRequest, JobResult
+from skillweave.engines.base import JobRequest, JobResult, result_of
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError, ModelError, PoolExhaustedError
 
@@ -280,19 +280,3 @@ def _settled(task: asyncio.Task[AgentState]) -> None:
     # the exception here marks it handled, so it is not reported again when the task is freed.
     if not task.cancelled():
         task.exception()
-
-
-def result_of(state: AgentState) -> JobResult:
-    """The :class:`JobResult` of a finished (or running) state."""
-    return JobResult(
-        job_id=state.job_id,
-        status=state.status,
-        reason=state.reason,
-        answer=state.answer,
-        turns=state.turn,
-        script_runs=state.script_runs,
-        usage=state.usage,
-        active_skills={name: skill.version for name, skill in state.active.items()},
-        outputs=tuple(state.outputs),
-        transcript_entries=state.next_seq,
-    )

@@ -1,0 +1,197 @@
+"""The Temporal engine's contract: names and wire models the client and the workflow share.
+
+The client (:mod:`skillweave.engines.temporal`, the CLI, the API) and the workflow
+(``workflows.agent``) both import this module and nothing else of each other. It is pure
+(pydantic models and ``temporalio.common`` search-attribute keys), so the workflow sandbox can
+pass it through.
+
+One workflow per job, with a workflow id derived from the job id. Interactions:
+
+- **update** ``send_message`` (:class:`UserMessage` → :class:`Reply`): a user message; the
+  update completes with the model's answer to it. Its validator rejects empty or oversized
+  text, a job that has ended, and a reply to an answer that is no longer the latest (stale).
+- **signal** ``cancel`` (a reason) and **signal** ``approve`` (an ``ApprovalDecision``).
+- **query** ``status`` (:class:`JobView`: phase, active skills, turn, usage, last error — never
+  the transcript) and **query** ``events`` (:class:`EventPage`, the latest events after an
+  index).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio.common import SearchAttributeKey
+
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.runtime import ApprovalRequest, TranscriptWrite
+from skillweave.agent.state import AgentState, JobStatus
+from skillweave.engines.base import JobRequest
+from skillweave.llm.messages import Usage
+
+__all__ = [
+    "EVENT_WINDOW",
+    "MAX_MESSAGE_CHARS",
+    "QUERY_EVENTS",
+    "QUERY_STATUS",
+    "SA_ACTIVE_SKILLS",
+    "SA_AGENT",
+    "SA_PHASE",
+    "SA_TOKENS",
+    "SA_TURNS",
+    "SEARCH_ATTRIBUTES",
+    "SIGNAL_APPROVE",
+    "SIGNAL_CANCEL",
+    "UPDATE_SEND",
+    "WORKFLOW_ID_PREFIX",
+    "WORKFLOW_NAME",
+    "ActivityTimeouts",
+    "AgentWorkflowInput",
+    "EventPage",
+    "JobView",
+    "Phase",
+    "RecordInput",
+    "Reply",
+    "UserMessage",
+    "job_id_of",
+    "workflow_id",
+]
+
+WORKFLOW_NAME: Final = "AgentWorkflow"
+WORKFLOW_ID_PREFIX: Final = "skillweave-job-"
+UPDATE_SEND: Final = "send_message"
+SIGNAL_CANCEL: Final = "cancel"
+SIGNAL_APPROVE: Final = "approve"
+QUERY_STATUS: Final = "status"
+QUERY_EVENTS: Final = "events"
+
+MAX_MESSAGE_CHARS: Final = 32_000
+"""The longest user message the update accepts."""
+
+EVENT_WINDOW: Final = 500
+"""Events a workflow keeps (and carries over continue-as-new) for readers catching up."""
+
+SA_AGENT: Final = SearchAttributeKey.for_keyword("SkillweaveAgent")
+SA_PHASE: Final = SearchAttributeKey.for_keyword("SkillweavePhase")
+SA_ACTIVE_SKILLS: Final = SearchAttributeKey.for_keyword_list("SkillweaveActiveSkills")
+SA_TURNS: Final = SearchAttributeKey.for_int("SkillweaveTurns")
+SA_TOKENS: Final = SearchAttributeKey.for_int("SkillweaveTokens")
+SEARCH_ATTRIBUTES: Final = (SA_AGENT, SA_PHASE, SA_ACTIVE_SKILLS, SA_TURNS, SA_TOKENS)
+"""Registered on the server (``skillweave dev`` does it) so ops can filter jobs."""
+
+Phase = Literal[
+    "starting",
+    "thinking",
+    "activating",
+    "reading",
+    "searching",
+    "running_script",
+    "awaiting_approval",
+    "waiting_input",
+    "completed",
+    "failed",
+    "cancelled",
+    "budget_exhausted",
+]
+"""What a job is doing now; the last four are how it ended."""
+
+
+def workflow_id(job_id: str) -> str:
+    """The workflow id of a job: one workflow per job, found again from its id."""
+    return f"{WORKFLOW_ID_PREFIX}{job_id}"
+
+
+def job_id_of(workflow: str) -> str:
+    """The job id of a workflow id made by :func:`workflow_id` (else the id itself)."""
+    return workflow.removeprefix(WORKFLOW_ID_PREFIX)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ActivityTimeouts(_Model):
+    """Timeouts the workflow gives its activities (from ``settings.workflow``)."""
+
+    model_seconds: float = Field(default=600.0, gt=0, description="One model call.")
+    script_seconds: float = Field(
+        default=900.0, gt=0, description="One script run, claim and byte moving included."
+    )
+    heartbeat_seconds: float = Field(
+        default=30.0, gt=0, description="A long activity silent this long is retried."
+    )
+    short_seconds: float = Field(default=120.0, gt=0, description="Every other activity.")
+    max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")
+
+
+class AgentWorkflowInput(_Model):
+    """What a run of the workflow starts from: the job, and after continue-as-new its state."""
+
+    request: JobRequest
+    catalog_mode: str = "enabled"
+    catalog_top_k: int = 8
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    state: AgentState | None = Field(default=None, description="Carried over continue-as-new.")
+    inbox: tuple[str, ...] = Field(default=(), description="Messages not yet taken.")
+    events: tuple[AgentEvent, ...] = Field(default=(), description="The latest events.")
+    events_total: int = Field(default=0, ge=0, description="Events since the job started.")
+    runs: int = Field(default=1, ge=1, description="This run's number (1 + continues).")
+
+
+class RecordInput(_Model):
+    """The ``record_transcript`` activity: loop-made messages no model call carried."""
+
+    run_id: str
+    writes: tuple[TranscriptWrite, ...]
+
+
+class UserMessage(_Model):
+    """A user message for a running job (the ``send_message`` update)."""
+
+    text: str = Field(max_length=MAX_MESSAGE_CHARS)
+    reply_to_turn: int | None = Field(
+        default=None,
+        ge=0,
+        description="The turn of the answer this replies to; stale if a newer answer exists.",
+    )
+
+
+class Reply(_Model):
+    """The answer to a user message, or why there is none."""
+
+    job_id: str
+    turn: int
+    status: JobStatus
+    text: str | None = None
+    reason: str | None = None
+
+
+class JobView(_Model):
+    """A job's status for people and tools (the ``status`` query). Never the transcript."""
+
+    job_id: str
+    agent: str
+    task: str
+    phase: Phase
+    status: JobStatus
+    turn: int
+    script_runs: int
+    usage: Usage
+    active_skills: dict[str, str] = Field(default_factory=dict, description="name → version")
+    last_error: str | None = None
+    reason: str | None = None
+    answer: str | None = None
+    awaiting_approval: ApprovalRequest | None = None
+    answer_turn: int | None = Field(default=None, description="The turn of the latest answer.")
+    events_total: int = 0
+    runs: int = 1
+    outputs: int = Field(default=0, description="Output artifacts so far.")
+
+
+class EventPage(_Model):
+    """Events after an index (the ``events`` query); ``next`` is the index to ask for next."""
+
+    events: tuple[AgentEvent, ...]
+    next: int
+    dropped: int = Field(default=0, description="Events older than the window, not returned.")
+    finished: bool = False

@@ -1,0 +1,260 @@
+"""`TemporalRuntime`: the agent loop's ``Runtime`` port inside a Temporal workflow.
+
+Every side effect becomes one activity with a stable name (``invoke_model``, ``load_skill``,
+``read_skill_resource``, ``run_skill_script``, ``search_skills``, ``prepare_catalog``,
+``record_transcript``), a ``summary`` for the UI ("model turn 7", "activate pdf", "run
+pdf/scripts/extract.py"), start-to-close timeouts, heartbeat timeouts on the long ones, and an
+explicit retry policy. Whether an error is worth retrying is decided where it happens, in the
+activities (``activities.errors``): a non-retryable ``ApplicationError`` stops the retries at
+once. An activity that still fails surfaces here as :class:`ToolFailure`, which ends the job.
+
+The clock is workflow time; waiting for a user message or an approval is a durable
+``wait_condition`` on the session the workflow's handlers fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import BaseModel
+
+    from skillweave.agent.runtime import (
+        ApprovalDecision,
+        ApprovalRequest,
+        CatalogInput,
+        CatalogResult,
+        InvokeModelInput,
+        LoadSkillInput,
+        ModelTurn,
+        ReadResourceInput,
+        RunScriptInput,
+        ScriptOutcome,
+        SearchInput,
+        SearchOutcome,
+        SkillLoaded,
+        ToolOutcome,
+        TranscriptWrite,
+        WaitInput,
+    )
+    from skillweave.agent.state import AgentState
+    from skillweave.engines.contract import ActivityTimeouts, Phase, RecordInput
+    from skillweave.errors import AgentError
+
+__all__ = ["Session", "TemporalRuntime", "ToolFailure"]
+
+_R = TypeVar("_R", bound=BaseModel)
+
+
+class ToolFailure(AgentError):
+    """An activity failed for good (not retryable, or out of attempts): the job fails."""
+
+    def __init__(self, activity: str, cause: BaseException) -> None:
+        if isinstance(cause, ApplicationError):
+            why = f"{cause.type or 'ApplicationError'}: {cause.message}"
+        else:
+            why = f"{type(cause).__name__}: {cause}"
+        super().__init__(f"{activity} failed: {why}")
+        self.activity = activity
+        self.error_type = cause.type if isinstance(cause, ApplicationError) else None
+
+
+@dataclass
+class Session:
+    """What the workflow's handlers hand the runtime: messages and approval decisions."""
+
+    inbox: list[str] = field(default_factory=list)
+    taken: int = 0
+    awaiting: ApprovalRequest | None = None
+    decision: ApprovalDecision | None = None
+
+
+class TemporalRuntime:
+    """The ``Runtime`` port over activities, for one workflow run.
+
+    Args:
+        state: the job's state (read for summaries: the turn, the run id).
+        session: the inbox and approvals the workflow's handlers fill.
+        timeouts: activity timeouts and attempts.
+        on_phase: told what the job is doing before each call (status, search attributes).
+    """
+
+    def __init__(
+        self,
+        *,
+        state: AgentState,
+        session: Session,
+        timeouts: ActivityTimeouts,
+        on_phase: Callable[[Phase], None],
+    ) -> None:
+        self.state = state
+        self.session = session
+        self.timeouts = timeouts
+        self._on_phase = on_phase
+
+    # --- activities ------------------------------------------------------------------------
+
+    def _retry(self) -> RetryPolicy:
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=1),
+            backoff_coefficient=2.0,
+            maximum_interval=timedelta(seconds=60),
+            maximum_attempts=self.timeouts.max_attempts,
+        )
+
+    async def _call(
+        self,
+        name: str,
+        request: BaseModel,
+        result_type: type[_R],
+        *,
+        summary: str,
+        seconds: float,
+        heartbeat: bool = False,
+        **options: Any,
+    ) -> _R:
+        try:
+            return await workflow.execute_activity(
+                name,
+                request,
+                result_type=result_type,
+                start_to_close_timeout=timedelta(seconds=seconds),
+                heartbeat_timeout=(
+                    timedelta(seconds=self.timeouts.heartbeat_seconds) if heartbeat else None
+                ),
+                retry_policy=self._retry(),
+                summary=summary[:200],
+                **options,
+            )
+        except ActivityError as exc:
+            raise ToolFailure(name, exc.cause or exc) from exc
+
+    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
+        self._on_phase("starting")
+        return await self._call(
+            "prepare_catalog",
+            request,
+            CatalogResult,
+            summary="prepare the skill catalog",
+            seconds=self.timeouts.short_seconds,
+        )
+
+    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
+        self._on_phase("thinking")
+        return await self._call(
+            "invoke_model",
+            request,
+            ModelTurn,
+            summary=f"model turn {self.state.turn + 1}",
+            seconds=self.timeouts.model_seconds,
+            heartbeat=True,
+        )
+
+    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
+        self._on_phase("activating")
+        return await self._call(
+            "load_skill",
+            request,
+            SkillLoaded,
+            summary=f"activate {request.skill}",
+            seconds=self.timeouts.short_seconds,
+            heartbeat=True,
+        )
+
+    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
+        self._on_phase("reading")
+        return await self._call(
+            "read_skill_resource",
+            request,
+            ToolOutcome,
+            summary=f"read {request.skill}/{request.path}",
+            seconds=self.timeouts.short_seconds,
+        )
+
+    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
+        self._on_phase("running_script")
+        summary = f"run {request.skill}/{request.script}"
+        if request.run_json is not None:
+            summary += f" ({request.tool_name})"
+        elif request.args:
+            summary += " " + " ".join(request.args)
+        return await self._call(
+            "run_skill_script",
+            request,
+            ScriptOutcome,
+            summary=summary,
+            seconds=self.timeouts.script_seconds,
+            heartbeat=True,
+            # The idempotency key is workflow_id/activity_id: unique in the job across
+            # continue-as-new (transcript positions never repeat) and stable across retries.
+            activity_id=f"script-{request.seq}",
+            # A cancelled job waits until the run is cancelled at the manager too.
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+
+    async def search_skills(self, request: SearchInput) -> SearchOutcome:
+        self._on_phase("searching")
+        return await self._call(
+            "search_skills",
+            request,
+            SearchOutcome,
+            summary=f"search skills for {request.query!r}",
+            seconds=self.timeouts.short_seconds,
+        )
+
+    async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
+        await workflow.execute_activity(
+            "record_transcript",
+            RecordInput(run_id=self.state.run_id, writes=writes),
+            start_to_close_timeout=timedelta(seconds=self.timeouts.short_seconds),
+            retry_policy=self._retry(),
+            summary="record the last messages",
+        )
+
+    # --- time and people -------------------------------------------------------------------
+
+    def now(self) -> float:
+        return workflow.time()
+
+    async def wait_for_input(self, request: WaitInput) -> list[str]:
+        session = self.session
+        if not session.inbox and request.timeout_seconds > 0:
+            self._on_phase("waiting_input")
+            try:
+                await workflow.wait_condition(
+                    lambda: bool(session.inbox),
+                    timeout=timedelta(seconds=request.timeout_seconds),
+                    timeout_summary="idle timeout: close the session",
+                )
+            except TimeoutError:
+                return []
+        taken, session.inbox = session.inbox, []
+        session.taken += len(taken)
+        return taken
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        session = self.session
+        session.awaiting, session.decision = request, None
+        self._on_phase("awaiting_approval")
+        try:
+            await workflow.wait_condition(
+                lambda: session.decision is not None,
+                timeout=timedelta(seconds=request.timeout_seconds),
+                timeout_summary="approval timeout: deny",
+            )
+        except TimeoutError:
+            return ApprovalDecision(
+                approved=False, note=f"nobody decided within {request.timeout_seconds:g} s"
+            )
+        finally:
+            session.awaiting = None
+        decision, session.decision = session.decision, None
+        assert decision is not None
+        return decision
