@@ -17,7 +17,8 @@ SCRIPT = """
 turns:
   - tool_calls: [{name: activate_skill, arguments: {name: toolkit}}]
   - tool_calls: [{name: activate_skill, arguments: {name: profiler}}]
-  - tool_calls: [{name: read_skill_resource, arguments: {skill: profiler, path: references/guide.md}}]
+  - tool_calls:
+      - {name: read_skill_resource, arguments: {skill: profiler, path: references/guide.md}}
   - say: "read it: {{last_result}}"
 """
 

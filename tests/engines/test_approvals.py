@@ -90,7 +90,7 @@ async def test_nobody_deciding_denies_after_the_timeout(tmp_path: Path) -> None:
 
 
 async def test_unlisted_skills_run_without_asking(tmp_path: Path) -> None:
-    engine, sandbox = await _start(tmp_path, ApprovalOptions(skills=("notes",)))
+    engine, _ = await _start(tmp_path, ApprovalOptions(skills=("notes",)))
     result = await engine.result("j")
     assert result.script_runs == 1
     with pytest.raises(AgentError, match="not waiting for an approval"):
