@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.engines.base import JobResult, result_of
     from skillweave.engines.contract import (
         EVENT_WINDOW,
+        EVENTS_CARRIED,
         MAX_MESSAGE_CHARS,
         QUERY_EVENTS,
         QUERY_STATUS,
@@ -170,7 +171,7 @@ class AgentWorkflow:
             update={
                 "state": self._state,
                 "inbox": tuple(self._session.inbox),
-                "events": tuple(self._events),
+                "events": tuple(self._events)[-EVENTS_CARRIED:],
                 "events_total": self._events_total,
                 "runs": start.runs + 1,
             }

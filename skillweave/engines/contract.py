@@ -30,6 +30,7 @@ from skillweave.engines.base import JobRequest
 from skillweave.llm.messages import Usage
 
 __all__ = [
+    "EVENTS_CARRIED",
     "EVENT_WINDOW",
     "MAX_MESSAGE_CHARS",
     "QUERY_EVENTS",
@@ -69,7 +70,10 @@ MAX_MESSAGE_CHARS: Final = 32_000
 """The longest user message the update accepts."""
 
 EVENT_WINDOW: Final = 500
-"""Events a workflow keeps (and carries over continue-as-new) for readers catching up."""
+"""Events a workflow keeps for readers catching up."""
+
+EVENTS_CARRIED: Final = 100
+"""Of those, the latest carried over continue-as-new (the new run's input stays small)."""
 
 SA_AGENT: Final = SearchAttributeKey.for_keyword("SkillweaveAgent")
 SA_PHASE: Final = SearchAttributeKey.for_keyword("SkillweavePhase")
