@@ -10,6 +10,7 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     runs/{run_id}/transcript/{seq:08d}.json                the append-only transcript log
     executions/{sha256}.json                               the stored result of an execution
     executions/{sha256}.claim                              the claim marker of an execution
+    payloads/{sha256}.bin                                  a Temporal payload over the size cap
 
 `digest` is the first 32 hex digits of sha256(execution_id): execution ids are
 ``workflow_id/activity_id`` and contain ``/``, so they are hashed rather than embedded. Stores
@@ -35,6 +36,7 @@ __all__ = [
     "execution_log_key",
     "execution_output_key",
     "execution_result_key",
+    "payload_key",
     "run_input_key",
     "run_prefix",
     "skill_package_key",
@@ -57,6 +59,7 @@ _EXECUTION_DIGEST_HEX: Final = 32
 LogStream = Literal["stdout", "stderr"]
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -199,6 +202,14 @@ def execution_claim_key(execution_id: str) -> str:
     """``executions/{sha256}.claim``: won with ``put_if_absent`` just before the script is
     handed to a sandbox; from then on the script may have run."""
     return f"executions/{_sha256(_execution_id(execution_id))}.claim"
+
+
+def payload_key(digest: str) -> str:
+    """``payloads/{sha256}.bin``: a serialized Temporal payload kept out of workflow history,
+    named by the sha256 of its bytes (so storing the same payload twice is one object)."""
+    if not isinstance(digest, str) or not _SHA256_HEX.fullmatch(digest):
+        raise InvalidKeyError(str(digest), "a payload digest must be 64 lowercase hex digits")
+    return f"payloads/{digest}.bin"
 
 
 def transcript_key(run_id: str, seq: int) -> str:

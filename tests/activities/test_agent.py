@@ -1,0 +1,236 @@
+"""The agent activities run in Temporal's activity environment over fake services."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import cast
+
+import pytest
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities import AgentActivities
+from skillweave.agent.runtime import (
+    CatalogInput,
+    CatalogResult,
+    InvokeModelInput,
+    ModelTurn,
+    RunScriptInput,
+    ScriptOutcome,
+    TranscriptView,
+    TranscriptWrite,
+)
+from skillweave.engines.contract import RecordInput
+from skillweave.engines.services import AgentServices
+from skillweave.errors import ModelError, SandboxError, SkillNotFoundError
+from skillweave.llm.messages import Message, Usage
+
+WORKFLOW_ID = "skillweave-job-j1"
+KEY = f"{WORKFLOW_ID}/script-7"
+
+SCRIPT = RunScriptInput(
+    run_id="r1",
+    execution_id="chosen-by-the-caller",
+    skill="notes",
+    version="a" * 64,
+    script="scripts/add.py",
+    seq=7,
+    tool_call_id="call-1",
+)
+MODEL_CALL = InvokeModelInput(
+    run_id="r1", system="be brief", tools=(), view=TranscriptView(upto=1), reply_seq=1
+)
+
+
+class FakeSandbox:
+    def __init__(self, *, fail: bool = False) -> None:
+        self.fail = fail
+        self.cancelled: list[str] = []
+
+    async def cancel(self, execution_id: str) -> bool:
+        self.cancelled.append(execution_id)
+        if self.fail:
+            raise SandboxError("cannot reach the MCP manager")
+        return True
+
+
+class FakeServices:
+    """The ``AgentServices`` methods the activities call; slow calls wait on `gate`."""
+
+    def __init__(self, *, sandbox: FakeSandbox | None = None) -> None:
+        self.sandbox = sandbox or FakeSandbox()
+        self.started = asyncio.Event()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.scripts: list[RunScriptInput] = []
+        self.recorded: list[tuple[list[TranscriptWrite], str]] = []
+        self.model_error: Exception | None = None
+
+    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
+        raise SkillNotFoundError("pdf", available=("notes",))
+
+    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
+        self.started.set()
+        await self.gate.wait()
+        if self.model_error is not None:
+            raise self.model_error
+        return ModelTurn(
+            message=Message(role="assistant", text="done"), stop_reason="end_turn", usage=Usage()
+        )
+
+    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
+        self.scripts.append(request)
+        self.started.set()
+        await self.gate.wait()
+        return ScriptOutcome(
+            seq=request.seq, chars=10, summary="[ran]", status="succeeded", exit_code=0
+        )
+
+    async def record(self, writes: list[TranscriptWrite], *, run_id: str) -> None:
+        self.recorded.append((list(writes), run_id))
+
+
+@pytest.fixture
+def services() -> FakeServices:
+    return FakeServices()
+
+
+@pytest.fixture
+def activities(services: FakeServices) -> AgentActivities:
+    return AgentActivities(cast(AgentServices, services), heartbeat_seconds=0.01)
+
+
+@pytest.fixture
+def env() -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, workflow_id=WORKFLOW_ID, activity_id="script-7")
+    return env
+
+
+def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivities) -> None:
+    names = {activity._Definition.must_from_callable(fn).name for fn in activities.definitions()}
+    assert names == {
+        "prepare_catalog",
+        "invoke_model",
+        "load_skill",
+        "read_skill_resource",
+        "run_skill_script",
+        "search_skills",
+        "record_transcript",
+    }
+
+
+async def test_a_script_runs_under_the_activitys_idempotency_key(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    outcome = await env.run(activities.run_skill_script, SCRIPT)
+    assert outcome.status == "succeeded"
+    assert [s.execution_id for s in services.scripts] == [KEY]
+    assert services.scripts[0].model_dump(exclude={"execution_id"}) == SCRIPT.model_dump(
+        exclude={"execution_id"}
+    )
+
+
+async def test_every_attempt_uses_the_same_key(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    await env.run(activities.run_skill_script, SCRIPT)
+    env.info = dataclasses.replace(env.info, attempt=2)
+    await env.run(activities.run_skill_script, SCRIPT)
+    assert [s.execution_id for s in services.scripts] == [KEY, KEY]
+
+
+async def test_a_script_run_outside_a_workflow_has_no_key_and_fails(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    env.info = dataclasses.replace(env.info, workflow_id=None)
+    with pytest.raises(ApplicationError) as raised:
+        await env.run(activities.run_skill_script, SCRIPT)
+    assert raised.value.type == "AgentError"
+    assert raised.value.non_retryable
+    assert services.scripts == []
+
+
+async def test_a_slow_call_heartbeats_until_it_returns(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    beats: list[tuple[object, ...]] = []
+    env.on_heartbeat = lambda *details: beats.append(details)
+    services.gate.clear()
+    call = asyncio.create_task(env.run(activities.invoke_model, MODEL_CALL))
+    await services.started.wait()
+    await asyncio.sleep(0.1)
+    assert len(beats) >= 3
+    services.gate.set()
+    turn = await call
+    assert turn.message.text == "done"
+    after = len(beats)
+    await asyncio.sleep(0.05)
+    assert len(beats) == after
+
+
+async def test_cancelling_a_script_run_cancels_it_at_the_manager(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    services.gate.clear()
+    run = asyncio.create_task(env.run(activities.run_skill_script, SCRIPT))
+    await services.started.wait()
+    env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert services.sandbox.cancelled == [KEY]
+
+
+async def test_a_failed_cancel_is_logged_and_the_cancellation_goes_on(
+    env: ActivityEnvironment, caplog: pytest.LogCaptureFixture
+) -> None:
+    services = FakeServices(sandbox=FakeSandbox(fail=True))
+    activities = AgentActivities(cast(AgentServices, services), heartbeat_seconds=0.01)
+    services.gate.clear()
+    run = asyncio.create_task(env.run(activities.run_skill_script, SCRIPT))
+    await services.started.wait()
+    env.cancel()
+    with caplog.at_level(logging.WARNING), pytest.raises(asyncio.CancelledError):
+        await run
+    assert services.sandbox.cancelled == [KEY]
+    assert f"could not cancel execution {KEY}" in caplog.text
+
+
+async def test_a_transient_model_error_is_retried_after_retry_after(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    services.model_error = ModelError("rate limited", retryable=True, retry_after=2, status=429)
+    with pytest.raises(ApplicationError) as raised:
+        await env.run(activities.invoke_model, MODEL_CALL)
+    assert raised.value.type == "ModelError"
+    assert not raised.value.non_retryable
+    assert raised.value.next_retry_delay is not None
+    assert raised.value.next_retry_delay.total_seconds() == 2
+
+
+async def test_a_permanent_error_is_not_retried(
+    activities: AgentActivities, env: ActivityEnvironment
+) -> None:
+    with pytest.raises(ApplicationError) as raised:
+        await env.run(activities.prepare_catalog, CatalogInput(run_id="r1", task="t"))
+    assert raised.value.type == "SkillNotFoundError"
+    assert raised.value.non_retryable
+
+
+async def test_other_exceptions_leave_the_activity_as_they_are(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    services.model_error = OSError("connection reset")
+    with pytest.raises(OSError, match="connection reset"):
+        await env.run(activities.invoke_model, MODEL_CALL)
+
+
+async def test_record_transcript_stores_the_writes_under_the_run(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    write = TranscriptWrite(seq=4, message=Message(role="user", text="thanks"))
+    await env.run(activities.record_transcript, RecordInput(run_id="r1", writes=(write,)))
+    assert services.recorded == [([write], "r1")]

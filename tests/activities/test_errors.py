@@ -1,0 +1,139 @@
+"""The error mapping at the activity boundary: every branch of the policy."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from temporalio.exceptions import ApplicationError
+
+from activities.errors import application_error, raises_application_errors, retry_of
+from skillweave.engines.direct import retry_delay
+from skillweave.errors import (
+    AgentError,
+    ArtifactIntegrityError,
+    ArtifactNotFoundError,
+    ConfigError,
+    ExecutionConflictError,
+    ExecutionRejectedError,
+    InvalidKeyError,
+    ModelError,
+    PoolExhaustedError,
+    SandboxError,
+    SandboxStartError,
+    ScriptedModelError,
+    SkillNotFoundError,
+    SkillweaveError,
+    StorageError,
+    ToolSchemaError,
+)
+
+RETRIED = [
+    ModelError("overloaded", retryable=True, status=529),
+    SandboxStartError("the pod never became ready"),
+    StorageError("S3 is down", code="InternalError"),
+]
+NOT_RETRIED = [
+    ModelError("bad request", status=400),
+    ScriptedModelError("no turn left"),
+    SandboxError("cannot reach the MCP manager"),
+    ExecutionRejectedError(422, "unknown script"),
+    ExecutionConflictError("wf/script-1", "was interrupted"),
+    ArtifactNotFoundError("runs/r1/inputs/a.csv"),
+    ArtifactIntegrityError("runs/r1/inputs/a.csv", "3 bytes", "4 bytes"),
+    InvalidKeyError("../x", "the key has a '..' segment"),
+    SkillNotFoundError("pdf"),
+    ToolSchemaError("not a tool schema"),
+    AgentError("broken invariant"),
+    ConfigError("bad settings"),
+    SkillweaveError("anything else"),
+]
+
+
+@pytest.mark.parametrize("exc", RETRIED, ids=lambda e: type(e).__name__)
+def test_transient_errors_are_retried_under_the_policy(exc: SkillweaveError) -> None:
+    error = application_error(exc)
+    assert not error.non_retryable
+    assert error.next_retry_delay is None
+    assert error.type == type(exc).__name__
+    assert error.message == str(exc)
+
+
+@pytest.mark.parametrize("exc", NOT_RETRIED, ids=lambda e: type(e).__name__)
+def test_other_skillweave_errors_fail_at_once(exc: SkillweaveError) -> None:
+    error = application_error(exc)
+    assert error.non_retryable
+    assert error.next_retry_delay is None
+    assert error.type == type(exc).__name__
+    assert error.message == str(exc)
+
+
+def test_a_model_error_retries_after_the_servers_retry_after() -> None:
+    error = application_error(ModelError("rate limited", retryable=True, retry_after=7.5))
+    assert not error.non_retryable
+    assert error.next_retry_delay == timedelta(seconds=7.5)
+
+
+def test_a_full_pool_retries_after_its_retry_after() -> None:
+    error = application_error(PoolExhaustedError("no sandbox free", retry_after=3))
+    assert not error.non_retryable
+    assert error.type == "PoolExhaustedError"
+    assert error.next_retry_delay == timedelta(seconds=3)
+
+
+def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
+    error = application_error(ModelError("odd server", retryable=True, retry_after=-2))
+    assert not error.next_retry_delay
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ModelError("overloaded", retryable=True),
+        ModelError("rate limited", retryable=True, retry_after=2),
+        ModelError("bad request", status=400),
+        ScriptedModelError("no turn left"),
+        PoolExhaustedError("no sandbox free", retry_after=1),
+    ],
+    ids=repr,
+)
+def test_model_and_pool_errors_retry_as_in_the_direct_engine(exc: SkillweaveError) -> None:
+    assert retry_of(exc)[0] == (retry_delay(exc, 1) is not None)
+
+
+async def test_the_decorator_maps_skillweave_errors_and_keeps_the_cause() -> None:
+    original = SkillNotFoundError("pdf", available=("notes",))
+
+    @raises_application_errors
+    async def fails() -> None:
+        raise original
+
+    with pytest.raises(ApplicationError) as raised:
+        await fails()
+    assert raised.value.type == "SkillNotFoundError"
+    assert raised.value.non_retryable
+    assert raised.value.__cause__ is original
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [OSError("disk"), ValueError("a bug"), asyncio.CancelledError(), ApplicationError("as is")],
+    ids=lambda e: type(e).__name__,
+)
+async def test_the_decorator_leaves_other_exceptions_untouched(exc: BaseException) -> None:
+    @raises_application_errors
+    async def fails() -> None:
+        raise exc
+
+    with pytest.raises(type(exc)) as raised:
+        await fails()
+    assert raised.value is exc
+
+
+async def test_the_decorator_returns_the_result() -> None:
+    @raises_application_errors
+    async def works(x: int, *, y: int) -> int:
+        return x + y
+
+    assert await works(1, y=2) == 3
