@@ -152,7 +152,7 @@ class RecordInput(_Model):
 class UserMessage(_Model):
     """A user message for a running job (the ``send_message`` update)."""
 
-    text: str = Field(max_length=MAX_MESSAGE_CHARS)
+    text: str = Field(description=f"At most {MAX_MESSAGE_CHARS} characters (the validator says).")
     reply_to_turn: int | None = Field(
         default=None,
         ge=0,
