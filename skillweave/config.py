@@ -57,6 +57,25 @@ class WorkflowSettings(BaseModel):
     task_queue: str = "skillweave"
     namespace: str = "default"
     temporal_address: str = "localhost:7233"
+    ui_url: str = Field(
+        default="http://localhost:8233", description="The Temporal UI, for links to jobs."
+    )
+    dev_db_file: Path = Field(
+        default=Path("~/.skillweave/temporal.db"),
+        description="`skillweave dev`: where the embedded server keeps its state.",
+    )
+    model_timeout_seconds: float = Field(default=600.0, gt=0, description="One model call.")
+    script_timeout_seconds: float = Field(
+        default=900.0, gt=0, description="One script run, claim and byte moving included."
+    )
+    heartbeat_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="A long activity silent this long is retried."
+    )
+    activity_timeout_seconds: float = Field(default=120.0, gt=0, description="Other activities.")
+    activity_max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")
+    worker_heartbeat_seconds: float = Field(
+        default=5.0, gt=0, description="How often a long activity heartbeats."
+    )
 
 
 class SkillsSettings(BaseModel):

@@ -8,13 +8,14 @@ Exit codes: 0 success, 1 the command ran and found a problem (invalid skills, un
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, AsyncExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -23,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillweave import __version__
+from skillweave.cli.runs import runs_app
 from skillweave.config import CatalogMode, ExecutionEngine, bundled_skills_dir, get_settings
 from skillweave.errors import ConfigError, SkillweaveError
 from skillweave.skills import (
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from skillweave.agent.events import AgentEvent
     from skillweave.agent.spec import AgentSpec
     from skillweave.cli.run import JobRun
-    from skillweave.config import ModelSettings
+    from skillweave.config import ModelSettings, Settings
     from skillweave.engines import JobResult
 
 __all__ = ["app", "main"]
@@ -60,6 +62,7 @@ skills_app = typer.Typer(
 app.add_typer(skills_app, name="skills")
 sandbox_app = typer.Typer(help="Run skill scripts in sandboxes.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(runs_app, name="runs")
 
 
 def _print_version(value: bool) -> None:
@@ -381,6 +384,152 @@ def _spec_errors() -> Iterator[None]:
         raise _fail(f"agent spec {exc}", code=2) from None
 
 
+class _JobOutput:
+    """What a job shows: its events (live view or JSON lines), its UI link, its result."""
+
+    def __init__(self, *, as_json: bool, out_dir: Path | None) -> None:
+        from skillweave.cli.run import EventView
+
+        self.as_json = as_json
+        self.out_dir = out_dir
+        self.view = EventView(err)
+        self.reported = False
+        self.ui_base: tuple[str, str] | None = None  # (UI URL, namespace)
+
+    def live(self) -> AbstractContextManager[object]:
+        """The live view (a spinner on a terminal) while the job runs."""
+        return nullcontext() if self.as_json else self.view
+
+    def event(self, event: AgentEvent) -> None:
+        if self.as_json:
+            sys.stdout.write(event.model_dump_json() + "\n")
+            sys.stdout.flush()
+        else:
+            self.view(event)
+
+    def started(self, job_id: str) -> None:
+        if self.as_json or self.ui_base is None:
+            return
+        from skillweave.engines.temporal import ui_link
+
+        link = ui_link(self.ui_base[0], self.ui_base[1], job_id)
+        err.print(Text(f"Temporal UI: {link}", style="dim"), soft_wrap=True)
+
+    def report(self, done: JobRun) -> None:
+        from skillweave.cli.run import print_result
+
+        self.reported = True
+        if not self.as_json:
+            print_result(done, out=out)
+            return
+        line = {"kind": "result", **done.result.model_dump(mode="json")}
+        if self.out_dir is not None:
+            line["copied"] = [str(path) for path in done.copied]
+        if done.ui_url is not None:
+            line["ui_url"] = done.ui_url
+        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+async def _temporal_job(settings: Settings, shown: _JobOutput, **job: Any) -> JobRun:
+    from skillweave.cli.run import run_temporal_job, store_of
+    from skillweave.engines.temporal import connect_engine
+
+    shown.ui_base = (settings.workflow.ui_url, settings.workflow.namespace)
+    async with store_of(settings) as store:
+        engine = await connect_engine(settings, store)
+        with shown.live():
+            return await run_temporal_job(
+                settings, engine=engine, store=store, on_start=shown.started, **job
+            )
+
+
+async def _embedded_job(
+    settings: Settings,
+    shown: _JobOutput,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    keep: bool,
+    **job: Any,
+) -> JobRun:
+    import asyncio
+
+    from skillweave.cli.run import interrupt_cancels, run_temporal_job
+    from skillweave.cli.stack import embedded_stack
+
+    starting = (
+        err.status("starting the embedded stack (Temporal, MCP manager, worker)…")
+        if err.is_terminal and not shown.as_json
+        else nullcontext()
+    )
+    async with AsyncExitStack() as parts:
+        with starting:
+            stack = await parts.enter_async_context(
+                embedded_stack(settings, registry=registry, model=model, any_port=True)
+            )
+        workflow = stack.settings.workflow
+        shown.ui_base = (workflow.ui_url, workflow.namespace)
+        if not shown.as_json:
+            err.print(
+                Text(
+                    f"embedded stack: Temporal {stack.address} · UI {stack.ui_url} · "
+                    f"MCP manager {stack.manager_url} · task queue {stack.task_queue}",
+                    style="dim",
+                ),
+                soft_wrap=True,
+            )
+        current = asyncio.current_task()
+        with interrupt_cancels(current), shown.live():
+            done = await run_temporal_job(
+                stack.settings,
+                engine=stack.engine,
+                store=stack.services.store,
+                on_start=shown.started,
+                model=stack.services.provider.name,
+                detach=False,
+                check_workers=False,
+                **job,
+            )
+        if keep:
+            shown.report(done)
+            err.print(
+                Text(
+                    f"The embedded stack stays up (UI {stack.ui_url}) until Ctrl-C.", style="bold"
+                ),
+                soft_wrap=True,
+            )
+            with interrupt_cancels(current):
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    if current is not None:
+                        current.uncancel()
+        return done
+
+
+JobEngine = Literal["direct", "temporal", "embedded"]
+"""Where ``_run_job`` runs a job: in-process, on the configured Temporal server, or on an
+embedded stack started for it."""
+
+
+def _interrupted(engine: JobEngine, job_id: str) -> typer.Exit:
+    match engine:
+        case "direct":
+            return _fail(f"interrupted: job {job_id} was cancelled", code=130)
+        case "temporal":
+            return _fail(
+                f"interrupted: job {job_id} keeps running on Temporal",
+                hint=f"Follow it with `skillweave runs logs {job_id} --follow`, stop it with "
+                f"`skillweave runs cancel {job_id}`.",
+                code=130,
+            )
+        case "embedded":
+            return _fail(
+                f"interrupted: job {job_id} was cancelled and the embedded stack stopped",
+                code=130,
+            )
+
+
 def _run_job(
     task: str,
     *,
@@ -391,61 +540,66 @@ def _run_job(
     out_dir: Path | None,
     as_json: bool,
     note: bool = True,
+    engine: JobEngine = "direct",
+    keep: bool = False,
 ) -> JobResult:
-    """Run a job with the live view (or JSON lines), print how it ended; returns the result."""
+    """Run a job with the live view (or JSON lines), print how it ended; returns the result.
+
+    ``keep`` (embedded only): after the job, keep the stack (and its UI) up until Ctrl-C.
+    """
     import asyncio
 
-    from skillweave.cli.run import (
-        EventView,
-        check_job_inputs,
-        new_job_id,
-        print_result,
-        run_job,
-        scripted_note,
-    )
+    from skillweave.cli.run import check_files, check_job_inputs, new_job_id, run_job, scripted_note
 
     settings = get_settings()
     with _errors():
-        check_job_inputs(model, files)
+        if engine == "temporal":
+            check_files(files)
+        else:
+            check_job_inputs(model, files)
     job_id = new_job_id()
     if not as_json:
-        warning = scripted_note(model) if note else None
+        warning = scripted_note(model) if note and engine != "temporal" else None
         if warning:
             err.print(Text(warning, style="bold yellow"), soft_wrap=True)
-        err.print(
-            Text(f"job {job_id} · agent {agent.name} · engine direct", style="dim"), soft_wrap=True
-        )
+        where = {
+            "direct": "engine direct",
+            "temporal": f"engine temporal at {settings.workflow.temporal_address}, task queue "
+            f"{settings.workflow.task_queue} (the worker's model)",
+            "embedded": "engine temporal (embedded stack)",
+        }[engine]
+        err.print(Text(f"job {job_id} · agent {agent.name} · {where}", style="dim"), soft_wrap=True)
+    shown = _JobOutput(as_json=as_json, out_dir=out_dir)
+    job: dict[str, Any] = {
+        "task": task,
+        "agent": agent,
+        "files": files,
+        "job_id": job_id,
+        "on_event": shown.event,
+        "out_dir": out_dir,
+    }
 
-    def json_line(event: AgentEvent) -> None:
-        sys.stdout.write(event.model_dump_json() + "\n")
-        sys.stdout.flush()
+    async def direct() -> JobRun:
+        with shown.live():
+            return await run_job(settings, registry=registry, model=model, **job)
 
-    async def job() -> JobRun:
-        return await run_job(
-            settings,
-            task=task,
-            registry=registry,
-            agent=agent,
-            model=model,
-            files=files,
-            job_id=job_id,
-            on_event=json_line if as_json else view,
-            out_dir=out_dir,
-        )
-
-    view = EventView(err)
     try:
-        with _errors(), nullcontext() if as_json else view:
-            done = asyncio.run(job())
+        with _errors():
+            match engine:
+                case "direct":
+                    done = asyncio.run(direct())
+                case "temporal":
+                    done = asyncio.run(_temporal_job(settings, shown, **job))
+                case "embedded":
+                    done = asyncio.run(
+                        _embedded_job(
+                            settings, shown, registry=registry, model=model, keep=keep, **job
+                        )
+                    )
     except (KeyboardInterrupt, asyncio.CancelledError):
-        raise _fail(f"interrupted: job {job_id} was cancelled", code=130) from None
-    if as_json:
-        line = {"kind": "result", **done.result.model_dump(mode="json")}
-        if out_dir is not None:
-            line["copied"] = [str(path) for path in done.copied]
-        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
-    else:
-        print_result(done, out=out)
+        raise _interrupted(engine, job_id) from None
+    if not shown.reported:
+        shown.report(done)
     return done.result
 
 
@@ -463,7 +617,8 @@ def run_command(
             "--model",
             "-m",
             help="PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or "
-            "scripted:FILE.yaml (overrides the agent spec and MODEL__*).",
+            "scripted:FILE.yaml (overrides the agent spec and MODEL__*; direct engine only: on "
+            "Temporal the worker's model runs the job).",
         ),
     ] = None,
     files: Annotated[
@@ -483,20 +638,38 @@ def run_command(
 ) -> None:
     """Run an agent job on TASK: the live view of every step, then the answer and outputs.
 
-    Scripts run in sandboxes through SANDBOX__MANAGER_URL when set, otherwise through a
-    manager with a local warm pool started in this process. Exit 0 when the job completes,
-    1 when it fails, is cancelled or runs out of budget, 2 for bad input, 130 on Ctrl-C
-    (the job is cancelled and the sandboxes stopped).
+    Direct engine: the job runs in this process; scripts run in sandboxes through
+    SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool started
+    here. Temporal engine: the job is a workflow on WORKFLOW__TEMPORAL_ADDRESS, run by a worker
+    (`skillweave worker`, or `skillweave dev` for the whole stack) with the worker's model and
+    store; the result ends with the job's page in the Temporal UI. Exit 0 when the job
+    completes, 1 when it fails, is cancelled or runs out of budget, 2 for bad input, 130 on
+    Ctrl-C (a direct job is cancelled; a Temporal job keeps running).
     """
     from skillweave.cli.run import choose_engine, choose_model, load_agent
 
     settings = get_settings()
-    with _errors():
-        choose_engine(engine, settings.workflow)
+    chosen_engine = choose_engine(engine, settings.workflow)
+    if chosen_engine == "temporal" and model is not None:
+        raise _fail(
+            "--model: a job on Temporal runs with the worker's model",
+            hint="Set MODEL__* (or --model) where `skillweave worker` or `skillweave dev` "
+            "runs, or use --engine direct.",
+            code=2,
+        )
     registry = _registry(dirs)
     with _errors(), _spec_errors():
         spec = load_agent(agent, registry)
         chosen = choose_model(settings.model, option=model, spec=spec, spec_path=agent)
+    if chosen_engine == "temporal" and spec.model is not None and not as_json:
+        err.print(
+            Text(
+                f"note: the agent spec's model ({spec.model}) is not used on Temporal: the "
+                "worker's model runs the job",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
     result = _run_job(
         task,
         registry=registry,
@@ -505,24 +678,55 @@ def run_command(
         files=files or [],
         out_dir=out_dir,
         as_json=as_json,
+        engine=chosen_engine,
     )
     if result.status != "completed":
         raise typer.Exit(1)
 
 
+DemoEngine = Literal["temporal", "direct"]
+
+
 @app.command("demo")
-def demo(dirs: DirsOption = None) -> None:
+def demo(
+    dirs: DirsOption = None,
+    engine: Annotated[
+        DemoEngine,
+        typer.Option(
+            help="temporal: an embedded Temporal stack started for the demo; direct: the loop "
+            "in this process."
+        ),
+    ] = "temporal",
+    keep: Annotated[
+        bool,
+        typer.Option(
+            "--keep", help="temporal: keep the stack and its UI up after the job, until Ctrl-C."
+        ),
+    ] = False,
+) -> None:
     """Run the example job (examples/demo) offline: a scripted model, real everything else.
 
     The agent profiles examples/demo/sales.csv and writes a data-quality report with the
-    bundled data-toolkit skills: the agent loop on the direct engine, the scripts in one-shot
-    sandboxes from a local warm pool, the artifacts in the configured store. Only the model
-    is scripted (it replays examples/demo/script.yaml); `skillweave run` takes a real one.
+    bundled data-toolkit skills. By default the job is a Temporal workflow on an embedded
+    stack started for the demo (a dev server on a free port if 7233 is taken, in memory; a
+    worker and an MCP manager with a local warm pool in this process); --engine direct runs
+    the loop in-process instead. The scripts run in one-shot sandboxes, the artifacts go to
+    the configured store. Only the model is scripted (it replays examples/demo/script.yaml);
+    `skillweave run` takes a real one.
     """
     from skillweave.cli.run import REAL_MODEL_HINT, load_agent
 
     folder = _demo_folder()
     settings = get_settings()
+    if engine == "temporal":
+        from skillweave.cli.stack import temporal_binary
+
+        try:
+            temporal_binary()
+        except ConfigError as exc:
+            raise _fail(
+                str(exc), hint="Or run `skillweave demo --engine direct`.", code=2
+            ) from None
     registry = _registry(dirs or [bundled_skills_dir()])
     with _spec_errors():
         spec = load_agent(folder / "agent.yaml", registry)
@@ -535,11 +739,16 @@ def demo(dirs: DirsOption = None) -> None:
         f" · file: {_shown_path(data)}",
         soft_wrap=True,
     )
+    where = (
+        "a Temporal workflow on an embedded stack (dev server, worker, MCP manager)"
+        if engine == "temporal"
+        else "the agent loop in this process (direct engine)"
+    )
     out.print(
         Text(
             f"model: SCRIPTED, not a real model: it replays {_shown_path(script)}. Everything "
-            "else is real: skill activation, sandboxed scripts from a local warm pool, "
-            "artifacts in the store.",
+            f"else is real: {where}, skill activation, sandboxed scripts from a local warm "
+            "pool, artifacts in the store.",
             style="bold yellow",
         ),
         soft_wrap=True,
@@ -553,7 +762,20 @@ def demo(dirs: DirsOption = None) -> None:
         out_dir=None,
         as_json=False,
         note=False,
+        engine="embedded" if engine == "temporal" else "direct",
+        keep=keep,
     )
+    if engine == "temporal" and not keep:
+        out.print(
+            Text(
+                "The Temporal server above lived in memory and stopped with the demo, and its "
+                "UI with it. To keep jobs and the UI: `skillweave dev` in one terminal, then "
+                "`skillweave run --engine temporal …` (below) in another; or `skillweave demo "
+                "--keep`.",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
     out.print(
         Text(
             f"The model above was scripted ({_shown_path(script)}); {REAL_MODEL_HINT}, e.g.:",
@@ -572,6 +794,158 @@ def demo(dirs: DirsOption = None) -> None:
             f"the demo job did not complete: {result.status}: {result.reason}",
             hint="Run `make test` to see which part is broken.",
         )
+
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="The worker's model, PROVIDER:NAME (e.g. openai:gpt-4o-mini or "
+        "scripted:FILE.yaml); default MODEL__*.",
+    ),
+]
+
+
+def _worker_model(option: str | None, *, dev: bool) -> ModelSettings:
+    """The model a worker runs jobs with: --model, else MODEL__*. For `dev` only, a scripted
+    model without a script falls back to the demo's script (said loudly)."""
+    from skillweave.agent.spec import AgentSpec
+    from skillweave.cli.run import REAL_MODEL_HINT, choose_model
+
+    settings = get_settings()
+    with _errors():
+        chosen = choose_model(settings.model, option=option, spec=AgentSpec())
+    if chosen.provider == "scripted" and not Path(chosen.name).is_file():
+        if not dev:
+            raise _fail(
+                f"no model for the worker: MODEL__PROVIDER is scripted and {chosen.name!r} is "
+                "not a script file",
+                hint=f"{REAL_MODEL_HINT}, or --model scripted:FILE.yaml.",
+                code=2,
+            )
+        script = _demo_folder() / "script.yaml"
+        err.print(
+            Text(
+                f"model: SCRIPTED, replaying {_shown_path(script)} (the demo's script; no model "
+                f"is configured): only the demo task completes. {REAL_MODEL_HINT}.",
+                style="bold yellow",
+            ),
+            soft_wrap=True,
+        )
+        return chosen.model_copy(update={"name": str(script)})
+    return chosen
+
+
+@app.command("worker")
+def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
+    """Run a Temporal worker: agent jobs of WORKFLOW__TASK_QUEUE on WORKFLOW__TEMPORAL_ADDRESS.
+
+    Activities use the model of MODEL__* (or --model), the configured store, and the manager
+    at SANDBOX__MANAGER_URL, or one with a local warm pool started in this process. Runs until
+    Ctrl-C; the activities in flight are cancelled and retried on another worker.
+    """
+    import asyncio
+
+    from skillweave.cli.stack import WorkerInfo, serve_worker
+
+    settings = get_settings()
+    chosen = _worker_model(model, dev=False)
+    registry = _registry(dirs)
+
+    def ready(info: WorkerInfo) -> None:
+        out.print(
+            f"worker on {info.address} · namespace {info.namespace} · task queue "
+            f"{info.task_queue}\n  model {info.model} · MCP manager {info.manager_url}\n"
+            "Ctrl-C stops it.",
+            soft_wrap=True,
+            markup=False,
+        )
+
+    try:
+        with _errors():
+            asyncio.run(serve_worker(settings, registry=registry, model=chosen, on_ready=ready))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("worker stopped")
+
+
+@app.command("dev")
+def dev(
+    *,
+    port: Annotated[int, typer.Option(help="Temporal's gRPC port.")] = 7233,
+    ui_port: Annotated[int, typer.Option(help="The Temporal UI's port.")] = 8233,
+    db_file: Annotated[
+        Path | None,
+        typer.Option(help="Where Temporal keeps jobs (default WORKFLOW__DEV_DB_FILE)."),
+    ] = None,
+    ephemeral: Annotated[
+        bool, typer.Option("--ephemeral", help="Keep Temporal's state in memory only.")
+    ] = False,
+    dirs: DirsOption = None,
+    model: ModelOption = None,
+) -> None:
+    """Run the embedded stack until Ctrl-C: a Temporal dev server with its UI, a worker and an
+    MCP manager with a local warm pool, all on this machine.
+
+    Jobs started with `skillweave run --engine temporal` run here and survive a restart (the
+    server's state is in a file under ~/.skillweave/ unless --ephemeral).
+    """
+    import asyncio
+
+    from skillweave.cli.run import interrupt_cancels
+    from skillweave.cli.stack import EmbeddedStack, embedded_stack
+
+    if ephemeral and db_file is not None:
+        raise _fail("--ephemeral and --db-file exclude each other", code=2)
+    settings = get_settings()
+    chosen = _worker_model(model, dev=True)
+    registry = _registry(dirs)
+    state = None if ephemeral else (db_file or settings.workflow.dev_db_file).expanduser()
+
+    def ready(stack: EmbeddedStack) -> None:
+        address = stack.address
+        lines = Table.grid(padding=(0, 2))
+        lines.add_row("Temporal gRPC", f"{address} (namespace {stack.settings.workflow.namespace})")
+        lines.add_row("Temporal UI", stack.ui_url or "")
+        lines.add_row("MCP manager", stack.manager_url)
+        lines.add_row(
+            "worker", f"task queue {stack.task_queue} · model {stack.services.provider.name}"
+        )
+        lines.add_row("state", str(state) if state is not None else "in memory (--ephemeral)")
+        out.rule("[bold]skillweave dev[/]")
+        out.print(lines)
+        env = []
+        if address != "127.0.0.1:7233":
+            env.append(f"WORKFLOW__TEMPORAL_ADDRESS={address}")
+        if stack.ui_url and stack.ui_url != settings.workflow.ui_url:
+            env.append(f"WORKFLOW__UI_URL={stack.ui_url}")
+        if env:
+            out.print(f"In other terminals: export {' '.join(env)}", soft_wrap=True, markup=False)
+        out.print(
+            'Run a job on it: skillweave run --engine temporal "TASK" [--agent A.yaml] '
+            "[--file F]\nList jobs: skillweave runs list · Ctrl-C stops everything.",
+            soft_wrap=True,
+            markup=False,
+        )
+
+    async def main() -> None:
+        async with embedded_stack(
+            settings,
+            registry=registry,
+            model=chosen,
+            port=port,
+            ui_port=ui_port,
+            db_file=state,
+        ) as stack:
+            ready(stack)
+            with interrupt_cancels(asyncio.current_task()):
+                await asyncio.Event().wait()
+
+    try:
+        with _errors():
+            asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("stopped: worker, MCP manager, Temporal")
 
 
 @app.command("manager")
@@ -693,4 +1067,13 @@ def main() -> None:
     """Console-script entry point."""
     # The CLI shows diagnostics itself; keep library log records from printing them twice.
     logging.getLogger("skillweave").setLevel(logging.ERROR)
-    app()
+    code: str | int | None = 0
+    try:
+        app()
+    except SystemExit as exc:
+        code = exc.code
+    # A failed Temporal call leaves its client reachable from the exception chain; collected
+    # during interpreter finalization, its Rust runtime aborts the process (temporalio
+    # sdk-python#300). The chain is gone once the handler above ends: collect it now.
+    gc.collect()
+    sys.exit(code)

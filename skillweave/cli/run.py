@@ -1,11 +1,15 @@
 """``skillweave run`` and ``skillweave demo``: one agent job from the command line.
 
-:func:`run_job` is the composition: the settings' artifact store (the ``--file`` inputs are
-uploaded under ``runs/{job_id}/inputs/``), the model provider, an MCP manager (the configured
-one, or one started in this process with a local warm pool, via
-:func:`~skillweave.cli.sandbox.manager_for`), ``AgentServices`` and the ``DirectEngine``. Events
-go to a callback as the job makes them; everything opened is closed at the end, also when the
-job fails or the command is interrupted (the job is cancelled first).
+:func:`open_services` is the one composition of a job's side effects: the model provider, the
+settings' artifact store, an MCP manager (the configured one, or one started in this process
+with a local warm pool, via :func:`~skillweave.cli.sandbox.manager_for`) and
+``AgentServices``. The direct engine runs on it (:func:`run_job`), and so do the activities of
+a Temporal worker (``skillweave worker`` and the embedded stack, :mod:`skillweave.cli.stack`).
+:func:`run_temporal_job` runs a job on a Temporal server instead (the ``--file`` inputs are
+uploaded to the store the worker shares). Both go through :func:`follow_job`: events go to a
+callback as the job makes them, and everything opened is closed at the end, also when the job
+fails or the command is interrupted (a direct job is cancelled first; a Temporal job is
+durable and keeps running).
 
 The rest is what the command shows: :class:`EventView` (one line per event, a spinner on a
 terminal), :func:`print_result` (answer, usage, status, output artifacts) and
@@ -21,10 +25,10 @@ import contextlib
 import secrets
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final
 
 from rich.console import Console
 from rich.panel import Panel
@@ -35,7 +39,7 @@ from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import AgentSpec, parse_agent_spec
 from skillweave.cli.sandbox import manager_for
 from skillweave.config import ExecutionEngine, ModelSettings, Settings, WorkflowSettings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.engines import AgentServices, DirectEngine, Engine, JobRequest, JobResult
 from skillweave.errors import AgentSpecError, ConfigError
 from skillweave.llm import ModelProvider, open_provider, parse_model_option
 from skillweave.sandbox.client import SandboxClient
@@ -43,19 +47,30 @@ from skillweave.skills import SkillRegistry
 from skillweave.storage import LocalArtifactStore, keys, open_store
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
+if TYPE_CHECKING:
+    # temporalio is imported only when a job runs on Temporal (it takes a quarter second).
+    from skillweave.engines.temporal import TemporalEngine
+
 __all__ = [
     "REAL_MODEL_HINT",
     "EventView",
     "JobRun",
+    "LocalServices",
+    "check_files",
     "check_job_inputs",
     "choose_engine",
     "choose_model",
     "copy_outputs",
+    "follow_job",
+    "interrupt_cancels",
     "load_agent",
     "new_job_id",
+    "open_services",
     "print_result",
     "run_job",
+    "run_temporal_job",
     "scripted_note",
+    "store_of",
 ]
 
 POOL_TARGET: Final = 2
@@ -72,24 +87,9 @@ REAL_MODEL_HINT: Final = (
 # --- choices made before anything starts ---------------------------------------------------
 
 
-def choose_engine(option: ExecutionEngine | None, settings: WorkflowSettings) -> Literal["direct"]:
-    """The engine to run the job on: ``--engine``, else ``WORKFLOW__EXECUTION_ENGINE``.
-
-    Raises:
-        ConfigError: the Temporal engine was asked for; it cannot run jobs yet.
-    """
-    if option == "temporal":
-        raise ConfigError(
-            "--engine temporal: jobs cannot run on Temporal yet (it arrives with the Temporal "
-            "engine); use --engine direct"
-        )
-    if option is None and settings.execution_engine == "temporal":
-        raise ConfigError(
-            "WORKFLOW__EXECUTION_ENGINE is 'temporal', which cannot run jobs yet (it arrives "
-            "with the Temporal engine); pass --engine direct or set "
-            "WORKFLOW__EXECUTION_ENGINE=direct"
-        )
-    return "direct"
+def choose_engine(option: ExecutionEngine | None, settings: WorkflowSettings) -> ExecutionEngine:
+    """The engine to run the job on: ``--engine``, else ``WORKFLOW__EXECUTION_ENGINE``."""
+    return option if option is not None else settings.execution_engine
 
 
 def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
@@ -170,13 +170,11 @@ def new_job_id() -> str:
     return f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-def check_job_inputs(model: ModelSettings, files: Sequence[Path]) -> None:
-    """What can be checked before a job starts: the attached files, and a scripted model's
-    script.
+def check_files(files: Sequence[Path]) -> None:
+    """The attached files exist and have different names.
 
     Raises:
-        ConfigError: a file is missing, two files share a name, or the scripted model's
-            script is not a file.
+        ConfigError: a file is missing, or two files share a name.
     """
     missing = [str(path) for path in files if not path.is_file()]
     if missing:
@@ -189,6 +187,17 @@ def check_job_inputs(model: ModelSettings, files: Sequence[Path]) -> None:
                 "rename one (the job sees attached files by name)"
             )
         seen[path.name] = path
+
+
+def check_job_inputs(model: ModelSettings, files: Sequence[Path]) -> None:
+    """What can be checked before a job starts: the attached files, and a scripted model's
+    script.
+
+    Raises:
+        ConfigError: a file is missing, two files share a name, or the scripted model's
+            script is not a file.
+    """
+    check_files(files)
     if model.provider == "scripted" and not Path(model.name).is_file():
         raise ConfigError(
             f"no model to run the job: the model is scripted (MODEL__PROVIDER) and its script "
@@ -203,16 +212,18 @@ def check_job_inputs(model: ModelSettings, files: Sequence[Path]) -> None:
 @dataclass(frozen=True)
 class JobRun:
     """A finished job: how it ended, the model it used, the files its outputs were copied
-    to, and the folder of a local store (None for S3)."""
+    to, the folder of a local store (None for S3), and its Temporal UI page (None for the
+    direct engine)."""
 
     result: JobResult
     model: str
     copied: tuple[Path, ...] = ()
     store_root: Path | None = None
+    ui_url: str | None = None
 
 
 @contextlib.contextmanager
-def _interrupt_cancels(task: asyncio.Task[object] | None) -> Iterator[None]:
+def interrupt_cancels(task: asyncio.Task[object] | None) -> Iterator[None]:
     """Ctrl-C cancels `task`, also while an in-process manager runs.
 
     uvicorn (under the in-process manager) takes SIGINT for itself and would stop the manager
@@ -231,6 +242,61 @@ def _interrupt_cancels(task: asyncio.Task[object] | None) -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+@dataclass(frozen=True)
+class LocalServices:
+    """What :func:`open_services` composed: the services, and the manager they talk to."""
+
+    services: AgentServices
+    manager_url: str
+
+
+@contextlib.asynccontextmanager
+async def open_services(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    pool_target: int = POOL_TARGET,
+) -> AsyncIterator[LocalServices]:
+    """The side effects of agent jobs, composed once for every engine: the model provider,
+    the settings' artifact store, a manager (``SANDBOX__MANAGER_URL``, or one started here
+    with a local warm pool of `pool_target`) and its client. The direct engine runs on them,
+    and so does a Temporal worker's activities. Everything is closed when the context ends,
+    the manager before the store.
+
+    Raises:
+        ConfigError: the model cannot be opened, or a manager URL comes without its token.
+    """
+    async with contextlib.AsyncExitStack() as stack:
+        provider: ModelProvider = open_provider(model)
+        stack.push_async_callback(provider.aclose)
+        store = open_store(settings.storage)
+        if (close_store := getattr(store, "aclose", None)) is not None:
+            stack.push_async_callback(close_store)
+        url, token = await stack.enter_async_context(manager_for(settings, pool_target=pool_target))
+        sandbox = await stack.enter_async_context(SandboxClient(url, token=token))
+        services = AgentServices(
+            settings=settings,
+            registry=registry,
+            store=store,
+            provider=provider,
+            model=provider.name.partition(":")[2] or provider.name,
+            sandbox=sandbox,
+        )
+        yield LocalServices(services=services, manager_url=url)
+
+
+@contextlib.asynccontextmanager
+async def store_of(settings: Settings) -> AsyncIterator[ArtifactStore]:
+    """The settings' artifact store, closed when the context ends."""
+    store = open_store(settings.storage)
+    try:
+        yield store
+    finally:
+        if (close_store := getattr(store, "aclose", None)) is not None:
+            await close_store()
 
 
 async def run_job(
@@ -267,52 +333,135 @@ async def run_job(
     """
     check_job_inputs(model, files)
     job_id = job_id or new_job_id()
-    async with contextlib.AsyncExitStack() as stack:
-        provider: ModelProvider = open_provider(model)
-        stack.push_async_callback(provider.aclose)
-        store = open_store(settings.storage)
-        if (close_store := getattr(store, "aclose", None)) is not None:
-            stack.push_async_callback(close_store)
-        inputs = [await _upload(store, job_id, path) for path in files]
-        url, token = await stack.enter_async_context(manager_for(settings, pool_target=pool_target))
-        sandbox = await stack.enter_async_context(SandboxClient(url, token=token))
-        stack.enter_context(_interrupt_cancels(asyncio.current_task()))
-        services = AgentServices(
-            settings=settings,
-            registry=registry,
-            store=store,
-            provider=provider,
-            model=provider.name.partition(":")[2] or provider.name,
-            sandbox=sandbox,
-        )
+    async with open_services(
+        settings, registry=registry, model=model, pool_target=pool_target
+    ) as local:
+        services = local.services
+        inputs = [await _upload(services.store, job_id, path) for path in files]
         engine = DirectEngine(
             services,
             catalog_mode=settings.skills.catalog_mode,
             catalog_top_k=settings.skills.catalog_top_k,
         )
         request = JobRequest(job_id=job_id, task=task, agent=agent, inputs=tuple(inputs))
-        await engine.start(request)
-        try:
-            async for event in engine.events(job_id):
-                if on_event is not None:
-                    on_event(event)
-            result = await engine.result(job_id)
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                # Interrupted while waiting for the result, which the engine does not re-raise.
-                raise asyncio.CancelledError
-        except BaseException:
-            # Interrupted, or the caller's callback failed: stop the job before the manager
-            # and the store close under it.
-            await engine.cancel(job_id)
-            raise
-        copied = await copy_outputs(store, result.outputs, out_dir) if out_dir else []
-        return JobRun(
-            result=result,
-            model=provider.name,
-            copied=tuple(copied),
-            store_root=store.root if isinstance(store, LocalArtifactStore) else None,
+        with interrupt_cancels(asyncio.current_task()):
+            return await follow_job(
+                engine,
+                request,
+                store=services.store,
+                model=services.provider.name,
+                on_event=on_event,
+                out_dir=out_dir,
+            )
+
+
+async def run_temporal_job(
+    settings: Settings,
+    *,
+    engine: TemporalEngine,
+    store: ArtifactStore,
+    task: str,
+    agent: AgentSpec,
+    files: Sequence[Path] = (),
+    job_id: str | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    out_dir: Path | None = None,
+    model: str = "set by the worker",
+    detach: bool = True,
+    check_workers: bool = True,
+) -> JobRun:
+    """Run one agent job on Temporal and return how it ended.
+
+    The job runs on whichever worker polls ``engine``'s task queue, with that worker's model;
+    the attached files go to `store`, which must be the worker's store too.
+
+    Args:
+        settings: the workflow section (the UI link).
+        engine: a connected Temporal engine.
+        store: where the inputs go and the outputs are copied from.
+        task: what the user asks.
+        agent: the agent spec.
+        files: files attached to the task, uploaded as ``runs/{job_id}/inputs/{name}``.
+        job_id: the job's id; default :func:`new_job_id`.
+        on_event: called with each event as the job makes it.
+        on_start: called with the job's id once its workflow has started.
+        out_dir: copy the output artifacts into this folder.
+        model: what to call the model in the result.
+        detach: when interrupted, leave the job running (it is durable) rather than cancel it.
+        check_workers: refuse to start the job when no worker polls the task queue (a job
+            would wait for one); off for a worker known to be starting in this process.
+
+    Raises:
+        ConfigError: a missing or duplicate file, or no worker polls the task queue.
+        asyncio.CancelledError: interrupted (Ctrl-C); the job keeps running when `detach`.
+    """
+    from skillweave.engines.temporal import ui_link
+
+    check_files(files)
+    job_id = job_id or new_job_id()
+    if check_workers and await engine.workers() == 0:
+        raise ConfigError(
+            f"no worker polls task queue {engine.task_queue!r} on "
+            f"{settings.workflow.temporal_address} (namespace {engine.namespace!r}): start one "
+            "with `skillweave worker`, or the whole stack with `skillweave dev`"
         )
+    inputs = [await _upload(store, job_id, path) for path in files]
+    request = JobRequest(job_id=job_id, task=task, agent=agent, inputs=tuple(inputs))
+    link = ui_link(settings.workflow.ui_url, engine.namespace, job_id)
+    return await follow_job(
+        engine,
+        request,
+        store=store,
+        model=model,
+        on_event=on_event,
+        on_start=on_start,
+        out_dir=out_dir,
+        cancel_on_exit=not detach,
+        ui_url=link,
+    )
+
+
+async def follow_job(
+    engine: Engine,
+    request: JobRequest,
+    *,
+    store: ArtifactStore,
+    model: str,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    out_dir: Path | None = None,
+    cancel_on_exit: bool = True,
+    ui_url: str | None = None,
+) -> JobRun:
+    """Start `request` on `engine`, pass its events to `on_event`, and return how it ended
+    (its outputs copied to `out_dir`). When interrupted, or when `on_event` fails, the job
+    is cancelled first if `cancel_on_exit`."""
+    job_id = await engine.start(request)
+    if on_start is not None:
+        on_start(job_id)
+    try:
+        async for event in engine.events(job_id):
+            if on_event is not None:
+                on_event(event)
+        result = await engine.result(job_id)
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            # Interrupted while waiting for the result, which the engine does not re-raise.
+            raise asyncio.CancelledError
+    except BaseException:
+        # Stop the job before what it runs on (manager, store, worker) closes under it.
+        if cancel_on_exit:
+            await engine.cancel(job_id)
+        raise
+    copied = await copy_outputs(store, result.outputs, out_dir) if out_dir else []
+    return JobRun(
+        result=result,
+        model=model,
+        copied=tuple(copied),
+        store_root=store.root if isinstance(store, LocalArtifactStore) else None,
+        ui_url=ui_url,
+    )
 
 
 async def _upload(store: ArtifactStore, job_id: str, path: Path) -> ArtifactRef:
@@ -488,3 +637,5 @@ def print_result(run: JobRun, *, out: Console) -> None:
             out.print(Text(f"  in the store at {run.store_root}", style="dim"), soft_wrap=True)
     for path in run.copied:
         out.print(f"copied → {path}", soft_wrap=True)
+    if run.ui_url is not None:
+        out.print(f"Temporal UI: {run.ui_url}", soft_wrap=True)

@@ -22,11 +22,14 @@ Script format::
             - matches: "rows: \\d+"         # the 3rd matches this regex (re.search)
           tools_include: [json-report__render_stats_report]   # tools that must be offered
         usage: {input_tokens: 100, output_tokens: 20}   # optional; default: an estimate
+        delay_seconds: 2.5          # optional: think this long before answering (a slow model)
       - say: "Done: {{last_result}}"
 
 One expectation item may combine keys (all must hold); ``{}`` only asks that the result exists.
 Without ``usage`` the turn reports a deterministic estimate: a token per four characters of the
-request (system prompt, messages, tool specs) and of the reply.
+request (system prompt, messages, tool specs) and of the reply. ``delay_seconds`` makes the
+call take that long (a cancellable sleep before the answer), so tests can stop a worker while a
+model call is in flight.
 
 Placeholders, replaced in ``say`` and in every string inside ``arguments`` (nested in mappings
 and lists too). Quote strings that hold them: unquoted ``{{`` opens a YAML mapping.
@@ -46,6 +49,7 @@ and the field.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -146,6 +150,7 @@ class ScriptedTurn(_Strict):
     tool_calls: tuple[ScriptedToolCall, ...] = ()
     expect: ScriptedExpectation | None = None
     usage: ScriptedUsage | None = None
+    delay_seconds: float = Field(default=0.0, ge=0, le=3_600)
 
 
 class _Script(_Strict):
@@ -241,6 +246,8 @@ class ScriptedProvider:
                 f"turn{'' if count == 1 else 's'}"
             )
         turn = self.turns[number - 1]
+        if turn.delay_seconds > 0:
+            await asyncio.sleep(turn.delay_seconds)
         if turn.expect is not None:
             _check(turn.expect, request, number)
         fill = _Filler(request.messages, number)

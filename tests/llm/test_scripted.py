@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -317,6 +319,28 @@ async def test_usage_estimate_is_deterministic_chars_over_four() -> None:
     assert response.usage == Usage(input_tokens=2, output_tokens=2)
     assert response.model == "fake"
     assert provider.name == "scripted:fake"
+
+
+async def test_delay_seconds_makes_the_call_slow_and_cancellable() -> None:
+    provider = ScriptedProvider.from_yaml(
+        "turns:\n  - say: slow\n    delay_seconds: 0.2\n  - say: fast\n"
+    )
+    request = ModelRequest(model="m", messages=(USER,))
+    started = time.perf_counter()
+    assert (await provider.complete(request)).message.text == "slow"
+    assert time.perf_counter() - started >= 0.2
+    # A call in its delay can be cancelled (a worker stopping mid-call).
+    call = asyncio.create_task(provider.complete(request))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    started = time.perf_counter()
+    later = ModelRequest(model="m", messages=(USER, Message(role="assistant", text="slow")))
+    assert (await provider.complete(later)).message.text == "fast"
+    assert time.perf_counter() - started < 0.2
+    with pytest.raises(ConfigError, match=r"turn 1: delay_seconds"):
+        ScriptedProvider.from_yaml("turns:\n  - delay_seconds: -1\n")
 
 
 async def test_is_a_model_provider(tmp_path: Path) -> None:

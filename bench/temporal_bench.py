@@ -1,0 +1,422 @@
+"""Benchmark: what running a job on Temporal costs over the direct engine, and history growth.
+
+Two tables, both from scripted jobs whose turns each make one cheap tool call
+(``read_skill_resource`` of a short reference file of a generated skill), so that what is
+measured is the engine, not the model or a sandbox:
+
+1. **Per-step overhead.** The same job (``--turns`` read turns, default 20) on the direct engine
+   and on the Temporal engine: a real dev server (``.venv/bin/temporal``, started here on free
+   ports, in memory) and a worker in this process (``workflows.worker.build_worker``), driven
+   through ``TemporalEngine``. A *step* is one turn: the tool call, then the next model call.
+   It is measured from the job's own events, as the time between consecutive ``model_called``
+   events of two read turns (the first turn, an activation, and the answer are left out); the
+   events carry the engine's clock (``time.time()`` in the direct engine, workflow time, i.e.
+   the start of the workflow task, on Temporal). Wall time per turn over the whole job is shown
+   beside it as a cross-check. One warm-up job per engine first, then ``--jobs`` jobs (default
+   5). Target: Temporal − direct ≤ 40 ms at p50.
+2. **History bytes per turn.** One long job (``--long-turns``, default 220) on Temporal; its
+   history is fetched (every run, if it continued as new) and each event's serialized size
+   (protobuf bytes, as the server stores it) is attributed to the turn in progress: a turn
+   starts at the ``ActivityTaskScheduled`` event of its ``invoke_model``. Bytes and events per
+   turn are averaged over turns 8–12 and over the 5 turns up to ``--long-turns`` − 20 (turn
+   200 by default), with their ratio, and broken down by event type. Target: flat (ratio ≤ 1.2).
+
+Run: ``.venv/bin/python bench/temporal_bench.py`` (``--quick`` for a smaller smoke run). Needs no
+network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime
+import itertools
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from rich.console import Console
+from rich.table import Table
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from skillweave.agent import AgentEvent, AgentSpec, Budgets
+from skillweave.config import Settings
+from skillweave.engines import AgentServices, DirectEngine, Engine, JobRequest, JobResult
+from skillweave.engines.contract import SEARCH_ATTRIBUTES, workflow_id
+from skillweave.engines.converter import data_converter
+from skillweave.engines.temporal import TemporalEngine
+from skillweave.llm.scripted import ScriptedProvider
+from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.storage.local import LocalArtifactStore
+from workflows.worker import build_worker
+
+REPO: Final = Path(__file__).resolve().parents[1]
+TEMPORAL_CLI: Final = REPO / ".venv" / "bin" / "temporal"
+TASK_QUEUE: Final = "skillweave-bench"
+SKILL: Final = "probe"
+PAGE: Final = "A short reference page the benchmark reads on every turn.\n" * 4
+EARLY: Final = range(8, 13)
+OVERHEAD_TARGET_MS: Final = 40.0
+SERVERS: Final[dict[str, dict[str, object]]] = {
+    "temporal": {},
+    # The dev server's single history shard moves at most 20 transfer-queue batches a second
+    # (history.transferProcessorMaxPollRPS, default 20): past a short burst every workflow or
+    # activity task of a sequential job waits for that limiter, ~50 ms a round trip.
+    "temporal, tuned": {"history.transferProcessorMaxPollRPS": 1000},
+}
+GROWTH_TARGET: Final = 1.2
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+def _library(root: Path) -> SkillRegistry:
+    folder = root / SKILL
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {SKILL}\ndescription: Benchmark pages. Use when benchmarking.\n---\n"
+        "# Probe\nRead references/page.md when asked.\n"
+    )
+    (folder / "references" / "page.md").write_text(PAGE)
+    return SkillRegistry.from_scan(SkillScanner([root]).scan())
+
+
+def _script(reads: int) -> str:
+    """A scripted model: activate the probe skill, read its page `reads` times, answer."""
+    read = (
+        "  - tool_calls: [{name: read_skill_resource, "
+        f"arguments: {{skill: {SKILL}, path: references/page.md}}}}]\n"
+    )
+    return (
+        "model: scripted-bench\nturns:\n"
+        f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {SKILL}}}}}]\n"
+        + read * reads
+        + "  - say: done\n"
+    )
+
+
+class _NoSandbox:
+    """The probe skill runs no script; a sandbox call would be a bug in the benchmark."""
+
+    async def execute(self, request: object) -> object:
+        raise AssertionError("the benchmark job ran a script")
+
+    async def cancel(self, execution_id: str) -> bool:
+        return False
+
+
+def _services(registry: SkillRegistry, store: LocalArtifactStore, reads: int) -> AgentServices:
+    return AgentServices(
+        settings=Settings(_env_file=None),
+        registry=registry,
+        store=store,
+        provider=ScriptedProvider.from_yaml(_script(reads)),
+        model="scripted",
+        sandbox=_NoSandbox(),  # type: ignore[arg-type]
+    )
+
+
+def _request(job_id: str, reads: int) -> JobRequest:
+    limits = Budgets(max_turns=reads + 2, max_tokens=10**9)
+    return JobRequest(
+        job_id=job_id,
+        task="Read the probe page on every turn.",
+        agent=AgentSpec(name="bench", skills=(SKILL,), limits=limits),
+    )
+
+
+@dataclass
+class _Run:
+    result: JobResult
+    events: list[AgentEvent]
+    wall: float
+
+
+async def _run(engine: Engine, request: JobRequest) -> _Run:
+    started = time.perf_counter()
+    await engine.start(request)
+    result = await engine.result(request.job_id)
+    wall = time.perf_counter() - started
+    if isinstance(engine, TemporalEngine):
+        events = list((await engine.event_page(request.job_id)).events)
+    else:
+        events = [event async for event in engine.events(request.job_id)]
+    if result.status != "completed":
+        raise RuntimeError(f"bench job {request.job_id}: {result.status}: {result.reason}")
+    return _Run(result, events, wall)
+
+
+def _steps(run: _Run) -> list[float]:
+    """Seconds between the ``model_called`` events of consecutive read turns."""
+    called = [e.at for e in run.events if e.kind == "model_called"]
+    # called[0] is the activation turn, called[-1] the answer: steps 2→3 … (n-2)→(n-1).
+    reads = called[1:-1]
+    return [b - a for a, b in itertools.pairwise(reads)]
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """The dev server prints a banner on the stdout it inherits: give it /dev/null instead."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.asynccontextmanager
+async def _temporal(
+    store: LocalArtifactStore, dynamic_config: dict[str, object] | None = None
+) -> AsyncIterator[Client]:
+    extra = [
+        arg
+        for name, value in (dynamic_config or {}).items()
+        for arg in ("--dynamic-config-value", f"{name}={value}")
+    ]
+    with _quiet_stdout():
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=str(TEMPORAL_CLI),
+            data_converter=data_converter(store),
+            search_attributes=list(SEARCH_ATTRIBUTES),
+            dev_server_log_level="error",
+            dev_server_extra_args=extra,
+        )
+    async with env:
+        yield env.client
+
+
+# --- 1. per-step overhead -------------------------------------------------------------------
+
+
+async def _overhead(
+    root: Path, *, reads: int, jobs: int, console: Console
+) -> list[tuple[str, str, bool]]:
+    registry = _library(root / "skills")
+    store = LocalArtifactStore(root / "store")
+    services = _services(registry, store, reads)
+    direct = DirectEngine(services)
+    runs: dict[str, list[_Run]] = {"direct": []}
+    for n in range(jobs + 1):
+        run = await _run(direct, _request(f"direct-{n}", reads))
+        if n:  # job 0 warms up
+            runs["direct"].append(run)
+    for label, dynamic_config in SERVERS.items():
+        runs[label] = []
+        async with (
+            _temporal(store, dynamic_config) as client,
+            build_worker(client, services, task_queue=TASK_QUEUE),
+        ):
+            engine = TemporalEngine(client, task_queue=TASK_QUEUE)
+            for n in range(jobs + 1):
+                run = await _run(engine, _request(f"temporal-{n}", reads))
+                if n:
+                    runs[label].append(run)
+
+    table = Table(
+        title=f"1. Per-step overhead ({reads} read turns a job, {jobs} jobs an engine; ms)"
+    )
+    for column in ("engine", "steps", "step p50", "step p95", "wall / turn p50", "− direct p50"):
+        table.add_column(column, justify="right")
+    p50: dict[str, float] = {}
+    for name, measured in runs.items():
+        steps = [s * 1000 for run in measured for s in _steps(run)]
+        per_turn = [run.wall * 1000 / run.result.turns for run in measured]
+        p50[name] = statistics.median(steps)
+        table.add_row(
+            name,
+            str(len(steps)),
+            f"{p50[name]:.1f}",
+            f"{_percentile(steps, 0.95):.1f}",
+            f"{statistics.median(per_turn):.1f}",
+            f"{p50[name] - p50['direct']:.1f}" if name != "direct" else "",
+        )
+    table.caption = (
+        "step = one read_skill_resource call and the next model call, from consecutive "
+        "model_called events; wall / turn = start to result over the job, ÷ turns; tuned = "
+        "dev server with history.transferProcessorMaxPollRPS=1000"
+    )
+    console.print(table)
+    return [
+        (
+            f"{name} − direct step p50 ≤ {OVERHEAD_TARGET_MS:.0f} ms",
+            f"{p50[name] - p50['direct']:.1f} ms",
+            p50[name] - p50["direct"] <= OVERHEAD_TARGET_MS,
+        )
+        for name in SERVERS
+    ]
+
+
+# --- 2. history bytes per turn --------------------------------------------------------------
+
+
+def _kind(event: HistoryEvent) -> str:
+    return EventType.Name(event.event_type).removeprefix("EVENT_TYPE_").lower()
+
+
+def _is_model_call(event: HistoryEvent) -> bool:
+    return (
+        event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.activity_task_scheduled_event_attributes.activity_type.name == "invoke_model"
+    )
+
+
+@dataclass
+class _Turn:
+    bytes: int = 0
+    events: int = 0
+    run: int = 1
+    by_kind: Counter[str] | None = None
+
+
+def _per_turn(runs: Sequence[Sequence[HistoryEvent]]) -> dict[int, _Turn]:
+    """Turn number → the events (and their bytes) from its model call to the next one; turn 0
+    is what comes before the first model call of the job."""
+    turns: dict[int, _Turn] = defaultdict(_Turn)
+    turn = 0
+    for number, events in enumerate(runs, start=1):
+        for event in events:
+            if _is_model_call(event):
+                turn += 1
+            slot = turns[turn]
+            slot.run = number
+            slot.bytes += event.ByteSize()
+            slot.events += 1
+            slot.by_kind = slot.by_kind or Counter()
+            slot.by_kind[_kind(event)] += event.ByteSize()
+    return turns
+
+
+async def _histories(client: Client, job_id: str) -> list[list[HistoryEvent]]:
+    """The events of every run of the job, first run first."""
+    runs: list[list[HistoryEvent]] = []
+    run_id: str | None = None
+    while True:
+        handle = client.get_workflow_handle(workflow_id(job_id), run_id=run_id)
+        history = await handle.fetch_history()
+        runs.insert(0, list(history.events))
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id or None
+        if run_id is None:
+            return runs
+
+
+def _mean(turns: dict[int, _Turn], numbers: Sequence[int], field: str) -> float:
+    return statistics.fmean(getattr(turns[n], field) for n in numbers)
+
+
+async def _growth(root: Path, *, reads: int, console: Console) -> tuple[str, bool]:
+    registry = _library(root / "skills")
+    store = LocalArtifactStore(root / "store")
+    services = _services(registry, store, reads)
+    job_id = "history-growth"
+    async with (
+        _temporal(store) as client,
+        build_worker(client, services, task_queue=TASK_QUEUE),
+    ):
+        engine = TemporalEngine(client, task_queue=TASK_QUEUE)
+        run = await _run(engine, _request(job_id, reads))
+        runs = await _histories(client, job_id)
+    turns = _per_turn(runs)
+    last_read = run.result.turns - 1
+    late_end = max(EARLY.stop + 5, last_read - 20)
+    late = range(late_end - 4, late_end + 1)
+    early_bytes = _mean(turns, EARLY, "bytes")
+    late_bytes = _mean(turns, late, "bytes")
+    ratio = late_bytes / early_bytes
+
+    table = Table(title=f"2. Workflow history per turn ({run.result.turns}-turn job)")
+    for column in ("turns", "run", "bytes / turn", "events / turn", "× early"):
+        table.add_column(column, justify="right")
+    for label, numbers in (
+        (f"{EARLY.start}–{EARLY.stop - 1}", EARLY),
+        (f"{late.start}–{late.stop - 1}", late),
+    ):
+        mean_bytes = _mean(turns, numbers, "bytes")
+        table.add_row(
+            label,
+            ", ".join(sorted({str(turns[n].run) for n in numbers})),
+            f"{mean_bytes:,.0f}",
+            f"{_mean(turns, numbers, 'events'):.1f}",
+            f"{mean_bytes / early_bytes:.2f}×",
+        )
+    total = sum(event.ByteSize() for events in runs for event in events)
+    count = sum(len(events) for events in runs)
+    table.caption = (
+        f"{len(runs)} run{'s' * (len(runs) != 1)} (continue-as-new), {count:,} events, "
+        f"{total:,} bytes in all; bytes = serialized HistoryEvent protobufs"
+    )
+    console.print(table)
+
+    breakdown = Table(title="2b. Where a turn's history bytes go (mean bytes by event type)")
+    breakdown.add_column("event type")
+    breakdown.add_column(f"turns {EARLY.start}–{EARLY.stop - 1}", justify="right")
+    breakdown.add_column(f"turns {late.start}–{late.stop - 1}", justify="right")
+    kinds: Counter[str] = Counter()
+    for n in (*EARLY, *late):
+        kinds.update(turns[n].by_kind or {})
+    for kind, _ in kinds.most_common():
+
+        def mean(numbers: Sequence[int], kind: str = kind) -> float:
+            return statistics.fmean((turns[n].by_kind or Counter())[kind] for n in numbers)
+
+        breakdown.add_row(kind, f"{mean(EARLY):,.0f}", f"{mean(late):,.0f}")
+    console.print(breakdown)
+    return f"{ratio:.2f}× (turn {late_end} vs {EARLY.start + 2})", ratio <= GROWTH_TARGET
+
+
+async def _main(options: Any, console: Console) -> None:
+    verdicts: list[tuple[str, str, bool]] = []
+    with tempfile.TemporaryDirectory(prefix="skillweave-bench-") as tmp:
+        root = Path(tmp)
+        verdicts += await _overhead(
+            root / "overhead", reads=options.turns, jobs=options.jobs, console=console
+        )
+        measured, ok = await _growth(root / "growth", reads=options.long_turns - 2, console=console)
+        verdicts.append((f"history bytes per turn late ÷ early ≤ {GROWTH_TARGET}", measured, ok))
+    summary = Table(title="Targets")
+    for column in ("target", "measured", ""):
+        summary.add_column(column)
+    for target, measured, ok in verdicts:
+        summary.add_row(target, measured, "met" if ok else "[bold red]MISSED[/]")
+    console.print(summary)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer and shorter jobs")
+    parser.add_argument("--turns", type=int, default=20, help="read turns of an overhead job")
+    parser.add_argument("--jobs", type=int, default=5, help="measured jobs per engine")
+    parser.add_argument("--long-turns", type=int, default=220, help="turns of the long job")
+    options = parser.parse_args(argv)
+    if options.quick:
+        options.turns, options.jobs, options.long_turns = 10, 1, 40
+    console = Console()
+    console.print(
+        f"skillweave Temporal benchmark · {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} "
+        f"UTC · {os.cpu_count()} cores · {platform.python_implementation()} "
+        f"{platform.python_version()} · load {os.getloadavg()[0]:.2f}"
+    )
+    asyncio.run(_main(options, console))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

