@@ -6,10 +6,11 @@ on their own), and it agrees with the direct engine's ``retry_delay``:
 - a ``ModelError`` the provider layer marked ``retryable`` (408/409/429/5xx, connection
   failures) and a full sandbox pool (``PoolExhaustedError``) are retried, after the
   ``Retry-After`` the server sent when it sent one (``next_retry_delay``);
-- a sandbox that did not start (``SandboxStartError``) and a failing store
-  (``StorageError``) are retried under the workflow's retry policy: both are transient;
+- a sandbox that did not start, a manager that cannot be reached or answered 5xx (any other
+  ``SandboxError``: a manager restarting must not fail jobs) and a failing store
+  (``StorageError``) are retried under the workflow's retry policy: all are transient;
 - the rest of skillweave's errors fail at once (``non_retryable``): a model error that is
-  not transient, a request the manager rejected or an execution id it saw differently, a
+  not transient, a request the manager rejected (4xx) or an execution id it saw differently, a
   missing or corrupt artifact, a malformed key, a skill, agent or config problem. Trying
   again would fail the same way.
 
@@ -35,8 +36,9 @@ from skillweave.errors import (
     InvalidKeyError,
     ModelError,
     PoolExhaustedError,
+    ExecutionConflictError,
+    ExecutionRejectedError,
     SandboxError,
-    SandboxStartError,
     SkillweaveError,
     StorageError,
 )
@@ -63,10 +65,10 @@ def retry_of(exc: SkillweaveError) -> tuple[bool, float | None]:
             return _FAIL
         case PoolExhaustedError(retry_after=after):
             return True, float(after)
-        case SandboxStartError():
-            return _RETRY
-        case SandboxError():
+        case ExecutionRejectedError() | ExecutionConflictError():
             return _FAIL
+        case SandboxError():
+            return _RETRY
         case ArtifactNotFoundError() | ArtifactIntegrityError() | InvalidKeyError():
             return _FAIL
         case StorageError():

@@ -134,7 +134,7 @@ class AgentWorkflow:
 
     async def _stop(self, job: asyncio.Task[AgentState]) -> None:
         job.cancel()
-        await asyncio.wait([job])
+        await workflow.wait([job])
 
     async def _settle(self, job: asyncio.Task[AgentState], start: AgentWorkflowInput) -> JobResult:
         state = self._state

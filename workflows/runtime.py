@@ -14,6 +14,7 @@ The clock is workflow time; waiting for a user message or an approval is a durab
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,7 +22,7 @@ from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import BaseModel
@@ -134,6 +135,9 @@ class TemporalRuntime:
                 **options,
             )
         except ActivityError as exc:
+            if isinstance(exc.cause, CancelledError):
+                # Cancelled because the job was: not a failure of the tool.
+                raise asyncio.CancelledError() from exc
             raise ToolFailure(name, exc.cause or exc) from exc
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:

@@ -32,12 +32,13 @@ from skillweave.errors import (
 RETRIED = [
     ModelError("overloaded", retryable=True, status=529),
     SandboxStartError("the pod never became ready"),
+    SandboxError("cannot reach the MCP manager"),
+    SandboxError("MCP manager error 502: bad gateway"),
     StorageError("S3 is down", code="InternalError"),
 ]
 NOT_RETRIED = [
     ModelError("bad request", status=400),
     ScriptedModelError("no turn left"),
-    SandboxError("cannot reach the MCP manager"),
     ExecutionRejectedError(422, "unknown script"),
     ExecutionConflictError("wf/script-1", "was interrupted"),
     ArtifactNotFoundError("runs/r1/inputs/a.csv"),

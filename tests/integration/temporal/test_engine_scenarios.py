@@ -244,26 +244,7 @@ turns:
 """
 
 
-# WORKAROUNDS (both reported), to remove with the fixes:
-# - workflows/agent.py ``_stop`` awaits ``asyncio.wait([job])``, which the workflow sandbox flags
-#   as non-deterministic; under ``filterwarnings = error`` the warning fails every workflow task
-#   of the cancel (fix: ``await workflow.wait([job])``);
-# - workflows/runtime.py ``TemporalRuntime._call`` wraps the ActivityError of the cancelled
-#   script run (cause ``CancelledError``) in a ToolFailure, so the loop ends the job ``failed``
-#   (fix: re-raise ``asyncio.CancelledError`` for that cause). Strict: passes once fixed.
-@pytest.mark.filterwarnings("default:asyncio.wait\\(\\) is non-deterministic:UserWarning")
-@pytest.mark.parametrize(
-    "engine_kind",
-    [
-        "direct",
-        pytest.param(
-            "temporal",
-            marks=pytest.mark.xfail(
-                strict=True, reason="a cancelled script run fails the Temporal job (reported)"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("engine_kind", ["direct", "temporal"])
 async def test_cancel_stops_a_job_blocked_in_a_script_run_and_its_sandbox(
     stack: Stack, engine_kind: EngineKind
 ) -> None:

@@ -268,8 +268,6 @@ turns:
 """
 
 
-# WORKAROUND (reported): see test_engine_scenarios' cancel test; ``_stop`` uses asyncio.wait.
-@pytest.mark.filterwarnings("default:asyncio.wait\\(\\) is non-deterministic:UserWarning")
 async def test_a_workflow_cancelled_from_outside_stops_its_script_and_ends_cancelled(
     stack: Stack,
 ) -> None:
