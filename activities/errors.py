@@ -33,11 +33,11 @@ from temporalio.exceptions import ApplicationError
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
+    ExecutionConflictError,
+    ExecutionRejectedError,
     InvalidKeyError,
     ModelError,
     PoolExhaustedError,
-    ExecutionConflictError,
-    ExecutionRejectedError,
     SandboxError,
     SkillweaveError,
     StorageError,
