@@ -1,21 +1,31 @@
-"""Record the golden workflow history the replay test checks: the demo job on Temporal.
+"""Record the golden workflow histories the replay test checks: real jobs on Temporal.
 
-Runs ``examples/demo`` (the agent spec, the scripted model, ``sales.csv``) as an
-``AgentWorkflow`` on a real Temporal dev server (``.venv/bin/temporal``, started here on free
-ports and stopped at the end) with a worker in this process, the real activities, the real MCP
-manager on loopback with a local warm pool, and a local artifact store in a temporary folder.
-Only the model is scripted. The finished workflow's history is written as JSON to
-``tests/data/histories/demo.json``, which ``tests/workflows/test_replay.py`` replays offline:
-the test fails when the workflow code no longer issues the commands this history recorded.
+Each scenario runs as an ``AgentWorkflow`` on a real Temporal dev server (``.venv/bin/temporal``,
+started here on free ports, in memory, stopped at the end) with a worker in this process, the
+real activities, the real MCP manager on loopback with a local warm pool, and a local artifact
+store in a temporary folder. Only the model is scripted. Each run's history is written as JSON
+under ``tests/data/histories/``, which ``tests/workflows/test_replay.py`` replays offline: the
+test fails when the workflow code no longer issues the commands a history recorded.
+
+- ``demo`` (``demo.json``): ``examples/demo`` as ``skillweave demo`` runs it (the agent spec,
+  the scripted model, ``sales.csv``): activations of a parent and its children, a reference
+  read, two script runs, the answer.
+- ``conversation`` (``conversation-1.json``, ``conversation-2.json``): what the demo does not
+  reach: ``search_skills``, an executable skill's tool run after an ``approve`` signal (and the
+  approval timer), the answer, a follow-up message sent as a ``send_message`` update while the
+  job waits for one (a timer), a refused tool call, the turn budget running out (the refusal
+  stored by ``record_transcript``, the workflow failed with ``BudgetExhausted``), and a
+  continue-as-new in the middle: the server is started with a low
+  ``limit.historyCount.suggestContinueAsNew``, so run 2 starts from a carried state.
 
 What is fixed, so that two recordings differ only where time and the machine show (event
 timestamps, run and request ids, the sticky queue's name, build ids, script durations): the job
-id, the task queue, the worker identity, the task, the inputs. Re-record after an *intended*
+ids, the task queue, the worker identity, the tasks, the inputs. Re-record after an *intended*
 change to the workflow's command sequence:
 
-    .venv/bin/python bench/record_history.py
+    .venv/bin/python bench/record_history.py --check
 
-(``--out PATH`` writes elsewhere; ``--check`` replays the new history before writing it).
+(``--scenario NAME`` records one; ``--check`` replays what it recorded before reporting).
 """
 
 from __future__ import annotations
@@ -28,7 +38,8 @@ import secrets
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -39,11 +50,13 @@ from temporalio.worker import Replayer
 
 from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
+from skillweave.agent import AgentSpec
+from skillweave.agent.runtime import ApprovalDecision
 from skillweave.cli import DEMO_TASK
 from skillweave.cli.run import load_agent
 from skillweave.config import Settings, bundled_skills_dir
-from skillweave.engines import AgentServices, JobRequest
-from skillweave.engines.contract import SEARCH_ATTRIBUTES, workflow_id
+from skillweave.engines import AgentServices, JobRequest, JobResult
+from skillweave.engines.contract import SEARCH_ATTRIBUTES, JobView, workflow_id
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
@@ -58,14 +71,128 @@ from workflows.worker import build_worker, sandbox_runner
 REPO: Final = Path(__file__).resolve().parents[1]
 DEMO: Final = REPO / "examples" / "demo"
 TEMPORAL_CLI: Final = REPO / ".venv" / "bin" / "temporal"
-HISTORY: Final = REPO / "tests" / "data" / "histories" / "demo.json"
-JOB_ID: Final = "golden-demo"
+HISTORIES: Final = REPO / "tests" / "data" / "histories"
 TASK_QUEUE: Final = "skillweave-golden-history"
 IDENTITY: Final = "skillweave-history-recorder"
+_POLL_SECONDS: Final = 0.1
+_WAIT_SECONDS: Final = 60.0
+
+CONVERSATION_TASK: Final = "How many KiB are 3 MB?"
+CONVERSATION_FOLLOW_UP: Final = "Thanks. Is that more than 3,000 KiB?"
+CONVERSATION_SCRIPT: Final = """
+model: scripted-conversation
+turns:
+  - tool_calls: [{name: search_skills, arguments: {query: convert megabytes to kibibytes}}]
+  - tool_calls: [{name: activate_skill, arguments: {name: unit-converter}}]
+    expect: {tool_results: [{contains: unit-converter}]}
+  - tool_calls:
+      - name: unit-converter__convert_units
+        arguments: {value: 3, from_unit: MB, to_unit: KiB}
+    expect: {tools_include: [unit-converter__convert_units]}
+  - say: "3 MB is {{last_result}}"
+    expect: {tool_results: [{not_error: true, contains: "2929.6875"}]}
+  - tool_calls: [{name: compare_numbers, arguments: {a: 2929.6875, b: 3000}}]
+"""
+CONVERSATION_AGENT: Final = AgentSpec.model_validate(
+    {
+        "name": "conversation",
+        "skills": ["unit-converter"],
+        "catalog": {"mode": "auto", "top_k": 1},
+        "limits": {"max_turns": 5},
+        "follow_up_seconds": 600,
+        "approvals": {"skills": ["unit-converter"], "timeout_seconds": 600},
+    }
+)
+# Low enough that the server suggests continue-as-new during the conversation's first turns,
+# high enough that the second run finishes without another.
+CONVERSATION_CAN_EVENTS: Final = 40
+
+
+@dataclass
+class _Job:
+    """One scenario's job on a running stack."""
+
+    engine: TemporalEngine
+    store: ArtifactStore
+    job_id: str
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A job to record: its id, model, request, how a client drives it, how it must end."""
+
+    name: str
+    job_id: str
+    script: Callable[[], ScriptedProvider]
+    request: Callable[[_Job], Awaitable[JobRequest]]
+    drive: Callable[[_Job], Awaitable[None]]
+    status: str
+    dynamic_config: dict[str, object] = field(default_factory=dict)
+
+
+async def _demo_request(job: _Job) -> JobRequest:
+    registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
+    sales = await job.store.put_file(
+        keys.run_input_key(job.job_id, "sales.csv"), str(DEMO / "sales.csv")
+    )
+    spec = load_agent(DEMO / "agent.yaml", registry)
+    return JobRequest(job_id=job.job_id, task=DEMO_TASK, agent=spec, inputs=(sales,))
+
+
+async def _nothing(job: _Job) -> None:
+    return None
+
+
+async def _conversation_request(job: _Job) -> JobRequest:
+    return JobRequest(job_id=job.job_id, task=CONVERSATION_TASK, agent=CONVERSATION_AGENT)
+
+
+async def _until(job: _Job, ready: Callable[[JobView], bool], what: str) -> JobView:
+    deadline = time.monotonic() + _WAIT_SECONDS
+    while True:
+        view = await job.engine.status(job.job_id)
+        if ready(view):
+            return view
+        if view.status != "running" or time.monotonic() > deadline:
+            raise SystemExit(f"{job.job_id}: gave up waiting for {what} ({view.phase})")
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+async def _converse(job: _Job) -> None:
+    """Approve the script run, then answer the answer with a follow-up message."""
+    await _until(job, lambda v: v.awaiting_approval is not None, "the approval request")
+    await job.engine.approve(job.job_id, ApprovalDecision(approved=True, by="recorder"))
+    view = await _until(job, lambda v: v.phase == "waiting_input", "the follow-up wait")
+    reply = await job.engine.ask(job.job_id, CONVERSATION_FOLLOW_UP, reply_to_turn=view.answer_turn)
+    if reply.status != "budget_exhausted":
+        raise SystemExit(f"{job.job_id}: unexpected reply to the follow-up: {reply}")
+
+
+SCENARIOS: Final = {
+    "demo": Scenario(
+        name="demo",
+        job_id="golden-demo",
+        script=lambda: ScriptedProvider.from_file(DEMO / "script.yaml"),
+        request=_demo_request,
+        drive=_nothing,
+        status="completed",
+    ),
+    "conversation": Scenario(
+        name="conversation",
+        job_id="golden-conversation",
+        script=lambda: ScriptedProvider.from_yaml(CONVERSATION_SCRIPT),
+        request=_conversation_request,
+        drive=_converse,
+        status="budget_exhausted",
+        dynamic_config={"limit.historyCount.suggestContinueAsNew": CONVERSATION_CAN_EVENTS},
+    ),
+}
 
 
 @contextlib.asynccontextmanager
-async def dev_server(store: ArtifactStore | None = None) -> AsyncIterator[Client]:
+async def dev_server(
+    store: ArtifactStore | None = None, dynamic_config: dict[str, object] | None = None
+) -> AsyncIterator[Client]:
     """A Temporal dev server from the pinned CLI (free ports, in memory, stopped on exit)
     with skillweave's search attributes, and a client with skillweave's data converter."""
     env = await WorkflowEnvironment.start_local(
@@ -73,52 +200,85 @@ async def dev_server(store: ArtifactStore | None = None) -> AsyncIterator[Client
         data_converter=data_converter(store),
         search_attributes=list(SEARCH_ATTRIBUTES),
         dev_server_log_level="error",
+        dev_server_extra_args=[
+            arg
+            for name, value in (dynamic_config or {}).items()
+            for arg in ("--dynamic-config-value", f"{name}={json.dumps(value)}")
+        ],
         identity=IDENTITY,
     )
     async with env:
         yield env.client
 
 
-async def record(out: Path) -> WorkflowHistory:
-    """Run the demo job on Temporal and write its history to `out`; returns the history."""
+async def _runs(client: Client, job_id: str) -> list[WorkflowHistory]:
+    """The history of every run of the job, first run first."""
+    histories: list[WorkflowHistory] = []
+    run_id: str | None = None
+    while True:
+        history = await client.get_workflow_handle(
+            workflow_id(job_id), run_id=run_id
+        ).fetch_history()
+        histories.insert(0, history)
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id or None
+        if run_id is None:
+            return histories
+
+
+def history_files(name: str, runs: int) -> list[Path]:
+    """Where a scenario's runs are kept: ``NAME.json``, or ``NAME-1.json``… for several."""
+    if runs == 1:
+        return [HISTORIES / f"{name}.json"]
+    return [HISTORIES / f"{name}-{n}.json" for n in range(1, runs + 1)]
+
+
+async def record(scenario: Scenario) -> list[tuple[Path, WorkflowHistory]]:
+    """Run `scenario` on Temporal and write the history of each of its runs."""
     token = secrets.token_urlsafe(16)
     settings = Settings(
         _env_file=None,
         sandbox={"manager_token": SecretStr(token), "pool_target": 2, "pool_max": 4},
     )
     registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
-    spec = load_agent(DEMO / "agent.yaml", registry)
     with tempfile.TemporaryDirectory(prefix="skillweave-golden-") as tmp:
         store = LocalArtifactStore(Path(tmp) / "store")
         async with (
             LoopbackServer(create_app(settings, store=store, publish=False)) as manager,
             SandboxClient(manager.url, token=token) as sandbox,
-            dev_server(store) as client,
+            dev_server(store, scenario.dynamic_config) as client,
         ):
             services = AgentServices(
                 settings=settings,
                 registry=registry,
                 store=store,
-                provider=ScriptedProvider.from_file(DEMO / "script.yaml"),
+                provider=scenario.script(),
                 model="scripted",
                 sandbox=sandbox,
             )
-            engine = TemporalEngine(client, task_queue=TASK_QUEUE)
-            sales = await store.put_file(
-                keys.run_input_key(JOB_ID, "sales.csv"), str(DEMO / "sales.csv")
-            )
+            job = _Job(TemporalEngine(client, task_queue=TASK_QUEUE), store, scenario.job_id)
+            request = await scenario.request(job)
             async with build_worker(client, services, task_queue=TASK_QUEUE, identity=IDENTITY):
-                await engine.start(
-                    JobRequest(job_id=JOB_ID, task=DEMO_TASK, agent=spec, inputs=(sales,))
+                await job.engine.start(request)
+                await scenario.drive(job)
+                result: JobResult = await job.engine.result(job.job_id)
+            if result.status != scenario.status:
+                raise SystemExit(
+                    f"{scenario.name}: the job ended {result.status} ({result.reason}), "
+                    f"not {scenario.status}"
                 )
-                result = await engine.result(JOB_ID)
-            if result.status != "completed":
-                raise SystemExit(f"the demo job did not complete: {result.status}: {result.reason}")
-            history = await client.get_workflow_handle(workflow_id(JOB_ID)).fetch_history()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Indented, so that a re-recording reads as a diff in review.
-    out.write_text(json.dumps(json.loads(history.to_json()), indent=1) + "\n", encoding="utf-8")
-    return history
+            histories = await _runs(client, scenario.job_id)
+    for stale in HISTORIES.glob(f"{scenario.name}*.json"):
+        stale.unlink()
+    written = []
+    for path, history in zip(history_files(scenario.name, len(histories)), histories, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Indented with sorted keys (the server orders map entries at random), so that a
+        # re-recording reads as a diff in review.
+        text = json.dumps(json.loads(history.to_json()), indent=1, sort_keys=True) + "\n"
+        path.write_text(text, encoding="utf-8")
+        written.append((path, history))
+    return written
 
 
 async def replay(history: WorkflowHistory) -> None:
@@ -131,21 +291,34 @@ async def replay(history: WorkflowHistory) -> None:
     await replayer.replay_workflow(history)
 
 
+async def _main(names: Sequence[str], *, check: bool) -> None:
+    for name in names:
+        started = time.perf_counter()
+        written = await record(SCENARIOS[name])
+        if check:
+            for _, history in written:
+                await replay(history)
+        for path, history in written:
+            print(
+                f"{name}: {len(history.events)} events ({path.stat().st_size:,} bytes) "
+                f"→ {path.relative_to(REPO)}",
+                flush=True,
+            )
+        print(
+            f"{name}: recorded in {time.perf_counter() - started:.1f} s"
+            + (", replays cleanly" if check else ""),
+            flush=True,
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HISTORY, help="where to write the history")
-    parser.add_argument("--check", action="store_true", help="replay it once recorded")
-    options = parser.parse_args(argv)
-    started = time.perf_counter()
-    history = asyncio.run(record(options.out))
-    if options.check:
-        asyncio.run(replay(history))
-    size = options.out.stat().st_size
-    print(
-        f"recorded {len(history.events)} events ({size:,} bytes) of workflow "
-        f"{history.workflow_id} → {options.out} in {time.perf_counter() - started:.1f} s"
-        + (" · replays cleanly" if options.check else "")
+    parser.add_argument(
+        "--scenario", choices=sorted(SCENARIOS), action="append", help="record only this one"
     )
+    parser.add_argument("--check", action="store_true", help="replay what was recorded")
+    options = parser.parse_args(argv)
+    asyncio.run(_main(options.scenario or list(SCENARIOS), check=options.check))
     return 0
 
 

@@ -24,13 +24,16 @@ def compact(state: AgentState) -> int:
     visible = state.visible_chars()
     if visible <= budget:
         return 0
+    # The folded outputs are the oldest: they go first, as one block.
+    saving = state.pending_saving
+    elided = state.elide_pending()
+    visible -= saving
     candidates = [
         i for i, e in enumerate(state.transcript) if e.kind in COMPACTABLE and not e.elided
     ]
     keep = state.budgets.keep_recent_outputs
     if keep:
         candidates = candidates[:-keep]
-    elided = 0
     for index in candidates:
         if visible <= budget:
             break

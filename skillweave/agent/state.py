@@ -5,13 +5,12 @@ stored in the artifact store (``runs/{run}/transcript/{seq}.json``) with its siz
 the short summary the model sees once the entry is compacted. It never holds what the scripts
 printed or the files the agent read.
 
-Nor does it grow with the number of turns: entries that can no longer change (the model's and
-the user's messages, skill content, outputs already elided) are *folded* off the front of
-``transcript`` into two numbers, ``folded`` and ``folded_chars``, and compaction state is one
-boundary, ``elide_before``: every compactable output below it whose summary is shorter than its
-text is elided (compaction elides oldest first, so that set is always such a prefix). The model
-call rebuilds its view from the store with that rule, so a job of any length carries a state
-bounded by its transcript budget.
+Nor does it grow with the number of turns: the front of ``transcript`` is *folded* into a few
+numbers (``folded``, ``folded_chars``, and the outputs among them not elided yet), and the
+compaction state is one boundary, ``elide_before``: every compactable output below it whose
+summary is shorter than its text is elided (compaction elides oldest first, so that set is
+always such a prefix). A model call rebuilds its view from the store with that rule, so a job
+of any length carries a window of at most :data:`FOLD_AT` entries.
 
 The loop (``skillweave.agent.loop``) is the only writer; engines read it for status, and it
 serializes to JSON with the same pydantic round-trip in both engines.
@@ -143,6 +142,11 @@ class AgentState(BaseModel):
     elide_before: int = Field(
         default=0, ge=0, description="Elidable outputs below this seq are elided."
     )
+    pending_outputs: int = Field(
+        default=0, ge=0, description="Folded outputs not elided yet (compaction's first pick)."
+    )
+    pending_saving: int = Field(default=0, ge=0, description="Characters eliding them saves.")
+    pending_last_seq: int = Field(default=-1, description="The last of them.")
     inputs: list[ArtifactRef] = Field(
         default_factory=list, description="Files given with the task."
     )
@@ -186,22 +190,41 @@ class AgentState(BaseModel):
         )
 
     def fold(self) -> int:
-        """Fold the settled front of the window into counters; how many entries were folded.
+        """Fold the front of the window into counters; how many entries were folded.
 
-        Settled: everything before the first output that compaction may still elide. Runs only
-        once the window passes :data:`FOLD_AT` entries, so short jobs keep their whole window.
+        Runs once the window passes :data:`FOLD_AT` entries and folds it down to half of
+        that, keeping the latest ``keep_recent_outputs`` outputs in the window (compaction
+        never elides those). A folded output that is not elided yet joins the *pending* block:
+        compaction elides that whole block first, before any output of the window (it is the
+        oldest), so "every elidable output below ``elide_before``" stays the elided set.
         """
-        if len(self.transcript) <= FOLD_AT:
+        window = self.transcript
+        if len(window) <= FOLD_AT:
             return 0
-        count = 0
-        chars = 0
-        for entry in self.transcript:
-            if elidable(entry) and not entry.elided:
-                break
-            count += 1
-            chars += len(entry.summary) if entry.elided else entry.chars
+        count = len(window) - FOLD_AT // 2
+        keep = self.budgets.keep_recent_outputs
+        if keep:
+            outputs = [i for i, e in enumerate(window) if e.kind in COMPACTABLE and not e.elided]
+            if outputs:
+                count = min(count, outputs[-keep] if len(outputs) >= keep else outputs[0])
+        for entry in window[:count]:
+            if entry.elided:
+                self.folded_chars += len(entry.summary)
+                continue
+            self.folded_chars += entry.chars
+            if elidable(entry):
+                self.pending_outputs += 1
+                self.pending_saving += entry.chars - len(entry.summary)
+                self.pending_last_seq = entry.seq
+        del window[:count]
+        self.folded += count
+        return count
+
+    def elide_pending(self) -> int:
+        """Elide the folded outputs still shown in full (all at once); how many there were."""
+        count = self.pending_outputs
         if count:
-            del self.transcript[:count]
-            self.folded += count
-            self.folded_chars += chars
+            self.folded_chars -= self.pending_saving
+            self.elide_before = max(self.elide_before, self.pending_last_seq + 1)
+            self.pending_outputs = self.pending_saving = 0
         return count

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from skillweave.agent import AgentSpec, Budgets, compact
 from skillweave.agent.state import (
+    COMPACTABLE,
     FOLD_AT,
     AgentState,
     EntryKind,
@@ -100,7 +101,7 @@ def test_the_elided_set_is_exactly_the_elidable_entries_below_the_boundary(
                 if state.visible_chars() > budget:
                     # Over budget only when nothing more may go: every output still shown
                     # in full is kept (one of the latest `keep`) or would not get shorter.
-                    pending = [e for e in window if e.kind in {"resource", "script", "tool"}]
+                    pending = [e for e in window if e.kind in COMPACTABLE]
                     pending = [e for e in pending if not e.elided]
                     movable = pending[:-keep] if keep else pending
                     assert not any(elidable(e) for e in movable)
@@ -112,15 +113,22 @@ def test_the_elided_set_is_exactly_the_elidable_entries_below_the_boundary(
                 assert state.transcript == window[folded:]
                 if len(window) <= FOLD_AT:
                     assert folded == 0
-                # Only settled entries leave the window: nothing compaction may still change.
-                assert all(e.elided or not elidable(e) for e in window[:folded])
+                else:
+                    assert len(state.transcript) >= FOLD_AT // 2
+                # The latest outputs compaction must keep stay in the window.
+                keep = state.budgets.keep_recent_outputs
+                outputs = [e for e in window if e.kind in COMPACTABLE and not e.elided]
+                if keep:
+                    assert all(e in state.transcript for e in outputs[-keep:])
         for entry in state.transcript:
             ever[entry.seq] = entry
         assert state.folded + len(state.transcript) == len(ever) == state.next_seq
         assert [e.seq for e in state.transcript] == list(range(state.folded, state.next_seq))
-        elided = {seq for seq, e in ever.items() if e.elided}
-        assert elided == {
-            seq for seq, e in ever.items() if elidable(e) and seq < state.elide_before
+        # The window's flags follow the rule; folded entries have no flags, only the rule
+        # (checked through the visible size below, which counts them by it).
+        window_elided = {e.seq for e in state.transcript if e.elided}
+        assert window_elided == {
+            e.seq for e in state.transcript if elidable(e) and e.seq < state.elide_before
         }
         assert state.visible_chars() == sum(
             _seen_chars(e, state.elide_before) for e in ever.values()
@@ -128,24 +136,37 @@ def test_the_elided_set_is_exactly_the_elidable_entries_below_the_boundary(
     target(float(state.folded), label="entries folded")  # steer towards long, folding runs
 
 
-def test_folding_waits_for_a_full_window_and_stops_at_the_first_unsettled_output() -> None:
-    state = AgentState(job_id="fold", task="t")
+def test_folding_keeps_recent_outputs_and_compaction_elides_the_folded_ones_first() -> None:
+    state = AgentState(job_id="fold", task="t", budgets=Budgets(keep_recent_outputs=1))
     for seq in range(FOLD_AT):
-        state.transcript.append(TranscriptEntry(seq=seq, role="user", kind="user", chars=10))
+        kind = "resource" if seq == 3 else "user"
+        state.transcript.append(
+            TranscriptEntry(
+                seq=seq,
+                role="tool" if kind == "resource" else "user",
+                kind=kind,
+                chars=500,
+                summary="x" if kind == "resource" else "",
+            )
+        )
     assert state.fold() == 0  # a window of FOLD_AT entries is kept whole
-    output = TranscriptEntry(seq=FOLD_AT, role="tool", kind="resource", chars=500, summary="x")
-    state.transcript.append(output)
-    state.transcript.append(
-        TranscriptEntry(seq=FOLD_AT + 1, role="assistant", kind="assistant", chars=7)
-    )
+    latest = TranscriptEntry(seq=FOLD_AT, role="tool", kind="resource", chars=500, summary="y")
+    state.transcript.append(latest)
+    before = state.visible_chars()
 
-    assert state.fold() == FOLD_AT
-    assert state.transcript[0] == output
-    assert (state.folded, state.folded_chars, state.next_seq) == (
-        FOLD_AT,
-        10 * FOLD_AT,
-        FOLD_AT + 2,
-    )
+    folded = state.fold()
+    assert folded == FOLD_AT + 1 - FOLD_AT // 2
+    assert latest in state.transcript  # the latest output stays where compaction keeps it
+    assert (state.pending_outputs, state.pending_last_seq) == (1, 3)
+    assert state.visible_chars() == before
+
+    # Over budget: the folded output (seq 3) goes first, as the oldest; the latest is kept.
+    state.budgets = Budgets(transcript_chars=before - 10, keep_recent_outputs=1)
+    assert compact(state) == 1
+    assert state.elide_before == 4
+    assert state.visible_chars() == before - 499
+    assert state.pending_outputs == 0
+    assert not state.transcript[-1].elided
 
 
 # --- (b) a long job: bounded state, and every model call sees the rule's view ---------------

@@ -1,17 +1,19 @@
 """Determinism: recorded workflow histories replay against today's workflow code.
 
-``tests/data/histories/demo.json`` is the demo job (``examples/demo``) run as an
-``AgentWorkflow`` on a real dev server (``bench/record_history.py``). Replaying it needs no
-server: the ``Replayer`` feeds the recorded events to the workflow code in this process, with
-the worker's data converter and sandbox, and fails on the first command that differs from the
-history (an activity added, removed, renamed or reordered; a timer; a search-attribute upsert).
-A workflow change that fails here would break every job running when it is deployed: gate it
-with ``workflow.patched`` or re-record the history on purpose (tests/data/histories/README.md).
+``tests/data/histories/*.json`` are real jobs run as ``AgentWorkflow`` on a real dev server
+(``bench/record_history.py``): the demo job, and a conversation that continues as new and
+takes a signal, an update and timers (see the README there). Replaying needs no server: the
+``Replayer`` feeds the recorded events to the workflow code in this process, with the worker's
+data converter and sandbox, and fails on the first command that differs from the history (an
+activity added, removed, renamed or reordered; a timer; a search-attribute upsert; a
+continue-as-new). A workflow change that fails here would break every job running when it is
+deployed: gate it with ``workflow.patched`` or re-record the histories on purpose.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +28,26 @@ from workflows.agent import AgentWorkflow
 from workflows.worker import sandbox_runner
 
 HISTORIES = Path(__file__).resolve().parents[1] / "data" / "histories"
-GOLDEN = ("demo.json",)
+GOLDEN = sorted(path.name for path in HISTORIES.glob("*.json"))
+
+ACTIVITIES = {
+    "prepare_catalog",
+    "invoke_model",
+    "load_skill",
+    "read_skill_resource",
+    "run_skill_script",
+    "search_skills",
+    "record_transcript",
+}
 
 
-def _events(name: str) -> dict[str, Any]:
+def _data(name: str) -> dict[str, Any]:
     return json.loads((HISTORIES / name).read_text(encoding="utf-8"))
 
 
-def _history(data: dict[str, Any]) -> WorkflowHistory:
-    return WorkflowHistory.from_json(workflow_id("golden-demo"), data)
+def _history(name: str, data: dict[str, Any]) -> WorkflowHistory:
+    job = re.sub(r"-\d+$", "", Path(name).stem)  # conversation-2.json: run 2 of the job
+    return WorkflowHistory.from_json(workflow_id(f"golden-{job}"), data)
 
 
 def _replayer() -> Replayer:
@@ -45,27 +58,46 @@ def _replayer() -> Replayer:
     )
 
 
+def _scheduled(data: dict[str, Any]) -> list[str]:
+    return [
+        event["activityTaskScheduledEventAttributes"]["activityType"]["name"]
+        for event in data["events"]
+        if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"
+    ]
+
+
 @pytest.mark.parametrize("name", GOLDEN)
 async def test_a_recorded_history_replays_against_the_workflow_code(name: str) -> None:
-    data = _events(name)
-    scheduled = [
-        e["activityTaskScheduledEventAttributes"]["activityType"]["name"]
-        for e in data["events"]
-        if e["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"
-    ]
-    # The history is the whole demo job, not a stub: seven model turns and both scripts.
-    assert scheduled.count("invoke_model") == 7
-    assert scheduled.count("run_skill_script") == 2
-    assert data["events"][-1]["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
-
-    result = await _replayer().replay_workflow(_history(data))
+    result = await _replayer().replay_workflow(_history(name, _data(name)))
 
     assert result.replay_failure is None
 
 
+def test_the_histories_cover_every_activity_and_interaction() -> None:
+    """Re-recording must not quietly lose what the histories guard."""
+    assert "demo.json" in GOLDEN
+    demo = _data("demo.json")
+    assert _scheduled(demo).count("invoke_model") == 7
+    assert _scheduled(demo).count("run_skill_script") == 2
+    assert demo["events"][-1]["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
+
+    histories = [_data(name) for name in GOLDEN]
+    assert {a for data in histories for a in _scheduled(data)} == ACTIVITIES
+    kinds = {event["eventType"] for data in histories for event in data["events"]}
+    assert {
+        "EVENT_TYPE_TIMER_STARTED",
+        "EVENT_TYPE_TIMER_CANCELED",
+        "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED",
+        "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED",
+        "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED",
+        "EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW",
+        "EVENT_TYPE_WORKFLOW_EXECUTION_FAILED",
+    } <= kinds
+
+
 async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None:
     """The guard has teeth: one renamed activity in the history is a nondeterminism error."""
-    data = _events("demo.json")
+    data = _data("demo.json")
     for event in data["events"]:
         if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
             attributes = event["activityTaskScheduledEventAttributes"]
@@ -76,4 +108,4 @@ async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None
         pytest.fail("the demo history has no read_skill_resource activity")
 
     with pytest.raises(NondeterminismError, match="read_skill_resource"):
-        await _replayer().replay_workflow(_history(data))
+        await _replayer().replay_workflow(_history("demo.json", data))
