@@ -13,6 +13,7 @@ across the boundary.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Final
 
 from temporalio.client import Client
@@ -56,6 +57,12 @@ def build_worker(
     Run it with ``await worker.run()`` or ``async with worker:``.
     """
     worker_options.setdefault("workflow_runner", sandbox_runner())
+    # Heartbeats carry cancellation to a running activity; the SDK would otherwise send them at
+    # most every 80 % of the heartbeat timeout, so a cancelled script run would keep going for
+    # up to 24 s with the default 30 s timeout.
+    worker_options.setdefault(
+        "max_heartbeat_throttle_interval", timedelta(seconds=heartbeat_seconds)
+    )
     return Worker(
         client,
         task_queue=task_queue,

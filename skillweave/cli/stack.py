@@ -235,6 +235,12 @@ async def _stop(process: subprocess.Popen[bytes], *, grace: float = STOP_GRACE_S
     await asyncio.to_thread(process.wait)
 
 
+DEV_SERVER_TUNING: Final = {"history.transferProcessorMaxPollRPS": 1000}
+"""The dev server hands tasks to workers at most 20 times a second per shard by default (and
+it has one shard), which makes every activity round trip 50 ms; raised, a step of a job costs
+about a third of that (docs/BENCHMARKS.md, "Temporal engine")."""
+
+
 @contextlib.asynccontextmanager
 async def dev_server(
     *,
@@ -288,7 +294,7 @@ async def dev_server(
         ui_port=ui_port,
         namespace=namespace,
         db_file=db_file,
-        dynamic_config=dynamic_config or {},
+        dynamic_config={**DEV_SERVER_TUNING, **(dynamic_config or {})},
     )
     host = "localhost" if ip in ("0.0.0.0", "127.0.0.1") else ip
     server = DevServer(

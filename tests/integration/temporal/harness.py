@@ -28,6 +28,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
 from skillweave.agent.events import AgentEvent
+from skillweave.cli.stack import DEV_SERVER_TUNING
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
 from skillweave.engines.contract import (
@@ -194,7 +195,10 @@ async def start_dev_server(
         dev_server_existing_path=str(TEMPORAL_CLI),
         data_converter=data_converter(store),
         search_attributes=list(SEARCH_ATTRIBUTES),
-        dev_server_extra_args=list(extra_args),
+        dev_server_extra_args=[
+            *(f"--dynamic-config-value={k}={v}" for k, v in DEV_SERVER_TUNING.items()),
+            *extra_args,
+        ],
     )
 
 
