@@ -61,6 +61,8 @@ def _when(moment: datetime | None) -> str:
     return moment.astimezone().strftime("%m-%d %H:%M:%S") if moment is not None else ""
 
 
+_WIDE = 110
+"""A console this wide shows when each job started too."""
 _ENDED = ("completed", "failed", "cancelled", "budget_exhausted")
 
 
@@ -106,23 +108,24 @@ def list_runs(
     if not rows:
         out.print("no jobs" + (" match" if agent or phase or skill else ""))
         return
+    wide = out.width >= _WIDE
     table = Table(box=None, pad_edge=False)
     for column in ("job", "state", "agent", "turns", "tokens"):
-        table.add_column(
-            column, no_wrap=True, justify="right" if column in ("turns", "tokens") else "left"
-        )
-    table.add_column("skills", overflow="fold", ratio=1, min_width=12)
-    table.add_column("started", no_wrap=True)
+        right = column in ("turns", "tokens")
+        table.add_column(column, no_wrap=True, justify="right" if right else "left")
+    table.add_column("skills", overflow="fold", ratio=1)
+    if wide:
+        table.add_column("started", no_wrap=True)
     for row in rows:
-        table.add_row(
+        cells = [
             row.job_id,
             _state(row),
             row.agent or "",
             "" if row.turns is None else str(row.turns),
             "" if row.tokens is None else f"{row.tokens:,}",
-            ", ".join(row.active_skills),
-            _when(row.start_time),
-        )
+            " ".join(row.active_skills),
+        ]
+        table.add_row(*cells, *([_when(row.start_time)] if wide else []))
     out.print(table)
 
 
