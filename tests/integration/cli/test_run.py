@@ -193,17 +193,17 @@ turns:
     assert "finished   failed" in done.stderr
 
 
-def test_temporal_engine_is_refused_with_what_to_do(tmp_path: Path) -> None:
-    done = _skillweave(tmp_path, "run", "anything", "--engine", "temporal")
-    assert done.returncode == 2
-    assert done.stdout == ""
-    assert "--engine temporal" in done.stderr
-    assert "use --engine direct" in done.stderr
+def test_the_temporal_engine_without_a_server_says_how_to_start_one(tmp_path: Path) -> None:
+    env = {"WORKFLOW__TEMPORAL_ADDRESS": "127.0.0.1:9"}  # nothing listens there
+    done = _skillweave(tmp_path, "run", "anything", "--engine", "temporal", env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot reach Temporal at 127.0.0.1:9" in done.stderr
+    assert "skillweave dev" in done.stderr
     from_settings = _skillweave(
-        tmp_path, "run", "anything", env={"WORKFLOW__EXECUTION_ENGINE": "temporal"}
+        tmp_path, "run", "anything", env={**env, "WORKFLOW__EXECUTION_ENGINE": "temporal"}
     )
     assert from_settings.returncode == 2
-    assert "WORKFLOW__EXECUTION_ENGINE=direct" in from_settings.stderr
+    assert "skillweave dev" in from_settings.stderr
 
 
 def test_bad_agent_file_is_named_in_the_error(tmp_path: Path) -> None:
