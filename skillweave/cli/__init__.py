@@ -579,6 +579,11 @@ def _run_job(
         "out_dir": out_dir,
     }
 
+    if engine != "direct":
+        from skillweave.engines.temporal import configure_logging
+
+        configure_logging(verbose=False)
+
     async def direct() -> JobRun:
         with shown.live():
             return await run_job(settings, registry=registry, model=model, **job)
@@ -848,7 +853,9 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     import asyncio
 
     from skillweave.cli.stack import WorkerInfo, serve_worker
+    from skillweave.engines.temporal import configure_logging
 
+    configure_logging(verbose=True)
     settings = get_settings()
     chosen = _worker_model(model, dev=False)
     registry = _registry(dirs)
@@ -894,7 +901,9 @@ def dev(
 
     from skillweave.cli.run import interrupt_cancels
     from skillweave.cli.stack import EmbeddedStack, embedded_stack
+    from skillweave.engines.temporal import configure_logging
 
+    configure_logging(verbose=True)
     if ephemeral and db_file is not None:
         raise _fail("--ephemeral and --db-file exclude each other", code=2)
     settings = get_settings()
@@ -938,7 +947,7 @@ def dev(
             db_file=state,
         ) as stack:
             ready(stack)
-            with interrupt_cancels(asyncio.current_task()):
+            with interrupt_cancels(asyncio.current_task(), stop=True):
                 await asyncio.Event().wait()
 
     try:

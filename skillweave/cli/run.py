@@ -223,25 +223,30 @@ class JobRun:
 
 
 @contextlib.contextmanager
-def interrupt_cancels(task: asyncio.Task[object] | None) -> Iterator[None]:
-    """Ctrl-C cancels `task`, also while an in-process manager runs.
+def interrupt_cancels(task: asyncio.Task[object] | None, *, stop: bool = False) -> Iterator[None]:
+    """Ctrl-C cancels `task`, also while an in-process manager runs; with `stop`, SIGTERM
+    does too (a service stopped by its supervisor shuts down in order).
 
     uvicorn (under the in-process manager) takes SIGINT for itself and would stop the manager
     under the running job; this handler comes later, so Ctrl-C cancels the job instead and the
     manager is stopped in order, after it.
     """
     loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM) if stop else (signal.SIGINT,)
+    installed: list[signal.Signals] = []
     try:
         if task is None:
             raise NotImplementedError
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        for number in signals:
+            loop.add_signal_handler(number, task.cancel)
+            installed.append(number)
     except (NotImplementedError, RuntimeError, ValueError):  # no signals here (thread, OS)
-        yield
-        return
+        pass
     try:
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for number in installed:
+            loop.remove_signal_handler(number)
 
 
 @dataclass(frozen=True)

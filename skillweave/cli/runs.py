@@ -44,8 +44,9 @@ def _on_engine(work: Callable[[TemporalEngine], Awaitable[_T]]) -> _T:
     from skillweave.cli import _errors
     from skillweave.cli.run import store_of
     from skillweave.config import get_settings
-    from skillweave.engines.temporal import connect_engine
+    from skillweave.engines.temporal import configure_logging, connect_engine
 
+    configure_logging(verbose=False)
     settings = get_settings()
 
     async def main() -> _T:

@@ -111,6 +111,8 @@ def temporal_binary(*, executable: str | None = None, path: str | None = None) -
 def port_is_free(ip: str, port: int) -> bool:
     """Whether a TCP server could listen on `ip`:`port` now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As the server will: a port left in TIME_WAIT by the last server is free to listen on.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((ip, port))
         except OSError:
@@ -314,15 +316,17 @@ async def dev_server(
             start_new_session=True,
             preexec_fn=_own_session if sys.platform == "linux" else None,  # noqa: PLW1509
         )
+    ready = False
     try:
         server = DevServer(**{**server.__dict__, "pid": process.pid})
         await _ready(process, server, time.monotonic() + start_timeout)
+        ready = True
         yield server
     finally:
         # An in-memory server has nothing to save: it is killed rather than waited for.
         grace = STOP_GRACE_SECONDS if db_file is not None else 0.0
         await asyncio.shield(_stop(process, grace=grace))
-        if temporary:
+        if temporary and ready:  # a server that failed to start keeps its log for the reader
             log_file.unlink(missing_ok=True)
 
 
@@ -476,7 +480,7 @@ async def serve_worker(
             task_queue=workflow.task_queue,
             heartbeat_seconds=workflow.worker_heartbeat_seconds,
         )
-        with interrupt_cancels(asyncio.current_task()):
+        with interrupt_cancels(asyncio.current_task(), stop=True):
             async with worker:
                 if on_ready is not None:
                     on_ready(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -47,6 +48,7 @@ from temporalio.exceptions import (
     WorkflowAlreadyStartedError,
 )
 from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
+from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import RPCError, RPCStatusCode
 
 from skillweave.agent.events import AgentEvent
@@ -87,6 +89,7 @@ __all__ = [
     "JobRow",
     "TemporalEngine",
     "activity_timeouts",
+    "configure_logging",
     "connect",
     "connect_engine",
     "details_of",
@@ -179,6 +182,28 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
 def ui_link(base: str, namespace: str, job_id: str) -> str:
     """The Temporal UI page of a job's workflow."""
     return f"{base.rstrip('/')}/namespaces/{namespace}/workflows/{workflow_id(job_id)}"
+
+
+def configure_logging(*, verbose: bool) -> None:
+    """How much the Temporal SDK says on stderr; call before the first client is made.
+
+    A worker (``skillweave worker``, ``skillweave dev``) reports warnings, such as an activity
+    that failed and will be retried; a command that only runs or reads a job shows errors
+    only, since the job's own events say what happened.
+    """
+    level = logging.WARNING if verbose else logging.ERROR
+    logging.getLogger("temporalio").setLevel(level)
+    if verbose and not logging.getLogger().handlers:
+        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    core = "WARN" if verbose else "ERROR"
+    Runtime.set_default(
+        Runtime(
+            telemetry=TelemetryConfig(
+                logging=LoggingConfig(filter=TelemetryFilter(core_level=core, other_level="ERROR"))
+            )
+        ),
+        error_if_already_set=False,
+    )
 
 
 # --- visibility -----------------------------------------------------------------------------
@@ -500,6 +525,8 @@ class TemporalEngine:
             status, reason = "failed", f"terminated: {cause.message}"
         elif isinstance(cause, WorkflowTimeoutError):
             status, reason = "failed", "the workflow timed out"
+        elif isinstance(cause, ApplicationError):
+            status, reason = "failed", f"{cause.type or 'ApplicationError'}: {cause.message}"
         else:
             status, reason = "failed", f"{type(cause).__name__}: {_first_line(cause)}"
         return await self._closed_result(job_id, status=status, reason=reason)

@@ -1,0 +1,589 @@
+"""`TemporalEngine` against a fake Temporal client: what it asks the server and how it maps the
+answers (errors, closed workflows, rejected updates). The engine against a real server and
+worker is tested in tests/integration/temporal."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
+from temporalio.api.taskqueue.v1 import PollerInfo
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse
+from temporalio.client import (
+    WorkflowExecution,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import (
+    ApplicationError,
+    CancelledError,
+    TerminatedError,
+    TimeoutType,
+    WorkflowAlreadyStartedError,
+)
+from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
+from temporalio.service import RPCError, RPCStatusCode
+
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.runtime import ApprovalDecision, ApprovalRequest
+from skillweave.agent.spec import AgentSpec
+from skillweave.config import WorkflowSettings
+from skillweave.engines.base import JobRequest, JobResult
+from skillweave.engines.contract import (
+    SA_ACTIVE_SKILLS,
+    SA_AGENT,
+    SA_PHASE,
+    SA_TOKENS,
+    SA_TURNS,
+    ActivityTimeouts,
+    AgentWorkflowInput,
+    EventPage,
+    JobView,
+    Reply,
+    UserMessage,
+    workflow_id,
+)
+from skillweave.engines.temporal import (
+    JobRow,
+    TemporalEngine,
+    activity_timeouts,
+    details_of,
+    jobs_query,
+    summary_of,
+    ui_link,
+)
+from skillweave.errors import AgentError, ConfigError
+from skillweave.llm.messages import Usage
+
+JOB = "job-1"
+WID = workflow_id(JOB)
+
+
+def _rpc(status: RPCStatusCode, message: str) -> RPCError:
+    return RPCError(message, status, b"")
+
+
+def _event(kind: str, index: int) -> AgentEvent:
+    return AgentEvent(kind=kind, job_id=JOB, turn=index, at=float(index))  # type: ignore[arg-type]
+
+
+def _view(**update: Any) -> JobView:
+    base = JobView(
+        job_id=JOB,
+        agent="demo",
+        task="t",
+        phase="thinking",
+        status="running",
+        turn=3,
+        script_runs=1,
+        usage=Usage(input_tokens=10, output_tokens=5),
+        active_skills={"csv-profiler": "abc"},
+        answer="partial",
+    )
+    return base.model_copy(update=update)
+
+
+@dataclass
+class FakeUpdate:
+    """An update handle: `outcome` None means accepted and still running."""
+
+    outcome: BaseException | Reply | None
+    awaited: bool = False
+
+    @property
+    def _known_outcome(self) -> object | None:
+        return self.outcome
+
+    async def result(self) -> Reply:
+        self.awaited = True
+        if self.outcome is None:
+            await asyncio.Event().wait()  # the model's answer never comes in these tests
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        assert isinstance(self.outcome, Reply)
+        return self.outcome
+
+
+@dataclass
+class FakeServer:
+    """What the fake client answers; every call is recorded."""
+
+    events: list[AgentEvent] = field(default_factory=list)
+    finished: bool = False
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    outcome: BaseException | JobResult | None = None
+    view: JobView | BaseException = field(default_factory=_view)
+    query_error: BaseException | None = None
+    signal_error: BaseException | None = None
+    start_error: BaseException | None = None
+    update: FakeUpdate = field(default_factory=lambda: FakeUpdate(None))
+    update_error: BaseException | None = None
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+
+    def page(self, after: int) -> EventPage:
+        return EventPage(
+            events=tuple(self.events[after:]), next=len(self.events), finished=self.finished
+        )
+
+
+class FakeHandle:
+    def __init__(self, server: FakeServer, wid: str, result_type: type | None) -> None:
+        self.server = server
+        self.id = wid
+        self.result_type = result_type
+
+    async def result(self) -> JobResult:
+        await self.server.closed.wait()
+        if isinstance(self.server.outcome, BaseException):
+            raise self.server.outcome
+        assert self.server.outcome is not None
+        return self.server.outcome
+
+    async def query(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self.server.calls.append((f"query:{name}", args))
+        if self.server.query_error is not None:
+            raise self.server.query_error
+        if name == "events":
+            return self.server.page(args[0])
+        if isinstance(self.server.view, BaseException):
+            raise self.server.view
+        return self.server.view
+
+    async def signal(self, name: str, arg: Any) -> None:
+        self.server.calls.append((f"signal:{name}", arg))
+        if self.server.signal_error is not None:
+            raise self.server.signal_error
+        if name == "cancel":
+            self.server.closed.set()
+
+    async def start_update(self, name: str, arg: Any, **kwargs: Any) -> FakeUpdate:
+        self.server.calls.append((f"update:{name}", arg))
+        if self.server.update_error is not None:
+            raise self.server.update_error
+        return self.server.update
+
+
+class FakeClient:
+    namespace = "default"
+
+    def __init__(self, server: FakeServer) -> None:
+        self.server = server
+        self.listed: list[WorkflowExecution] = []
+
+    def get_workflow_handle(self, wid: str, *, result_type: type | None = None) -> FakeHandle:
+        return FakeHandle(self.server, wid, result_type)
+
+    async def start_workflow(self, name: str, arg: Any, **kwargs: Any) -> FakeHandle:
+        self.server.calls.append(("start", (name, arg, kwargs)))
+        if self.server.start_error is not None:
+            raise self.server.start_error
+        return FakeHandle(self.server, kwargs["id"], None)
+
+    def list_workflows(self, query: str, *, limit: int) -> Any:
+        self.server.calls.append(("list", (query, limit)))
+
+        async def rows() -> Any:
+            for execution in self.listed[:limit]:
+                yield execution
+
+        return rows()
+
+
+@pytest.fixture
+def server() -> FakeServer:
+    return FakeServer()
+
+
+@pytest.fixture
+def engine(server: FakeServer) -> TemporalEngine:
+    return TemporalEngine(
+        FakeClient(server),  # type: ignore[arg-type]
+        task_queue="tq",
+        catalog_mode="auto",
+        catalog_top_k=5,
+        timeouts=ActivityTimeouts(model_seconds=7),
+        poll_seconds=0.01,
+    )
+
+
+def _calls(server: FakeServer, prefix: str) -> list[Any]:
+    return [arg for name, arg in server.calls if name.startswith(prefix)]
+
+
+# --- start ---------------------------------------------------------------------------------
+
+
+async def test_start_names_the_workflow_by_job_and_labels_it(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    spec = AgentSpec(name="analyst", skills=("data-toolkit",))
+    request = JobRequest(job_id=JOB, task="Profile\nthe file", agent=spec)
+    assert await engine.start(request) == JOB
+    ((name, start, options),) = _calls(server, "start")
+    assert name == "AgentWorkflow"
+    assert start == AgentWorkflowInput(
+        request=request,
+        catalog_mode="auto",
+        catalog_top_k=5,
+        timeouts=ActivityTimeouts(model_seconds=7),
+    )
+    assert options["id"] == WID
+    assert options["task_queue"] == "tq"
+    assert options["id_reuse_policy"] == WorkflowIDReusePolicy.REJECT_DUPLICATE
+    assert options["static_summary"] == "analyst: Profile the file"
+    assert "`data-toolkit`" in options["static_details"]
+    assert options["search_attributes"] == TypedSearchAttributes(
+        [SearchAttributePair(SA_AGENT, "analyst"), SearchAttributePair(SA_PHASE, "starting")]
+    )
+
+
+async def test_a_job_id_used_before_is_refused(engine: TemporalEngine, server: FakeServer) -> None:
+    server.start_error = WorkflowAlreadyStartedError(WID, "AgentWorkflow")
+    with pytest.raises(AgentError, match="job 'job-1' already exists"):
+        await engine.start(JobRequest(job_id=JOB, task="t"))
+
+
+async def test_a_server_without_the_search_attributes_says_how_to_add_them(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    server.start_error = _rpc(
+        RPCStatusCode.INVALID_ARGUMENT,
+        "Namespace default has no mapping defined for search attribute SkillweaveAgent",
+    )
+    with pytest.raises(ConfigError, match="skillweave dev` registers them"):
+        await engine.start(JobRequest(job_id=JOB, task="t"))
+
+
+def test_summary_is_one_line_of_at_most_200_chars() -> None:
+    request = JobRequest(job_id=JOB, task="word\n" * 100, agent=AgentSpec(name="a"))
+    summary = summary_of(request)
+    assert "\n" not in summary
+    assert len(summary) == 200
+    assert summary.startswith("a: word word")
+    assert summary.endswith("…")
+
+
+def test_details_name_task_agent_skills_and_limits() -> None:
+    spec = AgentSpec(name="a", description="Does things.", skills=("x", "y"))
+    details = details_of(JobRequest(job_id=JOB, task="Do it", agent=spec))
+    assert "**Task:** Do it" in details
+    assert "**Agent:** `a` — Does things." in details
+    assert "**Skills allowed:** `x`, `y`" in details
+    assert f"{spec.limits.max_turns} turns" in details
+    assert "all enabled" in details_of(JobRequest(job_id=JOB, task="t"))
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+async def test_events_are_read_by_absolute_index_until_job_finished(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    server.events = [_event("job_started", 0), _event("model_called", 1)]
+    seen: list[str] = []
+
+    async def more() -> None:
+        while len(seen) < 2:
+            await asyncio.sleep(0.005)
+        server.events += [_event("job_finished", 2), _event("answered", 3)]
+
+    feeder = asyncio.create_task(more())
+    async for event in engine.events(JOB):
+        seen.append(event.kind)
+    await feeder
+    assert seen == ["job_started", "model_called", "job_finished"]
+    afters = [args[0] for args in _calls(server, "query:events")]
+    assert afters[0] == 0
+    assert set(afters[1:]) <= {2}
+
+
+async def test_events_from_an_index(engine: TemporalEngine, server: FakeServer) -> None:
+    server.events = [_event("job_started", 0), _event("model_called", 1), _event("job_finished", 2)]
+    assert [e.turn async for e in engine.events(JOB, after=1)] == [1, 2]
+
+
+async def test_events_stop_when_the_workflow_closed_without_job_finished(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    server.events = [_event("job_started", 0)]
+    server.outcome = TerminatedError("by ops")
+
+    async def close() -> None:
+        await asyncio.sleep(0.03)
+        server.events.append(_event("model_called", 1))
+        server.closed.set()
+
+    closer = asyncio.create_task(close())
+
+    async def read() -> list[str]:
+        return [event.kind async for event in engine.events(JOB)]
+
+    kinds = await asyncio.wait_for(read(), timeout=2)
+    await closer
+    assert kinds == ["job_started", "model_called"]
+
+
+async def test_events_of_an_unknown_job(engine: TemporalEngine, server: FakeServer) -> None:
+    server.query_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow not found for ID: x")
+    with pytest.raises(AgentError, match="no job 'job-1'"):
+        [event async for event in engine.events(JOB)]
+
+
+async def test_a_query_nobody_answers_names_the_task_queue(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    server.query_error = _rpc(RPCStatusCode.DEADLINE_EXCEEDED, "Timeout expired")
+    with pytest.raises(AgentError, match=r"no worker answered.*task queue 'tq'"):
+        await engine.status(JOB)
+
+
+# --- send, ask, approve, cancel ------------------------------------------------------------
+
+
+async def test_send_returns_once_accepted(engine: TemporalEngine, server: FakeServer) -> None:
+    await asyncio.wait_for(engine.send(JOB, "more please"), timeout=1)
+    assert _calls(server, "update:send_message") == [UserMessage(text="more please")]
+    assert not server.update.awaited
+
+
+async def test_a_refused_message_gives_the_workflows_reason(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    server.update = FakeUpdate(WorkflowUpdateFailedError(ApplicationError("the message is empty")))
+    with pytest.raises(AgentError, match="message refused: the message is empty"):
+        await engine.send(JOB, " ")
+
+
+async def test_ask_waits_for_the_reply(engine: TemporalEngine, server: FakeServer) -> None:
+    reply = Reply(job_id=JOB, turn=4, status="running", text="done")
+    server.update = FakeUpdate(reply)
+    assert await engine.ask(JOB, "and?", reply_to_turn=3) == reply
+    assert _calls(server, "update:") == [UserMessage(text="and?", reply_to_turn=3)]
+
+
+async def test_send_to_an_ended_job(engine: TemporalEngine, server: FakeServer) -> None:
+    server.update_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow execution already completed")
+    with pytest.raises(AgentError, match="job 'job-1' has ended"):
+        await engine.send(JOB, "hi")
+
+
+async def test_approve_needs_a_waiting_approval(engine: TemporalEngine, server: FakeServer) -> None:
+    decision = ApprovalDecision(approved=True)
+    with pytest.raises(AgentError, match="not waiting for an approval"):
+        await engine.approve(JOB, decision)
+    server.view = _view(
+        awaiting_approval=ApprovalRequest(
+            seq=4, skill="s", script="scripts/x.py", timeout_seconds=60
+        )
+    )
+    await engine.approve(JOB, decision)
+    assert _calls(server, "signal:approve") == [decision]
+
+
+async def test_cancel_signals_and_waits_for_the_workflow_to_close(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    server.outcome = JobResult(job_id=JOB, status="cancelled", reason="enough")
+    await asyncio.wait_for(engine.cancel(JOB, reason="enough"), timeout=1)
+    assert _calls(server, "signal:cancel") == ["enough"]
+    assert server.closed.is_set()
+
+
+async def test_cancel_leaves_an_ended_job_alone(engine: TemporalEngine, server: FakeServer) -> None:
+    server.signal_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow execution already completed")
+    await asyncio.wait_for(engine.cancel(JOB), timeout=1)
+
+
+# --- result ----------------------------------------------------------------------------------
+
+
+def _closed(server: FakeServer, outcome: BaseException | JobResult) -> None:
+    server.outcome = outcome
+    server.closed.set()
+
+
+async def test_result_of_a_completed_job(engine: TemporalEngine, server: FakeServer) -> None:
+    done = JobResult(job_id=JOB, status="completed", answer="hi", turns=2)
+    _closed(server, done)
+    assert await engine.result(JOB) == done
+
+
+@pytest.mark.parametrize(
+    ("kind", "status"), [("BudgetExhausted", "budget_exhausted"), ("JobFailed", "failed")]
+)
+async def test_result_of_a_failed_workflow_comes_from_its_details(
+    engine: TemporalEngine, server: FakeServer, kind: str, status: str
+) -> None:
+    carried = JobResult(job_id=JOB, status=status, reason="why", turns=9)  # type: ignore[arg-type]
+    failure = ApplicationError("why", carried.model_dump(mode="json"), type=kind)
+    _closed(server, WorkflowFailureError(cause=failure))
+    assert await engine.result(JOB) == carried
+
+
+async def test_a_natively_cancelled_workflow_is_a_cancelled_job_with_its_counts(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    _closed(server, WorkflowFailureError(cause=CancelledError("Workflow cancelled")))
+    result = await engine.result(JOB)
+    assert result.status == "cancelled"
+    assert result.turns == 3
+    assert result.usage.input_tokens == 10
+    assert result.active_skills == {"csv-profiler": "abc"}
+
+
+@pytest.mark.parametrize(
+    ("cause", "reason"),
+    [
+        (TerminatedError("by ops"), "terminated: by ops"),
+        (
+            WorkflowTimeoutError("t", type=TimeoutType.START_TO_CLOSE, last_heartbeat_details=[]),
+            "the workflow timed out",
+        ),
+        (ApplicationError("boom", type="KeyError"), "KeyError: boom"),
+    ],
+)
+async def test_a_workflow_closed_otherwise_is_a_failed_job(
+    engine: TemporalEngine, server: FakeServer, cause: BaseException, reason: str
+) -> None:
+    server.view = _rpc(RPCStatusCode.DEADLINE_EXCEEDED, "Timeout expired")  # no worker left
+    _closed(server, WorkflowFailureError(cause=cause))
+    assert await engine.result(JOB) == JobResult(job_id=JOB, status="failed", reason=reason)
+
+
+# --- visibility ------------------------------------------------------------------------------
+
+
+def test_jobs_query_lists_the_latest_run_of_agent_workflows() -> None:
+    assert jobs_query() == "WorkflowType = 'AgentWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+
+
+def test_jobs_query_filters_by_search_attributes() -> None:
+    query = jobs_query(agent="data.analyst-2", phase="running_script", skill="csv-profiler")
+    assert query.endswith(
+        " AND SkillweaveAgent = 'data.analyst-2' AND SkillweavePhase = 'running_script'"
+        " AND SkillweaveActiveSkills = 'csv-profiler'"
+    )
+
+
+@pytest.mark.parametrize("value", ["a' OR 'x'='x", 'a"b', "a\\b", "two words", "", "x" * 201, "é"])
+def test_jobs_query_refuses_values_that_are_not_names(value: str) -> None:
+    with pytest.raises(ConfigError, match=r"--agent: .* is not a name"):
+        jobs_query(agent=value)
+    with pytest.raises(ConfigError, match="--skill: "):
+        jobs_query(skill=value)
+
+
+def test_jobs_query_refuses_an_unknown_phase() -> None:
+    with pytest.raises(ConfigError, match="--phase: 'sleeping' is not a phase"):
+        jobs_query(phase="sleeping")
+
+
+def _execution(attributes: TypedSearchAttributes, status: WorkflowExecutionStatus) -> Any:
+    start = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    return WorkflowExecution(
+        close_time=None,
+        execution_time=start,
+        history_length=10,
+        id=WID,
+        namespace="default",
+        parent_id=None,
+        parent_run_id=None,
+        root_id=None,
+        root_run_id=None,
+        raw_info=None,  # type: ignore[arg-type]
+        run_id="run-1",
+        search_attributes={},
+        start_time=start,
+        status=status,
+        task_queue="tq",
+        typed_search_attributes=attributes,
+        workflow_type="AgentWorkflow",
+        _context_free_data_converter=None,  # type: ignore[arg-type]
+    )
+
+
+async def test_list_jobs_reads_rows_from_visibility(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    attributes = TypedSearchAttributes(
+        [
+            SearchAttributePair(SA_AGENT, "demo"),
+            SearchAttributePair(SA_PHASE, "thinking"),
+            SearchAttributePair(SA_ACTIVE_SKILLS, ["a", "b"]),
+            SearchAttributePair(SA_TURNS, 4),
+            SearchAttributePair(SA_TOKENS, 1234),
+        ]
+    )
+    client: FakeClient = engine.client  # type: ignore[assignment]
+    client.listed = [
+        _execution(attributes, WorkflowExecutionStatus.RUNNING),
+        _execution(TypedSearchAttributes([]), WorkflowExecutionStatus.TERMINATED),
+    ]
+    rows = await engine.list_jobs(agent="demo", limit=7)
+    assert _calls(server, "list") == [(jobs_query(agent="demo"), 7)]
+    assert rows[0] == JobRow(
+        job_id=JOB,
+        workflow_id=WID,
+        run_id="run-1",
+        status="running",
+        agent="demo",
+        phase="thinking",
+        turns=4,
+        tokens=1234,
+        active_skills=("a", "b"),
+        start_time=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
+    assert rows[1].status == "terminated"
+    assert rows[1].phase is None
+
+
+async def test_workers_counts_recent_pollers(engine: TemporalEngine) -> None:
+    def poller(ago: timedelta) -> PollerInfo:
+        stamp = Timestamp()
+        stamp.FromDatetime(datetime.now(UTC) - ago)
+        return PollerInfo(last_access_time=stamp, identity="w")
+
+    asked: list[Any] = []
+
+    async def describe(request: Any) -> DescribeTaskQueueResponse:
+        asked.append(request)
+        return DescribeTaskQueueResponse(
+            pollers=[poller(timedelta(seconds=1)), poller(timedelta(minutes=10))]
+        )
+
+    engine.client.workflow_service = type("S", (), {"describe_task_queue": staticmethod(describe)})  # type: ignore[misc]
+    assert await engine.workers() == 1
+    assert asked[0].task_queue.name == "tq"
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+def test_activity_timeouts_come_from_the_workflow_settings() -> None:
+    settings = WorkflowSettings(
+        model_timeout_seconds=1,
+        script_timeout_seconds=2,
+        heartbeat_timeout_seconds=3,
+        activity_timeout_seconds=4,
+        activity_max_attempts=5,
+    )
+    assert activity_timeouts(settings) == ActivityTimeouts(
+        model_seconds=1, script_seconds=2, heartbeat_seconds=3, short_seconds=4, max_attempts=5
+    )
+
+
+def test_ui_link() -> None:
+    assert (
+        ui_link("http://localhost:8233/", "default", JOB)
+        == f"http://localhost:8233/namespaces/default/workflows/{WID}"
+    )
