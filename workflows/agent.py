@@ -138,6 +138,8 @@ class AgentWorkflow:
 
     async def _settle(self, job: asyncio.Task[AgentState], start: AgentWorkflowInput) -> JobResult:
         state = self._state
+        if job.cancelled() and self._cancel_reason is not None:
+            state.reason = self._cancel_reason  # the signal's reason, not the loop's generic one
         if not job.cancelled():
             failure = job.exception()
             if isinstance(failure, ToolFailure):
