@@ -114,13 +114,13 @@ class TemporalRuntime:
         self,
         name: str,
         request: BaseModel,
-        result_type: type[_R],
+        result_type: type[_R] | None,
         *,
         summary: str,
         seconds: float,
         heartbeat: bool = False,
         **options: Any,
-    ) -> _R:
+    ) -> Any:
         try:
             return await workflow.execute_activity(
                 name,
@@ -214,12 +214,12 @@ class TemporalRuntime:
         )
 
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
-        await workflow.execute_activity(
+        await self._call(
             "record_transcript",
             RecordInput(run_id=self.state.run_id, writes=writes),
-            start_to_close_timeout=timedelta(seconds=self.timeouts.short_seconds),
-            retry_policy=self._retry(),
+            None,
             summary="record the last messages",
+            seconds=self.timeouts.short_seconds,
         )
 
     # --- time and people -------------------------------------------------------------------

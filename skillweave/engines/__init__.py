@@ -12,8 +12,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillweave.engines.base import Engine, JobRequest, JobResult
-    from skillweave.engines.direct import DirectEngine, DirectRuntime, result_of
+    from skillweave.engines.base import Engine, JobRequest, JobResult, result_of
+    from skillweave.engines.direct import DirectEngine, DirectRuntime
     from skillweave.engines.services import TOOL_SCHEMA_RUN_ID, AgentServices
 
 _EXPORTS = {
@@ -24,7 +24,7 @@ _EXPORTS = {
     "Engine": "skillweave.engines.base",
     "JobRequest": "skillweave.engines.base",
     "JobResult": "skillweave.engines.base",
-    "result_of": "skillweave.engines.direct",
+    "result_of": "skillweave.engines.base",
 }
 
 __all__ = [
