@@ -5,7 +5,8 @@ on their own), and it agrees with the direct engine's ``retry_delay``:
 
 - a ``ModelError`` the provider layer marked ``retryable`` (408/409/429/5xx, connection
   failures) and a full sandbox pool (``PoolExhaustedError``) are retried, after the
-  ``Retry-After`` the server sent when it sent one (``next_retry_delay``);
+  ``Retry-After`` the server sent when it sent one (``next_retry_delay``); a sandbox lost
+  mid-run (``SandboxLostError``) is retried at once, on a fresh sandbox;
 - a sandbox that did not start, a manager that cannot be reached or answered 5xx (any other
   ``SandboxError``: a manager restarting must not fail jobs) and a failing store
   (``StorageError``) are retried under the workflow's retry policy: all are transient;
@@ -39,6 +40,7 @@ from skillweave.errors import (
     ModelError,
     PoolExhaustedError,
     SandboxError,
+    SandboxLostError,
     SkillweaveError,
     StorageError,
 )
@@ -67,6 +69,8 @@ def retry_of(exc: SkillweaveError) -> tuple[bool, float | None]:
             return True, float(after)
         case ExecutionRejectedError() | ExecutionConflictError():
             return _FAIL
+        case SandboxLostError():
+            return True, 0.0  # the manager freed the id; a fresh sandbox is waiting
         case SandboxError():
             return _RETRY
         case ArtifactNotFoundError() | ArtifactIntegrityError() | InvalidKeyError():

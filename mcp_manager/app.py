@@ -25,13 +25,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
 from mcp_manager.executions import ExecutionService, ExecutionState
 from mcp_manager.metrics import ManagerMetrics
-from mcp_manager.pool import WarmPool
+from mcp_manager.pool import SandboxPool, WarmPool
 from skillweave.config import Settings
 from skillweave.errors import (
     ConfigError,
     ExecutionConflictError,
     ExecutionRejectedError,
     PoolExhaustedError,
+    SandboxLostError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.packages import publish_library
@@ -48,7 +49,7 @@ logger = logging.getLogger("skillweave.manager")
 class ManagerState:
     """What the routes share: the pool, the execution service and the metrics."""
 
-    pool: WarmPool
+    pool: SandboxPool
     service: ExecutionService
     metrics: ManagerMetrics
     store: ArtifactStore
@@ -81,23 +82,43 @@ _SECURED = [Depends(_authorized)]
 
 
 def _backend(settings: Settings) -> SandboxBackend:
+    """The process backend of a local or static pool."""
     sandbox = settings.sandbox
-    match sandbox.backend:
-        case "local":
-            return LocalBackend(start_timeout=sandbox.start_timeout_seconds)
-        case "static":
-            if not sandbox.executor_url or sandbox.executor_token is None:
-                raise ConfigError(
-                    "the static sandbox backend needs SANDBOX__EXECUTOR_URL and "
-                    "SANDBOX__EXECUTOR_TOKEN"
-                )
-            return StaticBackend(
-                url=sandbox.executor_url,
-                token=sandbox.executor_token.get_secret_value(),
-                start_timeout=sandbox.start_timeout_seconds,
-            )
-        case "kubernetes":
-            raise ConfigError("the kubernetes sandbox backend is not available yet")
+    if sandbox.backend != "static":
+        return LocalBackend(start_timeout=sandbox.start_timeout_seconds)
+    if not sandbox.executor_url or sandbox.executor_token is None:
+        raise ConfigError(
+            "the static sandbox backend needs SANDBOX__EXECUTOR_URL and SANDBOX__EXECUTOR_TOKEN"
+        )
+    return StaticBackend(
+        url=sandbox.executor_url,
+        token=sandbox.executor_token.get_secret_value(),
+        start_timeout=sandbox.start_timeout_seconds,
+    )
+
+
+def _pool(
+    settings: Settings, backend: SandboxBackend | None, metrics: ManagerMetrics
+) -> SandboxPool:
+    sandbox = settings.sandbox
+    if backend is None and sandbox.backend == "kubernetes":
+        from mcp_manager.kubernetes import KubernetesPool  # the client loads only when used
+
+        return KubernetesPool(
+            sandbox.kubernetes,
+            target=sandbox.pool_target,
+            maximum=sandbox.pool_max,
+            claim_timeout=sandbox.claim_timeout_seconds,
+            start_timeout=sandbox.start_timeout_seconds,
+            metrics=metrics,
+        )
+    return WarmPool(
+        backend if backend is not None else _backend(settings),
+        target=sandbox.pool_target,
+        maximum=sandbox.pool_max,
+        claim_timeout=sandbox.claim_timeout_seconds,
+        metrics=metrics,
+    )
 
 
 def create_app(
@@ -127,13 +148,7 @@ def create_app(
             published = await publish_library(the_store, registry)
             logger.info("published %d skill packages", published)
         metrics = ManagerMetrics()
-        pool = WarmPool(
-            backend if backend is not None else _backend(settings),
-            target=settings.sandbox.pool_target,
-            maximum=settings.sandbox.pool_max,
-            claim_timeout=settings.sandbox.claim_timeout_seconds,
-            metrics=metrics,
-        )
+        pool = _pool(settings, backend, metrics)
         service = ExecutionService(
             store=the_store,
             pool=pool,
@@ -163,6 +178,13 @@ def create_app(
     @app.exception_handler(ExecutionConflictError)
     async def _conflict(_: Request, exc: ExecutionConflictError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_409_CONFLICT)
+
+    @app.exception_handler(SandboxLostError)
+    async def _lost(_: Request, exc: SandboxLostError) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(exc), "error": "sandbox_lost"},
+            status_code=status.HTTP_502_BAD_GATEWAY,
+        )
 
     @app.exception_handler(PoolExhaustedError)
     async def _exhausted(_: Request, exc: PoolExhaustedError) -> JSONResponse:

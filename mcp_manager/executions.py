@@ -47,12 +47,13 @@ from pydantic import BaseModel
 
 from mcp_manager.backends import Sandbox
 from mcp_manager.metrics import ManagerMetrics
-from mcp_manager.pool import WarmPool
+from mcp_manager.pool import SandboxPool
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     ExecutionConflictError,
     ExecutionRejectedError,
+    SandboxLostError,
 )
 from skillweave.sandbox.models import (
     ExecuteRequest,
@@ -157,7 +158,7 @@ class ExecutionService:
         self,
         *,
         store: ArtifactStore,
-        pool: WarmPool,
+        pool: SandboxPool,
         metrics: ManagerMetrics,
         skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
         default_timeout: float = 60.0,
@@ -356,13 +357,20 @@ class ExecutionService:
                 "was started elsewhere and has not finished, or its manager stopped before it"
                 " finished; it is not run twice",
             )
-        # From here on the script may run: whatever happens, it is not run again.
+        # From here on the script may run: whatever happens, it is not run again, unless its
+        # sandbox is lost mid-run (see SandboxLostError): then the claim is withdrawn.
         entry.sandbox = sandbox
         try:
             if entry.cancelled:
                 result = self._result(request, status="cancelled", error="cancelled before start")
             else:
-                result = await self._execute_in(sandbox, request, package, inputs)
+                try:
+                    result = await self._execute_in(sandbox, request, package, inputs)
+                except SandboxLostError:
+                    await self._store.delete(keys.execution_claim_key(request.execution_id))
+                    self._metrics.executions.labels(outcome="lost").inc()
+                    logger.warning("sandbox %s lost during %s", sandbox.id, request.execution_id)
+                    raise
             record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
             await self._store.put_bytes(
                 keys.execution_result_key(request.execution_id),
@@ -442,6 +450,12 @@ class ExecutionService:
             if executed.full_stderr is not None:
                 key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
                 stderr_ref = await self._fetch(sandbox, executed.full_stderr, key)
+        except httpx.TimeoutException as exc:
+            return self._result(request, status="error", error=f"sandbox failed: {exc!r}")
+        except httpx.TransportError as exc:
+            # The connection broke: the sandbox died or vanished (a pod deleted, a node lost).
+            # It is destroyed on release; nothing of the run was kept.
+            raise SandboxLostError(request.execution_id, f"{type(exc).__name__}: {exc}") from exc
         except httpx.HTTPError as exc:
             return self._result(request, status="error", error=f"sandbox failed: {exc!r}")
         status: ExecutionStatus

@@ -28,7 +28,7 @@ class ManagerMetrics:
         )
         self.executions = Counter(
             "skillweave_sandbox_executions",
-            "Script executions by outcome (succeeded, failed, timed_out, cancelled, error).",
+            "Script executions by outcome (succeeded, failed, timed_out, cancelled, error, lost).",
             ["outcome"],
             registry=self.registry,
         )
@@ -40,6 +40,12 @@ class ManagerMetrics:
         self.deduplicated = Counter(
             "skillweave_sandbox_deduplicated",
             "Requests answered from a stored or in-flight execution instead of a new run.",
+            registry=self.registry,
+        )
+        self.reaped = Counter(
+            "skillweave_sandbox_reaped",
+            "Sandboxes deleted by the reaper or given up, by reason (kubernetes backend).",
+            ["reason"],
             registry=self.registry,
         )
         self.execution_seconds = Histogram(

@@ -20,13 +20,13 @@ import contextlib
 import logging
 import time
 from collections.abc import Coroutine
-from typing import Final
+from typing import Final, Protocol
 
 from mcp_manager.backends import Sandbox, SandboxBackend
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.errors import PoolExhaustedError, SandboxStartError
 
-__all__ = ["PoolStatus", "WarmPool"]
+__all__ = ["PoolStatus", "SandboxPool", "WarmPool"]
 
 logger = logging.getLogger("skillweave.manager.pool")
 
@@ -36,6 +36,43 @@ _REFILL_DELAY_SECONDS: Final = 0.1
 
 class PoolStatus(dict[str, int | str]):
     """``GET /sandbox/pool``: backend, target, maximum, ready, starting, busy."""
+
+
+class SandboxPool(Protocol):
+    """Where the execution service gets sandboxes: :class:`WarmPool` over a process backend
+    (local, static) or :class:`~mcp_manager.kubernetes.KubernetesPool`, whose state lives in
+    the cluster and is shared by every manager replica of the pool."""
+
+    target: int
+    maximum: int
+
+    async def start(self) -> None:
+        """Begin filling the pool."""
+        ...
+
+    async def claim(self) -> tuple[Sandbox, bool]:
+        """Take a sandbox; returns it and whether it was warm (raises PoolExhaustedError)."""
+        ...
+
+    async def unclaim(self, sandbox: Sandbox) -> None:
+        """Give back a claimed sandbox in which nothing ran."""
+        ...
+
+    async def release(self, sandbox: Sandbox) -> None:
+        """Give back a used sandbox: it is destroyed (one-shot) and replaced."""
+        ...
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Wait until the pool holds its target of ready sandboxes."""
+        ...
+
+    def status(self) -> PoolStatus:
+        """How many sandboxes are in each state."""
+        ...
+
+    async def close(self) -> None:
+        """Stop refilling and destroy what this manager holds."""
+        ...
 
 
 class WarmPool:

@@ -21,6 +21,7 @@ __all__ = [
     "ApiSettings",
     "CatalogMode",
     "ExecutionEngine",
+    "KubernetesSettings",
     "ModelSettings",
     "SandboxSettings",
     "Settings",
@@ -130,6 +131,54 @@ class StorageSettings(BaseModel):
     s3_region: str | None = None
 
 
+class KubernetesSettings(BaseModel):
+    """The manager's ``kubernetes`` backend: sandbox pods from a template, in one namespace.
+
+    ``pool_target`` and ``pool_max`` of :class:`SandboxSettings` count per manager replica:
+    each keeps that many warm pods of its own (any replica may claim any warm pod).
+    """
+
+    namespace: str = Field(default="skillweave-sandboxes", min_length=1, max_length=63)
+    pool: str = Field(
+        default="default",
+        pattern=r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$",
+        description="The pool's name, a label on its pods: managers of one pool share pods.",
+    )
+    template_file: Path | None = Field(
+        default=None, description="A mounted pod template (YAML); unset = the built-in one."
+    )
+    image: str | None = Field(
+        default=None, description="Overrides the executor container's image of the template."
+    )
+    runtime_class: str | None = Field(
+        default=None, description="runtimeClassName of sandbox pods, e.g. gvisor."
+    )
+    executor_port: int = Field(default=8080, ge=1, le=65535)
+    manager_id: str | None = Field(
+        default=None,
+        description="This replica's identity on the pods it owns and claims (default: hostname).",
+    )
+    kubeconfig: Path | None = Field(
+        default=None, description="A kubeconfig file; unset = in-cluster, else ~/.kube/config."
+    )
+    context: str | None = Field(default=None, description="The kubeconfig context to use.")
+    lease_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="A claimed pod whose claimer has not renewed its lease this long is reaped.",
+    )
+    reap_interval_seconds: float = Field(default=15.0, gt=0)
+    max_age_seconds: float = Field(
+        default=3600.0, gt=0, description="Warm pods older than this are rotated."
+    )
+    claim_max_seconds: float = Field(
+        default=3900.0,
+        gt=0,
+        description="Claimed pods older than this are reaped (the longest script limit + margin).",
+    )
+    api_timeout_seconds: float = Field(default=10.0, gt=0)
+
+
 class SandboxSettings(BaseModel):
     """How skill scripts are run: the MCP manager, its warm pool and its executors."""
 
@@ -159,6 +208,7 @@ class SandboxSettings(BaseModel):
         default_factory=dict,
         description="Per-skill environment secrets: only that skill's executions receive them.",
     )
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
 
 
 class ApiSettings(BaseModel):

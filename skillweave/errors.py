@@ -23,6 +23,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
     │   ├── ExecutionRejectedError     an invalid execute request (4xx); nothing ran
     │   ├── ExecutionConflictError     an execution id reused differently, or interrupted
+    │   ├── SandboxLostError           the sandbox died mid-execution; retry on a fresh one
     │   └── ExecutorError              inside a sandbox (defined in sandbox_executor.errors:
     │                                  RequestRejectedError, ExecutorBusyError,
     │                                  IsolationUnavailableError)
@@ -56,6 +57,7 @@ __all__ = [
     "ResourcePathError",
     "ResourceTooLargeError",
     "SandboxError",
+    "SandboxLostError",
     "SandboxStartError",
     "ScriptedModelError",
     "SkillError",
@@ -185,6 +187,21 @@ class ExecutionConflictError(SandboxError):
         self.execution_id = execution_id
         self.reason = reason
         super().__init__(f"execution {execution_id!r} {reason}")
+
+
+class SandboxLostError(SandboxError):
+    """The sandbox died (or became unreachable) while the script ran; nothing was kept.
+
+    The manager destroyed the sandbox and freed the execution id, so the same request may run
+    again, on a fresh sandbox: a sandbox reaches nothing outside itself (no network, no store
+    credentials) and its outputs are collected only from a finished run, so a lost run leaves
+    no trace to be doubled.
+    """
+
+    def __init__(self, execution_id: str, reason: str) -> None:
+        self.execution_id = execution_id
+        self.reason = reason
+        super().__init__(f"execution {execution_id!r}: the sandbox was lost ({reason})")
 
 
 class StorageError(SkillweaveError):

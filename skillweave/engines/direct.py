@@ -46,7 +46,7 @@ from skillweave.agent.runtime import (
 from skillweave.agent.state import AgentState
 from skillweave.engines.base import JobRequest, JobResult, result_of
 from skillweave.engines.services import AgentServices
-from skillweave.errors import AgentError, ModelError, PoolExhaustedError
+from skillweave.errors import AgentError, ModelError, PoolExhaustedError, SandboxLostError
 
 __all__ = ["RETRY_ATTEMPTS", "DirectEngine", "DirectRuntime", "retry_delay"]
 
@@ -65,6 +65,8 @@ def retry_delay(exc: BaseException, attempt: int) -> float | None:
         hint = exc.retry_after
     elif isinstance(exc, PoolExhaustedError):
         hint = float(exc.retry_after)
+    elif isinstance(exc, SandboxLostError):
+        hint = 0.0  # a fresh sandbox is ready now
     else:
         return None
     if hint is None:
@@ -77,7 +79,7 @@ async def _retrying(call: Callable[[], Awaitable[_T]], *, attempts: int) -> _T:
     while True:
         try:
             return await call()
-        except (ModelError, PoolExhaustedError) as exc:
+        except (ModelError, PoolExhaustedError, SandboxLostError) as exc:
             delay = retry_delay(exc, attempt)
             if delay is None or attempt >= attempts:
                 raise

@@ -2,8 +2,9 @@
 
 Errors are mapped once here to the error tree: 4xx → :class:`ExecutionRejectedError` (or
 :class:`ExecutionConflictError` for 409), 503 → :class:`PoolExhaustedError` carrying the
-server's Retry-After, other failures → :class:`SandboxError`. The client does not retry on its
-own; whether to retry is decided at the activity boundary.
+server's Retry-After, 502 with ``"error": "sandbox_lost"`` → :class:`SandboxLostError` (the
+sandbox died mid-run; the same request may run again), other failures → :class:`SandboxError`.
+The client does not retry on its own; whether to retry is decided at the activity boundary.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from skillweave.errors import (
     ExecutionRejectedError,
     PoolExhaustedError,
     SandboxError,
+    SandboxLostError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 
@@ -98,9 +100,12 @@ def _raise_for(response: httpx.Response, execution_id: str) -> None:
     if response.status_code < 400:
         return
     try:
-        detail = str(response.json().get("detail", response.text))
-    except ValueError:
-        detail = response.text[:500]
+        body = response.json()
+        detail = str(body.get("detail", response.text))
+    except (ValueError, AttributeError):
+        body, detail = {}, response.text[:500]
+    if response.status_code == 502 and body.get("error") == "sandbox_lost":
+        raise SandboxLostError(execution_id, detail)
     if response.status_code == 503:
         retry_after = int(response.headers.get("Retry-After", "5") or 5)
         raise PoolExhaustedError(detail, retry_after=retry_after)
