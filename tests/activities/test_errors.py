@@ -21,6 +21,7 @@ from skillweave.errors import (
     ModelError,
     PoolExhaustedError,
     SandboxError,
+    SandboxLostError,
     SandboxStartError,
     ScriptedModelError,
     SkillNotFoundError,
@@ -83,6 +84,15 @@ def test_a_full_pool_retries_after_its_retry_after() -> None:
     assert error.next_retry_delay == timedelta(seconds=3)
 
 
+def test_a_lost_sandbox_retries_at_once_on_both_engines() -> None:
+    lost = SandboxLostError("wf/script-3", "the pod died")
+    error = application_error(lost)
+    assert not error.non_retryable
+    assert error.type == "SandboxLostError"
+    assert error.next_retry_delay in (None, timedelta(0))
+    assert retry_delay(lost, 1) == 0.0
+
+
 def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
     error = application_error(ModelError("odd server", retryable=True, retry_after=-2))
     assert not error.next_retry_delay
@@ -96,6 +106,7 @@ def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
         ModelError("bad request", status=400),
         ScriptedModelError("no turn left"),
         PoolExhaustedError("no sandbox free", retry_after=1),
+        SandboxLostError("wf/script-3", "connection reset"),
     ],
     ids=repr,
 )

@@ -118,6 +118,33 @@ class CountingBackend(LocalBackend):
         await super().destroy(sandbox)
 
 
+class TrackingBackend(CountingBackend):
+    """A counting backend that also knows its live sandboxes, to find the busy one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.alive: list[Sandbox] = []
+
+    async def create(self) -> Sandbox:
+        sandbox = await super().create()
+        self.alive.append(sandbox)
+        return sandbox
+
+    async def destroy(self, sandbox: Sandbox) -> None:
+        with contextlib.suppress(ValueError):
+            self.alive.remove(sandbox)
+        await super().destroy(sandbox)
+
+    async def busy(self) -> Sandbox | None:
+        async with httpx.AsyncClient() as client:
+            for sandbox in list(self.alive):
+                with contextlib.suppress(httpx.HTTPError):
+                    health = await client.get(f"{sandbox.url}/healthz", timeout=2.0)
+                    if health.json().get("status") == "busy":
+                        return sandbox
+        return None
+
+
 @dataclass
 class Manager:
     url: str

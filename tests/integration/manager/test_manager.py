@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -12,10 +14,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skillweave.errors import ExecutionConflictError, ExecutionRejectedError
+from skillweave.errors import ExecutionConflictError, ExecutionRejectedError, SandboxLostError
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
 from skillweave.storage import keys
-from tests.integration.manager.conftest import Manager, StartManager, assert_eventually
+from tests.integration.manager.conftest import (
+    Manager,
+    StartManager,
+    TrackingBackend,
+    assert_eventually,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -381,3 +388,36 @@ async def test_same_id_on_two_managers_at_once_runs_once(start_manager: StartMan
     await pool_back_at_target(first)
     await pool_back_at_target(second)
     assert first.backend.runs + second.backend.runs == 1
+
+
+async def test_an_executor_killed_mid_run_is_lost_and_the_same_id_runs_again(
+    start_manager: StartManager,
+) -> None:
+    """The sandbox dies under the script: a typed SandboxLostError, the id freed, and the same
+    request (an activity's retry) runs to the end on a fresh sandbox."""
+    backend = TrackingBackend()
+    manager = await start_manager(backend=backend)
+    await pool_back_at_target(manager)
+    same = request(manager, "scripts/nap.py", execution_id="wf/lost", args=["1.5"])
+    running = asyncio.create_task(manager.client.execute(same))
+
+    async def busy() -> bool:
+        return await backend.busy() is not None
+
+    await assert_eventually(busy, timeout=20)
+    victim = await backend.busy()
+    assert victim is not None
+    assert victim.process is not None
+    os.killpg(victim.process.pid, signal.SIGKILL)
+    with pytest.raises(SandboxLostError, match="wf/lost"):
+        await running
+    assert await manager.store.stat(keys.execution_claim_key("wf/lost")) is None
+    assert await manager.store.stat(keys.execution_result_key("wf/lost")) is None
+    metrics = (await manager.http.get("/metrics")).text
+    assert 'skillweave_sandbox_executions_total{outcome="lost"} 1.0' in metrics
+
+    again = await manager.client.execute(same)
+    assert again.status == "succeeded"
+    assert again.stdout.strip() == "rested"
+    assert (await manager.client.execute(same)).stdout == again.stdout  # stored from now on
+    await pool_back_at_target(manager)
