@@ -60,9 +60,9 @@ from typing import Any, Final
 import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
-from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.watch.watch import iter_resp_lines
 
 from mcp_manager.backends import Sandbox
 from mcp_manager.metrics import ManagerMetrics
@@ -240,6 +240,10 @@ class PodTemplate:
 
 class PodGoneError(Exception):
     """The pod does not exist (any more)."""
+
+
+class _WatchExpiredError(Exception):
+    """The watch's resourceVersion is too old (410 Gone): list again."""
 
 
 def _api_client(settings: KubernetesSettings) -> k8s.ApiClient:
@@ -455,7 +459,7 @@ class KubernetesPool:
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop = threading.Event()
-        self._watcher: k8s_watch.Watch | None = None
+        self._response: Any = None
         self._watch_thread: threading.Thread | None = None
         self._closed = False
 
@@ -493,13 +497,12 @@ class KubernetesPool:
         for a restart of the same replica to adopt (others may claim them meanwhile)."""
         self._closed = True
         self._stop.set()
-        watcher = self._watcher
-        if watcher is not None:
-            watcher.stop()
-            response = getattr(watcher, "_resp", None)
-            if response is not None:
-                with contextlib.suppress(Exception):
-                    response.close()
+        # Wake the watch thread from its blocking read: shutting the socket down is safe from
+        # here (closing the response is not: it waits for the reader's lock).
+        sock = getattr(getattr(self._response, "connection", None), "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -669,8 +672,10 @@ class KubernetesPool:
         return self._creating + sum(1 for pod in self._own_warm() if not _ready(pod))
 
     def _alive(self) -> int:
-        unclaimed = sum(1 for pod in self._own() if _labels(pod).get(LABEL_STATE) != CLAIMED)
-        return unclaimed + self._creating + len(self._claimed)
+        """Pods counted against this replica's maximum: its unclaimed pods, the ones it is
+        creating, and the ones it holds or is claiming (whoever created them)."""
+        unclaimed = {_name(p) for p in self._own() if _labels(p).get(LABEL_STATE) != CLAIMED}
+        return len(unclaimed | set(self._claimed) | self._trying) + self._creating
 
     def _remember(self, pod: dict[str, Any]) -> None:
         name = _name(pod)
@@ -726,6 +731,8 @@ class KubernetesPool:
         return True
 
     def _watch_forever(self, version: str | None) -> None:
+        """List, then watch from the list's resourceVersion; list again when the watch
+        expires (410) or fails. Events go to the event loop in order."""
         api = self.api
         while not self._stop.is_set():
             try:
@@ -733,36 +740,49 @@ class KubernetesPool:
                     items, version = api.list_now(self.selector)
                     if not self._post("RELIST", items):
                         return
-                self._watcher = k8s_watch.Watch()
-                for event in self._watcher.stream(
-                    api.core.list_namespaced_pod,
-                    api.namespace,
-                    label_selector=self.selector,
-                    resource_version=version,
-                    allow_watch_bookmarks=True,
-                    timeout_seconds=_WATCH_SECONDS,
-                    deserialize=False,
-                    _request_timeout=(api._timeout, _WATCH_SECONDS + 30),
-                ):
-                    obj = event.get("object") or {}
-                    if event.get("type") == "BOOKMARK":
-                        version = _get(obj, "metadata", "resourceVersion") or version
-                        continue
-                    if not self._post(event.get("type", ""), obj):
-                        return
-                    version = _get(obj, "metadata", "resourceVersion") or version
-                # The server ended the watch (its timeout): go on from where it was.
-            except ApiException as exc:
-                if exc.status != 410:
-                    logger.warning("the pod watch failed: %s", exc.reason)
-                    self._stop.wait(_RETRY_SECONDS)
-                version = None  # expired or failed: list again
+                version = self._watch_from(version)
+            except _WatchExpiredError:
+                version = None
             except Exception as exc:
                 if self._stop.is_set():
                     return
-                logger.warning("the pod watch broke: %r; listing again", exc)
+                reason = exc.reason if isinstance(exc, ApiException) else repr(exc)
+                logger.warning("the pod watch broke (%s); listing again", reason)
                 self._stop.wait(_RETRY_SECONDS)
                 version = None
+
+    def _watch_from(self, version: str) -> str | None:
+        """One watch request; returns the resourceVersion to go on from (None: list first)."""
+        api = self.api
+        response = api.core.list_namespaced_pod(
+            api.namespace,
+            label_selector=self.selector,
+            resource_version=version,
+            allow_watch_bookmarks=True,
+            timeout_seconds=_WATCH_SECONDS,
+            watch=True,
+            _preload_content=False,
+            _request_timeout=(api._timeout, _WATCH_SECONDS + 30),
+        )
+        self._response = response
+        try:
+            for line in iter_resp_lines(response):
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                kind, obj = event.get("type", ""), event.get("object") or {}
+                if kind == "ERROR":
+                    if obj.get("code") == 410:
+                        raise _WatchExpiredError
+                    raise ApiException(status=obj.get("code"), reason=obj.get("message"))
+                version = _get(obj, "metadata", "resourceVersion") or version
+                if kind != "BOOKMARK" and not self._post(kind, obj):
+                    return version
+        finally:
+            self._response = None
+            response.close()
+            response.release_conn()
+        return version  # the server ended the watch (its timeout): go on from here
 
     # --- refill, reaper, leases ---------------------------------------------------------------
 

@@ -1,0 +1,273 @@
+"""The manager's kubernetes backend end to end: the official client against the kmock API
+server on loopback, a test kubelet running a real executor per pod, real executions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp_manager.kubernetes import LABEL_OWNER, NOTE_CLAIMED_BY, PodApi
+from skillweave.errors import PoolExhaustedError, SandboxError, SandboxLostError
+from skillweave.sandbox.client import SandboxClient
+from skillweave.storage.local import LocalArtifactStore
+from tests.integration.kubernetes.cluster import FakeCluster
+from tests.integration.kubernetes.conftest import (
+    NAMESPACE,
+    TOKEN,
+    StartManager,
+    eventually,
+    kubernetes_settings,
+    pool_pods,
+    spawn_manager,
+    state_of,
+    warm_ready,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+
+async def test_scripts_run_end_to_end_and_the_pool_returns_to_target(
+    start_manager: StartManager, cluster: FakeCluster, store: LocalArtifactStore
+) -> None:
+    manager = await start_manager(target=2)
+    await manager.pool.wait_ready(timeout=30)
+    before = set(warm_ready(cluster))
+    assert len(before) == 2
+    data = b"kubernetes sandbox bytes"
+    ref = await store.put_bytes("runs/run-1/inputs/in.txt", data)
+    result = await manager.client.execute(manager.request("scripts/copy.py", inputs=[ref]))
+    assert result.status == "succeeded", result
+    assert result.stdout.strip() == str(len(data))
+    [output] = result.outputs
+    assert await store.get_bytes(output.ref) == data[::-1]
+
+    # One-shot: the used pod is gone (executor too) and a replacement is warm.
+    async def replaced() -> bool:
+        warm = set(warm_ready(cluster))
+        return len(warm) == 2 and len(before - warm) == 1 and len(pool_pods(cluster)) == 2
+
+    await eventually(replaced, what="the used pod replaced")
+    await eventually(lambda: cluster.executors_running() == 2, what="one executor per pod")
+    status = await manager.pool_status()
+    assert status == {
+        "backend": "kubernetes",
+        "target": 2,
+        "maximum": 6,
+        "ready": 2,
+        "starting": 0,
+        "busy": 0,
+    }
+
+
+async def test_two_managers_claiming_at_once_never_share_a_pod(
+    start_manager: StartManager, cluster: FakeCluster
+) -> None:
+    first = await start_manager(manager_id="manager-a", target=2, maximum=5)
+    second = await start_manager(manager_id="manager-b", target=2, maximum=5)
+    await first.pool.wait_ready(timeout=30)
+    await second.pool.wait_ready(timeout=30)
+    requests = [
+        (manager, manager.request("scripts/where.py", execution_id=f"race/{manager.url}/{n}"))
+        for n in range(12)
+        for manager in (first, second)
+    ]
+    results = await asyncio.gather(*(m.client.execute(r) for m, r in requests))
+    assert [r.status for r in results] == ["succeeded"] * len(results)
+    # Each pod has a workspace of its own: a shared pod would show a folder twice (and its
+    # one-shot executor would have refused the second run).
+    folders = [r.stdout.strip() for r in results]
+    assert len(set(folders)) == len(folders)
+    assert cluster.conflicts() > 0, "the managers never raced for a pod"
+    for manager in (first, second):
+        await manager.pool.wait_ready(timeout=30)
+    await eventually(lambda: len(warm_ready(cluster)) == 4, what="both pools back at target")
+
+
+async def test_a_pod_killed_mid_run_is_lost_and_the_retry_runs_on_a_fresh_pod(
+    start_manager: StartManager, cluster: FakeCluster, store: LocalArtifactStore
+) -> None:
+    manager = await start_manager(target=1)
+    await manager.pool.wait_ready(timeout=30)
+    same = manager.request("scripts/nap.py", execution_id="wf-1/script-1", args=["2"])
+    running = asyncio.create_task(manager.client.execute(same))
+
+    def claimed() -> list[str]:
+        return [p["metadata"]["name"] for p in pool_pods(cluster) if state_of(p) == "claimed"]
+
+    await eventually(lambda: len(claimed()) == 1, what="a pod claimed")
+    victim = claimed()[0]
+    await asyncio.sleep(0.3)  # the script is running
+    cluster.kill_pod(NAMESPACE, victim)
+    with pytest.raises(SandboxLostError, match="wf-1/script-1"):
+        await running
+    # The activity's retry: the same execution id, now free, runs on a fresh pod.
+    again = await manager.client.execute(same)
+    assert again.status == "succeeded"
+    assert again.stdout.strip() == "rested"
+    await eventually(lambda: cluster.pod(NAMESPACE, victim) is None, what="the dead pod deleted")
+    await manager.pool.wait_ready(timeout=30)
+    metrics = (await manager.http.get("/metrics")).text
+    assert 'skillweave_sandbox_executions_total{outcome="lost"} 1.0' in metrics
+    assert 'skillweave_sandbox_executions_total{outcome="succeeded"} 1.0' in metrics
+
+
+async def test_an_exhausted_pool_waits_then_answers_503_with_retry_after(
+    start_manager: StartManager, cluster: FakeCluster
+) -> None:
+    manager = await start_manager(target=1, maximum=1, claim_timeout=1.0)
+    await manager.pool.wait_ready(timeout=30)
+    long = asyncio.create_task(
+        manager.client.execute(manager.request("scripts/nap.py", args=["3"]))
+    )
+    await eventually(lambda: any(state_of(p) == "claimed" for p in pool_pods(cluster)))
+    started = time.monotonic()
+    with pytest.raises(PoolExhaustedError) as refused:
+        await manager.client.execute(manager.request("scripts/where.py"))
+    assert time.monotonic() - started >= 0.9  # it waited for the claim timeout first
+    assert refused.value.retry_after >= 1
+    assert len(pool_pods(cluster)) == 1  # the hard maximum held
+    assert (await long).status == "succeeded"
+    await manager.pool.wait_ready(timeout=30)
+
+
+async def test_a_cold_claim_starts_a_pod_when_none_is_warm(
+    start_manager: StartManager, cluster: FakeCluster
+) -> None:
+    manager = await start_manager(target=0, maximum=2)
+    assert pool_pods(cluster) == []
+    result = await manager.client.execute(manager.request("scripts/where.py"))
+    assert result.status == "succeeded"
+    metrics = (await manager.http.get("/metrics")).text
+    assert 'skillweave_sandbox_claim_seconds_count{kind="cold"} 1.0' in metrics
+    await eventually(lambda: pool_pods(cluster) == [], what="the used pod deleted")
+
+
+async def test_a_restarted_manager_adopts_warm_pods_and_reaps_its_orphaned_claims(
+    cluster: FakeCluster, library, tmp_path: Path
+) -> None:
+    skills, store = library.get("probe").path.parent, tmp_path / "store"
+    log = tmp_path / "manager.log"
+    spawn = {"skills": skills, "store": store, "manager_id": "manager-r", "log": log}
+    first = spawn_manager(cluster, target=2, maximum=4, **spawn)
+    try:
+        await eventually(lambda: len(warm_ready(cluster)) == 2, timeout=30, what="warm pods")
+        async with SandboxClient(first.url, token=TOKEN) as client:
+            version = library.get("probe").version
+            from skillweave.sandbox.models import ExecuteRequest
+
+            stuck = asyncio.create_task(
+                client.execute(
+                    ExecuteRequest(
+                        execution_id="wf-r/script-1",
+                        run_id="run-r",
+                        skill="probe",
+                        version=version,
+                        script="scripts/nap.py",
+                        args=["60"],
+                    )
+                )
+            )
+
+            def claimed() -> list[str]:
+                return [
+                    p["metadata"]["name"] for p in pool_pods(cluster) if state_of(p) == "claimed"
+                ]
+
+            await eventually(lambda: len(claimed()) == 1, what="a pod claimed")
+            await eventually(lambda: len(warm_ready(cluster)) == 2, timeout=30, what="refilled")
+            orphan = claimed()[0]
+            warm_before = set(warm_ready(cluster))
+            first.kill()  # SIGKILL: nothing is cleaned up
+            with pytest.raises(SandboxError, match="cannot reach the MCP manager"):
+                await stuck
+        assert cluster.pod(NAMESPACE, orphan) is not None  # left behind, still claimed
+        second = spawn_manager(cluster, target=2, maximum=4, **spawn)
+        try:
+            await eventually(
+                lambda: cluster.pod(NAMESPACE, orphan) is None, what="the orphan reaped"
+            )
+            await asyncio.sleep(1.0)  # time to (wrongly) create pods, if it were going to
+            # The warm pods were adopted as they were: no new pod was made for the target.
+            assert set(warm_ready(cluster)) == warm_before
+            assert {p["metadata"]["name"] for p in pool_pods(cluster)} == warm_before
+            async with httpx.AsyncClient() as http:
+                status = (
+                    await http.get(
+                        f"{second.url}/sandbox/pool", headers={"Authorization": f"Bearer {TOKEN}"}
+                    )
+                ).json()
+            assert status["ready"] == 2
+            assert status["busy"] == 0
+        finally:
+            second.kill()
+    finally:
+        first.kill()
+
+
+async def test_a_claim_whose_manager_is_gone_is_reaped_when_its_lease_expires(
+    start_manager: StartManager, cluster: FakeCluster
+) -> None:
+    """Another replica (a different id) claimed a pod and vanished: its lease runs out."""
+    ghost = kubernetes_settings(cluster, manager_id="ghost", target=0, maximum=1)
+    manager = await start_manager(target=1)
+    await manager.pool.wait_ready(timeout=30)
+    [pod_name] = warm_ready(cluster)
+    api = PodApi(ghost.sandbox.kubernetes)
+    try:
+        pod = cluster.pod(NAMESPACE, pod_name)
+        assert pod is not None
+        soon = time.time() + 1.5
+        await api.patch(
+            pod_name,
+            {
+                "metadata": {
+                    "resourceVersion": pod["metadata"]["resourceVersion"],
+                    "labels": {"skillweave.dev/state": "claimed"},
+                    "annotations": {
+                        NOTE_CLAIMED_BY: "ghost",
+                        "skillweave.dev/claimed-at": f"{time.time():.3f}",
+                        "skillweave.dev/lease-expires": f"{soon:.3f}",
+                    },
+                }
+            },
+        )
+        await asyncio.sleep(0.6)
+        assert cluster.pod(NAMESPACE, pod_name) is not None  # the lease still holds
+        await eventually(lambda: cluster.pod(NAMESPACE, pod_name) is None, what="reaped")
+        await manager.pool.wait_ready(timeout=30)  # and replaced, by its owner
+    finally:
+        api.close()
+
+
+async def test_warm_pods_rotate_on_a_template_change_and_at_their_maximum_age(
+    start_manager: StartManager, cluster: FakeCluster
+) -> None:
+    old = await start_manager(manager_id="manager-t", target=2)
+    await old.pool.wait_ready(timeout=30)
+    first = set(warm_ready(cluster))
+    await old.shutdown()
+    # The same replica comes back with another template: its old pods go, new ones come.
+    new = await start_manager(manager_id="manager-t", target=2, image="skillweave/executor:2")
+    await new.pool.wait_ready(timeout=30)
+    await eventually(lambda: not first & {p["metadata"]["name"] for p in pool_pods(cluster)})
+    second = set(warm_ready(cluster))
+    assert len(second) == 2
+    assert all(
+        p["spec"]["containers"][0]["image"] == "skillweave/executor:2" for p in pool_pods(cluster)
+    )
+    await new.shutdown()
+    # Past the maximum age, pods are rotated too.
+    aged = await start_manager(
+        manager_id="manager-t", target=2, image="skillweave/executor:2", max_age_seconds=2.0
+    )
+    await eventually(
+        lambda: not second & {p["metadata"]["name"] for p in pool_pods(cluster)},
+        timeout=20,
+        what="rotated at max age",
+    )
+    assert all(p["metadata"]["labels"][LABEL_OWNER] == "manager-t" for p in pool_pods(cluster))
+    await aged.shutdown()
