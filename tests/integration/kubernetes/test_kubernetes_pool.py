@@ -4,15 +4,25 @@ server on loopback, a test kubelet running a real executor per pod, real executi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
+from typing import cast
 
 import httpx
 import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
+from activities import AgentActivities
 from mcp_manager.kubernetes import LABEL_OWNER, NOTE_CLAIMED_BY, PodApi
+from skillweave.agent.runtime import RunScriptInput
+from skillweave.config import Settings
+from skillweave.engines.services import AgentServices
 from skillweave.errors import PoolExhaustedError, SandboxError, SandboxLostError
+from skillweave.llm.base import ModelProvider
 from skillweave.sandbox.client import SandboxClient
+from skillweave.skills import SkillRegistry
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.kubernetes.cluster import FakeCluster
 from tests.integration.kubernetes.conftest import (
@@ -271,3 +281,50 @@ async def test_warm_pods_rotate_on_a_template_change_and_at_their_maximum_age(
     )
     assert all(p["metadata"]["labels"][LABEL_OWNER] == "manager-t" for p in pool_pods(cluster))
     await aged.shutdown()
+
+
+async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds(
+    start_manager: StartManager,
+    cluster: FakeCluster,
+    store: LocalArtifactStore,
+    library: SkillRegistry,
+) -> None:
+    """What Temporal sees: attempt 1 ends in a retryable SandboxLostError failure, attempt 2
+    (the same activity, so the same idempotency key) runs the script on a fresh pod."""
+    manager = await start_manager(target=1)
+    await manager.pool.wait_ready(timeout=30)
+    services = AgentServices(
+        settings=Settings(_env_file=None),
+        registry=library,
+        store=store,
+        provider=cast(ModelProvider, object()),  # no model call here
+        model="none",
+        sandbox=manager.client,
+    )
+    activities = AgentActivities(services, heartbeat_seconds=0.1)
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(
+        env.info, workflow_id="skillweave-job-k1", activity_id="script-1"
+    )
+    script = RunScriptInput(
+        run_id="k1",
+        execution_id="replaced-by-the-activity",
+        skill="probe",
+        version=library.get("probe").version,
+        script="scripts/nap.py",
+        args=["2"],
+        seq=1,
+        tool_call_id="call-1",
+    )
+    attempt = asyncio.create_task(env.run(activities.run_skill_script, script))
+    await eventually(lambda: any(state_of(p) == "claimed" for p in pool_pods(cluster)))
+    [victim] = [p["metadata"]["name"] for p in pool_pods(cluster) if state_of(p) == "claimed"]
+    await asyncio.sleep(0.3)
+    cluster.kill_pod(NAMESPACE, victim)
+    with pytest.raises(ApplicationError) as failed:
+        await attempt
+    assert failed.value.type == "SandboxLostError"
+    assert not failed.value.non_retryable
+    outcome = await env.run(activities.run_skill_script, script)
+    assert outcome.status == "succeeded"
+    assert outcome.exit_code == 0
