@@ -218,37 +218,47 @@ async def test_a_restarted_manager_adopts_warm_pods_and_reaps_its_orphaned_claim
         first.kill()
 
 
-async def test_a_claim_whose_manager_is_gone_is_reaped_when_its_lease_expires(
+async def test_foreign_claims_are_reaped_when_the_lease_expires_or_held_too_long(
     start_manager: StartManager, cluster: FakeCluster
 ) -> None:
-    """Another replica (a different id) claimed a pod and vanished: its lease runs out."""
+    """Another replica (a different id) claimed two pods: it vanished holding one (its lease
+    runs out), and it renews the other's lease but has held it past the execution limit."""
     ghost = kubernetes_settings(cluster, manager_id="ghost", target=0, maximum=1)
-    manager = await start_manager(target=1)
+    manager = await start_manager(target=2, claim_max_seconds=60.0)
     await manager.pool.wait_ready(timeout=30)
-    [pod_name] = warm_ready(cluster)
+    lapsed, overdue = warm_ready(cluster)
     api = PodApi(ghost.sandbox.kubernetes)
-    try:
-        pod = cluster.pod(NAMESPACE, pod_name)
+
+    async def claim_as_ghost(name: str, *, claimed_at: float, lease_until: float) -> None:
+        pod = cluster.pod(NAMESPACE, name)
         assert pod is not None
-        soon = time.time() + 1.5
-        await api.patch(
-            pod_name,
+        claimed = await api.patch(
+            name,
             {
                 "metadata": {
                     "resourceVersion": pod["metadata"]["resourceVersion"],
                     "labels": {"skillweave.dev/state": "claimed"},
                     "annotations": {
                         NOTE_CLAIMED_BY: "ghost",
-                        "skillweave.dev/claimed-at": f"{time.time():.3f}",
-                        "skillweave.dev/lease-expires": f"{soon:.3f}",
+                        "skillweave.dev/claimed-at": f"{claimed_at:.3f}",
+                        "skillweave.dev/lease-expires": f"{lease_until:.3f}",
                     },
                 }
             },
         )
-        await asyncio.sleep(0.6)
-        assert cluster.pod(NAMESPACE, pod_name) is not None  # the lease still holds
-        await eventually(lambda: cluster.pod(NAMESPACE, pod_name) is None, what="reaped")
-        await manager.pool.wait_ready(timeout=30)  # and replaced, by its owner
+        assert claimed is not None
+
+    try:
+        now = time.time()
+        await claim_as_ghost(lapsed, claimed_at=now, lease_until=now + 1.5)
+        await claim_as_ghost(overdue, claimed_at=now - 61.0, lease_until=now + 3600)
+        await eventually(lambda: cluster.pod(NAMESPACE, overdue) is None, what="overdue reaped")
+        assert cluster.pod(NAMESPACE, lapsed) is not None  # its lease still holds
+        await eventually(lambda: cluster.pod(NAMESPACE, lapsed) is None, what="lapsed reaped")
+        await manager.pool.wait_ready(timeout=30)  # both replaced, by their owner
+        metrics = (await manager.http.get("/metrics")).text
+        assert 'skillweave_sandbox_reaped_total{reason="lease expired"} 1.0' in metrics
+        assert 'skillweave_sandbox_reaped_total{reason="claimed too long"} 1.0' in metrics
     finally:
         api.close()
 
