@@ -139,6 +139,10 @@ def create_app(
     if settings.sandbox.manager_token is None:
         raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
     token = settings.sandbox.manager_token.get_secret_value().encode()
+    if backend is None and settings.sandbox.backend == "kubernetes":
+        from mcp_manager.kubernetes import KubernetesPool
+
+        KubernetesPool.check(settings.sandbox.kubernetes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

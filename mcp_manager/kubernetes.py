@@ -463,6 +463,17 @@ class KubernetesPool:
         self._watch_thread: threading.Thread | None = None
         self._closed = False
 
+    @staticmethod
+    def check(settings: KubernetesSettings) -> None:
+        """Fail fast on what would stop the pool at start-up: the template and the client's
+        configuration (so ``skillweave manager`` says what is wrong before it serves).
+
+        Raises:
+            ConfigError: the template is unusable or no cluster configuration is found.
+        """
+        PodTemplate.load(settings)
+        _api_client(settings).close()
+
     @property
     def api(self) -> PodApi:
         if self._api is None:

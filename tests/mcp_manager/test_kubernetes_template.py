@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import SecretStr
 
+from mcp_manager import create_app
 from mcp_manager.kubernetes import (
     LABEL_OWNER,
     LABEL_POOL,
@@ -19,7 +21,7 @@ from mcp_manager.kubernetes import (
     label_value,
     security_problems,
 )
-from skillweave.config import KubernetesSettings
+from skillweave.config import KubernetesSettings, Settings
 from skillweave.errors import ConfigError
 
 BUILT_IN = Path(__file__).parents[2] / "mcp_manager" / "sandbox_pod.yaml"
@@ -151,3 +153,25 @@ def test_the_digest_follows_the_template() -> None:
 )
 def test_label_values(text: str, value: str) -> None:
     assert label_value(text) == value
+
+
+def _kubernetes_settings(**kubernetes: object) -> Settings:
+    return Settings(
+        _env_file=None,
+        sandbox={
+            "backend": "kubernetes",
+            "manager_token": SecretStr("t"),
+            "kubernetes": kubernetes,
+        },
+    )
+
+
+def test_the_manager_refuses_to_start_on_a_loose_template_or_no_cluster(tmp_path: Path) -> None:
+    """Checked when the app is made, so ``skillweave manager`` says what is wrong at once."""
+    loose = _template()
+    del loose["spec"]["automountServiceAccountToken"]
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(loose))
+    with pytest.raises(ConfigError, match="automountServiceAccountToken"):
+        create_app(_kubernetes_settings(template_file=tmp_path / "pod.yaml"))
+    with pytest.raises(ConfigError, match="cannot configure the Kubernetes client"):
+        create_app(_kubernetes_settings(kubeconfig=tmp_path / "no-such-kubeconfig"))
