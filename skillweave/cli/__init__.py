@@ -962,6 +962,9 @@ def manager() -> None:
     """Serve the MCP manager (SANDBOX__HOST, SANDBOX__PORT; SANDBOX__MANAGER_TOKEN required)."""
     from mcp_manager.server import run_manager
 
+    # A service: its own records (pool refills, reaped pods, lost sandboxes) are for its logs.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("skillweave").setLevel(logging.INFO)
     with _errors():
         run_manager(get_settings())
 

@@ -200,6 +200,7 @@ async def test_a_restarted_manager_adopts_warm_pods_and_reaps_its_orphaned_claim
             await eventually(
                 lambda: cluster.pod(NAMESPACE, orphan) is None, what="the orphan reaped"
             )
+            assert f"deleting sandbox pod {orphan}: orphaned claim" in log.read_text()
             await asyncio.sleep(1.0)  # time to (wrongly) create pods, if it were going to
             # The warm pods were adopted as they were: no new pod was made for the target.
             assert set(warm_ready(cluster)) == warm_before
