@@ -28,9 +28,10 @@ timeout, then raises :class:`~skillweave.errors.PoolExhaustedError` (503 + Retry
 A reaper runs at start-up and every ``reap_interval_seconds``: it deletes claimed pods whose
 claimer's lease expired (the manager is gone), claimed pods held longer than
 ``claim_max_seconds``, pods this replica claimed in an earlier life (same manager id, so a
-restart reaps them at once), pods that exited, its own pods that never became ready, and
-rotates warm pods past ``max_age_seconds`` or, for its own, made from another template. Warm
-pods of a replica that restarted with the same id are adopted as they are.
+restart reaps them at once), pods that exited, its own pods that never became ready, its own
+warm pods over the target once no claim waits (a burst starts pods cold), and rotates warm
+pods past ``max_age_seconds`` or, for its own, made from another template. Warm pods of a
+replica that restarted with the same id are adopted as they are.
 
 The official ``kubernetes`` client is synchronous: its calls run on a small thread pool of
 their own and the watch on a thread of its own; their results come back to the event loop.
@@ -305,12 +306,14 @@ class PodApi:
                 raise PodGoneError(name) from None
             raise
 
-    async def delete(self, name: str) -> bool:
-        """Delete a pod; False when it was already gone."""
+    async def delete(self, name: str, version: str | None = None) -> bool:
+        """Delete a pod (only at `version`, when given); False when it was already gone or
+        had changed since (409)."""
+        body = {"preconditions": {"resourceVersion": version}} if version else None
         try:
-            await self._call(self.core.delete_namespaced_pod, name, self.namespace)
+            await self._call(self.core.delete_namespaced_pod, name, self.namespace, body=body)
         except ApiException as exc:
-            if exc.status == 404:
+            if exc.status in (404, 409):
                 return False
             raise
         return True
@@ -605,6 +608,7 @@ class KubernetesPool:
             self._trying.discard(name)
         if updated is None:  # someone else's claim (or any change) came first
             self._stale[name] = _version(pod)
+            self._metrics.claim_conflicts.inc()
             return None
         self._remember(updated)
         token = _token(updated, self.template.container)
@@ -839,16 +843,22 @@ class KubernetesPool:
         await asyncio.sleep(_RETRY_SECONDS)
         self._refill()
 
-    async def _delete(self, name: str, reason: str | None) -> None:
+    async def _delete(self, name: str, reason: str | None, version: str | None = None) -> None:
+        """Delete a pod; the reaper passes the version it judged, so a pod claimed or renewed
+        since is left alone (and judged again on the next round)."""
         self._deleting.add(name)
-        if reason is not None:
-            logger.info("deleting sandbox pod %s: %s", name, reason)
-            self._metrics.reaped.labels(reason=reason.split(" (")[0]).inc()
         try:
-            await self.api.delete(name)
+            deleted = await self.api.delete(name, version)
         except (ApiException, OSError) as exc:
             self._deleting.discard(name)  # the reaper tries again
             logger.warning("deleting sandbox pod %s failed: %r", name, exc)
+            return
+        if version is not None and not deleted and name in self._pods:
+            self._deleting.discard(name)  # it changed under us: judged again next round
+            return
+        if reason is not None:
+            logger.info("deleting sandbox pod %s: %s", name, reason)
+            self._metrics.reaped.labels(reason=reason.split(" (")[0]).inc()
 
     def _doomed(self, pod: dict[str, Any], now: float) -> str | None:
         """Why the reaper deletes `pod`, or None."""
@@ -879,9 +889,17 @@ class KubernetesPool:
     async def _reap(self) -> None:
         now = time.time()
         doomed = [(n, why) for n, pod in self._pods.items() if (why := self._doomed(pod, now))]
+        if not self._waiting:  # pods a burst started cold go back, newest first
+            gone = {name for name, _ in doomed}
+            own = [p for p in self._own_warm() if _name(p) not in gone]
+            own.sort(key=lambda p: (_ready(p), -_created(p)))
+            doomed += [(_name(p), "over target") for p in own[: max(0, len(own) - self.target)]]
         for name, _ in doomed:
             self._deleting.add(name)
-        await asyncio.gather(*(self._delete(name, why) for name, why in doomed))
+        versions = {
+            name: _get(self._pods.get(name), "metadata", "resourceVersion") for name, _ in doomed
+        }
+        await asyncio.gather(*(self._delete(n, why, versions[n]) for n, why in doomed))
         if doomed:
             self._refill()
 

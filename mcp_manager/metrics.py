@@ -42,6 +42,11 @@ class ManagerMetrics:
             "Requests answered from a stored or in-flight execution instead of a new run.",
             registry=self.registry,
         )
+        self.claim_conflicts = Counter(
+            "skillweave_sandbox_claim_conflicts",
+            "Claims another manager won first (kubernetes backend: a 409 on the claim patch).",
+            registry=self.registry,
+        )
         self.reaped = Counter(
             "skillweave_sandbox_reaped",
             "Sandboxes deleted by the reaper or given up, by reason (kubernetes backend).",

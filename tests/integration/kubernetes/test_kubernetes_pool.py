@@ -91,7 +91,12 @@ async def test_two_managers_claiming_at_once_never_share_a_pod(
     # one-shot executor would have refused the second run).
     folders = [r.stdout.strip() for r in results]
     assert len(set(folders)) == len(folders)
-    assert cluster.conflicts() > 0, "the managers never raced for a pod"
+    conflicts = 0
+    for manager in (first, second):
+        metrics = (await manager.http.get("/metrics")).text
+        line = next(x for x in metrics.splitlines() if x.startswith("skillweave_sandbox_claim_c"))
+        conflicts += int(float(line.split()[-1]))
+    assert conflicts > 0, "the managers never raced for a pod"
     for manager in (first, second):
         await manager.pool.wait_ready(timeout=30)
     await eventually(lambda: len(warm_ready(cluster)) == 4, what="both pools back at target")
