@@ -216,7 +216,21 @@ class ApiSettings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
-    token: SecretStr | None = None
+    token: SecretStr | None = Field(
+        default=None, description="Bearer token every route but /healthz requires (required)."
+    )
+    extra_tokens: list[SecretStr] = Field(
+        default_factory=list,
+        description="More accepted tokens (for rotating: add the new one, then retire the old).",
+    )
+    max_json_bytes: int = Field(
+        default=1024 * 1024, ge=1024, description="Largest JSON request body accepted."
+    )
+    max_upload_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1024,
+        description="Largest upload (a skill ZIP, a run's files) accepted.",
+    )
 
 
 class Settings(BaseSettings):

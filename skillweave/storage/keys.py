@@ -11,6 +11,8 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     executions/{sha256}.json                               the stored result of an execution
     executions/{sha256}.claim                              the claim marker of an execution
     payloads/{sha256}.bin                                  a Temporal payload over the size cap
+    catalog/skills/{name}.json                             an uploaded skill: versions, enabled
+    catalog/agents/{agent_id}.json                         an agent made over the API
 
 `digest` is the first 32 hex digits of sha256(execution_id): execution ids are
 ``workflow_id/activity_id`` and contain ``/``, so they are hashed rather than embedded. Stores
@@ -27,9 +29,12 @@ from typing import Final, Literal
 from skillweave.errors import InvalidKeyError
 
 __all__ = [
+    "AGENTS_PREFIX",
     "MAX_KEY_BYTES",
     "MAX_TRANSCRIPT_SEQ",
+    "SKILLS_PREFIX",
     "LogStream",
+    "agent_key",
     "belongs_to_run",
     "execution_claim_key",
     "execution_digest",
@@ -39,6 +44,7 @@ __all__ = [
     "payload_key",
     "run_input_key",
     "run_prefix",
+    "skill_index_key",
     "skill_package_key",
     "transcript_key",
     "validate_key",
@@ -164,6 +170,20 @@ def execution_digest(execution_id: str) -> str:
 def skill_package_key(name: str, version: str) -> str:
     """``skills/{name}/{version}.zip``: the package of one version of a skill."""
     return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.zip"
+
+
+SKILLS_PREFIX: Final = "catalog/skills/"
+AGENTS_PREFIX: Final = "catalog/agents/"
+
+
+def skill_index_key(name: str) -> str:
+    """``catalog/skills/{name}.json``: an uploaded skill's record (versions, enabled)."""
+    return f"{SKILLS_PREFIX}{_name(name, 'skill name')}.json"
+
+
+def agent_key(agent_id: str) -> str:
+    """``catalog/agents/{agent_id}.json``: an agent made over the API."""
+    return f"{AGENTS_PREFIX}{_name(agent_id, 'agent id')}.json"
 
 
 def run_prefix(run_id: str) -> str:

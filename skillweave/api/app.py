@@ -1,0 +1,119 @@
+"""The control-plane REST API: ``create_api`` and what every route shares.
+
+Every route but ``GET /healthz`` requires ``Authorization: Bearer <API__TOKEN>`` (or one of
+``API__EXTRA_TOKENS``, for rotation), compared in constant time. Errors are problem+json
+(:mod:`skillweave.api.problems`); bodies are capped before a route reads them
+(:mod:`skillweave.api.limits`: ``API__MAX_JSON_BYTES``, uploads ``API__MAX_UPLOAD_BYTES``).
+The OpenAPI document is served at ``/openapi.json`` (``/docs`` renders it). Resources are
+routers of their own under ``/v1``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from skillweave.api.limits import BodyLimit
+from skillweave.api.problems import ApiProblem, Problem, install_problem_handlers
+from skillweave.config import Settings
+from skillweave.errors import ConfigError
+from skillweave.storage import open_store
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["ApiState", "create_api", "state_of"]
+
+_bearer = HTTPBearer(auto_error=False, description="API__TOKEN")
+
+UPLOAD_PATHS: tuple[str, ...] = ("/v1/skills/upload", "/v1/runs")
+"""Routes that take uploads (multipart) and so the larger body limit."""
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": Problem, "description": "Missing or wrong bearer token"},
+    422: {"model": Problem, "description": "Invalid input"},
+}
+
+
+@dataclass
+class ApiState:
+    """What the routes share (``request.app.state.api``)."""
+
+    settings: Settings
+    store: ArtifactStore
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+async def state_of(request: Request) -> ApiState:
+    """The app's shared state (a dependency; a coroutine, so it runs on the event loop)."""
+    return request.app.state.api
+
+
+def _tokens(settings: Settings) -> list[bytes]:
+    api = settings.api
+    if api.token is None:
+        raise ConfigError("the API needs a token: set API__TOKEN")
+    return [s.get_secret_value().encode() for s in (api.token, *api.extra_tokens)]
+
+
+def create_api(
+    settings: Settings,
+    *,
+    store: ArtifactStore | None = None,
+    routers: Sequence[APIRouter] = (),
+    on_startup: Sequence[Callable[[ApiState], Any]] = (),
+) -> FastAPI:
+    """Build the API app.
+
+    Args:
+        settings: configuration; ``api.token`` is required.
+        store: the artifact store (default: from ``settings.storage``).
+        routers: resource routers to mount (each declares its own ``/v1/...`` prefix).
+        on_startup: coroutines given the state once it exists (resources open their stores).
+    """
+    tokens = _tokens(settings)
+
+    async def authorized(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> None:
+        given = credentials.credentials.encode() if credentials is not None else b""
+        # Every token is compared, so the time taken does not tell which one came close.
+        matches = [hmac.compare_digest(given, token) for token in tokens]
+        if not any(matches):
+            raise ApiProblem(
+                401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
+            )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = ApiState(settings, store if store is not None else open_store(settings.storage))
+        app.state.api = state
+        for hook in on_startup:
+            await hook(state)
+        yield
+
+    app = FastAPI(
+        title="skillweave control-plane API",
+        version="1",
+        lifespan=lifespan,
+        responses={},
+    )
+    install_problem_handlers(app)
+    app.add_middleware(
+        BodyLimit,
+        default=settings.api.max_json_bytes,
+        limits=dict.fromkeys(UPLOAD_PATHS, settings.api.max_upload_bytes),
+    )
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:
+        """Liveness; needs no token."""
+        return {"status": "ok"}
+
+    for router in routers:
+        app.include_router(router, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
+    return app

@@ -1,0 +1,151 @@
+"""Errors as ``application/problem+json`` (RFC 9457): one place maps everything a route can
+raise to a status, a short title and a detail that names the problem; never a stack trace.
+
+Routes raise :class:`ApiProblem` for their own refusals; skillweave's errors map by kind
+(a skill that is not there is 404, a SKILL.md or package that is wrong is 422, a store that is
+down is 503); request validation is 422 with the failing fields; anything else is logged with
+its trace on the server and answered 500 with no detail.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from skillweave.errors import (
+    AgentSpecError,
+    ArtifactNotFoundError,
+    ConfigError,
+    InvalidKeyError,
+    PackageError,
+    ResourceError,
+    ResourceNotFoundError,
+    SkillError,
+    SkillFormatError,
+    SkillNotFoundError,
+    SkillweaveError,
+    StorageError,
+)
+
+__all__ = ["PROBLEM_JSON", "ApiProblem", "Problem", "install_problem_handlers", "problem"]
+
+logger = logging.getLogger("skillweave.api")
+
+PROBLEM_JSON: Final = "application/problem+json"
+
+_TITLES: Final = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Request too large",
+    415: "Unsupported media type",
+    422: "Invalid input",
+    500: "Internal error",
+    503: "Unavailable",
+}
+
+
+class Problem(BaseModel):
+    """An error answer (RFC 9457)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+class ApiProblem(Exception):
+    """A refusal a route raises: becomes a problem+json answer with this status."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.status = status
+        self.title = title or _TITLES.get(status, "Error")
+        self.detail = detail
+        self.headers = headers
+        super().__init__(detail)
+
+
+def problem(
+    status: int,
+    detail: str | None = None,
+    *,
+    title: str | None = None,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """A problem+json response."""
+    body = Problem(
+        title=title or _TITLES.get(status, "Error"), status=status, detail=detail, errors=errors
+    )
+    return JSONResponse(
+        body.model_dump(exclude_none=True),
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
+    )
+
+
+def status_of(exc: SkillweaveError) -> int:
+    """The HTTP status of one of skillweave's errors (the order matters where classes nest)."""
+    match exc:
+        case SkillNotFoundError() | ResourceNotFoundError() | ArtifactNotFoundError():
+            return 404
+        case SkillFormatError() | PackageError() | ResourceError() | AgentSpecError():
+            return 422
+        case InvalidKeyError() | ConfigError() | SkillError():
+            return 400
+        case StorageError():
+            return 503
+        case _:
+            return 500
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Answer every error of `app` as problem+json."""
+
+    @app.exception_handler(ApiProblem)
+    async def _api_problem(_: Request, exc: ApiProblem) -> JSONResponse:
+        return problem(exc.status, exc.detail, title=exc.title, headers=exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return problem(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": [str(part) for part in error.get("loc", ())], "msg": str(error.get("msg"))}
+            for error in exc.errors()
+        ]
+        where = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        return problem(422, f"the request is not valid: {where}", errors=errors)
+
+    @app.exception_handler(SkillweaveError)
+    async def _skillweave(_: Request, exc: SkillweaveError) -> JSONResponse:
+        status = status_of(exc)
+        if status >= 500:
+            logger.error("request failed: %r", exc)
+            return problem(status, "the server could not complete the request")
+        return problem(status, str(exc))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error", exc_info=exc)
+        return problem(500, "the server could not complete the request")
