@@ -1,0 +1,263 @@
+"""``/v1/agents``: agents made over the API (name, instruction, model, skills, catalog, limits).
+
+An agent is a record in the artifact store (``catalog/agents/{id}.json``); its id is made here
+(``ag-`` and 16 hex digits) and its name is unique. Every skill id must name a skill the API
+knows (a directory skill of the configured library or an uploaded one) when the agent is made or
+changed; unknown ids are refused with all of them named, and nothing is stored. A run turns the
+agent into an :class:`~skillweave.agent.spec.AgentSpec` (:meth:`Agent.to_spec`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Response, status
+from pydantic import BaseModel, Field, ValidationError
+
+from skillweave.agent.spec import AgentSpec
+from skillweave.agent.state import Budgets
+from skillweave.api.app import ApiState, state_of
+from skillweave.api.problems import ApiProblem
+from skillweave.config import CatalogMode
+from skillweave.errors import ArtifactNotFoundError
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["Agent", "AgentCreate", "AgentPatch", "AgentStore", "open_agents", "router"]
+
+_NAME = r"^[A-Za-z0-9._-]{1,64}$"
+_SKILL = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$"
+
+
+class AgentCreate(BaseModel):
+    """What ``POST /v1/agents/`` takes."""
+
+    name: str = Field(pattern=_NAME, description="Unique among agents.")
+    description: str = Field(default="", max_length=1024)
+    instruction: str = Field(min_length=1, max_length=32_000)
+    model_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="provider:name (e.g. openai:gpt-4o-mini); unset: the worker's model.",
+    )
+    skill_ids: list[Annotated[str, Field(pattern=_SKILL)]] = Field(
+        default_factory=list, max_length=500, description="Skills the agent may use."
+    )
+    catalog_mode: CatalogMode | None = Field(
+        default=None, description="all, enabled or auto; unset: the server's setting."
+    )
+    limits: Budgets = Field(default_factory=Budgets)
+
+
+class AgentPatch(BaseModel):
+    """What ``PATCH /v1/agents/{id}`` takes: only the fields given change."""
+
+    name: str | None = Field(default=None, pattern=_NAME)
+    description: str | None = Field(default=None, max_length=1024)
+    instruction: str | None = Field(default=None, min_length=1, max_length=32_000)
+    model_id: str | None = Field(default=None, max_length=200)
+    skill_ids: list[Annotated[str, Field(pattern=_SKILL)]] | None = Field(
+        default=None, max_length=500
+    )
+    catalog_mode: CatalogMode | None = None
+    limits: Budgets | None = None
+
+
+class Agent(AgentCreate):
+    """An agent as stored and returned."""
+
+    id: str
+    created_at: datetime
+    updated_at: datetime
+
+    def to_spec(self) -> AgentSpec:
+        """The agent as the loop's spec (skills as given; pinned to versions by the run)."""
+        return AgentSpec(
+            name=self.name,
+            description=self.description,
+            instruction=self.instruction,
+            model=self.model_id,
+            skills=tuple(self.skill_ids),
+            catalog={"mode": self.catalog_mode},
+            limits=self.limits,
+        )
+
+
+class AgentPage(BaseModel):
+    items: list[Agent]
+    total: int
+    limit: int
+    offset: int
+
+
+class AgentStore:
+    """Agents in the artifact store; writes of one process are serialized (names unique)."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self._store = store
+        self._lock = asyncio.Lock()
+
+    async def get(self, agent_id: str) -> Agent | None:
+        ref = await self._store.stat(keys.agent_key(agent_id))
+        if ref is None:
+            return None
+        try:
+            return Agent.model_validate_json(await self._store.get_bytes(ref))
+        except ArtifactNotFoundError:
+            return None
+
+    async def list(self) -> list[Agent]:
+        agents = []
+        for ref in await self._store.list(keys.AGENTS_PREFIX):
+            try:
+                agents.append(Agent.model_validate_json(await self._store.get_bytes(ref)))
+            except ArtifactNotFoundError:  # deleted meanwhile
+                continue
+        return sorted(agents, key=lambda a: (a.created_at, a.id))
+
+    async def _by_name(self, name: str) -> Agent | None:
+        return next((a for a in await self.list() if a.name == name), None)
+
+    async def _write(self, agent: Agent) -> None:
+        await self._store.put_bytes(
+            keys.agent_key(agent.id),
+            agent.model_dump_json().encode(),
+            content_type="application/json",
+        )
+
+    async def create(self, data: AgentCreate) -> Agent:
+        async with self._lock:
+            if await self._by_name(data.name) is not None:
+                raise ApiProblem(409, f"an agent named {data.name!r} exists")
+            now = datetime.now(UTC)
+            agent = Agent(
+                **data.model_dump(), id=f"ag-{secrets.token_hex(8)}", created_at=now, updated_at=now
+            )
+            await self._write(agent)
+            return agent
+
+    async def update(self, agent_id: str, patch: AgentPatch) -> Agent:
+        async with self._lock:
+            agent = await self.get(agent_id)
+            if agent is None:
+                raise ApiProblem(404, f"no agent {agent_id!r}")
+            changes = patch.model_dump(exclude_unset=True)
+            renamed = changes.get("name") not in (None, agent.name)
+            if renamed and await self._by_name(changes["name"]) is not None:
+                raise ApiProblem(409, f"an agent named {changes['name']!r} exists")
+            try:
+                updated = Agent.model_validate(
+                    {**agent.model_dump(), **changes, "updated_at": datetime.now(UTC)}
+                )
+            except ValidationError as exc:
+                where = "; ".join(
+                    f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]
+                )
+                raise ApiProblem(422, f"the change is not valid: {where}") from None
+            await self._write(updated)
+            return updated
+
+    async def delete(self, agent_id: str) -> bool:
+        async with self._lock:
+            if await self.get(agent_id) is None:
+                return False
+            await self._store.delete(keys.agent_key(agent_id))
+            return True
+
+
+async def open_agents(state: ApiState) -> None:
+    """Startup hook: the agent store."""
+    state.extras["agents"] = AgentStore(state.store)
+
+
+async def _agents(state: Annotated[ApiState, Depends(state_of)]) -> AgentStore:
+    return state.extras["agents"]
+
+
+async def _known_skills(state: Annotated[ApiState, Depends(state_of)]) -> Callable[..., Any]:
+    """A check that every skill id names a skill the API knows (directory or uploaded)."""
+
+    async def unknown(names: list[str]) -> list[str]:
+        library = state.extras.get("library")
+        stored = state.extras.get("skills")
+        missing = []
+        for name in dict.fromkeys(names):
+            if library is not None and name in {s.name for s in library}:
+                continue
+            if stored is not None and await stored.get(name) is not None:
+                continue
+            missing.append(name)
+        return missing
+
+    return unknown
+
+
+Agents = Annotated[AgentStore, Depends(_agents)]
+KnownSkills = Annotated[Callable[..., Any], Depends(_known_skills)]
+
+router = APIRouter(prefix="/v1/agents", tags=["agents"])
+
+
+async def _check_skills(unknown: Callable[..., Any], names: list[str] | None) -> None:
+    if not names:
+        return
+    missing = await unknown(names)
+    if missing:
+        raise ApiProblem(422, f"unknown skill ids: {', '.join(missing)}", title="Unknown skills")
+
+
+@router.post("/", status_code=status.HTTP_201_CREATED)
+async def create_agent(body: AgentCreate, agents: Agents, unknown: KnownSkills) -> Agent:
+    """Make an agent; every skill id must name a known skill."""
+    await _check_skills(unknown, body.skill_ids)
+    return await agents.create(body)
+
+
+@router.get("/")
+async def list_agents(
+    agents: Agents,
+    q: Annotated[str | None, Query(max_length=200, description="Substring of the name.")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> AgentPage:
+    """Agents, oldest first."""
+    found = [a for a in await agents.list() if q is None or q.lower() in a.name.lower()]
+    return AgentPage(
+        items=found[offset : offset + limit], total=len(found), limit=limit, offset=offset
+    )
+
+
+@router.get("/{agent_id}")
+async def get_agent(agent_id: str, agents: Agents) -> Agent:
+    """One agent."""
+    agent = await agents.get(agent_id) if _valid_id(agent_id) else None
+    if agent is None:
+        raise ApiProblem(404, f"no agent {agent_id!r}")
+    return agent
+
+
+@router.patch("/{agent_id}")
+async def update_agent(
+    agent_id: str, body: AgentPatch, agents: Agents, unknown: KnownSkills
+) -> Agent:
+    """Change some fields of an agent; skill ids are checked as on create."""
+    if not _valid_id(agent_id):
+        raise ApiProblem(404, f"no agent {agent_id!r}")
+    await _check_skills(unknown, body.skill_ids)
+    return await agents.update(agent_id, body)
+
+
+@router.delete("/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_agent(agent_id: str, agents: Agents) -> Response:
+    """Delete an agent (runs it started keep their own copy of it)."""
+    if not _valid_id(agent_id) or not await agents.delete(agent_id):
+        raise ApiProblem(404, f"no agent {agent_id!r}")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _valid_id(agent_id: str) -> bool:
+    return agent_id.startswith("ag-") and len(agent_id) == 19 and agent_id[3:].isalnum()

@@ -1,0 +1,180 @@
+"""``/v1/agents`` over real HTTP: create, read, list, change, delete; unknown skills refused
+with nothing stored; the token everywhere but /healthz; problem+json errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from mcp_manager.server import LoopbackServer
+from skillweave.api import ApiState, create_api
+from skillweave.api.agents import open_agents
+from skillweave.api.agents import router as agents_router
+from skillweave.config import Settings
+from skillweave.skills import SkillLibrary
+from skillweave.storage import keys
+from skillweave.storage.local import LocalArtifactStore
+from tests.conftest import write_skill
+
+TOKEN = "agents-test-token"
+
+
+@pytest.fixture
+async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArtifactStore]]:
+    library = tmp_path / "skills"
+    write_skill(library / "csv-tools", description="Profile CSV files.")
+    write_skill(library / "unit-converter", description="Convert units.")
+    settings = Settings(
+        _env_file=None,
+        api={"token": SecretStr(TOKEN), "max_json_bytes": 4096},
+        skills={"dirs": [str(library)]},
+    )
+    store = LocalArtifactStore(tmp_path / "store")
+
+    async def open_library(state: ApiState) -> None:
+        state.extras["library"] = SkillLibrary(state.settings.skills).refresh()
+
+    app = create_api(
+        settings, store=store, routers=[agents_router], on_startup=[open_library, open_agents]
+    )
+    async with (
+        LoopbackServer(app) as server,
+        httpx.AsyncClient(
+            base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as client,
+    ):
+        yield client, store
+
+
+AGENT = {
+    "name": "analyst",
+    "instruction": "Profile the user's data.",
+    "model_id": "openai:gpt-4o-mini",
+    "skill_ids": ["csv-tools", "unit-converter"],
+    "catalog_mode": "auto",
+    "limits": {"max_turns": 12},
+}
+
+
+def _is_problem(response: httpx.Response, status: int) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body = response.json()
+    assert body["status"] == status
+    assert body["title"]
+    return body
+
+
+async def test_an_agent_is_made_read_listed_changed_and_deleted(api) -> None:
+    client, store = api
+    made = await client.post("/v1/agents/", json=AGENT)
+    assert made.status_code == 201, made.text
+    agent = made.json()
+    assert agent["id"].startswith("ag-")
+    assert agent["skill_ids"] == ["csv-tools", "unit-converter"]
+    assert agent["limits"]["max_turns"] == 12
+    assert await store.stat(keys.agent_key(agent["id"])) is not None
+
+    assert (await client.get(f"/v1/agents/{agent['id']}")).json() == agent
+    page = (await client.get("/v1/agents/", params={"q": "ANAL"})).json()
+    assert [a["id"] for a in page["items"]] == [agent["id"]]
+    assert page["total"] == 1
+
+    changed = await client.patch(
+        f"/v1/agents/{agent['id']}", json={"skill_ids": ["csv-tools"], "model_id": None}
+    )
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["skill_ids"] == ["csv-tools"]
+    assert changed.json()["model_id"] is None
+    assert changed.json()["instruction"] == AGENT["instruction"]  # untouched fields stay
+
+    assert (await client.delete(f"/v1/agents/{agent['id']}")).status_code == 204
+    _is_problem(await client.get(f"/v1/agents/{agent['id']}"), 404)
+    _is_problem(await client.delete(f"/v1/agents/{agent['id']}"), 404)
+    assert await store.list(keys.AGENTS_PREFIX) == []
+
+
+async def test_unknown_skill_ids_are_refused_by_name_and_nothing_is_stored(api) -> None:
+    client, store = api
+    body = _is_problem(
+        await client.post(
+            "/v1/agents/", json={**AGENT, "skill_ids": ["csv-tools", "no-such", "nor-this"]}
+        ),
+        422,
+    )
+    assert "no-such" in body["detail"]
+    assert "nor-this" in body["detail"]
+    assert await store.list(keys.AGENTS_PREFIX) == []
+    made = (await client.post("/v1/agents/", json=AGENT)).json()
+    body = _is_problem(
+        await client.patch(f"/v1/agents/{made['id']}", json={"skill_ids": ["ghost"]}), 422
+    )
+    assert "ghost" in body["detail"]
+    assert (await client.get(f"/v1/agents/{made['id']}")).json()["skill_ids"] == AGENT["skill_ids"]
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"name": "has space"}, "name"),
+        ({"instruction": ""}, "instruction"),
+        ({"catalog_mode": "sometimes"}, "catalog_mode"),
+        ({"limits": {"max_turns": 0}}, "max_turns"),
+        ({"skill_ids": ["Not_A_Skill"]}, "skill_ids"),
+    ],
+)
+async def test_invalid_fields_are_named(api, change: dict, named: str) -> None:
+    client, store = api
+    body = _is_problem(await client.post("/v1/agents/", json={**AGENT, **change}), 422)
+    assert named in body["detail"]
+    assert await store.list(keys.AGENTS_PREFIX) == []
+
+
+async def test_names_are_unique_and_nulls_cannot_clear_required_fields(api) -> None:
+    client, _ = api
+    first = (await client.post("/v1/agents/", json=AGENT)).json()
+    _is_problem(await client.post("/v1/agents/", json=AGENT), 409)
+    other = (await client.post("/v1/agents/", json={**AGENT, "name": "other"})).json()
+    _is_problem(await client.patch(f"/v1/agents/{other['id']}", json={"name": "analyst"}), 409)
+    body = _is_problem(await client.patch(f"/v1/agents/{first['id']}", json={"name": None}), 422)
+    assert "name" in body["detail"]
+
+
+async def test_an_oversized_body_is_413_before_it_is_read(api) -> None:
+    client, store = api
+    body = _is_problem(
+        await client.post("/v1/agents/", json={**AGENT, "description": "x" * 5000}), 413
+    )
+    assert "4,096-byte limit" in body["detail"]
+    assert await store.list(keys.AGENTS_PREFIX) == []
+
+
+async def test_the_token_is_required_everywhere_but_health(api) -> None:
+    client, _ = api
+    made = (await client.post("/v1/agents/", json=AGENT)).json()
+    routes = [
+        ("POST", "/v1/agents/"),
+        ("GET", "/v1/agents/"),
+        ("GET", f"/v1/agents/{made['id']}"),
+        ("PATCH", f"/v1/agents/{made['id']}"),
+        ("DELETE", f"/v1/agents/{made['id']}"),
+    ]
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}):
+        async with httpx.AsyncClient(base_url=str(client.base_url), headers=headers) as anon:
+            for method, url in routes:
+                response = await anon.request(method, url, json=AGENT)
+                _is_problem(response, 401)
+                assert response.headers["www-authenticate"] == "Bearer"
+            assert (await anon.get("/healthz")).json() == {"status": "ok"}
+    assert (await client.get(f"/v1/agents/{made['id']}")).status_code == 200  # still there
+
+
+async def test_the_openapi_document_describes_the_routes(api) -> None:
+    client, _ = api
+    document = (await client.get("/openapi.json")).json()
+    assert {"/v1/agents/", "/v1/agents/{agent_id}", "/healthz"} <= set(document["paths"])
+    assert "401" in document["paths"]["/v1/agents/"]["post"]["responses"]
