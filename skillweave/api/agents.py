@@ -22,8 +22,8 @@ from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import Budgets
 from skillweave.api.app import ApiState, state_of
 from skillweave.api.problems import ApiProblem
+from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
-from skillweave.errors import ArtifactNotFoundError
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -51,6 +51,9 @@ class AgentCreate(BaseModel):
         default=None, description="all, enabled or auto; unset: the server's setting."
     )
     limits: Budgets = Field(default_factory=Budgets)
+    follow_up_seconds: float = Field(
+        default=0, ge=0, le=86_400, description="After an answer, wait this long for a message."
+    )
 
 
 class AgentPatch(BaseModel):
@@ -65,6 +68,7 @@ class AgentPatch(BaseModel):
     )
     catalog_mode: CatalogMode | None = None
     limits: Budgets | None = None
+    follow_up_seconds: float | None = Field(default=None, ge=0, le=86_400)
 
 
 class Agent(AgentCreate):
@@ -84,6 +88,7 @@ class Agent(AgentCreate):
             skills=tuple(self.skill_ids),
             catalog={"mode": self.catalog_mode},
             limits=self.limits,
+            follow_up_seconds=self.follow_up_seconds,
         )
 
 
@@ -102,21 +107,15 @@ class AgentStore:
         self._lock = asyncio.Lock()
 
     async def get(self, agent_id: str) -> Agent | None:
-        ref = await self._store.stat(keys.agent_key(agent_id))
-        if ref is None:
-            return None
-        try:
-            return Agent.model_validate_json(await self._store.get_bytes(ref))
-        except ArtifactNotFoundError:
-            return None
+        data = await read_record(self._store, keys.agent_key(agent_id))
+        return None if data is None else Agent.model_validate_json(data)
 
     async def list(self) -> list[Agent]:
         agents = []
         for ref in await self._store.list(keys.AGENTS_PREFIX):
-            try:
-                agents.append(Agent.model_validate_json(await self._store.get_bytes(ref)))
-            except ArtifactNotFoundError:  # deleted meanwhile
-                continue
+            data = await read_record(self._store, ref.key)
+            if data is not None:  # not deleted meanwhile
+                agents.append(Agent.model_validate_json(data))
         return sorted(agents, key=lambda a: (a.created_at, a.id))
 
     async def _by_name(self, name: str) -> Agent | None:

@@ -4,6 +4,7 @@ Every key skillweave stores is built here, and every component is validated befo
 joined, so a run id, a skill name or a user-supplied path can never climb out of its place::
 
     skills/{name}/{version}.zip                            a published skill package
+    runs/{run_id}/run.json                                 a run started over the API
     runs/{run_id}/inputs/{path}                            a file uploaded for a run
     runs/{run_id}/executions/{digest}/outputs/{path}       a file a script wrote under outputs/
     runs/{run_id}/executions/{digest}/{stdout|stderr}.txt  full output when over the cap
@@ -44,6 +45,7 @@ __all__ = [
     "payload_key",
     "run_input_key",
     "run_prefix",
+    "run_record_key",
     "skill_index_key",
     "skill_package_key",
     "transcript_key",
@@ -189,6 +191,11 @@ def agent_key(agent_id: str) -> str:
 def run_prefix(run_id: str) -> str:
     """``runs/{run_id}/``: everything a run owns is under this prefix."""
     return f"runs/{_name(run_id, 'run id')}/"
+
+
+def run_record_key(run_id: str) -> str:
+    """``runs/{run_id}/run.json``: a run started over the API (its agent as it was, input)."""
+    return f"{run_prefix(run_id)}run.json"
 
 
 def run_input_key(run_id: str, path: str) -> str:

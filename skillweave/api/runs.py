@@ -1,0 +1,319 @@
+"""``/v1/runs``: start an agent's job, follow it live, talk to it, stop it, fetch its files.
+
+A run is a job of the configured engine (``state.extras["engine"]``, put there by whoever
+composes the API: ``skillweave api``), started from a stored agent (``/v1/agents``) with the
+user's input and optional files. The files are stored under the run (``runs/{id}/inputs/``)
+before the job starts; the run's record (``runs/{id}/run.json``) keeps the agent as it was, so
+changing or deleting the agent later does not change the run.
+
+``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the job (``event:``
+its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
+``job_finished``. A client that reconnects with ``Last-Event-ID: N`` gets the events after
+the N-th. Comments (``: keep-alive``) keep idle connections open through proxies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Final
+
+from fastapi import APIRouter, Depends, File, Form, Header, Response, UploadFile, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from skillweave.agent.events import AgentEvent
+from skillweave.api.agents import Agent, AgentStore
+from skillweave.api.app import ApiState, state_of
+from skillweave.api.problems import ApiProblem
+from skillweave.api.records import read_record
+from skillweave.engines.base import Engine, JobRequest, JobResult
+from skillweave.errors import AgentError, InvalidKeyError, SkillweaveError
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactRef
+
+__all__ = ["Run", "open_runs", "router"]
+
+_KEEP_ALIVE_SECONDS: Final = 15.0
+_MAX_FILES: Final = 32
+
+
+class Run(BaseModel):
+    """A run as stored and returned."""
+
+    id: str
+    agent_id: str
+    agent: Agent = Field(description="The agent as it was when the run started.")
+    input: str
+    inputs: list[ArtifactRef] = Field(default_factory=list)
+    created_at: datetime
+    status: str = Field(default="running", description="running, or how the job ended.")
+    result: JobResult | None = None
+
+
+class RunPage(BaseModel):
+    items: list[Run]
+    total: int
+    limit: int
+    offset: int
+
+
+class Message(BaseModel):
+    text: str = Field(min_length=1, max_length=32_000)
+
+
+class Artifact(BaseModel):
+    path: str = Field(description="Path under the run: inputs/…, executions/…/outputs/…")
+    size: int
+    sha256: str
+
+
+class RunService:
+    """Runs over one engine, their records in the store."""
+
+    def __init__(self, state: ApiState, engine: Engine, agents: AgentStore) -> None:
+        self.state = state
+        self.engine = engine
+        self.agents = agents
+        self._results: dict[str, JobResult] = {}
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    async def start(self, agent_id: str, text: str, files: list[UploadFile]) -> Run:
+        agent = await self.agents.get(agent_id) if agent_id.startswith("ag-") else None
+        if agent is None:
+            raise ApiProblem(422, f"no agent {agent_id!r}", title="Unknown agent")
+        if len(files) > _MAX_FILES:
+            raise ApiProblem(422, f"at most {_MAX_FILES} files per run")
+        run_id = f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
+        names = [_file_name(upload) for upload in files]
+        if len(set(names)) != len(names):
+            raise ApiProblem(422, "two files have the same name")
+        store = self.state.store
+        inputs = []
+        for name, upload in zip(names, files, strict=True):
+            inputs.append(
+                await store.put_bytes(
+                    keys.run_input_key(run_id, name),
+                    await upload.read(),
+                    content_type=upload.content_type or "application/octet-stream",
+                )
+            )
+        run = Run(
+            id=run_id,
+            agent_id=agent.id,
+            agent=agent,
+            input=text,
+            inputs=inputs,
+            created_at=datetime.now(UTC),
+        )
+        await self._save(run)
+        await self.engine.start(
+            JobRequest(job_id=run_id, task=text, agent=agent.to_spec(), inputs=tuple(inputs))
+        )
+        watcher = asyncio.create_task(self._record_end(run))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+        return run
+
+    async def _record_end(self, run: Run) -> None:
+        result = await self.engine.result(run.id)
+        self._results[run.id] = result
+        await self._save(run.model_copy(update={"status": result.status, "result": result}))
+
+    async def _save(self, run: Run) -> None:
+        await self.state.store.put_bytes(
+            keys.run_record_key(run.id),
+            run.model_dump_json().encode(),
+            content_type="application/json",
+        )
+
+    async def get(self, run_id: str) -> Run:
+        try:
+            data = await read_record(self.state.store, keys.run_record_key(run_id))
+        except InvalidKeyError:
+            data = None
+        if data is None:
+            raise ApiProblem(404, f"no run {run_id!r}")
+        run = Run.model_validate_json(data)
+        result = self._results.get(run_id)
+        if result is not None and run.result is None:
+            run = run.model_copy(update={"status": result.status, "result": result})
+        return run
+
+    async def list(self) -> list[Run]:
+        runs = []
+        for ref in await self.state.store.list("runs/"):
+            if ref.key.endswith("/run.json") and ref.key.count("/") == 2:
+                data = await read_record(self.state.store, ref.key)
+                if data is not None:
+                    runs.append(Run.model_validate_json(data))
+        return sorted(runs, key=lambda r: (r.created_at, r.id), reverse=True)
+
+    async def close(self) -> None:
+        for watcher in list(self._watchers):
+            watcher.cancel()
+        await asyncio.gather(*self._watchers, return_exceptions=True)
+
+
+def _file_name(upload: UploadFile) -> str:
+    name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    if not name or name in (".", "..") or "\0" in name:
+        raise ApiProblem(422, f"file name {upload.filename!r} is not usable")
+    return name
+
+
+def open_runs(engine: Engine) -> Any:
+    """A startup hook that serves runs on `engine` (the agents hook must run first)."""
+
+    async def hook(state: ApiState) -> None:
+        state.extras["runs"] = RunService(state, engine, state.extras["agents"])
+
+    return hook
+
+
+async def _runs(state: Annotated[ApiState, Depends(state_of)]) -> RunService:
+    return state.extras["runs"]
+
+
+Runs = Annotated[RunService, Depends(_runs)]
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+
+@router.post("/", status_code=status.HTTP_201_CREATED)
+async def start_run(
+    runs: Runs,
+    agent_id: Annotated[str, Form(max_length=64)],
+    input: Annotated[str, Form(min_length=1, max_length=32_000)],
+    files: Annotated[list[UploadFile], File(description="Input files for the run.")] = [],  # noqa: B006
+) -> Run:
+    """Start a run of an agent on the configured engine (multipart form: agent_id, input,
+    files)."""
+    return await runs.start(agent_id, input, files)
+
+
+@router.get("/")
+async def list_runs(
+    runs: Runs,
+    limit: int = 50,
+    offset: int = 0,
+) -> RunPage:
+    """Runs, newest first."""
+    limit, offset = max(1, min(limit, 200)), max(0, offset)
+    found = await runs.list()
+    page = found[offset : offset + limit]
+    return RunPage(items=page, total=len(found), limit=limit, offset=offset)
+
+
+@router.get("/{run_id}")
+async def get_run(run_id: str, runs: Runs) -> Run:
+    """One run: its agent, input, files, and how it ended (once it has)."""
+    return await runs.get(run_id)
+
+
+@router.post("/{run_id}/messages", status_code=status.HTTP_202_ACCEPTED)
+async def send_message(run_id: str, body: Message, runs: Runs) -> dict[str, bool]:
+    """A follow-up message for a running job (taken before its next model call)."""
+    run = await runs.get(run_id)
+    try:
+        await runs.engine.send(run.id, body.text)
+    except AgentError as exc:
+        raise ApiProblem(409, str(exc)) from None
+    return {"accepted": True}
+
+
+@router.post("/{run_id}/cancel", status_code=status.HTTP_202_ACCEPTED)
+async def cancel_run(run_id: str, runs: Runs) -> dict[str, bool]:
+    """Stop a run; its result says cancelled."""
+    run = await runs.get(run_id)
+    if run.result is not None:
+        raise ApiProblem(409, f"run {run_id!r} has ended ({run.status})")
+    await runs.engine.cancel(run.id)
+    return {"cancelled": True}
+
+
+@router.get(
+    "/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def run_events(
+    run_id: str,
+    runs: Runs,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> StreamingResponse:
+    """The run's events as Server-Sent Events, resumable with Last-Event-ID."""
+    run = await runs.get(run_id)
+    try:
+        after = max(0, int(last_event_id)) if last_event_id else 0
+    except ValueError:
+        raise ApiProblem(400, "Last-Event-ID must be a number") from None
+    return StreamingResponse(
+        _sse(runs.engine, run.id, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
+    events = engine.events(run_id).__aiter__()
+    position = 0
+    next_event: asyncio.Task[AgentEvent] | None = None
+    try:
+        while True:
+            if next_event is None:
+                next_event = asyncio.ensure_future(events.__anext__())
+            done, _ = await asyncio.wait({next_event}, timeout=_KEEP_ALIVE_SECONDS)
+            if not done:
+                yield b": keep-alive\n\n"
+                continue
+            try:
+                event = next_event.result()
+            except StopAsyncIteration:
+                return
+            except SkillweaveError as exc:
+                yield f"event: error\ndata: {str(exc)!r}\n\n".encode()
+                return
+            next_event = None
+            position += 1
+            if position <= after:
+                continue
+            data = event.model_dump_json()
+            yield f"id: {position}\nevent: {event.kind}\ndata: {data}\n\n".encode()
+    finally:
+        if next_event is not None:
+            next_event.cancel()
+        with contextlib.suppress(Exception):
+            await events.aclose()  # type: ignore[attr-defined]
+
+
+@router.get("/{run_id}/artifacts")
+async def list_artifacts(run_id: str, runs: Runs) -> list[Artifact]:
+    """The run's files: its inputs and every file its scripts wrote."""
+    run = await runs.get(run_id)
+    prefix = keys.run_prefix(run.id)
+    return [
+        Artifact(path=ref.key.removeprefix(prefix), size=ref.size, sha256=ref.sha256)
+        for ref in await runs.state.store.list(prefix)
+        if "/inputs/" in ref.key or "/outputs/" in ref.key
+    ]
+
+
+@router.get("/{run_id}/artifacts/{path:path}", response_class=Response)
+async def get_artifact(run_id: str, path: str, runs: Runs) -> Response:
+    """One of the run's files (see the listing for the paths)."""
+    run = await runs.get(run_id)
+    if "/inputs/" not in f"/{path}" and "/outputs/" not in f"/{path}":
+        raise ApiProblem(404, f"no artifact {path!r} in run {run_id!r}")
+    try:
+        key = keys.validate_key(f"{keys.run_prefix(run.id)}{path}")
+        ref = await runs.state.store.stat(key)
+    except InvalidKeyError:
+        ref = None
+    if ref is None:
+        raise ApiProblem(404, f"no artifact {path!r} in run {run_id!r}")
+    data = await runs.state.store.get_bytes(ref)
+    return Response(data, media_type=ref.content_type or "application/octet-stream")

@@ -1,0 +1,294 @@
+"""``/v1/skills``: the skills the platform offers, directory ones and uploaded ones.
+
+Directory skills (the configured libraries, bundled ones included) are read-only here: they are
+listed and their files served, but switching them off is ``SKILLS__DISABLED``'s job and an upload
+may not shadow one. Uploaded skills (a SKILL.md posted as JSON, or a ZIP) live in the artifact
+store through :class:`~skillweave.skills.stored.StoredSkills`, which validates them strictly.
+:func:`open_skills` is the startup hook that sets both up; the directory libraries are scanned
+once, at startup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.api.app import ApiState, state_of
+from skillweave.api.problems import ApiProblem, Problem
+from skillweave.errors import ResourceNotFoundError
+from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
+from skillweave.skills.stored import SkillNameTakenError, StoredSkill, StoredSkills, StoredVersion
+
+__all__ = [
+    "NewSkill",
+    "SkillDetail",
+    "SkillItem",
+    "SkillPage",
+    "SkillPatch",
+    "open_skills",
+    "router",
+]
+
+router = APIRouter(prefix="/v1/skills", tags=["skills"])
+
+Source = Literal["directory", "uploaded"]
+_NOT_FOUND = {404: {"model": Problem, "description": "No such skill, version or file"}}
+_CONFLICT = {409: {"model": Problem, "description": "A directory skill has that name"}}
+_TOO_LARGE = {413: {"model": Problem, "description": "The body is over the size limit"}}
+
+
+class NewSkill(BaseModel):
+    """A skill given as the text of its SKILL.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64)
+    description: str = Field(min_length=1, max_length=1024)
+    content: str = Field(min_length=1, description="the whole SKILL.md, frontmatter included")
+
+
+class SkillPatch(BaseModel):
+    """What can change on an uploaded skill."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool
+
+
+class SkillItem(BaseModel):
+    """One skill in a listing."""
+
+    name: str
+    description: str
+    source: Source
+    enabled: bool
+    version: str = Field(description="the latest version (sha256 of the package's files)")
+
+
+class SkillDetail(SkillItem):
+    """One skill: its versions (uploaded skills) and the files of its latest version."""
+
+    versions: list[StoredVersion] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)
+
+
+class SkillPage(BaseModel):
+    """A page of skills."""
+
+    items: list[SkillItem]
+    total: int
+    limit: int
+    offset: int
+
+
+async def open_skills(state: ApiState) -> None:
+    """Startup hook: the uploaded skills' store and a snapshot of the directory libraries."""
+    settings = state.settings.skills
+    limits = PackageLimits(
+        max_files=settings.package_max_files,
+        max_bytes=settings.package_max_bytes,
+        max_ratio=settings.package_max_ratio,
+    )
+    state.extras["skills"] = StoredSkills(state.store, limits=limits)
+    state.extras["library"] = await asyncio.to_thread(SkillLibrary(settings).refresh)
+
+
+async def _stored(state: Annotated[ApiState, Depends(state_of)]) -> StoredSkills:
+    return state.extras["skills"]
+
+
+async def _library(state: Annotated[ApiState, Depends(state_of)]) -> SkillRegistry:
+    return state.extras["library"]
+
+
+Stored = Annotated[StoredSkills, Depends(_stored)]
+Library = Annotated[SkillRegistry, Depends(_library)]
+
+
+def _directory_item(library: SkillRegistry, skill: Skill) -> SkillItem:
+    return SkillItem(
+        name=skill.name,
+        description=skill.description,
+        source="directory",
+        enabled=library.is_enabled(skill.name),
+        version=skill.version,
+    )
+
+
+def _uploaded_item(skill: StoredSkill) -> SkillItem:
+    return SkillItem(
+        name=skill.name,
+        description=skill.description,
+        source="uploaded",
+        enabled=skill.enabled,
+        version=skill.latest,
+    )
+
+
+def _directory_files(skill: Skill) -> list[str]:
+    """The skill's own files (child skills excluded), sorted."""
+    return sorted(["SKILL.md", *list_resources(skill)])
+
+
+def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
+    if name in library:
+        raise ApiProblem(
+            409,
+            f"{name!r} is a directory skill and cannot be {action} here; switch it off with"
+            " SKILLS__DISABLED in the configuration instead",
+        )
+
+
+@router.post(
+    "/",
+    status_code=201,
+    response_model=StoredSkill,
+    responses={**_CONFLICT, **_TOO_LARGE},
+    summary="Upload a skill given as SKILL.md text",
+)
+async def create_skill(body: NewSkill, stored: Stored, library: Library) -> StoredSkill:
+    """Validate the SKILL.md strictly and store it as a new version (or the same one)."""
+    try:
+        return await stored.add_content(
+            body.name, body.description, body.content, reserved=library.names
+        )
+    except SkillNameTakenError as exc:
+        raise ApiProblem(409, str(exc)) from None
+
+
+@router.post(
+    "/upload",
+    status_code=201,
+    response_model=StoredSkill,
+    responses={**_CONFLICT, **_TOO_LARGE},
+    summary="Upload a skill as a ZIP package",
+)
+async def upload_skill(
+    *,
+    file: Annotated[UploadFile, File(description="the skill's ZIP package")],
+    stored: Stored,
+    library: Library,
+    name: Annotated[str | None, Form(max_length=64)] = None,
+    description: Annotated[str | None, Form(max_length=1024)] = None,
+) -> StoredSkill:
+    """Extract the package safely, validate it strictly, and store it rebuilt canonically."""
+    data = await file.read()
+    try:
+        return await stored.add_package(
+            data, name=name, description=description, reserved=library.names
+        )
+    except SkillNameTakenError as exc:
+        raise ApiProblem(409, str(exc)) from None
+
+
+@router.get("/", response_model=SkillPage, summary="List skills")
+async def list_skills(
+    *,
+    stored: Stored,
+    library: Library,
+    q: Annotated[
+        str | None, Query(max_length=200, description="substring of name or description")
+    ] = None,
+    source: Source | None = None,
+    enabled: bool | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> SkillPage:
+    """Directory and uploaded skills, sorted by name, filtered and paged."""
+    items: list[SkillItem] = []
+    if source in (None, "directory"):
+        items += (_directory_item(library, skill) for skill in library)
+    if source in (None, "uploaded"):
+        items += (_uploaded_item(skill) for skill in await stored.list())
+    if q:
+        needle = q.casefold()
+        items = [
+            i for i in items if needle in i.name.casefold() or needle in i.description.casefold()
+        ]
+    if enabled is not None:
+        items = [i for i in items if i.enabled == enabled]
+    items.sort(key=lambda i: (i.name, i.source))
+    return SkillPage(
+        items=items[offset : offset + limit], total=len(items), limit=limit, offset=offset
+    )
+
+
+@router.get("/{name}", response_model=SkillDetail, responses=_NOT_FOUND, summary="One skill")
+async def get_skill(name: str, stored: Stored, library: Library) -> SkillDetail:
+    """The skill, its versions and the files of its latest version."""
+    if name in library:
+        skill = library.get(name)
+        item = _directory_item(library, skill)
+        files = await asyncio.to_thread(_directory_files, skill)
+        return SkillDetail(**item.model_dump(), files=files)
+    record = await stored.get(name)
+    if record is None:
+        raise ApiProblem(404, f"no skill named {name!r}")
+    return SkillDetail(
+        **_uploaded_item(record).model_dump(),
+        versions=record.versions,
+        files=record.latest_version.files,
+    )
+
+
+@router.get(
+    "/{name}/versions/{version}/files/{path:path}",
+    response_class=Response,
+    responses={
+        **_NOT_FOUND,
+        200: {
+            "content": {"text/plain": {}, "application/octet-stream": {}},
+            "description": "The file's bytes",
+        },
+    },
+    summary="One file of a skill version",
+)
+async def get_skill_file(
+    name: str, version: str, path: str, stored: Stored, library: Library
+) -> Response:
+    """The bytes of one file: ``text/plain`` when it is UTF-8 text, else octet-stream."""
+    if name in library:
+        skill = library.get(name)
+        if version != skill.version:
+            raise ApiProblem(404, f"directory skill {name!r} has no version {version!r}")
+        files = await asyncio.to_thread(_directory_files, skill)
+        if path not in files:
+            raise ResourceNotFoundError(name, path, "no such file in the skill")
+        # Only a listed file can be named: no '..', no symlink, no hidden file gets through.
+        data = await asyncio.to_thread((skill.path / path).read_bytes)
+    else:
+        data = await stored.read_file(name, version, path)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Response(data, media_type="application/octet-stream")
+    return Response(data, media_type="text/plain; charset=utf-8")
+
+
+@router.patch(
+    "/{name}",
+    response_model=StoredSkill,
+    responses={**_NOT_FOUND, **_CONFLICT},
+    summary="Enable or disable an uploaded skill",
+)
+async def patch_skill(name: str, body: SkillPatch, stored: Stored, library: Library) -> StoredSkill:
+    """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``)."""
+    _refuse_directory(library, name, "changed")
+    return await stored.set_enabled(name, body.enabled)
+
+
+@router.delete(
+    "/{name}",
+    status_code=204,
+    response_class=Response,
+    responses={**_NOT_FOUND, **_CONFLICT},
+    summary="Delete an uploaded skill and all its versions",
+)
+async def delete_skill(name: str, stored: Stored, library: Library) -> Response:
+    """Remove the skill's record and every stored version."""
+    _refuse_directory(library, name, "deleted")
+    await stored.delete(name)
+    return Response(status_code=204)

@@ -1,0 +1,205 @@
+"""``/v1/runs`` over real HTTP on the direct engine: start a run of a stored agent with a file,
+follow its Server-Sent Events to the answer, resume them with Last-Event-ID, download the
+artifact its scripts wrote; talk to a waiting run, then cancel it. Real manager, real
+sandboxes, real store; the model is scripted."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from mcp_manager import create_app
+from mcp_manager.server import LoopbackServer
+from skillweave.api import ApiState, create_api
+from skillweave.api.agents import open_agents
+from skillweave.api.agents import router as agents_router
+from skillweave.api.runs import open_runs
+from skillweave.api.runs import router as runs_router
+from skillweave.config import Settings, bundled_skills_dir
+from skillweave.engines import AgentServices, DirectEngine
+from skillweave.llm.scripted import ScriptedProvider
+from skillweave.sandbox.client import SandboxClient
+from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.storage.local import LocalArtifactStore
+from tests.integration.agent.test_direct_job import CSV, SCRIPT
+
+pytestmark = pytest.mark.timeout(180)
+
+TOKEN = "runs-test-token"
+
+CONVERSATION = """
+turns:
+  - say: "Hello there."
+  - say: "You said: more please."
+"""
+
+
+@asynccontextmanager
+async def api_on_direct_engine(tmp_path: Path, script: str) -> AsyncIterator[httpx.AsyncClient]:
+    manager_token = secrets.token_urlsafe(16)
+    settings = Settings(
+        _env_file=None,
+        api={"token": SecretStr(TOKEN)},
+        sandbox={"manager_token": SecretStr(manager_token), "pool_target": 1, "pool_max": 4},
+        skills={"dirs": [str(bundled_skills_dir())]},
+    )
+    store = LocalArtifactStore(tmp_path / "store")
+    registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
+    async with AsyncExitStack() as stack:
+        manager = await stack.enter_async_context(
+            LoopbackServer(create_app(settings, store=store, publish=True))
+        )
+        sandbox = await stack.enter_async_context(SandboxClient(manager.url, token=manager_token))
+        services = AgentServices(
+            settings=settings,
+            registry=registry,
+            store=store,
+            provider=ScriptedProvider.from_yaml(script),
+            model="scripted",
+            sandbox=sandbox,
+        )
+
+        async def open_library(state: ApiState) -> None:
+            state.extras["library"] = registry
+
+        app = create_api(
+            settings,
+            store=store,
+            routers=[agents_router, runs_router],
+            on_startup=[open_library, open_agents, open_runs(DirectEngine(services))],
+        )
+        server = await stack.enter_async_context(LoopbackServer(app))
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(
+                base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+            )
+        )
+        yield client
+
+
+async def sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    last_event_id: str | None = None,
+    until: Callable[[dict[str, Any]], bool] = lambda e: e["event"] == "job_finished",
+) -> list[dict[str, Any]]:
+    """Read Server-Sent Events until `until` holds for one."""
+    headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
+    events: list[dict[str, Any]] = []
+    async with client.stream("GET", url, headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        current: dict[str, Any] = {}
+        async for line in response.aiter_lines():
+            if line.startswith(":"):
+                continue
+            if not line:
+                if current:
+                    events.append(current)
+                    if until(current):
+                        return events
+                current = {}
+                continue
+            field, _, value = line.partition(": ")
+            current[field] = json.loads(value) if field == "data" else value
+    return events
+
+
+async def make_agent(client: httpx.AsyncClient, **fields: Any) -> str:
+    body = {"name": "analyst", "instruction": "Work with the user's data.", **fields}
+    response = await client.post("/v1/agents/", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+async def test_a_run_streams_its_events_to_the_answer_and_serves_its_artifact(
+    tmp_path: Path,
+) -> None:
+    async with api_on_direct_engine(tmp_path, SCRIPT) as client:
+        agent_id = await make_agent(client, skill_ids=["data-toolkit"])
+        started = await client.post(
+            "/v1/runs/",
+            data={"agent_id": agent_id, "input": "Profile the attached sales.csv."},
+            files={"files": ("sales.csv", CSV, "text/csv")},
+        )
+        assert started.status_code == 201, started.text
+        run = started.json()
+        assert run["agent"]["id"] == agent_id
+        assert [ref["key"].rsplit("/", 1)[-1] for ref in run["inputs"]] == ["sales.csv"]
+
+        events = await sse(client, f"/v1/runs/{run['id']}/events")
+        kinds = [e["event"] for e in events]
+        assert kinds[0] == "job_started"
+        assert kinds[-1] == "job_finished"
+        assert kinds.count("script_ran") == 2
+        assert "answered" in kinds
+        assert [e["id"] for e in events] == [str(n) for n in range(1, len(events) + 1)]
+        assert all(e["data"]["job_id"] == run["id"] for e in events)
+
+        # Resumed: only what came after the third event.
+        again = await sse(client, f"/v1/runs/{run['id']}/events", last_event_id="3")
+        assert [e["id"] for e in again] == [e["id"] for e in events[3:]]
+
+        finished = (await client.get(f"/v1/runs/{run['id']}")).json()
+        assert finished["status"] == "completed"
+        assert "report.md" in finished["result"]["answer"]
+        listed = (await client.get(f"/v1/runs/{run['id']}/artifacts")).json()
+        paths = {a["path"] for a in listed}
+        assert "inputs/sales.csv" in paths
+        [report_path] = [p for p in paths if p.endswith("/outputs/report.md")]
+        report = await client.get(f"/v1/runs/{run['id']}/artifacts/{report_path}")
+        assert report.status_code == 200
+        assert report.text.startswith("# Sales check")
+        assert (await client.get(f"/v1/runs/{run['id']}/artifacts/inputs/sales.csv")).content == CSV
+        missing = await client.get(f"/v1/runs/{run['id']}/artifacts/../../etc/passwd")
+        assert missing.status_code == 404
+        page = (await client.get("/v1/runs/")).json()
+        assert [r["id"] for r in page["items"]] == [run["id"]]
+
+
+async def test_a_waiting_run_takes_a_message_and_is_cancelled(tmp_path: Path) -> None:
+    async with api_on_direct_engine(tmp_path, CONVERSATION) as client:
+        agent_id = await make_agent(client, follow_up_seconds=60)
+        run = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        url = f"/v1/runs/{run['id']}/events"
+        first = await sse(client, url, until=lambda e: e["event"] == "answered")
+        assert first[-1]["data"]["detail"].startswith("Hello there")
+        sent = await client.post(f"/v1/runs/{run['id']}/messages", json={"text": "more please"})
+        assert sent.status_code == 202, sent.text
+        answers = await sse(
+            client,
+            url,
+            last_event_id=first[-1]["id"],
+            until=lambda e: e["event"] == "answered",
+        )
+        received = [e for e in answers if e["event"] == "message_received"]
+        assert len(received) == 1
+        assert "more please" in received[0]["data"]["detail"]
+        assert answers[-1]["data"]["detail"].startswith("You said")
+        cancelled = await client.post(f"/v1/runs/{run['id']}/cancel")
+        assert cancelled.status_code == 202
+        end = await sse(client, url, last_event_id=answers[-1]["id"])
+        assert end[-1]["event"] == "job_finished"
+        assert end[-1]["data"]["status"] == "cancelled"
+        refused = await client.post(f"/v1/runs/{run['id']}/messages", json={"text": "still?"})
+        assert refused.status_code == 409
+        assert refused.headers["content-type"] == "application/problem+json"
+
+
+async def test_unknown_agents_and_runs_are_problems(tmp_path: Path) -> None:
+    async with api_on_direct_engine(tmp_path, CONVERSATION) as client:
+        refused = await client.post("/v1/runs/", data={"agent_id": "ag-nope", "input": "x"})
+        assert refused.status_code == 422
+        assert "ag-nope" in refused.json()["detail"]
+        for url in ("/v1/runs/run-none", "/v1/runs/run-none/events", "/v1/runs/../x"):
+            response = await client.get(url)
+            assert response.status_code == 404, url
