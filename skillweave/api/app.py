@@ -31,7 +31,7 @@ __all__ = ["ApiState", "create_api", "state_of"]
 _bearer = HTTPBearer(auto_error=False, description="API__TOKEN")
 
 UPLOAD_PATHS: tuple[str, ...] = ("/v1/skills/upload", "/v1/runs")
-"""Routes that take uploads (multipart) and so the larger body limit."""
+"""Routes (exact paths) that take uploads, and so the larger body limit."""
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "Missing or wrong bearer token"},

@@ -21,21 +21,18 @@ def _too_large(limit: int) -> HTTPException:
 
 
 class BodyLimit:
-    """ASGI middleware: bodies over `default` bytes (or the limit of the longest matching
-    path prefix in `limits`) are answered 413 problem+json."""
+    """ASGI middleware: bodies over `default` bytes (or the limit `limits` gives that exact
+    path, a trailing slash aside) are answered 413 problem+json."""
 
     def __init__(
         self, app: ASGIApp, *, default: int = _DEFAULT_LIMIT, limits: dict[str, int] | None = None
     ) -> None:
         self.app = app
         self.default = default
-        self.limits = sorted((limits or {}).items(), key=lambda item: -len(item[0]))
+        self.limits = {path.rstrip("/"): limit for path, limit in (limits or {}).items()}
 
     def limit_for(self, path: str) -> int:
-        for prefix, limit in self.limits:
-            if path.startswith(prefix):
-                return limit
-        return self.default
+        return self.limits.get(path.rstrip("/"), self.default)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

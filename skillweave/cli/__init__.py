@@ -969,6 +969,31 @@ def manager() -> None:
         run_manager(get_settings())
 
 
+@app.command("api")
+def api() -> None:
+    """Serve the control-plane REST API (API__HOST, API__PORT; API__TOKEN required) on the
+    engine of WORKFLOW__EXECUTION_ENGINE."""
+    import asyncio
+
+    from skillweave.cli.api import serve_api
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("skillweave").setLevel(logging.INFO)
+    settings = get_settings()
+
+    def ready(url: str) -> None:
+        err.print(
+            f"skillweave API on {url} (engine {settings.workflow.execution_engine}); "
+            f"OpenAPI at {url}/docs"
+        )
+
+    try:
+        with _errors():
+            asyncio.run(serve_api(settings, on_ready=ready))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("API stopped")
+
+
 @app.command("executor")
 def executor(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",

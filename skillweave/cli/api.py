@@ -1,0 +1,70 @@
+"""``skillweave api``: the control-plane REST API on the configured engine.
+
+On the direct engine the API runs jobs in its own process, with the model of ``MODEL__*``, the
+configured store and a manager (``SANDBOX__MANAGER_URL`` or one started here); on the temporal
+engine it starts workflows that ``skillweave worker`` processes run (the store must be the
+workers' store).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+import uvicorn
+from fastapi import FastAPI
+
+from skillweave.api import create_api
+from skillweave.api.agents import open_agents
+from skillweave.api.agents import router as agents_router
+from skillweave.api.runs import open_runs
+from skillweave.api.runs import router as runs_router
+from skillweave.cli.run import open_services, store_of
+from skillweave.config import Settings
+from skillweave.engines import DirectEngine, Engine
+from skillweave.skills import SkillLibrary
+
+__all__ = ["api_app", "serve_api"]
+
+
+@contextlib.asynccontextmanager
+async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
+    """The API app over the settings' engine, with what the engine needs open."""
+    from skillweave.api.skills import open_skills
+    from skillweave.api.skills import router as skills_router
+
+    async with contextlib.AsyncExitStack() as stack:
+        engine: Engine
+        if settings.workflow.execution_engine == "temporal":
+            from skillweave.engines.temporal import connect_engine
+
+            store = await stack.enter_async_context(store_of(settings))
+            engine = await connect_engine(settings, store)
+        else:
+            registry = SkillLibrary(settings.skills).refresh()
+            local = await stack.enter_async_context(
+                open_services(settings, registry=registry, model=settings.model)
+            )
+            store = local.services.store
+            engine = DirectEngine(
+                local.services,
+                catalog_mode=settings.skills.catalog_mode,
+                catalog_top_k=settings.skills.catalog_top_k,
+            )
+        yield create_api(
+            settings,
+            store=store,
+            routers=[skills_router, agents_router, runs_router],
+            on_startup=[open_skills, open_agents, open_runs(engine)],
+        )
+
+
+async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> None:
+    """Serve the API on ``API__HOST:API__PORT`` until cancelled."""
+    async with api_app(settings) as app:
+        config = uvicorn.Config(
+            app, host=settings.api.host, port=settings.api.port, log_level="info"
+        )
+        server = uvicorn.Server(config)
+        on_ready(f"http://{settings.api.host}:{settings.api.port}")
+        await server.serve()

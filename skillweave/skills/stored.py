@@ -1,0 +1,492 @@
+"""Uploaded skills: :class:`StoredSkills`, skill packages kept as versions in the artifact store.
+
+Owns the upload path of the API (``/v1/skills``): a SKILL.md posted as text or a ZIP package is
+validated strictly (every spec violation refuses it), rebuilt with ``build_package`` so that the
+stored bytes are canonical, and stored under ``skills/{name}/{version}.zip`` — the key the MCP
+manager runs scripts from. A small JSON record per skill at ``catalog/skills/{name}.json`` lists
+its versions, the latest one and whether it is enabled. :meth:`StoredSkills.materialize` writes
+the enabled skills into a folder a ``SkillScanner`` can read beside the directory libraries.
+
+A version is the sha256 of the package's files (``versioning.package_version``, child skills
+included), so packages are content-addressed: the same content uploaded twice is one version and
+one object. Everything is validated in a temporary folder before the first write, the package is
+written before the record, and the record last, so a failure leaves nothing a reader can see.
+
+Concurrency: writers of one name in this process are serialized by a per-name ``asyncio.Lock``,
+so two simultaneous uploads never lose a version. Writers in other processes are
+last-writer-wins on the record (a version may then be missing from it until uploaded again);
+the packages themselves are content-addressed and never conflict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import os
+import shutil
+import tempfile
+import zipfile
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from skillweave.errors import (
+    ArtifactIntegrityError,
+    PackageError,
+    ResourceNotFoundError,
+    SkillError,
+    SkillFormatError,
+    SkillNotFoundError,
+)
+from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file
+from skillweave.skills._files import iter_package_files as _iter_files
+from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
+from skillweave.skills.spec import name_problems
+from skillweave.skills.validation import validate_paths
+from skillweave.skills.versioning import package_version
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["SkillNameTakenError", "StoredSkill", "StoredSkills", "StoredVersion"]
+
+_ZIP: Final = "application/zip"
+_JSON: Final = "application/json"
+_READ_ATTEMPTS: Final = 3
+_MATERIALIZED_MARKER: Final = ".skillweave-materialized"
+# Folders archivers add beside the content; they never make a package "two skills".
+_IGNORED_TOP_LEVEL: Final = frozenset({"__MACOSX"})
+
+
+class SkillNameTakenError(SkillError):
+    """An upload would shadow a skill of the same name that is not an upload (a directory one)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"a directory skill named {name!r} exists; uploads may not shadow it (choose another"
+            " name)"
+        )
+
+
+class StoredVersion(BaseModel):
+    """One stored version of an uploaded skill."""
+
+    version: str = Field(description="sha256 of the package's files (paths, sizes and bytes)")
+    created_at: datetime
+    size: int = Field(ge=0, description="bytes of the stored ZIP")
+    sha256: str = Field(description="sha256 of the stored ZIP's bytes")
+    files: list[str] = Field(default_factory=list, description="the package's files, sorted")
+
+
+class StoredSkill(BaseModel):
+    """An uploaded skill: its record in the store."""
+
+    name: str
+    description: str
+    enabled: bool = True
+    latest: str
+    versions: list[StoredVersion]
+    source: Literal["uploaded"] = "uploaded"
+
+    def version(self, version: str) -> StoredVersion | None:
+        """The stored version `version`, or None."""
+        return next((v for v in self.versions if v.version == version), None)
+
+    @property
+    def latest_version(self) -> StoredVersion:
+        """The latest version's entry."""
+        found = self.version(self.latest)
+        return found if found is not None else self.versions[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A validated, canonical package ready to store."""
+
+    name: str
+    description: str
+    version: str
+    files: list[str]
+    data: bytes
+
+
+class StoredSkills:
+    """Uploaded skills kept as package versions in an artifact store.
+
+    Args:
+        store: where packages and records live.
+        limits: what one package may hold (extraction and building both refuse more).
+    """
+
+    def __init__(self, store: ArtifactStore, *, limits: PackageLimits = DEFAULT_LIMITS) -> None:
+        self.store = store
+        self.limits = limits
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    async def add_content(
+        self, name: str, description: str, content: str, *, reserved: Collection[str] = ()
+    ) -> StoredSkill:
+        """Store a skill given as the text of its SKILL.md (a new version, or the same one).
+
+        Args:
+            name: the skill's name; the frontmatter ``name`` must equal it.
+            description: must equal the frontmatter ``description`` (whitespace aside).
+            content: the whole SKILL.md.
+            reserved: names that are not uploads (directory skills); refused.
+
+        Raises:
+            SkillFormatError: the SKILL.md breaks a spec rule, or a field disagrees.
+            SkillNameTakenError: `name` is in `reserved`.
+        """
+        _check_name(name, where="name")
+        if name in reserved:
+            raise SkillNameTakenError(name)
+        prepared = await asyncio.to_thread(self._prepare_content, name, description, content)
+        return await self._store(prepared)
+
+    async def add_package(
+        self,
+        data: bytes,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        reserved: Collection[str] = (),
+    ) -> StoredSkill:
+        """Store a skill uploaded as a ZIP package (rebuilt canonically before storing).
+
+        The archive must hold exactly one top skill: a SKILL.md at its root or in its one top
+        folder (child skills inside it are allowed).
+
+        Args:
+            data: the ZIP's bytes.
+            name: when given, the skill's name must equal it.
+            description: when given, the skill's description must equal it.
+            reserved: names that are not uploads (directory skills); refused.
+
+        Raises:
+            UnsafePackageError: an entry is unsafe (traversal, symlink, bomb...); names it.
+            PackageError: not a ZIP, no SKILL.md, more than one top skill...
+            SkillFormatError: a SKILL.md breaks a spec rule, or a field disagrees.
+            SkillNameTakenError: the skill's name is in `reserved`.
+        """
+        prepared = await asyncio.to_thread(self._prepare_package, data, name, description)
+        if prepared.name in reserved:
+            raise SkillNameTakenError(prepared.name)
+        return await self._store(prepared)
+
+    async def set_enabled(self, name: str, enabled: bool) -> StoredSkill:
+        """Enable or disable an uploaded skill.
+
+        Raises:
+            SkillNotFoundError: no uploaded skill of that name.
+        """
+        async with self._locks[name]:
+            record = await self._require(name)
+            if record.enabled != enabled:
+                record = record.model_copy(update={"enabled": enabled})
+                await self._write_record(record)
+            return record
+
+    async def delete(self, name: str) -> None:
+        """Remove an uploaded skill: its record, then every version's package.
+
+        Raises:
+            SkillNotFoundError: no uploaded skill of that name.
+        """
+        async with self._locks[name]:
+            record = await self._require(name)
+            # The record goes first: from then on no reader sees the skill, even if removing a
+            # package fails (an orphan package is harmless, being content-addressed).
+            await self.store.delete(keys.skill_index_key(name))
+            for entry in record.versions:
+                await self.store.delete(keys.skill_package_key(name, entry.version))
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def list(self) -> list[StoredSkill]:
+        """Every uploaded skill, sorted by name."""
+        out: list[StoredSkill] = []
+        for ref in await self.store.list(keys.SKILLS_PREFIX):
+            name = ref.key.removeprefix(keys.SKILLS_PREFIX).removesuffix(".json")
+            record = await self.get(name)
+            if record is not None:
+                out.append(record)
+        return sorted(out, key=lambda skill: skill.name)
+
+    async def get(self, name: str) -> StoredSkill | None:
+        """The uploaded skill `name`, or None (also for a name that cannot be a skill's)."""
+        if name_problems(name):
+            return None
+        key = keys.skill_index_key(name)
+        # A record replaced between `stat` and the read fails its hash check; read it again.
+        for attempt in range(_READ_ATTEMPTS):
+            ref = await self.store.stat(key)
+            if ref is None:
+                return None
+            try:
+                raw = await self.store.get_bytes(ref)
+            except ArtifactIntegrityError:
+                if attempt == _READ_ATTEMPTS - 1:
+                    raise
+                continue
+            try:
+                return StoredSkill.model_validate_json(raw)
+            except ValidationError as exc:
+                raise SkillFormatError(key, f"the skill record is not valid: {exc}") from None
+        return None  # pragma: no cover - the loop returns or raises
+
+    async def read_package(self, name: str, version: str) -> bytes:
+        """The stored ZIP of one version.
+
+        Raises:
+            SkillNotFoundError: no uploaded skill `name`, or it has no version `version`.
+        """
+        record = await self._require(name)
+        if record.version(version) is None:
+            raise SkillNotFoundError(f"{name}@{version}")
+        ref = await self.store.stat(keys.skill_package_key(name, version))
+        if ref is None:
+            raise SkillNotFoundError(f"{name}@{version}")
+        return await self.store.get_bytes(ref)
+
+    async def read_file(self, name: str, version: str, path: str) -> bytes:
+        """One file of a stored version, `path` relative to the skill folder.
+
+        Only the package's own entries can be named, so no path can reach outside it.
+
+        Raises:
+            SkillNotFoundError: unknown skill or version.
+            ResourceNotFoundError: no such file in that version (a '..' path included).
+        """
+        parts = path.replace("\\", "/").split("/")
+        if not path or any(part in {"", ".", ".."} for part in parts):
+            raise ResourceNotFoundError(name, path, "no such file in the skill")
+        data = await self.read_package(name, version)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            try:
+                info = archive.getinfo(f"{name}/{path}")
+            except KeyError:
+                raise ResourceNotFoundError(name, path, "no such file in the skill") from None
+            if info.is_dir():
+                raise ResourceNotFoundError(name, path, "no such file in the skill")
+            return archive.read(info)
+
+    async def materialize(self, dest: Path) -> Path:
+        """Write the latest version of every enabled uploaded skill to ``dest/<name>/``.
+
+        `dest` belongs to this method: a folder already holding a skill at its latest version
+        is kept, others are replaced, and skills no longer enabled or stored are removed. A
+        ``SkillScanner`` given `dest` as a root then sees the uploaded skills.
+
+        Returns:
+            `dest`.
+        """
+        wanted = {record.name: record for record in await self.list() if record.enabled}
+        await asyncio.to_thread(_prepare_dest, dest)
+        for name, record in wanted.items():
+            current = await asyncio.to_thread(_folder_version, dest / name)
+            if current == record.latest:
+                continue
+            data = await self.read_package(name, record.latest)
+            await asyncio.to_thread(self._install, data, dest, name)
+        await asyncio.to_thread(_prune, dest, set(wanted))
+        return dest
+
+    # -- internals -----------------------------------------------------------------------------
+
+    async def _require(self, name: str) -> StoredSkill:
+        record = await self.get(name)
+        if record is None:
+            raise SkillNotFoundError(name)
+        return record
+
+    async def _write_record(self, record: StoredSkill) -> None:
+        await self.store.put_bytes(
+            keys.skill_index_key(record.name),
+            record.model_dump_json(indent=2).encode(),
+            content_type=_JSON,
+        )
+
+    async def _store(self, prepared: _Prepared) -> StoredSkill:
+        """Store the package (if new), then the record, under the name's lock."""
+        name = prepared.name
+        async with self._locks[name]:
+            key = keys.skill_package_key(name, prepared.version)
+            ref = await self.store.put_if_absent(key, prepared.data, content_type=_ZIP)
+            if ref is None:
+                ref = await self.store.stat(key)
+            size = ref.size if ref is not None else len(prepared.data)
+            digest = ref.sha256 if ref is not None else hashlib.sha256(prepared.data).hexdigest()
+            record = await self.get(name)
+            entry = StoredVersion(
+                version=prepared.version,
+                created_at=datetime.now(UTC),
+                size=size,
+                sha256=digest,
+                files=prepared.files,
+            )
+            if record is None:
+                record = StoredSkill(
+                    name=name,
+                    description=prepared.description,
+                    latest=prepared.version,
+                    versions=[entry],
+                )
+            else:
+                versions = [v for v in record.versions if v.version != prepared.version]
+                existing = record.version(prepared.version)
+                # Re-uploading a version keeps its first date, and makes it the latest again.
+                versions.append(existing if existing is not None else entry)
+                record = record.model_copy(
+                    update={
+                        "description": prepared.description,
+                        "latest": prepared.version,
+                        "versions": versions,
+                    }
+                )
+            await self._write_record(record)
+            return record
+
+    def _prepare_content(self, name: str, description: str, content: str) -> _Prepared:
+        with tempfile.TemporaryDirectory(prefix="skillweave-upload-") as temp:
+            folder = Path(temp) / name
+            folder.mkdir()
+            (folder / SKILL_FILE).write_text(content, encoding="utf-8")
+            return self._prepare_folder(folder, temp=Path(temp), name=name, description=description)
+
+    def _prepare_package(self, data: bytes, name: str | None, description: str | None) -> _Prepared:
+        if name is not None:
+            _check_name(name, where="name")
+        with tempfile.TemporaryDirectory(prefix="skillweave-upload-") as temp:
+            extracted = Path(temp) / "package"
+            skill_dirs = extract_package(data, extracted, limits=self.limits)
+            top = skill_dirs[0]
+            if top == extracted:
+                # A SKILL.md at the archive's root: the folder takes the frontmatter's name.
+                top = extracted.rename(Path(temp) / _frontmatter_name(extracted))
+            else:
+                _check_single_top(extracted, top)
+            return self._prepare_folder(top, temp=Path(temp), name=name, description=description)
+
+    def _prepare_folder(
+        self, folder: Path, *, temp: Path, name: str | None, description: str | None
+    ) -> _Prepared:
+        """Validate a skill folder strictly and build its canonical package."""
+        report = validate_paths([folder], strict=True)
+        if report.errors:
+            shown = "; ".join(
+                _relative(d.path, temp) + f": {d.field}: {d.message}" for d in report.errors[:5]
+            )
+            more = f" (and {len(report.errors) - 5} more)" if len(report.errors) > 5 else ""
+            raise SkillFormatError(
+                _relative(str(folder), temp), f"not a valid skill: {shown}{more}"
+            )
+        front = parse_frontmatter(
+            (folder / SKILL_FILE).read_text(encoding="utf-8"), path=f"{folder.name}/{SKILL_FILE}"
+        )
+        skill_name = str(front.data["name"])
+        skill_description = " ".join(str(front.data["description"]).split())
+        where = f"{folder.name}/{SKILL_FILE}"
+        if name is not None and name != skill_name:
+            raise SkillFormatError(
+                where, f"the frontmatter name {skill_name!r} does not match the name {name!r}"
+            )
+        if description is not None and " ".join(description.split()) != skill_description:
+            raise SkillFormatError(
+                where, "the frontmatter description does not match the description given"
+            )
+        files = sorted(_iter_files(folder, include_children=True), key=lambda item: item[0])
+        version = package_version((relative, entry.path) for relative, entry in files)
+        data = build_package(folder, limits=self.limits)
+        return _Prepared(
+            name=skill_name,
+            description=skill_description,
+            version=version,
+            files=[relative for relative, _ in files],
+            data=data,
+        )
+
+    def _install(self, data: bytes, dest: Path, name: str) -> None:
+        """Extract a package beside ``dest/<name>`` and swap it in."""
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=dest))
+        try:
+            extract_package(data, staging, limits=self.limits)
+            target = dest / name
+            if target.exists():
+                shutil.rmtree(target)
+            (staging / name).rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_name(name: str, *, where: str) -> None:
+    problems = name_problems(name)
+    if problems:
+        raise SkillFormatError(where, f"{name!r} is not a valid skill name: {'; '.join(problems)}")
+
+
+def _relative(path: str, temp: Path) -> str:
+    try:
+        return str(Path(path).relative_to(temp))
+    except ValueError:
+        return path
+
+
+def _frontmatter_name(folder: Path) -> str:
+    front = parse_frontmatter(
+        (folder / SKILL_FILE).read_text(encoding="utf-8", errors="replace"), path=SKILL_FILE
+    )
+    name = front.data.get("name")
+    if not isinstance(name, str) or name_problems(name):
+        raise SkillFormatError(SKILL_FILE, f"name {name!r} is missing or not a valid skill name")
+    return name
+
+
+def _check_single_top(extracted: Path, top: Path) -> None:
+    """The archive holds one top folder, the skill, and nothing beside it."""
+    if top.parent != extracted:
+        raise PackageError(
+            f"{top.relative_to(extracted).as_posix()}/{SKILL_FILE}: the skill must be at the"
+            " archive's root or in its one top folder"
+        )
+    for entry in extracted.iterdir():
+        if entry == top or entry.name in _IGNORED_TOP_LEVEL:
+            continue
+        if entry.is_dir() and is_skipped_dir(entry.name):
+            continue
+        if entry.is_file() and is_skipped_file(entry.name):
+            continue
+        raise PackageError(
+            f"{entry.name}: the archive must hold one top skill folder ({top.name}/) and"
+            " nothing beside it"
+        )
+
+
+def _folder_version(folder: Path) -> str | None:
+    if not (folder / SKILL_FILE).is_file():
+        return None
+    files = _iter_files(folder, include_children=True)
+    return package_version((relative, entry.path) for relative, entry in files)
+
+
+def _prepare_dest(dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / _MATERIALIZED_MARKER).touch()
+    for leftover in dest.glob(".staging-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _prune(dest: Path, keep: set[str]) -> None:
+    for entry in os.scandir(dest):
+        stale = not entry.name.startswith(".") and entry.name not in keep
+        if stale and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
