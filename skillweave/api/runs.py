@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -35,7 +36,7 @@ from skillweave.errors import AgentError, InvalidKeyError, SkillweaveError
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 
-__all__ = ["Run", "open_runs", "router"]
+__all__ = ["Run", "RunSummary", "open_runs", "router"]
 
 _KEEP_ALIVE_SECONDS: Final = 15.0
 _MAX_FILES: Final = 32
@@ -54,9 +55,19 @@ class Run(BaseModel):
     result: JobResult | None = None
 
 
+class RunSummary(BaseModel):
+    """A run as listed: from the run records (direct engine) or Temporal visibility."""
+
+    id: str
+    status: str
+    agent: str | None = Field(default=None, description="The agent's name.")
+    created_at: datetime
+    closed_at: datetime | None = None
+
+
 class RunPage(BaseModel):
-    items: list[Run]
-    total: int
+    items: list[RunSummary]
+    total: int | None = Field(description="None when the listing is a page of visibility.")
     limit: int
     offset: int
 
@@ -138,19 +149,50 @@ class RunService:
         if data is None:
             raise ApiProblem(404, f"no run {run_id!r}")
         run = Run.model_validate_json(data)
+        if run.result is not None:
+            return run
         result = self._results.get(run_id)
-        if result is not None and run.result is None:
-            run = run.model_copy(update={"status": result.status, "result": result})
+        if result is not None:
+            return run.model_copy(update={"status": result.status, "result": result})
+        describe = getattr(self.engine, "describe", None)
+        if describe is not None:  # temporal: the job may have ended while no API watched it
+            with contextlib.suppress(AgentError):
+                row = await describe(run_id)
+                if row.status != "running":
+                    result = await self.engine.result(run_id)
+                    self._results[run_id] = result
+                    return run.model_copy(update={"status": result.status, "result": result})
         return run
 
-    async def list(self) -> list[Run]:
+    async def list(self, *, limit: int, offset: int) -> RunPage:
+        """Newest first: Temporal's visibility on the temporal engine (every job, also those
+        started from the CLI), else the run records."""
+        list_jobs = getattr(self.engine, "list_jobs", None)
+        if list_jobs is not None:
+            rows = await list_jobs(limit=offset + limit)
+            items = [
+                RunSummary(
+                    id=row.job_id,
+                    status=row.status,
+                    agent=row.agent,
+                    created_at=row.start_time,
+                    closed_at=row.close_time,
+                )
+                for row in rows[offset:]
+            ]
+            return RunPage(items=items, total=None, limit=limit, offset=offset)
         runs = []
         for ref in await self.state.store.list("runs/"):
             if ref.key.endswith("/run.json") and ref.key.count("/") == 2:
                 data = await read_record(self.state.store, ref.key)
                 if data is not None:
                     runs.append(Run.model_validate_json(data))
-        return sorted(runs, key=lambda r: (r.created_at, r.id), reverse=True)
+        runs.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        items = [
+            RunSummary(id=r.id, status=r.status, agent=r.agent.name, created_at=r.created_at)
+            for r in runs[offset : offset + limit]
+        ]
+        return RunPage(items=items, total=len(runs), limit=limit, offset=offset)
 
     async def close(self) -> None:
         for watcher in list(self._watchers):
@@ -203,9 +245,7 @@ async def list_runs(
 ) -> RunPage:
     """Runs, newest first."""
     limit, offset = max(1, min(limit, 200)), max(0, offset)
-    found = await runs.list()
-    page = found[offset : offset + limit]
-    return RunPage(items=page, total=len(found), limit=limit, offset=offset)
+    return await runs.list(limit=limit, offset=offset)
 
 
 @router.get("/{run_id}")
@@ -259,8 +299,12 @@ async def run_events(
 
 
 async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
-    events = engine.events(run_id).__aiter__()
-    position = 0
+    if _resumes(engine):  # the engine starts after the N-th event itself (temporal)
+        events = engine.events(run_id, after=after).__aiter__()  # type: ignore[call-arg]
+        position = after
+    else:
+        events = engine.events(run_id).__aiter__()
+        position = 0
     next_event: asyncio.Task[AgentEvent] | None = None
     try:
         while True:
@@ -288,6 +332,10 @@ async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
             next_event.cancel()
         with contextlib.suppress(Exception):
             await events.aclose()  # type: ignore[attr-defined]
+
+
+def _resumes(engine: Engine) -> bool:
+    return "after" in inspect.signature(engine.events).parameters
 
 
 @router.get("/{run_id}/artifacts")

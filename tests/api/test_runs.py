@@ -164,6 +164,8 @@ async def test_a_run_streams_its_events_to_the_answer_and_serves_its_artifact(
         assert missing.status_code == 404
         page = (await client.get("/v1/runs/")).json()
         assert [r["id"] for r in page["items"]] == [run["id"]]
+        assert page["items"][0]["status"] == "completed"
+        assert page["items"][0]["agent"] == "analyst"
 
 
 async def test_a_waiting_run_takes_a_message_and_is_cancelled(tmp_path: Path) -> None:

@@ -1,0 +1,117 @@
+"""``/v1/runs`` on both engines over real HTTP: an agent made over the API runs the artifact
+chain (real sandboxes), its Server-Sent Events are followed to the answer and resumed, its
+artifact is downloaded, it is listed (from Temporal visibility on the temporal engine); a
+conversation run takes a follow-up message and is cancelled."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from mcp_manager.server import LoopbackServer
+from skillweave.api import ApiState, create_api
+from skillweave.api.agents import open_agents
+from skillweave.api.agents import router as agents_router
+from skillweave.api.runs import open_runs
+from skillweave.api.runs import router as runs_router
+from skillweave.config import Settings
+from tests.api.test_runs import CONVERSATION, make_agent, sse
+from tests.integration.agent.test_direct_job import CSV, SCRIPT
+from tests.integration.temporal.harness import (
+    EngineKind,
+    Stack,
+    eventually,
+    open_engine,
+    unique,
+)
+
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(180)]
+
+TOKEN = "api-on-engines-token"
+
+
+@contextlib.asynccontextmanager
+async def api_client(
+    kind: EngineKind, stack: Stack, script: str
+) -> AsyncIterator[httpx.AsyncClient]:
+    settings = Settings(_env_file=None, api={"token": SecretStr(TOKEN)})
+
+    async def open_library(state: ApiState) -> None:
+        state.extras["library"] = stack.registry
+
+    async with open_engine(kind, stack, script) as harness:
+        app = create_api(
+            settings,
+            store=stack.store,
+            routers=[agents_router, runs_router],
+            on_startup=[open_library, open_agents, open_runs(harness.engine)],
+        )
+        async with (
+            LoopbackServer(app) as server,
+            httpx.AsyncClient(
+                base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+            ) as client,
+        ):
+            yield client
+
+
+async def test_a_run_made_over_the_api_streams_to_its_answer_and_artifact(
+    engine_kind: EngineKind, stack: Stack
+) -> None:
+    async with api_client(engine_kind, stack, SCRIPT) as client:
+        agent_id = await make_agent(client, name=unique("analyst"), skill_ids=["data-toolkit"])
+        run = (
+            await client.post(
+                "/v1/runs/",
+                data={"agent_id": agent_id, "input": "Profile the attached sales.csv."},
+                files={"files": ("sales.csv", CSV, "text/csv")},
+            )
+        ).json()
+        events = await sse(client, f"/v1/runs/{run['id']}/events")
+        kinds = [e["event"] for e in events]
+        assert kinds[0] == "job_started"
+        assert kinds[-1] == "job_finished"
+        assert kinds.count("script_ran") == 2
+        assert [e["id"] for e in events] == [str(n) for n in range(1, len(events) + 1)]
+        resumed = await sse(client, f"/v1/runs/{run['id']}/events", last_event_id="4")
+        assert [e["id"] for e in resumed] == [e["id"] for e in events[4:]]
+        assert [e["data"] for e in resumed] == [e["data"] for e in events[4:]]
+
+        async def completed() -> bool:
+            return (await client.get(f"/v1/runs/{run['id']}")).json()["status"] == "completed"
+
+        await eventually(completed, timeout=30)
+        listed = (await client.get(f"/v1/runs/{run['id']}/artifacts")).json()
+        [report] = [a["path"] for a in listed if a["path"].endswith("/outputs/report.md")]
+        body = await client.get(f"/v1/runs/{run['id']}/artifacts/{report}")
+        assert body.text.startswith("# Sales check")
+
+        async def listed_run() -> bool:
+            page = (await client.get("/v1/runs/", params={"limit": 200})).json()
+            return run["id"] in [r["id"] for r in page["items"]]
+
+        await eventually(listed_run, timeout=30)  # visibility is eventually consistent
+
+
+async def test_a_conversation_over_the_api_takes_a_message_then_is_cancelled(
+    engine_kind: EngineKind, stack: Stack
+) -> None:
+    async with api_client(engine_kind, stack, CONVERSATION) as client:
+        agent_id = await make_agent(client, name=unique("talker"), follow_up_seconds=120)
+        run = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        url = f"/v1/runs/{run['id']}/events"
+        first = await sse(client, url, until=lambda e: e["event"] == "answered")
+        sent = await client.post(f"/v1/runs/{run['id']}/messages", json={"text": "more please"})
+        assert sent.status_code == 202, sent.text
+        answers = await sse(
+            client, url, last_event_id=first[-1]["id"], until=lambda e: e["event"] == "answered"
+        )
+        assert answers[-1]["data"]["detail"].startswith("You said")
+        assert (await client.post(f"/v1/runs/{run['id']}/cancel")).status_code == 202
+        end = await sse(client, url, last_event_id=answers[-1]["id"])
+        assert end[-1]["event"] == "job_finished"
+        assert end[-1]["data"]["status"] == "cancelled"
