@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
@@ -250,6 +250,18 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    # The CLI's remote mirrors talk to a running API. These two are read from top-level names
+    # (no section), as a client's environment spells them; REMOTE_API_URL works as well.
+    remote_api_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("remote_api_url", "skillweave_api_url"),
+        description="SKILLWEAVE_API_URL: the API the CLI's remote commands use.",
+    )
+    remote_api_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("remote_api_token", "skillweave_api_token"),
+        description="SKILLWEAVE_API_TOKEN: the bearer token for SKILLWEAVE_API_URL.",
+    )
 
 
 @lru_cache(maxsize=1)

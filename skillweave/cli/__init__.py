@@ -63,6 +63,10 @@ app.add_typer(skills_app, name="skills")
 sandbox_app = typer.Typer(help="Run skill scripts in sandboxes.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(runs_app, name="runs")
+agents_app = typer.Typer(
+    help="Make and list agents on the API at SKILLWEAVE_API_URL.", no_args_is_help=True
+)
+app.add_typer(agents_app, name="agents")
 
 
 def _print_version(value: bool) -> None:
@@ -347,6 +351,86 @@ def unpack(
         out.print(f"extracted skill folder {skill_dir}")
 
 
+@skills_app.command("upload")
+def upload(
+    archive: Annotated[Path, typer.Argument(help="The skill package (ZIP) to upload.")],
+    *,
+    name: Annotated[str | None, typer.Option(help="Override the skill's name.")] = None,
+    description: Annotated[
+        str | None, typer.Option(help="Override the skill's description.")
+    ] = None,
+) -> None:
+    """Upload a skill package (ZIP, e.g. from `skills pack`) to the API at SKILLWEAVE_API_URL."""
+    from skillweave.cli.remote import open_remote
+
+    if not archive.is_file():
+        raise _fail(f"no such file: {archive}", code=2)
+    with _errors(), open_remote(get_settings()) as api:
+        skill = api.upload_skill(archive, name=name, description=description)
+    out.print(f"uploaded {skill['name']} version {skill['latest']}", soft_wrap=True)
+
+
+@agents_app.command("create")
+def agents_create(
+    spec_file: Annotated[Path, typer.Argument(help="An agent spec (YAML), as for `run --agent`.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Make an agent on the API from an agent spec file; prints its id.
+
+    The spec's model, skills and catalog.mode become the API's model_id, skill_ids and
+    catalog_mode; fields the API does not take are named on stderr.
+    """
+    from skillweave.cli.remote import agent_body, open_remote
+
+    settings = get_settings()
+    with _errors(), _spec_errors():
+        body, notes = agent_body(spec_file)
+    for note in notes:
+        err.print(Text(f"note: {note}", style="yellow"), soft_wrap=True)
+    with _errors(), open_remote(settings) as api:
+        agent = api.create_agent(body)
+    if as_json:
+        _dump(agent)
+        return
+    err.print(Text(f"created agent {agent['name']}", style="green"), soft_wrap=True)
+    sys.stdout.write(agent["id"] + "\n")
+
+
+@agents_app.command("list")
+def agents_list(as_json: JsonOption = False) -> None:
+    """List the agents on the API, oldest first."""
+    from skillweave.cli.remote import open_remote
+
+    with _errors(), open_remote(get_settings()) as api:
+        agents = api.list_agents()
+    if as_json:
+        _dump(agents)
+        return
+    if not agents:
+        err.print("No agents yet. Make one with `skillweave agents create SPEC.yaml`.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("id", "name", "model", "skills"):
+        table.add_column(column, overflow="fold" if column == "skills" else "ellipsis")
+    for agent in agents:
+        table.add_row(
+            agent["id"],
+            agent["name"],
+            agent.get("model_id") or "(server's)",
+            ", ".join(agent.get("skill_ids") or []),
+        )
+    out.print(table)
+
+
+@agents_app.command("show")
+def agents_show(agent_id: Annotated[str, typer.Argument(help="The agent's id (ag-…).")]) -> None:
+    """Print one agent of the API as JSON."""
+    from skillweave.cli.remote import open_remote
+
+    with _errors(), open_remote(get_settings()) as api:
+        _dump(api.get_agent(agent_id))
+
+
 TaskArgument = Annotated[str, typer.Argument(help="What the agent should do.")]
 DEMO_TASK = "Profile the attached sales.csv and write a short data-quality report"
 
@@ -608,12 +692,60 @@ def _run_job(
     return done.result
 
 
+def _run_on_api(
+    task: str, agent_id: str, *, files: Sequence[Path], out_dir: Path | None, as_json: bool
+) -> None:
+    """`run --agent ag-…`: a run of an agent on the API at SKILLWEAVE_API_URL, followed live."""
+    from skillweave.cli.remote import open_remote, run_remote
+
+    missing = [str(p) for p in files if not p.is_file()]
+    if missing:
+        raise _fail(f"no such file: {', '.join(missing)}", code=2)
+    shown = _JobOutput(as_json=as_json, out_dir=out_dir)
+    started: list[str] = []
+
+    def on_start(run: dict[str, Any]) -> None:
+        started.append(run["id"])
+        if not as_json:
+            err.print(
+                Text(f"run {run['id']} · agent {run['agent']['name']} ({agent_id}) · API {url}"),
+                style="dim",
+                soft_wrap=True,
+            )
+
+    try:
+        with _errors(), open_remote(get_settings()) as api:
+            url = api.url
+            with shown.live():
+                done = run_remote(
+                    api,
+                    agent_id=agent_id,
+                    task=task,
+                    files=files,
+                    out_dir=out_dir,
+                    on_start=on_start,
+                    on_event=shown.event,
+                )
+    except KeyboardInterrupt:
+        where = f"run {started[0]} keeps running on the API" if started else "no run was started"
+        raise _fail(f"interrupted: {where}", code=130) from None
+    shown.report(done)
+    if done.result.status != "completed":
+        raise typer.Exit(1)
+
+
 @app.command("run")
 def run_command(
     task: TaskArgument,
     *,
     agent: Annotated[
-        Path | None, typer.Option("--agent", "-a", help="Agent spec (YAML): skills, limits…")
+        Path | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="Agent spec (YAML): skills, limits…; or an agent id (ag-…) of the API at "
+            "SKILLWEAVE_API_URL, to run it there.",
+        ),
     ] = None,
     dirs: DirsOption = None,
     model: Annotated[
@@ -651,8 +783,18 @@ def run_command(
     completes, 1 when it fails, is cancelled or runs out of budget, 2 for bad input, 130 on
     Ctrl-C (a direct job is cancelled; a Temporal job keeps running).
     """
+    from skillweave.cli.remote import is_agent_id
     from skillweave.cli.run import choose_engine, choose_model, load_agent
 
+    if agent is not None and is_agent_id(str(agent)) and not agent.exists():
+        if model is not None or engine is not None:
+            raise _fail(
+                "--model and --engine do not apply to a run on the API: its agent and "
+                "configured engine decide",
+                code=2,
+            )
+        _run_on_api(task, str(agent), files=files or [], out_dir=out_dir, as_json=as_json)
+        return
     settings = get_settings()
     chosen_engine = choose_engine(engine, settings.workflow)
     if chosen_engine == "temporal" and model is not None:
