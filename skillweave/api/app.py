@@ -20,7 +20,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from skillweave.api.limits import BodyLimit
-from skillweave.api.problems import ApiProblem, Problem, install_problem_handlers
+from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
 from skillweave.storage import open_store
@@ -34,8 +34,13 @@ UPLOAD_PATHS: tuple[str, ...] = ("/v1/skills/upload", "/v1/runs")
 """Routes (exact paths) that take uploads, and so the larger body limit."""
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: {"model": Problem, "description": "Missing or wrong bearer token"},
-    422: {"model": Problem, "description": "Invalid input"},
+    401: problem_response("Missing or wrong bearer token"),
+    # BodyLimit answers before any route, so every route may say it.
+    413: problem_response("The body is over the size limit"),
+    422: problem_response("Invalid input"),
+    # Every refusal is problem+json: this documents those a route does not name itself (the
+    # 404s and 409s of agents and runs, a 400 for a key the store refuses, a 405, ...).
+    "4XX": problem_response("Refused"),
 }
 
 

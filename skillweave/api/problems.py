@@ -33,7 +33,14 @@ from skillweave.errors import (
     StorageError,
 )
 
-__all__ = ["PROBLEM_JSON", "ApiProblem", "Problem", "install_problem_handlers", "problem"]
+__all__ = [
+    "PROBLEM_JSON",
+    "ApiProblem",
+    "Problem",
+    "install_problem_handlers",
+    "problem",
+    "problem_response",
+]
 
 logger = logging.getLogger("skillweave.api")
 
@@ -62,6 +69,16 @@ class Problem(BaseModel):
     status: int
     detail: str | None = None
     errors: list[dict[str, Any]] | None = None
+
+
+def problem_response(description: str) -> dict[str, Any]:
+    """An OpenAPI ``responses`` entry for a problem+json answer.
+
+    FastAPI's ``{"model": Problem}`` would document it as ``application/json``; the schema is
+    inlined because no route returns a Problem, so it is not among the document's components.
+    """
+    schema = Problem.model_json_schema(mode="serialization")
+    return {"description": description, "content": {PROBLEM_JSON: {"schema": schema}}}
 
 
 class ApiProblem(Exception):

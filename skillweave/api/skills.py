@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.api.app import ApiState, state_of
-from skillweave.api.problems import ApiProblem, Problem
+from skillweave.api.problems import ApiProblem, problem_response
 from skillweave.errors import ResourceNotFoundError
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.stored import SkillNameTakenError, StoredSkill, StoredSkills, StoredVersion
@@ -35,9 +35,8 @@ __all__ = [
 router = APIRouter(prefix="/v1/skills", tags=["skills"])
 
 Source = Literal["directory", "uploaded"]
-_NOT_FOUND = {404: {"model": Problem, "description": "No such skill, version or file"}}
-_CONFLICT = {409: {"model": Problem, "description": "A directory skill has that name"}}
-_TOO_LARGE = {413: {"model": Problem, "description": "The body is over the size limit"}}
+_NOT_FOUND = {404: problem_response("No such skill, version or file")}
+_CONFLICT = {409: problem_response("A directory skill has that name")}
 
 
 class NewSkill(BaseModel):
@@ -146,7 +145,7 @@ def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
     "/",
     status_code=201,
     response_model=StoredSkill,
-    responses={**_CONFLICT, **_TOO_LARGE},
+    responses=_CONFLICT,
     summary="Upload a skill given as SKILL.md text",
 )
 async def create_skill(body: NewSkill, stored: Stored, library: Library) -> StoredSkill:
@@ -163,7 +162,7 @@ async def create_skill(body: NewSkill, stored: Stored, library: Library) -> Stor
     "/upload",
     status_code=201,
     response_model=StoredSkill,
-    responses={**_CONFLICT, **_TOO_LARGE},
+    responses=_CONFLICT,
     summary="Upload a skill as a ZIP package",
 )
 async def upload_skill(
