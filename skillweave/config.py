@@ -99,6 +99,11 @@ class SkillsSettings(BaseModel):
     package_max_files: int = Field(default=1_000, ge=1)
     package_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
     package_max_ratio: int = Field(default=100, ge=1)
+    uploaded_dir: Path = Field(
+        default=Path("~/.skillweave/cache/uploaded-skills"),
+        description="Where skills uploaded over the API are unpacked for the engines to scan "
+        "(a folder of its own: it is cleared of anything else).",
+    )
 
     def resolved_dirs(self) -> list[Path]:
         """The configured roots as paths, ``bundled`` and ``~`` expanded, order kept."""

@@ -11,6 +11,7 @@ once, at startup.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.api.app import ApiState, state_of
 from skillweave.api.problems import ApiProblem, problem_response
+from skillweave.engines.services import AgentServices
 from skillweave.errors import ResourceNotFoundError
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.stored import SkillNameTakenError, StoredSkill, StoredSkills, StoredVersion
@@ -95,6 +97,40 @@ async def open_skills(state: ApiState) -> None:
     state.extras["library"] = await asyncio.to_thread(SkillLibrary(settings).refresh)
 
 
+def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Awaitable[None]]:
+    """A startup hook (after :func:`open_skills`) for an API that runs jobs in-process: unpack
+    the enabled uploaded skills into ``SKILLS__UPLOADED_DIR`` and give `services` a registry of
+    the directory skills and those; again after every upload, switch or deletion."""
+
+    async def hook(state: ApiState) -> None:
+        stored: StoredSkills = state.extras["skills"]
+        settings = state.settings.skills
+        dest = settings.uploaded_dir.expanduser()
+        lock = asyncio.Lock()
+
+        async def refresh() -> None:
+            async with lock:
+                await stored.materialize(dest)
+                library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
+                services.use_registry(await asyncio.to_thread(library.refresh))
+
+        state.extras["skills_changed"] = refresh
+        await refresh()
+
+    return hook
+
+
+async def _changed(state: ApiState) -> None:
+    """Tell whoever serves skills to engines (``state.extras["skills_changed"]``) that the
+    uploaded skills changed."""
+    hook = state.extras.get("skills_changed")
+    if hook is not None:
+        await hook()
+
+
+State = Annotated[ApiState, Depends(state_of)]
+
+
 async def _stored(state: Annotated[ApiState, Depends(state_of)]) -> StoredSkills:
     return state.extras["skills"]
 
@@ -148,14 +184,18 @@ def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
     responses=_CONFLICT,
     summary="Upload a skill given as SKILL.md text",
 )
-async def create_skill(body: NewSkill, stored: Stored, library: Library) -> StoredSkill:
+async def create_skill(
+    body: NewSkill, stored: Stored, library: Library, state: State
+) -> StoredSkill:
     """Validate the SKILL.md strictly and store it as a new version (or the same one)."""
     try:
-        return await stored.add_content(
+        record = await stored.add_content(
             body.name, body.description, body.content, reserved=library.names
         )
     except SkillNameTakenError as exc:
         raise ApiProblem(409, str(exc)) from None
+    await _changed(state)
+    return record
 
 
 @router.post(
@@ -170,17 +210,20 @@ async def upload_skill(
     file: Annotated[UploadFile, File(description="the skill's ZIP package")],
     stored: Stored,
     library: Library,
+    state: State,
     name: Annotated[str | None, Form(max_length=64)] = None,
     description: Annotated[str | None, Form(max_length=1024)] = None,
 ) -> StoredSkill:
     """Extract the package safely, validate it strictly, and store it rebuilt canonically."""
     data = await file.read()
     try:
-        return await stored.add_package(
+        record = await stored.add_package(
             data, name=name, description=description, reserved=library.names
         )
     except SkillNameTakenError as exc:
         raise ApiProblem(409, str(exc)) from None
+    await _changed(state)
+    return record
 
 
 @router.get("/", response_model=SkillPage, summary="List skills")
@@ -273,10 +316,14 @@ async def get_skill_file(
     responses={**_NOT_FOUND, **_CONFLICT},
     summary="Enable or disable an uploaded skill",
 )
-async def patch_skill(name: str, body: SkillPatch, stored: Stored, library: Library) -> StoredSkill:
+async def patch_skill(
+    name: str, body: SkillPatch, stored: Stored, library: Library, state: State
+) -> StoredSkill:
     """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``)."""
     _refuse_directory(library, name, "changed")
-    return await stored.set_enabled(name, body.enabled)
+    record = await stored.set_enabled(name, body.enabled)
+    await _changed(state)
+    return record
 
 
 @router.delete(
@@ -286,8 +333,9 @@ async def patch_skill(name: str, body: SkillPatch, stored: Stored, library: Libr
     responses={**_NOT_FOUND, **_CONFLICT},
     summary="Delete an uploaded skill and all its versions",
 )
-async def delete_skill(name: str, stored: Stored, library: Library) -> Response:
+async def delete_skill(name: str, stored: Stored, library: Library, state: State) -> Response:
     """Remove the skill's record and every stored version."""
     _refuse_directory(library, name, "deleted")
     await stored.delete(name)
+    await _changed(state)
     return Response(status_code=204)

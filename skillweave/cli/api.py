@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -30,11 +31,12 @@ __all__ = ["api_app", "serve_api"]
 @contextlib.asynccontextmanager
 async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     """The API app over the settings' engine, with what the engine needs open."""
-    from skillweave.api.skills import open_skills
+    from skillweave.api.skills import open_skills, serve_uploaded_skills
     from skillweave.api.skills import router as skills_router
 
     async with contextlib.AsyncExitStack() as stack:
         engine: Engine
+        hooks: list[Callable[..., Any]] = [open_skills]
         if settings.workflow.execution_engine == "temporal":
             from skillweave.engines.temporal import connect_engine
 
@@ -51,11 +53,12 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
                 catalog_mode=settings.skills.catalog_mode,
                 catalog_top_k=settings.skills.catalog_top_k,
             )
+            hooks.append(serve_uploaded_skills(local.services))
         yield create_api(
             settings,
             store=store,
             routers=[skills_router, agents_router, runs_router],
-            on_startup=[open_skills, open_agents, open_runs(engine)],
+            on_startup=[*hooks, open_agents, open_runs(engine)],
         )
 
 

@@ -162,6 +162,12 @@ class AgentServices:
         self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
         self._schemas: dict[tuple[str, str, str], tuple[SkillTool, ...] | str] = {}
 
+    def use_registry(self, registry: SkillRegistry) -> None:
+        """Serve `registry` from now on (skills were uploaded, enabled or deleted). Jobs keep
+        the versions they activated: those are pinned in their state."""
+        self.registry = registry
+        self._views.clear()
+
     # --- the skill library as one agent may see it ----------------------------------------
 
     def view(self, allowed: Sequence[str] | None) -> SkillRegistry:

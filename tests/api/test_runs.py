@@ -18,17 +18,21 @@ from pydantic import SecretStr
 
 from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
-from skillweave.api import ApiState, create_api
+from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
+from skillweave.api.skills import open_skills, serve_uploaded_skills
+from skillweave.api.skills import router as skills_router
 from skillweave.config import Settings, bundled_skills_dir
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.skills.package import build_package
 from skillweave.storage.local import LocalArtifactStore
+from tests.conftest import write_skill
 from tests.integration.agent.test_direct_job import CSV, SCRIPT
 
 pytestmark = pytest.mark.timeout(180)
@@ -49,7 +53,7 @@ async def api_on_direct_engine(tmp_path: Path, script: str) -> AsyncIterator[htt
         _env_file=None,
         api={"token": SecretStr(TOKEN)},
         sandbox={"manager_token": SecretStr(manager_token), "pool_target": 1, "pool_max": 4},
-        skills={"dirs": [str(bundled_skills_dir())]},
+        skills={"dirs": [str(bundled_skills_dir())], "uploaded_dir": str(tmp_path / "uploaded")},
     )
     store = LocalArtifactStore(tmp_path / "store")
     registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
@@ -67,14 +71,16 @@ async def api_on_direct_engine(tmp_path: Path, script: str) -> AsyncIterator[htt
             sandbox=sandbox,
         )
 
-        async def open_library(state: ApiState) -> None:
-            state.extras["library"] = registry
-
         app = create_api(
             settings,
             store=store,
-            routers=[agents_router, runs_router],
-            on_startup=[open_library, open_agents, open_runs(DirectEngine(services))],
+            routers=[skills_router, agents_router, runs_router],
+            on_startup=[
+                open_skills,
+                serve_uploaded_skills(services),
+                open_agents,
+                open_runs(DirectEngine(services)),
+            ],
         )
         server = await stack.enter_async_context(LoopbackServer(app))
         client = await stack.enter_async_context(
@@ -205,3 +211,43 @@ async def test_unknown_agents_and_runs_are_problems(tmp_path: Path) -> None:
         for url in ("/v1/runs/run-none", "/v1/runs/run-none/events", "/v1/runs/../x"):
             response = await client.get(url)
             assert response.status_code == 404, url
+
+
+UPLOADED_RUN = """
+turns:
+  - tool_calls: [{name: activate_skill, arguments: {name: greeter}}]
+  - tool_calls:
+      - {name: run_skill_script, arguments: {skill: greeter, script: scripts/hello.py}}
+    expect: {tool_results: [{not_error: true, contains: "Greeter"}]}
+  - say: "It said hello."
+    expect: {tool_results: [{not_error: true, contains: "hello from the uploaded greeter"}]}
+"""
+
+
+async def test_an_uploaded_skill_is_activated_and_its_script_runs(tmp_path: Path) -> None:
+    """Uploaded over the API, the skill joins the engine's library at once, and its package
+    (stored under the version the scanner computes) is what the manager runs."""
+    skill = tmp_path / "src" / "greeter"
+    write_skill(
+        skill,
+        description="Greets the user from an uploaded package.",
+        body="# Greeter\nRun scripts/hello.py.\n",
+        files={"scripts/hello.py": "print('hello from the uploaded greeter')\n"},
+    )
+    async with api_on_direct_engine(tmp_path, UPLOADED_RUN) as client:
+        uploaded = await client.post(
+            "/v1/skills/upload",
+            files={"file": ("greeter.zip", build_package(skill), "application/zip")},
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        agent_id = await make_agent(client, skill_ids=["greeter"])
+        run = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        events = await sse(client, f"/v1/runs/{run['id']}/events")
+        [ran] = [e for e in events if e["event"] == "script_ran"]
+        assert ran["data"]["status"] == "succeeded"
+        [activated] = [e for e in events if e["event"] == "skill_activated"]
+        assert activated["data"]["version"] == uploaded.json()["latest"]
+        assert events[-1]["data"]["status"] == "completed"
+        # Disabled, it leaves the engine's library: a new run cannot activate it.
+        assert (await client.patch("/v1/skills/greeter", json={"enabled": False})).is_success
+        assert not (tmp_path / "uploaded" / "greeter").exists()
