@@ -104,6 +104,11 @@ class SkillsSettings(BaseModel):
         description="Where skills uploaded over the API are unpacked for the engines to scan "
         "(a folder of its own: it is cleared of anything else).",
     )
+    uploaded_refresh_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often a worker picks up skills uploaded over the API.",
+    )
 
     def resolved_dirs(self) -> list[Path]:
         """The configured roots as paths, ``bundled`` and ``~`` expanded, order kept."""

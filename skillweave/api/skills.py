@@ -110,9 +110,7 @@ def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Await
 
         async def refresh() -> None:
             async with lock:
-                await stored.materialize(dest)
-                library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
-                services.use_registry(await asyncio.to_thread(library.refresh))
+                await services.load_uploaded(stored, roots=settings.resolved_dirs(), dest=dest)
 
         state.extras["skills_changed"] = refresh
         await refresh()

@@ -1000,6 +1000,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     configure_logging(verbose=True)
     settings = get_settings()
     chosen = _worker_model(model, dev=False)
+    roots = _library(dirs).roots
     registry = _registry(dirs)
 
     def ready(info: WorkerInfo) -> None:
@@ -1013,7 +1014,9 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
 
     try:
         with _errors():
-            asyncio.run(serve_worker(settings, registry=registry, model=chosen, on_ready=ready))
+            asyncio.run(
+                serve_worker(settings, registry=registry, model=chosen, on_ready=ready, roots=roots)
+            )
     except (KeyboardInterrupt, asyncio.CancelledError):
         err.print("worker stopped")
 

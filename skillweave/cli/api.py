@@ -9,6 +9,8 @@ workers' store).
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -34,7 +36,13 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     from skillweave.api.skills import open_skills, serve_uploaded_skills
     from skillweave.api.skills import router as skills_router
 
+    # Uploaded skills are unpacked into a folder of this process's own, removed at the end.
+    dest = settings.skills.uploaded_dir.expanduser() / f"api-{os.getpid()}"
+    settings = settings.model_copy(
+        update={"skills": settings.skills.model_copy(update={"uploaded_dir": dest})}
+    )
     async with contextlib.AsyncExitStack() as stack:
+        stack.callback(shutil.rmtree, dest, ignore_errors=True)
         engine: Engine
         hooks: list[Callable[..., Any]] = [open_skills]
         if settings.workflow.execution_engine == "temporal":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -46,7 +47,10 @@ from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import TemporalEngine, activity_timeouts, connect
 from skillweave.errors import ConfigError
 from skillweave.skills import SkillRegistry
+from skillweave.skills.stored import StoredSkills
 from workflows.worker import build_worker
+
+logger = logging.getLogger("skillweave.worker")
 
 __all__ = [
     "INSTALL_HINT",
@@ -462,9 +466,12 @@ async def serve_worker(
     model: ModelSettings,
     on_ready: Callable[[WorkerInfo], None] | None = None,
     pool_target: int = POOL_TARGET,
+    roots: Sequence[Path] | None = None,
 ) -> None:
     """Run a worker on ``settings.workflow``'s server and task queue until cancelled (Ctrl-C
-    cancels it), with the services of :func:`~skillweave.cli.run.open_services`.
+    cancels it), with the services of :func:`~skillweave.cli.run.open_services`. Given the
+    library `roots` of `registry`, it also serves the skills uploaded over the API: unpacked
+    at start and picked up again every ``SKILLS__UPLOADED_REFRESH_SECONDS``.
 
     Raises:
         ConfigError: the server cannot be reached, or the model or manager cannot be used.
@@ -474,6 +481,15 @@ async def serve_worker(
         settings, registry=registry, model=model, pool_target=pool_target
     ) as local:
         client = await connect(workflow, local.services.store)
+        refresher: asyncio.Task[None] | None = None
+        if roots is not None:
+            stored = StoredSkills(local.services.store)
+            # A folder of this process's own: workers on one host never unpack into each other's.
+            dest = settings.skills.uploaded_dir.expanduser() / f"worker-{os.getpid()}"
+            await local.services.load_uploaded(stored, roots=roots, dest=dest)
+            refresher = asyncio.create_task(
+                _refresh_uploaded(local.services, stored, roots=roots, dest=dest, settings=settings)
+            )
         worker = build_worker(
             client,
             local.services,
@@ -492,4 +508,26 @@ async def serve_worker(
                             model=local.services.provider.name,
                         )
                     )
-                await asyncio.Event().wait()
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    if refresher is not None:
+                        refresher.cancel()
+                        shutil.rmtree(dest, ignore_errors=True)
+
+
+async def _refresh_uploaded(
+    services: AgentServices,
+    stored: StoredSkills,
+    *,
+    roots: Sequence[Path],
+    dest: Path,
+    settings: Settings,
+) -> None:
+    """Pick up uploaded skills now and then (a failed round is logged and tried again)."""
+    while True:
+        await asyncio.sleep(settings.skills.uploaded_refresh_seconds)
+        try:
+            await services.load_uploaded(stored, roots=roots, dest=dest)
+        except Exception:
+            logger.warning("refreshing uploaded skills failed", exc_info=True)

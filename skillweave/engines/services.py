@@ -24,6 +24,7 @@ import json
 import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -64,6 +65,7 @@ from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, Execution
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import (
     Skill,
+    SkillLibrary,
     SkillRegistry,
     build_catalog,
     declared_tool_scripts,
@@ -73,6 +75,7 @@ from skillweave.skills import (
 )
 from skillweave.skills.catalog import render_entries
 from skillweave.skills.resources import clean_resource_path
+from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -167,6 +170,15 @@ class AgentServices:
         the versions they activated: those are pinned in their state."""
         self.registry = registry
         self._views.clear()
+
+    async def load_uploaded(
+        self, stored: StoredSkills, *, roots: Sequence[Path], dest: Path
+    ) -> None:
+        """Unpack the enabled uploaded skills into `dest` and serve the library of `roots`
+        (the directory skills) and `dest` from now on."""
+        await stored.materialize(dest)
+        library = SkillLibrary(self.settings.skills, dirs=[*roots, dest])
+        self.use_registry(await asyncio.to_thread(library.refresh))
 
     # --- the skill library as one agent may see it ----------------------------------------
 
