@@ -217,6 +217,7 @@ class EngineHarness:
     kind: EngineKind
     engine: DirectEngine | TemporalEngine
     stack: Stack
+    services: AgentServices | None = None
 
     @property
     def temporal(self) -> TemporalEngine:
@@ -320,7 +321,7 @@ async def open_engine(
     if kind == "direct":
         engine = DirectEngine(services)
         try:
-            yield EngineHarness(kind, engine, stack)
+            yield EngineHarness(kind, engine, stack, services)
         finally:
             # Nothing may outlive the test: a job still running is cancelled (its script too).
             for job_id, job in list(engine._jobs.items()):
@@ -339,6 +340,7 @@ async def open_engine(
                 poll_seconds=0.05,
             ),
             stack,
+            services,
         )
 
 

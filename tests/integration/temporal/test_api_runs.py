@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
 from mcp_manager.server import LoopbackServer
-from skillweave.api import ApiState, create_api
+from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
+from skillweave.api.skills import open_skills, serve_uploaded_skills
+from skillweave.api.skills import router as skills_router
 from skillweave.config import Settings
+from skillweave.skills.package import build_package
 from tests.api.test_runs import CONVERSATION, make_agent, sse
+from tests.conftest import write_skill
 from tests.integration.agent.test_direct_job import CSV, SCRIPT
 from tests.integration.temporal.harness import (
     EngineKind,
@@ -36,19 +41,30 @@ TOKEN = "api-on-engines-token"
 
 @contextlib.asynccontextmanager
 async def api_client(
-    kind: EngineKind, stack: Stack, script: str
+    kind: EngineKind, stack: Stack, script: str, skill_dirs: list[Path], tmp_path: Path
 ) -> AsyncIterator[httpx.AsyncClient]:
-    settings = Settings(_env_file=None, api={"token": SecretStr(TOKEN)})
-
-    async def open_library(state: ApiState) -> None:
-        state.extras["library"] = stack.registry
-
     async with open_engine(kind, stack, script) as harness:
+        assert harness.services is not None
+        skills = harness.services.settings.skills
+        settings = Settings(
+            _env_file=None,
+            api={"token": SecretStr(TOKEN)},
+            skills={
+                "dirs": [str(d) for d in skill_dirs],
+                "uploaded_dir": str(tmp_path / "uploaded"),
+                "catalog_mode": skills.catalog_mode,
+            },
+        )
         app = create_api(
             settings,
             store=stack.store,
-            routers=[agents_router, runs_router],
-            on_startup=[open_library, open_agents, open_runs(harness.engine)],
+            routers=[skills_router, agents_router, runs_router],
+            on_startup=[
+                open_skills,
+                serve_uploaded_skills(harness.services),
+                open_agents,
+                open_runs(harness.engine),
+            ],
         )
         async with (
             LoopbackServer(app) as server,
@@ -60,9 +76,9 @@ async def api_client(
 
 
 async def test_a_run_made_over_the_api_streams_to_its_answer_and_artifact(
-    engine_kind: EngineKind, stack: Stack
+    engine_kind: EngineKind, stack: Stack, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
-    async with api_client(engine_kind, stack, SCRIPT) as client:
+    async with api_client(engine_kind, stack, SCRIPT, skill_dirs, tmp_path) as client:
         agent_id = await make_agent(client, name=unique("analyst"), skill_ids=["data-toolkit"])
         run = (
             await client.post(
@@ -98,9 +114,9 @@ async def test_a_run_made_over_the_api_streams_to_its_answer_and_artifact(
 
 
 async def test_a_conversation_over_the_api_takes_a_message_then_is_cancelled(
-    engine_kind: EngineKind, stack: Stack
+    engine_kind: EngineKind, stack: Stack, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
-    async with api_client(engine_kind, stack, CONVERSATION) as client:
+    async with api_client(engine_kind, stack, CONVERSATION, skill_dirs, tmp_path) as client:
         agent_id = await make_agent(client, name=unique("talker"), follow_up_seconds=120)
         run = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
         url = f"/v1/runs/{run['id']}/events"
@@ -115,3 +131,71 @@ async def test_a_conversation_over_the_api_takes_a_message_then_is_cancelled(
         end = await sse(client, url, last_event_id=answers[-1]["id"])
         assert end[-1]["event"] == "job_finished"
         assert end[-1]["data"]["status"] == "cancelled"
+
+
+UPLOADED = """
+turns:
+  - tool_calls: [{name: activate_skill, arguments: {name: note-style}}]
+  - tool_calls: [{name: activate_skill, arguments: {name: greeter}}]
+    expect: {tool_results: [{not_error: true, contains: "Short sentences"}]}
+  - tool_calls:
+      - {name: run_skill_script, arguments: {skill: greeter, script: scripts/hello.py}}
+    expect: {tool_results: [{not_error: true, contains: "Greeter"}]}
+  - say: "Greeted."
+    expect: {tool_results: [{not_error: true, contains: "hello from the uploaded greeter"}]}
+"""
+
+NOTE_STYLE = """---
+name: note-style
+description: How notes are written here. Use when writing any note.
+---
+# Note style
+
+Short sentences. One idea per line.
+"""
+
+
+async def test_uploaded_skills_content_and_zip_run_on_both_engines(
+    engine_kind: EngineKind, stack: Stack, skill_dirs: list[Path], tmp_path: Path
+) -> None:
+    """A content skill and a ZIP skill with a script, uploaded over the API, in one agent: the
+    run activates both and runs the uploaded script in a real sandbox."""
+    source = tmp_path / "src" / "greeter"
+    write_skill(
+        source,
+        description="Greets the user from an uploaded package.",
+        body="# Greeter\nRun scripts/hello.py.\n",
+        files={"scripts/hello.py": "print('hello from the uploaded greeter')\n"},
+    )
+    async with api_client(engine_kind, stack, UPLOADED, skill_dirs, tmp_path) as client:
+        content = await client.post(
+            "/v1/skills/",
+            json={
+                "name": "note-style",
+                "description": "How notes are written here. Use when writing any note.",
+                "content": NOTE_STYLE,
+            },
+        )
+        assert content.status_code == 201, content.text
+        zipped = await client.post(
+            "/v1/skills/upload",
+            files={"file": ("greeter.zip", build_package(source), "application/zip")},
+        )
+        assert zipped.status_code == 201, zipped.text
+        agent_id = await make_agent(
+            client, name=unique("greeter-agent"), skill_ids=["note-style", "greeter"]
+        )
+        run = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        events = await sse(client, f"/v1/runs/{run['id']}/events")
+        activated = {
+            e["data"]["skill"]: e["data"]["version"]
+            for e in events
+            if e["event"] == "skill_activated"
+        }
+        assert activated == {
+            "note-style": content.json()["latest"],
+            "greeter": zipped.json()["latest"],
+        }
+        [ran] = [e for e in events if e["event"] == "script_ran"]
+        assert ran["data"]["status"] == "succeeded"
+        assert events[-1]["data"]["status"] == "completed"
