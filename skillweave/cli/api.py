@@ -9,7 +9,6 @@ workers' store).
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -22,7 +21,7 @@ from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
-from skillweave.cli.run import open_services, store_of
+from skillweave.cli.run import open_services, store_of, uploaded_skills_folder
 from skillweave.config import Settings
 from skillweave.engines import DirectEngine, Engine
 from skillweave.skills import SkillLibrary
@@ -37,7 +36,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     from skillweave.api.skills import router as skills_router
 
     # Uploaded skills are unpacked into a folder of this process's own, removed at the end.
-    dest = settings.skills.uploaded_dir.expanduser() / f"api-{os.getpid()}"
+    dest = uploaded_skills_folder(settings, "api")
     settings = settings.model_copy(
         update={"skills": settings.skills.model_copy(update={"uploaded_dir": dest})}
     )

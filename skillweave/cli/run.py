@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
+import shutil
 import signal
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -291,6 +293,28 @@ async def open_services(
             sandbox=sandbox,
         )
         yield LocalServices(services=services, manager_url=url)
+
+
+def uploaded_skills_folder(settings: Settings, role: str) -> Path:
+    """This process's folder for unpacked uploaded skills (``SKILLS__UPLOADED_DIR/ROLE-PID``),
+    after removing the folders of processes that are gone (a killed worker leaves its own)."""
+    root = settings.skills.uploaded_dir.expanduser()
+    if root.is_dir():
+        for folder in root.iterdir():
+            pid = folder.name.rpartition("-")[2]
+            if folder.is_dir() and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
+    return root / f"{role}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.asynccontextmanager

@@ -40,7 +40,13 @@ from typing import Final
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
-from skillweave.cli.run import POOL_TARGET, LocalServices, interrupt_cancels, open_services
+from skillweave.cli.run import (
+    POOL_TARGET,
+    LocalServices,
+    interrupt_cancels,
+    open_services,
+    uploaded_skills_folder,
+)
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
 from skillweave.engines.services import AgentServices
@@ -485,7 +491,7 @@ async def serve_worker(
         if roots is not None:
             stored = StoredSkills(local.services.store)
             # A folder of this process's own: workers on one host never unpack into each other's.
-            dest = settings.skills.uploaded_dir.expanduser() / f"worker-{os.getpid()}"
+            dest = uploaded_skills_folder(settings, "worker")
             await local.services.load_uploaded(stored, roots=roots, dest=dest)
             refresher = asyncio.create_task(
                 _refresh_uploaded(local.services, stored, roots=roots, dest=dest, settings=settings)

@@ -1,0 +1,34 @@
+"""Each process unpacks uploaded skills into a folder of its own; folders of processes that
+are gone (a killed worker) are swept, folders of live ones kept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from skillweave.cli.run import uploaded_skills_folder
+from skillweave.config import Settings
+
+
+def test_the_folder_is_per_process_and_dead_processes_folders_are_swept(tmp_path: Path) -> None:
+    root = tmp_path / "uploaded"
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(gone.stdout)
+    (root / f"worker-{dead_pid}" / "greeter").mkdir(parents=True)
+    (root / f"api-{os.getppid()}").mkdir()  # a live process (this one's parent)
+    (root / "not-a-pid").mkdir()
+    settings = Settings(_env_file=None, skills={"uploaded_dir": str(root)})
+
+    folder = uploaded_skills_folder(settings, "worker")
+
+    assert folder == root / f"worker-{os.getpid()}"
+    assert not (root / f"worker-{dead_pid}").exists()
+    assert (root / f"api-{os.getppid()}").is_dir()
+    assert (root / "not-a-pid").is_dir()
