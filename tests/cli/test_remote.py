@@ -10,76 +10,32 @@ typer's runner, its settings read from the environment it is given.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
-from skillweave.api import create_api
-from skillweave.api.agents import open_agents
-from skillweave.api.agents import router as agents_router
-from skillweave.api.runs import open_runs
-from skillweave.api.runs import router as runs_router
-from skillweave.api.skills import open_skills
-from skillweave.api.skills import router as skills_router
 from skillweave.cli import app
 from skillweave.cli.remote import agent_body, is_agent_id
-from skillweave.config import Settings, bundled_skills_dir, get_settings
-from skillweave.engines import AgentServices, DirectEngine
-from skillweave.llm.scripted import ScriptedProvider
-from skillweave.sandbox.client import SandboxClient
-from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.config import Settings, get_settings
 from skillweave.skills.package import build_package
-from skillweave.storage.local import LocalArtifactStore
+from tests.api.test_runs import TOKEN, api_on_direct_engine
 from tests.conftest import write_skill
 from tests.integration.agent.test_direct_job import CSV, SCRIPT
 
 pytestmark = pytest.mark.timeout(120)
 
-TOKEN = "remote-cli-token"
 runner = CliRunner()
 
 
 @asynccontextmanager
 async def _served_api(root: Path) -> AsyncIterator[str]:
-    """Skills, agents and runs on the direct engine, composed as tests/api/test_runs.py does."""
-    manager_token = secrets.token_urlsafe(16)
-    settings = Settings(
-        _env_file=None,
-        api={"token": SecretStr(TOKEN)},
-        sandbox={"manager_token": SecretStr(manager_token), "pool_target": 1, "pool_max": 4},
-        skills={"dirs": [str(bundled_skills_dir())]},
-    )
-    store = LocalArtifactStore(root / "store")
-    registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
-    async with AsyncExitStack() as stack:
-        manager = await stack.enter_async_context(
-            LoopbackServer(create_app(settings, store=store, publish=True))
-        )
-        sandbox = await stack.enter_async_context(SandboxClient(manager.url, token=manager_token))
-        services = AgentServices(
-            settings=settings,
-            registry=registry,
-            store=store,
-            provider=ScriptedProvider.from_yaml(SCRIPT),
-            model="scripted",
-            sandbox=sandbox,
-        )
-        api = create_api(
-            settings,
-            store=store,
-            routers=[skills_router, agents_router, runs_router],
-            on_startup=[open_skills, open_agents, open_runs(DirectEngine(services))],
-        )
-        server = await stack.enter_async_context(LoopbackServer(api))
-        yield server.url
+    """Skills, agents and runs on the direct engine, as tests/api/test_runs.py serves them."""
+    async with api_on_direct_engine(root, SCRIPT) as client:
+        yield str(client.base_url).rstrip("/")
 
 
 @pytest.fixture(scope="module")
