@@ -110,6 +110,13 @@ class SkillsSettings(BaseModel):
         description="How often a worker picks up skills uploaded over the API.",
     )
 
+    @property
+    def pinned_dir(self) -> Path:
+        """Where skill versions a job was pinned to, and the library no longer holds, are
+        unpacked from the store: ``UPLOADED_DIR.pinned``, one folder per name and version."""
+        folder = self.uploaded_dir.expanduser()
+        return folder.with_name(f"{folder.name}.pinned")
+
     def resolved_dirs(self) -> list[Path]:
         """The configured roots as paths, ``bundled`` and ``~`` expanded, order kept."""
         out: list[Path] = []

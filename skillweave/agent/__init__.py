@@ -28,7 +28,13 @@ from skillweave.agent.runtime import (
     TranscriptWrite,
     WaitInput,
 )
-from skillweave.agent.spec import AgentSpec, CatalogOptions, PreloadOptions, parse_agent_spec
+from skillweave.agent.spec import (
+    AgentSpec,
+    CatalogOptions,
+    PinnedSkill,
+    PreloadOptions,
+    parse_agent_spec,
+)
 from skillweave.agent.state import (
     ActiveSkill,
     AgentState,
@@ -57,6 +63,7 @@ __all__ = [
     "LoadSkillInput",
     "Message",
     "ModelTurn",
+    "PinnedSkill",
     "PreloadOptions",
     "ReadResourceInput",
     "RunScriptInput",

@@ -179,6 +179,7 @@ class AgentLoop:
                 mode=self._catalog_mode,  # type: ignore[arg-type]
                 top_k=self._top_k,
                 allowed=self.spec.skills,
+                pinned=self.spec.pinned,
                 preload_threshold=self.spec.preload.min_score
                 if self.spec.preload.enabled
                 else None,
@@ -313,6 +314,7 @@ class AgentLoop:
                 seq=seq,
                 tool_call_id=call_id or "",
                 allowed=self.spec.skills,
+                pinned=self.spec.pinned,
             )
         )
         state.active[name] = ActiveSkill(
@@ -504,6 +506,7 @@ class AgentLoop:
                 query=query,
                 top_k=self._top_k,
                 allowed=self.spec.skills,
+                pinned=self.spec.pinned,
                 seq=state.next_seq,
                 tool_call_id=call.id,
             )

@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillweave.agent.spec import PinnedSkill
 from skillweave.agent.state import SkillTool
 from skillweave.config import CatalogMode
 from skillweave.llm.messages import Message, StopReason, ToolSpec, Usage
@@ -65,6 +66,9 @@ class CatalogInput(_Model):
     )
     preload_threshold: float | None = Field(
         default=None, description="Activate the best match above this BM25 score first."
+    )
+    pinned: tuple[PinnedSkill, ...] | None = Field(
+        default=None, description="The skills at the versions the job started with."
     )
 
 
@@ -118,6 +122,9 @@ class LoadSkillInput(_Model):
     seq: int = Field(description="Where the activation payload is stored.")
     tool_call_id: str
     allowed: tuple[str, ...] | None = None
+    pinned: tuple[PinnedSkill, ...] | None = Field(
+        default=None, description="The skills at the versions the job started with."
+    )
 
 
 class SkillLoaded(_Model):
@@ -198,6 +205,9 @@ class SearchInput(_Model):
     query: str
     top_k: int = 5
     allowed: tuple[str, ...] | None = None
+    pinned: tuple[PinnedSkill, ...] | None = Field(
+        default=None, description="The skills at the versions the job started with."
+    )
     seq: int
     tool_call_id: str
 

@@ -34,6 +34,7 @@ __all__ = [
     "AgentSpec",
     "ApprovalOptions",
     "CatalogOptions",
+    "PinnedSkill",
     "PreloadOptions",
     "parse_agent_spec",
 ]
@@ -79,6 +80,16 @@ class ApprovalOptions(BaseModel):
         return "*" in self.skills or skill in self.skills
 
 
+class PinnedSkill(BaseModel):
+    """A skill at the version a job was started with (see ``AgentSpec.pinned``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    version: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the skill's package.")
+    parent: str | None = Field(default=None, description="The enclosing skill in a tree.")
+
+
 class AgentSpec(BaseModel):
     """One agent: instruction, model, allowed skills, catalog, preload, limits."""
 
@@ -96,6 +107,11 @@ class AgentSpec(BaseModel):
         default=0.0, ge=0, le=86_400, description="After an answer, wait this long for more."
     )
     approvals: ApprovalOptions = Field(default_factory=ApprovalOptions)
+    pinned: tuple[PinnedSkill, ...] | None = Field(
+        default=None,
+        description="Set when a job starts from a stored agent (the API): the job sees exactly "
+        "these skills at these versions, whatever the library holds later.",
+    )
 
 
 def parse_agent_spec(text: str, *, source: str = "<agent spec>") -> AgentSpec:

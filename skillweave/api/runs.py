@@ -4,7 +4,10 @@ A run is a job of the configured engine (``state.extras["engine"]``, put there b
 composes the API: ``skillweave api``), started from a stored agent (``/v1/agents``) with the
 user's input and optional files. The files are stored under the run (``runs/{id}/inputs/``)
 before the job starts; the run's record (``runs/{id}/run.json``) keeps the agent as it was, so
-changing or deleting the agent later does not change the run.
+changing or deleting the agent later does not change the run. The agent's skills are pinned when
+the run starts: each at the version the library holds then (its package put in the store), so
+uploading a new version, or deleting the skill, while the run goes on does not change what the
+run activates, reads or runs.
 
 ``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the job (``event:``
 its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
@@ -27,12 +30,15 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from skillweave.agent.events import AgentEvent
+from skillweave.agent.spec import PinnedSkill
 from skillweave.api.agents import Agent, AgentStore
 from skillweave.api.app import ApiState, state_of
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
-from skillweave.errors import AgentError, InvalidKeyError, SkillweaveError
+from skillweave.errors import AgentError, InvalidKeyError, SkillNotFoundError, SkillweaveError
+from skillweave.sandbox.packages import publish_skill
+from skillweave.skills import Skill, SkillRegistry
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 
@@ -50,6 +56,10 @@ class Run(BaseModel):
     agent: Agent = Field(description="The agent as it was when the run started.")
     input: str
     inputs: list[ArtifactRef] = Field(default_factory=list)
+    skills: list[PinnedSkill] | None = Field(
+        default=None,
+        description="The skills the run uses, at the versions they had when it started.",
+    )
     created_at: datetime
     status: str = Field(default="running", description="running, or how the job ended.")
     result: JobResult | None = None
@@ -98,6 +108,7 @@ class RunService:
             raise ApiProblem(422, f"no agent {agent_id!r}", title="Unknown agent")
         if len(files) > _MAX_FILES:
             raise ApiProblem(422, f"at most {_MAX_FILES} files per run")
+        pinned = await self._pin(agent)
         run_id = f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
         names = [_file_name(upload) for upload in files]
         if len(set(names)) != len(names):
@@ -118,16 +129,48 @@ class RunService:
             agent=agent,
             input=text,
             inputs=inputs,
+            skills=None if pinned is None else list(pinned),
             created_at=datetime.now(UTC),
         )
         await self._save(run)
+        spec = agent.to_spec().model_copy(update={"pinned": pinned})
         await self.engine.start(
-            JobRequest(job_id=run_id, task=text, agent=agent.to_spec(), inputs=tuple(inputs))
+            JobRequest(job_id=run_id, task=text, agent=spec, inputs=tuple(inputs))
         )
         watcher = asyncio.create_task(self._record_end(run))
         self._watchers.add(watcher)
         watcher.add_done_callback(self._watchers.discard)
         return run
+
+    async def _pin(self, agent: Agent) -> tuple[PinnedSkill, ...] | None:
+        """The agent's skills (their trees too) at their current versions, each package put
+        in the store, so that the run sees them whatever the library holds later. Disabled
+        skills, and the trees under them, are left out, as a job would not see them."""
+        registry: SkillRegistry | None = self.state.extras.get("registry")
+        if registry is None:  # an API composed without the skills routes: nothing to pin
+            return None
+        try:
+            view = registry.restricted(agent.skill_ids)
+        except SkillNotFoundError as exc:
+            raise ApiProblem(
+                409,
+                f"the agent's skill {exc.name!r} no longer exists; change the agent's skill_ids",
+                title="Agent refers to a deleted skill",
+            ) from None
+
+        def visible(skill: Skill) -> bool:
+            if not view.is_enabled(skill.name):
+                return False
+            return skill.parent is None or visible(view.get(skill.parent))
+
+        pinned = []
+        for skill in view:
+            if visible(skill):
+                await publish_skill(self.state.store, skill)
+                pinned.append(
+                    PinnedSkill(name=skill.name, version=skill.version, parent=skill.parent)
+                )
+        return tuple(pinned)
 
     async def _record_end(self, run: Run) -> None:
         result = await self.engine.result(run.id)

@@ -86,34 +86,44 @@ class SkillPage(BaseModel):
 
 
 async def open_skills(state: ApiState) -> None:
-    """Startup hook: the uploaded skills' store and a snapshot of the directory libraries."""
+    """Startup hook: the uploaded skills' store, a snapshot of the directory libraries, and
+    the whole library (``state.extras["registry"]``: the directory skills and the enabled
+    uploaded ones, unpacked into ``SKILLS__UPLOADED_DIR``) that runs are pinned against;
+    rebuilt after every upload, switch or deletion."""
     settings = state.settings.skills
     limits = PackageLimits(
         max_files=settings.package_max_files,
         max_bytes=settings.package_max_bytes,
         max_ratio=settings.package_max_ratio,
     )
-    state.extras["skills"] = StoredSkills(state.store, limits=limits)
+    stored = StoredSkills(state.store, limits=limits)
+    state.extras["skills"] = stored
     state.extras["library"] = await asyncio.to_thread(SkillLibrary(settings).refresh)
+    dest = settings.uploaded_dir.expanduser()
+    listeners: list[Callable[[SkillRegistry], None]] = []
+    lock = asyncio.Lock()
+
+    async def refresh() -> None:
+        async with lock:
+            await stored.materialize(dest)
+            library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
+            registry = await asyncio.to_thread(library.refresh)
+            state.extras["registry"] = registry
+            for listener in listeners:
+                listener(registry)
+
+    state.extras["skills_changed"] = refresh
+    state.extras["registry_listeners"] = listeners
+    await refresh()
 
 
 def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Awaitable[None]]:
-    """A startup hook (after :func:`open_skills`) for an API that runs jobs in-process: unpack
-    the enabled uploaded skills into ``SKILLS__UPLOADED_DIR`` and give `services` a registry of
-    the directory skills and those; again after every upload, switch or deletion."""
+    """A startup hook (after :func:`open_skills`) for an API that runs jobs in-process: give
+    `services` the whole library, again whenever it changes."""
 
     async def hook(state: ApiState) -> None:
-        stored: StoredSkills = state.extras["skills"]
-        settings = state.settings.skills
-        dest = settings.uploaded_dir.expanduser()
-        lock = asyncio.Lock()
-
-        async def refresh() -> None:
-            async with lock:
-                await services.load_uploaded(stored, roots=settings.resolved_dirs(), dest=dest)
-
-        state.extras["skills_changed"] = refresh
-        await refresh()
+        state.extras["registry_listeners"].append(services.use_registry)
+        services.use_registry(state.extras["registry"])
 
     return hook
 

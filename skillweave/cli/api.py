@@ -9,7 +9,6 @@ workers' store).
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -21,7 +20,12 @@ from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
-from skillweave.cli.run import open_services, store_of, uploaded_skills_folder
+from skillweave.cli.run import (
+    open_services,
+    remove_unpacked_skills,
+    store_of,
+    with_own_uploaded_folder,
+)
 from skillweave.config import Settings
 from skillweave.engines import DirectEngine, Engine
 from skillweave.skills import SkillLibrary
@@ -36,12 +40,9 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     from skillweave.api.skills import router as skills_router
 
     # Uploaded skills are unpacked into a folder of this process's own, removed at the end.
-    dest = uploaded_skills_folder(settings, "api")
-    settings = settings.model_copy(
-        update={"skills": settings.skills.model_copy(update={"uploaded_dir": dest})}
-    )
+    settings = with_own_uploaded_folder(settings, "api")
     async with contextlib.AsyncExitStack() as stack:
-        stack.callback(shutil.rmtree, dest, ignore_errors=True)
+        stack.callback(remove_unpacked_skills, settings)
         engine: Engine
         hooks: list[Callable[..., Any]] = [open_skills]
         if settings.workflow.execution_engine == "temporal":

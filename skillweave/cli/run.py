@@ -301,10 +301,24 @@ def uploaded_skills_folder(settings: Settings, role: str) -> Path:
     root = settings.skills.uploaded_dir.expanduser()
     if root.is_dir():
         for folder in root.iterdir():
-            pid = folder.name.rpartition("-")[2]
+            pid = folder.name.removesuffix(".pinned").rpartition("-")[2]
             if folder.is_dir() and pid.isdigit() and not _alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
     return root / f"{role}-{os.getpid()}"
+
+
+def with_own_uploaded_folder(settings: Settings, role: str) -> Settings:
+    """`settings` with this process's folder (:func:`uploaded_skills_folder`) for uploaded
+    skills, and so ``ROLE-PID.pinned`` for the pinned versions it unpacks."""
+    dest = uploaded_skills_folder(settings, role)
+    skills = settings.skills.model_copy(update={"uploaded_dir": dest})
+    return settings.model_copy(update={"skills": skills})
+
+
+def remove_unpacked_skills(settings: Settings) -> None:
+    """Remove what this process unpacked: its uploaded skills and pinned versions."""
+    shutil.rmtree(settings.skills.uploaded_dir.expanduser(), ignore_errors=True)
+    shutil.rmtree(settings.skills.pinned_dir, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:

@@ -45,7 +45,8 @@ from skillweave.cli.run import (
     LocalServices,
     interrupt_cancels,
     open_services,
-    uploaded_skills_folder,
+    remove_unpacked_skills,
+    with_own_uploaded_folder,
 )
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
@@ -483,15 +484,17 @@ async def serve_worker(
         ConfigError: the server cannot be reached, or the model or manager cannot be used.
     """
     workflow = settings.workflow
-    async with open_services(
-        settings, registry=registry, model=model, pool_target=pool_target
-    ) as local:
+    # A folder of this process's own: workers on one host never unpack into each other's.
+    settings = with_own_uploaded_folder(settings, "worker")
+    dest = settings.skills.uploaded_dir
+    async with (
+        _removing_unpacked_skills(settings),
+        open_services(settings, registry=registry, model=model, pool_target=pool_target) as local,
+    ):
         client = await connect(workflow, local.services.store)
         refresher: asyncio.Task[None] | None = None
         if roots is not None:
             stored = StoredSkills(local.services.store)
-            # A folder of this process's own: workers on one host never unpack into each other's.
-            dest = uploaded_skills_folder(settings, "worker")
             await local.services.load_uploaded(stored, roots=roots, dest=dest)
             refresher = asyncio.create_task(
                 _refresh_uploaded(local.services, stored, roots=roots, dest=dest, settings=settings)
@@ -519,7 +522,14 @@ async def serve_worker(
                 finally:
                     if refresher is not None:
                         refresher.cancel()
-                        shutil.rmtree(dest, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def _removing_unpacked_skills(settings: Settings) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        remove_unpacked_skills(settings)
 
 
 async def _refresh_uploaded(

@@ -19,9 +19,10 @@ input) become tool results with ``is_error``; infrastructure failures raise.
 from __future__ import annotations
 
 import asyncio
-import io
+import dataclasses
 import json
-import zipfile
+import shutil
+import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,16 +46,15 @@ from skillweave.agent.runtime import (
     ToolOutcome,
     TranscriptWrite,
 )
+from skillweave.agent.spec import PinnedSkill
 from skillweave.agent.state import SkillTool
 from skillweave.agent.tools import skill_tool_name
 from skillweave.config import Settings
 from skillweave.errors import (
     ArtifactNotFoundError,
-    BinaryResourceError,
     ExecutionRejectedError,
     ResourceError,
-    ResourceNotFoundError,
-    ResourceTooLargeError,
+    SkillFormatError,
     SkillNotFoundError,
     ToolSchemaError,
 )
@@ -73,8 +73,10 @@ from skillweave.skills import (
     read_resource,
     render_activation,
 )
+from skillweave.skills._files import SKILL_FILE
 from skillweave.skills.catalog import render_entries
-from skillweave.skills.resources import clean_resource_path
+from skillweave.skills.loader import load_skill_file
+from skillweave.skills.package import extract_package
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
@@ -88,6 +90,7 @@ skill version's schemas for every job."""
 
 _CACHE_BYTES: Final = 64 * 1024 * 1024
 _INLINE_OUTPUT_CHARS: Final = 8_000
+_PINNED_VIEWS: Final = 64  # the pinned skill sets kept built (one per agent × versions)
 
 
 class TranscriptRecord(BaseModel):
@@ -163,6 +166,7 @@ class AgentServices:
         self.sandbox = sandbox
         self._cache = _TranscriptCache(_CACHE_BYTES)
         self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
+        self._pinned_views: dict[tuple[PinnedSkill, ...], SkillRegistry] = {}
         self._schemas: dict[tuple[str, str, str], tuple[SkillTool, ...] | str] = {}
 
     def use_registry(self, registry: SkillRegistry) -> None:
@@ -170,6 +174,7 @@ class AgentServices:
         the versions they activated: those are pinned in their state."""
         self.registry = registry
         self._views.clear()
+        self._pinned_views.clear()
 
     async def load_uploaded(
         self, stored: StoredSkills, *, roots: Sequence[Path], dest: Path
@@ -188,31 +193,66 @@ class AgentServices:
         cached = self._views.get(key)
         if cached is not None:
             return cached
-        if key is None:
-            view = self.registry
-        else:
-            unknown = [name for name in key if name not in self.registry]
-            if unknown:
-                raise SkillNotFoundError(unknown[0], available=self.registry.attachable())
-            permitted = set(key)
-            for skill in self.registry:
-                ancestor = skill.parent
-                while ancestor is not None and skill.name not in permitted:
-                    if ancestor in key:
-                        permitted.add(skill.name)
-                    ancestor = self.registry.get(ancestor).parent
-            skills = {skill.name: skill for skill in self.registry}
-            hidden = [name for name in skills if name not in permitted]
-            disabled = [s.name for s in self.registry if not self.registry.is_enabled(s.name)]
-            view = SkillRegistry(skills, disabled=[*disabled, *hidden])
+        view = self.registry if key is None else self.registry.restricted(key)
         self._views[key] = view
         return view
 
-    def _skill(self, name: str, allowed: Sequence[str] | None) -> Skill:
-        view = self.view(allowed)
+    async def _view(
+        self, allowed: Sequence[str] | None, pinned: Sequence[PinnedSkill] | None
+    ) -> SkillRegistry:
+        """What a job sees: its pinned skills at their versions, else :meth:`view`."""
+        if pinned is None:
+            return self.view(allowed)
+        key = tuple(pinned)
+        cached = self._pinned_views.get(key)
+        if cached is not None:
+            return cached
+        children: dict[str, list[str]] = {pin.name: [] for pin in pinned}
+        for pin in pinned:
+            if pin.parent in children:
+                children[pin.parent].append(pin.name)
+        skills = {}
+        for pin in pinned:
+            skill = await self._skill_at(pin.name, pin.version)
+            skills[pin.name] = dataclasses.replace(
+                skill,
+                parent=pin.parent if pin.parent in children else None,
+                children=tuple(sorted(children[pin.name])),
+                enabled=True,
+            )
+        view = SkillRegistry(skills)
+        while len(self._pinned_views) >= _PINNED_VIEWS:
+            self._pinned_views.pop(next(iter(self._pinned_views)))
+        self._pinned_views[key] = view
+        return view
+
+    async def _skill(
+        self, name: str, allowed: Sequence[str] | None, pinned: Sequence[PinnedSkill] | None
+    ) -> tuple[Skill, SkillRegistry]:
+        view = await self._view(allowed, pinned)
         if not view.is_enabled(name):
             raise SkillNotFoundError(name, available=view.attachable())
-        return view.get(name)
+        return view.get(name), view
+
+    async def _skill_at(self, name: str, version: str) -> Skill:
+        """`name` at `version`: the library's copy while it has that version, else the
+        package of that version from the store, unpacked once into ``pinned_dir``."""
+        if name in self.registry:
+            skill = self.registry.get(name)
+            if skill.version == version:
+                return skill
+        key = keys.skill_package_key(name, version)
+        folder = self.settings.skills.pinned_dir / f"{name}@{version}"
+        if not (folder / SKILL_FILE).is_file():
+            ref = await self.store.stat(key)
+            if ref is None:
+                raise ArtifactNotFoundError(key)
+            await asyncio.to_thread(_unpack_pinned, await self.store.get_bytes(ref), folder)
+        loaded = await asyncio.to_thread(load_skill_file, folder / SKILL_FILE)
+        if loaded.skill is None or loaded.skill.name != name:
+            why = "; ".join(d.message for d in loaded.diagnostics) or "another skill's package"
+            raise SkillFormatError(key, f"not a package of {name!r}: {why}")
+        return dataclasses.replace(loaded.skill, version=version, source=folder.parent)
 
     # --- transcript ------------------------------------------------------------------------
 
@@ -264,7 +304,7 @@ class AgentServices:
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         """The tier-1 catalog, what may be activated at the start, and a preload pick."""
-        view = self.view(request.allowed)
+        view = await self._view(request.allowed, request.pinned)
         catalog = build_catalog(
             view,
             mode=request.mode,
@@ -318,8 +358,7 @@ class AgentServices:
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools."""
-        skill = self._skill(request.skill, request.allowed)
-        view = self.view(request.allowed)
+        skill, view = await self._skill(request.skill, request.allowed, request.pinned)
         await publish_skill(self.store, skill)
         children = view.children_of(skill.name, enabled_only=True)
         text = render_activation(
@@ -426,17 +465,9 @@ class AgentServices:
         return ToolOutcome(seq=request.seq, chars=chars, is_error=error, summary=summary)
 
     async def _read_pinned(self, name: str, version: str, path: str) -> str:
+        skill = await self._skill_at(name, version)
         limit = self.settings.skills.resource_max_bytes
-        skill = self.registry.get(name)
-        if skill.version == version:
-            return await asyncio.to_thread(read_resource, skill, path, max_bytes=limit)
-        # The library changed since activation: read the pinned version's package.
-        relative = clean_resource_path(skill, path)
-        ref = await self.store.stat(keys.skill_package_key(name, version))
-        if ref is None:
-            raise ArtifactNotFoundError(keys.skill_package_key(name, version))
-        package = await self.store.get_bytes(ref)
-        return _read_from_package(skill, package, relative, path, limit)
+        return await asyncio.to_thread(read_resource, skill, path, max_bytes=limit)
 
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
         """Run a script of an active skill in a sandbox; store the result as a tool message."""
@@ -505,7 +536,7 @@ class AgentServices:
 
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, as catalog entries; they become attachable."""
-        view = self.view(request.allowed)
+        view = await self._view(request.allowed, request.pinned)
         hits = view.search(request.query, top_k=request.top_k)
         if hits:
             text = render_entries([view.get(hit.name) for hit in hits])
@@ -528,24 +559,20 @@ class AgentServices:
         return SearchOutcome(seq=request.seq, chars=chars, summary=summary, found=names)
 
 
-def _read_from_package(skill: Skill, package: bytes, relative: str, path: str, limit: int) -> str:
-    with zipfile.ZipFile(io.BytesIO(package)) as archive:
-        names = {
-            name.split("/", 1)[1] if "/" in name else name: name for name in archive.namelist()
-        }
-        entry = names.get(relative)
-        if entry is None:
-            raise ResourceNotFoundError(skill.name, path, "no such file in the pinned version")
-        info = archive.getinfo(entry)
-        if info.file_size > limit:
-            raise ResourceTooLargeError(skill.name, path, size=info.file_size, limit=limit)
-        data = archive.read(entry)
+def _unpack_pinned(package: bytes, folder: Path) -> None:
+    """Unpack `package` into `folder` (a name@version folder) through a private temporary
+    folder and a rename, so that a reader never sees half a skill."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BinaryResourceError(
-            skill.name, path, "a binary file cannot be read as text"
-        ) from None
+        top = extract_package(package, temp)[0]  # a package may hold its skill in a folder
+        try:
+            top.rename(folder)
+        except OSError:  # another job unpacked the same version first
+            if not (folder / SKILL_FILE).is_file():
+                raise
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _render_result(result: ExecutionResult) -> str:

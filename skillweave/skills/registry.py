@@ -108,6 +108,27 @@ class SkillRegistry:
                     names.append(child.name)
         return tuple(names)
 
+    def restricted(self, allowed: Collection[str]) -> SkillRegistry:
+        """This registry with only `allowed` skills and the trees under them enabled.
+
+        Raises:
+            SkillNotFoundError: an allowed name is not a skill here.
+        """
+        unknown = [name for name in allowed if name not in self._skills]
+        if unknown:
+            raise SkillNotFoundError(unknown[0], available=self.attachable())
+        permitted = set(allowed)
+        for skill in self:
+            ancestor = skill.parent
+            while ancestor is not None and skill.name not in permitted:
+                if ancestor in allowed:
+                    permitted.add(skill.name)
+                ancestor = self._skills[ancestor].parent
+        hidden = [name for name in self._skills if name not in permitted]
+        return SkillRegistry(
+            self._skills, diagnostics=self.diagnostics, disabled=[*self._disabled, *hidden]
+        )
+
     @cached_property
     def _index(self) -> RelevanceIndex:
         return RelevanceIndex(

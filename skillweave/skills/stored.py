@@ -197,18 +197,19 @@ class StoredSkills:
             return record
 
     async def delete(self, name: str) -> None:
-        """Remove an uploaded skill: its record, then every version's package.
+        """Remove an uploaded skill: its record, so that no reader sees it any more.
+
+        The versions' packages stay in the store: runs started before pinned them, and a
+        job's history names the version it activated, whose scripts the manager runs from
+        that package (they are content-addressed, so a later upload of the same content
+        reuses them).
 
         Raises:
             SkillNotFoundError: no uploaded skill of that name.
         """
         async with self._locks[name]:
-            record = await self._require(name)
-            # The record goes first: from then on no reader sees the skill, even if removing a
-            # package fails (an orphan package is harmless, being content-addressed).
+            await self._require(name)
             await self.store.delete(keys.skill_index_key(name))
-            for entry in record.versions:
-                await self.store.delete(keys.skill_package_key(name, entry.version))
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ def _settings(tmp_path: Path, **api: Any) -> Settings:
     return Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN), **api},
-        skills={"dirs": [str(library)]},
+        skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded")},
     )
 
 

@@ -98,7 +98,7 @@ async def served_api(tmp_path: Path) -> AsyncIterator[Seeded]:
         _env_file=None,
         api={"token": SecretStr(TOKEN)},
         sandbox={"manager_token": SecretStr(manager_token), "pool_target": 0, "pool_max": 1},
-        skills={"dirs": [str(library)]},
+        skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded")},
     )
     store = LocalArtifactStore(tmp_path / "store")
     async with AsyncExitStack() as stack:

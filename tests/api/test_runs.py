@@ -251,3 +251,85 @@ async def test_an_uploaded_skill_is_activated_and_its_script_runs(tmp_path: Path
         # Disabled, it leaves the engine's library: a new run cannot activate it.
         assert (await client.patch("/v1/skills/greeter", json={"enabled": False})).is_success
         assert not (tmp_path / "uploaded" / "greeter").exists()
+
+
+PINNED_RUN = """
+turns:
+  - delay_seconds: 1.5
+    tool_calls: [{name: activate_skill, arguments: {name: greeter}}]
+  - tool_calls:
+      - {name: run_skill_script, arguments: {skill: greeter, script: scripts/hello.py}}
+      - {name: read_skill_resource, arguments: {skill: greeter, path: references/said.md}}
+  - say: "{{last_result}}"
+    expect: {tool_results: [{not_error: true}, {not_error: true}]}
+"""
+
+
+def greeter_package(tmp_path: Path, edition: str, name: str = "greeter") -> bytes:
+    """The greeter skill (called `name`), every file of it marked with `edition`."""
+    skill = tmp_path / "src" / edition / name
+    write_skill(
+        skill,
+        description="Greets the user from an uploaded package.",
+        body=f"# Greeter {edition}\nRun scripts/hello.py.\n",
+        files={
+            "references/said.md": f"reference of {edition}\n",
+            "scripts/hello.py": (
+                "import pathlib\n"
+                "pathlib.Path('outputs').mkdir(exist_ok=True)\n"
+                f"pathlib.Path('outputs/said.txt').write_text('{edition}')\n"
+                f"print('hello from {edition}')\n"
+            ),
+        },
+    )
+    return build_package(skill)
+
+
+async def upload_greeter(client: httpx.AsyncClient, package: bytes) -> str:
+    uploaded = await client.post(
+        "/v1/skills/upload", files={"file": ("skill.zip", package, "application/zip")}
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    return uploaded.json()["latest"]
+
+
+async def what_the_run_used(client: httpx.AsyncClient, run_id: str) -> tuple[str, str, str]:
+    """(activated version, the script's output file, the answer: the reference file it read)
+    of a finished run."""
+    events = await sse(client, f"/v1/runs/{run_id}/events")
+    assert events[-1]["data"]["status"] == "completed", events
+    [activated] = [e for e in events if e["event"] == "skill_activated"]
+    listed = (await client.get(f"/v1/runs/{run_id}/artifacts")).json()
+    [said] = [a["path"] for a in listed if a["path"].endswith("/outputs/said.txt")]
+    output = (await client.get(f"/v1/runs/{run_id}/artifacts/{said}")).text
+    answer = (await client.get(f"/v1/runs/{run_id}")).json()["result"]["answer"]
+    return activated["data"]["version"], output, answer.strip()
+
+
+async def test_a_run_keeps_the_skill_versions_it_started_with(tmp_path: Path) -> None:
+    """A run pins its agent's skills when it starts: a new version uploaded, or the skill
+    deleted, while it waits for the model changes nothing it activates, reads or runs; a run
+    started after the upload gets the new version."""
+    async with api_on_direct_engine(tmp_path, PINNED_RUN) as client:
+        first = await upload_greeter(client, greeter_package(tmp_path, "v1"))
+        agent_id = await make_agent(client, skill_ids=["greeter"])
+        early = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        assert early["skills"] == [{"name": "greeter", "version": first, "parent": None}]
+
+        second = await upload_greeter(client, greeter_package(tmp_path, "v2"))
+        assert second != first
+        late = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        assert late["skills"][0]["version"] == second
+
+        assert await what_the_run_used(client, early["id"]) == (first, "v1", "reference of v1")
+        assert await what_the_run_used(client, late["id"]) == (second, "v2", "reference of v2")
+
+        # Deleted while a run waits: the run still has its version; a new run is refused.
+        doomed = (
+            await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})
+        ).json()
+        assert (await client.delete("/v1/skills/greeter")).status_code == 204
+        assert await what_the_run_used(client, doomed["id"]) == (second, "v2", "reference of v2")
+        refused = await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})
+        assert refused.status_code == 409
+        assert "greeter" in refused.json()["detail"]

@@ -22,7 +22,9 @@ def test_the_folder_is_per_process_and_dead_processes_folders_are_swept(tmp_path
     )
     dead_pid = int(gone.stdout)
     (root / f"worker-{dead_pid}" / "greeter").mkdir(parents=True)
+    (root / f"worker-{dead_pid}.pinned" / f"greeter@{'0' * 64}").mkdir(parents=True)
     (root / f"api-{os.getppid()}").mkdir()  # a live process (this one's parent)
+    (root / f"api-{os.getppid()}.pinned").mkdir()
     (root / "not-a-pid").mkdir()
     settings = Settings(_env_file=None, skills={"uploaded_dir": str(root)})
 
@@ -30,5 +32,7 @@ def test_the_folder_is_per_process_and_dead_processes_folders_are_swept(tmp_path
 
     assert folder == root / f"worker-{os.getpid()}"
     assert not (root / f"worker-{dead_pid}").exists()
+    assert not (root / f"worker-{dead_pid}.pinned").exists()
     assert (root / f"api-{os.getppid()}").is_dir()
+    assert (root / f"api-{os.getppid()}.pinned").is_dir()
     assert (root / "not-a-pid").is_dir()

@@ -58,6 +58,7 @@ async def stack(
             "pool_max": 6,
             "timeout_seconds": 60,
         },
+        skills={"uploaded_dir": str(tmp_path_factory.mktemp("worker") / "uploaded")},
     )
     store = LocalArtifactStore(tmp_path_factory.mktemp("store"))
     env = await start_dev_server(store)

@@ -23,7 +23,15 @@ from skillweave.api.skills import open_skills, serve_uploaded_skills
 from skillweave.api.skills import router as skills_router
 from skillweave.config import Settings
 from skillweave.skills.package import build_package
-from tests.api.test_runs import CONVERSATION, make_agent, sse
+from tests.api.test_runs import (
+    CONVERSATION,
+    PINNED_RUN,
+    greeter_package,
+    make_agent,
+    sse,
+    upload_greeter,
+    what_the_run_used,
+)
 from tests.conftest import write_skill
 from tests.integration.agent.test_direct_job import CSV, SCRIPT
 from tests.integration.temporal.harness import (
@@ -41,8 +49,16 @@ TOKEN = "api-on-engines-token"
 
 @contextlib.asynccontextmanager
 async def api_client(
-    kind: EngineKind, stack: Stack, script: str, skill_dirs: list[Path], tmp_path: Path
+    kind: EngineKind,
+    stack: Stack,
+    script: str,
+    skill_dirs: list[Path],
+    tmp_path: Path,
+    *,
+    feed_engine: bool = True,
 ) -> AsyncIterator[httpx.AsyncClient]:
+    """The API over an engine of `kind`; with `feed_engine` the engine's library follows the
+    uploads at once, else it never sees them (a worker that has not refreshed yet)."""
     async with open_engine(kind, stack, script) as harness:
         assert harness.services is not None
         skills = harness.services.settings.skills
@@ -61,7 +77,7 @@ async def api_client(
             routers=[skills_router, agents_router, runs_router],
             on_startup=[
                 open_skills,
-                serve_uploaded_skills(harness.services),
+                *([serve_uploaded_skills(harness.services)] if feed_engine else []),
                 open_agents,
                 open_runs(harness.engine),
             ],
@@ -199,3 +215,23 @@ async def test_uploaded_skills_content_and_zip_run_on_both_engines(
         [ran] = [e for e in events if e["event"] == "script_ran"]
         assert ran["data"]["status"] == "succeeded"
         assert events[-1]["data"]["status"] == "completed"
+
+
+async def test_runs_use_the_versions_pinned_at_start_from_the_store(
+    engine_kind: EngineKind, stack: Stack, skill_dirs: list[Path], tmp_path: Path
+) -> None:
+    """The engine here never learns of the uploads (as a worker between two refreshes): the
+    run's pinned versions come from the store. A version uploaded while a run waits for the
+    model does not reach that run; the next run gets it."""
+    name = unique("greeter")
+    script = PINNED_RUN.replace("greeter", name)
+    async with api_client(
+        engine_kind, stack, script, skill_dirs, tmp_path, feed_engine=False
+    ) as client:
+        first = await upload_greeter(client, greeter_package(tmp_path, "v1", name))
+        agent_id = await make_agent(client, name=unique("pinned"), skill_ids=[name])
+        early = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        second = await upload_greeter(client, greeter_package(tmp_path, "v2", name))
+        late = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
+        assert await what_the_run_used(client, early["id"]) == (first, "v1", "reference of v1")
+        assert await what_the_run_used(client, late["id"]) == (second, "v2", "reference of v2")
