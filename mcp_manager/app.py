@@ -2,14 +2,16 @@
 
 ``POST /sandbox/execute`` runs a script exactly once per ``execution_id``;
 ``GET``/``DELETE /sandbox/executions/{id}`` read or cancel one; ``GET /sandbox/pool`` shows the
-warm pool; ``GET /metrics`` is Prometheus text; ``GET /healthz`` needs no token. Everything
-else requires ``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in constant time.
+warm pool; ``GET /metrics`` is Prometheus text; ``/mcp`` is the MCP front door
+(``mcp_server``, streamable HTTP); ``GET /healthz`` needs no token. Everything else requires
+``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in constant time.
 At start-up the manager publishes the packages of its configured skill library to the store, so
 any skill it can see can be run by name and version.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 from collections.abc import AsyncIterator
@@ -20,10 +22,14 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
 from mcp_manager.executions import ExecutionService, ExecutionState
+from mcp_manager.mcp_server import SkillMcp
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool, WarmPool
 from skillweave.config import Settings
@@ -79,6 +85,28 @@ async def _authorized(
 
 State = Annotated[ManagerState, Depends(_state)]
 _SECURED = [Depends(_authorized)]
+
+
+class _McpEndpoint:
+    """``/mcp``: the MCP front door (streamable HTTP), behind the manager's bearer token."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        given = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization" and value[:7].lower() == b"bearer ":
+                given = value[7:].strip()
+        if not hmac.compare_digest(given, self.app.state.token):
+            response = JSONResponse(
+                {"detail": "missing or wrong bearer token"},
+                status_code=status.HTTP_401_UNAUTHORIZED,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app.state.mcp.handle_request(scope, receive, send)
 
 
 def _backend(settings: Settings) -> SandboxBackend:
@@ -147,8 +175,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         the_store = store if store is not None else open_store(settings.storage)
+        registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
         if publish:
-            registry = SkillLibrary(settings.skills).refresh()
             published = await publish_library(the_store, registry)
             logger.info("published %d skill packages", published)
         metrics = ManagerMetrics()
@@ -163,10 +191,16 @@ def create_app(
             },
             default_timeout=settings.sandbox.timeout_seconds,
         )
+        front_door = SkillMcp(
+            settings, registry=registry, store=the_store, run_script=service.execute
+        )
+        sessions = StreamableHTTPSessionManager(app=front_door.server)
         app.state.manager = ManagerState(pool, service, metrics, the_store)
+        app.state.mcp = sessions
         await pool.start()
         try:
-            yield
+            async with sessions.run():
+                yield
         finally:
             await service.close()
             await pool.close()
@@ -197,6 +231,8 @@ def create_app(
             status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(exc.retry_after)},
         )
+
+    app.router.routes.append(Route("/mcp", _McpEndpoint(app)))
 
     @app.get("/healthz")
     async def healthz(state: State) -> dict[str, object]:

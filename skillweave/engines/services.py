@@ -61,7 +61,7 @@ from skillweave.errors import (
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.messages import Message, ModelRequest
 from skillweave.sandbox.client import SandboxClient
-from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, render_result
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import (
     Skill,
@@ -504,7 +504,7 @@ class AgentServices:
             return ScriptOutcome(
                 seq=request.seq, chars=chars, is_error=True, summary=summary, status="error"
             )
-        text = _render_result(result)
+        text = render_result(result, inline_chars=_INLINE_OUTPUT_CHARS)
         error = result.status != "succeeded"
         outputs = tuple(output.ref for output in result.outputs)
         listed = ", ".join(ref.key for ref in outputs) or "none"
@@ -573,26 +573,3 @@ def _unpack_pinned(package: bytes, folder: Path) -> None:
                 raise
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-
-
-def _render_result(result: ExecutionResult) -> str:
-    lines = [f"status: {result.status} (exit code {result.exit_code}, {result.duration_ms} ms)"]
-    if result.error:
-        lines.append(f"error: {result.error}")
-    for stream, text, truncated, ref in (
-        ("stdout", result.stdout, result.stdout_truncated, result.stdout_ref),
-        ("stderr", result.stderr, result.stderr_truncated, result.stderr_ref),
-    ):
-        if not text and ref is None:
-            continue
-        shown = _clip(text, _INLINE_OUTPUT_CHARS)
-        lines.append(f"{stream}:\n{shown.rstrip()}")
-        if truncated or len(shown) < len(text):
-            where = f" (full {stream}: {ref.key}, {ref.size} bytes)" if ref else ""
-            lines.append(f"[{stream} truncated{where}]")
-    if result.outputs:
-        lines.append("output artifacts (pass these keys as inputs to later scripts):")
-        lines.extend(f"- {o.ref.key} ({o.ref.size} bytes)" for o in result.outputs)
-    else:
-        lines.append("output artifacts: none")
-    return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ __all__ = [
     "ExecutorResult",
     "Isolation",
     "OutputArtifact",
+    "render_result",
 ]
 
 ExecutionStatus = Literal["succeeded", "failed", "timed_out", "cancelled", "error"]
@@ -92,6 +93,31 @@ class ExecutionResult(BaseModel):
     outputs: list[OutputArtifact] = Field(default_factory=list)
     isolation: Isolation | None = None
     error: str | None = None
+
+
+def render_result(result: ExecutionResult, *, inline_chars: int = 8_000) -> str:
+    """`result` as a model reads it: status, stdout and stderr (each clipped to
+    `inline_chars`, with where the full text is), and the output artifacts' keys."""
+    lines = [f"status: {result.status} (exit code {result.exit_code}, {result.duration_ms} ms)"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    for stream, text, truncated, ref in (
+        ("stdout", result.stdout, result.stdout_truncated, result.stdout_ref),
+        ("stderr", result.stderr, result.stderr_truncated, result.stderr_ref),
+    ):
+        if not text and ref is None:
+            continue
+        shown = text if len(text) <= inline_chars else text[: inline_chars - 1] + "…"
+        lines.append(f"{stream}:\n{shown.rstrip()}")
+        if truncated or len(shown) < len(text):
+            where = f" (full {stream}: {ref.key}, {ref.size} bytes)" if ref else ""
+            lines.append(f"[{stream} truncated{where}]")
+    if result.outputs:
+        lines.append("output artifacts (pass these keys as inputs to later scripts):")
+        lines.extend(f"- {o.ref.key} ({o.ref.size} bytes)" for o in result.outputs)
+    else:
+        lines.append("output artifacts: none")
+    return "\n".join(lines) + "\n"
 
 
 # --- manager → executor --------------------------------------------------------------------
