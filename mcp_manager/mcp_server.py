@@ -14,11 +14,12 @@ Resources: every skill file as ``skill://NAME/PATH`` (listed: each skill's SKILL
 through the template), and a session's artifacts as ``artifact://KEY``. Prompt: ``skill_catalog``.
 
 Activation state is per MCP session: the ``Mcp-Session-Id`` of a streamable-HTTP session, or
-the one connection of a stdio server. The 2026-07-28 protocol has no sessions, so the server
-does not offer it (``server/discover`` answers "method not found"): clients fall back to the
-session handshake. A request that still arrives without a session may list, search and read
-the catalog, but cannot activate a skill. Each session's script runs belong to a run of its
-own (``mcp-<session>``), so one session cannot pass another's artifacts to a script.
+the one connection of a stdio server (in either protocol era). Over HTTP the 2026-07-28
+protocol has no sessions, so the server does not offer it there (``server/discover`` answers
+"method not found"): clients fall back to the session handshake. A request that still arrives
+without a session may list, search and read the catalog, but cannot activate a skill. Each
+session's script runs belong to a run of its own (``mcp-<session>``), so one session cannot
+pass another's artifacts to a script.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillweave import __version__
 from skillweave.config import Settings
@@ -54,6 +56,7 @@ from skillweave.sandbox.models import (
     ExecutionResult,
     render_result,
 )
+from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import (
     Skill,
     SkillRegistry,
@@ -143,11 +146,28 @@ class SkillMcp:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
-        self.server.add_request_handler("server/discover", types.RequestParams, _no_discover)
+        self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
 
     def use_registry(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on (sessions keep the versions they activated)."""
         self.registry = registry
+
+    async def _discover(
+        self, ctx: ServerRequestContext[Any], params: types.RequestParams | None
+    ) -> types.DiscoverResult:
+        """The 2026-07-28 protocol's entry. Over HTTP it has no sessions, so it is refused
+        and clients fall back to the session handshake; over stdio the one connection is the
+        session in either protocol, so it is served."""
+        if ctx.request is not None:
+            raise MCPError(
+                types.METHOD_NOT_FOUND,
+                "skillweave keeps skill activations per session: use the session handshake",
+            )
+        return types.DiscoverResult(
+            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            capabilities=self.server.get_capabilities(protocol_version=ctx.protocol_version),
+            instructions=self.server.instructions,
+        )
 
     # --- sessions ----------------------------------------------------------------------------
 
@@ -313,6 +333,7 @@ class SkillMcp:
                 f"{', '.join(attachable) or 'none'}."
             )
         skill = self.registry.get(name)
+        await publish_skill(self.store, skill)  # what the manager runs its scripts from
         children = self.registry.children_of(name, enabled_only=True)
         text = await asyncio.to_thread(
             render_activation,
@@ -540,15 +561,6 @@ class _ToolErrorWith(_ToolError):
     def __init__(self, content: list[Any]) -> None:
         super().__init__(content[0].text)
         self.content = content
-
-
-async def _no_discover(
-    ctx: ServerRequestContext[Any], params: types.RequestParams | None
-) -> types.DiscoverResult:
-    raise MCPError(
-        types.METHOD_NOT_FOUND,
-        "skillweave keeps skill activations per session: use the session handshake",
-    )
 
 
 def _tool(

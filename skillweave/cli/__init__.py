@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 the command ran and found a problem (invalid skills, un
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -1112,6 +1113,22 @@ def manager() -> None:
     logging.getLogger("skillweave").setLevel(logging.INFO)
     with _errors():
         run_manager(get_settings())
+
+
+@app.command("mcp")
+def mcp() -> None:
+    """Serve the skill library over MCP on stdio (for MCP clients that start a command);
+    scripts run on SANDBOX__MANAGER_URL, or a local warm pool started here."""
+    import asyncio
+
+    from skillweave.cli.mcp import serve_mcp_stdio
+
+    # stdout is the protocol's: every log line goes to stderr.
+    logging.basicConfig(
+        level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    with contextlib.suppress(KeyboardInterrupt), _errors():
+        asyncio.run(serve_mcp_stdio(get_settings()))
 
 
 @app.command("api")

@@ -1,0 +1,59 @@
+"""``skillweave mcp`` over stdio, with the official ``mcp`` client starting it as MCP desktop
+clients do: the same tools, a tree activated parent then child, a resource, a script run (in
+a local warm pool the command starts) whose output file comes back, and a refused run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.integration.mcp.conftest import write_library
+from tests.integration.mcp.test_http import text_of
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def test_the_library_over_stdio(tmp_path: Path) -> None:
+    library = write_library(tmp_path)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "SKILLS__DIRS": f'["{library}"]',
+        "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
+        "SKILLS__UPLOADED_DIR": str(tmp_path / "uploaded"),
+    }
+    command = StdioServerParameters(
+        command=sys.executable, args=["-m", "skillweave.cli", "mcp"], env=env, cwd=str(tmp_path)
+    )
+    async with Client(command) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"list_skills", "activate_skill", "run_skill_script"} <= tools
+        catalog = text_of(await client.call_tool("list_skills", {}))
+        assert 'name="text-tools"' in catalog
+
+        refused = await client.call_tool(
+            "run_skill_script", {"skill": "reverser", "script": "scripts/reverse.py"}
+        )
+        assert refused.is_error
+        assert "not active in this session" in text_of(refused)
+
+        await client.call_tool("activate_skill", {"name": "text-tools"})
+        child = await client.call_tool("activate_skill", {"name": "reverser"})
+        assert "# Reverser" in text_of(child)
+        rules = await client.read_resource("skill://style-guide/references/rules.md")
+        assert rules.contents[0].text == "Short sentences. No jargon.\n"
+
+        ran = await client.call_tool(
+            "run_skill_script", {"skill": "reverser", "script": "scripts/reverse.py"}
+        )
+        assert not ran.is_error, text_of(ran)
+        [output] = [c for c in ran.content if isinstance(c, types.EmbeddedResource)]
+        assert output.resource.text == "hello from the child"[::-1]
+    # The artifacts went to the configured store, under the session's run.
+    assert list((tmp_path / "store").rglob("reversed.txt"))
