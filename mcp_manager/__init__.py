@@ -1,7 +1,7 @@
 """The MCP manager: runs skill scripts in one-shot sandboxes from a warm pool (DESIGN §6).
 
-``create_app`` builds the HTTP service; ``run_manager`` serves it with uvicorn. Later issues add
-the Kubernetes backend and the ``/mcp`` front door.
+``create_app`` builds the HTTP service (with the MCP front door of ``mcp_server`` at ``/mcp``);
+``run_manager`` serves it with uvicorn.
 """
 
 from mcp_manager.app import ManagerState, create_app

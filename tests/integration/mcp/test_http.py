@@ -173,3 +173,31 @@ async def test_no_token_or_a_wrong_one_is_401(front_door: FrontDoor) -> None:
         async with front_door.connect(token="wrong") as client:
             await client.list_tools()
     assert refused.group_contains(MCPError, match="error response", depth=None)
+
+
+async def test_bad_arguments_are_error_results_naming_the_problem(front_door: FrontDoor) -> None:
+    async with front_door.connect() as client:
+        cases = [
+            ("activate_skill", {}, "'name' is required"),
+            (
+                "activate_skill",
+                {"name": "no-such-skill"},
+                "Skills that can: style-guide, text-tools",
+            ),
+            ("read_skill_resource", {"skill": "style-guide"}, "'path' is required"),
+            ("run_skill_script", {"skill": "style-guide", "script": "x.py", "args": "-v"}, "list"),
+            ("search_skills", {"query": "text", "top_k": 0}, "top_k"),
+            ("search_skills", {"query": "text", "top_k": True}, "top_k"),
+        ]
+        await client.call_tool("activate_skill", {"name": "style-guide"})
+        for tool, arguments, needle in cases:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error, (tool, arguments)
+            assert needle in text_of(result), (tool, text_of(result))
+        missing = await client.call_tool(
+            "run_skill_script", {"skill": "style-guide", "script": "scripts/none.py"}
+        )
+        assert missing.is_error
+        assert "none.py" in text_of(missing)
+        with pytest.raises(MCPError, match="no tool"):
+            await client.call_tool("rm_rf", {})
