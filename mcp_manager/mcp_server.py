@@ -40,6 +40,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from skillweave import __version__
 from skillweave.config import Settings
@@ -47,6 +48,7 @@ from skillweave.errors import (
     ArtifactNotFoundError,
     ExecutionRejectedError,
     InvalidKeyError,
+    PackageError,
     ResourceError,
     SandboxError,
 )
@@ -333,7 +335,10 @@ class SkillMcp:
                 f"{', '.join(attachable) or 'none'}."
             )
         skill = self.registry.get(name)
-        await publish_skill(self.store, skill)  # what the manager runs its scripts from
+        try:
+            await publish_skill(self.store, skill)  # what the manager runs its scripts from
+        except (PackageError, InvalidKeyError) as exc:
+            raise _ToolError(f"{name!r} cannot be activated: {exc}") from None
         children = self.registry.children_of(name, enabled_only=True)
         text = await asyncio.to_thread(
             render_activation,
@@ -377,16 +382,19 @@ class SkillMcp:
         script = _string(args, "script")
         arguments = _strings(args, "args")
         inputs = [await self._input(session, key) for key in _strings(args, "inputs")]
-        request = ExecuteRequest(
-            execution_id=f"mcp/{session.run_id}/{uuid.uuid4().hex}",
-            run_id=session.run_id,
-            skill=skill.name,
-            version=skill.version,
-            script=script,
-            args=arguments,
-            inputs=inputs,
-            limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
-        )
+        try:
+            request = ExecuteRequest(
+                execution_id=f"mcp/{session.run_id}/{uuid.uuid4().hex}",
+                run_id=session.run_id,
+                skill=skill.name,
+                version=skill.version,
+                script=script,
+                args=arguments,
+                inputs=inputs,
+                limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
+            )
+        except ValidationError as exc:
+            raise _ToolError(f"The script was not run: {_invalid(exc)}") from None
         started = time.monotonic()
         try:
             result = await self.run_script(request)
@@ -418,7 +426,7 @@ class SkillMcp:
         try:
             ref = await self.store.stat(key)
         except InvalidKeyError as exc:
-            raise _ToolError(f"{key!r} is not a valid artifact key: {exc}") from None
+            raise _ToolError(f"{key!r} is not a valid artifact key: {exc.reason}") from None
         if ref is None:
             raise _ToolError(f"No artifact {key!r}.")
         return ref
@@ -586,6 +594,14 @@ def _tool(
 
 def _text(text: str) -> types.TextContent:
     return types.TextContent(type="text", text=text)
+
+
+def _invalid(exc: ValidationError) -> str:
+    """A request's validation errors in one line: field and message, no input echoed back."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'request'}: {error['msg']}"
+        for error in exc.errors()[:3]
+    )
 
 
 def _string(args: Mapping[str, Any], name: str) -> str:

@@ -8,13 +8,17 @@ idempotent: a version already in the store is not written again.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 
+from skillweave.errors import InvalidKeyError, PackageError
 from skillweave.skills import Skill, build_package
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
 __all__ = ["publish_library", "publish_skill"]
+
+logger = logging.getLogger("skillweave.sandbox")
 
 
 async def publish_skill(store: ArtifactStore, skill: Skill) -> ArtifactRef:
@@ -28,6 +32,18 @@ async def publish_skill(store: ArtifactStore, skill: Skill) -> ArtifactRef:
 
 
 async def publish_library(store: ArtifactStore, skills: Iterable[Skill]) -> int:
-    """Publish every skill; returns how many packages are in the store for them."""
-    refs = [await publish_skill(store, skill) for skill in skills]
-    return len(refs)
+    """Publish every skill that can be; returns how many packages are in the store for them.
+
+    A skill whose package cannot be built (over the package limits) or keyed (a name no key
+    can hold) is logged and skipped: one such skill in a library must not stop a manager from
+    starting, and activating it says why (`publish_skill` raises again there).
+    """
+    published = 0
+    for skill in skills:
+        try:
+            await publish_skill(store, skill)
+        except (PackageError, InvalidKeyError) as exc:
+            logger.warning("skill %r is not published: %s", skill.name, exc)
+            continue
+        published += 1
+    return published

@@ -7,6 +7,12 @@ which keeps a 10,000-skill scan fast). Skills written for other clients often ca
 colons in values (``description: Use when: the user asks``), which is invalid YAML; one retry
 quotes such values, and the result records that the repair was needed so strict validation can
 still report it. Called by the loader (lenient) and the validator (strict).
+
+Before composing, the YAML's events are walked once to refuse what would hurt a reader rather
+than merely be wrong: nesting deeper than :data:`MAX_NESTING` (libyaml's composer recurses in C,
+and some 30,000 ``[`` overflow its stack and kill the process), aliases that expand to more than
+:data:`MAX_ALIAS_EXPANSION` nodes (the "billion laughs", which any code walking the data would
+blow up on), and an alias inside the collection it names (a structure that contains itself).
 """
 
 from __future__ import annotations
@@ -19,7 +25,12 @@ import yaml
 
 from skillweave.errors import SkillFormatError
 
-__all__ = ["Frontmatter", "parse_frontmatter"]
+__all__ = ["MAX_ALIAS_EXPANSION", "MAX_NESTING", "Frontmatter", "parse_frontmatter"]
+
+MAX_NESTING: Final = 64
+"""Deepest nesting of collections a frontmatter may have (real ones nest two or three)."""
+MAX_ALIAS_EXPANSION: Final = 10_000
+"""Most nodes all aliases of a frontmatter may stand for once expanded."""
 
 _LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BOM: Final = "\ufeff"
@@ -80,7 +91,54 @@ def _quote_colon_values(yaml_text: str) -> str:
     return "\n".join(out)
 
 
+class _Unsafe(Exception):
+    """YAML that parses but must not be composed or handed on (see the module docstring)."""
+
+
+_OPENING: Final = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSING: Final = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _check_structure(yaml_text: str) -> None:
+    """Walk the parser's events (libyaml keeps its own stack there, so any depth is safe) and
+    refuse too deep a nesting, too large an alias expansion and an alias to an open collection.
+
+    Raises:
+        _Unsafe: with what is wrong.
+        yaml.YAMLError: the text does not parse.
+    """
+    sizes: dict[str, int] = {}  # anchor -> nodes it stands for, once its node is complete
+    open_frames: list[tuple[str | None, int]] = []  # (anchor, nodes so far) per open collection
+    expanded = 0
+    for event in yaml.parse(yaml_text, Loader=_LOADER):
+        if isinstance(event, _OPENING):
+            if len(open_frames) >= MAX_NESTING:
+                raise _Unsafe(f"nested more than {MAX_NESTING} levels deep")
+            open_frames.append((event.anchor, 1))
+            continue
+        if isinstance(event, _CLOSING):
+            anchor, size = open_frames.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            if any(frame[0] == event.anchor for frame in open_frames):
+                raise _Unsafe("an alias refers to a collection that contains it")
+            # An undefined alias is left for the composer to report.
+            anchor, size = None, sizes.get(event.anchor or "", 1)
+            expanded += size
+            if expanded > MAX_ALIAS_EXPANSION:
+                raise _Unsafe(f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes")
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = size
+        if open_frames:
+            parent_anchor, parent_size = open_frames[-1]
+            open_frames[-1] = (parent_anchor, parent_size + size)
+
+
 def _load_yaml(yaml_text: str) -> Any:
+    _check_structure(yaml_text)
     return yaml.load(yaml_text, Loader=_LOADER)
 
 
@@ -93,22 +151,30 @@ def parse_frontmatter(text: str, *, path: str = "SKILL.md") -> Frontmatter:
 
     Raises:
         SkillFormatError: no frontmatter, an unclosed one, YAML that does not parse even after
-            the colon repair, or YAML that is not a mapping.
+            the colon repair, YAML nested or aliased beyond the limits, or YAML that is not a
+            mapping.
     """
     yaml_text, body, first_line = _split(text, path)
     repaired = False
     try:
         data = _load_yaml(yaml_text)
+    except _Unsafe as exc:
+        raise SkillFormatError(path, f"invalid YAML frontmatter: {exc}") from None
     except yaml.YAMLError as first_error:
         fixed = _quote_colon_values(yaml_text)
         try:
             data = _load_yaml(fixed) if fixed != yaml_text else None
-        except yaml.YAMLError:
+        except (yaml.YAMLError, _Unsafe):
             data = None
         if data is None:
             mark = getattr(first_error, "problem_mark", None)
-            where = f" (line {first_line + mark.line})" if mark is not None else ""
-            problem = getattr(first_error, "problem", None) or str(first_error)
+            line = mark.line if mark is not None else None
+            position = getattr(first_error, "position", None)  # a ReaderError: a bad character
+            if line is None and isinstance(position, int):
+                line = yaml_text.count("\n", 0, position)
+            where = f" (line {first_line + line})" if line is not None else ""
+            # One line: a ReaderError's text goes on with where it read from.
+            problem = getattr(first_error, "problem", None) or str(first_error).split("\n")[0]
             raise SkillFormatError(path, f"invalid YAML frontmatter{where}: {problem}") from None
         repaired = True
     if data is None:

@@ -18,7 +18,13 @@ from typing import Any
 from skillweave.errors import SkillFormatError
 from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
 from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
-from skillweave.skills.spec import EXTENSION_KEYS, Diagnostic, check_frontmatter, parse_bool
+from skillweave.skills.spec import (
+    EXTENSION_KEYS,
+    Diagnostic,
+    check_frontmatter,
+    effective_name,
+    parse_bool,
+)
 
 __all__ = ["LoadedSkill", "load_skill_file", "read_skill_text", "skill_from_frontmatter"]
 
@@ -76,10 +82,9 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
     if any(d.fatal for d in diagnostics):
         return LoadedSkill(None, diagnostics)
 
-    raw_name = data.get("name")
     # YAML 1.1 turns `name: off` or `name: 2024` into a bool or a number; the folder name is
     # then a better guess than str(False).
-    name = raw_name.strip() if isinstance(raw_name, str) and raw_name.strip() else skill_dir.name
+    name = effective_name(data.get("name"), skill_dir.name)
     raw_metadata = data.get("metadata")
     metadata: dict[str, str] = {}
     if isinstance(raw_metadata, Mapping):

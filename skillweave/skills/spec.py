@@ -24,6 +24,7 @@ __all__ = [
     "SPEC_KEYS",
     "Diagnostic",
     "check_frontmatter",
+    "effective_name",
     "name_problems",
     "parse_bool",
 ]
@@ -41,6 +42,11 @@ EXTENSION_KEYS: Final = frozenset({"type", "auto_load", "enabled", "dependencies
 """skillweave's own keys; valid under ``metadata``, tolerated (with a warning) at top level."""
 
 _INVALID_NAME_CHARS: Final = re.compile(r"[^a-z0-9-]")
+# What makes a name unusable however lenient the loading: it could not be one component of a
+# path or a store key at all (a separator, a control character, '.' or '..', over 255 chars).
+_UNUSABLE_NAME_CHARS: Final = re.compile(r"[/\\\x00-\x1f\x7f]")
+_NAME_MAX_CHARS: Final = 255
+_SHOWN_NAME_CHARS: Final = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,35 @@ def name_problems(name: str) -> list[str]:
     return problems
 
 
+def effective_name(name: Any, dir_name: str) -> str:
+    """The name lenient loading gives a skill: the frontmatter's ``name`` when it is a
+    non-empty string (stripped), else the folder's (YAML turns ``name: off`` into a bool)."""
+    return name.strip() if isinstance(name, str) and name.strip() else dir_name
+
+
+def _shown(name: str) -> str:
+    """`name` quoted for a message, cut short when long."""
+    if len(name) <= _SHOWN_NAME_CHARS:
+        return repr(name)
+    return f"{name[:_SHOWN_NAME_CHARS]!r}… ({len(name)} characters)"
+
+
+def _unusable_name(name: Any, dir_name: str | None) -> str | None:
+    """Why the name the skill would load under cannot name anything, or None when it can."""
+    if dir_name is None and not isinstance(name, str):
+        return None
+    effective = effective_name(name, dir_name or "")
+    if effective in {"", ".", ".."}:
+        problem = "it names no folder"
+    elif len(effective) > _NAME_MAX_CHARS:
+        problem = f"over {_NAME_MAX_CHARS} characters"
+    elif found := _UNUSABLE_NAME_CHARS.search(effective):
+        problem = f"it contains {found.group()!r}"
+    else:
+        return None
+    return f"{_shown(effective)} cannot be used as a skill name ({problem}); it is not loaded"
+
+
 def _length_problem(value: str, limit: int) -> str | None:
     if len(value) > limit:
         return f"is {len(value)} characters; the limit is {limit}"
@@ -121,6 +156,8 @@ def check_frontmatter(
             )
         )
     found += (Diagnostic(path, "name", m) for m in _name_messages(data.get("name"), dir_name))
+    if unusable := _unusable_name(data.get("name"), dir_name):
+        found.append(Diagnostic(path, "name", unusable, fatal=True))
     found += _check_description(data.get("description"), path)
     found += (Diagnostic(path, field, m) for field, m in _optional_field_messages(data))
     if isinstance(data.get("metadata"), Mapping):
@@ -145,7 +182,7 @@ def _name_messages(name: Any, dir_name: str | None) -> list[str]:
         return [f"must be a string, not {type(name).__name__}"]
     messages = name_problems(name)
     if dir_name is not None and name and name != dir_name:
-        messages.append(f"{name!r} does not match the directory name {dir_name!r}")
+        messages.append(f"{_shown(name)} does not match the directory name {dir_name!r}")
     return messages
 
 
