@@ -36,7 +36,13 @@ from skillweave.api.app import ApiState, state_of
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
-from skillweave.errors import AgentError, InvalidKeyError, SkillNotFoundError, SkillweaveError
+from skillweave.errors import (
+    AgentError,
+    InvalidKeyError,
+    PackageError,
+    SkillNotFoundError,
+    SkillweaveError,
+)
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry
 from skillweave.storage import keys
@@ -166,7 +172,14 @@ class RunService:
         pinned = []
         for skill in view:
             if visible(skill):
-                await publish_skill(self.state.store, skill)
+                try:
+                    await publish_skill(self.state.store, skill)
+                except (PackageError, InvalidKeyError) as exc:
+                    raise ApiProblem(
+                        409,
+                        f"the agent's skill {skill.name!r} cannot be packaged for a run: {exc}",
+                        title="Skill cannot run",
+                    ) from None
                 pinned.append(
                     PinnedSkill(name=skill.name, version=skill.version, parent=skill.parent)
                 )

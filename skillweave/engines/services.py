@@ -53,6 +53,8 @@ from skillweave.config import Settings
 from skillweave.errors import (
     ArtifactNotFoundError,
     ExecutionRejectedError,
+    InvalidKeyError,
+    PackageError,
     ResourceError,
     SkillFormatError,
     SkillNotFoundError,
@@ -359,7 +361,12 @@ class AgentServices:
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools."""
         skill, view = await self._skill(request.skill, request.allowed, request.pinned)
-        await publish_skill(self.store, skill)
+        notes: list[str] = []
+        try:
+            await publish_skill(self.store, skill)
+        except (PackageError, InvalidKeyError) as exc:
+            # Its instructions still help; its scripts cannot run (the manager runs packages).
+            notes.append(f"this skill's scripts cannot run: its package is refused ({exc})")
         children = view.children_of(skill.name, enabled_only=True)
         text = render_activation(
             skill,
@@ -367,8 +374,7 @@ class AgentServices:
             max_listed=self.settings.skills.activation_resource_listing,
         )
         tools: list[SkillTool] = []
-        notes: list[str] = []
-        for script in declared_tool_scripts(skill):
+        for script in declared_tool_scripts(skill) if not notes else ():
             found = await self._tool_schemas(skill, script)
             if isinstance(found, str):
                 notes.append(found)
