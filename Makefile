@@ -4,7 +4,7 @@ PYTHON  ?= python3
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-stamp
 
-.PHONY: install lint test demo bench clean
+.PHONY: install lint test demo bench soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ bench: install  ## benchmarks; results go to docs/BENCHMARKS.md by hand
 	$(BIN)/python bench/skills_bench.py
 	$(BIN)/python bench/sandbox_bench.py
 	$(BIN)/python bench/kubernetes_bench.py
+
+soak: install  ## the reliability suite at full scale (chaos, load, length); prints its figures
+	SKILLWEAVE_SOAK=1 $(BIN)/python -m pytest tests/reliability -q --timeout=3600
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
