@@ -5,8 +5,10 @@ on their own), and it agrees with the direct engine's ``retry_delay``:
 
 - a ``ModelError`` the provider layer marked ``retryable`` (408/409/429/5xx, connection
   failures) and a full sandbox pool (``PoolExhaustedError``) are retried, after the
-  ``Retry-After`` the server sent when it sent one (``next_retry_delay``); a sandbox lost
-  mid-run (``SandboxLostError``) is retried at once, on a fresh sandbox;
+  ``Retry-After`` the server sent when it sent one (``next_retry_delay``); so is an execution
+  another manager holds a live claim on (``ExecutionInProgressError``: its manager may have
+  stopped, and the claim lapses); a sandbox lost mid-run (``SandboxLostError``) is retried at
+  once, on a fresh sandbox;
 - a sandbox that did not start, a manager that cannot be reached or answered 5xx (any other
   ``SandboxError``: a manager restarting must not fail jobs) and a failing store
   (``StorageError``) are retried under the workflow's retry policy: all are transient;
@@ -35,6 +37,7 @@ from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     ExecutionConflictError,
+    ExecutionInProgressError,
     ExecutionRejectedError,
     InvalidKeyError,
     ModelError,
@@ -67,6 +70,8 @@ def retry_of(exc: SkillweaveError) -> tuple[bool, float | None]:
             return _FAIL
         case PoolExhaustedError(retry_after=after):
             return True, float(after)
+        case ExecutionInProgressError(retry_after=after):
+            return True, after  # another manager's claim: ask again when it may lapse
         case ExecutionRejectedError() | ExecutionConflictError():
             return _FAIL
         case SandboxLostError():

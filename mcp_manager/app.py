@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from skillweave.config import Settings
 from skillweave.errors import (
     ConfigError,
     ExecutionConflictError,
+    ExecutionInProgressError,
     ExecutionRejectedError,
     PoolExhaustedError,
     SandboxLostError,
@@ -190,6 +192,7 @@ def create_app(
                 for skill, values in settings.sandbox.skill_secrets.items()
             },
             default_timeout=settings.sandbox.timeout_seconds,
+            claim_lease=settings.sandbox.claim_lease_seconds,
         )
         front_door = SkillMcp(
             settings, registry=registry, store=the_store, run_script=service.execute
@@ -216,6 +219,14 @@ def create_app(
     @app.exception_handler(ExecutionConflictError)
     async def _conflict(_: Request, exc: ExecutionConflictError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_409_CONFLICT)
+
+    @app.exception_handler(ExecutionInProgressError)
+    async def _in_progress(_: Request, exc: ExecutionInProgressError) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(exc), "error": "in_progress"},
+            status_code=status.HTTP_409_CONFLICT,
+            headers={"Retry-After": str(math.ceil(exc.retry_after))},
+        )
 
     @app.exception_handler(SandboxLostError)
     async def _lost(_: Request, exc: SandboxLostError) -> JSONResponse:

@@ -52,8 +52,10 @@ from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     ExecutionConflictError,
+    ExecutionInProgressError,
     ExecutionRejectedError,
     SandboxLostError,
+    StorageError,
 )
 from skillweave.sandbox.models import (
     ExecuteRequest,
@@ -78,6 +80,8 @@ _RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "EXECUTOR__"
 _MASK: Final = "***"
 _HTTP_GRACE_SECONDS: Final = 30.0
 _PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
+_MAX_CLAIM_ATTEMPTS: Final = 5  # runs of one execution interrupted by stopped managers, at most
+_JSON: Final = "application/json"
 
 
 class ExecutionState(BaseModel):
@@ -152,6 +156,8 @@ class ExecutionService:
         metrics: the manager's metrics.
         skill_secrets: per-skill environment secrets (plain values; never logged).
         default_timeout: wall time when a request sets no limits.
+        claim_lease: how long a claim lives unrenewed (its manager renews it four times as
+            often while the script runs); a lapsed claim's execution may run again.
     """
 
     def __init__(
@@ -162,6 +168,7 @@ class ExecutionService:
         metrics: ManagerMetrics,
         skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
         default_timeout: float = 60.0,
+        claim_lease: float = 20.0,
     ) -> None:
         self._store = store
         self._pool = pool
@@ -172,6 +179,7 @@ class ExecutionService:
         self._packages: OrderedDict[str, tuple[str, bytes, frozenset[str]]] = OrderedDict()
         self._package_bytes = 0
         self._instance = uuid.uuid4().hex
+        self._claim_lease = claim_lease
         self._client = httpx.AsyncClient()
 
     async def close(self) -> None:
@@ -337,26 +345,13 @@ class ExecutionService:
         package, inputs = await self._validate(request, package_ref)
         sandbox, _ = await self._pool.claim()
         try:
-            claimed = await self._store.put_if_absent(
-                keys.execution_claim_key(request.execution_id),
-                json.dumps(
-                    {"fingerprint": fingerprint, "manager": self._instance, "at": time.time()}
-                ).encode(),
-                content_type="application/json",
-            )
+            attempt = await self._claim(request.execution_id, fingerprint)
         except BaseException:
-            await self._pool.unclaim(sandbox)
-            raise
-        if claimed is None:
             await self._pool.unclaim(sandbox)  # nothing ran in it
-            stored = await self._stored(request.execution_id, fingerprint)
-            if stored is not None:
-                return stored
-            raise ExecutionConflictError(
-                request.execution_id,
-                "was started elsewhere and has not finished, or its manager stopped before it"
-                " finished; it is not run twice",
-            )
+            raise
+        if isinstance(attempt, ExecutionResult):
+            await self._pool.unclaim(sandbox)
+            return attempt
         # From here on the script may run: whatever happens, it is not run again, unless its
         # sandbox is lost mid-run (see SandboxLostError): then the claim is withdrawn.
         entry.sandbox = sandbox
@@ -364,13 +359,21 @@ class ExecutionService:
             if entry.cancelled:
                 result = self._result(request, status="cancelled", error="cancelled before start")
             else:
+                renewing = asyncio.create_task(
+                    self._renew(request.execution_id, fingerprint, attempt)
+                )
                 try:
                     result = await self._execute_in(sandbox, request, package, inputs)
                 except SandboxLostError:
-                    await self._store.delete(keys.execution_claim_key(request.execution_id))
+                    renewing.cancel()
+                    await self._store.delete(
+                        keys.execution_claim_key(request.execution_id, attempt)
+                    )
                     self._metrics.executions.labels(outcome="lost").inc()
                     logger.warning("sandbox %s lost during %s", sandbox.id, request.execution_id)
                     raise
+                finally:
+                    renewing.cancel()
             record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
             await self._store.put_bytes(
                 keys.execution_result_key(request.execution_id),
@@ -386,6 +389,86 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    def _claim_record(self, fingerprint: str, attempt: int) -> bytes:
+        now = time.time()
+        record = {
+            "fingerprint": fingerprint,
+            "manager": self._instance,
+            "attempt": attempt,
+            "at": now,
+            "renewed": now,
+        }
+        return json.dumps(record).encode()
+
+    async def _claim(self, execution_id: str, fingerprint: str) -> int | ExecutionResult:
+        """Claim the execution; the attempt won, or the stored result when another run
+        finished it meanwhile.
+
+        Attempt 1 is ``.claim``. A claim that is there already belongs to a run that is going
+        on (renewed within the lease: :class:`ExecutionInProgressError`) or to one whose
+        manager stopped (not renewed within the lease): that run is over (its sandbox went
+        with it, and nothing of it was kept, since a result is stored before anything is
+        reported), so the next attempt is claimed, atomically again. Running it again is
+        safe: a sandbox reaches nothing outside itself, and its outputs are collected only
+        from a run that finished.
+
+        Raises:
+            ExecutionConflictError: the id was claimed for a different request, or it was
+                interrupted too many times.
+            ExecutionInProgressError: another manager's run holds a live claim.
+        """
+        for attempt in range(1, _MAX_CLAIM_ATTEMPTS + 1):
+            while True:
+                key = keys.execution_claim_key(execution_id, attempt)
+                record = self._claim_record(fingerprint, attempt)
+                if await self._store.put_if_absent(key, record, content_type=_JSON) is not None:
+                    if attempt > 1:
+                        self._metrics.claims_taken_over.inc()
+                        logger.warning(
+                            "execution %s: attempt %d claimed after the lease of the last lapsed",
+                            execution_id,
+                            attempt,
+                        )
+                    return attempt
+                stored = await self._stored(execution_id, fingerprint)
+                if stored is not None:
+                    return stored
+                holder = await self._read_claim(key)
+                if holder is not None:
+                    break
+                # The claim was withdrawn meanwhile (its sandbox was lost): try it again.
+            if holder.get("fingerprint") != fingerprint:
+                raise ExecutionConflictError(execution_id, "used with a different request")
+            renewed = holder.get("renewed", holder.get("at", 0.0))
+            age = time.time() - float(renewed)  # type: ignore[arg-type]
+            if age < self._claim_lease:
+                raise ExecutionInProgressError(
+                    execution_id, retry_after=max(1.0, self._claim_lease - age)
+                )
+        raise ExecutionConflictError(
+            execution_id, f"was interrupted {_MAX_CLAIM_ATTEMPTS} times; it is not run again"
+        )
+
+    async def _read_claim(self, key: str) -> dict[str, object] | None:
+        ref = await self._store.stat(key)
+        if ref is None:
+            return None
+        with contextlib.suppress(ArtifactNotFoundError, ArtifactIntegrityError):
+            return json.loads(await self._store.get_bytes(ref))
+        return None
+
+    async def _renew(self, execution_id: str, fingerprint: str, attempt: int) -> None:
+        """Renew the claim while the script runs, so that no other manager takes it over."""
+        key = keys.execution_claim_key(execution_id, attempt)
+        while True:
+            await asyncio.sleep(self._claim_lease / 4)
+            try:
+                await self._store.put_bytes(
+                    key, self._claim_record(fingerprint, attempt), content_type=_JSON
+                )
+            except StorageError as exc:  # the next renewal may get through
+                logger.warning("execution %s: claim not renewed: %s", execution_id, exc)
 
     def _result(self, request: ExecuteRequest, **fields: object) -> ExecutionResult:
         return ExecutionResult(

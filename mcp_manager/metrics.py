@@ -42,6 +42,11 @@ class ManagerMetrics:
             "Requests answered from a stored or in-flight execution instead of a new run.",
             registry=self.registry,
         )
+        self.claims_taken_over = Counter(
+            "skillweave_sandbox_claims_taken_over",
+            "Executions run again because the manager that claimed them stopped (lease lapsed).",
+            registry=self.registry,
+        )
         self.claim_conflicts = Counter(
             "skillweave_sandbox_claim_conflicts",
             "Claims another manager won first (kubernetes backend: a 409 on the claim patch).",

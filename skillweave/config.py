@@ -221,6 +221,12 @@ class SandboxSettings(BaseModel):
     )
     start_timeout_seconds: float = Field(default=20.0, gt=0)
     timeout_seconds: float = Field(default=60.0, gt=0, description="Default script wall time.")
+    claim_lease_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        description="A running execution's manager renews its claim four times a lease; a "
+        "claim not renewed this long (its manager stopped) may be run again by another.",
+    )
     skill_secrets: dict[str, dict[str, SecretStr]] = Field(
         default_factory=dict,
         description="Per-skill environment secrets: only that skill's executions receive them.",

@@ -25,6 +25,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
     │   ├── ExecutionRejectedError     an invalid execute request (4xx); nothing ran
     │   ├── ExecutionConflictError     an execution id reused differently, or interrupted
+    │   ├── ExecutionInProgressError   its first run holds a live claim elsewhere; retry later
     │   ├── SandboxLostError           the sandbox died mid-execution; retry on a fresh one
     │   └── ExecutorError              inside a sandbox (defined in sandbox_executor.errors:
     │                                  RequestRejectedError, ExecutorBusyError,
@@ -189,6 +190,19 @@ class ExecutionConflictError(SandboxError):
         self.execution_id = execution_id
         self.reason = reason
         super().__init__(f"execution {execution_id!r} {reason}")
+
+
+class ExecutionInProgressError(SandboxError):
+    """The execution id is being run by another manager (or was, by one that stopped: its
+    claim lapses after the lease); ask again after `retry_after` seconds."""
+
+    def __init__(self, execution_id: str, *, retry_after: float) -> None:
+        self.execution_id = execution_id
+        self.retry_after = retry_after
+        super().__init__(
+            f"execution {execution_id!r} is running under another manager's claim; "
+            f"retry in {retry_after:.0f} s"
+        )
 
 
 class SandboxLostError(SandboxError):

@@ -46,7 +46,13 @@ from skillweave.agent.runtime import (
 from skillweave.agent.state import AgentState
 from skillweave.engines.base import JobRequest, JobResult, result_of
 from skillweave.engines.services import AgentServices
-from skillweave.errors import AgentError, ModelError, PoolExhaustedError, SandboxLostError
+from skillweave.errors import (
+    AgentError,
+    ExecutionInProgressError,
+    ModelError,
+    PoolExhaustedError,
+    SandboxLostError,
+)
 
 __all__ = ["RETRY_ATTEMPTS", "DirectEngine", "DirectRuntime", "retry_delay"]
 
@@ -67,6 +73,8 @@ def retry_delay(exc: BaseException, attempt: int) -> float | None:
         hint = float(exc.retry_after)
     elif isinstance(exc, SandboxLostError):
         hint = 0.0  # a fresh sandbox is ready now
+    elif isinstance(exc, ExecutionInProgressError):
+        hint = exc.retry_after
     else:
         return None
     if hint is None:
@@ -79,7 +87,12 @@ async def _retrying(call: Callable[[], Awaitable[_T]], *, attempts: int) -> _T:
     while True:
         try:
             return await call()
-        except (ModelError, PoolExhaustedError, SandboxLostError) as exc:
+        except (
+            ModelError,
+            PoolExhaustedError,
+            SandboxLostError,
+            ExecutionInProgressError,
+        ) as exc:
             delay = retry_delay(exc, attempt)
             if delay is None or attempt >= attempts:
                 raise

@@ -2,7 +2,8 @@
 
 Errors are mapped once here to the error tree: 4xx → :class:`ExecutionRejectedError` (or
 :class:`ExecutionConflictError` for 409), 503 → :class:`PoolExhaustedError` carrying the
-server's Retry-After, 502 with ``"error": "sandbox_lost"`` → :class:`SandboxLostError` (the
+server's Retry-After, 409 with ``"error": "in_progress"`` → :class:`ExecutionInProgressError`
+(with its Retry-After), 502 with ``"error": "sandbox_lost"`` → :class:`SandboxLostError` (the
 sandbox died mid-run; the same request may run again), other failures → :class:`SandboxError`.
 The client does not retry on its own; whether to retry is decided at the activity boundary.
 """
@@ -16,6 +17,7 @@ import httpx
 
 from skillweave.errors import (
     ExecutionConflictError,
+    ExecutionInProgressError,
     ExecutionRejectedError,
     PoolExhaustedError,
     SandboxError,
@@ -109,6 +111,9 @@ def _raise_for(response: httpx.Response, execution_id: str) -> None:
     if response.status_code == 503:
         retry_after = int(response.headers.get("Retry-After", "5") or 5)
         raise PoolExhaustedError(detail, retry_after=retry_after)
+    if response.status_code == 409 and body.get("error") == "in_progress":
+        retry_after = float(response.headers.get("Retry-After", "5") or 5)
+        raise ExecutionInProgressError(execution_id, retry_after=retry_after)
     if response.status_code == 409:
         raise ExecutionConflictError(execution_id, detail)
     if 400 <= response.status_code < 500:

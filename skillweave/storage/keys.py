@@ -225,10 +225,12 @@ def execution_result_key(execution_id: str) -> str:
     return f"executions/{_sha256(_execution_id(execution_id))}.json"
 
 
-def execution_claim_key(execution_id: str) -> str:
-    """``executions/{sha256}.claim``: won with ``put_if_absent`` just before the script is
-    handed to a sandbox; from then on the script may have run."""
-    return f"executions/{_sha256(_execution_id(execution_id))}.claim"
+def execution_claim_key(execution_id: str, attempt: int = 1) -> str:
+    """``executions/{sha256}.claim`` (``.claim.{attempt}`` after the first): won with
+    ``put_if_absent`` just before the script is handed to a sandbox; from then on the script
+    may have run. A later attempt is claimed only once the earlier claim's lease lapsed."""
+    suffix = "" if attempt == 1 else f".{attempt}"
+    return f"executions/{_sha256(_execution_id(execution_id))}.claim{suffix}"
 
 
 def payload_key(digest: str) -> str:

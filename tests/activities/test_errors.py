@@ -16,6 +16,7 @@ from skillweave.errors import (
     ArtifactNotFoundError,
     ConfigError,
     ExecutionConflictError,
+    ExecutionInProgressError,
     ExecutionRejectedError,
     InvalidKeyError,
     ModelError,
@@ -93,6 +94,15 @@ def test_a_lost_sandbox_retries_at_once_on_both_engines() -> None:
     assert retry_delay(lost, 1) == 0.0
 
 
+def test_an_execution_under_another_claim_retries_after_the_lease_on_both_engines() -> None:
+    busy = ExecutionInProgressError("wf/script-3", retry_after=7.0)
+    error = application_error(busy)
+    assert not error.non_retryable
+    assert error.type == "ExecutionInProgressError"
+    assert error.next_retry_delay == timedelta(seconds=7)
+    assert retry_delay(busy, 1) == 7.0
+
+
 def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
     error = application_error(ModelError("odd server", retryable=True, retry_after=-2))
     assert not error.next_retry_delay
@@ -107,6 +117,8 @@ def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
         ScriptedModelError("no turn left"),
         PoolExhaustedError("no sandbox free", retry_after=1),
         SandboxLostError("wf/script-3", "connection reset"),
+        ExecutionInProgressError("wf/script-3", retry_after=2.0),
+        ExecutionConflictError("wf/script-3", "used with a different request"),
     ],
     ids=repr,
 )

@@ -14,7 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skillweave.errors import ExecutionConflictError, ExecutionRejectedError, SandboxLostError
+from mcp_manager.executions import _fingerprint
+from skillweave.errors import (
+    ExecutionConflictError,
+    ExecutionInProgressError,
+    ExecutionRejectedError,
+    SandboxLostError,
+)
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
 from skillweave.storage import keys
 from tests.integration.manager.conftest import (
@@ -352,19 +358,80 @@ async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartM
     assert late.status == "succeeded"
 
 
-async def test_an_interrupted_execution_is_never_run_again(start_manager: StartManager) -> None:
-    """A claim without a result: a manager stopped mid-run; the script may have run."""
+def claim_record(fingerprint: str, *, renewed: float, attempt: int = 1) -> bytes:
+    """A claim as a manager writes it, renewed at `renewed` (wall-clock seconds)."""
+    record = {
+        "fingerprint": fingerprint,
+        "manager": "another",
+        "attempt": attempt,
+        "at": renewed,
+        "renewed": renewed,
+    }
+    return json.dumps(record).encode()
+
+
+async def test_an_execution_whose_manager_stopped_runs_again_once_its_claim_lapsed(
+    start_manager: StartManager,
+) -> None:
+    """A claim without a result, not renewed for longer than the lease: its manager stopped
+    mid-run (and its sandbox with it; nothing of that run was kept). The next attempt is
+    claimed and the script runs, once."""
     manager = await start_manager()
-    record = json.dumps({"fingerprint": "x", "manager": "gone", "at": time.time() - 3600})
-    await manager.store.put_bytes(keys.execution_claim_key("wf/interrupted"), record.encode())
-    with pytest.raises(ExecutionConflictError, match="not run twice"):
-        await manager.client.execute(
-            request(manager, "scripts/hello.py", execution_id="wf/interrupted")
-        )
+    interrupted = request(manager, "scripts/hello.py", execution_id="wf/interrupted")
+    stale = claim_record(_fingerprint(interrupted), renewed=time.time() - 3600)
+    await manager.store.put_bytes(keys.execution_claim_key("wf/interrupted"), stale)
+
+    result = await manager.client.execute(interrupted)
+
+    assert result.status == "succeeded"
+    await pool_back_at_target(manager)  # its sandbox is destroyed (and counted) after
+    assert manager.backend.runs == 1
+    assert await manager.store.stat(keys.execution_claim_key("wf/interrupted", 2)) is not None
+    metrics = (await manager.http.get("/metrics")).text
+    assert "skillweave_sandbox_claims_taken_over_total 1.0" in metrics
+    again = await manager.client.execute(interrupted)  # now a stored result
+    assert again == result
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_an_execution_under_a_live_claim_is_not_run_but_asked_again_later(
+    start_manager: StartManager,
+) -> None:
+    """A claim renewed within the lease: another manager is running it now."""
+    manager = await start_manager()
+    running = request(manager, "scripts/hello.py", execution_id="wf/elsewhere")
+    live = claim_record(_fingerprint(running), renewed=time.time())
+    await manager.store.put_bytes(keys.execution_claim_key("wf/elsewhere"), live)
+    with pytest.raises(ExecutionInProgressError) as refused:
+        await manager.client.execute(running)
+    assert 1 <= refused.value.retry_after <= 20  # the default lease, less the claim's age
     await pool_back_at_target(manager)
     assert manager.backend.runs == 0
     # The sandbox it claimed was given back unused, not destroyed.
     assert manager.backend.destroyed == 0
+
+
+async def test_a_claim_for_another_request_or_too_many_interruptions_is_a_conflict(
+    start_manager: StartManager,
+) -> None:
+    manager = await start_manager()
+    other = request(manager, "scripts/hello.py", execution_id="wf/other")
+    await manager.store.put_bytes(
+        keys.execution_claim_key("wf/other"), claim_record("not-it", renewed=0.0)
+    )
+    with pytest.raises(ExecutionConflictError, match="different request"):
+        await manager.client.execute(other)
+
+    unlucky = request(manager, "scripts/hello.py", execution_id="wf/unlucky")
+    for attempt in range(1, 6):
+        await manager.store.put_bytes(
+            keys.execution_claim_key("wf/unlucky", attempt),
+            claim_record(_fingerprint(unlucky), renewed=0.0, attempt=attempt),
+        )
+    with pytest.raises(ExecutionConflictError, match="interrupted 5 times"):
+        await manager.client.execute(unlucky)
+    assert manager.backend.runs == 0
 
 
 async def test_same_id_on_two_managers_at_once_runs_once(start_manager: StartManager) -> None:
@@ -381,7 +448,10 @@ async def test_same_id_on_two_managers_at_once_runs_once(start_manager: StartMan
         first.client.execute(same), second.client.execute(same), return_exceptions=True
     )
     results = [o for o in outcomes if isinstance(o, ExecutionResult)]
-    conflicts = [o for o in outcomes if isinstance(o, ExecutionConflictError)]
+    # The loser finds the winner's live claim: asked to come back (and then finds the result).
+    conflicts = [
+        o for o in outcomes if isinstance(o, ExecutionInProgressError | ExecutionConflictError)
+    ]
     assert len(results) + len(conflicts) == 2, outcomes
     assert results
     assert all(r.status == "succeeded" for r in results)

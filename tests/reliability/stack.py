@@ -1,0 +1,163 @@
+"""The embedded stack as real processes, for killing: ``skillweave manager`` and
+``skillweave worker`` each in a process of its own (started, SIGKILLed, started again on the
+same port and task queue), the Temporal dev server of the engine suite, a local store, and
+the sandbox executors the manager starts (found by the ``--parent-pid`` they are given)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import httpx
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+
+from tests.integration.temporal.harness import eventually
+
+SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
+"""The ``skillweave`` command of this environment."""
+
+
+class Service:
+    """One long-running ``skillweave`` command: started, killed, started again.
+
+    Args:
+        name: for its log files (``NAME-N.log`` under `logs`, N counting starts).
+        argv: the command after ``skillweave``.
+        env: its whole environment.
+        ready: awaited after each start; true once the service serves.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        logs: Path,
+        ready: Callable[[subprocess.Popen[bytes]], Awaitable[bool]],
+    ) -> None:
+        self.name = name
+        self.argv = argv
+        self.env = env
+        self.logs = logs
+        self.ready = ready
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pids: list[int] = []
+        self.starts = 0
+        self.kills = 0
+
+    async def start(self) -> None:
+        self.starts += 1
+        with open(self.logs / f"{self.name}-{self.starts}.log", "wb") as out:
+            process = subprocess.Popen(
+                [SKILLWEAVE, *self.argv],
+                cwd=self.logs,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.process = process
+        self.pids.append(process.pid)
+
+        async def serving() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"{self.name} exited ({process.returncode}):\n{self.log()}")
+            return await self.ready(process)
+
+        await eventually(serving, timeout=60, every=0.1, what=f"{self.name} serving")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown of any kind."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+        self.kills += 1
+
+    def stop(self) -> None:
+        """SIGTERM, the way a supervisor stops it (then SIGKILL if it hangs)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def log(self) -> str:
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-6000:]}"
+            for path in sorted(self.logs.glob(f"{self.name}-*.log"))
+        )
+
+
+def manager_service(env: dict[str, str], logs: Path, url: str, token: str) -> Service:
+    """``skillweave manager`` on the port of `url`."""
+
+    async def ready(_: subprocess.Popen[bytes]) -> bool:
+        try:
+            async with httpx.AsyncClient(timeout=2) as http:
+                response = await http.get(f"{url}/sandbox/pool", headers=_auth(token))
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200 and response.json()["ready"] >= 1
+
+    return Service("manager", ["manager"], env, logs, ready)
+
+
+def worker_service(
+    env: dict[str, str], logs: Path, client: Client, skill_dirs: list[Path]
+) -> Service:
+    """``skillweave worker`` on ``env["WORKFLOW__TASK_QUEUE"]``: ready once it polls."""
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=env["WORKFLOW__TASK_QUEUE"]),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    )
+
+    async def ready(process: subprocess.Popen[bytes]) -> bool:
+        response = await client.workflow_service.describe_task_queue(request)
+        return any(p.identity.startswith(f"{process.pid}@") for p in response.pollers)
+
+    argv = ["worker", *(f"--dir={path}" for path in skill_dirs)]
+    return Service("worker", argv, env, logs, ready)
+
+
+def executors_of(manager_pids: list[int]) -> list[int]:
+    """The pids of live sandbox executors started by any of these manager processes."""
+    wanted = {str(pid) for pid in manager_pids}
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state == "Z" or b"sandbox_executor" not in argv or b"--parent-pid" not in argv:
+            continue
+        parent = argv[argv.index(b"--parent-pid") + 1].decode()
+        if parent in wanted:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_pid(pid: int) -> bool:
+    """SIGKILL one process; False when it was already gone."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
