@@ -2,19 +2,23 @@
 
 An ``execution_id`` is an idempotency key (the Temporal activity sends ``workflow_id/activity_id``,
 stable across retries). Three layers make a repeated key return the first outcome and never run
-the script again:
+a finished script again:
 
 1. **Stored result.** Every finished execution (succeeded, failed, timed out, cancelled, or an
    executor error) is written to the artifact store; a repeat reads it back, also after a manager
    restart.
 2. **In flight.** A repeat that arrives while the first is still running awaits the same future.
 3. **Claim.** Once a sandbox is in hand, and just before the script is handed to it, a claim
-   record is created with an atomic put-if-absent: from then on the script may run. A request
-   that loses the claim (another manager runs the same id, or ran it and stopped before it
-   finished) gives its sandbox back unused and returns the stored result when there is one;
-   otherwise it gets a conflict, never a second run: the script may have had its side effects.
-   Nothing is written while a request waits for a sandbox, so a request refused for want of
-   one (503) leaves its id free.
+   record is created with an atomic put-if-absent: from then on the script may run. The
+   manager renews the claim while the script runs. A request that loses the claim gives its
+   sandbox back unused and returns the stored result when there is one; while the claim is
+   renewed (another manager runs it now) it gets :class:`ExecutionInProgressError` and asks
+   again after the Retry-After; once the claim lapsed unrenewed (its manager stopped, and its
+   sandbox with it), the next attempt is claimed, atomically again, and the script runs. That
+   run is safe: a sandbox reaches nothing outside itself, and outputs are collected only from
+   a run that finished, so the interrupted run left nothing behind. Nothing is written while
+   a request waits for a sandbox, so a request refused for want of one (503) leaves its id
+   free.
 
 The manager moves every byte: it reads the skill package (by name and pinned version) and the
 input artifacts from the store, pushes them to the sandbox, fetches declared outputs (files under
