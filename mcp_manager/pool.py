@@ -112,6 +112,8 @@ class WarmPool:
         self._changed = asyncio.Condition()
         self._tasks: set[asyncio.Task[None]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
+        self._watchers: set[asyncio.Task[None]] = set()
+        self._waiting = 0  # claims waiting for a sandbox
         self._closed = False
         self._failures = 0
 
@@ -149,21 +151,25 @@ class WarmPool:
         warm = bool(self._ready)
         deadline = time.monotonic() + self.claim_timeout
         async with self._changed:
-            while not self._ready:
-                if self._closed:
-                    raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
-                if self._alive < self.maximum:
-                    self._start_one()
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise PoolExhaustedError(
-                        f"no sandbox free within {self.claim_timeout:g} s "
-                        f"({self._alive} of {self.maximum} alive)",
-                        retry_after=max(1, round(self.claim_timeout)),
-                    )
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):
-                        await self._changed.wait()
+            self._waiting += 1
+            try:
+                while not self._ready:
+                    if self._closed:
+                        raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
+                    if self._alive < self.maximum:
+                        self._start_one()
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise PoolExhaustedError(
+                            f"no sandbox free within {self.claim_timeout:g} s "
+                            f"({self._alive} of {self.maximum} alive)",
+                            retry_after=max(1, round(self.claim_timeout)),
+                        )
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(remaining):
+                            await self._changed.wait()
+            finally:
+                self._waiting -= 1
             sandbox = self._ready.pop(0)
             self._busy.add(sandbox)
         self._metrics.claim_seconds.labels(kind="warm" if warm else "cold").observe(
@@ -189,6 +195,7 @@ class WarmPool:
                 self._track(self.backend.destroy(sandbox))
             else:
                 self._ready.insert(0, sandbox)
+                self._trim()
             self._changed.notify_all()
         self._report()
 
@@ -218,6 +225,8 @@ class WarmPool:
         self._closed = True
         for timer in self._timers:
             timer.cancel()
+        for watcher in self._watchers:
+            watcher.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)  # starts and destroys finish
         async with self._changed:
             doomed = [*self._ready, *self._busy]
@@ -256,8 +265,39 @@ class WarmPool:
                         await self.backend.destroy(sandbox)
                     else:
                         self._ready.append(sandbox)
+                        self._watch(sandbox)
+                        self._trim()
                 self._changed.notify_all()
             self._report()
+
+    def _trim(self) -> None:
+        """Destroy ready sandboxes over the target that no claim waits for (a claimed one
+        given back unused while its replacement was starting). Called holding the lock."""
+        while len(self._ready) > self.target and self._waiting == 0:
+            self._track(self.backend.destroy(self._ready.pop()))
+
+    def _watch(self, sandbox: Sandbox) -> None:
+        """Forget a ready sandbox whose process exits (killed, crashed) and start another,
+        rather than hand it to a claim."""
+        process = sandbox.process
+        if process is None:
+            return
+
+        async def watch() -> None:
+            await process.wait()
+            async with self._changed:
+                if sandbox not in self._ready:
+                    return  # claimed first: its execution reports the loss
+                self._ready.remove(sandbox)
+                self._changed.notify_all()
+            logger.warning("a warm sandbox exited (code %s); replacing it", process.returncode)
+            self._track(self.backend.destroy(sandbox))
+            self._report()
+            self._refill()
+
+        task = asyncio.create_task(watch())
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
         if sandbox is None and not self._closed:
             self._refill()
 

@@ -97,3 +97,58 @@ async def test_an_exhausted_pool_refuses_after_the_claim_timeout() -> None:
     assert refused.value.retry_after >= 1
     await pool.release(held)
     await pool.close()
+
+
+async def test_a_sandbox_given_back_after_its_replacement_started_is_trimmed() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=0.01)
+    sandbox, _ = await pool.claim()
+    await pool.wait_ready(timeout=5)  # the replacement is ready
+    await pool.unclaim(sandbox)  # nothing ran in it after all
+    assert pool.status()["ready"] == 1  # back at the target, not over it
+    await asyncio.sleep(0.01)  # destruction runs in the background
+    assert len(backend.destroyed) == 1
+    await pool.close()
+
+
+class _Exited:
+    """A process stand-in: ``wait()`` returns once `gone` is set."""
+
+    def __init__(self) -> None:
+        self.gone = asyncio.Event()
+        self.returncode: int | None = None
+
+    async def wait(self) -> int:
+        await self.gone.wait()
+        self.returncode = -9
+        return -9
+
+
+class ProcessBackend(FakeBackend):
+    """Fake sandboxes with a process each, which a test can make exit."""
+
+    async def create(self) -> Sandbox:
+        sandbox = await super().create()
+        sandbox.process = _Exited()  # type: ignore[assignment]
+        return sandbox
+
+
+async def test_a_warm_sandbox_whose_process_exits_is_replaced_not_handed_out() -> None:
+    backend = ProcessBackend()
+    pool = await _pool(backend, target=1, maximum=2)
+    [dead] = backend.created
+    dead.process.gone.set()  # type: ignore[union-attr]
+
+    async def replaced() -> bool:
+        return len(backend.created) == 2 and pool.status()["ready"] == 1
+
+    for _ in range(100):
+        if await replaced():
+            break
+        await asyncio.sleep(0.01)
+    assert await replaced()
+    assert backend.destroyed == [dead]
+    sandbox, _ = await pool.claim()
+    assert sandbox is not dead
+    await pool.release(sandbox)
+    await pool.close()

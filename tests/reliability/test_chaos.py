@@ -261,11 +261,17 @@ async def test_jobs_finish_right_while_processes_are_killed(
         base_url=chaos.manager_url, headers={"Authorization": f"Bearer {chaos.token}"}
     ) as http:
 
+        seen: list[dict[str, object]] = []
+
         async def settled() -> bool:
             pool = (await http.get("/sandbox/pool")).json()
-            return pool["busy"] == 0 and pool["ready"] == POOL_TARGET
+            seen.append(pool)
+            return pool["busy"] == 0 and pool["starting"] == 0 and pool["ready"] == POOL_TARGET
 
-        await eventually(settled, timeout=30, what="the pool back at its target")
+        try:
+            await eventually(settled, timeout=30, every=0.5, what="the pool back at its target")
+        except AssertionError:
+            raise AssertionError(f"the pool is not back at its target: {seen[-1]}") from None
     keys = {ref.key for ref in await chaos.store.list("executions/")}
     open_claims = [
         key for key in keys if ".claim" in key and f"{key.partition('.claim')[0]}.json" not in keys

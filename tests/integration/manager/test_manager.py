@@ -49,9 +49,7 @@ def request(
 async def pool_back_at_target(manager: Manager) -> None:
     async def check() -> bool:
         pool = (await manager.http.get("/sandbox/pool")).json()
-        # Over the target only when a claimed sandbox came back unused while its replacement
-        # was already starting.
-        return pool["ready"] >= pool["target"] and pool["busy"] == 0 and pool["starting"] == 0
+        return pool["ready"] == pool["target"] and pool["busy"] == 0 and pool["starting"] == 0
 
     await assert_eventually(check, timeout=30)
 
@@ -407,9 +405,10 @@ async def test_an_execution_under_a_live_claim_is_not_run_but_asked_again_later(
         await manager.client.execute(running)
     assert 1 <= refused.value.retry_after <= 20  # the default lease, less the claim's age
     await pool_back_at_target(manager)
+    # The sandbox it claimed was given back unused; at most one sandbox (over the target, if
+    # a replacement started meanwhile) was destroyed, and nothing ran in it.
     assert manager.backend.runs == 0
-    # The sandbox it claimed was given back unused, not destroyed.
-    assert manager.backend.destroyed == 0
+    assert manager.backend.destroyed <= 1
 
 
 async def test_a_claim_for_another_request_or_too_many_interruptions_is_a_conflict(
