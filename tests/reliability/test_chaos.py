@@ -260,7 +260,6 @@ async def test_jobs_finish_right_while_processes_are_killed(
     async with httpx.AsyncClient(
         base_url=chaos.manager_url, headers={"Authorization": f"Bearer {chaos.token}"}
     ) as http:
-
         seen: list[dict[str, object]] = []
 
         async def settled() -> bool:
