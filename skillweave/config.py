@@ -219,6 +219,12 @@ class SandboxSettings(BaseModel):
     claim_timeout_seconds: float = Field(
         default=10.0, ge=0, description="How long a claim waits for a sandbox before a 503."
     )
+    queue_seconds: float = Field(
+        default=600.0,
+        ge=0,
+        description="How long a script step waits for a sandbox while the pool is full (asking "
+        "again after each 503's Retry-After) before the step fails to the engine's retries.",
+    )
     start_timeout_seconds: float = Field(default=20.0, gt=0)
     timeout_seconds: float = Field(default=60.0, gt=0, description="Default script wall time.")
     claim_lease_seconds: float = Field(

@@ -21,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import random
 import shutil
 import tempfile
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +57,7 @@ from skillweave.errors import (
     ExecutionRejectedError,
     InvalidKeyError,
     PackageError,
+    PoolExhaustedError,
     ResourceError,
     SkillFormatError,
     SkillNotFoundError,
@@ -63,7 +66,12 @@ from skillweave.errors import (
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.messages import Message, ModelRequest
 from skillweave.sandbox.client import SandboxClient
-from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, render_result
+from skillweave.sandbox.models import (
+    ExecuteRequest,
+    ExecutionLimits,
+    ExecutionResult,
+    render_result,
+)
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import (
     Skill,
@@ -92,6 +100,7 @@ skill version's schemas for every job."""
 
 _CACHE_BYTES: Final = 64 * 1024 * 1024
 _INLINE_OUTPUT_CHARS: Final = 8_000
+_JITTER: Final = random.SystemRandom()
 _PINNED_VIEWS: Final = 64  # the pinned skill sets kept built (one per agent × versions)
 
 
@@ -412,7 +421,7 @@ class AgentServices:
         cached = self._schemas.get(key)
         if cached is not None:
             return cached
-        result = await self.sandbox.execute(
+        result = await self._execute(
             ExecuteRequest(
                 execution_id=f"help-json/{skill.name}/{skill.version}/{script}",
                 run_id=TOOL_SCHEMA_RUN_ID,
@@ -475,6 +484,20 @@ class AgentServices:
         limit = self.settings.skills.resource_max_bytes
         return await asyncio.to_thread(read_resource, skill, path, max_bytes=limit)
 
+    async def _execute(self, request: ExecuteRequest) -> ExecutionResult:
+        """Run `request` on the manager. A full pool is back-pressure, not a failure: the step
+        asks again after each 503's Retry-After (jittered, so that waiting steps spread out)
+        for up to ``SANDBOX__QUEUE_SECONDS``, and only then fails to the engine's retries."""
+        deadline = time.monotonic() + self.settings.sandbox.queue_seconds
+        while True:
+            try:
+                return await self.sandbox.execute(request)
+            except PoolExhaustedError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                await asyncio.sleep(min(left, exc.retry_after * _JITTER.uniform(0.5, 1.0)))
+
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
         """Run a script of an active skill in a sandbox; store the result as a tool message."""
         args = list(request.args)
@@ -483,7 +506,7 @@ class AgentServices:
             if request.run_json.shared_script:
                 args += ["--tool", request.run_json.tool]
         try:
-            result = await self.sandbox.execute(
+            result = await self._execute(
                 ExecuteRequest(
                     execution_id=request.execution_id,
                     run_id=request.run_id,
