@@ -181,14 +181,26 @@ async def _run_jobs(engine: TemporalEngine, ids: list[str]) -> list[JobResult]:
     return list(await asyncio.gather(*(engine.result(job_id) for job_id in ids)))
 
 
-async def _unleash(chaos: Chaos, rng: random.Random, until: Callable[[], bool]) -> None:
-    """Kill each target the planned number of times at random moments, while jobs run."""
+async def _unleash(chaos: Chaos, rng: random.Random, jobs: asyncio.Task[object]) -> None:
+    """Kill each target the planned number of times, in a seeded random order, spread over
+    the jobs' progress: the i-th kill waits until i/(n+1) of all steps have a stored result,
+    then lands a random moment into the next step. Tying kills to progress (rather than to
+    the clock) makes every planned kill happen while jobs still run, however fast the
+    machine."""
     plan = [target for target, count in KILLS.items() for _ in range(count)]
     rng.shuffle(plan)
-    for target in plan:
-        await asyncio.sleep(rng.uniform(0.5, 2.5))
-        if until():
+    total = JOBS * STEPS
+    for number, target in enumerate(plan, start=1):
+        threshold = total * number // (len(plan) + 1)
+
+        async def reached(threshold: int = threshold) -> bool:
+            finished = [r for r in await chaos.store.list("executions/") if r.key.endswith(".json")]
+            return jobs.done() or len(finished) >= threshold
+
+        await eventually(reached, timeout=scale(120, 600), every=0.1, what=f"{threshold} steps")
+        if jobs.done():
             return
+        await asyncio.sleep(rng.uniform(0, STEP_SECONDS / 2))
         await chaos.act(target, rng)
 
 
@@ -216,7 +228,7 @@ async def test_jobs_finish_right_while_processes_are_killed(
     started = time.monotonic()
     jobs = asyncio.create_task(_run_jobs(engine, ids))
     try:
-        await _unleash(chaos, rng, until=jobs.done)
+        await _unleash(chaos, rng, jobs)
         results = await asyncio.wait_for(jobs, timeout=scale(240, 1800))
     except BaseException:
         jobs.cancel()
