@@ -3,7 +3,8 @@
 The pool keeps ``target`` sandboxes ready and at most ``maximum`` alive (ready, starting or
 busy). A claim takes a ready one at once (warm); when none is ready it starts one if the maximum
 allows (cold) and otherwise waits for one, up to ``claim_timeout``, after which it raises
-:class:`~skillweave.errors.PoolExhaustedError` (the API answers 503 with Retry-After). A used
+:class:`~skillweave.errors.PoolExhaustedError` (the API answers 503 with Retry-After). Waiting
+claims are served first come, first served. A used
 sandbox of a one-shot backend is destroyed, never reused, and a replacement starts at once.
 A sandbox that fails to start is counted and retried on the next refill with a short backoff.
 
@@ -16,7 +17,9 @@ with them on a small host; a long execution still has its replacement warming 0.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Coroutine
@@ -113,7 +116,8 @@ class WarmPool:
         self._tasks: set[asyncio.Task[None]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self._watchers: set[asyncio.Task[None]] = set()
-        self._waiting = 0  # claims waiting for a sandbox
+        self._queue: collections.deque[int] = collections.deque()  # waiting claims, in order
+        self._tickets = itertools.count()
         self._closed = False
         self._failures = 0
 
@@ -148,12 +152,16 @@ class WarmPool:
             PoolExhaustedError: none became available within the claim timeout.
         """
         started = time.perf_counter()
-        warm = bool(self._ready)
         deadline = time.monotonic() + self.claim_timeout
         async with self._changed:
-            self._waiting += 1
+            warm = bool(self._ready) and not self._queue
+            ticket = next(self._tickets)
+            self._queue.append(ticket)
             try:
-                while not self._ready:
+                # First come, first served: a claim takes a ready sandbox only when it is the
+                # oldest one waiting, so that a steady stream of new claims cannot starve those
+                # that came first.
+                while not (self._ready and self._queue[0] == ticket):
                     if self._closed:
                         raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
                     if self._alive < self.maximum:
@@ -162,16 +170,18 @@ class WarmPool:
                     if remaining <= 0:
                         raise PoolExhaustedError(
                             f"no sandbox free within {self.claim_timeout:g} s "
-                            f"({self._alive} of {self.maximum} alive)",
+                            f"({self._alive} of {self.maximum} alive, "
+                            f"{len(self._queue)} claims waiting)",
                             retry_after=max(1, round(self.claim_timeout)),
                         )
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(remaining):
                             await self._changed.wait()
+                sandbox = self._ready.pop(0)
+                self._busy.add(sandbox)
             finally:
-                self._waiting -= 1
-            sandbox = self._ready.pop(0)
-            self._busy.add(sandbox)
+                self._queue.remove(ticket)
+                self._changed.notify_all()  # the next in line may go
         self._metrics.claim_seconds.labels(kind="warm" if warm else "cold").observe(
             time.perf_counter() - started
         )
@@ -273,7 +283,7 @@ class WarmPool:
     def _trim(self) -> None:
         """Destroy ready sandboxes over the target that no claim waits for (a claimed one
         given back unused while its replacement was starting). Called holding the lock."""
-        while len(self._ready) > self.target and self._waiting == 0:
+        while len(self._ready) > self.target and not self._queue:
             self._track(self.backend.destroy(self._ready.pop()))
 
     def _watch(self, sandbox: Sandbox) -> None:

@@ -152,3 +152,36 @@ async def test_a_warm_sandbox_whose_process_exits_is_replaced_not_handed_out() -
     assert sandbox is not dead
     await pool.release(sandbox)
     await pool.close()
+
+
+async def test_waiting_claims_are_served_first_come_first_served() -> None:
+    """A claim that arrives while a sandbox is being handed to the pool does not take it
+    from a claim that was already waiting."""
+    backend = FakeBackend()
+    pool = WarmPool(
+        backend, target=1, maximum=1, claim_timeout=10, metrics=ManagerMetrics(), refill_delay=5
+    )
+    await pool.start()
+    await pool.wait_ready(timeout=5)
+    first, _ = await pool.claim()
+    served: list[str] = []
+
+    async def claim(name: str) -> Sandbox:
+        sandbox, _ = await pool.claim()
+        served.append(name)
+        return sandbox
+
+    early = asyncio.create_task(claim("early"))
+    await asyncio.sleep(0.01)  # waiting: the pool is at its maximum
+    # A sandbox arrives (as a started one does, under the pool's lock) while a new claim is
+    # already queued for that lock.
+    async with pool._changed:
+        late = asyncio.create_task(claim("late"))
+        await asyncio.sleep(0.01)  # the late claim now waits for the lock
+        pool._busy.discard(first)
+        pool._ready.append(first)
+        pool._changed.notify_all()
+    await pool.release(await early)
+    await pool.release(await late)
+    assert served == ["early", "late"]
+    await pool.close()
