@@ -217,7 +217,10 @@ class SandboxSettings(BaseModel):
     pool_target: int = Field(default=2, ge=0, le=256, description="Ready sandboxes to keep.")
     pool_max: int = Field(default=8, ge=1, le=1024, description="Sandboxes alive at most.")
     claim_timeout_seconds: float = Field(
-        default=10.0, ge=0, description="How long a claim waits for a sandbox before a 503."
+        default=60.0,
+        ge=0,
+        description="How long a claim waits (first come, first served) for a sandbox before a "
+        "503; long enough that a burst queues here rather than in 503 retries.",
     )
     queue_seconds: float = Field(
         default=600.0,
