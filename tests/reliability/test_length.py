@@ -34,7 +34,13 @@ from skillweave.agent import AgentSpec
 from skillweave.agent.state import FOLD_AT, Budgets
 from skillweave.engines.contract import EVENTS_CARRIED, AgentWorkflowInput
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
-from tests.integration.temporal.harness import TOOLS, Stack, open_engine, start_dev_server
+from tests.integration.temporal.harness import (
+    TOOLS,
+    Stack,
+    open_engine,
+    reading_script,
+    start_dev_server,
+)
 from tests.reliability.conftest import scale
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
@@ -121,21 +127,8 @@ async def _runs(client: Client, workflow: str) -> list[Run]:
 
 
 def _long_script() -> str:
-    usage = "usage: {input_tokens: 100, output_tokens: 10}"
-    read = (
-        f"  - tool_calls: [{{name: read_skill_resource, "
-        f"arguments: {{skill: {TOOLS}, path: references/notes.md}}}}]\n    {usage}\n"
-    )
-    return (
-        "turns:\n"
-        f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]\n"
-        f"    {usage}\n"
-        "  - tool_calls:\n"
-        f"      - {{name: run_skill_script, arguments: {{skill: {TOOLS}, "
-        "script: scripts/slow.py, args: ['0', first]}}\n"
-        f"    {usage}\n" + read * READS + '  - say: "Done: {{artifact:first.txt}}"\n'
-        "    expect: {tool_results: [{not_error: true, contains: secret word}]}\n"
-        f"    {usage}\n"
+    return reading_script(
+        script_call="script: scripts/slow.py, args: ['0', first]", reads=READS, output="first.txt"
     )
 
 

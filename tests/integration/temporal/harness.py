@@ -107,6 +107,27 @@ is cancelled from the answer to a heartbeat, and the SDK sends heartbeats at mos
 the heartbeat timeout: with the default 30 s a cancelled script run would go on for 24 s."""
 
 
+def reading_script(*, script_call: str, reads: int, output: str) -> str:
+    """A scripted model for long jobs: activate the test skill, run `script_call` (the
+    ``arguments`` of one ``run_skill_script``), read ``references/notes.md`` `reads` times,
+    then answer with the key of the artifact named `output`. Every turn reports a fixed usage."""
+    usage = "usage: {input_tokens: 100, output_tokens: 10}"
+    read = (
+        f"  - tool_calls: [{{name: read_skill_resource, "
+        f"arguments: {{skill: {TOOLS}, path: references/notes.md}}}}]\n    {usage}\n"
+    )
+    return (
+        "turns:\n"
+        f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]\n"
+        f"    {usage}\n"
+        "  - tool_calls:\n"
+        f"      - {{name: run_skill_script, arguments: {{skill: {TOOLS}, {script_call}}}}}\n"
+        f"    {usage}\n" + read * reads + f'  - say: "Done: {{{{artifact:{output}}}}}"\n'
+        "    expect: {tool_results: [{not_error: true, contains: secret word}]}\n"
+        f"    {usage}\n"
+    )
+
+
 def write_test_skills(root: Path) -> Path:
     """Write the ``test-tools`` skill under `root` and return `root`."""
     folder = root / TOOLS

@@ -21,6 +21,7 @@ from tests.integration.temporal.harness import (
     TOOLS,
     Stack,
     open_engine,
+    reading_script,
     start_dev_server,
 )
 
@@ -48,21 +49,10 @@ async def short_history(stack: Stack) -> AsyncIterator[Stack]:
 
 
 def _long_script() -> str:
-    usage = "usage: {input_tokens: 100, output_tokens: 10}"
-    read = (
-        f"  - tool_calls: [{{name: read_skill_resource, "
-        f"arguments: {{skill: {TOOLS}, path: references/notes.md}}}}]\n    {usage}\n"
-    )
-    return (
-        "turns:\n"
-        f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]\n"
-        f"    {usage}\n"
-        "  - tool_calls:\n"
-        f"      - {{name: run_skill_script, arguments: {{skill: {TOOLS}, "
-        'script: scripts/upper.py, inputs: ["{{artifact:letter.txt}}"]}}\n'
-        f"    {usage}\n" + read * READS + '  - say: "Done: {{artifact:upper.txt}}"\n'
-        "    expect: {tool_results: [{not_error: true, contains: secret word}]}\n"
-        f"    {usage}\n"
+    return reading_script(
+        script_call='script: scripts/upper.py, inputs: ["{{artifact:letter.txt}}"]',
+        reads=READS,
+        output="upper.txt",
     )
 
 
