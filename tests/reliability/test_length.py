@@ -28,7 +28,6 @@ import pytest
 import pytest_asyncio
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
 from skillweave.agent.state import FOLD_AT, Budgets
@@ -39,7 +38,7 @@ from tests.integration.temporal.harness import (
     Stack,
     open_engine,
     reading_script,
-    start_dev_server,
+    suggesting_continue_as_new,
 )
 from tests.reliability.conftest import scale
 
@@ -67,17 +66,8 @@ which the test checks too)."""
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def short_history(stack: Stack) -> AsyncIterator[Stack]:  # noqa: F811 (the fixture)
     """The stack, on a dev server that suggests continue-as-new early."""
-    env: WorkflowEnvironment = await start_dev_server(
-        stack.store,
-        extra_args=(
-            "--dynamic-config-value",
-            f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
-        ),
-    )
-    try:
-        yield dataclasses.replace(stack, env=env)
-    finally:
-        await env.shutdown()
+    async with suggesting_continue_as_new(stack, after_events=SUGGEST_AFTER_EVENTS) as short:
+        yield short
 
 
 @dataclasses.dataclass

@@ -17,7 +17,7 @@ import sys
 import textwrap
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -105,6 +105,23 @@ TEST_TIMEOUTS = ActivityTimeouts(heartbeat_seconds=5, max_attempts=3)
 """The activity timeouts of the in-process Temporal engines. A running activity learns that it
 is cancelled from the answer to a heartbeat, and the SDK sends heartbeats at most every 80 % of
 the heartbeat timeout: with the default 30 s a cancelled script run would go on for 24 s."""
+
+
+@contextlib.asynccontextmanager
+async def suggesting_continue_as_new(stack: Stack, *, after_events: int) -> AsyncIterator[Stack]:
+    """`stack` on a dev server of its own that suggests continue-as-new once a run's history
+    holds `after_events` events (thousands by default), so that a test job crosses runs."""
+    env = await start_dev_server(
+        stack.store,
+        extra_args=(
+            "--dynamic-config-value",
+            f"limit.historyCount.suggestContinueAsNew={after_events}",
+        ),
+    )
+    try:
+        yield replace(stack, env=env)
+    finally:
+        await env.shutdown()
 
 
 def reading_script(*, script_call: str, reads: int, output: str) -> str:

@@ -8,13 +8,11 @@ outputs, events and the transcript (the last turn names an artifact from the sec
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 from temporalio.client import WorkflowExecutionStatus
-from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
 from tests.integration.temporal.harness import (
@@ -22,7 +20,7 @@ from tests.integration.temporal.harness import (
     Stack,
     open_engine,
     reading_script,
-    start_dev_server,
+    suggesting_continue_as_new,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -35,17 +33,8 @@ READS = TURNS - 3
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def short_history(stack: Stack) -> AsyncIterator[Stack]:
     """The stack, on a dev server that suggests continue-as-new early."""
-    env: WorkflowEnvironment = await start_dev_server(
-        stack.store,
-        extra_args=(
-            "--dynamic-config-value",
-            f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
-        ),
-    )
-    try:
-        yield dataclasses.replace(stack, env=env)
-    finally:
-        await env.shutdown()
+    async with suggesting_continue_as_new(stack, after_events=SUGGEST_AFTER_EVENTS) as short:
+        yield short
 
 
 def _long_script() -> str:
