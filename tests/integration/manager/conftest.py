@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import textwrap
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,16 +106,26 @@ class CountingBackend(LocalBackend):
         super().__init__(start_timeout=30.0)
         self.runs = 0
         self.destroyed = 0
+        self.destroying = 0  # asked for and not finished: counted once the pool asks
 
-    async def destroy(self, sandbox: Sandbox) -> None:
-        self.destroyed += 1
-        if sandbox.url:
-            with contextlib.suppress(httpx.HTTPError):
-                async with httpx.AsyncClient() as client:
-                    health = await client.get(f"{sandbox.url}/healthz", timeout=2.0)
-                if health.json().get("status") in ("busy", "done"):
-                    self.runs += 1
-        await super().destroy(sandbox)
+    def destroy(self, sandbox: Sandbox) -> Coroutine[object, object, None]:
+        # Not ``async``: the pool asks (and this counts) in the same step as it stops counting
+        # the sandbox as busy, so a test that saw the pool settle waits for the count too.
+        self.destroying += 1
+        return self._destroy(sandbox)
+
+    async def _destroy(self, sandbox: Sandbox) -> None:
+        try:
+            self.destroyed += 1
+            if sandbox.url:
+                with contextlib.suppress(httpx.HTTPError):
+                    async with httpx.AsyncClient() as client:
+                        health = await client.get(f"{sandbox.url}/healthz", timeout=2.0)
+                    if health.json().get("status") in ("busy", "done"):
+                        self.runs += 1
+            await super().destroy(sandbox)
+        finally:
+            self.destroying -= 1
 
 
 class TrackingBackend(CountingBackend):
@@ -130,10 +140,10 @@ class TrackingBackend(CountingBackend):
         self.alive.append(sandbox)
         return sandbox
 
-    async def destroy(self, sandbox: Sandbox) -> None:
+    async def _destroy(self, sandbox: Sandbox) -> None:
         with contextlib.suppress(ValueError):
             self.alive.remove(sandbox)
-        await super().destroy(sandbox)
+        await super()._destroy(sandbox)
 
     async def busy(self) -> Sandbox | None:
         async with httpx.AsyncClient() as client:

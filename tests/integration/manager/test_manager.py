@@ -49,7 +49,8 @@ def request(
 async def pool_back_at_target(manager: Manager) -> None:
     async def check() -> bool:
         pool = (await manager.http.get("/sandbox/pool")).json()
-        return pool["ready"] == pool["target"] and pool["busy"] == 0 and pool["starting"] == 0
+        settled = pool["ready"] == pool["target"] and pool["busy"] == 0 and pool["starting"] == 0
+        return settled and getattr(manager.backend, "destroying", 0) == 0
 
     await assert_eventually(check, timeout=30)
 
