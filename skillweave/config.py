@@ -24,6 +24,7 @@ __all__ = [
     "KubernetesSettings",
     "ModelSettings",
     "SandboxSettings",
+    "SelectionMode",
     "Settings",
     "SkillsSettings",
     "StorageSettings",
@@ -34,6 +35,7 @@ __all__ = [
 
 ExecutionEngine = Literal["temporal", "direct"]
 CatalogMode = Literal["all", "enabled", "auto"]
+SelectionMode = Literal["auto", "keyword", "bm25", "embeddings", "hybrid"]
 
 BUNDLED = "bundled"
 """Placeholder in ``skills.dirs`` for the skills shipped with skillweave."""
@@ -88,6 +90,11 @@ class SkillsSettings(BaseModel):
     )
     catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = Field(default=8, ge=1, le=200)
+    selection: SelectionMode = Field(
+        default="auto",
+        description="How skills are ranked for a request (auto catalog, search_skills, "
+        "preload): auto = hybrid with the embeddings extra installed, else bm25.",
+    )
     catalog_max_chars: int = Field(
         default=6_000, ge=0, description="Budget of the tier-1 catalog text; 0 = unlimited."
     )

@@ -180,6 +180,7 @@ class AgentLoop:
                 top_k=self._top_k,
                 allowed=self.spec.skills,
                 pinned=self.spec.pinned,
+                preload=self.spec.preload.enabled,
                 preload_threshold=self.spec.preload.min_score
                 if self.spec.preload.enabled
                 else None,

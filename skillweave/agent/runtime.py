@@ -64,8 +64,11 @@ class CatalogInput(_Model):
     allowed: tuple[str, ...] | None = Field(
         default=None, description="Skill names the agent may use (a parent allows its tree)."
     )
+    preload: bool = Field(default=False, description="Activate the best match first.")
     preload_threshold: float | None = Field(
-        default=None, description="Activate the best match above this BM25 score first."
+        default=None,
+        description="Preload only above this score (the selection strategy's scale); None: "
+        "the strategy's default. Set alone (by jobs started before `preload`), it means preload.",
     )
     pinned: tuple[PinnedSkill, ...] | None = Field(
         default=None, description="The skills at the versions the job started with."

@@ -10,7 +10,7 @@ preload, and the job's limits::
     model: openai:gpt-4o-mini          # optional
     skills: [data-toolkit, unit-converter]
     catalog: {mode: enabled, top_k: 8}
-    preload: {enabled: false, min_score: 2.0}
+    preload: {enabled: false}          # min_score: the selection strategy's default
     limits: {max_turns: 40, max_tokens: 2000000, max_script_runs: 30}
     follow_up_seconds: 0               # after an answer, wait this long for a follow-up
     approvals: {skills: [deploy-tool], timeout_seconds: 3600}   # runs that need a person's OK
@@ -61,7 +61,12 @@ class PreloadOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = False
-    min_score: float = Field(default=2.0, ge=0)
+    min_score: float | None = Field(
+        default=None,
+        ge=0,
+        description="Preload only a match scoring above this, on the selection strategy's "
+        "scale; None: the strategy's default, chosen on the selection benchmark.",
+    )
 
 
 class ApprovalOptions(BaseModel):

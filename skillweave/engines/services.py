@@ -325,8 +325,11 @@ class AgentServices:
         )
         roots = catalog.names
         preload = None
-        if request.preload_threshold is not None:
-            hits = view.search(request.task, top_k=1, min_score=request.preload_threshold)
+        if request.preload or request.preload_threshold is not None:
+            threshold = request.preload_threshold
+            if threshold is None:
+                threshold = view.selector.preload_min_score
+            hits = view.search(request.task, top_k=1, min_score=threshold)
             if hits:
                 preload = hits[0].name
                 if preload not in roots:

@@ -13,23 +13,25 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
-from skillweave.config import SkillsSettings
+from skillweave.config import SelectionMode, SkillsSettings
 from skillweave.errors import SkillNotFoundError
 from skillweave.skills.discovery import ScanResult, SkillScanner
 from skillweave.skills.model import Skill
-from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
+from skillweave.skills.relevance import SearchHit
+from skillweave.skills.selection import Selector, SkillText, make_selector, resolve_strategy
 from skillweave.skills.spec import Diagnostic
 
 __all__ = ["SkillLibrary", "SkillRegistry"]
 
 
 class SkillRegistry:
-    """Skills by name, with their tree, enabled state and a relevance index.
+    """Skills by name, with their tree, enabled state and a selector that ranks them.
 
     Args:
         skills: skills by name, in display order (discovery order).
         diagnostics: what the scan reported.
         disabled: names switched off by configuration, on top of each skill's own state.
+        selection: how :meth:`search` ranks (``skills.selection``; see ``selection``).
     """
 
     def __init__(
@@ -38,15 +40,25 @@ class SkillRegistry:
         *,
         diagnostics: Sequence[Diagnostic] = (),
         disabled: Collection[str] = (),
+        selection: SelectionMode = "auto",
     ) -> None:
         self._skills = dict(skills)
         self.diagnostics = tuple(diagnostics)
         self._disabled = frozenset(disabled)
+        self.selection: SelectionMode = selection
 
     @classmethod
-    def from_scan(cls, result: ScanResult, *, disabled: Collection[str] = ()) -> SkillRegistry:
+    def from_scan(
+        cls,
+        result: ScanResult,
+        *,
+        disabled: Collection[str] = (),
+        selection: SelectionMode = "auto",
+    ) -> SkillRegistry:
         """A registry over what a scan found."""
-        return cls(result.skills, diagnostics=result.diagnostics, disabled=disabled)
+        return cls(
+            result.skills, diagnostics=result.diagnostics, disabled=disabled, selection=selection
+        )
 
     def __len__(self) -> int:
         return len(self._skills)
@@ -125,22 +137,42 @@ class SkillRegistry:
                     permitted.add(skill.name)
                 ancestor = self._skills[ancestor].parent
         hidden = [name for name in self._skills if name not in permitted]
-        return SkillRegistry(
-            self._skills, diagnostics=self.diagnostics, disabled=[*self._disabled, *hidden]
+        view = SkillRegistry(
+            self._skills,
+            diagnostics=self.diagnostics,
+            disabled=[*self._disabled, *hidden],
+            selection=self.selection,
         )
+        if "selector" in self.__dict__:  # same skills, same ranking: built once, shared
+            view.__dict__["selector"] = self.selector
+        return view
 
     @cached_property
-    def _index(self) -> RelevanceIndex:
-        return RelevanceIndex(
-            [(s.name, skill_document(s.name, s.description, s.body)) for s in self]
+    def selector(self) -> Selector:
+        """What ranks these skills: the ``skills.selection`` strategy, built on first use."""
+        return make_selector(
+            resolve_strategy(self.selection),
+            [SkillText(s.name, s.description, s.body) for s in self],
         )
 
     def search(
-        self, query: str, *, top_k: int = 5, enabled_only: bool = True, min_score: float = 0.0
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        enabled_only: bool = True,
+        min_score: float | None = None,
     ) -> list[SearchHit]:
-        """Skills ranked by BM25 relevance to `query`, best first (see ``relevance``)."""
+        """Skills ranked by relevance to `query`, best first (see ``selection``).
+
+        Args:
+            query: free text.
+            top_k: at most this many.
+            enabled_only: only enabled skills can be hits.
+            min_score: only hits above this score, on the strategy's scale; None: any match.
+        """
         allowed = [s.name for s in self if self.is_enabled(s.name)] if enabled_only else None
-        return self._index.search(query, top_k=top_k, allowed=allowed, min_score=min_score)
+        return self.selector.search(query, top_k=top_k, allowed=allowed, min_score=min_score or 0.0)
 
 
 class SkillLibrary:
@@ -161,6 +193,7 @@ class SkillLibrary:
         )
         self._registry: SkillRegistry | None = None
         self._result: ScanResult | None = None
+        resolve_strategy(settings.selection)  # a strategy this install cannot run: say so now
 
     @property
     def roots(self) -> list[Path]:
@@ -172,5 +205,7 @@ class SkillLibrary:
         result = self.scanner.scan()
         if self._registry is None or result is not self._result:
             self._result = result
-            self._registry = SkillRegistry.from_scan(result, disabled=self.settings.disabled)
+            self._registry = SkillRegistry.from_scan(
+                result, disabled=self.settings.disabled, selection=self.settings.selection
+            )
         return self._registry

@@ -29,7 +29,7 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-__all__ = ["RelevanceIndex", "SearchHit", "skill_document"]
+__all__ = ["RelevanceIndex", "SearchHit", "name_mask", "skill_document", "top_hits"]
 
 # Runs of letters and digits, two or more long. Unlike bm25s's default pattern this also splits
 # on underscores, so `load_csv` in a heading matches a query for "csv".
@@ -183,26 +183,12 @@ class RelevanceIndex:
         """
         if top_k < 0:
             raise ValueError(f"top_k must be >= 0, got {top_k}")
-        scores = self._score_array(query)
-        if scores is None or top_k == 0:
+        scores = self.score_array(query)
+        if scores is None:
             return []
-        keep = scores > max(min_score, 0.0)
-        if allowed is not None:
-            keep &= self._mask(allowed)
-        candidates = np.flatnonzero(keep)
-        candidate_scores = scores[candidates]
-        if len(candidates) > top_k:
-            # Keep everything scoring at least the k-th best, so ties at the cut are decided by
-            # name below rather than by where the partition happened to put them.
-            kth_best = np.partition(candidate_scores, -top_k)[-top_k]
-            at_least = candidate_scores >= kth_best
-            candidates = candidates[at_least]
-            candidate_scores = candidate_scores[at_least]
-        order = np.argsort(-candidate_scores, kind="stable")[:top_k]
-        return [
-            SearchHit(name=self._names[candidates[i]], score=float(candidate_scores[i]))
-            for i in order
-        ]
+        mask = None if allowed is None else self._mask(allowed)
+        floor = max(min_score, 0.0)
+        return top_hits(self._names, scores, top_k=top_k, min_score=floor, mask=mask)
 
     def scores(self, query: str) -> dict[str, float]:
         """Every skill's score for `query`, leaving out those that score zero.
@@ -213,12 +199,12 @@ class RelevanceIndex:
         Returns:
             Skill name to BM25 score, in name order.
         """
-        scores = self._score_array(query)
+        scores = self.score_array(query)
         if scores is None:
             return {}
         return {self._names[i]: float(scores[i]) for i in np.flatnonzero(scores > 0)}
 
-    def _score_array(self, query: str) -> np.ndarray | None:
+    def score_array(self, query: str) -> np.ndarray | None:
         """BM25 scores aligned with `names`, or None when no query term is in the vocabulary."""
         if self._retriever is None:
             return None
@@ -229,6 +215,47 @@ class RelevanceIndex:
         return self._retriever.get_scores(list(ids))
 
     def _mask(self, allowed: Collection[str]) -> np.ndarray:
-        mask = np.zeros(len(self._names), dtype=bool)
-        mask[[self._positions[n] for n in allowed if n in self._positions]] = True
-        return mask
+        return name_mask(self._positions, allowed)
+
+
+def name_mask(positions: dict[str, int], allowed: Collection[str]) -> np.ndarray:
+    """A boolean array over the names in `positions`, true for those in `allowed`."""
+    mask = np.zeros(len(positions), dtype=bool)
+    mask[[positions[n] for n in allowed if n in positions]] = True
+    return mask
+
+
+def top_hits(
+    names: Sequence[str],
+    scores: np.ndarray,
+    *,
+    top_k: int,
+    min_score: float = 0.0,
+    mask: np.ndarray | None = None,
+) -> list[SearchHit]:
+    """The `top_k` best of `scores` (aligned with `names`, which are sorted) as hits.
+
+    Only scores above `min_score` count; `mask`, when given, keeps only the true positions.
+    Equal scores come in name order, wherever the cut falls.
+
+    Raises:
+        ValueError: if `top_k` is negative.
+    """
+    if top_k < 0:
+        raise ValueError(f"top_k must be >= 0, got {top_k}")
+    if top_k == 0:
+        return []
+    keep = scores > min_score
+    if mask is not None:
+        keep &= mask
+    candidates = np.flatnonzero(keep)
+    candidate_scores = scores[candidates]
+    if len(candidates) > top_k:
+        # Keep everything scoring at least the k-th best, so ties at the cut are decided by
+        # name below rather than by where the partition happened to put them.
+        kth_best = np.partition(candidate_scores, -top_k)[-top_k]
+        at_least = candidate_scores >= kth_best
+        candidates = candidates[at_least]
+        candidate_scores = candidate_scores[at_least]
+    order = np.argsort(-candidate_scores, kind="stable")[:top_k]
+    return [SearchHit(name=names[candidates[i]], score=float(candidate_scores[i])) for i in order]
