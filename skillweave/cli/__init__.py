@@ -26,7 +26,13 @@ from rich.text import Text
 
 from skillweave import __version__
 from skillweave.cli.runs import runs_app
-from skillweave.config import CatalogMode, ExecutionEngine, bundled_skills_dir, get_settings
+from skillweave.config import (
+    CatalogMode,
+    ExecutionEngine,
+    SelectionMode,
+    bundled_skills_dir,
+    get_settings,
+)
 from skillweave.errors import ConfigError, SkillweaveError
 from skillweave.skills import (
     Diagnostic,
@@ -132,7 +138,8 @@ def _library(dirs: list[Path] | None) -> SkillLibrary:
         missing = [str(d) for d in dirs if not d.is_dir()]
         if missing:
             raise _fail(f"not a directory: {', '.join(missing)}", code=2)
-    return SkillLibrary(settings, dirs=dirs or None)
+    with _errors():
+        return SkillLibrary(settings, dirs=dirs or None)
 
 
 def _registry(dirs: list[Path] | None) -> SkillRegistry:
@@ -247,13 +254,23 @@ def search(
     query: Annotated[str, typer.Argument(help="What the task is about.")],
     dirs: DirsOption = None,
     top: Annotated[int, typer.Option("--top", "-k", min=1, help="How many results.")] = 5,
+    selection: Annotated[
+        SelectionMode | None,
+        typer.Option(help="auto | keyword | bm25 | embeddings | hybrid (default: the setting)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Rank skills by BM25 relevance to QUERY (name, description, headings)."""
+    """Rank skills by relevance to QUERY, with the configured selection strategy."""
     registry = _registry(dirs)
-    hits = registry.search(query, top_k=top)
+    if selection is not None:
+        registry.selection = selection
+    with _errors():
+        hits = registry.search(query, top_k=top)
+        strategy = registry.selector.strategy
     if as_json:
-        _dump([{"name": hit.name, "score": round(hit.score, 4)} for hit in hits])
+        _dump(
+            [{"name": hit.name, "score": round(hit.score, 4), "strategy": strategy} for hit in hits]
+        )
         return
     if not hits:
         err.print("No skill matches that query.")
@@ -266,6 +283,7 @@ def search(
         skill = registry.get(hit.name)
         table.add_row(f"{hit.score:.2f}", skill.name, Text(skill.description))
     out.print(table)
+    out.print(Text(f"ranked by {strategy}", style="dim"))
 
 
 @skills_app.command("catalog")

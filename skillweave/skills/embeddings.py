@@ -83,12 +83,17 @@ class EmbeddingModel:
         return int(self._table.shape[1])
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """One unit-length float32 row per text (all zeros for a text with no tokens)."""
+        """One unit-length float32 row per text (all zeros for a text with no tokens).
+
+        Texts are lowercased first: the tokenizer tells "Resize" from "resize" (cosine 0.71),
+        and how a user capitalises a request says nothing about the skill it needs.
+        """
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(texts), _BATCH):
+            batch = [text.lower() for text in texts[start : start + _BATCH]]
             with self._lock:
                 encoded = self._tokenizer.encode_batch(  # type: ignore[attr-defined]
-                    texts[start : start + _BATCH], add_special_tokens=False
+                    batch, add_special_tokens=False
                 )
             for offset, encoding in enumerate(encoded):
                 ids = np.asarray(encoding.ids, dtype=np.int64)

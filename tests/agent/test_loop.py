@@ -302,6 +302,26 @@ async def test_preload_activates_the_best_match_before_the_first_call(tmp_path: 
     assert job.kinds()[:3] == ["job_started", "skill_activated", "preloaded"]
 
 
+@pytest.mark.parametrize(
+    ("task", "preloaded"),
+    [
+        ("I need to shout a word loudly with the shouter", {"shouter"}),
+        ("What is the weather in Lisbon tomorrow?", set()),
+    ],
+)
+async def test_preload_without_a_threshold_uses_the_strategy_default(
+    tmp_path: Path, task: str, preloaded: set[str]
+) -> None:
+    """The selection strategy's own threshold (hybrid here: both rankings must agree)."""
+    job = await run_job(
+        tmp_path,
+        "turns: [{say: ok}]",
+        task=task,
+        spec=AgentSpec(preload=PreloadOptions(enabled=True)),
+    )
+    assert set(job.result.active_skills) == preloaded
+
+
 async def test_preload_is_off_by_default(tmp_path: Path) -> None:
     job = await run_job(
         tmp_path, "turns: [{say: ok}]", task="I need to shout a word loudly with the shouter"
