@@ -240,7 +240,8 @@ def load_benchmark(sources: Path = SOURCES, *, strict: bool = True) -> Benchmark
     if problems.items:
         report = "\n".join(problems.items)
         if strict:
-            raise ValueError(f"{len(problems.items)} problem(s) in the benchmark sources:\n{report}")
+            count = len(problems.items)
+            raise ValueError(f"{count} problem(s) in the benchmark sources:\n{report}")
         print(report, file=sys.stderr)
     return Benchmark(tuple(unique), tuple(requests))
 
