@@ -26,6 +26,7 @@ demo: install  ## the main job on the embedded default stack
 
 bench: install  ## benchmarks; results go to docs/BENCHMARKS.md by hand
 	$(BIN)/python bench/skills_bench.py
+	$(BIN)/python bench/selection_bench.py
 	$(BIN)/python bench/sandbox_bench.py
 	$(BIN)/python bench/kubernetes_bench.py
 

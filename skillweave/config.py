@@ -89,7 +89,13 @@ class SkillsSettings(BaseModel):
         description="Skill library roots, lowest precedence first; 'bundled' = shipped skills.",
     )
     catalog_mode: CatalogMode = "enabled"
-    catalog_top_k: int = Field(default=8, ge=1, le=200)
+    catalog_top_k: int = Field(
+        default=20,
+        ge=1,
+        le=200,
+        description="Skills the auto catalog lists: the most that stay within 1,500 tokens "
+        "(bench/selection_bench.py).",
+    )
     selection: SelectionMode = Field(
         default="auto",
         description="How skills are ranked for a request (auto catalog, search_skills, "

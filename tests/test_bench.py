@@ -16,3 +16,35 @@ def test_quick_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     for title in ("1. Scan time", "2. Catalog size", "3. Relevance", "Targets"):
         assert title in out
     assert "ESTIMATE" not in out  # the offline tokenizer is installed with the dev extra
+
+
+def test_quick_selection_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.selection_bench import main as selection_main
+
+    assert selection_main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for title in (
+        "1. Selection",
+        "2b. Strategies",
+        "2c. Auto catalog",
+        "2d. Preload",
+        "3. Catalog",
+    ):
+        assert title in out
+    for strategy in ("keyword", "bm25", "embeddings", "hybrid"):
+        assert strategy in out
+    assert "ESTIMATE" not in out
+
+
+def test_the_selection_benchmark_sources_are_valid_and_large_enough() -> None:
+    from bench.data.make_library import library_of, load_benchmark
+
+    benchmark = load_benchmark()  # raises on any problem: bad names, copied words, unknown labels
+    assert len(benchmark.skills) >= 1_000
+    assert len(benchmark.requests) >= 2 * 600
+    assert any(skill.children for skill in benchmark.skills)  # trees
+    small = library_of(benchmark, 300)
+    assert len(small.skills) == 300
+    assert {s.name for s in small.skills} <= {s.name for s in library_of(benchmark, 1_000).skills}
+    splits = {r.split for r in small.requests}
+    assert splits == {"validation", "heldout"}

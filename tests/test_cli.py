@@ -132,10 +132,16 @@ def test_search_json_best_first(lib: Path) -> None:
     assert code == 0
     hits = json.loads(out)
     assert hits[0]["name"] == "csv-stats"
-    assert set(hits[0]) == {"name", "score"}
+    assert set(hits[0]) == {"name", "score", "strategy"}
+    assert {h["strategy"] for h in hits} == {"hybrid"}  # auto, with the embeddings extra
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     code, out, _ = run("skills", "search", "csv", "--dir", str(lib), "--top", "1", "--json")
     assert len(json.loads(out)) == 1
+    code, out, _ = run(
+        "skills", "search", "csv", "--dir", str(lib), "--selection", "keyword", "--json"
+    )
+    assert code == 0
+    assert {h["strategy"] for h in json.loads(out)} == {"keyword"}
 
 
 def test_catalog_prints_the_exact_tier1_text(lib: Path) -> None:
