@@ -2,7 +2,8 @@
 
 Parsing and validating ``SKILL.md`` (strict and lenient), discovering libraries (bounded,
 cached, with precedence between roots), skill trees, versions, the tier-1 catalog, activation
-payloads, resource reads, ZIP packages, tool schemas of executable skills and BM25 relevance.
+payloads, resource reads, ZIP packages, tool schemas of executable skills and skill selection
+(keyword, BM25, embeddings, hybrid).
 Imports nothing above ``skillweave.config``.
 """
 
