@@ -23,6 +23,7 @@ __all__ = [
     "ExecutionEngine",
     "KubernetesSettings",
     "ModelSettings",
+    "ObservabilitySettings",
     "SandboxSettings",
     "SelectionMode",
     "Settings",
@@ -278,6 +279,27 @@ class ApiSettings(BaseModel):
     )
 
 
+class ObservabilitySettings(BaseModel):
+    """Logs and metrics. Tracing is configured by the standard ``OTEL_*`` variables (see
+    ``skillweave.telemetry``): off unless an exporter or endpoint is set."""
+
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="text: one human line per record; json: one JSON object per line, with "
+        "job_id, execution_id, skill and script when the record has them.",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    worker_metrics_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="A worker serves Prometheus /metrics on this port (0: not served).",
+    )
+    worker_metrics_host: str = Field(
+        default="127.0.0.1", description="The address the worker's /metrics listens on."
+    )
+
+
 class Settings(BaseSettings):
     """All of skillweave's configuration, one nested section per concern."""
 
@@ -295,6 +317,7 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
     # The CLI's remote mirrors talk to a running API. These two are read from top-level names
     # (no section), as a client's environment spells them; REMOTE_API_URL works as well.
     remote_api_url: str | None = Field(
