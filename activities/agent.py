@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+import functools
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from temporalio import activity
@@ -45,6 +46,7 @@ from skillweave.agent.runtime import (
 from skillweave.engines.contract import RecordInput
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
+from skillweave.telemetry import bound
 
 __all__ = ["AgentActivities", "execution_key"]
 
@@ -78,6 +80,25 @@ async def _heartbeating(every: float) -> AsyncIterator[None]:
         await asyncio.wait({task})
 
 
+def _with_job_fields(
+    fn: Callable[[Any, Any], Coroutine[Any, Any, Any]],
+) -> Callable[[Any, Any], Coroutine[Any, Any, Any]]:
+    """Bind the request's job id (and skill, script, execution id when it has them) for the
+    activity's log lines and its span (the SDK's tracing interceptor opened it)."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Any, request: Any) -> Any:
+        with bound(
+            job_id=getattr(request, "run_id", None),
+            skill=getattr(request, "skill", None),
+            script=getattr(request, "script", None),
+            execution_id=getattr(request, "execution_id", None),
+        ):
+            return await fn(self, request)
+
+    return wrapper
+
+
 class AgentActivities:
     """The activities of the agent workflow, over one worker's services.
 
@@ -105,12 +126,14 @@ class AgentActivities:
 
     @activity.defn(name="prepare_catalog")
     @raises_application_errors
+    @_with_job_fields
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         """The tier-1 catalog of the skills the job may see."""
         return await self._services.prepare_catalog(request)
 
     @activity.defn(name="invoke_model")
     @raises_application_errors
+    @_with_job_fields
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
         """One model call; its reply is stored in the transcript."""
         async with _heartbeating(self._heartbeat_seconds):
@@ -118,6 +141,7 @@ class AgentActivities:
 
     @activity.defn(name="load_skill")
     @raises_application_errors
+    @_with_job_fields
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill, registering its script tools (which may run ``--help-json``)."""
         async with _heartbeating(self._heartbeat_seconds):
@@ -125,31 +149,36 @@ class AgentActivities:
 
     @activity.defn(name="read_skill_resource")
     @raises_application_errors
+    @_with_job_fields
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
         """One file of an active skill, stored as a tool result."""
         return await self._services.read_skill_resource(request)
 
     @activity.defn(name="run_skill_script")
     @raises_application_errors
+    @_with_job_fields
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
         """Run a script in a sandbox under this activity's idempotency key; the request's
         own ``execution_id`` is replaced, so every attempt asks the manager for the same run."""
         request = request.model_copy(update={"execution_id": execution_key(activity.info())})
         try:
-            async with _heartbeating(self._heartbeat_seconds):
-                return await self._services.run_skill_script(request)
+            with bound(execution_id=request.execution_id):
+                async with _heartbeating(self._heartbeat_seconds):
+                    return await self._services.run_skill_script(request)
         except asyncio.CancelledError:
             await self._cancel_execution(request.execution_id)
             raise
 
     @activity.defn(name="search_skills")
     @raises_application_errors
+    @_with_job_fields
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, stored as a tool result."""
         return await self._services.search_skills(request)
 
     @activity.defn(name="record_transcript")
     @raises_application_errors
+    @_with_job_fields
     async def record_transcript(self, request: RecordInput) -> None:
         """Store loop-made messages no model call carried (at the end of a job)."""
         await self._services.record(request.writes, run_id=request.run_id)

@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -47,6 +48,7 @@ from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillLibrary
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
+from skillweave.telemetry.tracing import TraceMiddleware
 
 __all__ = ["ManagerState", "create_app"]
 
@@ -208,7 +210,9 @@ def create_app(
             await service.close()
             await pool.close()
 
-    app = FastAPI(title="skillweave MCP manager", lifespan=lifespan)
+    app = FastAPI(
+        title="skillweave MCP manager", lifespan=lifespan, middleware=[Middleware(TraceMiddleware)]
+    )
     app.state.token = token
     secured = _SECURED
 

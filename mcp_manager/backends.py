@@ -104,6 +104,9 @@ class LocalBackend:
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "EXECUTOR__TOKEN": token,
+            # Tracing's configuration, for the executor's own spans (scripts never see these:
+            # the executor starts them with an environment of their own).
+            **{k: v for k, v in os.environ.items() if k.startswith("OTEL_")},
         }
         process = await asyncio.create_subprocess_exec(
             self._python,

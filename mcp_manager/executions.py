@@ -73,6 +73,8 @@ from skillweave.sandbox.models import (
 )
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.telemetry import bound
+from skillweave.telemetry.tracing import inject, span
 
 __all__ = ["ExecutionService", "ExecutionState"]
 
@@ -197,6 +199,8 @@ class ExecutionService:
     async def execute(self, request: ExecuteRequest) -> ExecutionResult:
         """Run `request` once; a repeat of its execution_id returns the first outcome.
 
+        Its log lines and its span carry the execution id, skill and script.
+
         Raises:
             ExecutionRejectedError: the request is invalid (unknown skill, bad path, foreign
                 input...); nothing ran and the id stays free.
@@ -204,6 +208,16 @@ class ExecutionService:
                 execution was interrupted.
             PoolExhaustedError: no sandbox became free in time; nothing ran, retry later.
         """
+        fields = {
+            "job_id": request.run_id,  # runs/{job_id}/: a job's run id is its job id
+            "execution_id": request.execution_id,
+            "skill": request.skill,
+            "script": request.script,
+        }
+        with span("sandbox execute", fields=fields), bound(**fields):
+            return await self._execute_once(request)
+
+    async def _execute_once(self, request: ExecuteRequest) -> ExecutionResult:
         fingerprint = _fingerprint(request)
         # The package is looked up beside the stored result (it is needed unless there is one).
         stored, package_ref = await asyncio.gather(
@@ -508,7 +522,7 @@ class ExecutionService:
                 f"{sandbox.url}/execute",
                 data={"request": body.model_dump_json()},
                 files=files,
-                headers=_auth(sandbox),
+                headers=inject(_auth(sandbox)),
                 timeout=limits.timeout_seconds + _HTTP_GRACE_SECONDS,
             )
             if response.status_code >= 400:

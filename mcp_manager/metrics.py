@@ -9,7 +9,11 @@ __all__ = ["ManagerMetrics"]
 
 
 class ManagerMetrics:
-    """Claim latency (warm/cold), pool size, executions by outcome, timeouts."""
+    """Claim latency (warm/cold), pool size, executions by outcome, timeouts, evictions.
+
+    Claims are counted by the claim histogram (``skillweave_sandbox_claim_seconds_count`` by
+    kind); the sandboxes claimed at a moment are ``skillweave_sandbox_pool_busy``.
+    """
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -24,7 +28,16 @@ class ManagerMetrics:
             "skillweave_sandbox_pool_ready", "Ready sandboxes.", registry=self.registry
         )
         self.pool_busy = Gauge(
-            "skillweave_sandbox_pool_busy", "Sandboxes running a script.", registry=self.registry
+            "skillweave_sandbox_pool_busy",
+            "Claimed sandboxes (running a script or about to).",
+            registry=self.registry,
+        )
+        self.evictions = Counter(
+            "skillweave_sandbox_evictions",
+            "Sandboxes the warm pool destroyed without a run, by reason (exited: a ready one "
+            "whose process died, replaced; surplus: a ready one over the target).",
+            ["reason"],
+            registry=self.registry,
         )
         self.executions = Counter(
             "skillweave_sandbox_executions",

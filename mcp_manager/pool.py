@@ -86,7 +86,7 @@ class WarmPool:
         target: how many to keep ready.
         maximum: how many may be alive at once.
         claim_timeout: how long a claim waits when the pool is exhausted.
-        metrics: where claim latencies and pool size are reported.
+        metrics: where claim latencies, pool size and evictions are reported.
         refill_delay: how long after a warm claim its replacement starts, unless the
             execution ended first.
     """
@@ -284,6 +284,7 @@ class WarmPool:
         """Destroy ready sandboxes over the target that no claim waits for (a claimed one
         given back unused while its replacement was starting). Called holding the lock."""
         while len(self._ready) > self.target and not self._queue:
+            self._metrics.evictions.labels(reason="surplus").inc()
             self._track(self.backend.destroy(self._ready.pop()))
 
     def _watch(self, sandbox: Sandbox) -> None:
@@ -301,6 +302,7 @@ class WarmPool:
                 self._ready.remove(sandbox)
                 self._changed.notify_all()
             logger.warning("a warm sandbox exited (code %s); replacing it", process.returncode)
+            self._metrics.evictions.labels(reason="exited").inc()
             self._track(self.backend.destroy(sandbox))
             self._report()
             self._refill()

@@ -23,7 +23,15 @@ _POLL_SECONDS: Final = 0.01
 def run_manager(settings: Settings) -> None:
     """Serve the MCP manager on ``settings.sandbox.host:port`` until interrupted."""
     app = create_app(settings)
-    uvicorn.run(app, host=settings.sandbox.host, port=settings.sandbox.port, log_level="info")
+    # log_config=None: uvicorn's records go to the process's handler (its format, its
+    # redaction), not to handlers of uvicorn's own.
+    uvicorn.run(
+        app,
+        host=settings.sandbox.host,
+        port=settings.sandbox.port,
+        log_level="info",
+        log_config=None,
+    )
 
 
 class LoopbackServer:
@@ -31,7 +39,14 @@ class LoopbackServer:
 
     def __init__(self, app: ASGIApp) -> None:
         self._server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+            uvicorn.Config(
+                app,
+                host="127.0.0.1",
+                port=0,
+                log_level="warning",
+                lifespan="on",
+                log_config=None,  # the process's logging, not uvicorn's own handlers
+            )
         )
         self._task: asyncio.Task[None] | None = None
         self.url = ""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import logging
 import os
 import signal
 import sys
@@ -17,7 +16,9 @@ from pathlib import Path
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.server import run_executor
 from sandbox_executor.settings import ExecutorSettings
+from skillweave.config import ObservabilitySettings
 from skillweave.errors import ConfigError
+from skillweave.telemetry import logs, tracing
 
 _PR_SET_PDEATHSIG = 1
 
@@ -36,7 +37,15 @@ def _parser() -> argparse.ArgumentParser:
         "--token-file", type=Path, default=None, help="read the token here (else EXECUTOR__TOKEN)"
     )
     parser.add_argument("--workdir", type=Path, default=None, help="parent of the work folder")
-    parser.add_argument("--log-level", default="info")
+    parser.add_argument(
+        "--log-level", default="info", choices=("debug", "info", "warning", "error")
+    )
+    parser.add_argument(
+        "--log-format",
+        default="text",
+        choices=("text", "json"),
+        help="json: one JSON object per line (skillweave.telemetry.logs)",
+    )
     parser.add_argument(
         "--start-niceness",
         type=int,
@@ -66,14 +75,22 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.parent_pid is not None:
         _die_with(args.parent_pid)
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     settings = ExecutorSettings()
     os.environ.pop("EXECUTOR__TOKEN", None)
     if args.token_file is not None:
         token = args.token_file.read_text(encoding="utf-8").strip()
     else:
         token = settings.token.get_secret_value() if settings.token else ""
+    # The flags, not skillweave's Settings, which the executor never reads (see .settings).
+    logs.configure_logging(
+        ObservabilitySettings(log_format=args.log_format, log_level=args.log_level.upper()),
+        service="skillweave-executor",
+    )
+    logs.register_secrets([token])
     try:
+        # Tracing when the OTEL_* variables ask for it; each span is exported as it ends,
+        # since a one-shot executor is killed once used.
+        tracing.setup("skillweave-executor", batch=False)
         run_executor(
             host=args.host,
             port=args.port,

@@ -29,6 +29,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.datastructures import FormData, UploadFile
+from starlette.middleware import Middleware
 
 from sandbox_executor.errors import ExecutorBusyError, RequestRejectedError
 from sandbox_executor.executor import Executor, ExecutorStatus
@@ -37,6 +38,7 @@ from sandbox_executor.workspace import MAX_INPUT_FILES, iter_file
 from skillweave.errors import ConfigError
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
 from skillweave.skills.package import DEFAULT_MAX_BYTES
+from skillweave.telemetry.tracing import TraceMiddleware
 
 __all__ = ["CancelResult", "Health", "create_app"]
 
@@ -95,6 +97,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        middleware=[Middleware(TraceMiddleware)],  # joins the manager's trace, when tracing
     )
     app.state.executor = executor
 

@@ -126,6 +126,7 @@ def run_executor(
     config = uvicorn.Config(
         app,
         log_level=log_level,
+        log_config=None,  # the process's handler (text or JSON lines), not uvicorn's own
         lifespan="on",
         timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
     )

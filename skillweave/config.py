@@ -80,6 +80,13 @@ class WorkflowSettings(BaseModel):
     worker_heartbeat_seconds: float = Field(
         default=5.0, gt=0, description="How often a long activity heartbeats."
     )
+    worker_drain_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description="A worker told to stop (SIGTERM, Ctrl-C) stops polling at once and gives "
+        "its running activities this long to finish before cancelling them (they are retried "
+        "on another worker).",
+    )
 
 
 class SkillsSettings(BaseModel):

@@ -42,6 +42,7 @@ def build_worker(
     *,
     task_queue: str,
     heartbeat_seconds: float = 5.0,
+    drain_seconds: float = 30.0,
     **worker_options: Any,
 ) -> Worker:
     """A worker running ``AgentWorkflow`` and the agent activities on `task_queue`.
@@ -51,6 +52,8 @@ def build_worker(
         services: what the activities do.
         task_queue: the queue jobs are started on.
         heartbeat_seconds: how often a long activity heartbeats.
+        drain_seconds: at shutdown, how long running activities may take to finish before
+            they are cancelled (and retried on another worker); polling stops at once.
         worker_options: passed to :class:`temporalio.worker.Worker` (concurrency, identity,
             graceful shutdown…).
 
@@ -63,6 +66,7 @@ def build_worker(
     worker_options.setdefault(
         "max_heartbeat_throttle_interval", timedelta(seconds=heartbeat_seconds)
     )
+    worker_options.setdefault("graceful_shutdown_timeout", timedelta(seconds=drain_seconds))
     return Worker(
         client,
         task_queue=task_queue,

@@ -20,11 +20,13 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from skillweave.api.limits import BodyLimit
+from skillweave.api.metrics import install_metrics
 from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
+from skillweave.telemetry.tracing import TraceMiddleware
 
 __all__ = ["ApiState", "create_api", "state_of"]
 
@@ -113,6 +115,10 @@ def create_api(
         default=settings.api.max_json_bytes,
         limits=dict.fromkeys(UPLOAD_PATHS, settings.api.max_upload_bytes),
     )
+    # Metrics: requests by route and status (outside BodyLimit: its refusals count too) and
+    # GET /metrics behind the token.
+    install_metrics(app, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
+    app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

@@ -121,6 +121,15 @@ def _errors() -> Iterator[None]:
         raise _fail(str(exc)) from None
 
 
+def _start_tracing(service: str) -> None:
+    """Tracing for a long-running command, when the OTEL_* variables ask for it (see
+    ``skillweave.telemetry.tracing``); an exporter we do not ship is a usage error."""
+    from skillweave.telemetry import tracing
+
+    with _errors():
+        tracing.setup(service)
+
+
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], *, limit: int | None = None) -> None:
     shown = diagnostics if limit is None else diagnostics[:limit]
     for diagnostic in shown:
@@ -1011,16 +1020,19 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     at SANDBOX__MANAGER_URL, or one with a local warm pool started in this process. Runs until
     Ctrl-C; the activities in flight are cancelled and retried on another worker.
     """
+    _start_tracing("skillweave-worker")
     import asyncio
 
     from skillweave.cli.stack import WorkerInfo, serve_worker
     from skillweave.engines.temporal import configure_logging
+    from skillweave.telemetry import logs
 
-    configure_logging(verbose=True)
     settings = get_settings()
     chosen = _worker_model(model, dev=False)
     roots = _library(dirs).roots
     registry = _registry(dirs)
+    logs.configure_logging(settings.observability, service="skillweave-worker", secrets=settings)
+    configure_logging(verbose=True)
 
     def ready(info: WorkerInfo) -> None:
         out.print(
@@ -1061,18 +1073,21 @@ def dev(
     Jobs started with `skillweave run --engine temporal` run here and survive a restart (the
     server's state is in a file under ~/.skillweave/ unless --ephemeral).
     """
+    _start_tracing("skillweave-dev")
     import asyncio
 
     from skillweave.cli.run import interrupt_cancels
     from skillweave.cli.stack import EmbeddedStack, embedded_stack
     from skillweave.engines.temporal import configure_logging
+    from skillweave.telemetry import logs
 
-    configure_logging(verbose=True)
     if ephemeral and db_file is not None:
         raise _fail("--ephemeral and --db-file exclude each other", code=2)
     settings = get_settings()
     chosen = _worker_model(model, dev=True)
     registry = _registry(dirs)
+    logs.configure_logging(settings.observability, service="skillweave-dev", secrets=settings)
+    configure_logging(verbose=True)
     state = None if ephemeral else (db_file or settings.workflow.dev_db_file).expanduser()
 
     def ready(stack: EmbeddedStack) -> None:
@@ -1124,42 +1139,46 @@ def dev(
 @app.command("manager")
 def manager() -> None:
     """Serve the MCP manager (SANDBOX__HOST, SANDBOX__PORT; SANDBOX__MANAGER_TOKEN required)."""
+    _start_tracing("skillweave-manager")
     from mcp_manager.server import run_manager
+    from skillweave.telemetry import logs
 
     # A service: its own records (pool refills, reaped pods, lost sandboxes) are for its logs.
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("skillweave").setLevel(logging.INFO)
+    settings = get_settings()
+    logs.configure_logging(settings.observability, service="skillweave-manager", secrets=settings)
     with _errors():
-        run_manager(get_settings())
+        run_manager(settings)
 
 
 @app.command("mcp")
 def mcp() -> None:
     """Serve the skill library over MCP on stdio (for MCP clients that start a command);
     scripts run on SANDBOX__MANAGER_URL, or a local warm pool started here."""
+    _start_tracing("skillweave-mcp")
     import asyncio
 
     from skillweave.cli.mcp import serve_mcp_stdio
+    from skillweave.telemetry import logs
 
-    # stdout is the protocol's: every log line goes to stderr.
-    logging.basicConfig(
-        level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    # stdout is the protocol's: log lines go to stderr (configure_logging's only default).
+    settings = get_settings()
+    logs.configure_logging(settings.observability, service="skillweave-mcp", secrets=settings)
     with contextlib.suppress(KeyboardInterrupt), _errors():
-        asyncio.run(serve_mcp_stdio(get_settings()))
+        asyncio.run(serve_mcp_stdio(settings))
 
 
 @app.command("api")
 def api() -> None:
     """Serve the control-plane REST API (API__HOST, API__PORT; API__TOKEN required) on the
     engine of WORKFLOW__EXECUTION_ENGINE."""
+    _start_tracing("skillweave-api")
     import asyncio
 
     from skillweave.cli.api import serve_api
+    from skillweave.telemetry import logs
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("skillweave").setLevel(logging.INFO)
     settings = get_settings()
+    logs.configure_logging(settings.observability, service="skillweave-api", secrets=settings)
 
     def ready(url: str) -> None:
         err.print(

@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
+from skillweave.api.metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.cli.run import (
@@ -62,6 +63,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
                 catalog_top_k=settings.skills.catalog_top_k,
             )
             hooks.append(serve_uploaded_skills(local.services))
+            hooks.append(include_worker_metrics(local.services.metrics))
         yield create_api(
             settings,
             store=store,
@@ -73,8 +75,10 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
 async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> None:
     """Serve the API on ``API__HOST:API__PORT`` until cancelled."""
     async with api_app(settings) as app:
+        # log_config=None: uvicorn's records go to the process's handler (its format, its
+        # redaction) instead of handlers of uvicorn's own.
         config = uvicorn.Config(
-            app, host=settings.api.host, port=settings.api.port, log_level="info"
+            app, host=settings.api.host, port=settings.api.port, log_level="info", log_config=None
         )
         server = uvicorn.Server(config)
         on_ready(f"http://{settings.api.host}:{settings.api.port}")

@@ -50,6 +50,7 @@ from skillweave.cli.run import (
 )
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
+from skillweave.engines.metrics import serve_worker_metrics
 from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import TemporalEngine, activity_timeouts, connect
 from skillweave.errors import ConfigError
@@ -389,8 +390,9 @@ async def embedded_stack(
     pool_target: int = POOL_TARGET,
 ) -> AsyncIterator[EmbeddedStack]:
     """A dev server, the services (a manager with a local warm pool unless
-    ``SANDBOX__MANAGER_URL`` is set) and an in-process worker; stopped in the reverse order
-    (the worker first, cancelling the activities in flight; the server last).
+    ``SANDBOX__MANAGER_URL`` is set) and an in-process worker (its metrics at ``/metrics``
+    when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set); stopped in the reverse order (the
+    worker first, cancelling the activities in flight; the server last).
 
     Args:
         settings: the task queue and namespace (``workflow``), store, sandbox and skills.
@@ -434,7 +436,9 @@ async def embedded_stack(
             local.services,
             task_queue=workflow.task_queue,
             heartbeat_seconds=workflow.worker_heartbeat_seconds,
+            drain_seconds=workflow.worker_drain_seconds,
         )
+        stack.enter_context(serve_worker_metrics(local.services.metrics, settings.observability))
         await stack.enter_async_context(worker)
         engine = TemporalEngine(
             client,
@@ -476,7 +480,8 @@ async def serve_worker(
     roots: Sequence[Path] | None = None,
 ) -> None:
     """Run a worker on ``settings.workflow``'s server and task queue until cancelled (Ctrl-C
-    cancels it), with the services of :func:`~skillweave.cli.run.open_services`. Given the
+    cancels it), with the services of :func:`~skillweave.cli.run.open_services`, and their
+    metrics at ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set. Given the
     library `roots` of `registry`, it also serves the skills uploaded over the API: unpacked
     at start and picked up again every ``SKILLS__UPLOADED_REFRESH_SECONDS``.
 
@@ -504,8 +509,12 @@ async def serve_worker(
             local.services,
             task_queue=workflow.task_queue,
             heartbeat_seconds=workflow.worker_heartbeat_seconds,
+            drain_seconds=workflow.worker_drain_seconds,
         )
-        with interrupt_cancels(asyncio.current_task(), stop=True):
+        with (
+            interrupt_cancels(asyncio.current_task(), stop=True),
+            serve_worker_metrics(local.services.metrics, settings.observability),
+        ):
             async with worker:
                 if on_ready is not None:
                     on_ready(

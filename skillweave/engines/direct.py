@@ -53,6 +53,8 @@ from skillweave.errors import (
     PoolExhaustedError,
     SandboxLostError,
 )
+from skillweave.telemetry import bound
+from skillweave.telemetry.tracing import span
 
 __all__ = ["RETRY_ATTEMPTS", "DirectEngine", "DirectRuntime", "retry_delay"]
 
@@ -199,6 +201,13 @@ class _Job:
         changed.set()
 
 
+async def _traced(loop: AgentLoop, state: AgentState) -> AgentState:
+    """Run a job inside its own span, its job id bound for every log line and span within
+    (the Temporal engine gets the same from the SDK's interceptor and the activities)."""
+    with span("agent job", fields={"job_id": state.job_id}), bound(job_id=state.job_id):
+        return await loop.run(state)
+
+
 class DirectEngine:
     """Runs jobs as asyncio tasks in this process.
 
@@ -237,7 +246,7 @@ class DirectEngine:
             catalog_mode=self._catalog_mode,
             catalog_top_k=self._top_k,
         )
-        job.task = asyncio.create_task(loop.run(state), name=f"agent-job-{request.job_id}")
+        job.task = asyncio.create_task(_traced(loop, state), name=f"agent-job-{request.job_id}")
         job.task.add_done_callback(_settled)
         job.task.add_done_callback(job.wake)
         self._jobs[request.job_id] = job

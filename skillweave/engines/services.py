@@ -52,6 +52,7 @@ from skillweave.agent.spec import PinnedSkill
 from skillweave.agent.state import SkillTool
 from skillweave.agent.tools import skill_tool_name
 from skillweave.config import Settings
+from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import (
     ArtifactNotFoundError,
     ExecutionRejectedError,
@@ -157,6 +158,8 @@ class AgentServices:
         store: where transcripts, packages and artifacts live.
         provider: the model.
         sandbox: a client of the MCP manager that runs scripts.
+        metrics: where model calls, tokens, script runs, activations and searches are
+            counted (default: a registry of its own).
     """
 
     def __init__(
@@ -168,6 +171,7 @@ class AgentServices:
         provider: ModelProvider,
         model: str,
         sandbox: SandboxClient,
+        metrics: WorkerMetrics | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -175,6 +179,7 @@ class AgentServices:
         self.provider = provider
         self.model = model
         self.sandbox = sandbox
+        self.metrics = metrics if metrics is not None else WorkerMetrics()
         self._cache = _TranscriptCache(_CACHE_BYTES)
         self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
         self._pinned_views: dict[tuple[PinnedSkill, ...], SkillRegistry] = {}
@@ -350,14 +355,24 @@ class AgentServices:
         for seq in range(view.upto):
             record = await self._load_record(request.run_id, seq)
             messages.append(record.seen(elided=seq < view.elide_before))
-        response = await self.provider.complete(
-            ModelRequest(
-                model=self.model,
-                system=request.system,
-                messages=tuple(messages),
-                tools=request.tools,
-                max_output_tokens=request.max_output_tokens,
+        started = time.perf_counter()
+        try:
+            response = await self.provider.complete(
+                ModelRequest(
+                    model=self.model,
+                    system=request.system,
+                    messages=tuple(messages),
+                    tools=request.tools,
+                    max_output_tokens=request.max_output_tokens,
+                )
             )
+        except Exception:
+            self.metrics.model_called(
+                self.provider.name, seconds=time.perf_counter() - started, usage=None
+            )
+            raise
+        self.metrics.model_called(
+            self.provider.name, seconds=time.perf_counter() - started, usage=response.usage
         )
         reply = response.message
         if reply.role != "assistant":
@@ -409,6 +424,7 @@ class AgentServices:
                 role="user", text=f"The skill {skill.name!r} was activated for this task.\n{text}"
             )
         chars = await self._store_message(request.run_id, request.seq, message)
+        self.metrics.activations.labels(skill=skill.name).inc()
         return SkillLoaded(
             skill=skill.name,
             version=skill.version,
@@ -522,6 +538,7 @@ class AgentServices:
                 )
             )
         except ExecutionRejectedError as exc:
+            self.metrics.script_runs.labels(outcome="error").inc()
             text = f"The script was not run: {exc}"
             summary = _clip(text, SUMMARY_MAX_CHARS)
             chars = await self._tool_result(
@@ -536,6 +553,10 @@ class AgentServices:
             return ScriptOutcome(
                 seq=request.seq, chars=chars, is_error=True, summary=summary, status="error"
             )
+        except Exception:
+            self.metrics.script_runs.labels(outcome="infrastructure_error").inc()
+            raise
+        self.metrics.script_runs.labels(outcome=result.status).inc()
         text = render_result(result, inline_chars=_INLINE_OUTPUT_CHARS)
         error = result.status != "succeeded"
         outputs = tuple(output.ref for output in result.outputs)
@@ -575,6 +596,7 @@ class AgentServices:
         else:
             text = "No skill matches that query; try other words."
         names = tuple(hit.name for hit in hits)
+        self.metrics.searches.labels(result="found" if names else "none").inc()
         summary = _clip(
             f"[search_skills {request.query!r}: {', '.join(names) or 'no match'}]",
             SUMMARY_MAX_CHARS,

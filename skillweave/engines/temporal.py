@@ -48,7 +48,13 @@ from temporalio.exceptions import (
     WorkflowAlreadyStartedError,
 )
 from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
-from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
+from temporalio.runtime import (
+    LogForwardingConfig,
+    LoggingConfig,
+    Runtime,
+    TelemetryConfig,
+    TelemetryFilter,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from skillweave.agent.events import AgentEvent
@@ -78,6 +84,7 @@ from skillweave.engines.contract import (
 )
 from skillweave.engines.converter import data_converter
 from skillweave.errors import AgentError, ConfigError
+from skillweave.telemetry import tracing
 
 if TYPE_CHECKING:
     from skillweave.config import Settings, WorkflowSettings
@@ -135,6 +142,16 @@ def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
     )
 
 
+def _interceptors() -> list[Any]:
+    """The SDK's tracing interceptor when tracing is on, else none. Given to the client only:
+    workers made from it inherit it, so it is registered once."""
+    if not tracing.active():
+        return []
+    from temporalio.contrib.opentelemetry import TracingInterceptor
+
+    return [TracingInterceptor()]
+
+
 async def connect(settings: WorkflowSettings, store: ArtifactStore | None = None) -> Client:
     """A client of the configured server, with skillweave's data converter over `store`.
 
@@ -146,6 +163,8 @@ async def connect(settings: WorkflowSettings, store: ArtifactStore | None = None
             settings.temporal_address,
             namespace=settings.namespace,
             data_converter=data_converter(store),
+            # Tracing's interceptor when on (workers made from this client inherit it).
+            interceptors=_interceptors(),
         )
     except ValueError as exc:  # the address itself
         raise ConfigError(
@@ -185,21 +204,28 @@ def ui_link(base: str, namespace: str, job_id: str) -> str:
 
 
 def configure_logging(*, verbose: bool) -> None:
-    """How much the Temporal SDK says on stderr; call before the first client is made.
+    """How much the Temporal SDK says; call before the first client is made.
 
     A worker (``skillweave worker``, ``skillweave dev``) reports warnings, such as an activity
-    that failed and will be retried; a command that only runs or reads a job shows errors
-    only, since the job's own events say what happened.
+    that failed and will be retried, and its SDK Core's records are forwarded to the
+    ``temporalio.core`` logger, so they reach the process's handler (installed by
+    :func:`skillweave.telemetry.logs.configure_logging`) in its format, instead of Core's own
+    lines on stderr. A command that only runs or reads a job shows errors only, since the
+    job's own events say what happened.
     """
     level = logging.WARNING if verbose else logging.ERROR
     logging.getLogger("temporalio").setLevel(level)
-    if verbose and not logging.getLogger().handlers:
-        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     core = "WARN" if verbose else "ERROR"
+    forwarding = (
+        LogForwardingConfig(logger=logging.getLogger("temporalio.core")) if verbose else None
+    )
     Runtime.set_default(
         Runtime(
             telemetry=TelemetryConfig(
-                logging=LoggingConfig(filter=TelemetryFilter(core_level=core, other_level="ERROR"))
+                logging=LoggingConfig(
+                    filter=TelemetryFilter(core_level=core, other_level="ERROR"),
+                    forwarding=forwarding,
+                )
             )
         ),
         error_if_already_set=False,

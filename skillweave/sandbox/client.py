@@ -24,6 +24,7 @@ from skillweave.errors import (
     SandboxLostError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.telemetry.tracing import inject
 
 __all__ = ["SandboxClient"]
 
@@ -77,7 +78,9 @@ class SandboxClient:
 
     async def cancel(self, execution_id: str) -> bool:
         """Cancel a running execution; False when it is not running."""
-        response = await self._client.delete(f"/sandbox/executions/{execution_id}")
+        response = await self._client.delete(
+            f"/sandbox/executions/{execution_id}", headers=inject({})
+        )
         if response.status_code in (404, 409):
             return False
         _raise_for(response, execution_id)
@@ -91,7 +94,9 @@ class SandboxClient:
         self, method: str, url: str, *, execution_id: str = "", **kwargs: object
     ) -> httpx.Response:
         try:
-            response = await self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
+            response = await self._client.request(  # type: ignore[arg-type]
+                method, url, headers=inject({}), **kwargs
+            )
         except httpx.HTTPError as exc:
             raise SandboxError(f"cannot reach the MCP manager: {exc!r}") from exc
         _raise_for(response, execution_id)

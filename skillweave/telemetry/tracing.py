@@ -17,9 +17,9 @@ On, each process adds its part of one trace:
 - the API and the manager open a server span per request (:class:`TraceMiddleware`), joined
   to the caller's context from the ``traceparent`` header;
 - the Temporal client carries the SDK's ``TracingInterceptor`` (from
-  ``temporalio.contrib.opentelemetry``), registered once, on the client, so the worker
-  inherits it: it links the workflow and its activities to the span that started the job,
-  and is safe under replay;
+  ``temporalio.contrib.opentelemetry``; see ``skillweave.engines.temporal.connect``),
+  registered once, on the client, so the worker inherits it: it links the workflow and its
+  activities to the span that started the job, and is safe under replay;
 - our HTTP calls (activities to the manager, the manager to an executor) carry the context in
   ``traceparent`` (:func:`inject`);
 - spans carry ``skillweave.job_id``, ``skillweave.skill``, ``skillweave.script`` and
@@ -46,12 +46,12 @@ __all__ = [
     "TraceMiddleware",
     "active",
     "annotate",
+    "carried_fields",
     "extract",
     "inject",
     "requested",
     "setup",
     "span",
-    "temporal_interceptors",
 ]
 
 ATTRIBUTE_PREFIX: Final = "skillweave."
@@ -81,7 +81,9 @@ def active() -> bool:
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
-def setup(service_name: str, environ: Mapping[str, str] = os.environ) -> bool:
+def setup(
+    service_name: str, environ: Mapping[str, str] = os.environ, *, batch: bool = True
+) -> bool:
     """Install a tracer provider exporting as `environ` asks, once per process.
 
     Args:
@@ -89,6 +91,9 @@ def setup(service_name: str, environ: Mapping[str, str] = os.environ) -> bool:
             (``skillweave-api``, ``skillweave-worker``, ``skillweave-manager``,
             ``skillweave-executor``).
         environ: the variables to read.
+        batch: export in batches off the request path; False exports each span as it ends,
+            for a short-lived process (a one-shot sandbox executor is killed once used, and a
+            batch would die with it).
 
     Returns:
         Whether tracing is on (a provider was installed now or before).
@@ -103,7 +108,11 @@ def setup(service_name: str, environ: Mapping[str, str] = os.environ) -> bool:
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        ConsoleSpanExporter,
+        SimpleSpanProcessor,
+    )
 
     names = [n.strip() for n in environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",")]
     exporters: list[Any] = []
@@ -121,7 +130,8 @@ def setup(service_name: str, environ: Mapping[str, str] = os.environ) -> bool:
     resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME") or service_name})
     provider = TracerProvider(resource=resource)
     for exporter in exporters:
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+        processor = BatchSpanProcessor if batch else SimpleSpanProcessor
+        provider.add_span_processor(processor(exporter))
     trace.set_tracer_provider(provider)
     atexit.register(provider.shutdown)  # flush what is batched when the process ends
     return True
@@ -169,11 +179,19 @@ def span(
 
 
 def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
-    """Add the current trace context (``traceparent``) to `headers`, when tracing."""
+    """Add the current trace context (``traceparent``) to `headers`, when tracing, with the
+    bound job fields as W3C baggage (``skillweave.job_id=…``), so the next process's spans
+    and log lines carry them too. They are identifiers only: never secrets or arguments."""
     if active():
-        from opentelemetry import propagate
+        from opentelemetry import baggage, propagate
+        from opentelemetry import context as otel_context
 
-        propagate.inject(headers)
+        from skillweave.telemetry.context import current_fields
+
+        carried = otel_context.get_current()
+        for name, value in current_fields().items():
+            carried = baggage.set_baggage(ATTRIBUTE_PREFIX + name, value, context=carried)
+        propagate.inject(headers, context=carried)
     return headers
 
 
@@ -186,16 +204,20 @@ def extract(headers: Mapping[str, str]) -> Context | None:
     return propagate.extract(headers)
 
 
-def temporal_interceptors() -> list[Any]:
-    """The interceptors a Temporal client gets: the SDK's tracing one when tracing, else none.
+def carried_fields(context: Context | None) -> dict[str, str]:
+    """The job fields a caller sent as baggage with `context` (see :func:`inject`)."""
+    if context is None:
+        return {}
+    from opentelemetry import baggage
 
-    Given to the client only: workers made from it inherit it, so it is registered once.
-    """
-    if not active():
-        return []
-    from temporalio.contrib.opentelemetry import TracingInterceptor
+    from skillweave.telemetry.context import FIELDS
 
-    return [TracingInterceptor()]
+    fields = {}
+    for key, value in baggage.get_all(context).items():
+        name = key.removeprefix(ATTRIBUTE_PREFIX)
+        if key.startswith(ATTRIBUTE_PREFIX) and name in FIELDS:
+            fields[name] = str(value)
+    return fields
 
 
 class TraceMiddleware:
@@ -224,7 +246,12 @@ class TraceMiddleware:
                 status.append(int(message["status"]))
             await send(message)
 
-        with span(f"{method} {scope.get('path', '')}", context=extract(headers), server=True) as s:
+        from skillweave.telemetry.context import bound
+
+        parent = extract(headers)
+        fields = carried_fields(parent)
+        name = f"{method} {scope.get('path', '')}"
+        with span(name, context=parent, server=True, fields=fields) as s, bound(**fields):
             try:
                 await self.app(scope, receive, record_status)
             finally:

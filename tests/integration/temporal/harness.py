@@ -16,14 +16,14 @@ import contextlib
 import sys
 import textwrap
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
@@ -225,13 +225,17 @@ class Stack:
 
 
 async def start_dev_server(
-    store: LocalArtifactStore, *, extra_args: tuple[str, ...] = ()
+    store: LocalArtifactStore,
+    *,
+    extra_args: tuple[str, ...] = (),
+    interceptors: Sequence[Interceptor] = (),
 ) -> WorkflowEnvironment:
     """A Temporal dev server (the pinned CLI, no download) with skillweave's search
     attributes registered, and a client with skillweave's data converter over `store`."""
     return await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_CLI),
         data_converter=data_converter(store),
+        interceptors=interceptors,
         search_attributes=list(SEARCH_ATTRIBUTES),
         dev_server_extra_args=[
             *(f"--dynamic-config-value={k}={v}" for k, v in DEV_SERVER_TUNING.items()),

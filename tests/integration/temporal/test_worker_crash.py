@@ -8,12 +8,16 @@ really ran. The job is started and awaited through the ``TemporalEngine`` as any
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import secrets
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -131,17 +135,55 @@ class WorkerProcess:
         )
 
 
-async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_call(
-    stack: Stack, skill_dirs: list[Path], tmp_path: Path
-) -> None:
+@dataclass
+class Rig:
+    """A manager in this process, a ``skillweave worker`` process and an engine on its queue."""
+
+    manager: Manager
+    worker: WorkerProcess
+    engine: TemporalEngine
+    store: LocalArtifactStore
+    client: Client
+
+    async def start_job(self, task: str) -> str:
+        job_id = unique("worker")
+        await self.engine.start(
+            JobRequest(job_id=job_id, task=task, agent=AgentSpec(skills=(TOOLS,)))
+        )
+        return job_id
+
+    async def in_flight(self, job_id: str, activity: str) -> bool:
+        description = await self.client.get_workflow_handle(workflow_id(job_id)).describe()
+        return any(
+            pending.activity_type.name == activity
+            and pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+            for pending in description.raw_description.pending_activities
+        )
+
+    async def script_running(self, job_id: str) -> bool:
+        return (
+            await self.in_flight(job_id, "run_skill_script")
+            and (await self.manager.pool())["busy"] > 0
+        )
+
+
+@contextlib.asynccontextmanager
+async def worker_rig(
+    stack: Stack,
+    skill_dirs: list[Path],
+    tmp_path: Path,
+    model_script: str,
+    **env: str,
+) -> AsyncIterator[Rig]:
+    """A :class:`Rig` whose worker's model replays `model_script`; `env` adds settings."""
     token = secrets.token_urlsafe(16)
     settings = Settings(
         _env_file=None, sandbox={"manager_token": SecretStr(token), "pool_target": 2}
     )
     store = LocalArtifactStore(tmp_path / "store")
     script = tmp_path / "model.yaml"
-    script.write_text(SCRIPT, encoding="utf-8")
-    task_queue = unique("crash")
+    script.write_text(model_script, encoding="utf-8")
+    task_queue = unique("worker")
     async with AsyncExitStack() as exits:
         server = await exits.enter_async_context(
             LoopbackServer(create_app(settings, store=store, publish=False))
@@ -151,7 +193,6 @@ async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_c
                 base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
             )
         )
-        manager = Manager(server.url, token, http)
         worker = WorkerProcess(
             stack.client,
             {
@@ -164,6 +205,7 @@ async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_c
                 "STORAGE__LOCAL_DIR": str(store.root),
                 "MODEL__PROVIDER": "scripted",
                 "MODEL__NAME": str(script),
+                **env,
             },
             skill_dirs,
             tmp_path,
@@ -176,45 +218,41 @@ async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_c
             poll_seconds=0.1,
         )
         await worker.start()
-        job_id = unique("crash")
-        await engine.start(
-            JobRequest(
-                job_id=job_id,
-                task="Sleep on it, then upper-case what you wrote.",
-                agent=AgentSpec(skills=(TOOLS,)),
-            )
-        )
-        handle = stack.client.get_workflow_handle(workflow_id(job_id))
-
-        async def in_flight(activity: str) -> bool:
-            description = await handle.describe()
-            return any(
-                pending.activity_type.name == activity
-                and pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
-                for pending in description.raw_description.pending_activities
-            )
-
-        async def script_running() -> bool:
-            return await in_flight("run_skill_script") and (await manager.pool())["busy"] > 0
-
         try:
-            # 1. Killed while the first script sleeps in its sandbox.
-            await eventually(script_running, timeout=30, what="the first script running")
-            worker.kill()
-            await worker.start()
-            # 2. Killed while the model thinks (4 s) about the first script's result.
-            await eventually(
-                lambda: _after_first_script(manager), timeout=30, what="the first script done"
-            )
-            await eventually(
-                lambda: in_flight("invoke_model"), timeout=30, what="the model call in flight"
-            )
-            worker.kill()
-            await worker.start()
-            result = await engine.result(job_id)
+            yield Rig(Manager(server.url, token, http), worker, engine, store, stack.client)
         except BaseException:
             print(worker.log())
             raise
+
+
+async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_call(
+    stack: Stack, skill_dirs: list[Path], tmp_path: Path
+) -> None:
+    async with worker_rig(stack, skill_dirs, tmp_path, SCRIPT) as rig:
+        manager, worker, engine, store = rig.manager, rig.worker, rig.engine, rig.store
+        job_id = await rig.start_job("Sleep on it, then upper-case what you wrote.")
+        handle = stack.client.get_workflow_handle(workflow_id(job_id))
+
+        async def script_running() -> bool:
+            return await rig.script_running(job_id)
+
+        def in_flight(activity: str) -> Awaitable[bool]:
+            return rig.in_flight(job_id, activity)
+
+        # 1. Killed while the first script sleeps in its sandbox.
+        await eventually(script_running, timeout=30, what="the first script running")
+        worker.kill()
+        await worker.start()
+        # 2. Killed while the model thinks (4 s) about the first script's result.
+        await eventually(
+            lambda: _after_first_script(manager), timeout=30, what="the first script done"
+        )
+        await eventually(
+            lambda: in_flight("invoke_model"), timeout=30, what="the model call in flight"
+        )
+        worker.kill()
+        await worker.start()
+        result = await engine.result(job_id)
         history = await handle.fetch_history()
         ran = await manager.executions()
         succeeded = await manager.executions("succeeded")
@@ -237,6 +275,43 @@ async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_c
     attempts = _final_attempts(history)
     assert max(attempts["run_skill_script"]) >= 2, attempts
     assert max(attempts["invoke_model"]) >= 2, attempts
+
+
+DRAIN_SCRIPT = f"""
+turns:
+  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]
+  - tool_calls:
+      - {{name: run_skill_script,
+         arguments: {{skill: {TOOLS}, script: scripts/slow.py, args: ["3", drained]}}}}
+  - say: "Done: {{{{artifact:drained.txt}}}}"
+    expect: {{tool_results: [{{not_error: true, contains: "slept 3 s as drained"}}]}}
+"""
+
+
+async def test_a_worker_stopped_with_sigterm_lets_its_script_step_finish(
+    stack: Stack, skill_dirs: list[Path], tmp_path: Path
+) -> None:
+    """Draining: SIGTERM stops the worker polling at once, but the script step it is running
+    finishes (within WORKFLOW__WORKER_DRAIN_SECONDS) and is reported, not cancelled and run
+    again; the job completes on the next worker with the script run once."""
+    async with worker_rig(
+        stack, skill_dirs, tmp_path, DRAIN_SCRIPT, WORKFLOW__WORKER_DRAIN_SECONDS="20"
+    ) as rig:
+        job_id = await rig.start_job("Sleep on it.")
+        await eventually(lambda: rig.script_running(job_id), timeout=30, what="the script running")
+        process = rig.worker.process
+        assert process is not None
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(process.wait, 30)
+        # Gone only once its step finished: the run succeeded, none was cancelled.
+        assert code == 0, rig.worker.log()
+        assert await rig.manager.executions("succeeded") == 1
+        assert await rig.manager.executions("cancelled") == 0
+        assert "worker stopped" in rig.worker.log()
+        await rig.worker.start()
+        result = await rig.engine.result(job_id)
+        assert result.status == "completed", result.reason
+        assert await rig.manager.executions() == 1  # not run again by the second worker
 
 
 async def _after_first_script(manager: Manager) -> bool:

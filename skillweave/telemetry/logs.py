@@ -1,0 +1,213 @@
+"""Log lines of long-running processes: human or JSON, with the job fields, without secrets.
+
+Each long-running entry point (``skillweave worker``, ``dev``, ``manager``, ``api``, ``mcp``
+and the sandbox executor) calls :func:`configure_logging` once at start-up; it installs the
+one handler on the root logger. A line carries the fields :func:`skillweave.telemetry.bound`
+bound where it was logged (job id, execution id, skill, script), or those given as
+``extra=`` on the record.
+
+- ``text`` (the default): ``TIME LEVEL LOGGER: message [job_id=… skill=…]``, a traceback on
+  the lines below.
+- ``json``: one object per line (newlines inside values are escaped): ``time`` (ISO 8601,
+  UTC), ``level``, ``logger``, ``message``, ``service``, the fields present, ``exception``
+  (the formatted traceback) when there is one, ``stack`` when ``stack_info=True`` asked.
+
+Secret values never reach a line: every secret of the settings (each ``SecretStr``, the
+per-skill secrets included) and any value given to :func:`register_secrets` is replaced by
+``***`` wherever it appears in the message, the traceback or a field, in both formats.
+Values shorter than :data:`MIN_SECRET_CHARS` are not registered: replacing ``1`` or ``dev``
+everywhere would mangle ordinary text while hiding next to nothing.
+
+Written by hand, not with a JSON-logging library: the stdlib's ``logging`` does the routing,
+and what such a library would add (encoding a few fields) is a few lines here, beside the
+redaction step both formats share, with no extra dependency in the executor's image.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Final, TextIO
+
+from pydantic import BaseModel, SecretStr
+
+from skillweave.config import ObservabilitySettings
+from skillweave.telemetry.context import FIELDS, current_fields
+
+__all__ = ["MIN_SECRET_CHARS", "REDACTED", "configure_logging", "register_secrets"]
+
+MIN_SECRET_CHARS: Final = 4
+"""Shorter values are not redacted (the same rule as the model client's error texts)."""
+
+REDACTED: Final = "***"
+
+_TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+_OWN_LOGGERS: Final = ("skillweave", "mcp_manager", "sandbox_executor", "workflows", "activities")
+"""Loggers ``log_level`` applies to; libraries' loggers report warnings and errors only (their
+INFO is per-request chatter: every HTTP call, every served request)."""
+
+
+class _Redactor:
+    """Replaces the registered secret values in a text by :data:`REDACTED`, in one pass."""
+
+    def __init__(self) -> None:
+        self._values: frozenset[str] = frozenset()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+
+    def register(self, values: Iterable[str]) -> None:
+        with self._lock:
+            values = self._values | {v for v in values if len(v) >= MIN_SECRET_CHARS}
+            if values == self._values:
+                return
+            # Longest first, so a secret that contains another is replaced whole.
+            ordered = sorted(values, key=len, reverse=True)
+            self._pattern = re.compile("|".join(map(re.escape, ordered)))
+            self._values = values
+
+    def redact(self, text: str) -> str:
+        pattern = self._pattern  # read once: a concurrent register swaps it whole
+        return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+_REDACTOR = _Redactor()
+
+
+def register_secrets(values: Iterable[str]) -> None:
+    """Never log `values` from now on, in this process (those under :data:`MIN_SECRET_CHARS`
+    characters are ignored). Registering a value twice is harmless."""
+    _REDACTOR.register(values)
+
+
+def _secrets_in(value: Any) -> Iterator[str]:
+    """Every ``SecretStr`` value in `value`, at any depth (models, dicts, lists)."""
+    if isinstance(value, SecretStr):
+        yield value.get_secret_value()
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _secrets_in(getattr(value, name))
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _secrets_in(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _secrets_in(item)
+
+
+def _fields(record: logging.LogRecord) -> dict[str, str]:
+    """The job fields of `record`: those bound where it was logged, then its ``extra=``."""
+    bound = current_fields()
+    fields: dict[str, str] = {}
+    for name in FIELDS:
+        value = getattr(record, name, None) or bound.get(name)
+        if value:
+            fields[name] = str(value)
+    return fields
+
+
+class _TextFormatter(logging.Formatter):
+    """``TIME LEVEL LOGGER: message [job_id=… skill=…]``, then any traceback; redacted."""
+
+    def __init__(self) -> None:
+        super().__init__(_TEXT_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
+        fields = _fields(record)
+        if not fields:
+            return line
+        return f"{line} [{' '.join(f'{k}={v}' for k, v in fields.items())}]"
+
+    def format(self, record: logging.LogRecord) -> str:
+        return _REDACTOR.redact(super().format(record))
+
+
+class _JsonFormatter(logging.Formatter):
+    """One JSON object per record, on one line; every value redacted."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__()
+        self._service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        redact = _REDACTOR.redact
+        line: dict[str, str] = {
+            "time": datetime.fromtimestamp(record.created, UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": redact(record.getMessage()),
+            "service": self._service,
+        }
+        line.update({name: redact(value) for name, value in _fields(record).items()})
+        if record.exc_info and not record.exc_text:  # cached on the record, as logging does
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line["exception"] = redact(record.exc_text)
+        if record.stack_info:
+            line["stack"] = redact(self.formatStack(record.stack_info))
+        return json.dumps(line, ensure_ascii=False)
+
+
+class _RootHandler(logging.StreamHandler):
+    """The handler :func:`configure_logging` installs. Without a stream of its own it writes
+    to whatever ``sys.stderr`` is at each record, so it never holds on to a stream a caller
+    (a test runner, an embedding application) swapped in for a while and then closed."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__(stream if stream is not None else sys.stderr)
+        self._follows_stderr = stream is None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._follows_stderr:
+            self.stream = sys.stderr  # emit runs under the handler's lock
+        super().emit(record)
+
+
+def configure_logging(
+    settings: ObservabilitySettings,
+    *,
+    service: str,
+    secrets: BaseModel | None = None,
+    stream: TextIO | None = None,
+) -> None:
+    """Send this process's log records to `stream` in the configured format, redacted.
+
+    Installs one handler on the root logger, replacing the one an earlier call installed
+    (calling it twice does not double lines; handlers others added are left alone). Sets
+    ``settings.log_level`` on skillweave's own loggers; other libraries log warnings and
+    errors (or only errors when ``log_level`` is ``ERROR``).
+
+    Args:
+        settings: the format and level.
+        service: the process (``skillweave-worker``, ``skillweave-manager``, ...), on every
+            JSON line.
+        secrets: the settings whose ``SecretStr`` values must never be logged (all of them,
+            the per-skill secrets included): the process's full ``Settings``.
+        stream: where lines go; default standard error (never stdout, which may carry a
+            protocol, as ``skillweave mcp`` does).
+    """
+    if secrets is not None:
+        register_secrets(_secrets_in(secrets))
+    handler = _RootHandler(stream)
+    match settings.log_format:
+        case "text":
+            handler.setFormatter(_TextFormatter())
+        case "json":
+            handler.setFormatter(_JsonFormatter(service))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, _RootHandler)]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    level = logging.getLevelNamesMapping()[settings.log_level]
+    root.setLevel(max(level, logging.WARNING))
+    for name in _OWN_LOGGERS:
+        logging.getLogger(name).setLevel(level)
