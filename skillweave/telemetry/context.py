@@ -12,10 +12,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Final
 
+from skillweave.telemetry.tracing import annotate
+
 __all__ = ["FIELDS", "bound", "current_fields"]
 
 FIELDS: Final = ("job_id", "execution_id", "skill", "script")
 """The fields, in the order a log line shows them."""
+_KNOWN: Final = frozenset(FIELDS)
 
 _CURRENT: ContextVar[Mapping[str, str]] = ContextVar("skillweave_fields", default={})  # noqa: B039
 
@@ -33,15 +36,13 @@ def bound(**fields: str | None) -> Iterator[Mapping[str, str]]:
     Raises:
         ValueError: a field not in :data:`FIELDS` (a typo would silently never show).
     """
-    unknown = sorted(set(fields) - set(FIELDS))
-    if unknown:
-        raise ValueError(f"unknown telemetry field(s): {', '.join(unknown)}")
+    if not fields.keys() <= _KNOWN:
+        unknown = ", ".join(sorted(fields.keys() - _KNOWN))
+        raise ValueError(f"unknown telemetry field(s): {unknown}")
     values = {name: str(value) for name, value in fields.items() if value}
     merged = {**_CURRENT.get(), **values}
     token = _CURRENT.set(merged)
     try:
-        from skillweave.telemetry.tracing import annotate
-
         annotate(values)
         yield merged
     finally:
