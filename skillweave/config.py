@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 __all__ = [
     "ApiSettings",
     "CatalogMode",
+    "EnvironmentSettings",
     "ExecutionEngine",
     "KubernetesSettings",
     "ModelSettings",
@@ -217,6 +218,35 @@ class KubernetesSettings(BaseModel):
     api_timeout_seconds: float = Field(default=10.0, gt=0)
 
 
+class EnvironmentSettings(BaseModel):
+    """How the manager prepares skills' declared dependencies (``sandbox.environments``).
+
+    A build runs in a build sandbox, the only place allowed to reach the package index; the
+    result is stored, keyed by skill version, runtime and platform, and reused ever after.
+    """
+
+    builds: bool = Field(
+        default=True,
+        description="Build missing environments; false (air-gapped): only prebuilt ones are used.",
+    )
+    index_url: str | None = Field(
+        default=None, description="pip's --index-url (default: pip's own, or PIP_INDEX_URL)."
+    )
+    extra_index_urls: list[str] = Field(default_factory=list)
+    find_links: list[str] = Field(
+        default_factory=list, description="pip's --find-links: folders or pages of wheels."
+    )
+    no_index: bool = Field(default=False, description="pip's --no-index: find_links only.")
+    pip_args: list[str] = Field(default_factory=list, description="More pip install options.")
+    npm_registry: str | None = Field(default=None, description="npm's --registry.")
+    npm_args: list[str] = Field(default_factory=list, description="More npm install options.")
+    max_dependencies: int = Field(default=200, ge=1, le=10_000)
+    build_timeout_seconds: float = Field(default=600.0, gt=0)
+    max_bytes: int = Field(
+        default=512 * 1024 * 1024, ge=1, description="Largest environment (unpacked) accepted."
+    )
+
+
 class SandboxSettings(BaseModel):
     """How skill scripts are run: the MCP manager, its warm pool and its executors."""
 
@@ -262,6 +292,7 @@ class SandboxSettings(BaseModel):
         description="Per-skill environment secrets: only that skill's executions receive them.",
     )
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+    environments: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
 
 
 class ApiSettings(BaseModel):

@@ -19,7 +19,11 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   │   └── BinaryResourceError    the file is not UTF-8 text
     │   ├── PackageError               a skill package (ZIP) cannot be built or extracted
     │   │   └── UnsafePackageError     an entry is unsafe: traversal, symlink, bomb, too many files…
-    │   └── ToolSchemaError            a script's --help-json output is not a valid tool schema
+    │   ├── ToolSchemaError            a script's --help-json output is not a valid tool schema
+    │   ├── DependencyError            declared dependencies: bad syntax, conflicts, too many
+    │   └── SkillEnvironmentError      a skill's prepared environment is not available
+    │       ├── EnvironmentBuildError  building it failed (names the package, keeps the log)
+    │       └── EnvironmentUnavailableError  not built, and builds are switched off
     ├── SandboxError                   running scripts in sandboxes
     │   ├── SandboxStartError          a sandbox did not start or become healthy
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
@@ -49,6 +53,9 @@ __all__ = [
     "ArtifactNotFoundError",
     "BinaryResourceError",
     "ConfigError",
+    "DependencyError",
+    "EnvironmentBuildError",
+    "EnvironmentUnavailableError",
     "ExecutionConflictError",
     "ExecutionRejectedError",
     "InvalidKeyError",
@@ -63,6 +70,7 @@ __all__ = [
     "SandboxLostError",
     "SandboxStartError",
     "ScriptedModelError",
+    "SkillEnvironmentError",
     "SkillError",
     "SkillFormatError",
     "SkillNotFoundError",
@@ -156,6 +164,33 @@ class UnsafePackageError(PackageError):
 
 class ToolSchemaError(SkillError):
     """A script's --help-json output is not a valid tool definition."""
+
+
+class DependencyError(SkillError):
+    """A skill's declared dependencies cannot be used: bad syntax, a conflict between two
+    sources, too many; the message names the source and the package."""
+
+
+class SkillEnvironmentError(SkillError):
+    """A skill's prepared environment (its dependencies, installed) is not available."""
+
+
+class EnvironmentBuildError(SkillEnvironmentError):
+    """Building a skill's environment failed; `package` names the culprit when known, and
+    `log_key` is where the build's log is stored."""
+
+    def __init__(
+        self, skill: str, reason: str, *, package: str | None = None, log_key: str | None = None
+    ) -> None:
+        self.skill = skill
+        self.package = package
+        self.log_key = log_key
+        where = f" (build log: {log_key})" if log_key else ""
+        super().__init__(f"cannot build the environment of {skill!r}: {reason}{where}")
+
+
+class EnvironmentUnavailableError(SkillEnvironmentError):
+    """The skill needs an environment that is not built and builds are switched off."""
 
 
 class SandboxError(SkillweaveError):
