@@ -159,6 +159,10 @@ def _stage(ready_fd: int) -> None:
     script = argv[0]
     sys.argv = argv
     sys.path[0] = os.path.dirname(script)
+    # This interpreter started before the order: PYTHONPATH entries the order adds (the skill's
+    # prepared environment) go where `python3 script.py` would have put them, after the first.
+    added = [p for p in env.get("PYTHONPATH", "").split(":") if p and p not in sys.path]
+    sys.path[1:1] = added
     main = type(sys)("__main__")
     main.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None)
     sys.modules["__main__"] = main

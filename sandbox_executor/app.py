@@ -131,14 +131,21 @@ def create_app(
         try:
             # starlette answers a malformed or oversized multipart body with a 400 itself.
             async with request.form(
-                max_files=MAX_INPUT_FILES + 2,  # the package, and a request sent as a file
+                # the package, its environment, and a request sent as a file
+                max_files=MAX_INPUT_FILES + 3,
                 max_fields=_MAX_FORM_FIELDS,
                 max_part_size=_MAX_REQUEST_FIELD_BYTES,
             ) as form:
                 parsed = await _parse_request(form)
                 package = await _read_package(_one_file(form, "package"))
                 inputs = [(upload.filename or "", upload.file) for upload in _inputs(form)]
-                return await executor.execute(parsed, package=package, inputs=inputs)
+                environment = _optional_file(form, "environment")
+                return await executor.execute(
+                    parsed,
+                    package=package,
+                    inputs=inputs,
+                    environment=environment.file if environment is not None else None,
+                )
         except RequestRejectedError as exc:
             raise HTTPException(status_code=exc.status_code, detail=exc.detail) from exc
         finally:
@@ -196,6 +203,13 @@ def _one_file(form: FormData, name: str) -> UploadFile:
     if len(values) != 1 or not isinstance(values[0], UploadFile):
         raise RequestRejectedError(f"expected exactly one {name!r} file")
     return values[0]
+
+
+def _optional_file(form: FormData, name: str) -> UploadFile | None:
+    values = form.getlist(name)
+    if not values:
+        return None
+    return _one_file(form, name)
 
 
 def _inputs(form: FormData) -> list[UploadFile]:

@@ -207,6 +207,7 @@ class Executor:
         *,
         package: bytes,
         inputs: Sequence[tuple[str, BinaryIO]],
+        environment: BinaryIO | None = None,
     ) -> ExecutorResult:
         """Fill the workspace, run the script, collect the outputs (after `claim`).
 
@@ -214,7 +215,9 @@ class Executor:
             RequestRejectedError: Nothing ran; the executor is ready again.
         """
         try:
-            attempt, stage, order = await self._prepare(request, package=package, inputs=inputs)
+            attempt, stage, order = await self._prepare(
+                request, package=package, inputs=inputs, environment=environment
+            )
         except RequestRejectedError:
             raise
         except BaseException:
@@ -282,6 +285,7 @@ class Executor:
         *,
         package: bytes,
         inputs: Sequence[tuple[str, BinaryIO]],
+        environment: BinaryIO | None = None,
     ) -> tuple[_Attempt, Stage, RunOrder]:
         """Fill the warm workspace and make the order; a refusal leaves it fresh and ready."""
         attempt = await self._ready_attempt()
@@ -291,7 +295,13 @@ class Executor:
             if len(inputs) > MAX_INPUT_FILES:
                 raise RequestRejectedError(f"more than {MAX_INPUT_FILES} input files")
             checked = [(relative_parts(name, what="input"), data) for name, data in inputs]
-            await asyncio.to_thread(fill_workspace, workspace, package=package, inputs=checked)
+            await asyncio.to_thread(
+                fill_workspace,
+                workspace,
+                package=package,
+                inputs=checked,
+                environment=environment,
+            )
             order = build_order(
                 request,
                 script_parts=script_parts,

@@ -9,7 +9,8 @@ cancellation, and always leaves no process behind. Arguments travel as a list, n
 a shell.
 
 The environment is scrubbed: a fixed base (``PATH``, ``HOME``, ``PWD``, ``LANG``, ``TMPDIR``,
-``PYTHONPATH`` and ``NODE_PATH`` at the skill root, ``PYTHONDONTWRITEBYTECODE``,
+``PYTHONPATH`` and ``NODE_PATH`` at the skill root, then its prepared environment when it has
+one (``deps/python``, ``deps/node/node_modules``), ``PYTHONDONTWRITEBYTECODE``,
 ``PYTHONUNBUFFERED``) plus the request's ``env``. Request names must match
 ``[A-Z_][A-Z0-9_]*`` and may not override the base nor set what changes how the interpreters
 and the loader start (``LD_*``, ``PYTHON*``, ``NODE_*``, ``BASH_*``, ``ENV``, ``SHELL``...). The
@@ -148,15 +149,21 @@ def base_env(workspace: Workspace, plan: IsolationPlan) -> dict[str, str]:
     """The fixed base of every script's environment (the request's ``env`` joins it)."""
     isolated = plan.isolation == "bubblewrap"
     root = SANDBOX_WORKSPACE if isolated else str(workspace.root)
-    skill = f"{root}/skill"
+    python_path = [f"{root}/skill"]
+    node_path = [f"{root}/skill"]
+    # The skill's prepared environment, when the request brought one (see fill_workspace).
+    if (workspace.deps / "python").is_dir():
+        python_path.append(f"{root}/deps/python")
+    if (workspace.deps / "node" / "node_modules").is_dir():
+        node_path.append(f"{root}/deps/node/node_modules")
     return {
         "PATH": SANDBOX_PATH,
         "HOME": root,
         "PWD": root,
         "LANG": "C.UTF-8",
         "TMPDIR": "/tmp" if isolated else str(workspace.tmp),
-        "PYTHONPATH": skill,
-        "NODE_PATH": skill,
+        "PYTHONPATH": ":".join(python_path),
+        "NODE_PATH": ":".join(node_path),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
     }

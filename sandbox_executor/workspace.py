@@ -7,6 +7,8 @@ the executor is warm, before its request arrives)::
       package/          0700: the extracted package (what is not the skill stays here)
       workspace/        0700, sandbox user: the script's cwd and HOME (``/workspace`` inside)
         skill/          the skill root (the top-most folder with a SKILL.md), read-only
+        deps/           the skill's prepared environment, when it has one, read-only:
+                        ``python/`` (on PYTHONPATH) and ``node/node_modules/`` (on NODE_PATH)
         inputs/         the input files, read-only
         outputs/        empty, writable: every regular file here is an output
       tmp/              0700, sandbox user: TMPDIR when there is no bubblewrap
@@ -25,6 +27,7 @@ import io
 import os
 import shutil
 import stat
+import tarfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -55,7 +58,10 @@ __all__ = [
 
 MAX_INPUT_FILES: Final = 256
 OUTPUTS: Final = "outputs"
-READ_ONLY_DIRS: Final = ("skill", "inputs")
+READ_ONLY_DIRS: Final = ("skill", "deps", "inputs")
+MAX_ENVIRONMENT_BYTES: Final = 1024 * 1024 * 1024
+"""The largest prepared environment unpacked (the manager's own cap is usually lower)."""
+MAX_ENVIRONMENT_FILES: Final = 200_000
 _MAX_PATH_CHARS: Final = 1024
 _MAX_PART_CHARS: Final = 255
 _MAX_OUTPUT_ENTRIES_SCANNED: Final = 100_000
@@ -78,6 +84,10 @@ class Workspace:
     @property
     def skill(self) -> Path:
         return self.root / "skill"
+
+    @property
+    def deps(self) -> Path:
+        return self.root / "deps"
 
     @property
     def inputs(self) -> Path:
@@ -137,6 +147,7 @@ def create_workspace(folder: Path, *, user: SandboxUser | None) -> Workspace:
     workspace.root.mkdir(mode=0o700)
     workspace.tmp.mkdir(mode=0o700)
     workspace.skill.mkdir(mode=0o755)
+    workspace.deps.mkdir(mode=0o755)
     workspace.inputs.mkdir(mode=0o755)
     workspace.outputs.mkdir(mode=0o755)
     if user is not None:
@@ -150,13 +161,17 @@ def fill_workspace(
     *,
     package: bytes,
     inputs: Sequence[tuple[tuple[str, ...], BinaryIO]],
+    environment: BinaryIO | None = None,
 ) -> None:
-    """Put the skill (from its package) under ``skill/`` and the inputs under ``inputs/``.
+    """Put the skill (from its package) under ``skill/``, its prepared environment under
+    ``deps/`` and the inputs under ``inputs/``.
 
     Args:
-        workspace: From `create_workspace`, with empty ``skill/`` and ``inputs/``.
+        workspace: From `create_workspace`, with empty ``skill/``, ``deps/`` and ``inputs/``.
         package: The skill package ZIP; its top-most folder with a SKILL.md is the skill.
         inputs: Each input's checked path parts under ``inputs/`` and its data.
+        environment: The skill's prepared environment (a gzipped tar the manager built once
+            and stores), if it declares dependencies.
 
     Raises:
         RequestRejectedError: The package is unsafe or holds no single top-level skill, or two
@@ -177,9 +192,37 @@ def fill_workspace(
         )
     for entry in os.listdir(top):
         os.rename(top / entry, workspace.skill / entry)
+    if environment is not None:
+        _unpack_environment(environment, workspace.deps)
     _write_inputs(workspace.inputs, inputs)
-    for path in (workspace.skill, workspace.inputs):
+    for path in (workspace.skill, workspace.deps, workspace.inputs):
         _make_read_only(path)
+
+
+def _unpack_environment(data: BinaryIO, dest: Path) -> None:
+    """Unpack a prepared environment: regular files and folders only, all beneath `dest`
+    (tarfile's ``data`` filter refuses absolute paths, ``..``, links out and devices), within
+    the size and file-count caps."""
+    files = size = 0
+    try:
+        with tarfile.open(fileobj=data, mode="r:gz") as archive:
+            members = []
+            for member in archive:
+                if not (member.isfile() or member.isdir()):
+                    raise RequestRejectedError(
+                        f"bad environment: {member.name!r} is not a file or a folder"
+                    )
+                files += 1
+                size += member.size
+                if files > MAX_ENVIRONMENT_FILES or size > MAX_ENVIRONMENT_BYTES:
+                    raise RequestRejectedError(
+                        f"bad environment: over {MAX_ENVIRONMENT_FILES} files or "
+                        f"{MAX_ENVIRONMENT_BYTES} bytes"
+                    )
+                members.append(member)
+            archive.extractall(dest, members=members, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise RequestRejectedError(f"bad environment: {exc}") from exc
 
 
 def rehearse(folder: Path) -> None:
@@ -207,7 +250,7 @@ def rehearse(folder: Path) -> None:
 def clear_workspace(workspace: Workspace) -> None:
     """Undo a `fill_workspace` whose request was refused before anything ran."""
     remove_tree(workspace.staging)
-    for folder in (workspace.skill, workspace.inputs):
+    for folder in (workspace.skill, workspace.deps, workspace.inputs):
         os.chmod(folder, 0o755)
         for entry in os.listdir(folder):
             path = folder / entry

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+import tarfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -43,13 +44,33 @@ def make_package(
     return buffer.getvalue()
 
 
+def make_environment(files: Mapping[str, str | bytes], *, extra: Any = None) -> bytes:
+    """A prepared environment as the manager sends it: a gzipped tar of `files` (paths like
+    ``python/pkg/__init__.py`` or ``node/node_modules/pkg/index.js``); `extra(archive)` may
+    add hostile members."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in files.items():
+            raw = data.encode() if isinstance(data, str) else data
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            info.mode = 0o644
+            archive.addfile(info, io.BytesIO(raw))
+        if extra is not None:
+            extra(archive)
+    return buffer.getvalue()
+
+
 def execute_form(
     request: Mapping[str, Any],
     package: bytes,
     inputs: Mapping[str, bytes] | None = None,
+    environment: bytes | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of an httpx POST /execute."""
     files: list[tuple[str, tuple[str, bytes]]] = [("package", ("package.zip", package))]
+    if environment is not None:
+        files.append(("environment", ("environment.tar.gz", environment)))
     files += [("inputs", (name, data)) for name, data in (inputs or {}).items()]
     return {"data": {"request": json.dumps(dict(request))}, "files": files}
 

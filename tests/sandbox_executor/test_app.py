@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from sandbox_executor import ExecutorSettings, IsolationUnavailableError, create
 from sandbox_executor.runner import check_request
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult
 from tests.sandbox_executor.conftest import MakeClient
-from tests.sandbox_executor.support import AUTH, TOKEN, execute_form, make_package
+from tests.sandbox_executor.support import AUTH, TOKEN, execute_form, make_environment, make_package
 
 SECRET_ENV = {
     "SKILLWEAVE_HOST_SECRET_TOKEN": "do-not-leak",
@@ -422,3 +424,84 @@ def test_check_request_accepts_ordinary_env_and_args() -> None:
 def test_token_is_required(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="token"):
         create_app(token="", workdir=tmp_path)
+
+
+async def test_a_prepared_environment_is_importable_and_read_only(
+    make_client: MakeClient,
+) -> None:
+    """The skill's dependencies, prepared once by the manager, come with the request: Python
+    imports them (PYTHONPATH), Node requires them (NODE_PATH), and the script cannot change
+    them."""
+    environment = make_environment(
+        {
+            "python/swdemo/__init__.py": "VALUE = 42\n",
+            "node/node_modules/swnode/index.js": "module.exports = { value: 7 };\n",
+        }
+    )
+    script = (
+        "import os, swdemo\n"
+        "print('python', swdemo.VALUE)\n"
+        "try:\n"
+        "    open(os.path.join(os.path.dirname(swdemo.__file__), 'x.py'), 'w')\n"
+        "except OSError:\n"
+        "    print('read-only')\n"
+    )
+    files = {
+        "scripts/use.py": script,
+        "scripts/use.js": "console.log('node', require('swnode').value);\n",
+    }
+    for name, expected in (
+        ("scripts/use.py", "python 42\nread-only\n"),
+        ("scripts/use.js", "node 7\n"),
+    ):
+        client = await make_client()
+        response = await client.post(
+            "/execute",
+            headers=AUTH,
+            **execute_form({"script": name}, make_package(files), environment=environment),
+        )
+        assert response.status_code == 200, response.text
+        result = ExecutorResult.model_validate(response.json())
+        assert (result.exit_code, result.stdout) == (0, expected), result.stderr
+
+    # Without it, the same import fails: nothing else provides the package.
+    client = await make_client()
+    response = await client.post(
+        "/execute", headers=AUTH, **execute_form({"script": "scripts/use.py"}, make_package(files))
+    )
+    result = ExecutorResult.model_validate(response.json())
+    assert result.exit_code == 1
+    assert "No module named 'swdemo'" in result.stderr
+
+
+async def test_a_hostile_environment_is_refused_before_anything_runs(
+    make_client: MakeClient,
+) -> None:
+    def escape(archive: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("../outside.txt")
+        info.size = 1
+        archive.addfile(info, io.BytesIO(b"x"))
+
+    def link(archive: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("python/evil")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/passwd"
+        archive.addfile(info)
+
+    for hostile in (
+        make_environment({"python/ok.py": ""}, extra=escape),
+        make_environment({"python/ok.py": ""}, extra=link),
+        b"not a tarball",
+    ):
+        client = await make_client()
+        response = await client.post(
+            "/execute",
+            headers=AUTH,
+            **execute_form(
+                {"script": "scripts/use.py"},
+                make_package({"scripts/use.py": "print('ran')\n"}),
+                environment=hostile,
+            ),
+        )
+        assert response.status_code == 400, response.text
+        assert "bad environment" in response.json()["detail"]
