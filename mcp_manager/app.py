@@ -15,6 +15,9 @@ import asyncio
 import hmac
 import logging
 import math
+import os
+import shutil
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,12 +28,14 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, Field
 from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
-from mcp_manager.executions import ExecutionService, ExecutionState
+from mcp_manager.environments import EnvironmentBuilder
+from mcp_manager.executions import ExecutionService, ExecutionState, PreparedEnvironment
 from mcp_manager.mcp_server import SkillMcp
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool, WarmPool
@@ -91,6 +96,13 @@ State = Annotated[ManagerState, Depends(_state)]
 _SECURED = [Depends(_authorized)]
 
 
+class EnvironmentRequest(BaseModel):
+    """``POST /sandbox/environments``: which skill version to prepare."""
+
+    skill: str = Field(min_length=1, max_length=64)
+    version: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 class _McpEndpoint:
     """``/mcp``: the MCP front door (streamable HTTP), behind the manager's bearer token."""
 
@@ -111,6 +123,14 @@ class _McpEndpoint:
             await response(scope, receive, send)
             return
         await self.app.state.mcp.handle_request(scope, receive, send)
+
+
+def _script_python() -> str:
+    """The python3 local sandboxes run scripts with (the executor prefers the system's), so
+    environments are built for the interpreter that will import them."""
+    if os.path.exists("/usr/bin/python3"):
+        return "/usr/bin/python3"
+    return shutil.which("python3") or sys.executable
 
 
 def _backend(settings: Settings) -> SandboxBackend:
@@ -153,68 +173,30 @@ def _pool(
     )
 
 
-def create_app(
-    settings: Settings,
-    *,
-    store: ArtifactStore | None = None,
-    backend: SandboxBackend | None = None,
-    publish: bool = True,
-) -> FastAPI:
-    """Build the manager app.
-
-    Args:
-        settings: configuration; ``sandbox.manager_token`` is required.
-        store: the artifact store (default: from ``settings.storage``).
-        backend: where sandboxes come from (default: from ``settings.sandbox.backend``).
-        publish: publish the configured skill library's packages at start-up.
-    """
-    if settings.sandbox.manager_token is None:
-        raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
-    token = settings.sandbox.manager_token.get_secret_value().encode()
-    if backend is None and settings.sandbox.backend == "kubernetes":
-        from mcp_manager.kubernetes import KubernetesPool
-
-        KubernetesPool.check(settings.sandbox.kubernetes)
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        the_store = store if store is not None else open_store(settings.storage)
-        registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
-        if publish:
-            published = await publish_library(the_store, registry)
-            logger.info("published %d skill packages", published)
-        metrics = ManagerMetrics()
-        pool = _pool(settings, backend, metrics)
-        service = ExecutionService(
-            store=the_store,
-            pool=pool,
-            metrics=metrics,
-            skill_secrets={
-                skill: {name: value.get_secret_value() for name, value in values.items()}
-                for skill, values in settings.sandbox.skill_secrets.items()
-            },
-            default_timeout=settings.sandbox.timeout_seconds,
+def _service(
+    settings: Settings, store: ArtifactStore, pool: SandboxPool, metrics: ManagerMetrics
+) -> ExecutionService:
+    return ExecutionService(
+        store=store,
+        pool=pool,
+        metrics=metrics,
+        skill_secrets={
+            skill: {name: value.get_secret_value() for name, value in values.items()}
+            for skill, values in settings.sandbox.skill_secrets.items()
+        },
+        default_timeout=settings.sandbox.timeout_seconds,
+        claim_lease=settings.sandbox.claim_lease_seconds,
+        environments=EnvironmentBuilder(
+            settings.sandbox.environments,
+            store,
+            python=_script_python(),
             claim_lease=settings.sandbox.claim_lease_seconds,
-        )
-        front_door = SkillMcp(
-            settings, registry=registry, store=the_store, run_script=service.execute
-        )
-        sessions = StreamableHTTPSessionManager(app=front_door.server)
-        app.state.manager = ManagerState(pool, service, metrics, the_store)
-        app.state.mcp = sessions
-        await pool.start()
-        try:
-            async with sessions.run():
-                yield
-        finally:
-            await service.close()
-            await pool.close()
-
-    app = FastAPI(
-        title="skillweave MCP manager", lifespan=lifespan, middleware=[Middleware(TraceMiddleware)]
+        ),
     )
-    app.state.token = token
-    secured = _SECURED
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    """The manager's errors as HTTP answers the sandbox client turns back into them."""
 
     @app.exception_handler(ExecutionRejectedError)
     async def _rejected(_: Request, exc: ExecutionRejectedError) -> JSONResponse:
@@ -247,6 +229,61 @@ def create_app(
             headers={"Retry-After": str(exc.retry_after)},
         )
 
+
+def create_app(
+    settings: Settings,
+    *,
+    store: ArtifactStore | None = None,
+    backend: SandboxBackend | None = None,
+    publish: bool = True,
+) -> FastAPI:
+    """Build the manager app.
+
+    Args:
+        settings: configuration; ``sandbox.manager_token`` is required.
+        store: the artifact store (default: from ``settings.storage``).
+        backend: where sandboxes come from (default: from ``settings.sandbox.backend``).
+        publish: publish the configured skill library's packages at start-up.
+    """
+    if settings.sandbox.manager_token is None:
+        raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
+    token = settings.sandbox.manager_token.get_secret_value().encode()
+    if backend is None and settings.sandbox.backend == "kubernetes":
+        from mcp_manager.kubernetes import KubernetesPool
+
+        KubernetesPool.check(settings.sandbox.kubernetes)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        the_store = store if store is not None else open_store(settings.storage)
+        registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
+        if publish:
+            published = await publish_library(the_store, registry)
+            logger.info("published %d skill packages", published)
+        metrics = ManagerMetrics()
+        pool = _pool(settings, backend, metrics)
+        service = _service(settings, the_store, pool, metrics)
+        front_door = SkillMcp(
+            settings, registry=registry, store=the_store, run_script=service.execute
+        )
+        sessions = StreamableHTTPSessionManager(app=front_door.server)
+        app.state.manager = ManagerState(pool, service, metrics, the_store)
+        app.state.mcp = sessions
+        await pool.start()
+        try:
+            async with sessions.run():
+                yield
+        finally:
+            await service.close()
+            await pool.close()
+
+    app = FastAPI(
+        title="skillweave MCP manager", lifespan=lifespan, middleware=[Middleware(TraceMiddleware)]
+    )
+    app.state.token = token
+    secured = _SECURED
+
+    _install_error_handlers(app)
     app.router.routes.append(Route("/mcp", _McpEndpoint(app)))
 
     @app.get("/healthz")
@@ -279,6 +316,11 @@ def create_app(
     @app.get("/sandbox/pool", dependencies=secured)
     async def pool_status(state: State) -> dict[str, object]:
         return dict(state.pool.status())
+
+    @app.post("/sandbox/environments", dependencies=secured)
+    async def prepare_environment(body: EnvironmentRequest, state: State) -> PreparedEnvironment:
+        """Build (once) a published skill version's environment, ahead of its first run."""
+        return await state.service.prepare_environment(body.skill, body.version)
 
     @app.get("/metrics", dependencies=secured)
     async def metrics(state: State) -> Response:

@@ -47,18 +47,21 @@ from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mcp_manager.backends import Sandbox
+from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
+    DependencyError,
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
     SandboxLostError,
+    SkillEnvironmentError,
     StorageError,
 )
 from skillweave.sandbox.models import (
@@ -71,6 +74,7 @@ from skillweave.sandbox.models import (
     ExecutorResult,
     OutputArtifact,
 )
+from skillweave.skills.dependencies import DependencySpec, discover_dependencies
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.telemetry import bound
@@ -86,6 +90,8 @@ _RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "EXECUTOR__"
 _MASK: Final = "***"
 _HTTP_GRACE_SECONDS: Final = 30.0
 _PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
+_SPEC_CACHE: Final = 1024
+"""Dependency specs kept, by skill version (a version is its content: never stale)."""
 _MAX_CLAIM_ATTEMPTS: Final = 5  # runs of one execution interrupted by stopped managers, at most
 _JSON: Final = "application/json"
 
@@ -131,6 +137,26 @@ def _package_names(package: bytes) -> set[str]:
     return set(names)
 
 
+_SPEC_FILE_BYTES: Final = 4 * 1024 * 1024
+"""Files larger than this are not handed to dependency discovery (which refuses a source
+over 1 MiB itself, so an oversized requirements file is still reported)."""
+
+
+def _dependency_spec(package: bytes, *, max_dependencies: int) -> DependencySpec:
+    """What the skill in `package` declares (requirements.txt, PEP 723, package.json, its
+    SKILL.md field), relative to the skill folder (one top folder is stripped)."""
+    files: dict[str, bytes] = {}
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        entries = [i for i in archive.infolist() if not i.is_dir()]
+        tops = {i.filename.split("/", 1)[0] for i in entries}
+        strip = len(tops) == 1 and all("/" in i.filename for i in entries)
+        for info in entries:
+            name = info.filename.split("/", 1)[1] if strip else info.filename
+            if info.file_size <= _SPEC_FILE_BYTES:  # any file: includes may name any file
+                files[name] = archive.read(info)
+    return discover_dependencies(files, max_dependencies=max_dependencies)
+
+
 def _input_name(ref: ArtifactRef) -> str:
     for marker in ("/inputs/", "/outputs/"):
         if marker in ref.key:
@@ -153,6 +179,17 @@ def _mask(text: str, secrets: Mapping[str, str]) -> str:
     return text
 
 
+class PreparedEnvironment(BaseModel):
+    """``POST /sandbox/environments``: a skill version's environment, ready."""
+
+    skill: str
+    version: str
+    dependencies: dict[str, object]
+    needed: bool = Field(description="False: the skill declares no dependencies.")
+    bytes: int = Field(description="Size of the packed environment sent with each run.")
+    seconds: float = Field(description="How long preparing took (a build, or a lookup).")
+
+
 class ExecutionService:
     """Validates, deduplicates, runs and records script executions.
 
@@ -164,6 +201,8 @@ class ExecutionService:
         default_timeout: wall time when a request sets no limits.
         claim_lease: how long a claim lives unrenewed (its manager renews it four times as
             often while the script runs); a lapsed claim's execution may run again.
+        environments: prepares the environments of skills that declare dependencies (built
+            once, stored, sent with each execution); None: dependencies are not provided.
     """
 
     def __init__(
@@ -175,8 +214,11 @@ class ExecutionService:
         skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
         default_timeout: float = 60.0,
         claim_lease: float = 20.0,
+        environments: EnvironmentBuilder | None = None,
     ) -> None:
         self._store = store
+        self._environments = environments
+        self._specs: OrderedDict[str, DependencySpec] = OrderedDict()
         self._pool = pool
         self._metrics = metrics
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
@@ -189,9 +231,11 @@ class ExecutionService:
         self._client = httpx.AsyncClient()
 
     async def close(self) -> None:
-        """Cancel what is running and close the HTTP client."""
+        """Cancel what is running (builds of environments too) and close the HTTP client."""
         for execution_id in list(self._inflight):
             await self.cancel(execution_id)
+        if self._environments is not None:
+            await self._environments.aclose()
         await self._client.aclose()
 
     # --- the public operations -------------------------------------------------------------
@@ -254,6 +298,38 @@ class ExecutionService:
             return result
         finally:
             self._inflight.pop(request.execution_id, None)
+
+    async def prepare_environment(self, skill: str, version: str) -> PreparedEnvironment:
+        """Build (once) the environment of a published skill version's dependencies, as its
+        first run would: ``skillweave skills build`` and uploads ask for it ahead of use.
+
+        Raises:
+            ExecutionRejectedError: 404 the version is not published; 422 its dependencies
+                cannot be used (the message says why: a declaration, a failed build naming
+                the package, or builds switched off); 409 this manager prepares none.
+        """
+        if self._environments is None:
+            raise ExecutionRejectedError(409, "this manager does not prepare environments")
+        ref = await self._store.stat(keys.skill_package_key(skill, version))
+        if ref is None:
+            raise ExecutionRejectedError(
+                404, f"skill {skill!r} version {version[:12]} is not published"
+            )
+        package, _ = await self._package(ref)
+        request = ExecuteRequest(
+            execution_id="prepare", run_id="prepare", skill=skill, version=version, script="-"
+        )
+        started = time.perf_counter()
+        environment = await self._environment(request, package)
+        spec = self._specs[version]
+        return PreparedEnvironment(
+            skill=skill,
+            version=version,
+            dependencies=spec.to_json(),
+            needed=environment is not None,
+            bytes=len(environment) if environment is not None else 0,
+            seconds=round(time.perf_counter() - started, 3),
+        )
 
     async def state(self, execution_id: str) -> ExecutionState | None:
         """Running or finished; None when the id is unknown."""
@@ -356,11 +432,51 @@ class ExecutionService:
             self._package_bytes -= len(dropped)
         return package, names
 
+    async def _environment(self, request: ExecuteRequest, package: bytes) -> bytes | None:
+        """The packed environment of the skill's declared dependencies, built on first use
+        (once per skill version, runtime and platform); None when it declares none.
+
+        Raises:
+            ExecutionRejectedError: the dependencies cannot be used (a bad or conflicting
+                declaration, a failed build, builds off and none prebuilt); nothing ran and
+                the id stays free, so the run can be asked again once that is fixed.
+        """
+        if self._environments is None:
+            return None
+        try:
+            spec = self._specs.get(request.version)
+            if spec is None:
+                spec = await asyncio.to_thread(
+                    _dependency_spec,
+                    package,
+                    max_dependencies=self._environments.settings.max_dependencies,
+                )
+                self._specs[request.version] = spec
+                while len(self._specs) > _SPEC_CACHE:
+                    self._specs.popitem(last=False)
+            if spec.empty:
+                return None
+            started = time.perf_counter()
+            prepared = await self._environments.ensure(request.skill, request.version, spec)
+        except (DependencyError, SkillEnvironmentError) as exc:
+            raise ExecutionRejectedError(422, str(exc)) from exc
+        if prepared is None:
+            return None
+        if prepared.built:
+            self._metrics.environment_builds.inc()
+        data = await self._store.get_bytes(prepared.ref)
+        self._metrics.environment_seconds.labels(built=str(prepared.built).lower()).observe(
+            time.perf_counter() - started
+        )
+        return data
+
     async def _run(
         self, entry: _Inflight, fingerprint: str, package_ref: ArtifactRef | None
     ) -> ExecutionResult:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
+        # Before a sandbox is taken: a first use may build for minutes, holding none.
+        environment = await self._environment(request, package)
         sandbox, _ = await self._pool.claim()
         try:
             attempt = await self._claim(request.execution_id, fingerprint)
@@ -381,7 +497,7 @@ class ExecutionService:
                     self._renew(request.execution_id, fingerprint, attempt)
                 )
                 try:
-                    result = await self._execute_in(sandbox, request, package, inputs)
+                    result = await self._execute_in(sandbox, request, package, inputs, environment)
                 except SandboxLostError:
                     renewing.cancel()
                     await self._store.delete(
@@ -504,6 +620,7 @@ class ExecutionService:
         request: ExecuteRequest,
         package: bytes,
         inputs: list[tuple[str, bytes]],
+        environment: bytes | None = None,
     ) -> ExecutionResult:
         secrets = self._secrets.get(request.skill, {})
         limits = request.limits or self._default_limits
@@ -516,6 +633,8 @@ class ExecutionService:
         files: list[tuple[str, tuple[str, bytes, str]]] = [
             ("package", ("package.zip", package, "application/zip"))
         ]
+        if environment is not None:
+            files.append(("environment", ("environment.tar.gz", environment, "application/gzip")))
         files += [("inputs", (name, data, "application/octet-stream")) for name, data in inputs]
         try:
             response = await self._client.post(

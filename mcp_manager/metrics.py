@@ -71,6 +71,19 @@ class ManagerMetrics:
             ["reason"],
             registry=self.registry,
         )
+        self.environment_builds = Counter(
+            "skillweave_sandbox_environment_builds",
+            "Environments of skill dependencies this manager built (a build happens once per "
+            "skill version, runtime and platform; later runs reuse the stored one).",
+            registry=self.registry,
+        )
+        self.environment_seconds = Histogram(
+            "skillweave_sandbox_environment_seconds",
+            "Time to have a run's environment ready: a lookup in the store, or a build.",
+            ["built"],
+            buckets=(0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900),
+            registry=self.registry,
+        )
         self.execution_seconds = Histogram(
             "skillweave_sandbox_execution_seconds",
             "End-to-end time of an execution in the manager.",

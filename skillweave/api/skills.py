@@ -11,6 +11,7 @@ once, at startup.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal
 
@@ -20,9 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillweave.api.app import ApiState, state_of
 from skillweave.api.problems import ApiProblem, problem_response
 from skillweave.engines.services import AgentServices
-from skillweave.errors import ResourceNotFoundError
+from skillweave.errors import ResourceNotFoundError, SkillweaveError
+from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.stored import SkillNameTakenError, StoredSkill, StoredSkills, StoredVersion
+
+logger = logging.getLogger("skillweave.api")
 
 __all__ = [
     "NewSkill",
@@ -128,6 +132,32 @@ def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Await
     return hook
 
 
+def _prepare_environment(state: ApiState, record: StoredSkill) -> None:
+    """Registration builds: ask the manager (``SANDBOX__MANAGER_URL``) to prepare the new
+    version's environment of dependencies now, in the background, so its first run does not
+    wait for a build. Without a manager configured, the first run builds it. A failure is
+    logged; the run that needs the environment reports it again, clearly."""
+    sandbox = state.settings.sandbox
+    if not sandbox.manager_url or sandbox.manager_token is None:
+        return
+    url, token = sandbox.manager_url, sandbox.manager_token.get_secret_value()
+
+    async def prepare() -> None:
+        try:
+            async with SandboxClient(url, token=token) as client:
+                prepared = await client.prepare_environment(record.name, record.latest)
+        except SkillweaveError as exc:
+            logger.warning("environment of %s %s: %s", record.name, record.latest[:12], exc)
+            return
+        if prepared.get("needed"):
+            logger.info("environment of %s %s ready", record.name, record.latest[:12])
+
+    tasks: set[asyncio.Task[None]] = state.extras.setdefault("environment_builds", set())
+    task = asyncio.create_task(prepare(), name=f"prepare-{record.name}")
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
 async def _changed(state: ApiState) -> None:
     """Tell whoever serves skills to engines (``state.extras["skills_changed"]``) that the
     uploaded skills changed."""
@@ -203,6 +233,7 @@ async def create_skill(
     except SkillNameTakenError as exc:
         raise ApiProblem(409, str(exc)) from None
     await _changed(state)
+    _prepare_environment(state, record)
     return record
 
 
@@ -231,6 +262,7 @@ async def upload_skill(
     except SkillNameTakenError as exc:
         raise ApiProblem(409, str(exc)) from None
     await _changed(state)
+    _prepare_environment(state, record)
     return record
 
 

@@ -379,6 +379,38 @@ def unpack(
         out.print(f"extracted skill folder {skill_dir}")
 
 
+@skills_app.command("build")
+def build(
+    name: Annotated[str, typer.Argument(help="The skill whose dependencies to prepare.")],
+    dirs: DirsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Prepare a skill's environment of declared dependencies (requirements.txt, PEP 723,
+    package.json, its `dependencies` field) ahead of its first run: built once by the manager
+    at SANDBOX__MANAGER_URL (or one started here), in a build sandbox, and stored."""
+    import asyncio
+
+    from skillweave.cli.sandbox import prepare_environment
+
+    registry = _registry(dirs)
+    with _errors():
+        skill = registry.get(name)
+        prepared = asyncio.run(prepare_environment(get_settings(), skill))
+    if as_json:
+        _dump(prepared)
+        return
+    if not prepared["needed"]:
+        out.print(f"{name} declares no dependencies: nothing to build")
+        return
+    python = prepared["dependencies"].get("python") or []
+    node = prepared["dependencies"].get("node") or []
+    out.print(
+        f"{name} {skill.version[:12]}: environment ready ({len(python)} Python, {len(node)} Node "
+        f"dependencies; {prepared['bytes']:,} bytes; {prepared['seconds']:.1f} s)",
+        soft_wrap=True,
+    )
+
+
 @skills_app.command("upload")
 def upload(
     archive: Annotated[Path, typer.Argument(help="The skill package (ZIP) to upload.")],

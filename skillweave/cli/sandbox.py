@@ -30,7 +30,7 @@ from skillweave.skills import Skill
 from skillweave.storage import keys, open_store
 from skillweave.storage.base import ArtifactStore
 
-__all__ = ["SandboxRun", "copy_outputs", "manager_for", "run_script"]
+__all__ = ["SandboxRun", "copy_outputs", "manager_for", "prepare_environment", "run_script"]
 
 
 class SandboxRun:
@@ -97,6 +97,17 @@ async def run_script(
     async with manager_for(settings) as (url, token), SandboxClient(url, token=token) as client:
         result = await client.execute(request)
     return SandboxRun(result, run_id=run_id, store=store)
+
+
+async def prepare_environment(settings: Settings, skill: Skill) -> dict[str, object]:
+    """Publish `skill` and have a manager build its environment of dependencies (once)."""
+    store = open_store(settings.storage)
+    await publish_skill(store, skill)
+    async with (
+        manager_for(settings, pool_target=0) as (url, token),
+        SandboxClient(url, token=token) as client,
+    ):
+        return await client.prepare_environment(skill.name, skill.version)
 
 
 async def copy_outputs(run: SandboxRun, destination: Path) -> list[Path]:

@@ -86,6 +86,12 @@ class SandboxClient:
         _raise_for(response, execution_id)
         return True
 
+    async def prepare_environment(self, skill: str, version: str) -> dict[str, object]:
+        """Build (once) a published skill version's environment of dependencies; the answer
+        says whether it needs one, its size and how long preparing took."""
+        body = {"skill": skill, "version": version}
+        return (await self._request("POST", "/sandbox/environments", json=body)).json()
+
     async def pool(self) -> dict[str, object]:
         """The warm pool's state."""
         return (await self._request("GET", "/sandbox/pool")).json()

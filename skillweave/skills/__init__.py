@@ -2,8 +2,8 @@
 
 Parsing and validating ``SKILL.md`` (strict and lenient), discovering libraries (bounded,
 cached, with precedence between roots), skill trees, versions, the tier-1 catalog, activation
-payloads, resource reads, ZIP packages, tool schemas of executable skills and skill selection
-(keyword, BM25, embeddings, hybrid).
+payloads, resource reads, ZIP packages, tool schemas of executable skills, skill selection
+(keyword, BM25, embeddings, hybrid) and the package dependencies a skill declares.
 Imports nothing above ``skillweave.config``.
 """
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
+    from skillweave.skills.dependencies import DependencySpec, discover_dependencies
     from skillweave.skills.discovery import ScanResult, SkillScanner
     from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
     from skillweave.skills.loader import LoadedSkill, load_skill_file
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "CATALOG_PREAMBLE": "catalog",
     "Catalog": "catalog",
+    "DependencySpec": "dependencies",
     "Diagnostic": "spec",
     "Frontmatter": "frontmatter",
     "LoadedSkill": "loader",
@@ -54,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "build_package": "package",
     "check_frontmatter": "spec",
     "declared_tool_scripts": "tools",
+    "discover_dependencies": "dependencies",
     "extract_package": "package",
     "list_resources": "resources",
     "load_skill_file": "loader",
@@ -74,6 +77,7 @@ __all__ = [
     "CATALOG_PREAMBLE",
     "SKILL_TYPES",
     "Catalog",
+    "DependencySpec",
     "Diagnostic",
     "Frontmatter",
     "LoadedSkill",
@@ -92,6 +96,7 @@ __all__ = [
     "build_package",
     "check_frontmatter",
     "declared_tool_scripts",
+    "discover_dependencies",
     "extract_package",
     "list_resources",
     "load_skill_file",

@@ -73,6 +73,12 @@ def _words(value: Any) -> tuple[str, ...]:
     return tuple(str(value).replace(",", " ").split())
 
 
+def _skill_names(value: Any) -> tuple[str, ...]:
+    """`dependencies` as skill names: only a string names skills (``csv-profiler, pdf``); a
+    mapping or a list declares packages (see ``skills.dependencies``), not skills."""
+    return _words(value) if isinstance(value, str) else ()
+
+
 def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) -> LoadedSkill:
     """Build a skill from a parsed frontmatter, tolerating what lenient loading tolerates."""
     data = front.data
@@ -110,7 +116,7 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
         metadata=MappingProxyType(metadata),
         enabled=True if enabled is None else enabled,
         auto_load=bool(auto_load),
-        dependencies=_words(extensions.get("dependencies")),
+        dependencies=_skill_names(extensions.get("dependencies")),
         tools=_words(extensions.get("tools")),
         warnings=tuple(diagnostics),
     )

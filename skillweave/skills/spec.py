@@ -6,6 +6,13 @@
 ``skillweave skills validate --strict`` (every diagnostic is an error), plain ``validate`` (only
 fatal ones are) and the runtime loader all read the same list. The limits are the spec's
 (agentskills.io/specification); our extension keys live under ``metadata``.
+
+One extension cannot: a skill's package dependencies (``dependencies: {python: [...], node:
+{...}}``, or a plain list of Python requirements) are structured, and the spec's ``metadata``
+holds strings only. A top-level ``dependencies`` mapping or list is therefore accepted as our
+documented extension, in both modes, and only its shape is checked here (each requirement is
+read by :mod:`skillweave.skills.dependencies`). A ``dependencies`` *string* keeps its older
+meaning, the names of skills this one builds on, and belongs under ``metadata``.
 """
 
 from __future__ import annotations
@@ -21,11 +28,14 @@ __all__ = [
     "EXTENSION_KEYS",
     "NAME_MAX_LENGTH",
     "NAME_PATTERN",
+    "PACKAGE_DEPENDENCY_KINDS",
     "SPEC_KEYS",
     "Diagnostic",
     "check_frontmatter",
+    "declares_packages",
     "effective_name",
     "name_problems",
+    "package_dependency_problems",
     "parse_bool",
 ]
 
@@ -39,7 +49,9 @@ SPEC_KEYS: Final = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
 EXTENSION_KEYS: Final = frozenset({"type", "auto_load", "enabled", "dependencies", "tools"})
-"""skillweave's own keys; valid under ``metadata``, tolerated (with a warning) at top level."""
+"""skillweave's own keys; valid under ``metadata``, tolerated (with a warning) at top level,
+except a package ``dependencies`` mapping or list, which is accepted there (see above)."""
+PACKAGE_DEPENDENCY_KINDS: Final = ("node", "python")
 
 _INVALID_NAME_CHARS: Final = re.compile(r"[^a-z0-9-]")
 # What makes a name unusable however lenient the loading: it could not be one component of a
@@ -165,7 +177,10 @@ def check_frontmatter(
     for key in data:
         if key in SPEC_KEYS:
             continue
-        if key in EXTENSION_KEYS:
+        if key == "dependencies" and declares_packages(data[key]):
+            problems = package_dependency_problems(data[key])
+            found += (Diagnostic(path, "dependencies", m) for m in problems)
+        elif key in EXTENSION_KEYS:
             message = "is a skillweave extension; the spec puts it under 'metadata'"
             found.append(Diagnostic(path, str(key), message))
             found += _check_extensions({key: data[key]}, path=path, prefix="")
@@ -173,6 +188,58 @@ def check_frontmatter(
             allowed = ", ".join(sorted(SPEC_KEYS))
             found.append(Diagnostic(path, str(key), f"unknown key (the spec allows: {allowed})"))
     return found
+
+
+def declares_packages(value: Any) -> bool:
+    """True when a top-level ``dependencies`` value declares packages (a mapping or a list)
+    rather than naming skills (a string)."""
+    return isinstance(value, Mapping | list)
+
+
+def package_dependency_problems(value: Any) -> list[str]:
+    """Every shape problem of a package ``dependencies`` value; empty when well formed.
+
+    Well formed is a list of requirement strings (Python), or a mapping with ``python`` (a list
+    of requirement strings) and/or ``node`` (a mapping of package name to version range). Only
+    the shape is checked: whether each string is a valid requirement is for discovery to say.
+    """
+    if isinstance(value, list):
+        return _string_list_problems(value, "")
+    if not isinstance(value, Mapping):
+        return [f"must be a mapping or a list, not {type(value).__name__}"]
+    problems: list[str] = []
+    for key in value:
+        if key not in PACKAGE_DEPENDENCY_KINDS:
+            allowed = ", ".join(PACKAGE_DEPENDENCY_KINDS)
+            problems.append(f"unknown key {key!r} (allowed: {allowed})")
+    python = value.get("python")
+    if python is not None:
+        if isinstance(python, list):
+            problems += _string_list_problems(python, "python")
+        else:
+            problems.append(f"python: must be a list of requirements, not {type(python).__name__}")
+    node = value.get("node")
+    if node is not None:
+        if not isinstance(node, Mapping):
+            kind = type(node).__name__
+            problems.append(f"node: must map package names to version ranges, not {kind}")
+        else:
+            for name, version_range in node.items():
+                if not isinstance(name, str) or not isinstance(version_range, str):
+                    problems.append(
+                        f"node: {name!r}: {version_range!r} must map a package name (string) "
+                        "to a version range (string)"
+                    )
+    return problems
+
+
+def _string_list_problems(items: list[Any], label: str) -> list[str]:
+    prefix = f"{label}[" if label else "["
+    return [
+        f"{prefix}{index}]: must be a requirement string, not {type(item).__name__}"
+        for index, item in enumerate(items)
+        if not isinstance(item, str)
+    ]
 
 
 def _name_messages(name: Any, dir_name: str | None) -> list[str]:

@@ -11,6 +11,10 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     runs/{run_id}/transcript/{seq:08d}.json                the append-only transcript log
     executions/{sha256}.json                               the stored result of an execution
     executions/{sha256}.claim                              the claim marker of an execution
+    environments/{skill}/{version}/{runtime}/{platform}.tar.gz   a version's dependencies, built
+    environments/{skill}/{version}/{runtime}/{platform}.log      the log of its last build
+    environments/{skill}/{version}/{runtime}/{platform}.claim    the claim of its one builder
+    environments/{skill}/{version}/{runtime}/{platform}.failed   why its last build failed
     payloads/{sha256}.bin                                  a Temporal payload over the size cap
     catalog/skills/{name}.json                             an uploaded skill: versions, enabled
     catalog/agents/{agent_id}.json                         an agent made over the API
@@ -37,6 +41,10 @@ __all__ = [
     "LogStream",
     "agent_key",
     "belongs_to_run",
+    "environment_claim_key",
+    "environment_failure_key",
+    "environment_key",
+    "environment_log_key",
     "execution_claim_key",
     "execution_digest",
     "execution_log_key",
@@ -231,6 +239,46 @@ def execution_claim_key(execution_id: str, attempt: int = 1) -> str:
     may have run. A later attempt is claimed only once the earlier claim's lease lapsed."""
     suffix = "" if attempt == 1 else f".{attempt}"
     return f"executions/{_sha256(_execution_id(execution_id))}.claim{suffix}"
+
+
+def _environment_stem(skill: str, version: str, runtime: str, platform: str) -> str:
+    return (
+        f"environments/{_name(skill, 'skill name')}/{_name(version, 'skill version')}/"
+        f"{_name(runtime, 'runtime')}/{_name(platform, 'platform')}"
+    )
+
+
+def environment_key(skill: str, version: str, runtime: str, platform: str) -> str:
+    """``environments/{skill}/{version}/{runtime}/{platform}.tar.gz``: a skill version's
+    declared dependencies, installed for one executor runtime (``cp311-node20``) and platform
+    (``linux-x86_64``). Written once, after a build that succeeded; never replaced."""
+    return f"{_environment_stem(skill, version, runtime, platform)}.tar.gz"
+
+
+def environment_log_key(skill: str, version: str, runtime: str, platform: str) -> str:
+    """``environments/{skill}/{version}/{runtime}/{platform}.log``: the output of the last
+    build of that environment, kept whether it succeeded or failed."""
+    return f"{_environment_stem(skill, version, runtime, platform)}.log"
+
+
+def environment_claim_key(
+    skill: str, version: str, runtime: str, platform: str, attempt: int = 1
+) -> str:
+    """``environments/{skill}/{version}/{runtime}/{platform}.claim`` (``.claim.{attempt}``
+    after the first): won with ``put_if_absent`` by the one builder that builds the
+    environment, renewed while it builds, removed when it is done. A later attempt is claimed
+    only once the earlier claim's lease lapsed (its builder stopped)."""
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+        raise InvalidKeyError(repr(attempt), "the claim attempt must be an int >= 1")
+    suffix = "" if attempt == 1 else f".{attempt}"
+    return f"{_environment_stem(skill, version, runtime, platform)}.claim{suffix}"
+
+
+def environment_failure_key(skill: str, version: str, runtime: str, platform: str) -> str:
+    """``environments/{skill}/{version}/{runtime}/{platform}.failed``: why the last build
+    failed (reason, package, log key), so that the requests waiting on that build share its
+    error instead of building again; a later request builds again."""
+    return f"{_environment_stem(skill, version, runtime, platform)}.failed"
 
 
 def payload_key(digest: str) -> str:

@@ -209,10 +209,12 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
         pool_max: int = 4,
         claim_timeout: float = 20.0,
         backend: SandboxBackend | None = None,
+        environments: dict[str, object] | None = None,
     ) -> Manager:
         settings = Settings(
             _env_file=None,
             sandbox={
+                "environments": environments or {},
                 "manager_token": SecretStr(TOKEN),
                 "pool_target": pool_target,
                 "pool_max": pool_max,
