@@ -28,6 +28,7 @@ bench: install  ## benchmarks; results go to docs/BENCHMARKS.md by hand
 	$(BIN)/python bench/skills_bench.py
 	$(BIN)/python bench/selection_bench.py
 	$(BIN)/python bench/sandbox_bench.py
+	$(BIN)/python bench/environments_bench.py
 	$(BIN)/python bench/kubernetes_bench.py
 
 soak: install  ## the reliability suite at full scale (chaos, load, length); prints its figures

@@ -186,6 +186,7 @@ class PreparedEnvironment(BaseModel):
     version: str
     dependencies: dict[str, object]
     needed: bool = Field(description="False: the skill declares no dependencies.")
+    built: bool = Field(description="True: built now; False: it was ready (or not needed).")
     bytes: int = Field(description="Size of the packed environment sent with each run.")
     seconds: float = Field(description="How long preparing took (a build, or a lookup).")
 
@@ -320,14 +321,15 @@ class ExecutionService:
             execution_id="prepare", run_id="prepare", skill=skill, version=version, script="-"
         )
         started = time.perf_counter()
-        environment = await self._environment(request, package)
+        prepared = await self._environment(request, package)
         spec = self._specs[version]
         return PreparedEnvironment(
             skill=skill,
             version=version,
             dependencies=spec.to_json(),
-            needed=environment is not None,
-            bytes=len(environment) if environment is not None else 0,
+            needed=prepared is not None,
+            built=prepared is not None and prepared[1],
+            bytes=len(prepared[0]) if prepared is not None else 0,
             seconds=round(time.perf_counter() - started, 3),
         )
 
@@ -432,9 +434,12 @@ class ExecutionService:
             self._package_bytes -= len(dropped)
         return package, names
 
-    async def _environment(self, request: ExecuteRequest, package: bytes) -> bytes | None:
+    async def _environment(
+        self, request: ExecuteRequest, package: bytes
+    ) -> tuple[bytes, bool] | None:
         """The packed environment of the skill's declared dependencies, built on first use
-        (once per skill version, runtime and platform); None when it declares none.
+        (once per skill version, runtime and platform), and whether this call built it; None
+        when it declares none.
 
         Raises:
             ExecutionRejectedError: the dependencies cannot be used (a bad or conflicting
@@ -468,7 +473,7 @@ class ExecutionService:
         self._metrics.environment_seconds.labels(built=str(prepared.built).lower()).observe(
             time.perf_counter() - started
         )
-        return data
+        return data, prepared.built
 
     async def _run(
         self, entry: _Inflight, fingerprint: str, package_ref: ArtifactRef | None
@@ -476,7 +481,8 @@ class ExecutionService:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
         # Before a sandbox is taken: a first use may build for minutes, holding none.
-        environment = await self._environment(request, package)
+        prepared = await self._environment(request, package)
+        environment = prepared[0] if prepared is not None else None
         sandbox, _ = await self._pool.claim()
         try:
             attempt = await self._claim(request.execution_id, fingerprint)

@@ -48,3 +48,13 @@ def test_the_selection_benchmark_sources_are_valid_and_large_enough() -> None:
     assert {s.name for s in small.skills} <= {s.name for s in library_of(benchmark, 1_000).skills}
     splits = {r.split for r in small.requests}
     assert splits == {"validation", "heldout"}
+
+
+def test_quick_environments_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.environments_bench import main as environments_main
+
+    assert environments_main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "first-use build" in out
+    for label in ("python: 2 small wheels", "node: 2 small packages"):
+        assert label in out

@@ -404,9 +404,11 @@ def build(
         return
     python = prepared["dependencies"].get("python") or []
     node = prepared["dependencies"].get("node") or []
+    how = "built" if prepared["built"] else "already built"
     out.print(
-        f"{name} {skill.version[:12]}: environment ready ({len(python)} Python, {len(node)} Node "
-        f"dependencies; {prepared['bytes']:,} bytes; {prepared['seconds']:.1f} s)",
+        f"{name} {skill.version[:12]}: environment ready, {how} ({len(python)} Python, "
+        f"{len(node)} Node dependencies; {prepared['bytes']:,} bytes; "
+        f"{prepared['seconds']:.1f} s)",
         soft_wrap=True,
     )
 

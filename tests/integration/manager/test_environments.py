@@ -11,15 +11,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import SecretStr
 
+from mcp_manager.server import LoopbackServer
+from skillweave.api import skills
+from skillweave.api.app import create_api
+from skillweave.config import Settings
 from skillweave.errors import ExecutionRejectedError
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry, SkillScanner
+from skillweave.skills.package import build_package
 from tests.conftest import write_skill
-from tests.integration.manager.conftest import Manager, StartManager
+from tests.integration.manager.conftest import TOKEN, Manager, StartManager, assert_eventually
 from tests.mcp_manager.environment_support import bwrap_works, python_index
 
 pytestmark = pytest.mark.skipif(not bwrap_works(), reason="environment builds need bubblewrap")
@@ -90,6 +97,7 @@ async def test_a_script_needing_a_package_runs_once_its_environment_is_built_and
     )
     prepared = await builder.client.prepare_environment(skill.name, skill.version)
     assert prepared["needed"] is True
+    assert prepared["built"] is True
     assert prepared["dependencies"]["python"] == ["swdemo-plus==1.0"]
     assert prepared["bytes"] > 0
     assert await _metric(builder, "skillweave_sandbox_environment_builds_total") == 1
@@ -134,3 +142,43 @@ async def test_a_failed_build_names_the_package_and_stores_no_environment(
     assert not [key for key in keys if key.endswith(".tar.gz")], keys
     assert any(key.endswith(".log") for key in keys), keys
     assert await _metric(manager, "skillweave_sandbox_executions_total") == 0
+
+
+async def test_an_upload_over_the_api_has_the_manager_build_its_environment(
+    start_manager: StartManager, tmp_path: Path
+) -> None:
+    """Registration builds: the API asks the manager to prepare a new version's environment
+    as soon as it is uploaded, so its first run finds it ready."""
+    index = python_index(tmp_path / "index")
+    registry = _skills(tmp_path / "skills")
+    manager = await start_manager(
+        environments={"find_links": [str(index)], "no_index": True}, pool_target=0
+    )
+    settings = Settings(
+        _env_file=None,
+        api={"token": SecretStr("api-token")},
+        sandbox={"manager_url": manager.url, "manager_token": SecretStr(TOKEN)},
+        skills={"dirs": [], "uploaded_dir": str(tmp_path / "uploaded")},
+    )
+    app = create_api(
+        settings, store=manager.store, routers=[skills.router], on_startup=[skills.open_skills]
+    )
+    package = build_package(registry.get("needs-deps").path)
+    async with (
+        LoopbackServer(app) as server,
+        httpx.AsyncClient(
+            base_url=server.url, headers={"Authorization": "Bearer api-token"}
+        ) as client,
+    ):
+        uploaded = await client.post(
+            "/v1/skills/upload", files={"file": ("skill.zip", package, "application/zip")}
+        )
+        assert uploaded.status_code == 201, uploaded.text
+
+        async def built() -> bool:
+            return await _metric(manager, "skillweave_sandbox_environment_builds_total") == 1
+
+        await assert_eventually(built, timeout=60)
+    version = uploaded.json()["latest"]
+    stored = await manager.store.list(f"environments/needs-deps/{version}/")
+    assert [ref.key for ref in stored if ref.key.endswith(".tar.gz")]
