@@ -48,7 +48,14 @@ def start_executor(tmp_path: Path) -> Iterator[StartExecutor]:
     """Start executors as real subprocesses; each is killed (and waited for) at the end."""
     started: list[RunningExecutor] = []
 
-    def start(*, isolation: str = "auto", env: dict[str, str] | None = None) -> RunningExecutor:
+    def start(
+        *,
+        isolation: str = "auto",
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> RunningExecutor:
+        """An executor with `isolation`; `env` adds to (or overrides) its environment, `args`
+        to its command line (later options win)."""
         index = len(started)
         ready_file = tmp_path / f"ready-{index}.json"
         stdout_path = tmp_path / f"executor-{index}.out"
@@ -70,6 +77,7 @@ def start_executor(tmp_path: Path) -> Iterator[StartExecutor]:
                     str(ready_file),
                     "--log-level",
                     "warning",
+                    *args,
                 ],
                 cwd=REPO,
                 env=env,

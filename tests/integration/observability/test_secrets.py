@@ -15,11 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -36,7 +32,8 @@ from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
-from tests.conftest import REPO, write_skill
+from tests.conftest import write_skill
+from tests.integration.conftest import StartExecutor
 from tests.integration.temporal.harness import Manager, Stack, open_engine, start_dev_server
 from tests.telemetry.support import captured_logs, in_memory_tracing
 
@@ -175,47 +172,20 @@ async def test_a_skill_secret_reaches_its_script_and_no_log_line_or_metric_label
             assert_no_secret(str(dict(event.attributes or {})), SECRET, where="a span event")
 
 
-def test_the_executor_logs_json_lines_without_its_token(tmp_path: Path) -> None:
+def test_the_executor_logs_json_lines_without_its_token(start_executor: StartExecutor) -> None:
     token = secrets.token_urlsafe(24)
-    ready_file = tmp_path / "ready.json"
-    stderr_path = tmp_path / "executor.err"
-    with open(stderr_path, "wb") as stderr:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "sandbox_executor",
-                "--port",
-                "0",
-                "--ready-file",
-                str(ready_file),
-                "--log-level",
-                "debug",
-                "--log-format",
-                "json",
-            ],
-            cwd=REPO,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "EXECUTOR__TOKEN": token},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
+    executor = start_executor(
+        env={"EXECUTOR__TOKEN": token}, args=("--log-level", "debug", "--log-format", "json")
+    )
+    for bearer, status in ((token, 404), ("wrong", 401)):
+        answer = executor.client.get(
+            "/files/missing", headers={"Authorization": f"Bearer {bearer}"}
         )
-    try:
-        deadline = time.monotonic() + 20
-        while not ready_file.exists():
-            assert process.poll() is None, stderr_path.read_text()
-            assert time.monotonic() < deadline, "the executor did not start in 20 s"
-            time.sleep(0.02)
-        port = json.loads(ready_file.read_text())["port"]
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            for bearer, status in ((token, 404), ("wrong", 401)):
-                answer = client.get("/files/missing", headers={"Authorization": f"Bearer {bearer}"})
-                assert answer.status_code == status
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        assert answer.status_code == status
+    executor.process.terminate()
+    executor.process.wait(timeout=10)
 
-    lines = stderr_path.read_text().splitlines()
+    lines = executor.stdout_path.read_text().splitlines()
     ready = [json.loads(line) for line in lines if '"executor ready on port' in line]
     assert [(r["service"], r["logger"]) for r in ready] == [
         ("skillweave-executor", "sandbox_executor.server")
