@@ -10,9 +10,11 @@ builder's own cost, not a network's. For each environment:
   npm, packing, storing), median of a few fresh versions;
 - *ready*: the same call once built (a store lookup), median;
 - *run with* / *run without*: end-to-end ``execute`` of a trivial script, with the environment
-  sent, unpacked read-only and put on the path, against the same skill declaring nothing, each
-  from a warm sandbox (the pool settles between runs); medians and p95; the difference is the
-  per-run overhead of a cached environment.
+  sent and put on the path read-only, against the same skill declaring nothing, each from a
+  warm sandbox (the pool settles between runs); medians and p95; the difference is the per-run
+  overhead of a cached environment. Measured twice in one run: with the executors' shared
+  cache (the default: unpacked once per host, hard-linked into each run) and without it
+  (unpacked for every run).
 
 ``python bench/environments_bench.py`` (about a minute); ``--quick`` for the smoke test. Prints
 tables and exits 0 (figures, not enforced targets).
@@ -29,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -38,7 +40,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.skills_bench import _machine_info, _percentile
-from mcp_manager import create_app
+from mcp_manager import LocalBackend, create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
@@ -66,6 +68,7 @@ class _Case:
 @dataclass(frozen=True, slots=True)
 class _Row:
     label: str
+    cache: bool
     size: int
     build_s: float
     ready_ms: float
@@ -106,7 +109,9 @@ def _large_wheel(folder: Path) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _manager(store: LocalArtifactStore, index: Path, registry: str) -> AsyncIterator[str]:
+async def _manager(
+    store: LocalArtifactStore, index: Path, registry: str, *, cache: bool
+) -> AsyncIterator[str]:
     settings = Settings(
         _env_file=None,
         sandbox={
@@ -120,7 +125,9 @@ async def _manager(store: LocalArtifactStore, index: Path, registry: str) -> Asy
             },
         },
     )
-    async with LoopbackServer(create_app(settings, store=store, publish=False)) as server:
+    backend = LocalBackend(environment_cache=cache)
+    app = create_app(settings, store=store, backend=backend, publish=False)
+    async with LoopbackServer(app) as server:
         yield server.url
 
 
@@ -139,7 +146,7 @@ async def _bench_case(
     for attempt in range(BUILDS_QUICK if quick else BUILDS):
         # A fresh version each time (its content differs): never built before.
         folder = root / f"{case.label.split(':')[0]}-{attempt}"
-        files = {**case.files, "references/edition.md": f"{case.label} {attempt}\n"}
+        files = {**case.files, "references/edition.md": f"{case.label} {attempt} {root.name}\n"}
         write_skill(folder / "with-deps", description="Uses packages.", files=files)
         skill = SkillRegistry.from_scan(SkillScanner([folder]).scan()).get("with-deps")
         await publish_skill(store, skill)
@@ -180,6 +187,7 @@ async def _bench_case(
         without.append(await run("no-deps", bare.version))
     return _Row(
         case.label,
+        True,
         size,
         statistics.median(builds),
         statistics.median(ready),
@@ -201,6 +209,7 @@ def _table(rows: Sequence[_Row]) -> Table:
     table = Table(title="Skill environments: first-use build and per-run overhead once cached")
     for column in (
         "environment",
+        "executors' cache",
         "packed bytes",
         "build s (first use)",
         "ready ms (cached)",
@@ -208,10 +217,12 @@ def _table(rows: Sequence[_Row]) -> Table:
         "run without p50 / p95 ms",
         "overhead p50 ms",
     ):
-        table.add_column(column, justify="left" if column == "environment" else "right")
+        label = column == "environment"
+        table.add_column(column, justify="left" if label else "right", no_wrap=label)
     for row in rows:
         table.add_row(
             row.label,
+            "on" if row.cache else "off",
             f"{row.size:,}",
             f"{row.build_s:.2f}",
             f"{row.ready_ms:.1f}",
@@ -236,16 +247,21 @@ async def _main(quick: bool, console: Console) -> None:
                 "module.exports = { double: require('swnode').value * 2 };\n",
                 dependencies={"swnode": "1.0.0"},
             )
-            async with (
-                _manager(store, index, npm.url) as url,
-                SandboxClient(url, token=TOKEN) as client,
-            ):
-                rows = [
-                    await _bench_case(
-                        case, root=root / "skills", store=store, client=client, quick=quick
-                    )
-                    for case in _cases()
-                ]
+            rows = []
+            for cache in (True, False):  # the executors' shared cache, then without it
+                async with (
+                    _manager(store, index, npm.url, cache=cache) as url,
+                    SandboxClient(url, token=TOKEN) as client,
+                ):
+                    for case in _cases():
+                        row = await _bench_case(
+                            case,
+                            root=root / f"skills-{cache}",
+                            store=store,
+                            client=client,
+                            quick=quick,
+                        )
+                        rows.append(replace(row, cache=cache))
     console.print(_table(rows))
 
 

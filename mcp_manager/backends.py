@@ -88,9 +88,18 @@ class LocalBackend:
     name = "local"
     one_shot = True
 
-    def __init__(self, *, start_timeout: float = 20.0, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        *,
+        start_timeout: float = 20.0,
+        python: str = sys.executable,
+        environment_cache: bool = True,
+    ) -> None:
+        """`environment_cache`: the executors share a folder where each skill environment is
+        unpacked once and hard-linked into runs (off: unpacked for every run)."""
         self._start_timeout = start_timeout
         self._python = python
+        self._environment_cache = environment_cache
         self._client = httpx.AsyncClient()
         self._root = Path(tempfile.mkdtemp(prefix="skillweave-pool-"))
 
@@ -104,6 +113,12 @@ class LocalBackend:
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "EXECUTOR__TOKEN": token,
+            # Skill environments unpacked once for all of this pool's executors.
+            **(
+                {"EXECUTOR__ENVIRONMENT_CACHE": str(self._root / "environments")}
+                if self._environment_cache
+                else {}
+            ),
             # Tracing's configuration, for the executor's own spans (scripts never see these:
             # the executor starts them with an environment of their own).
             **{k: v for k, v in os.environ.items() if k.startswith("OTEL_")},
@@ -166,9 +181,16 @@ class LocalBackend:
 
 
 def _remove_tree(path: Path) -> None:
+    """Remove `path`, also where folders were made read-only (the environment cache's)."""
     import shutil
 
-    shutil.rmtree(path, ignore_errors=True)
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for folder, _, _ in os.walk(path):
+            with contextlib.suppress(OSError):
+                os.chmod(folder, 0o700)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 class StaticBackend:

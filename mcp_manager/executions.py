@@ -635,6 +635,7 @@ class ExecutionService:
             args=request.args,
             env={**request.env, **secrets},
             limits=limits,
+            environment_sha256=hashlib.sha256(environment).hexdigest() if environment else None,
         )
         files: list[tuple[str, tuple[str, bytes, str]]] = [
             ("package", ("package.zip", package, "application/zip"))

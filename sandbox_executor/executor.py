@@ -301,6 +301,8 @@ class Executor:
                 package=package,
                 inputs=checked,
                 environment=environment,
+                environment_sha256=request.environment_sha256,
+                environment_cache=self.settings.environment_cache,
             )
             order = build_order(
                 request,

@@ -59,6 +59,14 @@ class ExecutorSettings(BaseSettings):
         ),
     )
     capture_max_bytes: int = Field(default=CAPTURE_MAX_BYTES, ge=1024)
+    environment_cache: Path | None = Field(
+        default=None,
+        description=(
+            "A folder the executors of one host share: each prepared environment is unpacked"
+            " there once (read-only, by its sha256) and hard-linked into a run's workspace,"
+            " instead of unpacked for every run. Unset: unpacked for every run."
+        ),
+    )
     reusable: bool = Field(
         default=False,
         description=(

@@ -28,6 +28,7 @@ import os
 import shutil
 import stat
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -162,6 +163,8 @@ def fill_workspace(
     package: bytes,
     inputs: Sequence[tuple[tuple[str, ...], BinaryIO]],
     environment: BinaryIO | None = None,
+    environment_sha256: str | None = None,
+    environment_cache: Path | None = None,
 ) -> None:
     """Put the skill (from its package) under ``skill/``, its prepared environment under
     ``deps/`` and the inputs under ``inputs/``.
@@ -172,6 +175,9 @@ def fill_workspace(
         inputs: Each input's checked path parts under ``inputs/`` and its data.
         environment: The skill's prepared environment (a gzipped tar the manager built once
             and stores), if it declares dependencies.
+        environment_sha256: Its sha256, as the manager says.
+        environment_cache: The host's shared folder of unpacked environments: with it (and the
+            sha256), the environment is unpacked there once and hard-linked into ``deps/``.
 
     Raises:
         RequestRejectedError: The package is unsafe or holds no single top-level skill, or two
@@ -192,11 +198,53 @@ def fill_workspace(
         )
     for entry in os.listdir(top):
         os.rename(top / entry, workspace.skill / entry)
-    if environment is not None:
+    if environment is not None and environment_cache is not None and environment_sha256:
+        cached = _cached_environment(environment, environment_sha256, environment_cache)
+        _link_tree(cached, workspace.deps)
+    elif environment is not None:
         _unpack_environment(environment, workspace.deps)
     _write_inputs(workspace.inputs, inputs)
     for path in (workspace.skill, workspace.deps, workspace.inputs):
         _make_read_only(path)
+
+
+def _cached_environment(data: BinaryIO, digest: str, cache: Path) -> Path:
+    """The environment unpacked, read-only, under ``cache/<sha256>``: by this executor now if
+    no executor of the host did it before. Unpacked beside it first and renamed into place, so
+    a reader never sees half of one; when two race, the loser's copy is dropped."""
+    target = cache / digest
+    if target.is_dir():
+        return target
+    raw = data.read()
+    if hashlib.sha256(raw).hexdigest() != digest:
+        raise RequestRejectedError("bad environment: its sha256 is not the one announced")
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=cache))
+    try:
+        _unpack_environment(io.BytesIO(raw), staging)
+        _make_read_only(staging)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not target.is_dir():
+                raise
+    finally:
+        remove_tree(staging)
+    return target
+
+
+def _link_tree(source: Path, dest: Path) -> None:
+    """Mirror `source` into the empty `dest`: folders made, files hard-linked (copied where
+    the two are on different filesystems). A link shares the cached file's read-only inode."""
+    for folder, dirs, files in os.walk(source):
+        here = dest / os.path.relpath(folder, source)
+        for name in dirs:
+            (here / name).mkdir(mode=0o755)
+        for name in files:
+            try:
+                os.link(os.path.join(folder, name), here / name)
+            except OSError:
+                shutil.copy2(os.path.join(folder, name), here / name)
 
 
 def _unpack_environment(data: BinaryIO, dest: Path) -> None:

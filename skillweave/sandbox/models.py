@@ -130,6 +130,12 @@ class ExecutorRequest(BaseModel):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     limits: ExecutionLimits = Field(default_factory=ExecutionLimits)
+    environment_sha256: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="sha256 of the ``environment`` file sent with the request: the key an "
+        "executor with an environment cache keeps it unpacked under.",
+    )
 
 
 class ExecutorFile(BaseModel):

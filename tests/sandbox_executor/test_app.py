@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import logging
@@ -505,3 +506,40 @@ async def test_a_hostile_environment_is_refused_before_anything_runs(
         )
         assert response.status_code == 400, response.text
         assert "bad environment" in response.json()["detail"]
+
+
+async def test_with_a_cache_an_environment_is_unpacked_once_and_hard_linked(
+    make_client: MakeClient, tmp_path: Path
+) -> None:
+    """Executors of one host share a cache: the first unpacks an environment there (by its
+    sha256), every run links it into its workspace (the file's link count shows it), and an
+    environment whose bytes do not match its announced sha256 is refused."""
+    environment = make_environment({"python/swdemo/__init__.py": "VALUE = 42\n"})
+    digest = hashlib.sha256(environment).hexdigest()
+    cache = tmp_path / "cache"
+    script = "import os, swdemo\nprint(swdemo.VALUE, os.stat(swdemo.__file__).st_nlink)\n"
+    package = make_package({"scripts/use.py": script})
+    request = {"script": "scripts/use.py", "environment_sha256": digest}
+    for _ in range(2):
+        client = await make_client(ExecutorSettings(environment_cache=cache))
+        response = await client.post(
+            "/execute", headers=AUTH, **execute_form(request, package, environment=environment)
+        )
+        assert response.status_code == 200, response.text
+        result = ExecutorResult.model_validate(response.json())
+        value, links = result.stdout.split()
+        assert value == "42", result.stderr
+        assert int(links) >= 2  # the cache's inode, linked (earlier workspaces may hold more)
+    assert [p.name for p in cache.iterdir()] == [digest]  # one copy, no leftovers
+
+    client = await make_client(ExecutorSettings(environment_cache=cache))
+    other = make_environment({"python/swdemo/__init__.py": "VALUE = 7\n"})
+    response = await client.post(
+        "/execute",
+        headers=AUTH,
+        **execute_form(
+            {"script": "scripts/use.py", "environment_sha256": "0" * 64}, package, environment=other
+        ),
+    )
+    assert response.status_code == 400
+    assert "sha256" in response.json()["detail"]
