@@ -71,6 +71,18 @@ def route_of(scope: Scope) -> str:
     return path if isinstance(path, str) else UNMATCHED
 
 
+_METHODS: Final = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"}
+)
+
+
+def _method(scope: Scope) -> str:
+    """The request's method as a label: any other token a client sends is ``other``, so a
+    client cannot mint label values (and series) at will."""
+    method = scope["method"]
+    return method if method in _METHODS else "other"
+
+
 class RequestMetrics:
     """ASGI middleware: counts each HTTP request by route template, method and status when its
     response starts, and times it to then. A request that fails without a response counts
@@ -90,7 +102,7 @@ class RequestMetrics:
         def count(status: int) -> None:
             nonlocal answered
             answered = True
-            route, method = route_of(scope), scope["method"]
+            route, method = route_of(scope), _method(scope)
             self.metrics.requests.labels(route=route, method=method, status=str(status)).inc()
             self.metrics.request_seconds.labels(route=route, method=method).observe(
                 time.perf_counter() - started

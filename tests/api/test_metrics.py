@@ -87,8 +87,11 @@ async def test_a_request_is_labelled_with_its_route_template_and_status(
     too_big = await client.post("/v1/agents/", content=b"{" + b" " * 2048 + b"}")
     assert too_big.status_code == 413  # refused before routing
     assert (await client.get("/no/such/path")).status_code == 404
+    for made_up in ("FROB", "XYZZY"):  # a client cannot mint label values
+        assert (await client.request(made_up, "/v1/agents/")).status_code == 405
 
     counted = await requests_counted(client)
+    assert counted[("/v1/agents/", "other", "405")] == 2
     assert counted[("/v1/runs/{run_id}", "GET", "404")] == 2
     assert counted[("/v1/agents/", "GET", "200")] == 1
     assert counted[("/v1/agents/", "GET", "401")] == 1
