@@ -32,6 +32,7 @@ from typing import Final, Protocol
 import httpx
 
 from skillweave.errors import SandboxStartError
+from skillweave.skills._files import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
 
@@ -173,24 +174,11 @@ class LocalBackend:
                     os.killpg(process.pid, signal.SIGKILL)
                 await process.wait()
         if sandbox.workdir is not None:
-            await asyncio.to_thread(_remove_tree, sandbox.workdir)
+            await asyncio.to_thread(remove_tree, sandbox.workdir)
 
     async def close(self) -> None:
         await self._client.aclose()
-        await asyncio.to_thread(_remove_tree, self._root)
-
-
-def _remove_tree(path: Path) -> None:
-    """Remove `path`, also where folders were made read-only (the environment cache's)."""
-    import shutil
-
-    try:
-        shutil.rmtree(path)
-    except OSError:
-        for folder, _, _ in os.walk(path):
-            with contextlib.suppress(OSError):
-                os.chmod(folder, 0o700)
-        shutil.rmtree(path, ignore_errors=True)
+        await asyncio.to_thread(remove_tree, self._root)
 
 
 class StaticBackend:

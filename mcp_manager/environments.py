@@ -76,6 +76,7 @@ from skillweave.errors import (
     EnvironmentUnavailableError,
     StorageError,
 )
+from skillweave.skills._files import remove_tree
 from skillweave.skills.dependencies import DependencySpec
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
@@ -538,7 +539,7 @@ class EnvironmentBuilder:
             await self._store.delete(names.failure)
         finally:
             renewing.cancel()
-            await asyncio.to_thread(_remove_tree, folder)
+            await asyncio.to_thread(remove_tree, folder)
         logger.info(
             "environment %s built in %.1f s (%d bytes packed)",
             names.environment,
@@ -1006,14 +1007,3 @@ def _read_log(path: Path) -> bytes:
         tail = handle.read()
     skipped = size - _LOG_HEAD_BYTES - tail_bytes
     return head + f"\n[... {skipped} bytes of the log left out ...]\n".encode() + tail
-
-
-def _remove_tree(root: Path) -> None:
-    """Remove a build folder, also the folders a package left unwritable for their owner."""
-    for folder, dirs, _ in os.walk(root):
-        for name in dirs:
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                with contextlib.suppress(OSError):
-                    os.chmod(path, 0o700)
-    shutil.rmtree(root, ignore_errors=True)

@@ -39,6 +39,7 @@ from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.identity import SandboxUser
 from skillweave.errors import PackageError
 from skillweave.sandbox.models import ExecutorFile
+from skillweave.skills._files import remove_tree
 from skillweave.skills.package import extract_package
 
 __all__ = [
@@ -442,16 +443,3 @@ def _is_text(*names: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a folder tree even where a script or `_make_read_only` took write bits away."""
-    if not os.path.lexists(path):
-        return
-    try:
-        shutil.rmtree(path)
-    except OSError:
-        for folder, _, _ in os.walk(path):
-            with contextlib.suppress(OSError):
-                os.chmod(folder, 0o700)
-        shutil.rmtree(path, ignore_errors=True)

@@ -7,7 +7,9 @@ child skills (a child is a skill of its own with its own package and version).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -76,3 +78,17 @@ def read_bytes(path: str) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder tree, also where its folders were made read-only (a sandbox's
+    read-only workspace parts, a cached environment, a package that took its own write bits)."""
+    if not os.path.lexists(path):
+        return
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for folder, _, _ in os.walk(path):
+            with contextlib.suppress(OSError):
+                os.chmod(folder, 0o700)
+        shutil.rmtree(path, ignore_errors=True)
