@@ -18,23 +18,19 @@ import logging
 import secrets
 from pathlib import Path
 
-import httpx
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 from temporalio.contrib.opentelemetry import TracingInterceptor
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
-from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
 from tests.integration.conftest import StartExecutor
-from tests.integration.temporal.harness import Manager, Stack, open_engine, start_dev_server
+from tests.integration.temporal.harness import open_engine, serving_stack, start_dev_server
 from tests.telemetry.support import captured_logs, in_memory_tracing
 
 SKILL = "secret-user"
@@ -109,28 +105,14 @@ async def test_a_skill_secret_reaches_its_script_and_no_log_line_or_metric_label
         logging.getLogger().setLevel(logging.DEBUG)  # the libraries' lines too
         env = await start_dev_server(store, interceptors=[TracingInterceptor()])
         try:
-            async with (
-                LoopbackServer(create_app(settings, store=store, publish=False)) as server,
-                SandboxClient(server.url, token=token) as sandbox,
-                httpx.AsyncClient(
-                    base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-                ) as http,
-            ):
-                stack = Stack(
-                    settings=settings,
-                    registry=registry,
-                    store=store,
-                    manager=Manager(server.url, token, http),
-                    sandbox=sandbox,
-                    env=env,
-                )
+            async with serving_stack(settings, registry=registry, store=store, env=env) as stack:
                 async with open_engine("temporal", stack, MODEL) as harness:
                     job_id = await harness.start("Use the key.", agent=AgentSpec(skills=(SKILL,)))
                     await harness.all_events(job_id)
                     result = await harness.engine.result(job_id)
                     assert harness.services is not None
                     worker_metrics = generate_latest(harness.services.metrics.registry).decode()
-                manager_metrics = (await http.get("/metrics")).text
+                manager_metrics = (await stack.manager.http.get("/metrics")).text
                 # A careless line (a request's environment echoed, say) is redacted too.
                 logging.getLogger("skillweave.manager").debug("env: %s", {VARIABLE: SECRET})
         finally:

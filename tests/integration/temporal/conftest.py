@@ -11,23 +11,19 @@ import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 import pytest_asyncio
 from pydantic import SecretStr
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings, bundled_skills_dir
-from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.temporal.harness import (
     ENGINES,
     TEMPORAL_CLI,
     EngineKind,
-    Manager,
     Stack,
+    serving_stack,
     start_dev_server,
     write_test_skills,
 )
@@ -63,21 +59,8 @@ async def stack(
     store = LocalArtifactStore(tmp_path_factory.mktemp("store"))
     env = await start_dev_server(store)
     try:
-        async with (
-            LoopbackServer(create_app(settings, store=store, publish=False)) as server,
-            SandboxClient(server.url, token=token) as sandbox,
-            httpx.AsyncClient(
-                base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-            ) as http,
-        ):
-            yield Stack(
-                settings=settings,
-                registry=registry,
-                store=store,
-                manager=Manager(server.url, token, http),
-                sandbox=sandbox,
-                env=env,
-            )
+        async with serving_stack(settings, registry=registry, store=store, env=env) as served:
+            yield served
     finally:
         await env.shutdown()
 

@@ -26,6 +26,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from mcp_manager import create_app
+from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.agent.events import AgentEvent
 from skillweave.cli.stack import DEV_SERVER_TUNING
@@ -242,6 +244,35 @@ async def start_dev_server(
             *extra_args,
         ],
     )
+
+
+@contextlib.asynccontextmanager
+async def serving_stack(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    store: LocalArtifactStore,
+    env: WorkflowEnvironment,
+) -> AsyncIterator[Stack]:
+    """A manager for `settings` (``sandbox.manager_token`` set) served on loopback over
+    `store`, with a sandbox client and an HTTP client on it, as a :class:`Stack` on `env`."""
+    assert settings.sandbox.manager_token is not None
+    token = settings.sandbox.manager_token.get_secret_value()
+    async with (
+        LoopbackServer(create_app(settings, store=store, publish=False)) as server,
+        SandboxClient(server.url, token=token) as sandbox,
+        httpx.AsyncClient(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ) as http,
+    ):
+        yield Stack(
+            settings=settings,
+            registry=registry,
+            store=store,
+            manager=Manager(server.url, token, http),
+            sandbox=sandbox,
+            env=env,
+        )
 
 
 # --- engines ---------------------------------------------------------------------------------
