@@ -137,8 +137,41 @@ def _check_structure(yaml_text: str) -> None:
             open_frames[-1] = (parent_anchor, parent_size + size)
 
 
+def _flow_depth(yaml_text: str) -> int:
+    """The deepest nesting of flow brackets (``[``, ``{``) outside quoted scalars and comments.
+
+    Only asked when the parser itself refused the text: libyaml's scanner reads a flow
+    collection's brackets ahead of the events, and newer versions stop at their own depth
+    limit before `_check_structure` sees the 65th level; this keeps the refusal ours, and the
+    same whatever the library version.
+    """
+    deepest = depth = 0
+    quote = ""
+    previous = "\n"
+    for char in yaml_text:
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"" and previous in " \t\n[{,:":
+            quote = char
+        elif char == "#" and previous in " \t\n":
+            quote = "\n"  # a comment runs to the end of the line
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        previous = char
+    return deepest
+
+
 def _load_yaml(yaml_text: str) -> Any:
-    _check_structure(yaml_text)
+    try:
+        _check_structure(yaml_text)
+    except yaml.YAMLError:
+        if _flow_depth(yaml_text) > MAX_NESTING:
+            raise _Unsafe(f"nested more than {MAX_NESTING} levels deep") from None
+        raise
     return yaml.load(yaml_text, Loader=_LOADER)
 
 
