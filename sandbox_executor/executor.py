@@ -112,7 +112,7 @@ class Executor:
             _check_reachable(self.folder, self.user)
             self.etc_dir = write_etc(self.folder / "etc", self.user)
             self.plan: IsolationPlan = plan_isolation(
-                settings, user=self.user, etc_dir=self.etc_dir
+                settings, user=self.user, etc_dir=self.etc_dir, folder=self.folder
             )
             self.launcher = self.folder / "stage.py"
             shutil.copyfile(LAUNCHER, self.launcher)

@@ -1,23 +1,33 @@
-"""The sandbox boundary: bubblewrap when it works here, else rlimits only (and loudly so).
+"""The sandbox boundary: bubblewrap, or the same view built on kernel namespaces, or none.
 
-Under bubblewrap a script sees a private root: the system folders needed to run python3, node
-and bash (``/usr``, ``/bin``, ``/lib``, ``/lib64`` and the like, read-only), a fresh ``/proc``
-of its own pid namespace, a minimal ``/dev``, tmpfs ``/tmp`` and ``/dev/shm`` capped in size, a
-generated ``/etc`` (passwd, group, hosts, plus the host's loader cache, timezone and
-alternatives links) and the workspace at ``/workspace`` (``skill/`` and ``inputs/`` read-only,
-the rest writable). Nothing else of the host exists there: not ``/root``, ``/home``, ``/work``,
-the host's ``/tmp`` nor ``/etc/shadow``. Every namespace is unshared (no network: only a
-loopback of its own), nested user namespaces are disabled, the root is remounted read-only,
-the script runs in a new session, and it dies with bwrap, which dies with the executor.
+Three modes, one setting (``EXECUTOR__ISOLATION``, which the manager passes to every executor
+it starts): ``bubblewrap``, ``namespaces`` (our own launcher, for hosts without bubblewrap),
+and ``none``. ``auto`` (the default) takes bubblewrap when it runs a sandbox here, else
+namespaces, and refuses to start when neither does: it never falls to ``none``, which runs
+only when set explicitly, and is then announced on every surface.
 
-bwrap itself runs as the sandbox user (see ``identity``), so it works unprivileged through a
-user namespace; the startup probe checks that this works on this host. The environment reaches
-the script through bwrap's own environment, never ``--setenv``: arguments are visible to every
-user in ``ps``, secrets must not be.
+In both contained modes a script sees a private root: the system folders needed to run
+python3, node and bash (``/usr``, ``/bin``, ``/lib``, ``/lib64`` and the like, read-only), a
+fresh ``/proc`` of its own pid namespace (no other process, nor its environment, is
+visible), a minimal ``/dev``, tmpfs ``/tmp`` and ``/dev/shm`` capped in size, a generated
+``/etc`` (passwd, group, hosts, plus the host's loader cache, timezone and alternatives
+links) and the workspace at ``/workspace`` (``skill/`` and ``inputs/`` read-only, the rest
+writable). Nothing else of the host exists there: not ``/root``, ``/home``, ``/work``, the
+host's ``/tmp`` nor ``/etc/shadow``. Every namespace is unshared (no network: only a loopback
+of its own, so the host's loopback services are out of reach), the root is read-only, the
+script runs in a new session, it dies with its sandbox, which dies with the executor, and the
+seccomp filter of ``seccomp`` refuses new namespaces, mounts and the other kernel surfaces
+listed there. The view is described once (`sandbox_view`) and rendered either as bwrap's
+command line or as the launcher's ``namespaces`` spec, so the two cannot drift.
 
-Without bubblewrap the script runs with the resource limits, as the sandbox user when the
-executor is root, in a new session: that contains runaway scripts, it does not contain
-malicious ones. The executor logs a warning at startup and reports ``isolation: rlimits``.
+Both run as the sandbox user (see ``identity``), unprivileged, through a user namespace; the
+startup probe checks that this works on this host. The environment reaches the script
+through the process environment, never ``--setenv``: arguments are visible to every user in
+``ps``, secrets must not be.
+
+``none`` runs the script with the resource limits, as the sandbox user when the executor is
+root, in a new session: that contains runaway scripts, not malicious ones (they see the
+host's files, processes and network).
 """
 
 from __future__ import annotations
@@ -35,15 +45,18 @@ from typing import Final
 from sandbox_executor.errors import IsolationUnavailableError
 from sandbox_executor.identity import SandboxUser, launcher_argv
 from sandbox_executor.limits import rlimits_for, tmpfs_bytes
+from sandbox_executor.seccomp import write_filter
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.sandbox.models import ExecutionLimits, Isolation
 
 __all__ = [
+    "NONE_WARNING",
     "SANDBOX_PATH",
     "SANDBOX_WORKSPACE",
     "IsolationPlan",
-    "bwrap_argv",
+    "contained_argv",
     "plan_isolation",
+    "sandbox_view",
     "write_etc",
 ]
 
@@ -54,19 +67,44 @@ SANDBOX_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
 _SYSTEM_DIRS: Final = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32")
 _HOST_ETC: Final = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 _PROBE_TIMEOUT_SECONDS: Final = 15.0
-_RLIMITS_WARNING: Final = (
-    "SANDBOX ISOLATION IS RLIMITS ONLY: scripts run with resource limits%s but see the host's"
-    " file system and network. This is NOT a security boundary; run only trusted skills, or"
-    " install bubblewrap (and allow unprivileged user namespaces)."
+NONE_WARNING: Final = (
+    "SANDBOX ISOLATION IS OFF (EXECUTOR__ISOLATION=none): scripts run with resource limits"
+    " only and see the host's files, processes and network. This is NOT a security boundary;"
+    " run only trusted skills."
 )
+_HOW_TO_CONTAIN: Final = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or allow unprivileged"
+    " user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0,"
+    " kernel.apparmor_restrict_unprivileged_userns=0); EXECUTOR__ISOLATION=none runs scripts"
+    " uncontained"
+)
+
+ViewOperation = tuple[str, ...]
+"""One step of building the sandbox's file system: ``(kind, *fields)``, the path inside last
+(``tmpfs`` is ``(kind, path, size)``). Kinds: ``bind``, ``ro-bind``, ``ro-bind-try``,
+``symlink``, ``dir``, ``proc``, ``dev``, ``tmpfs``."""
 
 
 @dataclass(frozen=True)
 class IsolationPlan:
-    """What the executor decided at startup: the isolation and, for bubblewrap, the binary."""
+    """What the executor decided at startup.
+
+    Attributes:
+        isolation: The mode in force.
+        bwrap: The bubblewrap binary, in ``bubblewrap`` mode.
+        seccomp: The syscall filter file (``seccomp.filter_program``), in contained modes.
+        root: An empty folder the ``namespaces`` mode mounts each sandbox's root on.
+    """
 
     isolation: Isolation
-    bwrap: str | None
+    bwrap: str | None = None
+    seccomp: Path | None = None
+    root: Path | None = None
+
+    @property
+    def contained(self) -> bool:
+        """Whether scripts run in a sandbox of their own (the paths they see are its paths)."""
+        return self.isolation in ("bubblewrap", "namespaces")
 
 
 def write_etc(folder: Path, user: SandboxUser | None) -> Path:
@@ -90,19 +128,46 @@ def write_etc(folder: Path, user: SandboxUser | None) -> Path:
     return folder
 
 
-def _system_args() -> list[str]:
-    args: list[str] = []
+def sandbox_view(
+    *,
+    etc_dir: Path,
+    limits: ExecutionLimits,
+    workspace: Path | None = None,
+    read_only: Sequence[str] = (),
+    files: Sequence[tuple[Path, str]] = (),
+) -> list[ViewOperation]:
+    """The sandbox's file system, step by step (the one description both modes build).
+
+    Args:
+        etc_dir: Folder from `write_etc`.
+        limits: Sizes the tmpfs mounts.
+        workspace: Host folder bound read-write at ``/workspace`` (the script's cwd and HOME).
+        read_only: Names of subfolders of `workspace` bound read-only over themselves.
+        files: Host files bound read-only at the given sandbox paths (the stage program).
+    """
+    view: list[ViewOperation] = []
     for folder in _SYSTEM_DIRS:
         if os.path.islink(folder):
             # Merged-/usr systems: /bin -> usr/bin; recreate the link, bind nothing more.
-            args += ["--symlink", os.readlink(folder), folder]
+            view.append(("symlink", os.readlink(folder), folder))
         elif os.path.isdir(folder):
-            args += ["--ro-bind", folder, folder]
-    return args
-
-
-def _common_args(*, bwrap: str, etc_dir: Path, limits: ExecutionLimits) -> list[str]:
+            view.append(("ro-bind", folder, folder))
     size = str(tmpfs_bytes(limits))
+    view += [("proc", "/proc"), ("dev", "/dev"), ("tmpfs", "/dev/shm", size)]
+    view += [("tmpfs", "/tmp", size), ("dir", "/etc")]
+    view += [("ro-bind", str(etc_dir / name), f"/etc/{name}") for name in ("passwd", "group")]
+    view.append(("ro-bind", str(etc_dir / "hosts"), "/etc/hosts"))
+    view += [("ro-bind-try", path, path) for path in _HOST_ETC]
+    if workspace is not None:
+        view.append(("bind", str(workspace), SANDBOX_WORKSPACE))
+        view += [
+            ("ro-bind", str(workspace / name), f"{SANDBOX_WORKSPACE}/{name}") for name in read_only
+        ]
+    view += [("ro-bind", str(host), inside) for host, inside in files]
+    return view
+
+
+def _bwrap_args(bwrap: str, view: list[ViewOperation], *, seccomp_fd: int) -> list[str]:
     args = [
         bwrap,
         "--unshare-all",
@@ -112,115 +177,125 @@ def _common_args(*, bwrap: str, etc_dir: Path, limits: ExecutionLimits) -> list[
         "--new-session",
         "--hostname",
         "sandbox",
-        *_system_args(),
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--size",
-        size,
-        "--tmpfs",
-        "/dev/shm",
-        "--size",
-        size,
-        "--tmpfs",
-        "/tmp",
-        "--dir",
-        "/etc",
+        "--seccomp",
+        str(seccomp_fd),
     ]
-    for name in ("passwd", "group", "hosts"):
-        args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
-    for path in _HOST_ETC:
-        args += ["--ro-bind-try", path, path]
+    for kind, *fields in view:
+        if kind == "tmpfs":
+            args += ["--size", fields[1], "--tmpfs", fields[0]]
+        else:
+            args += [f"--{kind}", *fields]
     return args
 
 
-def bwrap_argv(
+def contained_argv(
+    plan: IsolationPlan,
+    view: list[ViewOperation],
     *,
-    bwrap: str,
-    etc_dir: Path,
-    workspace: Path,
-    read_only: list[str],
-    limits: ExecutionLimits,
     command: list[str],
-    files: Sequence[tuple[Path, str]] = (),
-) -> list[str]:
-    """The bwrap command running `command` with `workspace` at ``/workspace``.
+    seccomp_fd: int,
+    chdir: str = SANDBOX_WORKSPACE,
+) -> tuple[list[str], dict[str, object]]:
+    """How to run `command` in a sandbox with `view`: the command line the launcher execs
+    and what its spec must add (the ``namespaces`` mode's view and filter).
 
     Args:
-        bwrap: Path of the bubblewrap binary.
-        etc_dir: Folder from `write_etc`.
-        workspace: Host folder bound read-write at ``/workspace`` (the script's cwd and HOME).
-        read_only: Names of subfolders of `workspace` bound read-only over themselves.
-        limits: Sizes the tmpfs mounts.
-        command: The command as the sandbox sees it (paths under ``/workspace``).
-        files: Host files bound read-only at the given sandbox paths (the stage program).
+        plan: A contained plan.
+        view: From `sandbox_view`.
+        command: The command as the sandbox sees it.
+        seccomp_fd: An open descriptor of ``plan.seccomp``, passed to the child.
+        chdir: The working directory inside.
     """
-    args = _common_args(bwrap=bwrap, etc_dir=etc_dir, limits=limits)
-    args += ["--bind", str(workspace), SANDBOX_WORKSPACE]
-    for name in read_only:
-        args += ["--ro-bind", str(workspace / name), f"{SANDBOX_WORKSPACE}/{name}"]
-    for host, inside in files:
-        args += ["--ro-bind", str(host), inside]
-    args += ["--chdir", SANDBOX_WORKSPACE, "--remount-ro", "/", "--", *command]
-    return args
+    if plan.isolation == "bubblewrap":
+        assert plan.bwrap is not None
+        args = _bwrap_args(plan.bwrap, view, seccomp_fd=seccomp_fd)
+        args += ["--chdir", chdir, "--remount-ro", "/", "--", *command]
+        return args, {}
+    assert plan.isolation == "namespaces"
+    assert plan.root is not None
+    spec = {
+        "namespaces": {"root": str(plan.root), "hostname": "sandbox", "operations": view},
+        "seccomp_fd": seccomp_fd,
+    }
+    return command, spec
 
 
 def plan_isolation(
-    settings: ExecutorSettings, *, user: SandboxUser | None, etc_dir: Path
+    settings: ExecutorSettings, *, user: SandboxUser | None, etc_dir: Path, folder: Path
 ) -> IsolationPlan:
-    """Decide the isolation at startup, probing that bubblewrap really runs a sandbox here.
+    """Decide the isolation at startup, probing that the mode really runs a sandbox here.
+
+    Args:
+        folder: The executor's own folder (the filter and the namespaces root go there).
 
     Raises:
-        IsolationUnavailableError: ``bubblewrap`` was required and the probe failed.
+        IsolationUnavailableError: The configured mode cannot be set up here (the message says
+            what to install or set).
     """
-    if settings.isolation == "rlimits":
-        _warn_rlimits(user, reason="EXECUTOR__ISOLATION=rlimits")
-        return IsolationPlan("rlimits", None)
-    found = shutil.which(settings.bwrap_path)
-    bwrap = os.path.realpath(found) if found else None
-    if bwrap is None:
-        problem: str | None = f"{settings.bwrap_path!r} not found"
-    else:
-        problem = _probe(bwrap, user=user, etc_dir=etc_dir)
-    if problem is None:
-        logger.info("sandbox isolation: bubblewrap (%s)", bwrap)
-        return IsolationPlan("bubblewrap", bwrap)
-    if settings.isolation == "bubblewrap":
-        raise IsolationUnavailableError(
-            f"EXECUTOR__ISOLATION=bubblewrap but bubblewrap cannot run a sandbox here: {problem}"
+    choice = settings.isolation
+    if choice == "none":
+        logger.warning(NONE_WARNING)
+        return IsolationPlan("none")
+    seccomp = folder / "seccomp.bpf"
+    write_filter(seccomp)
+    problems: list[str] = []
+    if choice in ("auto", "bubblewrap"):
+        found = shutil.which(settings.bwrap_path)
+        bwrap = os.path.realpath(found) if found else None
+        plan = IsolationPlan("bubblewrap", bwrap=bwrap, seccomp=seccomp)
+        problem = (
+            _probe(plan, user=user, etc_dir=etc_dir)
+            if bwrap
+            else f"{settings.bwrap_path!r} not found"
         )
-    _warn_rlimits(user, reason=f"bubblewrap unavailable: {problem}")
-    return IsolationPlan("rlimits", None)
+        if problem is None:
+            logger.info("sandbox isolation: bubblewrap (%s) with the seccomp filter", bwrap)
+            return plan
+        if choice == "bubblewrap":
+            raise IsolationUnavailableError(
+                f"EXECUTOR__ISOLATION=bubblewrap but bubblewrap cannot run a sandbox here"
+                f" ({problem}): install bubblewrap, or set EXECUTOR__ISOLATION=namespaces"
+            )
+        problems.append(f"bubblewrap: {problem}")
+    root = folder / "root"
+    root.mkdir(mode=0o755)
+    plan = IsolationPlan("namespaces", seccomp=seccomp, root=root)
+    problem = _probe(plan, user=user, etc_dir=etc_dir)
+    if problem is None:
+        why = f" ({problems[0]})" if problems else ""
+        logger.info("sandbox isolation: namespaces with the seccomp filter%s", why)
+        return plan
+    problems.append(f"namespaces: {problem}")
+    raise IsolationUnavailableError(
+        f"EXECUTOR__ISOLATION={choice} but no sandbox can be set up here"
+        f" ({'; '.join(problems)}): {_HOW_TO_CONTAIN}"
+    )
 
 
-def _warn_rlimits(user: SandboxUser | None, *, reason: str) -> None:
-    who = f" as uid {user.uid}" if user else " as the executor's own user"
-    logger.warning(_RLIMITS_WARNING + " (%s)", who, reason)
-
-
-def _probe(bwrap: str, *, user: SandboxUser | None, etc_dir: Path) -> str | None:
+def _probe(plan: IsolationPlan, *, user: SandboxUser | None, etc_dir: Path) -> str | None:
     """Run ``true`` in a sandbox as the sandbox user; None when it works, else why not."""
     true = shutil.which("true", path=SANDBOX_PATH)
     if true is None:
         return "no 'true' command on the sandbox PATH"
+    assert plan.seccomp is not None
     limits = ExecutionLimits()
-    argv = [
-        *_common_args(bwrap=bwrap, etc_dir=etc_dir, limits=limits),
-        "--remount-ro",
-        "/",
-        "--",
-        true,
-    ]
-    spec = {
-        "mode": "exec",
-        "rlimits": rlimits_for(limits, isolation="bubblewrap", dedicated_user=user is not None),
-        "uid": user.uid if user else None,
-        "gid": user.gid if user else None,
-    }
+    seccomp_fd = os.open(plan.seccomp, os.O_RDONLY | os.O_CLOEXEC)
     try:
+        view = sandbox_view(etc_dir=etc_dir, limits=limits)
+        command, extra = contained_argv(
+            plan, view, command=[true], seccomp_fd=seccomp_fd, chdir="/"
+        )
+        spec = {
+            "mode": "exec",
+            "rlimits": rlimits_for(
+                limits, isolation=plan.isolation, dedicated_user=user is not None
+            ),
+            "uid": user.uid if user else None,
+            "gid": user.gid if user else None,
+            **extra,
+        }
         done = subprocess.run(
-            [*launcher_argv(json.dumps(spec)), *argv],
+            [*launcher_argv(json.dumps(spec)), *command],
             env={"PATH": SANDBOX_PATH},
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -228,9 +303,12 @@ def _probe(bwrap: str, *, user: SandboxUser | None, etc_dir: Path) -> str | None
             check=False,
             cwd="/",
             start_new_session=True,
+            pass_fds=(seccomp_fd,),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"probe failed: {exc}"
+    finally:
+        os.close(seccomp_fd)
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"exit {done.returncode}: {message[-1] if message else 'no message'}"

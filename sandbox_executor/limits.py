@@ -20,7 +20,8 @@ max_processes      RLIMIT_NPROC for the sandbox uid, which is a uid of its own (
                    (node 20 runs 7). The stage sets it inside the sandbox, and Linux (5.14
                    on) counts RLIMIT_NPROC per user namespace: under bubblewrap that counts
                    the script's tasks and bwrap's reaper (pid 1), which is added on top, not
-                   bwrap's monitor outside. Without bubblewrap, a non-root executor shares
+                   bwrap's monitor outside (the namespaces mode adds its monitor and
+                   reaper, both inside). With ``none``, a non-root executor shares
                    its uid with its sandbox: its current task count is added so the limit
                    still means the script's own tasks.
 max_open_files     RLIMIT_NOFILE.
@@ -42,11 +43,12 @@ from typing import Final
 
 from skillweave.sandbox.models import ExecutionLimits, Isolation
 
-__all__ = ["BWRAP_REAPER", "rlimits_for", "tmpfs_bytes"]
+__all__ = ["SANDBOX_HELPERS", "rlimits_for", "tmpfs_bytes"]
 
 _MIB: Final = 1024 * 1024
-BWRAP_REAPER: Final = 1
-"""bwrap's reaper (pid 1), the one bwrap process inside the sandbox's user namespace."""
+SANDBOX_HELPERS: Final = {"bubblewrap": 1, "namespaces": 2}
+"""Processes of the sandbox's own that share its user namespace with the script: bwrap's
+reaper (pid 1); the namespaces launcher's monitor and reaper (pid 1)."""
 
 
 def rlimits_for(
@@ -54,8 +56,8 @@ def rlimits_for(
 ) -> dict[str, int]:
     """The resource limits (names of the ``resource`` module) the stage sets for a script."""
     processes = limits.max_processes
-    if isolation == "bubblewrap":
-        processes += BWRAP_REAPER
+    if isolation in SANDBOX_HELPERS:
+        processes += SANDBOX_HELPERS[isolation]
     elif not dedicated_user:
         processes += _tasks_of(os.getuid())
     return {

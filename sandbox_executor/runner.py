@@ -43,7 +43,8 @@ from sandbox_executor.isolation import (
     SANDBOX_PATH,
     SANDBOX_WORKSPACE,
     IsolationPlan,
-    bwrap_argv,
+    contained_argv,
+    sandbox_view,
 )
 from sandbox_executor.limits import rlimits_for, tmpfs_bytes
 from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace, relative_parts
@@ -111,7 +112,7 @@ _STAGE_START_SECONDS: Final = 15.0
 _PIPE_CAPACITY: Final = 65536
 """Linux's default pipe buffer: what a write into an empty pipe takes without blocking."""
 STAGE_PATH: Final = "/run/skillweave/stage.py"
-"""Where the stage program is bound inside a bubblewrap sandbox."""
+"""Where the stage program is bound inside a contained sandbox (bubblewrap or namespaces)."""
 
 
 def check_request(request: ExecutorRequest) -> tuple[str, ...]:
@@ -147,7 +148,7 @@ def check_request(request: ExecutorRequest) -> tuple[str, ...]:
 
 def base_env(workspace: Workspace, plan: IsolationPlan) -> dict[str, str]:
     """The fixed base of every script's environment (the request's ``env`` joins it)."""
-    isolated = plan.isolation == "bubblewrap"
+    isolated = plan.contained
     root = SANDBOX_WORKSPACE if isolated else str(workspace.root)
     python_path = [f"{root}/skill"]
     node_path = [f"{root}/skill"]
@@ -283,7 +284,7 @@ def build_order(
     """
     info = _script_file(workspace, script_parts, request.script)
     suffix = os.path.splitext(script_parts[-1])[1].lower()
-    isolated = plan.isolation == "bubblewrap"
+    isolated = plan.contained
     root = Path(SANDBOX_WORKSPACE) if isolated else workspace.root
     script_path = str(root.joinpath("skill", *script_parts))
     kind: Literal["python", "exec"] = "exec"
@@ -360,19 +361,23 @@ class Stage:
         """
         spec = _StageSpec(workspace, plan, user, etc_dir, launcher, limits)
         ready_read, ready_write = os.pipe()
+        # The syscall filter, read by bwrap or the namespaces launcher from this descriptor.
+        seccomp_fd = os.open(plan.seccomp, os.O_RDONLY | os.O_CLOEXEC) if plan.seccomp else -1
         try:
             popen = subprocess.Popen(
-                _stage_argv(spec, ready_write),
+                _stage_argv(spec, ready_write, seccomp_fd),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=base_env(workspace, plan),
-                cwd=workspace.root.parent if plan.isolation == "bubblewrap" else workspace.root,
+                cwd=workspace.root.parent if plan.contained else workspace.root,
                 start_new_session=True,
-                pass_fds=(ready_write,),
+                pass_fds=(ready_write,) if seccomp_fd < 0 else (ready_write, seccomp_fd),
             )
         finally:
             os.close(ready_write)
+            if seccomp_fd >= 0:
+                os.close(seccomp_fd)
         stage = cls(popen, limits)
         try:
             readable, _, _ = select.select([ready_read], [], [], timeout)
@@ -407,19 +412,20 @@ class Stage:
                     pipe.close()
 
 
-def _stage_argv(spec: _StageSpec, ready_fd: int) -> list[str]:
+def _stage_argv(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> list[str]:
     python = stage_python()
     stage_spec = ["stage", str(ready_fd)]
-    if spec.plan.isolation == "bubblewrap":
-        assert spec.plan.bwrap is not None
-        command = bwrap_argv(
-            bwrap=spec.plan.bwrap,
+    contained: dict[str, object] = {}
+    if spec.plan.contained:
+        view = sandbox_view(
             etc_dir=spec.etc_dir,
+            limits=spec.limits,
             workspace=spec.workspace.root,
             read_only=list(READ_ONLY_DIRS),
-            limits=spec.limits,
-            command=[python, STAGE_PATH, *stage_spec],
             files=[(spec.launcher, STAGE_PATH)],
+        )
+        command, contained = contained_argv(
+            spec.plan, view, command=[python, STAGE_PATH, *stage_spec], seccomp_fd=seccomp_fd
         )
     else:
         command = [python, str(spec.launcher), *stage_spec]
@@ -430,6 +436,7 @@ def _stage_argv(spec: _StageSpec, ready_fd: int) -> list[str]:
         "uid": spec.user.uid if spec.user else None,
         "gid": spec.user.gid if spec.user else None,
         "parent": os.getpid(),
+        **contained,
     }
     return [*launcher_argv(json.dumps(launch)), *command]
 
@@ -574,7 +581,8 @@ class ScriptRunner:
             # sandbox user is only needed when it was killed or is not in a namespace.
             self._kill_group()
             killed = timed_out or self.cancelled or not exited.done()
-            if self._user is not None and (killed or self._isolation != "bubblewrap"):
+            in_namespace = self._isolation in ("bubblewrap", "namespaces")
+            if self._user is not None and (killed or not in_namespace):
                 await asyncio.to_thread(self._user.kill_all)
                 swept = True
             await _close_pipes(pipes)

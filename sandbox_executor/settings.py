@@ -3,24 +3,29 @@
 The executor runs inside a sandbox pod or as a local process the MCP manager spawned; it reads
 nothing of skillweave's ``Settings`` (which would hand it storage and model credentials it must
 never hold). This section is the one place it reads configuration: ``EXECUTOR__TOKEN`` (the
-manager's bearer token), ``EXECUTOR__ISOLATION`` (``auto`` | ``bubblewrap`` | ``rlimits``) and
-the sandbox user. Callers take an :class:`ExecutorSettings` (tests build one directly).
+manager's bearer token), ``EXECUTOR__ISOLATION`` (``auto`` | ``bubblewrap`` | ``namespaces`` |
+``none``, the one definition in ``skillweave.config``) and the sandbox user. Callers take an
+:class:`ExecutorSettings` (tests build one directly).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["CAPTURE_MAX_BYTES", "ExecutorSettings", "IsolationChoice"]
+from skillweave.config import IsolationChoice
 
-IsolationChoice = Literal["auto", "bubblewrap", "rlimits"]
+__all__ = ["CAPTURE_MAX_BYTES", "MAX_BODY_BYTES", "ExecutorSettings", "IsolationChoice"]
 
 CAPTURE_MAX_BYTES: Final = 512 * 1024 * 1024
 """Most bytes of stdout (and, separately, of stderr) kept on disk; the rest is read and dropped."""
+
+MAX_BODY_BYTES: Final = 2 * 1024 * 1024 * 1024
+"""Default cap of a ``POST /execute`` body: a package (at most 50 MiB uncompressed by default),
+an environment (at most 1 GiB, the executor's own limit) and room for inputs."""
 
 
 class ExecutorSettings(BaseSettings):
@@ -34,8 +39,9 @@ class ExecutorSettings(BaseSettings):
     isolation: IsolationChoice = Field(
         default="auto",
         description=(
-            "auto: bubblewrap when it works here, else rlimits with a warning; bubblewrap:"
-            " refuse to start without it; rlimits: never use it (not a security boundary)."
+            "auto: bubblewrap when it runs a sandbox here, else the namespaces fallback, else"
+            " refuse to start; bubblewrap / namespaces: that mode or refuse to start; none:"
+            " no sandbox (resource limits only; not a security boundary, announced loudly)."
         ),
     )
     bwrap_path: str = Field(default="bwrap", description="The bubblewrap binary (name or path).")
@@ -65,6 +71,15 @@ class ExecutorSettings(BaseSettings):
             "A folder the executors of one host share: each prepared environment is unpacked"
             " there once (read-only, by its sha256) and hard-linked into a run's workspace,"
             " instead of unpacked for every run. Unset: unpacked for every run."
+        ),
+    )
+    max_body_bytes: int = Field(
+        default=MAX_BODY_BYTES,
+        ge=1024 * 1024,
+        description=(
+            "Largest POST /execute body (the multipart of the skill package, its environment"
+            " and the input files) accepted; 413 above it, unread. Cover the largest package"
+            " (SKILLS__PACKAGE_MAX_BYTES), environment and inputs the manager sends."
         ),
     )
     reusable: bool = Field(

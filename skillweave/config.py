@@ -22,6 +22,7 @@ __all__ = [
     "CatalogMode",
     "EnvironmentSettings",
     "ExecutionEngine",
+    "IsolationChoice",
     "KubernetesSettings",
     "ModelSettings",
     "ObservabilitySettings",
@@ -38,6 +39,9 @@ __all__ = [
 ExecutionEngine = Literal["temporal", "direct"]
 CatalogMode = Literal["all", "enabled", "auto"]
 SelectionMode = Literal["auto", "keyword", "bm25", "embeddings", "hybrid"]
+IsolationChoice = Literal["auto", "bubblewrap", "namespaces", "none"]
+"""How sandboxes contain scripts (``sandbox_executor.isolation``): auto = bubblewrap, else the
+namespaces fallback, else refuse to start; ``none`` only when set, and announced loudly."""
 
 BUNDLED = "bundled"
 """Placeholder in ``skills.dirs`` for the skills shipped with skillweave."""
@@ -251,11 +255,24 @@ class SandboxSettings(BaseModel):
     """How skill scripts are run: the MCP manager, its warm pool and its executors."""
 
     backend: Literal["local", "kubernetes", "static"] = "local"
+    isolation: IsolationChoice = Field(
+        default="auto",
+        description="How scripts are contained (EXECUTOR__ISOLATION of every executor the "
+        "manager starts; executors it did not start must report a mode this allows): auto "
+        "= bubblewrap, else namespaces, else refuse; bubblewrap; namespaces; none (no "
+        "sandbox: not a security boundary, announced on every surface).",
+    )
     manager_url: str | None = Field(
         default=None, description="A running MCP manager; unset = start one in-process."
     )
     manager_token: SecretStr | None = Field(
         default=None, description="Bearer token of the manager API (required by the manager)."
+    )
+    manager_max_body_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body the manager accepts (POST /sandbox/execute and "
+        "/sandbox/environments are small JSON, /mcp JSON-RPC messages); 413 above it, unread.",
     )
     executor_url: str | None = Field(
         default=None, description="static backend: the one development executor."

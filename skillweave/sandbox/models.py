@@ -30,7 +30,9 @@ __all__ = [
 ]
 
 ExecutionStatus = Literal["succeeded", "failed", "timed_out", "cancelled", "error"]
-Isolation = Literal["bubblewrap", "rlimits"]
+Isolation = Literal["bubblewrap", "namespaces", "none", "rlimits"]
+"""The isolation a script ran under (see ``sandbox_executor.isolation``). ``rlimits`` is what
+``none`` was called before; it is kept only so that results stored then still decode."""
 
 
 class ExecutionLimits(BaseModel):

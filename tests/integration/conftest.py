@@ -53,9 +53,11 @@ def start_executor(tmp_path: Path) -> Iterator[StartExecutor]:
         isolation: str = "auto",
         env: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
+        prefix: tuple[str, ...] = (),
     ) -> RunningExecutor:
         """An executor with `isolation`; `env` adds to (or overrides) its environment, `args`
-        to its command line (later options win)."""
+        to its command line (later options win), `prefix` runs before it (e.g. a mount
+        namespace hiding a binary)."""
         index = len(started)
         ready_file = tmp_path / f"ready-{index}.json"
         stdout_path = tmp_path / f"executor-{index}.out"
@@ -68,6 +70,7 @@ def start_executor(tmp_path: Path) -> Iterator[StartExecutor]:
         with open(stdout_path, "wb") as out:
             process = subprocess.Popen(
                 [
+                    *prefix,
                     sys.executable,
                     "-m",
                     "sandbox_executor",

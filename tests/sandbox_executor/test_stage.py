@@ -139,7 +139,7 @@ async def _sandboxed(client: httpx.AsyncClient, script: str) -> ExecutorResult:
     return ExecutorResult.model_validate(response.json())
 
 
-@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+@pytest.mark.parametrize("isolation", ["auto", "namespaces", "none"])
 @pytest.mark.parametrize("script", sorted(set(SCRIPTS) - LIBRARIES))
 async def test_a_python_script_behaves_as_under_python3(
     make_client: MakeClient,

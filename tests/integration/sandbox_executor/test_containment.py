@@ -70,12 +70,16 @@ def _in_background(
     return future
 
 
-def _require_bubblewrap(executor: RunningExecutor) -> None:
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap (bwrap) is not installed: no namespace isolation to test")
-    isolation = executor.client.get("/healthz").json()["isolation"]
-    if isolation != "bubblewrap":
-        pytest.skip(f"bwrap is installed but cannot sandbox here (isolation={isolation})")
+CONTAINED = ["bubblewrap", "namespaces"]
+
+
+def _contained(start_executor: StartExecutor, isolation: str) -> RunningExecutor:
+    """An executor in a contained mode (bubblewrap only where it is installed)."""
+    if isolation == "bubblewrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed; the namespaces case runs instead")
+    executor = start_executor(isolation=isolation)
+    assert executor.client.get("/healthz").json()["isolation"] == isolation
+    return executor
 
 
 def test_ready_report_and_auth_over_real_http(executor: RunningExecutor) -> None:
@@ -86,7 +90,7 @@ def test_ready_report_and_auth_over_real_http(executor: RunningExecutor) -> None
     assert executor.client.get("/files/stdout").status_code == 401
 
 
-@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+@pytest.mark.parametrize("isolation", ["auto", "namespaces", "none"])
 def test_infinite_loop_times_out_and_the_whole_tree_dies(
     start_executor: StartExecutor, isolation: str
 ) -> None:
@@ -127,7 +131,7 @@ def test_memory_bomb_fails_and_the_executor_survives(executor: RunningExecutor) 
     assert executor.alive()
 
 
-@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+@pytest.mark.parametrize("isolation", ["auto", "namespaces", "none"])
 def test_fork_bomb_is_capped_and_cleaned_up(start_executor: StartExecutor, isolation: str) -> None:
     executor = start_executor(isolation=isolation)
     script = """\
@@ -193,8 +197,9 @@ for _ in range(100):
     assert executor.alive()
 
 
-def test_network_is_unreachable(executor: RunningExecutor) -> None:
-    _require_bubblewrap(executor)
+@pytest.mark.parametrize("isolation", CONTAINED)
+def test_network_is_unreachable(start_executor: StartExecutor, isolation: str) -> None:
+    executor = _contained(start_executor, isolation)
     script = """\
 import socket, sys
 for host, port in [("127.0.0.1", int(sys.argv[1])), ("192.0.2.1", 80)]:
@@ -216,8 +221,11 @@ for host, port in [("127.0.0.1", int(sys.argv[1])), ("192.0.2.1", 80)]:
     assert executor.alive()
 
 
-def test_host_files_are_out_of_view(executor: RunningExecutor, tmp_path: Path) -> None:
-    _require_bubblewrap(executor)
+@pytest.mark.parametrize("isolation", CONTAINED)
+def test_host_files_are_out_of_view(
+    start_executor: StartExecutor, isolation: str, tmp_path: Path
+) -> None:
+    executor = _contained(start_executor, isolation)
     secret = tmp_path / "secret.txt"
     secret.write_text("host secret", encoding="utf-8")
     secret.chmod(0o644)
