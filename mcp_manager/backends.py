@@ -31,7 +31,9 @@ from typing import Final, Protocol
 
 import httpx
 
+from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
+from skillweave.sandbox.models import isolation_allowed
 from skillweave.skills._files import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
@@ -51,6 +53,7 @@ class Sandbox:
     started_at: float = field(default_factory=time.monotonic)
     process: asyncio.subprocess.Process | None = field(default=None, repr=False)
     workdir: Path | None = None
+    isolation: str | None = None
 
 
 class SandboxBackend(Protocol):
@@ -72,12 +75,28 @@ class SandboxBackend(Protocol):
         ...
 
 
-async def _wait_healthy(client: httpx.AsyncClient, url: str, deadline: float) -> None:
+async def _wait_healthy(
+    client: httpx.AsyncClient, url: str, deadline: float, *, isolation: IsolationChoice
+) -> str:
+    """Wait until the executor at `url` is ready; returns the isolation it reports.
+
+    Raises:
+        SandboxStartError: Not ready in time, or it runs scripts under a mode the manager's
+            setting does not allow (never used: isolation is not downgraded silently).
+    """
     while True:
-        with contextlib.suppress(httpx.HTTPError):
+        health: object = None
+        with contextlib.suppress(httpx.HTTPError, ValueError):
             response = await client.get(f"{url}/healthz", timeout=1.0)
-            if response.status_code == 200 and response.json().get("status") == "ready":
-                return
+            health = response.json() if response.status_code == 200 else None
+        if isinstance(health, dict) and health.get("status") == "ready":
+            reported = health.get("isolation")
+            if not isolation_allowed(isolation, reported):
+                raise SandboxStartError(
+                    f"executor at {url} runs scripts with isolation {reported!r}, which"
+                    f" SANDBOX__ISOLATION={isolation} does not allow; refusing it"
+                )
+            return str(reported)
         if time.monotonic() > deadline:
             raise SandboxStartError(f"executor at {url} did not become healthy in time")
         await asyncio.sleep(_POLL_SECONDS)
@@ -95,10 +114,13 @@ class LocalBackend:
         start_timeout: float = 20.0,
         python: str = sys.executable,
         environment_cache: bool = True,
+        isolation: IsolationChoice = "auto",
     ) -> None:
         """`environment_cache`: the executors share a folder where each skill environment is
-        unpacked once and hard-linked into runs (off: unpacked for every run)."""
+        unpacked once and hard-linked into runs (off: unpacked for every run). `isolation`:
+        every executor's ``EXECUTOR__ISOLATION``, checked again in its health report."""
         self._start_timeout = start_timeout
+        self.isolation: IsolationChoice = isolation
         self._python = python
         self._environment_cache = environment_cache
         self._client = httpx.AsyncClient()
@@ -114,6 +136,7 @@ class LocalBackend:
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "EXECUTOR__TOKEN": token,
+            "EXECUTOR__ISOLATION": self.isolation,
             # Skill environments unpacked once for all of this pool's executors.
             **(
                 {"EXECUTOR__ENVIRONMENT_CACHE": str(self._root / "environments")}
@@ -156,7 +179,9 @@ class LocalBackend:
                 await asyncio.sleep(_POLL_SECONDS)
             port = json.loads(ready_file.read_text())["port"]
             sandbox.url = f"http://127.0.0.1:{port}"
-            await _wait_healthy(self._client, sandbox.url, deadline)
+            sandbox.isolation = await _wait_healthy(
+                self._client, sandbox.url, deadline, isolation=self.isolation
+            )
         except BaseException:
             await self.destroy(sandbox)
             raise
@@ -187,15 +212,28 @@ class StaticBackend:
     name = "static"
     one_shot = False
 
-    def __init__(self, *, url: str, token: str, start_timeout: float = 20.0) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        token: str,
+        start_timeout: float = 20.0,
+        isolation: IsolationChoice = "auto",
+    ) -> None:
+        self.isolation: IsolationChoice = isolation
         self._url = url.rstrip("/")
         self._token = token
         self._start_timeout = start_timeout
         self._client = httpx.AsyncClient()
 
     async def create(self) -> Sandbox:
-        await _wait_healthy(self._client, self._url, time.monotonic() + self._start_timeout)
-        return Sandbox(id="static", url=self._url, token=self._token)
+        reported = await _wait_healthy(
+            self._client,
+            self._url,
+            time.monotonic() + self._start_timeout,
+            isolation=self.isolation,
+        )
+        return Sandbox(id="static", url=self._url, token=self._token, isolation=reported)
 
     async def destroy(self, sandbox: Sandbox) -> None:
         return None

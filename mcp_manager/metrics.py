@@ -24,6 +24,13 @@ class ManagerMetrics:
             buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
             registry=self.registry,
         )
+        self.isolation = Gauge(
+            "skillweave_sandbox_isolation",
+            "1 for the isolation mode this manager requires of its sandboxes (SANDBOX__ISOLATION:"
+            " auto, bubblewrap, namespaces, or none = scripts are not contained).",
+            ["mode"],
+            registry=self.registry,
+        )
         self.pool_ready = Gauge(
             "skillweave_sandbox_pool_ready", "Ready sandboxes.", registry=self.registry
         )

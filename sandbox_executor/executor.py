@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
+from sandbox_executor.disk import usage as disk_usage
 from sandbox_executor.errors import ExecutorBusyError, ExecutorError, RequestRejectedError
 from sandbox_executor.identity import LAUNCHER, SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, write_etc
 from sandbox_executor.runner import (
     Capture,
     RunOrder,
+    RunOutcome,
     ScriptRunner,
     Stage,
     build_order,
@@ -44,6 +46,8 @@ from sandbox_executor.runner import (
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import (
     MAX_INPUT_FILES,
+    READ_ONLY_DIRS,
+    CollectedOutputs,
     Workspace,
     clear_workspace,
     collect_outputs,
@@ -78,6 +82,28 @@ class _Attempt:
     workspace: Workspace
     stage: Stage | None = None
     used: bool = False
+
+
+def _collect_within_budget(
+    workspace: Workspace,
+    disk: list[tuple[Path, tuple[str, ...]]],
+    limits: ExecutionLimits,
+    outcome: RunOutcome,
+) -> CollectedOutputs:
+    """The run's outputs, or none and why when it went over its disk budget (while running,
+    or in its last moments, between two polls)."""
+    used = sum(disk_usage(root, skip=skip) for root, skip in disk)
+    if outcome.disk_exceeded or used > limits.max_disk_mb * 1024 * 1024:
+        return CollectedOutputs(
+            [],
+            {},
+            error=(
+                f"the run wrote more than its disk budget of {limits.max_disk_mb} MiB to its"
+                " workspace (limits.max_disk_mb, apparent sizes: sparse files count in full);"
+                " it was stopped and no outputs were kept"
+            ),
+        )
+    return collect_outputs(workspace, max_files=limits.max_output_files)
 
 
 class Executor:
@@ -234,12 +260,15 @@ class Executor:
         captures.mkdir(mode=0o700)
         stdout = Capture(captures / "stdout", max_bytes=max_bytes)
         stderr = Capture(captures / "stderr", max_bytes=max_bytes)
+        # What the script may fill: its workspace (not what the executor put there) and, with
+        # no sandbox of its own, its TMPDIR.
+        disk = [(workspace.root, READ_ONLY_DIRS), (workspace.tmp, ())]
         try:
             outcome = await runner.run(
-                stage, order, limits=request.limits, stdout=stdout, stderr=stderr
+                stage, order, limits=request.limits, stdout=stdout, stderr=stderr, disk=disk
             )
             collected = await asyncio.to_thread(
-                collect_outputs, workspace, max_files=request.limits.max_output_files
+                _collect_within_budget, workspace, disk, request.limits, outcome
             )
             inline = min(request.limits.max_output_bytes, max_bytes)
             stdout_text, stdout_truncated = stdout.head(inline)

@@ -33,10 +33,12 @@ import signal
 import stat
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Literal
 
+from sandbox_executor.disk import watch as watch_disk
 from sandbox_executor.errors import ExecutorError, RequestRejectedError
 from sandbox_executor.identity import SandboxUser, launcher_argv
 from sandbox_executor.isolation import (
@@ -490,6 +492,7 @@ class RunOutcome:
     cancelled: bool
     duration_ms: int
     swept: bool = False
+    disk_exceeded: bool = False
 
 
 class ScriptRunner:
@@ -537,8 +540,11 @@ class ScriptRunner:
         limits: ExecutionLimits,
         stdout: Capture,
         stderr: Capture,
+        disk: Sequence[tuple[Path, tuple[str, ...]]] = (),
     ) -> RunOutcome:
-        """Run to the end, the wall timeout or a cancel; no process of it survives the call."""
+        """Run to the end, the wall timeout, a cancel or its disk budget (`disk`: the folders
+        it writes to, with top-level names to leave out); no process of it survives the
+        call."""
         popen = stage.popen
         self._popen = popen
         if self.cancelled:
@@ -553,8 +559,10 @@ class ScriptRunner:
         ]
         exited = _exit_of(loop, popen.pid)
         cancelled = asyncio.ensure_future(self._cancel.wait())
+        over_budget = _disk_watch(disk, limits)
         started = time.monotonic()
         timed_out = False
+        disk_exceeded = False
         swept = False
         try:
             data = order.encode()
@@ -563,24 +571,26 @@ class ScriptRunner:
             else:
                 await asyncio.to_thread(_send, popen.stdin, data)
             await asyncio.wait(
-                {exited, cancelled},
+                {exited, cancelled, over_budget},
                 timeout=limits.timeout_seconds,
                 return_when=asyncio.FIRST_COMPLETED,
             )
             if not exited.done():
-                timed_out = not self.cancelled
+                disk_exceeded = over_budget.done() and not over_budget.cancelled()
+                timed_out = not self.cancelled and not disk_exceeded
                 self._kill_group()
                 await asyncio.wait({exited}, timeout=_DRAIN_GRACE_SECONDS)
         finally:
             duration_ms = int((time.monotonic() - started) * 1000)
             cancelled.cancel()
+            over_budget.cancel()
             # Whatever happened (even this task being cancelled), nothing may stay behind:
             # the group, then whatever of the sandbox user left it, then the pipes. Under
             # bubblewrap a script that ended by itself took its pid namespace along (the
             # kernel kills what is left in it before bwrap can exit), so the sweep of the
             # sandbox user is only needed when it was killed or is not in a namespace.
             self._kill_group()
-            killed = timed_out or self.cancelled or not exited.done()
+            killed = timed_out or self.cancelled or disk_exceeded or not exited.done()
             in_namespace = self._isolation in ("bubblewrap", "namespaces")
             if self._user is not None and (killed or not in_namespace):
                 await asyncio.to_thread(self._user.kill_all)
@@ -593,7 +603,7 @@ class ScriptRunner:
             exited.cancel()
             stdout.close()
             stderr.close()
-        killed = timed_out or self.cancelled
+        killed = timed_out or self.cancelled or disk_exceeded
         if returncode < 0:
             # Killed by a signal: report it as a shell (and bwrap) would, 128 + N.
             returncode = 128 - returncode
@@ -603,7 +613,17 @@ class ScriptRunner:
             cancelled=self.cancelled,
             duration_ms=duration_ms,
             swept=swept,
+            disk_exceeded=disk_exceeded,
         )
+
+
+def _disk_watch(
+    disk: Sequence[tuple[Path, tuple[str, ...]]], limits: ExecutionLimits
+) -> asyncio.Future[object]:
+    """Resolves once the run wrote more than its disk budget (never, with no folders)."""
+    if not disk:
+        return asyncio.ensure_future(asyncio.Event().wait())
+    return asyncio.ensure_future(watch_disk(list(disk), limits.max_disk_mb * 1024 * 1024))
 
 
 def _send(pipe: IO[bytes], data: bytes) -> None:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillweave.config import IsolationChoice
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "ExecutorResult",
     "Isolation",
     "OutputArtifact",
+    "describe_isolation",
+    "isolation_allowed",
     "render_result",
 ]
 
@@ -33,6 +36,30 @@ ExecutionStatus = Literal["succeeded", "failed", "timed_out", "cancelled", "erro
 Isolation = Literal["bubblewrap", "namespaces", "none", "rlimits"]
 """The isolation a script ran under (see ``sandbox_executor.isolation``). ``rlimits`` is what
 ``none`` was called before; it is kept only so that results stored then still decode."""
+
+_ALLOWED: dict[IsolationChoice, frozenset[str]] = {
+    "auto": frozenset({"bubblewrap", "namespaces"}),
+    "bubblewrap": frozenset({"bubblewrap"}),
+    "namespaces": frozenset({"namespaces"}),
+    "none": frozenset({"none"}),
+}
+
+
+def isolation_allowed(choice: IsolationChoice, reported: str | None) -> bool:
+    """Whether an executor that reports `reported` may run scripts under the setting `choice`
+    (a manager refuses any other: a mode is never downgraded behind its back)."""
+    return reported in _ALLOWED[choice]
+
+
+def describe_isolation(choice: IsolationChoice) -> str:
+    """One line for every surface that tells a user how scripts are contained."""
+    if choice == "none":
+        return (
+            "SANDBOX ISOLATION IS OFF (SANDBOX__ISOLATION=none): scripts see the host's files,"
+            " processes and network; run only trusted skills"
+        )
+    modes = " or ".join(sorted(_ALLOWED[choice]))
+    return f"scripts contained by {modes} with a syscall filter (SANDBOX__ISOLATION={choice})"
 
 
 class ExecutionLimits(BaseModel):
@@ -49,6 +76,13 @@ class ExecutionLimits(BaseModel):
         default=256 * 1024, ge=1024, description="stdout and stderr each, inline in the result"
     )
     max_output_files: int = Field(default=100, ge=0, le=10_000)
+    max_disk_mb: int = Field(
+        default=1024,
+        ge=1,
+        le=1_048_576,
+        description="Most MiB a run may write to its workspace and outputs, counted by apparent "
+        "size (sparse files count in full); over it the run is stopped and keeps no outputs",
+    )
 
 
 class ExecuteRequest(BaseModel):

@@ -443,7 +443,7 @@ def test_the_sandbox_template_is_locked_down(docs: tuple[Doc, ...]) -> None:
     workspace = [m for m in ctr["volumeMounts"] if m["mountPath"] == "/workspace"]
     assert len(workspace) == 1
     assert volumes[workspace[0]["name"]]["emptyDir"]["sizeLimit"]
-    assert {"name": "EXECUTOR__ISOLATION", "value": "rlimits"} in ctr["env"]
+    assert {"name": "EXECUTOR__ISOLATION", "value": "none"} in ctr["env"]
     assert ctr["readinessProbe"]["httpGet"]["path"] == "/healthz"
 
 

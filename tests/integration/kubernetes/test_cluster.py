@@ -40,7 +40,7 @@ def pod_body(name: str, *, labels: dict[str, str] | None = None) -> dict[str, An
                     "ports": [{"containerPort": 8080}],
                     "env": [
                         {"name": "EXECUTOR__TOKEN", "value": "harness-token"},
-                        {"name": "EXECUTOR__ISOLATION", "value": "rlimits"},
+                        {"name": "EXECUTOR__ISOLATION", "value": "none"},
                     ],
                 }
             ],

@@ -267,3 +267,58 @@ def test_an_unknown_mode_refuses_to_start() -> None:
     )
     assert done.returncode != 0
     assert "EXECUTOR__ISOLATION" in done.stderr or "isolation" in done.stderr
+
+
+_FILL = """\
+import os, sys
+chunk = b"x" * (1024 * 1024)
+for index in range(int(sys.argv[1])):
+    with open(f"outputs/part-{index}.bin", "wb") as file:
+        file.write(chunk)
+print("wrote everything")
+"""
+
+_SPARSE = """\
+with open("outputs/sparse.bin", "wb") as file:
+    file.truncate(641 * 1024 * 1024)
+print("made a sparse file")
+"""
+
+
+def _run_limited(executor: RunningExecutor, script: str, *args: str) -> ExecutorResult:
+    # Files may be large (RLIMIT_FSIZE is per file); the workspace as a whole may not.
+    limits = {"max_disk_mb": 16, "max_file_mb": 1024}
+    request = {"script": "fill.py", "args": list(args), "limits": limits}
+    response = executor.client.post(
+        "/execute", headers=AUTH, **execute_form(request, make_package({"fill.py": script}))
+    )
+    assert response.status_code == 200, response.text
+    return ExecutorResult.model_validate(response.json())
+
+
+def test_a_run_over_its_disk_budget_is_stopped_and_keeps_no_outputs(
+    executor: RunningExecutor,
+) -> None:
+    result = _run_limited(executor, _FILL, "4096")  # 4 GiB if nothing stopped it
+    assert "wrote everything" not in result.stdout
+    assert result.exit_code is None  # killed
+    assert not result.timed_out
+    assert result.outputs == []
+    assert result.error is not None
+    assert "disk budget of 16 MiB" in result.error
+    assert executor.alive() or executor.process.poll() is not None
+
+
+def test_sparse_files_count_by_their_apparent_size(executor: RunningExecutor) -> None:
+    result = _run_limited(executor, _SPARSE)
+    assert "made a sparse file" in result.stdout, result.stderr
+    assert result.outputs == []
+    assert result.error is not None
+    assert "disk budget" in result.error
+
+
+def test_a_run_within_its_budget_keeps_its_outputs(executor: RunningExecutor) -> None:
+    result = _run_limited(executor, _FILL, "8")
+    assert result.exit_code == 0, result.stderr
+    assert result.error is None
+    assert len(result.outputs) == 8
