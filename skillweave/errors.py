@@ -12,6 +12,9 @@ skill) are turned into tool results by the agent loop; the others are raised.
     ├── SkillError                     anything about a skill or a skill library
     │   ├── SkillNotFoundError         no skill of that name is attachable
     │   ├── SkillFormatError           a SKILL.md that cannot be read as a skill
+    │   ├── SkillNameTakenError        a package brings a skill whose name (compared NFKC +
+    │   │                              case-folded) another source owns, at any depth (409)
+    │   ├── SkillUnavailableError      an agent's skill is deleted, disabled or shadowed (409)
     │   ├── ResourceError              read_skill_resource refused a file
     │   │   ├── ResourcePathError      the path is malformed or escapes the skill folder
     │   │   ├── ResourceNotFoundError  no such file in the skill
@@ -46,6 +49,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "AgentError",
     "AgentSpecError",
@@ -73,7 +78,9 @@ __all__ = [
     "SkillEnvironmentError",
     "SkillError",
     "SkillFormatError",
+    "SkillNameTakenError",
     "SkillNotFoundError",
+    "SkillUnavailableError",
     "SkillweaveError",
     "StorageError",
     "ToolSchemaError",
@@ -116,6 +123,51 @@ class SkillFormatError(SkillError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+class SkillNameTakenError(SkillError):
+    """A package would bring a skill whose name another source already owns.
+
+    Names are compared NFKC-normalized and case-folded (``skillweave.skills.names``), at every
+    depth of a skill tree.
+
+    Attributes:
+        name: the clashing name, as the package spells it.
+        path: where the skill is in the package (``top`` or ``top/…/child``).
+        owner: who owns the name, in words (a directory skill and its folder, or an uploaded
+            skill and where in it).
+        owned_as: the owner's spelling of the name (differs from `name` in case or form).
+    """
+
+    def __init__(self, name: str, *, path: str, owner: str, owned_as: str | None = None) -> None:
+        self.name = name
+        self.path = path
+        self.owner = owner
+        self.owned_as = owned_as if owned_as is not None else name
+        spelled = f" (as {self.owned_as!r})" if self.owned_as != name else ""
+        super().__init__(
+            f"skill name {name!r} at {path!r} in the package is taken: {owner} owns it"
+            f"{spelled}; rename that skill (an upload may not shadow another source's skill)"
+        )
+
+
+class SkillUnavailableError(SkillError):
+    """A skill an agent lists cannot be given to its run.
+
+    Attributes:
+        name: the skill's name, as the agent lists it.
+        reason: ``deleted`` (no such skill any more), ``disabled`` (switched off), or
+            ``shadowed`` (its name now resolves to, or is claimed by, another source).
+        detail: what happened and what to do, in words.
+    """
+
+    def __init__(
+        self, name: str, *, reason: Literal["deleted", "disabled", "shadowed"], detail: str
+    ) -> None:
+        self.name = name
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"the agent's skill {name!r} is {reason}: {detail}")
 
 
 class ResourceError(SkillError):

@@ -7,7 +7,9 @@ before the job starts; the run's record (``runs/{id}/run.json``) keeps the agent
 changing or deleting the agent later does not change the run. The agent's skills are pinned when
 the run starts: each at the version the library holds then (its package put in the store), so
 uploading a new version, or deleting the skill, while the run goes on does not change what the
-run activates, reads or runs.
+run activates, reads or runs. No skill vanishes silently: a run whose agent lists a skill that
+is deleted, disabled, or whose name now resolves to another source than the listing shows
+(shadowed) is refused with a 409 naming the skill and the reason, and nothing is started.
 
 ``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the job (``event:``
 its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
@@ -26,14 +28,14 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends, File, Form, Header, Response, UploadFile, status
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import PinnedSkill
 from skillweave.api.agents import Agent, AgentStore
 from skillweave.api.app import ApiState, state_of
-from skillweave.api.problems import ApiProblem
+from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
 from skillweave.errors import (
@@ -41,10 +43,12 @@ from skillweave.errors import (
     InvalidKeyError,
     PackageError,
     SkillNotFoundError,
+    SkillUnavailableError,
     SkillweaveError,
 )
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry
+from skillweave.skills.stored import StoredSkill, StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 
@@ -150,24 +154,32 @@ class RunService:
 
     async def _pin(self, agent: Agent) -> tuple[PinnedSkill, ...] | None:
         """The agent's skills (their trees too) at their current versions, each package put
-        in the store, so that the run sees them whatever the library holds later. Disabled
-        skills, and the trees under them, are left out, as a job would not see them."""
+        in the store, so that the run sees them whatever the library holds later. A skill the
+        agent lists must be there, enabled, and resolve to the owner the listing shows
+        (:meth:`_check_available`); inside its tree, disabled skills and the trees under them
+        are left out, as a job would not see them.
+
+        Raises:
+            SkillUnavailableError: a listed skill is deleted, disabled or shadowed.
+        """
         registry: SkillRegistry | None = self.state.extras.get("registry")
         if registry is None:  # an API composed without the skills routes: nothing to pin
             return None
+        listed = list(dict.fromkeys(agent.skill_ids))
+        await self._check_available(registry, listed)
         try:
-            view = registry.restricted(agent.skill_ids)
-        except SkillNotFoundError as exc:
-            raise ApiProblem(
-                409,
-                f"the agent's skill {exc.name!r} no longer exists; change the agent's skill_ids",
-                title="Agent refers to a deleted skill",
+            view = registry.restricted(listed)
+        except SkillNotFoundError as exc:  # pragma: no cover - checked just above
+            raise SkillUnavailableError(
+                exc.name, reason="deleted", detail="no skill of that name exists any more"
             ) from None
 
         def visible(skill: Skill) -> bool:
             if not view.is_enabled(skill.name):
                 return False
-            return skill.parent is None or visible(view.get(skill.parent))
+            if skill.name in listed:  # listed itself: a root of the run, whatever its parent
+                return True
+            return skill.parent is not None and visible(view.get(skill.parent))
 
         pinned = []
         for skill in view:
@@ -184,6 +196,19 @@ class RunService:
                     PinnedSkill(name=skill.name, version=skill.version, parent=skill.parent)
                 )
         return tuple(pinned)
+
+    async def _check_available(self, registry: SkillRegistry, names: list[str]) -> None:
+        """Refuse the run when a skill the agent lists would not be the one the listing shows.
+
+        Raises:
+            SkillUnavailableError: the first listed skill that is deleted, disabled or shadowed.
+        """
+        stored: StoredSkills | None = self.state.extras.get("skills")
+        for name in names:
+            record = await stored.get(name) if stored is not None else None
+            refusal = _unavailable(name, registry, record)
+            if refusal is not None:
+                raise refusal
 
     async def _record_end(self, run: Run) -> None:
         result = await self.engine.result(run.id)
@@ -256,6 +281,78 @@ class RunService:
         await asyncio.gather(*self._watchers, return_exceptions=True)
 
 
+def _unavailable(
+    name: str, registry: SkillRegistry, record: StoredSkill | None
+) -> SkillUnavailableError | None:
+    """Why the skill `name` an agent lists cannot be given to a run, or None when it can.
+
+    The listing (``/v1/skills``) shows `name` as a directory skill or as the uploaded skill
+    `record`; the run gets what the registry resolves `name` to. They must be the same owner.
+    """
+    change = "change the agent's skill_ids"
+    if name in registry:
+        skill = registry.get(name)
+        owner = registry.owner_of(name)
+        if owner.kind == "directory" and record is not None:
+            return SkillUnavailableError(
+                name,
+                reason="shadowed",
+                detail=f"the directory skill at {skill.path} and the uploaded skill {name!r} both"
+                " claim the name, and runs would get the directory one; delete the upload or"
+                f" {change}",
+            )
+        if owner.kind == "uploaded" and owner.source != name:
+            # The name now belongs to a child of another upload: not the skill the agent listed.
+            if record is not None and not record.enabled:
+                return _disabled_upload(name)
+            gone = "deleted" if record is None else "shadowed"
+            return SkillUnavailableError(
+                name,
+                reason=gone,
+                detail=f"the skill the agent listed is {gone}; the name now resolves to a child"
+                f" skill of {owner}; {change}",
+            )
+        if not registry.is_enabled(name):
+            why = (
+                "SKILLS__DISABLED or its own `enabled: false`"
+                if owner.kind == "directory"
+                else "its own `enabled: false`"
+            )
+            return SkillUnavailableError(
+                name, reason="disabled", detail=f"it is switched off ({why}); {change}"
+            )
+        return None
+    if record is not None and not record.enabled:
+        return _disabled_upload(name)
+    holder = registry.claimant(name)
+    if holder is not None:
+        return SkillUnavailableError(
+            name,
+            reason="shadowed",
+            detail=f"the name resolves to the skill {holder.name!r} of"
+            f" {registry.owner_of(holder.name)} (names are compared case-insensitively);"
+            f" {change}",
+        )
+    if record is not None:
+        return SkillUnavailableError(
+            name,
+            reason="shadowed",
+            detail=f"the uploaded skill is not served: another source owns its name; {change}",
+        )
+    return SkillUnavailableError(
+        name, reason="deleted", detail=f"no skill of that name exists any more; {change}"
+    )
+
+
+def _disabled_upload(name: str) -> SkillUnavailableError:
+    return SkillUnavailableError(
+        name,
+        reason="disabled",
+        detail=f"the uploaded skill is switched off; enable it (PATCH /v1/skills/{name}) or"
+        " change the agent's skill_ids",
+    )
+
+
 def _file_name(upload: UploadFile) -> str:
     name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     if not name or name in (".", "..") or "\0" in name:
@@ -281,16 +378,35 @@ Runs = Annotated[RunService, Depends(_runs)]
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 
-@router.post("/", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Run,
+    responses={
+        409: problem_response(
+            "A skill the agent lists is deleted, disabled or shadowed; `errors` holds one entry"
+            " with `skill` and `reason` (deleted, disabled or shadowed)"
+        )
+    },
+)
 async def start_run(
     runs: Runs,
     agent_id: Annotated[str, Form(max_length=64)],
     input: Annotated[str, Form(min_length=1, max_length=32_000)],
     files: Annotated[list[UploadFile], File(description="Input files for the run.")] = [],  # noqa: B006
-) -> Run:
+) -> Run | JSONResponse:
     """Start a run of an agent on the configured engine (multipart form: agent_id, input,
     files)."""
-    return await runs.start(agent_id, input, files)
+    try:
+        return await runs.start(agent_id, input, files)
+    except SkillUnavailableError as exc:
+        entry = {
+            "loc": ["agent", "skill_ids"],
+            "msg": str(exc),
+            "skill": exc.name,
+            "reason": exc.reason,
+        }
+        return problem(409, str(exc), title="Agent's skill unavailable", errors=[entry])
 
 
 @router.get("/")

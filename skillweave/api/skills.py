@@ -1,11 +1,13 @@
 """``/v1/skills``: the skills the platform offers, directory ones and uploaded ones.
 
 Directory skills (the configured libraries, bundled ones included) are read-only here: they are
-listed and their files served, but switching them off is ``SKILLS__DISABLED``'s job and an upload
-may not shadow one. Uploaded skills (a SKILL.md posted as JSON, or a ZIP) live in the artifact
-store through :class:`~skillweave.skills.stored.StoredSkills`, which validates them strictly.
-:func:`open_skills` is the startup hook that sets both up; the directory libraries are scanned
-once, at startup.
+listed and their files served, but switching them off is ``SKILLS__DISABLED``'s job. Names are
+owned (DESIGN §8): an upload whose package brings a skill, at any depth, named like a directory
+skill or another upload's skill (case and Unicode forms aside) is refused with a 409 whose
+``errors`` entry says which name, where in the package, and who owns it; nothing is stored.
+Uploaded skills (a SKILL.md posted as JSON, or a ZIP) live in the artifact store through
+:class:`~skillweave.skills.stored.StoredSkills`, which validates them strictly. :func:`open_skills`
+is the startup hook that sets both up; the directory libraries are scanned once, at startup.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.api.app import ApiState, state_of
-from skillweave.api.problems import ApiProblem, problem_response
+from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.engines.services import AgentServices
-from skillweave.errors import ResourceNotFoundError, SkillweaveError
+from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, SkillweaveError
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
-from skillweave.skills.stored import SkillNameTakenError, StoredSkill, StoredSkills, StoredVersion
+from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion
 
 logger = logging.getLogger("skillweave.api")
 
@@ -43,6 +46,12 @@ router = APIRouter(prefix="/v1/skills", tags=["skills"])
 Source = Literal["directory", "uploaded"]
 _NOT_FOUND = {404: problem_response("No such skill, version or file")}
 _CONFLICT = {409: problem_response("A directory skill has that name")}
+_NAME_TAKEN = {
+    409: problem_response(
+        "A skill of the package (at any depth) has a name another source owns; `errors` holds"
+        " one entry with `name`, `path` (where in the package) and `owner`"
+    )
+}
 
 
 class NewSkill(BaseModel):
@@ -206,6 +215,30 @@ def _directory_files(skill: Skill) -> list[str]:
     return sorted(["SKILL.md", *list_resources(skill)])
 
 
+def _reserved(state: ApiState, library: SkillRegistry) -> dict[str, str]:
+    """Every directory skill's name (children included), mapped to its owner in words: those
+    of the startup snapshot the listing shows, and any the current registry found since."""
+    owned = {s.name: f"the directory skill {s.name!r} at {s.path}" for s in library}
+    registry: SkillRegistry | None = state.extras.get("registry")
+    for skill in registry if registry is not None else ():
+        if skill.name not in owned and registry.owner_of(skill.name).kind == "directory":
+            owned[skill.name] = f"the directory skill {skill.name!r} at {skill.path}"
+    return owned
+
+
+def _name_taken(exc: SkillNameTakenError) -> JSONResponse:
+    """The 409 of a refused upload: the detail in words, and the same as data in `errors`."""
+    entry = {
+        "loc": ["package", exc.path],
+        "msg": str(exc),
+        "name": exc.name,
+        "path": exc.path,
+        "owner": exc.owner,
+        "owned_as": exc.owned_as,
+    }
+    return problem(409, str(exc), title="Skill name taken", errors=[entry])
+
+
 def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
     if name in library:
         raise ApiProblem(
@@ -219,19 +252,19 @@ def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
     "/",
     status_code=201,
     response_model=StoredSkill,
-    responses=_CONFLICT,
+    responses=_NAME_TAKEN,
     summary="Upload a skill given as SKILL.md text",
 )
 async def create_skill(
     body: NewSkill, stored: Stored, library: Library, state: State
-) -> StoredSkill:
+) -> StoredSkill | JSONResponse:
     """Validate the SKILL.md strictly and store it as a new version (or the same one)."""
     try:
         record = await stored.add_content(
-            body.name, body.description, body.content, reserved=library.names
+            body.name, body.description, body.content, reserved=_reserved(state, library)
         )
     except SkillNameTakenError as exc:
-        raise ApiProblem(409, str(exc)) from None
+        return _name_taken(exc)
     await _changed(state)
     _prepare_environment(state, record)
     return record
@@ -241,7 +274,7 @@ async def create_skill(
     "/upload",
     status_code=201,
     response_model=StoredSkill,
-    responses=_CONFLICT,
+    responses=_NAME_TAKEN,
     summary="Upload a skill as a ZIP package",
 )
 async def upload_skill(
@@ -252,15 +285,15 @@ async def upload_skill(
     state: State,
     name: Annotated[str | None, Form(max_length=64)] = None,
     description: Annotated[str | None, Form(max_length=1024)] = None,
-) -> StoredSkill:
+) -> StoredSkill | JSONResponse:
     """Extract the package safely, validate it strictly, and store it rebuilt canonically."""
     data = await file.read()
     try:
         record = await stored.add_package(
-            data, name=name, description=description, reserved=library.names
+            data, name=name, description=description, reserved=_reserved(state, library)
         )
     except SkillNameTakenError as exc:
-        raise ApiProblem(409, str(exc)) from None
+        return _name_taken(exc)
     await _changed(state)
     _prepare_environment(state, record)
     return record

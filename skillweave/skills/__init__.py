@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
     from skillweave.skills.loader import LoadedSkill, load_skill_file
     from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
+    from skillweave.skills.names import UPLOADED_ROOT_MARKER, SkillOwner, name_key
     from skillweave.skills.package import (
         PackageLimits,
         build_package,
@@ -48,9 +49,11 @@ _EXPORTS: dict[str, str] = {
     "Skill": "model",
     "SkillLibrary": "registry",
     "SkillRegistry": "registry",
+    "SkillOwner": "names",
     "SkillScanner": "discovery",
     "SkillType": "model",
     "ToolSchema": "tools",
+    "UPLOADED_ROOT_MARKER": "names",
     "ValidationReport": "validation",
     "build_catalog": "catalog",
     "build_package": "package",
@@ -60,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "extract_package": "package",
     "list_resources": "resources",
     "load_skill_file": "loader",
+    "name_key": "names",
     "name_problems": "spec",
     "package_version": "versioning",
     "parse_frontmatter": "frontmatter",
@@ -76,6 +80,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CATALOG_PREAMBLE",
     "SKILL_TYPES",
+    "UPLOADED_ROOT_MARKER",
     "Catalog",
     "DependencySpec",
     "Diagnostic",
@@ -87,6 +92,7 @@ __all__ = [
     "SearchHit",
     "Skill",
     "SkillLibrary",
+    "SkillOwner",
     "SkillRegistry",
     "SkillScanner",
     "SkillType",
@@ -100,6 +106,7 @@ __all__ = [
     "extract_package",
     "list_resources",
     "load_skill_file",
+    "name_key",
     "name_problems",
     "package_version",
     "parse_frontmatter",

@@ -15,9 +15,15 @@ unchanged comes from the cache; only changed skills are parsed and hashed. Signa
 within :data:`RACY_WINDOW_NS` of a scan are not trusted (coarse filesystem clocks let a same-size
 edit keep its mtime) and are verified by hash instead.
 
-Roots are given lowest precedence first: a later root's skill replaces an earlier one of the
+Names are owned (DESIGN §8) and compared by :func:`~skillweave.skills.names.name_key`
+(NFKC-normalized, case-folded), so 'PDF' and 'pdf' are one name. Roots are given lowest
+precedence first: a directory root's skill replaces an earlier directory root's skill of the
 same name, with a warning; two skills of one name inside a single root keep the first in walk
-(sorted) order, with a warning.
+(sorted) order, with a warning. A root holding uploaded skills (it carries
+:data:`~skillweave.skills.names.UPLOADED_ROOT_MARKER`; each top folder is one upload) has no
+precedence at all: its skills, children included, never replace a directory skill, and an
+upload's child never replaces another upload's skill (the top of an upload owns its name). Each
+winner's owner is in :attr:`ScanResult.owners`.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +41,7 @@ from typing import Final
 from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file, read_bytes
 from skillweave.skills.loader import LoadedSkill, load_skill_file
 from skillweave.skills.model import Skill
+from skillweave.skills.names import UPLOADED_ROOT_MARKER, SkillOwner, name_key
 from skillweave.skills.spec import Diagnostic
 from skillweave.skills.versioning import package_version
 
@@ -67,11 +74,14 @@ class ScanResult:
             sorted), with parents and children resolved.
         diagnostics: warnings and refusals, per skill file and for the library as a whole.
         skill_dirs: how many skill folders were seen (including refused and overridden ones).
+        owners: who owns each winning skill's name (its directory library, or the upload
+            that holds it).
     """
 
     skills: dict[str, Skill]
     diagnostics: tuple[Diagnostic, ...] = ()
     skill_dirs: int = 0
+    owners: Mapping[str, SkillOwner] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -112,6 +122,7 @@ class _Snapshot:
     missing_roots: tuple[str, ...]
     paths: tuple[str, ...]
     walk_diagnostics: tuple[Diagnostic, ...]
+    uploaded: frozenset[int]
     result: ScanResult
     trusted: bool
 
@@ -164,12 +175,15 @@ class SkillScanner:
         found: list[_Found] = []
         dirs: list[tuple[str, int]] = []
         missing: list[str] = []
+        uploaded: set[int] = set()
         for index, root in enumerate(self.roots):
             if len(found) >= self.max_skills:
                 break
             if not root.is_dir():
                 missing.append(str(root))
                 continue
+            if (root / UPLOADED_ROOT_MARKER).is_file():
+                uploaded.add(index)
             self._walk(root, index, found, dirs, diagnostics)
         if len(found) >= self.max_skills:
             where = str(self.roots[0]) if len(self.roots) == 1 else "skills"
@@ -188,10 +202,11 @@ class SkillScanner:
             and unchanged
             and previous.paths == paths
             and previous.walk_diagnostics == walk_diagnostics
+            and previous.uploaded == uploaded
         ):
             result = previous.result
         else:
-            result = _resolve(found, self.roots, diagnostics)
+            result = _resolve(found, self.roots, frozenset(uploaded), diagnostics)
             for diagnostic in result.diagnostics:
                 logger.warning("%s", diagnostic)
 
@@ -202,6 +217,7 @@ class SkillScanner:
             missing_roots=tuple(missing),
             paths=paths,
             walk_diagnostics=walk_diagnostics,
+            uploaded=frozenset(uploaded),
             result=result,
             trusted=all(e.trusted for e in cache.values()) and all(m < horizon for _, m in dirs),
         )
@@ -353,33 +369,42 @@ def _signature(item: _Found) -> _Signature:
     return tuple(item.files)
 
 
-def _resolve(found: list[_Found], roots: list[Path], out: list[Diagnostic]) -> ScanResult:
-    """Apply precedence between duplicates and link parents and children."""
-    winners: dict[str, _Found] = {}
+def _resolve(
+    found: list[_Found], roots: list[Path], uploaded: frozenset[int], out: list[Diagnostic]
+) -> ScanResult:
+    """Give each name (compared by ``name_key``) to one owner and link parents and children."""
+    winners: dict[str, _Found] = {}  # by name key
     for item in found:
         if item.loaded is None or item.loaded.skill is None:
             continue
         name = item.loaded.skill.name
-        previous = winners.get(name)
+        key = name_key(name)
+        previous = winners.get(key)
         if previous is None:
-            winners[name] = item
+            winners[key] = item
             continue
-        here = os.path.join(item.path, SKILL_FILE)
-        there = os.path.join(previous.path, SKILL_FILE)
         if os.path.realpath(item.path) == os.path.realpath(previous.path):
             # The same folder reached through a symlink: one skill, kept under its real path.
             if os.path.realpath(item.path) == item.path:
-                winners[name] = item
+                winners[key] = item
             continue
-        if previous.root_index == item.root_index:
-            message = f"duplicate skill name {name!r}; {there} is kept, this one is ignored"
-            out.append(Diagnostic(here, "name", message))
-        else:
-            message = f"skill {name!r} overrides the one in {roots[previous.root_index]}"
-            out.append(Diagnostic(here, "name", message))
-            del winners[name]  # re-insert so that order follows the overriding root
-            winners[name] = item
+        replaces, message = _precedence(previous, item, roots, uploaded)
+        out.append(Diagnostic(os.path.join(item.path, SKILL_FILE), "name", message))
+        if replaces:
+            del winners[key]  # re-insert so that order follows the overriding root
+            winners[key] = item
 
+    return _link({_name(item): item for item in winners.values()}, roots, uploaded, out, found)
+
+
+def _link(
+    winners: dict[str, _Found],
+    roots: list[Path],
+    uploaded: frozenset[int],
+    out: list[Diagnostic],
+    found: list[_Found],
+) -> ScanResult:
+    """The scan's result: the winners (by name) with parents and children linked."""
     by_path = {item.path: name for name, item in winners.items()}
     parents: dict[str, str | None] = {}
     children: dict[str, list[str]] = {name: [] for name in winners}
@@ -404,4 +429,52 @@ def _resolve(found: list[_Found], roots: list[Path], out: list[Diagnostic]) -> S
             children=tuple(sorted(children[name])),
             source=roots[item.root_index],
         )
-    return ScanResult(skills=skills, diagnostics=tuple(out), skill_dirs=len(found))
+    owners = {name: _owner(item, roots, uploaded) for name, item in winners.items()}
+    return ScanResult(skills=skills, diagnostics=tuple(out), skill_dirs=len(found), owners=owners)
+
+
+def _name(item: _Found) -> str:
+    skill = item.loaded.skill if item.loaded is not None else None
+    return skill.name if skill is not None else os.path.basename(item.path)
+
+
+def _top(item: _Found) -> _Found:
+    while item.parent is not None:
+        item = item.parent
+    return item
+
+
+def _owner(item: _Found, roots: list[Path], uploaded: frozenset[int]) -> SkillOwner:
+    if item.root_index in uploaded:
+        return SkillOwner("uploaded", os.path.basename(_top(item).path))
+    return SkillOwner("directory", str(roots[item.root_index]))
+
+
+def _precedence(
+    previous: _Found, item: _Found, roots: list[Path], uploaded: frozenset[int]
+) -> tuple[bool, str]:
+    """Whether `item` replaces `previous` (a skill of the same name key, found earlier), and
+    the warning that says what happened."""
+    name = _name(item)
+    there = os.path.join(previous.path, SKILL_FILE)
+    previous_upload = previous.root_index in uploaded
+    item_upload = item.root_index in uploaded
+    taken = f"skill {name!r}: the name is owned by {_owner(previous, roots, uploaded)} ({there})"
+    if not previous_upload and not item_upload:
+        if previous.root_index == item.root_index:
+            return False, f"duplicate skill name {name!r}; {there} is kept, this one is ignored"
+        return True, f"skill {name!r} overrides the one in {roots[previous.root_index]}"
+    if not item_upload:  # a directory skill always wins over an upload
+        owner = _owner(previous, roots, uploaded)
+        return (
+            True,
+            f"directory skill {name!r} owns the name; the one {owner} holds ({there}) is ignored",
+        )
+    if not previous_upload:
+        return False, f"{taken}; an uploaded skill may not shadow it, this one is ignored"
+    if _top(previous) is _top(item):
+        return False, f"duplicate skill name {name!r}; {there} is kept, this one is ignored"
+    if item.parent is None and previous.parent is not None:
+        # The top of an upload owns its name; another upload's child may not take it.
+        return True, f"uploaded skill {name!r} owns the name; the child at {there} is ignored"
+    return False, f"{taken}; another upload's skill may not shadow it, this one is ignored"

@@ -17,6 +17,7 @@ from skillweave.config import SelectionMode, SkillsSettings
 from skillweave.errors import SkillNotFoundError
 from skillweave.skills.discovery import ScanResult, SkillScanner
 from skillweave.skills.model import Skill
+from skillweave.skills.names import SkillOwner, name_key
 from skillweave.skills.relevance import SearchHit
 from skillweave.skills.selection import Selector, SkillText, make_selector, resolve_strategy
 from skillweave.skills.spec import Diagnostic
@@ -32,6 +33,8 @@ class SkillRegistry:
         diagnostics: what the scan reported.
         disabled: names switched off by configuration, on top of each skill's own state.
         selection: how :meth:`search` ranks (``skills.selection``; see ``selection``).
+        owners: who owns each skill's name (a scan says; see ``names``). A skill missing here
+            is taken to belong to its directory library.
     """
 
     def __init__(
@@ -41,11 +44,14 @@ class SkillRegistry:
         diagnostics: Sequence[Diagnostic] = (),
         disabled: Collection[str] = (),
         selection: SelectionMode = "auto",
+        owners: Mapping[str, SkillOwner] | None = None,
     ) -> None:
         self._skills = dict(skills)
         self.diagnostics = tuple(diagnostics)
         self._disabled = frozenset(disabled)
         self.selection: SelectionMode = selection
+        self._owners = dict(owners) if owners is not None else {}
+        self._keys = {name_key(name): name for name in self._skills}
 
     @classmethod
     def from_scan(
@@ -57,7 +63,11 @@ class SkillRegistry:
     ) -> SkillRegistry:
         """A registry over what a scan found."""
         return cls(
-            result.skills, diagnostics=result.diagnostics, disabled=disabled, selection=selection
+            result.skills,
+            diagnostics=result.diagnostics,
+            disabled=disabled,
+            selection=selection,
+            owners=result.owners,
         )
 
     def __len__(self) -> int:
@@ -84,6 +94,24 @@ class SkillRegistry:
             return self._skills[name]
         except KeyError:
             raise SkillNotFoundError(name, available=self.attachable()) from None
+
+    def owner_of(self, name: str) -> SkillOwner:
+        """Who owns the skill `name`'s name: the upload that holds it, or its directory library.
+
+        Raises:
+            SkillNotFoundError: no such skill.
+        """
+        skill = self.get(name)
+        owner = self._owners.get(name)
+        if owner is not None:
+            return owner
+        return SkillOwner("directory", str(skill.source if skill.source else skill.path.parent))
+
+    def claimant(self, name: str) -> Skill | None:
+        """The skill whose name is `name` compared as names are (``names.name_key``: case and
+        Unicode forms aside), or None."""
+        found = self._keys.get(name_key(name))
+        return self._skills[found] if found is not None else None
 
     def is_enabled(self, name: str) -> bool:
         """True when the skill exists, is enabled itself and not disabled by configuration."""
@@ -142,6 +170,7 @@ class SkillRegistry:
             diagnostics=self.diagnostics,
             disabled=[*self._disabled, *hidden],
             selection=self.selection,
+            owners=self._owners,
         )
         if "selector" in self.__dict__:  # same skills, same ranking: built once, shared
             view.__dict__["selector"] = self.selector

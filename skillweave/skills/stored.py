@@ -7,15 +7,24 @@ manager runs scripts from. A small JSON record per skill at ``catalog/skills/{na
 its versions, the latest one and whether it is enabled. :meth:`StoredSkills.materialize` writes
 the enabled skills into a folder a ``SkillScanner`` can read beside the directory libraries.
 
+Names are owned (DESIGN §8): a package may not bring a skill, at any depth of its tree, whose
+name (compared by ``names.name_key``: NFKC-normalized and case-folded) a directory skill or
+another uploaded skill (its top or any child of its latest version) already has; that is a
+:class:`~skillweave.errors.SkillNameTakenError`. A new version of one's own uploaded skill (the
+same top name) replaces the old one, children included. Disabled uploads keep their names.
+
 A version is the sha256 of the package's files (``versioning.package_version``, child skills
 included), so packages are content-addressed: the same content uploaded twice is one version and
 one object. Everything is validated in a temporary folder before the first write, the package is
 written before the record, and the record last, so a failure leaves nothing a reader can see.
 
 Concurrency: writers of one name in this process are serialized by a per-name ``asyncio.Lock``,
-so two simultaneous uploads never lose a version. Writers in other processes are
-last-writer-wins on the record (a version may then be missing from it until uploaded again);
-the packages themselves are content-addressed and never conflict.
+so two simultaneous uploads never lose a version, and one more lock serializes every upload's
+name check with its write, so two uploads cannot both claim a free name. Writers in other
+processes are last-writer-wins on the record (a version may then be missing from it until
+uploaded again; two uploads may then hold one name, and discovery keeps it with one of them,
+an upload's top before another's child); the packages themselves are content-addressed and
+never conflict.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import shutil
 import tempfile
 import zipfile
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,13 +49,14 @@ from skillweave.errors import (
     ArtifactIntegrityError,
     PackageError,
     ResourceNotFoundError,
-    SkillError,
     SkillFormatError,
+    SkillNameTakenError,
     SkillNotFoundError,
 )
 from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file
 from skillweave.skills._files import iter_package_files as _iter_files
 from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.names import UPLOADED_ROOT_MARKER, name_key
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
 from skillweave.skills.spec import name_problems
 from skillweave.skills.validation import validate_paths
@@ -59,20 +69,8 @@ __all__ = ["SkillNameTakenError", "StoredSkill", "StoredSkills", "StoredVersion"
 _ZIP: Final = "application/zip"
 _JSON: Final = "application/json"
 _READ_ATTEMPTS: Final = 3
-_MATERIALIZED_MARKER: Final = ".skillweave-materialized"
 # Folders archivers add beside the content; they never make a package "two skills".
 _IGNORED_TOP_LEVEL: Final = frozenset({"__MACOSX"})
-
-
-class SkillNameTakenError(SkillError):
-    """An upload would shadow a skill of the same name that is not an upload (a directory one)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        super().__init__(
-            f"a directory skill named {name!r} exists; uploads may not shadow it (choose another"
-            " name)"
-        )
 
 
 class StoredVersion(BaseModel):
@@ -116,6 +114,11 @@ class _Prepared:
     files: list[str]
     data: bytes
 
+    @property
+    def skills(self) -> list[tuple[str, str]]:
+        """``(where in the package, name)`` of every skill in it, the top first."""
+        return _package_skills(self.name, self.files)
+
 
 class StoredSkills:
     """Uploaded skills kept as package versions in an artifact store.
@@ -129,11 +132,17 @@ class StoredSkills:
         self.store = store
         self.limits = limits
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._names = asyncio.Lock()
 
     # -- writing -------------------------------------------------------------------------------
 
     async def add_content(
-        self, name: str, description: str, content: str, *, reserved: Collection[str] = ()
+        self,
+        name: str,
+        description: str,
+        content: str,
+        *,
+        reserved: Mapping[str, str] | Collection[str] = (),
     ) -> StoredSkill:
         """Store a skill given as the text of its SKILL.md (a new version, or the same one).
 
@@ -141,17 +150,19 @@ class StoredSkills:
             name: the skill's name; the frontmatter ``name`` must equal it.
             description: must equal the frontmatter ``description`` (whitespace aside).
             content: the whole SKILL.md.
-            reserved: names that are not uploads (directory skills); refused.
+            reserved: names owned by other sources (directory skills), each mapped to its
+                owner in words (a bare collection: "a directory skill"); refused.
 
         Raises:
             SkillFormatError: the SKILL.md breaks a spec rule, or a field disagrees.
-            SkillNameTakenError: `name` is in `reserved`.
+            SkillNameTakenError: the name is reserved or another upload's (case and Unicode
+                forms aside).
         """
         _check_name(name, where="name")
-        if name in reserved:
-            raise SkillNameTakenError(name)
         prepared = await asyncio.to_thread(self._prepare_content, name, description, content)
-        return await self._store(prepared)
+        async with self._names:
+            await self._check_owned(prepared.skills, own=prepared.name, reserved=reserved)
+            return await self._store(prepared)
 
     async def add_package(
         self,
@@ -159,7 +170,7 @@ class StoredSkills:
         *,
         name: str | None = None,
         description: str | None = None,
-        reserved: Collection[str] = (),
+        reserved: Mapping[str, str] | Collection[str] = (),
     ) -> StoredSkill:
         """Store a skill uploaded as a ZIP package (rebuilt canonically before storing).
 
@@ -170,18 +181,21 @@ class StoredSkills:
             data: the ZIP's bytes.
             name: when given, the skill's name must equal it.
             description: when given, the skill's description must equal it.
-            reserved: names that are not uploads (directory skills); refused.
+            reserved: names owned by other sources (directory skills), each mapped to its
+                owner in words (a bare collection: "a directory skill"); refused.
 
         Raises:
             UnsafePackageError: an entry is unsafe (traversal, symlink, bomb...); names it.
             PackageError: not a ZIP, no SKILL.md, more than one top skill...
-            SkillFormatError: a SKILL.md breaks a spec rule, or a field disagrees.
-            SkillNameTakenError: the skill's name is in `reserved`.
+            SkillFormatError: a SKILL.md breaks a spec rule, or a field disagrees (two skills
+                of one name in the package included).
+            SkillNameTakenError: a skill of the package, at any depth, has a reserved name or
+                one another upload holds (case and Unicode forms aside).
         """
         prepared = await asyncio.to_thread(self._prepare_package, data, name, description)
-        if prepared.name in reserved:
-            raise SkillNameTakenError(prepared.name)
-        return await self._store(prepared)
+        async with self._names:
+            await self._check_owned(prepared.skills, own=prepared.name, reserved=reserved)
+            return await self._store(prepared)
 
     async def set_enabled(self, name: str, enabled: bool) -> StoredSkill:
         """Enable or disable an uploaded skill.
@@ -303,6 +317,33 @@ class StoredSkills:
         return dest
 
     # -- internals -----------------------------------------------------------------------------
+
+    async def _check_owned(
+        self,
+        skills: Iterable[tuple[str, str]],
+        *,
+        own: str,
+        reserved: Mapping[str, str] | Collection[str],
+    ) -> None:
+        """Refuse `skills` (``(where, name)``) when one's name is owned by another source: a
+        reserved one, or another uploaded skill (the upload `own`, whose new version this is,
+        excepted)."""
+        owners: dict[str, tuple[str, str]] = {}  # name key -> (the owner's spelling, owner)
+        for taken in reserved:
+            owner = reserved[taken] if isinstance(reserved, Mapping) else "a directory skill"
+            owners.setdefault(name_key(taken), (taken, owner))
+        for record in await self.list():
+            if record.name == own:
+                continue
+            for where, held in _package_skills(record.name, record.latest_version.files):
+                owner = f"the uploaded skill {record.name!r}"
+                if where != record.name:
+                    owner += f" (its child skill at {where!r})"
+                owners.setdefault(name_key(held), (held, owner))
+        for where, name in skills:
+            found = owners.get(name_key(name))
+            if found is not None:
+                raise SkillNameTakenError(name, path=where, owner=found[1], owned_as=found[0])
 
     async def _require(self, name: str) -> StoredSkill:
         record = await self.get(name)
@@ -429,6 +470,18 @@ class StoredSkills:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def _package_skills(top: str, files: Iterable[str]) -> list[tuple[str, str]]:
+    """``(where, name)`` of every skill of a package named `top` with these `files` (relative to
+    its folder): the top, then each folder holding a SKILL.md, as ``top/…/child``. Strict
+    validation made each child's name equal its folder's, so the paths say the names."""
+    found = [(top, top)]
+    for path in sorted(files):
+        folder, _, file = path.rpartition("/")
+        if folder and file == SKILL_FILE:
+            found.append((f"{top}/{folder}", folder.rpartition("/")[2]))
+    return found
+
+
 def _check_name(name: str, *, where: str) -> None:
     problems = name_problems(name)
     if problems:
@@ -481,7 +534,7 @@ def _folder_version(folder: Path) -> str | None:
 
 def _prepare_dest(dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / _MATERIALIZED_MARKER).touch()
+    (dest / UPLOADED_ROOT_MARKER).touch()
     for leftover in dest.glob(".staging-*"):
         shutil.rmtree(leftover, ignore_errors=True)
 

@@ -1,0 +1,55 @@
+"""Who owns a skill name, and when two names are the same: :func:`name_key` and :class:`SkillOwner`.
+
+A skill name is owned by one source at any depth of a skill tree (DESIGN §8): a directory
+library, or one uploaded skill (its top and every child inside it). Two names are the same when
+their :func:`name_key` is: the comparison ignores case and Unicode compatibility forms, because
+lenient loading accepts third-party names beyond the spec's lowercase ASCII ('PDF', fullwidth
+letters), and such a name must not sit beside 'pdf' as a second skill. Discovery
+(``discovery``) resolves every clash of a scan by this key; uploads (``stored``) refuse a package
+that brings a name someone else owns; the API's runs (``skillweave.api.runs``) check that an
+agent's skills still resolve to the owner the listing shows.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = ["UPLOADED_ROOT_MARKER", "OwnerKind", "SkillOwner", "name_key"]
+
+OwnerKind = Literal["directory", "uploaded"]
+
+UPLOADED_ROOT_MARKER: Final = ".skillweave-materialized"
+"""A file in a library root that says "this root holds uploaded skills, one folder each"
+(written by ``StoredSkills.materialize``). A scan gives such a root's skills no precedence
+over any other source: an uploaded package can never shadow a directory skill."""
+
+
+def name_key(name: str) -> str:
+    """The form two skill names are compared in: NFKC-normalized and case-folded.
+
+    Normalized again after folding, as Unicode's ``NFKC_Casefold`` is, so that the key is
+    stable (``name_key(name_key(x)) == name_key(x)``): folding can produce characters that
+    NFKC maps further.
+    """
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+@dataclass(frozen=True, slots=True)
+class SkillOwner:
+    """The source that owns a skill's name.
+
+    Attributes:
+        kind: ``directory`` (a configured library, bundled skills included) or ``uploaded``.
+        source: for a directory, the library root; for an upload, the uploaded skill's name
+            (the top of its package, which owns the names of its children too).
+    """
+
+    kind: OwnerKind
+    source: str
+
+    def __str__(self) -> str:
+        if self.kind == "directory":
+            return f"the directory library {self.source}"
+        return f"the uploaded skill {self.source!r}"
