@@ -23,8 +23,10 @@ a finished script again:
 The manager moves every byte: it reads the skill package (by name and pinned version) and the
 input artifacts from the store, pushes them to the sandbox, fetches declared outputs (files under
 ``outputs/``) and over-cap stdout/stderr back, and stores them as artifacts of the run. Sandboxes
-never see store credentials. Per-skill secrets join only that skill's environment, and their
-values are masked in captured output.
+never see store credentials. Per-skill secrets join only that skill's environment; every
+configured secret is masked (``skillweave.sandbox.masking``) in each result before it is stored
+or answered, and in each full stdout/stderr log after its transfer was verified and before it
+is stored, so the log's artifact ref describes the masked bytes.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from skillweave.errors import (
     SkillEnvironmentError,
     StorageError,
 )
+from skillweave.sandbox.masking import mask_result, output_masker
 from skillweave.sandbox.models import (
     ExecuteRequest,
     ExecutionLimits,
@@ -87,7 +90,6 @@ logger = logging.getLogger("skillweave.manager")
 _ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 _RESERVED_ENV: Final = frozenset({"PATH", "HOME", "TMPDIR", "PYTHONPATH", "NODE_PATH", "SHELL"})
 _RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "EXECUTOR__")
-_MASK: Final = "***"
 _HTTP_GRACE_SECONDS: Final = 30.0
 _PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
 _SPEC_CACHE: Final = 1024
@@ -172,13 +174,6 @@ def _check_env(env: Mapping[str, str]) -> None:
             raise ExecutionRejectedError(400, f"environment variable {name} is reserved")
 
 
-def _mask(text: str, secrets: Mapping[str, str]) -> str:
-    for value in secrets.values():
-        if len(value) >= 4:  # masking one- or two-letter values would shred the output
-            text = text.replace(value, _MASK)
-    return text
-
-
 class PreparedEnvironment(BaseModel):
     """``POST /sandbox/environments``: a skill version's environment, ready."""
 
@@ -198,7 +193,8 @@ class ExecutionService:
         store: the artifact store (packages, inputs, outputs, results).
         pool: where sandboxes come from.
         metrics: the manager's metrics.
-        skill_secrets: per-skill environment secrets (plain values; never logged).
+        skill_secrets: per-skill environment secrets (plain values; never logged, and
+            masked in every run's output; values too short to mask are warned about here).
         default_timeout: wall time when a request sets no limits.
         claim_lease: how long a claim lives unrenewed (its manager renews it four times as
             often while the script runs); a lapsed claim's execution may run again.
@@ -223,6 +219,7 @@ class ExecutionService:
         self._pool = pool
         self._metrics = metrics
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
+        self._masker = output_masker(self._secrets, warn=logger)  # warns of unmaskable ones
         self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
         self._inflight: dict[str, _Inflight] = {}
         self._packages: OrderedDict[str, tuple[str, bytes, frozenset[str]]] = OrderedDict()
@@ -343,7 +340,7 @@ class ExecutionService:
         return ExecutionState(
             execution_id=execution_id,
             state="finished",
-            result=ExecutionResult.model_validate(record["result"]),
+            result=mask_result(ExecutionResult.model_validate(record["result"]), self._masker),
         )
 
     async def cancel(self, execution_id: str) -> bool:
@@ -375,7 +372,8 @@ class ExecutionService:
         if record.get("fingerprint") != fingerprint:
             raise ExecutionConflictError(execution_id, "used with a different request")
         self._metrics.deduplicated.inc()
-        return ExecutionResult.model_validate(record["result"])
+        # Masked again: a result stored before masking, or before a secret was configured.
+        return mask_result(ExecutionResult.model_validate(record["result"]), self._masker)
 
     async def _validate(
         self, request: ExecuteRequest, package_ref: ArtifactRef | None
@@ -514,6 +512,8 @@ class ExecutionService:
                     raise
                 finally:
                     renewing.cancel()
+            # Before anything keeps or shows it (in a thread: inline output may be large).
+            result = await asyncio.to_thread(mask_result, result, self._masker)
             record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
             await self._store.put_bytes(
                 keys.execution_result_key(request.execution_id),
@@ -673,10 +673,10 @@ class ExecutionService:
             stdout_ref = stderr_ref = None
             if executed.full_stdout is not None:
                 key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
-                stdout_ref = await self._fetch(sandbox, executed.full_stdout, key)
+                stdout_ref = await self._fetch(sandbox, executed.full_stdout, key, mask=True)
             if executed.full_stderr is not None:
                 key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
-                stderr_ref = await self._fetch(sandbox, executed.full_stderr, key)
+                stderr_ref = await self._fetch(sandbox, executed.full_stderr, key, mask=True)
         except httpx.TimeoutException as exc:
             return self._result(request, status="error", error=f"sandbox failed: {exc!r}")
         except httpx.TransportError as exc:
@@ -698,8 +698,8 @@ class ExecutionService:
             request,
             status=status,
             exit_code=executed.exit_code,
-            stdout=_mask(executed.stdout, secrets),
-            stderr=_mask(executed.stderr, secrets),
+            stdout=executed.stdout,  # masked by _run, with every other text of the result
+            stderr=executed.stderr,
             stdout_truncated=executed.stdout_truncated,
             stderr_truncated=executed.stderr_truncated,
             stdout_ref=stdout_ref,
@@ -711,8 +711,15 @@ class ExecutionService:
             error=executed.error,
         )
 
-    async def _fetch(self, sandbox: Sandbox, item: ExecutorFile, key: str) -> ArtifactRef:
-        """Stream one file from the sandbox to the store, checking its size and hash."""
+    async def _fetch(
+        self, sandbox: Sandbox, item: ExecutorFile, key: str, *, mask: bool = False
+    ) -> ArtifactRef:
+        """Stream one file from the sandbox to the store, checking its size and hash.
+
+        `mask` (a stdout/stderr log): once the transfer is verified, the secrets in it are
+        masked (in place, streamed; ``cut``: the capture may have stopped mid-secret at its
+        cap), and the store hashes the masked bytes it keeps.
+        """
         with tempfile.NamedTemporaryFile(prefix="skillweave-fetch-", delete=False) as handle:
             path = Path(handle.name)
             digest = hashlib.sha256()
@@ -728,6 +735,8 @@ class ExecutionService:
         try:
             if size != item.size or digest.hexdigest() != item.sha256:
                 raise httpx.HTTPError(f"{item.name} arrived damaged from the sandbox")
+            if mask and self._masker:
+                await asyncio.to_thread(self._masker.mask_file, path, cut=True)
             return await self._store.put_file(key, str(path))
         finally:
             path.unlink(missing_ok=True)

@@ -20,6 +20,11 @@ protocol has no sessions, so the server does not offer it there (``server/discov
 without a session may list, search and read the catalog, but cannot activate a skill. Each
 session's script runs belong to a run of its own (``mcp-<session>``), so one session cannot
 pass another's artifacts to a script.
+
+Configured skill secrets are masked (``skillweave.sandbox.masking``) in every script result
+this front door renders and in every stdout/stderr log artifact it hands out, on top of the
+manager's masking at the source: what was stored before masking existed leaves masked too.
+Output files are handed out as the script wrote them.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from skillweave.errors import (
     ResourceError,
     SandboxError,
 )
+from skillweave.sandbox.masking import is_run_log, mask_result, output_masker
 from skillweave.sandbox.models import (
     ExecuteRequest,
     ExecutionLimits,
@@ -131,6 +137,12 @@ class SkillMcp:
         self.run_script = run_script
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._stdio_key = f"stdio-{secrets.token_hex(8)}"
+        self._masker = output_masker(
+            {
+                skill: {name: value.get_secret_value() for name, value in values.items()}
+                for skill, values in settings.sandbox.skill_secrets.items()
+            }
+        )  # the manager warns about values too short to mask
         self.server: Server[Any] = Server(
             "skillweave",
             version=__version__,
@@ -409,6 +421,7 @@ class SkillMcp:
             result.status,
             (time.monotonic() - started) * 1000,
         )
+        result = mask_result(result, self._masker)
         content: list[Any] = [_text(render_result(result, inline_chars=_OUTPUT_CHARS))]
         for output in result.outputs:
             content.append(await self._output(output.ref))
@@ -442,6 +455,8 @@ class SkillMcp:
 
     async def _contents(self, ref: ArtifactRef, uri: str) -> Any:
         data = await self.store.get_bytes(ref)
+        if is_run_log(ref.key):  # stdout/stderr: masked (output files go as written)
+            data = await asyncio.to_thread(self._masker.mask_bytes, data, cut=True)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:

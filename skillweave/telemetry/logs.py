@@ -14,9 +14,10 @@ bound where it was logged (job id, execution id, skill, script), or those given 
 
 Secret values never reach a line: every secret of the settings (each ``SecretStr``, the
 per-skill secrets included) and any value given to :func:`register_secrets` is replaced by
-``***`` wherever it appears in the message, the traceback or a field, in both formats.
-Values shorter than :data:`MIN_SECRET_CHARS` are not registered: replacing ``1`` or ``dev``
-everywhere would mangle ordinary text while hiding next to nothing.
+``***`` wherever it appears in the message, the traceback or a field, in both formats, by
+the same :class:`~skillweave.telemetry.masker.SecretMasker` (and so in the same forms) that
+masks a run's output. Values shorter than :data:`MIN_SECRET_CHARS` are not registered:
+replacing ``1`` or ``dev`` everywhere would mangle ordinary text while hiding next to nothing.
 
 Written by hand, not with a JSON-logging library: the stdlib's ``logging`` does the routing,
 and what such a library would add (encoding a few fields) is a few lines here, beside the
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator
@@ -38,13 +38,11 @@ from pydantic import BaseModel, SecretStr
 
 from skillweave.config import ObservabilitySettings
 from skillweave.telemetry.context import FIELDS, current_fields
+from skillweave.telemetry.masker import MASK, MIN_SECRET_CHARS, SecretMasker
 
 __all__ = ["MIN_SECRET_CHARS", "REDACTED", "configure_logging", "register_secrets"]
 
-MIN_SECRET_CHARS: Final = 4
-"""Shorter values are not redacted (the same rule as the model client's error texts)."""
-
-REDACTED: Final = "***"
+REDACTED: Final = MASK
 
 _TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -54,26 +52,20 @@ INFO is per-request chatter: every HTTP call, every served request)."""
 
 
 class _Redactor:
-    """Replaces the registered secret values in a text by :data:`REDACTED`, in one pass."""
+    """Masks the registered secret values in a text (the masker's one rule)."""
 
     def __init__(self) -> None:
-        self._values: frozenset[str] = frozenset()
-        self._pattern: re.Pattern[str] | None = None
+        self._masker = SecretMasker()
         self._lock = threading.Lock()
 
     def register(self, values: Iterable[str]) -> None:
         with self._lock:
-            values = self._values | {v for v in values if len(v) >= MIN_SECRET_CHARS}
-            if values == self._values:
-                return
-            # Longest first, so a secret that contains another is replaced whole.
-            ordered = sorted(values, key=len, reverse=True)
-            self._pattern = re.compile("|".join(map(re.escape, ordered)))
-            self._values = values
+            values = self._masker.values | {v for v in values if len(v) >= MIN_SECRET_CHARS}
+            if values != self._masker.values:
+                self._masker = SecretMasker(values)
 
     def redact(self, text: str) -> str:
-        pattern = self._pattern  # read once: a concurrent register swaps it whole
-        return text if pattern is None else pattern.sub(REDACTED, text)
+        return self._masker.mask_text(text)  # read once: a concurrent register swaps it whole
 
 
 _REDACTOR = _Redactor()
