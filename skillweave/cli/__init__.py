@@ -1,7 +1,12 @@
 """``skillweave``: the command line (typer + rich).
 
-Commands print exact texts (catalog, activation payload) to stdout untouched, tables and
-progress to the terminal, and diagnostics to stderr; ``--json`` gives machine-readable output.
+Commands print exact texts (catalog, activation payload) to stdout, tables and progress to
+the terminal, and diagnostics to stderr; ``--json`` gives machine-readable output. Text that
+comes from scripts, models, skill libraries or remote services is attacker-controlled: it is
+printed through :func:`~skillweave.terminal.terminal_safe` (control characters shown as
+escapes) and in a ``rich.text.Text`` (never read as markup or emoji codes), and JSON through
+:func:`~skillweave.terminal.terminal_safe_json` (the same values, with the characters a
+terminal would act on written as ``\\u`` escapes).
 Exit codes: 0 success, 1 the command ran and found a problem (invalid skills, unknown skill),
 2 bad usage (unknown option, missing path). Every error is one line plus what to do.
 """
@@ -34,6 +39,7 @@ from skillweave.config import (
     get_settings,
 )
 from skillweave.errors import ConfigError, SkillweaveError
+from skillweave.sandbox.models import describe_isolation
 from skillweave.skills import (
     Diagnostic,
     Skill,
@@ -46,6 +52,7 @@ from skillweave.skills import (
     write_package,
 )
 from skillweave.skills.package import PackageLimits
+from skillweave.terminal import terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
     from skillweave.agent.events import AgentEvent
@@ -104,9 +111,10 @@ _MAX_SHOWN_WARNINGS = 20
 
 
 def _fail(message: str, *, hint: str | None = None, code: int = 1) -> typer.Exit:
-    err.print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
+    # Messages quote skill files, script output, model text and remote answers.
+    err.print(Text(f"error: {terminal_safe(message)}", style="bold red"), soft_wrap=True)
     if hint:
-        err.print(Text(hint, style="dim"))
+        err.print(Text(terminal_safe(hint), style="dim"))
     return typer.Exit(code)
 
 
@@ -135,7 +143,7 @@ def _print_diagnostics(diagnostics: Sequence[Diagnostic], *, limit: int | None =
     for diagnostic in shown:
         # At load time a fatal diagnostic means the skill was left out, so say exactly that.
         label, style = ("skipped", "red") if diagnostic.fatal else ("warning", "yellow")
-        err.print(Text(f"{label}: {diagnostic}", style=style), soft_wrap=True)
+        err.print(Text(terminal_safe(f"{label}: {diagnostic}"), style=style), soft_wrap=True)
     if len(diagnostics) > len(shown):
         rest = len(diagnostics) - len(shown)
         err.print(Text(f"… {rest} more; run `skillweave skills validate` to see all", style="dim"))
@@ -177,7 +185,7 @@ def _skill_json(skill: Skill) -> dict[str, Any]:
 
 
 def _dump(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(terminal_safe_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
 @skills_app.command("validate")
@@ -208,9 +216,9 @@ def validate(
     else:
         # One diagnostic per line, never wrapped, so that the output can be grepped.
         for diagnostic in report.errors:
-            out.print(Text(f"{diagnostic}", style="red"), soft_wrap=True)
+            out.print(Text(terminal_safe(f"{diagnostic}"), style="red"), soft_wrap=True)
         for diagnostic in report.warnings:
-            out.print(Text(f"warning: {diagnostic}", style="yellow"), soft_wrap=True)
+            out.print(Text(terminal_safe(f"warning: {diagnostic}"), style="yellow"), soft_wrap=True)
         summary = (
             f"{report.skills_checked} skill folder(s) checked: "
             f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
@@ -245,10 +253,15 @@ def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
         table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
 
     def add(skill: Skill, depth: int) -> None:
-        name = Text("  " * depth + ("└ " if depth else "") + skill.name)
+        name = Text("  " * depth + ("└ " if depth else "") + terminal_safe(skill.name))
         if not registry.is_enabled(skill.name):
             name.stylize("dim")
-        table.add_row(name, skill.type, skill.short_version, Text(skill.description))
+        table.add_row(
+            name,
+            Text(terminal_safe(skill.type)),
+            Text(terminal_safe(skill.short_version)),
+            Text(terminal_safe(skill.description)),
+        )
         for child in registry.children_of(skill.name):
             add(child, depth + 1)
 
@@ -290,7 +303,11 @@ def search(
     table.add_column("description", overflow="fold")
     for hit in hits:
         skill = registry.get(hit.name)
-        table.add_row(f"{hit.score:.2f}", skill.name, Text(skill.description))
+        table.add_row(
+            f"{hit.score:.2f}",
+            Text(terminal_safe(skill.name)),
+            Text(terminal_safe(skill.description)),
+        )
     out.print(table)
     out.print(Text(f"ranked by {strategy}", style="dim"))
 
@@ -305,7 +322,7 @@ def catalog(
         int | None, typer.Option(min=0, help="Character budget (0 = none; default from settings).")
     ] = None,
 ) -> None:
-    """Print the exact tier-1 catalog text the model gets."""
+    """Print the exact tier-1 catalog text the model gets (control characters escaped)."""
     settings = get_settings().skills
     registry = _registry(dirs)
     result = build_catalog(
@@ -315,7 +332,7 @@ def catalog(
         top_k=top or settings.catalog_top_k,
         max_chars=settings.catalog_max_chars if max_chars is None else max_chars,
     )
-    sys.stdout.write(result.text)
+    sys.stdout.write(terminal_safe(result.text))
     if result.shortened or result.hidden:
         err.print(
             Text(
@@ -332,15 +349,17 @@ def show(
     name: Annotated[str, typer.Argument(help="Skill name.")],
     dirs: DirsOption = None,
 ) -> None:
-    """Print the exact activation payload of a skill (what activate_skill returns)."""
+    """Print the exact activation payload of a skill (what activate_skill returns), with
+    control characters escaped."""
     settings = get_settings().skills
     registry = _registry(dirs)
     with _errors():
         skill = registry.get(name)
         children = registry.children_of(name, enabled_only=True)
-    sys.stdout.write(
-        render_activation(skill, children=children, max_listed=settings.activation_resource_listing)
+    payload = render_activation(
+        skill, children=children, max_listed=settings.activation_resource_listing
     )
+    sys.stdout.write(terminal_safe(payload))
 
 
 def _limits() -> PackageLimits:
@@ -362,7 +381,8 @@ def pack(
         raise _fail(f"not a directory: {directory}", code=2)
     with _errors():
         written = write_package(directory, output, limits=_limits())
-    out.print(f"packed {directory} → {written} ({written.stat().st_size} bytes)")
+    size = written.stat().st_size
+    out.print(Text(terminal_safe(f"packed {directory} → {written} ({size} bytes)")))
 
 
 @skills_app.command("unpack")
@@ -376,7 +396,7 @@ def unpack(
     with _errors():
         found = extract_package(archive, output, limits=_limits())
     for skill_dir in found:
-        out.print(f"extracted skill folder {skill_dir}")
+        out.print(Text(terminal_safe(f"extracted skill folder {skill_dir}")), soft_wrap=True)
 
 
 @skills_app.command("build")
@@ -400,15 +420,19 @@ def build(
         _dump(prepared)
         return
     if not prepared["needed"]:
-        out.print(f"{name} declares no dependencies: nothing to build")
+        out.print(Text(terminal_safe(f"{name} declares no dependencies: nothing to build")))
         return
     python = prepared["dependencies"].get("python") or []
     node = prepared["dependencies"].get("node") or []
     how = "built" if prepared["built"] else "already built"
     out.print(
-        f"{name} {skill.version[:12]}: environment ready, {how} ({len(python)} Python, "
-        f"{len(node)} Node dependencies; {prepared['bytes']:,} bytes; "
-        f"{prepared['seconds']:.1f} s)",
+        Text(
+            terminal_safe(
+                f"{name} {skill.version[:12]}: environment ready, {how} ({len(python)} Python, "
+                f"{len(node)} Node dependencies; {prepared['bytes']:,} bytes; "
+                f"{prepared['seconds']:.1f} s)"
+            )
+        ),
         soft_wrap=True,
     )
 
@@ -429,7 +453,8 @@ def upload(
         raise _fail(f"no such file: {archive}", code=2)
     with _errors(), open_remote(get_settings()) as api:
         skill = api.upload_skill(archive, name=name, description=description)
-    out.print(f"uploaded {skill['name']} version {skill['latest']}", soft_wrap=True)
+    shown = terminal_safe(f"uploaded {skill['name']} version {skill['latest']}")
+    out.print(Text(shown), soft_wrap=True)
 
 
 @agents_app.command("create")
@@ -448,14 +473,14 @@ def agents_create(
     with _errors(), _spec_errors():
         body, notes = agent_body(spec_file)
     for note in notes:
-        err.print(Text(f"note: {note}", style="yellow"), soft_wrap=True)
+        err.print(Text(terminal_safe(f"note: {note}"), style="yellow"), soft_wrap=True)
     with _errors(), open_remote(settings) as api:
         agent = api.create_agent(body)
     if as_json:
         _dump(agent)
         return
-    err.print(Text(f"created agent {agent['name']}", style="green"), soft_wrap=True)
-    sys.stdout.write(agent["id"] + "\n")
+    err.print(Text(terminal_safe(f"created agent {agent['name']}"), style="green"), soft_wrap=True)
+    sys.stdout.write(terminal_safe(str(agent["id"])) + "\n")
 
 
 @agents_app.command("list")
@@ -475,12 +500,13 @@ def agents_list(as_json: JsonOption = False) -> None:
     for column in ("id", "name", "model", "skills"):
         table.add_column(column, overflow="fold" if column == "skills" else "ellipsis")
     for agent in agents:
-        table.add_row(
+        cells = (
             agent["id"],
             agent["name"],
             agent.get("model_id") or "(server's)",
             ", ".join(agent.get("skill_ids") or []),
         )
+        table.add_row(*(Text(terminal_safe(str(cell))) for cell in cells))
     out.print(table)
 
 
@@ -548,7 +574,7 @@ class _JobOutput:
 
     def event(self, event: AgentEvent) -> None:
         if self.as_json:
-            sys.stdout.write(event.model_dump_json() + "\n")
+            sys.stdout.write(terminal_safe_json(event.model_dump_json()) + "\n")
             sys.stdout.flush()
         else:
             self.view(event)
@@ -573,7 +599,7 @@ class _JobOutput:
             line["copied"] = [str(path) for path in done.copied]
         if done.ui_url is not None:
             line["ui_url"] = done.ui_url
-        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+        sys.stdout.write(terminal_safe_json(json.dumps(line, ensure_ascii=False)) + "\n")
 
 
 async def _temporal_job(settings: Settings, shown: _JobOutput, **job: Any) -> JobRun:
@@ -714,7 +740,13 @@ def _run_job(
             f"{settings.workflow.task_queue} (the worker's model)",
             "embedded": "engine temporal (embedded stack)",
         }[engine]
-        err.print(Text(f"job {job_id} · agent {agent.name} · {where}", style="dim"), soft_wrap=True)
+        shown_job = terminal_safe(f"job {job_id} · agent {agent.name} · {where}")
+        err.print(Text(shown_job, style="dim"), soft_wrap=True)
+        if engine != "temporal" and settings.sandbox.manager_url is None:
+            # This process starts the manager: say how its sandboxes contain scripts.
+            isolation = settings.sandbox.isolation
+            style = "bold red" if isolation == "none" else "dim"
+            err.print(Text(describe_isolation(isolation), style=style), soft_wrap=True)
     shown = _JobOutput(as_json=as_json, out_dir=out_dir)
     job: dict[str, Any] = {
         "task": task,
@@ -769,11 +801,8 @@ def _run_on_api(
     def on_start(run: dict[str, Any]) -> None:
         started.append(run["id"])
         if not as_json:
-            err.print(
-                Text(f"run {run['id']} · agent {run['agent']['name']} ({agent_id}) · API {url}"),
-                style="dim",
-                soft_wrap=True,
-            )
+            shown_run = f"run {run['id']} · agent {run['agent']['name']} ({agent_id}) · API {url}"
+            err.print(Text(terminal_safe(shown_run)), style="dim", soft_wrap=True)
 
     try:
         with _errors(), open_remote(get_settings()) as api:
@@ -873,8 +902,10 @@ def run_command(
     if chosen_engine == "temporal" and spec.model is not None and not as_json:
         err.print(
             Text(
-                f"note: the agent spec's model ({spec.model}) is not used on Temporal: the "
-                "worker's model runs the job",
+                terminal_safe(
+                    f"note: the agent spec's model ({spec.model}) is not used on Temporal: the "
+                    "worker's model runs the job"
+                ),
                 style="yellow",
             ),
             soft_wrap=True,
@@ -956,8 +987,8 @@ def demo(
     out.print(
         Text(
             f"model: SCRIPTED, not a real model: it replays {_shown_path(script)}. Everything "
-            f"else is real: {where}, skill activation, sandboxed scripts from a local warm "
-            "pool, artifacts in the store.",
+            f"else is real: {where}, skill activation, scripts in one-shot sandboxes from a "
+            "local warm pool, artifacts in the store.",
             style="bold yellow",
         ),
         soft_wrap=True,
@@ -1290,7 +1321,8 @@ def sandbox_run(
     registry = _registry(dirs)
     with _errors():
         target = registry.get(skill)
-        with err.status(f"Running {skill}/{script} in a sandbox…", spinner="dots"):
+        running = Text(terminal_safe(f"Running {skill}/{script} in a sandbox…"))
+        with err.status(running, spinner="dots"):
             run = asyncio.run(
                 run_script(
                     settings, target, script, args=ctx.args, inputs=inputs or [], timeout=timeout
@@ -1307,6 +1339,8 @@ def sandbox_run(
 
 
 def _print_result(run: Any, copied: list[Path]) -> None:
+    """The outcome of `sandbox run`; everything the script wrote, its file names included,
+    is shown with its control characters escaped."""
     result = run.result
     style = "green" if result.status == "succeeded" else "bold red"
     out.print(
@@ -1318,19 +1352,20 @@ def _print_result(run: Any, copied: list[Path]) -> None:
     )
     if result.stdout:
         title = "stdout" + (" (truncated; full output stored)" if result.stdout_truncated else "")
-        out.print(Panel(Text(result.stdout.rstrip()), title=title))
+        out.print(Panel(Text(terminal_safe(result.stdout.rstrip())), title=title))
     if result.stderr:
         title = "stderr" + (" (truncated; full output stored)" if result.stderr_truncated else "")
-        out.print(Panel(Text(result.stderr.rstrip()), title=title))
+        out.print(Panel(Text(terminal_safe(result.stderr.rstrip())), title=title))
     if result.error:
-        out.print(Text(f"error: {result.error}", style="red"))
+        out.print(Text(terminal_safe(f"error: {result.error}"), style="red"), soft_wrap=True)
     for output in result.outputs:
-        out.print(f"output {output.path} → {output.ref.key} ({output.ref.size} bytes)")
+        shown = f"output {output.path} → {output.ref.key} ({output.ref.size} bytes)"
+        out.print(Text(terminal_safe(shown)), soft_wrap=True)
     for ref in (result.stdout_ref, result.stderr_ref):
         if ref is not None:
-            out.print(f"full log → {ref.key} ({ref.size} bytes)")
+            out.print(Text(terminal_safe(f"full log → {ref.key} ({ref.size} bytes)")))
     for path in copied:
-        out.print(f"copied → {path}")
+        out.print(Text(terminal_safe(f"copied → {path}")), soft_wrap=True)
 
 
 def main() -> None:

@@ -13,9 +13,11 @@ durable and keeps running).
 
 The rest is what the command shows: :class:`EventView` (one line per event, a spinner on a
 terminal), :func:`print_result` (answer, usage, status, output artifacts) and
-:func:`copy_outputs` (``--out DIR``). The CLI module (``skillweave.cli``) parses the options and
-turns errors into exit codes; it imports this module only when a job runs, since the manager
-pulls in the web stack.
+:func:`copy_outputs` (``--out DIR``). Every text of a job (model text, tool names and
+arguments, skill names, script and error messages, artifact keys made of script file names)
+is shown through :func:`~skillweave.terminal.terminal_safe`, in a ``rich.text.Text``. The CLI
+module (``skillweave.cli``) parses the options and turns errors into exit codes; it imports
+this module only when a job runs, since the manager pulls in the web stack.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Final
 from rich.console import Console
 from rich.panel import Panel
 from rich.status import Status
+from rich.style import StyleType
 from rich.text import Text
 
 from skillweave.agent.events import AgentEvent
@@ -48,6 +51,7 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry
 from skillweave.storage import LocalArtifactStore, keys, open_store
 from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
     # temporalio is imported only when a job runs on Temporal (it takes a quarter second).
@@ -604,7 +608,7 @@ _INDENT: Final = " " * 19
 
 
 def _details(event: AgentEvent) -> Text:
-    text = Text()
+    text = _SafeText()
     match event.kind:
         case "preloaded":
             text.append(event.skill or "", style="cyan")
@@ -653,32 +657,52 @@ def _details(event: AgentEvent) -> Text:
     return text
 
 
+class _SafeText(Text):
+    """A ``Text`` whose every appended string is shown with its control characters escaped:
+    an event's details are model and script text."""
+
+    def append(self, text: str | Text, style: StyleType | None = None) -> _SafeText:
+        if isinstance(text, str):
+            text = terminal_safe(text)
+        super().append(text, style)
+        return self
+
+
 def print_result(run: JobRun, *, out: Console) -> None:
-    """The answer (in a panel), usage, status and reason, output artifacts, copied files."""
+    """The answer (in a panel), usage, status and reason, output artifacts, copied files;
+    the model's and scripts' text with its control characters escaped."""
     result = run.result
     if result.answer:
-        out.print(Panel(Text(result.answer.strip()), title="answer", title_align="left"))
+        out.print(
+            Panel(Text(terminal_safe(result.answer.strip())), title="answer", title_align="left")
+        )
     usage = result.usage
     out.print(
-        f"{result.turns} turns · {_tokens(usage.input_tokens)} tokens in / "
-        f"{_tokens(usage.output_tokens)} out · {result.script_runs} script runs · "
-        f"model {run.model}",
+        Text(
+            terminal_safe(
+                f"{result.turns} turns · {_tokens(usage.input_tokens)} tokens in / "
+                f"{_tokens(usage.output_tokens)} out · {result.script_runs} script runs · "
+                f"model {run.model}"
+            )
+        ),
         soft_wrap=True,
     )
     ok = result.status == "completed"
     status = Text()
     status.append(result.status, style="bold green" if ok else "bold red")
     if result.reason:
-        status.append(f": {result.reason}", style="" if ok else "red")
-    status.append(f" (job {result.job_id})", style="dim")
+        status.append(terminal_safe(f": {result.reason}"), style="" if ok else "red")
+    status.append(f" (job {terminal_safe(result.job_id)})", style="dim")
     out.print(status, soft_wrap=True)
     if result.outputs:
         out.print("output artifacts:")
         for ref in result.outputs:
-            out.print(f"  {ref.key} ({_tokens(ref.size)} bytes)", soft_wrap=True)
+            shown = f"  {ref.key} ({_tokens(ref.size)} bytes)"
+            out.print(Text(terminal_safe(shown)), soft_wrap=True)
         if run.store_root is not None:
-            out.print(Text(f"  in the store at {run.store_root}", style="dim"), soft_wrap=True)
+            shown = f"  in the store at {run.store_root}"
+            out.print(Text(terminal_safe(shown), style="dim"), soft_wrap=True)
     for path in run.copied:
-        out.print(f"copied → {path}", soft_wrap=True)
+        out.print(Text(terminal_safe(f"copied → {path}")), soft_wrap=True)
     if run.ui_url is not None:
-        out.print(f"Temporal UI: {run.ui_url}", soft_wrap=True)
+        out.print(Text(terminal_safe(f"Temporal UI: {run.ui_url}")), soft_wrap=True)

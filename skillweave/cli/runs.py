@@ -7,7 +7,10 @@ ended); ``send`` is the ``send_message`` update and prints the model's reply; ``
 ``cancel`` are signals. Every command connects with skillweave's data converter over the
 settings' store, like the worker.
 
-Temporal is imported when a command runs, not when the CLI starts.
+Temporal is imported when a command runs, not when the CLI starts. What a job holds (its
+task, agent and skill names, the model's answers and replies, error messages) is shown
+through :func:`~skillweave.terminal.terminal_safe`, in a ``rich.text.Text``; JSON is written
+with every non-ASCII character escaped (rich's ``print_json`` re-encodes what it is given).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.table import Table
 from rich.text import Text
+
+from skillweave.terminal import terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
     from skillweave.engines.contract import JobView
@@ -104,7 +109,7 @@ def list_runs(
         data = [
             _row_json(row, ui_link(workflow.ui_url, workflow.namespace, row.job_id)) for row in rows
         ]
-        out.print_json(json.dumps(data))
+        out.print_json(json.dumps(data), ensure_ascii=True)
         return
     if not rows:
         out.print("no jobs" + (" match" if agent or phase or skill else ""))
@@ -126,21 +131,23 @@ def list_runs(
             "" if row.tokens is None else f"{row.tokens:,}",
             " ".join(row.active_skills),
         ]
-        table.add_row(*cells, *([_when(row.start_time)] if wide else []))
+        cells += [_when(row.start_time)] if wide else []
+        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     out.print(table)
 
 
 def _print_view(view: JobView, ui: str) -> None:
     from skillweave.cli import out
 
+    safe = terminal_safe
     ok = view.status == "completed"
     status = Text()
     status.append(view.status, style="bold green" if ok else "bold")
-    status.append(f" · phase {view.phase}")
+    status.append(safe(f" · phase {view.phase}"))
     if view.reason:
-        status.append(f": {view.reason}")
-    out.print(Text(f"job {view.job_id} · agent {view.agent}", style="bold"), soft_wrap=True)
-    out.print(f"task:   {view.task}", soft_wrap=True, markup=False)
+        status.append(safe(f": {view.reason}"))
+    out.print(Text(safe(f"job {view.job_id} · agent {view.agent}"), style="bold"), soft_wrap=True)
+    out.print(Text(safe(f"task:   {view.task}")), soft_wrap=True)
     out.print(status, soft_wrap=True)
     usage = view.usage
     out.print(
@@ -153,23 +160,25 @@ def _print_view(view: JobView, ui: str) -> None:
         skills = ", ".join(
             f"{name} @ {version[:12]}" for name, version in view.active_skills.items()
         )
-        out.print(f"skills: {skills}", soft_wrap=True)
+        out.print(Text(safe(f"skills: {skills}")), soft_wrap=True)
     if view.awaiting_approval is not None:
         ask = view.awaiting_approval
         out.print(
             Text(
-                f"waiting for approval: {ask.skill}/{ask.script} — `skillweave runs approve "
-                f"{view.job_id}` or `--deny`",
+                safe(
+                    f"waiting for approval: {ask.skill}/{ask.script} — `skillweave runs approve "
+                    f"{view.job_id}` or `--deny`"
+                ),
                 style="bold yellow",
             ),
             soft_wrap=True,
         )
     if view.last_error:
-        out.print(Text(f"last error: {view.last_error}", style="red"), soft_wrap=True)
+        out.print(Text(safe(f"last error: {view.last_error}"), style="red"), soft_wrap=True)
     if view.answer:
         out.print(f"answer (turn {view.answer_turn}):", soft_wrap=True)
-        out.print(Text(view.answer.strip()), soft_wrap=True)
-    out.print(f"Temporal UI: {ui}", soft_wrap=True)
+        out.print(Text(safe(view.answer.strip())), soft_wrap=True)
+    out.print(Text(safe(f"Temporal UI: {ui}")), soft_wrap=True)
 
 
 @runs_app.command("show")
@@ -183,7 +192,9 @@ def show_run(job: JobArgument, as_json: JsonFlag = False) -> None:
     ui = ui_link(workflow.ui_url, workflow.namespace, job)
     view = _on_engine(lambda engine: engine.status(job))
     if as_json:
-        out.print_json(json.dumps({**view.model_dump(mode="json"), "ui_url": ui}))
+        out.print_json(
+            json.dumps({**view.model_dump(mode="json"), "ui_url": ui}), ensure_ascii=True
+        )
     else:
         _print_view(view, ui)
 
@@ -204,7 +215,7 @@ def logs(
 
     def show(event: Any) -> None:
         if as_json:
-            sys.stdout.write(event.model_dump_json() + "\n")
+            sys.stdout.write(terminal_safe_json(event.model_dump_json()) + "\n")
             sys.stdout.flush()
         else:
             out.print(EventView.line(event), soft_wrap=True)
@@ -250,15 +261,17 @@ def send(
     else:
         reply = _on_engine(work)
     if as_json:
-        out.print_json(reply.model_dump_json())
+        out.print_json(reply.model_dump_json(), ensure_ascii=True)
         return
     if reply.text:
-        out.print(Text(reply.text.strip()), soft_wrap=True)
+        out.print(Text(terminal_safe(reply.text.strip())), soft_wrap=True)
     else:
         out.print(
             Text(
-                f"no reply: the job ended ({reply.status}"
-                + (f": {reply.reason})" if reply.reason else ")"),
+                terminal_safe(
+                    f"no reply: the job ended ({reply.status}"
+                    + (f": {reply.reason})" if reply.reason else ")")
+                ),
                 style="yellow",
             ),
             soft_wrap=True,
@@ -279,7 +292,7 @@ def approve(
 
     decision = ApprovalDecision(approved=not deny, note=note, by="skillweave runs approve")
     _on_engine(lambda engine: engine.approve(job, decision))
-    out.print(f"{'denied' if deny else 'approved'}: job {job}")
+    out.print(Text(terminal_safe(f"{'denied' if deny else 'approved'}: job {job}")))
 
 
 @runs_app.command("cancel")
@@ -302,4 +315,4 @@ def cancel(
     else:
         result = _on_engine(work)
     text = f"job {job}: {result.status}" + (f" ({result.reason})" if result.reason else "")
-    out.print(text, soft_wrap=True, markup=False)
+    out.print(Text(terminal_safe(text)), soft_wrap=True)
