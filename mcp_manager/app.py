@@ -3,8 +3,11 @@
 ``POST /sandbox/execute`` runs a script exactly once per ``execution_id``;
 ``GET``/``DELETE /sandbox/executions/{id}`` read or cancel one; ``GET /sandbox/pool`` shows the
 warm pool; ``GET /metrics`` is Prometheus text; ``/mcp`` is the MCP front door
-(``mcp_server``, streamable HTTP); ``GET /healthz`` needs no token. Everything else requires
-``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in constant time.
+(``mcp_server``, streamable HTTP); ``GET /healthz`` and the OpenAPI document (``/openapi.json``,
+``/docs``, ``/redoc``) need no token. Everything else requires
+``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in constant time by
+:class:`skillweave.gate.RequestGate` before a byte of the body is read; the gate also caps
+every body at ``SANDBOX__MANAGER_MAX_BODY_BYTES`` and answers 401 and 413 unread.
 At start-up the manager publishes the packages of its configured skill library to the store, so
 any skill it can see can be run by name and version.
 """
@@ -12,7 +15,6 @@ any skill it can see can be run by name and version.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import math
 import os
@@ -29,7 +31,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
-from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -48,7 +49,8 @@ from skillweave.errors import (
     PoolExhaustedError,
     SandboxLostError,
 )
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, token_accepted
+from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillLibrary
 from skillweave.storage import open_store
@@ -79,15 +81,16 @@ async def _state(request: Request) -> ManagerState:
     return request.app.state.manager
 
 
+# A second line: the RequestGate has checked the same header before the body was read.
 async def _authorized(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
     given = credentials.credentials.encode() if credentials is not None else b""
-    if not hmac.compare_digest(given, request.app.state.token):
+    if not token_accepted(given, [request.app.state.token]):
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            detail="missing or wrong bearer token",
+            detail=UNAUTHORIZED_DETAIL,
             headers={"WWW-Authenticate": "Bearer"},
         )
 
@@ -104,24 +107,13 @@ class EnvironmentRequest(BaseModel):
 
 
 class _McpEndpoint:
-    """``/mcp``: the MCP front door (streamable HTTP), behind the manager's bearer token."""
+    """``/mcp``: the MCP front door (streamable HTTP). The app's RequestGate has checked the
+    bearer token and caps the body, before this is called."""
 
     def __init__(self, app: FastAPI) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        given = b""
-        for name, value in scope.get("headers", ()):
-            if name == b"authorization" and value[:7].lower() == b"bearer ":
-                given = value[7:].strip()
-        if not hmac.compare_digest(given, self.app.state.token):
-            response = JSONResponse(
-                {"detail": "missing or wrong bearer token"},
-                status_code=status.HTTP_401_UNAUTHORIZED,
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-            await response(scope, receive, send)
-            return
         await self.app.state.mcp.handle_request(scope, receive, send)
 
 
@@ -137,7 +129,9 @@ def _backend(settings: Settings) -> SandboxBackend:
     """The process backend of a local or static pool."""
     sandbox = settings.sandbox
     if sandbox.backend != "static":
-        return LocalBackend(start_timeout=sandbox.start_timeout_seconds)
+        return LocalBackend(
+            start_timeout=sandbox.start_timeout_seconds, isolation=sandbox.isolation
+        )
     if not sandbox.executor_url or sandbox.executor_token is None:
         raise ConfigError(
             "the static sandbox backend needs SANDBOX__EXECUTOR_URL and SANDBOX__EXECUTOR_TOKEN"
@@ -146,6 +140,7 @@ def _backend(settings: Settings) -> SandboxBackend:
         url=sandbox.executor_url,
         token=sandbox.executor_token.get_secret_value(),
         start_timeout=sandbox.start_timeout_seconds,
+        isolation=sandbox.isolation,
     )
 
 
@@ -230,6 +225,29 @@ def _install_error_handlers(app: FastAPI) -> None:
         )
 
 
+def _open_paths(app: FastAPI) -> list[str]:
+    """The paths that need no token: ``/healthz`` and the OpenAPI document and its pages."""
+    paths = (
+        "/healthz",
+        app.openapi_url,
+        app.docs_url,
+        app.swagger_ui_oauth2_redirect_url,
+        app.redoc_url,
+    )
+    return [path for path in paths if path]
+
+
+def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:
+    """Say at start-up how scripts are contained: in the log (a warning for ``none``) and as
+    the ``skillweave_sandbox_isolation{mode}`` metric (``/healthz`` says it too)."""
+    isolation = settings.sandbox.isolation
+    metrics.isolation.labels(mode=isolation).set(1)
+    if isolation == "none":
+        logger.warning("%s", describe_isolation(isolation))
+    else:
+        logger.info("sandbox isolation: %s", describe_isolation(isolation))
+
+
 def create_app(
     settings: Settings,
     *,
@@ -245,7 +263,10 @@ def create_app(
         backend: where sandboxes come from (default: from ``settings.sandbox.backend``).
         publish: publish the configured skill library's packages at start-up.
     """
-    if settings.sandbox.manager_token is None:
+    if (
+        settings.sandbox.manager_token is None
+        or not settings.sandbox.manager_token.get_secret_value()
+    ):
         raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
     token = settings.sandbox.manager_token.get_secret_value().encode()
     if backend is None and settings.sandbox.backend == "kubernetes":
@@ -261,6 +282,7 @@ def create_app(
             published = await publish_library(the_store, registry)
             logger.info("published %d skill packages", published)
         metrics = ManagerMetrics()
+        _announce_isolation(settings, metrics)
         pool = _pool(settings, backend, metrics)
         service = _service(settings, the_store, pool, metrics)
         front_door = SkillMcp(
@@ -277,24 +299,32 @@ def create_app(
             await service.close()
             await pool.close()
 
-    app = FastAPI(
-        title="skillweave MCP manager", lifespan=lifespan, middleware=[Middleware(TraceMiddleware)]
-    )
+    app = FastAPI(title="skillweave MCP manager", lifespan=lifespan)
     app.state.token = token
-    secured = _SECURED
-
+    app.add_middleware(
+        RequestGate,
+        tokens=[token],
+        open_paths=_open_paths(app),
+        max_body_bytes=settings.sandbox.manager_max_body_bytes,
+    )
+    app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too
     _install_error_handlers(app)
     app.router.routes.append(Route("/mcp", _McpEndpoint(app)))
 
     @app.get("/healthz")
     async def healthz(state: State) -> dict[str, object]:
-        return {"status": "ok", "pool": state.pool.status()}
+        return {
+            "status": "ok",
+            "pool": state.pool.status(),
+            "isolation": settings.sandbox.isolation,
+            "isolation_note": describe_isolation(settings.sandbox.isolation),
+        }
 
-    @app.post("/sandbox/execute", dependencies=secured)
+    @app.post("/sandbox/execute", dependencies=_SECURED)
     async def execute(body: ExecuteRequest, state: State) -> ExecutionResult:
         return await state.service.execute(body)
 
-    @app.get("/sandbox/executions/{execution_id:path}", dependencies=secured)
+    @app.get("/sandbox/executions/{execution_id:path}", dependencies=_SECURED)
     async def get_execution(execution_id: str, state: State) -> ExecutionState:
         found = await state.service.state(execution_id)
         if found is None:
@@ -303,7 +333,7 @@ def create_app(
 
     @app.delete(
         "/sandbox/executions/{execution_id:path}",
-        dependencies=secured,
+        dependencies=_SECURED,
         status_code=status.HTTP_202_ACCEPTED,
     )
     async def cancel_execution(execution_id: str, state: State) -> dict[str, bool]:
@@ -313,16 +343,16 @@ def create_app(
             raise HTTPException(status.HTTP_409_CONFLICT, detail="the execution has finished")
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no such execution")
 
-    @app.get("/sandbox/pool", dependencies=secured)
+    @app.get("/sandbox/pool", dependencies=_SECURED)
     async def pool_status(state: State) -> dict[str, object]:
         return dict(state.pool.status())
 
-    @app.post("/sandbox/environments", dependencies=secured)
+    @app.post("/sandbox/environments", dependencies=_SECURED)
     async def prepare_environment(body: EnvironmentRequest, state: State) -> PreparedEnvironment:
         """Build (once) a published skill version's environment, ahead of its first run."""
         return await state.service.prepare_environment(body.skill, body.version)
 
-    @app.get("/metrics", dependencies=secured)
+    @app.get("/metrics", dependencies=_SECURED)
     async def metrics(state: State) -> Response:
         return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 

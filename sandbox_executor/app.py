@@ -11,14 +11,15 @@
     DELETE /execute         cancel: the process tree is killed at once and the pending
                             /execute answers ``cancelled: true``.
 
-Every endpoint but /healthz needs ``Authorization: Bearer <token>``, compared in constant time.
-The multipart body is parsed only after that check.
+Every endpoint but /healthz needs ``Authorization: Bearer <token>``, compared in constant time
+by :class:`skillweave.gate.RequestGate` before a byte of the body is read, which also caps
+bodies (``/execute``: ``EXECUTOR__MAX_BODY_BYTES``; the other paths take none) and answers
+401 and 413 unread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,6 +37,7 @@ from sandbox_executor.executor import Executor, ExecutorStatus
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import MAX_INPUT_FILES, iter_file
 from skillweave.errors import ConfigError
+from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, bearer_credentials, token_accepted
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
 from skillweave.skills.package import DEFAULT_MAX_BYTES
 from skillweave.telemetry.tracing import TraceMiddleware
@@ -47,6 +49,9 @@ _MAX_FORM_FIELDS: Final = 8
 # extract_package refuses more than DEFAULT_MAX_BYTES uncompressed; a ZIP of that is no larger,
 # but for its headers.
 _MAX_PACKAGE_BYTES: Final = DEFAULT_MAX_BYTES + 4 * 1024 * 1024
+# GET /files and DELETE /execute take no body.
+_MAX_OTHER_BODY_BYTES: Final = 64 * 1024
+_OPEN_PATHS: Final = ("/healthz",)
 
 
 class Health(BaseModel):
@@ -80,7 +85,8 @@ def create_app(
     if not token:
         raise ConfigError("the executor needs a bearer token (EXECUTOR__TOKEN)")
     expected = token.encode("utf-8")
-    executor = Executor(settings=settings or ExecutorSettings(), workdir=workdir)
+    settings = settings or ExecutorSettings()
+    executor = Executor(settings=settings, workdir=workdir)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -97,21 +103,26 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
-        middleware=[Middleware(TraceMiddleware)],  # joins the manager's trace, when tracing
+        middleware=[
+            Middleware(TraceMiddleware),  # joins the manager's trace, when tracing
+            Middleware(
+                RequestGate,
+                tokens=[expected],
+                open_paths=_OPEN_PATHS,
+                max_body_bytes=_MAX_OTHER_BODY_BYTES,
+                path_limits={"/execute": settings.max_body_bytes},
+            ),
+        ],
     )
     app.state.executor = executor
 
     # A coroutine, so FastAPI runs it inline: a plain function would go to a worker thread,
     # and starting the thread pool would be the slowest step of a one-shot executor's call.
+    # A second line: the RequestGate has checked the same header before the body.
     async def require_token(authorization: Annotated[str | None, Header()] = None) -> None:
-        scheme, _, credentials = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            credentials.strip().encode("utf-8"), expected
-        ):
+        if not token_accepted(bearer_credentials(authorization), [expected]):
             raise HTTPException(
-                status_code=401,
-                detail="missing or wrong bearer token",
-                headers={"WWW-Authenticate": "Bearer"},
+                status_code=401, detail=UNAUTHORIZED_DETAIL, headers={"WWW-Authenticate": "Bearer"}
             )
 
     authorized = [Depends(require_token)]

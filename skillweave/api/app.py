@@ -1,16 +1,16 @@
 """The control-plane REST API: ``create_api`` and what every route shares.
 
-Every route but ``GET /healthz`` requires ``Authorization: Bearer <API__TOKEN>`` (or one of
-``API__EXTRA_TOKENS``, for rotation), compared in constant time. Errors are problem+json
-(:mod:`skillweave.api.problems`); bodies are capped before a route reads them
-(:mod:`skillweave.api.limits`: ``API__MAX_JSON_BYTES``, uploads ``API__MAX_UPLOAD_BYTES``).
-The OpenAPI document is served at ``/openapi.json`` (``/docs`` renders it). Resources are
-routers of their own under ``/v1``.
+Every path but ``GET /healthz`` and the OpenAPI document (``/openapi.json``, rendered at
+``/docs`` and ``/redoc``) requires ``Authorization: Bearer <API__TOKEN>`` (or one of
+``API__EXTRA_TOKENS``, for rotation), compared in constant time. The token and the body cap
+(``API__MAX_JSON_BYTES``, uploads ``API__MAX_UPLOAD_BYTES``) are checked by
+:class:`skillweave.gate.RequestGate` before any byte of the body is read; the routes check the
+token again, as a second line. Errors are problem+json (:mod:`skillweave.api.problems`).
+Resources are routers of their own under ``/v1``.
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,11 +19,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from skillweave.api.limits import BodyLimit
 from skillweave.api.metrics import install_metrics
 from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
+from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, token_accepted
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
@@ -37,7 +37,7 @@ UPLOAD_PATHS: tuple[str, ...] = ("/v1/skills/upload", "/v1/runs")
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: problem_response("Missing or wrong bearer token"),
-    # BodyLimit answers before any route, so every route may say it.
+    # The RequestGate answers before any route, so every route may say it.
     413: problem_response("The body is over the size limit"),
     422: problem_response("Invalid input"),
     # Every refusal is problem+json: this documents those a route does not name itself (the
@@ -64,7 +64,21 @@ def _tokens(settings: Settings) -> list[bytes]:
     api = settings.api
     if api.token is None:
         raise ConfigError("the API needs a token: set API__TOKEN")
+    if not all(s.get_secret_value() for s in (api.token, *api.extra_tokens)):
+        raise ConfigError("API__TOKEN and API__EXTRA_TOKENS cannot hold an empty token")
     return [s.get_secret_value().encode() for s in (api.token, *api.extra_tokens)]
+
+
+def _open_paths(app: FastAPI) -> list[str]:
+    """The paths that need no token: ``/healthz`` and the OpenAPI document and its pages."""
+    paths = (
+        "/healthz",
+        app.openapi_url,
+        app.docs_url,
+        app.swagger_ui_oauth2_redirect_url,
+        app.redoc_url,
+    )
+    return [path for path in paths if path]
 
 
 def create_api(
@@ -87,13 +101,10 @@ def create_api(
     async def authorized(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> None:
+        # A second line: the RequestGate has checked the same header before the body.
         given = credentials.credentials.encode() if credentials is not None else b""
-        # Every token is compared, so the time taken does not tell which one came close.
-        matches = [hmac.compare_digest(given, token) for token in tokens]
-        if not any(matches):
-            raise ApiProblem(
-                401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
-            )
+        if not token_accepted(given, tokens):
+            raise ApiProblem(401, UNAUTHORIZED_DETAIL, headers={"WWW-Authenticate": "Bearer"})
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -111,11 +122,13 @@ def create_api(
     )
     install_problem_handlers(app)
     app.add_middleware(
-        BodyLimit,
-        default=settings.api.max_json_bytes,
-        limits=dict.fromkeys(UPLOAD_PATHS, settings.api.max_upload_bytes),
+        RequestGate,
+        tokens=tokens,
+        open_paths=_open_paths(app),
+        max_body_bytes=settings.api.max_json_bytes,
+        path_limits=dict.fromkeys(UPLOAD_PATHS, settings.api.max_upload_bytes),
     )
-    # Metrics: requests by route and status (outside BodyLimit: its refusals count too) and
+    # Metrics: requests by route and status (outside the gate: its refusals count too) and
     # GET /metrics behind the token.
     install_metrics(app, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
     app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too
