@@ -65,6 +65,7 @@ ZIPS: list[dict[str, Any]] = MANIFEST["zips"]
 LIMITS: dict[str, int] = MANIFEST["limits"]
 SCRIPTS: list[dict[str, Any]] = json.loads((CORPUS / "scripts.json").read_text(encoding="utf-8"))
 REFS: list[dict[str, Any]] = json.loads((CORPUS / "artifact_refs.json").read_text(encoding="utf-8"))
+OWNED: list[dict[str, Any]] = json.loads((CORPUS / "owned_names.json").read_text(encoding="utf-8"))
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 PROBLEM = "application/problem+json"
@@ -335,6 +336,18 @@ async def test_api_refuses_the_skill_md_in_a_zip(
 async def test_api_refuses_the_zip(case: dict[str, Any], api: ServedApi, api_tmp: Path) -> None:
     data = (CORPUS / "zips" / case["file"]).read_bytes()
     await assert_refused(api, upload(api, data), case["error"])
+
+
+@ASYNC
+@_by_file(OWNED)
+async def test_api_refuses_a_name_another_source_owns(
+    case: dict[str, Any], api: ServedApi, api_tmp: Path
+) -> None:
+    data = (CORPUS / "owned_names" / case["file"]).read_bytes()
+    await assert_refused(api, upload(api, data), "is taken", status=409)
+    listed = await api.client.get("/v1/skills/", params={"q": "dir-skill"})
+    names = [item["name"] for item in listed.json()["items"]]
+    assert "dir-skill" in names
 
 
 # --- MCP -----------------------------------------------------------------------------------

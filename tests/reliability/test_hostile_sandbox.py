@@ -1,0 +1,180 @@
+"""The hostile scripts of the corpus (``tests/data/hostile/sandbox/``), run through a real
+manager and its executor processes in each contained isolation mode.
+
+The scripts belong to one skill with a configured secret. Each prints ``ESCAPED …`` for an
+attack that worked; none may. Around them the test keeps what an attacker would aim at: a host
+process holding a canary in its environment and command line, a loopback service, a
+world-readable host file. After each run: no process of it is left, the secret is in no
+result, stored log or store file, and a case that names an error failed with it and kept no
+outputs. The manager's ``SANDBOX__ISOLATION`` is the mode under test, which also shows that it
+reaches the executors the manager starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from pydantic import SecretStr
+
+from mcp_manager import create_app
+from mcp_manager.server import LoopbackServer
+from skillweave.config import Settings
+from skillweave.sandbox.client import SandboxClient
+from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.storage.local import LocalArtifactStore
+from tests.conftest import write_skill
+from tests.sandbox_executor.support import assert_eventually, processes_with
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "hostile"
+CASES: list[dict[str, Any]] = json.loads((CORPUS / "sandbox.json").read_text(encoding="utf-8"))
+SKILL = "hostile-scripts"
+SECRET = secrets.token_urlsafe(24)
+TOKEN = "hostile-sandbox-token"
+ASYNC = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.timeout(300)
+
+
+@dataclass
+class Host:
+    """What the scripts aim at on the host."""
+
+    canary: str
+    host_file: Path
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+    canary = f"CANARY-{uuid.uuid4().hex}"
+    folder = tmp_path_factory.mktemp("host")
+    host_file = folder / "readable.txt"
+    host_file.write_text("a host file\n", encoding="utf-8")
+    host_file.chmod(0o644)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)", canary],
+        env={**os.environ, "MODEL__API_KEY": canary},
+    )
+    try:
+        yield Host(canary, host_file)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@dataclass
+class Manager:
+    api: SandboxClient
+    store: LocalArtifactStore
+    store_dir: Path
+    version: str
+    isolation: str
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["bubblewrap", "namespaces"])
+async def manager(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Manager]:
+    isolation: str = request.param
+    if isolation == "bubblewrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed; the namespaces cases run instead")
+    root = tmp_path_factory.mktemp(f"manager-{isolation}")
+    library = root / "library"
+    scripts = {
+        f"scripts/{case['file']}": (CORPUS / "sandbox" / case["file"]).read_text(encoding="utf-8")
+        for case in CASES
+    }
+    write_skill(
+        library / SKILL,
+        description="Hostile scripts. Use when testing containment.",
+        files=scripts,
+    )
+    settings = Settings(
+        _env_file=None,
+        sandbox={
+            "manager_token": SecretStr(TOKEN),
+            "isolation": isolation,
+            "pool_target": 1,
+            "pool_max": 2,
+            "skill_secrets": {SKILL: {"HOSTILE_KEY": SecretStr(SECRET)}},
+        },
+        skills={"dirs": [str(library)], "uploaded_dir": str(root / "uploaded")},
+    )
+    store_dir = root / "store"
+    store = LocalArtifactStore(store_dir)
+    version = SkillRegistry.from_scan(SkillScanner([library]).scan()).get(SKILL).version
+    async with (
+        LoopbackServer(create_app(settings, store=store)) as server,
+        SandboxClient(server.url, token=TOKEN) as api,
+    ):
+        yield Manager(api, store, store_dir, version, isolation)
+
+
+def _args(case: dict[str, Any], host: Host, *, port: int, marker: str) -> list[str]:
+    values = {
+        "{canary}": host.canary,
+        "{port}": str(port),
+        "{host_file}": str(host.host_file),
+        "{marker}": marker,
+    }
+    return [values.get(arg, arg) for arg in case["args"]]
+
+
+async def _stored_text(manager: Manager, result: ExecutionResult) -> str:
+    texts = []
+    for ref in (result.stdout_ref, result.stderr_ref):
+        if ref is not None:
+            texts.append((await manager.store.get_bytes(ref)).decode("utf-8", "replace"))
+    return "\n".join(texts)
+
+
+@ASYNC
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+async def test_a_hostile_script_stays_contained(
+    case: dict[str, Any], manager: Manager, host: Host
+) -> None:
+    marker = f"hostile-marker-{uuid.uuid4().hex}"
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        request = ExecuteRequest(
+            execution_id=f"hostile/{manager.isolation}/{case['id']}",
+            run_id=f"hostile-{manager.isolation}",
+            skill=SKILL,
+            version=manager.version,
+            script=f"scripts/{case['file']}",
+            args=_args(case, host, port=listener.getsockname()[1], marker=marker),
+            limits=ExecutionLimits(timeout_seconds=60, **case["limits"]),
+        )
+        result = await manager.api.execute(request)
+        listener.settimeout(0.1)
+        with pytest.raises(TimeoutError):
+            listener.accept()
+
+    assert result.isolation == manager.isolation
+    assert "ESCAPED" not in result.stdout, result.stdout
+    if case["error"]:
+        assert result.error is not None, result
+        assert case["error"] in result.error
+        assert result.outputs == []
+    else:
+        assert result.status == "succeeded", (result.error, result.stderr[-2000:])
+        assert "CONTAINED" in result.stdout
+    assert_eventually(lambda: processes_with(marker) == [], timeout=5, what="no leftover")
+
+    shown = "\n".join([result.stdout, result.stderr, result.error or ""])
+    assert SECRET not in shown
+    assert SECRET not in await _stored_text(manager, result)
+    for path in manager.store_dir.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), f"{path} holds the secret"
