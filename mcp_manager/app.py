@@ -272,7 +272,7 @@ def create_app(
     if backend is None and settings.sandbox.backend == "kubernetes":
         from mcp_manager.kubernetes import KubernetesPool
 
-        KubernetesPool.check(settings.sandbox.kubernetes)
+        KubernetesPool.check(settings.sandbox.kubernetes, isolation=settings.sandbox.isolation)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

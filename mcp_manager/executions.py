@@ -58,6 +58,7 @@ from mcp_manager.pool import SandboxPool
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
+    ConfigError,
     DependencyError,
     ExecutionConflictError,
     ExecutionInProgressError,
@@ -78,6 +79,7 @@ from skillweave.sandbox.models import (
     OutputArtifact,
 )
 from skillweave.skills.dependencies import DependencySpec, discover_dependencies
+from skillweave.skills.names import name_key
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.telemetry import bound
@@ -186,6 +188,27 @@ class PreparedEnvironment(BaseModel):
     seconds: float = Field(description="How long preparing took (a build, or a lookup).")
 
 
+def _secrets_by_name(
+    skill_secrets: Mapping[str, Mapping[str, str]],
+) -> dict[str, Mapping[str, str]]:
+    """The per-skill secrets by the skill name's folded key (``skills.names.name_key``).
+
+    Raises:
+        ConfigError: Two configured skill names fold to one key: which skill gets which
+            secrets would depend on spelling.
+    """
+    found: dict[str, tuple[str, Mapping[str, str]]] = {}
+    for name, values in skill_secrets.items():
+        key = name_key(name)
+        if key in found:
+            raise ConfigError(
+                f"SANDBOX__SKILL_SECRETS names one skill twice: {found[key][0]!r} and {name!r};"
+                " keep one entry per skill"
+            )
+        found[key] = (name, values)
+    return {key: values for key, (_, values) in found.items()}
+
+
 class ExecutionService:
     """Validates, deduplicates, runs and records script executions.
 
@@ -220,6 +243,7 @@ class ExecutionService:
         self._metrics = metrics
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
         self._masker = output_masker(self._secrets, warn=logger)  # warns of unmaskable ones
+        self._secrets_by_key = _secrets_by_name(self._secrets)
         self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
         self._inflight: dict[str, _Inflight] = {}
         self._packages: OrderedDict[str, tuple[str, bytes, frozenset[str]]] = OrderedDict()
@@ -628,7 +652,8 @@ class ExecutionService:
         inputs: list[tuple[str, bytes]],
         environment: bytes | None = None,
     ) -> ExecutionResult:
-        secrets = self._secrets.get(request.skill, {})
+        # By the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's skill.
+        secrets = self._secrets_by_key.get(name_key(request.skill), {})
         limits = request.limits or self._default_limits
         body = ExecutorRequest(
             script=_clean_script(request.script),

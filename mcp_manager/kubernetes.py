@@ -68,8 +68,9 @@ from kubernetes.watch.watch import iter_resp_lines
 from mcp_manager.backends import Sandbox
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import PoolStatus
-from skillweave.config import KubernetesSettings
+from skillweave.config import IsolationChoice, KubernetesSettings
 from skillweave.errors import ConfigError, PoolExhaustedError
+from skillweave.sandbox.models import isolation_covers
 
 __all__ = ["KubernetesPool", "PodApi", "PodTemplate", "security_problems"]
 
@@ -168,6 +169,17 @@ class PodTemplate:
     digest: str
     container: str
     port: int
+
+    @property
+    def isolation(self) -> str:
+        """The ``EXECUTOR__ISOLATION`` the executor container is given (``auto`` unset)."""
+        containers = _get(self.body, "spec", "containers") or []
+        for container in containers:
+            if container.get("name") == self.container:
+                for variable in container.get("env") or []:
+                    if variable.get("name") == "EXECUTOR__ISOLATION":
+                        return str(variable.get("value", "auto"))
+        return "auto"
 
     @classmethod
     def load(cls, settings: KubernetesSettings) -> PodTemplate:
@@ -467,14 +479,23 @@ class KubernetesPool:
         self._closed = False
 
     @staticmethod
-    def check(settings: KubernetesSettings) -> None:
-        """Fail fast on what would stop the pool at start-up: the template and the client's
-        configuration (so ``skillweave manager`` says what is wrong before it serves).
+    def check(settings: KubernetesSettings, *, isolation: IsolationChoice = "auto") -> None:
+        """Fail fast on what would stop the pool at start-up: the template, the isolation its
+        executors are configured with (it must be one `isolation` allows: a manager never
+        runs scripts under a weaker mode than it announces) and the client's configuration
+        (so ``skillweave manager`` says what is wrong before it serves).
 
         Raises:
-            ConfigError: the template is unusable or no cluster configuration is found.
+            ConfigError: the template is unusable, its isolation is not allowed, or no cluster
+                configuration is found.
         """
-        PodTemplate.load(settings)
+        declared = PodTemplate.load(settings).isolation
+        if not isolation_covers(isolation, declared):
+            raise ConfigError(
+                f"the sandbox pod template runs executors with EXECUTOR__ISOLATION={declared},"
+                f" which SANDBOX__ISOLATION={isolation} does not allow: set SANDBOX__ISOLATION"
+                f"={declared} (and say why: e.g. the pod is the boundary) or change the template"
+            )
         _api_client(settings).close()
 
     @property

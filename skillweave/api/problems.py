@@ -28,7 +28,9 @@ from skillweave.errors import (
     ResourceNotFoundError,
     SkillError,
     SkillFormatError,
+    SkillNameTakenError,
     SkillNotFoundError,
+    SkillUnavailableError,
     SkillweaveError,
     StorageError,
 )
@@ -124,6 +126,8 @@ def status_of(exc: SkillweaveError) -> int:
     match exc:
         case SkillNotFoundError() | ResourceNotFoundError() | ArtifactNotFoundError():
             return 404
+        case SkillNameTakenError() | SkillUnavailableError():
+            return 409
         case SkillFormatError() | PackageError() | ResourceError() | AgentSpecError():
             return 422
         case InvalidKeyError() | ConfigError() | SkillError():

@@ -29,6 +29,7 @@ __all__ = [
     "OutputArtifact",
     "describe_isolation",
     "isolation_allowed",
+    "isolation_covers",
     "render_result",
 ]
 
@@ -49,6 +50,12 @@ def isolation_allowed(choice: IsolationChoice, reported: str | None) -> bool:
     """Whether an executor that reports `reported` may run scripts under the setting `choice`
     (a manager refuses any other: a mode is never downgraded behind its back)."""
     return reported in _ALLOWED[choice]
+
+
+def isolation_covers(choice: IsolationChoice, declared: str) -> bool:
+    """Whether executors configured with `declared` (their ``EXECUTOR__ISOLATION``) can only
+    end up in a mode the setting `choice` allows (``auto`` may become either contained mode)."""
+    return declared in _ALLOWED and _ALLOWED[declared] <= _ALLOWED[choice]  # type: ignore[index]
 
 
 def describe_isolation(choice: IsolationChoice) -> str:

@@ -39,6 +39,7 @@ from pydantic import BaseModel, SecretStr
 from skillweave.config import ObservabilitySettings
 from skillweave.telemetry.context import FIELDS, current_fields
 from skillweave.telemetry.masker import MASK, MIN_SECRET_CHARS, SecretMasker
+from skillweave.terminal import terminal_safe, terminal_safe_json
 
 __all__ = ["MIN_SECRET_CHARS", "REDACTED", "configure_logging", "register_secrets"]
 
@@ -117,7 +118,9 @@ class _TextFormatter(logging.Formatter):
         return f"{line} [{' '.join(f'{k}={v}' for k, v in fields.items())}]"
 
     def format(self, record: logging.LogRecord) -> str:
-        return _REDACTOR.redact(super().format(record))
+        # Log lines quote attacker text (SKILL.md diagnostics, build output): a terminal must
+        # not act on it.
+        return terminal_safe(_REDACTOR.redact(super().format(record)))
 
 
 class _JsonFormatter(logging.Formatter):
@@ -145,7 +148,7 @@ class _JsonFormatter(logging.Formatter):
             line["exception"] = redact(record.exc_text)
         if record.stack_info:
             line["stack"] = redact(self.formatStack(record.stack_info))
-        return json.dumps(line, ensure_ascii=False)
+        return terminal_safe_json(json.dumps(line, ensure_ascii=False))
 
 
 class _RootHandler(logging.StreamHandler):

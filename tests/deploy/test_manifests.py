@@ -367,6 +367,7 @@ def test_the_manager_runs_the_kubernetes_backend_with_the_mounted_template(
     settings = settings_from(literal_env(docs, ctr, SYSTEM_NS), monkeypatch)
     sandbox = settings.sandbox
     assert sandbox.backend == "kubernetes"
+    assert sandbox.isolation == "none"  # what its sandbox pods run with: the pod is the boundary
     assert sandbox.host == "0.0.0.0"
     assert sandbox.port == ctr["ports"][0]["containerPort"]
     assert sandbox.kubernetes.namespace == SANDBOX_NS

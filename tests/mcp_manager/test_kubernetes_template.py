@@ -161,6 +161,7 @@ def _kubernetes_settings(**kubernetes: object) -> Settings:
         sandbox={
             "backend": "kubernetes",
             "manager_token": SecretStr("t"),
+            "isolation": "none",  # the built-in template's: the pod is the boundary
             "kubernetes": kubernetes,
         },
     )
@@ -175,3 +176,28 @@ def test_the_manager_refuses_to_start_on_a_loose_template_or_no_cluster(tmp_path
         create_app(_kubernetes_settings(template_file=tmp_path / "pod.yaml"))
     with pytest.raises(ConfigError, match="cannot configure the Kubernetes client"):
         create_app(_kubernetes_settings(kubeconfig=tmp_path / "no-such-kubeconfig"))
+
+
+def test_the_manager_refuses_pods_whose_isolation_its_setting_does_not_allow(
+    tmp_path: Path,
+) -> None:
+    """The built-in template's executors run with isolation none: a manager that announces
+    auto must not use them; one that says none may; a template that asks for auto fits auto."""
+    settings = _kubernetes_settings(kubeconfig=tmp_path / "no-such-kubeconfig")
+    strict = settings.model_copy(
+        update={"sandbox": settings.sandbox.model_copy(update={"isolation": "auto"})}
+    )
+    with pytest.raises(ConfigError, match="EXECUTOR__ISOLATION=none, which SANDBOX__ISOLATION"):
+        create_app(strict)
+    # Past the isolation check, the next one (no cluster) speaks.
+    with pytest.raises(ConfigError, match="cannot configure the Kubernetes client"):
+        create_app(settings)
+    contained = _template()
+    for variable in contained["spec"]["containers"][0]["env"]:
+        if variable["name"] == "EXECUTOR__ISOLATION":
+            variable["value"] = "auto"
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(contained))
+    auto = strict.model_copy(deep=True)
+    auto.sandbox.kubernetes.template_file = tmp_path / "pod.yaml"
+    with pytest.raises(ConfigError, match="cannot configure the Kubernetes client"):
+        create_app(auto)

@@ -232,3 +232,25 @@ def test_nothing_is_redacted_when_no_secret_is_registered() -> None:
 
     [record] = _objects(buffer)
     assert record["message"] == "*** stays, and so does everything else"
+
+
+# --- terminal safety --------------------------------------------------------------------------
+
+HOSTILE = "skill says \x1b[2J\x1b]52;c;cHduZWQ=\x07 \x9b31m \u202eevil"
+
+
+def test_text_lines_show_control_sequences_escaped() -> None:
+    with captured_logs() as buffer:
+        log.warning("diagnostic: %s", HOSTILE)
+    [line] = _lines(buffer)
+    assert not any(char in line for char in "\x1b\x07\x9b\u202e")
+    assert "\\x1b[2J" in line
+    assert "\\u202eevil" in line
+
+
+def test_json_lines_escape_what_a_terminal_would_act_on_and_keep_the_value() -> None:
+    with captured_logs(log_format="json") as buffer:
+        log.warning("diagnostic: %s", HOSTILE)
+    [line] = _lines(buffer)
+    assert not any(char in line for char in "\x1b\x07\x9b\u202e")
+    assert json.loads(line)["message"] == f"diagnostic: {HOSTILE}"

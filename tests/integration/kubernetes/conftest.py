@@ -85,6 +85,7 @@ def kubernetes_settings(
         _env_file=None,
         sandbox={
             "backend": "kubernetes",
+            "isolation": "none",  # as the sandbox pod template declares
             "manager_token": SecretStr(TOKEN),
             "pool_target": target,
             "pool_max": maximum,
@@ -244,6 +245,7 @@ def spawn_manager(
         "HOME": os.environ.get("HOME", "/root"),
         "LANG": "C.UTF-8",
         "SANDBOX__BACKEND": "kubernetes",
+        "SANDBOX__ISOLATION": "none",
         "SANDBOX__MANAGER_TOKEN": TOKEN,
         "SANDBOX__HOST": "127.0.0.1",
         "SANDBOX__PORT": str(port),
