@@ -48,6 +48,7 @@ from skillweave.errors import (
     ExecutionRejectedError,
     PoolExhaustedError,
     SandboxLostError,
+    SandboxStartError,
 )
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, token_accepted
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
@@ -214,6 +215,13 @@ def _install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(
             {"detail": str(exc), "error": "sandbox_lost"},
             status_code=status.HTTP_502_BAD_GATEWAY,
+        )
+
+    @app.exception_handler(SandboxStartError)
+    async def _refused(_: Request, exc: SandboxStartError) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(exc), "error": "sandbox_refused"},
+            status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
         )
 
     @app.exception_handler(PoolExhaustedError)

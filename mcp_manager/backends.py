@@ -102,6 +102,22 @@ async def _wait_healthy(
         await asyncio.sleep(_POLL_SECONDS)
 
 
+_EXIT_REFUSED: Final = 2
+"""What ``python -m sandbox_executor`` exits with when it cannot run here (configuration)."""
+
+
+def _exited(code: int, errors: Path) -> SandboxStartError:
+    """The error of an executor that exited before it was ready, with its last words."""
+    try:
+        lines = errors.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    said = lines[-1].removeprefix("error: ") if lines else "no message"
+    return SandboxStartError(
+        f"executor exited with code {code}: {said}", permanent=code == _EXIT_REFUSED
+    )
+
+
 class LocalBackend:
     """Executor processes on this host, one per sandbox."""
 
@@ -131,6 +147,8 @@ class LocalBackend:
         workdir = self._root / sandbox_id
         workdir.mkdir()
         ready_file = workdir / "ready.json"
+        # What an executor that refuses to start says (one line: what to install or set).
+        errors = os.open(workdir / "executor.err", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
         token = secrets.token_urlsafe(32)
         env = {
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
@@ -163,17 +181,18 @@ class LocalBackend:
             str(_START_NICENESS),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=errors,
             env=env,
             cwd=workdir,
             start_new_session=True,
         )
+        os.close(errors)
         sandbox = Sandbox(sandbox_id, "", token, process=process, workdir=workdir)
         deadline = time.monotonic() + self._start_timeout
         try:
             while not ready_file.exists():
                 if process.returncode is not None:
-                    raise SandboxStartError(f"executor exited with code {process.returncode}")
+                    raise _exited(process.returncode, workdir / "executor.err")
                 if time.monotonic() > deadline:
                     raise SandboxStartError("executor did not report its port in time")
                 await asyncio.sleep(_POLL_SECONDS)

@@ -120,6 +120,7 @@ class WarmPool:
         self._tickets = itertools.count()
         self._closed = False
         self._failures = 0
+        self._refusal: SandboxStartError | None = None
 
     def status(self) -> PoolStatus:
         """How many sandboxes are in each state."""
@@ -150,6 +151,7 @@ class WarmPool:
 
         Raises:
             PoolExhaustedError: none became available within the claim timeout.
+            SandboxStartError: sandboxes refuse to start here (``permanent``); nothing ran.
         """
         started = time.perf_counter()
         deadline = time.monotonic() + self.claim_timeout
@@ -162,6 +164,11 @@ class WarmPool:
                 # oldest one waiting, so that a steady stream of new claims cannot starve those
                 # that came first.
                 while not (self._ready and self._queue[0] == ticket):
+                    if self._refusal is not None and not self._ready:
+                        # Sandboxes refuse to start here: say why now, not after the timeout.
+                        raise SandboxStartError(
+                            f"sandboxes cannot start: {self._refusal}", permanent=True
+                        )
                     if self._closed:
                         raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
                     if self._alive < self.maximum:
@@ -264,9 +271,15 @@ class WarmPool:
                 await asyncio.sleep(min(_START_BACKOFF_SECONDS * self._failures, 5.0))
             sandbox = await self.backend.create()
             self._failures = 0
+            self._refusal = None
         except SandboxStartError as exc:
             self._failures += 1
-            logger.warning("a sandbox failed to start: %s", exc)
+            if exc.permanent:
+                if self._refusal is None or str(self._refusal) != str(exc):
+                    logger.error("sandboxes cannot start: %s", exc)
+                self._refusal = exc
+            else:
+                logger.warning("a sandbox failed to start: %s", exc)
         finally:
             async with self._changed:
                 self._starting -= 1

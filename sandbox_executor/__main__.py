@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.server import run_executor
 from sandbox_executor.settings import ExecutorSettings
@@ -71,11 +73,22 @@ def _die_with(parent: int) -> None:
         raise SystemExit(f"error: the parent process {parent} is gone")
 
 
+def _setting_problem(exc: ValidationError) -> str:
+    """The first invalid ``EXECUTOR__*`` variable, its value and what is accepted, on one line."""
+    error = exc.errors()[0]
+    name = "EXECUTOR__" + "__".join(str(part).upper() for part in error["loc"])
+    return f"{name}={error.get('input')!r}: {error['msg']}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.parent_pid is not None:
         _die_with(args.parent_pid)
-    settings = ExecutorSettings()
+    try:
+        settings = ExecutorSettings()
+    except ValidationError as exc:
+        print(f"error: {_setting_problem(exc)}", file=sys.stderr)
+        return 2
     os.environ.pop("EXECUTOR__TOKEN", None)
     if args.token_file is not None:
         token = args.token_file.read_text(encoding="utf-8").strip()

@@ -255,6 +255,7 @@ def plan_isolation(
             raise IsolationUnavailableError(
                 f"EXECUTOR__ISOLATION=bubblewrap but bubblewrap cannot run a sandbox here"
                 f" ({problem}): install bubblewrap, or set EXECUTOR__ISOLATION=namespaces"
+                " (SANDBOX__ISOLATION on the manager)"
             )
         problems.append(f"bubblewrap: {problem}")
     root = folder / "root"

@@ -250,7 +250,13 @@ class SandboxError(SkillweaveError):
 
 
 class SandboxStartError(SandboxError):
-    """A sandbox did not start, or did not become healthy in time."""
+    """A sandbox did not start, or did not become healthy in time; `permanent` when its
+    executor refused to start here (a setting or a missing requirement: asking again will not
+    help until an operator acts)."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        self.permanent = permanent
+        super().__init__(message)
 
 
 class PoolExhaustedError(SandboxError):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from skillweave.config import get_settings
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SKILLS = REPO / "skills"
@@ -18,6 +20,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _settings_read_afresh() -> Iterator[None]:
+    """Every test reads the settings of its own environment: ``get_settings`` is cached per
+    process, and a test that ran first must not decide what a later one's CLI sees."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
 
 
 def write_skill(

@@ -10,7 +10,7 @@ import pytest
 from mcp_manager.backends import Sandbox
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import WarmPool
-from skillweave.errors import PoolExhaustedError
+from skillweave.errors import PoolExhaustedError, SandboxStartError
 
 
 class FakeBackend:
@@ -184,4 +184,23 @@ async def test_waiting_claims_are_served_first_come_first_served() -> None:
     await pool.release(await early)
     await pool.release(await late)
     assert served == ["early", "late"]
+    await pool.close()
+
+
+class RefusingBackend(FakeBackend):
+    """Executors that refuse to start here (a setting or a missing requirement)."""
+
+    async def create(self) -> Sandbox:
+        raise SandboxStartError("EXECUTOR__ISOLATION=bubblewrap but …: install it", permanent=True)
+
+
+async def test_sandboxes_that_refuse_to_start_fail_a_claim_at_once_with_why() -> None:
+    pool = WarmPool(
+        RefusingBackend(), target=1, maximum=2, claim_timeout=30, metrics=ManagerMetrics()
+    )
+    await pool.start()
+    async with asyncio.timeout(5):  # not the 30 s claim timeout
+        with pytest.raises(SandboxStartError, match="install it") as refused:
+            await pool.claim()
+    assert refused.value.permanent
     await pool.close()

@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -322,3 +323,47 @@ def test_a_run_within_its_budget_keeps_its_outputs(executor: RunningExecutor) ->
     assert result.exit_code == 0, result.stderr
     assert result.error is None
     assert len(result.outputs) == 8
+
+
+_CONVERT = ["unit-converter", "scripts/convert.py", "--"]
+_CONVERT_ARGS = ["--run-json", '{"value": 3, "from_unit": "MB", "to_unit": "KiB"}']
+
+
+def _cli(prefix: tuple[str, ...], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`skillweave sandbox run` as a user types it, with its own manager and local pool."""
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "skillweave.cli", "sandbox", "run", *_CONVERT,
+         *_CONVERT_ARGS],
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
+            "COLUMNS": "200",
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+
+
+def test_without_bubblewrap_the_cli_runs_scripts_contained_by_namespaces(tmp_path: Path) -> None:
+    prefix = _hidden_bwrap()
+    done = _cli(prefix, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "isolation namespaces" in done.stdout + done.stderr
+
+
+def test_a_mode_that_cannot_be_set_up_fails_at_once_with_what_to_install(tmp_path: Path) -> None:
+    prefix = _hidden_bwrap()
+    if not prefix:
+        pytest.skip("bubblewrap is not installed: nothing to hide")
+    started = time.monotonic()
+    done = _cli(prefix, tmp_path, SANDBOX__ISOLATION="bubblewrap")
+    assert done.returncode != 0
+    assert time.monotonic() - started < 45  # not after the claim timeout (60 s)
+    assert "Traceback" not in done.stderr
+    error_lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1, done.stderr
+    assert "install bubblewrap" in error_lines[0]
