@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import typer
 from rich.console import Console
@@ -34,6 +34,8 @@ from skillweave.cli.runs import runs_app
 from skillweave.config import (
     CatalogMode,
     ExecutionEngine,
+    IsolationChoice,
+    SandboxSettings,
     SelectionMode,
     bundled_skills_dir,
     get_settings,
@@ -702,6 +704,21 @@ def _interrupted(engine: JobEngine, job_id: str) -> typer.Exit:
             )
 
 
+def _manager_isolation(sandbox: SandboxSettings) -> IsolationChoice | None:
+    """The isolation the job's manager requires: this process's setting when it starts the
+    manager itself, else what the remote manager's ``/healthz`` says (None: it did not say)."""
+    if sandbox.manager_url is None:
+        return sandbox.isolation
+    import httpx
+
+    try:
+        health = httpx.get(f"{sandbox.manager_url.rstrip('/')}/healthz", timeout=3.0).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    reported = health.get("isolation") if isinstance(health, dict) else None
+    return reported if reported in get_args(IsolationChoice) else None
+
+
 def _run_job(
     task: str,
     *,
@@ -742,11 +759,17 @@ def _run_job(
         }[engine]
         shown_job = terminal_safe(f"job {job_id} · agent {agent.name} · {where}")
         err.print(Text(shown_job, style="dim"), soft_wrap=True)
-        if engine != "temporal" and settings.sandbox.manager_url is None:
-            # This process starts the manager: say how its sandboxes contain scripts.
-            isolation = settings.sandbox.isolation
-            style = "bold red" if isolation == "none" else "dim"
-            err.print(Text(describe_isolation(isolation), style=style), soft_wrap=True)
+        if engine != "temporal":
+            # Say how the manager this job uses contains scripts (a worker's is its own).
+            isolation = _manager_isolation(settings.sandbox)
+            style = "bold red" if isolation in ("none", None) else "dim"
+            note = (
+                describe_isolation(isolation)
+                if isolation is not None
+                else f"the manager at {settings.sandbox.manager_url} did not say how it"
+                " contains scripts (GET /healthz)"
+            )
+            err.print(Text(terminal_safe(note), style=style), soft_wrap=True)
     shown = _JobOutput(as_json=as_json, out_dir=out_dir)
     job: dict[str, Any] = {
         "task": task,

@@ -61,6 +61,8 @@ def test_demo_runs_the_example_job_and_stores_the_report(tmp_path: Path) -> None
     # Said plainly, at the start and at the end: the model is a script.
     assert "model: SCRIPTED, not a real model" in done.stdout
     assert "The model above was scripted" in done.stdout
+    # And how scripts are contained.
+    assert "scripts contained by bubblewrap or namespaces" in done.stderr
     assert "--model openai:gpt-4o-mini" in done.stdout
     # The live view shows the steps a model would take, each one real.
     for step in (
@@ -233,3 +235,10 @@ def test_files_with_the_same_name_and_no_model_are_refused(tmp_path: Path) -> No
     no_model = _skillweave(tmp_path, "run", "t")
     assert no_model.returncode == 2
     assert "MODEL__PROVIDER/MODEL__NAME/MODEL__API_KEY" in no_model.stderr
+
+
+def test_a_demo_without_isolation_says_so_loudly(tmp_path: Path) -> None:
+    done = _skillweave(tmp_path, "demo", "--engine", "direct", env={"SANDBOX__ISOLATION": "none"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SANDBOX ISOLATION IS OFF (SANDBOX__ISOLATION=none)" in done.stderr
+    assert "completed: answered" in done.stdout
