@@ -65,6 +65,7 @@ def _settings(backend: str, target: int, cluster: FakeCluster | None) -> Setting
         "start_timeout_seconds": 60,
     }
     if cluster is not None:
+        sandbox["isolation"] = "none"  # the sandbox pod template's: the pod is the boundary
         sandbox["kubernetes"] = {
             "namespace": NAMESPACE,
             "pool": "bench",
