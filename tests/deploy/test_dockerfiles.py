@@ -119,6 +119,19 @@ def test_installs_leave_no_caches(dockerfile: Path) -> None:
             assert "rm -rf /var/lib/apt/lists/*" in run, run
 
 
+def test_images_install_what_the_lock_pins(dockerfile: Path) -> None:
+    """Every package from the hashed lock; skillweave itself with nothing resolved anew."""
+    runs = [run for stage in stages(dockerfile) for run in stage.all("RUN")]
+    commands = [part.strip() for run in runs for part in re.split(r"&&|;|\|\|", run)]
+    pip = [command for command in commands if re.search(r"\bpip3? install\b", command)]
+    locked = [c for c in pip if "--require-hashes -r requirements/lock.txt" in c]
+    assert len(locked) == 1, pip
+    rest = [c for c in pip if c not in locked]
+    assert rest, "the image installs skillweave itself"
+    assert all("--no-deps" in command for command in rest), rest
+    assert pip.index(locked[0]) < pip.index(rest[0])
+
+
 def test_python_writes_no_bytecode(dockerfile: Path) -> None:
     env = " ".join(stages(dockerfile)[-1].all("ENV"))
     assert re.search(r"\bPYTHONDONTWRITEBYTECODE=1\b", env)
