@@ -15,6 +15,7 @@ any skill it can see can be run by name and version.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -126,6 +128,28 @@ def _script_python() -> str:
     return shutil.which("python3") or sys.executable
 
 
+def _check_backend(settings: Settings) -> None:
+    """What the configured backend needs, checked when the app is made: a missing setting is
+    one clear line then, not a start-up that fails inside the server."""
+    sandbox = settings.sandbox
+    if sandbox.backend == "kubernetes":
+        from mcp_manager.kubernetes import KubernetesPool
+
+        KubernetesPool.check(sandbox.kubernetes, isolation=sandbox.isolation)
+    elif sandbox.backend == "static":
+        _static_executor(settings)
+
+
+def _static_executor(settings: Settings) -> tuple[str, str]:
+    """The static backend's executor: its URL and token, both required (settings read from
+    the environment were checked already; these may have been built in code)."""
+    sandbox = settings.sandbox
+    problem = sandbox.static_backend_problem()
+    if problem is not None or not sandbox.executor_url or sandbox.executor_token is None:
+        raise ConfigError(f"invalid setting: {problem}")
+    return sandbox.executor_url, sandbox.executor_token.get_secret_value()
+
+
 def _backend(settings: Settings) -> SandboxBackend:
     """The process backend of a local or static pool."""
     sandbox = settings.sandbox
@@ -133,13 +157,10 @@ def _backend(settings: Settings) -> SandboxBackend:
         return LocalBackend(
             start_timeout=sandbox.start_timeout_seconds, isolation=sandbox.isolation
         )
-    if not sandbox.executor_url or sandbox.executor_token is None:
-        raise ConfigError(
-            "the static sandbox backend needs SANDBOX__EXECUTOR_URL and SANDBOX__EXECUTOR_TOKEN"
-        )
+    url, token = _static_executor(settings)
     return StaticBackend(
-        url=sandbox.executor_url,
-        token=sandbox.executor_token.get_secret_value(),
+        url=url,
+        token=token,
         start_timeout=sandbox.start_timeout_seconds,
         isolation=sandbox.isolation,
     )
@@ -191,20 +212,36 @@ def _service(
     )
 
 
+class _Json(JSONResponse):
+    """JSON in ASCII: an answer about a refused request may quote text that UTF-8 cannot
+    carry (a lone surrogate), which must come back as a clear 4xx, not a 500."""
+
+    def render(self, content: object) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     """The manager's errors as HTTP answers the sandbox client turns back into them."""
 
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        where = "; ".join(
+            f"{'.'.join(str(part) for part in error.get('loc', ()))}: {error.get('msg')}"
+            for error in exc.errors()[:5]
+        )
+        return _Json({"detail": f"the request is not valid: {where}"}, status_code=422)
+
     @app.exception_handler(ExecutionRejectedError)
     async def _rejected(_: Request, exc: ExecutionRejectedError) -> JSONResponse:
-        return JSONResponse({"detail": exc.reason}, status_code=exc.status_code)
+        return _Json({"detail": exc.reason}, status_code=exc.status_code)
 
     @app.exception_handler(ExecutionConflictError)
     async def _conflict(_: Request, exc: ExecutionConflictError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_409_CONFLICT)
+        return _Json({"detail": str(exc)}, status_code=status.HTTP_409_CONFLICT)
 
     @app.exception_handler(ExecutionInProgressError)
     async def _in_progress(_: Request, exc: ExecutionInProgressError) -> JSONResponse:
-        return JSONResponse(
+        return _Json(
             {"detail": str(exc), "error": "in_progress"},
             status_code=status.HTTP_409_CONFLICT,
             headers={"Retry-After": str(math.ceil(exc.retry_after))},
@@ -212,21 +249,21 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(SandboxLostError)
     async def _lost(_: Request, exc: SandboxLostError) -> JSONResponse:
-        return JSONResponse(
+        return _Json(
             {"detail": str(exc), "error": "sandbox_lost"},
             status_code=status.HTTP_502_BAD_GATEWAY,
         )
 
     @app.exception_handler(SandboxStartError)
     async def _refused(_: Request, exc: SandboxStartError) -> JSONResponse:
-        return JSONResponse(
+        return _Json(
             {"detail": str(exc), "error": "sandbox_refused"},
             status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
         )
 
     @app.exception_handler(PoolExhaustedError)
     async def _exhausted(_: Request, exc: PoolExhaustedError) -> JSONResponse:
-        return JSONResponse(
+        return _Json(
             {"detail": str(exc)},
             status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(exc.retry_after)},
@@ -277,10 +314,8 @@ def create_app(
     ):
         raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
     token = settings.sandbox.manager_token.get_secret_value().encode()
-    if backend is None and settings.sandbox.backend == "kubernetes":
-        from mcp_manager.kubernetes import KubernetesPool
-
-        KubernetesPool.check(settings.sandbox.kubernetes, isolation=settings.sandbox.isolation)
+    if backend is None:
+        _check_backend(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

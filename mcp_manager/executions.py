@@ -37,7 +37,6 @@ import hashlib
 import io
 import json
 import logging
-import re
 import tempfile
 import time
 import uuid
@@ -45,8 +44,9 @@ import zipfile
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Final, Literal
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, Field
@@ -63,6 +63,7 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    InvalidKeyError,
     SandboxLostError,
     SkillEnvironmentError,
     StorageError,
@@ -77,7 +78,9 @@ from skillweave.sandbox.models import (
     ExecutorRequest,
     ExecutorResult,
     OutputArtifact,
+    SkippedOutput,
 )
+from skillweave.sandbox.validation import check_env, check_run, check_text, clean_script
 from skillweave.skills.dependencies import DependencySpec, discover_dependencies
 from skillweave.skills.names import name_key
 from skillweave.storage import keys
@@ -89,13 +92,12 @@ __all__ = ["ExecutionService", "ExecutionState"]
 
 logger = logging.getLogger("skillweave.manager")
 
-_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
-_RESERVED_ENV: Final = frozenset({"PATH", "HOME", "TMPDIR", "PYTHONPATH", "NODE_PATH", "SHELL"})
-_RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "EXECUTOR__")
 _HTTP_GRACE_SECONDS: Final = 30.0
 _PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
 _SPEC_CACHE: Final = 1024
 """Dependency specs kept, by skill version (a version is its content: never stale)."""
+_KEEP_ATTEMPTS: Final = 4
+_KEEP_BACKOFF_SECONDS: Final = 0.25
 _MAX_CLAIM_ATTEMPTS: Final = 5  # runs of one execution interrupted by stopped managers, at most
 _JSON: Final = "application/json"
 
@@ -106,6 +108,14 @@ class ExecutionState(BaseModel):
     execution_id: str
     state: Literal["running", "finished"]
     result: ExecutionResult | None = None
+
+
+@dataclass
+class _Handed:
+    """Whether an execution's request was sent to its sandbox (from then on its script may
+    have run, and it is never run again)."""
+
+    sent: bool = False
 
 
 @dataclass(eq=False)
@@ -120,15 +130,6 @@ class _Inflight:
 def _fingerprint(request: ExecuteRequest) -> str:
     canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _clean_script(script: str) -> str:
-    if "\\" in script or "\0" in script:
-        raise ExecutionRejectedError(400, f"script path {script!r} is not a plain relative path")
-    path = PurePosixPath(script)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise ExecutionRejectedError(400, f"script path {script!r} escapes the skill package")
-    return str(path)
 
 
 def _package_names(package: bytes) -> set[str]:
@@ -162,18 +163,13 @@ def _dependency_spec(package: bytes, *, max_dependencies: int) -> DependencySpec
 
 
 def _input_name(ref: ArtifactRef) -> str:
-    for marker in ("/inputs/", "/outputs/"):
-        if marker in ref.key:
-            return ref.key.split(marker, 1)[1]
+    """Where an input lands under ``inputs/``: its path in the run (an output under the name
+    its script gave it)."""
+    if "/inputs/" in ref.key:
+        return ref.key.split("/inputs/", 1)[1]
+    if "/outputs/" in ref.key:
+        return keys.decode_output_path(ref.key.split("/outputs/", 1)[1])
     return ref.key.rsplit("/", 1)[-1]
-
-
-def _check_env(env: Mapping[str, str]) -> None:
-    for name in env:
-        if not _ENV_NAME.fullmatch(name):
-            raise ExecutionRejectedError(400, f"environment variable name {name!r} is not valid")
-        if name in _RESERVED_ENV or name.startswith(_RESERVED_ENV_PREFIXES):
-            raise ExecutionRejectedError(400, f"environment variable {name} is reserved")
 
 
 class PreparedEnvironment(BaseModel):
@@ -199,6 +195,10 @@ def _secrets_by_name(
     """
     found: dict[str, tuple[str, Mapping[str, str]]] = {}
     for name, values in skill_secrets.items():
+        try:
+            check_env(values)  # what every run of the skill will pass to the executor
+        except ExecutionRejectedError as exc:
+            raise ConfigError(f"SANDBOX__SKILL_SECRETS of {name!r}: {exc.reason}") from None
         key = name_key(name)
         if key in found:
             raise ConfigError(
@@ -402,7 +402,19 @@ class ExecutionService:
     async def _validate(
         self, request: ExecuteRequest, package_ref: ArtifactRef | None
     ) -> tuple[bytes, list[tuple[str, bytes]]]:
-        script = _clean_script(request.script)
+        # The executor's own rules, first: a request it would refuse never takes the claim.
+        check_text(request.execution_id, "execution_id")
+        check_text(request.skill, "skill")
+        for ref in request.inputs:
+            check_text(ref.key, "input key")
+        check_run(
+            script=request.script,
+            args=request.args,
+            env=self._env_of(request),
+            inputs=[_input_name(ref) for ref in request.inputs],
+            input_bytes=sum(ref.size for ref in request.inputs),
+        )
+        script = clean_script(request.script)
         if package_ref is None:
             raise ExecutionRejectedError(
                 404, f"skill {request.skill!r} version {request.version[:12]} is not published"
@@ -412,18 +424,13 @@ class ExecutionService:
             raise ExecutionRejectedError(
                 404, f"script {script!r} is not in skill {request.skill!r}"
             )
-        _check_env(request.env)
         inputs: list[tuple[str, bytes]] = []
-        names: set[str] = set()
         for ref in request.inputs:
             if not keys.belongs_to_run(ref.key, request.run_id):
                 raise ExecutionRejectedError(
                     403, f"input {ref.key!r} does not belong to run {request.run_id!r}"
                 )
             name = _input_name(ref)
-            if name in names:
-                raise ExecutionRejectedError(400, f"two inputs would both be inputs/{name}")
-            names.add(name)
             try:
                 inputs.append((name, await self._store.get_bytes(ref)))
             except ArtifactNotFoundError:
@@ -514,9 +521,13 @@ class ExecutionService:
         if isinstance(attempt, ExecutionResult):
             await self._pool.unclaim(sandbox)
             return attempt
-        # From here on the script may run: whatever happens, it is not run again, unless its
-        # sandbox is lost mid-run (see SandboxLostError): then the claim is withdrawn.
+        # From here on every way out ends in one of two states: a stored result (what ran, or
+        # the failure that ended it, with its class), or a withdrawn claim when the script
+        # never reached a sandbox (or its sandbox was lost mid-run: see SandboxLostError).
+        # Never a claim left with no result, which would run the script again once it lapsed.
         entry.sandbox = sandbox
+        claim_key = keys.execution_claim_key(request.execution_id, attempt)
+        handed = _Handed()
         try:
             if entry.cancelled:
                 result = self._result(request, status="cancelled", error="cancelled before start")
@@ -525,25 +536,31 @@ class ExecutionService:
                     self._renew(request.execution_id, fingerprint, attempt)
                 )
                 try:
-                    result = await self._execute_in(sandbox, request, package, inputs, environment)
-                except SandboxLostError:
-                    renewing.cancel()
-                    await self._store.delete(
-                        keys.execution_claim_key(request.execution_id, attempt)
+                    result = await self._execute_in(
+                        sandbox, request, package, inputs, environment, handed=handed
                     )
+                except SandboxLostError:
+                    await self._withdraw(claim_key)
                     self._metrics.executions.labels(outcome="lost").inc()
                     logger.warning("sandbox %s lost during %s", sandbox.id, request.execution_id)
                     raise
+                except Exception as exc:
+                    if not handed.sent:  # the script never reached a sandbox: free the id
+                        await self._withdraw(claim_key)
+                        raise
+                    logger.exception(
+                        "execution %s failed after its script ran", request.execution_id
+                    )
+                    result = self._failed_after_run(request, exc)
                 finally:
                     renewing.cancel()
             # Before anything keeps or shows it (in a thread: inline output may be large).
-            result = await asyncio.to_thread(mask_result, result, self._masker)
-            record = {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
-            await self._store.put_bytes(
-                keys.execution_result_key(request.execution_id),
-                json.dumps(record).encode(),
-                content_type="application/json",
-            )
+            try:
+                result = await asyncio.to_thread(mask_result, result, self._masker)
+            except Exception as exc:  # kept without the text that could not be masked
+                logger.exception("execution %s: output not masked", request.execution_id)
+                result = self._failed_after_run(request, exc)
+            await self._keep(request, fingerprint, result, attempt)
         finally:
             # After the result is stored: destroying the sandbox and starting its replacement
             # are work for the host, which the caller need not wait behind.
@@ -553,6 +570,39 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    async def _withdraw(self, claim_key: str) -> None:
+        """Free the id again: nothing of the run was kept, so it may run (once) anew."""
+        await self._store.delete(claim_key)
+
+    async def _keep(
+        self, request: ExecuteRequest, fingerprint: str, result: ExecutionResult, attempt: int
+    ) -> None:
+        """Store the result, asking the store again a few times; if it cannot be stored, the
+        claim says that the script ran, so that no later request runs it again.
+
+        Raises:
+            StorageError: the result could not be stored (the id answers 409 from then on).
+        """
+        record = json.dumps(
+            {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
+        ).encode()
+        key = keys.execution_result_key(request.execution_id)
+        for tried in range(1, _KEEP_ATTEMPTS + 1):
+            try:
+                await self._store.put_bytes(key, record, content_type=_JSON)
+                return
+            except StorageError as exc:
+                failure = exc
+                logger.warning(
+                    "execution %s: result not stored (try %d): %s", request.execution_id, tried, exc
+                )
+                await asyncio.sleep(_KEEP_BACKOFF_SECONDS * tried)
+        ran = {**json.loads(self._claim_record(fingerprint, attempt)), "ran": True}
+        claim_key = keys.execution_claim_key(request.execution_id, attempt)
+        with contextlib.suppress(StorageError):
+            await self._store.put_bytes(claim_key, json.dumps(ran).encode(), content_type=_JSON)
+        raise failure
 
     def _claim_record(self, fingerprint: str, attempt: int) -> bytes:
         now = time.time()
@@ -604,6 +654,10 @@ class ExecutionService:
                 # The claim was withdrawn meanwhile (its sandbox was lost): try it again.
             if holder.get("fingerprint") != fingerprint:
                 raise ExecutionConflictError(execution_id, "used with a different request")
+            if holder.get("ran"):
+                raise ExecutionConflictError(
+                    execution_id, "ran, but its result could not be stored; it is not run again"
+                )
             renewed = holder.get("renewed", holder.get("at", 0.0))
             age = time.time() - float(renewed)  # type: ignore[arg-type]
             if age < self._claim_lease:
@@ -634,6 +688,21 @@ class ExecutionService:
             except StorageError as exc:  # the next renewal may get through
                 logger.warning("execution %s: claim not renewed: %s", execution_id, exc)
 
+    def _failed_after_run(self, request: ExecuteRequest, exc: Exception) -> ExecutionResult:
+        """The terminal result of a run the manager could not finish handling (the error, with
+        its class): stored like any other, so the script is not run again."""
+        return self._result(
+            request,
+            status="error",
+            error=f"the manager failed after the script ran ({type(exc).__name__}: {exc});"
+            " it is not run again",
+        )
+
+    def _env_of(self, request: ExecuteRequest) -> dict[str, str]:
+        """The script's environment from the request: its ``env`` and its skill's secrets
+        (by the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's)."""
+        return {**request.env, **self._secrets_by_key.get(name_key(request.skill), {})}
+
     def _result(self, request: ExecuteRequest, **fields: object) -> ExecutionResult:
         return ExecutionResult(
             execution_id=request.execution_id,
@@ -651,14 +720,14 @@ class ExecutionService:
         package: bytes,
         inputs: list[tuple[str, bytes]],
         environment: bytes | None = None,
+        *,
+        handed: _Handed,
     ) -> ExecutionResult:
-        # By the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's skill.
-        secrets = self._secrets_by_key.get(name_key(request.skill), {})
         limits = request.limits or self._default_limits
         body = ExecutorRequest(
-            script=_clean_script(request.script),
+            script=clean_script(request.script),
             args=request.args,
-            env={**request.env, **secrets},
+            env=self._env_of(request),
             limits=limits,
             environment_sha256=hashlib.sha256(environment).hexdigest() if environment else None,
         )
@@ -669,6 +738,7 @@ class ExecutionService:
             files.append(("environment", ("environment.tar.gz", environment, "application/gzip")))
         files += [("inputs", (name, data, "application/octet-stream")) for name, data in inputs]
         try:
+            handed.sent = True
             response = await self._client.post(
                 f"{sandbox.url}/execute",
                 data={"request": body.model_dump_json()},
@@ -682,19 +752,16 @@ class ExecutionService:
                     return self._result(request, status="error", error=f"rejected: {detail}")
                 return self._result(request, status="error", error=f"executor: {detail}")
             executed = ExecutorResult.model_validate_json(response.content)
-            outputs = [
-                OutputArtifact(
-                    path=item.name.removeprefix("outputs/"),
-                    ref=await self._fetch(
-                        sandbox,
-                        item,
-                        keys.execution_output_key(
-                            request.run_id, request.execution_id, item.name.removeprefix("outputs/")
-                        ),
-                    ),
-                )
-                for item in executed.outputs
-            ]
+            outputs: list[OutputArtifact] = []
+            skipped = list(executed.skipped_outputs)
+            for item in executed.outputs:
+                path = item.name.removeprefix("outputs/")
+                try:
+                    key = keys.execution_output_key(request.run_id, request.execution_id, path)
+                except InvalidKeyError as exc:  # a name no key can carry: said, not fatal
+                    skipped.append(SkippedOutput(path=path, reason=exc.reason))
+                    continue
+                outputs.append(OutputArtifact(path=path, ref=await self._fetch(sandbox, item, key)))
             stdout_ref = stderr_ref = None
             if executed.full_stdout is not None:
                 key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
@@ -732,6 +799,7 @@ class ExecutionService:
             timed_out=executed.timed_out,
             duration_ms=executed.duration_ms,
             outputs=outputs,
+            skipped_outputs=skipped,
             isolation=executed.isolation,
             error=executed.error,
         )
@@ -750,7 +818,10 @@ class ExecutionService:
             digest = hashlib.sha256()
             size = 0
             async with self._client.stream(
-                "GET", f"{sandbox.url}/files/{item.name}", headers=_auth(sandbox), timeout=60.0
+                "GET",
+                f"{sandbox.url}/files/{quote(item.name, safe='/')}",
+                headers=_auth(sandbox),
+                timeout=60.0,
             ) as response:
                 response.raise_for_status()
                 async for chunk in response.aiter_bytes(1 << 20):

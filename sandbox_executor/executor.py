@@ -303,6 +303,7 @@ class Executor:
             duration_ms=outcome.duration_ms,
             isolation=self.isolation,
             outputs=collected.files,
+            skipped_outputs=collected.skipped,
             full_stdout=stdout.describe("stdout") if stdout_truncated else None,
             full_stderr=stderr.describe("stderr") if stderr_truncated else None,
             error=collected.error,

@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -49,13 +48,15 @@ from sandbox_executor.isolation import (
     sandbox_view,
 )
 from sandbox_executor.limits import rlimits_for, tmpfs_bytes
-from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace, relative_parts
+from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace
+from skillweave.errors import ExecutionRejectedError
 from skillweave.sandbox.models import (
     ExecutionLimits,
     ExecutorFile,
     ExecutorRequest,
     Isolation,
 )
+from skillweave.sandbox.validation import check_run
 
 __all__ = [
     "INTERPRETERS",
@@ -79,36 +80,6 @@ INTERPRETERS: Final = {
     ".sh": "bash",
 }
 _PREFERRED: Final = {"python3": "/usr/bin/python3"}
-_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
-_BASE_ENV_NAMES: Final = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "PWD",
-        "LANG",
-        "TMPDIR",
-        "PYTHONPATH",
-        "NODE_PATH",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONUNBUFFERED",
-    }
-)
-_RESERVED_ENV_NAMES: Final = _BASE_ENV_NAMES | {
-    "ENV",
-    "IFS",
-    "LANGUAGE",
-    "LOGNAME",
-    "SHELL",
-    "SHELLOPTS",
-    "USER",
-    "GCONV_PATH",
-    "GLIBC_TUNABLES",
-    "LOCPATH",
-}
-_RESERVED_ENV_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "LC_", "MALLOC_")
-_MAX_ENV_VARS: Final = 256
-_MAX_ENV_BYTES: Final = 256 * 1024
-_MAX_ARGS_BYTES: Final = 512 * 1024
 _DRAIN_GRACE_SECONDS: Final = 2.0
 _STAGE_START_SECONDS: Final = 15.0
 _PIPE_CAPACITY: Final = 65536
@@ -118,34 +89,16 @@ STAGE_PATH: Final = "/run/skillweave/stage.py"
 
 
 def check_request(request: ExecutorRequest) -> tuple[str, ...]:
-    """Refuse what no package can make runnable; return the script's path parts.
+    """Refuse what no package can make runnable; return the script's path parts (the rules
+    of ``skillweave.sandbox.validation``, which the manager applies before it claims a run).
 
     Raises:
         RequestRejectedError: Bad script path, environment or arguments.
     """
-    parts = relative_parts(request.script, what="script")
-    if len(request.env) > _MAX_ENV_VARS:
-        raise RequestRejectedError(f"env: more than {_MAX_ENV_VARS} variables")
-    size = 0
-    for name, value in request.env.items():
-        if not _ENV_NAME.fullmatch(name):
-            raise RequestRejectedError(f"env: {name!r} is not a valid name ([A-Z_][A-Z0-9_]*)")
-        if name in _RESERVED_ENV_NAMES or name.startswith(_RESERVED_ENV_PREFIXES):
-            raise RequestRejectedError(
-                f"env: {name!r} is reserved; the executor sets the interpreter's environment"
-            )
-        if "\x00" in value:
-            raise RequestRejectedError(f"env: {name!r} holds a NUL character")
-        size += len(name) + len(value.encode("utf-8", "surrogatepass")) + 2
-    if size > _MAX_ENV_BYTES:
-        raise RequestRejectedError(f"env: more than {_MAX_ENV_BYTES} bytes")
-    if any("\x00" in arg for arg in request.args):
-        raise RequestRejectedError("args: an argument holds a NUL character")
-    if sum(len(arg.encode("utf-8", "surrogatepass")) + 1 for arg in request.args) > (
-        _MAX_ARGS_BYTES
-    ):
-        raise RequestRejectedError(f"args: more than {_MAX_ARGS_BYTES} bytes")
-    return parts
+    try:
+        return check_run(script=request.script, args=request.args, env=request.env)
+    except ExecutionRejectedError as exc:
+        raise RequestRejectedError(exc.reason) from None
 
 
 def base_env(workspace: Workspace, plan: IsolationPlan) -> dict[str, str]:

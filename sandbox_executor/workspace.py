@@ -31,14 +31,15 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
 
 from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.identity import SandboxUser
-from skillweave.errors import PackageError
-from skillweave.sandbox.models import ExecutorFile
+from skillweave.errors import ExecutionRejectedError, PackageError
+from skillweave.sandbox.models import ExecutorFile, SkippedOutput
+from skillweave.sandbox.validation import check_path
 from skillweave.skills._files import remove_tree
 from skillweave.skills.package import extract_package
 
@@ -64,8 +65,6 @@ READ_ONLY_DIRS: Final = ("skill", "deps", "inputs")
 MAX_ENVIRONMENT_BYTES: Final = 1024 * 1024 * 1024
 """The largest prepared environment unpacked (the manager's own cap is usually lower)."""
 MAX_ENVIRONMENT_FILES: Final = 200_000
-_MAX_PATH_CHARS: Final = 1024
-_MAX_PART_CHARS: Final = 255
 _MAX_OUTPUT_ENTRIES_SCANNED: Final = 100_000
 _CHUNK: Final = 1024 * 1024
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -107,31 +106,21 @@ class CollectedOutputs:
     files: list[ExecutorFile]
     paths: dict[str, tuple[str, ...]]
     error: str | None = None
+    skipped: list[SkippedOutput] = field(default_factory=list)
 
 
 def relative_parts(path: str, *, what: str) -> tuple[str, ...]:
-    """Split a request path into its parts, refusing anything that could leave its folder.
+    """Split a request path into its parts, refusing anything that could leave its folder
+    (the rule of ``skillweave.sandbox.validation``, which the manager applies first).
 
     Raises:
         RequestRejectedError: The path is empty, absolute, has ``..``, ``.`` or empty parts,
-            a backslash or NUL, or is too long.
+            a backslash or NUL, is not text, or is too long.
     """
-    if not path:
-        raise RequestRejectedError(f"{what}: empty path")
-    if len(path) > _MAX_PATH_CHARS:
-        raise RequestRejectedError(f"{what}: path longer than {_MAX_PATH_CHARS} characters")
-    if "\x00" in path or "\\" in path:
-        raise RequestRejectedError(f"{what} {path!r}: NUL or backslash in path")
-    if path.startswith("/"):
-        raise RequestRejectedError(f"{what} {path!r}: absolute path; give it relative")
-    parts = tuple(path.split("/"))
-    if ".." in parts:
-        raise RequestRejectedError(f"{what} {path!r}: '..' would escape its folder")
-    if any(part in {"", "."} for part in parts):
-        raise RequestRejectedError(f"{what} {path!r}: empty or '.' path component")
-    if any(len(part) > _MAX_PART_CHARS for part in parts):
-        raise RequestRejectedError(f"{what} {path!r}: a component is over {_MAX_PART_CHARS}")
-    return parts
+    try:
+        return check_path(path, what)
+    except ExecutionRejectedError as exc:
+        raise RequestRejectedError(exc.reason) from None
 
 
 def create_workspace(folder: Path, *, user: SandboxUser | None) -> Workspace:
@@ -396,6 +385,7 @@ def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs
     would look like a complete one.
     """
     found: list[tuple[str, ...]] = []
+    skipped: list[SkippedOutput] = []
     scanned = 0
     try:
         top = os.open(workspace.root, _DIR_FLAGS)
@@ -411,7 +401,11 @@ def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs
                 )
             for name in sorted(files):
                 info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-                if not stat.S_ISREG(info.st_mode) or not _is_text(folder, name):
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                if not _is_text(folder, name):
+                    shown = _shown(f"{folder.removeprefix(OUTPUTS).lstrip('/')}/{name}")
+                    skipped.append(SkippedOutput(path=shown.lstrip("/"), reason=_NOT_TEXT))
                     continue
                 found.append((*folder.split("/")[1:], name))
                 if len(found) > max_files:
@@ -432,7 +426,15 @@ def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs
         with contextlib.suppress(FileNotFoundError):
             files_out.append(_describe(open_beneath(workspace.outputs, parts), name))
             paths[name] = parts
-    return CollectedOutputs(files_out, paths)
+    return CollectedOutputs(files_out, paths, skipped=skipped)
+
+
+_NOT_TEXT: Final = "its name is not UTF-8 text, so it cannot be named in a result"
+
+
+def _shown(name: str) -> str:
+    """A file name whose undecodable bytes (surrogate escapes) are written as ``\\xNN``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _is_text(*names: str) -> bool:

@@ -3,19 +3,36 @@
 Everything configurable comes from environment variables (or a `.env` file) through
 :class:`Settings`, with one nested section per concern. Nested fields use `__` as the
 delimiter, so `WORKFLOW__EXECUTION_ENGINE=direct` sets ``settings.workflow.execution_engine``
-and `SKILLS__DIRS='["./skills"]'` sets ``settings.skills.dirs``. Nothing else in the code base
-calls ``os.getenv``; callers take a ``Settings`` (tests build one directly) or use
-:func:`get_settings`.
+and `SKILLS__DIRS='["./skills"]'` sets ``settings.skills.dirs`` (a plain path, or paths joined by
+``os.pathsep``, as a shell user types them, work as well). List and mapping settings otherwise
+take JSON. Nothing else in the code base calls ``os.getenv``; callers take a ``Settings``
+(tests build one directly) or use :func:`get_settings`, which turns invalid settings into one
+:class:`~skillweave.errors.ConfigError` line naming each variable and what it accepts
+(:func:`settings_problem`).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import types
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Final, Literal, Self, Union, get_args, get_origin
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretBytes,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+
+from skillweave.errors import ConfigError
 
 __all__ = [
     "ApiSettings",
@@ -34,6 +51,7 @@ __all__ = [
     "WorkflowSettings",
     "bundled_skills_dir",
     "get_settings",
+    "settings_problem",
 ]
 
 ExecutionEngine = Literal["temporal", "direct"]
@@ -45,6 +63,11 @@ namespaces fallback, else refuse to start; ``none`` only when set, and announced
 
 BUNDLED = "bundled"
 """Placeholder in ``skills.dirs`` for the skills shipped with skillweave."""
+
+_DIRS_FORM: Final = (
+    f"expected a path, paths joined by {os.pathsep!r}, or a JSON list of paths, "
+    'e.g. SKILLS__DIRS=\'["./skills", "bundled"]\''
+)
 
 
 def bundled_skills_dir() -> Path:
@@ -92,14 +115,23 @@ class WorkflowSettings(BaseModel):
         "its running activities this long to finish before cancelling them (they are retried "
         "on another worker).",
     )
+    follow_worker_wait_seconds: float = Field(
+        default=3600.0,
+        ge=0,
+        description="How long a follower of a job (`run --engine temporal`, `runs logs`, the "
+        "API's event stream) keeps waiting while no worker answers before it gives up, saying "
+        "the job may still be running (the job itself goes on); 0 = wait for ever.",
+    )
 
 
 class SkillsSettings(BaseModel):
     """Where skills come from and how they are shown to the model."""
 
-    dirs: list[str] = Field(
+    # NoDecode: the environment's text reaches `_dirs_as_typed` as typed, not JSON-decoded.
+    dirs: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: [BUNDLED, "./.agents/skills", "~/.skillweave/skills"],
-        description="Skill library roots, lowest precedence first; 'bundled' = shipped skills.",
+        description="Skill library roots, lowest precedence first; 'bundled' = shipped skills. "
+        f"A path, paths joined by {os.pathsep!r}, or a JSON list of paths.",
     )
     catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = Field(
@@ -135,6 +167,21 @@ class SkillsSettings(BaseModel):
         gt=0,
         description="How often a worker picks up skills uploaded over the API.",
     )
+
+    @field_validator("dirs", mode="before")
+    @classmethod
+    def _dirs_as_typed(cls, value: object) -> object:
+        """``SKILLS__DIRS`` as a user types it: ``/some/path``, ``/a:/b`` (``os.pathsep``),
+        or JSON ``["/a", "bundled"]``; empty entries of the plain form are dropped."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text.startswith("["):
+            return [entry for entry in text.split(os.pathsep) if entry.strip()]
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError(f"{_DIRS_FORM}; this starts with '[' but is not JSON") from None
 
     @property
     def pinned_dir(self) -> Path:
@@ -311,6 +358,34 @@ class SandboxSettings(BaseModel):
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
     environments: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
 
+    @model_validator(mode="after")
+    def _static_backend_has_its_executor(self) -> Self:
+        problem = self.static_backend_problem()
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def static_backend_problem(self) -> str | None:
+        """Why the ``static`` backend cannot run with these settings (its executor's URL or
+        token is missing), naming the variables; None when it can, or is not chosen."""
+        if self.backend != "static":
+            return None
+        token = self.executor_token.get_secret_value() if self.executor_token else ""
+        missing = [
+            name
+            for name, value in (
+                ("SANDBOX__EXECUTOR_URL", self.executor_url),
+                ("SANDBOX__EXECUTOR_TOKEN", token),
+            )
+            if not value
+        ]
+        if not missing:
+            return None
+        return (
+            f"SANDBOX__BACKEND='static' needs {' and '.join(missing)}: the development "
+            "executor's URL (e.g. http://127.0.0.1:8081) and the token it accepts"
+        )
+
 
 class ApiSettings(BaseModel):
     """The control-plane REST API."""
@@ -389,5 +464,143 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once from the environment."""
-    return Settings()
+    """The process-wide settings, read once from the environment.
+
+    Raises:
+        ConfigError: a setting is invalid; the message is one line naming each such variable
+            and the form it accepts (:func:`settings_problem`).
+    """
+    try:
+        return Settings()
+    except (ValidationError, SettingsError) as exc:
+        raise ConfigError(settings_problem(exc)) from None
+
+
+_SHOWN_VALUE_CHARS: Final = 60
+_SHOWN_PROBLEMS: Final = 3
+_JSON_FORMS: Final = {
+    "list": 'a JSON list, e.g. \'["a", "b"]\'',
+    "object": 'a JSON object, e.g. \'{"name": "value"}\'',
+}
+
+
+def settings_problem(
+    exc: ValidationError | SettingsError, settings_cls: type[BaseSettings] = Settings
+) -> str:
+    """One line for invalid settings of `settings_cls`: each offending variable as the
+    environment spells it (``SKILLS__CATALOG_TOP_K``), its value unless it is a secret, and
+    what it accepts. Used for skillweave's settings and the executor's ``EXECUTOR__*`` ones."""
+    if isinstance(exc, SettingsError):
+        return _undecodable(exc, settings_cls)
+    prefix = str(settings_cls.model_config.get("env_prefix") or "")
+    delimiter = str(settings_cls.model_config.get("env_nested_delimiter") or "__")
+    problems = []
+    for error in exc.errors():
+        names = [part for part in error["loc"] if isinstance(part, str)]
+        items = [str(part) for part in error["loc"] if isinstance(part, int)]
+        message = str(error["msg"]).removeprefix("Value error, ")
+        section = _annotation_at(settings_cls, [name.lower() for name in names])
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            problems.append(message)  # a rule across a section's fields names them itself
+            continue
+        variable = prefix + delimiter.join(names).upper()
+        shown = variable + "".join(f"[{item}]" for item in items)  # an item of a list
+        if not _is_secret(settings_cls, names) and isinstance(error["input"], str | int | float):
+            value = str(error["input"])
+            if len(value) > _SHOWN_VALUE_CHARS:
+                value = value[:_SHOWN_VALUE_CHARS] + "…"
+            shown += f"={value!r}"
+        problems.append(f"{shown}: {message}")
+    more = len(problems) - _SHOWN_PROBLEMS
+    line = "; ".join(problems[:_SHOWN_PROBLEMS]) + (f" (and {more} more)" if more > 0 else "")
+    return f"invalid setting: {line}"
+
+
+def _undecodable(exc: SettingsError, settings_cls: type[BaseSettings]) -> str:
+    """pydantic-settings does not say which list or mapping setting's text is not JSON: find
+    the variables (environment, then ``.env``) that hold such text."""
+    prefix = str(settings_cls.model_config.get("env_prefix") or "")
+    delimiter = str(settings_cls.model_config.get("env_nested_delimiter") or "__")
+    found: list[str] = []
+    for origin, variables in _setting_sources(settings_cls):
+        for name, value in variables.items():
+            upper = name.upper()
+            if not upper.startswith(prefix.upper()) or value is None:
+                continue
+            parts = upper[len(prefix) :].lower().split(delimiter)
+            form = _json_form(_annotation_at(settings_cls, parts, json_only=True))
+            if form is None:
+                continue
+            try:
+                json.loads(value)
+            except ValueError:
+                found.append(f"{upper}{origin}: expected {_JSON_FORMS[form]}")
+    if not found:
+        return f"invalid setting: a list or mapping value is not valid JSON ({exc})"
+    return "invalid setting: " + "; ".join(found[:_SHOWN_PROBLEMS])
+
+
+def _setting_sources(settings_cls: type[BaseSettings]) -> list[tuple[str, dict[str, str | None]]]:
+    sources: list[tuple[str, dict[str, str | None]]] = [("", dict(os.environ))]
+    env_file = settings_cls.model_config.get("env_file")
+    if isinstance(env_file, str | Path) and Path(env_file).is_file():
+        from dotenv import dotenv_values  # pydantic-settings' own .env reader
+
+        sources.append((f" (in {env_file})", dict(dotenv_values(env_file))))
+    return sources
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`X | None` → X; ``Annotated[X, ...]`` → X."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, types.UnionType):
+            members = [a for a in get_args(annotation) if a is not type(None)]
+            if len(members) != 1:
+                return annotation
+            annotation = members[0]
+        else:
+            return annotation
+
+
+def _annotation_at(model: type[BaseModel], parts: list[str], *, json_only: bool = False) -> Any:
+    """The type a variable's name parts lead to, through sections and mappings; None when the
+    name is not a setting (or, `json_only`, is one whose text is never read as JSON)."""
+    annotation: Any = model
+    for part in parts:
+        annotation = _unwrap(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            fields = {name.lower(): field for name, field in annotation.model_fields.items()}
+            field = fields.get(part)
+            if field is None or (json_only and NoDecode in field.metadata):
+                return None
+            annotation = field.annotation
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+        else:
+            return None
+    return _unwrap(annotation)
+
+
+def _json_form(annotation: Any) -> str | None:
+    """``"list"`` or ``"object"`` when the environment gives this type as JSON, else None."""
+    origin = get_origin(annotation)
+    if origin in (list, set, tuple, frozenset):
+        return "list"
+    if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return "object"
+    return None
+
+
+def _is_secret(model: type[BaseModel], parts: list[str]) -> bool:
+    """Whether the setting at these name parts holds a secret (its value is never shown)."""
+    annotation = _annotation_at(model, [part.lower() for part in parts])
+    return annotation is None or _holds_secret(annotation)
+
+
+def _holds_secret(annotation: Any) -> bool:
+    if annotation in (SecretStr, SecretBytes):
+        return True
+    return any(_holds_secret(_unwrap(arg)) for arg in get_args(annotation))

@@ -44,7 +44,9 @@ skill) are turned into tool results by the agent loop; the others are raised.
     ├── ModelError                     a model call failed (`retryable`, `retry_after`, `status`)
     │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
     └── AgentError                     an agent job cannot go on
-        └── AgentSpecError             an agent spec file is invalid (names file and field)
+        ├── AgentSpecError             an agent spec file is invalid (names file and field)
+        └── NoWorkerError              no worker answered a follower in time; the job goes on
+                                       (defined in skillweave.engines.temporal)
 """
 
 from __future__ import annotations

@@ -15,6 +15,15 @@ is deleted, disabled, or whose name now resolves to another source than the list
 its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
 ``job_finished``. A client that reconnects with ``Last-Event-ID: N`` gets the events after
 the N-th. Comments (``: keep-alive``) keep idle connections open through proxies.
+
+On the temporal engine the stream outlives the job's workers. Notes of the stream, not steps
+of the job, come without an ``id:`` (so ``Last-Event-ID`` stays on the last step), with a JSON
+``data:`` of ``kind``, ``job_id``, ``task_queue``, ``waited_seconds`` and ``dropped``:
+``waiting_for_worker`` while no worker answers (at most every 5 s, the stream goes on),
+``worker_answered`` when one does again, ``events_dropped`` when steps older than the
+workflow's window were not read. After ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` without a
+worker the stream ends with ``worker_wait_expired`` (``detail`` and ``last_event_id`` too):
+the run may still be running; reconnect with ``Last-Event-ID`` to follow it again.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -471,13 +481,18 @@ async def run_events(
 
 
 async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
-    if _resumes(engine):  # the engine starts after the N-th event itself (temporal)
+    follow = getattr(engine, "follow", None)
+    events: Any
+    if follow is not None:  # temporal: from the N-th event itself, with notes between events
+        events = follow(run_id, after=after).__aiter__()
+        position = after
+    elif _resumes(engine):  # the engine starts after the N-th event itself
         events = engine.events(run_id, after=after).__aiter__()  # type: ignore[call-arg]
         position = after
     else:
         events = engine.events(run_id).__aiter__()
         position = 0
-    next_event: asyncio.Task[AgentEvent] | None = None
+    next_event: asyncio.Future[Any] | None = None
     try:
         while True:
             if next_event is None:
@@ -491,9 +506,14 @@ async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
             except StopAsyncIteration:
                 return
             except SkillweaveError as exc:
-                yield f"event: error\ndata: {str(exc)!r}\n\n".encode()
+                yield _gave_up(exc, position) or f"event: error\ndata: {str(exc)!r}\n\n".encode()
                 return
             next_event = None
+            if not isinstance(event, AgentEvent):
+                # A note of the stream (waiting for a worker…): no id, so a client that
+                # reconnects resumes after the last step it got.
+                yield f"event: {event.kind}\ndata: {event.model_dump_json()}\n\n".encode()
+                continue
             position += 1
             if position <= after:
                 continue
@@ -508,6 +528,26 @@ async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
 
 def _resumes(engine: Engine) -> bool:
     return "after" in inspect.signature(engine.events).parameters
+
+
+def _gave_up(exc: SkillweaveError, position: int) -> bytes | None:
+    """The stream's last event when it gave up waiting for a worker (temporal), else None."""
+    if getattr(exc, "waited_seconds", None) is None:  # not a follower's give-up
+        return None
+    # Imported only here: the direct engine's API need not load temporalio.
+    from skillweave.engines.temporal import NoWorkerError
+
+    if not isinstance(exc, NoWorkerError):
+        return None
+    data = {
+        "kind": "worker_wait_expired",
+        "job_id": exc.job_id,
+        "task_queue": exc.task_queue,
+        "waited_seconds": exc.waited_seconds,
+        "last_event_id": position,
+        "detail": f"{exc}; reconnect with Last-Event-ID: {position} to follow it again",
+    }
+    return f"event: worker_wait_expired\ndata: {json.dumps(data)}\n\n".encode()
 
 
 @router.get("/{run_id}/artifacts")

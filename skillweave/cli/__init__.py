@@ -8,7 +8,8 @@ escapes) and in a ``rich.text.Text`` (never read as markup or emoji codes), and 
 :func:`~skillweave.terminal.terminal_safe_json` (the same values, with the characters a
 terminal would act on written as ``\\u`` escapes).
 Exit codes: 0 success, 1 the command ran and found a problem (invalid skills, unknown skill),
-2 bad usage (unknown option, missing path). Every error is one line plus what to do.
+2 bad usage (unknown option, missing path), 75 a follower of a Temporal job gave up waiting
+for a worker (the job may still be running). Every error is one line plus what to do.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -39,6 +41,7 @@ from skillweave.config import (
     SelectionMode,
     bundled_skills_dir,
     get_settings,
+    settings_problem,
 )
 from skillweave.errors import ConfigError, SkillweaveError
 from skillweave.sandbox.models import describe_isolation
@@ -62,6 +65,7 @@ if TYPE_CHECKING:
     from skillweave.cli.run import JobRun
     from skillweave.config import ModelSettings, Settings
     from skillweave.engines import JobResult
+    from skillweave.engines.temporal import FollowNote, NoWorkerError
 
 __all__ = ["app", "main"]
 
@@ -129,6 +133,20 @@ def _errors() -> Iterator[None]:
         raise _fail(str(exc), code=2) from None
     except SkillweaveError as exc:
         raise _fail(str(exc)) from None
+
+
+def _gave_up(exc: NoWorkerError) -> typer.Exit:
+    """A follower of a Temporal job gave up waiting for a worker: the job may still be running,
+    so not the exit code of a job that failed."""
+    from skillweave.cli.run import EXIT_NO_WORKER
+
+    return _fail(
+        str(exc),
+        hint=f"Follow it again with `skillweave runs logs {exc.job_id} --follow` once a worker "
+        f"(`skillweave worker`, or `skillweave dev`) polls task queue {exc.task_queue!r}; "
+        "WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS sets how long to wait (0: for ever).",
+        code=EXIT_NO_WORKER,
+    )
 
 
 def _start_tracing(service: str) -> None:
@@ -581,6 +599,16 @@ class _JobOutput:
         else:
             self.view(event)
 
+    def note(self, note: FollowNote) -> None:
+        """A follower's note (waiting for a worker…): in the live view, or on stderr beside
+        JSON lines (stdout keeps only events and the result)."""
+        if self.as_json:
+            from skillweave.cli.run import EventView
+
+            err.print(EventView.note_line(note), soft_wrap=True)
+        else:
+            self.view.note(note)
+
     def started(self, job_id: str) -> None:
         if self.as_json or self.ui_base is None:
             return
@@ -606,15 +634,23 @@ class _JobOutput:
 
 async def _temporal_job(settings: Settings, shown: _JobOutput, **job: Any) -> JobRun:
     from skillweave.cli.run import run_temporal_job, store_of
-    from skillweave.engines.temporal import connect_engine
+    from skillweave.engines.temporal import NoWorkerError, connect_engine
 
     shown.ui_base = (settings.workflow.ui_url, settings.workflow.namespace)
     async with store_of(settings) as store:
         engine = await connect_engine(settings, store)
-        with shown.live():
-            return await run_temporal_job(
-                settings, engine=engine, store=store, on_start=shown.started, **job
-            )
+        try:
+            with shown.live():
+                return await run_temporal_job(
+                    settings,
+                    engine=engine,
+                    store=store,
+                    on_start=shown.started,
+                    on_note=shown.note,
+                    **job,
+                )
+        except NoWorkerError as exc:
+            raise _gave_up(exc) from None
 
 
 async def _embedded_job(
@@ -659,6 +695,7 @@ async def _embedded_job(
                 engine=stack.engine,
                 store=stack.services.store,
                 on_start=shown.started,
+                on_note=shown.note,
                 model=stack.services.provider.name,
                 detach=False,
                 check_workers=False,
@@ -893,9 +930,12 @@ def run_command(
     SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool started
     here. Temporal engine: the job is a workflow on WORKFLOW__TEMPORAL_ADDRESS, run by a worker
     (`skillweave worker`, or `skillweave dev` for the whole stack) with the worker's model and
-    store; the result ends with the job's page in the Temporal UI. Exit 0 when the job
-    completes, 1 when it fails, is cancelled or runs out of budget, 2 for bad input, 130 on
-    Ctrl-C (a direct job is cancelled; a Temporal job keeps running).
+    store; the result ends with the job's page in the Temporal UI. While no worker answers (one
+    was killed or is restarting) the command says it waits for one and goes on following.
+    Exit 0 when the job completes, 1 when it fails, is cancelled or runs out of budget, 2 for
+    bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the job
+    may still be running), 130 on Ctrl-C (a direct job is cancelled; a Temporal job keeps
+    running).
     """
     from skillweave.cli.remote import is_agent_id
     from skillweave.cli.run import choose_engine, choose_model, load_agent
@@ -1297,7 +1337,10 @@ def executor(
     from sandbox_executor.server import run_executor
     from sandbox_executor.settings import ExecutorSettings
 
-    settings = ExecutorSettings()
+    try:
+        settings = ExecutorSettings()
+    except ValidationError as exc:
+        raise _fail(settings_problem(exc, ExecutorSettings), code=2) from None
     if settings.token is None:
         raise _fail("set EXECUTOR__TOKEN: the executor accepts only the manager's token", code=2)
     with _errors():
@@ -1400,6 +1443,10 @@ def main() -> None:
         app()
     except SystemExit as exc:
         code = exc.code
+    except ConfigError as exc:
+        # Settings are read where a command first needs them (get_settings), often outside
+        # `_errors()`: an invalid one is still one line naming the variable, and bad usage.
+        code = _fail(str(exc), code=2).exit_code
     # A failed Temporal call leaves its client reachable from the exception chain; collected
     # during interpreter finalization, its Rust runtime aborts the process (temporalio
     # sdk-python#300). The chain is gone once the handler above ends: collect it now.

@@ -25,6 +25,7 @@ from skillweave.cli.run import JobRun
 from skillweave.config import Settings
 from skillweave.engines.base import JobResult
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
+from skillweave.storage import keys
 
 __all__ = [
     "RemoteApi",
@@ -339,7 +340,10 @@ def _download_outputs(api: RemoteApi, run_id: str, dest: Path) -> list[Path]:
         path = artifact["path"]
         if "/outputs/" not in f"/{path}":
             continue
-        name = path.rsplit("/", 1)[-1]
+        encoded = path.rsplit("/", 1)[-1]
+        name = keys.decode_output_path(encoded)  # as the script named it, if it is one name
+        if "/" in name or "\x00" in name or name in {".", ".."}:
+            name = encoded
         candidate, counter = name, 1
         while candidate in used:
             counter += 1

@@ -9,7 +9,11 @@ a Temporal worker (``skillweave worker`` and the embedded stack, :mod:`skillweav
 uploaded to the store the worker shares). Both go through :func:`follow_job`: events go to a
 callback as the job makes them, and everything opened is closed at the end, also when the job
 fails or the command is interrupted (a direct job is cancelled first; a Temporal job is
-durable and keeps running).
+durable and keeps running). A Temporal job is followed through
+:meth:`~skillweave.engines.temporal.TemporalEngine.follow`, so a follower outlives the job's
+workers: while none answers it shows a "waiting for a worker" note and goes on; it gives up
+only after ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` (the CLI then exits with
+:data:`EXIT_NO_WORKER`, distinct from a job that failed).
 
 The rest is what the command shows: :class:`EventView` (one line per event, a spinner on a
 terminal), :func:`print_result` (answer, usage, status, output artifacts) and
@@ -55,9 +59,10 @@ from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
     # temporalio is imported only when a job runs on Temporal (it takes a quarter second).
-    from skillweave.engines.temporal import TemporalEngine
+    from skillweave.engines.temporal import FollowNote, TemporalEngine
 
 __all__ = [
+    "EXIT_NO_WORKER",
     "REAL_MODEL_HINT",
     "EventView",
     "JobRun",
@@ -85,6 +90,9 @@ run come back to back, so a second ready sandbox saves a cold start."""
 
 VERSION_CHARS: Final = 12
 _NAMES_SHOWN: Final = 20
+EXIT_NO_WORKER: Final = 75
+"""Exit code of a follower that gave up waiting for a worker: the job may still be running
+(sysexits' EX_TEMPFAIL, "try again later"; 1 means the job failed)."""
 REAL_MODEL_HINT: Final = (
     "set MODEL__PROVIDER/MODEL__NAME/MODEL__API_KEY or --model openai:gpt-4o-mini to use one"
 )
@@ -412,6 +420,7 @@ async def run_temporal_job(
     files: Sequence[Path] = (),
     job_id: str | None = None,
     on_event: Callable[[AgentEvent], None] | None = None,
+    on_note: Callable[[FollowNote], None] | None = None,
     on_start: Callable[[str], None] | None = None,
     out_dir: Path | None = None,
     model: str = "set by the worker",
@@ -432,6 +441,8 @@ async def run_temporal_job(
         files: files attached to the task, uploaded as ``runs/{job_id}/inputs/{name}``.
         job_id: the job's id; default :func:`new_job_id`.
         on_event: called with each event as the job makes it.
+        on_note: called with what the follower notes between events (waiting for a worker,
+            a worker answering again).
         on_start: called with the job's id once its workflow has started.
         out_dir: copy the output artifacts into this folder.
         model: what to call the model in the result.
@@ -441,6 +452,8 @@ async def run_temporal_job(
 
     Raises:
         ConfigError: a missing or duplicate file, or no worker polls the task queue.
+        NoWorkerError: no worker answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` while
+            the job was followed; it may still be running.
         asyncio.CancelledError: interrupted (Ctrl-C); the job keeps running when `detach`.
     """
     from skillweave.engines.temporal import ui_link
@@ -466,6 +479,8 @@ async def run_temporal_job(
         out_dir=out_dir,
         cancel_on_exit=not detach,
         ui_url=link,
+        follow=engine.follow,
+        on_note=on_note,
     )
 
 
@@ -480,17 +495,24 @@ async def follow_job(
     out_dir: Path | None = None,
     cancel_on_exit: bool = True,
     ui_url: str | None = None,
+    follow: Callable[[str], AsyncIterator[AgentEvent | FollowNote]] | None = None,
+    on_note: Callable[[FollowNote], None] | None = None,
 ) -> JobRun:
     """Start `request` on `engine`, pass its events to `on_event`, and return how it ended
     (its outputs copied to `out_dir`). When interrupted, or when `on_event` fails, the job
-    is cancelled first if `cancel_on_exit`."""
+    is cancelled first if `cancel_on_exit`. `follow` reads the job's events with notes
+    between them (which go to `on_note`); default: the engine's ``events``."""
     job_id = await engine.start(request)
     if on_start is not None:
         on_start(job_id)
     try:
-        async for event in engine.events(job_id):
-            if on_event is not None:
-                on_event(event)
+        items = follow(job_id) if follow is not None else engine.events(job_id)
+        async for item in items:
+            if isinstance(item, AgentEvent):
+                if on_event is not None:
+                    on_event(item)
+            elif on_note is not None:
+                on_note(item)
         result = await engine.result(job_id)
         current = asyncio.current_task()
         if current is not None and current.cancelling():
@@ -566,6 +588,34 @@ class EventView:
         self.console.print(self.line(event), soft_wrap=True)
         if self._status is not None:
             self._status.update(self._waiting(event))
+
+    def note(self, note: FollowNote) -> None:
+        """A note of the follower between events: a line, and the spinner says so."""
+        self.console.print(self.note_line(note), soft_wrap=True)
+        if self._status is not None and note.kind == "waiting_for_worker":
+            self._status.update(f"waiting for a worker ({note.waited_seconds:.0f} s)…")
+        elif self._status is not None and note.kind == "worker_answered":
+            self._status.update("a worker answered; following the job…")
+
+    @staticmethod
+    def note_line(note: FollowNote) -> Text:
+        """A follower's note as one line: not an event of the job, so no turn."""
+        text = Text()
+        match note.kind:
+            case "waiting_for_worker":
+                text.append("waiting for a worker", style="bold yellow")
+                text.append(
+                    terminal_safe(
+                        f" · none answered on task queue {note.task_queue!r} for "
+                        f"{note.waited_seconds:.0f} s; the job goes on when one polls"
+                    )
+                )
+            case "worker_answered":
+                text.append("a worker answered", style="bold")
+                text.append(f" · after {note.waited_seconds:.0f} s without one", style="dim")
+            case "events_dropped":
+                text.append(f"({note.dropped} earlier events are no longer kept)", style="dim")
+        return text
 
     @staticmethod
     def _waiting(event: AgentEvent) -> str:

@@ -4,8 +4,11 @@
 skills, turns, tokens), so it needs no worker; ``show`` and ``logs`` ask the workflow itself
 (the ``status`` and ``events`` queries, which a worker answers, also for a job that has
 ended); ``send`` is the ``send_message`` update and prints the model's reply; ``approve`` and
-``cancel`` are signals. Every command connects with skillweave's data converter over the
-settings' store, like the worker.
+``cancel`` are signals. ``logs`` outlives workers: while none answers it says it waits for one
+(on stderr) and goes on; with ``--follow`` it exits by the job's outcome, or with
+``EXIT_NO_WORKER`` once no worker answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``.
+Every command connects with skillweave's data converter over the settings' store, like the
+worker.
 
 Temporal is imported when a command runs, not when the CLI starts. What a job holds (its
 task, agent and skill names, the model's answers and replies, error messages) is shown
@@ -207,36 +210,55 @@ def logs(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per event.")] = False,
 ) -> None:
-    """A job's events (the `events` query), one line each; --follow waits for more."""
+    """A job's events (the `events` query), one line each; --follow waits for more.
+
+    While no worker answers, a note on stderr says so and the command keeps waiting. With
+    --follow: exit 0 when the job completes, 1 when it fails, is cancelled or runs out of
+    budget, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the job may
+    still be running), 130 on Ctrl-C.
+    """
     import sys
 
-    from skillweave.cli import err, out
+    from skillweave.agent.events import AgentEvent
+    from skillweave.cli import _gave_up, err, out
     from skillweave.cli.run import EventView
+    from skillweave.engines.temporal import NoWorkerError
 
-    def show(event: Any) -> None:
+    def show(event: AgentEvent) -> None:
         if as_json:
             sys.stdout.write(terminal_safe_json(event.model_dump_json()) + "\n")
             sys.stdout.flush()
         else:
             out.print(EventView.line(event), soft_wrap=True)
 
-    async def work(engine: TemporalEngine) -> None:
-        page = await engine.event_page(job)
-        if page.dropped:
-            err.print(
-                Text(f"({page.dropped} earlier events are no longer kept)", style="dim"),
-                soft_wrap=True,
-            )
-        for event in page.events:
-            show(event)
-        if follow and not page.finished:
-            async for event in engine.events(job, after=page.next):
-                show(event)
+    async def work(engine: TemporalEngine) -> str | None:
+        """The job's events; with --follow, how it ended."""
+        finished: str | None = None
+        try:
+            async for item in engine.follow(job, until_finished=follow):
+                if isinstance(item, AgentEvent):
+                    show(item)
+                    if item.kind == "job_finished":
+                        finished = item.status or "failed"
+                else:
+                    err.print(EventView.note_line(item), soft_wrap=True)
+        except NoWorkerError as exc:
+            raise _gave_up(exc) from None
+        if follow and finished is None:
+            # The workflow closed without the job saying how (terminated, timed out): its
+            # history says, and no worker is needed to read it.
+            result = await engine.result(job)
+            finished = result.status
+            reason = f": {result.reason}" if result.reason else ""
+            err.print(Text(terminal_safe(f"job {job}: {finished}{reason}")), soft_wrap=True)
+        return finished
 
     try:
-        _on_engine(work)
+        finished = _on_engine(work)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    if follow and finished != "completed":
+        raise typer.Exit(1)
 
 
 @runs_app.command("send")

@@ -9,8 +9,20 @@ the ``events`` query by absolute index), ``send`` is taken before the job's next
 (an update, accepted or rejected by the workflow's validator), ``cancel`` returns once the job
 has ended, and ``result`` maps every way a workflow closes to a :class:`JobResult`. Beyond the
 protocol: :meth:`TemporalEngine.ask` (a message and the model's reply to it),
-:meth:`TemporalEngine.status` (the ``status`` query) and :meth:`TemporalEngine.list_jobs`
-(visibility, filtered by the search attributes the workflow keeps up to date).
+:meth:`TemporalEngine.status` (the ``status`` query), :meth:`TemporalEngine.list_jobs`
+(visibility, filtered by the search attributes the workflow keeps up to date) and
+:meth:`TemporalEngine.follow`, the events with a :class:`FollowNote` between them while no
+worker answers.
+
+Followers outlive workers. A query needs a worker: while none polls the task queue (one was
+killed, a deploy is rolling), the server holds each query for about ten seconds and then
+answers "timeout" or "no poller seen recently". Nothing of the job moves then either (its
+workflow and activity tasks need a worker too), so :meth:`TemporalEngine.follow` treats that
+answer as a wait, not an end: it asks again, says so with a ``waiting_for_worker`` note at
+most every :data:`WAIT_NOTE_SECONDS`, and goes on from the same index once a worker answers
+(the events are kept in the workflow's state, so none is lost). It stops when the workflow has
+closed (read from history, which needs no worker) or, with :class:`NoWorkerError`, once no
+worker has answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``; the job itself goes on.
 
 Every client is built by :func:`connect_engine` with the data converter of
 :mod:`skillweave.engines.converter`, so it reads what the worker wrote.
@@ -24,9 +36,9 @@ import logging
 import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -92,8 +104,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAILURE_TYPES",
+    "FOLLOW_WORKER_WAIT_SECONDS",
     "PHASES",
+    "FollowNote",
     "JobRow",
+    "NoWorkerError",
     "TemporalEngine",
     "activity_timeouts",
     "configure_logging",
@@ -115,6 +130,14 @@ QUERY_TIMEOUT: Final = timedelta(seconds=10)
 """A query waits this long for a worker to answer (a closed job is answered by replaying it)."""
 POLLER_RECENT: Final = timedelta(seconds=90)
 """A worker that polled this recently counts as alive (its long polls last about a minute)."""
+WAIT_QUERY_TIMEOUT: Final = timedelta(seconds=5)
+"""While no worker answers, each new query waits this long (or what is left of the wait)."""
+WAIT_NOTE_SECONDS: Final = 5.0
+"""A follower says it waits for a worker at most this often."""
+WAIT_RETRY_SECONDS: Final = 1.0
+"""While no worker answers, a query refused at once is asked again after this long."""
+FOLLOW_WORKER_WAIT_SECONDS: Final = 3600.0
+"""How long :meth:`TemporalEngine.follow` waits for a worker by default (0: for ever)."""
 
 _FILTER_VALUE: Final = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
 _STATUS_NAMES: Final = {
@@ -195,6 +218,7 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
         catalog_mode=settings.skills.catalog_mode,
         catalog_top_k=settings.skills.catalog_top_k,
         timeouts=activity_timeouts(settings.workflow),
+        worker_wait_seconds=settings.workflow.follow_worker_wait_seconds,
     )
 
 
@@ -333,9 +357,50 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+class NoWorkerError(AgentError):
+    """No worker answered a query about a job (none polls its task queue); the job itself is
+    durable and goes on once one does.
+
+    Attributes:
+        job_id: the job.
+        task_queue: where its workers poll.
+        waited_seconds: how long a follower waited before giving up; None for one query.
+    """
+
+    def __init__(
+        self, job_id: str, *, task_queue: str, waited_seconds: float | None = None
+    ) -> None:
+        self.job_id = job_id
+        self.task_queue = task_queue
+        self.waited_seconds = waited_seconds
+        if waited_seconds is None:
+            message = (
+                f"job {job_id!r}: no worker answered in time; is `skillweave worker` (or "
+                f"`skillweave dev`) running on task queue {task_queue!r}?"
+            )
+        else:
+            message = (
+                f"job {job_id!r}: no worker answered for {waited_seconds:.0f} s (task queue "
+                f"{task_queue!r}); the job may still be running"
+            )
+        super().__init__(message)
+
+
+def _no_answer(exc: RPCError) -> bool:
+    """Whether the server says no worker answered: the query's deadline passed (the client's
+    or the server's), or the server saw no poller on the task queue lately."""
+    message = exc.message.lower()
+    if exc.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+        return True
+    if exc.status == RPCStatusCode.FAILED_PRECONDITION and "no poller" in message:
+        return True
+    return "timeout" in message
+
+
 @contextlib.contextmanager
 def _job_errors(job_id: str, task_queue: str) -> Iterator[None]:
-    """What the server says about a job, as one clear :class:`AgentError`."""
+    """What the server says about a job, as one clear :class:`AgentError`
+    (:class:`NoWorkerError` when no worker answered)."""
     try:
         yield
     except RPCError as exc:
@@ -343,16 +408,34 @@ def _job_errors(job_id: str, task_queue: str) -> Iterator[None]:
             if "already completed" in exc.message:
                 raise AgentError(f"job {job_id!r} has ended") from None
             raise AgentError(f"no job {job_id!r} on this Temporal namespace") from None
-        if exc.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED) or (
-            "timeout" in exc.message.lower()
-        ):
-            raise AgentError(
-                f"job {job_id!r}: no worker answered in time; is `skillweave worker` (or "
-                f"`skillweave dev`) running on task queue {task_queue!r}?"
-            ) from None
+        if _no_answer(exc):
+            raise NoWorkerError(job_id, task_queue=task_queue) from None
         raise AgentError(f"job {job_id!r}: Temporal said: {_first_line(exc)}") from None
     except WorkflowQueryFailedError as exc:
         raise AgentError(f"job {job_id!r}: the query failed: {exc.message}") from None
+
+
+# --- following a job ------------------------------------------------------------------------
+
+FollowKind = Literal["waiting_for_worker", "worker_answered", "events_dropped"]
+
+
+class FollowNote(BaseModel):
+    """What a follower of a job should know that is not an event of the job
+    (:meth:`TemporalEngine.follow`).
+
+    ``waiting_for_worker``: no worker has answered for ``waited_seconds`` (repeated while it
+    lasts); ``worker_answered``: one answered again after ``waited_seconds``;
+    ``events_dropped``: ``dropped`` events older than the workflow's window were not read.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FollowKind
+    job_id: str
+    task_queue: str
+    waited_seconds: float = Field(default=0.0, description="How long no worker has answered.")
+    dropped: int = Field(default=0, description="Events no longer kept (events_dropped).")
 
 
 # --- the engine -----------------------------------------------------------------------------
@@ -368,6 +451,8 @@ class TemporalEngine:
         catalog_top_k: the settings' top-k for ``auto``.
         timeouts: the timeouts the workflow gives its activities.
         poll_seconds: how often :meth:`events` asks for new events.
+        worker_wait_seconds: how long :meth:`follow` (and :meth:`events`) go on while no
+            worker answers before raising :class:`NoWorkerError`; 0 waits for ever.
     """
 
     def __init__(
@@ -379,6 +464,7 @@ class TemporalEngine:
         catalog_top_k: int = 8,
         timeouts: ActivityTimeouts | None = None,
         poll_seconds: float = POLL_SECONDS,
+        worker_wait_seconds: float = FOLLOW_WORKER_WAIT_SECONDS,
     ) -> None:
         self.client = client
         self.task_queue = task_queue
@@ -386,6 +472,7 @@ class TemporalEngine:
         self._top_k = catalog_top_k
         self._timeouts = timeouts or ActivityTimeouts()
         self._poll = poll_seconds
+        self._worker_wait = worker_wait_seconds
 
     @property
     def namespace(self) -> str:
@@ -446,29 +533,103 @@ class TemporalEngine:
 
     async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
         """Every event of the job from index `after` (0: its start), ending after
-        ``job_finished``, or once the workflow has closed and its last events were read."""
+        ``job_finished``, or once the workflow has closed and its last events were read:
+        :meth:`follow` without its notes.
+
+        Raises:
+            NoWorkerError: no worker answered for ``worker_wait_seconds``.
+            AgentError: there is no such job, or a query failed.
+        """
+        async with contextlib.aclosing(self.follow(job_id, after=after)) as items:
+            async for item in items:
+                if isinstance(item, AgentEvent):
+                    yield item
+
+    async def follow(
+        self, job_id: str, *, after: int = 0, until_finished: bool = True
+    ) -> AsyncIterator[AgentEvent | FollowNote]:
+        """The job's events from index `after`, as :meth:`events` gives them, with a
+        :class:`FollowNote` between them while no worker answers (``waiting_for_worker``,
+        at most every :data:`WAIT_NOTE_SECONDS`, then ``worker_answered``) and when events
+        were dropped from the workflow's window before they were read.
+
+        Args:
+            job_id: the job.
+            after: the index to start from (0: the job's start).
+            until_finished: follow until the job finishes; False: stop after the events
+                there are now (still waiting for a worker to say what they are).
+
+        Raises:
+            NoWorkerError: no worker answered for ``worker_wait_seconds`` (0: never raised);
+                the job may still be running.
+            AgentError: there is no such job, or a query failed.
+        """
         handle = self._handle(job_id)
         closed = asyncio.create_task(self._closed(handle))
+        loop = asyncio.get_running_loop()
+        waiting_since: float | None = None
+        noted_at: float | None = None
         try:
             while True:
                 was_closed = closed.done()
+                asked = loop.time()
                 try:
-                    page = await self._page(handle, job_id, after)
-                except AgentError:
+                    page = await self._page(
+                        handle, job_id, after, timeout=self._query_timeout(waiting_since, asked)
+                    )
+                except NoWorkerError:
                     if was_closed:
                         return  # closed, and no worker to replay it: nothing more to read
+                    now = loop.time()
+                    waiting_since = asked if waiting_since is None else waiting_since
+                    waited = now - waiting_since
+                    if self._worker_wait > 0 and waited >= self._worker_wait:
+                        raise NoWorkerError(
+                            job_id, task_queue=self.task_queue, waited_seconds=waited
+                        ) from None
+                    if noted_at is None or now - noted_at >= WAIT_NOTE_SECONDS:
+                        noted_at = now
+                        yield self._note(job_id, "waiting_for_worker", waited_seconds=waited)
+                    # A query refused at once is asked again a little later; one that waited
+                    # for its deadline, at once. The job closing ends the wait too.
+                    pause = max(0.0, WAIT_RETRY_SECONDS - (loop.time() - asked))
+                    await asyncio.wait({closed}, timeout=pause)
+                    continue
+                except AgentError:
+                    if was_closed:
+                        return
                     raise
+                if waiting_since is not None:
+                    waited = loop.time() - waiting_since
+                    waiting_since = noted_at = None
+                    yield self._note(job_id, "worker_answered", waited_seconds=waited)
+                if page.dropped:
+                    yield self._note(job_id, "events_dropped", dropped=page.dropped)
                 for event in page.events:
                     yield event
                     if event.kind == "job_finished":
                         return
                 after = page.next
-                if was_closed:
+                if was_closed or not until_finished:
                     return
                 await asyncio.wait({closed}, timeout=self._poll)
         finally:
             closed.cancel()
             await asyncio.wait({closed})
+
+    def _query_timeout(self, waiting_since: float | None, now: float) -> timedelta:
+        """The first query waits :data:`QUERY_TIMEOUT` for a worker; once none answers, each
+        waits :data:`WAIT_QUERY_TIMEOUT`, and not past the end of the wait."""
+        if waiting_since is None:
+            return QUERY_TIMEOUT
+        timeout = WAIT_QUERY_TIMEOUT.total_seconds()
+        if self._worker_wait > 0:
+            left = self._worker_wait - (now - waiting_since)
+            timeout = min(timeout, max(left, WAIT_RETRY_SECONDS))
+        return timedelta(seconds=timeout)
+
+    def _note(self, job_id: str, kind: FollowKind, **fields: Any) -> FollowNote:
+        return FollowNote(kind=kind, job_id=job_id, task_queue=self.task_queue, **fields)
 
     async def send(self, job_id: str, text: str) -> None:
         """Queue a user message; the job takes it before its next model call.
@@ -563,7 +724,8 @@ class TemporalEngine:
         """The job's status (the ``status`` query; a worker answers it).
 
         Raises:
-            AgentError: there is no such job, or no worker answered within `timeout`.
+            NoWorkerError: no worker answered within `timeout`.
+            AgentError: there is no such job.
         """
         with self._errors(job_id):
             return await self._handle(job_id).query(
@@ -623,10 +785,17 @@ class TemporalEngine:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    async def _page(self, handle: WorkflowHandle[Any, Any], job_id: str, after: int) -> EventPage:
+    async def _page(
+        self,
+        handle: WorkflowHandle[Any, Any],
+        job_id: str,
+        after: int,
+        *,
+        timeout: timedelta = QUERY_TIMEOUT,
+    ) -> EventPage:
         with self._errors(job_id):
             return await handle.query(
-                QUERY_EVENTS, after, result_type=EventPage, rpc_timeout=QUERY_TIMEOUT
+                QUERY_EVENTS, after, result_type=EventPage, rpc_timeout=timeout
             )
 
     @staticmethod

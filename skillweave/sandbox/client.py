@@ -10,6 +10,7 @@ The client does not retry on its own; whether to retry is decided at the activit
 
 from __future__ import annotations
 
+import json
 from types import TracebackType
 from typing import Self
 
@@ -67,10 +68,13 @@ class SandboxClient:
     async def execute(self, request: ExecuteRequest) -> ExecutionResult:
         """Run a script (or get the stored outcome of an earlier run of the same id)."""
         timeout = request.limits.timeout_seconds if request.limits else 3600.0
+        # ASCII JSON: text a model produced may hold a lone surrogate, which UTF-8 cannot
+        # carry; escaped, it reaches the manager, which refuses it with a clear 400.
         response = await self._request(
             "POST",
             "/sandbox/execute",
-            json=request.model_dump(mode="json"),
+            content=json.dumps(request.model_dump(mode="json")).encode("ascii"),
+            content_type="application/json",
             timeout=timeout + _HTTP_GRACE_SECONDS,
             execution_id=request.execution_id,
         )
@@ -99,9 +103,13 @@ class SandboxClient:
     async def _request(
         self, method: str, url: str, *, execution_id: str = "", **kwargs: object
     ) -> httpx.Response:
+        headers = inject({})
+        content_type = kwargs.pop("content_type", None)
+        if content_type is not None:
+            headers["Content-Type"] = str(content_type)
         try:
             response = await self._client.request(  # type: ignore[arg-type]
-                method, url, headers=inject({}), **kwargs
+                method, url, headers=headers, **kwargs
             )
         except httpx.HTTPError as exc:
             raise SandboxError(f"cannot reach the MCP manager: {exc!r}") from exc

@@ -27,6 +27,7 @@ __all__ = [
     "ExecutorResult",
     "Isolation",
     "OutputArtifact",
+    "SkippedOutput",
     "describe_isolation",
     "isolation_allowed",
     "isolation_covers",
@@ -115,6 +116,14 @@ class OutputArtifact(BaseModel):
     ref: ArtifactRef
 
 
+class SkippedOutput(BaseModel):
+    """A file under ``outputs/`` that could not be kept, and why (its name cannot be a key:
+    not UTF-8, or too long once encoded)."""
+
+    path: str = Field(description="The name as the script wrote it (undecodable bytes escaped)")
+    reason: str
+
+
 class ExecutionResult(BaseModel):
     """What an execution came to. Stored, so a repeated execution_id returns it unchanged."""
 
@@ -134,6 +143,7 @@ class ExecutionResult(BaseModel):
     timed_out: bool = False
     duration_ms: int = 0
     outputs: list[OutputArtifact] = Field(default_factory=list)
+    skipped_outputs: list[SkippedOutput] = Field(default_factory=list)
     isolation: Isolation | None = None
     error: str | None = None
 
@@ -160,6 +170,8 @@ def render_result(result: ExecutionResult, *, inline_chars: int = 8_000) -> str:
         lines.extend(f"- {o.ref.key} ({o.ref.size} bytes)" for o in result.outputs)
     else:
         lines.append("output artifacts: none")
+    for skipped in result.skipped_outputs:
+        lines.append(f"output not kept: outputs/{skipped.path} ({skipped.reason})")
     return "\n".join(lines) + "\n"
 
 
@@ -203,6 +215,7 @@ class ExecutorResult(BaseModel):
     duration_ms: int
     isolation: Isolation
     outputs: list[ExecutorFile] = Field(default_factory=list)
+    skipped_outputs: list[SkippedOutput] = Field(default_factory=list)
     full_stdout: ExecutorFile | None = None
     full_stderr: ExecutorFile | None = None
     error: str | None = None

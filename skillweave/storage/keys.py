@@ -41,6 +41,8 @@ __all__ = [
     "LogStream",
     "agent_key",
     "belongs_to_run",
+    "decode_output_path",
+    "encode_output_path",
     "environment_claim_key",
     "environment_failure_key",
     "environment_key",
@@ -215,10 +217,78 @@ def _execution_prefix(run_id: str, execution_id: str) -> str:
     return f"{run_prefix(run_id)}executions/{execution_digest(execution_id)}/"
 
 
+_KEPT_IN_OUTPUT_NAMES: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+)
+
+
+def encode_output_path(path: str) -> str:
+    """An output file's path (as the script named it) in the characters a key keeps.
+
+    Each byte of a segment's UTF-8 outside ``A-Z a-z 0-9 . _ -`` becomes ``~XX`` (``~`` itself
+    is ``~7E``), so any name a file system accepts (spaces, accents, a leading dot or dash)
+    has a key that is safe in S3, on disk and in a URL, and `decode_output_path` gives the
+    name back exactly.
+
+    Raises:
+        InvalidKeyError: an empty, ``.`` or ``..`` segment, or text that is not UTF-8.
+    """
+    if not isinstance(path, str) or not path:
+        raise InvalidKeyError(str(path), "the path is empty")
+    encoded: list[str] = []
+    if "\x00" in path:
+        raise InvalidKeyError(path, "the path contains a NUL byte")
+    for part in path.split("/"):
+        if part in {"", ".", ".."}:
+            raise InvalidKeyError(path, f"the path has a {part!r} segment")
+        try:
+            data = part.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidKeyError(path, "the name is not UTF-8 text") from None
+        encoded.append(
+            "".join(chr(b) if chr(b) in _KEPT_IN_OUTPUT_NAMES else f"~{b:02X}" for b in data)
+        )
+    return "/".join(encoded)
+
+
+_ESCAPE: Final = re.compile(r"~([0-9A-F]{2})")
+
+
+def decode_output_path(encoded: str) -> str:
+    """The path `encode_output_path` was given (a path without ``~`` is its own encoding)."""
+    return "/".join(_unescape(part) for part in encoded.split("/"))
+
+
+def _unescape(part: str) -> str:
+    data = bytearray()
+    index = 0
+    while index < len(part):
+        match = _ESCAPE.match(part, index)
+        if match:
+            data.append(int(match.group(1), 16))
+            index = match.end()
+        else:
+            data += part[index].encode("utf-8")
+            index += 1
+    return data.decode("utf-8", "replace")
+
+
 def execution_output_key(run_id: str, execution_id: str, path: str) -> str:
-    """``runs/{run_id}/executions/{digest}/outputs/{path}``: a file a script produced."""
+    """``runs/{run_id}/executions/{digest}/outputs/{encoded path}``: a file a script produced
+    (its path encoded by `encode_output_path`).
+
+    Raises:
+        InvalidKeyError: the path cannot be a key: a segment over 255 characters or the whole
+            key over 1024 bytes once encoded, or a name `encode_output_path` refuses.
+    """
     prefix = _execution_prefix(run_id, execution_id)
-    return validate_key(f"{prefix}outputs/{_relative_path(path)}")
+    encoded = encode_output_path(path)
+    for part in encoded.split("/"):
+        if len(part) > MAX_NAME_CHARS:
+            raise InvalidKeyError(
+                path, f"a path segment is longer than {MAX_NAME_CHARS} characters once encoded"
+            )
+    return validate_key(f"{prefix}outputs/{encoded}")
 
 
 def execution_log_key(run_id: str, execution_id: str, stream: LogStream) -> str:

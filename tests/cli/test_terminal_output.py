@@ -18,7 +18,7 @@ import json
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,7 +35,7 @@ from skillweave.cli.run import EventView, JobRun, print_result
 from skillweave.config import get_settings
 from skillweave.engines.base import JobResult
 from skillweave.engines.contract import EventPage, JobView, Reply
-from skillweave.engines.temporal import JobRow
+from skillweave.engines.temporal import FollowNote, JobRow
 from skillweave.llm.messages import Usage
 from skillweave.sandbox.models import ExecutionResult, OutputArtifact
 from skillweave.storage.base import ArtifactRef
@@ -366,6 +366,13 @@ class _HostileEngine:
 
     async def event_page(self, job_id: str, *, after: int = 0) -> EventPage:
         return EventPage(events=tuple(_events()), next=9, finished=True)
+
+    async def follow(
+        self, job_id: str, *, after: int = 0, until_finished: bool = True
+    ) -> AsyncIterator[AgentEvent | FollowNote]:
+        yield FollowNote(kind="waiting_for_worker", job_id=job_id, task_queue=HOSTILE)
+        for event in _events():
+            yield event
 
     async def ask(self, job_id: str, text: str, *, reply_to_turn: int | None = None) -> Reply:
         return Reply(job_id=job_id, turn=4, status="running", text=HOSTILE)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skillweave.errors import InvalidKeyError, StorageError
 from skillweave.storage import keys
@@ -120,8 +122,58 @@ def test_skill_names_and_versions_are_validated(bad: str) -> None:
 def test_relative_paths_are_validated(bad: str) -> None:
     with pytest.raises(InvalidKeyError):
         keys.run_input_key("r1", bad)
+
+
+# Output names are whatever the script's file system accepted: only what no file can be named
+# (or no key can carry) is refused.
+BAD_OUTPUT_PATHS = ["", "/etc/passwd", "../escape", "a/../../b", "a/./b", ".", "a//b", "a/",
+                    "a\x00b", "x" * 300, "é" * 100, "\ud800.txt"]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", BAD_OUTPUT_PATHS)
+def test_output_paths_that_cannot_be_keys_are_refused(bad: str) -> None:
     with pytest.raises(InvalidKeyError):
         keys.execution_output_key("r1", EXEC_ID, bad)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["with space.txt", "résumé.txt", "a\\b", ".hidden", "-dash", "~tilde", "x%41y", "日本.md"],
+)
+def test_any_file_name_is_an_output_key_that_round_trips(name: str) -> None:
+    key = keys.execution_output_key("r1", EXEC_ID, f"sub dir/{name}")
+    assert keys.validate_key(key) == key
+    encoded = key.split("/outputs/", 1)[1]
+    assert all(ch.isascii() and (ch.isalnum() or ch in "._-~/") for ch in encoded)
+    assert keys.decode_output_path(encoded) == f"sub dir/{name}"
+
+
+@given(
+    st.lists(
+        st.text(min_size=1, max_size=40).filter(lambda s: "/" not in s), min_size=1, max_size=3
+    )
+)
+def test_output_names_round_trip(parts: list[str]) -> None:
+    path = "/".join(parts)
+    if any(p in {".", ".."} or "\x00" in p or _not_utf8(p) for p in parts):
+        with pytest.raises(InvalidKeyError):
+            keys.execution_output_key("r1", EXEC_ID, path)
+        return
+    encoded = keys.encode_output_path(path)
+    if any(len(segment) > 255 for segment in encoded.split("/")):
+        with pytest.raises(InvalidKeyError):
+            keys.execution_output_key("r1", EXEC_ID, path)
+        return
+    key = keys.execution_output_key("r1", EXEC_ID, path)
+    assert keys.decode_output_path(key.split("/outputs/", 1)[1]) == path
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def test_invalid_key_error_names_the_reason() -> None:

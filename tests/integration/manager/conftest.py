@@ -86,6 +86,16 @@ SCRIPTS = {
         """
     ),
     "env.py": "import os\nfor k in sorted(os.environ):\n    print(k, '=', os.environ[k])\n",
+    "names.py": textwrap.dedent(
+        """
+        import json, os, sys
+        os.makedirs('outputs', exist_ok=True)
+        for index, name in enumerate(json.loads(sys.argv[1])):
+            with open(os.path.join('outputs', name), 'w', encoding='utf-8') as out:
+                out.write(str(index))
+        print(json.dumps(sys.argv[2:]))
+        """
+    ),
     "readfile.py": textwrap.dedent(
         """
         import sys
@@ -164,6 +174,12 @@ class Manager:
     backend: Any
     http: httpx.AsyncClient = field(repr=False)
     server: LoopbackServer | None = field(repr=False, default=None)
+    app: Any = field(repr=False, default=None)
+
+    @property
+    def service(self) -> Any:
+        """The manager's ExecutionService (for tests that inject failures into its steps)."""
+        return self.app.state.manager.service
 
     def version(self, skill: str) -> str:
         return self.registry.get(skill).version
@@ -234,6 +250,7 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
             backend=backend,
             http=httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}),
             server=server,
+            app=app,
         )
         started.append(manager)
         return manager

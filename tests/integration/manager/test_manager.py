@@ -295,21 +295,36 @@ async def test_auth_is_required(start_manager: StartManager) -> None:
     ("change", "status", "message"),
     [
         ({"script": "scripts/missing.py"}, 404, "is not in skill"),
-        ({"script": "../escape.py"}, 400, "escapes the skill package"),
-        ({"script": "/etc/passwd"}, 400, "escapes the skill package"),
+        ({"script": "../escape.py"}, 400, "would escape its folder"),
+        ({"script": "/etc/passwd"}, 400, "absolute path"),
         ({"version": "0" * 64}, 404, "is not published"),
         ({"env": {"LD_PRELOAD": "x"}}, 400, "reserved"),
+        # What only the executor used to refuse, after the claim, storing it as the result:
+        ({"env": {"LC_ALL": "C"}}, 400, "reserved"),
+        ({"env": {"lower": "x"}}, 400, "not a valid name"),
+        ({"env": {"OK": "a\x00b"}}, 400, "NUL"),
+        ({"args": ["\ud800"]}, 400, "lone surrogate"),
+        ({"args": ["x" * 300_000, "y" * 300_000]}, 400, "more than 524288 bytes"),
+        ({"script": "scripts/hello.py\udcff"}, 422, "script: Input should be a valid string"),
+        ({"env": {"OK": "\udcff"}}, 400, "lone surrogate"),
     ],
 )
-async def test_bad_requests_get_clear_4xx(
+async def test_bad_requests_get_clear_4xx_and_leave_the_id_free(
     start_manager: StartManager, change: dict[str, object], status: int, message: str
 ) -> None:
     manager = await start_manager(pool_target=0)
-    body = request(manager, "scripts/hello.py").model_copy(update=change)
+    body = request(manager, "scripts/hello.py", execution_id="wf/refused").model_copy(update=change)
     with pytest.raises(ExecutionRejectedError, match=message) as caught:
         await manager.client.execute(body)
     assert caught.value.status_code == status
     assert manager.backend.runs == 0
+    # Nothing was claimed: the same id runs, once, when asked right.
+    fixed = await manager.client.execute(
+        request(manager, "scripts/hello.py", execution_id="wf/refused")
+    )
+    assert fixed.status == "succeeded", fixed.error
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
 
 
 async def test_input_from_another_run_is_refused(start_manager: StartManager) -> None:

@@ -1,0 +1,241 @@
+"""Exactly-once under failures inside the manager: a failure at each step of an execution
+ends in one of two states, never a claim left without a result (which would run the script a
+second time once its lease lapsed).
+
+- before the script can have started (package, environment, a request never sent): the id is
+  left free; a retry runs the script once;
+- after (the executor call sent, outputs collected, output masked, result written): a terminal
+  result is stored, naming the failure and its class; a retry gets it, and the script ran at
+  most once. A result that cannot be stored at all leaves the claim saying the script ran: a
+  retry gets 409, not a second run.
+
+Runs are counted outside the sandbox (`CountingBackend`: each one-shot executor says, before it
+is destroyed, whether it served an execution). The failures are injected into the real
+manager's steps; the executors and the store are real.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from skillweave.errors import ExecutionConflictError, SandboxError, StorageError
+from skillweave.sandbox.models import ExecuteRequest
+from skillweave.storage import keys
+from tests.integration.manager.conftest import Manager, StartManager
+from tests.integration.manager.test_manager import pool_back_at_target, request
+
+pytestmark = pytest.mark.timeout(180)
+
+
+class Injected(RuntimeError):
+    """The failure a test injects."""
+
+
+def failing_once(step: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """`step`, which fails the first time it is called, then works."""
+    calls = 0
+
+    async def once(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise Injected("injected failure")
+        return await step(*args, **kwargs)
+
+    return once
+
+
+async def _claim_of(manager: Manager, execution_id: str) -> bool:
+    return await manager.store.stat(keys.execution_claim_key(execution_id)) is not None
+
+
+async def _result_of(manager: Manager, execution_id: str) -> bool:
+    return await manager.store.stat(keys.execution_result_key(execution_id)) is not None
+
+
+def _copy(manager: Manager, execution_id: str) -> ExecuteRequest:
+    return request(manager, "scripts/copy.py", execution_id=execution_id, inputs=[])
+
+
+async def _with_input(manager: Manager, execution_id: str) -> ExecuteRequest:
+    ref = await manager.store.put_bytes(
+        keys.run_input_key("run-1", "in.txt"), b"abc", content_type="text/plain"
+    )
+    return request(manager, "scripts/copy.py", execution_id=execution_id, inputs=[ref])
+
+
+# --- before the script can have started: the id stays free ---------------------------------
+
+
+@pytest.mark.parametrize("step", ["_package", "_environment", "_validate"])
+async def test_a_failure_before_the_run_leaves_the_id_free_and_a_retry_runs_once(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    manager = await start_manager()
+    service = manager.service
+    monkeypatch.setattr(service, step, failing_once(getattr(service, step)))
+    body = await _with_input(manager, f"inject/{step}")
+    with pytest.raises(SandboxError):
+        await manager.client.execute(body)
+    assert not await _claim_of(manager, body.execution_id)
+    assert not await _result_of(manager, body.execution_id)
+    result = await manager.client.execute(body)
+    assert result.status == "succeeded", result.error
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    service = manager.service
+    post = service._client.post
+
+    async def refused(url: str, *args: Any, **kwargs: Any) -> httpx.Response:
+        if url.endswith("/execute") and not refused.done:
+            refused.done = True
+            raise httpx.ConnectError("injected: connection refused")
+        return await post(url, *args, **kwargs)
+
+    refused.done = False  # type: ignore[attr-defined]
+    monkeypatch.setattr(service._client, "post", refused)
+    body = await _with_input(manager, "inject/connect")
+    with pytest.raises(SandboxError):
+        await manager.client.execute(body)
+    assert not await _claim_of(manager, body.execution_id)
+    result = await manager.client.execute(body)
+    assert result.status == "succeeded", result.error
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+# --- after it may have run: a terminal result, never a second run --------------------------
+
+
+async def _assert_terminal(manager: Manager, body: ExecuteRequest, *, runs: int) -> None:
+    first = await manager.client.execute(body)
+    assert first.status == "error"
+    assert first.error is not None
+    assert "Injected" in first.error  # the failure, with its class
+    assert "it is not run again" in first.error
+    assert await _result_of(manager, body.execution_id)
+    again = await manager.client.execute(body)
+    assert again == first
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == runs
+
+
+async def test_a_failure_of_the_executor_call_is_a_terminal_result(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    service = manager.service
+    post = service._client.post
+
+    async def broken(url: str, *args: Any, **kwargs: Any) -> httpx.Response:
+        if url.endswith("/execute"):
+            raise Injected("injected failure in the executor call")
+        return await post(url, *args, **kwargs)
+
+    monkeypatch.setattr(service._client, "post", broken)
+    await _assert_terminal(manager, await _with_input(manager, "inject/call"), runs=0)
+
+
+async def test_a_failure_collecting_outputs_is_a_terminal_result(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    service = manager.service
+    monkeypatch.setattr(service, "_fetch", failing_once(service._fetch))
+    await _assert_terminal(manager, await _with_input(manager, "inject/outputs"), runs=1)
+
+
+async def test_a_failure_reading_the_executor_answer_is_a_terminal_result(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    from mcp_manager import executions
+
+    class Garbled(executions.ExecutorResult):
+        @classmethod
+        def model_validate_json(cls, *args: Any, **kwargs: Any) -> Any:
+            raise Injected("injected: the executor's answer does not parse")
+
+    monkeypatch.setattr(executions, "ExecutorResult", Garbled)
+    await _assert_terminal(manager, await _with_input(manager, "inject/answer"), runs=1)
+
+
+async def test_a_failure_masking_the_output_is_a_terminal_result_without_the_text(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    from mcp_manager import executions
+
+    real = executions.mask_result
+    calls = 0
+
+    def mask_once(*args: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise Injected("injected failure while masking")
+        return real(*args)
+
+    monkeypatch.setattr(executions, "mask_result", mask_once)
+    body = await _with_input(manager, "inject/mask")
+    await _assert_terminal(manager, body, runs=1)
+    assert (await manager.client.execute(body)).stdout == ""  # nothing unmasked was kept
+
+
+async def test_a_result_write_that_fails_once_is_asked_again_and_kept(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    service = manager.service
+    put = service._store.put_bytes
+    failed: list[str] = []
+
+    async def flaky(key: str, *args: Any, **kwargs: Any) -> Any:
+        if key.startswith("executions/") and key.endswith(".json") and not failed:
+            failed.append(key)
+            raise StorageError("injected: the store did not answer")
+        return await put(key, *args, **kwargs)
+
+    monkeypatch.setattr(service._store, "put_bytes", flaky)
+    body = await _with_input(manager, "inject/write-once")
+    first = await manager.client.execute(body)
+    assert first.status == "succeeded", first.error
+    assert failed == [keys.execution_result_key(body.execution_id)]
+    assert await manager.client.execute(body) == first
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_a_result_that_cannot_be_stored_is_never_run_again(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = await start_manager()
+    service = manager.service
+    put = service._store.put_bytes
+
+    async def down(key: str, *args: Any, **kwargs: Any) -> Any:
+        if key.startswith("executions/") and key.endswith(".json"):
+            raise StorageError("injected: the store refuses results")
+        return await put(key, *args, **kwargs)
+
+    monkeypatch.setattr(service._store, "put_bytes", down)
+    # The lease lapses at once: without the "ran" mark, the retry would take the claim over.
+    monkeypatch.setattr(service, "_claim_lease", 0.05)
+    body = await _with_input(manager, "inject/write-never")
+    with pytest.raises(SandboxError):
+        await manager.client.execute(body)
+    monkeypatch.setattr(service._store, "put_bytes", put)
+    with pytest.raises(ExecutionConflictError, match="not run again"):
+        await manager.client.execute(body)
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
