@@ -17,7 +17,10 @@ builder's own cost, not a network's. For each environment:
   (unpacked for every run).
 
 ``python bench/environments_bench.py`` (about a minute); ``--quick`` for the smoke test. Prints
-tables and exits 0 (figures, not enforced targets).
+tables and exits 0 (figures, not enforced targets). Nothing waits against a short clock, so a
+loaded machine makes it slower, not failed: sandboxes get minutes to start, a build gets the
+builder's own timeout, and the pool counts as settled once it stops changing with a sandbox
+ready (not only at its full target, which a start that failed under load would never reach).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+import httpx
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
@@ -42,7 +46,7 @@ from rich.table import Table
 from bench.skills_bench import _machine_info, _percentile
 from mcp_manager import LocalBackend, create_app
 from mcp_manager.server import LoopbackServer
-from skillweave.config import Settings
+from skillweave.config import EnvironmentSettings, Settings
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.packages import publish_skill
@@ -56,6 +60,14 @@ BUILDS: Final = 3
 BUILDS_QUICK: Final = 1
 RUNS: Final = 20
 RUNS_QUICK: Final = 3
+START_SECONDS: Final = 120.0
+"""How long an executor may take to start (the manager's default is 20 s): a loaded machine
+starts interpreters slowly, and a start that times out leaves the pool short."""
+HTTP_SECONDS: Final = EnvironmentSettings().build_timeout_seconds + 30.0
+"""Manager calls wait as long as a build may take: ``SandboxClient`` keeps httpx's 5 s for
+``prepare_environment`` and ``pool``, less than a build on a busy machine."""
+SETTLE_STALL_SECONDS: Final = START_SECONDS + 30.0
+"""The pool may go this long without changing before it counts as stuck."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +130,8 @@ async def _manager(
             "manager_token": SecretStr(TOKEN),
             "pool_target": 2,
             "pool_max": 4,
+            "start_timeout_seconds": START_SECONDS,
+            "claim_timeout_seconds": SETTLE_STALL_SECONDS,
             "environments": {
                 "find_links": [str(index)],
                 "no_index": True,
@@ -125,7 +139,7 @@ async def _manager(
             },
         },
     )
-    backend = LocalBackend(environment_cache=cache)
+    backend = LocalBackend(environment_cache=cache, start_timeout=START_SECONDS)
     app = create_app(settings, store=store, backend=backend, publish=False)
     async with LoopbackServer(app) as server:
         yield server.url
@@ -138,7 +152,13 @@ async def _timed(call: object) -> float:
 
 
 async def _bench_case(
-    case: _Case, *, root: Path, store: LocalArtifactStore, client: SandboxClient, quick: bool
+    case: _Case,
+    *,
+    root: Path,
+    store: LocalArtifactStore,
+    client: SandboxClient,
+    http: httpx.AsyncClient,
+    quick: bool,
 ) -> _Row:
     builds, ready = [], []
     version = ""
@@ -151,12 +171,12 @@ async def _bench_case(
         skill = SkillRegistry.from_scan(SkillScanner([folder]).scan()).get("with-deps")
         await publish_skill(store, skill)
         start = time.perf_counter()
-        prepared = await client.prepare_environment(skill.name, skill.version)
+        prepared = await _prepare(http, skill.name, skill.version)
         builds.append(time.perf_counter() - start)
         assert prepared["built"], prepared
         size = int(prepared["bytes"])
         start = time.perf_counter()
-        await client.prepare_environment(skill.name, skill.version)
+        await _prepare(http, skill.name, skill.version)
         ready.append((time.perf_counter() - start) * 1000)
         version = skill.version
     bare_folder = root / f"bare-{case.label.split(':')[0]}"
@@ -166,7 +186,7 @@ async def _bench_case(
     await publish_skill(store, bare)
 
     async def run(skill: str, skill_version: str) -> float:
-        await _pool_settled(client)  # every run claims a warm sandbox: only the run is timed
+        await _pool_settled(http)  # every run claims a warm sandbox: only the run is timed
         request = ExecuteRequest(
             execution_id=f"bench/{time.monotonic_ns()}",
             run_id="bench",
@@ -196,13 +216,30 @@ async def _bench_case(
     )
 
 
-async def _pool_settled(client: SandboxClient) -> None:
-    for _ in range(600):
-        pool = await client.pool()
-        if pool["ready"] == pool["target"] and pool["starting"] == 0 and pool["busy"] == 0:
+async def _prepare(http: httpx.AsyncClient, skill: str, version: str) -> dict[str, object]:
+    """``POST /sandbox/environments``, waiting as long as a build may take."""
+    response = await http.post("/sandbox/environments", json={"skill": skill, "version": version})
+    response.raise_for_status()
+    return response.json()
+
+
+async def _pool_settled(http: httpx.AsyncClient) -> None:
+    """Until a sandbox is ready and none is starting or busy (nothing else competes with the
+    timed run). Fails only when the pool stops changing for SETTLE_STALL_SECONDS short of that,
+    not after a fixed time: a loaded machine starts sandboxes slowly."""
+    seen: dict[str, object] = {}
+    deadline = time.monotonic() + SETTLE_STALL_SECONDS
+    while True:
+        response = await http.get("/sandbox/pool")
+        response.raise_for_status()
+        pool = response.json()
+        if pool["ready"] >= 1 and pool["starting"] == 0 and pool["busy"] == 0:
             return
+        if pool != seen:
+            seen, deadline = pool, time.monotonic() + SETTLE_STALL_SECONDS
+        elif time.monotonic() > deadline:
+            raise RuntimeError(f"the pool did not settle in {SETTLE_STALL_SECONDS:g} s: {pool}")
         await asyncio.sleep(0.05)
-    raise RuntimeError(f"the pool did not settle: {pool}")
 
 
 def _table(rows: Sequence[_Row]) -> Table:
@@ -252,6 +289,11 @@ async def _main(quick: bool, console: Console) -> None:
                 async with (
                     _manager(store, index, npm.url, cache=cache) as url,
                     SandboxClient(url, token=TOKEN) as client,
+                    httpx.AsyncClient(
+                        base_url=url,
+                        headers={"Authorization": f"Bearer {TOKEN}"},
+                        timeout=HTTP_SECONDS,
+                    ) as http,
                 ):
                     for case in _cases():
                         row = await _bench_case(
@@ -259,6 +301,7 @@ async def _main(quick: bool, console: Console) -> None:
                             root=root / f"skills-{cache}",
                             store=store,
                             client=client,
+                            http=http,
                             quick=quick,
                         )
                         rows.append(replace(row, cache=cache))

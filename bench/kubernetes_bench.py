@@ -12,7 +12,8 @@ beside the local pool's warm and cold, measured in the same run. The Kubernetes 
 executor for each pod on its own 127.x address (``tests/integration/kubernetes/cluster.py``).
 What a real cluster adds to a cold start (scheduling, image pulls, container start: seconds)
 is not in these numbers; ``--pod-start-delay`` adds a fixed kubelet delay to show its effect.
-Run: ``python bench/kubernetes_bench.py`` (``--quick`` for a smaller smoke run).
+Run: ``python bench/kubernetes_bench.py`` (``--quick`` for a smaller smoke run). As in the
+sandbox bench, nothing waits against a short clock (``until_warm``, minutes to start a pod).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from rich.table import Table
 REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.sandbox_bench import STALL_SECONDS, START_SECONDS, until_warm  # noqa: E402
 from mcp_manager import create_app  # noqa: E402
 from mcp_manager.server import LoopbackServer  # noqa: E402
 from skillweave.config import Settings  # noqa: E402
@@ -61,8 +63,8 @@ def _settings(backend: str, target: int, cluster: FakeCluster | None) -> Setting
         "manager_token": SecretStr(TOKEN),
         "pool_target": target,
         "pool_max": 2,
-        "claim_timeout_seconds": 120,
-        "start_timeout_seconds": 60,
+        "claim_timeout_seconds": STALL_SECONDS,
+        "start_timeout_seconds": START_SECONDS,
     }
     if cluster is not None:
         sandbox["isolation"] = "none"  # the sandbox pod template's: the pod is the boundary
@@ -71,6 +73,7 @@ def _settings(backend: str, target: int, cluster: FakeCluster | None) -> Setting
             "pool": "bench",
             "kubeconfig": str(cluster.kubeconfig),
             "manager_id": "bench",
+            "api_timeout_seconds": 60,  # the emulator shares a loaded machine's CPU
         }
     return Settings(_env_file=None, sandbox=sandbox)
 
@@ -90,7 +93,7 @@ async def _timings(
         async with SandboxClient(server.url, token=TOKEN) as client:
             for n in range(runs):
                 if warm:
-                    await pool.wait_ready(timeout=60)
+                    await until_warm(pool)
                 request = ExecuteRequest(
                     execution_id=f"bench/k8s/{time.time_ns()}/{n}",
                     run_id="bench",

@@ -1,6 +1,8 @@
 """The benchmark stays runnable: its --quick mode runs every table on small libraries.
 
 Timings are not asserted here (shared machines are noisy); docs/BENCHMARKS.md holds the numbers.
+The benchmarks wait on progress, not on short clocks, and the time limit is generous: on a
+machine that another CPU-heavy process shares they are slower, and must still pass.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import pytest
 
 from bench.skills_bench import main
+
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_quick_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,8 @@
 cluster (kmock + the test kubelet) and the local pool.
 
 Timings are not asserted (shared machines are noisy); docs/BENCHMARKS.md holds the numbers.
+The benchmark waits on progress, not on short clocks, and the time limit is generous: on a
+machine that another CPU-heavy process shares it is slower, and must still pass.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import pytest
 
 from bench.kubernetes_bench import main
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_quick_kubernetes_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,6 +23,10 @@ from tests.integration.temporal.harness import eventually
 SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
 """The ``skillweave`` command of this environment."""
 
+START_SECONDS = 180.0
+"""How long a service may take to serve after a start: an interpreter, its imports and (the
+manager) a warm sandbox, on a machine another CPU-heavy process may be sharing."""
+
 
 class Service:
     """One long-running ``skillweave`` command: started, killed, started again.
@@ -71,14 +75,21 @@ class Service:
                 raise AssertionError(f"{self.name} exited ({process.returncode}):\n{self.log()}")
             return await self.ready(process)
 
-        await eventually(serving, timeout=60, every=0.1, what=f"{self.name} serving")
+        await eventually(serving, timeout=START_SECONDS, every=0.1, what=f"{self.name} serving")
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown of any kind."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-        self.kills += 1
+        """SIGKILL: no shutdown of any kind. Counted only when it killed the running service;
+        a service that had exited by itself is a failure, not a kill."""
+        process = self.process
+        assert process is not None
+        if process.poll() is not None:
+            raise AssertionError(
+                f"{self.name} had exited ({process.returncode}) before its kill:\n{self.log()}"
+            )
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        if process.returncode == -signal.SIGKILL:
+            self.kills += 1
 
     def stop(self) -> None:
         """SIGTERM, the way a supervisor stops it (then SIGKILL if it hangs)."""
@@ -99,15 +110,20 @@ class Service:
 
 
 def manager_service(env: dict[str, str], logs: Path, url: str, token: str) -> Service:
-    """``skillweave manager`` on the port of `url`."""
+    """``skillweave manager`` on the port of `url`: ready once it serves and a sandbox of its
+    pool has started. Ready or already claimed: while steps wait for sandboxes, each one is
+    claimed as it starts, and a pool with one *ready* would mean that the jobs had drained."""
 
     async def ready(_: subprocess.Popen[bytes]) -> bool:
         try:
-            async with httpx.AsyncClient(timeout=2) as http:
+            async with httpx.AsyncClient(timeout=10) as http:
                 response = await http.get(f"{url}/sandbox/pool", headers=_auth(token))
         except httpx.HTTPError:
             return False
-        return response.status_code == 200 and response.json()["ready"] >= 1
+        if response.status_code != 200:
+            return False
+        pool = response.json()
+        return pool["ready"] + pool["busy"] >= 1
 
     return Service("manager", ["manager"], env, logs, ready)
 

@@ -1,5 +1,6 @@
 """Chaos: jobs keep running while the worker, the MCP manager and sandbox executors are killed
-(SIGKILL, at seeded random moments, several times each) and started again.
+(SIGKILL, in a seeded random order and at seeded moments, several times each) and started
+again.
 
 Everything is a real process: the Temporal dev server, ``skillweave worker``, ``skillweave
 manager`` and the executors it starts. Each job activates the test skill and runs a few slow
@@ -7,6 +8,11 @@ scripts in a chain, then answers with the last one's artifact. Every job must fi
 right answer and outputs, every step's script must have one stored, successful execution (a
 script interrupted by a kill runs again only because nothing of that run was kept), the pool
 must return to its target with nothing claimed, and no executor may outlive the stack.
+
+Nothing here is timed by the clock, so the test holds on a loaded machine: kills wait for the
+jobs' progress (stored step results), each lands while a job still has steps to run (a reserve
+job is started first when none has), only kills that hit a live process count, and every
+kill planned must have been made. Waits fail when progress stalls, not after a fixed time.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -46,7 +53,8 @@ from tests.reliability.stack import (
     worker_service,
 )
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(scale(300, 3600))]
+# The last resort only: the waits below fail as soon as progress stalls.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(scale(900, 3600))]
 
 JOBS = scale(6, 20)
 STEPS = 3
@@ -57,6 +65,9 @@ KILLS = scale(
     {"worker": 3, "manager": 3, "executor": 8},
 )
 SEED = int(os.environ.get("SKILLWEAVE_CHAOS_SEED", "7"))
+STALL_SECONDS = 240.0
+"""How long the jobs may go without a step stored or a job finished (a kill's restart and
+the retries after it included) before the test fails."""
 
 
 def model_script() -> str:
@@ -133,18 +144,29 @@ class Chaos:
             [skills],
         )
         self.executor_kills = 0
-        self.done: list[str] = []
 
     async def act(self, target: str, rng: random.Random) -> None:
+        """Kill `target` once (and start the service again): a live process, or none counts."""
         if target == "executor":
-            pids = executors_of(self.manager.pids)
-            if pids and kill_pid(rng.choice(pids)):
-                self.executor_kills += 1
+            await self._kill_an_executor(rng)
             return
         service = self.worker if target == "worker" else self.manager
         service.kill()
         await asyncio.sleep(rng.uniform(0.1, 1.0))
         await service.start()
+
+    async def _kill_an_executor(self, rng: random.Random) -> None:
+        """SIGKILL one live executor of the running manager (a warm or a busy one), waiting
+        for the pool to have one; one that exits under our hand is not a kill: pick again."""
+        assert self.manager.process is not None
+        manager = [self.manager.process.pid]
+
+        async def killed() -> bool:
+            pids = executors_of(manager)
+            return bool(pids) and kill_pid(rng.choice(pids))
+
+        await eventually(killed, timeout=STALL_SECONDS, every=0.1, what="an executor to kill")
+        self.executor_kills += 1
 
     @property
     def kills(self) -> int:
@@ -169,39 +191,112 @@ async def chaos(tmp_path: Path) -> AsyncIterator[Chaos]:
         await env.shutdown()
 
 
-async def _run_jobs(engine: TemporalEngine, ids: list[str]) -> list[JobResult]:
-    for job_id in ids:
-        await engine.start(
+class Jobs:
+    """The jobs under test: started, followed to their results, and their progress as the
+    store shows it (one stored result per step, by job)."""
+
+    def __init__(self, engine: TemporalEngine, store: LocalArtifactStore) -> None:
+        self.engine = engine
+        self.store = store
+        self.ids: list[str] = []
+        self._results: list[asyncio.Task[JobResult]] = []
+        self._stored: dict[str, str] = {}  # result key -> its job
+
+    async def start(self) -> str:
+        job_id = unique(f"chaos-{len(self.ids)}")
+        await self.engine.start(
             JobRequest(
                 job_id=job_id,
                 task="Take the steps, then say where the last output is.",
                 agent=AgentSpec(skills=(TOOLS,)),
             )
         )
-    return list(await asyncio.gather(*(engine.result(job_id) for job_id in ids)))
+        self.ids.append(job_id)
+        self._results.append(asyncio.create_task(self.engine.result(job_id)))
+        return job_id
+
+    def finished(self) -> int:
+        """Jobs whose result is in; a job that raised fails the test here and now."""
+        done = [task for task in self._results if task.done()]
+        for task in done:
+            task.result()
+        return len(done)
+
+    async def stored(self) -> dict[str, int]:
+        """Steps with a stored result, by job (result records are written once: each key is
+        read once)."""
+        for ref in await self.store.list("executions/"):
+            if ref.key.endswith(".json") and ref.key not in self._stored:
+                record = json.loads(await self.store.get_bytes(ref))
+                self._stored[ref.key] = str(record["result"]["run_id"])
+        return {job: list(self._stored.values()).count(job) for job in self.ids}
+
+    async def progress(self) -> int:
+        return sum((await self.stored()).values())
+
+    async def with_steps_ahead(self) -> list[str]:
+        """Jobs with two steps or more still to store: steps of a job run one after another,
+        so each has a step not even started, and cannot finish within a kill's delay."""
+        stored = await self.stored()
+        return [job for job in self.ids if stored[job] <= STEPS - 2]
+
+    async def wait(self, *, steps: int | None = None) -> None:
+        """Until `steps` steps are stored (all jobs finished, when None). Fails when neither
+        a step is stored nor a job finishes for STALL_SECONDS: a loaded machine is slow, not
+        stuck."""
+        seen = (-1, -1)
+        deadline = time.monotonic() + STALL_SECONDS
+        while True:
+            finished, stored = self.finished(), await self.progress()
+            if finished == len(self.ids) or (steps is not None and stored >= steps):
+                return
+            if (finished, stored) != seen:
+                seen, deadline = (finished, stored), time.monotonic() + STALL_SECONDS
+            elif time.monotonic() > deadline:
+                raise AssertionError(
+                    f"no progress for {STALL_SECONDS:g} s: {stored} steps stored, "
+                    f"{finished} of {len(self.ids)} jobs finished"
+                )
+            await asyncio.sleep(0.1)
+
+    async def results(self) -> list[JobResult]:
+        await self.wait()
+        return [task.result() for task in self._results]
+
+    def cancel(self) -> None:
+        for task in self._results:
+            task.cancel()
 
 
-async def _unleash(chaos: Chaos, rng: random.Random, jobs: asyncio.Task[object]) -> None:
+@dataclass(frozen=True)
+class Kill:
+    """A kill made: its target, the steps stored then, and the jobs that had steps ahead."""
+
+    target: str
+    stored: int
+    jobs_ahead: int
+
+
+async def _unleash(chaos: Chaos, rng: random.Random, jobs: Jobs) -> list[Kill]:
     """Kill each target the planned number of times, in a seeded random order, spread over
-    the jobs' progress: the i-th kill waits until i/(n+1) of all steps have a stored result,
-    then lands a random moment into the next step. Tying kills to progress (rather than to
-    the clock) makes every planned kill happen while jobs still run, however fast the
-    machine."""
+    the jobs' progress: the i-th of n kills waits until i/(n+1) of the steps before the jobs'
+    last ones have a stored result, then lands a random moment later. Every kill lands while
+    a job has at least two steps ahead: when none has (the jobs ran ahead of the kills, as a
+    loaded machine may make them), a reserve job is started first. So every planned kill is
+    made while jobs run, however fast or slow the machine."""
     plan = [target for target, count in KILLS.items() for _ in range(count)]
     rng.shuffle(plan)
-    total = JOBS * STEPS
+    before_last = JOBS * (STEPS - 1)
+    made: list[Kill] = []
     for number, target in enumerate(plan, start=1):
-        threshold = total * number // (len(plan) + 1)
-
-        async def reached(threshold: int = threshold) -> bool:
-            finished = [r for r in await chaos.store.list("executions/") if r.key.endswith(".json")]
-            return jobs.done() or len(finished) >= threshold
-
-        await eventually(reached, timeout=scale(120, 600), every=0.1, what=f"{threshold} steps")
-        if jobs.done():
-            return
+        await jobs.wait(steps=before_last * number // (len(plan) + 1))
+        if not await jobs.with_steps_ahead():
+            await jobs.start()
+        ahead, stored = len(await jobs.with_steps_ahead()), await jobs.progress()
         await asyncio.sleep(rng.uniform(0, STEP_SECONDS / 2))
         await chaos.act(target, rng)
+        made.append(Kill(target, stored, ahead))
+    return made
 
 
 async def _execution_records(store: LocalArtifactStore, runs: set[str]) -> list[dict[str, object]]:
@@ -224,36 +319,44 @@ async def test_jobs_finish_right_while_processes_are_killed(
         timeouts=ActivityTimeouts(heartbeat_seconds=3.0, max_attempts=40),
         poll_seconds=0.2,
     )
-    ids = [unique(f"chaos-{n}") for n in range(JOBS)]
+    jobs = Jobs(engine, chaos.store)
     started = time.monotonic()
-    jobs = asyncio.create_task(_run_jobs(engine, ids))
     try:
-        await _unleash(chaos, rng, jobs)
-        results = await asyncio.wait_for(jobs, timeout=scale(240, 1800))
+        for _ in range(JOBS):
+            await jobs.start()
+        kills = await _unleash(chaos, rng, jobs)
+        results = await jobs.results()
     except BaseException:
         jobs.cancel()
         print(chaos.logs())
         raise
     elapsed = time.monotonic() - started
+    ids = jobs.ids
 
     failures = [r for r in results if r.status != "completed"]
     records = await _execution_records(chaos.store, set(ids))
     succeeded = [r for r in records if r["status"] == "succeeded"]
     figures(
-        jobs=JOBS,
+        jobs=len(ids),
         kills=chaos.kills,
         scripts_run=len(succeeded),
-        scripts_expected=JOBS * STEPS,
+        scripts_expected=len(ids) * STEPS,
         failures=len(failures),
-        steps_per_second=JOBS * STEPS / elapsed,
+        steps_per_second=len(ids) * STEPS / elapsed,
         note=(
             f"kills: worker {chaos.worker.kills}, manager {chaos.manager.kills}, executor "
-            f"{chaos.executor_kills} (seed {SEED}); {elapsed:.0f} s"
+            f"{chaos.executor_kills} (seed {SEED}), at steps stored "
+            f"{', '.join(f'{k.target} {k.stored}' for k in kills)}; "
+            f"{len(ids) - JOBS} reserve jobs; {elapsed:.0f} s"
         ),
     )
     assert not failures, [(r.job_id, r.reason) for r in failures]
+    # Every planned kill was made, on a live process, while a job had steps ahead.
+    assert sorted(k.target for k in kills) == sorted(t for t, n in KILLS.items() for _ in range(n))
+    assert all(k.jobs_ahead >= 1 for k in kills), kills
     assert chaos.worker.kills == KILLS["worker"]
     assert chaos.manager.kills == KILLS["manager"]
+    assert chaos.executor_kills == KILLS["executor"]
     for result in results:
         assert result.script_runs == STEPS
         assert len(result.outputs) == STEPS
@@ -280,7 +383,9 @@ async def test_jobs_finish_right_while_processes_are_killed(
             return pool["busy"] == 0 and pool["starting"] == 0 and pool["ready"] == POOL_TARGET
 
         try:
-            await eventually(settled, timeout=30, every=0.5, what="the pool back at its target")
+            await eventually(
+                settled, timeout=STALL_SECONDS, every=0.5, what="the pool back at its target"
+            )
         except AssertionError:
             raise AssertionError(f"the pool is not back at its target: {seen[-1]}") from None
     keys = {ref.key for ref in await chaos.store.list("executions/")}
@@ -293,5 +398,5 @@ async def test_jobs_finish_right_while_processes_are_killed(
     chaos.worker.stop()
     chaos.manager.stop()
     await eventually(
-        lambda: not executors_of(chaos.manager.pids), timeout=20, what="no executor left"
+        lambda: not executors_of(chaos.manager.pids), timeout=60, what="no executor left"
     )
