@@ -34,6 +34,7 @@ __all__ = ["PoolStatus", "SandboxPool", "WarmPool"]
 logger = logging.getLogger("skillweave.manager.pool")
 
 _START_BACKOFF_SECONDS: Final = 0.5
+_REFUSED_BACKOFF_SECONDS: Final = 30.0
 _REFILL_DELAY_SECONDS: Final = 0.1
 
 
@@ -266,13 +267,17 @@ class WarmPool:
 
     async def _create(self) -> None:
         sandbox: Sandbox | None = None
+        failed = False
         try:
             if self._failures:
-                await asyncio.sleep(min(_START_BACKOFF_SECONDS * self._failures, 5.0))
+                # A refusal (a setting, a missing requirement) is asked again rarely.
+                ceiling = _REFUSED_BACKOFF_SECONDS if self._refusal else 5.0
+                await asyncio.sleep(min(_START_BACKOFF_SECONDS * self._failures, ceiling))
             sandbox = await self.backend.create()
             self._failures = 0
             self._refusal = None
         except SandboxStartError as exc:
+            failed = True
             self._failures += 1
             if exc.permanent:
                 if self._refusal is None or str(self._refusal) != str(exc):
@@ -292,6 +297,8 @@ class WarmPool:
                         self._trim()
                 self._changed.notify_all()
             self._report()
+            if failed and not self._closed:
+                self._refill()  # a start that failed is tried again (after the backoff)
 
     def _trim(self) -> None:
         """Destroy ready sandboxes over the target that no claim waits for (a claimed one
@@ -323,8 +330,6 @@ class WarmPool:
         task = asyncio.create_task(watch())
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
-        if sandbox is None and not self._closed:
-            self._refill()
 
     def _report(self) -> None:
         self._metrics.pool_ready.set(len(self._ready))

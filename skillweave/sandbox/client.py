@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from types import TracebackType
-from typing import Self
+from typing import Final, Self
 
 import httpx
 
@@ -30,6 +30,12 @@ from skillweave.telemetry.tracing import inject
 __all__ = ["SandboxClient"]
 
 _HTTP_GRACE_SECONDS = 30.0
+
+
+_BUILD_WAIT_SECONDS: Final = 600.0 + 60.0
+"""The default build timeout of an environment, and a minute for the manager to answer."""
+_QUICK_SECONDS: Final = 30.0
+"""A question the manager answers from memory, with room for a loaded host."""
 
 
 class SandboxClient:
@@ -90,15 +96,23 @@ class SandboxClient:
         _raise_for(response, execution_id)
         return True
 
-    async def prepare_environment(self, skill: str, version: str) -> dict[str, object]:
+    async def prepare_environment(
+        self, skill: str, version: str, *, timeout: float = _BUILD_WAIT_SECONDS
+    ) -> dict[str, object]:
         """Build (once) a published skill version's environment of dependencies; the answer
-        says whether it needs one, its size and how long preparing took."""
+        says whether it needs one, its size and how long preparing took.
+
+        Args:
+            timeout: How long to wait for the answer: a first build runs pip or npm (the
+                manager's ``SANDBOX__ENVIRONMENTS__BUILD_TIMEOUT_SECONDS``, 600 s by default).
+        """
         body = {"skill": skill, "version": version}
-        return (await self._request("POST", "/sandbox/environments", json=body)).json()
+        response = await self._request("POST", "/sandbox/environments", json=body, timeout=timeout)
+        return response.json()
 
     async def pool(self) -> dict[str, object]:
         """The warm pool's state."""
-        return (await self._request("GET", "/sandbox/pool")).json()
+        return (await self._request("GET", "/sandbox/pool", timeout=_QUICK_SECONDS)).json()
 
     async def _request(
         self, method: str, url: str, *, execution_id: str = "", **kwargs: object

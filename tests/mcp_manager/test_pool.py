@@ -204,3 +204,22 @@ async def test_sandboxes_that_refuse_to_start_fail_a_claim_at_once_with_why() ->
             await pool.claim()
     assert refused.value.permanent
     await pool.close()
+
+
+class FlakyBackend(FakeBackend):
+    """The second sandbox fails to start (a slow start under load), the rest start."""
+
+    async def create(self) -> Sandbox:
+        if len(self.created) == 1 and not getattr(self, "failed", False):
+            self.failed = True
+            raise SandboxStartError("did not become healthy in time")
+        return await super().create()
+
+
+async def test_a_sandbox_that_failed_to_start_is_tried_again_while_the_pool_is_idle() -> None:
+    backend = FlakyBackend()
+    pool = WarmPool(backend, target=2, maximum=4, claim_timeout=5, metrics=ManagerMetrics())
+    await pool.start()
+    await pool.wait_ready(timeout=5)  # no claim came: the pool refilled by itself
+    assert pool.status()["ready"] == 2
+    await pool.close()
