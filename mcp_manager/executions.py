@@ -127,9 +127,41 @@ class _Inflight:
     started: float = field(default_factory=time.perf_counter)
 
 
-def _fingerprint(request: ExecuteRequest) -> str:
-    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+_ADDED_LIMITS: Final = frozenset({"max_disk_mb"})
+"""Fields of ``ExecutionLimits`` added since managers first stored fingerprints (with every
+field, defaults included): left out again when a stored fingerprint is checked."""
+
+
+@dataclass(frozen=True)
+class _Fingerprint:
+    """What makes two requests of one execution id the same request.
+
+    `value` (what this manager records) leaves out fields at their defaults, so a field added
+    later with a default does not make a repeat of an old request look different; `legacy` is
+    what earlier managers recorded for the same request, accepted as well, so a store written
+    before an upgrade (or an activity retried across one) still gets its stored result.
+    """
+
+    value: str
+    legacy: str
+
+    def matches(self, recorded: object) -> bool:
+        return recorded in (self.value, self.legacy)
+
+
+def _digest(data: object) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _fingerprint(request: ExecuteRequest) -> _Fingerprint:
+    legacy = request.model_dump(mode="json")
+    if isinstance(legacy.get("limits"), dict):
+        legacy["limits"] = {k: v for k, v in legacy["limits"].items() if k not in _ADDED_LIMITS}
+    return _Fingerprint(
+        value=_digest(request.model_dump(mode="json", exclude_defaults=True)),
+        legacy=_digest(legacy),
+    )
 
 
 def _package_names(package: bytes) -> set[str]:
@@ -389,11 +421,11 @@ class ExecutionService:
             return None
         return json.loads(await self._store.get_bytes(ref))
 
-    async def _stored(self, execution_id: str, fingerprint: str) -> ExecutionResult | None:
+    async def _stored(self, execution_id: str, fingerprint: _Fingerprint) -> ExecutionResult | None:
         record = await self._read_record(execution_id)
         if record is None:
             return None
-        if record.get("fingerprint") != fingerprint:
+        if not fingerprint.matches(record.get("fingerprint")):
             raise ExecutionConflictError(execution_id, "used with a different request")
         self._metrics.deduplicated.inc()
         # Masked again: a result stored before masking, or before a secret was configured.
@@ -505,7 +537,7 @@ class ExecutionService:
         return data, prepared.built
 
     async def _run(
-        self, entry: _Inflight, fingerprint: str, package_ref: ArtifactRef | None
+        self, entry: _Inflight, fingerprint: _Fingerprint, package_ref: ArtifactRef | None
     ) -> ExecutionResult:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
@@ -576,7 +608,11 @@ class ExecutionService:
         await self._store.delete(claim_key)
 
     async def _keep(
-        self, request: ExecuteRequest, fingerprint: str, result: ExecutionResult, attempt: int
+        self,
+        request: ExecuteRequest,
+        fingerprint: _Fingerprint,
+        result: ExecutionResult,
+        attempt: int,
     ) -> None:
         """Store the result, asking the store again a few times; if it cannot be stored, the
         claim says that the script ran, so that no later request runs it again.
@@ -585,7 +621,7 @@ class ExecutionService:
             StorageError: the result could not be stored (the id answers 409 from then on).
         """
         record = json.dumps(
-            {"fingerprint": fingerprint, "result": result.model_dump(mode="json")}
+            {"fingerprint": fingerprint.value, "result": result.model_dump(mode="json")}
         ).encode()
         key = keys.execution_result_key(request.execution_id)
         for tried in range(1, _KEEP_ATTEMPTS + 1):
@@ -604,10 +640,10 @@ class ExecutionService:
             await self._store.put_bytes(claim_key, json.dumps(ran).encode(), content_type=_JSON)
         raise failure
 
-    def _claim_record(self, fingerprint: str, attempt: int) -> bytes:
+    def _claim_record(self, fingerprint: _Fingerprint, attempt: int) -> bytes:
         now = time.time()
         record = {
-            "fingerprint": fingerprint,
+            "fingerprint": fingerprint.value,
             "manager": self._instance,
             "attempt": attempt,
             "at": now,
@@ -615,7 +651,7 @@ class ExecutionService:
         }
         return json.dumps(record).encode()
 
-    async def _claim(self, execution_id: str, fingerprint: str) -> int | ExecutionResult:
+    async def _claim(self, execution_id: str, fingerprint: _Fingerprint) -> int | ExecutionResult:
         """Claim the execution; the attempt won, or the stored result when another run
         finished it meanwhile.
 
@@ -652,7 +688,7 @@ class ExecutionService:
                 if holder is not None:
                     break
                 # The claim was withdrawn meanwhile (its sandbox was lost): try it again.
-            if holder.get("fingerprint") != fingerprint:
+            if not fingerprint.matches(holder.get("fingerprint")):
                 raise ExecutionConflictError(execution_id, "used with a different request")
             if holder.get("ran"):
                 raise ExecutionConflictError(
@@ -676,7 +712,7 @@ class ExecutionService:
             return json.loads(await self._store.get_bytes(ref))
         return None
 
-    async def _renew(self, execution_id: str, fingerprint: str, attempt: int) -> None:
+    async def _renew(self, execution_id: str, fingerprint: _Fingerprint, attempt: int) -> None:
         """Renew the claim while the script runs, so that no other manager takes it over."""
         key = keys.execution_claim_key(execution_id, attempt)
         while True:

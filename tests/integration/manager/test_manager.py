@@ -392,7 +392,7 @@ async def test_an_execution_whose_manager_stopped_runs_again_once_its_claim_laps
     claimed and the script runs, once."""
     manager = await start_manager()
     interrupted = request(manager, "scripts/hello.py", execution_id="wf/interrupted")
-    stale = claim_record(_fingerprint(interrupted), renewed=time.time() - 3600)
+    stale = claim_record(_fingerprint(interrupted).value, renewed=time.time() - 3600)
     await manager.store.put_bytes(keys.execution_claim_key("wf/interrupted"), stale)
 
     result = await manager.client.execute(interrupted)
@@ -415,7 +415,7 @@ async def test_an_execution_under_a_live_claim_is_not_run_but_asked_again_later(
     """A claim renewed within the lease: another manager is running it now."""
     manager = await start_manager()
     running = request(manager, "scripts/hello.py", execution_id="wf/elsewhere")
-    live = claim_record(_fingerprint(running), renewed=time.time())
+    live = claim_record(_fingerprint(running).value, renewed=time.time())
     await manager.store.put_bytes(keys.execution_claim_key("wf/elsewhere"), live)
     with pytest.raises(ExecutionInProgressError) as refused:
         await manager.client.execute(running)
@@ -442,7 +442,7 @@ async def test_a_claim_for_another_request_or_too_many_interruptions_is_a_confli
     for attempt in range(1, 6):
         await manager.store.put_bytes(
             keys.execution_claim_key("wf/unlucky", attempt),
-            claim_record(_fingerprint(unlucky), renewed=0.0, attempt=attempt),
+            claim_record(_fingerprint(unlucky).value, renewed=0.0, attempt=attempt),
         )
     with pytest.raises(ExecutionConflictError, match="interrupted 5 times"):
         await manager.client.execute(unlucky)
@@ -506,3 +506,33 @@ async def test_an_executor_killed_mid_run_is_lost_and_the_same_id_runs_again(
     assert again.stdout.strip() == "rested"
     assert (await manager.client.execute(same)).stdout == again.stdout  # stored from now on
     await pool_back_at_target(manager)
+
+
+async def test_a_result_stored_before_limits_gained_fields_is_still_the_same_request(
+    start_manager: StartManager,
+) -> None:
+    """Managers first fingerprinted requests with every field, defaults included; a field added
+    since (limits.max_disk_mb) must not turn a repeat of an old request into a conflict."""
+    manager = await start_manager(pool_target=0)
+    body = request(
+        manager,
+        "scripts/hello.py",
+        execution_id="wf/old",
+        limits=ExecutionLimits(timeout_seconds=9),
+    )
+    old = body.model_dump(mode="json")
+    del old["limits"]["max_disk_mb"]  # what the request looked like to those managers
+    digest = hashlib.sha256(
+        json.dumps(old, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    stored = ExecutionResult(
+        execution_id=body.execution_id, run_id=body.run_id, skill=body.skill,
+        version=body.version, script=body.script, status="succeeded", stdout="from before\n",
+    )  # fmt: skip
+    await manager.store.put_bytes(
+        keys.execution_result_key(body.execution_id),
+        json.dumps({"fingerprint": digest, "result": stored.model_dump(mode="json")}).encode(),
+        content_type="application/json",
+    )
+    assert await manager.client.execute(body) == stored
+    assert manager.backend.runs == 0
