@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bench.skills_bench import main
+from tests.mcp_manager.environment_support import bwrap_works
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -54,6 +55,7 @@ def test_the_selection_benchmark_sources_are_valid_and_large_enough() -> None:
     assert splits == {"validation", "heldout"}
 
 
+@pytest.mark.skipif(not bwrap_works(), reason="environment builds need bubblewrap")
 def test_quick_environments_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from bench.environments_bench import main as environments_main
 

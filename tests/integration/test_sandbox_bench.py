@@ -19,4 +19,4 @@ def test_quick_sandbox_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     for title in ("Sandbox latency", "Throughput", "Targets"):
         assert title in out
-    assert "isolation: bubblewrap" in out
+    assert "isolation: bubblewrap" in out or "isolation: namespaces" in out

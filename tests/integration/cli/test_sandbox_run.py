@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_skill
-from tests.mcp_manager.environment_support import python_index
+from tests.mcp_manager.environment_support import bwrap_works, python_index
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -62,6 +62,7 @@ def test_sandbox_run_reports_a_failing_script(tmp_path: Path) -> None:
     assert "failed: exit" in done.stdout
 
 
+@pytest.mark.skipif(not bwrap_works(), reason="environment builds need bubblewrap")
 def test_skills_build_prepares_an_environment_once_then_sandbox_run_uses_it(
     tmp_path: Path,
 ) -> None:
