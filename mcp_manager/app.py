@@ -52,7 +52,7 @@ from skillweave.errors import (
     SandboxLostError,
     SandboxStartError,
 )
-from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, token_accepted
+from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillLibrary
@@ -270,18 +270,6 @@ def _install_error_handlers(app: FastAPI) -> None:
         )
 
 
-def _open_paths(app: FastAPI) -> list[str]:
-    """The paths that need no token: ``/healthz`` and the OpenAPI document and its pages."""
-    paths = (
-        "/healthz",
-        app.openapi_url,
-        app.docs_url,
-        app.swagger_ui_oauth2_redirect_url,
-        app.redoc_url,
-    )
-    return [path for path in paths if path]
-
-
 def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:
     """Say at start-up how scripts are contained: in the log (a warning for ``none``) and as
     the ``skillweave_sandbox_isolation{mode}`` metric (``/healthz`` says it too)."""
@@ -347,7 +335,7 @@ def create_app(
     app.add_middleware(
         RequestGate,
         tokens=[token],
-        open_paths=_open_paths(app),
+        open_paths=open_paths(app),
         max_body_bytes=settings.sandbox.manager_max_body_bytes,
     )
     app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too

@@ -48,6 +48,7 @@ __all__ = [
     "Scope",
     "Send",
     "bearer_credentials",
+    "open_paths",
     "token_accepted",
 ]
 
@@ -271,3 +272,11 @@ async def _refuse(
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def open_paths(app: object) -> list[str]:
+    """The paths of a FastAPI `app` that need no token: ``/healthz`` and the OpenAPI document
+    and its pages (read by attribute: this module imports no web framework)."""
+    pages = ("openapi_url", "docs_url", "swagger_ui_oauth2_redirect_url", "redoc_url")
+    found = ["/healthz", *(getattr(app, name, None) for name in pages)]
+    return [path for path in found if isinstance(path, str) and path]

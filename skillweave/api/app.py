@@ -23,7 +23,7 @@ from skillweave.api.metrics import install_metrics
 from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
-from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, token_accepted
+from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
@@ -69,18 +69,6 @@ def _tokens(settings: Settings) -> list[bytes]:
     return [s.get_secret_value().encode() for s in (api.token, *api.extra_tokens)]
 
 
-def _open_paths(app: FastAPI) -> list[str]:
-    """The paths that need no token: ``/healthz`` and the OpenAPI document and its pages."""
-    paths = (
-        "/healthz",
-        app.openapi_url,
-        app.docs_url,
-        app.swagger_ui_oauth2_redirect_url,
-        app.redoc_url,
-    )
-    return [path for path in paths if path]
-
-
 def create_api(
     settings: Settings,
     *,
@@ -124,7 +112,7 @@ def create_api(
     app.add_middleware(
         RequestGate,
         tokens=tokens,
-        open_paths=_open_paths(app),
+        open_paths=open_paths(app),
         max_body_bytes=settings.api.max_json_bytes,
         path_limits=dict.fromkeys(UPLOAD_PATHS, settings.api.max_upload_bytes),
     )
