@@ -18,11 +18,12 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, get_args
 
 import typer
 from pydantic import ValidationError
@@ -135,18 +136,26 @@ def _errors() -> Iterator[None]:
         raise _fail(str(exc)) from None
 
 
-def _gave_up(exc: NoWorkerError) -> typer.Exit:
+def _gave_up(exc: NoWorkerError) -> NoReturn:
     """A follower of a Temporal job gave up waiting for a worker: the job may still be running,
-    so not the exit code of a job that failed."""
+    so not the exit code of a job that failed.
+
+    The process ends here, at once: the Temporal client still holds a long poll on the job,
+    and ending the interpreter the usual way tears its runtime down under that call, which
+    can abort the process (SIGABRT) instead of exiting with this code.
+    """
     from skillweave.cli.run import EXIT_NO_WORKER
 
-    return _fail(
+    _fail(
         str(exc),
         hint=f"Follow it again with `skillweave runs logs {exc.job_id} --follow` once a worker "
         f"(`skillweave worker`, or `skillweave dev`) polls task queue {exc.task_queue!r}; "
         "WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS sets how long to wait (0: for ever).",
         code=EXIT_NO_WORKER,
     )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_NO_WORKER)
 
 
 def _start_tracing(service: str) -> None:
@@ -650,7 +659,7 @@ async def _temporal_job(settings: Settings, shown: _JobOutput, **job: Any) -> Jo
                     **job,
                 )
         except NoWorkerError as exc:
-            raise _gave_up(exc) from None
+            _gave_up(exc)
 
 
 async def _embedded_job(

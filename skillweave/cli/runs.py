@@ -243,7 +243,7 @@ def logs(
                 else:
                     err.print(EventView.note_line(item), soft_wrap=True)
         except NoWorkerError as exc:
-            raise _gave_up(exc) from None
+            _gave_up(exc)
         if follow and finished is None:
             # The workflow closed without the job saying how (terminated, timed out): its
             # history says, and no worker is needed to read it.
