@@ -34,7 +34,7 @@ import httpx
 from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
 from skillweave.sandbox.models import isolation_allowed
-from skillweave.skills._files import remove_tree
+from skillweave.skills.files import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
 

@@ -76,8 +76,8 @@ from skillweave.errors import (
     EnvironmentUnavailableError,
     StorageError,
 )
-from skillweave.skills._files import remove_tree
 from skillweave.skills.dependencies import DependencySpec
+from skillweave.skills.files import remove_tree
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 

@@ -40,7 +40,7 @@ from sandbox_executor.identity import SandboxUser
 from skillweave.errors import ExecutionRejectedError, PackageError
 from skillweave.sandbox.models import ExecutorFile, SkippedOutput
 from skillweave.sandbox.validation import check_path
-from skillweave.skills._files import remove_tree
+from skillweave.skills.files import remove_tree
 from skillweave.skills.package import extract_package
 
 __all__ = [

@@ -84,8 +84,8 @@ from skillweave.skills import (
     read_resource,
     render_activation,
 )
-from skillweave.skills._files import SKILL_FILE
 from skillweave.skills.catalog import render_entries
+from skillweave.skills.files import SKILL_FILE
 from skillweave.skills.loader import load_skill_file
 from skillweave.skills.package import extract_package
 from skillweave.skills.stored import StoredSkills

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file, read_bytes
+from skillweave.skills.files import SKILL_FILE, is_skipped_dir, is_skipped_file, read_bytes
 from skillweave.skills.loader import LoadedSkill, load_skill_file
 from skillweave.skills.model import Skill
 from skillweave.skills.names import UPLOADED_ROOT_MARKER, SkillOwner, name_key

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from skillweave.errors import PackageError, UnsafePackageError
-from skillweave.skills._files import SKILL_FILE, iter_package_files
+from skillweave.skills.files import SKILL_FILE, iter_package_files
 
 __all__ = [
     "DEFAULT_LIMITS",

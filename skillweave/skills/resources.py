@@ -23,8 +23,8 @@ from skillweave.errors import (
     ResourcePathError,
     ResourceTooLargeError,
 )
-from skillweave.skills._files import SKILL_FILE, iter_package_files
 from skillweave.skills.catalog import render_entries
+from skillweave.skills.files import SKILL_FILE, iter_package_files
 from skillweave.skills.model import Skill
 
 __all__ = [

@@ -53,8 +53,8 @@ from skillweave.errors import (
     SkillNameTakenError,
     SkillNotFoundError,
 )
-from skillweave.skills._files import SKILL_FILE, is_skipped_dir, is_skipped_file
-from skillweave.skills._files import iter_package_files as _iter_files
+from skillweave.skills.files import SKILL_FILE, is_skipped_dir, is_skipped_file
+from skillweave.skills.files import iter_package_files as _iter_files
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.names import UPLOADED_ROOT_MARKER, name_key
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillweave.errors import ConfigError
-from skillweave.skills._files import SKILL_FILE
 from skillweave.skills.discovery import SkillScanner
+from skillweave.skills.files import SKILL_FILE
 from skillweave.skills.loader import load_skill_file
 from skillweave.skills.spec import Diagnostic
 

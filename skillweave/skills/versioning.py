@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from skillweave.skills._files import iter_package_files, read_bytes
+from skillweave.skills.files import iter_package_files, read_bytes
 
 __all__ = ["package_version", "skill_version"]
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from skillweave.errors import DependencyError
-from skillweave.skills._files import iter_package_files, read_bytes
 from skillweave.skills.dependencies import (
     MAX_SOURCE_BYTES,
     DependencySpec,
     discover_dependencies,
 )
+from skillweave.skills.files import iter_package_files, read_bytes
 from skillweave.skills.spec import check_frontmatter
 
 BUNDLED = Path(__file__).resolve().parents[2] / "skills"
