@@ -1,17 +1,16 @@
 """Temporal activities: the side effects workflows schedule, run by the worker.
 
 :class:`AgentActivities` wraps ``AgentServices`` for the agent workflow; :mod:`activities.errors`
-is the one place skillweave's errors become Temporal ``ApplicationError``s (and decides which
-are retried).
+is the one place skillweave's errors become Temporal ``ApplicationError``s (the decision which
+are retried is ``skillweave.engines.retries``, shared with the direct engine).
 """
 
-from activities.agent import AgentActivities, execution_key
-from activities.errors import application_error, raises_application_errors, retry_of
+from activities.agent import AgentActivities, checked_execution_key
+from activities.errors import application_error, raises_application_errors
 
 __all__ = [
     "AgentActivities",
     "application_error",
-    "execution_key",
+    "checked_execution_key",
     "raises_application_errors",
-    "retry_of",
 ]

@@ -1,21 +1,23 @@
 """`AgentActivities`: the agent workflow's side effects, as Temporal activities.
 
-Each activity is one ``AgentServices`` method under a stable name the workflow calls it by
-(``invoke_model``, ``run_skill_script``…), taking the runtime's input model and returning its
-result model; the worker registers :meth:`AgentActivities.definitions`. What this layer adds
-is only what Temporal needs:
+Each activity is one ``AgentServices`` method under the contract's name for it
+(:class:`~skillweave.engines.contract.Activity`, which the workflow schedules by), taking the
+runtime's input model and returning its result model; the worker registers
+:meth:`AgentActivities.definitions`. What this layer adds is only what Temporal needs:
 
 - **heartbeats** from the long calls (a model call, a skill activation that may run
   ``--help-json`` in a sandbox, a script run), so a dead worker is noticed by the heartbeat
   timeout rather than the start-to-close one, and a cancellation is delivered (Temporal
   delivers it in a heartbeat's response);
-- **the idempotency key** of a script run, ``{workflow_id}/{activity_id}``: the workflow
-  gives each run the activity id ``script-{seq}``, so a retry, or the same run after
-  continue-as-new, reaches the manager under the same key and gets the stored result back
-  instead of running the script twice;
-- **cancelling the sandbox** when a script run is cancelled, since the manager would
-  otherwise run it to its timeout;
-- **retryability**, decided by :mod:`activities.errors`.
+- **a check of the idempotency key** of a script run: the loop made it
+  (``skillweave.agent.identity``) and it is used as it came, so both engines ask the manager
+  under the same key; it must be this workflow's key for this run, and a request recorded
+  before the key had one owner is given it here;
+- **retryability**: the one rule of ``skillweave.engines.retries``, carried to Temporal by
+  :mod:`activities.errors`.
+
+Cancelling a script run at the manager when the activity is cancelled is the services' job
+(``AgentServices.run_skill_script``), the same on both engines.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.errors import raises_application_errors
+from skillweave.agent.identity import execution_key, job_id_of, legacy_execution_key
 from skillweave.agent.runtime import (
     CatalogInput,
     CatalogResult,
@@ -43,23 +46,37 @@ from skillweave.agent.runtime import (
     SkillLoaded,
     ToolOutcome,
 )
-from skillweave.engines.contract import RecordInput
+from skillweave.engines.contract import Activity, RecordInput
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
 from skillweave.telemetry import bound
 
-__all__ = ["AgentActivities", "execution_key"]
+__all__ = ["AgentActivities", "checked_execution_key"]
 
 
-def execution_key(info: activity.Info) -> str:
-    """The idempotency key of a script run: the same for every attempt of the activity.
+def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
+    """The idempotency key a script run goes to the manager under: the request's, when it is
+    the one :func:`~skillweave.agent.identity.execution_key` gives this workflow's run.
+
+    A request recorded by a workflow that ran before the key had one owner carries the loop's
+    old ``{job}/{seq}``; it gets the key its earlier attempts used (they were keyed
+    ``{workflow_id}/script-{seq}``, which is what :func:`execution_key` returns), so a retry
+    across the upgrade still finds the stored result.
 
     Raises:
-        AgentError: the activity was not scheduled by a workflow (it has no stable key).
+        AgentError: the activity was not scheduled by a workflow, or its request carries
+            another job's or another run's key (it would reach somebody else's result).
     """
     if info.workflow_id is None:
         raise AgentError("run_skill_script must be scheduled by a workflow")
-    return f"{info.workflow_id}/{info.activity_id}"
+    job_id = job_id_of(info.workflow_id)
+    key = execution_key(job_id, request.seq)
+    if request.execution_id in (key, legacy_execution_key(job_id, request.seq)):
+        return key
+    raise AgentError(
+        f"run_skill_script was asked to run under {request.execution_id!r}, "
+        f"not this run's key {key!r}"
+    )
 
 
 @contextlib.asynccontextmanager
@@ -124,14 +141,14 @@ class AgentActivities:
             self.record_transcript,
         ]
 
-    @activity.defn(name="prepare_catalog")
+    @activity.defn(name=Activity.PREPARE_CATALOG.value)
     @raises_application_errors
     @_with_job_fields
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         """The tier-1 catalog of the skills the job may see."""
         return await self._services.prepare_catalog(request)
 
-    @activity.defn(name="invoke_model")
+    @activity.defn(name=Activity.INVOKE_MODEL.value)
     @raises_application_errors
     @_with_job_fields
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
@@ -139,7 +156,7 @@ class AgentActivities:
         async with _heartbeating(self._heartbeat_seconds):
             return await self._services.invoke_model(request)
 
-    @activity.defn(name="load_skill")
+    @activity.defn(name=Activity.LOAD_SKILL.value)
     @raises_application_errors
     @_with_job_fields
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
@@ -147,46 +164,36 @@ class AgentActivities:
         async with _heartbeating(self._heartbeat_seconds):
             return await self._services.load_skill(request)
 
-    @activity.defn(name="read_skill_resource")
+    @activity.defn(name=Activity.READ_SKILL_RESOURCE.value)
     @raises_application_errors
     @_with_job_fields
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
         """One file of an active skill, stored as a tool result."""
         return await self._services.read_skill_resource(request)
 
-    @activity.defn(name="run_skill_script")
+    @activity.defn(name=Activity.RUN_SKILL_SCRIPT.value)
     @raises_application_errors
     @_with_job_fields
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
-        """Run a script in a sandbox under this activity's idempotency key; the request's
-        own ``execution_id`` is replaced, so every attempt asks the manager for the same run."""
-        request = request.model_copy(update={"execution_id": execution_key(activity.info())})
-        try:
-            with bound(execution_id=request.execution_id):
-                async with _heartbeating(self._heartbeat_seconds):
-                    return await self._services.run_skill_script(request)
-        except asyncio.CancelledError:
-            await self._cancel_execution(request.execution_id)
-            raise
+        """Run a script in a sandbox under the run's idempotency key, so every attempt asks
+        the manager for the same run (cancelled at the manager when the activity is)."""
+        key = checked_execution_key(request, activity.info())
+        if key != request.execution_id:
+            request = request.model_copy(update={"execution_id": key})
+        with bound(execution_id=key):
+            async with _heartbeating(self._heartbeat_seconds):
+                return await self._services.run_skill_script(request)
 
-    @activity.defn(name="search_skills")
+    @activity.defn(name=Activity.SEARCH_SKILLS.value)
     @raises_application_errors
     @_with_job_fields
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, stored as a tool result."""
         return await self._services.search_skills(request)
 
-    @activity.defn(name="record_transcript")
+    @activity.defn(name=Activity.RECORD_TRANSCRIPT.value)
     @raises_application_errors
     @_with_job_fields
     async def record_transcript(self, request: RecordInput) -> None:
         """Store loop-made messages no model call carried (at the end of a job)."""
         await self._services.record(request.writes, run_id=request.run_id)
-
-    async def _cancel_execution(self, execution_id: str) -> None:
-        """Ask the manager to stop a run; best effort, since the activity is cancelled
-        whatever the answer (shielded, so finishing the request is not cut short)."""
-        try:
-            await asyncio.shield(self._services.sandbox.cancel(execution_id))
-        except Exception:
-            activity.logger.warning("could not cancel execution %s", execution_id, exc_info=True)

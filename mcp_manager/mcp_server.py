@@ -4,14 +4,25 @@
 MCP client can use without our agent loop. The manager mounts it at ``/mcp`` (streamable HTTP,
 behind the manager's bearer token); ``skillweave mcp`` serves it over stdio.
 
-Tools: ``list_skills`` (the tier-1 catalog in the configured catalog mode: tree roots, then the
-children of what the session activated), ``activate_skill`` (the ``<skill_content>`` payload;
-the enum names every enabled skill, and a sub-skill is refused until its parent is active),
-``read_skill_resource`` and ``run_skill_script`` (for skills active in the session only; a run
-goes through the warm pool, and its output files come back as embedded resources, or as links
-to ``artifact://`` resources when large), ``search_skills`` (matches become activatable).
+Tools: an agent job's, from the same rules (``skillweave.agent.disclosure``: names, schemas,
+activation rules and refusal texts), per session: ``list_skills`` (the tier-1 catalog in the
+configured catalog mode: tree roots, then the children of what the session activated),
+``activate_skill`` (the ``<skill_content>`` payload; the enum names what the session may
+activate now, so a sub-skill appears once its parent is active; a repeat gets "already
+active"), ``read_skill_resource`` and ``run_skill_script`` (for skills active in the session
+only, at the version the session activated), ``search_skills`` (matches become activatable),
+and each activated executable skill's tools, ``<skill>__<tool>`` from its scripts'
+``--help-json``, run with ``--run-json`` (``skillweave.sandbox.tool_schemas``). Activation
+sends ``notifications/tools/list_changed``. Runs go through the warm pool, waiting while it
+is full for up to ``SANDBOX__QUEUE_SECONDS`` (``skillweave.sandbox.queue``, as jobs do); output
+files come back as embedded resources, or as links to ``artifact://`` resources when large.
 Resources: every skill file as ``skill://NAME/PATH`` (listed: each skill's SKILL.md; the rest
-through the template), and a session's artifacts as ``artifact://KEY``. Prompt: ``skill_catalog``.
+through the template; the library as it is now), and a session's artifacts as
+``artifact://KEY``. Prompt: ``skill_catalog``.
+
+Pinned versions: activation pins the skill's version for the session (and publishes its
+package); reads and runs use that version even after the library changed
+(``skillweave.sandbox.pinned``), and a version no longer available is a clear tool error.
 
 Activation state is per MCP session: the ``Mcp-Session-Id`` of a streamable-HTTP session, or
 the one connection of a stdio server (in either protocol era). Over HTTP the 2026-07-28
@@ -31,23 +42,27 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import functools
 import logging
 import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from skillweave import __version__
+from skillweave.agent import disclosure
+from skillweave.agent.state import ActiveSkill, SkillTool
 from skillweave.config import Settings
 from skillweave.errors import (
     ArtifactNotFoundError,
@@ -56,7 +71,9 @@ from skillweave.errors import (
     PackageError,
     ResourceError,
     SandboxError,
+    SkillFormatError,
 )
+from skillweave.llm.messages import ToolSpec
 from skillweave.sandbox.masking import is_run_log, mask_result, output_masker
 from skillweave.sandbox.models import (
     ExecuteRequest,
@@ -65,10 +82,14 @@ from skillweave.sandbox.models import (
     render_result,
 )
 from skillweave.sandbox.packages import publish_skill
+from skillweave.sandbox.pinned import skill_at
+from skillweave.sandbox.queue import queued
+from skillweave.sandbox.tool_schemas import discover_tool_schemas, run_json_args
 from skillweave.skills import (
     Skill,
     SkillRegistry,
     build_catalog,
+    declared_tool_scripts,
     read_resource,
     render_activation,
 )
@@ -83,11 +104,6 @@ logger = logging.getLogger("skillweave.mcp")
 RunScript = Callable[[ExecuteRequest], Awaitable[ExecutionResult]]
 """How a script is run: the manager's execution service, or a client of a manager."""
 
-LIST_SKILLS: Final = "list_skills"
-ACTIVATE_SKILL: Final = "activate_skill"
-READ_SKILL_RESOURCE: Final = "read_skill_resource"
-RUN_SKILL_SCRIPT: Final = "run_skill_script"
-SEARCH_SKILLS: Final = "search_skills"
 CATALOG_PROMPT: Final = "skill_catalog"
 
 _MAX_SESSIONS: Final = 4_096  # sessions whose activations are kept (least recently used go)
@@ -97,6 +113,24 @@ _NO_SESSION: Final = (
     "this request has no MCP session, and skill activations are kept per session: connect "
     "with the session handshake (streamable HTTP with Mcp-Session-Id, or stdio)"
 )
+_SCHEMA_CACHE: Final = 1_024  # (skill, version, script) tool lists kept
+
+
+class _Server(Server[Any]):
+    """The SDK's low-level server, announcing ``tools.listChanged``: the tools a session sees
+    change as it activates skills."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 @dataclass
@@ -104,8 +138,8 @@ class _Session:
     """What one MCP session has done: its activations and its run."""
 
     run_id: str
-    active: dict[str, str] = field(default_factory=dict)  # name -> version activated
-    found: set[str] = field(default_factory=set)  # made activatable by search_skills
+    active: dict[str, ActiveSkill] = field(default_factory=dict)  # pinned at activation
+    found: list[str] = field(default_factory=list)  # made activatable by search_skills
 
 
 class _ToolError(Exception):
@@ -136,6 +170,9 @@ class SkillMcp:
         self.store = store
         self.run_script = run_script
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._schemas: OrderedDict[tuple[str, str, str], tuple[SkillTool, ...] | str] = (
+            OrderedDict()
+        )
         self._stdio_key = f"stdio-{secrets.token_hex(8)}"
         self._masker = output_masker(
             {
@@ -143,15 +180,10 @@ class SkillMcp:
                 for skill, values in settings.sandbox.skill_secrets.items()
             }
         )  # the manager warns about values too short to mask
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             "skillweave",
             version=__version__,
-            instructions=(
-                "Skills give you instructions, reference files and scripts for specialised "
-                "tasks. Call list_skills (or search_skills) to see them, activate_skill before "
-                "using one, then read_skill_resource and run_skill_script as its instructions "
-                "say. Scripts run in isolated sandboxes; their output files come back to you."
-            ),
+            instructions=disclosure.FRONT_DOOR_INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -206,80 +238,30 @@ class SkillMcp:
         self._sessions.move_to_end(key)
         return session
 
-    def _attachable(self, session: _Session | None) -> list[str]:
-        """What ``activate_skill`` accepts now: enabled roots, children of active parents,
-        and what ``search_skills`` found."""
+    def _roots(self, session: _Session | None) -> list[str]:
+        """What a session may activate without opening a tree: the enabled roots, then what
+        ``search_skills`` found for it."""
         registry = self.registry
-        names = list(registry.attachable(session.active if session else ()))
+        names = list(registry.attachable())
         if session is not None:
-            names += [n for n in sorted(session.found) if n not in names and n in registry]
-        return [n for n in names if registry.is_enabled(n)]
+            names += [n for n in session.found if n not in names and registry.is_enabled(n)]
+        return names
+
+    def _attachable(self, session: _Session | None) -> tuple[str, ...]:
+        """What ``activate_skill`` accepts now (the roots, then children of active parents)."""
+        return disclosure.attachable(self._roots(session), session.active if session else {})
 
     # --- tools -------------------------------------------------------------------------------
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        enabled = [s.name for s in self.registry if self.registry.is_enabled(s.name)]
-        skill = {"type": "string", "description": "A skill's name."}
-        artifacts = {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Artifact keys from earlier script results in this session, copied "
-            "into the script's inputs/ folder under their file names.",
-        }
+        session = self._session(ctx)
+        active = session.active if session is not None else {}
+        specs = disclosure.front_door_specs(roots=self._roots(session), active=active)
+        runs = {disclosure.RUN_SKILL_SCRIPT, *(t.name for s in active.values() for t in s.tools)}
         return types.ListToolsResult(
-            tools=[
-                _tool(
-                    LIST_SKILLS,
-                    "List the skills available (name and description). In auto mode pass "
-                    "the task as query to get the most relevant ones.",
-                    {"query": {"type": "string", "description": "The task (optional)."}},
-                    required=[],
-                ),
-                _tool(
-                    ACTIVATE_SKILL,
-                    "Load a skill's instructions (and list its sub-skills, which can be "
-                    "activated next). Activate a skill before reading its files or running "
-                    "its scripts.",
-                    {"name": {"type": "string", "enum": enabled}},
-                    required=["name"],
-                ),
-                _tool(
-                    READ_SKILL_RESOURCE,
-                    "Read a text file bundled with an active skill (e.g. references/x.md).",
-                    {"skill": skill, "path": {"type": "string"}},
-                    required=["skill", "path"],
-                    read_only=True,
-                ),
-                _tool(
-                    RUN_SKILL_SCRIPT,
-                    "Run a script bundled with an active skill in a fresh, isolated sandbox "
-                    "(no network). Files it writes under outputs/ come back as resources.",
-                    {
-                        "skill": skill,
-                        "script": {"type": "string", "description": "e.g. scripts/run.py"},
-                        "args": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "Command-line arguments (no shell).",
-                        },
-                        "inputs": artifacts,
-                    },
-                    required=["skill", "script"],
-                    read_only=False,
-                ),
-                _tool(
-                    SEARCH_SKILLS,
-                    "Search the skill library for skills that fit a task; the ones found can "
-                    "be activated.",
-                    {
-                        "query": {"type": "string"},
-                        "top_k": {"type": "integer", "minimum": 1, "maximum": 50},
-                    },
-                    required=["query"],
-                ),
-            ]
+            tools=[_tool(spec, read_only=spec.name not in runs) for spec in specs]
         )
 
     async def _call_tool(
@@ -288,21 +270,28 @@ class SkillMcp:
         arguments = dict(params.arguments or {})
         session = self._session(ctx)
         handlers: dict[str, Callable[..., Awaitable[list[Any]]]] = {
-            LIST_SKILLS: self._tool_list,
-            ACTIVATE_SKILL: self._tool_activate,
-            READ_SKILL_RESOURCE: self._tool_read,
-            RUN_SKILL_SCRIPT: self._tool_run,
-            SEARCH_SKILLS: self._tool_search,
+            disclosure.LIST_SKILLS: self._tool_list,
+            disclosure.ACTIVATE_SKILL: self._tool_activate,
+            disclosure.READ_SKILL_RESOURCE: self._tool_read,
+            disclosure.RUN_SKILL_SCRIPT: self._tool_run,
+            disclosure.SEARCH_SKILLS: self._tool_search,
         }
         handler = handlers.get(params.name)
         if handler is None:
-            raise MCPError(types.INVALID_PARAMS, f"no tool {params.name!r}")
+            found = disclosure.find_skill_tool(session.active, params.name) if session else None
+            if session is None or found is None:
+                offered = (await self._list_tools(ctx, None)).tools
+                message = disclosure.unknown_tool(params.name, [tool.name for tool in offered])
+                raise MCPError(types.INVALID_PARAMS, message)
+            handler = functools.partial(self._tool_skill, tool=found)
         try:
             content = await handler(session, arguments)
         except _ToolErrorWith as exc:
             return types.CallToolResult(content=exc.content, is_error=True)
         except _ToolError as exc:
             return types.CallToolResult(content=[_text(str(exc))], is_error=True)
+        if params.name in (disclosure.ACTIVATE_SKILL, disclosure.SEARCH_SKILLS):
+            await _tools_changed(ctx)  # the enums (and a skill's tools) changed
         return types.CallToolResult(content=content)
 
     async def _tool_list(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
@@ -324,7 +313,9 @@ class SkillMcp:
             children = [
                 n
                 for n in self._attachable(session)
-                if n not in catalog.names and n in self.registry
+                if n not in catalog.names
+                and n not in session.active
+                and self.registry.is_enabled(n)
             ]
             if children:
                 text += "\nActivatable now (sub-skills and search results):\n"
@@ -332,25 +323,29 @@ class SkillMcp:
         return text
 
     async def _tool_activate(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
-        name = _string(args, "name")
+        name = _string(disclosure.ACTIVATE_SKILL, args, "name")
         if session is None:
             raise _ToolError(f"Cannot activate {name!r}: {_NO_SESSION}.")
-        attachable = self._attachable(session)
-        if name not in attachable:
-            if name in self.registry and self.registry.is_enabled(name):
-                parent = self.registry.get(name).parent
-                raise _ToolError(
-                    f"{name!r} is a sub-skill of {parent!r}: activate {parent!r} first."
-                )
-            raise _ToolError(
-                f"No skill {name!r} can be activated. Skills that can: "
-                f"{', '.join(attachable) or 'none'}."
-            )
+        refusal = disclosure.activation_refusal(
+            name, roots=self._roots(session), active=session.active
+        )
+        if refusal is None and not self.registry.is_enabled(name):  # gone since its parent
+            refusal = disclosure.cannot_activate(name, self._attachable(session))
+        if refusal is not None:
+            raise _ToolError(refusal)
         skill = self.registry.get(name)
+        notes: list[str] = []
         try:
             await publish_skill(self.store, skill)  # what the manager runs its scripts from
         except (PackageError, InvalidKeyError) as exc:
-            raise _ToolError(f"{name!r} cannot be activated: {exc}") from None
+            notes.append(disclosure.package_refused(exc))
+        tools: list[SkillTool] = []
+        for script in declared_tool_scripts(skill) if not notes else ():
+            found = await self._tool_schemas(skill, script)
+            if isinstance(found, str):
+                notes.append(found)
+            else:
+                tools.extend(found)
         children = self.registry.children_of(name, enabled_only=True)
         text = await asyncio.to_thread(
             render_activation,
@@ -358,28 +353,71 @@ class SkillMcp:
             children=children,
             max_listed=self.settings.skills.activation_resource_listing,
         )
-        session.active[name] = skill.version
-        return [_text(text)]
+        session.active[name] = ActiveSkill(
+            name=name,
+            version=skill.version,
+            children=tuple(child.name for child in children),
+            tools=tuple(tools),
+        )
+        return [_text(text + disclosure.activation_footer(tools, notes))]
 
-    def _active(self, session: _Session | None, name: str, action: str) -> Skill:
+    async def _tool_schemas(self, skill: Skill, script: str) -> tuple[SkillTool, ...] | str:
+        """The tools `script` offers, from ``--help-json`` (run once per skill version: the
+        manager keeps the result under a stable execution id, and this server a copy)."""
+        key = (skill.name, skill.version, script)
+        cached = self._schemas.get(key)
+        if cached is not None:
+            return cached
+        with _sandbox_errors():
+            schemas = await discover_tool_schemas(
+                self._queued, skill=skill.name, version=skill.version, script=script
+            )
+        found = (
+            schemas
+            if isinstance(schemas, str)
+            else disclosure.skill_tools(skill.name, script, schemas)
+        )
+        self._schemas[key] = found
+        while len(self._schemas) > _SCHEMA_CACHE:
+            self._schemas.popitem(last=False)
+        return found
+
+    async def _queued(self, request: ExecuteRequest) -> ExecutionResult:
+        """Run `request`, waiting while the pool is full (as a job's script step does)."""
+        return await queued(
+            lambda: self.run_script(request), queue_seconds=self.settings.sandbox.queue_seconds
+        )
+
+    def _active(self, session: _Session | None, name: str, action: str) -> ActiveSkill:
         if session is None:
             raise _ToolError(f"Cannot {action}: {_NO_SESSION}.")
-        version = session.active.get(name)
-        if version is None:
-            active = ", ".join(session.active) or "none"
-            raise _ToolError(
-                f"Skill {name!r} is not active in this session (active: {active}); "
-                f"activate it first with activate_skill(name={name!r})."
+        skill = session.active.get(name)
+        if skill is None:
+            raise _ToolError(disclosure.not_active(name, self._attachable(session)))
+        return skill
+
+    async def _pinned(self, active: ActiveSkill) -> Skill:
+        """The skill at the version the session activated."""
+        try:
+            return await skill_at(
+                self.store,
+                self.registry,
+                active.name,
+                active.version,
+                pinned_dir=self.settings.skills.pinned_dir,
             )
-        if name not in self.registry or self.registry.get(name).version != version:
+        except (ArtifactNotFoundError, SkillFormatError, PackageError):
             raise _ToolError(
-                f"Skill {name!r} changed since this session activated it; activate it again."
-            )
-        return self.registry.get(name)
+                f"Skill {active.name!r} changed since this session activated it, and the "
+                f"version it activated ({active.version[:12]}) is no longer available. Start a "
+                "new session to use the skill as it is now."
+            ) from None
 
     async def _tool_read(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
-        skill = self._active(session, _string(args, "skill"), "read a skill's file")
-        path = _string(args, "path")
+        tool = disclosure.READ_SKILL_RESOURCE
+        active = self._active(session, _string(tool, args, "skill"), "read a skill's file")
+        path = _string(tool, args, "path")
+        skill = await self._pinned(active)
         try:
             text = await asyncio.to_thread(
                 read_resource, skill, path, max_bytes=self.settings.skills.resource_max_bytes
@@ -389,34 +427,69 @@ class SkillMcp:
         return [_text(text)]
 
     async def _tool_run(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
-        skill = self._active(session, _string(args, "skill"), "run a skill's script")
+        tool = disclosure.RUN_SKILL_SCRIPT
+        active = self._active(session, _string(tool, args, "skill"), "run a skill's script")
         assert session is not None  # _active refused a request without a session
-        script = _string(args, "script")
-        arguments = _strings(args, "args")
-        inputs = [await self._input(session, key) for key in _strings(args, "inputs")]
+        script = _string(tool, args, "script")
+        arguments = _strings(args.get("args"), disclosure.ARGS_NOT_STRINGS)
+        keys_ = _strings(args.get("inputs"), disclosure.artifact_list_needed("inputs"))
+        inputs = [await self._input(session, key) for key in keys_]
+        return await self._execute(session, active, script=script, args=arguments, inputs=inputs)
+
+    async def _tool_skill(
+        self,
+        session: _Session | None,
+        args: Mapping[str, Any],
+        *,
+        tool: tuple[ActiveSkill, SkillTool],
+    ) -> list[Any]:
+        """An executable skill's tool: its script with ``--run-json`` (and ``--tool``)."""
+        assert session is not None  # found among the session's active skills
+        active, found = tool
+        arguments = dict(args)
+        keys_ = _strings(
+            arguments.pop(disclosure.INPUT_ARTIFACTS, None),
+            disclosure.artifact_list_needed(disclosure.INPUT_ARTIFACTS),
+        )
+        inputs = [await self._input(session, key) for key in keys_]
+        return await self._execute(
+            session,
+            active,
+            script=found.script,
+            args=run_json_args(found.tool, arguments, shared_script=found.shared_script),
+            inputs=inputs,
+        )
+
+    async def _execute(
+        self,
+        session: _Session,
+        active: ActiveSkill,
+        *,
+        script: str,
+        args: list[str],
+        inputs: list[ArtifactRef],
+    ) -> list[Any]:
+        """Run `script` of `active` at its pinned version; its result and output files."""
+        await self._pinned(active)  # a version no longer available is refused before the run
         try:
             request = ExecuteRequest(
                 execution_id=f"mcp/{session.run_id}/{uuid.uuid4().hex}",
                 run_id=session.run_id,
-                skill=skill.name,
-                version=skill.version,
+                skill=active.name,
+                version=active.version,
                 script=script,
-                args=arguments,
+                args=args,
                 inputs=inputs,
                 limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
             )
         except ValidationError as exc:
             raise _ToolError(f"The script was not run: {_invalid(exc)}") from None
         started = time.monotonic()
-        try:
-            result = await self.run_script(request)
-        except ExecutionRejectedError as exc:
-            raise _ToolError(f"The script was not run: {exc.reason}") from None
-        except SandboxError as exc:
-            raise _ToolError(f"The sandbox failed: {exc}; try again.") from None
+        with _sandbox_errors():
+            result = await self._queued(request)
         logger.info(
             "mcp run %s %s: %s in %.0f ms",
-            skill.name,
+            active.name,
             script,
             result.status,
             (time.monotonic() - started) * 1000,
@@ -466,15 +539,16 @@ class SkillMcp:
         return types.TextResourceContents(uri=uri, mime_type=mime or "text/plain", text=text)
 
     async def _tool_search(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
-        query = _string(args, "query")
+        query = _string(disclosure.SEARCH_SKILLS, args, "query")
         top_k = args.get("top_k", 5)
-        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
-            raise _ToolError("top_k must be a whole number from 1 to 50.")
+        limit = disclosure.SEARCH_TOP_K_MAX
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= limit:
+            raise _ToolError(disclosure.TOP_K_INVALID)
         hits = self.registry.search(query, top_k=top_k)
         if not hits:
             return [_text("No skill matches that query; try other words.")]
         if session is not None:
-            session.found.update(hit.name for hit in hits)
+            session.found += [hit.name for hit in hits if hit.name not in session.found]
         return [_text(render_entries([self.registry.get(hit.name) for hit in hits]))]
 
     # --- resources and prompts ---------------------------------------------------------------
@@ -586,25 +660,37 @@ class _ToolErrorWith(_ToolError):
         self.content = content
 
 
-def _tool(
-    name: str,
-    description: str,
-    properties: dict[str, Any],
-    *,
-    required: list[str],
-    read_only: bool = True,
-) -> types.Tool:
+def _tool(spec: ToolSpec, *, read_only: bool) -> types.Tool:
     return types.Tool(
-        name=name,
-        description=description,
-        input_schema={
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
+        name=spec.name,
+        description=spec.description,
+        input_schema=spec.input_schema,
         annotations=types.ToolAnnotations(read_only_hint=read_only, open_world_hint=False),
     )
+
+
+async def _tools_changed(ctx: ServerRequestContext[Any]) -> None:
+    """Tell the client its tool list changed (an activation changes the enums and may add a
+    skill's tools), on the activation's own stream: a client need not hold a standalone one.
+    Best effort: a client that cannot hear it still sees the next list."""
+    try:
+        await ctx.session.send_notification(
+            types.ToolListChangedNotification(), related_request_id=ctx.request_id
+        )
+    except Exception:  # the transport's problem, not the activation's
+        logger.debug("could not send tools/list_changed", exc_info=True)
+
+
+@contextlib.contextmanager
+def _sandbox_errors() -> Iterator[None]:
+    """A run the manager refused, or a sandbox that failed (a full pool past the queue
+    budget too), as a tool error the client can act on."""
+    try:
+        yield
+    except ExecutionRejectedError as exc:
+        raise _ToolError(f"The script was not run: {exc.reason}") from None
+    except SandboxError as exc:
+        raise _ToolError(f"The sandbox failed: {exc}; try again.") from None
 
 
 def _text(text: str) -> types.TextContent:
@@ -619,11 +705,11 @@ def _invalid(exc: ValidationError) -> str:
     )
 
 
-def _string(args: Mapping[str, Any], name: str) -> str:
+def _string(tool: str, args: Mapping[str, Any], name: str) -> str:
     value = args.get(name)
-    if not isinstance(value, str) or not value:
-        raise _ToolError(f"{name!r} is required and must be a non-empty string.")
-    return value
+    if not isinstance(value, str) or not value.strip():
+        raise _ToolError(disclosure.needs_string(tool, name))
+    return value.strip()
 
 
 def _optional_string(args: Mapping[str, Any], name: str) -> str | None:
@@ -635,8 +721,8 @@ def _optional_string(args: Mapping[str, Any], name: str) -> str | None:
     return value
 
 
-def _strings(args: Mapping[str, Any], name: str) -> list[str]:
-    value = args.get(name) or []
+def _strings(value: object, refusal: str) -> list[str]:
+    value = value or []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _ToolError(f"{name!r} must be a list of strings.")
+        raise _ToolError(refusal)
     return value

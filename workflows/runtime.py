@@ -1,12 +1,13 @@
 """`TemporalRuntime`: the agent loop's ``Runtime`` port inside a Temporal workflow.
 
-Every side effect becomes one activity with a stable name (``invoke_model``, ``load_skill``,
-``read_skill_resource``, ``run_skill_script``, ``search_skills``, ``prepare_catalog``,
-``record_transcript``), a ``summary`` for the UI ("model turn 7", "activate pdf", "run
-pdf/scripts/extract.py"), start-to-close timeouts, heartbeat timeouts on the long ones, and an
-explicit retry policy. Whether an error is worth retrying is decided where it happens, in the
-activities (``activities.errors``): a non-retryable ``ApplicationError`` stops the retries at
-once. An activity that still fails surfaces here as :class:`ToolFailure`, which ends the job.
+Every side effect becomes one activity named by the contract's
+:class:`~skillweave.engines.contract.Activity`, with a ``summary`` for the UI ("model turn 7",
+"activate pdf", "run pdf/scripts/extract.py"), start-to-close timeouts, heartbeat timeouts on the
+long ones, and a retry policy built from the one back-off both engines use
+(:class:`~skillweave.engines.retries.Backoff`). Whether an error is worth retrying is decided by
+``skillweave.engines.retries`` where it happens, in the activities: a non-retryable
+``ApplicationError`` stops the retries at once. An activity that still fails surfaces here as
+:class:`ToolFailure`, which ends the job.
 
 The clock is workflow time; waiting for a user message or an approval is a durable
 ``wait_condition`` on the session the workflow's handlers fill.
@@ -27,6 +28,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 with workflow.unsafe.imports_passed_through():
     from pydantic import BaseModel
 
+    from skillweave.agent.identity import script_call_id
     from skillweave.agent.runtime import (
         ApprovalDecision,
         ApprovalRequest,
@@ -46,7 +48,8 @@ with workflow.unsafe.imports_passed_through():
         WaitInput,
     )
     from skillweave.agent.state import AgentState
-    from skillweave.engines.contract import ActivityTimeouts, Phase, RecordInput
+    from skillweave.engines.contract import Activity, ActivityTimeouts, Phase, RecordInput
+    from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError
 
 __all__ = ["Session", "TemporalRuntime", "ToolFailure"]
@@ -103,16 +106,17 @@ class TemporalRuntime:
     # --- activities ------------------------------------------------------------------------
 
     def _retry(self) -> RetryPolicy:
+        backoff = Backoff(attempts=self.timeouts.max_attempts)
         return RetryPolicy(
-            initial_interval=timedelta(seconds=1),
-            backoff_coefficient=2.0,
-            maximum_interval=timedelta(seconds=60),
-            maximum_attempts=self.timeouts.max_attempts,
+            initial_interval=timedelta(seconds=backoff.initial),
+            backoff_coefficient=backoff.coefficient,
+            maximum_interval=timedelta(seconds=backoff.maximum),
+            maximum_attempts=backoff.attempts,
         )
 
     async def _call(
         self,
-        name: str,
+        name: Activity,
         request: BaseModel,
         result_type: type[_R] | None,
         *,
@@ -123,7 +127,7 @@ class TemporalRuntime:
     ) -> Any:
         try:
             return await workflow.execute_activity(
-                name,
+                name.value,
                 request,
                 result_type=result_type,
                 start_to_close_timeout=timedelta(seconds=seconds),
@@ -138,12 +142,12 @@ class TemporalRuntime:
             if isinstance(exc.cause, CancelledError):
                 # Cancelled because the job was: not a failure of the tool.
                 raise asyncio.CancelledError() from exc
-            raise ToolFailure(name, exc.cause or exc) from exc
+            raise ToolFailure(name.value, exc.cause or exc) from exc
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         self._on_phase("starting")
         return await self._call(
-            "prepare_catalog",
+            Activity.PREPARE_CATALOG,
             request,
             CatalogResult,
             summary="prepare the skill catalog",
@@ -153,7 +157,7 @@ class TemporalRuntime:
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
         self._on_phase("thinking")
         return await self._call(
-            "invoke_model",
+            Activity.INVOKE_MODEL,
             request,
             ModelTurn,
             summary=f"model turn {self.state.turn + 1}",
@@ -164,7 +168,7 @@ class TemporalRuntime:
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         self._on_phase("activating")
         return await self._call(
-            "load_skill",
+            Activity.LOAD_SKILL,
             request,
             SkillLoaded,
             summary=f"activate {request.skill}",
@@ -175,7 +179,7 @@ class TemporalRuntime:
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
         self._on_phase("reading")
         return await self._call(
-            "read_skill_resource",
+            Activity.READ_SKILL_RESOURCE,
             request,
             ToolOutcome,
             summary=f"read {request.skill}/{request.path}",
@@ -190,15 +194,15 @@ class TemporalRuntime:
         elif request.args:
             summary += " " + " ".join(request.args)
         return await self._call(
-            "run_skill_script",
+            Activity.RUN_SKILL_SCRIPT,
             request,
             ScriptOutcome,
             summary=summary,
             seconds=self.timeouts.script_seconds,
             heartbeat=True,
-            # The idempotency key is workflow_id/activity_id: unique in the job across
-            # continue-as-new (transcript positions never repeat) and stable across retries.
-            activity_id=f"script-{request.seq}",
+            # The activity id is part of the job's history; the run's idempotency key is in
+            # the request (skillweave.agent.identity makes both from the same seq).
+            activity_id=script_call_id(request.seq),
             # A cancelled job waits until the run is cancelled at the manager too.
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
@@ -206,7 +210,7 @@ class TemporalRuntime:
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         self._on_phase("searching")
         return await self._call(
-            "search_skills",
+            Activity.SEARCH_SKILLS,
             request,
             SearchOutcome,
             summary=f"search skills for {request.query!r}",
@@ -215,7 +219,7 @@ class TemporalRuntime:
 
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
         await self._call(
-            "record_transcript",
+            Activity.RECORD_TRANSCRIPT,
             RecordInput(run_id=self.state.run_id, writes=writes),
             None,
             summary="record the last messages",

@@ -6,7 +6,9 @@ it made, in order. Every side effect is one call on the ``Runtime`` port; the lo
 no I/O, no clock and no randomness (ids come from the job id and transcript positions), so it
 replays identically inside a Temporal workflow.
 
-Rules the loop enforces (each answered as a tool result the model can act on):
+Rules the loop enforces (each answered as a tool result the model can act on; the disclosure
+rules, their texts and the tool specs are ``skillweave.agent.disclosure``'s, which the MCP
+front door shares):
 
 - ``activate_skill`` names a skill that is attachable now (the enum); repeats get "already
   active"; a parent's activation makes its children attachable and an executable skill's
@@ -27,8 +29,17 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from skillweave.agent import disclosure
 from skillweave.agent.compaction import compact
+from skillweave.agent.disclosure import (
+    ARGS_NOT_STRINGS,
+    INPUT_ARTIFACTS,
+    attachable,
+    find_skill_tool,
+    names_preview,
+)
 from skillweave.agent.events import AgentEvent, EventKind
+from skillweave.agent.identity import execution_key
 from skillweave.agent.runtime import (
     ApprovalRequest,
     CatalogInput,
@@ -53,14 +64,14 @@ from skillweave.agent.state import (
     SkillTool,
     TranscriptEntry,
 )
-from skillweave.agent.tools import INPUT_ARTIFACTS, tool_specs
+from skillweave.agent.tools import tool_specs
+from skillweave.config import CatalogMode
 from skillweave.llm.messages import Message, ToolCall
 from skillweave.storage.base import ArtifactRef
 
 __all__ = ["AgentLoop", "new_state", "system_prompt"]
 
 _SUMMARY_MAX: Final = 300
-_PREVIEW_NAMES: Final = 12
 
 
 def system_prompt(spec: AgentSpec, catalog: str) -> str:
@@ -97,12 +108,6 @@ def _calls(count: int) -> str:
     return f"{count} tool call{'s' * (count != 1)}"
 
 
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:_PREVIEW_NAMES])
-    more = len(names) - _PREVIEW_NAMES
-    return shown + (f" and {more} more" if more > 0 else "") if names else "(none)"
-
-
 class _Refusal(Exception):
     """A tool call the loop answers with a message instead of running it."""
 
@@ -129,7 +134,7 @@ class AgentLoop:
         *,
         on_event: Callable[[AgentEvent], None] | None = None,
         pause: Callable[[AgentState], bool] | None = None,
-        catalog_mode: str = "enabled",
+        catalog_mode: CatalogMode = "enabled",
         catalog_top_k: int = 8,
     ) -> None:
         self.runtime = runtime
@@ -176,7 +181,7 @@ class AgentLoop:
             CatalogInput(
                 run_id=state.run_id,
                 task=state.task,
-                mode=self._catalog_mode,  # type: ignore[arg-type]
+                mode=self._catalog_mode,
                 top_k=self._top_k,
                 allowed=self.spec.skills,
                 pinned=self.spec.pinned,
@@ -192,7 +197,7 @@ class AgentLoop:
         count = len(result.roots)
         self._emit(state, "job_started", detail=f"{count} skill{'s' * (count != 1)} in the catalog")
         self._append_own(state, Message(role="user", text=_task_text(state)), kind="task")
-        if result.preload and result.preload in state.attachable():
+        if result.preload and result.preload in attachable(state.roots, state.active):
             await self._activate(state, result.preload, call_id=None)
             self._emit(state, "preloaded", skill=result.preload)
 
@@ -265,17 +270,17 @@ class AgentLoop:
     async def _call(self, state: AgentState, call: ToolCall) -> None:
         try:
             match call.name:
-                case "activate_skill":
+                case disclosure.ACTIVATE_SKILL:
                     name = _string(call, "name")
                     await self._activate(state, name, call_id=call.id)
-                case "read_skill_resource":
+                case disclosure.READ_SKILL_RESOURCE:
                     await self._read(state, call)
-                case "run_skill_script":
+                case disclosure.RUN_SKILL_SCRIPT:
                     await self._run_script(state, call)
-                case "search_skills" if state.search_enabled:
+                case disclosure.SEARCH_SKILLS if state.search_enabled:
                     await self._search(state, call)
                 case _:
-                    tool = self._skill_tool(state, call.name)
+                    tool = find_skill_tool(state.active, call.name)
                     if tool is None:
                         raise _Refusal(self._unknown_tool(state, call.name))
                     await self._run_tool(state, call, *tool)
@@ -294,19 +299,14 @@ class AgentLoop:
 
     def _unknown_tool(self, state: AgentState, name: str) -> str:
         offered = [spec.name for spec in tool_specs(state)]
-        return f"There is no tool named {name!r}. Tools available now: {_names(offered)}."
+        return disclosure.unknown_tool(name, offered)
 
     async def _activate(self, state: AgentState, name: str, *, call_id: str | None) -> None:
-        if name in state.active:
-            if call_id is None:
-                return
-            raise _Refusal(f"Skill {name!r} is already active; its instructions are above.")
-        attachable = state.attachable()
-        if name not in attachable:
-            raise _Refusal(
-                f"Skill {name!r} cannot be activated now. Skills that can: {_names(attachable)}."
-                " A sub-skill becomes available once its parent skill is active."
-            )
+        if name in state.active and call_id is None:
+            return  # a preload of what is active already: nothing to say
+        refusal = disclosure.activation_refusal(name, roots=state.roots, active=state.active)
+        if refusal is not None:
+            raise _Refusal(refusal)
         seq = state.next_seq
         loaded = await self.runtime.load_skill(
             LoadSkillInput(
@@ -341,12 +341,7 @@ class AgentLoop:
         name = _string(call, "skill")
         skill = state.active.get(name)
         if skill is None:
-            hint = (
-                f"activate it first with activate_skill(name={name!r})"
-                if name in state.attachable()
-                else f"skills that can be activated now: {_names(state.attachable())}"
-            )
-            raise _Refusal(f"Skill {name!r} is not active; {hint}.")
+            raise _Refusal(disclosure.not_active(name, attachable(state.roots, state.active)))
         return skill
 
     async def _read(self, state: AgentState, call: ToolCall) -> None:
@@ -369,14 +364,14 @@ class AgentLoop:
         if keys is None:
             return ()
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise _Refusal(f"{argument!r} must be a list of artifact keys (strings).")
+            raise _Refusal(disclosure.artifact_list_needed(argument))
         refs = []
         for key in keys:
             ref = state.artifacts.get(key.strip())
             if ref is None:
                 raise _Refusal(
                     f"Unknown artifact {key!r}. Artifacts of this job: "
-                    f"{_names(list(state.artifacts))}."
+                    f"{names_preview(list(state.artifacts))}."
                 )
             refs.append(ref)
         return tuple(refs)
@@ -392,7 +387,7 @@ class AgentLoop:
         script = _string(call, "script")
         args = call.arguments.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
-            raise _Refusal("'args' must be a list of strings.")
+            raise _Refusal(ARGS_NOT_STRINGS)
         inputs = self._artifacts(state, call.arguments.get("inputs"), "inputs")
         await self._execute(
             state,
@@ -403,13 +398,6 @@ class AgentLoop:
             inputs=inputs,
             run_json=None,
         )
-
-    def _skill_tool(self, state: AgentState, name: str) -> tuple[ActiveSkill, SkillTool] | None:
-        for skill in state.active.values():
-            for tool in skill.tools:
-                if tool.name == name:
-                    return skill, tool
-        return None
 
     async def _run_tool(
         self, state: AgentState, call: ToolCall, skill: ActiveSkill, tool: SkillTool
@@ -446,7 +434,7 @@ class AgentLoop:
         outcome = await self.runtime.run_skill_script(
             RunScriptInput(
                 run_id=state.run_id,
-                execution_id=f"{state.job_id}/{seq}",
+                execution_id=execution_key(state.job_id, seq),
                 skill=skill.name,
                 version=skill.version,
                 script=script,
@@ -556,5 +544,5 @@ class AgentLoop:
 def _string(call: ToolCall, name: str) -> str:
     value = call.arguments.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise _Refusal(f"{call.name} needs {name!r}, a non-empty string.")
+        raise _Refusal(disclosure.needs_string(call.name, name))
     return value.strip()

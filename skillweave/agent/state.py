@@ -172,17 +172,6 @@ class AgentState(BaseModel):
     def finished(self) -> bool:
         return self.status != "running"
 
-    def attachable(self) -> tuple[str, ...]:
-        """What ``activate_skill`` accepts now: roots, then the children of active skills."""
-        names = list(self.roots)
-        seen = set(names)
-        for skill in self.active.values():
-            for child in skill.children:
-                if child not in seen:
-                    seen.add(child)
-                    names.append(child)
-        return tuple(names)
-
     def visible_chars(self) -> int:
         """Characters the next model call will carry (elided entries count as their summary)."""
         return self.folded_chars + sum(

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import Budgets
-from skillweave.api.app import ApiState, state_of
+from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
@@ -170,19 +170,19 @@ class AgentStore:
 
 async def open_agents(state: ApiState) -> None:
     """Startup hook: the agent store."""
-    state.extras["agents"] = AgentStore(state.store)
+    state.agents = AgentStore(state.store)
 
 
 async def _agents(state: Annotated[ApiState, Depends(state_of)]) -> AgentStore:
-    return state.extras["agents"]
+    return provided(state.agents, "open_agents")
 
 
 async def _known_skills(state: Annotated[ApiState, Depends(state_of)]) -> Callable[..., Any]:
     """A check that every skill id names a skill the API knows (directory or uploaded)."""
 
     async def unknown(names: list[str]) -> list[str]:
-        library = state.extras.get("library")
-        stored = state.extras.get("skills")
+        library = state.directory_skills
+        stored = state.stored_skills
         missing = []
         for name in dict.fromkeys(names):
             if library is not None and name in {s.name for s in library}:

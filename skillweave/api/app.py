@@ -11,10 +11,11 @@ Resources are routers of their own under ``/v1``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -22,13 +23,22 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from skillweave.api.metrics import install_metrics
 from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
 from skillweave.config import Settings
+from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import ConfigError
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
+from skillweave.skills import SkillRegistry
+from skillweave.skills.stored import StoredSkills
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
 
-__all__ = ["ApiState", "create_api", "state_of"]
+if TYPE_CHECKING:
+    from skillweave.api.agents import AgentStore
+    from skillweave.api.runs import RunService
+
+__all__ = ["ApiState", "create_api", "provided", "state_of"]
+
+_T = TypeVar("_T")
 
 _bearer = HTTPBearer(auto_error=False, description="API__TOKEN")
 
@@ -48,11 +58,48 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 @dataclass
 class ApiState:
-    """What the routes share (``request.app.state.api``)."""
+    """What the routes share (``request.app.state.api``). The startup hooks of the resources
+    an app is composed of fill their fields; a field a composition leaves empty is None.
+
+    Attributes:
+        settings: the configuration.
+        store: the artifact store.
+        stored_skills: uploaded skills (``open_skills``).
+        directory_skills: the directory libraries as they were at start-up, which the skill
+            listing shows (``open_skills``).
+        registry: the whole library runs are pinned against: directory skills and the enabled
+            uploaded ones; rebuilt after every upload, switch or deletion (``open_skills``).
+        skills_changed: rebuilds :attr:`registry` and tells :attr:`registry_listeners`.
+        registry_listeners: told every new :attr:`registry` (in-process engines' services).
+        environment_builds: registration builds in flight (kept so none is collected early).
+        agents: the agent store (``open_agents``).
+        runs: runs on the configured engine (``open_runs``).
+        worker_metrics: the in-process worker's metrics, for ``/metrics``.
+    """
 
     settings: Settings
     store: ArtifactStore
-    extras: dict[str, Any] = field(default_factory=dict)
+    stored_skills: StoredSkills | None = None
+    directory_skills: SkillRegistry | None = None
+    registry: SkillRegistry | None = None
+    skills_changed: Callable[[], Awaitable[None]] | None = None
+    registry_listeners: list[Callable[[SkillRegistry], None]] = field(default_factory=list)
+    environment_builds: set[asyncio.Task[None]] = field(default_factory=set)
+    agents: AgentStore | None = None
+    runs: RunService | None = None
+    worker_metrics: WorkerMetrics | None = None
+
+
+def provided(value: _T | None, hook: str) -> _T:
+    """`value`, a field of :class:`ApiState` a route needs; None means the app was composed
+    without the startup hook that fills it, a programming error named here.
+
+    Raises:
+        RuntimeError: the field is empty.
+    """
+    if value is None:
+        raise RuntimeError(f"the API was composed without {hook}")
+    return value
 
 
 async def state_of(request: Request) -> ApiState:

@@ -41,8 +41,6 @@ UNMATCHED: Final = "unmatched"
 """The route label of a request no route served: none matches (404), or it was refused before
 routing (a declared body over the limit, 413)."""
 
-_WORKER_METRICS: Final = "worker_metrics"
-
 
 class ApiMetrics:
     """Requests by route, method and status; time to the response by route and method."""
@@ -126,7 +124,7 @@ def include_worker_metrics(metrics: WorkerMetrics) -> Callable[[ApiState], Await
     `metrics` (its services' model calls, script runs, activations, searches)."""
 
     async def hook(state: ApiState) -> None:
-        state.extras[_WORKER_METRICS] = metrics
+        state.worker_metrics = metrics
 
     return hook
 
@@ -148,7 +146,7 @@ def install_metrics(
         """Prometheus text: the API's requests, and the in-process worker's metrics when the
         API runs jobs itself (direct engine)."""
         body = generate_latest(metrics.registry)
-        worker: WorkerMetrics | None = request.app.state.api.extras.get(_WORKER_METRICS)
+        worker: WorkerMetrics | None = request.app.state.api.worker_metrics
         if worker is not None:
             body += generate_latest(worker.registry)
         return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -1,6 +1,6 @@
 """``/v1/runs``: start an agent's job, follow it live, talk to it, stop it, fetch its files.
 
-A run is a job of the configured engine (``state.extras["engine"]``, put there by whoever
+A run is a job of the configured engine (given to :func:`open_runs` by whoever
 composes the API: ``skillweave api``), started from a stored agent (``/v1/agents``) with the
 user's input and optional files. The files are stored under the run (``runs/{id}/inputs/``)
 before the job starts; the run's record (``runs/{id}/run.json``) keeps the agent as it was, so
@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import PinnedSkill
 from skillweave.api.agents import Agent, AgentStore
-from skillweave.api.app import ApiState, state_of
+from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
@@ -58,7 +58,7 @@ from skillweave.errors import (
 )
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry
-from skillweave.skills.stored import StoredSkill, StoredSkills
+from skillweave.skills.stored import StoredSkill
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 
@@ -172,7 +172,7 @@ class RunService:
         Raises:
             SkillUnavailableError: a listed skill is deleted, disabled or shadowed.
         """
-        registry: SkillRegistry | None = self.state.extras.get("registry")
+        registry = self.state.registry
         if registry is None:  # an API composed without the skills routes: nothing to pin
             return None
         listed = list(dict.fromkeys(agent.skill_ids))
@@ -213,7 +213,7 @@ class RunService:
         Raises:
             SkillUnavailableError: the first listed skill that is deleted, disabled or shadowed.
         """
-        stored: StoredSkills | None = self.state.extras.get("skills")
+        stored = self.state.stored_skills
         for name in names:
             record = await stored.get(name) if stored is not None else None
             refusal = _unavailable(name, registry, record)
@@ -279,8 +279,15 @@ class RunService:
                 if data is not None:
                     runs.append(Run.model_validate_json(data))
         runs.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        # A run whose end this API saw but whose record is still being written is listed
+        # as it ended, as GET /v1/runs/{id} shows it.
         items = [
-            RunSummary(id=r.id, status=r.status, agent=r.agent.name, created_at=r.created_at)
+            RunSummary(
+                id=r.id,
+                status=self._results[r.id].status if r.id in self._results else r.status,
+                agent=r.agent.name,
+                created_at=r.created_at,
+            )
             for r in runs[offset : offset + limit]
         ]
         return RunPage(items=items, total=len(runs), limit=limit, offset=offset)
@@ -374,13 +381,13 @@ def open_runs(engine: Engine) -> Any:
     """A startup hook that serves runs on `engine` (the agents hook must run first)."""
 
     async def hook(state: ApiState) -> None:
-        state.extras["runs"] = RunService(state, engine, state.extras["agents"])
+        state.runs = RunService(state, engine, provided(state.agents, "open_agents"))
 
     return hook
 
 
 async def _runs(state: Annotated[ApiState, Depends(state_of)]) -> RunService:
-    return state.extras["runs"]
+    return provided(state.runs, "open_runs")
 
 
 Runs = Annotated[RunService, Depends(_runs)]

@@ -21,7 +21,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.api.app import ApiState, state_of
+from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.engines.services import AgentServices
 from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, SkillweaveError
@@ -100,7 +100,7 @@ class SkillPage(BaseModel):
 
 async def open_skills(state: ApiState) -> None:
     """Startup hook: the uploaded skills' store, a snapshot of the directory libraries, and
-    the whole library (``state.extras["registry"]``: the directory skills and the enabled
+    the whole library (``state.registry``: the directory skills and the enabled
     uploaded ones, unpacked into ``SKILLS__UPLOADED_DIR``) that runs are pinned against;
     rebuilt after every upload, switch or deletion."""
     settings = state.settings.skills
@@ -110,10 +110,9 @@ async def open_skills(state: ApiState) -> None:
         max_ratio=settings.package_max_ratio,
     )
     stored = StoredSkills(state.store, limits=limits)
-    state.extras["skills"] = stored
-    state.extras["library"] = await asyncio.to_thread(SkillLibrary(settings).refresh)
+    state.stored_skills = stored
+    state.directory_skills = await asyncio.to_thread(SkillLibrary(settings).refresh)
     dest = settings.uploaded_dir.expanduser()
-    listeners: list[Callable[[SkillRegistry], None]] = []
     lock = asyncio.Lock()
 
     async def refresh() -> None:
@@ -121,12 +120,11 @@ async def open_skills(state: ApiState) -> None:
             await stored.materialize(dest)
             library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
             registry = await asyncio.to_thread(library.refresh)
-            state.extras["registry"] = registry
-            for listener in listeners:
+            state.registry = registry
+            for listener in state.registry_listeners:
                 listener(registry)
 
-    state.extras["skills_changed"] = refresh
-    state.extras["registry_listeners"] = listeners
+    state.skills_changed = refresh
     await refresh()
 
 
@@ -135,8 +133,8 @@ def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Await
     `services` the whole library, again whenever it changes."""
 
     async def hook(state: ApiState) -> None:
-        state.extras["registry_listeners"].append(services.use_registry)
-        services.use_registry(state.extras["registry"])
+        state.registry_listeners.append(services.use_registry)
+        services.use_registry(provided(state.registry, "open_skills"))
 
     return hook
 
@@ -161,29 +159,28 @@ def _prepare_environment(state: ApiState, record: StoredSkill) -> None:
         if prepared.get("needed"):
             logger.info("environment of %s %s ready", record.name, record.latest[:12])
 
-    tasks: set[asyncio.Task[None]] = state.extras.setdefault("environment_builds", set())
+    tasks = state.environment_builds
     task = asyncio.create_task(prepare(), name=f"prepare-{record.name}")
     tasks.add(task)
     task.add_done_callback(tasks.discard)
 
 
 async def _changed(state: ApiState) -> None:
-    """Tell whoever serves skills to engines (``state.extras["skills_changed"]``) that the
-    uploaded skills changed."""
-    hook = state.extras.get("skills_changed")
-    if hook is not None:
-        await hook()
+    """Tell whoever serves skills to engines (``state.skills_changed``) that the uploaded
+    skills changed."""
+    if state.skills_changed is not None:
+        await state.skills_changed()
 
 
 State = Annotated[ApiState, Depends(state_of)]
 
 
 async def _stored(state: Annotated[ApiState, Depends(state_of)]) -> StoredSkills:
-    return state.extras["skills"]
+    return provided(state.stored_skills, "open_skills")
 
 
 async def _library(state: Annotated[ApiState, Depends(state_of)]) -> SkillRegistry:
-    return state.extras["library"]
+    return provided(state.directory_skills, "open_skills")
 
 
 Stored = Annotated[StoredSkills, Depends(_stored)]
@@ -219,7 +216,7 @@ def _reserved(state: ApiState, library: SkillRegistry) -> dict[str, str]:
     """Every directory skill's name (children included), mapped to its owner in words: those
     of the startup snapshot the listing shows, and any the current registry found since."""
     owned = {s.name: f"the directory skill {s.name!r} at {s.path}" for s in library}
-    registry: SkillRegistry | None = state.extras.get("registry")
+    registry = state.registry
     for skill in registry if registry is not None else ():
         if skill.name not in owned and registry.owner_of(skill.name).kind == "directory":
             owned[skill.name] = f"the directory skill {skill.name!r} at {skill.path}"

@@ -14,18 +14,25 @@ One workflow per job, with a workflow id derived from the job id. Interactions:
 - **query** ``status`` (:class:`JobView`: phase, active skills, turn, usage, last error — never
   the transcript) and **query** ``events`` (:class:`EventPage`, the latest events after an
   index).
+
+The workflow's side effects are the activities named by :class:`Activity`; the workflow
+schedules them (``workflows.runtime``) and the worker registers them (``activities.agent``) by
+these names. A script run's idempotency key comes from ``skillweave.agent.identity``.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
 from skillweave.agent.events import AgentEvent
+from skillweave.agent.identity import JOB_KEY_PREFIX, job_id_of, job_key
 from skillweave.agent.runtime import ApprovalRequest, TranscriptWrite
 from skillweave.agent.state import AgentState, JobStatus
+from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest
 from skillweave.llm.messages import Usage
 
@@ -46,6 +53,7 @@ __all__ = [
     "UPDATE_SEND",
     "WORKFLOW_ID_PREFIX",
     "WORKFLOW_NAME",
+    "Activity",
     "ActivityTimeouts",
     "AgentWorkflowInput",
     "EventPage",
@@ -59,7 +67,7 @@ __all__ = [
 ]
 
 WORKFLOW_NAME: Final = "AgentWorkflow"
-WORKFLOW_ID_PREFIX: Final = "skillweave-job-"
+WORKFLOW_ID_PREFIX: Final = JOB_KEY_PREFIX
 UPDATE_SEND: Final = "send_message"
 SIGNAL_CANCEL: Final = "cancel"
 SIGNAL_APPROVE: Final = "approve"
@@ -102,12 +110,20 @@ Phase = Literal[
 
 def workflow_id(job_id: str) -> str:
     """The workflow id of a job: one workflow per job, found again from its id."""
-    return f"{WORKFLOW_ID_PREFIX}{job_id}"
+    return job_key(job_id)
 
 
-def job_id_of(workflow: str) -> str:
-    """The job id of a workflow id made by :func:`workflow_id` (else the id itself)."""
-    return workflow.removeprefix(WORKFLOW_ID_PREFIX)
+class Activity(StrEnum):
+    """The name of every activity: the workflow schedules and the worker registers by these,
+    never by a string literal. They are recorded in workflow histories: never rename one."""
+
+    PREPARE_CATALOG = "prepare_catalog"
+    INVOKE_MODEL = "invoke_model"
+    LOAD_SKILL = "load_skill"
+    READ_SKILL_RESOURCE = "read_skill_resource"
+    RUN_SKILL_SCRIPT = "run_skill_script"
+    SEARCH_SKILLS = "search_skills"
+    RECORD_TRANSCRIPT = "record_transcript"
 
 
 class _Model(BaseModel):
@@ -132,7 +148,7 @@ class AgentWorkflowInput(_Model):
     """What a run of the workflow starts from: the job, and after continue-as-new its state."""
 
     request: JobRequest
-    catalog_mode: str = "enabled"
+    catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = 8
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     state: AgentState | None = Field(default=None, description="Carried over continue-as-new.")

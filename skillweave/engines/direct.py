@@ -4,13 +4,12 @@ The same ``AgentLoop`` the Temporal engine runs, with :class:`DirectRuntime` cal
 ``AgentServices`` in-process. Every input and result crosses a JSON round-trip through the same
 pydantic models the Temporal engine's activities use, so a model that does not survive
 serialization fails here first, not in production. Jobs are asyncio tasks; cancelling one
-cancels the runtime call in flight (a script run is cancelled at the manager too).
+cancels the runtime call in flight (the services cancel a script run at the manager too).
 
-Retries follow the same classification the Temporal engine's retry policies use: a
-``ModelError`` marked ``retryable`` (HTTP 408/409/429/5xx, connection failures; decided in
-``skillweave.llm.retry``) and a full pool (``PoolExhaustedError``) are tried again, after the
-``Retry-After`` the server gave or an exponential back-off, up to ``RETRY_ATTEMPTS`` calls;
-everything else fails the job at once.
+Every call is retried by the rule the Temporal engine's activities follow
+(:mod:`skillweave.engines.retries`): the same errors are tried again, after the server's
+``Retry-After`` or the same exponential back-off, up to the same number of attempts
+(``workflow.activity_max_attempts``); the rest fail the job at once.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Final, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -44,60 +43,33 @@ from skillweave.agent.runtime import (
     WaitInput,
 )
 from skillweave.agent.state import AgentState
+from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of
+from skillweave.engines.retries import Backoff, classify
 from skillweave.engines.services import AgentServices
-from skillweave.errors import (
-    AgentError,
-    ExecutionInProgressError,
-    ModelError,
-    PoolExhaustedError,
-    SandboxLostError,
-)
+from skillweave.errors import AgentError
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 
-__all__ = ["RETRY_ATTEMPTS", "DirectEngine", "DirectRuntime", "retry_delay"]
+__all__ = ["DirectEngine", "DirectRuntime", "call_retrying"]
 
 _M = TypeVar("_M", bound=BaseModel)
+_R = TypeVar("_R", bound=BaseModel)
 _T = TypeVar("_T")
 
-RETRY_ATTEMPTS: Final = 4
-_RETRY_MAX_SECONDS: Final = 30.0
-_BACKOFF_SECONDS: Final = 0.5
 
-
-def retry_delay(exc: BaseException, attempt: int) -> float | None:
-    """Seconds to wait before calling again after `exc` on call number `attempt` (from 1),
-    or None when it must not be retried."""
-    if isinstance(exc, ModelError) and exc.retryable:
-        hint = exc.retry_after
-    elif isinstance(exc, PoolExhaustedError):
-        hint = float(exc.retry_after)
-    elif isinstance(exc, SandboxLostError):
-        hint = 0.0  # a fresh sandbox is ready now
-    elif isinstance(exc, ExecutionInProgressError):
-        hint = exc.retry_after
-    else:
-        return None
-    if hint is None:
-        hint = _BACKOFF_SECONDS * 2 ** (attempt - 1)
-    return min(_RETRY_MAX_SECONDS, max(0.0, hint))
-
-
-async def _retrying(call: Callable[[], Awaitable[_T]], *, attempts: int) -> _T:
+async def call_retrying(call: Callable[[], Awaitable[_T]], *, backoff: Backoff) -> _T:
+    """`call()`, tried again while :func:`~skillweave.engines.retries.classify` says so, up to
+    ``backoff.attempts`` calls in all."""
     attempt = 1
     while True:
         try:
             return await call()
-        except (
-            ModelError,
-            PoolExhaustedError,
-            SandboxLostError,
-            ExecutionInProgressError,
-        ) as exc:
-            delay = retry_delay(exc, attempt)
-            if delay is None or attempt >= attempts:
+        except Exception as exc:
+            retry = classify(exc)
+            if not retry.again or attempt >= backoff.attempts:
                 raise
+            delay = backoff.delay(retry, attempt)
         await asyncio.sleep(delay)
         attempt += 1
 
@@ -108,51 +80,54 @@ def _wire(model: _M) -> _M:
 
 
 class DirectRuntime:
-    """The ``Runtime`` port over in-process services, for one job."""
+    """The ``Runtime`` port over in-process services, for one job.
+
+    Args:
+        services: the side effects.
+        run_id: the job's run (where loop-made messages are recorded).
+        backoff: how often and how long to retry a failed call; the Temporal engine's numbers
+            (``workflow.activity_max_attempts``) unless given.
+    """
 
     def __init__(
-        self, services: AgentServices, *, run_id: str, attempts: int = RETRY_ATTEMPTS
+        self, services: AgentServices, *, run_id: str, backoff: Backoff | None = None
     ) -> None:
         self.services = services
         self.run_id = run_id
-        self.attempts = attempts
+        self.backoff = backoff or Backoff(attempts=services.settings.workflow.activity_max_attempts)
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
         self.decisions: asyncio.Queue[ApprovalDecision] = asyncio.Queue()
         self.awaiting: ApprovalRequest | None = None
 
+    async def _call(self, method: Callable[[_M], Awaitable[_R]], request: _M) -> _R:
+        """One side effect, as an activity would make it: the request and the result cross
+        the wire models, and a failure is retried by the shared rule."""
+        request = _wire(request)
+        return _wire(await call_retrying(lambda: method(request), backoff=self.backoff))
+
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
-        return _wire(await self.services.prepare_catalog(_wire(request)))
+        return await self._call(self.services.prepare_catalog, request)
 
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
-        request = _wire(request)
-        turn = await _retrying(lambda: self.services.invoke_model(request), attempts=self.attempts)
-        return _wire(turn)
+        return await self._call(self.services.invoke_model, request)
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
-        request = _wire(request)
-        loaded = await _retrying(lambda: self.services.load_skill(request), attempts=self.attempts)
-        return _wire(loaded)
+        return await self._call(self.services.load_skill, request)
 
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
-        return _wire(await self.services.read_skill_resource(_wire(request)))
+        return await self._call(self.services.read_skill_resource, request)
 
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
-        request = _wire(request)
-        try:
-            outcome = await _retrying(
-                lambda: self.services.run_skill_script(request), attempts=self.attempts
-            )
-            return _wire(outcome)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self.services.sandbox.cancel(request.execution_id))
-            raise
+        return await self._call(self.services.run_skill_script, request)
 
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
-        return _wire(await self.services.search_skills(_wire(request)))
+        return await self._call(self.services.search_skills, request)
 
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
-        await self.services.record([_wire(w) for w in writes], run_id=self.run_id)
+        wired = [_wire(w) for w in writes]
+        await call_retrying(
+            lambda: self.services.record(wired, run_id=self.run_id), backoff=self.backoff
+        )
 
     def now(self) -> float:
         return time.time()
@@ -215,12 +190,19 @@ class DirectEngine:
         services: the side effects (model, skills, store, sandbox manager).
         catalog_mode: the settings' catalog mode, for specs that do not set one.
         catalog_top_k: the settings' top-k for ``auto``.
+        backoff: how failed calls are retried; the Temporal engine's numbers unless given.
     """
 
     def __init__(
-        self, services: AgentServices, *, catalog_mode: str = "enabled", catalog_top_k: int = 8
+        self,
+        services: AgentServices,
+        *,
+        catalog_mode: CatalogMode = "enabled",
+        catalog_top_k: int = 8,
+        backoff: Backoff | None = None,
     ) -> None:
         self.services = services
+        self._backoff = backoff
         self._catalog_mode = catalog_mode
         self._top_k = catalog_top_k
         self._jobs: dict[str, _Job] = {}
@@ -238,7 +220,7 @@ class DirectEngine:
         state = new_state(
             job_id=request.job_id, task=request.task, spec=request.agent, inputs=request.inputs
         )
-        job = _Job(request, DirectRuntime(self.services, run_id=state.run_id), state)
+        job = _Job(request, DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff), state)
         loop = AgentLoop(
             job.runtime,
             request.agent,

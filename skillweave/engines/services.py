@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
-import random
-import shutil
-import tempfile
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -32,6 +29,8 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
+from skillweave.agent import disclosure
+from skillweave.agent.disclosure import skill_tools
 from skillweave.agent.runtime import (
     SUMMARY_MAX_CHARS,
     CatalogInput,
@@ -50,7 +49,6 @@ from skillweave.agent.runtime import (
 )
 from skillweave.agent.spec import PinnedSkill
 from skillweave.agent.state import SkillTool
-from skillweave.agent.tools import skill_tool_name
 from skillweave.config import Settings
 from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import (
@@ -58,11 +56,8 @@ from skillweave.errors import (
     ExecutionRejectedError,
     InvalidKeyError,
     PackageError,
-    PoolExhaustedError,
     ResourceError,
-    SkillFormatError,
     SkillNotFoundError,
-    ToolSchemaError,
 )
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.messages import Message, ModelRequest
@@ -74,34 +69,29 @@ from skillweave.sandbox.models import (
     render_result,
 )
 from skillweave.sandbox.packages import publish_skill
+from skillweave.sandbox.pinned import skill_at
+from skillweave.sandbox.queue import queued
+from skillweave.sandbox.tool_schemas import TOOL_SCHEMA_RUN_ID, discover_tool_schemas, run_json_args
 from skillweave.skills import (
     Skill,
     SkillLibrary,
     SkillRegistry,
     build_catalog,
     declared_tool_scripts,
-    parse_tool_schemas,
     read_resource,
     render_activation,
 )
 from skillweave.skills.catalog import render_entries
-from skillweave.skills.files import SKILL_FILE
-from skillweave.skills.loader import load_skill_file
-from skillweave.skills.package import extract_package
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
 __all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices", "TranscriptRecord"]
 
-TOOL_SCHEMA_RUN_ID: Final = "skill-tool-schemas"
-"""The run under which ``--help-json`` executions are recorded; their execution id is
-``help-json/{skill}/{version}/{script}``, so the manager's stored result is the cache of a
-skill version's schemas for every job."""
+_log = logging.getLogger(__name__)
 
 _CACHE_BYTES: Final = 64 * 1024 * 1024
 _INLINE_OUTPUT_CHARS: Final = 8_000
-_JITTER: Final = random.SystemRandom()
 _PINNED_VIEWS: Final = 64  # the pinned skill sets kept built (one per agent × versions)
 
 
@@ -251,24 +241,10 @@ class AgentServices:
         return view.get(name), view
 
     async def _skill_at(self, name: str, version: str) -> Skill:
-        """`name` at `version`: the library's copy while it has that version, else the
-        package of that version from the store, unpacked once into ``pinned_dir``."""
-        if name in self.registry:
-            skill = self.registry.get(name)
-            if skill.version == version:
-                return skill
-        key = keys.skill_package_key(name, version)
-        folder = self.settings.skills.pinned_dir / f"{name}@{version}"
-        if not (folder / SKILL_FILE).is_file():
-            ref = await self.store.stat(key)
-            if ref is None:
-                raise ArtifactNotFoundError(key)
-            await asyncio.to_thread(_unpack_pinned, await self.store.get_bytes(ref), folder)
-        loaded = await asyncio.to_thread(load_skill_file, folder / SKILL_FILE)
-        if loaded.skill is None or loaded.skill.name != name:
-            why = "; ".join(d.message for d in loaded.diagnostics) or "another skill's package"
-            raise SkillFormatError(key, f"not a package of {name!r}: {why}")
-        return dataclasses.replace(loaded.skill, version=version, source=folder.parent)
+        """`name` at `version`, even after the library moved on (``sandbox.pinned``)."""
+        return await skill_at(
+            self.store, self.registry, name, version, pinned_dir=self.settings.skills.pinned_dir
+        )
 
     # --- transcript ------------------------------------------------------------------------
 
@@ -393,7 +369,7 @@ class AgentServices:
             await publish_skill(self.store, skill)
         except (PackageError, InvalidKeyError) as exc:
             # Its instructions still help; its scripts cannot run (the manager runs packages).
-            notes.append(f"this skill's scripts cannot run: its package is refused ({exc})")
+            notes.append(disclosure.package_refused(exc))
         children = view.children_of(skill.name, enabled_only=True)
         text = render_activation(
             skill,
@@ -407,17 +383,13 @@ class AgentServices:
                 notes.append(found)
             else:
                 tools.extend(found)
-        if tools:
-            listed = ", ".join(tool.name for tool in tools)
-            text += f"\nTools registered by this skill: {listed}.\n"
-        for note in notes:
-            text += f"\nNote: {note}\n"
+        text += disclosure.activation_footer(tools, notes)
         if request.tool_call_id:
             message = Message(
                 role="tool",
                 text=text,
                 tool_call_id=request.tool_call_id,
-                tool_name="activate_skill",
+                tool_name=disclosure.ACTIVATE_SKILL,
             )
         else:
             message = Message(
@@ -440,38 +412,10 @@ class AgentServices:
         cached = self._schemas.get(key)
         if cached is not None:
             return cached
-        result = await self._execute(
-            ExecuteRequest(
-                execution_id=f"help-json/{skill.name}/{skill.version}/{script}",
-                run_id=TOOL_SCHEMA_RUN_ID,
-                skill=skill.name,
-                version=skill.version,
-                script=script,
-                args=["--help-json"],
-                limits=ExecutionLimits(timeout_seconds=30),
-            )
+        schemas = await discover_tool_schemas(
+            self._execute, skill=skill.name, version=skill.version, script=script
         )
-        found: tuple[SkillTool, ...] | str
-        if result.status != "succeeded":
-            why = _clip((result.stderr or result.error or "").strip(), 200)
-            found = f"{script} --help-json {result.status} (exit {result.exit_code}): {why}"
-        else:
-            try:
-                schemas = parse_tool_schemas(result.stdout, script=script)
-            except ToolSchemaError as exc:
-                found = str(exc)
-            else:
-                found = tuple(
-                    SkillTool(
-                        name=skill_tool_name(skill.name, schema.name),
-                        tool=schema.name,
-                        script=script,
-                        description=schema.description,
-                        input_schema=schema.input_schema,
-                        shared_script=len(schemas) > 1,
-                    )
-                    for schema in schemas
-                )
+        found = schemas if isinstance(schemas, str) else skill_tools(skill.name, script, schemas)
         self._schemas[key] = found
         return found
 
@@ -506,24 +450,32 @@ class AgentServices:
     async def _execute(self, request: ExecuteRequest) -> ExecutionResult:
         """Run `request` on the manager. A full pool is back-pressure, not a failure: the step
         asks again after each 503's Retry-After (jittered, so that waiting steps spread out)
-        for up to ``SANDBOX__QUEUE_SECONDS``, and only then fails to the engine's retries."""
-        deadline = time.monotonic() + self.settings.sandbox.queue_seconds
-        while True:
-            try:
-                return await self.sandbox.execute(request)
-            except PoolExhaustedError as exc:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise
-                await asyncio.sleep(min(left, exc.retry_after * _JITTER.uniform(0.5, 1.0)))
+        for up to ``SANDBOX__QUEUE_SECONDS``, and only then fails to the engine's retries
+        (``skillweave.sandbox.queue``, the MCP front door's policy too)."""
+        return await queued(
+            lambda: self.sandbox.execute(request),
+            queue_seconds=self.settings.sandbox.queue_seconds,
+        )
+
+    async def _cancel_execution(self, execution_id: str) -> None:
+        """Ask the manager to stop a run whose caller was cancelled (the job was, or its
+        activity): it would otherwise run to its timeout. Best effort, and shielded, so the
+        request is not cut short by the cancellation being delivered."""
+        try:
+            await asyncio.shield(self.sandbox.cancel(execution_id))
+        except Exception:
+            _log.warning("could not cancel execution %s", execution_id, exc_info=True)
 
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
-        """Run a script of an active skill in a sandbox; store the result as a tool message."""
+        """Run a script of an active skill in a sandbox; store the result as a tool message.
+        Cancelling the call cancels the run at the manager too."""
         args = list(request.args)
         if request.run_json is not None:
-            args = ["--run-json", json.dumps(request.run_json.arguments)]
-            if request.run_json.shared_script:
-                args += ["--tool", request.run_json.tool]
+            args = run_json_args(
+                request.run_json.tool,
+                request.run_json.arguments,
+                shared_script=request.run_json.shared_script,
+            )
         try:
             result = await self._execute(
                 ExecuteRequest(
@@ -537,6 +489,9 @@ class AgentServices:
                     limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
                 )
             )
+        except asyncio.CancelledError:
+            await self._cancel_execution(request.execution_id)
+            raise
         except ExecutionRejectedError as exc:
             self.metrics.script_runs.labels(outcome="error").inc()
             text = f"The script was not run: {exc}"
@@ -611,19 +566,3 @@ class AgentServices:
             summary=summary,
         )
         return SearchOutcome(seq=request.seq, chars=chars, summary=summary, found=names)
-
-
-def _unpack_pinned(package: bytes, folder: Path) -> None:
-    """Unpack `package` into `folder` (a name@version folder) through a private temporary
-    folder and a rename, so that a reader never sees half a skill."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        top = extract_package(package, temp)[0]  # a package may hold its skill in a folder
-        try:
-            top.rename(folder)
-        except OSError:  # another job unpacked the same version first
-            if not (folder / SKILL_FILE).is_file():
-                raise
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)

@@ -71,6 +71,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.runtime import ApprovalDecision
+from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult
 from skillweave.engines.contract import (
     QUERY_EVENTS,
@@ -460,7 +461,7 @@ class TemporalEngine:
         client: Client,
         *,
         task_queue: str,
-        catalog_mode: str = "enabled",
+        catalog_mode: CatalogMode = "enabled",
         catalog_top_k: int = 8,
         timeouts: ActivityTimeouts | None = None,
         poll_seconds: float = POLL_SECONDS,

@@ -1,10 +1,12 @@
-"""The agent activities run in Temporal's activity environment over fake services."""
+"""The agent activities run in Temporal's activity environment over fake services.
+
+Cancelling a script run at the manager is the services' job, the same on both engines:
+tests/engines/test_services_cancel.py."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 from typing import cast
 
 import pytest
@@ -23,7 +25,7 @@ from skillweave.agent.runtime import (
     TranscriptView,
     TranscriptWrite,
 )
-from skillweave.engines.contract import RecordInput
+from skillweave.engines.contract import Activity, RecordInput
 from skillweave.engines.services import AgentServices
 from skillweave.errors import ModelError, SandboxError, SkillNotFoundError
 from skillweave.llm.messages import Message, Usage
@@ -33,7 +35,7 @@ KEY = f"{WORKFLOW_ID}/script-7"
 
 SCRIPT = RunScriptInput(
     run_id="r1",
-    execution_id="chosen-by-the-caller",
+    execution_id=KEY,
     skill="notes",
     version="a" * 64,
     script="scripts/add.py",
@@ -112,7 +114,9 @@ def env() -> ActivityEnvironment:
 
 def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivities) -> None:
     names = {activity._Definition.must_from_callable(fn).name for fn in activities.definitions()}
-    assert names == {
+    assert names == {str(name) for name in Activity}
+    # The names are in every recorded history: they never change.
+    assert {name.value for name in Activity} == {
         "prepare_catalog",
         "invoke_model",
         "load_skill",
@@ -123,15 +127,37 @@ def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivit
     }
 
 
-async def test_a_script_runs_under_the_activitys_idempotency_key(
+async def test_a_script_runs_under_the_key_the_loop_gave_it(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
 ) -> None:
     outcome = await env.run(activities.run_skill_script, SCRIPT)
     assert outcome.status == "succeeded"
+    assert services.scripts == [SCRIPT]
+
+
+async def test_a_request_recorded_before_the_key_had_one_owner_keeps_its_first_key(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
+) -> None:
+    # Workflows scheduled before the upgrade carry the loop's old key "{job}/{seq}"; their
+    # earlier attempts ran under "{workflow_id}/script-{seq}", so a retry must too.
+    legacy = SCRIPT.model_copy(update={"execution_id": "j1/7"})
+    await env.run(activities.run_skill_script, legacy)
     assert [s.execution_id for s in services.scripts] == [KEY]
-    assert services.scripts[0].model_dump(exclude={"execution_id"}) == SCRIPT.model_dump(
-        exclude={"execution_id"}
-    )
+
+
+@pytest.mark.parametrize(
+    "foreign", ["chosen-by-the-caller", "skillweave-job-other/script-7", "j1/8", "j2/7"]
+)
+async def test_a_request_keyed_for_another_run_is_refused(
+    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment, foreign: str
+) -> None:
+    with pytest.raises(ApplicationError) as raised:
+        await env.run(
+            activities.run_skill_script, SCRIPT.model_copy(update={"execution_id": foreign})
+        )
+    assert raised.value.type == "AgentError"
+    assert raised.value.non_retryable
+    assert services.scripts == []
 
 
 async def test_every_attempt_uses_the_same_key(
@@ -170,33 +196,6 @@ async def test_a_slow_call_heartbeats_until_it_returns(
     after = len(beats)
     await asyncio.sleep(0.05)
     assert len(beats) == after
-
-
-async def test_cancelling_a_script_run_cancels_it_at_the_manager(
-    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
-) -> None:
-    services.gate.clear()
-    run = asyncio.create_task(env.run(activities.run_skill_script, SCRIPT))
-    await services.started.wait()
-    env.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await run
-    assert services.sandbox.cancelled == [KEY]
-
-
-async def test_a_failed_cancel_is_logged_and_the_cancellation_goes_on(
-    env: ActivityEnvironment, caplog: pytest.LogCaptureFixture
-) -> None:
-    services = FakeServices(sandbox=FakeSandbox(fail=True))
-    activities = AgentActivities(cast(AgentServices, services), heartbeat_seconds=0.01)
-    services.gate.clear()
-    run = asyncio.create_task(env.run(activities.run_skill_script, SCRIPT))
-    await services.started.wait()
-    env.cancel()
-    with caplog.at_level(logging.WARNING), pytest.raises(asyncio.CancelledError):
-        await run
-    assert services.sandbox.cancelled == [KEY]
-    assert f"could not cancel execution {KEY}" in caplog.text
 
 
 async def test_a_transient_model_error_is_retried_after_retry_after(

@@ -1,4 +1,5 @@
-"""The error mapping at the activity boundary: every branch of the policy."""
+"""The error mapping at the activity boundary: every branch of the rule, as Temporal sees it.
+That the direct engine decides the same for every class is tests/engines/test_retries.py."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from datetime import timedelta
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.errors import application_error, raises_application_errors, retry_of
-from skillweave.engines.direct import retry_delay
+from activities.errors import application_error, raises_application_errors
 from skillweave.errors import (
     AgentError,
     ArtifactIntegrityError,
@@ -42,6 +42,7 @@ NOT_RETRIED = [
     ModelError("bad request", status=400),
     ScriptedModelError("no turn left"),
     ExecutionRejectedError(422, "unknown script"),
+    SandboxStartError("sandboxes cannot start: bubblewrap is missing", permanent=True),
     ExecutionConflictError("wf/script-1", "was interrupted"),
     ArtifactNotFoundError("runs/r1/inputs/a.csv"),
     ArtifactIntegrityError("runs/r1/inputs/a.csv", "3 bytes", "4 bytes"),
@@ -85,22 +86,20 @@ def test_a_full_pool_retries_after_its_retry_after() -> None:
     assert error.next_retry_delay == timedelta(seconds=3)
 
 
-def test_a_lost_sandbox_retries_at_once_on_both_engines() -> None:
+def test_a_lost_sandbox_retries_at_once() -> None:
     lost = SandboxLostError("wf/script-3", "the pod died")
     error = application_error(lost)
     assert not error.non_retryable
     assert error.type == "SandboxLostError"
-    assert error.next_retry_delay in (None, timedelta(0))
-    assert retry_delay(lost, 1) == 0.0
+    assert error.next_retry_delay == timedelta(0)
 
 
-def test_an_execution_under_another_claim_retries_after_the_lease_on_both_engines() -> None:
+def test_an_execution_under_another_claim_retries_after_the_lease() -> None:
     busy = ExecutionInProgressError("wf/script-3", retry_after=7.0)
     error = application_error(busy)
     assert not error.non_retryable
     assert error.type == "ExecutionInProgressError"
     assert error.next_retry_delay == timedelta(seconds=7)
-    assert retry_delay(busy, 1) == 7.0
 
 
 def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
@@ -108,22 +107,9 @@ def test_a_negative_retry_after_does_not_make_a_negative_delay() -> None:
     assert not error.next_retry_delay
 
 
-@pytest.mark.parametrize(
-    "exc",
-    [
-        ModelError("overloaded", retryable=True),
-        ModelError("rate limited", retryable=True, retry_after=2),
-        ModelError("bad request", status=400),
-        ScriptedModelError("no turn left"),
-        PoolExhaustedError("no sandbox free", retry_after=1),
-        SandboxLostError("wf/script-3", "connection reset"),
-        ExecutionInProgressError("wf/script-3", retry_after=2.0),
-        ExecutionConflictError("wf/script-3", "used with a different request"),
-    ],
-    ids=repr,
-)
-def test_model_and_pool_errors_retry_as_in_the_direct_engine(exc: SkillweaveError) -> None:
-    assert retry_of(exc)[0] == (retry_delay(exc, 1) is not None)
+def test_a_retry_after_beyond_the_longest_back_off_is_capped() -> None:
+    error = application_error(ModelError("come back tomorrow", retryable=True, retry_after=86400))
+    assert error.next_retry_delay == timedelta(seconds=60)
 
 
 async def test_the_decorator_maps_skillweave_errors_and_keeps_the_cause() -> None:

@@ -36,7 +36,7 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArt
     store = LocalArtifactStore(tmp_path / "store")
 
     async def open_library(state: ApiState) -> None:
-        state.extras["library"] = SkillLibrary(state.settings.skills).refresh()
+        state.directory_skills = SkillLibrary(state.settings.skills).refresh()
 
     app = create_api(
         settings, store=store, routers=[agents_router], on_startup=[open_library, open_agents]

@@ -10,7 +10,6 @@ import pytest
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
-from skillweave.engines.direct import retry_delay
 from skillweave.errors import AgentError, ModelError, PoolExhaustedError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
@@ -143,16 +142,6 @@ async def test_retryable_model_errors_are_retried_and_others_fail_the_job(tmp_pa
     assert result.status == "failed"
     assert "401 bad key" in (result.reason or "")
     assert fatal.calls == 1
-
-
-def test_retry_delay_follows_retry_after_then_backs_off() -> None:
-    assert retry_delay(ModelError("x", retryable=True, retry_after=3.0), 1) == 3.0
-    assert retry_delay(ModelError("x", retryable=True), 1) == 0.5
-    assert retry_delay(ModelError("x", retryable=True), 3) == 2.0
-    assert retry_delay(ModelError("x", retryable=True, retry_after=999), 1) == 30.0
-    assert retry_delay(PoolExhaustedError("full", retry_after=2), 1) == 2.0
-    assert retry_delay(ModelError("x", retryable=False), 1) is None
-    assert retry_delay(ValueError("x"), 1) is None
 
 
 async def test_a_caller_waiting_on_a_result_can_time_out(tmp_path: Path) -> None:

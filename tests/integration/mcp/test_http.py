@@ -34,7 +34,7 @@ async def test_tools_catalog_tree_resource_and_a_script_with_its_output(
             "search_skills",
         }
         enum = tools["activate_skill"].input_schema["properties"]["name"]["enum"]
-        assert set(enum) == {"text-tools", "reverser", "style-guide"}
+        assert set(enum) == {"text-tools", "style-guide"}  # a sub-skill: once its parent is
 
         catalog = text_of(await client.call_tool("list_skills", {}))
         assert 'name="text-tools"' in catalog
@@ -43,12 +43,17 @@ async def test_tools_catalog_tree_resource_and_a_script_with_its_output(
 
         refused = await client.call_tool("activate_skill", {"name": "reverser"})
         assert refused.is_error
-        assert "activate 'text-tools' first" in text_of(refused)
+        assert "A sub-skill becomes available once its parent skill is active" in text_of(refused)
 
         parent = text_of(await client.call_tool("activate_skill", {"name": "text-tools"}))
         assert "<skill_content" in parent
         assert "reverser" in parent  # the sub-skill's catalog entry
         assert 'name="reverser"' in text_of(await client.call_tool("list_skills", {}))
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["activate_skill"].input_schema["properties"]["name"]["enum"] == [
+            "style-guide",
+            "reverser",
+        ]
         child = text_of(await client.call_tool("activate_skill", {"name": "reverser"}))
         assert "# Reverser" in child
 
@@ -119,8 +124,8 @@ async def test_a_script_of_an_inactive_skill_is_refused(front_door: FrontDoor) -
             "run_skill_script", {"skill": "reverser", "script": "scripts/reverse.py"}
         )
         assert refused.is_error
-        assert "not active in this session" in text_of(refused)
-        assert "activate_skill" in text_of(refused)
+        assert "Skill 'reverser' is not active" in text_of(refused)
+        assert "skills that can be activated now" in text_of(refused)  # a sub-skill
     assert await front_door.store.list("runs/") == []  # nothing ran
 
 
@@ -140,7 +145,7 @@ async def test_two_concurrent_sessions_keep_their_own_activations(
             ),
         )
         assert refused.is_error
-        assert "not active in this session (active: none)" in text_of(refused)
+        assert "Skill 'reverser' is not active" in text_of(refused)
         assert not ran.is_error
         child = await second.call_tool("activate_skill", {"name": "reverser"})
         assert child.is_error  # its parent is active in the other session only
@@ -178,13 +183,13 @@ async def test_no_token_or_a_wrong_one_is_401(front_door: FrontDoor) -> None:
 async def test_bad_arguments_are_error_results_naming_the_problem(front_door: FrontDoor) -> None:
     async with front_door.connect() as client:
         cases = [
-            ("activate_skill", {}, "'name' is required"),
+            ("activate_skill", {}, "activate_skill needs 'name'"),
             (
                 "activate_skill",
                 {"name": "no-such-skill"},
                 "Skills that can: style-guide, text-tools",
             ),
-            ("read_skill_resource", {"skill": "style-guide"}, "'path' is required"),
+            ("read_skill_resource", {"skill": "style-guide"}, "needs 'path'"),
             ("run_skill_script", {"skill": "style-guide", "script": "x.py", "args": "-v"}, "list"),
             ("search_skills", {"query": "text", "top_k": 0}, "top_k"),
             ("search_skills", {"query": "text", "top_k": True}, "top_k"),

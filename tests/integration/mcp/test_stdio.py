@@ -41,7 +41,7 @@ async def test_the_library_over_stdio(tmp_path: Path) -> None:
             "run_skill_script", {"skill": "reverser", "script": "scripts/reverse.py"}
         )
         assert refused.is_error
-        assert "not active in this session" in text_of(refused)
+        assert "Skill 'reverser' is not active" in text_of(refused)
 
         await client.call_tool("activate_skill", {"name": "text-tools"})
         child = await client.call_tool("activate_skill", {"name": "reverser"})

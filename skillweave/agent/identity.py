@@ -1,0 +1,56 @@
+"""The names a job's side effects are known by: the same on both engines, on every retry and
+across continue-as-new.
+
+A script run is the side effect that must happen at most once, so its idempotency key has one
+owner, :func:`execution_key`, and both engines use the value the loop puts in
+``RunScriptInput.execution_id`` unchanged. The key is built from the job id and the transcript
+position (``seq``) the run's result is stored at; positions never repeat within a job, not even
+across continue-as-new, and a retry asks again for the same position. Its shape,
+``skillweave-job-{job}/script-{seq}``, is the Temporal workflow id and the run's activity id
+joined, which is what the Temporal activities derived by themselves before this module existed:
+a run first tried by an older worker is asked for under the same key after an upgrade.
+
+Pure: the agent loop and the workflow sandbox import it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "JOB_KEY_PREFIX",
+    "execution_key",
+    "job_id_of",
+    "job_key",
+    "legacy_execution_key",
+    "script_call_id",
+]
+
+JOB_KEY_PREFIX: Final = "skillweave-job-"
+"""Prefix of a job's key (its Temporal workflow id)."""
+
+
+def job_key(job_id: str) -> str:
+    """The key of a job: one per job, found again from its id (the Temporal workflow id)."""
+    return f"{JOB_KEY_PREFIX}{job_id}"
+
+
+def job_id_of(key: str) -> str:
+    """The job id in a key made by :func:`job_key` (else the key itself)."""
+    return key.removeprefix(JOB_KEY_PREFIX)
+
+
+def script_call_id(seq: int) -> str:
+    """The id of the call that runs the script stored at `seq` (the Temporal activity id)."""
+    return f"script-{seq}"
+
+
+def execution_key(job_id: str, seq: int) -> str:
+    """The idempotency key of the script run whose result is stored at `seq` in job `job_id`."""
+    return f"{job_key(job_id)}/{script_call_id(seq)}"
+
+
+def legacy_execution_key(job_id: str, seq: int) -> str:
+    """The key the loop wrote into ``RunScriptInput`` before :func:`execution_key` was the
+    only one; a workflow history recorded then still carries it in its activity inputs."""
+    return f"{job_id}/{seq}"

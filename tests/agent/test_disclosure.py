@@ -1,0 +1,95 @@
+"""The disclosure rules both front doors share: what is attachable, the activation rules and
+their texts, executable-skill tools."""
+
+from __future__ import annotations
+
+from skillweave.agent import ActiveSkill, SkillTool, disclosure
+from skillweave.skills import ToolSchema
+
+SCHEMA = {"type": "object", "properties": {"value": {"type": "number"}}}
+
+
+def test_attachable_is_the_roots_then_the_children_of_active_parents_once_each() -> None:
+    active = {
+        "toolkit": ActiveSkill(name="toolkit", version="v", children=("profiler", "notes")),
+        "other": ActiveSkill(name="other", version="v", children=("profiler", "deep")),
+    }
+    assert disclosure.attachable(("notes", "toolkit"), active) == (
+        "notes",
+        "toolkit",
+        "profiler",
+        "deep",
+    )
+    assert disclosure.attachable(("a",), {}) == ("a",)
+
+
+def test_activation_refuses_a_repeat_and_what_is_not_attachable() -> None:
+    active = {"toolkit": ActiveSkill(name="toolkit", version="v", children=("profiler",))}
+    assert disclosure.activation_refusal("profiler", roots=("toolkit",), active=active) is None
+    assert disclosure.activation_refusal("toolkit", roots=("toolkit",), active=active) == (
+        "Skill 'toolkit' is already active; its instructions are above."
+    )
+    refused = disclosure.activation_refusal("deep", roots=("toolkit",), active=active)
+    assert refused == (
+        "Skill 'deep' cannot be activated now. Skills that can: toolkit, profiler. "
+        "A sub-skill becomes available once its parent skill is active."
+    )
+
+
+def test_not_active_says_how_to_activate_or_what_can_be() -> None:
+    assert disclosure.not_active("a", ("a", "b")) == (
+        "Skill 'a' is not active; activate it first with activate_skill(name='a')."
+    )
+    assert disclosure.not_active("z", ("a", "b")) == (
+        "Skill 'z' is not active; skills that can be activated now: a, b."
+    )
+
+
+def test_long_name_lists_are_cut_to_a_dozen() -> None:
+    names = [f"s{i}" for i in range(15)]
+    assert disclosure.names_preview(names).endswith("s11 and 3 more")
+    assert disclosure.names_preview([]) == "(none)"
+
+
+def test_a_scripts_schemas_become_named_tools_and_share_the_script_when_several() -> None:
+    one = ToolSchema(name="convert", description="Convert.", input_schema=SCHEMA)
+    two = ToolSchema(name="parse", description="Parse.", input_schema=SCHEMA)
+    (single,) = disclosure.skill_tools("conv", "scripts/c.py", [one])
+    assert single == SkillTool(
+        name="conv__convert",
+        tool="convert",
+        script="scripts/c.py",
+        description="Convert.",
+        input_schema=SCHEMA,
+        shared_script=False,
+    )
+    both = disclosure.skill_tools("conv", "scripts/c.py", [one, two])
+    assert [t.name for t in both] == ["conv__convert", "conv__parse"]
+    assert all(t.shared_script for t in both)
+    active = {"conv": ActiveSkill(name="conv", version="v", tools=both)}
+    assert disclosure.find_skill_tool(active, "conv__parse") == (active["conv"], both[1])
+    assert disclosure.find_skill_tool(active, "conv__nope") is None
+
+
+def test_the_activation_footer_lists_tools_then_notes() -> None:
+    (tool,) = disclosure.skill_tools(
+        "conv", "s.py", [ToolSchema(name="x", description="X.", input_schema=SCHEMA)]
+    )
+    assert disclosure.activation_footer([tool], ["a problem"]) == (
+        "\nTools registered by this skill: conv__x.\n\nNote: a problem\n"
+    )
+    assert disclosure.activation_footer([], []) == ""
+
+
+def test_the_activate_enum_leaves_out_what_is_active_until_everything_is() -> None:
+    def enum(roots: tuple[str, ...], active: dict[str, ActiveSkill]) -> list[str]:
+        specs = disclosure.tool_specs(roots=roots, active=active, search=False)
+        return specs[0].input_schema["properties"]["name"]["enum"]
+
+    a = ActiveSkill(name="a", version="v")
+    assert enum(("a", "b"), {"a": a}) == ["b"]
+    assert enum(("a",), {"a": a}) == ["a"]
+    assert [s.name for s in disclosure.tool_specs(roots=(), active={}, search=False)] == [
+        "read_skill_resource",
+        "run_skill_script",
+    ]
