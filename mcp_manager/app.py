@@ -21,10 +21,10 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Final
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
 from fastapi.exceptions import RequestValidationError
@@ -33,15 +33,17 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
 from mcp_manager.environments import EnvironmentBuilder
-from mcp_manager.executions import ExecutionService, ExecutionState, PreparedEnvironment
+from mcp_manager.executions import ExecutionService, PreparedEnvironment
 from mcp_manager.mcp_server import SkillMcp
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool, WarmPool
+from mcp_manager.records import ExecutionState
 from skillweave.config import Settings
 from skillweave.errors import (
     ConfigError,
@@ -55,6 +57,7 @@ from skillweave.errors import (
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
 from skillweave.sandbox.packages import publish_library
+from skillweave.sandbox.problems import PROBLEM_JSON, FieldProblem, Problem, ProblemCode
 from skillweave.skills import SkillLibrary
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
@@ -220,54 +223,110 @@ class _Json(JSONResponse):
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
+def _problem(problem: Problem, *, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return _Json(
+        problem.body(), status_code=problem.status, media_type=PROBLEM_JSON, headers=headers
+    )
+
+
+def _coded(
+    code: ProblemCode,
+    status_code: int,
+    title: str,
+    detail: str,
+    *,
+    retry_after: int | None = None,
+    errors: list[FieldProblem] | None = None,
+) -> JSONResponse:
+    """A problem of `code`; `retry_after` goes in the body and in the Retry-After header."""
+    problem = Problem.coded(
+        code,
+        status=status_code,
+        title=title,
+        detail=detail,
+        retry_after=retry_after,
+        errors=errors,
+    )
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return _problem(problem, headers=headers)
+
+
 def _install_error_handlers(app: FastAPI) -> None:
-    """The manager's errors as HTTP answers the sandbox client turns back into them."""
+    """The manager's errors as problem+json answers typed by a ``ProblemCode``, which the
+    sandbox client turns back into them."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        where = "; ".join(
-            f"{'.'.join(str(part) for part in error.get('loc', ()))}: {error.get('msg')}"
-            for error in exc.errors()[:5]
-        )
-        return _Json({"detail": f"the request is not valid: {where}"}, status_code=422)
+        errors = [
+            FieldProblem(
+                loc=[str(part) for part in error.get("loc", ())], msg=str(error.get("msg"))
+            )
+            for error in exc.errors()
+        ]
+        where = "; ".join(f"{'.'.join(e.loc)}: {e.msg}" for e in errors[:5])
+        detail = f"the request is not valid: {where}"
+        return _coded(ProblemCode.INVALID_REQUEST, 422, "Invalid request", detail, errors=errors)
 
     @app.exception_handler(ExecutionRejectedError)
     async def _rejected(_: Request, exc: ExecutionRejectedError) -> JSONResponse:
-        return _Json({"detail": exc.reason}, status_code=exc.status_code)
+        return _coded(ProblemCode.REJECTED, exc.status_code, "Request rejected", exc.reason)
 
     @app.exception_handler(ExecutionConflictError)
     async def _conflict(_: Request, exc: ExecutionConflictError) -> JSONResponse:
-        return _Json({"detail": str(exc)}, status_code=status.HTTP_409_CONFLICT)
+        return _coded(ProblemCode.CONFLICT, status.HTTP_409_CONFLICT, "Conflict", str(exc))
 
     @app.exception_handler(ExecutionInProgressError)
     async def _in_progress(_: Request, exc: ExecutionInProgressError) -> JSONResponse:
-        return _Json(
-            {"detail": str(exc), "error": "in_progress"},
-            status_code=status.HTTP_409_CONFLICT,
-            headers={"Retry-After": str(math.ceil(exc.retry_after))},
+        return _coded(
+            ProblemCode.IN_PROGRESS,
+            status.HTTP_409_CONFLICT,
+            "Execution in progress",
+            str(exc),
+            retry_after=math.ceil(exc.retry_after),
         )
 
     @app.exception_handler(SandboxLostError)
     async def _lost(_: Request, exc: SandboxLostError) -> JSONResponse:
-        return _Json(
-            {"detail": str(exc), "error": "sandbox_lost"},
-            status_code=status.HTTP_502_BAD_GATEWAY,
+        return _coded(
+            ProblemCode.SANDBOX_LOST, status.HTTP_502_BAD_GATEWAY, "Sandbox lost", str(exc)
         )
 
     @app.exception_handler(SandboxStartError)
     async def _refused(_: Request, exc: SandboxStartError) -> JSONResponse:
-        return _Json(
-            {"detail": str(exc), "error": "sandbox_refused"},
-            status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        return _coded(
+            ProblemCode.SANDBOX_REFUSED,
+            status.HTTP_500_INTERNAL_SERVER_ERROR,
+            "Sandboxes refuse to start",
+            str(exc),
         )
 
     @app.exception_handler(PoolExhaustedError)
     async def _exhausted(_: Request, exc: PoolExhaustedError) -> JSONResponse:
-        return _Json(
-            {"detail": str(exc)},
-            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": str(exc.retry_after)},
+        return _coded(
+            ProblemCode.POOL_EXHAUSTED,
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "No sandbox free",
+            str(exc),
+            retry_after=exc.retry_after,
         )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # The routes' own refusals (401, 404 no such execution, 409 finished): no code.
+        problem = Problem(
+            title=_HTTP_TITLES.get(exc.status_code, "Error"),
+            status=exc.status_code,
+            detail=str(exc.detail),
+        )
+        return _problem(problem, headers=exc.headers)
+
+
+_HTTP_TITLES: Final = {
+    401: "Unauthorized",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+}
 
 
 def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:

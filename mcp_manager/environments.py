@@ -12,10 +12,11 @@ stored environment never goes stale: it is built once and read ever after.
 
 **Once.** Concurrent requests for one key in this process share one build (a task that no
 caller's cancellation stops). Across managers sharing a store, the builder first wins a claim
-(``put_if_absent`` of ``.claim``) and renews it while it builds, as the execution claims of
-``executions`` do; the others poll until the environment or a failure record appears. A claim
-not renewed for a lease (its manager stopped) is superseded by the next attempt
-(``.claim.2``…), claimed atomically again. A failed build writes ``.failed``; the requests
+(``put_if_absent`` of ``.claim``) and renews it while it builds, with the same ``claims``
+machinery as script executions; the others poll until the environment or a failure record
+appears. A claim not renewed for a lease (its manager stopped) is superseded by the next
+attempt (``.claim.2``…), claimed atomically again; once the build is over, the claims are
+withdrawn. A failed build writes ``.failed``; the requests
 that waited on it raise its error, and a later request builds again (the index may have been
 down). The log of the last build is kept under the log key, whether it succeeded or not.
 
@@ -67,6 +68,7 @@ from urllib.parse import unquote, urlsplit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from mcp_manager.claims import Claims
 from skillweave.config import EnvironmentSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
@@ -105,7 +107,6 @@ _HOST_ETC: Final = (
     "/etc/alternatives",
     "/etc/localtime",
 )
-_MAX_CLAIM_ATTEMPTS: Final = 5  # builds of one key interrupted by stopped managers, at most
 _WATCH_SECONDS: Final = 1.0  # how often a running build's disk use is measured
 _PROBE_TIMEOUT_SECONDS: Final = 30.0
 _MAX_LOG_BYTES: Final = 4 * 1024 * 1024  # kept of a build log: the head and the tail
@@ -240,8 +241,7 @@ class EnvironmentBuilder:
         self._node = node if node is not None else shutil.which("node")
         self._bwrap = bwrap
         self._work_dir = work_dir
-        self._claim_lease = claim_lease
-        self._instance = uuid.uuid4().hex
+        self._claims = Claims(store, lease=claim_lease, holder="builder")
         self._inflight: dict[str, asyncio.Task[Environment]] = {}
         self._interpreter: _Interpreter | None = None
         self._node_major: int | None = None
@@ -408,47 +408,39 @@ class EnvironmentBuilder:
         # again. One that appears while it waits is the build it waited for.
         past_failure = await self._read_json(names.failure)
         past_build = past_failure.get("build") if past_failure else None
-        attempt = 1
-        poll = min(1.0, self._claim_lease / 4)
-        while True:
+        ready = await self._finished(names, past_build)
+        if ready is not None:
+            return ready
+
+        async def held(_: float) -> None:  # another manager builds it: look again soon
+            await asyncio.sleep(min(1.0, self._claims.lease / 4))
+
+        def interrupted() -> Exception:
+            return EnvironmentBuildError(
+                names.skill,
+                f"its build was interrupted {self._claims.max_attempts} times (managers "
+                f"stopped while building); remove {names.claim(1)}* to try again",
+                log_key=names.log,
+            )
+
+        claim = await self._claims.acquire(
+            names.claim,
+            settled=lambda: self._finished(names, past_build),
+            wait=held,
+            exhausted=interrupted,
+            what=f"environment {names.environment}",
+        )
+        if isinstance(claim, Environment):
+            return claim
+        try:
+            # The build may have finished between the last look and the claim.
             ready = await self._finished(names, past_build)
             if ready is not None:
                 return ready
-            claim = names.claim(attempt)
-            if await self._store.put_if_absent(
-                claim, self._claim_record(attempt), content_type=_JSON
-            ):
-                try:
-                    # The build may have finished between the look above and the claim.
-                    ready = await self._finished(names, past_build)
-                    if ready is not None:
-                        return ready
-                    return await self._build_claimed(names, spec, claim, attempt)
-                finally:
-                    await self._release(names, attempt)
-            holder = await self._read_json(claim)
-            if holder is None:
-                await asyncio.sleep(poll / 10)  # withdrawn meanwhile: look again
-                continue
-            renewed = float(holder.get("renewed", holder.get("at", 0.0)))
-            if time.time() - renewed < self._claim_lease:
-                await asyncio.sleep(poll)
-                continue
-            attempt += 1
-            if attempt > _MAX_CLAIM_ATTEMPTS:
-                raise EnvironmentBuildError(
-                    names.skill,
-                    f"its build was interrupted {_MAX_CLAIM_ATTEMPTS} times (managers stopped "
-                    f"while building); remove {names.claim(1)}* to try again",
-                    log_key=names.log,
-                )
-            logger.warning(
-                "environment %s: the claim of attempt %d lapsed (its manager stopped); "
-                "trying attempt %d",
-                names.environment,
-                attempt - 1,
-                attempt,
-            )
+            async with self._claims.renewing(claim):
+                return await self._build_claimed(names, spec)
+        finally:
+            await self._claims.release(claim)
 
     async def _finished(self, names: _Keys, past_build: object) -> Environment | None:
         """The environment when it is stored; raises a failure newer than this request."""
@@ -466,28 +458,6 @@ class EnvironmentBuilder:
             )
         return None
 
-    async def _release(self, names: _Keys, attempt: int) -> None:
-        """Withdraw the claim, and the lapsed claims of earlier attempts: the chain restarts."""
-        for number in range(attempt, 0, -1):
-            try:
-                await self._store.delete(names.claim(number))
-            except StorageError as exc:  # it lapses after the lease anyway
-                logger.warning("environment claim %s not withdrawn: %s", names.claim(number), exc)
-
-    def _claim_record(self, attempt: int) -> bytes:
-        now = time.time()
-        record = {"builder": self._instance, "attempt": attempt, "at": now, "renewed": now}
-        return json.dumps(record).encode()
-
-    async def _renew(self, claim: str, attempt: int) -> None:
-        """Renew the claim while building, so that no other manager takes the build over."""
-        while True:
-            await asyncio.sleep(self._claim_lease / 4)
-            try:
-                await self._store.put_bytes(claim, self._claim_record(attempt), content_type=_JSON)
-            except StorageError as exc:  # the next renewal may get through
-                logger.warning("environment claim %s not renewed: %s", claim, exc)
-
     async def _read_json(self, key: str) -> dict[str, object] | None:
         ref = await self._store.stat(key)
         if ref is None:
@@ -500,10 +470,7 @@ class EnvironmentBuilder:
 
     # --- the build --------------------------------------------------------------------------
 
-    async def _build_claimed(
-        self, names: _Keys, spec: DependencySpec, claim: str, attempt: int
-    ) -> Environment:
-        renewing = asyncio.create_task(self._renew(claim, attempt))
+    async def _build_claimed(self, names: _Keys, spec: DependencySpec) -> Environment:
         self.builds += 1
         started = time.perf_counter()
         base = self._work_dir or Path(tempfile.gettempdir())
@@ -538,7 +505,6 @@ class EnvironmentBuilder:
             )
             await self._store.delete(names.failure)
         finally:
-            renewing.cancel()
             await asyncio.to_thread(remove_tree, folder)
         logger.info(
             "environment %s built in %.1f s (%d bytes packed)",

@@ -27,34 +27,34 @@ never see store credentials. Per-skill secrets join only that skill's environmen
 configured secret is masked (``skillweave.sandbox.masking``) in each result before it is stored
 or answered, and in each full stdout/stderr log after its transfer was verified and before it
 is stored, so the log's artifact ref describes the masked bytes.
+
+The pieces live beside it: ``claims`` (the store claim with its renewed lease, shared with
+environment builds), ``executor_client`` (the executor protocol), ``records`` (the stored
+record and the request fingerprint) and ``cache`` (the bounded caches of packages and specs).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import io
-import json
 import logging
-import tempfile
 import time
-import uuid
 import zipfile
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Final, Literal
-from urllib.parse import quote
+from typing import Final
 
-import httpx
 from pydantic import BaseModel, Field
 
 from mcp_manager.backends import Sandbox
+from mcp_manager.cache import BoundedCache
+from mcp_manager.claims import Claim, ClaimRecord, Claims
 from mcp_manager.environments import EnvironmentBuilder
+from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool
+from mcp_manager.records import ExecutionRecord, ExecutionState, Fingerprint, result_for
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
@@ -63,7 +63,6 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
-    InvalidKeyError,
     SandboxLostError,
     SkillEnvironmentError,
     StorageError,
@@ -73,12 +72,7 @@ from skillweave.sandbox.models import (
     ExecuteRequest,
     ExecutionLimits,
     ExecutionResult,
-    ExecutionStatus,
-    ExecutorFile,
     ExecutorRequest,
-    ExecutorResult,
-    OutputArtifact,
-    SkippedOutput,
 )
 from skillweave.sandbox.validation import check_env, check_run, check_text, clean_script
 from skillweave.skills.dependencies import DependencySpec, discover_dependencies
@@ -86,36 +80,18 @@ from skillweave.skills.names import name_key
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.telemetry import bound
-from skillweave.telemetry.tracing import inject, span
+from skillweave.telemetry.tracing import span
 
-__all__ = ["ExecutionService", "ExecutionState"]
+__all__ = ["ExecutionService", "ExecutionState", "PreparedEnvironment"]
 
 logger = logging.getLogger("skillweave.manager")
 
-_HTTP_GRACE_SECONDS: Final = 30.0
 _PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
 _SPEC_CACHE: Final = 1024
 """Dependency specs kept, by skill version (a version is its content: never stale)."""
 _KEEP_ATTEMPTS: Final = 4
 _KEEP_BACKOFF_SECONDS: Final = 0.25
-_MAX_CLAIM_ATTEMPTS: Final = 5  # runs of one execution interrupted by stopped managers, at most
 _JSON: Final = "application/json"
-
-
-class ExecutionState(BaseModel):
-    """``GET /sandbox/executions/{id}``: running, or finished with its result."""
-
-    execution_id: str
-    state: Literal["running", "finished"]
-    result: ExecutionResult | None = None
-
-
-@dataclass
-class _Handed:
-    """Whether an execution's request was sent to its sandbox (from then on its script may
-    have run, and it is never run again)."""
-
-    sent: bool = False
 
 
 @dataclass(eq=False)
@@ -127,41 +103,22 @@ class _Inflight:
     started: float = field(default_factory=time.perf_counter)
 
 
-_ADDED_LIMITS: Final = frozenset({"max_disk_mb"})
-"""Fields of ``ExecutionLimits`` added since managers first stored fingerprints (with every
-field, defaults included): left out again when a stored fingerprint is checked."""
+@dataclass(frozen=True, slots=True)
+class _Package:
+    """A skill package kept in memory: its hash (checked against the store's ref), its bytes
+    and the paths inside it."""
+
+    sha256: str
+    data: bytes
+    names: frozenset[str]
 
 
-@dataclass(frozen=True)
-class _Fingerprint:
-    """What makes two requests of one execution id the same request.
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A skill version's packed environment, and whether this request built it."""
 
-    `value` (what this manager records) leaves out fields at their defaults, so a field added
-    later with a default does not make a repeat of an old request look different; `legacy` is
-    what earlier managers recorded for the same request, accepted as well, so a store written
-    before an upgrade (or an activity retried across one) still gets its stored result.
-    """
-
-    value: str
-    legacy: str
-
-    def matches(self, recorded: object) -> bool:
-        return recorded in (self.value, self.legacy)
-
-
-def _digest(data: object) -> str:
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _fingerprint(request: ExecuteRequest) -> _Fingerprint:
-    legacy = request.model_dump(mode="json")
-    if isinstance(legacy.get("limits"), dict):
-        legacy["limits"] = {k: v for k, v in legacy["limits"].items() if k not in _ADDED_LIMITS}
-    return _Fingerprint(
-        value=_digest(request.model_dump(mode="json", exclude_defaults=True)),
-        legacy=_digest(legacy),
-    )
+    data: bytes
+    built: bool
 
 
 def _package_names(package: bytes) -> set[str]:
@@ -270,7 +227,7 @@ class ExecutionService:
     ) -> None:
         self._store = store
         self._environments = environments
-        self._specs: OrderedDict[str, DependencySpec] = OrderedDict()
+        self._specs: BoundedCache[str, DependencySpec] = BoundedCache(max_entries=_SPEC_CACHE)
         self._pool = pool
         self._metrics = metrics
         self._secrets = {k: dict(v) for k, v in (skill_secrets or {}).items()}
@@ -278,11 +235,12 @@ class ExecutionService:
         self._secrets_by_key = _secrets_by_name(self._secrets)
         self._default_limits = ExecutionLimits(timeout_seconds=default_timeout)
         self._inflight: dict[str, _Inflight] = {}
-        self._packages: OrderedDict[str, tuple[str, bytes, frozenset[str]]] = OrderedDict()
-        self._package_bytes = 0
-        self._instance = uuid.uuid4().hex
-        self._claim_lease = claim_lease
-        self._client = httpx.AsyncClient()
+        # Newest first kept, even alone over the bound: the run about to start needs it.
+        self._packages: BoundedCache[str, _Package] = BoundedCache(
+            max_weight=_PACKAGE_CACHE_BYTES, weigh=lambda package: len(package.data)
+        )
+        self._claims = Claims(store, lease=claim_lease, holder="manager")
+        self._executor = ExecutorClient(store=store, masker=self._masker)
 
     async def close(self) -> None:
         """Cancel what is running (builds of environments too) and close the HTTP client."""
@@ -290,7 +248,7 @@ class ExecutionService:
             await self.cancel(execution_id)
         if self._environments is not None:
             await self._environments.aclose()
-        await self._client.aclose()
+        await self._executor.aclose()
 
     # --- the public operations -------------------------------------------------------------
 
@@ -316,7 +274,7 @@ class ExecutionService:
             return await self._execute_once(request)
 
     async def _execute_once(self, request: ExecuteRequest) -> ExecutionResult:
-        fingerprint = _fingerprint(request)
+        fingerprint = Fingerprint.of(request)
         # The package is looked up beside the stored result (it is needed unless there is one).
         stored, package_ref = await asyncio.gather(
             self._stored(request.execution_id, fingerprint),
@@ -331,7 +289,7 @@ class ExecutionService:
             raise package_ref
         running = self._inflight.get(request.execution_id)
         if running is not None:
-            if _fingerprint(running.request) != fingerprint:
+            if Fingerprint.of(running.request) != fingerprint:
                 raise ExecutionConflictError(request.execution_id, "used with a different request")
             self._metrics.deduplicated.inc()
             return await asyncio.shield(running.future)
@@ -369,20 +327,17 @@ class ExecutionService:
             raise ExecutionRejectedError(
                 404, f"skill {skill!r} version {version[:12]} is not published"
             )
-        package, _ = await self._package(ref)
-        request = ExecuteRequest(
-            execution_id="prepare", run_id="prepare", skill=skill, version=version, script="-"
-        )
+        package = await self._package(ref)
         started = time.perf_counter()
-        prepared = await self._environment(request, package)
-        spec = self._specs[version]
+        spec = await self._spec(self._environments, version=version, package=package.data)
+        prepared = await self._environment(skill=skill, version=version, spec=spec)
         return PreparedEnvironment(
             skill=skill,
             version=version,
             dependencies=spec.to_json(),
             needed=prepared is not None,
-            built=prepared is not None and prepared[1],
-            bytes=len(prepared[0]) if prepared is not None else 0,
+            built=prepared is not None and prepared.built,
+            bytes=len(prepared.data) if prepared is not None else 0,
             seconds=round(time.perf_counter() - started, 3),
         )
 
@@ -396,7 +351,7 @@ class ExecutionService:
         return ExecutionState(
             execution_id=execution_id,
             state="finished",
-            result=mask_result(ExecutionResult.model_validate(record["result"]), self._masker),
+            result=mask_result(record.result, self._masker),
         )
 
     async def cancel(self, execution_id: str) -> bool:
@@ -405,31 +360,27 @@ class ExecutionService:
         if entry is None:
             return False
         entry.cancelled = True
-        sandbox = entry.sandbox
-        if sandbox is not None:
-            with contextlib.suppress(httpx.HTTPError):
-                await self._client.delete(
-                    f"{sandbox.url}/execute", headers=_auth(sandbox), timeout=5.0
-                )
+        if entry.sandbox is not None:
+            await self._executor.cancel(entry.sandbox)
         return True
 
     # --- the steps ------------------------------------------------------------------------
 
-    async def _read_record(self, execution_id: str) -> dict[str, object] | None:
+    async def _read_record(self, execution_id: str) -> ExecutionRecord | None:
         ref = await self._store.stat(keys.execution_result_key(execution_id))
         if ref is None:
             return None
-        return json.loads(await self._store.get_bytes(ref))
+        return ExecutionRecord.model_validate_json(await self._store.get_bytes(ref))
 
-    async def _stored(self, execution_id: str, fingerprint: _Fingerprint) -> ExecutionResult | None:
+    async def _stored(self, execution_id: str, fingerprint: Fingerprint) -> ExecutionResult | None:
         record = await self._read_record(execution_id)
         if record is None:
             return None
-        if not fingerprint.matches(record.get("fingerprint")):
+        if not fingerprint.matches(record.fingerprint):
             raise ExecutionConflictError(execution_id, "used with a different request")
         self._metrics.deduplicated.inc()
         # Masked again: a result stored before masking, or before a secret was configured.
-        return mask_result(ExecutionResult.model_validate(record["result"]), self._masker)
+        return mask_result(record.result, self._masker)
 
     async def _validate(
         self, request: ExecuteRequest, package_ref: ArtifactRef | None
@@ -451,8 +402,8 @@ class ExecutionService:
             raise ExecutionRejectedError(
                 404, f"skill {request.skill!r} version {request.version[:12]} is not published"
             )
-        package, names = await self._package(package_ref)
-        if script not in names:
+        package = await self._package(package_ref)
+        if script not in package.names:
             raise ExecutionRejectedError(
                 404, f"script {script!r} is not in skill {request.skill!r}"
             )
@@ -471,9 +422,9 @@ class ExecutionService:
                 raise ExecutionRejectedError(
                     409, f"input {ref.key!r} does not match its ref (size or sha256)"
                 ) from None
-        return package, inputs
+        return package.data, inputs
 
-    async def _package(self, ref: ArtifactRef) -> tuple[bytes, frozenset[str]]:
+    async def _package(self, ref: ArtifactRef) -> _Package:
         """A package's bytes and file names, kept for the next run of the same version.
 
         A version is the hash of the package's content, so a kept package is never stale; the
@@ -481,49 +432,51 @@ class ExecutionService:
         refused as before.
         """
         kept = self._packages.get(ref.key)
-        if kept is not None and kept[0] == ref.sha256:
-            self._packages.move_to_end(ref.key)
-            return kept[1], kept[2]
-        package = await self._store.get_bytes(ref)
-        names = frozenset(_package_names(package))
-        if kept is not None:
-            self._package_bytes -= len(self._packages.pop(ref.key)[1])
-        self._packages[ref.key] = (ref.sha256, package, names)
-        self._package_bytes += len(package)
-        while self._package_bytes > _PACKAGE_CACHE_BYTES and len(self._packages) > 1:
-            _, (_, dropped, _) = self._packages.popitem(last=False)
-            self._package_bytes -= len(dropped)
-        return package, names
+        if kept is not None and kept.sha256 == ref.sha256:
+            return kept
+        data = await self._store.get_bytes(ref)
+        package = _Package(ref.sha256, data, frozenset(_package_names(data)))
+        self._packages.put(ref.key, package)
+        return package
+
+    async def _spec(
+        self, environments: EnvironmentBuilder, *, version: str, package: bytes
+    ) -> DependencySpec:
+        """What the skill version declares, read once per version.
+
+        Raises:
+            ExecutionRejectedError: 422, the declaration cannot be used.
+        """
+        spec = self._specs.get(version)
+        if spec is None:
+            try:
+                spec = await asyncio.to_thread(
+                    _dependency_spec,
+                    package,
+                    max_dependencies=environments.settings.max_dependencies,
+                )
+            except DependencyError as exc:
+                raise ExecutionRejectedError(422, str(exc)) from exc
+            self._specs.put(version, spec)
+        return spec
 
     async def _environment(
-        self, request: ExecuteRequest, package: bytes
-    ) -> tuple[bytes, bool] | None:
+        self, *, skill: str, version: str, spec: DependencySpec
+    ) -> _Prepared | None:
         """The packed environment of the skill's declared dependencies, built on first use
-        (once per skill version, runtime and platform), and whether this call built it; None
-        when it declares none.
+        (once per skill version, runtime and platform); None when it declares none (or this
+        manager provides none).
 
         Raises:
             ExecutionRejectedError: the dependencies cannot be used (a bad or conflicting
                 declaration, a failed build, builds off and none prebuilt); nothing ran and
                 the id stays free, so the run can be asked again once that is fixed.
         """
-        if self._environments is None:
+        if self._environments is None or spec.empty:
             return None
+        started = time.perf_counter()
         try:
-            spec = self._specs.get(request.version)
-            if spec is None:
-                spec = await asyncio.to_thread(
-                    _dependency_spec,
-                    package,
-                    max_dependencies=self._environments.settings.max_dependencies,
-                )
-                self._specs[request.version] = spec
-                while len(self._specs) > _SPEC_CACHE:
-                    self._specs.popitem(last=False)
-            if spec.empty:
-                return None
-            started = time.perf_counter()
-            prepared = await self._environments.ensure(request.skill, request.version, spec)
+            prepared = await self._environments.ensure(skill, version, spec)
         except (DependencyError, SkillEnvironmentError) as exc:
             raise ExecutionRejectedError(422, str(exc)) from exc
         if prepared is None:
@@ -534,65 +487,62 @@ class ExecutionService:
         self._metrics.environment_seconds.labels(built=str(prepared.built).lower()).observe(
             time.perf_counter() - started
         )
-        return data, prepared.built
+        return _Prepared(data, prepared.built)
 
     async def _run(
-        self, entry: _Inflight, fingerprint: _Fingerprint, package_ref: ArtifactRef | None
+        self, entry: _Inflight, fingerprint: Fingerprint, package_ref: ArtifactRef | None
     ) -> ExecutionResult:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
         # Before a sandbox is taken: a first use may build for minutes, holding none.
-        prepared = await self._environment(request, package)
-        environment = prepared[0] if prepared is not None else None
+        environment = await self._environment_of(request, package)
+        run = self._sandbox_run(request, package, inputs, environment)
         sandbox, _ = await self._pool.claim()
         try:
-            attempt = await self._claim(request.execution_id, fingerprint)
+            claim = await self._claim(request.execution_id, fingerprint)
         except BaseException:
             await self._pool.unclaim(sandbox)  # nothing ran in it
             raise
-        if isinstance(attempt, ExecutionResult):
+        if isinstance(claim, ExecutionResult):
             await self._pool.unclaim(sandbox)
-            return attempt
+            return claim
+        if claim.taken_over:
+            self._metrics.claims_taken_over.inc()
         # From here on every way out ends in one of two states: a stored result (what ran, or
         # the failure that ended it, with its class), or a withdrawn claim when the script
         # never reached a sandbox (or its sandbox was lost mid-run: see SandboxLostError).
         # Never a claim left with no result, which would run the script again once it lapsed.
         entry.sandbox = sandbox
-        claim_key = keys.execution_claim_key(request.execution_id, attempt)
-        handed = _Handed()
+        handover = Handover()
         try:
             if entry.cancelled:
-                result = self._result(request, status="cancelled", error="cancelled before start")
+                result = result_for(request, status="cancelled", error="cancelled before start")
             else:
-                renewing = asyncio.create_task(
-                    self._renew(request.execution_id, fingerprint, attempt)
-                )
-                try:
-                    result = await self._execute_in(
-                        sandbox, request, package, inputs, environment, handed=handed
-                    )
-                except SandboxLostError:
-                    await self._withdraw(claim_key)
-                    self._metrics.executions.labels(outcome="lost").inc()
-                    logger.warning("sandbox %s lost during %s", sandbox.id, request.execution_id)
-                    raise
-                except Exception as exc:
-                    if not handed.sent:  # the script never reached a sandbox: free the id
-                        await self._withdraw(claim_key)
+                async with self._claims.renewing(claim):
+                    try:
+                        result = await self._executor.run(sandbox, run, handover=handover)
+                    except SandboxLostError:
+                        await self._claims.withdraw(claim)
+                        self._metrics.executions.labels(outcome="lost").inc()
+                        logger.warning(
+                            "sandbox %s lost during %s", sandbox.id, request.execution_id
+                        )
                         raise
-                    logger.exception(
-                        "execution %s failed after its script ran", request.execution_id
-                    )
-                    result = self._failed_after_run(request, exc)
-                finally:
-                    renewing.cancel()
+                    except Exception as exc:
+                        if not handover.sent:  # the script never reached a sandbox: free the id
+                            await self._claims.withdraw(claim)
+                            raise
+                        logger.exception(
+                            "execution %s failed after its script ran", request.execution_id
+                        )
+                        result = self._failed_after_run(request, exc)
             # Before anything keeps or shows it (in a thread: inline output may be large).
             try:
                 result = await asyncio.to_thread(mask_result, result, self._masker)
             except Exception as exc:  # kept without the text that could not be masked
                 logger.exception("execution %s: output not masked", request.execution_id)
                 result = self._failed_after_run(request, exc)
-            await self._keep(request, fingerprint, result, attempt)
+            await self._keep(request, fingerprint, result, claim)
         finally:
             # After the result is stored: destroying the sandbox and starting its replacement
             # are work for the host, which the caller need not wait behind.
@@ -603,16 +553,39 @@ class ExecutionService:
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
 
-    async def _withdraw(self, claim_key: str) -> None:
-        """Free the id again: nothing of the run was kept, so it may run (once) anew."""
-        await self._store.delete(claim_key)
+    async def _environment_of(self, request: ExecuteRequest, package: bytes) -> bytes | None:
+        """The packed environment a run of `request` is sent with; None: it needs none."""
+        if self._environments is None:
+            return None
+        spec = await self._spec(self._environments, version=request.version, package=package)
+        prepared = await self._environment(skill=request.skill, version=request.version, spec=spec)
+        return prepared.data if prepared is not None else None
+
+    def _sandbox_run(
+        self,
+        request: ExecuteRequest,
+        package: bytes,
+        inputs: list[tuple[str, bytes]],
+        environment: bytes | None,
+    ) -> SandboxRun:
+        """What the sandbox is sent: the request with its skill's secrets and its limits."""
+        body = ExecutorRequest(
+            script=clean_script(request.script),
+            args=request.args,
+            env=self._env_of(request),
+            limits=request.limits or self._default_limits,
+            environment_sha256=hashlib.sha256(environment).hexdigest() if environment else None,
+        )
+        return SandboxRun(
+            request=request, body=body, package=package, inputs=inputs, environment=environment
+        )
 
     async def _keep(
         self,
         request: ExecuteRequest,
-        fingerprint: _Fingerprint,
+        fingerprint: Fingerprint,
         result: ExecutionResult,
-        attempt: int,
+        claim: Claim,
     ) -> None:
         """Store the result, asking the store again a few times; if it cannot be stored, the
         claim says that the script ran, so that no later request runs it again.
@@ -620,9 +593,7 @@ class ExecutionService:
         Raises:
             StorageError: the result could not be stored (the id answers 409 from then on).
         """
-        record = json.dumps(
-            {"fingerprint": fingerprint.value, "result": result.model_dump(mode="json")}
-        ).encode()
+        record = ExecutionRecord(fingerprint=fingerprint.value, result=result).encoded()
         key = keys.execution_result_key(request.execution_id)
         for tried in range(1, _KEEP_ATTEMPTS + 1):
             try:
@@ -634,25 +605,11 @@ class ExecutionService:
                     "execution %s: result not stored (try %d): %s", request.execution_id, tried, exc
                 )
                 await asyncio.sleep(_KEEP_BACKOFF_SECONDS * tried)
-        ran = {**json.loads(self._claim_record(fingerprint, attempt)), "ran": True}
-        claim_key = keys.execution_claim_key(request.execution_id, attempt)
-        with contextlib.suppress(StorageError):
-            await self._store.put_bytes(claim_key, json.dumps(ran).encode(), content_type=_JSON)
+        await self._claims.mark_ran(claim)
         raise failure
 
-    def _claim_record(self, fingerprint: _Fingerprint, attempt: int) -> bytes:
-        now = time.time()
-        record = {
-            "fingerprint": fingerprint.value,
-            "manager": self._instance,
-            "attempt": attempt,
-            "at": now,
-            "renewed": now,
-        }
-        return json.dumps(record).encode()
-
-    async def _claim(self, execution_id: str, fingerprint: _Fingerprint) -> int | ExecutionResult:
-        """Claim the execution; the attempt won, or the stored result when another run
+    async def _claim(self, execution_id: str, fingerprint: Fingerprint) -> Claim | ExecutionResult:
+        """Claim the execution; the claim won, or the stored result when another run
         finished it meanwhile.
 
         Attempt 1 is ``.claim``. A claim that is there already belongs to a run that is going
@@ -668,66 +625,38 @@ class ExecutionService:
                 interrupted too many times.
             ExecutionInProgressError: another manager's run holds a live claim.
         """
-        for attempt in range(1, _MAX_CLAIM_ATTEMPTS + 1):
-            while True:
-                key = keys.execution_claim_key(execution_id, attempt)
-                record = self._claim_record(fingerprint, attempt)
-                if await self._store.put_if_absent(key, record, content_type=_JSON) is not None:
-                    if attempt > 1:
-                        self._metrics.claims_taken_over.inc()
-                        logger.warning(
-                            "execution %s: attempt %d claimed after the lease of the last lapsed",
-                            execution_id,
-                            attempt,
-                        )
-                    return attempt
-                stored = await self._stored(execution_id, fingerprint)
-                if stored is not None:
-                    return stored
-                holder = await self._read_claim(key)
-                if holder is not None:
-                    break
-                # The claim was withdrawn meanwhile (its sandbox was lost): try it again.
-            if not fingerprint.matches(holder.get("fingerprint")):
+
+        def check(holder: ClaimRecord) -> None:
+            if not fingerprint.matches(holder.fingerprint):
                 raise ExecutionConflictError(execution_id, "used with a different request")
-            if holder.get("ran"):
+            if holder.ran:
                 raise ExecutionConflictError(
                     execution_id, "ran, but its result could not be stored; it is not run again"
                 )
-            renewed = holder.get("renewed", holder.get("at", 0.0))
-            age = time.time() - float(renewed)  # type: ignore[arg-type]
-            if age < self._claim_lease:
-                raise ExecutionInProgressError(
-                    execution_id, retry_after=max(1.0, self._claim_lease - age)
-                )
-        raise ExecutionConflictError(
-            execution_id, f"was interrupted {_MAX_CLAIM_ATTEMPTS} times; it is not run again"
+
+        async def in_progress(left: float) -> None:
+            raise ExecutionInProgressError(execution_id, retry_after=max(1.0, left))
+
+        def interrupted() -> Exception:
+            return ExecutionConflictError(
+                execution_id,
+                f"was interrupted {self._claims.max_attempts} times; it is not run again",
+            )
+
+        return await self._claims.acquire(
+            lambda attempt: keys.execution_claim_key(execution_id, attempt),
+            settled=lambda: self._stored(execution_id, fingerprint),
+            check=check,
+            wait=in_progress,
+            exhausted=interrupted,
+            fingerprint=fingerprint.value,
+            what=f"execution {execution_id}",
         )
-
-    async def _read_claim(self, key: str) -> dict[str, object] | None:
-        ref = await self._store.stat(key)
-        if ref is None:
-            return None
-        with contextlib.suppress(ArtifactNotFoundError, ArtifactIntegrityError):
-            return json.loads(await self._store.get_bytes(ref))
-        return None
-
-    async def _renew(self, execution_id: str, fingerprint: _Fingerprint, attempt: int) -> None:
-        """Renew the claim while the script runs, so that no other manager takes it over."""
-        key = keys.execution_claim_key(execution_id, attempt)
-        while True:
-            await asyncio.sleep(self._claim_lease / 4)
-            try:
-                await self._store.put_bytes(
-                    key, self._claim_record(fingerprint, attempt), content_type=_JSON
-                )
-            except StorageError as exc:  # the next renewal may get through
-                logger.warning("execution %s: claim not renewed: %s", execution_id, exc)
 
     def _failed_after_run(self, request: ExecuteRequest, exc: Exception) -> ExecutionResult:
         """The terminal result of a run the manager could not finish handling (the error, with
         its class): stored like any other, so the script is not run again."""
-        return self._result(
+        return result_for(
             request,
             status="error",
             error=f"the manager failed after the script ran ({type(exc).__name__}: {exc});"
@@ -738,148 +667,3 @@ class ExecutionService:
         """The script's environment from the request: its ``env`` and its skill's secrets
         (by the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's)."""
         return {**request.env, **self._secrets_by_key.get(name_key(request.skill), {})}
-
-    def _result(self, request: ExecuteRequest, **fields: object) -> ExecutionResult:
-        return ExecutionResult(
-            execution_id=request.execution_id,
-            run_id=request.run_id,
-            skill=request.skill,
-            version=request.version,
-            script=request.script,
-            **fields,  # type: ignore[arg-type]
-        )
-
-    async def _execute_in(
-        self,
-        sandbox: Sandbox,
-        request: ExecuteRequest,
-        package: bytes,
-        inputs: list[tuple[str, bytes]],
-        environment: bytes | None = None,
-        *,
-        handed: _Handed,
-    ) -> ExecutionResult:
-        limits = request.limits or self._default_limits
-        body = ExecutorRequest(
-            script=clean_script(request.script),
-            args=request.args,
-            env=self._env_of(request),
-            limits=limits,
-            environment_sha256=hashlib.sha256(environment).hexdigest() if environment else None,
-        )
-        files: list[tuple[str, tuple[str, bytes, str]]] = [
-            ("package", ("package.zip", package, "application/zip"))
-        ]
-        if environment is not None:
-            files.append(("environment", ("environment.tar.gz", environment, "application/gzip")))
-        files += [("inputs", (name, data, "application/octet-stream")) for name, data in inputs]
-        try:
-            handed.sent = True
-            response = await self._client.post(
-                f"{sandbox.url}/execute",
-                data={"request": body.model_dump_json()},
-                files=files,
-                headers=inject(_auth(sandbox)),
-                timeout=limits.timeout_seconds + _HTTP_GRACE_SECONDS,
-            )
-            if response.status_code >= 400:
-                detail = _detail(response)
-                if 400 <= response.status_code < 500 and response.status_code != 409:
-                    return self._result(request, status="error", error=f"rejected: {detail}")
-                return self._result(request, status="error", error=f"executor: {detail}")
-            executed = ExecutorResult.model_validate_json(response.content)
-            outputs: list[OutputArtifact] = []
-            skipped = list(executed.skipped_outputs)
-            for item in executed.outputs:
-                path = item.name.removeprefix("outputs/")
-                try:
-                    key = keys.execution_output_key(request.run_id, request.execution_id, path)
-                except InvalidKeyError as exc:  # a name no key can carry: said, not fatal
-                    skipped.append(SkippedOutput(path=path, reason=exc.reason))
-                    continue
-                outputs.append(OutputArtifact(path=path, ref=await self._fetch(sandbox, item, key)))
-            stdout_ref = stderr_ref = None
-            if executed.full_stdout is not None:
-                key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
-                stdout_ref = await self._fetch(sandbox, executed.full_stdout, key, mask=True)
-            if executed.full_stderr is not None:
-                key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
-                stderr_ref = await self._fetch(sandbox, executed.full_stderr, key, mask=True)
-        except httpx.TimeoutException as exc:
-            return self._result(request, status="error", error=f"sandbox failed: {exc!r}")
-        except httpx.TransportError as exc:
-            # The connection broke: the sandbox died or vanished (a pod deleted, a node lost).
-            # It is destroyed on release; nothing of the run was kept.
-            raise SandboxLostError(request.execution_id, f"{type(exc).__name__}: {exc}") from exc
-        except httpx.HTTPError as exc:
-            return self._result(request, status="error", error=f"sandbox failed: {exc!r}")
-        status: ExecutionStatus
-        if executed.cancelled:
-            status = "cancelled"
-        elif executed.timed_out:
-            status = "timed_out"
-        elif executed.error is not None:
-            status = "error"
-        else:
-            status = "succeeded" if executed.exit_code == 0 else "failed"
-        return self._result(
-            request,
-            status=status,
-            exit_code=executed.exit_code,
-            stdout=executed.stdout,  # masked by _run, with every other text of the result
-            stderr=executed.stderr,
-            stdout_truncated=executed.stdout_truncated,
-            stderr_truncated=executed.stderr_truncated,
-            stdout_ref=stdout_ref,
-            stderr_ref=stderr_ref,
-            timed_out=executed.timed_out,
-            duration_ms=executed.duration_ms,
-            outputs=outputs,
-            skipped_outputs=skipped,
-            isolation=executed.isolation,
-            error=executed.error,
-        )
-
-    async def _fetch(
-        self, sandbox: Sandbox, item: ExecutorFile, key: str, *, mask: bool = False
-    ) -> ArtifactRef:
-        """Stream one file from the sandbox to the store, checking its size and hash.
-
-        `mask` (a stdout/stderr log): once the transfer is verified, the secrets in it are
-        masked (in place, streamed; ``cut``: the capture may have stopped mid-secret at its
-        cap), and the store hashes the masked bytes it keeps.
-        """
-        with tempfile.NamedTemporaryFile(prefix="skillweave-fetch-", delete=False) as handle:
-            path = Path(handle.name)
-            digest = hashlib.sha256()
-            size = 0
-            async with self._client.stream(
-                "GET",
-                f"{sandbox.url}/files/{quote(item.name, safe='/')}",
-                headers=_auth(sandbox),
-                timeout=60.0,
-            ) as response:
-                response.raise_for_status()
-                async for chunk in response.aiter_bytes(1 << 20):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    handle.write(chunk)
-        try:
-            if size != item.size or digest.hexdigest() != item.sha256:
-                raise httpx.HTTPError(f"{item.name} arrived damaged from the sandbox")
-            if mask and self._masker:
-                await asyncio.to_thread(self._masker.mask_file, path, cut=True)
-            return await self._store.put_file(key, str(path))
-        finally:
-            path.unlink(missing_ok=True)
-
-
-def _auth(sandbox: Sandbox) -> dict[str, str]:
-    return {"Authorization": f"Bearer {sandbox.token}"}
-
-
-def _detail(response: httpx.Response) -> str:
-    try:
-        return str(response.json().get("detail", response.text))
-    except ValueError:
-        return response.text[:500]

@@ -48,7 +48,6 @@ import logging
 import secrets
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -60,6 +59,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcp_manager.cache import BoundedCache
 from skillweave import __version__
 from skillweave.agent import disclosure
 from skillweave.agent.state import ActiveSkill, SkillTool
@@ -169,9 +169,9 @@ class SkillMcp:
         self.registry = registry
         self.store = store
         self.run_script = run_script
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
-        self._schemas: OrderedDict[tuple[str, str, str], tuple[SkillTool, ...] | str] = (
-            OrderedDict()
+        self._sessions: BoundedCache[str, _Session] = BoundedCache(max_entries=_MAX_SESSIONS)
+        self._schemas: BoundedCache[tuple[str, str, str], tuple[SkillTool, ...] | str] = (
+            BoundedCache(max_entries=_SCHEMA_CACHE)
         )
         self._stdio_key = f"stdio-{secrets.token_hex(8)}"
         self._masker = output_masker(
@@ -232,10 +232,7 @@ class SkillMcp:
         if session is None:
             digest = keys.execution_digest(key)[:24]
             session = _Session(run_id=f"mcp-{digest}")
-            self._sessions[key] = session
-            while len(self._sessions) > _MAX_SESSIONS:
-                self._sessions.popitem(last=False)
-        self._sessions.move_to_end(key)
+            self._sessions.put(key, session)
         return session
 
     def _roots(self, session: _Session | None) -> list[str]:
@@ -377,9 +374,7 @@ class SkillMcp:
             if isinstance(schemas, str)
             else disclosure.skill_tools(skill.name, script, schemas)
         )
-        self._schemas[key] = found
-        while len(self._schemas) > _SCHEMA_CACHE:
-            self._schemas.popitem(last=False)
+        self._schemas.put(key, found)
         return found
 
     async def _queued(self, request: ExecuteRequest) -> ExecutionResult:

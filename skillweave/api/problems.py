@@ -1,5 +1,7 @@
 """Errors as ``application/problem+json`` (RFC 9457): one place maps everything a route can
 raise to a status, a short title and a detail that names the problem; never a stack trace.
+The body is the one :class:`Problem` model every service answers with
+(``skillweave.sandbox.problems``, shared with the MCP manager and its client).
 
 Routes raise :class:`ApiProblem` for their own refusals; skillweave's errors map by kind
 (a skill that is not there is 404, a SKILL.md or package that is wrong is 422, a store that is
@@ -15,7 +17,6 @@ from typing import Any, Final
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from skillweave.errors import (
@@ -34,6 +35,7 @@ from skillweave.errors import (
     SkillweaveError,
     StorageError,
 )
+from skillweave.sandbox.problems import PROBLEM_JSON, FieldProblem, Problem
 
 __all__ = [
     "PROBLEM_JSON",
@@ -45,8 +47,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("skillweave.api")
-
-PROBLEM_JSON: Final = "application/problem+json"
 
 _TITLES: Final = {
     400: "Bad request",
@@ -63,14 +63,22 @@ _TITLES: Final = {
 }
 
 
-class Problem(BaseModel):
-    """An error answer (RFC 9457)."""
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its ``$defs`` put in place: a ``#/$defs/...`` reference would point
+    into the OpenAPI document's root, where there are none."""
+    definitions = schema.pop("$defs", {})
 
-    type: str = "about:blank"
-    title: str
-    status: int
-    detail: str | None = None
-    errors: list[dict[str, Any]] | None = None
+    def resolve(node: object) -> object:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve(definitions[ref.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)  # type: ignore[return-value]
 
 
 def problem_response(description: str) -> dict[str, Any]:
@@ -79,7 +87,7 @@ def problem_response(description: str) -> dict[str, Any]:
     FastAPI's ``{"model": Problem}`` would document it as ``application/json``; the schema is
     inlined because no route returns a Problem, so it is not among the document's components.
     """
-    schema = Problem.model_json_schema(mode="serialization")
+    schema = _inlined(Problem.model_json_schema(mode="serialization"))
     return {"description": description, "content": {PROBLEM_JSON: {"schema": schema}}}
 
 
@@ -109,12 +117,16 @@ def problem(
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    """A problem+json response."""
+    """A problem+json response; each of `errors` names a field (``loc``, ``msg``) and may
+    carry more members (the data of the refusal)."""
     body = Problem(
-        title=title or _TITLES.get(status, "Error"), status=status, detail=detail, errors=errors
+        title=title or _TITLES.get(status, "Error"),
+        status=status,
+        detail=detail,
+        errors=[FieldProblem.model_validate(e) for e in errors] if errors is not None else None,
     )
     return JSONResponse(
-        body.model_dump(exclude_none=True),
+        body.body(),
         status_code=status,
         media_type=PROBLEM_JSON,
         headers=headers,

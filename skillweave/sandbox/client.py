@@ -1,16 +1,21 @@
-"""A client for the MCP manager's sandbox API, used by the CLI now and the activities later.
+"""A client for the MCP manager's sandbox API, used by the engines' services and the CLI.
 
-Errors are mapped once here to the error tree: 4xx → :class:`ExecutionRejectedError` (or
-:class:`ExecutionConflictError` for 409), 503 → :class:`PoolExhaustedError` carrying the
-server's Retry-After, 409 with ``"error": "in_progress"`` → :class:`ExecutionInProgressError`
-(with its Retry-After), 502 with ``"error": "sandbox_lost"`` → :class:`SandboxLostError` (the
-sandbox died mid-run; the same request may run again), other failures → :class:`SandboxError`.
-The client does not retry on its own; whether to retry is decided at the activity boundary.
+Errors are mapped once here to the error tree, by the problem's code
+(``skillweave.sandbox.problems``, the vocabulary the manager answers with):
+``rejected``/``invalid_request`` → :class:`ExecutionRejectedError` (with the status),
+``conflict`` → :class:`ExecutionConflictError`, ``pool_exhausted`` → :class:`PoolExhaustedError`
+carrying the server's Retry-After, ``in_progress`` → :class:`ExecutionInProgressError` (with its
+Retry-After), ``sandbox_lost`` → :class:`SandboxLostError` (the sandbox died mid-run; the same
+request may run again), anything else → :class:`SandboxError`. An answer without a code (a
+manager before problem+json sent none for these, or a proxy in between) is read by its
+status: 503 is a full pool, 409 a conflict, another 4xx a rejection. The client does not retry
+on its own; whether to retry is decided at the activity boundary.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from types import TracebackType
 from typing import Final, Self
 
@@ -25,6 +30,7 @@ from skillweave.errors import (
     SandboxLostError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.sandbox.problems import Problem, ProblemCode, read_problem
 from skillweave.telemetry.tracing import inject
 
 __all__ = ["SandboxClient"]
@@ -134,21 +140,42 @@ class SandboxClient:
 def _raise_for(response: httpx.Response, execution_id: str) -> None:
     if response.status_code < 400:
         return
-    try:
-        body = response.json()
-        detail = str(body.get("detail", response.text))
-    except (ValueError, AttributeError):
-        body, detail = {}, response.text[:500]
-    if response.status_code == 502 and body.get("error") == "sandbox_lost":
-        raise SandboxLostError(execution_id, detail)
-    if response.status_code == 503:
-        retry_after = int(response.headers.get("Retry-After", "5") or 5)
-        raise PoolExhaustedError(detail, retry_after=retry_after)
-    if response.status_code == 409 and body.get("error") == "in_progress":
-        retry_after = float(response.headers.get("Retry-After", "5") or 5)
-        raise ExecutionInProgressError(execution_id, retry_after=retry_after)
-    if response.status_code == 409:
-        raise ExecutionConflictError(execution_id, detail)
-    if 400 <= response.status_code < 500:
-        raise ExecutionRejectedError(response.status_code, detail)
-    raise SandboxError(f"MCP manager error {response.status_code}: {detail}")
+    problem = read_problem(response.status_code, response.content)
+    detail = problem.detail or ""
+    match problem.code or _implied_code(response.status_code):
+        case ProblemCode.SANDBOX_LOST:
+            raise SandboxLostError(execution_id, detail)
+        case ProblemCode.POOL_EXHAUSTED:
+            retry_after = _retry_after(response, problem, default=5.0)
+            raise PoolExhaustedError(detail, retry_after=math.ceil(retry_after))
+        case ProblemCode.IN_PROGRESS:
+            retry_after = _retry_after(response, problem, default=5.0)
+            raise ExecutionInProgressError(execution_id, retry_after=retry_after)
+        case ProblemCode.CONFLICT:
+            raise ExecutionConflictError(execution_id, detail)
+        case ProblemCode.REJECTED | ProblemCode.INVALID_REQUEST if response.status_code < 500:
+            raise ExecutionRejectedError(response.status_code, detail)
+        case _:
+            raise SandboxError(f"MCP manager error {response.status_code}: {detail}")
+
+
+def _implied_code(status: int) -> ProblemCode | None:
+    """What an answer without a code means, by its status alone."""
+    if status == 503:
+        return ProblemCode.POOL_EXHAUSTED
+    if status == 409:
+        return ProblemCode.CONFLICT
+    if 400 <= status < 500:
+        return ProblemCode.REJECTED
+    return None
+
+
+def _retry_after(response: httpx.Response, problem: Problem, *, default: float) -> float:
+    """Seconds to wait: the Retry-After header, else the problem's ``retry_after``."""
+    header = response.headers.get("Retry-After")
+    if header:
+        try:
+            return float(header)
+        except ValueError:
+            pass  # an HTTP date: not sent by the manager; the body or the default says
+    return problem.retry_after if problem.retry_after is not None else default

@@ -1,4 +1,5 @@
-"""The manager client maps HTTP answers to the error tree, including a lost sandbox."""
+"""The manager client maps HTTP answers to the error tree, including a lost sandbox: by the
+problem's code, and by the bare ``error`` of a manager before problem+json."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from skillweave.errors import (
     ExecutionConflictError,
+    ExecutionInProgressError,
     ExecutionRejectedError,
     PoolExhaustedError,
     SandboxError,
@@ -14,6 +16,7 @@ from skillweave.errors import (
 )
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
+from skillweave.sandbox.problems import Problem, ProblemCode
 
 REQUEST = ExecuteRequest(
     execution_id="wf/script-1", run_id="r1", skill="s", version="a" * 64, script="scripts/a.py"
@@ -36,8 +39,24 @@ def _client(status: int, body: object, headers: dict[str, str] | None = None) ->
         (409, {"detail": "raced"}, ExecutionConflictError),
         (404, {"detail": "no such skill"}, ExecutionRejectedError),
         (500, ["not", "an", "object"], SandboxError),
+        # a manager before problem+json: the bare code
+        (409, {"detail": "busy", "error": "in_progress"}, ExecutionInProgressError),
+        # problem+json: the code is in the type (the bare member is ignored when it is too)
+        (502, {"type": ProblemCode.SANDBOX_LOST.type, "title": "t", "status": 502},
+         SandboxLostError),
+        (409, {"type": ProblemCode.IN_PROGRESS.type, "title": "t", "status": 409},
+         ExecutionInProgressError),
+        (409, {"type": ProblemCode.CONFLICT.type, "title": "t", "status": 409},
+         ExecutionConflictError),
+        (500, {"type": ProblemCode.SANDBOX_REFUSED.type, "title": "t", "status": 500},
+         SandboxError),
+        (422, {"type": ProblemCode.INVALID_REQUEST.type, "title": "t", "status": 422},
+         ExecutionRejectedError),
+        # a code this client does not know: read by the status
+        (409, {"type": "urn:skillweave:problem:new_kind", "title": "t", "status": 409},
+         ExecutionConflictError),
     ],
-)
+)  # fmt: skip
 async def test_statuses_map_to_typed_errors(status: int, body: object, error: type) -> None:
     async with _client(status, body, {"Retry-After": "2"}) as client:
         with pytest.raises(error) as caught:
@@ -45,3 +64,26 @@ async def test_statuses_map_to_typed_errors(status: int, body: object, error: ty
     assert type(caught.value) is error
     if error is SandboxLostError:
         assert caught.value.execution_id == "wf/script-1"
+
+
+async def test_retry_after_comes_from_the_header_first_then_the_body() -> None:
+    body = Problem.coded(
+        ProblemCode.POOL_EXHAUSTED, status=503, title="t", detail="full", retry_after=7
+    ).body()
+    async with _client(503, body) as client:
+        with pytest.raises(PoolExhaustedError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.retry_after == 7
+    async with _client(503, body, {"Retry-After": "2"}) as client:
+        with pytest.raises(PoolExhaustedError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.retry_after == 2
+
+
+async def test_an_in_progress_answer_of_an_old_manager_keeps_its_retry_after() -> None:
+    old = {"detail": "execution is running", "error": "in_progress"}
+    async with _client(409, old, {"Retry-After": "12"}) as client:
+        with pytest.raises(ExecutionInProgressError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.retry_after == 12
+    assert caught.value.execution_id == "wf/script-1"

@@ -1,0 +1,101 @@
+"""What the manager stores per execution, and what makes two requests the same one.
+
+:class:`ExecutionRecord` is the stored outcome of an execution (``keys.execution_result_key``):
+the request's fingerprint and its result; its claim is a ``claims.ClaimRecord``.
+:class:`Fingerprint` is the identity of a request, compared when an execution id comes again.
+``executions`` writes and reads both; ``executor_client`` builds results with
+:func:`result_for`. Records written by every earlier manager must still decode: a new member
+is optional, and a fingerprint is checked against what older managers recorded too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from pydantic import BaseModel
+
+from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, ExecutionStatus
+
+__all__ = ["ExecutionRecord", "ExecutionState", "Fingerprint", "result_for"]
+
+
+class ExecutionRecord(BaseModel):
+    """The stored outcome of an execution: which request it was, and what it came to.
+
+    Attributes:
+        fingerprint: the request's :attr:`Fingerprint.value` (None only in a record no
+            manager writes: such a record matches no request).
+        result: the result, as answered (it is masked again when read back).
+    """
+
+    fingerprint: str | None = None
+    result: ExecutionResult
+
+    def encoded(self) -> bytes:
+        """The record as stored."""
+        return self.model_dump_json().encode()
+
+
+class ExecutionState(BaseModel):
+    """``GET /sandbox/executions/{id}``: running, or finished with its result."""
+
+    execution_id: str
+    state: Literal["running", "finished"]
+    result: ExecutionResult | None = None
+
+
+_ADDED_LIMITS: Final = frozenset({"max_disk_mb"})
+"""Fields of ``ExecutionLimits`` added since managers first stored fingerprints (with every
+field, defaults included): left out again when a stored fingerprint is checked."""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What makes two requests of one execution id the same request.
+
+    `value` (what this manager records) leaves out fields at their defaults, so a field added
+    later with a default does not make a repeat of an old request look different; `legacy` is
+    what earlier managers recorded for the same request, accepted as well, so a store written
+    before an upgrade (or an activity retried across one) still gets its stored result.
+    """
+
+    value: str
+    legacy: str
+
+    @classmethod
+    def of(cls, request: ExecuteRequest) -> Fingerprint:
+        """The fingerprint of `request`."""
+        legacy = request.model_dump(mode="json")
+        if isinstance(legacy.get("limits"), dict):
+            legacy["limits"] = {k: v for k, v in legacy["limits"].items() if k not in _ADDED_LIMITS}
+        return cls(
+            value=_digest(request.model_dump(mode="json", exclude_defaults=True)),
+            legacy=_digest(legacy),
+        )
+
+    def matches(self, recorded: str | None) -> bool:
+        """Whether `recorded` (from a stored result or a claim) is this request's."""
+        return recorded in (self.value, self.legacy)
+
+
+def _digest(data: object) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def result_for(
+    request: ExecuteRequest, *, status: ExecutionStatus, error: str | None = None
+) -> ExecutionResult:
+    """A result of `request` that says only how it ended (no run produced more)."""
+    return ExecutionResult(
+        execution_id=request.execution_id,
+        run_id=request.run_id,
+        skill=request.skill,
+        version=request.version,
+        script=request.script,
+        status=status,
+        error=error,
+    )
