@@ -18,7 +18,7 @@ LOCK_DEV := requirements/lock-dev.txt
 PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --generate-hashes \
 	--allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --no-emit-trusted-host
 
-.PHONY: install lock upgrade-deps lint test demo bench soak clean
+.PHONY: install lock upgrade-deps lint test test-fast demo bench soak clean
 
 # The locked packages only (pip-compile among them), so `make lock` works while the lock no
 # longer satisfies pyproject.toml.
@@ -54,6 +54,9 @@ lint: install  ## ruff and the import-layer contracts
 
 test: lint  ## lint, then the whole test suite
 	$(BIN)/python -m pytest
+
+test-fast: lint  ## lint, then the tests not marked slow: the inner loop, under 3 minutes
+	$(BIN)/python -m pytest -m "not slow"
 
 demo: install  ## the main job on the embedded default stack
 	$(BIN)/skillweave demo

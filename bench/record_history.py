@@ -52,8 +52,8 @@ from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.agent.runtime import ApprovalDecision
-from skillweave.cli import DEMO_TASK
-from skillweave.cli.run import load_agent
+from skillweave.cli.demo import DEMO_TASK
+from skillweave.cli.job import load_agent
 from skillweave.config import Settings, bundled_skills_dir
 from skillweave.engines import AgentServices, JobRequest, JobResult
 from skillweave.engines.contract import SEARCH_ATTRIBUTES, JobView, workflow_id

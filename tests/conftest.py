@@ -1,25 +1,57 @@
-"""Shared fixtures. Tests under tests/integration/ are marked `integration` automatically."""
+"""Shared fixtures, and the markers that say what a test costs (STYLE.md rule 17).
+
+Tests under tests/integration/ are marked `integration` automatically. Tests are marked `slow`
+by where they live (:data:`SLOW_PATHS`), and every `integration` test is `slow` too: ``make
+test-fast`` runs ``-m "not slow"``, ``make test`` everything. tests/test_markers.py guards
+the split.
+"""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Iterator
+from fnmatch import fnmatch
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 from skillweave.config import get_settings
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
 BUNDLED_SKILLS = REPO / "skills"
 
 MakeSkill = Callable[..., Path]
 
+SLOW_PATHS: Final = (
+    "integration/*",  # real servers from fixtures: Temporal, moto, manager, executors, kmock
+    "reliability/*",  # chaos, load, length and hostile suites on the real stack
+    "*bench*",  # benchmarks (their --quick mode), environment builds among them
+    "mcp_manager/test_environments.py",  # real pip and npm builds in the build sandbox
+    "api/test_runs.py",  # a real manager with sandboxed executor processes behind the API
+    "api/test_openapi_schema.py",  # the same, behind every operation of the schema
+)
+"""Test files (fnmatch patterns under tests/, ``*`` crossing folders) whose tests are `slow`:
+each starts real servers or processes, or builds environments, and takes seconds."""
+
+
+def is_slow_path(path: Path) -> bool:
+    """Whether the tests of the file at `path` are `slow` by where it lives."""
+    path = path.resolve()
+    if not path.is_relative_to(TESTS):
+        return False
+    relative = path.relative_to(TESTS).as_posix()
+    return any(fnmatch(relative, pattern) for pattern in SLOW_PATHS)
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Runs before pytest deselects by `-m`: a conftest's hook comes before the plugins'.
     for item in items:
-        if "integration" in Path(str(item.fspath)).parts:
+        if item.path.resolve().is_relative_to(TESTS / "integration"):
             item.add_marker(pytest.mark.integration)
+        if is_slow_path(item.path) or item.get_closest_marker("integration") is not None:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

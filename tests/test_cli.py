@@ -220,7 +220,7 @@ def test_bundled_library_is_strictly_valid() -> None:
 def test_demo_example_fits_the_bundled_skills() -> None:
     # `skillweave demo` runs examples/demo end to end (tests/integration/cli/test_run.py);
     # here: its agent, script and data agree with the bundled library, without running it.
-    from skillweave.cli.run import load_agent
+    from skillweave.cli.job import load_agent
     from skillweave.config import SkillsSettings
     from skillweave.llm import ScriptedProvider
     from skillweave.skills import SkillLibrary

@@ -1,9 +1,10 @@
-"""``skillweave api``: the control-plane REST API on the configured engine.
+"""``skillweave api``: the control-plane REST API on the engine of the settings.
 
-On the direct engine the API runs jobs in its own process, with the model of ``MODEL__*``, the
-configured store and a manager (``SANDBOX__MANAGER_URL`` or one started here); on the temporal
-engine it starts workflows that ``skillweave worker`` processes run (the store must be the
-workers' store).
+:func:`api_app` opens the engine with :func:`~skillweave.cli.compose.open_engine`: on the
+direct engine the API runs jobs in its own process, with the model of ``MODEL__*``, the
+configured store and a manager (``SANDBOX__MANAGER_URL`` or one started here), and serves its
+services' uploaded skills and worker metrics; on the temporal engine it starts workflows that
+``skillweave worker`` processes run (the store must be the workers' store).
 """
 
 from __future__ import annotations
@@ -21,15 +22,9 @@ from skillweave.api.agents import router as agents_router
 from skillweave.api.metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
-from skillweave.cli.run import (
-    open_services,
-    remove_unpacked_skills,
-    store_of,
-    with_own_uploaded_folder,
-)
+from skillweave.cli.compose import open_engine
+from skillweave.cli.uploads import own_uploaded_folder
 from skillweave.config import Settings
-from skillweave.engines import DirectEngine, Engine
-from skillweave.skills import SkillLibrary
 
 __all__ = ["api_app", "serve_api"]
 
@@ -41,35 +36,18 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     from skillweave.api.skills import router as skills_router
 
     # Uploaded skills are unpacked into a folder of this process's own, removed at the end.
-    settings = with_own_uploaded_folder(settings, "api")
-    async with contextlib.AsyncExitStack() as stack:
-        stack.callback(remove_unpacked_skills, settings)
-        engine: Engine
-        hooks: list[Callable[..., Any]] = [open_skills]
-        if settings.workflow.execution_engine == "temporal":
-            from skillweave.engines.temporal import connect_engine
-
-            store = await stack.enter_async_context(store_of(settings))
-            engine = await connect_engine(settings, store)
-        else:
-            registry = SkillLibrary(settings.skills).refresh()
-            local = await stack.enter_async_context(
-                open_services(settings, registry=registry, model=settings.model)
+    with own_uploaded_folder(settings, "api") as own:
+        async with open_engine(own) as opened:
+            hooks: list[Callable[..., Any]] = [open_skills]
+            if opened.services is not None:  # jobs run here: their skills and metrics too
+                hooks.append(serve_uploaded_skills(opened.services))
+                hooks.append(include_worker_metrics(opened.services.metrics))
+            yield create_api(
+                own,
+                store=opened.store,
+                routers=[skills_router, agents_router, runs_router],
+                on_startup=[*hooks, open_agents, open_runs(opened.engine)],
             )
-            store = local.services.store
-            engine = DirectEngine(
-                local.services,
-                catalog_mode=settings.skills.catalog_mode,
-                catalog_top_k=settings.skills.catalog_top_k,
-            )
-            hooks.append(serve_uploaded_skills(local.services))
-            hooks.append(include_worker_metrics(local.services.metrics))
-        yield create_api(
-            settings,
-            store=store,
-            routers=[skills_router, agents_router, runs_router],
-            on_startup=[*hooks, open_agents, open_runs(engine)],
-        )
 
 
 async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> None:

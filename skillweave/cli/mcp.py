@@ -1,8 +1,9 @@
 """``skillweave mcp``: the MCP front door over stdio, for MCP clients that start a command.
 
 The skill library of ``SKILLS__DIRS`` is served by :class:`~mcp_manager.mcp_server.SkillMcp`
-on stdin/stdout; scripts run through the manager of ``SANDBOX__MANAGER_URL``, or one started
-here with a local warm pool. stdout carries the protocol only: logs go to stderr.
+on stdin/stdout; scripts run through :func:`~skillweave.cli.compose.open_manager`'s manager
+(``SANDBOX__MANAGER_URL``, or one started here with a local warm pool). stdout carries the
+protocol only: logs go to stderr.
 """
 
 from __future__ import annotations
@@ -13,10 +14,8 @@ import contextlib
 from mcp.server.stdio import stdio_server
 
 from mcp_manager.mcp_server import SkillMcp
-from skillweave.cli.run import store_of
-from skillweave.cli.sandbox import manager_for
+from skillweave.cli.compose import open_manager, open_store
 from skillweave.config import Settings
-from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillLibrary
 
 __all__ = ["serve_mcp_stdio"]
@@ -26,10 +25,11 @@ async def serve_mcp_stdio(settings: Settings) -> None:
     """Serve the library over stdio until the client closes the connection."""
     registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
     async with contextlib.AsyncExitStack() as stack:
-        store = await stack.enter_async_context(store_of(settings))
-        url, token = await stack.enter_async_context(manager_for(settings))
-        sandbox = await stack.enter_async_context(SandboxClient(url, token=token))
-        front_door = SkillMcp(settings, registry=registry, store=store, run_script=sandbox.execute)
+        store = await stack.enter_async_context(open_store(settings))
+        manager = await stack.enter_async_context(open_manager(settings))
+        front_door = SkillMcp(
+            settings, registry=registry, store=store, run_script=manager.client.execute
+        )
         read, write = await stack.enter_async_context(stdio_server())
         server = front_door.server
         await server.run(read, write, server.create_initialization_options())

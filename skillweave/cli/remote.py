@@ -5,7 +5,7 @@ against a running control-plane API (``SKILLWEAVE_API_URL``, ``SKILLWEAVE_API_TO
 at a time, so it needs no event loop. Problem+json answers become :class:`RemoteApiError`
 (the server's detail is the message). The Server-Sent Events of a run are parsed here by hand:
 the format is a few lines of text, and httpx-sse is not a dependency; a dropped stream is
-resumed with ``Last-Event-ID``. Called by the commands in :mod:`skillweave.cli`.
+resumed with ``Last-Event-ID``. Called by the `skills upload`, `agents` and `run` commands.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import AgentSpec, parse_agent_spec
-from skillweave.cli.run import JobRun
+from skillweave.cli.job import JobRun
 from skillweave.config import Settings
 from skillweave.engines.base import JobResult
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError

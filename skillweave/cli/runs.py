@@ -28,6 +28,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from skillweave.cli.console import err, out
+from skillweave.cli.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, errors, follower_gives_up
+from skillweave.config import get_settings
 from skillweave.terminal import terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
@@ -49,20 +52,17 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 
 def _on_engine(work: Callable[[TemporalEngine], Awaitable[_T]]) -> _T:
     """Connect to the configured server, run `work` with an engine on it, map errors."""
-    from skillweave.cli import _errors
-    from skillweave.cli.run import store_of
-    from skillweave.config import get_settings
-    from skillweave.engines.temporal import configure_logging, connect_engine
+    from skillweave.cli.compose import open_temporal_engine
+    from skillweave.engines.temporal import configure_logging
 
     configure_logging(verbose=False)
     settings = get_settings()
 
     async def main() -> _T:
-        async with store_of(settings) as store:
-            engine = await connect_engine(settings, store)
-            return await work(engine)
+        async with open_temporal_engine(settings) as opened:
+            return await work(opened.engine)
 
-    with _errors():
+    with errors():
         return asyncio.run(main())
 
 
@@ -98,11 +98,9 @@ def list_runs(
     as_json: JsonFlag = False,
 ) -> None:
     """List jobs, newest first (from visibility: no worker needed)."""
-    from skillweave.cli import _errors, out
-    from skillweave.config import get_settings
     from skillweave.engines.temporal import jobs_query, ui_link
 
-    with _errors():
+    with errors():
         jobs_query(agent=agent, phase=phase, skill=skill)  # bad filters fail before connecting
     rows = _on_engine(
         lambda engine: engine.list_jobs(agent=agent, phase=phase, skill=skill, limit=limit)
@@ -140,8 +138,6 @@ def list_runs(
 
 
 def _print_view(view: JobView, ui: str) -> None:
-    from skillweave.cli import out
-
     safe = terminal_safe
     ok = view.status == "completed"
     status = Text()
@@ -187,8 +183,6 @@ def _print_view(view: JobView, ui: str) -> None:
 @runs_app.command("show")
 def show_run(job: JobArgument, as_json: JsonFlag = False) -> None:
     """A job's status (the `status` query; a worker answers it)."""
-    from skillweave.cli import out
-    from skillweave.config import get_settings
     from skillweave.engines.temporal import ui_link
 
     workflow = get_settings().workflow
@@ -220,9 +214,7 @@ def logs(
     import sys
 
     from skillweave.agent.events import AgentEvent
-    from skillweave.cli import _gave_up, err, out
-    from skillweave.cli.run import EventView
-    from skillweave.engines.temporal import NoWorkerError
+    from skillweave.cli.view import EventView
 
     def show(event: AgentEvent) -> None:
         if as_json:
@@ -234,7 +226,7 @@ def logs(
     async def work(engine: TemporalEngine) -> str | None:
         """The job's events; with --follow, how it ended."""
         finished: str | None = None
-        try:
+        with follower_gives_up():
             async for item in engine.follow(job, until_finished=follow):
                 if isinstance(item, AgentEvent):
                     show(item)
@@ -242,8 +234,6 @@ def logs(
                         finished = item.status or "failed"
                 else:
                     err.print(EventView.note_line(item), soft_wrap=True)
-        except NoWorkerError as exc:
-            _gave_up(exc)
         if follow and finished is None:
             # The workflow closed without the job saying how (terminated, timed out): its
             # history says, and no worker is needed to read it.
@@ -256,9 +246,9 @@ def logs(
     try:
         finished = _on_engine(work)
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if follow and finished != "completed":
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 @runs_app.command("send")
@@ -272,7 +262,6 @@ def send(
     as_json: JsonFlag = False,
 ) -> None:
     """Send a message to a running job and print the model's reply to it."""
-    from skillweave.cli import err, out
 
     async def work(engine: TemporalEngine) -> Any:
         return await engine.ask(job, text, reply_to_turn=reply_to)
@@ -299,7 +288,7 @@ def send(
             soft_wrap=True,
         )
     if reply.status not in ("running", "completed"):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 @runs_app.command("approve")
@@ -310,7 +299,6 @@ def approve(
 ) -> None:
     """Approve (or --deny) the script run a job is waiting on."""
     from skillweave.agent.runtime import ApprovalDecision
-    from skillweave.cli import out
 
     decision = ApprovalDecision(approved=not deny, note=note, by="skillweave runs approve")
     _on_engine(lambda engine: engine.approve(job, decision))
@@ -325,7 +313,6 @@ def cancel(
     ),
 ) -> None:
     """Cancel a job and wait until it has stopped."""
-    from skillweave.cli import err, out
 
     async def work(engine: TemporalEngine) -> Any:
         await engine.cancel(job, reason=reason)

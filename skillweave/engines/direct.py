@@ -220,7 +220,9 @@ class DirectEngine:
         state = new_state(
             job_id=request.job_id, task=request.task, spec=request.agent, inputs=request.inputs
         )
-        job = _Job(request, DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff), state)
+        job = _Job(
+            request, DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff), state
+        )
         loop = AgentLoop(
             job.runtime,
             request.agent,

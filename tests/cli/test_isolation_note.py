@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from skillweave.cli import _manager_isolation
+from skillweave.cli.jobs import manager_isolation
 from skillweave.config import SandboxSettings
 
 
@@ -44,19 +44,19 @@ def manager_saying() -> Iterator[Callable[[bytes], str]]:
 
 
 def test_a_local_manager_is_described_by_this_process_settings() -> None:
-    assert _manager_isolation(SandboxSettings(isolation="namespaces")) == "namespaces"
+    assert manager_isolation(SandboxSettings(isolation="namespaces")) == "namespaces"
 
 
 def test_a_remote_manager_is_described_by_its_healthz(
     manager_saying: Callable[[bytes], str],
 ) -> None:
     url = manager_saying(json.dumps({"status": "ok", "isolation": "none"}).encode())
-    assert _manager_isolation(SandboxSettings(manager_url=url)) == "none"
+    assert manager_isolation(SandboxSettings(manager_url=url)) == "none"
 
 
 def test_a_remote_manager_that_does_not_say_is_unknown(
     manager_saying: Callable[[bytes], str],
 ) -> None:
     url = manager_saying(b'{"status": "ok", "isolation": "\\u001b[2Jrlimits"}')
-    assert _manager_isolation(SandboxSettings(manager_url=url)) is None
-    assert _manager_isolation(SandboxSettings(manager_url="http://127.0.0.1:9")) is None
+    assert manager_isolation(SandboxSettings(manager_url=url)) is None
+    assert manager_isolation(SandboxSettings(manager_url="http://127.0.0.1:9")) is None

@@ -14,13 +14,14 @@ import pytest
 from typer.testing import CliRunner
 
 from skillweave.cli import app
-from skillweave.cli.stack import (
+from skillweave.cli.temporal_server import (
     DEV_SERVER_TUNING,
     INSTALL_HINT,
     _choose_port,
     _server_command,
     free_port,
     port_is_free,
+    port_or_free,
     temporal_binary,
 )
 from skillweave.config import get_settings
@@ -86,14 +87,16 @@ def test_a_listening_port_is_not_free(busy_port: int) -> None:
 
 def test_a_busy_port_fails_clearly_unless_any_port_will_do(busy_port: int) -> None:
     with pytest.raises(ConfigError, match=f"port {busy_port} on 127.0.0.1 is in use.*--port"):
-        _choose_port("127.0.0.1", busy_port, what="the Temporal", option="--port", any_port=False)
-    other = _choose_port("127.0.0.1", busy_port, what="the UI", option="--ui-port", any_port=True)
+        _choose_port("127.0.0.1", busy_port, what="the Temporal", option="--port")
+    other = port_or_free(busy_port)
     assert other != busy_port
     assert port_is_free("127.0.0.1", other)
+    free = free_port()
+    assert port_or_free(free) == free
 
 
 def test_port_zero_is_a_free_port() -> None:
-    assert _choose_port("127.0.0.1", 0, what="x", option="--port", any_port=False) > 0
+    assert _choose_port("127.0.0.1", 0, what="x", option="--port") > 0
 
 
 # --- the dev server's command line -----------------------------------------------------------

@@ -22,16 +22,16 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from skillweave import cli
 from skillweave.agent.events import AgentEvent
-from skillweave.cli import _print_result, app
-from skillweave.cli.run import EventView, JobRun, print_result
+from skillweave.cli import app, runs, sandbox
+from skillweave.cli.job import JobRun
+from skillweave.cli.sandbox import SandboxRun, print_script_result
+from skillweave.cli.view import EventView, print_result
 from skillweave.config import get_settings
 from skillweave.engines.base import JobResult
 from skillweave.engines.contract import EventPage, JobView, Reply
@@ -236,11 +236,9 @@ def _view() -> JobView:
 
 
 def test_runs_show_prints_a_hostile_job_view_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillweave.cli import runs
-
     view = _view()
     console, buffer = _console()
-    monkeypatch.setattr(cli, "out", console)  # runs prints on the CLI's console
+    monkeypatch.setattr(runs, "out", console)  # runs prints on the CLI's stdout console
     runs._print_view(view, "http://ui/job-1")
     printed = buffer.getvalue()
     assert_terminal_safe(printed)
@@ -265,8 +263,8 @@ def test_sandbox_run_result_shows_output_error_and_file_names_escaped(
         stdout_ref=_ref(f"runs/cli-1/{HOSTILE}"),
     )
     console, buffer = _console()
-    monkeypatch.setattr(cli, "out", console)
-    _print_result(SimpleNamespace(result=result, run_id="cli-1"), [Path(HOSTILE)])
+    monkeypatch.setattr(sandbox, "out", console)
+    print_script_result(SandboxRun(result=result, run_id="cli-1", copied=(Path(HOSTILE),)))
     printed = buffer.getvalue()
     assert_terminal_safe(printed)
     assert_shown(printed)
@@ -398,8 +396,6 @@ class _HostileEngine:
 def test_runs_commands_show_a_hostile_job_escaped(
     monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
 ) -> None:
-    from skillweave.cli import runs
-
     monkeypatch.setattr(runs, "_on_engine", lambda work: asyncio.run(work(_HostileEngine())))
     code, out, err = _cli(*command)
     assert code == 0, err
@@ -420,8 +416,6 @@ def test_runs_commands_show_a_hostile_job_escaped(
 def test_runs_json_keeps_the_exact_values(
     monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
 ) -> None:
-    from skillweave.cli import runs
-
     monkeypatch.setattr(runs, "_on_engine", lambda work: asyncio.run(work(_HostileEngine())))
     code, out, err = _cli(*command)
     assert code == 0, err

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skillweave.cli.run import uploaded_skills_folder
+from skillweave.cli.uploads import uploaded_skills_folder
 from skillweave.config import Settings
 
 

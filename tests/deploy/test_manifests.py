@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from skillweave.cli.stack import _SA_TYPES
+from skillweave.cli.temporal_server import _SA_TYPES
 from skillweave.config import KubernetesSettings
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
 from tests.deploy.support import BUILT_IN_TEMPLATE, DEPLOY, setting_problem, settings_from

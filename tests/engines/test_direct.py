@@ -10,7 +10,7 @@ import pytest
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
-from skillweave.errors import AgentError, ModelError, PoolExhaustedError
+from skillweave.errors import AgentError, ModelError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library

@@ -18,7 +18,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from tests.integration.temporal.harness import eventually
+from tests.integration.harness import eventually
 
 SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
 """The ``skillweave`` command of this environment."""

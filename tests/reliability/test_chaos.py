@@ -38,13 +38,8 @@ from skillweave.engines import JobRequest, JobResult
 from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.storage.local import LocalArtifactStore
-from tests.integration.temporal.harness import (
-    TOOLS,
-    eventually,
-    start_dev_server,
-    unique,
-    write_test_skills,
-)
+from tests.integration.harness import eventually
+from tests.integration.temporal.harness import TOOLS, start_dev_server, unique, write_test_skills
 from tests.reliability.conftest import scale
 from tests.reliability.stack import (
     executors_of,

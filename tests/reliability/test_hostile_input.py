@@ -477,6 +477,11 @@ async def test_mcp_activation_of_a_malformed_skill(case: dict[str, Any], door: D
         if case["mcp"] == "loads":
             assert not result.is_error, text
             assert "<skill_content" in text
+        elif case["mcp"] == "scripts refused at activation":
+            # As in a job: the instructions come, with a note on why its scripts cannot run.
+            assert not result.is_error, text
+            assert "<skill_content" in text
+            assert case["mcp_error"] in text, text
         else:
             assert result.is_error, text
             assert case["mcp_error"] in text, text
@@ -486,14 +491,16 @@ async def test_mcp_activation_of_a_malformed_skill(case: dict[str, Any], door: D
 
 
 @ASYNC
-async def test_mcp_a_skill_whose_package_is_over_the_limits_is_refused_at_activation(
+async def test_mcp_a_skill_whose_package_is_over_the_limits_activates_but_cannot_run(
     door: Door,
 ) -> None:
+    # As in a job: the instructions still help, the scripts cannot run, and the note says why.
     async with door.connect() as client:
         result = await client.call_tool("activate_skill", {"name": BULKY})
-        assert result.is_error
-        assert f"{BULKY!r} cannot be activated" in text_of(result)
-        assert "over the 100:1 limit" in text_of(result)
+        text = text_of(result)
+        assert not result.is_error, text
+        assert "this skill's scripts cannot run: its package is refused" in text
+        assert "over the 100:1 limit" in text
     assert await door.store.list(f"skills/{BULKY}/") == []
 
 

@@ -29,14 +29,13 @@ import pytest
 import pytest_asyncio
 from pydantic import SecretStr
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
+from tests.integration import harness
 from tests.sandbox_executor.support import assert_eventually, processes_with
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "hostile"
@@ -76,6 +75,9 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
 
 @dataclass
 class Manager:
+    """What the cases need of the manager under test, which ``harness.Manager`` serves: its
+    sandbox client, store, the hostile skill's version and the isolation mode."""
+
     api: SandboxClient
     store: LocalArtifactStore
     store_dir: Path
@@ -114,12 +116,12 @@ async def manager(
     )
     store_dir = root / "store"
     store = LocalArtifactStore(store_dir)
-    version = SkillRegistry.from_scan(SkillScanner([library]).scan()).get(SKILL).version
-    async with (
-        LoopbackServer(create_app(settings, store=store)) as server,
-        SandboxClient(server.url, token=TOKEN) as api,
-    ):
-        yield Manager(api, store, store_dir, version, isolation)
+    registry = SkillRegistry.from_scan(SkillScanner([library]).scan())
+    async with harness.Manager.serving(
+        settings, store=store, registry=registry, publish=True
+    ) as served:
+        assert served.client is not None
+        yield Manager(served.client, store, store_dir, served.version(SKILL), isolation)
 
 
 def _args(case: dict[str, Any], host: Host, *, port: int, marker: str) -> list[str]:

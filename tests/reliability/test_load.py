@@ -51,8 +51,9 @@ from skillweave.engines.temporal import TemporalEngine, activity_timeouts
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.storage import keys
+from tests.integration.harness import Manager
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
-from tests.integration.temporal.harness import TOOLS, Manager, Stack, unique
+from tests.integration.temporal.harness import TOOLS, Stack, unique
 from tests.reliability.conftest import scale
 from workflows.worker import build_worker
 

@@ -186,9 +186,9 @@ _SKILL_MD_EXTRA: Final[dict[str, dict[str, str]]] = {
     "utf16": _NOT_UNICODE,
     "binary-garbage": _NOT_UNICODE,
     "name-space": {
-        "mcp": "refused at activation",
+        "mcp": "scripts refused at activation",
         "mcp_name": "Hostile Skill",
-        "mcp_error": "cannot be activated: invalid artifact key 'Hostile Skill'",
+        "mcp_error": "its package is refused (invalid artifact key 'Hostile Skill'",
     },
 }
 
@@ -206,7 +206,7 @@ def _skill_md_cases() -> list[dict[str, Any]]:
             "api_error": error,
             "mcp": "loads" if strict else "not loaded",
             "mcp_name": folder,
-            "mcp_error": "" if strict else f"No skill {folder!r} can be activated",
+            "mcp_error": "" if strict else f"Skill {folder!r} cannot be activated now",
         }
         case.update(_SKILL_MD_EXTRA.get(short, {}))
         case["content"] = content(folder)
@@ -458,7 +458,7 @@ SCRIPTS: Final[list[dict[str, Any]]] = [
     {"id": "home-ssh-key", "script": "~/.ssh/id_rsa", "args": [],
      "expect": "refused", "error": "is not in skill"},
     {"id": "empty-name", "script": "", "args": [],
-     "expect": "refused", "error": "'script' is required"},
+     "expect": "refused", "error": "needs 'script', a non-empty string"},
     {"id": "arg-semicolon", "script": "scripts/echo.py", "args": ["; touch {marker}"],
      "expect": "literal"},
     {"id": "arg-command-substitution", "script": "scripts/echo.py",
@@ -723,7 +723,9 @@ def _readme() -> str:
         mcp = {
             "loads": "loads with a warning (*strict*)",
             "not loaded": "not loaded, not activatable",
-            "refused at activation": f"listed; activation refused: {_cell(case['mcp_error'])}",
+            "scripts refused at activation": (
+                f"listed; activates with a note, its scripts refused: {_cell(case['mcp_error'])}"
+            ),
         }[case["mcp"]]
         error = _cell(case["error"])
         if case["api_error"] != case["error"]:

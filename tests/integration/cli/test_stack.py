@@ -21,7 +21,7 @@ from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
 from skillweave.agent.spec import AgentSpec
-from skillweave.cli.stack import DevServer, dev_server, free_port
+from skillweave.cli.temporal_server import DevServer, dev_server, free_port, port_or_free
 from skillweave.engines.base import JobRequest
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
 from skillweave.engines.converter import data_converter
@@ -88,7 +88,7 @@ async def test_a_busy_port_fails_clearly_or_is_replaced() -> None:
         with pytest.raises(ConfigError, match=f"port {busy} on 127.0.0.1 is in use"):
             async with dev_server(port=busy, ui_port=None):
                 pass
-        async with dev_server(port=busy, ui_port=None, any_port=True) as running:
+        async with dev_server(port=port_or_free(busy), ui_port=None) as running:
             assert running.address != f"127.0.0.1:{busy}"
             await Client.connect(running.address)
 

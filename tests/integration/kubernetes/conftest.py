@@ -1,9 +1,10 @@
-"""Managers with the kubernetes backend, against the fake cluster (kmock + a test kubelet that
-runs a real executor per pod on a 127.x address), over a local artifact store."""
+"""Managers (``tests.integration.harness``) with the kubernetes backend, against the fake
+cluster (kmock + a test kubelet that runs a real executor per pod on a 127.x address), over a
+local artifact store; and a manager in a process of its own, to be killed."""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -11,8 +12,8 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +21,14 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from mcp_manager import create_app
-from mcp_manager.kubernetes import LABEL_POOL, KubernetesPool
-from mcp_manager.server import LoopbackServer
+from mcp_manager.kubernetes import LABEL_POOL
+from mcp_manager.pool import SandboxPool
 from skillweave.config import Settings
-from skillweave.sandbox.client import SandboxClient
-from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
+from tests.integration.harness import Manager, StartManager
 from tests.integration.kubernetes.cluster import FakeCluster
 
 TOKEN = "k8s-manager-test-token"
@@ -96,39 +95,17 @@ def kubernetes_settings(
     )
 
 
-@dataclass
-class Manager:
-    url: str
-    client: SandboxClient
-    registry: SkillRegistry
-    http: httpx.AsyncClient = field(repr=False)
-    server: LoopbackServer | None = field(repr=False, default=None)
-    app: Any = field(repr=False, default=None)
+class _KubernetesManager(Manager):
+    """The shared :class:`Manager` under the names ``test_kubernetes_pool`` still uses: ``pool``
+    for ``state.pool`` (the ``KubernetesPool``) and ``pool_status()`` for :meth:`Manager.pool`.
+    To go once it calls those."""
 
     @property
-    def pool(self) -> KubernetesPool:
-        return self.app.state.manager.pool
-
-    def request(self, script: str, **fields: Any) -> ExecuteRequest:
-        fields.setdefault("execution_id", f"k8s/{script}/{time.monotonic_ns()}")
-        fields.setdefault("run_id", "run-1")
-        return ExecuteRequest(
-            skill="probe", version=self.registry.get("probe").version, script=script, **fields
-        )
+    def pool(self) -> SandboxPool:  # type: ignore[override]
+        return self.state.pool
 
     async def pool_status(self) -> dict[str, Any]:
-        return (await self.http.get("/sandbox/pool")).json()
-
-    async def shutdown(self) -> None:
-        if self.server is None:
-            return
-        await self.client.aclose()
-        await self.http.aclose()
-        await self.server.stop()
-        self.server = None
-
-
-StartManager = Callable[..., Awaitable[Manager]]
+        return await Manager.pool(self)
 
 
 @pytest.fixture
@@ -140,32 +117,23 @@ def store(tmp_path: Path) -> LocalArtifactStore:
 async def start_manager(
     cluster: FakeCluster, store: LocalArtifactStore, library: SkillRegistry
 ) -> AsyncIterator[StartManager]:
+    """Start managers with the kubernetes backend on the fake cluster (``manager_id``, pool
+    ``target`` and ``maximum``, other settings of :func:`kubernetes_settings` as `overrides`);
+    every one is stopped at the end."""
     await publish_library(store, library)
-    started: list[Manager] = []
+    async with contextlib.AsyncExitStack() as started:
 
-    async def start(
-        *, manager_id: str = "manager-a", target: int = 2, maximum: int = 6, **overrides: Any
-    ) -> Manager:
-        settings = kubernetes_settings(
-            cluster, manager_id=manager_id, target=target, maximum=maximum, **overrides
-        )
-        app = create_app(settings, store=store, publish=False)
-        server = LoopbackServer(app)
-        url = await server.start()
-        manager = Manager(
-            url=url,
-            client=SandboxClient(url, token=TOKEN),
-            registry=library,
-            http=httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}),
-            server=server,
-            app=app,
-        )
-        started.append(manager)
-        return manager
+        async def start(
+            *, manager_id: str = "manager-a", target: int = 2, maximum: int = 6, **overrides: Any
+        ) -> Manager:
+            settings = kubernetes_settings(
+                cluster, manager_id=manager_id, target=target, maximum=maximum, **overrides
+            )
+            return await started.enter_async_context(
+                _KubernetesManager.serving(settings, store=store, registry=library)
+            )
 
-    yield start
-    for manager in started:
-        await manager.shutdown()
+        yield start
 
 
 def pool_pods(cluster: FakeCluster) -> list[dict[str, Any]]:
@@ -179,22 +147,6 @@ def state_of(pod: dict[str, Any]) -> str:
 def is_ready(pod: dict[str, Any]) -> bool:
     conditions = (pod.get("status") or {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-async def eventually(
-    check: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.05, what: str = ""
-) -> None:
-    """Poll `check` (sync or async) until it is true; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not in {timeout} s: {what or check}")
-        await asyncio.sleep(interval)
 
 
 def warm_ready(cluster: FakeCluster, owner: str | None = None) -> list[str]:

@@ -16,6 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import AgentActivities
 from mcp_manager.kubernetes import LABEL_OWNER, NOTE_CLAIMED_BY, PodApi
+from skillweave.agent.identity import execution_key
 from skillweave.agent.runtime import RunScriptInput
 from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
@@ -24,12 +25,11 @@ from skillweave.llm.base import ModelProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry
 from skillweave.storage.local import LocalArtifactStore
+from tests.integration.harness import StartManager, eventually
 from tests.integration.kubernetes.cluster import FakeCluster
 from tests.integration.kubernetes.conftest import (
     NAMESPACE,
     TOKEN,
-    StartManager,
-    eventually,
     kubernetes_settings,
     pool_pods,
     spawn_manager,
@@ -324,7 +324,7 @@ async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds
     )
     script = RunScriptInput(
         run_id="k1",
-        execution_id="replaced-by-the-activity",
+        execution_id=execution_key("k1", 1),
         skill="probe",
         version=library.get("probe").version,
         script="scripts/nap.py",

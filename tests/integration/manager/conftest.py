@@ -1,29 +1,26 @@
-"""A real MCP manager on loopback with a local pool of real executor processes, over a local
-artifact store holding a test skill library (published the way the manager publishes)."""
+"""Managers (``tests.integration.harness``) with a local pool of real executor processes and a
+backend that counts what ran, over a local artifact store holding a test skill library
+(published the way the manager publishes)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import textwrap
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
-from mcp_manager import LocalBackend, Sandbox, create_app
+from mcp_manager import LocalBackend, Sandbox
 from mcp_manager.backends import SandboxBackend
-from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
-from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import BUNDLED_SKILLS, write_skill
+from tests.integration.harness import Manager, StartManager
 
 TOKEN = "manager-test-token"
 
@@ -165,38 +162,6 @@ class TrackingBackend(CountingBackend):
         return None
 
 
-@dataclass
-class Manager:
-    url: str
-    client: SandboxClient
-    store: LocalArtifactStore
-    registry: SkillRegistry
-    backend: Any
-    http: httpx.AsyncClient = field(repr=False)
-    server: LoopbackServer | None = field(repr=False, default=None)
-    app: Any = field(repr=False, default=None)
-
-    @property
-    def service(self) -> Any:
-        """The manager's ExecutionService (for tests that inject failures into its steps)."""
-        return self.app.state.manager.service
-
-    def version(self, skill: str) -> str:
-        return self.registry.get(skill).version
-
-    async def shutdown(self) -> None:
-        """Stop this manager (its pool and executors go with it)."""
-        if self.server is None:
-            return
-        await self.client.aclose()
-        await self.http.aclose()
-        await self.server.stop()
-        self.server = None
-
-
-StartManager = Callable[..., Awaitable[Manager]]
-
-
 @pytest.fixture
 def library(tmp_path: Path) -> SkillRegistry:
     root = tmp_path / "skills"
@@ -215,57 +180,34 @@ def library(tmp_path: Path) -> SkillRegistry:
 
 @pytest.fixture
 async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator[StartManager]:
-    started: list[Manager] = []
+    """Start managers on one store holding `library`; every one is stopped at the end."""
     store = LocalArtifactStore(tmp_path / "store")
     await publish_library(store, library)
+    async with contextlib.AsyncExitStack() as started:
 
-    async def start(
-        *,
-        pool_target: int = 1,
-        pool_max: int = 4,
-        claim_timeout: float = 20.0,
-        backend: SandboxBackend | None = None,
-        environments: dict[str, object] | None = None,
-    ) -> Manager:
-        settings = Settings(
-            _env_file=None,
-            sandbox={
-                "environments": environments or {},
-                "manager_token": SecretStr(TOKEN),
-                "pool_target": pool_target,
-                "pool_max": pool_max,
-                "claim_timeout_seconds": claim_timeout,
-                "skill_secrets": {"secret-holder": {"HOLDER_TOKEN": SecretStr("tok-8f2d9c1a")}},
-            },
-        )
-        backend = backend or CountingBackend()
-        app = create_app(settings, store=store, backend=backend, publish=False)
-        server = LoopbackServer(app)
-        url = await server.start()
-        manager = Manager(
-            url=url,
-            client=SandboxClient(url, token=TOKEN),
-            store=store,
-            registry=library,
-            backend=backend,
-            http=httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}),
-            server=server,
-            app=app,
-        )
-        started.append(manager)
-        return manager
+        async def start(
+            *,
+            pool_target: int = 1,
+            pool_max: int = 4,
+            claim_timeout: float = 20.0,
+            backend: SandboxBackend | None = None,
+            environments: dict[str, object] | None = None,
+        ) -> Manager:
+            settings = Settings(
+                _env_file=None,
+                sandbox={
+                    "environments": environments or {},
+                    "manager_token": SecretStr(TOKEN),
+                    "pool_target": pool_target,
+                    "pool_max": pool_max,
+                    "claim_timeout_seconds": claim_timeout,
+                    "skill_secrets": {"secret-holder": {"HOLDER_TOKEN": SecretStr("tok-8f2d9c1a")}},
+                },
+            )
+            return await started.enter_async_context(
+                Manager.serving(
+                    settings, store=store, registry=library, backend=backend or CountingBackend()
+                )
+            )
 
-    yield start
-    for manager in started:
-        await manager.shutdown()
-
-
-async def assert_eventually(
-    check: Callable[[], Awaitable[bool]], *, timeout: float = 15.0, interval: float = 0.05
-) -> None:
-    """Poll `check` until it holds; fail after `timeout` seconds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition did not hold in time")
-        await asyncio.sleep(interval)
+        yield start

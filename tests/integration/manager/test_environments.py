@@ -26,7 +26,9 @@ from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry, SkillScanner
 from skillweave.skills.package import build_package
 from tests.conftest import write_skill
-from tests.integration.manager.conftest import TOKEN, Manager, StartManager, assert_eventually
+from tests.integration.harness import Manager, StartManager
+from tests.integration.harness import eventually as assert_eventually
+from tests.integration.manager.conftest import TOKEN
 from tests.mcp_manager.environment_support import bwrap_works, python_index
 
 pytestmark = pytest.mark.skipif(not bwrap_works(), reason="environment builds need bubblewrap")

@@ -25,7 +25,7 @@ import pytest
 from skillweave.errors import ExecutionConflictError, SandboxError, StorageError
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.storage import keys
-from tests.integration.manager.conftest import Manager, StartManager
+from tests.integration.harness import Manager, StartManager
 from tests.integration.manager.test_manager import pool_back_at_target, request
 
 pytestmark = pytest.mark.timeout(180)
@@ -94,7 +94,7 @@ async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
 ) -> None:
     manager = await start_manager()
     service = manager.service
-    post = service._client.post
+    post = service._executor.http.post
 
     async def refused(url: str, *args: Any, **kwargs: Any) -> httpx.Response:
         if url.endswith("/execute") and not refused.done:
@@ -103,7 +103,7 @@ async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
         return await post(url, *args, **kwargs)
 
     refused.done = False  # type: ignore[attr-defined]
-    monkeypatch.setattr(service._client, "post", refused)
+    monkeypatch.setattr(service._executor.http, "post", refused)
     body = await _with_input(manager, "inject/connect")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
@@ -135,14 +135,14 @@ async def test_a_failure_of_the_executor_call_is_a_terminal_result(
 ) -> None:
     manager = await start_manager()
     service = manager.service
-    post = service._client.post
+    post = service._executor.http.post
 
     async def broken(url: str, *args: Any, **kwargs: Any) -> httpx.Response:
         if url.endswith("/execute"):
             raise Injected("injected failure in the executor call")
         return await post(url, *args, **kwargs)
 
-    monkeypatch.setattr(service._client, "post", broken)
+    monkeypatch.setattr(service._executor.http, "post", broken)
     await _assert_terminal(manager, await _with_input(manager, "inject/call"), runs=0)
 
 
@@ -151,7 +151,7 @@ async def test_a_failure_collecting_outputs_is_a_terminal_result(
 ) -> None:
     manager = await start_manager()
     service = manager.service
-    monkeypatch.setattr(service, "_fetch", failing_once(service._fetch))
+    monkeypatch.setattr(service._executor, "fetch", failing_once(service._executor.fetch))
     await _assert_terminal(manager, await _with_input(manager, "inject/outputs"), runs=1)
 
 
@@ -159,14 +159,14 @@ async def test_a_failure_reading_the_executor_answer_is_a_terminal_result(
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
-    from mcp_manager import executions
+    from mcp_manager import executor_client
 
-    class Garbled(executions.ExecutorResult):
+    class Garbled(executor_client.ExecutorResult):
         @classmethod
         def model_validate_json(cls, *args: Any, **kwargs: Any) -> Any:
             raise Injected("injected: the executor's answer does not parse")
 
-    monkeypatch.setattr(executions, "ExecutorResult", Garbled)
+    monkeypatch.setattr(executor_client, "ExecutorResult", Garbled)
     await _assert_terminal(manager, await _with_input(manager, "inject/answer"), runs=1)
 
 
@@ -230,7 +230,7 @@ async def test_a_result_that_cannot_be_stored_is_never_run_again(
 
     monkeypatch.setattr(service._store, "put_bytes", down)
     # The lease lapses at once: without the "ran" mark, the retry would take the claim over.
-    monkeypatch.setattr(service, "_claim_lease", 0.05)
+    monkeypatch.setattr(service._claims, "lease", 0.05)
     body = await _with_input(manager, "inject/write-never")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)

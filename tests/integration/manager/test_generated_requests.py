@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillweave.errors import ExecutionRejectedError
-from tests.integration.manager.conftest import StartManager
+from tests.integration.harness import StartManager
 from tests.integration.manager.test_manager import pool_back_at_target, request
 
 pytestmark = pytest.mark.timeout(300)

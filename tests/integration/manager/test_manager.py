@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcp_manager.executions import _fingerprint
+from mcp_manager.records import Fingerprint
 from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
@@ -23,12 +23,9 @@ from skillweave.errors import (
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
 from skillweave.storage import keys
-from tests.integration.manager.conftest import (
-    Manager,
-    StartManager,
-    TrackingBackend,
-    assert_eventually,
-)
+from tests.integration.harness import Manager, StartManager
+from tests.integration.harness import eventually as assert_eventually
+from tests.integration.manager.conftest import TrackingBackend
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -393,7 +390,7 @@ async def test_an_execution_whose_manager_stopped_runs_again_once_its_claim_laps
     claimed and the script runs, once."""
     manager = await start_manager()
     interrupted = request(manager, "scripts/hello.py", execution_id="wf/interrupted")
-    stale = claim_record(_fingerprint(interrupted).value, renewed=time.time() - 3600)
+    stale = claim_record(Fingerprint.of(interrupted).value, renewed=time.time() - 3600)
     await manager.store.put_bytes(keys.execution_claim_key("wf/interrupted"), stale)
 
     result = await manager.client.execute(interrupted)
@@ -416,7 +413,7 @@ async def test_an_execution_under_a_live_claim_is_not_run_but_asked_again_later(
     """A claim renewed within the lease: another manager is running it now."""
     manager = await start_manager()
     running = request(manager, "scripts/hello.py", execution_id="wf/elsewhere")
-    live = claim_record(_fingerprint(running).value, renewed=time.time())
+    live = claim_record(Fingerprint.of(running).value, renewed=time.time())
     await manager.store.put_bytes(keys.execution_claim_key("wf/elsewhere"), live)
     with pytest.raises(ExecutionInProgressError) as refused:
         await manager.client.execute(running)
@@ -443,7 +440,7 @@ async def test_a_claim_for_another_request_or_too_many_interruptions_is_a_confli
     for attempt in range(1, 6):
         await manager.store.put_bytes(
             keys.execution_claim_key("wf/unlucky", attempt),
-            claim_record(_fingerprint(unlucky).value, renewed=0.0, attempt=attempt),
+            claim_record(Fingerprint.of(unlucky).value, renewed=0.0, attempt=attempt),
         )
     with pytest.raises(ExecutionConflictError, match="interrupted 5 times"):
         await manager.client.execute(unlucky)

@@ -8,7 +8,7 @@ import time
 from mcp_manager import StaticBackend
 from skillweave.sandbox.models import ExecuteRequest
 from tests.integration.conftest import StartExecutor
-from tests.integration.manager.conftest import Manager, StartManager
+from tests.integration.harness import Manager, StartManager
 from tests.sandbox_executor.support import AUTH, execute_form, make_package
 from tests.sandbox_executor.support import TOKEN as EXECUTOR_TOKEN
 

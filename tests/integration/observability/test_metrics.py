@@ -24,12 +24,13 @@ from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
-from skillweave.cli.stack import free_port
+from skillweave.cli.temporal_server import free_port
 from skillweave.config import ObservabilitySettings, Settings
 from skillweave.engines.metrics import serve_worker_metrics
 from tests.api.test_runs import make_agent, sse
+from tests.integration.harness import eventually
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
-from tests.integration.temporal.harness import TOOLS, Stack, eventually, open_engine, unique
+from tests.integration.temporal.harness import TOOLS, Stack, open_engine, unique
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(180)]
 

@@ -1,17 +1,16 @@
 """Both engines behind one face, for the engine scenario suite and the Temporal tests.
 
 The conftest builds, once per session, a :class:`Stack`: the skill library (the bundled skills
-plus ``test-tools``, written here), a local artifact store, a real MCP manager on loopback with a
-local warm pool of real executor processes, and a Temporal dev server. :func:`open_engine` then
-gives each test an engine with its own scripted model: the ``DirectEngine`` in-process, or the
-``TemporalEngine`` with an in-process worker on a fresh task queue. :class:`EngineHarness` smooths
-the few places the engines differ (a follow-up's reply, the execution id a script run has at the
-manager) so one scenario runs unchanged on both.
+plus ``test-tools``, written here), a local artifact store, a real MCP manager
+(``tests.integration.harness``) with a local warm pool of real executor processes, and a
+Temporal dev server. :func:`open_engine` then gives each test an engine with its own scripted
+model: the ``DirectEngine`` in-process, or the ``TemporalEngine`` with an in-process worker on a
+fresh task queue. :class:`EngineHarness` smooths the few places the engines differ (a
+follow-up's reply) so one scenario runs unchanged on both.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 import textwrap
@@ -21,16 +20,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
-from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.agent.events import AgentEvent
-from skillweave.cli.stack import DEV_SERVER_TUNING
+from skillweave.agent.identity import execution_key
+from skillweave.cli.temporal_server import DEV_SERVER_TUNING
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
 from skillweave.engines.contract import (
@@ -47,6 +43,7 @@ from skillweave.skills import SkillRegistry
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 from skillweave.storage.local import LocalArtifactStore
+from tests.integration.harness import Manager
 from workflows.worker import build_worker
 
 EngineKind = Literal["direct", "temporal"]
@@ -163,50 +160,6 @@ def write_test_skills(root: Path) -> Path:
 
 
 @dataclass
-class Manager:
-    """A running MCP manager: its URL and token, and an HTTP client on its API."""
-
-    url: str
-    token: str
-    http: httpx.AsyncClient
-
-    async def metric(self, name: str, **labels: str) -> float:
-        """The sum of a metric's samples (a counter's ``_total``) that carry `labels`."""
-        response = await self.http.get("/metrics")
-        response.raise_for_status()
-        total = 0.0
-        for family in text_string_to_metric_families(response.text):
-            for sample in family.samples:
-                if sample.name == name and all(
-                    sample.labels.get(k) == v for k, v in labels.items()
-                ):
-                    total += sample.value
-        return total
-
-    async def executions(self, outcome: str | None = None) -> int:
-        """Scripts the manager really ran (not answered from a stored or in-flight run)."""
-        labels = {"outcome": outcome} if outcome else {}
-        return int(await self.metric("skillweave_sandbox_executions_total", **labels))
-
-    async def deduplicated(self) -> int:
-        """Requests answered from a stored or in-flight run instead of a new one."""
-        return int(await self.metric("skillweave_sandbox_deduplicated_total"))
-
-    async def execution(self, execution_id: str) -> dict[str, Any] | None:
-        """``GET /sandbox/executions/{id}``: running or finished (with its result), or None."""
-        response = await self.http.get(f"/sandbox/executions/{execution_id}")
-        if response.status_code == 404:
-            return None
-        response.raise_for_status()
-        return response.json()
-
-    async def pool(self) -> dict[str, Any]:
-        response = await self.http.get("/sandbox/pool")
-        response.raise_for_status()
-        return response.json()
-
-
-@dataclass
 class Stack:
     """What every test of the suite shares."""
 
@@ -255,22 +208,15 @@ async def serving_stack(
     env: WorkflowEnvironment,
 ) -> AsyncIterator[Stack]:
     """A manager for `settings` (``sandbox.manager_token`` set) served on loopback over
-    `store`, with a sandbox client and an HTTP client on it, as a :class:`Stack` on `env`."""
-    assert settings.sandbox.manager_token is not None
-    token = settings.sandbox.manager_token.get_secret_value()
-    async with (
-        LoopbackServer(create_app(settings, store=store, publish=False)) as server,
-        SandboxClient(server.url, token=token) as sandbox,
-        httpx.AsyncClient(
-            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-        ) as http,
-    ):
+    `store` (:meth:`Manager.serving`), as a :class:`Stack` on `env`."""
+    async with Manager.serving(settings, store=store, registry=registry) as manager:
+        assert manager.client is not None
         yield Stack(
             settings=settings,
             registry=registry,
             store=store,
-            manager=Manager(server.url, token, http),
-            sandbox=sandbox,
+            manager=manager,
+            sandbox=manager.client,
             env=env,
         )
 
@@ -301,12 +247,9 @@ class EngineHarness:
         return self.temporal.client.get_workflow_handle(workflow_id(job_id))
 
     def execution_id(self, job_id: str, seq: int) -> str:
-        """The idempotency key the script run at transcript position `seq` has at the manager:
-        the loop's ``job/seq`` in-process, the activity's ``workflow_id/activity_id`` under
-        Temporal."""
-        if self.kind == "direct":
-            return f"{job_id}/{seq}"
-        return f"{workflow_id(job_id)}/script-{seq}"
+        """The idempotency key the script run at transcript position `seq` has at the manager
+        (the same on both engines)."""
+        return execution_key(job_id, seq)
 
     async def start(
         self,
@@ -415,19 +358,3 @@ async def open_engine(
             stack,
             services,
         )
-
-
-async def eventually(
-    check: Callable[[], Any], *, timeout: float = 20.0, every: float = 0.05, what: str = ""
-) -> Any:
-    """Call `check` (sync or async) until it returns something truthy; return that."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what or check}")
-        await asyncio.sleep(every)

@@ -34,13 +34,8 @@ from tests.api.test_runs import (
 )
 from tests.conftest import write_skill
 from tests.integration.agent.test_direct_job import CSV, SCRIPT
-from tests.integration.temporal.harness import (
-    EngineKind,
-    Stack,
-    eventually,
-    open_engine,
-    unique,
-)
+from tests.integration.harness import eventually
+from tests.integration.temporal.harness import EngineKind, Stack, open_engine, unique
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(180)]
 

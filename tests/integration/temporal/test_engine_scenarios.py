@@ -19,15 +19,8 @@ from skillweave.agent import AgentSpec
 from skillweave.agent.runtime import ApprovalDecision
 from skillweave.agent.spec import ApprovalOptions
 from skillweave.agent.state import Budgets
-from tests.integration.temporal.harness import (
-    TOOLS,
-    EngineKind,
-    Manager,
-    Stack,
-    eventually,
-    kind_is,
-    open_engine,
-)
+from tests.integration.harness import Manager, eventually
+from tests.integration.temporal.harness import TOOLS, EngineKind, Stack, kind_is, open_engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

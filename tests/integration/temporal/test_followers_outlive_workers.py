@@ -35,12 +35,13 @@ from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
-from skillweave.cli.run import EXIT_NO_WORKER
+from skillweave.cli.errors import EXIT_NO_WORKER
 from skillweave.config import Settings
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from tests.api.test_runs import make_agent
-from tests.integration.temporal.harness import TOOLS, Stack, eventually
+from tests.integration.harness import eventually
+from tests.integration.temporal.harness import TOOLS, Stack
 from tests.integration.temporal.test_worker_crash import HEARTBEAT_TIMEOUT, Rig, worker_rig
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(240)]

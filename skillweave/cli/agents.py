@@ -1,0 +1,85 @@
+"""``skillweave agents``: make, list and show agents on the control-plane API at
+``SKILLWEAVE_API_URL`` (through :class:`~skillweave.cli.remote.RemoteApi`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from skillweave.cli.console import JsonOption, dump, err, out
+from skillweave.cli.errors import errors, spec_errors
+from skillweave.config import get_settings
+from skillweave.terminal import terminal_safe
+
+__all__ = ["agents_app"]
+
+agents_app = typer.Typer(
+    help="Make and list agents on the API at SKILLWEAVE_API_URL.", no_args_is_help=True
+)
+
+
+@agents_app.command("create")
+def agents_create(
+    spec_file: Annotated[Path, typer.Argument(help="An agent spec (YAML), as for `run --agent`.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Make an agent on the API from an agent spec file; prints its id.
+
+    The spec's model, skills and catalog.mode become the API's model_id, skill_ids and
+    catalog_mode; fields the API does not take are named on stderr.
+    """
+    from skillweave.cli.remote import agent_body, open_remote
+
+    settings = get_settings()
+    with errors(), spec_errors():
+        body, notes = agent_body(spec_file)
+    for note in notes:
+        err.print(Text(terminal_safe(f"note: {note}"), style="yellow"), soft_wrap=True)
+    with errors(), open_remote(settings) as api:
+        agent = api.create_agent(body)
+    if as_json:
+        dump(agent)
+        return
+    err.print(Text(terminal_safe(f"created agent {agent['name']}"), style="green"), soft_wrap=True)
+    sys.stdout.write(terminal_safe(str(agent["id"])) + "\n")
+
+
+@agents_app.command("list")
+def agents_list(as_json: JsonOption = False) -> None:
+    """List the agents on the API, oldest first."""
+    from skillweave.cli.remote import open_remote
+
+    with errors(), open_remote(get_settings()) as api:
+        agents = api.list_agents()
+    if as_json:
+        dump(agents)
+        return
+    if not agents:
+        err.print("No agents yet. Make one with `skillweave agents create SPEC.yaml`.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("id", "name", "model", "skills"):
+        table.add_column(column, overflow="fold" if column == "skills" else "ellipsis")
+    for agent in agents:
+        cells = (
+            agent["id"],
+            agent["name"],
+            agent.get("model_id") or "(server's)",
+            ", ".join(agent.get("skill_ids") or []),
+        )
+        table.add_row(*(Text(terminal_safe(str(cell))) for cell in cells))
+    out.print(table)
+
+
+@agents_app.command("show")
+def agents_show(agent_id: Annotated[str, typer.Argument(help="The agent's id (ag-…).")]) -> None:
+    """Print one agent of the API as JSON."""
+    from skillweave.cli.remote import open_remote
+
+    with errors(), open_remote(get_settings()) as api:
+        dump(api.get_agent(agent_id))

@@ -1,0 +1,396 @@
+"""The one composition of what agent jobs run on: an engine opened from settings.
+
+- :func:`open_engine` opens the engine of ``WORKFLOW__EXECUTION_ENGINE``:
+  :func:`open_direct_engine` (the loop in this process, on :func:`open_services`) or
+  :func:`open_temporal_engine` (a client of the configured Temporal server, whose workers run
+  the jobs with their own model and store). :func:`open_embedded_engine` is a Temporal engine
+  on a stack of this process's own: a dev server (:mod:`skillweave.cli.temporal_server`), the
+  services and a worker. Each yields an :class:`OpenedEngine`: the engine and what a job on
+  it uses (store, model, how to follow it, where its UI is).
+- :func:`open_services` composes the side effects of jobs: the model provider, the settings'
+  artifact store (:func:`open_store`), a manager (:func:`open_manager`: the configured one,
+  or one started here with a local warm pool) and ``AgentServices`` over them.
+- :func:`running_worker` runs ``AgentWorkflow`` and the agent activities on those services:
+  the embedded stack's worker, and ``skillweave worker``'s (:mod:`skillweave.cli.worker`).
+
+Everything is closed when its context ends, in the reverse order (a worker before the
+services, the manager before the store, the dev server last). Callers: ``run`` and ``api``
+(:func:`open_engine`), ``demo`` (direct or embedded), ``dev`` (embedded), ``worker``
+(:func:`open_services`, :func:`running_worker`), ``runs`` (:func:`open_temporal_engine`),
+``mcp``, ``sandbox run`` and ``skills build`` (:func:`open_store`, :func:`open_manager`).
+temporalio and the web stack of an in-process manager are imported only by the functions
+that use them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Generic, TypeVar, assert_never
+
+from pydantic import SecretStr
+
+from skillweave.config import ModelSettings, Settings
+from skillweave.engines import AgentServices, DirectEngine
+from skillweave.errors import ConfigError
+from skillweave.llm import ModelProvider, open_provider
+from skillweave.sandbox.client import SandboxClient
+from skillweave.skills import SkillLibrary, SkillRegistry
+from skillweave.storage import open_store as store_of_settings
+from skillweave.storage.base import ArtifactStore
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from skillweave.agent.events import AgentEvent
+    from skillweave.engines import Engine
+    from skillweave.engines.temporal import FollowNote, TemporalEngine
+
+__all__ = [
+    "POOL_TARGET",
+    "LocalServices",
+    "OpenedEngine",
+    "SandboxManager",
+    "open_direct_engine",
+    "open_embedded_engine",
+    "open_engine",
+    "open_manager",
+    "open_services",
+    "open_store",
+    "open_temporal_engine",
+    "running_worker",
+]
+
+POOL_TARGET: Final = 2
+"""Warm sandboxes of an in-process manager for jobs: a skill's ``--help-json`` run and its
+first script run come back to back, so a second ready sandbox saves a cold start."""
+
+EngineT_co = TypeVar("EngineT_co", bound="Engine", covariant=True)
+
+
+# --- the side effects of jobs ----------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[ArtifactStore]:
+    """The settings' artifact store, closed when the context ends."""
+    store = store_of_settings(settings.storage)
+    try:
+        yield store
+    finally:
+        if (close_store := getattr(store, "aclose", None)) is not None:
+            await close_store()
+
+
+@dataclass(frozen=True)
+class SandboxManager:
+    """A manager to run scripts on: where it is and a client of it."""
+
+    url: str
+    client: SandboxClient
+
+
+@contextlib.asynccontextmanager
+async def open_manager(
+    settings: Settings, *, pool_target: int = 1
+) -> AsyncIterator[SandboxManager]:
+    """The configured manager (``SANDBOX__MANAGER_URL``), or one started here on loopback with
+    a local warm pool of `pool_target` sandboxes, stopped (its sandboxes destroyed) when the
+    context ends; with a client of it.
+
+    Raises:
+        ConfigError: a manager URL is configured without its token.
+    """
+    sandbox = settings.sandbox
+    if sandbox.manager_url:
+        if sandbox.manager_token is None:
+            raise ConfigError("SANDBOX__MANAGER_URL is set but SANDBOX__MANAGER_TOKEN is not")
+        token = sandbox.manager_token.get_secret_value()
+        async with SandboxClient(sandbox.manager_url, token=token) as client:
+            yield SandboxManager(url=sandbox.manager_url, client=client)
+        return
+    # The web stack is loaded only for a manager of this process's own.
+    from mcp_manager import create_app
+    from mcp_manager.server import LoopbackServer
+
+    token = secrets.token_urlsafe(32)
+    local = settings.model_copy(deep=True)
+    local.sandbox = local.sandbox.model_copy(
+        update={"manager_token": SecretStr(token), "pool_target": pool_target}
+    )
+    async with (
+        LoopbackServer(create_app(local, publish=False)) as server,
+        SandboxClient(server.url, token=token) as client,
+    ):
+        yield SandboxManager(url=server.url, client=client)
+
+
+@dataclass(frozen=True)
+class LocalServices:
+    """What :func:`open_services` composed: the services, and the manager they talk to."""
+
+    services: AgentServices
+    manager_url: str
+
+
+@contextlib.asynccontextmanager
+async def open_services(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    pool_target: int = POOL_TARGET,
+) -> AsyncIterator[LocalServices]:
+    """The side effects of agent jobs, composed once for every engine: the `model`'s provider,
+    the settings' artifact store and a manager (:func:`open_manager`) with its client. The
+    direct engine runs on them, and so do a Temporal worker's activities. Everything is closed
+    when the context ends, the manager before the store.
+
+    Raises:
+        ConfigError: the model cannot be opened, or a manager URL comes without its token.
+    """
+    async with contextlib.AsyncExitStack() as stack:
+        provider: ModelProvider = open_provider(model)
+        stack.push_async_callback(provider.aclose)
+        store = await stack.enter_async_context(open_store(settings))
+        manager = await stack.enter_async_context(open_manager(settings, pool_target=pool_target))
+        services = AgentServices(
+            settings=settings,
+            registry=registry,
+            store=store,
+            provider=provider,
+            model=provider.name.partition(":")[2] or provider.name,
+            sandbox=manager.client,
+        )
+        yield LocalServices(services=services, manager_url=manager.url)
+
+
+# --- engines ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenedEngine(Generic[EngineT_co]):
+    """An engine opened from settings, with what a job on it uses.
+
+    Attributes:
+        engine: the engine.
+        store: where a job's inputs go and its outputs are read from (a worker's store too).
+        settings: the settings it runs with (an embedded stack's point at its own server).
+        model: the model its jobs run with, as a result names it.
+        follow: a job's events, with a follower's notes between them (waiting for a worker…).
+        services: the services of this process its jobs run on (None: a worker's).
+        manager_url: the manager its jobs' scripts run on (None: a worker's).
+        ui_url: the Temporal UI its jobs are shown in (None: the direct engine).
+        workers: how many workers poll its task queue, when its jobs run on workers of
+            other processes (None: this process runs them).
+    """
+
+    engine: EngineT_co
+    store: ArtifactStore
+    settings: Settings
+    model: str
+    follow: Callable[[str], AsyncIterator[AgentEvent | FollowNote]]
+    services: AgentServices | None = None
+    manager_url: str | None = None
+    ui_url: str | None = None
+    workers: Callable[[], Awaitable[int]] | None = None
+
+    @property
+    def runs_elsewhere(self) -> bool:
+        """Whether its jobs run on other processes' workers, and so go on when this one ends."""
+        return self.workers is not None
+
+    def ui_link(self, job_id: str) -> str | None:
+        """The job's page in the Temporal UI (None: the engine has no UI)."""
+        if self.ui_url is None:
+            return None
+        from skillweave.engines.temporal import ui_link
+
+        return ui_link(self.ui_url, self.settings.workflow.namespace, job_id)
+
+
+@contextlib.asynccontextmanager
+async def open_engine(
+    settings: Settings,
+    *,
+    registry: SkillRegistry | None = None,
+    model: ModelSettings | None = None,
+) -> AsyncIterator[OpenedEngine[Engine]]:
+    """The engine of ``settings.workflow.execution_engine``.
+
+    Args:
+        settings: every section; the workflow section picks the engine.
+        registry: the skill library of a direct engine's jobs (default: ``SKILLS__DIRS``,
+            scanned now); a Temporal engine's workers have their own.
+        model: the model of a direct engine's jobs (default ``settings.model``).
+
+    Raises:
+        ConfigError: see :func:`open_direct_engine` and :func:`open_temporal_engine`.
+    """
+    opening: contextlib.AbstractAsyncContextManager[OpenedEngine[Engine]]
+    engine = settings.workflow.execution_engine
+    match engine:
+        case "direct":
+            if registry is None:
+                registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
+            opening = open_direct_engine(
+                settings, registry=registry, model=model if model is not None else settings.model
+            )
+        case "temporal":
+            opening = open_temporal_engine(settings)
+        case _:
+            assert_never(engine)
+    async with opening as opened:
+        yield opened
+
+
+@contextlib.asynccontextmanager
+async def open_direct_engine(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    pool_target: int = POOL_TARGET,
+) -> AsyncIterator[OpenedEngine[DirectEngine]]:
+    """The loop in this process, on :func:`open_services` (a manager of its own unless
+    ``SANDBOX__MANAGER_URL`` is set); the jobs still running when the context ends are lost
+    with it, so a caller cancels its jobs first.
+
+    Raises:
+        ConfigError: see :func:`open_services`.
+    """
+    async with open_services(
+        settings, registry=registry, model=model, pool_target=pool_target
+    ) as local:
+        services = local.services
+        engine = DirectEngine(
+            services,
+            catalog_mode=settings.skills.catalog_mode,
+            catalog_top_k=settings.skills.catalog_top_k,
+        )
+        yield OpenedEngine(
+            engine=engine,
+            store=services.store,
+            settings=settings,
+            model=services.provider.name,
+            follow=engine.events,
+            services=services,
+            manager_url=local.manager_url,
+        )
+
+
+@contextlib.asynccontextmanager
+async def open_temporal_engine(settings: Settings) -> AsyncIterator[OpenedEngine[TemporalEngine]]:
+    """A client of ``settings.workflow``'s server, namespace and task queue, over the
+    settings' store (which must be its workers' store): its jobs run on those workers, with
+    their model, and go on when this process ends.
+
+    Raises:
+        ConfigError: the server cannot be reached.
+    """
+    from skillweave.engines.temporal import connect_engine
+
+    async with open_store(settings) as store:
+        engine = await connect_engine(settings, store)
+        yield OpenedEngine(
+            engine=engine,
+            store=store,
+            settings=settings,
+            model="set by the worker",
+            follow=engine.follow,
+            ui_url=settings.workflow.ui_url,
+            workers=engine.workers,
+        )
+
+
+@contextlib.asynccontextmanager
+async def open_embedded_engine(
+    settings: Settings,
+    *,
+    registry: SkillRegistry,
+    model: ModelSettings,
+    port: int = 7233,
+    ui_port: int | None = 8233,
+    db_file: Path | None = None,
+    log_file: Path | None = None,
+    dynamic_config: Mapping[str, object] | None = None,
+    pool_target: int = POOL_TARGET,
+) -> AsyncIterator[OpenedEngine[TemporalEngine]]:
+    """A Temporal engine on a stack of this process's own: a dev server, the services (a
+    manager with a local warm pool unless ``SANDBOX__MANAGER_URL`` is set) and a worker (its
+    metrics at ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set); stopped in
+    the reverse order (the worker first, cancelling the activities in flight; the server
+    last). The settings it yields point at this server and its UI.
+
+    Args:
+        settings: the task queue and namespace (``workflow``), store, sandbox and skills.
+        registry: the skill library the worker's jobs use.
+        model: the worker's model.
+        port, ui_port, db_file, log_file, dynamic_config: see
+            :func:`~skillweave.cli.temporal_server.dev_server`.
+        pool_target: warm sandboxes of the in-process manager.
+
+    Raises:
+        ConfigError: see :func:`~skillweave.cli.temporal_server.dev_server` and
+            :func:`open_services`.
+    """
+    from skillweave.cli.temporal_server import dev_server
+    from skillweave.engines.temporal import connect_engine
+
+    workflow = settings.workflow
+    async with contextlib.AsyncExitStack() as stack:
+        server = await stack.enter_async_context(
+            dev_server(
+                port=port,
+                ui_port=ui_port,
+                db_file=db_file,
+                namespace=workflow.namespace,
+                log_file=log_file,
+                dynamic_config=dynamic_config,
+            )
+        )
+        on_server = workflow.model_copy(
+            update={"temporal_address": server.address, "ui_url": server.ui_url or workflow.ui_url}
+        )
+        here = settings.model_copy(update={"workflow": on_server})
+        local = await stack.enter_async_context(
+            open_services(here, registry=registry, model=model, pool_target=pool_target)
+        )
+        engine = await connect_engine(here, local.services.store)
+        await stack.enter_async_context(running_worker(engine.client, local.services, here))
+        yield OpenedEngine(
+            engine=engine,
+            store=local.services.store,
+            settings=here,
+            model=local.services.provider.name,
+            follow=engine.follow,
+            services=local.services,
+            manager_url=local.manager_url,
+            ui_url=on_server.ui_url,
+        )
+
+
+@contextlib.asynccontextmanager
+async def running_worker(
+    client: Client, services: AgentServices, settings: Settings
+) -> AsyncIterator[None]:
+    """``AgentWorkflow`` and the agent activities on the settings' task queue, polled with
+    `client`, and the services' metrics served, while the context lasts."""
+    from skillweave.engines.metrics import serve_worker_metrics
+    from workflows.worker import build_worker
+
+    workflow = settings.workflow
+    worker = build_worker(
+        client,
+        services,
+        task_queue=workflow.task_queue,
+        heartbeat_seconds=workflow.worker_heartbeat_seconds,
+        drain_seconds=workflow.worker_drain_seconds,
+    )
+    with serve_worker_metrics(services.metrics, settings.observability):
+        async with worker:
+            yield

@@ -1,0 +1,288 @@
+"""One agent job from the command line: what it is given, and its run on an opened engine.
+
+Before anything starts, the command reads and checks the job's inputs here: the agent spec
+(:func:`load_agent`), the model (:func:`choose_model`, :func:`check_model`), the attached
+files (:func:`check_files`) and its id (:func:`new_job_id`). :func:`run_job` then runs it on
+an engine opened by :mod:`skillweave.cli.compose`, whichever it is: the files are uploaded to
+the engine's store as the job's inputs, its events go to callbacks as the job makes them
+(with a follower's notes between them), and its outputs are copied out at the end
+(:func:`copy_outputs`). The command's live view and result are :mod:`skillweave.cli.view`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.spec import AgentSpec, parse_agent_spec
+from skillweave.cli.signals import interrupt_cancels
+from skillweave.config import ModelSettings
+from skillweave.engines import JobRequest, JobResult
+from skillweave.errors import AgentSpecError, ConfigError
+from skillweave.llm import parse_model_option
+from skillweave.skills import SkillRegistry
+from skillweave.storage import LocalArtifactStore, keys
+from skillweave.storage.base import ArtifactRef, ArtifactStore
+
+if TYPE_CHECKING:
+    from skillweave.cli.compose import OpenedEngine
+    from skillweave.engines import Engine
+    from skillweave.engines.temporal import FollowNote
+
+__all__ = [
+    "REAL_MODEL_HINT",
+    "JobRun",
+    "check_files",
+    "check_model",
+    "choose_model",
+    "copy_outputs",
+    "load_agent",
+    "new_job_id",
+    "run_job",
+    "scripted_note",
+]
+
+_NAMES_SHOWN: Final = 20
+REAL_MODEL_HINT: Final = (
+    "set MODEL__PROVIDER/MODEL__NAME/MODEL__API_KEY or --model openai:gpt-4o-mini to use one"
+)
+
+
+# --- choices made before anything starts ---------------------------------------------------
+
+
+def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
+    """The agent spec in `path` (the default agent when None), checked against `registry`.
+
+    Raises:
+        AgentSpecError: the file cannot be read, is not a valid spec, or names a skill the
+            library does not have (the message names the file).
+    """
+    if path is None:
+        return AgentSpec()
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AgentSpecError(source, "no such agent spec file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentSpecError(source, f"cannot read it: {exc}") from None
+    spec = parse_agent_spec(text, source=source)
+    unknown = [name for name in spec.skills or () if name not in registry]
+    if unknown:
+        names = [skill.name for skill in registry]
+        known = ", ".join(names[:_NAMES_SHOWN]) or "none"
+        if len(names) > _NAMES_SHOWN:
+            known += f" and {len(names) - _NAMES_SHOWN} more"
+        raise AgentSpecError(source, f"skills: unknown skill {unknown[0]!r} (known: {known})")
+    return spec
+
+
+def choose_model(
+    settings: ModelSettings,
+    *,
+    option: str | None,
+    spec: AgentSpec,
+    spec_path: Path | None = None,
+) -> ModelSettings:
+    """The model settings of the job: ``--model``, else the agent spec's ``model``, else
+    ``MODEL__*``. A scripted model named by the spec with a relative path is found next to
+    the spec file.
+
+    Raises:
+        ConfigError: ``--model`` is not ``PROVIDER:NAME``.
+        AgentSpecError: the spec's ``model`` is not.
+    """
+    if option is not None:
+        provider, name = parse_model_option(option)
+    elif spec.model is not None:
+        source = str(spec_path) if spec_path is not None else "agent spec"
+        try:
+            provider, name = parse_model_option(spec.model)
+        except ConfigError:
+            raise AgentSpecError(
+                source,
+                f"model {spec.model!r}: expected PROVIDER:NAME with provider openai, "
+                "anthropic or scripted",
+            ) from None
+        if provider == "scripted" and spec_path is not None and not Path(name).is_absolute():
+            name = str(spec_path.parent / name)
+    else:
+        return settings
+    update: dict[str, object] = {"provider": provider, "name": name}
+    if provider != settings.provider:
+        # MODEL__BASE_URL belongs to the configured provider's API; the key is kept, since
+        # `MODEL__API_KEY=… skillweave run --model openai:…` is how a key is usually given.
+        update["base_url"] = None
+    return settings.model_copy(update=update)
+
+
+def scripted_note(model: ModelSettings) -> str | None:
+    """The warning that a scripted model is no model, or None for a real one."""
+    if model.provider != "scripted":
+        return None
+    return f"model: scripted (replaying {model.name}) — not a real model; {REAL_MODEL_HINT}"
+
+
+def new_job_id() -> str:
+    """``job-YYYYmmdd-HHMMSS-<6 hex>``: sortable by start time, unique enough for one store."""
+    return f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def check_files(files: Sequence[Path]) -> None:
+    """The attached files exist and have different names.
+
+    Raises:
+        ConfigError: a file is missing, or two files share a name.
+    """
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing:
+        raise ConfigError(f"--file: no such file: {', '.join(missing)}")
+    seen: dict[str, Path] = {}
+    for path in files:
+        if path.name in seen:
+            raise ConfigError(
+                f"--file: {seen[path.name]} and {path} would both be inputs/{path.name}; "
+                "rename one (the job sees attached files by name)"
+            )
+        seen[path.name] = path
+
+
+def check_model(model: ModelSettings) -> None:
+    """A model this process runs jobs with can run: a scripted model's script is a file.
+
+    Raises:
+        ConfigError: the scripted model's script is not a file.
+    """
+    if model.provider == "scripted" and not Path(model.name).is_file():
+        raise ConfigError(
+            f"no model to run the job: the model is scripted (MODEL__PROVIDER) and its script "
+            f"{model.name!r} is not a file; {REAL_MODEL_HINT}, or --model scripted:FILE.yaml "
+            "to replay a script"
+        )
+
+
+# --- the job --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """A finished job: how it ended, the model it used, the files its outputs were copied
+    to, the folder of a local store (None for S3), and its Temporal UI page (None for the
+    direct engine)."""
+
+    result: JobResult
+    model: str
+    copied: tuple[Path, ...] = ()
+    store_root: Path | None = None
+    ui_url: str | None = None
+
+
+async def run_job(
+    opened: OpenedEngine[Engine],
+    *,
+    job_id: str,
+    task: str,
+    agent: AgentSpec,
+    files: Sequence[Path] = (),
+    out_dir: Path | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    on_note: Callable[[FollowNote], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> JobRun:
+    """Run one agent job on `opened` and return how it ended.
+
+    Ctrl-C cancels the command's task (also while an in-process manager runs). When it is
+    interrupted, or when a callback fails, a job that runs in this process is cancelled
+    before what it runs on closes; a job on workers elsewhere is durable and keeps running.
+
+    Args:
+        opened: the engine, its store and how to follow its jobs.
+        job_id: the job's id (see :func:`new_job_id`).
+        task: what the user asks.
+        agent: the agent spec.
+        files: files attached to the task, uploaded as ``runs/{job_id}/inputs/{name}``.
+        out_dir: copy the output artifacts into this folder.
+        on_event: called with each event as the job makes it.
+        on_note: called with what the follower notes between events (waiting for a worker,
+            a worker answering again).
+        on_start: called with the job's id once it has started.
+
+    Raises:
+        ConfigError: a missing or duplicate file, or no worker polls the task queue of an
+            engine whose jobs run on workers elsewhere (the job would wait for one).
+        NoWorkerError: no worker answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` while
+            the job was followed; it may still be running.
+        asyncio.CancelledError: interrupted (Ctrl-C).
+    """
+    check_files(files)
+    engine, store = opened.engine, opened.store
+    with interrupt_cancels(asyncio.current_task()):
+        if opened.workers is not None and await opened.workers() == 0:
+            workflow = opened.settings.workflow
+            raise ConfigError(
+                f"no worker polls task queue {workflow.task_queue!r} on "
+                f"{workflow.temporal_address} (namespace {workflow.namespace!r}): start one "
+                "with `skillweave worker`, or the whole stack with `skillweave dev`"
+            )
+        inputs = [await _upload(store, job_id, path) for path in files]
+        request = JobRequest(job_id=job_id, task=task, agent=agent, inputs=tuple(inputs))
+        job_id = await engine.start(request)
+        if on_start is not None:
+            on_start(job_id)
+        try:
+            async for item in opened.follow(job_id):
+                if isinstance(item, AgentEvent):
+                    if on_event is not None:
+                        on_event(item)
+                elif on_note is not None:
+                    on_note(item)
+            result = await engine.result(job_id)
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                # Interrupted while waiting for the result, which the engine does not re-raise.
+                raise asyncio.CancelledError
+        except BaseException:
+            # Stop the job before what it runs on (manager, store, worker) closes under it.
+            if not opened.runs_elsewhere:
+                await engine.cancel(job_id)
+            raise
+    copied = await copy_outputs(store, result.outputs, out_dir) if out_dir else []
+    return JobRun(
+        result=result,
+        model=opened.model,
+        copied=tuple(copied),
+        store_root=store.root if isinstance(store, LocalArtifactStore) else None,
+        ui_url=opened.ui_link(job_id),
+    )
+
+
+async def _upload(store: ArtifactStore, job_id: str, path: Path) -> ArtifactRef:
+    return await store.put_file(keys.run_input_key(job_id, path.name), str(path))
+
+
+async def copy_outputs(
+    store: ArtifactStore, outputs: Sequence[ArtifactRef], dest: Path
+) -> list[Path]:
+    """Copy `outputs` into `dest` by file name; a name met again gets a counter prefix
+    (``2-stats.json``). Returns the files written."""
+    dest.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    written: list[Path] = []
+    for ref in outputs:
+        name = ref.key.rsplit("/", 1)[-1]
+        candidate, counter = name, 1
+        while candidate in used:
+            counter += 1
+            candidate = f"{counter}-{name}"
+        used.add(candidate)
+        target = dest / candidate
+        await store.get_file(ref, str(target))
+        written.append(target)
+    return written

@@ -1,0 +1,326 @@
+"""``skillweave run``: an agent job on TASK, on the engine of ``--engine`` (default
+``WORKFLOW__EXECUTION_ENGINE``), or on the API at ``SKILLWEAVE_API_URL`` (``--agent ag-…``).
+
+The command reads and checks the job's inputs (:mod:`skillweave.cli.job`), says where the job
+runs, opens the engine (:func:`~skillweave.cli.compose.open_engine`) and follows the job with
+the live view or JSON lines (:class:`~skillweave.cli.view.JobOutput`). ``skillweave demo``
+(:mod:`skillweave.cli.demo`) shows its job with the same pieces: :func:`announce_job`,
+:func:`announce_isolation`, :func:`follow_shown` and :func:`run_to_end`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, assert_never, get_args
+
+import typer
+from rich.text import Text
+
+from skillweave.cli.console import err
+from skillweave.cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_PROBLEM,
+    EXIT_USAGE,
+    errors,
+    fail,
+    follower_gives_up,
+    spec_errors,
+)
+from skillweave.cli.library import DirsOption, registry_of
+from skillweave.cli.view import JobOutput
+from skillweave.config import (
+    ExecutionEngine,
+    IsolationChoice,
+    ModelSettings,
+    SandboxSettings,
+    get_settings,
+)
+from skillweave.sandbox.models import describe_isolation
+from skillweave.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from skillweave.agent.spec import AgentSpec
+    from skillweave.cli.compose import OpenedEngine
+    from skillweave.cli.job import JobRun
+    from skillweave.engines import Engine
+
+__all__ = [
+    "announce_isolation",
+    "announce_job",
+    "follow_shown",
+    "manager_isolation",
+    "run_command",
+    "run_to_end",
+]
+
+TaskArgument = Annotated[str, typer.Argument(help="What the agent should do.")]
+
+
+def run_command(
+    task: TaskArgument,
+    *,
+    agent: Annotated[
+        Path | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="Agent spec (YAML): skills, limits…; or an agent id (ag-…) of the API at "
+            "SKILLWEAVE_API_URL, to run it there.",
+        ),
+    ] = None,
+    dirs: DirsOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or "
+            "scripted:FILE.yaml (overrides the agent spec and MODEL__*; direct engine only: on "
+            "Temporal the worker's model runs the job).",
+        ),
+    ] = None,
+    files: Annotated[
+        list[Path] | None,
+        typer.Option("--file", "-f", help="Attach a file to the task (repeatable)."),
+    ] = None,
+    engine: Annotated[
+        ExecutionEngine | None,
+        typer.Option(help="direct | temporal (default: WORKFLOW__EXECUTION_ENGINE)."),
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Copy the output artifacts into this folder.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print each event, then the result, as JSON lines.")
+    ] = False,
+) -> None:
+    """Run an agent job on TASK: the live view of every step, then the answer and outputs.
+
+    Direct engine: the job runs in this process; scripts run in sandboxes through
+    SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool started
+    here. Temporal engine: the job is a workflow on WORKFLOW__TEMPORAL_ADDRESS, run by a worker
+    (`skillweave worker`, or `skillweave dev` for the whole stack) with the worker's model and
+    store; the result ends with the job's page in the Temporal UI. While no worker answers (one
+    was killed or is restarting) the command says it waits for one and goes on following.
+    Exit 0 when the job completes, 1 when it fails, is cancelled or runs out of budget, 2 for
+    bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the job
+    may still be running), 130 on Ctrl-C (a direct job is cancelled; a Temporal job keeps
+    running).
+    """
+    from skillweave.cli.compose import open_engine
+    from skillweave.cli.job import check_files, choose_model, load_agent, new_job_id
+    from skillweave.cli.remote import is_agent_id
+
+    files = files or []
+    if agent is not None and is_agent_id(str(agent)) and not agent.exists():
+        if model is not None or engine is not None:
+            raise fail(
+                "--model and --engine do not apply to a run on the API: its agent and "
+                "configured engine decide",
+                code=EXIT_USAGE,
+            )
+        _run_on_api(task, str(agent), files=files, out_dir=out_dir, as_json=as_json)
+        return
+    settings = get_settings()
+    chosen_engine = engine if engine is not None else settings.workflow.execution_engine
+    if chosen_engine == "temporal" and model is not None:
+        raise fail(
+            "--model: a job on Temporal runs with the worker's model",
+            hint="Set MODEL__* (or --model) where `skillweave worker` or `skillweave dev` "
+            "runs, or use --engine direct.",
+            code=EXIT_USAGE,
+        )
+    registry = registry_of(dirs)
+    with errors(), spec_errors():
+        spec = load_agent(agent, registry)
+        chosen = choose_model(settings.model, option=model, spec=spec, spec_path=agent)
+    if chosen_engine == "temporal" and spec.model is not None and not as_json:
+        err.print(
+            Text(
+                terminal_safe(
+                    f"note: the agent spec's model ({spec.model}) is not used on Temporal: the "
+                    "worker's model runs the job"
+                ),
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    with errors():
+        check_files(files)
+    job_id = new_job_id()
+    interrupted, hint = _say_where(chosen_engine, job_id, spec, chosen, as_json=as_json)
+    shown = JobOutput(as_json=as_json, out_dir=out_dir)
+    workflow = settings.workflow.model_copy(update={"execution_engine": chosen_engine})
+    on_engine = settings.model_copy(update={"workflow": workflow})
+
+    async def main() -> JobRun:
+        with shown.live():
+            async with open_engine(on_engine, registry=registry, model=chosen) as opened:
+                return await follow_shown(
+                    opened, shown, job_id=job_id, task=task, agent=spec, files=files
+                )
+
+    done = run_to_end(main(), interrupted=interrupted, hint=hint)
+    shown.report(done)
+    if done.result.status != "completed":
+        raise typer.Exit(EXIT_PROBLEM)
+
+
+def _say_where(
+    engine: ExecutionEngine, job_id: str, spec: AgentSpec, model: ModelSettings, *, as_json: bool
+) -> tuple[str, str | None]:
+    """What the job's engine needs checked, and the job's header (without --json); returns
+    what to say when the job is interrupted: the line and its hint."""
+    from skillweave.cli.job import check_model, scripted_note
+
+    settings = get_settings()
+    workflow = settings.workflow
+    match engine:
+        case "direct":
+            with errors():
+                check_model(model)
+            if not as_json:
+                if warning := scripted_note(model):
+                    err.print(Text(warning, style="bold yellow"), soft_wrap=True)
+                announce_job(job_id, spec, "engine direct")
+                announce_isolation(settings.sandbox)
+            return f"interrupted: job {job_id} was cancelled", None
+        case "temporal":
+            from skillweave.engines.temporal import configure_logging
+
+            if not as_json:
+                # The worker's manager runs its scripts: nothing to say of it here.
+                announce_job(
+                    job_id,
+                    spec,
+                    f"engine temporal at {workflow.temporal_address}, task queue "
+                    f"{workflow.task_queue} (the worker's model)",
+                )
+            configure_logging(verbose=False)
+            return f"interrupted: job {job_id} keeps running on Temporal", (
+                f"Follow it with `skillweave runs logs {job_id} --follow`, stop it with "
+                f"`skillweave runs cancel {job_id}`."
+            )
+        case _:
+            assert_never(engine)
+
+
+# --- what `run` and `demo` share -------------------------------------------------------------
+
+
+def announce_job(job_id: str, agent: AgentSpec, where: str) -> None:
+    """The job's header line on stderr: its id, agent and engine."""
+    shown_job = terminal_safe(f"job {job_id} · agent {agent.name} · {where}")
+    err.print(Text(shown_job, style="dim"), soft_wrap=True)
+
+
+def announce_isolation(sandbox: SandboxSettings) -> None:
+    """How the manager a job's scripts run on contains them (in red when it does not), for a
+    manager this process chose (`sandbox`'s: started here, or ``SANDBOX__MANAGER_URL``)."""
+    isolation = manager_isolation(sandbox)
+    style = "bold red" if isolation in ("none", None) else "dim"
+    note = (
+        describe_isolation(isolation)
+        if isolation is not None
+        else f"the manager at {sandbox.manager_url} did not say how it"
+        " contains scripts (GET /healthz)"
+    )
+    err.print(Text(terminal_safe(note), style=style), soft_wrap=True)
+
+
+def manager_isolation(sandbox: SandboxSettings) -> IsolationChoice | None:
+    """The isolation the job's manager requires: this process's setting when it starts the
+    manager itself, else what the remote manager's ``/healthz`` says (None: it did not say)."""
+    if sandbox.manager_url is None:
+        return sandbox.isolation
+    import httpx
+
+    try:
+        health = httpx.get(f"{sandbox.manager_url.rstrip('/')}/healthz", timeout=3.0).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    reported = health.get("isolation") if isinstance(health, dict) else None
+    return reported if reported in get_args(IsolationChoice) else None
+
+
+async def follow_shown(
+    opened: OpenedEngine[Engine],
+    shown: JobOutput,
+    *,
+    job_id: str,
+    task: str,
+    agent: AgentSpec,
+    files: Sequence[Path],
+) -> JobRun:
+    """Run the job on `opened` (:func:`~skillweave.cli.job.run_job`) with `shown` following
+    it; a follower that gives up waiting for a worker ends the process (exit 75)."""
+    from skillweave.cli.job import run_job
+
+    with follower_gives_up():
+        return await run_job(
+            opened,
+            job_id=job_id,
+            task=task,
+            agent=agent,
+            files=files,
+            out_dir=shown.out_dir,
+            on_event=shown.event,
+            on_note=shown.note,
+            on_start=lambda started: shown.started(opened.ui_link(started)),
+        )
+
+
+def run_to_end(
+    main: Coroutine[Any, Any, JobRun], *, interrupted: str, hint: str | None = None
+) -> JobRun:
+    """Run `main` in an event loop; its errors become one line and an exit code, and Ctrl-C
+    the `interrupted` line (and `hint`) with exit 130."""
+    try:
+        with errors():
+            return asyncio.run(main)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise fail(interrupted, hint=hint, code=EXIT_INTERRUPTED) from None
+
+
+# --- run --agent ag-… ---------------------------------------------------------------------------
+
+
+def _run_on_api(
+    task: str, agent_id: str, *, files: Sequence[Path], out_dir: Path | None, as_json: bool
+) -> None:
+    """`run --agent ag-…`: a run of an agent on the API at SKILLWEAVE_API_URL, followed live."""
+    from skillweave.cli.remote import open_remote, run_remote
+
+    missing = [str(p) for p in files if not p.is_file()]
+    if missing:
+        raise fail(f"no such file: {', '.join(missing)}", code=EXIT_USAGE)
+    shown = JobOutput(as_json=as_json, out_dir=out_dir)
+    started: list[str] = []
+
+    def on_start(run: dict[str, Any]) -> None:
+        started.append(run["id"])
+        if not as_json:
+            shown_run = f"run {run['id']} · agent {run['agent']['name']} ({agent_id}) · API {url}"
+            err.print(Text(terminal_safe(shown_run)), style="dim", soft_wrap=True)
+
+    try:
+        with errors(), open_remote(get_settings()) as api:
+            url = api.url
+            with shown.live():
+                done = run_remote(
+                    api,
+                    agent_id=agent_id,
+                    task=task,
+                    files=files,
+                    out_dir=out_dir,
+                    on_start=on_start,
+                    on_event=shown.event,
+                )
+    except KeyboardInterrupt:
+        where = f"run {started[0]} keeps running on the API" if started else "no run was started"
+        raise fail(f"interrupted: {where}", code=EXIT_INTERRUPTED) from None
+    shown.report(done)
+    if done.result.status != "completed":
+        raise typer.Exit(EXIT_PROBLEM)

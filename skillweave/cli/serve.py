@@ -1,0 +1,296 @@
+"""The long-running commands: ``worker``, ``dev``, ``api``, ``manager``, ``mcp`` and
+``executor``.
+
+Each sets up tracing and logging for its service, then runs until Ctrl-C (SIGTERM too for a
+worker and ``dev``): the worker and the embedded stack of ``dev`` on
+:mod:`skillweave.cli.compose`, the API on :mod:`skillweave.cli.api`, the MCP front door on
+:mod:`skillweave.cli.mcp`, the manager and the executor on their own packages. What they
+need is imported when they start, not when the CLI does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+from rich.text import Text
+
+from skillweave.cli.console import err, out, shown_path
+from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.library import DirsOption, library_of, registry_of
+from skillweave.config import get_settings, settings_problem
+
+if TYPE_CHECKING:
+    from skillweave.cli.compose import OpenedEngine
+    from skillweave.cli.worker import WorkerInfo
+    from skillweave.config import ModelSettings
+    from skillweave.engines.temporal import TemporalEngine
+
+__all__ = ["api", "dev", "executor", "manager", "mcp", "worker"]
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="The worker's model, PROVIDER:NAME (e.g. openai:gpt-4o-mini or "
+        "scripted:FILE.yaml); default MODEL__*.",
+    ),
+]
+
+
+def _start_tracing(service: str) -> None:
+    """Tracing for a long-running command, when the OTEL_* variables ask for it (see
+    ``skillweave.telemetry.tracing``); an exporter we do not ship is a usage error."""
+    from skillweave.telemetry import tracing
+
+    with errors():
+        tracing.setup(service)
+
+
+def _service_logging(service: str) -> None:
+    """The service's log records go to the process's handler (its format, its redaction)."""
+    from skillweave.telemetry import logs
+
+    settings = get_settings()
+    logs.configure_logging(settings.observability, service=service, secrets=settings)
+
+
+def _configured_model(option: str | None) -> ModelSettings:
+    """The model a worker runs jobs with: --model, else MODEL__*."""
+    from skillweave.agent.spec import AgentSpec
+    from skillweave.cli.job import choose_model
+
+    with errors():
+        return choose_model(get_settings().model, option=option, spec=AgentSpec())
+
+
+def _is_runnable(model: ModelSettings) -> bool:
+    """A model that can run jobs: a real one, or a scripted one whose script is a file."""
+    return model.provider != "scripted" or Path(model.name).is_file()
+
+
+def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
+    """Run a Temporal worker: agent jobs of WORKFLOW__TASK_QUEUE on WORKFLOW__TEMPORAL_ADDRESS.
+
+    Activities use the model of MODEL__* (or --model), the configured store, and the manager
+    at SANDBOX__MANAGER_URL, or one with a local warm pool started in this process. Runs until
+    Ctrl-C; the activities in flight are cancelled and retried on another worker.
+    """
+    _start_tracing("skillweave-worker")
+    from skillweave.cli.job import REAL_MODEL_HINT
+    from skillweave.cli.signals import stop_signals_cancel
+    from skillweave.cli.worker import open_worker
+    from skillweave.engines.temporal import configure_logging
+
+    settings = get_settings()
+    chosen = _configured_model(model)
+    if not _is_runnable(chosen):
+        raise fail(
+            f"no model for the worker: MODEL__PROVIDER is scripted and {chosen.name!r} is "
+            "not a script file",
+            hint=f"{REAL_MODEL_HINT}, or --model scripted:FILE.yaml.",
+            code=EXIT_USAGE,
+        )
+    roots = library_of(dirs).roots
+    registry = registry_of(dirs)
+    _service_logging("skillweave-worker")
+    configure_logging(verbose=True)
+
+    def ready(info: WorkerInfo) -> None:
+        out.print(
+            f"worker on {info.address} · namespace {info.namespace} · task queue "
+            f"{info.task_queue}\n  model {info.model} · MCP manager {info.manager_url}\n"
+            "Ctrl-C stops it.",
+            soft_wrap=True,
+            markup=False,
+        )
+
+    async def main() -> None:
+        with stop_signals_cancel(asyncio.current_task()):
+            async with open_worker(settings, registry=registry, model=chosen, roots=roots) as info:
+                ready(info)
+                await asyncio.Event().wait()
+
+    try:
+        with errors():
+            asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("worker stopped")
+
+
+def dev(
+    *,
+    port: Annotated[int, typer.Option(help="Temporal's gRPC port.")] = 7233,
+    ui_port: Annotated[int, typer.Option(help="The Temporal UI's port.")] = 8233,
+    db_file: Annotated[
+        Path | None,
+        typer.Option(help="Where Temporal keeps jobs (default WORKFLOW__DEV_DB_FILE)."),
+    ] = None,
+    ephemeral: Annotated[
+        bool, typer.Option("--ephemeral", help="Keep Temporal's state in memory only.")
+    ] = False,
+    dirs: DirsOption = None,
+    model: ModelOption = None,
+) -> None:
+    """Run the embedded stack until Ctrl-C: a Temporal dev server with its UI, a worker and an
+    MCP manager with a local warm pool, all on this machine.
+
+    Jobs started with `skillweave run --engine temporal` run here and survive a restart (the
+    server's state is in a file under ~/.skillweave/ unless --ephemeral).
+    """
+    _start_tracing("skillweave-dev")
+    from skillweave.cli.compose import open_embedded_engine
+    from skillweave.cli.signals import stop_signals_cancel
+    from skillweave.engines.temporal import configure_logging
+
+    if ephemeral and db_file is not None:
+        raise fail("--ephemeral and --db-file exclude each other", code=EXIT_USAGE)
+    settings = get_settings()
+    chosen = _configured_model(model)
+    if not _is_runnable(chosen):
+        chosen = _demo_model(chosen)
+    registry = registry_of(dirs)
+    _service_logging("skillweave-dev")
+    configure_logging(verbose=True)
+    state = None if ephemeral else (db_file or settings.workflow.dev_db_file).expanduser()
+
+    def ready(opened: OpenedEngine[TemporalEngine]) -> None:
+        workflow = opened.settings.workflow
+        address = workflow.temporal_address
+        lines = Table.grid(padding=(0, 2))
+        lines.add_row("Temporal gRPC", f"{address} (namespace {workflow.namespace})")
+        lines.add_row("Temporal UI", opened.ui_url or "")
+        lines.add_row("MCP manager", opened.manager_url or "")
+        lines.add_row("worker", f"task queue {workflow.task_queue} · model {opened.model}")
+        lines.add_row("state", str(state) if state is not None else "in memory (--ephemeral)")
+        out.rule("[bold]skillweave dev[/]")
+        out.print(lines)
+        env = []
+        if address != "127.0.0.1:7233":
+            env.append(f"WORKFLOW__TEMPORAL_ADDRESS={address}")
+        if opened.ui_url and opened.ui_url != settings.workflow.ui_url:
+            env.append(f"WORKFLOW__UI_URL={opened.ui_url}")
+        if env:
+            out.print(f"In other terminals: export {' '.join(env)}", soft_wrap=True, markup=False)
+        out.print(
+            'Run a job on it: skillweave run --engine temporal "TASK" [--agent A.yaml] '
+            "[--file F]\nList jobs: skillweave runs list · Ctrl-C stops everything.",
+            soft_wrap=True,
+            markup=False,
+        )
+
+    async def main() -> None:
+        async with open_embedded_engine(
+            settings, registry=registry, model=chosen, port=port, ui_port=ui_port, db_file=state
+        ) as opened:
+            ready(opened)
+            with stop_signals_cancel(asyncio.current_task()):
+                await asyncio.Event().wait()
+
+    try:
+        with errors():
+            asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("stopped: worker, MCP manager, Temporal")
+
+
+def _demo_model(configured: ModelSettings) -> ModelSettings:
+    """`dev` without a model (a scripted one without its script): the demo's script, said
+    loudly."""
+    from skillweave.cli.demo import demo_folder
+    from skillweave.cli.job import REAL_MODEL_HINT
+
+    script = demo_folder() / "script.yaml"
+    err.print(
+        Text(
+            f"model: SCRIPTED, replaying {shown_path(script)} (the demo's script; no model "
+            f"is configured): only the demo task completes. {REAL_MODEL_HINT}.",
+            style="bold yellow",
+        ),
+        soft_wrap=True,
+    )
+    return configured.model_copy(update={"name": str(script)})
+
+
+def manager() -> None:
+    """Serve the MCP manager (SANDBOX__HOST, SANDBOX__PORT; SANDBOX__MANAGER_TOKEN required)."""
+    _start_tracing("skillweave-manager")
+    from mcp_manager.server import run_manager
+
+    # A service: its own records (pool refills, reaped pods, lost sandboxes) are for its logs.
+    _service_logging("skillweave-manager")
+    with errors():
+        run_manager(get_settings())
+
+
+def mcp() -> None:
+    """Serve the skill library over MCP on stdio (for MCP clients that start a command);
+    scripts run on SANDBOX__MANAGER_URL, or a local warm pool started here."""
+    _start_tracing("skillweave-mcp")
+    from skillweave.cli.mcp import serve_mcp_stdio
+
+    # stdout is the protocol's: log lines go to stderr (configure_logging's only default).
+    _service_logging("skillweave-mcp")
+    with contextlib.suppress(KeyboardInterrupt), errors():
+        asyncio.run(serve_mcp_stdio(get_settings()))
+
+
+def api() -> None:
+    """Serve the control-plane REST API (API__HOST, API__PORT; API__TOKEN required) on the
+    engine of WORKFLOW__EXECUTION_ENGINE."""
+    _start_tracing("skillweave-api")
+    from skillweave.cli.api import serve_api
+
+    settings = get_settings()
+    _service_logging("skillweave-api")
+
+    def ready(url: str) -> None:
+        err.print(
+            f"skillweave API on {url} (engine {settings.workflow.execution_engine}); "
+            f"OpenAPI at {url}/docs"
+        )
+
+    try:
+        with errors():
+            asyncio.run(serve_api(settings, on_ready=ready))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("API stopped")
+
+
+def executor(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port; 0 picks a free one and reports it.")] = 0,
+    ready_file: Annotated[
+        Path | None, typer.Option(help="Where to write {port, pid} once accepting.")
+    ] = None,
+) -> None:
+    """Serve one sandbox executor (token from EXECUTOR__TOKEN; one execution per process).
+
+    The executor reads only its own EXECUTOR__* settings: it must never hold the store or
+    model credentials of skillweave's main settings.
+    """
+    from sandbox_executor.server import run_executor
+    from sandbox_executor.settings import ExecutorSettings
+
+    try:
+        settings = ExecutorSettings()
+    except ValidationError as exc:
+        raise fail(settings_problem(exc, ExecutorSettings), code=EXIT_USAGE) from None
+    if settings.token is None:
+        raise fail(
+            "set EXECUTOR__TOKEN: the executor accepts only the manager's token", code=EXIT_USAGE
+        )
+    with errors():
+        run_executor(
+            host=host,
+            port=port,
+            token=settings.token.get_secret_value(),
+            ready_file=ready_file,
+            settings=settings,
+        )

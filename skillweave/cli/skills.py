@@ -1,0 +1,322 @@
+"""``skillweave skills``: validate, list, search and package skill libraries, print the exact
+catalog and activation texts the model gets, prepare a skill's environment, and upload a
+package to the API.
+
+Strict validation reports every spec violation; the other commands load libraries leniently,
+as the runtime does, and say on stderr what was skipped (:mod:`skillweave.cli.library`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from skillweave.cli.console import JsonOption, dump, err, out
+from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.library import DirsOption, registry_of
+from skillweave.config import CatalogMode, SelectionMode, get_settings
+from skillweave.skills import (
+    Diagnostic,
+    Skill,
+    build_catalog,
+    extract_package,
+    render_activation,
+    validate_paths,
+    write_package,
+)
+from skillweave.skills.package import PackageLimits
+from skillweave.terminal import terminal_safe
+
+__all__ = ["skills_app"]
+
+skills_app = typer.Typer(
+    help="Validate, list, search and package skill libraries.", no_args_is_help=True
+)
+
+
+def _skill_json(skill: Skill) -> dict[str, Any]:
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "path": str(skill.path),
+        "version": skill.version,
+        "type": skill.type,
+        "parent": skill.parent,
+        "children": list(skill.children),
+        "enabled": skill.enabled,
+        "source": str(skill.source) if skill.source else None,
+    }
+
+
+@skills_app.command("validate")
+def validate(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Skill folders, SKILL.md files or library roots.")
+    ],
+    strict: Annotated[bool, typer.Option(help="Report every spec violation as an error.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check skills against the Agent Skills spec. Exit 1 when any error is found.
+
+    Without --strict only what the runtime would refuse (no description, unparseable YAML)
+    is an error; other violations are warnings.
+    """
+    with errors():
+        report = validate_paths(paths, strict=strict)
+    if as_json:
+        dump(
+            {
+                "ok": report.ok,
+                "strict": strict,
+                "skills_checked": report.skills_checked,
+                "errors": [_diagnostic_json(d) for d in report.errors],
+                "warnings": [_diagnostic_json(d) for d in report.warnings],
+            }
+        )
+    else:
+        # One diagnostic per line, never wrapped, so that the output can be grepped.
+        for diagnostic in report.errors:
+            out.print(Text(terminal_safe(f"{diagnostic}"), style="red"), soft_wrap=True)
+        for diagnostic in report.warnings:
+            out.print(Text(terminal_safe(f"warning: {diagnostic}"), style="yellow"), soft_wrap=True)
+        summary = (
+            f"{report.skills_checked} skill folder(s) checked: "
+            f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+            + (" (strict)" if strict else "")
+        )
+        out.print(Text(summary, style="green" if report.ok else "bold red"))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    return {
+        "path": diagnostic.path,
+        "field": diagnostic.field,
+        "message": diagnostic.message,
+        "fatal": diagnostic.fatal,
+    }
+
+
+@skills_app.command("list")
+def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
+    """List every skill found, as a tree."""
+    registry = registry_of(dirs)
+    if as_json:
+        dump([_skill_json(skill) for skill in registry])
+        return
+    if not len(registry):
+        err.print("No skills found. Point --dir at a skill library or set SKILLS__DIRS.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("skill", "type", "version", "description"):
+        table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
+
+    def add(skill: Skill, depth: int) -> None:
+        name = Text("  " * depth + ("└ " if depth else "") + terminal_safe(skill.name))
+        if not registry.is_enabled(skill.name):
+            name.stylize("dim")
+        table.add_row(
+            name,
+            Text(terminal_safe(skill.type)),
+            Text(terminal_safe(skill.short_version)),
+            Text(terminal_safe(skill.description)),
+        )
+        for child in registry.children_of(skill.name):
+            add(child, depth + 1)
+
+    for root in registry.roots():
+        add(root, 0)
+    out.print(table)
+    out.print(Text(f"{len(registry)} skills in {len(registry.roots())} roots", style="dim"))
+
+
+@skills_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="What the task is about.")],
+    dirs: DirsOption = None,
+    top: Annotated[int, typer.Option("--top", "-k", min=1, help="How many results.")] = 5,
+    selection: Annotated[
+        SelectionMode | None,
+        typer.Option(help="auto | keyword | bm25 | embeddings | hybrid (default: the setting)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rank skills by relevance to QUERY, with the configured selection strategy."""
+    registry = registry_of(dirs)
+    if selection is not None:
+        registry.selection = selection
+    with errors():
+        hits = registry.search(query, top_k=top)
+        strategy = registry.selector.strategy
+    if as_json:
+        dump(
+            [{"name": hit.name, "score": round(hit.score, 4), "strategy": strategy} for hit in hits]
+        )
+        return
+    if not hits:
+        err.print("No skill matches that query.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("score", justify="right")
+    table.add_column("skill")
+    table.add_column("description", overflow="fold")
+    for hit in hits:
+        skill = registry.get(hit.name)
+        table.add_row(
+            f"{hit.score:.2f}",
+            Text(terminal_safe(skill.name)),
+            Text(terminal_safe(skill.description)),
+        )
+    out.print(table)
+    out.print(Text(f"ranked by {strategy}", style="dim"))
+
+
+@skills_app.command("catalog")
+def catalog(
+    dirs: DirsOption = None,
+    mode: Annotated[CatalogMode | None, typer.Option(help="all | enabled | auto")] = None,
+    query: Annotated[str | None, typer.Option(help="The task, for auto mode.")] = None,
+    top: Annotated[int | None, typer.Option("--top", "-k", min=1, help="Auto: how many.")] = None,
+    max_chars: Annotated[
+        int | None, typer.Option(min=0, help="Character budget (0 = none; default from settings).")
+    ] = None,
+) -> None:
+    """Print the exact tier-1 catalog text the model gets (control characters escaped)."""
+    settings = get_settings().skills
+    registry = registry_of(dirs)
+    result = build_catalog(
+        registry,
+        mode=mode or settings.catalog_mode,
+        query=query,
+        top_k=top or settings.catalog_top_k,
+        max_chars=settings.catalog_max_chars if max_chars is None else max_chars,
+    )
+    sys.stdout.write(terminal_safe(result.text))
+    if result.shortened or result.hidden:
+        err.print(
+            Text(
+                f"{len(result.names)} listed, {result.hidden} behind search_skills, "
+                f"{result.shortened} description(s) shortened to fit {len(result.text)} chars",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+
+
+@skills_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="Skill name.")],
+    dirs: DirsOption = None,
+) -> None:
+    """Print the exact activation payload of a skill (what activate_skill returns), with
+    control characters escaped."""
+    settings = get_settings().skills
+    registry = registry_of(dirs)
+    with errors():
+        skill = registry.get(name)
+        children = registry.children_of(name, enabled_only=True)
+    payload = render_activation(
+        skill, children=children, max_listed=settings.activation_resource_listing
+    )
+    sys.stdout.write(terminal_safe(payload))
+
+
+def _limits() -> PackageLimits:
+    settings = get_settings().skills
+    return PackageLimits(
+        max_files=settings.package_max_files,
+        max_bytes=settings.package_max_bytes,
+        max_ratio=settings.package_max_ratio,
+    )
+
+
+@skills_app.command("pack")
+def pack(
+    directory: Annotated[Path, typer.Argument(help="The skill folder to pack.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The ZIP file to write.")],
+) -> None:
+    """Pack a skill folder (with its sub-skills) into a deterministic ZIP."""
+    if not directory.is_dir():
+        raise fail(f"not a directory: {directory}", code=EXIT_USAGE)
+    with errors():
+        written = write_package(directory, output, limits=_limits())
+    size = written.stat().st_size
+    out.print(Text(terminal_safe(f"packed {directory} → {written} ({size} bytes)")))
+
+
+@skills_app.command("unpack")
+def unpack(
+    archive: Annotated[Path, typer.Argument(help="The ZIP file to extract.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to extract it.")],
+) -> None:
+    """Safely extract a skill package (refuses traversal, symlinks, bombs, overwrites)."""
+    if not archive.is_file():
+        raise fail(f"no such file: {archive}", code=EXIT_USAGE)
+    with errors():
+        found = extract_package(archive, output, limits=_limits())
+    for skill_dir in found:
+        out.print(Text(terminal_safe(f"extracted skill folder {skill_dir}")), soft_wrap=True)
+
+
+@skills_app.command("build")
+def build(
+    name: Annotated[str, typer.Argument(help="The skill whose dependencies to prepare.")],
+    dirs: DirsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Prepare a skill's environment of declared dependencies (requirements.txt, PEP 723,
+    package.json, its `dependencies` field) ahead of its first run: built once by the manager
+    at SANDBOX__MANAGER_URL (or one started here), in a build sandbox, and stored."""
+    import asyncio
+
+    from skillweave.cli.sandbox import prepare_environment
+
+    registry = registry_of(dirs)
+    with errors():
+        skill = registry.get(name)
+        prepared = asyncio.run(prepare_environment(get_settings(), skill))
+    if as_json:
+        dump(prepared)
+        return
+    if not prepared["needed"]:
+        out.print(Text(terminal_safe(f"{name} declares no dependencies: nothing to build")))
+        return
+    python = prepared["dependencies"].get("python") or []
+    node = prepared["dependencies"].get("node") or []
+    how = "built" if prepared["built"] else "already built"
+    out.print(
+        Text(
+            terminal_safe(
+                f"{name} {skill.version[:12]}: environment ready, {how} ({len(python)} Python, "
+                f"{len(node)} Node dependencies; {prepared['bytes']:,} bytes; "
+                f"{prepared['seconds']:.1f} s)"
+            )
+        ),
+        soft_wrap=True,
+    )
+
+
+@skills_app.command("upload")
+def upload(
+    archive: Annotated[Path, typer.Argument(help="The skill package (ZIP) to upload.")],
+    *,
+    name: Annotated[str | None, typer.Option(help="Override the skill's name.")] = None,
+    description: Annotated[
+        str | None, typer.Option(help="Override the skill's description.")
+    ] = None,
+) -> None:
+    """Upload a skill package (ZIP, e.g. from `skills pack`) to the API at SKILLWEAVE_API_URL."""
+    from skillweave.cli.remote import open_remote
+
+    if not archive.is_file():
+        raise fail(f"no such file: {archive}", code=EXIT_USAGE)
+    with errors(), open_remote(get_settings()) as api:
+        skill = api.upload_skill(archive, name=name, description=description)
+    shown = terminal_safe(f"uploaded {skill['name']} version {skill['latest']}")
+    out.print(Text(shown), soft_wrap=True)

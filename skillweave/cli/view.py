@@ -1,0 +1,288 @@
+"""What a job shows: the live view of its events, its UI link, and how it ended.
+
+:class:`EventView` prints one line per event, with a spinner on a terminal that says what the
+job waits for; :func:`print_result` the answer, usage, status and reason, output artifacts and
+copied files; :class:`JobOutput` picks between them and JSON lines (``--json``) for ``run``,
+``demo`` and ``run --agent ag-…``. ``runs logs`` prints :meth:`EventView.line` too. Every text
+of a job (model text, tool names and arguments, skill names, script and error messages,
+artifact keys made of script file names) is shown through
+:func:`~skillweave.terminal.terminal_safe`, in a ``rich.text.Text``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.status import Status
+from rich.style import StyleType
+from rich.text import Text
+
+from skillweave.cli.console import err, out
+from skillweave.terminal import terminal_safe, terminal_safe_json
+
+if TYPE_CHECKING:
+    from skillweave.agent.events import AgentEvent
+    from skillweave.cli.job import JobRun
+    from skillweave.engines.temporal import FollowNote
+
+__all__ = ["EventView", "JobOutput", "print_result"]
+
+VERSION_CHARS: Final = 12
+
+
+class JobOutput:
+    """What a job shows: its events (live view or JSON lines), its UI link, its result.
+
+    Args:
+        as_json: JSON lines on stdout (each event, then the result) instead of the live view
+            on stderr and the result on stdout.
+        out_dir: where the job's outputs are copied (the result's JSON line lists them).
+    """
+
+    def __init__(self, *, as_json: bool, out_dir: Path | None) -> None:
+        self.as_json = as_json
+        self.out_dir = out_dir
+        self.view = EventView(err)
+        self.reported = False
+
+    def live(self) -> AbstractContextManager[object]:
+        """The live view (a spinner on a terminal) while the job runs."""
+        return nullcontext() if self.as_json else self.view
+
+    def event(self, event: AgentEvent) -> None:
+        """One event of the job."""
+        if self.as_json:
+            sys.stdout.write(terminal_safe_json(event.model_dump_json()) + "\n")
+            sys.stdout.flush()
+        else:
+            self.view(event)
+
+    def note(self, note: FollowNote) -> None:
+        """A follower's note (waiting for a worker…): in the live view, or on stderr beside
+        JSON lines (stdout keeps only events and the result)."""
+        if self.as_json:
+            err.print(EventView.note_line(note), soft_wrap=True)
+        else:
+            self.view.note(note)
+
+    def started(self, ui_link: str | None) -> None:
+        """The job has started: its page in the Temporal UI, when it has one."""
+        if self.as_json or ui_link is None:
+            return
+        err.print(Text(f"Temporal UI: {ui_link}", style="dim"), soft_wrap=True)
+
+    def report(self, done: JobRun) -> None:
+        """How the job ended (once)."""
+        self.reported = True
+        if not self.as_json:
+            print_result(done, out=out)
+            return
+        line = {"kind": "result", **done.result.model_dump(mode="json")}
+        if self.out_dir is not None:
+            line["copied"] = [str(path) for path in done.copied]
+        if done.ui_url is not None:
+            line["ui_url"] = done.ui_url
+        sys.stdout.write(terminal_safe_json(json.dumps(line, ensure_ascii=False)) + "\n")
+
+
+def _tokens(count: int) -> str:
+    return f"{count:,}"
+
+
+class EventView:
+    """The live view of a job on `console`: one line per event, and on a terminal a spinner
+    that says what the job is waiting for. Use as a context manager around the job."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._status: Status | None = None
+
+    def __enter__(self) -> EventView:
+        if self.console.is_terminal:
+            self._status = self.console.status("starting the job…", spinner="dots")
+            self._status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __call__(self, event: AgentEvent) -> None:
+        self.console.print(self.line(event), soft_wrap=True)
+        if self._status is not None:
+            self._status.update(self._waiting(event))
+
+    def note(self, note: FollowNote) -> None:
+        """A note of the follower between events: a line, and the spinner says so."""
+        self.console.print(self.note_line(note), soft_wrap=True)
+        if self._status is not None and note.kind == "waiting_for_worker":
+            self._status.update(f"waiting for a worker ({note.waited_seconds:.0f} s)…")
+        elif self._status is not None and note.kind == "worker_answered":
+            self._status.update("a worker answered; following the job…")
+
+    @staticmethod
+    def note_line(note: FollowNote) -> Text:
+        """A follower's note as one line: not an event of the job, so no turn."""
+        text = Text()
+        match note.kind:
+            case "waiting_for_worker":
+                text.append("waiting for a worker", style="bold yellow")
+                text.append(
+                    terminal_safe(
+                        f" · none answered on task queue {note.task_queue!r} for "
+                        f"{note.waited_seconds:.0f} s; the job goes on when one polls"
+                    )
+                )
+            case "worker_answered":
+                text.append("a worker answered", style="bold")
+                text.append(f" · after {note.waited_seconds:.0f} s without one", style="dim")
+            case "events_dropped":
+                text.append(f"({note.dropped} earlier events are no longer kept)", style="dim")
+        return text
+
+    @staticmethod
+    def _waiting(event: AgentEvent) -> str:
+        if event.kind == "model_called":
+            if event.detail == "answer":
+                return "finishing…"
+            return f"turn {event.turn}: running the tool calls…"
+        if event.kind == "job_finished":
+            return "closing…"
+        return f"turn {event.turn + 1}: waiting for the model…"
+
+    @staticmethod
+    def line(event: AgentEvent) -> Text:
+        """One event as one line: the turn, what happened, and its details."""
+        label, style = _LABELS[event.kind]
+        text = Text()
+        text.append(f"turn {event.turn:>2}  ", style="dim")
+        text.append(f"{label:<11}", style=style)
+        text.append_text(_details(event))
+        return text
+
+
+_LABELS: Final[dict[str, tuple[str, str]]] = {
+    "job_started": ("started", "bold"),
+    "preloaded": ("preloaded", "bold cyan"),
+    "model_called": ("model", "bold"),
+    "skill_activated": ("activated", "bold cyan"),
+    "resource_read": ("read", "bold"),
+    "skills_searched": ("searched", "bold"),
+    "script_ran": ("script", "bold"),
+    "tool_refused": ("refused", "bold yellow"),
+    "compacted": ("compacted", "bold"),
+    "message_received": ("message", "bold"),
+    "answered": ("answered", "bold green"),
+    "approval_requested": ("approval?", "bold yellow"),
+    "approval_decided": ("approval", "bold"),
+    "job_finished": ("finished", "bold"),
+}
+_INDENT: Final = " " * 19
+
+
+def _details(event: AgentEvent) -> Text:
+    text = _SafeText()
+    match event.kind:
+        case "preloaded":
+            text.append(event.skill or "", style="cyan")
+        case "model_called":
+            text.append(event.detail)
+            if event.usage is not None:
+                text.append(
+                    f" · {_tokens(event.usage.input_tokens)} in / "
+                    f"{_tokens(event.usage.output_tokens)} out tokens",
+                    style="dim",
+                )
+        case "skill_activated":
+            text.append(event.skill or "", style="cyan")
+            if event.version:
+                text.append(f" @ {event.version[:VERSION_CHARS]}", style="dim")
+            if event.detail:
+                text.append(f" · {event.detail}")
+            if event.tools_registered:
+                text.append(f" · tools: {', '.join(event.tools_registered)}")
+        case "resource_read":
+            text.append(f"{event.skill}/{event.detail}")
+        case "skills_searched":
+            text.append(repr(event.detail))
+        case "script_ran":
+            text.append(f"{event.skill} {event.detail}")
+            if event.tool and event.tool != "run_skill_script":
+                text.append(f" (as {event.tool})")
+            ok = event.status == "succeeded"
+            text.append(f" · {event.status}", style="green" if ok else "bold red")
+            if event.duration_ms is not None:
+                text.append(f" · {event.duration_ms} ms", style="dim")
+            for ref in event.artifacts:
+                text.append(f"\n{_INDENT}→ {ref.key} ({_tokens(ref.size)} bytes)")
+        case "tool_refused":
+            text.append(f"{event.tool}: {event.detail}", style="yellow")
+        case "answered":
+            first = event.detail.strip().splitlines()[0] if event.detail.strip() else ""
+            text.append(first[:80] + ("…" if len(first) > 80 else ""), style="dim")
+        case "job_finished":
+            ok = event.status == "completed"
+            text.append(event.status or "", style="bold green" if ok else "bold red")
+            if event.detail:
+                text.append(f" · {event.detail}")
+        case _:
+            text.append(event.detail)
+    return text
+
+
+class _SafeText(Text):
+    """A ``Text`` whose every appended string is shown with its control characters escaped:
+    an event's details are model and script text."""
+
+    def append(self, text: str | Text, style: StyleType | None = None) -> _SafeText:
+        if isinstance(text, str):
+            text = terminal_safe(text)
+        super().append(text, style)
+        return self
+
+
+def print_result(run: JobRun, *, out: Console) -> None:
+    """The answer (in a panel), usage, status and reason, output artifacts, copied files;
+    the model's and scripts' text with its control characters escaped."""
+    result = run.result
+    if result.answer:
+        out.print(
+            Panel(Text(terminal_safe(result.answer.strip())), title="answer", title_align="left")
+        )
+    usage = result.usage
+    out.print(
+        Text(
+            terminal_safe(
+                f"{result.turns} turns · {_tokens(usage.input_tokens)} tokens in / "
+                f"{_tokens(usage.output_tokens)} out · {result.script_runs} script runs · "
+                f"model {run.model}"
+            )
+        ),
+        soft_wrap=True,
+    )
+    ok = result.status == "completed"
+    status = Text()
+    status.append(result.status, style="bold green" if ok else "bold red")
+    if result.reason:
+        status.append(terminal_safe(f": {result.reason}"), style="" if ok else "red")
+    status.append(f" (job {terminal_safe(result.job_id)})", style="dim")
+    out.print(status, soft_wrap=True)
+    if result.outputs:
+        out.print("output artifacts:")
+        for ref in result.outputs:
+            shown = f"  {ref.key} ({_tokens(ref.size)} bytes)"
+            out.print(Text(terminal_safe(shown)), soft_wrap=True)
+        if run.store_root is not None:
+            shown = f"  in the store at {run.store_root}"
+            out.print(Text(terminal_safe(shown), style="dim"), soft_wrap=True)
+    for path in run.copied:
+        out.print(Text(terminal_safe(f"copied → {path}")), soft_wrap=True)
+    if run.ui_url is not None:
+        out.print(Text(terminal_safe(f"Temporal UI: {run.ui_url}")), soft_wrap=True)
