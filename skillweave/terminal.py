@@ -25,7 +25,7 @@ and the terminal never receives it:
 A backslash is not doubled: ``\\x1b`` in the output may be an escaped ESC or those four
 characters, an ambiguity that is harmless on a terminal and keeps paths and regexes readable.
 Rich markup is a separate matter: text shown with rich goes in a ``rich.text.Text``, which
-is never read as markup (see :mod:`skillweave.cli`).
+is never read as markup (see :mod:`skillweave.cli.console`).
 
 Written by hand: no library escapes for terminals with this rule (``repr`` quotes and escapes
 every non-ASCII-printable character and newline, ``rich`` drops only some C0 controls).

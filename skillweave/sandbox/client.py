@@ -28,6 +28,7 @@ from skillweave.errors import (
     PoolExhaustedError,
     SandboxError,
     SandboxLostError,
+    SandboxStartError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.problems import Problem, ProblemCode, read_problem
@@ -153,6 +154,10 @@ def _raise_for(response: httpx.Response, execution_id: str) -> None:
             raise ExecutionInProgressError(execution_id, retry_after=retry_after)
         case ProblemCode.CONFLICT:
             raise ExecutionConflictError(execution_id, detail)
+        case ProblemCode.SANDBOX_REFUSED:
+            # An operator must act (a setting, a missing requirement): retrying cannot help,
+            # so the run fails at once instead of after every attempt of its retry policy.
+            raise SandboxStartError(detail, permanent=True)
         case ProblemCode.REJECTED | ProblemCode.INVALID_REQUEST if response.status_code < 500:
             raise ExecutionRejectedError(response.status_code, detail)
         case _:
@@ -175,7 +180,13 @@ def _retry_after(response: httpx.Response, problem: Problem, *, default: float) 
     header = response.headers.get("Retry-After")
     if header:
         try:
-            return float(header)
+            seconds = float(header)
         except ValueError:
             pass  # an HTTP date: not sent by the manager; the body or the default says
-    return problem.retry_after if problem.retry_after is not None else default
+        else:
+            if math.isfinite(seconds) and seconds >= 0:
+                return seconds
+    after = problem.retry_after
+    if after is not None and math.isfinite(after) and after >= 0:
+        return after
+    return default

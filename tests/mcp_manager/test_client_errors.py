@@ -13,6 +13,7 @@ from skillweave.errors import (
     PoolExhaustedError,
     SandboxError,
     SandboxLostError,
+    SandboxStartError,
 )
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
@@ -49,7 +50,8 @@ def _client(status: int, body: object, headers: dict[str, str] | None = None) ->
         (409, {"type": ProblemCode.CONFLICT.type, "title": "t", "status": 409},
          ExecutionConflictError),
         (500, {"type": ProblemCode.SANDBOX_REFUSED.type, "title": "t", "status": 500},
-         SandboxError),
+         SandboxStartError),
+        (500, {"detail": "no bubblewrap", "error": "sandbox_refused"}, SandboxStartError),
         (422, {"type": ProblemCode.INVALID_REQUEST.type, "title": "t", "status": 422},
          ExecutionRejectedError),
         # a code this client does not know: read by the status
@@ -87,3 +89,28 @@ async def test_an_in_progress_answer_of_an_old_manager_keeps_its_retry_after() -
             await client.execute(REQUEST)
     assert caught.value.retry_after == 12
     assert caught.value.execution_id == "wf/script-1"
+
+
+async def test_a_refused_sandbox_is_a_permanent_start_error() -> None:
+    body = {"type": ProblemCode.SANDBOX_REFUSED.type, "title": "t", "status": 500,
+            "detail": "sandboxes cannot start: bubblewrap is missing"}  # fmt: skip
+    async with _client(500, body) as client:
+        with pytest.raises(SandboxStartError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.permanent
+    assert str(caught.value) == "sandboxes cannot start: bubblewrap is missing"
+
+
+@pytest.mark.parametrize("header", ["nan", "inf", "-inf", "-5", "1e999"])
+async def test_a_retry_after_no_clock_can_wait_falls_back(header: str) -> None:
+    body = Problem.coded(
+        ProblemCode.POOL_EXHAUSTED, status=503, title="t", detail="full", retry_after=7
+    ).body()
+    async with _client(503, body, {"Retry-After": header}) as client:
+        with pytest.raises(PoolExhaustedError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.retry_after == 7
+    async with _client(503, {"detail": "full"}, {"Retry-After": header}) as client:
+        with pytest.raises(PoolExhaustedError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.retry_after == 5

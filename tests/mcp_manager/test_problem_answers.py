@@ -15,7 +15,6 @@ from skillweave.errors import (
     ExecutionInProgressError,
     ExecutionRejectedError,
     PoolExhaustedError,
-    SandboxError,
     SandboxLostError,
     SandboxStartError,
     SkillweaveError,
@@ -71,8 +70,8 @@ def _client() -> SandboxClient:
         ("lost", SandboxLostError,
          f"execution {ID!r}: the sandbox was lost "
          f"(execution {ID!r}: the sandbox was lost (ConnectError: reset))", "sandbox_lost", 502),
-        ("refused", SandboxError, "MCP manager error 500: bubblewrap cannot run here",
-         "sandbox_refused", 500),
+        # Refused for good (an operator must act): a permanent start error, not retried.
+        ("refused", SandboxStartError, "bubblewrap cannot run here", "sandbox_refused", 500),
         ("exhausted", PoolExhaustedError, "no sandbox free within 20 s", "pool_exhausted", 503),
     ],
 )  # fmt: skip
