@@ -336,13 +336,11 @@ class SkillMcp:
             await publish_skill(self.store, skill)  # what the manager runs its scripts from
         except (PackageError, InvalidKeyError) as exc:
             notes.append(disclosure.package_refused(exc))
-        tools: list[SkillTool] = []
-        for script in declared_tool_scripts(skill) if not notes else ():
-            found = await self._tool_schemas(skill, script)
-            if isinstance(found, str):
-                notes.append(found)
-            else:
-                tools.extend(found)
+        tools, notes = await disclosure.activation_tools(
+            declared_tool_scripts(skill),
+            lambda script: self._tool_schemas(skill, script),
+            notes=notes,
+        )
         children = self.registry.children_of(name, enabled_only=True)
         text = await asyncio.to_thread(
             render_activation,

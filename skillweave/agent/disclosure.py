@@ -15,7 +15,7 @@ randomness (it runs inside the Temporal workflow sandbox).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from skillweave.agent.state import ActiveSkill, SkillTool
@@ -34,6 +34,7 @@ __all__ = [
     "TOP_K_INVALID",
     "activation_footer",
     "activation_refusal",
+    "activation_tools",
     "already_active",
     "artifact_list_needed",
     "attachable",
@@ -189,6 +190,27 @@ def activation_footer(tools: Sequence[SkillTool], notes: Sequence[str]) -> str:
     for note in notes:
         text += f"\nNote: {note}\n"
     return text
+
+
+async def activation_tools(
+    scripts: Sequence[str],
+    schemas: Callable[[str], Awaitable[tuple[SkillTool, ...] | str]],
+    *,
+    notes: Sequence[str],
+) -> tuple[list[SkillTool], list[str]]:
+    """The tools an activation registers, and its notes: each declared tool script's tools,
+    asked through `schemas` (which runs ``--help-json``; a string is why it could not), none
+    when `notes` already say the skill's scripts cannot run. The loop itself does no I/O: the
+    caller's `schemas` does."""
+    tools: list[SkillTool] = []
+    said = list(notes)
+    for script in scripts if not notes else ():
+        found = await schemas(script)
+        if isinstance(found, str):
+            said.append(found)
+        else:
+            tools.extend(found)
+    return tools, said
 
 
 # --- executable-skill tools --------------------------------------------------------------

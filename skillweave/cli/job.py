@@ -57,6 +57,22 @@ REAL_MODEL_HINT: Final = (
 # --- choices made before anything starts ---------------------------------------------------
 
 
+def read_agent_spec(path: Path) -> AgentSpec:
+    """The agent spec (YAML) in `path`, for a job here and for the API alike.
+
+    Raises:
+        AgentSpecError: the file cannot be read or is not a valid spec (the message names it).
+    """
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AgentSpecError(source, "no such agent spec file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentSpecError(source, f"cannot read it: {exc}") from None
+    return parse_agent_spec(text, source=source)
+
+
 def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
     """The agent spec in `path` (the default agent when None), checked against `registry`.
 
@@ -67,13 +83,7 @@ def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
     if path is None:
         return AgentSpec()
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AgentSpecError(source, "no such agent spec file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentSpecError(source, f"cannot read it: {exc}") from None
-    spec = parse_agent_spec(text, source=source)
+    spec = read_agent_spec(path)
     unknown = [name for name in spec.skills or () if name not in registry]
     if unknown:
         names = [skill.name for skill in registry]

@@ -20,8 +20,8 @@ import httpx
 from pydantic import ValidationError
 
 from skillweave.agent.events import AgentEvent
-from skillweave.agent.spec import AgentSpec, parse_agent_spec
-from skillweave.cli.job import JobRun
+from skillweave.agent.spec import AgentSpec
+from skillweave.cli.job import JobRun, read_agent_spec
 from skillweave.config import Settings
 from skillweave.engines.base import JobResult
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
@@ -249,13 +249,7 @@ def agent_body(path: Path) -> tuple[dict[str, Any], list[str]]:
     from skillweave.api.agents import AgentCreate
 
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AgentSpecError(source, "no such agent spec file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentSpecError(source, f"cannot read it: {exc}") from None
-    spec = parse_agent_spec(text, source=source)
+    spec = read_agent_spec(path)
     try:
         body = AgentCreate(
             name=spec.name,

@@ -376,13 +376,11 @@ class AgentServices:
             children=children,
             max_listed=self.settings.skills.activation_resource_listing,
         )
-        tools: list[SkillTool] = []
-        for script in declared_tool_scripts(skill) if not notes else ():
-            found = await self._tool_schemas(skill, script)
-            if isinstance(found, str):
-                notes.append(found)
-            else:
-                tools.extend(found)
+        tools, notes = await disclosure.activation_tools(
+            declared_tool_scripts(skill),
+            lambda script: self._tool_schemas(skill, script),
+            notes=notes,
+        )
         text += disclosure.activation_footer(tools, notes)
         if request.tool_call_id:
             message = Message(

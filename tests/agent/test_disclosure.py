@@ -93,3 +93,29 @@ def test_the_activate_enum_leaves_out_what_is_active_until_everything_is() -> No
         "read_skill_resource",
         "run_skill_script",
     ]
+
+
+async def test_activation_tools_are_asked_per_script_and_failures_become_notes() -> None:
+    asked: list[str] = []
+    tool = SkillTool(
+        name="kit__go", tool="go", script="scripts/go.py", description="Go.", input_schema={}
+    )
+
+    async def schemas(script: str) -> tuple[SkillTool, ...] | str:
+        asked.append(script)
+        return (tool,) if script == "scripts/go.py" else f"{script}: not a tool schema"
+
+    tools, notes = await disclosure.activation_tools(
+        ["scripts/go.py", "scripts/bad.py"], schemas, notes=()
+    )
+    assert (tools, notes, asked) == (
+        [tool],
+        ["scripts/bad.py: not a tool schema"],
+        ["scripts/go.py", "scripts/bad.py"],
+    )
+    # A skill whose scripts cannot run registers nothing, and nothing is run to ask.
+    asked.clear()
+    tools, notes = await disclosure.activation_tools(
+        ["scripts/go.py"], schemas, notes=["its package is refused"]
+    )
+    assert (tools, notes, asked) == ([], ["its package is refused"], [])

@@ -22,7 +22,6 @@ import pytest
 from pydantic import SecretStr
 
 from mcp_manager.kubernetes import LABEL_POOL
-from mcp_manager.pool import SandboxPool
 from skillweave.config import Settings
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillRegistry, SkillScanner
@@ -95,19 +94,6 @@ def kubernetes_settings(
     )
 
 
-class _KubernetesManager(Manager):
-    """The shared :class:`Manager` under the names ``test_kubernetes_pool`` still uses: ``pool``
-    for ``state.pool`` (the ``KubernetesPool``) and ``pool_status()`` for :meth:`Manager.pool`.
-    To go once it calls those."""
-
-    @property
-    def pool(self) -> SandboxPool:  # type: ignore[override]
-        return self.state.pool
-
-    async def pool_status(self) -> dict[str, Any]:
-        return await Manager.pool(self)
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> LocalArtifactStore:
     return LocalArtifactStore(tmp_path / "store")
@@ -130,7 +116,7 @@ async def start_manager(
                 cluster, manager_id=manager_id, target=target, maximum=maximum, **overrides
             )
             return await started.enter_async_context(
-                _KubernetesManager.serving(settings, store=store, registry=library)
+                Manager.serving(settings, store=store, registry=library)
             )
 
         yield start

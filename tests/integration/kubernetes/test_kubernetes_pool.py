@@ -44,7 +44,7 @@ async def test_scripts_run_end_to_end_and_the_pool_returns_to_target(
     start_manager: StartManager, cluster: FakeCluster, store: LocalArtifactStore
 ) -> None:
     manager = await start_manager(target=2)
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
     before = set(warm_ready(cluster))
     assert len(before) == 2
     data = b"kubernetes sandbox bytes"
@@ -62,7 +62,7 @@ async def test_scripts_run_end_to_end_and_the_pool_returns_to_target(
 
     await eventually(replaced, what="the used pod replaced")
     await eventually(lambda: cluster.executors_running() == 2, what="one executor per pod")
-    status = await manager.pool_status()
+    status = await manager.pool()
     assert status == {
         "backend": "kubernetes",
         "target": 2,
@@ -78,8 +78,8 @@ async def test_two_managers_claiming_at_once_never_share_a_pod(
 ) -> None:
     first = await start_manager(manager_id="manager-a", target=2, maximum=5)
     second = await start_manager(manager_id="manager-b", target=2, maximum=5)
-    await first.pool.wait_ready(timeout=30)
-    await second.pool.wait_ready(timeout=30)
+    await first.state.pool.wait_ready(timeout=30)
+    await second.state.pool.wait_ready(timeout=30)
     requests = [
         (manager, manager.request("scripts/where.py", execution_id=f"race/{manager.url}/{n}"))
         for n in range(12)
@@ -98,7 +98,7 @@ async def test_two_managers_claiming_at_once_never_share_a_pod(
         conflicts += int(float(line.split()[-1]))
     assert conflicts > 0, "the managers never raced for a pod"
     for manager in (first, second):
-        await manager.pool.wait_ready(timeout=30)
+        await manager.state.pool.wait_ready(timeout=30)
     await eventually(lambda: len(warm_ready(cluster)) == 4, what="both pools back at target")
 
 
@@ -106,7 +106,7 @@ async def test_a_pod_killed_mid_run_is_lost_and_the_retry_runs_on_a_fresh_pod(
     start_manager: StartManager, cluster: FakeCluster, store: LocalArtifactStore
 ) -> None:
     manager = await start_manager(target=1)
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
     same = manager.request("scripts/nap.py", execution_id="wf-1/script-1", args=["2"])
     running = asyncio.create_task(manager.client.execute(same))
 
@@ -124,7 +124,7 @@ async def test_a_pod_killed_mid_run_is_lost_and_the_retry_runs_on_a_fresh_pod(
     assert again.status == "succeeded"
     assert again.stdout.strip() == "rested"
     await eventually(lambda: cluster.pod(NAMESPACE, victim) is None, what="the dead pod deleted")
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
     metrics = (await manager.http.get("/metrics")).text
     assert 'skillweave_sandbox_executions_total{outcome="lost"} 1.0' in metrics
     assert 'skillweave_sandbox_executions_total{outcome="succeeded"} 1.0' in metrics
@@ -134,7 +134,7 @@ async def test_an_exhausted_pool_waits_then_answers_503_with_retry_after(
     start_manager: StartManager, cluster: FakeCluster
 ) -> None:
     manager = await start_manager(target=1, maximum=1, claim_timeout=1.0)
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
     long = asyncio.create_task(
         manager.client.execute(manager.request("scripts/nap.py", args=["3"]))
     )
@@ -146,7 +146,7 @@ async def test_an_exhausted_pool_waits_then_answers_503_with_retry_after(
     assert refused.value.retry_after >= 1
     assert len(pool_pods(cluster)) == 1  # the hard maximum held
     assert (await long).status == "succeeded"
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
 
 
 async def test_a_cold_claim_starts_a_pod_when_none_is_warm(
@@ -231,7 +231,7 @@ async def test_foreign_claims_are_reaped_when_the_lease_expires_or_held_too_long
     runs out), and it renews the other's lease but has held it past the execution limit."""
     ghost = kubernetes_settings(cluster, manager_id="ghost", target=0, maximum=1)
     manager = await start_manager(target=2, claim_max_seconds=60.0)
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
     lapsed, overdue = warm_ready(cluster)
     api = PodApi(ghost.sandbox.kubernetes)
 
@@ -261,7 +261,7 @@ async def test_foreign_claims_are_reaped_when_the_lease_expires_or_held_too_long
         await eventually(lambda: cluster.pod(NAMESPACE, overdue) is None, what="overdue reaped")
         assert cluster.pod(NAMESPACE, lapsed) is not None  # its lease still holds
         await eventually(lambda: cluster.pod(NAMESPACE, lapsed) is None, what="lapsed reaped")
-        await manager.pool.wait_ready(timeout=30)  # both replaced, by their owner
+        await manager.state.pool.wait_ready(timeout=30)  # both replaced, by their owner
         metrics = (await manager.http.get("/metrics")).text
         assert 'skillweave_sandbox_reaped_total{reason="lease expired"} 1.0' in metrics
         assert 'skillweave_sandbox_reaped_total{reason="claimed too long"} 1.0' in metrics
@@ -273,12 +273,12 @@ async def test_warm_pods_rotate_on_a_template_change_and_at_their_maximum_age(
     start_manager: StartManager, cluster: FakeCluster
 ) -> None:
     old = await start_manager(manager_id="manager-t", target=2)
-    await old.pool.wait_ready(timeout=30)
+    await old.state.pool.wait_ready(timeout=30)
     first = set(warm_ready(cluster))
     await old.shutdown()
     # The same replica comes back with another template: its old pods go, new ones come.
     new = await start_manager(manager_id="manager-t", target=2, image="skillweave/executor:2")
-    await new.pool.wait_ready(timeout=30)
+    await new.state.pool.wait_ready(timeout=30)
     await eventually(lambda: not first & {p["metadata"]["name"] for p in pool_pods(cluster)})
     second = set(warm_ready(cluster))
     assert len(second) == 2
@@ -308,7 +308,7 @@ async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds
     """What Temporal sees: attempt 1 ends in a retryable SandboxLostError failure, attempt 2
     (the same activity, so the same idempotency key) runs the script on a fresh pod."""
     manager = await start_manager(target=1)
-    await manager.pool.wait_ready(timeout=30)
+    await manager.state.pool.wait_ready(timeout=30)
     services = AgentServices(
         settings=Settings(_env_file=None),
         registry=library,
