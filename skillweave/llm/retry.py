@@ -12,9 +12,9 @@ Rules:
   ``x-should-retry: true|false`` (OpenAI and Anthropic both send it) overrides the status, as
   their official SDKs do. A 429 whose body says ``insufficient_quota`` is not retryable: the
   account is out of credit and waiting will not help.
-- The wait the server asks for comes from ``retry-after-ms`` (milliseconds, OpenAI) or
-  ``Retry-After`` (delta-seconds or an HTTP-date). An HTTP-date is measured from the response's
-  own ``Date`` header when there is one, so clock skew between us and the server cancels out.
+- The wait the server asks for is read by the one ``Retry-After`` rule
+  (:func:`skillweave.retry_after.parse_retry_after`: ``retry-after-ms`` or ``Retry-After`` as
+  delta-seconds or an HTTP-date measured from the answer's own ``Date``).
 - Connection failures and timeouts are retryable (a URL scheme httpx cannot speak is not).
 """
 
@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from typing import Any, Final
 
 import httpx
 
 from skillweave.errors import ModelError
+from skillweave.retry_after import parse_retry_after
 
 __all__ = [
     "classify_status",
@@ -77,31 +77,6 @@ def classify_status(
     if not retryable:
         return False, None
     return True, parse_retry_after(lowered, now=now)
-
-
-def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
-    """Seconds the server asks to wait, from ``retry-after-ms`` or ``Retry-After``.
-
-    ``Retry-After`` may be delta-seconds or an HTTP-date (RFC 9110 §10.2.3); a date in the past
-    means "now" (0.0). Unreadable or negative values are ignored (None).
-    """
-    lowered = _lowercase(headers)
-    millis = _non_negative_float(lowered.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000
-    value = lowered.get("retry-after", "").strip()
-    if not value:
-        return None
-    seconds = _non_negative_float(value)
-    if seconds is not None:
-        return seconds
-    when = _http_date(value)
-    if when is None:
-        return None
-    reference = now or _http_date(lowered.get("date", "")) or datetime.now(UTC)
-    if reference.tzinfo is None:
-        reference = reference.replace(tzinfo=UTC)
-    return max(0.0, (when - reference).total_seconds())
 
 
 def error_from_response(provider: str, response: httpx.Response) -> ModelError:
@@ -152,31 +127,6 @@ def error_from_transport(provider: str, exc: httpx.TransportError) -> ModelError
 
 def _lowercase(headers: Mapping[str, str]) -> dict[str, str]:
     return {key.lower(): value for key, value in headers.items()}
-
-
-def _non_negative_float(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value.strip())
-    except ValueError:
-        return None
-    # float() accepts "nan" and "inf", which are no waits at all
-    if not 0 <= number < float("inf"):
-        return None
-    return number
-
-
-def _http_date(value: str) -> datetime | None:
-    if not value:
-        return None
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when
 
 
 def _api_error(response: httpx.Response) -> tuple[str, str | None]:

@@ -30,6 +30,7 @@ from skillweave.errors import (
     SandboxLostError,
     SandboxStartError,
 )
+from skillweave.retry_after import parse_retry_after
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.problems import Problem, ProblemCode, read_problem
 from skillweave.telemetry.tracing import inject
@@ -177,15 +178,9 @@ def _implied_code(status: int) -> ProblemCode | None:
 
 def _retry_after(response: httpx.Response, problem: Problem, *, default: float) -> float:
     """Seconds to wait: the Retry-After header, else the problem's ``retry_after``."""
-    header = response.headers.get("Retry-After")
-    if header:
-        try:
-            seconds = float(header)
-        except ValueError:
-            pass  # an HTTP date: not sent by the manager; the body or the default says
-        else:
-            if math.isfinite(seconds) and seconds >= 0:
-                return seconds
+    seconds = parse_retry_after(response.headers)
+    if seconds is not None:
+        return seconds
     after = problem.retry_after
     if after is not None and math.isfinite(after) and after >= 0:
         return after
