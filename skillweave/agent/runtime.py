@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillweave.agent.disclosure import RUN_SKILL_SCRIPT
 from skillweave.agent.spec import PinnedSkill
 from skillweave.agent.state import SkillTool
 from skillweave.config import CatalogMode
@@ -186,7 +187,7 @@ class RunScriptInput(_Model):
     inputs: tuple[ArtifactRef, ...] = ()
     seq: int
     tool_call_id: str
-    tool_name: str = "run_skill_script"
+    tool_name: str = RUN_SKILL_SCRIPT
     run_json: ToolInvocation | None = None
 
 

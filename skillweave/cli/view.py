@@ -23,6 +23,7 @@ from rich.status import Status
 from rich.style import StyleType
 from rich.text import Text
 
+from skillweave.agent.disclosure import RUN_SKILL_SCRIPT
 from skillweave.cli.console import err, out
 from skillweave.terminal import terminal_safe, terminal_safe_json
 
@@ -214,7 +215,7 @@ def _details(event: AgentEvent) -> Text:
             text.append(repr(event.detail))
         case "script_ran":
             text.append(f"{event.skill} {event.detail}")
-            if event.tool and event.tool != "run_skill_script":
+            if event.tool and event.tool != RUN_SKILL_SCRIPT:
                 text.append(f" (as {event.tool})")
             ok = event.status == "succeeded"
             text.append(f" · {event.status}", style="green" if ok else "bold red")
