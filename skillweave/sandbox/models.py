@@ -97,7 +97,9 @@ class ExecuteRequest(BaseModel):
     """``POST /sandbox/execute``: run one script of one pinned skill version."""
 
     execution_id: str = Field(
-        min_length=1, max_length=512, description="Idempotency key, e.g. workflow_id/activity_id"
+        min_length=1,
+        max_length=512,
+        description="Idempotency key, e.g. skillweave-job-JOB/script-SEQ",
     )
     run_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
     skill: str = Field(min_length=1, max_length=64)
