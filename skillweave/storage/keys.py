@@ -20,9 +20,10 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     catalog/agents/{agent_id}.json                         an agent made over the API
 
 `digest` is the first 32 hex digits of sha256(execution_id): execution ids (a job's are
-``skillweave-job-{job}/script-{seq}``) contain ``/``, so they are hashed rather than embedded. Stores
-call :func:`validate_key` and :func:`validate_prefix` on whatever they are given; callers in the
-MCP manager use :func:`belongs_to_run` to refuse an input ref that points into another run.
+``skillweave-job-{job}/script-{seq}``) contain ``/``, so they are hashed rather than embedded.
+Stores call :func:`validate_key` and :func:`validate_prefix` on whatever they are given; callers
+in the MCP manager use :func:`belongs_to_run` to refuse an input ref that points into another
+run.
 """
 
 from __future__ import annotations
