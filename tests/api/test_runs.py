@@ -16,7 +16,6 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
@@ -28,12 +27,12 @@ from skillweave.api.skills import router as skills_router
 from skillweave.config import Settings, bundled_skills_dir
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.skills.package import build_package
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
 from tests.integration.agent.test_direct_job import CSV, SCRIPT
+from tests.integration.harness import Manager
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -59,16 +58,15 @@ async def api_on_direct_engine(tmp_path: Path, script: str) -> AsyncIterator[htt
     registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
     async with AsyncExitStack() as stack:
         manager = await stack.enter_async_context(
-            LoopbackServer(create_app(settings, store=store, publish=True))
+            Manager.serving(settings, store=store, registry=registry, publish=True)
         )
-        sandbox = await stack.enter_async_context(SandboxClient(manager.url, token=manager_token))
         services = AgentServices(
             settings=settings,
             registry=registry,
             store=store,
             provider=ScriptedProvider.from_yaml(script),
             model="scripted",
-            sandbox=sandbox,
+            sandbox=manager.client,
         )
 
         app = create_api(

@@ -39,8 +39,7 @@ from skillweave.storage.local import LocalArtifactStore
 class Manager:
     """A running MCP manager: where it listens, clients on its API, and what it was built from.
 
-    :meth:`serve` fills every field. A test that serves a manager app of its own may
-    build one from ``url``, ``token`` and ``http`` alone; what needs the rest says so.
+    Start one with :meth:`serving` (or :meth:`serve`), which fills every field.
     """
 
     url: str
@@ -48,14 +47,15 @@ class Manager:
     http: httpx.AsyncClient = field(repr=False)
     """On the manager's HTTP API, with its bearer token: metrics, pool, executions."""
     _: KW_ONLY
-    client: SandboxClient | None = field(default=None, repr=False)
+    client: SandboxClient = field(repr=False)
     """The sandbox client the engines use (``execute``, ``cancel``)."""
-    store: LocalArtifactStore | None = None
-    registry: SkillRegistry | None = None
-    backend: Any = None
+    store: LocalArtifactStore
+    registry: SkillRegistry | None
+    """The library published in `store`, for :meth:`version`; None if the test passed none."""
+    backend: Any
     """The backend the test passed (a counting one, say), to read its counts; else None."""
-    app: FastAPI | None = field(default=None, repr=False)
-    server: LoopbackServer | None = field(default=None, repr=False)
+    app: FastAPI = field(repr=False)
+    server: LoopbackServer = field(repr=False)
 
     # --- starting one ------------------------------------------------------------------------
 
@@ -122,7 +122,6 @@ class Manager:
     @property
     def state(self) -> ManagerState:
         """The app's state (pool, execution service, metrics), to inspect or inject into."""
-        assert self.app is not None, "a manager started by Manager.serve has its app"
         return self.app.state.manager
 
     @property
@@ -180,14 +179,10 @@ class Manager:
         return response.json()
 
     async def shutdown(self) -> None:
-        """Stop this manager (its pool and executors go with it); idempotent."""
-        if self.server is None:
-            return
-        if self.client is not None:
-            await self.client.aclose()
+        """Stop this manager (its pool and executors go with it); idempotent, as each step is."""
+        await self.client.aclose()
         await self.http.aclose()
         await self.server.stop()
-        self.server = None
 
 
 StartManager = Callable[..., Awaitable[Manager]]

@@ -45,7 +45,6 @@ from mcp.shared.exceptions import MCPError
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.api import skills as skills_api
 from skillweave.api.app import create_api
@@ -53,6 +52,7 @@ from skillweave.cli import app
 from skillweave.config import Settings
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
+from tests.integration.harness import Manager
 from tests.integration.mcp.conftest import TOKEN as MCP_TOKEN
 from tests.integration.mcp.conftest import mcp_settings
 
@@ -396,8 +396,8 @@ async def door(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Door]:
     )
     settings = mcp_settings(root, library)
     store = LocalArtifactStore(root / "store")
-    async with LoopbackServer(create_app(settings, store=store)) as server:
-        url = f"{server.url}/mcp"
+    async with Manager.serving(settings, store=store, publish=True) as manager:
+        url = f"{manager.url}/mcp"
 
         @contextlib.asynccontextmanager
         async def connect() -> AsyncIterator[Client]:

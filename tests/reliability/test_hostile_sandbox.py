@@ -30,12 +30,11 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from skillweave.config import Settings
-from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
-from tests.integration import harness
+from tests.integration.harness import Manager
 from tests.sandbox_executor.support import assert_eventually, processes_with
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "hostile"
@@ -73,25 +72,19 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
         holder.wait()
 
 
-@dataclass
-class Manager:
-    """What the cases need of the manager under test, which ``harness.Manager`` serves: its
-    sandbox client, store, the hostile skill's version and the isolation mode."""
-
-    api: SandboxClient
-    store: LocalArtifactStore
-    store_dir: Path
-    version: str
-    isolation: str
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["bubblewrap", "namespaces"])
-async def manager(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Manager]:
-    isolation: str = request.param
-    if isolation == "bubblewrap" and shutil.which("bwrap") is None:
+@pytest.fixture(scope="module", params=["bubblewrap", "namespaces"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    """The contained isolation mode under test, the manager's ``SANDBOX__ISOLATION``."""
+    mode: str = request.param
+    if mode == "bubblewrap" and shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed; the namespaces cases run instead")
+    return mode
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def manager(
+    isolation: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Manager]:
     root = tmp_path_factory.mktemp(f"manager-{isolation}")
     library = root / "library"
     scripts = {
@@ -114,14 +107,10 @@ async def manager(
         },
         skills={"dirs": [str(library)], "uploaded_dir": str(root / "uploaded")},
     )
-    store_dir = root / "store"
-    store = LocalArtifactStore(store_dir)
+    store = LocalArtifactStore(root / "store")
     registry = SkillRegistry.from_scan(SkillScanner([library]).scan())
-    async with harness.Manager.serving(
-        settings, store=store, registry=registry, publish=True
-    ) as served:
-        assert served.client is not None
-        yield Manager(served.client, store, store_dir, served.version(SKILL), isolation)
+    async with Manager.serving(settings, store=store, registry=registry, publish=True) as served:
+        yield served
 
 
 def _args(case: dict[str, Any], host: Host, *, port: int, marker: str) -> list[str]:
@@ -145,25 +134,25 @@ async def _stored_text(manager: Manager, result: ExecutionResult) -> str:
 @ASYNC
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
 async def test_a_hostile_script_stays_contained(
-    case: dict[str, Any], manager: Manager, host: Host
+    case: dict[str, Any], manager: Manager, isolation: str, host: Host
 ) -> None:
     marker = f"hostile-marker-{uuid.uuid4().hex}"
     with socket.create_server(("127.0.0.1", 0)) as listener:
         request = ExecuteRequest(
-            execution_id=f"hostile/{manager.isolation}/{case['id']}",
-            run_id=f"hostile-{manager.isolation}",
+            execution_id=f"hostile/{isolation}/{case['id']}",
+            run_id=f"hostile-{isolation}",
             skill=SKILL,
-            version=manager.version,
+            version=manager.version(SKILL),
             script=f"scripts/{case['file']}",
             args=_args(case, host, port=listener.getsockname()[1], marker=marker),
             limits=ExecutionLimits(timeout_seconds=60, **case["limits"]),
         )
-        result = await manager.api.execute(request)
+        result = await manager.client.execute(request)
         listener.settimeout(0.1)
         with pytest.raises(TimeoutError):
             listener.accept()
 
-    assert result.isolation == manager.isolation
+    assert result.isolation == isolation
     assert "ESCAPED" not in result.stdout, result.stdout
     if case["error"]:
         assert result.error is not None, result
@@ -177,6 +166,6 @@ async def test_a_hostile_script_stays_contained(
     shown = "\n".join([result.stdout, result.stderr, result.error or ""])
     assert SECRET not in shown
     assert SECRET not in await _stored_text(manager, result)
-    for path in manager.store_dir.rglob("*"):
+    for path in manager.store.root.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), f"{path} holds the secret"

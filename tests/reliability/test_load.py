@@ -26,22 +26,18 @@ and the manager's warm and cold claims.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 from pydantic import SecretStr
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.agent.events import AgentEvent
 from skillweave.config import SandboxSettings, Settings
@@ -49,11 +45,9 @@ from skillweave.engines import AgentServices, JobRequest, JobResult
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine, activity_timeouts
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.sandbox.client import SandboxClient
 from skillweave.storage import keys
-from tests.integration.harness import Manager
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
-from tests.integration.temporal.harness import TOOLS, Stack, unique
+from tests.integration.temporal.harness import TOOLS, Stack, serving_stack, unique
 from tests.reliability.conftest import scale
 from workflows.worker import build_worker
 
@@ -117,19 +111,10 @@ async def load_stack(
         defaults.pool_target,
         defaults.pool_max,
     ), "SANDBOX__POOL_* set in the environment: this test measures the defaults"
-    async with (
-        LoopbackServer(create_app(settings, store=stack.store, publish=False)) as server,
-        SandboxClient(server.url, token=token) as sandbox,
-        httpx.AsyncClient(
-            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-        ) as http,
-    ):
-        yield dataclasses.replace(
-            stack,
-            settings=settings,
-            manager=Manager(server.url, token, http),
-            sandbox=sandbox,
-        )
+    async with serving_stack(
+        settings, registry=stack.registry, store=stack.store, env=stack.env
+    ) as served:
+        yield served
 
 
 def _percentile(values: Sequence[float], q: float) -> float:

@@ -26,8 +26,7 @@ from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry, SkillScanner
 from skillweave.skills.package import build_package
 from tests.conftest import write_skill
-from tests.integration.harness import Manager, StartManager
-from tests.integration.harness import eventually as assert_eventually
+from tests.integration.harness import Manager, StartManager, eventually
 from tests.integration.manager.conftest import TOKEN
 from tests.mcp_manager.environment_support import bwrap_works, python_index
 
@@ -180,7 +179,7 @@ async def test_an_upload_over_the_api_has_the_manager_build_its_environment(
         async def built() -> bool:
             return await _metric(manager, "skillweave_sandbox_environment_builds_total") == 1
 
-        await assert_eventually(built, timeout=60)
+        await eventually(built, timeout=60)
     version = uploaded.json()["latest"]
     stored = await manager.store.list(f"environments/needs-deps/{version}/")
     assert [ref.key for ref in stored if ref.key.endswith(".tar.gz")]

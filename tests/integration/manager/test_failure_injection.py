@@ -26,7 +26,7 @@ from skillweave.errors import ExecutionConflictError, SandboxError, StorageError
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.storage import keys
 from tests.integration.harness import Manager, StartManager
-from tests.integration.manager.test_manager import pool_back_at_target, request
+from tests.integration.manager.test_manager import pool_back_at_target
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -58,14 +58,14 @@ async def _result_of(manager: Manager, execution_id: str) -> bool:
 
 
 def _copy(manager: Manager, execution_id: str) -> ExecuteRequest:
-    return request(manager, "scripts/copy.py", execution_id=execution_id, inputs=[])
+    return manager.request("scripts/copy.py", execution_id=execution_id, inputs=[])
 
 
 async def _with_input(manager: Manager, execution_id: str) -> ExecuteRequest:
     ref = await manager.store.put_bytes(
         keys.run_input_key("run-1", "in.txt"), b"abc", content_type="text/plain"
     )
-    return request(manager, "scripts/copy.py", execution_id=execution_id, inputs=[ref])
+    return manager.request("scripts/copy.py", execution_id=execution_id, inputs=[ref])
 
 
 # --- before the script can have started: the id stays free ---------------------------------

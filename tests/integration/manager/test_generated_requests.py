@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from skillweave.errors import ExecutionRejectedError
 from tests.integration.harness import StartManager
-from tests.integration.manager.test_manager import pool_back_at_target, request
+from tests.integration.manager.test_manager import pool_back_at_target
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -42,8 +42,7 @@ def _cases() -> list[tuple[list[str], list[str]]]:
 async def test_generated_names_and_args_round_trip(start_manager: StartManager) -> None:
     manager = await start_manager(pool_target=2)
     for number, (names, args) in enumerate(_cases()):
-        body = request(
-            manager,
+        body = manager.request(
             "scripts/names.py",
             execution_id=f"generated/{number}",
             args=[json.dumps(names), *args],
@@ -69,10 +68,10 @@ async def test_text_no_program_can_receive_is_refused_before_the_claim(
     start_manager: StartManager, arg: str
 ) -> None:
     manager = await start_manager(pool_target=0)
-    body = request(manager, "scripts/names.py", execution_id="refused/arg", args=["[]", arg])
+    body = manager.request("scripts/names.py", execution_id="refused/arg", args=["[]", arg])
     with pytest.raises(ExecutionRejectedError) as refused:
         await manager.client.execute(body)
     assert refused.value.status_code == 400
     assert manager.backend.runs == 0
-    ok = request(manager, "scripts/names.py", execution_id="refused/arg", args=["[]"])
+    ok = manager.request("scripts/names.py", execution_id="refused/arg", args=["[]"])
     assert (await manager.client.execute(ok)).status == "succeeded"

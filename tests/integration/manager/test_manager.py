@@ -21,26 +21,12 @@ from skillweave.errors import (
     ExecutionRejectedError,
     SandboxLostError,
 )
-from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.sandbox.models import ExecutionLimits, ExecutionResult
 from skillweave.storage import keys
-from tests.integration.harness import Manager, StartManager
-from tests.integration.harness import eventually as assert_eventually
+from tests.integration.harness import Manager, StartManager, eventually
 from tests.integration.manager.conftest import TrackingBackend
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def request(
-    manager: Manager, script: str, *, skill: str = "probe", **fields: object
-) -> ExecuteRequest:
-    fields.setdefault("execution_id", f"test/{script}/{time.monotonic_ns()}")
-    fields.setdefault("run_id", "run-1")
-    return ExecuteRequest(
-        skill=skill,
-        version=manager.version(skill),
-        script=script,
-        **fields,  # type: ignore[arg-type]
-    )
 
 
 async def pool_back_at_target(manager: Manager) -> None:
@@ -49,7 +35,7 @@ async def pool_back_at_target(manager: Manager) -> None:
         settled = pool["ready"] == pool["target"] and pool["busy"] == 0 and pool["starting"] == 0
         return settled and getattr(manager.backend, "destroying", 0) == 0
 
-    await assert_eventually(check, timeout=30)
+    await eventually(check, timeout=30)
 
 
 # --- the artifact chain -------------------------------------------------------------------
@@ -60,8 +46,7 @@ async def test_bundled_chain_csv_to_stats_to_report(start_manager: StartManager)
     csv = b"region,units,price\nnorth,3,9.5\nsouth,5,12.25\nnorth,2,9.5\n"
     data_ref = await manager.store.put_bytes(keys.run_input_key("chain", "sales.csv"), csv)
     profiled = await manager.client.execute(
-        request(
-            manager,
+        manager.request(
             "scripts/profile_csv.py",
             skill="csv-profiler",
             run_id="chain",
@@ -76,8 +61,7 @@ async def test_bundled_chain_csv_to_stats_to_report(start_manager: StartManager)
     assert json.loads(stats_bytes)["rows"] == 3
 
     reported = await manager.client.execute(
-        request(
-            manager,
+        manager.request(
             "scripts/report.mjs",
             skill="json-report",
             run_id="chain",
@@ -97,7 +81,7 @@ async def test_input_bytes_arrive_intact(start_manager: StartManager) -> None:
     manager = await start_manager()
     payload = bytes(range(256)) * 4096  # 1 MiB of every byte value
     ref = await manager.store.put_bytes(keys.run_input_key("run-1", "in.txt"), payload)
-    result = await manager.client.execute(request(manager, "scripts/copy.py", inputs=[ref]))
+    result = await manager.client.execute(manager.request("scripts/copy.py", inputs=[ref]))
     assert result.status == "succeeded", result.stderr
     assert result.stdout.strip() == str(len(payload))
     (out,) = result.outputs
@@ -111,10 +95,10 @@ async def test_input_bytes_arrive_intact(start_manager: StartManager) -> None:
 async def test_same_id_sequentially_runs_once(start_manager: StartManager) -> None:
     manager = await start_manager()
     first = await manager.client.execute(
-        request(manager, "scripts/hello.py", execution_id="wf/act-1", args=["a"])
+        manager.request("scripts/hello.py", execution_id="wf/act-1", args=["a"])
     )
     second = await manager.client.execute(
-        request(manager, "scripts/hello.py", execution_id="wf/act-1", args=["a"])
+        manager.request("scripts/hello.py", execution_id="wf/act-1", args=["a"])
     )
     assert first == second
     assert first.stdout == "hello a\n"
@@ -124,7 +108,7 @@ async def test_same_id_sequentially_runs_once(start_manager: StartManager) -> No
 
 async def test_same_id_concurrently_runs_once(start_manager: StartManager) -> None:
     manager = await start_manager(pool_target=2)
-    same = request(manager, "scripts/hello.py", execution_id="wf/act-2")
+    same = manager.request("scripts/hello.py", execution_id="wf/act-2")
     results = await asyncio.gather(*(manager.client.execute(same) for _ in range(5)))
     assert all(r == results[0] for r in results)
     await pool_back_at_target(manager)
@@ -133,7 +117,7 @@ async def test_same_id_concurrently_runs_once(start_manager: StartManager) -> No
 
 async def test_same_id_across_a_manager_restart_runs_once(start_manager: StartManager) -> None:
     first_manager = await start_manager()
-    same = request(first_manager, "scripts/hello.py", execution_id="wf/act-3")
+    same = first_manager.request("scripts/hello.py", execution_id="wf/act-3")
     first = await first_manager.client.execute(same)
     await first_manager.shutdown()
     assert first_manager.backend.runs == 1
@@ -147,10 +131,10 @@ async def test_same_id_across_a_manager_restart_runs_once(start_manager: StartMa
 
 async def test_same_id_with_a_different_request_is_a_conflict(start_manager: StartManager) -> None:
     manager = await start_manager()
-    await manager.client.execute(request(manager, "scripts/hello.py", execution_id="wf/act-4"))
+    await manager.client.execute(manager.request("scripts/hello.py", execution_id="wf/act-4"))
     with pytest.raises(ExecutionConflictError, match="different request"):
         await manager.client.execute(
-            request(manager, "scripts/hello.py", execution_id="wf/act-4", args=["other"])
+            manager.request("scripts/hello.py", execution_id="wf/act-4", args=["other"])
         )
 
 
@@ -160,7 +144,7 @@ async def test_same_id_with_a_different_request_is_a_conflict(start_manager: Sta
 async def test_infinite_loop_is_killed_at_the_timeout(start_manager: StartManager) -> None:
     manager = await start_manager()
     result = await manager.client.execute(
-        request(manager, "scripts/loop.py", limits=ExecutionLimits(timeout_seconds=2))
+        manager.request("scripts/loop.py", limits=ExecutionLimits(timeout_seconds=2))
     )
     assert result.status == "timed_out"
     assert result.timed_out
@@ -171,8 +155,8 @@ async def test_infinite_loop_is_killed_at_the_timeout(start_manager: StartManage
 async def test_memory_bomb_is_stopped(start_manager: StartManager) -> None:
     manager = await start_manager()
     result = await manager.client.execute(
-        request(
-            manager, "scripts/memory.py", limits=ExecutionLimits(memory_mb=256, timeout_seconds=20)
+        manager.request(
+            "scripts/memory.py", limits=ExecutionLimits(memory_mb=256, timeout_seconds=20)
         )
     )
     assert result.status == "failed"
@@ -183,8 +167,8 @@ async def test_memory_bomb_is_stopped(start_manager: StartManager) -> None:
 async def test_fork_bomb_is_stopped(start_manager: StartManager) -> None:
     manager = await start_manager()
     result = await manager.client.execute(
-        request(
-            manager, "scripts/fork.py", limits=ExecutionLimits(max_processes=32, timeout_seconds=20)
+        manager.request(
+            "scripts/fork.py", limits=ExecutionLimits(max_processes=32, timeout_seconds=20)
         )
     )
     assert result.status in ("failed", "timed_out")
@@ -195,8 +179,7 @@ async def test_fork_bomb_is_stopped(start_manager: StartManager) -> None:
 async def test_stdout_flood_is_truncated_and_stored_in_full(start_manager: StartManager) -> None:
     manager = await start_manager()
     result = await manager.client.execute(
-        request(
-            manager,
+        manager.request(
             "scripts/flood.py",
             limits=ExecutionLimits(max_output_bytes=64 * 1024, timeout_seconds=60),
         )
@@ -216,7 +199,7 @@ async def test_network_is_closed_to_scripts(start_manager: StartManager) -> None
         listener.listen()
         port = listener.getsockname()[1]
         result = await manager.client.execute(
-            request(manager, "scripts/connect.py", args=[str(port)])
+            manager.request("scripts/connect.py", args=[str(port)])
         )
     # Both contained modes (bubblewrap, or the namespaces fallback where it is missing).
     assert result.isolation in {"bubblewrap", "namespaces"}, result.isolation
@@ -226,10 +209,10 @@ async def test_network_is_closed_to_scripts(start_manager: StartManager) -> None
 
 async def test_secrets_reach_only_their_skill_and_are_masked(start_manager: StartManager) -> None:
     manager = await start_manager()
-    holder = await manager.client.execute(request(manager, "scripts/env.py", skill="secret-holder"))
+    holder = await manager.client.execute(manager.request("scripts/env.py", skill="secret-holder"))
     assert "HOLDER_TOKEN = ***" in holder.stdout
     assert "tok-8f2d9c1a" not in holder.stdout
-    other = await manager.client.execute(request(manager, "scripts/env.py"))
+    other = await manager.client.execute(manager.request("scripts/env.py"))
     assert "HOLDER_TOKEN" not in other.stdout
     await pool_back_at_target(manager)
 
@@ -239,7 +222,7 @@ async def test_host_files_are_outside_the_view(start_manager: StartManager, tmp_
     secret = tmp_path / "host-secret.txt"
     secret.write_text("the host's secret")
     for path in (str(secret), "/etc/shadow", str(Path(__file__).resolve())):
-        result = await manager.client.execute(request(manager, "scripts/readfile.py", args=[path]))
+        result = await manager.client.execute(manager.request("scripts/readfile.py", args=[path]))
         assert result.stdout.startswith("DENIED"), (path, result.stdout)
 
 
@@ -248,8 +231,7 @@ async def test_host_files_are_outside_the_view(start_manager: StartManager, tmp_
 
 async def test_cancel_kills_a_long_run_quickly(start_manager: StartManager) -> None:
     manager = await start_manager()
-    long = request(
-        manager,
+    long = manager.request(
         "scripts/sleep.py",
         execution_id="wf/long",
         limits=ExecutionLimits(timeout_seconds=60),
@@ -260,7 +242,7 @@ async def test_cancel_kills_a_long_run_quickly(start_manager: StartManager) -> N
         response = await manager.http.get("/sandbox/executions/wf/long")
         return response.status_code == 200 and response.json()["state"] == "running"
 
-    await assert_eventually(is_running)
+    await eventually(is_running)
     await asyncio.sleep(0.5)  # let the script start inside the sandbox
     started = time.monotonic()
     assert await manager.client.cancel("wf/long")
@@ -277,7 +259,7 @@ async def test_cancel_kills_a_long_run_quickly(start_manager: StartManager) -> N
 
 async def test_auth_is_required(start_manager: StartManager) -> None:
     manager = await start_manager()
-    body = request(manager, "scripts/hello.py").model_dump(mode="json")
+    body = manager.request("scripts/hello.py").model_dump(mode="json")
     async with httpx.AsyncClient(base_url=manager.url) as anonymous:
         assert (await anonymous.post("/sandbox/execute", json=body)).status_code == 401
         wrong = {"Authorization": "Bearer nope"}
@@ -311,14 +293,14 @@ async def test_bad_requests_get_clear_4xx_and_leave_the_id_free(
     start_manager: StartManager, change: dict[str, object], status: int, message: str
 ) -> None:
     manager = await start_manager(pool_target=0)
-    body = request(manager, "scripts/hello.py", execution_id="wf/refused").model_copy(update=change)
+    body = manager.request("scripts/hello.py", execution_id="wf/refused").model_copy(update=change)
     with pytest.raises(ExecutionRejectedError, match=message) as caught:
         await manager.client.execute(body)
     assert caught.value.status_code == status
     assert manager.backend.runs == 0
     # Nothing was claimed: the same id runs, once, when asked right.
     fixed = await manager.client.execute(
-        request(manager, "scripts/hello.py", execution_id="wf/refused")
+        manager.request("scripts/hello.py", execution_id="wf/refused")
     )
     assert fixed.status == "succeeded", fixed.error
     await pool_back_at_target(manager)
@@ -329,13 +311,13 @@ async def test_input_from_another_run_is_refused(start_manager: StartManager) ->
     manager = await start_manager(pool_target=0)
     foreign = await manager.store.put_bytes(keys.run_input_key("other-run", "in.txt"), b"x")
     with pytest.raises(ExecutionRejectedError, match="does not belong to run") as caught:
-        await manager.client.execute(request(manager, "scripts/copy.py", inputs=[foreign]))
+        await manager.client.execute(manager.request("scripts/copy.py", inputs=[foreign]))
     assert caught.value.status_code == 403
 
 
 async def test_metrics_count_outcomes(start_manager: StartManager) -> None:
     manager = await start_manager()
-    await manager.client.execute(request(manager, "scripts/hello.py"))
+    await manager.client.execute(manager.request("scripts/hello.py"))
     text = (await manager.http.get("/metrics")).text
     assert 'skillweave_sandbox_executions_total{outcome="succeeded"} 1.0' in text
     assert "skillweave_sandbox_claim_seconds_bucket" in text
@@ -344,8 +326,7 @@ async def test_metrics_count_outcomes(start_manager: StartManager) -> None:
 async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartManager) -> None:
     manager = await start_manager(pool_target=1, pool_max=1, claim_timeout=0.5)
     await pool_back_at_target(manager)  # the claim timeout is shorter than an executor start
-    long = request(
-        manager,
+    long = manager.request(
         "scripts/sleep.py",
         execution_id="wf/hog",
         limits=ExecutionLimits(timeout_seconds=30),
@@ -355,8 +336,8 @@ async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartM
     async def busy() -> bool:
         return (await manager.http.get("/sandbox/pool")).json()["busy"] == 1
 
-    await assert_eventually(busy)
-    body = request(manager, "scripts/hello.py", execution_id="wf/late").model_dump(mode="json")
+    await eventually(busy)
+    body = manager.request("scripts/hello.py", execution_id="wf/late").model_dump(mode="json")
     response = await manager.http.post("/sandbox/execute", json=body)
     assert response.status_code == 503
     assert int(response.headers["Retry-After"]) >= 1
@@ -364,9 +345,7 @@ async def test_exhausted_pool_answers_503_with_retry_after(start_manager: StartM
     assert (await hog).status == "cancelled"
     # nothing ran for the refused id, so it is still free to run once a sandbox is ready
     await pool_back_at_target(manager)
-    late = await manager.client.execute(
-        request(manager, "scripts/hello.py", execution_id="wf/late")
-    )
+    late = await manager.client.execute(manager.request("scripts/hello.py", execution_id="wf/late"))
     assert late.status == "succeeded"
 
 
@@ -389,7 +368,7 @@ async def test_an_execution_whose_manager_stopped_runs_again_once_its_claim_laps
     mid-run (and its sandbox with it; nothing of that run was kept). The next attempt is
     claimed and the script runs, once."""
     manager = await start_manager()
-    interrupted = request(manager, "scripts/hello.py", execution_id="wf/interrupted")
+    interrupted = manager.request("scripts/hello.py", execution_id="wf/interrupted")
     stale = claim_record(Fingerprint.of(interrupted).value, renewed=time.time() - 3600)
     await manager.store.put_bytes(keys.execution_claim_key("wf/interrupted"), stale)
 
@@ -412,7 +391,7 @@ async def test_an_execution_under_a_live_claim_is_not_run_but_asked_again_later(
 ) -> None:
     """A claim renewed within the lease: another manager is running it now."""
     manager = await start_manager()
-    running = request(manager, "scripts/hello.py", execution_id="wf/elsewhere")
+    running = manager.request("scripts/hello.py", execution_id="wf/elsewhere")
     live = claim_record(Fingerprint.of(running).value, renewed=time.time())
     await manager.store.put_bytes(keys.execution_claim_key("wf/elsewhere"), live)
     with pytest.raises(ExecutionInProgressError) as refused:
@@ -429,14 +408,14 @@ async def test_a_claim_for_another_request_or_too_many_interruptions_is_a_confli
     start_manager: StartManager,
 ) -> None:
     manager = await start_manager()
-    other = request(manager, "scripts/hello.py", execution_id="wf/other")
+    other = manager.request("scripts/hello.py", execution_id="wf/other")
     await manager.store.put_bytes(
         keys.execution_claim_key("wf/other"), claim_record("not-it", renewed=0.0)
     )
     with pytest.raises(ExecutionConflictError, match="different request"):
         await manager.client.execute(other)
 
-    unlucky = request(manager, "scripts/hello.py", execution_id="wf/unlucky")
+    unlucky = manager.request("scripts/hello.py", execution_id="wf/unlucky")
     for attempt in range(1, 6):
         await manager.store.put_bytes(
             keys.execution_claim_key("wf/unlucky", attempt),
@@ -451,8 +430,7 @@ async def test_same_id_on_two_managers_at_once_runs_once(start_manager: StartMan
     first, second = await start_manager(), await start_manager()
     await pool_back_at_target(first)
     await pool_back_at_target(second)
-    same = request(
-        first,
+    same = first.request(
         "scripts/nap.py",
         execution_id="wf/raced",
         args=["0.5"],
@@ -481,13 +459,13 @@ async def test_an_executor_killed_mid_run_is_lost_and_the_same_id_runs_again(
     backend = TrackingBackend()
     manager = await start_manager(backend=backend)
     await pool_back_at_target(manager)
-    same = request(manager, "scripts/nap.py", execution_id="wf/lost", args=["1.5"])
+    same = manager.request("scripts/nap.py", execution_id="wf/lost", args=["1.5"])
     running = asyncio.create_task(manager.client.execute(same))
 
     async def busy() -> bool:
         return await backend.busy() is not None
 
-    await assert_eventually(busy, timeout=20)
+    await eventually(busy, timeout=20)
     victim = await backend.busy()
     assert victim is not None
     assert victim.process is not None
@@ -512,8 +490,7 @@ async def test_a_result_stored_before_limits_gained_fields_is_still_the_same_req
     """Managers first fingerprinted requests with every field, defaults included; a field added
     since (limits.max_disk_mb) must not turn a repeat of an old request into a conflict."""
     manager = await start_manager(pool_target=0)
-    body = request(
-        manager,
+    body = manager.request(
         "scripts/hello.py",
         execution_id="wf/old",
         limits=ExecutionLimits(timeout_seconds=9),

@@ -210,7 +210,6 @@ async def serving_stack(
     """A manager for `settings` (``sandbox.manager_token`` set) served on loopback over
     `store` (:meth:`Manager.serving`), as a :class:`Stack` on `env`."""
     async with Manager.serving(settings, store=store, registry=registry) as manager:
-        assert manager.client is not None
         yield Stack(
             settings=settings,
             registry=registry,

@@ -20,7 +20,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from pydantic import SecretStr
 from temporalio.api.enums.v1 import EventType, PendingActivityState, TaskQueueType
@@ -28,8 +27,6 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHistory
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
 from skillweave.engines import JobRequest
@@ -180,14 +177,7 @@ async def worker_rig(
     script.write_text(model_script, encoding="utf-8")
     task_queue = unique("worker")
     async with AsyncExitStack() as exits:
-        server = await exits.enter_async_context(
-            LoopbackServer(create_app(settings, store=store, publish=False))
-        )
-        http = await exits.enter_async_context(
-            httpx.AsyncClient(
-                base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-            )
-        )
+        manager = await exits.enter_async_context(Manager.serving(settings, store=store))
         worker = WorkerProcess(
             stack.client,
             {
@@ -195,7 +185,7 @@ async def worker_rig(
                 "WORKFLOW__TEMPORAL_ADDRESS": stack.temporal_address,
                 "WORKFLOW__TASK_QUEUE": task_queue,
                 "WORKFLOW__WORKER_HEARTBEAT_SECONDS": "0.5",
-                "SANDBOX__MANAGER_URL": server.url,
+                "SANDBOX__MANAGER_URL": manager.url,
                 "SANDBOX__MANAGER_TOKEN": token,
                 "STORAGE__LOCAL_DIR": str(store.root),
                 "MODEL__PROVIDER": "scripted",
@@ -214,7 +204,7 @@ async def worker_rig(
         )
         await worker.start()
         try:
-            yield Rig(Manager(server.url, token, http), worker, engine, store, stack.client)
+            yield Rig(manager, worker, engine, store, stack.client)
         except BaseException:
             print(worker.log())
             raise
