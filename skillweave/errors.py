@@ -45,8 +45,10 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
     └── AgentError                     an agent job cannot go on
         ├── AgentSpecError             an agent spec file is invalid (names file and field)
-        └── NoWorkerError              no worker answered a follower in time; the job goes on
-                                       (defined in skillweave.engines.temporal)
+        ├── NoWorkerError              no worker answered a follower in time; the job goes on
+        │                              (defined in skillweave.engines.temporal)
+        └── ToolFailure                an activity failed for good; the job fails (defined in
+                                       workflows.runtime)
 """
 
 from __future__ import annotations

@@ -162,6 +162,13 @@ def test_the_tree_is_all_there() -> None:
     assert len(ERROR_CLASSES) >= 40
 
 
+def test_every_class_is_drawn_in_the_tree_of_the_errors_module() -> None:
+    import skillweave.errors
+
+    missing = [c.__name__ for c in ERROR_CLASSES if c.__name__ not in skillweave.errors.__doc__]
+    assert missing == []
+
+
 @pytest.mark.parametrize("cls", ERROR_CLASSES, ids=lambda c: c.__name__)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
