@@ -36,7 +36,6 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.api import create_api, skills
 from skillweave.api.agents import open_agents
@@ -47,10 +46,10 @@ from skillweave.api.runs import router as runs_router
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillLibrary
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
+from tests.integration.harness import Manager
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -103,16 +102,15 @@ async def served_api(tmp_path: Path) -> AsyncIterator[Seeded]:
     store = LocalArtifactStore(tmp_path / "store")
     async with AsyncExitStack() as stack:
         manager = await stack.enter_async_context(
-            LoopbackServer(create_app(config, store=store, publish=True))
+            Manager.serving(config, store=store, publish=True)
         )
-        sandbox = await stack.enter_async_context(SandboxClient(manager.url, token=manager_token))
         services = AgentServices(
             settings=config,
             registry=await asyncio.to_thread(SkillLibrary(config.skills).refresh),
             store=store,
             provider=ScriptedProvider.from_yaml(SCRIPT),
             model="scripted",
-            sandbox=sandbox,
+            sandbox=manager.client,
         )
         app = create_api(
             config,

@@ -15,16 +15,14 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings, bundled_skills_dir
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
+from tests.integration.harness import Manager
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(180)]
 
@@ -62,17 +60,14 @@ async def test_a_multi_skill_job_chains_artifacts_through_real_sandboxes(tmp_pat
     )
     store = LocalArtifactStore(tmp_path / "store")
     registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
-    async with (
-        LoopbackServer(create_app(settings, store=store, publish=False)) as server,
-        SandboxClient(server.url, token=token) as client,
-    ):
+    async with Manager.serving(settings, store=store) as manager:
         services = AgentServices(
             settings=settings,
             registry=registry,
             store=store,
             provider=ScriptedProvider.from_yaml(SCRIPT),
             model="scripted",
-            sandbox=client,
+            sandbox=manager.client,
         )
         engine = DirectEngine(services)
         job_id = "job-direct-e2e"

@@ -17,11 +17,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
+from tests.integration.harness import Manager
 
 TOKEN = "mcp-front-door-token"
 
@@ -83,8 +82,8 @@ class FrontDoor:
 async def front_door(tmp_path: Path) -> AsyncIterator[FrontDoor]:
     settings = mcp_settings(tmp_path, write_library(tmp_path))
     store = LocalArtifactStore(tmp_path / "store")
-    async with LoopbackServer(create_app(settings, store=store)) as server:
-        url = f"{server.url}/mcp"
+    async with Manager.serving(settings, store=store, publish=True) as manager:
+        url = f"{manager.url}/mcp"
 
         @contextlib.asynccontextmanager
         async def connect(token: str | None = TOKEN, **options: Any) -> AsyncIterator[Client]:

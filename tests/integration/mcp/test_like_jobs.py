@@ -16,10 +16,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
+from tests.integration.harness import Manager
 from tests.integration.mcp.conftest import TOKEN, mcp_settings, write_library
 
 pytestmark = pytest.mark.timeout(120)
@@ -68,14 +67,14 @@ async def connect(tmp_path: Path) -> AsyncIterator[Connect]:
     settings.sandbox.claim_timeout_seconds = 0.2
     settings.sandbox.queue_seconds = 60
     store = LocalArtifactStore(tmp_path / "store")
-    async with LoopbackServer(create_app(settings, store=store)) as server:
+    async with Manager.serving(settings, store=store, publish=True) as manager:
 
         @contextlib.asynccontextmanager
         async def session() -> AsyncIterator[Client]:
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with (
                 httpx2.AsyncClient(headers=headers, timeout=60) as http,
-                Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
+                Client(streamable_http_client(f"{manager.url}/mcp", http_client=http)) as client,
             ):
                 yield client
 

@@ -35,8 +35,6 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
-from mcp_manager import create_app
-from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
@@ -45,6 +43,7 @@ from skillweave.storage.base import ArtifactRef
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.telemetry.masker import CHUNK_BYTES, MASK
 from tests.conftest import write_skill
+from tests.integration.harness import Manager
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -182,19 +181,18 @@ async def served(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncItera
     store = LocalArtifactStore(store_dir)
     registry = SkillRegistry.from_scan(SkillScanner([library]).scan())
     caplog.set_level(logging.WARNING, logger="skillweave.manager")
-    async with LoopbackServer(create_app(settings, store=store)) as server:
+    async with Manager.serving(settings, store=store, registry=registry, publish=True) as manager:
 
         @contextlib.asynccontextmanager
         async def connect() -> AsyncIterator[Client]:
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with (
                 httpx2.AsyncClient(headers=headers, timeout=120) as http,
-                Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
+                Client(streamable_http_client(f"{manager.url}/mcp", http_client=http)) as client,
             ):
                 yield client
 
-        async with SandboxClient(server.url, token=TOKEN) as api:
-            yield Served(store, store_dir, api, registry, connect)
+        yield Served(store, store_dir, manager.client, registry, connect)
 
 
 async def _log(store: LocalArtifactStore, ref: ArtifactRef | None) -> str:

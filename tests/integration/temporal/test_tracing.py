@@ -25,7 +25,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 from temporalio.contrib.opentelemetry import TracingInterceptor
 
-from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
@@ -38,9 +37,8 @@ from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import TemporalEngine, connect
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.sandbox.client import SandboxClient
 from tests.api.test_runs import make_agent, sse
-from tests.integration.harness import eventually
+from tests.integration.harness import Manager, eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, Stack, unique
 from tests.telemetry.support import in_memory_tracing
 from workflows.worker import build_worker
@@ -112,10 +110,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                     "uploaded_dir": str(tmp_path / "uploaded"),
                 },
             )
-            async with (
-                LoopbackServer(create_app(settings, store=stack.store, publish=False)) as mgr,
-                SandboxClient(mgr.url, token=token) as sandbox,
-            ):
+            async with Manager.serving(settings, store=stack.store) as manager:
                 client = await connect(settings.workflow, stack.store)
                 tracers = [
                     i for i in client.config()["interceptors"] if isinstance(i, TracingInterceptor)
@@ -127,7 +122,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                     store=stack.store,
                     provider=ScriptedProvider.from_yaml(SCRIPT),
                     model="scripted",
-                    sandbox=sandbox,
+                    sandbox=manager.client,
                 )
                 task_queue = unique("traced")
                 engine = TemporalEngine(
