@@ -14,7 +14,12 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
 - the UI: the client sets a static summary and details at start; here ``set_current_details``
   (markdown) on every change, a ``summary`` on every activity, and the search attributes
   ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``, ``SkillweaveTurns`` and
-  ``SkillweaveTokens``.
+  ``SkillweaveTokens``. Each upsert is an event in the job's history, so they are written only
+  when the phase changes (so ``SkillweavePhase`` is always current: ops filter on
+  ``running_script`` and ``awaiting_approval``), with the turns, tokens and active skills that
+  changed since riding along; events alone (a model call's tokens, an activation) no longer
+  write one. Histories recorded before this rule (no ``search-attributes-on-phase-change``
+  patch marker) replay with an upsert on every change, as they were written.
 
 Long jobs: after every turn the loop asks whether to pause; when the server suggests continue-as-
 new (and no update waits for a reply), the run stops at that safe point, waits for its handlers
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -69,6 +74,9 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["AgentWorkflow"]
 
+PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE: Final = "search-attributes-on-phase-change"
+"""The ``workflow.patched`` id of writing search attributes only when the phase changes."""
+
 _VERSION_CHARS = 12
 
 
@@ -97,6 +105,8 @@ class AgentWorkflow:
         self._waiting: set[int] = set()
         self._answer_turn: int | None = None
         self._upserted: dict[str, Any] = {}
+        self._agent: dict[str, str] = {}
+        self._on_phase_change = False
         self._runtime = TemporalRuntime(
             state=self._state,
             session=self._session,
@@ -109,8 +119,12 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, start: AgentWorkflowInput) -> JobResult:
         spec = start.request.agent
+        self._on_phase_change = workflow.patched(PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE)
         if start.runs == 1:
-            self._upsert(agent=spec.name)
+            if self._on_phase_change:
+                self._agent = {"agent": spec.name}  # goes with the first upsert
+            else:
+                self._upsert(agent=spec.name)
         loop = AgentLoop(
             self._runtime,
             spec,
@@ -216,21 +230,24 @@ class AgentWorkflow:
                 self._last_step = f"finished: {event.status} ({event.detail})"
             case _:
                 pass
-        self._refresh()
+        if not self._on_phase_change:
+            self._upsert_current()
+        workflow.set_current_details(self._details())
 
     def _set_phase(self, phase: Phase) -> None:
         self._phase = phase
-        self._refresh()
+        self._upsert_current()
+        workflow.set_current_details(self._details())
 
-    def _refresh(self) -> None:
+    def _upsert_current(self) -> None:
         state = self._state
         self._upsert(
+            **self._agent,
             phase=self._phase,
             turns=state.turn,
             tokens=state.usage.total_tokens,
             skills=sorted(state.active),
         )
-        workflow.set_current_details(self._details())
 
     def _upsert(self, **values: Any) -> None:
         keys = {

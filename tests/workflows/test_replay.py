@@ -12,6 +12,7 @@ deployed: gate it with ``workflow.patched`` or re-record the histories on purpos
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -24,11 +25,14 @@ from temporalio.workflow import NondeterminismError
 
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
-from workflows.agent import AgentWorkflow
+from workflows.agent import PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE, AgentWorkflow
 from workflows.worker import sandbox_runner
 
 HISTORIES = Path(__file__).resolve().parents[1] / "data" / "histories"
-GOLDEN = sorted(path.name for path in HISTORIES.glob("*.json"))
+GOLDEN = sorted(path.relative_to(HISTORIES).as_posix() for path in HISTORIES.rglob("*.json"))
+"""Every recorded history: today's, and those of earlier workflow code (in folders named for
+the ``workflow.patched`` change after which they were recorded), which must keep replaying."""
+CURRENT = [name for name in GOLDEN if "/" not in name]
 
 ACTIVITIES = {
     "prepare_catalog",
@@ -81,7 +85,7 @@ def test_the_histories_cover_every_activity_and_interaction() -> None:
     assert _scheduled(demo).count("run_skill_script") == 2
     assert demo["events"][-1]["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
 
-    histories = [_data(name) for name in GOLDEN]
+    histories = [_data(name) for name in CURRENT]
     assert {a for data in histories for a in _scheduled(data)} == ACTIVITIES
     kinds = {event["eventType"] for data in histories for event in data["events"]}
     assert {
@@ -109,3 +113,49 @@ async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None
 
     with pytest.raises(NondeterminismError, match="read_skill_resource"):
         await _replayer().replay_workflow(_history("demo.json", data))
+
+
+def _upserts(data: dict[str, Any]) -> list[dict[str, str]]:
+    """The values of every upsert of our search attributes, in order (the SDK adds one of
+    ``TemporalChangeVersion`` per run that takes a patch: left out)."""
+    found = []
+    for event in data["events"]:
+        if event["eventType"] != "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES":
+            continue
+        fields = event["upsertWorkflowSearchAttributesEventAttributes"]["searchAttributes"][
+            "indexedFields"
+        ]
+        values = {
+            name: base64.b64decode(field["data"]).decode()
+            for name, field in fields.items()
+            if name.startswith("Skillweave")
+        }
+        if values:
+            found.append(values)
+    return found
+
+
+def test_search_attributes_are_written_only_when_the_phase_changes() -> None:
+    """Each upsert is a history event: the workflow writes one when the phase changes (turns,
+    tokens and skills ride along), not on every event. Histories of the code before the patch
+    wrote one on every change, and still replay (they are in GOLDEN)."""
+    for name in CURRENT:
+        data = _data(name)
+        upserts = _upserts(data)
+        assert all("SkillweavePhase" in values for values in upserts), (name, upserts)
+        markers = [
+            event["markerRecordedEventAttributes"]
+            for event in data["events"]
+            if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
+        ]
+        assert len(markers) == 1, name
+        (payload,) = markers[0]["details"]["patch-data"]["payloads"]
+        assert json.loads(base64.b64decode(payload["data"]))["id"] == (
+            PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE
+        ), name
+    before = _data("before-phase-change-upserts/demo.json")
+    now = _data("demo.json")
+    assert _scheduled(before) == _scheduled(now)  # the same job, the same activities
+    assert any("SkillweavePhase" not in values for values in _upserts(before))
+    assert len(_upserts(now)) < len(_upserts(before)) * 2 / 3
+    assert len(now["events"]) < len(before["events"])
