@@ -18,8 +18,8 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
   when the phase changes (so ``SkillweavePhase`` is always current: ops filter on
   ``running_script`` and ``awaiting_approval``), with the turns, tokens and active skills that
   changed since riding along; events alone (a model call's tokens, an activation) no longer
-  write one. Histories recorded before this rule (no ``search-attributes-on-phase-change``
-  patch marker) replay with an upsert on every change, as they were written.
+  write one. Histories recorded before this rule (no ``fewer-events-per-step`` patch marker)
+  replay with an upsert on every change, as they were written.
 
 Long jobs: after every turn the loop asks whether to pause; when the server suggests continue-as-
 new (and no update waits for a reply), the run stops at that safe point, waits for its handlers
@@ -74,8 +74,10 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["AgentWorkflow"]
 
-PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE: Final = "search-attributes-on-phase-change"
-"""The ``workflow.patched`` id of writing search attributes only when the phase changes."""
+PATCH_FEWER_EVENTS_PER_STEP: Final = "fewer-events-per-step"
+"""The ``workflow.patched`` id of the leaner history: search attributes written only when the
+phase changes, and the cheap reads run as local activities (``TemporalRuntime.local_reads``).
+One id for both, so a new run records one marker."""
 
 _VERSION_CHARS = 12
 
@@ -106,7 +108,7 @@ class AgentWorkflow:
         self._answer_turn: int | None = None
         self._upserted: dict[str, Any] = {}
         self._agent: dict[str, str] = {}
-        self._on_phase_change = False
+        self._fewer_events = False
         self._runtime = TemporalRuntime(
             state=self._state,
             session=self._session,
@@ -119,9 +121,10 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, start: AgentWorkflowInput) -> JobResult:
         spec = start.request.agent
-        self._on_phase_change = workflow.patched(PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE)
+        self._fewer_events = workflow.patched(PATCH_FEWER_EVENTS_PER_STEP)
+        self._runtime.local_reads = self._fewer_events
         if start.runs == 1:
-            if self._on_phase_change:
+            if self._fewer_events:
                 self._agent = {"agent": spec.name}  # goes with the first upsert
             else:
                 self._upsert(agent=spec.name)
@@ -230,7 +233,7 @@ class AgentWorkflow:
                 self._last_step = f"finished: {event.status} ({event.detail})"
             case _:
                 pass
-        if not self._on_phase_change:
+        if not self._fewer_events:
             self._upsert_current()
         workflow.set_current_details(self._details())
 

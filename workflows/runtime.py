@@ -9,6 +9,12 @@ long ones, and a retry policy built from the one back-off both engines use
 ``ApplicationError`` stops the retries at once. An activity that still fails surfaces here as
 :class:`ToolFailure`, which ends the job.
 
+The cheap, idempotent reads (the catalog, a resource, a search) run as local activities in
+jobs started since the ``fewer-events-per-step`` patch (:meth:`TemporalRuntime._read` says why
+that is safe); model calls, activations (which may run ``--help-json`` in a sandbox) and script
+runs stay activities of their own, with heartbeats and a task a worker can pick up after a
+crash.
+
 The clock is workflow time; waiting for a user message or an approval is a durable
 ``wait_condition`` on the session the workflow's handlers fill.
 """
@@ -16,7 +22,7 @@ The clock is workflow time; waiting for a user message or an approval is a durab
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -102,6 +108,8 @@ class TemporalRuntime:
         self.session = session
         self.timeouts = timeouts
         self._on_phase = on_phase
+        self.local_reads = False
+        """Run the cheap reads as local activities (set by the workflow from its patch)."""
 
     # --- activities ------------------------------------------------------------------------
 
@@ -125,8 +133,9 @@ class TemporalRuntime:
         heartbeat: bool = False,
         **options: Any,
     ) -> Any:
-        try:
-            return await workflow.execute_activity(
+        return await _settled(
+            name,
+            workflow.execute_activity(
                 name.value,
                 request,
                 result_type=result_type,
@@ -137,21 +146,38 @@ class TemporalRuntime:
                 retry_policy=self._retry(),
                 summary=summary[:200],
                 **options,
+            ),
+        )
+
+    async def _read(
+        self, name: Activity, request: BaseModel, result_type: type[_R], *, summary: str
+    ) -> Any:
+        """A cheap, idempotent read (the catalog, a resource, a search): a local activity,
+        recorded as one marker in the workflow task that asked for it, instead of a task of its
+        own and three events. Safe because such a read only reads the pinned skills and writes
+        its result to a fixed transcript key: run again after a crash (nothing was recorded
+        yet), it writes the same place, and the result the marker records is the one stored.
+        Histories recorded before (``local_reads`` off) keep their activities."""
+        if not self.local_reads:
+            return await self._call(
+                name, request, result_type, summary=summary, seconds=self.timeouts.short_seconds
             )
-        except ActivityError as exc:
-            if isinstance(exc.cause, CancelledError):
-                # Cancelled because the job was: not a failure of the tool.
-                raise asyncio.CancelledError() from exc
-            raise ToolFailure(name.value, exc.cause or exc) from exc
+        return await _settled(
+            name,
+            workflow.execute_local_activity(
+                name.value,
+                request,
+                result_type=result_type,
+                start_to_close_timeout=timedelta(seconds=self.timeouts.short_seconds),
+                retry_policy=self._retry(),
+                summary=summary[:200],
+            ),
+        )
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         self._on_phase("starting")
-        return await self._call(
-            Activity.PREPARE_CATALOG,
-            request,
-            CatalogResult,
-            summary="prepare the skill catalog",
-            seconds=self.timeouts.short_seconds,
+        return await self._read(
+            Activity.PREPARE_CATALOG, request, CatalogResult, summary="prepare the skill catalog"
         )
 
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
@@ -178,12 +204,11 @@ class TemporalRuntime:
 
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
         self._on_phase("reading")
-        return await self._call(
+        return await self._read(
             Activity.READ_SKILL_RESOURCE,
             request,
             ToolOutcome,
             summary=f"read {request.skill}/{request.path}",
-            seconds=self.timeouts.short_seconds,
         )
 
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
@@ -209,12 +234,11 @@ class TemporalRuntime:
 
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         self._on_phase("searching")
-        return await self._call(
+        return await self._read(
             Activity.SEARCH_SKILLS,
             request,
             SearchOutcome,
             summary=f"search skills for {request.query!r}",
-            seconds=self.timeouts.short_seconds,
         )
 
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
@@ -266,3 +290,15 @@ class TemporalRuntime:
         decision, session.decision = session.decision, None
         assert decision is not None
         return decision
+
+
+async def _settled(name: Activity, call: Awaitable[Any]) -> Any:
+    """The activity's result; its failure as :class:`ToolFailure`, its cancellation (the job
+    was cancelled) as ``asyncio.CancelledError``."""
+    try:
+        return await call
+    except ActivityError as exc:
+        if isinstance(exc.cause, CancelledError):
+            # Cancelled because the job was: not a failure of the tool.
+            raise asyncio.CancelledError() from exc
+        raise ToolFailure(name.value, exc.cause or exc) from exc

@@ -25,7 +25,7 @@ from temporalio.workflow import NondeterminismError
 
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
-from workflows.agent import PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE, AgentWorkflow
+from workflows.agent import PATCH_FEWER_EVENTS_PER_STEP, AgentWorkflow
 from workflows.worker import sandbox_runner
 
 HISTORIES = Path(__file__).resolve().parents[1] / "data" / "histories"
@@ -63,11 +63,26 @@ def _replayer() -> Replayer:
 
 
 def _scheduled(data: dict[str, Any]) -> list[str]:
-    return [
+    """The activities a history ran, in order: scheduled ones, and local ones (a marker)."""
+    names = []
+    for event in data["events"]:
+        if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
+            names.append(event["activityTaskScheduledEventAttributes"]["activityType"]["name"])
+        elif event["eventType"] == "EVENT_TYPE_MARKER_RECORDED":
+            marker = event["markerRecordedEventAttributes"]
+            if marker["markerName"] == "core_local_activity":
+                (payload,) = marker["details"]["data"]["payloads"]
+                names.append(json.loads(base64.b64decode(payload["data"]))["activity_type"])
+    return names
+
+
+def _local(data: dict[str, Any]) -> set[str]:
+    """The activities a history ran as local activities."""
+    return set(_scheduled(data)) - {
         event["activityTaskScheduledEventAttributes"]["activityType"]["name"]
         for event in data["events"]
         if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"
-    ]
+    }
 
 
 @pytest.mark.parametrize("name", GOLDEN)
@@ -101,7 +116,7 @@ def test_the_histories_cover_every_activity_and_interaction() -> None:
 
 async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None:
     """The guard has teeth: one renamed activity in the history is a nondeterminism error."""
-    data = _data("demo.json")
+    data = _data("before-fewer-events-per-step/demo.json")
     for event in data["events"]:
         if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
             attributes = event["activityTaskScheduledEventAttributes"]
@@ -112,6 +127,25 @@ async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None
         pytest.fail("the demo history has no read_skill_resource activity")
 
     with pytest.raises(NondeterminismError, match="read_skill_resource"):
+        await _replayer().replay_workflow(_history("demo.json", data))
+
+
+async def test_a_history_with_another_local_activity_fails_the_replay() -> None:
+    """And for today's histories, where the read is a local activity (a marker)."""
+    data = _data("demo.json")
+    for event in data["events"]:
+        marker = event.get("markerRecordedEventAttributes")
+        if marker is not None and marker["markerName"] == "core_local_activity":
+            (payload,) = marker["details"]["data"]["payloads"]
+            recorded = json.loads(base64.b64decode(payload["data"]))
+            if recorded["activity_type"] == "read_skill_resource":
+                recorded["activity_type"] = "read_skill_file"
+                payload["data"] = base64.b64encode(json.dumps(recorded).encode()).decode()
+                break
+    else:
+        pytest.fail("the demo history has no local read_skill_resource")
+
+    with pytest.raises(NondeterminismError):
         await _replayer().replay_workflow(_history("demo.json", data))
 
 
@@ -135,7 +169,7 @@ def _upserts(data: dict[str, Any]) -> list[dict[str, str]]:
     return found
 
 
-def test_search_attributes_are_written_only_when_the_phase_changes() -> None:
+def test_steps_make_fewer_history_events() -> None:
     """Each upsert is a history event: the workflow writes one when the phase changes (turns,
     tokens and skills ride along), not on every event. Histories of the code before the patch
     wrote one on every change, and still replay (they are in GOLDEN)."""
@@ -147,15 +181,21 @@ def test_search_attributes_are_written_only_when_the_phase_changes() -> None:
             event["markerRecordedEventAttributes"]
             for event in data["events"]
             if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
+            and event["markerRecordedEventAttributes"]["markerName"] == "core_patch"
         ]
         assert len(markers) == 1, name
         (payload,) = markers[0]["details"]["patch-data"]["payloads"]
         assert json.loads(base64.b64decode(payload["data"]))["id"] == (
-            PATCH_SEARCH_ATTRIBUTES_ON_PHASE_CHANGE
+            PATCH_FEWER_EVENTS_PER_STEP
         ), name
-    before = _data("before-phase-change-upserts/demo.json")
+    before = _data("before-fewer-events-per-step/demo.json")
     now = _data("demo.json")
     assert _scheduled(before) == _scheduled(now)  # the same job, the same activities
     assert any("SkillweavePhase" not in values for values in _upserts(before))
     assert len(_upserts(now)) < len(_upserts(before)) * 2 / 3
-    assert len(now["events"]) < len(before["events"])
+    # The cheap reads ran as local activities (a marker each, no task of their own); the
+    # side effects that must not run twice or run long stayed activities.
+    local = set().union(*(_local(_data(name)) for name in CURRENT))
+    assert local == {"prepare_catalog", "read_skill_resource", "search_skills"}
+    assert not _local(before)
+    assert len(now["events"]) < len(before["events"]) * 0.85
