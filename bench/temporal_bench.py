@@ -17,9 +17,9 @@ measured is the engine, not the model or a sandbox:
    Temporal). Wall time per turn over the whole job is shown beside it as a cross-check. One
    warm-up job per engine first, then ``--jobs`` jobs (default 5). Target: Temporal − direct
    ≤ 40 ms at p50.
-2. **History bytes per turn.** One long job (``--long-turns``, default 300) on Temporal; its
+2. **History bytes per turn.** One long job (``--long-turns``, default 500) on Temporal; its
    history is fetched (every run: the server suggests continue-as-new past 4,096 events, at
-   about turn 270) and each event's serialized size (protobuf bytes, as the server stores it)
+   about turn 450 at 9 events a turn) and each event's serialized size (protobuf bytes, as the server stores it)
    is attributed to the turn in progress: a turn starts at the ``ActivityTaskScheduled`` event
    of its ``invoke_model``. Bytes and events per turn are averaged over turns 8–12, 198–202
    and the first five turns of the last run, and broken down by event type; the size of the
@@ -425,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer and shorter jobs")
     parser.add_argument("--turns", type=int, default=20, help="read turns of an overhead job")
     parser.add_argument("--jobs", type=int, default=5, help="measured jobs per engine")
-    parser.add_argument("--long-turns", type=int, default=300, help="turns of the long job")
+    parser.add_argument("--long-turns", type=int, default=500, help="turns of the long job")
     options = parser.parse_args(argv)
     if options.quick:
         options.turns, options.jobs, options.long_turns = 10, 1, 40
