@@ -15,11 +15,13 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
   (markdown) on every change, a ``summary`` on every activity, and the search attributes
   ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``, ``SkillweaveTurns`` and
   ``SkillweaveTokens``. Each upsert is an event in the job's history, so they are written only
-  when the phase changes (so ``SkillweavePhase`` is always current: ops filter on
-  ``running_script`` and ``awaiting_approval``), with the turns, tokens and active skills that
-  changed since riding along; events alone (a model call's tokens, an activation) no longer
-  write one. Histories recorded before this rule (no ``fewer-events-per-step`` patch marker)
-  replay with an upsert on every change, as they were written.
+  when the phase changes (so ``SkillweavePhase`` is current: ops filter on ``running_script``
+  and ``awaiting_approval``), with the turns, tokens and active skills that changed since
+  riding along; events alone (a model call's tokens, an activation) no longer write one, nor
+  do the phases of the local reads, which end inside the workflow task that began them, nor
+  the values the run started with. Histories recorded before this rule (no
+  ``fewer-events-per-step`` patch marker) replay with an upsert on every change, as they were
+  written.
 
 Long jobs: after every turn the loop asks whether to pause; when the server suggests continue-as-
 new (and no update waits for a reply), the run stops at that safe point, waits for its handlers
@@ -79,6 +81,11 @@ PATCH_FEWER_EVENTS_PER_STEP: Final = "fewer-events-per-step"
 phase changes, and the cheap reads run as local activities (``TemporalRuntime.local_reads``).
 One id for both, so a new run records one marker."""
 
+_INSTANT_PHASES: Final = frozenset({"starting", "reading", "searching"})
+"""Phases of the local activities: over within the workflow task that began them, so nobody
+could see them in visibility; with the patch they are not written there (the details and the
+``status`` query still show them)."""
+
 _VERSION_CHARS = 12
 
 
@@ -123,11 +130,14 @@ class AgentWorkflow:
         spec = start.request.agent
         self._fewer_events = workflow.patched(PATCH_FEWER_EVENTS_PER_STEP)
         self._runtime.local_reads = self._fewer_events
-        if start.runs == 1:
-            if self._fewer_events:
-                self._agent = {"agent": spec.name}  # goes with the first upsert
-            else:
-                self._upsert(agent=spec.name)
+        if self._fewer_events:
+            # What the run started with (the client sets the agent and "starting"; a new run
+            # after continue-as-new inherits the last values) is not written again.
+            self._upserted.update(self._started_with())
+            if start.runs == 1:
+                self._agent = {"agent": spec.name}  # written with the first upsert if missing
+        elif start.runs == 1:
+            self._upsert(agent=spec.name)
         loop = AgentLoop(
             self._runtime,
             spec,
@@ -239,8 +249,23 @@ class AgentWorkflow:
 
     def _set_phase(self, phase: Phase) -> None:
         self._phase = phase
-        self._upsert_current()
+        if not (self._fewer_events and phase in _INSTANT_PHASES):
+            self._upsert_current()
         workflow.set_current_details(self._details())
+
+    def _started_with(self) -> dict[str, Any]:
+        """The search attributes this run started with, by the names :meth:`_upsert` uses."""
+        attributes = workflow.info().typed_search_attributes
+        names = {"agent": SA_AGENT, "phase": SA_PHASE, "turns": SA_TURNS, "tokens": SA_TOKENS}
+        found: dict[str, Any] = {
+            name: attributes.get(key)  # type: ignore[attr-defined]
+            for name, key in names.items()
+            if attributes.get(key) is not None  # type: ignore[attr-defined]
+        }
+        skills = attributes.get(SA_ACTIVE_SKILLS)
+        if skills is not None:
+            found["skills"] = sorted(skills)
+        return found
 
     def _upsert_current(self) -> None:
         state = self._state
