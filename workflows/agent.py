@@ -16,10 +16,10 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
   ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``, ``SkillweaveTurns`` and
   ``SkillweaveTokens``. Each upsert is an event in the job's history, so they are written only
   when the phase changes (so ``SkillweavePhase`` is current: ops filter on ``running_script``
-  and ``awaiting_approval``), with the turns, tokens and active skills that changed since
-  riding along; events alone (a model call's tokens, an activation) no longer write one, nor
-  do the phases of the local reads, which end inside the workflow task that began them, nor
-  the values the run started with. Histories recorded before this rule (no
+  and ``awaiting_approval``) or a turn begins, with the turns, tokens and active skills that
+  changed since riding along; events alone (a model call's tokens, an activation) no longer
+  write one, nor do the phases of the local reads, which end inside the workflow task that
+  began them, nor the values the run started with. Histories recorded before this rule (no
   ``fewer-events-per-step`` patch marker) replay with an upsert on every change, as they were
   written.
 
@@ -78,7 +78,8 @@ __all__ = ["AgentWorkflow"]
 
 PATCH_FEWER_EVENTS_PER_STEP: Final = "fewer-events-per-step"
 """The ``workflow.patched`` id of the leaner history: search attributes written only when the
-phase changes, and the cheap reads run as local activities (``TemporalRuntime.local_reads``).
+phase changes or a turn begins, and the cheap reads run as local activities
+(``TemporalRuntime.local_reads``).
 One id for both, so a new run records one marker."""
 
 _INSTANT_PHASES: Final = frozenset({"starting", "reading", "searching"})
@@ -258,9 +259,9 @@ class AgentWorkflow:
         attributes = workflow.info().typed_search_attributes
         names = {"agent": SA_AGENT, "phase": SA_PHASE, "turns": SA_TURNS, "tokens": SA_TOKENS}
         found: dict[str, Any] = {
-            name: attributes.get(key)  # type: ignore[attr-defined]
+            name: attributes.get(key)
             for name, key in names.items()
-            if attributes.get(key) is not None  # type: ignore[attr-defined]
+            if attributes.get(key) is not None
         }
         skills = attributes.get(SA_ACTIVE_SKILLS)
         if skills is not None:
