@@ -8,8 +8,10 @@ Prints, for a trivial Python script and for a bundled skill script (the unit con
   the refill is not timed);
 - **cold**: manager with an empty pool, so every call starts its executor;
 
-and throughput (executions per second) at concurrency 1, 4 and 16 with a pool sized to the
-concurrency. Everything is real: a uvicorn-served manager on loopback, executor processes under
+throughput (executions per second) at concurrency 1, 4 and 16 with a pool sized to the
+concurrency; and **cold ready**, the time the local backend takes to make one sandbox ready to
+take a run (process started, executor healthy, its isolation checked), one at a time, each
+destroyed after. Everything is real: a uvicorn-served manager on loopback, executor processes under
 bubblewrap when it is installed, a local artifact store in a temporary folder. Targets: warm
 p50 ≤ 2.0× bare; warm ≥ 5× faster than cold. Run: ``python bench/sandbox_bench.py``
 (``--quick`` for a smaller smoke run). Nothing waits against a short clock: on a loaded
@@ -38,6 +40,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mcp_manager import WarmPool, create_app
+from mcp_manager.backends import LocalBackend
 from mcp_manager.pool import SandboxPool
 from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
@@ -181,6 +184,21 @@ async def _throughput(
         return total / (time.perf_counter() - started)
 
 
+async def _cold_ready(runs: int) -> list[float]:
+    """Seconds for the local backend to make one sandbox ready, `runs` times in a row."""
+    backend = LocalBackend(start_timeout=START_SECONDS)
+    times: list[float] = []
+    try:
+        for _ in range(runs):
+            began = time.perf_counter()
+            sandbox = await backend.create()
+            times.append(time.perf_counter() - began)
+            await backend.destroy(sandbox)
+    finally:
+        await backend.close()
+    return times
+
+
 async def _main(quick: bool, console: Console) -> None:
     runs = 5 if quick else 30
     cold_runs = 3 if quick else 10
@@ -271,6 +289,18 @@ async def _main(quick: bool, console: Console) -> None:
             rate = await _throughput(store, registry, concurrency, total)
             throughput.add_row(str(concurrency), f"{rate:.1f}")
         console.print(throughput)
+
+        ready = await _cold_ready(cold_runs)
+        cold_table = Table(title="Cold ready (local backend; seconds to one ready sandbox)")
+        for column in ("sandboxes", "p50", "p95", "min"):
+            cold_table.add_column(column, justify="right")
+        cold_table.add_row(
+            str(len(ready)),
+            f"{statistics.median(ready):.3f}",
+            f"{_percentile(ready, 0.95):.3f}",
+            f"{min(ready):.3f}",
+        )
+        console.print(cold_table)
 
         summary = Table(title="Targets")
         for column in ("target", "measured", ""):

@@ -17,6 +17,6 @@ pytestmark = pytest.mark.timeout(900)
 def test_quick_sandbox_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--quick"]) == 0
     out = capsys.readouterr().out
-    for title in ("Sandbox latency", "Throughput", "Targets"):
+    for title in ("Sandbox latency", "Throughput", "Cold ready", "Targets"):
         assert title in out
     assert "isolation: bubblewrap" in out or "isolation: namespaces" in out
