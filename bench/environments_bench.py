@@ -43,7 +43,8 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
-from bench.skills_bench import _machine_info, _percentile
+from bench.measures import percentile, until_settled
+from bench.skills_bench import _machine_info
 from mcp_manager import LocalBackend, create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.config import EnvironmentSettings, Settings
@@ -211,8 +212,8 @@ async def _bench_case(
         size,
         statistics.median(builds),
         statistics.median(ready),
-        (statistics.median(with_deps), _percentile(with_deps, 0.95)),
-        (statistics.median(without), _percentile(without, 0.95)),
+        (statistics.median(with_deps), percentile(with_deps, 0.95)),
+        (statistics.median(without), percentile(without, 0.95)),
     )
 
 
@@ -225,21 +226,19 @@ async def _prepare(http: httpx.AsyncClient, skill: str, version: str) -> dict[st
 
 async def _pool_settled(http: httpx.AsyncClient) -> None:
     """Until a sandbox is ready and none is starting or busy (nothing else competes with the
-    timed run). Fails only when the pool stops changing for SETTLE_STALL_SECONDS short of that,
-    not after a fixed time: a loaded machine starts sandboxes slowly."""
-    seen: dict[str, object] = {}
-    deadline = time.monotonic() + SETTLE_STALL_SECONDS
-    while True:
+    timed run); see :func:`until_settled`."""
+
+    async def pool() -> dict[str, object]:
         response = await http.get("/sandbox/pool")
         response.raise_for_status()
-        pool = response.json()
-        if pool["ready"] >= 1 and pool["starting"] == 0 and pool["busy"] == 0:
-            return
-        if pool != seen:
-            seen, deadline = pool, time.monotonic() + SETTLE_STALL_SECONDS
-        elif time.monotonic() > deadline:
-            raise RuntimeError(f"the pool did not settle in {SETTLE_STALL_SECONDS:g} s: {pool}")
-        await asyncio.sleep(0.05)
+        return response.json()
+
+    await until_settled(
+        pool,
+        lambda p: p["ready"] >= 1 and p["starting"] == 0 and p["busy"] == 0,
+        stall_seconds=SETTLE_STALL_SECONDS,
+        what="the pool settling",
+    )
 
 
 def _table(rows: Sequence[_Row]) -> Table:

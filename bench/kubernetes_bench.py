@@ -34,6 +34,8 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
+from bench.measures import percentile
+
 REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -50,11 +52,6 @@ from tests.integration.kubernetes.cluster import FakeCluster  # noqa: E402
 
 TOKEN: Final = "bench-token"
 NAMESPACE: Final = "skillweave-sandboxes"
-
-
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
 
 
 def _settings(backend: str, target: int, cluster: FakeCluster | None) -> Settings:
@@ -150,7 +147,7 @@ async def _main(quick: bool, delay: float, console: Console) -> None:
                 name,
                 str(len(values)),
                 f"{p50:.4f}",
-                f"{_percentile(values, 0.95):.4f}",
+                f"{percentile(values, 0.95):.4f}",
                 f"{p50 / base:.2f}×",
             )
         table.caption = (

@@ -31,14 +31,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
+from bench.measures import percentile, until_settled
 from mcp_manager import WarmPool, create_app
 from mcp_manager.backends import LocalBackend
 from mcp_manager.pool import SandboxPool
@@ -62,24 +63,17 @@ STALL_SECONDS: Final = START_SECONDS + 30.0
 
 
 async def until_warm(pool: SandboxPool) -> None:
-    """Until `pool` holds its target of ready sandboxes. Fails only when the pool stops
-    changing for STALL_SECONDS short of it, not after a fixed time: slow is not stuck."""
-    seen: dict[str, object] = {}
-    deadline = time.monotonic() + STALL_SECONDS
-    while True:
-        status = dict(pool.status())
-        if int(status["ready"]) >= int(status["target"]):
-            return
-        if status != seen:
-            seen, deadline = status, time.monotonic() + STALL_SECONDS
-        elif time.monotonic() > deadline:
-            raise RuntimeError(f"the pool stopped short of its target: {status}")
-        await asyncio.sleep(0.05)
+    """Until `pool` holds its target of ready sandboxes (see :func:`until_settled`)."""
 
+    async def status() -> Mapping[str, Any]:
+        return pool.status()
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+    await until_settled(
+        status,
+        lambda s: s["ready"] >= s["target"],
+        stall_seconds=STALL_SECONDS,
+        what="the pool short of its target",
+    )
 
 
 def _bare(script: Path, args: Sequence[str], runs: int) -> list[float]:
@@ -262,7 +256,7 @@ async def _main(quick: bool, console: Console) -> None:
                     label,
                     name,
                     f"{p50:.4f}",
-                    f"{_percentile(values, 0.95):.4f}",
+                    f"{percentile(values, 0.95):.4f}",
                     f"{p50 / base:.2f}×",
                 )
             warm50, cold50 = statistics.median(warm), statistics.median(cold)
@@ -297,7 +291,7 @@ async def _main(quick: bool, console: Console) -> None:
         cold_table.add_row(
             str(len(ready)),
             f"{statistics.median(ready):.3f}",
-            f"{_percentile(ready, 0.95):.3f}",
+            f"{percentile(ready, 0.95):.3f}",
             f"{min(ready):.3f}",
         )
         console.print(cold_table)

@@ -44,7 +44,8 @@ from bench.data.make_library import (
     statistics_of,
     write_library,
 )
-from bench.skills_bench import _machine_info, _percentile, _TokenCounter
+from bench.measures import percentile
+from bench.skills_bench import _machine_info, _TokenCounter
 from skillweave.agent.state import AgentState
 from skillweave.agent.tools import SEARCH_SKILLS, tool_specs
 from skillweave.config import SkillsSettings
@@ -169,7 +170,7 @@ def bench_selection(library: _Library, strategies: Sequence[Strategy]) -> list[_
                 strategy,
                 _quality(positions),
                 statistics.median(latencies),
-                _percentile(latencies, 0.95),
+                percentile(latencies, 0.95),
                 build_ms,
             )
         )

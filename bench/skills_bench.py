@@ -36,6 +36,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from bench.measures import percentile
 from skillweave.config import SkillsSettings
 from skillweave.skills import (
     RelevanceIndex,
@@ -641,11 +642,6 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
-
-
 class _TokenCounter:
     """Counts cl100k_base tokens offline, or estimates chars/4 when the tokenizer is missing."""
 
@@ -794,8 +790,8 @@ def bench_relevance(*, workdir: Path, queries: int) -> _RelevanceResult:
         queries=len(labelled),
         recall_at_1=hits1 / len(labelled),
         recall_at_3=hits3 / len(labelled),
-        p50_ms=_percentile(latencies_ns, 0.50) / 1e6,
-        p95_ms=_percentile(latencies_ns, 0.95) / 1e6,
+        p50_ms=percentile(latencies_ns, 0.50) / 1e6,
+        p95_ms=percentile(latencies_ns, 0.95) / 1e6,
         index_build_s=build,
         examples=tuple(misses),
     )

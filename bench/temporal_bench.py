@@ -56,6 +56,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from bench.measures import percentile
 from skillweave.agent import AgentEvent, AgentSpec, Budgets
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, Engine, JobRequest, JobResult
@@ -83,11 +84,6 @@ SERVERS: Final[dict[str, dict[str, object]]] = {
     "temporal, tuned": {"history.transferProcessorMaxPollRPS": 1000},
 }
 GROWTH_TARGET: Final = 1.2
-
-
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
 
 
 def _library(root: Path) -> SkillRegistry:
@@ -250,7 +246,7 @@ async def _overhead(
             name,
             str(len(steps)),
             f"{p50[name]:.1f}",
-            f"{_percentile(steps, 0.95):.1f}",
+            f"{percentile(steps, 0.95):.1f}",
             f"{statistics.median(per_turn):.1f}",
             f"{p50[name] - p50['direct']:.1f}" if name != "direct" else "",
         )
