@@ -4,11 +4,12 @@ implementations (Kubernetes arrives with its own issue, behind the same protocol
 A backend creates one sandbox (an executor answering on some URL with a token only the manager
 knows), reports it once healthy, and destroys it. The pool decides when; backends only do.
 
-- :class:`LocalBackend` spawns ``python -m sandbox_executor`` processes on loopback, each on a
-  port of its own choosing (reported through a ready file, so there is no port race), each with
-  a fresh random token, in a process group of its own, and tied to the manager with
-  ``PR_SET_PDEATHSIG`` (which the executor asks for itself, so the spawn needs no code between
-  fork and exec and is a cheap ``vfork``) so no executor outlives a manager that was killed.
+- :class:`LocalBackend` forks executors on loopback from the pool's zygote
+  (``mcp_manager.zygote``: one process that imported the executor once, so a sandbox costs no
+  interpreter start-up), each on a port of its own choosing (reported through a ready file, so
+  there is no port race), each with a fresh random token, in a session of its own, and tied
+  to the zygote, which is tied to the manager, with ``PR_SET_PDEATHSIG``, so no executor
+  outlives a manager that was killed.
 - :class:`StaticBackend` hands out one configured development executor (``SANDBOX__EXECUTOR_URL``)
   one claim at a time and never destroys it.
 """
@@ -18,9 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import secrets
-import signal
 import sys
 import tempfile
 import time
@@ -31,12 +32,16 @@ from typing import Final, Protocol
 
 import httpx
 
+from mcp_manager.zygote import ForkedExecutor, Zygote, last_words
 from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
 from skillweave.sandbox.models import isolation_allowed
+from skillweave.sandbox.zygote_protocol import TOKEN_FILE
 from skillweave.skills.files import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
+
+logger = logging.getLogger("skillweave.manager.backends")
 
 _POLL_SECONDS: Final = 0.01
 _START_NICENESS: Final = 10
@@ -51,7 +56,7 @@ class Sandbox:
     url: str
     token: str = field(repr=False)
     started_at: float = field(default_factory=time.monotonic)
-    process: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    process: ForkedExecutor | None = field(default=None, repr=False)
     workdir: Path | None = None
     isolation: str | None = None
 
@@ -103,23 +108,11 @@ async def _wait_healthy(
 
 
 _EXIT_REFUSED: Final = 2
-"""What ``python -m sandbox_executor`` exits with when it cannot run here (configuration)."""
-
-
-def _exited(code: int, errors: Path) -> SandboxStartError:
-    """The error of an executor that exited before it was ready, with its last words."""
-    try:
-        lines = errors.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        lines = []
-    said = lines[-1].removeprefix("error: ") if lines else "no message"
-    return SandboxStartError(
-        f"executor exited with code {code}: {said}", permanent=code == _EXIT_REFUSED
-    )
+"""What an executor exits with when it cannot run here (configuration)."""
 
 
 class LocalBackend:
-    """Executor processes on this host, one per sandbox."""
+    """Executor processes on this host, one per sandbox, forked by the pool's zygote."""
 
     name = "local"
     one_shot = True
@@ -141,19 +134,14 @@ class LocalBackend:
         self._environment_cache = environment_cache
         self._client = httpx.AsyncClient()
         self._root = Path(tempfile.mkdtemp(prefix="skillweave-pool-"))
+        self._zygote: Zygote | None = None
+        self._zygote_lock = asyncio.Lock()
 
-    async def create(self) -> Sandbox:
-        sandbox_id = uuid.uuid4().hex[:12]
-        workdir = self._root / sandbox_id
-        workdir.mkdir()
-        ready_file = workdir / "ready.json"
-        # What an executor that refuses to start says (one line: what to install or set).
-        errors = os.open(workdir / "executor.err", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        token = secrets.token_urlsafe(32)
-        env = {
+    def _environment(self) -> dict[str, str]:
+        """The zygote's environment, which every executor it forks inherits (no token)."""
+        return {
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
-            "EXECUTOR__TOKEN": token,
             "EXECUTOR__ISOLATION": self.isolation,
             # Skill environments unpacked once for all of this pool's executors.
             **(
@@ -161,38 +149,52 @@ class LocalBackend:
                 if self._environment_cache
                 else {}
             ),
-            # Tracing's configuration, for the executor's own spans (scripts never see these:
-            # the executor starts them with an environment of their own).
+            # Tracing's configuration, for the executors' own spans (scripts never see these:
+            # an executor starts them with an environment of their own).
             **{k: v for k, v in os.environ.items() if k.startswith("OTEL_")},
         }
-        process = await asyncio.create_subprocess_exec(
-            self._python,
-            "-m",
-            "sandbox_executor",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--ready-file",
-            str(ready_file),
-            "--parent-pid",
-            str(os.getpid()),
-            "--start-niceness",
-            str(_START_NICENESS),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=errors,
-            env=env,
-            cwd=workdir,
-            start_new_session=True,
-        )
-        os.close(errors)
-        sandbox = Sandbox(sandbox_id, "", token, process=process, workdir=workdir)
+
+    async def _running_zygote(self) -> Zygote:
+        """The pool's zygote, started on first use and again after it died."""
+        async with self._zygote_lock:
+            if self._zygote is None or not self._zygote.alive:
+                if self._zygote is not None:
+                    logger.warning("the executor zygote exited; starting another")
+                    await self._zygote.close()
+                self._zygote = await Zygote.start(
+                    python=self._python,
+                    env=self._environment(),
+                    folder=self._root,
+                    start_niceness=_START_NICENESS,
+                    timeout=self._start_timeout,
+                )
+            return self._zygote
+
+    async def create(self) -> Sandbox:
         deadline = time.monotonic() + self._start_timeout
+        zygote = await self._running_zygote()
+        sandbox_id = uuid.uuid4().hex[:12]
+        workdir = self._root / sandbox_id
+        workdir.mkdir(mode=0o700)
+        token = secrets.token_urlsafe(32)
+        # Only the forked executor reads it (then removes it): never the zygote, never argv.
+        token_fd = os.open(
+            workdir / TOKEN_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
+        )
+        with os.fdopen(token_fd, "w", encoding="utf-8") as token_file:
+            token_file.write(token)
+        sandbox = Sandbox(sandbox_id, "", token, workdir=workdir)
+        ready_file = workdir / "ready.json"
         try:
+            process = await zygote.spawn(sandbox_id, workdir)
+            sandbox.process = process
             while not ready_file.exists():
                 if process.returncode is not None:
-                    raise _exited(process.returncode, workdir / "executor.err")
+                    raise SandboxStartError(
+                        f"executor exited with code {process.returncode}:"
+                        f" {last_words(workdir / 'executor.err')}",
+                        permanent=process.returncode == _EXIT_REFUSED,
+                    )
                 if time.monotonic() > deadline:
                     raise SandboxStartError("executor did not report its port in time")
                 await asyncio.sleep(_POLL_SECONDS)
@@ -207,20 +209,14 @@ class LocalBackend:
         return sandbox
 
     async def destroy(self, sandbox: Sandbox) -> None:
-        process = sandbox.process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), timeout=2.0)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                await process.wait()
+        if sandbox.process is not None:
+            await sandbox.process.stop(grace=2.0)
         if sandbox.workdir is not None:
             await asyncio.to_thread(remove_tree, sandbox.workdir)
 
     async def close(self) -> None:
+        if self._zygote is not None:
+            await self._zygote.close()
         await self._client.aclose()
         await asyncio.to_thread(remove_tree, self._root)
 

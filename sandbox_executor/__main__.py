@@ -25,7 +25,7 @@ from skillweave.telemetry import logs, tracing
 _PR_SET_PDEATHSIG = 1
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sandbox_executor",
         description="Run one one-shot skillweave sandbox executor.",
@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _die_with(parent: int) -> None:
+def die_with(parent: int) -> None:
     """Ask the kernel for SIGKILL when the parent dies (set here, not between fork and exec,
     so the manager can spawn executors with vfork, without copying its memory)."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -73,7 +73,7 @@ def _die_with(parent: int) -> None:
         raise SystemExit(f"error: the parent process {parent} is gone")
 
 
-def _setting_problem(exc: ValidationError) -> str:
+def setting_problem(exc: ValidationError) -> str:
     """The first invalid ``EXECUTOR__*`` variable, its value and what is accepted, on one line."""
     error = exc.errors()[0]
     name = "EXECUTOR__" + "__".join(str(part).upper() for part in error["loc"])
@@ -81,19 +81,29 @@ def _setting_problem(exc: ValidationError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     if args.parent_pid is not None:
-        _die_with(args.parent_pid)
+        die_with(args.parent_pid)
     try:
         settings = ExecutorSettings()
     except ValidationError as exc:
-        print(f"error: {_setting_problem(exc)}", file=sys.stderr)
+        print(f"error: {setting_problem(exc)}", file=sys.stderr)
         return 2
     os.environ.pop("EXECUTOR__TOKEN", None)
     if args.token_file is not None:
         token = args.token_file.read_text(encoding="utf-8").strip()
     else:
         token = settings.token.get_secret_value() if settings.token else ""
+    return serve(args, settings=settings, token=token)
+
+
+def serve(args: argparse.Namespace, *, settings: ExecutorSettings, token: str) -> int:
+    """Run one executor with its parsed flags, settings and token: the second half of `main`,
+    where the zygote's executors start (with the settings the zygote read once).
+
+    Returns:
+        The exit code: 0 once stopped, 2 when it cannot run here (the reason on stderr).
+    """
     # The flags, not skillweave's Settings, which the executor never reads (see .settings).
     logs.configure_logging(
         ObservabilitySettings(log_format=args.log_format, log_level=args.log_level.upper()),

@@ -75,7 +75,16 @@ def _die_with(parent: int) -> None:
         os._exit(_EXIT_CANNOT_START)
 
 
-def _exec(spec: dict[str, object], command: list[str]) -> None:
+def prepare(spec: dict[str, object]) -> None:
+    """The steps before the exec: umask, limits, the sandbox user, death with the parent.
+
+    Also called, imported, as the ``preexec_fn`` of an executor that starts a stage while it
+    has a single thread (see ``runner.Stage``): the same steps, without this program's start.
+    """
+    # What _die_with imports, imported while the Python library is still readable.
+    import ctypes  # noqa: F401
+    import signal  # noqa: F401
+
     limits = spec.get("rlimits") or {}
     assert isinstance(limits, dict)
     uid = spec.get("uid")
@@ -87,6 +96,10 @@ def _exec(spec: dict[str, object], command: list[str]) -> None:
     # Set after the identity change, which clears it.
     if isinstance(parent, int):
         _die_with(parent)
+
+
+def _exec(spec: dict[str, object], command: list[str]) -> None:
+    prepare(spec)
     view = spec.get("namespaces")
     if isinstance(view, dict):
         seccomp_fd = spec.get("seccomp_fd")
@@ -408,6 +421,7 @@ def _kill_all(uid: int, gid: int | None) -> None:
         if not _living_processes_of(uid):
             return
         time.sleep(0.005)
+    raise SystemExit(f"processes of uid {uid} are still alive after {_KILL_ROUNDS} rounds")
 
 
 def _living_processes_of(uid: int) -> list[int]:

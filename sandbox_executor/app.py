@@ -30,7 +30,6 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.datastructures import FormData, UploadFile
-from starlette.middleware import Middleware
 
 from sandbox_executor.errors import ExecutorBusyError, RequestRejectedError
 from sandbox_executor.executor import Executor, ExecutorStatus
@@ -42,7 +41,7 @@ from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
 from skillweave.skills.package import DEFAULT_MAX_BYTES
 from skillweave.telemetry.tracing import TraceMiddleware
 
-__all__ = ["CancelResult", "Health", "create_app"]
+__all__ = ["CancelResult", "Health", "create_app", "prebuild"]
 
 _MAX_REQUEST_FIELD_BYTES: Final = 1024 * 1024
 _MAX_FORM_FIELDS: Final = 8
@@ -66,6 +65,21 @@ class CancelResult(BaseModel):
 
     cancelled: bool
     status: ExecutorStatus
+
+
+_prebuilt: list[FastAPI] = []
+"""Route tables built ahead (`prebuild`), each for one `create_app` of this process."""
+
+
+def prebuild() -> None:
+    """Build the executor's route table now, for the next `create_app` of this process.
+
+    The zygote calls it once: each executor it forks then finds its routes built (FastAPI
+    inspects every endpoint's signature and models, a few milliseconds) and only adds its own
+    executor, token and limits. Nothing of an executor is in the table: its endpoints read
+    those from ``app.state``.
+    """
+    _prebuilt.append(_routes())
 
 
 def create_app(
@@ -97,42 +111,55 @@ def create_app(
         finally:
             await executor.close()
 
-    app = FastAPI(
-        title="skillweave sandbox executor",
-        lifespan=lifespan,
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
-        middleware=[
-            Middleware(TraceMiddleware),  # joins the manager's trace, when tracing
-            Middleware(
-                RequestGate,
-                tokens=[expected],
-                open_paths=_OPEN_PATHS,
-                max_body_bytes=_MAX_OTHER_BODY_BYTES,
-                path_limits={"/execute": settings.max_body_bytes},
-            ),
-        ],
-    )
+    app = _prebuilt.pop() if _prebuilt else _routes()
+    app.router.lifespan_context = lifespan
     app.state.executor = executor
+    app.state.tokens = [expected]
+    # Added innermost first: the trace middleware ends up outermost (it joins the manager's
+    # trace, when tracing), then the gate.
+    app.add_middleware(
+        RequestGate,
+        tokens=[expected],
+        open_paths=_OPEN_PATHS,
+        max_body_bytes=_MAX_OTHER_BODY_BYTES,
+        path_limits={"/execute": settings.max_body_bytes},
+    )
+    app.add_middleware(TraceMiddleware)
+    return app
 
-    # A coroutine, so FastAPI runs it inline: a plain function would go to a worker thread,
-    # and starting the thread pool would be the slowest step of a one-shot executor's call.
-    # A second line: the RequestGate has checked the same header before the body.
-    async def require_token(authorization: Annotated[str | None, Header()] = None) -> None:
-        if not token_accepted(bearer_credentials(authorization), [expected]):
-            raise HTTPException(
-                status_code=401, detail=UNAUTHORIZED_DETAIL, headers={"WWW-Authenticate": "Bearer"}
-            )
 
-    authorized = [Depends(require_token)]
+def _executor(request: Request) -> Executor:
+    executor: Executor = request.app.state.executor
+    return executor
+
+
+# A coroutine, so FastAPI runs it inline: a plain function would go to a worker thread, and
+# starting the thread pool would be the slowest step of a one-shot executor's call. A second
+# line: the RequestGate has checked the same header before the body.
+async def _require_token(
+    request: Request, authorization: Annotated[str | None, Header()] = None
+) -> None:
+    if not token_accepted(bearer_credentials(authorization), request.app.state.tokens):
+        raise HTTPException(
+            status_code=401, detail=UNAUTHORIZED_DETAIL, headers={"WWW-Authenticate": "Bearer"}
+        )
+
+
+def _routes() -> FastAPI:
+    """The executor's endpoints, with no executor yet (see `create_app`)."""
+    app = FastAPI(
+        title="skillweave sandbox executor", docs_url=None, redoc_url=None, openapi_url=None
+    )
+    authorized = [Depends(_require_token)]
 
     @app.get("/healthz")
-    async def healthz() -> Health:
+    async def healthz(request: Request) -> Health:
+        executor = _executor(request)
         return Health(status=executor.status, isolation=executor.isolation)
 
     @app.post("/execute", dependencies=authorized)
     async def execute(request: Request) -> ExecutorResult:
+        executor = _executor(request)
         try:
             ready_made = executor.claim()
         except ExecutorBusyError as exc:
@@ -164,14 +191,15 @@ def create_app(
             executor.unclaim()
 
     @app.delete("/execute", dependencies=authorized)
-    async def cancel() -> CancelResult:
+    async def cancel(request: Request) -> CancelResult:
+        executor = _executor(request)
         cancelled = await executor.cancel()
         return CancelResult(cancelled=cancelled, status=executor.status)
 
     @app.get("/files/{name:path}", dependencies=authorized)
-    async def files(name: str) -> StreamingResponse:
+    async def files(request: Request, name: str) -> StreamingResponse:
         try:
-            fd = executor.open_file(name)
+            fd = _executor(request).open_file(name)
         except FileNotFoundError as exc:
             raise HTTPException(status_code=404, detail=f"no file {name!r}") from exc
         size = os.fstat(fd).st_size

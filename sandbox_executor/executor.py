@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
@@ -72,6 +72,42 @@ _CANCEL_WAIT_SECONDS: Final = 5.0
 class _ServedFile:
     root: Path
     parts: tuple[str, ...]
+
+
+@dataclass
+class _Holdings:
+    """What an executor gives back however it ends (the state of its finalizer): its stages,
+    its folder and its sandbox uid.
+
+    The uid goes back marked clean (so its next holder need not sweep it first: see
+    ``identity``) when nothing of it can run any more. In a contained mode every process of
+    the sandbox user runs inside a stage's pid namespace, and a stage that ended by itself
+    took its namespace along before it could be reaped: then no sweep is needed. A stage
+    killed here, or killed during its run with a sweep that failed, or no namespace at all:
+    sweep, and clean only if the sweep saw nothing alive.
+    """
+
+    folder: Path
+    user: SandboxUser | None
+    stages: list[Stage] = field(default_factory=list)
+    contained: bool = False
+    killed_running: bool = False
+
+    def kill_stage(self, stage: Stage) -> None:
+        """Kill a stage now (blocking briefly) and forget it."""
+        self.killed_running |= stage.kill()
+        self.stages.remove(stage)
+
+    def give_back(self) -> None:
+        for stage in list(self.stages):
+            self.kill_stage(stage)
+        clean = False
+        if self.user is not None:
+            sweep = not self.contained or self.killed_running or self.user.sweep_failed
+            clean = self.user.kill_all() if sweep else True
+        remove_tree(self.folder)
+        if self.user is not None:
+            self.user.release(clean=clean)
 
 
 @dataclass
@@ -131,8 +167,8 @@ class Executor:
             if self.user is not None:
                 self.user.release()
             raise
-        self._stages: list[Stage] = []
-        self._finalizer = weakref.finalize(self, _remove, self.folder, self.user, self._stages)
+        self._holdings = _Holdings(self.folder, self.user)
+        self._finalizer = weakref.finalize(self, self._holdings.give_back)
         try:
             os.chmod(self.folder, 0o711)
             _check_reachable(self.folder, self.user)
@@ -140,6 +176,7 @@ class Executor:
             self.plan: IsolationPlan = plan_isolation(
                 settings, user=self.user, etc_dir=self.etc_dir, folder=self.folder
             )
+            self._holdings.contained = self.plan.contained
             self.launcher = self.folder / "stage.py"
             shutil.copyfile(LAUNCHER, self.launcher)
             os.chmod(self.launcher, 0o644)
@@ -175,7 +212,7 @@ class Executor:
             launcher=self.launcher,
             limits=limits,
         )
-        self._stages.append(stage)
+        self._holdings.stages.append(stage)
         return stage
 
     @property
@@ -348,8 +385,7 @@ class Executor:
         stage = attempt.stage
         if stage is None or not stage.fits(request.limits):
             if stage is not None:
-                await asyncio.to_thread(stage.kill)
-                self._stages.remove(stage)
+                await asyncio.to_thread(self._holdings.kill_stage, stage)
             stage = await asyncio.to_thread(self._start_stage, workspace, request.limits)
             attempt.stage = stage
         attempt.used = True
@@ -362,8 +398,7 @@ class Executor:
         stale, self._stale = self._stale, []
         for attempt in stale:
             if attempt.stage is not None:
-                await asyncio.to_thread(attempt.stage.kill)
-                self._stages.remove(attempt.stage)
+                await asyncio.to_thread(self._holdings.kill_stage, attempt.stage)
             await asyncio.to_thread(remove_tree, attempt.folder)
         return self._attempt
 
@@ -431,17 +466,6 @@ class Executor:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._finished.wait(), _CANCEL_WAIT_SECONDS)
         await asyncio.to_thread(self._finalizer)
-
-
-def _remove(folder: Path, user: SandboxUser | None, stages: list[Stage]) -> None:
-    for stage in stages:
-        stage.kill()
-    stages.clear()
-    if user is not None:
-        user.kill_all()
-    remove_tree(folder)
-    if user is not None:
-        user.release()
 
 
 def _check_reachable(folder: Path, user: SandboxUser | None) -> None:

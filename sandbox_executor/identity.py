@@ -6,7 +6,10 @@ from a range (``EXECUTOR__UID_RANGE_START`` / ``_SIZE``, default 60000–60999) 
 an ``flock`` on ``<lock dir>/<uid>.lock`` for its whole life, so concurrent sandboxes never
 share a process count, files or signals, and "kill every process of this uid" after a run is
 exact. The lock goes with the process, so a crashed executor frees its uid; the next holder
-first kills whatever that uid left running.
+first kills whatever that uid left running. The lock file says whether that is needed: its
+holder writes ``held`` when it takes the uid and ``clean`` only once a sweep found nothing of
+the uid alive, just before it lets go; any other content (a holder that crashed, a new file)
+makes the next holder sweep first.
 
 An executor that is not root (a Kubernetes pod with ``runAsNonRoot``) cannot switch users:
 scripts run as the executor's own uid and the pod is the boundary between sandboxes.
@@ -36,6 +39,8 @@ logger = logging.getLogger(__name__)
 LAUNCHER: Final = Path(__file__).with_name("_launcher.py")
 _RUN_LOCK_DIR: Final = Path("/run/skillweave-executor")
 _KILL_TIMEOUT_SECONDS: Final = 10.0
+_HELD: Final = b"held\n"
+_CLEAN: Final = b"clean\n"
 
 
 def launcher_argv(spec: str) -> list[str]:
@@ -51,6 +56,9 @@ class SandboxUser:
     gid: int
     dedicated: bool
     _lock_fd: int | None = field(default=None, repr=False)
+    _left_clean: bool = field(default=False, repr=False)
+    sweep_failed: bool = field(default=False, repr=False)
+    """The last `kill_all` could not show that nothing of the user is alive."""
 
     @classmethod
     def acquire(cls, settings: ExecutorSettings) -> SandboxUser | None:
@@ -68,16 +76,17 @@ class SandboxUser:
         else:
             user = cls._allocate(settings)
         # A previous holder that crashed may have left processes behind.
-        user.kill_all()
+        if not user._left_clean:
+            user.kill_all()
         return user
 
     @classmethod
     def _allocate(cls, settings: ExecutorSettings) -> SandboxUser:
         lock_dir = _lock_dir(settings)
         size = settings.uid_range_size
-        first = os.getpid() % size
-        for step in range(size):
-            uid = settings.uid_range_start + (first + step) % size
+        # Lowest free uid first: a small set of uids goes round, each left clean by its last
+        # holder, so taking one rarely needs a sweep.
+        for uid in range(settings.uid_range_start, settings.uid_range_start + size):
             fd = os.open(
                 lock_dir / f"{uid}.lock",
                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -89,16 +98,27 @@ class SandboxUser:
                 os.close(fd)
                 continue
             gid = settings.sandbox_gid or uid
-            return cls(uid, gid, dedicated=True, _lock_fd=fd)
+            left_clean = os.pread(fd, len(_CLEAN) + 1, 0) == _CLEAN
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, _HELD, 0)
+            return cls(uid, gid, dedicated=True, _lock_fd=fd, _left_clean=left_clean)
         raise ExecutorError(
             f"all {size} sandbox uids from {settings.uid_range_start} are held by other"
             " executors; raise EXECUTOR__UID_RANGE_SIZE"
         )
 
-    def kill_all(self) -> None:
-        """SIGKILL every process of this user, even those that left the process group."""
+    def kill_all(self) -> bool:
+        """SIGKILL every process of this user, even those that left the process group.
+
+        Returns:
+            Whether the sweep saw nothing of the user left alive (False: logged).
+        """
         if not self.dedicated:
-            return
+            return False
+        self.sweep_failed = not self._sweep()
+        return not self.sweep_failed
+
+    def _sweep(self) -> bool:
         spec = f'{{"mode": "kill", "uid": {self.uid}, "gid": {self.gid}}}'
         try:
             done = subprocess.run(
@@ -111,7 +131,7 @@ class SandboxUser:
             )
         except subprocess.TimeoutExpired:
             logger.error("could not kill the processes of sandbox uid %d in time", self.uid)
-            return
+            return False
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             logger.error(
@@ -119,10 +139,21 @@ class SandboxUser:
                 self.uid,
                 message[-1] if message else f"exit {done.returncode}",
             )
+            return False
+        return True
 
-    def release(self) -> None:
-        """Give the uid back to the range (closing the lock); idempotent."""
+    def release(self, *, clean: bool = False) -> None:
+        """Give the uid back to the range (closing the lock); idempotent.
+
+        Args:
+            clean: A `kill_all` just found nothing of the user alive and nothing of it has
+                started since: the next holder need not sweep.
+        """
         if self._lock_fd is not None:
+            if clean:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._lock_fd, 0)
+                    os.pwrite(self._lock_fd, _CLEAN, 0)
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
             self._lock_fd = None

@@ -57,6 +57,7 @@ __all__ = [
     "contained_argv",
     "plan_isolation",
     "sandbox_view",
+    "settle_isolation",
     "write_etc",
 ]
 
@@ -220,10 +221,29 @@ def contained_argv(
     return command, spec
 
 
+_settled: dict[tuple[str, str], IsolationPlan] = {}
+"""Decisions this process probed for the executors it forks, by (choice, bwrap path); see
+`settle_isolation`."""
+
+
+def settle_isolation(settings: ExecutorSettings, plan: IsolationPlan) -> None:
+    """Let executors forked from this process from now on plan `plan`'s mode for the same
+    settings without probing it again.
+
+    The executor zygote probes once, at its start; each executor it forks then starts its warm
+    stage, which runs the very chain the probe runs (launcher, sandbox user, bubblewrap or the
+    namespaces launcher, the seccomp filter), so a mode that stopped working still stops the
+    executor with a clear error. The decision itself never changes in a forked executor: no
+    downgrade (``auto`` settled on bubblewrap stays bubblewrap).
+    """
+    _settled[settings.isolation, settings.bwrap_path] = plan
+
+
 def plan_isolation(
     settings: ExecutorSettings, *, user: SandboxUser | None, etc_dir: Path, folder: Path
 ) -> IsolationPlan:
-    """Decide the isolation at startup, probing that the mode really runs a sandbox here.
+    """Decide the isolation at startup, probing that the mode really runs a sandbox here
+    (unless the process this executor was forked from settled it: `settle_isolation`).
 
     Args:
         folder: The executor's own folder (the filter and the namespaces root go there).
@@ -238,6 +258,9 @@ def plan_isolation(
         return IsolationPlan("none")
     seccomp = folder / "seccomp.bpf"
     write_filter(seccomp)
+    settled = _settled.get((choice, settings.bwrap_path))
+    if settled is not None:
+        return _settled_plan(settled, seccomp=seccomp, folder=folder)
     problems: list[str] = []
     if choice in ("auto", "bubblewrap"):
         found = shutil.which(settings.bwrap_path)
@@ -271,6 +294,14 @@ def plan_isolation(
         f"EXECUTOR__ISOLATION={choice} but no sandbox can be set up here"
         f" ({'; '.join(problems)}): {_HOW_TO_CONTAIN}"
     )
+
+
+def _settled_plan(settled: IsolationPlan, *, seccomp: Path, folder: Path) -> IsolationPlan:
+    if settled.isolation == "namespaces":
+        root = folder / "root"
+        root.mkdir(mode=0o755)
+        return IsolationPlan("namespaces", seccomp=seccomp, root=root)
+    return IsolationPlan(settled.isolation, bwrap=settled.bwrap, seccomp=seccomp)
 
 
 def _probe(plan: IsolationPlan, *, user: SandboxUser | None, etc_dir: Path) -> str | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -31,12 +32,14 @@ import shutil
 import signal
 import stat
 import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Literal
 
+from sandbox_executor import _launcher
 from sandbox_executor.disk import watch as watch_disk
 from sandbox_executor.errors import ExecutorError, RequestRejectedError
 from sandbox_executor.identity import SandboxUser, launcher_argv
@@ -318,9 +321,11 @@ class Stage:
         ready_read, ready_write = os.pipe()
         # The syscall filter, read by bwrap or the namespaces launcher from this descriptor.
         seccomp_fd = os.open(plan.seccomp, os.O_RDONLY | os.O_CLOEXEC) if plan.seccomp else -1
+        argv, prepare = _stage_command(spec, ready_write, seccomp_fd)
         try:
             popen = subprocess.Popen(
-                _stage_argv(spec, ready_write, seccomp_fd),
+                argv,
+                preexec_fn=prepare,  # noqa: PLW1509 - only with a single thread: _stage_command
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -355,9 +360,16 @@ class Stage:
         """Whether a request with `limits` may run here (the mounts are sized for memory)."""
         return tmpfs_bytes(limits) == tmpfs_bytes(self.limits)
 
-    def kill(self) -> None:
-        """Kill the stage's process group and reap it (blocking briefly)."""
-        if self.popen.returncode is None:  # once reaped, its pid may belong to another
+    def kill(self) -> bool:
+        """Kill the stage's process group and reap it (blocking briefly).
+
+        Returns:
+            Whether it was still running (so killed here, not ended by itself). A stage that
+            ended by itself took its pid namespace along; one killed here leaves the rest of
+            its namespace dying for a moment after it is reaped.
+        """
+        running = self.popen.poll() is None  # once reaped, its pid may belong to another
+        if running:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
@@ -365,9 +377,34 @@ class Stage:
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+        return running
 
 
-def _stage_argv(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> list[str]:
+def _single_threaded() -> bool:
+    """Whether this process runs one thread only (Python's, and any a library started)."""
+    return threading.active_count() == 1 and len(os.listdir("/proc/self/task")) == 1
+
+
+def _stage_command(
+    spec: _StageSpec, ready_fd: int, seccomp_fd: int
+) -> tuple[list[str], Callable[[], None] | None]:
+    """The stage's command, and the steps to run between fork and exec, if any.
+
+    The launcher's steps before its exec (limits, the sandbox user, death with the executor)
+    take a program start of their own, about 10 ms of CPU. While the executor has a single
+    thread (its start-up, when its first stage starts), running them between fork and exec
+    is safe, so they run there instead (``_launcher.prepare``, the same code) and the launcher
+    is skipped; the namespaces mode, which builds its view in the launcher, always runs it.
+    """
+    launch, command = _stage_launch(spec, ready_fd, seccomp_fd)
+    if "namespaces" not in launch and _single_threaded():
+        return command, functools.partial(_launcher.prepare, launch)
+    return [*launcher_argv(json.dumps(launch)), *command], None
+
+
+def _stage_launch(
+    spec: _StageSpec, ready_fd: int, seccomp_fd: int
+) -> tuple[dict[str, object], list[str]]:
     python = stage_python()
     stage_spec = ["stage", str(ready_fd)]
     contained: dict[str, object] = {}
@@ -393,7 +430,7 @@ def _stage_argv(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> list[str]:
         "parent": os.getpid(),
         **contained,
     }
-    return [*launcher_argv(json.dumps(launch)), *command]
+    return launch, command
 
 
 class Capture:

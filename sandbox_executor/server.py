@@ -13,19 +13,22 @@ import json
 import logging
 import os
 import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Final
 
 import uvicorn
+from fastapi import FastAPI
 
-from sandbox_executor.app import create_app
+from sandbox_executor.app import create_app, prebuild
 from sandbox_executor.executor import Executor
 from sandbox_executor.identity import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
+from sandbox_executor.workspace import rehearse
 
-__all__ = ["READY_LINE", "run_executor"]
+__all__ = ["READY_LINE", "preload", "run_executor"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +83,21 @@ def _restore_priority(niceness: int, user: SandboxUser | None) -> None:
             os.setpriority(os.PRIO_USER, user.uid, niceness)
     except PermissionError:
         logger.info("staying at the start-up CPU priority: raising it back needs root")
+
+
+def preload() -> None:
+    """Import and build now what serving an executor would on the way: the route table
+    (`prebuild`), uvicorn's loop, protocol and lifespan modules (``Config.load`` picks them),
+    the IDNA codec of address lookups, and a rehearsal of a workspace's file work.
+
+    The zygote calls it once, so the executors it forks start with all of it done.
+    """
+    prebuild()
+    uvicorn.Config(FastAPI(), log_config=None, lifespan="on").load()
+    socket.getaddrinfo("127.0.0.1", 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    "localhost".encode("idna")
+    with tempfile.TemporaryDirectory(prefix="skillweave-rehearsal-") as scratch:
+        rehearse(Path(scratch) / "rehearsal")
 
 
 def run_executor(
