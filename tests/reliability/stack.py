@@ -18,6 +18,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
+from sandbox_executor.zygote import EXECUTOR_NAME
 from tests.integration.harness import eventually
 
 SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
@@ -147,7 +148,12 @@ def worker_service(
 
 
 def executors_of(manager_pids: list[int]) -> list[int]:
-    """The pids of live sandbox executors started by any of these manager processes."""
+    """The pids of live sandbox executors started for any of these manager processes.
+
+    An executor is forked from its pool's zygote, so its command line is the zygote's
+    (``python -m sandbox_executor.zygote --parent-pid MANAGER``, kept even once the zygote is
+    gone and it is another process's child) and its command name says which it is.
+    """
     wanted = {str(pid) for pid in manager_pids}
     found = []
     for entry in Path("/proc").iterdir():
@@ -155,13 +161,13 @@ def executors_of(manager_pids: list[int]) -> list[int]:
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            name = (entry / "comm").read_text().strip()
             state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
         except OSError:
             continue
-        if state == "Z" or b"sandbox_executor" not in argv or b"--parent-pid" not in argv:
+        if state == "Z" or name != EXECUTOR_NAME or b"--parent-pid" not in argv:
             continue
-        parent = argv[argv.index(b"--parent-pid") + 1].decode()
-        if parent in wanted:
+        if argv[argv.index(b"--parent-pid") + 1].decode() in wanted:
             found.append(int(entry.name))
     return found
 
