@@ -46,6 +46,41 @@ SCRIPTS = {
             out.write('x')
         """
     ),
+    "residue.py": textwrap.dedent(
+        """
+        import json, os, subprocess, sys
+        mark = sys.argv[1]
+        places = ['.', 'outputs', '/tmp', '/dev/shm', os.environ.get('HOME', '/nonexistent')]
+        seen = {}
+        for place in places:
+            try:
+                seen[place] = sorted(n for n in os.listdir(place) if 'residue-' in n)
+            except OSError:
+                seen[place] = []
+        others = []
+        for pid in os.listdir('/proc'):
+            if pid.isdigit() and int(pid) != os.getpid():
+                try:
+                    with open(f'/proc/{pid}/cmdline', 'rb') as cmdline:
+                        others.append(cmdline.read().replace(b'\\0', b' ').decode())
+                except OSError:
+                    pass
+        seen['processes'] = [c for c in others if 'residue-' in c]
+        print(json.dumps(seen))
+        os.makedirs('outputs', exist_ok=True)
+        for place in ['.', 'outputs', '/tmp', '/dev/shm']:
+            with open(os.path.join(place, f'residue-{mark}'), 'w') as out:
+                out.write(mark)
+        # A daemon that outlives the script if it can: own session, no parent to wait for it.
+        subprocess.Popen(
+            [sys.executable, '-c', 'import time; time.sleep(60)', f'residue-{mark}'],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        """
+    ),
     "sleep.py": "import time\ntime.sleep(60)\n",
     "nap.py": "import sys, time\ntime.sleep(float(sys.argv[1]))\nprint('rested')\n",
     "memory.py": "blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))\n",
