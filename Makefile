@@ -5,6 +5,7 @@
 #   requirements/lock-dev.txt         runtime + embeddings + dev tools (make install, test, demo)
 #   requirements/lock-embeddings.txt  runtime + embeddings (.ci/check_extras)
 #   requirements/lock.txt             runtime only (.ci/check_extras)
+#   requirements/lock-bench.txt       runtime + the peers of the bench extra (make bench-peers)
 # pyproject.toml keeps the supported ranges; `make lock` re-resolves after an edit there,
 # `make upgrade-deps` moves every pin to the newest version those ranges allow.
 VENV    ?= .venv
@@ -13,12 +14,14 @@ BIN     := $(VENV)/bin
 LOCKED  := $(VENV)/.locked-stamp
 STAMP   := $(VENV)/.installed-stamp
 LOCK_DEV := requirements/lock-dev.txt
-# The dev lock is resolved first; the other two are its subsets (-c), so every lock agrees.
+# The dev lock is resolved first; the others are constrained by it (-c), so every lock agrees.
 # Index options stay out of the files: pip's own configuration on each machine says where to look.
 PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --generate-hashes \
 	--allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --no-emit-trusted-host
 
-.PHONY: install lock upgrade-deps lint test test-fast demo bench soak clean
+BENCH_VENV := .venv-bench
+
+.PHONY: install lock upgrade-deps lint test test-fast demo bench bench-peers soak clean
 
 # The locked packages only (pip-compile among them), so `make lock` works while the lock no
 # longer satisfies pyproject.toml.
@@ -43,6 +46,8 @@ lock: $(LOCKED)  ## re-resolve the locks after editing pyproject's dependencies;
 		--build-deps-for wheel -o requirements/lock.txt pyproject.toml
 	$(PIP_COMPILE) --upgrade -c $(LOCK_DEV) \
 		--extra embeddings --build-deps-for wheel -o requirements/lock-embeddings.txt pyproject.toml
+	$(PIP_COMPILE) --upgrade -c $(LOCK_DEV) \
+		--extra bench --build-deps-for editable -o requirements/lock-bench.txt pyproject.toml
 
 upgrade-deps:  ## the newest versions pyproject allows: rewrite the locks, reinstall, test
 	$(MAKE) lock LOCK_ARGS=--upgrade
@@ -68,8 +73,16 @@ bench: install  ## benchmarks; results go to docs/BENCHMARKS.md by hand
 	$(BIN)/python bench/environments_bench.py
 	$(BIN)/python bench/kubernetes_bench.py
 
+# The peers (pydantic-ai, the OpenAI Agents SDK) live in their own venv, never in .venv.
+bench-peers:  ## skillweave against its peers on one Temporal dev server (docs/BENCHMARKS.md)
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --require-hashes -r requirements/lock-bench.txt
+	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BENCH_VENV)/bin/python -m pip check
+	$(BENCH_VENV)/bin/python bench/peers_bench.py
+
 soak: install  ## the reliability suite at full scale (chaos, load, length); prints its figures
 	SKILLWEAVE_SOAK=1 $(BIN)/python -m pytest tests/reliability -q --timeout=3600
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
