@@ -81,12 +81,17 @@ def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
 
 @contextlib.asynccontextmanager
 async def _heartbeating(every: float) -> AsyncIterator[None]:
-    """Heartbeat now and every `every` seconds until the block ends."""
+    """Heartbeat every `every` seconds until the block ends.
+
+    Not at once: most calls end within milliseconds, and a heartbeat is a round trip to the
+    server. The heartbeat timeout is longer than `every`, so the first beat, `every` seconds
+    in, is in time.
+    """
 
     async def beat() -> None:
         while True:
-            activity.heartbeat()
             await asyncio.sleep(every)
+            activity.heartbeat()
 
     task = asyncio.create_task(beat())
     try:
