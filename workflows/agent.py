@@ -14,14 +14,17 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
 - the UI: the client sets a static summary and details at start; here ``set_current_details``
   (markdown) on every change, a ``summary`` on every activity, and the search attributes
   ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``, ``SkillweaveTurns`` and
-  ``SkillweaveTokens``. Each upsert is an event in the job's history, so they are written only
-  when the phase changes (so ``SkillweavePhase`` is current: ops filter on ``running_script``
-  and ``awaiting_approval``) or a turn begins, with the turns, tokens and active skills that
-  changed since riding along; events alone (a model call's tokens, an activation) no longer
-  write one, nor do the phases of the local reads, which end inside the workflow task that
-  began them, nor the values the run started with. Histories recorded before this rule (no
-  ``fewer-events-per-step`` patch marker) replay with an upsert on every change, as they were
-  written.
+  ``SkillweaveTokens``. Each upsert is an event in the job's history (and a write to the
+  server's visibility store), so they are written only when the phase, the active skills or
+  the agent changes (so ``SkillweavePhase`` is current: ops filter on ``running_script`` and
+  ``awaiting_approval``), with the turns and tokens riding along, and otherwise every tenth
+  turn (``COUNTS_EVERY_TURNS``: a run of reads and model calls in one phase writes its counts
+  once per ten turns; the status query and the UI's current details are always current).
+  Events alone (a model call's tokens, an activation) never write one, nor do the phases of
+  the local reads, which end inside the workflow task that began them, nor the values the run
+  started with. Histories recorded before these rules replay as they were written: with no
+  ``fewer-events-per-step`` marker, an upsert on every change; with it but no
+  ``counts-every-ten-turns`` marker, an upsert at every turn's start too.
 
 Long jobs: after every turn the loop asks whether to pause; when the server suggests continue-as-
 new (and no update waits for a reply), the run stops at that safe point, waits for its handlers
@@ -77,6 +80,10 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["AgentWorkflow"]
 
 PATCH_FEWER_EVENTS_PER_STEP: Final = "fewer-events-per-step"
+PATCH_COUNTS_IN_TENS: Final = "counts-every-ten-turns"
+COUNTS_EVERY_TURNS: Final = 10
+"""Under ``counts-every-ten-turns``: a turn that changes only the counts (turns, tokens)
+writes them once this many turns have passed since they were last written."""
 """The ``workflow.patched`` id of the leaner history: search attributes written only when the
 phase changes or a turn begins, and the cheap reads run as local activities
 (``TemporalRuntime.local_reads``).
@@ -117,6 +124,7 @@ class AgentWorkflow:
         self._upserted: dict[str, Any] = {}
         self._agent: dict[str, str] = {}
         self._fewer_events = False
+        self._counts_in_tens = False
         self._runtime = TemporalRuntime(
             state=self._state,
             session=self._session,
@@ -130,6 +138,7 @@ class AgentWorkflow:
     async def run(self, start: AgentWorkflowInput) -> JobResult:
         spec = start.request.agent
         self._fewer_events = workflow.patched(PATCH_FEWER_EVENTS_PER_STEP)
+        self._counts_in_tens = self._fewer_events and workflow.patched(PATCH_COUNTS_IN_TENS)
         self._runtime.local_reads = self._fewer_events
         if self._fewer_events:
             # What the run started with (the client sets the agent and "starting"; a new run
@@ -270,13 +279,24 @@ class AgentWorkflow:
 
     def _upsert_current(self) -> None:
         state = self._state
-        self._upsert(
+        values = {
             **self._agent,
-            phase=self._phase,
-            turns=state.turn,
-            tokens=state.usage.total_tokens,
-            skills=sorted(state.active),
-        )
+            "phase": self._phase,
+            "turns": state.turn,
+            "tokens": state.usage.total_tokens,
+            "skills": sorted(state.active),
+        }
+        if self._counts_in_tens and not self._due(values):
+            return
+        self._upsert(**values)
+
+    def _due(self, values: dict[str, Any]) -> bool:
+        """Whether an upsert is due: anything but the counts changed (the phase, the active
+        skills, the agent's name), or the counts are `COUNTS_EVERY_TURNS` turns old."""
+        written = self._upserted
+        if any(written.get(name) != values[name] for name in values.keys() - {"turns", "tokens"}):
+            return True
+        return bool(values["turns"] >= written.get("turns", 0) + COUNTS_EVERY_TURNS)
 
     def _upsert(self, **values: Any) -> None:
         keys = {

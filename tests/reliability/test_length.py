@@ -27,11 +27,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from skillweave.agent import AgentSpec
 from skillweave.agent.state import FOLD_AT, Budgets
-from skillweave.engines.contract import EVENTS_CARRIED, AgentWorkflowInput
+from skillweave.engines.contract import EVENTS_CARRIED, SA_TURNS, AgentWorkflowInput
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
 from tests.integration.temporal.harness import (
     TOOLS,
@@ -41,6 +42,7 @@ from tests.integration.temporal.harness import (
     suggesting_continue_as_new,
 )
 from tests.reliability.conftest import scale
+from workflows.agent import COUNTS_EVERY_TURNS
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
 
@@ -82,6 +84,8 @@ class Run:
     carried: AgentWorkflowInput
     """What the run started from (for a later run: what the one before carried over)."""
     carried_bytes: int
+    count_upserts: int
+    """Upserts that wrote ``SkillweaveTurns``."""
 
 
 async def _runs(client: Client, workflow: str) -> list[Run]:
@@ -111,9 +115,17 @@ async def _runs(client: Client, workflow: str) -> list[Run]:
                 after_suggestion=len(history.events) - suggested[0] if suggested else None,
                 carried=carried,
                 carried_bytes=attributes.input.ByteSize(),
+                count_upserts=sum(_writes_turns(event) for event in history.events),
             )
         )
     return runs
+
+
+def _writes_turns(event: HistoryEvent) -> bool:
+    if event.event_type != EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+        return False
+    upsert = event.upsert_workflow_search_attributes_event_attributes
+    return SA_TURNS.name in upsert.search_attributes.indexed_fields
 
 
 def _long_script() -> str:
@@ -191,6 +203,11 @@ async def test_a_job_of_many_turns_finishes_with_bounded_runs(
     carried_turns = [r.carried.state.turn for r in runs[1:] if r.carried.state is not None]
     assert carried_turns == sorted(set(carried_turns)), carried_turns
     assert [r.carried.events_total for r in runs] == sorted(r.carried.events_total for r in runs)
+
+    # A turn that changes only the counts does not write them: of these reads, one turn in
+    # COUNTS_EVERY_TURNS does (plus the phase changes of a run: a few), not every one.
+    count_upserts = sum(run.count_upserts for run in runs)
+    assert count_upserts <= TURNS // COUNTS_EVERY_TURNS + 4 * len(runs), count_upserts
 
     # Every event of every run, in order, from the job's start.
     kinds = [e.kind for e in events]
