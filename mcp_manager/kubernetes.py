@@ -19,19 +19,25 @@ warm when it is labelled warm, Running and Ready, has a pod IP, carries the curr
 and is not being deleted. A claim patches the state label of the oldest warm pod with the
 pod's resourceVersion as a precondition: the API server lets exactly one of two concurrent
 claims through and answers the other 409, which then tries the next pod. After the execution
-the pod is deleted, never reused, and its owner creates a replacement at once (it sees the
-claim in its watch). Each replica keeps ``target`` warm pods of its own and has at most
-``maximum`` alive (its unclaimed pods, pods being created, and the pods it holds); when no
-pod is warm a claim starts one (cold) if the maximum allows and waits, up to the claim
-timeout, then raises :class:`~skillweave.errors.PoolExhaustedError` (503 + Retry-After).
+the pod is deleted, never reused. Each replica has at most ``maximum`` pods alive (its
+unclaimed pods, pods being created, and the pods it holds) and keeps of its own, warm or
+starting, ``target`` pods plus the ones its claim rate needs in creation: rate × the time its
+pods take to become ready (Little's law; see :class:`_Demand`). So a pod's replacement is
+created the moment it is claimed (by its owner, who sees the claim in its watch), creations
+overlap with each other and with executions, and under sustained load pods are made ahead of
+the claims that will take them, as fast as the cluster starts them, up to the maximum. When
+no pod is warm, a claim starts one (cold) if none is on its way for it and the maximum allows,
+and waits, up to the claim timeout, then raises :class:`~skillweave.errors.PoolExhaustedError`
+(503 + Retry-After).
 
 A reaper runs at start-up and every ``reap_interval_seconds``: it deletes claimed pods whose
 claimer's lease expired (the manager is gone), claimed pods held longer than
 ``claim_max_seconds``, pods this replica claimed in an earlier life (same manager id, so a
 restart reaps them at once), pods that exited, its own pods that never became ready, its own
-warm pods over the target once no claim waits (a burst starts pods cold), and rotates warm
-pods past ``max_age_seconds`` or, for its own, made from another template. Warm pods of a
-replica that restarted with the same id are adopted as they are.
+warm pods over the target (plus what its claim rate still needs in creation) once no claim
+waits (a burst starts pods cold and ahead), and rotates warm pods past ``max_age_seconds``
+or, for its own, made from another template. Warm pods of a replica that restarted with the
+same id are adopted as they are.
 
 The official ``kubernetes`` client is synchronous: its calls run on a small thread pool of
 their own and the watch on a thread of its own; their results come back to the event loop.
@@ -40,6 +46,7 @@ their own and the watch on a thread of its own; their results come back to the e
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import copy
 import functools
@@ -92,6 +99,11 @@ _ENDED_PHASES: Final = frozenset({"Failed", "Succeeded"})
 _WATCH_SECONDS: Final = 240
 _RETRY_SECONDS: Final = 0.5
 _API_THREADS: Final = 16
+_RATE_WINDOW_SECONDS: Final = 10.0
+"""The claims a replica's claim rate is read from: those of the last 10 s (or 4 pod start
+times, when pods take longer to start): long enough to smooth, short enough to follow."""
+_START_SMOOTHING: Final = 0.25
+"""Weight of the newest pod start time in the running estimate (an exponential average)."""
 
 
 # --- the pod template ------------------------------------------------------------------------
@@ -422,6 +434,72 @@ def label_value(text: str) -> str:
     return cleaned or "manager"
 
 
+# --- how many pods to create ahead ------------------------------------------------------------
+
+
+class _Demand:
+    """The pods a replica should have in creation beyond its target (Little's law): its claim
+    rate × the time its pods take from the create call to Ready, both measured as they happen.
+
+    The rate is (n - 1) claims over the time since the first of the last n, within the window
+    (:data:`_RATE_WINDOW_SECONDS`, at least 4 start times); that time counts as at least half
+    the window. So a client running scripts one after another, each claim waiting for its
+    pod, gets no pod ahead (fewer than one claim per start time); a steady stream gets rate ×
+    start time; a one-off burst of k claims at most about k / 2 (reaped when unused); and the
+    rate decays as soon as claims stop. Rounded down: a fraction of a pod is the target's job.
+    Claims that wait are the pool's business (:meth:`KubernetesPool._wanted`), not the rate's.
+    Plain state, no I/O: the pool feeds it from its claims and its watch, with `now` from
+    ``time.monotonic()``.
+    """
+
+    def __init__(self) -> None:
+        self.start_seconds: float | None = None
+        """The running estimate of a pod's start time; None until one of ours was Ready."""
+        self._claims: collections.deque[float] = collections.deque()
+        self._born: dict[str, float] = {}
+
+    def claimed(self, now: float) -> None:
+        """A claim arrived (whether it finds a pod warm or not)."""
+        self._claims.append(now)
+
+    def creating(self, name: str, now: float) -> None:
+        """The create call for pod `name` goes out."""
+        self._born[name] = now
+
+    def ready(self, name: str, now: float) -> None:
+        """Pod `name` was seen Ready: one more start time, if it is one of ours in creation."""
+        born = self._born.pop(name, None)
+        if born is None:
+            return
+        took = max(0.0, now - born)
+        last = self.start_seconds
+        self.start_seconds = took if last is None else last + _START_SMOOTHING * (took - last)
+
+    def gone(self, name: str) -> None:
+        """Pod `name` was never created, or is gone before it was Ready."""
+        self._born.pop(name, None)
+
+    def forget_before(self, moment: float) -> None:
+        """Drop creations from before `moment` (their pods are reaped as never started)."""
+        self._born = {name: born for name, born in self._born.items() if born >= moment}
+
+    def rate(self, now: float) -> float:
+        """Claims per second, recently (see the class docstring)."""
+        start = self.start_seconds or 0.0
+        window = max(_RATE_WINDOW_SECONDS, 4 * start)
+        while self._claims and self._claims[0] < now - window:
+            self._claims.popleft()
+        if len(self._claims) < 2:
+            return 0.0
+        return (len(self._claims) - 1) / max(now - self._claims[0], window / 2)
+
+    def ahead(self, now: float) -> int:
+        """Pods to have in creation beyond the target: rate × start time, rounded down."""
+        if self.start_seconds is None:
+            return 0
+        return int(self.rate(now) * self.start_seconds)
+
+
 # --- the pool ----------------------------------------------------------------------------------
 
 
@@ -430,7 +508,8 @@ class KubernetesPool:
 
     Args:
         settings: the backend's settings (namespace, pool, template, lease, reaper, ...).
-        target: warm pods this replica keeps of its own.
+        target: warm pods this replica keeps of its own (more, while its claim rate needs
+            pods in creation ahead of the claims).
         maximum: pods this replica may have alive (its unclaimed pods, starting ones, and the
             ones it holds).
         claim_timeout: how long a claim waits when no pod is warm.
@@ -470,6 +549,7 @@ class KubernetesPool:
         self._creating = 0
         self._waiting = 0
         self._failures = 0
+        self._demand = _Demand()
         self._changed = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -576,34 +656,38 @@ class KubernetesPool:
         started = time.perf_counter()
         warm = bool(self._warm())
         deadline = time.monotonic() + self.claim_timeout
+        self._demand.claimed(time.monotonic())
         self._waiting += 1
         try:
-            while True:
-                if self._closed:
-                    raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
-                for pod in self._warm():
-                    sandbox = await self._try_claim(pod)
-                    if sandbox is not None:
-                        self._metrics.claim_seconds.labels(kind="warm" if warm else "cold").observe(
-                            time.perf_counter() - started
-                        )
-                        self._report()
-                        self._refill()
-                        return sandbox, warm
-                if self._waiting > self._starting() and self._alive() < self.maximum:
-                    self._start_one()
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise PoolExhaustedError(
-                        f"no sandbox pod warm within {self.claim_timeout:g} s "
-                        f"({self._alive()} of {self.maximum} alive in this replica)",
-                        retry_after=max(1, round(self.claim_timeout)),
-                    )
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):
-                        await self._wait_change()
+            sandbox = await self._claim_until(deadline)
         finally:
             self._waiting -= 1
+        self._metrics.claim_seconds.labels(kind="warm" if warm else "cold").observe(
+            time.perf_counter() - started
+        )
+        self._report()
+        self._refill()  # the claimed pod's replacement, no longer counting this claim waiting
+        return sandbox, warm
+
+    async def _claim_until(self, deadline: float) -> Sandbox:
+        while True:
+            if self._closed:
+                raise PoolExhaustedError("the sandbox pool is shutting down", retry_after=5)
+            for pod in self._warm():
+                sandbox = await self._try_claim(pod)
+                if sandbox is not None:
+                    return sandbox
+            self._refill()  # a pod on its way for this claim, if none is yet
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise PoolExhaustedError(
+                    f"no sandbox pod warm within {self.claim_timeout:g} s "
+                    f"({self._alive()} of {self.maximum} alive in this replica)",
+                    retry_after=max(1, round(self.claim_timeout)),
+                )
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._wait_change()
 
     async def _try_claim(self, pod: dict[str, Any]) -> Sandbox | None:
         name = _name(pod)
@@ -719,9 +803,12 @@ class KubernetesPool:
             self._pods[name] = pod
             if self._stale.get(name, -1) != _version(pod):
                 self._stale.pop(name, None)
+            if _ready(pod):
+                self._demand.ready(name, time.monotonic())
         self._wake()
 
     def _forget(self, name: str) -> None:
+        self._demand.gone(name)
         self._pods.pop(name, None)
         self._stale.pop(name, None)
         self._deleting.discard(name)
@@ -822,10 +909,20 @@ class KubernetesPool:
 
     # --- refill, reaper, leases ---------------------------------------------------------------
 
+    def _wanted(self) -> int:
+        """Unclaimed pods (warm, starting, being created) this replica wants of its own: the
+        target, the pods its claim rate needs in creation, and one for each of its waiting
+        claims that no warm pod will serve (so a starved replica grows its pipeline at once,
+        up to the maximum, instead of waiting for its rate to show the demand)."""
+        unserved = self._waiting - len(self._warm()) - len(self._trying)
+        return self.target + self._demand.ahead(time.monotonic()) + max(0, unserved)
+
     def _refill(self) -> None:
+        """Start the pods missing from :meth:`_wanted`, at once and side by side, as many as
+        the maximum allows."""
         if self._closed or self._loop is None:
             return
-        missing = self.target - len(self._own_warm()) - self._creating
+        missing = self._wanted() - len(self._own_warm()) - self._creating
         for _ in range(max(0, min(missing, self.maximum - self._alive()))):
             self._start_one()
 
@@ -846,6 +943,7 @@ class KubernetesPool:
         try:
             if self._failures:
                 await asyncio.sleep(min(_RETRY_SECONDS * self._failures, 5.0))
+            self._demand.creating(name, time.monotonic())
             created = await self.api.create(body)
             self._failures = 0
         except (ApiException, OSError, ValueError) as exc:
@@ -856,6 +954,8 @@ class KubernetesPool:
             self._creating -= 1
         if created is not None and created.get("metadata"):
             self._remember(created)
+        else:
+            self._demand.gone(name)
         self._report()
         if created is None and not self._closed:
             self._track(self._refill_soon())
@@ -910,11 +1010,13 @@ class KubernetesPool:
     async def _reap(self) -> None:
         now = time.time()
         doomed = [(n, why) for n, pod in self._pods.items() if (why := self._doomed(pod, now))]
-        if not self._waiting:  # pods a burst started cold go back, newest first
+        self._demand.forget_before(time.monotonic() - self.start_timeout)
+        if not self._waiting:  # pods a burst started cold or ahead go back, newest first
             gone = {name for name, _ in doomed}
             own = [p for p in self._own_warm() if _name(p) not in gone]
             own.sort(key=lambda p: (_ready(p), -_created(p)))
-            doomed += [(_name(p), "over target") for p in own[: max(0, len(own) - self.target)]]
+            surplus = own[: max(0, len(own) - self._wanted())]
+            doomed += [(_name(p), "over target") for p in surplus]
         for name, _ in doomed:
             self._deleting.add(name)
         versions = {

@@ -5,7 +5,9 @@ emulator (:class:`PodApiServer`) on 127.0.0.1 and a fake kubelet that runs every
 sandbox executor process listening on the pod's own loopback address (127.B.x.y). The code under
 test reaches the API with the official ``kubernetes`` client through
 :attr:`FakeCluster.kubeconfig` and the pods over HTTP at their pod IPs, as in a cluster; the test
-steers and inspects the cluster with the synchronous methods of :class:`FakeCluster`.
+steers and inspects the cluster with the synchronous methods of :class:`FakeCluster`;
+:meth:`FakeCluster.record_pods` keeps the life of every new pod (created, first Ready, deleted)
+for the tests and benchmarks that count pods in creation (:func:`in_creation_peak`).
 
 kmock's emulator is deliberately simple (no resourceVersion, no selectors, naive merges).
 :class:`PodApiServer` adds, for ``v1/pods`` only, what the real API server does and a pool
@@ -66,7 +68,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -79,7 +81,7 @@ import yaml
 
 from tests.conftest import REPO
 
-__all__ = ["FakeCluster", "PodApiServer", "PodFilter"]
+__all__ = ["FakeCluster", "PodApiServer", "PodFilter", "PodLife", "PodRecorder", "in_creation_peak"]
 
 T = TypeVar("T")
 Pod = dict[str, Any]
@@ -1286,6 +1288,98 @@ class _Kubelet:
             await asyncio.sleep(_POLL_SECONDS)
 
 
+# --- what happened to the pods, for tests and benchmarks ---------------------------------------
+
+
+@dataclass
+class PodLife:
+    """One pod's life as the API server recorded it, in ``time.monotonic()`` seconds (the same
+    clock in every thread of the process): created, first Ready, deleted (None: not yet)."""
+
+    name: str
+    created: float
+    ready: float | None = None
+    deleted: float | None = None
+
+
+def _ready_now(pod: Pod) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+class PodRecorder:
+    """The life of every pod of one namespace created while it records (see
+    :meth:`FakeCluster.record_pods`): read :meth:`lives` at any time, :meth:`stop` at the end.
+
+    It listens to the API server's changes on the cluster's loop, as the kubelet does, so it
+    sees every write in order, with no polling and nothing asked of the code under test.
+    """
+
+    def __init__(self, cluster: FakeCluster, namespace: str) -> None:
+        self._cluster = cluster
+        self._namespace = namespace
+        self._lives: dict[str, PodLife] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def _start(self) -> None:
+        queue = self._cluster.api.listen()
+        self._task = asyncio.create_task(self._follow(queue), name="pod recorder")
+
+    async def _follow(self, queue: asyncio.Queue[_Change | None]) -> None:
+        try:
+            while (change := await queue.get()) is not None:
+                meta = change.obj["metadata"]
+                if meta["namespace"] != self._namespace:
+                    continue
+                now = time.monotonic()
+                life = self._lives.get(meta["uid"])
+                if change.type == "ADDED":
+                    self._lives[meta["uid"]] = PodLife(meta["name"], created=now)
+                elif life is None:
+                    continue  # created before the recording began
+                elif change.type == "DELETED":
+                    life.deleted = now
+                elif life.ready is None and _ready_now(change.obj):
+                    life.ready = now
+        finally:
+            self._cluster.api.unlisten(queue)
+
+    def lives(self) -> list[PodLife]:
+        """Every pod created since the recording began, in order of creation (copies)."""
+
+        def snapshot() -> list[PodLife]:
+            return [replace(life) for life in self._lives.values()]
+
+        return self._cluster._call(self._cluster._in_loop(snapshot))
+
+    def stop(self) -> None:
+        async def cancel() -> None:
+            if self._task is not None:
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+
+        self._cluster._call(cancel())
+
+
+def in_creation_peak(lives: Collection[PodLife], *, until: float | None = None) -> int:
+    """The most pods that were being created at once: created, not yet Ready nor deleted
+    (considering only what happened before `until`, when given)."""
+    edges: list[tuple[float, int]] = []
+    for life in lives:
+        if until is not None and life.created > until:
+            continue
+        ends = [t for t in (life.ready, life.deleted) if t is not None]
+        edges.append((life.created, 1))
+        if ends and (until is None or min(ends) <= until):
+            edges.append((min(ends), -1))
+    peak = now = 0
+    for _, step in sorted(edges):  # at the same moment, ends (-1) before starts (+1)
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
 # --- the cluster, for tests -----------------------------------------------------------------------
 
 
@@ -1525,6 +1619,12 @@ class FakeCluster:
     def end_watches(self) -> None:
         """End every open watch stream (the client must watch again from its resourceVersion)."""
         self._call(self._in_loop(self.api.end_watches))
+
+    def record_pods(self, namespace: str) -> PodRecorder:
+        """Start recording the life of every pod created in `namespace` from now on."""
+        recorder = PodRecorder(self, namespace)
+        self._call(recorder._start())
+        return recorder
 
     def expire_watch_history(self) -> None:
         """Compact the history: a watch from any earlier resourceVersion gets 410 Expired."""
