@@ -8,9 +8,10 @@ is still made for one execution and destroyed after it; only the cost of making 
 
 Why a forked executor is as fresh as a started one:
 
-- The zygote is single-threaded and has never served a request, run a script, read a token or
-  held a sandbox uid: what an executor inherits is the state of a process that only imported
-  modules and probed. It refuses to fork at all if it finds a second thread.
+- The zygote is single-threaded and has never served a request, run a script or read a token,
+  and holds no sandbox uid (its probe's is given back, unmarked, so its next holder sweeps it):
+  what an executor inherits is the state of a process that only imported modules and probed.
+  It refuses to fork at all if it finds a second thread.
 - Everything that belongs to one sandbox is made after the fork, in the child: its own
   session and process group, its token (read from a file in its own folder, which only the
   manager and it can read, then removed), its sandbox uid, folder, seccomp filter file, warm
