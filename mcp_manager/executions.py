@@ -90,6 +90,8 @@ _PACKAGE_CACHE_BYTES: Final = 128 * 1024 * 1024
 _SPEC_CACHE: Final = 1024
 """Dependency specs kept, by skill version (a version is its content: never stale)."""
 _KEEP_ATTEMPTS: Final = 4
+_MASK_INLINE_CHARS: Final = 64 * 1024
+"""A result's inline stdout and stderr up to this many characters are masked on the event loop."""
 _KEEP_BACKOFF_SECONDS: Final = 0.25
 _JSON: Final = "application/json"
 
@@ -536,9 +538,9 @@ class ExecutionService:
                             "execution %s failed after its script ran", request.execution_id
                         )
                         result = self._failed_after_run(request, exc)
-            # Before anything keeps or shows it (in a thread: inline output may be large).
+            # Before anything keeps or shows it.
             try:
-                result = await asyncio.to_thread(mask_result, result, self._masker)
+                result = await self._masked(result)
             except Exception as exc:  # kept without the text that could not be masked
                 logger.exception("execution %s: output not masked", request.execution_id)
                 result = self._failed_after_run(request, exc)
@@ -552,6 +554,13 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    async def _masked(self, result: ExecutionResult) -> ExecutionResult:
+        """`result` masked: on the event loop when its inline output is small (a thread hop
+        costs more than masking a little), else in a thread, so as not to hold the loop up."""
+        if len(result.stdout) + len(result.stderr) <= _MASK_INLINE_CHARS:
+            return mask_result(result, self._masker)
+        return await asyncio.to_thread(mask_result, result, self._masker)
 
     async def _environment_of(self, request: ExecuteRequest, package: bytes) -> bytes | None:
         """The packed environment a run of `request` is sent with; None: it needs none."""

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, Literal
@@ -66,6 +67,18 @@ logger = logging.getLogger(__name__)
 
 ExecutorStatus = Literal["ready", "busy", "done"]
 _CANCEL_WAIT_SECONDS: Final = 5.0
+_FILL_INLINE_BYTES: Final = 1024 * 1024
+"""A package and inputs up to this size (and no environment) are written on the event loop."""
+
+
+def _sizes(files: Iterable[BinaryIO]) -> int:
+    """The bytes left to read in `files` (each read from where it stands)."""
+    total = 0
+    for data in files:
+        position = data.tell()
+        total += data.seek(0, os.SEEK_END) - position
+        data.seek(position)
+    return total
 
 
 @dataclass(frozen=True)
@@ -362,7 +375,7 @@ class Executor:
             if len(inputs) > MAX_INPUT_FILES:
                 raise RequestRejectedError(f"more than {MAX_INPUT_FILES} input files")
             checked = [(relative_parts(name, what="input"), data) for name, data in inputs]
-            await asyncio.to_thread(
+            fill = functools.partial(
                 fill_workspace,
                 workspace,
                 package=package,
@@ -371,6 +384,15 @@ class Executor:
                 environment_sha256=request.environment_sha256,
                 environment_cache=self.settings.environment_cache,
             )
+            # The loop serves this one execution: a small fill runs on it (a thread hop costs
+            # more than the work); an environment or large inputs go to a thread, so that
+            # /healthz and a cancel are still answered meanwhile.
+            if environment is None and len(package) + _sizes(data for _, data in inputs) <= (
+                _FILL_INLINE_BYTES
+            ):
+                fill()
+            else:
+                await asyncio.to_thread(fill)
             order = build_order(
                 request,
                 script_parts=script_parts,
