@@ -36,7 +36,7 @@ from mcp_manager.zygote import ForkedExecutor, Zygote, last_words
 from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
 from skillweave.sandbox.models import isolation_allowed
-from skillweave.sandbox.zygote_protocol import TOKEN_FILE
+from skillweave.sandbox.zygote_protocol import EXIT_REFUSED, TOKEN_FILE
 from skillweave.skills.files import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
@@ -105,10 +105,6 @@ async def _wait_healthy(
         if time.monotonic() > deadline:
             raise SandboxStartError(f"executor at {url} did not become healthy in time")
         await asyncio.sleep(_POLL_SECONDS)
-
-
-_EXIT_REFUSED: Final = 2
-"""What an executor exits with when it cannot run here (configuration)."""
 
 
 class LocalBackend:
@@ -193,7 +189,7 @@ class LocalBackend:
                     raise SandboxStartError(
                         f"executor exited with code {process.returncode}:"
                         f" {last_words(workdir / 'executor.err')}",
-                        permanent=process.returncode == _EXIT_REFUSED,
+                        permanent=process.returncode == EXIT_REFUSED,
                     )
                 if time.monotonic() > deadline:
                     raise SandboxStartError("executor did not report its port in time")

@@ -19,7 +19,6 @@ import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
 
 from pydantic import ValidationError
 
@@ -29,9 +28,6 @@ from skillweave.sandbox import zygote_protocol as protocol
 __all__ = ["ForkedExecutor", "Zygote"]
 
 logger = logging.getLogger("skillweave.manager.zygote")
-
-_EXIT_REFUSED: Final = 2
-"""What the zygote exits with when it cannot run here (configuration, isolation)."""
 
 
 class ForkedExecutor:
@@ -132,7 +128,7 @@ class Zygote:
             if not line:
                 raise SandboxStartError(
                     f"the executor zygote exited with code {code}: {last_words(errors)}",
-                    permanent=code == _EXIT_REFUSED,
+                    permanent=code == protocol.EXIT_REFUSED,
                 )
             raise SandboxStartError(f"the executor zygote did not start in {timeout:.0f} s")
         logger.info("executor zygote %d ready (isolation %s)", ready.pid, ready.isolation)

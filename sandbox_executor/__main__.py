@@ -20,6 +20,7 @@ from sandbox_executor.server import run_executor
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.config import ObservabilitySettings
 from skillweave.errors import ConfigError
+from skillweave.sandbox.zygote_protocol import EXIT_REFUSED
 from skillweave.telemetry import logs, tracing
 
 _PR_SET_PDEATHSIG = 1
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = ExecutorSettings()
     except ValidationError as exc:
         print(f"error: {setting_problem(exc)}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
     os.environ.pop("EXECUTOR__TOKEN", None)
     if args.token_file is not None:
         token = args.token_file.read_text(encoding="utf-8").strip()
@@ -102,7 +103,8 @@ def serve(args: argparse.Namespace, *, settings: ExecutorSettings, token: str) -
     where the zygote's executors start (with the settings the zygote read once).
 
     Returns:
-        The exit code: 0 once stopped, 2 when it cannot run here (the reason on stderr).
+        The exit code: 0 once stopped, `EXIT_REFUSED` when it cannot run here (why: on
+        stderr).
     """
     # The flags, not skillweave's Settings, which the executor never reads (see .settings).
     logs.configure_logging(
@@ -126,7 +128,7 @@ def serve(args: argparse.Namespace, *, settings: ExecutorSettings, token: str) -
         )
     except (ConfigError, ExecutorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
     return 0
 
 

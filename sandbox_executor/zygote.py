@@ -58,7 +58,6 @@ from skillweave.skills.files import remove_tree
 
 __all__ = ["main"]
 
-_EXIT_REFUSED: Final = 2
 _READ_BYTES: Final = 65536
 _PR_SET_NAME: Final = 15
 ZYGOTE_NAME: Final = "sw-zygote"
@@ -265,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = ExecutorSettings()
     except ValidationError as exc:
         print(f"error: {executor_main.setting_problem(exc)}", file=sys.stderr)
-        return _EXIT_REFUSED
+        return protocol.EXIT_REFUSED
     os.environ.pop("EXECUTOR__TOKEN", None)  # executors read their own, never this one
     _name_process(ZYGOTE_NAME)
     preload()
@@ -273,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         isolation = _settle(settings)
     except (ConfigError, ExecutorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return _EXIT_REFUSED
+        return protocol.EXIT_REFUSED
     _Zygote(args, settings.model_copy(update={"token": None})).serve(isolation)
     return 0
 

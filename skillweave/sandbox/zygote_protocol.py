@@ -24,6 +24,7 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
+    "EXIT_REFUSED",
     "TOKEN_FILE",
     "Exited",
     "Order",
@@ -37,6 +38,10 @@ __all__ = [
     "decode_report",
     "encode",
 ]
+
+EXIT_REFUSED: Final = 2
+"""What an executor (``python -m sandbox_executor``) or the zygote exits with when it cannot run
+on this host (a setting, the isolation): a permanent refusal, not a failure to retry soon."""
 
 TOKEN_FILE: Final = "token"
 """In a sandbox's folder: its executor's token, read and removed by the executor at start."""
