@@ -72,6 +72,7 @@ __all__ = [
     "base_env",
     "build_order",
     "check_request",
+    "single_threaded",
     "stage_python",
 ]
 
@@ -380,8 +381,10 @@ class Stage:
         return running
 
 
-def _single_threaded() -> bool:
-    """Whether this process runs one thread only (Python's, and any a library started)."""
+def single_threaded() -> bool:
+    """Whether this process runs one thread only (Python's, and any a library started): when
+    running Python between fork and exec is safe (the first stage here, every fork of the
+    zygote)."""
     return threading.active_count() == 1 and len(os.listdir("/proc/self/task")) == 1
 
 
@@ -397,7 +400,7 @@ def _stage_command(
     is skipped; the namespaces mode, which builds its view in the launcher, always runs it.
     """
     launch, command = _stage_launch(spec, ready_fd, seccomp_fd)
-    if "namespaces" not in launch and _single_threaded():
+    if "namespaces" not in launch and single_threaded():
         return command, functools.partial(_launcher.prepare, launch)
     return [*launcher_argv(json.dumps(launch)), *command], None
 

@@ -38,7 +38,6 @@ import select
 import signal
 import sys
 import tempfile
-import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +49,7 @@ from sandbox_executor import __main__ as executor_main
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import plan_isolation, settle_isolation, write_etc
+from sandbox_executor.runner import single_threaded
 from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.errors import ConfigError
@@ -149,7 +149,7 @@ class _Zygote:
                 self._signal(order)
 
     def _spawn(self, order: protocol.Spawn) -> None:
-        if threading.active_count() != 1 or len(os.listdir("/proc/self/task")) != 1:
+        if not single_threaded():
             self._report(protocol.Refused(id=order.id, error="the zygote is not single-threaded"))
             return
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})

@@ -180,12 +180,12 @@ def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
         launcher=tmp_path / "stage.py",
         limits=ExecutionLimits(),
     )
-    monkeypatch.setattr(runner, "_single_threaded", lambda: True)
+    monkeypatch.setattr(runner, "single_threaded", lambda: True)
     argv, prepare = runner._stage_command(spec, 5, -1)
     assert prepare is not None
     assert str(identity.LAUNCHER) not in argv  # the same steps, between fork and exec
 
-    monkeypatch.setattr(runner, "_single_threaded", lambda: False)
+    monkeypatch.setattr(runner, "single_threaded", lambda: False)
     argv, prepare = runner._stage_command(spec, 5, -1)
     assert prepare is None
     assert str(identity.LAUNCHER) in argv  # a program of its own
@@ -196,7 +196,7 @@ def test_single_threaded_sees_threads_the_threading_module_does_not_know() -> No
     thread = threading.Thread(target=done.wait)
     thread.start()
     try:
-        assert not runner._single_threaded()
+        assert not runner.single_threaded()
     finally:
         done.set()
         thread.join()
