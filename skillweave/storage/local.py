@@ -43,6 +43,7 @@ import os
 import stat as stat_module
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -62,6 +63,14 @@ __all__ = ["LocalArtifactStore"]
 META_DIR: Final = ".meta"
 TEMP_PREFIX: Final = ".sw-tmp-"
 _DEFAULT_CONTENT_TYPE: Final = "application/octet-stream"
+
+
+@dataclass(frozen=True, slots=True)
+class _NeedsHashing:
+    """A data file whose ref only hashing it can give (its sidecar is missing or stale)."""
+
+    content_type: str
+
 
 _MISSING_ERRNOS: Final = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR)
 
@@ -139,8 +148,16 @@ class LocalArtifactStore:
             handle.close()
 
     async def stat(self, key: str) -> ArtifactRef | None:
-        """The ref of what is stored under `key`, or None."""
-        return await asyncio.to_thread(self._stat, key)
+        """The ref of what is stored under `key`, or None.
+
+        Answered on the event loop when no data must be read for it (nothing there, or a
+        sidecar that matches: a stat and a small read cost less than a hop to a thread); a
+        data file whose sidecar is missing or stale is hashed in a thread.
+        """
+        known = self._stat_known(key)
+        if isinstance(known, _NeedsHashing):
+            return await asyncio.to_thread(self._stat, key)
+        return known
 
     async def list(self, prefix: str) -> list[ArtifactRef]:
         """Refs of every key starting with `prefix` (a plain string prefix), sorted by key."""
@@ -288,6 +305,14 @@ class LocalArtifactStore:
                 remove_quietly(temp)
 
     def _stat(self, key: str) -> ArtifactRef | None:
+        known = self._stat_known(key)
+        if isinstance(known, _NeedsHashing):
+            with _os_errors("stat", key):
+                return self._hash_file(key, self._data_path(key), known.content_type)
+        return known
+
+    def _stat_known(self, key: str) -> ArtifactRef | _NeedsHashing | None:
+        """`_stat` without reading the data: `_NeedsHashing` when it must be hashed."""
         path = self._data_path(key)
         with _os_errors("stat", key):
             try:
@@ -312,7 +337,7 @@ class LocalArtifactStore:
                         )
                     except (KeyError, ValueError):
                         pass  # a damaged sidecar: fall through and hash the data
-            return self._hash_file(key, path, content_type)
+            return _NeedsHashing(content_type)
 
     def _hash_file(self, key: str, path: Path, content_type: str) -> ArtifactRef | None:
         """The ref of the data file as it is now (the sidecar is missing or stale)."""
