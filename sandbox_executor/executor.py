@@ -103,6 +103,7 @@ class _Holdings:
     folder: Path
     user: SandboxUser | None
     stages: list[Stage] = field(default_factory=list)
+    captures: list[Capture] = field(default_factory=list)
     contained: bool = False
     killed_running: bool = False
 
@@ -114,6 +115,8 @@ class _Holdings:
     def give_back(self) -> None:
         for stage in list(self.stages):
             self.kill_stage(stage)
+        for capture in self.captures:
+            capture.close()
         clean = False
         if self.user is not None:
             sweep = not self.contained or self.killed_running or self.user.sweep_failed
@@ -125,10 +128,14 @@ class _Holdings:
 
 @dataclass
 class _Attempt:
-    """One execution's folder, workspace and warm stage."""
+    """One execution's folder, workspace, warm stage and captures (made ready ahead, like
+    the stage: only the run is left for the request)."""
 
     folder: Path
     workspace: Workspace
+    captures: Path
+    stdout: Capture
+    stderr: Capture
     stage: Stage | None = None
     used: bool = False
 
@@ -212,7 +219,14 @@ class Executor:
         self._attempts += 1
         folder = self.folder / f"attempt-{self._attempts}"
         folder.mkdir(mode=0o711)
-        attempt = _Attempt(folder, create_workspace(folder, user=self.user))
+        workspace = create_workspace(folder, user=self.user)
+        captures = folder / "capture"
+        captures.mkdir(mode=0o700)
+        max_bytes = self.settings.capture_max_bytes
+        stdout = Capture(captures / "stdout", max_bytes=max_bytes)
+        stderr = Capture(captures / "stderr", max_bytes=max_bytes)
+        self._holdings.captures += (stdout, stderr)
+        attempt = _Attempt(folder, workspace, captures, stdout=stdout, stderr=stderr)
         attempt.stage = self._start_stage(attempt.workspace, limits or ExecutionLimits())
         return attempt
 
@@ -306,10 +320,7 @@ class Executor:
         if self._cancel_requested:
             runner.cancel()
         max_bytes = self.settings.capture_max_bytes
-        captures = attempt.folder / "capture"
-        captures.mkdir(mode=0o700)
-        stdout = Capture(captures / "stdout", max_bytes=max_bytes)
-        stderr = Capture(captures / "stderr", max_bytes=max_bytes)
+        captures, stdout, stderr = attempt.captures, attempt.stdout, attempt.stderr
         # What the script may fill: its workspace (not what the executor put there) and, with
         # no sandbox of its own, its TMPDIR.
         disk = [(workspace.root, READ_ONLY_DIRS), (workspace.tmp, ())]
@@ -419,6 +430,9 @@ class Executor:
             self._attempt = await asyncio.to_thread(self._new_attempt)
         stale, self._stale = self._stale, []
         for attempt in stale:
+            for capture in (attempt.stdout, attempt.stderr):
+                capture.close()
+                self._holdings.captures.remove(capture)
             if attempt.stage is not None:
                 await asyncio.to_thread(self._holdings.kill_stage, attempt.stage)
             await asyncio.to_thread(remove_tree, attempt.folder)
