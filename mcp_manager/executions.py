@@ -123,6 +123,15 @@ class _Prepared:
     built: bool
 
 
+async def _dropped(sending: asyncio.Future[ExecutionResult]) -> None:
+    """Stop a run's request before its end was sent (the script never started); whatever
+    it came to is moot."""
+    sending.cancel()
+    await asyncio.wait([sending])
+    if not sending.cancelled():
+        sending.exception()  # retrieved: it ended before the cancel reached it
+
+
 def _package_names(package: bytes) -> set[str]:
     """Paths inside the package, relative to the skill folder (one top folder is stripped)."""
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
@@ -500,13 +509,15 @@ class ExecutionService:
         environment = await self._environment_of(request, package)
         run = self._sandbox_run(request, package, inputs, environment)
         sandbox, _ = await self._pool.claim()
-        try:
-            claim = await self._claim(request.execution_id, fingerprint)
-        except BaseException:
-            await self._pool.unclaim(sandbox)  # nothing ran in it
-            raise
+        # The request goes to the sandbox while the claim is written, all but its last bytes:
+        # the sandbox reads it meanwhile, and the script can start only once `go` is set,
+        # after the claim is durable. A request that does not get the claim is dropped
+        # unfinished (nothing ran), and its sandbox, which read part of it, is not reused.
+        handover = Handover()
+        go: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sending = asyncio.ensure_future(self._executor.run(sandbox, run, handover=handover, go=go))
+        claim = await self._claim_beside(request, fingerprint, sandbox, sending)
         if isinstance(claim, ExecutionResult):
-            await self._pool.unclaim(sandbox)
             return claim
         if claim.taken_over:
             self._metrics.claims_taken_over.inc()
@@ -515,14 +526,15 @@ class ExecutionService:
         # never reached a sandbox (or its sandbox was lost mid-run: see SandboxLostError).
         # Never a claim left with no result, which would run the script again once it lapsed.
         entry.sandbox = sandbox
-        handover = Handover()
         try:
             if entry.cancelled:
+                await _dropped(sending)
                 result = result_for(request, status="cancelled", error="cancelled before start")
             else:
                 async with self._claims.renewing(claim):
                     try:
-                        result = await self._executor.run(sandbox, run, handover=handover)
+                        go.set_result(None)
+                        result = await sending
                     except SandboxLostError:
                         await self._claims.withdraw(claim)
                         self._metrics.executions.labels(outcome="lost").inc()
@@ -554,6 +566,26 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    async def _claim_beside(
+        self,
+        request: ExecuteRequest,
+        fingerprint: Fingerprint,
+        sandbox: Sandbox,
+        sending: asyncio.Future[ExecutionResult],
+    ) -> Claim | ExecutionResult:
+        """`_claim`, while `sending` gives `sandbox` the run's request; without the claim, the
+        request is dropped before its end and the sandbox destroyed."""
+        try:
+            claim = await self._claim(request.execution_id, fingerprint)
+        except BaseException:
+            await _dropped(sending)
+            await self._pool.release(sandbox)
+            raise
+        if isinstance(claim, ExecutionResult):
+            await _dropped(sending)
+            await self._pool.release(sandbox)
+        return claim
 
     async def _masked(self, result: ExecutionResult) -> ExecutionResult:
         """`result` masked: on the event loop when its inline output is small (a thread hop

@@ -8,12 +8,17 @@ has one) and each input (``inputs``, named by its path under ``inputs/``); the a
 with ``GET /files/{name}``, checked against its size and sha256 and stored as an artifact of
 the run. ``DELETE /execute`` stops a run. The sandbox's bearer token goes with every call.
 
+The body may be sent in two steps (``go``): all of it but the closing multipart boundary at
+once, the rest when the caller says so. ``executions`` writes the execution's claim meanwhile,
+so the executor reads the request while the claim becomes durable, and it cannot start the
+script before (the body has not ended).
+
 How a failure ends: the executor refusing the request (4xx) or failing (5xx), a timeout and
 any other HTTP failure are a terminal ``error`` result; a broken connection is
 :class:`SandboxLostError` (the sandbox died or vanished: a pod deleted, a node lost); any
 other exception is raised as it is, for the caller to decide (``executions`` stores it as the
-run's terminal result once the request was sent). The client never retries: a run is sent
-once.
+run's terminal result once the request was complete). The client never retries: a run is
+sent once.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import asyncio
 import contextlib
 import hashlib
 import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -110,11 +116,20 @@ class ExecutorClient:
         await self.http.aclose()
 
     async def run(
-        self, sandbox: Sandbox, run: SandboxRun, *, handover: Handover
+        self,
+        sandbox: Sandbox,
+        run: SandboxRun,
+        *,
+        handover: Handover,
+        go: asyncio.Future[None] | None = None,
     ) -> ExecutionResult:
         """Run `run` in `sandbox` and store its outputs; its result (not yet masked).
 
-        `handover.sent` is set just before the request is sent.
+        `handover.sent` is set just before the request is complete: from then on the script
+        may run. With `go`, all of the request but its last bytes is sent at once, and the
+        rest once `go` resolves: the sandbox reads the request and waits, and the script
+        cannot start before then (the executor runs nothing of a request whose body has not
+        ended). Cancelled before `go`, the request is dropped unfinished and nothing runs.
 
         Raises:
             SandboxLostError: the connection to the sandbox broke; nothing of the run was kept.
@@ -127,15 +142,20 @@ class ExecutorClient:
             environment = ("environment.tar.gz", run.environment, "application/gzip")
             files.append(("environment", environment))
         files += [("inputs", (name, data, "application/octet-stream")) for name, data in run.inputs]
-        try:
+        outgoing = self.http.build_request(
+            "POST",
+            f"{sandbox.url}/execute",
+            data={"request": run.body.model_dump_json()},
+            files=files,
+            headers=inject(_auth(sandbox)),
+            timeout=run.body.limits.timeout_seconds + _HTTP_GRACE_SECONDS,
+        )
+        if go is None:
             handover.sent = True
-            response = await self.http.post(
-                f"{sandbox.url}/execute",
-                data={"request": run.body.model_dump_json()},
-                files=files,
-                headers=inject(_auth(sandbox)),
-                timeout=run.body.limits.timeout_seconds + _HTTP_GRACE_SECONDS,
-            )
+        else:
+            outgoing.stream = _HeldEnd(outgoing.read(), go, handover)
+        try:
+            response = await self.http.send(outgoing)
             if response.status_code >= 400:
                 detail = _detail(response)
                 if 400 <= response.status_code < 500 and response.status_code != 409:
@@ -238,6 +258,23 @@ class ExecutorClient:
             return await self._store.put_file(key, str(path))
         finally:
             path.unlink(missing_ok=True)
+
+
+class _HeldEnd(httpx.AsyncByteStream):
+    """A request body sent whole but for its closing multipart boundary, which waits for
+    `go`."""
+
+    def __init__(self, body: bytes, go: asyncio.Future[None], handover: Handover) -> None:
+        self._body = body
+        self._split = body.rindex(b"\r\n--")
+        self._go = go
+        self._handover = handover
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self._body[: self._split]
+        await asyncio.shield(self._go)
+        self._handover.sent = True
+        yield self._body[self._split :]
 
 
 def _status(executed: ExecutorResult) -> ExecutionStatus:

@@ -15,11 +15,16 @@ Every endpoint but /healthz needs ``Authorization: Bearer <token>``, compared in
 by :class:`skillweave.gate.RequestGate` before a byte of the body is read, which also caps
 bodies (``/execute``: ``EXECUTOR__MAX_BODY_BYTES``; the other paths take none) and answers
 401 and 413 unread.
+
+Nothing of an /execute reaches the workspace before its body has ended: the manager sends the
+body's last bytes only once the execution's claim is durable, and drops a request that did
+not get the claim before its end, which leaves the executor ready (nothing ran).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,6 +37,7 @@ from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.datastructures import FormData, UploadFile
+from starlette.requests import ClientDisconnect
 
 from sandbox_executor.errors import ExecutorBusyError, RequestRejectedError
 from sandbox_executor.executor import Executor, ExecutorStatus
@@ -53,6 +59,8 @@ _MAX_PACKAGE_BYTES: Final = DEFAULT_MAX_BYTES + 4 * 1024 * 1024
 # GET /files and DELETE /execute take no body.
 _MAX_OTHER_BODY_BYTES: Final = 64 * 1024
 _OPEN_PATHS: Final = ("/healthz",)
+
+logger = logging.getLogger(__name__)
 
 
 class Health(BaseModel):
@@ -198,6 +206,11 @@ def _routes() -> FastAPI:
                 )
         except RequestRejectedError as exc:
             raise HTTPException(status_code=exc.status_code, detail=exc.detail) from exc
+        except ClientDisconnect:
+            # The manager dropped the request before its end (it did not get the execution's
+            # claim): nothing ran, and nobody is left to answer.
+            logger.info("the request was dropped before its body ended; nothing ran")
+            raise HTTPException(status_code=400, detail="the request ended early") from None
         finally:
             # Ready again when the request was refused before anything ran; else a no-op.
             executor.unclaim()

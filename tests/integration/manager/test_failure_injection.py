@@ -94,20 +94,48 @@ async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
 ) -> None:
     manager = await start_manager()
     service = manager.service
-    post = service._executor.http.post
+    send = service._executor.http.send
 
-    async def refused(url: str, *args: Any, **kwargs: Any) -> httpx.Response:
-        if url.endswith("/execute") and not refused.done:
+    async def refused(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
+        if request.url.path.endswith("/execute") and not refused.done:
             refused.done = True
             raise httpx.ConnectError("injected: connection refused")
-        return await post(url, *args, **kwargs)
+        return await send(request, *args, **kwargs)
 
     refused.done = False  # type: ignore[attr-defined]
-    monkeypatch.setattr(service._executor.http, "post", refused)
+    monkeypatch.setattr(service._executor.http, "send", refused)
     body = await _with_input(manager, "inject/connect")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
     assert not await _claim_of(manager, body.execution_id)
+    result = await manager.client.execute(body)
+    assert result.status == "succeeded", result.error
+    await pool_back_at_target(manager)
+    assert manager.backend.runs == 1
+
+
+async def test_a_failure_of_the_executor_call_before_the_request_ended_leaves_the_id_free(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request's end is sent only once the claim is durable; a call that fails before
+    sending it cannot have started the script."""
+    manager = await start_manager()
+    service = manager.service
+    send = service._executor.http.send
+
+    async def broken(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
+        if request.url.path.endswith("/execute") and not broken.done:
+            broken.done = True
+            raise Injected("injected failure before the request's end")
+        return await send(request, *args, **kwargs)
+
+    broken.done = False  # type: ignore[attr-defined]
+    monkeypatch.setattr(service._executor.http, "send", broken)
+    body = await _with_input(manager, "inject/before-end")
+    with pytest.raises(SandboxError):
+        await manager.client.execute(body)
+    assert not await _claim_of(manager, body.execution_id)
+    assert not await _result_of(manager, body.execution_id)
     result = await manager.client.execute(body)
     assert result.status == "succeeded", result.error
     await pool_back_at_target(manager)
@@ -130,20 +158,21 @@ async def _assert_terminal(manager: Manager, body: ExecuteRequest, *, runs: int)
     assert manager.backend.runs == runs
 
 
-async def test_a_failure_of_the_executor_call_is_a_terminal_result(
+async def test_a_failure_of_the_executor_call_after_the_request_ended_is_a_terminal_result(
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
     service = manager.service
-    post = service._executor.http.post
+    send = service._executor.http.send
 
-    async def broken(url: str, *args: Any, **kwargs: Any) -> httpx.Response:
-        if url.endswith("/execute"):
+    async def broken(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
+        response = await send(request, *args, **kwargs)
+        if request.url.path.endswith("/execute"):
             raise Injected("injected failure in the executor call")
-        return await post(url, *args, **kwargs)
+        return response
 
-    monkeypatch.setattr(service._executor.http, "post", broken)
-    await _assert_terminal(manager, await _with_input(manager, "inject/call"), runs=0)
+    monkeypatch.setattr(service._executor.http, "send", broken)
+    await _assert_terminal(manager, await _with_input(manager, "inject/call"), runs=1)
 
 
 async def test_a_failure_collecting_outputs_is_a_terminal_result(
