@@ -4,17 +4,20 @@ Mapping (ours → wire):
 
 - system prompt → the top-level ``system`` string (omitted when empty);
 - ``user`` → a ``user`` message with the text;
-- ``assistant`` → an ``assistant`` message with a ``text`` block (omitted when the text is
-  empty) followed by one ``tool_use`` block ``{"id", "name", "input"}`` per call;
+- ``assistant`` → an ``assistant`` message with a ``text`` block followed by one ``tool_use``
+  block ``{"id", "name", "input"}`` per call;
 - ``tool`` → a ``tool_result`` block ``{"tool_use_id", "content", "is_error": true}`` (the flag
-  only on errors) inside a ``user`` message.
+  only on errors) inside a ``user`` message; an empty result is sent without ``content``, and
+  an empty error with a short text, since the API refuses an empty ``is_error`` result;
+- tools → ``tools`` as ``{"name", "description", "input_schema"}`` with ``"tool_choice":
+  {"type": "auto"}``; neither when no tool is offered.
 
 The API wants user and assistant messages to alternate, so consecutive messages that map to the
 same role are merged into one: the results of a turn's tool calls, and a user message that
-follows them, become ONE user message. Within it the ``tool_result`` blocks come first, as the
-API requires. A message left with no content (an empty text and no calls) is dropped rather
-than sent empty, which the API rejects. A message made of a single text block is sent as a
-plain string.
+follows them, become ONE user message, right after the assistant message holding the calls.
+Within it the ``tool_result`` blocks come first, as the API requires. The API refuses text
+blocks that are empty or only whitespace, so such texts are left out, and a message left with
+no content at all is dropped. A message made of a single text block is sent as a plain string.
 
 Answers: the ``text`` blocks are joined into the message text, ``tool_use`` blocks become
 :class:`ToolCall` s, other block kinds (thinking…) are ignored; ``stop_sequence`` counts as
@@ -45,6 +48,9 @@ __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "AnthropicProvider
 
 DEFAULT_ANTHROPIC_BASE_URL: Final = "https://api.anthropic.com"
 ANTHROPIC_VERSION: Final = "2023-06-01"
+EMPTY_ERROR_TEXT: Final = "(the tool failed without saying why)"
+"""Stands in for an empty error result: the API refuses a ``tool_result`` with ``is_error`` and
+no content."""
 
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "tool_use": "tool_use",
@@ -133,6 +139,7 @@ class AnthropicProvider(HttpProvider):
                 }
                 for tool in request.tools
             ]
+            body["tool_choice"] = {"type": "auto"}
         if request.temperature is not None:
             body["temperature"] = request.temperature
         return body
@@ -152,11 +159,9 @@ class AnthropicProvider(HttpProvider):
     def _blocks(self, message: Message) -> tuple[str, list[_Block]]:
         match message.role:
             case "user":
-                return "user", [{"type": "text", "text": message.text}] if message.text else []
+                return "user", _text_blocks(message.text)
             case "assistant":
-                blocks: list[_Block] = []
-                if message.text:
-                    blocks.append({"type": "text", "text": message.text})
+                blocks = _text_blocks(message.text)
                 blocks.extend(
                     {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
                     for call in message.tool_calls
@@ -165,16 +170,20 @@ class AnthropicProvider(HttpProvider):
             case "tool":
                 if not message.tool_call_id:
                     raise ModelError(f"{self.name}: a tool result without tool_call_id")
-                result: _Block = {
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id,
-                    "content": message.text,
-                }
+                result: _Block = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+                if message.text.strip():
+                    result["content"] = message.text
+                elif message.is_error:
+                    result["content"] = EMPTY_ERROR_TEXT
                 if message.is_error:
                     result["is_error"] = True
                 return "user", [result]
             case _:
                 assert_never(message.role)
+
+
+def _text_blocks(text: str) -> list[_Block]:
+    return [{"type": "text", "text": text}] if text.strip() else []
 
 
 def _content(blocks: list[_Block]) -> str | list[_Block]:

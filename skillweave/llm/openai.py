@@ -3,19 +3,24 @@
 Speaks the Chat Completions API of OpenAI and of the servers that copy it (vLLM, Ollama,
 LM Studio, llama.cpp, LiteLLM…). Without an API key no ``Authorization`` header is sent, which
 is what local servers expect. Only the widely supported subset is used: ``messages``, ``tools``
-of type ``function``, ``max_tokens`` and ``temperature``, one choice, no streaming. (OpenAI's
-reasoning models want ``max_completion_tokens`` instead of ``max_tokens``; the compatible servers
-do not all know that name, so it is not sent.)
+of type ``function`` with ``tool_choice``, ``max_tokens`` and ``temperature``, one choice, no
+streaming. (OpenAI's reasoning models want ``max_completion_tokens`` instead of ``max_tokens``;
+the compatible servers do not all know that name, so it is not sent.)
 
 Mapping (ours → wire):
 
 - system prompt → the first message, role ``system`` (omitted when empty);
 - ``user`` → ``{"role": "user", "content": text}``;
-- ``assistant`` → ``{"role": "assistant", "content": text or null, "tool_calls": [...]}``
-  (``tool_calls`` only when there are some, null content only beside them), each call as
-  ``{"id", "type": "function", "function": {"name", "arguments": "<json>"}}``;
+- ``assistant`` → ``{"role": "assistant", "content": text, "tool_calls": [...]}``
+  (``tool_calls`` only when there are some), each call as
+  ``{"id", "type": "function", "function": {"name", "arguments": "<json>"}}``. ``content`` is
+  always a string, ``""`` when the model said nothing: the API allows null beside tool calls,
+  but llama-cpp-python's chat templates fail on it with HTTP 500;
 - ``tool`` → ``{"role": "tool", "tool_call_id", "content": text}`` (the API has no error flag;
-  the text says what went wrong).
+  the text says what went wrong);
+- tools → ``tools`` as ``{"type": "function", "function": {"name", "description",
+  "parameters"}}`` with ``"tool_choice": "auto"`` (the API's default, but llama-cpp-python's
+  function-calling chat format ignores the tools without it); neither when no tool is offered.
 
 Answers are read leniently where compatible servers differ: ``arguments`` given as an object is
 taken as is, an empty string means no arguments, and a string that is not a JSON object is kept
@@ -139,6 +144,7 @@ class OpenAIProvider(HttpProvider):
                 }
                 for tool in request.tools
             ]
+            body["tool_choice"] = "auto"
         if request.temperature is not None:
             body["temperature"] = request.temperature
         return body
@@ -148,10 +154,7 @@ class OpenAIProvider(HttpProvider):
             case "user":
                 return {"role": "user", "content": message.text}
             case "assistant":
-                # null content is what the API documents beside tool calls; a message with
-                # neither keeps its (empty) text, which every server accepts
-                content = message.text or (None if message.tool_calls else "")
-                wire: dict[str, Any] = {"role": "assistant", "content": content}
+                wire: dict[str, Any] = {"role": "assistant", "content": message.text}
                 if message.tool_calls:
                     wire["tool_calls"] = [
                         {

@@ -211,6 +211,7 @@ async def test_request_headers_and_body() -> None:
                 "input_schema": RUN_SCRIPT.input_schema,
             }
         ],
+        "tool_choice": {"type": "auto"},
         "temperature": 0.5,
     }
 
@@ -262,6 +263,60 @@ async def test_empty_messages_are_dropped_and_neighbours_merged() -> None:
             "role": "user",
             "content": [{"type": "text", "text": "First"}, {"type": "text", "text": "Second"}],
         }
+    ]
+
+
+async def test_whitespace_only_texts_are_left_out() -> None:
+    recorder = Recorder(200, message_answer([{"type": "text", "text": "ok"}]))
+    conversation = (
+        Message(role="user", text="Go"),
+        Message(
+            role="assistant",
+            text="  \n",
+            tool_calls=(ToolCall(id="t1", name="search_skills", arguments={}),),
+        ),
+        Message(role="tool", text="found", tool_call_id="t1"),
+        Message(role="user", text=" "),
+    )
+    async with provider(recorder) as model:
+        await model.complete(request(*conversation))
+    assert recorder.body["messages"] == [
+        {"role": "user", "content": "Go"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "search_skills", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "found"}],
+        },
+    ]
+
+
+async def test_empty_tool_results_send_no_empty_content() -> None:
+    recorder = Recorder(200, message_answer([{"type": "text", "text": "ok"}]))
+    conversation = (
+        Message(role="user", text="Go"),
+        Message(
+            role="assistant",
+            tool_calls=(
+                ToolCall(id="t1", name="run_skill_script", arguments={}),
+                ToolCall(id="t2", name="run_skill_script", arguments={}),
+            ),
+        ),
+        Message(role="tool", text="", tool_call_id="t1"),
+        Message(role="tool", text=" ", tool_call_id="t2", is_error=True),
+    )
+    async with provider(recorder) as model:
+        await model.complete(request(*conversation))
+    assert recorder.body["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1"},
+        {
+            "type": "tool_result",
+            "tool_use_id": "t2",
+            "content": "(the tool failed without saying why)",
+            "is_error": True,
+        },
     ]
 
 
@@ -402,6 +457,20 @@ async def test_http_errors_are_classified(status: int, retryable: bool) -> None:
     assert str(caught.value).startswith(f"anthropic:claude-sonnet-4-5: HTTP {status}")
     assert "Something happened" in str(caught.value)
     assert "sk-ant-test-key" not in str(caught.value)
+
+
+async def test_a_context_length_error_is_not_retried() -> None:
+    body = {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: 208310 tokens > 200000 maximum",
+        },
+    }
+    async with provider(Recorder(400, body, {"x-should-retry": "true"})) as model:
+        with pytest.raises(ModelError, match="prompt is too long") as caught:
+            await model.complete(request())
+    assert not caught.value.retryable
 
 
 async def test_timeouts_are_retryable() -> None:

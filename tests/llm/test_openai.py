@@ -179,8 +179,9 @@ async def test_request_body_maps_every_role_and_the_tools() -> None:
                 "content": '<skill_content name="data-toolkit">…</skill_content>',
             },
             {
+                # never null: llama-cpp-python answers HTTP 500 to null content
                 "role": "assistant",
-                "content": None,
+                "content": "",
                 "tool_calls": [
                     {
                         "id": "call_b",
@@ -215,6 +216,7 @@ async def test_request_body_maps_every_role_and_the_tools() -> None:
                 },
             }
         ],
+        "tool_choice": "auto",
         "temperature": 0.2,
     }
 
@@ -228,6 +230,14 @@ async def test_minimal_request_omits_system_tools_and_temperature() -> None:
         "messages": [{"role": "user", "content": "Summarise sales.csv"}],
         "max_tokens": 4096,
     }
+
+
+async def test_no_message_has_null_content_and_tools_come_with_tool_choice_auto() -> None:
+    recorder = answering(completion({"content": "Hi."}))
+    async with provider(recorder) as model:
+        await model.complete(request(messages=CONVERSATION, tools=(ACTIVATE,)))
+    assert all(isinstance(m["content"], str) for m in recorder.body["messages"])
+    assert recorder.body["tool_choice"] == "auto"
 
 
 async def test_without_api_key_no_authorization_header_is_sent() -> None:
@@ -473,6 +483,47 @@ async def test_http_errors_are_classified(status: int, retryable: bool) -> None:
     assert error.retry_after == (4.0 if retryable else None)
     assert str(error).startswith(f"openai:gpt-4o: HTTP {status}")
     assert "something went wrong" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        # llama-cpp-python: its request validation, answered with 500
+        (
+            500,
+            {
+                "error": {
+                    "message": "1 validation error:\n  {'type': 'missing', 'loc': ('body',"
+                    " 'messages', 1, 'content'), 'msg': 'Field required', 'input': {}}",
+                    "type": "internal_server_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+        ),
+        # llama-cpp-python and vLLM: the context window is full
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 2048 tokens. However,"
+                    " you requested 2200 tokens (2100 in the messages, 100 in the"
+                    " completion). Please reduce the length of the messages or completion.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
+        # Ollama's runner: the context window is full, answered with 500
+        (500, {"error": "input exceeds context length"}),
+    ],
+)
+async def test_errors_that_never_succeed_are_not_retried(status: int, body: object) -> None:
+    async with provider(answering(body, status=status)) as model:
+        with pytest.raises(ModelError) as caught:
+            await model.complete(request())
+    assert (caught.value.status, caught.value.retryable) == (status, False)
 
 
 async def test_connection_failures_are_retryable() -> None:

@@ -13,6 +13,7 @@ from skillweave.llm.retry import (
     classify_status,
     error_from_response,
     error_from_transport,
+    is_local_host,
     parse_retry_after,
 )
 
@@ -227,3 +228,206 @@ def test_error_bodies_are_read_as_json_not_by_content_type() -> None:
         request=REQUEST,
     )
     assert str(error_from_response("p", response)).endswith(": plain text type")
+
+
+# --- errors that never succeed on retry --------------------------------------------------------
+
+# Real error bodies of OpenAI-compatible servers (see the signs in skillweave.llm.retry).
+LLAMA_CPP_PYTHON_VALIDATION = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'string_type', 'loc': ('body', 'messages', 2,"
+        " 'typed-dict', 'content'), 'msg': 'Input should be a valid string', 'input': None}",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+LLAMA_CPP_PYTHON_NULL_CONTENT = {
+    "error": {
+        "message": 'can only concatenate str (not "NoneType") to str',
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+LLAMA_SERVER_PARSE = {
+    "error": {
+        "code": 500,
+        "message": "Failed to parse messages: Expected 'content' (ref: https://github.com/"
+        'ggml-org/llama.cpp/issues/8367); messages = [{"role": "assistant"}]',
+        "type": "server_error",
+    }
+}
+LLAMA_SERVER_TEMPLATE = {
+    "error": {
+        "code": 500,
+        "message": "Cannot pass both content and thinking in an assistant message with tool"
+        ' calls! at row 290, column 178:\n {{- raise_exception("Cannot pass both") }}',
+        "type": "server_error",
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        LLAMA_CPP_PYTHON_VALIDATION,
+        LLAMA_CPP_PYTHON_NULL_CONTENT,
+        LLAMA_SERVER_PARSE,
+        LLAMA_SERVER_TEMPLATE,
+        {"error": {"message": "Invalid request", "type": "invalid_request_error"}},
+        {"object": "error", "message": "bad tools", "type": "BadRequestError", "code": 400},
+    ],
+)
+@pytest.mark.parametrize("status", [500, 502])
+def test_a_5xx_that_says_the_request_is_invalid_is_not_retried(status: int, body: object) -> None:
+    error = error_from_response("openai:local", answer(status, body, headers={"retry-after": "1"}))
+    assert (error.retryable, error.retry_after, error.status) == (False, None, status)
+    assert str(error).startswith(f"openai:local: HTTP {status}")
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (
+            500,
+            {
+                "error": {
+                    "message": "The server had an error while processing your request.",
+                    "type": "server_error",
+                }
+            },
+        ),
+        (503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}),
+        (
+            500,
+            {"object": "error", "message": "", "type": "InternalServerError", "code": 500},
+        ),
+        # llama-cpp-python's own answer failed its response model: not the request's fault
+        (
+            500,
+            {
+                "error": {
+                    "message": "1 validation error:\n  {'type': 'missing', 'loc': ('response',"
+                    " 'CreateChatCompletionResponse', 'choices', 0, 'message', 'refusal')}",
+                    "type": "internal_server_error",
+                }
+            },
+        ),
+        (502, "<html><body>502 Bad Gateway</body></html>"),
+    ],
+)
+def test_other_server_errors_stay_retryable(status: int, body: object) -> None:
+    assert error_from_response("openai:local", answer(status, body)).retryable
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        # OpenAI, llama-cpp-python (and vLLM, with code 400)
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 2048 tokens.",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
+        # a proxy in front of vLLM that answered 500 (kserve/kserve#3886)
+        (
+            500,
+            {
+                "error": {
+                    "code": "500",
+                    "message": "This model's maximum context length is 8192 tokens. However,"
+                    " you requested 50014 tokens (14 in the messages, 50000 in the completion).",
+                    "type": "OpenAIError",
+                }
+            },
+        ),
+        # llama.cpp's llama-server
+        (
+            500,
+            {
+                "error": {
+                    "code": 500,
+                    "message": "request (4476 tokens) exceeds the available context size"
+                    " (4096 tokens)",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 4476,
+                    "n_ctx": 4096,
+                }
+            },
+        ),
+        (503, {"error": {"message": "the request exceeds the available context size"}}),
+        # Ollama's runner, and llama-cpp-python's own text
+        (500, {"error": "input exceeds context length"}),
+        (500, {"error": {"message": "Requested tokens (3000) exceed context window of 2048"}}),
+    ],
+)
+def test_context_length_errors_are_never_retried(status: int, body: object) -> None:
+    headers = {"x-should-retry": "true", "retry-after": "1"}
+    error = error_from_response("openai:local", answer(status, body, headers=headers))
+    assert (error.retryable, error.retry_after) == (False, None)
+
+
+# --- timeouts against local servers ------------------------------------------------------------
+
+LOCAL_HOSTS = [
+    "127.0.0.1",
+    "127.8.9.10",
+    "localhost",
+    "llm.localhost",
+    "[::1]",
+    "[::ffff:127.0.0.1]",
+    "10.1.2.3",
+    "172.16.0.1",
+    "172.31.255.254",
+    "192.168.1.20",
+    "169.254.10.10",
+    "[fe80::1]",
+    "[fd12:3456::1]",
+]
+PUBLIC_HOSTS = ["api.openai.com", "8.8.8.8", "172.32.0.1", "100.64.0.1", "[2001:4860::8888]"]
+
+
+def _timeout(exc_type: type[httpx.TimeoutException], host: str) -> httpx.TimeoutException:
+    request = httpx.Request("POST", f"http://{host}:8080/v1/chat/completions")
+    return exc_type("timed out", request=request)
+
+
+@pytest.mark.parametrize("host", LOCAL_HOSTS)
+@pytest.mark.parametrize("exc_type", [httpx.ReadTimeout, httpx.WriteTimeout])
+def test_a_timeout_against_a_local_server_is_not_retried(
+    exc_type: type[httpx.TimeoutException], host: str
+) -> None:
+    error = error_from_transport("openai:local", _timeout(exc_type, host))
+    assert not error.retryable
+    message = str(error)
+    assert "\n" not in message
+    assert f"did not answer in time ({exc_type.__name__})" in message
+    assert "queue behind it" in message
+    assert "MODEL__TIMEOUT_SECONDS" in message
+
+
+@pytest.mark.parametrize("host", PUBLIC_HOSTS)
+def test_a_timeout_against_a_public_host_is_retried(host: str) -> None:
+    error = error_from_transport("openai:gpt-4o", _timeout(httpx.ReadTimeout, host))
+    assert error.retryable
+    assert "MODEL__TIMEOUT_SECONDS" not in str(error)
+
+
+@pytest.mark.parametrize("exc_type", [httpx.ConnectTimeout, httpx.PoolTimeout])
+def test_a_timeout_before_the_request_was_sent_is_retried_even_locally(
+    exc_type: type[httpx.TimeoutException],
+) -> None:
+    assert error_from_transport("openai:local", _timeout(exc_type, "127.0.0.1")).retryable
+
+
+@pytest.mark.parametrize(
+    ("host", "local"), [*((h.strip("[]"), True) for h in LOCAL_HOSTS), ("example.com", False)]
+)
+def test_is_local_host(host: str, local: bool) -> None:
+    assert is_local_host(host) is local
