@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import types
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "ExecutionEngine",
     "IsolationChoice",
     "KubernetesSettings",
+    "ModelProfile",
     "ModelSettings",
     "ObservabilitySettings",
     "SandboxSettings",
@@ -198,14 +200,42 @@ class SkillsSettings(BaseModel):
         return out
 
 
-class ModelSettings(BaseModel):
-    """Which model provider the agent talks to."""
+PROFILE_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+"""A model profile's name (``MODEL__PROFILES__<NAME>__…``; environment names come lowercased)."""
 
-    provider: Literal["openai", "anthropic", "scripted"] = "scripted"
-    name: str = "demo"
+
+class ModelProfile(BaseModel):
+    """One model agents may name: its provider, its name there, and where and how to reach it.
+
+    The API key goes only to this profile's endpoint (``base_url``, else the provider's own).
+    """
+
+    provider: Literal["openai", "anthropic", "scripted"]
+    name: str = Field(min_length=1, description="The model's name; for scripted, the script.")
     base_url: str | None = None
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(default=120.0, gt=0)
+
+
+class ModelSettings(ModelProfile):
+    """The default model (``MODEL__PROVIDER``, ``MODEL__NAME``, …) and the named profiles
+    (``MODEL__PROFILES__<NAME>__PROVIDER``, ``__NAME``, ``__BASE_URL``, ``__API_KEY``,
+    ``__TIMEOUT_SECONDS``) an agent's ``model`` may name instead of ``provider:name``."""
+
+    provider: Literal["openai", "anthropic", "scripted"] = "scripted"
+    name: str = Field(default="demo", min_length=1)
+    profiles: dict[str, ModelProfile] = Field(default_factory=dict)
+
+    @field_validator("profiles")
+    @classmethod
+    def _profile_names(cls, profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+        for name in profiles:
+            if not re.fullmatch(PROFILE_NAME_PATTERN, name):
+                raise ValueError(
+                    f"model profile name {name!r}: use lowercase letters, digits, '-' and '_'"
+                    " (at most 63), e.g. MODEL__PROFILES__LOCAL__PROVIDER"
+                )
+        return profiles
 
 
 class StorageSettings(BaseModel):

@@ -119,11 +119,12 @@ class Reply:
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the server got: its JSON body (None if it was not JSON) and the status it
-    was answered with."""
+    """One request the server got: its JSON body (None if it was not JSON), the status it was
+    answered with, and its Authorization header (None without one)."""
 
     body: Any
     status: int
+    authorization: str | None = None
 
 
 def _completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
@@ -241,7 +242,11 @@ class StrictLLMServer:
         except ValueError:
             body = None
         status, answer, delay = self._answer(body)
-        self.requests.append(RecordedRequest(body=body, status=status))
+        self.requests.append(
+            RecordedRequest(
+                body=body, status=status, authorization=request.headers.get("authorization")
+            )
+        )
         if delay:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)

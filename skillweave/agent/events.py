@@ -49,5 +49,6 @@ class AgentEvent(BaseModel):
     status: str | None = None
     duration_ms: int | None = None
     usage: Usage | None = None
+    model: str | None = Field(default=None, description="model_called: the model that answered.")
     artifacts: tuple[ArtifactRef, ...] = ()
     tools_registered: tuple[str, ...] = ()

@@ -90,6 +90,7 @@ def new_state(
     return AgentState(
         job_id=job_id,
         agent=spec.name,
+        model=spec.model,
         task=task,
         budgets=spec.limits,
         inputs=list(inputs),
@@ -221,6 +222,7 @@ class AgentLoop:
                 writes=writes,
                 reply_seq=reply_seq,
                 max_output_tokens=budgets.max_output_tokens,
+                model=state.model,
             )
         )
         state.turn += 1
@@ -236,6 +238,7 @@ class AgentLoop:
             state,
             "model_called",
             usage=turn.usage,
+            model=turn.model or None,
             detail=_calls(len(message.tool_calls)) if message.tool_calls else "answer",
         )
         if state.usage.total_tokens >= budgets.max_tokens:

@@ -111,6 +111,10 @@ class InvokeModelInput(_Model):
     )
     reply_seq: int = Field(description="Where the model's reply is stored.")
     max_output_tokens: int = 4096
+    model: str | None = Field(
+        default=None,
+        description="The job's model: a profile or provider:name, resolved where it runs.",
+    )
 
 
 class ModelTurn(_Model):

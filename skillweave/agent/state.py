@@ -123,6 +123,10 @@ class AgentState(BaseModel):
 
     job_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
     agent: str = "default"
+    model: str | None = Field(
+        default=None,
+        description="The model its agent names (a profile or provider:name); None: the default.",
+    )
     task: str
     status: JobStatus = "running"
     reason: str | None = Field(default=None, description="Why the job ended, in one line.")

@@ -3,8 +3,10 @@
 An agent is a record in the artifact store (``catalog/agents/{id}.json``); its id is made here
 (``ag-`` and 16 hex digits) and its name is unique. Every skill id must name a skill the API
 knows (a directory skill of the configured library or an uploaded one) when the agent is made or
-changed; unknown ids are refused with all of them named, and nothing is stored. A run turns the
-agent into an :class:`~skillweave.agent.spec.AgentSpec` (:meth:`Agent.to_spec`).
+changed; unknown ids are refused with all of them named, and nothing is stored. Its model
+(``model_id``: a profile or ``provider:name``) must resolve with the credentials it needs, or the
+agent is refused (422, naming it). A run turns the agent into an
+:class:`~skillweave.agent.spec.AgentSpec` (:meth:`Agent.to_spec`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
+from skillweave.errors import ConfigError
+from skillweave.llm.factory import resolve_model
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -42,7 +46,10 @@ class AgentCreate(BaseModel):
     model_id: str | None = Field(
         default=None,
         max_length=200,
-        description="provider:name (e.g. openai:gpt-4o-mini); unset: the worker's model.",
+        description=(
+            "A model profile's name (MODEL__PROFILES__<NAME>__*) or provider:name (e.g."
+            " openai:gpt-4o-mini), checked when the agent is made; unset: the default model."
+        ),
     )
     skill_ids: list[Annotated[str, Field(pattern=_SKILL)]] = Field(
         default_factory=list, max_length=500, description="Skills the agent may use."
@@ -197,6 +204,7 @@ async def _known_skills(state: Annotated[ApiState, Depends(state_of)]) -> Callab
 
 Agents = Annotated[AgentStore, Depends(_agents)]
 KnownSkills = Annotated[Callable[..., Any], Depends(_known_skills)]
+State = Annotated[ApiState, Depends(state_of)]
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 
@@ -209,9 +217,23 @@ async def _check_skills(unknown: Callable[..., Any], names: list[str] | None) ->
         raise ApiProblem(422, f"unknown skill ids: {', '.join(missing)}", title="Unknown skills")
 
 
+def _check_model(state: ApiState, model_id: str | None) -> None:
+    """The agent's model resolves here: a configured profile or ``provider:name``, with the
+    credentials it needs (nothing is contacted)."""
+    if not model_id:
+        return
+    try:
+        resolve_model(state.settings.model, model_id)
+    except ConfigError as exc:
+        raise ApiProblem(422, f"model_id: {exc}", title="Unknown model") from None
+
+
 @router.post("/", status_code=status.HTTP_201_CREATED)
-async def create_agent(body: AgentCreate, agents: Agents, unknown: KnownSkills) -> Agent:
-    """Make an agent; every skill id must name a known skill."""
+async def create_agent(
+    body: AgentCreate, agents: Agents, unknown: KnownSkills, state: State
+) -> Agent:
+    """Make an agent; every skill id must name a known skill, and its model must resolve."""
+    _check_model(state, body.model_id)
     await _check_skills(unknown, body.skill_ids)
     return await agents.create(body)
 
@@ -241,11 +263,12 @@ async def get_agent(agent_id: str, agents: Agents) -> Agent:
 
 @router.patch("/{agent_id}")
 async def update_agent(
-    agent_id: str, body: AgentPatch, agents: Agents, unknown: KnownSkills
+    agent_id: str, body: AgentPatch, agents: Agents, unknown: KnownSkills, state: State
 ) -> Agent:
-    """Change some fields of an agent; skill ids are checked as on create."""
+    """Change some fields of an agent; skill ids and the model are checked as on create."""
     if not _valid_id(agent_id):
         raise ApiProblem(404, f"no agent {agent_id!r}")
+    _check_model(state, body.model_id)
     await _check_skills(unknown, body.skill_ids)
     return await agents.update(agent_id, body)
 

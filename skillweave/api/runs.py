@@ -50,12 +50,14 @@ from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
 from skillweave.errors import (
     AgentError,
+    ConfigError,
     InvalidKeyError,
     PackageError,
     SkillNotFoundError,
     SkillUnavailableError,
     SkillweaveError,
 )
+from skillweave.llm.factory import describe_model, resolve_model
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry
 from skillweave.skills.stored import StoredSkill
@@ -79,6 +81,14 @@ class Run(BaseModel):
     skills: list[PinnedSkill] | None = Field(
         default=None,
         description="The skills the run uses, at the versions they had when it started.",
+    )
+    model: str | None = Field(
+        default=None,
+        description=(
+            "The model the agent names, as provider:name (with its profile); None: the default"
+            " model of the engine that runs it. Each model_called event names the model that"
+            " answered."
+        ),
     )
     created_at: datetime
     status: str = Field(default="running", description="running, or how the job ended.")
@@ -128,6 +138,7 @@ class RunService:
             raise ApiProblem(422, f"no agent {agent_id!r}", title="Unknown agent")
         if len(files) > _MAX_FILES:
             raise ApiProblem(422, f"at most {_MAX_FILES} files per run")
+        model = self._model_of(agent)
         pinned = await self._pin(agent)
         run_id = f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
         names = [_file_name(upload) for upload in files]
@@ -150,6 +161,7 @@ class RunService:
             input=text,
             inputs=inputs,
             skills=None if pinned is None else list(pinned),
+            model=model,
             created_at=datetime.now(UTC),
         )
         await self._save(run)
@@ -161,6 +173,17 @@ class RunService:
         self._watchers.add(watcher)
         watcher.add_done_callback(self._watchers.discard)
         return run
+
+    def _model_of(self, agent: Agent) -> str | None:
+        """The model the agent names, as the run record shows it (None: the default); it
+        must still resolve (settings may have changed since the agent was made)."""
+        if not agent.model_id:
+            return None
+        try:
+            profile = resolve_model(self.state.settings.model, agent.model_id)
+        except ConfigError as exc:
+            raise ApiProblem(422, f"the agent's model_id: {exc}", title="Unknown model") from None
+        return describe_model(profile, agent.model_id)
 
     async def _pin(self, agent: Agent) -> tuple[PinnedSkill, ...] | None:
         """The agent's skills (their trees too) at their current versions, each package put

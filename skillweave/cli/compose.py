@@ -37,7 +37,7 @@ from pydantic import SecretStr
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.errors import ConfigError
-from skillweave.llm import ModelProvider, open_provider
+from skillweave.llm import ModelProvider, ModelProviders, open_provider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillLibrary, SkillRegistry
 from skillweave.storage import open_store as store_of_settings
@@ -155,7 +155,8 @@ async def open_services(
     """
     async with contextlib.AsyncExitStack() as stack:
         provider: ModelProvider = open_provider(model)
-        stack.push_async_callback(provider.aclose)
+        models = ModelProviders(model, default=provider)
+        stack.push_async_callback(models.aclose)
         store = await stack.enter_async_context(open_store(settings))
         manager = await stack.enter_async_context(open_manager(settings, pool_target=pool_target))
         services = AgentServices(
@@ -165,6 +166,7 @@ async def open_services(
             provider=provider,
             model=provider.name.partition(":")[2] or provider.name,
             sandbox=manager.client,
+            models=models,
         )
         yield LocalServices(services=services, manager_url=manager.url)
 

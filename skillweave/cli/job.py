@@ -25,7 +25,7 @@ from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ModelSettings
 from skillweave.engines import JobRequest, JobResult
 from skillweave.errors import AgentSpecError, ConfigError
-from skillweave.llm import parse_model_option
+from skillweave.llm.factory import resolve_model
 from skillweave.skills import SkillRegistry
 from skillweave.storage import LocalArtifactStore, keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
@@ -101,36 +101,43 @@ def choose_model(
     spec: AgentSpec,
     spec_path: Path | None = None,
 ) -> ModelSettings:
-    """The model settings of the job: ``--model``, else the agent spec's ``model``, else
-    ``MODEL__*``. A scripted model named by the spec with a relative path is found next to
-    the spec file.
+    """The model settings of the job: those of ``--model``, else of the agent spec's ``model``
+    (a profile or ``provider:name``), else ``MODEL__*``, as the default model of the returned
+    settings (the profiles kept). A scripted model named by the spec with a relative path is
+    found next to the spec file (`job_model` names it so). See
+    :func:`skillweave.llm.factory.resolve_model` for what a ``provider:name`` takes from the
+    default's settings: never a base URL or a key configured for another provider.
 
     Raises:
-        ConfigError: ``--model`` is not ``PROVIDER:NAME``.
-        AgentSpecError: the spec's ``model`` is not.
+        ConfigError: ``--model`` does not resolve.
+        AgentSpecError: the spec's ``model`` does not.
     """
-    if option is not None:
-        provider, name = parse_model_option(option)
-    elif spec.model is not None:
-        source = str(spec_path) if spec_path is not None else "agent spec"
-        try:
-            provider, name = parse_model_option(spec.model)
-        except ConfigError:
-            raise AgentSpecError(
-                source,
-                f"model {spec.model!r}: expected PROVIDER:NAME with provider openai, "
-                "anthropic or scripted",
-            ) from None
-        if provider == "scripted" and spec_path is not None and not Path(name).is_absolute():
-            name = str(spec_path.parent / name)
-    else:
+    named = job_model(option=option, spec=spec, spec_path=spec_path)
+    if named is None:
         return settings
-    update: dict[str, object] = {"provider": provider, "name": name}
-    if provider != settings.provider:
-        # MODEL__BASE_URL belongs to the configured provider's API; the key is kept, since
-        # `MODEL__API_KEY=… skillweave run --model openai:…` is how a key is usually given.
-        update["base_url"] = None
-    return settings.model_copy(update=update)
+    try:
+        profile = resolve_model(settings, named)
+    except ConfigError as exc:
+        if option is not None:
+            raise
+        source = str(spec_path) if spec_path is not None else "agent spec"
+        raise AgentSpecError(source, str(exc)) from None
+    return settings.model_copy(update=profile.model_dump())
+
+
+def job_model(*, option: str | None, spec: AgentSpec, spec_path: Path | None = None) -> str | None:
+    """What the job's model is named, as it travels with the job: ``--model``, else the spec's
+    ``model`` with a relative script path made absolute (next to the spec file), else None."""
+    if option is not None:
+        return option
+    if spec.model is None:
+        return None
+    provider, colon, name = spec.model.partition(":")
+    if colon and provider.strip().lower() == "scripted" and spec_path is not None:
+        path = Path(name.strip())
+        if not path.is_absolute():
+            return f"scripted:{spec_path.parent / path}"
+    return spec.model
 
 
 def scripted_note(model: ModelSettings) -> str | None:

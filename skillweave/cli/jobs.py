@@ -76,9 +76,9 @@ def run_command(
         typer.Option(
             "--model",
             "-m",
-            help="PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or "
-            "scripted:FILE.yaml (overrides the agent spec and MODEL__*; direct engine only: on "
-            "Temporal the worker's model runs the job).",
+            help="A model profile (MODEL__PROFILES__<NAME>__*) or PROVIDER:NAME, e.g. "
+            "openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or scripted:FILE.yaml (overrides "
+            "the agent spec and MODEL__*; on Temporal the worker resolves it).",
         ),
     ] = None,
     files: Annotated[
@@ -101,16 +101,17 @@ def run_command(
     Direct engine: the job runs in this process; scripts run in sandboxes through
     SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool started
     here. Temporal engine: the job is a workflow on WORKFLOW__TEMPORAL_ADDRESS, run by a worker
-    (`skillweave worker`, or `skillweave dev` for the whole stack) with the worker's model and
-    store; the result ends with the job's page in the Temporal UI. While no worker answers (one
-    was killed or is restarting) the command says it waits for one and goes on following.
+    (`skillweave worker`, or `skillweave dev` for the whole stack) with the worker's store, on
+    the model the job names (resolved by the worker) or the worker's default; the result ends
+    with the job's page in the Temporal UI. While no worker answers (one was killed or is
+    restarting) the command says it waits for one and goes on following.
     Exit 0 when the job completes, 1 when it fails, is cancelled or runs out of budget, 2 for
     bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the job
     may still be running), 130 on Ctrl-C (a direct job is cancelled; a Temporal job keeps
     running).
     """
     from skillweave.cli.compose import open_engine
-    from skillweave.cli.job import check_files, choose_model, load_agent, new_job_id
+    from skillweave.cli.job import check_files, choose_model, job_model, load_agent, new_job_id
     from skillweave.cli.remote import is_agent_id
 
     files = files or []
@@ -125,27 +126,13 @@ def run_command(
         return
     settings = get_settings()
     chosen_engine = engine if engine is not None else settings.workflow.execution_engine
-    if chosen_engine == "temporal" and model is not None:
-        raise fail(
-            "--model: a job on Temporal runs with the worker's model",
-            hint="Set MODEL__* (or --model) where `skillweave worker` or `skillweave dev` "
-            "runs, or use --engine direct.",
-            code=EXIT_USAGE,
-        )
     registry = registry_of(dirs)
     with errors(), spec_errors():
         spec = load_agent(agent, registry)
         chosen = choose_model(settings.model, option=model, spec=spec, spec_path=agent)
-    if chosen_engine == "temporal" and spec.model is not None and not as_json:
-        err.print(
-            Text(
-                terminal_safe(
-                    f"note: the agent spec's model ({spec.model}) is not used on Temporal: the "
-                    "worker's model runs the job"
-                ),
-                style="yellow",
-            ),
-            soft_wrap=True,
+        # The job names its model wherever it runs (a worker resolves it with its settings).
+        spec = spec.model_copy(
+            update={"model": job_model(option=model, spec=spec, spec_path=agent)}
         )
     with errors():
         check_files(files)
@@ -192,11 +179,12 @@ def _say_where(
 
             if not as_json:
                 # The worker's manager runs its scripts: nothing to say of it here.
+                on = f"model {spec.model}" if spec.model else "the worker's default model"
                 announce_job(
                     job_id,
                     spec,
                     f"engine temporal at {workflow.temporal_address}, task queue "
-                    f"{workflow.task_queue} (the worker's model)",
+                    f"{workflow.task_queue} ({on})",
                 )
             configure_logging(verbose=False)
             return f"interrupted: job {job_id} keeps running on Temporal", (

@@ -53,6 +53,7 @@ from skillweave.config import Settings
 from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import (
     ArtifactNotFoundError,
+    ConfigError,
     ExecutionRejectedError,
     InvalidKeyError,
     PackageError,
@@ -60,6 +61,7 @@ from skillweave.errors import (
     SkillNotFoundError,
 )
 from skillweave.llm.base import ModelProvider
+from skillweave.llm.factory import ModelProviders
 from skillweave.llm.messages import Message, ModelRequest
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import (
@@ -146,10 +148,13 @@ class AgentServices:
         settings: skills (catalog budget, resource caps) and sandbox (script timeout) sections.
         registry: the skill library snapshot jobs use.
         store: where transcripts, packages and artifacts live.
-        provider: the model.
+        provider: the default model, for jobs whose agent names none.
+        model: its name, as model requests carry it.
         sandbox: a client of the MCP manager that runs scripts.
         metrics: where model calls, tokens, script runs, activations and searches are
             counted (default: a registry of its own).
+        models: the models jobs may name (profiles, ``provider:name``), opened on first use;
+            None: a job that names a model fails with a config error (nothing to resolve it).
     """
 
     def __init__(
@@ -162,12 +167,14 @@ class AgentServices:
         model: str,
         sandbox: SandboxClient,
         metrics: WorkerMetrics | None = None,
+        models: ModelProviders | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.store = store
         self.provider = provider
         self.model = model
+        self.models = models
         self.sandbox = sandbox
         self.metrics = metrics if metrics is not None else WorkerMetrics()
         self._cache = _TranscriptCache(_CACHE_BYTES)
@@ -331,11 +338,12 @@ class AgentServices:
         for seq in range(view.upto):
             record = await self._load_record(request.run_id, seq)
             messages.append(record.seen(elided=seq < view.elide_before))
+        provider, model = self._model_of(request)
         started = time.perf_counter()
         try:
-            response = await self.provider.complete(
+            response = await provider.complete(
                 ModelRequest(
-                    model=self.model,
+                    model=model,
                     system=request.system,
                     messages=tuple(messages),
                     tools=request.tools,
@@ -344,11 +352,11 @@ class AgentServices:
             )
         except Exception:
             self.metrics.model_called(
-                self.provider.name, seconds=time.perf_counter() - started, usage=None
+                provider.name, seconds=time.perf_counter() - started, usage=None
             )
             raise
         self.metrics.model_called(
-            self.provider.name, seconds=time.perf_counter() - started, usage=response.usage
+            provider.name, seconds=time.perf_counter() - started, usage=response.usage
         )
         reply = response.message
         if reply.role != "assistant":
@@ -358,8 +366,24 @@ class AgentServices:
             message=reply,
             stop_reason=response.stop_reason,
             usage=response.usage,
-            model=response.model or self.model,
+            model=response.model or model,
         )
+
+    def _model_of(self, request: InvokeModelInput) -> tuple[ModelProvider, str]:
+        """The provider of the model the job names, and that model's name.
+
+        Raises:
+            ConfigError: the job names a model that does not resolve here (never retried).
+        """
+        if not request.model:
+            return self.provider, self.model
+        if self.models is None:
+            raise ConfigError(
+                f"the job names model {request.model!r}, and this process runs only its"
+                " default model"
+            )
+        provider = self.models.provider_for(request.model)
+        return provider, provider.name.partition(":")[2] or provider.name
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools."""

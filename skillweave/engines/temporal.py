@@ -840,13 +840,16 @@ def summary_of(request: JobRequest) -> str:
 
 
 def details_of(request: JobRequest) -> str:
-    """The fixed details the UI shows for the job (markdown): task, agent, skills, limits."""
+    """The fixed details the UI shows for the job (markdown): task, agent, model, skills,
+    limits. (Each model call's event names the model that answered.)"""
     spec = request.agent
     skills = ", ".join(f"`{name}`" for name in spec.skills) if spec.skills else "all enabled"
     limits = spec.limits
+    model = f"`{spec.model}`" if spec.model else "the worker's default (MODEL__*)"
     lines = [
         f"**Task:** {request.task.strip()}",
         f"**Agent:** `{spec.name}`" + (f" — {spec.description}" if spec.description else ""),
+        f"**Model:** {model}",
         f"**Skills allowed:** {skills}",
         f"**Limits:** {limits.max_turns} turns · {limits.max_script_runs} script runs · "
         f"{limits.max_tokens:,} tokens",

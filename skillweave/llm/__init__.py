@@ -6,8 +6,9 @@ they share.
 - :class:`AnthropicProvider`: the Anthropic Messages API;
 - :class:`ScriptedProvider`: replays a YAML script, for tests and the offline demo.
 
-:func:`open_provider` builds the one the settings (``MODEL__*``) or the CLI's
-``--model provider:name`` (read by :func:`parse_model_option`) ask for. Providers never retry;
+:func:`resolve_model` turns what an agent names (nothing, a profile of ``MODEL__PROFILES__``
+or ``provider:name``) into a checked profile, :func:`open_provider` opens one, and
+:class:`ModelProviders` keeps those a process opened. Providers never retry;
 :mod:`skillweave.llm.retry` decides whether a failed call may be retried, and the caller does it.
 """
 
@@ -20,7 +21,15 @@ if TYPE_CHECKING:
     from skillweave.llm._http import RAW_ARGUMENTS_KEY
     from skillweave.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL, AnthropicProvider
     from skillweave.llm.base import ModelProvider
-    from skillweave.llm.factory import ProviderKind, open_provider, parse_model_option
+    from skillweave.llm.factory import (
+        ModelProviders,
+        ProviderKind,
+        check_profile,
+        describe_model,
+        open_provider,
+        parse_model_option,
+        resolve_model,
+    )
     from skillweave.llm.messages import (
         Message,
         ModelRequest,
@@ -51,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "Message": "messages",
     "ModelProvider": "base",
     "ModelRequest": "messages",
+    "ModelProviders": "factory",
     "ModelResponse": "messages",
     "OpenAIProvider": "openai",
     "ProviderKind": "factory",
@@ -66,11 +76,14 @@ _EXPORTS: dict[str, str] = {
     "ToolCall": "messages",
     "ToolSpec": "messages",
     "Usage": "messages",
+    "check_profile": "factory",
     "classify_status": "retry",
+    "describe_model": "factory",
     "error_from_response": "retry",
     "error_from_transport": "retry",
     "open_provider": "factory",
     "parse_model_option": "factory",
+    "resolve_model": "factory",
 }
 
 __all__ = [
@@ -80,6 +93,7 @@ __all__ = [
     "AnthropicProvider",
     "Message",
     "ModelProvider",
+    "ModelProviders",
     "ModelRequest",
     "ModelResponse",
     "OpenAIProvider",
@@ -95,11 +109,14 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "Usage",
+    "check_profile",
     "classify_status",
+    "describe_model",
     "error_from_response",
     "error_from_transport",
     "open_provider",
     "parse_model_option",
+    "resolve_model",
 ]
 
 

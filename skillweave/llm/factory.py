@@ -1,21 +1,42 @@
-"""Choosing a provider: :func:`open_provider` from the ``MODEL__*`` settings, and
-:func:`parse_model_option` for the CLI's ``--model PROVIDER:NAME``."""
+"""Choosing a provider: which model a job names (:func:`resolve_model`), and opening it.
+
+A job's model is named by its agent (``model`` in a spec, ``model_id`` in the API, ``--model``
+on the CLI): nothing (the default, ``MODEL__*``), a profile (``MODEL__PROFILES__<NAME>__*``) or
+``provider:name``. :func:`resolve_model` turns the name into a :class:`ModelProfile`, checked
+without contacting anything; :func:`open_provider` opens one; :class:`ModelProviders` keeps the
+providers a process opened, so one worker serves jobs of several models.
+
+A ``provider:name`` takes the default's endpoint and key only when they were configured for
+that provider (or for no real one: ``MODEL__PROVIDER`` unset or ``scripted``, which is how
+``MODEL__BASE_URL=… MODEL__API_KEY=… skillweave run --model openai:NAME`` reaches a local server).
+Otherwise it gets the provider's public endpoint and no key: a key is only ever sent to the
+endpoint it was configured with.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, assert_never, cast, get_args
 
 import httpx
 
-from skillweave.config import ModelSettings
+from skillweave.config import PROFILE_NAME_PATTERN, ModelProfile, ModelSettings
 from skillweave.errors import ConfigError
 from skillweave.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL, AnthropicProvider
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.openai import DEFAULT_OPENAI_BASE_URL, OpenAIProvider
 from skillweave.llm.scripted import ScriptedProvider
 
-__all__ = ["ProviderKind", "open_provider", "parse_model_option"]
+__all__ = [
+    "ModelProviders",
+    "ProviderKind",
+    "check_profile",
+    "describe_model",
+    "open_provider",
+    "parse_model_option",
+    "resolve_model",
+]
 
 ProviderKind = Literal["openai", "anthropic", "scripted"]
 """The providers ``MODEL__PROVIDER`` and ``--model`` accept (those of ``ModelSettings``)."""
@@ -27,7 +48,7 @@ _MODEL_OPTION_HINT = (
 _OPENAI_API_HOST = "api.openai.com"
 
 
-def parse_model_option(value: str) -> tuple[ProviderKind, str]:
+def parse_model_option(value: str, *, what: str = "--model") -> tuple[ProviderKind, str]:
     """Split the CLI's ``--model PROVIDER:NAME`` into the provider and the name.
 
     For ``scripted`` the name is the path of the script. Only the first colon splits, so a
@@ -39,83 +60,232 @@ def parse_model_option(value: str) -> tuple[ProviderKind, str]:
     provider, colon, name = value.partition(":")
     provider, name = provider.strip().lower(), name.strip()
     if not colon or not provider or not name:
-        raise ConfigError(f"--model {value!r}: {_MODEL_OPTION_HINT}")
+        raise ConfigError(f"{what} {value!r}: {_MODEL_OPTION_HINT}")
     if provider not in get_args(ProviderKind):
         choices = ", ".join(get_args(ProviderKind))
         raise ConfigError(
-            f"--model {value!r}: unknown provider {provider!r}, choose one of {choices} "
+            f"{what} {value!r}: unknown provider {provider!r}, choose one of {choices} "
             f"({_MODEL_OPTION_HINT})"
         )
     return cast(ProviderKind, provider), name
 
 
+def resolve_model(settings: ModelSettings, named: str | None) -> ModelProfile:
+    """The profile of the model `named` (None or empty: the default). Nothing is contacted.
+
+    Raises:
+        ConfigError: an unknown profile, a ``provider:name`` that does not parse, or a model
+            whose credentials or endpoint are missing or unusable (see `check_profile`); the
+            message names the model and the setting to fix.
+    """
+    if not named:
+        profile = ModelProfile.model_validate(settings.model_dump(exclude={"profiles"}))
+        check_profile(profile, what="the default model (MODEL__*)")
+        return profile
+    if ":" not in named:
+        profile = settings.profiles.get(named)
+        if profile is None:
+            known = ", ".join(sorted(settings.profiles)) or "none"
+            hint = (
+                "set MODEL__PROFILES__<NAME>__PROVIDER and __NAME"
+                if re.fullmatch(PROFILE_NAME_PATTERN, named)
+                else "a profile name is lowercase letters, digits, '-' and '_'"
+            )
+            raise ConfigError(
+                f"unknown model profile {named!r} (configured: {known}): {hint}, or name a"
+                " model as PROVIDER:NAME"
+            )
+        check_profile(
+            profile, what=f"model profile {named!r}", setting=f"MODEL__PROFILES__{named.upper()}__"
+        )
+        return profile
+    provider, name = parse_model_option(named, what="model")
+    profile = ModelProfile(provider=provider, name=name)
+    if settings.provider in (provider, "scripted"):
+        # The default's endpoint and key were configured for this provider (or for none).
+        profile = profile.model_copy(
+            update={
+                "base_url": settings.base_url,
+                "api_key": settings.api_key,
+                "timeout_seconds": settings.timeout_seconds,
+            }
+        )
+        check_profile(profile, what=f"model {named!r}")
+        return profile
+    check_profile(
+        profile,
+        what=f"model {named!r}",
+        hint=(
+            f"MODEL__API_KEY and MODEL__BASE_URL belong to the default model ({settings.provider})"
+            f" and are not sent to {provider}; configure a profile for it"
+            f" (MODEL__PROFILES__<NAME>__PROVIDER={provider}, __NAME, __API_KEY)"
+        ),
+    )
+    return profile
+
+
+def check_profile(
+    profile: ModelProfile, *, what: str, setting: str = "MODEL__", hint: str | None = None
+) -> None:
+    """Refuse a profile that cannot work, without contacting anything: a key it needs is
+    missing, its base URL is not an http(s) URL, or its script is not a file.
+
+    Args:
+        profile: the profile.
+        what: how the message names it (``model 'openai:gpt-4o'``, ``model profile 'local'``).
+        setting: the prefix of its settings (``MODEL__``, ``MODEL__PROFILES__LOCAL__``).
+        hint: what to do about a missing key, instead of setting ``<setting>API_KEY``.
+
+    Raises:
+        ConfigError: one line naming `what`, the problem and how to fix it.
+    """
+    api_key = profile.api_key.get_secret_value() if profile.api_key is not None else None
+    match profile.provider:
+        case "scripted":
+            if not Path(profile.name).is_file():
+                raise ConfigError(
+                    f"{what}: model script {profile.name!r} not found: set {setting}NAME to a"
+                    " script file (or pass --model scripted:PATH)"
+                )
+        case "openai":
+            base_url = profile.base_url or DEFAULT_OPENAI_BASE_URL
+            _check_base_url(base_url, what=what, setting=setting)
+            if not api_key and httpx.URL(base_url).host == _OPENAI_API_HOST:
+                raise ConfigError(
+                    f"{what} needs an API key at api.openai.com: "
+                    + (
+                        hint
+                        or f"set {setting}API_KEY (or {setting}BASE_URL to an OpenAI-compatible"
+                        " server that needs none)"
+                    )
+                )
+        case "anthropic":
+            _check_base_url(
+                profile.base_url or DEFAULT_ANTHROPIC_BASE_URL, what=what, setting=setting
+            )
+            if not api_key:
+                raise ConfigError(f"{what} needs an API key: " + (hint or f"set {setting}API_KEY"))
+        case _:
+            assert_never(profile.provider)
+
+
+def describe_model(profile: ModelProfile, named: str | None = None) -> str:
+    """``provider:name`` of a profile, with the profile's name when it has one: for run
+    records, the UI and logs (never a key or an endpoint's credentials)."""
+    model = f"{profile.provider}:{profile.name}"
+    if named and ":" not in named:
+        return f"{model} (profile {named})"
+    return model
+
+
 def open_provider(
-    settings: ModelSettings,
+    settings: ModelProfile,
     *,
     model: str | None = None,
     script: Path | None = None,
+    setting: str = "MODEL__",
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> ModelProvider:
-    """The provider `settings` ask for. Nothing is contacted here.
+    """The provider of a profile (``MODEL__*`` settings are the default profile). Nothing is
+    contacted here.
 
     Args:
-        settings: the ``MODEL__*`` settings; ``name`` is the model, or for ``scripted`` the
-            path of the script.
+        settings: the profile; ``name`` is the model, or for ``scripted`` the path of the
+            script.
         model: replaces ``settings.name`` (the NAME of ``--model``).
         script: for ``scripted``, the script to replay, whatever the name says.
+        setting: the prefix of the profile's settings, for messages (see `check_profile`).
         transport: an httpx transport for the HTTP providers (tests).
 
     Raises:
-        ConfigError: an API key is needed and missing (Anthropic always; OpenAI at
-            api.openai.com), or the script cannot be read or is not a script.
+        ConfigError: see `check_profile`, or the script is not a script.
     """
-    name = model or settings.name
-    api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
-    match settings.provider:
+    profile = ModelProfile.model_validate(
+        {
+            **settings.model_dump(include=set(ModelProfile.model_fields)),
+            "name": str(script) if script is not None else (model or settings.name),
+        }
+    )
+    check_profile(profile, what=f"model {profile.provider}:{profile.name}", setting=setting)
+    api_key = profile.api_key.get_secret_value() if profile.api_key is not None else None
+    match profile.provider:
         case "scripted":
-            path = script or Path(name)
-            if not path.is_file():
-                raise ConfigError(
-                    f"model script {str(path)!r} not found: set MODEL__NAME to a script file "
-                    "(or pass --model scripted:PATH)"
-                )
-            return ScriptedProvider.from_file(path)
+            return ScriptedProvider.from_file(Path(profile.name))
         case "openai":
-            base_url = _checked_base_url(settings.base_url or DEFAULT_OPENAI_BASE_URL)
-            if not api_key and httpx.URL(base_url).host == _OPENAI_API_HOST:
-                raise ConfigError(
-                    "model provider 'openai' needs an API key at api.openai.com: set "
-                    "MODEL__API_KEY (or MODEL__BASE_URL to an OpenAI-compatible server that "
-                    "needs none)"
-                )
             return OpenAIProvider(
-                model=name,
-                base_url=base_url,
+                model=profile.name,
+                base_url=profile.base_url or DEFAULT_OPENAI_BASE_URL,
                 api_key=api_key,
-                timeout=settings.timeout_seconds,
+                timeout=profile.timeout_seconds,
                 transport=transport,
             )
         case "anthropic":
-            if not api_key:
-                raise ConfigError("model provider 'anthropic' needs an API key: set MODEL__API_KEY")
             return AnthropicProvider(
-                model=name,
-                base_url=_checked_base_url(settings.base_url or DEFAULT_ANTHROPIC_BASE_URL),
+                model=profile.name,
+                base_url=profile.base_url or DEFAULT_ANTHROPIC_BASE_URL,
                 api_key=api_key,
-                timeout=settings.timeout_seconds,
+                timeout=profile.timeout_seconds,
                 transport=transport,
             )
         case _:
-            assert_never(settings.provider)
+            assert_never(profile.provider)
 
 
-def _checked_base_url(base_url: str) -> str:
+class ModelProviders:
+    """The providers of the models this process's jobs name, each opened on first use and
+    kept until `aclose` (one per name: a profile, ``provider:name``, or None for the default).
+
+    Args:
+        settings: the default model and the profiles.
+        default: the default's provider when it is opened already (it is closed here too).
+        transport: an httpx transport for the HTTP providers (tests).
+    """
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        default: ModelProvider | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self._transport = transport
+        self._opened: dict[str, ModelProvider] = {}
+        if default is not None:
+            self._opened[""] = default
+
+    @property
+    def default(self) -> ModelProvider:
+        """The default model's provider (opened now if it was not)."""
+        return self.provider_for(None)
+
+    def provider_for(self, named: str | None) -> ModelProvider:
+        """The provider of the model `named` (None: the default).
+
+        Raises:
+            ConfigError: `named` does not resolve (see `resolve_model`); not retryable.
+        """
+        key = named or ""
+        opened = self._opened.get(key)
+        if opened is None:
+            opened = open_provider(resolve_model(self.settings, named), transport=self._transport)
+            self._opened[key] = opened
+        return opened
+
+    async def aclose(self) -> None:
+        """Close every provider opened."""
+        opened, self._opened = list(self._opened.values()), {}
+        for provider in opened:
+            await provider.aclose()
+
+
+def _check_base_url(base_url: str, *, what: str, setting: str) -> None:
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL:
         url = None
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(
-            f"MODEL__BASE_URL {base_url!r} is not an http(s) URL, e.g. http://localhost:8000/v1"
+            f"{what}: {setting}BASE_URL {base_url!r} is not an http(s) URL, e.g."
+            " http://localhost:8000/v1"
         )
-    return base_url

@@ -32,6 +32,15 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArt
         _env_file=None,
         api={"token": SecretStr(TOKEN), "max_json_bytes": 4096},
         skills={"dirs": [str(library)]},
+        model={
+            "provider": "openai",
+            "name": "gpt-4o-mini",
+            "api_key": SecretStr("sk-test-key"),
+            "profiles": {
+                "local": {"provider": "openai", "name": "qwen", "base_url": LOCAL_URL},
+                "claude": {"provider": "anthropic", "name": "claude-sonnet-4-5"},
+            },
+        },
     )
     store = LocalArtifactStore(tmp_path / "store")
 
@@ -49,6 +58,8 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArt
     ):
         yield client, store
 
+
+LOCAL_URL = "http://127.0.0.1:9/v1"
 
 AGENT = {
     "name": "analyst",
@@ -178,3 +189,38 @@ async def test_the_openapi_document_describes_the_routes(api) -> None:
     document = (await client.get("/openapi.json")).json()
     assert {"/v1/agents/", "/v1/agents/{agent_id}", "/healthz"} <= set(document["paths"])
     assert "401" in document["paths"]["/v1/agents/"]["post"]["responses"]
+
+
+@pytest.mark.parametrize(
+    ("model_id", "named"),
+    [
+        ("nosuch", "unknown model profile 'nosuch' (configured: claude, local)"),
+        ("claude", "model profile 'claude' needs an API key: set MODEL__PROFILES__CLAUDE__API_KEY"),
+        # The default's key is OpenAI's: it is not sent to Anthropic.
+        ("anthropic:claude-haiku-4-5", "are not sent to anthropic"),
+        ("mistral:large", "unknown provider 'mistral'"),
+    ],
+)
+async def test_an_agent_whose_model_does_not_resolve_is_refused_naming_it(
+    api: tuple[httpx.AsyncClient, LocalArtifactStore], model_id: str, named: str
+) -> None:
+    client, _ = api
+    made = await client.post("/v1/agents/", json={**AGENT, "model_id": model_id})
+    assert made.status_code == 422, made.text
+    assert named in made.json()["detail"]
+    assert (await client.get("/v1/agents/")).json()["total"] == 0
+
+    good = (await client.post("/v1/agents/", json=AGENT)).json()
+    changed = await client.patch(f"/v1/agents/{good['id']}", json={"model_id": model_id})
+    assert changed.status_code == 422, changed.text
+    assert named in changed.json()["detail"]
+    assert (await client.get(f"/v1/agents/{good['id']}")).json()["model_id"] == AGENT["model_id"]
+
+
+async def test_an_agent_may_name_a_profile(
+    api: tuple[httpx.AsyncClient, LocalArtifactStore],
+) -> None:
+    client, _ = api
+    made = await client.post("/v1/agents/", json={**AGENT, "model_id": "local"})
+    assert made.status_code == 201, made.text
+    assert made.json()["model_id"] == "local"

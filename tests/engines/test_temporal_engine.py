@@ -283,6 +283,13 @@ def test_details_name_task_agent_skills_and_limits() -> None:
     assert "all enabled" in details_of(JobRequest(job_id=JOB, task="t"))
 
 
+def test_details_name_the_model_the_job_runs_on() -> None:
+    named = AgentSpec(model="local")
+    assert "**Model:** `local`" in details_of(JobRequest(job_id=JOB, task="t", agent=named))
+    plain = details_of(JobRequest(job_id=JOB, task="t"))
+    assert "**Model:** the worker's default (MODEL__*)" in plain
+
+
 # --- events ----------------------------------------------------------------------------------
 
 

@@ -107,7 +107,9 @@ def test_anthropic_always_needs_a_key(api_key: str | None) -> None:
         base_url="http://proxy:8080",
         api_key=api_key,
     )
-    with pytest.raises(ConfigError, match="'anthropic' needs an API key: set MODEL__API_KEY"):
+    with pytest.raises(
+        ConfigError, match="anthropic:claude-sonnet-4-5 needs an API key: set MODEL__API_KEY"
+    ):
         open_provider(settings)
 
 

@@ -3,6 +3,7 @@ manager with a local warm pool, on the bundled skills, with a store under `tmp_p
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.llm_server import strict_llm_server, text_reply
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -242,3 +244,47 @@ def test_a_demo_without_isolation_says_so_loudly(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SANDBOX ISOLATION IS OFF (SANDBOX__ISOLATION=none)" in done.stderr
     assert "completed: answered" in done.stdout
+
+
+async def test_run_with_a_base_url_and_a_provider_name_asks_that_server_with_its_key(
+    tmp_path: Path,
+) -> None:
+    """The reported bug: with MODEL__PROVIDER unset, `--model openai:NAME` dropped
+    MODEL__BASE_URL and sent the local server's key to the public OpenAI endpoint."""
+    key = "sk-local-2b3c4d5e"
+    async with strict_llm_server(text_reply("the local model answered")) as server:
+        done = await asyncio.to_thread(
+            _skillweave,
+            tmp_path,
+            "run",
+            "Say hello",
+            "--model",
+            "openai:smollm2",
+            env={"MODEL__BASE_URL": server.base_url, "MODEL__API_KEY": key},
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the local model answered" in done.stdout
+    assert server.requests
+    assert [r.authorization for r in server.requests] == [f"Bearer {key}"] * len(server.requests)
+    assert {r.body["model"] for r in server.requests} == {"smollm2"}
+
+
+def test_run_refuses_to_send_a_key_to_another_providers_endpoint(tmp_path: Path) -> None:
+    key = "sk-ant-5f6a7b8c"
+    done = _skillweave(
+        tmp_path,
+        "run",
+        "Say hello",
+        "--model",
+        "openai:gpt-4o-mini",
+        env={
+            "MODEL__PROVIDER": "anthropic",
+            "MODEL__NAME": "claude-haiku-4-5",
+            "MODEL__API_KEY": key,
+        },
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "model 'openai:gpt-4o-mini' needs an API key at api.openai.com" in said
+    assert "are not sent to openai" in said
+    assert key not in done.stdout + done.stderr

@@ -37,6 +37,7 @@ from skillweave.engines.contract import (
 )
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import TemporalEngine
+from skillweave.llm.factory import ModelProviders
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry
@@ -321,10 +322,11 @@ async def open_engine(
     script: str,
     *,
     timeouts: ActivityTimeouts | None = None,
+    models: ModelProviders | None = None,
 ) -> AsyncIterator[EngineHarness]:
     """An engine of `kind` whose model replays `script` (YAML), over the stack's manager and
-    store. The Temporal engine gets a worker of its own on a fresh task queue, stopped when
-    the context ends."""
+    store; `models`: the models jobs may name. The Temporal engine gets a worker of its own on
+    a fresh task queue, stopped when the context ends."""
     services = AgentServices(
         settings=stack.settings,
         registry=stack.registry,
@@ -332,6 +334,7 @@ async def open_engine(
         provider=ScriptedProvider.from_yaml(script),
         model="scripted",
         sandbox=stack.sandbox,
+        models=models,
     )
     if kind == "direct":
         engine = DirectEngine(services)

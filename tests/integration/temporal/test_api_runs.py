@@ -21,7 +21,8 @@ from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.api.skills import open_skills, serve_uploaded_skills
 from skillweave.api.skills import router as skills_router
-from skillweave.config import Settings
+from skillweave.config import ModelSettings, Settings
+from skillweave.llm.factory import ModelProviders
 from skillweave.skills.package import build_package
 from tests.api.test_runs import (
     CONVERSATION,
@@ -51,15 +52,22 @@ async def api_client(
     tmp_path: Path,
     *,
     feed_engine: bool = True,
+    model: ModelSettings | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The API over an engine of `kind`; with `feed_engine` the engine's library follows the
-    uploads at once, else it never sees them (a worker that has not refreshed yet)."""
-    async with open_engine(kind, stack, script) as harness:
+    uploads at once, else it never sees them (a worker that has not refreshed yet). `model`:
+    the models the API checks agents against and the engine's jobs may name."""
+    models = ModelProviders(model) if model is not None else None
+    async with contextlib.AsyncExitStack() as closing:
+        if models is not None:
+            closing.push_async_callback(models.aclose)
+        harness = await closing.enter_async_context(open_engine(kind, stack, script, models=models))
         assert harness.services is not None
         skills = harness.services.settings.skills
         settings = Settings(
             _env_file=None,
             api={"token": SecretStr(TOKEN)},
+            model=model or ModelSettings(),
             skills={
                 "dirs": [str(d) for d in skill_dirs],
                 "uploaded_dir": str(tmp_path / "uploaded"),
