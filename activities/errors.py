@@ -19,9 +19,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
 from typing import Any, ParamSpec, TypeVar
 
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from skillweave.engines.retries import Backoff, classify
+from skillweave.engines.retries import Backoff, Retry, classify
 from skillweave.errors import SkillweaveError
 
 __all__ = ["application_error", "raises_application_errors"]
@@ -33,8 +34,16 @@ _BACKOFF = Backoff()
 
 
 def application_error(exc: SkillweaveError) -> ApplicationError:
-    """`exc` as the ``ApplicationError`` an activity raises (see the module docstring)."""
+    """`exc` as the ``ApplicationError`` an activity raises (see the module docstring).
+
+    A failure whose side caps its own attempts (a model profile's ``max_attempts``) is
+    non-retryable from that attempt on: the workflow's retry policy holds the engine's cap.
+    """
     retry = classify(exc)
+    if retry.again and retry.attempts is not None:
+        attempt = activity.info().attempt if activity.in_activity() else 1
+        allowed = retry.allows(attempt, limit=retry.attempts)
+        retry = Retry(again=allowed, after=retry.after if allowed else None)
     delay = None
     if retry.again and retry.after is not None:
         # Capped like the direct engine's waits: a server cannot park a job for an hour.

@@ -215,12 +215,21 @@ class ModelProfile(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(default=120.0, gt=0)
+    max_attempts: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Tries of one model call in all, the first included (its retry policy); None: the"
+            " engine's (WORKFLOW__ACTIVITY_MAX_ATTEMPTS). The lower of the two wins."
+        ),
+    )
 
 
 class ModelSettings(ModelProfile):
     """The default model (``MODEL__PROVIDER``, ``MODEL__NAME``, …) and the named profiles
     (``MODEL__PROFILES__<NAME>__PROVIDER``, ``__NAME``, ``__BASE_URL``, ``__API_KEY``,
-    ``__TIMEOUT_SECONDS``) an agent's ``model`` may name instead of ``provider:name``."""
+    ``__TIMEOUT_SECONDS``, ``__MAX_ATTEMPTS``) an agent's ``model`` may name instead of
+    ``provider:name``."""
 
     provider: Literal["openai", "anthropic", "scripted"] = "scripted"
     name: str = Field(default="demo", min_length=1)

@@ -367,6 +367,8 @@ class ModelError(SkillweaveError):
             failures, timeouts); decided once, in ``skillweave.llm.retry``.
         retry_after: seconds the provider asked to wait (``Retry-After``), when it said.
         status: the HTTP status, when there was a response.
+        max_attempts: the most tries the model's profile allows one call (its retry policy),
+            when it sets one; the engines stop at the lower of it and their own.
     """
 
     def __init__(
@@ -376,10 +378,12 @@ class ModelError(SkillweaveError):
         retryable: bool = False,
         retry_after: float | None = None,
         status: int | None = None,
+        max_attempts: int | None = None,
     ) -> None:
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        self.max_attempts = max_attempts
         super().__init__(message)
 
 

@@ -32,7 +32,8 @@ Replies are made by :func:`text_reply`, :func:`tool_call_reply` (arguments as a 
 the exact string to send, malformed JSON included), :func:`empty_reply`,
 :func:`truncated_reply` (``finish_reason: "length"``), :func:`runaway_reply` (answers only
 after some seconds, longer than the client waits), :func:`context_length_error` and
-:func:`invalid_request_500`; the error bodies are the ones llama-cpp-python sends.
+:func:`invalid_request_500` (the error bodies llama-cpp-python sends) and
+:func:`unavailable_503` (llama-server's, while it loads its model).
 
 Written with starlette and uvicorn, served as a task on the test's own event loop: the
 provider, the engines and the Temporal worker all run on that loop too, so no thread or
@@ -70,6 +71,7 @@ __all__ = [
     "text_reply",
     "tool_call_reply",
     "truncated_reply",
+    "unavailable_503",
 ]
 
 NULL_CONTENT_500: Final = 'can only concatenate str (not "NoneType") to str'
@@ -198,6 +200,11 @@ def context_length_error(*, status: int = 400, context: int = 2048, requested: i
             message, type_="invalid_request_error", param="messages", code="context_length_exceeded"
         ),
     )
+
+
+def unavailable_503(message: str = "Loading model") -> Reply:
+    """llama-server's answer (HTTP 503) while its model is still loading: worth a retry."""
+    return Reply(503, _error(message, type_="unavailable_error"))
 
 
 def invalid_request_500() -> Reply:

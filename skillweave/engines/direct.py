@@ -67,7 +67,7 @@ async def call_retrying(call: Callable[[], Awaitable[_T]], *, backoff: Backoff) 
             return await call()
         except Exception as exc:
             retry = classify(exc)
-            if not retry.again or attempt >= backoff.attempts:
+            if not retry.allows(attempt, limit=backoff.attempts):
                 raise
             delay = backoff.delay(retry, attempt)
         await asyncio.sleep(delay)

@@ -24,6 +24,10 @@ The rule:
   be set up), a request the manager rejected or an execution id it saw differently, a
   missing or corrupt artifact, a malformed key, and every skill, agent, spec or config error.
 
+A model profile may allow its calls fewer attempts than the engine (``MODEL__…MAX_ATTEMPTS``):
+its ``ModelError`` carries the number, :class:`Retry` keeps it, and both engines stop at the
+lower of it and their own (:meth:`Retry.allows`).
+
 Cancellation (``asyncio.CancelledError``) is not an error and never reaches here.
 Pure: the workflow sandbox imports it.
 """
@@ -61,10 +65,20 @@ class Retry:
         again: whether another attempt may succeed.
         after: seconds the server asked to wait (``Retry-After``), 0 for "at once", or None
             for the engine's back-off.
+        attempts: the most calls in all the failing side allows (a model profile's
+            ``max_attempts``), when it sets one: the engine stops at the lower of it and its own.
     """
 
     again: bool
     after: float | None = None
+    attempts: int | None = None
+
+    def allows(self, attempt: int, *, limit: int) -> bool:
+        """Whether a call that failed on `attempt` (1 = the first) is tried again, under the
+        engine's `limit` of calls in all."""
+        if self.attempts is not None:
+            limit = min(limit, self.attempts)
+        return self.again and attempt < limit
 
 
 _FAIL: Final = Retry(again=False)
@@ -78,8 +92,8 @@ def classify(exc: BaseException) -> Retry:
     ``ArtifactNotFoundError`` a ``StorageError``.
     """
     match exc:
-        case ModelError(retryable=True, retry_after=after):
-            return Retry(again=True, after=after)
+        case ModelError(retryable=True, retry_after=after, max_attempts=attempts):
+            return Retry(again=True, after=after, attempts=attempts)
         case ModelError():
             return _FAIL
         case PoolExhaustedError(retry_after=after):

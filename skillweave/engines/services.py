@@ -56,6 +56,7 @@ from skillweave.errors import (
     ConfigError,
     ExecutionRejectedError,
     InvalidKeyError,
+    ModelError,
     PackageError,
     ResourceError,
     SkillNotFoundError,
@@ -338,7 +339,7 @@ class AgentServices:
         for seq in range(view.upto):
             record = await self._load_record(request.run_id, seq)
             messages.append(record.seen(elided=seq < view.elide_before))
-        provider, model = self._model_of(request)
+        provider, model, attempts = self._model_of(request)
         started = time.perf_counter()
         try:
             response = await provider.complete(
@@ -350,10 +351,12 @@ class AgentServices:
                     max_output_tokens=request.max_output_tokens,
                 )
             )
-        except Exception:
+        except Exception as exc:
             self.metrics.model_called(
                 provider.name, seconds=time.perf_counter() - started, usage=None
             )
+            if isinstance(exc, ModelError) and exc.max_attempts is None:
+                exc.max_attempts = attempts  # the model's own retry policy, for the engine
             raise
         self.metrics.model_called(
             provider.name, seconds=time.perf_counter() - started, usage=response.usage
@@ -369,21 +372,24 @@ class AgentServices:
             model=response.model or model,
         )
 
-    def _model_of(self, request: InvokeModelInput) -> tuple[ModelProvider, str]:
-        """The provider of the model the job names, and that model's name.
+    def _model_of(self, request: InvokeModelInput) -> tuple[ModelProvider, str, int | None]:
+        """The provider of the model the job names, that model's name, and the most tries
+        its profile allows one call (None: the engine's).
 
         Raises:
             ConfigError: the job names a model that does not resolve here (never retried).
         """
         if not request.model:
-            return self.provider, self.model
+            attempts = self.models.settings.max_attempts if self.models is not None else None
+            return self.provider, self.model, attempts
         if self.models is None:
             raise ConfigError(
                 f"the job names model {request.model!r}, and this process runs only its"
                 " default model"
             )
         provider = self.models.provider_for(request.model)
-        return provider, provider.name.partition(":")[2] or provider.name
+        attempts = self.models.profile_for(request.model).max_attempts
+        return provider, provider.name.partition(":")[2] or provider.name, attempts
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools."""

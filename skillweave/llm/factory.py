@@ -251,6 +251,7 @@ class ModelProviders:
         self.settings = settings
         self._transport = transport
         self._opened: dict[str, ModelProvider] = {}
+        self._profiles: dict[str, ModelProfile] = {}
         if default is not None:
             self._opened[""] = default
 
@@ -268,9 +269,22 @@ class ModelProviders:
         key = named or ""
         opened = self._opened.get(key)
         if opened is None:
-            opened = open_provider(resolve_model(self.settings, named), transport=self._transport)
+            opened = open_provider(self.profile_for(named), transport=self._transport)
             self._opened[key] = opened
         return opened
+
+    def profile_for(self, named: str | None) -> ModelProfile:
+        """The profile of the model `named` (None: the default), resolved once.
+
+        Raises:
+            ConfigError: `named` does not resolve (see `resolve_model`).
+        """
+        key = named or ""
+        profile = self._profiles.get(key)
+        if profile is None:
+            profile = resolve_model(self.settings, named)
+            self._profiles[key] = profile
+        return profile
 
     async def aclose(self) -> None:
         """Close every provider opened."""
