@@ -21,7 +21,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --g
 
 BENCH_VENV := .venv-bench
 
-.PHONY: install lock upgrade-deps lint test test-fast demo bench bench-peers soak clean
+.PHONY: install lock upgrade-deps lint test test-fast demo bench bench-peers soak e2e-llm clean
 
 # The locked packages only (pip-compile among them), so `make lock` works while the lock no
 # longer satisfies pyproject.toml.
@@ -84,5 +84,10 @@ bench-peers:  ## skillweave against its peers on one Temporal dev server (docs/B
 soak: install  ## the reliability suite at full scale (chaos, load, length); prints its figures
 	SKILLWEAVE_SOAK=1 $(BIN)/python -m pytest tests/reliability -q --timeout=3600
 
+# Opt-in, never part of `make test`: builds llama.cpp's server (10–20 minutes on two cores) and
+# runs the demo job on a small GGUF model through it (e2e/llm.py says what it checks).
+e2e-llm: install  ## the demo on a real small model behind llama.cpp's llama-server, built from source
+	$(BIN)/python e2e/llm.py --work .e2e-llm
+
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache .e2e-llm
