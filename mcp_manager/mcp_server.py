@@ -281,6 +281,9 @@ class SkillMcp:
                 message = disclosure.unknown_tool(params.name, [tool.name for tool in offered])
                 raise MCPError(types.INVALID_PARAMS, message)
             handler = functools.partial(self._tool_skill, tool=found)
+        # Checked before anything runs, as a job's loop checks them (disclosure's one rule).
+        if refusal := self._arguments_refusal(session, params.name, arguments):
+            return types.CallToolResult(content=[_text(refusal)], is_error=True)
         try:
             content = await handler(session, arguments)
         except _ToolErrorWith as exc:
@@ -290,6 +293,17 @@ class SkillMcp:
         if params.name in (disclosure.ACTIVATE_SKILL, disclosure.SEARCH_SKILLS):
             await _tools_changed(ctx)  # the enums (and a skill's tools) changed
         return types.CallToolResult(content=content)
+
+    def _arguments_refusal(
+        self, session: _Session | None, name: str, arguments: Mapping[str, Any]
+    ) -> str | None:
+        """Why a call's arguments do not match the tool's schema as offered (None: they do)."""
+        active = session.active if session is not None else {}
+        specs = disclosure.front_door_specs(roots=self._roots(session), active=active)
+        spec = next((spec for spec in specs if spec.name == name), None)
+        if spec is None:
+            return None
+        return disclosure.arguments_refusal(name, arguments, spec.input_schema)
 
     async def _tool_list(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
         query = _optional_string(args, "query")

@@ -32,8 +32,16 @@ to finish, and continues as new with only the small state, the unread messages a
 events. A job of any length keeps going.
 
 How a job ends: completed (or cancelled by the ``cancel`` signal) returns a ``JobResult``;
-budget exhaustion fails the workflow with ``ApplicationError(type="BudgetExhausted")`` and a
-failed tool with ``type="JobFailed"``, both non-retryable, the ``JobResult`` in their details.
+budget exhaustion fails the workflow with ``ApplicationError(type="BudgetExhausted")``, and a
+failed tool or a job the loop ended ``failed`` (the model's replies were no answer) with
+``type="JobFailed"``, all non-retryable, the ``JobResult`` in their details.
+
+The loop reads what the model sent back (``AgentLoop(checks_replies=…)``: an empty or cut-off
+reply is asked again or fails the job, unreadable or schema-invalid arguments are refused before
+anything runs) in runs started since ``workflow.patched("loop-reads-replies")``; histories
+recorded before it replay as they were written, taking any reply without tool calls as the
+answer and running any arguments.
+
 A bug in workflow code is not caught: it fails the workflow *task*, which Temporal retries
 until fixed code is deployed, and the job resumes where it was.
 """
@@ -88,6 +96,9 @@ writes them once this many turns have passed since they were last written."""
 phase changes or a turn begins, and the cheap reads run as local activities
 (``TemporalRuntime.local_reads``).
 One id for both, so a new run records one marker."""
+PATCH_READS_REPLIES: Final = "loop-reads-replies"
+"""The ``workflow.patched`` id of the loop that reads what the model sent back (the module
+docstring); it changes which activities follow an empty or cut-off reply or a bad call."""
 
 _INSTANT_PHASES: Final = frozenset({"starting", "reading", "searching"})
 """Phases of the local activities: over within the workflow task that began them, so nobody
@@ -139,6 +150,7 @@ class AgentWorkflow:
         spec = start.request.agent
         self._fewer_events = workflow.patched(PATCH_FEWER_EVENTS_PER_STEP)
         self._counts_in_tens = self._fewer_events and workflow.patched(PATCH_COUNTS_IN_TENS)
+        reads_replies = workflow.patched(PATCH_READS_REPLIES)
         self._runtime.local_reads = self._fewer_events
         if self._fewer_events:
             # What the run started with (the client sets the agent and "starting"; a new run
@@ -155,6 +167,7 @@ class AgentWorkflow:
             pause=self._should_pause,
             catalog_mode=start.catalog_mode,
             catalog_top_k=start.catalog_top_k,
+            checks_replies=reads_replies,
         )
         job = asyncio.create_task(loop.run(self._state))
         try:
@@ -201,6 +214,13 @@ class AgentWorkflow:
                 state.reason or "budget exhausted",
                 result_of(state).model_dump(mode="json"),
                 type="BudgetExhausted",
+                non_retryable=True,
+            )
+        if state.status == "failed":  # ended by the loop (no answer came back), not a tool
+            raise ApplicationError(
+                state.reason or "failed",
+                result_of(state).model_dump(mode="json"),
+                type="JobFailed",
                 non_retryable=True,
             )
         return result_of(state)

@@ -4,7 +4,9 @@ What may be activated now (:func:`attachable`: the roots, then the children of a
 parents, so a tree grows as it is opened), the tools offered (:func:`tool_specs` for an agent
 job, :func:`front_door_specs` for the MCP front door: the same four tools, plus what only an
 MCP client needs), the activation rules (:func:`activation_refusal`, :func:`not_active`) and
-their texts, and executable-skill tools (``<skill>__<tool>`` from a script's ``--help-json``).
+their texts, executable-skill tools (``<skill>__<tool>`` from a script's ``--help-json``), and
+what a call's arguments must be before anything runs (:func:`arguments_refusal`: readable JSON,
+valid against the tool's schema).
 
 The agent loop (``skillweave.agent.loop``, through ``skillweave.agent.tools``) and the MCP
 front door (``mcp_manager.mcp_server``) both import this module, so the model sees the same
@@ -15,11 +17,15 @@ randomness (it runs inside the Temporal workflow sandbox).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
+import jsonschema
+from referencing.exceptions import Unresolvable
+
 from skillweave.agent.state import ActiveSkill, SkillTool
-from skillweave.llm.messages import ToolSpec
+from skillweave.llm.messages import RAW_ARGUMENTS_KEY, ToolSpec
 
 __all__ = [
     "ACTIVATE_SKILL",
@@ -27,6 +33,8 @@ __all__ = [
     "FRONT_DOOR_INSTRUCTIONS",
     "INPUT_ARTIFACTS",
     "LIST_SKILLS",
+    "OWN_TOOLS",
+    "RAW_ARGUMENTS",
     "READ_SKILL_RESOURCE",
     "RUN_SKILL_SCRIPT",
     "SEARCH_SKILLS",
@@ -36,6 +44,7 @@ __all__ = [
     "activation_refusal",
     "activation_tools",
     "already_active",
+    "arguments_refusal",
     "artifact_list_needed",
     "attachable",
     "cannot_activate",
@@ -45,10 +54,12 @@ __all__ = [
     "needs_string",
     "not_active",
     "package_refused",
+    "raw_arguments",
     "skill_tool_name",
     "skill_tools",
     "tool_specs",
     "unknown_tool",
+    "unreadable_arguments",
     "with_input_artifacts",
 ]
 
@@ -61,6 +72,14 @@ LIST_SKILLS: Final = "list_skills"
 INPUT_ARTIFACTS: Final = "input_artifacts"
 """The argument an executable-skill tool gets on top of its own: artifacts to copy into
 ``inputs/``. It is taken out before the script sees ``--run-json``."""
+
+OWN_TOOLS: Final = frozenset(
+    {LIST_SKILLS, ACTIVATE_SKILL, READ_SKILL_RESOURCE, RUN_SKILL_SCRIPT, SEARCH_SKILLS}
+)
+"""The tools of the front doors themselves (an executable skill's tools are the others)."""
+RAW_ARGUMENTS: Final = RAW_ARGUMENTS_KEY
+"""The key under which a provider hands over tool-call arguments that were not a JSON object,
+verbatim (defined with the messages, ``skillweave.llm.messages.RAW_ARGUMENTS_KEY``)."""
 
 SEARCH_TOP_K_MAX: Final = 50
 """The most hits an MCP client may ask ``search_skills`` for."""
@@ -78,6 +97,20 @@ FRONT_DOOR_INSTRUCTIONS: Final = (
 
 _TOOL_NAME_MAX: Final = 64
 _PREVIEW_NAMES: Final = 12
+_PROBLEMS_SHOWN: Final = 5
+_PROBLEM_CHARS: Final = 200
+_RAW_SHOWN: Final = 160
+_JSON_TYPES: Final[dict[type, str]] = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+_OWN_CHECKS: Final = frozenset({"required", "type", "enum"})
+"""Schema rules the front doors' own tools check themselves, in words that say what to do
+(``needs_string``, ``not_active``, ``cannot_activate``…); the schema adds the rest."""
 
 _ARTIFACT_LIST: Final[dict[str, Any]] = {
     "type": "array",
@@ -263,6 +296,77 @@ def with_input_artifacts(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     properties[INPUT_ARTIFACTS] = _ARTIFACT_LIST
     return {**schema, "properties": properties}
+
+
+# --- a call's arguments ------------------------------------------------------------------
+
+
+def raw_arguments(arguments: Mapping[str, Any]) -> str | None:
+    """The text a provider kept in place of a call's arguments because it was not a JSON
+    object (``{"_raw": text}``, see :data:`RAW_ARGUMENTS`); None for readable arguments."""
+    raw = arguments.get(RAW_ARGUMENTS) if len(arguments) == 1 else None
+    return raw if isinstance(raw, str) else None
+
+
+def unreadable_arguments(tool: str, raw: str, *, cut_off: bool = False) -> str:
+    """The refusal of a call of `tool` whose arguments, `raw`, are not a JSON object;
+    `cut_off`: the reply that made the call ended at the output token limit."""
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        why = str(exc)
+    else:
+        why = f"they are a JSON {_JSON_TYPES.get(type(value), 'value')}, not an object"
+    text = (
+        f"Your arguments were not valid JSON: {why}. {tool} was not run; call it again with "
+        "all its arguments as one JSON object."
+    )
+    if cut_off:
+        text += " Your reply was cut off at the output token limit, which ended them early."
+    shown = raw if len(raw) <= _RAW_SHOWN else f"{raw[:_RAW_SHOWN]}…"
+    return f"{text} They began: {shown!r}"
+
+
+def _problem(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(part) for part in error.absolute_path)
+    text = f"{where!r}: {error.message}" if where else error.message
+    return text if len(text) <= _PROBLEM_CHARS else f"{text[:_PROBLEM_CHARS]}…"
+
+
+def arguments_refusal(
+    tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any], *, cut_off: bool = False
+) -> str | None:
+    """Why the `arguments` of a call of `tool` are refused before anything runs: they were not
+    readable JSON (:func:`unreadable_arguments`; `cut_off` as there), or they do not match
+    `schema`, the tool's input schema as offered; None when they may go on.
+
+    An executable skill's tool is held to its whole schema (from ``--help-json``). The front
+    doors' own tools (:data:`OWN_TOOLS`) are checked here only for what their own checks do
+    not say better (:data:`_OWN_CHECKS`): arguments they do not take. A schema that cannot be
+    applied (a reference that does not resolve) is the skill's problem, not the model's: the
+    arguments go on to the script, which judges them.
+    """
+    raw = raw_arguments(arguments)
+    if raw is not None:
+        return unreadable_arguments(tool, raw, cut_off=cut_off)
+    validator = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )(schema)
+    try:
+        errors = list(validator.iter_errors(dict(arguments)))
+    except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, Unresolvable):
+        return None
+    if tool in OWN_TOOLS:
+        errors = [error for error in errors if error.validator not in _OWN_CHECKS]
+    if not errors:
+        return None
+    problems = [_problem(error) for error in errors[:_PROBLEMS_SHOWN]]
+    more = len(errors) - len(problems)
+    listed = "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
+    return (
+        f"Your arguments to {tool} do not match its schema: {listed}. It was not run; call it "
+        "again with arguments that match the schema."
+    )
 
 
 # --- the tools offered -------------------------------------------------------------------

@@ -16,7 +16,15 @@ front door shares):
 - ``read_skill_resource`` and ``run_skill_script`` need the skill active, and run against the
   version pinned at activation.
 - input artifacts must be ones the job knows (its inputs and earlier outputs).
-- unknown tools and malformed arguments are refused with what would have been accepted.
+- unknown tools and malformed arguments are refused with what would have been accepted:
+  arguments that were not readable JSON, or that do not match the tool's schema (an executable
+  skill's from its ``--help-json`` too), are refused before anything runs.
+
+It reads what the model sent back: a reply with no text and no tool call, or an answer cut off
+at the output limit (``stop_reason`` ``max_tokens``), is not an answer; the model is asked again,
+up to :data:`REPLY_RETRIES` times in a row, and then the job ends ``failed`` (``empty reply: …``
+or ``truncated: …``), never ``completed``. A script run the runtime refused before any sandbox
+was claimed (``ScriptOutcome.ran`` false: no such script) does not count against the budget.
 
 Budgets (turns, tokens, script runs) end the job with status ``budget_exhausted`` and a reason.
 Infrastructure failures raised by the runtime end it as ``failed`` and propagate.
@@ -45,6 +53,7 @@ from skillweave.agent.runtime import (
     CatalogInput,
     InvokeModelInput,
     LoadSkillInput,
+    ModelTurn,
     ReadResourceInput,
     RunScriptInput,
     Runtime,
@@ -69,9 +78,18 @@ from skillweave.config import CatalogMode
 from skillweave.llm.messages import Message, ToolCall
 from skillweave.storage.base import ArtifactRef
 
-__all__ = ["AgentLoop", "new_state", "system_prompt"]
+__all__ = ["REPLY_RETRIES", "AgentLoop", "new_state", "system_prompt"]
 
 _SUMMARY_MAX: Final = 300
+
+REPLY_RETRIES: Final = 2
+"""How many replies in a row that are no answer (empty, or cut off at the output limit) the
+model is asked again after; the next one ends the job ``failed``."""
+
+_EMPTY_NOTE: Final = (
+    "Your last reply was empty: no text and no tool call. Go on with the task: call one of "
+    "the tools, or give your answer as text."
+)
 
 
 def system_prompt(spec: AgentSpec, catalog: str) -> str:
@@ -109,6 +127,24 @@ def _calls(count: int) -> str:
     return f"{count} tool call{'s' * (count != 1)}"
 
 
+def _cut_off_note(limit: int) -> str:
+    return (
+        f"Your last reply was cut off at the output limit ({limit} tokens), so it is not taken "
+        "as your answer. Give your answer again, shorter, or go on with a tool call."
+    )
+
+
+def _reply_detail(turn: ModelTurn) -> str:
+    """What a model call brought back, for its ``model_called`` event."""
+    message = turn.message
+    cut = " (cut off at the output limit)" if turn.stop_reason == "max_tokens" else ""
+    if message.tool_calls:
+        return _calls(len(message.tool_calls)) + cut
+    if turn.stop_reason == "max_tokens":
+        return "an answer cut off at the output limit"
+    return "answer" if message.text.strip() else "an empty reply"
+
+
 class _Refusal(Exception):
     """A tool call the loop answers with a message instead of running it."""
 
@@ -126,6 +162,10 @@ class AgentLoop:
         on_event: called with each :class:`AgentEvent`, in order (must not block).
         pause: asked after every turn; when it says so, :meth:`run` returns the unfinished
             state at that safe point (the Temporal engine continues it as a new run).
+        checks_replies: read what the model sent back (the module docstring: ask again after
+            a reply that is no answer, refuse unreadable or schema-invalid arguments before
+            anything runs). False only to replay jobs the Temporal workflow started before that
+            rule, which took any reply without tool calls as the answer and ran any arguments.
     """
 
     def __init__(
@@ -137,11 +177,13 @@ class AgentLoop:
         pause: Callable[[AgentState], bool] | None = None,
         catalog_mode: CatalogMode = "enabled",
         catalog_top_k: int = 8,
+        checks_replies: bool = True,
     ) -> None:
         self.runtime = runtime
         self.spec = spec
         self._on_event = on_event
         self._pause = pause
+        self._checks_replies = checks_replies
         self._catalog_mode = spec.catalog.mode or catalog_mode
         self._top_k = spec.catalog.top_k or catalog_top_k
         self._unsaved: list[TranscriptWrite] = []
@@ -239,17 +281,45 @@ class AgentLoop:
             "model_called",
             usage=turn.usage,
             model=turn.model or None,
-            detail=_calls(len(message.tool_calls)) if message.tool_calls else "answer",
+            detail=_reply_detail(turn),
         )
         if state.usage.total_tokens >= budgets.max_tokens:
             raise _BudgetExhausted(
                 f"max_tokens reached ({state.usage.total_tokens} of {budgets.max_tokens})"
             )
         if not message.tool_calls:
+            if self._checks_replies and self._no_answer(state, turn):
+                return
+            state.unusable_replies = 0
             await self._answered(state, message.text)
             return
+        state.unusable_replies = 0
+        cut_off = turn.stop_reason == "max_tokens"
         for call in message.tool_calls:
-            await self._call(state, call)
+            await self._call(state, call, cut_off=cut_off)
+
+    def _no_answer(self, state: AgentState, turn: ModelTurn) -> bool:
+        """Whether the reply `turn` (with no tool call) is no answer: empty, or cut off at the
+        output limit. Such a reply is answered with a note asking again, or, after
+        :data:`REPLY_RETRIES` of them in a row, ends the job ``failed``."""
+        limit = state.budgets.max_output_tokens
+        if turn.stop_reason == "max_tokens":
+            note = _cut_off_note(limit)
+            reason = (
+                f"truncated: the model's reply was cut off at the output limit ({limit} tokens)"
+            )
+        elif not turn.message.text.strip():
+            note = _EMPTY_NOTE
+            reason = "empty reply: the model answered with no text and no tool call"
+        else:
+            return False
+        if state.unusable_replies >= REPLY_RETRIES:
+            count = state.unusable_replies + 1
+            self._finish(state, "failed", f"{reason}, {count} times in a row")
+            return True
+        state.unusable_replies += 1
+        self._append_own(state, Message(role="user", text=note), kind="note")
+        return True
 
     async def _answered(self, state: AgentState, text: str) -> None:
         state.answer = text
@@ -270,8 +340,10 @@ class AgentLoop:
 
     # --- tool calls ------------------------------------------------------------------------
 
-    async def _call(self, state: AgentState, call: ToolCall) -> None:
+    async def _call(self, state: AgentState, call: ToolCall, *, cut_off: bool = False) -> None:
         try:
+            if self._checks_replies:
+                self._check_arguments(state, call, cut_off=cut_off)
             match call.name:
                 case disclosure.ACTIVATE_SKILL:
                     name = _string(call, "name")
@@ -289,6 +361,18 @@ class AgentLoop:
                     await self._run_tool(state, call, *tool)
         except _Refusal as refusal:
             self._refuse(state, call, str(refusal))
+
+    def _check_arguments(self, state: AgentState, call: ToolCall, *, cut_off: bool) -> None:
+        """Refuse a call of an offered tool whose arguments were unreadable or do not match its
+        schema as offered (a tool not offered is refused by the dispatch, naming the others)."""
+        spec = next((spec for spec in tool_specs(state) if spec.name == call.name), None)
+        if spec is None:
+            return
+        refusal = disclosure.arguments_refusal(
+            call.name, call.arguments, spec.input_schema, cut_off=cut_off
+        )
+        if refusal is not None:
+            raise _Refusal(refusal)
 
     def _refuse(self, state: AgentState, call: ToolCall, text: str) -> None:
         self._append_own(
@@ -449,6 +533,8 @@ class AgentLoop:
                 run_json=run_json,
             )
         )
+        if not outcome.ran:
+            state.script_runs -= 1  # refused before any sandbox was claimed: not a run
         self._append_outcome(state, outcome, kind="script")
         for ref in outcome.outputs:
             state.artifacts[ref.key] = ref

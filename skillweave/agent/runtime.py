@@ -200,6 +200,12 @@ class ScriptOutcome(ToolOutcome):
     exit_code: int | None = None
     duration_ms: int = 0
     outputs: tuple[ArtifactRef, ...] = ()
+    ran: bool = Field(
+        default=True,
+        description="False: refused before any sandbox was claimed (the manager found no such "
+        "script in the package, or another mistake in the request); the job's script budget "
+        "does not count it.",
+    )
 
 
 class SearchOutcome(ToolOutcome):

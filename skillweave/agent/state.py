@@ -162,6 +162,12 @@ class AgentState(BaseModel):
     )
     answer: str | None = None
     pending_messages: list[str] = Field(default_factory=list)
+    unusable_replies: int = Field(
+        default=0,
+        ge=0,
+        description="Model replies in a row that were no answer (empty, or cut off at the "
+        "output limit) and were asked again.",
+    )
 
     @property
     def run_id(self) -> str:

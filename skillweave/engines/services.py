@@ -533,8 +533,14 @@ class AgentServices:
                 error=True,
                 summary=summary,
             )
+            # Refused before any sandbox was claimed: no run, nothing off the job's budget.
             return ScriptOutcome(
-                seq=request.seq, chars=chars, is_error=True, summary=summary, status="error"
+                seq=request.seq,
+                chars=chars,
+                is_error=True,
+                summary=summary,
+                status="error",
+                ran=False,
             )
         except Exception:
             self.metrics.script_runs.labels(outcome="infrastructure_error").inc()

@@ -18,7 +18,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillweave.llm._http import RAW_ARGUMENTS_KEY
     from skillweave.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL, AnthropicProvider
     from skillweave.llm.base import ModelProvider
     from skillweave.llm.factory import (
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
         resolve_model,
     )
     from skillweave.llm.messages import (
+        RAW_ARGUMENTS_KEY,
         Message,
         ModelRequest,
         ModelResponse,
@@ -64,7 +64,7 @@ _EXPORTS: dict[str, str] = {
     "ModelResponse": "messages",
     "OpenAIProvider": "openai",
     "ProviderKind": "factory",
-    "RAW_ARGUMENTS_KEY": "_http",
+    "RAW_ARGUMENTS_KEY": "messages",
     "ResultExpectation": "scripted",
     "Role": "messages",
     "ScriptedExpectation": "scripted",

@@ -12,11 +12,8 @@ from pydantic import ValidationError
 from skillweave.errors import ModelError
 from skillweave.llm.retry import error_from_response, error_from_transport
 
-__all__ = ["RAW_ARGUMENTS_KEY", "HttpProvider"]
+__all__ = ["HttpProvider"]
 
-RAW_ARGUMENTS_KEY: Final = "_raw"
-"""Key under which tool-call arguments that are not a JSON object are kept, verbatim, so the
-agent can tell the model its arguments were unreadable instead of failing the job."""
 
 _SNIPPET_CHARS: Final = 200
 

@@ -34,8 +34,9 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from skillweave.errors import ModelError
-from skillweave.llm._http import RAW_ARGUMENTS_KEY, HttpProvider
+from skillweave.llm._http import HttpProvider
 from skillweave.llm.messages import (
+    RAW_ARGUMENTS_KEY,
     Message,
     ModelRequest,
     ModelResponse,

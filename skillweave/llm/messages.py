@@ -8,11 +8,12 @@ crosses process and activity boundaries by the same JSON serialization everywher
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "RAW_ARGUMENTS_KEY",
     "Message",
     "ModelRequest",
     "ModelResponse",
@@ -22,6 +23,11 @@ __all__ = [
     "ToolSpec",
     "Usage",
 ]
+
+RAW_ARGUMENTS_KEY: Final = "_raw"
+"""Key under which a provider keeps tool-call arguments that are not a JSON object, verbatim
+(``{"_raw": text}``), so the agent can tell the model its arguments were unreadable instead of
+failing the job."""
 
 Role = Literal["user", "assistant", "tool"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]

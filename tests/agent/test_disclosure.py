@@ -119,3 +119,77 @@ async def test_activation_tools_are_asked_per_script_and_failures_become_notes()
         ["scripts/go.py"], schemas, notes=["its package is refused"]
     )
     assert (tools, notes, asked) == ([], ["its package is refused"], [])
+
+
+# --- a call's arguments (issue 24) -------------------------------------------------------------
+
+STRICT = {
+    "type": "object",
+    "properties": {"word": {"type": "string"}, "times": {"type": "integer", "minimum": 1}},
+    "required": ["word"],
+    "additionalProperties": False,
+}
+
+
+def test_the_raw_arguments_key_is_the_providers() -> None:
+    from skillweave.llm import RAW_ARGUMENTS_KEY
+
+    assert disclosure.RAW_ARGUMENTS == RAW_ARGUMENTS_KEY
+    assert disclosure.raw_arguments({RAW_ARGUMENTS_KEY: '{"a": '}) == '{"a": '
+    assert disclosure.raw_arguments({RAW_ARGUMENTS_KEY: '{"a": ', "b": 1}) is None
+    assert disclosure.raw_arguments({"word": "x"}) is None
+
+
+def test_unreadable_arguments_say_what_was_wrong_and_what_came() -> None:
+    refused = disclosure.arguments_refusal("t", {"_raw": '{"word": "a'}, STRICT, cut_off=True)
+    assert refused == (
+        "Your arguments were not valid JSON: Unterminated string starting at: line 1 column 10"
+        " (char 9). t was not run; call it again with all its arguments as one JSON object."
+        " Your reply was cut off at the output token limit, which ended them early."
+        """ They began: '{"word": "a'"""
+    )
+    long = disclosure.unreadable_arguments("t", "x" * 500)
+    assert "Expecting value: line 1 column 1 (char 0)" in long
+    assert long.endswith("x" * 160 + "…'")
+
+
+def test_an_executable_tool_is_held_to_its_whole_schema() -> None:
+    assert disclosure.arguments_refusal("s__t", {"word": "a", "times": 2}, STRICT) is None
+    refused = disclosure.arguments_refusal("s__t", {"times": 0, "loud": True}, STRICT)
+    assert refused is not None
+    assert refused.startswith("Your arguments to s__t do not match its schema: ")
+    for problem in (
+        "'word' is a required property",
+        "Additional properties are not allowed ('loud' was unexpected)",
+        "'times': 0 is less than the minimum of 1",
+    ):
+        assert problem in refused
+    many = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in "abcdefg"},
+    }
+    refused = disclosure.arguments_refusal("s__t", dict.fromkeys("abcdefg", 1), many)
+    assert refused is not None
+    assert "; and 2 more. It was not run" in refused
+
+
+def test_the_own_tools_leave_what_their_rules_say_better_to_them() -> None:
+    """Missing, mistyped and not-attachable values get the rules' own words (the same as the
+    MCP front door's); what the schema adds is arguments the tool does not take."""
+    (run,) = [
+        spec
+        for spec in disclosure.tool_specs(roots=("a",), active={}, search=False)
+        if spec.name == disclosure.RUN_SKILL_SCRIPT
+    ]
+    schema = run.input_schema
+    tool = disclosure.RUN_SKILL_SCRIPT
+    assert disclosure.arguments_refusal(tool, {}, schema) is None
+    assert disclosure.arguments_refusal(tool, {"skill": 1, "args": [1, 2.5]}, schema) is None
+    refused = disclosure.arguments_refusal(tool, {"skill": "a", "script": "x", "env": {}}, schema)
+    assert refused is not None
+    assert "Additional properties are not allowed ('env' was unexpected)" in refused
+
+
+def test_a_schema_that_cannot_be_applied_lets_the_arguments_go_on() -> None:
+    remote = {"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}
+    assert disclosure.arguments_refusal("s__t", {"a": 1}, remote) is None

@@ -262,16 +262,19 @@ turns:
 async def test_each_budget_ends_the_job_with_a_clear_status(
     tmp_path: Path, budgets: Budgets, reason: str
 ) -> None:
+    # Runs of a script the skill has (it fails without arguments, but it ran): a script the
+    # manager refuses to run does not count against the budget.
     runs = "\n".join(
         "  - tool_calls: [{name: run_skill_script, arguments: "
-        "{skill: notes, script: scripts/x.py}}]\n    usage: {input_tokens: 100, output_tokens: 10}"
+        "{skill: shouter, script: scripts/shout.py}}]\n"
+        "    usage: {input_tokens: 100, output_tokens: 10}"
         for _ in range(8)
     )
     job = await run_job(
         tmp_path,
         f"""
 turns:
-  - tool_calls: [{{name: activate_skill, arguments: {{name: notes}}}}]
+  - tool_calls: [{{name: activate_skill, arguments: {{name: shouter}}}}]
     usage: {{input_tokens: 100, output_tokens: 10}}
 {runs}
   - say: never reached

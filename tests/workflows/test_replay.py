@@ -25,7 +25,12 @@ from temporalio.workflow import NondeterminismError
 
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
-from workflows.agent import PATCH_COUNTS_IN_TENS, PATCH_FEWER_EVENTS_PER_STEP, AgentWorkflow
+from workflows.agent import (
+    PATCH_COUNTS_IN_TENS,
+    PATCH_FEWER_EVENTS_PER_STEP,
+    PATCH_READS_REPLIES,
+    AgentWorkflow,
+)
 from workflows.worker import sandbox_runner
 
 HISTORIES = Path(__file__).resolve().parents[1] / "data" / "histories"
@@ -212,3 +217,32 @@ def test_steps_make_fewer_history_events() -> None:
     assert local == {"prepare_catalog", "read_skill_resource", "search_skills"}
     assert not _local(before)
     assert len(now["events"]) < len(before["events"]) * 0.85
+
+
+def test_a_job_of_the_loop_before_it_read_replies_replays_as_it_ran() -> None:
+    """``before-loop-reads-replies/bad-replies.json``, recorded by the code before that patch:
+    a call against its tool's schema ran the script, and an empty reply completed the job. The
+    loop of today refuses the one and asks again after the other; with the patch absent from
+    the history it takes them as it did, so the history replays (it is in GOLDEN)."""
+    data = _data("before-loop-reads-replies/bad-replies.json")
+    assert _scheduled(data) == [
+        "prepare_catalog",
+        "invoke_model",
+        "load_skill",
+        "invoke_model",
+        "run_skill_script",
+        "invoke_model",
+    ]
+    patches = [
+        json.loads(base64.b64decode(payload["data"]))["id"]
+        for event in data["events"]
+        if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
+        and event["markerRecordedEventAttributes"]["markerName"] == "core_patch"
+        for payload in event["markerRecordedEventAttributes"]["details"]["patch-data"]["payloads"]
+    ]
+    assert PATCH_READS_REPLIES not in patches
+    closed = data["events"][-1]
+    assert closed["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
+    (payload,) = closed["workflowExecutionCompletedEventAttributes"]["result"]["payloads"]
+    result = json.loads(base64.b64decode(payload["data"]))
+    assert (result["status"], result["answer"], result["script_runs"]) == ("completed", "", 1)

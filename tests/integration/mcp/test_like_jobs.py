@@ -97,6 +97,25 @@ async def test_an_executable_skill_adds_its_tools_to_the_session(connect: Connec
         assert output.resource.text == "HELLO"
 
 
+async def test_arguments_that_do_not_match_a_tools_schema_are_refused_before_it_runs(
+    connect: Connect,
+) -> None:
+    """As in a job (``disclosure.arguments_refusal``): nothing reaches a sandbox."""
+    async with connect() as client:
+        await client.call_tool("activate_skill", {"name": "shouter"})
+        for arguments, says in (
+            ({"word": 5}, "'word': 5 is not of type 'string'"),
+            ({}, "'word' is a required property"),
+        ):
+            refused = await client.call_tool("shouter__shout", arguments)
+            assert refused.is_error
+            assert says in text_of(refused), text_of(refused)
+            assert "shouted" not in text_of(refused)
+        extra = await client.call_tool("list_skills", {"query": "x", "verbose": True})
+        assert extra.is_error
+        assert "'verbose' was unexpected" in text_of(extra), text_of(extra)
+
+
 async def test_a_run_that_finds_the_pool_full_waits_for_a_sandbox(connect: Connect) -> None:
     async with connect() as first, connect() as second:
         await first.call_tool("activate_skill", {"name": "sleeper"})
