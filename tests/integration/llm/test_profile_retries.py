@@ -1,6 +1,7 @@
-"""A model profile's retry policy (``max_attempts``) on both engines, against the strict server
-of ``tests.llm_server`` answering 503 (worth a retry): the job's model call is tried as often as
-its profile allows, not as often as the engine would."""
+"""A model profile's retry policy on both engines, against the strict server of
+``tests.llm_server``: answering 503 (worth a retry), the job's model call is tried as often as
+its profile allows (``max_attempts``), not as often as the engine would; running away past the
+profile's timeout on a local server, it is not tried again at all."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
 from tests.integration.temporal.harness import start_dev_server, unique
-from tests.llm_server import StrictLLMServer, strict_llm_server, unavailable_503
+from tests.llm_server import StrictLLMServer, runaway_reply, strict_llm_server, unavailable_503
 from workflows.worker import build_worker
 
 ENGINE_ATTEMPTS = 4
@@ -32,9 +33,16 @@ async def server() -> AsyncIterator[StrictLLMServer]:
         yield running
 
 
-def _services(tmp_path: Path, server: StrictLLMServer) -> tuple[AgentServices, ModelProviders]:
+def _services(
+    tmp_path: Path, server: StrictLLMServer, *, timeout: float = 30.0
+) -> tuple[AgentServices, ModelProviders]:
     store = LocalArtifactStore(tmp_path / "store")
-    profile = {"provider": "openai", "name": "m", "base_url": server.base_url}
+    profile = {
+        "provider": "openai",
+        "name": "m",
+        "base_url": server.base_url,
+        "timeout_seconds": timeout,
+    }
     models = ModelProviders(
         ModelSettings(
             profiles={
@@ -77,11 +85,7 @@ async def test_direct_engine_tries_a_model_call_as_often_as_its_profile_allows(
     assert len(server.requests) == requests
 
 
-@pytest.mark.parametrize(("model", "requests"), [("capped", 2), ("uncapped", ENGINE_ATTEMPTS)])
-async def test_temporal_engine_tries_a_model_call_as_often_as_its_profile_allows(
-    tmp_path: Path, server: StrictLLMServer, model: str, requests: int
-) -> None:
-    services, models = _services(tmp_path, server)
+async def _temporal(tmp_path: Path, services: AgentServices, model: str) -> JobResult:
     env = await start_dev_server(LocalArtifactStore(tmp_path / "store"))
     try:
         task_queue = unique("tq")
@@ -97,10 +101,46 @@ async def test_temporal_engine_tries_a_model_call_as_often_as_its_profile_allows
                     job_id=unique("temporal"), task="Take notes.", agent=AgentSpec(model=model)
                 )
             )
-            result = await engine.result(job_id)
+            return await engine.result(job_id)
     finally:
         await env.shutdown()
+
+
+@pytest.mark.parametrize(("model", "requests"), [("capped", 2), ("uncapped", ENGINE_ATTEMPTS)])
+async def test_temporal_engine_tries_a_model_call_as_often_as_its_profile_allows(
+    tmp_path: Path, server: StrictLLMServer, model: str, requests: int
+) -> None:
+    services, models = _services(tmp_path, server)
+    try:
+        result = await _temporal(tmp_path, services, model)
+    finally:
         await models.aclose()
     assert result.status == "failed", result
     assert "HTTP 503" in (result.reason or "")
     assert len(server.requests) == requests
+
+
+@pytest.fixture
+async def runaway() -> AsyncIterator[StrictLLMServer]:
+    async with strict_llm_server(runaway_reply(seconds=30)) as running:
+        yield running
+
+
+@pytest.mark.parametrize("engine", ["direct", "temporal"])
+async def test_a_timeout_against_a_local_server_is_not_stacked_behind_the_generation(
+    tmp_path: Path, runaway: StrictLLMServer, engine: str
+) -> None:
+    """The reported case: a runaway generation on a one-request-at-a-time local server was
+    asked again after each timeout, and the retries only queued behind it."""
+    services, models = _services(tmp_path, runaway, timeout=0.5)
+    try:
+        if engine == "direct":
+            result = await _direct(services, "uncapped")
+        else:
+            result = await _temporal(tmp_path, services, "uncapped")
+    finally:
+        await models.aclose()
+    assert result.status == "failed", result
+    assert "did not answer in time" in (result.reason or "")
+    assert "MODEL__TIMEOUT_SECONDS" in (result.reason or "")
+    assert len(runaway.requests) == 1
