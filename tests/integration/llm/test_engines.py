@@ -9,16 +9,13 @@ from pathlib import Path
 import pytest_asyncio
 
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
-from skillweave.engines.contract import ActivityTimeouts
-from skillweave.engines.retries import Backoff
-from skillweave.engines.temporal import TemporalEngine
+from skillweave.engines import AgentServices, JobRequest
 from skillweave.llm import OpenAIProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
+from tests.integration.llm.engines import job_on
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import StrictLLMServer, invalid_request_500, strict_llm_server
-from workflows.worker import build_worker
 
 MODEL = "strict-test-model"
 
@@ -49,9 +46,8 @@ async def test_direct_job_fails_after_one_request(
 ) -> None:
     # A short back-off with three attempts: were the error retried, the job would still end
     # quickly, with three requests recorded.
-    engine = DirectEngine(services, backoff=Backoff(initial=0.01, attempts=3))
-    job_id = await engine.start(JobRequest(job_id=unique("direct"), task="Take notes."))
-    result = await engine.result(job_id)
+    request = JobRequest(job_id=unique("direct"), task="Take notes.")
+    result = await job_on("direct", services, request, attempts=3)
     assert result.status == "failed", result
     assert "HTTP 500" in (result.reason or "")
     assert len(server.requests) == 1
@@ -61,17 +57,9 @@ async def test_temporal_job_fails_after_one_request(
     tmp_path: Path, services: AgentServices, server: StrictLLMServer
 ) -> None:
     env = await start_dev_server(LocalArtifactStore(tmp_path / "store"))
+    request = JobRequest(job_id=unique("temporal"), task="Take notes.")
     try:
-        task_queue = unique("tq")
-        async with build_worker(env.client, services, task_queue=task_queue, heartbeat_seconds=0.5):
-            engine = TemporalEngine(
-                env.client,
-                task_queue=task_queue,
-                timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=3),
-                poll_seconds=0.05,
-            )
-            job_id = await engine.start(JobRequest(job_id=unique("temporal"), task="Take notes."))
-            result = await engine.result(job_id)
+        result = await job_on("temporal", services, request, attempts=3, env=env)
     finally:
         await env.shutdown()
     assert result.status == "failed", result

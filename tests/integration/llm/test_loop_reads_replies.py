@@ -24,14 +24,13 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
-from skillweave.engines.contract import ActivityTimeouts, workflow_id
+from skillweave.engines import AgentServices, JobRequest, JobResult
+from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
-from skillweave.engines.retries import Backoff
-from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm import OpenAIProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
+from tests.integration.llm.engines import job_on
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import (
     Reply,
@@ -43,7 +42,7 @@ from tests.llm_server import (
     truncated_reply,
 )
 from workflows.agent import PATCH_READS_REPLIES, AgentWorkflow
-from workflows.worker import build_worker, sandbox_runner
+from workflows.worker import sandbox_runner
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -118,19 +117,9 @@ async def run_job(
             sandbox=sandbox,  # type: ignore[arg-type]
         )
         request = JobRequest(job_id=unique(kind), task="Shout a word.")
+        result = await job_on(kind, services, request, attempts=2, env=env)
         if kind == "direct":
-            engine = DirectEngine(services, backoff=Backoff(initial=0.01, attempts=2))
-            result = await engine.result(await engine.start(request))
             return Run(result, sandbox, server)
-        task_queue = unique("tq")
-        async with build_worker(env.client, services, task_queue=task_queue, heartbeat_seconds=0.5):
-            temporal = TemporalEngine(
-                env.client,
-                task_queue=task_queue,
-                timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=2),
-                poll_seconds=0.05,
-            )
-            result = await temporal.result(await temporal.start(request))
         handle = env.client.get_workflow_handle(workflow_id(request.job_id))
         closed = (await handle.describe()).status
         await _replays(env, store, request.job_id)

@@ -12,17 +12,14 @@ import pytest
 
 from skillweave.agent import AgentSpec
 from skillweave.config import ModelSettings, Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
-from skillweave.engines.contract import ActivityTimeouts
-from skillweave.engines.retries import Backoff
-from skillweave.engines.temporal import TemporalEngine
+from skillweave.engines import AgentServices, JobRequest, JobResult
 from skillweave.llm.factory import ModelProviders
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
+from tests.integration.llm.engines import job_on
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import StrictLLMServer, runaway_reply, strict_llm_server, unavailable_503
-from workflows.worker import build_worker
 
 ENGINE_ATTEMPTS = 4
 
@@ -64,11 +61,8 @@ def _services(
 
 
 async def _direct(services: AgentServices, model: str) -> JobResult:
-    engine = DirectEngine(services, backoff=Backoff(initial=0.01, attempts=ENGINE_ATTEMPTS))
-    job_id = await engine.start(
-        JobRequest(job_id=unique("direct"), task="Take notes.", agent=AgentSpec(model=model))
-    )
-    return await engine.result(job_id)
+    request = JobRequest(job_id=unique("direct"), task="Take notes.", agent=AgentSpec(model=model))
+    return await job_on("direct", services, request, attempts=ENGINE_ATTEMPTS)
 
 
 @pytest.mark.parametrize(("model", "requests"), [("capped", 2), ("uncapped", ENGINE_ATTEMPTS)])
@@ -87,21 +81,11 @@ async def test_direct_engine_tries_a_model_call_as_often_as_its_profile_allows(
 
 async def _temporal(tmp_path: Path, services: AgentServices, model: str) -> JobResult:
     env = await start_dev_server(LocalArtifactStore(tmp_path / "store"))
+    request = JobRequest(
+        job_id=unique("temporal"), task="Take notes.", agent=AgentSpec(model=model)
+    )
     try:
-        task_queue = unique("tq")
-        async with build_worker(env.client, services, task_queue=task_queue, heartbeat_seconds=0.5):
-            engine = TemporalEngine(
-                env.client,
-                task_queue=task_queue,
-                timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=ENGINE_ATTEMPTS),
-                poll_seconds=0.05,
-            )
-            job_id = await engine.start(
-                JobRequest(
-                    job_id=unique("temporal"), task="Take notes.", agent=AgentSpec(model=model)
-                )
-            )
-            return await engine.result(job_id)
+        return await job_on("temporal", services, request, attempts=ENGINE_ATTEMPTS, env=env)
     finally:
         await env.shutdown()
 
