@@ -579,13 +579,19 @@ class ExecutionService:
         try:
             claim = await self._claim(request.execution_id, fingerprint)
         except BaseException:
-            await _dropped(sending)
-            await self._pool.release(sandbox)
+            await self._drop(sending, sandbox)
             raise
         if isinstance(claim, ExecutionResult):
-            await _dropped(sending)
-            await self._pool.release(sandbox)
+            await self._drop(sending, sandbox)
         return claim
+
+    async def _drop(self, sending: asyncio.Future[ExecutionResult], sandbox: Sandbox) -> None:
+        """Drop a request before its end and destroy its sandbox, even if this is cancelled
+        meanwhile (a sandbox left claimed would never go back to the pool)."""
+        try:
+            await _dropped(sending)
+        finally:
+            await asyncio.shield(self._pool.release(sandbox))
 
     async def _masked(self, result: ExecutionResult) -> ExecutionResult:
         """`result` masked: on the event loop when its inline output is small (a thread hop
