@@ -154,6 +154,12 @@ class SkillsSettings(BaseModel):
     disabled: list[str] = Field(default_factory=list, description="Skill names never offered.")
     max_depth: int = Field(default=6, ge=1, le=32)
     max_skills: int = Field(default=20_000, ge=1)
+    include_hidden: bool = Field(
+        default=False,
+        description="Also look for skills in hidden folders of a library (skills/.curated/…); "
+        "VCS folders (.git) are never searched, and a skill's own hidden folders are never "
+        "part of it.",
+    )
     resource_max_bytes: int = Field(default=256 * 1024, ge=1)
     activation_resource_listing: int = Field(default=50, ge=0)
     package_max_files: int = Field(default=1_000, ge=1)

@@ -21,6 +21,7 @@ from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.cli.library import DirsOption, registry_of
 from skillweave.config import CatalogMode, SelectionMode, get_settings
 from skillweave.skills import (
+    HIDDEN_SKILLS_FIELD,
     Diagnostic,
     Skill,
     build_catalog,
@@ -67,7 +68,8 @@ def validate(
     is an error; other violations are warnings.
     """
     with errors():
-        report = validate_paths(paths, strict=strict)
+        include_hidden = get_settings().skills.include_hidden
+        report = validate_paths(paths, strict=strict, include_hidden=include_hidden)
     if as_json:
         dump(
             {
@@ -111,7 +113,14 @@ def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
         dump([_skill_json(skill) for skill in registry])
         return
     if not len(registry):
-        err.print("No skills found. Point --dir at a skill library or set SKILLS__DIRS.")
+        if any(d.field == HIDDEN_SKILLS_FIELD for d in registry.diagnostics):
+            err.print(
+                "No skills found outside hidden folders (see above). Set "
+                "SKILLS__INCLUDE_HIDDEN=true to include them, or pass each folder with --dir.",
+                soft_wrap=True,
+            )
+        else:
+            err.print("No skills found. Point --dir at a skill library or set SKILLS__DIRS.")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("skill", "type", "version", "description"):

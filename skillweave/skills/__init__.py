@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
     from skillweave.skills.dependencies import DependencySpec, discover_dependencies
-    from skillweave.skills.discovery import ScanResult, SkillScanner
+    from skillweave.skills.discovery import HIDDEN_SKILLS_FIELD, ScanResult, SkillScanner
     from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
     from skillweave.skills.loader import LoadedSkill, load_skill_file
     from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "DependencySpec": "dependencies",
     "Diagnostic": "spec",
     "Frontmatter": "frontmatter",
+    "HIDDEN_SKILLS_FIELD": "discovery",
     "LoadedSkill": "loader",
     "PackageLimits": "package",
     "RelevanceIndex": "relevance",
@@ -79,6 +80,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "CATALOG_PREAMBLE",
+    "HIDDEN_SKILLS_FIELD",
     "SKILL_TYPES",
     "UPLOADED_ROOT_MARKER",
     "Catalog",

@@ -29,6 +29,7 @@ from skillweave.skills.registry import SkillRegistry
 __all__ = [
     "CATALOG_PREAMBLE",
     "MIN_DESCRIPTION_CHARS",
+    "SHORTENED_MARK",
     "Catalog",
     "build_catalog",
     "fit_catalog",
@@ -44,6 +45,8 @@ CATALOG_PREAMBLE: Final = (
 
 MIN_DESCRIPTION_CHARS: Final = 80
 """A budget never cuts a description shorter than this; entries are folded away instead."""
+SHORTENED_MARK: Final = "…"
+"""Ends every description the budget shortened."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,18 +114,17 @@ def render_catalog(skills: Sequence[Skill], *, hidden: int = 0) -> str:
 
 
 def _shorten(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters: at a sentence end when one falls late
-    enough, else at a word boundary, with an ellipsis."""
+    """`text` within `limit` characters. A shortened text is cut at its last word boundary
+    that fits and always ends with :data:`SHORTENED_MARK`, so the model knows that more was
+    said (a sentence such as "Do not use for …" may be what was cut). Only when a single word
+    runs over the last 40% of the limit (a long URL) is it cut inside that word."""
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1]
-    sentence = cut.rfind(". ")
-    if sentence >= limit * 0.6:
-        return cut[: sentence + 1]
-    space = cut.rfind(" ")
-    if space >= limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
+    space = text.rfind(" ", 0, limit)  # text[:space] is whole words and leaves room for '…'
+    kept = text[:space].rstrip(" ,;:.!?-") if space > 0 else ""
+    if len(kept) < limit * 0.6:
+        kept = text[: limit - 1]
+    return kept + SHORTENED_MARK
 
 
 def _capped(entries: Sequence[_Entry], limit: int) -> list[_Entry]:

@@ -6,10 +6,11 @@ reads all of it from the package's files (relative POSIX path → bytes; no file
 The sources, all relative to the skill's root (the folder with ``SKILL.md``):
 
 ``SKILL.md`` frontmatter
-    A top-level ``dependencies: {python: [...], node: {name: range}}`` or a plain list of
-    Python requirements (our extension; its shape is the spec module's to check). A
-    ``dependencies`` *string* names skills, not packages, and is ignored here; a mapping or
-    list under ``metadata`` is refused (metadata holds strings: move it to the top level).
+    ``metadata.dependencies: {python: [...], node: {name: range}}`` or a plain list of Python
+    requirements (our extension; its shape is the spec module's to check). The same at the top
+    level is read too, for skills written before extensions moved under ``metadata`` (lenient
+    loading warns about it, strict validation refuses it). A ``dependencies`` *string* names
+    skills, not packages, and is ignored here.
 ``requirements.txt``
     One PEP 508 requirement a line; comments, blank lines, ``\\`` continuations and ``-r FILE``
     includes of files inside the package (relative to the including file; no escaping the
@@ -89,7 +90,6 @@ SKILL_FILE: Final = "SKILL.md"
 REQUIREMENTS_FILE: Final = "requirements.txt"
 PACKAGE_JSON: Final = "package.json"
 SCRIPTS_PREFIX: Final = "scripts/"
-FRONTMATTER_SOURCE: Final = "SKILL.md dependencies"
 
 # PEP 723's reference regular expression, verbatim.
 _PEP723_BLOCK: Final = re.compile(
@@ -285,24 +285,24 @@ def _read_frontmatter(files: Mapping[str, bytes], declared: _Declared) -> None:
     except SkillFormatError as exc:
         raise DependencyError(f"{SKILL_FILE}: {exc.reason}") from None
     metadata = data.get("metadata")
-    if isinstance(metadata, Mapping) and declares_packages(metadata.get("dependencies")):
-        raise DependencyError(
-            f"{SKILL_FILE}: metadata.dependencies: package dependencies go in a top-level "
-            "'dependencies' field (metadata values are strings; there a string names skills)"
-        )
-    value = data.get("dependencies")
-    if not declares_packages(value):
-        return  # absent, or a string naming skills this one builds on
-    if problems := package_dependency_problems(value):
-        raise DependencyError(f"{SKILL_FILE}: dependencies: {problems[0]}")
-    python = value if isinstance(value, list) else value.get("python") or []
-    node = {} if isinstance(value, list) else value.get("node") or {}
-    for index, text in enumerate(python):
-        declared.python.append(_Python(text, f"{FRONTMATTER_SOURCE} python[{index}]"))
-    for name, version_range in node.items():
-        declared.node.append(_node(name, version_range, f"{FRONTMATTER_SOURCE} node.{name}"))
-    if python or node:
-        declared.contributed(FRONTMATTER_SOURCE)
+    in_metadata = metadata.get("dependencies") if isinstance(metadata, Mapping) else None
+    for field_name, value in (
+        ("metadata.dependencies", in_metadata),
+        ("dependencies", data.get("dependencies")),  # before extensions moved under metadata
+    ):
+        if not declares_packages(value):
+            continue  # absent, or a string naming skills this one builds on
+        if problems := package_dependency_problems(value):
+            raise DependencyError(f"{SKILL_FILE}: {field_name}: {problems[0]}")
+        source = f"{SKILL_FILE} {field_name}"
+        python = value if isinstance(value, list) else value.get("python") or []
+        node = {} if isinstance(value, list) else value.get("node") or {}
+        for index, text in enumerate(python):
+            declared.python.append(_Python(text, f"{source} python[{index}]"))
+        for name, version_range in node.items():
+            declared.node.append(_node(name, version_range, f"{source} node.{name}"))
+        if python or node:
+            declared.contributed(source)
 
 
 def _read_requirements(

@@ -7,6 +7,12 @@ more than ``max_package_files`` files is refused, hidden folders, ``node_modules
 are skipped, and a symlinked folder is followed only when it stays inside its root (never
 inside a skill, whose package holds regular files only).
 
+Hidden folders outside skills are walked when ``include_hidden`` is set (VCS metadata never
+is; inside a skill they are never part of its package). Otherwise a root that yields no skill
+is walked once more as if they were included, and a :data:`HIDDEN_SKILLS_FIELD` diagnostic
+says how many ``SKILL.md`` files its hidden folders hold, in which folders, and how to include
+them: libraries written for other agents keep skills under ``skills/.curated/`` and the like.
+
 Rescans are cheap. A walk records every folder's mtime and every package file's mtime and
 size. The next scan first stats just those: if nothing moved (a folder's mtime changes when an
 entry in it is added, removed or renamed) it returns the previous result without listing a
@@ -49,6 +55,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_PACKAGE_FILES",
     "DEFAULT_MAX_SKILLS",
+    "HIDDEN_SKILLS_FIELD",
     "ScanResult",
     "SkillScanner",
 ]
@@ -61,6 +68,12 @@ DEFAULT_MAX_PACKAGE_FILES: Final = 1_000
 RACY_WINDOW_NS: Final = 2_000_000_000
 """Files changed less than this before a scan are verified by hash, not by mtime and size:
 filesystem timestamps can be as coarse as a second or two."""
+HIDDEN_SKILLS_FIELD: Final = "hidden folders"
+"""The field of the diagnostic that says a root found no skills but its hidden folders hold
+some (the CLI matches on it to say how to include them)."""
+_VCS_DIRS: Final = frozenset({".git", ".hg", ".svn"})
+"""Hidden folders never walked, even with ``include_hidden``: they hold no skills."""
+_SHOWN_HIDDEN_FOLDERS: Final = 5
 
 _Signature = tuple[tuple[str, str, int, int], ...]
 
@@ -142,6 +155,7 @@ class SkillScanner:
         max_depth: how deep to look for skills outside skill folders.
         max_skills: stop after this many skill folders.
         max_package_files: refuse a skill with more files than this.
+        include_hidden: also look for skills in hidden folders (outside skills).
     """
 
     def __init__(
@@ -151,11 +165,13 @@ class SkillScanner:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_skills: int = DEFAULT_MAX_SKILLS,
         max_package_files: int = DEFAULT_MAX_PACKAGE_FILES,
+        include_hidden: bool = False,
     ) -> None:
         self.roots = [Path(root).expanduser().absolute() for root in roots]
         self.max_depth = max_depth
         self.max_skills = max_skills
         self.max_package_files = max_package_files
+        self.include_hidden = include_hidden
         self.full_walks = 0
         self._cache: dict[str, _CacheEntry] = {}
         self._snapshot: _Snapshot | None = None
@@ -184,7 +200,13 @@ class SkillScanner:
                 continue
             if (root / UPLOADED_ROOT_MARKER).is_file():
                 uploaded.add(index)
-            self._walk(root, index, found, dirs, diagnostics)
+            before = len(found)
+            skipped_hidden = self._walk(
+                root, index, found, dirs, diagnostics, include_hidden=self.include_hidden
+            )
+            no_skills = len(found) == before
+            if skipped_hidden and no_skills and (hint := self._hidden_skills(root, index, dirs)):
+                diagnostics.append(hint)
         if len(found) >= self.max_skills:
             where = str(self.roots[0]) if len(self.roots) == 1 else "skills"
             message = f"stopped after {self.max_skills} skills (skills.max_skills); rest not loaded"
@@ -262,9 +284,14 @@ class SkillScanner:
         found: list[_Found],
         dirs_seen: list[tuple[str, int]],
         out: list[Diagnostic],
-    ) -> None:
+        *,
+        include_hidden: bool,
+    ) -> int:
+        """Walk one root, appending the skill folders it holds to `found`; returns how many
+        hidden folders outside skills were skipped (0 when `include_hidden`)."""
         real_root = os.path.realpath(root)
         visited = {real_root}
+        skipped_hidden = 0
         # The hot loop of a scan: it meets every folder and file of the library once.
         stat, scandir = os.stat, os.scandir
         # (directory, depth below root, owning skill, path prefix inside the owner's package)
@@ -272,6 +299,7 @@ class SkillScanner:
         while stack:
             directory, depth, owner, prefix = stack.pop()
             dirs: list[os.DirEntry[str]] = []
+            hidden: list[os.DirEntry[str]] = []
             files: list[os.DirEntry[str]] = []
             is_skill = False
             try:
@@ -283,6 +311,8 @@ class SkillScanner:
                         if entry.is_dir():
                             if not is_skipped_dir(name):
                                 dirs.append(entry)
+                            elif name[0] == "." and name not in _VCS_DIRS:
+                                hidden.append(entry)
                         elif entry.is_file(follow_symlinks=False):
                             files.append(entry)
                             if name == SKILL_FILE:
@@ -292,18 +322,18 @@ class SkillScanner:
                 continue
             if is_skill:
                 if len(found) >= self.max_skills:
-                    return
+                    return skipped_hidden
                 owner = _Found(directory, index, owner)
                 prefix = ""
                 found.append(owner)
-            if owner is not None and not owner.overflow:
-                records = owner.files
-                for entry in files:
-                    name = entry.name
-                    if not is_skipped_file(name):
-                        info = entry.stat()
-                        records.append((prefix + name, entry.path, info.st_mtime_ns, info.st_size))
-                owner.overflow = len(records) > self.max_package_files
+            if owner is not None:
+                if not owner.overflow:
+                    self._record(owner, files, prefix)
+            elif hidden:  # outside skills only: a skill's package never holds hidden folders
+                if include_hidden:
+                    dirs += hidden
+                else:
+                    skipped_hidden += len(hidden)
             if len(dirs) > 1:
                 dirs.sort(key=_entry_name, reverse=True)  # reversed: the stack pops in name order
             for entry in dirs:
@@ -313,6 +343,48 @@ class SkillScanner:
                 elif owner is None and depth >= self.max_depth:
                     continue
                 stack.append((entry.path, depth + 1, owner, f"{prefix}{entry.name}/"))
+        return skipped_hidden
+
+    def _record(self, owner: _Found, files: list[os.DirEntry[str]], prefix: str) -> None:
+        """Add one folder's package files to `owner`, noting when it has too many."""
+        records = owner.files
+        for entry in files:
+            name = entry.name
+            if not is_skipped_file(name):
+                info = entry.stat()
+                records.append((prefix + name, entry.path, info.st_mtime_ns, info.st_size))
+        owner.overflow = len(records) > self.max_package_files
+
+    def _hidden_skills(
+        self, root: Path, index: int, dirs_seen: list[tuple[str, int]]
+    ) -> Diagnostic | None:
+        """For a root that found no skills: walk it again with hidden folders included and,
+        if that finds skill folders, the diagnostic that says where and how to include them.
+
+        The folders of this walk join the snapshot, so that a skill added to a hidden folder
+        later updates the hint."""
+        probe: list[_Found] = []
+        probe_dirs: list[tuple[str, int]] = []
+        self._walk(root, index, probe, probe_dirs, [], include_hidden=True)
+        seen = {path for path, _ in dirs_seen}
+        dirs_seen += (entry for entry in probe_dirs if entry[0] not in seen)
+        if not probe:
+            return None
+        folders: dict[str, int] = {}
+        for item in probe:
+            folder = _hidden_folder(os.path.relpath(item.path, root))
+            folders[folder] = folders.get(folder, 0) + 1
+        counts = sorted(folders.items())
+        shown = ", ".join(f"{folder} ({count})" for folder, count in counts[:_SHOWN_HIDDEN_FOLDERS])
+        if len(counts) > _SHOWN_HIDDEN_FOLDERS:
+            shown += f" and {len(counts) - _SHOWN_HIDDEN_FOLDERS} more"
+        message = (
+            f"no skills found, but hidden folders here hold {len(probe)} {SKILL_FILE} "
+            f"file(s), skipped because their folders start with '.': {shown}. To include "
+            "them, set SKILLS__INCLUDE_HIDDEN=true (skills.include_hidden), or add each "
+            "folder as a library root of its own (--dir, SKILLS__DIRS)"
+        )
+        return Diagnostic(str(root), HIDDEN_SKILLS_FIELD, message)
 
     def _follow(self, path: str, real_root: str, visited: set[str]) -> bool:
         real = os.path.realpath(path)
@@ -341,6 +413,16 @@ def _gc_paused() -> Iterator[None]:
 
 def _entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
+
+
+def _hidden_folder(relative: str) -> str:
+    """The first hidden folder of a skill's path relative to its root, with the folders
+    above it (``skills/.curated/pdf`` → ``skills/.curated``)."""
+    parts = relative.split(os.sep)
+    for position, part in enumerate(parts):
+        if part.startswith("."):
+            return "/".join(parts[: position + 1])
+    return relative  # pragma: no cover - only skills under hidden folders are asked about
 
 
 def _still_valid(snapshot: _Snapshot) -> bool:

@@ -22,6 +22,7 @@ from skillweave.skills.spec import (
     EXTENSION_KEYS,
     Diagnostic,
     check_frontmatter,
+    declares_packages,
     effective_name,
     parse_bool,
 )
@@ -92,9 +93,14 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
     # then a better guess than str(False).
     name = effective_name(data.get("name"), skill_dir.name)
     raw_metadata = data.get("metadata")
-    metadata: dict[str, str] = {}
-    if isinstance(raw_metadata, Mapping):
-        metadata = {str(k): str(v) for k, v in raw_metadata.items() if v is not None}
+    if not isinstance(raw_metadata, Mapping):
+        raw_metadata = {}
+    # Package dependencies are structured; the environment builder reads them from the file.
+    metadata = {
+        str(k): str(v)
+        for k, v in raw_metadata.items()
+        if v is not None and not (k == "dependencies" and declares_packages(v))
+    }
     # Extensions: metadata is the spec-sanctioned place; a top-level key is tolerated.
     extensions: dict[str, Any] = {k: data[k] for k in EXTENSION_KEYS if k in data}
     extensions.update({k: v for k, v in metadata.items() if k in EXTENSION_KEYS})

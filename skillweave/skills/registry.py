@@ -219,6 +219,7 @@ class SkillLibrary:
             max_depth=settings.max_depth,
             max_skills=settings.max_skills,
             max_package_files=settings.package_max_files,
+            include_hidden=settings.include_hidden,
         )
         self._registry: SkillRegistry | None = None
         self._result: ScanResult | None = None

@@ -7,12 +7,15 @@
 fatal ones are) and the runtime loader all read the same list. The limits are the spec's
 (agentskills.io/specification); our extension keys live under ``metadata``.
 
-One extension cannot: a skill's package dependencies (``dependencies: {python: [...], node:
-{...}}``, or a plain list of Python requirements) are structured, and the spec's ``metadata``
-holds strings only. A top-level ``dependencies`` mapping or list is therefore accepted as our
-documented extension, in both modes, and only its shape is checked here (each requirement is
-read by :mod:`skillweave.skills.dependencies`). A ``dependencies`` *string* keeps its older
-meaning, the names of skills this one builds on, and belongs under ``metadata``.
+Strict validation agrees with the spec's reference validator (skills-ref): it allows only
+:data:`SPEC_KEYS` at the top level, so every extension, ``dependencies`` included, belongs
+under ``metadata``; lenient loading still reads one at the top level, with a warning. One
+extension value is structured: a skill's package dependencies (``metadata.dependencies:
+{python: [...], node: {...}}``, or a plain list of Python requirements). The spec describes
+``metadata`` values as strings, but the reference validator reads any value there, so such a
+mapping or list passes it; here only its shape is checked (each requirement is read by
+:mod:`skillweave.skills.dependencies`). A ``dependencies`` *string* names the skills this one
+builds on.
 """
 
 from __future__ import annotations
@@ -49,8 +52,8 @@ SPEC_KEYS: Final = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
 EXTENSION_KEYS: Final = frozenset({"type", "auto_load", "enabled", "dependencies", "tools"})
-"""skillweave's own keys; valid under ``metadata``, tolerated (with a warning) at top level,
-except a package ``dependencies`` mapping or list, which is accepted there (see above)."""
+"""skillweave's own keys; valid under ``metadata``, tolerated (with a warning that strict
+validation makes an error) at the top level."""
 PACKAGE_DEPENDENCY_KINDS: Final = ("node", "python")
 
 _INVALID_NAME_CHARS: Final = re.compile(r"[^a-z0-9-]")
@@ -177,10 +180,7 @@ def check_frontmatter(
     for key in data:
         if key in SPEC_KEYS:
             continue
-        if key == "dependencies" and declares_packages(data[key]):
-            problems = package_dependency_problems(data[key])
-            found += (Diagnostic(path, "dependencies", m) for m in problems)
-        elif key in EXTENSION_KEYS:
+        if key in EXTENSION_KEYS:
             message = "is a skillweave extension; the spec puts it under 'metadata'"
             found.append(Diagnostic(path, str(key), message))
             found += _check_extensions({key: data[key]}, path=path, prefix="")
@@ -191,8 +191,8 @@ def check_frontmatter(
 
 
 def declares_packages(value: Any) -> bool:
-    """True when a top-level ``dependencies`` value declares packages (a mapping or a list)
-    rather than naming skills (a string)."""
+    """True when a ``dependencies`` value declares packages (a mapping or a list) rather than
+    naming skills (a string)."""
     return isinstance(value, Mapping | list)
 
 
@@ -290,6 +290,8 @@ def _optional_field_messages(data: Mapping[Any, Any]) -> list[tuple[str, str]]:
             for key, value in metadata.items():
                 if not isinstance(key, str):
                     messages.append(("metadata", f"key {key!r} must be a string"))
+                elif key == "dependencies" and declares_packages(value):
+                    continue  # package dependencies: their shape is checked with the extensions
                 elif not isinstance(value, str):
                     messages.append(
                         (f"metadata.{key}", f"must be a string, not {type(value).__name__}")
@@ -310,6 +312,10 @@ _BOOLEAN_WORDS: Final = {
 
 def _check_extensions(values: Mapping[Any, Any], *, path: str, prefix: str) -> list[Diagnostic]:
     found: list[Diagnostic] = []
+    dependencies = values.get("dependencies")
+    if declares_packages(dependencies):
+        problems = package_dependency_problems(dependencies)
+        found += (Diagnostic(path, f"{prefix}dependencies", m) for m in problems)
     kind = values.get("type")
     if kind is not None and str(kind) not in _TYPES:
         found.append(Diagnostic(path, f"{prefix}type", f"must be one of {', '.join(_TYPES)}"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillweave.errors import ConfigError
-from skillweave.skills.discovery import SkillScanner
+from skillweave.skills.discovery import HIDDEN_SKILLS_FIELD, SkillScanner
 from skillweave.skills.files import SKILL_FILE
 from skillweave.skills.loader import load_skill_file
 from skillweave.skills.spec import Diagnostic
@@ -45,8 +45,11 @@ class ValidationReport:
         return not self.errors
 
 
-def validate_paths(paths: Sequence[Path], *, strict: bool) -> ValidationReport:
-    """Validate each path: a SKILL.md, a skill folder (with its sub-skills) or a library root.
+def validate_paths(
+    paths: Sequence[Path], *, strict: bool, include_hidden: bool = False
+) -> ValidationReport:
+    """Validate each path: a SKILL.md, a skill folder (with its sub-skills) or a library root
+    (`include_hidden`: its hidden folders too, as ``SKILLS__INCLUDE_HIDDEN``).
 
     Raises:
         ConfigError: a path does not exist or is a file other than a SKILL.md.
@@ -62,9 +65,13 @@ def validate_paths(paths: Sequence[Path], *, strict: bool) -> ValidationReport:
             diagnostics.extend(load_skill_file(path.absolute()).diagnostics)
             checked += 1
             continue
-        result = SkillScanner([path]).scan()
+        result = SkillScanner([path], include_hidden=include_hidden).scan()
         if result.skill_dirs == 0:
             message = f"no {SKILL_FILE} found in this folder or below it"
+            if any(d.field == HIDDEN_SKILLS_FIELD for d in result.diagnostics):
+                message = (
+                    f"no {SKILL_FILE} found outside hidden folders (see '{HIDDEN_SKILLS_FIELD}')"
+                )
             diagnostics.append(Diagnostic(str(path), "library", message, fatal=True))
         diagnostics.extend(result.diagnostics)
         checked += result.skill_dirs

@@ -186,10 +186,33 @@ def test_frontmatter_string_names_skills_and_is_not_a_package_list() -> None:
     assert discover_dependencies({"SKILL.md": skill_md("dependencies: csv-profiler\n")}).empty
 
 
-def test_frontmatter_package_mapping_under_metadata_points_to_the_top_level() -> None:
-    frontmatter = "metadata:\n  dependencies:\n    python: [requests]\n"
+def test_frontmatter_package_mapping_under_metadata_is_read() -> None:
+    frontmatter = (
+        "metadata:\n  dependencies:\n    python: [requests>=2]\n    node:\n      marked: ^12.0.0\n"
+    )
+    spec = discover_dependencies({"SKILL.md": skill_md(frontmatter)})
+    assert spec.python == ("requests>=2",)
+    assert spec.node == (("marked", "^12.0.0"),)
+    assert spec.sources == ("SKILL.md metadata.dependencies",)
+
+
+def test_frontmatter_package_list_under_metadata_is_python() -> None:
+    frontmatter = "metadata:\n  dependencies: [httpx, 'attrs>=23']\n"
+    spec = discover_dependencies({"SKILL.md": skill_md(frontmatter)})
+    assert spec.python == ("attrs>=23", "httpx")
+
+
+def test_frontmatter_package_mapping_under_metadata_has_its_shape_checked() -> None:
+    frontmatter = "metadata:\n  dependencies: {python: requests}\n"
     message = fails({"SKILL.md": skill_md(frontmatter)})
-    assert "top-level 'dependencies'" in message
+    assert "SKILL.md: metadata.dependencies: python: must be a list" in message
+
+
+def test_frontmatter_dependencies_in_both_places_are_merged() -> None:
+    frontmatter = "dependencies: [six]\nmetadata:\n  dependencies: {python: ['six>=1']}\n"
+    spec = discover_dependencies({"SKILL.md": skill_md(frontmatter)})
+    assert spec.python == ("six>=1",)
+    assert spec.sources == ("SKILL.md metadata.dependencies", "SKILL.md dependencies")
 
 
 @pytest.mark.parametrize(
@@ -211,7 +234,7 @@ def test_an_unreadable_frontmatter_is_a_dependency_error() -> None:
     assert fails({"SKILL.md": b"no frontmatter here\n"}).startswith("SKILL.md: ")
 
 
-# --- the validator accepts the field ---------------------------------------------------------
+# --- the validator: under metadata, as the reference validator allows -----------------------
 
 
 @pytest.mark.parametrize(
@@ -222,15 +245,32 @@ def test_an_unreadable_frontmatter_is_a_dependency_error() -> None:
         ["requests", "numpy"],
     ],
 )
-def test_the_validator_accepts_package_dependencies_without_a_diagnostic(value: object) -> None:
-    data = {"name": "demo", "description": "Does things.", "dependencies": value}
+def test_the_validator_accepts_package_dependencies_under_metadata(value: object) -> None:
+    data = {"name": "demo", "description": "Does things.", "metadata": {"dependencies": value}}
     assert check_frontmatter(data, path="SKILL.md", dir_name="demo") == []
+
+
+@pytest.mark.parametrize("value", [{"python": ["requests"]}, ["requests"]], ids=str)
+def test_a_top_level_package_dependencies_field_points_to_metadata(value: object) -> None:
+    # skills-ref refuses every top-level key but the spec's, so strict validation must too.
+    data = {"name": "demo", "description": "Does things.", "dependencies": value}
+    (found,) = check_frontmatter(data, path="SKILL.md", dir_name="demo")
+    assert (found.field, found.fatal) == ("dependencies", False)
+    assert found.message == "is a skillweave extension; the spec puts it under 'metadata'"
 
 
 def test_the_validator_reports_a_badly_shaped_package_dependencies_field() -> None:
     data = {"name": "demo", "description": "Does things.", "dependencies": {"python": "x"}}
-    (found,) = check_frontmatter(data, path="SKILL.md", dir_name="demo")
+    found = check_frontmatter(data, path="SKILL.md", dir_name="demo")[-1]
     assert (found.field, found.fatal) == ("dependencies", False)
+    assert "must be a list of requirements" in found.message
+
+
+def test_the_validator_reports_a_badly_shaped_package_mapping_under_metadata() -> None:
+    metadata = {"dependencies": {"python": "x"}}
+    data = {"name": "demo", "description": "Does things.", "metadata": metadata}
+    (found,) = check_frontmatter(data, path="SKILL.md", dir_name="demo")
+    assert (found.field, found.fatal) == ("metadata.dependencies", False)
     assert "must be a list of requirements" in found.message
 
 
