@@ -49,6 +49,24 @@ def failing_once(step: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
     return once
 
 
+def _first_execute_fails(
+    manager: Manager, monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    """The manager's first POST /execute to a sandbox raises `failure` instead of being sent."""
+    http = manager.service._executor.http
+    send = http.send
+    failed = False
+
+    async def once(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
+        nonlocal failed
+        if request.url.path.endswith("/execute") and not failed:
+            failed = True
+            raise failure
+        return await send(request, *args, **kwargs)
+
+    monkeypatch.setattr(http, "send", once)
+
+
 async def _claim_of(manager: Manager, execution_id: str) -> bool:
     return await manager.store.stat(keys.execution_claim_key(execution_id)) is not None
 
@@ -93,17 +111,7 @@ async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
-    service = manager.service
-    send = service._executor.http.send
-
-    async def refused(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
-        if request.url.path.endswith("/execute") and not refused.done:
-            refused.done = True
-            raise httpx.ConnectError("injected: connection refused")
-        return await send(request, *args, **kwargs)
-
-    refused.done = False  # type: ignore[attr-defined]
-    monkeypatch.setattr(service._executor.http, "send", refused)
+    _first_execute_fails(manager, monkeypatch, httpx.ConnectError("injected: connection refused"))
     body = await _with_input(manager, "inject/connect")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
@@ -120,17 +128,9 @@ async def test_a_failure_of_the_executor_call_before_the_request_ended_leaves_th
     """The request's end is sent only once the claim is durable; a call that fails before
     sending it cannot have started the script."""
     manager = await start_manager()
-    service = manager.service
-    send = service._executor.http.send
-
-    async def broken(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
-        if request.url.path.endswith("/execute") and not broken.done:
-            broken.done = True
-            raise Injected("injected failure before the request's end")
-        return await send(request, *args, **kwargs)
-
-    broken.done = False  # type: ignore[attr-defined]
-    monkeypatch.setattr(service._executor.http, "send", broken)
+    _first_execute_fails(
+        manager, monkeypatch, Injected("injected failure before the request's end")
+    )
     body = await _with_input(manager, "inject/before-end")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
