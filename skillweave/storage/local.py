@@ -16,8 +16,10 @@ How writes stay safe (the scheme, since several processes may share one root):
   threads and processes, so exactly one caller wins and the loser never touches the winner's
   bytes. (``O_CREAT | O_EXCL`` on the final name would also be atomic but would expose a
   half-written file to readers; linking a finished file does not.)
-* The sidecar is written after the data (also temp + replace) and records the data file's
-  fingerprint (inode, size, mtime in ns). The data file is the truth, the sidecar a cache:
+* The sidecar is written after the data (also temp + replace), once the caller already has
+  its ref (the write returns as soon as its data is published), and records the data file's
+  fingerprint (inode, size, mtime in ns). This store's own ``stat``, ``list`` and ``delete`` of
+  a key wait for a sidecar still being written. The data file is the truth, the sidecar a cache:
   ``stat`` trusts the sidecar only when the fingerprint matches the file it finds; otherwise (a
   crash between the two renames, two writers racing, a sidecar left by a delete) it hashes the
   file itself, keeping the sidecar's content type as a best effort. Reads never need the sidecar:
@@ -36,13 +38,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import errno
+import functools
 import json
 import logging
 import os
 import stat as stat_module
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
@@ -77,6 +81,11 @@ _MISSING_ERRNOS: Final = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR)
 _log = logging.getLogger(__name__)
 
 
+def _settle(future: asyncio.Future[ArtifactRef], ref: ArtifactRef) -> None:
+    if not future.done():
+        future.set_result(ref)
+
+
 class LocalArtifactStore:
     """Artifacts as files under `root` (see the module docstring for the on-disk scheme).
 
@@ -89,6 +98,8 @@ class LocalArtifactStore:
     def __init__(self, root: Path, *, fsync: bool = True) -> None:
         self._root = Path(root).expanduser().resolve()
         self._fsync = fsync
+        self._sidecars: dict[str, asyncio.Future[object]] = {}
+        """Writes whose data is published and whose sidecar is still being written, by key."""
 
     @property
     def root(self) -> Path:
@@ -99,7 +110,8 @@ class LocalArtifactStore:
         return f"LocalArtifactStore(root={str(self._root)!r})"
 
     async def aclose(self) -> None:
-        """Nothing to release; here so callers can close any store alike."""
+        """Wait for the sidecars still being written."""
+        await self._sidecars_of(lambda _: True)
 
     # -- the ArtifactStore protocol ------------------------------------------------------------
 
@@ -107,9 +119,8 @@ class LocalArtifactStore:
         self, key: str, data: bytes, *, content_type: str = _DEFAULT_CONTENT_TYPE
     ) -> ArtifactRef:
         """Store `data` under `key` (replacing it) and return its ref."""
-        ref = await asyncio.to_thread(
-            self._write, key, _chunks_of(data), content_type, exclusive=False
-        )
+        write = functools.partial(self._write, key, _chunks_of(data), content_type, exclusive=False)
+        ref = await self._published(key, write)
         assert ref is not None
         return ref
 
@@ -117,15 +128,18 @@ class LocalArtifactStore:
         self, key: str, data: bytes, *, content_type: str = _DEFAULT_CONTENT_TYPE
     ) -> ArtifactRef | None:
         """Store `data` only if `key` does not exist (atomic across processes); else None."""
-        return await asyncio.to_thread(
-            self._write, key, _chunks_of(data), content_type, exclusive=True
-        )
+        write = functools.partial(self._write, key, _chunks_of(data), content_type, exclusive=True)
+        return await self._published(key, write)
 
     async def put_file(
         self, key: str, path: str, *, content_type: str = _DEFAULT_CONTENT_TYPE
     ) -> ArtifactRef:
         """Store the file at `path`, streamed in 1 MiB chunks, and return its ref."""
-        return await asyncio.to_thread(self._put_file, key, Path(path), content_type)
+        ref = await self._published(
+            key, functools.partial(self._put_file, key, Path(path), content_type)
+        )
+        assert ref is not None
+        return ref
 
     async def get_bytes(self, ref: ArtifactRef) -> bytes:
         """The bytes of `ref`, verified against its size and sha256."""
@@ -154,6 +168,7 @@ class LocalArtifactStore:
         sidecar that matches: a stat and a small read cost less than a hop to a thread); a
         data file whose sidecar is missing or stale is hashed in a thread.
         """
+        await self._sidecars_of(lambda pending: pending == key)
         known = self._stat_known(key)
         if isinstance(known, _NeedsHashing):
             return await asyncio.to_thread(self._stat, key)
@@ -161,11 +176,51 @@ class LocalArtifactStore:
 
     async def list(self, prefix: str) -> list[ArtifactRef]:
         """Refs of every key starting with `prefix` (a plain string prefix), sorted by key."""
+        await self._sidecars_of(lambda pending: pending.startswith(prefix))
         return await asyncio.to_thread(self._list, prefix)
 
     async def delete(self, key: str) -> None:
         """Remove `key` and its sidecar; nothing happens when it does not exist."""
+        await self._sidecars_of(lambda pending: pending == key)
         await asyncio.to_thread(self._delete, key)
+
+    # -- publishing before the sidecar ---------------------------------------------------------
+
+    async def _published(
+        self, key: str, write: Callable[[Callable[[ArtifactRef], None]], ArtifactRef | None]
+    ) -> ArtifactRef | None:
+        """Run `write` in a thread and return as soon as its data is published: it calls the
+        function it is given with the ref then, and writes the sidecar after, while the caller
+        goes on. Until the sidecar is written, this store's `stat`, `list` and `delete` of the
+        key wait for it; another process may meanwhile find no sidecar, and hash the data.
+        """
+        loop = asyncio.get_running_loop()
+        published: asyncio.Future[ArtifactRef] = loop.create_future()
+
+        def tell(ref: ArtifactRef) -> None:
+            loop.call_soon_threadsafe(_settle, published, ref)
+
+        context = contextvars.copy_context()
+        writing = loop.run_in_executor(None, context.run, write, tell)
+        self._sidecars[key] = writing
+        writing.add_done_callback(lambda done: self._forget(key, done))
+        await asyncio.wait({published, writing}, return_when=asyncio.FIRST_COMPLETED)
+        if published.done():
+            return published.result()
+        published.cancel()
+        return writing.result()
+
+    def _forget(self, key: str, done: asyncio.Future[object]) -> None:
+        if self._sidecars.get(key) is done:
+            del self._sidecars[key]
+        if not done.cancelled():
+            done.exception()  # raised to the writer already, or logged: not "never retrieved"
+
+    async def _sidecars_of(self, wanted: Callable[[str], bool]) -> None:
+        """Until the sidecars being written for the keys `wanted` picks are written."""
+        pending = [future for key, future in self._sidecars.items() if wanted(key)]
+        if pending:
+            await asyncio.wait(pending)
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -189,7 +244,13 @@ class LocalArtifactStore:
     # -- writing -------------------------------------------------------------------------------
 
     def _write(
-        self, key: str, chunks: Iterable[bytes], content_type: str, *, exclusive: bool
+        self,
+        key: str,
+        chunks: Iterable[bytes],
+        content_type: str,
+        on_published: Callable[[ArtifactRef], None] | None = None,
+        *,
+        exclusive: bool,
     ) -> ArtifactRef | None:
         target = self._data_path(key)
         with _os_errors("write", key):
@@ -222,6 +283,8 @@ class LocalArtifactStore:
             if self._fsync:
                 _fsync_dir(target.parent)
             ref = digest.ref(key, content_type)
+            if on_published is not None:
+                on_published(ref)
             try:
                 self._write_meta(key, ref, fingerprint)
             except (OSError, StorageError) as exc:
@@ -230,7 +293,13 @@ class LocalArtifactStore:
                 _log.warning("local store: no sidecar for %r: %s", key, exc)
             return ref
 
-    def _put_file(self, key: str, source: Path, content_type: str) -> ArtifactRef:
+    def _put_file(
+        self,
+        key: str,
+        source: Path,
+        content_type: str,
+        on_published: Callable[[ArtifactRef], None] | None = None,
+    ) -> ArtifactRef:
         try:
             handle = open(source, "rb")  # noqa: SIM115 - closed below, after the write
         except OSError as exc:
@@ -240,7 +309,9 @@ class LocalArtifactStore:
                 code=errno.errorcode.get(exc.errno or 0),
             ) from exc
         with handle:
-            ref = self._write(key, _chunks_from(handle), content_type, exclusive=False)
+            ref = self._write(
+                key, _chunks_from(handle), content_type, on_published, exclusive=False
+            )
         assert ref is not None
         return ref
 

@@ -6,8 +6,10 @@ import asyncio
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,6 +129,7 @@ async def test_a_failed_rename_publishes_nothing_and_cleans_up(
 async def test_stat_without_sidecar_hashes_the_data(store: LocalArtifactStore, root: Path) -> None:
     """A crash between the data rename and the sidecar write loses only the content type."""
     ref = await store.put_bytes("runs/r1/inputs/x", b"payload", content_type="text/plain")
+    assert await store.stat(ref.key) == ref  # the sidecar is written by then
     (root / local_module.META_DIR / "runs" / "r1" / "inputs" / "x").unlink()
     found = await store.stat(ref.key)
     assert found == ref.model_copy(update={"content_type": "application/octet-stream"})
@@ -208,3 +211,33 @@ def test_repr_and_root(root: Path) -> None:
     assert store.root == root.resolve()
     assert str(root.resolve()) in repr(store)
     assert not root.exists()  # nothing is created before the first write
+
+
+async def test_a_put_returns_once_its_data_is_published_and_stat_waits_for_the_sidecar(
+    store: LocalArtifactStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sidecar is written after the caller has its ref; this store's own stat, list and
+    delete of the key wait for it, so they see the content type."""
+    release = threading.Event()
+    write_meta = store._write_meta
+
+    def slow_meta(*args: Any) -> None:
+        release.wait(10)
+        write_meta(*args)
+
+    monkeypatch.setattr(store, "_write_meta", slow_meta)
+    ref = await asyncio.wait_for(
+        store.put_bytes("runs/r1/outputs/a.csv", b"a,b\n", content_type="text/csv"), 5
+    )
+    assert (root / "runs" / "r1" / "outputs" / "a.csv").read_bytes() == b"a,b\n"
+    assert not (root / local_module.META_DIR / "runs" / "r1" / "outputs" / "a.csv").exists()
+
+    stat = asyncio.ensure_future(store.stat(ref.key))
+    listed = asyncio.ensure_future(store.list("runs/r1/"))
+    await asyncio.sleep(0.05)
+    assert not stat.done()
+    assert not listed.done()
+    release.set()
+    assert await stat == ref
+    assert await listed == [ref]
+    await store.aclose()
