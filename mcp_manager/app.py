@@ -21,7 +21,7 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Final
@@ -33,6 +33,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -42,7 +43,7 @@ from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.executions import ExecutionService, PreparedEnvironment
 from mcp_manager.mcp_server import SkillMcp
 from mcp_manager.metrics import ManagerMetrics
-from mcp_manager.pool import SandboxPool, WarmPool
+from mcp_manager.pool import SandboxPool, WarmPool, after_answer
 from mcp_manager.records import ExecutionState
 from skillweave.config import Settings
 from skillweave.errors import (
@@ -340,6 +341,20 @@ def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:
         logger.info("sandbox isolation: %s", describe_isolation(isolation))
 
 
+def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Response:
+    """`result` as the answer, serialized once (FastAPI would validate it again on the way
+    out); `then` runs on the event loop once it is sent."""
+
+    async def on_the_loop() -> None:  # a plain function would run in a worker thread
+        then()
+
+    return Response(
+        result.model_dump_json(),
+        media_type="application/json",
+        background=BackgroundTask(on_the_loop),
+    )
+
+
 def create_app(
     settings: Settings,
     *,
@@ -410,9 +425,11 @@ def create_app(
             "isolation_note": describe_isolation(settings.sandbox.isolation),
         }
 
-    @app.post("/sandbox/execute", dependencies=_SECURED)
-    async def execute(body: ExecuteRequest, state: State) -> ExecutionResult:
-        return await state.service.execute(body)
+    @app.post("/sandbox/execute", dependencies=_SECURED, response_model=ExecutionResult)
+    async def execute(body: ExecuteRequest, state: State) -> Response:
+        # The used sandbox is destroyed and replaced once the answer is sent, not while it is.
+        with after_answer() as release:
+            return _result_answer(await state.service.execute(body), then=release)
 
     @app.get("/sandbox/executions/{execution_id:path}", dependencies=_SECURED)
     async def get_execution(execution_id: str, state: State) -> ExecutionState:

@@ -19,27 +19,64 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import contextvars
 import itertools
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Final, Protocol
 
 from mcp_manager.backends import Sandbox, SandboxBackend
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.errors import PoolExhaustedError, SandboxStartError
 
-__all__ = ["PoolStatus", "SandboxPool", "WarmPool"]
+__all__ = ["PoolStatus", "SandboxPool", "WarmPool", "after_answer"]
 
 logger = logging.getLogger("skillweave.manager.pool")
 
 _START_BACKOFF_SECONDS: Final = 0.5
 _REFUSED_BACKOFF_SECONDS: Final = 30.0
 _REFILL_DELAY_SECONDS: Final = 0.1
+_HELD_AT_MOST_SECONDS: Final = 1.0
 
 
 class PoolStatus(dict[str, int | str]):
     """``GET /sandbox/pool``: backend, target, maximum, ready, starting, busy."""
+
+
+_held: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
+    "skillweave_pool_held", default=None
+)
+
+
+@contextlib.contextmanager
+def after_answer() -> Iterator[Callable[[], None]]:
+    """Within the block, what releasing a sandbox leaves to do (destroying it, starting its
+    replacement) waits; the function yielded does it, once, when the caller's answer is out.
+    Leaving the block by an exception does it at once; a caller that never calls the
+    function has it done after `_HELD_AT_MOST_SECONDS` anyway.
+    """
+    held: list[Callable[[], None]] = []
+    token = _held.set(held)
+    done = False
+
+    def run() -> None:
+        nonlocal done
+        if done:
+            return
+        done = True
+        for work in held:
+            work()
+
+    try:
+        yield run
+    except BaseException:
+        run()
+        raise
+    finally:
+        _held.reset(token)
+    if held:
+        asyncio.get_running_loop().call_later(_HELD_AT_MOST_SECONDS, run)
 
 
 class SandboxPool(Protocol):
@@ -112,6 +149,7 @@ class WarmPool:
         self._metrics = metrics
         self._ready: list[Sandbox] = []
         self._busy: set[Sandbox] = set()
+        self._spent: list[Sandbox] = []  # used, to be destroyed once the answer is out
         self._starting = 0
         self._changed = asyncio.Condition()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -220,17 +258,28 @@ class WarmPool:
     async def release(self, sandbox: Sandbox) -> None:
         """Give a used sandbox back: destroyed (one-shot backends) or made ready again.
 
-        Destruction runs in the background, off the request's path; the replacement starts at
-        once, since the pool counts the sandbox as gone from here on.
+        Destruction and the replacement run in the background, off the request's path; within
+        `after_answer`, only once its caller says the answer is out, so that the two do not
+        share the host. The pool counts the sandbox as gone from here on.
         """
         async with self._changed:
             self._busy.discard(sandbox)
-            if not self.backend.one_shot and not self._closed:
+            if self.backend.one_shot:
+                self._spent.append(sandbox)
+            elif not self._closed:
                 self._ready.append(sandbox)
             self._changed.notify_all()
-        if self.backend.one_shot:
-            self._track(self.backend.destroy(sandbox))
         self._report()
+        held = _held.get()
+        if held is not None:
+            held.append(self._after_release)
+        else:
+            self._after_release()
+
+    def _after_release(self) -> None:
+        spent, self._spent = self._spent, []
+        for sandbox in spent:
+            self._track(self.backend.destroy(sandbox))
         self._refill()
 
     def _track(self, work: Coroutine[object, object, None]) -> None:
@@ -247,9 +296,10 @@ class WarmPool:
             watcher.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)  # starts and destroys finish
         async with self._changed:
-            doomed = [*self._ready, *self._busy]
+            doomed = [*self._ready, *self._busy, *self._spent]
             self._ready.clear()
             self._busy.clear()
+            self._spent.clear()
             self._changed.notify_all()
         await asyncio.gather(*(self.backend.destroy(s) for s in doomed), return_exceptions=True)
         await self.backend.close()

@@ -7,9 +7,10 @@ import itertools
 
 import pytest
 
+from mcp_manager import pool as pool_module
 from mcp_manager.backends import Sandbox
 from mcp_manager.metrics import ManagerMetrics
-from mcp_manager.pool import WarmPool
+from mcp_manager.pool import WarmPool, after_answer
 from skillweave.errors import PoolExhaustedError, SandboxStartError
 
 
@@ -223,3 +224,61 @@ async def test_a_sandbox_that_failed_to_start_is_tried_again_while_the_pool_is_i
     await pool.wait_ready(timeout=5)  # no claim came: the pool refilled by itself
     assert pool.status()["ready"] == 2
     await pool.close()
+
+
+async def test_within_after_answer_the_used_sandbox_goes_once_the_answer_is_out() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=5.0)
+    sandbox, _ = await pool.claim()
+    with after_answer() as answered:
+        await pool.release(sandbox)
+    await asyncio.sleep(0.05)
+    assert backend.destroyed == []  # nothing of it while the answer is on its way
+    assert len(backend.created) == 1
+    assert pool.status()["busy"] == 0  # but the pool counts it gone already
+
+    answered()
+    answered()  # once only
+    await pool.wait_ready(timeout=5)
+    assert backend.destroyed == [sandbox]
+    assert len(backend.created) == 2
+    await pool.close()
+
+
+async def test_after_answer_left_by_an_error_releases_at_once() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=5.0)
+    sandbox, _ = await pool.claim()
+
+    async def answer_fails() -> None:
+        with after_answer():
+            await pool.release(sandbox)
+            raise RuntimeError("the answer failed")
+
+    with pytest.raises(RuntimeError):
+        await answer_fails()
+    await pool.wait_ready(timeout=5)
+    assert backend.destroyed == [sandbox]
+    await pool.close()
+
+
+async def test_after_answer_never_called_releases_anyway(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "_HELD_AT_MOST_SECONDS", 0.05)
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=5.0)
+    sandbox, _ = await pool.claim()
+    with after_answer():
+        await pool.release(sandbox)
+    await asyncio.sleep(0.3)
+    assert backend.destroyed == [sandbox]
+    await pool.close()
+
+
+async def test_a_pool_closed_before_the_answer_destroys_the_used_sandbox() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend, refill_delay=5.0)
+    sandbox, _ = await pool.claim()
+    with after_answer():
+        await pool.release(sandbox)
+    await pool.close()
+    assert sandbox in backend.destroyed
