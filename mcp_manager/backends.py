@@ -9,7 +9,8 @@ knows), reports it once healthy, and destroys it. The pool decides when; backend
   interpreter start-up), each on a port of its own choosing (reported through a ready file, so
   there is no port race), each with a fresh random token, in a session of its own, and tied
   to the zygote, which is tied to the manager, with ``PR_SET_PDEATHSIG``, so no executor
-  outlives a manager that was killed.
+  outlives a manager that was killed. Runs reach them over their run channel, a Unix socket in
+  the sandbox's private folder (``skillweave.sandbox.run_channel``), not HTTP.
 - :class:`StaticBackend` hands out one configured development executor (``SANDBOX__EXECUTOR_URL``)
   one claim at a time and never destroys it.
 """
@@ -36,6 +37,7 @@ from mcp_manager.zygote import ForkedExecutor, Zygote, last_words
 from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
 from skillweave.sandbox.models import isolation_allowed
+from skillweave.sandbox.run_channel import SOCKET_NAME
 from skillweave.sandbox.zygote_protocol import EXIT_REFUSED, TOKEN_FILE
 from skillweave.skills.files import remove_tree
 
@@ -59,6 +61,9 @@ class Sandbox:
     process: ForkedExecutor | None = field(default=None, repr=False)
     workdir: Path | None = None
     isolation: str | None = None
+    channel: Path | None = None
+    """The executor's run channel (a Unix socket), when it is on this host and has one: runs
+    go there instead of ``POST /execute`` (``skillweave.sandbox.run_channel``)."""
 
 
 class SandboxBackend(Protocol):
@@ -194,8 +199,10 @@ class LocalBackend:
                 if time.monotonic() > deadline:
                     raise SandboxStartError("executor did not report its port in time")
                 await asyncio.sleep(_POLL_SECONDS)
-            port = json.loads(ready_file.read_text())["port"]
-            sandbox.url = f"http://127.0.0.1:{port}"
+            ready = json.loads(ready_file.read_text())
+            sandbox.url = f"http://127.0.0.1:{ready['port']}"
+            if ready.get("channel") == str(workdir / SOCKET_NAME):
+                sandbox.channel = workdir / SOCKET_NAME
             sandbox.isolation = await _wait_healthy(
                 self._client, sandbox.url, deadline, isolation=self.isolation
             )

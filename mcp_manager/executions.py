@@ -509,13 +509,7 @@ class ExecutionService:
         environment = await self._environment_of(request, package)
         run = self._sandbox_run(request, package, inputs, environment)
         sandbox, _ = await self._pool.claim()
-        # The request goes to the sandbox while the claim is written, all but its last bytes:
-        # the sandbox reads it meanwhile, and the script can start only once `go` is set,
-        # after the claim is durable. A request that does not get the claim is dropped
-        # unfinished (nothing ran), and its sandbox, which read part of it, is not reused.
-        handover = Handover()
-        go: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        sending = asyncio.ensure_future(self._executor.run(sandbox, run, handover=handover, go=go))
+        sending, handover, go = await self._begin(sandbox, run)
         claim = await self._claim_beside(request, fingerprint, sandbox, sending)
         if isinstance(claim, ExecutionResult):
             return claim
@@ -566,6 +560,32 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    async def _begin(
+        self, sandbox: Sandbox, run: SandboxRun
+    ) -> tuple[asyncio.Future[ExecutionResult], Handover, asyncio.Future[None]]:
+        """Send `run` to `sandbox`, all but its end, which waits for the returned `go`.
+
+        The sandbox reads the request and fills its workspace while the claim is written, and
+        the script can start only once `go` is set, after the claim is durable. The request is
+        handed to the socket before the claim's write begins, so that the two do not contend
+        for this process. A request that does not get the claim is dropped unfinished
+        (nothing ran), and its sandbox, which read part of it, is not reused.
+
+        Raises:
+            SandboxLostError: the sandbox cannot be reached (it is given back).
+        """
+        handover = Handover()
+        go: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            started = await self._executor.start(sandbox, run, handover=handover, go=go)
+        except BaseException as exc:
+            await asyncio.shield(self._pool.release(sandbox))
+            if isinstance(exc, SandboxLostError):
+                self._metrics.executions.labels(outcome="lost").inc()
+                logger.warning("sandbox %s lost before %s", sandbox.id, run.request.execution_id)
+            raise
+        return asyncio.ensure_future(started), handover, go
 
     async def _claim_beside(
         self,

@@ -8,10 +8,11 @@ has one) and each input (``inputs``, named by its path under ``inputs/``); the a
 with ``GET /files/{name}``, checked against its size and sha256 and stored as an artifact of
 the run. ``DELETE /execute`` stops a run. The sandbox's bearer token goes with every call.
 
-The body may be sent in two steps (``go``): all of it but the closing multipart boundary at
-once, the rest when the caller says so. ``executions`` writes the execution's claim meanwhile,
-so the executor reads the request while the claim becomes durable, and it cannot start the
-script before (the body has not ended).
+The body may be sent in two steps (``go``): all of it but its last two bytes (the CRLF after
+the closing multipart boundary) at once, those when the caller says so. ``executions`` writes
+the execution's claim meanwhile, so the executor reads the request, fills the workspace and
+makes the script's order while the claim becomes durable, and it cannot start the script
+before (the body has not ended).
 
 How a failure ends: the executor refusing the request (4xx) or failing (5xx), a timeout and
 any other HTTP failure are a terminal ``error`` result; a broken connection is
@@ -26,11 +27,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
@@ -48,6 +50,14 @@ from skillweave.sandbox.models import (
     OutputArtifact,
     SkippedOutput,
 )
+from skillweave.sandbox.run_channel import (
+    GO,
+    ChannelError,
+    RunHead,
+    answer_max_bytes,
+    frame,
+    read_answer,
+)
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.telemetry.masker import SecretMasker
@@ -60,6 +70,9 @@ _FETCH_TIMEOUT_SECONDS: Final = 60.0
 _CANCEL_TIMEOUT_SECONDS: Final = 5.0
 _CHUNK_BYTES: Final = 1 << 20
 _MAX_DETAIL_CHARS: Final = 500
+_NO_ANSWER: Final = (ConnectionError, ChannelError, asyncio.IncompleteReadError)
+_HELD: Final = b"\r\n"
+"""What a held body keeps back until `go`: the line end after its closing boundary."""
 
 
 @dataclass
@@ -126,15 +139,98 @@ class ExecutorClient:
         """Run `run` in `sandbox` and store its outputs; its result (not yet masked).
 
         `handover.sent` is set just before the request is complete: from then on the script
-        may run. With `go`, all of the request but its last bytes is sent at once, and the
-        rest once `go` resolves: the sandbox reads the request and waits, and the script
-        cannot start before then (the executor runs nothing of a request whose body has not
+        may run. With `go`, all of the request but its end is sent at once, and the end once
+        `go` resolves: the sandbox reads the request, prepares the run and waits, and the
+        script cannot start before then (the executor runs nothing of a request that has not
         ended). Cancelled before `go`, the request is dropped unfinished and nothing runs.
 
         Raises:
             SandboxLostError: the connection to the sandbox broke; nothing of the run was kept.
         """
+        return await (await self.start(sandbox, run, handover=handover, go=go))
+
+    async def start(
+        self,
+        sandbox: Sandbox,
+        run: SandboxRun,
+        *,
+        handover: Handover,
+        go: asyncio.Future[None] | None = None,
+    ) -> Coroutine[Any, Any, ExecutionResult]:
+        """`run` begun: over a run channel, connected and the whole request but its end handed
+        to the socket before this returns (so the sandbox reads it while the caller goes on);
+        the rest of `run` is the coroutine returned, which the caller must await (or close).
+
+        Raises:
+            SandboxLostError: the sandbox cannot be reached; nothing was sent.
+        """
+        if sandbox.channel is None:
+            return self._finish(sandbox, run, self._over_http(sandbox, run, handover, go))
+        try:
+            reader, writer = await self._open_channel(sandbox.channel)
+        except OSError as exc:
+            raise SandboxLostError(
+                run.request.execution_id, f"{type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            head = RunHead(
+                request=run.body,
+                package=len(run.package),
+                environment=len(run.environment) if run.environment is not None else None,
+                inputs=[(name, len(data)) for name, data in run.inputs],
+                trace=dict(inject({})),
+            )
+            writer.write(frame(sandbox.token.encode()) + frame(head.model_dump_json().encode()))
+            for blob in (run.package, run.environment or b"", *(d for _, d in run.inputs)):
+                writer.write(blob)
+        except BaseException:
+            writer.close()
+            raise
+        return self._finish(sandbox, run, self._over_channel(reader, writer, run, handover, go))
+
+    async def _finish(
+        self,
+        sandbox: Sandbox,
+        run: SandboxRun,
+        delivery: Coroutine[Any, Any, tuple[int, bytes]],
+    ) -> ExecutionResult:
+        """The run's result, from the executor's answer (`delivery`) and its outputs."""
         request = run.request
+        try:
+            status, content = await delivery
+            if status >= 400:
+                detail = _detail(content)
+                if 400 <= status < 500 and status != 409:
+                    return result_for(request, status="error", error=f"rejected: {detail}")
+                return result_for(request, status="error", error=f"executor: {detail}")
+            executed = ExecutorResult.model_validate_json(content)
+            return await self._collect(sandbox, request, executed)
+        except httpx.TransportError as exc:  # fetching outputs: as a broken run
+            raise SandboxLostError(request.execution_id, f"{type(exc).__name__}: {exc}") from exc
+        except _Unanswered as exc:
+            return result_for(request, status="error", error=f"sandbox failed: {exc.cause!r}")
+        except _Lost as exc:
+            # The connection broke: the sandbox died or vanished (a pod deleted, a node lost).
+            # It is destroyed on release; nothing of the run was kept.
+            cause = exc.__cause__
+            raise SandboxLostError(
+                request.execution_id, f"{type(cause).__name__}: {cause}"
+            ) from cause
+        except httpx.HTTPError as exc:  # fetching outputs
+            return result_for(request, status="error", error=f"sandbox failed: {exc!r}")
+
+    async def _over_http(
+        self,
+        sandbox: Sandbox,
+        run: SandboxRun,
+        handover: Handover,
+        go: asyncio.Future[None] | None,
+    ) -> tuple[int, bytes]:
+        """``POST /execute``: the answer's status and body.
+
+        Raises:
+            _Lost: the connection broke. _Unanswered: no answer in time, or none that is HTTP.
+        """
         files: list[tuple[str, tuple[str, bytes, str]]] = [
             ("package", ("package.zip", run.package, "application/zip"))
         ]
@@ -156,21 +252,57 @@ class ExecutorClient:
             outgoing.stream = _HeldEnd(outgoing.read(), go, handover)
         try:
             response = await self.http.send(outgoing)
-            if response.status_code >= 400:
-                detail = _detail(response)
-                if 400 <= response.status_code < 500 and response.status_code != 409:
-                    return result_for(request, status="error", error=f"rejected: {detail}")
-                return result_for(request, status="error", error=f"executor: {detail}")
-            executed = ExecutorResult.model_validate_json(response.content)
-            return await self._collect(sandbox, request, executed)
         except httpx.TimeoutException as exc:
-            return result_for(request, status="error", error=f"sandbox failed: {exc!r}")
+            raise _Unanswered(exc) from exc
         except httpx.TransportError as exc:
-            # The connection broke: the sandbox died or vanished (a pod deleted, a node lost).
-            # It is destroyed on release; nothing of the run was kept.
-            raise SandboxLostError(request.execution_id, f"{type(exc).__name__}: {exc}") from exc
+            raise _Lost from exc
         except httpx.HTTPError as exc:
-            return result_for(request, status="error", error=f"sandbox failed: {exc!r}")
+            raise _Unanswered(exc) from exc
+        return response.status_code, response.content
+
+    async def _over_channel(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        run: SandboxRun,
+        handover: Handover,
+        go: asyncio.Future[None] | None,
+    ) -> tuple[int, bytes]:
+        """The rest of a run over a run channel (``skillweave.sandbox.run_channel``), whose
+        request `start` wrote but for its go byte: the answer's status and body, as
+        ``POST /execute`` would give them.
+
+        Raises:
+            _Lost: the connection broke. _Unanswered: no answer in time, or a broken one.
+        """
+        most = answer_max_bytes(run.body)
+        try:
+            try:
+                await writer.drain()
+                if go is not None:
+                    await asyncio.shield(go)
+                handover.sent = True
+                writer.write(GO)
+                await writer.drain()
+            except ConnectionError as exc:
+                # Refused before its end, perhaps: the executor answers, then closes.
+                with contextlib.suppress(*_NO_ANSWER):
+                    async with asyncio.timeout(_CANCEL_TIMEOUT_SECONDS):
+                        return await read_answer(reader, most)
+                raise _Lost from exc
+            try:
+                async with asyncio.timeout(run.body.limits.timeout_seconds + _HTTP_GRACE_SECONDS):
+                    return await read_answer(reader, most)
+            except (TimeoutError, ChannelError) as exc:
+                raise _Unanswered(exc) from exc
+            except (ConnectionError, asyncio.IncompleteReadError) as exc:
+                raise _Lost from exc
+        finally:
+            writer.close()
+
+    async def _open_channel(self, path: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Connect to a run channel (a seam for tests that break the connection)."""
+        return await asyncio.open_unix_connection(str(path))
 
     async def cancel(self, sandbox: Sandbox) -> None:
         """Stop the run in `sandbox` (its whole process tree); quiet when it cannot be asked."""
@@ -261,12 +393,14 @@ class ExecutorClient:
 
 
 class _HeldEnd(httpx.AsyncByteStream):
-    """A request body sent whole but for its closing multipart boundary, which waits for
-    `go`."""
+    """A multipart request body sent whole but for the line end after its closing boundary,
+    which waits for `go`: the executor has every part, and the body has not ended."""
 
     def __init__(self, body: bytes, go: asyncio.Future[None], handover: Handover) -> None:
+        if not body.endswith(b"--" + _HELD):
+            raise ValueError("a held body must end with a closing multipart boundary")
         self._body = body
-        self._split = body.rindex(b"\r\n--")
+        self._split = len(body) - len(_HELD)
         self._go = go
         self._handover = handover
 
@@ -291,8 +425,24 @@ def _auth(sandbox: Sandbox) -> dict[str, str]:
     return {"Authorization": f"Bearer {sandbox.token}"}
 
 
-def _detail(response: httpx.Response) -> str:
+class _Lost(Exception):
+    """The connection to the sandbox broke (raised from its cause)."""
+
+
+class _Unanswered(Exception):
+    """No answer came in time, or none that can be read."""
+
+    def __init__(self, cause: Exception) -> None:
+        self.cause = cause
+        super().__init__(repr(cause))
+
+
+def _detail(content: bytes) -> str:
+    text = content.decode("utf-8", "replace")
     try:
-        return str(response.json().get("detail", response.text))
+        parsed = json.loads(text)
     except ValueError:
-        return response.text[:_MAX_DETAIL_CHARS]
+        return text[:_MAX_DETAIL_CHARS]
+    if isinstance(parsed, dict) and "detail" in parsed:
+        return str(parsed["detail"])
+    return text[:_MAX_DETAIL_CHARS]

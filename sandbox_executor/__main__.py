@@ -37,6 +37,12 @@ def parser() -> argparse.ArgumentParser:
         "--ready-file", type=Path, default=None, help='write {"port": N, "pid": P} here once up'
     )
     parser.add_argument(
+        "--channel",
+        type=Path,
+        default=None,
+        help="also take runs on a Unix socket here (the run channel of a manager on this host)",
+    )
+    parser.add_argument(
         "--token-file", type=Path, default=None, help="read the token here (else EXECUTOR__TOKEN)"
     )
     parser.add_argument("--workdir", type=Path, default=None, help="parent of the work folder")
@@ -125,6 +131,7 @@ def serve(args: argparse.Namespace, *, settings: ExecutorSettings, token: str) -
             settings=settings,
             log_level=args.log_level,
             start_niceness=args.start_niceness,
+            channel=args.channel,
         )
     except (ConfigError, ExecutorError) as exc:
         print(f"error: {exc}", file=sys.stderr)

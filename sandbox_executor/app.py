@@ -16,9 +16,12 @@ by :class:`skillweave.gate.RequestGate` before a byte of the body is read, which
 bodies (``/execute``: ``EXECUTOR__MAX_BODY_BYTES``; the other paths take none) and answers
 401 and 413 unread.
 
-Nothing of an /execute reaches the workspace before its body has ended: the manager sends the
-body's last bytes only once the execution's claim is durable, and drops a request that did
-not get the claim before its end, which leaves the executor ready (nothing ran).
+Nothing of an /execute runs before its body has ended. The manager sends the body's last two
+bytes (the CRLF after the closing multipart boundary) only once the execution's claim is
+durable, and drops a request that did not get the claim before its end. Meanwhile the executor
+reads the parts, fills the workspace and makes the script's order, so that only the order is
+left once the end arrives; a request dropped before its end has its workspace emptied again,
+which leaves the executor ready (nothing ran).
 """
 
 from __future__ import annotations
@@ -35,30 +38,39 @@ import fastapi.routing
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+from python_multipart.multipart import parse_options_header
 from starlette.datastructures import FormData, UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect
 
-from sandbox_executor.errors import ExecutorBusyError, RequestRejectedError
+from sandbox_executor.channel import serve_channel
+from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.executor import Executor, ExecutorStatus
+from sandbox_executor.intake import (
+    MAX_INPUTS,
+    MAX_REQUEST_BYTES,
+    Dropped,
+    Refused,
+    RunParts,
+    check_package_size,
+    parse_request,
+    take_run,
+)
 from sandbox_executor.settings import ExecutorSettings
-from sandbox_executor.workspace import MAX_INPUT_FILES, iter_file
+from sandbox_executor.workspace import iter_file
 from skillweave.errors import ConfigError
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, bearer_credentials, token_accepted
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
-from skillweave.skills.package import DEFAULT_MAX_BYTES
 from skillweave.telemetry.tracing import TraceMiddleware
 
 __all__ = ["CancelResult", "Health", "create_app", "prebuild"]
 
-_MAX_REQUEST_FIELD_BYTES: Final = 1024 * 1024
 _MAX_FORM_FIELDS: Final = 8
-# extract_package refuses more than DEFAULT_MAX_BYTES uncompressed; a ZIP of that is no larger,
-# but for its headers.
-_MAX_PACKAGE_BYTES: Final = DEFAULT_MAX_BYTES + 4 * 1024 * 1024
 # GET /files and DELETE /execute take no body.
 _MAX_OTHER_BODY_BYTES: Final = 64 * 1024
 _OPEN_PATHS: Final = ("/healthz",)
+_MAX_EPILOGUE_BYTES: Final = 1024
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +115,11 @@ def prebuild() -> None:
 
 
 def create_app(
-    *, token: str, workdir: Path | None = None, settings: ExecutorSettings | None = None
+    *,
+    token: str,
+    workdir: Path | None = None,
+    settings: ExecutorSettings | None = None,
+    channel: Path | None = None,
 ) -> FastAPI:
     """Build the executor app; the sandbox user and the isolation are decided here, at once.
 
@@ -111,6 +127,9 @@ def create_app(
         token: The manager's bearer token; the only credential accepted.
         workdir: Where the executor makes its folder (default: the temp dir).
         settings: Default: read from ``EXECUTOR__*`` variables.
+        channel: Where to listen for runs on a Unix socket as well (the run channel, for a
+            manager on this host), from start-up to shutdown. ``app.state.channel`` says
+            whether it does: a path too long for a socket leaves runs to HTTP.
 
     Raises:
         ConfigError: `token` is empty.
@@ -123,18 +142,33 @@ def create_app(
     executor = Executor(settings=settings, workdir=workdir)
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Start the worker thread file work runs on now, not in the one request's time.
         await asyncio.to_thread(int)
+        server = None
+        if channel is not None:
+            try:
+                server = await serve_channel(
+                    channel,
+                    executor=executor,
+                    tokens=[expected],
+                    max_body_bytes=settings.max_body_bytes,
+                )
+                app.state.channel = channel
+            except OSError as exc:
+                logger.info("no run channel at %s (%s): runs come over HTTP", channel, exc)
         try:
             yield
         finally:
+            if server is not None:
+                server.close()
             await executor.close()
 
     app = _prebuilt.pop() if _prebuilt else _routes()
     app.router.lifespan_context = lifespan
     app.state.executor = executor
     app.state.tokens = [expected]
+    app.state.channel = None
     # Added innermost first: the trace middleware ends up outermost (it joins the manager's
     # trace, when tracing), then the gate.
     app.add_middleware(
@@ -179,41 +213,13 @@ def _routes() -> FastAPI:
 
     @app.post("/execute", dependencies=authorized)
     async def execute(request: Request) -> ExecutorResult:
-        executor = _executor(request)
+        body = _Body(request)
         try:
-            ready_made = executor.claim()
-        except ExecutorBusyError as exc:
-            raise HTTPException(status_code=409, detail=str(exc)) from exc
-        if ready_made is not None:
-            return ready_made
-        try:
-            # starlette answers a malformed or oversized multipart body with a 400 itself.
-            async with request.form(
-                # the package, its environment, and a request sent as a file
-                max_files=MAX_INPUT_FILES + 3,
-                max_fields=_MAX_FORM_FIELDS,
-                max_part_size=_MAX_REQUEST_FIELD_BYTES,
-            ) as form:
-                parsed = await _parse_request(form)
-                package = await _read_package(_one_file(form, "package"))
-                inputs = [(upload.filename or "", upload.file) for upload in _inputs(form)]
-                environment = _optional_file(form, "environment")
-                return await executor.execute(
-                    parsed,
-                    package=package,
-                    inputs=inputs,
-                    environment=environment.file if environment is not None else None,
-                )
-        except RequestRejectedError as exc:
-            raise HTTPException(status_code=exc.status_code, detail=exc.detail) from exc
-        except ClientDisconnect:
-            # The manager dropped the request before its end (it did not get the execution's
-            # claim): nothing ran, and nobody is left to answer.
-            logger.info("the request was dropped before its body ended; nothing ran")
+            return await take_run(_executor(request), body.parts, ended=body.ended)
+        except Refused as exc:
+            raise HTTPException(status_code=exc.status, detail=exc.detail) from exc
+        except Dropped:
             raise HTTPException(status_code=400, detail="the request ended early") from None
-        finally:
-            # Ready again when the request was refused before anything ran; else a no-op.
-            executor.unclaim()
 
     @app.delete("/execute", dependencies=authorized)
     async def cancel(request: Request) -> CancelResult:
@@ -237,29 +243,101 @@ def _routes() -> FastAPI:
     return app
 
 
-async def _parse_request(form: FormData) -> ExecutorRequest:
+class _UntilEnd(MultiPartParser):
+    """starlette's multipart parser, which also says when the closing boundary was read."""
+
+    ended = False
+
+    def on_end(self) -> None:
+        self.ended = True
+
+
+class _Body:
+    """An /execute body read in two steps: its parts (`parts`, done at the closing multipart
+    boundary), then its end (`ended`): what little follows the boundary, and the end of the
+    stream. The manager holds the last bytes back until it may run the script."""
+
+    def __init__(self, request: Request) -> None:
+        self._request = request
+        self._stream = request.stream()
+        self._parser: _UntilEnd | None = None
+
+    async def parts(self) -> RunParts:
+        """The request's parts, once the closing boundary is read (the body may go on).
+
+        Raises:
+            RequestRejectedError: a body that is not multipart, is malformed, or breaks the
+                limits of a run's request.
+            Dropped: the manager dropped the request.
+        """
+        content_type = self._request.headers.get("content-type", "")
+        if parse_options_header(content_type)[0] != b"multipart/form-data":
+            raise RequestRejectedError("the body must be multipart/form-data", status_code=415)
+        self._parser = _UntilEnd(
+            self._request.headers,
+            self._until_boundary(),
+            # the package, its environment, and a request sent as a file
+            max_files=MAX_INPUTS + 3,
+            max_fields=_MAX_FORM_FIELDS,
+            max_part_size=MAX_REQUEST_BYTES,
+        )
+        try:
+            form = await self._parser.parse()
+        except MultiPartException as exc:
+            raise RequestRejectedError(exc.message) from exc
+        except ClientDisconnect:
+            raise Dropped from None
+        files = [value.file for _, value in form.multi_items() if isinstance(value, UploadFile)]
+        try:
+            if not self._parser.ended:
+                raise RequestRejectedError("the body ended before its closing multipart boundary")
+            package = _one_file(form, "package")
+            if package.size is not None:
+                check_package_size(package.size)
+            environment = _optional_file(form, "environment")
+            return RunParts(
+                request=await _request_field(form),
+                package=await package.read(),
+                inputs=[(upload.filename or "", upload.file) for upload in _inputs(form)],
+                environment=environment.file if environment is not None else None,
+                files=files,
+            )
+        except BaseException:
+            for file in files:
+                file.close()
+            raise
+
+    async def _until_boundary(self) -> AsyncIterator[bytes]:
+        # An async generator the parser reads to its end; the stream itself goes on, for `ended`.
+        async for chunk in self._stream:
+            yield chunk
+            if self._parser is not None and self._parser.ended:
+                return
+
+    async def ended(self) -> None:
+        """Until the body has ended: what follows the closing boundary is at most a line.
+
+        Raises:
+            Dropped: the manager dropped the request before its end.
+            RequestRejectedError: more than a line followed the closing boundary.
+        """
+        after = 0
+        try:
+            async for chunk in self._stream:
+                after += len(chunk)
+                if after > _MAX_EPILOGUE_BYTES:
+                    raise RequestRejectedError("data after the closing multipart boundary")
+        except ClientDisconnect:
+            raise Dropped from None
+
+
+async def _request_field(form: FormData) -> ExecutorRequest:
     field = form.get("request")
     if field is None:
         raise RequestRejectedError(
             "missing the 'request' field (ExecutorRequest JSON)", status_code=422
         )
-    raw = await field.read() if isinstance(field, UploadFile) else field
-    if isinstance(raw, bytes) and len(raw) > _MAX_REQUEST_FIELD_BYTES:
-        raise RequestRejectedError("the 'request' field is too large", status_code=422)
-    try:
-        return ExecutorRequest.model_validate_json(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or 'request'}: {error['msg']}"
-            for error in exc.errors()[:5]
-        )
-        raise RequestRejectedError(f"bad 'request' field: {problems}", status_code=422) from exc
-
-
-async def _read_package(upload: UploadFile) -> bytes:
-    if upload.size is not None and upload.size > _MAX_PACKAGE_BYTES:
-        raise RequestRejectedError(f"the package is over {_MAX_PACKAGE_BYTES} bytes")
-    return await upload.read()
+    return parse_request(await field.read() if isinstance(field, UploadFile) else field)
 
 
 def _one_file(form: FormData, name: str) -> UploadFile:

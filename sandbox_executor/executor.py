@@ -26,7 +26,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, Literal
@@ -298,8 +298,13 @@ class Executor:
         package: bytes,
         inputs: Sequence[tuple[str, BinaryIO]],
         environment: BinaryIO | None = None,
+        ended: Callable[[], Awaitable[None]] | None = None,
     ) -> ExecutorResult:
         """Fill the workspace, run the script, collect the outputs (after `claim`).
+
+        With `ended`, the script is started only once it returns: the workspace is filled and
+        the order made meanwhile. When it raises, the workspace is emptied again and the
+        executor is ready (nothing ran), and its error goes on up.
 
         Raises:
             RequestRejectedError: Nothing ran; the executor is ready again.
@@ -314,6 +319,14 @@ class Executor:
             self._finish()
             raise
         workspace = attempt.workspace
+        if ended is not None:
+            try:
+                await ended()
+            except BaseException:
+                await asyncio.shield(asyncio.to_thread(clear_workspace, workspace))
+                self.unclaim()
+                raise
+        attempt.used = True
 
         runner = ScriptRunner(user=self.user, isolation=self.isolation)
         self._runner = runner
@@ -421,7 +434,6 @@ class Executor:
                 await asyncio.to_thread(self._holdings.kill_stage, stage)
             stage = await asyncio.to_thread(self._start_stage, workspace, request.limits)
             attempt.stage = stage
-        attempt.used = True
         return attempt, stage, order
 
     async def _ready_attempt(self) -> _Attempt:

@@ -1,7 +1,8 @@
 """Serving the executor: `run_executor` binds, starts uvicorn and reports where it listens.
 
 A manager spawns many executors at once, so each binds port 0 and reports the port the kernel
-chose: ``{"port": N, "pid": P}`` written atomically to a ready file, and one line
+chose: ``{"port": N, "pid": P}`` (and ``"channel"``: its run channel's socket, when it listens
+on one) written atomically to a ready file, and one line
 ``EXECUTOR_READY port=N`` on stdout, both only once the server accepts connections. SIGTERM or
 SIGINT kills a running script at once, then shuts down (the pending /execute answers
 ``cancelled``) and removes the executor's folder.
@@ -67,10 +68,13 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _announce(*, port: int, ready_file: Path | None) -> None:
+def _announce(*, port: int, ready_file: Path | None, channel: Path | None) -> None:
     if ready_file is not None:
         temporary = ready_file.with_name(f".{ready_file.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"port": port, "pid": os.getpid()}), encoding="utf-8")
+        report: dict[str, object] = {"port": port, "pid": os.getpid()}
+        if channel is not None:
+            report["channel"] = str(channel)
+        temporary.write_text(json.dumps(report), encoding="utf-8")
         os.replace(temporary, ready_file)
     print(READY_LINE.format(port=port), flush=True)
     logger.info("executor ready on port %d", port)
@@ -110,6 +114,7 @@ def run_executor(
     settings: ExecutorSettings | None = None,
     log_level: str = "info",
     start_niceness: int = 0,
+    channel: Path | None = None,
 ) -> None:
     """Serve one executor until it is told to stop (SIGTERM/SIGINT).
 
@@ -127,6 +132,8 @@ def run_executor(
         settings: Default: read from ``EXECUTOR__*`` variables.
         log_level: uvicorn's log level.
         start_niceness: How much to lower the CPU priority while starting (``nice``).
+        channel: Where to listen for runs on a Unix socket as well (see
+            ``skillweave.sandbox.run_channel``); reported in the ready file when it does.
 
     Raises:
         ConfigError: No token.
@@ -136,7 +143,7 @@ def run_executor(
     normal = os.getpriority(os.PRIO_PROCESS, 0)
     if start_niceness:
         os.nice(start_niceness)
-    app = create_app(token=token, workdir=workdir, settings=settings)
+    app = create_app(token=token, workdir=workdir, settings=settings, channel=channel)
     if start_niceness:
         _restore_priority(normal, app.state.executor.user)
     sock = _bind(host, port)
@@ -151,7 +158,7 @@ def run_executor(
     server = _ExecutorServer(
         config,
         executor=app.state.executor,
-        on_ready=lambda: _announce(port=chosen, ready_file=ready_file),
+        on_ready=lambda: _announce(port=chosen, ready_file=ready_file, channel=app.state.channel),
     )
     with sock:
         server.run(sockets=[sock])

@@ -54,6 +54,7 @@ from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.errors import ConfigError
 from skillweave.sandbox import zygote_protocol as protocol
+from skillweave.sandbox.run_channel import SOCKET_NAME
 from skillweave.skills.files import remove_tree
 
 __all__ = ["main"]
@@ -203,6 +204,8 @@ class _Zygote:
                 "0",
                 "--ready-file",
                 str(workdir / "ready.json"),
+                "--channel",
+                str(workdir / SOCKET_NAME),
                 "--start-niceness",
                 str(self._args.start_niceness),
                 "--log-level",

@@ -172,10 +172,19 @@ async def test_unsafe_or_missing_package_is_refused(make_client: MakeClient) -> 
     assert "symbolic link" in response.json()["detail"]
 
     no_package = await client.post(
-        "/execute", headers=AUTH, data={"request": json.dumps({"script": "run.py"})}
+        "/execute",
+        headers=AUTH,
+        data={"request": json.dumps({"script": "run.py"})},
+        files=[("inputs", ("a.txt", b"a", "text/plain"))],
     )
     assert no_package.status_code == 400
     assert "'package'" in no_package.json()["detail"]
+
+    not_multipart = await client.post(
+        "/execute", headers=AUTH, data={"request": json.dumps({"script": "run.py"})}
+    )
+    assert not_multipart.status_code == 415
+    assert "multipart/form-data" in not_multipart.json()["detail"]
 
     two_skills = make_package({"run.py": "1"}, extra=[("other/SKILL.md", b"---\n---\n")])
     response = await client.post(

@@ -17,9 +17,9 @@ manager's steps; the executors and the store are real.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from skillweave.errors import ExecutionConflictError, SandboxError, StorageError
@@ -52,19 +52,20 @@ def failing_once(step: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
 def _first_execute_fails(
     manager: Manager, monkeypatch: pytest.MonkeyPatch, failure: Exception
 ) -> None:
-    """The manager's first POST /execute to a sandbox raises `failure` instead of being sent."""
-    http = manager.service._executor.http
-    send = http.send
+    """The manager's first run sent to a sandbox (over its run channel, as the local backend's
+    are) raises `failure` as it connects, before a byte of the request is sent."""
+    executor = manager.service._executor
+    connect = executor._open_channel
     failed = False
 
-    async def once(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
+    async def once(path: Path) -> Any:
         nonlocal failed
-        if request.url.path.endswith("/execute") and not failed:
+        if not failed:
             failed = True
             raise failure
-        return await send(request, *args, **kwargs)
+        return await connect(path)
 
-    monkeypatch.setattr(http, "send", once)
+    monkeypatch.setattr(executor, "_open_channel", once)
 
 
 async def _claim_of(manager: Manager, execution_id: str) -> bool:
@@ -111,7 +112,7 @@ async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
-    _first_execute_fails(manager, monkeypatch, httpx.ConnectError("injected: connection refused"))
+    _first_execute_fails(manager, monkeypatch, ConnectionRefusedError("injected: refused"))
     body = await _with_input(manager, "inject/connect")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
@@ -162,16 +163,14 @@ async def test_a_failure_of_the_executor_call_after_the_request_ended_is_a_termi
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
-    service = manager.service
-    send = service._executor.http.send
+    executor = manager.service._executor
+    deliver = executor._over_channel
 
-    async def broken(request: httpx.Request, *args: Any, **kwargs: Any) -> httpx.Response:
-        response = await send(request, *args, **kwargs)
-        if request.url.path.endswith("/execute"):
-            raise Injected("injected failure in the executor call")
-        return response
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        await deliver(*args, **kwargs)
+        raise Injected("injected failure in the executor call")
 
-    monkeypatch.setattr(service._executor.http, "send", broken)
+    monkeypatch.setattr(executor, "_over_channel", broken)
     await _assert_terminal(manager, await _with_input(manager, "inject/call"), runs=1)
 
 

@@ -37,6 +37,7 @@ from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import TemporalEngine, connect
 from skillweave.llm.scripted import ScriptedProvider
+from skillweave.sandbox.run_channel import SPAN_NAME
 from tests.api.test_runs import make_agent, sse
 from tests.integration.harness import Manager, eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, Stack, unique
@@ -157,7 +158,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                     assert [e["event"] for e in events].count("script_ran") == 1
 
                 async def executor_exported() -> bool:
-                    return any(s.name == "POST /execute" for s in executor_spans)
+                    return any(s.name == SPAN_NAME for s in executor_spans)
 
                 await eventually(executor_exported, timeout=30)
 
@@ -201,7 +202,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
     [executed] = [
         s
         for s in executor_spans
-        if s.name == "POST /execute"
+        if s.name == SPAN_NAME  # the local backend's runs go over the run channel
         and _attributes(s).get("skillweave.execution_id") == fields["execution_id"]
     ]
     assert executed.trace_id == trace_id.to_bytes(16, "big")
