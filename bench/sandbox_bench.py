@@ -5,7 +5,8 @@ Prints, for a trivial Python script and for a bundled skill script (the unit con
 
 - **bare**: ``python3 script.py`` as a plain subprocess, no sandbox (the floor);
 - **warm**: manager → a ready sandbox from the pool (the pool is refilled before each call and
-  the refill is not timed);
+  the refill is not timed); bare and warm runs take turns, so that both see the machine in the
+  same state;
 - **cold**: manager with an empty pool, so every call forks its executor from the pool's
   zygote (started by an untimed first call);
 
@@ -141,7 +142,7 @@ def _request(
     )
 
 
-async def _latency(
+async def _cold(
     manager: _Manager,
     registry: SkillRegistry,
     *,
@@ -149,19 +150,43 @@ async def _latency(
     script: str,
     args: Sequence[str],
     runs: int,
-    warm: bool,
 ) -> list[float]:
+    """Timings of calls to a manager whose pool keeps no sandbox ready."""
     assert manager.client is not None
     timings = []
     for n in range(runs):
-        if warm:
-            await manager.wait_warm()
         started = time.perf_counter()
         result = await manager.client.execute(_request(registry, skill, script, args, n))
         timings.append(time.perf_counter() - started)
         if result.status != "succeeded":
             raise RuntimeError(f"{skill}/{script}: {result.status} {result.stderr or result.error}")
     return timings
+
+
+async def _paired(
+    manager: _Manager,
+    registry: SkillRegistry,
+    *,
+    skill: str,
+    script: str,
+    args: Sequence[str],
+    path: Path,
+    runs: int,
+) -> tuple[list[float], list[float]]:
+    """Bare and warm timings, one of each in turn (the pool refilled, untimed, before each
+    pair): both see the machine in the same state, so its drift does not move their ratio."""
+    assert manager.client is not None
+    bare: list[float] = []
+    warm: list[float] = []
+    for n in range(runs):
+        await manager.wait_warm()
+        bare += _bare(path, args, 1)
+        started = time.perf_counter()
+        result = await manager.client.execute(_request(registry, skill, script, args, n))
+        warm.append(time.perf_counter() - started)
+        if result.status != "succeeded":
+            raise RuntimeError(f"{skill}/{script}: {result.status} {result.stderr or result.error}")
+    return bare, warm
 
 
 async def _throughput(
@@ -203,7 +228,7 @@ async def _cold_ready(runs: int) -> tuple[float, list[float]]:
 
 
 async def _main(quick: bool, console: Console) -> None:
-    runs = 5 if quick else 30
+    runs = 5 if quick else 40
     cold_runs = 3 if quick else 10
     with tempfile.TemporaryDirectory(prefix="skillweave-bench-") as tmp:
         root = Path(tmp)
@@ -234,10 +259,9 @@ async def _main(quick: bool, console: Console) -> None:
         verdicts: list[tuple[str, str, bool]] = []
         isolation = "?"
         for label, skill, script, args, path in cases:
-            bare = _bare(path, args, runs)
             async with _Manager(store, target=1, maximum=2) as manager:
-                warm = await _latency(
-                    manager, registry, skill=skill, script=script, args=args, runs=runs, warm=True
+                bare, warm = await _paired(
+                    manager, registry, skill=skill, script=script, args=args, path=path, runs=runs
                 )
                 assert manager.client is not None
                 probe_result = await manager.client.execute(
@@ -248,14 +272,8 @@ async def _main(quick: bool, console: Console) -> None:
                 # The pool's first sandbox also starts its zygote (see the cold-ready table).
                 assert manager.client is not None
                 await manager.client.execute(_request(registry, skill, script, args, -2))
-                cold = await _latency(
-                    manager,
-                    registry,
-                    skill=skill,
-                    script=script,
-                    args=args,
-                    runs=cold_runs,
-                    warm=False,
+                cold = await _cold(
+                    manager, registry, skill=skill, script=script, args=args, runs=cold_runs
                 )
             base = statistics.median(bare)
             for name, values in (
