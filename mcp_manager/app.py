@@ -58,7 +58,13 @@ from skillweave.errors import (
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
 from skillweave.sandbox.packages import publish_library
-from skillweave.sandbox.problems import PROBLEM_JSON, FieldProblem, Problem, ProblemCode
+from skillweave.sandbox.problems import (
+    PROBLEM_JSON,
+    FieldProblem,
+    Problem,
+    ProblemCode,
+    media_type_refusal,
+)
 from skillweave.skills import SkillLibrary
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
@@ -257,7 +263,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     sandbox client turns back into them."""
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        refusal = media_type_refusal(request.headers.get("content-type"), exc.body)
+        if refusal is not None:
+            return _coded(ProblemCode.INVALID_REQUEST, 415, "Unsupported media type", refusal)
         errors = [
             FieldProblem(
                 loc=[str(part) for part in error.get("loc", ())], msg=str(error.get("msg"))

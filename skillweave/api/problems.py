@@ -35,7 +35,7 @@ from skillweave.errors import (
     SkillweaveError,
     StorageError,
 )
-from skillweave.sandbox.problems import PROBLEM_JSON, FieldProblem, Problem
+from skillweave.sandbox.problems import PROBLEM_JSON, FieldProblem, Problem, media_type_refusal
 
 __all__ = [
     "PROBLEM_JSON",
@@ -162,7 +162,10 @@ def install_problem_handlers(app: FastAPI) -> None:
         return problem(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        refusal = media_type_refusal(request.headers.get("content-type"), exc.body)
+        if refusal is not None:
+            return problem(415, refusal)
         errors = [
             {"loc": [str(part) for part in error.get("loc", ())], "msg": str(error.get("msg"))}
             for error in exc.errors()

@@ -30,6 +30,7 @@ __all__ = [
     "FieldProblem",
     "Problem",
     "ProblemCode",
+    "media_type_refusal",
     "read_problem",
 ]
 
@@ -146,6 +147,25 @@ class Problem(BaseModel):
     def body(self) -> dict[str, object]:
         """The JSON body: the members that are set."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def media_type_refusal(content_type: str | None, body: object) -> str | None:
+    """Why a JSON endpoint refuses a body for its media type (a 415), or None.
+
+    A JSON endpoint reads a body sent with another ``Content-Type`` (``curl -d`` sends
+    ``application/x-www-form-urlencoded``) as bytes, and the model then refuses it; this says
+    which header to send instead. `body` is what the endpoint read: bytes when the media type
+    was not JSON. With no ``Content-Type`` at all the body is read as JSON.
+    """
+    if not isinstance(body, bytes | bytearray) or not content_type:
+        return None
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return None
+    return (
+        f"this endpoint takes JSON, and the body came as {media!r}: send it with the header"
+        " 'Content-Type: application/json' (curl: -H 'Content-Type: application/json')"
+    )
 
 
 def read_problem(status: int, content: bytes) -> Problem:

@@ -3,6 +3,7 @@ with nothing stored; the token everywhere but /healthz; problem+json errors."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -224,3 +225,15 @@ async def test_an_agent_may_name_a_profile(
     made = await client.post("/v1/agents/", json={**AGENT, "model_id": "local"})
     assert made.status_code == 201, made.text
     assert made.json()["model_id"] == "local"
+
+
+async def test_an_agent_sent_as_a_form_is_a_415_naming_the_header(api) -> None:
+    client, _ = api
+    response = await client.post(
+        "/v1/agents/",
+        content=json.dumps(AGENT).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    body = _is_problem(response, 415)
+    assert "'Content-Type: application/json'" in body["detail"]
+    assert (await client.get("/v1/agents/")).json()["items"] == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import stat
 import zipfile
@@ -380,3 +381,25 @@ async def test_openapi_lists_the_routes(api: Api) -> None:
     schema = (await api.client.get("/openapi.json")).json()
     assert "/v1/skills/upload" in schema["paths"]
     assert "201" in schema["paths"]["/v1/skills/"]["post"]["responses"]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/x-www-form-urlencoded", "text/plain", "application/octet-stream"],
+)
+async def test_json_sent_without_the_json_content_type_is_a_415_naming_the_header(
+    api: Api, content_type: str
+) -> None:
+    """`curl -d '{...}'` sends the JSON as a form; the answer says which header to send."""
+    body = {"name": "greet", "description": DESCRIPTION, "content": skill_md("greet")}
+    raw = json.dumps(body).encode()
+    headers = {"Content-Type": content_type}
+    wrong = await api.client.post("/v1/skills/", content=raw, headers=headers)
+    assert_problem(wrong, 415, "Content-Type: application/json", content_type)
+    assert await api.store.list("skills/greet/") == []
+
+    # The same bytes as JSON, or with no Content-Type at all, are read as JSON.
+    right = await api.client.post(
+        "/v1/skills/", content=raw, headers={"Content-Type": "application/json; charset=utf-8"}
+    )
+    assert right.status_code == 201, right.text

@@ -125,6 +125,20 @@ async def test_an_invalid_body_is_a_rejection_with_the_failing_fields() -> None:
     assert {"loc": ["body", "run_id"], "msg": "Field required"} in body["errors"]
 
 
+async def test_json_without_the_json_content_type_is_a_415_naming_the_header() -> None:
+    raw = _request("rejected").model_dump_json()
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(_app()), base_url="http://manager"
+    ) as http:
+        response = await http.post(
+            "/sandbox/execute", content=raw, headers={"Content-Type": "text/plain"}
+        )
+    assert response.status_code == 415
+    body = response.json()
+    assert body["type"] == ProblemCode.INVALID_REQUEST.type
+    assert "'Content-Type: application/json'" in body["detail"]
+
+
 async def test_a_route_refusal_is_problem_json_in_ascii() -> None:
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(_app()), base_url="http://manager"
