@@ -27,6 +27,7 @@ from skillweave.engines.services import AgentServices
 from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, SkillweaveError
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
+from skillweave.skills.frontmatter import with_frontmatter_fields
 from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion
 
 logger = logging.getLogger("skillweave.api")
@@ -62,6 +63,18 @@ class NewSkill(BaseModel):
     name: str = Field(min_length=1, max_length=64)
     description: str = Field(min_length=1, max_length=1024)
     content: str = Field(min_length=1, description="the whole SKILL.md, frontmatter included")
+
+
+class CreatedSkill(StoredSkill):
+    """A skill stored from SKILL.md text, and what of its frontmatter the request replaced."""
+
+    overridden: list[str] = Field(
+        default_factory=list,
+        description=(
+            "frontmatter fields (name, description) the request's differed from: the stored"
+            " SKILL.md has the request's"
+        ),
+    )
 
 
 class SkillPatch(BaseModel):
@@ -248,23 +261,32 @@ def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
 @router.post(
     "/",
     status_code=201,
-    response_model=StoredSkill,
+    response_model=CreatedSkill,
     responses=_NAME_TAKEN,
     summary="Upload a skill given as SKILL.md text",
 )
 async def create_skill(
     body: NewSkill, stored: Stored, library: Library, state: State
-) -> StoredSkill | JSONResponse:
-    """Validate the SKILL.md strictly and store it as a new version (or the same one)."""
+) -> CreatedSkill | JSONResponse:
+    """Validate the SKILL.md strictly and store it as a new version (or the same one).
+
+    The request's name and description win over the frontmatter's: a SKILL.md whose differ is
+    stored with the request's, and ``overridden`` says which.
+    """
+    content, overridden = with_frontmatter_fields(
+        body.content,
+        {"name": body.name, "description": body.description},
+        path=f"{body.name}/SKILL.md",
+    )
     try:
         record = await stored.add_content(
-            body.name, body.description, body.content, reserved=_reserved(state, library)
+            body.name, body.description, content, reserved=_reserved(state, library)
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
     await _changed(state)
     _prepare_environment(state, record)
-    return record
+    return CreatedSkill(**record.model_dump(), overridden=overridden)
 
 
 @router.post(

@@ -25,7 +25,13 @@ import yaml
 
 from skillweave.errors import SkillFormatError
 
-__all__ = ["MAX_ALIAS_EXPANSION", "MAX_NESTING", "Frontmatter", "parse_frontmatter"]
+__all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "MAX_NESTING",
+    "Frontmatter",
+    "parse_frontmatter",
+    "with_frontmatter_fields",
+]
 
 MAX_NESTING: Final = 64
 """Deepest nesting of collections a frontmatter may have (real ones nest two or three)."""
@@ -215,3 +221,34 @@ def parse_frontmatter(text: str, *, path: str = "SKILL.md") -> Frontmatter:
     if not isinstance(data, dict):
         raise SkillFormatError(path, f"frontmatter must be a mapping, not {type(data).__name__}")
     return Frontmatter(data=data, body=body, colon_repaired=repaired)
+
+
+def with_frontmatter_fields(
+    text: str, fields: dict[str, str], *, path: str = "SKILL.md"
+) -> tuple[str, list[str]]:
+    """`text` (a whole SKILL.md) with `fields` set in its frontmatter, and which of them
+    changed; unchanged (the same text) when none did. A description is compared with its
+    runs of white space as one space, as skills are read. Rewritten, the frontmatter is
+    dumped again as YAML (its comments and layout are not kept); the body stays as it is.
+
+    Raises:
+        SkillFormatError: `text` has no frontmatter that parses (see `parse_frontmatter`).
+    """
+    front = parse_frontmatter(text, path=path)
+    changed = [
+        key
+        for key, value in fields.items()
+        if _compared(key, front.data.get(key)) != _compared(key, value)
+    ]
+    if not changed:
+        return text, []
+    data = {**front.data, **{key: fields[key] for key in changed}}
+    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000)
+    body = f"\n{front.body}" if front.body else ""
+    return f"---\n{dumped}---\n{body}", changed
+
+
+def _compared(key: str, value: object) -> object:
+    if key == "description" and isinstance(value, str):
+        return " ".join(value.split())
+    return value

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from skillweave.skills import SkillScanner
+from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.package import DEFAULT_MAX_RATIO, RATIO_CHECK_FLOOR
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
@@ -182,19 +183,11 @@ async def test_concurrent_uploads_of_one_name_keep_every_version(api: Api) -> No
             ("color", "unknown key"),
         ),
         (
-            {"name": "greet", "description": DESCRIPTION, "content": skill_md("other")},
-            ("other", "greet"),
-        ),
-        (
-            {"name": "greet", "description": "Something else.", "content": skill_md("greet")},
-            ("description",),
-        ),
-        (
             {"name": "Bad_Name", "description": DESCRIPTION, "content": skill_md("Bad_Name")},
             ("Bad_Name",),
         ),
     ],
-    ids=["no-frontmatter", "unknown-key", "name-mismatch", "description-mismatch", "bad-name"],
+    ids=["no-frontmatter", "unknown-key", "bad-name"],
 )
 async def test_invalid_content_is_refused_and_nothing_stored(
     api: Api, body: dict[str, str], needles: tuple[str, ...]
@@ -403,3 +396,37 @@ async def test_json_sent_without_the_json_content_type_is_a_415_naming_the_heade
         "/v1/skills/", content=raw, headers={"Content-Type": "application/json; charset=utf-8"}
     )
     assert right.status_code == 201, right.text
+
+
+@pytest.mark.parametrize(
+    ("body", "overridden"),
+    [
+        ({"name": "greet", "content": skill_md("other")}, ["name"]),
+        ({"name": "greet", "description": "Greets people warmly."}, ["description"]),
+        (
+            {"name": "greet", "description": "Greets: warmly.", "content": skill_md("Greet")},
+            ["name", "description"],
+        ),
+        ({"name": "greet", "description": f"  {DESCRIPTION}  "}, []),
+    ],
+    ids=["name", "description", "both", "same-but-spacing"],
+)
+async def test_the_request_s_name_and_description_win_over_the_frontmatter(
+    api: Api, body: dict[str, str], overridden: list[str]
+) -> None:
+    """As the platform's published examples send them: the JSON says what the skill is."""
+    sent = {"description": DESCRIPTION, "content": skill_md("greet"), **body}
+    response = await api.client.post("/v1/skills/", json=sent)
+    assert response.status_code == 201, response.text
+    made = response.json()
+    assert made["name"] == "greet"
+    assert made["overridden"] == overridden
+    assert made["description"] == " ".join(sent["description"].split())
+
+    stored = await api.client.get(f"/v1/skills/greet/versions/{made['latest']}/files/SKILL.md")
+    front = parse_frontmatter(stored.text)
+    assert front.data["name"] == "greet"
+    assert " ".join(front.data["description"].split()) == made["description"]
+    assert front.body == "# Hello\n\nSay hi.\n"
+    if not overridden:
+        assert stored.text == sent["content"]  # nothing to replace: stored as sent
