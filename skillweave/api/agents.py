@@ -1,7 +1,10 @@
 """``/v1/agents``: agents made over the API (name, instruction, model, skills, catalog, limits).
 
 An agent is a record in the artifact store (``catalog/agents/{id}.json``); its id is made here
-(``ag-`` and 16 hex digits) and its name is unique. Every skill id must name a skill the API
+(``ag-`` and 16 hex digits). Its name is for people ("Data Agent"); its slug (``data-agent``),
+made from the name when the agent is made and kept through renames, is unique and may stand for
+the id wherever the API takes one (``/v1/agents/{id}``, a run's ``agent_id``), and names the
+agent in its runs. Every skill id must name a skill the API
 knows (a directory skill of the configured library or an uploaded one) when the agent is made or
 changed; unknown ids are refused with all of them named, and nothing is stored. Its model
 (``model_id``: a profile or ``provider:name``) must resolve with the credentials it needs, or the
@@ -12,13 +15,14 @@ agent is refused (422, naming it). A run turns the agent into an
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import Budgets
@@ -33,14 +37,22 @@ from skillweave.storage.base import ArtifactStore
 
 __all__ = ["Agent", "AgentCreate", "AgentPatch", "AgentStore", "open_agents", "router"]
 
-_NAME = r"^[A-Za-z0-9._-]{1,64}$"
+_NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+"""A name for people: 1 to 100 characters, not all white space, no control characters."""
+_ID = re.compile(r"ag-[0-9a-f]{16}")
+_SLUG = re.compile(r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?")
+_SLUG_MAX = 64
 _SKILL = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$"
 
 
 class AgentCreate(BaseModel):
     """What ``POST /v1/agents/`` takes."""
 
-    name: str = Field(pattern=_NAME, description="Unique among agents.")
+    name: str = Field(
+        pattern=_NAME,
+        max_length=100,
+        description="For people, e.g. 'Data Agent'; its slug (data-agent) is unique among agents.",
+    )
     description: str = Field(default="", max_length=1024)
     instruction: str = Field(min_length=1, max_length=32_000)
     model_id: str | None = Field(
@@ -66,7 +78,7 @@ class AgentCreate(BaseModel):
 class AgentPatch(BaseModel):
     """What ``PATCH /v1/agents/{id}`` takes: only the fields given change."""
 
-    name: str | None = Field(default=None, pattern=_NAME)
+    name: str | None = Field(default=None, pattern=_NAME, max_length=100)
     description: str | None = Field(default=None, max_length=1024)
     instruction: str | None = Field(default=None, min_length=1, max_length=32_000)
     model_id: str | None = Field(default=None, max_length=200)
@@ -78,17 +90,33 @@ class AgentPatch(BaseModel):
     follow_up_seconds: float | None = Field(default=None, ge=0, le=86_400)
 
 
+def slug_of(name: str) -> str:
+    """`name` as a slug: lower-case letters and digits, runs of anything else as one ``-``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:_SLUG_MAX].strip("-")
+    return slug or "agent"
+
+
 class Agent(AgentCreate):
     """An agent as stored and returned."""
 
     id: str
+    slug: str = Field(
+        default="", description="Unique; stands for the id. Made from the name, kept after."
+    )
     created_at: datetime
     updated_at: datetime
+
+    @model_validator(mode="after")
+    def _slugged(self) -> Agent:
+        # Records made before slugs existed: their names were slugs already, or close.
+        if not self.slug:
+            self.slug = slug_of(self.name)
+        return self
 
     def to_spec(self) -> AgentSpec:
         """The agent as the loop's spec (skills as given; pinned to versions by the run)."""
         return AgentSpec(
-            name=self.name,
+            name=self.slug,
             description=self.description,
             instruction=self.instruction,
             model=self.model_id,
@@ -114,6 +142,9 @@ class AgentStore:
         self._lock = asyncio.Lock()
 
     async def get(self, agent_id: str) -> Agent | None:
+        """The agent whose id, or slug, is `agent_id`; None when there is none."""
+        if _ID.fullmatch(agent_id) is None:
+            return next((a for a in await self.list() if a.slug == agent_id), None)
         data = await read_record(self._store, keys.agent_key(agent_id))
         return None if data is None else Agent.model_validate_json(data)
 
@@ -125,8 +156,17 @@ class AgentStore:
                 agents.append(Agent.model_validate_json(data))
         return sorted(agents, key=lambda a: (a.created_at, a.id))
 
-    async def _by_name(self, name: str) -> Agent | None:
-        return next((a for a in await self.list() if a.name == name), None)
+    async def _taken(self, name: str, *, other_than: str | None = None) -> Agent | None:
+        """An agent (but `other_than`) whose slug is `name`'s, or whose name's is."""
+        slug = slug_of(name)
+        return next(
+            (
+                a
+                for a in await self.list()
+                if a.id != other_than and slug in (a.slug, slug_of(a.name))
+            ),
+            None,
+        )
 
     async def _write(self, agent: Agent) -> None:
         await self._store.put_bytes(
@@ -137,11 +177,16 @@ class AgentStore:
 
     async def create(self, data: AgentCreate) -> Agent:
         async with self._lock:
-            if await self._by_name(data.name) is not None:
-                raise ApiProblem(409, f"an agent named {data.name!r} exists")
+            taken = await self._taken(data.name)
+            if taken is not None:
+                raise ApiProblem(409, f"an agent named {taken.name!r} exists (slug {taken.slug!r})")
             now = datetime.now(UTC)
             agent = Agent(
-                **data.model_dump(), id=f"ag-{secrets.token_hex(8)}", created_at=now, updated_at=now
+                **data.model_dump(),
+                id=f"ag-{secrets.token_hex(8)}",
+                slug=slug_of(data.name),
+                created_at=now,
+                updated_at=now,
             )
             await self._write(agent)
             return agent
@@ -153,8 +198,9 @@ class AgentStore:
                 raise ApiProblem(404, f"no agent {agent_id!r}")
             changes = patch.model_dump(exclude_unset=True)
             renamed = changes.get("name") not in (None, agent.name)
-            if renamed and await self._by_name(changes["name"]) is not None:
-                raise ApiProblem(409, f"an agent named {changes['name']!r} exists")
+            taken = await self._taken(changes["name"], other_than=agent.id) if renamed else None
+            if taken is not None:
+                raise ApiProblem(409, f"an agent named {taken.name!r} exists (slug {taken.slug!r})")
             try:
                 updated = Agent.model_validate(
                     {**agent.model_dump(), **changes, "updated_at": datetime.now(UTC)}
@@ -169,9 +215,10 @@ class AgentStore:
 
     async def delete(self, agent_id: str) -> bool:
         async with self._lock:
-            if await self.get(agent_id) is None:
+            agent = await self.get(agent_id)
+            if agent is None:
                 return False
-            await self._store.delete(keys.agent_key(agent_id))
+            await self._store.delete(keys.agent_key(agent.id))
             return True
 
 
@@ -241,12 +288,16 @@ async def create_agent(
 @router.get("/")
 async def list_agents(
     agents: Agents,
-    q: Annotated[str | None, Query(max_length=200, description="Substring of the name.")] = None,
+    q: Annotated[
+        str | None, Query(max_length=200, description="Substring of the name or the slug.")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> AgentPage:
     """Agents, oldest first."""
-    found = [a for a in await agents.list() if q is None or q.lower() in a.name.lower()]
+    found = [
+        a for a in await agents.list() if q is None or q.lower() in f"{a.name}\n{a.slug}".lower()
+    ]
     return AgentPage(
         items=found[offset : offset + limit], total=len(found), limit=limit, offset=offset
     )
@@ -282,4 +333,5 @@ async def delete_agent(agent_id: str, agents: Agents) -> Response:
 
 
 def _valid_id(agent_id: str) -> bool:
-    return agent_id.startswith("ag-") and len(agent_id) == 19 and agent_id[3:].isalnum()
+    """An id (``ag-`` and 16 hex digits) or a slug: anything else names no agent."""
+    return _ID.fullmatch(agent_id) is not None or _SLUG.fullmatch(agent_id) is not None

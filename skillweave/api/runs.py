@@ -133,7 +133,7 @@ class RunService:
         self._watchers: set[asyncio.Task[None]] = set()
 
     async def start(self, agent_id: str, text: str, files: list[UploadFile]) -> Run:
-        agent = await self.agents.get(agent_id) if agent_id.startswith("ag-") else None
+        agent = await self.agents.get(agent_id)  # its id or its slug
         if agent is None:
             raise ApiProblem(422, f"no agent {agent_id!r}", title="Unknown agent")
         if len(files) > _MAX_FILES:

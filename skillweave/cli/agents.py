@@ -63,11 +63,12 @@ def agents_list(as_json: JsonOption = False) -> None:
         err.print("No agents yet. Make one with `skillweave agents create SPEC.yaml`.")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("id", "name", "model", "skills"):
+    for column in ("id", "slug", "name", "model", "skills"):
         table.add_column(column, overflow="fold" if column == "skills" else "ellipsis")
     for agent in agents:
         cells = (
             agent["id"],
+            agent.get("slug") or "",
             agent["name"],
             agent.get("model_id") or "(server's)",
             ", ".join(agent.get("skill_ids") or []),
@@ -77,7 +78,9 @@ def agents_list(as_json: JsonOption = False) -> None:
 
 
 @agents_app.command("show")
-def agents_show(agent_id: Annotated[str, typer.Argument(help="The agent's id (ag-…).")]) -> None:
+def agents_show(
+    agent_id: Annotated[str, typer.Argument(help="The agent's id (ag-…) or its slug.")],
+) -> None:
     """Print one agent of the API as JSON."""
     from skillweave.cli.remote import open_remote
 

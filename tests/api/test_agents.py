@@ -132,7 +132,9 @@ async def test_unknown_skill_ids_are_refused_by_name_and_nothing_is_stored(api) 
 @pytest.mark.parametrize(
     ("change", "named"),
     [
-        ({"name": "has space"}, "name"),
+        ({"name": "   "}, "name"),
+        ({"name": "tab\there"}, "name"),
+        ({"name": "x" * 101}, "name"),
         ({"instruction": ""}, "instruction"),
         ({"catalog_mode": "sometimes"}, "catalog_mode"),
         ({"limits": {"max_turns": 0}}, "max_turns"),
@@ -237,3 +239,49 @@ async def test_an_agent_sent_as_a_form_is_a_415_naming_the_header(api) -> None:
     body = _is_problem(response, 415)
     assert "'Content-Type: application/json'" in body["detail"]
     assert (await client.get("/v1/agents/")).json()["items"] == []
+
+
+async def test_an_agent_has_a_display_name_and_a_slug_that_stands_for_its_id(api) -> None:
+    """As the platform's published examples name agents: "Data Agent"."""
+    client, _ = api
+    made = await client.post("/v1/agents/", json={**AGENT, "name": "Data Agent"})
+    assert made.status_code == 201, made.text
+    agent = made.json()
+    assert agent["name"] == "Data Agent"
+    assert agent["slug"] == "data-agent"
+    assert agent["id"].startswith("ag-")
+
+    by_slug = await client.get("/v1/agents/data-agent")
+    assert by_slug.status_code == 200, by_slug.text
+    assert by_slug.json()["id"] == agent["id"]
+    assert (await client.get("/v1/agents/", params={"q": "data-ag"})).json()["total"] == 1
+
+    # The slug is unique: a name with the same slug is taken, whatever its case or spacing.
+    body = _is_problem(await client.post("/v1/agents/", json={**AGENT, "name": "data  AGENT"}), 409)
+    assert "data-agent" in body["detail"]
+
+    # A rename keeps the slug (it stands for the id); the new name's slug must be free.
+    renamed = await client.patch("/v1/agents/data-agent", json={"name": "Sales Agent"})
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json()["name"] == "Sales Agent"
+    assert renamed.json()["slug"] == "data-agent"
+
+    assert (await client.delete("/v1/agents/data-agent")).status_code == 204
+    assert (await client.get(f"/v1/agents/{agent['id']}")).status_code == 404
+
+
+async def test_an_agent_stored_before_slugs_gets_one_from_its_name(api) -> None:
+    client, store = api
+    old = {**AGENT} | {
+        "name": "legacy.agent",
+        "id": "ag-0123456789abcdef",
+        "created_at": "2026-11-20T10:00:00Z",
+        "updated_at": "2026-11-20T10:00:00Z",
+    }
+    await store.put_bytes(
+        keys.agent_key(old["id"]), json.dumps(old).encode(), content_type="application/json"
+    )
+    found = await client.get("/v1/agents/legacy-agent")
+    assert found.status_code == 200, found.text
+    assert found.json()["id"] == old["id"]
+    assert found.json()["slug"] == "legacy-agent"

@@ -331,3 +331,20 @@ async def test_a_run_keeps_the_skill_versions_it_started_with(tmp_path: Path) ->
         refused = await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})
         assert refused.status_code == 409
         assert "greeter" in refused.json()["detail"]
+
+
+async def test_a_run_names_its_agent_by_slug(tmp_path: Path) -> None:
+    """An agent made with a display name is run by its slug, as by its id."""
+    async with api_on_direct_engine(tmp_path, CONVERSATION) as client:
+        made = await client.post(
+            "/v1/agents/", json={"name": "Data Agent", "instruction": "Work with the data."}
+        )
+        assert made.status_code == 201, made.text
+        run = await client.post("/v1/runs/", data={"agent_id": "data-agent", "input": "Hi."})
+        assert run.status_code == 201, run.text
+        assert run.json()["agent"]["id"] == made.json()["id"]
+        assert run.json()["agent"]["name"] == "Data Agent"
+        assert run.json()["agent"]["slug"] == "data-agent"
+        events = await sse(client, f"/v1/runs/{run.json()['id']}/events")
+        assert events[-1]["data"]["status"] == "completed"
+        assert any(e["event"] == "answered" for e in events)
