@@ -32,6 +32,7 @@ from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
 from skillweave.errors import ConfigError
 from skillweave.llm.factory import resolve_model
+from skillweave.skills.names import SKILL_ID_PATTERN, skill_id
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -64,7 +65,9 @@ class AgentCreate(BaseModel):
         ),
     )
     skill_ids: list[Annotated[str, Field(pattern=_SKILL)]] = Field(
-        default_factory=list, max_length=500, description="Skills the agent may use."
+        default_factory=list,
+        max_length=500,
+        description="Skills the agent may use: each by its name or its id (sk-…); stored as names.",
     )
     catalog_mode: CatalogMode | None = Field(
         default=None, description="all, enabled or auto; unset: the server's setting."
@@ -232,21 +235,33 @@ async def _agents(state: Annotated[ApiState, Depends(state_of)]) -> AgentStore:
 
 
 async def _known_skills(state: Annotated[ApiState, Depends(state_of)]) -> Callable[..., Any]:
-    """A check that every skill id names a skill the API knows (directory or uploaded)."""
+    """A check that every skill id names a skill the API knows (directory or uploaded): each
+    given as its name or as the id the API shows (``sk-…``); the names, and the unknown."""
 
-    async def unknown(names: list[str]) -> list[str]:
+    async def resolve(given: list[str]) -> tuple[list[str], list[str]]:
         library = state.directory_skills
         stored = state.stored_skills
-        missing = []
-        for name in dict.fromkeys(names):
-            if library is not None and name in {s.name for s in library}:
-                continue
-            if stored is not None and await stored.get(name) is not None:
-                continue
-            missing.append(name)
-        return missing
+        names = [s.name for s in library] if library is not None else []
+        by_id: dict[str, str] | None = None
+        resolved: list[str] = []
+        missing: list[str] = []
+        for item in dict.fromkeys(given):
+            if SKILL_ID_PATTERN.fullmatch(item) is not None:
+                if by_id is None:
+                    uploaded = [r.name for r in await stored.list()] if stored is not None else []
+                    by_id = {skill_id(name): name for name in [*uploaded, *names]}
+                found = by_id.get(item)
+            elif item in names or (stored is not None and await stored.get(item) is not None):
+                found = item
+            else:
+                found = None
+            if found is None:
+                missing.append(item)
+            else:
+                resolved.append(found)
+        return list(dict.fromkeys(resolved)), missing
 
-    return unknown
+    return resolve
 
 
 Agents = Annotated[AgentStore, Depends(_agents)]
@@ -256,12 +271,14 @@ State = Annotated[ApiState, Depends(state_of)]
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 
 
-async def _check_skills(unknown: Callable[..., Any], names: list[str] | None) -> None:
-    if not names:
-        return
-    missing = await unknown(names)
+async def _check_skills(resolve: Callable[..., Any], given: list[str] | None) -> list[str] | None:
+    """The skills' names (each given as its name or its id); 422 naming the unknown."""
+    if not given:
+        return given
+    names, missing = await resolve(given)
     if missing:
         raise ApiProblem(422, f"unknown skill ids: {', '.join(missing)}", title="Unknown skills")
+    return list(names)
 
 
 def _check_model(state: ApiState, model_id: str | None) -> None:
@@ -281,8 +298,8 @@ async def create_agent(
 ) -> Agent:
     """Make an agent; every skill id must name a known skill, and its model must resolve."""
     _check_model(state, body.model_id)
-    await _check_skills(unknown, body.skill_ids)
-    return await agents.create(body)
+    names = await _check_skills(unknown, body.skill_ids)
+    return await agents.create(body.model_copy(update={"skill_ids": names or []}))
 
 
 @router.get("/")
@@ -320,7 +337,9 @@ async def update_agent(
     if not _valid_id(agent_id):
         raise ApiProblem(404, f"no agent {agent_id!r}")
     _check_model(state, body.model_id)
-    await _check_skills(unknown, body.skill_ids)
+    names = await _check_skills(unknown, body.skill_ids)
+    if body.skill_ids is not None:
+        body = body.model_copy(update={"skill_ids": names})
     return await agents.update(agent_id, body)
 
 

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem, problem, problem_response
@@ -28,6 +28,7 @@ from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, Skillw
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.frontmatter import with_frontmatter_fields
+from skillweave.skills.names import skill_id
 from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion
 
 logger = logging.getLogger("skillweave.api")
@@ -93,6 +94,13 @@ class SkillItem(BaseModel):
     source: Source
     enabled: bool
     version: str = Field(description="the latest version (sha256 of the package's files)")
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="stable across versions; an agent's skill_ids take it"
+    )
+    @property
+    def id(self) -> str:
+        return skill_id(self.name)
 
 
 class SkillDetail(SkillItem):

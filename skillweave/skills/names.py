@@ -12,11 +12,20 @@ agent's skills still resolve to the owner the listing shows.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
 
-__all__ = ["UPLOADED_ROOT_MARKER", "OwnerKind", "SkillOwner", "name_key"]
+__all__ = [
+    "SKILL_ID_PATTERN",
+    "UPLOADED_ROOT_MARKER",
+    "OwnerKind",
+    "SkillOwner",
+    "name_key",
+    "skill_id",
+]
 
 OwnerKind = Literal["directory", "uploaded"]
 
@@ -24,6 +33,16 @@ UPLOADED_ROOT_MARKER: Final = ".skillweave-materialized"
 """A file in a library root that says "this root holds uploaded skills, one folder each"
 (written by ``StoredSkills.materialize``). A scan gives such a root's skills no precedence
 over any other source: an uploaded package can never shadow a directory skill."""
+
+
+SKILL_ID_PATTERN: Final = re.compile(r"sk-[0-9a-f]{16}")
+"""A skill's id as the API shows it (see :func:`skill_id`)."""
+
+
+def skill_id(name: str) -> str:
+    """The skill's stable id: ``sk-`` and 16 hex digits of the sha256 of its name's key, the
+    same for every version and source of the name, and for names that are the same."""
+    return "sk-" + hashlib.sha256(name_key(name).encode("utf-8")).hexdigest()[:16]
 
 
 def name_key(name: str) -> str:

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from skillweave.errors import (
     ArtifactIntegrityError,
@@ -56,7 +56,7 @@ from skillweave.errors import (
 from skillweave.skills.files import SKILL_FILE, is_skipped_dir, is_skipped_file
 from skillweave.skills.files import iter_package_files as _iter_files
 from skillweave.skills.frontmatter import parse_frontmatter
-from skillweave.skills.names import UPLOADED_ROOT_MARKER, name_key
+from skillweave.skills.names import UPLOADED_ROOT_MARKER, name_key, skill_id
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
 from skillweave.skills.spec import name_problems
 from skillweave.skills.validation import validate_paths
@@ -92,6 +92,13 @@ class StoredSkill(BaseModel):
     latest: str
     versions: list[StoredVersion]
     source: Literal["uploaded"] = "uploaded"
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="stable across versions; an agent's skill_ids take it"
+    )
+    @property
+    def id(self) -> str:
+        return skill_id(self.name)
 
     def version(self, version: str) -> StoredVersion | None:
         """The stored version `version`, or None."""

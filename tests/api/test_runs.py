@@ -348,3 +348,27 @@ async def test_a_run_names_its_agent_by_slug(tmp_path: Path) -> None:
         events = await sse(client, f"/v1/runs/{run.json()['id']}/events")
         assert events[-1]["data"]["status"] == "completed"
         assert any(e["event"] == "answered" for e in events)
+
+
+async def test_an_agent_s_skill_ids_take_the_ids_the_api_shows(tmp_path: Path) -> None:
+    """Skills have a stable id (`sk-…`) in the listing; an agent takes it for the name."""
+    async with api_on_direct_engine(tmp_path, CONVERSATION) as client:
+        listed = (await client.get("/v1/skills/", params={"q": "data-toolkit"})).json()["items"]
+        [toolkit] = [item for item in listed if item["name"] == "data-toolkit"]
+        assert toolkit["id"].startswith("sk-")
+        detail = (await client.get("/v1/skills/data-toolkit")).json()
+        assert detail["id"] == toolkit["id"]
+
+        made = await client.post(
+            "/v1/agents/",
+            json={"name": "by-id", "instruction": "Work.", "skill_ids": [toolkit["id"]]},
+        )
+        assert made.status_code == 201, made.text
+        assert made.json()["skill_ids"] == ["data-toolkit"]  # stored as the name
+
+        unknown = await client.post(
+            "/v1/agents/",
+            json={"name": "lost", "instruction": "Work.", "skill_ids": ["sk-0000000000000000"]},
+        )
+        assert unknown.status_code == 422
+        assert "sk-0000000000000000" in unknown.json()["detail"]
