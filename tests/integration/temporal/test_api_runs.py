@@ -238,3 +238,28 @@ async def test_runs_use_the_versions_pinned_at_start_from_the_store(
         late = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Hi."})).json()
         assert await what_the_run_used(client, early["id"]) == (first, "v1", "reference of v1")
         assert await what_the_run_used(client, late["id"]) == (second, "v2", "reference of v2")
+
+
+async def test_an_agent_named_for_people_runs_by_slug_with_a_skill_given_by_id(
+    engine_kind: EngineKind, stack: Stack, skill_dirs: list[Path], tmp_path: Path
+) -> None:
+    """The platform's published request shapes, on both engines: an agent with a display
+    name, its skill given by the id the listing shows, run by its slug."""
+    async with api_client(engine_kind, stack, CONVERSATION, skill_dirs, tmp_path) as client:
+        [skill, *_] = (await client.get("/v1/skills/")).json()["items"]
+        name = unique("Data Agent")
+        made = await client.post(
+            "/v1/agents/",
+            json={"name": name, "instruction": "Talk.", "skill_ids": [skill["id"]]},
+        )
+        assert made.status_code == 201, made.text
+        agent = made.json()
+        assert agent["skill_ids"] == [skill["name"]]
+        assert agent["slug"] != agent["id"]
+
+        run = await client.post("/v1/runs/", data={"agent_id": agent["slug"], "input": "Hi."})
+        assert run.status_code == 201, run.text
+        assert run.json()["agent"]["id"] == agent["id"]
+        events = await sse(client, f"/v1/runs/{run.json()['id']}/events")
+        assert events[-1]["event"] == "job_finished"
+        assert events[-1]["data"]["status"] == "completed"
