@@ -315,6 +315,17 @@ async def test_api_refuses_the_skill_md_as_json(
 ) -> None:
     body = json_body(case)
     headers = {"Content-Type": "application/json"}
+    if not case["api_error"]:
+        # Only its name or description was wrong, and the request's win: stored, valid.
+        stored = await api.client.post("/v1/skills/", content=body, headers=headers)
+        assert stored.status_code == 201, stored.text
+        assert stored.json()["overridden"]
+        assert stored.json()["name"] == case["dir"]
+        assert stored.json()["description"] == "A hostile case."
+        assert (await api.client.delete(f"/v1/skills/{case['dir']}")).status_code == 204
+        for key in await stored_keys(api):  # the next case starts from an empty store
+            await api.store.delete(key)
+        return
     await assert_refused(
         api,
         lambda: api.client.post("/v1/skills/", content=body, headers=headers),

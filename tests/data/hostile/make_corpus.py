@@ -52,7 +52,8 @@ _GOOD_SKILL_MD: Final = (
 #
 # Each case: file, what it is, the error substring every front door must name, and whether
 # only strict validation refuses it (`strict`: the runtime loads such a skill leniently with a
-# warning, by design). `api_error` overrides `error` for the JSON upload when it differs.
+# warning, by design). `api_error` overrides `error` for the JSON upload when it differs; an
+# empty one: the JSON upload stores the skill (its own name and description win).
 
 
 def _front(name: str, *lines: str, body: str = "# Body\n\nSome instructions.\n") -> bytes:
@@ -179,13 +180,28 @@ _SKILL_MD: Final[list[tuple[str, str, str, bool, Content]]] = [
 # What differs from the defaults: the JSON upload's error, and over MCP the name a skill
 # loads under and what activating it gives ("loads" for strict cases, else "not loaded").
 _NOT_UNICODE: Final = {"api_error": "content: Input should be a valid string, unable to parse"}
+# The JSON upload names the skill and describes it itself, and its values win over the
+# frontmatter's: a name or description that is missing, not text or not allowed there is the
+# request's instead.
+_DESCRIBED_BY_THE_REQUEST: Final = {"api_error": ""}
 _SKILL_MD_EXTRA: Final[dict[str, dict[str, str]]] = {
     "empty-file": {"api_error": "content: String should have at least 1 character"},
+    "empty-frontmatter": _DESCRIBED_BY_THE_REQUEST,
+    "missing-description": _DESCRIBED_BY_THE_REQUEST,
+    "blank-description": _DESCRIBED_BY_THE_REQUEST,
+    "description-list": _DESCRIBED_BY_THE_REQUEST,
+    "description-mapping": _DESCRIBED_BY_THE_REQUEST,
+    "name-traversal": _DESCRIBED_BY_THE_REQUEST,
+    "name-nul": _DESCRIBED_BY_THE_REQUEST,
+    "name-huge": _DESCRIBED_BY_THE_REQUEST,
+    "name-list": _DESCRIBED_BY_THE_REQUEST,
+    "description-huge": _DESCRIBED_BY_THE_REQUEST,
     # JSON cannot carry such bytes: a client sends them as lone surrogates, which are no text.
     "non-utf8-latin1": _NOT_UNICODE,
     "utf16": _NOT_UNICODE,
     "binary-garbage": _NOT_UNICODE,
     "name-space": {
+        **_DESCRIBED_BY_THE_REQUEST,
         "mcp": "scripts refused at activation",
         "mcp_name": "Hostile Skill",
         "mcp_error": "its package is refused (invalid artifact key 'Hostile Skill'",
@@ -714,7 +730,9 @@ def _readme() -> str:
         "*strict*: the runtime loads such a skill leniently, with a warning (libraries written",
         "for other clients must load); `validate --strict` and uploads refuse it, and over MCP",
         "it can be activated, unless its name cannot be a store key (activation then says so).",
-        "Every other case is refused everywhere, MCP included.",
+        "Every other case is refused everywhere, MCP included, but for the JSON upload of a",
+        "file whose only fault is its name or description: the request names and describes the",
+        "skill itself, its values replace the frontmatter's, and it is stored (marked below).",
         "",
         "| file | what it is | error it must give | MCP |",
         "|---|---|---|---|",
@@ -728,7 +746,9 @@ def _readme() -> str:
             ),
         }[case["mcp"]]
         error = _cell(case["error"])
-        if case["api_error"] != case["error"]:
+        if not case["api_error"]:
+            error += " (JSON upload: stored, with the request's name and description)"
+        elif case["api_error"] != case["error"]:
             error += f" (JSON upload: {_cell(case['api_error'])})"
         lines.append(f"| `{case['file']}` | {case['what']} | {error} | {mcp} |")
     lines += [
