@@ -16,6 +16,7 @@ manager's steps; the executors and the store are real.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,9 @@ def failing_once(step: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
     return once
 
 
-def _first_execute_fails(
-    manager: Manager, monkeypatch: pytest.MonkeyPatch, failure: Exception
-) -> None:
+def _connecting_fails(manager: Manager, monkeypatch: pytest.MonkeyPatch) -> None:
     """The manager's first run sent to a sandbox (over its run channel, as the local backend's
-    are) raises `failure` as it connects, before a byte of the request is sent."""
+    are) cannot connect: nothing of the request is sent."""
     executor = manager.service._executor
     connect = executor._open_channel
     failed = False
@@ -62,10 +61,29 @@ def _first_execute_fails(
         nonlocal failed
         if not failed:
             failed = True
-            raise failure
+            raise ConnectionRefusedError("injected: refused")
         return await connect(path)
 
     monkeypatch.setattr(executor, "_open_channel", once)
+
+
+def _failing_before_the_end(manager: Manager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manager's first run is sent to its sandbox but for its end (the go byte), then its
+    call fails: the sandbox has read the request and run nothing."""
+    executor = manager.service._executor
+    deliver = executor._over_channel
+    failed = False
+
+    async def once(reader: Any, writer: asyncio.StreamWriter, *args: Any) -> Any:
+        nonlocal failed
+        if not failed:
+            failed = True
+            await writer.drain()  # all of the request but its end is out
+            writer.close()
+            raise Injected("injected failure before the request's end")
+        return await deliver(reader, writer, *args)
+
+    monkeypatch.setattr(executor, "_over_channel", once)
 
 
 async def _claim_of(manager: Manager, execution_id: str) -> bool:
@@ -108,31 +126,21 @@ async def test_a_failure_before_the_run_leaves_the_id_free_and_a_retry_runs_once
     assert manager.backend.runs == 1
 
 
-async def test_a_request_that_never_reached_its_sandbox_leaves_the_id_free(
-    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    manager = await start_manager()
-    _first_execute_fails(manager, monkeypatch, ConnectionRefusedError("injected: refused"))
-    body = await _with_input(manager, "inject/connect")
-    with pytest.raises(SandboxError):
-        await manager.client.execute(body)
-    assert not await _claim_of(manager, body.execution_id)
-    result = await manager.client.execute(body)
-    assert result.status == "succeeded", result.error
-    await pool_back_at_target(manager)
-    assert manager.backend.runs == 1
-
-
-async def test_a_failure_of_the_executor_call_before_the_request_ended_leaves_the_id_free(
-    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "inject",
+    [_connecting_fails, _failing_before_the_end],
+    ids=["never-connected", "failed-before-the-end"],
+)
+async def test_a_request_whose_end_was_never_sent_leaves_the_id_free(
+    start_manager: StartManager,
+    monkeypatch: pytest.MonkeyPatch,
+    inject: Callable[[Manager, pytest.MonkeyPatch], None],
 ) -> None:
     """The request's end is sent only once the claim is durable; a call that fails before
-    sending it cannot have started the script."""
+    sending it cannot have started the script: the id is free, and a retry runs it once."""
     manager = await start_manager()
-    _first_execute_fails(
-        manager, monkeypatch, Injected("injected failure before the request's end")
-    )
-    body = await _with_input(manager, "inject/before-end")
+    inject(manager, monkeypatch)
+    body = await _with_input(manager, f"inject/{inject.__name__}")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
     assert not await _claim_of(manager, body.execution_id)
