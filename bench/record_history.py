@@ -86,9 +86,9 @@ turns:
   - tool_calls: [{name: activate_skill, arguments: {name: unit-converter}}]
     expect: {tool_results: [{contains: unit-converter}]}
   - tool_calls:
-      - name: unit-converter__convert_units
+      - name: convert_units
         arguments: {value: 3, from_unit: MB, to_unit: KiB}
-    expect: {tools_include: [unit-converter__convert_units]}
+    expect: {tools_include: [convert_units]}
   - say: "3 MB is {{last_result}}"
     expect: {tool_results: [{not_error: true, contains: "2929.6875"}]}
   - tool_calls: [{name: compare_numbers, arguments: {a: 2929.6875, b: 3000}}]

@@ -88,6 +88,7 @@ from skillweave.sandbox.tool_schemas import discover_tool_schemas, run_json_args
 from skillweave.skills import (
     Skill,
     SkillRegistry,
+    ToolSchema,
     build_catalog,
     declared_tool_scripts,
     read_resource,
@@ -170,7 +171,7 @@ class SkillMcp:
         self.store = store
         self.run_script = run_script
         self._sessions: BoundedCache[str, _Session] = BoundedCache(max_entries=_MAX_SESSIONS)
-        self._schemas: BoundedCache[tuple[str, str, str], tuple[SkillTool, ...] | str] = (
+        self._schemas: BoundedCache[tuple[str, str, str], tuple[ToolSchema, ...] | str] = (
             BoundedCache(max_entries=_SCHEMA_CACHE)
         )
         self._stdio_key = f"stdio-{secrets.token_hex(8)}"
@@ -353,6 +354,8 @@ class SkillMcp:
         tools, notes = await disclosure.activation_tools(
             declared_tool_scripts(skill),
             lambda script: self._tool_schemas(skill, script),
+            skill=name,
+            taken=disclosure.registered_tools(session.active),
             notes=notes,
         )
         children = self.registry.children_of(name, enabled_only=True)
@@ -370,7 +373,7 @@ class SkillMcp:
         )
         return [_text(text + disclosure.activation_footer(tools, notes))]
 
-    async def _tool_schemas(self, skill: Skill, script: str) -> tuple[SkillTool, ...] | str:
+    async def _tool_schemas(self, skill: Skill, script: str) -> tuple[ToolSchema, ...] | str:
         """The tools `script` offers, from ``--help-json`` (run once per skill version: the
         manager keeps the result under a stable execution id, and this server a copy)."""
         key = (skill.name, skill.version, script)
@@ -378,14 +381,9 @@ class SkillMcp:
         if cached is not None:
             return cached
         with _sandbox_errors():
-            schemas = await discover_tool_schemas(
+            found = await discover_tool_schemas(
                 self._queued, skill=skill.name, version=skill.version, script=script
             )
-        found = (
-            schemas
-            if isinstance(schemas, str)
-            else disclosure.skill_tools(skill.name, script, schemas)
-        )
         self._schemas.put(key, found)
         return found
 

@@ -4,9 +4,9 @@ What may be activated now (:func:`attachable`: the roots, then the children of a
 parents, so a tree grows as it is opened), the tools offered (:func:`tool_specs` for an agent
 job, :func:`front_door_specs` for the MCP front door: the same four tools, plus what only an
 MCP client needs), the activation rules (:func:`activation_refusal`, :func:`not_active`) and
-their texts, executable-skill tools (``<skill>__<tool>`` from a script's ``--help-json``), and
-what a call's arguments must be before anything runs (:func:`arguments_refusal`: readable JSON,
-valid against the tool's schema).
+their texts, executable-skill tools (:func:`skill_tools`: named by a script's ``--help-json``,
+``<skill>__<tool>`` only when that name is taken), and what a call's arguments must be before
+anything runs (:func:`arguments_refusal`: readable JSON, valid against the tool's schema).
 
 The agent loop (``skillweave.agent.loop``, through ``skillweave.agent.tools``) and the MCP
 front door (``mcp_manager.mcp_server``) both import this module, so the model sees the same
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import jsonschema
@@ -55,6 +55,7 @@ __all__ = [
     "not_active",
     "package_refused",
     "raw_arguments",
+    "registered_tools",
     "skill_tool_name",
     "skill_tools",
     "tool_specs",
@@ -227,23 +228,26 @@ def activation_footer(tools: Sequence[SkillTool], notes: Sequence[str]) -> str:
 
 async def activation_tools(
     scripts: Sequence[str],
-    schemas: Callable[[str], Awaitable[tuple[SkillTool, ...] | str]],
+    schemas: Callable[[str], Awaitable[Sequence[ToolSchemaLike] | str]],
     *,
+    skill: str,
+    taken: Collection[str],
     notes: Sequence[str],
 ) -> tuple[list[SkillTool], list[str]]:
-    """The tools an activation registers, and its notes: each declared tool script's tools,
-    asked through `schemas` (which runs ``--help-json``; a string is why it could not), none
+    """The tools an activation of `skill` registers, and its notes: each declared tool
+    script's tools, asked through `schemas` (which runs ``--help-json``; a string is why it
+    could not) and named by :func:`skill_tools` around the tool names `taken` already; none
     when `notes` already say the skill's scripts cannot run. The loop itself does no I/O: the
     caller's `schemas` does."""
-    tools: list[SkillTool] = []
+    declared: list[tuple[str, Sequence[ToolSchemaLike]]] = []
     said = list(notes)
     for script in scripts if not notes else ():
         found = await schemas(script)
         if isinstance(found, str):
             said.append(found)
         else:
-            tools.extend(found)
-    return tools, said
+            declared.append((script, found))
+    return list(skill_tools(skill, declared, taken=taken)), said
 
 
 # --- executable-skill tools --------------------------------------------------------------
@@ -261,21 +265,53 @@ def skill_tool_name(skill: str, tool: str) -> str:
     return f"{skill[:keep]}_{digest}__{tool}"
 
 
+def _free_name(skill: str, script: str, tool: str, used: Collection[str]) -> str:
+    """The name `tool` of `script` is offered under: its own while no tool has it, else
+    ``<skill>__<tool>``, else (two scripts of one skill with the same tool) one that also
+    hashes the script's path."""
+    for name in (tool, skill_tool_name(skill, tool)):
+        if name not in used:
+            return name
+    digest = hashlib.sha256(f"{skill}/{script}/{tool}".encode()).hexdigest()[:8]
+    return skill_tool_name(f"{skill}_{digest}", tool)
+
+
 def skill_tools(
-    skill: str, script: str, schemas: Sequence[ToolSchemaLike]
+    skill: str,
+    declared: Sequence[tuple[str, Sequence[ToolSchemaLike]]],
+    *,
+    taken: Collection[str] = (),
 ) -> tuple[SkillTool, ...]:
-    """The tools `script` of `skill` registers, from what its ``--help-json`` declared."""
-    return tuple(
-        SkillTool(
-            name=skill_tool_name(skill, schema.name),
-            tool=schema.name,
-            script=script,
-            description=schema.description,
-            input_schema=schema.input_schema,
-            shared_script=len(schemas) > 1,
-        )
-        for schema in schemas
-    )
+    """The tools `skill` registers: for each ``(script, schemas)`` of `declared`, what the
+    script's ``--help-json`` declared, in order.
+
+    A tool is offered under the name its schema gives it (``web_scraper``), and under
+    ``<skill>__<tool>`` only when that name is taken: by a front door's own tool
+    (:data:`OWN_TOOLS`), by a tool `taken` already (those of the skills active before this
+    one: a name once offered never changes), or by an earlier tool of this skill.
+    """
+    used = set(OWN_TOOLS) | set(taken)
+    tools: list[SkillTool] = []
+    for script, schemas in declared:
+        for schema in schemas:
+            name = _free_name(skill, script, schema.name, used)
+            used.add(name)
+            tools.append(
+                SkillTool(
+                    name=name,
+                    tool=schema.name,
+                    script=script,
+                    description=schema.description,
+                    input_schema=schema.input_schema,
+                    shared_script=len(schemas) > 1,
+                )
+            )
+    return tuple(tools)
+
+
+def registered_tools(active: Mapping[str, ActiveSkill]) -> tuple[str, ...]:
+    """The names of the tools the skills in `active` registered (what a new tool must avoid)."""
+    return tuple(tool.name for skill in active.values() for tool in skill.tools)
 
 
 def find_skill_tool(

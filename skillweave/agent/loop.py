@@ -240,6 +240,10 @@ class AgentLoop:
         count = len(result.roots)
         self._emit(state, "job_started", detail=f"{count} skill{'s' * (count != 1)} in the catalog")
         self._append_own(state, Message(role="user", text=_task_text(state)), kind="task")
+        for name in result.auto_load:
+            if name not in state.active and name in attachable(state.roots, state.active):
+                await self._activate(state, name, call_id=None)
+                self._emit(state, "preloaded", skill=name, detail="auto_load")
         if result.preload and result.preload in attachable(state.roots, state.active):
             await self._activate(state, result.preload, call_id=None)
             self._emit(state, "preloaded", skill=result.preload)
@@ -403,6 +407,7 @@ class AgentLoop:
                 tool_call_id=call_id or "",
                 allowed=self.spec.skills,
                 pinned=self.spec.pinned,
+                taken_tools=disclosure.registered_tools(state.active),
             )
         )
         state.active[name] = ActiveSkill(

@@ -83,6 +83,9 @@ class CatalogResult(_Model):
     roots: tuple[str, ...]
     search_enabled: bool = False
     preload: str | None = None
+    auto_load: tuple[str, ...] = Field(
+        default=(), description="Skills to activate before the first model call, in order."
+    )
 
 
 class TranscriptWrite(_Model):
@@ -132,6 +135,11 @@ class LoadSkillInput(_Model):
     allowed: tuple[str, ...] | None = None
     pinned: tuple[PinnedSkill, ...] | None = Field(
         default=None, description="The skills at the versions the job started with."
+    )
+    taken_tools: tuple[str, ...] = Field(
+        default=(),
+        description="Tool names the job's active skills registered: a new tool keeps its own "
+        "name only while no other tool has it.",
     )
 
 

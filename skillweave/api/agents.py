@@ -32,7 +32,7 @@ from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
 from skillweave.errors import ConfigError
 from skillweave.llm.factory import resolve_model
-from skillweave.skills.names import SKILL_ID_PATTERN, skill_id
+from skillweave.skills.names import SKILL_ID_PATTERN, SKILL_REFERENCE_PATTERN, skill_id
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -43,7 +43,6 @@ _NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 _ID = re.compile(r"ag-[0-9a-f]{16}")
 _SLUG = re.compile(r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?")
 _SLUG_MAX = 64
-_SKILL = r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$"
 
 
 class AgentCreate(BaseModel):
@@ -64,7 +63,7 @@ class AgentCreate(BaseModel):
             " openai:gpt-4o-mini), checked when the agent is made; unset: the default model."
         ),
     )
-    skill_ids: list[Annotated[str, Field(pattern=_SKILL)]] = Field(
+    skill_ids: list[Annotated[str, Field(pattern=SKILL_REFERENCE_PATTERN)]] = Field(
         default_factory=list,
         max_length=500,
         description="Skills the agent may use: each by its name or its id (sk-…); stored as names.",
@@ -85,7 +84,7 @@ class AgentPatch(BaseModel):
     description: str | None = Field(default=None, max_length=1024)
     instruction: str | None = Field(default=None, min_length=1, max_length=32_000)
     model_id: str | None = Field(default=None, max_length=200)
-    skill_ids: list[Annotated[str, Field(pattern=_SKILL)]] | None = Field(
+    skill_ids: list[Annotated[str, Field(pattern=SKILL_REFERENCE_PATTERN)]] | None = Field(
         default=None, max_length=500
     )
     catalog_mode: CatalogMode | None = None

@@ -30,7 +30,6 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict
 
 from skillweave.agent import disclosure
-from skillweave.agent.disclosure import skill_tools
 from skillweave.agent.runtime import (
     SUMMARY_MAX_CHARS,
     CatalogInput,
@@ -48,7 +47,6 @@ from skillweave.agent.runtime import (
     TranscriptWrite,
 )
 from skillweave.agent.spec import PinnedSkill
-from skillweave.agent.state import SkillTool
 from skillweave.config import Settings
 from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import (
@@ -79,6 +77,7 @@ from skillweave.skills import (
     Skill,
     SkillLibrary,
     SkillRegistry,
+    ToolSchema,
     build_catalog,
     declared_tool_scripts,
     read_resource,
@@ -181,7 +180,7 @@ class AgentServices:
         self._cache = _TranscriptCache(_CACHE_BYTES)
         self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
         self._pinned_views: dict[tuple[PinnedSkill, ...], SkillRegistry] = {}
-        self._schemas: dict[tuple[str, str, str], tuple[SkillTool, ...] | str] = {}
+        self._schemas: dict[tuple[str, str, str], tuple[ToolSchema, ...] | str] = {}
 
     def use_registry(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on (skills were uploaded, enabled or deleted). Jobs keep
@@ -303,7 +302,8 @@ class AgentServices:
     # --- the Runtime calls -----------------------------------------------------------------
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
-        """The tier-1 catalog, what may be activated at the start, and a preload pick."""
+        """The tier-1 catalog, what may be activated at the start, a preload pick, and the
+        skills to activate at the start (``auto_load``: every one the agent allows)."""
         view = await self._view(request.allowed, request.pinned)
         catalog = build_catalog(
             view,
@@ -323,11 +323,14 @@ class AgentServices:
                 preload = hits[0].name
                 if preload not in roots:
                     roots = (*roots, preload)
+        auto_load = tuple(s.name for s in view if s.auto_load and view.is_enabled(s.name))
+        roots = (*roots, *(name for name in auto_load if name not in roots))
         return CatalogResult(
             catalog=catalog.text,
             roots=roots,
             search_enabled=request.mode == "auto" or catalog.hidden > 0,
             preload=preload,
+            auto_load=auto_load,
         )
 
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
@@ -409,6 +412,8 @@ class AgentServices:
         tools, notes = await disclosure.activation_tools(
             declared_tool_scripts(skill),
             lambda script: self._tool_schemas(skill, script),
+            skill=skill.name,
+            taken=request.taken_tools,
             notes=notes,
         )
         text += disclosure.activation_footer(tools, notes)
@@ -434,16 +439,15 @@ class AgentServices:
             notes=tuple(notes),
         )
 
-    async def _tool_schemas(self, skill: Skill, script: str) -> tuple[SkillTool, ...] | str:
+    async def _tool_schemas(self, skill: Skill, script: str) -> tuple[ToolSchema, ...] | str:
         """The tools `script` offers, from ``--help-json`` run once per skill version."""
         key = (skill.name, skill.version, script)
         cached = self._schemas.get(key)
         if cached is not None:
             return cached
-        schemas = await discover_tool_schemas(
+        found = await discover_tool_schemas(
             self._execute, skill=skill.name, version=skill.version, script=script
         )
-        found = schemas if isinstance(schemas, str) else skill_tools(skill.name, script, schemas)
         self._schemas[key] = found
         return found
 

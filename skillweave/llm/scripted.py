@@ -20,7 +20,7 @@ Script format::
             - contains: "skill_content"     # the 1st result contains this substring
             - not_error: true               # the 2nd is not an error (or is_error: true)
             - matches: "rows: \\d+"         # the 3rd matches this regex (re.search)
-          tools_include: [json-report__render_stats_report]   # tools that must be offered
+          tools_include: [render_stats_report]   # tools that must be offered
         usage: {input_tokens: 100, output_tokens: 20}   # optional; default: an estimate
         delay_seconds: 2.5          # optional: think this long before answering (a slow model)
       - say: "Done: {{last_result}}"

@@ -108,7 +108,15 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
     kind = str(extensions.get("type", "contextual")).strip().lower()
     skill_type: SkillType = kind if kind in SKILL_TYPES else "contextual"  # type: ignore[assignment]
     enabled = parse_bool(extensions.get("enabled", True))
-    auto_load = parse_bool(extensions.get("auto_load", False))
+    auto_load = bool(parse_bool(extensions.get("auto_load", False)))
+    if auto_load and enabled is False:
+        # A skill to activate at every job's start is one the author wants offered.
+        diagnostics.append(
+            Diagnostic(
+                path, "auto_load", "auto_load: true enables the skill; enabled: false is ignored"
+            )
+        )
+        enabled = True
 
     skill = Skill(
         name=name,
@@ -121,7 +129,7 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
         allowed_tools=_text(data.get("allowed-tools")),
         metadata=MappingProxyType(metadata),
         enabled=True if enabled is None else enabled,
-        auto_load=bool(auto_load),
+        auto_load=auto_load,
         dependencies=_skill_names(extensions.get("dependencies")),
         tools=_words(extensions.get("tools")),
         warnings=tuple(diagnostics),

@@ -37,7 +37,8 @@ class Skill:
         children: names of the skills directly inside this one, sorted.
         source: the library root this skill was discovered under.
         enabled: False hides the skill from the ``enabled`` and ``auto`` catalogs.
-        auto_load: activate at job start (used by the agent loop).
+        auto_load: activate at the start of every job whose agent allows the skill (the agent
+            loop does); it implies ``enabled``.
         dependencies: names of skills this one builds on.
         tools: package paths of scripts that answer ``--help-json`` (executable skills).
         warnings: what lenient loading noticed but tolerated.

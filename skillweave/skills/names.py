@@ -20,6 +20,7 @@ from typing import Final, Literal
 
 __all__ = [
     "SKILL_ID_PATTERN",
+    "SKILL_REFERENCE_PATTERN",
     "UPLOADED_ROOT_MARKER",
     "OwnerKind",
     "SkillOwner",
@@ -37,6 +38,11 @@ over any other source: an uploaded package can never shadow a directory skill.""
 
 SKILL_ID_PATTERN: Final = re.compile(r"sk-[0-9a-f]{16}")
 """A skill's id as the API shows it (see :func:`skill_id`)."""
+
+SKILL_REFERENCE_PATTERN: Final = r"^[^/\\\x00-\x1f\x7f]{1,255}$"
+"""What a request may name a skill by (an agent's ``skill_ids``): a name as lenient loading
+accepts it (``web_scraper``, ``PDF``) or a skill's id. Only its form is checked here; whether it
+names a skill is the library's to say."""
 
 
 def skill_id(name: str) -> str:

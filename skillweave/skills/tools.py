@@ -1,17 +1,19 @@
 """Tool schemas of executable skills: what a script's ``--help-json`` must print.
 
-An executable skill's scripts (listed in ``metadata.tools``, or every file under ``scripts/``)
-describe themselves when run with ``--help-json``: one JSON object, or a list of them, each
-``{"name", "description", "input_schema"}`` where ``input_schema`` is a JSON Schema of type
-``object`` (``parameters`` and ``inputSchema`` are accepted as aliases, as OpenAI and MCP spell
-it). :func:`parse_tool_schemas` validates that output, including the schema itself against the
-JSON Schema meta-schema (via ``jsonschema``). At activation the agent registers each tool as
-``<skill>__<tool>`` and calls the script with ``--run-json '<args>'`` (the sandbox issue runs it).
+An executable skill's scripts (listed in ``metadata.tools``, or a root ``execute.py`` and every
+file under ``scripts/``) describe themselves when run with ``--help-json``: one JSON object, or
+a list of them, each ``{"name", "description", "input_schema"}`` where ``input_schema`` is a
+JSON Schema of type ``object`` (``parameters`` and ``inputSchema`` are accepted as aliases, as
+OpenAI and MCP spell it). :func:`parse_tool_schemas` validates that output, including the schema
+itself against the JSON Schema meta-schema (via ``jsonschema``). At activation the agent
+registers each tool under its own name (``<skill>__<tool>`` when that is taken, see
+``skillweave.agent.disclosure``) and calls the script with ``--run-json '<args>'`` in a sandbox.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Final
 
 import jsonschema
@@ -20,11 +22,20 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from skillweave.errors import ToolSchemaError
 from skillweave.skills.model import Skill
 
-__all__ = ["TOOL_NAME_PATTERN", "ToolSchema", "declared_tool_scripts", "parse_tool_schemas"]
+__all__ = [
+    "ROOT_TOOL_SCRIPTS",
+    "TOOL_NAME_PATTERN",
+    "ToolSchema",
+    "declared_tool_scripts",
+    "parse_tool_schemas",
+]
 
 TOOL_NAME_PATTERN: Final = r"^[a-zA-Z0-9_-]{1,64}$"
 TOOL_DESCRIPTION_MAX_LENGTH: Final = 1024
 MAX_TOOLS_PER_SCRIPT: Final = 32
+ROOT_TOOL_SCRIPTS: Final = ("execute.py", "execute.js", "execute.mjs", "execute.cjs", "execute.sh")
+"""An executable skill's entry point at the top of its folder (the Lazy-Skills layout), a tool
+script without being listed."""
 
 
 class ToolSchema(BaseModel):
@@ -84,18 +95,24 @@ def parse_tool_schemas(output: str | bytes, *, script: str) -> tuple[ToolSchema,
 def declared_tool_scripts(skill: Skill) -> tuple[str, ...]:
     """The package paths of an executable skill's tool scripts.
 
-    ``metadata.tools`` when given; otherwise every file directly under ``scripts/``.
-    Contextual and composite skills have none.
+    ``metadata.tools`` when given; otherwise a root entry point (:data:`ROOT_TOOL_SCRIPTS`,
+    the Lazy-Skills layout) and every file directly under ``scripts/`` (those starting with
+    ``.`` or ``_`` are helpers). Contextual and composite skills have none.
     """
     if skill.type != "executable":
         return ()
     if skill.tools:
         return skill.tools
+    found = [name for name in ROOT_TOOL_SCRIPTS if _plain_file(skill.path / name)]
     scripts = skill.path / "scripts"
-    if not scripts.is_dir():
-        return ()
-    return tuple(
-        f"scripts/{entry.name}"
-        for entry in sorted(scripts.iterdir())
-        if entry.is_file() and not entry.is_symlink() and not entry.name.startswith((".", "_"))
-    )
+    if scripts.is_dir():
+        found += (
+            f"scripts/{entry.name}"
+            for entry in sorted(scripts.iterdir())
+            if _plain_file(entry) and not entry.name.startswith((".", "_"))
+        )
+    return tuple(found)
+
+
+def _plain_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()

@@ -51,32 +51,53 @@ def test_long_name_lists_are_cut_to_a_dozen() -> None:
     assert disclosure.names_preview([]) == "(none)"
 
 
-def test_a_scripts_schemas_become_named_tools_and_share_the_script_when_several() -> None:
+def test_a_scripts_schemas_become_tools_named_by_their_schemas() -> None:
     one = ToolSchema(name="convert", description="Convert.", input_schema=SCHEMA)
     two = ToolSchema(name="parse", description="Parse.", input_schema=SCHEMA)
-    (single,) = disclosure.skill_tools("conv", "scripts/c.py", [one])
+    (single,) = disclosure.skill_tools("conv", [("scripts/c.py", [one])])
     assert single == SkillTool(
-        name="conv__convert",
+        name="convert",
         tool="convert",
         script="scripts/c.py",
         description="Convert.",
         input_schema=SCHEMA,
         shared_script=False,
     )
-    both = disclosure.skill_tools("conv", "scripts/c.py", [one, two])
-    assert [t.name for t in both] == ["conv__convert", "conv__parse"]
+    both = disclosure.skill_tools("conv", [("scripts/c.py", [one, two])])
+    assert [t.name for t in both] == ["convert", "parse"]
     assert all(t.shared_script for t in both)
     active = {"conv": ActiveSkill(name="conv", version="v", tools=both)}
-    assert disclosure.find_skill_tool(active, "conv__parse") == (active["conv"], both[1])
-    assert disclosure.find_skill_tool(active, "conv__nope") is None
+    assert disclosure.find_skill_tool(active, "parse") == (active["conv"], both[1])
+    assert disclosure.find_skill_tool(active, "nope") is None
+    assert disclosure.registered_tools(active) == ("convert", "parse")
+
+
+def test_a_tool_is_prefixed_with_its_skill_only_when_its_name_is_taken() -> None:
+    search = ToolSchema(name="search", description="Search.", input_schema=SCHEMA)
+    own = ToolSchema(name="activate_skill", description="Mine.", input_schema=SCHEMA)
+    # Taken by a tool of a skill active before: the first keeps the name, this one is prefixed.
+    (second,) = disclosure.skill_tools("code_search", [("execute.py", [search])], taken={"search"})
+    assert (second.name, second.tool) == ("code_search__search", "search")
+    # A front door's own tool is never shadowed.
+    (renamed,) = disclosure.skill_tools("kit", [("execute.py", [own])])
+    assert (renamed.name, renamed.tool) == ("kit__activate_skill", "activate_skill")
+    # Two scripts of one skill offering the same tool: three distinct names, first unprefixed.
+    tools = disclosure.skill_tools(
+        "kit", [("a.py", [search]), ("b.py", [search]), ("c.py", [search])]
+    )
+    names = [t.name for t in tools]
+    assert names[:2] == ["search", "kit__search"]
+    assert len(set(names)) == 3
+    assert names[2].endswith("__search")
+    assert [t.script for t in tools] == ["a.py", "b.py", "c.py"]
 
 
 def test_the_activation_footer_lists_tools_then_notes() -> None:
     (tool,) = disclosure.skill_tools(
-        "conv", "s.py", [ToolSchema(name="x", description="X.", input_schema=SCHEMA)]
+        "conv", [("s.py", [ToolSchema(name="x", description="X.", input_schema=SCHEMA)])]
     )
     assert disclosure.activation_footer([tool], ["a problem"]) == (
-        "\nTools registered by this skill: conv__x.\n\nNote: a problem\n"
+        "\nTools registered by this skill: x.\n\nNote: a problem\n"
     )
     assert disclosure.activation_footer([], []) == ""
 
@@ -97,26 +118,29 @@ def test_the_activate_enum_leaves_out_what_is_active_until_everything_is() -> No
 
 async def test_activation_tools_are_asked_per_script_and_failures_become_notes() -> None:
     asked: list[str] = []
-    tool = SkillTool(
-        name="kit__go", tool="go", script="scripts/go.py", description="Go.", input_schema={}
-    )
+    go = ToolSchema(name="go", description="Go.", input_schema=SCHEMA)
 
-    async def schemas(script: str) -> tuple[SkillTool, ...] | str:
+    async def schemas(script: str) -> tuple[ToolSchema, ...] | str:
         asked.append(script)
-        return (tool,) if script == "scripts/go.py" else f"{script}: not a tool schema"
+        return (go,) if script == "scripts/go.py" else f"{script}: not a tool schema"
 
     tools, notes = await disclosure.activation_tools(
-        ["scripts/go.py", "scripts/bad.py"], schemas, notes=()
+        ["scripts/go.py", "scripts/bad.py"], schemas, skill="kit", taken=(), notes=()
     )
     assert (tools, notes, asked) == (
-        [tool],
+        list(disclosure.skill_tools("kit", [("scripts/go.py", [go])])),
         ["scripts/bad.py: not a tool schema"],
         ["scripts/go.py", "scripts/bad.py"],
     )
+    # Named around what the job registered already.
+    tools, _ = await disclosure.activation_tools(
+        ["scripts/go.py"], schemas, skill="kit", taken=("go",), notes=()
+    )
+    assert [t.name for t in tools] == ["kit__go"]
     # A skill whose scripts cannot run registers nothing, and nothing is run to ask.
     asked.clear()
     tools, notes = await disclosure.activation_tools(
-        ["scripts/go.py"], schemas, notes=["its package is refused"]
+        ["scripts/go.py"], schemas, skill="kit", taken=(), notes=["its package is refused"]
     )
     assert (tools, notes, asked) == ([], ["its package is refused"], [])
 

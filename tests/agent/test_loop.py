@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from skillweave.agent import AgentSpec, Budgets, PreloadOptions
-from tests.agent.harness import run_job, sample_library
+from skillweave.skills import SkillRegistry, SkillScanner
+from tests.agent.harness import run_job, sample_library, write_skill
 
 
 def _tool_results(job, *, tool: str | None = None) -> list[dict]:
@@ -145,19 +146,19 @@ async def test_executable_skill_registers_its_tool_and_runs_it_with_run_json(
         turns:
           - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
           - tool_calls:
-              - name: shouter__shout
+              - name: shout
                 arguments: {word: hello, input_artifacts: ["{{artifact:a.txt}}"]}
             expect:
-              tools_include: [shouter__shout]
-              tool_results: [{contains: "Tools registered by this skill: shouter__shout"}]
+              tools_include: [shout]
+              tool_results: [{contains: "Tools registered by this skill: shout"}]
           - say: ok
             expect: {tool_results: [{contains: "shouted hello inputs: ['a.txt']"}]}
         """,
         inputs={"a.txt": b"x"},
     )
     assert job.result.status == "completed", job.result.reason
-    assert "shouter__shout" not in job.provider.offered(1)
-    schema = job.provider.offered(2)["shouter__shout"]
+    assert "shout" not in job.provider.offered(1)
+    schema = job.provider.offered(2)["shout"]
     assert schema["required"] == ["word"]
     assert "input_artifacts" in schema["properties"]
     help_run, tool_run = job.sandbox.requests
@@ -179,9 +180,9 @@ async def test_tool_schemas_are_cached_by_skill_version(tmp_path: Path) -> None:
     )
     services = job.engine.services
     skill = services.registry.get("shouter")
-    assert await services._tool_schemas(skill, "scripts/shout.py") == tuple(
-        job.engine.state(job.result.job_id).active["shouter"].tools
-    )
+    (schema,) = await services._tool_schemas(skill, "scripts/shout.py")
+    (tool,) = job.engine.state(job.result.job_id).active["shouter"].tools
+    assert (schema.name, schema.input_schema) == (tool.tool, tool.input_schema)
     assert len(job.sandbox.requests) == 1  # the second lookup did not run the script
 
 
@@ -385,3 +386,31 @@ async def test_auto_mode_offers_search_and_its_hits_become_attachable(tmp_path: 
     assert enum == ["notes"]  # auto: the one best match for the task
     assert "shouter" in job.result.active_skills
     assert "skills_searched" in job.kinds()
+
+
+async def test_auto_load_skills_are_active_before_the_first_model_call(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    sample_library(root)
+    write_skill(root, "house-style", "# House style", meta='auto_load: "true"')
+    write_skill(root, "toolkit/checker", "# Checker", meta='auto_load: "true"')  # a child
+    write_skill(root, "switched-off", "# Off", meta='auto_load: "true"')
+    scanned = SkillScanner([root]).scan()
+    registry = SkillRegistry.from_scan(scanned, disabled=["switched-off"])
+    job = await run_job(
+        tmp_path,
+        """
+        turns:
+          - say: ok
+        """,
+        spec=AgentSpec(skills=("house-style", "toolkit", "notes", "switched-off")),
+        registry=registry,
+    )
+    assert job.result.status == "completed", job.result.reason
+    # Allowed (a parent allows its tree) and not switched off by the operator.
+    assert list(job.result.active_skills) == ["house-style", "checker"]
+    loaded = [e.skill for e in job.events if e.kind == "preloaded"]
+    assert loaded == ["house-style", "checker"]
+    (request,) = job.provider.requests
+    texts = [message.text for message in request.messages]
+    assert texts[0] == "Do the thing."
+    assert texts[1].startswith("The skill 'house-style' was activated for this task.")

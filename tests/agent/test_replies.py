@@ -221,11 +221,11 @@ async def test_an_executable_tools_bad_arguments_never_reach_its_script(tmp_path
         tmp_path,
         calls(("activate_skill", {"name": "shouter"})),
         calls(
-            ("shouter__shout", unreadable('{"word": "hel')),
-            ("shouter__shout", {"wrd": "hello"}),
-            ("shouter__shout", {"word": 5}),
+            ("shout", unreadable('{"word": "hel')),
+            ("shout", {"wrd": "hello"}),
+            ("shout", {"word": 5}),
         ),
-        calls(("shouter__shout", {"word": "hello"})),
+        calls(("shout", {"word": "hello"})),
         text("ok"),
     )
 
@@ -233,7 +233,7 @@ async def test_an_executable_tools_bad_arguments_never_reach_its_script(tmp_path
     json_error, misnamed, mistyped = _refusals(model, 3)
     assert json_error.startswith("Your arguments were not valid JSON: Unterminated string")
     assert misnamed == (
-        "Your arguments to shouter__shout do not match its schema: 'word' is a required"
+        "Your arguments to shout do not match its schema: 'word' is a required"
         " property. It was not run; call it again with arguments that match the schema."
     )
     assert "'word': 5 is not of type 'string'" in mistyped
@@ -294,7 +294,7 @@ async def test_without_checks_replies_the_loop_takes_replies_as_it_did(tmp_path:
     model = CannedModel(
         [
             calls(("activate_skill", {"name": "shouter"})),
-            calls(("shouter__shout", {"word": "hi", "extra": 1})),
+            calls(("shout", {"word": "hi", "extra": 1})),
             empty(),
         ]
     )

@@ -23,7 +23,7 @@ def test_search_is_offered_only_when_enabled() -> None:
 
 def test_active_skills_narrow_the_skill_argument_and_add_their_tools() -> None:
     tool = SkillTool(
-        name="conv__convert_units",
+        name="convert_units",
         tool="convert_units",
         script="scripts/convert.py",
         description="Convert.",
@@ -44,7 +44,7 @@ def test_active_skills_narrow_the_skill_argument_and_add_their_tools() -> None:
         "conv",
         "toolkit",
     ]
-    schema = specs["conv__convert_units"].input_schema
+    schema = specs["convert_units"].input_schema
     assert set(schema["properties"]) == {"value", "input_artifacts"}
     assert tool.input_schema["properties"].keys() == {"value"}  # the original is untouched
 

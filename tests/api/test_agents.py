@@ -29,6 +29,7 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArt
     library = tmp_path / "skills"
     write_skill(library / "csv-tools", description="Profile CSV files.")
     write_skill(library / "unit-converter", description="Convert units.")
+    write_skill(library / "web_scraper", description="Scrape pages.")  # a Lazy-Skills name
     settings = Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN), "max_json_bytes": 4096},
@@ -110,6 +111,13 @@ async def test_an_agent_is_made_read_listed_changed_and_deleted(api) -> None:
     assert await store.list(keys.AGENTS_PREFIX) == []
 
 
+async def test_skills_named_as_other_clients_name_them_can_be_given(api) -> None:
+    client, _ = api
+    made = await client.post("/v1/agents/", json={**AGENT, "skill_ids": ["web_scraper"]})
+    assert made.status_code == 201, made.text
+    assert made.json()["skill_ids"] == ["web_scraper"]
+
+
 async def test_unknown_skill_ids_are_refused_by_name_and_nothing_is_stored(api) -> None:
     client, store = api
     body = _is_problem(
@@ -138,7 +146,7 @@ async def test_unknown_skill_ids_are_refused_by_name_and_nothing_is_stored(api) 
         ({"instruction": ""}, "instruction"),
         ({"catalog_mode": "sometimes"}, "catalog_mode"),
         ({"limits": {"max_turns": 0}}, "max_turns"),
-        ({"skill_ids": ["Not_A_Skill"]}, "skill_ids"),
+        ({"skill_ids": ["a/b"]}, "skill_ids"),
     ],
 )
 async def test_invalid_fields_are_named(api, change: dict, named: str) -> None:

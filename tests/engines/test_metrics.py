@@ -40,7 +40,7 @@ turns:
   - tool_calls: [{{name: activate_skill, arguments: {{name: shouter}}}}]
     {USAGE}
   - tool_calls:
-      - {{name: shouter__shout, arguments: {{word: hi}}}}
+      - {{name: shout, arguments: {{word: hi}}}}
       - {{name: run_skill_script,
           arguments: {{skill: shouter, script: scripts/shout.py, args: [--run-json, "{{"]}}}}
       - {{name: run_skill_script, arguments: {{skill: shouter, script: scripts/missing.py}}}}

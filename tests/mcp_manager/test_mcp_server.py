@@ -195,17 +195,17 @@ async def test_an_executable_skill_registers_its_tools_in_the_session(tmp_path: 
             changed.append(message)
 
     async with Client(mcp.server, message_handler=on_message) as client:
-        assert "shouter__shout" not in await tool_names(client)
+        assert "shout" not in await tool_names(client)
         activated = text_of(await client.call_tool("activate_skill", {"name": "shouter"}))
-        assert "Tools registered by this skill: shouter__shout." in activated
+        assert "Tools registered by this skill: shout." in activated
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        schema = tools["shouter__shout"].input_schema
+        schema = tools["shout"].input_schema
         assert schema["required"] == ["word"]
         assert set(schema["properties"]) == {"word", "input_artifacts"}
-        assert tools["shouter__shout"].annotations.read_only_hint is False
+        assert tools["shout"].annotations.read_only_hint is False
         assert tools["activate_skill"].annotations.read_only_hint is True
 
-        ran = await client.call_tool("shouter__shout", {"word": "hi"})
+        ran = await client.call_tool("shout", {"word": "hi"})
         assert not ran.is_error, text_of(ran)
         assert "ran ['--run-json', '{\"word\": \"hi\"}']" in text_of(ran)
     help_run, tool_run = manager.requests
@@ -219,8 +219,8 @@ async def test_an_executable_skill_registers_its_tools_in_the_session(tmp_path: 
 async def test_a_skill_tool_is_unknown_until_its_skill_is_active(tmp_path: Path) -> None:
     mcp = front_door(tmp_path, FakeManager())
     async with Client(mcp.server) as client:
-        with pytest.raises(Exception, match="There is no tool named 'shouter__shout'"):
-            await client.call_tool("shouter__shout", {"word": "hi"})
+        with pytest.raises(Exception, match="There is no tool named 'shout'"):
+            await client.call_tool("shout", {"word": "hi"})
 
 
 async def test_tool_schemas_are_asked_once_per_skill_version(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skillweave.skills.loader import load_skill_file
 from tests.conftest import MakeSkill
 
@@ -100,7 +102,7 @@ def test_extensions_are_read_from_metadata(make_skill: MakeSkill) -> None:
           type: executable
           tools: scripts/a.py scripts/b.py
           dependencies: csv-profiler, json-report
-          auto_load: "true"
+          auto_load: "false"
           enabled: "false"
           owner: team-x
         """,
@@ -110,10 +112,34 @@ def test_extensions_are_read_from_metadata(make_skill: MakeSkill) -> None:
     assert skill.type == "executable"
     assert skill.tools == ("scripts/a.py", "scripts/b.py")
     assert skill.dependencies == ("csv-profiler", "json-report")
-    assert skill.auto_load is True
+    assert skill.auto_load is False
     assert skill.enabled is False
     assert skill.metadata["owner"] == "team-x"
     assert skill.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "type: executable\nauto_load: true",  # Lazy-Skills writes them at the top level
+        "metadata:\n  type: executable\n  auto_load: true",
+        'metadata:\n  type: Executable\n  auto_load: "yes"',
+    ],
+)
+def test_type_and_auto_load_are_read_at_the_top_level_and_under_metadata(
+    make_skill: MakeSkill, extra: str
+) -> None:
+    skill = load_skill_file(make_skill("conv", extra=extra) / "SKILL.md").skill
+    assert skill is not None
+    assert (skill.type, skill.auto_load, skill.enabled) == ("executable", True, True)
+
+
+def test_auto_load_enables_a_skill_marked_disabled_and_says_so(make_skill: MakeSkill) -> None:
+    folder = make_skill("conv", extra='metadata:\n  auto_load: "true"\n  enabled: "false"')
+    skill = load_skill_file(folder / "SKILL.md").skill
+    assert skill is not None
+    assert (skill.auto_load, skill.enabled) == (True, True)
+    assert [(d.field, d.fatal) for d in skill.warnings] == [("auto_load", False)]
 
 
 def test_unknown_type_falls_back_to_contextual_with_a_warning(make_skill: MakeSkill) -> None:

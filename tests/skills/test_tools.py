@@ -76,8 +76,14 @@ def test_declared_tool_scripts(tmp_path: Path, make_skill: MakeSkill) -> None:
         extra="metadata:\n  type: executable",
         files={"scripts/b.py": "", "scripts/a.mjs": "", "scripts/_helper.py": ""},
     )
-    make_skill("plain", files={"scripts/x.py": ""})
+    make_skill(
+        "lazy",  # the Lazy-Skills layout: the entry point at the top of the folder
+        extra="metadata:\n  type: executable",
+        files={"execute.py": "", "helper.py": "", "scripts/more.sh": ""},
+    )
+    make_skill("plain", files={"scripts/x.py": "", "execute.py": ""})
     skills = SkillScanner([tmp_path / "lib"]).scan().skills
     assert declared_tool_scripts(skills["explicit"]) == ("scripts/one.py",)
     assert declared_tool_scripts(skills["implicit"]) == ("scripts/a.mjs", "scripts/b.py")
+    assert declared_tool_scripts(skills["lazy"]) == ("execute.py", "scripts/more.sh")
     assert declared_tool_scripts(skills["plain"]) == ()

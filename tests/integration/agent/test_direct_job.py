@@ -36,7 +36,7 @@ turns:
   - tool_calls:
       - {name: read_skill_resource,
          arguments: {skill: csv-profiler, path: references/stats-format.md}}
-    expect: {tools_include: [csv-profiler__profile_csv]}
+    expect: {tools_include: [profile_csv]}
   - tool_calls:
       - name: run_skill_script
         arguments: {skill: csv-profiler, script: scripts/profile_csv.py,
@@ -44,9 +44,9 @@ turns:
   - tool_calls: [{name: activate_skill, arguments: {name: json-report}}]
     expect: {tool_results: [{not_error: true, contains: "stats.json"}]}
   - tool_calls:
-      - name: json-report__render_stats_report
+      - name: render_stats_report
         arguments: {input_artifacts: ["{{artifact:stats.json}}"], title: Sales check}
-    expect: {tools_include: [json-report__render_stats_report]}
+    expect: {tools_include: [render_stats_report]}
   - say: "Report written. {{artifact:report.md}}"
     expect: {tool_results: [{not_error: true, contains: "report.md"}]}
 """
@@ -102,4 +102,4 @@ async def test_a_multi_skill_job_chains_artifacts_through_real_sandboxes(tmp_pat
     assert [e.status for e in ran] == ["succeeded", "succeeded"]
     assert all(e.duration_ms is not None and e.duration_ms > 0 for e in ran)
     activated = [e for e in events if e.kind == "skill_activated"]
-    assert activated[2].tools_registered == ("json-report__render_stats_report",)
+    assert activated[2].tools_registered == ("render_stats_report",)

@@ -73,8 +73,8 @@ def test_demo_runs_the_example_job_and_stores_the_report(tmp_path: Path) -> None
         "activated  csv-profiler",
         "read       csv-profiler/references/stats-format.md",
         "script     csv-profiler scripts/profile_csv.py · succeeded",
-        "tools: json-report__render_stats_report",
-        "(as json-report__render_stats_report) · succeeded",
+        "tools: render_stats_report",
+        "(as render_stats_report) · succeeded",
         "finished   completed",
     ):
         assert step in done.stderr, step
@@ -99,14 +99,14 @@ def test_run_json_streams_events_then_the_result(tmp_path: Path) -> None:
 turns:
   - tool_calls: [{name: activate_skill, arguments: {name: data-toolkit}}]
   - tool_calls: [{name: activate_skill, arguments: {name: csv-profiler}}]
-  - expect: {tools_include: [csv-profiler__profile_csv]}
+  - expect: {tools_include: [profile_csv]}
     tool_calls:
       - name: run_skill_script
         arguments:
           skill: csv-profiler
           script: scripts/profile_csv.py
           inputs: ["{{artifact:orders.csv}}"]
-      - name: csv-profiler__profile_csv
+      - name: profile_csv
         arguments: {input_artifacts: ["{{artifact:orders.csv}}"]}
   - expect:
       tool_results:

@@ -184,9 +184,9 @@ async def test_bad_tool_calls_are_refused_before_any_sandbox_or_script_run(
     run = await run_job(
         engine_kind,
         tool_call_reply("activate_skill", {"name": "shouter"}, call_id="c1"),
-        tool_call_reply("shouter__shout", '{"word": "hel', call_id="c2"),
+        tool_call_reply("shout", '{"word": "hel', call_id="c2"),
         tool_call_reply("run_skill_script", '{"skill": "shouter", "scr', call_id="c3"),
-        tool_call_reply("shouter__shout", {"word": 5}, call_id="c4"),
+        tool_call_reply("shout", {"word": 5}, call_id="c4"),
         tool_call_reply(
             "run_skill_script", {"skill": "shouter", "script": "scripts/nope.py"}, call_id="c5"
         ),

@@ -83,14 +83,14 @@ async def connect(tmp_path: Path) -> AsyncIterator[Connect]:
 
 async def test_an_executable_skill_adds_its_tools_to_the_session(connect: Connect) -> None:
     async with connect() as client, connect() as other:
-        assert "shouter__shout" not in {t.name for t in (await client.list_tools()).tools}
+        assert "shout" not in {t.name for t in (await client.list_tools()).tools}
         activated = await client.call_tool("activate_skill", {"name": "shouter"})
-        assert "Tools registered by this skill: shouter__shout." in text_of(activated)
+        assert "Tools registered by this skill: shout." in text_of(activated)
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert tools["shouter__shout"].input_schema["required"] == ["word"]
-        assert "shouter__shout" not in {t.name for t in (await other.list_tools()).tools}
+        assert tools["shout"].input_schema["required"] == ["word"]
+        assert "shout" not in {t.name for t in (await other.list_tools()).tools}
 
-        ran = await client.call_tool("shouter__shout", {"word": "hello"})
+        ran = await client.call_tool("shout", {"word": "hello"})
         assert not ran.is_error, text_of(ran)
         assert "shouted hello" in text_of(ran)
         [output] = [c for c in ran.content if isinstance(c, types.EmbeddedResource)]
@@ -107,7 +107,7 @@ async def test_arguments_that_do_not_match_a_tools_schema_are_refused_before_it_
             ({"word": 5}, "'word': 5 is not of type 'string'"),
             ({}, "'word' is a required property"),
         ):
-            refused = await client.call_tool("shouter__shout", arguments)
+            refused = await client.call_tool("shout", arguments)
             assert refused.is_error
             assert says in text_of(refused), text_of(refused)
             assert "shouted" not in text_of(refused)

@@ -39,7 +39,7 @@ turns:
          arguments: {skill: csv-profiler, path: references/stats-format.md}}
     expect:
       tool_results: [{not_error: true, contains: '<skill_content name="csv-profiler">'}]
-      tools_include: [csv-profiler__profile_csv]
+      tools_include: [profile_csv]
   - say: "Format page: {{last_result}}"
     expect: {tool_results: [{not_error: true, contains: "csv-profiler/stats@1"}]}
 """
@@ -61,7 +61,7 @@ async def test_activation_expands_the_tree_parent_then_child_and_reads_a_resourc
     assert [e.skill for e in activated] == ["data-toolkit", "csv-profiler"]
     assert activated[0].detail.startswith("sub-skills: ")
     assert "csv-profiler" in activated[0].detail
-    assert activated[1].tools_registered == ("csv-profiler__profile_csv",)
+    assert activated[1].tools_registered == ("profile_csv",)
     assert list(result.active_skills) == ["data-toolkit", "csv-profiler"]
     assert result.active_skills["csv-profiler"] == stack.registry.get("csv-profiler").version
     reads = [e for e in events if e.kind == "resource_read"]
@@ -82,9 +82,9 @@ turns:
         arguments: {skill: csv-cleaner, script: scripts/clean_csv.py,
                     args: [inputs/sales.csv, --strip, --drop-empty-rows, --dedupe],
                     inputs: ["{{artifact:sales.csv}}"]}
-    expect: {tools_include: [csv-cleaner__clean_csv, csv-profiler__profile_csv]}
+    expect: {tools_include: [clean_csv, profile_csv]}
   - tool_calls:
-      - name: csv-profiler__profile_csv
+      - name: profile_csv
         arguments: {input_artifacts: ["{{artifact:clean.csv}}"]}
     expect: {tool_results: [{not_error: true, contains: "clean.csv"}]}
   - say: "Profiled the cleaned file: {{artifact:stats.json}}"
