@@ -48,7 +48,7 @@ import logging
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -72,6 +72,7 @@ from skillweave.errors import (
     ResourceError,
     SandboxError,
     SkillFormatError,
+    SkillNotFoundError,
 )
 from skillweave.llm.messages import ToolSpec
 from skillweave.sandbox.masking import is_run_log, mask_result, output_masker
@@ -115,6 +116,9 @@ _NO_SESSION: Final = (
     "with the session handshake (streamable HTTP with Mcp-Session-Id, or stdio)"
 )
 _SCHEMA_CACHE: Final = 1_024  # (skill, version, script) tool lists kept
+_VIEWS: Final = 64  # scoped views of the library kept
+SCOPE_PARAMETER: Final = "skills"
+"""The query parameter of the MCP URL that scopes a session: ``/mcp?skills=web.*,notes``."""
 
 
 class _Server(Server[Any]):
@@ -141,6 +145,7 @@ class _Session:
     run_id: str
     active: dict[str, ActiveSkill] = field(default_factory=dict)  # pinned at activation
     found: list[str] = field(default_factory=list)  # made activatable by search_skills
+    scope: tuple[str, ...] | None = None  # the skills it may see (names, ns.name, ns.*)
 
 
 class _ToolError(Exception):
@@ -156,6 +161,8 @@ class SkillMcp:
         registry: the skills served.
         store: where the manager keeps artifacts (script outputs are read from it).
         run_script: runs one script in a sandbox.
+        scope: the skills a session sees (names, ``ns.name``, ``ns.*``; None: all). Over HTTP
+            a client may set its own with the URL's ``skills`` parameter (``/mcp?skills=web.*``).
     """
 
     def __init__(
@@ -165,9 +172,14 @@ class SkillMcp:
         registry: SkillRegistry,
         store: ArtifactStore,
         run_script: RunScript,
+        scope: Sequence[str] | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
+        self.scope = tuple(scope) if scope is not None else None
+        self._views: BoundedCache[tuple[SkillRegistry, tuple[str, ...]], SkillRegistry] = (
+            BoundedCache(max_entries=_VIEWS)
+        )
         self.store = store
         self.run_script = run_script
         self._sessions: BoundedCache[str, _Session] = BoundedCache(max_entries=_MAX_SESSIONS)
@@ -232,14 +244,47 @@ class SkillMcp:
         session = self._sessions.get(key)
         if session is None:
             digest = keys.execution_digest(key)[:24]
-            session = _Session(run_id=f"mcp-{digest}")
+            session = _Session(run_id=f"mcp-{digest}", scope=self._scope_of(ctx))
             self._sessions.put(key, session)
         return session
+
+    def _scope_of(self, ctx: ServerRequestContext[Any]) -> tuple[str, ...] | None:
+        """The skills a new session may see: the URL's ``skills`` parameter, else the
+        server's scope."""
+        params = getattr(ctx.request, "query_params", None)
+        given = params.get(SCOPE_PARAMETER) if params is not None else None
+        if given is None:
+            return self.scope
+        return tuple(part.strip() for part in given.split(",") if part.strip())
+
+    def _library(self, session: _Session | None) -> SkillRegistry:
+        """The skills `session` sees: the library, restricted to its scope.
+
+        Raises:
+            MCPError: the scope names no skill (a name or namespace the library lacks).
+        """
+        scope = session.scope if session is not None else self.scope
+        if scope is None:
+            return self.registry
+        key = (self.registry, scope)
+        view = self._views.get(key)
+        if view is None:
+            try:
+                view = self.registry.restricted(scope)
+            except SkillNotFoundError as exc:
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"this connection's skills ({', '.join(scope)}) name no skill here: "
+                    f"{exc}. Change the {SCOPE_PARAMETER} parameter of the MCP URL (or "
+                    "skillweave mcp --skills)",
+                ) from None
+            self._views.put(key, view)
+        return view
 
     def _roots(self, session: _Session | None) -> list[str]:
         """What a session may activate without opening a tree: the enabled roots, then what
         ``search_skills`` found for it."""
-        registry = self.registry
+        registry = self._library(session)
         names = list(registry.attachable())
         if session is not None:
             names += [n for n in session.found if n not in names and registry.is_enabled(n)]
@@ -313,8 +358,9 @@ class SkillMcp:
 
     def _catalog(self, query: str | None, session: _Session | None) -> str:
         skills = self.settings.skills
+        library = self._library(session)
         catalog = build_catalog(
-            self.registry,
+            library,
             mode=skills.catalog_mode,
             query=query,
             top_k=skills.catalog_top_k,
@@ -325,27 +371,27 @@ class SkillMcp:
             children = [
                 n
                 for n in self._attachable(session)
-                if n not in catalog.names
-                and n not in session.active
-                and self.registry.is_enabled(n)
+                if n not in catalog.names and n not in session.active and library.is_enabled(n)
             ]
             if children:
                 text += "\nActivatable now (sub-skills and search results):\n"
-                text += render_entries([self.registry.get(n) for n in children])
+                text += render_entries([library.get(n) for n in children])
         return text
 
     async def _tool_activate(self, session: _Session | None, args: Mapping[str, Any]) -> list[Any]:
         name = _string(disclosure.ACTIVATE_SKILL, args, "name")
         if session is None:
             raise _ToolError(f"Cannot activate {name!r}: {_NO_SESSION}.")
+        library = self._library(session)
+        name = library.canonical(name) or name  # web.scraper for scraper
         refusal = disclosure.activation_refusal(
             name, roots=self._roots(session), active=session.active
         )
-        if refusal is None and not self.registry.is_enabled(name):  # gone since its parent
+        if refusal is None and not library.is_enabled(name):  # gone since its parent
             refusal = disclosure.cannot_activate(name, self._attachable(session))
         if refusal is not None:
             raise _ToolError(refusal)
-        skill = self.registry.get(name)
+        skill = library.get(name)
         notes: list[str] = []
         try:
             await publish_skill(self.store, skill)  # what the manager runs its scripts from
@@ -358,7 +404,7 @@ class SkillMcp:
             taken=disclosure.registered_tools(session.active),
             notes=notes,
         )
-        children = self.registry.children_of(name, enabled_only=True)
+        children = library.children_of(name, enabled_only=True)
         text = await asyncio.to_thread(
             render_activation,
             skill,
@@ -396,7 +442,7 @@ class SkillMcp:
     def _active(self, session: _Session | None, name: str, action: str) -> ActiveSkill:
         if session is None:
             raise _ToolError(f"Cannot {action}: {_NO_SESSION}.")
-        skill = session.active.get(name)
+        skill = session.active.get(self._library(session).canonical(name) or name)
         if skill is None:
             raise _ToolError(disclosure.not_active(name, self._attachable(session)))
         return skill
@@ -549,18 +595,20 @@ class SkillMcp:
         limit = disclosure.SEARCH_TOP_K_MAX
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= limit:
             raise _ToolError(disclosure.TOP_K_INVALID)
-        hits = self.registry.search(query, top_k=top_k)
+        library = self._library(session)
+        hits = library.search(query, top_k=top_k)
         if not hits:
             return [_text("No skill matches that query; try other words.")]
         if session is not None:
             session.found += [hit.name for hit in hits if hit.name not in session.found]
-        return [_text(render_entries([self.registry.get(hit.name) for hit in hits]))]
+        return [_text(render_entries([library.get(hit.name) for hit in hits]))]
 
     # --- resources and prompts ---------------------------------------------------------------
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        library = self._library(self._session(ctx))
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -569,8 +617,8 @@ class SkillMcp:
                     description=skill.description,
                     mime_type="text/markdown",
                 )
-                for skill in self.registry
-                if self.registry.is_enabled(skill.name)
+                for skill in library
+                if library.is_enabled(skill.name)
             ]
         )
 
@@ -611,9 +659,10 @@ class SkillMcp:
                 types.INVALID_PARAMS, f"unknown resource {uri!r}: skill:// or artifact://"
             )
         name, _, path = uri.removeprefix("skill://").partition("/")
-        if name not in self.registry or not self.registry.is_enabled(name):
+        library = self._library(self._session(ctx))
+        if library.canonical(name) is None or not library.is_enabled(name):
             raise MCPError(types.INVALID_PARAMS, f"no skill {name!r}")
-        skill = self.registry.get(name)
+        skill = library.get(name)
         try:
             text = await asyncio.to_thread(
                 read_resource, skill, path, max_bytes=self.settings.skills.resource_max_bytes

@@ -110,14 +110,19 @@ class SkillError(SkillweaveError):
 class SkillNotFoundError(SkillError):
     """No skill of this name is known (or attachable)."""
 
-    def __init__(self, name: str, *, available: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, name: str, *, available: tuple[str, ...] = (), namesakes: tuple[str, ...] = ()
+    ) -> None:
         self.name = name
-        self.available = available
-        shown = ", ".join(available[:_MAX_NAMES_SHOWN])
-        if len(available) > _MAX_NAMES_SHOWN:
-            shown += f" and {len(available) - _MAX_NAMES_SHOWN} more"
-        hint = f"; available: {shown}" if available else ""
-        super().__init__(f"unknown skill {name!r}{hint}")
+        self.available = namesakes or available
+        shown = ", ".join(self.available[:_MAX_NAMES_SHOWN])
+        if len(self.available) > _MAX_NAMES_SHOWN:
+            shown += f" and {len(self.available) - _MAX_NAMES_SHOWN} more"
+        if namesakes:
+            message = f"skill {name!r} is in several namespaces; name one of {shown}"
+        else:
+            message = f"unknown skill {name!r}" + (f"; available: {shown}" if shown else "")
+        super().__init__(message)
 
 
 class SkillFormatError(SkillError):

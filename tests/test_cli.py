@@ -174,6 +174,33 @@ def test_show_unknown_skill(lib: Path) -> None:
     assert "unknown skill 'nope'" in err
 
 
+NAMESPACES = BUNDLED_SKILLS.parent / "tests" / "data" / "compat" / "namespaces"
+
+
+def test_namespaced_skills_are_listed_shown_and_scoped(tmp_path: Path) -> None:
+    code, out, _ = run("skills", "list", "--dir", str(NAMESPACES))
+    assert code == 0
+    assert out.splitlines()[0].split()[:3] == ["skill", "namespace", "type"]
+    assert "formats.pdf.parser  formats.pdf" in out
+    code, out, _ = run("skills", "show", "web.scraper", "--dir", str(NAMESPACES))
+    assert (code, out.splitlines()[0]) == (0, '<skill_content name="scraper">')
+    code, _, err = run("skills", "show", "parser", "--dir", str(NAMESPACES))
+    assert code == 1
+    assert "is in several namespaces; name one of formats.csv.parser, formats.pdf.parser" in err
+
+    from skillweave.cli.job import load_agent
+    from skillweave.errors import AgentSpecError
+    from skillweave.skills import SkillRegistry, SkillScanner
+
+    registry = SkillRegistry.from_scan(SkillScanner([NAMESPACES]).scan())
+    spec_file = tmp_path / "agent.yaml"
+    spec_file.write_text("name: web\nskills: [web.*, formats.pdf.parser]\n")
+    assert load_agent(spec_file, registry).skills == ("web.*", "formats.pdf.parser")
+    spec_file.write_text("name: web\nskills: [parser]\n")
+    with pytest.raises(AgentSpecError, match="'parser' is in several namespaces"):
+        load_agent(spec_file, registry)
+
+
 # --- pack / unpack -----------------------------------------------------------------------
 
 

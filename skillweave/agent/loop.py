@@ -10,9 +10,9 @@ Rules the loop enforces (each answered as a tool result the model can act on; th
 rules, their texts and the tool specs are ``skillweave.agent.disclosure``'s, which the MCP
 front door shares):
 
-- ``activate_skill`` names a skill that is attachable now (the enum); repeats get "already
-  active"; a parent's activation makes its children attachable and an executable skill's
-  activation registers its tools.
+- ``activate_skill`` names a skill that is attachable now (the enum; a namespaced skill also by
+  its qualified name, ``web.scraper``); repeats get "already active"; a parent's activation
+  makes its children attachable and an executable skill's activation registers its tools.
 - ``read_skill_resource`` and ``run_skill_script`` need the skill active, and run against the
   version pinned at activation.
 - input artifacts must be ones the job knows (its inputs and earlier outputs).
@@ -237,6 +237,7 @@ class AgentLoop:
         state.system = system_prompt(self.spec, result.catalog)
         state.roots = result.roots
         state.search_enabled = result.search_enabled
+        state.aliases = dict(result.aliases)
         count = len(result.roots)
         self._emit(state, "job_started", detail=f"{count} skill{'s' * (count != 1)} in the catalog")
         self._append_own(state, Message(role="user", text=_task_text(state)), kind="task")
@@ -351,7 +352,7 @@ class AgentLoop:
             match call.name:
                 case disclosure.ACTIVATE_SKILL:
                     name = _string(call, "name")
-                    await self._activate(state, name, call_id=call.id)
+                    await self._activate(state, state.aliases.get(name, name), call_id=call.id)
                 case disclosure.READ_SKILL_RESOURCE:
                     await self._read(state, call)
                 case disclosure.RUN_SKILL_SCRIPT:
@@ -431,7 +432,7 @@ class AgentLoop:
 
     def _active(self, state: AgentState, call: ToolCall) -> ActiveSkill:
         name = _string(call, "skill")
-        skill = state.active.get(name)
+        skill = state.active.get(state.aliases.get(name, name))
         if skill is None:
             raise _Refusal(disclosure.not_active(name, attachable(state.roots, state.active)))
         return skill

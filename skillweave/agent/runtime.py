@@ -86,6 +86,11 @@ class CatalogResult(_Model):
     auto_load: tuple[str, ...] = Field(
         default=(), description="Skills to activate before the first model call, in order."
     )
+    aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description="Qualified names (web.scraper) of the job's namespaced skills, to the "
+        "names the catalog shows them by.",
+    )
 
 
 class TranscriptWrite(_Model):

@@ -2,13 +2,13 @@
 
 An agent spec names the agent, gives its instruction (the start of the system prompt), the
 model to use (``provider:name``, else the settings'), the skills it may use (a parent allows its
-whole tree; unset means every enabled skill), how the catalog is shown, optional pre-inference
-preload, and the job's limits::
+whole tree; ``web.*`` every skill of the namespace ``web``; unset means every enabled skill),
+how the catalog is shown, optional pre-inference preload, and the job's limits::
 
     name: data-analyst
     instruction: You analyse the user's data files with the skills available to you.
     model: openai:gpt-4o-mini          # optional
-    skills: [data-toolkit, unit-converter]
+    skills: [data-toolkit, unit-converter, web.*]
     catalog: {mode: enabled, top_k: 8}
     preload: {enabled: false}          # min_score: the selection strategy's default
     limits: {max_turns: 40, max_tokens: 2000000, max_script_runs: 30}

@@ -137,6 +137,9 @@ class AgentState(BaseModel):
     system: str = Field(default="", description="The system prompt, catalog included.")
     roots: tuple[str, ...] = Field(default=(), description="Skills attachable from the start.")
     search_enabled: bool = False
+    aliases: dict[str, str] = Field(
+        default_factory=dict, description="Other names skills answer to (web.scraper)."
+    )
     active: dict[str, ActiveSkill] = Field(default_factory=dict)
     transcript: list[TranscriptEntry] = Field(
         default_factory=list, description="The window of entries from seq ``folded`` on."

@@ -235,7 +235,8 @@ async def _agents(state: Annotated[ApiState, Depends(state_of)]) -> AgentStore:
 
 async def _known_skills(state: Annotated[ApiState, Depends(state_of)]) -> Callable[..., Any]:
     """A check that every skill id names a skill the API knows (directory or uploaded): each
-    given as its name or as the id the API shows (``sk-…``); the names, and the unknown."""
+    given as its name, as the id the API shows (``sk-…``), as a directory skill's qualified
+    name (``web.scraper``) or as a namespace (``web.*``); the names, and the unknown."""
 
     async def resolve(given: list[str]) -> tuple[list[str], list[str]]:
         library = state.directory_skills
@@ -252,6 +253,8 @@ async def _known_skills(state: Annotated[ApiState, Depends(state_of)]) -> Callab
                 found = by_id.get(item)
             elif item in names or (stored is not None and await stored.get(item) is not None):
                 found = item
+            elif library is not None and library.resolve(item):
+                found = item  # ns.name or ns.* (a namespace): resolved when a run starts
             else:
                 found = None
             if found is None:

@@ -60,6 +60,7 @@ from skillweave.errors import (
 from skillweave.llm.factory import describe_model, resolve_model
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry
+from skillweave.skills.names import is_scope
 from skillweave.skills.stored import StoredSkill
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
@@ -198,7 +199,21 @@ class RunService:
         registry = self.state.registry
         if registry is None:  # an API composed without the skills routes: nothing to pin
             return None
-        listed = list(dict.fromkeys(agent.skill_ids))
+        listed: list[str] = []
+        for entry in dict.fromkeys(agent.skill_ids):
+            if is_scope(entry):  # a namespace: what it holds now (its disabled skills left out)
+                held = [name for name in registry.resolve(entry) if registry.is_enabled(name)]
+                if not held:
+                    raise SkillUnavailableError(
+                        entry,
+                        reason="deleted",
+                        detail="no enabled skill is in that namespace any more; change the "
+                        "agent's skill_ids",
+                    )
+                listed += held
+            else:
+                listed.append(registry.canonical(entry) or entry)
+        listed = list(dict.fromkeys(listed))
         await self._check_available(registry, listed)
         try:
             view = registry.restricted(listed)

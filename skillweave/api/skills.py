@@ -234,13 +234,22 @@ def _directory_files(skill: Skill) -> list[str]:
 
 
 def _reserved(state: ApiState, library: SkillRegistry) -> dict[str, str]:
-    """Every directory skill's name (children included), mapped to its owner in words: those
-    of the startup snapshot the listing shows, and any the current registry found since."""
-    owned = {s.name: f"the directory skill {s.name!r} at {s.path}" for s in library}
+    """Every directory skill's name (children included; a namespaced skill known by its
+    qualified name holds its own name too), mapped to its owner in words: those of the
+    startup snapshot the listing shows, and any the current registry found since."""
+    owned: dict[str, str] = {}
+
+    def reserve(skill: Skill) -> None:
+        for name in (skill.name, skill.short_name):
+            if name:
+                owned.setdefault(name, f"the directory skill {skill.name!r} at {skill.path}")
+
+    for skill in library:
+        reserve(skill)
     registry = state.registry
     for skill in registry if registry is not None else ():
-        if skill.name not in owned and registry.owner_of(skill.name).kind == "directory":
-            owned[skill.name] = f"the directory skill {skill.name!r} at {skill.path}"
+        if registry.owner_of(skill.name).kind == "directory":
+            reserve(skill)
     return owned
 
 

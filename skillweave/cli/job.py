@@ -84,8 +84,13 @@ def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
         return AgentSpec()
     source = str(path)
     spec = read_agent_spec(path)
-    unknown = [name for name in spec.skills or () if name not in registry]
+    unknown = [name for name in spec.skills or () if not registry.resolve(name)]
     if unknown:
+        if namesakes := registry.namesakes(unknown[0]):
+            shown = ", ".join(namesakes)
+            raise AgentSpecError(
+                source, f"skills: {unknown[0]!r} is in several namespaces; name one of {shown}"
+            )
         names = [skill.name for skill in registry]
         known = ", ".join(names[:_NAMES_SHOWN]) or "none"
         if len(names) > _NAMES_SHOWN:

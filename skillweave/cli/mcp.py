@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 
 from mcp.server.stdio import stdio_server
 
@@ -21,14 +22,25 @@ from skillweave.skills import SkillLibrary
 __all__ = ["serve_mcp_stdio"]
 
 
-async def serve_mcp_stdio(settings: Settings) -> None:
-    """Serve the library over stdio until the client closes the connection."""
+async def serve_mcp_stdio(settings: Settings, *, scope: Sequence[str] | None = None) -> None:
+    """Serve the library (only the skills `scope` names, when given) over stdio until the
+    client closes the connection.
+
+    Raises:
+        SkillNotFoundError: `scope` names no skill of the library.
+    """
     registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
+    if scope is not None:
+        registry.restricted(scope)  # a scope that names nothing: say so before serving
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings))
         manager = await stack.enter_async_context(open_manager(settings))
         front_door = SkillMcp(
-            settings, registry=registry, store=store, run_script=manager.client.execute
+            settings,
+            registry=registry,
+            store=store,
+            run_script=manager.client.execute,
+            scope=scope,
         )
         read, write = await stack.enter_async_context(stdio_server())
         server = front_door.server

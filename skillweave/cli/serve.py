@@ -229,16 +229,27 @@ def manager() -> None:
         run_manager(get_settings())
 
 
-def mcp() -> None:
+def mcp(
+    skills: Annotated[
+        str | None,
+        typer.Option(
+            help="Serve only these skills: comma-separated names, ns.name or ns.* (a "
+            "namespace), e.g. 'web.*,notes'. Default: the whole library."
+        ),
+    ] = None,
+) -> None:
     """Serve the skill library over MCP on stdio (for MCP clients that start a command);
     scripts run on SANDBOX__MANAGER_URL, or a local warm pool started here."""
     _start_tracing("skillweave-mcp")
     from skillweave.cli.mcp import serve_mcp_stdio
 
+    scope = None if skills is None else [part.strip() for part in skills.split(",")]
+    if scope is not None and not all(scope):
+        raise fail("--skills: give comma-separated names, ns.name or ns.*", code=EXIT_USAGE)
     # stdout is the protocol's: log lines go to stderr (configure_logging's only default).
     _service_logging("skillweave-mcp")
     with contextlib.suppress(KeyboardInterrupt), errors():
-        asyncio.run(serve_mcp_stdio(get_settings()))
+        asyncio.run(serve_mcp_stdio(get_settings(), scope=scope))
 
 
 def api() -> None:

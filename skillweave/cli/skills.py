@@ -43,6 +43,9 @@ skills_app = typer.Typer(
 def _skill_json(skill: Skill) -> dict[str, Any]:
     return {
         "name": skill.name,
+        "namespace": skill.namespace,
+        "qualified_name": skill.qualified_name,
+        "auto_load": skill.auto_load,
         "description": skill.description,
         "path": str(skill.path),
         "version": skill.version,
@@ -123,15 +126,19 @@ def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
             err.print("No skills found. Point --dir at a skill library or set SKILLS__DIRS.")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("skill", "type", "version", "description"):
+    namespaced = any(skill.namespace for skill in registry)
+    columns = ("skill", "namespace") if namespaced else ("skill",)
+    for column in (*columns, "type", "version", "description"):
         table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
 
     def add(skill: Skill, depth: int) -> None:
         name = Text("  " * depth + ("└ " if depth else "") + terminal_safe(skill.name))
         if not registry.is_enabled(skill.name):
             name.stylize("dim")
+        where = [Text(terminal_safe(skill.namespace))] if namespaced else []
         table.add_row(
             name,
+            *where,
             Text(terminal_safe(skill.type)),
             Text(terminal_safe(skill.short_version)),
             Text(terminal_safe(skill.description)),

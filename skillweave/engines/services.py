@@ -331,6 +331,7 @@ class AgentServices:
             search_enabled=request.mode == "auto" or catalog.hidden > 0,
             preload=preload,
             auto_load=auto_load,
+            aliases={alias: name for alias, name in view.aliases.items() if view.is_enabled(name)},
         )
 
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:

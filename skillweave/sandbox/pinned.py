@@ -54,10 +54,22 @@ async def skill_at(
             raise ArtifactNotFoundError(key)
         await asyncio.to_thread(_unpack, await store.get_bytes(ref), folder)
     loaded = await asyncio.to_thread(load_skill_file, folder / SKILL_FILE)
-    if loaded.skill is None or loaded.skill.name != name:
+    skill = loaded.skill
+    if skill is None or (skill.name != name and not name.endswith(f".{skill.name}")):
         why = "; ".join(d.message for d in loaded.diagnostics) or "another skill's package"
         raise SkillFormatError(key, f"not a package of {name!r}: {why}")
-    return dataclasses.replace(loaded.skill, version=version, source=folder.parent)
+    own = skill.name
+    if own == name:
+        return dataclasses.replace(skill, version=version, source=folder.parent)
+    # Pinned under its qualified name (``formats.pdf.parser``: namesakes in other namespaces).
+    return dataclasses.replace(
+        skill,
+        name=name,
+        namespace=name[: -len(own) - 1],
+        short_name=own,
+        version=version,
+        source=folder.parent,
+    )
 
 
 def _unpack(package: bytes, folder: Path) -> None:

@@ -21,15 +21,23 @@ unchanged comes from the cache; only changed skills are parsed and hashed. Signa
 within :data:`RACY_WINDOW_NS` of a scan are not trusted (coarse filesystem clocks let a same-size
 edit keep its mtime) and are verified by hash instead.
 
+A folder without a ``SKILL.md`` on the way from a root to a skill is a **namespace**:
+``web/scraper`` is the skill ``scraper`` in the namespace ``web``. A skill keeps its own name
+while no other namespace has a skill of that name, and is also known by its qualified name
+``web.scraper`` (:attr:`Skill.qualified_name`); when several namespaces have one, each is kept and
+known by its qualified name only (``web.parser``, ``pdf.parser``; ``parser`` for one at a root).
+A child skill is in its tree's namespace.
+
 Names are owned (DESIGN §8) and compared by :func:`~skillweave.skills.names.name_key`
 (NFKC-normalized, case-folded), so 'PDF' and 'pdf' are one name. Roots are given lowest
 precedence first: a directory root's skill replaces an earlier directory root's skill of the
-same name, with a warning; two skills of one name inside a single root keep the first in walk
-(sorted) order, with a warning. A root holding uploaded skills (it carries
-:data:`~skillweave.skills.names.UPLOADED_ROOT_MARKER`; each top folder is one upload) has no
-precedence at all: its skills, children included, never replace a directory skill, and an
-upload's child never replaces another upload's skill (the top of an upload owns its name). Each
-winner's owner is in :attr:`ScanResult.owners`.
+same name in the same namespace, with a warning; two skills of one name in one namespace of a
+single root keep the first in walk (sorted) order, with a warning. A root holding uploaded
+skills (it carries :data:`~skillweave.skills.names.UPLOADED_ROOT_MARKER`; each top folder is
+one upload) has no precedence at all: its skills, children included, never replace or sit
+beside a directory skill of the same name (in any namespace), and an upload's child never
+replaces another upload's skill (the top of an upload owns its name). Each winner's owner is
+in :attr:`ScanResult.owners`.
 """
 
 from __future__ import annotations
@@ -104,6 +112,7 @@ class _Found:
     path: str
     root_index: int
     parent: _Found | None
+    linked: bool = False  # reached through a symlinked folder
     files: list[tuple[str, str, int, int]] = field(default_factory=list)
     overflow: bool = False
     loaded: LoadedSkill | None = None
@@ -294,10 +303,11 @@ class SkillScanner:
         skipped_hidden = 0
         # The hot loop of a scan: it meets every folder and file of the library once.
         stat, scandir = os.stat, os.scandir
-        # (directory, depth below root, owning skill, path prefix inside the owner's package)
-        stack: list[tuple[str, int, _Found | None, str]] = [(str(root), 0, None, "")]
+        # (directory, depth below root, owning skill, path prefix inside the owner's package,
+        # reached through a symlink)
+        stack: list[tuple[str, int, _Found | None, str, bool]] = [(str(root), 0, None, "", False)]
         while stack:
-            directory, depth, owner, prefix = stack.pop()
+            directory, depth, owner, prefix, linked = stack.pop()
             dirs: list[os.DirEntry[str]] = []
             hidden: list[os.DirEntry[str]] = []
             files: list[os.DirEntry[str]] = []
@@ -323,7 +333,7 @@ class SkillScanner:
             if is_skill:
                 if len(found) >= self.max_skills:
                     return skipped_hidden
-                owner = _Found(directory, index, owner)
+                owner = _Found(directory, index, owner, linked=linked)
                 prefix = ""
                 found.append(owner)
             if owner is not None:
@@ -337,12 +347,15 @@ class SkillScanner:
             if len(dirs) > 1:
                 dirs.sort(key=_entry_name, reverse=True)  # reversed: the stack pops in name order
             for entry in dirs:
-                if entry.is_symlink():
+                link = entry.is_symlink()
+                if link:
                     if owner is not None or not self._follow(entry.path, real_root, visited):
                         continue
                 elif owner is None and depth >= self.max_depth:
                     continue
-                stack.append((entry.path, depth + 1, owner, f"{prefix}{entry.name}/"))
+                stack.append(
+                    (entry.path, depth + 1, owner, f"{prefix}{entry.name}/", linked or link)
+                )
         return skipped_hidden
 
     def _record(self, owner: _Found, files: list[os.DirEntry[str]], prefix: str) -> None:
@@ -454,13 +467,18 @@ def _signature(item: _Found) -> _Signature:
 def _resolve(
     found: list[_Found], roots: list[Path], uploaded: frozenset[int], out: list[Diagnostic]
 ) -> ScanResult:
-    """Give each name (compared by ``name_key``) to one owner and link parents and children."""
-    winners: dict[str, _Found] = {}  # by name key
+    """Give each name to one owner, name the winners, and link parents and children.
+
+    Names (compared by ``name_key``) are owned per namespace: two skills of one name in one
+    namespace are settled by :func:`_precedence`; in different namespaces both are kept. An
+    uploaded skill never takes a name a directory skill has in any namespace."""
+    winners: dict[tuple[str, str], _Found] = {}  # by (namespace key, name key)
+    namespaces: dict[str, str] = {}  # by path
     for item in found:
         if item.loaded is None or item.loaded.skill is None:
             continue
-        name = item.loaded.skill.name
-        key = name_key(name)
+        namespace = namespaces[item.path] = _namespace(item, roots, uploaded)
+        key = (name_key(namespace), name_key(item.loaded.skill.name))
         previous = winners.get(key)
         if previous is None:
             winners[key] = item
@@ -476,11 +494,60 @@ def _resolve(
             del winners[key]  # re-insert so that order follows the overriding root
             winners[key] = item
 
-    return _link({_name(item): item for item in winners.values()}, roots, uploaded, out, found)
+    # An upload may not take a directory skill's name from another namespace either.
+    held = {key[1]: item for key, item in winners.items() if item.root_index not in uploaded}
+    for key, item in list(winners.items()):
+        owner = held.get(key[1])
+        if item.root_index in uploaded and owner is not None:
+            _, message = _precedence(owner, item, roots, uploaded)
+            out.append(Diagnostic(os.path.join(item.path, SKILL_FILE), "name", message))
+            del winners[key]
+
+    # A name held in several namespaces is known by its qualified names only.
+    holders: dict[str, int] = {}
+    for _, name in winners:
+        holders[name] = holders.get(name, 0) + 1
+    named: dict[str, _Found] = {}
+    taken: dict[str, _Found] = {}  # by name key
+    for (_, key), item in winners.items():
+        bare, namespace = _name(item), namespaces[item.path]
+        qualified = f"{namespace}.{bare}" if namespace else bare
+        name = qualified if holders[key] > 1 else bare
+        previous = taken.get(name_key(name))
+        if previous is not None:
+            there = os.path.join(previous.path, SKILL_FILE)
+            message = f"skill {name!r} is also at {there}, which is kept; this one is ignored"
+            out.append(Diagnostic(os.path.join(item.path, SKILL_FILE), "name", message))
+            continue
+        taken[name_key(name)] = named[name] = item
+    return _link(
+        named,
+        namespaces=namespaces,
+        roots=roots,
+        uploaded=uploaded,
+        out=out,
+        found=found,
+    )
+
+
+def _namespace(item: _Found, roots: list[Path], uploaded: frozenset[int]) -> str:
+    """The folders between the item's library root and its tree's top skill, joined with
+    dots (leading dots of hidden folders dropped); empty at the root and for uploads."""
+    if item.root_index in uploaded:
+        return ""
+    top, root = _top(item).path, str(roots[item.root_index])
+    if _top(item).linked:  # a symlinked folder is in the namespace of where it really is
+        top, root = os.path.realpath(top), os.path.realpath(root)
+    relative = os.path.relpath(os.path.dirname(top), root)
+    if relative == os.curdir:
+        return ""
+    return ".".join(part.lstrip(".") or part for part in relative.split(os.sep))
 
 
 def _link(
     winners: dict[str, _Found],
+    *,
+    namespaces: Mapping[str, str],
     roots: list[Path],
     uploaded: frozenset[int],
     out: list[Diagnostic],
@@ -506,10 +573,13 @@ def _link(
             continue
         skills[name] = replace(
             loaded,
+            name=name,
             version=item.version,
             parent=parents[name],
             children=tuple(sorted(children[name])),
             source=roots[item.root_index],
+            namespace=namespaces[item.path],
+            short_name=loaded.name if name != loaded.name else "",
         )
     owners = {name: _owner(item, roots, uploaded) for name, item in winners.items()}
     return ScanResult(skills=skills, diagnostics=tuple(out), skill_dirs=len(found), owners=owners)

@@ -36,6 +36,11 @@ class Skill:
         parent: the name of the enclosing skill in a tree, if any.
         children: names of the skills directly inside this one, sorted.
         source: the library root this skill was discovered under.
+        namespace: the folders without a ``SKILL.md`` between the library root and the skill
+            (its tree's top), joined with dots (``web`` for ``web/scraper``); empty at the root.
+        short_name: the skill's own name when another namespace holds a skill of that name too
+            and this one is known by its qualified name (``name`` is then ``web.parser``);
+            empty otherwise.
         enabled: False hides the skill from the ``enabled`` and ``auto`` catalogs.
         auto_load: activate at the start of every job whose agent allows the skill (the agent
             loop does); it implies ``enabled``.
@@ -53,6 +58,8 @@ class Skill:
     parent: str | None = None
     children: tuple[str, ...] = ()
     source: Path | None = None
+    namespace: str = ""
+    short_name: str = ""
     license: str | None = None
     compatibility: str | None = None
     allowed_tools: str | None = None
@@ -72,6 +79,14 @@ class Skill:
     def is_parent(self) -> bool:
         """True when other skills live inside this one."""
         return bool(self.children)
+
+    @property
+    def qualified_name(self) -> str:
+        """``namespace.name`` (the name alone at a library's root): the skill's name wherever
+        it is unique, and its only name where another namespace has a skill of the same name."""
+        if not self.namespace or self.short_name:
+            return self.name
+        return f"{self.namespace}.{self.name}"
 
     @property
     def short_version(self) -> str:

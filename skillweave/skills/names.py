@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 __all__ = [
+    "SCOPE_SUFFIX",
     "SKILL_ID_PATTERN",
     "SKILL_REFERENCE_PATTERN",
     "UPLOADED_ROOT_MARKER",
     "OwnerKind",
     "SkillOwner",
+    "is_scope",
     "name_key",
     "skill_id",
 ]
@@ -43,6 +45,15 @@ SKILL_REFERENCE_PATTERN: Final = r"^[^/\\\x00-\x1f\x7f]{1,255}$"
 """What a request may name a skill by (an agent's ``skill_ids``): a name as lenient loading
 accepts it (``web_scraper``, ``PDF``) or a skill's id. Only its form is checked here; whether it
 names a skill is the library's to say."""
+
+
+SCOPE_SUFFIX: Final = ".*"
+"""What ends a reference to every skill of a namespace (``web.*``); ``*`` alone is every skill."""
+
+
+def is_scope(reference: str) -> bool:
+    """Whether `reference` names a namespace's skills (``web.*``) or all (``*``), not one."""
+    return reference == "*" or reference.endswith(SCOPE_SUFFIX)
 
 
 def skill_id(name: str) -> str:

@@ -17,7 +17,7 @@ from skillweave.config import SelectionMode, SkillsSettings
 from skillweave.errors import SkillNotFoundError
 from skillweave.skills.discovery import ScanResult, SkillScanner
 from skillweave.skills.model import Skill
-from skillweave.skills.names import SkillOwner, name_key
+from skillweave.skills.names import SCOPE_SUFFIX, SkillOwner, is_scope, name_key
 from skillweave.skills.relevance import SearchHit
 from skillweave.skills.selection import Selector, SkillText, make_selector, resolve_strategy
 from skillweave.skills.spec import Diagnostic
@@ -48,10 +48,19 @@ class SkillRegistry:
     ) -> None:
         self._skills = dict(skills)
         self.diagnostics = tuple(diagnostics)
-        self._disabled = frozenset(disabled)
         self.selection: SelectionMode = selection
         self._owners = dict(owners) if owners is not None else {}
         self._keys = {name_key(name): name for name in self._skills}
+        # A namespaced skill known by its own name answers to ``ns.name`` too, unless that is
+        # another skill's name.
+        self._aliases = {
+            skill.qualified_name: name
+            for name, skill in self._skills.items()
+            if skill.qualified_name != name and name_key(skill.qualified_name) not in self._keys
+        }
+        self._disabled = frozenset(
+            name for entry in disabled for name in (self.resolve(entry) or (entry,))
+        )
 
     @classmethod
     def from_scan(
@@ -85,15 +94,51 @@ class SkillRegistry:
         return tuple(self._skills)
 
     def get(self, name: str) -> Skill:
-        """The skill called `name`.
+        """The skill called `name` (or known by it: ``web.scraper`` for ``scraper``).
 
         Raises:
             SkillNotFoundError: no such skill.
         """
         try:
-            return self._skills[name]
+            return self._skills[self._aliases.get(name, name)]
         except KeyError:
-            raise SkillNotFoundError(name, available=self.attachable()) from None
+            raise SkillNotFoundError(
+                name, available=self.attachable(), namesakes=self.namesakes(name)
+            ) from None
+
+    def namesakes(self, name: str) -> tuple[str, ...]:
+        """The skills of other namespaces known by qualified names because each is called
+        `name` (``web.parser`` and ``pdf.parser`` for ``parser``)."""
+        key = name_key(name)
+        return tuple(s.name for s in self if s.short_name and name_key(s.short_name) == key)
+
+    @property
+    def aliases(self) -> Mapping[str, str]:
+        """The qualified name (``web.scraper``) of each namespaced skill known by its own
+        name, mapped to that name."""
+        return self._aliases
+
+    def canonical(self, name: str) -> str | None:
+        """The name of the skill `name` names (itself, or the skill a qualified name stands
+        for); None when it names none."""
+        name = self._aliases.get(name, name)
+        return name if name in self._skills else None
+
+    def resolve(self, reference: str) -> tuple[str, ...]:
+        """The skills `reference` names, in display order: a name or a qualified name (one
+        skill), ``ns.*`` (every skill in the namespace ``ns`` and those below it), or ``*``
+        (every skill); empty when it names none."""
+        if reference == "*":
+            return self.names
+        if is_scope(reference):
+            namespace = reference.removesuffix(SCOPE_SUFFIX)
+            return tuple(
+                s.name
+                for s in self._skills.values()
+                if s.namespace == namespace or s.namespace.startswith(f"{namespace}.")
+            )
+        name = self.canonical(reference)
+        return (name,) if name is not None else ()
 
     def owner_of(self, name: str) -> SkillOwner:
         """Who owns the skill `name`'s name: the upload that holds it, or its directory library.
@@ -115,6 +160,7 @@ class SkillRegistry:
 
     def is_enabled(self, name: str) -> bool:
         """True when the skill exists, is enabled itself and not disabled by configuration."""
+        name = self._aliases.get(name, name)
         skill = self._skills.get(name)
         return skill is not None and skill.enabled and name not in self._disabled
 
@@ -149,14 +195,19 @@ class SkillRegistry:
         return tuple(names)
 
     def restricted(self, allowed: Collection[str]) -> SkillRegistry:
-        """This registry with only `allowed` skills and the trees under them enabled.
+        """This registry with only `allowed` skills and the trees under them enabled; each
+        entry as :meth:`resolve` reads it (a name, ``ns.name``, ``ns.*``).
 
         Raises:
-            SkillNotFoundError: an allowed name is not a skill here.
+            SkillNotFoundError: an allowed entry names no skill here (an empty namespace too).
         """
-        unknown = [name for name in allowed if name not in self._skills]
+        resolved = {entry: self.resolve(entry) for entry in allowed}
+        unknown = [entry for entry, names in resolved.items() if not names]
         if unknown:
-            raise SkillNotFoundError(unknown[0], available=self.attachable())
+            raise SkillNotFoundError(
+                unknown[0], available=self.attachable(), namesakes=self.namesakes(unknown[0])
+            )
+        allowed = {name for names in resolved.values() for name in names}
         permitted = set(allowed)
         for skill in self:
             ancestor = skill.parent

@@ -46,16 +46,19 @@ turns:
 
 
 @asynccontextmanager
-async def api_on_direct_engine(tmp_path: Path, script: str) -> AsyncIterator[httpx.AsyncClient]:
+async def api_on_direct_engine(
+    tmp_path: Path, script: str, *, dirs: tuple[Path, ...] = ()
+) -> AsyncIterator[httpx.AsyncClient]:
     manager_token = secrets.token_urlsafe(16)
+    roots = [bundled_skills_dir(), *dirs]
     settings = Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN)},
         sandbox={"manager_token": SecretStr(manager_token), "pool_target": 1, "pool_max": 4},
-        skills={"dirs": [str(bundled_skills_dir())], "uploaded_dir": str(tmp_path / "uploaded")},
+        skills={"dirs": [str(d) for d in roots], "uploaded_dir": str(tmp_path / "uploaded")},
     )
     store = LocalArtifactStore(tmp_path / "store")
-    registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
+    registry = SkillRegistry.from_scan(SkillScanner(roots).scan())
     async with AsyncExitStack() as stack:
         manager = await stack.enter_async_context(
             Manager.serving(settings, store=store, registry=registry, publish=True)
@@ -372,3 +375,48 @@ async def test_an_agent_s_skill_ids_take_the_ids_the_api_shows(tmp_path: Path) -
         )
         assert unknown.status_code == 422
         assert "sk-0000000000000000" in unknown.json()["detail"]
+
+
+NAMESPACES = Path(__file__).parents[1] / "data" / "compat" / "namespaces"
+
+NAMESPACED_RUN = """
+turns:
+  - tool_calls: [{name: activate_skill, arguments: {name: web.fetcher}}]
+  - tool_calls:
+      - name: run_skill_script
+        arguments: {skill: formats.pdf.parser, script: scripts/parse.py, args: [a.pdf]}
+    expect: {tool_results: [{not_error: true, contains: "robots.txt"}]}
+  - tool_calls: [{name: activate_skill, arguments: {name: formats.pdf.parser}}]
+    expect: {tool_results: [{is_error: true, contains: "is not active"}]}
+  - tool_calls:
+      - name: run_skill_script
+        arguments: {skill: formats.pdf.parser, script: scripts/parse.py, args: [a.pdf]}
+  - say: "{{last_result}}"
+"""
+
+
+async def test_an_agent_s_skill_ids_take_namespaces_and_qualified_names(tmp_path: Path) -> None:
+    """`web.*` is every skill of the namespace when the run starts; `formats.pdf.parser` is
+    one of two skills called parser."""
+    async with api_on_direct_engine(tmp_path, NAMESPACED_RUN, dirs=(NAMESPACES,)) as client:
+        agent_id = await make_agent(client, skill_ids=["web.*", "formats.pdf.parser"])
+        agent = (await client.get(f"/v1/agents/{agent_id}")).json()
+        assert agent["skill_ids"] == ["web.*", "formats.pdf.parser"]  # a scope stays a scope
+        run = (await client.post("/v1/runs/", data={"agent_id": agent_id, "input": "Go."})).json()
+        assert sorted(pin["name"] for pin in run["skills"]) == [
+            "fetcher",
+            "formats.pdf.parser",
+            "scraper",
+        ]
+        events = await sse(client, f"/v1/runs/{run['id']}/events")
+        result = (await client.get(f"/v1/runs/{run['id']}")).json()["result"]
+        assert events[-1]["data"]["status"] == "completed", result
+        assert list(result["active_skills"]) == ["fetcher", "formats.pdf.parser"]
+        assert '"parser": "pdf"' in result["answer"]
+
+        for wrong in (["nowhere.*"], ["parser"]):
+            refused = await client.post(
+                "/v1/agents/", json={"name": "x", "instruction": "Work.", "skill_ids": wrong}
+            )
+            assert refused.status_code == 422, refused.text
+            assert wrong[0] in refused.json()["detail"]

@@ -276,6 +276,21 @@ async def test_names_clash_after_case_folding_and_nfkc(
     assert CLEANER not in api.registry
 
 
+async def test_a_name_a_directory_skill_has_in_any_namespace_is_refused(
+    served: Callable[..., Any], library: Path
+) -> None:
+    """Namespaced directory skills own their own names too: `web/csv-cleaner` (known as
+    csv-cleaner), and two `parser`s (known as pdf.parser and csv.parser)."""
+    directory_skill(library, f"web/{CLEANER}")
+    directory_skill(library, "pdf/parser")
+    directory_skill(library, "csv/parser")
+    api: Served = await served()
+    assert sorted(api.registry.names) == [CLEANER, "csv.parser", "pdf.parser"]
+    for name in (CLEANER, "parser"):
+        name_taken(await post_content(api, name), name=name, path=name, owner="directory skill")
+    assert await stored_keys(api) == []
+
+
 async def test_a_grandchild_clash_is_refused(served: Callable[..., Any], library: Path) -> None:
     directory_skill(library, CLEANER)
     api: Served = await served()

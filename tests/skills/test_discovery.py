@@ -170,13 +170,17 @@ def test_rescan_does_not_reparse_unchanged_skills(
     assert loaded == [two / "SKILL.md"]
 
 
-def test_duplicate_names_in_one_root_keep_the_first(tmp_path: Path, make_skill: MakeSkill) -> None:
-    make_skill("a/same", description="First one.")
-    make_skill("b/same", description="Second one.")
+def test_duplicate_names_in_one_namespace_keep_the_first(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    make_skill("a/one", name="same", description="First one.")
+    make_skill("a/two", name="same", description="Second one.")
+    make_skill("b/same", description="In another namespace.")  # kept too: see test_namespaces
     result = SkillScanner([tmp_path / "lib"]).scan()
-    assert result.skills["same"].description == "First one."
+    assert result.skills["a.same"].description == "First one."
+    assert result.skills["b.same"].description == "In another namespace."
     (warning,) = [d for d in result.diagnostics if "duplicate" in d.message]
-    assert warning.path == str(tmp_path / "lib" / "b" / "same" / "SKILL.md")
+    assert warning.path == str(tmp_path / "lib" / "a" / "two" / "SKILL.md")
 
 
 def test_later_roots_override_earlier_ones(tmp_path: Path) -> None:

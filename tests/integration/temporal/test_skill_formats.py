@@ -1,8 +1,9 @@
 """Skill libraries written for other agent clients run unchanged, on both engines (issue 25).
 
-The library is ``tests/data/compat/lazy`` (the Lazy-Skills style: underscore names, ``type`` and
-``auto_load`` at the top level or under ``metadata``, a root ``execute.py`` answering
-``--help-json`` / ``--run-json``), served with the session's real manager and sandboxes.
+The libraries are in ``tests/data/compat``: ``lazy`` (the Lazy-Skills style: underscore names,
+``type`` and ``auto_load`` at the top level or under ``metadata``, a root ``execute.py``
+answering ``--help-json`` / ``--run-json``) and ``namespaces`` (folders without a ``SKILL.md``,
+two skills called ``parser``), served with the session's real manager and sandboxes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from tests.integration.temporal.harness import EngineKind, Stack, open_engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-LAZY = Path(__file__).parents[2] / "data" / "compat" / "lazy"
+COMPAT = Path(__file__).parents[2] / "data" / "compat"
+LAZY = COMPAT / "lazy"
+NAMESPACES = COMPAT / "namespaces"
 PAGE = "<title>Home</title><a href='/about'>About</a><a href='https://b.example/'>B</a>"
 
 LAZY_JOB = f"""
@@ -52,8 +55,8 @@ turns:
 
 @pytest.fixture(scope="module")
 def lazy_stack(stack: Stack, skill_dirs: list[Path]) -> Stack:
-    """The session's stack with the Lazy-Skills library beside its own."""
-    scanned = SkillScanner([*skill_dirs, LAZY]).scan()
+    """The session's stack with the compatibility libraries beside its own."""
+    scanned = SkillScanner([*skill_dirs, LAZY, NAMESPACES]).scan()
     return replace(stack, registry=SkillRegistry.from_scan(scanned))
 
 
@@ -116,3 +119,40 @@ async def test_auto_load_activates_only_skills_the_agent_allows(
     assert result.status == "completed", result.reason
     assert result.active_skills == {}
     assert not [e for e in events if e.kind in ("preloaded", "skill_activated")]
+
+
+NAMESPACED_JOB = """
+turns:
+  - tool_calls: [{name: activate_skill, arguments: {name: web.scraper}}]
+  - tool_calls: [{name: activate_skill, arguments: {name: formats.csv.parser}}]
+    expect: {tool_results: [{not_error: true, contains: '<skill_content name="scraper">'}]}
+  - tool_calls: [{name: activate_skill, arguments: {name: formats.pdf.parser}}]
+    expect: {tool_results: [{is_error: true, contains: "cannot be activated now"}]}
+  - tool_calls:
+      - name: run_skill_script
+        arguments: {skill: formats.pdf.parser, script: scripts/parse.py, args: [report.pdf]}
+    expect: {tool_results: [{not_error: true, contains: "# PDF parser"}]}
+  - say: "Parsed: {{last_result}}"
+    expect: {tool_results: [{not_error: true, contains: '"parser": "pdf"'}]}
+"""
+
+
+async def test_namespaced_skills_are_scoped_qualified_and_run(
+    lazy_stack: Stack, engine_kind: EngineKind
+) -> None:
+    # A namespace and one of two same-named skills; the other `parser` stays out of reach.
+    agent = AgentSpec(skills=("web.*", "formats.pdf.parser"))
+    async with open_engine(engine_kind, lazy_stack, NAMESPACED_JOB) as harness:
+        result, events = await harness.run("Parse report.pdf.", agent=agent)
+
+    assert result.status == "completed", result.reason
+    # Asked for by its qualified name, web.scraper is the skill the catalog calls scraper.
+    assert list(result.active_skills) == ["scraper", "formats.pdf.parser"]
+    assert (
+        result.active_skills["formats.pdf.parser"]
+        == lazy_stack.registry.get("formats.pdf.parser").version
+    )
+    (refused,) = [e for e in events if e.kind == "tool_refused"]
+    assert "Skill 'formats.csv.parser' cannot be activated now" in refused.detail
+    assert "fetcher" in refused.detail  # the rest of the namespace is offered
+    assert '"parser": "pdf"' in (result.answer or "")
