@@ -95,6 +95,7 @@ from skillweave.skills import (
     read_resource,
     render_activation,
 )
+from skillweave.skills.allowed_tools import skill_allowance
 from skillweave.skills.catalog import render_entries
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
@@ -404,6 +405,9 @@ class SkillMcp:
             taken=disclosure.registered_tools(session.active),
             notes=notes,
         )
+        allowed, warnings = skill_allowance(skill.allowed_tools)
+        if allowed is not None:
+            notes += [disclosure.allowance_note(allowed), *warnings]
         children = library.children_of(name, enabled_only=True)
         text = await asyncio.to_thread(
             render_activation,
@@ -416,6 +420,7 @@ class SkillMcp:
             version=skill.version,
             children=tuple(child.name for child in children),
             tools=tuple(tools),
+            allowed=allowed,
         )
         return [_text(text + disclosure.activation_footer(tools, notes))]
 
@@ -485,7 +490,9 @@ class SkillMcp:
         arguments = _strings(args.get("args"), disclosure.ARGS_NOT_STRINGS)
         keys_ = _strings(args.get("inputs"), disclosure.artifact_list_needed("inputs"))
         inputs = [await self._input(session, key) for key in keys_]
-        return await self._execute(session, active, script=script, args=arguments, inputs=inputs)
+        return await self._execute(
+            session, active, script=script, args=arguments, inputs=inputs, tool=None
+        )
 
     async def _tool_skill(
         self,
@@ -509,6 +516,7 @@ class SkillMcp:
             script=found.script,
             args=run_json_args(found.tool, arguments, shared_script=found.shared_script),
             inputs=inputs,
+            tool=found,
         )
 
     async def _execute(
@@ -519,8 +527,14 @@ class SkillMcp:
         script: str,
         args: list[str],
         inputs: list[ArtifactRef],
+        tool: SkillTool | None,
     ) -> list[Any]:
-        """Run `script` of `active` at its pinned version; its result and output files."""
+        """Run `script` of `active` at its pinned version (for `tool`, a skill tool's); its
+        result and output files. A run the session's active skills' allowed-tools do not
+        allow is refused first."""
+        if not disclosure.permits(session.active, skill=active.name, script=script, tool=tool):
+            what = tool.name if tool is not None else f"Running {active.name}/{script}"
+            raise _ToolError(disclosure.not_permitted(session.active, what))
         await self._pinned(active)  # a version no longer available is refused before the run
         try:
             request = ExecuteRequest(

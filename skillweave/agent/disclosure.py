@@ -5,8 +5,9 @@ parents, so a tree grows as it is opened), the tools offered (:func:`tool_specs`
 job, :func:`front_door_specs` for the MCP front door: the same four tools, plus what only an
 MCP client needs), the activation rules (:func:`activation_refusal`, :func:`not_active`) and
 their texts, executable-skill tools (:func:`skill_tools`: named by a script's ``--help-json``,
-``<skill>__<tool>`` only when that name is taken), and what a call's arguments must be before
-anything runs (:func:`arguments_refusal`: readable JSON, valid against the tool's schema).
+``<skill>__<tool>`` only when that name is taken), what active skills' ``allowed-tools`` let
+run (:func:`permits`, :func:`pre_approved`), and what a call's arguments must be before anything
+runs (:func:`arguments_refusal`: readable JSON, valid against the tool's schema).
 
 The agent loop (``skillweave.agent.loop``, through ``skillweave.agent.tools``) and the MCP
 front door (``mcp_manager.mcp_server``) both import this module, so the model sees the same
@@ -26,6 +27,7 @@ from referencing.exceptions import Unresolvable
 
 from skillweave.agent.state import ActiveSkill, SkillTool
 from skillweave.llm.messages import RAW_ARGUMENTS_KEY, ToolSpec
+from skillweave.skills.allowed_tools import AllowedTools
 
 __all__ = [
     "ACTIVATE_SKILL",
@@ -43,6 +45,7 @@ __all__ = [
     "activation_footer",
     "activation_refusal",
     "activation_tools",
+    "allowance_note",
     "already_active",
     "arguments_refusal",
     "artifact_list_needed",
@@ -53,7 +56,10 @@ __all__ = [
     "names_preview",
     "needs_string",
     "not_active",
+    "not_permitted",
     "package_refused",
+    "permits",
+    "pre_approved",
     "raw_arguments",
     "registered_tools",
     "skill_tool_name",
@@ -334,6 +340,63 @@ def with_input_artifacts(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": properties}
 
 
+# --- allowed-tools -----------------------------------------------------------------------
+
+
+def _restricting(active: Mapping[str, ActiveSkill]) -> list[ActiveSkill]:
+    return [skill for skill in active.values() if skill.allowed is not None]
+
+
+def permits(
+    active: Mapping[str, ActiveSkill], *, skill: str, script: str, tool: SkillTool | None = None
+) -> bool:
+    """Whether `script` of the active `skill` (run for `tool`, when it is a skill tool's) may
+    run: always while no active skill has ``allowed-tools``; else when one of those allows it
+    (the union of what they allow)."""
+    restricting = _restricting(active)
+    if not restricting:
+        return True
+    names = (tool.name, tool.tool) if tool is not None else ()
+    return any(
+        held.allowed is not None
+        and held.allowed.allows(own=held.name == skill, script=script, tool=names)
+        for held in restricting
+    )
+
+
+def pre_approved(
+    active: Mapping[str, ActiveSkill], *, skill: str, script: str, tool: SkillTool | None = None
+) -> bool:
+    """Whether the active `skill` lists this run in its own ``allowed-tools``, which spares it
+    a person's approval. Only a skill's own scripts: one skill cannot approve another's."""
+    held = active.get(skill)
+    if held is None or held.allowed is None:
+        return False
+    names = (tool.name, tool.tool) if tool is not None else ()
+    return held.allowed.allows(own=True, script=script, tool=names)
+
+
+def not_permitted(active: Mapping[str, ActiveSkill], what: str) -> str:
+    """The refusal of a run that no active skill's ``allowed-tools`` allows."""
+    allowed = "; ".join(
+        f"{skill.name}: {skill.allowed.describe()}"
+        for skill in _restricting(active)
+        if skill.allowed is not None
+    )
+    return (
+        f"{what} is not allowed while skills that limit their tools are active (allowed-tools "
+        f"of {allowed}). It was not run; use what they allow."
+    )
+
+
+def allowance_note(allowed: AllowedTools) -> str:
+    """What an activation says about the skill's ``allowed-tools``."""
+    return (
+        f"this skill limits the tools while it is active (allowed-tools): it allows "
+        f"{allowed.describe()}; with other such skills active, what any of them allows."
+    )
+
+
 # --- a call's arguments ------------------------------------------------------------------
 
 
@@ -489,7 +552,17 @@ def _skill_tool_specs(active: Mapping[str, ActiveSkill]) -> list[ToolSpec]:
         )
         for skill in active.values()
         for tool in skill.tools
+        if permits(active, skill=skill.name, script=tool.script, tool=tool)
     ]
+
+
+def _runs_scripts(active: Mapping[str, ActiveSkill]) -> bool:
+    """Whether ``run_skill_script`` is offered: unless skills that limit their tools are
+    active and none of them allows a script."""
+    restricting = _restricting(active)
+    return not restricting or any(
+        skill.allowed is not None and skill.allowed.scripts for skill in restricting
+    )
 
 
 def tool_specs(
@@ -500,11 +573,15 @@ def tool_specs(
     ``activate_skill`` (when anything is attachable; its enum is what is attachable and not
     active yet, or everything attachable once all is active), ``read_skill_resource`` and
     ``run_skill_script`` (their ``skill`` an enum of the active skills), ``search_skills``
-    when `search` is on, then each active executable skill's tools.
+    when `search` is on, then each active executable skill's tools. While active skills limit
+    the tools (``allowed-tools``), only what they allow of ``run_skill_script`` and the skill
+    tools is offered (:func:`permits`); the others reveal skill content and stay.
     """
     names = attachable(roots, active)
     specs = [_activate(names, active)] if names else []
-    specs += [_read(active), _run(active)]
+    specs.append(_read(active))
+    if _runs_scripts(active):
+        specs.append(_run(active))
     if search:
         specs.append(_search())
     return (*specs, *_skill_tool_specs(active))

@@ -16,6 +16,8 @@ front door shares):
 - ``read_skill_resource`` and ``run_skill_script`` need the skill active, and run against the
   version pinned at activation.
 - input artifacts must be ones the job knows (its inputs and earlier outputs).
+- while active skills limit the tools (``allowed-tools``), a run none of them allows is
+  refused, and a run a skill allows for its own scripts needs no person's approval.
 - unknown tools and malformed arguments are refused with what would have been accepted:
   arguments that were not readable JSON, or that do not match the tool's schema (an executable
   skill's from its ``--help-json`` too), are refused before anything runs.
@@ -412,7 +414,11 @@ class AgentLoop:
             )
         )
         state.active[name] = ActiveSkill(
-            name=name, version=loaded.version, children=loaded.children, tools=loaded.tools
+            name=name,
+            version=loaded.version,
+            children=loaded.children,
+            tools=loaded.tools,
+            allowed=loaded.allowed,
         )
         role = "tool" if call_id else "user"
         state.transcript.append(
@@ -507,6 +513,7 @@ class AgentLoop:
             run_json=ToolInvocation(
                 tool=tool.tool, arguments=arguments, shared_script=tool.shared_script
             ),
+            tool=tool,
         )
 
     async def _execute(
@@ -519,8 +526,14 @@ class AgentLoop:
         args: tuple[str, ...],
         inputs: tuple[ArtifactRef, ...],
         run_json: ToolInvocation | None,
+        tool: SkillTool | None = None,
     ) -> None:
-        if self.spec.approvals.required(skill.name):
+        if not disclosure.permits(state.active, skill=skill.name, script=script, tool=tool):
+            what = call.name if tool is not None else f"Running {skill.name}/{script}"
+            raise _Refusal(disclosure.not_permitted(state.active, what))
+        if self.spec.approvals.required(skill.name) and not disclosure.pre_approved(
+            state.active, skill=skill.name, script=script, tool=tool
+        ):
             await self._approve(state, skill=skill.name, script=script, args=args)
         self._count_run(state)
         seq = state.next_seq

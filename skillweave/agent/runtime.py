@@ -25,6 +25,7 @@ from skillweave.agent.state import SkillTool
 from skillweave.config import CatalogMode
 from skillweave.llm.messages import Message, StopReason, ToolSpec, Usage
 from skillweave.sandbox.models import ExecutionStatus
+from skillweave.skills.allowed_tools import AllowedTools
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
@@ -158,6 +159,9 @@ class SkillLoaded(_Model):
     tools: tuple[SkillTool, ...] = ()
     notes: tuple[str, ...] = Field(
         default=(), description="Problems registering tools (the skill is active regardless)."
+    )
+    allowed: AllowedTools | None = Field(
+        default=None, description="Its allowed-tools, read onto skillweave's tools."
     )
 
 

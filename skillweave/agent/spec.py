@@ -75,7 +75,9 @@ class ApprovalOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     skills: tuple[str, ...] = Field(
-        default=(), description="Skills whose script runs need approval; '*' for every skill."
+        default=(),
+        description="Skills whose script runs need approval; '*' for every skill. A run a "
+        "skill's own allowed-tools lists needs none.",
     )
     timeout_seconds: float = Field(
         default=3_600.0, gt=0, le=7 * 86_400, description="Denied when nobody decides by then."

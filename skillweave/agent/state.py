@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.llm.messages import Role, Usage
+from skillweave.skills.allowed_tools import AllowedTools
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
@@ -91,6 +92,10 @@ class ActiveSkill(BaseModel):
     version: str
     children: tuple[str, ...] = ()
     tools: tuple[SkillTool, ...] = ()
+    allowed: AllowedTools | None = Field(
+        default=None,
+        description="Its allowed-tools, read onto skillweave's tools; None: it restricts nothing.",
+    )
 
 
 class TranscriptEntry(BaseModel):

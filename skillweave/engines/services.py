@@ -83,6 +83,7 @@ from skillweave.skills import (
     read_resource,
     render_activation,
 )
+from skillweave.skills.allowed_tools import skill_allowance
 from skillweave.skills.catalog import render_entries
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
@@ -417,6 +418,9 @@ class AgentServices:
             taken=request.taken_tools,
             notes=notes,
         )
+        allowed, warnings = skill_allowance(skill.allowed_tools)
+        if allowed is not None:
+            notes += [disclosure.allowance_note(allowed), *warnings]
         text += disclosure.activation_footer(tools, notes)
         if request.tool_call_id:
             message = Message(
@@ -438,6 +442,7 @@ class AgentServices:
             children=tuple(child.name for child in children),
             tools=tuple(tools),
             notes=tuple(notes),
+            allowed=allowed,
         )
 
     async def _tool_schemas(self, skill: Skill, script: str) -> tuple[ToolSchema, ...] | str:

@@ -21,6 +21,7 @@ Script format::
             - not_error: true               # the 2nd is not an error (or is_error: true)
             - matches: "rows: \\d+"         # the 3rd matches this regex (re.search)
           tools_include: [render_stats_report]   # tools that must be offered
+          tools_exclude: [run_skill_script]      # tools that must not be
         usage: {input_tokens: 100, output_tokens: 20}   # optional; default: an estimate
         delay_seconds: 2.5          # optional: think this long before answering (a slow model)
       - say: "Done: {{last_result}}"
@@ -134,6 +135,7 @@ class ScriptedExpectation(_Strict):
 
     tool_results: tuple[ResultExpectation, ...] = ()
     tools_include: tuple[str, ...] = ()
+    tools_exclude: tuple[str, ...] = ()
 
 
 class ScriptedUsage(_Strict):
@@ -331,6 +333,12 @@ def _check(expect: ScriptedExpectation, request: ModelRequest, turn: int) -> Non
         raise ScriptedModelError(
             f"scripted model, turn {turn}: expected the tools {missing} to be offered; "
             f"offered: {offered or 'none'}"
+        )
+    unwanted = [name for name in expect.tools_exclude if name in offered]
+    if unwanted:
+        raise ScriptedModelError(
+            f"scripted model, turn {turn}: expected the tools {unwanted} not to be offered; "
+            f"offered: {offered}"
         )
     results = _latest_results(request.messages)
     for index, expected in enumerate(expect.tool_results, start=1):

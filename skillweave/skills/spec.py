@@ -278,9 +278,17 @@ def _optional_field_messages(data: Mapping[Any, Any]) -> list[tuple[str, str]]:
             messages.append(("compatibility", "must not be empty when present"))
         elif problem := _length_problem(compatibility, COMPATIBILITY_MAX_LENGTH):
             messages.append(("compatibility", problem))
-    for key in ("license", "allowed-tools"):
-        if key in data and not isinstance(data[key], str):
-            messages.append((key, f"must be a string, not {type(data[key]).__name__}"))
+    if "license" in data and not isinstance(data["license"], str):
+        messages.append(("license", f"must be a string, not {type(data['license']).__name__}"))
+    tools = data.get("allowed-tools")
+    # A space-separated string in the spec; a list of names in DeerFlow's skills (the
+    # reference validator does not judge its type).
+    if "allowed-tools" in data and not (
+        isinstance(tools, str)
+        or (isinstance(tools, list) and all(isinstance(item, str) for item in tools))
+    ):
+        kind = type(tools).__name__
+        messages.append(("allowed-tools", f"must be a string or a list of strings, not {kind}"))
     if "metadata" in data:
         metadata = data["metadata"]
         if not isinstance(metadata, Mapping):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from skillweave.agent import ActiveSkill, SkillTool, disclosure
 from skillweave.skills import ToolSchema
+from skillweave.skills.allowed_tools import parse_allowed_tools
 
 SCHEMA = {"type": "object", "properties": {"value": {"type": "number"}}}
 
@@ -217,3 +218,62 @@ def test_the_own_tools_leave_what_their_rules_say_better_to_them() -> None:
 def test_a_schema_that_cannot_be_applied_lets_the_arguments_go_on() -> None:
     remote = {"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}
     assert disclosure.arguments_refusal("s__t", {"a": 1}, remote) is None
+
+
+# --- allowed-tools (issue 25) --------------------------------------------------------------
+
+
+def _limited(name: str, allowed: str | None, *tools: SkillTool) -> ActiveSkill:
+    parsed = parse_allowed_tools(allowed)[0] if allowed is not None else None
+    return ActiveSkill(name=name, version="v", tools=tools, allowed=parsed)
+
+
+def _tool(name: str, script: str) -> SkillTool:
+    return SkillTool(name=name, tool=name, script=script, description="T.", input_schema=SCHEMA)
+
+
+def test_while_a_skill_limits_the_tools_only_the_union_of_what_is_allowed_is_offered() -> None:
+    shout, render = _tool("shout", "scripts/shout.py"), _tool("render_report", "scripts/r.sh")
+
+    def offered(active: dict[str, ActiveSkill]) -> list[str]:
+        return [s.name for s in disclosure.tool_specs(roots=("x",), active=active, search=True)]
+
+    free = {"shouter": _limited("shouter", None, shout)}
+    assert offered(free) == [
+        "activate_skill",
+        "read_skill_resource",
+        "run_skill_script",
+        "search_skills",
+        "shout",
+    ]
+    limited = {**free, "deer": _limited("deer", "read_file render_report", render)}
+    assert offered(limited) == [
+        "activate_skill",
+        "read_skill_resource",
+        "search_skills",
+        "render_report",
+    ]
+    assert not disclosure.permits(limited, skill="shouter", script="scripts/shout.py", tool=shout)
+    both = {**limited, "pdf": _limited("pdf", "Bash(python:*) Read")}
+    assert "shout" in offered(both)
+    assert "run_skill_script" in offered(both)
+    assert disclosure.permits(both, skill="pdf", script="scripts/fill.py")
+    assert not disclosure.permits(both, skill="pdf", script="scripts/flatten.sh")
+    refusal = disclosure.not_permitted(both, "Running pdf/scripts/flatten.sh")
+    assert refusal.startswith("Running pdf/scripts/flatten.sh is not allowed while skills")
+    assert "deer: the tool render_report; pdf: scripts *.py" in refusal
+
+
+def test_a_skill_pre_approves_only_its_own_runs() -> None:
+    shout = _tool("shout", "scripts/shout.py")
+    active = {
+        "pdf": _limited("pdf", "Bash(python:*)"),
+        "shouter": _limited("shouter", None, shout),
+    }
+    assert disclosure.pre_approved(active, skill="pdf", script="scripts/fill.py")
+    assert not disclosure.pre_approved(active, skill="pdf", script="scripts/run.sh")
+    # pdf's grant lets shouter's python tool run, but only a person approves it.
+    assert disclosure.permits(active, skill="shouter", script="scripts/shout.py", tool=shout)
+    assert not disclosure.pre_approved(
+        active, skill="shouter", script="scripts/shout.py", tool=shout
+    )

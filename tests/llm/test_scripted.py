@@ -177,6 +177,18 @@ async def test_a_tool_not_offered_fails_tools_include(scripted: ScriptedProvider
         )
 
 
+async def test_an_offered_tool_fails_tools_exclude() -> None:
+    provider = ScriptedProvider.from_yaml(
+        "turns:\n  - say: ok\n    expect: {tools_exclude: [run_skill_script]}\n"
+    )
+    assert (await provider.complete(ask(tools=TOOLS[:1]))).message.text == "ok"
+    with pytest.raises(
+        ScriptedModelError,
+        match=r"turn 1: expected the tools \['run_skill_script'\] not to be offered",
+    ):
+        await provider.complete(ask())
+
+
 async def test_matches_and_is_error_and_too_few_results() -> None:
     provider = ScriptedProvider.from_yaml(SCRIPT)
     history = (assistant("a"), result("skill_content", call="a"), assistant("b"))

@@ -156,10 +156,14 @@ def test_metadata_must_map_strings_to_strings() -> None:
     ]
 
 
-def test_license_and_allowed_tools_must_be_strings() -> None:
+def test_license_must_be_a_string_and_allowed_tools_a_string_or_a_list_of_them() -> None:
     assert check(valid(license=["MIT"])) == [("license", "must be a string, not list")]
-    assert check(valid(**{"allowed-tools": ["Read", "Grep"]})) == [
-        ("allowed-tools", "must be a string, not list")
+    assert check(valid(**{"allowed-tools": ["Read", "Grep"]})) == []  # DeerFlow's style
+    assert check(valid(**{"allowed-tools": {"Read": True}})) == [
+        ("allowed-tools", "must be a string or a list of strings, not dict")
+    ]
+    assert check(valid(**{"allowed-tools": ["Read", 3]})) == [
+        ("allowed-tools", "must be a string or a list of strings, not list")
     ]
 
 

@@ -2,7 +2,7 @@
 real manager: the Lazy-Skills library ``tests/data/compat/lazy`` (its root ``execute.py`` a
 tool named by its schema, its arguments checked before a sandbox is spent) and the namespaced
 ``tests/data/compat/namespaces`` (qualified names, a session scoped to ``web.*``), over HTTP
-and over stdio."""
+and over stdio, and ``tests/data/compat/allowed`` (``allowed-tools`` limit a session's tools)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ pytestmark = pytest.mark.timeout(120)
 COMPAT = Path(__file__).parents[2] / "data" / "compat"
 LAZY = COMPAT / "lazy"
 NAMESPACES = COMPAT / "namespaces"
+ALLOWED = COMPAT / "allowed"
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -38,7 +39,7 @@ def text_of(result: types.CallToolResult) -> str:
 @pytest.fixture
 async def manager(tmp_path: Path) -> AsyncIterator[Manager]:
     settings = mcp_settings(tmp_path, LAZY).model_copy(deep=True)
-    settings.skills.dirs = [str(LAZY), str(NAMESPACES)]
+    settings.skills.dirs = [str(LAZY), str(NAMESPACES), str(ALLOWED)]
     store = LocalArtifactStore(tmp_path / "store")
     async with Manager.serving(settings, store=store, publish=True) as manager:
         yield manager
@@ -147,3 +148,38 @@ async def test_skillweave_mcp_over_stdio_serves_only_its_skills_option(tmp_path:
         assert "scraper" not in listed
         activated = await client.call_tool("activate_skill", {"name": "formats.pdf.parser"})
         assert "# PDF parser" in text_of(activated)
+
+
+async def test_allowed_tools_limit_a_sessions_tools(manager: Manager) -> None:
+    async with connected(manager) as client:
+
+        async def offered() -> set[str]:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+        await client.call_tool("activate_skill", {"name": "shouter"})
+        assert {"shout", "run_skill_script"} <= await offered()
+        activated = await client.call_tool("activate_skill", {"name": "deer-report"})
+        assert "limits the tools while it is active" in text_of(activated)
+        tools = await offered()
+        assert "render_report" in tools
+        assert not {"shout", "run_skill_script"} & tools
+        before = await manager.executions()
+        refused = await client.call_tool("shout", {"word": "hi"})
+        assert refused.is_error
+        assert "not allowed while skills that limit their tools" in text_of(refused)
+        assert await manager.executions() == before
+        rendered = await client.call_tool("render_report", {"title": "Q3"})
+        assert "# Q3" in text_of(rendered), text_of(rendered)
+
+        await client.call_tool("activate_skill", {"name": "pdf-forms"})  # + python scripts
+        assert {"shout", "run_skill_script", "render_report"} <= await offered()
+        flatten = await client.call_tool(
+            "run_skill_script", {"skill": "pdf-forms", "script": "scripts/flatten.sh"}
+        )
+        assert flatten.is_error
+        assert "pdf-forms: scripts *.py" in text_of(flatten)
+        filled = await client.call_tool(
+            "run_skill_script",
+            {"skill": "pdf-forms", "script": "scripts/fill.py", "args": ["name=Ada"]},
+        )
+        assert "filled name=Ada" in text_of(filled), text_of(filled)

@@ -16,14 +16,17 @@ import pytest
 
 from skillweave.agent import AgentSpec
 from skillweave.agent.identity import execution_key
+from skillweave.agent.runtime import ApprovalDecision
+from skillweave.agent.spec import ApprovalOptions
 from skillweave.skills import SkillRegistry, SkillScanner
-from tests.integration.temporal.harness import EngineKind, Stack, open_engine
+from tests.integration.temporal.harness import EngineKind, Stack, kind_is, open_engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 COMPAT = Path(__file__).parents[2] / "data" / "compat"
 LAZY = COMPAT / "lazy"
 NAMESPACES = COMPAT / "namespaces"
+ALLOWED = COMPAT / "allowed"
 PAGE = "<title>Home</title><a href='/about'>About</a><a href='https://b.example/'>B</a>"
 
 LAZY_JOB = f"""
@@ -56,7 +59,7 @@ turns:
 @pytest.fixture(scope="module")
 def lazy_stack(stack: Stack, skill_dirs: list[Path]) -> Stack:
     """The session's stack with the compatibility libraries beside its own."""
-    scanned = SkillScanner([*skill_dirs, LAZY, NAMESPACES]).scan()
+    scanned = SkillScanner([*skill_dirs, LAZY, NAMESPACES, ALLOWED]).scan()
     return replace(stack, registry=SkillRegistry.from_scan(scanned))
 
 
@@ -156,3 +159,72 @@ async def test_namespaced_skills_are_scoped_qualified_and_run(
     assert "Skill 'formats.csv.parser' cannot be activated now" in refused.detail
     assert "fetcher" in refused.detail  # the rest of the namespace is offered
     assert '"parser": "pdf"' in (result.answer or "")
+
+
+ALLOWED_JOB = """
+turns:
+  - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
+  - tool_calls: [{name: activate_skill, arguments: {name: deer-report}}]
+    expect: {tools_include: [shout, run_skill_script]}
+  # deer-report (DeerFlow style: [read_file, render_report]) limits the tools to its own.
+  - tool_calls: [{name: shout, arguments: {word: hi}}]
+    expect:
+      tools_include: [render_report, read_skill_resource, activate_skill]
+      tools_exclude: [shout, run_skill_script]
+      tool_results: [{contains: "limits the tools while it is active"}]
+  - tool_calls: [{name: render_report, arguments: {title: Q3}}]
+    expect:
+      tool_results: [{is_error: true, contains: "not allowed while skills that limit"}]
+  # pdf-forms (Claude Code style: Bash(python:*) Read) adds every python script: the union.
+  - tool_calls: [{name: activate_skill, arguments: {name: pdf-forms}}]
+    expect: {tool_results: [{not_error: true, contains: "# Q3"}]}
+  - tool_calls:
+      - {name: run_skill_script, arguments: {skill: pdf-forms, script: scripts/flatten.sh}}
+    expect: {tools_include: [shout, run_skill_script, render_report]}
+  - tool_calls:
+      - name: run_skill_script
+        arguments: {skill: pdf-forms, script: scripts/fill.py, args: [name=Ada]}
+    expect:
+      tool_results: [{is_error: true, contains: "not allowed while skills that limit"}]
+  - tool_calls: [{name: shout, arguments: {word: yo}}]
+    expect: {tool_results: [{not_error: true, contains: "filled name=Ada"}]}
+  - say: done
+    expect: {tool_results: [{not_error: true, contains: "YO"}]}
+"""
+
+
+async def test_allowed_tools_limit_what_is_offered_and_pre_approve_a_skills_own_runs(
+    lazy_stack: Stack, engine_kind: EngineKind
+) -> None:
+    agent = AgentSpec(
+        skills=("shouter", "deer-report", "pdf-forms"),
+        approvals=ApprovalOptions(skills=("pdf-forms", "shouter"), timeout_seconds=60),
+    )
+    async with open_engine(engine_kind, lazy_stack, ALLOWED_JOB) as harness:
+        job_id = await harness.start("Fill the form and shout.", agent=agent)
+        asked = await harness.wait_event(job_id, kind_is("approval_requested"))
+        await harness.engine.approve(job_id, ApprovalDecision(approved=True))
+        result = await harness.engine.result(job_id)
+        events = await harness.all_events(job_id)
+        executed = [
+            s for s in range(40) if await lazy_stack.manager.execution(execution_key(job_id, s))
+        ]
+
+    assert result.status == "completed", result.reason
+    # Refused before any sandbox: a tool deer-report does not allow, a script nobody allows.
+    refused = [(e.tool, e.detail) for e in events if e.kind == "tool_refused"]
+    assert [tool for tool, _ in refused] == ["shout", "run_skill_script"]
+    assert "deer-report: the tool render_report" in refused[0][1]
+    assert "pdf-forms: scripts *.py" in refused[1][1]
+    ran = [(e.skill, e.detail) for e in events if e.kind == "script_ran"]
+    assert ran == [
+        ("deer-report", "scripts/render.py"),
+        ("pdf-forms", "scripts/fill.py"),
+        ("shouter", "scripts/shout.py"),
+    ]
+    # pdf-forms lists its own python scripts: fill.py needed nobody's approval although the
+    # agent asks for pdf-forms' runs to be approved. It cannot approve shouter's: that asked.
+    assert [e.detail for e in events if e.kind == "approval_requested"] == [asked.detail]
+    assert asked.detail == "shouter/scripts/shout.py"
+    assert result.script_runs == 3
+    assert len(executed) == 3  # the refused calls reached no sandbox

@@ -1,0 +1,3 @@
+import sys
+
+print("filled", " ".join(sys.argv[1:]))
