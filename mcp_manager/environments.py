@@ -1,14 +1,19 @@
 """Skills' declared dependencies, installed once: :class:`EnvironmentBuilder`, for the manager.
 
-A skill version that declares Python or Node dependencies (a ``DependencySpec``) gets an
-*environment*: the packages installed by pip (``--target``) and npm (``node_modules``), packed
-into one tar.gz and stored under ``keys.environment_key(skill, version, runtime, platform)``,
-where `runtime` names the executor image's interpreters (``cp311-node20``) and `platform` its
+A skill version that declares Python or Node dependencies (a ``DependencySpec``; what its
+scripts import and the operator's base environment join it) gets an *environment*: the
+packages installed by pip (``--target``) and npm (``node_modules``), packed into one tar.gz and
+stored under ``keys.environment_key(skill, version, runtime, platform)``, where the manager
+passes the spec's digest as `version` (so versions of a skill with the same dependencies
+share one), `runtime` names the executor image's interpreters (``cp311-node20``) and `platform` its
 platform (``linux-x86_64``). The archive holds ``python/``, ``node/node_modules/`` (with
 npm's ``package.json`` and lock) and ``skillweave-environment.json`` (spec digest, runtime,
 platform, time of the build): regular files and folders only (what the executor unpacks),
-at most ``max_bytes`` of them. A skill version is the hash of its package, so a
-stored environment never goes stale: it is built once and read ever after.
+at most ``max_bytes`` of them. The key holds the digest of what is installed, so a stored
+environment never goes stale: it is built once and read ever after. Packages that were inferred
+(``DependencySpec.inferred``) are installed after the declared ones, on a best-effort basis:
+all at once, else one by one, each that fails skipped and said so in the log and the
+manifest's ``skipped``; a declared package that fails fails the build.
 
 **Once.** Concurrent requests for one key in this process share one build (a task that no
 caller's cancellation stops). Across managers sharing a store, the builder first wins a claim
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -58,7 +64,7 @@ import tarfile
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -262,7 +268,8 @@ class EnvironmentBuilder:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def ensure(self, skill: str, version: str, spec: DependencySpec) -> Environment | None:
-        """The stored environment of `skill` at `version`, built first when it is missing.
+        """The stored environment of `skill` under `version` (the manager passes the digest of
+        what `spec` installs, so one key is one content), built first when it is missing.
 
         Concurrent calls for one key in this process share one build; across managers a
         claim in the store makes the others wait for it.
@@ -289,7 +296,7 @@ class EnvironmentBuilder:
             return Environment(names.environment, found, built=False)
         if not self._settings.builds:
             raise EnvironmentUnavailableError(
-                f"the environment of {skill!r} (version {version[:12]}, {names.runtime}, "
+                f"the environment of {skill!r} (dependencies {version[:12]}, {names.runtime}, "
                 f"{names.platform}) is not built, and builds are off "
                 "(sandbox.environments.builds); build it where builds are allowed"
             )
@@ -523,32 +530,49 @@ class EnvironmentBuilder:
             (build / part).mkdir(parents=True)
         deadline = asyncio.get_running_loop().time() + self._settings.build_timeout_seconds
         binds: list[str] = []
+        python = [p for p in spec.python if not spec.is_inferred(p)]
+        node_packages = {name: r for name, r in spec.node if name not in spec.inferred}
+        inferred_python = [p for p in spec.python if spec.is_inferred(p)]
+        inferred_node = [name for name, _ in spec.node if name in spec.inferred]
+        skipped: list[str] = []
         if spec.python:
             interpreter = await self._probe_python(names.skill)
             binds += interpreter.prefixes
-        if spec.node:
-            if self._node is None:
+        if spec.node and self._node is None:
+            if node_packages:
                 raise _Failed("it declares Node dependencies and node is not installed here")
-            binds.append(_install_prefix(self._node))
+            log.write(b"# node is not installed here: inferred Node packages skipped\n")
+            skipped += inferred_node
+            inferred_node = []
+        if node_packages or inferred_node:
+            binds.append(_install_prefix(self._node or ""))
+        if spec.inferred:
+            log.write(
+                f"# inferred from the scripts' imports, installed if the index has them: "
+                f"{', '.join(spec.inferred)}\n".encode()
+            )
         if spec.python:
             binds += self._local_sources()
-            (build / "requirements.txt").write_text("\n".join(spec.python) + "\n", "utf-8")
-            await self._run(
-                "pip", self._pip_argv(), build=build, log=log, deadline=deadline, binds=binds
-            )
-        if spec.node:
+        run = functools.partial(self._run, build=build, log=log, deadline=deadline, binds=binds)
+        if python:
+            (build / "requirements.txt").write_text("\n".join(python) + "\n", "utf-8")
+            await run("pip", self._pip_argv("-r", f"{_SANDBOX_BUILD}/requirements.txt"))
+        if inferred_python:
+            skipped += await self._best_effort(run, "pip", inferred_python, self._pip_argv, log)
+        if node_packages or inferred_node:
             node = build / "node"
             node.mkdir()
             manifest = {
                 "name": "skillweave-environment",
                 "version": "0.0.0",
                 "private": True,
-                "dependencies": dict(spec.node),
+                "dependencies": node_packages,
             }
             (node / "package.json").write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
-            await self._run(
-                "npm", self._npm_argv(), build=build, log=log, deadline=deadline, binds=binds
-            )
+            if node_packages:
+                await run("npm", self._npm_argv())
+            if inferred_node:
+                skipped += await self._best_effort(run, "npm", inferred_node, self._npm_argv, log)
         manifest = {
             "format": 1,
             "skill": names.skill,
@@ -558,11 +582,40 @@ class EnvironmentBuilder:
             "spec_digest": spec.digest(),
             "python": list(spec.python),
             "node": dict(spec.node),
+            "inferred": list(spec.inferred),
+            "skipped": skipped,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         archive = folder / "environment.tar.gz"
         await asyncio.to_thread(_pack, build, archive, manifest, self._settings.max_bytes)
         return archive
+
+    async def _best_effort(
+        self,
+        run: Callable[..., Awaitable[None]],
+        tool: _Tool,
+        packages: list[str],
+        argv: Callable[..., list[str]],
+        log: IO[bytes],
+    ) -> list[str]:
+        """Install inferred `packages` with `tool`: all at once, else one by one; a package
+        that cannot be installed is skipped (a script that needs it fails as it would have
+        without inference). Returns the skipped ones."""
+        try:
+            await run(tool, argv(*packages))
+            return []
+        except _Failed as failure:
+            if len(packages) == 1:
+                log.write(f"# skipped inferred {packages[0]!r}: {failure.reason}\n".encode())
+                return list(packages)
+        skipped = []
+        for package in packages:
+            try:
+                await run(tool, argv(package))
+            except _Failed as failure:
+                log.write(f"# skipped inferred {package!r}: {failure.reason}\n".encode())
+                skipped.append(package)
+        return skipped
 
     def _local_sources(self) -> list[str]:
         """Host folders pip reads packages from (find_links, ``file:`` indexes): bound
@@ -575,7 +628,8 @@ class EnvironmentBuilder:
                 found.append(path)
         return found
 
-    def _pip_argv(self) -> list[str]:
+    def _pip_argv(self, *targets: str) -> list[str]:
+        """pip installing `targets` (``-r FILE``, or requirements) with the settings' index."""
         settings = self._settings
         argv = [
             self._python,
@@ -596,9 +650,10 @@ class EnvironmentBuilder:
             argv += ["--find-links", _pip_source(link)]
         if settings.no_index:
             argv.append("--no-index")
-        return [*argv, *settings.pip_args, "-r", f"{_SANDBOX_BUILD}/requirements.txt"]
+        return [*argv, *settings.pip_args, *targets]
 
-    def _npm_argv(self) -> list[str]:
+    def _npm_argv(self, *packages: str) -> list[str]:
+        """npm installing the package.json's dependencies, and `packages` (added to it)."""
         assert self._node is not None
         beside = Path(self._node).parent / "npm"
         npm = str(beside) if beside.exists() else shutil.which("npm") or "npm"
@@ -614,7 +669,7 @@ class EnvironmentBuilder:
         ]
         if self._settings.npm_registry:
             argv += ["--registry", self._settings.npm_registry]
-        return [*argv, *self._settings.npm_args]
+        return [*argv, *self._settings.npm_args, *packages]
 
     async def _run(
         self,

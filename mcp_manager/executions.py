@@ -75,7 +75,11 @@ from skillweave.sandbox.models import (
     ExecutorRequest,
 )
 from skillweave.sandbox.validation import check_env, check_run, check_text, clean_script
-from skillweave.skills.dependencies import DependencySpec, discover_dependencies
+from skillweave.skills.dependencies import (
+    DependencySpec,
+    base_environment,
+    package_dependencies,
+)
 from skillweave.skills.names import name_key
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
@@ -142,24 +146,24 @@ def _package_names(package: bytes) -> set[str]:
     return set(names)
 
 
-_SPEC_FILE_BYTES: Final = 4 * 1024 * 1024
-"""Files larger than this are not handed to dependency discovery (which refuses a source
-over 1 MiB itself, so an oversized requirements file is still reported)."""
+def _base_environment(environments: EnvironmentBuilder | None) -> DependencySpec:
+    """The operator's base environment (``sandbox.environments.base_python``, ``base_node``).
+
+    Raises:
+        ConfigError: a base requirement is invalid (the setting is named).
+    """
+    if environments is None:
+        return DependencySpec()
+    settings = environments.settings
+    try:
+        return base_environment(settings.base_python, settings.base_node)
+    except DependencyError as exc:
+        raise ConfigError(f"sandbox.environments (SANDBOX__ENVIRONMENTS__BASE_*): {exc}") from None
 
 
-def _dependency_spec(package: bytes, *, max_dependencies: int) -> DependencySpec:
-    """What the skill in `package` declares (requirements.txt, PEP 723, package.json, its
-    SKILL.md field), relative to the skill folder (one top folder is stripped)."""
-    files: dict[str, bytes] = {}
-    with zipfile.ZipFile(io.BytesIO(package)) as archive:
-        entries = [i for i in archive.infolist() if not i.is_dir()]
-        tops = {i.filename.split("/", 1)[0] for i in entries}
-        strip = len(tops) == 1 and all("/" in i.filename for i in entries)
-        for info in entries:
-            name = info.filename.split("/", 1)[1] if strip else info.filename
-            if info.file_size <= _SPEC_FILE_BYTES:  # any file: includes may name any file
-                files[name] = archive.read(info)
-    return discover_dependencies(files, max_dependencies=max_dependencies)
+BASE_ENVIRONMENT: Final = "skillweave-base"
+"""Whose environment the base alone is, in the store's keys. A skill of that name shares the
+folder harmlessly: keys end in the digest of what is installed, so one key is one content."""
 
 
 def _input_name(ref: ArtifactRef) -> str:
@@ -238,6 +242,7 @@ class ExecutionService:
     ) -> None:
         self._store = store
         self._environments = environments
+        self._base = _base_environment(environments)
         self._specs: BoundedCache[str, DependencySpec] = BoundedCache(max_entries=_SPEC_CACHE)
         self._pool = pool
         self._metrics = metrics
@@ -345,7 +350,7 @@ class ExecutionService:
         return PreparedEnvironment(
             skill=skill,
             version=version,
-            dependencies=spec.to_json(),
+            dependencies=spec.with_base(self._base).to_json(),
             needed=prepared is not None,
             built=prepared is not None and prepared.built,
             bytes=len(prepared.data) if prepared is not None else 0,
@@ -462,9 +467,10 @@ class ExecutionService:
         if spec is None:
             try:
                 spec = await asyncio.to_thread(
-                    _dependency_spec,
+                    package_dependencies,
                     package,
                     max_dependencies=environments.settings.max_dependencies,
+                    infer=environments.settings.infer_imports,
                 )
             except DependencyError as exc:
                 raise ExecutionRejectedError(422, str(exc)) from exc
@@ -474,22 +480,40 @@ class ExecutionService:
     async def _environment(
         self, *, skill: str, version: str, spec: DependencySpec
     ) -> _Prepared | None:
-        """The packed environment of the skill's declared dependencies, built on first use
-        (once per skill version, runtime and platform); None when it declares none (or this
-        manager provides none).
+        """The packed environment of the skill's dependencies and the operator's base
+        environment, built on first use; None when there are none (or this manager provides
+        none). It is stored under the skill and the digest of what it installs, so a new
+        version with the same dependencies reuses it, and a change of the base or of
+        inference is a new one; the base alone (a skill that needs nothing else) is one
+        environment for every such skill, built once.
 
         Raises:
             ExecutionRejectedError: the dependencies cannot be used (a bad or conflicting
                 declaration, a failed build, builds off and none prebuilt); nothing ran and
                 the id stays free, so the run can be asked again once that is fixed.
         """
-        if self._environments is None or spec.empty:
+        if self._environments is None:
             return None
+        full = spec.with_base(self._base)
+        if full.empty:
+            return None
+        owner = BASE_ENVIRONMENT if spec.empty else skill
         started = time.perf_counter()
         try:
-            prepared = await self._environments.ensure(skill, version, spec)
+            prepared = await self._environments.ensure(owner, full.digest(), full)
         except (DependencyError, SkillEnvironmentError) as exc:
-            raise ExecutionRejectedError(422, str(exc)) from exc
+            if not spec.inferred:
+                raise ExecutionRejectedError(422, str(exc)) from exc
+            # Inference is a convenience: where no environment can be had for what was
+            # inferred (builds off, no build sandbox), run as without it.
+            logger.warning(
+                "skill %s: no environment with the packages inferred from its imports (%s): %s;"
+                " running with its declared dependencies only",
+                skill,
+                ", ".join(spec.inferred),
+                exc,
+            )
+            return await self._environment(skill=skill, version=version, spec=spec.declared())
         if prepared is None:
             return None
         if prepared.built:

@@ -337,6 +337,19 @@ class EnvironmentSettings(BaseModel):
     npm_registry: str | None = Field(default=None, description="npm's --registry.")
     npm_args: list[str] = Field(default_factory=list, description="More npm install options.")
     max_dependencies: int = Field(default=200, ge=1, le=10_000)
+    infer_imports: bool = Field(
+        default=True,
+        description="Also install the packages a skill's scripts import and do not declare "
+        "(best effort: one the index lacks is skipped); false: declared dependencies only.",
+    )
+    base_python: list[str] = Field(
+        default_factory=list,
+        description="Python requirements every skill's environment gets (the base "
+        "environment, built once for the skills that need nothing else).",
+    )
+    base_node: dict[str, str] = Field(
+        default_factory=dict, description="Node packages (name → range) every skill gets."
+    )
     build_timeout_seconds: float = Field(default=600.0, gt=0)
     max_bytes: int = Field(
         default=512 * 1024 * 1024, ge=1, description="Largest environment (unpacked) accepted."

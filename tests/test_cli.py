@@ -168,6 +168,18 @@ def test_show_prints_the_activation_payload(lib: Path) -> None:
     assert '<skill name="csv-stats">' in out
 
 
+def test_show_names_inferred_dependencies_on_stderr() -> None:
+    undeclared = NAMESPACES.parent / "undeclared"
+    code, out, err = run("skills", "show", "pdf", "--dir", str(undeclared))
+    assert code == 0
+    assert out.startswith('<skill_content name="pdf">')
+    assert "dependency" not in out  # stdout stays the payload, byte for byte
+    assert err.splitlines() == [
+        "dependency: python openpyxl (inferred from the scripts' imports)",
+        "dependency: python pypdf (inferred from the scripts' imports)",
+    ]
+
+
 def test_show_unknown_skill(lib: Path) -> None:
     code, _, err = run("skills", "show", "nope", "--dir", str(lib))
     assert code == 1

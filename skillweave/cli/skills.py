@@ -25,10 +25,16 @@ from skillweave.skills import (
     Diagnostic,
     Skill,
     build_catalog,
+    build_package,
     extract_package,
     render_activation,
     validate_paths,
     write_package,
+)
+from skillweave.skills.dependencies import (
+    DependencySpec,
+    dependency_lines,
+    package_dependencies,
 )
 from skillweave.skills.package import PackageLimits
 from skillweave.terminal import terminal_safe
@@ -241,6 +247,16 @@ def show(
         skill, children=children, max_listed=settings.activation_resource_listing
     )
     sys.stdout.write(terminal_safe(payload))
+    # What its environment will hold, on stderr: stdout is the payload, byte for byte.
+    environments = get_settings().sandbox.environments
+    with errors():
+        spec = package_dependencies(
+            build_package(skill.path, limits=_limits()),
+            max_dependencies=environments.max_dependencies,
+            infer=environments.infer_imports,
+        )
+    for line in dependency_lines(spec):
+        err.print(Text(terminal_safe(f"dependency: {line}")), soft_wrap=True)
 
 
 def _limits() -> PackageLimits:
@@ -301,7 +317,14 @@ def build(
         dump(prepared)
         return
     if not prepared["needed"]:
-        out.print(Text(terminal_safe(f"{name} declares no dependencies: nothing to build")))
+        out.print(
+            Text(
+                terminal_safe(
+                    f"{name} declares no dependencies and its scripts import none to install: "
+                    "nothing to build"
+                )
+            )
+        )
         return
     python = prepared["dependencies"].get("python") or []
     node = prepared["dependencies"].get("node") or []
@@ -316,6 +339,8 @@ def build(
         ),
         soft_wrap=True,
     )
+    for line in dependency_lines(DependencySpec.from_json(prepared["dependencies"])):
+        out.print(Text(terminal_safe(f"  {line}")), soft_wrap=True)
 
 
 @skills_app.command("upload")

@@ -54,11 +54,13 @@ small subset above is read here.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import posixpath
 import re
 import tomllib
-from collections.abc import Mapping
+import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -69,13 +71,18 @@ from packaging.utils import canonicalize_name
 
 from skillweave.errors import DependencyError, SkillFormatError
 from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.imports import infer_imports
 from skillweave.skills.spec import declares_packages, package_dependency_problems
 
 __all__ = [
+    "BASE_SOURCE",
     "DEFAULT_MAX_DEPENDENCIES",
     "MAX_SOURCE_BYTES",
     "DependencySpec",
+    "base_environment",
+    "dependency_lines",
     "discover_dependencies",
+    "package_dependencies",
 ]
 
 DEFAULT_MAX_DEPENDENCIES: Final = 200
@@ -83,6 +90,9 @@ DEFAULT_MAX_DEPENDENCIES: Final = 200
 manager passes ``sandbox.environments.max_dependencies``."""
 MAX_SOURCE_BYTES: Final = 1024 * 1024
 """Largest file read as a dependency source (requirements, scripts, package.json, SKILL.md)."""
+_PACKAGE_FILE_BYTES: Final = 4 * 1024 * 1024
+"""Files of a package larger than this are not read at all (discovery refuses a source over
+:data:`MAX_SOURCE_BYTES` itself, so an oversized requirements file is still reported)."""
 MAX_NODE_RANGE_LENGTH: Final = 256
 MAX_NODE_NAME_LENGTH: Final = 214  # npm's own limit
 
@@ -90,6 +100,9 @@ SKILL_FILE: Final = "SKILL.md"
 REQUIREMENTS_FILE: Final = "requirements.txt"
 PACKAGE_JSON: Final = "package.json"
 SCRIPTS_PREFIX: Final = "scripts/"
+BASE_SOURCE: Final = "base environment"
+"""The source of what the operator's base environment adds (``DependencySpec.sources``)."""
+_IMPORTS_SOURCE: Final = " (imports)"
 
 # PEP 723's reference regular expression, verbatim.
 _PEP723_BLOCK: Final = re.compile(
@@ -121,14 +134,19 @@ class DependencySpec:
             None when none says.
         sources: what contributed, in reading order (``"SKILL.md dependencies"``,
             ``"requirements.txt"``, an included file's path, ``"scripts/x.py (PEP 723)"``,
-            ``"package.json"``). Not part of the digest: moving a requirement between files
-            does not change what is installed.
+            ``"package.json"``, ``"scripts/x.py (imports)"``, ``"base environment"``). Not
+            part of the digest: moving a requirement between files does not change what is
+            installed.
+        inferred: the entries of `python` (their canonical names) and of `node` (their names)
+            that nothing declared: the scripts import them (``skills.imports``). The builder
+            installs them on a best-effort basis.
     """
 
     python: tuple[str, ...] = ()
     node: tuple[tuple[str, str], ...] = ()
     requires_python: str | None = None
     sources: tuple[str, ...] = ()
+    inferred: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -154,6 +172,7 @@ class DependencySpec:
             "node": dict(self.node),
             "requires_python": self.requires_python,
             "sources": list(self.sources),
+            "inferred": list(self.inferred),
         }
 
     @classmethod
@@ -167,6 +186,7 @@ class DependencySpec:
         node = data.get("node", {})
         requires_python = data.get("requires_python")
         sources = data.get("sources", [])
+        inferred = data.get("inferred", [])
         shaped = (
             _all_strings(python)
             and isinstance(node, Mapping)
@@ -174,6 +194,7 @@ class DependencySpec:
             and _all_strings(list(node.values()))
             and (requires_python is None or isinstance(requires_python, str))
             and _all_strings(sources)
+            and _all_strings(inferred)
         )
         if not shaped:
             raise DependencyError("a stored dependency spec is malformed")
@@ -182,11 +203,67 @@ class DependencySpec:
             node=tuple(sorted(node.items())),
             requires_python=requires_python,
             sources=tuple(sources),
+            inferred=tuple(inferred),
+        )
+
+    def is_inferred(self, entry: str) -> bool:
+        """Whether `entry` (a requirement of `python`, or a name of `node`) was inferred."""
+        return entry in self.inferred or _python_sort_key(entry) in self.inferred
+
+    def declared(self) -> DependencySpec:
+        """This spec without what was inferred."""
+        return DependencySpec(
+            python=tuple(p for p in self.python if not self.is_inferred(p)),
+            node=tuple(pair for pair in self.node if pair[0] not in self.inferred),
+            requires_python=self.requires_python,
+            sources=tuple(s for s in self.sources if not s.endswith(_IMPORTS_SOURCE)),
+        )
+
+    def with_base(self, base: DependencySpec) -> DependencySpec:
+        """This spec with the operator's base environment added: a project or package this
+        spec has keeps its own requirement; the base's requires_python does not apply."""
+        if base.empty:
+            return self
+        own = {_python_sort_key(p) for p in self.python}
+        names = {name for name, _ in self.node}
+        python = [*self.python, *(p for p in base.python if _python_sort_key(p) not in own)]
+        node = [*self.node, *(pair for pair in base.node if pair[0] not in names)]
+        return DependencySpec(
+            python=tuple(sorted(python, key=_python_sort_key)),
+            node=tuple(sorted(node)),
+            requires_python=self.requires_python,
+            sources=(*self.sources, BASE_SOURCE),
+            inferred=self.inferred,
         )
 
 
+def base_environment(python: Sequence[str], node: Mapping[str, str]) -> DependencySpec:
+    """The operator's base environment (``sandbox.environments.base_python`` and
+    ``base_node``) as a spec, read by the rules a skill's declarations are read by.
+
+    Raises:
+        DependencyError: a requirement or a Node dependency is invalid (named).
+    """
+    declared = _Declared()
+    for index, text in enumerate(python):
+        declared.python.append(_Python(text, f"base_python[{index}]"))
+    for name, version_range in node.items():
+        declared.node.append(_node(name, version_range, f"base_node.{name}"))
+    for entry in declared.python:
+        _counted_name(entry)
+    sources = (BASE_SOURCE,) if python or node else ()
+    return DependencySpec(
+        python=_merge_python(declared.python),
+        node=_merge_node(declared.node),
+        sources=sources,
+    )
+
+
 def discover_dependencies(
-    files: Mapping[str, bytes], *, max_dependencies: int = DEFAULT_MAX_DEPENDENCIES
+    files: Mapping[str, bytes],
+    *,
+    max_dependencies: int = DEFAULT_MAX_DEPENDENCIES,
+    infer: bool = False,
 ) -> DependencySpec:
     """Read every dependency source of a skill package and merge them into one spec.
 
@@ -194,6 +271,8 @@ def discover_dependencies(
         files: the skill package's files, relative POSIX path → bytes (``SKILL.md`` at the
             root of the paths).
         max_dependencies: most distinct packages (Python and Node together) accepted.
+        infer: add what the scripts import and nothing declares (``skills.imports``), marked
+            in :attr:`DependencySpec.inferred`.
 
     Returns:
         The merged spec; :attr:`DependencySpec.empty` when the skill declares nothing.
@@ -216,6 +295,7 @@ def discover_dependencies(
             _read_script(files, path, declared)
     if PACKAGE_JSON in files:
         _read_package_json(files, declared)
+    inferred = _infer(files, declared) if infer else []
 
     count = len({_counted_name(entry) for entry in declared.python}) + len(
         {entry.name for entry in declared.node}
@@ -230,7 +310,71 @@ def discover_dependencies(
         node=_merge_node(declared.node),
         requires_python=_merge_requires_python(declared.requires_python),
         sources=tuple(declared.sources),
+        inferred=tuple(inferred),
     )
+
+
+def package_dependencies(
+    package: bytes, *, max_dependencies: int = DEFAULT_MAX_DEPENDENCIES, infer: bool = False
+) -> DependencySpec:
+    """:func:`discover_dependencies` of the skill in `package` (its ZIP bytes), the paths
+    relative to the skill folder (one top folder is stripped).
+
+    Raises:
+        DependencyError: as :func:`discover_dependencies`; also a package that is no ZIP.
+    """
+    files: dict[str, bytes] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            entries = [i for i in archive.infolist() if not i.is_dir()]
+            tops = {i.filename.split("/", 1)[0] for i in entries}
+            strip = len(tops) == 1 and all("/" in i.filename for i in entries)
+            for info in entries:
+                name = info.filename.split("/", 1)[1] if strip else info.filename
+                if info.file_size <= _PACKAGE_FILE_BYTES:  # any file: includes may name any
+                    files[name] = archive.read(info)
+    except zipfile.BadZipFile as exc:
+        raise DependencyError(f"the skill package cannot be read: {exc}") from None
+    return discover_dependencies(files, max_dependencies=max_dependencies, infer=infer)
+
+
+def dependency_lines(spec: DependencySpec) -> list[str]:
+    """One line per package of `spec`, marked when it was inferred from the scripts' imports
+    rather than declared: what ``skills build`` and ``skills show`` print."""
+    lines = []
+    for requirement in spec.python:
+        lines.append(f"python {requirement}{_origin(spec, requirement)}")
+    for name, version_range in spec.node:
+        lines.append(f"node {name}@{version_range}{_origin(spec, name)}")
+    return lines
+
+
+def _origin(spec: DependencySpec, entry: str) -> str:
+    if spec.is_inferred(entry):
+        return " (inferred from the scripts' imports)"
+    return ""
+
+
+def _infer(files: Mapping[str, bytes], declared: _Declared) -> list[str]:
+    """Add to `declared` what the scripts import and it does not have; the names added."""
+    found = infer_imports(files)
+    have = {_counted_name(entry) for entry in declared.python}
+    added: list[str] = []
+    for distribution, where in found.python.items():
+        name = canonicalize_name(distribution)
+        if name not in have:
+            have.add(name)
+            declared.python.append(_Python(name, f"{where} (imports)"))
+            declared.contributed(f"{where}{_IMPORTS_SOURCE}")
+            added.append(name)
+    names = {entry.name for entry in declared.node}
+    for package, where in found.node.items():
+        if package not in names:
+            names.add(package)
+            declared.node.append(_Node(package, "*", f"{where} (imports)"))
+            declared.contributed(f"{where}{_IMPORTS_SOURCE}")
+            added.append(package)
+    return added
 
 
 # --- what the sources declare, before merging ------------------------------------------------

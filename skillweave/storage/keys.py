@@ -320,9 +320,10 @@ def _environment_stem(skill: str, version: str, runtime: str, platform: str) -> 
 
 
 def environment_key(skill: str, version: str, runtime: str, platform: str) -> str:
-    """``environments/{skill}/{version}/{runtime}/{platform}.tar.gz``: a skill version's
-    declared dependencies, installed for one executor runtime (``cp311-node20``) and platform
-    (``linux-x86_64``). Written once, after a build that succeeded; never replaced."""
+    """``environments/{skill}/{version}/{runtime}/{platform}.tar.gz``: a skill's dependencies,
+    installed for one executor runtime (``cp311-node20``) and platform (``linux-x86_64``);
+    `version` is the digest of what is installed (the manager's choice). Written once, after a
+    build that succeeded; never replaced."""
     return f"{_environment_stem(skill, version, runtime, platform)}.tar.gz"
 
 

@@ -789,6 +789,7 @@ def test_json_round_trip() -> None:
         "node": {"lodash": "^4"},
         "requires_python": ">=3.11",
         "sources": ["requirements.txt", "scripts/a.py (PEP 723)", "package.json"],
+        "inferred": [],
     }
     assert DependencySpec.from_json(stored) == spec
 
