@@ -46,10 +46,12 @@ import contextlib
 import functools
 import logging
 import secrets
+import stat
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import mcp_types as types
@@ -86,6 +88,7 @@ from skillweave.sandbox.packages import publish_skill
 from skillweave.sandbox.pinned import skill_at
 from skillweave.sandbox.queue import queued
 from skillweave.sandbox.tool_schemas import discover_tool_schemas, run_json_args
+from skillweave.sandbox.validation import check_path
 from skillweave.skills import (
     Skill,
     SkillRegistry,
@@ -118,6 +121,10 @@ _NO_SESSION: Final = (
 )
 _SCHEMA_CACHE: Final = 1_024  # (skill, version, script) tool lists kept
 _VIEWS: Final = 64  # scoped views of the library kept
+_FILES_SHAPE: Final = (
+    f"{disclosure.INPUT_FILES} is a list of {{name, content | content_base64 | path}}: name is "
+    "where the file lands under inputs/ (a plain relative path)"
+)
 SCOPE_PARAMETER: Final = "skills"
 """The query parameter of the MCP URL that scopes a session: ``/mcp?skills=web.*,notes``."""
 
@@ -147,6 +154,7 @@ class _Session:
     active: dict[str, ActiveSkill] = field(default_factory=dict)  # pinned at activation
     found: list[str] = field(default_factory=list)  # made activatable by search_skills
     scope: tuple[str, ...] | None = None  # the skills it may see (names, ns.name, ns.*)
+    local: bool = False  # over stdio: the client's machine is this process's
 
 
 class _ToolError(Exception):
@@ -164,6 +172,8 @@ class SkillMcp:
         run_script: runs one script in a sandbox.
         scope: the skills a session sees (names, ``ns.name``, ``ns.*``; None: all). Over HTTP
             a client may set its own with the URL's ``skills`` parameter (``/mcp?skills=web.*``).
+        file_roots: folders whose files a client over stdio may give a script by local path
+            (``input_files``); none: inline content only.
     """
 
     def __init__(
@@ -174,10 +184,12 @@ class SkillMcp:
         store: ArtifactStore,
         run_script: RunScript,
         scope: Sequence[str] | None = None,
+        file_roots: Sequence[Path] = (),
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.scope = tuple(scope) if scope is not None else None
+        self.file_roots = tuple(root.resolve() for root in file_roots)
         self._views: BoundedCache[tuple[SkillRegistry, tuple[str, ...]], SkillRegistry] = (
             BoundedCache(max_entries=_VIEWS)
         )
@@ -245,7 +257,9 @@ class SkillMcp:
         session = self._sessions.get(key)
         if session is None:
             digest = keys.execution_digest(key)[:24]
-            session = _Session(run_id=f"mcp-{digest}", scope=self._scope_of(ctx))
+            session = _Session(
+                run_id=f"mcp-{digest}", scope=self._scope_of(ctx), local=ctx.request is None
+            )
             self._sessions.put(key, session)
         return session
 
@@ -302,7 +316,9 @@ class SkillMcp:
     ) -> types.ListToolsResult:
         session = self._session(ctx)
         active = session.active if session is not None else {}
-        specs = disclosure.front_door_specs(roots=self._roots(session), active=active)
+        specs = disclosure.front_door_specs(
+            roots=self._roots(session), active=active, local_paths=self._local_paths(session)
+        )
         runs = {disclosure.RUN_SKILL_SCRIPT, *(t.name for s in active.values() for t in s.tools)}
         return types.ListToolsResult(
             tools=[_tool(spec, read_only=spec.name not in runs) for spec in specs]
@@ -346,7 +362,9 @@ class SkillMcp:
     ) -> str | None:
         """Why a call's arguments do not match the tool's schema as offered (None: they do)."""
         active = session.active if session is not None else {}
-        specs = disclosure.front_door_specs(roots=self._roots(session), active=active)
+        specs = disclosure.front_door_specs(
+            roots=self._roots(session), active=active, local_paths=self._local_paths(session)
+        )
         spec = next((spec for spec in specs if spec.name == name), None)
         if spec is None:
             return None
@@ -490,6 +508,7 @@ class SkillMcp:
         arguments = _strings(args.get("args"), disclosure.ARGS_NOT_STRINGS)
         keys_ = _strings(args.get("inputs"), disclosure.artifact_list_needed("inputs"))
         inputs = [await self._input(session, key) for key in keys_]
+        inputs += await self._own_files(session, args.get(disclosure.INPUT_FILES))
         return await self._execute(
             session, active, script=script, args=arguments, inputs=inputs, tool=None
         )
@@ -510,6 +529,9 @@ class SkillMcp:
             disclosure.artifact_list_needed(disclosure.INPUT_ARTIFACTS),
         )
         inputs = [await self._input(session, key) for key in keys_]
+        if disclosure.INPUT_FILES not in (found.input_schema.get("properties") or {}):
+            files = arguments.pop(disclosure.INPUT_FILES, None)
+            inputs += await self._own_files(session, files)
         return await self._execute(
             session,
             active,
@@ -566,6 +588,86 @@ class SkillMcp:
         if result.status != "succeeded":
             raise _ToolErrorWith(content)
         return content
+
+    def _local_paths(self, session: _Session | None) -> bool:
+        """Whether `session` may give files by local path: over stdio, with folders allowed."""
+        return session is not None and session.local and bool(self.file_roots)
+
+    async def _own_files(self, session: _Session, given: object) -> list[ArtifactRef]:
+        """The client's own files (``input_files``), stored as inputs of the session's run.
+
+        Raises:
+            _ToolError: a file that is not one: no name or a bad one, not exactly one source,
+                invalid base64, a path over HTTP or outside the allowed folders, too large.
+        """
+        if given is None:
+            return []
+        if not isinstance(given, list) or not all(isinstance(item, dict) for item in given):
+            raise _ToolError(_FILES_SHAPE)
+        refs = []
+        for index, item in enumerate(given):
+            where = f"{disclosure.INPUT_FILES}[{index}]"
+            name = item.get("name")
+            if not isinstance(name, str):
+                raise _ToolError(f"{where}: no name; {_FILES_SHAPE}")
+            try:
+                check_path(name, f"{where}.name")
+            except ExecutionRejectedError as exc:
+                raise _ToolError(f"{exc.reason}; {_FILES_SHAPE}") from None
+            data = await self._file_content(session, item, where)
+            refs.append(await self.store.put_bytes(keys.run_input_key(session.run_id, name), data))
+        return refs
+
+    async def _file_content(self, session: _Session, item: Mapping[str, Any], where: str) -> bytes:
+        limit = self.settings.sandbox.mcp_input_max_bytes
+        sources = [key for key in ("content", "content_base64", "path") if key in item]
+        if len(sources) != 1:
+            raise _ToolError(f"{where}: give exactly one of content, content_base64 or path.")
+        match sources[0]:
+            case "content":
+                data = str(item["content"]).encode("utf-8", "surrogatepass")
+            case "content_base64":
+                try:
+                    data = base64.b64decode(str(item["content_base64"]), validate=True)
+                except ValueError:
+                    raise _ToolError(f"{where}.content_base64 is not valid base64.") from None
+            case _:
+                data = await self._local_file(session, str(item["path"]), where, limit)
+        if len(data) > limit:
+            raise _ToolError(
+                f"{where} has {len(data):,} bytes; a file may have at most {limit:,} "
+                "(SANDBOX__MCP_INPUT_MAX_BYTES)."
+            )
+        return data
+
+    async def _local_file(self, session: _Session, path: str, where: str, limit: int) -> bytes:
+        """A file of the client's machine (stdio only), inside an allowed folder."""
+        if not session.local:
+            raise _ToolError(
+                f"{where}.path: a local path works only over stdio (skillweave mcp); over "
+                "HTTP the server cannot read your files: send content or content_base64."
+            )
+        if not self.file_roots:
+            raise _ToolError(
+                f"{where}.path: this server reads no local files; start it with "
+                "skillweave mcp --files-root DIR, or send the content inline."
+            )
+        resolved = Path(path).expanduser().resolve()
+        if not any(resolved.is_relative_to(root) for root in self.file_roots):
+            allowed = ", ".join(str(root) for root in self.file_roots)
+            raise _ToolError(f"{where}.path {path!r} is outside the allowed folders ({allowed}).")
+        try:
+            info = await asyncio.to_thread(resolved.stat)
+        except OSError as exc:
+            raise _ToolError(f"{where}.path {path!r} cannot be read: {exc.strerror}.") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise _ToolError(f"{where}.path {path!r} is not a regular file.")
+        if info.st_size > limit:
+            raise _ToolError(
+                f"{where}.path {path!r} has {info.st_size:,} bytes; a file may have at most "
+                f"{limit:,} (SANDBOX__MCP_INPUT_MAX_BYTES)."
+            )
+        return await asyncio.to_thread(resolved.read_bytes)
 
     async def _input(self, session: _Session, key: str) -> ArtifactRef:
         key = key.removeprefix("artifact://")

@@ -379,6 +379,12 @@ class SandboxSettings(BaseModel):
         description="Largest request body the manager accepts (POST /sandbox/execute and "
         "/sandbox/environments are small JSON, /mcp JSON-RPC messages); 413 above it, unread.",
     )
+    mcp_input_max_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1,
+        description="Largest file an MCP client gives a script (input_files: inline, or a "
+        "local path over stdio); over HTTP the request body cap applies too.",
+    )
     executor_url: str | None = Field(
         default=None, description="static backend: the one development executor."
     )

@@ -34,6 +34,8 @@ __all__ = [
     "ARGS_NOT_STRINGS",
     "FRONT_DOOR_INSTRUCTIONS",
     "INPUT_ARTIFACTS",
+    "INPUT_FILES",
+    "INPUT_FILES_MAX",
     "LIST_SKILLS",
     "OWN_TOOLS",
     "RAW_ARGUMENTS",
@@ -76,6 +78,11 @@ RUN_SKILL_SCRIPT: Final = "run_skill_script"
 SEARCH_SKILLS: Final = "search_skills"
 LIST_SKILLS: Final = "list_skills"
 """The MCP front door's tier 1 (an agent job has the catalog in its system prompt)."""
+INPUT_FILES: Final = "input_files"
+"""The argument an MCP client gives a script its own files by (``run_skill_script`` and skill
+tools, over MCP only): ``[{name, content | content_base64 | path}]``."""
+INPUT_FILES_MAX: Final = 32
+"""The most files one call may give."""
 INPUT_ARTIFACTS: Final = "input_artifacts"
 """The argument an executable-skill tool gets on top of its own: artifacts to copy into
 ``inputs/``. It is taken out before the script sees ``--run-json``."""
@@ -587,12 +594,54 @@ def tool_specs(
     return (*specs, *_skill_tool_specs(active))
 
 
+def _input_files(*, local_paths: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "name": {
+            "type": "string",
+            "description": "Where the file lands under the script's inputs/ (e.g. form.pdf).",
+        },
+        "content": {"type": "string", "description": "The file's text (UTF-8)."},
+        "content_base64": {"type": "string", "description": "The file's bytes, in base64."},
+    }
+    how = "Give each file's content, as text or in base64"
+    if local_paths:
+        item["path"] = {
+            "type": "string",
+            "description": "A file on this machine, in a folder the server allows.",
+        }
+        how += ", or a local path"
+    else:  # said here, so that a path given anyway gets the answer that says why
+        item["path"] = {"type": "string", "description": "Local paths work over stdio only."}
+    return {
+        "type": "array",
+        "maxItems": INPUT_FILES_MAX,
+        "items": {
+            "type": "object",
+            "properties": item,
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "description": f"Files of your own to copy into the script's inputs/ folder. {how}.",
+    }
+
+
+def _with_input_files(spec: ToolSpec, files: dict[str, Any]) -> ToolSpec:
+    """`spec` (``run_skill_script`` or a skill tool) taking :data:`INPUT_FILES` too."""
+    schema = spec.input_schema
+    properties = dict(schema.get("properties") or {})
+    if INPUT_FILES in properties:
+        return spec  # a skill tool's own argument of that name: its schema wins
+    properties[INPUT_FILES] = files
+    return spec.model_copy(update={"input_schema": {**schema, "properties": properties}})
+
+
 def front_door_specs(
-    *, roots: Sequence[str], active: Mapping[str, ActiveSkill]
+    *, roots: Sequence[str], active: Mapping[str, ActiveSkill], local_paths: bool = False
 ) -> tuple[ToolSpec, ...]:
     """The tools the MCP front door offers one session: ``list_skills`` (tier 1, which a job
-    has in its system prompt), then a job's tools with search always on, and a ``top_k``
-    the client may set."""
+    has in its system prompt), then a job's tools with search always on, a ``top_k`` the
+    client may set, and :data:`INPUT_FILES` on whatever runs a script (with a local ``path``
+    per file when `local_paths`: over stdio, where the client's machine is the server's)."""
     listing = ToolSpec(
         name=LIST_SKILLS,
         description=(
@@ -602,8 +651,13 @@ def front_door_specs(
         input_schema=_object({"query": {"type": "string", "description": "The task."}}, []),
     )
     top_k = {"top_k": {"type": "integer", "minimum": 1, "maximum": SEARCH_TOP_K_MAX}}
-    specs = [
-        _search(top_k) if spec.name == SEARCH_SKILLS else spec
-        for spec in tool_specs(roots=roots, active=active, search=True)
-    ]
-    return (listing, *specs)
+    files = _input_files(local_paths=local_paths)
+
+    def for_mcp(spec: ToolSpec) -> ToolSpec:
+        if spec.name == SEARCH_SKILLS:
+            return _search(top_k)
+        if spec.name not in OWN_TOOLS or spec.name == RUN_SKILL_SCRIPT:
+            return _with_input_files(spec, files)
+        return spec
+
+    return (listing, *map(for_mcp, tool_specs(roots=roots, active=active, search=True)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from mcp.server.stdio import stdio_server
 
@@ -22,9 +23,11 @@ from skillweave.skills import SkillLibrary
 __all__ = ["serve_mcp_stdio"]
 
 
-async def serve_mcp_stdio(settings: Settings, *, scope: Sequence[str] | None = None) -> None:
+async def serve_mcp_stdio(
+    settings: Settings, *, scope: Sequence[str] | None = None, file_roots: Sequence[Path] = ()
+) -> None:
     """Serve the library (only the skills `scope` names, when given) over stdio until the
-    client closes the connection.
+    client closes the connection; a client may give scripts files under `file_roots` by path.
 
     Raises:
         SkillNotFoundError: `scope` names no skill of the library.
@@ -41,6 +44,7 @@ async def serve_mcp_stdio(settings: Settings, *, scope: Sequence[str] | None = N
             store=store,
             run_script=manager.client.execute,
             scope=scope,
+            file_roots=file_roots,
         )
         read, write = await stack.enter_async_context(stdio_server())
         server = front_door.server

@@ -237,6 +237,13 @@ def mcp(
             "namespace), e.g. 'web.*,notes'. Default: the whole library."
         ),
     ] = None,
+    files_root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A folder whose files a client may give scripts by local path (input_files; "
+            "repeatable). Default: the working directory, unless that is /."
+        ),
+    ] = None,
 ) -> None:
     """Serve the skill library over MCP on stdio (for MCP clients that start a command);
     scripts run on SANDBOX__MANAGER_URL, or a local warm pool started here."""
@@ -246,10 +253,15 @@ def mcp(
     scope = None if skills is None else [part.strip() for part in skills.split(",")]
     if scope is not None and not all(scope):
         raise fail("--skills: give comma-separated names, ns.name or ns.*", code=EXIT_USAGE)
+    roots = files_root if files_root else [Path.cwd()]
+    roots = [root for root in roots if root.resolve() != Path("/")]
+    for root in roots:
+        if not root.is_dir():
+            raise fail(f"--files-root: not a folder: {shown_path(root)}", code=EXIT_USAGE)
     # stdout is the protocol's: log lines go to stderr (configure_logging's only default).
     _service_logging("skillweave-mcp")
     with contextlib.suppress(KeyboardInterrupt), errors():
-        asyncio.run(serve_mcp_stdio(get_settings(), scope=scope))
+        asyncio.run(serve_mcp_stdio(get_settings(), scope=scope, file_roots=roots))
 
 
 def api() -> None:

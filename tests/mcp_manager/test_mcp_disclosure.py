@@ -78,12 +78,17 @@ async def test_a_job_and_an_mcp_session_offer_the_same_tools_and_refusals(tmp_pa
 
     for name in SHARED:
         assert tools[name].description == offered[name].description, name
-        assert tools[name].input_schema == offered[name].input_schema, name
+        schema = dict(tools[name].input_schema)
+        if name == "run_skill_script":  # an MCP client's own files: the one addition
+            properties = dict(schema["properties"])
+            assert properties.pop(disclosure.INPUT_FILES)["maxItems"] == disclosure.INPUT_FILES_MAX
+            schema["properties"] = properties
+        assert schema == offered[name].input_schema, name
     assert mcp_refusals == job_refusals
     assert job_refusals[0] == disclosure.already_active("toolkit")
 
 
-def test_the_front_door_adds_only_listing_and_a_top_k_to_a_jobs_tools() -> None:
+def test_the_front_door_adds_only_listing_a_top_k_and_own_files_to_a_jobs_tools() -> None:
     job = disclosure.tool_specs(roots=("a", "b"), active={}, search=True)
     door = disclosure.front_door_specs(roots=("a", "b"), active={})
     assert [spec.name for spec in door] == ["list_skills", *(spec.name for spec in job)]
@@ -92,4 +97,10 @@ def test_the_front_door_adds_only_listing_and_a_top_k_to_a_jobs_tools() -> None:
         properties = dict(ours.input_schema["properties"])
         if ours.name == "search_skills":
             assert properties.pop("top_k")["maximum"] == disclosure.SEARCH_TOP_K_MAX
+        if ours.name == "run_skill_script":
+            files = properties.pop(disclosure.INPUT_FILES)
+            assert "or a local path" not in files["description"]
+            local = disclosure.front_door_specs(roots=("a",), active={}, local_paths=True)
+            offered = next(s for s in local if s.name == "run_skill_script").input_schema
+            assert "or a local path" in offered["properties"]["input_files"]["description"]
         assert properties == theirs.input_schema["properties"]

@@ -201,7 +201,7 @@ async def test_an_executable_skill_registers_its_tools_in_the_session(tmp_path: 
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         schema = tools["shout"].input_schema
         assert schema["required"] == ["word"]
-        assert set(schema["properties"]) == {"word", "input_artifacts"}
+        assert set(schema["properties"]) == {"word", "input_artifacts", "input_files"}
         assert tools["shout"].annotations.read_only_hint is False
         assert tools["activate_skill"].annotations.read_only_hint is True
 
