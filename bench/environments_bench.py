@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import statistics
 import sys
 import tempfile
@@ -58,6 +59,7 @@ from tests.mcp_manager.environment_support import NpmRegistry, python_index, wri
 
 TOKEN: Final = "bench-environments"
 BUILDS: Final = 3
+_EDITIONS: Final = itertools.count()
 BUILDS_QUICK: Final = 1
 RUNS: Final = 20
 RUNS_QUICK: Final = 3
@@ -137,6 +139,8 @@ async def _manager(
                 "find_links": [str(index)],
                 "no_index": True,
                 "npm_registry": registry,
+                # The bare skill runs the same scripts without an environment: not inferred.
+                "infer_imports": False,
             },
         },
     )
@@ -165,9 +169,12 @@ async def _bench_case(
     version = ""
     size = 0
     for attempt in range(BUILDS_QUICK if quick else BUILDS):
-        # A fresh version each time (its content differs): never built before.
+        # Environments are keyed by what they install: each attempt's dependencies differ (a
+        # requires-python no other attempt has, which every interpreter here meets), so each
+        # is built, never found.
         folder = root / f"{case.label.split(':')[0]}-{attempt}"
-        files = {**case.files, "references/edition.md": f"{case.label} {attempt} {root.name}\n"}
+        edition = f'# /// script\n# requires-python = ">=2.{next(_EDITIONS)}"\n# ///\n'
+        files = {**case.files, "scripts/edition.py": edition}
         write_skill(folder / "with-deps", description="Uses packages.", files=files)
         skill = SkillRegistry.from_scan(SkillScanner([folder]).scan()).get("with-deps")
         await publish_skill(store, skill)

@@ -18,6 +18,7 @@ the shared and distinctive vocabulary that makes the relevance task neither triv
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime
 import math
 import os
@@ -40,12 +41,14 @@ from bench.measures import percentile
 from skillweave.config import SkillsSettings
 from skillweave.skills import (
     RelevanceIndex,
+    SkillLibrary,
     SkillRegistry,
     SkillScanner,
     build_catalog,
     render_catalog,
     skill_document,
 )
+from skillweave.skills.reload import reloading
 
 SEED: Final = 20_240_601
 BUNDLED_SKILLS: Final = Path(__file__).resolve().parents[1] / "skills"
@@ -58,6 +61,7 @@ RELEVANCE_QUERIES: Final = 200
 RELEVANCE_QUERIES_QUICK: Final = 50
 COLD_RUNS: Final = 3
 RESCAN_RUNS: Final = 5
+RELOAD_CHANGES: Final = 10
 EDIT_RUNS: Final = 3
 INDEX_BUILD_RUNS: Final = 3
 
@@ -731,6 +735,63 @@ def bench_scan(size: int, *, workdir: Path) -> _ScanRow:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _ReloadResult:
+    skills: int
+    every_s: float
+    idle_cpu_share: float
+    seen_p50_s: float
+    seen_max_s: float
+
+
+def bench_reload(size: int, *, workdir: Path, every: float, changes: int) -> _ReloadResult:
+    """Hot reload over a `size`-skill library at the default interval: the CPU an idle
+    process spends rescanning, and how long after a change on disk the new registry is served
+    (``skills.reload.reloading``, as every long-running process runs it)."""
+    specs = _LibraryGenerator(seed=SEED + size).library(size)
+    root = workdir / f"reload-{size}"
+    _write_library(specs, root)
+    library = SkillLibrary(SkillsSettings(selection="bm25"), dirs=[root])
+    library.refresh()
+
+    async def run() -> _ReloadResult:
+        served = asyncio.Event()
+        async with reloading(library, lambda _: served.set(), every=every):
+            idle_for = every * 5
+            cpu = time.process_time()
+            await asyncio.sleep(idle_for)
+            share = (time.process_time() - cpu) / idle_for
+            seen: list[float] = []
+            for change in range(changes):
+                served.clear()
+                folder = root / f"added-{change}"
+                folder.mkdir()
+                (folder / "SKILL.md").write_text(
+                    f"---\nname: added-{change}\ndescription: Added while serving.\n---\n"
+                )
+                start = time.perf_counter()
+                await served.wait()
+                seen.append(time.perf_counter() - start)
+        return _ReloadResult(size, every, share, statistics.median(seen), max(seen))
+
+    return asyncio.run(run())
+
+
+def _reload_table(result: _ReloadResult) -> Table:
+    table = Table(
+        title=f"1b. Hot reload ({result.skills:,} skills, rescanned every {result.every_s:g} s)"
+    )
+    for column in ("idle CPU (share of one core)", "change seen after, p50 s", "max s"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        f"{result.idle_cpu_share * 100:.1f} %",
+        f"{result.seen_p50_s:.2f}",
+        f"{result.seen_max_s:.2f}",
+    )
+    table.caption = "target: changes seen within a few seconds, idle cost negligible"
+    return table
+
+
 def _registry_for(specs: Sequence[_SkillSpec], root: Path) -> SkillRegistry:
     _write_library(specs, root)
     return SkillRegistry.from_scan(SkillScanner([root]).scan())
@@ -1003,6 +1064,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             with status.status(f"scan: generating and scanning {size:,} skills"):
                 scan_rows.append(bench_scan(size, workdir=workdir))
         console.print(_scan_table(scan_rows))
+        with status.status("hot reload: 1,000 skills"):
+            reload = bench_reload(
+                1_000,
+                workdir=workdir,
+                every=0.2 if args.quick else SkillsSettings().reload_seconds,
+                changes=3 if args.quick else RELOAD_CHANGES,
+            )
+        console.print(_reload_table(reload))
 
         catalog_rows = []
         for size in CATALOG_SIZES:

@@ -15,6 +15,7 @@ any skill it can see can be run by name and version.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -65,7 +66,8 @@ from skillweave.sandbox.problems import (
     ProblemCode,
     media_type_refusal,
 )
-from skillweave.skills import SkillLibrary
+from skillweave.skills import SkillLibrary, SkillRegistry
+from skillweave.skills.reload import reloading
 from skillweave.storage import open_store
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
@@ -364,6 +366,37 @@ def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Resp
     )
 
 
+async def _opened_library(
+    settings: Settings, store: ArtifactStore, *, publish: bool
+) -> tuple[SkillLibrary, SkillRegistry]:
+    """The configured library, scanned, its packages published with `publish`."""
+    library = SkillLibrary(settings.skills)
+    registry = await asyncio.to_thread(library.refresh)
+    if publish:
+        published = await publish_library(store, registry)
+        logger.info("published %d skill packages", published)
+    return library, registry
+
+
+def _reloading(
+    settings: Settings,
+    library: SkillLibrary,
+    front_door: SkillMcp,
+    store: ArtifactStore,
+    *,
+    publish: bool,
+) -> contextlib.AbstractAsyncContextManager[None]:
+    """The library's changes reaching the MCP front door (its sessions keep the versions
+    they activated) and, with `publish`, the store, every ``SKILLS__RELOAD_SECONDS``."""
+
+    async def reloaded(registry: SkillRegistry) -> None:
+        front_door.use_registry(registry)
+        if publish:
+            await publish_library(store, registry)
+
+    return reloading(library, reloaded, every=settings.skills.reload_seconds)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -391,10 +424,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         the_store = store if store is not None else open_store(settings.storage)
-        registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
-        if publish:
-            published = await publish_library(the_store, registry)
-            logger.info("published %d skill packages", published)
+        library, registry = await _opened_library(settings, the_store, publish=publish)
         metrics = ManagerMetrics()
         _announce_isolation(settings, metrics)
         pool = _pool(settings, backend, metrics)
@@ -407,7 +437,10 @@ def create_app(
         app.state.mcp = sessions
         await pool.start()
         try:
-            async with sessions.run():
+            async with (
+                sessions.run(),
+                _reloading(settings, library, front_door, the_store, publish=publish),
+            ):
                 yield
         finally:
             await service.close()

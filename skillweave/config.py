@@ -175,6 +175,12 @@ class SkillsSettings(BaseModel):
         gt=0,
         description="How often a worker picks up skills uploaded over the API.",
     )
+    reload_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="How often long-running processes (worker, API, manager, MCP) rescan the "
+        "skill folders for added, changed and removed skills; 0: never (restart to see them).",
+    )
 
     @field_validator("dirs", mode="before")
     @classmethod

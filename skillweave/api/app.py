@@ -12,6 +12,7 @@ Resources are routers of their own under ``/v1``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -65,16 +66,19 @@ class ApiState:
         settings: the configuration.
         store: the artifact store.
         stored_skills: uploaded skills (``open_skills``).
-        directory_skills: the directory libraries as they were at start-up, which the skill
-            listing shows (``open_skills``).
+        directory_skills: the directory libraries, which the skill listing shows
+            (``open_skills``; rescanned every ``SKILLS__RELOAD_SECONDS``).
         registry: the whole library runs are pinned against: directory skills and the enabled
-            uploaded ones; rebuilt after every upload, switch or deletion (``open_skills``).
+            uploaded ones; rebuilt after every upload, switch or deletion, and when a rescan
+            finds the folders changed (``open_skills``).
         skills_changed: rebuilds :attr:`registry` and tells :attr:`registry_listeners`.
         registry_listeners: told every new :attr:`registry` (in-process engines' services).
         environment_builds: registration builds in flight (kept so none is collected early).
         agents: the agent store (``open_agents``).
         runs: runs on the configured engine (``open_runs``).
         worker_metrics: the in-process worker's metrics, for ``/metrics``.
+        resources: what startup hooks opened for the app's lifetime (background tasks),
+            closed when it stops.
     """
 
     settings: Settings
@@ -88,6 +92,7 @@ class ApiState:
     agents: AgentStore | None = None
     runs: RunService | None = None
     worker_metrics: WorkerMetrics | None = None
+    resources: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
 
 def provided(value: _T | None, hook: str) -> _T:
@@ -145,9 +150,10 @@ def create_api(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = ApiState(settings, store if store is not None else open_store(settings.storage))
         app.state.api = state
-        for hook in on_startup:
-            await hook(state)
-        yield
+        async with state.resources:
+            for hook in on_startup:
+                await hook(state)
+            yield
 
     app = FastAPI(
         title="skillweave control-plane API",

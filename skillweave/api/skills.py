@@ -29,6 +29,7 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.frontmatter import with_frontmatter_fields
 from skillweave.skills.names import skill_id
+from skillweave.skills.reload import reloading
 from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion
 
 logger = logging.getLogger("skillweave.api")
@@ -132,21 +133,32 @@ async def open_skills(state: ApiState) -> None:
     )
     stored = StoredSkills(state.store, limits=limits)
     state.stored_skills = stored
-    state.directory_skills = await asyncio.to_thread(SkillLibrary(settings).refresh)
+    directory = SkillLibrary(settings)
+    state.directory_skills = await asyncio.to_thread(directory.refresh)
     dest = settings.uploaded_dir.expanduser()
+    library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
     lock = asyncio.Lock()
+
+    def serve(registry: SkillRegistry) -> None:
+        state.registry = registry
+        for listener in state.registry_listeners:
+            listener(registry)
 
     async def refresh() -> None:
         async with lock:
             await stored.materialize(dest)
-            library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
-            registry = await asyncio.to_thread(library.refresh)
-            state.registry = registry
-            for listener in state.registry_listeners:
-                listener(registry)
+            serve(await asyncio.to_thread(library.refresh))
+
+    async def reloaded(registry: SkillRegistry) -> None:
+        async with lock:  # after an upload's refresh, never before it
+            state.directory_skills = await asyncio.to_thread(directory.refresh)
+            serve(library.registry or registry)
 
     state.skills_changed = refresh
     await refresh()
+    await state.resources.enter_async_context(
+        reloading(library, reloaded, every=settings.reload_seconds)
+    )
 
 
 def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Awaitable[None]]:

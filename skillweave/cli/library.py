@@ -20,7 +20,7 @@ from skillweave.config import get_settings
 from skillweave.skills import Diagnostic, SkillLibrary, SkillRegistry
 from skillweave.terminal import terminal_safe
 
-__all__ = ["DirsOption", "library_of", "print_diagnostics", "registry_of"]
+__all__ = ["DirsOption", "library_of", "print_diagnostics", "registry_of", "scanned_library"]
 
 DirsOption = Annotated[
     list[Path] | None,
@@ -52,8 +52,9 @@ def library_of(dirs: list[Path] | None) -> SkillLibrary:
         return SkillLibrary(settings, dirs=dirs or None)
 
 
-def registry_of(dirs: list[Path] | None) -> SkillRegistry:
-    """The skills of :func:`library_of`, scanned now; what was skipped is said on stderr."""
+def scanned_library(dirs: list[Path] | None) -> tuple[SkillLibrary, SkillRegistry]:
+    """:func:`library_of`, scanned now (what was skipped is said on stderr), and its skills;
+    a long-running command keeps the library to reload it."""
     library = library_of(dirs)
     if err.is_terminal:
         with err.status("Scanning skill libraries…", spinner="dots"):
@@ -61,4 +62,9 @@ def registry_of(dirs: list[Path] | None) -> SkillRegistry:
     else:
         registry = library.refresh()
     print_diagnostics(registry.diagnostics, limit=MAX_SHOWN_WARNINGS)
-    return registry
+    return library, registry
+
+
+def registry_of(dirs: list[Path] | None) -> SkillRegistry:
+    """The skills of :func:`library_of`, scanned now; what was skipped is said on stderr."""
+    return scanned_library(dirs)[1]

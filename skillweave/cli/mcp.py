@@ -19,6 +19,7 @@ from mcp_manager.mcp_server import SkillMcp
 from skillweave.cli.compose import open_manager, open_store
 from skillweave.config import Settings
 from skillweave.skills import SkillLibrary
+from skillweave.skills.reload import reloading
 
 __all__ = ["serve_mcp_stdio"]
 
@@ -28,11 +29,13 @@ async def serve_mcp_stdio(
 ) -> None:
     """Serve the library (only the skills `scope` names, when given) over stdio until the
     client closes the connection; a client may give scripts files under `file_roots` by path.
+    The library is rescanned every ``SKILLS__RELOAD_SECONDS``.
 
     Raises:
         SkillNotFoundError: `scope` names no skill of the library.
     """
-    registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
+    library = SkillLibrary(settings.skills)
+    registry = await asyncio.to_thread(library.refresh)
     if scope is not None:
         registry.restricted(scope)  # a scope that names nothing: say so before serving
     async with contextlib.AsyncExitStack() as stack:
@@ -46,6 +49,8 @@ async def serve_mcp_stdio(
             scope=scope,
             file_roots=file_roots,
         )
+        every = settings.skills.reload_seconds
+        await stack.enter_async_context(reloading(library, front_door.use_registry, every=every))
         read, write = await stack.enter_async_context(stdio_server())
         server = front_door.server
         await server.run(read, write, server.create_initialization_options())

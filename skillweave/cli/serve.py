@@ -22,7 +22,7 @@ from rich.text import Text
 
 from skillweave.cli.console import err, out, shown_path
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
-from skillweave.cli.library import DirsOption, library_of, registry_of
+from skillweave.cli.library import DirsOption, library_of, registry_of, scanned_library
 from skillweave.config import get_settings, settings_problem
 
 if TYPE_CHECKING:
@@ -148,6 +148,7 @@ def dev(
     from skillweave.cli.compose import open_embedded_engine
     from skillweave.cli.signals import stop_signals_cancel
     from skillweave.engines.temporal import configure_logging
+    from skillweave.skills.reload import reloading
 
     if ephemeral and db_file is not None:
         raise fail("--ephemeral and --db-file exclude each other", code=EXIT_USAGE)
@@ -155,7 +156,7 @@ def dev(
     chosen = _configured_model(model)
     if not _is_runnable(chosen):
         chosen = _demo_model(chosen)
-    registry = registry_of(dirs)
+    library, registry = scanned_library(dirs)
     _service_logging("skillweave-dev")
     configure_logging(verbose=True)
     state = None if ephemeral else (db_file or settings.workflow.dev_db_file).expanduser()
@@ -189,9 +190,15 @@ def dev(
         async with open_embedded_engine(
             settings, registry=registry, model=chosen, port=port, ui_port=ui_port, db_file=state
         ) as opened:
-            ready(opened)
-            with stop_signals_cancel(asyncio.current_task()):
-                await asyncio.Event().wait()
+            services = opened.services  # the embedded stack's jobs run in this process
+            if services is None:  # pragma: no cover - an embedded engine always has them
+                raise RuntimeError("the embedded stack has no services")
+            async with reloading(
+                library, services.use_registry, every=settings.skills.reload_seconds
+            ):
+                ready(opened)
+                with stop_signals_cancel(asyncio.current_task()):
+                    await asyncio.Event().wait()
 
     try:
         with errors():

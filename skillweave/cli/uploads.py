@@ -61,25 +61,35 @@ async def serving_uploaded(
     services: AgentServices, settings: Settings, *, roots: Sequence[Path]
 ) -> AsyncIterator[None]:
     """The uploaded skills unpacked into ``settings.skills.uploaded_dir`` and served beside
-    `roots` now, and picked up again now and then while the context lasts (a failed round is
-    logged and tried again)."""
+    `roots` now, and while the context lasts: the library rescanned every
+    ``SKILLS__RELOAD_SECONDS`` (directory skills added, changed or removed) and the uploads
+    unpacked again every ``SKILLS__UPLOADED_REFRESH_SECONDS`` (a failed round is logged and
+    tried again)."""
+    from skillweave.skills import SkillLibrary
+    from skillweave.skills.reload import reloading
     from skillweave.skills.stored import StoredSkills
 
     stored = StoredSkills(services.store)
     dest = settings.skills.uploaded_dir
-    await services.load_uploaded(stored, roots=roots, dest=dest)
+    every = settings.skills.reload_seconds
+    await stored.materialize(dest)
+    library = SkillLibrary(settings.skills, dirs=[*roots, dest])
+    services.use_registry(await asyncio.to_thread(library.refresh))
 
-    async def refresh() -> None:
+    async def uploads() -> None:
         while True:
             await asyncio.sleep(settings.skills.uploaded_refresh_seconds)
             try:
-                await services.load_uploaded(stored, roots=roots, dest=dest)
+                await stored.materialize(dest)
+                if every <= 0:  # else the next reload sees what was unpacked
+                    services.use_registry(await asyncio.to_thread(library.refresh))
             except Exception:
                 logger.warning("refreshing uploaded skills failed", exc_info=True)
 
-    refresher = asyncio.create_task(refresh())
+    refresher = asyncio.create_task(uploads())
     try:
-        yield
+        async with reloading(library, services.use_registry, every=every):
+            yield
     finally:
         refresher.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -9,6 +9,7 @@ and the MCP front door.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -274,6 +275,7 @@ class SkillLibrary:
         )
         self._registry: SkillRegistry | None = None
         self._result: ScanResult | None = None
+        self._lock = threading.Lock()  # a reload and an upload may refresh at once
         resolve_strategy(settings.selection)  # a strategy this install cannot run: say so now
 
     @property
@@ -281,12 +283,19 @@ class SkillLibrary:
         """The library roots, lowest precedence first."""
         return list(self.scanner.roots)
 
-    def refresh(self) -> SkillRegistry:
-        """Rescan and return the current registry (the same object when nothing changed)."""
-        result = self.scanner.scan()
-        if self._registry is None or result is not self._result:
-            self._result = result
-            self._registry = SkillRegistry.from_scan(
-                result, disabled=self.settings.disabled, selection=self.settings.selection
-            )
+    @property
+    def registry(self) -> SkillRegistry | None:
+        """The registry of the last :meth:`refresh` (None before the first)."""
         return self._registry
+
+    def refresh(self) -> SkillRegistry:
+        """Rescan and return the current registry (the same object when nothing changed).
+        Safe to call from several threads: one scan at a time."""
+        with self._lock:
+            result = self.scanner.scan()
+            if self._registry is None or result is not self._result:
+                self._result = result
+                self._registry = SkillRegistry.from_scan(
+                    result, disabled=self.settings.disabled, selection=self.settings.selection
+                )
+            return self._registry
