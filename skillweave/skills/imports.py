@@ -181,8 +181,8 @@ def _python_imports(data: bytes) -> list[str]:
     """Absolute module names a Python file imports unconditionally, in order."""
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return []
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # not Python this interpreter reads (or built to exhaust the parser)
     found: list[str] = []
     optional: set[int] = set()  # ids of nodes inside an optional-import guard
     for node in ast.walk(tree):

@@ -38,7 +38,7 @@ from skillweave.errors import (
     EnvironmentUnavailableError,
     InvalidKeyError,
 )
-from skillweave.skills.dependencies import DependencySpec
+from skillweave.skills.dependencies import DependencySpec, discover_dependencies
 from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
 from tests.mcp_manager.environment_support import (
@@ -211,6 +211,28 @@ async def test_a_python_environment_is_built_from_the_local_index_and_imports(
     assert again == Environment(environment.key, environment.ref, built=False)
     assert builder.builds == 1
     print(f"\npython environment built in {elapsed:.2f} s")
+
+
+@SANDBOX
+@NPM
+async def test_inferred_node_packages_are_installed_when_the_registry_has_them(
+    make_builder: MakeBuilder, store: LocalArtifactStore, registry: NpmRegistry
+) -> None:
+    """Best effort: what a script requires and nothing declares is installed if it can be;
+    a package the registry lacks is skipped and said so, not fatal."""
+    script = b"const p = require('swnode-plus');\nconst q = require('nowhere-pkg');\n"
+    spec = discover_dependencies({"scripts/use.js": script}, infer=True)
+    assert spec.inferred == ("swnode-plus", "nowhere-pkg")
+    builder = make_builder(npm_registry=registry.url)
+    environment = await builder.ensure(SKILL, VERSION, spec)
+    assert environment is not None
+    archive = await _archive(store, environment)
+    assert "node/node_modules/swnode-plus/index.js" in _members(archive)
+    manifest = _manifest(archive)
+    assert (manifest["inferred"], manifest["skipped"]) == (
+        ["swnode-plus", "nowhere-pkg"],
+        ["nowhere-pkg"],
+    )
 
 
 @SANDBOX

@@ -121,3 +121,9 @@ def test_the_base_environment_joins_what_a_skill_does_not_have() -> None:
     assert own.with_base(DependencySpec()) is own
     with pytest.raises(DependencyError, match=r"base_python\[0\]"):
         base_environment(["not a requirement!"], {})
+
+
+def test_a_script_built_to_exhaust_the_parser_infers_nothing_and_breaks_nothing() -> None:
+    deep = b"x = " + b"(" * 100_000 + b")" * 100_000 + b"\nimport pypdf\n"
+    found = infer_imports({"scripts/deep.py": deep, "scripts/ok.py": b"import openpyxl\n"})
+    assert list(found.python) == ["openpyxl"]
