@@ -24,6 +24,7 @@ from typing import Annotated, Any, Final, Literal, Self, Union, get_args, get_or
 from pydantic import (
     AliasChoices,
     BaseModel,
+    ConfigDict,
     Field,
     SecretBytes,
     SecretStr,
@@ -362,6 +363,63 @@ class EnvironmentSettings(BaseModel):
     )
 
 
+class EgressApproval(BaseModel):
+    """An operator's approval of a skill's network (``sandbox.egress.approvals[skill]``).
+
+    Attributes:
+        destinations: what may be reached, each as the skill declares it under
+            ``metadata.network`` (an approval of a destination the skill does not declare
+            approves nothing).
+        version: the skill version approved (its sha256); None: any version (its declaration
+            still has to name the destination).
+        private: destinations approved although they resolve to private addresses (a service
+            on the operator's network).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    destinations: tuple[str, ...] = ()
+    version: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    private: tuple[str, ...] = ()
+
+
+class CredentialBinding(BaseModel):
+    """A header the egress proxy adds to a skill's plain-HTTP requests to one destination,
+    its value a template over the skill's secrets (``Bearer ${SALES_TOKEN}``, from
+    ``SANDBOX__SKILL_SECRETS``); the script never holds it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    destination: str
+    header: str = Field(pattern=r"^[A-Za-z0-9-]{1,64}$")
+    value: str
+
+
+class EgressLimits(BaseModel):
+    """Caps on one execution's network egress."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_connections: int = Field(default=64, ge=1)
+    max_bytes: int = Field(default=64 * 1024 * 1024, ge=1, description="Both ways together.")
+    max_requests_per_second: float = Field(default=20.0, gt=0)
+
+
+class EgressSettings(BaseModel):
+    """Which skills may reach which hosts, through the manager's egress proxy
+    (``sandbox.egress``); nothing is reachable unless approved here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approvals: dict[str, EgressApproval] = Field(
+        default_factory=dict, description="Skill name → its approved destinations."
+    )
+    credentials: dict[str, list[CredentialBinding]] = Field(
+        default_factory=dict, description="Skill name → headers bound to destinations."
+    )
+    limits: EgressLimits = Field(default_factory=EgressLimits)
+
+
 class SandboxSettings(BaseModel):
     """How skill scripts are run: the MCP manager, its warm pool and its executors."""
 
@@ -427,6 +485,7 @@ class SandboxSettings(BaseModel):
     )
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
     environments: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
+    egress: EgressSettings = Field(default_factory=EgressSettings)
 
     @model_validator(mode="after")
     def _static_backend_has_its_executor(self) -> Self:

@@ -34,6 +34,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── ExecutionConflictError     an execution id reused differently, or interrupted
     │   ├── ExecutionInProgressError   its first run holds a live claim elsewhere; retry later
     │   ├── SandboxLostError           the sandbox died mid-execution; retry on a fresh one
+    │   ├── EgressPolicyError          a skill's network declaration or approval cannot be read
     │   └── ExecutorError              inside a sandbox (defined in sandbox_executor.errors:
     │                                  RequestRejectedError, ExecutorBusyError,
     │                                  IsolationUnavailableError)
@@ -63,6 +64,7 @@ __all__ = [
     "BinaryResourceError",
     "ConfigError",
     "DependencyError",
+    "EgressPolicyError",
     "EnvironmentBuildError",
     "EnvironmentUnavailableError",
     "ExecutionConflictError",
@@ -320,6 +322,11 @@ class SandboxLostError(SandboxError):
         self.execution_id = execution_id
         self.reason = reason
         super().__init__(f"execution {execution_id!r}: the sandbox was lost ({reason})")
+
+
+class EgressPolicyError(SandboxError):
+    """A network destination (declared by a skill, or approved by an operator) that cannot
+    be read; the message names the entry."""
 
 
 class StorageError(SkillweaveError):

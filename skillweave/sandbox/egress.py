@@ -1,0 +1,214 @@
+"""Network egress policy (DESIGN §6): which destinations a skill's scripts may reach, and why.
+
+A skill **declares** the hosts it needs under ``metadata.network``: a list of destinations
+(``["api.example.com:443", "*.example.org"]``), a mapping of destination to the reason shown to
+operators (``{"api.example.com:443": "reads the sales figures"}``), or a space-separated string.
+A destination is a host name, a ``*.`` wildcard over its subdomains, or an IP address, with an
+optional port (none: 80 and 443). Nothing is reachable until an operator **approves** the
+skill's destinations (``skillweave.config.EgressApproval``, in ``sandbox.egress``: which ones,
+pinned to a skill version when given, and which may resolve to a private address).
+
+:func:`decide` then judges each connection the egress proxy is asked for: the destination must
+be declared *and* approved, and every address its name resolves to must be public (not
+private, loopback, link-local, multicast, reserved or unspecified) unless that destination is
+approved as private. The proxy connects to the very address it checked, so a DNS answer cannot
+change between the check and the connection (no DNS rebinding).
+
+Pure: the manager's proxy (``mcp_manager.egress``) and the places that show a skill's network
+(``skills show``, the API) import it. Parsing refuses what it cannot read with a
+:class:`~skillweave.errors.EgressPolicyError` naming the entry.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from skillweave.config import EgressApproval
+from skillweave.errors import EgressPolicyError
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "Destination",
+    "Verdict",
+    "decide",
+    "declared_destinations",
+    "is_public",
+    "parse_destination",
+]
+
+DEFAULT_PORTS: Final = (80, 443)
+"""The ports a destination written without one may be reached on."""
+MAX_DESTINATIONS: Final = 64
+_MAX_HOST_CHARS: Final = 253
+_HOST_LABEL_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """Where a skill may connect.
+
+    Attributes:
+        host: a lower-case host name, ``*.example.org`` (its subdomains, not itself), or an IP
+            address.
+        ports: the ports allowed.
+        reason: why the skill needs it, as its author wrote (shown to operators).
+    """
+
+    host: str
+    ports: tuple[int, ...] = DEFAULT_PORTS
+    reason: str = ""
+
+    def __str__(self) -> str:
+        if self.ports == DEFAULT_PORTS:
+            return self.host
+        return ",".join(f"{self.host}:{port}" for port in self.ports)
+
+    def matches(self, host: str, port: int) -> bool:
+        """Whether a connection to `host` (lower case) on `port` is this destination."""
+        if port not in self.ports:
+            return False
+        if self.host.startswith("*."):
+            return fnmatch.fnmatchcase(host, self.host) and host.count(".") >= self.host.count(".")
+        return host == self.host
+
+
+def parse_destination(text: str, *, reason: str = "") -> Destination:
+    """A destination as written (``api.example.com:443``, ``*.example.org``, ``10.0.0.7:8080``).
+
+    Raises:
+        EgressPolicyError: not a host name, wildcard or address, or a port out of range.
+    """
+    entry = text.strip().lower()
+    host, port = entry, None
+    if entry.startswith("["):  # [IPv6]:port
+        host, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":") or None
+    elif entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+    ports = DEFAULT_PORTS
+    if port is not None:
+        if not port.isdigit() or not 1 <= int(port) <= 65_535:
+            raise EgressPolicyError(f"{text!r}: the port must be a number from 1 to 65535")
+        ports = (int(port),)
+    if not _valid_host(host):
+        raise EgressPolicyError(
+            f"{text!r}: not a host name (api.example.com), a wildcard (*.example.org) or an "
+            "IP address"
+        )
+    return Destination(host=host, ports=ports, reason=reason.strip())
+
+
+def _valid_host(host: str) -> bool:
+    if not host or len(host) > _MAX_HOST_CHARS:
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    name = host.removeprefix("*.")
+    labels = name.split(".")
+    # A wildcard needs a domain under a suffix (*.example.org, never *.com); a plain name may
+    # be one label (an intranet host, localhost).
+    least = 2 if host.startswith("*.") else 1
+    return len(labels) >= least and all(
+        label and len(label) <= 63 and set(label) <= _HOST_LABEL_CHARS and label[0] != "-"
+        for label in labels
+    )
+
+
+def declared_destinations(value: Any) -> tuple[Destination, ...]:
+    """What a skill's ``metadata.network`` declares (a list, a mapping to reasons, or a
+    space-separated string); () when absent.
+
+    Raises:
+        EgressPolicyError: an entry that is no destination, or more than
+            :data:`MAX_DESTINATIONS` of them.
+    """
+    if value is None:
+        return ()
+    entries: list[tuple[str, str]]
+    if isinstance(value, Mapping):
+        entries = [
+            (str(key), "" if reason is None else str(reason)) for key, reason in value.items()
+        ]
+    elif isinstance(value, list | tuple):
+        entries = [(str(item), "") for item in value]
+    else:
+        entries = [(item, "") for item in str(value).split()]
+    if len(entries) > MAX_DESTINATIONS:
+        raise EgressPolicyError(
+            f"{len(entries)} network destinations declared; at most {MAX_DESTINATIONS}"
+        )
+    return tuple(parse_destination(text, reason=reason) for text, reason in entries)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether a connection may go out, and why in one line (the audit record's reason)."""
+
+    allowed: bool
+    reason: str
+    destination: Destination | None = None
+
+
+def is_public(address: str) -> bool:
+    """Whether `address` is on the public internet: not private, loopback, link-local,
+    multicast, reserved, unspecified or shared (an IPv4 address mapped into IPv6 counts as
+    itself)."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def decide(
+    *,
+    skill: str,
+    version: str,
+    host: str,
+    port: int,
+    addresses: Sequence[str],
+    declared: Iterable[Destination],
+    approval: EgressApproval | None,
+) -> Verdict:
+    """Judge a connection of `skill` at `version` to `host`:`port`, whose name resolved to
+    `addresses` (the proxy connects to the first of them, checked here).
+
+    Refused, each with its reason: no approval for the skill, an approval of another version,
+    a destination the skill does not declare, one the operator did not approve, no address, or
+    an address that is not public while the destination is not approved as private.
+    """
+    host = host.strip().lower().rstrip(".")
+    if approval is None:
+        return Verdict(False, f"no network is approved for skill {skill!r}")
+    if approval.version is not None and approval.version != version:
+        return Verdict(
+            False,
+            f"the network approval of {skill!r} is for version {approval.version[:12]}, not "
+            f"{version[:12]}; approve this version",
+        )
+    wanted = f"{host}:{port}"
+    found = next((d for d in declared if d.matches(host, port)), None)
+    if found is None:
+        return Verdict(False, f"{wanted} is not among the destinations {skill!r} declares")
+    approved = [parse_destination(text) for text in approval.destinations]
+    if not any(d.matches(host, port) for d in approved):
+        return Verdict(False, f"{wanted} is declared by {skill!r} but not approved", found)
+    if not addresses:
+        return Verdict(False, f"{host} does not resolve", found)
+    private = [parse_destination(text) for text in approval.private]
+    if not any(d.matches(host, port) for d in private):
+        for address in addresses:
+            if not is_public(address):
+                return Verdict(
+                    False,
+                    f"{host} resolves to {address}, a private address, and {wanted} is not "
+                    "approved as private",
+                    found,
+                )
+    return Verdict(True, f"{wanted} is declared and approved", found)

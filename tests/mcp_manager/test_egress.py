@@ -1,0 +1,230 @@
+"""The egress proxy (issue 26), against a real "external API" on loopback that wants a bearer
+token: the approved skill gets 200 through the proxy, the token added by the proxy (the client
+never has it), by plain HTTP and through a CONNECT tunnel; everything else is refused with its
+reason, and every connection and request is audited."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+
+import pytest
+
+from mcp_manager.egress import EgressContext, EgressProxy, EgressRecord
+from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
+from skillweave.errors import EgressPolicyError
+from skillweave.sandbox.egress import (
+    decide,
+    declared_destinations,
+    is_public,
+    parse_destination,
+)
+
+TOKEN = "s3cret-sales-token"
+VERSION = "a" * 64
+
+
+@contextlib.asynccontextmanager
+async def external_api() -> AsyncIterator[int]:
+    """A tiny HTTP API on loopback: 200 with the request's path for the right bearer token,
+    401 otherwise."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        path = head.split(" ", 2)[1]
+        authorized = f"authorization: bearer {TOKEN}".lower() in head.lower()
+        status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")
+        writer.write(
+            f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            f"{body}".encode()
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield int(server.sockets[0].getsockname()[1])
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def context(port: int, *, skill: str = "sales", **changes: object) -> EgressContext:
+    fields: dict[str, object] = {
+        "run_id": "job-1",
+        "execution_id": "skillweave-job-job-1/script-4",
+        "skill": skill,
+        "version": VERSION,
+        "declared": declared_destinations(
+            {f"127.0.0.1:{port}": "the sales API", f"localhost:{port}": "the same, by name"}
+        ),
+        "approval": EgressApproval(
+            destinations=(f"127.0.0.1:{port}", f"localhost:{port}"),
+            private=(f"127.0.0.1:{port}",),  # the test's API is on loopback: approved as such
+            version=VERSION,
+        ),
+        "credentials": (
+            CredentialBinding(
+                destination=f"127.0.0.1:{port}",
+                header="Authorization",
+                value="Bearer ${SALES_TOKEN}",
+            ),
+        ),
+        "secrets": {"SALES_TOKEN": TOKEN},
+    }
+    fields.update(changes)
+    return EgressContext(**fields)  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def proxy_for(ctx: EgressContext) -> AsyncIterator[tuple[int, list[EgressRecord]]]:
+    records: list[EgressRecord] = []
+    proxy = EgressProxy(ctx, audit=records.append)
+    port = await proxy.serve_tcp()
+    try:
+        yield port, records
+    finally:
+        await proxy.aclose()
+
+
+def get(url: str, proxy_port: int) -> tuple[int, str]:
+    """GET `url` with urllib through the proxy, as a script would (HTTP_PROXY)."""
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{proxy_port}"})
+    )
+    try:
+        with opener.open(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+async def test_an_approved_skill_reaches_the_api_with_a_token_it_never_holds() -> None:
+    async with external_api() as api, proxy_for(context(api)) as (proxy, records):
+        status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{api}/q3?region=eu", proxy)
+    assert (status, body) == (200, "figures for /q3?region=eu")
+    (record,) = records
+    assert (record.kind, record.destination, record.method, record.path) == (
+        "request",
+        f"127.0.0.1:{api}",
+        "GET",
+        "/q3?region=eu",
+    )
+    assert record.allowed
+    assert record.reason == "forwarded with a bound credential"
+    assert record.bytes_in > 0
+    assert TOKEN not in record.model_dump_json()
+
+
+async def test_a_connect_tunnel_reaches_the_api_and_is_opaque() -> None:
+    """A tunnel carries whatever the client sends (TLS in life): no header is added."""
+    async with external_api() as api, proxy_for(context(api)) as (proxy, records):
+
+        def tunnel(authorization: str) -> str:
+            with socket.create_connection(("127.0.0.1", proxy), timeout=10) as sock:
+                sock.sendall(f"CONNECT 127.0.0.1:{api} HTTP/1.1\r\n\r\n".encode())
+                established = sock.recv(1024).decode()
+                assert established.startswith("HTTP/1.1 200"), established
+                sock.sendall(f"GET /t HTTP/1.1\r\n{authorization}Host: x\r\n\r\n".encode())
+                return b"".join(iter(lambda: sock.recv(4096), b"")).decode()
+
+        assert " 401 " in await asyncio.to_thread(tunnel, "")
+        assert "figures for /t" in await asyncio.to_thread(
+            tunnel, f"Authorization: Bearer {TOKEN}\r\n"
+        )
+    assert [(r.kind, r.allowed) for r in records] == [("connect", True), ("connect", True)]
+
+
+@pytest.mark.parametrize(
+    ("target", "ctx_changes", "says"),
+    [
+        ("http://127.0.0.1:{other}/x", {}, "is not among the destinations 'sales' declares"),
+        ("http://localhost:{api}/x", {}, "resolves to 127.0.0.1, a private address"),
+        ("http://127.0.0.1:{api}/x", {"skill": "other", "approval": None}, "no network is"),
+        (
+            "http://127.0.0.1:{api}/x",
+            {"approval": EgressApproval(destinations=(), version=VERSION)},
+            "is declared by 'sales' but not approved",
+        ),
+        (
+            "http://127.0.0.1:{api}/x",
+            {"approval": EgressApproval(destinations=("127.0.0.1",), version="b" * 64)},
+            "is for version bbbbbbbbbbbb",
+        ),
+    ],
+    ids=["unapproved-port", "name-to-private", "another-skill", "not-approved", "other-version"],
+)
+async def test_what_is_not_approved_is_refused_with_its_reason_and_audited(
+    target: str, ctx_changes: dict[str, object], says: str
+) -> None:
+    async with external_api() as api:
+        ctx = context(api, **ctx_changes)
+        async with proxy_for(ctx) as (proxy, records):
+            url = target.format(api=api, other=api + 1 if api < 65535 else api - 1)
+            status, body = await asyncio.to_thread(get, url, proxy)
+    assert status == 403
+    assert says in body, body
+    (record,) = records
+    assert not record.allowed
+    assert says in record.reason
+
+
+async def test_caps_refuse_with_429_and_say_which() -> None:
+    async with external_api() as api:
+        ctx = context(api, limits=EgressLimits(max_connections=1))
+        async with proxy_for(ctx) as (proxy, records):
+            first = await asyncio.to_thread(get, f"http://127.0.0.1:{api}/a", proxy)
+            second = await asyncio.to_thread(get, f"http://127.0.0.1:{api}/b", proxy)
+    assert first[0] == 200
+    assert second[0] == 429
+    assert "cap of 1 connections" in second[1]
+    assert [r.allowed for r in records] == [True, False]
+
+
+def test_destinations_are_read_strictly_and_addresses_judged() -> None:
+    assert parse_destination("API.example.com:8443").ports == (8443,)
+    assert parse_destination("*.example.org").ports == (80, 443)
+    assert parse_destination("[::1]:9000").host == "::1"
+    for bad in (
+        "",
+        "under_score",
+        "http://x.com",
+        "x.com:0",
+        "x.com:99999",
+        "*.",
+        "*.com",
+        "a b.com",
+    ):
+        with pytest.raises(EgressPolicyError):
+            parse_destination(bad)
+    wildcard = parse_destination("*.example.org")
+    assert wildcard.matches("api.example.org", 443)
+    assert not wildcard.matches("example.org", 443)
+    assert not wildcard.matches("evil-example.org", 443)
+    for private in (
+        "127.0.0.1",
+        "10.1.2.3",
+        "169.254.169.254",
+        "::1",
+        "::ffff:10.0.0.1",
+        "0.0.0.0",
+    ):
+        assert not is_public(private), private
+    assert is_public("93.184.216.34")
+    declared = declared_destinations(["api.example.com:443"])
+    approval = EgressApproval(destinations=("api.example.com:443",))
+    rebinding = decide(
+        skill="s",
+        version=VERSION,
+        host="api.example.com",
+        port=443,
+        addresses=["93.184.216.34", "127.0.0.1"],  # one answer is enough to refuse
+        declared=declared,
+        approval=approval,
+    )
+    assert not rebinding.allowed
+    assert "private address" in rebinding.reason
