@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import re
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +46,7 @@ from skillweave.sandbox.egress import Destination, Verdict, decide, parse_destin
 
 __all__ = [
     "EgressContext",
+    "EgressGateway",
     "EgressProxy",
     "EgressRecord",
     "Resolver",
@@ -185,50 +188,36 @@ class EgressProxy:
     # --- one client connection --------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await _read_head(reader)
+        except _Refused as refused:
+            await _close(writer, refused)
+            return
+        if head is not None:
+            await self.serve(head, reader, writer)
+        else:
+            await _close(writer)
+
+    async def serve(
+        self, head: _Head, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """Serve one client connection whose request head was read; closes it."""
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
             task.add_done_callback(self._handlers.discard)
+        refused: _Refused | None = None
         try:
-            head = await self._read_head(reader)
-            if head is None:
-                return
             if head[0] == "CONNECT":
                 await self._tunnel(head[1], reader, writer)
             else:
                 await self._forward(head, reader, writer)
-        except _Refused as refused:
-            await _answer(writer, refused.status, refused.reason)
+        except _Refused as exc:
+            refused = exc
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             pass
         finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    async def _read_head(
-        self, reader: asyncio.StreamReader
-    ) -> tuple[str, str, str, list[tuple[str, str]]] | None:
-        try:
-            raw = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.LimitOverrunError:
-            raise _Refused(431, "the request head is too large") from None
-        except asyncio.IncompleteReadError:
-            return None
-        if len(raw) > _MAX_HEAD_BYTES:
-            raise _Refused(431, "the request head is too large")
-        lines = raw.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            raise _Refused(400, "not an HTTP/1.x proxy request")
-        headers = []
-        for line in lines[1:]:
-            if line:
-                name, sep, value = line.partition(":")
-                if not sep:
-                    raise _Refused(400, f"a malformed header line: {line[:60]!r}")
-                headers.append((name.strip(), value.strip()))
-        return parts[0].upper(), parts[1], parts[2], headers
+            await _close(writer, refused)
 
     def _judge(
         self, *, kind: str, host: str, port: int, addresses: Sequence[str], method: str, path: str
@@ -310,7 +299,7 @@ class EgressProxy:
 
     async def _forward(
         self,
-        head: tuple[str, str, str, list[tuple[str, str]]],
+        head: _Head,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
@@ -423,6 +412,112 @@ class EgressProxy:
             record.reason,
         )
         self._audit(record)
+
+
+class EgressGateway:
+    """The manager's one listener for every execution's egress: a connection names its
+    execution by the token of its grant (``Proxy-Authorization: Bearer TOKEN``, which the
+    sandbox's side adds and the proxy never passes on), and that execution's
+    :class:`EgressProxy` judges it. A connection without a live grant gets ``407``.
+
+    Args:
+        audit: called with every record of every execution.
+        resolver: the DNS lookup (default: the system's).
+    """
+
+    def __init__(
+        self, *, audit: Callable[[EgressRecord], None], resolver: Resolver | None = None
+    ) -> None:
+        self._audit = audit
+        self._resolver = resolver
+        self._proxies: dict[str, EgressProxy] = {}
+        self._server: asyncio.AbstractServer | None = None
+        self.address: tuple[str, int] | None = None
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> tuple[str, int]:
+        """Listen on `host`:`port` (0: a free one); returns where."""
+        self._server = await asyncio.start_server(self._handle, host=host, port=port)
+        bound = self._server.sockets[0].getsockname()
+        self.address = (str(bound[0]), int(bound[1]))
+        return self.address
+
+    def grant(self, context: EgressContext) -> str:
+        """Open egress for one execution; returns the token its connections carry."""
+        token = secrets.token_urlsafe(24)
+        self._proxies[token] = EgressProxy(context, audit=self._audit, resolver=self._resolver)
+        return token
+
+    async def revoke(self, token: str) -> None:
+        """Close an execution's egress: no new connection; those in flight finish first
+        (a few seconds at most), so that their records are written."""
+        proxy = self._proxies.pop(token, None)
+        if proxy is not None:
+            await proxy.aclose()
+
+    async def aclose(self) -> None:
+        for token in list(self._proxies):
+            await self.revoke(token)
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await _read_head(reader)
+        except _Refused as refused:
+            await _close(writer, refused)
+            return
+        if head is None:
+            await _close(writer)
+            return
+        given = next((v for n, v in head[3] if n.lower() == "proxy-authorization"), "")
+        token = given.removeprefix("Bearer ").strip()
+        proxy = next((p for t, p in self._proxies.items() if hmac.compare_digest(t, token)), None)
+        if proxy is None:
+            await _close(writer, _Refused(407, "no egress is granted to this connection"))
+            return
+        await proxy.serve(head, reader, writer)
+
+
+_Head = tuple[str, str, str, list[tuple[str, str]]]
+"""A request head: method, target, HTTP version, headers."""
+
+
+async def _read_head(reader: asyncio.StreamReader) -> _Head | None:
+    """The request head (None: the client closed first).
+
+    Raises:
+        _Refused: too large, or not an HTTP/1.x request.
+    """
+    try:
+        raw = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError:
+        raise _Refused(431, "the request head is too large") from None
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    if len(raw) > _MAX_HEAD_BYTES:
+        raise _Refused(431, "the request head is too large")
+    lines = raw.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise _Refused(400, "not an HTTP/1.x proxy request")
+    headers = []
+    for line in lines[1:]:
+        if line:
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise _Refused(400, f"a malformed header line: {line[:60]!r}")
+            headers.append((name.strip(), value.strip()))
+    return parts[0].upper(), parts[1], parts[2], headers
+
+
+async def _close(writer: asyncio.StreamWriter, refused: _Refused | None = None) -> None:
+    if refused is not None:
+        await _answer(writer, refused.status, refused.reason)
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
 
 
 def _host_port(target: str, *, default: int) -> tuple[str, int]:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from mcp_manager.egress import EgressContext, EgressProxy, EgressRecord
+from mcp_manager.egress import EgressContext, EgressGateway, EgressProxy, EgressRecord
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
 from skillweave.errors import EgressPolicyError
 from skillweave.sandbox.egress import (
@@ -228,3 +228,39 @@ def test_destinations_are_read_strictly_and_addresses_judged() -> None:
     )
     assert not rebinding.allowed
     assert "private address" in rebinding.reason
+
+
+async def test_the_gateway_tells_executions_apart_by_their_grants() -> None:
+    records: list[EgressRecord] = []
+    gateway = EgressGateway(audit=records.append)
+    host, port = await gateway.start()
+
+    def get_with(url: str, token: str | None) -> tuple[int, str]:
+        request = urllib.request.Request(url)
+        if token is not None:
+            request.add_header("Proxy-Authorization", f"Bearer {token}")
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({"http": f"http://{host}:{port}"})
+        )
+        try:
+            with opener.open(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    try:
+        async with external_api() as api:
+            sales = gateway.grant(context(api))
+            other = gateway.grant(context(api, skill="other", approval=None))
+            url = f"http://127.0.0.1:{api}/q"
+            assert await asyncio.to_thread(get_with, url, sales) == (200, "figures for /q")
+            status, body = await asyncio.to_thread(get_with, url, other)
+            assert (status, "no network is approved for skill 'other'" in body) == (403, True)
+            for token in (None, "forged"):
+                status, body = await asyncio.to_thread(get_with, url, token)
+                assert (status, body) == (407, "no egress is granted to this connection\n")
+            await gateway.revoke(sales)
+            assert (await asyncio.to_thread(get_with, url, sales))[0] == 407
+    finally:
+        await gateway.aclose()
+    assert [(r.skill, r.allowed) for r in records] == [("sales", True), ("other", False)]
