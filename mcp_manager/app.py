@@ -40,6 +40,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
+from mcp_manager.egress import EgressService
 from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.executions import ExecutionService, PreparedEnvironment
 from mcp_manager.mcp_server import SkillMcp
@@ -203,9 +204,15 @@ def _pool(
 
 
 def _service(
-    settings: Settings, store: ArtifactStore, pool: SandboxPool, metrics: ManagerMetrics
+    settings: Settings,
+    store: ArtifactStore,
+    pool: SandboxPool,
+    metrics: ManagerMetrics,
+    *,
+    egress: EgressService | None = None,
 ) -> ExecutionService:
     return ExecutionService(
+        egress=egress,
         store=store,
         pool=pool,
         metrics=metrics,
@@ -366,6 +373,16 @@ def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Resp
     )
 
 
+async def _opened_egress(settings: Settings, store: ArtifactStore) -> EgressService | None:
+    """The egress proxy, listening, when an operator approved any skill's network
+    (``sandbox.egress.approvals``); None: no run reaches any network."""
+    if not settings.sandbox.egress.approvals:
+        return None
+    egress = EgressService(settings.sandbox.egress, store=store)
+    await egress.start()
+    return egress
+
+
 async def _opened_library(
     settings: Settings, store: ArtifactStore, *, publish: bool
 ) -> tuple[SkillLibrary, SkillRegistry]:
@@ -428,7 +445,8 @@ def create_app(
         metrics = ManagerMetrics()
         _announce_isolation(settings, metrics)
         pool = _pool(settings, backend, metrics)
-        service = _service(settings, the_store, pool, metrics)
+        egress = await _opened_egress(settings, the_store)
+        service = _service(settings, the_store, pool, metrics, egress=egress)
         front_door = SkillMcp(
             settings, registry=registry, store=the_store, run_script=service.execute
         )
@@ -445,6 +463,8 @@ def create_app(
         finally:
             await service.close()
             await pool.close()
+            if egress is not None:
+                await egress.aclose()
 
     app = FastAPI(title="skillweave MCP manager", lifespan=lifespan)
     app.state.token = token

@@ -29,10 +29,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import io
 import logging
 import re
 import secrets
 import time
+import zipfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,15 +43,30 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
-from skillweave.sandbox.egress import Destination, Verdict, decide, parse_destination
+from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
+from skillweave.errors import SkillFormatError
+from skillweave.sandbox.egress import (
+    Destination,
+    Verdict,
+    decide,
+    declared_destinations,
+    parse_destination,
+)
+from skillweave.sandbox.models import EgressGrant, ExecuteRequest
+from skillweave.skills.files import SKILL_FILE
+from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.names import name_key
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactStore
 
 __all__ = [
     "EgressContext",
     "EgressGateway",
     "EgressProxy",
     "EgressRecord",
+    "EgressService",
     "Resolver",
+    "declared_network",
 ]
 
 logger = logging.getLogger("skillweave.egress")
@@ -549,3 +566,119 @@ async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> Non
     with contextlib.suppress(ConnectionError, OSError):
         writer.write(head + body)
         await writer.drain()
+
+
+def declared_network(package: bytes) -> tuple[Destination, ...]:
+    """What the skill in `package` (its ZIP) declares under ``metadata.network``.
+
+    Raises:
+        EgressPolicyError: the declaration cannot be read (the entry is named).
+    """
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == SKILL_FILE]
+        top = min(names, key=lambda n: n.count("/"), default=None)
+        if top is None:
+            return ()
+        text = archive.read(top).decode("utf-8", "replace")
+    try:
+        data = parse_frontmatter(text, path=SKILL_FILE).data
+    except SkillFormatError:
+        return ()
+    metadata = data.get("metadata")
+    return declared_destinations(metadata.get("network") if isinstance(metadata, Mapping) else None)
+
+
+class EgressService:
+    """The manager's egress: the operator's approvals and credential bindings
+    (``sandbox.egress``), the :class:`EgressGateway`, and the audit log (each execution's
+    records stored beside its outputs, ``keys.egress_log_key``, and logged).
+
+    Args:
+        settings: ``sandbox.egress``.
+        store: where the records go.
+        host: the address the gateway listens on (the sandboxes' executors reach it).
+        resolver: the DNS lookup (default: the system's).
+    """
+
+    def __init__(
+        self,
+        settings: EgressSettings,
+        *,
+        store: ArtifactStore,
+        host: str = "127.0.0.1",
+        resolver: Resolver | None = None,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._host = host
+        self._records: dict[str, list[EgressRecord]] = {}
+        self._gateway = EgressGateway(audit=self._audit, resolver=resolver)
+        self._approvals = {name_key(k): v for k, v in settings.approvals.items()}
+        self._credentials = {name_key(k): tuple(v) for k, v in settings.credentials.items()}
+        self._runs: dict[str, tuple[str, str]] = {}  # token -> (run id, execution id)
+
+    async def start(self) -> None:
+        await self._gateway.start(self._host)
+
+    async def aclose(self) -> None:
+        await self._gateway.aclose()
+
+    def approval_of(self, skill: str) -> EgressApproval | None:
+        """The operator's approval of `skill`'s network (names compared as names are)."""
+        return self._approvals.get(name_key(skill))
+
+    def bound_secrets(self, skill: str) -> set[str]:
+        """The names of `skill`'s secrets bound to a destination: the proxy's, never the
+        script's."""
+        return {
+            name
+            for binding in self._credentials.get(name_key(skill), ())
+            for name in _SECRET_REFERENCE.findall(binding.value)
+        }
+
+    def open_grant(
+        self,
+        request: ExecuteRequest,
+        *,
+        declared: tuple[Destination, ...],
+        approval: EgressApproval,
+        secrets: Mapping[str, str],
+    ) -> EgressGrant:
+        """Open the network of one run; its executor bridges the sandbox to the grant."""
+        if self._gateway.address is None:
+            raise RuntimeError("the egress service was not started")
+        context = EgressContext(
+            run_id=request.run_id,
+            execution_id=request.execution_id,
+            skill=request.skill,
+            version=request.version,
+            declared=declared,
+            approval=approval,
+            credentials=self._credentials.get(name_key(request.skill), ()),
+            secrets=secrets,
+            limits=self.settings.limits,
+        )
+        token = self._gateway.grant(context)
+        self._records[request.execution_id] = []
+        self._runs[token] = (request.run_id, request.execution_id)
+        host, port = self._gateway.address
+        return EgressGrant(host=host, port=port, token=token)
+
+    async def close_grant(self, token: str) -> None:
+        """Close a run's network and store its records."""
+        await self._gateway.revoke(token)
+        run_id, execution_id = self._runs.pop(token, ("", ""))
+        records = self._records.pop(execution_id, [])
+        if records:
+            data = "".join(record.model_dump_json() + "\n" for record in records).encode()
+            try:
+                await self._store.put_bytes(
+                    keys.egress_log_key(run_id, execution_id),
+                    data,
+                    content_type="application/x-ndjson",
+                )
+            except Exception:  # the records are in the log too; the run's result matters more
+                logger.warning("egress records of %s not stored", execution_id, exc_info=True)
+
+    def _audit(self, record: EgressRecord) -> None:
+        self._records.setdefault(record.execution_id, []).append(record)

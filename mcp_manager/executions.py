@@ -50,6 +50,7 @@ from pydantic import BaseModel, Field
 from mcp_manager.backends import Sandbox
 from mcp_manager.cache import BoundedCache
 from mcp_manager.claims import Claim, ClaimRecord, Claims
+from mcp_manager.egress import EgressService, declared_network
 from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
 from mcp_manager.metrics import ManagerMetrics
@@ -60,6 +61,7 @@ from skillweave.errors import (
     ArtifactNotFoundError,
     ConfigError,
     DependencyError,
+    EgressPolicyError,
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
@@ -69,6 +71,7 @@ from skillweave.errors import (
 )
 from skillweave.sandbox.masking import mask_result, output_masker
 from skillweave.sandbox.models import (
+    EgressGrant,
     ExecuteRequest,
     ExecutionLimits,
     ExecutionResult,
@@ -239,9 +242,11 @@ class ExecutionService:
         default_timeout: float = 60.0,
         claim_lease: float = 20.0,
         environments: EnvironmentBuilder | None = None,
+        egress: EgressService | None = None,
     ) -> None:
         self._store = store
         self._environments = environments
+        self._egress = egress
         self._base = _base_environment(environments)
         self._specs: BoundedCache[str, DependencySpec] = BoundedCache(max_entries=_SPEC_CACHE)
         self._pool = pool
@@ -531,7 +536,41 @@ class ExecutionService:
         package, inputs = await self._validate(request, package_ref)
         # Before a sandbox is taken: a first use may build for minutes, holding none.
         environment = await self._environment_of(request, package)
-        run = self._sandbox_run(request, package, inputs, environment)
+        grant = await self._egress_grant(request, package)
+        try:
+            run = self._sandbox_run(request, package, inputs, environment, egress=grant)
+            return await self._run_in_sandbox(entry, fingerprint, run)
+        finally:
+            if grant is not None and self._egress is not None:
+                await self._egress.close_grant(grant.token)
+
+    async def _egress_grant(self, request: ExecuteRequest, package: bytes) -> EgressGrant | None:
+        """The run's network, when its skill declares destinations an operator approved
+        (``sandbox.egress``); None: no network at all, as every other run.
+
+        Raises:
+            ExecutionRejectedError: 422, the skill's network declaration cannot be read.
+        """
+        if self._egress is None:
+            return None
+        approval = self._egress.approval_of(request.skill)
+        if approval is None:
+            return None
+        try:
+            declared = await asyncio.to_thread(declared_network, package)
+        except EgressPolicyError as exc:
+            raise ExecutionRejectedError(422, f"skill {request.skill!r}: {exc}") from exc
+        if not declared:
+            return None
+        secrets = self._secrets_by_key.get(name_key(request.skill), {})
+        return self._egress.open_grant(
+            request, declared=declared, approval=approval, secrets=secrets
+        )
+
+    async def _run_in_sandbox(
+        self, entry: _Inflight, fingerprint: Fingerprint, run: SandboxRun
+    ) -> ExecutionResult:
+        request = entry.request
         sandbox, _ = await self._pool.claim()
         sending, handover, go = await self._begin(sandbox, run)
         claim = await self._claim_beside(request, fingerprint, sandbox, sending)
@@ -658,14 +697,22 @@ class ExecutionService:
         package: bytes,
         inputs: list[tuple[str, bytes]],
         environment: bytes | None,
+        *,
+        egress: EgressGrant | None = None,
     ) -> SandboxRun:
-        """What the sandbox is sent: the request with its skill's secrets and its limits."""
+        """What the sandbox is sent: the request with its skill's secrets (those bound to a
+        network destination stay with the egress proxy) and its limits."""
+        env = self._env_of(request)
+        if self._egress is not None:
+            for name in self._egress.bound_secrets(request.skill):
+                env.pop(name, None)
         body = ExecutorRequest(
             script=clean_script(request.script),
             args=request.args,
-            env=self._env_of(request),
+            env=env,
             limits=request.limits or self._default_limits,
             environment_sha256=hashlib.sha256(environment).hexdigest() if environment else None,
+            egress=egress,
         )
         return SandboxRun(
             request=request, body=body, package=package, inputs=inputs, environment=environment

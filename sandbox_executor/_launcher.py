@@ -36,6 +36,8 @@ import resource
 import sys
 
 _PR_SET_PDEATHSIG = 1
+_EGRESS_VARIABLE = "SKILLWEAVE_EGRESS_SOCKET"  # skillweave.sandbox.egress.STAGE_EGRESS_VARIABLE
+_EGRESS_PORT = 3128  # skillweave.sandbox.egress.SANDBOX_PROXY_PORT (stdlib-only file: no import)
 _EXIT_CANNOT_START = 127
 _KILL_ROUNDS = 100
 
@@ -460,6 +462,9 @@ def _stage(ready_fd: int) -> None:
     os.dup2(null, 0)
     os.close(null)
     kind, cwd, limits, argv, env = order
+    egress = env.pop(_EGRESS_VARIABLE, None)
+    if egress:
+        _start_forwarder(egress)
     os.chdir(cwd)
     _set_limits(limits)
     os.environ.clear()
@@ -496,6 +501,76 @@ def _stage(ready_fd: int) -> None:
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         status = 1
     _exit(main, status)
+
+
+def _start_forwarder(path: str) -> None:
+    """Start the run's egress forwarder (see ``sandbox_executor.egress``): a child that
+    listens on the sandbox's own ``127.0.0.1:3128`` and relays each connection to the Unix
+    socket `path`, which the executor bridges to the manager's egress proxy. Returns once it
+    listens, so that the script's first request finds it. The child imports what it needs
+    itself: the script's interpreter keeps the modules of a bare start. It dies with the
+    sandbox (the pid namespace's end) or with this process (``PR_SET_PDEATHSIG``)."""
+    ready, told = os.pipe()
+    stage = os.getpid()
+    if os.fork() != 0:
+        os.close(told)
+        os.read(ready, 1)  # b"R", or b"" when the child could not listen: the script finds out
+        os.close(ready)
+        return
+    os.close(ready)
+    try:
+        _die_with(stage)
+        _forward_until_killed(path, told)
+    finally:
+        os._exit(0)
+
+
+def _forward_until_killed(path: str, told: int) -> None:
+    import contextlib
+    import socket
+    import threading
+
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the script's streams are the executor's to read: not held open here
+        os.dup2(null, fd)
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        server.bind(("127.0.0.1", _EGRESS_PORT))
+        server.listen(64)
+    except OSError:
+        os.close(told)
+        return
+    os.write(told, b"R")
+    os.close(told)
+
+    def copy(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+    def relay(client: socket.socket) -> None:
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(path)
+        except OSError:
+            client.close()
+            return
+        back = threading.Thread(target=copy, args=(upstream, client), daemon=True)
+        back.start()
+        copy(client, upstream)
+        back.join()
+        client.close()
+        upstream.close()
+
+    while True:
+        client, _ = server.accept()
+        threading.Thread(target=relay, args=(client,), daemon=True).start()
 
 
 def _exit_status(exc: SystemExit) -> int:

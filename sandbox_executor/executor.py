@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
 from sandbox_executor.disk import usage as disk_usage
+from sandbox_executor.egress import EgressBridge
 from sandbox_executor.errors import ExecutorBusyError, ExecutorError, RequestRejectedError
 from sandbox_executor.identity import LAUNCHER, SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, write_etc
@@ -59,6 +60,7 @@ from sandbox_executor.workspace import (
     relative_parts,
     remove_tree,
 )
+from skillweave.sandbox.egress import EGRESS_SOCKET
 from skillweave.sandbox.models import ExecutionLimits, ExecutorRequest, ExecutorResult, Isolation
 
 __all__ = ["Executor", "ExecutorStatus"]
@@ -337,10 +339,17 @@ class Executor:
         # What the script may fill: its workspace (not what the executor put there) and, with
         # no sandbox of its own, its TMPDIR.
         disk = [(workspace.root, READ_ONLY_DIRS), (workspace.tmp, ())]
+        bridge = None
         try:
+            if request.egress is not None and self.plan.contained:
+                bridge = EgressBridge(request.egress)
+                await bridge.start(workspace.root / EGRESS_SOCKET)
             outcome = await runner.run(
                 stage, order, limits=request.limits, stdout=stdout, stderr=stderr, disk=disk
             )
+            if bridge is not None:
+                await bridge.aclose()
+                bridge = None
             collected = await asyncio.to_thread(
                 _collect_within_budget, workspace, disk, request.limits, outcome
             )
@@ -348,6 +357,8 @@ class Executor:
             stdout_text, stdout_truncated = stdout.head(inline)
             stderr_text, stderr_truncated = stderr.head(inline)
         finally:
+            if bridge is not None:
+                await bridge.aclose()
             self._files = {}
             self._finish()
         for capture in (stdout, stderr):

@@ -53,6 +53,7 @@ from sandbox_executor.isolation import (
 from sandbox_executor.limits import rlimits_for, tmpfs_bytes
 from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace
 from skillweave.errors import ExecutionRejectedError
+from skillweave.sandbox.egress import EGRESS_SOCKET, STAGE_EGRESS_VARIABLE, proxy_environment
 from skillweave.sandbox.models import (
     ExecutionLimits,
     ExecutorFile,
@@ -261,10 +262,15 @@ def build_order(
             f"script {request.script!r}: unsupported type {suffix or '(no extension)'!r};"
             f" use {known}, or mark the file executable"
         )
+    egress: dict[str, str] = {}
+    if request.egress is not None and isolated:
+        # The stage starts the forwarder to this socket; the script sees the proxy variables.
+        socket = f"{SANDBOX_WORKSPACE}/{EGRESS_SOCKET}"
+        egress = {**proxy_environment(), STAGE_EGRESS_VARIABLE: socket}
     order = RunOrder(
         kind=kind,
         argv=[*argv, *request.args],
-        env={**base_env(workspace, plan), **request.env},
+        env={**base_env(workspace, plan), **request.env, **egress},
         rlimits=rlimits_for(
             request.limits, isolation=plan.isolation, dedicated_user=user is not None
         ),

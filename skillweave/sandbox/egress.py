@@ -32,13 +32,46 @@ from skillweave.errors import EgressPolicyError
 
 __all__ = [
     "DEFAULT_PORTS",
+    "EGRESS_SOCKET",
+    "NO_PROXY_VARIABLES",
+    "PROXY_VARIABLES",
+    "SANDBOX_PROXY_PORT",
+    "STAGE_EGRESS_VARIABLE",
     "Destination",
     "Verdict",
     "decide",
     "declared_destinations",
     "is_public",
     "parse_destination",
+    "proxy_environment",
 ]
+
+SANDBOX_PROXY_PORT: Final = 3128
+"""Where a sandbox's scripts find the proxy: 127.0.0.1 on this port, in the sandbox's own
+network namespace (a forwarder there relays to :data:`EGRESS_SOCKET`)."""
+EGRESS_SOCKET: Final = ".skillweave/egress.sock"
+"""The Unix socket, in a run's workspace, that the executor serves for the sandbox's
+forwarder and bridges to the manager's egress proxy."""
+STAGE_EGRESS_VARIABLE: Final = "SKILLWEAVE_EGRESS_SOCKET"
+"""How the executor tells a sandbox's stage to start the forwarder (the stage removes it from
+the script's environment)."""
+PROXY_VARIABLES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+NO_PROXY_VARIABLES: Final = ("NO_PROXY", "no_proxy")
+
+
+def proxy_environment() -> dict[str, str]:
+    """What a script with egress finds in its environment: the standard proxy variables,
+    which urllib, requests, curl and most HTTP clients honour."""
+    url = f"http://127.0.0.1:{SANDBOX_PROXY_PORT}"
+    # Nothing bypasses the proxy: inside the sandbox nothing else listens, and a loopback
+    # address asked for is the operator's host, which only an approval may open.
+    return {
+        **dict.fromkeys(PROXY_VARIABLES, url),
+        **dict.fromkeys(NO_PROXY_VARIABLES, ""),
+        # Node's fetch reads the proxy variables when asked (Node 22.21 and 24.5 on).
+        "NODE_USE_ENV_PROXY": "1",
+    }
+
 
 DEFAULT_PORTS: Final = (80, 443)
 """The ports a destination written without one may be reached on."""

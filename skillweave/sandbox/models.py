@@ -18,6 +18,7 @@ from skillweave.config import IsolationChoice
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
+    "EgressGrant",
     "ExecuteRequest",
     "ExecutionLimits",
     "ExecutionResult",
@@ -180,6 +181,17 @@ def render_result(result: ExecutionResult, *, inline_chars: int = 8_000) -> str:
 # --- manager → executor --------------------------------------------------------------------
 
 
+class EgressGrant(BaseModel):
+    """Network egress for one run: the manager's egress proxy, and the token that names the
+    run there (``skillweave.sandbox.egress``). The executor bridges the sandbox to it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str = Field(min_length=1, max_length=255)
+    port: int = Field(ge=1, le=65_535)
+    token: str = Field(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$", repr=False)
+
+
 class ExecutorRequest(BaseModel):
     """The ``request`` field of the executor's ``POST /execute``."""
 
@@ -192,6 +204,9 @@ class ExecutorRequest(BaseModel):
         pattern=r"^[0-9a-f]{64}$",
         description="sha256 of the ``environment`` file sent with the request: the key an "
         "executor with an environment cache keeps it unpacked under.",
+    )
+    egress: EgressGrant | None = Field(
+        default=None, description="The run may reach the network through the egress proxy."
     )
 
 

@@ -74,6 +74,12 @@ _RESERVED_NAMES: Final = BASE_ENV_NAMES | {
     "GCONV_PATH",
     "GLIBC_TUNABLES",
     "LOCPATH",
+    # The egress proxy's: the executor sets them when a run may reach the network.
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "SKILLWEAVE_EGRESS_SOCKET",
 }
 _RESERVED_PREFIXES: Final = ("LD_", "PYTHON", "NODE_", "BASH_", "LC_", "MALLOC_", "EXECUTOR__")
 

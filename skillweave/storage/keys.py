@@ -43,6 +43,7 @@ __all__ = [
     "agent_key",
     "belongs_to_run",
     "decode_output_path",
+    "egress_log_key",
     "encode_output_path",
     "environment_claim_key",
     "environment_failure_key",
@@ -297,6 +298,12 @@ def execution_log_key(run_id: str, execution_id: str, stream: LogStream) -> str:
     if stream not in ("stdout", "stderr"):
         raise InvalidKeyError(str(stream), "the stream must be 'stdout' or 'stderr'")
     return f"{_execution_prefix(run_id, execution_id)}{stream}.txt"
+
+
+def egress_log_key(run_id: str, execution_id: str) -> str:
+    """``runs/{run_id}/executions/{digest}/egress.jsonl``: the egress proxy's records of one
+    execution (one JSON object a line: every connection and request, allowed or refused)."""
+    return validate_key(f"{_execution_prefix(run_id, execution_id)}egress.jsonl")
 
 
 def execution_result_key(execution_id: str) -> str:

@@ -1,0 +1,166 @@
+"""Network egress end to end (issue 26): a real manager, real sandboxes, a fake "external API"
+on loopback that wants a bearer token. The approved skill's scripts (Python urllib, curl) get
+200 through the sandbox's forwarder, the executor's bridge and the manager's egress proxy,
+which adds the token: the script's environment never holds it. Refused: an unapproved port;
+another skill (which has no network at all). Every connection is recorded with the run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from skillweave.config import Settings
+from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.storage.local import LocalArtifactStore
+from tests.conftest import write_skill
+from tests.integration.harness import Manager
+from tests.mcp_manager.environment_support import bwrap_works
+
+pytestmark = pytest.mark.timeout(120)
+
+TOKEN = "s3cret-sales-token-0123"
+
+FETCH = """
+import os, sys, urllib.error, urllib.request
+url = sys.argv[1]
+print("token in env:", any("s3cret" in v for v in os.environ.values()))
+try:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        print(response.status, response.read().decode())
+except urllib.error.HTTPError as error:
+    print(error.code, error.read().decode().strip())
+except OSError as error:
+    print("no network:", error)
+"""
+CURL = 'curl -sS --max-time 10 "$1"; echo " exit=$?"\n'
+
+
+@contextlib.asynccontextmanager
+async def external_api() -> AsyncIterator[int]:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        path = head.split(" ", 2)[1]
+        authorized = f"authorization: bearer {TOKEN}" in head.lower()
+        status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")
+        writer.write(
+            f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            f"{body}".encode()
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield int(server.sockets[0].getsockname()[1])
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def run(
+    manager: Manager, registry: SkillRegistry, skill: str, script: str, url: str
+) -> ExecutionResult:
+    found = registry.get(skill)
+    return await manager.client.execute(
+        ExecuteRequest(
+            execution_id=f"egress/{skill}/{time.monotonic_ns()}",
+            run_id="job-egress",
+            skill=skill,
+            version=found.version,
+            script=script,
+            args=[url],
+        )
+    )
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", "namespaces"])
+async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
+    tmp_path: Path, isolation: str
+) -> None:
+    if isolation == "bubblewrap" and not bwrap_works():
+        pytest.skip("bubblewrap cannot run a sandbox here")
+    async with external_api() as api:
+        library = tmp_path / "library"
+        network = f'metadata:\n  network:\n    "127.0.0.1:{api}": the sales API'
+        for name in ("sales-report", "other"):
+            write_skill(
+                library / name,
+                description="Reads the sales API. Use when sales figures are needed.",
+                extra=network,
+                files={"scripts/fetch.py": FETCH, "scripts/fetch.sh": CURL},
+            )
+        registry = SkillRegistry.from_scan(SkillScanner([library]).scan())
+        destination = f"127.0.0.1:{api}"
+        settings = Settings(
+            _env_file=None,
+            skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded")},
+            sandbox={
+                "manager_token": SecretStr("egress-manager-token"),
+                "isolation": isolation,
+                "pool_target": 1,
+                "pool_max": 3,
+                "skill_secrets": {"sales-report": {"SALES_TOKEN": SecretStr(TOKEN)}},
+                "egress": {
+                    "approvals": {
+                        "sales-report": {"destinations": [destination], "private": [destination]}
+                    },
+                    "credentials": {
+                        "sales-report": [
+                            {
+                                "destination": destination,
+                                "header": "Authorization",
+                                "value": "Bearer ${SALES_TOKEN}",
+                            }
+                        ]
+                    },
+                },
+            },
+        )
+        store = LocalArtifactStore(tmp_path / "store")
+        async with Manager.serving(settings, store=store, publish=True) as manager:
+            url = f"http://127.0.0.1:{api}/q3"
+            by_python = await run(manager, registry, "sales-report", "scripts/fetch.py", url)
+            by_curl = await run(manager, registry, "sales-report", "scripts/fetch.sh", url)
+            wrong_port = await run(
+                manager,
+                registry,
+                "sales-report",
+                "scripts/fetch.py",
+                f"http://127.0.0.1:{api + 1}/",
+            )
+            other = await run(manager, registry, "other", "scripts/fetch.py", url)
+
+    assert by_python.stdout.splitlines() == ["token in env: False", "200 figures for /q3"], (
+        by_python.stderr
+    )
+    assert by_curl.stdout.strip() == "figures for /q3 exit=0", by_curl.stderr
+    assert wrong_port.stdout.splitlines()[1].startswith("403 skillweave egress refused")
+    assert "is not among the destinations 'sales-report' declares" in wrong_port.stdout
+    # No approval: no forwarder, no proxy variables, nothing but the sandbox's own loopback.
+    assert other.stdout.splitlines()[1].startswith("no network:"), other.stdout
+
+    records = []
+    for ref in await store.list("runs/job-egress/"):
+        if ref.key.endswith("/egress.jsonl"):
+            lines = (await store.get_bytes(ref)).decode().splitlines()
+            records += [json.loads(line) for line in lines]
+    outcomes = sorted((r["kind"], r["allowed"], r["skill"]) for r in records)
+    assert outcomes == [
+        ("request", False, "sales-report"),
+        ("request", True, "sales-report"),
+        ("request", True, "sales-report"),
+    ]
+    assert all(TOKEN not in json.dumps(r) for r in records)
+
+
+def test_curl_is_here() -> None:
+    assert shutil.which("curl"), "the egress tests use curl as a script would"
