@@ -373,12 +373,14 @@ def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Resp
     )
 
 
-async def _opened_egress(settings: Settings, store: ArtifactStore) -> EgressService | None:
+async def _opened_egress(
+    settings: Settings, store: ArtifactStore, metrics: ManagerMetrics
+) -> EgressService | None:
     """The egress proxy, listening, when an operator approved any skill's network
     (``sandbox.egress.approvals``); None: no run reaches any network."""
     if not settings.sandbox.egress.approvals:
         return None
-    egress = EgressService(settings.sandbox.egress, store=store)
+    egress = EgressService(settings.sandbox.egress, store=store, metrics=metrics)
     await egress.start()
     return egress
 
@@ -445,7 +447,7 @@ def create_app(
         metrics = ManagerMetrics()
         _announce_isolation(settings, metrics)
         pool = _pool(settings, backend, metrics)
-        egress = await _opened_egress(settings, the_store)
+        egress = await _opened_egress(settings, the_store, metrics)
         service = _service(settings, the_store, pool, metrics, egress=egress)
         front_door = SkillMcp(
             settings, registry=registry, store=the_store, run_script=service.execute

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import SkillFormatError
 from skillweave.sandbox.egress import (
@@ -598,6 +599,7 @@ class EgressService:
         store: where the records go.
         host: the address the gateway listens on (the sandboxes' executors reach it).
         resolver: the DNS lookup (default: the system's).
+        metrics: where ``skillweave_egress_connections`` is counted.
     """
 
     def __init__(
@@ -607,9 +609,11 @@ class EgressService:
         store: ArtifactStore,
         host: str = "127.0.0.1",
         resolver: Resolver | None = None,
+        metrics: ManagerMetrics | None = None,
     ) -> None:
         self.settings = settings
         self._store = store
+        self._metrics = metrics
         self._host = host
         self._records: dict[str, list[EgressRecord]] = {}
         self._gateway = EgressGateway(audit=self._audit, resolver=resolver)
@@ -682,3 +686,6 @@ class EgressService:
 
     def _audit(self, record: EgressRecord) -> None:
         self._records.setdefault(record.execution_id, []).append(record)
+        if self._metrics is not None:
+            outcome = "allowed" if record.allowed else "refused"
+            self._metrics.egress.labels(skill=record.skill, outcome=outcome).inc()

@@ -78,6 +78,13 @@ class ManagerMetrics:
             ["reason"],
             registry=self.registry,
         )
+        self.egress = Counter(
+            "skillweave_egress_connections",
+            "Connections and requests through the egress proxy, by skill and outcome "
+            "(allowed, refused).",
+            ["skill", "outcome"],
+            registry=self.registry,
+        )
         self.environment_builds = Counter(
             "skillweave_sandbox_environment_builds",
             "Environments of skill dependencies this manager built (a build happens once per "

@@ -6,7 +6,8 @@ package imports this one (an import-linter contract in ``pyproject.toml`` says s
 can be read, tested and imported on their own.
 
 - :mod:`~skillweave.cli.skills`, :mod:`~skillweave.cli.agents`, :mod:`~skillweave.cli.runs`,
-  :mod:`~skillweave.cli.sandbox`: the ``skills``, ``agents``, ``runs`` and ``sandbox`` groups;
+  :mod:`~skillweave.cli.sandbox`, :mod:`~skillweave.cli.audit`: the ``skills``, ``agents``,
+  ``runs``, ``sandbox`` and ``audit`` groups;
 - :mod:`~skillweave.cli.jobs` and :mod:`~skillweave.cli.demo`: ``run`` and ``demo``, over
   :mod:`~skillweave.cli.job` (a job's inputs and its run) and :mod:`~skillweave.cli.view`
   (what a job shows);
@@ -28,7 +29,7 @@ from typing import Annotated
 import typer
 
 from skillweave import __version__
-from skillweave.cli import agents, demo, jobs, runs, sandbox, serve, skills
+from skillweave.cli import agents, audit, demo, jobs, runs, sandbox, serve, skills
 from skillweave.cli.console import out
 from skillweave.cli.errors import EXIT_USAGE, fail
 from skillweave.errors import ConfigError
@@ -46,6 +47,7 @@ app.add_typer(skills.skills_app, name="skills")
 app.add_typer(sandbox.sandbox_app, name="sandbox")
 app.add_typer(runs.runs_app, name="runs")
 app.add_typer(agents.agents_app, name="agents")
+app.add_typer(audit.audit_app, name="audit")
 app.command("run")(jobs.run_command)
 app.command("demo")(demo.demo)
 app.command("worker")(serve.worker)

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -90,7 +93,10 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
         pytest.skip("bubblewrap cannot run a sandbox here")
     async with external_api() as api:
         library = tmp_path / "library"
-        network = f'metadata:\n  network:\n    "127.0.0.1:{api}": the sales API'
+        network = (
+            f'metadata:\n  network:\n    "127.0.0.1:{api}": the sales API\n'
+            f'    "localhost:{api}": the same, by a name'
+        )
         for name in ("sales-report", "other"):
             write_skill(
                 library / name,
@@ -111,7 +117,10 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
                 "skill_secrets": {"sales-report": {"SALES_TOKEN": SecretStr(TOKEN)}},
                 "egress": {
                     "approvals": {
-                        "sales-report": {"destinations": [destination], "private": [destination]}
+                        "sales-report": {
+                            "destinations": [destination, f"localhost:{api}"],
+                            "private": [destination],  # the name is not: it must be public
+                        }
                     },
                     "credentials": {
                         "sales-report": [
@@ -138,6 +147,15 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
                 f"http://127.0.0.1:{api + 1}/",
             )
             other = await run(manager, registry, "other", "scripts/fetch.py", url)
+            by_name = await run(
+                manager, registry, "sales-report", "scripts/fetch.py", f"http://localhost:{api}/"
+            )
+            counted = {
+                outcome: await manager.metric(
+                    "skillweave_egress_connections_total", skill="sales-report", outcome=outcome
+                )
+                for outcome in ("allowed", "refused")
+            }
 
     assert by_python.stdout.splitlines() == ["token in env: False", "200 figures for /q3"], (
         by_python.stderr
@@ -145,6 +163,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
     assert by_curl.stdout.strip() == "figures for /q3 exit=0", by_curl.stderr
     assert wrong_port.stdout.splitlines()[1].startswith("403 skillweave egress refused")
     assert "is not among the destinations 'sales-report' declares" in wrong_port.stdout
+    assert "localhost resolves to 127.0.0.1, a private address" in by_name.stdout, by_name.stdout
     # No approval: no forwarder, no proxy variables, nothing but the sandbox's own loopback.
     assert other.stdout.splitlines()[1].startswith("no network:"), other.stdout
 
@@ -156,10 +175,24 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
     outcomes = sorted((r["kind"], r["allowed"], r["skill"]) for r in records)
     assert outcomes == [
         ("request", False, "sales-report"),
+        ("request", False, "sales-report"),
         ("request", True, "sales-report"),
         ("request", True, "sales-report"),
     ]
     assert all(TOKEN not in json.dumps(r) for r in records)
+    assert counted == {"allowed": 2, "refused": 2}
+
+    # As an operator reads them.
+    shown = subprocess.run(
+        [sys.executable, "-m", "skillweave.cli", "audit", "network", "--job", "job-egress"],
+        env={**os.environ, "STORAGE__LOCAL_DIR": str(tmp_path / "store"), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert shown.count("allowed") == 2
+    assert "refused" in shown
+    assert "is not among the destinations" in shown
 
 
 def test_curl_is_here() -> None:
