@@ -64,3 +64,12 @@ def test_quick_environments_benchmark_runs(capsys: pytest.CaptureFixture[str]) -
     assert "first-use build" in out
     for label in ("python: 2 small wheels", "node: 2 small packages"):
         assert label in out
+
+
+def test_quick_egress_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.egress_bench import main as egress_main
+
+    assert egress_main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "through the proxy" in out
+    assert "41 requests recorded" in out
