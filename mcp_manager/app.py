@@ -375,11 +375,9 @@ def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Resp
 
 async def _opened_egress(
     settings: Settings, store: ArtifactStore, metrics: ManagerMetrics
-) -> EgressService | None:
-    """The egress proxy, listening, when an operator approved any skill's network
-    (``sandbox.egress.approvals``); None: no run reaches any network."""
-    if not settings.sandbox.egress.approvals:
-        return None
+) -> EgressService:
+    """The egress proxy, listening (approvals are read per run: in the settings, and those
+    made over the API in the store)."""
     egress = EgressService(settings.sandbox.egress, store=store, metrics=metrics)
     await egress.start()
     return egress
@@ -465,8 +463,7 @@ def create_app(
         finally:
             await service.close()
             await pool.close()
-            if egress is not None:
-                await egress.aclose()
+            await egress.aclose()
 
     app = FastAPI(title="skillweave MCP manager", lifespan=lifespan)
     app.state.token = token

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import SkillFormatError
+from skillweave.sandbox.approvals import NetworkApprovals
 from skillweave.sandbox.egress import (
     Destination,
     Verdict,
@@ -590,9 +591,9 @@ def declared_network(package: bytes) -> tuple[Destination, ...]:
 
 
 class EgressService:
-    """The manager's egress: the operator's approvals and credential bindings
-    (``sandbox.egress``), the :class:`EgressGateway`, and the audit log (each execution's
-    records stored beside its outputs, ``keys.egress_log_key``, and logged).
+    """The manager's egress: the operator's approvals (``sandbox.egress`` and those made over
+    the API) and credential bindings, the :class:`EgressGateway`, and the audit log (each
+    execution's records stored beside its outputs, ``keys.egress_log_key``, and logged).
 
     Args:
         settings: ``sandbox.egress``.
@@ -617,7 +618,7 @@ class EgressService:
         self._host = host
         self._records: dict[str, list[EgressRecord]] = {}
         self._gateway = EgressGateway(audit=self._audit, resolver=resolver)
-        self._approvals = {name_key(k): v for k, v in settings.approvals.items()}
+        self._approvals = NetworkApprovals(store, settings)
         self._credentials = {name_key(k): tuple(v) for k, v in settings.credentials.items()}
         self._runs: dict[str, tuple[str, str]] = {}  # token -> (run id, execution id)
 
@@ -627,9 +628,11 @@ class EgressService:
     async def aclose(self) -> None:
         await self._gateway.aclose()
 
-    def approval_of(self, skill: str) -> EgressApproval | None:
-        """The operator's approval of `skill`'s network (names compared as names are)."""
-        return self._approvals.get(name_key(skill))
+    async def approval_of(self, skill: str) -> EgressApproval | None:
+        """The operator's approval of `skill`'s network: the settings', else one made over
+        the API (names compared as names are)."""
+        approval, _ = await self._approvals.of(skill)
+        return approval
 
     def bound_secrets(self, skill: str) -> set[str]:
         """The names of `skill`'s secrets bound to a destination: the proxy's, never the

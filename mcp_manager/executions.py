@@ -553,7 +553,7 @@ class ExecutionService:
         """
         if self._egress is None:
             return None
-        approval = self._egress.approval_of(request.skill)
+        approval = await self._egress.approval_of(request.skill)
         if approval is None:
             return None
         try:

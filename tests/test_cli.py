@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from skillweave.cli import app
-from tests.conftest import BUNDLED_SKILLS, MakeSkill
+from skillweave.config import get_settings
+from tests.conftest import BUNDLED_SKILLS, MakeSkill, write_skill
 
 runner = CliRunner()
 
@@ -178,6 +179,28 @@ def test_show_names_inferred_dependencies_on_stderr() -> None:
         "dependency: python openpyxl (inferred from the scripts' imports)",
         "dependency: python pypdf (inferred from the scripts' imports)",
     ]
+
+
+def test_show_names_the_network_a_skill_declares_and_its_approval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_skill(
+        tmp_path / "lib" / "sales",
+        description="Sales. Use for sales.",
+        extra='metadata:\n  network:\n    "api.example.com:443": reads the figures',
+    )
+    monkeypatch.setenv("STORAGE__LOCAL_DIR", str(tmp_path / "store"))
+    code, _, err = run("skills", "show", "sales", "--dir", str(tmp_path / "lib"))
+    assert code == 0
+    assert "network: api.example.com:443 (reads the figures): not approved" in err
+    assert "must be a string" not in err  # a structured network is no spec violation
+    approvals = (
+        '{"sales": {"destinations": ["api.example.com:443"], "version": "' + "a" * 64 + '"}}'
+    )
+    monkeypatch.setenv("SANDBOX__EGRESS__APPROVALS", approvals)
+    get_settings.cache_clear()
+    code, _, err = run("skills", "show", "sales", "--dir", str(tmp_path / "lib"))
+    assert "approved in the settings, version aaaaaaaaaaaa" in err
 
 
 def test_show_unknown_skill(lib: Path) -> None:

@@ -32,6 +32,7 @@ __all__ = ["api_app", "serve_api"]
 @contextlib.asynccontextmanager
 async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     """The API app over the settings' engine, with what the engine needs open."""
+    from skillweave.api.network import router as network_router
     from skillweave.api.skills import open_skills, serve_uploaded_skills
     from skillweave.api.skills import router as skills_router
 
@@ -45,7 +46,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
             yield create_api(
                 own,
                 store=opened.store,
-                routers=[skills_router, agents_router, runs_router],
+                routers=[skills_router, network_router, agents_router, runs_router],
                 on_startup=[*hooks, open_agents, open_runs(opened.engine)],
             )
 

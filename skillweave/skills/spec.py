@@ -300,6 +300,9 @@ def _optional_field_messages(data: Mapping[Any, Any]) -> list[tuple[str, str]]:
                     messages.append(("metadata", f"key {key!r} must be a string"))
                 elif key == "dependencies" and declares_packages(value):
                     continue  # package dependencies: their shape is checked with the extensions
+                elif key == "network" and _network_shaped(value):
+                    continue  # destinations (a list, or destination -> reason): the egress
+                    # policy reads them (skillweave.sandbox.egress)
                 elif not isinstance(value, str):
                     messages.append(
                         (f"metadata.{key}", f"must be a string, not {type(value).__name__}")
@@ -332,6 +335,16 @@ def _check_extensions(values: Mapping[Any, Any], *, path: str, prefix: str) -> l
         if value is not None and parse_bool(value) is None:
             found.append(Diagnostic(path, f"{prefix}{key}", "must be 'true' or 'false'"))
     return found
+
+
+def _network_shaped(value: Any) -> bool:
+    """A ``metadata.network`` of a shape the egress policy reads: a list of strings, or a
+    mapping of strings to strings (the reasons)."""
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and isinstance(v, str | None) for k, v in value.items())
+    return False
 
 
 def parse_bool(value: Any) -> bool | None:

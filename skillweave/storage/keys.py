@@ -38,6 +38,7 @@ __all__ = [
     "AGENTS_PREFIX",
     "MAX_KEY_BYTES",
     "MAX_TRANSCRIPT_SEQ",
+    "NETWORK_PREFIX",
     "SKILLS_PREFIX",
     "LogStream",
     "agent_key",
@@ -54,6 +55,7 @@ __all__ = [
     "execution_log_key",
     "execution_output_key",
     "execution_result_key",
+    "network_approval_key",
     "payload_key",
     "run_input_key",
     "run_prefix",
@@ -188,11 +190,18 @@ def skill_package_key(name: str, version: str) -> str:
 
 SKILLS_PREFIX: Final = "catalog/skills/"
 AGENTS_PREFIX: Final = "catalog/agents/"
+NETWORK_PREFIX: Final = "catalog/network/"
 
 
 def skill_index_key(name: str) -> str:
     """``catalog/skills/{name}.json``: an uploaded skill's record (versions, enabled)."""
     return f"{SKILLS_PREFIX}{_name(name, 'skill name')}.json"
+
+
+def network_approval_key(name: str) -> str:
+    """``catalog/network/{name}.json``: an operator's approval of a skill's network, made over
+    the API (``PUT /v1/skills/{name}/network``)."""
+    return f"{NETWORK_PREFIX}{_name(name, 'skill name')}.json"
 
 
 def agent_key(agent_id: str) -> str:

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from skillweave.config import Settings
+from skillweave.config import EgressApproval, Settings
+from skillweave.sandbox.approvals import NetworkApprovals
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
@@ -150,6 +151,16 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
             by_name = await run(
                 manager, registry, "sales-report", "scripts/fetch.py", f"http://localhost:{api}/"
             )
+            # An approval made over the API (the store) reaches the manager's next runs.
+            await NetworkApprovals(store).put(
+                "other", EgressApproval(destinations=(destination,), private=(destination,))
+            )
+            deadline = time.monotonic() + 10
+            while True:
+                approved_later = await run(manager, registry, "other", "scripts/fetch.py", url)
+                if not approved_later.stdout.splitlines()[1].startswith("no network"):
+                    break
+                assert time.monotonic() < deadline, approved_later.stdout
             counted = {
                 outcome: await manager.metric(
                     "skillweave_egress_connections_total", skill="sales-report", outcome=outcome
@@ -166,6 +177,8 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
     assert "localhost resolves to 127.0.0.1, a private address" in by_name.stdout, by_name.stdout
     # No approval: no forwarder, no proxy variables, nothing but the sandbox's own loopback.
     assert other.stdout.splitlines()[1].startswith("no network:"), other.stdout
+    # Reached through the proxy, but the credential is sales-report's: the API says who?
+    assert approved_later.stdout.splitlines()[1] == "401 who?"
 
     records = []
     for ref in await store.list("runs/job-egress/"):
@@ -176,6 +189,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
     assert outcomes == [
         ("request", False, "sales-report"),
         ("request", False, "sales-report"),
+        ("request", True, "other"),
         ("request", True, "sales-report"),
         ("request", True, "sales-report"),
     ]
@@ -190,7 +204,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
         text=True,
         check=True,
     ).stdout
-    assert shown.count("allowed") == 2
+    assert shown.count("allowed") == 3
     assert "refused" in shown
     assert "is not among the destinations" in shown
 
