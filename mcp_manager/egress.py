@@ -207,15 +207,9 @@ class EgressProxy:
     # --- one client connection --------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await _read_head(reader)
-        except _Refused as refused:
-            await _close(writer, refused)
-            return
+        head = await _head_or_close(reader, writer)
         if head is not None:
             await self.serve(head, reader, writer)
-        else:
-            await _close(writer)
 
     async def serve(
         self, head: _Head, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -482,13 +476,8 @@ class EgressGateway:
                 await self._server.wait_closed()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await _read_head(reader)
-        except _Refused as refused:
-            await _close(writer, refused)
-            return
+        head = await _head_or_close(reader, writer)
         if head is None:
-            await _close(writer)
             return
         given = next((v for n, v in head[3] if n.lower() == "proxy-authorization"), "")
         token = given.removeprefix("Bearer ").strip()
@@ -529,6 +518,21 @@ async def _read_head(reader: asyncio.StreamReader) -> _Head | None:
                 raise _Refused(400, f"a malformed header line: {line[:60]!r}")
             headers.append((name.strip(), value.strip()))
     return parts[0].upper(), parts[1], parts[2], headers
+
+
+async def _head_or_close(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> _Head | None:
+    """The connection's request head; None once the connection is answered and closed (a
+    refused head) or was closed by the client first."""
+    try:
+        head = await _read_head(reader)
+    except _Refused as refused:
+        await _close(writer, refused)
+        return None
+    if head is None:
+        await _close(writer)
+    return head
 
 
 async def _close(writer: asyncio.StreamWriter, refused: _Refused | None = None) -> None:

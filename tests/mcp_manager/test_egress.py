@@ -23,34 +23,10 @@ from skillweave.sandbox.egress import (
     is_public,
     parse_destination,
 )
+from tests.mcp_manager.egress_support import external_api
 
 TOKEN = "s3cret-sales-token"
 VERSION = "a" * 64
-
-
-@contextlib.asynccontextmanager
-async def external_api() -> AsyncIterator[int]:
-    """A tiny HTTP API on loopback: 200 with the request's path for the right bearer token,
-    401 otherwise."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        path = head.split(" ", 2)[1]
-        authorized = f"authorization: bearer {TOKEN}".lower() in head.lower()
-        status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")
-        writer.write(
-            f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            f"{body}".encode()
-        )
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield int(server.sockets[0].getsockname()[1])
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 def context(port: int, *, skill: str = "sales", **changes: object) -> EgressContext:
@@ -104,7 +80,7 @@ def get(url: str, proxy_port: int) -> tuple[int, str]:
 
 
 async def test_an_approved_skill_reaches_the_api_with_a_token_it_never_holds() -> None:
-    async with external_api() as api, proxy_for(context(api)) as (proxy, records):
+    async with external_api(TOKEN) as api, proxy_for(context(api)) as (proxy, records):
         status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{api}/q3?region=eu", proxy)
     assert (status, body) == (200, "figures for /q3?region=eu")
     (record,) = records
@@ -122,7 +98,7 @@ async def test_an_approved_skill_reaches_the_api_with_a_token_it_never_holds() -
 
 async def test_a_connect_tunnel_reaches_the_api_and_is_opaque() -> None:
     """A tunnel carries whatever the client sends (TLS in life): no header is added."""
-    async with external_api() as api, proxy_for(context(api)) as (proxy, records):
+    async with external_api(TOKEN) as api, proxy_for(context(api)) as (proxy, records):
 
         def tunnel(authorization: str) -> str:
             with socket.create_connection(("127.0.0.1", proxy), timeout=10) as sock:
@@ -161,7 +137,7 @@ async def test_a_connect_tunnel_reaches_the_api_and_is_opaque() -> None:
 async def test_what_is_not_approved_is_refused_with_its_reason_and_audited(
     target: str, ctx_changes: dict[str, object], says: str
 ) -> None:
-    async with external_api() as api:
+    async with external_api(TOKEN) as api:
         ctx = context(api, **ctx_changes)
         async with proxy_for(ctx) as (proxy, records):
             url = target.format(api=api, other=api + 1 if api < 65535 else api - 1)
@@ -174,7 +150,7 @@ async def test_what_is_not_approved_is_refused_with_its_reason_and_audited(
 
 
 async def test_caps_refuse_with_429_and_say_which() -> None:
-    async with external_api() as api:
+    async with external_api(TOKEN) as api:
         ctx = context(api, limits=EgressLimits(max_connections=1))
         async with proxy_for(ctx) as (proxy, records):
             first = await asyncio.to_thread(get, f"http://127.0.0.1:{api}/a", proxy)
@@ -249,7 +225,7 @@ async def test_the_gateway_tells_executions_apart_by_their_grants() -> None:
             return error.code, error.read().decode()
 
     try:
-        async with external_api() as api:
+        async with external_api(TOKEN) as api:
             sales = gateway.grant(context(api))
             other = gateway.grant(context(api, skill="other", approval=None))
             url = f"http://127.0.0.1:{api}/q"

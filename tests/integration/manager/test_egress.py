@@ -6,15 +6,12 @@ another skill (which has no network at all). Every connection is recorded with t
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +24,7 @@ from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
 from tests.integration.harness import Manager
+from tests.mcp_manager.egress_support import external_api
 from tests.mcp_manager.environment_support import bwrap_works
 
 pytestmark = pytest.mark.timeout(120)
@@ -46,28 +44,6 @@ except OSError as error:
     print("no network:", error)
 """
 CURL = 'curl -sS --max-time 10 "$1"; echo " exit=$?"\n'
-
-
-@contextlib.asynccontextmanager
-async def external_api() -> AsyncIterator[int]:
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        path = head.split(" ", 2)[1]
-        authorized = f"authorization: bearer {TOKEN}" in head.lower()
-        status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")
-        writer.write(
-            f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            f"{body}".encode()
-        )
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield int(server.sockets[0].getsockname()[1])
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 async def run(
@@ -92,7 +68,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
 ) -> None:
     if isolation == "bubblewrap" and not bwrap_works():
         pytest.skip("bubblewrap cannot run a sandbox here")
-    async with external_api() as api:
+    async with external_api(TOKEN) as api:
         library = tmp_path / "library"
         network = (
             f'metadata:\n  network:\n    "127.0.0.1:{api}": the sales API\n'
