@@ -90,6 +90,9 @@ _STAGE_START_SECONDS: Final = 15.0
 _PIPE_CAPACITY: Final = 65536
 """Linux's default pipe buffer: what a write into an empty pipe takes without blocking."""
 STAGE_PATH: Final = "/run/skillweave/stage.py"
+NODE_PROXY: Final = Path(__file__).with_name("node_proxy.js")
+"""Node's fetch through the egress proxy, for Node versions that ignore the proxy variables."""
+NODE_PROXY_PATH: Final = "/run/skillweave/node-proxy.js"
 """Where the stage program is bound inside a contained sandbox (bubblewrap or namespaces)."""
 
 
@@ -267,6 +270,8 @@ def build_order(
         # The stage starts the forwarder to this socket; the script sees the proxy variables.
         socket = f"{SANDBOX_WORKSPACE}/{EGRESS_SOCKET}"
         egress = {**proxy_environment(), STAGE_EGRESS_VARIABLE: socket}
+        # Node's fetch before Node 22.21/24 ignores the proxy variables: a preload fixes it.
+        egress["NODE_OPTIONS"] = f"--require {NODE_PROXY_PATH}"
     order = RunOrder(
         kind=kind,
         argv=[*argv, *request.args],
@@ -423,7 +428,7 @@ def _stage_launch(
             limits=spec.limits,
             workspace=spec.workspace.root,
             read_only=list(READ_ONLY_DIRS),
-            files=[(spec.launcher, STAGE_PATH)],
+            files=[(spec.launcher, STAGE_PATH), (NODE_PROXY, NODE_PROXY_PATH)],
         )
         command, contained = contained_argv(
             spec.plan, view, command=[python, STAGE_PATH, *stage_spec], seccomp_fd=seccomp_fd

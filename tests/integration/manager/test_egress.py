@@ -44,6 +44,11 @@ except OSError as error:
     print("no network:", error)
 """
 CURL = 'curl -sS --max-time 10 "$1"; echo " exit=$?"\n'
+NODE = """
+fetch(process.argv[2])
+  .then(async (response) => console.log(response.status, await response.text()))
+  .catch((error) => console.log("no network:", error.cause ? error.cause.code : error.message));
+"""
 
 
 async def run(
@@ -79,7 +84,11 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
                 library / name,
                 description="Reads the sales API. Use when sales figures are needed.",
                 extra=network,
-                files={"scripts/fetch.py": FETCH, "scripts/fetch.sh": CURL},
+                files={
+                    "scripts/fetch.py": FETCH,
+                    "scripts/fetch.sh": CURL,
+                    "scripts/fetch.js": NODE,
+                },
             )
         registry = SkillRegistry.from_scan(SkillScanner([library]).scan())
         destination = f"127.0.0.1:{api}"
@@ -116,6 +125,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
             url = f"http://127.0.0.1:{api}/q3"
             by_python = await run(manager, registry, "sales-report", "scripts/fetch.py", url)
             by_curl = await run(manager, registry, "sales-report", "scripts/fetch.sh", url)
+            by_node = await run(manager, registry, "sales-report", "scripts/fetch.js", url)
             wrong_port = await run(
                 manager,
                 registry,
@@ -148,6 +158,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
         by_python.stderr
     )
     assert by_curl.stdout.strip() == "figures for /q3 exit=0", by_curl.stderr
+    assert by_node.stdout.strip() == "200 figures for /q3", by_node.stdout + by_node.stderr
     assert wrong_port.stdout.splitlines()[1].startswith("403 skillweave egress refused")
     assert "is not among the destinations 'sales-report' declares" in wrong_port.stdout
     assert "localhost resolves to 127.0.0.1, a private address" in by_name.stdout, by_name.stdout
@@ -168,9 +179,10 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
         ("request", True, "other"),
         ("request", True, "sales-report"),
         ("request", True, "sales-report"),
+        ("request", True, "sales-report"),
     ]
     assert all(TOKEN not in json.dumps(r) for r in records)
-    assert counted == {"allowed": 2, "refused": 2}
+    assert counted == {"allowed": 3, "refused": 2}
 
     # As an operator reads them.
     shown = subprocess.run(
@@ -180,7 +192,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
         text=True,
         check=True,
     ).stdout
-    assert shown.count("allowed") == 3
+    assert shown.count("allowed") == 4
     assert "refused" in shown
     assert "is not among the destinations" in shown
 
