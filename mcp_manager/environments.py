@@ -154,6 +154,11 @@ _NPM_CULPRITS: Final = (
 )
 
 _Tool = Literal["pip", "npm"]
+_BRIEF: Final[dict[str, tuple[str, ...]]] = {
+    "pip": ("--retries", "0", "--timeout", "10"),
+    "npm": ("--fetch-retries", "0", "--fetch-timeout", "10000"),
+}
+"""How inferred packages are asked for: no retries, a short timeout."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -600,9 +605,11 @@ class EnvironmentBuilder:
     ) -> list[str]:
         """Install inferred `packages` with `tool`: all at once, else one by one; a package
         that cannot be installed is skipped (a script that needs it fails as it would have
-        without inference). Returns the skipped ones."""
+        without inference). Returns the skipped ones. An unreachable index is asked once,
+        briefly: a guess must not hold a first run for pip's or npm's full retries."""
+        brief = _BRIEF[tool]
         try:
-            await run(tool, argv(*packages))
+            await run(tool, argv(*brief, *packages))
             return []
         except _Failed as failure:
             if len(packages) == 1:
@@ -611,7 +618,7 @@ class EnvironmentBuilder:
         skipped = []
         for package in packages:
             try:
-                await run(tool, argv(package))
+                await run(tool, argv(*brief, package))
             except _Failed as failure:
                 log.write(f"# skipped inferred {package!r}: {failure.reason}\n".encode())
                 skipped.append(package)
