@@ -297,8 +297,12 @@ class EgressProxy:
         upstream_reader, upstream_writer = await self._open(
             host, port, kind="connect", method="CONNECT", path=""
         )
-        writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-        await writer.drain()
+        try:
+            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            await writer.drain()
+        except BaseException:
+            upstream_writer.close()  # the client went before the tunnel: close what it opened
+            raise
         sent, received = await self._relay(reader, writer, upstream_reader, upstream_writer)
         self._record(
             kind="connect",
@@ -327,7 +331,11 @@ class EgressProxy:
         upstream_reader, upstream_writer = await self._open(
             host, port, kind="request", method=method, path=path
         )
-        injected = self._credentials(host, port)
+        try:
+            injected = self._credentials(host, port)
+        except BaseException:
+            upstream_writer.close()
+            raise
         kept = [
             (name, value)
             for name, value in headers

@@ -28,6 +28,7 @@ import ast
 import posixpath
 import re
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -109,6 +110,7 @@ _NODE_SPECIFIER: Final = re.compile(
 _NPM_NAME: Final = re.compile(r"(?:@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*")
 _IMPORT_ERRORS: Final = frozenset({"ImportError", "ModuleNotFoundError", "Exception"})
 _MAX_FILE_BYTES: Final = 1024 * 1024
+_PARSING: Final = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +182,12 @@ def _prefixes(name: str) -> Iterator[str]:
 def _python_imports(data: bytes) -> list[str]:
     """Absolute module names a Python file imports unconditionally, in order."""
     try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # One parse at a time: CPython 3.11's AST constructor keeps its recursion depth in
+        # shared state, and parses in several threads at once fail ("recursion depth
+        # mismatch"): a manager infers for concurrent first runs in threads.
+        with _PARSING:
+            tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return []  # not Python this interpreter reads (or built to exhaust the parser)
     found: list[str] = []
     optional: set[int] = set()  # ids of nodes inside an optional-import guard

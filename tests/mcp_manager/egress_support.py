@@ -13,16 +13,20 @@ async def external_api(token: str) -> AsyncIterator[int]:
     ``Authorization: Bearer TOKEN``, 401 ``who?`` otherwise; one request per connection."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        path = head.split(" ", 2)[1]
-        authorized = f"authorization: bearer {token}".lower() in head.lower()
-        status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")
-        writer.write(
-            f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            f"{body}".encode()
-        )
-        await writer.drain()
-        writer.close()
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            path = head.split(" ", 2)[1]
+            authorized = f"authorization: bearer {token}".lower() in head.lower()
+            status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")
+            writer.write(
+                f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
+                f"\r\n{body}".encode()
+            )
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client went first
+        finally:
+            writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     try:

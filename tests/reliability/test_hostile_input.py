@@ -100,16 +100,23 @@ def _by_id(cases: list[dict[str, Any]]) -> Any:
 
 
 def tree(root: Path) -> dict[str, str]:
-    """Every path under `root`: a folder, a symlink's target or a file's sha256."""
+    """Every path under `root`: a folder, a symlink's target or a file's sha256. A store's
+    files being written at that moment (``.sw-tmp-…``, renamed into place when complete, or
+    gone meanwhile) are not files yet and are left out."""
     found: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
-        if path.is_symlink():
-            found[relative] = f"-> {os.readlink(path)}"
-        elif path.is_dir():
-            found[relative] = "folder"
-        else:
-            found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+        if path.name.startswith(".sw-tmp-"):
+            continue
+        try:
+            if path.is_symlink():
+                found[relative] = f"-> {os.readlink(path)}"
+            elif path.is_dir():
+                found[relative] = "folder"
+            else:
+                found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            continue  # removed between the listing and the look
     return found
 
 

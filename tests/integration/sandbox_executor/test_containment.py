@@ -272,7 +272,8 @@ print(json.dumps({"report": report, **listing}))
         "workspace",
     }
     assert seen["tmp"] == []
-    assert seen["run"] == ["/run/skillweave/stage.py"]  # the sandbox's own stage program
+    # The sandbox's own stage program, and the Node preload of runs with network egress.
+    assert seen["run"] == ["/run/skillweave/node-proxy.js", "/run/skillweave/stage.py"]
     assert executor.alive()
 
 
