@@ -1,8 +1,10 @@
 """The egress proxy (DESIGN §6): the only way a sandboxed script reaches the network.
 
 One :class:`EgressProxy` serves one execution of one skill (:class:`EgressContext`): an HTTP
-forward proxy for ``http://`` requests and ``CONNECT`` tunnels for TLS, on a Unix socket the
-sandbox is given (or a loopback port, for tests). Every connection is judged by
+forward proxy for ``http://`` requests and ``CONNECT`` tunnels for TLS. The manager's
+:class:`EgressGateway` is the one listener for all runs and hands each connection to the proxy
+of the run whose grant it carries (:meth:`EgressProxy.serve_tcp` serves one alone, for tests
+and the benchmark). Every connection is judged by
 ``skillweave.sandbox.egress.decide``: the destination must be declared by the skill and approved
 by an operator, and the name must resolve to public addresses (or be approved as private). The
 proxy resolves the name itself and connects to the address it checked, so the answer cannot
@@ -37,7 +39,6 @@ import time
 import zipfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -179,11 +180,6 @@ class EgressProxy:
         self._handlers: set[asyncio.Task[None]] = set()
 
     # --- serving ----------------------------------------------------------------------------
-
-    async def serve_unix(self, path: Path) -> None:
-        """Listen on the Unix socket `path` (0600), for the sandbox's forwarder."""
-        self._server = await asyncio.start_unix_server(self._handle, path=str(path))
-        path.chmod(0o600)
 
     async def serve_tcp(self, host: str = "127.0.0.1") -> int:
         """Listen on a free loopback port; returns it."""

@@ -71,24 +71,20 @@ async def serving_uploaded(
 
     stored = StoredSkills(services.store)
     dest = settings.skills.uploaded_dir
-    every = settings.skills.reload_seconds
-    await stored.materialize(dest)
     library = SkillLibrary(settings.skills, dirs=[*roots, dest])
-    services.use_registry(await asyncio.to_thread(library.refresh))
+    await services.load_uploaded(stored, library=library, dest=dest)
 
     async def uploads() -> None:
         while True:
             await asyncio.sleep(settings.skills.uploaded_refresh_seconds)
             try:
-                await stored.materialize(dest)
-                if every <= 0:  # else the next reload sees what was unpacked
-                    services.use_registry(await asyncio.to_thread(library.refresh))
+                await services.load_uploaded(stored, library=library, dest=dest)
             except Exception:
                 logger.warning("refreshing uploaded skills failed", exc_info=True)
 
     refresher = asyncio.create_task(uploads())
     try:
-        async with reloading(library, services.use_registry, every=every):
+        async with reloading(library, services.use_registry, every=settings.skills.reload_seconds):
             yield
     finally:
         refresher.cancel()

@@ -191,13 +191,14 @@ class AgentServices:
         self._pinned_views.clear()
 
     async def load_uploaded(
-        self, stored: StoredSkills, *, roots: Sequence[Path], dest: Path
+        self, stored: StoredSkills, *, library: SkillLibrary, dest: Path
     ) -> None:
-        """Unpack the enabled uploaded skills into `dest` and serve the library of `roots`
-        (the directory skills) and `dest` from now on."""
+        """Unpack the enabled uploaded skills into `dest` (one of `library`'s roots, beside
+        the directory skills) and serve `library`, rescanned, from now on."""
         await stored.materialize(dest)
-        library = SkillLibrary(self.settings.skills, dirs=[*roots, dest])
-        self.use_registry(await asyncio.to_thread(library.refresh))
+        await asyncio.to_thread(library.refresh)
+        if library.registry is not None:  # the newest, whoever refreshed it last
+            self.use_registry(library.registry)
 
     # --- the skill library as one agent may see it ----------------------------------------
 

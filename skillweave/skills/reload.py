@@ -53,6 +53,9 @@ async def reloading(
             try:
                 registry = await asyncio.to_thread(library.refresh)
                 if registry is not before:
+                    # The library's newest, not this scan's: another caller may have
+                    # refreshed it since (an upload), and an older one must not win.
+                    registry = library.registry or registry
                     logger.info("skill library changed: %d skills", len(registry))
                     changed = on_change(registry)
                     if inspect.isawaitable(changed):

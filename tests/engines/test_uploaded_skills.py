@@ -41,18 +41,19 @@ async def test_load_uploaded_serves_enabled_uploads_beside_directory_skills(
     )
     stored = StoredSkills(store)
     dest = tmp_path / "uploaded"
+    served = SkillLibrary(settings.skills, dirs=[library, dest])
     before = services.view(None)
     assert "greeter" not in before
 
     record = await stored.add_content(
         "greeter", "Greets people. Use when someone says hello.", SKILL_MD
     )
-    await services.load_uploaded(stored, roots=[library], dest=dest)
+    await services.load_uploaded(stored, library=served, dest=dest)
     assert {s.name for s in services.registry} == {"csv-tools", "greeter"}
     assert services.registry.get("greeter").version == record.latest
     assert "greeter" in services.view(None)  # the cached view was dropped
 
     await stored.set_enabled("greeter", False)
-    await services.load_uploaded(stored, roots=[library], dest=dest)
+    await services.load_uploaded(stored, library=served, dest=dest)
     assert {s.name for s in services.registry} == {"csv-tools"}
     assert not (dest / "greeter").exists()
