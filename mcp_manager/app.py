@@ -380,6 +380,14 @@ async def _opened_egress(
     made over the API in the store)."""
     egress = EgressService(settings.sandbox.egress, store=store, metrics=metrics)
     await egress.start()
+    address = settings.sandbox.egress.gateway_address
+    if settings.sandbox.backend == "kubernetes" and address in ("localhost", "127.0.0.1", "::1"):
+        logger.warning(
+            "sandbox pods cannot reach the egress gateway at %s: skills approved for the "
+            "network will get 502 from it; set SANDBOX__EGRESS__GATEWAY_HOST=0.0.0.0, "
+            "SANDBOX__EGRESS__GATEWAY_PORT and SANDBOX__EGRESS__ADVERTISE_HOST (the pod's IP)",
+            address,
+        )
     return egress
 
 

@@ -606,7 +606,6 @@ class EgressService:
     Args:
         settings: ``sandbox.egress``.
         store: where the records go.
-        host: the address the gateway listens on (the sandboxes' executors reach it).
         resolver: the DNS lookup (default: the system's).
         metrics: where ``skillweave_egress_connections`` is counted.
     """
@@ -616,14 +615,12 @@ class EgressService:
         settings: EgressSettings,
         *,
         store: ArtifactStore,
-        host: str = "127.0.0.1",
         resolver: Resolver | None = None,
         metrics: ManagerMetrics | None = None,
     ) -> None:
         self.settings = settings
         self._store = store
         self._metrics = metrics
-        self._host = host
         self._records: dict[str, list[EgressRecord]] = {}
         self._gateway = EgressGateway(audit=self._audit, resolver=resolver)
         self._approvals = NetworkApprovals(store, settings)
@@ -631,7 +628,8 @@ class EgressService:
         self._runs: dict[str, tuple[str, str]] = {}  # token -> (run id, execution id)
 
     async def start(self) -> None:
-        await self._gateway.start(self._host)
+        """Listen where the settings say (``gateway_host``, ``gateway_port``)."""
+        await self._gateway.start(self.settings.gateway_host, self.settings.gateway_port)
 
     async def aclose(self) -> None:
         await self._gateway.aclose()
@@ -676,8 +674,8 @@ class EgressService:
         token = self._gateway.grant(context)
         self._records[request.execution_id] = []
         self._runs[token] = (request.run_id, request.execution_id)
-        host, port = self._gateway.address
-        return EgressGrant(host=host, port=port, token=token)
+        _, port = self._gateway.address
+        return EgressGrant(host=self.settings.gateway_address, port=port, token=token)
 
     async def close_grant(self, token: str) -> None:
         """Close a run's network and store its records."""

@@ -4,8 +4,10 @@ A sandbox has a network namespace of its own with nothing but a loopback. A run 
 the network (its request carries an ``EgressGrant``) gets a forwarder inside the sandbox,
 started by the stage, listening on ``127.0.0.1:3128`` there; it relays each connection to a
 Unix socket in the run's workspace (``skillweave.sandbox.egress.EGRESS_SOCKET``). The bridge
-serves that socket from outside the sandbox and relays each connection to the manager's egress
-proxy, adding the grant's token as ``Proxy-Authorization`` after the request line, so that the
+serves that socket from outside the sandbox. An executor without a sandbox of its own (isolation
+``none``: a Kubernetes pod, where the pod's network namespace is the boundary and its
+NetworkPolicy lets it reach only the manager's gateway) serves a free loopback port instead.
+Either way the bridge relays each connection to the manager's egress proxy, adding the grant's token as ``Proxy-Authorization`` after the request line, so that the
 proxy knows whose connection it is. The script never sees the token; the proxy judges every
 connection (``mcp_manager.egress``).
 """
@@ -44,6 +46,13 @@ class EgressBridge:
             path.unlink()
         self._server = await asyncio.start_unix_server(self._handle, path=str(path))
         path.chmod(0o666)  # the sandbox user connects; only this run's workspace holds it
+
+    async def start_loopback(self) -> int:
+        """Serve a free port of 127.0.0.1 and return it: for an executor without a sandbox of
+        its own, whose network namespace is the pod's (the script's proxy variables name it)."""
+        self._server = await asyncio.start_server(self._handle, host="127.0.0.1", port=0)
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
 
     async def aclose(self) -> None:
         if self._server is not None:

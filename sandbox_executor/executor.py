@@ -311,13 +311,25 @@ class Executor:
         Raises:
             RequestRejectedError: Nothing ran; the executor is ready again.
         """
+        bridge = EgressBridge(request.egress) if request.egress is not None else None
         try:
+            proxy_port = None
+            if bridge is not None and not self.plan.contained:
+                proxy_port = await bridge.start_loopback()
             attempt, stage, order = await self._prepare(
-                request, package=package, inputs=inputs, environment=environment
+                request,
+                package=package,
+                inputs=inputs,
+                environment=environment,
+                proxy_port=proxy_port,
             )
         except RequestRejectedError:
+            if bridge is not None:
+                await bridge.aclose()
             raise
         except BaseException:
+            if bridge is not None:
+                await bridge.aclose()
             self._finish()
             raise
         workspace = attempt.workspace
@@ -325,6 +337,8 @@ class Executor:
             try:
                 await ended()
             except BaseException:
+                if bridge is not None:
+                    await bridge.aclose()
                 await asyncio.shield(asyncio.to_thread(clear_workspace, workspace))
                 self.unclaim()
                 raise
@@ -339,10 +353,8 @@ class Executor:
         # What the script may fill: its workspace (not what the executor put there) and, with
         # no sandbox of its own, its TMPDIR.
         disk = [(workspace.root, READ_ONLY_DIRS), (workspace.tmp, ())]
-        bridge = None
         try:
-            if request.egress is not None and self.plan.contained:
-                bridge = EgressBridge(request.egress)
+            if bridge is not None and self.plan.contained:
                 await bridge.start(workspace.root / EGRESS_SOCKET)
             outcome = await runner.run(
                 stage, order, limits=request.limits, stdout=stdout, stderr=stderr, disk=disk
@@ -401,6 +413,7 @@ class Executor:
         package: bytes,
         inputs: Sequence[tuple[str, BinaryIO]],
         environment: BinaryIO | None = None,
+        proxy_port: int | None = None,
     ) -> tuple[_Attempt, Stage, RunOrder]:
         """Fill the warm workspace and make the order; a refusal leaves it fresh and ready."""
         attempt = await self._ready_attempt()
@@ -434,6 +447,7 @@ class Executor:
                 workspace=workspace,
                 plan=self.plan,
                 user=self.user,
+                proxy_port=proxy_port,
             )
         except RequestRejectedError:
             await asyncio.to_thread(clear_workspace, workspace)

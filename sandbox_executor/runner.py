@@ -234,12 +234,15 @@ def build_order(
     workspace: Workspace,
     plan: IsolationPlan,
     user: SandboxUser | None,
+    proxy_port: int | None = None,
 ) -> RunOrder:
     """The order that runs the request's script in its filled `workspace`.
 
     A ``.py`` file (or an executable whose ``#!`` line is the stage's python3) runs in the
     stage's interpreter; ``.js``/``.mjs``/``.cjs`` with node, ``.sh`` with bash; any other
-    executable file runs directly.
+    executable file runs directly. A run with egress finds the proxy variables: a contained
+    sandbox's stage starts the forwarder to the executor's bridge; without one, `proxy_port`
+    is where the executor's bridge listens on loopback (no port: no network is offered).
 
     Raises:
         RequestRejectedError: The script is missing, escapes the package, or has a type with
@@ -272,6 +275,9 @@ def build_order(
         egress = {**proxy_environment(), STAGE_EGRESS_VARIABLE: socket}
         # Node's fetch before Node 22.21/24 ignores the proxy variables: a preload fixes it.
         egress["NODE_OPTIONS"] = f"--require {NODE_PROXY_PATH}"
+    elif request.egress is not None and proxy_port is not None:
+        # No sandbox of our own (a pod's executor): the executor serves the proxy itself.
+        egress = {**proxy_environment(proxy_port), "NODE_OPTIONS": f'--require "{NODE_PROXY}"'}
     order = RunOrder(
         kind=kind,
         argv=[*argv, *request.args],

@@ -71,6 +71,7 @@ _DIRS_FORM: Final = (
     f"expected a path, paths joined by {os.pathsep!r}, or a JSON list of paths, "
     'e.g. SKILLS__DIRS=\'["./skills", "bundled"]\''
 )
+_WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "::", ""})
 
 
 def bundled_skills_dir() -> Path:
@@ -418,6 +419,39 @@ class EgressSettings(BaseModel):
         default_factory=dict, description="Skill name → headers bound to destinations."
     )
     limits: EgressLimits = Field(default_factory=EgressLimits)
+    gateway_host: str = Field(
+        default="127.0.0.1",
+        description="Where the manager's egress gateway listens for the executors' bridges. "
+        "Local executors reach loopback; Kubernetes sandbox pods need 0.0.0.0 and "
+        "ADVERTISE_HOST.",
+    )
+    gateway_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="The gateway's port (0: a free one). Kubernetes: fixed, the port the "
+        "sandbox NetworkPolicy lets pods reach.",
+    )
+    advertise_host: str | None = Field(
+        default=None,
+        description="The address executors dial for the gateway (unset: GATEWAY_HOST). "
+        "Kubernetes: the manager pod's IP (status.podIP).",
+    )
+
+    @model_validator(mode="after")
+    def _reachable_gateway(self) -> EgressSettings:
+        if self.advertise_host is None and self.gateway_host in _WILDCARD_HOSTS:
+            raise ValueError(
+                f"SANDBOX__EGRESS__GATEWAY_HOST={self.gateway_host} listens everywhere, but "
+                "executors need one address to dial: set SANDBOX__EGRESS__ADVERTISE_HOST "
+                "(on Kubernetes, the manager pod's IP)"
+            )
+        return self
+
+    @property
+    def gateway_address(self) -> str:
+        """The host executors dial for the gateway."""
+        return self.advertise_host or self.gateway_host
 
 
 class SandboxSettings(BaseModel):

@@ -47,8 +47,10 @@ __all__ = [
 ]
 
 SANDBOX_PROXY_PORT: Final = 3128
-"""Where a sandbox's scripts find the proxy: 127.0.0.1 on this port, in the sandbox's own
-network namespace (a forwarder there relays to :data:`EGRESS_SOCKET`)."""
+"""Where a contained sandbox's scripts find the proxy: 127.0.0.1 on this port, in the
+sandbox's own network namespace (a forwarder there relays to :data:`EGRESS_SOCKET`). An
+executor without a sandbox of its own (a Kubernetes pod, whose network namespace is the pod's)
+serves the proxy on a free loopback port itself."""
 EGRESS_SOCKET: Final = ".skillweave/egress.sock"
 """The Unix socket, in a run's workspace, that the executor serves for the sandbox's
 forwarder and bridges to the manager's egress proxy."""
@@ -59,10 +61,10 @@ PROXY_VARIABLES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_prox
 NO_PROXY_VARIABLES: Final = ("NO_PROXY", "no_proxy")
 
 
-def proxy_environment() -> dict[str, str]:
+def proxy_environment(port: int = SANDBOX_PROXY_PORT) -> dict[str, str]:
     """What a script with egress finds in its environment: the standard proxy variables,
-    which urllib, requests, curl and most HTTP clients honour."""
-    url = f"http://127.0.0.1:{SANDBOX_PROXY_PORT}"
+    which urllib, requests, curl and most HTTP clients honour, naming 127.0.0.1:`port`."""
+    url = f"http://127.0.0.1:{port}"
     # Nothing bypasses the proxy: inside the sandbox nothing else listens, and a loopback
     # address asked for is the operator's host, which only an approval may open.
     return {

@@ -474,7 +474,19 @@ def test_the_manager_may_touch_only_sandbox_pods(docs: tuple[Doc, ...]) -> None:
     ]
 
 
-def test_sandboxes_talk_to_nobody_and_only_the_manager_talks_to_them(
+def _only_managers(rule: Doc, peers: str, manager_labels: Doc, port: int) -> None:
+    """The rule names manager pods of the system namespace, on `port` alone."""
+    assert rule["ports"] == [{"protocol": "TCP", "port": port}]
+    assert rule[peers]
+    for peer in rule[peers]:
+        assert peer["namespaceSelector"] == {
+            "matchLabels": {"kubernetes.io/metadata.name": SYSTEM_NS}
+        }
+        assert matches(peer["podSelector"]["matchLabels"], manager_labels)
+        assert set(peer) == {"namespaceSelector", "podSelector"}
+
+
+def test_sandboxes_reach_only_the_egress_gateway_and_only_the_manager_reaches_them(
     docs: tuple[Doc, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     policies = of_kind(docs, "NetworkPolicy", SANDBOX_NS)
@@ -485,15 +497,13 @@ def test_sandboxes_talk_to_nobody_and_only_the_manager_talks_to_them(
         if matches(p["spec"]["podSelector"].get("matchLabels", {}), sandbox_labels)
     ]
     assert len(selecting) == 1, "no NetworkPolicy selects the template's pods"
-    for policy in policies:  # no policy in the namespace opens any egress
+    for policy in policies:
         assert set(policy["spec"]["policyTypes"]) == {"Ingress", "Egress"}
-        assert not policy["spec"].get("egress")
     manager = deployments(docs)[MANAGER]
     manager_labels = manager["spec"]["template"]["metadata"]["labels"]
     ctr = pod_spec(manager)["containers"][0]
-    port = settings_from(
-        literal_env(docs, ctr, SYSTEM_NS), monkeypatch
-    ).sandbox.kubernetes.executor_port
+    sandbox = settings_from(literal_env(docs, ctr, SYSTEM_NS), monkeypatch).sandbox
+    port = sandbox.kubernetes.executor_port
     template_ports = {
         p["containerPort"] for p in sandbox_template(docs)["spec"]["containers"][0]["ports"]
     }
@@ -501,14 +511,18 @@ def test_sandboxes_talk_to_nobody_and_only_the_manager_talks_to_them(
     ingress = [rule for p in policies for rule in p["spec"].get("ingress", [])]
     assert ingress, "nobody may reach the sandboxes, not even the manager"
     for rule in ingress:
-        assert rule["ports"] == [{"protocol": "TCP", "port": port}]
-        assert rule["from"]
-        for peer in rule["from"]:
-            assert peer["namespaceSelector"] == {
-                "matchLabels": {"kubernetes.io/metadata.name": SYSTEM_NS}
-            }
-            assert matches(peer["podSelector"]["matchLabels"], manager_labels)
-            assert set(peer) == {"namespaceSelector", "podSelector"}
+        _only_managers(rule, "from", manager_labels, port)
+
+    # The one way out: the managers' egress gateway, listening where pods can reach it and
+    # telling each pod its replica's own address.
+    gateway = sandbox.egress
+    assert gateway.gateway_port in {p["containerPort"] for p in ctr["ports"]}
+    assert gateway.gateway_host == "0.0.0.0"
+    assert gateway.advertise_host == "<status.podIP>"
+    egress = [rule for p in policies for rule in p["spec"].get("egress", [])]
+    assert len(egress) == 1, "sandbox pods may reach the egress gateway and nothing else"
+    for rule in egress:
+        _only_managers(rule, "to", manager_labels, gateway.gateway_port)
 
 
 def test_the_sandbox_quota_holds_every_replicas_pool(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.metadata
 import io
 import json
 import shutil
@@ -87,6 +88,37 @@ def write_wheel(
     record.append(f"{dist_info}/RECORD,,")
     entries[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
     path = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member, data in entries.items():
+            archive.writestr(member, data)
+    return path
+
+
+def repack_installed(folder: Path, distribution: str) -> Path:
+    """A wheel of `distribution` as this interpreter has it installed (its files, its
+    ``METADATA`` and ``WHEEL``, a fresh ``RECORD``): real packages such as requests in a local
+    index, with no download. Compiled files keep the installed wheel's tag."""
+    found = importlib.metadata.distribution(distribution)
+    dist_info = f"{found.metadata['Name'].replace('-', '_')}-{found.version}.dist-info"
+    skipped = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
+    entries: dict[str, bytes] = {}
+    for file in found.files or ():
+        name = file.as_posix()
+        if name.startswith("../") or "__pycache__" in file.parts or name.endswith(".pyc"):
+            continue  # console scripts live outside site-packages; bytecode is made on install
+        if file.parts[0].endswith(".dist-info"):
+            if file.name in skipped:
+                continue
+            name = "/".join((dist_info, *file.parts[1:]))
+        entries[name] = Path(str(found.locate_file(file))).read_bytes()
+    wheel = entries[f"{dist_info}/WHEEL"].decode()
+    tag = next(
+        line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")
+    )
+    record = [f"{path},{_record_hash(data)},{len(data)}" for path, data in entries.items()]
+    record.append(f"{dist_info}/RECORD,,")
+    entries[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = folder / f"{dist_info.removesuffix('.dist-info')}-{tag}.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for member, data in entries.items():
             archive.writestr(member, data)

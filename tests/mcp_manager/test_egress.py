@@ -11,11 +11,19 @@ import socket
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from mcp_manager.egress import EgressContext, EgressGateway, EgressProxy, EgressRecord
-from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
+from mcp_manager.egress import (
+    EgressContext,
+    EgressGateway,
+    EgressProxy,
+    EgressRecord,
+    EgressService,
+)
+from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import EgressPolicyError
 from skillweave.sandbox.egress import (
     decide,
@@ -23,6 +31,8 @@ from skillweave.sandbox.egress import (
     is_public,
     parse_destination,
 )
+from skillweave.sandbox.models import ExecuteRequest
+from skillweave.storage.local import LocalArtifactStore
 from tests.mcp_manager.egress_support import external_api
 
 TOKEN = "s3cret-sales-token"
@@ -240,3 +250,35 @@ async def test_the_gateway_tells_executions_apart_by_their_grants() -> None:
     finally:
         await gateway.aclose()
     assert [(r.skill, r.allowed) for r in records] == [("sales", True), ("other", False)]
+
+
+async def test_grants_name_the_address_executors_dial_and_a_wildcard_needs_one(
+    tmp_path: Path,
+) -> None:
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    settings = EgressSettings(
+        gateway_host="127.0.0.1", gateway_port=port, advertise_host="10.1.2.3"
+    )
+    service = EgressService(settings, store=LocalArtifactStore(tmp_path))
+    await service.start()
+    try:
+        request = ExecuteRequest(
+            execution_id="e-1", run_id="r-1", skill="sales", version=VERSION, script="x.py"
+        )
+        grant = service.open_grant(
+            request,
+            declared=declared_destinations(["api.example.com"]),
+            approval=EgressApproval(destinations=("api.example.com",)),
+            secrets={},
+        )
+        # What a pod's executor dials: the advertised address, on the fixed port.
+        assert (grant.host, grant.port) == ("10.1.2.3", port)
+        await service.close_grant(grant.token)
+    finally:
+        await service.aclose()
+    assert EgressSettings().gateway_address == "127.0.0.1"
+    with pytest.raises(ValidationError, match="SANDBOX__EGRESS__ADVERTISE_HOST"):
+        EgressSettings(gateway_host="0.0.0.0")

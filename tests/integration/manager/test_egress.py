@@ -1,7 +1,7 @@
 """Network egress end to end (issue 26): a real manager, real sandboxes, a fake "external API"
-on loopback that wants a bearer token. The approved skill's scripts (Python urllib, curl) get
-200 through the sandbox's forwarder, the executor's bridge and the manager's egress proxy,
-which adds the token: the script's environment never holds it. Refused: an unapproved port;
+on loopback that wants a bearer token. The approved skill's scripts (Python urllib and
+requests, curl, Node fetch) get 200 through the sandbox's forwarder, the executor's bridge
+and the manager's egress proxy, which adds the token: the script's environment never holds it. Refused: an unapproved port;
 another skill (which has no network at all). Every connection is recorded with the run."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
 from tests.integration.harness import Manager
 from tests.mcp_manager.egress_support import external_api
-from tests.mcp_manager.environment_support import bwrap_works
+from tests.mcp_manager.environment_support import bwrap_works, repack_installed
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -195,6 +195,67 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
     assert shown.count("allowed") == 4
     assert "refused" in shown
     assert "is not among the destinations" in shown
+
+
+REQUESTS = """
+import os, sys
+import requests
+print("token in env:", any("s3cret" in v for v in os.environ.values()))
+response = requests.get(sys.argv[1], timeout=10)
+print(response.status_code, response.text)
+"""
+
+
+async def test_requests_goes_through_the_proxy_as_it_is(tmp_path: Path) -> None:
+    """requests (the real package, with urllib3, idna, charset-normalizer and certifi, from a
+    local index of this interpreter's installed copies) honours the proxy variables as it is."""
+    if not bwrap_works():
+        pytest.skip("environment builds need bubblewrap")
+    index = tmp_path / "index"
+    index.mkdir()
+    for distribution in ("requests", "urllib3", "idna", "charset-normalizer", "certifi"):
+        repack_installed(index, distribution)
+    async with external_api(TOKEN) as api:
+        destination = f"127.0.0.1:{api}"
+        library = tmp_path / "library"
+        write_skill(
+            library / "sales-report",
+            description="Reads the sales API. Use when sales figures are needed.",
+            extra=f'metadata:\n  network:\n    "{destination}": the sales API',
+            files={"requirements.txt": "requests\n", "scripts/fetch.py": REQUESTS},
+        )
+        registry = SkillRegistry.from_scan(SkillScanner([library]).scan())
+        settings = Settings(
+            _env_file=None,
+            skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded")},
+            sandbox={
+                "manager_token": SecretStr("egress-manager-token"),
+                "pool_target": 1,
+                "skill_secrets": {"sales-report": {"SALES_TOKEN": SecretStr(TOKEN)}},
+                "environments": {"find_links": [str(index)], "no_index": True},
+                "egress": {
+                    "approvals": {
+                        "sales-report": {"destinations": [destination], "private": [destination]}
+                    },
+                    "credentials": {
+                        "sales-report": [
+                            {
+                                "destination": destination,
+                                "header": "Authorization",
+                                "value": "Bearer ${SALES_TOKEN}",
+                            }
+                        ]
+                    },
+                },
+            },
+        )
+        store = LocalArtifactStore(tmp_path / "store")
+        async with Manager.serving(settings, store=store, publish=True) as manager:
+            url = f"http://{destination}/by-requests"
+            result = await run(manager, registry, "sales-report", "scripts/fetch.py", url)
+
+    assert result.status == "succeeded", result.stderr
+    assert result.stdout.splitlines() == ["token in env: False", "200 figures for /by-requests"]
 
 
 def test_curl_is_here() -> None:
