@@ -4,12 +4,13 @@ A sandbox has a network namespace of its own with nothing but a loopback. A run 
 the network (its request carries an ``EgressGrant``) gets a forwarder inside the sandbox,
 started by the stage, listening on ``127.0.0.1:3128`` there; it relays each connection to a
 Unix socket in the run's workspace (``skillweave.sandbox.egress.EGRESS_SOCKET``). The bridge
-serves that socket from outside the sandbox. An executor without a sandbox of its own (isolation
-``none``: a Kubernetes pod, where the pod's network namespace is the boundary and its
+serves that socket from outside the sandbox. An executor without a sandbox of its own
+(isolation ``none``: a Kubernetes pod, whose network namespace is the boundary and whose
 NetworkPolicy lets it reach only the manager's gateway) serves a free loopback port instead.
-Either way the bridge relays each connection to the manager's egress proxy, adding the grant's token as ``Proxy-Authorization`` after the request line, so that the
-proxy knows whose connection it is. The script never sees the token; the proxy judges every
-connection (``mcp_manager.egress``).
+Either way the bridge relays each connection to the manager's egress proxy, adding the grant's
+token as ``Proxy-Authorization`` after the request line, so that the proxy knows whose
+connection it is. The script never sees the token; the proxy judges every connection
+(``mcp_manager.egress``).
 """
 
 from __future__ import annotations

@@ -313,6 +313,30 @@ class Executor:
         """
         bridge = EgressBridge(request.egress) if request.egress is not None else None
         try:
+            return await self._execute(
+                request,
+                package=package,
+                inputs=inputs,
+                environment=environment,
+                ended=ended,
+                bridge=bridge,
+            )
+        finally:
+            if bridge is not None:
+                await bridge.aclose()
+
+    async def _execute(
+        self,
+        request: ExecutorRequest,
+        *,
+        package: bytes,
+        inputs: Sequence[tuple[str, BinaryIO]],
+        environment: BinaryIO | None,
+        ended: Callable[[], Awaitable[None]] | None,
+        bridge: EgressBridge | None,
+    ) -> ExecutorResult:
+        """:meth:`execute`, with the run's egress bridge (closed by the caller)."""
+        try:
             proxy_port = None
             if bridge is not None and not self.plan.contained:
                 proxy_port = await bridge.start_loopback()
@@ -324,12 +348,8 @@ class Executor:
                 proxy_port=proxy_port,
             )
         except RequestRejectedError:
-            if bridge is not None:
-                await bridge.aclose()
             raise
         except BaseException:
-            if bridge is not None:
-                await bridge.aclose()
             self._finish()
             raise
         workspace = attempt.workspace
@@ -337,8 +357,6 @@ class Executor:
             try:
                 await ended()
             except BaseException:
-                if bridge is not None:
-                    await bridge.aclose()
                 await asyncio.shield(asyncio.to_thread(clear_workspace, workspace))
                 self.unclaim()
                 raise
@@ -360,8 +378,7 @@ class Executor:
                 stage, order, limits=request.limits, stdout=stdout, stderr=stderr, disk=disk
             )
             if bridge is not None:
-                await bridge.aclose()
-                bridge = None
+                await bridge.aclose()  # the script is done: so are its connections
             collected = await asyncio.to_thread(
                 _collect_within_budget, workspace, disk, request.limits, outcome
             )
@@ -369,8 +386,6 @@ class Executor:
             stdout_text, stdout_truncated = stdout.head(inline)
             stderr_text, stderr_truncated = stderr.head(inline)
         finally:
-            if bridge is not None:
-                await bridge.aclose()
             self._files = {}
             self._finish()
         for capture in (stdout, stderr):

@@ -1,8 +1,9 @@
 """Network egress end to end (issue 26): a real manager, real sandboxes, a fake "external API"
 on loopback that wants a bearer token. The approved skill's scripts (Python urllib and
 requests, curl, Node fetch) get 200 through the sandbox's forwarder, the executor's bridge
-and the manager's egress proxy, which adds the token: the script's environment never holds it. Refused: an unapproved port;
-another skill (which has no network at all). Every connection is recorded with the run."""
+and the manager's egress proxy, which adds the token: the script's environment never holds
+it. Refused: an unapproved port; another skill (which has no network at all). Every connection
+is recorded with the run."""
 
 from __future__ import annotations
 
