@@ -128,6 +128,62 @@ class WorkflowSettings(BaseModel):
     )
 
 
+Severity = Literal["critical", "high", "medium", "low"]
+"""How bad a scan finding is (``skillweave.skills.scan``)."""
+ScanAction = Literal["block", "approve", "warn"]
+"""What a finding of a severity does to a new skill version: it may not be enabled (block),
+it waits for an operator's approval (approve), or it is enabled and the finding shown (warn)."""
+
+
+class ScanSettings(BaseModel):
+    """The scan of every new skill version (``skills.scan``) and what its findings decide."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: dict[Severity, ScanAction] = Field(
+        default_factory=lambda: {
+            "critical": "block",
+            "high": "approve",
+            "medium": "warn",
+            "low": "warn",
+        },
+        description="Severity → block, approve (an operator enables it) or warn; a severity "
+        "left out warns.",
+    )
+
+
+class TrustSettings(BaseModel):
+    """Skill signatures (``skills.trust``): the keys trusted to sign skill versions and what
+    becomes of a version no trusted key signed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keys: dict[str, str] = Field(
+        default_factory=dict,
+        description="Key id → an Ed25519 public key (base64 of its 32 bytes, as `skillweave "
+        "skills keygen` prints it).",
+    )
+    unsigned: Literal["allow", "warn", "refuse"] = Field(
+        default="warn",
+        description="A version no trusted key signed: allow, warn (run, and say so), or refuse. "
+        "A signature that does not match its package is refused whatever this says.",
+    )
+
+
+class AuditSettings(BaseModel):
+    """The skill audit log (``skillweave.storage.audit``): an append-only, hash-chained record
+    of every skill lifecycle and use event, kept in the artifact store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="Record skill lifecycle and use events.")
+    key: SecretStr | None = Field(
+        default=None,
+        description="AUDIT__KEY: when set, every record's link is an HMAC under it, so that "
+        "only a holder of the key can write a chain `audit verify` accepts.",
+    )
+
+
 class SkillsSettings(BaseModel):
     """Where skills come from and how they are shown to the model."""
 
@@ -183,6 +239,8 @@ class SkillsSettings(BaseModel):
         description="How often long-running processes (worker, API, manager, MCP) rescan the "
         "skill folders for added, changed and removed skills; 0: never (restart to see them).",
     )
+    scan: ScanSettings = Field(default_factory=ScanSettings)
+    trust: TrustSettings = Field(default_factory=TrustSettings)
 
     @field_validator("dirs", mode="before")
     @classmethod
@@ -605,6 +663,7 @@ class Settings(BaseSettings):
     )
 
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
