@@ -241,6 +241,13 @@ class SkillsSettings(BaseModel):
     )
     scan: ScanSettings = Field(default_factory=ScanSettings)
     trust: TrustSettings = Field(default_factory=TrustSettings)
+    install_sources: list[str] = Field(
+        default_factory=list,
+        description="Sources the API may install skills from (POST /v1/skills/install): "
+        "shell-style patterns over git URLs and local paths, e.g. "
+        "'https://github.com/acme/*'; empty = none (the CLI installs from anywhere its user "
+        "can read).",
+    )
 
     @field_validator("dirs", mode="before")
     @classmethod

@@ -30,7 +30,7 @@ from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry,
 from skillweave.skills.frontmatter import with_frontmatter_fields
 from skillweave.skills.names import skill_id
 from skillweave.skills.reload import reloading
-from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion
+from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion, directory_owners
 
 logger = logging.getLogger("skillweave.api")
 
@@ -249,20 +249,13 @@ def _reserved(state: ApiState, library: SkillRegistry) -> dict[str, str]:
     """Every directory skill's name (children included; a namespaced skill known by its
     qualified name holds its own name too), mapped to its owner in words: those of the
     startup snapshot the listing shows, and any the current registry found since."""
-    owned: dict[str, str] = {}
-
-    def reserve(skill: Skill) -> None:
-        for name in (skill.name, skill.short_name):
-            if name:
-                owned.setdefault(name, f"the directory skill {skill.name!r} at {skill.path}")
-
-    for skill in library:
-        reserve(skill)
     registry = state.registry
-    for skill in registry if registry is not None else ():
-        if registry.owner_of(skill.name).kind == "directory":
-            reserve(skill)
-    return owned
+    found = [
+        skill
+        for skill in (registry if registry is not None else ())
+        if registry is not None and registry.owner_of(skill.name).kind == "directory"
+    ]
+    return directory_owners([*library, *found])
 
 
 def _name_taken(exc: SkillNameTakenError) -> JSONResponse:

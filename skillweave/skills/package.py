@@ -93,7 +93,11 @@ DEFAULT_LIMITS: Final = PackageLimits()
 
 
 def build_package(
-    skill_dir: Path, *, limits: PackageLimits = DEFAULT_LIMITS, include_children: bool = True
+    skill_dir: Path,
+    *,
+    limits: PackageLimits = DEFAULT_LIMITS,
+    include_children: bool = True,
+    top: str | None = None,
 ) -> bytes:
     """Build the ZIP package of a skill folder, child skills included unless told otherwise.
 
@@ -106,6 +110,8 @@ def build_package(
         limits: The package must fit these, so that `extract_package` will accept it.
         include_children: False packs the skill's own files only: exactly the files its
             version hashes, which is what a sandbox receives.
+        top: The archive's top-level folder (default: `skill_dir`'s name), e.g. the skill's
+            name when its folder is named otherwise (a repository's root).
 
     Returns:
         The ZIP archive's bytes.
@@ -150,7 +156,7 @@ def build_package(
                     f"{skill_dir}: more than {limits.max_bytes} bytes, over the package limit"
                     f" (at {relative})"
                 )
-            info = zipfile.ZipInfo(f"{root.name}/{relative}", date_time=_FIXED_DATE_TIME)
+            info = zipfile.ZipInfo(f"{top or root.name}/{relative}", date_time=_FIXED_DATE_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = _CREATE_SYSTEM_UNIX
             info.external_attr = (stat.S_IFREG | _normalized_mode(info_stat.st_mode)) << 16

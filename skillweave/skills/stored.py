@@ -37,13 +37,13 @@ import shutil
 import tempfile
 import zipfile
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, Field, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from skillweave.errors import (
     ArtifactIntegrityError,
@@ -56,6 +56,7 @@ from skillweave.errors import (
 from skillweave.skills.files import SKILL_FILE, is_skipped_dir, is_skipped_file
 from skillweave.skills.files import iter_package_files as _iter_files
 from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.model import Skill
 from skillweave.skills.names import UPLOADED_ROOT_MARKER, name_key, skill_id
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
 from skillweave.skills.spec import name_problems
@@ -64,13 +65,36 @@ from skillweave.skills.versioning import package_version
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
-__all__ = ["SkillNameTakenError", "StoredSkill", "StoredSkills", "StoredVersion"]
+__all__ = [
+    "SkillNameTakenError",
+    "SkillOrigin",
+    "SourceKind",
+    "StoredSkill",
+    "StoredSkills",
+    "StoredVersion",
+    "directory_owners",
+]
 
 _ZIP: Final = "application/zip"
 _JSON: Final = "application/json"
 _READ_ATTEMPTS: Final = 3
 # Folders archivers add beside the content; they never make a package "two skills".
 _IGNORED_TOP_LEVEL: Final = frozenset({"__MACOSX"})
+
+
+SourceKind = Literal["git", "zip", "folder"]
+
+
+class SkillOrigin(BaseModel):
+    """Where an installed skill version came from (``skillweave.skills.install``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str = Field(description="A git URL as given, or a local path.")
+    kind: SourceKind
+    ref: str | None = Field(default=None, description="The branch, tag or commit asked for.")
+    path: str | None = Field(default=None, description="The skill's folder in the source.")
+    commit: str | None = Field(default=None, description="The git commit it was read at.")
 
 
 class StoredVersion(BaseModel):
@@ -81,6 +105,9 @@ class StoredVersion(BaseModel):
     size: int = Field(ge=0, description="bytes of the stored ZIP")
     sha256: str = Field(description="sha256 of the stored ZIP's bytes")
     files: list[str] = Field(default_factory=list, description="the package's files, sorted")
+    origin: SkillOrigin | None = Field(
+        default=None, description="where an installed version came from; none: uploaded"
+    )
 
 
 class StoredSkill(BaseModel):
@@ -178,6 +205,8 @@ class StoredSkills:
         name: str | None = None,
         description: str | None = None,
         reserved: Mapping[str, str] | Collection[str] = (),
+        origin: SkillOrigin | None = None,
+        expect_version: str | None = None,
     ) -> StoredSkill:
         """Store a skill uploaded as a ZIP package (rebuilt canonically before storing).
 
@@ -190,19 +219,69 @@ class StoredSkills:
             description: when given, the skill's description must equal it.
             reserved: names owned by other sources (directory skills), each mapped to its
                 owner in words (a bare collection: "a directory skill"); refused.
+            origin: where an installed package came from, kept with a new version.
+            expect_version: the version the package must have (a locked install); refused
+                otherwise, before anything is stored.
 
         Raises:
             UnsafePackageError: an entry is unsafe (traversal, symlink, bomb...); names it.
-            PackageError: not a ZIP, no SKILL.md, more than one top skill...
+            PackageError: not a ZIP, no SKILL.md, more than one top skill, not the version
+                expected...
             SkillFormatError: a SKILL.md breaks a spec rule, or a field disagrees (two skills
                 of one name in the package included).
             SkillNameTakenError: a skill of the package, at any depth, has a reserved name or
                 one another upload holds (case and Unicode forms aside).
         """
         prepared = await asyncio.to_thread(self._prepare_package, data, name, description)
+        if expect_version is not None and prepared.version != expect_version:
+            raise PackageError(
+                f"{prepared.name}: its files hash to version {prepared.version[:12]}, not the"
+                f" locked {expect_version[:12]}: the source (or the lock) changed since; check"
+                " it, then `skillweave skills update` locks what it holds now"
+            )
         async with self._names:
             await self._check_owned(prepared.skills, own=prepared.name, reserved=reserved)
-            return await self._store(prepared)
+            return await self._store(prepared, origin=origin)
+
+    async def add_packages(
+        self,
+        packages: Sequence[tuple[bytes, SkillOrigin | None, str | None]],
+        *,
+        reserved: Mapping[str, str] | Collection[str] = (),
+        check: Callable[[str, str, bytes], Awaitable[None]] | None = None,
+    ) -> list[StoredSkill]:
+        """Store several packages (an install of a repository of skills) all or none: each
+        ``(ZIP, origin, expected version)`` is validated, checked against `expect` and
+        `check` (name, version, canonical ZIP; it raises to refuse) and its names against
+        the owners before the first is stored.
+
+        Raises:
+            what :meth:`add_package` raises, and what `check` raises.
+        """
+        prepared = []
+        for data, origin, expect in packages:
+            one = await asyncio.to_thread(self._prepare_package, data, None, None)
+            if expect is not None and one.version != expect:
+                raise PackageError(
+                    f"{one.name}: its files hash to version {one.version[:12]}, not the"
+                    f" locked {expect[:12]}: the source (or the lock) changed since; check"
+                    " it, then `skillweave skills update` locks what it holds now"
+                )
+            if check is not None:
+                await check(one.name, one.version, one.data)
+            prepared.append((one, origin))
+        seen: dict[str, str] = {}
+        for one, _ in prepared:
+            for where, name in one.skills:
+                other = seen.setdefault(name_key(name), one.name)
+                if other != one.name:
+                    raise SkillNameTakenError(
+                        name, path=where, owner=f"the skill {other!r} of the same source"
+                    )
+        async with self._names:
+            for one, _ in prepared:
+                await self._check_owned(one.skills, own=one.name, reserved=reserved)
+            return [await self._store(one, origin=origin) for one, origin in prepared]
 
     async def set_enabled(self, name: str, enabled: bool) -> StoredSkill:
         """Enable or disable an uploaded skill.
@@ -365,7 +444,9 @@ class StoredSkills:
             content_type=_JSON,
         )
 
-    async def _store(self, prepared: _Prepared) -> StoredSkill:
+    async def _store(
+        self, prepared: _Prepared, *, origin: SkillOrigin | None = None
+    ) -> StoredSkill:
         """Store the package (if new), then the record, under the name's lock."""
         name = prepared.name
         async with self._locks[name]:
@@ -382,6 +463,7 @@ class StoredSkills:
                 size=size,
                 sha256=digest,
                 files=prepared.files,
+                origin=origin,
             )
             if record is None:
                 record = StoredSkill(
@@ -393,7 +475,10 @@ class StoredSkills:
             else:
                 versions = [v for v in record.versions if v.version != prepared.version]
                 existing = record.version(prepared.version)
-                # Re-uploading a version keeps its first date, and makes it the latest again.
+                # Re-uploading a version keeps its first date, and makes it the latest again;
+                # an install of it says where it came from.
+                if existing is not None and origin is not None:
+                    existing = existing.model_copy(update={"origin": origin})
                 versions.append(existing if existing is not None else entry)
                 record = record.model_copy(
                     update={
@@ -475,6 +560,17 @@ class StoredSkills:
             (staging / name).rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def directory_owners(skills: Iterable[Skill]) -> dict[str, str]:
+    """The names directory skills own (a namespaced skill known by its qualified name holds
+    its own name too), each mapped to its owner in words: the `reserved` of an upload."""
+    owned: dict[str, str] = {}
+    for skill in skills:
+        for name in (skill.name, skill.short_name):
+            if name:
+                owned.setdefault(name, f"the directory skill {skill.name!r} at {skill.path}")
+    return owned
 
 
 def _package_skills(top: str, files: Iterable[str]) -> list[tuple[str, str]]:

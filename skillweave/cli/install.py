@@ -1,0 +1,187 @@
+"""``skillweave skills install``, ``update`` and ``remove``: skills from a folder, a ZIP or a git
+repository, stored as uploaded skills in the settings' store (where workers, the API and the
+manager read them), with their origin; ``skills.lock`` makes an install reproducible
+(:mod:`skillweave.skills.install`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from skillweave.cli.console import JsonOption, dump, out
+from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.config import Settings, get_settings
+from skillweave.terminal import terminal_safe
+
+__all__ = ["install", "remove", "update"]
+
+LockOption = Annotated[
+    Path,
+    typer.Option(
+        "--lock",
+        help="The lock file kept up to date (and read by an install without SOURCE).",
+    ),
+]
+
+
+def _installed_rows(installed: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": item.record.name,
+            "version": item.version,
+            "source": item.origin.source,
+            "ref": item.origin.ref,
+            "path": item.origin.path,
+            "commit": item.origin.commit,
+        }
+        for item in installed
+    ]
+
+
+def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
+    if as_json:
+        dump(rows)
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("skill", "version", "source", "commit"):
+        table.add_column(column)
+    for row in rows:
+        where = row["source"] + (f"//{row['path']}" if row["path"] else "")
+        table.add_row(
+            Text(terminal_safe(row["name"])),
+            row["version"][:12],
+            Text(terminal_safe(where)),
+            (row["commit"] or "")[:12],
+        )
+    out.print(table)
+    out.print(f"{verb} {len(rows)} skill{'s' if len(rows) != 1 else ''}")
+
+
+async def _install(
+    settings: Settings,
+    requests: list[tuple[Any, tuple[str, ...], str | None, dict[str, str] | None]],
+) -> list[Any]:
+    """Install each ``(source, names, commit, expected versions)``; the directory skills of
+    the settings' libraries own their names."""
+    from skillweave.cli.compose import open_store
+    from skillweave.cli.library import registry_of
+    from skillweave.skills.install import install_skills
+    from skillweave.skills.stored import StoredSkills, directory_owners
+
+    reserved = directory_owners(registry_of(None))
+    done: list[Any] = []
+    async with open_store(settings) as store:
+        stored = StoredSkills(store)
+        for source, names, commit, expect in requests:
+            done += await install_skills(
+                stored, source, only=names, reserved=reserved, commit=commit, expect=expect
+            )
+    return done
+
+
+def install(
+    source: Annotated[
+        str | None,
+        typer.Argument(
+            help="A git URL or repository, a ZIP or a folder; none: everything in the lock, "
+            "at its locked commit and version."
+        ),
+    ] = None,
+    *,
+    ref: Annotated[str | None, typer.Option(help="A branch, tag or commit of a git source.")] = None,
+    path: Annotated[str | None, typer.Option(help="A sub-folder of the source.")] = None,
+    skill: Annotated[
+        list[str] | None, typer.Option("--skill", help="Install only this skill (repeatable).")
+    ] = None,
+    lock: LockOption = Path("skills.lock"),
+    as_json: JsonOption = False,
+) -> None:
+    """Install skills into the store, record where they came from, and lock them."""
+    from skillweave.skills.install import SkillsLock, parse_source
+
+    settings = get_settings()
+    with errors():
+        locked = SkillsLock.load(lock)
+        if source is None:
+            if ref or path or skill:
+                raise fail("--ref, --path and --skill need a SOURCE", code=EXIT_USAGE)
+            if not locked.skills:
+                raise fail(f"no SOURCE and nothing in {lock} to install", code=EXIT_USAGE)
+            requests = [
+                (
+                    locked.source_of(entry, lock_path=lock),
+                    (entry.name,),
+                    entry.commit,
+                    {entry.name: entry.version},
+                )
+                for entry in locked.skills.values()
+            ]
+        else:
+            requests = [(parse_source(source, ref=ref, path=path), tuple(skill or ()), None, None)]
+        installed = asyncio.run(_install(settings, requests))
+        for item in installed:
+            locked.record(item.record.name, item.version, item.origin, lock_path=lock)
+        locked.save(lock)
+    _show(_installed_rows(installed), as_json=as_json, verb="installed")
+
+
+def update(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Skills of the lock to update; none: all.")
+    ] = None,
+    *,
+    lock: LockOption = Path("skills.lock"),
+    as_json: JsonOption = False,
+) -> None:
+    """Install the newest commit of each locked skill's ref (a moved branch, a new tag) and
+    lock it."""
+    from skillweave.skills.install import SkillsLock
+
+    settings = get_settings()
+    with errors():
+        locked = SkillsLock.load(lock)
+        wanted = names or sorted(locked.skills)
+        unknown = [name for name in wanted if name not in locked.skills]
+        if unknown:
+            raise fail(f"not in {lock}: {', '.join(unknown)}", code=EXIT_USAGE)
+        requests = [
+            (locked.source_of(locked.skills[name], lock_path=lock), (name,), None, None)
+            for name in wanted
+        ]
+        installed = asyncio.run(_install(settings, requests))
+        for item in installed:
+            locked.record(item.record.name, item.version, item.origin, lock_path=lock)
+        locked.save(lock)
+    _show(_installed_rows(installed), as_json=as_json, verb="updated")
+
+
+def remove(
+    names: Annotated[list[str], typer.Argument(help="The installed skills to remove.")],
+    *,
+    lock: LockOption = Path("skills.lock"),
+) -> None:
+    """Remove installed (or uploaded) skills from the store and from the lock. Versions runs
+    pinned stay readable to them."""
+    from skillweave.cli.compose import open_store
+    from skillweave.skills.install import SkillsLock
+    from skillweave.skills.stored import StoredSkills
+
+    async def drop() -> None:
+        async with open_store(get_settings()) as store:
+            stored = StoredSkills(store)
+            for name in names:
+                await stored.delete(name)
+
+    with errors():
+        locked = SkillsLock.load(lock)
+        asyncio.run(drop())
+        if any(name in locked.skills for name in names):
+            locked.skills = {k: v for k, v in locked.skills.items() if k not in names}
+            locked.save(lock)
+    out.print(Text(terminal_safe(f"removed {', '.join(names)}")), soft_wrap=True)

@@ -1,0 +1,534 @@
+"""Installing skills from where they are published: a folder, a ZIP, or a git repository.
+
+``skillweave skills install SOURCE`` and ``POST /v1/skills/install`` both come here. A source
+is read into a temporary folder (:func:`fetched`), the skills in it are found
+(:func:`find_skills`; one skill, or every skill of a repository of skills), and each is stored
+as an uploaded skill (:class:`~skillweave.skills.stored.StoredSkills`: validated strictly,
+rebuilt canonically, its name owned) with its **origin**: the source as given, the ref asked
+for, the path inside the source, the commit it resolved to, and the version (the digest of
+its files). :class:`SkillsLock` (``skills.lock``) keeps the same per skill, so that an install
+can be made again exactly: the same commit, and a refusal if the files no longer hash to the
+locked version.
+
+Sources:
+
+* a **git repository**: a URL (``https://``, ``ssh://``, ``git@host:path``, ``file://``) or a
+  local repository (a folder with ``.git``, or a bare one). Its committed files at `ref` (a
+  branch, a tag or a commit; default: its HEAD) are read, never a working tree. Git runs with
+  no user or system configuration, no hooks, no submodules, no prompts, symlinks checked out as
+  plain files, and only the https, ssh and file transports (``http://`` and ``git://`` carry
+  no integrity and are refused).
+* a **ZIP** (``.zip``): unpacked with ``extract_package``'s checks.
+* a **folder**: read in place (symlinks are never followed).
+
+`path` narrows a source to a sub-folder; it may not leave the source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillweave.errors import PackageError, SkillFormatError
+from skillweave.skills.files import SKILL_FILE, is_skipped_dir
+from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
+from skillweave.skills.spec import name_problems
+from skillweave.skills.stored import SkillOrigin, SourceKind, StoredSkill, StoredSkills
+
+__all__ = [
+    "LOCK_FILE",
+    "Fetched",
+    "Installed",
+    "LockedSkill",
+    "SkillOrigin",
+    "SkillSource",
+    "SkillsLock",
+    "StagedSkill",
+    "fetched",
+    "find_skills",
+    "install_skills",
+    "parse_source",
+    "source_allowed",
+    "staged_skills",
+]
+
+LOCK_FILE: Final = "skills.lock"
+
+_GIT_URL: Final = re.compile(r"^(?:https://|ssh://|file://|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)")
+_INSECURE_URL: Final = re.compile(r"^(?:http|git|ext|fd)://|^ext::|^fd::", re.IGNORECASE)
+_REF: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@+-]{0,199}$")
+_COMMIT: Final = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_GIT_SECONDS: Final = 300.0
+_MAX_SKILLS: Final = 500
+_MAX_DEPTH: Final = 6
+_ZIP_MAX_BYTES: Final = 256 * 1024 * 1024
+_LOCK_MAX_BYTES: Final = 4 * 1024 * 1024
+
+
+class SkillSource(BaseModel):
+    """Where to install from: what the user typed, read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: SourceKind
+    location: str = Field(description="A git URL as given, or an absolute local path.")
+    ref: str | None = None
+    path: str | None = Field(default=None, description="A sub-folder of the source.")
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A source read into a folder: its root, and the commit of a git source."""
+
+    root: Path
+    commit: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StagedSkill:
+    """One skill found in a source, packaged: its name, where in the source, its ZIP."""
+
+    name: str
+    path: str
+    package: bytes
+
+
+def parse_source(text: str, *, ref: str | None = None, path: str | None = None) -> SkillSource:
+    """Read what a user typed as a source.
+
+    Raises:
+        PackageError: an insecure or unreadable source, a bad ref or path (one line).
+    """
+    text = text.strip()
+    if not text or "\x00" in text or len(text) > 2048:
+        raise PackageError("a skill source must be a git URL, a ZIP or a folder")
+    if ref is not None and not _REF.match(ref):
+        raise PackageError(f"--ref {ref!r}: not a branch, tag or commit name")
+    sub = _sub_path(path) if path else None
+    if _INSECURE_URL.match(text):
+        raise PackageError(
+            f"{text}: http://, git:// and ext:: sources carry no integrity; use https:// or ssh://"
+        )
+    if _GIT_URL.match(text):
+        return SkillSource(kind="git", location=text, ref=ref, path=sub)
+    local = Path(text).expanduser().absolute()
+    if local.is_file() and local.suffix.lower() == ".zip":
+        kind: SourceKind = "zip"
+    elif local.is_dir():
+        kind = "git" if _is_repository(local) else "folder"
+    elif local.exists():
+        raise PackageError(f"{text}: not a ZIP, a folder or a git repository")
+    else:
+        raise PackageError(f"{text}: no such file or folder, and not a git URL")
+    if kind != "git" and ref is not None:
+        raise PackageError(f"{text}: --ref needs a git repository; this is a {kind}")
+    return SkillSource(kind=kind, location=str(local), ref=ref, path=sub)
+
+
+def source_allowed(source: SkillSource, patterns: Sequence[str]) -> bool:
+    """Whether `source` matches one of `patterns` (``SKILLS__INSTALL_SOURCES``)."""
+    return any(fnmatch.fnmatchcase(source.location, pattern) for pattern in patterns)
+
+
+@contextmanager
+def fetched(source: SkillSource, *, commit: str | None = None) -> Iterator[Fetched]:
+    """The source's files in a folder for the length of the context (removed after).
+
+    Args:
+        source: what to read.
+        commit: a git source is read at this commit (a locked install), not at its ref.
+
+    Raises:
+        PackageError: the source cannot be read (git's own error, in one line).
+    """
+    if commit is not None and not _COMMIT.match(commit):
+        raise PackageError(f"commit {commit!r}: not a full git commit id")
+    with tempfile.TemporaryDirectory(prefix="skillweave-install-") as temp:
+        work = Path(temp)
+        if source.kind == "git":
+            root, resolved = _clone(source, work, commit=commit)
+        elif source.kind == "zip":
+            root, resolved = _unzip(Path(source.location), work), None
+        else:
+            root, resolved = Path(source.location), None
+        if source.path:
+            root = _inside(root, source.path, what=source.location)
+        yield Fetched(root=root, commit=resolved)
+
+
+def find_skills(root: Path) -> list[Path]:
+    """The skill folders of a source: `root` when it is one, else every top-most folder below
+    it (hidden and VCS folders aside) that holds a SKILL.md; a skill's own sub-folders are
+    its own (children), not found again.
+
+    Raises:
+        PackageError: no skill, or more than the installer takes at once.
+    """
+    if (root / SKILL_FILE).is_file():
+        return [root]
+    found: list[Path] = []
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or is_skipped_dir(entry.name):
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            path = Path(entry.path)
+            if (path / SKILL_FILE).is_file():
+                found.append(path)
+                if len(found) > _MAX_SKILLS:
+                    raise PackageError(f"more than {_MAX_SKILLS} skills in one source")
+            elif depth + 1 < _MAX_DEPTH:
+                stack.append((path, depth + 1))
+    if not found:
+        raise PackageError(f"no {SKILL_FILE} in the source (looked {_MAX_DEPTH} folders deep)")
+    return sorted(found)
+
+
+def staged_skills(
+    root: Path,
+    *,
+    only: Sequence[str] = (),
+    limits: PackageLimits = DEFAULT_LIMITS,
+) -> list[StagedSkill]:
+    """Every skill of a fetched source (those named in `only`, when given), packaged under
+    its frontmatter name (a repository's root folder is rarely named like its skill).
+
+    Raises:
+        PackageError: a name of `only` is not in the source; a folder cannot be packaged.
+        SkillFormatError: a SKILL.md has no readable name.
+    """
+    staged = []
+    for folder in find_skills(root):
+        name = _skill_name(folder)
+        if only and name not in only:
+            continue
+        relative = folder.relative_to(root).as_posix()
+        package = build_package(folder, limits=limits, top=name)
+        staged.append(
+            StagedSkill(name=name, path="" if relative == "." else relative, package=package)
+        )
+    missing = sorted(set(only) - {skill.name for skill in staged})
+    if missing:
+        raise PackageError(f"the source has no skill named {', '.join(map(repr, missing))}")
+    return staged
+
+
+# --- the lock file ---------------------------------------------------------------------------
+
+
+class LockedSkill(SkillOrigin):
+    """One skill of ``skills.lock``: its name, origin and version."""
+
+    name: str
+    version: str = Field(pattern=r"^[0-9a-f]{64}$", description="The digest of its files.")
+
+
+class SkillsLock(BaseModel):
+    """``skills.lock``: what was installed, from where, at which commit, as which version.
+
+    The file is JSON, sorted, one entry per skill; a local source is kept relative to the lock
+    file's folder when it lies inside it, so that a project's lock works wherever it is
+    checked out.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal[1] = 1
+    skills: dict[str, LockedSkill] = Field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> SkillsLock:
+        """The lock at `path`; an empty one when there is none.
+
+        Raises:
+            PackageError: the file is not a lock this version reads (one line).
+        """
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return cls()
+        except OSError as exc:
+            raise PackageError(f"{path}: cannot read the lock file: {exc.strerror}") from None
+        if len(data) > _LOCK_MAX_BYTES:
+            raise PackageError(f"{path}: over {_LOCK_MAX_BYTES} bytes; not a skills lock")
+        try:
+            lock = cls.model_validate_json(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise PackageError(f"{path}: not a skills lock: {where}: {first['msg']}") from None
+        for name, entry in lock.skills.items():
+            if entry.name != name:
+                raise PackageError(f"{path}: the entry {name!r} names {entry.name!r}")
+        return lock
+
+    def save(self, path: Path) -> None:
+        """Write the lock (atomically: a reader sees the old file or the new one)."""
+        data = json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temp.write_text(data, encoding="utf-8")
+        temp.replace(path)
+
+    def record(self, name: str, version: str, origin: SkillOrigin, *, lock_path: Path) -> None:
+        """Keep `name`'s version and origin, a local source relative to the lock's folder when
+        inside it."""
+        source = origin.source
+        if not _GIT_URL.match(source):
+            local = Path(source)
+            if local.is_absolute() and local.is_relative_to(lock_path.parent.absolute()):
+                source = local.relative_to(lock_path.parent.absolute()).as_posix() or "."
+        entry = LockedSkill(name=name, version=version, **{**origin.model_dump(), "source": source})
+        self.skills = dict(sorted({**self.skills, name: entry}.items()))
+
+    def source_of(self, entry: LockedSkill, *, lock_path: Path) -> SkillSource:
+        """The source to install `entry` from again (a relative local path is the lock's)."""
+        location = entry.source
+        if not _GIT_URL.match(location) and not Path(location).is_absolute():
+            location = str((lock_path.parent / location).absolute())
+        return parse_source(location, ref=entry.ref, path=entry.path or None)
+
+
+# --- reading sources -------------------------------------------------------------------------
+
+
+def _sub_path(path: str) -> str:
+    pure = PurePosixPath(path.replace("\\", "/").strip("/"))
+    if path.startswith("/") or any(part in ("..", "") for part in pure.parts) or "\x00" in path:
+        raise PackageError(f"--path {path!r}: must be a relative path inside the source")
+    return pure.as_posix()
+
+
+def _inside(root: Path, sub: str, *, what: str) -> Path:
+    target = (root / sub).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise PackageError(f"{what}: --path {sub!r} leaves the source")
+    if not target.is_dir():
+        raise PackageError(f"{what}: no folder {sub!r} in the source")
+    return target
+
+
+def _is_repository(folder: Path) -> bool:
+    return (folder / ".git").exists() or (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir()
+    )
+
+
+def _skill_name(folder: Path) -> str:
+    where = f"{folder.name}/{SKILL_FILE}"
+    try:
+        text = (folder / SKILL_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkillFormatError(where, f"cannot be read: {exc}") from None
+    name = parse_frontmatter(text, path=where).data.get("name")
+    problems = name_problems(name) if isinstance(name, str) else ["no name"]
+    if problems or not isinstance(name, str):
+        raise SkillFormatError(where, f"name: {'; '.join(problems)}")
+    return name
+
+
+def _unzip(archive: Path, work: Path) -> Path:
+    try:
+        size = archive.stat().st_size
+        if size > _ZIP_MAX_BYTES:
+            raise PackageError(f"{archive}: over {_ZIP_MAX_BYTES} bytes")
+        data = archive.read_bytes()
+    except OSError as exc:
+        raise PackageError(f"{archive}: cannot read: {exc.strerror}") from None
+    root = work / "package"
+    extract_package(data, root)
+    return root
+
+
+def _git_env(home: Path) -> dict[str, str]:
+    """Git with nothing of this machine's user: no config, no credentials helper, no prompt."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "/bin/false",
+        "SSH_ASKPASS": "/bin/false",
+        "GIT_ALLOW_PROTOCOL": "https:ssh:file",
+        # ssh keys and agents stay usable for private repositories over ssh
+        **{k: v for k, v in os.environ.items() if k in ("SSH_AUTH_SOCK", "GIT_SSH_COMMAND")},
+    }
+
+
+_GIT_OPTIONS: Final = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.symlinks=false",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "advice.detachedHead=false",
+)
+
+
+def _git(args: Sequence[str], *, cwd: Path | None, env: dict[str, str], what: str) -> str:
+    git = shutil.which("git")
+    if git is None:
+        raise PackageError("git is not installed: install it to install skills from git")
+    try:
+        done = subprocess.run(
+            [git, *_GIT_OPTIONS, *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise PackageError(f"{what}: git took over {_GIT_SECONDS:.0f} s") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        reason = lines[-1].removeprefix("fatal: ").strip() if lines else f"exit {done.returncode}"
+        raise PackageError(f"{what}: {reason[:300]}")
+    return done.stdout.strip()
+
+
+def _clone(source: SkillSource, work: Path, *, commit: str | None) -> tuple[Path, str]:
+    env = _git_env(work)
+    checkout = work / "checkout"
+    what = source.location
+    location = source.location
+    _git(
+        [
+            "clone",
+            "--quiet",
+            "--no-checkout",
+            "--no-recurse-submodules",
+            "--",
+            location,
+            str(checkout),
+        ],
+        cwd=work,
+        env=env,
+        what=what,
+    )
+    target = commit or source.ref or "HEAD"
+    if commit is None and source.ref is not None:
+        # A branch of the origin, a tag, or a commit: whichever the name resolves to.
+        for candidate in (f"origin/{source.ref}", f"refs/tags/{source.ref}", source.ref):
+            try:
+                target = _git(
+                    ["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"],
+                    cwd=checkout,
+                    env=env,
+                    what=what,
+                )
+                break
+            except PackageError:
+                continue
+        else:
+            raise PackageError(f"{what}: no branch, tag or commit {source.ref!r}")
+    _git(["checkout", "--quiet", "--detach", target, "--"], cwd=checkout, env=env, what=what)
+    resolved = _git(["rev-parse", "HEAD"], cwd=checkout, env=env, what=what)
+    if commit is not None and resolved != commit:
+        raise PackageError(f"{what}: commit {commit} is not in the repository")
+    shutil.rmtree(checkout / ".git", ignore_errors=True)
+    return checkout, resolved
+
+
+# --- installing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """One installed skill: its stored record, the version installed and its origin."""
+
+    record: StoredSkill
+    version: str
+    origin: SkillOrigin
+
+
+async def install_skills(
+    stored: StoredSkills,
+    source: SkillSource,
+    *,
+    only: Sequence[str] = (),
+    reserved: Mapping[str, str] | Collection[str] = (),
+    commit: str | None = None,
+    expect: Mapping[str, str] | None = None,
+    check: Callable[[str, str, bytes], Awaitable[None]] | None = None,
+) -> list[Installed]:
+    """Install the skills of `source` (those named in `only`) as uploaded skills, all or none.
+
+    Args:
+        stored: where they go.
+        source: where they come from.
+        only: the names to install (default: every skill of the source).
+        reserved: names other sources own (directory skills): refused.
+        commit: read a git source at this commit (a locked install).
+        expect: name → the version it must have (a locked install); refused otherwise.
+        check: called with each skill's name, version and package before any is stored; it
+            raises to refuse (the scan and signature checks).
+
+    Raises:
+        PackageError, SkillFormatError, SkillNameTakenError: one line, nothing stored.
+    """
+    staged, resolved = await asyncio.to_thread(
+        _fetch_and_stage, source, tuple(only), commit, stored.limits
+    )
+    missing = sorted(set(expect or {}) - {skill.name for skill in staged})
+    if missing:
+        raise PackageError(f"{source.location}: no skill {', '.join(map(repr, missing))} any more")
+    origins = [
+        SkillOrigin(
+            source=source.location,
+            kind=source.kind,
+            ref=source.ref,
+            path="/".join(part for part in (source.path, skill.path) if part) or None,
+            commit=resolved,
+        )
+        for skill in staged
+    ]
+    records = await stored.add_packages(
+        [
+            (skill.package, origin, (expect or {}).get(skill.name))
+            for skill, origin in zip(staged, origins, strict=True)
+        ],
+        reserved=reserved,
+        check=check,
+    )
+    return [
+        Installed(record=record, version=record.latest, origin=origin)
+        for record, origin in zip(records, origins, strict=True)
+    ]
+
+
+def _fetch_and_stage(
+    source: SkillSource, only: tuple[str, ...], commit: str | None, limits: PackageLimits
+) -> tuple[list[StagedSkill], str | None]:
+    with fetched(source, commit=commit) as got:
+        return staged_skills(got.root, only=only, limits=limits), got.commit
