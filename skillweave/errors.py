@@ -22,6 +22,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   │   └── BinaryResourceError    the file is not UTF-8 text
     │   ├── PackageError               a skill package (ZIP) cannot be built or extracted
     │   │   └── UnsafePackageError     an entry is unsafe: traversal, symlink, bomb, too many files…
+    │   ├── SignatureError             a skill signature or signing key that cannot be read, or a
+    │   │                              version the trust policy refuses (`status` says why)
     │   ├── ToolSchemaError            a script's --help-json output is not a valid tool schema
     │   ├── DependencyError            declared dependencies: bad syntax, conflicts, too many
     │   └── SkillEnvironmentError      a skill's prepared environment is not available
@@ -81,6 +83,7 @@ __all__ = [
     "SandboxLostError",
     "SandboxStartError",
     "ScriptedModelError",
+    "SignatureError",
     "SkillEnvironmentError",
     "SkillError",
     "SkillFormatError",
@@ -223,6 +226,21 @@ class UnsafePackageError(PackageError):
         self.entry = entry
         self.reason = reason
         super().__init__(f"unsafe package entry {entry!r}: {reason}")
+
+
+class SignatureError(SkillError):
+    """A skill signature that cannot be used (``skillweave.skills.signing``).
+
+    Either the signature document or signing key cannot be read (`status` None), or the trust
+    policy refuses a version: `status` is ``unsigned`` or ``untrusted`` (refused by
+    ``skills.trust.unsigned``), ``mismatch`` (the signature is for another name or version: the
+    package changed after it was signed) or ``invalid`` (it does not verify under the trusted
+    key it names).
+    """
+
+    def __init__(self, message: str, *, status: str | None = None) -> None:
+        self.status = status
+        super().__init__(message)
 
 
 class ToolSchemaError(SkillError):

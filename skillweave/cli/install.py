@@ -94,7 +94,9 @@ def install(
         ),
     ] = None,
     *,
-    ref: Annotated[str | None, typer.Option(help="A branch, tag or commit of a git source.")] = None,
+    ref: Annotated[
+        str | None, typer.Option(help="A branch, tag or commit of a git source.")
+    ] = None,
     path: Annotated[str | None, typer.Option(help="A sub-folder of the source.")] = None,
     skill: Annotated[
         list[str] | None, typer.Option("--skill", help="Install only this skill (repeatable).")

@@ -18,6 +18,8 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     payloads/{sha256}.bin                                  a Temporal payload over the size cap
     catalog/skills/{name}.json                             an uploaded skill: versions, enabled
     catalog/agents/{agent_id}.json                         an agent made over the API
+    audit/log/{seq:012d}.json                              one record of the skill audit log
+    audit/head.json                                        the audit log's head anchor
 
 `digest` is the first 32 hex digits of sha256(execution_id): execution ids (a job's are
 ``skillweave-job-{job}/script-{seq}``) contain ``/``, so they are hashed rather than embedded.
@@ -36,12 +38,17 @@ from skillweave.errors import InvalidKeyError
 
 __all__ = [
     "AGENTS_PREFIX",
+    "AUDIT_HEAD_KEY",
+    "AUDIT_LOG_PREFIX",
+    "MAX_AUDIT_SEQ",
     "MAX_KEY_BYTES",
     "MAX_TRANSCRIPT_SEQ",
     "NETWORK_PREFIX",
     "SKILLS_PREFIX",
     "LogStream",
     "agent_key",
+    "audit_record_key",
+    "audit_record_seq",
     "belongs_to_run",
     "decode_output_path",
     "egress_log_key",
@@ -384,6 +391,35 @@ def transcript_key(run_id: str, seq: int) -> str:
     if not 0 <= seq <= MAX_TRANSCRIPT_SEQ:
         raise InvalidKeyError(str(seq), f"the sequence number must be in 0..{MAX_TRANSCRIPT_SEQ}")
     return f"{run_prefix(run_id)}transcript/{seq:08d}.json"
+
+
+AUDIT_LOG_PREFIX: Final = "audit/log/"
+AUDIT_HEAD_KEY: Final = "audit/head.json"
+"""The audit log's head anchor: the sequence number and hash of its newest record known."""
+
+MAX_AUDIT_SEQ: Final = 999_999_999_999
+"""Audit sequence numbers start at 1 and are zero-padded to 12 digits so keys sort in order."""
+
+_AUDIT_RECORD = re.compile(r"audit/log/([0-9]{12})\.json")
+
+
+def audit_record_key(seq: int) -> str:
+    """``audit/log/{seq:012d}.json``: one record of the skill audit log, written once with
+    ``put_if_absent`` (the sequence number is the record's place in the hash chain)."""
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise InvalidKeyError(repr(seq), "the audit sequence number must be an int")
+    if not 1 <= seq <= MAX_AUDIT_SEQ:
+        raise InvalidKeyError(str(seq), f"the audit sequence number must be in 1..{MAX_AUDIT_SEQ}")
+    return f"{AUDIT_LOG_PREFIX}{seq:012d}.json"
+
+
+def audit_record_seq(key: str) -> int | None:
+    """The sequence number `audit_record_key` made `key` from, or None for any other key."""
+    match = _AUDIT_RECORD.fullmatch(key) if isinstance(key, str) else None
+    if match is None:
+        return None
+    seq = int(match.group(1))
+    return seq if seq >= 1 else None
 
 
 def belongs_to_run(key: str, run_id: str) -> bool:
