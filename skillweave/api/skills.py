@@ -28,13 +28,22 @@ from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, Skillw
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.frontmatter import with_frontmatter_fields
+from skillweave.skills.install import install_skills, parse_source, source_allowed
 from skillweave.skills.names import skill_id
 from skillweave.skills.reload import reloading
-from skillweave.skills.stored import StoredSkill, StoredSkills, StoredVersion, directory_owners
+from skillweave.skills.stored import (
+    SkillOrigin,
+    StoredSkill,
+    StoredSkills,
+    StoredVersion,
+    directory_owners,
+)
 
 logger = logging.getLogger("skillweave.api")
 
 __all__ = [
+    "InstallRequest",
+    "InstalledSkill",
     "NewSkill",
     "SkillDetail",
     "SkillItem",
@@ -77,6 +86,27 @@ class CreatedSkill(StoredSkill):
             " SKILL.md has the request's"
         ),
     )
+
+
+class InstallRequest(BaseModel):
+    """Skills to install from a git repository, a ZIP or a folder the server can read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=2048, description="a git URL or local path")
+    ref: str | None = Field(default=None, max_length=200, description="branch, tag or commit")
+    path: str | None = Field(default=None, max_length=1024, description="a sub-folder")
+    skills: list[str] = Field(
+        default_factory=list, max_length=500, description="only these (default: all)"
+    )
+
+
+class InstalledSkill(BaseModel):
+    """One installed skill: its version and where it came from."""
+
+    name: str
+    version: str
+    origin: SkillOrigin
 
 
 class SkillPatch(BaseModel):
@@ -338,6 +368,44 @@ async def upload_skill(
     await _changed(state)
     _prepare_environment(state, record)
     return record
+
+
+@router.post(
+    "/install",
+    status_code=201,
+    response_model=list[InstalledSkill],
+    responses={
+        **_NAME_TAKEN,
+        403: problem_response("SKILLS__INSTALL_SOURCES does not allow the source"),
+    },
+    summary="Install skills from a git repository, a ZIP or a folder",
+)
+async def install_skill(
+    body: InstallRequest, stored: Stored, library: Library, state: State
+) -> list[InstalledSkill] | JSONResponse:
+    """Install the source's skills (all or none), each stored with its origin: the source,
+    the ref, its folder and the commit read. Only sources ``SKILLS__INSTALL_SOURCES`` allows
+    are read: the server reaches what a client names."""
+    if not source_allowed(body.source, state.settings.skills.install_sources):
+        raise ApiProblem(
+            403,
+            "SKILLS__INSTALL_SOURCES does not allow this source: an operator adds a pattern"
+            " for it (e.g. 'https://github.com/acme/*') to let the API install from it",
+        )
+    source = parse_source(body.source, ref=body.ref, path=body.path)
+    try:
+        installed = await install_skills(
+            stored, source, only=body.skills, reserved=_reserved(state, library)
+        )
+    except SkillNameTakenError as exc:
+        return _name_taken(exc)
+    await _changed(state)
+    for item in installed:
+        _prepare_environment(state, item.record)
+    return [
+        InstalledSkill(name=item.record.name, version=item.version, origin=item.origin)
+        for item in installed
+    ]
 
 
 @router.get("/", response_model=SkillPage, summary="List skills")

@@ -70,6 +70,7 @@ LOCK_FILE: Final = "skills.lock"
 
 _GIT_URL: Final = re.compile(r"^(?:https://|ssh://|file://|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)")
 _INSECURE_URL: Final = re.compile(r"^(?:http|git|ext|fd)://|^ext::|^fd::", re.IGNORECASE)
+_DOT_SEGMENT: Final = re.compile(r"/\.\.?(?:/|$)|%2e", re.IGNORECASE)
 _REF: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@+-]{0,199}$")
 _COMMIT: Final = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 _GIT_SECONDS: Final = 300.0
@@ -139,9 +140,18 @@ def parse_source(text: str, *, ref: str | None = None, path: str | None = None) 
     return SkillSource(kind=kind, location=str(local), ref=ref, path=sub)
 
 
-def source_allowed(source: SkillSource, patterns: Sequence[str]) -> bool:
-    """Whether `source` matches one of `patterns` (``SKILLS__INSTALL_SOURCES``)."""
-    return any(fnmatch.fnmatchcase(source.location, pattern) for pattern in patterns)
+def source_allowed(text: str, patterns: Sequence[str]) -> bool:
+    """Whether the source a user typed matches one of `patterns` (``SKILLS__INSTALL_SOURCES``),
+    judged before anything is read (a refusal says nothing of what exists). A local path is
+    made absolute and its ``..`` resolved first; a URL with a dot segment never matches."""
+    text = text.strip()
+    if _GIT_URL.match(text):
+        if _DOT_SEGMENT.search(text):
+            return False
+        location = text
+    else:
+        location = os.path.abspath(os.path.expanduser(text))
+    return any(fnmatch.fnmatchcase(location, pattern) for pattern in patterns)
 
 
 @contextmanager
