@@ -29,7 +29,7 @@ from typing import Annotated
 import typer
 
 from skillweave import __version__
-from skillweave.cli import agents, audit, demo, install, jobs, runs, sandbox, serve, skills
+from skillweave.cli import agents, audit, demo, install, jobs, runs, sandbox, serve, skills, trust
 from skillweave.cli.console import out
 from skillweave.cli.errors import EXIT_USAGE, fail
 from skillweave.errors import ConfigError
@@ -47,6 +47,9 @@ app.add_typer(skills.skills_app, name="skills")
 skills.skills_app.command("install")(install.install)
 skills.skills_app.command("update")(install.update)
 skills.skills_app.command("remove")(install.remove)
+skills.skills_app.command("keygen")(trust.keygen)
+skills.skills_app.command("sign")(trust.sign)
+skills.skills_app.command("verify")(trust.verify)
 app.add_typer(sandbox.sandbox_app, name="sandbox")
 app.add_typer(runs.runs_app, name="runs")
 app.add_typer(agents.agents_app, name="agents")
