@@ -43,7 +43,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
     ├── StorageError                   the artifact store failed (carries the backend's `code`)
     │   ├── ArtifactNotFoundError      no artifact under that key
     │   ├── ArtifactIntegrityError     the stored bytes do not match the ref (size or sha256)
-    │   └── InvalidKeyError            a key, prefix or key component is malformed or unsafe
+    │   ├── InvalidKeyError            a key, prefix or key component is malformed or unsafe
+    │   └── AuditLogError              the skill audit log cannot be written or read
     ├── ModelError                     a model call failed (`retryable`, `retry_after`, `status`)
     │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
     └── AgentError                     an agent job cannot go on
@@ -63,6 +64,7 @@ __all__ = [
     "AgentSpecError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "AuditLogError",
     "BinaryResourceError",
     "ConfigError",
     "DependencyError",
@@ -387,6 +389,11 @@ class InvalidKeyError(StorageError):
     def __init__(self, key: str, reason: str) -> None:
         self.reason = reason
         super().__init__(f"invalid artifact key {key!r}: {reason}", key=key, code="InvalidKey")
+
+
+class AuditLogError(StorageError):
+    """The audit log cannot be written or read (the store failed, a race could not be won, or
+    an entry is malformed)."""
 
 
 class ModelError(SkillweaveError):

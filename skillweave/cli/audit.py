@@ -1,4 +1,11 @@
-"""``skillweave audit``: what the manager's egress proxy recorded for a job.
+"""``skillweave audit``: the skill audit log, and what the egress proxy recorded for a job.
+
+``audit verify`` checks the skill audit log (:mod:`skillweave.storage.audit`, in the settings'
+store): every record's hash, the chain and the head anchor. It prints one line when the chain is
+intact, else one line per problem (a record edited, removed, reordered or unreadable) and exits
+1. ``audit show`` prints the log's records in order, filtered by skill, event and ``--since``
+(an age such as ``2h`` or an ISO date/time, UTC unless it names a zone). Records hold names a
+caller gave (skills, jobs, details): they are shown through ``terminal_safe`` too.
 
 ``audit network --job ID`` reads the records the manager stored with the job's runs (one per
 connection and per request through the egress proxy, allowed or refused, with the reason:
@@ -10,22 +17,44 @@ it is shown through :func:`~skillweave.terminal.terminal_safe`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
-from datetime import UTC, datetime
-from typing import Annotated, Any
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar, cast
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from skillweave.cli.console import err, out
-from skillweave.cli.errors import errors
+from skillweave.cli.console import dump, err, out
+from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
+from skillweave.errors import ConfigError
+from skillweave.storage.audit import AUDIT_EVENTS
 from skillweave.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from skillweave.storage.audit import (
+        AuditEvent,
+        AuditLog,
+        AuditProblem,
+        AuditRecord,
+        AuditReport,
+    )
 
 __all__ = ["audit_app"]
 
-audit_app = typer.Typer(help="What the egress proxy recorded.", no_args_is_help=True)
+audit_app = typer.Typer(
+    help="The skill audit log, and what the egress proxy recorded.", no_args_is_help=True
+)
+
+_T = TypeVar("_T")
+_AGE: Final = re.compile(r"([0-9]{1,9})\s*([smhdw])")
+_AGE_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_VERSION_SHOWN: Final = 12
+_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 
 _RECORDS_NAME = "/egress.jsonl"
 
@@ -80,3 +109,155 @@ def network(
             Text(terminal_safe(str(record.get("reason", "")))),
         )
     out.print(table)
+
+
+async def _with_log(work: Callable[[AuditLog], Awaitable[_T]]) -> _T:
+    """`work` on the audit log of the settings' store (and its key)."""
+    from skillweave.storage import open_store
+    from skillweave.storage.audit import AuditLog
+
+    settings = get_settings()
+    store = open_store(settings.storage)
+    try:
+        return await work(AuditLog.from_settings(settings.audit, store))
+    finally:
+        await store.aclose()
+
+
+@audit_app.command("verify")
+def verify(
+    as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
+) -> None:
+    """Check the skill audit log: every record's hash, the chain, and the head anchor."""
+    with errors():
+        report: AuditReport = asyncio.run(_with_log(lambda log: log.verify()))
+    if as_json:
+        dump(
+            {
+                "records": report.records,
+                "keyed": report.keyed,
+                "intact": report.intact,
+                "head": None if report.head is None else dataclasses.asdict(report.head),
+                "problems": [dataclasses.asdict(problem) for problem in report.problems],
+            }
+        )
+    elif report.intact:
+        how = "HMAC" if report.keyed else "SHA-256, no AUDIT__KEY"
+        out.print(f"audit log: {report.records} records, chain intact ({how})")
+    else:
+        for problem in report.problems:
+            out.print(Text(terminal_safe(problem.message)), soft_wrap=True)
+        edited = sum(problem.kind == "edited" for problem in report.problems)
+        if report.records and edited == report.records:
+            err.print(
+                Text(
+                    "no record's hash matches its content: is AUDIT__KEY the key the log was "
+                    "written with?",
+                    style="dim",
+                ),
+                soft_wrap=True,
+            )
+    if not report.intact:
+        raise typer.Exit(EXIT_PROBLEM)
+
+
+@audit_app.command("show")
+def show(
+    skill: Annotated[str | None, typer.Option("--skill", help="Only this skill.")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only records from then on: an age (30m, 2h, 3d, 1w) or an ISO date/time "
+            "(UTC unless it names a zone).",
+        ),
+    ] = None,
+    event: Annotated[
+        str | None, typer.Option("--event", help=f"Only one kind: {', '.join(AUDIT_EVENTS)}.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """The skill audit log's records in order: installs, uploads, approvals, runs…"""
+    if event is not None and event not in AUDIT_EVENTS:
+        raise fail(
+            f"unknown event {event!r}", hint=f"One of: {', '.join(AUDIT_EVENTS)}.", code=EXIT_USAGE
+        )
+    damaged: list[AuditProblem] = []
+    with errors():
+        start = None if since is None else _parse_since(since)
+
+        async def matching(log: AuditLog) -> list[AuditRecord]:
+            kind = cast("AuditEvent | None", event)  # checked against AUDIT_EVENTS above
+            found = log.read(skill=skill, since=start, event=kind, on_damaged=damaged.append)
+            return [record async for record in found]
+
+        records = asyncio.run(_with_log(matching))
+    if as_json:
+        for record in records:
+            line = json.dumps(record.model_dump(mode="json"), ensure_ascii=True)
+            out.print(line, soft_wrap=True, markup=False)
+    elif records:
+        out.print(_table(records))
+    else:
+        err.print("no audit records" + (" match" if skill or since or event else ""))
+    if damaged:
+        err.print(
+            Text(
+                f"{len(damaged)} records could not be shown (unreadable or edited): run "
+                "`skillweave audit verify`",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+
+
+def _table(records: list[AuditRecord]) -> Table:
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("time (UTC)", "seq", "event", "skill", "version", "job", "actor", "details"):
+        table.add_column(column, overflow="fold" if column == "details" else "ellipsis")
+    for record in records:
+        details = ", ".join(f"{name}={_shown(value)}" for name, value in record.details.items())
+        table.add_row(
+            record.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            str(record.seq),
+            record.event,
+            *(
+                Text(terminal_safe(text or ""))
+                for text in (
+                    record.skill,
+                    (record.version or "")[:_VERSION_SHOWN],
+                    record.job,
+                    record.actor,
+                    details,
+                )
+            ),
+        )
+    return table
+
+
+def _shown(value: object) -> str:
+    """A detail's value in the table: text as it is, a digest shortened, the rest as JSON."""
+    if isinstance(value, str):
+        return f"{value[:_VERSION_SHOWN]}…" if _DIGEST.fullmatch(value) else value
+    return json.dumps(value)
+
+
+def _parse_since(text: str, *, now: datetime | None = None) -> datetime:
+    """The moment `text` names: an age back from `now` (``30m``, ``2h``, ``3d``, ``1w``; ``s``
+    for seconds) or an ISO 8601 date or date/time, in UTC unless it names a zone.
+
+    Raises:
+        ConfigError: neither.
+    """
+    cleaned = text.strip()
+    try:
+        if match := _AGE.fullmatch(cleaned.lower()):
+            age = timedelta(**{_AGE_UNITS[match[2]]: int(match[1])})
+            return (now or datetime.now(UTC)) - age
+        moment = datetime.fromisoformat(cleaned)
+    except (ValueError, OverflowError):
+        raise ConfigError(
+            f"--since {terminal_safe(text)!r} is neither an age (30m, 2h, 3d, 1w) nor an ISO "
+            "date/time (2025-06-01, 2025-06-01T12:00Z)"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -4,6 +4,7 @@ Every key skillweave stores is built here, and every component is validated befo
 joined, so a run id, a skill name or a user-supplied path can never climb out of its place::
 
     skills/{name}/{version}.zip                            a published skill package
+    skills/{name}/{version}.sig.json                       its signature (skills.signing)
     runs/{run_id}/run.json                                 a run started over the API
     runs/{run_id}/inputs/{path}                            a file uploaded for a run
     runs/{run_id}/executions/{digest}/outputs/{path}       a file a script wrote under outputs/
@@ -51,6 +52,7 @@ __all__ = [
     "audit_record_seq",
     "belongs_to_run",
     "decode_output_path",
+    "draft_key",
     "egress_log_key",
     "encode_output_path",
     "environment_claim_key",
@@ -69,6 +71,7 @@ __all__ = [
     "run_record_key",
     "skill_index_key",
     "skill_package_key",
+    "skill_signature_key",
     "transcript_key",
     "validate_key",
     "validate_prefix",
@@ -195,6 +198,12 @@ def skill_package_key(name: str, version: str) -> str:
     return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.zip"
 
 
+def skill_signature_key(name: str, version: str) -> str:
+    """``skills/{name}/{version}.sig.json``: the signature of one version of a skill, beside its
+    package (a ``skills.signing.SkillSignature`` document)."""
+    return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.sig.json"
+
+
 SKILLS_PREFIX: Final = "catalog/skills/"
 AGENTS_PREFIX: Final = "catalog/agents/"
 NETWORK_PREFIX: Final = "catalog/network/"
@@ -219,6 +228,15 @@ def agent_key(agent_id: str) -> str:
 def run_prefix(run_id: str) -> str:
     """``runs/{run_id}/``: everything a run owns is under this prefix."""
     return f"runs/{_name(run_id, 'run id')}/"
+
+
+def draft_key(run_id: str, name: str, version: str) -> str:
+    """``runs/{run_id}/drafts/{name}/{version}.json``: a skill a job wrote (``create_skill``):
+    its scan and example runs (its package is at :func:`skill_package_key`)."""
+    return (
+        f"{run_prefix(run_id)}drafts/{_name(name, 'skill name')}/"
+        f"{_name(version, 'skill version')}.json"
+    )
 
 
 def run_record_key(run_id: str) -> str:

@@ -1,0 +1,25 @@
+"""The audit log on S3 against a real moto server: the suite of tests/storage/audit_suite.py
+(chain, tampering, concurrent appenders, reading), records written with conditional puts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from skillweave.storage import S3ArtifactStore
+from tests.integration.storage.conftest import ACCESS_KEY, REGION, SECRET_KEY
+from tests.storage.audit_suite import *  # noqa: F403 - the shared suite runs here
+
+
+@pytest.fixture
+async def store(moto_endpoint: str, bucket: str) -> AsyncIterator[S3ArtifactStore]:
+    the_store = S3ArtifactStore(
+        endpoint=moto_endpoint,
+        bucket=bucket,
+        access_key=ACCESS_KEY,
+        secret_key=SECRET_KEY,
+        region=REGION,
+    )
+    yield the_store
+    await the_store.aclose()
