@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import shutil
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -70,6 +71,7 @@ from skillweave.sandbox.problems import (
 from skillweave.skills import SkillLibrary, SkillRegistry
 from skillweave.skills.reload import reloading
 from skillweave.storage import open_store
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
 
@@ -227,6 +229,10 @@ def _service(
             store,
             python=_script_python(),
             claim_lease=settings.sandbox.claim_lease_seconds,
+        ),
+        trust=settings.skills.trust,
+        audit=AuditLog.from_settings(
+            settings.audit, store, actor=f"manager@{socket.gethostname()}"
         ),
     )
 

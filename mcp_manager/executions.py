@@ -56,6 +56,7 @@ from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool
 from mcp_manager.records import ExecutionRecord, ExecutionState, Fingerprint, result_for
+from skillweave.config import TrustSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
@@ -65,7 +66,9 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    PackageError,
     SandboxLostError,
+    SignatureError,
     SkillEnvironmentError,
     StorageError,
 )
@@ -84,7 +87,10 @@ from skillweave.skills.dependencies import (
     package_dependencies,
 )
 from skillweave.skills.names import name_key
+from skillweave.skills.package import archive_version
+from skillweave.skills.signing import check_trust, parse_signature
 from skillweave.storage import keys
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
@@ -114,12 +120,14 @@ class _Inflight:
 
 @dataclass(frozen=True, slots=True)
 class _Package:
-    """A skill package kept in memory: its hash (checked against the store's ref), its bytes
-    and the paths inside it."""
+    """A skill package kept in memory: its hash (checked against the store's ref), its bytes,
+    the paths inside it, and the version its files hash to (``archive_version``), which must be
+    the version it is stored under."""
 
     sha256: str
     data: bytes
     names: frozenset[str]
+    version: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +251,13 @@ class ExecutionService:
         claim_lease: float = 20.0,
         environments: EnvironmentBuilder | None = None,
         egress: EgressService | None = None,
+        trust: TrustSettings | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._store = store
+        self._trust = trust if trust is not None else TrustSettings()
+        self._trust_warned: set[tuple[str, str]] = set()
+        self._audit = audit
         self._environments = environments
         self._egress = egress
         self._base = _base_environment(environments)
@@ -349,6 +362,7 @@ class ExecutionService:
                 404, f"skill {skill!r} version {version[:12]} is not published"
             )
         package = await self._package(ref)
+        await self._admit(skill, version, package)
         started = time.perf_counter()
         spec = await self._spec(self._environments, version=version, package=package.data)
         prepared = await self._environment(skill=skill, version=version, spec=spec)
@@ -424,6 +438,7 @@ class ExecutionService:
                 404, f"skill {request.skill!r} version {request.version[:12]} is not published"
             )
         package = await self._package(package_ref)
+        await self._admit(request.skill, request.version, package)
         if script not in package.names:
             raise ExecutionRejectedError(
                 404, f"script {script!r} is not in skill {request.skill!r}"
@@ -456,9 +471,41 @@ class ExecutionService:
         if kept is not None and kept.sha256 == ref.sha256:
             return kept
         data = await self._store.get_bytes(ref)
-        package = _Package(ref.sha256, data, frozenset(_package_names(data)))
+        try:
+            _, version = await asyncio.to_thread(archive_version, data)
+        except PackageError as exc:
+            raise ExecutionRejectedError(
+                409, f"{ref.key}: not a package that can run: {exc}"
+            ) from None
+        package = _Package(ref.sha256, data, frozenset(_package_names(data)), version)
         self._packages.put(ref.key, package)
         return package
+
+    async def _admit(self, skill: str, version: str, package: _Package) -> None:
+        """Refuse a package whose files are not the version it is stored under (changed in
+        the store after it was published), or whose signature the trust policy refuses
+        (``skills.trust``; its signature is ``keys.skill_signature_key`` beside it).
+
+        Raises:
+            ExecutionRejectedError: 409 changed, 403 refused by the policy (one line each).
+        """
+        if package.version != version:
+            raise ExecutionRejectedError(
+                409,
+                f"skill {skill!r} version {version[:12]}: the stored package's files hash to "
+                f"{package.version[:12]}; it was changed after it was published and is not run",
+            )
+        signature = None
+        ref = await self._store.stat(keys.skill_signature_key(skill, version))
+        try:
+            if ref is not None:
+                signature = parse_signature(await self._store.get_bytes(ref), source=ref.key)
+            warning = check_trust(signature, name=skill, version=version, policy=self._trust)
+        except SignatureError as exc:
+            raise ExecutionRejectedError(403, str(exc)) from None
+        if warning is not None and (skill, version) not in self._trust_warned:
+            self._trust_warned.add((skill, version))  # once per version, not per run
+            logger.warning("%s", warning)
 
     async def _spec(
         self, environments: EnvironmentBuilder, *, version: str, package: bytes
@@ -534,6 +581,16 @@ class ExecutionService:
     ) -> ExecutionResult:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
+        if self._audit is not None:  # before any sandbox: nothing runs unrecorded
+            await self._audit.record(
+                "execution",
+                skill=request.skill,
+                version=request.version,
+                job=request.run_id,
+                args=request.args,
+                script=request.script,
+                execution_id=request.execution_id,
+            )
         # Before a sandbox is taken: a first use may build for minutes, holding none.
         environment = await self._environment_of(request, package)
         grant = await self._egress_grant(request, package)

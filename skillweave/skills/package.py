@@ -32,6 +32,7 @@ from typing import IO, Final
 
 from skillweave.errors import PackageError, UnsafePackageError
 from skillweave.skills.files import SKILL_FILE, iter_package_files
+from skillweave.skills.versioning import contents_version
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -40,6 +41,7 @@ __all__ = [
     "DEFAULT_MAX_RATIO",
     "RATIO_CHECK_FLOOR",
     "PackageLimits",
+    "archive_version",
     "build_package",
     "extract_package",
     "write_package",
@@ -260,6 +262,41 @@ class _Entry:
     parts: tuple[str, ...]
     is_dir: bool
     executable: bool
+
+
+def archive_version(data: bytes, *, limits: PackageLimits = DEFAULT_LIMITS) -> tuple[str, str]:
+    """A package ZIP's top folder and version, read in memory with `extract_package`'s checks:
+    the digest (``versioning.contents_version``) of every file under the one top folder,
+    exactly as stored. The manager checks each package it runs against the version it is
+    stored under, so a changed byte, an added or a removed file never runs.
+
+    Raises:
+        UnsafePackageError, PackageError: unreadable, unsafe, over `limits`, or not one top
+            folder.
+    """
+    with _open_archive(data) as archive:
+        entries = _validate(archive.infolist(), limits)
+        files: list[tuple[str, bytes]] = []
+        tops: set[str] = set()
+        total = 0
+        for entry in entries:
+            if entry.is_dir:
+                continue
+            if len(entry.parts) < 2:
+                raise PackageError(f"{entry.name}: a package's files are under one top folder")
+            tops.add(entry.parts[0])
+            with archive.open(entry.info) as member:
+                content = member.read(limits.max_bytes - total + 1)
+            total += len(content)
+            if total > limits.max_bytes:
+                raise UnsafePackageError(
+                    entry.name, f"package holds more than {limits.max_bytes} bytes uncompressed"
+                )
+            files.append(("/".join(entry.parts[1:]), content))
+    if len(tops) != 1:
+        raise PackageError(f"a package has one top folder, not {len(tops)}")
+    files.sort()
+    return tops.pop(), contents_version(files)
 
 
 def _normalized_mode(mode: int) -> int:

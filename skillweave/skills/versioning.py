@@ -10,12 +10,12 @@ list it already walked; :func:`skill_version` walks on its own.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from skillweave.skills.files import iter_package_files, read_bytes
 
-__all__ = ["package_version", "skill_version"]
+__all__ = ["contents_version", "package_version", "skill_version"]
 
 
 def package_version(
@@ -27,11 +27,20 @@ def package_version(
         files: the package's files.
         preloaded: contents already read, by absolute path (discovery has read SKILL.md).
     """
+
+    def contents() -> Iterator[tuple[str, bytes]]:
+        for relative, absolute in sorted(files):
+            content = preloaded.get(absolute) if preloaded else None
+            yield relative, content if content is not None else read_bytes(absolute)
+
+    return contents_version(contents())
+
+
+def contents_version(files: Iterable[tuple[str, bytes]]) -> str:
+    """The version of a package given ``(relative posix path, bytes)`` pairs in path order:
+    the one digest every version is (a folder's, a ZIP's read in memory)."""
     digest = hashlib.sha256()
-    for relative, absolute in sorted(files):
-        content = preloaded.get(absolute) if preloaded else None
-        if content is None:
-            content = read_bytes(absolute)
+    for relative, content in files:
         digest.update(f"{relative}\0{len(content)}\0".encode())
         digest.update(content)
     return digest.hexdigest()
