@@ -35,9 +35,13 @@ from skillweave.agent.identity import execution_key, job_id_of, legacy_execution
 from skillweave.agent.runtime import (
     CatalogInput,
     CatalogResult,
+    CreateSkillInput,
+    CreateSkillOutcome,
     InvokeModelInput,
     LoadSkillInput,
     ModelTurn,
+    PublishSkillInput,
+    PublishSkillOutcome,
     ReadResourceInput,
     RunScriptInput,
     ScriptOutcome,
@@ -144,6 +148,8 @@ class AgentActivities:
             self.run_skill_script,
             self.search_skills,
             self.record_transcript,
+            self.create_skill,
+            self.publish_skill,
         ]
 
     @activity.defn(name=Activity.PREPARE_CATALOG.value)
@@ -195,6 +201,23 @@ class AgentActivities:
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, stored as a tool result."""
         return await self._services.search_skills(request)
+
+    @activity.defn(name=Activity.CREATE_SKILL.value)
+    @raises_application_errors
+    @_with_job_fields
+    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
+        """A skill the agent wrote: checked, scanned, its examples run, kept as a draft (every
+        step idempotent: a retry keeps one draft)."""
+        async with _heartbeating(self._heartbeat_seconds):
+            return await self._services.create_skill(request)
+
+    @activity.defn(name=Activity.PUBLISH_SKILL.value)
+    @raises_application_errors
+    @_with_job_fields
+    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
+        """An approved draft stored as an uploaded skill (idempotent: one version)."""
+        async with _heartbeating(self._heartbeat_seconds):
+            return await self._services.publish_skill(request)
 
     @activity.defn(name=Activity.RECORD_TRANSCRIPT.value)
     @raises_application_errors

@@ -352,7 +352,7 @@ class AgentWorkflow:
             lines.append(f"**Last step:** {self._last_step}")
         if self._session.awaiting is not None:
             ask = self._session.awaiting
-            lines.append(f"**Waiting for approval:** {ask.skill}/{ask.script}")
+            lines.append(f"**Waiting for approval:** {ask.describe()}")
         if state.outputs:
             lines.append(f"**Outputs:** {len(state.outputs)} artifacts")
         if self._last_error or (state.finished and state.reason):

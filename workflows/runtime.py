@@ -40,9 +40,13 @@ with workflow.unsafe.imports_passed_through():
         ApprovalRequest,
         CatalogInput,
         CatalogResult,
+        CreateSkillInput,
+        CreateSkillOutcome,
         InvokeModelInput,
         LoadSkillInput,
         ModelTurn,
+        PublishSkillInput,
+        PublishSkillOutcome,
         ReadResourceInput,
         RunScriptInput,
         ScriptOutcome,
@@ -230,6 +234,31 @@ class TemporalRuntime:
             activity_id=script_call_id(request.seq),
             # A cancelled job waits until the run is cancelled at the manager too.
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+
+    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
+        self._on_phase("running_script")
+        return await self._call(
+            Activity.CREATE_SKILL,
+            request,
+            CreateSkillOutcome,
+            summary=f"create skill {request.name}",
+            # its examples run in sandboxes, one after another
+            seconds=self.timeouts.script_seconds * (1 + len(request.examples)),
+            heartbeat=True,
+            # The examples' idempotency keys are in the request (made from the same seq).
+            activity_id=f"create-skill-{request.seq}",
+        )
+
+    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
+        self._on_phase("activating")
+        return await self._call(
+            Activity.PUBLISH_SKILL,
+            request,
+            PublishSkillOutcome,
+            summary=f"publish skill {request.name}",
+            seconds=self.timeouts.short_seconds,
+            heartbeat=True,
         )
 
     async def search_skills(self, request: SearchInput) -> SearchOutcome:

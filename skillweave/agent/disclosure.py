@@ -32,12 +32,14 @@ from skillweave.skills.allowed_tools import AllowedTools
 __all__ = [
     "ACTIVATE_SKILL",
     "ARGS_NOT_STRINGS",
+    "CREATE_SKILL",
     "FRONT_DOOR_INSTRUCTIONS",
     "INPUT_ARTIFACTS",
     "INPUT_FILES",
     "INPUT_FILES_MAX",
     "LIST_SKILLS",
     "OWN_TOOLS",
+    "PUBLISH_SKILL",
     "RAW_ARGUMENTS",
     "READ_SKILL_RESOURCE",
     "RUN_SKILL_SCRIPT",
@@ -87,8 +89,20 @@ INPUT_ARTIFACTS: Final = "input_artifacts"
 """The argument an executable-skill tool gets on top of its own: artifacts to copy into
 ``inputs/``. It is taken out before the script sees ``--run-json``."""
 
+CREATE_SKILL: Final = "create_skill"
+PUBLISH_SKILL: Final = "publish_skill"
+"""An agent job's own authoring tools, when its spec allows (``skillweave.agent.authoring``)."""
+
 OWN_TOOLS: Final = frozenset(
-    {LIST_SKILLS, ACTIVATE_SKILL, READ_SKILL_RESOURCE, RUN_SKILL_SCRIPT, SEARCH_SKILLS}
+    {
+        LIST_SKILLS,
+        ACTIVATE_SKILL,
+        READ_SKILL_RESOURCE,
+        RUN_SKILL_SCRIPT,
+        SEARCH_SKILLS,
+        CREATE_SKILL,
+        PUBLISH_SKILL,
+    }
 )
 """The tools of the front doors themselves (an executable skill's tools are the others)."""
 RAW_ARGUMENTS: Final = RAW_ARGUMENTS_KEY

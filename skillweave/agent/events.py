@@ -29,6 +29,8 @@ EventKind = Literal[
     "answered",
     "approval_requested",
     "approval_decided",
+    "skill_drafted",
+    "skill_published",
     "job_finished",
 ]
 

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from skillweave.agent import disclosure
+from skillweave.agent.authoring import AuthoringError, draft_parts, not_a_draft, too_many_drafts
 from skillweave.agent.compaction import compact
 from skillweave.agent.disclosure import (
     ARGS_NOT_STRINGS,
@@ -53,9 +54,11 @@ from skillweave.agent.identity import execution_key
 from skillweave.agent.runtime import (
     ApprovalRequest,
     CatalogInput,
+    CreateSkillInput,
     InvokeModelInput,
     LoadSkillInput,
     ModelTurn,
+    PublishSkillInput,
     ReadResourceInput,
     RunScriptInput,
     Runtime,
@@ -70,6 +73,7 @@ from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import (
     ActiveSkill,
     AgentState,
+    DraftSkill,
     EntryKind,
     JobStatus,
     SkillTool,
@@ -113,6 +117,7 @@ def new_state(
         model=spec.model,
         task=task,
         budgets=spec.limits,
+        authoring=spec.authoring.enabled,
         inputs=list(inputs),
         artifacts={ref.key: ref for ref in inputs},
     )
@@ -361,6 +366,10 @@ class AgentLoop:
                     await self._run_script(state, call)
                 case disclosure.SEARCH_SKILLS if state.search_enabled:
                     await self._search(state, call)
+                case disclosure.CREATE_SKILL if state.authoring:
+                    await self._create(state, call)
+                case disclosure.PUBLISH_SKILL if state.authoring:
+                    await self._publish(state, call)
                 case _:
                     tool = find_skill_tool(state.active, call.name)
                     if tool is None:
@@ -402,10 +411,12 @@ class AgentLoop:
         if refusal is not None:
             raise _Refusal(refusal)
         seq = state.next_seq
+        draft = state.drafts.get(name)
         loaded = await self.runtime.load_skill(
             LoadSkillInput(
                 run_id=state.run_id,
                 skill=name,
+                draft=draft.version if draft is not None else None,
                 seq=seq,
                 tool_call_id=call_id or "",
                 allowed=self.spec.skills,
@@ -594,6 +605,110 @@ class AgentLoop:
         if not decision.approved:
             why = f": {decision.note}" if decision.note else "."
             raise _Refusal(f"Running {what} was not approved{why} Do not retry it unchanged.")
+
+    # --- skills the agent writes ------------------------------------------------------------
+
+    async def _create(self, state: AgentState, call: ToolCall) -> None:
+        try:
+            name, description, instructions, files, examples = draft_parts(call.arguments)
+        except AuthoringError as exc:
+            raise _Refusal(str(exc)) from None
+        if name not in state.drafts and len(state.drafts) >= self.spec.authoring.max_drafts:
+            raise _Refusal(too_many_drafts(self.spec.authoring.max_drafts))
+        if name not in state.drafts and name in attachable(state.roots, state.active):
+            raise _Refusal(
+                f"A skill named {name!r} exists already; activate it, or write yours under "
+                "another name."
+            )
+        limit = state.budgets.max_script_runs
+        if state.script_runs + len(examples) > limit:
+            raise _BudgetExhausted(f"max_script_runs reached ({limit} script runs)")
+        seq = state.next_seq
+        previous = state.drafts.get(name)
+        outcome = await self.runtime.create_skill(
+            CreateSkillInput(
+                run_id=state.run_id,
+                seq=seq,
+                tool_call_id=call.id,
+                execution_id=execution_key(state.job_id, seq),
+                name=name,
+                description=description,
+                instructions=instructions,
+                files=files,
+                examples=examples,
+                allowed=self.spec.skills,
+                pinned=self.spec.pinned,
+                replaces=previous.version if previous is not None else None,
+            )
+        )
+        state.script_runs += outcome.runs
+        self._append_outcome(state, outcome, kind="script")
+        if outcome.version is not None:
+            state.drafts[name] = DraftSkill(version=outcome.version, report=outcome.report)
+            state.active.pop(name, None)  # an earlier draft's activation is of its old text
+            if name not in state.roots:
+                state.roots = (*state.roots, name)
+        self._emit(
+            state,
+            "skill_drafted",
+            skill=name,
+            version=outcome.version,
+            tool=call.name,
+            status="kept" if outcome.version is not None else "refused",
+            detail=outcome.report or outcome.summary,
+        )
+
+    async def _publish(self, state: AgentState, call: ToolCall) -> None:
+        name = _string(call, "name")
+        draft = state.drafts.get(name)
+        if draft is None:
+            raise _Refusal(not_a_draft(name, {k: v.version for k, v in state.drafts.items()}))
+        what = f"publish {name} version {draft.version[:12]}"
+        self._emit(state, "approval_requested", skill=name, detail=what)
+        decision = await self.runtime.request_approval(
+            ApprovalRequest(
+                seq=state.next_seq,
+                skill=name,
+                script="",
+                action="publish",
+                version=draft.version,
+                report=draft.report,
+                timeout_seconds=self.spec.approvals.timeout_seconds,
+            )
+        )
+        verdict = "approved" if decision.approved else "denied"
+        self._emit(
+            state,
+            "approval_decided",
+            skill=name,
+            status=verdict,
+            detail=f"{what}: {verdict}" + (f" ({decision.note})" if decision.note else ""),
+        )
+        if not decision.approved:
+            why = f": {decision.note}" if decision.note else "."
+            raise _Refusal(
+                f"Publishing {name!r} was not approved{why} It stays a draft of this job."
+            )
+        outcome = await self.runtime.publish_skill(
+            PublishSkillInput(
+                run_id=state.run_id,
+                seq=state.next_seq,
+                tool_call_id=call.id,
+                name=name,
+                version=draft.version,
+                approved_by=decision.by,
+            )
+        )
+        self._append_outcome(state, outcome, kind="script")
+        self._emit(
+            state,
+            "skill_published",
+            skill=name,
+            version=draft.version,
+            tool=call.name,
+            status="published" if outcome.published else "refused",
+            detail=outcome.summary,
+        )
 
     async def _search(self, state: AgentState, call: ToolCall) -> None:
         query = _string(call, "query")

@@ -15,7 +15,7 @@ infrastructure failures (``ModelError``, ``SandboxError``, ``StorageError``…) 
 
 from __future__ import annotations
 
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,15 +34,21 @@ __all__ = [
     "ApprovalRequest",
     "CatalogInput",
     "CatalogResult",
+    "CreateSkillInput",
+    "CreateSkillOutcome",
+    "DraftFile",
     "InvokeModelInput",
     "LoadSkillInput",
     "ModelTurn",
+    "PublishSkillInput",
+    "PublishSkillOutcome",
     "ReadResourceInput",
     "RunScriptInput",
     "Runtime",
     "ScriptOutcome",
     "SearchInput",
     "SearchOutcome",
+    "SkillExample",
     "SkillLoaded",
     "ToolInvocation",
     "ToolOutcome",
@@ -136,6 +142,9 @@ class ModelTurn(_Model):
 class LoadSkillInput(_Model):
     run_id: str
     skill: str
+    draft: str | None = Field(
+        default=None, description="The version of a skill this job wrote (create_skill)."
+    )
     seq: int = Field(description="Where the activation payload is stored.")
     tool_call_id: str
     allowed: tuple[str, ...] | None = None
@@ -247,14 +256,87 @@ class WaitInput(_Model):
     timeout_seconds: float = Field(default=0.0, ge=0)
 
 
+class DraftFile(_Model):
+    """A file of a skill an agent writes: its path in the skill folder and its text."""
+
+    path: str = Field(min_length=1, max_length=200)
+    content: str = Field(max_length=256 * 1024)
+
+
+class SkillExample(_Model):
+    """A test run of a draft's script: what it is given, and what its output must contain."""
+
+    script: str = Field(min_length=1, max_length=200)
+    args: tuple[str, ...] = Field(default=(), max_length=32)
+    expect: str = Field(default="", max_length=2_000, description="A substring of stdout.")
+
+
+class CreateSkillInput(_Model):
+    """``create_skill``: a skill the agent wrote, to validate, scan, test and keep as a draft
+    of its job."""
+
+    run_id: str
+    seq: int = Field(description="Where the result is stored; the examples' runs key on it.")
+    tool_call_id: str
+    execution_id: str = Field(description="The examples' runs: `{execution_id}/example-{n}`.")
+    name: str = Field(min_length=1, max_length=64)
+    description: str = Field(min_length=1, max_length=1_024)
+    instructions: str = Field(min_length=1, max_length=64 * 1024)
+    files: tuple[DraftFile, ...] = Field(default=(), max_length=50)
+    examples: tuple[SkillExample, ...] = Field(default=(), max_length=8)
+    allowed: tuple[str, ...] | None = None
+    pinned: tuple[PinnedSkill, ...] | None = None
+    replaces: str | None = Field(
+        default=None, description="The job's earlier draft of that name, which this replaces."
+    )
+
+
+class CreateSkillOutcome(ToolOutcome):
+    """What became of a ``create_skill``: the draft's version when it was kept, its scan in
+    a line (what an approver of its publication reads first), and the example runs made."""
+
+    name: str
+    version: str | None = None
+    report: str = Field(default="", max_length=1_000)
+    runs: int = Field(default=0, ge=0, description="Example runs made in sandboxes.")
+
+
+class PublishSkillInput(_Model):
+    """``publish_skill``, once a person approved it: the draft becomes an uploaded skill."""
+
+    run_id: str
+    seq: int
+    tool_call_id: str
+    name: str
+    version: str = Field(pattern=r"^[0-9a-f]{64}$")
+    approved_by: str = ""
+
+
+class PublishSkillOutcome(ToolOutcome):
+    published: bool = False
+
+
 class ApprovalRequest(_Model):
-    """A script run that needs a person's approval before it runs (``AgentSpec.approvals``)."""
+    """Something that waits for a person's approval: a script run (``AgentSpec.approvals``)
+    or the publication of a skill the agent wrote (``publish_skill``), with its scan report."""
 
     seq: int
     skill: str
     script: str
     args: tuple[str, ...] = ()
     timeout_seconds: float = Field(gt=0)
+    action: Literal["run", "publish"] = "run"
+    version: str = Field(default="", description="The version to publish.")
+    report: str = Field(
+        default="", max_length=4_000, description="What an approver reads first: the scan."
+    )
+
+    def describe(self) -> str:
+        """What is asked, in a line (the Temporal UI, ``runs show``)."""
+        if self.action == "publish":
+            scan = f" (scan: {self.report})" if self.report else ""
+            return f"publish the skill {self.skill} version {self.version[:12]}{scan}"
+        return f"{self.skill}/{self.script}"
 
 
 class ApprovalDecision(_Model):
@@ -292,4 +374,12 @@ class Runtime(Protocol):
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Wait for a person to approve or deny a script run (denied after the timeout)."""
+        ...
+
+    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
+        """Validate, scan and test a skill the agent wrote; keep it as the job's draft."""
+        ...
+
+    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
+        """Store an approved draft as an uploaded skill, for other jobs to find."""
         ...

@@ -14,6 +14,7 @@ how the catalog is shown, optional pre-inference preload, and the job's limits::
     limits: {max_turns: 40, max_tokens: 2000000, max_script_runs: 30}
     follow_up_seconds: 0               # after an answer, wait this long for a follow-up
     approvals: {skills: [deploy-tool], timeout_seconds: 3600}   # runs that need a person's OK
+    authoring: {enabled: false, max_drafts: 5}   # create_skill / publish_skill
 
 Parsing is pure (the text in, a model out); reading the file is the caller's business.
 """
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_INSTRUCTION",
     "AgentSpec",
     "ApprovalOptions",
+    "AuthoringOptions",
     "CatalogOptions",
     "PinnedSkill",
     "PreloadOptions",
@@ -87,6 +89,18 @@ class ApprovalOptions(BaseModel):
         return "*" in self.skills or skill in self.skills
 
 
+class AuthoringOptions(BaseModel):
+    """Skills the agent writes itself (``create_skill``, ``publish_skill``): off unless the
+    spec turns it on. A draft is validated strictly, scanned and test-run with the examples
+    the model gives, then usable by its own job at once; other jobs see it once a person
+    approves its publication."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = False
+    max_drafts: int = Field(default=5, ge=1, le=50, description="Drafts one job may create.")
+
+
 class PinnedSkill(BaseModel):
     """A skill at the version a job was started with (see ``AgentSpec.pinned``)."""
 
@@ -114,6 +128,7 @@ class AgentSpec(BaseModel):
         default=0.0, ge=0, le=86_400, description="After an answer, wait this long for more."
     )
     approvals: ApprovalOptions = Field(default_factory=ApprovalOptions)
+    authoring: AuthoringOptions = Field(default_factory=AuthoringOptions)
     pinned: tuple[PinnedSkill, ...] | None = Field(
         default=None,
         description="Set when a job starts from a stored agent (the API): the job sees exactly "

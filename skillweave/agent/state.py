@@ -32,6 +32,7 @@ __all__ = [
     "ActiveSkill",
     "AgentState",
     "Budgets",
+    "DraftSkill",
     "EntryKind",
     "JobStatus",
     "SkillTool",
@@ -98,6 +99,15 @@ class ActiveSkill(BaseModel):
     )
 
 
+class DraftSkill(BaseModel):
+    """A skill the job wrote (``create_skill``): its version and its scan, in a line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: str
+    report: str = ""
+
+
 class TranscriptEntry(BaseModel):
     """One message of the transcript, stored at ``transcript_key(run_id, seq)``."""
 
@@ -146,6 +156,10 @@ class AgentState(BaseModel):
         default_factory=dict, description="Other names skills answer to (web.scraper)."
     )
     active: dict[str, ActiveSkill] = Field(default_factory=dict)
+    authoring: bool = Field(default=False, description="create_skill is offered.")
+    drafts: dict[str, DraftSkill] = Field(
+        default_factory=dict, description="Skills this job wrote (create_skill), by name."
+    )
     transcript: list[TranscriptEntry] = Field(
         default_factory=list, description="The window of entries from seq ``folded`` on."
     )

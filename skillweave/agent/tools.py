@@ -7,6 +7,7 @@ so the model is never offered a call the loop would refuse for a reason it canno
 
 from __future__ import annotations
 
+from skillweave.agent.authoring import authoring_specs
 from skillweave.agent.disclosure import (
     ACTIVATE_SKILL,
     INPUT_ARTIFACTS,
@@ -33,5 +34,9 @@ __all__ = [
 
 
 def tool_specs(state: AgentState) -> tuple[ToolSpec, ...]:
-    """The tools offered on the next model call of the job `state`."""
-    return _tool_specs(roots=state.roots, active=state.active, search=state.search_enabled)
+    """The tools offered on the next model call of the job `state` (with ``create_skill`` and
+    ``publish_skill`` when its agent writes skills)."""
+    specs = _tool_specs(roots=state.roots, active=state.active, search=state.search_enabled)
+    if state.authoring:
+        specs = (*specs, *authoring_specs(state.drafts))
+    return specs

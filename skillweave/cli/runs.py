@@ -165,7 +165,7 @@ def _print_view(view: JobView, ui: str) -> None:
         out.print(
             Text(
                 safe(
-                    f"waiting for approval: {ask.skill}/{ask.script} — `skillweave runs approve "
+                    f"waiting for approval: {ask.describe()} — `skillweave runs approve "
                     f"{view.job_id}` or `--deny`"
                 ),
                 style="bold yellow",

@@ -124,6 +124,8 @@ class Activity(StrEnum):
     RUN_SKILL_SCRIPT = "run_skill_script"
     SEARCH_SKILLS = "search_skills"
     RECORD_TRANSCRIPT = "record_transcript"
+    CREATE_SKILL = "create_skill"
+    PUBLISH_SKILL = "publish_skill"
 
 
 class _Model(BaseModel):

@@ -29,9 +29,13 @@ from skillweave.agent.runtime import (
     ApprovalRequest,
     CatalogInput,
     CatalogResult,
+    CreateSkillInput,
+    CreateSkillOutcome,
     InvokeModelInput,
     LoadSkillInput,
     ModelTurn,
+    PublishSkillInput,
+    PublishSkillOutcome,
     ReadResourceInput,
     RunScriptInput,
     ScriptOutcome,
@@ -122,6 +126,12 @@ class DirectRuntime:
 
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         return await self._call(self.services.search_skills, request)
+
+    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
+        return await self._call(self.services.create_skill, request)
+
+    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
+        return await self._call(self.services.publish_skill, request)
 
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
         wired = [_wire(w) for w in writes]

@@ -34,9 +34,13 @@ from skillweave.agent.runtime import (
     SUMMARY_MAX_CHARS,
     CatalogInput,
     CatalogResult,
+    CreateSkillInput,
+    CreateSkillOutcome,
     InvokeModelInput,
     LoadSkillInput,
     ModelTurn,
+    PublishSkillInput,
+    PublishSkillOutcome,
     ReadResourceInput,
     RunScriptInput,
     ScriptOutcome,
@@ -48,6 +52,7 @@ from skillweave.agent.runtime import (
 )
 from skillweave.agent.spec import PinnedSkill
 from skillweave.config import Settings
+from skillweave.engines.authoring import SkillAuthoring
 from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import (
     ArtifactNotFoundError,
@@ -182,6 +187,7 @@ class AgentServices:
         self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
         self._pinned_views: dict[tuple[PinnedSkill, ...], SkillRegistry] = {}
         self._schemas: dict[tuple[str, str, str], tuple[ToolSchema, ...] | str] = {}
+        self.authoring = SkillAuthoring(self)
 
     def use_registry(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on (skills were uploaded, enabled or deleted). Jobs keep
@@ -199,6 +205,10 @@ class AgentServices:
         await asyncio.to_thread(library.refresh)
         if library.registry is not None:  # the newest, whoever refreshed it last
             self.use_registry(library.registry)
+        if self.authoring.published is None:  # a published draft is served at once
+            self.authoring.published = lambda: self.load_uploaded(
+                stored, library=library, dest=dest
+            )
 
     # --- the skill library as one agent may see it ----------------------------------------
 
@@ -398,15 +408,21 @@ class AgentServices:
         return provider, provider.name.partition(":")[2] or provider.name, attempts
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
-        """Activate a skill: pin its version, publish its package, register its tools."""
-        skill, view = await self._skill(request.skill, request.allowed, request.pinned)
+        """Activate a skill: pin its version, publish its package, register its tools. A
+        skill the job wrote (``draft``) is its draft's package, stored when it was made."""
         notes: list[str] = []
-        try:
-            await publish_skill(self.store, skill)
-        except (PackageError, InvalidKeyError) as exc:
-            # Its instructions still help; its scripts cannot run (the manager runs packages).
-            notes.append(disclosure.package_refused(exc))
-        children = view.children_of(skill.name, enabled_only=True)
+        if request.draft is not None:
+            skill = await self._skill_at(request.skill, request.draft)
+            children: list[Skill] = []
+        else:
+            skill, view = await self._skill(request.skill, request.allowed, request.pinned)
+            try:
+                await publish_skill(self.store, skill)
+            except (PackageError, InvalidKeyError) as exc:
+                # Its instructions still help; its scripts cannot run (the manager runs
+                # packages).
+                notes.append(disclosure.package_refused(exc))
+            children = view.children_of(skill.name, enabled_only=True)
         text = render_activation(
             skill,
             children=children,
@@ -586,6 +602,14 @@ class AgentServices:
             duration_ms=result.duration_ms,
             outputs=outputs,
         )
+
+    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
+        """A skill the agent wrote: checked, scanned, tested, kept as the job's draft."""
+        return await self.authoring.create(request)
+
+    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
+        """An approved draft stored as an uploaded skill and served."""
+        return await self.authoring.publish(request)
 
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, as catalog entries; they become attachable."""

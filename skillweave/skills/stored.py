@@ -82,7 +82,7 @@ _READ_ATTEMPTS: Final = 3
 _IGNORED_TOP_LEVEL: Final = frozenset({"__MACOSX"})
 
 
-SourceKind = Literal["git", "zip", "folder"]
+SourceKind = Literal["git", "zip", "folder", "agent"]
 
 
 class SkillOrigin(BaseModel):

@@ -124,6 +124,8 @@ def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivit
         "run_skill_script",
         "search_skills",
         "record_transcript",
+        "create_skill",
+        "publish_skill",
     }
 
 

@@ -1,0 +1,317 @@
+"""The side effects of skills an agent writes: ``create_skill`` and ``publish_skill``
+(``skillweave.agent.authoring`` offers the tools; :class:`~skillweave.engines.AgentServices`
+hands these calls here).
+
+``create_skill``: the skill is made and checked (``skills.drafts``: strictly, as an upload),
+its name must be free in the library, it is scanned (``skills.scan``; a finding whose severity
+the policy blocks refuses it), its package is stored where the manager runs packages from, and
+each example the model gave runs in a sandbox and must succeed (and print what it expects).
+Then it is kept as the job's draft (``keys.draft_key``: its scan and runs) and the job may
+activate it; nothing else sees it. Every step is idempotent, so a retried call (a worker died
+half-way) keeps one draft: the package is content-addressed, the examples' executions are keyed
+on the call (the manager answers a repeated key with the stored result), the record is written
+once.
+
+``publish_skill`` (after a person approved, with the scan in front of them): the draft's
+package is stored as an uploaded skill (``StoredSkills``: validated again, its name owned,
+its origin the job), and the worker's library serves it at once, so later jobs find it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final
+
+from skillweave.agent.disclosure import ACTIVATE_SKILL, CREATE_SKILL, PUBLISH_SKILL
+from skillweave.agent.runtime import (
+    SUMMARY_MAX_CHARS,
+    CreateSkillInput,
+    CreateSkillOutcome,
+    PublishSkillInput,
+    PublishSkillOutcome,
+    SkillExample,
+)
+from skillweave.errors import (
+    ExecutionRejectedError,
+    PackageError,
+    SkillFormatError,
+    SkillNameTakenError,
+)
+from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.skills.drafts import Draft, build_draft
+from skillweave.skills.names import name_key
+from skillweave.skills.scan import ScanReport, scan_files
+from skillweave.skills.stored import SkillOrigin, StoredSkills, directory_owners
+from skillweave.storage import keys
+
+if TYPE_CHECKING:
+    from skillweave.engines.services import AgentServices
+
+__all__ = ["SkillAuthoring"]
+
+_log = logging.getLogger("skillweave.engines")
+
+_SHOWN_FINDINGS: Final = 8
+_OUTPUT_SHOWN: Final = 600
+
+
+class SkillAuthoring:
+    """``create_skill`` and ``publish_skill`` for the jobs `services` serves.
+
+    Args:
+        services: the registry, store, sandbox and settings of the jobs.
+        published: called after a publication, to serve the new skill at once (the worker's
+            uploaded-skills refresh); None: it is served at the next refresh.
+    """
+
+    def __init__(
+        self,
+        services: AgentServices,
+        *,
+        published: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._services = services
+        self.published = published
+
+    # --- create_skill ------------------------------------------------------------------------
+
+    async def create(self, request: CreateSkillInput) -> CreateSkillOutcome:
+        """Make, check, scan, store and test the skill; keep it as the job's draft."""
+        try:
+            draft = await asyncio.to_thread(
+                build_draft,
+                request.name,
+                request.description,
+                request.instructions,
+                [(f.path, f.content) for f in request.files],
+            )
+        except SkillFormatError as exc:
+            return await self._refused(request, f"The skill was not kept: {exc}")
+        taken = self._taken(request)
+        if taken is not None:
+            return await self._refused(request, taken)
+        report = await asyncio.to_thread(scan_files, dict(draft.files), version=draft.version)
+        decision = report.decision(self._services.settings.skills.scan)
+        if decision == "block":
+            return await self._refused(
+                request,
+                "The skill was not kept: its scan found what the policy blocks.\n"
+                + _findings(report),
+                report=report,
+            )
+        await self._services.store.put_if_absent(
+            keys.skill_package_key(draft.name, draft.version),
+            draft.package,
+            content_type="application/zip",
+        )
+        results = await self._examples(request, draft)
+        failed = [line for ok, line in results if not ok]
+        lines = [line for _, line in results]
+        if failed:
+            return await self._refused(
+                request,
+                "The skill was not kept: "
+                f"{len(failed)} of {len(results)} examples failed.\n" + "\n".join(lines),
+                report=report,
+                runs=len(results),
+            )
+        await self._keep(request, draft, report, lines)
+        text = "\n".join(
+            [
+                f"Kept your skill {draft.name!r} as a draft of this job "
+                f"(version {draft.version[:12]}).",
+                f"Scan: {report.summary()}",
+                *([_findings(report)] if report.findings else []),
+                *(["Examples:", *lines] if lines else ["No examples were given to test it."]),
+                f"Use it now: {ACTIVATE_SKILL} with name {draft.name!r}. Other jobs see it "
+                f"once {PUBLISH_SKILL} is approved.",
+            ]
+        )
+        summary = _clip(
+            f"[{CREATE_SKILL} {draft.name}: kept version {draft.version[:12]}; "
+            f"scan: {report.summary()}; {len(results)} examples passed]"
+        )
+        chars = await self._services._tool_result(
+            request.run_id,
+            request.seq,
+            call_id=request.tool_call_id,
+            tool=CREATE_SKILL,
+            text=text,
+            error=False,
+            summary=summary,
+        )
+        return CreateSkillOutcome(
+            seq=request.seq,
+            chars=chars,
+            summary=summary,
+            name=draft.name,
+            version=draft.version,
+            report=_clip(report.summary(), 1_000),
+            runs=len(results),
+        )
+
+    def _taken(self, request: CreateSkillInput) -> str | None:
+        """Why the name is not the job's to take: a skill of the library has it."""
+        key = name_key(request.name)
+        for skill in self._services.registry:
+            if key in {name_key(skill.name), name_key(skill.short_name or skill.name)}:
+                return (
+                    f"The skill was not kept: a skill named {skill.name!r} exists already; "
+                    "activate it, or write yours under another name."
+                )
+        return None
+
+    async def _examples(self, request: CreateSkillInput, draft: Draft) -> list[tuple[bool, str]]:
+        """Each example run in a sandbox: whether it passed, and a line (or a few) saying so."""
+        results = []
+        timeout = self._services.settings.sandbox.timeout_seconds
+        for number, example in enumerate(request.examples, start=1):
+            label = f"{number}. {example.script} {' '.join(example.args)}".rstrip()
+            if example.script not in draft.files:
+                results.append((False, f"{label}: no such file in the skill"))
+                continue
+            try:
+                result = await self._services._execute(
+                    ExecuteRequest(
+                        execution_id=f"{request.execution_id}/example-{number}",
+                        run_id=request.run_id,
+                        skill=draft.name,
+                        version=draft.version,
+                        script=example.script,
+                        args=list(example.args),
+                        limits=ExecutionLimits(timeout_seconds=timeout),
+                    )
+                )
+            except ExecutionRejectedError as exc:
+                results.append((False, f"{label}: not run: {exc}"))
+                continue
+            results.append(_judged(label, example, result))
+        return results
+
+    async def _keep(
+        self, request: CreateSkillInput, draft: Draft, report: ScanReport, lines: list[str]
+    ) -> None:
+        record = {
+            "name": draft.name,
+            "version": draft.version,
+            "run_id": request.run_id,
+            "seq": request.seq,
+            "replaces": request.replaces,
+            "scan": report.model_dump(mode="json"),
+            "examples": lines,
+        }
+        key = keys.draft_key(request.run_id, draft.name, draft.version)
+        data = json.dumps(record, sort_keys=True).encode()
+        await self._services.store.put_if_absent(key, data, content_type="application/json")
+
+    async def _refused(
+        self,
+        request: CreateSkillInput,
+        text: str,
+        *,
+        report: ScanReport | None = None,
+        runs: int = 0,
+    ) -> CreateSkillOutcome:
+        summary = _clip(f"[{CREATE_SKILL} {request.name}: not kept] {text}")
+        chars = await self._services._tool_result(
+            request.run_id,
+            request.seq,
+            call_id=request.tool_call_id,
+            tool=CREATE_SKILL,
+            text=text + "\nFix it and call create_skill again.",
+            error=True,
+            summary=summary,
+        )
+        return CreateSkillOutcome(
+            seq=request.seq,
+            chars=chars,
+            is_error=True,
+            summary=summary,
+            name=request.name,
+            report=_clip(report.summary(), 1_000) if report is not None else "",
+            runs=runs,
+        )
+
+    # --- publish_skill -----------------------------------------------------------------------
+
+    async def publish(self, request: PublishSkillInput) -> PublishSkillOutcome:
+        """Store the approved draft as an uploaded skill and serve it."""
+        services = self._services
+        store = services.store
+        record = await store.stat(keys.draft_key(request.run_id, request.name, request.version))
+        package = await store.stat(keys.skill_package_key(request.name, request.version))
+        error: str | None = None
+        if record is None or package is None:
+            error = f"{request.name!r} version {request.version[:12]} is not a draft of this job"
+        else:
+            data = await store.get_bytes(package)
+            owners = directory_owners(
+                skill
+                for skill in services.registry
+                if services.registry.owner_of(skill.name).kind == "directory"
+            )
+            origin = SkillOrigin(source=f"job {request.run_id}", kind="agent")
+            try:
+                stored = await StoredSkills(store).add_package(
+                    data, reserved=owners, origin=origin, expect_version=request.version
+                )
+            except (SkillNameTakenError, SkillFormatError, PackageError) as exc:
+                error = str(exc)
+            else:
+                if stored.latest != request.version:  # pragma: no cover - expect_version holds it
+                    error = "the stored version differs from the draft"
+        if error is None and self.published is not None:
+            try:
+                await self.published()
+            except Exception:  # served at the next refresh anyway
+                _log.warning("serving the published skill %s failed", request.name, exc_info=True)
+        text = (
+            f"Published {request.name!r} (version {request.version[:12]}): later jobs can find "
+            "and activate it."
+            if error is None
+            else f"{request.name!r} was not published: {error}"
+        )
+        summary = _clip(f"[{PUBLISH_SKILL} {request.name}: {text}]")
+        chars = await services._tool_result(
+            request.run_id,
+            request.seq,
+            call_id=request.tool_call_id,
+            tool=PUBLISH_SKILL,
+            text=text,
+            error=error is not None,
+            summary=summary,
+        )
+        return PublishSkillOutcome(
+            seq=request.seq,
+            chars=chars,
+            is_error=error is not None,
+            summary=summary,
+            published=error is None,
+        )
+
+
+def _judged(label: str, example: SkillExample, result: ExecutionResult) -> tuple[bool, str]:
+    out = result.stdout.strip()
+    shown = out[:_OUTPUT_SHOWN] + ("…" if len(out) > _OUTPUT_SHOWN else "")
+    if result.status != "succeeded":
+        err = result.stderr.strip()[-_OUTPUT_SHOWN:]
+        return False, f"{label}: {result.status} (exit {result.exit_code})\n{err or shown}"
+    if example.expect and example.expect not in result.stdout:
+        return False, f"{label}: its output does not contain {example.expect!r}:\n{shown}"
+    return True, f"{label}: passed" + (f"\n{shown}" if shown else "")
+
+
+def _findings(report: ScanReport) -> str:
+    lines = [
+        f"- {f.severity} {f.rule} at {f.path}{f':{f.line}' if f.line else ''}: {f.message}"
+        for f in report.findings[:_SHOWN_FINDINGS]
+    ]
+    more = len(report.findings) - _SHOWN_FINDINGS
+    return "\n".join(lines + ([f"- … and {more} more"] if more > 0 else []))
+
+
+def _clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
