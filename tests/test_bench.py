@@ -73,3 +73,12 @@ def test_quick_egress_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     assert "through the proxy" in out
     assert "41 requests recorded" in out
+
+
+def test_quick_scan_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.scan_bench import main as scan_main
+
+    assert scan_main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for title in ("1. Detection per rule class", "2. Findings per severity", "3. Scan time"):
+        assert title in out

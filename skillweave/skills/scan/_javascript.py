@@ -1,0 +1,288 @@
+"""The scanner's rules for JavaScript and TypeScript, on tokens found by regular expressions.
+
+No JavaScript parser is a Python library worth its weight here (``skills.imports`` made the
+same choice), so one linear tokenising pass splits a file into comments (dropped), string and
+template literals (kept with their offsets) and code; two views come out of it: the code with
+comments blanked (module names and commands in strings still readable) and the code with
+literals blanked too (calls in strings or comments never count). Regex literals are not
+told apart from division: a quote inside one may hide a little code from the rules, never
+make them slow.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from skillweave.skills.scan._text import (
+    Collector,
+    Source,
+    collect_urls,
+    credential_path,
+    long_lines,
+    write_target,
+)
+
+_TOKENS: Final = re.compile(
+    r"//[^\n]*"
+    r"|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)"
+    r"|'(?:[^'\\\n]|\\.)*(?:'|$)"
+    r'|"(?:[^"\\\n]|\\.)*(?:"|$)'
+    r"|`(?:[^`\\]|\\.)*(?:`|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+_NETWORK_MODULES: Final = (
+    "http", "https", "http2", "net", "tls", "dgram", "axios", "node-fetch", "got", "undici",
+    "ws", "request", "superagent", "socket.io-client", "needle", "ky",
+)  # fmt: skip
+_REQUIRE: Final = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)"""
+    r"""(['"])(?:node:)?([^'"\n]{1,214})\1"""
+)
+_CHILD_PROCESS: Final = r"""['"](?:node:)?child_process['"]"""
+_CP_MODULE: Final = re.compile(
+    rf"\b(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*{_CHILD_PROCESS}\s*\)"
+    rf"|\bimport\s+(?:\*\s+as\s+)?(\w+)\s+from\s*{_CHILD_PROCESS}"
+)
+_CP_NAMES: Final = re.compile(
+    rf"\b(?:const|let|var)\s*\{{([^}}]{{0,400}})\}}\s*=\s*require\(\s*{_CHILD_PROCESS}\s*\)"
+    rf"|\bimport\s*\{{([^}}]{{0,400}})\}}\s*from\s*{_CHILD_PROCESS}"
+)
+_FETCH_CALL: Final = re.compile(r"(?<![.\w$])fetch\s*\(|\bnew\s+(?:XMLHttpRequest|WebSocket)\b")
+_EVAL_CALLS: Final = re.compile(
+    r"(?<![.\w$])eval\s*\(|\bnew\s+Function\s*\(|(?<![.\w$])Function\s*\("
+    r"|\bvm\s*\.\s*(?:runIn\w+|compileFunction)\s*\(|\bnew\s+vm\s*\.\s*Script\s*\("
+    r"|(?<![.\w$])set(?:Timeout|Interval)\s*\(\s*['\"`]"
+)
+_THEN_EVAL: Final = re.compile(
+    r"\.then\s*\(\s*(?:eval|Function)\b"
+    r"|\.then\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*(?:eval|new\s+Function|Function)\s*\(\s*\1\b"
+)
+_DECODE_OR_FETCH: Final = re.compile(
+    r"\batob\s*\(|\bBuffer\s*\.\s*from\s*\([^)]{0,300}['\"](?:base64|hex)['\"]|\bfromCharCode\b"
+    r"|\b(?:inflate|gunzip|unzip|brotliDecompress)(?:Sync)?\s*\(|(?<![.\w$])fetch\s*\("
+    r"|\baxios\b|\bhttps?\s*\.\s*(?:get|request)\s*\(|\.text\s*\(\s*\)|\bresponse\b|\bres\.data\b"
+)
+_ASSIGNMENT: Final = re.compile(r"\b(?:const|let|var)\s+(\w+)\s*=\s*([^;\n]{1,400})")
+_WRITES: Final = re.compile(
+    r"\b(writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|copyFileSync"
+    r"|copyFile|renameSync|rename|symlinkSync|symlink|cpSync|outputFile|outputFileSync)\s*\("
+)
+_SECOND_ARGUMENT: Final = frozenset(
+    {"copyFileSync", "copyFile", "renameSync", "rename", "symlinkSync", "symlink", "cpSync"}
+)
+_FROM_CHAR_CODE: Final = re.compile(r"\bfromCharCode\s*\(\s*(?:[\w.]{1,12}\s*,\s*){7,}")
+_FROM_CHAR_CODE_CHAIN: Final = re.compile(r"(?:\bfromCharCode\s*\([^()]{0,40}\)[^;\n]{0,20}){4,}")
+_ENV_WHOLE: Final = re.compile(r"\bprocess\s*\.\s*env\b(?!\s*(?:\.|\[|\?\.))")
+_ENV_PASSED: Final = re.compile(r"\benv\s*:\s*(?:\{\s*\.\.\.\s*)?$")
+_HOME: Final = re.compile(
+    r"(?:require\(\s*['\"](?:node:)?os['\"]\s*\)|\bos)\s*\.\s*homedir\s*\(\s*\)|\bhomedir\s*\(\s*\)"
+    r"|\bprocess\s*\.\s*env\s*"
+    r"(?:\.\s*(?:HOME|USERPROFILE)|\[\s*['\"](?:HOME|USERPROFILE)['\"]\s*\])"
+)
+_CURL: Final = re.compile(r"(?:^|[\s'\"`;|&(])(?:curl|wget|nc|ncat)\s")
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
+
+
+class JavaScriptScan:
+    """The rules over one JavaScript or TypeScript file; :meth:`run` adds findings and facts."""
+
+    def __init__(self, source: Source, out: Collector) -> None:
+        self.source = source
+        self.out = out
+        self.facts = out.facts_of(source.path)
+        code: list[str] = []
+        bare: list[str] = []
+        self.literals: list[tuple[int, str]] = []  # (offset of the content, content)
+        position = 0
+        text = source.text
+        for match in _TOKENS.finditer(text):
+            start, end = match.span()
+            code.append(text[position:start])
+            bare.append(text[position:start])
+            token = match.group()
+            if token.startswith("/"):
+                code.append(_blank(token))
+                bare.append(_blank(token))
+            else:
+                code.append(token)
+                bare.append(token[0] + _blank(token[1:-1]) + token[-1] if len(token) > 1 else " ")
+                self.literals.append((start + 1, token[1:-1] if len(token) > 1 else ""))
+            position = end
+        code.append(text[position:])
+        bare.append(text[position:])
+        self.code = "".join(code)
+        self.bare = "".join(bare)
+
+    def run(self) -> None:
+        self._network()
+        dynamic = self._dynamic_code()
+        self._child_process()
+        self._writes()
+        self._literals()
+        self._environment()
+        self._packed()
+        long_lines(self.source, self.out, dynamic=dynamic)
+
+    def _network(self) -> None:
+        for match in _REQUIRE.finditer(self.code):
+            module = match.group(2)
+            if module in _NETWORK_MODULES or module.split("/")[0] in _NETWORK_MODULES:
+                self.facts.network.append((self._line(match.start()), f"imports {module}"))
+        for match in _FETCH_CALL.finditer(self.bare):
+            self.facts.network.append((self._line(match.start()), match.group().strip("( ")))
+        if self._spawns() and _CURL.search(self.code):
+            match = _CURL.search(self.code)
+            assert match is not None
+            self.facts.network.append((self._line(match.start()), "runs curl or wget"))
+
+    def _dynamic_code(self) -> bool:
+        tainted = {
+            m.group(1)
+            for m in _ASSIGNMENT.finditer(self.code)
+            if _DECODE_OR_FETCH.search(m.group(2))
+        }
+        found = False
+        for match in _EVAL_CALLS.finditer(self.bare):
+            found = True
+            argument = self._argument_text(match.end())
+            decoded = _DECODE_OR_FETCH.search(argument) or any(
+                re.search(rf"\b{re.escape(name)}\b", argument) for name in tainted
+            )
+            what = match.group().rstrip("( '\"`").strip()
+            if decoded:
+                self.out.at(self.source, "exec.decoded-payload", match.start(),
+                            f"{what} runs code from fetched or decoded data")  # fmt: skip
+            elif not re.match(r"\s*(['\"])[^'\"\n]*\1\s*\)", self.code[match.end() :][:300]):
+                self.out.at(self.source, "exec.dynamic-code", match.start(),
+                            f"{what} of a value built at run time")  # fmt: skip
+        for match in _THEN_EVAL.finditer(self.bare):
+            found = True
+            self.out.at(self.source, "exec.decoded-payload", match.start(),
+                        "a fetched response is evaluated as code")  # fmt: skip
+        return found
+
+    def _spawns(self) -> bool:
+        return bool(re.search(_CHILD_PROCESS, self.code))
+
+    def _child_process(self) -> None:
+        if not self._spawns():
+            return
+        modules = {m.group(1) or m.group(2) for m in _CP_MODULE.finditer(self.code)}
+        functions: set[str] = set()
+        for match in _CP_NAMES.finditer(self.code):
+            for item in (match.group(1) or match.group(2)).split(","):
+                original, _, renamed = item.strip().partition(":")
+                if " as " in original:
+                    original, _, renamed = original.partition(" as ")
+                if original.strip() in ("exec", "execSync"):
+                    functions.add((renamed or original).strip())
+        callees = [rf"\b{re.escape(m)}\s*\.\s*(?:exec|execSync)" for m in modules if m]
+        callees += [rf"(?<![.\w$]){re.escape(f)}" for f in functions if f]
+        callees.append(rf"require\(\s*{_CHILD_PROCESS}\s*\)\s*\.\s*(?:exec|execSync)")
+        pattern = re.compile(rf"(?:{'|'.join(callees)})\s*\(")
+        for match in pattern.finditer(self.code):
+            constant = re.match(r"\s*(['\"])[^'\"\n]*\1\s*[,)]", self.code[match.end() :][:400])
+            self.out.at(self.source, "exec.shell", match.start(),
+                        "child_process.exec runs a command through the shell",
+                        severity="medium" if constant else "high")  # fmt: skip
+        for match in re.finditer(r"\bshell\s*:\s*true\b", self.bare):
+            self.out.at(self.source, "exec.shell", match.start(),
+                        "a process spawned with shell: true")  # fmt: skip
+
+    def _writes(self) -> None:
+        for match in _WRITES.finditer(self.bare):
+            arguments = self._arguments(match.end())
+            index = 1 if match.group(1) in _SECOND_ARGUMENT else 0
+            if len(arguments) <= index:
+                continue
+            path = self._path(arguments[index])
+            rule = write_target(path) if path else None
+            if rule == "fs.persistence":
+                self.out.at(self.source, rule, match.start(),
+                            f"writes {path}, which runs again later")  # fmt: skip
+            elif rule == "fs.write-outside":
+                self.out.at(self.source, rule, match.start(),
+                            f"writes {path}, outside the workspace")  # fmt: skip
+
+    def _literals(self) -> None:
+        lines = self.source.lines
+        for offset, content in self.literals:
+            if "://" in content:
+                collect_urls(content, lambda o, base=offset: lines.line_of(base + o), self.facts)
+            found = credential_path(content)
+            if found is not None:
+                what, severity = found
+                line = self._line(offset)
+                self.out.at(self.source, "secrets.credential-path", offset,
+                            f"names {what} ({content[:80]})", severity=severity)  # fmt: skip
+                self.facts.credentials.append((line, what, lines.excerpt(line)))
+
+    def _environment(self) -> None:
+        for match in _ENV_WHOLE.finditer(self.bare):
+            before = self.bare[max(0, match.start() - 40) : match.start()]
+            if _ENV_PASSED.search(before) and self._spawns():
+                continue  # env: process.env / env: { ...process.env } for a child process
+            line = self._line(match.start())
+            self.facts.env_dumps.append((line, self.source.lines.excerpt(line)))
+
+    def _packed(self) -> None:
+        for pattern in (_FROM_CHAR_CODE, _FROM_CHAR_CODE_CHAIN):
+            for match in pattern.finditer(self.bare):
+                self.out.at(self.source, "obfuscation.packed-code", match.start(),
+                            "builds a string from character codes")  # fmt: skip
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _line(self, offset: int) -> int:
+        return self.source.lines.line_of(offset)
+
+    def _argument_text(self, start: int) -> str:
+        """The code from `start` to the call's closing parenthesis (at most 600 characters)."""
+        depth = 1
+        end = start
+        limit = min(len(self.code), start + 600)
+        while end < limit and depth:
+            char = self.code[end]
+            depth += 1 if char in "([{" else -1 if char in ")]}" else 0
+            end += 1
+        return self.code[start:end]
+
+    def _arguments(self, start: int) -> list[str]:
+        """The call's arguments, split on top-level commas."""
+        text = self._argument_text(start)
+        bare = self.bare[start : start + len(text)]
+        arguments: list[str] = []
+        depth = 0
+        begin = 0
+        for index, char in enumerate(bare):
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            if (char == "," and depth == 0) or depth < 0:
+                arguments.append(text[begin:index])
+                begin = index + 1
+            if depth < 0:
+                break
+        return [a.strip() for a in arguments]
+
+    def _path(self, argument: str) -> str | None:
+        """The path an argument builds, approximately: literals joined (by ``/`` inside
+        ``path.join``/``resolve``), the home folder as ``~``, ``__dirname`` as ``@pkg``,
+        anything else ``*``."""
+        text = _HOME.sub("'~'", argument)
+        text = re.sub(r"\$\{\s*'~'\s*\}", "~", text)
+        text = re.sub(r"\b__dirname\b|\bimport\.meta\.dirname\b", "'@pkg'", text)
+        joined = re.match(r"\s*path\s*\.\s*(?:join|resolve)\s*\(", text) is not None
+        pieces = [
+            re.sub(r"\$\{[^}]{0,200}\}", "*", token[1:-1]) if token[0] in "'\"`" else "*"
+            for token in re.findall(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`]*`|[A-Za-z_$][\w$.]*", text)
+            if token not in ("path.join", "path.resolve", "path", "join", "resolve")
+        ]
+        if not pieces:
+            return None
+        return "/".join(pieces) if joined else "".join(pieces)

@@ -1,0 +1,174 @@
+"""What a skill declares against what its scripts do: network destinations and packages.
+
+Nothing is parsed twice here. The network declaration is read by the egress policy's own
+parser (``skillweave.sandbox.egress.declared_destinations``) and matched with its own
+``Destination.matches``; declared packages come from ``skills.dependencies`` and imported ones
+from ``skills.imports``, whose difference (``DependencySpec.inferred``) is exactly "imported
+but not declared".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from skillweave.errors import DependencyError, EgressPolicyError
+from skillweave.sandbox.egress import Destination, declared_destinations
+from skillweave.skills.dependencies import discover_dependencies
+from skillweave.skills.imports import PYTHON_DISTRIBUTIONS, infer_imports
+from skillweave.skills.scan._text import Collector, FileFacts, excerpt
+
+SKILL_FILE = "SKILL.md"
+
+
+def declared_network(
+    frontmatter: Mapping[str, Any] | None, skill_text: str, out: Collector
+) -> tuple[Destination, ...] | None:
+    """The destinations ``metadata.network`` declares; None when it cannot be read (a
+    finding says why)."""
+    metadata = frontmatter.get("metadata") if frontmatter else None
+    value = metadata.get("network") if isinstance(metadata, Mapping) else None
+    try:
+        return declared_destinations(value)
+    except EgressPolicyError as exc:
+        line = _line_of(skill_text, r"^\s*network\s*:")
+        out.add("network.invalid-declaration", SKILL_FILE, line,
+                f"metadata.network cannot be read: {exc}", _shown(skill_text, line))  # fmt: skip
+        return None
+
+
+def check_network(
+    declared: tuple[Destination, ...] | None,
+    facts: Mapping[str, FileFacts],
+    texts: Mapping[str, str],
+    skill_text: str,
+    out: Collector,
+) -> None:
+    """Network use without a declaration, URLs to undeclared hosts, declared hosts unused."""
+    if declared is None:
+        return
+    for path in sorted(facts):
+        fact = facts[path]
+        if fact.network and not declared:
+            line, what = fact.network[0]
+            out.add("network.undeclared", path, line,
+                    f"{what}, but the skill declares no metadata.network",
+                    _shown(texts.get(path, ""), line))  # fmt: skip
+        for url in fact.urls:
+            if any(d.matches(url.host, url.port) for d in declared):
+                continue
+            out.add("network.undeclared", path, url.line,
+                    f"{url.host}:{url.port} is not among the declared destinations",
+                    _shown(texts.get(path, ""), url.line),
+                    severity="medium" if fact.network else "low")  # fmt: skip
+    line = _line_of(skill_text, r"^\s*network\s*:")
+    for destination in declared:
+        if not _named(destination, facts, texts):
+            out.add("network.unused-declaration", SKILL_FILE, line,
+                    f"{destination} is declared but no script names it",
+                    _shown(skill_text, line))  # fmt: skip
+
+
+def _named(
+    destination: Destination, facts: Mapping[str, FileFacts], texts: Mapping[str, str]
+) -> bool:
+    if any(destination.matches(u.host, u.port) for f in facts.values() for u in f.urls):
+        return True
+    host = destination.host.removeprefix("*.")
+    return any(host in texts.get(path, "").lower() for path in facts)
+
+
+def check_dependencies(files: Mapping[str, bytes], *, frontmatter_ok: bool, out: Collector) -> None:
+    """Packages imported and not declared, declared and not imported, and declarations that
+    cannot be used."""
+    readable = files if frontmatter_ok else {p: d for p, d in files.items() if p != SKILL_FILE}
+    try:
+        spec = discover_dependencies(readable, infer=True)
+    except DependencyError as exc:
+        path, line = _where(str(exc), files)
+        out.add("dependencies.invalid", path, line,
+                f"the dependency declarations cannot be used: {exc}")  # fmt: skip
+        return
+    imported = infer_imports(files)
+    for name in spec.inferred:
+        where = imported.python.get(name) or imported.node.get(name)
+        if where is None:  # canonical names differ from what infer_imports returned
+            where = next(
+                (p for d, p in imported.python.items() if canonicalize_name(d) == name), None
+            )
+        line = _import_line(files.get(where or "", b""), name) if where else None
+        out.add("dependencies.undeclared", where or SKILL_FILE, line,
+                f"imports {name}, which nothing declares (requirements.txt, PEP 723, "
+                "package.json or metadata.dependencies)",
+                _shown(_text(files.get(where or "", b"")), line))  # fmt: skip
+    used_python = {canonicalize_name(name) for name in imported.python}
+    declared = spec.declared()
+    for requirement in declared.python:
+        try:
+            name = canonicalize_name(Requirement(requirement).name)
+        except InvalidRequirement:
+            continue
+        if name not in used_python:
+            path, line = _declared_at(files, name)
+            out.add("dependencies.unused", path, line,
+                    f"{name} is declared but no script imports it")  # fmt: skip
+    for name, _ in declared.node:
+        if name not in imported.node:
+            path, line = _declared_at(files, name)
+            out.add("dependencies.unused", path, line,
+                    f"{name} is declared but no script requires it")  # fmt: skip
+
+
+def _where(message: str, files: Mapping[str, bytes]) -> tuple[str, int | None]:
+    match = re.match(r"([^\s:]{1,300}?)(?::(\d{1,7}))?:\s", message)
+    if match and match.group(1) in files:
+        return match.group(1), int(match.group(2)) if match.group(2) else None
+    return SKILL_FILE, None
+
+
+def _import_line(data: bytes, distribution: str) -> int | None:
+    names = {k.split(".")[0] for k, v in PYTHON_DISTRIBUTIONS.items() if v == distribution}
+    names.add(distribution.replace("-", "_"))
+    text = _text(data)
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    pattern = (
+        rf"^\s*(?:import\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*|from\s+)(?:{alternatives})\b"
+        rf"|\b(?:require\s*\(|from\s*|import\s*\(?)\s*"
+        rf"['\"]{re.escape(distribution)}(?:/[^'\"]*)?['\"]"
+    )
+    match = re.search(pattern, text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _declared_at(files: Mapping[str, bytes], name: str) -> tuple[str, int | None]:
+    for path in ("requirements.txt", "package.json", SKILL_FILE):
+        if path in files:
+            line = _line_of(_text(files[path]), rf"(?i)^[\s\"'-]*{re.escape(name)}\b")
+            if line is not None:
+                return path, line
+    for path in sorted(files):
+        if path.startswith("scripts/") and path.endswith(".py"):
+            line = _line_of(_text(files[path]), rf"(?i)^#\s+[\"']{re.escape(name)}\b")
+            if line is not None:
+                return path, line
+    return SKILL_FILE, None
+
+
+def _line_of(text: str, pattern: str) -> int | None:
+    match = re.search(pattern, text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _text(data: bytes) -> str:
+    return data[: 1024 * 1024].decode("utf-8", "replace")
+
+
+def _shown(text: str, line: int | None) -> str:
+    if line is None:
+        return ""
+    lines = text.split("\n", line)
+    return excerpt(lines[line - 1]) if len(lines) >= line else ""

