@@ -24,6 +24,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   │   └── UnsafePackageError     an entry is unsafe: traversal, symlink, bomb, too many files…
     │   ├── SignatureError             a skill signature or signing key that cannot be read, or a
     │   │                              version the trust policy refuses (`status` says why)
+    │   ├── SkillScanError             a new skill version's scan found what the policy blocks
     │   ├── ToolSchemaError            a script's --help-json output is not a valid tool schema
     │   ├── DependencyError            declared dependencies: bad syntax, conflicts, too many
     │   └── SkillEnvironmentError      a skill's prepared environment is not available
@@ -57,6 +58,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 __all__ = [
@@ -91,6 +93,7 @@ __all__ = [
     "SkillFormatError",
     "SkillNameTakenError",
     "SkillNotFoundError",
+    "SkillScanError",
     "SkillUnavailableError",
     "SkillweaveError",
     "StorageError",
@@ -243,6 +246,26 @@ class SignatureError(SkillError):
     def __init__(self, message: str, *, status: str | None = None) -> None:
         self.status = status
         super().__init__(message)
+
+
+class SkillScanError(SkillError):
+    """A new skill version's scan found what ``skills.scan.policy`` blocks: it is not stored.
+
+    Attributes:
+        name, version: the skill version.
+        findings: the blocking findings, one line each (severity, rule, where, what).
+    """
+
+    def __init__(self, name: str, version: str, findings: Sequence[str]) -> None:
+        self.name = name
+        self.version = version
+        self.findings = tuple(findings)
+        shown = "; ".join(self.findings[:3])
+        more = f" (and {len(self.findings) - 3} more)" if len(self.findings) > 3 else ""
+        super().__init__(
+            f"skill {name!r} version {version[:12]} is refused: its scan found what "
+            f"skills.scan.policy blocks: {shown}{more}"
+        )
 
 
 class ToolSchemaError(SkillError):

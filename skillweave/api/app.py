@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_
 from skillweave.skills import SkillRegistry
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import open_store
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
 
@@ -79,6 +81,7 @@ class ApiState:
         worker_metrics: the in-process worker's metrics, for ``/metrics``.
         resources: what startup hooks opened for the app's lifetime (background tasks),
             closed when it stops.
+        audit: the skill audit log every lifecycle change is recorded in.
     """
 
     settings: Settings
@@ -93,6 +96,15 @@ class ApiState:
     runs: RunService | None = None
     worker_metrics: WorkerMetrics | None = None
     resources: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
+    _audit: AuditLog | None = None
+
+    @property
+    def audit(self) -> AuditLog:
+        """The skill audit log (``AUDIT__``), as the API writes it."""
+        if self._audit is None:
+            actor = f"api@{socket.gethostname()}"
+            self._audit = AuditLog.from_settings(self.settings.audit, self.store, actor=actor)
+        return self._audit
 
 
 def provided(value: _T | None, hook: str) -> _T:

@@ -27,10 +27,12 @@ from skillweave.errors import (
     PackageError,
     ResourceError,
     ResourceNotFoundError,
+    SignatureError,
     SkillError,
     SkillFormatError,
     SkillNameTakenError,
     SkillNotFoundError,
+    SkillScanError,
     SkillUnavailableError,
     SkillweaveError,
     StorageError,
@@ -142,6 +144,10 @@ def status_of(exc: SkillweaveError) -> int:
             return 409
         case SkillFormatError() | PackageError() | ResourceError() | AgentSpecError():
             return 422
+        case SkillScanError():  # what the operator's policy refuses, named
+            return 422
+        case SignatureError():
+            return 403
         case InvalidKeyError() | ConfigError() | SkillError():
             return 400
         case StorageError():

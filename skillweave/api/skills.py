@@ -27,10 +27,12 @@ from skillweave.engines.services import AgentServices
 from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, SkillweaveError
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
+from skillweave.skills.admission import Admissions
 from skillweave.skills.frontmatter import with_frontmatter_fields
 from skillweave.skills.install import install_skills, parse_source, source_allowed
 from skillweave.skills.names import skill_id
 from skillweave.skills.reload import reloading
+from skillweave.skills.signing import parse_signature
 from skillweave.skills.stored import (
     SkillOrigin,
     StoredSkill,
@@ -301,6 +303,21 @@ def _name_taken(exc: SkillNameTakenError) -> JSONResponse:
     return problem(409, str(exc), title="Skill name taken", errors=[entry])
 
 
+def _admissions(state: ApiState) -> Admissions:
+    """The signature and scan checks of what a request stores (``skills.admission``)."""
+    return Admissions(state.settings.skills, state.store, audit=state.audit)
+
+
+async def _admitted(state: ApiState, admissions: Admissions, record: StoredSkill) -> None:
+    """After an upload: its report, signature and audit records kept, the library told."""
+    await admissions.record(record.name)
+    await state.audit.record(
+        "upload", skill=record.name, version=record.latest, enabled=record.enabled
+    )
+    await _changed(state)
+    _prepare_environment(state, record)
+
+
 def _refuse_directory(library: SkillRegistry, name: str, action: str) -> None:
     if name in library:
         raise ApiProblem(
@@ -330,14 +347,18 @@ async def create_skill(
         {"name": body.name, "description": body.description},
         path=f"{body.name}/SKILL.md",
     )
+    admissions = _admissions(state)
     try:
         record = await stored.add_content(
-            body.name, body.description, content, reserved=_reserved(state, library)
+            body.name,
+            body.description,
+            content,
+            reserved=_reserved(state, library),
+            check=admissions.check,
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
-    await _changed(state)
-    _prepare_environment(state, record)
+    await _admitted(state, admissions, record)
     return CreatedSkill(**record.model_dump(), overridden=overridden)
 
 
@@ -356,17 +377,29 @@ async def upload_skill(
     state: State,
     name: Annotated[str | None, Form(max_length=64)] = None,
     description: Annotated[str | None, Form(max_length=1024)] = None,
+    signature: Annotated[
+        str | None,
+        Form(max_length=4096, description="its signature document (`skills sign` of the ZIP)"),
+    ] = None,
 ) -> StoredSkill | JSONResponse:
-    """Extract the package safely, validate it strictly, and store it rebuilt canonically."""
+    """Extract the package safely, validate it strictly, check its signature and scan it
+    (``skills.trust``, ``skills.scan``), and store it rebuilt canonically."""
     data = await file.read()
+    admissions = _admissions(state)
+    if signature is not None:
+        document = parse_signature(signature, source="signature")
+        admissions.signatures[document.name] = document
     try:
         record = await stored.add_package(
-            data, name=name, description=description, reserved=_reserved(state, library)
+            data,
+            name=name,
+            description=description,
+            reserved=_reserved(state, library),
+            check=admissions.check,
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
-    await _changed(state)
-    _prepare_environment(state, record)
+    await _admitted(state, admissions, record)
     return record
 
 
@@ -395,7 +428,11 @@ async def install_skill(
     source = parse_source(body.source, ref=body.ref, path=body.path)
     try:
         installed = await install_skills(
-            stored, source, only=body.skills, reserved=_reserved(state, library)
+            stored,
+            source,
+            only=body.skills,
+            reserved=_reserved(state, library),
+            admissions=_admissions(state),
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
@@ -504,6 +541,9 @@ async def patch_skill(
     """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``)."""
     _refuse_directory(library, name, "changed")
     record = await stored.set_enabled(name, body.enabled)
+    await state.audit.record(
+        "enable" if body.enabled else "disable", skill=name, version=record.latest
+    )
     await _changed(state)
     return record
 
@@ -519,5 +559,6 @@ async def delete_skill(name: str, stored: Stored, library: Library, state: State
     """Remove the skill's record and every stored version."""
     _refuse_directory(library, name, "deleted")
     await stored.delete(name)
+    await state.audit.record("remove", skill=name)
     await _changed(state)
     return Response(status_code=204)

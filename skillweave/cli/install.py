@@ -14,12 +14,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from skillweave.cli.console import JsonOption, dump, out
+from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
 from skillweave.terminal import terminal_safe
 
-__all__ = ["install", "remove", "update"]
+__all__ = ["approve", "install", "remove", "update"]
 
 LockOption = Annotated[
     Path,
@@ -30,18 +30,25 @@ LockOption = Annotated[
 ]
 
 
-def _installed_rows(installed: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": item.record.name,
-            "version": item.version,
-            "source": item.origin.source,
-            "ref": item.origin.ref,
-            "path": item.origin.path,
-            "commit": item.origin.commit,
-        }
-        for item in installed
-    ]
+def _installed_rows(installed: list[Any], admitted: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for item in installed:
+        admission = admitted.get(item.record.name)
+        rows.append(
+            {
+                "name": item.record.name,
+                "version": item.version,
+                "enabled": item.record.enabled,
+                "source": item.origin.source,
+                "ref": item.origin.ref,
+                "path": item.origin.path,
+                "commit": item.origin.commit,
+                "scan": admission.report.summary() if admission else None,
+                "decision": admission.decision if admission else None,
+                "warning": admission.warning if admission else None,
+            }
+        )
+    return rows
 
 
 def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
@@ -49,7 +56,7 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
         dump(rows)
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("skill", "version", "source", "commit"):
+    for column in ("skill", "version", "source", "commit", "scan"):
         table.add_column(column)
     for row in rows:
         where = row["source"] + (f"//{row['path']}" if row["path"] else "")
@@ -58,19 +65,46 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
             row["version"][:12],
             Text(terminal_safe(where)),
             (row["commit"] or "")[:12],
+            Text(terminal_safe(row["scan"] or "")),
         )
     out.print(table)
     out.print(f"{verb} {len(rows)} skill{'s' if len(rows) != 1 else ''}")
+    for row in rows:
+        if row["warning"]:
+            err.print(Text(terminal_safe(f"warning: {row['warning']}")), soft_wrap=True)
+        if not row["enabled"]:
+            err.print(
+                Text(
+                    terminal_safe(
+                        f"{row['name']} is off until approved (its scan: {row['scan']}): read "
+                        f"`skillweave skills show {row['name']}`, then `skillweave skills "
+                        f"approve {row['name']}`"
+                    )
+                ),
+                soft_wrap=True,
+            )
+
+
+def _audit(settings: Settings, store: Any) -> Any:
+    """The audit log, as this CLI's user writes it."""
+    import getpass
+    import socket
+
+    from skillweave.storage.audit import AuditLog
+
+    actor = f"cli:{getpass.getuser()}@{socket.gethostname()}"
+    return AuditLog.from_settings(settings.audit, store, actor=actor)
 
 
 async def _install(
     settings: Settings,
     requests: list[tuple[Any, tuple[str, ...], str | None, dict[str, str] | None]],
-) -> list[Any]:
-    """Install each ``(source, names, commit, expected versions)``; the directory skills of
-    the settings' libraries own their names."""
+) -> tuple[list[Any], dict[str, Any]]:
+    """Install each ``(source, names, commit, expected versions)``, signatures and scans
+    checked; the directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
     from skillweave.cli.library import registry_of
+    from skillweave.skills.admission import Admissions
     from skillweave.skills.install import install_skills
     from skillweave.skills.stored import StoredSkills, directory_owners
 
@@ -78,11 +112,18 @@ async def _install(
     done: list[Any] = []
     async with open_store(settings) as store:
         stored = StoredSkills(store)
+        admissions = Admissions(settings.skills, store, audit=_audit(settings, store))
         for source, names, commit, expect in requests:
             done += await install_skills(
-                stored, source, only=names, reserved=reserved, commit=commit, expect=expect
+                stored,
+                source,
+                only=names,
+                reserved=reserved,
+                commit=commit,
+                expect=expect,
+                admissions=admissions,
             )
-    return done
+    return done, admissions.admitted
 
 
 def install(
@@ -126,11 +167,11 @@ def install(
             ]
         else:
             requests = [(parse_source(source, ref=ref, path=path), tuple(skill or ()), None, None)]
-        installed = asyncio.run(_install(settings, requests))
+        installed, admitted = asyncio.run(_install(settings, requests))
         for item in installed:
             locked.record(item.record.name, item.version, item.origin, lock_path=lock)
         locked.save(lock)
-    _show(_installed_rows(installed), as_json=as_json, verb="installed")
+    _show(_installed_rows(installed, admitted), as_json=as_json, verb="installed")
 
 
 def update(
@@ -156,11 +197,11 @@ def update(
             (locked.source_of(locked.skills[name], lock_path=lock), (name,), None, None)
             for name in wanted
         ]
-        installed = asyncio.run(_install(settings, requests))
+        installed, admitted = asyncio.run(_install(settings, requests))
         for item in installed:
             locked.record(item.record.name, item.version, item.origin, lock_path=lock)
         locked.save(lock)
-    _show(_installed_rows(installed), as_json=as_json, verb="updated")
+    _show(_installed_rows(installed, admitted), as_json=as_json, verb="updated")
 
 
 def remove(
@@ -175,10 +216,13 @@ def remove(
     from skillweave.skills.stored import StoredSkills
 
     async def drop() -> None:
-        async with open_store(get_settings()) as store:
+        settings = get_settings()
+        async with open_store(settings) as store:
             stored = StoredSkills(store)
+            audit = _audit(settings, store)
             for name in names:
                 await stored.delete(name)
+                await audit.record("remove", skill=name)
 
     with errors():
         locked = SkillsLock.load(lock)
@@ -187,3 +231,27 @@ def remove(
             locked.skills = {k: v for k, v in locked.skills.items() if k not in names}
             locked.save(lock)
     out.print(Text(terminal_safe(f"removed {', '.join(names)}")), soft_wrap=True)
+
+
+def approve(
+    name: Annotated[str, typer.Argument(help="An installed or uploaded skill held off.")],
+    *,
+    note: Annotated[str, typer.Option(help="Why, for the audit log.")] = "",
+) -> None:
+    """Approve the latest version of a skill its scan held off (``skills.scan.policy``
+    approve): it is enabled, and the approval is in the audit log."""
+    from skillweave.cli.compose import open_store
+    from skillweave.skills.stored import StoredSkills
+
+    async def enable() -> str:
+        settings = get_settings()
+        async with open_store(settings) as store:
+            record = await StoredSkills(store).set_enabled(name, True)
+            await _audit(settings, store).record(
+                "approval", skill=name, version=record.latest, decision="approved", note=note
+            )
+            return record.latest
+
+    with errors():
+        version = asyncio.run(enable())
+    out.print(Text(terminal_safe(f"approved {name} version {version[:12]}")), soft_wrap=True)

@@ -34,7 +34,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -43,9 +43,11 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillweave.errors import PackageError, SkillFormatError
+from skillweave.skills.admission import Admissions
 from skillweave.skills.files import SKILL_FILE, is_skipped_dir
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
+from skillweave.skills.signing import SkillSignature, read_signature
 from skillweave.skills.spec import name_problems
 from skillweave.skills.stored import SkillOrigin, SourceKind, StoredSkill, StoredSkills
 
@@ -101,11 +103,13 @@ class Fetched:
 
 @dataclass(frozen=True, slots=True)
 class StagedSkill:
-    """One skill found in a source, packaged: its name, where in the source, its ZIP."""
+    """One skill found in a source, packaged: its name, where in the source, its ZIP, and the
+    signature that came with it (``.skillweave-signature.json`` in its folder)."""
 
     name: str
     path: str
     package: bytes
+    signature: SkillSignature | None = None
 
 
 def parse_source(text: str, *, ref: str | None = None, path: str | None = None) -> SkillSource:
@@ -220,9 +224,11 @@ def staged_skills(
     *,
     only: Sequence[str] = (),
     limits: PackageLimits = DEFAULT_LIMITS,
+    signature: SkillSignature | None = None,
 ) -> list[StagedSkill]:
     """Every skill of a fetched source (those named in `only`, when given), packaged under
-    its frontmatter name (a repository's root folder is rarely named like its skill).
+    its frontmatter name (a repository's root folder is rarely named like its skill), each
+    with the signature in its folder (else `signature`: a ZIP's, beside it).
 
     Raises:
         PackageError: a name of `only` is not in the source; a folder cannot be packaged.
@@ -236,7 +242,12 @@ def staged_skills(
         relative = folder.relative_to(root).as_posix()
         package = build_package(folder, limits=limits, top=name)
         staged.append(
-            StagedSkill(name=name, path="" if relative == "." else relative, package=package)
+            StagedSkill(
+                name=name,
+                path="" if relative == "." else relative,
+                package=package,
+                signature=read_signature(folder) or signature,
+            )
         )
     missing = sorted(set(only) - {skill.name for skill in staged})
     if missing:
@@ -490,7 +501,7 @@ async def install_skills(
     reserved: Mapping[str, str] | Collection[str] = (),
     commit: str | None = None,
     expect: Mapping[str, str] | None = None,
-    check: Callable[[str, str, bytes], Awaitable[None]] | None = None,
+    admissions: Admissions | None = None,
 ) -> list[Installed]:
     """Install the skills of `source` (those named in `only`) as uploaded skills, all or none.
 
@@ -501,8 +512,8 @@ async def install_skills(
         reserved: names other sources own (directory skills): refused.
         commit: read a git source at this commit (a locked install).
         expect: name → the version it must have (a locked install); refused otherwise.
-        check: called with each skill's name, version and package before any is stored; it
-            raises to refuse (the scan and signature checks).
+        admissions: the signature and scan checks of each version before any is stored
+            (``skills.admission``); recorded after, with the audit log's install records.
 
     Raises:
         PackageError, SkillFormatError, SkillNameTakenError: one line, nothing stored.
@@ -523,22 +534,43 @@ async def install_skills(
         )
         for skill in staged
     ]
+    before = {skill.name: await stored.get(skill.name) for skill in staged}
+    if admissions is not None:
+        admissions.signatures.update(
+            {skill.name: skill.signature for skill in staged if skill.signature is not None}
+        )
     records = await stored.add_packages(
         [
             (skill.package, origin, (expect or {}).get(skill.name))
             for skill, origin in zip(staged, origins, strict=True)
         ],
         reserved=reserved,
-        check=check,
+        check=admissions.check if admissions is not None else None,
     )
-    return [
+    installed = [
         Installed(record=record, version=record.latest, origin=origin)
         for record, origin in zip(records, origins, strict=True)
     ]
+    if admissions is not None:
+        for item in installed:
+            name = item.record.name
+            await admissions.record(name)
+            if admissions.audit is not None:
+                earlier = before.get(name)
+                await admissions.audit.record(
+                    "update" if earlier is not None else "install",
+                    skill=name,
+                    version=item.version,
+                    previous=earlier.latest if earlier is not None else None,
+                    enabled=item.record.enabled,
+                    **item.origin.model_dump(),
+                )
+    return installed
 
 
 def _fetch_and_stage(
     source: SkillSource, only: tuple[str, ...], commit: str | None, limits: PackageLimits
 ) -> tuple[list[StagedSkill], str | None]:
+    sidecar = read_signature(Path(source.location)) if source.kind == "zip" else None
     with fetched(source, commit=commit) as got:
-        return staged_skills(got.root, only=only, limits=limits), got.commit
+        return staged_skills(got.root, only=only, limits=limits, signature=sidecar), got.commit

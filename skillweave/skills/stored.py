@@ -83,6 +83,10 @@ _IGNORED_TOP_LEVEL: Final = frozenset({"__MACOSX"})
 
 
 SourceKind = Literal["git", "zip", "folder", "agent"]
+Check = Callable[[str, str, bytes], Awaitable[bool]]
+"""The admission of a new version (name, version, canonical ZIP): it raises to refuse it, and
+returns True to store it switched off until an operator approves it
+(``skills.admission.Admissions.check``)."""
 
 
 class SkillOrigin(BaseModel):
@@ -177,6 +181,7 @@ class StoredSkills:
         content: str,
         *,
         reserved: Mapping[str, str] | Collection[str] = (),
+        check: Check | None = None,
     ) -> StoredSkill:
         """Store a skill given as the text of its SKILL.md (a new version, or the same one).
 
@@ -186,6 +191,7 @@ class StoredSkills:
             content: the whole SKILL.md.
             reserved: names owned by other sources (directory skills), each mapped to its
                 owner in words (a bare collection: "a directory skill"); refused.
+            check: the admission of the new version (:data:`Check`).
 
         Raises:
             SkillFormatError: the SKILL.md breaks a spec rule, or a field disagrees.
@@ -194,9 +200,8 @@ class StoredSkills:
         """
         _check_name(name, where="name")
         prepared = await asyncio.to_thread(self._prepare_content, name, description, content)
-        async with self._names:
-            await self._check_owned(prepared.skills, own=prepared.name, reserved=reserved)
-            return await self._store(prepared)
+        [record] = await self._add([(prepared, None)], reserved=reserved, check=check)
+        return record
 
     async def add_package(
         self,
@@ -207,6 +212,7 @@ class StoredSkills:
         reserved: Mapping[str, str] | Collection[str] = (),
         origin: SkillOrigin | None = None,
         expect_version: str | None = None,
+        check: Check | None = None,
     ) -> StoredSkill:
         """Store a skill uploaded as a ZIP package (rebuilt canonically before storing).
 
@@ -222,6 +228,7 @@ class StoredSkills:
             origin: where an installed package came from, kept with a new version.
             expect_version: the version the package must have (a locked install); refused
                 otherwise, before anything is stored.
+            check: the admission of the new version (:data:`Check`).
 
         Raises:
             UnsafePackageError: an entry is unsafe (traversal, symlink, bomb...); names it.
@@ -233,27 +240,20 @@ class StoredSkills:
                 one another upload holds (case and Unicode forms aside).
         """
         prepared = await asyncio.to_thread(self._prepare_package, data, name, description)
-        if expect_version is not None and prepared.version != expect_version:
-            raise PackageError(
-                f"{prepared.name}: its files hash to version {prepared.version[:12]}, not the"
-                f" locked {expect_version[:12]}: the source (or the lock) changed since; check"
-                " it, then `skillweave skills update` locks what it holds now"
-            )
-        async with self._names:
-            await self._check_owned(prepared.skills, own=prepared.name, reserved=reserved)
-            return await self._store(prepared, origin=origin)
+        _expected(prepared, expect_version)
+        [record] = await self._add([(prepared, origin)], reserved=reserved, check=check)
+        return record
 
     async def add_packages(
         self,
         packages: Sequence[tuple[bytes, SkillOrigin | None, str | None]],
         *,
         reserved: Mapping[str, str] | Collection[str] = (),
-        check: Callable[[str, str, bytes], Awaitable[None]] | None = None,
+        check: Check | None = None,
     ) -> list[StoredSkill]:
         """Store several packages (an install of a repository of skills) all or none: each
-        ``(ZIP, origin, expected version)`` is validated, checked against `expect` and
-        `check` (name, version, canonical ZIP; it raises to refuse) and its names against
-        the owners before the first is stored.
+        ``(ZIP, origin, expected version)`` is validated, checked against its expected
+        version and `check`, and its names against the owners, before the first is stored.
 
         Raises:
             what :meth:`add_package` raises, and what `check` raises.
@@ -261,15 +261,22 @@ class StoredSkills:
         prepared = []
         for data, origin, expect in packages:
             one = await asyncio.to_thread(self._prepare_package, data, None, None)
-            if expect is not None and one.version != expect:
-                raise PackageError(
-                    f"{one.name}: its files hash to version {one.version[:12]}, not the"
-                    f" locked {expect[:12]}: the source (or the lock) changed since; check"
-                    " it, then `skillweave skills update` locks what it holds now"
-                )
-            if check is not None:
-                await check(one.name, one.version, one.data)
+            _expected(one, expect)
             prepared.append((one, origin))
+        return await self._add(prepared, reserved=reserved, check=check)
+
+    async def _add(
+        self,
+        prepared: Sequence[tuple[_Prepared, SkillOrigin | None]],
+        *,
+        reserved: Mapping[str, str] | Collection[str],
+        check: Check | None,
+    ) -> list[StoredSkill]:
+        """Admit each (`check`), refuse names taken twice or by others, then store each."""
+        held = [
+            await check(one.name, one.version, one.data) if check is not None else False
+            for one, _ in prepared
+        ]
         seen: dict[str, str] = {}
         for one, _ in prepared:
             for where, name in one.skills:
@@ -281,7 +288,10 @@ class StoredSkills:
         async with self._names:
             for one, _ in prepared:
                 await self._check_owned(one.skills, own=one.name, reserved=reserved)
-            return [await self._store(one, origin=origin) for one, origin in prepared]
+            return [
+                await self._store(one, origin=origin, hold=hold)
+                for (one, origin), hold in zip(prepared, held, strict=True)
+            ]
 
     async def set_enabled(self, name: str, enabled: bool) -> StoredSkill:
         """Enable or disable an uploaded skill.
@@ -445,9 +455,10 @@ class StoredSkills:
         )
 
     async def _store(
-        self, prepared: _Prepared, *, origin: SkillOrigin | None = None
+        self, prepared: _Prepared, *, origin: SkillOrigin | None = None, hold: bool = False
     ) -> StoredSkill:
-        """Store the package (if new), then the record, under the name's lock."""
+        """Store the package (if new), then the record, under the name's lock; `hold`: the
+        skill is switched off until an operator enables (approves) this version."""
         name = prepared.name
         async with self._locks[name]:
             key = keys.skill_package_key(name, prepared.version)
@@ -469,6 +480,7 @@ class StoredSkills:
                 record = StoredSkill(
                     name=name,
                     description=prepared.description,
+                    enabled=not hold,
                     latest=prepared.version,
                     versions=[entry],
                 )
@@ -483,6 +495,7 @@ class StoredSkills:
                 record = record.model_copy(
                     update={
                         "description": prepared.description,
+                        "enabled": record.enabled and not hold,
                         "latest": prepared.version,
                         "versions": versions,
                     }
@@ -560,6 +573,15 @@ class StoredSkills:
             (staging / name).rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _expected(prepared: _Prepared, version: str | None) -> None:
+    if version is not None and prepared.version != version:
+        raise PackageError(
+            f"{prepared.name}: its files hash to version {prepared.version[:12]}, not the"
+            f" locked {version[:12]}: the source (or the lock) changed since; check it, then"
+            " `skillweave skills update` locks what it holds now"
+        )
 
 
 def directory_owners(skills: Iterable[Skill]) -> dict[str, str]:

@@ -71,6 +71,7 @@ __all__ = [
     "run_record_key",
     "skill_index_key",
     "skill_package_key",
+    "skill_scan_key",
     "skill_signature_key",
     "transcript_key",
     "validate_key",
@@ -196,6 +197,12 @@ def execution_digest(execution_id: str) -> str:
 def skill_package_key(name: str, version: str) -> str:
     """``skills/{name}/{version}.zip``: the package of one version of a skill."""
     return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.zip"
+
+
+def skill_scan_key(name: str, version: str) -> str:
+    """``skills/{name}/{version}.scan.json``: the scan report of one version of a skill, beside
+    its package (a ``skills.scan.ScanReport``)."""
+    return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.scan.json"
 
 
 def skill_signature_key(name: str, version: str) -> str:

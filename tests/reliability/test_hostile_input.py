@@ -450,15 +450,15 @@ def store_files(door: Door) -> set[str]:
 
 @contextlib.contextmanager
 def nothing_escapes(door: Door, marker: Path | None = None) -> Iterator[set[str]]:
-    """Only one session's run folder (``runs/mcp-…/``), the manager's execution records and
-    published packages may appear in the store, and nothing anywhere else under the manager's
+    """Only one session's run folder (``runs/mcp-…/``), the manager's execution records, the
+    audit log's records of them and published packages may appear in the store, and nothing anywhere else under the manager's
     root; yields the set of new store keys, filled in on exit."""
     library = tree(door.root / "library")
     before = store_files(door)
     new: set[str] = set()
     yield new
     new |= store_files(door) - before
-    allowed = ("runs/mcp-", "executions/", "skills/")
+    allowed = ("runs/mcp-", "executions/", "skills/", "audit/")
     assert all(key.startswith(allowed) for key in new), sorted(new)
     assert not any(".." in key.split("/") for key in new)
     assert len({key.split("/")[1] for key in new if key.startswith("runs/")}) <= 1

@@ -1,0 +1,142 @@
+"""What a new skill version must pass before it is stored: its signature and its scan.
+
+Installs (``skills.install``), uploads (``/v1/skills``) and published drafts all come through
+:class:`Admissions`. For each version it checks the signature against ``skills.trust`` (a
+signature that does not match the package, or does not verify, is refused whatever the policy;
+an unsigned or untrusted one follows ``unsigned``), scans the package (``skills.scan``) and
+applies ``skills.scan.policy``: ``block`` refuses it (:class:`~skillweave.errors.SkillScanError`,
+the findings named), ``approve`` stores it switched off until an operator enables it (the
+enabling is the approval, and is audited as one), ``warn`` stores it enabled with its findings
+shown. Once stored, :meth:`Admissions.record` keeps the report and the signature beside the
+package (``keys.skill_scan_key``, ``keys.skill_signature_key``: the manager checks the
+signature again before every run) and writes the audit log's ``scan`` and ``signature``
+records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from skillweave.config import SkillsSettings
+from skillweave.errors import SkillScanError
+from skillweave.skills.scan import Decision, ScanReport, scan_package
+from skillweave.skills.signing import SkillSignature, check_trust, signature_bytes
+from skillweave.storage import keys
+from skillweave.storage.audit import AuditLog
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["Admission", "Admissions", "blocking_lines"]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A version that passed: its scan, what the policy decided, the trust warning if any."""
+
+    name: str
+    version: str
+    report: ScanReport
+    decision: Decision
+    signature: SkillSignature | None = None
+    warning: str | None = None
+
+    @property
+    def held(self) -> bool:
+        """Stored switched off, until an operator enables (approves) it."""
+        return self.decision == "approve"
+
+
+@dataclass
+class Admissions:
+    """The checks of new versions for one operation (an install, an upload).
+
+    Args:
+        settings: ``skills`` (``trust`` and ``scan``).
+        store: where reports and signatures are kept beside the packages.
+        audit: where ``scan`` and ``signature`` records go (None: not recorded).
+        signatures: name → the signature that came with that skill's package, if any.
+    """
+
+    settings: SkillsSettings
+    store: ArtifactStore
+    audit: AuditLog | None = None
+    signatures: dict[str, SkillSignature] = field(default_factory=dict)
+    admitted: dict[str, Admission] = field(default_factory=dict)
+
+    async def check(self, name: str, version: str, package: bytes) -> bool:
+        """Admit one version or refuse it (the ``check`` of ``StoredSkills``); True when it
+        is to be stored switched off, awaiting an operator's approval.
+
+        Raises:
+            SignatureError: the signature policy refuses it.
+            SkillScanError: its scan found what the scan policy blocks.
+        """
+        signature = self.signatures.get(name)
+        warning = check_trust(signature, name=name, version=version, policy=self.settings.trust)
+        report = await asyncio.to_thread(scan_package, package, version)
+        decision = report.decision(self.settings.scan)
+        if decision == "block":
+            if self.audit is not None:
+                await self._record_scan(name, version, report, decision)
+            raise SkillScanError(name, version, blocking_lines(report, self.settings))
+        admission = Admission(name, version, report, decision, signature, warning)
+        self.admitted[name] = admission
+        return admission.held
+
+    async def record(self, name: str, *, job: str | None = None) -> Admission | None:
+        """After `name` was stored: its report and signature beside the package, and the
+        audit log's records of both."""
+        admission = self.admitted.get(name)
+        if admission is None:
+            return None
+        version = admission.version
+        await self.store.put_bytes(
+            keys.skill_scan_key(name, version),
+            admission.report.model_dump_json().encode(),
+            content_type="application/json",
+        )
+        if admission.signature is not None:
+            await self.store.put_bytes(
+                keys.skill_signature_key(name, version),
+                signature_bytes(admission.signature),
+                content_type="application/json",
+            )
+        if self.audit is not None:
+            await self._record_scan(name, version, admission.report, admission.decision, job=job)
+            await self.audit.record(
+                "signature",
+                skill=name,
+                version=version,
+                job=job,
+                signed_by=admission.signature.key_id if admission.signature else None,
+                warning=admission.warning,
+            )
+        return admission
+
+    async def _record_scan(
+        self,
+        name: str,
+        version: str,
+        report: ScanReport,
+        decision: Decision,
+        *,
+        job: str | None = None,
+    ) -> None:
+        assert self.audit is not None
+        await self.audit.record(
+            "scan",
+            skill=name,
+            version=version,
+            job=job,
+            decision=decision,
+            findings={severity: count for severity, count in report.counts.items() if count},
+        )
+
+
+def blocking_lines(report: ScanReport, settings: SkillsSettings) -> list[str]:
+    """The findings the policy blocks on, one line each."""
+    return [
+        f"{f.severity} {f.rule} at {f.path}{f':{f.line}' if f.line else ''}: {f.message}"
+        for f in report.findings
+        if settings.scan.policy.get(f.severity, "warn") == "block"
+    ]
