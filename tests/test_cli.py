@@ -175,10 +175,14 @@ def test_show_names_inferred_dependencies_on_stderr() -> None:
     assert code == 0
     assert out.startswith('<skill_content name="pdf">')
     assert "dependency" not in out  # stdout stays the payload, byte for byte
-    assert err.splitlines() == [
+    lines = err.splitlines()
+    assert lines[:2] == [
         "dependency: python openpyxl (inferred from the scripts' imports)",
         "dependency: python pypdf (inferred from the scripts' imports)",
     ]
+    # Then its scan and its signature (issue 27).
+    assert lines[2].startswith("scan: ")
+    assert lines[-1].startswith("signature: unsigned: skill 'pdf' version ")
 
 
 def test_show_names_the_network_a_skill_declares_and_its_approval(

@@ -424,6 +424,19 @@ class AgentLoop:
                 taken_tools=disclosure.registered_tools(state.active),
             )
         )
+        role = "tool" if call_id else "user"
+        if loaded.refused is not None:
+            state.transcript.append(
+                TranscriptEntry(seq=seq, role=role, kind="note", chars=loaded.chars)
+            )
+            self._emit(
+                state,
+                "tool_refused",
+                skill=name,
+                tool=disclosure.ACTIVATE_SKILL,
+                detail=loaded.refused,
+            )
+            return
         state.active[name] = ActiveSkill(
             name=name,
             version=loaded.version,
@@ -431,7 +444,6 @@ class AgentLoop:
             tools=loaded.tools,
             allowed=loaded.allowed,
         )
-        role = "tool" if call_id else "user"
         state.transcript.append(
             TranscriptEntry(seq=seq, role=role, kind="skill", chars=loaded.chars)
         )

@@ -172,6 +172,11 @@ class SkillLoaded(_Model):
     allowed: AllowedTools | None = Field(
         default=None, description="Its allowed-tools, read onto skillweave's tools."
     )
+    refused: str | None = Field(
+        default=None,
+        description="Why it was not activated (its signature is refused by skills.trust): the "
+        "runtime stored this as an error where the instructions would have gone.",
+    )
 
 
 class ReadResourceInput(_Model):

@@ -16,11 +16,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from skillweave.cli.about import skill_notes
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.cli.library import DirsOption, registry_of
-from skillweave.config import CatalogMode, EgressApproval, SelectionMode, get_settings
-from skillweave.sandbox.egress import declared_destinations
+from skillweave.config import CatalogMode, SelectionMode, get_settings
 from skillweave.skills import (
     HIDDEN_SKILLS_FIELD,
     Diagnostic,
@@ -258,36 +258,8 @@ def show(
         )
     for line in dependency_lines(spec):
         err.print(Text(terminal_safe(f"dependency: {line}")), soft_wrap=True)
-    for line in _network_lines(skill):
-        err.print(Text(terminal_safe(f"network: {line}")), soft_wrap=True)
-
-
-def _network_lines(skill: Skill) -> list[str]:
-    """The destinations `skill` declares, each with whether it is approved."""
-    import asyncio
-
-    from skillweave.sandbox.approvals import NetworkApprovals, describe_network
-    from skillweave.skills.frontmatter import parse_frontmatter
-    from skillweave.storage import open_store
-
-    settings = get_settings()
-    with errors():
-        data = parse_frontmatter(skill.skill_file.read_text(encoding="utf-8"), path="SKILL.md")
-        metadata = data.data.get("metadata")
-        network = metadata.get("network") if isinstance(metadata, dict) else None
-        declared = declared_destinations(network)
-    if not declared:
-        return []
-
-    async def approval() -> tuple[EgressApproval | None, str | None]:
-        store = open_store(settings.storage)
-        try:
-            return await NetworkApprovals(store, settings.sandbox.egress).of(skill.name)
-        finally:
-            await store.aclose()
-
-    with errors():
-        return describe_network(declared, *asyncio.run(approval()))
+    for topic, line in skill_notes(skill):
+        err.print(Text(terminal_safe(f"{topic}: {line}")), soft_wrap=True)
 
 
 def _limits() -> PackageLimits:

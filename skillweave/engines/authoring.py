@@ -37,10 +37,13 @@ from skillweave.agent.runtime import (
 from skillweave.errors import (
     ExecutionRejectedError,
     PackageError,
+    SignatureError,
     SkillFormatError,
     SkillNameTakenError,
+    SkillScanError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.skills.admission import Admissions
 from skillweave.skills.drafts import Draft, build_draft
 from skillweave.skills.names import name_key
 from skillweave.skills.scan import ScanReport, scan_files
@@ -95,6 +98,15 @@ class SkillAuthoring:
             return await self._refused(request, taken)
         report = await asyncio.to_thread(scan_files, dict(draft.files), version=draft.version)
         decision = report.decision(self._services.settings.skills.scan)
+        await self._services.audit.record(
+            "scan",
+            skill=draft.name,
+            version=draft.version,
+            job=request.run_id,
+            decision=decision,
+            draft=True,
+            findings={severity: n for severity, n in report.counts.items() if n},
+        )
         if decision == "block":
             return await self._refused(
                 request,
@@ -254,15 +266,45 @@ class SkillAuthoring:
                 if services.registry.owner_of(skill.name).kind == "directory"
             )
             origin = SkillOrigin(source=f"job {request.run_id}", kind="agent")
+            admissions = Admissions(services.settings.skills, store, audit=services.audit)
+
+            async def admitted(name: str, version: str, package: bytes) -> bool:
+                await admissions.check(name, version, package)
+                return False  # the person who approved the publication read its scan
+
             try:
                 stored = await StoredSkills(store).add_package(
-                    data, reserved=owners, origin=origin, expect_version=request.version
+                    data,
+                    reserved=owners,
+                    origin=origin,
+                    expect_version=request.version,
+                    check=admitted,
                 )
-            except (SkillNameTakenError, SkillFormatError, PackageError) as exc:
+            except (
+                SkillNameTakenError,
+                SkillFormatError,
+                PackageError,
+                SignatureError,
+                SkillScanError,
+            ) as exc:
                 error = str(exc)
             else:
-                if stored.latest != request.version:  # pragma: no cover - expect_version holds it
-                    error = "the stored version differs from the draft"
+                await admissions.record(stored.name, job=request.run_id)
+                await services.audit.record(
+                    "approval",
+                    skill=stored.name,
+                    version=request.version,
+                    job=request.run_id,
+                    decision="published",
+                    by=request.approved_by,
+                )
+                await services.audit.record(
+                    "upload",
+                    skill=stored.name,
+                    version=request.version,
+                    job=request.run_id,
+                    source="agent",
+                )
         if error is None and self.published is not None:
             try:
                 await self.published()

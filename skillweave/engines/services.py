@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import socket
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -62,6 +63,7 @@ from skillweave.errors import (
     ModelError,
     PackageError,
     ResourceError,
+    SignatureError,
     SkillNotFoundError,
 )
 from skillweave.llm.base import ModelProvider
@@ -90,8 +92,10 @@ from skillweave.skills import (
 )
 from skillweave.skills.allowed_tools import skill_allowance
 from skillweave.skills.catalog import render_entries
+from skillweave.skills.signing import check_trust, parse_signature, read_signature
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 
 __all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices", "TranscriptRecord"]
@@ -188,6 +192,9 @@ class AgentServices:
         self._pinned_views: dict[tuple[PinnedSkill, ...], SkillRegistry] = {}
         self._schemas: dict[tuple[str, str, str], tuple[ToolSchema, ...] | str] = {}
         self.authoring = SkillAuthoring(self)
+        self.audit = AuditLog.from_settings(
+            settings.audit, store, actor=f"worker@{socket.gethostname()}"
+        )
 
     def use_registry(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on (skills were uploaded, enabled or deleted). Jobs keep
@@ -416,6 +423,10 @@ class AgentServices:
             children: list[Skill] = []
         else:
             skill, view = await self._skill(request.skill, request.allowed, request.pinned)
+        refused = await self._trusted(skill, notes, own=request.draft is None)
+        if refused is not None:
+            return await self._refused_activation(request, skill, refused)
+        if request.draft is None:
             try:
                 await publish_skill(self.store, skill)
             except (PackageError, InvalidKeyError) as exc:
@@ -452,6 +463,9 @@ class AgentServices:
             )
         chars = await self._store_message(request.run_id, request.seq, message)
         self.metrics.activations.labels(skill=skill.name).inc()
+        await self.audit.record(
+            "activation", skill=skill.name, version=skill.version, job=request.run_id
+        )
         return SkillLoaded(
             skill=skill.name,
             version=skill.version,
@@ -461,6 +475,45 @@ class AgentServices:
             notes=tuple(notes),
             allowed=allowed,
         )
+
+    async def _trusted(self, skill: Skill, notes: list[str], *, own: bool) -> str | None:
+        """Why the signature policy (``skills.trust``) refuses `skill` at this version, or
+        None (a warning joins `notes`). Its signature is the one stored beside its package,
+        else (`own`: a skill of the library's folders) the one in its folder."""
+        ref = await self.store.stat(keys.skill_signature_key(skill.name, skill.version))
+        try:
+            if ref is not None:
+                signature = parse_signature(await self.store.get_bytes(ref), source=ref.key)
+            else:
+                signature = await asyncio.to_thread(read_signature, skill.path) if own else None
+            warning = check_trust(
+                signature,
+                name=skill.short_name or skill.name,
+                version=skill.version,
+                policy=self.settings.skills.trust,
+            )
+        except SignatureError as exc:
+            return str(exc)
+        if warning is not None and signature is not None:
+            notes.append(warning)
+        return None
+
+    async def _refused_activation(
+        self, request: LoadSkillInput, skill: Skill, reason: str
+    ) -> SkillLoaded:
+        text = f"The skill {skill.name!r} cannot be used: {reason}"
+        if request.tool_call_id:
+            message = Message(
+                role="tool",
+                text=text,
+                tool_call_id=request.tool_call_id,
+                tool_name=disclosure.ACTIVATE_SKILL,
+                is_error=True,
+            )
+        else:
+            message = Message(role="user", text=text)
+        chars = await self._store_message(request.run_id, request.seq, message)
+        return SkillLoaded(skill=skill.name, version=skill.version, chars=chars, refused=text)
 
     async def _tool_schemas(self, skill: Skill, script: str) -> tuple[ToolSchema, ...] | str:
         """The tools `script` offers, from ``--help-json`` run once per skill version."""

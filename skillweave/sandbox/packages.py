@@ -11,8 +11,9 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from skillweave.errors import InvalidKeyError, PackageError
+from skillweave.errors import InvalidKeyError, PackageError, SignatureError
 from skillweave.skills import Skill, build_package
+from skillweave.skills.signing import read_signature, signature_bytes
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
@@ -22,12 +23,24 @@ logger = logging.getLogger("skillweave.sandbox")
 
 
 async def publish_skill(store: ArtifactStore, skill: Skill) -> ArtifactRef:
-    """Store the package of `skill` at its pinned version (a no-op when it is there)."""
+    """Store the package of `skill` at its pinned version (a no-op when it is there), with the
+    signature its folder holds beside it (``skills.signing``: the manager checks it)."""
     key = keys.skill_package_key(skill.name, skill.version)
     existing = await store.stat(key)
     if existing is not None:
         return existing
     package = await asyncio.to_thread(build_package, skill.path, include_children=False)
+    try:
+        signature = await asyncio.to_thread(read_signature, skill.path)
+    except SignatureError as exc:  # unreadable: the manager finds none, and the policy says
+        logger.warning("skill %r: its signature is not published: %s", skill.name, exc)
+        signature = None
+    if signature is not None:
+        await store.put_bytes(
+            keys.skill_signature_key(skill.name, skill.version),
+            signature_bytes(signature),
+            content_type="application/json",
+        )
     return await store.put_bytes(key, package, content_type="application/zip")
 
 

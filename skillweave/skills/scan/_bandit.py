@@ -64,6 +64,9 @@ def _bandit() -> tuple[Any, Any]:
         from bandit.core import config, manager
 
         logging.getLogger("bandit").setLevel(logging.CRITICAL)
+        # bandit's extension manager tries every output formatter it knows; one whose extra
+        # is not installed (sarif) is logged as an ERROR each time, and we use none of them.
+        logging.getLogger("stevedore.extension").setLevel(logging.CRITICAL)
         return config.BanditConfig(), manager
 
 
