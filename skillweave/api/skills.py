@@ -32,7 +32,13 @@ from skillweave.skills.frontmatter import with_frontmatter_fields
 from skillweave.skills.install import install_skills, parse_source, source_allowed
 from skillweave.skills.names import skill_id
 from skillweave.skills.reload import reloading
-from skillweave.skills.signing import parse_signature
+from skillweave.skills.scan import ScanReport, scan_folder
+from skillweave.skills.signing import (
+    SkillSignature,
+    parse_signature,
+    read_signature,
+    verify_signature,
+)
 from skillweave.skills.stored import (
     SkillOrigin,
     StoredSkill,
@@ -40,6 +46,7 @@ from skillweave.skills.stored import (
     StoredVersion,
     directory_owners,
 )
+from skillweave.storage import keys
 
 logger = logging.getLogger("skillweave.api")
 
@@ -136,11 +143,24 @@ class SkillItem(BaseModel):
         return skill_id(self.name)
 
 
+class SignatureStatus(BaseModel):
+    """A version's signature against ``skills.trust.keys``."""
+
+    status: Literal["valid", "unsigned", "untrusted", "mismatch", "invalid"]
+    key_id: str | None = None
+    message: str
+
+
 class SkillDetail(SkillItem):
-    """One skill: its versions (uploaded skills) and the files of its latest version."""
+    """One skill: its versions (uploaded skills), the files of its latest version, and that
+    version's scan and signature."""
 
     versions: list[StoredVersion] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
+    scan: ScanReport | None = Field(
+        default=None, description="its scan (none: stored before scans were kept)"
+    )
+    signature: SignatureStatus | None = None
 
 
 class SkillPage(BaseModel):
@@ -478,21 +498,47 @@ async def list_skills(
 
 
 @router.get("/{name}", response_model=SkillDetail, responses=_NOT_FOUND, summary="One skill")
-async def get_skill(name: str, stored: Stored, library: Library) -> SkillDetail:
-    """The skill, its versions and the files of its latest version."""
+async def get_skill(name: str, stored: Stored, library: Library, state: State) -> SkillDetail:
+    """The skill, its versions, the files of its latest version, and that version's scan and
+    signature (``skills.scan``, ``skills.trust``)."""
     if name in library:
         skill = library.get(name)
         item = _directory_item(library, skill)
         files = await asyncio.to_thread(_directory_files, skill)
-        return SkillDetail(**item.model_dump(), files=files)
+        report = await asyncio.to_thread(scan_folder, skill.path)
+        signature = await asyncio.to_thread(read_signature, skill.path)
+        return SkillDetail(
+            **item.model_dump(),
+            files=files,
+            scan=report,
+            signature=_signature_status(state, skill.short_name or name, item.version, signature),
+        )
     record = await stored.get(name)
     if record is None:
         raise ApiProblem(404, f"no skill named {name!r}")
+    report, signature = None, None
+    ref = await state.store.stat(keys.skill_scan_key(name, record.latest))
+    if ref is not None:
+        report = ScanReport.model_validate_json(await state.store.get_bytes(ref))
+    ref = await state.store.stat(keys.skill_signature_key(name, record.latest))
+    if ref is not None:
+        signature = parse_signature(await state.store.get_bytes(ref), source=ref.key)
     return SkillDetail(
         **_uploaded_item(record).model_dump(),
         versions=record.versions,
         files=record.latest_version.files,
+        scan=report,
+        signature=_signature_status(state, name, record.latest, signature),
     )
+
+
+def _signature_status(
+    state: ApiState, name: str, version: str, signature: SkillSignature | None
+) -> SignatureStatus:
+    check = verify_signature(
+        signature, name=name, version=version, trusted=state.settings.skills.trust.keys
+    )
+    return SignatureStatus(status=check.status, key_id=check.key_id, message=check.message)
 
 
 @router.get(

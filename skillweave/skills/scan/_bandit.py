@@ -61,12 +61,12 @@ _LOWER: Final[dict[Severity, Severity]] = {
 def _bandit() -> tuple[Any, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # stevedore: verify_requirements is deprecated
+        # bandit's extension manager tries every output formatter it knows; one whose extra
+        # is not installed (sarif) is logged as an ERROR, and we use none of them.
+        logging.getLogger("stevedore.extension").setLevel(logging.CRITICAL)
         from bandit.core import config, manager
 
         logging.getLogger("bandit").setLevel(logging.CRITICAL)
-        # bandit's extension manager tries every output formatter it knows; one whose extra
-        # is not installed (sarif) is logged as an ERROR each time, and we use none of them.
-        logging.getLogger("stevedore.extension").setLevel(logging.CRITICAL)
         return config.BanditConfig(), manager
 
 
