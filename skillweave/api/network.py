@@ -127,6 +127,14 @@ async def put_network(name: str, body: NetworkApproval, state: State) -> Network
         version=body.version or skill.version,
     )
     await approvals.put(skill.name, approval)
+    await state.audit.record(
+        "network_approval",
+        skill=skill.name,
+        version=approval.version,
+        decision="approved",
+        destinations=list(approval.destinations),
+        private=list(approval.private),
+    )
     return await _view(state, skill)
 
 
@@ -135,4 +143,5 @@ async def delete_network(name: str, state: State) -> Response:
     """Withdraw the approval made over the API."""
     skill = _skill(state, name)
     await _approvals(state).delete(skill.name)
+    await state.audit.record("network_approval", skill=skill.name, decision="withdrawn")
     return Response(status_code=204)

@@ -14,6 +14,7 @@ from mcp_manager.server import LoopbackServer
 from skillweave.api import create_api, network, skills
 from skillweave.config import Settings
 from skillweave.sandbox.approvals import NetworkApprovals
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
 
@@ -65,6 +66,13 @@ async def test_a_declared_destination_is_approved_pinned_and_withdrawn(served) -
 
     assert (await client.delete("/v1/skills/sales/network")).status_code == 204
     assert (await client.get("/v1/skills/sales/network")).json()["approval"] is None
+    # Both are in the audit log (issue 27).
+    records = [r async for r in AuditLog(store).read(event="network_approval")]
+    assert [(r.skill, r.details["decision"]) for r in records] == [
+        ("sales", "approved"),
+        ("sales", "withdrawn"),
+    ]
+    assert records[0].details["destinations"] == ["api.example.com:443"]
 
 
 @pytest.mark.parametrize(
