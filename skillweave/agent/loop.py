@@ -625,13 +625,13 @@ class AgentLoop:
             name, description, instructions, files, examples = draft_parts(call.arguments)
         except AuthoringError as exc:
             raise _Refusal(str(exc)) from None
-        if name not in state.drafts and len(state.drafts) >= self.spec.authoring.max_drafts:
-            raise _Refusal(too_many_drafts(self.spec.authoring.max_drafts))
         if name not in state.drafts and name in attachable(state.roots, state.active):
             raise _Refusal(
                 f"A skill named {name!r} exists already; activate it, or write yours under "
                 "another name."
             )
+        if name not in state.drafts and len(state.drafts) >= self.spec.authoring.max_drafts:
+            raise _Refusal(too_many_drafts(self.spec.authoring.max_drafts))
         limit = state.budgets.max_script_runs
         if state.script_runs + len(examples) > limit:
             raise _BudgetExhausted(f"max_script_runs reached ({limit} script runs)")

@@ -451,8 +451,9 @@ def store_files(door: Door) -> set[str]:
 @contextlib.contextmanager
 def nothing_escapes(door: Door, marker: Path | None = None) -> Iterator[set[str]]:
     """Only one session's run folder (``runs/mcp-…/``), the manager's execution records, the
-    audit log's records of them and published packages may appear in the store, and nothing anywhere else under the manager's
-    root; yields the set of new store keys, filled in on exit."""
+    audit log's records of them and published packages may appear in the store, and nothing
+    anywhere else under the manager's root; yields the set of new store keys, filled in on
+    exit."""
     library = tree(door.root / "library")
     before = store_files(door)
     new: set[str] = set()
