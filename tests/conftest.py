@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 BUNDLED_SKILLS = REPO / "skills"
 
+collect_ignore_glob = ["data/*"]
+"""Skills kept as data (the scanner's corpora) are not tests, whatever their scripts are named."""
+
 MakeSkill = Callable[..., Path]
 
 SLOW_PATHS: Final = (
