@@ -49,10 +49,12 @@ from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, E
 from skillweave.errors import SkillFormatError
 from skillweave.sandbox.approvals import NetworkApprovals
 from skillweave.sandbox.egress import (
+    IDEMPOTENCY_HEADER,
     Destination,
     Verdict,
     decide,
     declared_destinations,
+    idempotency_key,
     parse_destination,
 )
 from skillweave.sandbox.models import EgressGrant, ExecuteRequest
@@ -174,6 +176,7 @@ class EgressProxy:
         self._audit = audit
         self._resolve = resolver or _resolve
         self._connections = 0
+        self._requests = 0  # plain-HTTP requests forwarded: the idempotency keys' counter
         self._bytes = 0
         self._recent: list[float] = []
         self._server: asyncio.AbstractServer | None = None
@@ -337,6 +340,12 @@ class EgressProxy:
             for name, value in headers
             if name.lower() not in _HOP_BY_HOP and name.lower() not in injected
         ]
+        self._requests += 1
+        if not any(name.lower() == IDEMPOTENCY_HEADER.lower() for name, _ in kept):
+            # The same on every attempt of the run, for APIs that honour one (a run may
+            # start again after its manager died).
+            key = idempotency_key(self.context.execution_id, self._requests)
+            kept.append((IDEMPOTENCY_HEADER, key))
         lines = [f"{method} {path} {version}"]
         lines += [f"{name}: {value}" for name, value in kept]
         lines += [f"{name}: {value}" for name, value in injected.values()]

@@ -74,6 +74,7 @@ from skillweave.errors import (
 )
 from skillweave.sandbox.masking import mask_result, output_masker
 from skillweave.sandbox.models import (
+    EXECUTION_ID_VARIABLE,
     EgressGrant,
     ExecuteRequest,
     ExecutionLimits,
@@ -859,6 +860,13 @@ class ExecutionService:
         )
 
     def _env_of(self, request: ExecuteRequest) -> dict[str, str]:
-        """The script's environment from the request: its ``env`` and its skill's secrets
-        (by the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's)."""
-        return {**request.env, **self._secrets_by_key.get(name_key(request.skill), {})}
+        """The script's environment from the request: its ``env``, its skill's secrets (by
+        the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's), and
+        ``SKILLWEAVE_EXECUTION_ID``: the same on every attempt of the run, an idempotency key
+        for what the script does outside its sandbox (a run may start again after its manager
+        died; its result is kept once)."""
+        return {
+            **request.env,
+            **self._secrets_by_key.get(name_key(request.skill), {}),
+            EXECUTION_ID_VARIABLE: request.execution_id,
+        }

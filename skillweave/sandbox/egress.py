@@ -22,6 +22,7 @@ Pure: the manager's proxy (``mcp_manager.egress``) and the places that show a sk
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from skillweave.errors import EgressPolicyError
 __all__ = [
     "DEFAULT_PORTS",
     "EGRESS_SOCKET",
+    "IDEMPOTENCY_HEADER",
     "NO_PROXY_VARIABLES",
     "PROXY_VARIABLES",
     "SANDBOX_PROXY_PORT",
@@ -41,6 +43,7 @@ __all__ = [
     "Verdict",
     "decide",
     "declared_destinations",
+    "idempotency_key",
     "is_public",
     "parse_destination",
     "proxy_environment",
@@ -73,6 +76,17 @@ def proxy_environment(port: int = SANDBOX_PROXY_PORT) -> dict[str, str]:
         # Node's fetch reads the proxy variables when asked (Node 22.21 and 24.5 on).
         "NODE_USE_ENV_PROXY": "1",
     }
+
+
+IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
+
+
+def idempotency_key(execution_id: str, nth: int) -> str:
+    """The ``Idempotency-Key`` the egress proxy gives the `nth` (1-based) plain-HTTP request
+    of a run that carries none: derived from the run's execution id, so the same on every
+    attempt of the run, as long as the script makes its requests in the same order."""
+    digest = hashlib.sha256(execution_id.encode("utf-8")).hexdigest()[:32]
+    return f"skillweave-{digest}-{nth}"
 
 
 DEFAULT_PORTS: Final = (80, 443)

@@ -10,7 +10,7 @@ are then fetched from the executor with ``GET /files/{name}`` so nothing big rid
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,7 @@ from skillweave.config import IsolationChoice
 from skillweave.storage.base import ArtifactRef
 
 __all__ = [
+    "EXECUTION_ID_VARIABLE",
     "EgressGrant",
     "ExecuteRequest",
     "ExecutionLimits",
@@ -34,6 +35,10 @@ __all__ = [
     "isolation_covers",
     "render_result",
 ]
+
+EXECUTION_ID_VARIABLE: Final = "SKILLWEAVE_EXECUTION_ID"
+"""The variable that gives a script its run's execution id: the same on every attempt of the run
+(a run may start again after its manager died), an idempotency key for what it does outside."""
 
 ExecutionStatus = Literal["succeeded", "failed", "timed_out", "cancelled", "error"]
 Isolation = Literal["bubblewrap", "namespaces", "none", "rlimits"]

@@ -8,13 +8,16 @@ from collections.abc import AsyncIterator
 
 
 @contextlib.asynccontextmanager
-async def external_api(token: str) -> AsyncIterator[int]:
+async def external_api(token: str, *, heads: list[str] | None = None) -> AsyncIterator[int]:
     """Serve on a free loopback port (yielded): 200 ``figures for PATH`` for a request with
-    ``Authorization: Bearer TOKEN``, 401 ``who?`` otherwise; one request per connection."""
+    ``Authorization: Bearer TOKEN``, 401 ``who?`` otherwise; one request per connection. Each
+    request's head joins `heads`, when given."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            if heads is not None:
+                heads.append(head)
             path = head.split(" ", 2)[1]
             authorized = f"authorization: bearer {token}".lower() in head.lower()
             status, body = ("200 OK", f"figures for {path}") if authorized else ("401 No", "who?")

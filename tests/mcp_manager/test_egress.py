@@ -28,6 +28,7 @@ from skillweave.errors import EgressPolicyError
 from skillweave.sandbox.egress import (
     decide,
     declared_destinations,
+    idempotency_key,
     is_public,
     parse_destination,
 )
@@ -282,3 +283,32 @@ async def test_grants_name_the_address_executors_dial_and_a_wildcard_needs_one(
     assert EgressSettings().gateway_address == "127.0.0.1"
     with pytest.raises(ValidationError, match="SANDBOX__EGRESS__ADVERTISE_HOST"):
         EgressSettings(gateway_host="0.0.0.0")
+
+
+async def test_each_request_gets_an_idempotency_key_stable_across_attempts() -> None:
+    heads: list[str] = []
+    async with external_api(TOKEN, heads=heads) as api:
+        url = f"http://127.0.0.1:{api}/orders"
+        for _attempt in range(2):  # the run started again: a new proxy, the same execution id
+            async with proxy_for(context(api)) as (port, _):
+                for _ in range(2):
+                    assert (await asyncio.to_thread(get, url, port))[0] == 200
+        async with proxy_for(context(api, execution_id="another-run")) as (port, _):
+            await asyncio.to_thread(get, url, port)
+            request = urllib.request.Request(url, headers={"Idempotency-Key": "mine-1"})
+            opener = urllib.request.build_opener(
+                urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{port}"})
+            )
+            await asyncio.to_thread(lambda: opener.open(request, timeout=10).close())
+
+    def key_of(head: str) -> str:
+        found = [line for line in head.split("\r\n") if line.lower().startswith("idempotency-key:")]
+        assert len(found) == 1, head
+        return found[0].split(":", 1)[1].strip()
+
+    keys = [key_of(head) for head in heads]
+    assert keys[0] == idempotency_key("skillweave-job-job-1/script-4", 1)
+    assert keys[:2] == keys[2:4]  # both attempts sent the same keys, in order
+    assert keys[0] != keys[1]
+    assert keys[4] not in keys[:4]  # another run, other keys
+    assert keys[5] == "mine-1"  # the script's own key is kept
