@@ -82,6 +82,12 @@ def test_skillweave_services_use_real_settings_with_valid_values(
     assert worker.storage.backend == "s3"
     assert urlsplit(f"//{worker.storage.s3_endpoint}").hostname == "minio"
     assert read["api"].api.host == "0.0.0.0"
+    # issue 28: the script limit the worker asks for is the manager's; the worker's metrics
+    assert worker.sandbox.timeout_seconds == manager.timeout_seconds
+    assert worker.observability.worker_metrics_port > 0
+    assert worker.observability.worker_metrics_host == "0.0.0.0"
+    port = worker.observability.worker_metrics_port
+    assert f"127.0.0.1:{port}:{port}" in services["worker"]["ports"]
     # the same credentials open MinIO
     minio = environment(services["minio"])
     access, secret = worker.storage.s3_access_key, worker.storage.s3_secret_key

@@ -323,8 +323,9 @@ def test_services_select_their_deployments_and_ports(docs: tuple[Doc, ...]) -> N
         MANAGER: 8090,
         API: 8080,
     }
-    # headless and without ports: the worker listens on nothing
+    # headless: the worker polls Temporal and serves only its metrics
     assert services[WORKER]["spec"].get("clusterIP") == "None"
+    assert [p["name"] for p in services[WORKER]["spec"]["ports"]] == ["metrics"]
     for name, service in services.items():
         selected = [
             d
@@ -419,6 +420,32 @@ def test_the_worker_and_api_share_the_managers_store_and_token(
     assert url.port == one(docs, "Service", MANAGER, SYSTEM_NS)["spec"]["ports"][0]["port"]
     assert "SANDBOX__MANAGER_TOKEN" not in secret_refs[API]
     assert "secretKeyRef" in env_entries(container(docs, API))["API__TOKEN"]["valueFrom"]
+
+
+def test_settings_read_on_both_sides_agree_and_the_worker_exports_metrics(
+    docs: tuple[Doc, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: the script limit the worker asks for is the manager's (one ConfigMap, no
+    Deployment setting its own), links name the UI, the worker serves its metrics."""
+    read = {
+        name: settings_from(literal_env(docs, container(docs, name), SYSTEM_NS), monkeypatch)
+        for name in OURS
+    }
+    config = one(docs, "ConfigMap", "skillweave-config", SYSTEM_NS)["data"]
+    assert "SANDBOX__TIMEOUT_SECONDS" in config
+    for name in OURS:
+        assert "SANDBOX__TIMEOUT_SECONDS" not in env_entries(container(docs, name)), name
+    assert read[WORKER].sandbox.timeout_seconds == read[MANAGER].sandbox.timeout_seconds
+    assert "WORKFLOW__UI_URL" in config
+    worker = container(docs, WORKER)
+    metrics = read[WORKER].observability
+    assert metrics.worker_metrics_host == "0.0.0.0"
+    assert {"name": "metrics", "containerPort": metrics.worker_metrics_port} in worker["ports"]
+
+
+def test_prod_names_its_own_temporal_ui(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = one(render("overlays/prod"), "ConfigMap", "skillweave-config", SYSTEM_NS)["data"]
+    assert urlsplit(config["WORKFLOW__UI_URL"]).hostname not in ("localhost", "127.0.0.1")
 
 
 def test_the_sandbox_template_is_the_built_in_one(docs: tuple[Doc, ...]) -> None:
