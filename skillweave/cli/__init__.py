@@ -29,7 +29,19 @@ from typing import Annotated
 import typer
 
 from skillweave import __version__
-from skillweave.cli import agents, audit, demo, install, jobs, runs, sandbox, serve, skills, trust
+from skillweave.cli import (
+    agents,
+    artifacts,
+    audit,
+    demo,
+    install,
+    jobs,
+    runs,
+    sandbox,
+    serve,
+    skills,
+    trust,
+)
 from skillweave.cli.console import out
 from skillweave.cli.errors import EXIT_USAGE, fail
 from skillweave.errors import ConfigError
@@ -53,6 +65,7 @@ skills.skills_app.command("sign")(trust.sign)
 skills.skills_app.command("verify")(trust.verify)
 app.add_typer(sandbox.sandbox_app, name="sandbox")
 app.add_typer(runs.runs_app, name="runs")
+runs.runs_app.command("artifacts")(artifacts.artifacts)
 app.add_typer(agents.agents_app, name="agents")
 app.add_typer(audit.audit_app, name="audit")
 app.command("run")(jobs.run_command)

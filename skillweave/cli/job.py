@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final
 
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import AgentSpec, parse_agent_spec
+from skillweave.cli.artifacts import output_names
 from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ModelSettings
 from skillweave.engines import JobRequest, JobResult
@@ -292,19 +293,13 @@ async def _upload(store: ArtifactStore, job_id: str, path: Path) -> ArtifactRef:
 async def copy_outputs(
     store: ArtifactStore, outputs: Sequence[ArtifactRef], dest: Path
 ) -> list[Path]:
-    """Copy `outputs` into `dest` by file name; a name met again gets a counter prefix
-    (``2-stats.json``). Returns the files written."""
+    """Copy `outputs` into `dest` under the names ``artifacts.output_names`` gives them (a
+    name met again gets a counter prefix, ``2-stats.json``). Returns the files written."""
     dest.mkdir(parents=True, exist_ok=True)
-    used: set[str] = set()
+    by_key = {ref.key: ref for ref in outputs}
     written: list[Path] = []
-    for ref in outputs:
-        name = ref.key.rsplit("/", 1)[-1]
-        candidate, counter = name, 1
-        while candidate in used:
-            counter += 1
-            candidate = f"{counter}-{name}"
-        used.add(candidate)
-        target = dest / candidate
-        await store.get_file(ref, str(target))
+    for key, name in output_names([ref.key for ref in outputs]):
+        target = dest / name
+        await store.get_file(by_key[key], str(target))
         written.append(target)
     return written

@@ -25,7 +25,6 @@ from skillweave.cli.job import JobRun, read_agent_spec
 from skillweave.config import Settings
 from skillweave.engines.base import JobResult
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
-from skillweave.storage import keys
 
 __all__ = [
     "RemoteApi",
@@ -306,7 +305,7 @@ def run_remote(
     for event in api.events(run["id"]):
         on_event(event)
     result = _wait_for_result(api, run["id"])
-    copied = _download_outputs(api, run["id"], out_dir) if out_dir is not None else []
+    copied = download_outputs(api, run["id"], out_dir) if out_dir is not None else []
     model = run["agent"].get("model_id") or "the API's model"
     return JobRun(result=result, model=model, copied=tuple(copied))
 
@@ -324,26 +323,15 @@ def _wait_for_result(api: RemoteApi, run_id: str) -> JobResult:
         pause = min(pause * 2, 1.0)
 
 
-def _download_outputs(api: RemoteApi, run_id: str, dest: Path) -> list[Path]:
-    """The run's output files into `dest` by file name (``2-name`` for a name met again),
-    as the local ``--out`` copies them."""
+def download_outputs(api: RemoteApi, run_id: str, dest: Path) -> list[Path]:
+    """The run's output files into `dest`, under the names ``artifacts.output_names`` gives
+    them, as the local ``--out`` copies them."""
+    from skillweave.cli.artifacts import output_names
+
     dest.mkdir(parents=True, exist_ok=True)
-    used: set[str] = set()
+    paths = [a["path"] for a in api.artifacts(run_id) if "/outputs/" in f"/{a['path']}"]
     written: list[Path] = []
-    for artifact in api.artifacts(run_id):
-        path = artifact["path"]
-        if "/outputs/" not in f"/{path}":
-            continue
-        encoded = path.rsplit("/", 1)[-1]
-        name = keys.decode_output_path(encoded)  # as the script named it, if it is one name
-        if "/" in name or "\x00" in name or name in {".", ".."}:
-            name = encoded
-        candidate, counter = name, 1
-        while candidate in used:
-            counter += 1
-            candidate = f"{counter}-{name}"
-        used.add(candidate)
-        target = dest / candidate
-        api.download(run_id, path, target)
-        written.append(target)
+    for path, name in output_names(paths):
+        api.download(run_id, path, dest / name)
+        written.append(dest / name)
     return written

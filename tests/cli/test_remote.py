@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -184,6 +185,17 @@ def test_run_an_agent_on_the_api_to_its_answer_and_download_its_outputs(
     assert "completed" in out
     assert (outputs / "report.md").read_text(encoding="utf-8").startswith("# Sales check")
     assert "copied → " in out
+
+    # Later, from the API alone: the run's files listed, its outputs downloaded (issue 28).
+    listed = httpx.get(f"{api_url}/v1/runs/", headers={"Authorization": f"Bearer {TOKEN}"})
+    run_id = listed.json()["items"][0]["id"]
+    later = tmp_path / "later"
+    code, out, err = cli("runs", "artifacts", run_id, "--out", str(later), url=api_url)
+    assert code == 0, err
+    assert "sales.csv" in out
+    assert "report.md" in out
+    assert sorted(p.name for p in later.iterdir()) == sorted(p.name for p in outputs.iterdir())
+    assert (later / "report.md").read_bytes() == (outputs / "report.md").read_bytes()
 
 
 def test_problems_of_the_api_are_one_line_and_exit_1(tmp_path: Path, api_url: str) -> None:
