@@ -34,6 +34,7 @@ from skillweave.cli import (
     artifacts,
     audit,
     demo,
+    doctor,
     install,
     jobs,
     runs,
@@ -68,6 +69,8 @@ app.add_typer(runs.runs_app, name="runs")
 runs.runs_app.command("artifacts")(artifacts.artifacts)
 app.add_typer(agents.agents_app, name="agents")
 app.add_typer(audit.audit_app, name="audit")
+app.add_typer(doctor.temporal_app, name="temporal")
+app.command("doctor")(doctor.doctor)
 app.command("run")(jobs.run_command)
 app.command("demo")(demo.demo)
 app.command("worker")(serve.worker)

@@ -96,8 +96,11 @@ from skillweave.engines.contract import (
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
+from skillweave.engines.temporal_setup import search_attribute_problems
 from skillweave.errors import AgentError, ConfigError
 from skillweave.telemetry import tracing
+
+_log = logging.getLogger("skillweave.engines")
 
 if TYPE_CHECKING:
     from skillweave.config import Settings, WorkflowSettings
@@ -469,6 +472,7 @@ class TemporalEngine:
     ) -> None:
         self.client = client
         self.task_queue = task_queue
+        self._namespace_checked = False
         self._catalog_mode = catalog_mode
         self._top_k = catalog_top_k
         self._timeouts = timeouts or ActivityTimeouts()
@@ -486,6 +490,27 @@ class TemporalEngine:
     def _errors(self, job_id: str) -> contextlib.AbstractContextManager[None]:
         return _job_errors(job_id, self.task_queue)
 
+    async def _check_namespace(self) -> None:
+        """Refuse, once per engine, a namespace that lacks skillweave's search attributes: a
+        job started there would fail every workflow task and stay "Running" for ever.
+
+        Raises:
+            ConfigError: which attributes, and the command that registers them.
+        """
+        if self._namespace_checked:
+            return
+        try:
+            problems = await search_attribute_problems(self.client, self.client.namespace)
+        except RPCError as exc:  # e.g. a server that does not let this client list them
+            _log.warning("cannot list the namespace's search attributes: %s", _first_line(exc))
+            problems = []
+        if problems:
+            raise ConfigError(
+                f"namespace {self.client.namespace!r} cannot run jobs: {'; '.join(problems)}; "
+                "run `skillweave temporal setup` (it registers them)"
+            )
+        self._namespace_checked = True
+
     # --- Engine ----------------------------------------------------------------------------
 
     async def start(self, request: JobRequest) -> str:
@@ -496,6 +521,7 @@ class TemporalEngine:
             ConfigError: the server does not know skillweave's search attributes.
         """
         spec = request.agent
+        await self._check_namespace()
         try:
             await self.client.start_workflow(
                 WORKFLOW_NAME,

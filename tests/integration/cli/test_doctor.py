@@ -1,0 +1,188 @@
+"""``skillweave doctor`` and ``skillweave temporal setup`` (issue 28, part 1), each check with the
+misconfiguration that turns it red, against real components: a Temporal dev server started
+without skillweave's search attributes (where a job would never run), a store that is not
+there, a manager that is down or takes another token, a model endpoint that refuses the key."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from typer.testing import CliRunner
+
+from mcp_manager.server import LoopbackServer
+from skillweave.agent import AgentSpec
+from skillweave.cli import app
+from skillweave.cli.temporal_server import free_port, temporal_binary
+from skillweave.config import Settings, get_settings
+from skillweave.engines import JobRequest
+from skillweave.engines.temporal import connect_engine
+from skillweave.errors import ConfigError
+from skillweave.storage.local import LocalArtifactStore
+from tests.integration.harness import Manager
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def doctor(env: dict[str, str], *args: str) -> tuple[int, dict[str, tuple[str, str]], str]:
+    """Run a command with `env` as the whole skillweave configuration; for ``doctor``, its
+    checks by name."""
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(app, list(args) or ["doctor", "--json"], env=env)
+    finally:
+        get_settings.cache_clear()
+    checks = {}
+    if not args:
+        checks = {c["check"]: (c["status"], c["detail"]) for c in json.loads(result.stdout)}
+    return result.exit_code, checks, result.stdout + result.stderr
+
+
+@pytest.fixture
+def base_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
+        "SKILLS__DIRS": json.dumps([str(tmp_path / "no-skills")]),
+        "SANDBOX__ISOLATION": "none",  # the isolation check is the manager's business here
+    }
+
+
+@contextlib.contextmanager
+def bare_temporal(tmp_path: Path) -> Iterator[str]:
+    """A Temporal dev server with no search attribute of skillweave's registered."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            str(temporal_binary()),
+            "server",
+            "start-dev",
+            "--headless",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--namespace",
+            "default",
+            "--log-level",
+            "error",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_a_namespace_without_the_search_attributes_is_red_and_setup_fixes_it(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    with bare_temporal(tmp_path) as address:
+        env = {
+            **base_env,
+            "WORKFLOW__EXECUTION_ENGINE": "temporal",
+            "WORKFLOW__TEMPORAL_ADDRESS": address,
+        }
+        deadline = time.monotonic() + 60
+        while True:  # until the server answers
+            code, checks, _ = await asyncio.to_thread(doctor, env)
+            if "cannot reach" not in checks["temporal"][1]:
+                break
+            assert time.monotonic() < deadline, "the dev server did not start"
+            await asyncio.sleep(0.5)
+        assert code == 1
+        status, detail = checks["temporal"]
+        assert status == "fail"
+        assert "SkillweaveTokens (Int) is not registered" in detail
+        assert "skillweave temporal setup" in detail
+
+        # A job is refused up front instead of staying "Running" for ever.
+        settings = Settings(_env_file=None, workflow={"temporal_address": address})
+        engine = await connect_engine(settings)
+        with pytest.raises(ConfigError, match="skillweave temporal setup"):
+            await engine.start(JobRequest(job_id="job-never", task="t", agent=AgentSpec()))
+
+        code, _, said = await asyncio.to_thread(doctor, env, "temporal", "setup")
+        assert code == 0, said
+        assert "SkillweaveAgent" in said
+        code, _, said = await asyncio.to_thread(doctor, env, "temporal", "setup")
+        assert "every search attribute is registered" in said  # idempotent
+        code, checks, _ = await asyncio.to_thread(doctor, env)
+        assert checks["temporal"][0] == "ok"
+
+
+def test_a_store_that_cannot_be_reached_is_red(base_env: dict[str, str]) -> None:
+    env = {
+        **base_env,
+        "STORAGE__BACKEND": "s3",
+        "STORAGE__S3_ENDPOINT": f"127.0.0.1:{free_port()}",
+        "STORAGE__S3_ACCESS_KEY": "k",
+        "STORAGE__S3_SECRET_KEY": "s",
+    }
+    code, checks, _ = doctor(env)
+    assert code == 1
+    assert checks["store"][0] == "fail"
+    assert "check the STORAGE__ settings" in checks["store"][1]
+
+
+async def test_a_manager_down_or_with_another_token_is_red(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    down = {**base_env, "SANDBOX__MANAGER_URL": f"http://127.0.0.1:{free_port()}"}
+    code, checks, _ = await asyncio.to_thread(doctor, {**down, "SANDBOX__MANAGER_TOKEN": "x"})
+    assert (code, checks["manager"][0]) == (1, "fail")
+    assert "cannot reach" in checks["manager"][1]
+
+    settings = Settings(_env_file=None, sandbox={"manager_token": SecretStr("the-right-token")})
+    store = LocalArtifactStore(tmp_path / "manager-store")
+    async with Manager.serving(settings, store=store) as manager:
+        env = {**base_env, "SANDBOX__MANAGER_URL": manager.url}
+        wrong = await asyncio.to_thread(doctor, {**env, "SANDBOX__MANAGER_TOKEN": "another"})
+        right = await asyncio.to_thread(
+            doctor, {**env, "SANDBOX__MANAGER_TOKEN": "the-right-token"}
+        )
+    assert wrong[1]["manager"][0] == "fail"
+    assert "refuses the token" in wrong[1]["manager"][1]
+    assert right[1]["manager"][0] == "ok"
+
+
+@contextlib.asynccontextmanager
+async def model_endpoint(status: int) -> AsyncIterator[str]:
+    """An OpenAI-compatible server whose /models answers `status`."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def models(_request: object) -> JSONResponse:
+        return JSONResponse({"data": []}, status_code=status)
+
+    async with LoopbackServer(Starlette(routes=[Route("/v1/models", models)])) as server:
+        yield f"{server.url}/v1"
+
+
+async def test_a_model_without_a_key_or_refusing_it_is_red(base_env: dict[str, str]) -> None:
+    openai = {**base_env, "MODEL__PROVIDER": "openai", "MODEL__NAME": "gpt-4o-mini"}
+    code, checks, _ = await asyncio.to_thread(doctor, openai)
+    assert code == 1
+    assert checks["model"] == (
+        "fail",
+        "MODEL__PROVIDER=openai needs MODEL__API_KEY (and MODEL__NAME)",
+    )
+    for status, expected in ((401, "fail"), (200, "ok")):
+        async with model_endpoint(status) as url:
+            env = {**openai, "MODEL__API_KEY": "sk-test", "MODEL__BASE_URL": url}
+            _, checks, _ = await asyncio.to_thread(doctor, env)
+        assert checks["model"][0] == expected, checks["model"]
+    scripted = await asyncio.to_thread(doctor, base_env)
+    assert scripted[1]["model"][0] == "warn"
+    assert scripted[0] == 0  # a warning is not a failure
