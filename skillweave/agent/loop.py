@@ -52,6 +52,7 @@ from skillweave.agent.disclosure import (
 from skillweave.agent.events import AgentEvent, EventKind
 from skillweave.agent.identity import execution_key
 from skillweave.agent.runtime import (
+    ApprovalDecision,
     ApprovalRequest,
     CatalogInput,
     CreateSkillInput,
@@ -150,6 +151,11 @@ def _reply_detail(turn: ModelTurn) -> str:
     if turn.stop_reason == "max_tokens":
         return "an answer cut off at the output limit"
     return "answer" if message.text.strip() else "an empty reply"
+
+
+def _why(decision: ApprovalDecision) -> str:
+    """The end of the sentence that says why a person did not approve: their note, or "."."""
+    return f": {decision.note}" if decision.note else "."
 
 
 class _Refusal(Exception):
@@ -596,27 +602,34 @@ class AgentLoop:
         self, state: AgentState, *, skill: str, script: str, args: tuple[str, ...]
     ) -> None:
         what = f"{skill}/{script}" + (f" {' '.join(args)}" if args else "")
-        self._emit(state, "approval_requested", skill=skill, detail=what)
-        decision = await self.runtime.request_approval(
-            ApprovalRequest(
-                seq=state.next_seq,
-                skill=skill,
-                script=script,
-                args=args,
-                timeout_seconds=self.spec.approvals.timeout_seconds,
-            )
+        request = ApprovalRequest(
+            seq=state.next_seq,
+            skill=skill,
+            script=script,
+            args=args,
+            timeout_seconds=self.spec.approvals.timeout_seconds,
         )
+        decision = await self._asked(state, request, what)
+        if not decision.approved:
+            raise _Refusal(
+                f"Running {what} was not approved{_why(decision)} Do not retry it unchanged."
+            )
+
+    async def _asked(
+        self, state: AgentState, request: ApprovalRequest, what: str
+    ) -> ApprovalDecision:
+        """Ask a person: ``approval_requested``, their decision, ``approval_decided``."""
+        self._emit(state, "approval_requested", skill=request.skill, detail=what)
+        decision = await self.runtime.request_approval(request)
         verdict = "approved" if decision.approved else "denied"
         self._emit(
             state,
             "approval_decided",
-            skill=skill,
+            skill=request.skill,
             status=verdict,
             detail=f"{what}: {verdict}" + (f" ({decision.note})" if decision.note else ""),
         )
-        if not decision.approved:
-            why = f": {decision.note}" if decision.note else "."
-            raise _Refusal(f"Running {what} was not approved{why} Do not retry it unchanged.")
+        return decision
 
     # --- skills the agent writes ------------------------------------------------------------
 
@@ -676,30 +689,20 @@ class AgentLoop:
         if draft is None:
             raise _Refusal(not_a_draft(name, {k: v.version for k, v in state.drafts.items()}))
         what = f"publish {name} version {draft.version[:12]}"
-        self._emit(state, "approval_requested", skill=name, detail=what)
-        decision = await self.runtime.request_approval(
-            ApprovalRequest(
-                seq=state.next_seq,
-                skill=name,
-                script="",
-                action="publish",
-                version=draft.version,
-                report=draft.report,
-                timeout_seconds=self.spec.approvals.timeout_seconds,
-            )
-        )
-        verdict = "approved" if decision.approved else "denied"
-        self._emit(
-            state,
-            "approval_decided",
+        request = ApprovalRequest(
+            seq=state.next_seq,
             skill=name,
-            status=verdict,
-            detail=f"{what}: {verdict}" + (f" ({decision.note})" if decision.note else ""),
+            script="",
+            action="publish",
+            version=draft.version,
+            report=draft.report,
+            timeout_seconds=self.spec.approvals.timeout_seconds,
         )
+        decision = await self._asked(state, request, what)
         if not decision.approved:
-            why = f": {decision.note}" if decision.note else "."
             raise _Refusal(
-                f"Publishing {name!r} was not approved{why} It stays a draft of this job."
+                f"Publishing {name!r} was not approved{_why(decision)} It stays a draft of "
+                "this job."
             )
         outcome = await self.runtime.publish_skill(
             PublishSkillInput(
