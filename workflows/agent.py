@@ -117,7 +117,11 @@ class AgentWorkflow:
         request = start.request
         self._start = start
         self._state: AgentState = start.state or new_state(
-            job_id=request.job_id, task=request.task, spec=request.agent, inputs=request.inputs
+            job_id=request.job_id,
+            task=request.task,
+            spec=request.agent,
+            inputs=request.inputs,
+            store_id=request.store_id,
         )
         self._session = Session(inbox=list(start.inbox))
         self._events: deque[AgentEvent] = deque(start.events, maxlen=EVENT_WINDOW)

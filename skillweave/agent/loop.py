@@ -110,6 +110,7 @@ def new_state(
     task: str,
     spec: AgentSpec,
     inputs: Sequence[ArtifactRef] = (),
+    store_id: str | None = None,
 ) -> AgentState:
     """A job that has not started: the task and its input artifacts."""
     return AgentState(
@@ -119,6 +120,7 @@ def new_state(
         task=task,
         budgets=spec.limits,
         authoring=spec.authoring.enabled,
+        store_id=store_id,
         inputs=list(inputs),
         artifacts={ref.key: ref for ref in inputs},
     )
@@ -241,6 +243,7 @@ class AgentLoop:
                 top_k=self._top_k,
                 allowed=self.spec.skills,
                 pinned=self.spec.pinned,
+                store_id=state.store_id,
                 preload=self.spec.preload.enabled,
                 preload_threshold=self.spec.preload.min_score
                 if self.spec.preload.enabled

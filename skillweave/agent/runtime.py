@@ -81,6 +81,9 @@ class CatalogInput(_Model):
     pinned: tuple[PinnedSkill, ...] | None = Field(
         default=None, description="The skills at the versions the job started with."
     )
+    store_id: str | None = Field(
+        default=None, description="The store the job was started against; the runtime's must be it."
+    )
 
 
 class CatalogResult(_Model):

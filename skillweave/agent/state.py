@@ -157,6 +157,9 @@ class AgentState(BaseModel):
     )
     active: dict[str, ActiveSkill] = Field(default_factory=dict)
     authoring: bool = Field(default=False, description="create_skill is offered.")
+    store_id: str | None = Field(
+        default=None, description="The id of the store the job was started against."
+    )
     drafts: dict[str, DraftSkill] = Field(
         default_factory=dict, description="Skills this job wrote (create_skill), by name."
     )

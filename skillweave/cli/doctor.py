@@ -85,6 +85,7 @@ async def _temporal(settings: Settings) -> Check:
 
 async def _store(settings: Settings) -> Check:
     from skillweave.cli.compose import open_store
+    from skillweave.storage.identity import store_identity
 
     key = f"doctor/probe-{secrets.token_hex(8)}"
     where = f"the {settings.storage.backend} store"
@@ -95,10 +96,16 @@ async def _store(settings: Settings) -> Check:
             if await store.get_bytes(ref) != data:
                 return Check("store", "fail", f"{where} gave back other bytes than written")
             await store.delete(key)
+            identity = await store_identity(store)
     except Exception as exc:
         line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Check("store", "fail", f"{where}: {line}; check the STORAGE__ settings")
-    return Check("store", "ok", f"{where} is readable and writable")
+    return Check(
+        "store",
+        "ok",
+        f"{where}, id {identity}, is readable and writable (every process of a deployment "
+        "must show this id)",
+    )
 
 
 async def _manager(settings: Settings) -> Check:

@@ -30,6 +30,11 @@ class JobRequest(BaseModel):
     task: str = Field(min_length=1)
     agent: AgentSpec = Field(default_factory=AgentSpec)
     inputs: tuple[ArtifactRef, ...] = ()
+    store_id: str | None = Field(
+        default=None,
+        description="The id of the store the job was started against (``storage.identity``): "
+        "a worker with another store refuses it at its first step.",
+    )
 
 
 class JobResult(BaseModel):

@@ -228,7 +228,11 @@ class DirectEngine:
         if request.job_id in self._jobs:
             raise AgentError(f"job {request.job_id!r} already exists")
         state = new_state(
-            job_id=request.job_id, task=request.task, spec=request.agent, inputs=request.inputs
+            job_id=request.job_id,
+            task=request.task,
+            spec=request.agent,
+            inputs=request.inputs,
+            store_id=request.store_id,
         )
         job = _Job(
             request, DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff), state

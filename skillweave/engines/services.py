@@ -97,6 +97,7 @@ from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
+from skillweave.storage.identity import store_identity
 
 __all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices", "TranscriptRecord"]
 
@@ -322,7 +323,20 @@ class AgentServices:
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         """The tier-1 catalog, what may be activated at the start, a preload pick, and the
-        skills to activate at the start (``auto_load``: every one the agent allows)."""
+        skills to activate at the start (``auto_load``: every one the agent allows).
+
+        Raises:
+            ConfigError: the job was started against another store than this process's.
+        """
+        if request.store_id is not None:
+            own = await store_identity(self.store)
+            if own != request.store_id:
+                raise ConfigError(
+                    f"job {request.run_id!r} was started against the store {request.store_id}, "
+                    f"and this process's store is {own}: its inputs and outputs are not here. "
+                    "Clients, workers and managers must share one store (the same STORAGE__ "
+                    "settings); `skillweave doctor` prints each process's store id"
+                )
         view = await self._view(request.allowed, request.pinned)
         catalog = build_catalog(
             view,

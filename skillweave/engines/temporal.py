@@ -98,6 +98,7 @@ from skillweave.engines.contract import (
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal_setup import search_attribute_problems
 from skillweave.errors import AgentError, ConfigError
+from skillweave.storage.identity import store_identity
 from skillweave.telemetry import tracing
 
 _log = logging.getLogger("skillweave.engines")
@@ -218,6 +219,7 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
     client = await connect(settings.workflow, store)
     return TemporalEngine(
         client,
+        store=store,
         task_queue=settings.workflow.task_queue,
         catalog_mode=settings.skills.catalog_mode,
         catalog_top_k=settings.skills.catalog_top_k,
@@ -457,6 +459,8 @@ class TemporalEngine:
         poll_seconds: how often :meth:`events` asks for new events.
         worker_wait_seconds: how long :meth:`follow` (and :meth:`events`) go on while no
             worker answers before raising :class:`NoWorkerError`; 0 waits for ever.
+        store: this client's artifact store: a job started here carries its id, and a worker
+            whose store has another one refuses the job (``storage.identity``).
     """
 
     def __init__(
@@ -469,9 +473,11 @@ class TemporalEngine:
         timeouts: ActivityTimeouts | None = None,
         poll_seconds: float = POLL_SECONDS,
         worker_wait_seconds: float = FOLLOW_WORKER_WAIT_SECONDS,
+        store: ArtifactStore | None = None,
     ) -> None:
         self.client = client
         self.task_queue = task_queue
+        self.store = store
         self._namespace_checked = False
         self._catalog_mode = catalog_mode
         self._top_k = catalog_top_k
@@ -522,6 +528,8 @@ class TemporalEngine:
         """
         spec = request.agent
         await self._check_namespace()
+        if request.store_id is None and self.store is not None:
+            request = request.model_copy(update={"store_id": await store_identity(self.store)})
         try:
             await self.client.start_workflow(
                 WORKFLOW_NAME,
@@ -550,10 +558,7 @@ class TemporalEngine:
             if exc.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in exc.message:
                 raise ConfigError(
                     f"the Temporal server does not know skillweave's search attributes "
-                    f"({_first_line(exc)}); `skillweave dev` registers them, on another server "
-                    "run `temporal operator search-attribute create` for SkillweaveAgent, "
-                    "SkillweavePhase (Keyword), SkillweaveActiveSkills (KeywordList), "
-                    "SkillweaveTurns and SkillweaveTokens (Int)"
+                    f"({_first_line(exc)}): run `skillweave temporal setup` (it registers them)"
                 ) from None
             raise AgentError(f"job {request.job_id!r} did not start: {_first_line(exc)}") from None
         return request.job_id

@@ -46,6 +46,7 @@ __all__ = [
     "MAX_TRANSCRIPT_SEQ",
     "NETWORK_PREFIX",
     "SKILLS_PREFIX",
+    "STORE_IDENTITY_KEY",
     "LogStream",
     "agent_key",
     "audit_record_key",
@@ -211,6 +212,8 @@ def skill_signature_key(name: str, version: str) -> str:
     return f"skills/{_name(name, 'skill name')}/{_name(version, 'skill version')}.sig.json"
 
 
+STORE_IDENTITY_KEY: Final = "identity.json"
+"""The store's id (``storage.identity``): written once, by the first process that uses it."""
 SKILLS_PREFIX: Final = "catalog/skills/"
 AGENTS_PREFIX: Final = "catalog/agents/"
 NETWORK_PREFIX: Final = "catalog/network/"

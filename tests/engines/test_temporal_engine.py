@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -45,6 +46,7 @@ from skillweave.engines.contract import (
     SA_PHASE,
     SA_TOKENS,
     SA_TURNS,
+    SEARCH_ATTRIBUTES,
     ActivityTimeouts,
     AgentWorkflowInput,
     EventPage,
@@ -173,12 +175,21 @@ class FakeHandle:
         return self.server.update
 
 
+class FakeOperator:
+    """The operator service of a namespace with skillweave's search attributes registered."""
+
+    async def list_search_attributes(self, _request: Any) -> Any:
+        registered = {key.name: int(key.indexed_value_type) for key in SEARCH_ATTRIBUTES}
+        return SimpleNamespace(custom_attributes=registered)
+
+
 class FakeClient:
     namespace = "default"
 
     def __init__(self, server: FakeServer) -> None:
         self.server = server
         self.listed: list[WorkflowExecution] = []
+        self.operator_service = FakeOperator()
 
     def get_workflow_handle(self, wid: str, *, result_type: type | None = None) -> FakeHandle:
         return FakeHandle(self.server, wid, result_type)
@@ -260,7 +271,7 @@ async def test_a_server_without_the_search_attributes_says_how_to_add_them(
         RPCStatusCode.INVALID_ARGUMENT,
         "Namespace default has no mapping defined for search attribute SkillweaveAgent",
     )
-    with pytest.raises(ConfigError, match="skillweave dev` registers them"):
+    with pytest.raises(ConfigError, match="skillweave temporal setup"):
         await engine.start(JobRequest(job_id=JOB, task="t"))
 
 

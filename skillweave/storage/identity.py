@@ -1,0 +1,62 @@
+"""The identity of an artifact store: one id, written once by whoever uses the store first.
+
+Every process of a deployment must share one store (jobs' inputs, transcripts, packages and
+outputs cross from the client to the workers and the managers through it). A process that is
+pointed at another store does not fail where it is misconfigured but far away ("input …
+does not exist" at a job's first script), so each process reads the store's id
+(:func:`store_identity`), reports it, and a job carries the id of the store it was started
+against: a worker whose store has another id refuses the job at its first step, naming both.
+
+The id lives at :data:`keys.STORE_IDENTITY_KEY`, created with ``put_if_absent`` (of two
+processes that find none at once, one writes it and both read that one).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import weakref
+from datetime import UTC, datetime
+
+from skillweave.errors import StorageError
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["store_identity"]
+
+_ATTEMPTS = 3
+_known: weakref.WeakKeyDictionary[ArtifactStore, str] = weakref.WeakKeyDictionary()
+"""Ids already read, by store object (an id never changes)."""
+
+
+async def store_identity(store: ArtifactStore) -> str:
+    """The store's id, made now if it has none.
+
+    Raises:
+        StorageError: the store cannot be read or written, or holds an unreadable identity.
+    """
+    cached = _known.get(store)
+    if cached is not None:
+        return cached
+    for _ in range(_ATTEMPTS):
+        ref = await store.stat(keys.STORE_IDENTITY_KEY)
+        if ref is None:
+            record = {"id": secrets.token_hex(8), "created_at": datetime.now(UTC).isoformat()}
+            data = json.dumps(record).encode()
+            await store.put_if_absent(
+                keys.STORE_IDENTITY_KEY, data, content_type="application/json"
+            )
+            continue  # read back whichever was written first
+        try:
+            found = json.loads(await store.get_bytes(ref))
+            identity = found["id"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StorageError(
+                f"{keys.STORE_IDENTITY_KEY} is not a store identity ({exc}); remove it and "
+                "let the next process make one"
+            ) from None
+        if not isinstance(identity, str) or not identity:
+            raise StorageError(f"{keys.STORE_IDENTITY_KEY} holds no id")
+        _known[store] = identity
+        return identity
+    raise StorageError(f"{keys.STORE_IDENTITY_KEY} could not be read after it was written")
