@@ -224,6 +224,8 @@ def _service(
         },
         default_timeout=settings.sandbox.timeout_seconds,
         claim_lease=settings.sandbox.claim_lease_seconds,
+        clock_skew=settings.sandbox.clock_skew_seconds,
+        manager_id=settings.sandbox.manager_identity,
         environments=EnvironmentBuilder(
             settings.sandbox.environments,
             store,
@@ -359,6 +361,9 @@ def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:
     the ``skillweave_sandbox_isolation{mode}`` metric (``/healthz`` says it too)."""
     isolation = settings.sandbox.isolation
     metrics.isolation.labels(mode=isolation).set(1)
+    manager_id = settings.sandbox.manager_identity
+    metrics.manager.labels(manager_id=manager_id).set(1)
+    logger.info("manager %s", manager_id)
     if isolation == "none":
         logger.warning("%s", describe_isolation(isolation))
     else:
@@ -495,6 +500,7 @@ def create_app(
     async def healthz(state: State) -> dict[str, object]:
         return {
             "status": "ok",
+            "manager_id": settings.sandbox.manager_identity,
             "pool": state.pool.status(),
             "isolation": settings.sandbox.isolation,
             "isolation_note": describe_isolation(settings.sandbox.isolation),

@@ -67,11 +67,14 @@ class ClaimRecord(BaseModel):
         builder: the builder instance building an environment (environment builds).
         fingerprint: which request the execution is (executions).
         ran: the work ran, and its outcome could not be stored: never run it again.
+        lease: the lease its holder keeps (renewing four times a lease): others judge the
+            claim by it, not by their own (records of early managers lack it: the reader's).
     """
 
     attempt: int = 1
     at: float = 0.0
     renewed: float | None = None
+    lease: float | None = None
     manager: str | None = None
     builder: str | None = None
     fingerprint: str | None = None
@@ -106,6 +109,10 @@ class Claim:
         return self.attempt > 1
 
 
+_MAX_LEASE: Final = 86_400.0
+"""The longest lease a record may claim for itself; beyond (or none) the reader's own holds."""
+
+
 def _accept(_: ClaimRecord) -> None:
     return None
 
@@ -120,6 +127,9 @@ class Claims:
             can be changed on a running instance.
         holder: which record member names this process (``manager`` or ``builder``).
         max_attempts: how many attempts of one piece of work may be claimed, at most.
+        holder_id: this process's name in its records (the manager id; default: random).
+        clock_skew: how far the clocks of two managers may disagree: a claim is taken over
+            only once its own lease and this much more have passed since its last renewal.
     """
 
     def __init__(
@@ -129,12 +139,15 @@ class Claims:
         lease: float,
         holder: HolderKind,
         max_attempts: int = MAX_ATTEMPTS,
+        holder_id: str | None = None,
+        clock_skew: float = 0.0,
     ) -> None:
         self.lease = lease
         self.max_attempts = max_attempts
+        self.clock_skew = clock_skew
         self._store = store
         self._holder = holder
-        self._instance = uuid.uuid4().hex
+        self._instance = holder_id or uuid.uuid4().hex
 
     def record(self, attempt: int, *, fingerprint: str | None = None) -> ClaimRecord:
         """This process's record of `attempt`, stamped now."""
@@ -143,6 +156,7 @@ class Claims:
             attempt=attempt,
             at=now,
             renewed=now,
+            lease=self.lease,
             fingerprint=fingerprint,
             manager=self._instance if self._holder == "manager" else None,
             builder=self._instance if self._holder == "builder" else None,
@@ -195,7 +209,8 @@ class Claims:
                     await asyncio.sleep(_WITHDRAWN_PAUSE)
                     continue
                 check(holder)
-                left = self.lease - (time.time() - holder.last_renewed)
+                lease = holder.lease if 0 < (holder.lease or 0) <= _MAX_LEASE else self.lease
+                left = lease + self.clock_skew - (time.time() - holder.last_renewed)
                 if left <= 0:
                     break
                 await wait(left)

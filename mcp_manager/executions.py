@@ -235,6 +235,8 @@ class ExecutionService:
         skill_secrets: per-skill environment secrets (plain values; never logged, and
             masked in every run's output; values too short to mask are warned about here).
         default_timeout: wall time when a request sets no limits.
+        clock_skew: how far two managers' clocks may disagree (a claim lapses that much later).
+        manager_id: this manager's name in its claims (default: random).
         claim_lease: how long a claim lives unrenewed (its manager renews it four times as
             often while the script runs); a lapsed claim's execution may run again.
         environments: prepares the environments of skills that declare dependencies (built
@@ -250,6 +252,8 @@ class ExecutionService:
         skill_secrets: Mapping[str, Mapping[str, str]] | None = None,
         default_timeout: float = 60.0,
         claim_lease: float = 20.0,
+        clock_skew: float = 0.0,
+        manager_id: str | None = None,
         environments: EnvironmentBuilder | None = None,
         egress: EgressService | None = None,
         trust: TrustSettings | None = None,
@@ -274,7 +278,9 @@ class ExecutionService:
         self._packages: BoundedCache[str, _Package] = BoundedCache(
             max_weight=_PACKAGE_CACHE_BYTES, weigh=lambda package: len(package.data)
         )
-        self._claims = Claims(store, lease=claim_lease, holder="manager")
+        self._claims = Claims(
+            store, lease=claim_lease, holder="manager", holder_id=manager_id, clock_skew=clock_skew
+        )
         self._executor = ExecutorClient(store=store, masker=self._masker)
 
     async def close(self) -> None:

@@ -24,6 +24,13 @@ class ManagerMetrics:
             buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
             registry=self.registry,
         )
+        self.manager = Gauge(
+            "skillweave_manager_info",
+            "1, labelled with this manager's id (SANDBOX__MANAGER_ID; default host:port): the "
+            "name in its claims and logs.",
+            ["manager_id"],
+            registry=self.registry,
+        )
         self.isolation = Gauge(
             "skillweave_sandbox_isolation",
             "1 for the isolation mode this manager requires of its sandboxes (SANDBOX__ISOLATION:"

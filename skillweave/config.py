@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import types
 from functools import lru_cache
 from pathlib import Path
@@ -575,9 +576,32 @@ class SandboxSettings(BaseModel):
     claim_lease_seconds: float = Field(
         default=20.0,
         gt=0,
+        le=86_400,
         description="A running execution's manager renews its claim four times a lease; a "
-        "claim not renewed this long (its manager stopped) may be run again by another.",
+        "claim not renewed this long (its manager stopped) may be run again by another. Each "
+        "claim carries its holder's lease: others judge it by that one.",
     )
+    clock_skew_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="How far the clocks of two managers may disagree: a claim is taken over "
+        "only once its lease and this much more have passed since it was last renewed.",
+    )
+    manager_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$",
+        description="This manager's name in its claims, logs, /healthz and metrics (default: "
+        "host name and port; on Kubernetes, SANDBOX__KUBERNETES__MANAGER_ID when set).",
+    )
+
+    @property
+    def manager_identity(self) -> str:
+        """This manager's id: ``manager_id``, else the Kubernetes one, else ``host:port``."""
+        if self.manager_id:
+            return self.manager_id
+        if self.backend == "kubernetes" and self.kubernetes.manager_id:
+            return self.kubernetes.manager_id
+        return f"{socket.gethostname()}:{self.port}"
     skill_secrets: dict[str, dict[str, SecretStr]] = Field(
         default_factory=dict,
         description="Per-skill environment secrets: only that skill's executions receive them.",

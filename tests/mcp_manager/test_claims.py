@@ -181,9 +181,11 @@ async def test_records_are_written_with_the_members_earlier_managers_read(
     ref = await store.stat(won.key)
     assert ref is not None
     written = json.loads(await store.get_bytes(ref))
-    assert set(written) == {"fingerprint", "manager", "attempt", "at", "renewed"}
+    # `lease` is new and optional: earlier managers ignore it, and judge by their own lease.
+    assert set(written) == {"fingerprint", "manager", "attempt", "at", "renewed", "lease"}
+    assert written["lease"] == 20.0
     builder = Claims(store, lease=20.0, holder="builder").record(1)
-    assert set(json.loads(builder.encoded())) == {"builder", "attempt", "at", "renewed"}
+    assert set(json.loads(builder.encoded())) == {"builder", "attempt", "at", "renewed", "lease"}
 
 
 @pytest.mark.parametrize(
@@ -219,3 +221,41 @@ async def test_a_key_holding_no_claim_record_is_a_storage_error(
     await store.put_bytes("work/.claim", b"not json")
     with pytest.raises(StorageError, match="no claim record"):
         await Claims(store, lease=20.0, holder="manager").read("work/.claim")
+
+
+async def test_a_claim_is_judged_by_its_own_lease_and_the_clock_skew(
+    store: LocalArtifactStore,
+) -> None:
+    """A manager with a short lease does not take over a claim whose holder keeps a long one,
+    nor one whose lease passed by less than the clock skew; it does once both have passed."""
+    holder = Claims(store, lease=60.0, holder="manager", holder_id="host-a:8090")
+    won = await acquire(holder, fingerprint="f")
+    assert isinstance(won, Claim)
+    written = json.loads(await store.get_bytes(await store.stat(won.key)))
+    assert written["manager"] == "host-a:8090"
+
+    waits: list[float] = []
+
+    async def noted(left: float) -> None:
+        waits.append(left)
+        raise GaveUp("waiting")
+
+    eager = Claims(store, lease=1.0, holder="manager", clock_skew=5.0)
+    with pytest.raises(GaveUp):
+        await acquire(eager, fingerprint="f", wait=noted)
+    assert 60.0 < waits[0] <= 65.0  # the holder's lease and the skew, not its own 1 s
+
+    # Renewed 62 s ago: past the holder's lease, not past lease + skew.
+    stale = {**written, "at": time.time() - 62, "renewed": time.time() - 62}
+    await store.put_bytes(won.key, json.dumps(stale).encode())
+    waits.clear()
+    with pytest.raises(GaveUp):
+        await acquire(eager, fingerprint="f", wait=noted)
+    assert 0 < waits[0] <= 3.0
+
+    # Renewed 70 s ago: lapsed for everyone; the next attempt is claimed.
+    lapsed = {**written, "at": time.time() - 70, "renewed": time.time() - 70}
+    await store.put_bytes(won.key, json.dumps(lapsed).encode())
+    taken = await acquire(eager, fingerprint="f", wait=noted)
+    assert isinstance(taken, Claim)
+    assert taken.attempt == 2
