@@ -602,6 +602,7 @@ class SandboxSettings(BaseModel):
         if self.backend == "kubernetes" and self.kubernetes.manager_id:
             return self.kubernetes.manager_id
         return f"{socket.gethostname()}:{self.port}"
+
     skill_secrets: dict[str, dict[str, SecretStr]] = Field(
         default_factory=dict,
         description="Per-skill environment secrets: only that skill's executions receive them.",
