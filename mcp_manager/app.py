@@ -73,6 +73,7 @@ from skillweave.skills.reload import reloading
 from skillweave.storage import open_store
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
+from skillweave.storage.identity import store_identity
 from skillweave.telemetry.tracing import TraceMiddleware
 
 __all__ = ["ManagerState", "create_app"]
@@ -88,6 +89,7 @@ class ManagerState:
     service: ExecutionService
     metrics: ManagerMetrics
     store: ArtifactStore
+    store_id: str
 
 
 _bearer = HTTPBearer(auto_error=False)
@@ -370,6 +372,14 @@ def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:
         logger.info("sandbox isolation: %s", describe_isolation(isolation))
 
 
+async def _announced_store(settings: Settings, store: ArtifactStore) -> str:
+    """The store's id, logged beside this manager's: every process of a deployment must show
+    the same one (``/healthz`` says it, for workers to compare)."""
+    store_id = await store_identity(store)
+    logger.info("manager %s on store %s", settings.sandbox.manager_identity, store_id)
+    return store_id
+
+
 def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Response:
     """`result` as the answer, serialized once (FastAPI would validate it again on the way
     out); `then` runs on the event loop once it is sent."""
@@ -470,7 +480,8 @@ def create_app(
             settings, registry=registry, store=the_store, run_script=service.execute
         )
         sessions = StreamableHTTPSessionManager(app=front_door.server)
-        app.state.manager = ManagerState(pool, service, metrics, the_store)
+        store_id = await _announced_store(settings, the_store)
+        app.state.manager = ManagerState(pool, service, metrics, the_store, store_id)
         app.state.mcp = sessions
         await pool.start()
         try:
@@ -501,6 +512,9 @@ def create_app(
         return {
             "status": "ok",
             "manager_id": settings.sandbox.manager_identity,
+            # What a worker must agree with (its checks compare): the store, the script limit.
+            "store_id": state.store_id,
+            "script_timeout_seconds": settings.sandbox.timeout_seconds,
             "pool": state.pool.status(),
             "isolation": settings.sandbox.isolation,
             "isolation_note": describe_isolation(settings.sandbox.isolation),

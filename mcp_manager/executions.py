@@ -93,6 +93,7 @@ from skillweave.skills.signing import check_trust, parse_signature
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage.identity import store_identity
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 
@@ -315,6 +316,14 @@ class ExecutionService:
             return await self._execute_once(request)
 
     async def _execute_once(self, request: ExecuteRequest) -> ExecutionResult:
+        if request.store_id is not None:
+            own = await store_identity(self._store)
+            if request.store_id != own:
+                raise ExecutionRejectedError(
+                    409,
+                    f"this manager works on the store {own}, the caller on {request.store_id}: "
+                    "give every process of the deployment the same STORAGE__ settings",
+                )
         fingerprint = Fingerprint.of(request)
         # The package is looked up beside the stored result (it is needed unless there is one).
         stored, package_ref = await asyncio.gather(

@@ -80,7 +80,6 @@ from skillweave.llm.messages import ToolSpec
 from skillweave.sandbox.masking import is_run_log, mask_result, output_masker
 from skillweave.sandbox.models import (
     ExecuteRequest,
-    ExecutionLimits,
     ExecutionResult,
     render_result,
 )
@@ -566,8 +565,7 @@ class SkillMcp:
                 version=active.version,
                 script=script,
                 args=args,
-                inputs=inputs,
-                limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
+                inputs=inputs,  # no limits: the manager's own
             )
         except ValidationError as exc:
             raise _ToolError(f"The script was not run: {_invalid(exc)}") from None

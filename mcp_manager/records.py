@@ -68,11 +68,14 @@ class Fingerprint:
     @classmethod
     def of(cls, request: ExecuteRequest) -> Fingerprint:
         """The fingerprint of `request`."""
-        legacy = request.model_dump(mode="json")
+        # The store id says where the request may run, not what it runs: left out.
+        legacy = request.model_dump(mode="json", exclude={"store_id"})
         if isinstance(legacy.get("limits"), dict):
             legacy["limits"] = {k: v for k, v in legacy["limits"].items() if k not in _ADDED_LIMITS}
         return cls(
-            value=_digest(request.model_dump(mode="json", exclude_defaults=True)),
+            value=_digest(
+                request.model_dump(mode="json", exclude_defaults=True, exclude={"store_id"})
+            ),
             legacy=_digest(legacy),
         )
 

@@ -168,6 +168,10 @@ def _say_where(
         case "direct":
             with errors():
                 check_model(model)
+            if settings.sandbox.manager_url:  # the job's scripts run there: can they?
+                from skillweave.cli.checks import preflight
+
+                preflight(settings, "run", show_ok=False)
             if not as_json:
                 if warning := scripted_note(model):
                     err.print(Text(warning, style="bold yellow"), soft_wrap=True)

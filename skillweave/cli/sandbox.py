@@ -131,7 +131,8 @@ async def run_script(
             script=script,
             args=list(args),
             inputs=refs,
-            limits=ExecutionLimits(timeout_seconds=timeout or settings.sandbox.timeout_seconds),
+            # --timeout for this try-out; otherwise the manager's own limit.
+            limits=ExecutionLimits(timeout_seconds=timeout) if timeout else None,
         )
         async with open_manager(settings) as manager:
             result = await manager.client.execute(request)

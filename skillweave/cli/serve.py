@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
+from skillweave.cli.checks import preflight
 from skillweave.cli.console import err, out, shown_path
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.cli.library import DirsOption, library_of, registry_of, scanned_library
@@ -99,6 +100,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
         )
     roots = library_of(dirs).roots
     registry = registry_of(dirs)
+    preflight(settings.model_copy(update={"model": chosen}), "worker")
     _service_logging("skillweave-worker")
     configure_logging(verbose=True)
 
@@ -157,6 +159,7 @@ def dev(
     if not _is_runnable(chosen):
         chosen = _demo_model(chosen)
     library, registry = scanned_library(dirs)
+    preflight(settings.model_copy(update={"model": chosen}), "dev")
     _service_logging("skillweave-dev")
     configure_logging(verbose=True)
     state = None if ephemeral else (db_file or settings.workflow.dev_db_file).expanduser()
@@ -230,10 +233,12 @@ def manager() -> None:
     _start_tracing("skillweave-manager")
     from mcp_manager.server import run_manager
 
+    settings = get_settings()
+    preflight(settings, "manager")
     # A service: its own records (pool refills, reaped pods, lost sandboxes) are for its logs.
     _service_logging("skillweave-manager")
     with errors():
-        run_manager(get_settings())
+        run_manager(settings)
 
 
 def mcp(
@@ -265,7 +270,8 @@ def mcp(
     for root in roots:
         if not root.is_dir():
             raise fail(f"--files-root: not a folder: {shown_path(root)}", code=EXIT_USAGE)
-    # stdout is the protocol's: log lines go to stderr (configure_logging's only default).
+    # stdout is the protocol's: checks and log lines go to stderr.
+    preflight(get_settings(), "mcp")
     _service_logging("skillweave-mcp")
     with contextlib.suppress(KeyboardInterrupt), errors():
         asyncio.run(serve_mcp_stdio(get_settings(), scope=scope, file_roots=roots))
@@ -278,6 +284,7 @@ def api() -> None:
     from skillweave.cli.api import serve_api
 
     settings = get_settings()
+    preflight(settings, "api")
     _service_logging("skillweave-api")
 
     def ready(url: str) -> None:

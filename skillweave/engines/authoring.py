@@ -42,7 +42,7 @@ from skillweave.errors import (
     SkillNameTakenError,
     SkillScanError,
 )
-from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
+from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.skills.admission import Admissions
 from skillweave.skills.drafts import Draft, build_draft
 from skillweave.skills.names import name_key
@@ -179,7 +179,6 @@ class SkillAuthoring:
     async def _examples(self, request: CreateSkillInput, draft: Draft) -> list[tuple[bool, str]]:
         """Each example run in a sandbox: whether it passed, and a line (or a few) saying so."""
         results = []
-        timeout = self._services.settings.sandbox.timeout_seconds
         for number, example in enumerate(request.examples, start=1):
             label = f"{number}. {example.script} {' '.join(example.args)}".rstrip()
             if example.script not in draft.files:
@@ -194,7 +193,6 @@ class SkillAuthoring:
                         version=draft.version,
                         script=example.script,
                         args=list(example.args),
-                        limits=ExecutionLimits(timeout_seconds=timeout),
                     )
                 )
             except ExecutionRejectedError as exc:

@@ -72,7 +72,6 @@ from skillweave.llm.messages import Message, ModelRequest
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import (
     ExecuteRequest,
-    ExecutionLimits,
     ExecutionResult,
     render_result,
 )
@@ -573,7 +572,12 @@ class AgentServices:
         """Run `request` on the manager. A full pool is back-pressure, not a failure: the step
         asks again after each 503's Retry-After (jittered, so that waiting steps spread out)
         for up to ``SANDBOX__QUEUE_SECONDS``, and only then fails to the engine's retries
-        (``skillweave.sandbox.queue``, the MCP front door's policy too)."""
+        (``skillweave.sandbox.queue``, the MCP front door's policy too).
+
+        The request names this worker's store (a manager on another refuses it) and sets no
+        limits: the script limit is the manager's (``SANDBOX__TIMEOUT_SECONDS`` where it runs).
+        """
+        request = request.model_copy(update={"store_id": await store_identity(self.store)})
         return await queued(
             lambda: self.sandbox.execute(request),
             queue_seconds=self.settings.sandbox.queue_seconds,
@@ -608,7 +612,6 @@ class AgentServices:
                     script=request.script,
                     args=args,
                     inputs=list(request.inputs),
-                    limits=ExecutionLimits(timeout_seconds=self.settings.sandbox.timeout_seconds),
                 )
             )
         except asyncio.CancelledError:

@@ -114,7 +114,17 @@ class ExecuteRequest(BaseModel):
     args: list[str] = Field(default_factory=list, max_length=256)
     inputs: list[ArtifactRef] = Field(default_factory=list, max_length=256)
     env: dict[str, str] = Field(default_factory=dict)
-    limits: ExecutionLimits | None = None
+    limits: ExecutionLimits | None = Field(
+        default=None,
+        description="None (what workers send): the manager's own, SANDBOX__TIMEOUT_SECONDS "
+        "for the wall time; the script limit is decided there and nowhere else",
+    )
+    store_id: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The id of the store the caller works on; a manager on another store "
+        "refuses the run (409) rather than looking for its inputs where they are not",
+    )
 
 
 class OutputArtifact(BaseModel):

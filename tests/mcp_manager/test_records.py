@@ -58,14 +58,17 @@ def test_a_record_without_a_fingerprint_matches_no_request() -> None:
 
 
 def test_the_fingerprint_of_earlier_managers_still_matches() -> None:
-    """They digested every field, defaults included, before limits gained max_disk_mb."""
+    """They digested every field, defaults included, before limits gained max_disk_mb and the
+    request its store id."""
     old = REQUEST.model_dump(mode="json")
     del old["limits"]["max_disk_mb"]
+    del old["store_id"]
     digest = hashlib.sha256(
         json.dumps(old, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
     fingerprint = Fingerprint.of(REQUEST)
     assert fingerprint.matches(digest)
     assert fingerprint.value != digest
+    assert Fingerprint.of(REQUEST.model_copy(update={"store_id": "a1b2"})) == fingerprint
     other = REQUEST.model_copy(update={"args": ["--other"]})
     assert not Fingerprint.of(other).matches(digest)

@@ -176,7 +176,8 @@ async def test_a_model_without_a_key_or_refusing_it_is_red(base_env: dict[str, s
     assert code == 1
     assert checks["model"] == (
         "fail",
-        "MODEL__PROVIDER=openai needs MODEL__API_KEY (and MODEL__NAME)",
+        "model 'openai:gpt-4o-mini' needs an API key at api.openai.com: set MODEL__API_KEY (or "
+        "MODEL__BASE_URL to an OpenAI-compatible server that needs none)",
     )
     for status, expected in ((401, "fail"), (200, "ok")):
         async with model_endpoint(status) as url:

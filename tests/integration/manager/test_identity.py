@@ -11,6 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from skillweave.config import Settings
+from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import Manager
 
@@ -32,3 +33,34 @@ async def test_a_manager_says_its_id(tmp_path: Path, configured: str | None) -> 
 
     assert health["manager_id"] == expected
     assert info == 1
+
+
+async def test_a_manager_refuses_a_run_for_another_store(tmp_path: Path) -> None:
+    """/healthz names the manager's store and script limit (what workers compare); a request
+    from a process on another store is refused before anything is looked up."""
+    settings = Settings(
+        _env_file=None, sandbox={"manager_token": SecretStr("t" * 16), "timeout_seconds": 42}
+    )
+    store = LocalArtifactStore(tmp_path / "store")
+    own = await store_identity(store)
+    request = {
+        "execution_id": "job-1/script-1",
+        "run_id": "job-1",
+        "skill": "absent",
+        "version": "0" * 64,
+        "script": "x.py",
+    }
+    async with Manager.serving(settings, store=store) as manager:
+        headers = {"Authorization": f"Bearer {'t' * 16}"}
+        async with httpx.AsyncClient(base_url=manager.url, headers=headers) as client:
+            health = (await client.get("/healthz")).json()
+            foreign = await client.post(
+                "/sandbox/execute", json={**request, "store_id": "0123456789abcdef"}
+            )
+            ours = await client.post("/sandbox/execute", json={**request, "store_id": own})
+
+    assert health["store_id"] == own
+    assert health["script_timeout_seconds"] == 42
+    assert foreign.status_code == 409
+    assert f"works on the store {own}, the caller on 0123456789abcdef" in foreign.json()["detail"]
+    assert ours.status_code == 404  # past the check: the skill is not published
