@@ -82,8 +82,11 @@ def test_skillweave_services_use_real_settings_with_valid_values(
     assert worker.storage.backend == "s3"
     assert urlsplit(f"//{worker.storage.s3_endpoint}").hostname == "minio"
     assert read["api"].api.host == "0.0.0.0"
-    # issue 28: the script limit the worker asks for is the manager's; the worker's metrics
-    assert worker.sandbox.timeout_seconds == manager.timeout_seconds
+    # issue 28: the script limit is the manager's alone and fits in a step; the worker's metrics
+    assert "SANDBOX__TIMEOUT_SECONDS" in environment(services["manager"])
+    assert "SANDBOX__TIMEOUT_SECONDS" not in environment(services["worker"])
+    assert manager.timeout_seconds == 60
+    assert manager.timeout_seconds < worker.workflow.script_timeout_seconds
     assert worker.observability.worker_metrics_port > 0
     assert worker.observability.worker_metrics_host == "0.0.0.0"
     port = worker.observability.worker_metrics_port

@@ -425,17 +425,20 @@ def test_the_worker_and_api_share_the_managers_store_and_token(
 def test_settings_read_on_both_sides_agree_and_the_worker_exports_metrics(
     docs: tuple[Doc, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 28: the script limit the worker asks for is the manager's (one ConfigMap, no
-    Deployment setting its own), links name the UI, the worker serves its metrics."""
+    """Issue 28: the script limit is set where it is read, on the manager alone, and fits in
+    the worker's script step; links name the UI, the worker serves its metrics."""
     read = {
         name: settings_from(literal_env(docs, container(docs, name), SYSTEM_NS), monkeypatch)
         for name in OURS
     }
     config = one(docs, "ConfigMap", "skillweave-config", SYSTEM_NS)["data"]
-    assert "SANDBOX__TIMEOUT_SECONDS" in config
+    assert "SANDBOX__TIMEOUT_SECONDS" not in config
     for name in OURS:
-        assert "SANDBOX__TIMEOUT_SECONDS" not in env_entries(container(docs, name)), name
-    assert read[WORKER].sandbox.timeout_seconds == read[MANAGER].sandbox.timeout_seconds
+        setting = "SANDBOX__TIMEOUT_SECONDS" in env_entries(container(docs, name))
+        assert setting == (name == MANAGER), name
+    limit = read[MANAGER].sandbox.timeout_seconds
+    assert limit == 60
+    assert limit < read[WORKER].workflow.script_timeout_seconds
     assert "WORKFLOW__UI_URL" in config
     worker = container(docs, WORKER)
     metrics = read[WORKER].observability
