@@ -1,31 +1,46 @@
-"""Where skillweave's errors become Temporal ``ApplicationError``s: the only such place.
+"""Where an activity's errors become Temporal ``ApplicationError``s: the only such place.
 
 Whether an error is worth another attempt, and after how long, is not decided here: it is
 :func:`skillweave.engines.retries.classify`, the one rule the direct engine follows too. This
 module only carries that decision to Temporal: ``non_retryable`` stops the activity's retries at
 once, and a server's ``Retry-After`` becomes ``next_retry_delay``.
 
-Anything that is not a ``SkillweaveError`` (an ``OSError``, an httpx error) is left as it is:
-Temporal records its class name and retries it under the workflow's retry policy, which is what
-the rule says for it. Cancellation (``asyncio.CancelledError``) and temporalio's own exceptions
-are never caught. The failure's ``type`` is the exception's class name, so the workflow and the
-people reading history can tell failures apart without parsing messages.
+What an operator sees of a failure is shaped here too. The Temporal UI shows an activity's last
+failure by its message, and a server replaces a failure over its size limit (a few KiB: a
+traceback and a chain of causes are more) with "Failure exceeds size limit.". So every error
+leaves as one ``ApplicationError`` whose message is the cause in one line, whose ``type`` is the
+error's class name (the workflow and history tell failures apart by it), and whose details are
+structured fields (the whole message, the chain of causes, the innermost frames), each bounded,
+with no chained failure below it: the whole failure stays under
+:data:`FAILURE_MAX_BYTES`. The traceback itself goes to the worker's log at DEBUG.
+
+Cancellation (``asyncio.CancelledError``) and temporalio's own exceptions are never caught.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, TemporalError
 
 from skillweave.engines.retries import Backoff, Retry, classify
-from skillweave.errors import SkillweaveError
 
-__all__ = ["application_error", "raises_application_errors"]
+__all__ = ["FAILURE_MAX_BYTES", "application_error", "raises_application_errors"]
+
+FAILURE_MAX_BYTES: Final = 2048
+"""What one activity failure may weigh, encoded: under the Temporal server's warning limit for
+an activity's last failure (2 KiB; it drops those over 4 KiB)."""
+_LINE_CHARS: Final = 240
+_TEXT_CHARS: Final = 600
+_CAUSES: Final = 4
+_FRAMES: Final = 4
+_log = logging.getLogger(__name__)
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -33,7 +48,35 @@ _R = TypeVar("_R")
 _BACKOFF = Backoff()
 
 
-def application_error(exc: SkillweaveError) -> ApplicationError:
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _line(exc: BaseException) -> str:
+    """`exc` in one line: its first non-empty line, or its class name."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return _clip(line.strip(), _LINE_CHARS)
+    return type(exc).__name__
+
+
+def _details(exc: BaseException) -> dict[str, object]:
+    """The structured fields of a failure: each bounded (see the module docstring)."""
+    causes = []
+    seen = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    while seen is not None and len(causes) < _CAUSES:
+        causes.append(f"{type(seen).__name__}: {_line(seen)}")
+        seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+    frames = traceback.extract_tb(exc.__traceback__)[-_FRAMES:]
+    return {
+        "error": type(exc).__name__,
+        "message": _clip(str(exc), _TEXT_CHARS),
+        "causes": causes,
+        "where": [f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in frames],
+    }
+
+
+def application_error(exc: Exception) -> ApplicationError:
     """`exc` as the ``ApplicationError`` an activity raises (see the module docstring).
 
     A failure whose side caps its own attempts (a model profile's ``max_attempts``) is
@@ -49,21 +92,28 @@ def application_error(exc: SkillweaveError) -> ApplicationError:
         # Capped like the direct engine's waits: a server cannot park a job for an hour.
         delay = timedelta(seconds=_BACKOFF.delay(retry, attempt=1))
     return ApplicationError(
-        str(exc), type=type(exc).__name__, non_retryable=not retry.again, next_retry_delay=delay
+        _line(exc),
+        _details(exc),
+        type=type(exc).__name__,
+        non_retryable=not retry.again,
+        next_retry_delay=delay,
     )
 
 
 def raises_application_errors(
     fn: Callable[_P, Awaitable[_R]],
 ) -> Callable[_P, Coroutine[Any, Any, _R]]:
-    """Decorate an async activity so the ``SkillweaveError``s it raises leave as
-    :func:`application_error`s (chained, so the original stays in the failure's cause)."""
+    """Decorate an async activity so the errors it raises leave as
+    :func:`application_error`s, their traceback in the log at DEBUG."""
 
     @functools.wraps(fn)
     async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return await fn(*args, **kwargs)
-        except SkillweaveError as exc:
-            raise application_error(exc) from exc
+        except TemporalError:
+            raise
+        except Exception as exc:
+            _log.debug("activity %s failed", fn.__name__, exc_info=exc)
+            raise application_error(exc) from None
 
     return wrapper

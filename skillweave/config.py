@@ -21,6 +21,7 @@ import types
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, Self, Union, get_args, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -97,6 +98,12 @@ class WorkflowSettings(BaseModel):
     ui_url: str = Field(
         default="http://localhost:8233", description="The Temporal UI, for links to jobs."
     )
+
+    @field_validator("ui_url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        return http_url(url, example="http://temporal-ui:8080")
+
     dev_db_file: Path = Field(
         default=Path("~/.skillweave/temporal.db"),
         description="`skillweave dev`: where the embedded server keeps its state.",
@@ -534,6 +541,12 @@ class SandboxSettings(BaseModel):
     manager_url: str | None = Field(
         default=None, description="A running MCP manager; unset = start one in-process."
     )
+
+    @field_validator("manager_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        return None if url is None else http_url(url, example="http://manager:8090")
+
     manager_token: SecretStr | None = Field(
         default=None, description="Bearer token of the manager API (required by the manager)."
     )
@@ -672,6 +685,12 @@ class ObservabilitySettings(BaseModel):
         "job_id, execution_id, skill and script when the record has them.",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_repeat_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="A warning or error identical to one written less than this long ago is "
+        "counted, not written; the count is written once the time is up (0: write every one).",
+    )
     worker_metrics_port: int = Field(
         default=0,
         ge=0,
@@ -738,6 +757,19 @@ _JSON_FORMS: Final = {
 }
 
 
+def http_url(url: str, *, example: str) -> str:
+    """`url` when it is an http(s) URL with a host; else the error a setting's validator
+    raises, saying the accepted form."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected an http(s) URL with a host, e.g. {example}")
+    try:
+        _ = parts.port  # a port that is not a number raises
+    except ValueError:
+        raise ValueError(f"the port is not a number; expected e.g. {example}") from None
+    return url
+
+
 def settings_problem(
     exc: ValidationError | SettingsError, settings_cls: type[BaseSettings] = Settings
 ) -> str:
@@ -753,6 +785,8 @@ def settings_problem(
         names = [part for part in error["loc"] if isinstance(part, str)]
         items = [str(part) for part in error["loc"] if isinstance(part, int)]
         message = str(error["msg"]).removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "not a setting: check its spelling (README, Configuration)"
         section = _annotation_at(settings_cls, [name.lower() for name in names])
         if isinstance(section, type) and issubclass(section, BaseModel):
             problems.append(message)  # a rule across a section's fields names them itself

@@ -72,7 +72,10 @@ class ToolFailure(AgentError):
 
     def __init__(self, activity: str, cause: BaseException) -> None:
         if isinstance(cause, ApplicationError):
-            why = f"{cause.type or 'ApplicationError'}: {cause.message}"
+            # The activity's failure leads with one line; its details keep the whole message.
+            fields = cause.details[0] if cause.details else None
+            whole = fields.get("message") if isinstance(fields, dict) else None
+            why = f"{cause.type or 'ApplicationError'}: {whole or cause.message}"
         else:
             why = f"{type(cause).__name__}: {cause}"
         super().__init__(f"{activity} failed: {why}")

@@ -92,10 +92,12 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     settings = get_settings()
     chosen = _configured_model(model)
     if not _is_runnable(chosen):
+        unset = model is None and chosen.name == type(chosen).model_fields["name"].default
         raise fail(
-            f"no model for the worker: MODEL__PROVIDER is scripted and {chosen.name!r} is "
-            "not a script file",
-            hint=f"{REAL_MODEL_HINT}, or --model scripted:FILE.yaml.",
+            "no model is configured for the worker"
+            if unset
+            else f"the worker's model script {chosen.name!r} is not a file",
+            hint=f"{REAL_MODEL_HINT}, or --model scripted:FILE.yaml to replay a script.",
             code=EXIT_USAGE,
         )
     roots = library_of(dirs).roots

@@ -19,6 +19,13 @@ the same :class:`~skillweave.telemetry.masker.SecretMasker` (and so in the same 
 masks a run's output. Values shorter than :data:`MIN_SECRET_CHARS` are not registered:
 replacing ``1`` or ``dev`` everywhere would mangle ordinary text while hiding next to nothing.
 
+Repeats are counted, not written: a warning or an error identical to one written less than
+``OBSERVABILITY__LOG_REPEAT_SECONDS`` ago (the same logger, level and message, or for a record
+with a traceback the same exception and text, so one failure retried over and over is one
+line) is held back, and once that time is up the next record, or the end of the process,
+writes one line saying how many there were (:class:`_Repeats`). A service that cannot reach
+something for a minute writes two lines about it, not one per attempt.
+
 Written by hand, not with a JSON-logging library: the stdlib's ``logging`` does the routing,
 and what such a library would add (encoding a few fields) is a few lines here, beside the
 redaction step both formats share, with no extra dependency in the executor's image.
@@ -26,11 +33,13 @@ redaction step both formats share, with no extra dependency in the executor's im
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
@@ -151,19 +160,103 @@ class _JsonFormatter(logging.Formatter):
         return terminal_safe_json(json.dumps(line, ensure_ascii=False))
 
 
+_RepeatKey = tuple[str, int, str, str]
+
+
+class _Repeats:
+    """Which warnings and errors to write: the first of identical ones in `window` seconds, then
+    one line with how many more there were (see the module docstring). Not thread-safe: the
+    handler calls it under its lock."""
+
+    def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._window = window
+        self._clock = clock
+        self._open: dict[_RepeatKey, tuple[float, int, logging.LogRecord]] = {}
+
+    @staticmethod
+    def _key(record: logging.LogRecord) -> _RepeatKey:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:  # the same failure, whatever the line around it says
+            return (record.name, record.levelno, type(error).__name__, str(error))
+        return (record.name, record.levelno, "", record.getMessage())
+
+    def admit(self, record: logging.LogRecord) -> tuple[bool, list[logging.LogRecord]]:
+        """Whether to write `record`, and the count lines due before it."""
+        now = self._clock()
+        due = self.due(now)
+        if record.levelno < logging.WARNING:
+            return True, due
+        key = self._key(record)
+        held = self._open.get(key)
+        if held is None:
+            self._open[key] = (now, 0, record)
+            return True, due
+        since, count, first = held
+        self._open[key] = (since, count + 1, first)
+        return False, due
+
+    def due(self, now: float | None = None) -> list[logging.LogRecord]:
+        """The count lines of the windows that have ended (all of them when `now` is None)."""
+        lines = []
+        for key, (since, count, first) in list(self._open.items()):
+            if now is not None and now - since < self._window:
+                continue
+            del self._open[key]
+            if count:
+                lines.append(_count_line(first, count, (now or self._clock()) - since))
+        return lines
+
+
+def _count_line(first: logging.LogRecord, count: int, seconds: float) -> logging.LogRecord:
+    """The line saying that `first` came `count` more times."""
+    text = first.getMessage().splitlines()[0] if first.getMessage() else ""
+    error = first.exc_info[1] if first.exc_info else None
+    if error is not None:
+        text = f"{text}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    line = logging.LogRecord(
+        first.name,
+        first.levelno,
+        first.pathname,
+        first.lineno,
+        "%s (repeated %d more times in %.0f s)",
+        (text, count, seconds),
+        None,
+    )
+    for name in FIELDS:  # the job fields of the first, when it had them
+        if hasattr(first, name):
+            setattr(line, name, getattr(first, name))
+    return line
+
+
 class _RootHandler(logging.StreamHandler):
     """The handler :func:`configure_logging` installs. Without a stream of its own it writes
     to whatever ``sys.stderr`` is at each record, so it never holds on to a stream a caller
     (a test runner, an embedding application) swapped in for a while and then closed."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: TextIO | None, *, repeat_seconds: float = 0.0) -> None:
         super().__init__(stream if stream is not None else sys.stderr)
         self._follows_stderr = stream is None
+        self._repeats = _Repeats(repeat_seconds) if repeat_seconds > 0 else None
 
     def emit(self, record: logging.LogRecord) -> None:
         if self._follows_stderr:
             self.stream = sys.stderr  # emit runs under the handler's lock
-        super().emit(record)
+        if self._repeats is None:
+            super().emit(record)
+            return
+        write, due = self._repeats.admit(record)
+        for line in due:
+            super().emit(line)
+        if write:
+            super().emit(record)
+
+    def close(self) -> None:
+        """Write the counts still held, then close."""
+        if self._repeats is not None:
+            with self.lock or contextlib.nullcontext():
+                for line in self._repeats.due():
+                    super().emit(line)
+        super().close()
 
 
 def configure_logging(
@@ -191,7 +284,7 @@ def configure_logging(
     """
     if secrets is not None:
         register_secrets(_secrets_in(secrets))
-    handler = _RootHandler(stream)
+    handler = _RootHandler(stream, repeat_seconds=settings.log_repeat_seconds)
     match settings.log_format:
         case "text":
             handler.setFormatter(_TextFormatter())

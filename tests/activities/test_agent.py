@@ -221,12 +221,14 @@ async def test_a_permanent_error_is_not_retried(
     assert raised.value.non_retryable
 
 
-async def test_other_exceptions_leave_the_activity_as_they_are(
+async def test_other_exceptions_leave_the_activity_in_one_line_and_are_retried(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
 ) -> None:
     services.model_error = OSError("connection reset")
-    with pytest.raises(OSError, match="connection reset"):
+    with pytest.raises(ApplicationError, match="connection reset") as raised:
         await env.run(activities.invoke_model, MODEL_CALL)
+    assert raised.value.type == "OSError"
+    assert not raised.value.non_retryable
 
 
 async def test_record_transcript_stores_the_writes_under_the_run(

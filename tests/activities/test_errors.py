@@ -7,9 +7,11 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from temporalio.api.failure.v1 import Failure
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 
-from activities.errors import application_error, raises_application_errors
+from activities.errors import FAILURE_MAX_BYTES, application_error, raises_application_errors
 from skillweave.errors import (
     AgentError,
     ArtifactIntegrityError,
@@ -112,7 +114,7 @@ def test_a_retry_after_beyond_the_longest_back_off_is_capped() -> None:
     assert error.next_retry_delay == timedelta(seconds=60)
 
 
-async def test_the_decorator_maps_skillweave_errors_and_keeps_the_cause() -> None:
+async def test_the_decorator_maps_skillweave_errors_into_one_line_and_fields() -> None:
     original = SkillNotFoundError("pdf", available=("notes",))
 
     @raises_application_errors
@@ -123,15 +125,35 @@ async def test_the_decorator_maps_skillweave_errors_and_keeps_the_cause() -> Non
         await fails()
     assert raised.value.type == "SkillNotFoundError"
     assert raised.value.non_retryable
-    assert raised.value.__cause__ is original
+    assert raised.value.message == str(original).splitlines()[0]
+    assert raised.value.__cause__ is None  # a chain would be encoded below it, unbounded
+    (details,) = raised.value.details
+    assert details["error"] == "SkillNotFoundError"
+    assert details["message"] == str(original)
+    assert any("fails" in frame for frame in details["where"])
 
 
 @pytest.mark.parametrize(
-    "exc",
-    [OSError("disk"), ValueError("a bug"), asyncio.CancelledError(), ApplicationError("as is")],
-    ids=lambda e: type(e).__name__,
+    "exc", [OSError("disk"), ValueError("a bug")], ids=lambda e: type(e).__name__
 )
-async def test_the_decorator_leaves_other_exceptions_untouched(exc: BaseException) -> None:
+async def test_the_decorator_maps_other_errors_and_they_are_retried(exc: Exception) -> None:
+    @raises_application_errors
+    async def fails() -> None:
+        raise exc
+
+    with pytest.raises(ApplicationError) as raised:
+        await fails()
+    assert raised.value.type == type(exc).__name__
+    assert not raised.value.non_retryable
+    assert raised.value.message == str(exc)
+
+
+@pytest.mark.parametrize(
+    "exc", [asyncio.CancelledError(), ApplicationError("as is")], ids=lambda e: type(e).__name__
+)
+async def test_the_decorator_leaves_cancellation_and_temporal_errors_untouched(
+    exc: BaseException,
+) -> None:
     @raises_application_errors
     async def fails() -> None:
         raise exc
@@ -139,6 +161,49 @@ async def test_the_decorator_leaves_other_exceptions_untouched(exc: BaseExceptio
     with pytest.raises(type(exc)) as raised:
         await fails()
     assert raised.value is exc
+
+
+async def test_a_failure_leads_with_its_cause_in_one_line_under_the_size_limit() -> None:
+    """What the Temporal UI shows of a retried step: not "Failure exceeds size limit.", but the
+    cause, whatever the chain below it and however deep the traceback."""
+
+    def deep(depth: int) -> None:
+        if depth:
+            deep(depth - 1)
+            return
+        raise ConnectionError("connection refused\n" + "errno 111 " * 2000)
+
+    @raises_application_errors
+    async def fails() -> None:
+        try:
+            deep(60)
+        except ConnectionError as exc:
+            try:
+                raise OSError("transport closed " + "x" * 5000) from exc
+            except OSError as inner:
+                raise SandboxError(
+                    "cannot reach the MCP manager at http://127.0.0.1:9/ (connection refused)"
+                    "\n" + "retry details " * 500
+                ) from inner
+
+    with pytest.raises(ApplicationError) as raised:
+        await fails()
+    failure = Failure()
+    await DataConverter.default.encode_failure(raised.value, failure)
+    assert failure.ByteSize() <= FAILURE_MAX_BYTES, failure.ByteSize()
+    assert failure.message == (
+        "cannot reach the MCP manager at http://127.0.0.1:9/ (connection refused)"
+    )
+    assert "\n" not in failure.message
+    assert not failure.HasField("cause")
+    decoded = await DataConverter.default.decode_failure(failure)
+    assert isinstance(decoded, ApplicationError)
+    (details,) = decoded.details
+    assert details["causes"] == [
+        "OSError: transport closed " + "x" * 222 + "…",
+        "ConnectionError: connection refused",
+    ]
+    assert not decoded.non_retryable
 
 
 async def test_the_decorator_returns_the_result() -> None:

@@ -188,7 +188,7 @@ def _run(*args: str) -> tuple[int, str]:
             "model 'openai:gpt-4o' needs an API key at api.openai.com",
         ),
         (("run", "task", "--engine", "temporal", "--model", "nosuch"), "unknown model profile"),
-        (("worker",), "no model for the worker"),
+        (("worker",), "no model is configured for the worker"),
     ],
 )
 def test_temporal_commands_refuse_bad_arguments(args: tuple[str, ...], message: str) -> None:

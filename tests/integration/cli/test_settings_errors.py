@@ -35,6 +35,7 @@ BAD = {
     # Brackets ask for JSON; a plain path is fine (test_a_path_as_typed_is_accepted).
     "SKILLS__DIRS": ("[./skills", "JSON list of paths"),
     "SANDBOX__BACKEND": ("static", "SANDBOX__EXECUTOR_URL"),
+    "SANDBOX__MANAGER_URL": ("manager:8090", "expected an http(s) URL with a host"),
 }
 """The variable, a bad value and a word of what the line must say it accepts."""
 
@@ -93,6 +94,10 @@ def test_an_invalid_setting_is_one_line_and_exit_2(
         ("SKILLS__CATALOG_TOP_K", "500", "less than or equal to 200"),
         ("WORKFLOW__EXECUTION_ENGINE", "threads", "'temporal' or 'direct'"),
         ("SANDBOX__PORT", "eighty", "valid integer"),
+        ("SANDBOX__MANAGER_URL", "http://manager:port", "the port is not a number"),
+        ("WORKFLOW__UI_URL", "localhost:8233", "e.g. http://temporal-ui:8080"),
+        ("SANDBOX__EGRESS__GRANTS", "[]", "not a setting: check its spelling"),
+        ("OBSERVABILITY__LOG_REPEAT_SECONDS", "-1", "greater than or equal to 0"),
     ],
 )
 def test_every_kind_of_invalid_value_is_one_line(
