@@ -197,6 +197,7 @@ def _pool(
             claim_timeout=sandbox.claim_timeout_seconds,
             start_timeout=sandbox.start_timeout_seconds,
             metrics=metrics,
+            manager_id=sandbox.manager_identity,  # the one id of its claims, logs and metrics
         )
     return WarmPool(
         backend if backend is not None else _backend(settings),

@@ -516,6 +516,9 @@ class KubernetesPool:
         start_timeout: how long a pod may take to become ready before it is replaced.
         metrics: where claim latencies, pool size and reaped pods are reported.
         api: the pod API (default: from the settings' kubeconfig or the in-cluster config).
+        manager_id: this replica's id, on the pods it owns and claims (the manager passes
+            its one id, ``SandboxSettings.manager_identity``, as a label value); default the
+            settings' ``manager_id``, else the host name.
     """
 
     one_shot = True
@@ -530,6 +533,7 @@ class KubernetesPool:
         start_timeout: float,
         metrics: ManagerMetrics,
         api: PodApi | None = None,
+        manager_id: str | None = None,
     ) -> None:
         self.settings = settings
         self.template = PodTemplate.load(settings)
@@ -537,7 +541,7 @@ class KubernetesPool:
         self.maximum = maximum
         self.claim_timeout = claim_timeout
         self.start_timeout = start_timeout
-        self.manager_id = label_value(settings.manager_id or socket.gethostname())
+        self.manager_id = label_value(manager_id or settings.manager_id or socket.gethostname())
         self.selector = f"{LABEL_POOL}={settings.pool}"
         self._api = api
         self._metrics = metrics

@@ -344,3 +344,24 @@ async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds
     outcome = await env.run(activities.run_skill_script, script)
     assert outcome.status == "succeeded"
     assert outcome.exit_code == 0
+
+
+async def test_a_manager_owns_its_pods_under_its_one_id(
+    cluster: FakeCluster, store: LocalArtifactStore, library: SkillRegistry
+) -> None:
+    """Issue 28: the id of a manager's claims, logs, /healthz and metrics (SANDBOX__MANAGER_ID)
+    is the owner of the pods it creates too, as a label value."""
+    from mcp_manager.kubernetes import label_value
+    from skillweave.sandbox.packages import publish_library
+    from tests.integration.harness import Manager
+
+    settings = kubernetes_settings(cluster, manager_id="k8s-own-id", target=1, maximum=2)
+    sandbox = settings.sandbox.model_copy(update={"manager_id": "manager-east:8090"})
+    settings = settings.model_copy(update={"sandbox": sandbox})
+    await publish_library(store, library)
+    async with Manager.serving(settings, store=store, registry=library) as manager:
+        await manager.state.pool.wait_ready(timeout=30)
+        health = (await manager.http.get("/healthz")).json()
+        owners = {p["metadata"]["labels"][LABEL_OWNER] for p in pool_pods(cluster)}
+    assert health["manager_id"] == "manager-east:8090"
+    assert owners == {label_value("manager-east:8090")} == {"manager-east-8090"}
