@@ -134,7 +134,11 @@ class SandboxClient:
                 method, url, headers=headers, **kwargs
             )
         except httpx.HTTPError as exc:
-            raise SandboxError(f"cannot reach the MCP manager: {exc!r}") from exc
+            why = str(exc).splitlines()[0] if str(exc) else "no answer"
+            raise SandboxError(
+                f"cannot reach the MCP manager at {self._client.base_url}: "
+                f"{type(exc).__name__}: {why}"
+            ) from exc
         _raise_for(response, execution_id)
         return response
 

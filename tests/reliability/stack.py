@@ -1,16 +1,23 @@
 """The embedded stack as real processes, for killing: ``skillweave manager`` and
 ``skillweave worker`` each in a process of its own (started, SIGKILLed, started again on the
-same port and task queue), the Temporal dev server of the engine suite, a local store, and
-the sandbox executors the manager starts (found by the ``--parent-pid`` they are given)."""
+same port and task queue), the Temporal dev server of the engine suite, a local store or a
+``moto_server`` S3 endpoint (:func:`moto_server`), and the sandbox executors the manager
+starts (found by the ``--parent-pid`` they are given). Several managers and workers log apart
+by their ``name``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 from temporalio.api.enums.v1 import TaskQueueType
@@ -37,6 +44,7 @@ class Service:
         argv: the command after ``skillweave``.
         env: its whole environment.
         ready: awaited after each start; true once the service serves.
+        cwd: its working directory (default: `logs`).
     """
 
     def __init__(
@@ -46,12 +54,15 @@ class Service:
         env: dict[str, str],
         logs: Path,
         ready: Callable[[subprocess.Popen[bytes]], Awaitable[bool]],
+        *,
+        cwd: Path | None = None,
     ) -> None:
         self.name = name
         self.argv = argv
         self.env = env
         self.logs = logs
         self.ready = ready
+        self.cwd = cwd or logs
         self.process: subprocess.Popen[bytes] | None = None
         self.pids: list[int] = []
         self.starts = 0
@@ -62,7 +73,7 @@ class Service:
         with open(self.logs / f"{self.name}-{self.starts}.log", "wb") as out:
             process = subprocess.Popen(
                 [SKILLWEAVE, *self.argv],
-                cwd=self.logs,
+                cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -110,27 +121,48 @@ class Service:
         )
 
 
-def manager_service(env: dict[str, str], logs: Path, url: str, token: str) -> Service:
+def manager_service(
+    env: dict[str, str],
+    logs: Path,
+    url: str,
+    token: str,
+    *,
+    name: str = "manager",
+    cwd: Path | None = None,
+) -> Service:
     """``skillweave manager`` on the port of `url`: ready once it serves and a sandbox of its
     pool has started. Ready or already claimed: while steps wait for sandboxes, each one is
     claimed as it starts, and a pool with one *ready* would mean that the jobs had drained."""
 
     async def ready(_: subprocess.Popen[bytes]) -> bool:
-        try:
-            async with httpx.AsyncClient(timeout=10) as http:
-                response = await http.get(f"{url}/sandbox/pool", headers=_auth(token))
-        except httpx.HTTPError:
-            return False
-        if response.status_code != 200:
-            return False
-        pool = response.json()
-        return pool["ready"] + pool["busy"] >= 1
+        pool = await pool_of(url, token)
+        return pool is not None and pool["ready"] + pool["busy"] >= 1
 
-    return Service("manager", ["manager"], env, logs, ready)
+    return Service(name, ["manager"], env, logs, ready, cwd=cwd)
+
+
+async def pool_of(url: str, token: str) -> dict[str, Any] | None:
+    """The manager's ``GET /sandbox/pool`` (ready, busy, starting...); None while it does not
+    answer (killed, or starting)."""
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            response = await http.get(f"{url}/sandbox/pool", headers=_auth(token))
+    except httpx.HTTPError:
+        return None
+    if response.status_code != 200:
+        return None
+    pool: dict[str, Any] = response.json()
+    return pool
 
 
 def worker_service(
-    env: dict[str, str], logs: Path, client: Client, skill_dirs: list[Path]
+    env: dict[str, str],
+    logs: Path,
+    client: Client,
+    skill_dirs: list[Path],
+    *,
+    name: str = "worker",
+    cwd: Path | None = None,
 ) -> Service:
     """``skillweave worker`` on ``env["WORKFLOW__TASK_QUEUE"]``: ready once it polls."""
     request = DescribeTaskQueueRequest(
@@ -144,7 +176,59 @@ def worker_service(
         return any(p.identity.startswith(f"{process.pid}@") for p in response.pollers)
 
     argv = ["worker", *(f"--dir={path}" for path in skill_dirs)]
-    return Service("worker", argv, env, logs, ready)
+    return Service(name, argv, env, logs, ready, cwd=cwd)
+
+
+MOTO_START_SECONDS = 60.0
+"""How long ``moto_server`` may take to answer after its start, on a loaded machine."""
+
+
+@contextlib.contextmanager
+def moto_server(logs: Path) -> Iterator[str]:
+    """A ``moto_server`` S3 endpoint on a free loopback port, logging to
+    ``logs/moto_server.log``: yields its ``127.0.0.1:PORT``, terminated at the end (as the
+    storage suite starts its own, ``tests/integration/storage/conftest.py``)."""
+    beside_python = Path(sys.executable).with_name("moto_server")
+    command = str(beside_python) if beside_python.exists() else shutil.which("moto_server")
+    assert command is not None, "moto_server is not installed (pip install 'moto[server]')"
+    port = free_port()
+    log_path = logs / "moto_server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [command, "-H", "127.0.0.1", "-p", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + MOTO_START_SECONDS
+        while not _answers(f"http://127.0.0.1:{port}/moto-api/"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise AssertionError(f"moto_server did not start on port {port}:\n{tail}")
+            time.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def free_port() -> int:
+    """A loopback port free now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=0.5).status_code < 500
+    except httpx.HTTPError:
+        return False
 
 
 def executors_of(manager_pids: list[int]) -> list[int]:
