@@ -187,3 +187,49 @@ async def test_a_model_without_a_key_or_refusing_it_is_red(base_env: dict[str, s
     scripted = await asyncio.to_thread(doctor, base_env)
     assert scripted[1]["model"][0] == "warn"
     assert scripted[0] == 0  # a warning is not a failure
+
+
+async def test_a_manager_on_another_store_or_with_a_longer_limit_disagrees(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    """`agree`: what two processes must share. Red for a manager on another store, and for a
+    script limit (the manager's) a worker's script step cannot hold."""
+    token = "the-right-token"
+    env = {**base_env, "SANDBOX__MANAGER_TOKEN": token, "WORKFLOW__EXECUTION_ENGINE": "temporal"}
+    elsewhere = LocalArtifactStore(tmp_path / "manager-store")
+    ours = LocalArtifactStore(tmp_path / "store")  # base_env's
+    for store, limit, expected in (
+        (elsewhere, 60, "the manager works on the store"),
+        (ours, 1200, "SANDBOX__TIMEOUT_SECONDS (1200.0 s) is not under"),
+        (ours, 60, None),
+    ):
+        settings = Settings(
+            _env_file=None,
+            sandbox={"manager_token": SecretStr(token), "timeout_seconds": limit},
+        )
+        async with Manager.serving(settings, store=store) as manager:
+            env["SANDBOX__MANAGER_URL"] = manager.url
+            _, checks, _ = await asyncio.to_thread(doctor, env)
+        status, detail = checks["agree"]
+        if expected is None:
+            assert status == "ok", detail
+        else:
+            assert status == "fail"
+            assert expected in detail
+
+
+async def test_a_model_profile_refusing_its_key_is_red(base_env: dict[str, str]) -> None:
+    async with model_endpoint(401) as url:
+        env = {
+            **base_env,
+            "MODEL__PROFILES__LOCAL__PROVIDER": "openai",
+            "MODEL__PROFILES__LOCAL__NAME": "small",
+            "MODEL__PROFILES__LOCAL__API_KEY": "sk-wrong",
+            "MODEL__PROFILES__LOCAL__BASE_URL": url,
+        }
+        code, checks, _ = await asyncio.to_thread(doctor, env)
+    assert code == 1
+    assert checks["model"] == (
+        "fail",
+        f"model profile 'local': {url} refuses MODEL__PROFILES__LOCAL__API_KEY (401)",
+    )
