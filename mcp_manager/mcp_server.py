@@ -46,6 +46,7 @@ import contextlib
 import functools
 import logging
 import secrets
+import socket
 import stat
 import time
 import uuid
@@ -97,9 +98,11 @@ from skillweave.skills import (
     read_resource,
     render_activation,
 )
+from skillweave.skills.admission import activation_trust
 from skillweave.skills.allowed_tools import skill_allowance
 from skillweave.skills.catalog import render_entries
 from skillweave.storage import keys
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
 __all__ = ["RunScript", "SkillMcp"]
@@ -194,6 +197,9 @@ class SkillMcp:
         )
         self.store = store
         self.run_script = run_script
+        self._audit = AuditLog.from_settings(
+            settings.audit, store, actor=f"mcp@{socket.gethostname()}"
+        )
         self._sessions: BoundedCache[str, _Session] = BoundedCache(max_entries=_MAX_SESSIONS)
         self._schemas: BoundedCache[tuple[str, str, str], tuple[ToolSchema, ...] | str] = (
             BoundedCache(max_entries=_SCHEMA_CACHE)
@@ -410,7 +416,13 @@ class SkillMcp:
         if refusal is not None:
             raise _ToolError(refusal)
         skill = library.get(name)
-        notes: list[str] = []
+        # The signature policy, as a job's activation applies it (a refusal is a tool error).
+        refused, warning = await activation_trust(
+            self.store, skill, self.settings.skills.trust, own=True
+        )
+        if refused is not None:
+            raise _ToolError(f"The skill {name!r} cannot be used: {refused}")
+        notes: list[str] = [warning] if warning is not None else []
         try:
             await publish_skill(self.store, skill)  # what the manager runs its scripts from
         except (PackageError, InvalidKeyError) as exc:
@@ -438,6 +450,9 @@ class SkillMcp:
             children=tuple(child.name for child in children),
             tools=tuple(tools),
             allowed=allowed,
+        )
+        await self._audit.record(
+            "activation", skill=name, version=skill.version, job=session.run_id
         )
         return [_text(text + disclosure.activation_footer(tools, notes))]
 

@@ -63,7 +63,6 @@ from skillweave.errors import (
     ModelError,
     PackageError,
     ResourceError,
-    SignatureError,
     SkillNotFoundError,
 )
 from skillweave.llm.base import ModelProvider
@@ -89,9 +88,9 @@ from skillweave.skills import (
     read_resource,
     render_activation,
 )
+from skillweave.skills.admission import activation_trust
 from skillweave.skills.allowed_tools import skill_allowance
 from skillweave.skills.catalog import render_entries
-from skillweave.skills.signing import check_trust, parse_signature, read_signature
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
@@ -491,25 +490,13 @@ class AgentServices:
 
     async def _trusted(self, skill: Skill, notes: list[str], *, own: bool) -> str | None:
         """Why the signature policy (``skills.trust``) refuses `skill` at this version, or
-        None (a warning joins `notes`). Its signature is the one stored beside its package,
-        else (`own`: a skill of the library's folders) the one in its folder."""
-        ref = await self.store.stat(keys.skill_signature_key(skill.name, skill.version))
-        try:
-            if ref is not None:
-                signature = parse_signature(await self.store.get_bytes(ref), source=ref.key)
-            else:
-                signature = await asyncio.to_thread(read_signature, skill.path) if own else None
-            warning = check_trust(
-                signature,
-                name=skill.short_name or skill.name,
-                version=skill.version,
-                policy=self.settings.skills.trust,
-            )
-        except SignatureError as exc:
-            return str(exc)
-        if warning is not None and signature is not None:
+        None (a warning joins `notes`): :func:`activation_trust`."""
+        refused, warning = await activation_trust(
+            self.store, skill, self.settings.skills.trust, own=own
+        )
+        if warning is not None:
             notes.append(warning)
-        return None
+        return refused
 
     async def _refused_activation(
         self, request: LoadSkillInput, skill: Skill, reason: str

@@ -18,15 +18,22 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from skillweave.config import SkillsSettings
-from skillweave.errors import SkillScanError
+from skillweave.config import SkillsSettings, TrustSettings
+from skillweave.errors import SignatureError, SkillScanError
+from skillweave.skills.model import Skill
 from skillweave.skills.scan import Decision, ScanReport, scan_package
-from skillweave.skills.signing import SkillSignature, check_trust, signature_bytes
+from skillweave.skills.signing import (
+    SkillSignature,
+    check_trust,
+    parse_signature,
+    read_signature,
+    signature_bytes,
+)
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 
-__all__ = ["Admission", "Admissions", "blocking_lines"]
+__all__ = ["Admission", "Admissions", "activation_trust", "blocking_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,3 +147,24 @@ def blocking_lines(report: ScanReport, settings: SkillsSettings) -> list[str]:
         for f in report.findings
         if settings.scan.policy.get(f.severity, "warn") == "block"
     ]
+
+
+async def activation_trust(
+    store: ArtifactStore, skill: Skill, policy: TrustSettings, *, own: bool
+) -> tuple[str | None, str | None]:
+    """The signature policy at a skill's activation, on every surface that activates (a job's
+    worker, the MCP front door): ``(why it is refused, None)``, or ``(None, a warning or
+    None)``. The signature is the one stored beside the package, else (`own`: a skill of the
+    library's folders) the one in its folder."""
+    ref = await store.stat(keys.skill_signature_key(skill.name, skill.version))
+    try:
+        if ref is not None:
+            signature = parse_signature(await store.get_bytes(ref), source=ref.key)
+        else:
+            signature = await asyncio.to_thread(read_signature, skill.path) if own else None
+        warning = check_trust(
+            signature, name=skill.short_name or skill.name, version=skill.version, policy=policy
+        )
+    except SignatureError as exc:
+        return str(exc), None
+    return None, warning if signature is not None else None

@@ -257,3 +257,30 @@ async def test_past_the_queue_budget_a_full_pool_is_a_tool_error(tmp_path: Path)
         assert ran.is_error
         assert "no sandbox free" in text_of(ran)
     assert len(manager.requests) == 1
+
+
+async def test_the_signature_policy_applies_at_activation_and_activations_are_audited(
+    tmp_path: Path,
+) -> None:
+    """As a job's activation: an unsigned skill under ``unsigned: refuse`` is a tool error, not
+    an activation; an activation is recorded in the audit log."""
+    from skillweave.skills.signing import generate_keypair
+    from skillweave.storage.audit import AuditLog
+
+    _, public = generate_keypair()
+    strict = front_door(tmp_path / "strict", trust={"keys": {"ops": public}, "unsigned": "refuse"})
+    async with Client(strict.server) as client:
+        refused = await client.call_tool("activate_skill", {"name": "style-guide"})
+    assert refused.is_error
+    assert text_of(refused).startswith("The skill 'style-guide' cannot be used: ")
+
+    mcp = front_door(tmp_path / "open")
+    async with Client(mcp.server) as client:
+        done = await client.call_tool("activate_skill", {"name": "style-guide"})
+    assert not done.is_error, text_of(done)
+    records = [r async for r in AuditLog(mcp.store).read(event="activation")]
+    assert [(r.skill, r.version) for r in records] == [
+        ("style-guide", mcp.registry.get("style-guide").version)
+    ]
+    assert records[0].actor is not None
+    assert records[0].actor.startswith("mcp@")
