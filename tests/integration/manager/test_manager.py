@@ -489,7 +489,8 @@ async def test_a_result_stored_before_limits_gained_fields_is_still_the_same_req
     start_manager: StartManager,
 ) -> None:
     """Managers first fingerprinted requests with every field, defaults included; a field added
-    since (limits.max_disk_mb) must not turn a repeat of an old request into a conflict."""
+    since (limits.max_disk_mb, the request's store_id) must not turn a repeat of an old request
+    into a conflict."""
     manager = await start_manager(pool_target=0)
     body = manager.request(
         "scripts/hello.py",
@@ -498,6 +499,7 @@ async def test_a_result_stored_before_limits_gained_fields_is_still_the_same_req
     )
     old = body.model_dump(mode="json")
     del old["limits"]["max_disk_mb"]  # what the request looked like to those managers
+    del old["store_id"]
     digest = hashlib.sha256(
         json.dumps(old, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
