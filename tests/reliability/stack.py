@@ -1,21 +1,17 @@
 """The embedded stack as real processes, for killing: ``skillweave manager`` and
 ``skillweave worker`` each in a process of its own (started, SIGKILLed, started again on the
 same port and task queue), the Temporal dev server of the engine suite, a local store or a
-``moto_server`` S3 endpoint (:func:`moto_server`), and the sandbox executors the manager
+``moto_server`` S3 endpoint (:func:`tests.moto.moto_server`), and the sandbox executors the manager
 starts (found by the ``--parent-pid`` they are given). Several managers and workers log apart
 by their ``name``."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,58 +173,6 @@ def worker_service(
 
     argv = ["worker", *(f"--dir={path}" for path in skill_dirs)]
     return Service(name, argv, env, logs, ready, cwd=cwd)
-
-
-MOTO_START_SECONDS = 60.0
-"""How long ``moto_server`` may take to answer after its start, on a loaded machine."""
-
-
-@contextlib.contextmanager
-def moto_server(logs: Path) -> Iterator[str]:
-    """A ``moto_server`` S3 endpoint on a free loopback port, logging to
-    ``logs/moto_server.log``: yields its ``127.0.0.1:PORT``, terminated at the end (as the
-    storage suite starts its own, ``tests/integration/storage/conftest.py``)."""
-    beside_python = Path(sys.executable).with_name("moto_server")
-    command = str(beside_python) if beside_python.exists() else shutil.which("moto_server")
-    assert command is not None, "moto_server is not installed (pip install 'moto[server]')"
-    port = free_port()
-    log_path = logs / "moto_server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [command, "-H", "127.0.0.1", "-p", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + MOTO_START_SECONDS
-        while not _answers(f"http://127.0.0.1:{port}/moto-api/"):
-            if process.poll() is not None or time.monotonic() > deadline:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise AssertionError(f"moto_server did not start on port {port}:\n{tail}")
-            time.sleep(0.05)
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
-def free_port() -> int:
-    """A loopback port free now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=0.5).status_code < 500
-    except httpx.HTTPError:
-        return False
 
 
 def executors_of(manager_pids: list[int]) -> list[int]:

@@ -51,14 +51,13 @@ from skillweave.engines.contract import workflow_id
 from skillweave.storage import ArtifactRef, S3ArtifactStore
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, start_dev_server, unique, write_test_skills
+from tests.moto import free_port, moto_server
 from tests.reliability.conftest import scale
 from tests.reliability.stack import (
     SKILLWEAVE,
     Service,
     executors_of,
-    free_port,
     manager_service,
-    moto_server,
     pool_of,
     worker_service,
 )

@@ -13,7 +13,8 @@ from minio import Minio
 from skillweave.config import StorageSettings
 from skillweave.errors import ArtifactNotFoundError, ConfigError, StorageError
 from skillweave.storage import ArtifactRef, S3ArtifactStore, open_store
-from tests.integration.storage.conftest import ACCESS_KEY, REGION, SECRET_KEY, _free_port
+from tests.integration.storage.conftest import ACCESS_KEY, REGION, SECRET_KEY
+from tests.moto import free_port
 from tests.storage.store_suite import *  # noqa: F403 - the shared suite runs here
 from tests.storage.store_suite import Corrupt
 
@@ -121,7 +122,7 @@ async def test_server_errors_become_storage_errors(
 async def test_unreachable_server_is_a_storage_error_without_secrets() -> None:
     secret = "sup3r-s3cret-value"
     unreachable = S3ArtifactStore(
-        endpoint=f"127.0.0.1:{_free_port()}",
+        endpoint=f"127.0.0.1:{free_port()}",
         bucket="nobody-home",
         access_key="AKIAEXAMPLE",
         secret_key=secret,
