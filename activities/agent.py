@@ -53,6 +53,7 @@ from skillweave.agent.runtime import (
 from skillweave.engines.contract import Activity, RecordInput
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
+from skillweave.sandbox.queue import WAITING
 from skillweave.telemetry import bound
 
 __all__ = ["AgentActivities", "checked_execution_key"]
@@ -89,18 +90,27 @@ async def _heartbeating(every: float) -> AsyncIterator[None]:
 
     Not at once: most calls end within milliseconds, and a heartbeat is a round trip to the
     server. The heartbeat timeout is longer than `every`, so the first beat, `every` seconds
-    in, is in time.
+    in, is in time. Why the call waits, when it does (a manager not answering, a full pool:
+    ``skillweave.sandbox.queue.WAITING``), goes with each beat as its details, which the UI
+    shows on the pending activity.
     """
+    said: list[str] = []
+
+    def waiting(why: str) -> None:
+        said[:] = [why]
+        activity.heartbeat(why)
 
     async def beat() -> None:
         while True:
             await asyncio.sleep(every)
-            activity.heartbeat()
+            activity.heartbeat(*said)
 
+    reporting = WAITING.set(waiting)
     task = asyncio.create_task(beat())
     try:
         yield
     finally:
+        WAITING.reset(reporting)
         task.cancel()
         # Waiting (not awaiting the task) leaves this task's own cancellation, if any, intact.
         await asyncio.wait({task})

@@ -32,6 +32,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │       └── EnvironmentUnavailableError  not built, and builds are switched off
     ├── SandboxError                   running scripts in sandboxes
     │   ├── SandboxStartError          a sandbox did not start or become healthy
+    │   ├── ManagerUnreachableError    the manager took no connection; waited for, as a full pool
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
     │   ├── ExecutionRejectedError     an invalid execute request (4xx); nothing ran
     │   ├── ExecutionConflictError     an execution id reused differently, or interrupted
@@ -76,6 +77,7 @@ __all__ = [
     "ExecutionConflictError",
     "ExecutionRejectedError",
     "InvalidKeyError",
+    "ManagerUnreachableError",
     "ModelError",
     "PackageError",
     "PoolExhaustedError",
@@ -311,6 +313,11 @@ class SandboxStartError(SandboxError):
     def __init__(self, message: str, *, permanent: bool = False) -> None:
         self.permanent = permanent
         super().__init__(message)
+
+
+class ManagerUnreachableError(SandboxError):
+    """The MCP manager did not take the connection: nothing was sent, so asking again is safe.
+    A script step waits for it as for a full pool (``skillweave.sandbox.queue``)."""
 
 
 class PoolExhaustedError(SandboxError):

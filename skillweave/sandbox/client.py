@@ -25,6 +25,7 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    ManagerUnreachableError,
     PoolExhaustedError,
     SandboxError,
     SandboxLostError,
@@ -135,7 +136,9 @@ class SandboxClient:
             )
         except httpx.HTTPError as exc:
             why = str(exc).splitlines()[0] if str(exc) else "no answer"
-            raise SandboxError(
+            unreached = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+            error = ManagerUnreachableError if unreached else SandboxError  # nothing was sent
+            raise error(
                 f"cannot reach the MCP manager at {self._client.base_url}: "
                 f"{type(exc).__name__}: {why}"
             ) from exc

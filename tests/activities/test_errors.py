@@ -21,6 +21,7 @@ from skillweave.errors import (
     ExecutionInProgressError,
     ExecutionRejectedError,
     InvalidKeyError,
+    ManagerUnreachableError,
     ModelError,
     PoolExhaustedError,
     SandboxError,
@@ -37,6 +38,7 @@ RETRIED = [
     ModelError("overloaded", retryable=True, status=529),
     SandboxStartError("the pod never became ready"),
     SandboxError("cannot reach the MCP manager"),
+    ManagerUnreachableError("cannot reach the MCP manager at http://m:8090: ConnectError"),
     SandboxError("MCP manager error 502: bad gateway"),
     StorageError("S3 is down", code="InternalError"),
 ]

@@ -1,11 +1,17 @@
-"""Waiting for a full pool: ask again after each Retry-After (jittered), until the budget."""
+"""Waiting for a full pool (ask again after each Retry-After, jittered) and for a manager that
+takes no connection (1 s, doubling, up to 10 s), until the budget."""
 
 from __future__ import annotations
 
 import pytest
 
-from skillweave.errors import ExecutionInProgressError, PoolExhaustedError, SandboxError
-from skillweave.sandbox.queue import queued
+from skillweave.errors import (
+    ExecutionInProgressError,
+    ManagerUnreachableError,
+    PoolExhaustedError,
+    SandboxError,
+)
+from skillweave.sandbox.queue import WAITING, queued
 
 
 class FakeTime:
@@ -78,3 +84,35 @@ async def test_the_default_jitter_waits_between_half_and_all_of_retry_after() ->
     attempt, _ = attempts(*[PoolExhaustedError("full", retry_after=10)] * 20, "ran")
     await queued(attempt, queue_seconds=10_000, clock=time.clock, sleep=time.sleep)
     assert all(5 <= waited <= 10 for waited in time.slept)
+
+
+async def test_a_manager_that_takes_no_connection_is_waited_for_and_the_wait_is_said() -> None:
+    """Down or restarting (nothing was sent): asked again after 1, 2, 4, 8, then 10 s, each
+    wait told to the context's reporter (a Temporal activity's heartbeat)."""
+    time = FakeTime()
+    down = ManagerUnreachableError("cannot reach the MCP manager at http://m:8090: ConnectError")
+    attempt, calls = attempts(*[down] * 6, "ran")
+    said: list[str] = []
+    reporting = WAITING.set(said.append)
+    try:
+        result = await queued(
+            attempt, queue_seconds=600, clock=time.clock, sleep=time.sleep, jitter=lambda: 1.0
+        )
+    finally:
+        WAITING.reset(reporting)
+    assert result == "ran"
+    assert len(calls) == 7
+    assert time.slept == [1, 2, 4, 8, 10, 10]
+    assert said == [f"waiting for the MCP manager: {down}"] * 6
+
+
+async def test_a_manager_down_past_the_budget_fails_the_attempt() -> None:
+    time = FakeTime()
+    down = ManagerUnreachableError("cannot reach the MCP manager")
+    attempt, calls = attempts(*[down] * 10)
+    with pytest.raises(ManagerUnreachableError):
+        await queued(
+            attempt, queue_seconds=5, clock=time.clock, sleep=time.sleep, jitter=lambda: 1.0
+        )
+    assert time.slept == [1, 2, 2]  # the last wait cut to what is left
+    assert len(calls) == 4

@@ -1,6 +1,7 @@
-"""What the Temporal UI shows of a step that keeps failing (issue 28, part 3): the cause in one
-line, its fields as structured details, never "Failure exceeds size limit." Real Temporal dev
-server and worker; the manager the worker is given is down."""
+"""What the Temporal UI shows of a step whose manager is down (issue 28, part 3): while the step
+waits for the manager, its heartbeat details say so; once it fails, the cause in one line, its
+fields as structured details, never "Failure exceeds size limit." Real Temporal dev server and
+worker; the manager the worker is given is down."""
 
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ turns:
 
 async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: Stack) -> None:
     down = f"http://127.0.0.1:{free_port()}"
+    sandbox = stack.settings.sandbox.model_copy(update={"queue_seconds": 3.0})
     services = AgentServices(
-        settings=stack.settings,
+        settings=stack.settings.model_copy(update={"sandbox": sandbox}),
         registry=stack.registry,
         store=stack.store,
         provider=ScriptedProvider.from_yaml(SCRIPT),
@@ -44,6 +46,22 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
     async with build_worker(stack.client, services, task_queue=queue, heartbeat_seconds=0.5):
         await engine.start(JobRequest(job_id=job_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
         handle = stack.client.get_workflow_handle(workflow_id(job_id))
+
+        async def waiting() -> object:
+            described = await handle.describe()
+            for pending in described.raw_description.pending_activities:
+                if pending.activity_type.name == "run_skill_script" and pending.attempt == 1:
+                    said = await stack.client.data_converter.decode(
+                        pending.heartbeat_details.payloads
+                    )
+                    if said:
+                        return said
+            return None
+
+        (said,) = await eventually(waiting, timeout=60, what="the step said it waits")
+        assert said.startswith(
+            f"waiting for the MCP manager: cannot reach the MCP manager at {down}"
+        )
 
         async def failed_twice() -> object:
             described = await handle.describe()
@@ -61,8 +79,8 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
     assert "exceeds size limit" not in failure.message
     assert not failure.HasField("cause")
     info = failure.application_failure_info
-    assert info.type == "SandboxError"
+    assert info.type == "ManagerUnreachableError"
     assert not info.non_retryable
     (details,) = await stack.client.data_converter.decode(info.details.payloads)
-    assert details["error"] == "SandboxError"
+    assert details["error"] == "ManagerUnreachableError"
     assert details["causes"][0].startswith("ConnectError")
