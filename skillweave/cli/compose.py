@@ -10,16 +10,15 @@
 - :func:`open_services` composes the side effects of jobs: the model provider, the settings'
   artifact store (:func:`open_store`), a manager (:func:`open_manager`: the configured one,
   or one started here with a local warm pool) and ``AgentServices`` over them.
-- :func:`running_worker` runs ``AgentWorkflow`` and the agent activities on those services:
-  the embedded stack's worker, and ``skillweave worker``'s (:mod:`skillweave.cli.worker`).
+- :func:`running_worker` runs the workflow and activities on those services: the embedded
+  stack's worker and ``skillweave worker``'s, its identity naming its store.
 
 Everything is closed when its context ends, in the reverse order (a worker before the
 services, the manager before the store, the dev server last). Callers: ``run`` and ``api``
 (:func:`open_engine`), ``demo`` (direct or embedded), ``dev`` (embedded), ``worker``
 (:func:`open_services`, :func:`running_worker`), ``runs`` (:func:`open_temporal_engine`),
 ``mcp``, ``sandbox run`` and ``skills build`` (:func:`open_store`, :func:`open_manager`).
-temporalio and the web stack of an in-process manager are imported only by the functions
-that use them.
+temporalio and an in-process manager's web stack are imported only by what uses them.
 """
 
 from __future__ import annotations
@@ -380,9 +379,11 @@ async def open_embedded_engine(
 async def running_worker(
     client: Client, services: AgentServices, settings: Settings
 ) -> AsyncIterator[None]:
-    """``AgentWorkflow`` and the agent activities on the settings' task queue, polled with
-    `client`, and the services' metrics served, while the context lasts."""
+    """The workflow and activities on the settings' task queue, polled with `client` (its
+    identity names the store), and the services' metrics served, while the context lasts."""
     from skillweave.engines.metrics import serve_worker_metrics
+    from skillweave.engines.temporal import worker_identity
+    from skillweave.storage.identity import store_identity
     from workflows.worker import build_worker
 
     workflow = settings.workflow
@@ -392,6 +393,7 @@ async def running_worker(
         task_queue=workflow.task_queue,
         heartbeat_seconds=workflow.worker_heartbeat_seconds,
         drain_seconds=workflow.worker_drain_seconds,
+        identity=worker_identity(await store_identity(services.store)),
     )
     with serve_worker_metrics(services.metrics, settings.observability):
         async with worker:

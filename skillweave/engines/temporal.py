@@ -33,7 +33,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
+import socket
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
@@ -121,9 +123,26 @@ __all__ = [
     "connect_engine",
     "details_of",
     "jobs_query",
+    "store_of_worker",
     "summary_of",
     "ui_link",
+    "worker_identity",
 ]
+
+_STORE_MARK: Final = " store="
+
+
+def worker_identity(store_id: str) -> str:
+    """A worker's Temporal identity: the SDK's own (``pid@host``) and the id of its store, so
+    that a client can tell, before it starts a job, whether the workers share its store."""
+    return f"{os.getpid()}@{socket.gethostname()}{_STORE_MARK}{store_id}"
+
+
+def store_of_worker(identity: str) -> str | None:
+    """The store id a worker's identity names (:func:`worker_identity`), or None."""
+    _, found, store_id = identity.partition(_STORE_MARK)
+    return store_id.strip() or None if found else None
+
 
 PHASES: Final[tuple[str, ...]] = get_args(Phase)
 FAILURE_TYPES: Final = ("BudgetExhausted", "JobFailed")
@@ -524,12 +543,15 @@ class TemporalEngine:
 
         Raises:
             AgentError: a job with this id exists (running or not).
-            ConfigError: the server does not know skillweave's search attributes.
+            ConfigError: the server does not know skillweave's search attributes, or the
+                workers polling the task queue work on another store.
         """
         spec = request.agent
         await self._check_namespace()
         if request.store_id is None and self.store is not None:
             request = request.model_copy(update={"store_id": await store_identity(self.store)})
+        if request.store_id is not None:
+            await self._check_workers_store(request.store_id)
         try:
             await self.client.start_workflow(
                 WORKFLOW_NAME,
@@ -801,6 +823,10 @@ class TemporalEngine:
 
     async def workers(self) -> int:
         """How many workers polled this engine's task queue for workflow tasks lately."""
+        return len(await self._recent_pollers())
+
+    async def _recent_pollers(self) -> list[str]:
+        """The identities of the workers that polled the task queue lately."""
         response = await self.client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
                 namespace=self.namespace,
@@ -809,11 +835,31 @@ class TemporalEngine:
             )
         )
         since = datetime.now(UTC) - POLLER_RECENT
-        return sum(
-            1
+        return [
+            poller.identity
             for poller in response.pollers
             if poller.last_access_time.ToDatetime().replace(tzinfo=UTC) >= since
-        )
+        ]
+
+    async def _check_workers_store(self, store_id: str) -> None:
+        """Refuse a job whose workers (those polling now that say their store) all work on
+        another store than this client's: its inputs would not be where they look.
+
+        Raises:
+            ConfigError: naming both stores.
+        """
+        try:
+            pollers = await self._recent_pollers()
+        except RPCError as exc:  # not ours to read: the worker's own check still holds
+            _log.warning("cannot describe task queue %s: %s", self.task_queue, _first_line(exc))
+            return
+        theirs = {found for identity in pollers if (found := store_of_worker(identity))}
+        if theirs and store_id not in theirs:
+            raise ConfigError(
+                f"the workers on task queue {self.task_queue!r} work on the store "
+                f"{', '.join(sorted(theirs))}, this process on {store_id}: give both the same "
+                "STORAGE__ settings"
+            )
 
     # --- helpers ---------------------------------------------------------------------------
 
