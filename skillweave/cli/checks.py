@@ -344,6 +344,8 @@ async def run_checks(settings: Settings, role: Role = "doctor") -> list[Check]:
     checks = _BY_ROLE[role]
     if role == "api" and settings.workflow.execution_engine == "direct":
         checks = (*checks, _model, _isolation)  # its jobs run in the API's process
+    elif role == "api" and not settings.sandbox.manager_url:
+        checks = (_temporal, _store)  # its jobs run on the workers, with their managers
     return [await check(probe) for check in checks]
 
 
