@@ -324,6 +324,10 @@ class ExecutionService:
                     f"this manager works on the store {own}, the caller on {request.store_id}: "
                     "give every process of the deployment the same STORAGE__ settings",
                 )
+        if request.limits is None:
+            # This manager's limits: the same request as one that named them (as workers did
+            # before the limit became the manager's alone), so a retry across that is a repeat.
+            request = request.model_copy(update={"limits": self._default_limits})
         fingerprint = Fingerprint.of(request)
         # The package is looked up beside the stored result (it is needed unless there is one).
         stored, package_ref = await asyncio.gather(

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from mcp_manager.records import Fingerprint
+from skillweave.config import Settings
 from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
@@ -104,6 +105,25 @@ async def test_same_id_sequentially_runs_once(start_manager: StartManager) -> No
     assert first.stdout == "hello a\n"
     await pool_back_at_target(manager)
     assert manager.backend.runs == 1
+
+
+async def test_a_request_without_limits_is_the_one_that_named_the_managers(
+    start_manager: StartManager,
+) -> None:
+    """Workers used to send their script limit; now the manager's is used. A step retried
+    across that change (limits named, then left out) is a repeat, not a conflict."""
+    manager = await start_manager()
+    limit = Settings(_env_file=None).sandbox.timeout_seconds  # what the fixture leaves
+    named = manager.request(
+        "scripts/hello.py", execution_id="wf/limits", limits=ExecutionLimits(timeout_seconds=limit)
+    )
+    first = await manager.client.execute(named)
+    again = await manager.client.execute(named.model_copy(update={"limits": None}))
+    assert again == first
+    assert manager.backend.runs == 1
+    other = named.model_copy(update={"limits": ExecutionLimits(timeout_seconds=limit + 1)})
+    with pytest.raises(ExecutionConflictError):
+        await manager.client.execute(other)
 
 
 async def test_same_id_concurrently_runs_once(start_manager: StartManager) -> None:
