@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from skillweave.config import SkillsSettings, TrustSettings
-from skillweave.errors import SignatureError, SkillScanError
+from skillweave.errors import InvalidKeyError, SignatureError, SkillScanError
 from skillweave.skills.model import Skill
 from skillweave.skills.scan import Decision, ScanReport, scan_package
 from skillweave.skills.signing import (
@@ -156,7 +156,10 @@ async def activation_trust(
     worker, the MCP front door): ``(why it is refused, None)``, or ``(None, a warning or
     None)``. The signature is the one stored beside the package, else (`own`: a skill of the
     library's folders) the one in its folder."""
-    ref = await store.stat(keys.skill_signature_key(skill.name, skill.version))
+    try:  # a name no key can hold has no stored signature (nor package: activation says so)
+        ref = await store.stat(keys.skill_signature_key(skill.name, skill.version))
+    except InvalidKeyError:
+        ref = None
     try:
         if ref is not None:
             signature = parse_signature(await store.get_bytes(ref), source=ref.key)
