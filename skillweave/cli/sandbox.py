@@ -50,7 +50,12 @@ def sandbox_run(
         list[Path] | None, typer.Option("--input", "-i", help="A file for inputs/ (repeatable).")
     ] = None,
     dirs: DirsOption = None,
-    timeout: Annotated[float | None, typer.Option(help="Wall time in seconds.")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Wall time in seconds (default: the manager's SANDBOX__TIMEOUT_SECONDS)."
+        ),
+    ] = None,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Copy the output files into this folder.")
     ] = None,
