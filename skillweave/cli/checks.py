@@ -267,7 +267,7 @@ async def _model_profile(
         return "fail", f"{label}: {base} refuses {setting}API_KEY ({answer.status_code})", False
     if answer.is_error:
         return "warn", f"{label}: {base}/models answered {answer.status_code}", False
-    return "ok", f"{label}: {profile.provider}:{profile.name} at {base}", False
+    return "ok", f"{label} at {base} answers", False
 
 
 async def _model(probe: _Probe) -> Check:
