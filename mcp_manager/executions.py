@@ -324,11 +324,9 @@ class ExecutionService:
                     f"this manager works on the store {own}, the caller on {request.store_id}: "
                     "give every process of the deployment the same STORAGE__ settings",
                 )
-        if request.limits is None:
-            # This manager's limits: the same request as one that named them (as workers did
-            # before the limit became the manager's alone), so a retry across that is a repeat.
-            request = request.model_copy(update={"limits": self._default_limits})
-        fingerprint = Fingerprint.of(request)
+        # Without limits it runs under this manager's: the same request as one that named them
+        # (as workers did before the limit became the manager's alone).
+        fingerprint = Fingerprint.of(request, default_limits=self._default_limits)
         # The package is looked up beside the stored result (it is needed unless there is one).
         stored, package_ref = await asyncio.gather(
             self._stored(request.execution_id, fingerprint),
@@ -343,7 +341,8 @@ class ExecutionService:
             raise package_ref
         running = self._inflight.get(request.execution_id)
         if running is not None:
-            if Fingerprint.of(running.request) != fingerprint:
+            other = Fingerprint.of(running.request, default_limits=self._default_limits)
+            if not (fingerprint.matches(other.value) or other.matches(fingerprint.value)):
                 raise ExecutionConflictError(request.execution_id, "used with a different request")
             self._metrics.deduplicated.inc()
             return await asyncio.shield(running.future)

@@ -17,7 +17,12 @@ from typing import Final, Literal
 
 from pydantic import BaseModel
 
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, ExecutionStatus
+from skillweave.sandbox.models import (
+    ExecuteRequest,
+    ExecutionLimits,
+    ExecutionResult,
+    ExecutionStatus,
+)
 
 __all__ = ["ExecutionRecord", "ExecutionState", "Fingerprint", "result_for"]
 
@@ -60,14 +65,24 @@ class Fingerprint:
     later with a default does not make a repeat of an old request look different; `legacy` is
     what earlier managers recorded for the same request, accepted as well, so a store written
     before an upgrade (or an activity retried across one) still gets its stored result.
+    `also`: the fingerprints of a request without limits as it was sent before the limit became
+    the manager's alone (naming the manager's limits), accepted too.
     """
 
     value: str
     legacy: str
+    also: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, request: ExecuteRequest) -> Fingerprint:
-        """The fingerprint of `request`."""
+    def of(
+        cls, request: ExecuteRequest, *, default_limits: ExecutionLimits | None = None
+    ) -> Fingerprint:
+        """The fingerprint of `request`; `default_limits`: the manager's, which a request
+        without limits runs under."""
+        also: tuple[str, ...] = ()
+        if request.limits is None and default_limits is not None:
+            named = cls.of(request.model_copy(update={"limits": default_limits}))
+            also = (named.value, named.legacy)
         # The store id says where the request may run, not what it runs: left out.
         legacy = request.model_dump(mode="json", exclude={"store_id"})
         if isinstance(legacy.get("limits"), dict):
@@ -77,11 +92,12 @@ class Fingerprint:
                 request.model_dump(mode="json", exclude_defaults=True, exclude={"store_id"})
             ),
             legacy=_digest(legacy),
+            also=also,
         )
 
     def matches(self, recorded: str | None) -> bool:
         """Whether `recorded` (from a stored result or a claim) is this request's."""
-        return recorded in (self.value, self.legacy)
+        return recorded is not None and recorded in (self.value, self.legacy, *self.also)
 
 
 def _digest(data: object) -> str:
