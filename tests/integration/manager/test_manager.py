@@ -120,6 +120,7 @@ async def test_a_request_without_limits_is_the_one_that_named_the_managers(
     first = await manager.client.execute(named)
     again = await manager.client.execute(named.model_copy(update={"limits": None}))
     assert again == first
+    await pool_back_at_target(manager)
     assert manager.backend.runs == 1
     other = named.model_copy(update={"limits": ExecutionLimits(timeout_seconds=limit + 1)})
     with pytest.raises(ExecutionConflictError):
