@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -232,4 +233,21 @@ async def test_a_model_profile_refusing_its_key_is_red(base_env: dict[str, str])
     assert checks["model"] == (
         "fail",
         f"model profile 'local': {url} refuses MODEL__PROFILES__LOCAL__API_KEY (401)",
+    )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox uid is taken as root only")
+def test_the_isolation_check_probes_as_the_pool_does(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    """As root, the namespaces mode runs scripts under a sandbox uid, and the pool probes it
+    in the system's temp folder: the check does the same (a probe as root, or in a private
+    TMPDIR the uid cannot reach, would refuse a mode that works)."""
+    private = tmp_path / "private-temp"
+    private.mkdir(mode=0o700)
+    env = {**base_env, "SANDBOX__ISOLATION": "namespaces", "TMPDIR": str(private)}
+    _, checks, _ = doctor(env)
+    assert checks["isolation"] == (
+        "ok",
+        "scripts contained by namespaces with a syscall filter (SANDBOX__ISOLATION=namespaces)",
     )
