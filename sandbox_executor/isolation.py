@@ -37,6 +37,7 @@ import logging
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ from sandbox_executor.limits import rlimits_for, tmpfs_bytes
 from sandbox_executor.seccomp import write_filter
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.sandbox.models import ExecutionLimits, Isolation
+from skillweave.skills.files import remove_tree
 
 __all__ = [
     "NONE_WARNING",
@@ -56,6 +58,7 @@ __all__ = [
     "IsolationPlan",
     "contained_argv",
     "plan_isolation",
+    "probe_isolation",
     "sandbox_view",
     "settle_isolation",
     "write_etc",
@@ -224,6 +227,28 @@ def contained_argv(
 _settled: dict[tuple[str, str], IsolationPlan] = {}
 """Decisions this process probed for the executors it forks, by (choice, bwrap path); see
 `settle_isolation`."""
+
+
+def probe_isolation(settings: ExecutorSettings) -> IsolationPlan:
+    """The mode executors with `settings` would run scripts in, probed once the way a pool
+    does before its first executor (and ``skillweave doctor`` does to say it): in a scratch
+    folder of the system's temp folder (a private ``TMPDIR`` would be out of a sandbox uid's
+    reach), as root under a sandbox uid held only meanwhile. The plan's files are gone after.
+
+    Raises:
+        IsolationUnavailableError: as :func:`plan_isolation`.
+    """
+    system_temp = next((d for d in ("/tmp", "/var/tmp", "/usr/tmp") if os.access(d, os.W_OK)), None)
+    user = SandboxUser.acquire(settings)
+    folder = Path(tempfile.mkdtemp(prefix="skillweave-probe-", dir=system_temp))
+    try:
+        os.chmod(folder, 0o711)  # the sandbox uid reaches its root through it
+        etc_dir = write_etc(folder / "etc", user)
+        return plan_isolation(settings, user=user, etc_dir=etc_dir, folder=folder)
+    finally:
+        remove_tree(folder)
+        if user is not None:
+            user.release()
 
 
 def settle_isolation(settings: ExecutorSettings, plan: IsolationPlan) -> None:

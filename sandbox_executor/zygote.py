@@ -37,7 +37,6 @@ import os
 import select
 import signal
 import sys
-import tempfile
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,15 +46,13 @@ from pydantic import ValidationError
 
 from sandbox_executor import __main__ as executor_main
 from sandbox_executor.errors import ExecutorError
-from sandbox_executor.identity import SandboxUser
-from sandbox_executor.isolation import plan_isolation, settle_isolation, write_etc
+from sandbox_executor.isolation import probe_isolation, settle_isolation
 from sandbox_executor.runner import single_threaded
 from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.errors import ConfigError
 from skillweave.sandbox import zygote_protocol as protocol
 from skillweave.sandbox.run_channel import SOCKET_NAME
-from skillweave.skills.files import remove_tree
 
 __all__ = ["main"]
 
@@ -88,18 +85,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settle(settings: ExecutorSettings) -> str:
-    """Probe the isolation once, in a scratch folder with a sandbox uid held only meanwhile,
-    and settle it for every executor forked from here. Returns the mode."""
-    user = SandboxUser.acquire(settings)
-    folder = Path(tempfile.mkdtemp(prefix="skillweave-zygote-"))
-    try:
-        os.chmod(folder, 0o711)
-        etc_dir = write_etc(folder / "etc", user)
-        plan = plan_isolation(settings, user=user, etc_dir=etc_dir, folder=folder)
-    finally:
-        remove_tree(folder)
-        if user is not None:
-            user.release()
+    """Probe the isolation once (:func:`probe_isolation`) and settle it for every executor
+    forked from here. Returns the mode."""
+    plan = probe_isolation(settings)
     settle_isolation(settings, plan)
     return plan.isolation
 

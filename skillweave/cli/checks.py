@@ -290,31 +290,12 @@ async def _model(probe: _Probe) -> Check:
 
 
 def _probe_isolation(choice: str) -> str:
-    """The mode an executor started here with `choice` would run scripts in: it probes a
-    sandbox as an executor's pool does at start (as root, under a sandbox uid held only
-    meanwhile)."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    from sandbox_executor.identity import SandboxUser
-    from sandbox_executor.isolation import plan_isolation, write_etc
+    """The mode an executor started here with `choice` would run scripts in, probed as its
+    pool would (:func:`sandbox_executor.isolation.probe_isolation`)."""
+    from sandbox_executor.isolation import probe_isolation
     from sandbox_executor.settings import ExecutorSettings
 
-    executor = ExecutorSettings(isolation=choice)  # type: ignore[arg-type]
-    # Where the pool's zygote probes: its environment has no TMPDIR (a private one, 0700, would
-    # be out of the sandbox uid's reach), so the system's own temp folder.
-    system_temp = next((d for d in ("/tmp", "/var/tmp", "/usr/tmp") if os.access(d, os.W_OK)), None)
-    user = SandboxUser.acquire(executor)
-    try:
-        with tempfile.TemporaryDirectory(prefix="skillweave-doctor-", dir=system_temp) as temp:
-            folder = Path(temp)
-            os.chmod(folder, 0o711)  # the sandbox uid reaches its root through it
-            etc = write_etc(folder / "etc", user)
-            return plan_isolation(executor, user=user, etc_dir=etc, folder=folder).isolation
-    finally:
-        if user is not None:
-            user.release()
+    return probe_isolation(ExecutorSettings(isolation=choice)).isolation  # type: ignore[arg-type]
 
 
 async def _isolation(probe: _Probe) -> Check:
