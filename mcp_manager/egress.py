@@ -4,26 +4,42 @@ One :class:`EgressProxy` serves one execution of one skill (:class:`EgressContex
 forward proxy for ``http://`` requests and ``CONNECT`` tunnels for TLS. The manager's
 :class:`EgressGateway` is the one listener for all runs and hands each connection to the proxy
 of the run whose grant it carries (:meth:`EgressProxy.serve_tcp` serves one alone, for tests
-and the benchmark). Every connection is judged by
-``skillweave.sandbox.egress.decide``: the destination must be declared by the skill and approved
-by an operator, and the name must resolve to public addresses (or be approved as private). The
-proxy resolves the name itself and connects to the address it checked, so the answer cannot
-change in between (no DNS rebinding). A refused connection gets ``403`` with the reason in one
-line, which curl, urllib and requests show.
+and the benchmark). The manager's :class:`EgressService` holds the approvals, the credential
+bindings, the gateway and the audit log.
 
-Plain-HTTP requests to a destination with a bound credential (:class:`CredentialBinding`) get
-its header added on the way out, its value filled from the skill's secrets here: the script
-never holds it, and a header of that name the script sent is replaced. A ``CONNECT`` tunnel is
-opaque (TLS end to end), so nothing can be added to it: header injection needs plain HTTP.
+What the proxy guarantees, and how:
 
-Per execution there are caps (:class:`EgressLimits`): connections, bytes each way together, and
-requests per second; a request over a cap is refused with ``429`` or the tunnel closed, saying
-which cap. One :class:`EgressRecord` per connection and per request goes to `audit` (the
-manager stores them with the run and logs them).
+- **Strict HTTP.** A connection carries one request. Its head is read within a bound (431
+  past it) and parsed strictly (``mcp_manager._egress_http``, on h11): a bare CR or LF,
+  obs-fold, a control character, a duplicate or conflicting ``Host``, ``Content-Length`` or
+  ``Transfer-Encoding``, both of the last two, a request-line host other than the ``Host``
+  header's, a host that is not a plain ASCII name or address, user info, or anything h11
+  cannot parse is answered ``400`` in one line. A ``CONNECT`` target is ``host:port`` only.
+- **Judged before it is looked up.** The name and port are judged first
+  (``skillweave.sandbox.egress.decide_destination``: declared by the skill, approved by an
+  operator, for this version), then the caps; only an approved name is resolved (the
+  `resolver`), and every address it resolves to must be public unless approved as private
+  (``decide_addresses``). The proxy connects to the address it checked, so the answer cannot
+  change in between (no DNS rebinding), and no DNS query ever carries an unjudged name.
+- **Re-serialised upstream.** A plain-HTTP request goes upstream as the proxy writes it:
+  origin-form target, ``Host`` the judged destination, the end-to-end headers only (hop-by-hop
+  ones, those the ``Connection`` header lists and ``Proxy-Authorization`` dropped), the body
+  re-framed from h11's reading of it, and ``Connection: close``. Nothing after the request's
+  end is read from the client, so a pipelined or smuggled second request goes nowhere; the
+  response is relayed back as it comes, and the connection closes.
+- **Credentials stay with the proxy.** A destination with a bound credential
+  (:class:`CredentialBinding`) gets its header on that one re-serialised request, its value
+  filled from the skill's secrets here: the script never holds it, and a header of that name
+  the script sent is replaced. A ``CONNECT`` tunnel is opaque (TLS end to end), so nothing is
+  added to it: header injection needs plain HTTP.
+- **Everything is recorded.** Per execution there are caps (:class:`EgressLimits`):
+  connections, bytes each way together, requests per second (``429`` saying which, or the
+  connection closed). Every request, refused (400, 403, 407 at the gateway, 429, 431, 502) or
+  not, has exactly one :class:`EgressRecord`, sent to `audit` (the manager stores them with
+  the run and logs them).
 
-Hand-written: no proxy library both judges every connection by our policy before it is made
-and connects to the address it judged; the HTTP it needs (a request head, a tunnel, one request
-per connection with ``Connection: close``) is small.
+Hand-written around h11: no proxy library both judges every connection by our policy before
+any lookup and connects to the address it judged; h11 reads the HTTP, this module decides.
 """
 
 from __future__ import annotations
@@ -37,13 +53,21 @@ import re
 import secrets
 import time
 import zipfile
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_manager._egress_http import (
+    HttpRefusal,
+    ProxyRequest,
+    RequestBody,
+    RequestHead,
+    parse_request,
+    read_head,
+    upstream_head,
+)
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import SkillFormatError
@@ -52,7 +76,8 @@ from skillweave.sandbox.egress import (
     IDEMPOTENCY_HEADER,
     Destination,
     Verdict,
-    decide,
+    decide_addresses,
+    decide_destination,
     declared_destinations,
     idempotency_key,
     parse_destination,
@@ -79,23 +104,20 @@ logger = logging.getLogger("skillweave.egress")
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """Resolves a host name and port to addresses (the proxy's own DNS)."""
 
-_MAX_HEAD_BYTES: Final = 64 * 1024
 _CHUNK: Final = 64 * 1024
 _CONNECT_SECONDS: Final = 10.0
 _DRAIN_SECONDS: Final = 5.0
-_HOP_BY_HOP: Final = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "upgrade",
-    }
-)
+_LINGER_SECONDS: Final = 0.5
+_LINGER_BYTES: Final = 1024 * 1024
 _SECRET_REFERENCE: Final = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
+_TITLES: Final = {
+    400: "Bad Request",
+    403: "Forbidden",
+    407: "Proxy Authentication Required",
+    429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
+    502: "Bad Gateway",
+}
 
 
 def _rendered(binding: CredentialBinding, secrets: Mapping[str, str]) -> str | None:
@@ -138,13 +160,26 @@ class EgressRecord(BaseModel):
     bytes_in: int = 0
     allowed: bool
     reason: str
+    status: int | None = Field(
+        default=None,
+        description="The status the proxy answered itself (a refusal); none when relayed.",
+    )
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+@dataclass(slots=True)
+class _Entry:
+    """The audit record of one request, filled in as it is served (one per request)."""
+
+    kind: str = "request"
+    destination: str = ""
+    method: str = ""
+    path: str = ""
+    bytes_out: int = 0
+    bytes_in: int = 0
+    allowed: bool = False
+    reason: str = "the connection closed before an answer"
+    status: int | None = None
+    answered: bool = False  # response bytes reached the client: no refusal can follow
 
 
 async def _resolve(host: str, port: int) -> list[str]:
@@ -162,7 +197,8 @@ class EgressProxy:
     Args:
         context: the execution, its skill's declaration, approval, credentials and caps.
         audit: called with every record.
-        resolver: the DNS lookup (default: the system's); tests give their own.
+        resolver: the DNS lookup (default: the system's); tests give their own. It is asked
+            only for names the policy approved.
     """
 
     def __init__(
@@ -206,56 +242,82 @@ class EgressProxy:
     # --- one client connection --------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await _head_or_close(reader, writer)
-        if head is not None:
-            await self.serve(head, reader, writer)
+        head = await _read_or_refusal(reader)
+        if head is None:
+            await _close(writer)
+            return
+        await self.serve(head, reader, writer)
 
     async def serve(
-        self, head: _Head, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        head: RequestHead | HttpRefusal,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
     ) -> None:
-        """Serve one client connection whose request head was read; closes it."""
+        """Serve one client connection whose request head was read (or refused as it was
+        read): one request, one audit record, then the connection is closed."""
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
             task.add_done_callback(self._handlers.discard)
-        refused: _Refused | None = None
+        entry = _Entry()
+        refused: HttpRefusal | None = None
         try:
-            if head[0] == "CONNECT":
-                await self._tunnel(head[1], reader, writer)
+            if isinstance(head, HttpRefusal):
+                entry.method = _method_of(head.seen)
+                raise head
+            entry.method = _method_of(head.raw)
+            request, connection = parse_request(head.raw)
+            entry.destination, entry.method = request.destination, request.method
+            if request.method == "CONNECT":
+                entry.kind = "connect"
+                await self._tunnel(request, head.rest, entry, reader, writer)
             else:
-                await self._forward(head, reader, writer)
-        except _Refused as exc:
-            refused = exc
-        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
-            pass
+                entry.path = request.path[:512]
+                body = RequestBody(connection, request, first=head.rest, reader=reader)
+                await self._forward(request, body, entry, writer)
+        except HttpRefusal as exc:
+            entry.allowed, entry.reason, entry.status = False, exc.reason, exc.status
+            refused = None if entry.answered else exc
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError, OSError) as exc:
+            entry.reason = f"the connection was lost: {exc or type(exc).__name__}"[:300]
+        except Exception:  # a fault of the proxy's own: refused, recorded, and logged
+            logger.exception("egress of %s failed", self.context.execution_id)
+            entry.allowed, entry.status = False, 502
+            entry.reason = "the egress proxy failed on this request (its log says why)"
+            refused = None if entry.answered else HttpRefusal(502, entry.reason)
         finally:
-            await _close(writer, refused)
+            self._record(entry)
+            await _close(writer, refused, reader=reader)
 
-    def _judge(
-        self, *, kind: str, host: str, port: int, addresses: Sequence[str], method: str, path: str
-    ) -> Verdict:
+    async def _admit(self, host: str, port: int) -> str:
+        """Judge `host`:`port` (the name first, then the caps, then the addresses it resolves
+        to); returns the address to connect to.
+
+        Raises:
+            HttpRefusal: 403 (the policy) or 429 (a cap), with the reason.
+        """
         context = self.context
-        verdict = decide(
+        verdict = decide_destination(
             skill=context.skill,
             version=context.version,
             host=host,
             port=port,
-            addresses=addresses,
             declared=context.declared,
             approval=context.approval,
         )
+        status, addresses = 403, []
         if verdict.allowed:
             verdict = self._within_limits(verdict)
-        if not verdict.allowed:
-            self._record(
-                kind=kind,
-                destination=f"{host}:{port}",
-                method=method,
-                path=path,
-                allowed=False,
-                reason=verdict.reason,
+            status = 403 if verdict.allowed else 429
+        if verdict.allowed:  # only an approved name is looked up
+            addresses = await self._resolve(host, port)
+            verdict = decide_addresses(
+                verdict, host=host, port=port, addresses=addresses, approval=context.approval
             )
-        return verdict
+        if not verdict.allowed:
+            raise HttpRefusal(status, f"skillweave egress refused {host}:{port}: {verdict.reason}")
+        return addresses[0]
 
     def _within_limits(self, verdict: Verdict) -> Verdict:
         limits = self.context.limits
@@ -273,95 +335,123 @@ class EgressProxy:
         return verdict
 
     async def _open(
-        self, host: str, port: int, *, kind: str, method: str, path: str
+        self, host: str, port: int
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        addresses = await self._resolve(host, port)
-        verdict = self._judge(
-            kind=kind, host=host, port=port, addresses=addresses, method=method, path=path
-        )
-        if not verdict.allowed:
-            status = 429 if "cap of" in verdict.reason else 403
-            raise _Refused(status, f"skillweave egress refused {host}:{port}: {verdict.reason}")
+        address = await self._admit(host, port)
         try:
             return await asyncio.wait_for(
-                asyncio.open_connection(addresses[0], port), timeout=_CONNECT_SECONDS
+                asyncio.open_connection(address, port), timeout=_CONNECT_SECONDS
             )
         except (OSError, TimeoutError) as exc:
-            raise _Refused(502, f"cannot connect to {host}:{port}: {exc}") from None
+            raise HttpRefusal(502, f"cannot connect to {host}:{port}: {exc}") from None
 
     async def _tunnel(
-        self, target: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        request: ProxyRequest,
+        early: bytes,
+        entry: _Entry,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
     ) -> None:
-        host, port = _host_port(target, default=443)
-        upstream_reader, upstream_writer = await self._open(
-            host, port, kind="connect", method="CONNECT", path=""
-        )
+        upstream_reader, upstream_writer = await self._open(request.host, request.port)
         try:
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            entry.answered = True
             await writer.drain()
+            if early:  # what the client sent before the 200: the tunnel's first bytes
+                upstream_writer.write(early)
+                entry.bytes_out += len(early)
+                self._bytes += len(early)
         except BaseException:
             upstream_writer.close()  # the client went before the tunnel: close what it opened
             raise
         sent, received = await self._relay(reader, writer, upstream_reader, upstream_writer)
-        self._record(
-            kind="connect",
-            destination=f"{host}:{port}",
-            method="CONNECT",
-            bytes_out=sent,
-            bytes_in=received,
-            allowed=True,
-            reason="tunnel closed",
-        )
+        entry.bytes_out += sent
+        entry.bytes_in = received
+        entry.allowed, entry.reason = True, "tunnel closed"
 
     async def _forward(
-        self,
-        head: _Head,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        self, request: ProxyRequest, body: RequestBody, entry: _Entry, writer: asyncio.StreamWriter
     ) -> None:
-        method, target, version, headers = head
-        url = urlsplit(target)
-        if url.scheme != "http" or not url.hostname:
-            raise _Refused(400, "give the proxy an absolute http:// URL (https goes by CONNECT)")
-        host, port = url.hostname.lower(), url.port or 80
-        path = url.path or "/"
-        if url.query:
-            path += f"?{url.query}"
-        upstream_reader, upstream_writer = await self._open(
-            host, port, kind="request", method=method, path=path
-        )
+        """Send `request` upstream re-serialised, its body re-framed, then relay the
+        response; the client's stream is not read past the request's end."""
+        upstream_reader, upstream_writer = await self._open(request.host, request.port)
         try:
-            injected = self._credentials(host, port)
-        except BaseException:
+            injected = self._credentials(request.host, request.port)
+            added = list(injected.values())
+            if not any(n.lower() == IDEMPOTENCY_HEADER.lower() for n, _ in request.headers):
+                # The same on every attempt of the run, for APIs that honour one (a run may
+                # start again after its manager died).
+                added.append(
+                    (
+                        IDEMPOTENCY_HEADER,
+                        idempotency_key(self.context.execution_id, self._requests + 1),
+                    )
+                )
+            upstream_writer.write(upstream_head(request, added=added, replaced=set(injected)))
+            self._requests += 1
+            entry.reason = "forwarded" + (" with a bound credential" if injected else "")
+            await self._exchange(body, entry, writer, upstream_reader, upstream_writer)
+            entry.allowed = True
+        finally:
             upstream_writer.close()
-            raise
-        kept = [
-            (name, value)
-            for name, value in headers
-            if name.lower() not in _HOP_BY_HOP and name.lower() not in injected
-        ]
-        self._requests += 1
-        if not any(name.lower() == IDEMPOTENCY_HEADER.lower() for name, _ in kept):
-            # The same on every attempt of the run, for APIs that honour one (a run may
-            # start again after its manager died).
-            key = idempotency_key(self.context.execution_id, self._requests)
-            kept.append((IDEMPOTENCY_HEADER, key))
-        lines = [f"{method} {path} {version}"]
-        lines += [f"{name}: {value}" for name, value in kept]
-        lines += [f"{name}: {value}" for name, value in injected.values()]
-        lines.append("Connection: close")
-        upstream_writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        sent, received = await self._relay(reader, writer, upstream_reader, upstream_writer)
-        self._record(
-            kind="request",
-            destination=f"{host}:{port}",
-            method=method,
-            path=path[:512],
-            bytes_out=sent,
-            bytes_in=received,
-            allowed=True,
-            reason="forwarded" + (" with a bound credential" if injected else ""),
-        )
+            with contextlib.suppress(Exception):
+                await upstream_writer.wait_closed()
+
+    async def _exchange(
+        self,
+        body: RequestBody,
+        entry: _Entry,
+        client: asyncio.StreamWriter,
+        upstream_reader: asyncio.StreamReader,
+        upstream: asyncio.StreamWriter,
+    ) -> None:
+        """The body up (as parsed), the response down (raw: upstream was told to close), at
+        once, since an upstream may answer before the body's end."""
+
+        async def send() -> None:
+            async for frame in body.frames():
+                if not self._count(len(frame)):
+                    entry.reason += f"; closed at the cap of {self.context.limits.max_bytes} bytes"
+                    return
+                entry.bytes_out += len(frame)
+                upstream.write(frame)
+                await upstream.drain()
+
+        async def receive() -> None:
+            while chunk := await upstream_reader.read(_CHUNK):
+                if not self._count(len(chunk)):
+                    entry.reason += f"; closed at the cap of {self.context.limits.max_bytes} bytes"
+                    return
+                entry.bytes_in += len(chunk)
+                entry.answered = True
+                client.write(chunk)
+                await client.drain()
+
+        up = asyncio.create_task(send())
+        down = asyncio.create_task(receive())
+        try:
+            done, _ = await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
+            failed = up.exception() if up in done else None
+            if failed is not None:
+                raise failed
+            await down  # the response, to its end (the upstream closes: Connection: close)
+        finally:
+            for task in (up, down):
+                task.cancel()
+            await asyncio.gather(up, down, return_exceptions=True)
+
+    def _count(self, size: int) -> bool:
+        """Count `size` bytes against the execution's cap; False once past it."""
+        self._bytes += size
+        if self._bytes > self.context.limits.max_bytes:
+            logger.warning(
+                "egress of %s closed: over %d bytes",
+                self.context.execution_id,
+                self.context.limits.max_bytes,
+            )
+            return False
+        return True
 
     def _credentials(self, host: str, port: int) -> dict[str, tuple[str, str]]:
         """The headers bound to this destination, by lower-case name: (name, value)."""
@@ -380,7 +470,8 @@ class EgressProxy:
         upstream_reader: asyncio.StreamReader,
         upstream_writer: asyncio.StreamWriter,
     ) -> tuple[int, int]:
-        """Copy both ways until either side closes; bytes each way (capped by max_bytes)."""
+        """A tunnel: copy both ways until either side closes; bytes each way (capped by
+        max_bytes)."""
         counts = [0, 0]
 
         async def pipe(
@@ -388,15 +479,9 @@ class EgressProxy:
         ) -> None:
             try:
                 while chunk := await source.read(_CHUNK):
-                    counts[index] += len(chunk)
-                    self._bytes += len(chunk)
-                    if self._bytes > self.context.limits.max_bytes:
-                        logger.warning(
-                            "egress of %s closed: over %d bytes",
-                            self.context.execution_id,
-                            self.context.limits.max_bytes,
-                        )
+                    if not self._count(len(chunk)):
                         return
+                    counts[index] += len(chunk)
                     sink.write(chunk)
                     await sink.drain()
             except (ConnectionError, OSError):
@@ -420,31 +505,47 @@ class EgressProxy:
                 await upstream_writer.wait_closed()
         return counts[0], counts[1]
 
-    def _record(self, **fields: object) -> None:
+    def _record(self, entry: _Entry) -> None:
         context = self.context
-        record = EgressRecord(
-            at=time.time(),
-            run_id=context.run_id,
-            execution_id=context.execution_id,
-            skill=context.skill,
-            **fields,  # type: ignore[arg-type]
+        _emit(
+            self._audit,
+            EgressRecord(
+                at=time.time(),
+                run_id=context.run_id,
+                execution_id=context.execution_id,
+                skill=context.skill,
+                kind=entry.kind,
+                destination=entry.destination,
+                method=entry.method,
+                path=entry.path,
+                bytes_out=entry.bytes_out,
+                bytes_in=entry.bytes_in,
+                allowed=entry.allowed,
+                reason=entry.reason,
+                status=entry.status,
+            ),
         )
-        logger.info(
-            "egress %s %s %s %s: %s",
-            record.skill,
-            record.kind,
-            record.destination,
-            "allowed" if record.allowed else "refused",
-            record.reason,
-        )
-        self._audit(record)
+
+
+def _emit(audit: Callable[[EgressRecord], None], record: EgressRecord) -> None:
+    logger.info(
+        "egress %s %s %s %s: %s",
+        record.skill or "-",
+        record.kind,
+        record.destination or "-",
+        "allowed" if record.allowed else "refused",
+        record.reason,
+    )
+    audit(record)
 
 
 class EgressGateway:
     """The manager's one listener for every execution's egress: a connection names its
     execution by the token of its grant (``Proxy-Authorization: Bearer TOKEN``, which the
-    sandbox's side adds and the proxy never passes on), and that execution's
-    :class:`EgressProxy` judges it. A connection without a live grant gets ``407``.
+    sandbox's side adds after the request line and the proxy never passes on), and that
+    execution's :class:`EgressProxy` judges it. A connection without a live grant gets
+    ``407``, recorded without an execution. The grant is looked for in the head as read, even
+    one the proxy then refuses, so that the refusal is recorded with its execution.
 
     Args:
         audit: called with every record of every execution.
@@ -489,95 +590,97 @@ class EgressGateway:
                 await self._server.wait_closed()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await _head_or_close(reader, writer)
+        head = await _read_or_refusal(reader)
         if head is None:
+            await _close(writer)
             return
-        given = next((v for n, v in head[3] if n.lower() == "proxy-authorization"), "")
-        token = given.removeprefix("Bearer ").strip()
-        proxy = next((p for t, p in self._proxies.items() if hmac.compare_digest(t, token)), None)
+        proxy = self._proxy_of(head.raw if isinstance(head, RequestHead) else head.seen)
         if proxy is None:
-            await _close(writer, _Refused(407, "no egress is granted to this connection"))
+            refusal = HttpRefusal(407, "no egress is granted to this connection")
+            _emit(
+                self._audit,
+                EgressRecord(
+                    at=time.time(),
+                    run_id="",
+                    execution_id="",
+                    skill="",
+                    kind="request",
+                    destination="",
+                    method=_method_of(head.raw if isinstance(head, RequestHead) else head.seen),
+                    allowed=False,
+                    reason=refusal.reason,
+                    status=refusal.status,
+                ),
+            )
+            await _close(writer, refusal, reader=reader)
             return
         await proxy.serve(head, reader, writer)
 
-
-_Head = tuple[str, str, str, list[tuple[str, str]]]
-"""A request head: method, target, HTTP version, headers."""
-
-
-async def _read_head(reader: asyncio.StreamReader) -> _Head | None:
-    """The request head (None: the client closed first).
-
-    Raises:
-        _Refused: too large, or not an HTTP/1.x request.
-    """
-    try:
-        raw = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.LimitOverrunError:
-        raise _Refused(431, "the request head is too large") from None
-    except (asyncio.IncompleteReadError, ConnectionError):
+    def _proxy_of(self, head: bytes) -> EgressProxy | None:
+        """The proxy whose grant a ``Proxy-Authorization`` line of `head` carries."""
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() != b"proxy-authorization":
+                continue
+            token = value.decode("latin-1").strip().removeprefix("Bearer ").strip()
+            for granted, proxy in self._proxies.items():
+                if hmac.compare_digest(granted.encode(), token.encode("latin-1")):
+                    return proxy
         return None
-    if len(raw) > _MAX_HEAD_BYTES:
-        raise _Refused(431, "the request head is too large")
-    lines = raw.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise _Refused(400, "not an HTTP/1.x proxy request")
-    headers = []
-    for line in lines[1:]:
-        if line:
-            name, sep, value = line.partition(":")
-            if not sep:
-                raise _Refused(400, f"a malformed header line: {line[:60]!r}")
-            headers.append((name.strip(), value.strip()))
-    return parts[0].upper(), parts[1], parts[2], headers
 
 
-async def _head_or_close(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> _Head | None:
-    """The connection's request head; None once the connection is answered and closed (a
-    refused head) or was closed by the client first."""
+async def _read_or_refusal(
+    reader: asyncio.StreamReader,
+) -> RequestHead | HttpRefusal | None:
+    """The connection's request head, the refusal of one that could not be read (to be
+    recorded by whoever serves it), or None when the client closed before a byte."""
     try:
-        head = await _read_head(reader)
-    except _Refused as refused:
-        await _close(writer, refused)
+        return await read_head(reader)
+    except HttpRefusal as refusal:
+        return refusal
+    except (ConnectionError, OSError):
         return None
-    if head is None:
-        await _close(writer)
-    return head
 
 
-async def _close(writer: asyncio.StreamWriter, refused: _Refused | None = None) -> None:
+def _method_of(head: bytes) -> str:
+    """The request's method as far as it reads as one (for a refusal's record)."""
+    method = head.split(b" ", 1)[0][:24]
+    return method.decode("ascii") if method.isalpha() and method.isascii() else ""
+
+
+async def _close(
+    writer: asyncio.StreamWriter,
+    refused: HttpRefusal | None = None,
+    *,
+    reader: asyncio.StreamReader | None = None,
+) -> None:
+    """Answer `refused`, if given, and close. With the client's `reader`, the close lingers:
+    the proxy's end is shut first and what the client still sends (the rest of a refused
+    head, a second request) is read and dropped for a moment, so that the kernel does not
+    reset the connection over unread bytes before the client has read its answer."""
     if refused is not None:
         await _answer(writer, refused.status, refused.reason)
+    if reader is not None and writer.can_write_eof() and not writer.is_closing():
+        with contextlib.suppress(OSError, RuntimeError):
+            writer.write_eof()
+        with contextlib.suppress(OSError, TimeoutError, asyncio.LimitOverrunError):
+            await asyncio.wait_for(_discard(reader), timeout=_LINGER_SECONDS)
     writer.close()
     with contextlib.suppress(Exception):
         await writer.wait_closed()
 
 
-def _host_port(target: str, *, default: int) -> tuple[str, int]:
-    if target.startswith("["):
-        host, _, rest = target[1:].partition("]")
-        port = rest.removeprefix(":")
-    else:
-        host, _, port = target.rpartition(":") if ":" in target else (target, "", "")
-    if port and not port.isdigit():
-        raise _Refused(400, f"not a host:port: {target[:80]!r}")
-    return host.lower(), int(port) if port else default
+async def _discard(reader: asyncio.StreamReader) -> None:
+    left = _LINGER_BYTES
+    while left > 0 and (chunk := await reader.read(_CHUNK)):
+        left -= len(chunk)
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
-    titles = {
-        400: "Bad Request",
-        403: "Forbidden",
-        429: "Too Many Requests",
-        431: "Request Header Fields Too Large",
-        502: "Bad Gateway",
-    }
-    body = (reason + "\n").encode()
+    """A one-line text/plain answer of the proxy's own, then the connection closes."""
+    body = (" ".join(reason.split()) + "\n").encode()
     head = (
-        f"HTTP/1.1 {status} {titles.get(status, 'Refused')}\r\n"
+        f"HTTP/1.1 {status} {_TITLES.get(status, 'Refused')}\r\n"
         "Content-Type: text/plain; charset=utf-8\r\n"
         f"Content-Length: {len(body)}\r\n"
         "Connection: close\r\n\r\n"
@@ -703,7 +806,10 @@ class EgressService:
                 logger.warning("egress records of %s not stored", execution_id, exc_info=True)
 
     def _audit(self, record: EgressRecord) -> None:
-        self._records.setdefault(record.execution_id, []).append(record)
+        # Stored with a live run; a record of no run (a 407 at the gateway) is logged only.
+        stored = self._records.get(record.execution_id)
+        if stored is not None:
+            stored.append(record)
         if self._metrics is not None:
             outcome = "allowed" if record.allowed else "refused"
             self._metrics.egress.labels(skill=record.skill, outcome=outcome).inc()

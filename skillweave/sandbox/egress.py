@@ -8,11 +8,19 @@ optional port (none: 80 and 443). Nothing is reachable until an operator **appro
 skill's destinations (``skillweave.config.EgressApproval``, in ``sandbox.egress``: which ones,
 pinned to a skill version when given, and which may resolve to a private address).
 
-:func:`decide` then judges each connection the egress proxy is asked for: the destination must
-be declared *and* approved, and every address its name resolves to must be public (not
-private, loopback, link-local, multicast, reserved or unspecified) unless that destination is
-approved as private. The proxy connects to the very address it checked, so a DNS answer cannot
-change between the check and the connection (no DNS rebinding).
+The egress proxy judges each connection in two steps, in this order, so that no name is looked
+up before it is judged (a DNS query for an undeclared name would carry data out):
+
+1. :func:`parse_authority` reads the host and port the script asked for (a request line's
+   authority, a ``Host`` header, a ``CONNECT`` target) strictly: ASCII host names, IPv4
+   addresses and bracketed IPv6 addresses, a port of digits; anything else is refused.
+   :func:`decide_destination` then judges the name alone, with no address: the skill's
+   approval and its version, the destination declared *and* approved.
+2. Only an approved name is resolved; :func:`decide_addresses` then requires every address it
+   resolved to be public (not private, loopback, link-local, multicast, reserved or
+   unspecified) unless the destination is approved as private. The proxy connects to the very
+   address it checked, so a DNS answer cannot change between the check and the connection (no
+   DNS rebinding).
 
 Pure: the manager's proxy (``mcp_manager.egress``) and the places that show a skill's network
 (``skills show``, the API) import it. Parsing refuses what it cannot read with a
@@ -21,9 +29,11 @@ Pure: the manager's proxy (``mcp_manager.egress``) and the places that show a sk
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import ipaddress
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -41,10 +51,12 @@ __all__ = [
     "STAGE_EGRESS_VARIABLE",
     "Destination",
     "Verdict",
-    "decide",
+    "decide_addresses",
+    "decide_destination",
     "declared_destinations",
     "idempotency_key",
     "is_public",
+    "parse_authority",
     "parse_destination",
     "proxy_environment",
 ]
@@ -140,7 +152,7 @@ def parse_destination(text: str, *, reason: str = "") -> Destination:
         host, _, port = entry.partition(":")
     ports = DEFAULT_PORTS
     if port is not None:
-        if not port.isdigit() or not 1 <= int(port) <= 65_535:
+        if not _PORT.fullmatch(port) or not 1 <= int(port) <= 65_535:
             raise EgressPolicyError(f"{text!r}: the port must be a number from 1 to 65535")
         ports = (int(port),)
     if not _valid_host(host):
@@ -215,22 +227,20 @@ def is_public(address: str) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
-def decide(
+def decide_destination(
     *,
     skill: str,
     version: str,
     host: str,
     port: int,
-    addresses: Sequence[str],
     declared: Iterable[Destination],
     approval: EgressApproval | None,
 ) -> Verdict:
-    """Judge a connection of `skill` at `version` to `host`:`port`, whose name resolved to
-    `addresses` (the proxy connects to the first of them, checked here).
+    """Judge a connection of `skill` at `version` to `host`:`port` by its name alone, before
+    the name is resolved (only an allowed verdict may lead to a DNS query).
 
     Refused, each with its reason: no approval for the skill, an approval of another version,
-    a destination the skill does not declare, one the operator did not approve, no address, or
-    an address that is not public while the destination is not approved as private.
+    a destination the skill does not declare, or one the operator did not approve.
     """
     host = host.strip().lower().rstrip(".")
     if approval is None:
@@ -248,16 +258,90 @@ def decide(
     approved = [parse_destination(text) for text in approval.destinations]
     if not any(d.matches(host, port) for d in approved):
         return Verdict(False, f"{wanted} is declared by {skill!r} but not approved", found)
+    return Verdict(True, f"{wanted} is declared and approved", found)
+
+
+def decide_addresses(
+    verdict: Verdict,
+    *,
+    host: str,
+    port: int,
+    addresses: Sequence[str],
+    approval: EgressApproval | None,
+) -> Verdict:
+    """Judge the addresses an approved name (`verdict`, from :func:`decide_destination`)
+    resolved to; the proxy connects to the first of them, checked here. A refused `verdict`
+    stays refused.
+
+    Refused: no address, or one that is not public while `host`:`port` is not approved as
+    private.
+    """
+    if not verdict.allowed or approval is None:
+        return verdict
+    host = host.strip().lower().rstrip(".")
     if not addresses:
-        return Verdict(False, f"{host} does not resolve", found)
+        return Verdict(False, f"{host} does not resolve", verdict.destination)
     private = [parse_destination(text) for text in approval.private]
     if not any(d.matches(host, port) for d in private):
         for address in addresses:
             if not is_public(address):
                 return Verdict(
                     False,
-                    f"{host} resolves to {address}, a private address, and {wanted} is not "
-                    "approved as private",
-                    found,
+                    f"{host} resolves to {address}, a private address, and {host}:{port} is "
+                    "not approved as private",
+                    verdict.destination,
                 )
-    return Verdict(True, f"{wanted} is declared and approved", found)
+    return verdict
+
+
+_PORT: Final = re.compile(r"[0-9]{1,5}")
+_IPV6_CHARS: Final = frozenset("0123456789abcdef:.")
+
+
+def parse_authority(text: str, *, default_port: int | None) -> tuple[str, int]:
+    """The host (lower case, an IPv6 address without its brackets) and port of an authority
+    a script asked for: ``host``, ``host:port``, ``1.2.3.4:port`` or ``[v6]:port``; without a
+    port, `default_port` (None: the port is required, as in a ``CONNECT`` target).
+
+    Strict, because the name is judged as written and then resolved: ASCII only, no user
+    info, no wildcard, one port of 1 to 65535 in ASCII digits, a host name of letters, digits
+    and hyphens in labels of at most 63 (one trailing dot dropped).
+
+    Raises:
+        EgressPolicyError: anything else (the text is named).
+    """
+    shown = repr(text[:80])
+    if not text.isascii() or not text.isprintable() or " " in text:
+        raise EgressPolicyError(f"{shown}: not an ASCII host[:port]")
+    host, port_text = text, None
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise EgressPolicyError(f"{shown}: not a [IPv6 address]:port")
+        port_text = rest[1:] if rest else None
+        if not host or not set(host.lower()) <= _IPV6_CHARS:
+            raise EgressPolicyError(f"{shown}: not an IPv6 address in brackets")
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            raise EgressPolicyError(f"{shown}: not an IPv6 address in brackets") from None
+        host = str(address)
+    else:
+        if text.count(":") > 1:
+            raise EgressPolicyError(f"{shown}: one port at most (an IPv6 address goes in [])")
+        if ":" in text:
+            host, _, port_text = text.partition(":")
+        host = host.lower()
+        if host.endswith(".") and not host.endswith(".."):
+            host = host[:-1]
+        if host.startswith("*") or not _valid_host(host):
+            raise EgressPolicyError(f"{shown}: not a host name or an IP address")
+        with contextlib.suppress(ValueError):
+            host = str(ipaddress.IPv4Address(host))
+    if port_text is None:
+        if default_port is None:
+            raise EgressPolicyError(f"{shown}: a port is required (host:port)")
+        return host, default_port
+    if not _PORT.fullmatch(port_text) or not 1 <= int(port_text) <= 65_535:
+        raise EgressPolicyError(f"{shown}: the port must be a number from 1 to 65535")
+    return host, int(port_text)

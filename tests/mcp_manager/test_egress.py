@@ -26,10 +26,12 @@ from mcp_manager.egress import (
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import EgressPolicyError
 from skillweave.sandbox.egress import (
-    decide,
+    decide_addresses,
+    decide_destination,
     declared_destinations,
     idempotency_key,
     is_public,
+    parse_authority,
     parse_destination,
 )
 from skillweave.sandbox.models import ExecuteRequest
@@ -113,7 +115,9 @@ async def test_a_connect_tunnel_reaches_the_api_and_is_opaque() -> None:
 
         def tunnel(authorization: str) -> str:
             with socket.create_connection(("127.0.0.1", proxy), timeout=10) as sock:
-                sock.sendall(f"CONNECT 127.0.0.1:{api} HTTP/1.1\r\n\r\n".encode())
+                # HTTP/1.1 wants a Host header, on CONNECT too (the strict parser holds to it).
+                head = f"CONNECT 127.0.0.1:{api} HTTP/1.1\r\nHost: 127.0.0.1:{api}\r\n\r\n"
+                sock.sendall(head.encode())
                 established = sock.recv(1024).decode()
                 assert established.startswith("HTTP/1.1 200"), established
                 sock.sendall(f"GET /t HTTP/1.1\r\n{authorization}Host: x\r\n\r\n".encode())
@@ -204,17 +208,99 @@ def test_destinations_are_read_strictly_and_addresses_judged() -> None:
     assert is_public("93.184.216.34")
     declared = declared_destinations(["api.example.com:443"])
     approval = EgressApproval(destinations=("api.example.com:443",))
-    rebinding = decide(
+    named = decide_destination(
         skill="s",
         version=VERSION,
         host="api.example.com",
         port=443,
-        addresses=["93.184.216.34", "127.0.0.1"],  # one answer is enough to refuse
         declared=declared,
+        approval=approval,
+    )
+    assert named.allowed
+    rebinding = decide_addresses(
+        named,
+        host="api.example.com",
+        port=443,
+        addresses=["93.184.216.34", "127.0.0.1"],  # one answer is enough to refuse
         approval=approval,
     )
     assert not rebinding.allowed
     assert "private address" in rebinding.reason
+
+
+def test_an_authority_is_read_strictly() -> None:
+    assert parse_authority("API.Example.com", default_port=80) == ("api.example.com", 80)
+    assert parse_authority("api.example.com.:8080", default_port=80) == ("api.example.com", 8080)
+    assert parse_authority("[::1]:443", default_port=None) == ("::1", 443)
+    assert parse_authority("[0:0::1]", default_port=80) == ("::1", 80)
+    assert parse_authority("10.0.0.7:9", default_port=None) == ("10.0.0.7", 9)
+    for bad in (
+        "",
+        ":443",
+        "host:1:2",
+        "[evil.example]:443",
+        "[::1",
+        "[::1]x",
+        "[fe80::1%eth0]:443",
+        "::1",
+        "ｅｖｉｌ.example",
+        "api.example:４４３",
+        "api.example:+443",
+        "api.example:0",
+        "api.example:65536",
+        "api.example:99999999999999999999",
+        "user@api.example",
+        "*.example.org",
+        "%65vil.example",
+        "a b.example",
+        "a..example",
+        "-a.example",
+        "a\x00.example",
+        "a" * 64 + ".example",
+    ):
+        with pytest.raises(EgressPolicyError):
+            parse_authority(bad, default_port=443)
+    with pytest.raises(EgressPolicyError, match="a port is required"):
+        parse_authority("api.example", default_port=None)
+    with pytest.raises(EgressPolicyError):
+        parse_destination("x.com:４４３")  # ASCII digits only, in a declaration too
+
+
+def test_a_name_is_judged_before_any_address_and_a_refusal_stays_one() -> None:
+    declared = declared_destinations(["api.example.com:443"])
+    approval = EgressApproval(destinations=("api.example.com:443",))
+    refused = decide_destination(
+        skill="s",
+        version=VERSION,
+        host="exfil.undeclared.example",
+        port=443,
+        declared=declared,
+        approval=approval,
+    )
+    assert not refused.allowed
+    assert "is not among the destinations" in refused.reason
+    # An address check cannot turn a refused name into an allowed one.
+    still = decide_addresses(
+        refused,
+        host="exfil.undeclared.example",
+        port=443,
+        addresses=["93.184.216.34"],
+        approval=approval,
+    )
+    assert still == refused
+    named = decide_destination(
+        skill="s",
+        version=VERSION,
+        host="API.example.com.",
+        port=443,
+        declared=declared,
+        approval=approval,
+    )
+    assert named.allowed
+    unresolved = decide_addresses(
+        named, host="api.example.com", port=443, addresses=[], approval=approval
+    )
+    assert (unresolved.allowed, unresolved.reason) == (False, "api.example.com does not resolve")
 
 
 async def test_the_gateway_tells_executions_apart_by_their_grants() -> None:
@@ -250,7 +336,14 @@ async def test_the_gateway_tells_executions_apart_by_their_grants() -> None:
             assert (await asyncio.to_thread(get_with, url, sales))[0] == 407
     finally:
         await gateway.aclose()
-    assert [(r.skill, r.allowed) for r in records] == [("sales", True), ("other", False)]
+    # The connections without a grant are recorded too, with no execution (407).
+    assert [(r.skill, r.allowed, r.status) for r in records] == [
+        ("sales", True, None),
+        ("other", False, 403),
+        ("", False, 407),
+        ("", False, 407),
+        ("", False, 407),
+    ]
 
 
 async def test_grants_name_the_address_executors_dial_and_a_wildcard_needs_one(
