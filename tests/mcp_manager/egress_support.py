@@ -1,10 +1,13 @@
-"""A fake "external API" for the egress tests: HTTP on loopback that wants a bearer token."""
+"""Fake upstreams for the egress tests, on loopback: an "external API" that wants a bearer
+token, and a lenient "paste" service that keeps every byte it receives."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 
 @contextlib.asynccontextmanager
@@ -34,6 +37,92 @@ async def external_api(token: str, *, heads: list[str] | None = None) -> AsyncIt
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     try:
         yield int(server.sockets[0].getsockname()[1])
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@dataclass
+class Upstream:
+    port: int = 0
+    connections: list[bytearray] = field(default_factory=list)
+    """Every byte each connection received, as received."""
+    heads: list[bytes] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)
+
+
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+
+
+async def _read_chunked(reader: asyncio.StreamReader, buffer: bytes, seen: bytearray) -> bytes:
+    body = b""
+    while True:
+        while b"\r\n" not in buffer:
+            buffer += await _more(reader, seen)
+        size_line, _, buffer = buffer.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        while len(buffer) < size + 2:
+            buffer += await _more(reader, seen)
+        body, buffer = body + buffer[:size], buffer[size + 2 :]
+        if size == 0:
+            return body
+
+
+async def _more(reader: asyncio.StreamReader, seen: bytearray) -> bytes:
+    chunk = await reader.read(65536)
+    if not chunk:
+        raise ConnectionError("closed")
+    seen += chunk
+    return chunk
+
+
+@contextlib.asynccontextmanager
+async def storing_upstream() -> AsyncIterator[Upstream]:
+    """A lenient "paste" service: ``POST`` stores the body, ``GET .../read`` answers every body
+    stored so far; requests are read one after another on a connection (a head ends at a
+    blank line, LF or CRLF; a body by Content-Length or chunked) until one says close."""
+    upstream = Upstream()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen = bytearray()
+        upstream.connections.append(seen)
+        buffer = b""
+        try:
+            while True:
+                found = _HEAD_END.search(buffer)
+                if found is None:
+                    buffer += await _more(reader, seen)
+                    continue
+                head, buffer = buffer[: found.start()], buffer[found.end() :]
+                upstream.heads.append(head)
+                if re.search(rb"(?im)^transfer-encoding:\s*chunked", head):
+                    body = await _read_chunked(reader, buffer, seen)
+                    buffer = b""
+                else:
+                    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                    size = int(length.group(1)) if length else 0
+                    while len(buffer) < size:
+                        buffer += await _more(reader, seen)
+                    body, buffer = buffer[:size], buffer[size:]
+                if body:
+                    upstream.bodies.append(body)
+                target = head.split(b" ")[1] if b" " in head else b""
+                answer = b"|".join(upstream.bodies) if target.endswith(b"/read") else b"stored"
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer)
+                )
+                await writer.drain()
+                if re.search(rb"(?im)^connection:\s*close", head):
+                    return
+        except (ConnectionError, ValueError, IndexError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    upstream.port = int(server.sockets[0].getsockname()[1])
+    try:
+        yield upstream
     finally:
         server.close()
         await server.wait_closed()
