@@ -453,6 +453,7 @@ async def install_skill(
             only=body.skills,
             reserved=_reserved(state, library),
             admissions=_admissions(state),
+            allowed=state.settings.skills.install_sources,
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)

@@ -17,9 +17,14 @@ Sources:
   branch, a tag or a commit; default: its HEAD) are read, never a working tree. Git runs with
   no user or system configuration, no hooks, no submodules, no prompts, symlinks checked out as
   plain files, and only the https, ssh and file transports (``http://`` and ``git://`` carry
-  no integrity and are refused).
+  no integrity and are refused). No submodule is read: a gitlink inside a skill is refused.
 * a **ZIP** (``.zip``): unpacked with ``extract_package``'s checks.
 * a **folder**: read in place (symlinks are never followed).
+
+A local source (a folder, a ZIP, a repository, a ``file://`` URL) is judged by what would be
+read before anything is (:func:`skillweave.skills.confinement.confine`): a ``.git`` file,
+``commondir``, alternates, a symlink or a repository config leading outside it is refused, and
+with an allowlist (the API's ``SKILLS__INSTALL_SOURCES``) its real path must be allowed too.
 
 `path` narrows a source to a sub-folder; it may not leave the source.
 """
@@ -27,23 +32,23 @@ Sources:
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillweave.errors import PackageError, SkillFormatError
 from skillweave.skills.admission import Admissions
+from skillweave.skills.confinement import FILE_URL, confine, git_env, matches_allowlist, run_git
 from skillweave.skills.files import SKILL_FILE, is_skipped_dir
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
@@ -75,7 +80,6 @@ _INSECURE_URL: Final = re.compile(r"^(?:http|git|ext|fd)://|^ext::|^fd::", re.IG
 _DOT_SEGMENT: Final = re.compile(r"/\.\.?(?:/|$)|%2e", re.IGNORECASE)
 _REF: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@+-]{0,199}$")
 _COMMIT: Final = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-_GIT_SECONDS: Final = 300.0
 _MAX_SKILLS: Final = 500
 _MAX_DEPTH: Final = 6
 _ZIP_MAX_BYTES: Final = 256 * 1024 * 1024
@@ -95,10 +99,12 @@ class SkillSource(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """A source read into a folder: its root, and the commit of a git source."""
+    """A source read into a folder: its root, the commit of a git source, and the folders
+    where its tree has a submodule (a gitlink: another repository's commit, never read)."""
 
     root: Path
     commit: str | None
+    submodules: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,33 +161,48 @@ def source_allowed(text: str, patterns: Sequence[str]) -> bool:
         location = text
     else:
         location = os.path.abspath(os.path.expanduser(text))
-    return any(fnmatch.fnmatchcase(location, pattern) for pattern in patterns)
+    return matches_allowlist(location, patterns)
 
 
 @contextmanager
-def fetched(source: SkillSource, *, commit: str | None = None) -> Iterator[Fetched]:
-    """The source's files in a folder for the length of the context (removed after).
+def fetched(
+    source: SkillSource, *, commit: str | None = None, allowed: Sequence[str] | None = None
+) -> Iterator[Fetched]:
+    """The source's files in a folder for the length of the context (removed after), judged
+    first (:func:`~skillweave.skills.confinement.confine`): nothing is read of a source that
+    leads outside itself.
 
     Args:
         source: what to read.
         commit: a git source is read at this commit (a locked install), not at its ref.
+        allowed: the allowlist its real path must match too (the API's); None: none.
 
     Raises:
-        PackageError: the source cannot be read (git's own error, in one line).
+        PackageError: the source leads outside itself or cannot be read (one line).
     """
     if commit is not None and not _COMMIT.match(commit):
         raise PackageError(f"commit {commit!r}: not a full git commit id")
     with tempfile.TemporaryDirectory(prefix="skillweave-install-") as temp:
         work = Path(temp)
+        scratch = work / "scratch"
+        scratch.mkdir()
+        judged = confine(
+            source.kind,
+            source.location,
+            remote=bool(_GIT_URL.match(source.location)),
+            allowed=allowed,
+            scratch=scratch,
+        )
+        submodules: tuple[Path, ...] = ()
         if source.kind == "git":
-            root, resolved = _clone(source, work, commit=commit)
+            root, resolved, submodules = _clone(source, work, commit=commit, git_dir=judged.git_dir)
         elif source.kind == "zip":
-            root, resolved = _unzip(Path(source.location), work), None
+            root, resolved = _unzip(judged.root or Path(source.location), work), None
         else:
-            root, resolved = Path(source.location), None
+            root, resolved = judged.root or Path(source.location), None
         if source.path:
             root = _inside(root, source.path, what=source.location)
-        yield Fetched(root=root, commit=resolved)
+        yield Fetched(root=root, commit=resolved, submodules=submodules)
 
 
 def find_skills(root: Path) -> list[Path]:
@@ -225,13 +246,15 @@ def staged_skills(
     only: Sequence[str] = (),
     limits: PackageLimits = DEFAULT_LIMITS,
     signature: SkillSignature | None = None,
+    submodules: Sequence[Path] = (),
 ) -> list[StagedSkill]:
     """Every skill of a fetched source (those named in `only`, when given), packaged under
     its frontmatter name (a repository's root folder is rarely named like its skill), each
     with the signature in its folder (else `signature`: a ZIP's, beside it).
 
     Raises:
-        PackageError: a name of `only` is not in the source; a folder cannot be packaged.
+        PackageError: a name of `only` is not in the source; a folder cannot be packaged; a
+            submodule (of `submodules`) lies inside a skill.
         SkillFormatError: a SKILL.md has no readable name.
     """
     staged = []
@@ -240,6 +263,14 @@ def staged_skills(
         if only and name not in only:
             continue
         relative = folder.relative_to(root).as_posix()
+        for link in submodules:
+            if link.is_relative_to(folder):
+                inner = link.relative_to(root).as_posix()
+                raise PackageError(
+                    f"{inner}: a submodule (another repository's commit) inside the skill"
+                    f" {name!r}; an install reads no submodule: commit its files into this"
+                    " repository, or install that repository on its own"
+                )
         package = build_package(folder, limits=limits, top=name)
         staged.append(
             StagedSkill(
@@ -381,74 +412,27 @@ def _unzip(archive: Path, work: Path) -> Path:
     return root
 
 
-def _git_env(home: Path) -> dict[str, str]:
-    """Git with nothing of this machine's user: no config, no credentials helper, no prompt."""
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_ASKPASS": "/bin/false",
-        "SSH_ASKPASS": "/bin/false",
-        "GIT_ALLOW_PROTOCOL": "https:ssh:file",
-        # ssh keys and agents stay usable for private repositories over ssh
-        **{k: v for k, v in os.environ.items() if k in ("SSH_AUTH_SOCK", "GIT_SSH_COMMAND")},
-    }
-
-
-_GIT_OPTIONS: Final = (
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.symlinks=false",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "submodule.recurse=false",
-    "-c",
-    "protocol.ext.allow=never",
-    "-c",
-    "advice.detachedHead=false",
-)
-
-
-def _git(args: Sequence[str], *, cwd: Path | None, env: dict[str, str], what: str) -> str:
-    git = shutil.which("git")
-    if git is None:
-        raise PackageError("git is not installed: install it to install skills from git")
-    try:
-        done = subprocess.run(
-            [git, *_GIT_OPTIONS, *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_SECONDS,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise PackageError(f"{what}: git took over {_GIT_SECONDS:.0f} s") from None
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        reason = lines[-1].removeprefix("fatal: ").strip() if lines else f"exit {done.returncode}"
-        raise PackageError(f"{what}: {reason[:300]}")
-    return done.stdout.strip()
-
-
-def _clone(source: SkillSource, work: Path, *, commit: str | None) -> tuple[Path, str]:
-    env = _git_env(work)
+def _clone(
+    source: SkillSource, work: Path, *, commit: str | None, git_dir: Path | None
+) -> tuple[Path, str, tuple[Path, ...]]:
+    """Clone the source (a local one from its judged git directory, exactly: served by
+    ``git-upload-pack --strict``, which guesses no ``/.git`` and reads no ``.git`` file) and
+    check out the commit; the submodules of its tree come back as the folders they would be."""
+    env = git_env(work)
     checkout = work / "checkout"
     what = source.location
-    location = source.location
-    _git(
+    if git_dir is None:
+        location, local = source.location, []
+    else:
+        location = FILE_URL + quote(str(git_dir), safe="/")
+        local = ["--upload-pack=git-upload-pack --strict"]
+    run_git(
         [
             "clone",
             "--quiet",
             "--no-checkout",
             "--no-recurse-submodules",
+            *local,
             "--",
             location,
             str(checkout),
@@ -462,7 +446,7 @@ def _clone(source: SkillSource, work: Path, *, commit: str | None) -> tuple[Path
         # A branch of the origin, a tag, or a commit: whichever the name resolves to.
         for candidate in (f"origin/{source.ref}", f"refs/tags/{source.ref}", source.ref):
             try:
-                target = _git(
+                target = run_git(
                     ["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"],
                     cwd=checkout,
                     env=env,
@@ -473,12 +457,18 @@ def _clone(source: SkillSource, work: Path, *, commit: str | None) -> tuple[Path
                 continue
         else:
             raise PackageError(f"{what}: no branch, tag or commit {source.ref!r}")
-    _git(["checkout", "--quiet", "--detach", target, "--"], cwd=checkout, env=env, what=what)
-    resolved = _git(["rev-parse", "HEAD"], cwd=checkout, env=env, what=what)
+    run_git(["checkout", "--quiet", "--detach", target, "--"], cwd=checkout, env=env, what=what)
+    resolved = run_git(["rev-parse", "HEAD"], cwd=checkout, env=env, what=what)
     if commit is not None and resolved != commit:
         raise PackageError(f"{what}: commit {commit} is not in the repository")
+    tree = run_git(["ls-tree", "-r", "-z", "--full-tree", "HEAD"], cwd=checkout, env=env, what=what)
+    submodules = tuple(
+        checkout / entry.split("\t", 1)[1]
+        for entry in tree.split("\0")
+        if entry.startswith("160000 ") and "\t" in entry
+    )
     shutil.rmtree(checkout / ".git", ignore_errors=True)
-    return checkout, resolved
+    return checkout, resolved, submodules
 
 
 # --- installing ------------------------------------------------------------------------------
@@ -502,6 +492,7 @@ async def install_skills(
     commit: str | None = None,
     expect: Mapping[str, str] | None = None,
     admissions: Admissions | None = None,
+    allowed: Sequence[str] | None = None,
 ) -> list[Installed]:
     """Install the skills of `source` (those named in `only`) as uploaded skills, all or none.
 
@@ -514,12 +505,14 @@ async def install_skills(
         expect: name → the version it must have (a locked install); refused otherwise.
         admissions: the signature and scan checks of each version before any is stored
             (``skills.admission``); recorded after, with the audit log's install records.
+        allowed: an allowlist the source's real path must match too (the API's
+            ``SKILLS__INSTALL_SOURCES``); None: any source (the CLI's user reads it).
 
     Raises:
         PackageError, SkillFormatError, SkillNameTakenError: one line, nothing stored.
     """
     staged, resolved = await asyncio.to_thread(
-        _fetch_and_stage, source, tuple(only), commit, stored.limits
+        _fetch_and_stage, source, tuple(only), commit, stored.limits, allowed
     )
     missing = sorted(set(expect or {}) - {skill.name for skill in staged})
     if missing:
@@ -569,8 +562,15 @@ async def install_skills(
 
 
 def _fetch_and_stage(
-    source: SkillSource, only: tuple[str, ...], commit: str | None, limits: PackageLimits
+    source: SkillSource,
+    only: tuple[str, ...],
+    commit: str | None,
+    limits: PackageLimits,
+    allowed: Sequence[str] | None,
 ) -> tuple[list[StagedSkill], str | None]:
-    sidecar = read_signature(Path(source.location)) if source.kind == "zip" else None
-    with fetched(source, commit=commit) as got:
-        return staged_skills(got.root, only=only, limits=limits, signature=sidecar), got.commit
+    with fetched(source, commit=commit, allowed=allowed) as got:
+        sidecar = read_signature(Path(source.location)) if source.kind == "zip" else None
+        staged = staged_skills(
+            got.root, only=only, limits=limits, signature=sidecar, submodules=got.submodules
+        )
+        return staged, got.commit

@@ -86,3 +86,26 @@ def test_url_patterns_match_whole_urls_without_dot_segments() -> None:
     assert not source_allowed("https://github.com/acme/%2e%2e/evil", allowed)
     assert not source_allowed("https://github.com/evil/skills.git", allowed)
     assert not source_allowed("https://github.com/acme/x", [])
+
+
+async def test_an_allowed_source_leading_to_another_repository_is_refused(
+    api: Api, tmp_path: Path
+) -> None:
+    """Issue 38, item 4: a source is judged by what would be read (the hostile cases one by
+    one: tests/skills/test_install_confinement.py)."""
+    make_repo(tmp_path / "elsewhere", "lint-tool")
+    (tmp_path / "repos").mkdir()
+    pointer = tmp_path / "repos" / "pointer"
+    pointer.mkdir()
+    (pointer / ".git").write_text(f"gitdir: {tmp_path}/elsewhere/.git\n")
+    (tmp_path / "repos" / "link").symlink_to(tmp_path / "elsewhere")
+    answers = [
+        await api.client.post("/v1/skills/install", json={"source": str(source)})
+        for source in (pointer, tmp_path / "repos" / "link")
+    ]
+    assert [a.status_code for a in answers] == [422, 422], [a.text for a in answers]
+    assert ".git: a file pointing at another repository (gitdir:)" in answers[0].json()["detail"]
+    assert "its real path (symlinks resolved) is not one" in answers[1].json()["detail"]
+    assert all(str(tmp_path / "elsewhere") not in a.json()["detail"] for a in answers)
+    assert (await api.client.get("/v1/skills/lint-tool")).status_code == 404
+    assert (await api.client.get("/v1/skills/")).json()["total"] == 1  # the directory skill
