@@ -182,6 +182,58 @@ class _Entry:
     answered: bool = False  # response bytes reached the client: no refusal can follow
 
 
+class _Caps:
+    """One execution's caps (:class:`EgressLimits`): connections, requests per second, and
+    bytes both ways together."""
+
+    def __init__(self, context: EgressContext) -> None:
+        self._context = context
+        self._connections = 0
+        self._bytes = 0
+        self._recent: list[float] = []
+
+    def admit(self, verdict: Verdict) -> Verdict:
+        """`verdict` if one more connection is within the caps (then counted), else a
+        refusal naming the cap."""
+        limits = self._context.limits
+        now = time.monotonic()
+        self._recent = [t for t in self._recent if now - t < 1.0]
+        if self._connections >= limits.max_connections:
+            return Verdict(False, f"the execution's cap of {limits.max_connections} connections")
+        if len(self._recent) >= limits.max_requests_per_second:
+            rate = limits.max_requests_per_second
+            return Verdict(False, f"the execution's cap of {rate:g} requests per second")
+        if self._bytes >= limits.max_bytes:
+            return Verdict(False, f"the execution's cap of {limits.max_bytes} bytes")
+        self._connections += 1
+        self._recent.append(now)
+        return verdict
+
+    def count(self, size: int) -> bool:
+        """Count `size` bytes against the cap; False once past it."""
+        self._bytes += size
+        if self._bytes > self._context.limits.max_bytes:
+            logger.warning(
+                "egress of %s closed: over %d bytes",
+                self._context.execution_id,
+                self._context.limits.max_bytes,
+            )
+            return False
+        return True
+
+
+def _credentials(context: EgressContext, host: str, port: int) -> dict[str, tuple[str, str]]:
+    """The headers bound to `host`:`port` for the execution, by lower-case name: (name,
+    value)."""
+    found: dict[str, tuple[str, str]] = {}
+    for binding in context.credentials:
+        if parse_destination(binding.destination).matches(host, port):
+            value = _rendered(binding, context.secrets)
+            if value is not None:
+                found[binding.header.lower()] = (binding.header, value)
+    return found
+
+
 async def _resolve(host: str, port: int) -> list[str]:
     loop = asyncio.get_running_loop()
     try:
@@ -211,10 +263,8 @@ class EgressProxy:
         self.context = context
         self._audit = audit
         self._resolve = resolver or _resolve
-        self._connections = 0
+        self._caps = _Caps(context)
         self._requests = 0  # plain-HTTP requests forwarded: the idempotency keys' counter
-        self._bytes = 0
-        self._recent: list[float] = []
         self._server: asyncio.AbstractServer | None = None
         self._handlers: set[asyncio.Task[None]] = set()
 
@@ -280,7 +330,8 @@ class EgressProxy:
             entry.allowed, entry.reason, entry.status = False, exc.reason, exc.status
             refused = None if entry.answered else exc
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError, OSError) as exc:
-            entry.reason = f"the connection was lost: {exc or type(exc).__name__}"[:300]
+            lost = f"the connection was lost ({str(exc)[:200] or type(exc).__name__})"
+            entry.reason = f"{entry.reason}; {lost}" if entry.allowed else lost
         except Exception:  # a fault of the proxy's own: refused, recorded, and logged
             logger.exception("egress of %s failed", self.context.execution_id)
             entry.allowed, entry.status = False, 502
@@ -308,7 +359,7 @@ class EgressProxy:
         )
         status, addresses = 403, []
         if verdict.allowed:
-            verdict = self._within_limits(verdict)
+            verdict = self._caps.admit(verdict)
             status = 403 if verdict.allowed else 429
         if verdict.allowed:  # only an approved name is looked up
             addresses = await self._resolve(host, port)
@@ -318,21 +369,6 @@ class EgressProxy:
         if not verdict.allowed:
             raise HttpRefusal(status, f"skillweave egress refused {host}:{port}: {verdict.reason}")
         return addresses[0]
-
-    def _within_limits(self, verdict: Verdict) -> Verdict:
-        limits = self.context.limits
-        now = time.monotonic()
-        self._recent = [t for t in self._recent if now - t < 1.0]
-        if self._connections >= limits.max_connections:
-            return Verdict(False, f"the execution's cap of {limits.max_connections} connections")
-        if len(self._recent) >= limits.max_requests_per_second:
-            rate = limits.max_requests_per_second
-            return Verdict(False, f"the execution's cap of {rate:g} requests per second")
-        if self._bytes >= limits.max_bytes:
-            return Verdict(False, f"the execution's cap of {limits.max_bytes} bytes")
-        self._connections += 1
-        self._recent.append(now)
-        return verdict
 
     async def _open(
         self, host: str, port: int
@@ -356,12 +392,12 @@ class EgressProxy:
         upstream_reader, upstream_writer = await self._open(request.host, request.port)
         try:
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            entry.answered = True
+            entry.answered, entry.allowed, entry.reason = True, True, "tunnel open"
             await writer.drain()
             if early:  # what the client sent before the 200: the tunnel's first bytes
                 upstream_writer.write(early)
                 entry.bytes_out += len(early)
-                self._bytes += len(early)
+                self._caps.count(len(early))
         except BaseException:
             upstream_writer.close()  # the client went before the tunnel: close what it opened
             raise
@@ -377,7 +413,7 @@ class EgressProxy:
         response; the client's stream is not read past the request's end."""
         upstream_reader, upstream_writer = await self._open(request.host, request.port)
         try:
-            injected = self._credentials(request.host, request.port)
+            injected = _credentials(self.context, request.host, request.port)
             added = list(injected.values())
             if not any(n.lower() == IDEMPOTENCY_HEADER.lower() for n, _ in request.headers):
                 # The same on every attempt of the run, for APIs that honour one (a run may
@@ -390,9 +426,9 @@ class EgressProxy:
                 )
             upstream_writer.write(upstream_head(request, added=added, replaced=set(injected)))
             self._requests += 1
+            entry.allowed = True  # judged and sent; a malformed body still refuses it below
             entry.reason = "forwarded" + (" with a bound credential" if injected else "")
             await self._exchange(body, entry, writer, upstream_reader, upstream_writer)
-            entry.allowed = True
         finally:
             upstream_writer.close()
             with contextlib.suppress(Exception):
@@ -411,16 +447,18 @@ class EgressProxy:
 
         async def send() -> None:
             async for frame in body.frames():
-                if not self._count(len(frame)):
-                    entry.reason += f"; closed at the cap of {self.context.limits.max_bytes} bytes"
-                    return
+                if not self._caps.count(len(frame)):  # the body is cut: the request refused
+                    cap = self.context.limits.max_bytes
+                    raise HttpRefusal(
+                        429, f"the request's body is past the execution's cap of {cap} bytes"
+                    )
                 entry.bytes_out += len(frame)
                 upstream.write(frame)
                 await upstream.drain()
 
         async def receive() -> None:
             while chunk := await upstream_reader.read(_CHUNK):
-                if not self._count(len(chunk)):
+                if not self._caps.count(len(chunk)):
                     entry.reason += f"; closed at the cap of {self.context.limits.max_bytes} bytes"
                     return
                 entry.bytes_in += len(chunk)
@@ -441,28 +479,6 @@ class EgressProxy:
                 task.cancel()
             await asyncio.gather(up, down, return_exceptions=True)
 
-    def _count(self, size: int) -> bool:
-        """Count `size` bytes against the execution's cap; False once past it."""
-        self._bytes += size
-        if self._bytes > self.context.limits.max_bytes:
-            logger.warning(
-                "egress of %s closed: over %d bytes",
-                self.context.execution_id,
-                self.context.limits.max_bytes,
-            )
-            return False
-        return True
-
-    def _credentials(self, host: str, port: int) -> dict[str, tuple[str, str]]:
-        """The headers bound to this destination, by lower-case name: (name, value)."""
-        found: dict[str, tuple[str, str]] = {}
-        for binding in self.context.credentials:
-            if parse_destination(binding.destination).matches(host, port):
-                value = _rendered(binding, self.context.secrets)
-                if value is not None:
-                    found[binding.header.lower()] = (binding.header, value)
-        return found
-
     async def _relay(
         self,
         client_reader: asyncio.StreamReader,
@@ -479,7 +495,7 @@ class EgressProxy:
         ) -> None:
             try:
                 while chunk := await source.read(_CHUNK):
-                    if not self._count(len(chunk)):
+                    if not self._caps.count(len(chunk)):
                         return
                     counts[index] += len(chunk)
                     sink.write(chunk)

@@ -480,3 +480,19 @@ async def test_the_gateway_records_a_refused_head_with_its_execution_and_407_wit
         ("job-strict/script-1", 400),
         ("", 407),
     ]
+
+
+async def test_a_body_past_the_byte_cap_is_refused_and_recorded() -> None:
+    async with storing_upstream() as upstream:
+        ctx = _context(upstream.port, limits=EgressLimits(max_bytes=1000))
+        async with proxy_for(ctx) as proxy:
+            raw = (
+                f"POST http://127.0.0.1:{upstream.port}/store HTTP/1.1\r\n"
+                f"Host: 127.0.0.1:{upstream.port}\r\nContent-Length: 5000\r\n\r\n".encode()
+                + b"x" * 5000
+            )
+            answer = await asyncio.to_thread(exchange, proxy.port, raw)
+    assert "cap of 1000 bytes" in one_line_refusal(answer, 429)
+    assert upstream.bodies == []
+    (record,) = proxy.records
+    assert (record.allowed, record.status) == (False, 429)
