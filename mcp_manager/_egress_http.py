@@ -128,15 +128,18 @@ def has_bare_line_break(data: bytes) -> bool:
     return b"\r" in rest or b"\n" in rest
 
 
-async def read_head(reader: asyncio.StreamReader) -> RequestHead | None:
-    """Read a request head, at most :data:`MAX_HEAD_BYTES`; None when the client closed
-    before sending anything.
+async def read_head(
+    reader: asyncio.StreamReader, buffer: bytearray | None = None
+) -> RequestHead | None:
+    """Read a request head, at most :data:`MAX_HEAD_BYTES`, into `buffer` (given: what was
+    read stays there, should the reading be cancelled); None when the client closed before
+    sending anything.
 
     Raises:
         HttpRefusal: 431 past the bound; 400 for a bare CR or LF (refused as soon as it
             arrives, not waited past) or a connection closed within the head.
     """
-    buffer = bytearray()
+    buffer = bytearray() if buffer is None else buffer
     while True:
         end = buffer.find(b"\r\n\r\n")
         head = buffer if end < 0 else buffer[: end + 4]
@@ -153,7 +156,9 @@ async def read_head(reader: asyncio.StreamReader) -> RequestHead | None:
         chunk = await reader.read(_CHUNK)
         if not chunk:
             if buffer:
-                raise HttpRefusal(400, "the connection closed within the request head")
+                raise HttpRefusal(
+                    400, "the connection closed within the request head", seen=bytes(buffer)
+                )
             return None
         buffer += chunk
 

@@ -34,9 +34,10 @@ What the proxy guarantees, and how:
   added to it: header injection needs plain HTTP.
 - **Everything is recorded.** Per execution there are caps (:class:`EgressLimits`):
   connections, bytes each way together, requests per second (``429`` saying which, or the
-  connection closed). Every request, refused (400, 403, 407 at the gateway, 429, 431, 502) or
-  not, has exactly one :class:`EgressRecord`, sent to `audit` (the manager stores them with
-  the run and logs them).
+  connection closed). Every request, refused (400, 403, 407 at the gateway, 408 for a head
+  that does not arrive in time, 429, 431, 502) or not, has exactly one :class:`EgressRecord`,
+  sent to `audit` (the manager stores them with the run and logs them; one without a live
+  grant is logged only).
 
 Hand-written around h11: no proxy library both judges every connection by our policy before
 any lookup and connects to the address it judged; h11 reads the HTTP, this module decides.
@@ -108,12 +109,15 @@ _CHUNK: Final = 64 * 1024
 _CONNECT_SECONDS: Final = 10.0
 _DRAIN_SECONDS: Final = 5.0
 _LINGER_SECONDS: Final = 0.5
+_HEAD_SECONDS: Final = 30.0
+"""How long a client may take to send its request head (408 past it)."""
 _LINGER_BYTES: Final = 1024 * 1024
 _SECRET_REFERENCE: Final = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
 _TITLES: Final = {
     400: "Bad Request",
     403: "Forbidden",
     407: "Proxy Authentication Required",
+    408: "Request Timeout",
     429: "Too Many Requests",
     431: "Request Header Fields Too Large",
     502: "Bad Gateway",
@@ -649,13 +653,21 @@ async def _read_or_refusal(
     reader: asyncio.StreamReader,
 ) -> RequestHead | HttpRefusal | None:
     """The connection's request head, the refusal of one that could not be read (to be
-    recorded by whoever serves it), or None when the client closed before a byte."""
+    recorded by whoever serves it), or None when the client went before a byte."""
+    seen = bytearray()
     try:
-        return await read_head(reader)
+        return await asyncio.wait_for(read_head(reader, seen), timeout=_HEAD_SECONDS)
     except HttpRefusal as refusal:
         return refusal
-    except (ConnectionError, OSError):
-        return None
+    except TimeoutError:
+        reason = f"no complete request head within {_HEAD_SECONDS:g} seconds"
+        return HttpRefusal(408, reason, seen=bytes(seen))
+    except (ConnectionError, OSError) as exc:
+        if not seen:
+            return None
+        return HttpRefusal(
+            400, f"the connection was lost within the request head ({exc})", seen=bytes(seen)
+        )
 
 
 def _method_of(head: bytes) -> str:
