@@ -59,6 +59,7 @@ from skillweave.errors import (
     SandboxStartError,
 )
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
+from skillweave.sandbox.bindings import SkillOwnership, check_bound_settings
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
 from skillweave.sandbox.packages import publish_library
 from skillweave.sandbox.problems import (
@@ -215,9 +216,11 @@ def _service(
     metrics: ManagerMetrics,
     *,
     egress: EgressService | None = None,
+    registry: SkillRegistry | None = None,
 ) -> ExecutionService:
     return ExecutionService(
         egress=egress,
+        ownership=SkillOwnership(store, registry or ()),
         store=store,
         pool=pool,
         metrics=metrics,
@@ -432,16 +435,35 @@ def _reloading(
     store: ArtifactStore,
     *,
     publish: bool,
+    service: ExecutionService,
 ) -> contextlib.AbstractAsyncContextManager[None]:
     """The library's changes reaching the MCP front door (its sessions keep the versions
     they activated) and, with `publish`, the store, every ``SKILLS__RELOAD_SECONDS``."""
 
     async def reloaded(registry: SkillRegistry) -> None:
         front_door.use_registry(registry)
+        service.use_registry(registry)  # the versions its directory skills' secrets bind to
         if publish:
             await publish_library(store, registry)
 
     return reloading(library, reloaded, every=settings.skills.reload_seconds)
+
+
+def _checked_token(settings: Settings) -> bytes:
+    """The manager's token, once the settings it cannot start without are checked: the token
+    is set, and every skill name of the secrets, approvals and credentials is canonical
+    (``skillweave.sandbox.bindings``).
+
+    Raises:
+        ConfigError: one line saying which setting to fix.
+    """
+    if (
+        settings.sandbox.manager_token is None
+        or not settings.sandbox.manager_token.get_secret_value()
+    ):
+        raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
+    check_bound_settings(settings.sandbox)
+    return settings.sandbox.manager_token.get_secret_value().encode()
 
 
 def create_app(
@@ -459,12 +481,7 @@ def create_app(
         backend: where sandboxes come from (default: from ``settings.sandbox.backend``).
         publish: publish the configured skill library's packages at start-up.
     """
-    if (
-        settings.sandbox.manager_token is None
-        or not settings.sandbox.manager_token.get_secret_value()
-    ):
-        raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
-    token = settings.sandbox.manager_token.get_secret_value().encode()
+    token = _checked_token(settings)
     if backend is None:
         _check_backend(settings)
 
@@ -476,7 +493,7 @@ def create_app(
         _announce_isolation(settings, metrics)
         pool = _pool(settings, backend, metrics)
         egress = await _opened_egress(settings, the_store, metrics)
-        service = _service(settings, the_store, pool, metrics, egress=egress)
+        service = _service(settings, the_store, pool, metrics, egress=egress, registry=registry)
         front_door = SkillMcp(
             settings, registry=registry, store=the_store, run_script=service.execute
         )
@@ -488,7 +505,9 @@ def create_app(
         try:
             async with (
                 sessions.run(),
-                _reloading(settings, library, front_door, the_store, publish=publish),
+                _reloading(
+                    settings, library, front_door, the_store, publish=publish, service=service
+                ),
             ):
                 yield
         finally:

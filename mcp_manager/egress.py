@@ -73,6 +73,7 @@ from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import SkillFormatError
 from skillweave.sandbox.approvals import NetworkApprovals
+from skillweave.sandbox.bindings import check_bound_names, configured_for
 from skillweave.sandbox.egress import (
     IDEMPOTENCY_HEADER,
     Destination,
@@ -86,7 +87,6 @@ from skillweave.sandbox.egress import (
 from skillweave.sandbox.models import EgressGrant, ExecuteRequest
 from skillweave.skills.files import SKILL_FILE
 from skillweave.skills.frontmatter import parse_frontmatter
-from skillweave.skills.names import name_key
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -764,7 +764,8 @@ class EgressService:
         self._records: dict[str, list[EgressRecord]] = {}
         self._gateway = EgressGateway(audit=self._audit, resolver=resolver)
         self._approvals = NetworkApprovals(store, settings)
-        self._credentials = {name_key(k): tuple(v) for k, v in settings.credentials.items()}
+        check_bound_names("SANDBOX__EGRESS__CREDENTIALS", settings.credentials)  # exact names
+        self._credentials = {k: tuple(v) for k, v in settings.credentials.items()}
         self._runs: dict[str, tuple[str, str]] = {}  # token -> (run id, execution id)
 
     async def start(self) -> None:
@@ -785,7 +786,7 @@ class EgressService:
         script's."""
         return {
             name
-            for binding in self._credentials.get(name_key(skill), ())
+            for binding in configured_for(self._credentials, skill) or ()
             for name in _SECRET_REFERENCE.findall(binding.value)
         }
 
@@ -807,7 +808,7 @@ class EgressService:
             version=request.version,
             declared=declared,
             approval=approval,
-            credentials=self._credentials.get(name_key(request.skill), ()),
+            credentials=configured_for(self._credentials, request.skill) or (),
             secrets=secrets,
             limits=self.settings.limits,
         )

@@ -23,7 +23,10 @@ a finished script again:
 The manager moves every byte: it reads the skill package (by name and pinned version) and the
 input artifacts from the store, pushes them to the sandbox, fetches declared outputs (files under
 ``outputs/``) and over-cap stdout/stderr back, and stores them as artifacts of the run. Sandboxes
-never see store credentials. Per-skill secrets join only that skill's environment; every
+never see store credentials. Per-skill secrets join only that skill's environment, bound to
+its one canonical name and its owner's versions (``skillweave.sandbox.bindings``: a run that
+is not bound gets no secrets, credentials or network, and says why in the log and its audit
+record); every
 configured secret is masked (``skillweave.sandbox.masking``) in each result before it is stored
 or answered, and in each full stdout/stderr log after its transfer was verified and before it
 is stored, so the log's artifact ref describes the masked bytes.
@@ -41,7 +44,7 @@ import io
 import logging
 import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -66,12 +69,14 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    InvalidKeyError,
     PackageError,
     SandboxLostError,
     SignatureError,
     SkillEnvironmentError,
     StorageError,
 )
+from skillweave.sandbox.bindings import SkillOwnership, check_bound_names, configured_for
 from skillweave.sandbox.masking import mask_result, output_masker
 from skillweave.sandbox.models import (
     EXECUTION_ID_VARIABLE,
@@ -87,7 +92,8 @@ from skillweave.skills.dependencies import (
     base_environment,
     package_dependencies,
 )
-from skillweave.skills.names import name_key
+from skillweave.skills.model import Skill
+from skillweave.skills.names import bound_name
 from skillweave.skills.package import archive_version
 from skillweave.skills.signing import check_trust, parse_signature
 from skillweave.storage import keys
@@ -204,26 +210,19 @@ class PreparedEnvironment(BaseModel):
 def _secrets_by_name(
     skill_secrets: Mapping[str, Mapping[str, str]],
 ) -> dict[str, Mapping[str, str]]:
-    """The per-skill secrets by the skill name's folded key (``skills.names.name_key``).
+    """The per-skill secrets by the skill's canonical name (``sandbox.bindings``).
 
     Raises:
-        ConfigError: Two configured skill names fold to one key: which skill gets which
-            secrets would depend on spelling.
+        ConfigError: a configured skill name is not canonical (one line, with its canonical
+            form), or its secrets are not a valid environment.
     """
-    found: dict[str, tuple[str, Mapping[str, str]]] = {}
+    check_bound_names("SANDBOX__SKILL_SECRETS", skill_secrets)
     for name, values in skill_secrets.items():
         try:
             check_env(values)  # what every run of the skill will pass to the executor
         except ExecutionRejectedError as exc:
             raise ConfigError(f"SANDBOX__SKILL_SECRETS of {name!r}: {exc.reason}") from None
-        key = name_key(name)
-        if key in found:
-            raise ConfigError(
-                f"SANDBOX__SKILL_SECRETS names one skill twice: {found[key][0]!r} and {name!r};"
-                " keep one entry per skill"
-            )
-        found[key] = (name, values)
-    return {key: values for key, (_, values) in found.items()}
+    return dict(skill_secrets)
 
 
 class ExecutionService:
@@ -259,8 +258,10 @@ class ExecutionService:
         egress: EgressService | None = None,
         trust: TrustSettings | None = None,
         audit: AuditLog | None = None,
+        ownership: SkillOwnership | None = None,
     ) -> None:
         self._store = store
+        self._ownership = ownership if ownership is not None else SkillOwnership(store)
         self._trust = trust if trust is not None else TrustSettings()
         self._trust_warned: set[tuple[str, str]] = set()
         self._audit = audit
@@ -283,6 +284,11 @@ class ExecutionService:
             store, lease=claim_lease, holder="manager", holder_id=manager_id, clock_skew=clock_skew
         )
         self._executor = ExecutorClient(store=store, masker=self._masker)
+
+    def use_registry(self, skills: Iterable[Skill]) -> None:
+        """Take the manager's library as scanned now: the versions of its directory skills
+        that their secrets, credentials and network bind to (``sandbox.bindings``)."""
+        self._ownership.use_registry(skills)
 
     async def close(self) -> None:
         """Cancel what is running (builds of environments too) and close the HTTP client."""
@@ -327,10 +333,14 @@ class ExecutionService:
         # Without limits it runs under this manager's: the same request as one that named them
         # (as workers did before the limit became the manager's alone).
         fingerprint = Fingerprint.of(request, default_limits=self._default_limits)
+        try:  # a name no key can hold ('ｐｒｏｂｅ-ａ') was never published: nothing to run
+            package_key = keys.skill_package_key(request.skill, request.version)
+        except InvalidKeyError as exc:
+            raise ExecutionRejectedError(422, f"skill {request.skill!r}: {exc}") from None
         # The package is looked up beside the stored result (it is needed unless there is one).
         stored, package_ref = await asyncio.gather(
             self._stored(request.execution_id, fingerprint),
-            self._store.stat(keys.skill_package_key(request.skill, request.version)),
+            self._store.stat(package_key),
             return_exceptions=True,
         )
         if isinstance(stored, BaseException):
@@ -447,7 +457,7 @@ class ExecutionService:
         check_run(
             script=request.script,
             args=request.args,
-            env=self._env_of(request),
+            env=self._env_of(request, owned=True),  # the largest it can be
             inputs=[_input_name(ref) for ref in request.inputs],
             input_bytes=sum(ref.size for ref in request.inputs),
         )
@@ -600,6 +610,7 @@ class ExecutionService:
     ) -> ExecutionResult:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
+        unbound = await self._unbound(request)
         if self._audit is not None:  # before any sandbox: nothing runs unrecorded
             await self._audit.record(
                 "execution",
@@ -609,16 +620,46 @@ class ExecutionService:
                 args=request.args,
                 script=request.script,
                 execution_id=request.execution_id,
+                **({"unbound": unbound} if unbound is not None else {}),
             )
         # Before a sandbox is taken: a first use may build for minutes, holding none.
         environment = await self._environment_of(request, package)
-        grant = await self._egress_grant(request, package)
+        owned = unbound is None
+        grant = await self._egress_grant(request, package) if owned else None
         try:
-            run = self._sandbox_run(request, package, inputs, environment, egress=grant)
+            run = self._sandbox_run(
+                request, package, inputs, environment, egress=grant, owned=owned
+            )
             return await self._run_in_sandbox(entry, fingerprint, run)
         finally:
             if grant is not None and self._egress is not None:
                 await self._egress.close_grant(grant.token)
+
+    async def _unbound(self, request: ExecuteRequest) -> str | None:
+        """Why the run is not given its skill's secrets, credentials and network (its name is
+        not canonical, or the version is not its owner's: ``sandbox.bindings``), logged; None
+        when it is given them, or nothing is configured for its name."""
+        if bound_name(request.skill) is not None and not await self._configured(request.skill):
+            return None  # nothing to give: who owns the name does not matter
+        refusal = await self._ownership.refusal(request.skill, request.version)
+        if refusal is not None:
+            logger.warning(
+                "skill %r version %s runs without secrets, credentials or network: %s",
+                request.skill,
+                request.version[:12],
+                refusal,
+            )
+        return refusal
+
+    async def _configured(self, skill: str) -> bool:
+        """Whether secrets, credentials or a network approval are configured for `skill`."""
+        if configured_for(self._secrets_by_key, skill):
+            return True
+        if self._egress is None:
+            return False
+        return bool(self._egress.bound_secrets(skill)) or (
+            await self._egress.approval_of(skill) is not None
+        )
 
     async def _egress_grant(self, request: ExecuteRequest, package: bytes) -> EgressGrant | None:
         """The run's network, when its skill declares destinations an operator approved
@@ -638,7 +679,7 @@ class ExecutionService:
             raise ExecutionRejectedError(422, f"skill {request.skill!r}: {exc}") from exc
         if not declared:
             return None
-        secrets = self._secrets_by_key.get(name_key(request.skill), {})
+        secrets = configured_for(self._secrets_by_key, request.skill) or {}
         return self._egress.open_grant(
             request, declared=declared, approval=approval, secrets=secrets
         )
@@ -775,10 +816,12 @@ class ExecutionService:
         environment: bytes | None,
         *,
         egress: EgressGrant | None = None,
+        owned: bool = False,
     ) -> SandboxRun:
-        """What the sandbox is sent: the request with its skill's secrets (those bound to a
-        network destination stay with the egress proxy) and its limits."""
-        env = self._env_of(request)
+        """What the sandbox is sent: the request with its skill's secrets when the run is
+        `owned` (those bound to a network destination stay with the egress proxy) and its
+        limits."""
+        env = self._env_of(request, owned=owned)
         if self._egress is not None:
             for name in self._egress.bound_secrets(request.skill):
                 env.pop(name, None)
@@ -877,14 +920,14 @@ class ExecutionService:
             " it is not run again",
         )
 
-    def _env_of(self, request: ExecuteRequest) -> dict[str, str]:
-        """The script's environment from the request: its ``env``, its skill's secrets (by
-        the name's folded key, as names are owned: 'CSV-Cleaner' is csv-cleaner's), and
+    def _env_of(self, request: ExecuteRequest, *, owned: bool) -> dict[str, str]:
+        """The script's environment from the request: its ``env``, its skill's secrets when
+        the run is `owned` (:meth:`_unbound`: exactly its canonical name's), and
         ``SKILLWEAVE_EXECUTION_ID``: the same on every attempt of the run, an idempotency key
         for what the script does outside its sandbox (a run may start again after its manager
         died; its result is kept once)."""
         return {
             **request.env,
-            **self._secrets_by_key.get(name_key(request.skill), {}),
+            **((configured_for(self._secrets_by_key, request.skill) or {}) if owned else {}),
             EXECUTION_ID_VARIABLE: request.execution_id,
         }

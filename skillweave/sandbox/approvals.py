@@ -4,7 +4,9 @@ An operator approves a skill's network in the manager's settings (``sandbox.egre
 or over the API (``PUT /v1/skills/{name}/network``), which stores the approval here
 (``keys.network_approval_key``), pinned to the skill version it was made for. The manager's
 egress service reads both, the settings first (:meth:`NetworkApprovals.of`). A record that
-cannot be read approves nothing (and is logged): fail closed.
+cannot be read approves nothing (and is logged): fail closed. An approval binds to one
+canonical skill name, exactly (``sandbox.bindings``): a configured key that is not canonical
+stops start-up, and a skill whose name is not canonical is approved nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pydantic import ValidationError
 
 from skillweave.config import EgressApproval, EgressSettings
 from skillweave.errors import InvalidKeyError
+from skillweave.sandbox.bindings import check_bound_names, configured_for
 from skillweave.sandbox.egress import Destination, parse_destination
-from skillweave.skills.names import name_key
+from skillweave.skills.names import bound_name
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 
@@ -33,23 +36,27 @@ within this, without a store read per run."""
 
 
 class NetworkApprovals:
-    """The operator's network approvals: the settings', then those made over the API."""
+    """The operator's network approvals: the settings', then those made over the API.
+
+    Raises:
+        ConfigError: a key of ``sandbox.egress.approvals`` is not a canonical skill name.
+    """
 
     def __init__(self, store: ArtifactStore, settings: EgressSettings | None = None) -> None:
         self._store = store
-        self._settings = {
-            name_key(name): approval
-            for name, approval in (settings.approvals if settings else {}).items()
-        }
+        self._settings = dict(settings.approvals) if settings else {}
+        check_bound_names("SANDBOX__EGRESS__APPROVALS", self._settings)
         self._read: dict[str, tuple[float, EgressApproval | None]] = {}
 
     def configured(self, skill: str) -> EgressApproval | None:
-        """The approval in the settings, if any."""
-        return self._settings.get(name_key(skill))
+        """The approval in the settings for exactly `skill`'s canonical name, if any."""
+        return configured_for(self._settings, skill)
 
     async def of(self, skill: str) -> tuple[EgressApproval | None, str | None]:
         """The approval of `skill`'s network and where it is from (``settings`` or ``api``);
-        (None, None) when there is none."""
+        (None, None) when there is none, or `skill`'s name is not canonical."""
+        if bound_name(skill) is None:
+            return None, None
         configured = self.configured(skill)
         if configured is not None:
             return configured, "settings"

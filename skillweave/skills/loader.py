@@ -5,6 +5,8 @@ a forgiving client should, so that libraries written for other agent clients loa
 a name that does not match its folder, over-long fields, unknown keys or a colon that needed
 quoting produce warnings and the skill loads; a missing description or unparseable YAML make
 the skill unusable, and the loader says so with a :class:`SkillFormatError` naming the file.
+A skill whose name is not canonical loads, flagged: it is given no secrets, credentials or
+network (``names.bound_name``), and its warnings say so.
 Called by discovery (for every skill of a library) and by the validator.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 from skillweave.errors import SkillFormatError
 from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
 from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
+from skillweave.skills.names import NOT_BOUND, bound_name
 from skillweave.skills.spec import (
     EXTENSION_KEYS,
     Diagnostic,
@@ -92,6 +95,8 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
     # YAML 1.1 turns `name: off` or `name: 2024` into a bool or a number; the folder name is
     # then a better guess than str(False).
     name = effective_name(data.get("name"), skill_dir.name)
+    if bound_name(name) is None:
+        diagnostics.append(Diagnostic(path, "name", f"{name!r}: {NOT_BOUND}"))
     raw_metadata = data.get("metadata")
     if not isinstance(raw_metadata, Mapping):
         raw_metadata = {}

@@ -8,6 +8,14 @@ letters), and such a name must not sit beside 'pdf' as a second skill. Discovery
 (``discovery``) resolves every clash of a scan by this key; uploads (``stored``) refuse a package
 that brings a name someone else owns; the API's runs (``skillweave.api.runs``) check that an
 agent's skills still resolve to the owner the listing shows.
+
+What a skill is *given* (its secrets, its credential bindings, its network approval) is bound
+more strictly than names are compared: only to a name in canonical form (:func:`bound_name`:
+the spec's ``a-z0-9`` and single hyphens, 1–64 characters), matched exactly, never folded. A
+lenient directory skill named ``PROBE-A`` or ``ｐｒｏｂｅ-ａ`` still loads, is flagged
+(:data:`NOT_BOUND`, a warning of the loader), and gets nothing configured for ``probe-a``. The
+manager's side of the rule (the owner of the name and the version run) is
+``skillweave.sandbox.bindings``.
 """
 
 from __future__ import annotations
@@ -18,13 +26,18 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from skillweave.skills.spec import NAME_MAX_LENGTH, name_problems
+
 __all__ = [
+    "NOT_BOUND",
     "SCOPE_SUFFIX",
     "SKILL_ID_PATTERN",
     "SKILL_REFERENCE_PATTERN",
     "UPLOADED_ROOT_MARKER",
     "OwnerKind",
     "SkillOwner",
+    "bound_name",
+    "canonical_form",
     "is_scope",
     "name_key",
     "skill_id",
@@ -70,6 +83,29 @@ def name_key(name: str) -> str:
     NFKC maps further.
     """
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+NOT_BOUND: Final = "its name is not canonical: it gets no secrets, credentials or network"
+"""Why a skill whose name is not in canonical form is given nothing configured for a name (the
+loader's warning, the manager's log line and the run's audit record say it)."""
+
+_NOT_CANONICAL_CHARS: Final = re.compile(r"[^a-z0-9]+")
+
+
+def bound_name(name: str) -> str | None:
+    """The name a skill's secrets, credential bindings and network approval are bound to:
+    `name` itself when it is canonical (the spec's name rules, ``spec.name_problems``), else
+    None: it is bound to nothing. Matched exactly: no case or Unicode form of a canonical
+    name is that name here (``PROBE-A`` and ``ｐｒｏｂｅ-ａ`` are not ``probe-a``)."""
+    return name if not name_problems(name) else None
+
+
+def canonical_form(name: str) -> str | None:
+    """The canonical spelling closest to `name` (what an error suggests): its
+    :func:`name_key` with every run of other characters made one hyphen, trimmed to the
+    spec's length; None when nothing canonical is left."""
+    form = _NOT_CANONICAL_CHARS.sub("-", name_key(name)).strip("-")[:NAME_MAX_LENGTH].rstrip("-")
+    return form if form and bound_name(form) == form else None
 
 
 @dataclass(frozen=True, slots=True)

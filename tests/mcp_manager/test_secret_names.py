@@ -1,5 +1,6 @@
-"""Per-skill secrets follow the skill name's owner: looked up by the folded name, and two
-configured names for one skill are a configuration error, not a guess."""
+"""Per-skill secrets bind to one canonical name (``skillweave.sandbox.bindings``): a configured
+name that is not canonical stops the manager in one line, and a skill gets the secrets of
+exactly its own name, never of a case or compatibility form of it."""
 
 from __future__ import annotations
 
@@ -7,16 +8,32 @@ import pytest
 
 from mcp_manager.executions import _secrets_by_name
 from skillweave.errors import ConfigError
-from skillweave.skills.names import name_key
+from skillweave.sandbox.bindings import configured_for
 
 
-def test_secrets_are_found_by_the_folded_name() -> None:
-    by_key = _secrets_by_name({"CSV-Cleaner": {"KEY": "value-1"}, "other": {"KEY": "v2"}})
-    assert by_key[name_key("csv-cleaner")] == {"KEY": "value-1"}
-    assert by_key[name_key("ＣＳＶ-cleaner")] == {"KEY": "value-1"}
-    assert by_key[name_key("other")] == {"KEY": "v2"}
+def test_secrets_are_found_by_the_exact_canonical_name_only() -> None:
+    by_name = _secrets_by_name({"csv-cleaner": {"KEY": "value-1"}, "other": {"KEY": "v2"}})
+    assert configured_for(by_name, "csv-cleaner") == {"KEY": "value-1"}
+    assert configured_for(by_name, "other") == {"KEY": "v2"}
+    for form in (
+        "CSV-Cleaner",
+        "CSV-CLEANER",
+        "ＣＳＶ-cleaner",
+        "ｃｓｖ-ｃｌｅａｎｅｒ",
+        "csv_cleaner",
+    ):
+        assert configured_for(by_name, form) is None, form
 
 
-def test_two_spellings_of_one_skill_are_refused() -> None:
-    with pytest.raises(ConfigError, match="names one skill twice"):
-        _secrets_by_name({"csv-cleaner": {"A": "1111"}, "CSV-Cleaner": {"B": "2222"}})
+@pytest.mark.parametrize(
+    ("key", "canonical"),
+    [("CSV-Cleaner", "csv-cleaner"), ("ｐｒｏｂｅ-ａ", "probe-a"), ("my_skill", "my-skill")],
+)
+def test_a_key_that_is_not_canonical_is_refused_in_one_line(key: str, canonical: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _secrets_by_name({key: {"A": "1111"}})
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "SANDBOX__SKILL_SECRETS" in message
+    assert repr(key) in message
+    assert f"write it as {canonical!r}" in message

@@ -78,7 +78,10 @@ async def test_a_pods_script_reaches_its_approved_api_through_the_managers_gatew
                 ]
             },
         }
-        settings = Settings(_env_file=None, sandbox=sandbox)
+        # The manager's own library holds the skill: its secrets bind to that version.
+        settings = Settings(
+            _env_file=None, sandbox=sandbox, skills={"dirs": [str(tmp_path / "skills")]}
+        )
         async with Manager.serving(settings, store=store, registry=library) as manager:
             url = f"http://{destination}/q4"
             by_python = await _run(manager, library, "scripts/fetch.py", url)

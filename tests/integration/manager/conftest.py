@@ -230,6 +230,8 @@ async def start_manager(tmp_path: Path, library: SkillRegistry) -> AsyncIterator
         ) -> Manager:
             settings = Settings(
                 _env_file=None,
+                # The manager's own library is the published one: secrets bind to its versions.
+                skills={"dirs": ["bundled", str(tmp_path / "skills")]},
                 sandbox={
                     "environments": environments or {},
                     "manager_token": SecretStr(TOKEN),
