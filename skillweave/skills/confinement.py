@@ -338,12 +338,16 @@ class _Judge:
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
+        except FileNotFoundError:
+            return []  # gone since its parent was listed (a `git gc` packing loose objects)
         except OSError as exc:
             raise self.refuse(folder, f"cannot be read: {exc.strerror}") from None
         self.entries += len(entries)
         if self.entries > MAX_ENTRIES:
             raise self.refuse(
-                folder, f"more than {MAX_ENTRIES} entries to judge; pack it (`git gc`) first"
+                folder,
+                f"more than {MAX_ENTRIES} entries to judge: name a smaller folder, or pack a"
+                " repository's loose objects (`git gc`) first",
             )
         return entries
 

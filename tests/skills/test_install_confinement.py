@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from skillweave.errors import PackageError
+from skillweave.skills import confinement
 from skillweave.skills.install import install_skills, parse_source
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage.local import LocalArtifactStore
@@ -278,6 +279,17 @@ async def test_a_symlink_in_the_git_directory_leading_outside_is_refused(
     # git's local clone refuses a symlinked objects/ itself; its file:// transport follows it.
     for named in (str(source), f"file://{source}"):
         await refused(stored, named, allowed, r"\.git/objects: a symlink to outside the source")
+
+
+async def test_a_source_too_large_to_judge_is_refused(
+    repos: Path, stored: StoredSkills, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = make_repo(repos / "large", "own-skill")
+    monkeypatch.setattr(confinement, "MAX_ENTRIES", 10)
+    await refused(stored, str(source), None, r"more than 10 entries to judge")
+    for number in range(10):
+        (source / "own-skill" / f"note-{number}.md").write_text("a note\n")
+    await refused(stored, str(source / "own-skill"), None, r"more than 10 entries to judge")
 
 
 # --- submodules ------------------------------------------------------------------------------
