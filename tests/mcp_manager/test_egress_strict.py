@@ -259,6 +259,17 @@ HOSTILE = {
         "GET http://127.0.0.1:{up}/read HTTP/1.1\r\nHost: 127.0.0.1:{up}\r\nX-Note: a\x01b\r\n\r\n"
     ),
     "origin-form": "GET /read HTTP/1.1\r\nHost: 127.0.0.1:{up}\r\n\r\n",
+    "space-before-colon": (
+        "GET http://127.0.0.1:{up}/read HTTP/1.1\r\nHost: 127.0.0.1:{up}\r\n"
+        "Host : elsewhere.example\r\n\r\n"
+    ),
+    "userinfo-before-the-host": (
+        "GET http://127.0.0.1:{up}@elsewhere.example/read HTTP/1.1\r\nHost: 127.0.0.1:{up}\r\n\r\n"
+    ),
+    "signed-content-length": (
+        "POST http://127.0.0.1:{up}/store HTTP/1.1\r\nHost: 127.0.0.1:{up}\r\n"
+        "Content-Length: +2\r\n\r\nhi"
+    ),
     # Forwarded, once: the second request (a pipelined one) never reaches the upstream.
     "pipelined-second-request": (
         "GET http://127.0.0.1:{up}/first HTTP/1.1\r\nHost: 127.0.0.1:{up}\r\n\r\n"
