@@ -10,17 +10,20 @@ processes that left the process group.
 
 In ``stage`` mode it is the waiting process of a warm sandbox: the executor starts it while
 the sandbox is idle (inside bubblewrap, as the sandbox user, with the script environment's
-fixed base), it reports ready on its ready pipe and blocks on stdin. When a request arrives
-the executor writes one *order* there and closes the pipe: NUL-separated fields (no request
-value can hold a NUL), ``kind, cwd, n, n × (limit, value), n, argv..., n, n × (name, value)``.
-The stage lowers the limits, sets the environment, and then either execs the interpreter
-(``exec``: node, bash, an executable) or, for a Python script, runs it as ``__main__`` in this
-already started interpreter (``python``), which saves the interpreter's start-up. What a
-Python script sees is what ``python3 script.py`` gives it: ``sys.argv``, ``sys.path[0]`` (the
-script's folder, then ``PYTHONPATH``), ``__file__`` and ``__name__``, the environment, exit
-codes, and tracebacks that start at the script. Stage mode imports nothing the interpreter
-has not loaded at start (``resource`` aside), so the script finds the same modules loaded as
-under ``python3 script.py``, and exits as fast.
+fixed base), it reports ready on its ready pipe and blocks on stdin. (A stage started as pid
+1 of its sandbox, in both contained modes, first splits in two: the parent stays as the
+sandbox's reaper, sealed against the script (``_split_off_reaper``), the child goes on as the
+stage.) When a request arrives the executor writes one *order* there and closes the pipe:
+NUL-separated fields (no request value can hold a NUL),
+``kind, cwd, n, n × (limit, value), n, argv..., n, n × (name, value)``. The stage lowers the
+limits, sets the environment, and then either execs the interpreter (``exec``: node, bash, an
+executable) or, for a Python script, runs it as ``__main__`` in this already started
+interpreter (``python``), which saves the interpreter's start-up. What a Python script sees is
+what ``python3 script.py`` gives it: ``sys.argv``, ``sys.path[0]`` (the script's folder, then
+``PYTHONPATH``), ``__file__`` and ``__name__``, the environment, exit codes, and tracebacks
+that start at the script. Stage mode imports nothing the interpreter has not loaded at start
+(``resource`` aside), so the script finds the same modules loaded as under
+``python3 script.py``, and exits as fast.
 
     python -I -S _launcher.py '{"mode": "exec", ...}' COMMAND [ARG...]
     python -I -S _launcher.py '{"mode": "kill", "uid": U, "gid": G}'
@@ -127,8 +130,11 @@ def _exec(spec: dict[str, object], command: list[str]) -> None:
 # folders, a fresh /proc of the new pid namespace, a minimal /dev, tmpfs /tmp and /dev/shm, the
 # generated /etc files and the workspace; pivot_root into it, the old root detached, the new
 # root read-only. Processes: this one (the monitor, outside the new pid namespace) waits for
-# pid 1 (a reaper, which builds the view), which waits for the stage. The stage loses every
-# capability and runs under the seccomp filter (no new namespaces, no mounts, ...).
+# pid 1, which builds the view, loses every capability, enters the seccomp filter (no new
+# namespaces, no mounts, ...) and execs the stage, which splits off the script's process
+# and stays as the sealed reaper, as under bubblewrap (``--as-pid-1``). Files the view
+# copies in (``file``) are written to the root's tmpfs, not bound, so their host paths are
+# not in the sandbox's mount table.
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWCGROUP = 0x02000000
@@ -220,6 +226,19 @@ def _bind(source: str, target: str, *, read_only: bool) -> None:
         _make_read_only(target, recursive=True)
 
 
+def _copy_in(source: str, target: str) -> None:
+    """A host file's bytes as a file of the root's tmpfs: unlike a bind, no host path shows
+    in the sandbox's mount table."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(source, "rb") as file:
+        data = file.read()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def _make_dev(target: str) -> None:
     os.makedirs(target, exist_ok=True)
     _mount("tmpfs", target, "tmpfs", _MS_NOSUID | _MS_NOEXEC, "mode=0755,size=65536")
@@ -264,6 +283,8 @@ def _build_view(view: dict[str, object]) -> None:
             if kind == "ro-bind-try" and not os.path.exists(fields[0]):
                 continue
             _bind(fields[0], inside, read_only=kind != "bind")
+        elif kind == "file":
+            _copy_in(fields[0], inside)
         elif kind == "symlink":
             os.makedirs(os.path.dirname(inside), exist_ok=True)
             os.symlink(fields[0], inside)
@@ -385,24 +406,21 @@ def _contain(view: dict[str, object], seccomp_fd: int) -> None:
     with open("/proc/self/gid_map", "w") as file:
         file.write(f"{gid} {gid} 1")
     _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    reaper = os.fork()
-    if reaper:
+    first = os.fork()
+    if first:
         _close_all_but_stderr()
         os.close(2)
-        _, status = os.waitpid(reaper, 0)
+        _, status = os.waitpid(first, 0)
         _exit_like(status)
     # pid 1 of the new pid namespace. (Its parent is outside: getppid() says 0, so a monitor
-    # that died first cannot be told from here; the executor kills the whole group anyway.)
+    # that died first cannot be told from here; until setsid() below it is in the group the
+    # executor kills, and from then on this death signal covers it.)
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _build_view(view)
-    stage = os.fork()
-    if stage:
-        _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-        _close_all_but_stderr()
-        os.close(2)
-        _wait_for(stage)
+    # It execs the stage as bubblewrap's --as-pid-1 does, with no capability and under the
+    # filter: the stage, pid 1, splits off the script's process and seals itself as the
+    # reaper (see `_split_off_reaper`), so no process of the sandbox runs unfiltered.
     os.setsid()
-    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _drop_capabilities()
     _install_filter(seccomp_fd)
 
@@ -448,6 +466,9 @@ def _living_processes_of(uid: int) -> list[int]:
 def _stage(ready_fd: int) -> None:
     import builtins
 
+    # Pid 1 splits: the stage goes on in the child (pid 2), told by `sealed` once the reaper
+    # is sealed, which it waits for before it runs anything of the order's.
+    sealed = _split_off_reaper(ready_fd) if os.getpid() == 1 else None
     # compile() of source text first checks whether it was given an AST, which builds the
     # interpreter's AST types on the first call (about 0.6 ms); done here, before the order.
     # No module is imported by it, and `python3 script.py` has no such cost to compare with.
@@ -458,6 +479,8 @@ def _stage(ready_fd: int) -> None:
     os.write(ready_fd, b"R")
     os.close(ready_fd)
     order = _read_order()
+    if sealed is not None:
+        _await_seal(sealed)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -501,6 +524,73 @@ def _stage(ready_fd: int) -> None:
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         status = 1
     _exit(main, status)
+
+
+def _split_off_reaper(ready_fd: int) -> int:
+    """Pid 1 of its sandbox (bubblewrap's ``--as-pid-1``, or the namespaces mode's exec):
+    fork; the child returns as the stage, with the descriptor that tells it the reaper is
+    sealed (`_await_seal`), and this process stays as the sandbox's reaper.
+
+    The reaper seals itself while the stage waits for its order (sealing takes a few ms of
+    loading ctypes, off the time a sandbox takes to be ready), and the stage runs nothing of
+    the order's before the seal is done, so no script ever meets an unsealed reaper. It is
+    made non-dumpable, which gives its ``/proc/1`` files to root (outside the sandbox's
+    user namespace) and refuses every ptrace-mode access to a process without capabilities,
+    which the script is: no ``/proc/1/mem``, ``environ``, ``fd/*``, ``cwd`` or ``root``, no
+    ``pidfd_getfd`` nor ``process_vm_*`` (the filter refuses those too). Its signal handlers
+    go back to the defaults, so every signal sent from inside the sandbox is dropped (from
+    inside its pid namespace, pid 1 gets only the signals it handles, SIGKILL and SIGSTOP
+    never). It ends when the stage does, like it, and holds none of the run's descriptors
+    meanwhile (its stdin, stdout and stderr are /dev/null). What a script can still see of
+    it is harmless: its command line (this program's, by its paths in the sandbox), its
+    ``status`` and ``stat``, and a pidfd (``pidfd_open``) that only tells when it exits or
+    signals it, which is dropped as any signal is. It runs under the same uid as the script
+    (the sandbox's user namespace maps one uid), which the seal makes moot: non-dumpable,
+    capability-less and without signal handlers, it gives that uid nothing over it.
+    """
+    sealed, seal = os.pipe()
+    stage = os.fork()
+    if stage == 0:
+        os.close(seal)
+        return sealed
+    os.close(sealed)
+    os.close(ready_fd)
+    try:
+        _seal_reaper()
+    except Exception as exc:  # whatever it is, no script may run
+        sys.stderr.write(f"sandbox_executor: cannot seal the sandbox's reaper: {exc}\n")
+        sys.stderr.flush()
+        os._exit(_EXIT_CANNOT_START)
+    os.write(seal, b"S")
+    os.close(seal)
+    _close_all_but_stderr()
+    os.close(2)
+    _wait_for(stage)
+    raise AssertionError("unreachable: the reaper exits like the stage")
+
+
+def _await_seal(sealed: int) -> None:
+    """Block until the reaper says it is sealed; end here if it could not be (no script
+    runs: the reaper wrote why on stderr, and the run fails with exit 127)."""
+    word = os.read(sealed, 1)
+    os.close(sealed)
+    if word != b"S":
+        os._exit(_EXIT_CANNOT_START)
+
+
+def _seal_reaper() -> None:
+    import ctypes
+    import signal
+
+    for number in range(1, signal.NSIG):
+        try:
+            if signal.getsignal(number) not in (signal.SIG_DFL, signal.SIG_IGN, None):
+                signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            continue
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
 
 
 def _start_forwarder(path: str) -> None:

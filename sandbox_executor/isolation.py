@@ -20,6 +20,30 @@ seccomp filter of ``seccomp`` refuses new namespaces, mounts and the other kerne
 listed there. The view is described once (`sandbox_view`) and rendered either as bwrap's
 command line or as the launcher's ``namespaces`` spec, so the two cannot drift.
 
+The sandbox's pid 1 is its reaper: the stage program, which splits off the script's process
+and seals itself (non-dumpable, no capability, no signal handler: see ``_launcher``), in both
+modes (bubblewrap runs with ``--as-pid-1``, so none of bwrap's own processes is inside). The
+script cannot open its memory, descriptors, environment or links in ``/proc/1``, steal its
+descriptors, read or write its memory, trace it or signal it; its command line is
+``python3 /run/skillweave/stage.py stage N``, paths of the sandbox only.
+
+Host paths a script can read, and why each is harmless: the mount table (``/proc/*/mountinfo``)
+names, for each bind mount, the source's path inside its host file system. The view copies
+its small files in (``file``: the generated ``/etc/passwd``, ``group`` and ``hosts``, the stage
+program, the Node preload) instead of binding them, so those show no host path. What is left:
+the system folders and files bound at their own paths (``/usr``, ``/etc/ld.so.cache``,
+``/etc/alternatives``, ``/etc/localtime`` showing its target, e.g.
+``/usr/share/zoneinfo/Etc/UTC``), which say nothing the sandbox's ``/usr`` does not; and the
+workspace binds (``/workspace`` and its read-only ``skill``, ``deps``, ``inputs``), whose source
+is the run's folder, ``<executor folder>/attempt-N/workspace``, e.g.
+``/tmp/skillweave-executor-1a2b3c4d/attempt-1/workspace``, with the device and file system type
+it is on. Hiding that would need a file system of its own per run (a bind always shows its
+source's path); it names the executor's private folder (mode 0711, a random name), which the
+script can neither reach (no host root in the view, ``open_by_handle_at`` and every mount call
+refused) nor use elsewhere, and holds nothing secret (the generated ``/etc`` files, the stage
+program, the filter, the run folders). ``/proc/mounts``
+shows devices and mount points only (the sandbox's own paths).
+
 Both run as the sandbox user (see ``identity``), unprivileged, through a user namespace; the
 startup probe checks that this works on this host. The environment reaches the script
 through the process environment, never ``--setenv``: arguments are visible to every user in
@@ -55,6 +79,7 @@ __all__ = [
     "NONE_WARNING",
     "SANDBOX_PATH",
     "SANDBOX_WORKSPACE",
+    "ContainedLaunch",
     "IsolationPlan",
     "contained_argv",
     "plan_isolation",
@@ -86,7 +111,8 @@ _HOW_TO_CONTAIN: Final = (
 ViewOperation = tuple[str, ...]
 """One step of building the sandbox's file system: ``(kind, *fields)``, the path inside last
 (``tmpfs`` is ``(kind, path, size)``). Kinds: ``bind``, ``ro-bind``, ``ro-bind-try``,
-``symlink``, ``dir``, ``proc``, ``dev``, ``tmpfs``."""
+``file`` (a host file's bytes copied in, read-only: no bind, so no host path in the mount
+table), ``symlink``, ``dir``, ``proc``, ``dev``, ``tmpfs``."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +173,8 @@ def sandbox_view(
         limits: Sizes the tmpfs mounts.
         workspace: Host folder bound read-write at ``/workspace`` (the script's cwd and HOME).
         read_only: Names of subfolders of `workspace` bound read-only over themselves.
-        files: Host files bound read-only at the given sandbox paths (the stage program).
+        files: Host files copied in, read-only, at the given sandbox paths (the stage
+            program).
     """
     view: list[ViewOperation] = []
     for folder in _SYSTEM_DIRS:
@@ -159,19 +186,20 @@ def sandbox_view(
     size = str(tmpfs_bytes(limits))
     view += [("proc", "/proc"), ("dev", "/dev"), ("tmpfs", "/dev/shm", size)]
     view += [("tmpfs", "/tmp", size), ("dir", "/etc")]
-    view += [("ro-bind", str(etc_dir / name), f"/etc/{name}") for name in ("passwd", "group")]
-    view.append(("ro-bind", str(etc_dir / "hosts"), "/etc/hosts"))
+    view += [("file", str(etc_dir / name), f"/etc/{name}") for name in ("passwd", "group", "hosts")]
     view += [("ro-bind-try", path, path) for path in _HOST_ETC]
     if workspace is not None:
         view.append(("bind", str(workspace), SANDBOX_WORKSPACE))
         view += [
             ("ro-bind", str(workspace / name), f"{SANDBOX_WORKSPACE}/{name}") for name in read_only
         ]
-    view += [("ro-bind", str(host), inside) for host, inside in files]
+    view += [("file", str(host), inside) for host, inside in files]
     return view
 
 
-def _bwrap_args(bwrap: str, view: list[ViewOperation], *, seccomp_fd: int) -> list[str]:
+def _bwrap_args(
+    bwrap: str, view: list[ViewOperation], *, seccomp_fd: int, file_fds: list[int]
+) -> list[str]:
     args = [
         bwrap,
         "--unshare-all",
@@ -179,6 +207,10 @@ def _bwrap_args(bwrap: str, view: list[ViewOperation], *, seccomp_fd: int) -> li
         "--disable-userns",
         "--die-with-parent",
         "--new-session",
+        # No bwrap process inside: the stage is pid 1 and seals itself as the reaper (see
+        # ``_launcher``), where bwrap's own would be open to the script (same uid, dumpable)
+        # and show bwrap's whole command line, host paths included, in /proc/1/cmdline.
+        "--as-pid-1",
         "--hostname",
         "sandbox",
         "--seccomp",
@@ -187,9 +219,34 @@ def _bwrap_args(bwrap: str, view: list[ViewOperation], *, seccomp_fd: int) -> li
     for kind, *fields in view:
         if kind == "tmpfs":
             args += ["--size", fields[1], "--tmpfs", fields[0]]
+        elif kind == "file":
+            fd = os.open(fields[0], os.O_RDONLY | os.O_CLOEXEC)
+            file_fds.append(fd)
+            args += ["--perms", "0444", "--file", str(fd), fields[1]]
         else:
             args += [f"--{kind}", *fields]
     return args
+
+
+@dataclass(frozen=True)
+class ContainedLaunch:
+    """How to start a command in a sandbox (see `contained_argv`).
+
+    Attributes:
+        argv: What the launcher execs.
+        spec: What the launcher's spec must add (the ``namespaces`` mode's view and filter).
+        fds: Descriptors the child must inherit (bubblewrap reads each copied file from
+            one); the caller closes them (`close`) once the child started.
+    """
+
+    argv: list[str]
+    spec: dict[str, object]
+    fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        """Close `fds` (this process's copies)."""
+        for fd in self.fds:
+            os.close(fd)
 
 
 def contained_argv(
@@ -199,29 +256,37 @@ def contained_argv(
     command: list[str],
     seccomp_fd: int,
     chdir: str = SANDBOX_WORKSPACE,
-) -> tuple[list[str], dict[str, object]]:
-    """How to run `command` in a sandbox with `view`: the command line the launcher execs
-    and what its spec must add (the ``namespaces`` mode's view and filter).
+) -> ContainedLaunch:
+    """How to run `command` in a sandbox with `view`.
 
     Args:
         plan: A contained plan.
         view: From `sandbox_view`.
-        command: The command as the sandbox sees it.
+        command: The command as the sandbox sees it (it runs as the sandbox's pid 1).
         seccomp_fd: An open descriptor of ``plan.seccomp``, passed to the child.
         chdir: The working directory inside.
+
+    Raises:
+        OSError: A file the view copies in cannot be opened (nothing is left open).
     """
     if plan.isolation == "bubblewrap":
         assert plan.bwrap is not None
-        args = _bwrap_args(plan.bwrap, view, seccomp_fd=seccomp_fd)
+        fds: list[int] = []
+        try:
+            args = _bwrap_args(plan.bwrap, view, seccomp_fd=seccomp_fd, file_fds=fds)
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
         args += ["--chdir", chdir, "--remount-ro", "/", "--", *command]
-        return args, {}
+        return ContainedLaunch(args, {}, tuple(fds))
     assert plan.isolation == "namespaces"
     assert plan.root is not None
     spec = {
         "namespaces": {"root": str(plan.root), "hostname": "sandbox", "operations": view},
         "seccomp_fd": seccomp_fd,
     }
-    return command, spec
+    return ContainedLaunch(command, spec)
 
 
 _settled: dict[tuple[str, str], IsolationPlan] = {}
@@ -337,11 +402,10 @@ def _probe(plan: IsolationPlan, *, user: SandboxUser | None, etc_dir: Path) -> s
     assert plan.seccomp is not None
     limits = ExecutionLimits()
     seccomp_fd = os.open(plan.seccomp, os.O_RDONLY | os.O_CLOEXEC)
+    launch: ContainedLaunch | None = None
     try:
         view = sandbox_view(etc_dir=etc_dir, limits=limits)
-        command, extra = contained_argv(
-            plan, view, command=[true], seccomp_fd=seccomp_fd, chdir="/"
-        )
+        launch = contained_argv(plan, view, command=[true], seccomp_fd=seccomp_fd, chdir="/")
         spec = {
             "mode": "exec",
             "rlimits": rlimits_for(
@@ -349,10 +413,10 @@ def _probe(plan: IsolationPlan, *, user: SandboxUser | None, etc_dir: Path) -> s
             ),
             "uid": user.uid if user else None,
             "gid": user.gid if user else None,
-            **extra,
+            **launch.spec,
         }
         done = subprocess.run(
-            [*launcher_argv(json.dumps(spec)), *command],
+            [*launcher_argv(json.dumps(spec)), *launch.argv],
             env={"PATH": SANDBOX_PATH},
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -360,12 +424,14 @@ def _probe(plan: IsolationPlan, *, user: SandboxUser | None, etc_dir: Path) -> s
             check=False,
             cwd="/",
             start_new_session=True,
-            pass_fds=(seccomp_fd,),
+            pass_fds=(seccomp_fd, *launch.fds),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"probe failed: {exc}"
     finally:
         os.close(seccomp_fd)
+        if launch is not None:
+            launch.close()
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"exit {done.returncode}: {message[-1] if message else 'no message'}"

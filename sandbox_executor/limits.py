@@ -19,11 +19,11 @@ max_processes      RLIMIT_NPROC for the sandbox uid, which is a uid of its own (
                    ``identity``), so the count is exactly this sandbox's tasks. Threads count
                    (node 20 runs 7). The stage sets it inside the sandbox, and Linux (5.14
                    on) counts RLIMIT_NPROC per user namespace: under bubblewrap that counts
-                   the script's tasks and bwrap's reaper (pid 1), which is added on top, not
-                   bwrap's monitor outside (the namespaces mode adds its monitor and
-                   reaper, both inside). With ``none``, a non-root executor shares
-                   its uid with its sandbox: its current task count is added so the limit
-                   still means the script's own tasks.
+                   the script's tasks and the sandbox's reaper (pid 1, see ``_launcher``),
+                   which is added on top, not bwrap's monitor outside (the namespaces mode
+                   adds its monitor and the reaper, both inside). With ``none``, a non-root
+                   executor shares its uid with its sandbox: its current task count is added
+                   so the limit still means the script's own tasks.
 max_open_files     RLIMIT_NOFILE.
 max_file_mb        RLIMIT_FSIZE (Python gets EFBIG; other programs die of SIGXFSZ).
 max_output_bytes   The executor reads stdout and stderr through pipes into files (up to
@@ -47,8 +47,8 @@ __all__ = ["SANDBOX_HELPERS", "rlimits_for", "tmpfs_bytes"]
 
 _MIB: Final = 1024 * 1024
 SANDBOX_HELPERS: Final = {"bubblewrap": 1, "namespaces": 2}
-"""Processes of the sandbox's own that share its user namespace with the script: bwrap's
-reaper (pid 1); the namespaces launcher's monitor and reaper (pid 1)."""
+"""Processes of the sandbox's own that share its user namespace with the script: the reaper
+(pid 1); in the namespaces mode also the launcher's monitor."""
 
 
 def rlimits_for(

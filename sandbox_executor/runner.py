@@ -93,7 +93,7 @@ STAGE_PATH: Final = "/run/skillweave/stage.py"
 NODE_PROXY: Final = Path(__file__).with_name("node_proxy.js")
 """Node's fetch through the egress proxy, for Node versions that ignore the proxy variables."""
 NODE_PROXY_PATH: Final = "/run/skillweave/node-proxy.js"
-"""Where the stage program is bound inside a contained sandbox (bubblewrap or namespaces)."""
+"""Where the stage program is copied into a contained sandbox (bubblewrap or namespaces)."""
 
 
 def check_request(request: ExecutorRequest) -> tuple[str, ...]:
@@ -339,8 +339,9 @@ class Stage:
         ready_read, ready_write = os.pipe()
         # The syscall filter, read by bwrap or the namespaces launcher from this descriptor.
         seccomp_fd = os.open(plan.seccomp, os.O_RDONLY | os.O_CLOEXEC) if plan.seccomp else -1
-        argv, prepare = _stage_command(spec, ready_write, seccomp_fd)
+        fds: tuple[int, ...] = ()
         try:
+            argv, prepare, fds = _stage_command(spec, ready_write, seccomp_fd)
             popen = subprocess.Popen(
                 argv,
                 preexec_fn=prepare,  # noqa: PLW1509 - only with a single thread: _stage_command
@@ -350,12 +351,14 @@ class Stage:
                 env=base_env(workspace, plan),
                 cwd=workspace.root.parent if plan.contained else workspace.root,
                 start_new_session=True,
-                pass_fds=(ready_write,) if seccomp_fd < 0 else (ready_write, seccomp_fd),
+                pass_fds=(ready_write, *fds, *([seccomp_fd] if seccomp_fd >= 0 else [])),
             )
         finally:
             os.close(ready_write)
             if seccomp_fd >= 0:
                 os.close(seccomp_fd)
+            for fd in fds:
+                os.close(fd)
         stage = cls(popen, limits)
         try:
             readable, _, _ = select.select([ready_read], [], [], timeout)
@@ -407,8 +410,9 @@ def single_threaded() -> bool:
 
 def _stage_command(
     spec: _StageSpec, ready_fd: int, seccomp_fd: int
-) -> tuple[list[str], Callable[[], None] | None]:
-    """The stage's command, and the steps to run between fork and exec, if any.
+) -> tuple[list[str], Callable[[], None] | None, tuple[int, ...]]:
+    """The stage's command, the steps to run between fork and exec, if any, and the
+    descriptors it must inherit besides `ready_fd` and `seccomp_fd` (the caller closes them).
 
     The launcher's steps before its exec (limits, the sandbox user, death with the executor)
     take a program start of their own, about 10 ms of CPU. While the executor has a single
@@ -416,18 +420,19 @@ def _stage_command(
     is safe, so they run there instead (``_launcher.prepare``, the same code) and the launcher
     is skipped; the namespaces mode, which builds its view in the launcher, always runs it.
     """
-    launch, command = _stage_launch(spec, ready_fd, seccomp_fd)
+    launch, command, fds = _stage_launch(spec, ready_fd, seccomp_fd)
     if "namespaces" not in launch and single_threaded():
-        return command, functools.partial(_launcher.prepare, launch)
-    return [*launcher_argv(json.dumps(launch)), *command], None
+        return command, functools.partial(_launcher.prepare, launch), fds
+    return [*launcher_argv(json.dumps(launch)), *command], None, fds
 
 
 def _stage_launch(
     spec: _StageSpec, ready_fd: int, seccomp_fd: int
-) -> tuple[dict[str, object], list[str]]:
+) -> tuple[dict[str, object], list[str], tuple[int, ...]]:
     python = stage_python()
     stage_spec = ["stage", str(ready_fd)]
     contained: dict[str, object] = {}
+    fds: tuple[int, ...] = ()
     if spec.plan.contained:
         view = sandbox_view(
             etc_dir=spec.etc_dir,
@@ -436,9 +441,10 @@ def _stage_launch(
             read_only=list(READ_ONLY_DIRS),
             files=[(spec.launcher, STAGE_PATH), (NODE_PROXY, NODE_PROXY_PATH)],
         )
-        command, contained = contained_argv(
+        launched = contained_argv(
             spec.plan, view, command=[python, STAGE_PATH, *stage_spec], seccomp_fd=seccomp_fd
         )
+        command, contained, fds = launched.argv, launched.spec, launched.fds
     else:
         command = [python, str(spec.launcher), *stage_spec]
     launch = {
@@ -450,7 +456,7 @@ def _stage_launch(
         "parent": os.getpid(),
         **contained,
     }
-    return launch, command
+    return launch, command, fds
 
 
 class Capture:

@@ -15,8 +15,11 @@ io_uring_setup/_enter/_register (ENOSYS)   a large, often-exploited kernel surfa
                                            fall back to plain I/O on ENOSYS
 keyctl, add_key, request_key               kernel keyrings are not namespaced: a script could
                                            read or plant keys of other users of the host
-ptrace, process_vm_readv/_writev, kcmp     no reading or steering another process (the
-                                           sandbox's reaper included); debuggers do not run
+ptrace, process_vm_readv/_writev, kcmp,    no reading or steering another process (the
+pidfd_getfd, process_madvise               sandbox's reaper included: it is also
+                                           non-dumpable, see ``_launcher``); debuggers do
+                                           not run. pidfd_open stays: a pidfd only waits
+                                           for or signals a process, as kill() does
 mount, umount2, pivot_root, chroot,        the script's view of files is fixed by the
 open_tree, move_mount, fsopen, fsconfig,   sandbox; it may not remount, detach or rebuild it
 fsmount, fspick, mount_setattr
@@ -109,6 +112,8 @@ DENIED: Final = (
     "process_vm_readv",
     "process_vm_writev",
     "kcmp",
+    "pidfd_getfd",
+    "process_madvise",
     "mount",
     "umount2",
     "pivot_root",
@@ -173,6 +178,8 @@ _COMMON: Final = {
     "fsmount": 432,
     "fspick": 433,
     "clone3": 435,
+    "pidfd_getfd": 438,
+    "process_madvise": 440,
     "mount_setattr": 442,
     "quotactl_fd": 443,
 }

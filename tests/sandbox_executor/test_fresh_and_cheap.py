@@ -187,12 +187,12 @@ def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
         limits=ExecutionLimits(),
     )
     monkeypatch.setattr(runner, "single_threaded", lambda: True)
-    argv, prepare = runner._stage_command(spec, 5, -1)
+    argv, prepare, _ = runner._stage_command(spec, 5, -1)
     assert prepare is not None
     assert str(identity.LAUNCHER) not in argv  # the same steps, between fork and exec
 
     monkeypatch.setattr(runner, "single_threaded", lambda: False)
-    argv, prepare = runner._stage_command(spec, 5, -1)
+    argv, prepare, _ = runner._stage_command(spec, 5, -1)
     assert prepare is None
     assert str(identity.LAUNCHER) in argv  # a program of its own
 

@@ -172,6 +172,7 @@ numbers = {"x86_64": {"keyctl": 250, "io_uring_setup": 425, "mount": 165, "ptrac
                       "bpf": 321, "perf_event_open": 298},
            "aarch64": {"keyctl": 219, "io_uring_setup": 425, "mount": 40, "ptrace": 117,
                        "bpf": 280, "perf_event_open": 241}}[os.uname().machine]
+numbers.update(pidfd_getfd=438, process_madvise=440)  # EBADF, were they let through
 report = {name: call(number, 0, 0, 0, 0, 0) for name, number in numbers.items()}
 unshared = libc.unshare(0x10000000)
 report["unshare_user"] = "ok" if unshared == 0 else errno.errorcode[ctypes.get_errno()]
@@ -202,6 +203,8 @@ def test_the_syscall_filter_refuses_kernel_surfaces_scripts_do_not_need(
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     for name in ("keyctl", "mount", "ptrace", "bpf", "perf_event_open", "unshare_user"):
+        assert report[name] == "EPERM", (name, report)
+    for name in ("pidfd_getfd", "process_madvise"):  # stealing or steering another's
         assert report[name] == "EPERM", (name, report)
     assert report["io_uring_setup"] == "ENOSYS"
     for name in ("vsock", "netlink_audit", "packet"):
