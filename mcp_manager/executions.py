@@ -264,6 +264,7 @@ class ExecutionService:
         self._ownership = ownership if ownership is not None else SkillOwnership(store)
         self._trust = trust if trust is not None else TrustSettings()
         self._trust_warned: set[tuple[str, str]] = set()
+        self._unbound_warned: set[tuple[str, str]] = set()
         self._audit = audit
         self._environments = environments
         self._egress = egress
@@ -637,12 +638,14 @@ class ExecutionService:
 
     async def _unbound(self, request: ExecuteRequest) -> str | None:
         """Why the run is not given its skill's secrets, credentials and network (its name is
-        not canonical, or the version is not its owner's: ``sandbox.bindings``), logged; None
-        when it is given them, or nothing is configured for its name."""
+        not canonical, or the version is not its owner's: ``sandbox.bindings``), logged once
+        per version (every run's audit record has it); None when it is given them, or nothing
+        is configured for its name."""
         if bound_name(request.skill) is not None and not await self._configured(request.skill):
             return None  # nothing to give: who owns the name does not matter
         refusal = await self._ownership.refusal(request.skill, request.version)
-        if refusal is not None:
+        if refusal is not None and (request.skill, request.version) not in self._unbound_warned:
+            self._unbound_warned.add((request.skill, request.version))  # once per version
             logger.warning(
                 "skill %r version %s runs without secrets, credentials or network: %s",
                 request.skill,
