@@ -21,9 +21,10 @@ The rule, in one place for the manager's execution service (``mcp_manager.execut
    gets nothing: :meth:`SkillOwnership.refusal` says why, and the manager logs it (once per
    version) and writes it into every such run's audit record (``unbound``). A name no owner
    is known for binds nothing either: fail closed. Only what is configured for a name is
-   looked up: a run whose canonical name has nothing configured asks no owner. Not covered: the child skills of an uploaded package (its record lists its top's
-   versions only) and a directory version edited away before the manager saw it (a restart
-   forgets earlier versions); those run without what is configured for them.
+   looked up: a run whose canonical name has nothing configured asks no owner. Not covered:
+   the child skills of an uploaded package (its record lists its top's versions only) and a
+   directory version edited away before the manager saw it (a restart forgets earlier
+   versions); those run without what is configured for them.
 """
 
 from __future__ import annotations
