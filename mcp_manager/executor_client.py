@@ -15,8 +15,10 @@ makes the script's order while the claim becomes durable, and it cannot start th
 before (the body has not ended).
 
 How a failure ends: the executor refusing the request (4xx) or failing (5xx), a timeout and
-any other HTTP failure are a terminal ``error`` result; a broken connection is
-:class:`SandboxLostError` (the sandbox died or vanished: a pod deleted, a node lost); any
+any other HTTP failure are a terminal ``error`` result; a broken connection before the
+executor answered is :class:`SandboxLostError` (the sandbox died or vanished: a pod deleted,
+a node lost); once it answered, the script finished, and a failure fetching its files is a
+terminal ``error`` result too, never a lost sandbox (which would run the script again); any
 other exception is raised as it is, for the caller to decide (``executions`` stores it as the
 run's terminal result once the request was complete). The client never retries: a run is
 sent once.
@@ -204,9 +206,6 @@ class ExecutorClient:
                     return result_for(request, status="error", error=f"rejected: {detail}")
                 return result_for(request, status="error", error=f"executor: {detail}")
             executed = ExecutorResult.model_validate_json(content)
-            return await self._collect(sandbox, request, executed)
-        except httpx.TransportError as exc:  # fetching outputs: as a broken run
-            raise SandboxLostError(request.execution_id, f"{type(exc).__name__}: {exc}") from exc
         except _Unanswered as exc:
             return result_for(request, status="error", error=f"sandbox failed: {exc.cause!r}")
         except _Lost as exc:
@@ -216,8 +215,9 @@ class ExecutorClient:
             raise SandboxLostError(
                 request.execution_id, f"{type(cause).__name__}: {cause}"
             ) from cause
-        except httpx.HTTPError as exc:  # fetching outputs
-            return result_for(request, status="error", error=f"sandbox failed: {exc!r}")
+        # The executor answered: the script finished. Whatever happens from here on is this
+        # run's terminal result, never a lost sandbox (which would run the script again).
+        return await self._collect(sandbox, request, executed)
 
     async def _over_http(
         self,
@@ -314,31 +314,45 @@ class ExecutorClient:
     async def _collect(
         self, sandbox: Sandbox, request: ExecuteRequest, executed: ExecutorResult
     ) -> ExecutionResult:
-        """The run's result, its outputs and over-cap logs fetched into the store."""
+        """The run's result, its outputs and over-cap logs fetched into the store.
+
+        A file that cannot be fetched (the sandbox died, or sent it damaged) ends the run in
+        ``error``, saying so, with what was kept before: the script finished, so its result is
+        terminal (stored, never run again), not a lost sandbox.
+        """
         outputs: list[OutputArtifact] = []
         skipped = list(executed.skipped_outputs)
-        for item in executed.outputs:
-            path = item.name.removeprefix("outputs/")
-            try:
-                key = keys.execution_output_key(request.run_id, request.execution_id, path)
-            except InvalidKeyError as exc:  # a name no key can carry: said, not fatal
-                skipped.append(SkippedOutput(path=path, reason=exc.reason))
-                continue
-            outputs.append(OutputArtifact(path=path, ref=await self.fetch(sandbox, item, key)))
         stdout_ref = stderr_ref = None
-        if executed.full_stdout is not None:
-            key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
-            stdout_ref = await self.fetch(sandbox, executed.full_stdout, key, mask=True)
-        if executed.full_stderr is not None:
-            key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
-            stderr_ref = await self.fetch(sandbox, executed.full_stderr, key, mask=True)
+        status, error = _status(executed), executed.error
+        try:
+            for item in executed.outputs:
+                path = item.name.removeprefix("outputs/")
+                try:
+                    key = keys.execution_output_key(request.run_id, request.execution_id, path)
+                except InvalidKeyError as exc:  # a name no key can carry: said, not fatal
+                    skipped.append(SkippedOutput(path=path, reason=exc.reason))
+                    continue
+                ref = await self.fetch(sandbox, item, key)
+                outputs.append(OutputArtifact(path=path, ref=ref))
+            if executed.full_stdout is not None:
+                key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
+                stdout_ref = await self.fetch(sandbox, executed.full_stdout, key, mask=True)
+            if executed.full_stderr is not None:
+                key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
+                stderr_ref = await self.fetch(sandbox, executed.full_stderr, key, mask=True)
+        except httpx.HTTPError as exc:
+            status = "error"
+            error = (
+                f"the script ran, but its files could not be brought back from the sandbox"
+                f" ({type(exc).__name__}: {exc}); it is not run again"
+            )
         return ExecutionResult(
             execution_id=request.execution_id,
             run_id=request.run_id,
             skill=request.skill,
             version=request.version,
             script=request.script,
-            status=_status(executed),
+            status=status,
             exit_code=executed.exit_code,
             stdout=executed.stdout,  # masked by the caller, with every other text of the result
             stderr=executed.stderr,
@@ -351,7 +365,7 @@ class ExecutorClient:
             outputs=outputs,
             skipped_outputs=skipped,
             isolation=executed.isolation,
-            error=executed.error,
+            error=error,
         )
 
     async def fetch(

@@ -149,19 +149,28 @@ def _collect_within_budget(
     outcome: RunOutcome,
 ) -> CollectedOutputs:
     """The run's outputs, or none and why when it went over its disk budget (while running,
-    or in its last moments, between two polls)."""
-    used = sum(disk_usage(root, skip=skip) for root, skip in disk)
-    if outcome.disk_exceeded or used > limits.max_disk_mb * 1024 * 1024:
+    or in its last moments, between two polls) or could not be collected."""
+    try:
+        used = sum(disk_usage(root, skip=skip) for root, skip in disk)
+        if outcome.disk_exceeded or used > limits.max_disk_mb * 1024 * 1024:
+            return CollectedOutputs(
+                [],
+                {},
+                error=(
+                    f"the run wrote more than its disk budget of {limits.max_disk_mb} MiB to its"
+                    " workspace (limits.max_disk_mb, apparent sizes: sparse files count in"
+                    " full); it was stopped and no outputs were kept"
+                ),
+            )
+        return collect_outputs(workspace, max_files=limits.max_output_files)
+    except Exception as exc:  # the script ran: an answer that says why, never a lost sandbox
+        logger.exception("collecting the outputs failed")
         return CollectedOutputs(
             [],
             {},
-            error=(
-                f"the run wrote more than its disk budget of {limits.max_disk_mb} MiB to its"
-                " workspace (limits.max_disk_mb, apparent sizes: sparse files count in full);"
-                " it was stopped and no outputs were kept"
-            ),
+            error=f"collecting the outputs failed ({type(exc).__name__}: {exc});"
+            " no outputs were kept",
         )
-    return collect_outputs(workspace, max_files=limits.max_output_files)
 
 
 class Executor:

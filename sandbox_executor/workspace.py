@@ -17,6 +17,12 @@ Every path that comes from the request (script, input names) is checked before a
 access: relative, no ``..``, no empty or ``.`` parts, no backslashes or NUL, and resolved
 without following a symlink. Outputs are read the same way, with ``O_NOFOLLOW`` from an open
 folder, so a script that leaves symlinks behind cannot make the executor read a host file.
+
+What the script leaves is hostile in shape too (a tree thousands of levels deep, a folder of
+a million entries, names no store key can carry), so collection is iterative and bounded
+(`MAX_OUTPUT_DEPTH`, `MAX_OUTPUT_ENTRIES`; what lies past a bound is listed as skipped with
+the reason, and the other outputs are kept), and removal (``skills.files.remove_tree``) walks
+any depth from open folders. Both are called by ``executor``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import contextlib
 import hashlib
 import io
 import os
+import re
 import shutil
 import stat
 import tarfile
@@ -37,14 +44,18 @@ from typing import BinaryIO, Final
 
 from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.identity import SandboxUser
-from skillweave.errors import ExecutionRejectedError, PackageError
+from skillweave.errors import ExecutionRejectedError, InvalidKeyError, PackageError
 from skillweave.sandbox.models import ExecutorFile, SkippedOutput
 from skillweave.sandbox.validation import check_path
 from skillweave.skills.files import remove_tree
 from skillweave.skills.package import extract_package
+from skillweave.storage import keys
 
 __all__ = [
     "MAX_INPUT_FILES",
+    "MAX_OUTPUT_DEPTH",
+    "MAX_OUTPUT_ENTRIES",
+    "MAX_SKIPPED_LISTED",
     "OUTPUTS",
     "CollectedOutputs",
     "Workspace",
@@ -65,9 +76,9 @@ READ_ONLY_DIRS: Final = ("skill", "deps", "inputs")
 MAX_ENVIRONMENT_BYTES: Final = 1024 * 1024 * 1024
 """The largest prepared environment unpacked (the manager's own cap is usually lower)."""
 MAX_ENVIRONMENT_FILES: Final = 200_000
-_MAX_OUTPUT_ENTRIES_SCANNED: Final = 100_000
 _CHUNK: Final = 1024 * 1024
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -386,47 +397,63 @@ def _describe(fd: int, name: str) -> ExecutorFile:
     return ExecutorFile(name=name, size=size, sha256=digest.hexdigest())
 
 
+MAX_OUTPUT_DEPTH: Final = 32
+"""Folders below ``outputs/`` that collection enters; a folder deeper is skipped, said so."""
+MAX_OUTPUT_ENTRIES: Final = 100_000
+"""Entries (files, folders, anything) collection reads under ``outputs/``; the rest is not
+read, and the folder where it stopped is listed as skipped."""
+MAX_SKIPPED_LISTED: Final = 100
+"""Skipped outputs named one by one; past this many, one more entry counts the rest."""
+
+
+class _Skipped:
+    """The skipped outputs of a run, at most `MAX_SKIPPED_LISTED` named (the rest counted)."""
+
+    def __init__(self) -> None:
+        self.items: list[SkippedOutput] = []
+        self.more = 0
+
+    def add(self, parts: Sequence[str], reason: str, *, folder: bool = False) -> None:
+        if len(self.items) >= MAX_SKIPPED_LISTED:
+            self.more += 1
+            return
+        shown = _shown("/".join(parts) or ".") + ("/" if folder else "")
+        self.items.append(SkippedOutput(path=shown, reason=reason))
+
+    def listed(self) -> list[SkippedOutput]:
+        if not self.more:
+            return self.items
+        return [*self.items, SkippedOutput(path="...", reason=f"{self.more} more were skipped")]
+
+
 def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs:
     """List every regular file under ``outputs/`` (symlinks are neither followed nor listed).
 
-    Over `max_files` files, nothing is listed and `error` says why: a partial set of outputs
-    would look like a complete one.
+    Bounded, whatever the script left there: iterative (no recursion), two folders open at a
+    time, at most `MAX_OUTPUT_DEPTH` folders deep and `MAX_OUTPUT_ENTRIES` entries read (a
+    tree past a bound is listed as skipped, with the reason, and the other outputs are kept;
+    their bytes are bounded by the run's disk budget, checked before). A name no store key
+    can carry (``keys.check_output_path``: a control character, not UTF-8, too long) is
+    skipped likewise. Over `max_files` files, nothing is listed and `error` says why: a
+    partial set of outputs would look like a complete one.
     """
-    found: list[tuple[str, ...]] = []
-    skipped: list[SkippedOutput] = []
-    scanned = 0
     try:
-        top = os.open(workspace.root, _DIR_FLAGS)
+        outputs = _open_folder_beneath(workspace.root, (OUTPUTS,))
     except OSError:
         return CollectedOutputs([], {}, error="the workspace is gone")
     try:
-        for folder, dirs, files, folder_fd in os.fwalk(OUTPUTS, dir_fd=top, follow_symlinks=False):
-            dirs.sort()
-            scanned += len(dirs) + len(files)
-            if scanned > _MAX_OUTPUT_ENTRIES_SCANNED:
-                return CollectedOutputs(
-                    [], {}, error=f"more than {_MAX_OUTPUT_ENTRIES_SCANNED} entries under outputs/"
-                )
-            for name in sorted(files):
-                info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-                if not stat.S_ISREG(info.st_mode):
-                    continue
-                if not _is_text(folder, name):
-                    shown = _shown(f"{folder.removeprefix(OUTPUTS).lstrip('/')}/{name}")
-                    skipped.append(SkippedOutput(path=shown.lstrip("/"), reason=_NOT_TEXT))
-                    continue
-                found.append((*folder.split("/")[1:], name))
-                if len(found) > max_files:
-                    return CollectedOutputs(
-                        [],
-                        {},
-                        error=(
-                            f"more than {max_files} files under outputs/ (max_output_files);"
-                            " no outputs were kept"
-                        ),
-                    )
+        found, skipped = _walk_outputs(outputs)
     finally:
-        os.close(top)
+        os.close(outputs)
+    if len(found) > max_files:
+        return CollectedOutputs(
+            [],
+            {},
+            error=(
+                f"more than {max_files} files under outputs/ (max_output_files);"
+                " no outputs were kept"
+            ),
+        )
     files_out: list[ExecutorFile] = []
     paths: dict[str, tuple[str, ...]] = {}
     for parts in found:
@@ -434,22 +461,106 @@ def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs
         with contextlib.suppress(FileNotFoundError):
             files_out.append(_describe(open_beneath(workspace.outputs, parts), name))
             paths[name] = parts
-    return CollectedOutputs(files_out, paths, skipped=skipped)
+    return CollectedOutputs(files_out, paths, skipped=skipped.listed())
 
 
-_NOT_TEXT: Final = "its name is not UTF-8 text, so it cannot be named in a result"
+def _walk_outputs(outputs: int) -> tuple[list[tuple[str, ...]], _Skipped]:
+    """The regular files under the open ``outputs/`` folder (as path parts, in name order,
+    a folder's files before its subfolders'), and what was skipped."""
+    found: list[tuple[str, ...]] = []
+    skipped = _Skipped()
+    pending: list[tuple[str, ...]] = [()]
+    read = 0
+    while pending:
+        parts = pending.pop()
+        try:
+            folder = _open_parts(outputs, parts)
+        except OSError:
+            continue  # gone, or replaced by a symlink: nothing of it is an output
+        files: list[str] = []
+        folders: list[str] = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    read += 1
+                    if read > MAX_OUTPUT_ENTRIES:
+                        break
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
+                    elif entry.is_file(follow_symlinks=False):
+                        files.append(entry.name)
+        except OSError:
+            continue
+        finally:
+            os.close(folder)
+        for name in sorted(files):
+            reason = _unkeyable((*parts, name))
+            if reason is None:
+                found.append((*parts, name))
+            else:
+                skipped.add((*parts, name), reason)
+        if read > MAX_OUTPUT_ENTRIES:
+            skipped.add(
+                parts,
+                f"more than {MAX_OUTPUT_ENTRIES} entries under outputs/; the rest was not read",
+                folder=True,
+            )
+            break
+        for name in sorted(folders, reverse=True):
+            inner = (*parts, name)
+            if len(inner) > MAX_OUTPUT_DEPTH:
+                skipped.add(
+                    inner,
+                    f"a folder deeper than {MAX_OUTPUT_DEPTH} levels under outputs/;"
+                    " nothing in it was kept",
+                    folder=True,
+                )
+            elif (reason := _unkeyable(inner)) is not None:
+                skipped.add(inner, f"{reason}; nothing in it was kept", folder=True)
+            else:
+                pending.append(inner)
+    return found, skipped
+
+
+def _unkeyable(parts: Sequence[str]) -> str | None:
+    """Why no store key can carry this output path (the store's one rule), or None."""
+    try:
+        keys.check_output_path("/".join(parts))
+    except InvalidKeyError as exc:
+        return exc.reason
+    return None
+
+
+def _open_folder_beneath(root: Path, parts: Sequence[str]) -> int:
+    """Open the folder `root`/`parts` without following any symlink.
+
+    Raises:
+        OSError: It does not exist, or a part is a symlink or not a folder.
+    """
+    top = os.open(root, _DIR_FLAGS)
+    try:
+        return _open_parts(top, parts)
+    finally:
+        os.close(top)
+
+
+def _open_parts(top: int, parts: Sequence[str]) -> int:
+    """Open the folder `parts` beneath the open folder `top`, one part at a time (never a
+    long path, never a symlink), holding two folders open at most."""
+    folder = os.dup(top)
+    try:
+        for part in parts:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+    except BaseException:
+        os.close(folder)
+        raise
+    return folder
 
 
 def _shown(name: str) -> str:
-    """A file name whose undecodable bytes (surrogate escapes) are written as ``\\xNN``."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def _is_text(*names: str) -> bool:
-    """Names must survive JSON: undecodable bytes (surrogate escapes) are skipped."""
-    try:
-        for name in names:
-            name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """A file name as it can be shown: undecodable bytes (surrogate escapes) and control
+    characters written as ``\\xNN``."""
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)

@@ -135,10 +135,14 @@ class OutputArtifact(BaseModel):
 
 
 class SkippedOutput(BaseModel):
-    """A file under ``outputs/`` that could not be kept, and why (its name cannot be a key:
-    not UTF-8, or too long once encoded)."""
+    """A file under ``outputs/`` that could not be kept, and why: its name cannot be a key
+    (a control character, not UTF-8, too long once encoded), or it lies past collection's
+    bounds (a folder too deep, too many entries; the path then ends in ``/``)."""
 
-    path: str = Field(description="The name as the script wrote it (undecodable bytes escaped)")
+    path: str = Field(
+        description="The name as the script wrote it (undecodable bytes and control"
+        " characters escaped as \\xNN)"
+    )
     reason: str
 
 

@@ -8,11 +8,14 @@ child skills (a child is a skill of its own with its own package and version).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
+
+logger = logging.getLogger(__name__)
 
 SKILL_FILE: Final = "SKILL.md"
 SKIPPED_DIRS: Final = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
@@ -80,15 +83,103 @@ def read_bytes(path: str) -> bytes:
     return b"".join(chunks)
 
 
+_DIR_OPEN: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_PATH: Final = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def remove_tree(path: Path) -> None:
-    """Remove a folder tree, also where its folders were made read-only (a sandbox's
-    read-only workspace parts, a cached environment, a package that took its own write bits)."""
-    if not os.path.lexists(path):
+    """Remove a file or a folder tree, whatever its depth, width or modes; best effort (what
+    cannot be removed is logged, never raised: callers are clean-ups).
+
+    Trees made by a sandbox's script are hostile: thousands of levels (whose paths are far
+    over PATH_MAX), folders without read, write or search bits, symlinks anywhere. So the
+    walk is iterative (no recursion to exhaust), works from open folders (``*at`` calls on a
+    name, never a long path), holds two folders open at most (it climbs back with ``..``,
+    checked against the folder it came down from), follows no symlink, and gives a folder
+    of its owner's back the bits it needs (``shutil.rmtree`` and ``os.walk`` recurse).
+    """
+    try:
+        parent = os.open(path.parent, _DIR_OPEN)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        logger.warning("%s: not removed: %s", path, exc)
         return
     try:
-        shutil.rmtree(path)
-    except OSError:
-        for folder, _, _ in os.walk(path):
-            with contextlib.suppress(OSError):
-                os.chmod(folder, 0o700)
-        shutil.rmtree(path, ignore_errors=True)
+        _remove_at(parent, path.name)
+    except OSError as exc:
+        logger.warning("%s: not removed: %s", path, exc)
+    finally:
+        os.close(parent)
+
+
+def _remove_at(parent: int, name: str) -> None:
+    """Remove `name` in the open folder `parent`: a file at once, a folder emptied first."""
+    try:
+        info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(name, dir_fd=parent)
+        return
+    folder = _open_folder(parent, name)
+    # The folders between `parent` and the one open now (their identities and names), so
+    # that each climb back up lands where the walk came down from.
+    above: list[tuple[int, int]] = [_identity(parent)]
+    names: list[str] = [name]
+    try:
+        while True:
+            inner = _clear_files(folder)
+            if inner is not None:
+                below = _open_folder(folder, inner)
+                above.append(_identity(folder))
+                names.append(inner)
+                os.close(folder)
+                folder = below
+                continue
+            up = os.open("..", _DIR_OPEN, dir_fd=folder)
+            if _identity(up) != above[-1]:
+                os.close(up)
+                raise OSError(f"a folder moved while it was removed (under {name!r})")
+            os.close(folder)
+            folder = up
+            above.pop()
+            os.rmdir(names.pop(), dir_fd=folder)
+            if not names:
+                return
+    finally:
+        os.close(folder)
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
+
+
+def _open_folder(parent: int, name: str) -> int:
+    """Open the folder `name` of `parent` (never through a symlink) with the owner's rwx
+    bits: a script may have taken them away; an owner can give them back."""
+    try:
+        folder = os.open(name, _DIR_OPEN, dir_fd=parent)
+    except PermissionError:
+        handle = os.open(name, _DIR_PATH, dir_fd=parent)
+        try:  # a path-only handle cannot fchmod; its /proc link reaches the same inode
+            os.chmod(f"/proc/self/fd/{handle}", 0o700)
+        finally:
+            os.close(handle)
+        folder = os.open(name, _DIR_OPEN, dir_fd=parent)
+    if os.fstat(folder).st_mode & 0o700 != 0o700:
+        with contextlib.suppress(OSError):  # not its owner: root needs no bits anyway
+            os.fchmod(folder, 0o700)
+    return folder
+
+
+def _clear_files(folder: int) -> str | None:
+    """Unlink everything but folders in the open `folder`; the name of a folder left in it,
+    or None once it is empty."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                return entry.name
+            os.unlink(entry.name, dir_fd=folder)
+    return None

@@ -52,6 +52,7 @@ __all__ = [
     "audit_record_key",
     "audit_record_seq",
     "belongs_to_run",
+    "check_output_path",
     "decode_output_path",
     "draft_key",
     "egress_log_key",
@@ -274,16 +275,20 @@ def encode_output_path(path: str) -> str:
     Each byte of a segment's UTF-8 outside ``A-Z a-z 0-9 . _ -`` becomes ``~XX`` (``~`` itself
     is ``~7E``), so any name a file system accepts (spaces, accents, a leading dot or dash)
     has a key that is safe in S3, on disk and in a URL, and `decode_output_path` gives the
-    name back exactly.
+    name back exactly. Control characters (a newline...) are refused, as in any key: such a
+    name cannot be fetched, logged or shown as it is.
 
     Raises:
-        InvalidKeyError: an empty, ``.`` or ``..`` segment, or text that is not UTF-8.
+        InvalidKeyError: an empty, ``.`` or ``..`` segment, a control character, or text that
+            is not UTF-8.
     """
     if not isinstance(path, str) or not path:
         raise InvalidKeyError(str(path), "the path is empty")
     encoded: list[str] = []
     if "\x00" in path:
         raise InvalidKeyError(path, "the path contains a NUL byte")
+    if _CONTROL.search(path):
+        raise InvalidKeyError(path, "the name contains a control character")
     for part in path.split("/"):
         if part in {"", ".", ".."}:
             raise InvalidKeyError(path, f"the path has a {part!r} segment")
@@ -328,13 +333,25 @@ def execution_output_key(run_id: str, execution_id: str, path: str) -> str:
             key over 1024 bytes once encoded, or a name `encode_output_path` refuses.
     """
     prefix = _execution_prefix(run_id, execution_id)
+    return validate_key(f"{prefix}outputs/{check_output_path(path)}")
+
+
+def check_output_path(path: str) -> str:
+    """`path` (a file under ``outputs/``, as the script named it) encoded, if some key can
+    carry it: the rule an executor applies before it lists an output, and the manager again
+    in `execution_output_key` (which also checks the whole key's length, run id included).
+
+    Raises:
+        InvalidKeyError: a name `encode_output_path` refuses, or a segment over 255
+            characters once encoded.
+    """
     encoded = encode_output_path(path)
     for part in encoded.split("/"):
         if len(part) > MAX_NAME_CHARS:
             raise InvalidKeyError(
                 path, f"a path segment is longer than {MAX_NAME_CHARS} characters once encoded"
             )
-    return validate_key(f"{prefix}outputs/{encoded}")
+    return encoded
 
 
 def execution_log_key(run_id: str, execution_id: str, stream: LogStream) -> str:

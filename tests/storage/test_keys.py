@@ -155,7 +155,7 @@ def test_any_file_name_is_an_output_key_that_round_trips(name: str) -> None:
 )
 def test_output_names_round_trip(parts: list[str]) -> None:
     path = "/".join(parts)
-    if any(p in {".", ".."} or "\x00" in p or _not_utf8(p) for p in parts):
+    if any(p in {".", ".."} or _has_control(p) or _not_utf8(p) for p in parts):
         with pytest.raises(InvalidKeyError):
             keys.execution_output_key("r1", EXEC_ID, path)
         return
@@ -166,6 +166,24 @@ def test_output_names_round_trip(parts: list[str]) -> None:
         return
     key = keys.execution_output_key("r1", EXEC_ID, path)
     assert keys.decode_output_path(key.split("/outputs/", 1)[1]) == path
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+
+@pytest.mark.parametrize("name", ["a\nb.txt", "tab\there", "esc\x1b[31m", "del\x7f", "cr\r"])
+def test_an_output_name_with_a_control_character_has_no_key(name: str) -> None:
+    with pytest.raises(InvalidKeyError, match="control character"):
+        keys.check_output_path(f"sub/{name}")
+    with pytest.raises(InvalidKeyError, match="control character"):
+        keys.execution_output_key("r1", EXEC_ID, name)
+
+
+def test_check_output_path_is_the_encoding_a_key_keeps() -> None:
+    assert keys.check_output_path("sub dir/ü.txt") == "sub~20dir/~C3~BC.txt"
+    with pytest.raises(InvalidKeyError, match="255"):
+        keys.check_output_path("é" * 50)
 
 
 def _not_utf8(text: str) -> bool:
