@@ -38,7 +38,7 @@ from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
 from skillweave.sandbox.models import isolation_allowed
 from skillweave.sandbox.run_channel import SOCKET_NAME
-from skillweave.sandbox.zygote_protocol import EXIT_REFUSED, TOKEN_FILE
+from skillweave.sandbox.zygote_protocol import EXECUTOR_FOLDER_PREFIX, EXIT_REFUSED, TOKEN_FILE
 from skillweave.skills.files import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
@@ -64,6 +64,9 @@ class Sandbox:
     channel: Path | None = None
     """The executor's run channel (a Unix socket), when it is on this host and has one: runs
     go there instead of ``POST /execute`` (``skillweave.sandbox.run_channel``)."""
+    folder: Path | None = None
+    """The executor's own folder on this host (its workspaces): removed on destroy, after the
+    executor, however it ended (killed before its own clean-up was done, say)."""
 
 
 class SandboxBackend(Protocol):
@@ -203,6 +206,7 @@ class LocalBackend:
             sandbox.url = f"http://127.0.0.1:{ready['port']}"
             if ready.get("channel") == str(workdir / SOCKET_NAME):
                 sandbox.channel = workdir / SOCKET_NAME
+            sandbox.folder = _executor_folder(ready.get("folder"))
             sandbox.isolation = await _wait_healthy(
                 self._client, sandbox.url, deadline, isolation=self.isolation
             )
@@ -216,12 +220,28 @@ class LocalBackend:
             await sandbox.process.stop(grace=2.0)
         if sandbox.workdir is not None:
             await asyncio.to_thread(remove_tree, sandbox.workdir)
+        if sandbox.folder is not None and (
+            sandbox.process is None or sandbox.process.returncode is not None
+        ):
+            await asyncio.to_thread(remove_tree, sandbox.folder)
 
     async def close(self) -> None:
         if self._zygote is not None:
             await self._zygote.close()
         await self._client.aclose()
         await asyncio.to_thread(remove_tree, self._root)
+
+
+def _executor_folder(value: object) -> Path | None:
+    """The executor's own folder, from its ready file, if it is one an executor makes (an
+    absolute path named ``skillweave-executor-…``); None otherwise: nothing else is ever
+    removed for it."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return None
+    folder = Path(value)
+    if ".." in folder.parts or not folder.name.startswith(EXECUTOR_FOLDER_PREFIX):
+        return None
+    return folder
 
 
 class StaticBackend:

@@ -62,6 +62,7 @@ from sandbox_executor.workspace import (
 )
 from skillweave.sandbox.egress import EGRESS_SOCKET
 from skillweave.sandbox.models import ExecutionLimits, ExecutorRequest, ExecutorResult, Isolation
+from skillweave.sandbox.zygote_protocol import EXECUTOR_FOLDER_PREFIX
 
 __all__ = ["Executor", "ExecutorStatus"]
 
@@ -193,7 +194,7 @@ class Executor:
         parent = workdir or Path(tempfile.gettempdir())
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            self.folder = Path(tempfile.mkdtemp(prefix="skillweave-executor-", dir=parent))
+            self.folder = Path(tempfile.mkdtemp(prefix=EXECUTOR_FOLDER_PREFIX, dir=parent))
         except BaseException:
             if self.user is not None:
                 self.user.release()

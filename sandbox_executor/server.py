@@ -1,8 +1,9 @@
 """Serving the executor: `run_executor` binds, starts uvicorn and reports where it listens.
 
 A manager spawns many executors at once, so each binds port 0 and reports the port the kernel
-chose: ``{"port": N, "pid": P}`` (and ``"channel"``: its run channel's socket, when it listens
-on one) written atomically to a ready file, and one line
+chose: ``{"port": N, "pid": P, "folder": F}`` (F: the executor's own folder, which the
+backend removes once the executor is gone, however it ended; and ``"channel"``: its run
+channel's socket, when it listens on one) written atomically to a ready file, and one line
 ``EXECUTOR_READY port=N`` on stdout, both only once the server accepts connections. SIGTERM or
 SIGINT kills a running script at once, then shuts down (the pending /execute answers
 ``cancelled``) and removes the executor's folder.
@@ -68,10 +69,11 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _announce(*, port: int, ready_file: Path | None, channel: Path | None) -> None:
+def _announce(*, port: int, ready_file: Path | None, channel: Path | None, folder: Path) -> None:
     if ready_file is not None:
         temporary = ready_file.with_name(f".{ready_file.name}.{os.getpid()}.tmp")
-        report: dict[str, object] = {"port": port, "pid": os.getpid()}
+        # The folder: for the backend to remove once this process is gone, however it ended.
+        report: dict[str, object] = {"port": port, "pid": os.getpid(), "folder": str(folder)}
         if channel is not None:
             report["channel"] = str(channel)
         temporary.write_text(json.dumps(report), encoding="utf-8")
@@ -158,7 +160,12 @@ def run_executor(
     server = _ExecutorServer(
         config,
         executor=app.state.executor,
-        on_ready=lambda: _announce(port=chosen, ready_file=ready_file, channel=app.state.channel),
+        on_ready=lambda: _announce(
+            port=chosen,
+            ready_file=ready_file,
+            channel=app.state.channel,
+            folder=app.state.executor.folder,
+        ),
     )
     with sock:
         server.run(sockets=[sock])

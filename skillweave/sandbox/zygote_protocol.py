@@ -24,6 +24,7 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
+    "EXECUTOR_FOLDER_PREFIX",
     "EXIT_REFUSED",
     "TOKEN_FILE",
     "Exited",
@@ -45,6 +46,11 @@ on this host (a setting, the isolation): a permanent refusal, not a failure to r
 
 TOKEN_FILE: Final = "token"
 """In a sandbox's folder: its executor's token, read and removed by the executor at start."""
+
+EXECUTOR_FOLDER_PREFIX: Final = "skillweave-executor-"
+"""How an executor's own folder (its workspaces) is named, in the temp folder. Its ready file
+names it, and the backend removes it once the executor is gone, however it ended (killed
+before its own clean-up was done, say); a folder not named so is never removed for it."""
 
 MAX_LINE_BYTES: Final = 64 * 1024
 """The longest message line either side accepts."""

@@ -5,6 +5,7 @@ script again). Real manager, real executors, real store; the executor is really 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,13 +32,14 @@ async def test_a_sandbox_that_dies_while_its_outputs_are_fetched_is_a_terminal_r
     manager = await start_manager()
     client = manager.service._executor
     fetch = client.fetch
-    killed: list[str] = []
+    killed: list[Path] = []
 
     async def dying_first(sandbox: Sandbox, *args: Any, **kwargs: Any) -> Any:
         if not killed:  # the executor answered (the script ran), then its process is gone
             assert sandbox.process is not None
+            assert sandbox.folder is not None
             await sandbox.process.stop(grace=0.0)
-            killed.append(sandbox.id)
+            killed.append(sandbox.folder)
         return await fetch(sandbox, *args, **kwargs)
 
     monkeypatch.setattr(client, "fetch", dying_first)
@@ -60,6 +62,8 @@ async def test_a_sandbox_that_dies_while_its_outputs_are_fetched_is_a_terminal_r
     assert await manager.executions() == 1
     assert await manager.executions(outcome="lost") == 0
     assert await manager.deduplicated() == 1
+    # Killed before its own clean-up: its folder (the run's workspace) is removed after it.
+    assert not killed[0].exists()
 
 
 async def test_outputs_no_key_can_carry_are_skipped_and_the_others_kept(
