@@ -29,7 +29,13 @@ Not masked, by decision:
   skill must not write its secret to an output file; its author owns that choice.
 - **Values shorter than** :data:`~skillweave.telemetry.masker.MIN_SECRET_CHARS`: the
   manager warns at start-up, naming the skill and the variable (never the value).
-- **Other transformations** (hex, reversed, split, compressed, encrypted): see the masker.
+- **Other transformations** (split, compressed, encrypted, encoded twice): see the masker,
+  which lists the forms it does mask (raw, reversed, upper- and lower-cased, JSON, URL, hex,
+  base32, base64).
+
+Masking is a safety net, not a boundary: it catches the secret a script prints by accident. A
+script that means to leak its own secret can always encode it past any list of forms; what
+bounds that is which skill receives which secret, and where its network may go.
 """
 
 from __future__ import annotations

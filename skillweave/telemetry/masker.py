@@ -4,12 +4,21 @@ Every place that shows or stores text a secret could be in uses it: log lines
 (:mod:`skillweave.telemetry.logs`), a run's stdout and stderr, inline and stored in full
 (:mod:`skillweave.sandbox.masking`, applied by the MCP manager and its front door).
 
+**A safety net, not a boundary.** Masking catches the accidental print: a log line, a debug
+dump, a library echoing its configuration. It is no containment: a script that means to leak
+its secret can always encode it some way no list of forms foresees (split, XOR-ed, compressed,
+encrypted, encoded twice, one character per line). What keeps a secret is giving it only to
+the skill that needs it.
+
 **What is masked.** Each value of at least :data:`MIN_SECRET_CHARS` characters, in these
 forms (each form is a fixed string, so each costs one more search, nothing else):
 
-- the raw value (its UTF-8 bytes);
+- the raw value (its UTF-8 bytes), reversed, upper-cased and lower-cased;
 - JSON string escapes of it (``json.dumps``, ASCII-only and not), when they differ;
 - URL encodings of it (``quote`` with and without ``/`` kept, ``quote_plus``), when they differ;
+- hexadecimal of its UTF-8 bytes, in lower and upper case (hex is byte-aligned, so it is found
+  inside a longer hex dump too);
+- base32 of it encoded alone, with and without its ``=`` padding;
 - base64 (standard and URL-safe alphabets) of it at any offset inside a longer encoded
   string, such as ``Authorization: Basic base64(user:secret)``: for each of the three byte
   alignments, the characters that only the value's bytes determine (at least
@@ -25,17 +34,19 @@ of at least :data:`MIN_SECRET_CHARS` characters is masked too.
 
 **What is not.** Values shorter than :data:`MIN_SECRET_CHARS` (replacing ``1`` or ``dev``
 everywhere would shred ordinary text while hiding next to nothing: callers warn about them,
-naming where the value is configured, never the value); other transformations (hex, reversed,
-split, compressed, encrypted, or encoded twice): a script that means to leak its secret can
-always do so, masking only catches the accidental print.
+naming where the value is configured, never the value); mixed case other than all-upper and
+all-lower; base32 inside a longer base32 string; every other transformation (split,
+compressed, encrypted, encoded twice, ...). A value that is an ordinary word is masked in its
+upper- and lower-case forms too, wherever the word appears: secrets should not be words.
 
 **Streams.** :meth:`SecretMasker.stream` masks a stream chunk by chunk, holding back the last
-(longest form - 1) bytes of each chunk, so a secret split across chunks is still caught and
-the result does not depend on how the stream was cut. :meth:`SecretMasker.mask_file` masks a
-file in place (masked bytes are never longer than the raw ones, since every form is longer
-than :data:`MASK`). Searching is ``bytes.find`` per form, at C speed: about 0.15 to 0.25 ms
-per MiB per form on one core (3 secrets make 15 forms: a 512 MiB log in about 2 s). The cost
-grows with the number of forms and of occurrences found.
+(longest form - 1) bytes of each chunk (for an ASCII value, the hex form's length - 1), so any form
+split across chunks is still caught and the result does not depend on how the stream was cut.
+:meth:`SecretMasker.mask_file` masks a file in place (masked bytes are never longer than the
+raw ones, since every form is longer than :data:`MASK`). Searching is ``bytes.find`` per form,
+at C speed: about 0.15 to 0.25 ms per MiB per form on one core (3 secrets of about 20
+characters make 31 forms: 4.9 ms per MiB, a 512 MiB log in about 2.5 s). The cost grows with
+the number of forms and of occurrences found.
 
 Written by hand: the standard library has no multi-string search that reports overlapping
 matches, and one alternation regex is several times slower than a ``find`` per form.
@@ -94,7 +105,11 @@ def _forms(value: str) -> set[str]:
             forms.add(make(value))
         except UnicodeError:  # a lone surrogate: URL encoders refuse it
             continue
+    forms |= {value[::-1], value.upper(), value.lower()}
     raw = _utf8(value)
+    forms |= {raw.hex(), raw.hex().upper()}
+    base32 = base64.b32encode(raw).decode()
+    forms |= {base32, base32.rstrip("=")}
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         forms.add(encode(raw).decode())  # encoded alone, with padding
         for shift in range(3):  # the value after 0, 1 or 2 bytes of its 3-byte group
@@ -104,7 +119,8 @@ def _forms(value: str) -> set[str]:
             core = encoded[4 * first : 4 * last]
             if len(core) >= MIN_BASE64_CHARS:
                 forms.add(core)
-    return forms
+    # Every form is at least as long as the value; said here, since mask_file relies on it.
+    return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
 
 
 def _period(pattern: _T) -> int:

@@ -5,13 +5,15 @@ The scripts belong to one skill with a configured secret. Each prints ``ESCAPED 
 attack that worked; none may. Around them the test keeps what an attacker would aim at: a host
 process holding a canary in its environment and command line, a loopback service, a
 world-readable host file. After each run: no process of it is left, the secret is in no
-result, stored log or store file, and a case that names an error failed with it and kept no
-outputs. The manager's ``SANDBOX__ISOLATION`` is the mode under test, which also shows that it
-reaches the executors the manager starts.
+result, stored log or store file in any form the masker claims (:data:`SECRET_FORMS`), and a
+case that names an error failed with it and kept no outputs. The manager's
+``SANDBOX__ISOLATION`` is the mode under test, which also shows that it reaches the executors
+the manager starts.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -24,6 +26,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
@@ -42,6 +45,23 @@ CASES: list[dict[str, Any]] = json.loads((CORPUS / "sandbox.json").read_text(enc
 SKILL = "hostile-scripts"
 SECRET = secrets.token_urlsafe(24)
 TOKEN = "hostile-sandbox-token"
+_RAW = SECRET.encode()
+SECRET_FORMS: dict[str, str] = {
+    "raw": SECRET,
+    "json": json.dumps(SECRET)[1:-1],
+    "url": quote(SECRET, safe=""),
+    "base64": base64.b64encode(_RAW).decode(),
+    "base64url": base64.urlsafe_b64encode(_RAW).decode(),
+    "hex": _RAW.hex(),
+    "HEX": _RAW.hex().upper(),
+    "base32": base64.b32encode(_RAW).decode(),
+    "base32-unpadded": base64.b32encode(_RAW).decode().rstrip("="),
+    "reversed": SECRET[::-1],
+    "upper": SECRET.upper(),
+    "lower": SECRET.lower(),
+}
+"""Every form of the secret the masker says it masks (``skillweave.telemetry.masker``), written
+out here rather than asked of the masker."""
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 pytestmark = pytest.mark.timeout(300)
 
@@ -164,8 +184,10 @@ async def test_a_hostile_script_stays_contained(
     assert_eventually(lambda: processes_with(marker) == [], timeout=5, what="no leftover")
 
     shown = "\n".join([result.stdout, result.stderr, result.error or ""])
-    assert SECRET not in shown
-    assert SECRET not in await _stored_text(manager, result)
-    for path in manager.store.root.rglob("*"):
-        if path.is_file():
-            assert SECRET.encode() not in path.read_bytes(), f"{path} holds the secret"
+    stored = await _stored_text(manager, result)
+    files = {p: p.read_bytes() for p in manager.store.root.rglob("*") if p.is_file()}
+    for name, form in SECRET_FORMS.items():
+        assert form not in shown, f"the result shows the secret ({name})"
+        assert form not in stored, f"a stored log holds the secret ({name})"
+        for path, data in files.items():
+            assert form.encode() not in data, f"{path} holds the secret ({name})"

@@ -101,6 +101,57 @@ def test_common_encodings_are_masked(shown: object) -> None:
     assert encoded[4:-4] not in masked
 
 
+ENCODED_FORMS = {
+    "hex": lambda s: s.encode().hex(),
+    "HEX": lambda s: s.encode().hex().upper(),
+    "base32": lambda s: base64.b32encode(s.encode()).decode(),
+    "base32-unpadded": lambda s: base64.b32encode(s.encode()).decode().rstrip("="),
+    "reversed": lambda s: s[::-1],
+    "upper": lambda s: s.upper(),
+    "lower": lambda s: s.lower(),
+}
+
+
+@pytest.mark.parametrize("form", sorted(ENCODED_FORMS))
+def test_hex_base32_reversed_and_case_folded_forms_are_masked(form: str) -> None:
+    secret = "Sk-Live-7f3A9c1E-pad"  # mixed case, and 20 bytes: base32 without padding
+    for value in (secret, secret + "xy"):  # ... and with it
+        shown = ENCODED_FORMS[form](value)
+        assert shown != value or form in ("upper", "lower")
+        masker = SecretMasker([value])
+        assert masker.mask_text(f"<{shown}>") == "<***>", shown
+        assert masker.mask_bytes(f"out: {shown}\n".encode()) == b"out: ***\n"
+
+
+@pytest.mark.parametrize("form", sorted(ENCODED_FORMS))
+def test_each_encoded_form_is_caught_across_every_chunk_boundary(form: str) -> None:
+    secret = "Sk-Live-7f3A9c1E-pad1"
+    masker = SecretMasker([secret])
+    shown = ENCODED_FORMS[form](secret).encode()
+    data = b"before " + shown + b" middle " + shown + b" after"
+    whole = masker.mask_bytes(data)
+    assert whole == b"before *** middle *** after"
+    for boundary in range(len(data) + 1):
+        assert _streamed(masker, data, [boundary]) == whole, boundary
+    for first in range(0, len(data), 7):  # two cuts, one inside each copy
+        assert _streamed(masker, data, [first, len(data) - 1 - first // 2]) == whole, first
+
+
+def test_a_hex_dump_hides_the_secret_inside_a_longer_hex_string() -> None:
+    masker = SecretMasker([SECRET])
+    dump = ("00ff" + SECRET.encode().hex() + "0a").upper()
+    assert masker.mask_text(dump) == "00FF***0A"
+
+
+def test_a_file_masks_the_encoded_forms_in_place(tmp_path: Path) -> None:
+    masker = SecretMasker([SECRET])
+    lines = [ENCODED_FORMS[form](SECRET) for form in sorted(ENCODED_FORMS)] * 50
+    path = tmp_path / "log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    masker.mask_file(path, chunk_bytes=13)
+    assert path.read_text(encoding="utf-8") == "***\n" * len(lines)
+
+
 def test_a_cut_text_hides_a_trailing_partial_secret() -> None:
     masker = SecretMasker([SECRET])
     cut_here = f"output ends in {SECRET[:9]}"
@@ -130,7 +181,8 @@ def test_streams_match_whole_masking_and_the_reference_under_random_cuts() -> No
         for _ in range(rng.randrange(0, 4)):
             at = rng.randrange(0, len(data) + 1)
             data = data[:at] + rng.choice(secrets).encode() + data[at:]
-        expected = _reference(data, [s.encode() for s in secrets])
+        # The raw and reversed forms are the only ones this alphabet can spell.
+        expected = _reference(data, [f.encode() for s in secrets for f in (s, s[::-1])])
         assert masker.mask_bytes(data) == expected
         assert masker.mask_text(data.decode()) == expected.decode()
         cuts = [rng.randrange(0, len(data) + 1) for _ in range(rng.randrange(0, 8))]

@@ -675,6 +675,25 @@ for stream in (sys.stdout, sys.stderr):
     stream.write(secret + "\\n" + base64.b64encode(secret.encode()).decode() + "\\n")
     stream.write(filler + secret + filler + "\\n")
 """},
+    {"id": "secret-encoded", "class": "secrets",
+     "what": "prints its own secret hex, HEX, base32, reversed and case-folded, in a short "
+             "stdout and a 1.8 MB stderr with a form across every 256 KiB mark (a stored log)",
+     "args": [], "error": None, "source": _PROBE + """
+import base64
+secret = os.environ["HOSTILE_KEY"]
+raw = secret.encode()
+base32 = base64.b32encode(raw).decode()
+forms = [raw.hex(), raw.hex().upper(), base32, base32.rstrip("="), secret[::-1],
+         secret.upper(), secret.lower()]
+report(False, "prints the secret encoded (every form must be masked)")
+print("\\n".join(forms))
+written = 0
+for index, form in enumerate(forms):
+    filler = "." * ((index + 1) * 256 * 1024 - written - len(form) // 2)
+    sys.stderr.write(filler + form)
+    written += len(filler) + len(form)
+sys.stderr.write("\\n")
+"""},
 ]  # fmt: skip
 
 for _number, _case in enumerate(SANDBOX, start=1):
