@@ -440,7 +440,11 @@ def collect_outputs(workspace: Workspace, *, max_files: int) -> CollectedOutputs
     try:
         outputs = _open_folder_beneath(workspace.root, (OUTPUTS,))
     except OSError:
-        return CollectedOutputs([], {}, error="the workspace is gone")
+        if not workspace.root.is_dir():
+            return CollectedOutputs([], {}, error="the workspace is gone")
+        return CollectedOutputs(
+            [], {}, error="outputs/ is no longer a folder (the script replaced it): no outputs"
+        )
     try:
         found, skipped = _walk_outputs(outputs)
     finally:

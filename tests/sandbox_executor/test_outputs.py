@@ -161,6 +161,21 @@ def test_symlinks_and_other_files_are_never_outputs(tmp_path: Path) -> None:
     assert collected.skipped == []
 
 
+def test_outputs_replaced_by_a_symlink_is_no_outputs_and_says_why(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "secret.txt").write_text("host")
+    workspace.outputs.rmdir()
+    workspace.outputs.symlink_to(host)
+
+    collected = collect_outputs(workspace, max_files=10)
+
+    assert collected.files == []
+    assert collected.error is not None
+    assert "outputs/ is no longer a folder" in collected.error
+
+
 def test_skipped_outputs_are_listed_up_to_a_bound(tmp_path: Path) -> None:
     workspace = _workspace(tmp_path)
     for index in range(MAX_SKIPPED_LISTED + 30):
