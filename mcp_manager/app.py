@@ -3,11 +3,13 @@
 ``POST /sandbox/execute`` runs a script exactly once per ``execution_id``;
 ``GET``/``DELETE /sandbox/executions/{id}`` read or cancel one; ``GET /sandbox/pool`` shows the
 warm pool; ``GET /metrics`` is Prometheus text; ``/mcp`` is the MCP front door
-(``mcp_server``, streamable HTTP); ``GET /healthz`` and the OpenAPI document (``/openapi.json``,
-``/docs``, ``/redoc``) need no token. Everything else requires
-``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in constant time by
-:class:`skillweave.gate.RequestGate` before a byte of the body is read; the gate also caps
-every body at ``SANDBOX__MANAGER_MAX_BODY_BYTES`` and answers 401 and 413 unread.
+(``mcp_server``, streamable HTTP); ``GET /healthz`` needs no token, and neither does the
+OpenAPI document (``/openapi.json``, ``/docs``, ``/redoc``) when
+``SANDBOX__MANAGER_DOCS_OPEN=true`` opens it (:func:`skillweave.gate.open_paths`).
+Everything else requires ``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in
+constant time by :class:`skillweave.gate.RequestGate` before a byte of the body is read; the
+gate also caps every body at ``SANDBOX__MANAGER_MAX_BODY_BYTES`` and answers 401 and 413
+unread.
 At start-up the manager publishes the packages of its configured skill library to the store, so
 any skill it can see can be run by name and version.
 """
@@ -520,7 +522,7 @@ def create_app(
     app.add_middleware(
         RequestGate,
         tokens=[token],
-        open_paths=open_paths(app),
+        open_paths=open_paths(app, docs_open=settings.sandbox.manager_docs_open),
         max_body_bytes=settings.sandbox.manager_max_body_bytes,
     )
     app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too

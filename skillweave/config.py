@@ -550,6 +550,11 @@ class SandboxSettings(BaseModel):
     manager_token: SecretStr | None = Field(
         default=None, description="Bearer token of the manager API (required by the manager)."
     )
+    manager_docs_open: bool = Field(
+        default=False,
+        description="Serve the manager's API documentation (/openapi.json, /docs, /redoc) "
+        "without the token; by default they need it, like every path but /healthz.",
+    )
     manager_max_body_bytes: int = Field(
         default=4 * 1024 * 1024,
         ge=1024,
@@ -660,6 +665,11 @@ class ApiSettings(BaseModel):
     port: int = Field(default=8080, ge=1, le=65535)
     token: SecretStr | None = Field(
         default=None, description="Bearer token every route but /healthz requires (required)."
+    )
+    docs_open: bool = Field(
+        default=False,
+        description="Serve the API documentation (/openapi.json, /docs, /redoc) without the "
+        "token; by default they need it, like every route but /healthz.",
     )
     extra_tokens: list[SecretStr] = Field(
         default_factory=list,

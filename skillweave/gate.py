@@ -3,7 +3,8 @@
 Every HTTP service of skillweave (the control API, the MCP manager, the sandbox executor) wraps
 its app in :class:`RequestGate`. It runs before the framework reads a byte of the body:
 
-- **Token first.** Unless the path is one the service leaves open (``/healthz``, ...), the
+- **Token first.** Unless the path is one the service leaves open (``/healthz``; the API
+  documentation only when a setting opens it, see :func:`open_paths`), the
   ``Authorization: Bearer`` header must match one of the accepted tokens (compared in constant
   time, every one of them). Otherwise the answer is 401 problem+json with
   ``WWW-Authenticate: Bearer``; the app is never called and ``receive()`` never is.
@@ -274,9 +275,13 @@ async def _refuse(
     await send({"type": "http.response.body", "body": body})
 
 
-def open_paths(app: object) -> list[str]:
-    """The paths of a FastAPI `app` that need no token: ``/healthz`` and the OpenAPI document
-    and its pages (read by attribute: this module imports no web framework)."""
+def open_paths(app: object, *, docs_open: bool) -> list[str]:
+    """The paths of a FastAPI `app` that need no token: ``/healthz``, and the OpenAPI document
+    and its pages (``/openapi.json``, ``/docs``, ``/redoc``) only when `docs_open` (a service's
+    setting: ``API__DOCS_OPEN``, ``SANDBOX__MANAGER_DOCS_OPEN``). By default the document needs
+    the token: it maps every route and model of the service for whoever asks. Read by
+    attribute: this module imports no web framework."""
     pages = ("openapi_url", "docs_url", "swagger_ui_oauth2_redirect_url", "redoc_url")
-    found = ["/healthz", *(getattr(app, name, None) for name in pages)]
+    documents = [getattr(app, name, None) for name in pages] if docs_open else []
+    found = ["/healthz", *documents]
     return [path for path in found if isinstance(path, str) and path]

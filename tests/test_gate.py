@@ -350,3 +350,24 @@ def test_every_token_is_compared(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_bearer_credentials(header: str | bytes | None, credentials: bytes) -> None:
     assert bearer_credentials(header) == credentials
+
+
+@dataclass
+class _Documented:
+    """The attributes of a FastAPI app that name its documentation pages."""
+
+    openapi_url: str | None = "/openapi.json"
+    docs_url: str | None = "/docs"
+    swagger_ui_oauth2_redirect_url: str | None = "/docs/oauth2-redirect"
+    redoc_url: str | None = None
+
+
+def test_the_documentation_is_open_only_when_the_service_setting_opens_it() -> None:
+    app = _Documented()
+    assert gate.open_paths(app, docs_open=False) == ["/healthz"]
+    assert gate.open_paths(app, docs_open=True) == [
+        "/healthz",
+        "/openapi.json",
+        "/docs",
+        "/docs/oauth2-redirect",
+    ]

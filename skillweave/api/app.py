@@ -1,8 +1,9 @@
 """The control-plane REST API: ``create_api`` and what every route shares.
 
-Every path but ``GET /healthz`` and the OpenAPI document (``/openapi.json``, rendered at
-``/docs`` and ``/redoc``) requires ``Authorization: Bearer <API__TOKEN>`` (or one of
-``API__EXTRA_TOKENS``, for rotation), compared in constant time. The token and the body cap
+Every path but ``GET /healthz`` requires ``Authorization: Bearer <API__TOKEN>`` (or one of
+``API__EXTRA_TOKENS``, for rotation), compared in constant time; the OpenAPI document
+(``/openapi.json``, rendered at ``/docs`` and ``/redoc``) too, unless ``API__DOCS_OPEN=true``
+opens it (:func:`skillweave.gate.open_paths`). The token and the body cap
 (``API__MAX_JSON_BYTES``, uploads ``API__MAX_UPLOAD_BYTES``) are checked by
 :class:`skillweave.gate.RequestGate` before any byte of the body is read; the routes check the
 token again, as a second line. Errors are problem+json (:mod:`skillweave.api.problems`).
@@ -177,7 +178,7 @@ def create_api(
     app.add_middleware(
         RequestGate,
         tokens=tokens,
-        open_paths=open_paths(app),
+        open_paths=open_paths(app, docs_open=settings.api.docs_open),
         max_body_bytes=settings.api.max_json_bytes,
         path_limits=dict.fromkeys(UPLOAD_PATHS, settings.api.max_upload_bytes),
     )

@@ -292,7 +292,11 @@ def api() -> None:
     def ready(url: str) -> None:
         err.print(
             f"skillweave API on {url} (engine {settings.workflow.execution_engine}); "
-            f"OpenAPI at {url}/docs"
+            + (
+                f"OpenAPI at {url}/docs"
+                if settings.api.docs_open
+                else f"OpenAPI at {url}/openapi.json with the token (API__DOCS_OPEN=true: open)"
+            )
         )
 
     try:

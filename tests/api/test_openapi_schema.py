@@ -69,7 +69,8 @@ CHECKS: Final = [
     response_schema_conformance,
 ]
 UNAUTHENTICATED: Final = {"/healthz"}
-"""Paths in the OpenAPI document that need no token (it lists neither itself nor ``/docs``)."""
+"""Paths in the OpenAPI document that need no token (it lists neither itself nor ``/docs``,
+which need it unless ``API__DOCS_OPEN``: ``tests/integration/security/test_docs_routes.py``)."""
 
 
 @dataclass(frozen=True)
@@ -162,8 +163,8 @@ async def served_api(tmp_path: Path) -> AsyncIterator[Seeded]:
 
 def _fuzz(seeded: Seeded) -> list[str]:
     """Run every operation's examples; what failed, one report per operation."""
-    schema = schemathesis.openapi.from_url(f"{seeded.url}/openapi.json")
     headers = {"Authorization": f"Bearer {TOKEN}"}
+    schema = schemathesis.openapi.from_url(f"{seeded.url}/openapi.json", headers=headers)
     failures: list[str] = []
     with requests.Session() as session:
         operations = [result.ok() for result in schema.get_all_operations()]
@@ -210,7 +211,8 @@ async def test_every_operation_answers_within_its_schema_and_never_5xx(tmp_path:
 
 async def test_every_operation_without_a_token_answers_401_problem_json(tmp_path: Path) -> None:
     async with served_api(tmp_path) as seeded, httpx.AsyncClient(base_url=seeded.url) as client:
-        document = (await client.get("/openapi.json")).json()
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        document = (await client.get("/openapi.json", headers=auth)).json()
         operations = [
             (method.upper(), path)
             for path, item in document["paths"].items()

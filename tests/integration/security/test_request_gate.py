@@ -423,9 +423,10 @@ def test_the_api_still_serves(services: dict[str, Served]) -> None:
     api = services["api"]
     base = f"http://127.0.0.1:{api.port}"
     assert httpx.get(f"{base}/healthz").status_code == 200
-    assert httpx.get(f"{base}/openapi.json").status_code == 200  # open, as before
+    assert httpx.get(f"{base}/openapi.json").status_code == 401  # API__DOCS_OPEN is unset
     for token in ("api-token", "api-old-token"):  # the rotation token too
         auth = {"Authorization": _bearer(token)}
+        assert httpx.get(f"{base}/openapi.json", headers=auth).status_code == 200
         assert httpx.get(f"{base}/v1/agents/", headers=auth).status_code == 200
     auth = {"Authorization": _bearer("api-token")}
     agent = {"name": "gatekeeper", "instruction": "Say done.", "skill_ids": []}
@@ -455,7 +456,8 @@ def test_the_manager_still_serves(services: dict[str, Served]) -> None:
     base = f"http://127.0.0.1:{manager.port}"
     auth = {"Authorization": _bearer(manager.token)}
     assert httpx.get(f"{base}/healthz").status_code == 200
-    assert httpx.get(f"{base}/openapi.json").status_code == 200  # open, as before
+    assert httpx.get(f"{base}/openapi.json").status_code == 401  # the documents need the token
+    assert httpx.get(f"{base}/openapi.json", headers=auth).status_code == 200
     assert httpx.get(f"{base}/sandbox/pool", headers=auth).status_code == 200
     assert httpx.get(f"{base}/metrics").status_code == 401
     request = {
