@@ -222,7 +222,8 @@ def _bwrap_args(
         elif kind == "file":
             fd = os.open(fields[0], os.O_RDONLY | os.O_CLOEXEC)
             file_fds.append(fd)
-            args += ["--perms", "0444", "--file", str(fd), fields[1]]
+            # 0644 by the launcher's umask; the root is remounted read-only after.
+            args += ["--file", str(fd), fields[1]]
         else:
             args += [f"--{kind}", *fields]
     return args
