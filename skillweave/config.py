@@ -316,11 +316,19 @@ class ModelSettings(ModelProfile):
     """The default model (``MODEL__PROVIDER``, ``MODEL__NAME``, …) and the named profiles
     (``MODEL__PROFILES__<NAME>__PROVIDER``, ``__NAME``, ``__BASE_URL``, ``__API_KEY``,
     ``__TIMEOUT_SECONDS``, ``__MAX_ATTEMPTS``) an agent's ``model`` may name instead of
-    ``provider:name``."""
+    ``provider:name``, and the folder a server's requested scripted models come from
+    (``MODEL__SCRIPTS_DIR``, see ``skillweave.llm.factory.requested_script``)."""
 
     provider: Literal["openai", "anthropic", "scripted"] = "scripted"
     name: str = Field(default="demo", min_length=1)
     profiles: dict[str, ModelProfile] = Field(default_factory=dict)
+    scripts_dir: Path | None = Field(
+        default=None,
+        description="On a server (API, worker, dev), the folder a scripted model named by a "
+        "request (an agent's model_id, a job's model: scripted:NAME) must come from; NAME is a "
+        "file inside it. Unset: servers refuse such models. The local CLI (run, demo) reads "
+        "any file its user names.",
+    )
 
     @field_validator("profiles")
     @classmethod

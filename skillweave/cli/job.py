@@ -122,7 +122,8 @@ def choose_model(
     if named is None:
         return settings
     try:
-        profile = resolve_model(settings, named)
+        # The user's own --model or spec file, on the user's own machine: any script file.
+        profile = resolve_model(settings, named, any_script=True)
     except ConfigError as exc:
         if option is not None:
             raise

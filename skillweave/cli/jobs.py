@@ -145,6 +145,9 @@ def run_command(
     async def main() -> JobRun:
         with shown.live():
             async with open_engine(on_engine, registry=registry, model=chosen) as opened:
+                if opened.services is not None and opened.services.models is not None:
+                    # A direct engine's jobs are this user's: a script they name may be any file.
+                    opened.services.models.any_script = True
                 return await follow_shown(
                     opened, shown, job_id=job_id, task=task, agent=spec, files=files
                 )

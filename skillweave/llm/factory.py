@@ -6,6 +6,17 @@ on the CLI): nothing (the default, ``MODEL__*``), a profile (``MODEL__PROFILES__
 without contacting anything; :func:`open_provider` opens one; :class:`ModelProviders` keeps the
 providers a process opened, so one worker serves jobs of several models.
 
+**A scripted model a request names** (``scripted:NAME`` in an API agent's ``model_id`` or a
+job's ``model``) replays a file of the machine that resolves it. A server (the control API, a
+worker, ``skillweave dev``) resolves names it did not write, so there it is only a script
+inside ``MODEL__SCRIPTS_DIR`` (:func:`requested_script`, the one rule), and every refusal reads
+the same whether or not a file of that name exists: a client cannot probe the server's files
+with it. Unset, servers refuse such models. The local CLI names models for its own user and
+reads any file (``any_script=True``): ``run``'s ``--model`` and agent spec (resolved by
+``skillweave.cli.job.choose_model``, and again by its direct engine's providers), and the
+``--model`` a ``worker`` or ``dev`` is started with (its default model). The default model
+and the profiles are the operator's settings and are taken as configured.
+
 A ``provider:name`` takes the default's endpoint and key only when they were configured for
 that provider (or for no real one: ``MODEL__PROVIDER`` unset or ``scripted``, which is how
 ``MODEL__BASE_URL=… MODEL__API_KEY=… skillweave run --model openai:NAME`` reaches a local server).
@@ -15,9 +26,10 @@ endpoint it was configured with.
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
-from typing import Literal, assert_never, cast, get_args
+from pathlib import Path, PurePath
+from typing import Final, Literal, assert_never, cast, get_args
 
 import httpx
 
@@ -35,6 +47,7 @@ __all__ = [
     "describe_model",
     "open_provider",
     "parse_model_option",
+    "requested_script",
     "resolve_model",
 ]
 
@@ -46,6 +59,12 @@ _MODEL_OPTION_HINT = (
     "or scripted:path/to/script.yaml"
 )
 _OPENAI_API_HOST = "api.openai.com"
+SCRIPT_NAME_MAX_CHARS: Final = 1024
+"""The longest ``NAME`` of a requested ``scripted:NAME``; a longer one is refused unread."""
+_NOT_A_SERVED_SCRIPT: Final = (
+    "a scripted model named by a request must be a script file inside MODEL__SCRIPTS_DIR,"
+    " named by its path there (scripted:NAME.yaml)"
+)
 
 
 def parse_model_option(value: str, *, what: str = "--model") -> tuple[ProviderKind, str]:
@@ -70,8 +89,52 @@ def parse_model_option(value: str, *, what: str = "--model") -> tuple[ProviderKi
     return cast(ProviderKind, provider), name
 
 
-def resolve_model(settings: ModelSettings, named: str | None) -> ModelProfile:
+def requested_script(name: str, *, folder: Path | None) -> Path:
+    """The script a ``scripted:NAME`` model named by a request replays on a server: the file
+    `name` inside `folder` (``MODEL__SCRIPTS_DIR``), as a resolved path.
+
+    `name` is judged before any file is touched: no NUL or control character, no ``..``, and an
+    absolute path only inside `folder`. Only then is the path resolved (symlinks followed): it
+    must still lie inside `folder` and be a file.
+
+    Raises:
+        ConfigError: `folder` is None, or `name` is not a file inside it. The message is the
+            same for every name, whether or not a file exists there (no probing a server's
+            files); only whether the server has a folder shows.
+    """
+    refusal = _NOT_A_SERVED_SCRIPT + ("; this server has none set" if folder is None else "")
+    if folder is None or not name or len(name) > SCRIPT_NAME_MAX_CHARS:
+        raise ConfigError(refusal)
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in name):
+        raise ConfigError(refusal)
+    try:
+        configured = Path(os.path.abspath(folder.expanduser()))
+        root = configured.resolve(strict=True)
+        given = PurePath(name)
+        if ".." in given.parts:
+            raise ConfigError(refusal)
+        if given.is_absolute():  # inside the folder as configured or as resolved; else refused
+            inside = [given.relative_to(r) for r in (configured, root) if given.is_relative_to(r)]
+            given = inside[0]  # IndexError: outside the folder, judged unread
+        resolved = (root / given).resolve(strict=True)
+        if resolved.is_relative_to(root) and resolved.is_file():
+            return resolved
+    except (OSError, ValueError, IndexError, RuntimeError):
+        pass  # a missing folder or file, a name too long, a symlink loop: the same refusal
+    raise ConfigError(refusal)
+
+
+def resolve_model(
+    settings: ModelSettings, named: str | None, *, any_script: bool = False
+) -> ModelProfile:
     """The profile of the model `named` (None or empty: the default). Nothing is contacted.
+
+    Args:
+        settings: the default model, the profiles and ``scripts_dir``.
+        named: what the agent, job or ``--model`` names.
+        any_script: `named` was written by this process's own user (the local CLI), so
+            a ``scripted:PATH`` may be any file; otherwise (a server resolving a request's
+            name) only a script inside ``MODEL__SCRIPTS_DIR`` (:func:`requested_script`).
 
     Raises:
         ConfigError: an unknown profile, a ``provider:name`` that does not parse, or a model
@@ -79,7 +142,9 @@ def resolve_model(settings: ModelSettings, named: str | None) -> ModelProfile:
             message names the model and the setting to fix.
     """
     if not named:
-        profile = ModelProfile.model_validate(settings.model_dump(exclude={"profiles"}))
+        profile = ModelProfile.model_validate(
+            settings.model_dump(exclude={"profiles", "scripts_dir"})
+        )
         check_profile(profile, what="the default model (MODEL__*)")
         return profile
     if ":" not in named:
@@ -100,6 +165,8 @@ def resolve_model(settings: ModelSettings, named: str | None) -> ModelProfile:
         )
         return profile
     provider, name = parse_model_option(named, what="model")
+    if provider == "scripted" and not any_script:
+        name = str(requested_script(name, folder=settings.scripts_dir))
     profile = ModelProfile(provider=provider, name=name)
     if settings.provider in (provider, "scripted"):
         # The default's endpoint and key were configured for this provider (or for none).
@@ -239,6 +306,13 @@ class ModelProviders:
         settings: the default model and the profiles.
         default: the default's provider when it is opened already (it is closed here too).
         transport: an httpx transport for the HTTP providers (tests).
+        any_script: the jobs are this process's user's own (``run`` sets it on its direct
+            engine's providers): a ``scripted:PATH`` they name may be any file. False (a
+            worker, the API, ``dev``): only a script inside ``MODEL__SCRIPTS_DIR`` (see
+            :func:`resolve_model`).
+
+    Attributes:
+        any_script: as given; read at each name's first resolution.
     """
 
     def __init__(
@@ -247,8 +321,10 @@ class ModelProviders:
         *,
         default: ModelProvider | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        any_script: bool = False,
     ) -> None:
         self.settings = settings
+        self.any_script = any_script
         self._transport = transport
         self._opened: dict[str, ModelProvider] = {}
         self._profiles: dict[str, ModelProfile] = {}
@@ -282,7 +358,7 @@ class ModelProviders:
         key = named or ""
         profile = self._profiles.get(key)
         if profile is None:
-            profile = resolve_model(self.settings, named)
+            profile = resolve_model(self.settings, named, any_script=self.any_script)
             self._profiles[key] = profile
         return profile
 

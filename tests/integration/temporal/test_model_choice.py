@@ -41,6 +41,7 @@ async def test_each_job_runs_on_the_model_its_agent_names(
         profiles={
             "analyst": {"provider": "scripted", "name": str(_script(tmp_path, "analyst-model"))}
         },
+        scripts_dir=tmp_path,  # a job's scripted:PATH is a script of the worker's folder
     )
     models = ModelProviders(settings)
     by_name = f"scripted:{_script(tmp_path, 'named-model')}"
