@@ -2,8 +2,8 @@
 Swagger UI's ``/docs/oauth2-redirect`` need the bearer token on the control API and on the MCP
 manager, unless the service's setting opens them (``API__DOCS_OPEN``,
 ``SANDBOX__MANAGER_DOCS_OPEN``); ``/healthz`` needs none either way, and opening the documents
-opens nothing else. Both services are served for real on loopback. (The sandbox executor
-serves no documentation at all: ``tests/sandbox_executor``.)
+opens nothing else. Both services are served for real on loopback. The sandbox executor, the
+third service, serves no documentation at all: not even with its token.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from skillweave.api.agents import router as agents_router
 from skillweave.api.app import create_api
 from skillweave.config import Settings
 from skillweave.storage.local import LocalArtifactStore
+from tests.integration.conftest import StartExecutor
 from tests.integration.harness import Manager
+from tests.sandbox_executor.support import AUTH as EXECUTOR_AUTH
 
 API_TOKEN: Final = "docs-api-token"
 MANAGER_TOKEN: Final = "docs-manager-token"
@@ -121,3 +123,12 @@ def test_the_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("SANDBOX__MANAGER_DOCS_OPEN", "1")
     settings = Settings(_env_file=None)
     assert (settings.api.docs_open, settings.sandbox.manager_docs_open) == (True, True)
+
+
+def test_the_executor_serves_no_documentation(start_executor: StartExecutor) -> None:
+    executor = start_executor()
+    base = f"http://127.0.0.1:{executor.port}"
+    for path in DOCUMENTS:
+        assert httpx.get(f"{base}{path}").status_code == 401, path
+        assert httpx.get(f"{base}{path}", headers=EXECUTOR_AUTH).status_code == 404, path
+    assert httpx.get(f"{base}/healthz").status_code == 200
