@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -143,6 +144,26 @@ def _args(case: dict[str, Any], host: Host, *, port: int, marker: str) -> list[s
     return [values.get(arg, arg) for arg in case["args"]]
 
 
+def _assert_skipped(result: ExecutionResult, reasons: list[str]) -> None:
+    """`result` skipped one output for each of `reasons` (a part of its reason), no more."""
+    left = [item.reason for item in result.skipped_outputs]
+    assert len(left) == len(reasons), result.skipped_outputs
+    for reason in reasons:
+        match = next((why for why in left if reason in why), None)
+        assert match is not None, f"no output skipped for {reason!r}: {result.skipped_outputs}"
+        left.remove(match)
+
+
+def _left_behind(marker: str) -> list[Path]:
+    """The folders a script named `marker` (top of its workspace or of outputs/) still on
+    the host, in any executor's folder (local executors make theirs in the temp folder)."""
+    found: list[Path] = []
+    for temp in {Path("/tmp"), Path(tempfile.gettempdir())}:
+        for where in ("", "outputs/"):
+            found += temp.glob(f"skillweave-executor-*/attempt-*/workspace/{where}{marker}")
+    return found
+
+
 async def _stored_text(manager: Manager, result: ExecutionResult) -> str:
     texts = []
     for ref in (result.stdout_ref, result.stderr_ref):
@@ -167,7 +188,9 @@ async def test_a_hostile_script_stays_contained(
             args=_args(case, host, port=listener.getsockname()[1], marker=marker),
             limits=ExecutionLimits(timeout_seconds=60, **case["limits"]),
         )
+        ran_before = await manager.executions()
         result = await manager.client.execute(request)
+        ran = await manager.executions() - ran_before
         listener.settimeout(0.1)
         with pytest.raises(TimeoutError):
             listener.accept()
@@ -182,6 +205,13 @@ async def test_a_hostile_script_stays_contained(
         assert result.status == "succeeded", (result.error, result.stderr[-2000:])
         assert "CONTAINED" in result.stdout
     assert_eventually(lambda: processes_with(marker) == [], timeout=5, what="no leftover")
+    assert ran == 1, f"the script was handed to a sandbox {ran} times"
+    if case.get("kept") is not None:
+        assert sorted(output.path for output in result.outputs) == sorted(case["kept"])
+        _assert_skipped(result, case["skipped"])
+    assert_eventually(
+        lambda: _left_behind(marker) == [], timeout=15, what="no folder of the run left"
+    )
 
     shown = "\n".join([result.stdout, result.stderr, result.error or ""])
     stored = await _stored_text(manager, result)

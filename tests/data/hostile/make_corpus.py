@@ -694,6 +694,56 @@ for index, form in enumerate(forms):
     written += len(filler) + len(form)
 sys.stderr.write("\\n")
 """},
+    {"id": "deep-outputs-tree", "class": "outputs",
+     "what": "a 1,500-level folder tree under outputs/ beside a normal output (collection "
+             "recursed until the executor died, and the finished script ran again)",
+     "args": ["{marker}"], "error": None, "kept": ["kept.txt"],
+     "skipped": ["a folder deeper than 32 levels under outputs/"], "source": _PROBE + """
+with open("outputs/kept.txt", "w") as file:
+    file.write("kept\\n")
+os.mkdir(os.path.join("outputs", sys.argv[1]))
+fd = os.open(os.path.join("outputs", sys.argv[1]), os.O_RDONLY | os.O_DIRECTORY)
+for _ in range(1500):
+    os.mkdir("d", dir_fd=fd)
+    inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    os.close(fd)
+    fd = inner
+os.close(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+os.close(fd)
+report(False, "made 1,500 levels under outputs/ (the run must end once, kept.txt kept)")
+"""},
+    {"id": "deep-workspace-tree", "class": "outputs",
+     "what": "a 3,000-level tree in the workspace (a path of 300 KB, far over PATH_MAX), with "
+             "a symlink to / at every level and folders of mode 000 (it survived clean-up)",
+     "args": ["{marker}"], "error": None, "kept": ["kept.txt"], "skipped": [],
+     "source": _PROBE + """
+with open("outputs/kept.txt", "w") as file:
+    file.write("kept\\n")
+os.mkdir(sys.argv[1])
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+for level in range(3000):
+    os.mkdir("d" * 100, dir_fd=fd)
+    os.symlink("/", "root", dir_fd=fd)
+    inner = os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    if level % 500 == 499:
+        os.fchmod(fd, 0)
+    os.close(fd)
+    fd = inner
+os.close(fd)
+report(False, "made 3,000 levels in its workspace (nothing of it may outlive the run)")
+"""},
+    {"id": "control-char-names", "class": "outputs",
+     "what": "outputs named with a newline, a tab, an escape sequence and a bell beside good "
+             "ones (a newline failed the whole run and kept no outputs)",
+     "args": [], "error": None, "kept": ["good.txt", "sub/also-good.txt"],
+     "skipped": ["control character"] * 4, "source": _PROBE + """
+os.mkdir("outputs/sub")
+for name in ("good.txt", "sub/also-good.txt", "new\\nline.txt", "tab\\there.txt",
+             "esc\\x1b[31mred.txt", "bell\\x07.txt"):
+    with open(os.path.join("outputs", name), "w") as file:
+        file.write(name)
+report(False, "wrote outputs whose names no key can carry (skipped, the others kept)")
+"""},
 ]  # fmt: skip
 
 for _number, _case in enumerate(SANDBOX, start=1):
