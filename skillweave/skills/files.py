@@ -3,6 +3,10 @@
 A skill's package is every regular file under its folder, except folders that are never part of
 a skill (VCS metadata, dependency caches, hidden folders) and, unless asked for, the folders of
 child skills (a child is a skill of its own with its own package and version).
+
+Also `remove_tree`, the one way a folder tree is removed (sandbox workspaces and executor
+folders by the executor and the local backend, unpacked packages, environment builds): it
+removes trees of any depth and mode, which a script may have shaped to survive.
 """
 
 from __future__ import annotations
