@@ -4,11 +4,12 @@ manager and its executor processes in each contained isolation mode.
 The scripts belong to one skill with a configured secret. Each prints ``ESCAPED …`` for an
 attack that worked; none may. Around them the test keeps what an attacker would aim at: a host
 process holding a canary in its environment and command line, a loopback service, a
-world-readable host file. After each run: no process of it is left, the secret is in no
-result, stored log or store file in any form the masker claims (:data:`SECRET_FORMS`), and a
-case that names an error failed with it and kept no outputs. The manager's
-``SANDBOX__ISOLATION`` is the mode under test, which also shows that it reaches the executors
-the manager starts.
+world-readable host file, host folders whose paths no sandbox may show (`_host_paths`; the
+workspace's own mount is the one documented exception, ``sandbox_executor.isolation``). After
+each run: no process of it is left, the secret is in no result, stored log or store file in
+any form the masker claims (:data:`SECRET_FORMS`), and a case that names an error failed with
+it and kept no outputs. The manager's ``SANDBOX__ISOLATION`` is the mode under test, which
+also shows that it reaches the executors the manager starts.
 """
 
 from __future__ import annotations
@@ -140,8 +141,18 @@ def _args(case: dict[str, Any], host: Host, *, port: int, marker: str) -> list[s
         "{port}": str(port),
         "{host_file}": str(host.host_file),
         "{marker}": marker,
+        "{host_paths}": json.dumps(_host_paths(host)),
     }
     return [values.get(arg, arg) for arg in case["args"]]
+
+
+def _host_paths(host: Host) -> list[str]:
+    """Host folders no sandbox may show: the executors' folders (by prefix: local executors
+    make theirs in the temp folder), the executor's install and interpreter, this test's
+    temp folder."""
+    executors = {f"{temp}/skillweave-executor-" for temp in ("/tmp", tempfile.gettempdir())}
+    install = {str(Path(__file__).resolve().parents[2]), sys.prefix, sys.base_prefix}
+    return sorted({*executors, *install, str(host.host_file.parent.parent)} - {"/usr"})
 
 
 def _assert_skipped(result: ExecutionResult, reasons: list[str]) -> None:

@@ -556,7 +556,9 @@ OWNED_NAMES: Final[list[dict[str, Any]]] = [
 # A script prints ``ESCAPED <what>`` for every attack that worked and ``CONTAINED <what>`` for
 # every one that did not. ``{canary}`` is a value a host process holds in its environment and
 # command line, ``{port}`` a host loopback service, ``{host_file}`` a world-readable host file,
-# ``{marker}`` the command line of a process the script tries to leave behind.
+# ``{marker}`` the command line of a process the script tries to leave behind, ``{host_paths}``
+# a JSON list of host folders no sandbox may show (the executors' folders' prefix, the
+# executor's install, the test's temp folder).
 
 _PROBE = """import ctypes, errno, os, socket, sys
 def report(escaped, what):
@@ -743,6 +745,80 @@ for name in ("good.txt", "sub/also-good.txt", "new\\nline.txt", "tab\\there.txt"
     with open(os.path.join("outputs", name), "w") as file:
         file.write(name)
 report(False, "wrote outputs whose names no key can carry (skipped, the others kept)")
+"""},
+    {"id": "steer-the-reaper", "class": "isolation",
+     "what": "opens pid 1's /proc/1/mem (read, write, lseek+read), maps, environ, cwd, root and "
+             "fd/*, pidfd_getfd, process_vm_readv/writev, ptrace, and signals it",
+     "args": [], "error": None, "source": _PROBE + """
+import signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+TRACE, READV, WRITEV = {"x86_64": (101, 310, 311), "aarch64": (117, 270, 271)}[os.uname().machine]
+def opens(path, flags=os.O_RDONLY):
+    try:
+        return os.close(os.open(path, flags)) or True
+    except OSError:
+        return False
+def let(result):  # EFAULT, EBADF...: it got past the permission check
+    return result >= 0 or ctypes.get_errno() not in (errno.EPERM, errno.EACCES, errno.ESRCH)
+for name, flags in (("mem", os.O_RDONLY), ("mem", os.O_RDWR), ("maps", 0), ("environ", 0),
+                    ("fd", os.O_DIRECTORY), ("cwd", os.O_PATH), ("root", os.O_PATH)):
+    report(opens(f"/proc/1/{name}", flags), f"open /proc/1/{name} ({flags})")
+for maps in ("/proc/1/maps", "/proc/self/maps"):  # an address pid 1 maps, if it can be read
+    if opens(maps):
+        with open(maps) as file:
+            address = int(file.readline().split("-")[0], 16)
+        break
+try:
+    fd = os.open("/proc/1/mem", os.O_RDONLY)
+    os.lseek(fd, address, os.SEEK_SET)
+    report(bool(os.read(fd, 16)), "lseek+read of pid 1's memory")
+except OSError:
+    report(False, "lseek+read of pid 1's memory")
+report(any(opens(f"/proc/1/fd/{n}") for n in range(32)), "reopen pid 1's descriptors")
+pidfd = os.pidfd_open(1)  # allowed: a pidfd only tells pid 1's exit or signals it
+report(any(let(libc.syscall(438, pidfd, n, 0)) for n in range(32)), "pidfd_getfd from pid 1")
+buffer = ctypes.create_string_buffer(16)
+local = (ctypes.c_void_p * 2)(ctypes.addressof(buffer), 16)
+remote = (ctypes.c_void_p * 2)(address, 16)
+for number in (READV, WRITEV):
+    report(let(libc.syscall(number, 1, local, 1, remote, 1, 0)), f"process_vm_*v ({number})")
+for request in (16, 0x4206):  # PTRACE_ATTACH, PTRACE_SEIZE
+    report(let(libc.syscall(TRACE, request, 1, 0, 0)), f"ptrace({request:#x}) of pid 1")
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGSTOP):
+    try:
+        os.kill(1, number)
+    except OSError:
+        pass
+time.sleep(0.2)
+with open("/proc/1/stat") as file:
+    state = file.read().rsplit(")", 1)[1].split()[0]
+report(state not in ("S", "R"), f"pid 1 after SIGINT, SIGTERM, SIGSTOP: state {state}")
+"""},
+    {"id": "host-paths", "class": "isolation",
+     "what": "looks for host paths (the executor's folder, its install, the host's temp "
+             "folder) in pid 1's cmdline, environ, cwd and root, the mount tables and mountinfo",
+     "args": ["{host_paths}"], "error": None, "source": _PROBE + """
+import json
+markers = json.loads(sys.argv[1])
+def read(path):
+    try:
+        if os.path.basename(path) in ("cwd", "root"):
+            return os.readlink(path)
+        with open(path, "rb") as file:
+            return file.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+for path in ("/proc/1/cmdline", "/proc/1/environ", "/proc/self/environ", "/proc/mounts",
+             "/proc/1/cwd", "/proc/1/root", "/proc/self/mountinfo", "/proc/1/mountinfo"):
+    found = []
+    for line in read(path).splitlines():
+        # The workspace is bound from the executor's folder, whose path shows in the mount's
+        # root field: not hidden, said harmless (sandbox_executor.isolation).
+        at = line.split(" ")[4] if path.endswith("mountinfo") else ""
+        bound = at == "/workspace" or at.startswith("/workspace/")
+        found += [m for m in markers if m in line and not (bound and "skillweave-executor-" in m)]
+    report(bool(found), f"host paths in {path} {found}")
 """},
 ]  # fmt: skip
 
