@@ -236,16 +236,21 @@ def _cached_environment(data: BinaryIO, digest: str, cache: Path) -> Path:
 
 def _link_tree(source: Path, dest: Path) -> None:
     """Mirror `source` into the empty `dest`: folders made, files hard-linked (copied where
-    the two are on different filesystems). A link shares the cached file's read-only inode."""
-    for folder, dirs, files in os.walk(source):
-        here = dest / os.path.relpath(folder, source)
-        for name in dirs:
-            (here / name).mkdir(mode=0o755)
-        for name in files:
-            try:
-                os.link(os.path.join(folder, name), here / name)
-            except OSError:
-                shutil.copy2(os.path.join(folder, name), here / name)
+    the two are on different filesystems). A link shares the cached file's read-only inode.
+    Iterative: a package's install may have made the tree deeper than recursion goes."""
+    pending = [(source, dest)]
+    while pending:
+        folder, here = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    (here / entry.name).mkdir(mode=0o755)
+                    pending.append((Path(entry.path), here / entry.name))
+                    continue
+                try:
+                    os.link(entry.path, here / entry.name)
+                except OSError:
+                    shutil.copy2(entry.path, here / entry.name)
 
 
 def _unpack_environment(data: BinaryIO, dest: Path) -> None:
@@ -342,12 +347,21 @@ def _write_inputs(root: Path, inputs: Sequence[tuple[tuple[str, ...], BinaryIO]]
 
 
 def _make_read_only(root: Path) -> None:
-    """a-w over a tree: the sandbox user does not own it anyway, a same-uid executor does."""
-    for folder, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(folder, name)
-            mode = os.lstat(path).st_mode
-            os.chmod(path, 0o555 if mode & 0o111 else 0o444, follow_symlinks=False)
+    """a-w over a tree: the sandbox user does not own it anyway, a same-uid executor does.
+    Iterative, as `_link_tree`; a folder is made read-only once what is in it is."""
+    pending = [str(root)]
+    folders: list[str] = []
+    while pending:
+        folder = pending.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif not entry.is_symlink():
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    os.chmod(entry.path, 0o555 if mode & 0o111 else 0o444)
+    for folder in reversed(folders):
         os.chmod(folder, 0o555)
 
 

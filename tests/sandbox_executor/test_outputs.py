@@ -4,7 +4,9 @@ no store key can carry. Each must end, bounded, with the other outputs kept."""
 
 from __future__ import annotations
 
+import io
 import os
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from sandbox_executor.workspace import (
     Workspace,
     collect_outputs,
     create_workspace,
+    fill_workspace,
 )
 from skillweave.sandbox.models import ExecutionLimits
 from skillweave.skills.files import remove_tree
@@ -276,3 +279,23 @@ def test_remove_tree_as_the_owner_gives_back_the_bits_a_script_took(tmp_path: Pa
         assert not os.path.lexists(tree)
     finally:
         remove_tree(top)
+
+
+def test_a_package_deeper_than_recursion_goes_fills_read_only(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    deep = "/".join(["a"] * 1100)
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("deep/SKILL.md", "---\nname: deep\ndescription: -\n---\n")
+        archive.writestr(f"deep/{deep}/bottom.py", "print('deep')\n")
+    workspace = _workspace(tmp_path)
+
+    fill_workspace(workspace, package=buffer.getvalue(), inputs=[])
+
+    fd = os.open(workspace.skill, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1100):
+        inner = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        assert os.fstat(fd).st_mode & 0o777 == 0o555
+        os.close(fd)
+        fd = inner
+    assert os.stat("bottom.py", dir_fd=fd).st_mode & 0o777 == 0o444
+    os.close(fd)
