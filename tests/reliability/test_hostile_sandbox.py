@@ -170,9 +170,20 @@ def _left_behind(marker: str) -> list[Path]:
     the host, in any executor's folder (local executors make theirs in the temp folder)."""
     found: list[Path] = []
     for temp in {Path("/tmp"), Path(tempfile.gettempdir())}:
-        for where in ("", "outputs/"):
-            found += temp.glob(f"skillweave-executor-*/attempt-*/workspace/{where}{marker}")
+        for executor in _listed(temp, "skillweave-executor-"):
+            for attempt in _listed(executor, "attempt-"):
+                for where in ("workspace", "workspace/outputs"):
+                    found += [p for p in _listed(attempt / where, marker) if p.name == marker]
     return found
+
+
+def _listed(folder: Path, prefix: str) -> list[Path]:
+    """What `folder` holds whose name starts with `prefix` (nothing if it went meanwhile:
+    other runs' folders come and go while this looks)."""
+    try:
+        return [folder / name for name in os.listdir(folder) if name.startswith(prefix)]
+    except OSError:
+        return []
 
 
 async def _stored_text(manager: Manager, result: ExecutionResult) -> str:
