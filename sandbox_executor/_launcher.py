@@ -466,9 +466,8 @@ def _living_processes_of(uid: int) -> list[int]:
 def _stage(ready_fd: int) -> None:
     import builtins
 
-    # Pid 1 splits: the stage goes on in the child (pid 2), told by `sealed` once the reaper
-    # is sealed, which it waits for before it runs anything of the order's.
-    sealed = _split_off_reaper(ready_fd) if os.getpid() == 1 else None
+    # Pid 1 splits: the stage goes on in the child (pid 2); see _split_off_reaper.
+    seal = _split_off_reaper(ready_fd) if os.getpid() == 1 else None
     # compile() of source text first checks whether it was given an AST, which builds the
     # interpreter's AST types on the first call (about 0.6 ms); done here, before the order.
     # No module is imported by it, and `python3 script.py` has no such cost to compare with.
@@ -476,11 +475,10 @@ def _stage(ready_fd: int) -> None:
     # What the stage allocated is frozen out of the collector's sight: the script's
     # collections, and the interpreter's exit, no longer walk it.
     gc.freeze()
-    os.write(ready_fd, b"R")
-    os.close(ready_fd)
+    _report_ready(ready_fd, seal)
     order = _read_order()
-    if sealed is not None:
-        _await_seal(sealed)
+    if seal is not None:
+        _await_seal(seal[1])
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -526,35 +524,40 @@ def _stage(ready_fd: int) -> None:
     _exit(main, status)
 
 
-def _split_off_reaper(ready_fd: int) -> int:
+def _split_off_reaper(ready_fd: int) -> tuple[int, int]:
     """Pid 1 of its sandbox (bubblewrap's ``--as-pid-1``, or the namespaces mode's exec):
-    fork; the child returns as the stage, with the descriptor that tells it the reaper is
-    sealed (`_await_seal`), and this process stays as the sandbox's reaper.
+    fork; the child returns as the stage, this process stays as the sandbox's reaper.
 
-    The reaper seals itself while the stage waits for its order (sealing takes a few ms of
-    loading ctypes, off the time a sandbox takes to be ready), and the stage runs nothing of
-    the order's before the seal is done, so no script ever meets an unsealed reaper. It is
-    made non-dumpable, which gives its ``/proc/1`` files to root (outside the sandbox's
-    user namespace) and refuses every ptrace-mode access to a process without capabilities,
-    which the script is: no ``/proc/1/mem``, ``environ``, ``fd/*``, ``cwd`` or ``root``, no
-    ``pidfd_getfd`` nor ``process_vm_*`` (the filter refuses those too). Its signal handlers
-    go back to the defaults, so every signal sent from inside the sandbox is dropped (from
-    inside its pid namespace, pid 1 gets only the signals it handles, SIGKILL and SIGSTOP
-    never). It ends when the stage does, like it, and holds none of the run's descriptors
-    meanwhile (its stdin, stdout and stderr are /dev/null). What a script can still see of
-    it is harmless: its command line (this program's, by its paths in the sandbox), its
-    ``status`` and ``stat``, and a pidfd (``pidfd_open``) that only tells when it exits or
-    signals it, which is dropped as any signal is. It runs under the same uid as the script
-    (the sandbox's user namespace maps one uid), which the seal makes moot: non-dumpable,
-    capability-less and without signal handlers, it gives that uid nothing over it.
+    The child gets two descriptors: one it closes once it reported ready, the other tells it
+    the reaper is sealed (`_await_seal`). The reaper seals itself in between, while the stage
+    waits for its order (sealing takes a few ms of loading ctypes, kept off the time a sandbox
+    takes to be ready), and the stage runs nothing of the order's before the seal is done, so
+    no script ever meets an unsealed reaper. It is made non-dumpable, which gives its
+    ``/proc/1`` files to root (outside the sandbox's user namespace) and refuses every
+    ptrace-mode access to a process without capabilities, which the script is: no
+    ``/proc/1/mem``, ``environ``, ``fd/*``, ``cwd`` or ``root``, no ``pidfd_getfd`` nor
+    ``process_vm_*`` (the filter refuses those too). Its signal handlers go back to the
+    defaults, so every signal sent from inside the sandbox is dropped (from inside its pid
+    namespace, pid 1 gets only the signals it handles, SIGKILL and SIGSTOP never). It ends when
+    the stage does, like it, and holds none of the run's descriptors meanwhile (its stdin,
+    stdout and stderr are /dev/null). What a script can still see of it is harmless: its
+    command line (this program's, by its paths in the sandbox), its ``status`` and ``stat``,
+    and a pidfd (``pidfd_open``) that only tells when it exits or signals it, which is dropped
+    as any signal is. It runs under the same uid as the script (the sandbox's user namespace
+    maps one uid), which the seal makes moot: non-dumpable, capability-less and without signal
+    handlers, it gives that uid nothing over it.
     """
+    started, stage_started = os.pipe()
     sealed, seal = os.pipe()
     stage = os.fork()
     if stage == 0:
+        os.close(started)
         os.close(seal)
-        return sealed
-    os.close(sealed)
-    os.close(ready_fd)
+        return stage_started, sealed
+    for fd in (stage_started, sealed, ready_fd):
+        os.close(fd)
+    os.read(started, 1)  # end of file: the stage reported ready (or ended)
+    os.close(started)
     try:
         _seal_reaper()
     except Exception as exc:  # whatever it is, no script may run
@@ -567,6 +570,13 @@ def _split_off_reaper(ready_fd: int) -> int:
     os.close(2)
     _wait_for(stage)
     raise AssertionError("unreachable: the reaper exits like the stage")
+
+
+def _report_ready(ready_fd: int, seal: tuple[int, int] | None) -> None:
+    os.write(ready_fd, b"R")
+    os.close(ready_fd)
+    if seal is not None:
+        os.close(seal[0])  # the reaper seals itself from now on
 
 
 def _await_seal(sealed: int) -> None:
