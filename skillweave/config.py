@@ -254,7 +254,8 @@ class SkillsSettings(BaseModel):
         description="Sources the API may install skills from (POST /v1/skills/install): "
         "shell-style patterns over git URLs and local paths, e.g. "
         "'https://github.com/acme/*'; empty = none (the CLI installs from anywhere its user "
-        "can read).",
+        "can read). A local source's real path (symlinks resolved) must match too, and a "
+        "source whose git pointers lead outside it is refused on every door.",
     )
 
     @field_validator("dirs", mode="before")
