@@ -49,7 +49,8 @@ def iter_package_files(
     while stack:
         directory, prefix = stack.pop()
         try:
-            entries = list(os.scandir(directory))
+            with os.scandir(directory) as found:
+                entries = list(found)
         except OSError:
             continue
         for entry in entries:
