@@ -43,7 +43,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
-from mcp_manager.egress import EgressService
+from mcp_manager.egress import EgressService, Resolver
 from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.executions import ExecutionService, PreparedEnvironment
 from mcp_manager.mcp_server import SkillMcp
@@ -401,11 +401,14 @@ def _result_answer(result: ExecutionResult, *, then: Callable[[], None]) -> Resp
 
 
 async def _opened_egress(
-    settings: Settings, store: ArtifactStore, metrics: ManagerMetrics
+    settings: Settings,
+    store: ArtifactStore,
+    metrics: ManagerMetrics,
+    resolver: Resolver | None = None,
 ) -> EgressService:
     """The egress proxy, listening (approvals are read per run: in the settings, and those
     made over the API in the store)."""
-    egress = EgressService(settings.sandbox.egress, store=store, metrics=metrics)
+    egress = EgressService(settings.sandbox.egress, store=store, metrics=metrics, resolver=resolver)
     await egress.start()
     address = settings.sandbox.egress.gateway_address
     if settings.sandbox.backend == "kubernetes" and address in ("localhost", "127.0.0.1", "::1"):
@@ -474,6 +477,7 @@ def create_app(
     store: ArtifactStore | None = None,
     backend: SandboxBackend | None = None,
     publish: bool = True,
+    egress_resolver: Resolver | None = None,
 ) -> FastAPI:
     """Build the manager app.
 
@@ -482,6 +486,8 @@ def create_app(
         store: the artifact store (default: from ``settings.storage``).
         backend: where sandboxes come from (default: from ``settings.sandbox.backend``).
         publish: publish the configured skill library's packages at start-up.
+        egress_resolver: the egress proxy's DNS lookup (default: the system's); tests give
+            one that logs every name it is asked.
     """
     token = _checked_token(settings)
     if backend is None:
@@ -494,7 +500,7 @@ def create_app(
         metrics = ManagerMetrics()
         _announce_isolation(settings, metrics)
         pool = _pool(settings, backend, metrics)
-        egress = await _opened_egress(settings, the_store, metrics)
+        egress = await _opened_egress(settings, the_store, metrics, egress_resolver)
         service = _service(settings, the_store, pool, metrics, egress=egress, registry=registry)
         front_door = SkillMcp(
             settings, registry=registry, store=the_store, run_script=service.execute

@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from mcp_manager import create_app
 from mcp_manager.app import ManagerState
 from mcp_manager.backends import SandboxBackend
+from mcp_manager.egress import Resolver
 from mcp_manager.executions import ExecutionService
 from mcp_manager.server import LoopbackServer
 from skillweave.config import Settings
@@ -68,6 +69,7 @@ class Manager:
         registry: SkillRegistry | None = None,
         backend: SandboxBackend | None = None,
         publish: bool = False,
+        egress_resolver: Resolver | None = None,
     ) -> Self:
         """Serve a manager for `settings` over `store` on loopback; stop it with :meth:`shutdown`.
 
@@ -77,10 +79,17 @@ class Manager:
             registry: the library published in `store`, for :meth:`version`.
             backend: where its sandboxes come from (default: ``settings.sandbox.backend``).
             publish: let the manager publish the configured library itself at start-up.
+            egress_resolver: the egress proxy's DNS lookup (default: the system's).
         """
         assert settings.sandbox.manager_token is not None, "the manager needs a token"
         token = settings.sandbox.manager_token.get_secret_value()
-        app = create_app(settings, store=store, backend=backend, publish=publish)
+        app = create_app(
+            settings,
+            store=store,
+            backend=backend,
+            publish=publish,
+            egress_resolver=egress_resolver,
+        )
         server = LoopbackServer(app)
         url = await server.start()
         return cls(
@@ -107,10 +116,16 @@ class Manager:
         registry: SkillRegistry | None = None,
         backend: SandboxBackend | None = None,
         publish: bool = False,
+        egress_resolver: Resolver | None = None,
     ) -> AsyncIterator[Self]:
         """:meth:`serve` for the length of the context."""
         manager = await cls.serve(
-            settings, store=store, registry=registry, backend=backend, publish=publish
+            settings,
+            store=store,
+            registry=registry,
+            backend=backend,
+            publish=publish,
+            egress_resolver=egress_resolver,
         )
         try:
             yield manager
