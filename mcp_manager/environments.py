@@ -64,7 +64,7 @@ import tarfile
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -946,16 +946,58 @@ async def _output(argv: list[str], *, env: dict[str, str] | None = None) -> str:
     return out.decode("utf-8", "replace")
 
 
+MAX_BUILD_DEPTH: Final = 128
+"""Folder levels below ``python/`` or ``node/`` a build may leave (nested ``node_modules``
+stay far below it); a deeper tree fails the build."""
+
+
+def _walk_build(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every entry under `root` (not `root` itself, never following a symlink): per folder,
+    its subfolders then its other entries, each in name order, before what lies below
+    them (the order ``os.walk`` gave). Iterative, since a build's scripts may have left a
+    tree of any depth (``os.walk`` recurses).
+
+    Raises:
+        _Failed: a tree deeper than :data:`MAX_BUILD_DEPTH`, or an entry the system refuses
+            to read (a path too long).
+    """
+    pending: list[tuple[Path, int]] = [(root, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        folders: list[tuple[Path, os.stat_result]] = []
+        others: list[tuple[Path, os.stat_result]] = []
+        try:
+            with os.scandir(folder) as found:
+                names = sorted(entry.name for entry in found)
+            for name in names:
+                path = folder / name
+                with contextlib.suppress(FileNotFoundError):
+                    info = path.lstat()
+                    (folders if stat.S_ISDIR(info.st_mode) else others).append((path, info))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise _Failed(
+                f"the build made an entry under {root.name}/ that cannot be read ({exc.strerror});"
+                " an environment holds packages, not such trees"
+            ) from None
+        if folders and depth + 1 > MAX_BUILD_DEPTH:
+            raise _Failed(
+                f"the build made a tree deeper than {MAX_BUILD_DEPTH} levels under {root.name}/;"
+                " an environment holds packages, not such trees"
+            )
+        yield from folders
+        yield from others
+        pending.extend((path, depth + 1) for path, _ in reversed(folders))
+
+
 def _tree_bytes(root: Path) -> int:
-    """Bytes of the regular files under `root` (not following symlinks)."""
-    total = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            with contextlib.suppress(OSError):
-                info = os.lstat(os.path.join(folder, name))
-                if stat.S_ISREG(info.st_mode):
-                    total += info.st_size
-    return total
+    """Bytes of the regular files under `root` (not following symlinks).
+
+    Raises:
+        _Failed: a tree too deep to measure (:func:`_walk_build`): the build stops there.
+    """
+    return sum(info.st_size for _, info in _walk_build(root) if stat.S_ISREG(info.st_mode))
 
 
 def _pack(build: Path, archive: Path, manifest: dict[str, object], max_bytes: int) -> None:
@@ -974,22 +1016,18 @@ def _pack(build: Path, archive: Path, manifest: dict[str, object], max_bytes: in
         root = build / top
         if not root.is_dir():
             continue
-        for folder, dirs, files in os.walk(root):
-            dirs.sort()
-            for name in [*dirs, *sorted(files)]:
-                path = Path(folder, name)
-                info = path.lstat()
-                relative = path.relative_to(build).as_posix()
-                if stat.S_ISREG(info.st_mode):
-                    total += info.st_size
-                elif stat.S_ISLNK(info.st_mode):
-                    raise _Failed(
-                        f"the build left a symlink, {relative} -> {os.readlink(path)}; "
-                        "environments hold files and folders only"
-                    )
-                elif not stat.S_ISDIR(info.st_mode):
-                    raise _Failed(f"the build left {relative}, which is not a file or a folder")
-                entries.append((path, relative, info))
+        for path, info in _walk_build(root):
+            relative = path.relative_to(build).as_posix()
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+            elif stat.S_ISLNK(info.st_mode):
+                raise _Failed(
+                    f"the build left a symlink, {relative} -> {os.readlink(path)}; "
+                    "environments hold files and folders only"
+                )
+            elif not stat.S_ISDIR(info.st_mode):
+                raise _Failed(f"the build left {relative}, which is not a file or a folder")
+            entries.append((path, relative, info))
     if total > max_bytes:
         raise _Failed(
             f"the environment is {total} bytes unpacked, more than max_bytes "
