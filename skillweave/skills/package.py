@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_RATIO",
+    "MAX_PATH_DEPTH",
     "RATIO_CHECK_FLOOR",
     "PackageLimits",
     "archive_version",
@@ -50,6 +51,10 @@ __all__ = [
 DEFAULT_MAX_FILES: Final = 1000
 DEFAULT_MAX_BYTES: Final = 50 * 1024 * 1024
 DEFAULT_MAX_RATIO: Final = 100
+MAX_PATH_DEPTH: Final = 64
+"""Most path components an entry may have, its top folder included: a package of any depth
+would make every tree walk over it (clean-ups, scans, sandboxes) a recursion an attacker
+sizes."""
 # Small text files legitimately compress far beyond any sane bomb ratio, and a small entry
 # cannot hurt anyway: only entries larger than this are held to `max_ratio`.
 RATIO_CHECK_FLOOR: Final = 64 * 1024
@@ -141,6 +146,11 @@ def build_package(
     total = 0
     with zipfile.ZipFile(buffer, "w") as archive:
         for relative, entry in files:
+            if relative.count("/") + 2 > MAX_PATH_DEPTH:  # the top folder, then its path
+                raise PackageError(
+                    f"{skill_dir}: {relative[:80]}… is nested more than {MAX_PATH_DEPTH}"
+                    " folders deep, over the package limit"
+                )
             try:
                 # Check the size before reading so a huge file fails fast, not after filling RAM.
                 info_stat = entry.stat(follow_symlinks=False)
@@ -350,6 +360,8 @@ def _check_entry(info: zipfile.ZipInfo, limits: PackageLimits) -> _Entry:
     parts = tuple(part for part in components if part not in {"", "."})
     if not parts:
         raise UnsafePackageError(raw, "empty name")
+    if len(parts) > MAX_PATH_DEPTH:
+        raise UnsafePackageError(raw, f"nested more than {MAX_PATH_DEPTH} folders deep")
 
     mode = info.external_attr >> 16
     kind = stat.S_IFMT(mode)

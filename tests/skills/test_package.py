@@ -13,6 +13,7 @@ import pytest
 
 from skillweave.errors import PackageError, UnsafePackageError
 from skillweave.skills.package import (
+    MAX_PATH_DEPTH,
     PackageLimits,
     _copy_entry,
     build_package,
@@ -404,3 +405,26 @@ def test_failure_mid_write_keeps_what_was_already_in_dest(tmp_path: Path) -> Non
         extract_package(bytes(data), dest)
     # s/SKILL.md was written before the bad entry was reached; the rollback removed it.
     assert [p.name for p in dest.iterdir()] == ["keep.txt"]
+
+
+def test_a_package_nested_past_the_depth_limit_is_refused_both_ways(tmp_path: Path) -> None:
+    """A tree of any depth makes every walk over it a recursion an attacker sizes (issue 38):
+    neither extraction nor building takes a path deeper than MAX_PATH_DEPTH."""
+    deep = "demo/" + "a/" * MAX_PATH_DEPTH + "x.txt"
+    archive = _make_zip(tmp_path / "deep.zip", [("demo/SKILL.md", SKILL_MD), (deep, b"x")])
+    with pytest.raises(UnsafePackageError, match=f"nested more than {MAX_PATH_DEPTH} folders"):
+        extract_package(archive, tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    at_limit = "demo/" + "a/" * (MAX_PATH_DEPTH - 2) + "x.txt"
+    archive = _make_zip(tmp_path / "ok.zip", [("demo/SKILL.md", SKILL_MD), (at_limit, b"x")])
+    extract_package(archive, tmp_path / "fine")
+    assert (tmp_path / "fine" / at_limit).read_bytes() == b"x"
+
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    (folder / "SKILL.md").write_bytes(SKILL_MD)
+    inner = folder.joinpath(*["a"] * MAX_PATH_DEPTH)
+    inner.mkdir(parents=True)
+    (inner / "x.txt").write_bytes(b"x")
+    with pytest.raises(PackageError, match=f"nested more than {MAX_PATH_DEPTH} folders deep"):
+        build_package(folder)

@@ -433,6 +433,9 @@ _ZIPS: Final[list[tuple[str, str, str, Callable[[], bytes]]]] = [
      lambda: _zip((f"{_TOP}/README.md", b"# Hello\n"))),
     ("long-name", "an entry with a 300-character file name", "File name too long",
      lambda: _skill((f"{_TOP}/" + "n" * 300 + ".txt", b"long\n"))),
+    ("deep-path", "an entry 2,000 folders deep, its path under PATH_MAX (issue 38)",
+     "nested more than 64 folders deep",
+     lambda: _skill((f"{_TOP}/" + "a/" * 2000 + "x.txt", b"deep\n"))),
 ]  # fmt: skip
 
 
