@@ -15,13 +15,17 @@ makes the script's order while the claim becomes durable, and it cannot start th
 before (the body has not ended).
 
 How a failure ends: the executor refusing the request (4xx) or failing (5xx), a timeout and
-any other HTTP failure are a terminal ``error`` result; a broken connection before the
-executor answered is :class:`SandboxLostError` (the sandbox died or vanished: a pod deleted,
-a node lost); once it answered, the script finished, and a failure fetching its files is a
-terminal ``error`` result too, never a lost sandbox (which would run the script again); any
-other exception is raised as it is, for the caller to decide (``executions`` stores it as the
-run's terminal result once the request was complete). The client never retries: a run is
-sent once.
+any other HTTP failure are a terminal ``error`` result; a broken connection is
+:class:`SandboxLostError` (the sandbox died or vanished: a pod deleted, a node lost, an
+executor killed), also while the files of a run it answered are fetched: those files went with
+it, and only a run on a fresh sandbox brings them back. Nothing a script does can break that
+connection (its processes are gone once the executor answers, and collecting its outputs is
+bounded and answers its own failures, ``sandbox_executor.workspace``), so a run goes again only
+when its sandbox was lost from outside. Whatever the executor answers while its files are
+fetched (a file it cannot serve, one that arrives damaged) is the run's terminal ``error``
+result: stored, never run again. Any other exception is raised as it is, for the caller to
+decide (``executions`` stores it as the run's terminal result once the request was
+complete). The client never retries: a run is sent once.
 """
 
 from __future__ import annotations
@@ -215,8 +219,8 @@ class ExecutorClient:
             raise SandboxLostError(
                 request.execution_id, f"{type(cause).__name__}: {cause}"
             ) from cause
-        # The executor answered: the script finished. Whatever happens from here on is this
-        # run's terminal result, never a lost sandbox (which would run the script again).
+        # The executor answered: what it says from here on is the run's terminal result; only
+        # a sandbox lost from outside (a broken connection) runs it again.
         return await self._collect(sandbox, request, executed)
 
     async def _over_http(
@@ -316,9 +320,12 @@ class ExecutorClient:
     ) -> ExecutionResult:
         """The run's result, its outputs and over-cap logs fetched into the store.
 
-        A file that cannot be fetched (the sandbox died, or sent it damaged) ends the run in
-        ``error``, saying so, with what was kept before: the script finished, so its result is
-        terminal (stored, never run again), not a lost sandbox.
+        A file the executor cannot serve, or sends damaged, ends the run in ``error``, saying
+        so, with what was kept before: a terminal result (stored, never run again).
+
+        Raises:
+            SandboxLostError: the connection broke (the sandbox was lost from outside; its
+                files went with it).
         """
         outputs: list[OutputArtifact] = []
         skipped = list(executed.skipped_outputs)
@@ -340,6 +347,11 @@ class ExecutorClient:
             if executed.full_stderr is not None:
                 key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
                 stderr_ref = await self.fetch(sandbox, executed.full_stderr, key, mask=True)
+        except httpx.TransportError as exc:
+            raise SandboxLostError(
+                request.execution_id,
+                f"lost while its files were fetched: {type(exc).__name__}: {exc}",
+            ) from exc
         except httpx.HTTPError as exc:
             status = "error"
             error = (

@@ -232,7 +232,9 @@ class UnsafePackageError(PackageError):
     def __init__(self, entry: str, reason: str) -> None:
         self.entry = entry
         self.reason = reason
-        super().__init__(f"unsafe package entry {entry!r}: {reason}")
+        # A hostile name may be thousands of characters: the message shows its two ends.
+        shown = entry if len(entry) <= 160 else f"{entry[:100]}…{entry[-40:]}"
+        super().__init__(f"unsafe package entry {shown!r}: {reason}")
 
 
 class SignatureError(SkillError):

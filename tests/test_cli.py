@@ -56,7 +56,10 @@ def test_validate_reports_every_violation(tmp_path: Path, make_skill: MakeSkill)
     assert code == 1
     report = json.loads(out)
     fields = [e["field"] for e in report["errors"]]
-    assert fields.count("name") == 4  # characters, trailing hyphen, double hyphen, mismatch
+    # characters, trailing hyphen, double hyphen, mismatch; and the flag that such a name
+    # gets no secrets, credentials or network (issue 38)
+    assert fields.count("name") == 5
+    assert sum("it gets no secrets" in e["message"] for e in report["errors"]) == 1
     assert "compatibility" in fields
     assert "author" in fields
 

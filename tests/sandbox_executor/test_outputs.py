@@ -14,6 +14,7 @@ import pytest
 
 from sandbox_executor import workspace as workspace_module
 from sandbox_executor.disk import usage
+from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.executor import _collect_within_budget
 from sandbox_executor.runner import RunOutcome
 from sandbox_executor.workspace import (
@@ -26,6 +27,7 @@ from sandbox_executor.workspace import (
 )
 from skillweave.sandbox.models import ExecutionLimits
 from skillweave.skills.files import remove_tree
+from skillweave.skills.package import MAX_PATH_DEPTH
 
 LONG: str = "d" * 200
 """A folder name long enough that 3,000 levels of it are a path of 600 KB (PATH_MAX: 4 KB)."""
@@ -281,9 +283,12 @@ def test_remove_tree_as_the_owner_gives_back_the_bits_a_script_took(tmp_path: Pa
         remove_tree(top)
 
 
-def test_a_package_deeper_than_recursion_goes_fills_read_only(tmp_path: Path) -> None:
+def test_a_package_as_deep_as_a_package_may_be_fills_read_only(tmp_path: Path) -> None:
+    """Marking the package read-only walks it without recursion; a deeper package is refused
+    before anything is written (``skills.package.MAX_PATH_DEPTH``)."""
+    levels = MAX_PATH_DEPTH - 2  # the top folder and the file are path components too
     buffer = io.BytesIO()
-    deep = "/".join(["a"] * 1100)
+    deep = "/".join(["a"] * levels)
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("deep/SKILL.md", "---\nname: deep\ndescription: -\n---\n")
         archive.writestr(f"deep/{deep}/bottom.py", "print('deep')\n")
@@ -292,10 +297,21 @@ def test_a_package_deeper_than_recursion_goes_fills_read_only(tmp_path: Path) ->
     fill_workspace(workspace, package=buffer.getvalue(), inputs=[])
 
     fd = os.open(workspace.skill, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(1100):
+    for _ in range(levels):
         inner = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         assert os.fstat(fd).st_mode & 0o777 == 0o555
         os.close(fd)
         fd = inner
     assert os.stat("bottom.py", dir_fd=fd).st_mode & 0o777 == 0o444
     os.close(fd)
+
+    deeper = io.BytesIO()
+    with zipfile.ZipFile(deeper, "w") as archive:
+        archive.writestr("deep/SKILL.md", "---\nname: deep\ndescription: -\n---\n")
+        archive.writestr("deep/" + "a/" * 1100 + "bottom.py", "print('deep')\n")
+    (tmp_path / "other").mkdir()
+    other = _workspace(tmp_path / "other")
+    with pytest.raises(RequestRejectedError, match="nested more than 64 folders deep") as refused:
+        fill_workspace(other, package=deeper.getvalue(), inputs=[])
+    assert len(str(refused.value)) < 400  # one line, the name shown by its two ends
+    assert not any(other.skill.iterdir())

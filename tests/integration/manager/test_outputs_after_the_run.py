@@ -1,6 +1,8 @@
-"""Once the executor answered, the script finished: whatever happens while its files are
-brought back is the run's terminal result, stored, never a lost sandbox (which would run the
-script again). Real manager, real executors, real store; the executor is really killed."""
+"""What happens to a run's files once its executor answered. Whatever the executor says from
+then on is the run's terminal result; a sandbox lost from outside while its files are fetched
+took them with it, and the run goes again on a fresh sandbox (nothing a script does can cause
+that: its processes are gone, and collection is bounded). Real manager, real executors, real
+store; the executor is really killed."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_manager.backends import Sandbox
+from skillweave.errors import SandboxLostError
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.storage import keys
 from tests.integration.harness import Manager, StartManager
@@ -26,7 +29,7 @@ async def _copy(manager: Manager, execution_id: str) -> ExecuteRequest:
     return manager.request("scripts/copy.py", execution_id=execution_id, inputs=[ref])
 
 
-async def test_a_sandbox_that_dies_while_its_outputs_are_fetched_is_a_terminal_result(
+async def test_a_sandbox_killed_while_its_outputs_are_fetched_is_lost_and_its_run_kept_once(
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
@@ -45,25 +48,54 @@ async def test_a_sandbox_that_dies_while_its_outputs_are_fetched_is_a_terminal_r
     monkeypatch.setattr(client, "fetch", dying_first)
     body = await _copy(manager, "outputs/died-while-fetched")
 
-    first = await manager.client.execute(body)
-
+    with pytest.raises(SandboxLostError, match="lost while its files were fetched"):
+        await manager.client.execute(body)  # 502 sandbox_lost: the caller asks again
     assert killed
-    assert first.status == "error", first
-    assert first.exit_code == 0
-    assert first.stdout.strip() == "3"
-    assert first.error is not None
-    assert "could not be brought back from the sandbox" in first.error
-    assert "it is not run again" in first.error
-    assert first.outputs == []
-    assert await manager.store.stat(keys.execution_result_key(body.execution_id)) is not None
+    assert await manager.store.stat(keys.execution_result_key(body.execution_id)) is None
+
+    result = await manager.client.execute(body)  # the id is free: one run on a fresh sandbox
+    assert result.status == "succeeded", (result.error, result.stderr)
+    assert [output.path for output in result.outputs] == ["out.txt"]
+    assert await manager.store.get_bytes(result.outputs[0].ref) == b"cba"  # copy.py reverses
     again = await manager.client.execute(body)
-    assert again == first
+    assert again == result
     await pool_back_at_target(manager)
-    assert await manager.executions() == 1
-    assert await manager.executions(outcome="lost") == 0
+    assert await manager.executions(outcome="lost") == 1
     assert await manager.deduplicated() == 1
     # Killed before its own clean-up: its folder (the run's workspace) is removed after it.
     assert not killed[0].exists()
+
+
+async def test_a_file_the_executor_cannot_serve_is_a_terminal_result(
+    start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executor answers for the file it was asked for (here: it has no such file), so the
+    run ends in error, stored, and a repeat is answered from the store, never run again."""
+    manager = await start_manager()
+    client = manager.service._executor
+    fetch = client.fetch
+
+    async def missing(sandbox: Sandbox, item: Any, *args: Any, **kwargs: Any) -> Any:
+        return await fetch(
+            sandbox, item.model_copy(update={"name": "outputs/gone"}), *args, **kwargs
+        )
+
+    monkeypatch.setattr(client, "fetch", missing)
+    body = await _copy(manager, "outputs/not-served")
+
+    first = await manager.client.execute(body)
+
+    assert first.status == "error", first
+    assert first.exit_code == 0
+    assert first.error is not None
+    assert "could not be brought back from the sandbox" in first.error
+    assert "it is not run again" in first.error
+    assert await manager.store.stat(keys.execution_result_key(body.execution_id)) is not None
+    assert await manager.client.execute(body) == first
+    await pool_back_at_target(manager)
+    assert await manager.executions() == 1
+    assert await manager.executions(outcome="lost") == 0
+    assert manager.backend.runs == 1
 
 
 async def test_outputs_no_key_can_carry_are_skipped_and_the_others_kept(
