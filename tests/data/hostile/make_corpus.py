@@ -708,6 +708,19 @@ def _readme() -> str:
     total = len(SKILL_MD_CASES) + len(ZIP_CASES) + len(SCRIPTS) + len(ARTIFACT_REFS)
     total += len(OWNED_NAMES) + len(SANDBOX)
     lines += ["", f"{total} cases in all.", ""]
+    lines += [
+        "## Hostile layouts kept beside the corpus (issue 38)",
+        "",
+        "Some attacks are a layout, not a file, and are built by their tests at run time:",
+        "install sources whose `.git` file, commondir, alternates, symlinks, config or",
+        "submodules lead outside an allowed source (`tests/skills/test_install_confinement.py`,",
+        "real git repositories, the CLI as a subprocess; `tests/api/test_install.py`); a",
+        "library whose `PROBE-A` or `ｐｒｏｂｅ-ａ` would take `probe-a`'s secrets",
+        "(`tests/integration/manager/test_secret_identity.py`, both isolation modes); and",
+        "26 malformed request lines and 19 hostile request heads sent to the egress proxy",
+        "(`tests/mcp_manager/test_egress_strict.py`).",
+        "",
+    ]
     return "\n".join(lines)
 
 
