@@ -777,7 +777,7 @@ class EgressService:
 
     async def approval_of(self, skill: str) -> EgressApproval | None:
         """The operator's approval of `skill`'s network: the settings', else one made over
-        the API (names compared as names are)."""
+        the API, for exactly its canonical name (``sandbox.bindings``)."""
         approval, _ = await self._approvals.of(skill)
         return approval
 
