@@ -455,19 +455,16 @@ def _reloading(
 
 
 def _checked_token(settings: Settings) -> bytes:
-    """The manager's token, once the settings it cannot start without are checked: the token
-    is set, and every skill name of the secrets, approvals and credentials is canonical
-    (``skillweave.sandbox.bindings``).
+    """The manager's token, which it cannot start without.
 
     Raises:
-        ConfigError: one line saying which setting to fix.
+        ConfigError: one line saying to set it.
     """
     if (
         settings.sandbox.manager_token is None
         or not settings.sandbox.manager_token.get_secret_value()
     ):
         raise ConfigError("the manager needs a token: set SANDBOX__MANAGER_TOKEN")
-    check_bound_settings(settings.sandbox)
     return settings.sandbox.manager_token.get_secret_value().encode()
 
 
@@ -490,6 +487,7 @@ def create_app(
             one that logs every name it is asked.
     """
     token = _checked_token(settings)
+    check_bound_settings(settings.sandbox)  # every skill-keyed table names canonical skills
     if backend is None:
         _check_backend(settings)
 
