@@ -1,8 +1,10 @@
-"""``/v1/runs``: start an agent's job, follow it live, talk to it, stop it, fetch its files.
+"""``/v1/runs``: start an agent's run, follow it live, talk to it, approve or stop it, fetch its
+files.
 
-A run is a job of the configured engine (given to :func:`open_runs` by whoever
-composes the API: ``skillweave api``), started from a stored agent (``/v1/agents``) with the
-user's input and optional files. The files are stored under the run (``runs/{id}/inputs/``)
+A run is what a user starts, through any door; the engine (given to :func:`open_runs` by whoever
+composes the API: ``skillweave api``) calls it a job, with the same id (``run-…``,
+:mod:`skillweave.engines.run_id`). Here a run is started from a stored agent (``/v1/agents``)
+with the user's input and optional files. The files are stored under the run (``runs/{id}/inputs/``)
 before the job starts; the run's record (``runs/{id}/run.json``) keeps the agent as it was, so
 changing or deleting the agent later does not change the run. The agent's skills are pinned when
 the run starts: each at the version the library holds then (its package put in the store), so
@@ -11,13 +13,24 @@ run activates, reads or runs. No skill vanishes silently: a run whose agent list
 is deleted, disabled, or whose name now resolves to another source than the listing shows
 (shadowed) is refused with a 409 naming the skill and the reason, and nothing is started.
 
-``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the job (``event:``
-its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
-``job_finished``. A client that reconnects with ``Last-Event-ID: N`` gets the events after
-the N-th. Comments (``: keep-alive``) keep idle connections open through proxies.
+Every run on the engine is served, not only those started here. On the temporal engine a run
+started by another door (``skillweave run``, the MCP front door) has no record: the listing
+reads Temporal's visibility, and ``GET /v1/runs/{id}`` (and every route under it) is made from
+the workflow (its start request in history, its status from the server; no worker needed). On
+the direct engine runs live in this process: when the API starts, a record still ``running``
+is one whose run died with the previous process, and it is marked ``failed`` with a reason
+that says so (:data:`LOST_REASON`), so that it is never shown running for ever.
 
-On the temporal engine the stream outlives the job's workers. Notes of the stream, not steps
-of the job, come without an ``id:`` (so ``Last-Event-ID`` stays on the last step), with a JSON
+``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the run (``event:``
+its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
+``job_finished`` (with ``?follow=false``: after the events there are now). A client that
+reconnects with ``Last-Event-ID: N`` gets the events after the N-th. Comments
+(``: keep-alive``) keep idle connections open through proxies. ``GET /v1/runs/{id}/status`` is
+what the run does now (temporal: phase, turn, usage, the approval it waits on);
+``POST /v1/runs/{id}/approvals`` decides that approval, ``POST /v1/runs/{id}/cancel`` stops it.
+
+On the temporal engine the stream outlives the run's workers. Notes of the stream, not steps
+of the run, come without an ``id:`` (so ``Last-Event-ID`` stays on the last step), with a JSON
 ``data:`` of ``kind``, ``job_id``, ``task_queue``, ``waited_seconds`` and ``dropped``:
 ``waiting_for_worker`` while no worker answers (at most every 5 s, the stream goes on),
 ``worker_answered`` when one does again, ``events_dropped`` when steps older than the
@@ -32,22 +45,25 @@ import asyncio
 import contextlib
 import inspect
 import json
-import secrets
+import logging
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-from typing import Annotated, Any, Final
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Final, get_args
 
-from fastapi import APIRouter, Depends, File, Form, Header, Response, UploadFile, status
+from fastapi import APIRouter, Depends, File, Form, Header, Query, Response, UploadFile, status
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from skillweave.agent.events import AgentEvent
+from skillweave.agent.runtime import ApprovalDecision
 from skillweave.agent.spec import PinnedSkill
 from skillweave.api.agents import Agent, AgentStore
 from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
+from skillweave.engines.contract import JobView, Phase
+from skillweave.engines.run_id import new_run_id
 from skillweave.errors import (
     AgentError,
     ConfigError,
@@ -65,18 +81,39 @@ from skillweave.skills.stored import StoredSkill
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 
-__all__ = ["Run", "RunSummary", "open_runs", "router"]
+__all__ = ["LOST_REASON", "Run", "RunSummary", "open_runs", "router"]
+
+logger = logging.getLogger("skillweave.api")
 
 _KEEP_ALIVE_SECONDS: Final = 15.0
+_CAUGHT_UP_SECONDS: Final = 0.5
+"""Without ``follow``, the event stream ends once no new event came for this long."""
 _MAX_FILES: Final = 32
+_STATUS_TIMEOUT: Final = timedelta(seconds=5)
+"""How long ``GET /v1/runs/{id}/status`` waits for a worker to answer (temporal)."""
+LOST_REASON: Final = (
+    "lost: the API restarted while it ran; direct-engine runs do not survive a restart — "
+    "use the temporal engine (WORKFLOW__EXECUTION_ENGINE=temporal)"
+)
+"""Why a direct-engine run that was running when its API stopped ended."""
 
 
 class Run(BaseModel):
     """A run as stored and returned."""
 
     id: str
-    agent_id: str
-    agent: Agent = Field(description="The agent as it was when the run started.")
+    agent_id: str | None = Field(
+        description="The stored agent it ran; None for a run another door started (the CLI)."
+    )
+    agent: Agent | None = Field(
+        description="The agent as it was when the run started; None for a run another door "
+        "started (agent_name names its agent)."
+    )
+    agent_name: str | None = Field(
+        default=None,
+        description="The agent's name as the engine knows it (a stored agent's slug), as the "
+        "listing shows it.",
+    )
     input: str
     inputs: list[ArtifactRef] = Field(default_factory=list)
     skills: list[PinnedSkill] | None = Field(
@@ -92,18 +129,41 @@ class Run(BaseModel):
         ),
     )
     created_at: datetime
-    status: str = Field(default="running", description="running, or how the job ended.")
+    status: str = Field(default="running", description="running, or how the run ended.")
     result: JobResult | None = None
 
 
+class Approval(BaseModel):
+    """What ``POST /v1/runs/{id}/approvals`` takes: the decision on the script run the run
+    waits on."""
+
+    approved: bool
+    note: str = Field(default="", max_length=2_000, description="Why (the model sees it).")
+
+
+class Cancel(BaseModel):
+    """What ``POST /v1/runs/{id}/cancel`` may take."""
+
+    reason: str = Field(
+        default="cancelled by the user", min_length=1, max_length=500, description="Why."
+    )
+
+
 class RunSummary(BaseModel):
-    """A run as listed: from the run records (direct engine) or Temporal visibility."""
+    """A run as listed: from the run records (direct engine) or Temporal visibility (every
+    run on the namespace, whichever door started it)."""
 
     id: str
     status: str
     agent: str | None = Field(default=None, description="The agent's name.")
     created_at: datetime
     closed_at: datetime | None = None
+    phase: str | None = Field(
+        default=None, description="What it does now, or how it ended (temporal engine)."
+    )
+    turns: int | None = None
+    tokens: int | None = None
+    active_skills: list[str] = Field(default_factory=list)
 
 
 class RunPage(BaseModel):
@@ -141,7 +201,7 @@ class RunService:
             raise ApiProblem(422, f"at most {_MAX_FILES} files per run")
         model = self._model_of(agent)
         pinned = await self._pin(agent)
-        run_id = f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
+        run_id = new_run_id()
         names = [_file_name(upload) for upload in files]
         if len(set(names)) != len(names):
             raise ApiProblem(422, "two files have the same name")
@@ -159,6 +219,7 @@ class RunService:
             id=run_id,
             agent_id=agent.id,
             agent=agent,
+            agent_name=agent.slug,
             input=text,
             inputs=inputs,
             skills=None if pinned is None else list(pinned),
@@ -271,34 +332,110 @@ class RunService:
         )
 
     async def get(self, run_id: str) -> Run:
+        """The run `run_id`: its record, with how it ended once it has; on the temporal
+        engine a run without a record (another door started it) is made from its workflow.
+
+        Raises:
+            ApiProblem: 404, there is no such run.
+        """
         try:
             data = await read_record(self.state.store, keys.run_record_key(run_id))
-        except InvalidKeyError:
-            data = None
+        except InvalidKeyError:  # not a run id: nothing to ask the engine about either
+            raise ApiProblem(404, f"no run {run_id!r}") from None
         if data is None:
-            raise ApiProblem(404, f"no run {run_id!r}")
+            run = await self._from_engine(run_id)
+            if run is None:
+                raise ApiProblem(404, f"no run {run_id!r}")
+            return run
         run = Run.model_validate_json(data)
         if run.result is not None:
             return run
-        result = self._results.get(run_id)
+        return await self._ended(run)
+
+    async def _ended(self, run: Run) -> Run:
+        """`run` as it ended, when it has (known here, or said by the temporal engine)."""
+        result = self._results.get(run.id)
         if result is not None:
             return run.model_copy(update={"status": result.status, "result": result})
         describe = getattr(self.engine, "describe", None)
-        if describe is not None:  # temporal: the job may have ended while no API watched it
+        if describe is not None:  # temporal: the run may have ended while no API watched it
             with contextlib.suppress(AgentError):
-                row = await describe(run_id)
+                row = await describe(run.id)
                 if row.status != "running":
-                    result = await self.engine.result(run_id)
-                    self._results[run_id] = result
+                    result = await self.engine.result(run.id)
+                    self._results[run.id] = result
                     return run.model_copy(update={"status": result.status, "result": result})
         return run
 
-    async def list(self, *, limit: int, offset: int) -> RunPage:
-        """Newest first: Temporal's visibility on the temporal engine (every job, also those
-        started from the CLI), else the run records."""
+    async def _from_engine(self, run_id: str) -> Run | None:
+        """A run this API has no record of, from the temporal engine: its start request (from
+        the workflow's history) and how it ended; None when the engine does not know it."""
+        describe = getattr(self.engine, "describe", None)
+        request_of = getattr(self.engine, "request", None)
+        if describe is None or request_of is None:  # direct: every run of it has a record
+            return None
+        try:
+            row = await describe(run_id)
+            request: JobRequest = await request_of(run_id)
+        except AgentError:
+            return None
+        spec = request.agent
+        run = Run(
+            id=run_id,
+            agent_id=None,
+            agent=None,
+            agent_name=spec.name,
+            input=request.task,
+            inputs=list(request.inputs),
+            skills=None if spec.pinned is None else list(spec.pinned),
+            model=spec.model,
+            created_at=row.start_time,
+        )
+        return await self._ended(run)
+
+    async def status(self, run_id: str) -> JobView:
+        """What the run does now (the temporal engine's ``status`` query).
+
+        Raises:
+            ApiProblem: 404 no such run; 409 the engine keeps no status (direct); 503 no
+                worker answered.
+        """
+        run = await self.get(run_id)
+        status = getattr(self.engine, "status", None)
+        if status is None:
+            raise ApiProblem(
+                409,
+                "the direct engine keeps no status of a run: follow its events "
+                f"(GET /v1/runs/{run.id}/events)",
+            )
+        try:
+            return await status(run.id, timeout=_STATUS_TIMEOUT)
+        except AgentError as exc:
+            if getattr(exc, "task_queue", None) is not None:  # NoWorkerError: a worker may come
+                raise ApiProblem(503, str(exc), title="No worker answered") from None
+            raise ApiProblem(409, str(exc)) from None
+
+    async def list(
+        self,
+        *,
+        limit: int,
+        offset: int,
+        agent: str | None = None,
+        phase: str | None = None,
+        skill: str | None = None,
+    ) -> RunPage:
+        """Newest first: Temporal's visibility on the temporal engine (every run, also those
+        started from the CLI or MCP), else the run records.
+
+        Raises:
+            ApiProblem: 422, a filter the listing cannot apply.
+        """
         list_jobs = getattr(self.engine, "list_jobs", None)
         if list_jobs is not None:
-            rows = await list_jobs(limit=offset + limit)
+            try:
+                rows = await list_jobs(agent=agent, phase=phase, skill=skill, limit=offset + limit)
+            except ConfigError as exc:
+                raise ApiProblem(422, str(exc)) from None
             items = [
                 RunSummary(
                     id=row.job_id,
@@ -306,10 +443,46 @@ class RunService:
                     agent=row.agent,
                     created_at=row.start_time,
                     closed_at=row.close_time,
+                    phase=row.phase,
+                    turns=row.turns,
+                    tokens=row.tokens,
+                    active_skills=list(row.active_skills),
                 )
                 for row in rows[offset:]
             ]
             return RunPage(items=items, total=None, limit=limit, offset=offset)
+        if skill is not None:
+            raise ApiProblem(
+                422, "skill: the direct engine's runs cannot be listed by active skill"
+            )
+        phases = get_args(Phase)
+        if phase is not None and phase not in phases:
+            raise ApiProblem(422, f"phase: {phase!r} is not a phase (one of {', '.join(phases)})")
+        summaries = []
+        for run in await self._records():
+            status = self._results[run.id].status if run.id in self._results else run.status
+            name = run.agent_name or (run.agent.slug if run.agent is not None else None)
+            if agent is not None and agent not in (name, run.agent_id):
+                continue
+            # Without a status view, a running run's phase is unknown: only how it ended.
+            if phase is not None and status != phase:
+                continue
+            # A run whose end this API saw but whose record is still being written is listed
+            # as it ended, as GET /v1/runs/{id} shows it.
+            summaries.append(
+                RunSummary(
+                    id=run.id,
+                    status=status,
+                    agent=name,
+                    created_at=run.created_at,
+                    phase=None if status == "running" else status,
+                )
+            )
+        items = summaries[offset : offset + limit]
+        return RunPage(items=items, total=len(summaries), limit=limit, offset=offset)
+
+    async def _records(self) -> list[Run]:
+        """Every run record in the store, newest first."""
         runs = []
         for ref in await self.state.store.list("runs/"):
             if ref.key.endswith("/run.json") and ref.key.count("/") == 2:
@@ -317,18 +490,26 @@ class RunService:
                 if data is not None:
                     runs.append(Run.model_validate_json(data))
         runs.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-        # A run whose end this API saw but whose record is still being written is listed
-        # as it ended, as GET /v1/runs/{id} shows it.
-        items = [
-            RunSummary(
-                id=r.id,
-                status=self._results[r.id].status if r.id in self._results else r.status,
-                agent=r.agent.name,
-                created_at=r.created_at,
+        return runs
+
+    async def mark_lost(self) -> list[str]:
+        """On an engine whose runs live in this process (direct), end every record still
+        ``running``: no run of this process owns it, so it died with an earlier one. Called
+        once when the API starts; returns the ids marked."""
+        if getattr(self.engine, "describe", None) is not None:  # temporal: runs outlive the API
+            return []
+        lost = []
+        for run in await self._records():
+            if run.status != "running" or run.result is not None or run.id in self._results:
+                continue
+            result = JobResult(job_id=run.id, status="failed", reason=LOST_REASON)
+            await self._save(run.model_copy(update={"status": "failed", "result": result}))
+            lost.append(run.id)
+        if lost:
+            logger.warning(
+                "marked %d run(s) of an earlier API process as lost: %s", len(lost), ", ".join(lost)
             )
-            for r in runs[offset : offset + limit]
-        ]
-        return RunPage(items=items, total=len(runs), limit=limit, offset=offset)
+        return lost
 
     async def close(self) -> None:
         for watcher in list(self._watchers):
@@ -416,10 +597,13 @@ def _file_name(upload: UploadFile) -> str:
 
 
 def open_runs(engine: Engine) -> Any:
-    """A startup hook that serves runs on `engine` (the agents hook must run first)."""
+    """A startup hook that serves runs on `engine` (the agents hook must run first); on the
+    direct engine it first marks the runs an earlier process left running as lost."""
 
     async def hook(state: ApiState) -> None:
-        state.runs = RunService(state, engine, provided(state.agents, "open_agents"))
+        runs = RunService(state, engine, provided(state.agents, "open_agents"))
+        await runs.mark_lost()
+        state.runs = runs
 
     return hook
 
@@ -467,12 +651,20 @@ async def start_run(
 @router.get("/")
 async def list_runs(
     runs: Runs,
+    *,
     limit: int = 50,
     offset: int = 0,
+    agent: Annotated[str | None, Query(max_length=200, description="Only this agent's.")] = None,
+    phase: Annotated[
+        str | None, Query(max_length=40, description="Only runs in this phase (e.g. completed).")
+    ] = None,
+    skill: Annotated[
+        str | None, Query(max_length=200, description="Only runs with this skill active.")
+    ] = None,
 ) -> RunPage:
-    """Runs, newest first."""
+    """Runs, newest first: every run on the engine, whichever door started it."""
     limit, offset = max(1, min(limit, 200)), max(0, offset)
-    return await runs.list(limit=limit, offset=offset)
+    return await runs.list(limit=limit, offset=offset, agent=agent, phase=phase, skill=skill)
 
 
 @router.get("/{run_id}")
@@ -481,9 +673,21 @@ async def get_run(run_id: str, runs: Runs) -> Run:
     return await runs.get(run_id)
 
 
+@router.get(
+    "/{run_id}/status",
+    responses={
+        409: problem_response("The engine keeps no status view (direct)"),
+        503: problem_response("No worker answered (temporal); the run may still be running"),
+    },
+)
+async def run_status(run_id: str, runs: Runs) -> JobView:
+    """What the run does now: phase, turn, usage, the approval it waits on (temporal)."""
+    return await runs.status(run_id)
+
+
 @router.post("/{run_id}/messages", status_code=status.HTTP_202_ACCEPTED)
 async def send_message(run_id: str, body: Message, runs: Runs) -> dict[str, bool]:
-    """A follow-up message for a running job (taken before its next model call)."""
+    """A follow-up message for a run that is running (taken before its next model call)."""
     run = await runs.get(run_id)
     try:
         await runs.engine.send(run.id, body.text)
@@ -493,13 +697,39 @@ async def send_message(run_id: str, body: Message, runs: Runs) -> dict[str, bool
 
 
 @router.post("/{run_id}/cancel", status_code=status.HTTP_202_ACCEPTED)
-async def cancel_run(run_id: str, runs: Runs) -> dict[str, bool]:
-    """Stop a run; its result says cancelled."""
+async def cancel_run(run_id: str, runs: Runs, body: Cancel | None = None) -> dict[str, bool]:
+    """Stop a run and wait until it has stopped; its result says cancelled (with the
+    reason, on the temporal engine)."""
     run = await runs.get(run_id)
     if run.result is not None:
         raise ApiProblem(409, f"run {run_id!r} has ended ({run.status})")
-    await runs.engine.cancel(run.id)
+    cancel: Any = runs.engine.cancel
+    try:
+        if "reason" in inspect.signature(cancel).parameters:
+            await cancel(run.id, reason=(body or Cancel()).reason)
+        else:
+            await cancel(run.id)
+    except AgentError as exc:
+        raise ApiProblem(409, str(exc)) from None
     return {"cancelled": True}
+
+
+@router.post(
+    "/{run_id}/approvals",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={409: problem_response("The run waits on no approval, or has ended")},
+)
+async def approve_run(run_id: str, body: Approval, runs: Runs) -> dict[str, bool]:
+    """Approve (or deny) the script run the run is waiting on."""
+    run = await runs.get(run_id)
+    if run.result is not None:
+        raise ApiProblem(409, f"run {run_id!r} has ended ({run.status})")
+    decision = ApprovalDecision(approved=body.approved, note=body.note, by="the API")
+    try:
+        await runs.engine.approve(run.id, decision)
+    except AgentError as exc:
+        raise ApiProblem(409, str(exc)) from None
+    return {"approved": body.approved}
 
 
 @router.get(
@@ -511,6 +741,9 @@ async def run_events(
     run_id: str,
     runs: Runs,
     last_event_id: Annotated[str | None, Header()] = None,
+    follow: Annotated[
+        bool, Query(description="false: end after the events there are now, not at the end.")
+    ] = True,
 ) -> StreamingResponse:
     """The run's events as Server-Sent Events, resumable with Last-Event-ID."""
     run = await runs.get(run_id)
@@ -519,17 +752,22 @@ async def run_events(
     except ValueError:
         raise ApiProblem(400, "Last-Event-ID must be a number") from None
     return StreamingResponse(
-        _sse(runs.engine, run.id, after),
+        _sse(runs.engine, run.id, after, until_finished=follow),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
+async def _sse(
+    engine: Engine, run_id: str, after: int, *, until_finished: bool = True
+) -> AsyncIterator[bytes]:
     follow = getattr(engine, "follow", None)
+    # Without until_finished the temporal follower stops by itself; other engines' streams
+    # end once no event is ready.
+    caught_up = not until_finished and follow is None
     events: Any
     if follow is not None:  # temporal: from the N-th event itself, with notes between events
-        events = follow(run_id, after=after).__aiter__()
+        events = follow(run_id, after=after, until_finished=until_finished).__aiter__()
         position = after
     elif _resumes(engine):  # the engine starts after the N-th event itself
         events = engine.events(run_id, after=after).__aiter__()  # type: ignore[call-arg]
@@ -542,8 +780,11 @@ async def _sse(engine: Engine, run_id: str, after: int) -> AsyncIterator[bytes]:
         while True:
             if next_event is None:
                 next_event = asyncio.ensure_future(events.__anext__())
-            done, _ = await asyncio.wait({next_event}, timeout=_KEEP_ALIVE_SECONDS)
+            wait = _CAUGHT_UP_SECONDS if caught_up else _KEEP_ALIVE_SECONDS
+            done, _ = await asyncio.wait({next_event}, timeout=wait)
             if not done:
+                if caught_up:
+                    return
                 yield b": keep-alive\n\n"
                 continue
             try:

@@ -12,8 +12,6 @@ the engine's store as the job's inputs, its events go to callbacks as the job ma
 from __future__ import annotations
 
 import asyncio
-import secrets
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from skillweave.cli.artifacts import output_names
 from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ModelSettings
 from skillweave.engines import JobRequest, JobResult
+from skillweave.engines.run_id import new_run_id
 from skillweave.errors import AgentSpecError, ConfigError
 from skillweave.llm.factory import resolve_model
 from skillweave.skills import SkillRegistry
@@ -155,8 +154,8 @@ def scripted_note(model: ModelSettings) -> str | None:
 
 
 def new_job_id() -> str:
-    """``job-YYYYmmdd-HHMMSS-<6 hex>``: sortable by start time, unique enough for one store."""
-    return f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    """A new run id, in the one format of every door (:mod:`skillweave.engines.run_id`)."""
+    return new_run_id()
 
 
 def check_files(files: Sequence[Path]) -> None:

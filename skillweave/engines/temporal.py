@@ -400,13 +400,13 @@ class NoWorkerError(AgentError):
         self.waited_seconds = waited_seconds
         if waited_seconds is None:
             message = (
-                f"job {job_id!r}: no worker answered in time; is `skillweave worker` (or "
+                f"run {job_id!r}: no worker answered in time; is `skillweave worker` (or "
                 f"`skillweave dev`) running on task queue {task_queue!r}?"
             )
         else:
             message = (
-                f"job {job_id!r}: no worker answered for {waited_seconds:.0f} s (task queue "
-                f"{task_queue!r}); the job may still be running"
+                f"run {job_id!r}: no worker answered for {waited_seconds:.0f} s (task queue "
+                f"{task_queue!r}); the run may still be running"
             )
         super().__init__(message)
 
@@ -431,13 +431,13 @@ def _job_errors(job_id: str, task_queue: str) -> Iterator[None]:
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             if "already completed" in exc.message:
-                raise AgentError(f"job {job_id!r} has ended") from None
-            raise AgentError(f"no job {job_id!r} on this Temporal namespace") from None
+                raise AgentError(f"run {job_id!r} has ended") from None
+            raise AgentError(f"no run {job_id!r} on this Temporal namespace") from None
         if _no_answer(exc):
             raise NoWorkerError(job_id, task_queue=task_queue) from None
-        raise AgentError(f"job {job_id!r}: Temporal said: {_first_line(exc)}") from None
+        raise AgentError(f"run {job_id!r}: Temporal said: {_first_line(exc)}") from None
     except WorkflowQueryFailedError as exc:
-        raise AgentError(f"job {job_id!r}: the query failed: {exc.message}") from None
+        raise AgentError(f"run {job_id!r}: the query failed: {exc.message}") from None
 
 
 # --- following a job ------------------------------------------------------------------------
@@ -575,14 +575,14 @@ class TemporalEngine:
                 ),
             )
         except WorkflowAlreadyStartedError:
-            raise AgentError(f"job {request.job_id!r} already exists") from None
+            raise AgentError(f"run {request.job_id!r} already exists") from None
         except RPCError as exc:
             if exc.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in exc.message:
                 raise ConfigError(
                     f"the Temporal server does not know skillweave's search attributes "
                     f"({_first_line(exc)}): run `skillweave temporal setup` (it registers them)"
                 ) from None
-            raise AgentError(f"job {request.job_id!r} did not start: {_first_line(exc)}") from None
+            raise AgentError(f"run {request.job_id!r} did not start: {_first_line(exc)}") from None
         return request.job_id
 
     async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
@@ -733,7 +733,7 @@ class TemporalEngine:
         """
         view = await self.status(job_id)
         if view.awaiting_approval is None:
-            raise AgentError(f"job {job_id!r} is not waiting for an approval")
+            raise AgentError(f"run {job_id!r} is not waiting for an approval")
         with self._errors(job_id):
             await self._handle(job_id).signal(SIGNAL_APPROVE, decision)
 
@@ -798,6 +798,20 @@ class TemporalEngine:
         """
         with self._errors(job_id):
             return JobRow.of(await self._handle(job_id).describe())
+
+    async def request(self, job_id: str) -> JobRequest:
+        """What the job was started with (task, agent, inputs), from its workflow's first
+        history event: no worker needed, for a job started by any client.
+
+        Raises:
+            AgentError: there is no such job.
+        """
+        with self._errors(job_id):
+            async for event in self._handle(job_id).fetch_history_events(page_size=1):
+                payloads = event.workflow_execution_started_event_attributes.input.payloads
+                [start] = await self.client.data_converter.decode(payloads, [AgentWorkflowInput])
+                return start.request
+        raise AgentError(f"no run {job_id!r} on this Temporal namespace")
 
     async def list_jobs(
         self,

@@ -260,7 +260,7 @@ async def test_start_names_the_workflow_by_job_and_labels_it(
 
 async def test_a_job_id_used_before_is_refused(engine: TemporalEngine, server: FakeServer) -> None:
     server.start_error = WorkflowAlreadyStartedError(WID, "AgentWorkflow")
-    with pytest.raises(AgentError, match="job 'job-1' already exists"):
+    with pytest.raises(AgentError, match="run 'job-1' already exists"):
         await engine.start(JobRequest(job_id=JOB, task="t"))
 
 
@@ -353,7 +353,7 @@ async def test_events_stop_when_the_workflow_closed_without_job_finished(
 
 async def test_events_of_an_unknown_job(engine: TemporalEngine, server: FakeServer) -> None:
     server.query_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow not found for ID: x")
-    with pytest.raises(AgentError, match="no job 'job-1'"):
+    with pytest.raises(AgentError, match="no run 'job-1'"):
         [event async for event in engine.events(JOB)]
 
 
@@ -391,7 +391,7 @@ async def test_ask_waits_for_the_reply(engine: TemporalEngine, server: FakeServe
 
 async def test_send_to_an_ended_job(engine: TemporalEngine, server: FakeServer) -> None:
     server.update_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow execution already completed")
-    with pytest.raises(AgentError, match="job 'job-1' has ended"):
+    with pytest.raises(AgentError, match="run 'job-1' has ended"):
         await engine.send(JOB, "hi")
 
 

@@ -149,7 +149,7 @@ async def test_a_job_that_closes_while_no_worker_answers_ends_the_follow() -> No
 
 async def test_other_query_failures_still_end_the_follow() -> None:
     server = FakeServer(query_error=_rpc(RPCStatusCode.NOT_FOUND, "workflow not found for ID: x"))
-    with pytest.raises(AgentError, match="no job 'job-1'") as raised:
+    with pytest.raises(AgentError, match="no run 'job-1'") as raised:
         [item async for item in _engine(server).follow(JOB)]
     assert not isinstance(raised.value, NoWorkerError)
 

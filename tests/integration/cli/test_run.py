@@ -143,7 +143,7 @@ turns:
     assert set(active) == {"data-toolkit", "csv-profiler"}
     job_id = result["job_id"]
     assert isinstance(job_id, str)
-    assert re.fullmatch(r"job-\d{8}-\d{6}-[0-9a-f]{6}", job_id)
+    assert re.fullmatch(r"run-\d{8}-\d{6}-[0-9a-f]{8}", job_id)
     outputs = result["outputs"]
     assert isinstance(outputs, list)
     assert [o["key"].rsplit("/", 1)[-1] for o in outputs] == ["stats.json", "stats.json"]

@@ -238,8 +238,8 @@ async def test_a_bounded_wait_gives_up_with_its_own_exit_code_and_says_how_to_fo
             code = await command.wait()
         assert code == EXIT_NO_WORKER, command
         assert code not in (0, 1, 2, 130)
-        assert command.says(f"job {job_id!r}: no worker answered for"), command
-        assert command.says("the job may still be running"), command
+        assert command.says(f"run {job_id!r}: no worker answered for"), command
+        assert command.says("the run may still be running"), command
         assert command.says(f"skillweave runs logs {job_id} --follow"), command
         assert command.says("WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS"), command
         assert ANSWER not in command.stdout
