@@ -29,6 +29,9 @@ is never read as markup (see :mod:`skillweave.cli.console`).
 
 Written by hand: no library escapes for terminals with this rule (``repr`` quotes and escapes
 every non-ASCII-printable character and newline, ``rich`` drops only some C0 controls).
+
+The module also holds the one rule for a count a person reads, :func:`counted` (``1 turn``,
+``2 turns``, ``1,024 bytes``): every count the CLI prints with its noun goes through it.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["terminal_safe", "terminal_safe_json"]
+__all__ = ["counted", "terminal_safe", "terminal_safe_json"]
 
 _UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _KEPT: Final = frozenset({"\t", "\n", "\u200c", "\u200d"})
@@ -105,3 +108,29 @@ def terminal_safe_json(text: str) -> str:
     the same character.
     """
     return _JSON_SUSPECT.sub(_json_escaped, text)
+
+
+_SIBILANT_END: Final = re.compile(r"(s|x|z|ch|sh)$")
+_CONSONANT_Y_END: Final = re.compile(r"[^aeiou]y$")
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`count` and `noun` in the number the count asks for: ``1 turn``, ``0 turns``,
+    ``2 script runs``, ``1 dependency``, ``3 dependencies``, ``1,024 bytes``.
+
+    Args:
+        count: how many; written with thousands separators.
+        noun: the singular, one word or several (the last one is made plural).
+        plural: the plural when the English rule (``-s``, ``-es`` after a sibilant,
+            ``-ies`` after a consonant and ``y``) does not make it.
+    """
+    if count == 1:
+        return f"{count:,} {noun}"
+    if plural is None:
+        if _CONSONANT_Y_END.search(noun):
+            plural = noun[:-1] + "ies"
+        elif _SIBILANT_END.search(noun):
+            plural = noun + "es"
+        else:
+            plural = noun + "s"
+    return f"{count:,} {plural}"

@@ -36,7 +36,7 @@ def lib(tmp_path: Path, make_skill: MakeSkill) -> Path:
 def test_validate_clean_library_exits_0(lib: Path) -> None:
     code, out, _ = run("skills", "validate", str(lib), "--strict")
     assert code == 0
-    assert "4 skill folder(s) checked: 0 error(s), 0 warning(s) (strict)" in out
+    assert "4 skill folders checked: 0 errors, 0 warnings (strict)" in out
 
 
 def test_validate_strict_vs_lenient(tmp_path: Path, make_skill: MakeSkill) -> None:
@@ -283,7 +283,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_bundled_library_is_strictly_valid() -> None:
     result = cli("skills", "validate", str(BUNDLED_SKILLS), "--strict")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "0 error(s), 0 warning(s) (strict)" in result.stdout
+    assert "0 errors, 0 warnings (strict)" in result.stdout
 
 
 def test_demo_example_fits_the_bundled_skills() -> None:

@@ -22,7 +22,7 @@ from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import errors, fail
 from skillweave.config import Settings, get_settings
 from skillweave.storage import keys
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["artifacts", "output_names"]
 
@@ -123,6 +123,6 @@ def artifacts(
         out.print(table)
     if out_dir is not None:
         err.print(
-            Text(terminal_safe(f"{len(written)} output file(s) written to {out_dir}")),
+            Text(terminal_safe(f"{counted(len(written), 'output file')} written to {out_dir}")),
             soft_wrap=True,
         )

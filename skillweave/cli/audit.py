@@ -33,7 +33,7 @@ from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
 from skillweave.errors import ConfigError
 from skillweave.storage.audit import AUDIT_EVENTS
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 if TYPE_CHECKING:
     from skillweave.storage.audit import (
@@ -143,7 +143,7 @@ def verify(
         )
     elif report.intact:
         how = "HMAC" if report.keyed else "SHA-256, no AUDIT__KEY"
-        out.print(f"audit log: {report.records} records, chain intact ({how})")
+        out.print(f"audit log: {counted(report.records, 'record')}, chain intact ({how})")
     else:
         for problem in report.problems:
             out.print(Text(terminal_safe(problem.message)), soft_wrap=True)
@@ -203,7 +203,8 @@ def show(
     if damaged:
         err.print(
             Text(
-                f"{len(damaged)} records could not be shown (unreadable or edited): run "
+                f"{counted(len(damaged), 'record')} could not be shown (unreadable or edited): "
+                "run "
                 "`skillweave audit verify`",
                 style="yellow",
             ),

@@ -17,7 +17,7 @@ from rich.text import Text
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["approve", "install", "remove", "update"]
 
@@ -68,7 +68,7 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
             Text(terminal_safe(row["scan"] or "")),
         )
     out.print(table)
-    out.print(f"{verb} {len(rows)} skill{'s' if len(rows) != 1 else ''}")
+    out.print(f"{verb} {counted(len(rows), 'skill')}")
     for row in rows:
         if row["warning"]:
             err.print(Text(terminal_safe(f"warning: {row['warning']}")), soft_wrap=True)

@@ -31,7 +31,7 @@ from rich.text import Text
 from skillweave.cli.console import err, out
 from skillweave.cli.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, errors, follower_gives_up
 from skillweave.config import get_settings
-from skillweave.terminal import terminal_safe, terminal_safe_json
+from skillweave.terminal import counted, terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
     from skillweave.engines.contract import JobView
@@ -150,9 +150,10 @@ def _print_view(view: JobView, ui: str) -> None:
     out.print(status, soft_wrap=True)
     usage = view.usage
     out.print(
-        f"turn {view.turn} · {view.script_runs} script runs · {usage.input_tokens:,} tokens "
-        f"in / {usage.output_tokens:,} out · {view.outputs} outputs · {view.events_total} "
-        f"events" + (f" · run {view.runs}" if view.runs > 1 else ""),
+        f"turn {view.turn} · {counted(view.script_runs, 'script run')} · "
+        f"{counted(usage.input_tokens, 'token')} in / {usage.output_tokens:,} out · "
+        f"{counted(view.outputs, 'output')} · {counted(view.events_total, 'event')}"
+        + (f" · run {view.runs}" if view.runs > 1 else ""),
         soft_wrap=True,
     )
     if view.active_skills:

@@ -26,7 +26,7 @@ from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.cli.library import DirsOption, registry_of
 from skillweave.config import Settings, get_settings
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 if TYPE_CHECKING:
     from skillweave.sandbox.models import ExecutionResult
@@ -190,10 +190,10 @@ def print_script_result(run: SandboxRun) -> None:
     if result.error:
         out.print(Text(terminal_safe(f"error: {result.error}"), style="red"), soft_wrap=True)
     for output in result.outputs:
-        shown = f"output {output.path} → {output.ref.key} ({output.ref.size} bytes)"
+        shown = f"output {output.path} → {output.ref.key} ({counted(output.ref.size, 'byte')})"
         out.print(Text(terminal_safe(shown)), soft_wrap=True)
     for ref in (result.stdout_ref, result.stderr_ref):
         if ref is not None:
-            out.print(Text(terminal_safe(f"full log → {ref.key} ({ref.size} bytes)")))
+            out.print(Text(terminal_safe(f"full log → {ref.key} ({counted(ref.size, 'byte')})")))
     for path in run.copied:
         out.print(Text(terminal_safe(f"copied → {path}")), soft_wrap=True)

@@ -38,7 +38,7 @@ from skillweave.skills.dependencies import (
     package_dependencies,
 )
 from skillweave.skills.package import PackageLimits
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["skills_app"]
 
@@ -97,8 +97,8 @@ def validate(
         for diagnostic in report.warnings:
             out.print(Text(terminal_safe(f"warning: {diagnostic}"), style="yellow"), soft_wrap=True)
         summary = (
-            f"{report.skills_checked} skill folder(s) checked: "
-            f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+            f"{counted(report.skills_checked, 'skill folder')} checked: "
+            f"{counted(len(report.errors), 'error')}, {counted(len(report.warnings), 'warning')}"
             + (" (strict)" if strict else "")
         )
         out.print(Text(summary, style="green" if report.ok else "bold red"))
@@ -156,7 +156,12 @@ def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
     for root in registry.roots():
         add(root, 0)
     out.print(table)
-    out.print(Text(f"{len(registry)} skills in {len(registry.roots())} roots", style="dim"))
+    out.print(
+        Text(
+            f"{counted(len(registry), 'skill')} in {counted(len(registry.roots()), 'root')}",
+            style="dim",
+        )
+    )
 
 
 @skills_app.command("search")
@@ -225,7 +230,8 @@ def catalog(
         err.print(
             Text(
                 f"{len(result.names)} listed, {result.hidden} behind search_skills, "
-                f"{result.shortened} description(s) shortened to fit {len(result.text)} chars",
+                f"{counted(result.shortened, 'description')} shortened to fit "
+                f"{counted(len(result.text), 'char')}",
                 style="dim",
             ),
             soft_wrap=True,
@@ -282,7 +288,7 @@ def pack(
     with errors():
         written = write_package(directory, output, limits=_limits())
     size = written.stat().st_size
-    out.print(Text(terminal_safe(f"packed {directory} → {written} ({size} bytes)")))
+    out.print(Text(terminal_safe(f"packed {directory} → {written} ({counted(size, 'byte')})")))
 
 
 @skills_app.command("unpack")
@@ -335,8 +341,9 @@ def build(
     out.print(
         Text(
             terminal_safe(
-                f"{name} {skill.version[:12]}: environment ready, {how} ({len(python)} Python, "
-                f"{len(node)} Node dependencies; {prepared['bytes']:,} bytes; "
+                f"{name} {skill.version[:12]}: environment ready, {how} "
+                f"({counted(len(python), 'Python dependency')}, "
+                f"{counted(len(node), 'Node dependency')}; {counted(prepared['bytes'], 'byte')}; "
                 f"{prepared['seconds']:.1f} s)"
             )
         ),

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from skillweave.agent.disclosure import RUN_SKILL_SCRIPT
 from skillweave.cli.console import err, out
-from skillweave.terminal import terminal_safe, terminal_safe_json
+from skillweave.terminal import counted, terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
     from skillweave.agent.events import AgentEvent
@@ -145,7 +145,8 @@ class EventView:
                 text.append("a worker answered", style="bold")
                 text.append(f" · after {note.waited_seconds:.0f} s without one", style="dim")
             case "events_dropped":
-                text.append(f"({note.dropped} earlier events are no longer kept)", style="dim")
+                dropped = counted(note.dropped, "earlier event")
+                text.append(f"({dropped} no longer kept)", style="dim")
         return text
 
     @staticmethod
@@ -222,7 +223,7 @@ def _details(event: AgentEvent) -> Text:
             if event.duration_ms is not None:
                 text.append(f" · {event.duration_ms} ms", style="dim")
             for ref in event.artifacts:
-                text.append(f"\n{_INDENT}→ {ref.key} ({_tokens(ref.size)} bytes)")
+                text.append(f"\n{_INDENT}→ {ref.key} ({counted(ref.size, 'byte')})")
         case "tool_refused":
             text.append(f"{event.tool}: {event.detail}", style="yellow")
         case "answered":
@@ -261,8 +262,9 @@ def print_result(run: JobRun, *, out: Console) -> None:
     out.print(
         Text(
             terminal_safe(
-                f"{result.turns} turns · {_tokens(usage.input_tokens)} tokens in / "
-                f"{_tokens(usage.output_tokens)} out · {result.script_runs} script runs · "
+                f"{counted(result.turns, 'turn')} · {counted(usage.input_tokens, 'token')} in"
+                f" / {_tokens(usage.output_tokens)} out · "
+                f"{counted(result.script_runs, 'script run')} · "
                 f"model {run.model}"
             )
         ),
@@ -278,7 +280,7 @@ def print_result(run: JobRun, *, out: Console) -> None:
     if result.outputs:
         out.print("output artifacts:")
         for ref in result.outputs:
-            shown = f"  {ref.key} ({_tokens(ref.size)} bytes)"
+            shown = f"  {ref.key} ({counted(ref.size, 'byte')})"
             out.print(Text(terminal_safe(shown)), soft_wrap=True)
         if run.store_root is not None:
             shown = f"  in the store at {run.store_root}"

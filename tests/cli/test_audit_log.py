@@ -141,7 +141,7 @@ def test_show_leaves_out_damaged_records_and_says_so(root: Path) -> None:
     code, stdout, stderr = cli(root, "show", "--json")
     assert code == 0
     assert [json.loads(line)["seq"] for line in stdout.splitlines()] == [1, 2, 4, 5]
-    assert "1 records could not be shown" in stderr
+    assert "1 record could not be shown" in stderr
     assert "skillweave audit verify" in stderr
 
 

@@ -101,7 +101,7 @@ def test_skills_catalog_marks_every_shortened_description(tmp_path: Path) -> Non
         assert PDF.startswith(kept)
         assert PDF[len(kept)] in " ,;:.", description  # cut between words
         assert "Do NOT use for" in kept
-    assert "12 description(s) shortened" in fitted.stderr
+    assert "12 descriptions shortened" in fitted.stderr
 
 
 # --- dependencies under metadata -------------------------------------------------------------
