@@ -7,6 +7,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
 
     SkillweaveError
     ├── ConfigError                    bad settings or command-line input
+    │   └── TemporalUnreachableError   no Temporal server at the address (defined in
+    │                                  skillweave.engines.temporal: address, reason)
     ├── RemoteApiError                 the remote REST API refused a CLI call (defined in
     │                                  skillweave.cli.remote: status, title, detail)
     ├── SkillError                     anything about a skill or a skill library

@@ -98,7 +98,7 @@ from skillweave.engines.contract import (
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
-from skillweave.engines.temporal_setup import search_attribute_problems
+from skillweave.engines.temporal_setup import require_namespace, search_attribute_problems
 from skillweave.errors import AgentError, ConfigError
 from skillweave.storage.identity import store_identity
 from skillweave.telemetry import tracing
@@ -117,6 +117,7 @@ __all__ = [
     "JobRow",
     "NoWorkerError",
     "TemporalEngine",
+    "TemporalUnreachableError",
     "activity_timeouts",
     "configure_logging",
     "connect",
@@ -199,14 +200,46 @@ def _interceptors() -> list[Any]:
     return [TracingInterceptor()]
 
 
+class TemporalUnreachableError(ConfigError):
+    """No Temporal server answered at ``WORKFLOW__TEMPORAL_ADDRESS``.
+
+    The message says how to start one; a command that runs jobs says how to do without one
+    too (:meth:`or_direct`).
+
+    Attributes:
+        address: where the server was looked for.
+        reason: why the connection failed, in a few words (connection refused…).
+    """
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address = address
+        self.reason = reason
+        super().__init__(
+            f"cannot reach Temporal at {address} ({reason}): start one with `skillweave dev`, "
+            "or set WORKFLOW__TEMPORAL_ADDRESS"
+        )
+
+    def or_direct(self, direct: str) -> str:
+        """The line for a command whose jobs could run without Temporal: both remedies,
+        `direct` saying how to choose the direct engine there (``--engine direct``…)."""
+        return (
+            f"cannot reach Temporal at {self.address} ({self.reason}). Start it with "
+            "`skillweave dev` in another terminal (or point WORKFLOW__TEMPORAL_ADDRESS at "
+            f"yours), or run jobs in this process, local and not durable, with {direct}"
+        )
+
+
 async def connect(settings: WorkflowSettings, store: ArtifactStore | None = None) -> Client:
-    """A client of the configured server, with skillweave's data converter over `store`.
+    """A client of the configured server, with skillweave's data converter over `store`,
+    once the server has said the namespace exists.
 
     Raises:
-        ConfigError: the server cannot be reached (the message says how to start one).
+        TemporalUnreachableError: the server cannot be reached.
+        ConfigError: the address is not HOST:PORT, or the namespace does not exist (the
+            message says how to create it).
     """
     try:
-        return await Client.connect(
+        client = await Client.connect(
             settings.temporal_address,
             namespace=settings.namespace,
             data_converter=data_converter(store),
@@ -218,10 +251,9 @@ async def connect(settings: WorkflowSettings, store: ArtifactStore | None = None
             f"WORKFLOW__TEMPORAL_ADDRESS {settings.temporal_address!r} is not HOST:PORT ({exc})"
         ) from None
     except RuntimeError as exc:
-        raise ConfigError(
-            f"cannot reach Temporal at {settings.temporal_address} ({_connect_failure(exc)}): "
-            "start one with `skillweave dev`, or set WORKFLOW__TEMPORAL_ADDRESS"
-        ) from None
+        raise TemporalUnreachableError(settings.temporal_address, _connect_failure(exc)) from None
+    await require_namespace(client, settings.namespace, address=settings.temporal_address)
+    return client
 
 
 async def connect_engine(settings: Settings, store: ArtifactStore | None = None) -> TemporalEngine:
@@ -233,7 +265,8 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
         store: the artifact store large payloads live in; the worker's must be the same.
 
     Raises:
-        ConfigError: the server cannot be reached.
+        TemporalUnreachableError: the server cannot be reached.
+        ConfigError: see :func:`connect`.
     """
     client = await connect(settings.workflow, store)
     return TemporalEngine(

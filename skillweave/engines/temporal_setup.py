@@ -1,5 +1,10 @@
-"""What a Temporal namespace needs before skillweave's jobs can run in it: the search
-attributes the workflow keeps up to date (``contract.SEARCH_ATTRIBUTES``), each of its type.
+"""What a Temporal namespace needs before skillweave's jobs can run in it: to exist, and the
+search attributes the workflow keeps up to date (``contract.SEARCH_ATTRIBUTES``), each of its type.
+
+Every client is checked for the first when it connects (:func:`require_namespace`, called by
+``skillweave.engines.temporal.connect``): a namespace that does not exist is one line saying how
+to create it, on every door (``run``, ``api``, ``worker``, ``runs``, ``temporal setup``), instead
+of an ``RPCError`` deep in the first call that needs it.
 
 A job started in a namespace that lacks one fails every workflow task (``BadSearchAttributes``)
 and stays "Running" for ever, so :class:`~skillweave.engines.TemporalEngine` refuses to start
@@ -16,13 +21,21 @@ from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
     ListSearchAttributesRequest,
 )
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.common import SearchAttributeIndexedValueType
+from temporalio.service import RPCError, RPCStatusCode
 
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
 from skillweave.errors import ConfigError
 
-__all__ = ["TYPE_NAMES", "register_search_attributes", "search_attribute_problems"]
+__all__ = [
+    "TYPE_NAMES",
+    "missing_namespace",
+    "register_search_attributes",
+    "require_namespace",
+    "search_attribute_problems",
+]
 
 TYPE_NAMES: Final = {
     SearchAttributeIndexedValueType.TEXT: "Text",
@@ -34,6 +47,31 @@ TYPE_NAMES: Final = {
     SearchAttributeIndexedValueType.KEYWORD_LIST: "KeywordList",
 }
 """The names the Temporal CLI gives the types (``--type``)."""
+
+
+def missing_namespace(namespace: str, address: str) -> str:
+    """The one line that says `namespace` does not exist at `address`, and how to create it."""
+    return (
+        f"namespace {namespace!r} does not exist on Temporal at {address}: create it with "
+        f"`temporal operator namespace create --namespace {namespace} --address {address}` "
+        "(then `skillweave temporal setup`), or set WORKFLOW__NAMESPACE to one that exists"
+    )
+
+
+async def require_namespace(client: Client, namespace: str, *, address: str) -> None:
+    """Refuse a namespace the server does not have. Any other answer (a key not allowed to
+    describe it, say) lets the client through: the calls it makes will say what is wrong.
+
+    Raises:
+        ConfigError: the namespace does not exist (:func:`missing_namespace`).
+    """
+    try:
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=namespace)
+        )
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise ConfigError(missing_namespace(namespace, address)) from None
 
 
 def _name(value: int) -> str:
