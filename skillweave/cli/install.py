@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 from rich.table import Table
@@ -19,7 +19,10 @@ from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
 from skillweave.terminal import counted, terminal_safe
 
-__all__ = ["approve", "install", "remove", "update"]
+__all__ = ["approve", "install", "remove", "shown_source", "update"]
+
+_SHORT: Final = 12
+"""Hex digits shown of a version or a commit."""
 
 LockOption = Annotated[
     Path,
@@ -51,20 +54,46 @@ def _installed_rows(installed: list[Any], admitted: dict[str, Any]) -> list[dict
     return rows
 
 
+def shown_source(
+    source: str, *, path: str | None = None, ref: str | None = None, commit: str | None = None
+) -> str:
+    """Where an installed skill came from, as a person reads it: the source as given, then the
+    skill's folder in it, the ref asked for and the commit read, each named
+    (``https://…/skills.git (path skills/pdf, ref v1, commit 0123456789ab)``), so that none
+    runs into the source as if it were part of its path or URL."""
+    notes = _origin_notes(path=path, ref=ref, commit=commit)
+    return f"{source} ({notes})" if notes else source
+
+
+def _origin_notes(*, path: str | None, ref: str | None, commit: str | None) -> str:
+    parts = [
+        f"path {path}" if path else "",
+        f"ref {ref}" if ref else "",
+        f"commit {commit[:_SHORT]}" if commit else "",
+    ]
+    return ", ".join(part for part in parts if part)
+
+
 def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
     if as_json:
         dump(rows)
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("skill", "version", "source", "commit", "scan"):
-        table.add_column(column)
+    table.add_column("skill")
+    table.add_column("version", no_wrap=True)
+    # A source is shown whole, folded if need be (an ellipsis could hide where it points), in
+    # the room the short columns leave; its path, ref and commit on a line of their own.
+    table.add_column("source", overflow="fold", ratio=1)
+    table.add_column("scan")
     for row in rows:
-        where = row["source"] + (f"//{row['path']}" if row["path"] else "")
+        where = Text(terminal_safe(row["source"]))
+        notes = _origin_notes(path=row["path"], ref=row["ref"], commit=row["commit"])
+        if notes:
+            where.append("\n" + terminal_safe(notes), style="dim")
         table.add_row(
             Text(terminal_safe(row["name"])),
-            row["version"][:12],
-            Text(terminal_safe(where)),
-            (row["commit"] or "")[:12],
+            row["version"][:_SHORT],
+            where,
             Text(terminal_safe(row["scan"] or "")),
         )
     out.print(table)
