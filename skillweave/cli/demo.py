@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.skills import SkillRegistry
 
-__all__ = ["DEMO_TASK", "demo", "demo_folder"]
+__all__ = ["DEMO_TASK", "demo", "demo_folder", "real_model_commands"]
 
 DEMO_TASK: Final = "Profile the attached sales.csv and write a short data-quality report"
 
@@ -142,18 +142,7 @@ def demo(
             assert_never(engine)
     if not shown.reported:
         shown.report(done)
-    if engine == "temporal" and not keep:
-        out.print(
-            Text(
-                "The Temporal server above lived in memory and stopped with the demo, and its "
-                "UI with it. To keep jobs and the UI: `skillweave dev` in one terminal, then "
-                "`skillweave run --engine temporal …` (below) in another; or `skillweave demo "
-                "--keep`.",
-                style="dim",
-            ),
-            soft_wrap=True,
-        )
-    _conclude(folder, done.result)
+    _conclude(folder, done.result, engine, kept=keep)
 
 
 def _introduce(folder: Path, spec: AgentSpec, engine: DemoEngine) -> None:
@@ -182,11 +171,47 @@ def _introduce(folder: Path, spec: AgentSpec, engine: DemoEngine) -> None:
     )
 
 
-def _conclude(folder: Path, result: JobResult) -> None:
-    """How to run the task with a real model; exit 1 unless the job completed."""
+_REAL_MODEL_ENV: Final = "MODEL__PROVIDER=openai MODEL__NAME=gpt-4o-mini MODEL__API_KEY=sk-…"
+
+
+def real_model_commands(folder: Path, engine: DemoEngine) -> list[str]:
+    """The commands that run the demo's task with a real model on `engine`, named explicitly
+    so that they mean the same whatever WORKFLOW__EXECUTION_ENGINE's default is: on Temporal,
+    a stack whose worker has the model (``dev``) and the job; direct, the job alone."""
+    run = (
+        f'skillweave run --engine {engine} "{DEMO_TASK}" '
+        f"--agent {shown_path(folder / 'agent.yaml')} --file {shown_path(folder / 'sales.csv')}"
+    )
+    match engine:
+        case "temporal":
+            # A job on Temporal names its model; the worker resolves it, with its own key.
+            return [f"{_REAL_MODEL_ENV} skillweave dev", run]
+        case "direct":
+            return [f"{_REAL_MODEL_ENV} {run}"]
+        case _:
+            assert_never(engine)
+
+
+def _conclude(folder: Path, result: JobResult, engine: DemoEngine, *, kept: bool) -> None:
+    """How to run the task with a real model, on the engine the demo used; exit 1 unless the
+    job completed."""
     from skillweave.cli.job import REAL_MODEL_HINT
 
-    script, data = folder / "script.yaml", folder / "sales.csv"
+    script = folder / "script.yaml"
+    commands = real_model_commands(folder, engine)
+    if engine == "temporal":
+        gone = (
+            "The embedded stack stopped with the demo."
+            if kept
+            else "The Temporal server above lived in memory and stopped with the demo, and "
+            "its UI with it (`skillweave demo --keep` keeps them up)."
+        )
+        how = (
+            f"{gone} To keep jobs and the UI, run the first command below in one terminal "
+            f"(`skillweave dev`, with a real model) and the second (`skillweave run --engine "
+            f"temporal …`) in another."
+        )
+        out.print(Text(how, style="dim"), soft_wrap=True)
     out.print(
         Text(
             f"The model above was scripted ({shown_path(script)}); {REAL_MODEL_HINT}, e.g.:",
@@ -194,12 +219,8 @@ def _conclude(folder: Path, result: JobResult) -> None:
         ),
         soft_wrap=True,
     )
-    out.print(
-        f'  MODEL__PROVIDER=openai MODEL__NAME=gpt-4o-mini MODEL__API_KEY=sk-… skillweave run "'
-        f'{DEMO_TASK}" --agent {shown_path(folder / "agent.yaml")} --file {shown_path(data)}',
-        soft_wrap=True,
-        markup=False,
-    )
+    for command in commands:
+        out.print(Text(f"  {command}"), soft_wrap=True)
     if result.status != "completed":
         raise fail(
             f"the demo job did not complete: {result.status}: {result.reason}",
