@@ -1,7 +1,11 @@
-"""``skillweave runs artifacts JOB [--out DIR]``: a job's files, listed and downloaded at any
-time after it ran (``run --out`` does it only while following a run), on either engine: both
-keep a job's files in the store, under ``runs/{job}/`` (its inputs, and what its scripts
-wrote). With ``SKILLWEAVE_API_URL`` set, the API's ``/v1/runs/{id}/artifacts`` is read instead.
+"""``skillweave runs artifacts RUN [FILE] [--out DIR | --to PATH]``: a run's files, listed,
+downloaded or fetched one by one at any time after it ran (``run --out`` does it only while
+following a run), whichever door started it and on either engine: both keep a run's files in
+the store, under ``runs/{run}/`` (its inputs, and what its scripts wrote). With
+``SKILLWEAVE_API_URL`` set, the API's ``/v1/runs/{id}/artifacts`` is read instead.
+
+FILE (a path as the listing shows it) is written to stdout, or to ``--to PATH``; to a terminal
+only as text, made safe (a binary file needs ``--to``).
 
 :func:`output_names` is the one rule for the file names an ``--out`` folder gets, used by this
 command and by ``run --out`` (local and through the API).
@@ -10,6 +14,7 @@ command and by ``run --out`` (local and through the API).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out
-from skillweave.cli.errors import errors, fail
+from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
 from skillweave.storage import keys
 from skillweave.terminal import counted, terminal_safe
@@ -47,25 +52,30 @@ def output_names(paths: Sequence[str]) -> list[tuple[str, str]]:
     return named
 
 
-def _listed(job: str, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _is_run_file(path: str) -> bool:
+    """Whether `path` (under ``runs/{run}/``) is one of the run's files: an input or an
+    output (the API's artifact routes keep to the same)."""
+    return "/inputs/" in f"/{path}" or "/outputs/" in f"/{path}"
+
+
+def _listed(run: str, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``path`` (relative to the run), ``kind`` and ``size`` of each file, inputs first."""
     rows = []
     for item in files:
         path = item["path"]
         kind = "output" if "/outputs/" in f"/{path}" else "input"
-        rows.append({"job": job, "kind": kind, **item})
+        # ``job`` is kept for older readers of the JSON.
+        rows.append({"run": run, "job": run, "kind": kind, **item})
     return sorted(rows, key=lambda row: (row["kind"] != "input", row["path"]))
 
 
-async def _local(settings: Settings, job: str, dest: Path | None) -> tuple[list[Any], list[Path]]:
+async def _local(settings: Settings, run: str, dest: Path | None) -> tuple[list[Any], list[Path]]:
     from skillweave.cli.compose import open_store
 
-    prefix = keys.run_prefix(job)
+    prefix = keys.run_prefix(run)
     async with open_store(settings) as store:
         refs = [
-            ref
-            for ref in await store.list(prefix)
-            if "/inputs/" in ref.key or "/outputs/" in ref.key
+            ref for ref in await store.list(prefix) if _is_run_file(ref.key.removeprefix(prefix))
         ]
         files = [
             {"path": ref.key.removeprefix(prefix), "size": ref.size, "sha256": ref.sha256}
@@ -81,37 +91,107 @@ async def _local(settings: Settings, job: str, dest: Path | None) -> tuple[list[
     return files, written
 
 
-def _remote(settings: Settings, job: str, dest: Path | None) -> tuple[list[Any], list[Path]]:
+def _remote(settings: Settings, run: str, dest: Path | None) -> tuple[list[Any], list[Path]]:
     from skillweave.cli.remote import download_outputs, open_remote
 
     with open_remote(settings) as api:
-        files = api.artifacts(job)
-        written = download_outputs(api, job, dest) if dest is not None else []
+        files = api.artifacts(run)
+        written = download_outputs(api, run, dest) if dest is not None else []
     return files, written
 
 
+async def _local_file(settings: Settings, run: str, path: str) -> bytes | None:
+    """The bytes of the run's file `path`, or None when it has no such file."""
+    from skillweave.cli.compose import open_store
+
+    if not _is_run_file(path):
+        return None
+    key = keys.validate_key(f"{keys.run_prefix(run)}{path}")
+    async with open_store(settings) as store:
+        ref = await store.stat(key)
+        return None if ref is None else await store.get_bytes(ref)
+
+
+def _remote_file(settings: Settings, run: str, path: str) -> bytes:
+    from skillweave.cli.remote import open_remote
+
+    with open_remote(settings) as api:
+        return b"".join(api.fetch(run, path))
+
+
+def _no_files(settings: Settings, run: str) -> typer.Exit:
+    where = settings.remote_api_url or f"the {settings.storage.backend} store"
+    return fail(
+        f"no files of run {run!r} in {where}: check the run id (skillweave runs list), and "
+        "that STORAGE__ settings name the store the run ran against"
+    )
+
+
+def _write(data: bytes, path: str, target: Path | None) -> None:
+    """`data` into `target`, or to stdout: raw to a pipe, to a terminal only as safe text."""
+    if target is not None:
+        target.write_bytes(data)
+        err.print(Text(terminal_safe(f"{path} written to {target}")), soft_wrap=True)
+        return
+    if not sys.stdout.isatty():
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise fail(f"{path} is not text: give --to PATH to save it (or pipe the output)") from None
+    out.print(Text(terminal_safe(text)), soft_wrap=True, end="")
+
+
+def _fetch(settings: Settings, run: str, path: str, target: Path | None) -> None:
+    """`runs artifacts RUN FILE`: one of the run's files."""
+    with errors():
+        if settings.remote_api_url:
+            data: bytes | None = _remote_file(settings, run, path)
+        else:
+            data = asyncio.run(_local_file(settings, run, path))
+    if data is None:
+        raise fail(
+            f"run {run!r} has no file {path!r}: `skillweave runs artifacts {run}` lists its files"
+        )
+    _write(data, path, target)
+
+
 def artifacts(
-    job: Annotated[str, typer.Argument(help="The job (run) id.")],
+    run: Annotated[str, typer.Argument(help="The run id (as `runs list` shows it).")],
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="Fetch this one file (a path as the listing shows it) to stdout or --to."
+        ),
+    ] = None,
     *,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Download the job's output files into DIR.")
+        Path | None, typer.Option("--out", help="Download the run's output files into DIR.")
+    ] = None,
+    to: Annotated[
+        Path | None, typer.Option("--to", help="With FILE: write it to this path, not stdout.")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List a job's input and output files, and download its outputs with --out."""
+    """List a run's files; --out downloads its outputs, FILE fetches one (to stdout or --to)."""
     settings = get_settings()
+    if file is not None:
+        if out_dir is not None or as_json:
+            raise fail("FILE is fetched alone: leave out --out and --json", code=EXIT_USAGE)
+        _fetch(settings, run, file, to)
+        return
+    if to is not None:
+        raise fail("--to needs FILE (the path of one of the run's files)", code=EXIT_USAGE)
     with errors():
         if settings.remote_api_url:
-            files, written = _remote(settings, job, out_dir)
+            files, written = _remote(settings, run, out_dir)
         else:
-            files, written = asyncio.run(_local(settings, job, out_dir))
+            files, written = asyncio.run(_local(settings, run, out_dir))
     if not files:
-        where = settings.remote_api_url or f"the {settings.storage.backend} store"
-        raise fail(
-            f"no files of job {job!r} in {where}: check the job id (skillweave runs list), and "
-            "that STORAGE__ settings name the store the job ran against"
-        )
-    rows = _listed(job, files)
+        raise _no_files(settings, run)
+    rows = _listed(run, files)
     if as_json:
         dump(rows)
     else:

@@ -312,6 +312,7 @@ def _run_on_api(
                     out_dir=out_dir,
                     on_start=on_start,
                     on_event=shown.event,
+                    on_note=shown.note,
                 )
     except KeyboardInterrupt:
         where = f"run {started[0]} keeps running on the API" if started else "no run was started"

@@ -1,20 +1,27 @@
-"""The CLI's remote mirrors: `skills upload`, `agents create/list/show` and `run --agent ag-…`
-against a running control-plane API (``SKILLWEAVE_API_URL``, ``SKILLWEAVE_API_TOKEN``).
+"""The CLI's remote mirrors: `skills upload`, `agents create/list/show`, `run --agent ag-…` and
+every `runs` command against a running control-plane API (``SKILLWEAVE_API_URL``,
+``SKILLWEAVE_API_TOKEN``).
 
 :class:`RemoteApi` is a small synchronous httpx client of the API: a CLI command does one thing
 at a time, so it needs no event loop. Problem+json answers become :class:`RemoteApiError`
 (the server's detail is the message). The Server-Sent Events of a run are parsed here by hand:
 the format is a few lines of text, and httpx-sse is not a dependency; a dropped stream is
-resumed with ``Last-Event-ID``. Called by the `skills upload`, `agents` and `run` commands.
+resumed with ``Last-Event-ID``; the stream's notes (waiting for a worker…) come out as the
+Temporal follower's :class:`~skillweave.engines.temporal.FollowNote`, and its giving up as its
+``NoWorkerError``, so a remote follower ends as a local one does. A run id goes into a URL only
+once :func:`~skillweave.engines.run_id.is_run_id` accepts it. Called by the `skills upload`,
+`agents`, `run` and `runs` commands.
 """
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote
 
 import httpx
 from pydantic import ValidationError
@@ -24,7 +31,11 @@ from skillweave.agent.spec import AgentSpec
 from skillweave.cli.job import JobRun, read_agent_spec
 from skillweave.config import Settings
 from skillweave.engines.base import JobResult
+from skillweave.engines.run_id import is_run_id
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
+
+if TYPE_CHECKING:
+    from skillweave.engines.temporal import FollowNote
 
 __all__ = [
     "RemoteApi",
@@ -33,6 +44,7 @@ __all__ = [
     "is_agent_id",
     "open_remote",
     "run_remote",
+    "wait_for_result",
 ]
 
 _TIMEOUT: Final = httpx.Timeout(60.0, connect=10.0)
@@ -41,6 +53,8 @@ _EVENTS_READ_SECONDS: Final = 60.0
 _EVENT_RECONNECTS: Final = 5
 _RESULT_WAIT_SECONDS: Final = 30.0
 """After ``job_finished`` the server records the result; wait this long for it."""
+_NOTES: Final = ("waiting_for_worker", "worker_answered", "events_dropped")
+"""Notes of a run's event stream (not steps of the run): the Temporal follower's kinds."""
 _NO_URL: Final = (
     "this command talks to a skillweave API: set SKILLWEAVE_API_URL (and SKILLWEAVE_API_TOKEN)"
 )
@@ -126,20 +140,71 @@ class RemoteApi:
             for handle in handles:
                 handle.close()
 
+    def list_runs(
+        self,
+        *,
+        limit: int,
+        agent: str | None = None,
+        phase: str | None = None,
+        skill: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """``GET /v1/runs/``: at most `limit` runs, newest first, of every door."""
+        filters = {"agent": agent, "phase": phase, "skill": skill}
+        params: dict[str, Any] = {k: v for k, v in filters.items() if v is not None}
+        items: list[dict[str, Any]] = []
+        while len(items) < limit:
+            page_size = min(200, limit - len(items))
+            params.update(limit=page_size, offset=len(items))
+            page = self.request("GET", "/v1/runs/", params=params).json()
+            items += page["items"]
+            if len(page["items"]) < page_size:
+                break
+        return items[:limit]
+
     def get_run(self, run_id: str) -> dict[str, Any]:
         """``GET /v1/runs/{id}``."""
-        return self.request("GET", f"/v1/runs/{run_id}").json()
+        return self.request("GET", _run_path(run_id)).json()
 
-    def events(self, run_id: str) -> Iterator[AgentEvent]:
-        """The run's events from its start until ``job_finished``, reconnecting with
-        ``Last-Event-ID`` when the stream drops."""
-        seen, failures = 0, 0
+    def run_status(self, run_id: str) -> dict[str, Any]:
+        """``GET /v1/runs/{id}/status``: what the run does now (the engine's status view)."""
+        return self.request("GET", _run_path(run_id, "status")).json()
+
+    def send_message(self, run_id: str, text: str) -> None:
+        """``POST /v1/runs/{id}/messages``: taken before the run's next model call."""
+        self.request("POST", _run_path(run_id, "messages"), json={"text": text})
+
+    def approve(self, run_id: str, *, approved: bool, note: str) -> None:
+        """``POST /v1/runs/{id}/approvals``: decide the script run the run waits on."""
+        body = {"approved": approved, "note": note}
+        self.request("POST", _run_path(run_id, "approvals"), json=body)
+
+    def cancel(self, run_id: str, *, reason: str) -> None:
+        """``POST /v1/runs/{id}/cancel``: returns once the run has stopped."""
+        self.request("POST", _run_path(run_id, "cancel"), json={"reason": reason})
+
+    def events(
+        self, run_id: str, *, after: int = 0, follow: bool = True
+    ) -> Iterator[AgentEvent | FollowNote]:
+        """The run's events after the `after`-th until ``job_finished`` (without `follow`:
+        those there are now), the stream's notes between them, reconnecting with
+        ``Last-Event-ID`` when the stream drops.
+
+        Raises:
+            NoWorkerError: the API's stream gave up waiting for a worker (temporal).
+            RemoteApiError: the API refused, failed, or could not be reached again.
+        """
+        seen, failures = after, 0
         timeout = httpx.Timeout(_EVENTS_READ_SECONDS, connect=10.0)
+        params = {} if follow else {"follow": "false"}
         while True:
             headers = {"Last-Event-ID": str(seen)} if seen else {}
             try:
                 with self._client.stream(
-                    "GET", f"/v1/runs/{run_id}/events", headers=headers, timeout=timeout
+                    "GET",
+                    _run_path(run_id, "events"),
+                    headers=headers,
+                    params=params,
+                    timeout=timeout,
                 ) as response:
                     if response.is_error:
                         response.read()
@@ -147,13 +212,18 @@ class RemoteApi:
                     for kind, data, event_id in _sse(response.iter_lines()):
                         if kind == "error":
                             raise RemoteApiError(f"the run's event stream failed: {data}")
-                        seen = int(event_id) if event_id.isdigit() else seen + 1
+                        if kind == "worker_wait_expired":
+                            raise _no_worker(run_id, data)
                         failures = 0
+                        if kind in _NOTES and not event_id:
+                            yield _note(data)
+                            continue
+                        seen = int(event_id) if event_id.isdigit() else seen + 1
                         event = AgentEvent.model_validate_json(data)
                         yield event
                         if event.kind == "job_finished":
                             return
-                return  # the server ended the stream: the job has finished
+                return  # the server ended the stream: the run has finished, or caught up
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 failures += 1
                 if failures > _EVENT_RECONNECTS:
@@ -162,20 +232,31 @@ class RemoteApi:
 
     def artifacts(self, run_id: str) -> list[dict[str, Any]]:
         """``GET /v1/runs/{id}/artifacts``: path, size, sha256 of each file of the run."""
-        return self.request("GET", f"/v1/runs/{run_id}/artifacts").json()
+        return self.request("GET", _run_path(run_id, "artifacts")).json()
 
-    def download(self, run_id: str, path: str, target: Path) -> None:
-        """One of the run's files into `target`, streamed."""
+    def fetch(self, run_id: str, path: str) -> Iterator[bytes]:
+        """One of the run's files, streamed in chunks (`path` as the listing gives it).
+
+        Raises:
+            RemoteApiError: no such file (404), or the API failed or could not be reached.
+        """
+        if any(part in ("", ".", "..") for part in path.split("/")):
+            raise ConfigError(f"{path!r} is not a file of a run: see `skillweave runs artifacts`")
+        url = f"{_run_path(run_id, 'artifacts')}/{quote(path, safe='/')}"
         try:
-            with self._client.stream("GET", f"/v1/runs/{run_id}/artifacts/{path}") as response:
+            with self._client.stream("GET", url) as response:
                 if response.is_error:
                     response.read()
                     _raise_for_problem(response)
-                with target.open("wb") as handle:
-                    for chunk in response.iter_bytes():
-                        handle.write(chunk)
+                yield from response.iter_bytes()
         except httpx.TransportError as exc:
             raise RemoteApiError(f"cannot download {path} from {self.url}: {exc}") from None
+
+    def download(self, run_id: str, path: str, target: Path) -> None:
+        """One of the run's files into `target`, streamed."""
+        with target.open("wb") as handle:
+            for chunk in self.fetch(run_id, path):
+                handle.write(chunk)
 
 
 def open_remote(settings: Settings) -> RemoteApi:
@@ -190,6 +271,42 @@ def open_remote(settings: Settings) -> RemoteApi:
     return RemoteApi(
         settings.remote_api_url, token=token.get_secret_value() if token is not None else None
     )
+
+
+def _run_path(run_id: str, *rest: str) -> str:
+    """The API path of the run `run_id` (and of `rest` under it).
+
+    Raises:
+        ConfigError: `run_id` cannot be a run's id (it never reaches the URL).
+    """
+    if not is_run_id(run_id):
+        raise ConfigError(
+            f"{run_id!r} is not a run id (letters, digits, '.', '_' and '-'): see "
+            "`skillweave runs list`"
+        )
+    return "/".join(("/v1/runs", run_id, *rest))
+
+
+def _note(data: str) -> FollowNote:
+    from skillweave.engines.temporal import FollowNote
+
+    return FollowNote.model_validate_json(data)
+
+
+def _no_worker(run_id: str, data: str) -> SkillweaveError:
+    """The stream's last event when it gave up waiting for a worker, as the local follower's
+    error (so the CLI ends with the same exit code and hint)."""
+    from skillweave.engines.temporal import NoWorkerError
+
+    try:
+        note = json.loads(data)
+        return NoWorkerError(
+            str(note.get("job_id") or run_id),
+            task_queue=str(note["task_queue"]),
+            waited_seconds=float(note["waited_seconds"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return RemoteApiError(f"the run's event stream gave up waiting for a worker: {data}")
 
 
 def _raise_for_problem(response: httpx.Response) -> None:
@@ -292,6 +409,7 @@ def run_remote(
     out_dir: Path | None,
     on_start: Callable[[dict[str, Any]], None],
     on_event: Callable[[AgentEvent], None],
+    on_note: Callable[[FollowNote], None] | None = None,
 ) -> JobRun:
     """Start a run of `agent_id`, follow its events to the end, fetch how it ended and
     download its output files into `out_dir`.
@@ -299,18 +417,23 @@ def run_remote(
     Args:
         on_start: given the run's record once it is started (its ``id``, ``agent``…).
         on_event: given each event as it arrives.
+        on_note: given each note of the stream (waiting for a worker…); None: dropped.
     """
     run = api.start_run(agent_id, task, files)
     on_start(run)
-    for event in api.events(run["id"]):
-        on_event(event)
-    result = _wait_for_result(api, run["id"])
+    for item in api.events(run["id"]):
+        if isinstance(item, AgentEvent):
+            on_event(item)
+        elif on_note is not None:
+            on_note(item)
+    result = wait_for_result(api, run["id"])
     copied = download_outputs(api, run["id"], out_dir) if out_dir is not None else []
     model = run["agent"].get("model_id") or "the API's model"
     return JobRun(result=result, model=model, copied=tuple(copied))
 
 
-def _wait_for_result(api: RemoteApi, run_id: str) -> JobResult:
+def wait_for_result(api: RemoteApi, run_id: str) -> JobResult:
+    """How the run ended, once the API has recorded it (it may lag its last event)."""
     deadline = time.monotonic() + _RESULT_WAIT_SECONDS
     pause = 0.05
     while True:

@@ -64,4 +64,4 @@ def test_a_finished_jobs_files_are_listed_and_its_outputs_downloaded(
     assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["first", "second"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["2-stats.json", "stats.json"]
     assert missing.exit_code == 1
-    assert "no files of job 'job-nope'" in missing.stderr
+    assert "no files of run 'job-nope'" in missing.stderr
