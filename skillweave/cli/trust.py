@@ -4,8 +4,10 @@
 the ``SKILLS__TRUST__KEYS`` line that makes its public key trusted. ``sign`` signs a skill
 folder — the top skill and every child skill in it, each at its own version, in a hidden
 ``.skillweave-signature.json`` per folder — or a ZIP package at the version an upload gives it,
-in ``<zip>.sig.json`` beside it. ``verify`` judges the same signatures by ``skills.trust``: exit
-0 when every skill is allowed (with the policy's warning, if any), 1 when one is refused.
+in ``<zip>.sig.json`` beside it; it refuses (exit 2) to replace a signature a trusted key made
+with one no trusted key vouches for, unless ``--replace`` says so. ``verify`` judges the same
+signatures by ``skills.trust``: exit 0 when every skill is allowed (with the policy's warning,
+if any), 1 when one is refused.
 
 A passphrase for the private key comes from ``SKILLWEAVE_SIGNING_PASSPHRASE``; nothing is
 prompted, so the commands run the same in CI. The work is ``skillweave.skills.signing``'s.
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out, shown_path
@@ -34,9 +37,11 @@ from skillweave.skills.signing import (
     key_fingerprint,
     load_private_key,
     public_key_b64,
+    replaced_trusted_signature,
     sign_archive,
     sign_folder,
     signature_path,
+    skill_tree,
     trusted_keys,
     validate_key_id,
     verify_archive,
@@ -117,19 +122,31 @@ def keygen(
 
 def sign(
     path: Annotated[Path, typer.Argument(help="A skill folder, or a skill package (ZIP).")],
+    *,
     key: Annotated[Path, typer.Option("--key", help="The private key file (from keygen).")],
     key_id: KeyIdOption = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Replace a signature a trusted key made even when no trusted key vouches for "
+            "the new one (another key, or an id skills.trust.keys does not give this key).",
+        ),
+    ] = False,
     passphrase: PassphraseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Sign a skill folder, child skills included, or a ZIP package.
 
     Each skill of a folder is signed at its own version, in a hidden .skillweave-signature.json
-    in its folder; a ZIP at the version an upload gives it, in <zip>.sig.json beside it.
+    in its folder; a ZIP at the version an upload gives it, in <zip>.sig.json beside it. A
+    signature a trusted key made is replaced only by one a trusted key makes, or with --replace.
     """
     _check_exists(path)
     with errors():
         private = load_private_key(key, passphrase=_secret(passphrase))
+        if not replace:
+            _keep_trusted_signatures(path, private, key_id=key_id)
         if path.is_dir():
             signed = sign_folder(path, private, key_id=key_id)
         else:
@@ -195,6 +212,29 @@ def verify(
                 out.print(Text(terminal_safe(line), style="green"), soft_wrap=True)
     if refused:
         raise typer.Exit(EXIT_PROBLEM)
+
+
+def _keep_trusted_signatures(path: Path, private: Ed25519PrivateKey, *, key_id: str | None) -> None:
+    """Refuse (exit 2) to replace a signature a trusted key made with one no trusted key
+    vouches for, saying which key signed it and how to sign or replace it on purpose."""
+    targets = skill_tree(path) if path.is_dir() else [path]
+    new_id = key_id or key_fingerprint(private)
+    found = replaced_trusted_signature(
+        targets, private, key_id=new_id, trusted=trusted_keys(get_settings().skills.trust)
+    )
+    if found is None:
+        return
+    how = (
+        f"sign with --key-id {found.known_as[0]} (this key's id in skills.trust.keys)"
+        if found.known_as
+        else "sign with a key skills.trust.keys trusts and its --key-id"
+    )
+    raise fail(
+        f"{shown_path(found.path)} is signed by trusted key {found.existing!r}, and a "
+        f"signature under key {found.key_id!r}, which skills.trust.keys does not trust with "
+        f"this key, would replace it: {how}, or pass --replace to replace it",
+        code=EXIT_USAGE,
+    )
 
 
 def _check_exists(path: Path) -> None:

@@ -24,6 +24,11 @@ whatever the policy says; an unsigned version, or one signed by a key the settin
 follows ``skills.trust.unsigned``. A malformed trusted key is a configuration error, found
 before anything is judged (:func:`trusted_keys`): fail closed.
 
+Signing never loses a trusted signature by accident: before a signer replaces a signature a
+trusted key made with one no trusted key vouches for (another key, or this key under an id the
+settings do not give it), :func:`replaced_trusted_signature` finds it, and the signer refuses
+unless told to replace it.
+
 Keys are Ed25519; a private key is PKCS#8 PEM, optionally encrypted with a passphrase, written
 with mode 0600 (:func:`generate_keypair`, :func:`write_private_key`); a public key is the
 base64 of its 32 raw bytes, as ``skills.trust.keys`` holds it. The ``skillweave skills keygen``,
@@ -43,7 +48,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +75,7 @@ __all__ = [
     "SIGNATURE_DOMAIN",
     "SIGNATURE_FILE",
     "SIGNATURE_SUFFIX",
+    "ReplacedSignature",
     "SignatureCheck",
     "SignatureStatus",
     "SignedSkill",
@@ -85,6 +91,7 @@ __all__ = [
     "parse_signature",
     "public_key_b64",
     "read_signature",
+    "replaced_trusted_signature",
     "sign_archive",
     "sign_folder",
     "sign_version",
@@ -729,6 +736,61 @@ def verify_folder(
         check = verify_signature(signature, name=skill.name, version=skill.version, trusted=keys)
         checked.append((skill, check))
     return checked
+
+
+@dataclass(frozen=True, slots=True)
+class ReplacedSignature:
+    """A signature a trusted key made that a new one no trusted key vouches for would replace
+    (:func:`replaced_trusted_signature`).
+
+    Attributes:
+        path: the skill folder or ZIP file it signs.
+        existing: the key id the signature there names (one ``skills.trust.keys`` lists).
+        key_id: the key id the new signature would name.
+        known_as: the ids ``skills.trust.keys`` gives the signing key, sorted (empty: none).
+    """
+
+    path: Path
+    existing: str
+    key_id: str
+    known_as: tuple[str, ...]
+
+
+def replaced_trusted_signature(
+    targets: Iterable[Path],
+    key: Ed25519PrivateKey,
+    *,
+    key_id: str,
+    trusted: Mapping[str, Ed25519PublicKey],
+) -> ReplacedSignature | None:
+    """The first of `targets` (skill folders or ZIP files) whose signature a trusted key made
+    and that signing with `key` under `key_id` would replace with a signature no trusted key
+    vouches for: `key_id` is not in `trusted`, or names another key there. Signing then loses
+    a trusted signature for an untrusted or invalid one, which the signer must ask for.
+
+    A signature under a key `trusted` does not list, or a document that cannot be read or
+    parsed, vouches for nothing: replacing it loses nothing.
+
+    Args:
+        targets: what would be signed (:func:`skill_tree` of a folder, or a ZIP file).
+        key: the signing key.
+        key_id: the key id the new signatures would name.
+        trusted: ``skills.trust.keys``, decoded (:func:`trusted_keys`).
+    """
+    public = public_key_b64(key)
+    known_as = tuple(
+        sorted(kid for kid, value in trusted.items() if public_key_b64(value) == public)
+    )
+    if key_id in known_as:
+        return None
+    for target in targets:
+        try:
+            existing = read_signature(target)
+        except SignatureError:
+            continue
+        if existing is not None and existing.key_id in trusted:
+            return ReplacedSignature(target, existing.key_id, key_id, known_as)
+    return None
 
 
 def verify_archive(

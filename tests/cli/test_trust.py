@@ -235,3 +235,60 @@ def test_the_real_command_refuses_a_tampered_folder(tmp_path: Path, skill: Path)
     refused = cli("verify", str(skill))
     assert refused.returncode == 1
     assert "does not match its signature" in refused.stderr
+
+
+def test_signing_never_replaces_a_trusted_signature_with_an_untrusted_one_unasked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skill: Path
+) -> None:
+    key = _keygen(tmp_path, monkeypatch)
+    archive = tmp_path / "kit.zip"
+    assert run("skills", "pack", str(skill), "-o", str(archive))[0] == 0
+    assert run("skills", "sign", str(archive), "--key", str(key), "--key-id", "ops-2026")[0] == 0
+    document = tmp_path / "kit.zip.sig.json"
+    trusted = document.read_bytes()
+
+    # The same key without --key-id would sign under its fingerprint, which is not trusted.
+    code, out, err = run("skills", "sign", str(archive), "--key", str(key))
+    assert (code, out) == (2, "")
+    [line] = err.splitlines()
+    assert line.startswith(f"error: {archive} is signed by trusted key 'ops-2026', and a signature")
+    assert "sign with --key-id ops-2026 (this key's id in skills.trust.keys)" in line
+    assert "or pass --replace" in line
+    assert document.read_bytes() == trusted
+
+    # Named by its trusted id, it re-signs (a new signing time), and the result is trusted.
+    assert run("skills", "sign", str(archive), "--key", str(key), "--key-id", "ops-2026")[0] == 0
+    assert json.loads(document.read_text())["key_id"] == "ops-2026"
+
+    # Another key, which skills.trust.keys does not list, neither, until --replace says so.
+    other = tmp_path / "other.pem"
+    assert run("skills", "keygen", "--out", str(other), "--key-id", "dev")[0] == 0
+    code, _, err = run("skills", "sign", str(archive), "--key", str(other), "--key-id", "dev")
+    assert code == 2
+    assert "sign with a key skills.trust.keys trusts and its --key-id" in err
+    assert json.loads(document.read_text())["key_id"] == "ops-2026"
+    code, _, err = run("skills", "sign", str(archive), "--key", str(other), "--replace")
+    assert code == 0, err
+    assert json.loads(document.read_text())["key_id"] != "ops-2026"
+
+    # A signature no trusted key made is no obstacle: signing over it loses nothing.
+    code, _, err = run("skills", "sign", str(archive), "--key", str(key), "--key-id", "dev")
+    assert code == 0, err
+
+
+def test_a_folder_keeps_a_child_skills_trusted_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skill: Path
+) -> None:
+    key = _keygen(tmp_path, monkeypatch)
+    child = skill / "csv-stats"
+    assert run("skills", "sign", str(child), "--key", str(key), "--key-id", "ops-2026")[0] == 0
+    signed = (child / SIGNATURE_FILE).read_bytes()
+    other = tmp_path / "other.pem"
+    assert run("skills", "keygen", "--out", str(other))[0] == 0
+
+    code, _, err = run("skills", "sign", str(skill), "--key", str(other))
+
+    assert code == 2
+    assert "csv-stats is signed by trusted key 'ops-2026'" in err
+    assert not (skill / SIGNATURE_FILE).exists()  # nothing of the tree was signed
+    assert (child / SIGNATURE_FILE).read_bytes() == signed
