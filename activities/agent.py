@@ -14,7 +14,12 @@ runtime's input model and returning its result model; the worker registers
   under the same key; it must be this workflow's key for this run, and a request recorded
   before the key had one owner is given it here;
 - **retryability**: the one rule of ``skillweave.engines.retries``, carried to Temporal by
-  :mod:`activities.errors`.
+  :mod:`activities.errors`;
+- **retries told**: an attempt that fails and will be tried again puts its
+  :class:`~skillweave.engines.retries.RetryNotice` in its heartbeat details (the line, then its
+  fields), which the server keeps with the pending activity: the UI shows them there, and the
+  engine's followers read them (``TemporalEngine.follow``), since the workflow never sees a
+  retry the server schedules.
 
 Cancelling a script run at the manager when the activity is cancelled is the services' job
 (``AgentServices.run_skill_script``), the same on both engines.
@@ -29,6 +34,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from temporalio import activity
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import TemporalError
 
 from activities.errors import raises_application_errors
 from skillweave.agent.identity import execution_key, job_id_of, legacy_execution_key
@@ -51,6 +58,7 @@ from skillweave.agent.runtime import (
     ToolOutcome,
 )
 from skillweave.engines.contract import Activity, RecordInput
+from skillweave.engines.retries import Backoff, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
 from skillweave.sandbox.queue import WAITING
@@ -135,6 +143,49 @@ def _with_job_fields(
     return wrapper
 
 
+def _backoff(policy: RetryPolicy | None) -> Backoff:
+    """The back-off the server follows for this activity: its retry policy's numbers."""
+    if policy is None:
+        return Backoff()
+    maximum = policy.maximum_interval or policy.initial_interval * 100  # the server's default
+    return Backoff(
+        initial=policy.initial_interval.total_seconds(),
+        coefficient=policy.backoff_coefficient,
+        maximum=maximum.total_seconds(),
+        attempts=policy.maximum_attempts or 2**31 - 1,  # 0: no limit
+    )
+
+
+def _tells_retries(
+    fn: Callable[[Any, Any], Coroutine[Any, Any, Any]],
+) -> Callable[[Any, Any], Coroutine[Any, Any, Any]]:
+    """When the attempt fails and the rule tries it again, heartbeat its
+    :class:`~skillweave.engines.retries.RetryNotice` (see the module docstring) before the
+    failure leaves: the SDK sends the last details with the failure. Local activities have no
+    heartbeat, and temporalio's own errors are the server's to retry."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Any, request: Any) -> Any:
+        try:
+            return await fn(self, request)
+        except TemporalError:
+            raise
+        except Exception as exc:
+            info = activity.info()
+            if not info.is_local:
+                notice = retry_notice(
+                    exc,
+                    call=self._services.call_name(request),
+                    attempt=info.attempt,
+                    backoff=_backoff(info.retry_policy),
+                )
+                if notice is not None:
+                    activity.heartbeat(notice.line(), notice.model_dump(mode="json"))
+            raise
+
+    return wrapper
+
+
 class AgentActivities:
     """The activities of the agent workflow, over one worker's services.
 
@@ -164,6 +215,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.PREPARE_CATALOG.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         """The tier-1 catalog of the skills the job may see."""
@@ -171,6 +223,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.INVOKE_MODEL.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
         """One model call; its reply is stored in the transcript."""
@@ -179,6 +232,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.LOAD_SKILL.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill, registering its script tools (which may run ``--help-json``)."""
@@ -187,6 +241,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.READ_SKILL_RESOURCE.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
         """One file of an active skill, stored as a tool result."""
@@ -194,6 +249,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.RUN_SKILL_SCRIPT.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
         """Run a script in a sandbox under the run's idempotency key, so every attempt asks
@@ -207,6 +263,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.SEARCH_SKILLS.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def search_skills(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, stored as a tool result."""
@@ -214,6 +271,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.CREATE_SKILL.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
         """A skill the agent wrote: checked, scanned, its examples run, kept as a draft (every
@@ -223,6 +281,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.PUBLISH_SKILL.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
         """An approved draft stored as an uploaded skill (idempotent: one version)."""
@@ -231,6 +290,7 @@ class AgentActivities:
 
     @activity.defn(name=Activity.RECORD_TRANSCRIPT.value)
     @raises_application_errors
+    @_tells_retries
     @_with_job_fields
     async def record_transcript(self, request: RecordInput) -> None:
         """Store loop-made messages no model call carried (at the end of a job)."""

@@ -278,7 +278,7 @@ async def open_direct_engine(
             store=services.store,
             settings=settings,
             model=services.provider.name,
-            follow=engine.events,
+            follow=engine.follow,
             services=services,
             manager_url=local.manager_url,
         )

@@ -3,7 +3,10 @@
 :class:`EventView` prints one line per event, with a spinner on a terminal that says what the
 job waits for; :func:`print_result` the answer, usage, status and reason, output artifacts and
 copied files; :class:`JobOutput` picks between them and JSON lines (``--json``) for ``run``,
-``demo`` and ``run --agent ag-…``. ``runs logs`` prints :meth:`EventView.line` too. Every text
+``demo`` and ``run --agent ag-…``. ``runs logs`` prints :meth:`EventView.line` too, and both
+print a follower's notes (waiting for a worker, a call being retried) with
+:meth:`EventView.note_line`; a kind this version does not know is shown by its name, never an
+error. Every text
 of a job (model text, tool names and arguments, skill names, script and error messages,
 artifact keys made of script file names) is shown through
 :func:`~skillweave.terminal.terminal_safe`, in a ``rich.text.Text``.
@@ -30,7 +33,7 @@ from skillweave.terminal import counted, terminal_safe, terminal_safe_json
 if TYPE_CHECKING:
     from skillweave.agent.events import AgentEvent
     from skillweave.cli.job import JobRun
-    from skillweave.engines.temporal import FollowNote
+    from skillweave.engines.notes import FollowNote
 
 __all__ = ["EventView", "JobOutput", "print_result"]
 
@@ -123,10 +126,18 @@ class EventView:
     def note(self, note: FollowNote) -> None:
         """A note of the follower between events: a line, and the spinner says so."""
         self.console.print(self.note_line(note), soft_wrap=True)
-        if self._status is not None and note.kind == "waiting_for_worker":
+        if self._status is None:
+            return
+        if note.kind == "waiting_for_worker":
             self._status.update(f"waiting for a worker ({note.waited_seconds:.0f} s)…")
-        elif self._status is not None and note.kind == "worker_answered":
+        elif note.kind == "worker_answered":
             self._status.update("a worker answered; following the job…")
+        elif note.kind == "retrying" and note.retry is not None:
+            retry = note.retry
+            when = "" if retry.wait_seconds is None else f" in {retry.wait_seconds:.1f} s"
+            self._status.update(
+                Text(terminal_safe(f"{retry.call}: attempt {retry.attempt + 1}{when}…"))
+            )
 
     @staticmethod
     def note_line(note: FollowNote) -> Text:
@@ -147,6 +158,14 @@ class EventView:
             case "events_dropped":
                 dropped = counted(note.dropped, "earlier event")
                 text.append(f"({dropped} no longer kept)", style="dim")
+            case "retrying":
+                text.append("retrying", style="bold yellow")
+                line = note.retry.line() if note.retry is not None else note.detail
+                text.append(terminal_safe(f" · {line}"))
+            case _:  # a note of a newer version: its name and what it says
+                text.append(terminal_safe(str(note.kind)), style="bold")
+                if note.detail:
+                    text.append(terminal_safe(f" · {note.detail}"))
         return text
 
     @staticmethod
@@ -162,7 +181,7 @@ class EventView:
     @staticmethod
     def line(event: AgentEvent) -> Text:
         """One event as one line: the turn, what happened, and its details."""
-        label, style = _LABELS[event.kind]
+        label, style = _LABELS.get(event.kind) or (event.kind, "bold")
         text = Text()
         text.append(f"turn {event.turn:>2}  ", style="dim")
         text.append(f"{label:<11}", style=style)

@@ -9,13 +9,17 @@ cancels the runtime call in flight (the services cancel a script run at the mana
 Every call is retried by the rule the Temporal engine's activities follow
 (:mod:`skillweave.engines.retries`): the same errors are tried again, after the server's
 ``Retry-After`` or the same exponential back-off, up to the same number of attempts
-(``workflow.activity_max_attempts``); the rest fail the job at once.
+(``workflow.activity_max_attempts``); the rest fail the job at once. Each retry is told to the
+job's followers as it happens (:meth:`DirectEngine.follow`: a ``retrying``
+:class:`~skillweave.engines.notes.FollowNote` between the events, as the Temporal engine's
+followers tell it) and logged at INFO.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
@@ -49,7 +53,8 @@ from skillweave.agent.runtime import (
 from skillweave.agent.state import AgentState
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of
-from skillweave.engines.retries import Backoff, classify
+from skillweave.engines.notes import FollowNote
+from skillweave.engines.retries import Backoff, RetryNotice, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
 from skillweave.telemetry import bound
@@ -60,21 +65,38 @@ __all__ = ["DirectEngine", "DirectRuntime", "call_retrying"]
 _M = TypeVar("_M", bound=BaseModel)
 _R = TypeVar("_R", bound=BaseModel)
 _T = TypeVar("_T")
+_log = logging.getLogger(__name__)
 
 
-async def call_retrying(call: Callable[[], Awaitable[_T]], *, backoff: Backoff) -> _T:
+async def call_retrying(
+    call: Callable[[], Awaitable[_T]],
+    *,
+    backoff: Backoff,
+    name: Callable[[], str] = lambda: "call",
+    on_retry: Callable[[RetryNotice], None] | None = None,
+) -> _T:
     """`call()`, tried again while :func:`~skillweave.engines.retries.classify` says so, up to
-    ``backoff.attempts`` calls in all."""
+    ``backoff.attempts`` calls in all.
+
+    Args:
+        call: one attempt.
+        backoff: the waits and the most attempts.
+        name: what the call is, for its retry notices (asked only when one is made).
+        on_retry: told each retry (:func:`~skillweave.engines.retries.retry_notice`) before
+            its wait.
+    """
     attempt = 1
     while True:
         try:
             return await call()
         except Exception as exc:
-            retry = classify(exc)
-            if not retry.allows(attempt, limit=backoff.attempts):
+            notice = retry_notice(exc, call=name(), attempt=attempt, backoff=backoff)
+            if notice is None:
                 raise
-            delay = backoff.delay(retry, attempt)
-        await asyncio.sleep(delay)
+        _log.info("%s", notice.line())
+        if on_retry is not None:
+            on_retry(notice)
+        await asyncio.sleep(notice.wait_seconds or 0.0)
         attempt += 1
 
 
@@ -91,14 +113,21 @@ class DirectRuntime:
         run_id: the job's run (where loop-made messages are recorded).
         backoff: how often and how long to retry a failed call; the Temporal engine's numbers
             (``workflow.activity_max_attempts``) unless given.
+        on_retry: told each retry of a call, before its wait.
     """
 
     def __init__(
-        self, services: AgentServices, *, run_id: str, backoff: Backoff | None = None
+        self,
+        services: AgentServices,
+        *,
+        run_id: str,
+        backoff: Backoff | None = None,
+        on_retry: Callable[[RetryNotice], None] | None = None,
     ) -> None:
         self.services = services
         self.run_id = run_id
         self.backoff = backoff or Backoff(attempts=services.settings.workflow.activity_max_attempts)
+        self.on_retry = on_retry
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
         self.decisions: asyncio.Queue[ApprovalDecision] = asyncio.Queue()
         self.awaiting: ApprovalRequest | None = None
@@ -107,7 +136,14 @@ class DirectRuntime:
         """One side effect, as an activity would make it: the request and the result cross
         the wire models, and a failure is retried by the shared rule."""
         request = _wire(request)
-        return _wire(await call_retrying(lambda: method(request), backoff=self.backoff))
+        return _wire(
+            await call_retrying(
+                lambda: method(request),
+                backoff=self.backoff,
+                name=lambda: self.services.call_name(request),
+                on_retry=self.on_retry,
+            )
+        )
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         return await self._call(self.services.prepare_catalog, request)
@@ -136,7 +172,10 @@ class DirectRuntime:
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
         wired = [_wire(w) for w in writes]
         await call_retrying(
-            lambda: self.services.record(wired, run_id=self.run_id), backoff=self.backoff
+            lambda: self.services.record(wired, run_id=self.run_id),
+            backoff=self.backoff,
+            name=lambda: "record the transcript",
+            on_retry=self.on_retry,
         )
 
     def now(self) -> float:
@@ -173,12 +212,19 @@ class _Job:
         self.runtime = runtime
         self.state = state
         self.events: list[AgentEvent] = []
+        # The events with the notes told between them, in the order they came.
+        self.told: list[AgentEvent | FollowNote] = []
         # Replaced (and the old one set) on every change: a reader waits on the one it saw.
         self.changed = asyncio.Event()
         self.task: asyncio.Task[AgentState] | None = None
 
     def publish(self, event: AgentEvent) -> None:
         self.events.append(event)
+        self.told.append(event)
+        self.wake()
+
+    def retrying(self, notice: RetryNotice) -> None:
+        self.told.append(FollowNote.retrying(self.request.job_id, notice))
         self.wake()
 
     def wake(self, *_: object) -> None:
@@ -234,9 +280,9 @@ class DirectEngine:
             inputs=request.inputs,
             store_id=request.store_id,
         )
-        job = _Job(
-            request, DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff), state
-        )
+        runtime = DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff)
+        job = _Job(request, runtime, state)
+        runtime.on_retry = job.retrying
         loop = AgentLoop(
             job.runtime,
             request.agent,
@@ -250,19 +296,46 @@ class DirectEngine:
         self._jobs[request.job_id] = job
         return request.job_id
 
-    async def events(self, job_id: str) -> AsyncIterator[AgentEvent]:
+    async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
+        """Every event of the job after the first `after`, ending after ``job_finished``:
+        :meth:`follow` without its notes."""
+        async with contextlib.aclosing(self.follow(job_id, after=after)) as items:
+            async for item in items:
+                if isinstance(item, AgentEvent):
+                    yield item
+
+    async def follow(
+        self, job_id: str, *, after: int = 0, until_finished: bool = True
+    ) -> AsyncIterator[AgentEvent | FollowNote]:
+        """The job's events after the first `after`, with a ``retrying`` note between them
+        for each retry of a call (those told before the `after`-th event are past).
+
+        Args:
+            job_id: the job.
+            after: how many events to skip (0: from the job's start).
+            until_finished: follow until the job finishes; False: stop after what there is.
+
+        Raises:
+            AgentError: there is no such job in this engine.
+        """
         job = self._job(job_id)
-        sent = 0
+        read = seen = 0
         while True:
             changed = job.changed
-            while sent < len(job.events):
-                event = job.events[sent]
-                sent += 1
-                yield event
-                if event.kind == "job_finished":
-                    return
+            while read < len(job.told):
+                item = job.told[read]
+                read += 1
+                if isinstance(item, AgentEvent):
+                    seen += 1
+                    if seen <= after:
+                        continue
+                    yield item
+                    if item.kind == "job_finished":
+                        return
+                elif seen >= after:
+                    yield item
             assert job.task is not None
-            if job.task.done():
+            if job.task.done() or not until_finished:
                 return
             await changed.wait()
 

@@ -28,6 +28,13 @@ A model profile may allow its calls fewer attempts than the engine (``MODEL__…
 its ``ModelError`` carries the number, :class:`Retry` keeps it, and both engines stop at the
 lower of it and their own (:meth:`Retry.allows`).
 
+Every retry is told, the same way on both engines: :func:`retry_notice` makes the
+:class:`RetryNotice` of a failed attempt that will be tried again (which call, attempt n of N,
+the wait, the cause in one line), and :meth:`RetryNotice.line` is how every view shows it. The
+direct engine hands it to the job's followers at once; on Temporal the activity puts it in its
+heartbeat details (the UI shows them on the pending activity) and the engine's followers read
+it from there (``skillweave.engines.temporal``).
+
 Cancellation (``asyncio.CancelledError``) is not an error and never reaches here.
 Pure: the workflow sandbox imports it.
 """
@@ -35,9 +42,22 @@ Pure: the workflow sandbox imports it.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Final
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.agent.runtime import (
+    CatalogInput,
+    CreateSkillInput,
+    InvokeModelInput,
+    LoadSkillInput,
+    PublishSkillInput,
+    ReadResourceInput,
+    RunScriptInput,
+    SearchInput,
+)
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
@@ -54,7 +74,19 @@ from skillweave.errors import (
     StorageError,
 )
 
-__all__ = ["Backoff", "Retry", "classify"]
+__all__ = [
+    "CAUSE_MAX_CHARS",
+    "Backoff",
+    "Retry",
+    "RetryNotice",
+    "call_name",
+    "cause_line",
+    "classify",
+    "retry_notice",
+]
+
+CAUSE_MAX_CHARS: Final = 240
+"""How much of a failure a retry notice shows (its first line, clipped)."""
 
 
 @dataclass(frozen=True)
@@ -142,3 +174,87 @@ class Backoff:
             # No hint, or one no clock can wait (a hostile or broken Retry-After).
             after = self.initial * self.coefficient ** (attempt - 1)
         return min(self.maximum, max(0.0, after))
+
+
+class RetryNotice(BaseModel):
+    """A failed call that will be tried again, as every view tells it (:meth:`line`).
+
+    Attributes:
+        call: what was called, in a few words (``model openai:gpt-4o``, ``script pdf/x.py``).
+        attempt: the attempt that failed (1 = the first).
+        attempts: the most calls in all it may make (None: no limit).
+        wait_seconds: how long until the next attempt (None: it has begun).
+        cause: why it failed, in one line.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    call: str
+    attempt: int = Field(ge=1)
+    attempts: int | None = Field(default=None, ge=1)
+    wait_seconds: float | None = Field(default=None, ge=0)
+    cause: str
+
+    def line(self) -> str:
+        """``model openai:x: attempt 2 of 8 failed: HTTP 503 Service Unavailable; retrying in
+        4.0 s``."""
+        of = f" of {self.attempts}" if self.attempts is not None else ""
+        when = "now" if self.wait_seconds is None else f"in {self.wait_seconds:.1f} s"
+        return f"{self.call}: attempt {self.attempt}{of} failed: {self.cause}; retrying {when}"
+
+
+def retry_notice(
+    exc: BaseException, *, call: str, attempt: int, backoff: Backoff
+) -> RetryNotice | None:
+    """The notice of `call`'s attempt number `attempt` (from 1), failed with `exc`, when the
+    rule (:func:`classify`, :meth:`Retry.allows` under ``backoff.attempts``) tries it again
+    after :meth:`Backoff.delay`; None when it is not tried again."""
+    retry = classify(exc)
+    if not retry.allows(attempt, limit=backoff.attempts):
+        return None
+    limit = backoff.attempts if retry.attempts is None else min(backoff.attempts, retry.attempts)
+    return RetryNotice(
+        call=call,
+        attempt=attempt,
+        attempts=limit,
+        wait_seconds=backoff.delay(retry, attempt),
+        cause=cause_line(str(exc) or type(exc).__name__, call=call),
+    )
+
+
+def cause_line(text: str, *, call: str = "") -> str:
+    """A failure's message as a notice's cause: its first non-empty line, whitespace
+    collapsed, without a leading repeat of the name `call` already shows (a model error
+    starts with its model: ``openai:x: HTTP 503…``), at most :data:`CAUSE_MAX_CHARS`."""
+    line = next((one.strip() for one in text.splitlines() if one.strip()), "")
+    line = re.sub(r"\s+", " ", line)
+    _, _, name = call.partition(" ")
+    if name and line.startswith(f"{name}: "):
+        line = line[len(name) + 2 :]
+    line = line or "failed"
+    return line if len(line) <= CAUSE_MAX_CHARS else line[: CAUSE_MAX_CHARS - 1] + "…"
+
+
+def call_name(request: object, *, model: str = "") -> str:
+    """What a side-effect call is, in a few words, for its retry notices: ``model NAME`` (the
+    model it goes to, given by the caller, who resolves profiles), ``script SKILL/SCRIPT``,
+    ``activate SKILL`` and so on, by its request."""
+    match request:
+        case InvokeModelInput():
+            return f"model {model or request.model or 'default'}"
+        case RunScriptInput(skill=skill, script=script):
+            return f"script {skill}/{script}"
+        case LoadSkillInput(skill=skill):
+            return f"activate {skill}"
+        case ReadResourceInput(skill=skill, path=path):
+            return f"read {skill}/{path}"
+        case SearchInput():
+            return "search skills"
+        case CatalogInput():
+            return "prepare the skill catalog"
+        case CreateSkillInput(name=name):
+            return f"create skill {name}"
+        case PublishSkillInput(name=name):
+            return f"publish skill {name}"
+        case _:
+            return "record the transcript"

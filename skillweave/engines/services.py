@@ -55,6 +55,7 @@ from skillweave.agent.spec import PinnedSkill
 from skillweave.config import Settings
 from skillweave.engines.authoring import SkillAuthoring
 from skillweave.engines.metrics import WorkerMetrics
+from skillweave.engines.retries import call_name
 from skillweave.errors import (
     ArtifactNotFoundError,
     ConfigError,
@@ -406,6 +407,17 @@ class AgentServices:
             usage=response.usage,
             model=response.model or model,
         )
+
+    def call_name(self, request: BaseModel) -> str:
+        """What a call of `request` is, for its retry notices (``model openai:gpt-4o``,
+        ``script pdf/scripts/extract.py``: :func:`~skillweave.engines.retries.call_name`)."""
+        model = ""
+        if isinstance(request, InvokeModelInput):
+            try:
+                model = self._model_of(request)[0].name
+            except ConfigError:  # not retried: its notice is never shown
+                model = request.model or self.model
+        return call_name(request, model=model)
 
     def _model_of(self, request: InvokeModelInput) -> tuple[ModelProvider, str, int | None]:
         """The provider of the model the job names, that model's name, and the most tries

@@ -12,7 +12,12 @@ protocol: :meth:`TemporalEngine.ask` (a message and the model's reply to it),
 :meth:`TemporalEngine.status` (the ``status`` query), :meth:`TemporalEngine.list_jobs`
 (visibility, filtered by the search attributes the workflow keeps up to date) and
 :meth:`TemporalEngine.follow`, the events with a :class:`FollowNote` between them while no
-worker answers.
+worker answers and when an activity is retried.
+
+Retries are scheduled by the server, so the workflow never sees them: a follower reads them
+from the workflow's description (its pending activities, no worker needed) at most every
+:data:`RETRY_POLL_SECONDS`, each told once, in the words the failed attempt put in its
+heartbeat details (``activities.agent``); the UI shows the same words on the pending activity.
 
 Followers outlive workers. A query needs a worker: while none polls the task queue (one was
 killed, a deploy is rolling), the server holds each query for about ten seconds and then
@@ -38,11 +43,12 @@ import re
 import socket
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
-from temporalio.api.enums.v1 import TaskQueueType
+from pydantic import BaseModel, ConfigDict
+from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
@@ -98,6 +104,8 @@ from skillweave.engines.contract import (
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
+from skillweave.engines.notes import FollowKind, FollowNote
+from skillweave.engines.retries import RetryNotice, cause_line
 from skillweave.engines.temporal_setup import require_namespace, search_attribute_problems
 from skillweave.errors import AgentError, ConfigError
 from skillweave.storage.identity import store_identity
@@ -475,25 +483,8 @@ def _job_errors(job_id: str, task_queue: str) -> Iterator[None]:
 
 # --- following a job ------------------------------------------------------------------------
 
-FollowKind = Literal["waiting_for_worker", "worker_answered", "events_dropped"]
-
-
-class FollowNote(BaseModel):
-    """What a follower of a job should know that is not an event of the job
-    (:meth:`TemporalEngine.follow`).
-
-    ``waiting_for_worker``: no worker has answered for ``waited_seconds`` (repeated while it
-    lasts); ``worker_answered``: one answered again after ``waited_seconds``;
-    ``events_dropped``: ``dropped`` events older than the workflow's window were not read.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: FollowKind
-    job_id: str
-    task_queue: str
-    waited_seconds: float = Field(default=0.0, description="How long no worker has answered.")
-    dropped: int = Field(default=0, description="Events no longer kept (events_dropped).")
+RETRY_POLL_SECONDS: Final = 0.5
+"""A follower reads the job's pending activities (for their retries) at most this often."""
 
 
 # --- the engine -----------------------------------------------------------------------------
@@ -637,8 +628,10 @@ class TemporalEngine:
     ) -> AsyncIterator[AgentEvent | FollowNote]:
         """The job's events from index `after`, as :meth:`events` gives them, with a
         :class:`FollowNote` between them while no worker answers (``waiting_for_worker``,
-        at most every :data:`WAIT_NOTE_SECONDS`, then ``worker_answered``) and when events
-        were dropped from the workflow's window before they were read.
+        at most every :data:`WAIT_NOTE_SECONDS`, then ``worker_answered``), when events
+        were dropped from the workflow's window before they were read, and once for each
+        retry of an activity (``retrying``: :meth:`_retries`, read at most every
+        :data:`RETRY_POLL_SECONDS`).
 
         Args:
             job_id: the job.
@@ -656,6 +649,8 @@ class TemporalEngine:
         loop = asyncio.get_running_loop()
         waiting_since: float | None = None
         noted_at: float | None = None
+        retries_read = -RETRY_POLL_SECONDS
+        told: set[tuple[str, str, int]] = set()
         try:
             while True:
                 was_closed = closed.done()
@@ -697,12 +692,76 @@ class TemporalEngine:
                     if event.kind == "job_finished":
                         return
                 after = page.next
+                if not was_closed and (
+                    not until_finished or loop.time() - retries_read >= RETRY_POLL_SECONDS
+                ):
+                    retries_read = loop.time()
+                    for notice in await self._retries(handle, told):
+                        yield FollowNote.retrying(job_id, notice, task_queue=self.task_queue)
                 if was_closed or not until_finished:
                     return
                 await asyncio.wait({closed}, timeout=self._poll)
         finally:
             closed.cancel()
             await asyncio.wait({closed})
+
+    async def _retries(
+        self, handle: WorkflowHandle[Any, Any], told: set[tuple[str, str, int]]
+    ) -> list[RetryNotice]:
+        """The retries of the job's activities not yet in `told` (which they join).
+
+        The server schedules an activity's retries, so the workflow never sees them; its
+        description does (no worker needed): a pending activity past its first attempt that
+        failed. The activity said how in its heartbeat details (``activities.agent``: the
+        notice of :func:`~skillweave.engines.retries.retry_notice`, also what the UI shows on
+        the pending activity); an attempt that could not say (it timed out, its worker died)
+        is told from the description: the activity's name, its attempts, the wait and the
+        failure's message.
+        """
+        try:
+            description = await handle.describe(rpc_timeout=WAIT_QUERY_TIMEOUT)
+        except RPCError as exc:  # the events go on; the next poll asks again
+            _log.debug("cannot describe %s: %s", handle.id, _first_line(exc))
+            return []
+        notices = []
+        for pending in description.raw_description.pending_activities:
+            if pending.attempt < 2 or not pending.HasField("last_failure"):
+                continue
+            key = (description.run_id, pending.activity_id, pending.attempt - 1)
+            if key in told:
+                continue
+            told.add(key)
+            notices.append(await self._notice_of(pending))
+        return notices
+
+    async def _notice_of(self, pending: PendingActivityInfo) -> RetryNotice:
+        """The retry of a pending activity: as its last attempt told it, or from the
+        description when it did not."""
+        failed = pending.attempt - 1
+        told = await self._told_retry(pending)
+        if told is not None and told.attempt == failed:
+            return told
+        waiting = pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
+        interval = pending.current_retry_interval.ToTimedelta().total_seconds()
+        return RetryNotice(
+            call=pending.activity_type.name,
+            attempt=failed,
+            attempts=pending.maximum_attempts or None,
+            wait_seconds=interval if waiting and interval > 0 else None,
+            cause=cause_line(pending.last_failure.message),
+        )
+
+    async def _told_retry(self, pending: PendingActivityInfo) -> RetryNotice | None:
+        """The notice in the activity's heartbeat details, if they hold one (the line, then
+        its fields); heartbeat details are free-form, so anything else is None."""
+        payloads = list(pending.heartbeat_details.payloads)
+        if len(payloads) != 2:
+            return None
+        try:
+            fields = (await self.client.data_converter.decode(payloads))[-1]
+            return RetryNotice.model_validate(fields)
+        except Exception:  # not a notice (another heartbeat's details): told another way
+            return None
 
     def _query_timeout(self, waiting_since: float | None, now: float) -> timedelta:
         """The first query waits :data:`QUERY_TIMEOUT` for a worker; once none answers, each

@@ -131,6 +131,8 @@ class FakeServer:
     update: FakeUpdate = field(default_factory=lambda: FakeUpdate(None))
     update_error: BaseException | None = None
     calls: list[tuple[str, Any]] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)
+    """The workflow's pending activities (``PendingActivityInfo``) its description shows."""
 
     def page(self, after: int) -> EventPage:
         return EventPage(
@@ -160,6 +162,11 @@ class FakeHandle:
         if isinstance(self.server.view, BaseException):
             raise self.server.view
         return self.server.view
+
+    async def describe(self, **kwargs: Any) -> Any:
+        self.server.calls.append(("describe", ()))
+        raw = SimpleNamespace(pending_activities=list(self.server.pending))
+        return SimpleNamespace(run_id="run-1", raw_description=raw)
 
     async def signal(self, name: str, arg: Any) -> None:
         self.server.calls.append((f"signal:{name}", arg))

@@ -1,0 +1,57 @@
+"""`FollowNote`: what a follower of a job is told between its events, on either engine.
+
+Notes are not steps of the job: they are not kept with its events, have no index (the API's
+event stream sends them without an ``id``, so a client that reconnects resumes after the last
+step it got), and each says something about the moment it is told. Followers yield them between
+events: :meth:`skillweave.engines.temporal.TemporalEngine.follow` (waiting for a worker, a
+worker answering again, events dropped from the workflow's window, a retry read from a pending
+activity) and :meth:`skillweave.engines.direct.DirectEngine.follow` (a retry, as it happens).
+Every view shows them: the CLI's live view and ``runs logs`` (``skillweave.cli.view``), and
+the API's SSE stream (``skillweave.api.runs``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillweave.engines.retries import RetryNotice
+
+__all__ = ["FollowKind", "FollowNote"]
+
+FollowKind = Literal["waiting_for_worker", "worker_answered", "events_dropped", "retrying"]
+
+
+class FollowNote(BaseModel):
+    """What a follower of a job should know that is not an event of the job.
+
+    ``waiting_for_worker``: no worker has answered for ``waited_seconds`` (repeated while it
+    lasts); ``worker_answered``: one answered again after ``waited_seconds``;
+    ``events_dropped``: ``dropped`` events older than the workflow's window were not read;
+    ``retrying``: a call failed and will be tried again (``retry``; ``detail`` says it in one
+    line).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FollowKind
+    job_id: str
+    task_queue: str = Field(default="", description="Where the job's workers poll (temporal).")
+    waited_seconds: float = Field(default=0.0, description="How long no worker has answered.")
+    dropped: int = Field(default=0, description="Events no longer kept (events_dropped).")
+    retry: RetryNotice | None = Field(
+        default=None, description="retrying: which call failed, attempt n of N, the wait, why."
+    )
+    detail: str = Field(default="", description="retrying: the note in one line.")
+
+    @classmethod
+    def retrying(cls, job_id: str, notice: RetryNotice, *, task_queue: str = "") -> FollowNote:
+        """The note of a retry of one of `job_id`'s calls."""
+        return cls(
+            kind="retrying",
+            job_id=job_id,
+            task_queue=task_queue,
+            retry=notice,
+            detail=notice.line(),
+        )
