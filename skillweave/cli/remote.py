@@ -20,7 +20,7 @@ import mimetypes
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 from urllib.parse import quote
 
 import httpx
@@ -31,6 +31,7 @@ from skillweave.agent.spec import AgentSpec
 from skillweave.cli.job import JobRun, read_agent_spec
 from skillweave.config import Settings
 from skillweave.engines.base import JobResult
+from skillweave.engines.notes import FollowKind
 from skillweave.engines.run_id import is_run_id
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
 
@@ -53,8 +54,8 @@ _EVENTS_READ_SECONDS: Final = 60.0
 _EVENT_RECONNECTS: Final = 5
 _RESULT_WAIT_SECONDS: Final = 30.0
 """After ``job_finished`` the server records the result; wait this long for it."""
-_NOTES: Final = ("waiting_for_worker", "worker_answered", "events_dropped")
-"""Notes of a run's event stream (not steps of the run): the Temporal follower's kinds."""
+_NOTES: Final = get_args(FollowKind)
+"""Notes of a run's event stream (not steps of the run): a follower's kinds."""
 _NO_URL: Final = (
     "this command talks to a skillweave API: set SKILLWEAVE_API_URL (and SKILLWEAVE_API_TOKEN)"
 )
@@ -215,8 +216,9 @@ class RemoteApi:
                         if kind == "worker_wait_expired":
                             raise _no_worker(run_id, data)
                         failures = 0
-                        if kind in _NOTES and not event_id:
-                            yield _note(data)
+                        if not event_id:  # a note of the stream, not a step of the run
+                            if kind in _NOTES:  # else one of a newer server's: skipped
+                                yield _note(data)
                             continue
                         seen = int(event_id) if event_id.isdigit() else seen + 1
                         event = AgentEvent.model_validate_json(data)
@@ -288,7 +290,7 @@ def _run_path(run_id: str, *rest: str) -> str:
 
 
 def _note(data: str) -> FollowNote:
-    from skillweave.engines.temporal import FollowNote
+    from skillweave.engines.notes import FollowNote
 
     return FollowNote.model_validate_json(data)
 
