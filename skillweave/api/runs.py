@@ -603,6 +603,7 @@ def open_runs(engine: Engine) -> Any:
     async def hook(state: ApiState) -> None:
         runs = RunService(state, engine, provided(state.agents, "open_agents"))
         await runs.mark_lost()
+        state.resources.push_async_callback(runs.close)  # its watchers stop with the app
         state.runs = runs
 
     return hook
