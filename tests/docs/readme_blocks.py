@@ -87,7 +87,7 @@ STOP_SECONDS: Final = 20.0
 
 SERVICES: Final = {
     "dev": r"Ctrl-C stops everything",
-    "api": r"skillweave API on ",
+    "api": r"Uvicorn running on",  # its "skillweave API on" line comes before it listens
     "worker": r"Ctrl-C stops it",
     "manager": r"Uvicorn running on|Application startup complete",
     "executor": r"EXECUTOR_READY port=",
