@@ -180,7 +180,7 @@ def _say_where(
                     err.print(Text(warning, style="bold yellow"), soft_wrap=True)
                 announce_job(job_id, spec, "engine direct")
                 announce_isolation(settings.sandbox)
-            return f"interrupted: job {job_id} was cancelled", None
+            return f"interrupted: run {job_id} was cancelled", None
         case "temporal":
             from skillweave.engines.temporal import configure_logging
 
@@ -194,7 +194,7 @@ def _say_where(
                     f"{workflow.task_queue} ({on})",
                 )
             configure_logging(verbose=False)
-            return f"interrupted: job {job_id} keeps running on Temporal", (
+            return f"interrupted: run {job_id} keeps running on Temporal", (
                 f"Follow it with `skillweave runs logs {job_id} --follow`, stop it with "
                 f"`skillweave runs cancel {job_id}`."
             )
@@ -207,7 +207,7 @@ def _say_where(
 
 def announce_job(job_id: str, agent: AgentSpec, where: str) -> None:
     """The job's header line on stderr: its id, agent and engine."""
-    shown_job = terminal_safe(f"job {job_id} · agent {agent.name} · {where}")
+    shown_job = terminal_safe(f"run {job_id} · agent {agent.name} · {where}")
     err.print(Text(shown_job, style="dim"), soft_wrap=True)
 
 

@@ -109,7 +109,7 @@ class EventView:
 
     def __enter__(self) -> EventView:
         if self.console.is_terminal:
-            self._status = self.console.status("starting the job…", spinner="dots")
+            self._status = self.console.status("starting the run…", spinner="dots")
             self._status.start()
         return self
 
@@ -131,7 +131,7 @@ class EventView:
         if note.kind == "waiting_for_worker":
             self._status.update(f"waiting for a worker ({note.waited_seconds:.0f} s)…")
         elif note.kind == "worker_answered":
-            self._status.update("a worker answered; following the job…")
+            self._status.update("a worker answered; following the run…")
         elif note.kind == "retrying" and note.retry is not None:
             retry = note.retry
             when = "" if retry.wait_seconds is None else f" in {retry.wait_seconds:.1f} s"
@@ -149,7 +149,7 @@ class EventView:
                 text.append(
                     terminal_safe(
                         f" · none answered on task queue {note.task_queue!r} for "
-                        f"{note.waited_seconds:.0f} s; the job goes on when one polls"
+                        f"{note.waited_seconds:.0f} s; the run goes on when one polls"
                     )
                 )
             case "worker_answered":
@@ -294,7 +294,7 @@ def print_result(run: JobRun, *, out: Console) -> None:
     status.append(result.status, style="bold green" if ok else "bold red")
     if result.reason:
         status.append(terminal_safe(f": {result.reason}"), style="" if ok else "red")
-    status.append(f" (job {terminal_safe(result.job_id)})", style="dim")
+    status.append(f" (run {terminal_safe(result.job_id)})", style="dim")
     out.print(status, soft_wrap=True)
     if result.outputs:
         out.print("output artifacts:")

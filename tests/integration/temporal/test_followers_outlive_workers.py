@@ -179,7 +179,7 @@ async def test_run_on_temporal_waits_for_a_new_worker_and_exits_by_the_outcome(
             code = await command.wait()
             assert code == 0, command
             assert ANSWER in command.stdout
-            [status] = [line for line in command.stdout.splitlines() if f"(job {job_id})" in line]
+            [status] = [line for line in command.stdout.splitlines() if f"(run {job_id})" in line]
             assert status.startswith("completed"), status
             assert command.says("a worker answered")
 
@@ -223,7 +223,7 @@ async def test_runs_logs_follow_exits_1_for_a_job_that_did_not_complete(
             assert await followed.wait() == 1, str(followed)
             assert await read.wait() == 0, str(read)  # a read of the events, not a follower
         # Closed without the job saying how: the workflow's history says.
-        assert followed.says(f"job {job_id}: failed: terminated"), str(followed)
+        assert followed.says(f"run {job_id}: failed: terminated"), str(followed)
 
 
 async def test_a_bounded_wait_gives_up_with_its_own_exit_code_and_says_how_to_follow_again(
@@ -403,8 +403,8 @@ async def test_a_bounded_event_stream_gives_up_with_its_own_event_and_resumes(
 
 
 def _job_id(command: Command) -> str | None:
-    """The job id `run` prints before it starts the job (``job ID · agent …``)."""
+    """The run id `run` prints before it starts the run (``run ID · agent …``)."""
     for line in command.stderr.splitlines():
-        if line.startswith("job ") and " · agent " in line:
+        if line.startswith("run ") and " · agent " in line:
             return line.split()[1]
     return None
