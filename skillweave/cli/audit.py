@@ -7,6 +7,10 @@ intact, else one line per problem (a record edited, removed, reordered or unread
 (an age such as ``2h`` or an ISO date/time, UTC unless it names a zone). Records hold names a
 caller gave (skills, jobs, details): they are shown through ``terminal_safe`` too.
 
+Both listings read at 80 columns (:func:`_listing`): each record is a line of short fields,
+digests shortened, with its free text (job and actor, details; a request and its reason)
+wrapped below it; ``--wide`` prints one table row per record, ``--json`` every field whole.
+
 ``audit network --job ID`` reads the records the manager stored with the job's runs (one per
 connection and per request through the egress proxy, allowed or refused, with the reason:
 ``runs/{job}/executions/{digest}/egress.jsonl`` in the settings' store) and prints them in time
@@ -20,11 +24,12 @@ import asyncio
 import dataclasses
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, NamedTuple, TypeVar, cast
 
 import typer
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -54,6 +59,8 @@ _T = TypeVar("_T")
 _AGE: Final = re.compile(r"([0-9]{1,9})\s*([smhdw])")
 _AGE_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _VERSION_SHOWN: Final = 12
+_FIELD_MAX: Final = 24
+"""Widest a listing's middle field gets (a longer one folds); the last takes the rest."""
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 
 _RECORDS_NAME = "/egress.jsonl"
@@ -77,9 +84,17 @@ async def _records(job: str) -> list[dict[str, Any]]:
 @audit_app.command("network")
 def network(
     job: Annotated[str, typer.Option("--job", help="The job (run) id.")],
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="One table row per record, every field a column."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """The job's connections and requests through the egress proxy, allowed and refused."""
+    """The job's connections and requests through the egress proxy, allowed and refused.
+
+    Each is a line (time, verdict, kind, skill, destination) with its request, the bytes each
+    way and the reason below it; --wide prints one table row each instead.
+    """
     with errors():
         records = asyncio.run(_records(job))
     if as_json:
@@ -88,6 +103,10 @@ def network(
         return
     if not records:
         err.print(f"no egress records for job {terminal_safe(job)!r}")
+        return
+    if not wide:
+        header = ("time", "verdict", "kind", "skill", "destination")
+        out.print(_listing(header, _egress_entries(records)))
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("time", "skill", "kind", "destination", "request", "out", "in", "", "why"):
@@ -175,9 +194,18 @@ def show(
     event: Annotated[
         str | None, typer.Option("--event", help=f"Only one kind: {', '.join(AUDIT_EVENTS)}.")
     ] = None,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="One table row per record, every field a column."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """The skill audit log's records in order: installs, uploads, approvals, runs…"""
+    """The skill audit log's records in order: installs, uploads, approvals, runs…
+
+    Each record is a line (seq, time, event, version, skill) and, indented below it, its job
+    and actor and its details, wrapped to the terminal; --wide prints one table row per
+    record instead, --json every field in full.
+    """
     if event is not None and event not in AUDIT_EVENTS:
         raise fail(
             f"unknown event {event!r}", hint=f"One of: {', '.join(AUDIT_EVENTS)}.", code=EXIT_USAGE
@@ -197,19 +225,120 @@ def show(
             line = json.dumps(record.model_dump(mode="json"), ensure_ascii=True)
             out.print(line, soft_wrap=True, markup=False)
     elif records:
-        out.print(_table(records))
+        out.print(
+            _table(records)
+            if wide
+            else _listing(
+                ("seq", "time (UTC)", "event", "version", "skill"),
+                _record_entries(records),
+                lead_right=True,
+            )
+        )
     else:
         err.print("no audit records" + (" match" if skill or since or event else ""))
     if damaged:
         err.print(
             Text(
                 f"{counted(len(damaged), 'record')} could not be shown (unreadable or edited): "
-                "run "
-                "`skillweave audit verify`",
+                "run `skillweave audit verify`",
                 style="yellow",
             ),
             soft_wrap=True,
         )
+
+
+def _record_entries(records: list[AuditRecord]) -> list[_Entry]:
+    """Audit records as listing entries: seq, time, event, version (shortened) and skill on
+    the line; the job and actor, then the details (digests shortened, nulls left out) below."""
+    entries = []
+    for record in records:
+        fields = [
+            str(record.seq),
+            record.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            record.event,
+            (record.version or "")[:_VERSION_SHOWN],
+            record.skill or "",
+        ]
+        who = [
+            f"job {record.job}" if record.job else "",
+            f"by {record.actor}" if record.actor else "",
+        ]
+        details = [
+            f"{name}={_shown(value)}" for name, value in record.details.items() if value is not None
+        ]
+        below = [
+            Text(terminal_safe(" · ".join(part for part in who if part)), style="dim"),
+            Text(terminal_safe(", ".join(details))),
+        ]
+        entries.append(_Entry(fields, [text for text in below if text.plain]))
+    return entries
+
+
+def _egress_entries(records: list[dict[str, Any]]) -> list[_Entry]:
+    """Egress records as listing entries: time, verdict, kind, skill and destination on the
+    line; the request, then the bytes each way and the reason, below."""
+    entries = []
+    for record in records:
+        allowed = bool(record.get("allowed"))
+        fields: list[str | Text] = [
+            datetime.fromtimestamp(record.get("at", 0), tz=UTC).strftime("%H:%M:%S"),
+            Text("allowed" if allowed else "refused", style="green" if allowed else "red"),
+            *(str(record.get(name, "")) for name in ("kind", "skill", "destination")),
+        ]
+        request = f"{record.get('method', '')} {record.get('path', '')}".strip()
+        moved = (
+            f"{counted(int(record.get('bytes_out', 0)), 'byte')} out, "
+            f"{counted(int(record.get('bytes_in', 0)), 'byte')} in"
+        )
+        below = [Text(terminal_safe(request)), Text(moved, style="dim")]
+        if reason := str(record.get("reason", "")):
+            below[-1].append(" · " + terminal_safe(reason), style="")
+        entries.append(_Entry(fields, [text for text in below if text.plain]))
+    return entries
+
+
+class _Entry(NamedTuple):
+    """One item of a :func:`_listing`: its short fields, and the lines of text below them."""
+
+    fields: Sequence[str | Text]
+    below: Sequence[Text]
+
+
+def _listing(header: Sequence[str], entries: list[_Entry], *, lead_right: bool = False) -> Table:
+    """Records as a listing that reads at 80 columns: each a line of short fields (the last
+    one takes the room left, folded if it must), then its free text below, indented past the
+    first field and wrapped to the terminal (never squeezed into a column of its own)."""
+    middle = [
+        min(_FIELD_MAX, max(len(header[i]), *(len(_plain(e.fields[i])) for e in entries)))
+        for i in range(1, len(header) - 1)
+    ]
+
+    def line(fields: Sequence[str | Text], style: str = "") -> Table:
+        grid = Table.grid(padding=(0, 2, 0, 0))
+        for width in middle:
+            grid.add_column(width=width, overflow="fold")
+        grid.add_column(ratio=1, overflow="fold")
+        grid.add_row(*(_text(field, style) for field in fields))
+        return grid
+
+    listing = Table.grid(padding=(0, 2, 0, 0))
+    listing.add_column(justify="right" if lead_right else "left", no_wrap=True)
+    listing.add_column(ratio=1)
+    listing.add_row(_text(header[0], "bold"), line(header[1:], "bold"))
+    for entry in entries:
+        below = [text.copy() for text in entry.below]
+        for text in below:
+            text.overflow = "fold"  # a long word (a URL, a path) is shown whole, never cut
+        listing.add_row(_text(entry.fields[0]), Group(line(entry.fields[1:]), *below))
+    return listing
+
+
+def _plain(field: str | Text) -> str:
+    return field.plain if isinstance(field, Text) else field
+
+
+def _text(field: str | Text, style: str = "") -> Text:
+    return field if isinstance(field, Text) else Text(terminal_safe(field), style=style)
 
 
 def _table(records: list[AuditRecord]) -> Table:

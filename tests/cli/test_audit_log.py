@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,6 +28,7 @@ from skillweave.config import get_settings
 from skillweave.errors import ConfigError
 from skillweave.storage import LocalArtifactStore, keys
 from skillweave.storage.audit import AuditLog
+from tests.conftest import REPO
 
 runner = CliRunner()
 KEY = "cli-audit-key"
@@ -107,9 +112,11 @@ def test_verify_an_empty_store(tmp_path: Path) -> None:
     assert (code, stdout) == (0, "audit log: 0 records, chain intact (SHA-256, no AUDIT__KEY)\n")
 
 
-def test_show_prints_every_record_in_order(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_show_wide_prints_every_record_in_order(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(audit_cli, "out", Console(highlight=False, width=200))  # one row a line
-    code, stdout, _ = cli(root, "show")
+    code, stdout, _ = cli(root, "show", "--wide")
     assert code == 0
     lines = stdout.splitlines()
     assert lines[0].split() == [
@@ -120,6 +127,88 @@ def test_show_prints_every_record_in_order(root: Path, monkeypatch: pytest.Monke
     assert [line.split()[3] for line in lines[1:]] == [
         "upload", "enable", "install", "activation", "execution"
     ]  # fmt: skip
+
+
+def at_80_columns(root: Path, *args: str) -> str:
+    """`skillweave audit ARGS` as a user's 80-column terminal runs it: its output, every line
+    checked to fit, trailing spaces dropped."""
+    env = {
+        **os.environ,
+        "COLUMNS": "80",
+        "STORAGE__BACKEND": "local",
+        "STORAGE__LOCAL_DIR": str(root),
+        "AUDIT__KEY": KEY,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "skillweave.cli", "audit", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    assert max(len(line) for line in lines) <= 80
+    return "\n".join(lines) + "\n"
+
+
+def test_show_reads_at_80_columns(root: Path) -> None:
+    """As a user's terminal runs it: each record a line of its fields, its job and actor and
+    its details whole below it, no line over 80 columns, nothing folded mid-word."""
+    text = at_80_columns(root, "show")
+    lines = text.splitlines()
+    assert lines[0].split() == ["seq", "time", "(UTC)", "event", "version", "skill"]
+    firsts = [line.split() for line in lines if line[:4].strip().isdigit()]
+    assert [fields[:4] for fields in firsts] == [
+        [str(seq), "2030-01-01", f"{hour:02d}:00:00", event]
+        for seq, hour, event in zip(
+            range(1, 6),
+            range(5),
+            ("upload", "enable", "install", "activation", "execution"),
+            strict=True,
+        )
+    ]
+    assert firsts[0][4:] == ["aaaaaaaaaaaa", "alpha"]  # the digest shortened, then the skill
+    assert firsts[2][4:] == ["beta"]  # no version
+    for whole in ("by api@host", "by alice", "job job-1 · by api@host", "commit=abc123"):
+        assert whole in text, whole
+    assert re.search(r"args_digest=[0-9a-f]{12}…, script=go\.py\n", text)  # details whole
+    assert "-p" not in text  # arguments only as their digest
+
+
+def test_network_reads_at_80_columns(tmp_path: Path) -> None:
+    folder = tmp_path / "store" / "runs" / "run-1" / "executions" / "abc"
+    folder.mkdir(parents=True)
+    path = "/v1/reports/quarterly?region=emea&year=2030&fields=revenue,margin,units"
+    records = [
+        {
+            "at": 1_900_000_000 + n,
+            "skill": "sales-report",
+            "kind": "request",
+            "destination": "api.example.com:443",
+            "method": "GET",
+            "path": path,
+            "bytes_out": 1,
+            "bytes_in": 48_213,
+            "allowed": allowed,
+            "reason": "approved" if allowed else "not among the destinations approved for it",
+        }
+        for n, allowed in enumerate((True, False))
+    ]
+    (folder / "egress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    text = at_80_columns(tmp_path / "store", "network", "--job", "run-1")
+
+    lines = text.splitlines()
+    assert lines[0].split() == ["time", "verdict", "kind", "skill", "destination"]
+    assert lines[1].split()[1:] == ["allowed", "request", "sales-report", "api.example.com:443"]
+    # The request whole (folded where it is longer than a line), on lines of its own.
+    moved = next(n for n, line in enumerate(lines) if line.strip().startswith("1 byte out"))
+    assert "".join(line.strip() for line in lines[2:moved]) == f"GET{path}"
+    assert "1 byte out, 48,213 bytes in · approved\n" in text
+    assert "not among the destinations approved for it" in " ".join(text.split())
 
 
 def test_show_filters_and_prints_json(root: Path) -> None:
