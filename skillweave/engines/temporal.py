@@ -925,7 +925,7 @@ class TemporalEngine:
                 async for execution in self.client.list_workflows(query, limit=limit)
             ]
         except RPCError as exc:
-            raise AgentError(f"listing jobs failed: {_first_line(exc)}") from None
+            raise AgentError(f"listing runs failed: {_first_line(exc)}") from None
 
     async def workers(self) -> int:
         """How many workers polled this engine's task queue for workflow tasks lately."""
