@@ -14,7 +14,7 @@ is deleted, disabled, or whose name now resolves to another source than the list
 (shadowed) is refused with a 409 naming the skill and the reason, and nothing is started.
 
 Every run on the engine is served, not only those started here. On the temporal engine a run
-started by another door (``skillweave run``, the MCP front door) has no record: the listing
+started by another door (``skillweave run``, ``demo``, any Temporal client) has no record: the listing
 reads Temporal's visibility, and ``GET /v1/runs/{id}`` (and every route under it) is made from
 the workflow (its start request in history, its status from the server; no worker needed). On
 the direct engine runs live in this process: when the API starts, a record still ``running``
@@ -425,7 +425,7 @@ class RunService:
         skill: str | None = None,
     ) -> RunPage:
         """Newest first: Temporal's visibility on the temporal engine (every run, also those
-        started from the CLI or MCP), else the run records.
+        started from the CLI or another client), else the run records.
 
         Raises:
             ApiProblem: 422, a filter the listing cannot apply.

@@ -1,5 +1,5 @@
-"""``skillweave runs``: runs, whichever door started them (``skillweave run``, the API, the MCP
-front door), on the Temporal server (``WORKFLOW__TEMPORAL_ADDRESS``), or through the API at
+"""``skillweave runs``: runs, whichever door started them (``skillweave run`` or ``demo``, the
+API, any Temporal client), on the Temporal server (``WORKFLOW__TEMPORAL_ADDRESS``), or through the API at
 ``SKILLWEAVE_API_URL`` when it is set (then every subcommand talks to ``/v1/runs``, and the
 API's engine decides what it can say).
 
