@@ -14,12 +14,12 @@ is deleted, disabled, or whose name now resolves to another source than the list
 (shadowed) is refused with a 409 naming the skill and the reason, and nothing is started.
 
 Every run on the engine is served, not only those started here. On the temporal engine a run
-started by another door (``skillweave run``, ``demo``, any Temporal client) has no record: the listing
-reads Temporal's visibility, and ``GET /v1/runs/{id}`` (and every route under it) is made from
-the workflow (its start request in history, its status from the server; no worker needed). On
-the direct engine runs live in this process: when the API starts, a record still ``running``
-is one whose run died with the previous process, and it is marked ``failed`` with a reason
-that says so (:data:`LOST_REASON`), so that it is never shown running for ever.
+started by another door (``skillweave run``, ``demo``, any Temporal client) has no record: the
+listing reads Temporal's visibility, and ``GET /v1/runs/{id}`` (and every route under it) is
+made from the workflow (its start request in history, its status from the server; no worker
+needed). On the direct engine runs live in this process: when the API starts, a record still
+``running`` is one whose run died with the previous process, and it is marked ``failed`` with a
+reason that says so (:data:`LOST_REASON`), so that it is never shown running for ever.
 
 ``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the run (``event:``
 its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after

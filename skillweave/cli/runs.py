@@ -1,7 +1,7 @@
 """``skillweave runs``: runs, whichever door started them (``skillweave run`` or ``demo``, the
-API, any Temporal client), on the Temporal server (``WORKFLOW__TEMPORAL_ADDRESS``), or through the API at
-``SKILLWEAVE_API_URL`` when it is set (then every subcommand talks to ``/v1/runs``, and the
-API's engine decides what it can say).
+API, any Temporal client), on the Temporal server (``WORKFLOW__TEMPORAL_ADDRESS``), or through
+the API at ``SKILLWEAVE_API_URL`` when it is set (then every subcommand talks to
+``/v1/runs``, and the API's engine decides what it can say).
 
 On Temporal: ``list`` reads visibility (the search attributes the workflow keeps: agent, phase,
 active skills, turns, tokens), so it needs no worker; ``show`` and ``logs`` ask the workflow
