@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
@@ -65,6 +66,8 @@ from skillweave.sandbox.queue import WAITING
 from skillweave.telemetry import bound
 
 __all__ = ["AgentActivities", "checked_execution_key"]
+
+_log = logging.getLogger(__name__)
 
 
 def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
@@ -173,14 +176,19 @@ def _tells_retries(
         except Exception as exc:
             info = activity.info()
             if not info.is_local:
-                notice = retry_notice(
-                    exc,
-                    call=self._services.call_name(request),
-                    attempt=info.attempt,
-                    backoff=_backoff(info.retry_policy),
-                )
-                if notice is not None:
-                    activity.heartbeat(notice.line(), notice.model_dump(mode="json"))
+                try:
+                    notice = retry_notice(
+                        exc,
+                        call=self._services.call_name(request),
+                        attempt=info.attempt,
+                        backoff=_backoff(info.retry_policy),
+                    )
+                    if notice is not None:
+                        activity.heartbeat(notice.line(), notice.model_dump(mode="json"))
+                except Exception:  # telling is best effort: the failure itself must leave
+                    _log.warning(
+                        "could not tell the retry of %s", info.activity_type, exc_info=True
+                    )
             raise
 
     return wrapper
