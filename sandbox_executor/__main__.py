@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import logging
 import os
 import signal
 import sys
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.server import run_executor
 from sandbox_executor.settings import ExecutorSettings
-from skillweave.config import ObservabilitySettings
+from skillweave.config import ObservabilitySettings, unknown_settings
 from skillweave.errors import ConfigError
 from skillweave.sandbox.zygote_protocol import EXIT_REFUSED
 from skillweave.telemetry import logs, tracing
@@ -118,6 +119,8 @@ def serve(args: argparse.Namespace, *, settings: ExecutorSettings, token: str) -
         service="skillweave-executor",
     )
     logs.register_secrets([token])
+    for line in unknown_settings(ExecutorSettings):
+        logging.getLogger("sandbox_executor").warning(line)
     try:
         # Tracing when the OTEL_* variables ask for it; each span is exported as it ends,
         # since a one-shot executor is killed once used.

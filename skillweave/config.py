@@ -13,6 +13,7 @@ take JSON. Nothing else in the code base calls ``os.getenv``; callers take a ``S
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -57,6 +58,7 @@ __all__ = [
     "bundled_skills_dir",
     "get_settings",
     "settings_problem",
+    "unknown_settings",
 ]
 
 ExecutionEngine = Literal["temporal", "direct"]
@@ -805,7 +807,12 @@ def settings_problem(
         items = [str(part) for part in error["loc"] if isinstance(part, int)]
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
-            message = "not a setting: check its spelling (README, Configuration)"
+            closest = _closest_setting(settings_cls, [name.lower() for name in names])
+            message = (
+                f"not a setting; did you mean {prefix}{delimiter.join(closest).upper()}?"
+                if closest
+                else "not a setting: check its spelling (README, Configuration)"
+            )
         section = _annotation_at(settings_cls, [name.lower() for name in names])
         if isinstance(section, type) and issubclass(section, BaseModel):
             problems.append(message)  # a rule across a section's fields names them itself
@@ -821,6 +828,91 @@ def settings_problem(
     more = len(problems) - _SHOWN_PROBLEMS
     line = "; ".join(problems[:_SHOWN_PROBLEMS]) + (f" (and {more} more)" if more > 0 else "")
     return f"invalid setting: {line}"
+
+
+def unknown_settings(settings_cls: type[BaseSettings] = Settings) -> list[str]:
+    """One line for each variable (environment, then ``.env``) that names a section of
+    `settings_cls` (or, for a class with an ``env_prefix``, carries it) but no setting in it,
+    with the closest setting: ``SKILLS__DIRZ is not a setting; did you mean SKILLS__DIRS?``.
+
+    pydantic-settings ignores such a variable, so a misspelt setting would go unnoticed: every
+    command says so on stderr, and every server logs it at start. Dynamic keys count as
+    settings (``MODEL__PROFILES__<NAME>__…``, ``SANDBOX__SKILL_SECRETS__<SKILL>__…``); in a
+    section that forbids unknown keys (``SKILLS__SCAN``, ``SKILLS__TRUST``, ``AUDIT``,
+    ``SANDBOX__EGRESS``) such a variable is an invalid setting instead (:func:`get_settings`,
+    :func:`settings_problem`, with the same suggestion), so it is not listed here.
+    """
+    prefix = str(settings_cls.model_config.get("env_prefix") or "").lower()
+    delimiter = str(settings_cls.model_config.get("env_nested_delimiter") or "__")
+    sections = {
+        name
+        for name, field in settings_cls.model_fields.items()
+        if isinstance(_unwrap(field.annotation), type)
+        and issubclass(_unwrap(field.annotation), BaseModel)
+    }
+    lines: list[str] = []
+    for origin, variables in _setting_sources(settings_cls):
+        for name in variables:
+            lowered = name.lower()
+            if not lowered.startswith(prefix):
+                continue
+            parts = lowered[len(prefix) :].split(delimiter)
+            if not prefix and (len(parts) < 2 or parts[0] not in sections):
+                continue  # not ours: only a section's variables are skillweave's
+            if _first_unknown(settings_cls, parts) is None:
+                continue
+            closest = _closest_setting(settings_cls, parts)
+            guess = (
+                f"; did you mean {prefix.upper()}{delimiter.join(closest).upper()}?"
+                if closest
+                else ": check its spelling (README, Configuration)"
+            )
+            lines.append(f"{name}{origin} is not a setting{guess}")
+    return lines
+
+
+def _first_unknown(model: type[BaseModel], parts: list[str]) -> int | None:
+    """The index of the first of a variable's name parts that names no setting, walking
+    sections, their fields and mappings' keys; None when the name is a setting, or when the
+    unknown part is in a section that forbids unknown keys (validation reports it)."""
+    annotation: Any = model
+    for index, part in enumerate(parts):
+        annotation = _unwrap(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            fields = {name.lower(): field for name, field in annotation.model_fields.items()}
+            if part not in fields:
+                return None if annotation.model_config.get("extra") == "forbid" else index
+            annotation = fields[part].annotation
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]  # any key: a profile's name, a skill's
+        else:
+            return index  # more parts after a plain value
+    return None
+
+
+def _closest_setting(model: type[BaseModel], parts: list[str]) -> list[str] | None:
+    """The setting a misspelt variable most likely meant, as name parts: the first unknown
+    part replaced by the closest name there (the parts after it kept when the result is a
+    setting), or the value it runs past; None when nothing is close."""
+    annotation: Any = model
+    for index, part in enumerate(parts):
+        annotation = _unwrap(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            fields = {name.lower(): field for name, field in annotation.model_fields.items()}
+            if part in fields:
+                annotation = fields[part].annotation
+                continue
+            close = difflib.get_close_matches(part, list(fields), n=1, cutoff=0.6)
+            if not close:
+                return None
+            guess = [*parts[:index], close[0]]
+            whole = [*guess, *parts[index + 1 :]]
+            return whole if _annotation_at(model, whole) is not None else guess
+        if get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+            continue
+        return parts[:index] or None
+    return None
 
 
 def _undecodable(exc: SettingsError, settings_cls: type[BaseSettings]) -> str:

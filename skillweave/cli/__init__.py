@@ -15,8 +15,11 @@ can be read, tested and imported on their own.
   ``executor``;
 - :mod:`~skillweave.cli.compose`: the one composition that opens an engine from settings;
 - :mod:`~skillweave.cli.console` and :mod:`~skillweave.cli.errors`: the consoles, how text
-  from others is printed, one-line errors and the exit codes (0 success, 1 a problem found,
-  2 bad usage, 75 a follower gave up waiting for a worker, 130 Ctrl-C).
+  from others is printed, one-line errors and warnings and the exit codes (0 success, 1 a
+  problem found, 2 bad usage, 75 a follower gave up waiting for a worker, 130 Ctrl-C).
+
+Every command first warns, one line each, of variables that name a settings section but no
+setting in it (``SKILLS__DIRZ``; :func:`skillweave.config.unknown_settings`).
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ from skillweave.cli import (
     trust,
 )
 from skillweave.cli.console import out
-from skillweave.cli.errors import EXIT_USAGE, fail
+from skillweave.cli.errors import EXIT_USAGE, fail, warn
+from skillweave.config import unknown_settings
 from skillweave.errors import ConfigError
 
 __all__ = ["app", "main"]
@@ -95,6 +99,10 @@ def _root(
     ] = False,
 ) -> None:
     """Durable skills for long-running LLM agents."""
+    # Before any command reads its settings: a misspelt variable is ignored by them, so say so
+    # (servers log it too, once their logging is set up: serve._service_logging).
+    for line in unknown_settings():
+        warn(line)
 
 
 def main() -> None:

@@ -7,7 +7,8 @@ Temporal job gave up waiting for a worker (the job may still be running);
 :data:`EXIT_INTERRUPTED` Ctrl-C.
 
 Commands wrap their work in :func:`errors` (and :func:`spec_errors` where they read an agent
-spec); a follower of a job runs inside :func:`follower_gives_up`.
+spec); a follower of a job runs inside :func:`follower_gives_up`. A warning (the command goes
+on) is one line too (:func:`warn`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "fail",
     "follower_gives_up",
     "spec_errors",
+    "warn",
 ]
 
 EXIT_PROBLEM: Final = 1
@@ -54,6 +56,11 @@ def fail(message: str, *, hint: str | None = None, code: int = EXIT_PROBLEM) -> 
     if hint:
         err.print(Text(terminal_safe(hint), style="dim"))
     return typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    """Print `message` as one warning line on stderr; the command goes on."""
+    err.print(Text(f"warning: {terminal_safe(message)}", style="yellow"), soft_wrap=True)
 
 
 @contextmanager

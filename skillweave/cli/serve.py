@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,9 +23,9 @@ from rich.text import Text
 
 from skillweave.cli.checks import preflight
 from skillweave.cli.console import err, out, shown_path
-from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.errors import EXIT_USAGE, errors, fail, warn
 from skillweave.cli.library import DirsOption, library_of, registry_of, scanned_library
-from skillweave.config import get_settings, settings_problem
+from skillweave.config import get_settings, settings_problem, unknown_settings
 
 if TYPE_CHECKING:
     from skillweave.cli.compose import OpenedEngine
@@ -60,6 +61,8 @@ def _service_logging(service: str) -> None:
 
     settings = get_settings()
     logs.configure_logging(settings.observability, service=service, secrets=settings)
+    for line in unknown_settings():  # the CLI said it on stderr; this is for the service's log
+        logging.getLogger("skillweave.config").warning(line)
 
 
 def _configured_model(option: str | None) -> ModelSettings:
@@ -325,6 +328,8 @@ def executor(
         settings = ExecutorSettings()
     except ValidationError as exc:
         raise fail(settings_problem(exc, ExecutorSettings), code=EXIT_USAGE) from None
+    for line in unknown_settings(ExecutorSettings):
+        warn(line)
     if settings.token is None:
         raise fail(
             "set EXECUTOR__TOKEN: the executor accepts only the manager's token", code=EXIT_USAGE
