@@ -34,7 +34,10 @@ of the run, come without an ``id:`` (so ``Last-Event-ID`` stays on the last step
 ``data:`` of ``kind``, ``job_id``, ``task_queue``, ``waited_seconds`` and ``dropped``:
 ``waiting_for_worker`` while no worker answers (at most every 5 s, the stream goes on),
 ``worker_answered`` when one does again, ``events_dropped`` when steps older than the
-workflow's window were not read. After ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` without a
+workflow's window were not read. On either engine, ``retrying`` tells each retry of a model or
+sandbox call (``retry``: ``call``, ``attempt``, ``attempts``, ``wait_seconds``, ``cause``;
+``detail``: the line, "model openai:x: attempt 2 of 8 failed: HTTP 503 Service Unavailable;
+retrying in 2.0 s"). After ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` without a
 worker the stream ends with ``worker_wait_expired`` (``detail`` and ``last_event_id`` too):
 the run may still be running; reconnect with ``Last-Event-ID`` to follow it again.
 """
