@@ -43,6 +43,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcp_manager.backends import LocalBackend, SandboxBackend, StaticBackend
+from mcp_manager.containment import Containment
 from mcp_manager.egress import EgressService, Resolver
 from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.executions import ExecutionService, PreparedEnvironment
@@ -62,7 +63,7 @@ from skillweave.errors import (
 )
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.sandbox.bindings import SkillOwnership, check_bound_settings
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, describe_isolation
+from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.packages import publish_library
 from skillweave.sandbox.problems import (
     PROBLEM_JSON,
@@ -86,13 +87,15 @@ logger = logging.getLogger("skillweave.manager")
 
 @dataclass
 class ManagerState:
-    """What the routes share: the pool, the execution service and the metrics."""
+    """What the routes share: the pool, the execution service, the metrics and the isolation
+    in force."""
 
     pool: SandboxPool
     service: ExecutionService
     metrics: ManagerMetrics
     store: ArtifactStore
     store_id: str
+    containment: Containment
 
 
 _bearer = HTTPBearer(auto_error=False)
@@ -187,7 +190,10 @@ def _backend(settings: Settings) -> SandboxBackend:
 
 
 def _pool(
-    settings: Settings, backend: SandboxBackend | None, metrics: ManagerMetrics
+    settings: Settings,
+    backend: SandboxBackend | None,
+    metrics: ManagerMetrics,
+    containment: Containment | None = None,
 ) -> SandboxPool:
     sandbox = settings.sandbox
     if backend is None and sandbox.backend == "kubernetes":
@@ -208,7 +214,20 @@ def _pool(
         maximum=sandbox.pool_max,
         claim_timeout=sandbox.claim_timeout_seconds,
         metrics=metrics,
+        containment=containment,
     )
+
+
+async def _settle_isolation(pool: SandboxPool, containment: Containment) -> None:
+    """Learn the mode in force before serving, where it can be known before the first sandbox:
+    a local pool's zygote settles it (it would start now anyway, to fill the pool), and a pod
+    template may name one. Otherwise sandboxes report it as they come (`Containment`)."""
+    backend = getattr(pool, "backend", None)
+    if isinstance(backend, LocalBackend):
+        containment.observe(await backend.settled_isolation())
+    template = getattr(pool, "template", None)
+    if template is not None:
+        containment.observe(template.isolation)
 
 
 def _service(
@@ -219,8 +238,10 @@ def _service(
     *,
     egress: EgressService | None = None,
     registry: SkillRegistry | None = None,
+    containment: Containment | None = None,
 ) -> ExecutionService:
     return ExecutionService(
+        containment=containment,
         egress=egress,
         ownership=SkillOwnership(store, registry or ()),
         store=store,
@@ -364,18 +385,14 @@ _HTTP_TITLES: Final = {
 }
 
 
-def _announce_isolation(settings: Settings, metrics: ManagerMetrics) -> None:
-    """Say at start-up how scripts are contained: in the log (a warning for ``none``) and as
-    the ``skillweave_sandbox_isolation{mode}`` metric (``/healthz`` says it too)."""
-    isolation = settings.sandbox.isolation
-    metrics.isolation.labels(mode=isolation).set(1)
+def _announced(settings: Settings, metrics: ManagerMetrics) -> Containment:
+    """Say at start-up which manager this is (the log, ``skillweave_manager_info``); returns
+    its :class:`~mcp_manager.containment.Containment`, which says how scripts are contained
+    once that is known (at once when the setting names a mode)."""
     manager_id = settings.sandbox.manager_identity
     metrics.manager.labels(manager_id=manager_id).set(1)
     logger.info("manager %s", manager_id)
-    if isolation == "none":
-        logger.warning("%s", describe_isolation(isolation))
-    else:
-        logger.info("sandbox isolation: %s", describe_isolation(isolation))
+    return Containment(settings.sandbox.isolation, metrics)
 
 
 async def _announced_store(settings: Settings, store: ArtifactStore) -> str:
@@ -496,19 +513,28 @@ def create_app(
         the_store = store if store is not None else open_store(settings.storage)
         library, registry = await _opened_library(settings, the_store, publish=publish)
         metrics = ManagerMetrics()
-        _announce_isolation(settings, metrics)
-        pool = _pool(settings, backend, metrics)
+        containment = _announced(settings, metrics)
+        pool = _pool(settings, backend, metrics, containment)
         egress = await _opened_egress(settings, the_store, metrics, egress_resolver)
-        service = _service(settings, the_store, pool, metrics, egress=egress, registry=registry)
+        service = _service(
+            settings,
+            the_store,
+            pool,
+            metrics,
+            egress=egress,
+            registry=registry,
+            containment=containment,
+        )
         front_door = SkillMcp(
             settings, registry=registry, store=the_store, run_script=service.execute
         )
         sessions = StreamableHTTPSessionManager(app=front_door.server)
         store_id = await _announced_store(settings, the_store)
-        app.state.manager = ManagerState(pool, service, metrics, the_store, store_id)
+        app.state.manager = ManagerState(pool, service, metrics, the_store, store_id, containment)
         app.state.mcp = sessions
         await pool.start()
         try:
+            await _settle_isolation(pool, containment)
             async with (
                 sessions.run(),
                 _reloading(
@@ -542,8 +568,7 @@ def create_app(
             "store_id": state.store_id,
             "script_timeout_seconds": settings.sandbox.timeout_seconds,
             "pool": state.pool.status(),
-            "isolation": settings.sandbox.isolation,
-            "isolation_note": describe_isolation(settings.sandbox.isolation),
+            **state.containment.health(),
         }
 
     @app.post("/sandbox/execute", dependencies=_SECURED, response_model=ExecutionResult)

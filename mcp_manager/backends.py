@@ -174,6 +174,15 @@ class LocalBackend:
                 )
             return self._zygote
 
+    async def settled_isolation(self) -> str | None:
+        """The mode this host's executors run scripts in, as the pool's zygote settled it at
+        its start (started now if it was not); None when it refused to start (the pool says
+        why when it asks for a sandbox)."""
+        try:
+            return (await self._running_zygote()).isolation
+        except SandboxStartError:
+            return None
+
     async def create(self) -> Sandbox:
         deadline = time.monotonic() + self._start_timeout
         zygote = await self._running_zygote()

@@ -53,6 +53,7 @@ from pydantic import BaseModel, Field
 from mcp_manager.backends import Sandbox
 from mcp_manager.cache import BoundedCache
 from mcp_manager.claims import Claim, ClaimRecord, Claims
+from mcp_manager.containment import Containment
 from mcp_manager.egress import EgressService, declared_network
 from mcp_manager.environments import EnvironmentBuilder
 from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
@@ -241,6 +242,7 @@ class ExecutionService:
             often while the script runs); a lapsed claim's execution may run again.
         environments: prepares the environments of skills that declare dependencies (built
             once, stored, sent with each execution); None: dependencies are not provided.
+        containment: told the isolation each result ran under (the mode in force).
     """
 
     def __init__(
@@ -259,8 +261,10 @@ class ExecutionService:
         trust: TrustSettings | None = None,
         audit: AuditLog | None = None,
         ownership: SkillOwnership | None = None,
+        containment: Containment | None = None,
     ) -> None:
         self._store = store
+        self._containment = containment
         self._ownership = ownership if ownership is not None else SkillOwnership(store)
         self._trust = trust if trust is not None else TrustSettings()
         self._trust_warned: set[tuple[str, str]] = set()
@@ -739,6 +743,8 @@ class ExecutionService:
             # are work for the host, which the caller need not wait behind.
             await self._pool.release(sandbox)
         self._metrics.executions.labels(outcome=result.status).inc()
+        if self._containment is not None:
+            self._containment.observe(result.isolation)
         if result.timed_out:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)

@@ -33,9 +33,10 @@ class ManagerMetrics:
         )
         self.isolation = Gauge(
             "skillweave_sandbox_isolation",
-            "1 for the isolation mode this manager requires of its sandboxes (SANDBOX__ISOLATION:"
-            " auto, bubblewrap, namespaces, or none = scripts are not contained).",
-            ["mode"],
+            "1 for the isolation mode this manager's scripts run in (mode: bubblewrap, namespaces"
+            " or none = scripts are not contained), under its SANDBOX__ISOLATION (setting: auto,"
+            " bubblewrap, namespaces or none); with auto, absent until the first sandbox said.",
+            ["mode", "setting"],
             registry=self.registry,
         )
         self.pool_ready = Gauge(

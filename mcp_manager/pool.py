@@ -27,6 +27,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Final, Protocol
 
 from mcp_manager.backends import Sandbox, SandboxBackend
+from mcp_manager.containment import Containment
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.errors import PoolExhaustedError, SandboxStartError
 
@@ -127,6 +128,7 @@ class WarmPool:
         metrics: where claim latencies, pool size and evictions are reported.
         refill_delay: how long after a warm claim its replacement starts, unless the
             execution ended first.
+        containment: told the isolation each new sandbox reports (the mode in force).
     """
 
     def __init__(
@@ -138,7 +140,9 @@ class WarmPool:
         claim_timeout: float,
         metrics: ManagerMetrics,
         refill_delay: float = _REFILL_DELAY_SECONDS,
+        containment: Containment | None = None,
     ) -> None:
+        self._containment = containment
         if not backend.one_shot:
             target, maximum = min(target, 1) or 1, 1  # one shared development executor
         self.backend = backend
@@ -324,6 +328,8 @@ class WarmPool:
                 ceiling = _REFUSED_BACKOFF_SECONDS if self._refusal else 5.0
                 await asyncio.sleep(min(_START_BACKOFF_SECONDS * self._failures, ceiling))
             sandbox = await self.backend.create()
+            if self._containment is not None:
+                self._containment.observe(sandbox.isolation)
             self._failures = 0
             self._refusal = None
         except SandboxStartError as exc:

@@ -1,12 +1,15 @@
 """Serving the manager: ``run_manager`` (``skillweave manager``) and :class:`LoopbackServer`,
-which serves an app on a free loopback port inside the running event loop (used by
-``skillweave sandbox run`` when no manager is configured, by the benchmarks and by the tests)."""
+which serves an app on a free loopback port inside the running event loop (used by the
+benchmarks and the tests); :func:`loopback_manager` is a manager served so, whose id names the
+port it listens on (the in-process manager of ``run``, ``dev``, ``demo``, ``sandbox run``:
+``skillweave.cli.compose.open_manager``)."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from types import TracebackType
-from typing import Final, Self
+from typing import Any, Final, Self
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -15,7 +18,7 @@ from mcp_manager.app import create_app
 from skillweave.config import Settings
 from skillweave.errors import SandboxStartError
 
-__all__ = ["LoopbackServer", "run_manager"]
+__all__ = ["LoopbackServer", "loopback_manager", "run_manager"]
 
 _POLL_SECONDS: Final = 0.01
 
@@ -34,10 +37,29 @@ def run_manager(settings: Settings) -> None:
     )
 
 
-class LoopbackServer:
-    """`app` served by uvicorn on 127.0.0.1 and a port the OS picks, as a task of this loop."""
+def loopback_manager(settings: Settings, **options: Any) -> LoopbackServer:
+    """A manager (:func:`~mcp_manager.app.create_app` with `options`) to serve on 127.0.0.1 and
+    a port the OS picks now, before the app is made: its settings say that address, so its
+    id (``SandboxSettings.manager_identity``: host name and port, unless ``manager_id`` names
+    it), in its claims, logs, ``/healthz`` and metrics, is the port it really listens on."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        sandbox = settings.sandbox.model_copy(update={"host": "127.0.0.1", "port": port})
+        app = create_app(settings.model_copy(update={"sandbox": sandbox}), **options)
+    except BaseException:
+        listener.close()
+        raise
+    return LoopbackServer(app, listener=listener)
 
-    def __init__(self, app: ASGIApp) -> None:
+
+class LoopbackServer:
+    """`app` served by uvicorn on 127.0.0.1 and a port the OS picks, as a task of this loop
+    (or on `listener`, a socket bound already, which the server then owns)."""
+
+    def __init__(self, app: ASGIApp, *, listener: socket.socket | None = None) -> None:
+        self._listener = listener
         self._server = uvicorn.Server(
             uvicorn.Config(
                 app,
@@ -57,10 +79,14 @@ class LoopbackServer:
         Raises:
             SandboxStartError: the server stopped before it started accepting.
         """
-        self._task = asyncio.create_task(self._server.serve())
+        sockets = [self._listener] if self._listener is not None else None
+        self._task = serving = asyncio.create_task(self._server.serve(sockets=sockets))
         while not self._server.started:
-            if self._task.done():
-                self._task.result()  # re-raises what stopped it, if anything did
+            if serving.done():
+                self._task = None
+                if self._listener is not None:
+                    self._listener.close()
+                serving.result()  # re-raises what stopped it, if anything did
                 raise SandboxStartError("the in-process server did not start")
             await asyncio.sleep(_POLL_SECONDS)
         port = self._server.servers[0].sockets[0].getsockname()[1]
@@ -72,8 +98,12 @@ class LoopbackServer:
         if self._task is None:
             return
         self._server.should_exit = True
-        await self._task
-        self._task = None
+        try:
+            await self._task
+        finally:
+            self._task = None
+            if self._listener is not None:
+                self._listener.close()
 
     async def __aenter__(self) -> Self:
         await self.start()

@@ -299,18 +299,26 @@ def _probe_isolation(choice: str) -> str:
 
 
 async def _isolation(probe: _Probe) -> Check:
+    from skillweave.sandbox.models import describe_isolation, isolation_of_health
+
     settings = probe.settings
     if settings.sandbox.manager_url and probe.role != "manager":
-        return Check("isolation", "ok", "decided by the manager at SANDBOX__MANAGER_URL")
+        told = isolation_of_health(probe.manager)
+        if told is None:
+            return Check("isolation", "ok", "decided by the manager at SANDBOX__MANAGER_URL")
+        mode, setting = told
+        status: Status = "warn" if mode == "none" else "ok"
+        where = " (the manager at SANDBOX__MANAGER_URL)"
+        return Check("isolation", status, describe_isolation(mode, setting=setting) + where)
     from sandbox_executor.errors import IsolationUnavailableError
-    from skillweave.sandbox.models import describe_isolation
 
+    setting = settings.sandbox.isolation
     try:
-        mode = await asyncio.to_thread(_probe_isolation, settings.sandbox.isolation)
+        mode = await asyncio.to_thread(_probe_isolation, setting)
     except IsolationUnavailableError as exc:
         return Check("isolation", "fail", str(exc))
-    status: Status = "warn" if mode == "none" else "ok"
-    return Check("isolation", status, describe_isolation(mode))
+    status = "warn" if mode == "none" else "ok"
+    return Check("isolation", status, describe_isolation(mode, setting=setting))
 
 
 _CheckFn = Callable[[_Probe], Awaitable[Check]]

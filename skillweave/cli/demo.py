@@ -18,7 +18,7 @@ from rich.text import Text
 
 from skillweave.cli.console import err, out, shown_path
 from skillweave.cli.errors import EXIT_USAGE, errors, fail, spec_errors
-from skillweave.cli.jobs import announce_isolation, announce_job, follow_shown, run_to_end
+from skillweave.cli.jobs import announce_job, follow_shown, run_to_end
 from skillweave.cli.library import DirsOption, registry_of
 from skillweave.cli.view import JobOutput
 from skillweave.config import ModelSettings, Settings, bundled_skills_dir, get_settings
@@ -126,7 +126,6 @@ def demo(
     match engine:
         case "temporal":
             announce_job(job_id, spec, "engine temporal (embedded stack)")
-            announce_isolation(settings.sandbox)
             done = run_to_end(
                 on_embedded_stack(),
                 interrupted=f"interrupted: job {job_id} was cancelled and the embedded stack "
@@ -134,7 +133,6 @@ def demo(
             )
         case "direct":
             announce_job(job_id, spec, "engine direct")
-            announce_isolation(settings.sandbox)
             done = run_to_end(
                 in_this_process(), interrupted=f"interrupted: job {job_id} was cancelled"
             )

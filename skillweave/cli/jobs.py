@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, assert_never, get_args
+from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
 import typer
 from rich.text import Text
@@ -34,10 +34,9 @@ from skillweave.config import (
     ExecutionEngine,
     IsolationChoice,
     ModelSettings,
-    SandboxSettings,
     get_settings,
 )
-from skillweave.sandbox.models import describe_isolation
+from skillweave.sandbox.models import Isolation, describe_isolation, isolation_of_health
 from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -179,7 +178,6 @@ def _say_where(
                 if warning := scripted_note(model):
                     err.print(Text(warning, style="bold yellow"), soft_wrap=True)
                 announce_job(job_id, spec, "engine direct")
-                announce_isolation(settings.sandbox)
             return f"interrupted: run {job_id} was cancelled", None
         case "temporal":
             from skillweave.engines.temporal import configure_logging
@@ -211,33 +209,33 @@ def announce_job(job_id: str, agent: AgentSpec, where: str) -> None:
     err.print(Text(shown_job, style="dim"), soft_wrap=True)
 
 
-def announce_isolation(sandbox: SandboxSettings) -> None:
-    """How the manager a job's scripts run on contains them (in red when it does not), for a
-    manager this process chose (`sandbox`'s: started here, or ``SANDBOX__MANAGER_URL``)."""
-    isolation = manager_isolation(sandbox)
-    style = "bold red" if isolation in ("none", None) else "dim"
-    note = (
-        describe_isolation(isolation)
-        if isolation is not None
-        else f"the manager at {sandbox.manager_url} did not say how it"
-        " contains scripts (GET /healthz)"
-    )
+async def announce_isolation(manager_url: str) -> None:
+    """How the manager a job's scripts run on (one this process started, or
+    ``SANDBOX__MANAGER_URL``) contains them: the mode in force, as its ``/healthz`` says (in
+    red when scripts are not contained, or it did not say)."""
+    told = await manager_isolation(manager_url)
+    if told is None:
+        note = f"the manager at {manager_url} did not say how it contains scripts (GET /healthz)"
+        style = "bold red"
+    else:
+        mode, setting = told
+        note = describe_isolation(mode, setting=setting)
+        style = "bold red" if mode in ("none", "rlimits") else "dim"
     err.print(Text(terminal_safe(note), style=style), soft_wrap=True)
 
 
-def manager_isolation(sandbox: SandboxSettings) -> IsolationChoice | None:
-    """The isolation the job's manager requires: this process's setting when it starts the
-    manager itself, else what the remote manager's ``/healthz`` says (None: it did not say)."""
-    if sandbox.manager_url is None:
-        return sandbox.isolation
+async def manager_isolation(manager_url: str) -> tuple[Isolation | None, IsolationChoice] | None:
+    """The isolation mode in force and the setting of the manager at `manager_url`, as its
+    ``/healthz`` says (:func:`~skillweave.sandbox.models.isolation_of_health`; None: it did
+    not say, or cannot be reached)."""
     import httpx
 
     try:
-        health = httpx.get(f"{sandbox.manager_url.rstrip('/')}/healthz", timeout=3.0).json()
+        async with httpx.AsyncClient(timeout=3.0) as client:
+            health = (await client.get(f"{manager_url.rstrip('/')}/healthz")).json()
     except (httpx.HTTPError, ValueError):
         return None
-    reported = health.get("isolation") if isinstance(health, dict) else None
-    return reported if reported in get_args(IsolationChoice) else None
+    return isolation_of_health(health)
 
 
 async def follow_shown(
@@ -250,9 +248,13 @@ async def follow_shown(
     files: Sequence[Path],
 ) -> JobRun:
     """Run the job on `opened` (:func:`~skillweave.cli.job.run_job`) with `shown` following
-    it; a follower that gives up waiting for a worker ends the process (exit 75)."""
+    it, after saying how its manager contains scripts when this process chose that manager
+    (:func:`announce_isolation`); a follower that gives up waiting for a worker ends the
+    process (exit 75)."""
     from skillweave.cli.job import run_job
 
+    if opened.manager_url is not None and not shown.as_json:
+        await announce_isolation(opened.manager_url)
     with follower_gives_up():
         return await run_job(
             opened,

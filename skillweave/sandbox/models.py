@@ -33,6 +33,8 @@ __all__ = [
     "describe_isolation",
     "isolation_allowed",
     "isolation_covers",
+    "isolation_in_force",
+    "isolation_of_health",
     "render_result",
 ]
 
@@ -65,15 +67,51 @@ def isolation_covers(choice: IsolationChoice, declared: str) -> bool:
     return declared in _ALLOWED and _ALLOWED[declared] <= _ALLOWED[choice]  # type: ignore[index]
 
 
-def describe_isolation(choice: IsolationChoice) -> str:
-    """One line for every surface that tells a user how scripts are contained."""
-    if choice == "none":
+def isolation_in_force(choice: IsolationChoice, reported: str | None = None) -> Isolation | None:
+    """The mode scripts run in under the setting `choice`, given what a sandbox `reported`
+    (its ``/healthz``, or the zygote's ready line): the setting itself when it names a mode
+    (a sandbox in any other is refused), else the contained mode the sandbox settled on
+    (``auto`` is resolved by the executor alone, ``sandbox_executor.isolation.plan_isolation``);
+    None while no sandbox has said.
+    """
+    if choice != "auto":
+        return choice
+    if reported in _ALLOWED["auto"]:
+        return reported  # type: ignore[return-value]
+    return None
+
+
+def isolation_of_health(health: object) -> tuple[Isolation | None, IsolationChoice] | None:
+    """The mode in force and the setting a manager's ``/healthz`` says (``isolation``,
+    ``isolation_setting``; a manager older than the mode in force said its setting as
+    ``isolation``); None when it says them in no form known here (a remote answer is not
+    trusted to name anything else)."""
+    if not isinstance(health, dict):
+        return None
+    said = health.get("isolation")
+    setting = health.get("isolation_setting", said)
+    if setting not in _ALLOWED or (said is not None and said not in (*_ALLOWED, "rlimits")):
+        return None
+    return isolation_in_force(setting, said), setting
+
+
+def describe_isolation(mode: str | None, *, setting: IsolationChoice) -> str:
+    """One line for every surface that tells a user how scripts are contained: the `mode` in
+    force (:func:`isolation_in_force`; None: not known yet) under the `setting`."""
+    if mode in ("none", "rlimits"):
         return (
-            "SANDBOX ISOLATION IS OFF (SANDBOX__ISOLATION=none): scripts see the host's files,"
-            " processes and network; run only trusted skills"
+            f"SANDBOX ISOLATION IS OFF (SANDBOX__ISOLATION={setting}): scripts see the host's"
+            " files, processes and network; run only trusted skills"
         )
-    modes = " or ".join(sorted(_ALLOWED[choice]))
-    return f"scripts contained by {modes} with a syscall filter (SANDBOX__ISOLATION={choice})"
+    if mode is None:
+        modes = " or ".join(sorted(_ALLOWED[setting]))
+        return (
+            f"scripts will be contained by {modes} with a syscall filter"
+            f" (SANDBOX__ISOLATION={setting}; the first sandbox decides)"
+        )
+    fallen_back = mode == "namespaces" and setting == "auto"
+    why = " (the fallback where bubblewrap does not run)" if fallen_back else ""
+    return f"scripts contained by {mode}{why} with a syscall filter (SANDBOX__ISOLATION={setting})"
 
 
 class ExecutionLimits(BaseModel):

@@ -1,4 +1,5 @@
-"""What `run` and `demo` say of the isolation of a manager they do not start: its /healthz."""
+"""What `run` and `demo` say of the isolation of their job's manager: what its /healthz says
+(the mode in force, under its setting)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from skillweave.cli.jobs import manager_isolation
-from skillweave.config import SandboxSettings
+from skillweave.sandbox.models import describe_isolation
 
 
 def _serving(body: bytes) -> type[BaseHTTPRequestHandler]:
@@ -43,20 +44,39 @@ def manager_saying() -> Iterator[Callable[[bytes], str]]:
         server.server_close()
 
 
-def test_a_local_manager_is_described_by_this_process_settings() -> None:
-    assert manager_isolation(SandboxSettings(isolation="namespaces")) == "namespaces"
-
-
-def test_a_remote_manager_is_described_by_its_healthz(
+async def test_a_manager_is_described_by_its_healthz_mode_in_force(
     manager_saying: Callable[[bytes], str],
 ) -> None:
-    url = manager_saying(json.dumps({"status": "ok", "isolation": "none"}).encode())
-    assert manager_isolation(SandboxSettings(manager_url=url)) == "none"
+    """The mode in force, under its setting: what `run` and `demo` print of it."""
+    url = manager_saying(
+        json.dumps({"isolation": "namespaces", "isolation_setting": "auto"}).encode()
+    )
+    assert await manager_isolation(url) == ("namespaces", "auto")
+    assert describe_isolation("namespaces", setting="auto") == (
+        "scripts contained by namespaces (the fallback where bubblewrap does not run) with a"
+        " syscall filter (SANDBOX__ISOLATION=auto)"
+    )
 
 
-def test_a_remote_manager_that_does_not_say_is_unknown(
+async def test_an_older_manager_that_says_its_setting_only(
+    manager_saying: Callable[[bytes], str],
+) -> None:
+    """A manager from before the mode in force was said: `isolation` is its setting."""
+    off = manager_saying(json.dumps({"status": "ok", "isolation": "none"}).encode())
+    assert await manager_isolation(off) == ("none", "none")
+    auto = manager_saying(json.dumps({"status": "ok", "isolation": "auto"}).encode())
+    assert await manager_isolation(auto) == (None, "auto")
+    assert describe_isolation(None, setting="auto") == (
+        "scripts will be contained by bubblewrap or namespaces with a syscall filter"
+        " (SANDBOX__ISOLATION=auto; the first sandbox decides)"
+    )
+
+
+async def test_a_remote_manager_that_does_not_say_is_unknown(
     manager_saying: Callable[[bytes], str],
 ) -> None:
     url = manager_saying(b'{"status": "ok", "isolation": "\\u001b[2Jrlimits"}')
-    assert manager_isolation(SandboxSettings(manager_url=url)) is None
-    assert manager_isolation(SandboxSettings(manager_url="http://127.0.0.1:9")) is None
+    assert await manager_isolation(url) is None
+    odd = manager_saying(b'{"isolation": "bubblewrap", "isolation_setting": "sure"}')
+    assert await manager_isolation(odd) is None
+    assert await manager_isolation("http://127.0.0.1:9") is None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from skillweave.sandbox.models import describe_isolation
 from tests.conftest import REPO
 from tests.llm_server import strict_llm_server, text_reply
 
@@ -48,6 +49,14 @@ def _skillweave(
     )
 
 
+def _mode_here() -> str:
+    """The mode ``SANDBOX__ISOLATION=auto`` comes to on this host (the one rule that decides)."""
+    from sandbox_executor.isolation import probe_isolation
+    from sandbox_executor.settings import ExecutorSettings
+
+    return probe_isolation(ExecutorSettings(isolation="auto")).isolation
+
+
 def _json_lines(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
@@ -63,8 +72,8 @@ def test_demo_runs_the_example_job_and_stores_the_report(tmp_path: Path) -> None
     # Said plainly, at the start and at the end: the model is a script.
     assert "model: SCRIPTED, not a real model" in done.stdout
     assert "The model above was scripted" in done.stdout
-    # And how scripts are contained.
-    assert "scripts contained by bubblewrap or namespaces" in done.stderr
+    # And how scripts are contained: the mode in force, as an executor here settles it.
+    assert describe_isolation(_mode_here(), setting="auto") in done.stderr
     assert "--model openai:gpt-4o-mini" in done.stdout
     # The live view shows the steps a model would take, each one real.
     for step in (
