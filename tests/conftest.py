@@ -66,6 +66,18 @@ def _settings_read_afresh() -> Iterator[None]:
     get_settings.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's default store and folder of unpacked store skills are its own, never the
+    developer's ~/.skillweave: commands that read the whole library (``skills list``, ``run``)
+    read the settings' store. Set in the environment, so the CLI subprocesses a test starts
+    inherit it; a test that sets its own (environment or settings) wins."""
+    home = tmp_path_factory.mktemp("skillweave-home")
+    monkeypatch.setenv("STORAGE__BACKEND", "local")
+    monkeypatch.setenv("STORAGE__LOCAL_DIR", str(home / "store"))
+    monkeypatch.setenv("SKILLS__UPLOADED_DIR", str(home / "uploaded-skills"))
+
+
 def write_skill(
     folder: Path,
     *,

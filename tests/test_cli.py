@@ -179,12 +179,14 @@ def test_show_names_inferred_dependencies_on_stderr() -> None:
     assert out.startswith('<skill_content name="pdf">')
     assert "dependency" not in out  # stdout stays the payload, byte for byte
     lines = err.splitlines()
-    assert lines[:2] == [
+    # First where it comes from and whether jobs may use it (issue 39).
+    assert lines[0].startswith("pdf: source directory · state enabled · version ")
+    assert lines[1:3] == [
         "dependency: python openpyxl (inferred from the scripts' imports)",
         "dependency: python pypdf (inferred from the scripts' imports)",
     ]
     # Then its scan and its signature (issue 27).
-    assert lines[2].startswith("scan: ")
+    assert lines[3].startswith("scan: ")
     assert lines[-1].startswith("signature: unsigned: skill 'pdf' version ")
 
 
@@ -222,7 +224,7 @@ NAMESPACES = BUNDLED_SKILLS.parent / "tests" / "data" / "compat" / "namespaces"
 def test_namespaced_skills_are_listed_shown_and_scoped(tmp_path: Path) -> None:
     code, out, _ = run("skills", "list", "--dir", str(NAMESPACES))
     assert code == 0
-    assert out.splitlines()[0].split()[:3] == ["skill", "namespace", "type"]
+    assert out.splitlines()[0].split()[:5] == ["skill", "namespace", "source", "state", "version"]
     assert "formats.pdf.parser  formats.pdf" in out
     code, out, _ = run("skills", "show", "web.scraper", "--dir", str(NAMESPACES))
     assert (code, out.splitlines()[0]) == (0, '<skill_content name="scraper">')

@@ -7,7 +7,13 @@ skill or another upload's skill (case and Unicode forms aside) is refused with a
 ``errors`` entry says which name, where in the package, and who owns it; nothing is stored.
 Uploaded skills (a SKILL.md posted as JSON, or a ZIP) live in the artifact store through
 :class:`~skillweave.skills.stored.StoredSkills`, which validates them strictly. :func:`open_skills`
-is the startup hook that sets both up; the directory libraries are scanned once, at startup.
+is the startup hook that sets up the whole library (``skills.library.SkillLibrary``: the
+directories and the store's skills, whoever wrote them), reloaded every
+``SKILLS__RELOAD_SECONDS`` and after every change made here.
+
+Every skill answers its version as ``version`` (the latest one, for a stored skill); the
+responses of the writes (``POST``, ``PATCH``) also carry it as ``latest``, the name they used
+before, for older clients.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from fastapi import APIRouter, Depends, File, Form, Query, Response, UploadFile
 from fastapi.responses import JSONResponse
@@ -26,7 +32,7 @@ from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.engines.services import AgentServices
 from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, SkillweaveError
 from skillweave.sandbox.client import SandboxClient
-from skillweave.skills import PackageLimits, Skill, SkillLibrary, SkillRegistry, list_resources
+from skillweave.skills import Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.admission import Admissions
 from skillweave.skills.frontmatter import with_frontmatter_fields
 from skillweave.skills.install import install_skills, parse_source, source_allowed
@@ -58,6 +64,7 @@ __all__ = [
     "SkillItem",
     "SkillPage",
     "SkillPatch",
+    "SkillRecord",
     "open_skills",
     "router",
 ]
@@ -85,7 +92,44 @@ class NewSkill(BaseModel):
     content: str = Field(min_length=1, description="the whole SKILL.md, frontmatter included")
 
 
-class CreatedSkill(StoredSkill):
+class SkillRecord(BaseModel):
+    """A stored skill as a write answers it: its record, its latest version as ``version``."""
+
+    name: str
+    description: str
+    source: Literal["uploaded"] = "uploaded"
+    enabled: bool
+    held: bool = Field(description="switched off until an operator approves its version")
+    version: str = Field(description="the latest version (sha256 of the package's files)")
+    latest: str = Field(
+        description="the same as `version` (deprecated: the name older clients read)",
+        json_schema_extra={"deprecated": True},
+    )
+    versions: list[StoredVersion]
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="stable across versions; an agent's skill_ids take it"
+    )
+    @property
+    def id(self) -> str:
+        return skill_id(self.name)
+
+    @classmethod
+    def of(cls, record: StoredSkill, **extra: object) -> Self:
+        """The answer for `record` (and `extra` fields of a subclass)."""
+        return cls(
+            name=record.name,
+            description=record.description,
+            enabled=record.enabled,
+            held=record.held,
+            version=record.latest,
+            latest=record.latest,
+            versions=record.versions,
+            **extra,
+        )
+
+
+class CreatedSkill(SkillRecord):
     """A skill stored from SKILL.md text, and what of its frontmatter the request replaced."""
 
     overridden: list[str] = Field(
@@ -173,43 +217,29 @@ class SkillPage(BaseModel):
 
 
 async def open_skills(state: ApiState) -> None:
-    """Startup hook: the uploaded skills' store, a snapshot of the directory libraries, and
-    the whole library (``state.registry``: the directory skills and the enabled
-    uploaded ones, unpacked into ``SKILLS__UPLOADED_DIR``) that runs are pinned against;
-    rebuilt after every upload, switch or deletion."""
+    """Startup hook: the whole library (``state.registry``: the directory skills and the
+    store's enabled ones, unpacked into ``SKILLS__UPLOADED_DIR``) that runs are pinned
+    against, its directory part (``state.directory_skills``, which the listing shows) and the
+    store's skills (``state.stored_skills``); reloaded every ``SKILLS__RELOAD_SECONDS`` (the
+    changes of other processes too) and after every upload, switch or deletion here."""
     settings = state.settings.skills
-    limits = PackageLimits(
-        max_files=settings.package_max_files,
-        max_bytes=settings.package_max_bytes,
-        max_ratio=settings.package_max_ratio,
-    )
-    stored = StoredSkills(state.store, limits=limits)
-    state.stored_skills = stored
-    directory = SkillLibrary(settings)
-    state.directory_skills = await asyncio.to_thread(directory.refresh)
-    dest = settings.uploaded_dir.expanduser()
-    library = SkillLibrary(settings, dirs=[*settings.resolved_dirs(), dest])
-    lock = asyncio.Lock()
+    library = SkillLibrary(settings, store=state.store, folder=settings.uploaded_dir)
+    assert library.stored is not None  # a library given the store has its skills
+    state.stored_skills = library.stored
 
     def serve(registry: SkillRegistry) -> None:
+        state.directory_skills = registry.owned_by("directory")
         state.registry = registry
         for listener in state.registry_listeners:
             listener(registry)
 
     async def refresh() -> None:
-        async with lock:
-            await stored.materialize(dest)
-            serve(await asyncio.to_thread(library.refresh))
-
-    async def reloaded(registry: SkillRegistry) -> None:
-        async with lock:  # after an upload's refresh, never before it
-            state.directory_skills = await asyncio.to_thread(directory.refresh)
-            serve(library.registry or registry)
+        serve(await library.reload())
 
     state.skills_changed = refresh
     await refresh()
     await state.resources.enter_async_context(
-        reloading(library, reloaded, every=settings.reload_seconds)
+        reloading(library, serve, every=settings.reload_seconds)
     )
 
 
@@ -220,6 +250,8 @@ def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiState], Await
     async def hook(state: ApiState) -> None:
         state.registry_listeners.append(services.use_registry)
         services.use_registry(provided(state.registry, "open_skills"))
+        # A skill a job here publishes is served at once, to the API's listing too.
+        services.authoring.published = state.skills_changed
 
     return hook
 
@@ -379,13 +411,13 @@ async def create_skill(
     except SkillNameTakenError as exc:
         return _name_taken(exc)
     await _admitted(state, admissions, record)
-    return CreatedSkill(**record.model_dump(), overridden=overridden)
+    return CreatedSkill.of(record, overridden=overridden)
 
 
 @router.post(
     "/upload",
     status_code=201,
-    response_model=StoredSkill,
+    response_model=SkillRecord,
     responses=_NAME_TAKEN,
     summary="Upload a skill as a ZIP package",
 )
@@ -401,7 +433,7 @@ async def upload_skill(
         str | None,
         Form(max_length=4096, description="its signature document (`skills sign` of the ZIP)"),
     ] = None,
-) -> StoredSkill | JSONResponse:
+) -> SkillRecord | JSONResponse:
     """Extract the package safely, validate it strictly, check its signature and scan it
     (``skills.trust``, ``skills.scan``), and store it rebuilt canonically."""
     data = await file.read()
@@ -420,7 +452,7 @@ async def upload_skill(
     except SkillNameTakenError as exc:
         return _name_taken(exc)
     await _admitted(state, admissions, record)
-    return record
+    return SkillRecord.of(record)
 
 
 @router.post(
@@ -578,13 +610,13 @@ async def get_skill_file(
 
 @router.patch(
     "/{name}",
-    response_model=StoredSkill,
+    response_model=SkillRecord,
     responses={**_NOT_FOUND, **_CONFLICT},
     summary="Enable or disable an uploaded skill",
 )
 async def patch_skill(
     name: str, body: SkillPatch, stored: Stored, library: Library, state: State
-) -> StoredSkill:
+) -> SkillRecord:
     """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``)."""
     _refuse_directory(library, name, "changed")
     record = await stored.set_enabled(name, body.enabled)
@@ -592,7 +624,7 @@ async def patch_skill(
         "enable" if body.enabled else "disable", skill=name, version=record.latest
     )
     await _changed(state)
-    return record
+    return SkillRecord.of(record)
 
 
 @router.delete(

@@ -23,8 +23,8 @@ from skillweave.api.metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.cli.compose import open_engine
-from skillweave.cli.uploads import own_uploaded_folder
 from skillweave.config import Settings
+from skillweave.skills.library import owned_folder
 
 __all__ = ["api_app", "serve_api"]
 
@@ -36,8 +36,8 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     from skillweave.api.skills import open_skills, serve_uploaded_skills
     from skillweave.api.skills import router as skills_router
 
-    # Uploaded skills are unpacked into a folder of this process's own, removed at the end.
-    with own_uploaded_folder(settings, "api") as own:
+    # The store's skills are unpacked into a folder of this process's own, removed at the end.
+    with owned_folder(settings, "api") as own:
         async with open_engine(own) as opened:
             hooks: list[Callable[..., Any]] = [open_skills]
             if opened.services is not None:  # jobs run here: their skills and metrics too

@@ -23,7 +23,6 @@ temporalio and an in-process manager's web stack are imported only by what uses 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -113,7 +112,8 @@ async def open_manager(
             yield SandboxManager(url=sandbox.manager_url, client=client)
         return
     # The web stack is loaded only for a manager of this process's own.
-    from mcp_manager.server import loopback_manager
+    from mcp_manager import create_app
+    from mcp_manager.server import LoopbackServer
 
     token = secrets.token_urlsafe(32)
     local = settings.model_copy(deep=True)
@@ -121,7 +121,7 @@ async def open_manager(
         update={"manager_token": SecretStr(token), "pool_target": pool_target}
     )
     async with (
-        loopback_manager(local, publish=False) as server,
+        LoopbackServer(create_app(local, publish=False)) as server,
         SandboxClient(server.url, token=token) as client,
     ):
         yield SandboxManager(url=server.url, client=client)
@@ -224,8 +224,10 @@ async def open_engine(
 
     Args:
         settings: every section; the workflow section picks the engine.
-        registry: the skill library of a direct engine's jobs (default: ``SKILLS__DIRS``,
-            scanned now); a Temporal engine's workers have their own.
+        registry: the skill library of a direct engine's jobs (default: the whole library,
+            ``SKILLS__DIRS`` and the store's skills unpacked into ``SKILLS__UPLOADED_DIR``,
+            which must be this process's own: ``skills.library.owned_folder``); a Temporal
+            engine's workers have their own.
         model: the model of a direct engine's jobs (default ``settings.model``).
 
     Raises:
@@ -235,8 +237,9 @@ async def open_engine(
     engine = settings.workflow.execution_engine
     match engine:
         case "direct":
-            if registry is None:
-                registry = await asyncio.to_thread(SkillLibrary(settings.skills).refresh)
+            if registry is None:  # the whole library: directories and the store's skills
+                async with open_store(settings) as store:
+                    registry = await SkillLibrary(settings.skills, store=store).reload()
             opening = open_direct_engine(
                 settings, registry=registry, model=model if model is not None else settings.model
             )

@@ -132,12 +132,12 @@ async def _install(
     """Install each ``(source, names, commit, expected versions)``, signatures and scans
     checked; the directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
-    from skillweave.cli.library import registry_of
+    from skillweave.cli.library import directory_registry
     from skillweave.skills.admission import Admissions
     from skillweave.skills.install import install_skills
     from skillweave.skills.stored import StoredSkills, directory_owners
 
-    reserved = directory_owners(registry_of(None))
+    reserved = directory_owners(directory_registry(None))
     done: list[Any] = []
     async with open_store(settings) as store:
         stored = StoredSkills(store)

@@ -1,14 +1,15 @@
 """``skillweave mcp``: the MCP front door over stdio, for MCP clients that start a command.
 
-The skill library of ``SKILLS__DIRS`` is served by :class:`~mcp_manager.mcp_server.SkillMcp`
-on stdin/stdout; scripts run through :func:`~skillweave.cli.compose.open_manager`'s manager
-(``SANDBOX__MANAGER_URL``, or one started here with a local warm pool). stdout carries the
-protocol only: logs go to stderr.
+The whole skill library (``SKILLS__DIRS`` and the store's skills, unpacked into a folder of
+this process's own: :func:`~skillweave.cli.library.opened_library`) is served by
+:class:`~mcp_manager.mcp_server.SkillMcp` on stdin/stdout, reloaded every
+``SKILLS__RELOAD_SECONDS``; scripts run through :func:`~skillweave.cli.compose.open_manager`'s
+manager (``SANDBOX__MANAGER_URL``, or one started here with a local warm pool). stdout carries
+the protocol only: logs go to stderr.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +18,9 @@ from mcp.server.stdio import stdio_server
 
 from mcp_manager.mcp_server import SkillMcp
 from skillweave.cli.compose import open_manager, open_store
+from skillweave.cli.library import opened_library
 from skillweave.config import Settings
-from skillweave.skills import SkillLibrary
+from skillweave.skills.library import configured_roots, owned_folder
 from skillweave.skills.reload import reloading
 
 __all__ = ["serve_mcp_stdio"]
@@ -29,16 +31,30 @@ async def serve_mcp_stdio(
 ) -> None:
     """Serve the library (only the skills `scope` names, when given) over stdio until the
     client closes the connection; a client may give scripts files under `file_roots` by path.
-    The library is rescanned every ``SKILLS__RELOAD_SECONDS``.
+    The library is reloaded every ``SKILLS__RELOAD_SECONDS``.
 
     Raises:
+        ConfigError: a root set in ``SKILLS__DIRS`` is not a folder.
         SkillNotFoundError: `scope` names no skill of the library.
     """
-    library = SkillLibrary(settings.skills)
-    registry = await asyncio.to_thread(library.refresh)
-    if scope is not None:
-        registry.restricted(scope)  # a scope that names nothing: say so before serving
+    roots = configured_roots(settings.skills)
+    with owned_folder(settings, "mcp") as own:
+        await _serve(own, roots=roots, scope=scope, file_roots=file_roots)
+
+
+async def _serve(
+    settings: Settings,
+    *,
+    roots: Sequence[Path],
+    scope: Sequence[str] | None,
+    file_roots: Sequence[Path],
+) -> None:
     async with contextlib.AsyncExitStack() as stack:
+        library = await stack.enter_async_context(opened_library(settings, roots=roots))
+        registry = library.registry
+        assert registry is not None  # opened_library loaded it
+        if scope is not None:
+            registry.restricted(scope)  # a scope that names nothing: say so before serving
         store = await stack.enter_async_context(open_store(settings))
         manager = await stack.enter_async_context(open_manager(settings))
         front_door = SkillMcp(

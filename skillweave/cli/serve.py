@@ -24,14 +24,17 @@ from rich.text import Text
 from skillweave.cli.checks import preflight
 from skillweave.cli.console import err, out, shown_path
 from skillweave.cli.errors import EXIT_USAGE, errors, fail, warn
-from skillweave.cli.library import DirsOption, library_of, registry_of, scanned_library
+from skillweave.cli.library import DirsOption, roots_of
 from skillweave.config import get_settings, settings_problem, unknown_settings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from skillweave.cli.compose import OpenedEngine
     from skillweave.cli.worker import WorkerInfo
     from skillweave.config import ModelSettings
     from skillweave.engines.temporal import TemporalEngine
+    from skillweave.skills import SkillLibrary
 
 __all__ = ["api", "dev", "executor", "manager", "mcp", "worker"]
 
@@ -103,8 +106,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
             hint=f"{REAL_MODEL_HINT}, or --model scripted:FILE.yaml to replay a script.",
             code=EXIT_USAGE,
         )
-    roots = library_of(dirs).roots
-    registry = registry_of(dirs)
+    roots = roots_of(dirs)
     preflight(settings.model_copy(update={"model": chosen}), "worker")
     _service_logging("skillweave-worker")
     configure_logging(verbose=True)
@@ -120,7 +122,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
 
     async def main() -> None:
         with stop_signals_cancel(asyncio.current_task()):
-            async with open_worker(settings, registry=registry, model=chosen, roots=roots) as info:
+            async with open_worker(settings, model=chosen, roots=roots) as info:
                 ready(info)
                 await asyncio.Event().wait()
 
@@ -153,9 +155,9 @@ def dev(
     """
     _start_tracing("skillweave-dev")
     from skillweave.cli.compose import open_embedded_engine
-    from skillweave.cli.signals import stop_signals_cancel
+    from skillweave.cli.library import opened_library
     from skillweave.engines.temporal import configure_logging
-    from skillweave.skills.reload import reloading
+    from skillweave.skills.library import owned_folder
 
     if ephemeral and db_file is not None:
         raise fail("--ephemeral and --db-file exclude each other", code=EXIT_USAGE)
@@ -163,7 +165,7 @@ def dev(
     chosen = _configured_model(model)
     if not _is_runnable(chosen):
         chosen = _demo_model(chosen)
-    library, registry = scanned_library(dirs)
+    roots = roots_of(dirs)
     preflight(settings.model_copy(update={"model": chosen}), "dev")
     _service_logging("skillweave-dev")
     configure_logging(verbose=True)
@@ -195,24 +197,47 @@ def dev(
         )
 
     async def main() -> None:
-        async with open_embedded_engine(
-            settings, registry=registry, model=chosen, port=port, ui_port=ui_port, db_file=state
-        ) as opened:
-            services = opened.services  # the embedded stack's jobs run in this process
-            if services is None:  # pragma: no cover - an embedded engine always has them
-                raise RuntimeError("the embedded stack has no services")
-            async with reloading(
-                library, services.use_registry, every=settings.skills.reload_seconds
+        # The whole library (the store's skills too) in a folder of this process's own.
+        with owned_folder(settings, "dev") as own:
+            async with (
+                opened_library(own, roots=roots) as library,
+                open_embedded_engine(
+                    own,
+                    registry=library.registry,
+                    model=chosen,
+                    port=port,
+                    ui_port=ui_port,
+                    db_file=state,
+                ) as opened,
             ):
-                ready(opened)
-                with stop_signals_cancel(asyncio.current_task()):
-                    await asyncio.Event().wait()
+                await _serve_embedded(opened, library, ready=ready)
 
     try:
         with errors():
             asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         err.print("stopped: worker, MCP manager, Temporal")
+
+
+async def _serve_embedded(
+    opened: OpenedEngine[TemporalEngine],
+    library: SkillLibrary,
+    *,
+    ready: Callable[[OpenedEngine[TemporalEngine]], None],
+) -> None:
+    """``dev``'s stack until cancelled: its worker serves the whole `library`, reloaded."""
+    from skillweave.cli.signals import stop_signals_cancel
+    from skillweave.skills.reload import reloading
+
+    services = opened.services  # the embedded stack's jobs run in this process
+    if services is None:  # pragma: no cover - an embedded engine always has them
+        raise RuntimeError("the embedded stack has no services")
+    services.serve_library(library)
+    every = opened.settings.skills.reload_seconds
+    async with reloading(library, services.use_registry, every=every):
+        ready(opened)
+        with stop_signals_cancel(asyncio.current_task()):
+            await asyncio.Event().wait()
 
 
 def _demo_model(configured: ModelSettings) -> ModelSettings:
@@ -289,6 +314,7 @@ def api() -> None:
     from skillweave.cli.api import serve_api
 
     settings = get_settings()
+    roots_of(None)  # a SKILLS__DIRS root that is not a folder: say so, do not start
     preflight(settings, "api")
     _service_logging("skillweave-api")
 

@@ -19,12 +19,11 @@ from rich.text import Text
 from skillweave.cli.about import skill_notes
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
-from skillweave.cli.library import DirsOption, registry_of
+from skillweave.cli.library import DirsOption, loaded_library, registry_of
+from skillweave.cli.listing import print_library, print_not_served, say_entry
 from skillweave.config import CatalogMode, SelectionMode, get_settings
 from skillweave.skills import (
-    HIDDEN_SKILLS_FIELD,
     Diagnostic,
-    Skill,
     build_catalog,
     build_package,
     extract_package,
@@ -37,6 +36,7 @@ from skillweave.skills.dependencies import (
     dependency_lines,
     package_dependencies,
 )
+from skillweave.skills.library import package_limits
 from skillweave.skills.package import PackageLimits
 from skillweave.terminal import counted, terminal_safe
 
@@ -45,23 +45,6 @@ __all__ = ["skills_app"]
 skills_app = typer.Typer(
     help="Validate, list, search and package skill libraries.", no_args_is_help=True
 )
-
-
-def _skill_json(skill: Skill) -> dict[str, Any]:
-    return {
-        "name": skill.name,
-        "namespace": skill.namespace,
-        "qualified_name": skill.qualified_name,
-        "auto_load": skill.auto_load,
-        "description": skill.description,
-        "path": str(skill.path),
-        "version": skill.version,
-        "type": skill.type,
-        "parent": skill.parent,
-        "children": list(skill.children),
-        "enabled": skill.enabled,
-        "source": str(skill.source) if skill.source else None,
-    }
 
 
 @skills_app.command("validate")
@@ -117,51 +100,11 @@ def _diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
 
 @skills_app.command("list")
 def list_skills(dirs: DirsOption = None, as_json: JsonOption = False) -> None:
-    """List every skill found, as a tree."""
-    registry = registry_of(dirs)
-    if as_json:
-        dump([_skill_json(skill) for skill in registry])
-        return
-    if not len(registry):
-        if any(d.field == HIDDEN_SKILLS_FIELD for d in registry.diagnostics):
-            err.print(
-                "No skills found outside hidden folders (see above). Set "
-                "SKILLS__INCLUDE_HIDDEN=true to include them, or pass each folder with --dir.",
-                soft_wrap=True,
-            )
-        else:
-            err.print("No skills found. Point --dir at a skill library or set SKILLS__DIRS.")
-        return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    namespaced = any(skill.namespace for skill in registry)
-    columns = ("skill", "namespace") if namespaced else ("skill",)
-    for column in (*columns, "type", "version", "description"):
-        table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
-
-    def add(skill: Skill, depth: int) -> None:
-        name = Text("  " * depth + ("└ " if depth else "") + terminal_safe(skill.name))
-        if not registry.is_enabled(skill.name):
-            name.stylize("dim")
-        where = [Text(terminal_safe(skill.namespace))] if namespaced else []
-        table.add_row(
-            name,
-            *where,
-            Text(terminal_safe(skill.type)),
-            Text(terminal_safe(skill.short_version)),
-            Text(terminal_safe(skill.description)),
-        )
-        for child in registry.children_of(skill.name):
-            add(child, depth + 1)
-
-    for root in registry.roots():
-        add(root, 0)
-    out.print(table)
-    out.print(
-        Text(
-            f"{counted(len(registry), 'skill')} in {counted(len(registry.roots()), 'root')}",
-            style="dim",
-        )
-    )
+    """List the whole library as a tree: directory skills and the store's (installed,
+    uploaded, agent-published), each with its source and state (enabled, held for
+    approval, disabled)."""
+    library, registry = loaded_library(dirs)
+    print_library(library, registry, as_json=as_json)
 
 
 @skills_app.command("search")
@@ -244,9 +187,17 @@ def show(
     dirs: DirsOption = None,
 ) -> None:
     """Print the exact activation payload of a skill (what activate_skill returns), with
-    control characters escaped."""
+    control characters escaped; its source, state and version on stderr. A store skill held
+    for approval or disabled is not served: its SKILL.md is printed from the store."""
     settings = get_settings().skills
-    registry = registry_of(dirs)
+    library, registry = loaded_library(dirs)
+    known = registry.canonical(name) or name
+    entry = next((e for e in library.entries() if e.name == known), None)
+    if entry is not None:
+        say_entry(entry)
+        if entry.skill is None:
+            print_not_served(entry)
+            return
     with errors():
         skill = registry.get(name)
         children = registry.children_of(name, enabled_only=True)
@@ -269,12 +220,7 @@ def show(
 
 
 def _limits() -> PackageLimits:
-    settings = get_settings().skills
-    return PackageLimits(
-        max_files=settings.package_max_files,
-        max_bytes=settings.package_max_bytes,
-        max_ratio=settings.package_max_ratio,
-    )
+    return package_limits(get_settings().skills)
 
 
 @skills_app.command("pack")
@@ -369,5 +315,5 @@ def upload(
         raise fail(f"no such file: {archive}", code=EXIT_USAGE)
     with errors(), open_remote(get_settings()) as api:
         skill = api.upload_skill(archive, name=name, description=description)
-    shown = terminal_safe(f"uploaded {skill['name']} version {skill['latest']}")
+    shown = terminal_safe(f"uploaded {skill['name']} version {skill['version']}")
     out.print(Text(shown), soft_wrap=True)

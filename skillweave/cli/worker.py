@@ -2,8 +2,9 @@
 Temporal server and task queue, for jobs started elsewhere (``run --engine temporal``, the API).
 
 It is made of :mod:`skillweave.cli.compose`'s pieces, as the embedded stack's worker is (the
-services, :func:`~skillweave.cli.compose.running_worker`), plus the skills uploaded over the API
-(:func:`~skillweave.cli.uploads.serving_uploaded`), which an embedded stack does not serve.
+services, :func:`~skillweave.cli.compose.running_worker`), on the whole skill library
+(:func:`~skillweave.cli.library.opened_library`: directories and the store's skills, unpacked
+into a folder of this process's own), reloaded every ``SKILLS__RELOAD_SECONDS``.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillweave.cli.compose import POOL_TARGET, open_services, running_worker
-from skillweave.cli.uploads import own_uploaded_folder, serving_uploaded
+from skillweave.cli.library import opened_library
 from skillweave.config import ModelSettings, Settings
-from skillweave.skills import SkillRegistry
+from skillweave.skills.library import owned_folder
+from skillweave.skills.reload import reloading
 
 __all__ = ["WorkerInfo", "open_worker"]
 
@@ -36,17 +38,15 @@ class WorkerInfo:
 async def open_worker(
     settings: Settings,
     *,
-    registry: SkillRegistry,
     model: ModelSettings,
     roots: Sequence[Path],
     pool_target: int = POOL_TARGET,
 ) -> AsyncIterator[WorkerInfo]:
     """A worker on ``settings.workflow``'s server and task queue while the context lasts,
     with the services of :func:`~skillweave.cli.compose.open_services` and their metrics at
-    ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set. It also serves the
-    skills uploaded over the API beside the library `roots` of `registry`: unpacked at start
-    into a folder of this process's own and picked up again every
-    ``SKILLS__UPLOADED_REFRESH_SECONDS``.
+    ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set. Its jobs use the whole
+    library: the directory `roots` and the store's skills (unpacked into a folder of this
+    process's own), reloaded every ``SKILLS__RELOAD_SECONDS``.
 
     Raises:
         ConfigError: the server cannot be reached, or the model or manager cannot be used.
@@ -55,13 +55,18 @@ async def open_worker(
 
     workflow = settings.workflow
     # A folder of this process's own: workers on one host never unpack into each other's.
-    with own_uploaded_folder(settings, "worker") as own:
-        async with open_services(
-            own, registry=registry, model=model, pool_target=pool_target
-        ) as local:
+    with owned_folder(settings, "worker") as own:
+        async with (
+            opened_library(own, roots=roots) as library,
+            open_services(
+                own, registry=library.registry, model=model, pool_target=pool_target
+            ) as local,
+        ):
+            local.services.serve_library(library)
             client = await connect(workflow, local.services.store)
+            every = own.skills.reload_seconds
             async with (
-                serving_uploaded(local.services, own, roots=roots),
+                reloading(library, local.services.use_registry, every=every),
                 running_worker(client, local.services, own),
             ):
                 yield WorkerInfo(

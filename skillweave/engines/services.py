@@ -25,7 +25,6 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -92,7 +91,6 @@ from skillweave.skills import (
 from skillweave.skills.admission import activation_trust
 from skillweave.skills.allowed_tools import skill_allowance
 from skillweave.skills.catalog import render_entries
-from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
@@ -203,19 +201,17 @@ class AgentServices:
         self._views.clear()
         self._pinned_views.clear()
 
-    async def load_uploaded(
-        self, stored: StoredSkills, *, library: SkillLibrary, dest: Path
-    ) -> None:
-        """Unpack the enabled uploaded skills into `dest` (one of `library`'s roots, beside
-        the directory skills) and serve `library`, rescanned, from now on."""
-        await stored.materialize(dest)
-        await asyncio.to_thread(library.refresh)
-        if library.registry is not None:  # the newest, whoever refreshed it last
+    def serve_library(self, library: SkillLibrary) -> None:
+        """Serve `library` (the whole library: directories and the store's skills) from now
+        on, and reload it after a job publishes a skill, so that later jobs find it at once
+        (every other change arrives with the reload loop, ``skills.reload.reloading``)."""
+        if library.registry is not None:
             self.use_registry(library.registry)
-        if self.authoring.published is None:  # a published draft is served at once
-            self.authoring.published = lambda: self.load_uploaded(
-                stored, library=library, dest=dest
-            )
+
+        async def published() -> None:
+            self.use_registry(await library.reload())
+
+        self.authoring.published = published
 
     # --- the skill library as one agent may see it ----------------------------------------
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from skillweave.skills.dependencies import DependencySpec, discover_dependencies
     from skillweave.skills.discovery import HIDDEN_SKILLS_FIELD, ScanResult, SkillScanner
     from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
+    from skillweave.skills.library import SkillLibrary
     from skillweave.skills.loader import LoadedSkill, load_skill_file
     from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
     from skillweave.skills.names import UPLOADED_ROOT_MARKER, SkillOwner, name_key
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
         extract_package,
         write_package,
     )
-    from skillweave.skills.registry import SkillLibrary, SkillRegistry
+    from skillweave.skills.registry import SkillRegistry
     from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
     from skillweave.skills.resources import list_resources, read_resource, render_activation
     from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
@@ -48,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "ScanResult": "discovery",
     "SearchHit": "relevance",
     "Skill": "model",
-    "SkillLibrary": "registry",
+    "SkillLibrary": "library",
     "SkillRegistry": "registry",
     "SkillOwner": "names",
     "SkillScanner": "discovery",

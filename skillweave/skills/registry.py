@@ -1,29 +1,27 @@
-"""The skill library as the runtime sees it: :class:`SkillRegistry` and :class:`SkillLibrary`.
+"""The skill library as the runtime sees it at one moment: :class:`SkillRegistry`.
 
 A registry is an immutable snapshot of one scan: skills by name, the tree (roots, children),
-which skills are enabled, what may be activated given the active set, and relevance search.
-A library owns the scanner and its cache and hands out a fresh registry on ``refresh()``; an
-unchanged library costs one cheap rescan. Called by the CLI, the agent loop's services, the API
+who owns each name, which skills are enabled, what may be activated given the active set, and
+relevance search. ``library.SkillLibrary`` owns the scanner and the store's skills and hands
+out a fresh registry on every change. Called by the CLI, the agent loop's services, the API
 and the MCP front door.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from functools import cached_property
-from pathlib import Path
 
-from skillweave.config import SelectionMode, SkillsSettings
+from skillweave.config import SelectionMode
 from skillweave.errors import SkillNotFoundError
-from skillweave.skills.discovery import ScanResult, SkillScanner
+from skillweave.skills.discovery import ScanResult
 from skillweave.skills.model import Skill
-from skillweave.skills.names import SCOPE_SUFFIX, SkillOwner, is_scope, name_key
+from skillweave.skills.names import SCOPE_SUFFIX, OwnerKind, SkillOwner, is_scope, name_key
 from skillweave.skills.relevance import SearchHit
 from skillweave.skills.selection import Selector, SkillText, make_selector, resolve_strategy
 from skillweave.skills.spec import Diagnostic
 
-__all__ = ["SkillLibrary", "SkillRegistry"]
+__all__ = ["SkillRegistry"]
 
 
 class SkillRegistry:
@@ -195,6 +193,18 @@ class SkillRegistry:
                     names.append(child.name)
         return tuple(names)
 
+    def owned_by(self, kind: OwnerKind) -> SkillRegistry:
+        """This registry with only the skills whose names `kind` sources own (a tree has
+        one owner, so trees stay whole), the same switches and ranking settings."""
+        kept = {s.name: s for s in self if self.owner_of(s.name).kind == kind}
+        return SkillRegistry(
+            kept,
+            diagnostics=self.diagnostics,
+            disabled=[name for name in self._disabled if name in kept],
+            selection=self.selection,
+            owners={name: owner for name, owner in self._owners.items() if name in kept},
+        )
+
     def restricted(self, allowed: Collection[str]) -> SkillRegistry:
         """This registry with only `allowed` skills and the trees under them enabled; each
         entry as :meth:`resolve` reads it (a name, ``ns.name``, ``ns.*``).
@@ -254,48 +264,3 @@ class SkillRegistry:
         """
         allowed = [s.name for s in self if self.is_enabled(s.name)] if enabled_only else None
         return self.selector.search(query, top_k=top_k, allowed=allowed, min_score=min_score or 0.0)
-
-
-class SkillLibrary:
-    """The configured skill directories, rescanned on demand with a cache.
-
-    Args:
-        settings: the ``skills`` settings section.
-        dirs: roots to use instead of ``settings.dirs`` (lowest precedence first).
-    """
-
-    def __init__(self, settings: SkillsSettings, *, dirs: Sequence[Path] | None = None) -> None:
-        self.settings = settings
-        self.scanner = SkillScanner(
-            list(dirs) if dirs is not None else settings.resolved_dirs(),
-            max_depth=settings.max_depth,
-            max_skills=settings.max_skills,
-            max_package_files=settings.package_max_files,
-            include_hidden=settings.include_hidden,
-        )
-        self._registry: SkillRegistry | None = None
-        self._result: ScanResult | None = None
-        self._lock = threading.Lock()  # a reload and an upload may refresh at once
-        resolve_strategy(settings.selection)  # a strategy this install cannot run: say so now
-
-    @property
-    def roots(self) -> list[Path]:
-        """The library roots, lowest precedence first."""
-        return list(self.scanner.roots)
-
-    @property
-    def registry(self) -> SkillRegistry | None:
-        """The registry of the last :meth:`refresh` (None before the first)."""
-        return self._registry
-
-    def refresh(self) -> SkillRegistry:
-        """Rescan and return the current registry (the same object when nothing changed).
-        Safe to call from several threads: one scan at a time."""
-        with self._lock:
-            result = self.scanner.scan()
-            if self._registry is None or result is not self._result:
-                self._result = result
-                self._registry = SkillRegistry.from_scan(
-                    result, disabled=self.settings.disabled, selection=self.settings.selection
-                )
-            return self._registry

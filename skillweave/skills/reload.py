@@ -1,7 +1,8 @@
-"""Hot reload: :func:`reloading` rescans a library every few seconds and hands a changed
-registry to whoever serves it (a worker's services, the API, the manager's MCP front door, the
-stdio MCP server), so that added, changed and removed directory skills are seen without a
-restart (``SKILLS__RELOAD_SECONDS``, default 2; 0 turns it off).
+"""Hot reload: :func:`reloading` reloads a library every few seconds and hands a changed
+registry to whoever serves it (a worker's services, ``dev``'s, the API, the manager's MCP front
+door, the stdio MCP server), so that added, changed and removed skills are seen without a
+restart: directory skills, and the store's (installed, uploaded, published, switched on or off:
+``SkillLibrary.reload``) (``SKILLS__RELOAD_SECONDS``, default 2; 0 turns it off).
 
 Polling, not a file watcher (inotify through ``watchfiles``): libraries live on network
 filesystems and Kubernetes volumes (ConfigMaps swap a symlink), where change events do not
@@ -23,7 +24,8 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from skillweave.skills.registry import SkillLibrary, SkillRegistry
+from skillweave.skills.library import SkillLibrary
+from skillweave.skills.registry import SkillRegistry
 
 __all__ = ["reloading"]
 
@@ -37,8 +39,9 @@ async def reloading(
     *,
     every: float,
 ) -> AsyncIterator[None]:
-    """While the context lasts, rescan `library` every `every` seconds and call `on_change`
-    (awaited when it returns an awaitable) with each new registry; `every` ≤ 0: never.
+    """While the context lasts, reload `library` (``SkillLibrary.reload``) every `every`
+    seconds and call `on_change` (awaited when it returns an awaitable) with each new
+    registry; `every` ≤ 0: never.
 
     A rescan or a callback that fails is logged and tried again at the next tick.
     """
@@ -51,7 +54,7 @@ async def reloading(
             await asyncio.sleep(every)
             before = library.registry
             try:
-                registry = await asyncio.to_thread(library.refresh)
+                registry = await library.reload()
                 if registry is not before:
                     # The library's newest, not this scan's: another caller may have
                     # refreshed it since (an upload), and an older one must not win.

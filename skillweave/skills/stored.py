@@ -4,8 +4,11 @@ Owns the upload path of the API (``/v1/skills``): a SKILL.md posted as text or a
 validated strictly (every spec violation refuses it), rebuilt with ``build_package`` so that the
 stored bytes are canonical, and stored under ``skills/{name}/{version}.zip`` — the key the MCP
 manager runs scripts from. A small JSON record per skill at ``catalog/skills/{name}.json`` lists
-its versions, the latest one and whether it is enabled. :meth:`StoredSkills.materialize` writes
-the enabled skills into a folder a ``SkillScanner`` can read beside the directory libraries.
+its versions, the latest one and whether it is enabled (or held for an operator's approval).
+Every change of a record rewrites one small marker (``keys.SKILLS_GENERATION_KEY``), so that a
+reader learns of changes with one stat (:meth:`StoredSkills.generation`).
+:meth:`StoredSkills.materialize` writes the enabled skills into a folder a ``SkillScanner`` can
+read beside the directory libraries (``skills.library`` does).
 
 Names are owned (DESIGN §8): a package may not bring a skill, at any depth of its tree, whose
 name (compared by ``names.name_key``: NFKC-normalized and case-folded) a directory skill or
@@ -32,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import json
 import os
 import shutil
 import tempfile
@@ -120,6 +124,11 @@ class StoredSkill(BaseModel):
     name: str
     description: str
     enabled: bool = True
+    held: bool = Field(
+        default=False,
+        description="switched off until an operator approves its latest version (the scan"
+        " policy said approve); enabling it is the approval",
+    )
     latest: str
     versions: list[StoredVersion]
     source: Literal["uploaded"] = "uploaded"
@@ -301,8 +310,8 @@ class StoredSkills:
         """
         async with self._locks[name]:
             record = await self._require(name)
-            if record.enabled != enabled:
-                record = record.model_copy(update={"enabled": enabled})
+            if record.enabled != enabled or record.held:
+                record = record.model_copy(update={"enabled": enabled, "held": False})
                 await self._write_record(record)
             return record
 
@@ -320,6 +329,7 @@ class StoredSkills:
         async with self._locks[name]:
             await self._require(name)
             await self.store.delete(keys.skill_index_key(name))
+            await self._changed(name)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -332,6 +342,12 @@ class StoredSkills:
             if record is not None:
                 out.append(record)
         return sorted(out, key=lambda skill: skill.name)
+
+    async def generation(self) -> str | None:
+        """What the store's skills are at: a token that every change of a record changes
+        (None: no change was ever recorded). One stat, for pollers."""
+        ref = await self.store.stat(keys.SKILLS_GENERATION_KEY)
+        return ref.sha256 if ref is not None else None
 
     async def get(self, name: str) -> StoredSkill | None:
         """The uploaded skill `name`, or None (also for a name that cannot be a skill's)."""
@@ -391,17 +407,26 @@ class StoredSkills:
                 raise ResourceNotFoundError(name, path, "no such file in the skill")
             return archive.read(info)
 
-    async def materialize(self, dest: Path) -> Path:
+    async def materialize(
+        self, dest: Path, *, records: Sequence[StoredSkill] | None = None
+    ) -> Path:
         """Write the latest version of every enabled uploaded skill to ``dest/<name>/``.
 
         `dest` belongs to this method: a folder already holding a skill at its latest version
         is kept, others are replaced, and skills no longer enabled or stored are removed. A
         ``SkillScanner`` given `dest` as a root then sees the uploaded skills.
 
+        Args:
+            dest: the folder.
+            records: the records to materialize, when the caller has just read them
+                (default: :meth:`list`).
+
         Returns:
             `dest`.
         """
-        wanted = {record.name: record for record in await self.list() if record.enabled}
+        if records is None:
+            records = await self.list()
+        wanted = {record.name: record for record in records if record.enabled}
         await asyncio.to_thread(_prepare_dest, dest)
         for name, record in wanted.items():
             current = await asyncio.to_thread(_folder_version, dest / name)
@@ -453,6 +478,19 @@ class StoredSkills:
             record.model_dump_json(indent=2).encode(),
             content_type=_JSON,
         )
+        await self._changed(record.name)
+
+    async def _changed(self, name: str) -> None:
+        """Rewrite the generation marker (after the record: a reader that sees the new
+        marker finds the new record)."""
+        marker = {
+            "changed": name,
+            "at": datetime.now(UTC).isoformat(),
+            "nonce": os.urandom(8).hex(),
+        }
+        await self.store.put_bytes(
+            keys.SKILLS_GENERATION_KEY, json.dumps(marker).encode(), content_type=_JSON
+        )
 
     async def _store(
         self, prepared: _Prepared, *, origin: SkillOrigin | None = None, hold: bool = False
@@ -481,6 +519,7 @@ class StoredSkills:
                     name=name,
                     description=prepared.description,
                     enabled=not hold,
+                    held=hold,
                     latest=prepared.version,
                     versions=[entry],
                 )
@@ -496,6 +535,8 @@ class StoredSkills:
                     update={
                         "description": prepared.description,
                         "enabled": record.enabled and not hold,
+                        # Held until approved: a new version of a held skill stays held.
+                        "held": hold or (record.held and not record.enabled),
                         "latest": prepared.version,
                         "versions": versions,
                     }

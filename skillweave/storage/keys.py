@@ -18,6 +18,7 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     environments/{skill}/{version}/{runtime}/{platform}.failed   why its last build failed
     payloads/{sha256}.bin                                  a Temporal payload over the size cap
     catalog/skills/{name}.json                             an uploaded skill: versions, enabled
+    catalog/skills.generation.json                         rewritten by every change of those
     catalog/agents/{agent_id}.json                         an agent made over the API
     audit/log/{seq:012d}.json                              one record of the skill audit log
     audit/head.json                                        the audit log's head anchor
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_KEY_BYTES",
     "MAX_TRANSCRIPT_SEQ",
     "NETWORK_PREFIX",
+    "SKILLS_GENERATION_KEY",
     "SKILLS_PREFIX",
     "STORE_IDENTITY_KEY",
     "LogStream",
@@ -216,6 +218,9 @@ def skill_signature_key(name: str, version: str) -> str:
 STORE_IDENTITY_KEY: Final = "identity.json"
 """The store's id (``storage.identity``): written once, by the first process that uses it."""
 SKILLS_PREFIX: Final = "catalog/skills/"
+SKILLS_GENERATION_KEY: Final = "catalog/skills.generation.json"
+"""Rewritten by every change of the store's skills (``skills.stored``): a library polls this one
+object to learn that its skills changed (``skills.library``). Outside :data:`SKILLS_PREFIX`."""
 AGENTS_PREFIX: Final = "catalog/agents/"
 NETWORK_PREFIX: Final = "catalog/network/"
 

@@ -97,6 +97,7 @@ def test_validate_and_install_count_one_skill(
 
     monkeypatch.setenv("STORAGE__BACKEND", "local")
     monkeypatch.setenv("STORAGE__LOCAL_DIR", str(tmp_path / "store"))
+    (tmp_path / "none").mkdir()  # an empty library (a SKILLS__DIRS root must exist)
     monkeypatch.setenv("SKILLS__DIRS", str(tmp_path / "none"))
     monkeypatch.chdir(tmp_path)
     get_settings.cache_clear()

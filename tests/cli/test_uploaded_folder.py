@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skillweave.cli.uploads import uploaded_skills_folder
-from skillweave.config import Settings
+from skillweave.skills.library import process_folder
 
 
 def test_the_folder_is_per_process_and_dead_processes_folders_are_swept(tmp_path: Path) -> None:
@@ -26,9 +25,7 @@ def test_the_folder_is_per_process_and_dead_processes_folders_are_swept(tmp_path
     (root / f"api-{os.getppid()}").mkdir()  # a live process (this one's parent)
     (root / f"api-{os.getppid()}.pinned").mkdir()
     (root / "not-a-pid").mkdir()
-    settings = Settings(_env_file=None, skills={"uploaded_dir": str(root)})
-
-    folder = uploaded_skills_folder(settings, "worker")
+    folder = process_folder(root, "worker")
 
     assert folder == root / f"worker-{os.getpid()}"
     assert not (root / f"worker-{dead_pid}").exists()

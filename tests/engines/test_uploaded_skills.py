@@ -1,4 +1,4 @@
-"""Uploaded skills join (and leave) the library an engine's services serve."""
+"""The store's skills join (and leave) the library an engine's services serve."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ Say hello back.
 """
 
 
-async def test_load_uploaded_serves_enabled_uploads_beside_directory_skills(
+async def test_served_library_holds_enabled_uploads_beside_directory_skills(
     tmp_path: Path,
 ) -> None:
     library = tmp_path / "library"
@@ -41,19 +41,42 @@ async def test_load_uploaded_serves_enabled_uploads_beside_directory_skills(
     )
     stored = StoredSkills(store)
     dest = tmp_path / "uploaded"
-    served = SkillLibrary(settings.skills, dirs=[library, dest])
+    served = SkillLibrary(settings.skills, dirs=[library], store=store, folder=dest)
+    await served.reload()
+    services.serve_library(served)
     before = services.view(None)
     assert "greeter" not in before
 
     record = await stored.add_content(
         "greeter", "Greets people. Use when someone says hello.", SKILL_MD
     )
-    await services.load_uploaded(stored, library=served, dest=dest)
+    services.use_registry(await served.reload())
     assert {s.name for s in services.registry} == {"csv-tools", "greeter"}
     assert services.registry.get("greeter").version == record.latest
     assert "greeter" in services.view(None)  # the cached view was dropped
 
     await stored.set_enabled("greeter", False)
-    await services.load_uploaded(stored, library=served, dest=dest)
+    services.use_registry(await served.reload())
     assert {s.name for s in services.registry} == {"csv-tools"}
     assert not (dest / "greeter").exists()
+
+
+async def test_a_published_skill_is_served_at_once(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, skills={"dirs": [str(tmp_path / "none")]})
+    store = LocalArtifactStore(tmp_path / "store")
+    served = SkillLibrary(settings.skills, dirs=[], store=store, folder=tmp_path / "up")
+    services = AgentServices(
+        settings=settings,
+        registry=await served.reload(),
+        store=store,
+        provider=cast(ModelProvider, object()),
+        model="none",
+        sandbox=cast(SandboxClient, object()),
+    )
+    services.serve_library(served)
+    await StoredSkills(store).add_content(
+        "greeter", "Greets people. Use when someone says hello.", SKILL_MD
+    )
+    assert services.authoring.published is not None
+    await services.authoring.published()
+    assert "greeter" in services.registry

@@ -220,6 +220,7 @@ def test_the_cli_installs_updates_reinstalls_and_removes(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("STORAGE__LOCAL_DIR", str(tmp_path / "cli-store"))
+    (tmp_path / "no-library").mkdir()  # an empty library: the store's skills are all
     monkeypatch.setenv("SKILLS__DIRS", json.dumps([str(tmp_path / "no-library")]))
     runner = CliRunner()
 

@@ -382,6 +382,7 @@ def test_the_cli_refuses_a_git_file_and_a_lock_leading_to_another_repository(
     other: Path, repos: Path, tmp_path: Path
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLS__", "STORAGE__"))}
+    (tmp_path / "no-library").mkdir()  # an empty library: the store's skills are all
     env |= {
         "STORAGE__LOCAL_DIR": str(tmp_path / "cli-store"),
         "SKILLS__DIRS": json.dumps([str(tmp_path / "no-library")]),

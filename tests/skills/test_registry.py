@@ -7,7 +7,8 @@ import pytest
 from skillweave.config import SkillsSettings
 from skillweave.errors import SkillNotFoundError
 from skillweave.skills.discovery import SkillScanner
-from skillweave.skills.registry import SkillLibrary, SkillRegistry
+from skillweave.skills.library import SkillLibrary
+from skillweave.skills.registry import SkillRegistry
 from tests.conftest import MakeSkill
 
 

@@ -79,10 +79,11 @@ turns:
 async def _serve_uploads(harness: EngineHarness, dirs: list[Path], dest: Path) -> None:
     """Serve the store's uploaded skills beside the library, as a worker does."""
     assert harness.services is not None
-    library = SkillLibrary(harness.stack.settings.skills, dirs=[*dirs, dest])
-    await harness.services.load_uploaded(
-        StoredSkills(harness.stack.store), library=library, dest=dest
+    library = SkillLibrary(
+        harness.stack.settings.skills, dirs=dirs, store=harness.stack.store, folder=dest
     )
+    await library.reload()
+    harness.services.serve_library(library)
 
 
 async def test_a_job_writes_uses_and_publishes_a_skill_a_later_job_finds(

@@ -1,7 +1,8 @@
 """Hot reload for jobs (issue 25), on both engines: the library a worker serves is rescanned
 while it runs, a new job sees a changed skill at once, and a running job keeps the version it
-activated. Also the worker's own composition (``cli.uploads.serving_uploaded``) and the API:
-directory skills added, changed and removed reach them without a restart."""
+activated. Also the worker's own composition (``cli.worker.open_worker``'s: the whole library,
+``cli.library.opened_library``, reloaded) and the API: directory skills added, changed and
+removed reach them without a restart."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ async def test_a_running_job_keeps_its_version_while_new_jobs_see_the_change(
 async def test_a_workers_library_sees_added_changed_and_removed_skills(
     stack: Stack, tmp_path: Path
 ) -> None:
-    from skillweave.cli.uploads import serving_uploaded
+    from skillweave.cli.library import opened_library
 
     library_root = tmp_path / "library"
     write_skill(library_root / "style-guide", description="House style. Use when writing.")
@@ -97,7 +98,11 @@ async def test_a_workers_library_sees_added_changed_and_removed_skills(
     async with open_engine("temporal", stack, "turns: [{say: unused}]") as harness:
         services = harness.services
         assert services is not None
-        async with serving_uploaded(services, settings, roots=[library_root]):
+        async with (
+            opened_library(settings, roots=[library_root]) as served,
+            reloading(served, services.use_registry, every=RELOAD),
+        ):
+            services.serve_library(served)
             assert "notes" not in services.registry
             notes(library_root, "first")
             await eventually(lambda: "notes" in services.registry)
