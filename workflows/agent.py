@@ -83,6 +83,7 @@ with workflow.unsafe.imports_passed_through():
         Reply,
         UserMessage,
     )
+    from skillweave.terminal import counted
     from workflows.runtime import Session, TemporalRuntime, ToolFailure
 
 __all__ = ["AgentWorkflow"]
@@ -343,7 +344,8 @@ class AgentWorkflow:
         state = self._state
         lines = [
             f"**{self._phase}** · turn {state.turn} of {state.budgets.max_turns} · "
-            f"{state.usage.total_tokens:,} tokens · {state.script_runs} script runs"
+            f"{counted(state.usage.total_tokens, 'token')} · "
+            f"{counted(state.script_runs, 'script run')}"
             + (f" · run {self._start.runs}" if self._start.runs > 1 else ""),
         ]
         if state.active:
@@ -358,7 +360,7 @@ class AgentWorkflow:
             ask = self._session.awaiting
             lines.append(f"**Waiting for approval:** {ask.describe()}")
         if state.outputs:
-            lines.append(f"**Outputs:** {len(state.outputs)} artifacts")
+            lines.append(f"**Outputs:** {counted(len(state.outputs), 'artifact')}")
         if self._last_error or (state.finished and state.reason):
             lines.append(f"**Reason:** {self._last_error or state.reason}")
         return "\n\n".join(lines)

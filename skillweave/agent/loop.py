@@ -84,6 +84,7 @@ from skillweave.agent.tools import tool_specs
 from skillweave.config import CatalogMode
 from skillweave.llm.messages import Message, ToolCall
 from skillweave.storage.base import ArtifactRef
+from skillweave.terminal import counted
 
 __all__ = ["REPLY_RETRIES", "AgentLoop", "new_state", "system_prompt"]
 
@@ -129,12 +130,12 @@ def new_state(
 def _task_text(state: AgentState) -> str:
     if not state.inputs:
         return state.task
-    files = "\n".join(f"- {ref.key} ({ref.size} bytes)" for ref in state.inputs)
+    files = "\n".join(f"- {ref.key} ({counted(ref.size, 'byte')})" for ref in state.inputs)
     return f"{state.task}\n\nAttached files (artifact keys):\n{files}"
 
 
 def _calls(count: int) -> str:
-    return f"{count} tool call{'s' * (count != 1)}"
+    return counted(count, "tool call")
 
 
 def _cut_off_note(limit: int) -> str:
@@ -270,7 +271,9 @@ class AgentLoop:
             self._receive(state, text)
         budgets = state.budgets
         if state.turn >= budgets.max_turns:
-            raise _BudgetExhausted(f"max_turns reached ({budgets.max_turns} model calls)")
+            raise _BudgetExhausted(
+                f"max_turns reached ({counted(budgets.max_turns, 'model call')})"
+            )
         elided = compact(state)
         if elided:
             self._emit(state, "compacted", detail=f"{elided} older tool outputs elided to refs")
@@ -336,7 +339,7 @@ class AgentLoop:
             return False
         if state.unusable_replies >= REPLY_RETRIES:
             count = state.unusable_replies + 1
-            self._finish(state, "failed", f"{reason}, {count} times in a row")
+            self._finish(state, "failed", f"{reason}, {counted(count, 'time')} in a row")
             return True
         state.unusable_replies += 1
         self._append_own(state, Message(role="user", text=note), kind="note")
@@ -510,7 +513,7 @@ class AgentLoop:
     def _count_run(self, state: AgentState) -> None:
         limit = state.budgets.max_script_runs
         if state.script_runs >= limit:
-            raise _BudgetExhausted(f"max_script_runs reached ({limit} script runs)")
+            raise _BudgetExhausted(f"max_script_runs reached ({counted(limit, 'script run')})")
         state.script_runs += 1
 
     async def _run_script(self, state: AgentState, call: ToolCall) -> None:
@@ -650,7 +653,7 @@ class AgentLoop:
             raise _Refusal(too_many_drafts(self.spec.authoring.max_drafts))
         limit = state.budgets.max_script_runs
         if state.script_runs + len(examples) > limit:
-            raise _BudgetExhausted(f"max_script_runs reached ({limit} script runs)")
+            raise _BudgetExhausted(f"max_script_runs reached ({counted(limit, 'script run')})")
         seq = state.next_seq
         previous = state.drafts.get(name)
         outcome = await self.runtime.create_skill(

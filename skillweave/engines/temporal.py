@@ -110,6 +110,7 @@ from skillweave.engines.temporal_setup import require_namespace, search_attribut
 from skillweave.errors import AgentError, ConfigError
 from skillweave.storage.identity import store_identity
 from skillweave.telemetry import tracing
+from skillweave.terminal import counted
 
 _log = logging.getLogger("skillweave.engines")
 
@@ -1034,8 +1035,8 @@ def details_of(request: JobRequest) -> str:
         f"**Agent:** `{spec.name}`" + (f" — {spec.description}" if spec.description else ""),
         f"**Model:** {model}",
         f"**Skills allowed:** {skills}",
-        f"**Limits:** {limits.max_turns} turns · {limits.max_script_runs} script runs · "
-        f"{limits.max_tokens:,} tokens",
+        f"**Limits:** {counted(limits.max_turns, 'turn')} · "
+        f"{counted(limits.max_script_runs, 'script run')} · {counted(limits.max_tokens, 'token')}",
     ]
     if request.inputs:
         names = ", ".join(f"`{ref.key.rsplit('/', 1)[-1]}`" for ref in request.inputs)
