@@ -14,11 +14,17 @@ structured fields (the whole message, the chain of causes, the innermost frames)
 with no chained failure below it: the whole failure stays under
 :data:`FAILURE_MAX_BYTES`. The traceback itself goes to the worker's log at DEBUG.
 
-Cancellation (``asyncio.CancelledError``) and temporalio's own exceptions are never caught.
+temporalio's own exceptions are never caught. A cancellation (``asyncio.CancelledError``) is one
+INFO line saying why (the run was cancelled, this worker is stopping, or the run is gone) and
+leaves as a cancellation, which the SDK records at DEBUG; when the server no longer knows the
+attempt (its run ended, or the attempt timed out there), nobody waits for its outcome, and it
+leaves as a *benign* ``ApplicationError`` instead, which the SDK also records at DEBUG, rather
+than as a cancellation nobody asked for (a WARNING with its traceback).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import traceback
@@ -27,8 +33,9 @@ from datetime import timedelta
 from typing import Any, Final, ParamSpec, TypeVar
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, TemporalError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, TemporalError
 
+from skillweave.agent.identity import job_id_of
 from skillweave.engines.retries import Backoff, Retry, classify
 
 __all__ = ["FAILURE_MAX_BYTES", "application_error", "raises_application_errors"]
@@ -112,8 +119,43 @@ def raises_application_errors(
             return await fn(*args, **kwargs)
         except TemporalError:
             raise
+        except asyncio.CancelledError:
+            gone = _cancelled(fn.__name__)
+            if gone is not None:
+                raise gone from None
+            raise
         except Exception as exc:
             _log.debug("activity %s failed", fn.__name__, exc_info=exc)
             raise application_error(exc) from None
 
     return wrapper
+
+
+def _cancelled(name: str) -> ApplicationError | None:
+    """Say in one INFO line why the activity `name` was cancelled; returns what it leaves as
+    when the server no longer knows the attempt (None: it leaves as the cancellation)."""
+    if not activity.in_activity():
+        return None
+    details = activity.cancellation_details()
+    if details is None:
+        return None  # not Temporal's cancellation: left as it is
+    info = activity.info()
+    if details.not_found:
+        why = "its run has ended (cancelled, or finished by another attempt)"
+    elif details.timed_out:
+        why = "the attempt timed out at the server (it tries again, maybe elsewhere)"
+    elif details.worker_shutdown:
+        why = "this worker is stopping (the run goes on when a worker polls its task queue)"
+    elif details.cancel_requested:
+        why = "its run was cancelled"
+    else:
+        return None  # paused or reset: the SDK says so itself
+    _log.info("%s of run %s cancelled: %s", name, job_id_of(info.workflow_id), why)
+    if details.not_found or details.timed_out:
+        return ApplicationError(
+            f"cancelled: {why}",
+            type="Cancelled",
+            non_retryable=True,
+            category=ApplicationErrorCategory.BENIGN,
+        )
+    return None

@@ -226,6 +226,11 @@ class AgentLoop:
         except asyncio.CancelledError:
             self._finish(state, "cancelled", "cancelled by request")
             raise
+        except GeneratorExit:
+            # The run is being discarded, not ended: a worker that stopped dropped its copy
+            # (the job lives on in Temporal). Nothing is recorded, nor can be, from here.
+            self._unsaved.clear()
+            raise
         except BaseException as exc:
             self._finish(state, "failed", f"{type(exc).__name__}: {exc}")
             raise
