@@ -112,8 +112,7 @@ async def open_manager(
             yield SandboxManager(url=sandbox.manager_url, client=client)
         return
     # The web stack is loaded only for a manager of this process's own.
-    from mcp_manager import create_app
-    from mcp_manager.server import LoopbackServer
+    from mcp_manager.server import loopback_manager
 
     token = secrets.token_urlsafe(32)
     local = settings.model_copy(deep=True)
@@ -121,7 +120,7 @@ async def open_manager(
         update={"manager_token": SecretStr(token), "pool_target": pool_target}
     )
     async with (
-        LoopbackServer(create_app(local, publish=False)) as server,
+        loopback_manager(local, publish=False) as server,
         SandboxClient(server.url, token=token) as client,
     ):
         yield SandboxManager(url=server.url, client=client)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from skillweave.cli.compose import OpenedEngine
     from skillweave.cli.worker import WorkerInfo
-    from skillweave.config import ModelSettings
+    from skillweave.config import ModelSettings, Settings
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.skills import SkillLibrary
 
@@ -151,7 +151,9 @@ def dev(
     MCP manager with a local warm pool, all on this machine.
 
     Jobs started with `skillweave run --engine temporal` run here and survive a restart (the
-    server's state is in a file under ~/.skillweave/ unless --ephemeral).
+    server's state is in a file under ~/.skillweave/ unless --ephemeral). Ctrl-C (or SIGTERM)
+    cancels the activities in flight at once (unless WORKFLOW__WORKER_DRAIN_SECONDS is set),
+    stops the stack and ends with one line naming the runs left in flight; exit 0.
     """
     _start_tracing("skillweave-dev")
     from skillweave.cli.compose import open_embedded_engine
@@ -161,7 +163,7 @@ def dev(
 
     if ephemeral and db_file is not None:
         raise fail("--ephemeral and --db-file exclude each other", code=EXIT_USAGE)
-    settings = get_settings()
+    settings = _stopping_at_once(get_settings())
     chosen = _configured_model(model)
     if not _is_runnable(chosen):
         chosen = _demo_model(chosen)
@@ -210,13 +212,29 @@ def dev(
                     db_file=state,
                 ) as opened,
             ):
-                await _serve_embedded(opened, library, ready=ready)
+                await _serve_embedded(opened, library, ready=ready, left=left)
 
+    left: list[list[str] | None] = []  # the runs in flight when it was stopped
     try:
         with errors():
             asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        err.print("stopped: worker, MCP manager, Temporal")
+        from skillweave.cli.in_flight import stopped_line
+
+        resumes = None if ephemeral else "at the next `skillweave dev`"
+        runs = left[0] if left else []
+        stopped = stopped_line("worker, MCP manager, Temporal", runs, resumes=resumes)
+        err.print(stopped, soft_wrap=True, markup=False)
+
+
+def _stopping_at_once(settings: Settings) -> Settings:
+    """``dev``'s settings: its worker stops with its server, so Ctrl-C cancels the activities
+    in flight at once (they are retried when a worker is back) rather than draining them for
+    ``WORKFLOW__WORKER_DRAIN_SECONDS``, unless that is set."""
+    if "worker_drain_seconds" in settings.workflow.model_fields_set:
+        return settings
+    workflow = settings.workflow.model_copy(update={"worker_drain_seconds": 0.0})
+    return settings.model_copy(update={"workflow": workflow})
 
 
 async def _serve_embedded(
@@ -224,8 +242,12 @@ async def _serve_embedded(
     library: SkillLibrary,
     *,
     ready: Callable[[OpenedEngine[TemporalEngine]], None],
+    left: list[list[str] | None],
 ) -> None:
-    """``dev``'s stack until cancelled: its worker serves the whole `library`, reloaded."""
+    """``dev``'s stack until cancelled: its worker serves the whole `library`, reloaded; the
+    runs then in flight are put in `left` (:func:`~skillweave.cli.in_flight.runs_in_flight`)
+    before anything stops."""
+    from skillweave.cli.in_flight import runs_in_flight
     from skillweave.cli.signals import stop_signals_cancel
     from skillweave.skills.reload import reloading
 
@@ -237,7 +259,11 @@ async def _serve_embedded(
     async with reloading(library, services.use_registry, every=every):
         ready(opened)
         with stop_signals_cancel(asyncio.current_task()):
-            await asyncio.Event().wait()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                left.append(await runs_in_flight(opened.engine))
+                raise
 
 
 def _demo_model(configured: ModelSettings) -> ModelSettings:
