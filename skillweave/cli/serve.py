@@ -357,6 +357,7 @@ def api() -> None:
     try:
         with errors():
             asyncio.run(serve_api(settings, on_ready=ready))
+    roots_of(None)  # a SKILLS__DIRS root that is not a folder: say so, do not start
     except (KeyboardInterrupt, asyncio.CancelledError):
         err.print("API stopped")
 

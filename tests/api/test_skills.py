@@ -431,3 +431,43 @@ async def test_the_request_s_name_and_description_win_over_the_frontmatter(
     assert front.body == "# Hello\n\nSay hi.\n"
     if not overridden:
         assert stored.text == sent["content"]  # nothing to replace: stored as sent
+
+
+async def test_every_answer_names_the_version_version(api: Api) -> None:
+    """One name for the version field (issue 39): ``version`` on writes and reads alike;
+    writes keep ``latest`` for older clients."""
+    body = {"name": "greet", "description": DESCRIPTION, "content": skill_md("greet")}
+    made = (await api.client.post("/v1/skills/", json=body)).json()
+    assert made["version"] == made["latest"] == made["versions"][-1]["version"]
+    assert (made["enabled"], made["held"]) == (True, False)
+    detail = (await api.client.get("/v1/skills/greet")).json()
+    assert detail["version"] == made["version"]
+    listed = (await api.client.get("/v1/skills/", params={"source": "uploaded"})).json()
+    assert [item["version"] for item in listed["items"]] == [made["version"]]
+    zipped = (await upload(api, hello_zip())).json()
+    assert zipped["version"] == zipped["latest"]
+    patched = (await api.client.patch("/v1/skills/greet", json={"enabled": False})).json()
+    assert (patched["version"], patched["enabled"]) == (made["version"], False)
+    schema = (await api.client.get("/openapi.json")).json()["components"]["schemas"]
+    assert schema["SkillRecord"]["properties"]["latest"]["deprecated"] is True
+
+
+async def test_a_skill_another_process_stores_is_unpacked_for_runs_within_the_reload_period(
+    api: Api, tmp_path: Path
+) -> None:
+    """A skill stored by another writer (``skills install``, another API replica) reaches
+    the library runs are pinned against, without a restart; switched off, it leaves it."""
+    other = StoredSkills(api.store)  # not this API's: it is not told of the change
+    await other.add_content("greet", DESCRIPTION, skill_md("greet"))
+    served = tmp_path / "uploaded" / "greet" / "SKILL.md"
+    for _ in range(200):  # the reload period is 2 s; wait up to 10
+        if served.is_file():
+            break
+        await asyncio.sleep(0.05)
+    assert served.is_file()
+    await other.set_enabled("greet", False)
+    for _ in range(200):
+        if not served.exists():
+            break
+        await asyncio.sleep(0.05)
+    assert not served.exists()
