@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Final
 from skillweave.agent.identity import job_id_of
 
 if TYPE_CHECKING:
-    from skillweave.engines.temporal import TemporalEngine
+    from temporalio.client import Client
 
-__all__ = ["runs_in_flight", "stopped_line"]
+    from skillweave.config import WorkflowSettings
+
+__all__ = ["runs_in_flight", "runs_in_flight_at", "stopped_line"]
 
 _ASK_SECONDS: Final = 3.0
 """How long a stopping process waits for the server's answer: a stop is not held up by it."""
@@ -26,9 +28,9 @@ _NAMED: Final = 3
 """Runs named in the line; more are counted."""
 
 
-async def runs_in_flight(engine: TemporalEngine, *, limit: int = 100) -> list[str] | None:
-    """The ids of the runs of `engine`'s task queue that are still running, oldest first;
-    None when the server did not answer within a few seconds (a stop goes on regardless)."""
+async def runs_in_flight(client: Client, task_queue: str, *, limit: int = 100) -> list[str] | None:
+    """The ids of the runs of `task_queue` that are still running, oldest first; None when
+    the server did not answer within a few seconds (a stop goes on regardless)."""
     from temporalio.service import RPCError
 
     from skillweave.engines.temporal import jobs_query
@@ -38,8 +40,8 @@ async def runs_in_flight(engine: TemporalEngine, *, limit: int = 100) -> list[st
     async def ask() -> list[str]:
         found = [
             execution
-            async for execution in engine.client.list_workflows(query, limit=limit)
-            if execution.task_queue == engine.task_queue
+            async for execution in client.list_workflows(query, limit=limit)
+            if execution.task_queue == task_queue
         ]
         found.sort(key=lambda execution: execution.start_time)
         return [job_id_of(execution.id) for execution in found]
@@ -49,6 +51,20 @@ async def runs_in_flight(engine: TemporalEngine, *, limit: int = 100) -> list[st
             return await ask()
     except (RPCError, TimeoutError):
         return None
+
+
+async def runs_in_flight_at(settings: WorkflowSettings) -> list[str] | None:
+    """:func:`runs_in_flight` of ``settings``' task queue, on a client of its own (None: the
+    server cannot be reached)."""
+    from skillweave.engines.temporal import connect
+    from skillweave.errors import ConfigError
+
+    try:
+        async with asyncio.timeout(_ASK_SECONDS):
+            client = await connect(settings)
+    except (ConfigError, TimeoutError):
+        return None
+    return await runs_in_flight(client, settings.task_queue)
 
 
 def stopped_line(what: str, runs: Sequence[str] | None, *, resumes: str | None) -> str:

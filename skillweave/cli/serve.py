@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from skillweave.cli.compose import OpenedEngine
     from skillweave.cli.worker import WorkerInfo
-    from skillweave.config import ModelSettings, Settings
+    from skillweave.config import ModelSettings, Settings, WorkflowSettings
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.skills import SkillLibrary
 
@@ -121,16 +121,44 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
         )
 
     async def main() -> None:
-        with stop_signals_cancel(asyncio.current_task()):
-            async with open_worker(settings, model=chosen, roots=roots) as info:
-                ready(info)
-                await asyncio.Event().wait()
+        async with open_worker(settings, model=chosen, roots=roots) as info:
+            ready(info)
+            # After the in-process manager's server took the signals for itself: these come
+            # later, so Ctrl-C stops the worker (draining it) before the manager.
+            with stop_signals_cancel(asyncio.current_task()):
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    left.append(await _stopping_worker(settings.workflow))
+                    raise
 
+    left: list[list[str] | None] = []  # the runs of its task queue in flight when stopped
     try:
         with errors():
             asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        err.print("worker stopped")
+        from skillweave.cli.in_flight import stopped_line
+
+        queue = settings.workflow.task_queue
+        resumes = f"when a worker polls task queue {queue!r}"
+        stopped = stopped_line("worker", left[0] if left else [], resumes=resumes)
+        err.print(stopped, soft_wrap=True, markup=False)
+
+
+async def _stopping_worker(workflow: WorkflowSettings) -> list[str] | None:
+    """What a worker told to stop says at once (how long its activities may still take), and
+    the runs of its task queue then in flight."""
+    from skillweave.cli.in_flight import runs_in_flight_at
+
+    if workflow.worker_drain_seconds > 0:
+        err.print(
+            f"stopping: the activities in flight have {workflow.worker_drain_seconds:g} s to"
+            " finish (WORKFLOW__WORKER_DRAIN_SECONDS), then they are cancelled and retried"
+            " by another worker",
+            soft_wrap=True,
+            markup=False,
+        )
+    return await runs_in_flight_at(workflow)
 
 
 def dev(
@@ -262,7 +290,8 @@ async def _serve_embedded(
             try:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
-                left.append(await runs_in_flight(opened.engine))
+                engine = opened.engine
+                left.append(await runs_in_flight(engine.client, engine.task_queue))
                 raise
 
 
@@ -326,6 +355,7 @@ def mcp(
     for root in roots:
         if not root.is_dir():
             raise fail(f"--files-root: not a folder: {shown_path(root)}", code=EXIT_USAGE)
+    roots_of(None)  # a SKILLS__DIRS root that is not a folder: say so, do not start
     # stdout is the protocol's: checks and log lines go to stderr.
     preflight(get_settings(), "mcp")
     _service_logging("skillweave-mcp")
@@ -357,7 +387,6 @@ def api() -> None:
     try:
         with errors():
             asyncio.run(serve_api(settings, on_ready=ready))
-    roots_of(None)  # a SKILLS__DIRS root that is not a folder: say so, do not start
     except (KeyboardInterrupt, asyncio.CancelledError):
         err.print("API stopped")
 

@@ -1,6 +1,7 @@
-"""Ctrl-C on `skillweave dev` with a run in flight (issue 39, item 7): the stack stops at once,
-with no traceback, and its last line names the run left in flight and when it resumes. Real
-subprocesses: `skillweave dev` and `skillweave run` as a user types them."""
+"""Ctrl-C on `skillweave dev` or `skillweave worker` with a run in flight (issue 39, item 7):
+they stop with no traceback (dev at once, a worker after its drain), and their last line names
+the runs left in flight and when they resume. Real subprocesses, as a user types them:
+`skillweave dev`, `skillweave worker`, `skillweave run`."""
 
 from __future__ import annotations
 
@@ -36,6 +37,20 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def _skillweave(*argv: str) -> list[str]:
     return [sys.executable, "-m", "skillweave.cli", *argv]
+
+
+def _listed(run: str, env: dict[str, str]) -> None:
+    """Wait until `skillweave runs list` shows `run` (the server lists a new run a moment
+    after it starts)."""
+    deadline = time.monotonic() + 30
+    while True:
+        listed = subprocess.run(
+            _skillweave("runs", "list"), env=env, capture_output=True, text=True, check=False
+        )
+        if run in listed.stdout:
+            return
+        assert time.monotonic() < deadline, listed.stdout + listed.stderr
+        time.sleep(0.5)
 
 
 @pytest.fixture
@@ -102,6 +117,7 @@ def test_ctrl_c_on_dev_with_a_run_in_flight_says_what_was_left_running(
                 break
         run = re.search(r"run-[0-9]{8}-[0-9]{6}-[0-9a-f]{8}", said)
         assert run, said
+        assert "started" in said, said
         time.sleep(1.0)
 
         process.send_signal(signal.SIGINT)
@@ -125,3 +141,77 @@ def test_ctrl_c_on_dev_with_a_run_in_flight_says_what_was_left_running(
     # The activity in flight is cancelled at once, not drained for 30 s, and says so in a line.
     assert took < 20, took
     assert f"invoke_model of run {run.group()} cancelled: this worker is stopping" in stderr, stderr
+
+
+def test_ctrl_c_on_a_worker_drains_it_then_says_what_was_left_running(
+    tmp_path: Path, dev: tuple[subprocess.Popen[str], str]
+) -> None:
+    """`skillweave worker` (its own in-process manager) on a task queue of its own: Ctrl-C
+    says at once how long its activities may still take, drains them, and ends with the runs
+    of its queue in flight; no traceback."""
+    _, address = dev
+    env = _env(
+        tmp_path,
+        WORKFLOW__TEMPORAL_ADDRESS=address,
+        WORKFLOW__TASK_QUEUE="wq",
+        WORKFLOW__WORKER_DRAIN_SECONDS="1",
+    )
+    slow = f"scripted:{tmp_path / 'slow.yaml'}"
+    with (tmp_path / "worker.err").open("w") as errors:
+        worker = subprocess.Popen(
+            _skillweave("worker", "--model", slow),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            cwd=REPO,
+            start_new_session=True,
+        )
+    assert worker.stdout is not None
+    follower: subprocess.Popen[str] | None = None
+    try:
+        for line in worker.stdout:
+            if "Ctrl-C stops it" in line:
+                break
+        follower = subprocess.Popen(
+            _skillweave("run", "--engine", "temporal", "Take your time."),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            start_new_session=True,
+        )
+        assert follower.stderr is not None
+        said = ""
+        for line in follower.stderr:
+            said += line
+            if "started" in line:
+                break
+        run = re.search(r"run-[0-9]{8}-[0-9]{6}-[0-9a-f]{8}", said)
+        assert run, said
+        assert "started" in said, said
+        _listed(run.group(), env)  # the server's list of runs, which the worker asks, has it
+        worker.send_signal(signal.SIGINT)
+        code = worker.wait(timeout=60)
+    finally:
+        for process in (worker, follower):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            if process is not None:
+                process.wait(timeout=30)
+        worker.stdout.close()
+        if follower is not None and follower.stderr is not None:
+            follower.stderr.close()
+
+    stderr = (tmp_path / "worker.err").read_text()
+    assert code == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert (
+        "stopping: the activities in flight have 1 s to finish (WORKFLOW__WORKER_DRAIN_SECONDS),"
+        " then they are cancelled and retried by another worker"
+    ) in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"stopped: worker; 1 run was in flight: {run.group()} (it resumes when a worker polls"
+        " task queue 'wq')"
+    ), stderr
