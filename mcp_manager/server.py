@@ -7,7 +7,9 @@ port it listens on (the in-process manager of ``run``, ``dev``, ``demo``, ``sand
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -54,13 +56,24 @@ def loopback_manager(settings: Settings, **options: Any) -> LoopbackServer:
     return LoopbackServer(app, listener=listener)
 
 
+class _Embedded(uvicorn.Server):
+    """A server inside a process that has its own way to stop: it takes no signal. uvicorn's
+    own would catch SIGINT and SIGTERM (stopping the manager under the job that uses it) and
+    raise them again once stopped, after the process's handlers had put them to use."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 class LoopbackServer:
     """`app` served by uvicorn on 127.0.0.1 and a port the OS picks, as a task of this loop
-    (or on `listener`, a socket bound already, which the server then owns)."""
+    (or on `listener`, a socket bound already, which the server then owns). It takes no
+    signal: the process that runs it stops it (``skillweave.cli.signals``)."""
 
     def __init__(self, app: ASGIApp, *, listener: socket.socket | None = None) -> None:
         self._listener = listener
-        self._server = uvicorn.Server(
+        self._server = _Embedded(
             uvicorn.Config(
                 app,
                 host="127.0.0.1",

@@ -1,10 +1,13 @@
 """Ctrl-C (and, for a service, SIGTERM) cancels the running task, so that what it opened
 closes in order.
 
-uvicorn, under an in-process manager, takes SIGINT for itself and would stop the manager under
-the running job; these handlers come later, so the signal cancels the task instead (the job
-first, then the manager after it). Used by jobs (:func:`~skillweave.cli.job.run_job`), the
-demo's ``--keep``, ``skillweave dev`` and ``skillweave worker``.
+An in-process manager takes no signal (``mcp_manager.server.LoopbackServer``), so the signal
+cancels the task (the job first, then the manager after it). Once the context ends, the same
+signals are ignored while the event loop lasts: what is stopping goes on stopping in order
+(a worker's drain, the manager's sandboxes) instead of breaking off with a KeyboardInterrupt
+and its tracebacks; the loop's end restores the defaults. Used by jobs
+(:func:`~skillweave.cli.job.run_job`), the demo's ``--keep``, ``skillweave dev`` and
+``skillweave worker``.
 """
 
 from __future__ import annotations
@@ -47,3 +50,8 @@ def _signals_cancel(
     finally:
         for number in installed:
             loop.remove_signal_handler(number)
+            loop.add_signal_handler(number, _stopping_already)
+
+
+def _stopping_already() -> None:
+    """A signal while the process stops: it is stopping already (see the module docstring)."""
