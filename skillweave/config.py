@@ -93,7 +93,13 @@ def bundled_skills_dir() -> Path:
 class WorkflowSettings(BaseModel):
     """How agent jobs are executed."""
 
-    execution_engine: ExecutionEngine = "direct"
+    execution_engine: ExecutionEngine = Field(
+        default="temporal",
+        description="temporal (the default): jobs are durable workflows on "
+        "WORKFLOW__TEMPORAL_ADDRESS, run by workers (`skillweave dev` starts a server and a "
+        "worker on this machine); direct: jobs run in the process that starts them, for local "
+        "development (not durable: they end with it).",
+    )
     task_queue: str = "skillweave"
     namespace: str = "default"
     temporal_address: str = "localhost:7233"
@@ -332,6 +338,13 @@ class ModelSettings(ModelProfile):
         "file inside it. Unset: servers refuse such models. The local CLI (run, demo) reads "
         "any file its user names.",
     )
+
+    @property
+    def configured(self) -> bool:
+        """Whether a default model is set: the built-in ``scripted:demo`` (MODEL__PROVIDER and
+        MODEL__NAME left as they are) is a placeholder that names no model."""
+        fields = type(self).model_fields
+        return (self.provider, self.name) != (fields["provider"].default, fields["name"].default)
 
     @field_validator("profiles")
     @classmethod

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 from pydantic import ValidationError
 
@@ -38,3 +40,32 @@ def test_default_dirs_start_with_the_bundled_skills() -> None:
     assert dirs[0] == bundled_skills_dir()
     assert (bundled_skills_dir() / "data-toolkit").is_dir()
     assert not any("~" in str(d) for d in dirs)
+
+
+def test_temporal_is_the_default_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Temporal is the durable default; direct is the local-development switch."""
+    for key in [key for key in os.environ if key.startswith("WORKFLOW__")]:
+        monkeypatch.delenv(key)
+    assert Settings(_env_file=None).workflow.execution_engine == "temporal"
+    monkeypatch.setenv("WORKFLOW__EXECUTION_ENGINE", "direct")
+    assert Settings(_env_file=None).workflow.execution_engine == "direct"
+
+
+def test_no_default_model_is_one_unset_or_unusable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No MODEL__PROVIDER/NAME: no default model (the built-in name is a placeholder); one set
+    but unusable here is absent where it would run, named where workers run it."""
+    from skillweave.llm.factory import default_model_name, default_model_problem
+
+    for key in [key for key in os.environ if key.startswith("MODEL__")]:
+        monkeypatch.delenv(key)
+    unset = Settings(_env_file=None).model
+    assert default_model_problem(unset) == (
+        "no default model is configured (MODEL__PROVIDER, MODEL__NAME)"
+    )
+    assert default_model_problem(unset, runs_here=False) is not None
+    monkeypatch.setenv("MODEL__PROVIDER", "openai")
+    monkeypatch.setenv("MODEL__NAME", "gpt-4o-mini")
+    keyless = Settings(_env_file=None).model
+    assert "needs an API key" in (default_model_problem(keyless) or "")
+    assert default_model_problem(keyless, runs_here=False) is None
+    assert default_model_name(keyless) == "default:openai:gpt-4o-mini"

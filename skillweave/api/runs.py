@@ -67,6 +67,7 @@ from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
 from skillweave.engines.contract import JobView, Phase
 from skillweave.engines.run_id import new_run_id
+from skillweave.engines.services import AgentServices
 from skillweave.errors import (
     AgentError,
     ConfigError,
@@ -76,7 +77,12 @@ from skillweave.errors import (
     SkillUnavailableError,
     SkillweaveError,
 )
-from skillweave.llm.factory import describe_model, resolve_model
+from skillweave.llm.factory import (
+    default_model_name,
+    default_model_problem,
+    describe_model,
+    resolve_model,
+)
 from skillweave.sandbox.packages import publish_skill
 from skillweave.skills import Skill, SkillRegistry
 from skillweave.skills.names import is_scope
@@ -126,9 +132,10 @@ class Run(BaseModel):
     model: str | None = Field(
         default=None,
         description=(
-            "The model the agent names, as provider:name (with its profile); None: the default"
-            " model of the engine that runs it. Each model_called event names the model that"
-            " answered."
+            "The model that runs it, as provider:name (with its profile): the one the agent"
+            " names, else the API's default model, given to the job by name. None only for a"
+            " run another door started without naming one (its worker's default runs it)."
+            " Each model_called event names the model that answered."
         ),
     )
     created_at: datetime
@@ -202,7 +209,7 @@ class RunService:
             raise ApiProblem(422, f"no agent {agent_id!r}", title="Unknown agent")
         if len(files) > _MAX_FILES:
             raise ApiProblem(422, f"at most {_MAX_FILES} files per run")
-        model = self._model_of(agent)
+        named, model = self._model_of(agent)
         pinned = await self._pin(agent)
         run_id = new_run_id()
         names = [_file_name(upload) for upload in files]
@@ -230,7 +237,7 @@ class RunService:
             created_at=datetime.now(UTC),
         )
         await self._save(run)
-        spec = agent.to_spec().model_copy(update={"pinned": pinned})
+        spec = agent.to_spec().model_copy(update={"pinned": pinned, "model": named})
         await self.engine.start(
             JobRequest(job_id=run_id, task=text, agent=spec, inputs=tuple(inputs))
         )
@@ -239,16 +246,40 @@ class RunService:
         watcher.add_done_callback(self._watchers.discard)
         return run
 
-    def _model_of(self, agent: Agent) -> str | None:
-        """The model the agent names, as the run record shows it (None: the default); it
-        must still resolve (settings may have changed since the agent was made)."""
-        if not agent.model_id:
-            return None
-        try:
-            profile = resolve_model(self.state.settings.model, agent.model_id)
-        except ConfigError as exc:
-            raise ApiProblem(422, f"the agent's model_id: {exc}", title="Unknown model") from None
-        return describe_model(profile, agent.model_id)
+    def _model_of(self, agent: Agent) -> tuple[str | None, str]:
+        """The model that runs the agent's job: as the job names it and as the run record
+        shows it (``provider:name``). It is the agent's model_id, which must resolve here now
+        (settings may have changed since the agent was made), else the engine's default: on
+        the temporal engine this API's (``MODEL__*``, named to the job explicitly,
+        ``llm.factory.default_model_name``, so that the worker runs exactly that model or
+        refuses), on the direct engine the one it opened. No default: refused (422)."""
+        model = self.state.settings.model
+        if agent.model_id:
+            try:
+                profile = resolve_model(model, agent.model_id)
+            except ConfigError as exc:
+                raise ApiProblem(
+                    422, f"the agent's model_id: {exc}", title="Unknown model"
+                ) from None
+            return agent.model_id, describe_model(profile, agent.model_id)
+        local: AgentServices | None = getattr(self.engine, "services", None)
+        if local is None:  # the temporal engine: its workers hold the model's keys
+            missing = default_model_problem(model, runs_here=False)
+        elif local.provider is None:
+            missing = default_model_problem(model) or "it could not be opened"
+        else:  # the direct engine: its jobs run here, on its default
+            if local.models is None:  # a process of one model: nothing else to run
+                return None, local.provider.name
+            model, missing = local.models.settings, None
+        if missing is not None:
+            raise ApiProblem(
+                422,
+                f"the agent names no model (model_id) and this server has no default model"
+                f" ({missing}): give the agent a model_id, a profile of"
+                " MODEL__PROFILES__<NAME>__* or PROVIDER:NAME",
+                title="No model",
+            )
+        return default_model_name(model), f"{model.provider}:{model.name}"
 
     async def _pin(self, agent: Agent) -> tuple[PinnedSkill, ...] | None:
         """The agent's skills (their trees too) at their current versions, each package put

@@ -3,8 +3,10 @@
 :func:`api_app` opens the engine with :func:`~skillweave.cli.compose.open_engine`: on the
 direct engine the API runs jobs in its own process, with the model of ``MODEL__*``, the
 configured store and a manager (``SANDBOX__MANAGER_URL`` or one started here), and serves its
-services' uploaded skills and worker metrics; on the temporal engine it starts workflows that
-``skillweave worker`` processes run (the store must be the workers' store).
+services' uploaded skills and worker metrics; on the temporal engine (the default) it starts
+workflows that ``skillweave worker`` processes run (the store must be the workers' store).
+Either way it starts without a default model (``MODEL__*`` unset or unusable): a run whose
+agent names no model is then refused when it is submitted (``skillweave.api.runs``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
 
     # The store's skills are unpacked into a folder of this process's own, removed at the end.
     with owned_folder(settings, "api") as own:
+        # A server may have no default model: each run's agent then names its own.
         async with open_engine(own) as opened:
             hooks: list[Callable[..., Any]] = [open_skills]
             if opened.services is not None:  # jobs run here: their skills and metrics too

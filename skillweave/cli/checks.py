@@ -3,15 +3,16 @@
 Each check answers one question about this process's configuration with one line, ``ok``,
 ``warn`` or ``fail``, and what to do:
 
-- **temporal** (when ``WORKFLOW__EXECUTION_ENGINE=temporal``): reachable, the namespace exists,
-  skillweave's search attributes are registered with their types;
+- **temporal** (when ``WORKFLOW__EXECUTION_ENGINE=temporal``, the default): reachable (else
+  both remedies: start a server, or the direct engine), the namespace exists, skillweave's
+  search attributes are registered with their types;
 - **store**: an object written, read back and removed; the store's id;
 - **manager** (when ``SANDBOX__MANAGER_URL`` is set): reachable, and takes the configured token;
 - **agree**: what must be the same across processes is: the manager's store is this one, and
   its script limit (``SANDBOX__TIMEOUT_SECONDS``, decided by the manager alone) fits in a script
   step (``WORKFLOW__SCRIPT_TIMEOUT_SECONDS``, this process's);
-- **model**: every model profile has what it needs (credentials, an endpoint that answers a
-  listing of its models: no tokens spent);
+- **model** (the default model, if any, and the profiles) and **agents** (``doctor``: the
+  stored agents with no model that resolves): :mod:`skillweave.cli.model_checks`;
 - **isolation** (where scripts run: a manager, or a process that starts one in-process): the
   mode scripts would run in, probed as an executor would.
 
@@ -25,15 +26,16 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
 from skillweave.cli.console import err
 from skillweave.cli.errors import fail
-from skillweave.config import ModelProfile, Settings
+from skillweave.cli.model_checks import agents_check, model_check
+from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
+from skillweave.config import Settings
 from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -41,65 +43,38 @@ if TYPE_CHECKING:
 
 __all__ = ["Check", "Role", "preflight", "print_checks", "run_checks"]
 
-Status = Literal["ok", "warn", "fail"]
-Role = Literal["doctor", "worker", "dev", "api", "manager", "mcp", "run"]
-_TIMEOUT = 5.0
+_DIRECT = "WORKFLOW__EXECUTION_ENGINE=direct"
 _STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One line of the answer. `transient`: a failure that may pass by itself (something not
-    reachable yet), which does not stop a service from starting."""
-
-    name: str
-    status: Status
-    detail: str
-    transient: bool = False
-
-
-@dataclass(slots=True)
-class _Probe:
-    """What the checks share while they run: the settings, the role asking, what was found."""
-
-    settings: Settings
-    role: Role
-    store_id: str | None = None
-    manager: dict[str, object] | None = field(default=None)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-async def _temporal(probe: _Probe) -> Check:
+async def _temporal(probe: Probe) -> Check:
     settings = probe.settings
     if settings.workflow.execution_engine != "temporal":
         return Check("temporal", "ok", "not used (WORKFLOW__EXECUTION_ENGINE=direct)")
-    from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
-
-    from skillweave.engines.temporal import connect
+    from skillweave.engines.temporal import TemporalUnreachableError, connect
     from skillweave.engines.temporal_setup import search_attribute_problems
     from skillweave.errors import ConfigError
 
     workflow = settings.workflow
     try:
-        client = await asyncio.wait_for(connect(workflow), _TIMEOUT)
-    except (ConfigError, TimeoutError) as exc:
-        why = str(exc) or f"no answer in {_TIMEOUT:g} s"
-        return Check("temporal", "fail", why, transient=True)
+        client = await asyncio.wait_for(connect(workflow), TIMEOUT)
+    except TemporalUnreachableError as exc:
+        # A worker is Temporal's whatever the engine; the others could do without it. The
+        # API cannot start without its engine: not a failure to start past.
+        why = str(exc) if probe.role == "worker" else exc.or_direct(_DIRECT)
+        return Check("temporal", "fail", why, transient=probe.role != "api")
+    except TimeoutError:
+        return Check("temporal", "fail", f"no answer in {TIMEOUT:g} s", transient=True)
+    except ConfigError as exc:  # not HOST:PORT, or no such namespace: will not pass by itself
+        return Check("temporal", "fail", str(exc))
     try:
-        await client.workflow_service.describe_namespace(
-            DescribeNamespaceRequest(namespace=workflow.namespace)
-        )
         problems = await search_attribute_problems(client, workflow.namespace)
-    except Exception as exc:  # RPCError: the namespace is missing, or not ours to read
+    except Exception as exc:  # RPCError: the namespace is not ours to read
         return Check(
             "temporal",
             "fail",
             f"namespace {workflow.namespace!r} at {workflow.temporal_address}: "
-            f"{_first_line(exc)}; create it or set WORKFLOW__NAMESPACE",
+            f"{first_line(exc)}; check its permissions or set WORKFLOW__NAMESPACE",
         )
     if problems:
         return Check(
@@ -111,7 +86,7 @@ async def _temporal(probe: _Probe) -> Check:
     return Check("temporal", "ok", f"{workflow.temporal_address}, namespace {workflow.namespace}")
 
 
-async def _store(probe: _Probe) -> Check:
+async def _store(probe: Probe) -> Check:
     from skillweave.cli.compose import open_store
     from skillweave.storage.identity import store_identity
 
@@ -130,7 +105,7 @@ async def _store(probe: _Probe) -> Check:
         return Check(
             "store",
             "fail",
-            f"{where}: {_first_line(exc)}; check the STORAGE__ settings",
+            f"{where}: {first_line(exc)}; check the STORAGE__ settings",
             transient=True,
         )
     return Check(
@@ -141,7 +116,7 @@ async def _store(probe: _Probe) -> Check:
     )
 
 
-async def _read_store_id(probe: _Probe) -> None:
+async def _read_store_id(probe: Probe) -> None:
     """The store's id without the write probe (a check that only compares it)."""
     from skillweave.cli.compose import open_store
     from skillweave.storage.identity import store_identity
@@ -153,7 +128,7 @@ async def _read_store_id(probe: _Probe) -> None:
         probe.store_id = None
 
 
-async def _manager(probe: _Probe) -> Check:
+async def _manager(probe: Probe) -> Check:
     import httpx
 
     sandbox = probe.settings.sandbox
@@ -163,7 +138,7 @@ async def _manager(probe: _Probe) -> Check:
     token = sandbox.manager_token
     headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
     try:
-        async with httpx.AsyncClient(base_url=url, timeout=_TIMEOUT) as client:
+        async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as client:
             answer = await client.get("/sandbox/pool", headers=headers)
             health = await client.get("/healthz")
     except httpx.HTTPError as exc:
@@ -190,7 +165,7 @@ async def _manager(probe: _Probe) -> Check:
     return Check("manager", "ok", f"{url}{f' ({name})' if name else ''} takes the token")
 
 
-async def _agree(probe: _Probe) -> Check:
+async def _agree(probe: Probe) -> Check:
     settings = probe.settings
     problems = []
     remote = settings.sandbox.manager_url
@@ -211,7 +186,11 @@ async def _agree(probe: _Probe) -> Check:
         limit = settings.sandbox.timeout_seconds
         where = f"SANDBOX__TIMEOUT_SECONDS ({limit:g} s)"
     step = settings.workflow.script_timeout_seconds
-    uses_steps = settings.workflow.execution_engine == "temporal" and probe.role != "manager"
+    # The manager and the MCP front door run scripts themselves, never in a Temporal step.
+    uses_steps = settings.workflow.execution_engine == "temporal" and probe.role not in (
+        "manager",
+        "mcp",
+    )
     if uses_steps and isinstance(limit, int | float) and limit >= step:
         problems.append(
             f"{where} is not under WORKFLOW__SCRIPT_TIMEOUT_SECONDS ({step:g} s): a long "
@@ -224,71 +203,6 @@ async def _agree(probe: _Probe) -> Check:
     return Check("agree", "ok", f"the manager's store and script limit ({limit} s) fit")
 
 
-async def _model_profile(
-    label: str, setting: str, profile: ModelProfile
-) -> tuple[Status, str, bool]:
-    """One profile: (status, detail, transient)."""
-    from pathlib import Path
-
-    import httpx
-
-    from skillweave.errors import ConfigError
-    from skillweave.llm import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL
-    from skillweave.llm.factory import check_profile
-
-    if profile.provider == "scripted":
-        if Path(profile.name).is_file():
-            return "ok", f"{label}: replays the script {profile.name}", False
-        return (
-            "warn",
-            f"{label}: the scripted model ({profile.name}) answers from a script: set "
-            f"{setting}PROVIDER, {setting}NAME and {setting}API_KEY for a real one",
-            False,
-        )
-    try:
-        check_profile(profile, what=label, setting=setting)
-    except ConfigError as exc:
-        return "fail", str(exc), False
-    openai = profile.provider == "openai"
-    base = profile.base_url or (DEFAULT_OPENAI_BASE_URL if openai else DEFAULT_ANTHROPIC_BASE_URL)
-    base = base.rstrip("/")
-    key = profile.api_key.get_secret_value() if profile.api_key is not None else ""
-    headers = (
-        ({"Authorization": f"Bearer {key}"} if key else {})
-        if openai
-        else {"x-api-key": key, "anthropic-version": "2023-06-01"}
-    )
-    try:
-        async with httpx.AsyncClient(timeout=_TIMEOUT) as client:
-            answer = await client.get(f"{base}/models", headers=headers)
-    except httpx.HTTPError as exc:
-        return "fail", f"{label}: cannot reach {base} ({type(exc).__name__})", True
-    if answer.status_code in (401, 403):
-        return "fail", f"{label}: {base} refuses {setting}API_KEY ({answer.status_code})", False
-    if answer.is_error:
-        return "warn", f"{label}: {base}/models answered {answer.status_code}", False
-    return "ok", f"{label} at {base} answers", False
-
-
-async def _model(probe: _Probe) -> Check:
-    model = probe.settings.model
-    profiles: list[tuple[str, str, ModelProfile]] = [
-        (f"model '{model.provider}:{model.name}'", "MODEL__", model)
-    ]
-    profiles += [
-        (f"model profile {name!r}", f"MODEL__PROFILES__{name.upper()}__", profile)
-        for name, profile in sorted(model.profiles.items())
-    ]
-    answers = [await _model_profile(*each) for each in profiles]
-    worst: Status = "ok"
-    for status, _, _ in answers:
-        if status == "fail" or (status == "warn" and worst == "ok"):
-            worst = status
-    shown = [detail for status, detail, _ in answers if status == worst]
-    transient = all(transient for status, _, transient in answers if status == "fail")
-    return Check("model", worst, "; ".join(shown), transient=worst == "fail" and transient)
-
-
 def _probe_isolation(choice: str) -> str:
     """The mode an executor started here with `choice` would run scripts in, probed as its
     pool would (:func:`sandbox_executor.isolation.probe_isolation`)."""
@@ -298,7 +212,7 @@ def _probe_isolation(choice: str) -> str:
     return probe_isolation(ExecutorSettings(isolation=choice)).isolation  # type: ignore[arg-type]
 
 
-async def _isolation(probe: _Probe) -> Check:
+async def _isolation(probe: Probe) -> Check:
     from skillweave.sandbox.models import describe_isolation, isolation_of_health
 
     settings = probe.settings
@@ -321,13 +235,13 @@ async def _isolation(probe: _Probe) -> Check:
     return Check("isolation", status, describe_isolation(mode, setting=setting))
 
 
-_CheckFn = Callable[[_Probe], Awaitable[Check]]
-_ALL: tuple[_CheckFn, ...] = (_temporal, _store, _manager, _agree, _model, _isolation)
+_CheckFn = Callable[[Probe], Awaitable[Check]]
+_ALL: tuple[_CheckFn, ...] = (_temporal, _store, _manager, _agree, model_check, _isolation)
 _BY_ROLE: dict[Role, tuple[_CheckFn, ...]] = {
-    "doctor": _ALL,
+    "doctor": (*_ALL, agents_check),
     "worker": _ALL,
     # The embedded stack starts its own Temporal (attributes registered) and manager.
-    "dev": (_store, _model, _isolation),
+    "dev": (_store, model_check, _isolation),
     "api": (_temporal, _store, _manager, _agree),
     "manager": (_store, _isolation),
     "mcp": (_store, _manager, _agree, _isolation),
@@ -341,10 +255,10 @@ async def run_checks(settings: Settings, role: Role = "doctor") -> list[Check]:
     if role == "worker":  # a worker is Temporal's, whatever WORKFLOW__EXECUTION_ENGINE says
         workflow = settings.workflow.model_copy(update={"execution_engine": "temporal"})
         settings = settings.model_copy(update={"workflow": workflow})
-    probe = _Probe(settings, role)
+    probe = Probe(settings, role)
     checks = _BY_ROLE[role]
     if role == "api" and settings.workflow.execution_engine == "direct":
-        checks = (*checks, _model, _isolation)  # its jobs run in the API's process
+        checks = (*checks, model_check, _isolation)  # its jobs run in the API's process
     elif role == "api" and not settings.sandbox.manager_url:
         checks = (_temporal, _store)  # its jobs run on the workers, with their managers
     return [await check(probe) for check in checks]
@@ -366,14 +280,15 @@ def preflight(settings: Settings, role: Role, *, show_ok: bool = True) -> None:
     stops it here.
 
     Raises:
-        typer.Exit: one line naming the first such failure, and what to do.
+        typer.Exit: one line naming the first such failure, and what to do (that check's
+            own line is this one: not said twice).
     """
     checks = asyncio.run(run_checks(settings, role))
-    print_checks([c for c in checks if show_ok or c.status != "ok"], starting=True)
     red = [c for c in checks if c.status == "fail" and not c.transient]
+    shown = [c for c in checks if (show_ok or c.status != "ok") and c not in red[:1]]
+    print_checks(shown, starting=True)
     if red:
-        first = red[0]
-        raise _refused(role, first)
+        raise _refused(role, red[0])
 
 
 def _refused(role: Role, check: Check) -> typer.Exit:

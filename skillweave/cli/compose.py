@@ -35,7 +35,8 @@ from pydantic import SecretStr
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.errors import ConfigError
-from skillweave.llm import ModelProvider, ModelProviders, open_provider
+from skillweave.llm import ModelProviders
+from skillweave.llm.factory import describe_default, open_default_provider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillLibrary, SkillRegistry
 from skillweave.storage import open_store as store_of_settings
@@ -139,20 +140,19 @@ async def open_services(
     settings: Settings,
     *,
     registry: SkillRegistry,
-    model: ModelSettings,
+    model: ModelSettings | None,
     pool_target: int = POOL_TARGET,
 ) -> AsyncIterator[LocalServices]:
-    """The side effects of agent jobs, composed once for every engine: the `model`'s provider,
-    the settings' artifact store and a manager (:func:`open_manager`) with its client. The
-    direct engine runs on them, and so do a Temporal worker's activities. Everything is closed
-    when the context ends, the manager before the store.
+    """The side effects of jobs, for every engine (the direct engine's, a worker's activities):
+    the `model`'s provider (None: the settings' default, which a server may lack), the settings'
+    artifact store and a manager (:func:`open_manager`) with its client.
 
     Raises:
-        ConfigError: the model cannot be opened, or a manager URL comes without its token.
+        ConfigError: `model` cannot be opened, or a manager URL comes without its token.
     """
     async with contextlib.AsyncExitStack() as stack:
-        provider: ModelProvider = open_provider(model)
-        models = ModelProviders(model, default=provider)
+        provider = open_default_provider(model or settings.model, required=model is not None)
+        models = ModelProviders(model or settings.model, default=provider)
         stack.push_async_callback(models.aclose)
         store = await stack.enter_async_context(open_store(settings))
         manager = await stack.enter_async_context(open_manager(settings, pool_target=pool_target))
@@ -161,7 +161,7 @@ async def open_services(
             registry=registry,
             store=store,
             provider=provider,
-            model=provider.name.partition(":")[2] or provider.name,
+            model=None if provider is None else provider.name.partition(":")[2] or provider.name,
             sandbox=manager.client,
             models=models,
         )
@@ -227,7 +227,7 @@ async def open_engine(
             ``SKILLS__DIRS`` and the store's skills unpacked into ``SKILLS__UPLOADED_DIR``,
             which must be this process's own: ``skills.library.owned_folder``); a Temporal
             engine's workers have their own.
-        model: the model of a direct engine's jobs (default ``settings.model``).
+        model: the model of a direct engine's jobs (None: ``settings.model``, may be absent).
 
     Raises:
         ConfigError: see :func:`open_direct_engine` and :func:`open_temporal_engine`.
@@ -239,9 +239,7 @@ async def open_engine(
             if registry is None:  # the whole library: directories and the store's skills
                 async with open_store(settings) as store:
                     registry = await SkillLibrary(settings.skills, store=store).reload()
-            opening = open_direct_engine(
-                settings, registry=registry, model=model if model is not None else settings.model
-            )
+            opening = open_direct_engine(settings, registry=registry, model=model)
         case "temporal":
             opening = open_temporal_engine(settings)
         case _:
@@ -255,7 +253,7 @@ async def open_direct_engine(
     settings: Settings,
     *,
     registry: SkillRegistry,
-    model: ModelSettings,
+    model: ModelSettings | None,
     pool_target: int = POOL_TARGET,
 ) -> AsyncIterator[OpenedEngine[DirectEngine]]:
     """The loop in this process, on :func:`open_services` (a manager of its own unless
@@ -278,7 +276,7 @@ async def open_direct_engine(
             engine=engine,
             store=services.store,
             settings=settings,
-            model=services.provider.name,
+            model=describe_default(services.provider),
             follow=engine.follow,
             services=services,
             manager_url=local.manager_url,
@@ -368,7 +366,7 @@ async def open_embedded_engine(
             engine=engine,
             store=local.services.store,
             settings=here,
-            model=local.services.provider.name,
+            model=describe_default(local.services.provider),
             follow=engine.follow,
             services=local.services,
             manager_url=local.manager_url,

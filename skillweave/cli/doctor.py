@@ -24,9 +24,9 @@ temporal_app = typer.Typer(help="The Temporal namespace skillweave's jobs run in
 
 
 def doctor(as_json: JsonOption = False) -> None:
-    """Check that jobs can run with this configuration: Temporal, the store, the manager,
-    that settings shared with it agree, the models and script isolation, one line each with
-    what to do."""
+    """Check that jobs can run with this configuration: Temporal (the default engine), the
+    store, the manager, that settings shared with it agree, the models, script isolation and
+    the stored agents without a model, one line each with what to do."""
     settings = get_settings()
     with errors():
         checks = asyncio.run(run_checks(settings))
@@ -40,7 +40,8 @@ def doctor(as_json: JsonOption = False) -> None:
 
 @temporal_app.command("setup")
 def setup() -> None:
-    """Register skillweave's search attributes in the configured namespace (idempotent)."""
+    """Register skillweave's search attributes in the configured namespace (idempotent); a
+    namespace that does not exist is one line saying how to create it."""
     from skillweave.engines.temporal import connect
     from skillweave.engines.temporal_setup import register_search_attributes
 

@@ -11,7 +11,8 @@ the live view or JSON lines (:class:`~skillweave.cli.view.JobOutput`). ``skillwe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+import contextlib
+from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
@@ -36,6 +37,7 @@ from skillweave.config import (
     ModelSettings,
     get_settings,
 )
+from skillweave.errors import ConfigError
 from skillweave.sandbox.models import Isolation, describe_isolation, isolation_of_health
 from skillweave.terminal import terminal_safe
 
@@ -86,7 +88,10 @@ def run_command(
     ] = None,
     engine: Annotated[
         ExecutionEngine | None,
-        typer.Option(help="direct | temporal (default: WORKFLOW__EXECUTION_ENGINE)."),
+        typer.Option(
+            help="temporal | direct (default: WORKFLOW__EXECUTION_ENGINE, temporal unless set); "
+            "direct runs the job in this process, not durably."
+        ),
     ] = None,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Copy the output artifacts into this folder.")
@@ -97,13 +102,16 @@ def run_command(
 ) -> None:
     """Run an agent job on TASK: the live view of every step, then the answer and outputs.
 
-    Direct engine: the job runs in this process; scripts run in sandboxes through
-    SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool started
-    here. Temporal engine: the job is a workflow on WORKFLOW__TEMPORAL_ADDRESS, run by a worker
-    (`skillweave worker`, or `skillweave dev` for the whole stack) with the worker's store, on
-    the model the job names (resolved by the worker) or the worker's default; the result ends
-    with the job's page in the Temporal UI. While no worker answers (one was killed or is
-    restarting) the command says it waits for one and goes on following.
+    Temporal engine (the default): the job is a durable workflow on
+    WORKFLOW__TEMPORAL_ADDRESS, run by a worker (`skillweave worker`, or `skillweave dev` for
+    the whole stack) with the worker's store, on the model the job names (resolved by the
+    worker) or the worker's default; the result ends with the job's page in the Temporal UI.
+    While no worker answers (one was killed or is restarting) the command says it waits for
+    one and goes on following. No server at the address: exit 2, naming both remedies.
+    Direct engine (--engine direct or WORKFLOW__EXECUTION_ENGINE=direct, for local
+    development): the job runs in this process and ends with it; scripts run in sandboxes
+    through SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool
+    started here.
     Exit 0 when the job completes, 1 when it fails, is cancelled or runs out of budget, 2 for
     bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the job
     may still be running), 130 on Ctrl-C (a direct job is cancelled; a Temporal job keeps
@@ -142,7 +150,7 @@ def run_command(
     on_engine = settings.model_copy(update={"workflow": workflow})
 
     async def main() -> JobRun:
-        with shown.live():
+        with shown.live(), _without_temporal(chosen_engine):
             async with open_engine(on_engine, registry=registry, model=chosen) as opened:
                 if opened.services is not None and opened.services.models is not None:
                     # A direct engine's jobs are this user's: a script they name may be any file.
@@ -198,6 +206,24 @@ def _say_where(
             )
         case _:
             assert_never(engine)
+
+
+@contextlib.contextmanager
+def _without_temporal(engine: ExecutionEngine) -> Iterator[None]:
+    """No Temporal server for a job on the temporal engine: the line that names both
+    remedies (start one, or run the job on the direct engine)."""
+    try:
+        yield
+    except ConfigError as exc:
+        if engine == "temporal":
+            # Raised by the Temporal engine only, so its module is loaded by then.
+            from skillweave.engines.temporal import TemporalUnreachableError
+
+            if isinstance(exc, TemporalUnreachableError):
+                raise ConfigError(
+                    exc.or_direct("--engine direct (or WORKFLOW__EXECUTION_ENGINE=direct)")
+                ) from None
+        raise
 
 
 # --- what `run` and `demo` share -------------------------------------------------------------

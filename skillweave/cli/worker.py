@@ -17,6 +17,7 @@ from pathlib import Path
 from skillweave.cli.compose import POOL_TARGET, open_services, running_worker
 from skillweave.cli.library import opened_library
 from skillweave.config import ModelSettings, Settings
+from skillweave.llm.factory import describe_default
 from skillweave.skills.library import owned_folder
 from skillweave.skills.reload import reloading
 
@@ -38,7 +39,7 @@ class WorkerInfo:
 async def open_worker(
     settings: Settings,
     *,
-    model: ModelSettings,
+    model: ModelSettings | None,
     roots: Sequence[Path],
     pool_target: int = POOL_TARGET,
 ) -> AsyncIterator[WorkerInfo]:
@@ -46,7 +47,8 @@ async def open_worker(
     with the services of :func:`~skillweave.cli.compose.open_services` and their metrics at
     ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set. Its jobs use the whole
     library: the directory `roots` and the store's skills (unpacked into a folder of this
-    process's own), reloaded every ``SKILLS__RELOAD_SECONDS``.
+    process's own), reloaded every ``SKILLS__RELOAD_SECONDS``. Its default model is `model`,
+    else (None) ``MODEL__*``, which may be absent: jobs then name theirs.
 
     Raises:
         ConfigError: the server cannot be reached, or the model or manager cannot be used.
@@ -74,5 +76,5 @@ async def open_worker(
                     namespace=workflow.namespace,
                     task_queue=workflow.task_queue,
                     manager_url=local.manager_url,
-                    model=local.services.provider.name,
+                    model=describe_default(local.services.provider),
                 )

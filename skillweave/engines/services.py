@@ -66,7 +66,12 @@ from skillweave.errors import (
     SkillNotFoundError,
 )
 from skillweave.llm.base import ModelProvider
-from skillweave.llm.factory import ModelProviders
+from skillweave.llm.factory import (
+    NAME_A_MODEL,
+    ModelProviders,
+    default_model_problem,
+    names_default,
+)
 from skillweave.llm.messages import Message, ModelRequest
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import (
@@ -156,13 +161,15 @@ class AgentServices:
         settings: skills (catalog budget, resource caps) and sandbox (script timeout) sections.
         registry: the skill library snapshot jobs use.
         store: where transcripts, packages and artifacts live.
-        provider: the default model, for jobs whose agent names none.
-        model: its name, as model requests carry it.
+        provider: the default model, for jobs whose agent names none; None: there is none
+            (such a job fails for good, saying so: ``llm.factory.default_model_problem``).
+        model: its name, as model requests carry it (None with no default).
         sandbox: a client of the MCP manager that runs scripts.
         metrics: where model calls, tokens, script runs, activations and searches are
             counted (default: a registry of its own).
         models: the models jobs may name (profiles, ``provider:name``), opened on first use;
-            None: a job that names a model fails with a config error (nothing to resolve it).
+            None: a job that names a model fails with a config error (nothing to resolve it),
+            but for the default given by name (``llm.factory.default_model_name``): `provider`.
     """
 
     def __init__(
@@ -171,8 +178,8 @@ class AgentServices:
         settings: Settings,
         registry: SkillRegistry,
         store: ArtifactStore,
-        provider: ModelProvider,
-        model: str,
+        provider: ModelProvider | None,
+        model: str | None,
         sandbox: SandboxClient,
         metrics: WorkerMetrics | None = None,
         models: ModelProviders | None = None,
@@ -412,7 +419,7 @@ class AgentServices:
             try:
                 model = self._model_of(request)[0].name
             except ConfigError:  # not retried: its notice is never shown
-                model = request.model or self.model
+                model = request.model or self.model or ""
         return call_name(request, model=model)
 
     def _model_of(self, request: InvokeModelInput) -> tuple[ModelProvider, str, int | None]:
@@ -422,7 +429,16 @@ class AgentServices:
         Raises:
             ConfigError: the job names a model that does not resolve here (never retried).
         """
-        if not request.model:
+        # A process that resolves no names (no `models`) runs its one model as the default.
+        if not request.model or (self.models is None and names_default(request.model)):
+            if self.provider is None or self.model is None:
+                problem = (
+                    default_model_problem(self.models.settings) if self.models else None
+                ) or "no default model"
+                raise ConfigError(
+                    f"the job names no model and this worker has none by default ({problem}):"
+                    f" {NAME_A_MODEL}"
+                )
             attempts = self.models.settings.max_attempts if self.models is not None else None
             return self.provider, self.model, attempts
         if self.models is None:

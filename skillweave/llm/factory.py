@@ -17,6 +17,16 @@ reads any file (``any_script=True``): ``run``'s ``--model`` and agent spec (reso
 ``--model`` a ``worker`` or ``dev`` is started with (its default model). The default model
 and the profiles are the operator's settings and are taken as configured.
 
+**The default model may be absent** (:func:`default_model_problem`): nothing set in
+``MODEL__PROVIDER``/``MODEL__NAME`` (the built-in ``scripted:demo`` is a placeholder, no model),
+or a configured default that cannot be used. Servers start without one: a job must then name its
+model (:data:`NAME_A_MODEL`), and one that names none is refused when it is submitted (the API)
+or failed for good (a worker). The API gives a job its default model explicitly, as
+``default:provider:name`` (:func:`default_model_name`): a worker runs it on its own default, with
+its endpoint, key and retries, only when that is the same model, and otherwise fails the job for
+good saying the two differ (:class:`ModelProviders`). Only jobs name a model so: an agent's
+``model_id`` or ``--model`` cannot (``default`` is no provider).
+
 A ``provider:name`` takes the default's endpoint and key only when they were configured for
 that provider (or for no real one: ``MODEL__PROVIDER`` unset or ``scripted``, which is how
 ``MODEL__BASE_URL=… MODEL__API_KEY=… skillweave run --model openai:NAME`` reaches a local server).
@@ -26,6 +36,7 @@ endpoint it was configured with.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path, PurePath
@@ -41,10 +52,16 @@ from skillweave.llm.openai import DEFAULT_OPENAI_BASE_URL, OpenAIProvider
 from skillweave.llm.scripted import ScriptedProvider
 
 __all__ = [
+    "NAME_A_MODEL",
     "ModelProviders",
     "ProviderKind",
     "check_profile",
+    "default_model_name",
+    "default_model_problem",
+    "describe_default",
     "describe_model",
+    "names_default",
+    "open_default_provider",
     "open_provider",
     "parse_model_option",
     "requested_script",
@@ -59,12 +76,104 @@ _MODEL_OPTION_HINT = (
     "or scripted:path/to/script.yaml"
 )
 _OPENAI_API_HOST = "api.openai.com"
+_log = logging.getLogger("skillweave.models")
 SCRIPT_NAME_MAX_CHARS: Final = 1024
 """The longest ``NAME`` of a requested ``scripted:NAME``; a longer one is refused unread."""
 _NOT_A_SERVED_SCRIPT: Final = (
     "a scripted model named by a request must be a script file inside MODEL__SCRIPTS_DIR,"
     " named by its path there (scripted:NAME.yaml)"
 )
+
+
+NAME_A_MODEL: Final = (
+    "each job must name its model: an agent's model_id (API) or model (spec) or run's --model,"
+    " as a profile (MODEL__PROFILES__<NAME>__PROVIDER, __NAME…) or PROVIDER:NAME; or set"
+    " MODEL__PROVIDER and MODEL__NAME for a default"
+)
+"""What to do when there is no default model, for every message that says so."""
+
+
+def default_model_problem(settings: ModelSettings, *, runs_here: bool = True) -> str | None:
+    """Why there is no default model (``MODEL__*``), in one line; None when there is one.
+
+    It is absent when ``MODEL__PROVIDER`` and ``MODEL__NAME`` name no model (the built-in
+    ``scripted:demo`` is a placeholder: ``ModelSettings.configured``), or, in a process that
+    runs it (`runs_here`), when the configured one cannot be used here (:func:`check_profile`:
+    a missing key, a script that is not a file). A process whose jobs run on workers (the API
+    on the temporal engine) names the default to them and need not hold its key. Nothing is
+    contacted.
+    """
+    if not settings.configured:
+        return "no default model is configured (MODEL__PROVIDER, MODEL__NAME)"
+    if not runs_here:
+        return None
+    try:
+        resolve_model(settings, None)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+_DEFAULT_PREFIX: Final = "default:"
+
+
+def default_model_name(settings: ModelSettings) -> str:
+    """The default model as a job is given it explicitly (the API's runs of agents that name
+    none): ``default:provider:name``, as configured. See :class:`ModelProviders`."""
+    return f"{_DEFAULT_PREFIX}{settings.provider}:{settings.name}"
+
+
+def open_default_provider(settings: ModelSettings, *, required: bool) -> ModelProvider | None:
+    """The default model's provider. A server (`required` False) starts without one when
+    there is none (:func:`default_model_problem`) or it cannot be opened: it says so in one
+    log line and returns None, and its jobs must name their model.
+
+    Raises:
+        ConfigError: `required`, and the default cannot be opened (see :func:`open_provider`).
+    """
+    if required:
+        return open_provider(settings)
+    problem = default_model_problem(settings)
+    if problem is None:
+        try:
+            return open_provider(settings)
+        except ConfigError as exc:
+            problem = str(exc)
+    _log.warning("%s; %s", problem, NAME_A_MODEL)
+    return None
+
+
+def describe_default(provider: ModelProvider | None) -> str:
+    """A process's default model as its start-up lines show it."""
+    return "none (each job names its own)" if provider is None else provider.name
+
+
+def names_default(named: str | None) -> bool:
+    """Whether `named` is a default model given by name (:func:`default_model_name`)."""
+    return bool(named) and str(named).startswith(_DEFAULT_PREFIX)
+
+
+def _key_of(settings: ModelSettings, named: str | None) -> str:
+    """How :class:`ModelProviders` keeps the model `named`: ``""`` for the default (None, empty,
+    or :func:`default_model_name` of this very default), else the name.
+
+    Raises:
+        ConfigError: `named` is another process's default, and this one's differs (or it has
+            none): the job would not run the model it was given.
+    """
+    if not named:
+        return ""
+    if not named.startswith(_DEFAULT_PREFIX):
+        return named
+    given = named.removeprefix(_DEFAULT_PREFIX)
+    ours = f"{settings.provider}:{settings.name}" if settings.configured else None
+    if given != ours:
+        raise ConfigError(
+            f"the job was given the default model {given!r} of the process that started it, and "
+            + (f"this one's default is {ours!r}" if ours else "this one has no default model")
+            + ": give both the same MODEL__PROVIDER and MODEL__NAME"
+        )
+    return ""
 
 
 def parse_model_option(value: str, *, what: str = "--model") -> tuple[ProviderKind, str]:
@@ -337,28 +446,31 @@ class ModelProviders:
         return self.provider_for(None)
 
     def provider_for(self, named: str | None) -> ModelProvider:
-        """The provider of the model `named` (None: the default).
+        """The provider of the model `named` (None, or :func:`default_model_name` of this
+        default: the default).
 
         Raises:
-            ConfigError: `named` does not resolve (see `resolve_model`); not retryable.
+            ConfigError: `named` does not resolve (see `resolve_model` and `_key_of`); not
+                retryable.
         """
-        key = named or ""
+        key = _key_of(self.settings, named)
         opened = self._opened.get(key)
         if opened is None:
-            opened = open_provider(self.profile_for(named), transport=self._transport)
+            opened = open_provider(self.profile_for(key or None), transport=self._transport)
             self._opened[key] = opened
         return opened
 
     def profile_for(self, named: str | None) -> ModelProfile:
-        """The profile of the model `named` (None: the default), resolved once.
+        """The profile of the model `named` (None, or :func:`default_model_name` of this
+        default: the default), resolved once.
 
         Raises:
-            ConfigError: `named` does not resolve (see `resolve_model`).
+            ConfigError: `named` does not resolve (see `resolve_model` and `_key_of`).
         """
-        key = named or ""
+        key = _key_of(self.settings, named)
         profile = self._profiles.get(key)
         if profile is None:
-            profile = resolve_model(self.settings, named, any_script=self.any_script)
+            profile = resolve_model(self.settings, key or None, any_script=self.any_script)
             self._profiles[key] = profile
         return profile
 

@@ -116,6 +116,8 @@ async def served(tmp_path: Path, library: Path) -> AsyncIterator[Callable[..., A
             settings = Settings(
                 _env_file=None,
                 api={"token": SecretStr(TOKEN)},
+                # The engine is a recording one: runs name the default model, never call it.
+                model={"provider": "openai", "name": "gpt-4o-mini"},
                 skills={
                     "dirs": [str(library)],
                     "uploaded_dir": str(tmp_path / "uploaded"),

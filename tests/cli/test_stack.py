@@ -188,7 +188,8 @@ def _run(*args: str) -> tuple[int, str]:
             "model 'openai:gpt-4o' needs an API key at api.openai.com",
         ),
         (("run", "task", "--engine", "temporal", "--model", "nosuch"), "unknown model profile"),
-        (("worker",), "no model is configured for the worker"),
+        # A worker starts without a default model, not with a --model it cannot run.
+        (("worker", "--model", "scripted:nosuch.yaml"), "model script 'nosuch.yaml' not found"),
     ],
 )
 def test_temporal_commands_refuse_bad_arguments(args: tuple[str, ...], message: str) -> None:

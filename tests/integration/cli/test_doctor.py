@@ -49,6 +49,8 @@ def doctor(env: dict[str, str], *args: str) -> tuple[int, dict[str, tuple[str, s
 @pytest.fixture
 def base_env(tmp_path: Path) -> dict[str, str]:
     return {
+        # Temporal is the default engine: the tests of other checks say they do without it.
+        "WORKFLOW__EXECUTION_ENGINE": "direct",
         "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
         "SKILLS__DIRS": json.dumps([str(tmp_path / "no-skills")]),
         "SANDBOX__ISOLATION": "none",  # the isolation check is the manager's business here
@@ -120,6 +122,76 @@ async def test_a_namespace_without_the_search_attributes_is_red_and_setup_fixes_
         assert "every search attribute is registered" in said  # idempotent
         code, checks, _ = await asyncio.to_thread(doctor, env)
         assert checks["temporal"][0] == "ok"
+
+        # A namespace that does not exist: one line saying how to create it, on every door.
+        other = {**env, "WORKFLOW__NAMESPACE": "other"}
+        missing = (
+            f"namespace 'other' does not exist on Temporal at {address}: create it with "
+            f"`temporal operator namespace create --namespace other --address {address}` "
+            "(then `skillweave temporal setup`), or set WORKFLOW__NAMESPACE to one that exists"
+        )
+        code, _, said = await asyncio.to_thread(doctor, other, "temporal", "setup")
+        assert code == 2, said
+        assert said.splitlines() == [f"error: {missing}"] or " ".join(said.split()) == (
+            f"error: {missing}"
+        )
+        _, checks, _ = await asyncio.to_thread(doctor, other)
+        assert checks["temporal"] == ("fail", missing)
+
+
+def test_without_a_temporal_server_doctor_names_both_remedies(
+    base_env: dict[str, str],
+) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    env = {**base_env, "WORKFLOW__TEMPORAL_ADDRESS": address}
+    del env["WORKFLOW__EXECUTION_ENGINE"]  # the default: temporal
+    code, checks, _ = doctor(env)
+    assert code == 1
+    status, detail = checks["temporal"]
+    assert status == "fail"
+    assert detail.startswith(f"cannot reach Temporal at {address} (connection refused)")
+    assert "`skillweave dev` in another terminal" in detail
+    assert detail.endswith("local and not durable, with WORKFLOW__EXECUTION_ENGINE=direct")
+
+
+async def test_doctor_names_the_stored_agents_without_a_model(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    """No default model: an agent that names none cannot run, nor one whose model_id does
+    not resolve; one with a model that resolves is fine."""
+    from skillweave.api.agents import AgentCreate, AgentStore
+
+    agents = AgentStore(LocalArtifactStore(tmp_path / "store"))  # base_env's store
+    _, checks, _ = await asyncio.to_thread(doctor, base_env)
+    assert checks["agents"] == ("ok", "none stored")
+    named = await agents.create(
+        AgentCreate(name="named", instruction="Go.", model_id="anthropic:claude-haiku-4-5")
+    )
+    bare = await agents.create(AgentCreate(name="bare", instruction="Go."))
+    await agents.create(AgentCreate(name="fine", instruction="Go.", model_id="local"))
+    env = {
+        **base_env,
+        "MODEL__PROFILES__LOCAL__PROVIDER": "openai",
+        "MODEL__PROFILES__LOCAL__NAME": "small",
+        "MODEL__PROFILES__LOCAL__BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    _, checks, _ = await asyncio.to_thread(doctor, env)
+    status, detail = checks["agents"]
+    assert status == "warn"
+    assert detail.startswith("2 of 3 stored agents have no model that resolves")
+    assert (
+        f"'bare' ({bare.id}) names none and no default model is configured "
+        "(MODEL__PROVIDER, MODEL__NAME)"
+    ) in detail
+    assert f"'named' ({named.id}): model 'anthropic:claude-haiku-4-5' needs an API key" in detail
+    assert "'fine'" not in detail
+    # With a default model, the agent that names none runs on it.
+    script = tmp_path / "model.yaml"
+    script.write_text("turns: [{say: hi}]\n", encoding="utf-8")
+    env.update({"MODEL__PROVIDER": "scripted", "MODEL__NAME": str(script)})
+    _, checks, _ = await asyncio.to_thread(doctor, env)
+    assert checks["agents"][0] == "warn"
+    assert checks["agents"][1].startswith("1 of 3 stored agents has no model")
 
 
 def test_a_store_that_cannot_be_reached_is_red(base_env: dict[str, str]) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from skillweave.cli.temporal_server import free_port
 from skillweave.sandbox.models import describe_isolation
 from tests.conftest import REPO
 from tests.llm_server import strict_llm_server, text_reply
@@ -130,6 +131,8 @@ turns:
         tmp_path,
         "run",
         "Profile orders.csv",
+        "--engine",
+        "direct",
         "--json",
         "--model",
         f"scripted:{script}",
@@ -172,6 +175,8 @@ def test_run_with_out_copies_the_report(tmp_path: Path) -> None:
         tmp_path,
         "run",
         TASK,
+        "--engine",
+        "direct",
         "--agent",
         str(DEMO / "agent.yaml"),
         "--model",
@@ -200,23 +205,36 @@ turns:
 """,
         encoding="utf-8",
     )
-    done = _skillweave(tmp_path, "run", "Convert 3 MB", "--model", f"scripted:{script}")
+    done = _skillweave(
+        tmp_path, "run", "Convert 3 MB", "--engine", "direct", "--model", f"scripted:{script}"
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "failed: ScriptedModelError: scripted model, turn 2" in done.stdout
     assert "finished   failed" in done.stderr
 
 
-def test_the_temporal_engine_without_a_server_says_how_to_start_one(tmp_path: Path) -> None:
-    env = {"WORKFLOW__TEMPORAL_ADDRESS": "127.0.0.1:9"}  # nothing listens there
-    done = _skillweave(tmp_path, "run", "anything", "--engine", "temporal", env=env)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "cannot reach Temporal at 127.0.0.1:9" in done.stderr
-    assert "skillweave dev" in done.stderr
-    from_settings = _skillweave(
-        tmp_path, "run", "anything", env={**env, "WORKFLOW__EXECUTION_ENGINE": "temporal"}
+@pytest.mark.parametrize(
+    "how", [(), ("--engine", "temporal")], ids=["the default engine", "--engine temporal"]
+)
+def test_temporal_without_a_server_exits_2_naming_both_remedies(
+    tmp_path: Path, how: tuple[str, ...]
+) -> None:
+    """Temporal is the default engine: with no server, a few lines that say how to start one
+    and how to run without it (WORKFLOW__* cleared: nothing picks the engine here)."""
+    address = f"127.0.0.1:{free_port()}"  # bound and closed: nothing listens there
+    done = _skillweave(
+        tmp_path, "run", "anything", *how, env={"WORKFLOW__TEMPORAL_ADDRESS": address}
     )
-    assert from_settings.returncode == 2
-    assert "skillweave dev" in from_settings.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) <= 3, done.stderr  # the job's header and the error
+    said = " ".join(done.stderr.split())
+    assert f"error: cannot reach Temporal at {address} (connection refused)" in said
+    assert "Start it with `skillweave dev` in another terminal" in said
+    assert "--engine direct (or WORKFLOW__EXECUTION_ENGINE=direct)" in said
+    assert "local and not durable" in said
+    assert "Traceback" not in done.stderr
 
 
 def test_bad_agent_file_is_named_in_the_error(tmp_path: Path) -> None:
@@ -242,8 +260,8 @@ def test_files_with_the_same_name_and_no_model_are_refused(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert "would both be inputs/x.csv" in done.stderr
-    # The default settings name no model: say how to set one.
-    no_model = _skillweave(tmp_path, "run", "t")
+    # The default settings name no model: a job run here says how to set one.
+    no_model = _skillweave(tmp_path, "run", "t", "--engine", "direct")
     assert no_model.returncode == 2
     assert "MODEL__PROVIDER/MODEL__NAME/MODEL__API_KEY" in no_model.stderr
 
@@ -267,6 +285,8 @@ async def test_run_with_a_base_url_and_a_provider_name_asks_that_server_with_its
             tmp_path,
             "run",
             "Say hello",
+            "--engine",
+            "direct",
             "--model",
             "openai:smollm2",
             env={"MODEL__BASE_URL": server.base_url, "MODEL__API_KEY": key},

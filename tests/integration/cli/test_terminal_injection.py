@@ -35,6 +35,9 @@ from tests.conftest import write_skill
 
 pytestmark = pytest.mark.timeout(180)
 
+DIRECT = ("--engine", "direct")
+"""The jobs here run in the CLI's process (no Temporal server in these tests)."""
+
 PRINTED = HOSTILE
 """What the script prints: every class of sequence, and rich markup."""
 NOISY = f"""import sys
@@ -172,7 +175,7 @@ def test_sandbox_run_json_keeps_the_exact_output(tmp_path: Path, noisy: Path) ->
 
 
 def test_run_shows_model_and_script_text_escaped(tmp_path: Path, noisy: Path) -> None:
-    done = _captured(tmp_path, "run", "Run noisy", "--model", f"scripted:{noisy}")
+    done = _captured(tmp_path, "run", "Run noisy", *DIRECT, "--model", f"scripted:{noisy}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert_terminal_safe(done.stdout + done.stderr)
     # The live view (stderr): the tool's hostile name, refused, shown escaped.
@@ -184,7 +187,9 @@ def test_run_shows_model_and_script_text_escaped(tmp_path: Path, noisy: Path) ->
 def test_run_on_a_terminal_receives_no_sequence_of_the_model_or_script(
     tmp_path: Path, noisy: Path
 ) -> None:
-    code, received = _on_a_terminal(tmp_path, "run", "Run noisy", "--model", f"scripted:{noisy}")
+    code, received = _on_a_terminal(
+        tmp_path, "run", "Run noisy", *DIRECT, "--model", f"scripted:{noisy}"
+    )
     assert code == 0, received
     assert "waiting for the model" in received  # the live view's spinner was drawn
     assert_terminal_safe(_without_rich_styles(received))
@@ -192,7 +197,9 @@ def test_run_on_a_terminal_receives_no_sequence_of_the_model_or_script(
 
 
 def test_run_json_lines_keep_the_exact_answer(tmp_path: Path, noisy: Path) -> None:
-    done = _captured(tmp_path, "run", "Run noisy", "--model", f"scripted:{noisy}", "--json")
+    done = _captured(
+        tmp_path, "run", "Run noisy", *DIRECT, "--model", f"scripted:{noisy}", "--json"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for line in lines:

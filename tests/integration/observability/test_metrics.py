@@ -88,6 +88,8 @@ async def test_each_metrics_endpoint_counts_the_job_it_served(
     settings = Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN)},
+        # The default model runs named by the API (the harness replays SCRIPT).
+        model={"provider": "scripted", "name": "harness.yaml"},
         skills={"dirs": [str(d) for d in skill_dirs], "uploaded_dir": str(tmp_path / "uploaded")},
     )
     async with open_engine("temporal", stack, SCRIPT) as harness:

@@ -266,6 +266,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
                 **common,
                 "API__PORT": str(api_port),
                 "API__TOKEN": "api-token",
+                "WORKFLOW__EXECUTION_ENGINE": "direct",  # its runs on that manager, here
                 "API__EXTRA_TOKENS": json.dumps(["api-old-token"]),
                 "API__MAX_JSON_BYTES": str(API_JSON_CAP),
                 "API__MAX_UPLOAD_BYTES": str(API_UPLOAD_CAP),

@@ -67,7 +67,9 @@ async def api_client(
         settings = Settings(
             _env_file=None,
             api={"token": SecretStr(TOKEN)},
-            model=model or ModelSettings(),
+            # Runs of agents that name no model name the API's default (the harness's
+            # engine replays `script` for it).
+            model=model or ModelSettings(provider="scripted", name="harness.yaml"),
             skills={
                 "dirs": [str(d) for d in skill_dirs],
                 "uploaded_dir": str(tmp_path / "uploaded"),

@@ -294,6 +294,8 @@ async def api_on(
     settings = Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN)},
+        # The worker's default, which the API names to the runs of agents that name none.
+        model={"provider": "scripted", "name": rig.worker.env["MODEL__NAME"]},
         skills={"dirs": [str(d) for d in skill_dirs], "uploaded_dir": str(tmp_path / "up")},
     )
     app = create_api(

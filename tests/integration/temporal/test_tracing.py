@@ -106,6 +106,8 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                     "namespace": stack.client.namespace,
                 },
                 api={"token": SecretStr(TOKEN)},
+                # The default model runs named by the API (the harness replays `script`).
+                model={"provider": "scripted", "name": "harness.yaml"},
                 skills={
                     "dirs": [str(d) for d in skill_dirs],
                     "uploaded_dir": str(tmp_path / "uploaded"),
