@@ -123,8 +123,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     async def main() -> None:
         async with open_worker(settings, model=chosen, roots=roots) as info:
             ready(info)
-            # After the in-process manager's server took the signals for itself: these come
-            # later, so Ctrl-C stops the worker (draining it) before the manager.
+            # Once it polls: Ctrl-C stops the worker (draining it), then its manager.
             with stop_signals_cancel(asyncio.current_task()):
                 try:
                     await asyncio.Event().wait()
