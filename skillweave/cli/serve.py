@@ -85,9 +85,11 @@ def _is_runnable(model: ModelSettings) -> bool:
 def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     """Run a Temporal worker: agent jobs of WORKFLOW__TASK_QUEUE on WORKFLOW__TEMPORAL_ADDRESS.
 
-    Activities use the model of MODEL__* (or --model), the configured store, and the manager
-    at SANDBOX__MANAGER_URL, or one with a local warm pool started in this process. Runs until
-    Ctrl-C; the activities in flight are cancelled and retried on another worker.
+    Activities use the model each job names, else the default of MODEL__* (or --model); with
+    no default the worker starts all the same and fails, for good, a job that names none. The
+    configured store, and the manager at SANDBOX__MANAGER_URL, or one with a local warm pool
+    started in this process. Runs until Ctrl-C; the activities in flight are cancelled and
+    retried on another worker.
     """
     _start_tracing("skillweave-worker")
     from skillweave.cli.job import REAL_MODEL_HINT
@@ -97,12 +99,11 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
 
     settings = get_settings()
     chosen = _configured_model(model)
-    if not _is_runnable(chosen):
-        unset = model is None and chosen.name == type(chosen).model_fields["name"].default
+    # Without --model the worker starts with no default model too (jobs name theirs, and it
+    # says so); a --model given must be one it can run.
+    if model is not None and not _is_runnable(chosen):
         raise fail(
-            "no model is configured for the worker"
-            if unset
-            else f"the worker's model script {chosen.name!r} is not a file",
+            f"the worker's model script {chosen.name!r} is not a file",
             hint=f"{REAL_MODEL_HINT}, or --model scripted:FILE.yaml to replay a script.",
             code=EXIT_USAGE,
         )
@@ -121,7 +122,8 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
         )
 
     async def main() -> None:
-        async with open_worker(settings, model=chosen, roots=roots) as info:
+        default = chosen if model is not None else None  # MODEL__*: it may be absent
+        async with open_worker(settings, model=default, roots=roots) as info:
             ready(info)
             # Once it polls: Ctrl-C stops the worker (draining it), then its manager.
             with stop_signals_cancel(asyncio.current_task()):
