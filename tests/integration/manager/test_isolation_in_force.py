@@ -198,3 +198,16 @@ def test_a_manager_without_bubblewrap_says_namespaces_everywhere(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert FALLBACK in " ".join(done.stderr.split()), done.stderr
+
+    # And `doctor` of a process whose scripts run there.
+    checked = subprocess.run(
+        [sys.executable, "-m", "skillweave.cli", "doctor", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        check=False,
+    )
+    checks = {c["check"]: (c["status"], c["detail"]) for c in json.loads(checked.stdout)}
+    assert checks["isolation"] == ("ok", f"{FALLBACK} (the manager at SANDBOX__MANAGER_URL)")
