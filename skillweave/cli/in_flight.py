@@ -1,10 +1,12 @@
-"""What a stopped worker leaves running: the one line ``skillweave dev`` and ``skillweave
-worker`` end with when Ctrl-C (or SIGTERM) stops them.
+"""How ``skillweave dev`` and ``skillweave worker`` stop, and the one line they end with.
 
-:func:`runs_in_flight` asks the Temporal server, before the worker stops, which runs of the
-worker's task queue are still open; :func:`stopped_line` says them, and what becomes of them:
-they resume when a worker polls that task queue again (the server keeps them), or they are
-gone with a dev server's in-memory state (``dev --ephemeral``).
+Ctrl-C (or SIGTERM) stops them in order (:mod:`skillweave.cli.signals`). Before their worker
+stops, they ask the Temporal server which runs of its task queue are still open
+(:func:`runs_in_flight`; a worker, which says first how long its activities may still take,
+on a client of its own: :func:`stopping_worker`); :func:`say_stopped` then ends with them and
+what becomes of them: they resume when a worker polls that task queue again (the server keeps
+them), or they are gone with a dev server's in-memory state (``dev --ephemeral``). ``dev``'s
+worker stops with its server, so it does not drain (:func:`stopping_at_once`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from skillweave.agent.identity import job_id_of
+from skillweave.cli.console import err
+from skillweave.terminal import counted
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from skillweave.config import WorkflowSettings
+    from skillweave.config import Settings, WorkflowSettings
 
-__all__ = ["runs_in_flight", "runs_in_flight_at", "stopped_line"]
+__all__ = [
+    "runs_in_flight",
+    "runs_in_flight_at",
+    "say_stopped",
+    "stopped_line",
+    "stopping_at_once",
+    "stopping_worker",
+]
 
 _ASK_SECONDS: Final = 3.0
 """How long a stopping process waits for the server's answer: a stop is not held up by it."""
@@ -67,6 +78,30 @@ async def runs_in_flight_at(settings: WorkflowSettings) -> list[str] | None:
     return await runs_in_flight(client, settings.task_queue)
 
 
+async def stopping_worker(workflow: WorkflowSettings) -> list[str] | None:
+    """What a worker told to stop says at once (how long its activities may still take), and
+    the runs of its task queue then in flight."""
+    if workflow.worker_drain_seconds > 0:
+        err.print(
+            f"stopping: the activities in flight have {workflow.worker_drain_seconds:g} s to"
+            " finish (WORKFLOW__WORKER_DRAIN_SECONDS), then they are cancelled and retried"
+            " by another worker",
+            soft_wrap=True,
+            markup=False,
+        )
+    return await runs_in_flight_at(workflow)
+
+
+def stopping_at_once(settings: Settings) -> Settings:
+    """``dev``'s settings: its worker stops with its server, so Ctrl-C cancels the activities
+    in flight at once (they are retried when a worker is back) rather than draining them for
+    ``WORKFLOW__WORKER_DRAIN_SECONDS``, unless that is set."""
+    if "worker_drain_seconds" in settings.workflow.model_fields_set:
+        return settings
+    workflow = settings.workflow.model_copy(update={"worker_drain_seconds": 0.0})
+    return settings.model_copy(update={"workflow": workflow})
+
+
 def stopped_line(what: str, runs: Sequence[str] | None, *, resumes: str | None) -> str:
     """The line a stopped process ends with: `what` stopped, and the `runs` left in flight.
 
@@ -81,11 +116,18 @@ def stopped_line(what: str, runs: Sequence[str] | None, *, resumes: str | None) 
         return f"{line}; the runs in flight could not be listed (`skillweave runs list` shows them)"
     if not runs:
         return line
-    count = f"{len(runs)} run was" if len(runs) == 1 else f"{len(runs)} runs were"
+    were = f"{counted(len(runs), 'run')} {'was' if len(runs) == 1 else 'were'}"
     named = ", ".join(runs[:_NAMED])
     if len(runs) > _NAMED:
         named += f" and {len(runs) - _NAMED} more"
     if resumes is None:
-        return f"{line}; {count} in flight, gone with the in-memory state (--ephemeral): {named}"
+        return f"{line}; {were} in flight, gone with the in-memory state (--ephemeral): {named}"
     them = "it resumes" if len(runs) == 1 else "they resume"
-    return f"{line}; {count} in flight: {named} ({them} {resumes})"
+    return f"{line}; {were} in flight: {named} ({them} {resumes})"
+
+
+def say_stopped(what: str, left: Sequence[list[str] | None], *, resumes: str | None) -> None:
+    """Print :func:`stopped_line` on stderr; `left` holds what :func:`runs_in_flight` found,
+    if it was asked (empty: stopped before it served)."""
+    line = stopped_line(what, left[0] if left else [], resumes=resumes)
+    err.print(line, soft_wrap=True, markup=False)

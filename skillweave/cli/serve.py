@@ -24,6 +24,7 @@ from rich.text import Text
 from skillweave.cli.checks import preflight
 from skillweave.cli.console import err, out, shown_path
 from skillweave.cli.errors import EXIT_USAGE, errors, fail, warn
+from skillweave.cli.in_flight import say_stopped, stopping_at_once, stopping_worker
 from skillweave.cli.library import DirsOption, roots_of
 from skillweave.config import get_settings, settings_problem, unknown_settings
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
     from skillweave.cli.compose import OpenedEngine
     from skillweave.cli.worker import WorkerInfo
-    from skillweave.config import ModelSettings, Settings, WorkflowSettings
+    from skillweave.config import ModelSettings
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.skills import SkillLibrary
 
@@ -130,7 +131,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
                 try:
                     await asyncio.Event().wait()
                 except asyncio.CancelledError:
-                    left.append(await _stopping_worker(settings.workflow))
+                    left.append(await stopping_worker(settings.workflow))
                     raise
 
     left: list[list[str] | None] = []  # the runs of its task queue in flight when stopped
@@ -138,28 +139,8 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
         with errors():
             asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        from skillweave.cli.in_flight import stopped_line
-
         queue = settings.workflow.task_queue
-        resumes = f"when a worker polls task queue {queue!r}"
-        stopped = stopped_line("worker", left[0] if left else [], resumes=resumes)
-        err.print(stopped, soft_wrap=True, markup=False)
-
-
-async def _stopping_worker(workflow: WorkflowSettings) -> list[str] | None:
-    """What a worker told to stop says at once (how long its activities may still take), and
-    the runs of its task queue then in flight."""
-    from skillweave.cli.in_flight import runs_in_flight_at
-
-    if workflow.worker_drain_seconds > 0:
-        err.print(
-            f"stopping: the activities in flight have {workflow.worker_drain_seconds:g} s to"
-            " finish (WORKFLOW__WORKER_DRAIN_SECONDS), then they are cancelled and retried"
-            " by another worker",
-            soft_wrap=True,
-            markup=False,
-        )
-    return await runs_in_flight_at(workflow)
+        say_stopped("worker", left, resumes=f"when a worker polls task queue {queue!r}")
 
 
 def dev(
@@ -192,7 +173,7 @@ def dev(
 
     if ephemeral and db_file is not None:
         raise fail("--ephemeral and --db-file exclude each other", code=EXIT_USAGE)
-    settings = _stopping_at_once(get_settings())
+    settings = stopping_at_once(get_settings())
     chosen = _configured_model(model)
     if not _is_runnable(chosen):
         chosen = _demo_model(chosen)
@@ -248,22 +229,8 @@ def dev(
         with errors():
             asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        from skillweave.cli.in_flight import stopped_line
-
         resumes = None if ephemeral else "at the next `skillweave dev`"
-        runs = left[0] if left else []
-        stopped = stopped_line("worker, MCP manager, Temporal", runs, resumes=resumes)
-        err.print(stopped, soft_wrap=True, markup=False)
-
-
-def _stopping_at_once(settings: Settings) -> Settings:
-    """``dev``'s settings: its worker stops with its server, so Ctrl-C cancels the activities
-    in flight at once (they are retried when a worker is back) rather than draining them for
-    ``WORKFLOW__WORKER_DRAIN_SECONDS``, unless that is set."""
-    if "worker_drain_seconds" in settings.workflow.model_fields_set:
-        return settings
-    workflow = settings.workflow.model_copy(update={"worker_drain_seconds": 0.0})
-    return settings.model_copy(update={"workflow": workflow})
+        say_stopped("worker, MCP manager, Temporal", left, resumes=resumes)
 
 
 async def _serve_embedded(
