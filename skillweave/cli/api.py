@@ -11,9 +11,10 @@ agent names no model is then refused when it is submitted (``skillweave.api.runs
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Final
 
 import uvicorn
 from fastapi import FastAPI
@@ -27,6 +28,8 @@ from skillweave.api.runs import router as runs_router
 from skillweave.cli.compose import open_engine
 from skillweave.config import Settings
 from skillweave.skills.library import owned_folder
+
+_READY_POLL_SECONDS: Final = 0.05
 
 __all__ = ["api_app", "serve_api"]
 
@@ -63,5 +66,16 @@ async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> N
             app, host=settings.api.host, port=settings.api.port, log_level="info", log_config=None
         )
         server = uvicorn.Server(config)
-        on_ready(f"http://{settings.api.host}:{settings.api.port}")
-        await server.serve()
+        serving = asyncio.ensure_future(server.serve())
+        try:
+            # The ready line comes once the socket listens: a request right after it is served.
+            while not server.started and not serving.done():
+                await asyncio.sleep(_READY_POLL_SECONDS)
+            if server.started:
+                on_ready(f"http://{settings.api.host}:{settings.api.port}")
+            await serving
+        finally:
+            if not serving.done():
+                serving.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await serving

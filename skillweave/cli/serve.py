@@ -202,8 +202,8 @@ def dev(
         if env:
             out.print(f"In other terminals: export {' '.join(env)}", soft_wrap=True, markup=False)
         out.print(
-            'Run a job on it: skillweave run --engine temporal "TASK" [--agent A.yaml] '
-            "[--file F]\nList jobs: skillweave runs list · Ctrl-C stops everything.",
+            'Start a run on it: skillweave run --engine temporal "TASK" [--agent A.yaml] '
+            "[--file F]\nList runs: skillweave runs list · Ctrl-C stops everything.",
             soft_wrap=True,
             markup=False,
         )

@@ -187,11 +187,16 @@ class ScriptedProvider:
             raise ConfigError(f"{path}: no such model script") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read the model script: {exc}") from None
-        return cls.from_yaml(text, source=str(path))
+        # A script that names no model is known by its file: `scripted:counter`, not
+        # `scripted:scripted`, in start-up lines, results and the run's record.
+        return cls.from_yaml(text, source=str(path), model=Path(path).stem or None)
 
     @classmethod
-    def from_yaml(cls, text: str, *, source: str = "<script>") -> ScriptedProvider:
-        """The provider replaying the script `text`; `source` names it in errors.
+    def from_yaml(
+        cls, text: str, *, source: str = "<script>", model: str | None = None
+    ) -> ScriptedProvider:
+        """The provider replaying the script `text`; `source` names it in errors, and `model`
+        is its model's name when the script names none (default ``scripted``).
 
         Raises:
             ConfigError: `text` is not YAML or not a script.
@@ -209,7 +214,8 @@ class ScriptedProvider:
             script = _Script.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(f"{source}: {_validation_problem(exc)}") from None
-        return cls(script.turns, model=script.model)
+        named = "model" in data or model is None
+        return cls(script.turns, model=script.model if named else model)
 
     @property
     def name(self) -> str:

@@ -360,7 +360,7 @@ async def test_is_a_model_provider(tmp_path: Path) -> None:
     path.write_text("turns:\n  - say: hi\n", encoding="utf-8")
     async with ScriptedProvider.from_file(path) as provider:
         assert isinstance(provider, ModelProvider)
-        assert provider.name == "scripted:scripted"
+        assert provider.name == "scripted:script"  # known by its file when it names no model
         assert (
             await provider.complete(ModelRequest(model="m", messages=(USER,)))
         ).message.text == "hi"

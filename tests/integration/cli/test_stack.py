@@ -161,7 +161,7 @@ async def test_the_engine_starts_and_lists_jobs_on_a_real_server(server: DevServ
     assert await engine.list_jobs(agent=agent, phase="thinking") == []
     assert await engine.list_jobs(skill="csv-profiler", agent=agent) == []
     assert (await engine.describe(job_id)).job_id == job_id
-    with pytest.raises(AgentError, match="no job"):
+    with pytest.raises(AgentError, match="no run"):
         await engine.describe("missing")
     await client.get_workflow_handle(row.workflow_id).terminate("test over")
 

@@ -33,6 +33,7 @@ def environment(tmp_path: Path, **values: str) -> dict[str, str]:
     `values`."""
     script = tmp_path / "model.yaml"
     script.write_text("turns: [{say: hello}]\n")
+    (tmp_path / "no-skills").mkdir(exist_ok=True)  # an empty library (a missing root is refused)
     return {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path / "home"),
