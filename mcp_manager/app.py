@@ -10,8 +10,10 @@ Everything else requires ``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, com
 constant time by :class:`skillweave.gate.RequestGate` before a byte of the body is read; the
 gate also caps every body at ``SANDBOX__MANAGER_MAX_BODY_BYTES`` and answers 401 and 413
 unread.
-At start-up the manager publishes the packages of its configured skill library to the store, so
-any skill it can see can be run by name and version.
+At start-up the manager publishes the packages of its configured skill directories to the
+store, so any skill it can see can be run by name and version. The front door offers the whole
+library (``skillweave.skills.library``: the directories and the store's installed, uploaded
+and agent-published skills), reloaded every ``SKILLS__RELOAD_SECONDS`` like every other door.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from skillweave.sandbox.problems import (
     media_type_refusal,
 )
 from skillweave.skills import SkillLibrary, SkillRegistry
+from skillweave.skills.library import process_folder
 from skillweave.skills.reload import reloading
 from skillweave.storage import open_store
 from skillweave.storage.audit import AuditLog
@@ -453,22 +456,42 @@ async def _opened_library(
 def _reloading(
     settings: Settings,
     library: SkillLibrary,
-    front_door: SkillMcp,
     store: ArtifactStore,
     *,
     publish: bool,
     service: ExecutionService,
 ) -> contextlib.AbstractAsyncContextManager[None]:
-    """The library's changes reaching the MCP front door (its sessions keep the versions
-    they activated) and, with `publish`, the store, every ``SKILLS__RELOAD_SECONDS``."""
+    """The directory library's changes reaching the execution service (the versions its
+    skills' secrets bind to) and, with `publish`, the store, every ``SKILLS__RELOAD_SECONDS``."""
 
     async def reloaded(registry: SkillRegistry) -> None:
-        front_door.use_registry(registry)
         service.use_registry(registry)  # the versions its directory skills' secrets bind to
         if publish:
             await publish_library(store, registry)
 
     return reloading(library, reloaded, every=settings.skills.reload_seconds)
+
+
+@asynccontextmanager
+async def _offered_library(settings: Settings, store: ArtifactStore) -> AsyncIterator[SkillLibrary]:
+    """What the MCP front door offers: the whole library, the directories and the store's
+    skills (installed, uploaded, published by agents), as every other door sees it. The
+    store's skills are unpacked into a folder of this process's own, removed at the end.
+    (Script runs bind secrets and approvals by the directory library above, and by the
+    store's records for the rest: ``skillweave.sandbox.bindings``.)"""
+    folder = process_folder(settings.skills.uploaded_dir, "manager")
+    try:
+        yield SkillLibrary(settings.skills, store=store, folder=folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _front_door(
+    settings: Settings, registry: SkillRegistry, store: ArtifactStore, service: ExecutionService
+) -> tuple[SkillMcp, StreamableHTTPSessionManager]:
+    """The MCP front door over `registry`, its scripts run by `service`, and its sessions."""
+    front_door = SkillMcp(settings, registry=registry, store=store, run_script=service.execute)
+    return front_door, StreamableHTTPSessionManager(app=front_door.server)
 
 
 def _checked_token(settings: Settings) -> bytes:
@@ -525,23 +548,26 @@ def create_app(
             registry=registry,
             containment=containment,
         )
-        front_door = SkillMcp(
-            settings, registry=registry, store=the_store, run_script=service.execute
-        )
-        sessions = StreamableHTTPSessionManager(app=front_door.server)
-        store_id = await _announced_store(settings, the_store)
-        app.state.manager = ManagerState(pool, service, metrics, the_store, store_id, containment)
-        app.state.mcp = sessions
-        await pool.start()
         try:
-            await _settle_isolation(pool, containment)
-            async with (
-                sessions.run(),
-                _reloading(
-                    settings, library, front_door, the_store, publish=publish, service=service
-                ),
-            ):
-                yield
+            async with _offered_library(settings, the_store) as offered:
+                front_door, sessions = _front_door(
+                    settings, await offered.reload(), the_store, service
+                )
+                store_id = await _announced_store(settings, the_store)
+                app.state.manager = ManagerState(
+                    pool, service, metrics, the_store, store_id, containment
+                )
+                app.state.mcp = sessions
+                await pool.start()
+                await _settle_isolation(pool, containment)
+                async with (
+                    sessions.run(),
+                    _reloading(settings, library, the_store, publish=publish, service=service),
+                    reloading(
+                        offered, front_door.use_registry, every=settings.skills.reload_seconds
+                    ),
+                ):
+                    yield
         finally:
             await service.close()
             await pool.close()

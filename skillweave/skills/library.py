@@ -19,8 +19,9 @@ when its version is not the one already in the folder, then the scanner's cached
 and held skills too (which are not materialized).
 
 Callers: every door (the CLI's ``cli.library``, ``compose``, ``worker``, ``dev``, ``mcp``,
-the API's ``api.skills``), the manager (directories only), and the engines' services (a
-published skill is served at once).
+the API's ``api.skills``, the manager's MCP front door), the manager's execution service
+(directories only: the versions secrets bind to), and the engines' services (a published
+skill is served at once).
 """
 
 from __future__ import annotations

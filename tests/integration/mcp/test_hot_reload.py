@@ -21,6 +21,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from skillweave.skills import build_package
+from skillweave.skills.stored import StoredSkills
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
 from tests.integration.harness import Manager
@@ -133,3 +135,47 @@ async def test_a_running_stdio_server_sees_the_library_change(tmp_path: Path) ->
 
     async with Client(command) as client:
         await exercise(client, library, second)
+
+
+async def test_a_running_manager_offers_the_store_skills_and_runs_their_scripts(
+    tmp_path: Path,
+) -> None:
+    """The manager's MCP door is one door among the others: the skills installed, uploaded or
+    published into the store are offered beside the directory skills, and reach a running
+    manager within the reload period, as they reach every other door."""
+    library = tmp_path / "library"
+    write_skill(library / "style-guide", description="House style. Use when writing.")
+    settings = mcp_settings(tmp_path, library).model_copy(deep=True)
+    settings.skills.reload_seconds = RELOAD
+    store = LocalArtifactStore(tmp_path / "store")
+    stored = StoredSkills(store)
+    script = "import pathlib\npathlib.Path('outputs').mkdir(exist_ok=True)\n"
+    script += "pathlib.Path('outputs/n.txt').write_text('7')\nprint('counted 7')\n"
+    before = write_skill(
+        tmp_path / "packages" / "counter",
+        description="Counts things. Use when a count is needed.",
+        files={"scripts/count.py": script},
+    )
+    await stored.add_package(build_package(before))
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with (
+        Manager.serving(settings, store=store, publish=True) as manager,
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(f"{manager.url}/mcp", http_client=http)) as client,
+    ):
+        catalog = text_of(await client.call_tool("list_skills", {}))
+        assert 'name="counter"' in catalog, catalog
+        assert 'name="style-guide"' in catalog, catalog
+        await client.call_tool("activate_skill", {"name": "counter"})
+        ran = await client.call_tool(
+            "run_skill_script", {"skill": "counter", "script": "scripts/count.py"}
+        )
+        assert "counted 7" in text_of(ran), text_of(ran)
+
+        later = write_skill(
+            tmp_path / "packages" / "greeter", description="Greets. Use when greeting."
+        )
+        await stored.add_package(build_package(later))  # while it runs: seen within the period
+        await listed_eventually(client, lambda text: 'name="greeter"' in text)
+        await stored.set_enabled("greeter", False)
+        await listed_eventually(client, lambda text: 'name="greeter"' not in text)
