@@ -247,13 +247,16 @@ class SkillsSettings(BaseModel):
     uploaded_refresh_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="How often a worker picks up skills uploaded over the API.",
+        description="How often a long-running process reads the store's skill records "
+        "whole even when the store's generation marker did not move (a fallback for writers "
+        "that do not write it); changes that move it are seen every SKILLS__RELOAD_SECONDS.",
     )
     reload_seconds: float = Field(
         default=2.0,
         ge=0,
-        description="How often long-running processes (worker, API, manager, MCP) rescan the "
-        "skill folders for added, changed and removed skills; 0: never (restart to see them).",
+        description="How often long-running processes (worker, dev, API, manager, MCP) look "
+        "for added, changed and removed skills, in the skill folders and in the store "
+        "(installed, uploaded, agent-published, enabled, disabled); 0: never (restart).",
     )
     scan: ScanSettings = Field(default_factory=ScanSettings)
     trust: TrustSettings = Field(default_factory=TrustSettings)
