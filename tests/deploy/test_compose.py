@@ -131,3 +131,14 @@ def test_compose_accepts_the_file() -> None:
         check=False,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_the_api_names_the_workers_default_model_without_its_key(services: dict[str, Any]) -> None:
+    """On Temporal the API gives a run whose agent names no model the API's default by name,
+    and the worker runs exactly that model: the two must agree, and the key stays with the
+    worker (the API never calls the model)."""
+    api, worker = environment(services["api"]), environment(services["worker"])
+    for setting in ("MODEL__PROVIDER", "MODEL__NAME"):
+        assert setting in api, f"api: {setting} unset: runs of agents with no model get 422"
+        assert api[setting] == worker[setting], setting
+    assert "MODEL__API_KEY" not in api
