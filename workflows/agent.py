@@ -400,7 +400,7 @@ class AgentWorkflow:
             )
         state = self._state
         if state.finished or self._cancel_reason is not None:
-            raise ValueError(f"stale: the job has ended ({state.status})")
+            raise ValueError(f"stale: the run has ended ({state.status})")
         if (
             message.reply_to_turn is not None
             and self._answer_turn is not None

@@ -128,13 +128,13 @@ def demo(
             announce_job(job_id, spec, "engine temporal (embedded stack)")
             done = run_to_end(
                 on_embedded_stack(),
-                interrupted=f"interrupted: job {job_id} was cancelled and the embedded stack "
+                interrupted=f"interrupted: run {job_id} was cancelled and the embedded stack "
                 "stopped",
             )
         case "direct":
             announce_job(job_id, spec, "engine direct")
             done = run_to_end(
-                in_this_process(), interrupted=f"interrupted: job {job_id} was cancelled"
+                in_this_process(), interrupted=f"interrupted: run {job_id} was cancelled"
             )
         case _:
             assert_never(engine)
@@ -221,7 +221,7 @@ def _conclude(folder: Path, result: JobResult, engine: DemoEngine, *, kept: bool
         out.print(Text(f"  {command}"), soft_wrap=True)
     if result.status != "completed":
         raise fail(
-            f"the demo job did not complete: {result.status}: {result.reason}",
+            f"the demo run did not complete: {result.status}: {result.reason}",
             hint="Run `make test` to see which part is broken.",
         )
 

@@ -90,7 +90,7 @@ def run_command(
         ExecutionEngine | None,
         typer.Option(
             help="temporal | direct (default: WORKFLOW__EXECUTION_ENGINE, temporal unless set); "
-            "direct runs the job in this process, not durably."
+            "direct runs it in this process, not durably."
         ),
     ] = None,
     out_dir: Annotated[
@@ -100,22 +100,22 @@ def run_command(
         bool, typer.Option("--json", help="Print each event, then the result, as JSON lines.")
     ] = False,
 ) -> None:
-    """Run an agent job on TASK: the live view of every step, then the answer and outputs.
+    """Start a run of an agent on TASK: the live view of every step, then the answer and outputs.
 
-    Temporal engine (the default): the job is a durable workflow on
+    Temporal engine (the default): the run is a durable workflow on
     WORKFLOW__TEMPORAL_ADDRESS, run by a worker (`skillweave worker`, or `skillweave dev` for
-    the whole stack) with the worker's store, on the model the job names (resolved by the
-    worker) or the worker's default; the result ends with the job's page in the Temporal UI.
+    the whole stack) with the worker's store, on the model the run names (resolved by the
+    worker) or the worker's default; the result ends with the run's page in the Temporal UI.
     While no worker answers (one was killed or is restarting) the command says it waits for
     one and goes on following. No server at the address: exit 2, naming both remedies.
     Direct engine (--engine direct or WORKFLOW__EXECUTION_ENGINE=direct, for local
-    development): the job runs in this process and ends with it; scripts run in sandboxes
+    development): the run goes on in this process and ends with it; scripts run in sandboxes
     through SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool
     started here.
-    Exit 0 when the job completes, 1 when it fails, is cancelled or runs out of budget, 2 for
-    bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the job
-    may still be running), 130 on Ctrl-C (a direct job is cancelled; a Temporal job keeps
-    running).
+    Exit 0 when the run completes, 1 when it fails, is cancelled or runs out of budget, 2 for
+    bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the run
+    may still be running), 130 on Ctrl-C (a direct run is cancelled; a Temporal run keeps
+    going).
     """
     from skillweave.cli.compose import open_engine
     from skillweave.cli.job import check_files, choose_model, job_model, load_agent, new_job_id

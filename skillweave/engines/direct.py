@@ -266,13 +266,13 @@ class DirectEngine:
     def _job(self, job_id: str) -> _Job:
         job = self._jobs.get(job_id)
         if job is None:
-            raise AgentError(f"no job {job_id!r} in this engine")
+            raise AgentError(f"no run {job_id!r} in this engine")
         return job
 
     async def start(self, request: JobRequest) -> str:
         request = _wire(request)
         if request.job_id in self._jobs:
-            raise AgentError(f"job {request.job_id!r} already exists")
+            raise AgentError(f"run {request.job_id!r} already exists")
         state = new_state(
             job_id=request.job_id,
             task=request.task,
@@ -342,13 +342,13 @@ class DirectEngine:
     async def send(self, job_id: str, text: str) -> None:
         job = self._job(job_id)
         if job.state.finished:
-            raise AgentError(f"job {job_id!r} has ended ({job.state.status})")
+            raise AgentError(f"run {job_id!r} has ended ({job.state.status})")
         job.runtime.inbox.put_nowait(text)
 
     async def approve(self, job_id: str, decision: ApprovalDecision) -> None:
         job = self._job(job_id)
         if job.runtime.awaiting is None:
-            raise AgentError(f"job {job_id!r} is not waiting for an approval")
+            raise AgentError(f"run {job_id!r} is not waiting for an approval")
         job.runtime.decisions.put_nowait(decision)
 
     async def cancel(self, job_id: str) -> None:

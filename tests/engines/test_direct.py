@@ -95,7 +95,7 @@ async def test_cancel_stops_a_running_job(tmp_path: Path) -> None:
 
 async def test_unknown_and_duplicate_jobs_are_refused(tmp_path: Path) -> None:
     engine = _engine(tmp_path, RecordingProvider(ScriptedProvider.from_yaml("turns: [{say: x}]")))
-    with pytest.raises(AgentError, match="no job 'nope'"):
+    with pytest.raises(AgentError, match="no run 'nope'"):
         await engine.result("nope")
     await engine.start(JobRequest(job_id="j4", task="t"))
     with pytest.raises(AgentError, match="already exists"):
