@@ -234,7 +234,7 @@ class TemporalUnreachableError(ConfigError):
         return (
             f"cannot reach Temporal at {self.address} ({self.reason}). Start it with "
             "`skillweave dev` in another terminal (or point WORKFLOW__TEMPORAL_ADDRESS at "
-            f"yours), or run jobs in this process, local and not durable, with {direct}"
+            f"yours), or make runs in this process, local and not durable, with {direct}"
         )
 
 
@@ -556,7 +556,7 @@ class TemporalEngine:
             problems = []
         if problems:
             raise ConfigError(
-                f"namespace {self.client.namespace!r} cannot run jobs: {'; '.join(problems)}; "
+                f"namespace {self.client.namespace!r} cannot hold runs: {'; '.join(problems)}; "
                 "run `skillweave temporal setup` (it registers them)"
             )
         self._namespace_checked = True
@@ -1018,19 +1018,21 @@ async def _update_result(update: Any) -> Reply:
 
 
 def summary_of(request: JobRequest) -> str:
-    """The one-line summary the UI shows for the job: ``agent: task``, at most 200 chars."""
+    """The one-line summary the UI shows for the run: ``agent: task``, at most 200 chars."""
     line = " ".join(f"{request.agent.name}: {request.task}".split())
     return line if len(line) <= SUMMARY_MAX_CHARS else line[: SUMMARY_MAX_CHARS - 1] + "…"
 
 
 def details_of(request: JobRequest) -> str:
-    """The fixed details the UI shows for the job (markdown): task, agent, model, skills,
-    limits. (Each model call's event names the model that answered.)"""
+    """The fixed details the UI shows for the run (markdown): its id (the one every door
+    knows it by), task, agent, model, skills, limits. (Each model call's event names the
+    model that answered.)"""
     spec = request.agent
     skills = ", ".join(f"`{name}`" for name in spec.skills) if spec.skills else "all enabled"
     limits = spec.limits
     model = f"`{spec.model}`" if spec.model else "the worker's default (MODEL__*)"
     lines = [
+        f"**Run:** `{request.job_id}` (`skillweave runs show {request.job_id}`)",
         f"**Task:** {request.task.strip()}",
         f"**Agent:** `{spec.name}`" + (f" — {spec.description}" if spec.description else ""),
         f"**Model:** {model}",

@@ -294,6 +294,7 @@ def test_summary_is_one_line_of_at_most_200_chars() -> None:
 def test_details_name_task_agent_skills_and_limits() -> None:
     spec = AgentSpec(name="a", description="Does things.", skills=("x", "y"))
     details = details_of(JobRequest(job_id=JOB, task="Do it", agent=spec))
+    assert f"**Run:** `{JOB}` (`skillweave runs show {JOB}`)" in details  # the id every door knows
     assert "**Task:** Do it" in details
     assert "**Agent:** `a` — Does things." in details
     assert "**Skills allowed:** `x`, `y`" in details
