@@ -1,22 +1,26 @@
 """``skillweave agents``: make, list and show agents on the control-plane API at
-``SKILLWEAVE_API_URL`` (through :class:`~skillweave.cli.remote.RemoteApi`)."""
+``SKILLWEAVE_API_URL`` (through :class:`~skillweave.cli.remote.RemoteApi`); :func:`agent_body`,
+an agent spec file as the API's body for a new agent."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
+from skillweave.agent.spec import AgentSpec
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import errors, spec_errors
 from skillweave.config import get_settings
+from skillweave.errors import AgentSpecError
 from skillweave.terminal import terminal_safe
 
-__all__ = ["agents_app"]
+__all__ = ["agent_body", "agents_app"]
 
 agents_app = typer.Typer(
     help="Make and list agents on the API at SKILLWEAVE_API_URL.", no_args_is_help=True
@@ -33,7 +37,7 @@ def agents_create(
     The spec's model, skills and catalog.mode become the API's model_id, skill_ids and
     catalog_mode; fields the API does not take are named on stderr.
     """
-    from skillweave.cli.remote import agent_body, open_remote
+    from skillweave.cli.remote import open_remote
 
     settings = get_settings()
     with errors(), spec_errors():
@@ -86,3 +90,47 @@ def agents_show(
 
     with errors(), open_remote(get_settings()) as api:
         dump(api.get_agent(agent_id))
+
+
+def agent_body(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The API's AgentCreate body for the agent spec (YAML) in `path`, and notes on the spec's
+    fields the API does not take.
+
+    Raises:
+        AgentSpecError: the file cannot be read, is not a valid spec, or does not fit the API.
+    """
+    # Loaded when the command runs, not when the CLI starts (httpx, and the web stack).
+    from skillweave.api.agents import AgentCreate
+    from skillweave.cli.job import read_agent_spec
+
+    source = str(path)
+    spec = read_agent_spec(path)
+    try:
+        body = AgentCreate(
+            name=spec.name,
+            description=spec.description,
+            instruction=spec.instruction,
+            model_id=spec.model,
+            skill_ids=list(spec.skills or ()),
+            catalog_mode=spec.catalog.mode,
+            limits=spec.limits,
+            follow_up_seconds=spec.follow_up_seconds,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "spec"
+        raise AgentSpecError(source, f"{field}: {first['msg']}") from None
+    return body.model_dump(mode="json"), _not_taken(spec)
+
+
+def _not_taken(spec: AgentSpec) -> list[str]:
+    notes = []
+    if spec.skills is None:
+        notes.append("skills: not set, so the API's agent gets no skills (list them)")
+    if spec.catalog.top_k is not None:
+        notes.append("catalog.top_k is not taken by the API (the server's setting applies)")
+    if "preload" in spec.model_fields_set:
+        notes.append("preload is not taken by the API")
+    if "approvals" in spec.model_fields_set:
+        notes.append("approvals are not taken by the API")
+    return notes

@@ -8,7 +8,7 @@ FILE (a path as the listing shows it) is written to stdout, or to ``--to PATH``;
 only as text, made safe (a binary file needs ``--to``).
 
 :func:`output_names` is the one rule for the file names an ``--out`` folder gets, used by this
-command and by ``run --out`` (local and through the API).
+command and by ``run --out`` (local and through the API: :func:`download_outputs`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -29,7 +29,10 @@ from skillweave.config import Settings, get_settings
 from skillweave.storage import keys
 from skillweave.terminal import counted, terminal_safe
 
-__all__ = ["artifacts", "output_names"]
+if TYPE_CHECKING:
+    from skillweave.cli.remote import RemoteApi
+
+__all__ = ["artifacts", "download_outputs", "output_names"]
 
 
 def output_names(paths: Sequence[str]) -> list[tuple[str, str]]:
@@ -50,6 +53,18 @@ def output_names(paths: Sequence[str]) -> list[tuple[str, str]]:
         used.add(candidate)
         named.append((path, candidate))
     return named
+
+
+def download_outputs(api: RemoteApi, run_id: str, dest: Path) -> list[Path]:
+    """The run's output files, from the API, into `dest` under the names
+    :func:`output_names` gives them, as the local ``--out`` copies them."""
+    dest.mkdir(parents=True, exist_ok=True)
+    paths = [a["path"] for a in api.artifacts(run_id) if "/outputs/" in f"/{a['path']}"]
+    written: list[Path] = []
+    for path, name in output_names(paths):
+        api.download(run_id, path, dest / name)
+        written.append(dest / name)
+    return written
 
 
 def _is_run_file(path: str) -> bool:
@@ -92,7 +107,7 @@ async def _local(settings: Settings, run: str, dest: Path | None) -> tuple[list[
 
 
 def _remote(settings: Settings, run: str, dest: Path | None) -> tuple[list[Any], list[Path]]:
-    from skillweave.cli.remote import download_outputs, open_remote
+    from skillweave.cli.remote import open_remote
 
     with open_remote(settings) as api:
         files = api.artifacts(run)

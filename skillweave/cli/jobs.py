@@ -314,7 +314,8 @@ def _run_on_api(
     task: str, agent_id: str, *, files: Sequence[Path], out_dir: Path | None, as_json: bool
 ) -> None:
     """`run --agent ag-…`: a run of an agent on the API at SKILLWEAVE_API_URL, followed live."""
-    from skillweave.cli.remote import open_remote, run_remote
+    from skillweave.cli.remote import open_remote
+    from skillweave.cli.remote_runs import run_remote
 
     missing = [str(p) for p in files if not p.is_file()]
     if missing:

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from skillweave.cli import app, runs
+from skillweave.cli import app, run_report
 from skillweave.cli.job import JobRun
 from skillweave.cli.view import print_result
 from skillweave.config import get_settings
@@ -70,7 +70,7 @@ def test_the_result_of_a_one_turn_job_says_one_turn() -> None:
 
 def test_runs_show_of_a_job_with_one_of_each(monkeypatch: pytest.MonkeyPatch) -> None:
     console, buffer = _console()
-    monkeypatch.setattr(runs, "out", console)
+    monkeypatch.setattr(run_report, "out", console)
     view = JobView(
         job_id="job-1",
         agent="a",
@@ -83,7 +83,7 @@ def test_runs_show_of_a_job_with_one_of_each(monkeypatch: pytest.MonkeyPatch) ->
         outputs=1,
         events_total=1,
     )
-    runs._print_view(view, "http://ui/job-1")
+    run_report.print_view(view, "http://ui/job-1")
     assert "turn 1 · 1 script run · 1 token in / 0 out · 1 output · 1 event" in buffer.getvalue()
 
 

@@ -20,7 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 from skillweave.cli import app
-from skillweave.cli.remote import agent_body, is_agent_id
+from skillweave.cli.agents import agent_body
+from skillweave.cli.remote import is_agent_id
 from skillweave.config import Settings, get_settings
 from skillweave.skills.package import build_package
 from tests.api.test_runs import TOKEN, api_on_direct_engine

@@ -28,7 +28,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from skillweave.agent.events import AgentEvent
-from skillweave.cli import app, runs, sandbox
+from skillweave.cli import app, run_report, runs, sandbox
 from skillweave.cli.job import JobRun
 from skillweave.cli.sandbox import SandboxRun, print_script_result
 from skillweave.cli.view import EventView, print_result
@@ -238,8 +238,8 @@ def _view() -> JobView:
 def test_runs_show_prints_a_hostile_job_view_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
     view = _view()
     console, buffer = _console()
-    monkeypatch.setattr(runs, "out", console)  # runs prints on the CLI's stdout console
-    runs._print_view(view, "http://ui/job-1")
+    monkeypatch.setattr(run_report, "out", console)  # a run is printed on the CLI's stdout console
+    run_report.print_view(view, "http://ui/job-1")
     printed = buffer.getvalue()
     assert_terminal_safe(printed)
     assert_shown(printed)
