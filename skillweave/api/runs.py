@@ -209,7 +209,7 @@ class RunService:
             raise ApiProblem(422, f"no agent {agent_id!r}", title="Unknown agent")
         if len(files) > _MAX_FILES:
             raise ApiProblem(422, f"at most {_MAX_FILES} files per run")
-        named, model = self._model_of(agent)
+        named, model = await self._model_of(agent)
         pinned = await self._pin(agent)
         run_id = new_run_id()
         names = [_file_name(upload) for upload in files]
@@ -246,13 +246,14 @@ class RunService:
         watcher.add_done_callback(self._watchers.discard)
         return run
 
-    def _model_of(self, agent: Agent) -> tuple[str | None, str]:
+    async def _model_of(self, agent: Agent) -> tuple[str | None, str]:
         """The model that runs the agent's job: as the job names it and as the run record
         shows it (``provider:name``). It is the agent's model_id, which must resolve here now
         (settings may have changed since the agent was made), else the engine's default: on
-        the temporal engine this API's (``MODEL__*``, named to the job explicitly,
-        ``llm.factory.default_model_name``, so that the worker runs exactly that model or
-        refuses), on the direct engine the one it opened. No default: refused (422)."""
+        the temporal engine this API's (``MODEL__*``), else the one default every worker
+        polling the task queue names (its identity says it), named to the job explicitly
+        (``llm.factory.default_model_name``, so that the worker runs exactly that model or
+        refuses); on the direct engine the one it opened. No default: refused (422)."""
         model = self.state.settings.model
         if agent.model_id:
             try:
@@ -265,6 +266,8 @@ class RunService:
         local: AgentServices | None = getattr(self.engine, "services", None)
         if local is None:  # the temporal engine: its workers hold the model's keys
             missing = default_model_problem(model, runs_here=False)
+            if missing is not None:
+                return await self._workers_default(missing)
         elif local.provider is None:
             missing = default_model_problem(model) or "it could not be opened"
         else:  # the direct engine: its jobs run here, on its default
@@ -280,6 +283,34 @@ class RunService:
                 title="No model",
             )
         return default_model_name(model), f"{model.provider}:{model.name}"
+
+    async def _workers_default(self, missing: str) -> tuple[str, str]:
+        """The default model of the workers of the temporal engine's task queue, when they all
+        name the same one (this API has none: `missing` says why).
+
+        Raises:
+            ApiProblem: 422 when no worker names one or they disagree; 503 when the task
+                queue cannot be read.
+        """
+        read = getattr(self.engine, "worker_default_models", None)
+        try:
+            defaults = sorted(await read()) if read is not None else []
+        except AgentError as exc:
+            raise ApiProblem(503, str(exc), title="Temporal unavailable") from None
+        if len(defaults) == 1:
+            return default_model_name(defaults[0]), defaults[0]
+        workers = (
+            f"the workers polling its task queue disagree ({', '.join(defaults)})"
+            if defaults
+            else "no worker polling its task queue has one"
+        )
+        raise ApiProblem(
+            422,
+            f"the agent names no model (model_id), this server has no default model"
+            f" ({missing}) and {workers}: give the agent a model_id, a profile of"
+            " MODEL__PROFILES__<NAME>__* or PROVIDER:NAME",
+            title="No model",
+        )
 
     async def _pin(self, agent: Agent) -> tuple[PinnedSkill, ...] | None:
         """The agent's skills (their trees too) at their current versions, each package put

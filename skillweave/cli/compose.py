@@ -379,20 +379,21 @@ async def running_worker(
     client: Client, services: AgentServices, settings: Settings
 ) -> AsyncIterator[None]:
     """The workflow and activities on the settings' task queue, polled with `client` (its
-    identity names the store), and the services' metrics served, while the context lasts."""
+    identity names its store and default model), and the services' metrics, while it lasts."""
     from skillweave.engines.metrics import serve_worker_metrics
     from skillweave.engines.temporal import worker_identity
     from skillweave.storage.identity import store_identity
     from workflows.worker import build_worker
 
-    workflow = settings.workflow
     worker = build_worker(
         client,
         services,
-        task_queue=workflow.task_queue,
-        heartbeat_seconds=workflow.worker_heartbeat_seconds,
-        drain_seconds=workflow.worker_drain_seconds,
-        identity=worker_identity(await store_identity(services.store)),
+        task_queue=settings.workflow.task_queue,
+        heartbeat_seconds=settings.workflow.worker_heartbeat_seconds,
+        drain_seconds=settings.workflow.worker_drain_seconds,
+        identity=worker_identity(
+            await store_identity(services.store), default_model=services.default_model
+        ),
     )
     with serve_worker_metrics(services.metrics, settings.observability):
         async with worker:

@@ -201,6 +201,14 @@ class AgentServices:
             settings.audit, store, actor=f"worker@{socket.gethostname()}"
         )
 
+    @property
+    def default_model(self) -> str | None:
+        """This process's default model as configured (``provider:name``, the form
+        ``llm.factory.default_model_name`` gives a run), or None: it has none."""
+        if self.provider is None or self.models is None:
+            return None
+        return f"{self.models.settings.provider}:{self.models.settings.name}"
+
     def use_registry(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on (skills were uploaded, enabled or deleted). Jobs keep
         the versions they activated: those are pinned in their state."""

@@ -131,6 +131,7 @@ __all__ = [
     "configure_logging",
     "connect",
     "connect_engine",
+    "default_model_of_worker",
     "details_of",
     "jobs_query",
     "store_of_worker",
@@ -140,18 +141,29 @@ __all__ = [
 ]
 
 _STORE_MARK: Final = " store="
+_MODEL_MARK: Final = " model="
 
 
-def worker_identity(store_id: str) -> str:
-    """A worker's Temporal identity: the SDK's own (``pid@host``) and the id of its store, so
-    that a client can tell, before it starts a job, whether the workers share its store."""
-    return f"{os.getpid()}@{socket.gethostname()}{_STORE_MARK}{store_id}"
+def worker_identity(store_id: str, *, default_model: str | None = None) -> str:
+    """A worker's Temporal identity: the SDK's own (``pid@host``), the id of its store and its
+    default model (``provider:name`` as configured; none: it has none), so that a client can
+    tell, before it starts a run, whether the workers share its store, and which model a run
+    that names none will get there."""
+    model = f"{_MODEL_MARK}{default_model}" if default_model else ""
+    return f"{os.getpid()}@{socket.gethostname()}{_STORE_MARK}{store_id}{model}"
 
 
 def store_of_worker(identity: str) -> str | None:
     """The store id a worker's identity names (:func:`worker_identity`), or None."""
-    _, found, store_id = identity.partition(_STORE_MARK)
-    return store_id.strip() or None if found else None
+    _, found, rest = identity.partition(_STORE_MARK)
+    store_id = rest.partition(_MODEL_MARK)[0].strip()
+    return store_id or None if found else None
+
+
+def default_model_of_worker(identity: str) -> str | None:
+    """The default model a worker's identity names (:func:`worker_identity`), or None."""
+    _, found, model = identity.partition(_MODEL_MARK)
+    return model.strip() or None if found else None
 
 
 PHASES: Final[tuple[str, ...]] = get_args(Phase)
@@ -947,6 +959,21 @@ class TemporalEngine:
             for poller in response.pollers
             if poller.last_access_time.ToDatetime().replace(tzinfo=UTC) >= since
         ]
+
+    async def worker_default_models(self) -> set[str]:
+        """The default models (``provider:name``) the workers polling the task queue lately
+        say they have; empty: none answers, or none has a default.
+
+        Raises:
+            AgentError: the task queue cannot be read.
+        """
+        try:
+            pollers = await self._recent_pollers()
+        except RPCError as exc:
+            raise AgentError(
+                f"cannot read task queue {self.task_queue!r}: {_first_line(exc)}"
+            ) from None
+        return {found for identity in pollers if (found := default_model_of_worker(identity))}
 
     async def _check_workers_store(self, store_id: str) -> None:
         """Refuse a job whose workers (those polling now that say their store) all work on

@@ -117,10 +117,12 @@ def default_model_problem(settings: ModelSettings, *, runs_here: bool = True) ->
 _DEFAULT_PREFIX: Final = "default:"
 
 
-def default_model_name(settings: ModelSettings) -> str:
+def default_model_name(settings: ModelSettings | str) -> str:
     """The default model as a job is given it explicitly (the API's runs of agents that name
-    none): ``default:provider:name``, as configured. See :class:`ModelProviders`."""
-    return f"{_DEFAULT_PREFIX}{settings.provider}:{settings.name}"
+    none): ``default:provider:name``, as configured (`settings`, or its ``provider:name``, as
+    a worker's identity names it). See :class:`ModelProviders`."""
+    named = settings if isinstance(settings, str) else f"{settings.provider}:{settings.name}"
+    return f"{_DEFAULT_PREFIX}{named}"
 
 
 def open_default_provider(settings: ModelSettings, *, required: bool) -> ModelProvider | None:
