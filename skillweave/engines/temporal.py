@@ -318,6 +318,9 @@ def configure_logging(*, verbose: bool) -> None:
     """
     level = logging.WARNING if verbose else logging.ERROR
     logging.getLogger("temporalio").setLevel(level)
+    activities = logging.getLogger("temporalio.activity")
+    if _one_line_failures not in activities.filters:
+        activities.addFilter(_one_line_failures)
     core = "WARN" if verbose else "ERROR"
     forwarding = (
         LogForwardingConfig(logger=logging.getLogger("temporalio.core")) if verbose else None
@@ -333,6 +336,21 @@ def configure_logging(*, verbose: bool) -> None:
         ),
         error_if_already_set=False,
     )
+
+
+def _one_line_failures(record: logging.LogRecord) -> bool:
+    """An activity failure the SDK logs ("Completing activity as failed") is one line when
+    the activities made it an ``ApplicationError`` (``activities.errors``: its message is the
+    cause in one line, its traceback already at DEBUG); anything else keeps its traceback."""
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, ApplicationError):
+        kind = f"{error.type}: " if error.type else ""
+        retry = "not retryable" if error.non_retryable else "retryable"
+        record.msg = f"{record.getMessage()}: {kind}{error.message} ({retry})"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+    return True
 
 
 # --- visibility -----------------------------------------------------------------------------
