@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -105,6 +106,26 @@ def test_list_json(lib: Path) -> None:
     assert len(kit["version"]) == 64
     assert kit["type"] == "contextual"
     assert kit["path"] == str(lib / "kit")
+
+
+def test_list_table_is_one_line_per_skill_at_80_columns(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    make_skill("kit", description="Tabular data tools. " * 20)
+    make_skill("kit/csv-stats", description="Profile CSV columns into statistics. " * 20)
+    make_skill("converter", description="Convert units of length and mass. " * 20)
+    done = subprocess.run(
+        [sys.executable, "-m", "skillweave.cli", "skills", "list", "--dir", str(tmp_path / "lib")],
+        env={**os.environ, "COLUMNS": "80"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 + 3 + 1, done.stdout  # the header, a line per skill, the count
+    assert all(len(line) <= 80 for line in lines), done.stdout
+    assert lines[3].startswith("  └ csv-stats "), done.stdout
+    assert lines[1].rstrip().endswith("…"), done.stdout  # the description gives way
 
 
 def test_list_table_shows_the_tree(lib: Path) -> None:

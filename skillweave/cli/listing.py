@@ -101,20 +101,34 @@ def print_library(library: SkillLibrary, registry: SkillRegistry, *, as_json: bo
     columns = ("skill", "namespace") if namespaced else ("skill",)
     # Names are never cut (a user types them next); the description gives way first.
     widest = {
-        "skill": max(len(e.name) + 2 * _depth_of(registry, e) for e in entries),
+        "skill": max(len(e.name) + _indent(_depth_of(registry, e)) for e in entries),
         "namespace": max(len(e.skill.namespace) if e.skill else 0 for e in entries),
     }
-    widest["description"] = _DESCRIPTION_WIDTH
-    for column in (*columns, "source", "state", "version", "description"):
+    widest["source"] = max(len("source"), *(len(e.source) for e in entries))
+    widest["state"] = max(len("state"), *(len(e.state) for e in entries))
+    widest["version"] = _VERSION_SHOWN
+    for column in (*columns, "source", "state", "version"):
         table.add_column(
             column,
-            overflow="fold" if column in ("description", *columns) else "ellipsis",
-            min_width=min(widest.get(column, 0), _NAME_WIDTH),
+            overflow="fold" if column in columns else "ellipsis",
+            no_wrap=column not in columns,
+            min_width=min(widest[column], _NAME_WIDTH) if column in columns else widest[column],
         )
+    # One line per skill: the description gives way, cut to the terminal (whole in --json and
+    # `skills show`); a name is folded, never cut.
+    # (Its width is set: rich would rather fold the names away than cut a no_wrap column.)
+    used = sum(min(widest[c], _NAME_WIDTH) + 2 for c in (*columns, "source", "state", "version"))
+    table.add_column(
+        "description",
+        overflow="ellipsis",
+        no_wrap=True,
+        max_width=max(_DESCRIPTION_WIDTH, out.width - used),
+    )
     for entry in entries:
         skill = entry.skill
         depth = _depth_of(registry, entry)
-        name = Text("  " * depth + ("└ " if depth else "") + terminal_safe(entry.name))
+        name = Text(" " * (_indent(depth) - 2) + "└ " if depth else "")
+        name.append(terminal_safe(entry.name))
         if entry.state != "enabled":
             name.stylize("dim")
         where = [Text(terminal_safe(skill.namespace if skill else ""))] if namespaced else []
@@ -181,3 +195,8 @@ def print_not_served(entry: LibraryEntry) -> None:
         else f"enable it (PATCH /v1/skills/{record.name} with enabled true)"
     )
     err.print(Text(terminal_safe(f"not served to jobs: {how}"), style="yellow"), soft_wrap=True)
+
+
+def _indent(depth: int) -> int:
+    """How many characters a skill's tree position takes before its name (``  └ ``)."""
+    return 2 * depth + 2 if depth else 0

@@ -246,7 +246,7 @@ class TemporalUnreachableError(ConfigError):
         return (
             f"cannot reach Temporal at {self.address} ({self.reason}). Start it with "
             "`skillweave dev` in another terminal (or point WORKFLOW__TEMPORAL_ADDRESS at "
-            f"yours), or make runs in this process, local and not durable, with {direct}"
+            f"yours), or run it in this process, local and not durable, with {direct}"
         )
 
 
