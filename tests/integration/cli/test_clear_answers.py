@@ -123,7 +123,7 @@ def test_skills_validate_strict_wants_extensions_under_metadata(tmp_path: Path) 
 
     passed = cli(tmp_path, "skills", "validate", "--strict", str(under))
     assert passed.returncode == 0, passed.stdout
-    assert "0 error(s), 0 warning(s) (strict)" in passed.stdout
+    assert "0 errors, 0 warnings (strict)" in passed.stdout
 
     refused = cli(tmp_path, "skills", "validate", "--strict", str(top))
     assert refused.returncode == 1

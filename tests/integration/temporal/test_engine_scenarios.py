@@ -201,7 +201,7 @@ turns:
   - say: "never reached"
 """,
         limits=Budgets(max_script_runs=1),
-        reason="max_script_runs reached (1 script runs)",
+        reason="max_script_runs reached (1 script run)",
         turns=2,
         script_runs=1,
     ),

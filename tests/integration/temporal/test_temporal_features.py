@@ -219,7 +219,7 @@ turns:
 """,
         limits=Budgets(max_turns=1),
         status="budget_exhausted",
-        reason="max_turns reached (1 model calls)",
+        reason="max_turns reached (1 model call)",
     ),
     # The scripted model has no second turn: a non-retryable model error fails the tool call.
     "JobFailed": FailureCase(
