@@ -205,7 +205,7 @@ def _conclude(folder: Path, result: JobResult, engine: DemoEngine, *, kept: bool
             "its UI with it (`skillweave demo --keep` keeps them up)."
         )
         how = (
-            f"{gone} To keep jobs and the UI, run the first command below in one terminal "
+            f"{gone} To keep runs and the UI, run the first command below in one terminal "
             f"(`skillweave dev`, with a real model) and the second (`skillweave run --engine "
             f"temporal …`) in another."
         )

@@ -29,7 +29,7 @@ def test_on_temporal_the_hint_names_the_commands_printed_below_it(
 ) -> None:
     printed = _concluded(monkeypatch, "temporal", kept=kept)
     lines = printed.splitlines()
-    hint = next(line for line in lines if "To keep jobs and the UI" in line)
+    hint = next(line for line in lines if "To keep runs and the UI" in line)
     commands = [line.strip() for line in lines if line.startswith("  ")]
     assert lines.index(hint) < lines.index("  " + commands[0])  # "below"
     assert "`skillweave run --engine temporal …`" in hint
@@ -43,7 +43,7 @@ def test_on_temporal_the_hint_names_the_commands_printed_below_it(
 
 def test_direct_prints_a_run_on_the_direct_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     printed = _concluded(monkeypatch, "direct")
-    assert "To keep jobs" not in printed
+    assert "To keep runs" not in printed
     [command] = [line.strip() for line in printed.splitlines() if line.startswith("  ")]
     assert command.startswith("MODEL__PROVIDER=openai ")
     assert f' skillweave run --engine direct "{demo.DEMO_TASK}" --agent ' in command
