@@ -53,7 +53,7 @@ from skillweave.agent.runtime import (
 from skillweave.agent.state import AgentState
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of
-from skillweave.engines.notes import FollowNote
+from skillweave.engines.notes import FollowNote, events_only
 from skillweave.engines.retries import Backoff, RetryNotice, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
@@ -299,10 +299,8 @@ class DirectEngine:
     async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
         """Every event of the job after the first `after`, ending after ``job_finished``:
         :meth:`follow` without its notes."""
-        async with contextlib.aclosing(self.follow(job_id, after=after)) as items:
-            async for item in items:
-                if isinstance(item, AgentEvent):
-                    yield item
+        async for event in events_only(self.follow(job_id, after=after)):
+            yield event
 
     async def follow(
         self, job_id: str, *, after: int = 0, until_finished: bool = True

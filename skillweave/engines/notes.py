@@ -12,13 +12,16 @@ the API's SSE stream (``skillweave.api.runs``).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillweave.agent.events import AgentEvent
 from skillweave.engines.retries import RetryNotice
 
-__all__ = ["FollowKind", "FollowNote"]
+__all__ = ["FollowKind", "FollowNote", "events_only"]
 
 FollowKind = Literal["waiting_for_worker", "worker_answered", "events_dropped", "retrying"]
 
@@ -55,3 +58,14 @@ class FollowNote(BaseModel):
             retry=notice,
             detail=notice.line(),
         )
+
+
+async def events_only(
+    followed: AsyncGenerator[AgentEvent | FollowNote, None],
+) -> AsyncIterator[AgentEvent]:
+    """A follower's items without its notes: the job's events (each engine's ``events``);
+    the follower is closed when this is."""
+    async with contextlib.aclosing(followed) as items:
+        async for item in items:
+            if isinstance(item, AgentEvent):
+                yield item

@@ -104,7 +104,7 @@ from skillweave.engines.contract import (
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
-from skillweave.engines.notes import FollowKind, FollowNote
+from skillweave.engines.notes import FollowKind, FollowNote, events_only
 from skillweave.engines.retries import RetryNotice, cause_line
 from skillweave.engines.temporal_setup import require_namespace, search_attribute_problems
 from skillweave.errors import AgentError, ConfigError
@@ -649,10 +649,8 @@ class TemporalEngine:
             NoWorkerError: no worker answered for ``worker_wait_seconds``.
             AgentError: there is no such job, or a query failed.
         """
-        async with contextlib.aclosing(self.follow(job_id, after=after)) as items:
-            async for item in items:
-                if isinstance(item, AgentEvent):
-                    yield item
+        async for event in events_only(self.follow(job_id, after=after)):
+            yield event
 
     async def follow(
         self, job_id: str, *, after: int = 0, until_finished: bool = True
