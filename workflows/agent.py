@@ -12,7 +12,8 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
   validator rejects empty or oversized text, a job that has ended, and a stale reply.
 - signals ``cancel`` and ``approve``; query ``status`` (never the transcript) and ``events``.
 - the UI: the client sets a static summary and details at start; here ``set_current_details``
-  (markdown) on every change, a ``summary`` on every activity, and the search attributes
+  (markdown) on every change, its last step the line every view shows for the latest event
+  (``skillweave.agent.rendering``), a ``summary`` on every activity, and the search attributes
   ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``, ``SkillweaveTurns`` and
   ``SkillweaveTokens``. Each upsert is an event in the job's history (and a write to the
   server's visibility store), so they are written only when the phase, the active skills or
@@ -58,6 +59,7 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from skillweave.agent.events import AgentEvent
     from skillweave.agent.loop import AgentLoop, new_state
+    from skillweave.agent.rendering import event_line
     from skillweave.agent.runtime import ApprovalDecision
     from skillweave.agent.state import AgentState
     from skillweave.engines.base import JobResult, result_of
@@ -258,26 +260,13 @@ class AgentWorkflow:
     def _on_event(self, event: AgentEvent) -> None:
         self._events.append(event)
         self._events_total += 1
-        match event.kind:
-            case "answered":
-                self._answer_turn = self._state.turn
-                for index in sorted(self._waiting):
-                    if index <= self._session.taken:
-                        self._replies.setdefault(index, self._reply(text=self._state.answer))
-            case "script_ran":
-                self._last_step = (
-                    f"run {event.skill}/{event.detail} → {event.status} in {event.duration_ms} ms"
-                )
-            case "skill_activated":
-                self._last_step = f"activate {event.skill}"
-            case "resource_read":
-                self._last_step = f"read {event.skill}/{event.detail}"
-            case "tool_refused":
-                self._last_step = f"refused {event.tool}: {event.detail[:120]}"
-            case "job_finished":
-                self._last_step = f"finished: {event.status} ({event.detail})"
-            case _:
-                pass
+        if event.kind == "answered":
+            self._answer_turn = self._state.turn
+            for index in sorted(self._waiting):
+                if index <= self._session.taken:
+                    self._replies.setdefault(index, self._reply(text=self._state.answer))
+        # Every step, in the words of every other view (markdown-escaped: it is run text).
+        self._last_step = event_line(event).markdown()
         if not self._fewer_events:
             self._upsert_current()
         workflow.set_current_details(self._details())

@@ -40,6 +40,10 @@ sandbox call (``retry``: ``call``, ``attempt``, ``attempts``, ``wait_seconds``, 
 retrying in 2.0 s"). After ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` without a
 worker the stream ends with ``worker_wait_expired`` (``detail`` and ``last_event_id`` too):
 the run may still be running; reconnect with ``Last-Event-ID`` to follow it again.
+
+Every ``data:`` also has ``text``: the line the CLI shows for it, ``label · text``
+(``skillweave.agent.rendering.event_line``, ``skillweave.engines.notes.note_line``), so a
+client shows every kind, a newer one too, without a table of its own.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from skillweave.agent.events import AgentEvent
+from skillweave.agent.rendering import Line, event_line, generic_line
 from skillweave.agent.runtime import ApprovalDecision
 from skillweave.agent.spec import PinnedSkill
 from skillweave.api.agents import Agent, AgentStore
@@ -66,6 +71,7 @@ from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.api.records import read_record
 from skillweave.engines.base import Engine, JobRequest, JobResult
 from skillweave.engines.contract import JobView, Phase
+from skillweave.engines.notes import note_line
 from skillweave.engines.run_id import new_run_id
 from skillweave.engines.services import AgentServices
 from skillweave.errors import (
@@ -864,18 +870,24 @@ async def _sse(
             if not isinstance(event, AgentEvent):
                 # A note of the stream (waiting for a worker…): no id, so a client that
                 # reconnects resumes after the last step it got.
-                yield f"event: {event.kind}\ndata: {event.model_dump_json()}\n\n".encode()
+                data = _data(event, note_line(event))
+                yield f"event: {event.kind}\ndata: {data}\n\n".encode()
                 continue
             position += 1
             if position <= after:
                 continue
-            data = event.model_dump_json()
+            data = _data(event, event_line(event))
             yield f"id: {position}\nevent: {event.kind}\ndata: {data}\n\n".encode()
     finally:
         if next_event is not None:
             next_event.cancel()
         with contextlib.suppress(Exception):
             await events.aclose()  # type: ignore[attr-defined]
+
+
+def _data(item: BaseModel, line: Line) -> str:
+    """An event's (or note's) ``data:``: its fields, and ``text``, the line views show."""
+    return json.dumps({**item.model_dump(mode="json"), "text": line.plain()}, ensure_ascii=False)
 
 
 def _resumes(engine: Engine) -> bool:
@@ -899,6 +911,7 @@ def _gave_up(exc: SkillweaveError, position: int) -> bytes | None:
         "last_event_id": position,
         "detail": f"{exc}; reconnect with Last-Event-ID: {position} to follow it again",
     }
+    data["text"] = generic_line("worker_wait_expired", str(data["detail"])).plain()
     return f"event: worker_wait_expired\ndata: {json.dumps(data)}\n\n".encode()
 
 

@@ -1,15 +1,18 @@
-"""What a job shows: the live view of its events, its UI link, and how it ended.
+"""What a run shows: the live view of its events, its UI link, and how it ended.
 
 :class:`EventView` prints one line per event, with a spinner on a terminal that says what the
-job waits for; :func:`print_result` the answer, usage, status and reason, output artifacts and
+run waits for; :func:`print_result` the answer, usage, status and reason, output artifacts and
 copied files; :class:`JobOutput` picks between them and JSON lines (``--json``) for ``run``,
 ``demo`` and ``run --agent ag-…``. ``runs logs`` prints :meth:`EventView.line` too, and both
 print a follower's notes (waiting for a worker, a call being retried) with
-:meth:`EventView.note_line`; a kind this version does not know is shown by its name, never an
-error. Every text
-of a job (model text, tool names and arguments, skill names, script and error messages,
-artifact keys made of script file names) is shown through
-:func:`~skillweave.terminal.terminal_safe`, in a ``rich.text.Text``.
+:meth:`EventView.note_line`. What each line says is not decided here: an event's line is
+:func:`skillweave.agent.rendering.event_line`'s, a note's
+:func:`skillweave.engines.notes.note_line`'s (the same words the API's event stream and the
+Temporal UI show); this module lays them out (turn, label column, colours by tone). A kind
+this version does not know is shown by its name and detail, never an error. Every text of a
+run (model text, tool names and arguments, skill names, script and error messages, artifact
+keys made of script file names) is shown through :func:`~skillweave.terminal.terminal_safe`,
+in a ``rich.text.Text``.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from typing import TYPE_CHECKING, Final
 from rich.console import Console
 from rich.panel import Panel
 from rich.status import Status
-from rich.style import StyleType
 from rich.text import Text
 
-from skillweave.agent.disclosure import RUN_SKILL_SCRIPT
+from skillweave.agent.rendering import Line, Tone, event_line
 from skillweave.cli.console import err, out
+from skillweave.engines.notes import note_line
 from skillweave.terminal import counted, terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
@@ -36,8 +39,6 @@ if TYPE_CHECKING:
     from skillweave.engines.notes import FollowNote
 
 __all__ = ["EventView", "JobOutput", "print_result"]
-
-VERSION_CHARS: Final = 12
 
 
 class JobOutput:
@@ -141,31 +142,14 @@ class EventView:
 
     @staticmethod
     def note_line(note: FollowNote) -> Text:
-        """A follower's note as one line: not an event of the job, so no turn."""
+        """A follower's note as one line (:func:`~skillweave.engines.notes.note_line`): not an
+        event of the run, so no turn."""
+        line = note_line(note)
         text = Text()
-        match note.kind:
-            case "waiting_for_worker":
-                text.append("waiting for a worker", style="bold yellow")
-                text.append(
-                    terminal_safe(
-                        f" · none answered on task queue {note.task_queue!r} for "
-                        f"{note.waited_seconds:.0f} s; the run goes on when one polls"
-                    )
-                )
-            case "worker_answered":
-                text.append("a worker answered", style="bold")
-                text.append(f" · after {note.waited_seconds:.0f} s without one", style="dim")
-            case "events_dropped":
-                dropped = counted(note.dropped, "earlier event")
-                text.append(f"({dropped} no longer kept)", style="dim")
-            case "retrying":
-                text.append("retrying", style="bold yellow")
-                line = note.retry.line() if note.retry is not None else note.detail
-                text.append(terminal_safe(f" · {line}"))
-            case _:  # a note of a newer version: its name and what it says
-                text.append(terminal_safe(str(note.kind)), style="bold")
-                if note.detail:
-                    text.append(terminal_safe(f" · {note.detail}"))
+        text.append(terminal_safe(line.label), style=_LABEL_STYLES[line.tone])
+        if line.parts:
+            text.append(" · ")
+            _append_parts(text, line)
         return text
 
     @staticmethod
@@ -176,97 +160,51 @@ class EventView:
             return f"turn {event.turn}: running the tool calls…"
         if event.kind == "job_finished":
             return "closing…"
+        if event.kind == "approval_requested":
+            return "waiting for a decision on the approval…"
         return f"turn {event.turn + 1}: waiting for the model…"
 
     @staticmethod
     def line(event: AgentEvent) -> Text:
-        """One event as one line: the turn, what happened, and its details."""
-        label, style = _LABELS.get(event.kind) or (event.kind, "bold")
+        """One event as one line (:func:`~skillweave.agent.rendering.event_line`): the turn,
+        what happened, its details; a script's output artifacts on lines of their own."""
+        line = event_line(event)
         text = Text()
         text.append(f"turn {event.turn:>2}  ", style="dim")
-        text.append(f"{label:<11}", style=style)
-        text.append_text(_details(event))
+        label = terminal_safe(line.label)
+        text.append(label.ljust(LABEL_CHARS - 1) + " ", style=_LABEL_STYLES[line.tone])
+        _append_parts(text, line)
+        for more in line.more:
+            text.append(f"\n{_INDENT}{terminal_safe(more)}")
         return text
 
 
-_LABELS: Final[dict[str, tuple[str, str]]] = {
-    "job_started": ("started", "bold"),
-    "preloaded": ("preloaded", "bold cyan"),
-    "model_called": ("model", "bold"),
-    "skill_activated": ("activated", "bold cyan"),
-    "resource_read": ("read", "bold"),
-    "skills_searched": ("searched", "bold"),
-    "script_ran": ("script", "bold"),
-    "tool_refused": ("refused", "bold yellow"),
-    "compacted": ("compacted", "bold"),
-    "message_received": ("message", "bold"),
-    "answered": ("answered", "bold green"),
-    "approval_requested": ("approval?", "bold yellow"),
-    "approval_decided": ("approval", "bold"),
-    "job_finished": ("finished", "bold"),
+LABEL_CHARS: Final = 11
+"""The label's column, its space included (``turn  3  activated  pdf``)."""
+_INDENT: Final = " " * (len("turn 99  ") + LABEL_CHARS)
+_LABEL_STYLES: Final[dict[Tone, str]] = {
+    "plain": "bold",
+    "dim": "dim",
+    "name": "bold cyan",
+    "good": "bold green",
+    "warn": "bold yellow",
+    "bad": "bold red",
 }
-_INDENT: Final = " " * 19
+_PART_STYLES: Final[dict[Tone, str]] = {
+    "plain": "",
+    "dim": "dim",
+    "name": "cyan",
+    "good": "green",
+    "warn": "yellow",
+    "bad": "bold red",
+}
 
 
-def _details(event: AgentEvent) -> Text:
-    text = _SafeText()
-    match event.kind:
-        case "preloaded":
-            text.append(event.skill or "", style="cyan")
-        case "model_called":
-            text.append(event.detail)
-            if event.usage is not None:
-                text.append(
-                    f" · {_tokens(event.usage.input_tokens)} in / "
-                    f"{_tokens(event.usage.output_tokens)} out tokens",
-                    style="dim",
-                )
-        case "skill_activated":
-            text.append(event.skill or "", style="cyan")
-            if event.version:
-                text.append(f" @ {event.version[:VERSION_CHARS]}", style="dim")
-            if event.detail:
-                text.append(f" · {event.detail}")
-            if event.tools_registered:
-                text.append(f" · tools: {', '.join(event.tools_registered)}")
-        case "resource_read":
-            text.append(f"{event.skill}/{event.detail}")
-        case "skills_searched":
-            text.append(repr(event.detail))
-        case "script_ran":
-            text.append(f"{event.skill} {event.detail}")
-            if event.tool and event.tool != RUN_SKILL_SCRIPT:
-                text.append(f" (as {event.tool})")
-            ok = event.status == "succeeded"
-            text.append(f" · {event.status}", style="green" if ok else "bold red")
-            if event.duration_ms is not None:
-                text.append(f" · {event.duration_ms} ms", style="dim")
-            for ref in event.artifacts:
-                text.append(f"\n{_INDENT}→ {ref.key} ({counted(ref.size, 'byte')})")
-        case "tool_refused":
-            text.append(f"{event.tool}: {event.detail}", style="yellow")
-        case "answered":
-            first = event.detail.strip().splitlines()[0] if event.detail.strip() else ""
-            text.append(first[:80] + ("…" if len(first) > 80 else ""), style="dim")
-        case "job_finished":
-            ok = event.status == "completed"
-            text.append(event.status or "", style="bold green" if ok else "bold red")
-            if event.detail:
-                text.append(f" · {event.detail}")
-        case _:
-            text.append(event.detail)
-    return text
-
-
-class _SafeText(Text):
-    """A ``Text`` whose every appended string is shown with its control characters escaped:
-    an event's details are model and script text."""
-
-    def append(self, text: str | Text, style: StyleType | None = None) -> _SafeText:
-        if isinstance(text, str):
-            text = terminal_safe(text)
-        super().append(text, style)
-        return self
+def _append_parts(text: Text, line: Line) -> None:
+    """A line's parts, each with its tone's style and its control characters escaped: they
+    are model, script and server text."""
+    for part in line.parts:
+        text.append(terminal_safe(part.text), style=_PART_STYLES[part.tone])
 
 
 def print_result(run: JobRun, *, out: Console) -> None:

@@ -6,22 +6,26 @@ step it got), and each says something about the moment it is told. Followers yie
 events: :meth:`skillweave.engines.temporal.TemporalEngine.follow` (waiting for a worker, a
 worker answering again, events dropped from the workflow's window, a retry read from a pending
 activity) and :meth:`skillweave.engines.direct.DirectEngine.follow` (a retry, as it happens).
-Every view shows them: the CLI's live view and ``runs logs`` (``skillweave.cli.view``), and
-the API's SSE stream (``skillweave.api.runs``).
+Every view shows them as :func:`note_line` renders them (the one place, in the
+:class:`~skillweave.agent.rendering.Line` events are rendered into): the CLI's live view and
+``runs logs`` (``skillweave.cli.view``), and the API's SSE stream (``skillweave.api.runs``).
+A kind this version does not know is shown by its name and its detail.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Literal
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.agent.events import AgentEvent
+from skillweave.agent.rendering import Line, Part, generic_line, one_line
 from skillweave.engines.retries import RetryNotice
+from skillweave.terminal import counted
 
-__all__ = ["FollowKind", "FollowNote", "events_only"]
+__all__ = ["RENDERED_NOTES", "FollowKind", "FollowNote", "events_only", "note_line"]
 
 FollowKind = Literal["waiting_for_worker", "worker_answered", "events_dropped", "retrying"]
 
@@ -58,6 +62,47 @@ class FollowNote(BaseModel):
             retry=notice,
             detail=notice.line(),
         )
+
+
+def note_line(note: FollowNote) -> Line:
+    """How every view shows `note`: not a step of the run, so no turn."""
+    render = _RENDERINGS.get(note.kind)
+    return generic_line(note.kind, note.detail) if render is None else render(note)
+
+
+def _waiting(note: FollowNote) -> Line:
+    said = (
+        f"none answered on task queue {note.task_queue!r} for {note.waited_seconds:.0f} s; "
+        "the run goes on when one polls"
+    )
+    return Line("waiting for a worker", "warn", (Part(one_line(said)),))
+
+
+def _answered(note: FollowNote) -> Line:
+    return Line(
+        "a worker answered", parts=(Part(f"after {note.waited_seconds:.0f} s without one", "dim"),)
+    )
+
+
+def _dropped(note: FollowNote) -> Line:
+    dropped = counted(note.dropped, "earlier event")
+    return Line("dropped", "dim", (Part(f"{dropped} no longer kept", "dim"),))
+
+
+def _retrying(note: FollowNote) -> Line:
+    said = note.retry.line() if note.retry is not None else note.detail
+    return Line("retrying", "warn", (Part(one_line(said)),))
+
+
+_RENDERINGS: Final[dict[str, Callable[[FollowNote], Line]]] = {
+    "waiting_for_worker": _waiting,
+    "worker_answered": _answered,
+    "events_dropped": _dropped,
+    "retrying": _retrying,
+}
+
+RENDERED_NOTES: Final[frozenset[str]] = frozenset(_RENDERINGS)
+"""The note kinds with a rendering of their own (every :data:`FollowKind`, a test says)."""
 
 
 async def events_only(
