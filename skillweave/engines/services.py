@@ -444,7 +444,7 @@ class AgentServices:
                     default_model_problem(self.models.settings) if self.models else None
                 ) or "no default model"
                 raise ConfigError(
-                    f"the job names no model and this worker has none by default ({problem}):"
+                    f"the run names no model and this worker has none by default ({problem}):"
                     f" {NAME_A_MODEL}"
                 )
             attempts = self.models.settings.max_attempts if self.models is not None else None

@@ -86,7 +86,7 @@ _NOT_A_SERVED_SCRIPT: Final = (
 
 
 NAME_A_MODEL: Final = (
-    "each job must name its model: an agent's model_id (API) or model (spec) or run's --model,"
+    "each run must name its model: an agent's model_id (API) or model (spec) or run's --model,"
     " as a profile (MODEL__PROFILES__<NAME>__PROVIDER, __NAME…) or PROVIDER:NAME; or set"
     " MODEL__PROVIDER and MODEL__NAME for a default"
 )
@@ -147,7 +147,7 @@ def open_default_provider(settings: ModelSettings, *, required: bool) -> ModelPr
 
 def describe_default(provider: ModelProvider | None) -> str:
     """A process's default model as its start-up lines show it."""
-    return "none (each job names its own)" if provider is None else provider.name
+    return "none (each run names its own)" if provider is None else provider.name
 
 
 def names_default(named: str | None) -> bool:

@@ -41,7 +41,7 @@ def test_unset_is_no_default_model_and_a_server_starts_without_one(
     [said] = [r.getMessage() for r in caplog.records if r.name == "skillweave.models"]
     assert said.startswith("no default model is configured (MODEL__PROVIDER, MODEL__NAME)")
     assert NAME_A_MODEL in said
-    assert describe_default(None) == "none (each job names its own)"
+    assert describe_default(None) == "none (each run names its own)"
     with pytest.raises(ConfigError, match="model script 'demo' not found"):
         open_default_provider(unset, required=True)  # a command that runs one job: refused
 

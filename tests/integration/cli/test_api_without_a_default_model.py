@@ -100,7 +100,7 @@ async def test_the_api_starts_without_a_default_model_and_refuses_runs_that_name
     ) as (client, service):
         said = " ".join(service.log().split())
         # One line, at start-up: what is missing and what each job must do instead.
-        assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each job must" in (
+        assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each run must" in (
             said
         )
         assert "skillweave API on" in said

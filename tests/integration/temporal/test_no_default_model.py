@@ -1,5 +1,5 @@
 """Temporal is the default engine, and a worker needs no default model: ``skillweave worker``
-with no ``MODEL__`` setting starts and says each job must name its model; ``skillweave run``
+with no ``MODEL__`` setting starts and says each run must name its model; ``skillweave run``
 (no ``--engine``) leaves the model to the worker, so a job that names none fails at once, for
 good (no retry loop), saying why, and a job that names a profile runs on it. A namespace that
 does not exist is one line saying how to create it. Real subprocesses on the suite's Temporal
@@ -57,8 +57,8 @@ async def no_model_worker(
         await worker.start()
         try:
             log = " ".join(worker.log().split())
-            assert "model none (each job names its own)" in log, log
-            assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each job" in log
+            assert "model none (each run names its own)" in log, log
+            assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each run" in log
             yield shared
         finally:
             worker.stop()
@@ -88,7 +88,7 @@ async def test_a_worker_without_a_default_model_runs_jobs_that_name_theirs(
         said = " ".join((bare.stdout + bare.stderr).split())
         assert "engine temporal at" in said
         assert "(the worker's default model)" in said
-        assert "the job names no model and this worker has none by default" in said
+        assert "the run names no model and this worker has none by default" in said
         assert took < 60  # failed for good at once, not retried for minutes
 
         named = await asyncio.to_thread(
