@@ -887,7 +887,8 @@ async def _sse(
 
 def _data(item: BaseModel, line: Line) -> str:
     """An event's (or note's) ``data:``: its fields, and ``text``, the line views show."""
-    return json.dumps({**item.model_dump(mode="json"), "text": line.plain()}, ensure_ascii=False)
+    data = {**item.model_dump(mode="json"), "text": line.plain()}
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # as model_dump_json
 
 
 def _resumes(engine: Engine) -> bool:
