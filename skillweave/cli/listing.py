@@ -11,6 +11,7 @@ import asyncio
 import sys
 from typing import Any, Final
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
@@ -101,8 +102,12 @@ def print_library(library: SkillLibrary, registry: SkillRegistry, *, as_json: bo
     columns = ("skill", "namespace") if namespaced else ("skill",)
     # Names are never cut (a user types them next); the description gives way first.
     widest = {
-        "skill": max(len(e.name) + _indent(_depth_of(registry, e)) for e in entries),
-        "namespace": max(len(e.skill.namespace) if e.skill else 0 for e in entries),
+        "skill": max(
+            cell_len(terminal_safe(e.name)) + _indent(_depth_of(registry, e)) for e in entries
+        ),
+        "namespace": max(
+            cell_len(terminal_safe(e.skill.namespace)) if e.skill else 0 for e in entries
+        ),
     }
     widest["source"] = max(len("source"), *(len(e.source) for e in entries))
     widest["state"] = max(len("state"), *(len(e.state) for e in entries))
