@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.client import Client
 
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.rendering import event_line
 from skillweave.cli.view import LABEL_CHARS
+from skillweave.engines.contract import workflow_id
 from tests.conftest import REPO, write_skill
 from tests.mcp_manager.egress_support import external_api
 
@@ -51,8 +54,9 @@ except OSError as error:
 """
 
 
-def model_script(port: int) -> str:
-    """Each turn's ``expect`` checks what the turn before it got back."""
+def model_script(port: int, draft: str) -> str:
+    """The run's model: it writes the skill `draft`. Each turn's ``expect`` checks what the
+    turn before it got back."""
     return f"""
 model: every-kind
 turns:
@@ -68,32 +72,38 @@ turns:
   - tool_calls:
       - name: create_skill
         arguments:
-          name: word-count
+          name: {draft}
           description: Counts the words of a text. Use when words must be counted.
           instructions: "# Word count\\n\\nRun scripts/count.py with the text as arguments."
           files: [{{path: scripts/count.py, content: "{COUNT_PY}"}}]
           examples: [{{script: scripts/count.py, args: [three little words], expect: "3"}}]
     expect: {{tool_results: [{{not_error: true, contains: "200 figures for /q3"}}]}}
-  - tool_calls: [{{name: activate_skill, arguments: {{name: word-count}}}}]
+  - tool_calls: [{{name: activate_skill, arguments: {{name: {draft}}}}}]
     expect: {{tool_results: [{{not_error: true, contains: "Kept your skill"}}]}}
   - tool_calls:
       - {{name: run_skill_script,
-         arguments: {{skill: word-count, script: scripts/count.py, args: [one, two]}}}}
+         arguments: {{skill: {draft}, script: scripts/count.py, args: [one, two]}}}}
     expect: {{tool_results: [{{not_error: true}}]}}
-  - tool_calls: [{{name: publish_skill, arguments: {{name: word-count}}}}]
+  - tool_calls: [{{name: publish_skill, arguments: {{name: {draft}}}}}]
     expect: {{tool_results: [{{not_error: true, contains: "2"}}]}}
-  - say: "Q3 figures fetched; word-count written."
+  - say: "Q3 figures fetched; {draft} written."
 """
 
 
 @dataclass
 class Rig:
-    """The skill library, the model, the agent, the environment every command gets."""
+    """The skill library, the models, the agent, the environment every command gets."""
 
     root: Path
     env: dict[str, str]
-    model: Path
     port: int
+
+    def model(self, draft: str) -> Path:
+        """A model that writes the skill `draft` (each run its own: a published skill's name
+        is taken for the next), in ``MODEL__SCRIPTS_DIR``."""
+        script = self.root / f"model-{draft}.yaml"
+        script.write_text(model_script(self.port, draft), encoding="utf-8")
+        return script
 
     def agent(self, *, approval_seconds: float) -> Path:
         spec = self.root / f"agent-{approval_seconds:g}.yaml"
@@ -123,8 +133,6 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
                 "references/api.md": "The sales-api answers GET /q3 with the figures.\n",
             },
         )
-        model = tmp_path / "model.yaml"
-        model.write_text(model_script(port), encoding="utf-8")
         base = {
             key: value
             for key, value in os.environ.items()
@@ -135,6 +143,8 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
             "HOME": str(tmp_path / "home"),
             "COLUMNS": "200",
             "STORAGE__LOCAL_DIR": str(tmp_path / "store"),
+            # Where a server (dev's worker) takes a run's scripted model from, by its name.
+            "MODEL__SCRIPTS_DIR": str(tmp_path),
             "SKILLS__DIRS": json.dumps([str(library)]),
             "SANDBOX__SKILL_SECRETS": json.dumps({"sales-api": {"SALES_TOKEN": TOKEN}}),
             "SANDBOX__EGRESS__APPROVALS": json.dumps(
@@ -152,7 +162,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
                 }
             ),
         }
-        yield Rig(tmp_path, env, model, port)
+        yield Rig(tmp_path, env, port)
 
 
 @dataclass
@@ -275,14 +285,20 @@ def assert_the_live_view_shows_every_kind(live: Command, as_json: Command) -> li
     return events
 
 
+def _how(at: Rig, agent: Path, *, json: bool = False) -> tuple[str, ...]:
+    """The run's agent and model (``--json``: another draft's name, and JSON lines)."""
+    draft = "word-tally" if json else "word-count"
+    how = ("--agent", str(agent), "--model", f"scripted:{at.model(draft).name}")
+    return (*how, "--json") if json else how
+
+
 async def test_the_live_view_of_a_direct_run_shows_every_kind(tmp_path: Path) -> None:
     async with rig(tmp_path) as at:
         agent = at.agent(approval_seconds=2)  # nobody can decide in a direct run: denied
         run = ("run", "Fetch the Q3 figures, then write a word counter.", "--engine", "direct")
-        how = ("--agent", str(agent), "--model", f"scripted:{at.model}")
-        live = await finished(await Command.start(*run, *how, env=at.env, cwd=tmp_path))
+        live = await finished(await Command.start(*run, *_how(at, agent), env=at.env, cwd=tmp_path))
         as_json = await finished(
-            await Command.start(*run, *how, "--json", env=at.env, cwd=tmp_path)
+            await Command.start(*run, *_how(at, agent, json=True), env=at.env, cwd=tmp_path)
         )
 
     events = assert_the_live_view_shows_every_kind(live, as_json)
@@ -306,7 +322,7 @@ async def dev(at: Rig) -> AsyncIterator[str]:
         "--db-file",
         str(at.root / "temporal.db"),
         "--model",
-        f"scripted:{at.model}",
+        f"scripted:{at.model('word-count')}",
         env=at.env,
         cwd=REPO,
     )
@@ -333,19 +349,18 @@ async def test_the_live_view_of_a_temporal_run_shows_every_kind(tmp_path: Path) 
         env = {**at.env, "WORKFLOW__TEMPORAL_ADDRESS": address}
         agent = at.agent(approval_seconds=120)
         run = ("run", "Fetch the Q3 figures, then write a word counter.", "--engine", "temporal")
-        how = ("--agent", str(agent))
-
-        live = await Command.start(*run, *how, env=env, cwd=tmp_path)
+        live = await Command.start(*run, *_how(at, agent), env=env, cwd=tmp_path)
         asked = await live.wait_for(r"^turn +\d+  approval\? ")
         run_id = RUN_ID.search(await live.wait_for(r"^run run-"))
         assert run_id, live
         await approve(run_id.group(), env, tmp_path)
         await finished(live)
 
-        as_json = await Command.start(*run, *how, "--json", env=env, cwd=tmp_path)
+        as_json = await Command.start(*run, *_how(at, agent, json=True), env=env, cwd=tmp_path)
         line = await as_json.wait_for('"kind":"approval_requested"', on="stdout")
         await approve(json.loads(line)["job_id"], env, tmp_path)
         await finished(as_json)
+        details = await current_details(address, run_id.group())
 
     assert "publish word-count version" in asked
     events = assert_the_live_view_shows_every_kind(live, as_json)
@@ -353,3 +368,13 @@ async def test_the_live_view_of_a_temporal_run_shows_every_kind(tmp_path: Path) 
     said = "\n".join(live.stderr)
     assert "published  word-count @ " in said, live
     assert "· published · " in said, live
+    # The Temporal UI's details end on the run's last step, in the words of the live view.
+    assert "**Last step:** finished · completed · answered" in details.split("\n\n"), details
+
+
+async def current_details(address: str, run_id: str) -> str:
+    """What the Temporal UI shows as the run's current details (the metadata query)."""
+    client = await Client.connect(address)
+    handle = client.get_workflow_handle(workflow_id(run_id))
+    metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    return metadata.current_details
