@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
@@ -28,7 +28,7 @@ from skillweave.cli.artifacts import download_outputs
 from skillweave.cli.job import JobRun
 from skillweave.cli.remote import RemoteApi, RemoteApiError
 from skillweave.engines.base import JobResult
-from skillweave.engines.notes import FollowKind, FollowNote
+from skillweave.engines.notes import FollowNote
 from skillweave.errors import SkillweaveError
 
 if TYPE_CHECKING:
@@ -39,8 +39,6 @@ __all__ = ["ask", "cancel", "events", "run_remote", "run_view", "wait_for_result
 _EVENT_RECONNECTS: Final = 5
 _RESULT_WAIT_SECONDS: Final = 30.0
 """After ``job_finished`` the server records the result; wait this long for it."""
-_NOTES: Final = get_args(FollowKind)
-"""Notes of a run's event stream (not steps of the run): a follower's kinds."""
 
 
 def events(
@@ -64,9 +62,9 @@ def events(
                     if kind == "worker_wait_expired":
                         raise _no_worker(run_id, data)
                     failures = 0
-                    if not event_id:  # a note of the stream, not a step of the run
-                        if kind in _NOTES:  # else one of a newer server's: skipped
-                            yield FollowNote.model_validate_json(data)
+                    if not event_id:  # a note of the stream, not a step of the run (a
+                        # newer server's kind too: every view shows it by its name)
+                        yield FollowNote.model_validate_json(data)
                         continue
                     seen = int(event_id) if event_id.isdigit() else seen + 1
                     event = AgentEvent.model_validate_json(data)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.rendering import Line, Part, generic_line, one_line
@@ -42,7 +42,7 @@ class FollowNote(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: FollowKind
+    kind: FollowKind | str
     job_id: str
     task_queue: str = Field(default="", description="Where the job's workers poll (temporal).")
     waited_seconds: float = Field(default=0.0, description="How long no worker has answered.")
@@ -51,6 +51,14 @@ class FollowNote(BaseModel):
         default=None, description="retrying: which call failed, attempt n of N, the wait, why."
     )
     detail: str = Field(default="", description="retrying: the note in one line.")
+
+    @field_validator("kind")
+    @classmethod
+    def _listed_when_made(cls, kind: str, info: ValidationInfo) -> str:
+        # Made here: one of ours. Read from JSON: maybe a newer server's, shown by its name.
+        if info.mode == "python" and kind not in get_args(FollowKind):
+            raise ValueError(f"{kind!r} is not a note kind: list it in FollowKind")
+        return kind
 
     @classmethod
     def retrying(cls, job_id: str, notice: RetryNotice, *, task_queue: str = "") -> FollowNote:

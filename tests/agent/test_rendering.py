@@ -307,7 +307,9 @@ def test_a_newer_kind_is_read_and_shown_by_its_name_in_every_view(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     newer = AgentEvent.model_validate_json(NEWER)  # a newer worker's or server's event
-    newer_note = FollowNote.model_construct(kind="paused", job_id=JOB, detail="by ops")
+    newer_note = FollowNote.model_validate_json(  # a newer server's note, read back
+        json.dumps({"kind": "paused", "job_id": JOB, "detail": "by ops"})
+    )
     assert event_line(newer) == generic_line("skill_forked", "pdf → pdf2")
     console = Console(width=200, record=True, color_system=None)
     with EventView(console) as view:
@@ -335,6 +337,8 @@ def test_a_newer_kind_is_read_and_shown_by_its_name_in_every_view(
 def test_a_kind_made_here_must_be_listed() -> None:
     with pytest.raises(ValueError, match="list it in EventKind"):
         AgentEvent(kind="skill_forked", job_id=JOB, turn=1, at=0.0)
+    with pytest.raises(ValueError, match="list it in FollowKind"):
+        FollowNote(kind="paused", job_id=JOB)
 
 
 def test_a_line_is_one_line_whatever_the_run_wrote() -> None:
