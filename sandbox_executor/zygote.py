@@ -142,6 +142,7 @@ class _Zygote:
             self._report(protocol.Refused(id=order.id, error="the zygote is not single-threaded"))
             return
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        zygote = os.getpid()  # the child's parent: it dies with this one, never with init
         try:
             pid = os.fork()
         except OSError as exc:
@@ -151,7 +152,7 @@ class _Zygote:
         if pid == 0:
             code = 1
             try:
-                code = self._become_executor(order, blocked)
+                code = self._become_executor(order, blocked, zygote=zygote)
             except BaseException:  # the child must never return to the zygote's loop
                 traceback.print_exc()
             finally:
@@ -163,8 +164,13 @@ class _Zygote:
         self._children[pid] = order.id
         self._report(protocol.Spawned(id=order.id, pid=pid))
 
-    def _become_executor(self, order: protocol.Spawn, mask: set[signal.Signals]) -> int:
-        """In the child: shed the zygote's channels and signals, then run one executor."""
+    def _become_executor(
+        self, order: protocol.Spawn, mask: set[signal.Signals], *, zygote: int
+    ) -> int:
+        """In the child: die with the zygote (first: a zygote killed while it forks leaves no
+        executor behind; asked after its death, ``getppid()`` would name init, and the child
+        would outlive it), shed the zygote's channels and signals, then run one executor."""
+        executor_main.die_with(zygote)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -183,7 +189,6 @@ class _Zygote:
         token_file = workdir / protocol.TOKEN_FILE
         token = token_file.read_text(encoding="utf-8").strip()
         token_file.unlink()
-        executor_main.die_with(os.getppid())
         args = executor_main.parser().parse_args(
             [
                 "--host",
