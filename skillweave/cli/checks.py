@@ -36,6 +36,7 @@ from skillweave.cli.errors import fail
 from skillweave.cli.model_checks import agents_check, model_check
 from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
 from skillweave.config import Settings
+from skillweave.errors import ConfigError
 from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ async def _temporal(probe: Probe) -> Check:
         return Check("temporal", "ok", "not used (WORKFLOW__EXECUTION_ENGINE=direct)")
     from skillweave.engines.temporal import TemporalUnreachableError, connect
     from skillweave.engines.temporal_setup import search_attribute_problems
-    from skillweave.errors import ConfigError
 
     workflow = settings.workflow
     try:

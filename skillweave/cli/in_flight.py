@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from skillweave.agent.identity import job_id_of
 from skillweave.cli.console import err
+from skillweave.errors import ConfigError
 from skillweave.terminal import counted
 
 if TYPE_CHECKING:
@@ -68,7 +69,6 @@ async def runs_in_flight_at(settings: WorkflowSettings) -> list[str] | None:
     """:func:`runs_in_flight` of ``settings``' task queue, on a client of its own (None: the
     server cannot be reached)."""
     from skillweave.engines.temporal import connect
-    from skillweave.errors import ConfigError
 
     try:
         async with asyncio.timeout(_ASK_SECONDS):

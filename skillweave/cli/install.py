@@ -16,6 +16,7 @@ from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
 from skillweave.terminal import counted, terminal_safe
 
@@ -132,7 +133,6 @@ async def _install(
     """Install each ``(source, names, commit, expected versions)``, signatures and scans
     checked; the directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
-    from skillweave.cli.library import directory_registry
     from skillweave.skills.admission import Admissions
     from skillweave.skills.install import install_skills
     from skillweave.skills.stored import StoredSkills, directory_owners
