@@ -21,13 +21,14 @@ MOTO_START_SECONDS = 60.0
 
 
 @contextlib.contextmanager
-def moto_server(logs: Path) -> Iterator[str]:
-    """A ``moto_server`` S3 endpoint on a free loopback port, logging to
-    ``logs/moto_server.log``: yields its ``127.0.0.1:PORT``, terminated at the end."""
+def moto_server(logs: Path, *, port: int | None = None) -> Iterator[str]:
+    """A ``moto_server`` S3 endpoint on `port` (default: a free loopback port), logging to
+    ``logs/moto_server.log``: yields its ``127.0.0.1:PORT``, terminated at the end. A port
+    chosen up front lets processes be told the endpoint before it is up."""
     beside_python = Path(sys.executable).with_name("moto_server")
     command = str(beside_python) if beside_python.exists() else shutil.which("moto_server")
     assert command is not None, "moto_server is not installed (pip install 'moto[server]')"
-    port = free_port()
+    port = port or free_port()
     log_path = logs / "moto_server.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(

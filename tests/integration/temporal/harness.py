@@ -185,10 +185,13 @@ async def start_dev_server(
     *,
     extra_args: tuple[str, ...] = (),
     interceptors: Sequence[Interceptor] = (),
+    port: int | None = None,
 ) -> WorkflowEnvironment:
     """A Temporal dev server (the pinned CLI, no download) with skillweave's search
-    attributes registered, and a client with skillweave's data converter over `store`."""
+    attributes registered, and a client with skillweave's data converter over `store`; on
+    `port` when given (processes told the address before the server is up)."""
     return await WorkflowEnvironment.start_local(
+        port=port,
         dev_server_existing_path=str(TEMPORAL_CLI),
         data_converter=data_converter(store),
         interceptors=interceptors,
