@@ -31,6 +31,17 @@ configured secret is masked (``skillweave.sandbox.masking``) in each result befo
 or answered, and in each full stdout/stderr log after its transfer was verified and before it
 is stored, so the log's artifact ref describes the masked bytes.
 
+**The audit log counts truth.** Each script start is one ``execution`` record, written where
+the start is decided: once the claim of the key is won, and before the script may begin (so
+nothing runs unrecorded: a record that cannot be written withdraws the claim and fails the
+request, the id left free). A request answered without a start is an ``execution_repeat``
+record saying how it was answered (:data:`RepeatAnswer`): from the ``stored`` result, with
+the result of this manager's run of it (``joined``), or refused as ``in_progress`` (another
+manager's run holds the claim). A request refused (invalid, a conflict, no sandbox free)
+started nothing and is not recorded. Every record names this manager's id
+(``SANDBOX__MANAGER_ID``) as its actor. A repeat's record is best effort (logged when it
+cannot be written): nothing ran, and the start it repeats is in the log already.
+
 The pieces live beside it: ``claims`` (the store claim with its renewed lease, shared with
 environment builds), ``executor_client`` (the executor protocol), ``records`` (the stored
 record and the request fingerprint) and ``cache`` (the bounded caches of packages and specs).
@@ -43,10 +54,11 @@ import hashlib
 import io
 import logging
 import time
+import uuid
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field
 
@@ -64,6 +76,7 @@ from skillweave.config import TrustSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
+    AuditLogError,
     ConfigError,
     DependencyError,
     EgressPolicyError,
@@ -71,6 +84,7 @@ from skillweave.errors import (
     ExecutionInProgressError,
     ExecutionRejectedError,
     InvalidKeyError,
+    ManagerRefusedError,
     PackageError,
     SandboxLostError,
     SignatureError,
@@ -104,7 +118,7 @@ from skillweave.storage.identity import store_identity
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 
-__all__ = ["ExecutionService", "ExecutionState", "PreparedEnvironment"]
+__all__ = ["ExecutionService", "ExecutionState", "PreparedEnvironment", "RepeatAnswer"]
 
 logger = logging.getLogger("skillweave.manager")
 
@@ -116,6 +130,11 @@ _MASK_INLINE_CHARS: Final = 64 * 1024
 """A result's inline stdout and stderr up to this many characters are masked on the event loop."""
 _KEEP_BACKOFF_SECONDS: Final = 0.25
 _JSON: Final = "application/json"
+
+RepeatAnswer = Literal["stored", "joined", "in_progress"]
+"""How a request that started nothing was answered (``answered`` of its ``execution_repeat``
+audit record): with the stored result; by waiting for this manager's run of the same id; or
+"in progress", another manager's run holding the claim (the caller asks again later)."""
 
 
 @dataclass(eq=False)
@@ -237,7 +256,8 @@ class ExecutionService:
             masked in every run's output; values too short to mask are warned about here).
         default_timeout: wall time when a request sets no limits.
         clock_skew: how far two managers' clocks may disagree (a claim lapses that much later).
-        manager_id: this manager's name in its claims (default: random).
+        manager_id: this manager's name in its claims and the actor of its audit records
+            (default: random).
         claim_lease: how long a claim lives unrenewed (its manager renews it four times as
             often while the script runs); a lapsed claim's execution may run again.
         environments: prepares the environments of skills that declare dependencies (built
@@ -285,8 +305,13 @@ class ExecutionService:
         self._packages: BoundedCache[str, _Package] = BoundedCache(
             max_weight=_PACKAGE_CACHE_BYTES, weigh=lambda package: len(package.data)
         )
+        self._manager_id = manager_id or uuid.uuid4().hex
         self._claims = Claims(
-            store, lease=claim_lease, holder="manager", holder_id=manager_id, clock_skew=clock_skew
+            store,
+            lease=claim_lease,
+            holder="manager",
+            holder_id=self._manager_id,
+            clock_skew=clock_skew,
         )
         self._executor = ExecutorClient(store=store, masker=self._masker)
 
@@ -315,6 +340,7 @@ class ExecutionService:
                 input...); nothing ran and the id stays free.
             ExecutionConflictError: the id was used with a different request, or its first
                 execution was interrupted.
+            ManagerRefusedError: the caller names another store than this manager's (409).
             PoolExhaustedError: no sandbox became free in time; nothing ran, retry later.
         """
         fields = {
@@ -330,10 +356,11 @@ class ExecutionService:
         if request.store_id is not None:
             own = await store_identity(self._store)
             if request.store_id != own:
-                raise ExecutionRejectedError(
-                    409,
+                raise ManagerRefusedError(  # the operator's to fix, never the model's
                     f"this manager works on the store {own}, the caller on {request.store_id}: "
                     "give every process of the deployment the same STORAGE__ settings",
+                    refused="store",
+                    status=409,
                 )
         # Without limits it runs under this manager's: the same request as one that named them
         # (as workers did before the limit became the manager's alone).
@@ -351,6 +378,7 @@ class ExecutionService:
         if isinstance(stored, BaseException):
             raise stored
         if stored is not None:
+            await self._record_repeat(request, "stored")
             return stored
         if isinstance(package_ref, BaseException):
             raise package_ref
@@ -360,7 +388,9 @@ class ExecutionService:
             if not (fingerprint.matches(other.value) or other.matches(fingerprint.value)):
                 raise ExecutionConflictError(request.execution_id, "used with a different request")
             self._metrics.deduplicated.inc()
-            return await asyncio.shield(running.future)
+            joined = await asyncio.shield(running.future)
+            await self._record_repeat(request, "joined")  # answered: after the run's start
+            return joined
 
         entry = _Inflight(request, asyncio.get_running_loop().create_future())
         self._inflight[request.execution_id] = entry
@@ -372,6 +402,8 @@ class ExecutionService:
         except Exception as exc:
             entry.future.set_exception(exc)
             entry.future.exception()  # mark retrieved: waiters re-raise it themselves
+            if isinstance(exc, ExecutionInProgressError):
+                await self._record_repeat(request, "in_progress")
             raise
         else:
             entry.future.set_result(result)
@@ -616,17 +648,6 @@ class ExecutionService:
         request = entry.request
         package, inputs = await self._validate(request, package_ref)
         unbound = await self._unbound(request)
-        if self._audit is not None:  # before any sandbox: nothing runs unrecorded
-            await self._audit.record(
-                "execution",
-                skill=request.skill,
-                version=request.version,
-                job=request.run_id,
-                args=request.args,
-                script=request.script,
-                execution_id=request.execution_id,
-                **({"unbound": unbound} if unbound is not None else {}),
-            )
         # Before a sandbox is taken: a first use may build for minutes, holding none.
         environment = await self._environment_of(request, package)
         owned = unbound is None
@@ -635,7 +656,7 @@ class ExecutionService:
             run = self._sandbox_run(
                 request, package, inputs, environment, egress=grant, owned=owned
             )
-            return await self._run_in_sandbox(entry, fingerprint, run)
+            return await self._run_in_sandbox(entry, fingerprint, run, unbound=unbound)
         finally:
             if grant is not None and self._egress is not None:
                 await self._egress.close_grant(grant.token)
@@ -692,13 +713,14 @@ class ExecutionService:
         )
 
     async def _run_in_sandbox(
-        self, entry: _Inflight, fingerprint: Fingerprint, run: SandboxRun
+        self, entry: _Inflight, fingerprint: Fingerprint, run: SandboxRun, *, unbound: str | None
     ) -> ExecutionResult:
         request = entry.request
         sandbox, _ = await self._pool.claim()
         sending, handover, go = await self._begin(sandbox, run)
         claim = await self._claim_beside(request, fingerprint, sandbox, sending)
         if isinstance(claim, ExecutionResult):
+            await self._record_repeat(request, "stored")  # another run finished it meanwhile
             return claim
         if claim.taken_over:
             self._metrics.claims_taken_over.inc()
@@ -712,6 +734,7 @@ class ExecutionService:
                 await _dropped(sending)
                 result = result_for(request, status="cancelled", error="cancelled before start")
             else:
+                await self._record_start(request, unbound=unbound, claim=claim, sending=sending)
                 async with self._claims.renewing(claim):
                     try:
                         go.set_result(None)
@@ -749,6 +772,68 @@ class ExecutionService:
             self._metrics.timeouts.inc()
         self._metrics.execution_seconds.observe(time.perf_counter() - entry.started)
         return result
+
+    async def _record_start(
+        self,
+        request: ExecuteRequest,
+        *,
+        unbound: str | None,
+        claim: Claim,
+        sending: asyncio.Future[ExecutionResult],
+    ) -> None:
+        """The start's ``execution`` audit record, once its claim is won and before its script
+        may begin: nothing runs unrecorded.
+
+        Raises:
+            AuditLogError: the record was not written; the claim is withdrawn and the request
+                dropped before its end (nothing ran, the id stays free).
+        """
+        if self._audit is None:
+            return
+        try:
+            await self._audit.record(
+                "execution",
+                skill=request.skill,
+                version=request.version,
+                job=request.run_id,
+                actor=self._manager_id,
+                args=request.args,
+                script=request.script,
+                execution_id=request.execution_id,
+                **({"attempt": claim.attempt} if claim.taken_over else {}),
+                **({"unbound": unbound} if unbound is not None else {}),
+            )
+        except BaseException:
+            await _dropped(sending)
+            try:
+                await asyncio.shield(self._claims.withdraw(claim))
+            except StorageError as exc:  # unrenewed, it lapses: the id is free after the lease
+                logger.warning("execution %s: claim not withdrawn: %s", request.execution_id, exc)
+            raise
+
+    async def _record_repeat(self, request: ExecuteRequest, answered: RepeatAnswer) -> None:
+        """An ``execution_repeat`` audit record: `request` started nothing, and was `answered`
+        so. Best effort: a record that cannot be written is logged, the answer still given."""
+        if self._audit is None:
+            return
+        try:
+            await self._audit.record(
+                "execution_repeat",
+                skill=request.skill,
+                version=request.version,
+                job=request.run_id,
+                actor=self._manager_id,
+                script=request.script,
+                execution_id=request.execution_id,
+                answered=answered,
+            )
+        except AuditLogError as exc:
+            logger.warning(
+                "execution %s: its repeat (%s) is not in the audit log: %s",
+                request.execution_id,
+                answered,
+                exc,
+            )
 
     async def _begin(
         self, sandbox: Sandbox, run: SandboxRun

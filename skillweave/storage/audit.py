@@ -11,13 +11,14 @@ the artifact store, so every process on every machine that shares the store writ
 
 A record is a JSON object: ``v`` (format, 1), ``seq`` (1, 2, …), ``time`` (UTC, ISO 8601),
 ``event`` (one of :data:`AuditEvent`), ``skill``, ``version`` (the package digest), ``actor``
-(who: a process role and host, or an API principal), ``job`` (the run id), ``details`` (a small
-JSON object, at most :data:`MAX_DETAILS_BYTES`: script, args digest, source, decision…), ``prev``
-(the previous record's ``hash``; :data:`GENESIS` for record 1) and ``hash``: HMAC-SHA256 under
-``AUDIT__KEY`` (SHA-256 without a key) of the canonical JSON of every other field (sorted keys,
-no whitespace, UTF-8). With a key, a writer to the store who lacks it cannot make an edited,
-inserted or reordered record verify. Without one, the chain catches accidental edits and naive
-tampering only: anyone who can write the store can recompute every hash after an edit.
+(who: a process role and host, a manager's id, or an API principal), ``job`` (the run id),
+``details`` (a small JSON object, at most :data:`MAX_DETAILS_BYTES`: script, args digest,
+source, decision…), ``prev`` (the previous record's ``hash``; :data:`GENESIS` for record 1)
+and ``hash``: HMAC-SHA256 under ``AUDIT__KEY`` (SHA-256 without a key) of the canonical JSON of
+every other field (sorted keys, no whitespace, UTF-8). With a key, a writer to the store who
+lacks it cannot make an edited, inserted or reordered record verify. Without one, the chain
+catches accidental edits and naive tampering only: anyone who can write the store can recompute
+every hash after an edit.
 
 Appending from many processes: an append writes record ``head + 1`` with ``put_if_absent``;
 whoever loses the race finds the new head by probing forward with ``stat`` and tries again, so
@@ -97,7 +98,9 @@ AuditEvent = Literal[
     "scan",  # a package scanned (details: verdict, findings)
     "signature",  # a package's signature checked (details: signer, valid)
     "activation",  # a job activated the skill
-    "execution",  # a job ran one of its scripts (details: script, args_digest)
+    "execution",  # a script started: one record per start (details: script, args_digest)
+    "execution_repeat",  # a request of a started execution id answered without a start
+    # (details: script, execution_id, answered: stored | joined | in_progress)
 ]
 """What happened to a skill: the closed set of kinds a record can have."""
 
