@@ -62,8 +62,8 @@ from skillweave.engines.contract import Activity, RecordInput
 from skillweave.engines.retries import Backoff, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
-from skillweave.sandbox.queue import WAITING
 from skillweave.telemetry import bound
+from skillweave.waiting import WAITING, Waiting
 
 __all__ = ["AgentActivities", "checked_execution_key"]
 
@@ -101,20 +101,28 @@ async def _heartbeating(every: float) -> AsyncIterator[None]:
 
     Not at once: most calls end within milliseconds, and a heartbeat is a round trip to the
     server. The heartbeat timeout is longer than `every`, so the first beat, `every` seconds
-    in, is in time. Why the call waits, when it does (a manager not answering, a full pool:
-    ``skillweave.sandbox.queue.WAITING``), goes with each beat as its details, which the UI
-    shows on the pending activity.
+    in, is in time. While the call waits (a manager down or refusing this worker, a full
+    pool: told through ``skillweave.waiting.WAITING``), the wait goes with that beat and
+    every beat after as its details, :meth:`~skillweave.waiting.Waiting.line` then its fields
+    (as a ``RetryNotice`` is carried), which the UI shows on the pending activity and the
+    engine's followers decode with ``Waiting.model_validate``; once the wait is over (told
+    ``None``), the beats carry nothing.
     """
-    said: list[str] = []
+    current: list[Waiting] = []
 
-    def waiting(why: str) -> None:
-        said[:] = [why]
-        activity.heartbeat(why)
+    def details() -> tuple[object, ...]:
+        if not current:
+            return ()
+        return (current[0].line(), current[0].model_dump(mode="json"))
+
+    def waiting(told: Waiting | None) -> None:
+        current[:] = [] if told is None else [told]
+        activity.heartbeat(*details())
 
     async def beat() -> None:
         while True:
             await asyncio.sleep(every)
-            activity.heartbeat(*said)
+            activity.heartbeat(*details())
 
     reporting = WAITING.set(waiting)
     task = asyncio.create_task(beat())

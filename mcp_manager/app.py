@@ -59,6 +59,7 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    ManagerRefusedError,
     PoolExhaustedError,
     SandboxLostError,
     SandboxStartError,
@@ -329,6 +330,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ExecutionRejectedError)
     async def _rejected(_: Request, exc: ExecutionRejectedError) -> JSONResponse:
         return _coded(ProblemCode.REJECTED, exc.status_code, "Request rejected", exc.reason)
+
+    @app.exception_handler(ManagerRefusedError)
+    async def _refused(_: Request, exc: ManagerRefusedError) -> JSONResponse:
+        return _coded(ProblemCode.STORE_MISMATCH, exc.status, "Store mismatch", exc.reason)
 
     @app.exception_handler(ExecutionConflictError)
     async def _conflict(_: Request, exc: ExecutionConflictError) -> JSONResponse:

@@ -71,6 +71,8 @@ from skillweave.errors import (
     ArtifactNotFoundError,
     ExecutionRejectedError,
     InvalidKeyError,
+    ManagerRefusedError,
+    ManagerUnreachableError,
     PackageError,
     ResourceError,
     SandboxError,
@@ -104,6 +106,7 @@ from skillweave.skills.catalog import render_entries
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage.identity import store_identity
 
 __all__ = ["RunScript", "SkillMcp"]
 
@@ -471,9 +474,15 @@ class SkillMcp:
         return found
 
     async def _queued(self, request: ExecuteRequest) -> ExecutionResult:
-        """Run `request`, waiting while the pool is full (as a job's script step does)."""
+        """Run `request`, waiting while the pool is full or the manager is down or refuses
+        this door (as a job's script step does). The request names this door's store: a
+        manager on another one refuses it instead of looking for its packages and inputs
+        where they are not."""
+        request = request.model_copy(update={"store_id": await store_identity(self.store)})
         return await queued(
-            lambda: self.run_script(request), queue_seconds=self.settings.sandbox.queue_seconds
+            lambda: self.run_script(request),
+            queue_seconds=self.settings.sandbox.queue_seconds,
+            call=f"script {request.skill}/{request.script}",
         )
 
     def _active(self, session: _Session | None, name: str, action: str) -> ActiveSkill:
@@ -866,12 +875,16 @@ async def _tools_changed(ctx: ServerRequestContext[Any]) -> None:
 
 @contextlib.contextmanager
 def _sandbox_errors() -> Iterator[None]:
-    """A run the manager refused, or a sandbox that failed (a full pool past the queue
-    budget too), as a tool error the client can act on."""
+    """A run the manager rejected (what the caller can fix: ``skillweave.sandbox.client``'s
+    rule), a manager that refuses this door or is down past the queue budget (an operator
+    must act: said as such, never as the script's outcome), or a sandbox that failed (a full
+    pool past the queue budget too), as a tool error."""
     try:
         yield
     except ExecutionRejectedError as exc:
         raise _ToolError(f"The script was not run: {exc.reason}") from None
+    except (ManagerRefusedError, ManagerUnreachableError) as exc:
+        raise _ToolError(f"No script ran; an operator must act: {exc}") from None
     except SandboxError as exc:
         raise _ToolError(f"The sandbox failed: {exc}; try again.") from None
 

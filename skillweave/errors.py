@@ -35,6 +35,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
     ├── SandboxError                   running scripts in sandboxes
     │   ├── SandboxStartError          a sandbox did not start or become healthy
     │   ├── ManagerUnreachableError    the manager took no connection; waited for, as a full pool
+    │   ├── ManagerRefusedError        the manager refuses this caller's token (401/403) or store
+    │                                  (409): an operator must act; waited for, then retried
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
     │   ├── ExecutionRejectedError     an invalid execute request (4xx); nothing ran
     │   ├── ExecutionConflictError     an execution id reused differently, or interrupted
@@ -79,6 +81,7 @@ __all__ = [
     "ExecutionConflictError",
     "ExecutionRejectedError",
     "InvalidKeyError",
+    "ManagerRefusedError",
     "ManagerUnreachableError",
     "ModelError",
     "PackageError",
@@ -322,6 +325,44 @@ class SandboxStartError(SandboxError):
 class ManagerUnreachableError(SandboxError):
     """The MCP manager did not take the connection: nothing was sent, so asking again is safe.
     A script step waits for it as for a full pool (``skillweave.sandbox.queue``)."""
+
+
+class ManagerRefusedError(SandboxError):
+    """The MCP manager refuses this caller, not its request: nothing ran, and no request the
+    model could change would run. Only an operator can fix it, so it is never a tool result:
+    like an unreachable manager it is waited for (``skillweave.sandbox.queue``), then retried
+    (a manager restarted with the right settings takes the step).
+
+    Attributes:
+        refused: what the manager refuses: ``token`` (401, or a 403 that is not one of the
+            manager's own rejections: ``SANDBOX__MANAGER_TOKEN`` is not the manager's) or
+            ``store`` (409: the manager works on another artifact store than the caller).
+        status: the HTTP status of the refusal.
+        reason: the manager's words.
+        url: the manager's address, when the caller knows it.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        refused: Literal["token", "store"],
+        status: int,
+        url: str = "",
+    ) -> None:
+        self.refused = refused
+        self.status = status
+        self.reason = reason
+        self.url = url
+        at = f" at {url}" if url else ""
+        if refused == "token":
+            message = (
+                f"the MCP manager{at} refuses this worker's token ({status}): "
+                "SANDBOX__MANAGER_TOKEN must be the manager's"
+            )
+        else:
+            message = f"the MCP manager{at} refuses this worker's store ({status}): {reason}"
+        super().__init__(message)
 
 
 class PoolExhaustedError(SandboxError):

@@ -16,7 +16,10 @@ The rule:
   a fresh sandbox is waiting);
 - retried with back-off: a sandbox that did not start (unless it refused to, see below), a
   manager that could not be reached or answered 5xx (any other ``SandboxError``: a manager
-  restarting must not fail jobs), a failing store (``StorageError``), and anything that is not
+  restarting must not fail jobs), a manager that refuses this worker's token or store
+  (``ManagerRefusedError``, once ``SANDBOX__QUEUE_SECONDS`` of waiting for it are spent: an
+  operator fixes it, and a manager restarted right takes the step; it is never a tool
+  result), a failing store (``StorageError``), and anything that is not
   a ``SkillweaveError`` (an ``OSError``, an HTTP client error: Temporal retries those too,
   since it cannot tell them apart);
 - never retried, because another try fails the same way: a model error that is not transient,
@@ -65,6 +68,7 @@ from skillweave.errors import (
     ExecutionInProgressError,
     ExecutionRejectedError,
     InvalidKeyError,
+    ManagerRefusedError,
     ModelError,
     PoolExhaustedError,
     SandboxError,
@@ -138,6 +142,8 @@ def classify(exc: BaseException) -> Retry:
             return _FAIL
         case ExecutionRejectedError() | ExecutionConflictError():
             return _FAIL
+        case ManagerRefusedError():
+            return _BACK_OFF  # an operator's to fix, not the request's: it may yet run
         case SandboxError():
             return _BACK_OFF
         case ArtifactNotFoundError() | ArtifactIntegrityError() | InvalidKeyError():

@@ -591,7 +591,10 @@ class AgentServices:
         """Run `request` on the manager. A full pool is back-pressure, not a failure: the step
         asks again after each 503's Retry-After (jittered, so that waiting steps spread out)
         for up to ``SANDBOX__QUEUE_SECONDS``, and only then fails to the engine's retries
-        (``skillweave.sandbox.queue``, the MCP front door's policy too).
+        (``skillweave.sandbox.queue``, the MCP front door's policy too). A manager that is
+        down or refuses this worker (its token, its store) is waited for the same way; each
+        wait is told to the context's reporter (``skillweave.waiting``) and never becomes a
+        tool result.
 
         The request names this worker's store (a manager on another refuses it) and sets no
         limits: the script limit is the manager's (``SANDBOX__TIMEOUT_SECONDS`` where it runs).
@@ -600,6 +603,7 @@ class AgentServices:
         return await queued(
             lambda: self.sandbox.execute(request),
             queue_seconds=self.settings.sandbox.queue_seconds,
+            call=f"script {request.skill}/{request.script}",
         )
 
     async def _cancel_execution(self, execution_id: str) -> None:
@@ -637,6 +641,8 @@ class AgentServices:
             await self._cancel_execution(request.execution_id)
             raise
         except ExecutionRejectedError as exc:
+            # Only what the model can fix is a rejection (``skillweave.sandbox.client``): a
+            # refused token or store is raised, waited for and retried, never told the model.
             self.metrics.script_runs.labels(outcome="error").inc()
             text = f"The script was not run: {exc}"
             summary = _clip(text, SUMMARY_MAX_CHARS)

@@ -1,15 +1,32 @@
 """A client for the MCP manager's sandbox API, used by the engines' services and the CLI.
 
-Errors are mapped once here to the error tree, by the problem's code
-(``skillweave.sandbox.problems``, the vocabulary the manager answers with):
-``rejected``/``invalid_request`` → :class:`ExecutionRejectedError` (with the status),
-``conflict`` → :class:`ExecutionConflictError`, ``pool_exhausted`` → :class:`PoolExhaustedError`
-carrying the server's Retry-After, ``in_progress`` → :class:`ExecutionInProgressError` (with its
-Retry-After), ``sandbox_lost`` → :class:`SandboxLostError` (the sandbox died mid-run; the same
-request may run again), anything else → :class:`SandboxError`. An answer without a code (a
-manager before problem+json sent none for these, or a proxy in between) is read by its
-status: 503 is a full pool, 409 a conflict, another 4xx a rejection. The client does not retry
-on its own; whether to retry is decided at the activity boundary.
+Errors are mapped once here to the error tree, by one rule: **what the model can fix is a
+rejection, what an operator must fix is an infrastructure error.** A rejection
+(:class:`ExecutionRejectedError`) becomes a tool result the model reads (bad arguments, an
+input it named that does not exist or is not its run's, a script that is not in the skill, a
+body over the manager's cap that shorter arguments fit, a version that is not published in the
+store both sides share); every other answer is raised and never reaches the model as a script's
+outcome, and the caller waits for it or retries it (``skillweave.sandbox.queue``,
+``skillweave.engines.retries``):
+
+- a refused token, a 401, or a 403 that is not one of the manager's coded rejections (a proxy
+  in between) → :class:`ManagerRefusedError` (``refused="token"``), one line naming
+  ``SANDBOX__MANAGER_TOKEN``;
+- ``store_mismatch`` (the manager works on another store than the request names) →
+  :class:`ManagerRefusedError` (``refused="store"``);
+- no connection taken → :class:`ManagerUnreachableError`; ``pool_exhausted`` →
+  :class:`PoolExhaustedError` carrying the server's Retry-After; ``in_progress`` →
+  :class:`ExecutionInProgressError` (with its Retry-After); ``sandbox_lost`` →
+  :class:`SandboxLostError` (the sandbox died mid-run; the same request may run again);
+  ``sandbox_refused`` → a permanent :class:`SandboxStartError`; 5xx and anything else →
+  :class:`SandboxError`;
+- ``rejected``/``invalid_request`` with a 4xx → :class:`ExecutionRejectedError` (with the
+  status), ``conflict`` → :class:`ExecutionConflictError`.
+
+An answer without a code (a manager before problem+json sent none for these, or a proxy in
+between) is read by its status: 401 and 403 a refused token, 503 a full pool, 409 a conflict,
+another 4xx a rejection. The client does not retry on its own; whether to retry is decided at
+the activity boundary.
 """
 
 from __future__ import annotations
@@ -25,6 +42,7 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    ManagerRefusedError,
     ManagerUnreachableError,
     PoolExhaustedError,
     SandboxError,
@@ -64,6 +82,7 @@ class SandboxClient:
             headers={"Authorization": f"Bearer {token}"},
             transport=transport,
         )
+        self._url = base_url.rstrip("/")
 
     async def __aenter__(self) -> Self:
         return self
@@ -102,7 +121,7 @@ class SandboxClient:
         )
         if response.status_code in (404, 409):
             return False
-        _raise_for(response, execution_id)
+        _raise_for(response, execution_id, url=self._url)
         return True
 
     async def prepare_environment(
@@ -139,19 +158,26 @@ class SandboxClient:
             unreached = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
             error = ManagerUnreachableError if unreached else SandboxError  # nothing was sent
             raise error(
-                f"cannot reach the MCP manager at {self._client.base_url}: "
-                f"{type(exc).__name__}: {why}"
+                f"cannot reach the MCP manager at {self._url}: {type(exc).__name__}: {why}"
             ) from exc
-        _raise_for(response, execution_id)
+        _raise_for(response, execution_id, url=self._url)
         return response
 
 
-def _raise_for(response: httpx.Response, execution_id: str) -> None:
-    if response.status_code < 400:
+def _raise_for(response: httpx.Response, execution_id: str, *, url: str) -> None:
+    """Raise the error `response` answers, if any (the rule in the module docstring)."""
+    status = response.status_code
+    if status < 400:
         return
-    problem = read_problem(response.status_code, response.content)
+    problem = read_problem(status, response.content)
     detail = problem.detail or ""
-    match problem.code or _implied_code(response.status_code):
+    uncoded = problem.type == "about:blank" and problem.error is None
+    if status == 401 or (status == 403 and uncoded):
+        # The gate's answer (or a proxy's): this caller's token, not its request.
+        raise ManagerRefusedError(detail, refused="token", status=status, url=url)
+    match problem.code or _implied_code(status):
+        case ProblemCode.STORE_MISMATCH:
+            raise ManagerRefusedError(detail, refused="store", status=status, url=url)
         case ProblemCode.SANDBOX_LOST:
             raise SandboxLostError(execution_id, detail)
         case ProblemCode.POOL_EXHAUSTED:
@@ -166,10 +192,10 @@ def _raise_for(response: httpx.Response, execution_id: str) -> None:
             # An operator must act (a setting, a missing requirement): retrying cannot help,
             # so the run fails at once instead of after every attempt of its retry policy.
             raise SandboxStartError(detail, permanent=True)
-        case ProblemCode.REJECTED | ProblemCode.INVALID_REQUEST if response.status_code < 500:
-            raise ExecutionRejectedError(response.status_code, detail)
+        case ProblemCode.REJECTED | ProblemCode.INVALID_REQUEST if status < 500:
+            raise ExecutionRejectedError(status, detail)
         case _:
-            raise SandboxError(f"MCP manager error {response.status_code}: {detail}")
+            raise SandboxError(f"MCP manager error {status}: {detail}")
 
 
 def _implied_code(status: int) -> ProblemCode | None:

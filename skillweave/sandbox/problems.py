@@ -59,6 +59,9 @@ class ProblemCode(StrEnum):
     """502: the sandbox died mid-run; the id was freed, the same request may run again."""
     SANDBOX_REFUSED = "sandbox_refused"
     """500: sandboxes refuse to start here (a setting or a requirement an operator must fix)."""
+    STORE_MISMATCH = "store_mismatch"
+    """409: the caller works on another artifact store than this manager (an operator must
+    give both the same ``STORAGE__`` settings); nothing ran."""
 
     @property
     def type(self) -> str:

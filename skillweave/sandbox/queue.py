@@ -1,4 +1,4 @@
-"""Waiting for a sandbox while the pool is full: one policy for every caller of a manager.
+"""Waiting for the MCP manager and its sandboxes: one policy for every caller of a manager.
 
 A full pool (``PoolExhaustedError``, 503 + Retry-After) and an execution another manager is
 running (``ExecutionInProgressError``) are back-pressure, not failures: :func:`queued` asks
@@ -9,10 +9,17 @@ and by the MCP front door (``mcp_manager.mcp_server``) with the same
 ``SANDBOX__QUEUE_SECONDS``.
 
 A manager that does not take the connection (``ManagerUnreachableError``: down, restarting,
-not started yet; nothing was sent) is waited for the same way, asking again after 1 s, then
-twice as long each time up to 10 s (jittered): a worker holds its script steps through a
-manager's restart instead of spending their attempts on it. Each wait is said to the caller's
-:data:`WAITING` reporter (a Temporal activity's heartbeat details, for the UI) and logged.
+not started yet; nothing was sent) or that refuses this caller (``ManagerRefusedError``: its
+token or its store, which an operator fixes, typically by restarting one side with the right
+settings; nothing ran) is waited for the same way, asking again after 1 s, then twice as long
+each time up to 10 s (jittered): a worker holds its script steps through a manager's restart
+instead of spending their attempts on it, and a refusal never reaches the model.
+
+Each wait is told as a :class:`~skillweave.waiting.Waiting` through
+:func:`~skillweave.waiting.tell_waiting` (a Temporal activity's heartbeat details, for the UI
+and the engine's followers): once when it begins, again (same ``since``) when its cause
+changes, and ``None`` when it ends, whether the call went through or the error goes on. A wait
+for the manager is logged at WARNING with its cause, once per wait and cause, never per attempt.
 """
 
 from __future__ import annotations
@@ -22,23 +29,34 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from typing import Final, TypeVar
 
-from skillweave.errors import ExecutionInProgressError, ManagerUnreachableError, PoolExhaustedError
+from skillweave.errors import (
+    ExecutionInProgressError,
+    ManagerRefusedError,
+    ManagerUnreachableError,
+    PoolExhaustedError,
+    SandboxError,
+)
+from skillweave.waiting import WaitFor, Waiting, tell_waiting
 
-__all__ = ["WAITING", "queued"]
+__all__ = ["queued"]
 
 T = TypeVar("T")
 
 _JITTER: Final = random.SystemRandom()
 _UNREACHED_FIRST: Final = 1.0
 _UNREACHED_MOST: Final = 10.0
+_DETAIL_CHARS: Final = 500
 _log = logging.getLogger(__name__)
 
-WAITING: ContextVar[Callable[[str], None] | None] = ContextVar("skillweave_waiting", default=None)
-"""Who hears why a call waits (one line), in this context: set by the Temporal activities to
-their heartbeat, so that a step holding for a manager says so in the UI."""
+_WAITED: Final = (
+    PoolExhaustedError,
+    ExecutionInProgressError,
+    ManagerUnreachableError,
+    ManagerRefusedError,
+)
+"""What is waited for rather than failed: back-pressure, and a manager down or refusing."""
 
 
 def _jitter() -> float:
@@ -49,46 +67,76 @@ async def queued(
     attempt: Callable[[], Awaitable[T]],
     *,
     queue_seconds: float,
+    call: str = "",
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     jitter: Callable[[], float] = _jitter,
 ) -> T:
-    """Await `attempt()`, asking again while the pool is full, for up to `queue_seconds`.
+    """Await `attempt()`, asking again while the pool is full or the manager is down or
+    refuses this caller, for up to `queue_seconds`.
 
     Args:
         attempt: one try (claim a sandbox and run), e.g. ``lambda: client.execute(request)``.
         queue_seconds: how long to keep asking; 0 tries once.
-        clock, sleep, jitter: monotonic seconds, how to wait, and the factor a Retry-After is
+        call: the step that waits, in a few words (``script pdf/scripts/x.py``), for its
+            :class:`~skillweave.waiting.Waiting`.
+        clock, sleep, jitter: monotonic seconds, how to wait, and the factor a pause is
             scaled by (in [0.5, 1]); tests pass fakes.
 
     Raises:
-        PoolExhaustedError, ExecutionInProgressError, ManagerUnreachableError: still so after
-            `queue_seconds`.
+        PoolExhaustedError, ExecutionInProgressError, ManagerUnreachableError,
+            ManagerRefusedError: still so after `queue_seconds`.
     """
     deadline = clock() + queue_seconds
-    unreached = 0
-    while True:
-        try:
-            return await attempt()
-        except (PoolExhaustedError, ExecutionInProgressError) as exc:
-            left = deadline - clock()
-            if left <= 0:
-                raise
-            pause = exc.retry_after
-            _said(f"waiting: {exc}")
-        except ManagerUnreachableError as exc:
-            left = deadline - clock()
-            if left <= 0:
-                raise
-            pause = min(_UNREACHED_MOST, _UNREACHED_FIRST * 2**unreached)
-            unreached += 1
-            if unreached == 1:
-                _log.warning("waiting for the MCP manager (up to %.0f s): %s", left, exc)
-            _said(f"waiting for the MCP manager: {exc}")
-        await sleep(min(left, pause * jitter()))
+    manager_waits = 0
+    told: Waiting | None = None
+    cause: tuple[str, str] | None = None
+    try:
+        while True:
+            try:
+                return await attempt()
+            except _WAITED as exc:
+                left = deadline - clock()
+                if left <= 0:
+                    raise
+                on, pause = _wait_of(exc, manager_waits)
+                if on == "manager":
+                    manager_waits += 1
+                now = (on, _cause_of(exc))
+                if now != cause:  # a wait begins, or its cause changed: tell it, log it
+                    cause = now
+                    told = _told(told, on, exc, call=call)
+                    tell_waiting(told)
+                    level = logging.WARNING if on == "manager" else logging.INFO
+                    _log.log(level, "%s (for up to %.0f s more)", told.line(), left)
+            await sleep(min(left, pause * jitter()))
+    finally:
+        if told is not None:
+            tell_waiting(None)
 
 
-def _said(why: str) -> None:
-    report = WAITING.get()
-    if report is not None:
-        report(why)
+def _wait_of(exc: SandboxError, manager_waits: int) -> tuple[WaitFor, float]:
+    """What `exc` waits on, and the pause before the next try (before jitter)."""
+    match exc:
+        case PoolExhaustedError(retry_after=after):
+            return "sandbox", float(after)
+        case ExecutionInProgressError(retry_after=after):
+            return "execution", after
+        case _:
+            return "manager", min(_UNREACHED_MOST, _UNREACHED_FIRST * 2**manager_waits)
+
+
+def _cause_of(exc: SandboxError) -> str:
+    """Which cause `exc` is (two errors of one cause differ only in their numbers)."""
+    if isinstance(exc, ManagerRefusedError):
+        return f"refused {exc.refused}"
+    return type(exc).__name__
+
+
+def _told(told: Waiting | None, on: WaitFor, exc: SandboxError, *, call: str) -> Waiting:
+    """The wait to tell: a new one, or `told` with its new cause and its ``since`` kept."""
+    line = next((one.strip() for one in str(exc).splitlines() if one.strip()), type(exc).__name__)
+    detail = line if len(line) <= _DETAIL_CHARS else line[: _DETAIL_CHARS - 1] + "…"
+    if told is None:
+        return Waiting.now(on, detail, call=call)
+    return told.model_copy(update={"on": on, "detail": detail})

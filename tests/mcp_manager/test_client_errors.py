@@ -1,5 +1,6 @@
 """The manager client maps HTTP answers to the error tree, including a lost sandbox: by the
-problem's code, and by the bare ``error`` of a manager before problem+json."""
+problem's code, and by the bare ``error`` of a manager before problem+json. What an operator
+must fix (a refused token, another store, a 5xx) is never a rejection the model reads."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    ManagerRefusedError,
     PoolExhaustedError,
     SandboxError,
     SandboxLostError,
     SandboxStartError,
 )
+from skillweave.engines.retries import classify
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.problems import Problem, ProblemCode
@@ -114,3 +117,71 @@ async def test_a_retry_after_no_clock_can_wait_falls_back(header: str) -> None:
         with pytest.raises(PoolExhaustedError) as caught:
             await client.execute(REQUEST)
     assert caught.value.retry_after == 5
+
+
+TOKEN_LINE = (
+    "the MCP manager at http://manager refuses this worker's token ({status}): "
+    "SANDBOX__MANAGER_TOKEN must be the manager's"
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        # the manager's gate: 401 problem+json, no code
+        (401, {"type": "about:blank", "title": "Unauthorized", "status": 401,
+               "detail": "missing or wrong bearer token"}),
+        (401, {"detail": "missing or wrong bearer token"}),  # a manager before problem+json
+        (403, {"detail": "forbidden"}),  # a proxy in between
+        (403, "<html>Forbidden</html>"),
+    ],
+)  # fmt: skip
+async def test_a_refused_token_is_the_operators_not_a_rejection(status: int, body: object) -> None:
+    """Infrastructure, never a tool result: one line that names the setting to fix."""
+    async with _client(status, body) as client:
+        with pytest.raises(ManagerRefusedError) as caught:
+            await client.execute(REQUEST)
+    assert not isinstance(caught.value, ExecutionRejectedError)
+    assert caught.value.refused == "token"
+    assert str(caught.value) == TOKEN_LINE.format(status=status)
+    assert classify(caught.value).again  # retried once the wait is spent
+
+
+async def test_the_managers_own_403_rejection_stays_a_rejection() -> None:
+    """An input of another run is the model's to fix: a tool result, as before."""
+    body = Problem.coded(
+        ProblemCode.REJECTED, status=403, title="t", detail="input 'x' does not belong to run"
+    ).body()
+    async with _client(403, body) as client:
+        with pytest.raises(ExecutionRejectedError):
+            await client.execute(REQUEST)
+
+
+async def test_a_manager_on_another_store_refuses_the_caller_not_the_request() -> None:
+    detail = "this manager works on the store a1, the caller on b2: give every process …"
+    body = Problem.coded(ProblemCode.STORE_MISMATCH, status=409, title="t", detail=detail).body()
+    async with _client(409, body) as client:
+        with pytest.raises(ManagerRefusedError) as caught:
+            await client.execute(REQUEST)
+    assert caught.value.refused == "store"
+    assert str(caught.value) == (
+        f"the MCP manager at http://manager refuses this worker's store (409): {detail}"
+    )
+    assert classify(caught.value).again
+
+
+@pytest.mark.parametrize("status", [500, 502, 504])
+async def test_a_5xx_without_a_code_is_infrastructure(status: int) -> None:
+    async with _client(status, {"detail": "boom"}) as client:
+        with pytest.raises(SandboxError) as caught:
+            await client.execute(REQUEST)
+    assert not isinstance(caught.value, ExecutionRejectedError)
+    assert classify(caught.value).again
+
+
+async def test_a_refused_token_on_cancel_and_pool_is_the_same_error() -> None:
+    async with _client(401, {"detail": "missing or wrong bearer token"}) as client:
+        with pytest.raises(ManagerRefusedError):
+            await client.cancel("wf/script-1")
+        with pytest.raises(ManagerRefusedError):
+            await client.pool()

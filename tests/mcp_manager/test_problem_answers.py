@@ -14,6 +14,7 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    ManagerRefusedError,
     PoolExhaustedError,
     SandboxLostError,
     SandboxStartError,
@@ -31,6 +32,9 @@ RAISED: dict[str, SkillweaveError] = {
     "lost": SandboxLostError(ID, "ConnectError: reset"),
     "refused": SandboxStartError("bubblewrap cannot run here", permanent=True),
     "exhausted": PoolExhaustedError("no sandbox free within 20 s", retry_after=4),
+    "store": ManagerRefusedError(
+        "this manager works on the store a1, the caller on b2", refused="store", status=409
+    ),
 }
 
 
@@ -73,6 +77,10 @@ def _client() -> SandboxClient:
         # Refused for good (an operator must act): a permanent start error, not retried.
         ("refused", SandboxStartError, "bubblewrap cannot run here", "sandbox_refused", 500),
         ("exhausted", PoolExhaustedError, "no sandbox free within 20 s", "pool_exhausted", 503),
+        # The caller's store, not its request: the operator's, with the manager's address.
+        ("store", ManagerRefusedError,
+         "the MCP manager at http://manager refuses this worker's store (409): "
+         "this manager works on the store a1, the caller on b2", "store_mismatch", 409),
     ],
 )  # fmt: skip
 async def test_each_error_round_trips_as_the_same_error_and_message(

@@ -1,17 +1,23 @@
 """Waiting for a full pool (ask again after each Retry-After, jittered) and for a manager that
-takes no connection (1 s, doubling, up to 10 s), until the budget."""
+takes no connection or refuses this worker (1 s, doubling, up to 10 s), until the budget; each
+wait told as a `Waiting` when it begins, when its cause changes, and `None` when it ends."""
 
 from __future__ import annotations
 
 import pytest
 
+import logging
+from datetime import UTC, datetime
+
 from skillweave.errors import (
     ExecutionInProgressError,
+    ManagerRefusedError,
     ManagerUnreachableError,
     PoolExhaustedError,
     SandboxError,
 )
-from skillweave.sandbox.queue import WAITING, queued
+from skillweave.sandbox.queue import queued
+from skillweave.waiting import WAITING, Waiting
 
 
 class FakeTime:
@@ -87,23 +93,32 @@ async def test_the_default_jitter_waits_between_half_and_all_of_retry_after() ->
 
 
 async def test_a_manager_that_takes_no_connection_is_waited_for_and_the_wait_is_said() -> None:
-    """Down or restarting (nothing was sent): asked again after 1, 2, 4, 8, then 10 s, each
-    wait told to the context's reporter (a Temporal activity's heartbeat)."""
+    """Down or restarting (nothing was sent): asked again after 1, 2, 4, 8, then 10 s; the
+    wait is told once as it begins (a Temporal activity's heartbeat carries it from then on),
+    and its end once."""
     time = FakeTime()
     down = ManagerUnreachableError("cannot reach the MCP manager at http://m:8090: ConnectError")
     attempt, calls = attempts(*[down] * 6, "ran")
-    said: list[str] = []
+    said: list[Waiting | None] = []
     reporting = WAITING.set(said.append)
     try:
         result = await queued(
-            attempt, queue_seconds=600, clock=time.clock, sleep=time.sleep, jitter=lambda: 1.0
+            attempt,
+            queue_seconds=600,
+            call="script s/scripts/a.py",
+            clock=time.clock,
+            sleep=time.sleep,
+            jitter=lambda: 1.0,
         )
     finally:
         WAITING.reset(reporting)
     assert result == "ran"
     assert len(calls) == 7
     assert time.slept == [1, 2, 4, 8, 10, 10]
-    assert said == [f"waiting for the MCP manager: {down}"] * 6
+    begun, ended = said
+    assert isinstance(begun, Waiting)
+    assert (begun.on, begun.detail, begun.call) == ("manager", str(down), "script s/scripts/a.py")
+    assert ended is None
 
 
 async def test_a_manager_down_past_the_budget_fails_the_attempt() -> None:
@@ -116,3 +131,99 @@ async def test_a_manager_down_past_the_budget_fails_the_attempt() -> None:
         )
     assert time.slept == [1, 2, 2]  # the last wait cut to what is left
     assert len(calls) == 4
+
+
+REFUSED = ManagerRefusedError(
+    "missing or wrong bearer token", refused="token", status=401, url="http://m:8090"
+)
+
+
+async def test_a_refused_token_is_waited_for_like_a_manager_down_then_goes_through(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A manager restarted with another token refuses the worker until an operator restarts
+    it right: the step waits (1 s doubling to 10 s), logs the cause once, and goes on."""
+    time = FakeTime()
+    attempt, calls = attempts(*[REFUSED] * 5, "ran")
+    said: list[Waiting | None] = []
+    reporting = WAITING.set(said.append)
+    try:
+        with caplog.at_level(logging.WARNING, logger="skillweave.sandbox.queue"):
+            result = await queued(
+                attempt,
+                queue_seconds=600,
+                clock=time.clock,
+                sleep=time.sleep,
+                jitter=lambda: 1.0,
+            )
+    finally:
+        WAITING.reset(reporting)
+    assert result == "ran"
+    assert len(calls) == 6
+    assert time.slept == [1, 2, 4, 8, 10]
+    assert len(said) == 2 and said[1] is None
+    waiting = said[0]
+    assert isinstance(waiting, Waiting)
+    assert waiting.on == "manager"
+    assert waiting.detail == (
+        "the MCP manager at http://m:8090 refuses this worker's token (401): "
+        "SANDBOX__MANAGER_TOKEN must be the manager's"
+    )
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1  # once per wait, not per attempt
+    assert "SANDBOX__MANAGER_TOKEN must be the manager's" in warned[0].getMessage()
+
+
+async def test_a_refusal_past_the_budget_goes_to_the_engine_and_the_wait_is_over() -> None:
+    time = FakeTime()
+    attempt, calls = attempts(*[REFUSED] * 10)
+    said: list[Waiting | None] = []
+    reporting = WAITING.set(said.append)
+    try:
+        with pytest.raises(ManagerRefusedError):
+            await queued(
+                attempt, queue_seconds=5, clock=time.clock, sleep=time.sleep, jitter=lambda: 1.0
+            )
+    finally:
+        WAITING.reset(reporting)
+    assert time.slept == [1, 2, 2]
+    assert len(calls) == 4
+    assert [type(one) for one in said] == [Waiting, type(None)]
+
+
+async def test_a_changed_cause_is_told_again_with_the_same_since() -> None:
+    """Down, then up with another token, then a full pool: one wait, told three times with
+    its first `since`, ended once."""
+    time = FakeTime()
+    down = ManagerUnreachableError("cannot reach the MCP manager")
+    attempt, _ = attempts(
+        down, down, REFUSED, REFUSED, PoolExhaustedError("full", retry_after=3), "ran"
+    )
+    said: list[Waiting | None] = []
+    reporting = WAITING.set(said.append)
+    try:
+        await queued(
+            attempt, queue_seconds=600, clock=time.clock, sleep=time.sleep, jitter=lambda: 1.0
+        )
+    finally:
+        WAITING.reset(reporting)
+    assert said[-1] is None
+    told = [one for one in said if one is not None]
+    assert [(one.on, one.detail) for one in told] == [
+        ("manager", str(down)),
+        ("manager", str(REFUSED)),
+        ("sandbox", "full"),
+    ]
+    assert len({one.since for one in told}) == 1
+    assert told[0].since <= datetime.now(UTC)
+
+
+async def test_a_call_that_goes_through_at_once_tells_nothing() -> None:
+    attempt, _ = attempts("ran")
+    said: list[Waiting | None] = []
+    reporting = WAITING.set(said.append)
+    try:
+        assert await queued(attempt, queue_seconds=600) == "ran"
+    finally:
+        WAITING.reset(reporting)
+    assert said == []
