@@ -13,6 +13,12 @@ Every call is retried by the rule the Temporal engine's activities follow
 job's followers as it happens (:meth:`DirectEngine.follow`: a ``retrying``
 :class:`~skillweave.engines.notes.FollowNote` between the events, as the Temporal engine's
 followers tell it) and logged at INFO.
+
+What a call waits for (a manager that does not answer, a full pool: whoever makes it wait
+tells :data:`~skillweave.waiting.WAITING`, which each call of a job sets to the job) is told
+the same way, as a ``waiting`` note when it begins and again while it lasts
+(:class:`~skillweave.engines.notes.WaitsTold`), and kept as the job's current wait until the
+call goes on or ends (:meth:`DirectEngine.waiting`, which the API's run shows).
 """
 
 from __future__ import annotations
@@ -53,12 +59,13 @@ from skillweave.agent.runtime import (
 from skillweave.agent.state import AgentState
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of
-from skillweave.engines.notes import FollowNote, events_only
+from skillweave.engines.notes import FollowNote, WaitsTold, events_only
 from skillweave.engines.retries import Backoff, RetryNotice, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
+from skillweave.waiting import WAITING, Waiting
 
 __all__ = ["DirectEngine", "DirectRuntime", "call_retrying"]
 
@@ -114,6 +121,8 @@ class DirectRuntime:
         backoff: how often and how long to retry a failed call; the Temporal engine's numbers
             (``workflow.activity_max_attempts``) unless given.
         on_retry: told each retry of a call, before its wait.
+        on_waiting: the :data:`~skillweave.waiting.WAITING` reporter of each call (told
+            what it waits for, and None once the call ends).
     """
 
     def __init__(
@@ -123,11 +132,13 @@ class DirectRuntime:
         run_id: str,
         backoff: Backoff | None = None,
         on_retry: Callable[[RetryNotice], None] | None = None,
+        on_waiting: Callable[[Waiting | None], None] | None = None,
     ) -> None:
         self.services = services
         self.run_id = run_id
         self.backoff = backoff or Backoff(attempts=services.settings.workflow.activity_max_attempts)
         self.on_retry = on_retry
+        self.on_waiting = on_waiting
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
         self.decisions: asyncio.Queue[ApprovalDecision] = asyncio.Queue()
         self.awaiting: ApprovalRequest | None = None
@@ -137,13 +148,26 @@ class DirectRuntime:
         the wire models, and a failure is retried by the shared rule."""
         request = _wire(request)
         return _wire(
-            await call_retrying(
-                lambda: method(request),
-                backoff=self.backoff,
-                name=lambda: self.services.call_name(request),
-                on_retry=self.on_retry,
+            await self._retrying(
+                lambda: method(request), name=lambda: self.services.call_name(request)
             )
         )
+
+    async def _retrying(self, call: Callable[[], Awaitable[_T]], *, name: Callable[[], str]) -> _T:
+        """`call()` under the shared retry rule, what it waits for told to `on_waiting`."""
+        report = self.on_waiting
+        if report is None:
+            return await call_retrying(
+                call, backoff=self.backoff, name=name, on_retry=self.on_retry
+            )
+        reporting = WAITING.set(report)
+        try:
+            return await call_retrying(
+                call, backoff=self.backoff, name=name, on_retry=self.on_retry
+            )
+        finally:
+            WAITING.reset(reporting)
+            report(None)  # whatever the call waited for, it waits no more
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         return await self._call(self.services.prepare_catalog, request)
@@ -171,11 +195,9 @@ class DirectRuntime:
 
     async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
         wired = [_wire(w) for w in writes]
-        await call_retrying(
+        await self._retrying(
             lambda: self.services.record(wired, run_id=self.run_id),
-            backoff=self.backoff,
             name=lambda: "record the transcript",
-            on_retry=self.on_retry,
         )
 
     def now(self) -> float:
@@ -217,6 +239,9 @@ class _Job:
         # Replaced (and the old one set) on every change: a reader waits on the one it saw.
         self.changed = asyncio.Event()
         self.task: asyncio.Task[AgentState] | None = None
+        # What a call of the job waits for now (None: nothing), and which waits were told.
+        self.waiting: Waiting | None = None
+        self.waits = WaitsTold()
 
     def publish(self, event: AgentEvent) -> None:
         self.events.append(event)
@@ -224,8 +249,16 @@ class _Job:
         self.wake()
 
     def retrying(self, notice: RetryNotice) -> None:
+        self.waiting = None  # the attempt that waited has failed
         self.told.append(FollowNote.retrying(self.request.job_id, notice))
         self.wake()
+
+    def waited(self, waiting: Waiting | None) -> None:
+        """A call of the job waits (`waiting`), or waits no more (None)."""
+        self.waiting = waiting
+        if waiting is not None and self.waits.due(waiting):
+            self.told.append(FollowNote.waiting_on(self.request.job_id, waiting))
+            self.wake()
 
     def wake(self, *_: object) -> None:
         changed, self.changed = self.changed, asyncio.Event()
@@ -283,6 +316,7 @@ class DirectEngine:
         runtime = DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff)
         job = _Job(request, runtime, state)
         runtime.on_retry = job.retrying
+        runtime.on_waiting = job.waited
         loop = AgentLoop(
             job.runtime,
             request.agent,
@@ -306,7 +340,8 @@ class DirectEngine:
         self, job_id: str, *, after: int = 0, until_finished: bool = True
     ) -> AsyncIterator[AgentEvent | FollowNote]:
         """The job's events after the first `after`, with a ``retrying`` note between them
-        for each retry of a call (those told before the `after`-th event are past).
+        for each retry of a call and a ``waiting`` note for each wait (those told before the
+        `after`-th event are past).
 
         Args:
             job_id: the job.
@@ -362,6 +397,18 @@ class DirectEngine:
         # caller's own cancellation (or timeout) still propagates.
         await asyncio.wait({job.task})
         return result_of(job.state)
+
+    async def waiting(self, job_id: str) -> list[Waiting]:
+        """What the job's call waits for now (empty: nothing, or the job has ended).
+
+        Raises:
+            AgentError: there is no such job in this engine.
+        """
+        job = self._job(job_id)
+        assert job.task is not None
+        if job.waiting is None or job.task.done():
+            return []
+        return [job.waiting]
 
     def state(self, job_id: str) -> AgentState:
         """The live state of a job (for status views and tests)."""
