@@ -3,7 +3,9 @@
 ``POST /sandbox/execute`` runs a script exactly once per ``execution_id``;
 ``GET``/``DELETE /sandbox/executions/{id}`` read or cancel one; ``GET /sandbox/pool`` shows the
 warm pool; ``GET /metrics`` is Prometheus text; ``/mcp`` is the MCP front door
-(``mcp_server``, streamable HTTP); ``GET /healthz`` needs no token, and neither does the
+(``mcp_server``, streamable HTTP); ``GET /healthz`` (200 once serving; 503
+``{"ready": false, "waiting_for": [...]}`` while the manager waits for its store at start-up,
+when every other route answers 503 + Retry-After) needs no token, and neither does the
 OpenAPI document (``/openapi.json``, ``/docs``, ``/redoc``) when
 ``SANDBOX__MANAGER_DOCS_OPEN=true`` opens it (:func:`skillweave.gate.open_paths`).
 Everything else requires ``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in
@@ -65,6 +67,7 @@ from skillweave.errors import (
     SandboxStartError,
 )
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
+from skillweave.readiness import Readiness
 from skillweave.sandbox.bindings import SkillOwnership, check_bound_settings
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.packages import publish_library
@@ -82,6 +85,7 @@ from skillweave.storage import open_store
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 from skillweave.storage.identity import store_identity
+from skillweave.storage.reachable import store_ready
 from skillweave.telemetry.tracing import TraceMiddleware
 
 __all__ = ["ManagerState", "create_app"]
@@ -108,7 +112,21 @@ _bearer = HTTPBearer(auto_error=False)
 # Dependencies are coroutines: FastAPI runs plain functions in a worker thread, a hop that
 # costs more than the check itself (and, in a fresh process, starts the thread pool).
 async def _state(request: Request) -> ManagerState:
-    return request.app.state.manager
+    state: ManagerState | None = request.app.state.manager
+    if state is None:  # still waiting for the store: come back (the client retries)
+        raise _not_ready(request.app.state.readiness)
+    return state
+
+
+def _not_ready(readiness: Readiness) -> HTTPException:
+    """503 + Retry-After while the manager waits for what it needs (its ``/healthz`` says
+    what, and since when)."""
+    waits = "; ".join(wait.detail for wait in readiness.waiting_for()) or "starting"
+    return HTTPException(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        detail=f"the manager is not ready: waiting for {waits}",
+        headers={"Retry-After": str(readiness.retry_after())},
+    )
 
 
 # A second line: the RequestGate has checked the same header before the body was read.
@@ -144,6 +162,14 @@ class _McpEndpoint:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app.state.manager is None:  # still waiting for the store
+            problem = _not_ready(self.app.state.readiness)
+            answer = _problem(
+                Problem(title="Not ready", status=problem.status_code, detail=problem.detail),
+                headers=problem.headers,
+            )
+            await answer(scope, receive, send)
+            return
         await self.app.state.mcp.handle_request(scope, receive, send)
 
 
@@ -390,6 +416,7 @@ _HTTP_TITLES: Final = {
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
+    503: "Not ready",
 }
 
 
@@ -513,6 +540,60 @@ def _checked_token(settings: Settings) -> bytes:
     return settings.sandbox.manager_token.get_secret_value().encode()
 
 
+@asynccontextmanager
+async def _set_up(
+    app: FastAPI,
+    settings: Settings,
+    the_store: ArtifactStore,
+    readiness: Readiness,
+    *,
+    backend: SandboxBackend | None,
+    publish: bool,
+    egress_resolver: Resolver | None,
+) -> AsyncIterator[None]:
+    """The manager's start-up, once the store answers (waited for: `readiness` says so), and
+    its shutdown: the library published, the pool started, the front door open; the routes
+    are served (``app.state.manager`` set) from then until the context ends."""
+    await store_ready(the_store, settings.storage, readiness=readiness)
+    library, registry = await _opened_library(settings, the_store, publish=publish)
+    metrics = ManagerMetrics()
+    containment = _announced(settings, metrics)
+    pool = _pool(settings, backend, metrics, containment)
+    egress = await _opened_egress(settings, the_store, metrics, egress_resolver)
+    service = _service(
+        settings,
+        the_store,
+        pool,
+        metrics,
+        egress=egress,
+        registry=registry,
+        containment=containment,
+    )
+    try:
+        async with _offered_library(settings, the_store) as offered:
+            front_door, sessions = _front_door(settings, await offered.reload(), the_store, service)
+            store_id = await _announced_store(settings, the_store)
+            await pool.start()
+            await _settle_isolation(pool, containment)
+            async with (
+                sessions.run(),
+                _reloading(settings, library, the_store, publish=publish, service=service),
+                reloading(offered, front_door.use_registry, every=settings.skills.reload_seconds),
+            ):
+                app.state.mcp = sessions
+                app.state.manager = ManagerState(
+                    pool, service, metrics, the_store, store_id, containment
+                )
+                try:
+                    yield
+                finally:
+                    app.state.manager = None
+    finally:
+        await service.close()
+        await pool.close()
+        await egress.aclose()
+
+
 def create_app(
     settings: Settings,
     *,
@@ -536,50 +617,29 @@ def create_app(
     if backend is None:
         _check_backend(settings)
 
+    readiness = Readiness()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The store may not be up yet: the manager answers (503, /healthz says why) while
+        # its set-up waits for it.
         the_store = store if store is not None else open_store(settings.storage)
-        library, registry = await _opened_library(settings, the_store, publish=publish)
-        metrics = ManagerMetrics()
-        containment = _announced(settings, metrics)
-        pool = _pool(settings, backend, metrics, containment)
-        egress = await _opened_egress(settings, the_store, metrics, egress_resolver)
-        service = _service(
+        setup = _set_up(
+            app,
             settings,
             the_store,
-            pool,
-            metrics,
-            egress=egress,
-            registry=registry,
-            containment=containment,
+            readiness,
+            backend=backend,
+            publish=publish,
+            egress_resolver=egress_resolver,
         )
-        try:
-            async with _offered_library(settings, the_store) as offered:
-                front_door, sessions = _front_door(
-                    settings, await offered.reload(), the_store, service
-                )
-                store_id = await _announced_store(settings, the_store)
-                app.state.manager = ManagerState(
-                    pool, service, metrics, the_store, store_id, containment
-                )
-                app.state.mcp = sessions
-                await pool.start()
-                await _settle_isolation(pool, containment)
-                async with (
-                    sessions.run(),
-                    _reloading(settings, library, the_store, publish=publish, service=service),
-                    reloading(
-                        offered, front_door.use_registry, every=settings.skills.reload_seconds
-                    ),
-                ):
-                    yield
-        finally:
-            await service.close()
-            await pool.close()
-            await egress.aclose()
+        async with readiness.serving(setup):
+            yield
 
     app = FastAPI(title="skillweave MCP manager", lifespan=lifespan)
     app.state.token = token
+    app.state.readiness = readiness
+    app.state.manager = None
     app.add_middleware(
         RequestGate,
         tokens=[token],
@@ -591,16 +651,27 @@ def create_app(
     app.router.routes.append(Route("/mcp", _McpEndpoint(app)))
 
     @app.get("/healthz")
-    async def healthz(state: State) -> dict[str, object]:
-        return {
-            "status": "ok",
-            "manager_id": settings.sandbox.manager_identity,
-            # What a worker must agree with (its checks compare): the store, the script limit.
-            "store_id": state.store_id,
-            "script_timeout_seconds": settings.sandbox.timeout_seconds,
-            "pool": state.pool.status(),
-            **state.containment.health(),
-        }
+    async def healthz(request: Request) -> Response:
+        state: ManagerState | None = request.app.state.manager
+        if state is None:  # 503 until the store answers and the pool is started
+            body = {
+                "status": "starting",
+                "manager_id": settings.sandbox.manager_identity,
+                **readiness.health(),
+            }
+            return _Json(body, status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return _Json(
+            {
+                "status": "ok",
+                "ready": True,
+                "manager_id": settings.sandbox.manager_identity,
+                # What a worker must agree with (its checks compare): the store, the limit.
+                "store_id": state.store_id,
+                "script_timeout_seconds": settings.sandbox.timeout_seconds,
+                "pool": state.pool.status(),
+                **state.containment.health(),
+            }
+        )
 
     @app.post("/sandbox/execute", dependencies=_SECURED, response_model=ExecutionResult)
     async def execute(body: ExecuteRequest, state: State) -> Response:

@@ -19,24 +19,46 @@ from starlette.types import ASGIApp
 from mcp_manager.app import create_app
 from skillweave.config import Settings
 from skillweave.errors import SandboxStartError
+from skillweave.readiness import Readiness
 
 __all__ = ["LoopbackServer", "loopback_manager", "run_manager"]
 
 _POLL_SECONDS: Final = 0.01
+_STARTUP_FAILURE: Final = 3
+"""The exit status of a manager whose start-up failed (uvicorn's own)."""
 
 
 def run_manager(settings: Settings) -> None:
-    """Serve the MCP manager on ``settings.sandbox.host:port`` until interrupted."""
+    """Serve the MCP manager on ``settings.sandbox.host:port`` until interrupted. It serves
+    (``/healthz`` 503) while it waits for its store at start-up.
+
+    Raises:
+        SkillweaveError: what stopped its start-up for good after it had begun to wait (a
+            store that refuses it, once it answers), for the caller to say in one line.
+    """
     app = create_app(settings)
     # log_config=None: uvicorn's records go to the process's handler (its format, its
     # redaction), not to handlers of uvicorn's own.
-    uvicorn.run(
-        app,
-        host=settings.sandbox.host,
-        port=settings.sandbox.port,
-        log_level="info",
-        log_config=None,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=settings.sandbox.host,
+            port=settings.sandbox.port,
+            log_level="info",
+            log_config=None,
+        )
     )
+    readiness: Readiness = app.state.readiness
+
+    def stop(_: BaseException) -> None:
+        server.should_exit = True
+
+    readiness.on_failure(stop)
+    server.run()
+    if readiness.failure is not None:
+        raise readiness.failure
+    if not server.started:  # the start-up failed (said in the log): as uvicorn.run ends
+        raise SystemExit(_STARTUP_FAILURE)
 
 
 def loopback_manager(settings: Settings, **options: Any) -> LoopbackServer:

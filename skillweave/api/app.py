@@ -1,5 +1,9 @@
 """The control-plane REST API: ``create_api`` and what every route shares.
 
+``GET /healthz`` says whether the API serves yet: while it waits for its engine's dependencies
+at start-up (``create_api``'s `opening`), it answers 503 with what it waits for, and so does
+every route (with Retry-After).
+
 Every path but ``GET /healthz`` requires ``Authorization: Bearer <API__TOKEN>`` (or one of
 ``API__EXTRA_TOKENS``, for rotation), compared in constant time; the OpenAPI document
 (``/openapi.json``, rendered at ``/docs`` and ``/redoc``) too, unless ``API__DOCS_OPEN=true``
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from skillweave.api.metrics import install_metrics
@@ -29,6 +34,7 @@ from skillweave.config import Settings
 from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import ConfigError
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
+from skillweave.readiness import Readiness
 from skillweave.skills import SkillRegistry
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import open_store
@@ -83,6 +89,7 @@ class ApiState:
         resources: what startup hooks opened for the app's lifetime (background tasks),
             closed when it stops.
         audit: the skill audit log every lifecycle change is recorded in.
+        readiness: whether the app serves yet, and what it waits for (``/healthz``).
     """
 
     settings: Settings
@@ -97,6 +104,7 @@ class ApiState:
     runs: RunService | None = None
     worker_metrics: WorkerMetrics | None = None
     resources: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
+    readiness: Readiness = field(default_factory=Readiness)
     _audit: AuditLog | None = None
 
     @property
@@ -140,6 +148,7 @@ def create_api(
     store: ArtifactStore | None = None,
     routers: Sequence[APIRouter] = (),
     on_startup: Sequence[Callable[[ApiState], Any]] = (),
+    opening: Callable[[ApiState], contextlib.AbstractAsyncContextManager[object]] | None = None,
 ) -> FastAPI:
     """Build the API app.
 
@@ -148,6 +157,9 @@ def create_api(
         store: the artifact store (default: from ``settings.storage``).
         routers: resource routers to mount (each declares its own ``/v1/...`` prefix).
         on_startup: coroutines given the state once it exists (resources open their stores).
+        opening: what the app stands on, entered before `on_startup` and left after the app
+            stops (the engine: ``skillweave.cli.api``); it may wait for what is not up yet
+            (``skillweave.readiness``), the routes answering 503 + Retry-After meanwhile.
     """
     tokens = _tokens(settings)
 
@@ -159,13 +171,34 @@ def create_api(
         if not token_accepted(given, tokens):
             raise ApiProblem(401, UNAUTHORIZED_DETAIL, headers={"WWW-Authenticate": "Bearer"})
 
+    async def ready(request: Request) -> None:
+        readiness: Readiness = request.app.state.readiness
+        if not readiness.ready:
+            waits = "; ".join(wait.detail for wait in readiness.waiting_for()) or "starting"
+            raise ApiProblem(
+                503,
+                f"the API is not ready: waiting for {waits}",
+                title="Not ready",
+                headers={"Retry-After": str(readiness.retry_after())},
+            )
+
+    @asynccontextmanager
+    async def set_up(state: ApiState) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if opening is not None:  # may wait for the engine's dependencies
+                await stack.enter_async_context(opening(state))
+            async with state.resources:
+                for hook in on_startup:
+                    await hook(state)
+                yield
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = ApiState(settings, store if store is not None else open_store(settings.storage))
+        the_store = store if store is not None else open_store(settings.storage)
+        state = ApiState(settings, the_store, readiness=app.state.readiness)
         app.state.api = state
-        async with state.resources:
-            for hook in on_startup:
-                await hook(state)
+        # The routes answer 503 (and /healthz says why) while the set-up waits.
+        async with state.readiness.serving(set_up(state)):
             yield
 
     app = FastAPI(
@@ -174,6 +207,7 @@ def create_api(
         lifespan=lifespan,
         responses={},
     )
+    app.state.readiness = Readiness()  # whoever serves the app may hear of its failure
     install_problem_handlers(app)
     app.add_middleware(
         RequestGate,
@@ -187,11 +221,24 @@ def create_api(
     install_metrics(app, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
     app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too
 
-    @app.get("/healthz", tags=["health"])
-    async def healthz() -> dict[str, str]:
-        """Liveness; needs no token."""
-        return {"status": "ok"}
+    @app.get(
+        "/healthz",
+        tags=["health"],
+        responses={503: {"description": "Not ready: what the API waits for, since when"}},
+    )
+    async def healthz(request: Request) -> JSONResponse:
+        """Readiness; needs no token. 200 ``{"status": "ok", "ready": true}`` once the API
+        serves; 503 ``{"ready": false, "waiting_for": [{"on", "since", "detail"}]}`` while it
+        waits for its engine's dependencies (Temporal, the store) at start-up."""
+        readiness: Readiness = request.app.state.readiness
+        if readiness.ready:
+            return JSONResponse({"status": "ok", "ready": True})
+        return JSONResponse({"status": "starting", **readiness.health()}, status_code=503)
 
     for router in routers:
-        app.include_router(router, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
+        app.include_router(
+            router,
+            dependencies=[Depends(authorized), Depends(ready)],
+            responses=PROBLEM_RESPONSES,
+        )
     return app

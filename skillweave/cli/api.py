@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Final
+from typing import Final
 
 import uvicorn
 from fastapi import FastAPI
@@ -22,12 +22,16 @@ from fastapi import FastAPI
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
+from skillweave.api.app import ApiState
 from skillweave.api.metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
-from skillweave.cli.compose import open_engine
+from skillweave.cli.compose import open_engine, open_store
+from skillweave.cli.startup import dependencies_ready
 from skillweave.config import Settings
+from skillweave.readiness import Readiness
 from skillweave.skills.library import owned_folder
+from skillweave.storage.reachable import store_ready
 
 _READY_POLL_SECONDS: Final = 0.05
 
@@ -36,29 +40,49 @@ __all__ = ["api_app", "serve_api"]
 
 @contextlib.asynccontextmanager
 async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
-    """The API app over the settings' engine, with what the engine needs open."""
+    """The API app over the settings' engine, with what the engine needs open. It serves at
+    once: its engine is opened as the app starts, once Temporal and the store answer (waited
+    for, :mod:`skillweave.cli.startup`; ``/healthz`` and the routes answer 503 meanwhile)."""
     from skillweave.api.network import router as network_router
     from skillweave.api.skills import open_skills, serve_uploaded_skills
     from skillweave.api.skills import router as skills_router
 
     # The store's skills are unpacked into a folder of this process's own, removed at the end.
     with owned_folder(settings, "api") as own:
-        # A server may have no default model: each run's agent then names its own.
-        async with open_engine(own) as opened:
-            hooks: list[Callable[..., Any]] = [open_skills]
-            if opened.services is not None:  # jobs run here: their skills and metrics too
-                hooks.append(serve_uploaded_skills(opened.services))
-                hooks.append(include_worker_metrics(opened.services.metrics))
-            yield create_api(
-                own,
-                store=opened.store,
-                routers=[skills_router, network_router, agents_router, runs_router],
-                on_startup=[*hooks, open_agents, open_runs(opened.engine)],
-            )
+
+        @contextlib.asynccontextmanager
+        async def opening(state: ApiState) -> AsyncIterator[None]:
+            if own.workflow.execution_engine == "temporal":
+                async with open_store(own) as store:
+                    await dependencies_ready(own, store, readiness=state.readiness)
+            else:  # the direct engine: its jobs need the store alone
+                async with open_store(own) as store:
+                    await store_ready(store, own.storage, readiness=state.readiness)
+            # A server may have no default model: each run's agent then names its own.
+            async with open_engine(own) as opened:
+                state.store = opened.store
+                if opened.services is not None:  # jobs run here: their skills and metrics too
+                    await serve_uploaded_skills(opened.services)(state)
+                    await include_worker_metrics(opened.services.metrics)(state)
+                await open_skills(state)
+                await open_agents(state)
+                await open_runs(opened.engine)(state)
+                yield
+
+        yield create_api(
+            own,
+            routers=[skills_router, network_router, agents_router, runs_router],
+            opening=opening,
+        )
 
 
 async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> None:
-    """Serve the API on ``API__HOST:API__PORT`` until cancelled."""
+    """Serve the API on ``API__HOST:API__PORT`` until cancelled.
+
+    Raises:
+        SkillweaveError: what stopped its start-up for good after it had begun to wait for
+            Temporal or the store (a namespace that does not exist, a store that refuses it).
+    """
     async with api_app(settings) as app:
         # log_config=None: uvicorn's records go to the process's handler (its format, its
         # redaction) instead of handlers of uvicorn's own.
@@ -66,6 +90,12 @@ async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> N
             app, host=settings.api.host, port=settings.api.port, log_level="info", log_config=None
         )
         server = uvicorn.Server(config)
+        readiness: Readiness = app.state.readiness
+
+        def stop(_: BaseException) -> None:
+            server.should_exit = True
+
+        readiness.on_failure(stop)
         serving = asyncio.ensure_future(server.serve())
         try:
             # The ready line comes once the socket listens: a request right after it is served.
@@ -74,6 +104,8 @@ async def serve_api(settings: Settings, *, on_ready: Callable[[str], None]) -> N
             if server.started:
                 on_ready(f"http://{settings.api.host}:{settings.api.port}")
             await serving
+            if readiness.failure is not None:
+                raise readiness.failure
         finally:
             if not serving.done():
                 serving.cancel()

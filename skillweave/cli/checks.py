@@ -17,8 +17,9 @@ Each check answers one question about this process's configuration with one line
   mode scripts would run in, probed as an executor would.
 
 A failure that may pass by itself (a service not reachable *yet*) is ``transient``: ``doctor``
-shows it as a failure, while a long-running command starting up says it and goes on (services
-start in any order); any other failure stops the command before it serves (:func:`preflight`).
+shows it as a failure, while a long-running command starting up says it and goes on, then waits
+for it (services start in any order: :mod:`skillweave.cli.startup`, the manager's lifespan);
+any other failure stops the command before it serves (:func:`preflight`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ from skillweave.cli.console import err
 from skillweave.cli.errors import fail
 from skillweave.cli.model_checks import agents_check, model_check
 from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
+from skillweave.cli.startup import temporal_address_problem
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
+from skillweave.storage.reachable import not_up_yet
 from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -56,13 +59,15 @@ async def _temporal(probe: Probe) -> Check:
     from skillweave.engines.temporal_setup import search_attribute_problems
 
     workflow = settings.workflow
+    if (problem := temporal_address_problem(workflow.temporal_address)) is not None:
+        return Check("temporal", "fail", problem)
     try:
         client = await asyncio.wait_for(connect(workflow), TIMEOUT)
     except TemporalUnreachableError as exc:
-        # A worker is Temporal's whatever the engine; the others could do without it. The
-        # API cannot start without its engine: not a failure to start past.
+        # A worker is Temporal's whatever the engine; the others could do without it. A
+        # service starting waits for it (skillweave.cli.startup).
         why = str(exc) if probe.role == "worker" else exc.or_direct(_DIRECT)
-        return Check("temporal", "fail", why, transient=probe.role != "api")
+        return Check("temporal", "fail", why, transient=True)
     except TimeoutError:
         return Check("temporal", "fail", f"no answer in {TIMEOUT:g} s", transient=True)
     except ConfigError as exc:  # not HOST:PORT, or no such namespace: will not pass by itself
@@ -106,7 +111,7 @@ async def _store(probe: Probe) -> Check:
             "store",
             "fail",
             f"{where}: {first_line(exc)}; check the STORAGE__ settings",
-            transient=True,
+            transient=not_up_yet(exc) is not None,
         )
     return Check(
         "store",

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from skillweave.agent.events import AgentEvent
     from skillweave.engines import Engine
+    from skillweave.engines.metrics import WorkerMetrics
     from skillweave.engines.temporal import FollowNote, TemporalEngine
 
 __all__ = [
@@ -142,10 +143,13 @@ async def open_services(
     registry: SkillRegistry,
     model: ModelSettings | None,
     pool_target: int = POOL_TARGET,
+    store: ArtifactStore | None = None,
+    metrics: WorkerMetrics | None = None,
 ) -> AsyncIterator[LocalServices]:
     """The side effects of jobs, for every engine (the direct engine's, a worker's activities):
     the `model`'s provider (None: the settings' default, which a server may lack), the settings'
-    artifact store and a manager (:func:`open_manager`) with its client.
+    artifact store (`store`, the caller's to close, if given) and a manager
+    (:func:`open_manager`) with its client; their counts in `metrics` (default: their own).
 
     Raises:
         ConfigError: `model` cannot be opened, or a manager URL comes without its token.
@@ -154,7 +158,8 @@ async def open_services(
         provider = open_default_provider(model or settings.model, required=model is not None)
         models = ModelProviders(model or settings.model, default=provider)
         stack.push_async_callback(models.aclose)
-        store = await stack.enter_async_context(open_store(settings))
+        if store is None:
+            store = await stack.enter_async_context(open_store(settings))
         manager = await stack.enter_async_context(open_manager(settings, pool_target=pool_target))
         services = AgentServices(
             settings=settings,
@@ -164,6 +169,7 @@ async def open_services(
             model=None if provider is None else provider.name.partition(":")[2] or provider.name,
             sandbox=manager.client,
             models=models,
+            metrics=metrics,
         )
         yield LocalServices(services=services, manager_url=manager.url)
 

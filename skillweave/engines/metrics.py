@@ -12,21 +12,31 @@ outputs and secrets never become labels.
 
 :func:`serve_worker_metrics` serves the registry at ``GET /metrics`` on
 ``OBSERVABILITY__WORKER_METRICS_HOST:…_PORT`` for the worker processes (``skillweave worker``,
-``skillweave dev``); prometheus-client's own threaded server does it, off the event loop.
+``skillweave dev``), and the worker's readiness at ``GET /healthz`` (200 ``{"ready": true}``
+once it polls, 503 ``{"ready": false, "waiting_for": [...]}`` while it waits for Temporal or
+the store: :class:`skillweave.readiness.Readiness`); prometheus-client's threaded WSGI server
+does it, off the event loop. ``skillweave worker`` starts it before it waits for anything.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
-from collections.abc import Iterator
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
+from prometheus_client.exposition import ThreadingWSGIServer
 
 from skillweave.config import ObservabilitySettings
 from skillweave.errors import ConfigError
 from skillweave.llm.messages import Usage
+from skillweave.readiness import Readiness
 
 __all__ = ["WorkerMetrics", "serve_worker_metrics"]
 
@@ -38,6 +48,8 @@ class WorkerMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self.served_at: str | None = None
+        """The URL it is served at by :func:`serve_worker_metrics`, while it is."""
         self.model_calls = Counter(
             "skillweave_model_calls",
             "Model calls by provider and outcome (ok, error).",
@@ -91,12 +103,45 @@ class WorkerMetrics:
         self.model_tokens.labels(provider=provider, type="output").inc(usage.output_tokens)
 
 
+_WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def _with_health(metrics_app: _WsgiApp, readiness: Readiness | None) -> _WsgiApp:
+    """`metrics_app`, and ``GET /healthz`` answered from `readiness` (None: ready)."""
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != "/healthz":
+            return metrics_app(environ, start_response)
+        body = readiness.health() if readiness is not None else {"ready": True, "waiting_for": []}
+        status = "200 OK" if body["ready"] else "503 Service Unavailable"
+        data = json.dumps(body).encode()
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        if not body["ready"]:
+            headers.append(("Retry-After", "2"))
+        start_response(status, headers)
+        return [data]
+
+    return app
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No line on stderr per request."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def serve_worker_metrics(
-    metrics: WorkerMetrics, settings: ObservabilitySettings
+    metrics: WorkerMetrics,
+    settings: ObservabilitySettings,
+    *,
+    readiness: Readiness | None = None,
 ) -> Iterator[str | None]:
-    """Serve `metrics` at ``http://HOST:PORT/metrics`` (``settings.worker_metrics_*``) while
-    the context lasts; yields that URL, logged once, or None when the port is 0 (not served).
+    """Serve `metrics` at ``http://HOST:PORT/metrics`` (``settings.worker_metrics_*``), and
+    `readiness` at ``/healthz`` (None: always ready), while the context lasts; yields that
+    URL, logged once, or None when the port is 0 (not served). `metrics` served already (a
+    worker serves its health before its services exist): its URL, nothing started again.
 
     Raises:
         ConfigError: the server cannot listen there (the port is in use, the host is not
@@ -106,8 +151,12 @@ def serve_worker_metrics(
     if port == 0:
         yield None
         return
+    if metrics.served_at is not None:
+        yield metrics.served_at
+        return
+    app = _with_health(make_wsgi_app(metrics.registry), readiness)
     try:
-        server, thread = start_http_server(port, addr=host, registry=metrics.registry)
+        server = make_server(host, port, app, _server_class(host), handler_class=_QuietHandler)
     except OSError as exc:
         why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be listened on ({exc})"
         raise ConfigError(
@@ -115,11 +164,24 @@ def serve_worker_metrics(
             "OBSERVABILITY__WORKER_METRICS_PORT to a free port (0: no metrics server) or "
             "OBSERVABILITY__WORKER_METRICS_HOST to another address"
         ) from None
+    thread = threading.Thread(target=server.serve_forever, name="worker-metrics", daemon=True)
+    thread.start()
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/metrics"
-    logger.info("worker metrics on %s", url)
+    logger.info("worker metrics on %s, readiness on /healthz", url)
+    metrics.served_at = url
     try:
         yield url
     finally:
+        metrics.served_at = None
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def _server_class(host: str) -> type[ThreadingWSGIServer]:
+    """A threaded WSGI server of the address family of `host` (IPv6 when it has a colon)."""
+
+    class Server(ThreadingWSGIServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+    return Server

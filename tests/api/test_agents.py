@@ -191,7 +191,7 @@ async def test_the_token_is_required_everywhere_but_health(api) -> None:
                 response = await anon.request(method, url, json=AGENT)
                 _is_problem(response, 401)
                 assert response.headers["www-authenticate"] == "Bearer"
-            assert (await anon.get("/healthz")).json() == {"status": "ok"}
+            assert (await anon.get("/healthz")).json() == {"status": "ok", "ready": True}
     assert (await client.get(f"/v1/agents/{made['id']}")).status_code == 200  # still there
 
 
