@@ -14,6 +14,7 @@ from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
+from skillweave.waiting import Waiting
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, TOOLS, Stack, unique
 from workflows.worker import build_worker
@@ -58,10 +59,13 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
                         return said
             return None
 
-        (said,) = await eventually(waiting, timeout=60, what="the step said it waits")
-        assert said.startswith(
-            f"waiting for the MCP manager: cannot reach the MCP manager at {down}"
-        )
+        line, fields = await eventually(waiting, timeout=60, what="the step said it waits")
+        # The wait as every view tells it: its line, then its fields (``Waiting``).
+        told = Waiting.model_validate(fields)
+        assert (told.on, told.call) == ("manager", f"script {TOOLS}/scripts/upper.py")
+        assert told.detail.startswith(f"cannot reach the MCP manager at {down}")
+        assert line.startswith(f"script {TOOLS}/scripts/upper.py: waiting for the MCP manager ")
+        assert line.endswith(told.detail)
 
         async def failed_twice() -> object:
             described = await handle.describe()
