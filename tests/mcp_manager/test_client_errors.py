@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from skillweave.engines.retries import classify
 from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
@@ -17,7 +18,6 @@ from skillweave.errors import (
     SandboxLostError,
     SandboxStartError,
 )
-from skillweave.engines.retries import classify
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.problems import Problem, ProblemCode

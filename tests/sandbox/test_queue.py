@@ -4,10 +4,10 @@ wait told as a `Waiting` when it begins, when its cause changes, and `None` when
 
 from __future__ import annotations
 
-import pytest
-
 import logging
 from datetime import UTC, datetime
+
+import pytest
 
 from skillweave.errors import (
     ExecutionInProgressError,
@@ -161,8 +161,8 @@ async def test_a_refused_token_is_waited_for_like_a_manager_down_then_goes_throu
     assert result == "ran"
     assert len(calls) == 6
     assert time.slept == [1, 2, 4, 8, 10]
-    assert len(said) == 2 and said[1] is None
-    waiting = said[0]
+    waiting, ended = said
+    assert ended is None
     assert isinstance(waiting, Waiting)
     assert waiting.on == "manager"
     assert waiting.detail == (
