@@ -372,6 +372,12 @@ class StorageSettings(BaseModel):
     s3_secret_key: SecretStr | None = None
     s3_secure: bool = False
     s3_region: str | None = None
+    s3_create_bucket: bool = Field(
+        default=False,
+        description="Create s3_bucket when it is missing (said in one WARNING line with the new "
+        "store's id); false: a missing bucket is an error, so a mistyped name is never a new, "
+        "empty store.",
+    )
 
 
 class KubernetesSettings(BaseModel):

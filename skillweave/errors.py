@@ -50,6 +50,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── ArtifactNotFoundError      no artifact under that key
     │   ├── ArtifactIntegrityError     the stored bytes do not match the ref (size or sha256)
     │   ├── InvalidKeyError            a key, prefix or key component is malformed or unsafe
+    │   ├── BucketNotFoundError        the S3 bucket does not exist (and is not to be created)
     │   └── AuditLogError              the skill audit log cannot be written or read
     ├── ModelError                     a model call failed (`retryable`, `retry_after`, `status`)
     │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
@@ -73,6 +74,7 @@ __all__ = [
     "ArtifactNotFoundError",
     "AuditLogError",
     "BinaryResourceError",
+    "BucketNotFoundError",
     "ConfigError",
     "DependencyError",
     "EgressPolicyError",
@@ -464,6 +466,25 @@ class InvalidKeyError(StorageError):
     def __init__(self, key: str, reason: str) -> None:
         self.reason = reason
         super().__init__(f"invalid artifact key {key!r}: {reason}", key=key, code="InvalidKey")
+
+
+class BucketNotFoundError(StorageError):
+    """The S3 bucket of the settings does not exist, and ``STORAGE__S3_CREATE_BUCKET`` is not
+    set: a configuration that never works by itself (code ``NoSuchBucket``), never a new store.
+
+    Attributes:
+        bucket: the bucket's name.
+        url: the S3 endpoint, as a URL.
+    """
+
+    def __init__(self, bucket: str, *, url: str) -> None:
+        self.bucket = bucket
+        self.url = url
+        super().__init__(
+            f"bucket {bucket!r} does not exist at {url}: create it, or set "
+            "STORAGE__S3_CREATE_BUCKET=true to let skillweave create it",
+            code="NoSuchBucket",
+        )
 
 
 class AuditLogError(StorageError):

@@ -38,7 +38,7 @@ from skillweave.cli.model_checks import agents_check, model_check
 from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
 from skillweave.cli.startup import temporal_address_problem
 from skillweave.config import Settings
-from skillweave.errors import ConfigError
+from skillweave.errors import BucketNotFoundError, ConfigError
 from skillweave.storage.reachable import not_up_yet
 from skillweave.terminal import terminal_safe
 
@@ -106,6 +106,9 @@ async def _store(probe: Probe) -> Check:
                 return Check("store", "fail", f"{where} gave back other bytes than written")
             await store.delete(key)
             probe.store_id = await store_identity(store)
+            created = getattr(store, "created", None)  # an S3 store that made its bucket now
+    except BucketNotFoundError as exc:  # never passes by itself; the line says what to do
+        return Check("store", "fail", str(exc), transient=False)
     except Exception as exc:
         return Check(
             "store",
@@ -113,6 +116,8 @@ async def _store(probe: Probe) -> Check:
             f"{where}: {first_line(exc)}; check the STORAGE__ settings",
             transient=not_up_yet(exc) is not None,
         )
+    if created:  # said here: the CLI keeps library log lines quiet
+        return Check("store", "warn", f"{created} (every process of a deployment must show it)")
     return Check(
         "store",
         "ok",
@@ -154,6 +159,7 @@ async def _manager(probe: Probe) -> Check:
             transient=True,
         )
     if answer.status_code == 401:
+        probe.manager_refused = True  # _agree says so, rather than asking again
         return Check(
             "manager",
             "fail",
@@ -177,7 +183,8 @@ async def _agree(probe: Probe) -> Check:
     if remote and probe.store_id is None and _store not in _BY_ROLE[probe.role]:
         await _read_store_id(probe)
     if remote and probe.manager is None:
-        return Check("agree", "warn", f"not compared: the manager at {remote} did not answer")
+        why = "refused this process's token" if probe.manager_refused else "did not answer"
+        return Check("agree", "warn", f"not compared: the manager at {remote} {why}")
     if remote and probe.manager is not None:
         theirs = probe.manager.get("store_id")
         if probe.store_id is not None and theirs != probe.store_id:

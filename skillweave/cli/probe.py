@@ -32,12 +32,19 @@ class Check:
 
 @dataclass(slots=True)
 class Probe:
-    """What the checks share while they run: the settings, the role asking, what was found."""
+    """What the checks share while they run: the settings, the role asking, what was found.
+
+    Attributes:
+        store_id: the store's id, once read.
+        manager: the manager's health answer, once it took this process's token.
+        manager_refused: the manager answered, and refused this process's token (401).
+    """
 
     settings: Settings
     role: Role
     store_id: str | None = None
     manager: dict[str, object] | None = field(default=None)
+    manager_refused: bool = False
 
 
 def first_line(exc: BaseException) -> str:

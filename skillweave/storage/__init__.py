@@ -43,8 +43,8 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
     """The artifact store `settings` describe.
 
     ``local`` opens a directory (``local_dir``, ``~`` expanded); ``s3`` an S3 or MinIO bucket.
-    Nothing is contacted or created here: the S3 bucket is checked (and created if missing) on
-    first use, the local directory on the first write.
+    Nothing is contacted or created here: the S3 bucket is checked on first use (and created
+    if missing only with ``s3_create_bucket``), the local directory on the first write.
 
     Raises:
         ConfigError: ``s3`` without both access and secret keys, or a malformed endpoint/bucket.
@@ -69,6 +69,7 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
                 secret_key=settings.s3_secret_key.get_secret_value(),
                 secure=settings.s3_secure,
                 region=settings.s3_region,
+                create_bucket=settings.s3_create_bucket,
             )
 
 

@@ -15,6 +15,12 @@ no public parameter for the header (``put_object`` turns unknown headers into ``
 metadata), so that one call goes through the client's ``_put_object``, which sends headers as
 given; the integration tests against moto guard that this keeps working.
 
+A missing bucket is created only when the store is told to (``create_bucket``, from
+``STORAGE__S3_CREATE_BUCKET``), and then said in one WARNING line naming the bucket and the new
+store's id (written at once: :mod:`skillweave.storage.identity`); otherwise it is a
+:class:`~skillweave.errors.BucketNotFoundError`, so a mistyped bucket is never silently a new,
+empty store. The bucket is looked for again on the next call until it is found.
+
 The HTTP pool is our own rather than minio's default: minio's retries every PUT on read errors
 and 5xx, and a resent conditional PUT whose first attempt landed would come back 412 and make
 the winner believe it lost. Here only connection failures (nothing was sent) are retried, plus
@@ -28,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 import re
 import ssl
 import threading
@@ -47,6 +54,7 @@ from urllib3.response import BaseHTTPResponse
 
 from skillweave.errors import (
     ArtifactNotFoundError,
+    BucketNotFoundError,
     ConfigError,
     InvalidKeyError,
     StorageError,
@@ -60,7 +68,8 @@ from skillweave.storage._integrity import (
     remove_quietly,
 )
 from skillweave.storage.base import ArtifactRef
-from skillweave.storage.keys import validate_key, validate_prefix
+from skillweave.storage.identity import identity_of, new_identity
+from skillweave.storage.keys import STORE_IDENTITY_KEY, validate_key, validate_prefix
 
 __all__ = ["S3ArtifactStore"]
 
@@ -82,12 +91,15 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _CONFLICT_RETRIES: Final = 4
 _CONFLICT_BACKOFF_SECONDS: Final = 0.05
 
+_log = logging.getLogger(__name__)
+
 
 class S3ArtifactStore:
     """Artifacts as objects in one S3 bucket (MinIO or AWS S3).
 
-    The bucket is created on first use if it is missing (or explicitly with
-    :meth:`ensure_bucket`). Close the store with :meth:`aclose` to release its connections.
+    The bucket is looked for on first use; a missing one is created only with
+    `create_bucket` (or explicitly, with :meth:`ensure_bucket`). Close the store with
+    :meth:`aclose` to release its connections.
 
     Args:
         endpoint: ``host[:port]``; an ``http://`` or ``https://`` prefix is accepted and then
@@ -97,6 +109,8 @@ class S3ArtifactStore:
         secret_key: the secret key.
         secure: use TLS.
         region: the bucket's region; None lets the client discover it (MinIO: ``us-east-1``).
+        create_bucket: create the bucket when it is missing (said in one WARNING line); False:
+            a missing bucket is :class:`~skillweave.errors.BucketNotFoundError`.
 
     Raises:
         ConfigError: the endpoint or the bucket name is malformed.
@@ -111,6 +125,7 @@ class S3ArtifactStore:
         secret_key: str,
         secure: bool = False,
         region: str | None = None,
+        create_bucket: bool = False,
     ) -> None:
         host, secure = _split_endpoint(endpoint, secure)
         try:
@@ -118,7 +133,9 @@ class S3ArtifactStore:
         except ValueError as exc:
             raise ConfigError(f"invalid S3 bucket name {bucket!r}: {exc}") from None
         self._endpoint = host
+        self._url = f"{'https' if secure else 'http'}://{host}"
         self._bucket = bucket
+        self._create_bucket = create_bucket
         self._region = region
         self._http = _http_pool()
         try:
@@ -134,18 +151,26 @@ class S3ArtifactStore:
             raise ConfigError(f"invalid S3 endpoint {host!r}: {exc}") from None
         self._bucket_ready = False
         self._bucket_lock = threading.Lock()
+        self._created: str | None = None
 
     @property
     def bucket(self) -> str:
         """The bucket the artifacts live in."""
         return self._bucket
 
+    @property
+    def created(self) -> str | None:
+        """The WARNING line said when this store created its bucket; None when it did not
+        (a CLI, which keeps library log lines quiet, shows it from here)."""
+        return self._created
+
     def __repr__(self) -> str:
         return f"S3ArtifactStore(endpoint={self._endpoint!r}, bucket={self._bucket!r})"
 
     async def ensure_bucket(self) -> None:
-        """Create the bucket if it does not exist (idempotent, safe to race)."""
-        await asyncio.to_thread(self._ensure_bucket)
+        """Create the bucket if it does not exist (idempotent, safe to race), whatever
+        `create_bucket` says: the caller asks for it by name."""
+        await asyncio.to_thread(self._ensure_bucket, create=True)
 
     async def aclose(self) -> None:
         """Close the store's pooled HTTP connections."""
@@ -228,16 +253,22 @@ class S3ArtifactStore:
 
     # -- blocking implementations (worker threads) ---------------------------------------------
 
-    def _ensure_bucket(self) -> None:
+    def _ensure_bucket(self, *, create: bool | None = None) -> None:
+        """Find the bucket, once; create it when missing if `create` (default: the store's
+        `create_bucket`) says so, else raise :class:`BucketNotFoundError`."""
         if self._bucket_ready:
             return
         with self._bucket_lock:
             if self._bucket_ready:
                 return
+            created = False
             with _s3_errors("create bucket", self._bucket):
                 if not self._client.bucket_exists(self._bucket):
+                    if not (self._create_bucket if create is None else create):
+                        raise BucketNotFoundError(self._bucket, url=self._url)
                     try:
                         self._client.make_bucket(self._bucket, location=self._region)
+                        created = True
                     except S3Error as exc:
                         # Lost a creation race: fine if the bucket is ours now.
                         if exc.code != "BucketAlreadyOwnedByYou" and not (
@@ -246,6 +277,30 @@ class S3ArtifactStore:
                         ):
                             raise
             self._bucket_ready = True
+        if created:
+            self._announce_created()
+
+    def _announce_created(self) -> None:
+        """Say loudly that this process made a new, empty store: the bucket and its id (written
+        now, so that the line can name it; every process reads that one)."""
+        try:
+            identity, record = new_identity()
+            if self._put_if_absent(STORE_IDENTITY_KEY, record, "application/json") is None:
+                identity = identity_of(self._get_bytes(self._stat_required(STORE_IDENTITY_KEY)))
+            which = f"id {identity}"
+        except StorageError as exc:  # the first process to read the id will write it
+            which = f"its id not written yet ({exc})"
+        self._created = (
+            f"created bucket {self._bucket!r} at {self._url} (STORAGE__S3_CREATE_BUCKET=true): "
+            f"a new, empty store, {which}"
+        )
+        _log.warning("%s", self._created)
+
+    def _stat_required(self, key: str) -> ArtifactRef:
+        ref = self._stat(key)
+        if ref is None:
+            raise ArtifactNotFoundError(key)
+        return ref
 
     def _put_bytes(self, key: str, data: bytes, content_type: str) -> ArtifactRef:
         validate_key(key)

@@ -98,6 +98,7 @@ def test_skillweave_services_use_real_settings_with_valid_values(
     assert secret is not None
     assert interpolate(minio["MINIO_ROOT_USER"]) == access.get_secret_value()
     assert interpolate(minio["MINIO_ROOT_PASSWORD"]) == secret.get_secret_value()
+    assert worker.storage.s3_create_bucket  # MinIO starts empty: the bucket is made, said loudly
 
 
 def test_temporal_is_a_pinned_dev_server_with_skillweaves_search_attributes(

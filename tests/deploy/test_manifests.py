@@ -657,6 +657,7 @@ def test_prod_runs_sandboxes_under_gvisor_with_more_of_everything(
     # the prod store and Temporal are not the local development ones
     config = one(prod, "ConfigMap", "skillweave-config", SYSTEM_NS)["data"]
     assert config["STORAGE__S3_SECURE"] == "true"
+    assert config["STORAGE__S3_CREATE_BUCKET"] == "false"  # a missing bucket is a mistake there
     assert urlsplit(f"//{config['WORKFLOW__TEMPORAL_ADDRESS']}").hostname != "temporal"
     budgets = of_kind(prod, "PodDisruptionBudget", SYSTEM_NS)
     for budget in budgets:

@@ -215,6 +215,10 @@ async def test_a_manager_down_or_with_another_token_is_red(
     code, checks, _ = await asyncio.to_thread(doctor, {**down, "SANDBOX__MANAGER_TOKEN": "x"})
     assert (code, checks["manager"][0]) == (1, "fail")
     assert "cannot reach" in checks["manager"][1]
+    assert checks["agree"] == (
+        "warn",
+        f"not compared: the manager at {down['SANDBOX__MANAGER_URL']} did not answer",
+    )
 
     settings = Settings(_env_file=None, sandbox={"manager_token": SecretStr("the-right-token")})
     store = LocalArtifactStore(tmp_path / "manager-store")
@@ -226,6 +230,11 @@ async def test_a_manager_down_or_with_another_token_is_red(
         )
     assert wrong[1]["manager"][0] == "fail"
     assert "refuses the token" in wrong[1]["manager"][1]
+    # It answered: the comparison says why it was not made, not that nothing answered.
+    assert wrong[1]["agree"] == (
+        "warn",
+        f"not compared: the manager at {manager.url} refused this process's token",
+    )
     assert right[1]["manager"][0] == "ok"
 
 

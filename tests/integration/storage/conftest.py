@@ -25,7 +25,8 @@ def moto_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def bucket() -> str:
-    """A fresh bucket name per test (the store creates it on first use)."""
+    """A fresh bucket name per test, not created: a store fixture creates it, as an operator
+    would (a store creates a missing bucket only when told to: STORAGE__S3_CREATE_BUCKET)."""
     return f"sw-test-{uuid.uuid4().hex[:16]}"
 
 

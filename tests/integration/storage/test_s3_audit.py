@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from minio import Minio
 
 from skillweave.storage import S3ArtifactStore
 from tests.integration.storage.conftest import ACCESS_KEY, REGION, SECRET_KEY
@@ -13,7 +14,10 @@ from tests.storage.audit_suite import *  # noqa: F403 - the shared suite runs he
 
 
 @pytest.fixture
-async def store(moto_endpoint: str, bucket: str) -> AsyncIterator[S3ArtifactStore]:
+async def store(
+    moto_endpoint: str, bucket: str, raw_client: Minio
+) -> AsyncIterator[S3ArtifactStore]:
+    raw_client.make_bucket(bucket)  # as an operator does: the store creates none by default
     the_store = S3ArtifactStore(
         endpoint=moto_endpoint,
         bucket=bucket,

@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
 from minio import Minio
 
 from skillweave.config import StorageSettings
-from skillweave.errors import ArtifactNotFoundError, ConfigError, StorageError
+from skillweave.errors import (
+    ArtifactNotFoundError,
+    BucketNotFoundError,
+    ConfigError,
+    StorageError,
+)
 from skillweave.storage import ArtifactRef, S3ArtifactStore, open_store
+from skillweave.storage.identity import store_identity
+from skillweave.storage.reachable import not_up_yet
 from tests.integration.storage.conftest import ACCESS_KEY, REGION, SECRET_KEY
 from tests.moto import free_port
 from tests.storage.store_suite import *  # noqa: F403 - the shared suite runs here
@@ -20,7 +28,10 @@ from tests.storage.store_suite import Corrupt
 
 
 @pytest.fixture
-async def store(moto_endpoint: str, bucket: str) -> AsyncIterator[S3ArtifactStore]:
+async def store(
+    moto_endpoint: str, bucket: str, raw_client: Minio
+) -> AsyncIterator[S3ArtifactStore]:
+    raw_client.make_bucket(bucket)  # as an operator does: the store creates none by default
     the_store = S3ArtifactStore(
         endpoint=moto_endpoint,
         bucket=bucket,
@@ -40,12 +51,57 @@ def corrupt(raw_client: Minio, bucket: str) -> Corrupt:
     return put_behind_its_back
 
 
-async def test_bucket_is_created_on_first_use(
-    store: S3ArtifactStore, raw_client: Minio, bucket: str
+def _store(endpoint: str, bucket: str, **options: bool) -> S3ArtifactStore:
+    return S3ArtifactStore(
+        endpoint=endpoint,
+        bucket=bucket,
+        access_key=ACCESS_KEY,
+        secret_key=SECRET_KEY,
+        region=REGION,
+        **options,
+    )
+
+
+async def test_a_missing_bucket_is_an_error_not_a_new_store(
+    moto_endpoint: str, raw_client: Minio, bucket: str
 ) -> None:
-    assert not raw_client.bucket_exists(bucket)
-    assert await store.stat("anything") is None
+    mistyped = _store(moto_endpoint, bucket)
+    try:
+        for use in (mistyped.stat("anything"), store_identity(mistyped)):
+            with pytest.raises(BucketNotFoundError) as caught:
+                await use
+            assert str(caught.value) == (
+                f"bucket {bucket!r} does not exist at http://{moto_endpoint}: create it, or set "
+                "STORAGE__S3_CREATE_BUCKET=true to let skillweave create it"
+            )
+            assert caught.value.code == "NoSuchBucket"
+            assert not_up_yet(caught.value) is None  # never passes by itself: not waited for
+        assert not raw_client.bucket_exists(bucket)
+        raw_client.make_bucket(bucket)  # the operator creates it: the same store now works
+        assert await mistyped.stat("anything") is None
+    finally:
+        await mistyped.aclose()
+
+
+async def test_a_bucket_is_created_only_when_told_and_said_loudly(
+    moto_endpoint: str, raw_client: Minio, bucket: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    told = _store(moto_endpoint, bucket, create_bucket=True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="skillweave.storage.s3"):
+            assert await told.stat("anything") is None
+            assert await told.put_bytes("k", b"v")
+        identity = await store_identity(told)
+        said = told.created
+    finally:
+        await told.aclose()
     assert raw_client.bucket_exists(bucket)
+    [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line == (
+        f"created bucket {bucket!r} at http://{moto_endpoint} (STORAGE__S3_CREATE_BUCKET=true): "
+        f"a new, empty store, id {identity}"
+    )
+    assert said == line  # what a CLI, whose library log lines are quiet, shows
 
 
 async def test_ensure_bucket_is_explicit_and_idempotent(
@@ -139,18 +195,25 @@ async def test_unreachable_server_is_a_storage_error_without_secrets() -> None:
         await unreachable.aclose()
 
 
-async def test_open_store_builds_an_s3_store(moto_endpoint: str, bucket: str) -> None:
-    settings = StorageSettings.model_validate(
-        {
-            "backend": "s3",
-            "s3_endpoint": moto_endpoint,
-            "s3_bucket": bucket,
-            "s3_access_key": ACCESS_KEY,
-            "s3_secret_key": SECRET_KEY,
-            "s3_region": REGION,
-        }
-    )
-    opened = open_store(settings)
+async def test_open_store_builds_an_s3_store(
+    moto_endpoint: str, bucket: str, raw_client: Minio
+) -> None:
+    settings = {
+        "backend": "s3",
+        "s3_endpoint": moto_endpoint,
+        "s3_bucket": bucket,
+        "s3_access_key": ACCESS_KEY,
+        "s3_secret_key": SECRET_KEY,
+        "s3_region": REGION,
+    }
+    unset = open_store(StorageSettings.model_validate(settings))
+    try:
+        with pytest.raises(BucketNotFoundError):
+            await unset.put_bytes("k", b"v")
+    finally:
+        await unset.aclose()
+    assert not raw_client.bucket_exists(bucket)
+    opened = open_store(StorageSettings.model_validate({**settings, "s3_create_bucket": True}))
     assert isinstance(opened, S3ArtifactStore)
     try:
         ref = await opened.put_bytes("k", b"v")
