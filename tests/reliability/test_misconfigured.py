@@ -159,6 +159,9 @@ class Deployment:
             "STORAGE__S3_SECRET_KEY": SECRET_KEY,
             "STORAGE__S3_SECURE": "false",
             "STORAGE__S3_REGION": REGION,
+            # moto starts empty, after the first services: one may find a bucket before the
+            # test makes it (ensure_bucket), and would stop on a missing one.
+            "STORAGE__S3_CREATE_BUCKET": "true",
         }
 
     def store(self, bucket: str) -> S3ArtifactStore:
