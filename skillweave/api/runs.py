@@ -28,13 +28,19 @@ reconnects with ``Last-Event-ID: N`` gets the events after the N-th. Comments
 (``: keep-alive``) keep idle connections open through proxies. ``GET /v1/runs/{id}/status`` is
 what the run does now (temporal: phase, turn, usage, the approval it waits on);
 ``POST /v1/runs/{id}/approvals`` decides that approval, ``POST /v1/runs/{id}/cancel`` stops it.
+``GET /v1/runs/{id}`` of a running run has ``waiting``: what its steps wait for now (``on``: a
+manager, a worker, a free sandbox…; ``detail``; ``since``; ``call``), read from the engine
+(temporal: the workflow's pending activities, no worker needed; direct: the job's current wait).
 
 On the temporal engine the stream outlives the run's workers. Notes of the stream, not steps
 of the run, come without an ``id:`` (so ``Last-Event-ID`` stays on the last step), with a JSON
 ``data:`` of ``kind``, ``job_id``, ``task_queue``, ``waited_seconds`` and ``dropped``:
 ``waiting_for_worker`` while no worker answers (at most every 5 s, the stream goes on),
 ``worker_answered`` when one does again, ``events_dropped`` when steps older than the
-workflow's window were not read. On either engine, ``retrying`` tells each retry of a model or
+workflow's window were not read. On either engine, ``waiting`` tells what a step waits for
+(``waiting``: ``on``, ``detail``, ``since``, ``call``; ``detail``: the line, "script x/y.py:
+waiting for the MCP manager since 07:31:02 UTC (0 s): …"), when it begins and every 30 s
+while it lasts. On either engine, ``retrying`` tells each retry of a model or
 sandbox call (``retry``: ``call``, ``attempt``, ``attempts``, ``wait_seconds``, ``cause``;
 ``detail``: the line, "model openai:x: attempt 2 of 8 failed: HTTP 503 Service Unavailable;
 retrying in 2.0 s"). After ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` without a
@@ -95,6 +101,7 @@ from skillweave.skills.names import is_scope
 from skillweave.skills.stored import StoredSkill
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
+from skillweave.waiting import Waiting
 
 __all__ = ["LOST_REASON", "Run", "RunSummary", "open_runs", "router"]
 
@@ -147,6 +154,11 @@ class Run(BaseModel):
     created_at: datetime
     status: str = Field(default="running", description="running, or how the run ended.")
     result: JobResult | None = None
+    waiting: list[Waiting] = Field(
+        default_factory=list,
+        description="What the running run's steps wait for now (a manager, a worker, a free "
+        "sandbox…) and since when; empty when nothing waits. Not stored: read when asked.",
+    )
 
 
 class Approval(BaseModel):
@@ -398,7 +410,7 @@ class RunService:
     async def _save(self, run: Run) -> None:
         await self.state.store.put_bytes(
             keys.run_record_key(run.id),
-            run.model_dump_json().encode(),
+            run.model_dump_json(exclude={"waiting"}).encode(),
             content_type="application/json",
         )
 
@@ -463,6 +475,20 @@ class RunService:
             created_at=row.start_time,
         )
         return await self._ended(run)
+
+    async def with_waiting(self, run: Run) -> Run:
+        """`run` with what its steps wait for now, while it runs: the engine's ``waiting``
+        (temporal: from the workflow's pending activities; direct: the job's current wait).
+        An engine that cannot say leaves it empty."""
+        waiting = getattr(self.engine, "waiting", None)
+        if run.result is not None or waiting is None:
+            return run
+        try:
+            found: list[Waiting] = await waiting(run.id)
+        except SkillweaveError as exc:
+            logger.debug("cannot read what run %s waits for: %s", run.id, exc)
+            return run
+        return run.model_copy(update={"waiting": found})
 
     async def status(self, run_id: str) -> JobView:
         """What the run does now (the temporal engine's ``status`` query).
@@ -741,8 +767,9 @@ async def list_runs(
 
 @router.get("/{run_id}")
 async def get_run(run_id: str, runs: Runs) -> Run:
-    """One run: its agent, input, files, and how it ended (once it has)."""
-    return await runs.get(run_id)
+    """One run: its agent, input, files, what it waits for while it runs, and how it ended
+    (once it has)."""
+    return await runs.with_waiting(await runs.get(run_id))
 
 
 @router.get(

@@ -1,8 +1,9 @@
 """How ``skillweave runs`` prints a run, whichever door it came through: the table and JSON
 rows of ``runs list`` (a Temporal visibility row or an item of ``GET /v1/runs/``), the status
 view of ``runs show`` (the engine's :class:`~skillweave.engines.contract.JobView`), a run's
-record as ``GET /v1/runs/{id}`` gives it when the API has no status view, and the reply of
-``runs send``.
+record as ``GET /v1/runs/{id}`` gives it when the API has no status view, what a running run's
+steps wait for (a ``waiting:`` line each, :meth:`~skillweave.waiting.Waiting.line`), and the
+reply of ``runs send``.
 
 What a run holds (its task, agent and skill names, the model's answers and replies, error
 messages) is shown through :func:`~skillweave.terminal.terminal_safe`, in a
@@ -14,17 +15,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
 from skillweave.cli.console import out
 from skillweave.terminal import counted, terminal_safe
+from skillweave.waiting import Waiting
 
 if TYPE_CHECKING:
     from skillweave.engines.contract import JobView, Reply
     from skillweave.engines.temporal import JobRow
 
-__all__ = ["print_record", "print_reply", "print_rows", "print_view", "row_json"]
+__all__ = ["print_record", "print_reply", "print_rows", "print_view", "row_json", "waits_of"]
 
 _WIDE: Final = 110
 """A console this wide shows when each run started too."""
@@ -57,8 +60,21 @@ def print_rows(rows: list[JobRow] | list[dict[str, Any]], *, filtered: bool) -> 
     out.print(table)
 
 
-def print_view(view: JobView, ui: str | None) -> None:
-    """``runs show``: the run's status view, and its page in the Temporal UI when `ui`."""
+def waits_of(run: dict[str, Any]) -> list[Waiting]:
+    """What a run of ``GET /v1/runs/{id}`` waits for (its ``waiting``; an item this version
+    cannot read is left out)."""
+    waits = []
+    for item in run.get("waiting") or []:
+        try:
+            waits.append(Waiting.model_validate(item))
+        except ValidationError:
+            continue
+    return waits
+
+
+def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None = None) -> None:
+    """``runs show``: the run's status view, what its steps wait for (`waiting`), and its
+    page in the Temporal UI when `ui`."""
     safe = terminal_safe
     ok = view.status == "completed"
     status = Text()
@@ -94,6 +110,7 @@ def print_view(view: JobView, ui: str | None) -> None:
             ),
             soft_wrap=True,
         )
+    _print_waiting(waiting or [])
     if view.last_error:
         out.print(Text(safe(f"last error: {view.last_error}"), style="red"), soft_wrap=True)
     if view.answer:
@@ -127,6 +144,7 @@ def print_record(run: dict[str, Any], api: str) -> None:
         )
     if run.get("model"):
         out.print(Text(safe(f"model:  {run['model']}")), soft_wrap=True)
+    _print_waiting(waits_of(run))
     if result.get("answer"):
         out.print("answer:", soft_wrap=True)
         out.print(Text(safe(result["answer"].strip())), soft_wrap=True)
@@ -148,6 +166,12 @@ def print_reply(reply: Reply) -> None:
         ),
         soft_wrap=True,
     )
+
+
+def _print_waiting(waiting: list[Waiting]) -> None:
+    for wait in waiting:
+        said = terminal_safe(f"waiting: {wait.line()}")
+        out.print(Text(said, style="bold yellow"), soft_wrap=True)
 
 
 def _when(moment: datetime | None) -> str:

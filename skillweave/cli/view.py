@@ -4,7 +4,8 @@
 run waits for; :func:`print_result` the answer, usage, status and reason, output artifacts and
 copied files; :class:`JobOutput` picks between them and JSON lines (``--json``) for ``run``,
 ``demo`` and ``run --agent ag-…``. ``runs logs`` prints :meth:`EventView.line` too, and both
-print a follower's notes (waiting for a worker, a call being retried) with
+print a follower's notes (waiting for a worker, a call being retried, a step waiting for a
+manager or a free sandbox) with
 :meth:`EventView.note_line`. What each line says is not decided here: an event's line is
 :func:`skillweave.agent.rendering.event_line`'s, a note's
 :func:`skillweave.engines.notes.note_line`'s (the same words the API's event stream and the
@@ -139,6 +140,10 @@ class EventView:
             self._status.update(
                 Text(terminal_safe(f"{retry.call}: attempt {retry.attempt + 1}{when}…"))
             )
+        elif note.kind == "waiting" and note.waiting is not None:
+            wait = note.waiting
+            call = f"{wait.call}: " if wait.call else ""
+            self._status.update(Text(terminal_safe(f"{call}waiting for {wait.on}…")))
 
     @staticmethod
     def note_line(note: FollowNote) -> Text:

@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any, get_args
 
 import pytest
@@ -34,6 +35,7 @@ from skillweave.engines.retries import RetryNotice
 from skillweave.llm.messages import Usage
 from skillweave.storage.base import ArtifactRef
 from skillweave.terminal import terminal_safe
+from skillweave.waiting import Waiting
 from workflows import agent as workflow_module
 from workflows.agent import AgentWorkflow
 
@@ -134,6 +136,14 @@ def note(kind: str) -> FollowNote:
     )
     if kind == "retrying":
         return FollowNote.retrying(JOB, notice, task_queue="skillweave")
+    if kind == "waiting":
+        waiting = Waiting(
+            on="manager",
+            detail="cannot reach the MCP manager at http://127.0.0.1:9: connection refused",
+            since=datetime(2026, 12, 6, 7, 31, 2, tzinfo=UTC),
+            call="script csv-profiler/scripts/profile_csv.py",
+        )
+        return FollowNote.waiting_on(JOB, waiting, task_queue="skillweave")
     return FollowNote(
         kind=kind,  # type: ignore[arg-type]
         job_id=JOB,
