@@ -61,10 +61,10 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
             # A server may have no default model: each run's agent then names its own.
             async with open_engine(own) as opened:
                 state.store = opened.store
+                await open_skills(state)
                 if opened.services is not None:  # jobs run here: their skills and metrics too
                     await serve_uploaded_skills(opened.services)(state)
                     await include_worker_metrics(opened.services.metrics)(state)
-                await open_skills(state)
                 await open_agents(state)
                 await open_runs(opened.engine)(state)
                 yield
