@@ -5,8 +5,11 @@ direct engine the API runs jobs in its own process, with the model of ``MODEL__*
 configured store and a manager (``SANDBOX__MANAGER_URL`` or one started here), and serves its
 services' uploaded skills and worker metrics; on the temporal engine (the default) it starts
 workflows that ``skillweave worker`` processes run (the store must be the workers' store).
-Either way it starts without a default model (``MODEL__*`` unset or unusable): a run whose
-agent names no model is then refused when it is submitted (``skillweave.api.runs``).
+It serves at once: the engine is opened as the app starts, once Temporal and the store answer
+(waited for with back-off, :mod:`skillweave.cli.startup`; ``/healthz`` and the routes answer
+503 meanwhile). Either way it starts without a default model (``MODEL__*`` unset or
+unusable): a run whose agent names no model is then refused when it is submitted
+(``skillweave.api.runs``).
 """
 
 from __future__ import annotations
