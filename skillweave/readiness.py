@@ -87,7 +87,7 @@ class Readiness:
         self._waiting: dict[str, Waiting] = {}
         self._ready = False
         self._failure: BaseException | None = None
-        self._began = asyncio.Event()  # a wait began, or the set-up is done: serve now
+        self._began: asyncio.Event | None = None  # a wait began, or the set-up is done
         self._on_failure: list[Callable[[BaseException], None]] = []
 
     @property
@@ -112,7 +112,8 @@ class Readiness:
             since = known.since if known is not None else None
             wait = Waiting.now(on, detail)
             self._waiting[on] = wait if since is None else wait.model_copy(update={"since": since})
-        self._began.set()
+        if self._began is not None:
+            self._began.set()
 
     def came_up(self, on: str) -> None:
         """`on` answers now."""
@@ -124,7 +125,8 @@ class Readiness:
         with self._lock:
             self._waiting.clear()
             self._ready = True
-        self._began.set()
+        if self._began is not None:
+            self._began.set()
 
     def on_failure(self, handler: Callable[[BaseException], None]) -> None:
         """Call `handler` (on the event loop) when the set-up fails for good after it began
@@ -171,6 +173,10 @@ class Readiness:
         """
         stop = asyncio.Event()
         stopping = False
+        # An event of this loop: one app may be served on several loops in turn (tests).
+        self._began = began_waiting = asyncio.Event()
+        self._ready = False
+        self._failure = None
 
         async def run() -> None:
             async with setup:
@@ -182,7 +188,7 @@ class Readiness:
                 self.failed(exc)
 
         task = asyncio.create_task(run(), name="set-up")
-        began = asyncio.create_task(self._began.wait())
+        began = asyncio.create_task(began_waiting.wait())
         try:
             await asyncio.wait({task, began}, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
