@@ -1,9 +1,16 @@
-"""The worker: ``AgentWorkflow`` and the agent activities on one task queue.
+"""The worker: ``AgentWorkflow`` and the agent activities on its store's task queue.
 
 :func:`build_worker` is all a process needs once it has a client (built with
 ``skillweave.engines.converter.data_converter`` over the same store as the services) and the
-``AgentServices`` the activities run. Who composes those (``skillweave worker``, the embedded
-stack of ``skillweave dev`` and ``skillweave demo``, tests) is the caller's business.
+``AgentServices`` the activities run. It polls the configured task queue routed to the
+services' store (``contract.store_task_queue``), so it runs only jobs started against that
+store. :func:`build_roll_call` is its answer to the roll call on the configured (base) queue:
+a tiny second worker whose pollers list it, with its identity, to whoever describes that
+queue (``skillweave.engines.temporal_workers``). :func:`running_worker` runs both
+with a process's settings, as ``skillweave worker`` and the embedded stack of ``skillweave
+dev`` and ``skillweave demo`` do (``skillweave.cli``): on the services' store's id, with an
+identity naming it, the services' metrics, and one warning when the worker is alone on its
+store (``skillweave.engines.temporal_workers.warn_if_alone``).
 
 The workflow runs in Temporal's sandbox; ``skillweave`` and ``pydantic`` pass through it (they
 are imported once, outside, and shared): the workflow imports only their pure modules, and
@@ -13,18 +20,34 @@ across the boundary.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from temporalio import activity
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
+from skillweave.engines.contract import ROLL_CALL_ACTIVITY, store_task_queue
+from skillweave.engines.metrics import serve_worker_metrics
 from skillweave.engines.services import AgentServices
+from skillweave.engines.temporal_workers import warn_if_alone, worker_identity
+from skillweave.storage.identity import store_identity
 from workflows.agent import AgentWorkflow
 
-__all__ = ["PASSTHROUGH_MODULES", "build_worker", "sandbox_runner"]
+if TYPE_CHECKING:
+    from skillweave.config import Settings
+
+__all__ = [
+    "PASSTHROUGH_MODULES",
+    "build_roll_call",
+    "build_worker",
+    "running_worker",
+    "sandbox_runner",
+]
 
 PASSTHROUGH_MODULES: Final = ("skillweave", "pydantic", "pydantic_core", "annotated_types")
 
@@ -41,16 +64,19 @@ def build_worker(
     services: AgentServices,
     *,
     task_queue: str,
+    store_id: str,
     heartbeat_seconds: float = 5.0,
     drain_seconds: float = 30.0,
     **worker_options: Any,
 ) -> Worker:
-    """A worker running ``AgentWorkflow`` and the agent activities on `task_queue`.
+    """A worker running ``AgentWorkflow`` and the agent activities of the jobs started
+    against the store `store_id` on `task_queue` (it polls their routed queue).
 
     Args:
         client: the client to poll with (skillweave's data converter).
         services: what the activities do.
-        task_queue: the queue jobs are started on.
+        task_queue: the configured (base) task queue.
+        store_id: the id of the services' store (``storage.identity``).
         heartbeat_seconds: how often a long activity heartbeats.
         drain_seconds: at shutdown, how long running activities may take to finish before
             they are cancelled (and retried on another worker); polling stops at once.
@@ -69,8 +95,57 @@ def build_worker(
     worker_options.setdefault("graceful_shutdown_timeout", timedelta(seconds=drain_seconds))
     return Worker(
         client,
-        task_queue=task_queue,
+        task_queue=store_task_queue(task_queue, store_id),
         workflows=[AgentWorkflow],
         activities=AgentActivities(services, heartbeat_seconds=heartbeat_seconds).definitions(),
         **worker_options,
     )
+
+
+@activity.defn(name=ROLL_CALL_ACTIVITY)
+async def _roll_call() -> None:
+    """Never scheduled: registered so that its worker polls the base queue for it."""
+
+
+def build_roll_call(client: Client, *, task_queue: str, identity: str) -> Worker:
+    """The roll call of a worker of `identity` (:func:`~skillweave.engines.temporal_workers.
+    worker_identity`) on base queue `task_queue`: one poller for an activity nothing
+    schedules, one slot, and nothing else to do. Run it beside :func:`build_worker`'s
+    worker, with the same identity, for as long as that one runs."""
+    return Worker(
+        client,
+        task_queue=task_queue,
+        activities=[_roll_call],
+        identity=identity,
+        max_concurrent_activities=1,
+        activity_task_poller_behavior=PollerBehaviorSimpleMaximum(maximum=1),
+        graceful_shutdown_timeout=timedelta(0),
+    )
+
+
+@contextlib.asynccontextmanager
+async def running_worker(
+    client: Client, services: AgentServices, settings: Settings
+) -> AsyncIterator[str]:
+    """The workflow and activities of the jobs started against the services' store, polled
+    with `client` on the settings' task queue routed to that store, with the roll call on the
+    settings' (base) queue (its identity names its store and default model), and the
+    services' metrics, while it lasts; yields the queue it runs jobs of. Once it polls, it
+    warns if alone on its store (``skillweave.engines.temporal_workers.warn_if_alone``)."""
+    base = settings.workflow.task_queue
+    store_id = await store_identity(services.store)
+    identity = worker_identity(store_id, default_model=services.default_model)
+    worker = build_worker(
+        client,
+        services,
+        task_queue=base,
+        store_id=store_id,
+        heartbeat_seconds=settings.workflow.worker_heartbeat_seconds,
+        drain_seconds=settings.workflow.worker_drain_seconds,
+        identity=identity,
+    )
+    roll_call = build_roll_call(client, task_queue=base, identity=identity)
+    with serve_worker_metrics(services.metrics, settings.observability):
+        async with worker, roll_call:
+            await warn_if_alone(client, base, store_id, identity)
+            yield store_task_queue(base, store_id)

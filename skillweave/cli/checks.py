@@ -7,6 +7,10 @@ Each check answers one question about this process's configuration with one line
   both remedies: start a server, or the direct engine), the namespace exists, skillweave's
   search attributes are registered with their types;
 - **store**: an object written, read back and removed; the store's id;
+- **workers** (temporal): the workers of the task queue and their stores, read from its roll
+  call (``skillweave.engines.temporal_workers``): a job started here would wait for ever when
+  only workers of other stores poll; a worker is told when workers of other stores share its
+  queue;
 - **manager** (when ``SANDBOX__MANAGER_URL`` is set): reachable, and takes the configured token;
 - **agree**: what must be the same across processes is: the manager's store is this one, and
   its script limit (``SANDBOX__TIMEOUT_SECONDS``, decided by the manager alone) fits in a script
@@ -40,7 +44,7 @@ from skillweave.cli.startup import temporal_address_problem
 from skillweave.config import Settings
 from skillweave.errors import BucketNotFoundError, ConfigError
 from skillweave.storage.reachable import not_up_yet
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 if TYPE_CHECKING:
     import typer
@@ -247,18 +251,86 @@ async def _isolation(probe: Probe) -> Check:
     return Check("isolation", status, describe_isolation(mode, setting=setting))
 
 
+async def _workers(probe: Probe) -> Check:
+    from temporalio.service import RPCError
+
+    from skillweave.engines.temporal import TemporalUnreachableError, connect
+    from skillweave.engines.temporal_workers import read_roll
+
+    workflow = probe.settings.workflow
+    if workflow.execution_engine != "temporal":
+        return Check("workers", "ok", "not used (WORKFLOW__EXECUTION_ENGINE=direct)")
+    if probe.store_id is None and _store not in _BY_ROLE[probe.role]:
+        await _read_store_id(probe)
+    if probe.store_id is None:
+        return Check("workers", "warn", "not read: this process's store id cannot be read")
+    try:
+        client = await asyncio.wait_for(connect(workflow), TIMEOUT)
+        roll = await asyncio.wait_for(
+            read_roll(client, workflow.task_queue, probe.store_id), TIMEOUT
+        )
+    except TemporalUnreachableError:
+        return Check("workers", "warn", "not read: Temporal is not reachable", transient=True)
+    except (ConfigError, RPCError, TimeoutError) as exc:
+        return Check("workers", "warn", f"not read: {first_line(exc)}", transient=True)
+    store, queue, others = probe.store_id, workflow.task_queue, roll.other_stores()
+    theirs = ", ".join(others)
+    if probe.role == "worker":  # it does not poll yet: the others are all there is
+        if others:
+            return Check(
+                "workers",
+                "warn",
+                f"workers of store {theirs} poll task queue {queue!r} too; this worker works "
+                f"on {store}: jobs started against {theirs} never run here, nor {store}'s there",
+            )
+        return Check("workers", "ok", f"no worker of another store polls task queue {queue!r}")
+    if roll.stranded():  # workers may yet start on this store: said, not stopped at
+        return Check(
+            "workers",
+            "fail",
+            f"{roll.refusal()} (jobs started here would wait for ever)",
+            transient=True,
+        )
+    serving = len(roll.serving)
+    if not serving:
+        return Check(
+            "workers",
+            "warn",
+            f"no worker polls task queue {roll.routed!r} yet: jobs started now wait for one "
+            "(`skillweave worker` with this process's STORAGE__ settings starts one)",
+            transient=True,
+        )
+    line = f"{counted(serving, 'worker')} on store {store} poll task queue {roll.routed!r}"
+    if others:
+        return Check(
+            "workers",
+            "warn",
+            f"{line}; workers of store {theirs} poll {queue!r} too: jobs started against "
+            "one store never run on the other's workers (give every process one STORAGE__)",
+        )
+    return Check("workers", "ok", line)
+
+
 _CheckFn = Callable[[Probe], Awaitable[Check]]
-_ALL: tuple[_CheckFn, ...] = (_temporal, _store, _manager, _agree, model_check, _isolation)
+_ALL: tuple[_CheckFn, ...] = (
+    _temporal,
+    _store,
+    _workers,
+    _manager,
+    _agree,
+    model_check,
+    _isolation,
+)
 _BY_ROLE: dict[Role, tuple[_CheckFn, ...]] = {
     "doctor": (*_ALL, agents_check),
     "worker": _ALL,
     # The embedded stack starts its own Temporal (attributes registered) and manager.
     "dev": (_store, model_check, _isolation),
-    "api": (_temporal, _store, _manager, _agree),
+    "api": (_temporal, _store, _workers, _manager, _agree),
     "manager": (_store, _isolation),
     "mcp": (_store, _manager, _agree, _isolation),
     # A job about to start on this process's own engine (direct), with a remote manager.
-    "run": (_manager, _agree),
+    "run": (_manager, _agree, _workers),
 }
 
 
@@ -272,7 +344,7 @@ async def run_checks(settings: Settings, role: Role = "doctor") -> list[Check]:
     if role == "api" and settings.workflow.execution_engine == "direct":
         checks = (*checks, model_check, _isolation)  # its jobs run in the API's process
     elif role == "api" and not settings.sandbox.manager_url:
-        checks = (_temporal, _store)  # its jobs run on the workers, with their managers
+        checks = (_temporal, _store, _workers)  # its jobs run on the workers, with theirs
     return [await check(probe) for check in checks]
 
 

@@ -10,13 +10,13 @@
 - :func:`open_services` composes the side effects of jobs: the model provider, the settings'
   artifact store (:func:`open_store`), a manager (:func:`open_manager`: the configured one,
   or one started here with a local warm pool) and ``AgentServices`` over them.
-- :func:`running_worker` runs the workflow and activities on those services: the embedded
-  stack's worker and ``skillweave worker``'s, its identity naming its store.
+- ``workflows.worker.running_worker`` runs the workflow and activities on those services:
+  the embedded stack's worker (here) and ``skillweave worker``'s.
 
 Everything is closed when its context ends, in the reverse order (a worker before the
 services, the manager before the store, the dev server last). Callers: ``run`` and ``api``
 (:func:`open_engine`), ``demo`` (direct or embedded), ``dev`` (embedded), ``worker``
-(:func:`open_services`, :func:`running_worker`), ``runs`` (:func:`open_temporal_engine`),
+(:func:`open_services`), ``runs`` (:func:`open_temporal_engine`),
 ``mcp``, ``sandbox run`` and ``skills build`` (:func:`open_store`, :func:`open_manager`).
 temporalio and an in-process manager's web stack are imported only by what uses them.
 """
@@ -43,8 +43,6 @@ from skillweave.storage import open_store as store_of_settings
 from skillweave.storage.base import ArtifactStore
 
 if TYPE_CHECKING:
-    from temporalio.client import Client
-
     from skillweave.agent.events import AgentEvent
     from skillweave.engines import Engine
     from skillweave.engines.metrics import WorkerMetrics
@@ -62,7 +60,6 @@ __all__ = [
     "open_services",
     "open_store",
     "open_temporal_engine",
-    "running_worker",
 ]
 
 POOL_TARGET: Final = 2
@@ -346,6 +343,7 @@ async def open_embedded_engine(
     """
     from skillweave.cli.temporal_server import dev_server
     from skillweave.engines.temporal import connect_engine
+    from workflows.worker import running_worker
 
     workflow = settings.workflow
     async with contextlib.AsyncExitStack() as stack:
@@ -378,29 +376,3 @@ async def open_embedded_engine(
             manager_url=local.manager_url,
             ui_url=on_server.ui_url,
         )
-
-
-@contextlib.asynccontextmanager
-async def running_worker(
-    client: Client, services: AgentServices, settings: Settings
-) -> AsyncIterator[None]:
-    """The workflow and activities on the settings' task queue, polled with `client` (its
-    identity names its store and default model), and the services' metrics, while it lasts."""
-    from skillweave.engines.metrics import serve_worker_metrics
-    from skillweave.engines.temporal import worker_identity
-    from skillweave.storage.identity import store_identity
-    from workflows.worker import build_worker
-
-    worker = build_worker(
-        client,
-        services,
-        task_queue=settings.workflow.task_queue,
-        heartbeat_seconds=settings.workflow.worker_heartbeat_seconds,
-        drain_seconds=settings.workflow.worker_drain_seconds,
-        identity=worker_identity(
-            await store_identity(services.store), default_model=services.default_model
-        ),
-    )
-    with serve_worker_metrics(services.metrics, settings.observability):
-        async with worker:
-            yield

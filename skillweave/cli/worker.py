@@ -1,8 +1,10 @@
 """``skillweave worker``'s worker: ``AgentWorkflow`` and the agent activities on the configured
-Temporal server and task queue, for jobs started elsewhere (``run --engine temporal``, the API).
+Temporal server and task queue, for jobs started elsewhere (``run --engine temporal``, the API)
+against its store: it polls the task queue routed to its store and answers the roll call on
+the configured one (:func:`workflows.worker.running_worker`).
 
 It is made of :mod:`skillweave.cli.compose`'s pieces, as the embedded stack's worker is (the
-services, :func:`~skillweave.cli.compose.running_worker`), on the whole skill library
+services, :func:`workflows.worker.running_worker`), on the whole skill library
 (:func:`~skillweave.cli.library.opened_library`: directories and the store's skills, unpacked
 into a folder of this process's own), reloaded every ``SKILLS__RELOAD_SECONDS``. It may start
 before Temporal and the store: it waits for them (:mod:`skillweave.cli.startup`), its readiness
@@ -16,7 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillweave.cli.compose import POOL_TARGET, open_services, open_store, running_worker
+from skillweave.cli.compose import POOL_TARGET, open_services, open_store
 from skillweave.cli.library import opened_library
 from skillweave.cli.startup import dependencies_ready
 from skillweave.config import ModelSettings, Settings
@@ -36,6 +38,7 @@ class WorkerInfo:
     address: str
     namespace: str
     task_queue: str
+    """The queue it runs jobs of: the configured one routed to its store."""
     manager_url: str
     model: str
 
@@ -62,6 +65,8 @@ async def open_worker(
             the model or manager cannot be used.
         StorageError: the store refuses this worker for good (no such bucket, wrong keys).
     """
+    from workflows.worker import running_worker  # temporalio: only where a worker runs
+
     workflow = settings.workflow
     readiness = Readiness()
     metrics = WorkerMetrics()
@@ -89,13 +94,13 @@ async def open_worker(
                 every = own.skills.reload_seconds
                 async with (
                     reloading(library, local.services.use_registry, every=every),
-                    running_worker(client, local.services, own),
+                    running_worker(client, local.services, own) as task_queue,
                 ):
                     readiness.mark_ready()
                     yield WorkerInfo(
                         address=workflow.temporal_address,
                         namespace=workflow.namespace,
-                        task_queue=workflow.task_queue,
+                        task_queue=task_queue,
                         manager_url=local.manager_url,
                         model=describe_default(local.services.provider),
                     )

@@ -18,6 +18,12 @@ One workflow per job, with a workflow id derived from the job id. Interactions:
 The workflow's side effects are the activities named by :class:`Activity`; the workflow
 schedules them (``workflows.runtime``) and the worker registers them (``activities.agent``) by
 these names. A script run's idempotency key comes from ``skillweave.agent.identity``.
+
+A job runs only on workers of the store it was started against: the client starts it on the
+configured task queue routed to that store (:func:`store_task_queue`), the only queue those
+workers poll for it, and its activities run on the workflow's queue. Every worker also answers
+a roll call on the configured (base) queue: it polls it for :data:`ROLL_CALL_ACTIVITY`, which
+nothing schedules, so that the queue's description lists every worker with its identity.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "QUERY_EVENTS",
     "QUERY_STATUS",
+    "ROLL_CALL_ACTIVITY",
     "SA_ACTIVE_SKILLS",
     "SA_AGENT",
     "SA_PHASE",
@@ -63,6 +70,7 @@ __all__ = [
     "Reply",
     "UserMessage",
     "job_id_of",
+    "store_task_queue",
     "workflow_id",
 ]
 
@@ -126,6 +134,19 @@ class Activity(StrEnum):
     RECORD_TRANSCRIPT = "record_transcript"
     CREATE_SKILL = "create_skill"
     PUBLISH_SKILL = "publish_skill"
+
+
+ROLL_CALL_ACTIVITY: Final = "roll_call"
+"""The activity every worker registers on the base task queue and nothing ever schedules: its
+pollers are the roll call of the queue's workers (their identities name their stores)."""
+
+
+def store_task_queue(task_queue: str, store_id: str) -> str:
+    """The queue a job started against the store `store_id` runs on: `task_queue` (the
+    configured one, ``WORKFLOW__TASK_QUEUE``) routed to the store, e.g.
+    ``skillweave@0123456789abcdef``. Only workers of that store poll it, so nothing of the
+    job is ever done by a worker of another store, and it waits until one of its own polls."""
+    return f"{task_queue}@{store_id}"
 
 
 class _Model(BaseModel):

@@ -38,18 +38,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
-import socket
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 from pydantic import BaseModel, ConfigDict
-from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.api.workflow.v1 import PendingActivityInfo
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WorkflowExecution,
@@ -101,13 +97,21 @@ from skillweave.engines.contract import (
     Reply,
     UserMessage,
     job_id_of,
+    store_task_queue,
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
 from skillweave.engines.notes import FollowKind, FollowNote, events_only
 from skillweave.engines.retries import RetryNotice, cause_line
 from skillweave.engines.temporal_setup import require_namespace, search_attribute_problems
-from skillweave.errors import AgentError, ConfigError
+from skillweave.engines.temporal_workers import (
+    default_model_of_worker,
+    read_roll,
+    recent_pollers,
+    store_of_worker,
+    worker_identity,
+)
+from skillweave.errors import AgentError, ConfigError, StorageError
 from skillweave.storage.identity import store_identity
 from skillweave.telemetry import tracing
 from skillweave.terminal import counted
@@ -140,32 +144,6 @@ __all__ = [
     "worker_identity",
 ]
 
-_STORE_MARK: Final = " store="
-_MODEL_MARK: Final = " model="
-
-
-def worker_identity(store_id: str, *, default_model: str | None = None) -> str:
-    """A worker's Temporal identity: the SDK's own (``pid@host``), the id of its store and its
-    default model (``provider:name`` as configured; none: it has none), so that a client can
-    tell, before it starts a run, whether the workers share its store, and which model a run
-    that names none will get there."""
-    model = f"{_MODEL_MARK}{default_model}" if default_model else ""
-    return f"{os.getpid()}@{socket.gethostname()}{_STORE_MARK}{store_id}{model}"
-
-
-def store_of_worker(identity: str) -> str | None:
-    """The store id a worker's identity names (:func:`worker_identity`), or None."""
-    _, found, rest = identity.partition(_STORE_MARK)
-    store_id = rest.partition(_MODEL_MARK)[0].strip()
-    return store_id or None if found else None
-
-
-def default_model_of_worker(identity: str) -> str | None:
-    """The default model a worker's identity names (:func:`worker_identity`), or None."""
-    _, found, model = identity.partition(_MODEL_MARK)
-    return model.strip() or None if found else None
-
-
 PHASES: Final[tuple[str, ...]] = get_args(Phase)
 FAILURE_TYPES: Final = ("BudgetExhausted", "JobFailed")
 """``ApplicationError`` types the workflow fails with, the ``JobResult`` in their details."""
@@ -174,8 +152,6 @@ SUMMARY_MAX_CHARS: Final = 200
 POLL_SECONDS: Final = 0.2
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
 """A query waits this long for a worker to answer (a closed job is answered by replaying it)."""
-POLLER_RECENT: Final = timedelta(seconds=90)
-"""A worker that polled this recently counts as alive (its long polls last about a minute)."""
 WAIT_QUERY_TIMEOUT: Final = timedelta(seconds=5)
 """While no worker answers, each new query waits this long (or what is left of the wait)."""
 WAIT_NOTE_SECONDS: Final = 5.0
@@ -284,15 +260,24 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
         settings: the workflow section (address, namespace, task queue, timeouts) and the
             skills section (catalog mode and top-k for agents that do not set them).
         store: the artifact store large payloads live in; the worker's must be the same.
+            Its id routes the engine's jobs (:func:`~skillweave.engines.contract.
+            store_task_queue`); read now when it can be, else at the first job.
 
     Raises:
         TemporalUnreachableError: the server cannot be reached.
         ConfigError: see :func:`connect`.
     """
     client = await connect(settings.workflow, store)
+    store_id = None
+    if store is not None:
+        try:
+            store_id = await store_identity(store)
+        except StorageError as exc:  # not up yet: read again when a job starts
+            _log.warning("the store's id cannot be read yet: %s", exc)
     return TemporalEngine(
         client,
         store=store,
+        store_id=store_id,
         task_queue=settings.workflow.task_queue,
         catalog_mode=settings.skills.catalog_mode,
         catalog_top_k=settings.skills.catalog_top_k,
@@ -526,15 +511,17 @@ class TemporalEngine:
 
     Args:
         client: a client built with skillweave's data converter (see :func:`connect_engine`).
-        task_queue: where the workers poll.
+        task_queue: the configured (base) task queue; a job runs on it routed to the store it
+            was started against (:attr:`task_queue`), where only that store's workers poll.
         catalog_mode: the settings' catalog mode, for specs that do not set one.
         catalog_top_k: the settings' top-k for ``auto``.
         timeouts: the timeouts the workflow gives its activities.
         poll_seconds: how often :meth:`events` asks for new events.
         worker_wait_seconds: how long :meth:`follow` (and :meth:`events`) go on while no
             worker answers before raising :class:`NoWorkerError`; 0 waits for ever.
-        store: this client's artifact store: a job started here carries its id, and a worker
-            whose store has another one refuses the job (``storage.identity``).
+        store: this client's artifact store: a job started here carries its id and runs on
+            its store's queue (``storage.identity``).
+        store_id: the store's id, when known (read from `store` at the first job otherwise).
     """
 
     def __init__(
@@ -548,10 +535,12 @@ class TemporalEngine:
         poll_seconds: float = POLL_SECONDS,
         worker_wait_seconds: float = FOLLOW_WORKER_WAIT_SECONDS,
         store: ArtifactStore | None = None,
+        store_id: str | None = None,
     ) -> None:
         self.client = client
-        self.task_queue = task_queue
+        self.base_task_queue = task_queue
         self.store = store
+        self._store_id = store_id
         self._namespace_checked = False
         self._catalog_mode = catalog_mode
         self._top_k = catalog_top_k
@@ -563,6 +552,33 @@ class TemporalEngine:
     def namespace(self) -> str:
         """The namespace the client works in."""
         return self.client.namespace
+
+    @property
+    def task_queue(self) -> str:
+        """The task queue this engine's jobs run on: the base queue routed to its store (the
+        base queue while the store's id is not known yet)."""
+        if self._store_id is None:
+            return self.base_task_queue
+        return store_task_queue(self.base_task_queue, self._store_id)
+
+    async def _own_store_id(self, job_id: str | None = None) -> str:
+        """This engine's store id, read once (`job_id`: the job that asks, for the message).
+
+        Raises:
+            ConfigError: the engine has no store (and was given no id): a job started here
+                would run on no store's queue.
+            StorageError: the store cannot be read.
+        """
+        if self._store_id is None:
+            if self.store is None:
+                refused = f"run {job_id!r} not started: " if job_id else ""
+                raise ConfigError(
+                    f"{refused}this client has no artifact store, and a job runs only on the "
+                    "workers of the store it is started against: open the engine over the "
+                    "deployment's store (its STORAGE__ settings)"
+                )
+            self._store_id = await store_identity(self.store)
+        return self._store_id
 
     def _handle(self, job_id: str) -> WorkflowHandle[Any, JobResult]:
         return self.client.get_workflow_handle(workflow_id(job_id), result_type=JobResult)
@@ -596,17 +612,22 @@ class TemporalEngine:
     async def start(self, request: JobRequest) -> str:
         """Start the job's workflow; returns its id.
 
+        It starts on the task queue routed to the store the job is started against (the
+        request's, else this engine's): only that store's workers run it, and it waits until
+        one polls.
+
         Raises:
             AgentError: a job with this id exists (running or not).
-            ConfigError: the server does not know skillweave's search attributes, or the
-                workers polling the task queue work on another store.
+            ConfigError: the server does not know skillweave's search attributes; no worker of
+                the job's store polls while workers of other stores do; this engine has no
+                store.
+            StorageError: the store's id cannot be read.
         """
         spec = request.agent
         await self._check_namespace()
-        if request.store_id is None and self.store is not None:
-            request = request.model_copy(update={"store_id": await store_identity(self.store)})
-        if request.store_id is not None:
-            await self._check_workers_store(request.store_id)
+        store_id = request.store_id or await self._own_store_id(request.job_id)
+        request = request.model_copy(update={"store_id": store_id})
+        await self._check_workers_store(store_id)
         try:
             await self.client.start_workflow(
                 WORKFLOW_NAME,
@@ -617,7 +638,7 @@ class TemporalEngine:
                     timeouts=self._timeouts,
                 ),
                 id=workflow_id(request.job_id),
-                task_queue=self.task_queue,
+                task_queue=store_task_queue(self.base_task_queue, store_id),
                 # A job id names its artifacts (runs/{job_id}/…): never reuse one.
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=summary_of(request),
@@ -957,59 +978,61 @@ class TemporalEngine:
             raise AgentError(f"listing runs failed: {_first_line(exc)}") from None
 
     async def workers(self) -> int:
-        """How many workers polled this engine's task queue for workflow tasks lately."""
-        return len(await self._recent_pollers())
-
-    async def _recent_pollers(self) -> list[str]:
-        """The identities of the workers that polled the task queue lately."""
-        response = await self.client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=self.namespace,
-                task_queue=TaskQueue(name=self.task_queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-            )
-        )
-        since = datetime.now(UTC) - POLLER_RECENT
-        return [
-            poller.identity
-            for poller in response.pollers
-            if poller.last_access_time.ToDatetime().replace(tzinfo=UTC) >= since
-        ]
-
-    async def worker_default_models(self) -> set[str]:
-        """The default models (``provider:name``) the workers polling the task queue lately
-        say they have; empty: none answers, or none has a default.
+        """How many workers of this engine's store polled its task queue lately (those that
+        would run a job started here).
 
         Raises:
-            AgentError: the task queue cannot be read.
+            ConfigError: none does while workers of other stores poll the base queue (see
+                :meth:`start`), or this engine has no store.
+        """
+        return await self._check_workers_store(await self._own_store_id())
+
+    async def worker_default_models(self) -> set[str]:
+        """The default models (``provider:name``) the workers that would run a job started
+        here (those polling its store's task queue lately) say they have; empty: none
+        answers, or none has a default.
+
+        Raises:
+            AgentError: the task queue or the store's id cannot be read.
         """
         try:
-            pollers = await self._recent_pollers()
+            pollers = await recent_pollers(self.client, await self._routed_queue())
         except RPCError as exc:
             raise AgentError(
                 f"cannot read task queue {self.task_queue!r}: {_first_line(exc)}"
             ) from None
         return {found for identity in pollers if (found := default_model_of_worker(identity))}
 
-    async def _check_workers_store(self, store_id: str) -> None:
-        """Refuse a job whose workers (those polling now that say their store) all work on
-        another store than this client's: its inputs would not be where they look.
+    async def _routed_queue(self) -> str:
+        """This engine's task queue, once its store's id is known.
 
         Raises:
-            ConfigError: naming both stores.
+            AgentError: the store's id cannot be read, or there is no store.
         """
         try:
-            pollers = await self._recent_pollers()
-        except RPCError as exc:  # not ours to read: the worker's own check still holds
+            return store_task_queue(self.base_task_queue, await self._own_store_id())
+        except (StorageError, ConfigError) as exc:
+            raise AgentError(f"cannot tell which workers run this engine's jobs: {exc}") from None
+
+    async def _check_workers_store(self, store_id: str) -> int:
+        """Refuse a job no worker of its store would run while workers of other stores
+        answer the base queue's roll call (:class:`~skillweave.engines.temporal_workers.Roll`):
+        it would wait for ever. With no worker at all, the job is started: it waits for one.
+
+        Returns:
+            How many workers of the store poll its queue.
+
+        Raises:
+            ConfigError: one line naming this store, the others and what to do.
+        """
+        try:
+            roll = await read_roll(self.client, self.base_task_queue, store_id)
+        except RPCError as exc:  # not ours to read: the job waits for its store's worker
             _log.warning("cannot describe task queue %s: %s", self.task_queue, _first_line(exc))
-            return
-        theirs = {found for identity in pollers if (found := store_of_worker(identity))}
-        if theirs and store_id not in theirs:
-            raise ConfigError(
-                f"the workers on task queue {self.task_queue!r} work on the store "
-                f"{', '.join(sorted(theirs))}, this process on {store_id}: give both the same "
-                "STORAGE__ settings"
-            )
+            return 0
+        if roll.stranded():
+            raise ConfigError(roll.refusal())
+        return len(roll.serving)
 
     # --- helpers ---------------------------------------------------------------------------
 

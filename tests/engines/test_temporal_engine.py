@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
+from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import PollerInfo
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse
 from temporalio.client import (
@@ -63,12 +64,14 @@ from skillweave.engines.temporal import (
     jobs_query,
     summary_of,
     ui_link,
+    worker_identity,
 )
 from skillweave.errors import AgentError, ConfigError
 from skillweave.llm.messages import Usage
 
 JOB = "job-1"
 WID = workflow_id(JOB)
+STORE = "0123456789abcdef"
 
 
 def _rpc(status: RPCStatusCode, message: str) -> RPCError:
@@ -190,6 +193,21 @@ class FakeOperator:
         return SimpleNamespace(custom_attributes=registered)
 
 
+class FakeWorkflowService:
+    """Task queues with the pollers a test gives them (none by default), by name and type."""
+
+    def __init__(self) -> None:
+        self.pollers: dict[tuple[str, int], list[str]] = {}
+
+    async def describe_task_queue(self, request: Any) -> DescribeTaskQueueResponse:
+        stamp = Timestamp()
+        stamp.FromDatetime(datetime.now(UTC))
+        found = self.pollers.get((request.task_queue.name, request.task_queue_type), [])
+        return DescribeTaskQueueResponse(
+            pollers=[PollerInfo(last_access_time=stamp, identity=name) for name in found]
+        )
+
+
 class FakeClient:
     namespace = "default"
 
@@ -197,6 +215,7 @@ class FakeClient:
         self.server = server
         self.listed: list[WorkflowExecution] = []
         self.operator_service = FakeOperator()
+        self.workflow_service = FakeWorkflowService()
 
     def get_workflow_handle(self, wid: str, *, result_type: type | None = None) -> FakeHandle:
         return FakeHandle(self.server, wid, result_type)
@@ -231,6 +250,7 @@ def engine(server: FakeServer) -> TemporalEngine:
         catalog_top_k=5,
         timeouts=ActivityTimeouts(model_seconds=7),
         poll_seconds=0.01,
+        store_id=STORE,
     )
 
 
@@ -249,20 +269,68 @@ async def test_start_names_the_workflow_by_job_and_labels_it(
     assert await engine.start(request) == JOB
     ((name, start, options),) = _calls(server, "start")
     assert name == "AgentWorkflow"
+    started = request.model_copy(update={"store_id": STORE})  # the job carries its store
     assert start == AgentWorkflowInput(
-        request=request,
+        request=started,
         catalog_mode="auto",
         catalog_top_k=5,
         timeouts=ActivityTimeouts(model_seconds=7),
     )
     assert options["id"] == WID
-    assert options["task_queue"] == "tq"
+    assert options["task_queue"] == f"tq@{STORE}"  # only this store's workers run it
     assert options["id_reuse_policy"] == WorkflowIDReusePolicy.REJECT_DUPLICATE
     assert options["static_summary"] == "analyst: Profile the file"
     assert "`data-toolkit`" in options["static_details"]
     assert options["search_attributes"] == TypedSearchAttributes(
         [SearchAttributePair(SA_AGENT, "analyst"), SearchAttributePair(SA_PHASE, "starting")]
     )
+
+
+async def test_a_job_runs_on_the_queue_of_the_store_it_names(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    await engine.start(JobRequest(job_id=JOB, task="t", store_id="fedcba9876543210"))
+    ((_, _, options),) = _calls(server, "start")
+    assert options["task_queue"] == "tq@fedcba9876543210"
+
+
+async def test_an_engine_with_no_store_starts_no_job(server: FakeServer) -> None:
+    """No store, no queue to route the job to: refused, never started on the bare queue."""
+    bare = TemporalEngine(FakeClient(server), task_queue="tq")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="this client has no artifact store") as refused:
+        await bare.start(JobRequest(job_id=JOB, task="t"))
+    assert "\n" not in str(refused.value)
+    assert _calls(server, "start") == []
+    assert bare.task_queue == "tq"  # nothing routed yet
+
+
+async def test_a_job_no_worker_of_its_store_would_run_is_refused_naming_the_stores(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    roll = engine.client.workflow_service.pollers  # type: ignore[attr-defined]
+    roll[("tq", TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY)] = [
+        worker_identity("aaaaaaaaaaaaaaaa"),
+        worker_identity("bbbbbbbbbbbbbbbb"),
+    ]
+    with pytest.raises(ConfigError) as refused:
+        await engine.start(JobRequest(job_id=JOB, task="t"))
+    assert str(refused.value) == (
+        f"no worker on task queue 'tq' works on this process's store {STORE} (the workers "
+        f"there work on aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb): give this process their "
+        f"STORAGE__ settings, or start a worker on {STORE}"
+    )
+    assert _calls(server, "start") == []
+    # A worker of its store on its queue: the job starts, whoever else shares the base queue.
+    roll[(f"tq@{STORE}", TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)] = [worker_identity(STORE)]
+    assert await engine.start(JobRequest(job_id=JOB, task="t")) == JOB
+    assert await engine.workers() == 1
+
+
+async def test_a_job_with_no_worker_at_all_starts_and_waits(
+    engine: TemporalEngine, server: FakeServer
+) -> None:
+    assert await engine.start(JobRequest(job_id=JOB, task="t")) == JOB
+    assert await engine.workers() == 0
 
 
 async def test_a_job_id_used_before_is_refused(engine: TemporalEngine, server: FakeServer) -> None:
@@ -369,7 +437,7 @@ async def test_a_query_nobody_answers_names_the_task_queue(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
     server.query_error = _rpc(RPCStatusCode.DEADLINE_EXCEEDED, "Timeout expired")
-    with pytest.raises(AgentError, match=r"no worker answered.*task queue 'tq'"):
+    with pytest.raises(AgentError, match=rf"no worker answered.*task queue 'tq@{STORE}'"):
         await engine.status(JOB)
 
 
@@ -589,7 +657,9 @@ async def test_workers_counts_recent_pollers(engine: TemporalEngine) -> None:
 
     engine.client.workflow_service = type("S", (), {"describe_task_queue": staticmethod(describe)})  # type: ignore[misc]
     assert await engine.workers() == 1
-    assert asked[0].task_queue.name == "tq"
+    assert asked[0].task_queue.name == f"tq@{STORE}"  # the workers that would run its jobs
+    assert asked[1].task_queue.name == "tq"  # the roll call, read for its stores
+    assert asked[1].task_queue_type == TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY
 
 
 # --- settings ----------------------------------------------------------------------------------

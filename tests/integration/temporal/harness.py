@@ -43,6 +43,7 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
+from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import Manager
 from workflows.worker import build_worker
@@ -350,7 +351,13 @@ async def open_engine(
                     await engine.cancel(job_id)
         return
     task_queue = unique("tq")
-    worker = build_worker(stack.client, services, task_queue=task_queue, heartbeat_seconds=0.5)
+    worker = build_worker(
+        stack.client,
+        services,
+        task_queue=task_queue,
+        store_id=await store_identity(stack.store),
+        heartbeat_seconds=0.5,
+    )
     async with worker:
         yield EngineHarness(
             kind,
@@ -359,6 +366,7 @@ async def open_engine(
                 task_queue=task_queue,
                 timeouts=timeouts or TEST_TIMEOUTS,
                 poll_seconds=0.05,
+                store=stack.store,
             ),
             stack,
             services,
