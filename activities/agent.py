@@ -5,6 +5,11 @@ Each activity is one ``AgentServices`` method under the contract's name for it
 runtime's input model and returning its result model; the worker registers
 :meth:`AgentActivities.definitions`. What this layer adds is only what Temporal needs:
 
+- **the worker's limits**: ``job_limits``, a local activity each job calls once at its start,
+  answers the :class:`~skillweave.engines.contract.ActivityTimeouts` this worker's settings
+  give (``WORKFLOW__*_TIMEOUT_SECONDS``, ``WORKFLOW__ACTIVITY_MAX_ATTEMPTS``): the worker owns
+  the limits its jobs' activities run under, not the client that started them;
+
 - **heartbeats** from the long calls (a model call, a skill activation that may run
   ``--help-json`` in a sandbox, a script run), so a dead worker is noticed by the heartbeat
   timeout rather than the start-to-close one, and a cancellation is delivered (Temporal
@@ -58,7 +63,13 @@ from skillweave.agent.runtime import (
     SkillLoaded,
     ToolOutcome,
 )
-from skillweave.engines.contract import Activity, RecordInput
+from skillweave.engines.contract import (
+    Activity,
+    ActivityTimeouts,
+    LimitsInput,
+    RecordInput,
+    activity_timeouts,
+)
 from skillweave.engines.retries import Backoff, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
@@ -209,11 +220,20 @@ class AgentActivities:
         services: the side effects (model, skill library, store, sandbox manager).
         heartbeat_seconds: how often long activities heartbeat; well under the workflow's
             heartbeat timeout (``ActivityTimeouts.heartbeat_seconds``).
+        limits: what ``job_limits`` answers: the limits this worker's jobs run under;
+            by default those of its settings (``services.settings.workflow``).
     """
 
-    def __init__(self, services: AgentServices, *, heartbeat_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        services: AgentServices,
+        *,
+        heartbeat_seconds: float = 5.0,
+        limits: ActivityTimeouts | None = None,
+    ) -> None:
         self._services = services
         self._heartbeat_seconds = heartbeat_seconds
+        self.limits = limits or activity_timeouts(services.settings.workflow)
 
     def definitions(self) -> list[Callable[..., Any]]:
         """The bound activities, for ``Worker(activities=...)``."""
@@ -227,6 +247,7 @@ class AgentActivities:
             self.record_transcript,
             self.create_skill,
             self.publish_skill,
+            self.job_limits,
         ]
 
     @activity.defn(name=Activity.PREPARE_CATALOG.value)
@@ -303,6 +324,12 @@ class AgentActivities:
         """An approved draft stored as an uploaded skill (idempotent: one version)."""
         async with _heartbeating(self._heartbeat_seconds):
             return await self._services.publish_skill(request)
+
+    @activity.defn(name=Activity.JOB_LIMITS.value)
+    @_with_job_fields
+    async def job_limits(self, request: LimitsInput) -> ActivityTimeouts:
+        """The limits the job's activities run under: this worker's (asked once per job)."""
+        return self.limits
 
     @activity.defn(name=Activity.RECORD_TRANSCRIPT.value)
     @raises_application_errors

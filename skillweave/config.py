@@ -40,6 +40,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, Settin
 from skillweave.errors import ConfigError
 
 __all__ = [
+    "WORKER_LIMITS",
     "ApiSettings",
     "CatalogMode",
     "EnvironmentSettings",
@@ -59,6 +60,7 @@ __all__ = [
     "get_settings",
     "settings_problem",
     "unknown_settings",
+    "worker_limits_set",
 ]
 
 ExecutionEngine = Literal["temporal", "direct"]
@@ -90,6 +92,31 @@ def bundled_skills_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "skills"
 
 
+_WORKER_OWNED: Final = (
+    " Read by the worker (a job runs under its worker's value); a client's is not used. "
+    "The direct engine is its own worker."
+)
+
+WORKER_LIMITS: Final = (
+    "model_timeout_seconds",
+    "script_timeout_seconds",
+    "heartbeat_timeout_seconds",
+    "activity_timeout_seconds",
+    "activity_max_attempts",
+)
+"""The ``WORKFLOW__`` settings a job's activities run under: the worker's, never a client's
+(``skillweave.engines.contract.activity_timeouts`` reads them)."""
+
+
+def worker_limits_set(settings: WorkflowSettings) -> list[str]:
+    """The variables of :data:`WORKER_LIMITS` this process was given (environment, ``.env``
+    or code), e.g. ``["WORKFLOW__SCRIPT_TIMEOUT_SECONDS"]``: on a client of the Temporal
+    engine they have no effect."""
+    return [
+        f"WORKFLOW__{name.upper()}" for name in WORKER_LIMITS if name in settings.model_fields_set
+    ]
+
+
 class WorkflowSettings(BaseModel):
     """How agent jobs are executed."""
 
@@ -116,15 +143,27 @@ class WorkflowSettings(BaseModel):
         default=Path("~/.skillweave/temporal.db"),
         description="`skillweave dev`: where the embedded server keeps its state.",
     )
-    model_timeout_seconds: float = Field(default=600.0, gt=0, description="One model call.")
+    model_timeout_seconds: float = Field(
+        default=600.0, gt=0, description="One model call." + _WORKER_OWNED
+    )
     script_timeout_seconds: float = Field(
-        default=900.0, gt=0, description="One script run, claim and byte moving included."
+        default=900.0,
+        gt=0,
+        description="One script run, claim and byte moving included; must exceed the "
+        "manager's SANDBOX__TIMEOUT_SECONDS." + _WORKER_OWNED,
     )
     heartbeat_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="A long activity silent this long is retried."
+        default=30.0,
+        gt=0,
+        description="A long activity silent this long is retried (how long a job stalls "
+        "after its worker dies)." + _WORKER_OWNED,
     )
-    activity_timeout_seconds: float = Field(default=120.0, gt=0, description="Other activities.")
-    activity_max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")
+    activity_timeout_seconds: float = Field(
+        default=120.0, gt=0, description="Other activities." + _WORKER_OWNED
+    )
+    activity_max_attempts: int = Field(
+        default=8, ge=1, description="Tries per activity call." + _WORKER_OWNED
+    )
     worker_heartbeat_seconds: float = Field(
         default=5.0, gt=0, description="How often a long activity heartbeats."
     )

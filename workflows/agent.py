@@ -43,6 +43,12 @@ anything runs) in runs started since ``workflow.patched("loop-reads-replies")``;
 recorded before it replay as they were written, taking any reply without tool calls as the
 answer and running any arguments.
 
+The limits a job's activities run under are its worker's, not its client's: in runs started
+since ``workflow.patched("worker-limits")`` the workflow asks for them once, before the loop
+starts (the local activity ``job_limits``), shows them in ``status`` and carries them over
+continue-as-new (the continued run does not ask again). Histories recorded before it replay
+under the timeouts their client sent in the input.
+
 A bug in workflow code is not caught: it fails the workflow *task*, which Temporal retries
 until fixed code is deployed, and the job resumes where it was.
 """
@@ -78,6 +84,7 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_CANCEL,
         UPDATE_SEND,
         WORKFLOW_NAME,
+        ActivityTimeouts,
         AgentWorkflowInput,
         EventPage,
         JobView,
@@ -102,6 +109,9 @@ One id for both, so a new run records one marker."""
 PATCH_READS_REPLIES: Final = "loop-reads-replies"
 """The ``workflow.patched`` id of the loop that reads what the model sent back (the module
 docstring); it changes which activities follow an empty or cut-off reply or a bad call."""
+PATCH_WORKER_LIMITS: Final = "worker-limits"
+"""The ``workflow.patched`` id of the limits asked of the worker (the module docstring): it
+adds the ``job_limits`` local activity at a job's start."""
 
 _INSTANT_PHASES: Final = frozenset({"starting", "reading", "searching"})
 """Phases of the local activities: over within the workflow task that began them, so nobody
@@ -143,6 +153,8 @@ class AgentWorkflow:
         self._agent: dict[str, str] = {}
         self._fewer_events = False
         self._counts_in_tens = False
+        self._limits: ActivityTimeouts | None = None
+        self._limits_asked = False
         self._runtime = TemporalRuntime(
             state=self._state,
             session=self._session,
@@ -159,6 +171,8 @@ class AgentWorkflow:
         self._counts_in_tens = self._fewer_events and workflow.patched(PATCH_COUNTS_IN_TENS)
         reads_replies = workflow.patched(PATCH_READS_REPLIES)
         self._runtime.local_reads = self._fewer_events
+        self._limits = await self._limits_of(start)
+        self._runtime.timeouts = self._limits
         if self._fewer_events:
             # What the run started with (the client sets the agent and "starting"; a new run
             # after continue-as-new inherits the last values) is not written again.
@@ -188,6 +202,17 @@ class AgentWorkflow:
         if not job.done():
             await self._stop(job)
         return await self._settle(job, start)
+
+    async def _limits_of(self, start: AgentWorkflowInput) -> ActivityTimeouts:
+        """The limits this run's activities run under: carried over continue-as-new, else
+        asked of the worker, else (a history recorded before) the ones the client sent."""
+        if start.limits is not None:
+            self._limits_asked = True
+            return start.limits
+        if not workflow.patched(PATCH_WORKER_LIMITS):
+            return start.timeouts
+        self._limits_asked = True
+        return await self._runtime.job_limits()
 
     async def _stop(self, job: asyncio.Task[AgentState]) -> None:
         job.cancel()
@@ -240,6 +265,8 @@ class AgentWorkflow:
                 "events": tuple(self._events)[-EVENTS_CARRIED:],
                 "events_total": self._events_total,
                 "runs": start.runs + 1,
+                # Asked once per job; a run recorded before the patch leaves it to the next.
+                "limits": self._limits if self._limits_asked else None,
             }
         )
 
@@ -432,6 +459,7 @@ class AgentWorkflow:
             events_total=self._events_total,
             runs=self._start.runs,
             outputs=len(state.outputs),
+            limits=self._limits,
         )
 
     @workflow.query(name=QUERY_EVENTS)

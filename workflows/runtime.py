@@ -15,6 +15,10 @@ that is safe); model calls, activations (which may run ``--help-json`` in a sand
 runs stay activities of their own, with heartbeats and a task a worker can pick up after a
 crash.
 
+The limits every call runs under (:attr:`TemporalRuntime.timeouts`) are the worker's:
+:meth:`TemporalRuntime.job_limits` asks for them, once per job, before the loop starts (the
+workflow decides when; that call itself runs under the contract's defaults).
+
 The clock is workflow time; waiting for a user message or an approval is a durable
 ``wait_condition`` on the session the workflow's handlers fill.
 """
@@ -58,7 +62,13 @@ with workflow.unsafe.imports_passed_through():
         WaitInput,
     )
     from skillweave.agent.state import AgentState
-    from skillweave.engines.contract import Activity, ActivityTimeouts, Phase, RecordInput
+    from skillweave.engines.contract import (
+        Activity,
+        ActivityTimeouts,
+        LimitsInput,
+        Phase,
+        RecordInput,
+    )
     from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError
 
@@ -99,7 +109,7 @@ class TemporalRuntime:
     Args:
         state: the job's state (read for summaries: the turn, the run id).
         session: the inbox and approvals the workflow's handlers fill.
-        timeouts: activity timeouts and attempts.
+        timeouts: activity timeouts and attempts until :meth:`job_limits` sets the worker's.
         on_phase: told what the job is doing before each call (status, search attributes).
     """
 
@@ -121,13 +131,7 @@ class TemporalRuntime:
     # --- activities ------------------------------------------------------------------------
 
     def _retry(self) -> RetryPolicy:
-        backoff = Backoff(attempts=self.timeouts.max_attempts)
-        return RetryPolicy(
-            initial_interval=timedelta(seconds=backoff.initial),
-            backoff_coefficient=backoff.coefficient,
-            maximum_interval=timedelta(seconds=backoff.maximum),
-            maximum_attempts=backoff.attempts,
-        )
+        return _retry_policy(self.timeouts)
 
     async def _call(
         self,
@@ -180,6 +184,24 @@ class TemporalRuntime:
                 summary=summary[:200],
             ),
         )
+
+    async def job_limits(self) -> ActivityTimeouts:
+        """Ask the worker for the limits the job runs under (a local activity, under the
+        contract's default limits), and run every later call under them."""
+        defaults = ActivityTimeouts()
+        limits: ActivityTimeouts = await _settled(
+            Activity.JOB_LIMITS,
+            workflow.execute_local_activity(
+                Activity.JOB_LIMITS.value,
+                LimitsInput(run_id=self.state.run_id),
+                result_type=ActivityTimeouts,
+                start_to_close_timeout=timedelta(seconds=defaults.short_seconds),
+                retry_policy=_retry_policy(defaults),
+                summary="the worker's limits",
+            ),
+        )
+        self.timeouts = limits
+        return limits
 
     async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
         self._on_phase("starting")
@@ -322,6 +344,17 @@ class TemporalRuntime:
         decision, session.decision = session.decision, None
         assert decision is not None
         return decision
+
+
+def _retry_policy(timeouts: ActivityTimeouts) -> RetryPolicy:
+    """The one back-off both engines use, with `timeouts`' attempts, as Temporal takes it."""
+    backoff = Backoff(attempts=timeouts.max_attempts)
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=backoff.initial),
+        backoff_coefficient=backoff.coefficient,
+        maximum_interval=timedelta(seconds=backoff.maximum),
+        maximum_attempts=backoff.attempts,
+    )
 
 
 async def _settled(name: Activity, call: Awaitable[Any]) -> Any:

@@ -31,7 +31,7 @@ from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
-from skillweave.engines.contract import ROLL_CALL_ACTIVITY, store_task_queue
+from skillweave.engines.contract import ROLL_CALL_ACTIVITY, ActivityTimeouts, store_task_queue
 from skillweave.engines.metrics import serve_worker_metrics
 from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal_workers import warn_if_alone, worker_identity
@@ -67,6 +67,7 @@ def build_worker(
     store_id: str,
     heartbeat_seconds: float = 5.0,
     drain_seconds: float = 30.0,
+    limits: ActivityTimeouts | None = None,
     **worker_options: Any,
 ) -> Worker:
     """A worker running ``AgentWorkflow`` and the agent activities of the jobs started
@@ -80,6 +81,8 @@ def build_worker(
         heartbeat_seconds: how often a long activity heartbeats.
         drain_seconds: at shutdown, how long running activities may take to finish before
             they are cancelled (and retried on another worker); polling stops at once.
+        limits: the limits a job asks this worker for (its activities' timeouts and
+            attempts); by default its settings' (``services.settings.workflow``).
         worker_options: passed to :class:`temporalio.worker.Worker` (concurrency, identity,
             graceful shutdown…).
 
@@ -97,7 +100,9 @@ def build_worker(
         client,
         task_queue=store_task_queue(task_queue, store_id),
         workflows=[AgentWorkflow],
-        activities=AgentActivities(services, heartbeat_seconds=heartbeat_seconds).definitions(),
+        activities=AgentActivities(
+            services, heartbeat_seconds=heartbeat_seconds, limits=limits
+        ).definitions(),
         **worker_options,
     )
 

@@ -14,7 +14,10 @@ Each check answers one question about this process's configuration with one line
 - **manager** (when ``SANDBOX__MANAGER_URL`` is set): reachable, and takes the configured token;
 - **agree**: what must be the same across processes is: the manager's store is this one, and
   its script limit (``SANDBOX__TIMEOUT_SECONDS``, decided by the manager alone) fits in a script
-  step (``WORKFLOW__SCRIPT_TIMEOUT_SECONDS``, this process's);
+  step (``WORKFLOW__SCRIPT_TIMEOUT_SECONDS``, a worker's: a job runs under its worker's limits,
+  ``skillweave.engines.contract``). A client of the Temporal engine (``run``, the API) compares
+  no limit, and is told when it sets one of the workers' (:func:`client_limits_check`): they
+  have no effect there. The direct engine is its own worker;
 - **model** (the default model, if any, and the profiles) and **agents** (``doctor``: the
   stored agents with no model that resolves): :mod:`skillweave.cli.model_checks`;
 - **isolation** (where scripts run: a manager, or a process that starts one in-process): the
@@ -41,7 +44,7 @@ from skillweave.cli.errors import fail
 from skillweave.cli.model_checks import agents_check, model_check
 from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
 from skillweave.cli.startup import temporal_address_problem
-from skillweave.config import Settings
+from skillweave.config import Settings, worker_limits_set
 from skillweave.errors import BucketNotFoundError, ConfigError
 from skillweave.storage.reachable import not_up_yet
 from skillweave.terminal import counted, terminal_safe
@@ -49,7 +52,7 @@ from skillweave.terminal import counted, terminal_safe
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["Check", "Role", "preflight", "print_checks", "run_checks"]
+__all__ = ["Check", "Role", "client_limits_check", "preflight", "print_checks", "run_checks"]
 
 _DIRECT = "WORKFLOW__EXECUTION_ENGINE=direct"
 _STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
@@ -202,10 +205,13 @@ async def _agree(probe: Probe) -> Check:
         limit = settings.sandbox.timeout_seconds
         where = f"SANDBOX__TIMEOUT_SECONDS ({limit:g} s)"
     step = settings.workflow.script_timeout_seconds
-    # The manager and the MCP front door run scripts themselves, never in a Temporal step.
-    uses_steps = settings.workflow.execution_engine == "temporal" and probe.role not in (
-        "manager",
-        "mcp",
+    # The manager and the MCP front door run scripts themselves, never in a Temporal step; a
+    # client of the Temporal engine starts steps that run under its workers' limits.
+    starts_only = _starts_only(settings, probe.role)
+    uses_steps = (
+        settings.workflow.execution_engine == "temporal"
+        and probe.role not in ("manager", "mcp")
+        and not starts_only
     )
     if uses_steps and isinstance(limit, int | float) and limit >= step:
         problems.append(
@@ -214,9 +220,36 @@ async def _agree(probe: Probe) -> Check:
         )
     if problems:
         return Check("agree", "fail", "; ".join(problems))
+    if starts_only:
+        if (told := client_limits_check(settings)) is not None:
+            return told
+        if not remote:
+            return Check("agree", "ok", "scripts run on the workers, under their limits")
+        return Check("agree", "ok", "the manager's store fits (script limits are the workers')")
     if not remote:
         return Check("agree", "ok", f"scripts run in-process, limit {limit:g} s")
     return Check("agree", "ok", f"the manager's store and script limit ({limit} s) fit")
+
+
+def _starts_only(settings: Settings, role: Role) -> bool:
+    """Whether `role` only starts jobs that workers run (a client of the Temporal engine)."""
+    return role in ("run", "api") and settings.workflow.execution_engine == "temporal"
+
+
+def client_limits_check(settings: Settings) -> Check | None:
+    """For a client of the Temporal engine (``run``, the API) that sets the workers' limits
+    (``WORKFLOW__*_TIMEOUT_SECONDS``, ``WORKFLOW__ACTIVITY_MAX_ATTEMPTS``): the ``agree``
+    warning that they have no effect there (a job runs under its worker's); else None."""
+    names = worker_limits_set(settings.workflow)
+    if not names:
+        return None
+    has, it = ("has", "it") if len(names) == 1 else ("have", "them")
+    return Check(
+        "agree",
+        "warn",
+        f"{', '.join(names)} {has} no effect here: a job runs under the limits of the worker "
+        f"that runs it (the workers' settings); set {it} on the workers, not on a client",
+    )
 
 
 def _probe_isolation(choice: str) -> str:
@@ -345,6 +378,8 @@ async def run_checks(settings: Settings, role: Role = "doctor") -> list[Check]:
         checks = (*checks, model_check, _isolation)  # its jobs run in the API's process
     elif role == "api" and not settings.sandbox.manager_url:
         checks = (_temporal, _store, _workers)  # its jobs run on the workers, with theirs
+        if client_limits_check(settings) is not None:
+            checks = (*checks, _agree)  # and under their limits: say so
     return [await check(probe) for check in checks]
 
 

@@ -188,8 +188,11 @@ def _say_where(
                 announce_job(job_id, spec, "engine direct")
             return f"interrupted: run {job_id} was cancelled", None
         case "temporal":
+            from skillweave.cli.checks import client_limits_check, print_checks
             from skillweave.engines.temporal import configure_logging
 
+            if (told := client_limits_check(settings)) is not None:
+                print_checks([told])  # the job runs under its worker's limits, not these
             if not as_json:
                 # The worker's manager runs its scripts: nothing to say of it here.
                 on = f"model {spec.model}" if spec.model else "the worker's default model"

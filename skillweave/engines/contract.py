@@ -19,6 +19,19 @@ The workflow's side effects are the activities named by :class:`Activity`; the w
 schedules them (``workflows.runtime``) and the worker registers them (``activities.agent``) by
 these names. A script run's idempotency key comes from ``skillweave.agent.identity``.
 
+**The worker owns the limits its activities run under** (:class:`ActivityTimeouts`: a model
+call's, a script run's and the other activities' start-to-close timeouts, the heartbeat
+timeout, the attempts). They are fleet settings an operator sets on the workers
+(``WORKFLOW__MODEL_TIMEOUT_SECONDS``, ``…SCRIPT_TIMEOUT_SECONDS``, ``…HEARTBEAT_TIMEOUT_SECONDS``,
+``…ACTIVITY_TIMEOUT_SECONDS``, ``…ACTIVITY_MAX_ATTEMPTS``: :data:`WORKER_LIMITS`, read by
+:func:`activity_timeouts`), beside the manager whose script limit they must exceed; a client's
+values are not used. A job asks for them once, at its start, with the local activity
+``job_limits`` (that one call runs under the defaults of :class:`ActivityTimeouts`), runs every
+later activity under them, carries them over continue-as-new (:attr:`AgentWorkflowInput.limits`)
+and shows them in ``status`` (:attr:`JobView.limits`). Jobs recorded before that
+(``workflow.patched("worker-limits")``) keep the timeouts their client sent in
+:attr:`AgentWorkflowInput.timeouts`, a field a client no longer fills.
+
 A job runs only on workers of the store it was started against: the client starts it on the
 configured task queue routed to that store (:func:`store_task_queue`), the only queue those
 workers poll for it, and its activities run on the workflow's queue. Every worker also answers
@@ -38,7 +51,7 @@ from skillweave.agent.events import AgentEvent
 from skillweave.agent.identity import JOB_KEY_PREFIX, job_id_of, job_key
 from skillweave.agent.runtime import ApprovalRequest, TranscriptWrite
 from skillweave.agent.state import AgentState, JobStatus
-from skillweave.config import CatalogMode
+from skillweave.config import WORKER_LIMITS, CatalogMode, WorkflowSettings
 from skillweave.engines.base import JobRequest
 from skillweave.llm.messages import Usage
 
@@ -58,6 +71,7 @@ __all__ = [
     "SIGNAL_APPROVE",
     "SIGNAL_CANCEL",
     "UPDATE_SEND",
+    "WORKER_LIMITS",
     "WORKFLOW_ID_PREFIX",
     "WORKFLOW_NAME",
     "Activity",
@@ -65,10 +79,12 @@ __all__ = [
     "AgentWorkflowInput",
     "EventPage",
     "JobView",
+    "LimitsInput",
     "Phase",
     "RecordInput",
     "Reply",
     "UserMessage",
+    "activity_timeouts",
     "job_id_of",
     "store_task_queue",
     "workflow_id",
@@ -134,6 +150,7 @@ class Activity(StrEnum):
     RECORD_TRANSCRIPT = "record_transcript"
     CREATE_SKILL = "create_skill"
     PUBLISH_SKILL = "publish_skill"
+    JOB_LIMITS = "job_limits"
 
 
 ROLL_CALL_ACTIVITY: Final = "roll_call"
@@ -154,7 +171,8 @@ class _Model(BaseModel):
 
 
 class ActivityTimeouts(_Model):
-    """Timeouts the workflow gives its activities (from ``settings.workflow``)."""
+    """Timeouts the workflow gives its activities: the worker's (:func:`activity_timeouts`
+    of its ``settings.workflow``), asked for once per job (the module docstring)."""
 
     model_seconds: float = Field(default=600.0, gt=0, description="One model call.")
     script_seconds: float = Field(
@@ -167,18 +185,44 @@ class ActivityTimeouts(_Model):
     max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")
 
 
+def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
+    """The activity timeouts of a worker's ``WORKFLOW__*`` settings (:data:`WORKER_LIMITS`):
+    what its ``job_limits`` activity answers."""
+    return ActivityTimeouts(
+        model_seconds=settings.model_timeout_seconds,
+        script_seconds=settings.script_timeout_seconds,
+        heartbeat_seconds=settings.heartbeat_timeout_seconds,
+        short_seconds=settings.activity_timeout_seconds,
+        max_attempts=settings.activity_max_attempts,
+    )
+
+
 class AgentWorkflowInput(_Model):
     """What a run of the workflow starts from: the job, and after continue-as-new its state."""
 
     request: JobRequest
     catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = 8
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    timeouts: ActivityTimeouts = Field(
+        default_factory=ActivityTimeouts,
+        description="No longer sent (the worker owns the limits): what jobs recorded before "
+        "the worker-limits patch run under.",
+    )
+    limits: ActivityTimeouts | None = Field(
+        default=None,
+        description="The worker's limits, carried over continue-as-new (asked once per job).",
+    )
     state: AgentState | None = Field(default=None, description="Carried over continue-as-new.")
     inbox: tuple[str, ...] = Field(default=(), description="Messages not yet taken.")
     events: tuple[AgentEvent, ...] = Field(default=(), description="The latest events.")
     events_total: int = Field(default=0, ge=0, description="Events since the job started.")
     runs: int = Field(default=1, ge=1, description="This run's number (1 + continues).")
+
+
+class LimitsInput(_Model):
+    """The ``job_limits`` local activity: the job asking (for the worker's log lines)."""
+
+    run_id: str
 
 
 class RecordInput(_Model):
@@ -229,6 +273,11 @@ class JobView(_Model):
     events_total: int = 0
     runs: int = 1
     outputs: int = Field(default=0, description="Output artifacts so far.")
+    limits: ActivityTimeouts | None = Field(
+        default=None,
+        description="The limits the job's activities run under (the worker's); None until "
+        "the job has asked for them.",
+    )
 
 
 class EventPage(_Model):

@@ -89,7 +89,6 @@ from skillweave.engines.contract import (
     SIGNAL_CANCEL,
     UPDATE_SEND,
     WORKFLOW_NAME,
-    ActivityTimeouts,
     AgentWorkflowInput,
     EventPage,
     JobView,
@@ -131,7 +130,6 @@ __all__ = [
     "NoWorkerError",
     "TemporalEngine",
     "TemporalUnreachableError",
-    "activity_timeouts",
     "configure_logging",
     "connect",
     "connect_engine",
@@ -174,17 +172,6 @@ _STATUS_NAMES: Final = {
 
 
 # --- settings → client ----------------------------------------------------------------------
-
-
-def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
-    """The activity timeouts of ``WORKFLOW__*`` as the workflow takes them."""
-    return ActivityTimeouts(
-        model_seconds=settings.model_timeout_seconds,
-        script_seconds=settings.script_timeout_seconds,
-        heartbeat_seconds=settings.heartbeat_timeout_seconds,
-        short_seconds=settings.activity_timeout_seconds,
-        max_attempts=settings.activity_max_attempts,
-    )
 
 
 def _interceptors() -> list[Any]:
@@ -257,7 +244,7 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
     """A :class:`TemporalEngine` on ``settings.workflow``'s server, namespace and task queue.
 
     Args:
-        settings: the workflow section (address, namespace, task queue, timeouts) and the
+        settings: the workflow section (address, namespace, task queue) and the
             skills section (catalog mode and top-k for agents that do not set them).
         store: the artifact store large payloads live in; the worker's must be the same.
             Its id routes the engine's jobs (:func:`~skillweave.engines.contract.
@@ -281,7 +268,6 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
         task_queue=settings.workflow.task_queue,
         catalog_mode=settings.skills.catalog_mode,
         catalog_top_k=settings.skills.catalog_top_k,
-        timeouts=activity_timeouts(settings.workflow),
         worker_wait_seconds=settings.workflow.follow_worker_wait_seconds,
     )
 
@@ -515,7 +501,6 @@ class TemporalEngine:
             was started against (:attr:`task_queue`), where only that store's workers poll.
         catalog_mode: the settings' catalog mode, for specs that do not set one.
         catalog_top_k: the settings' top-k for ``auto``.
-        timeouts: the timeouts the workflow gives its activities.
         poll_seconds: how often :meth:`events` asks for new events.
         worker_wait_seconds: how long :meth:`follow` (and :meth:`events`) go on while no
             worker answers before raising :class:`NoWorkerError`; 0 waits for ever.
@@ -531,7 +516,6 @@ class TemporalEngine:
         task_queue: str,
         catalog_mode: CatalogMode = "enabled",
         catalog_top_k: int = 8,
-        timeouts: ActivityTimeouts | None = None,
         poll_seconds: float = POLL_SECONDS,
         worker_wait_seconds: float = FOLLOW_WORKER_WAIT_SECONDS,
         store: ArtifactStore | None = None,
@@ -544,7 +528,6 @@ class TemporalEngine:
         self._namespace_checked = False
         self._catalog_mode = catalog_mode
         self._top_k = catalog_top_k
-        self._timeouts = timeouts or ActivityTimeouts()
         self._poll = poll_seconds
         self._worker_wait = worker_wait_seconds
 
@@ -635,7 +618,6 @@ class TemporalEngine:
                     request=request,
                     catalog_mode=self._catalog_mode,
                     catalog_top_k=self._top_k,
-                    timeouts=self._timeouts,
                 ),
                 id=workflow_id(request.job_id),
                 task_queue=store_task_queue(self.base_task_queue, store_id),

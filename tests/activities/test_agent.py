@@ -25,7 +25,8 @@ from skillweave.agent.runtime import (
     TranscriptView,
     TranscriptWrite,
 )
-from skillweave.engines.contract import Activity, RecordInput
+from skillweave.config import Settings, WorkflowSettings
+from skillweave.engines.contract import Activity, ActivityTimeouts, LimitsInput, RecordInput
 from skillweave.engines.services import AgentServices
 from skillweave.errors import ModelError, SandboxError, SkillNotFoundError
 from skillweave.llm.messages import Message, Usage
@@ -64,6 +65,10 @@ class FakeServices:
 
     def __init__(self, *, sandbox: FakeSandbox | None = None) -> None:
         self.sandbox = sandbox or FakeSandbox()
+        self.settings = Settings(
+            _env_file=None,  # type: ignore[call-arg]
+            workflow=WorkflowSettings(script_timeout_seconds=42.0, activity_max_attempts=3),
+        )
         self.started = asyncio.Event()
         self.gate = asyncio.Event()
         self.gate.set()
@@ -126,7 +131,24 @@ def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivit
         "record_transcript",
         "create_skill",
         "publish_skill",
+        "job_limits",
     }
+
+
+async def test_a_job_is_told_the_limits_of_its_workers_settings(
+    activities: AgentActivities, env: ActivityEnvironment
+) -> None:
+    """The worker owns the limits a job's activities run under: its own settings', whatever
+    the client that started the job has set."""
+    limits = await env.run(activities.job_limits, LimitsInput(run_id="r1"))
+
+    assert limits == ActivityTimeouts(script_seconds=42.0, max_attempts=3)
+    told = AgentActivities(
+        activities._services, limits=ActivityTimeouts(heartbeat_seconds=2.0)
+    )  # a worker composed with limits of its own (tests, the embedded stack)
+    assert await env.run(told.job_limits, LimitsInput(run_id="r1")) == ActivityTimeouts(
+        heartbeat_seconds=2.0
+    )
 
 
 async def test_a_script_runs_under_the_key_the_loop_gave_it(

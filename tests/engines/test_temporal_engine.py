@@ -39,7 +39,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.runtime import ApprovalDecision, ApprovalRequest
 from skillweave.agent.spec import AgentSpec
-from skillweave.config import WorkflowSettings
+from skillweave.config import WORKER_LIMITS, WorkflowSettings, worker_limits_set
 from skillweave.engines.base import JobRequest, JobResult
 from skillweave.engines.contract import (
     SA_ACTIVE_SKILLS,
@@ -54,12 +54,12 @@ from skillweave.engines.contract import (
     JobView,
     Reply,
     UserMessage,
+    activity_timeouts,
     workflow_id,
 )
 from skillweave.engines.temporal import (
     JobRow,
     TemporalEngine,
-    activity_timeouts,
     details_of,
     jobs_query,
     summary_of,
@@ -248,7 +248,6 @@ def engine(server: FakeServer) -> TemporalEngine:
         task_queue="tq",
         catalog_mode="auto",
         catalog_top_k=5,
-        timeouts=ActivityTimeouts(model_seconds=7),
         poll_seconds=0.01,
         store_id=STORE,
     )
@@ -269,13 +268,11 @@ async def test_start_names_the_workflow_by_job_and_labels_it(
     assert await engine.start(request) == JOB
     ((name, start, options),) = _calls(server, "start")
     assert name == "AgentWorkflow"
+    # No limits: the worker owns them (the workflow asks its worker for them).
     started = request.model_copy(update={"store_id": STORE})  # the job carries its store
-    assert start == AgentWorkflowInput(
-        request=started,
-        catalog_mode="auto",
-        catalog_top_k=5,
-        timeouts=ActivityTimeouts(model_seconds=7),
-    )
+    assert start == AgentWorkflowInput(request=started, catalog_mode="auto", catalog_top_k=5)
+    assert "timeouts" not in start.model_fields_set
+    assert start.limits is None
     assert options["id"] == WID
     assert options["task_queue"] == f"tq@{STORE}"  # only this store's workers run it
     assert options["id_reuse_policy"] == WorkflowIDReusePolicy.REJECT_DUPLICATE
@@ -666,6 +663,7 @@ async def test_workers_counts_recent_pollers(engine: TemporalEngine) -> None:
 
 
 def test_activity_timeouts_come_from_the_workflow_settings() -> None:
+    """The worker's ``WORKFLOW__`` limits, every one of :data:`WORKER_LIMITS`."""
     settings = WorkflowSettings(
         model_timeout_seconds=1,
         script_timeout_seconds=2,
@@ -676,6 +674,10 @@ def test_activity_timeouts_come_from_the_workflow_settings() -> None:
     assert activity_timeouts(settings) == ActivityTimeouts(
         model_seconds=1, script_seconds=2, heartbeat_seconds=3, short_seconds=4, max_attempts=5
     )
+    # Each limit is one setting, and a process that sets one is told (a client: to no effect).
+    assert len(WORKER_LIMITS) == len(ActivityTimeouts.model_fields)
+    assert worker_limits_set(settings) == [f"WORKFLOW__{name.upper()}" for name in WORKER_LIMITS]
+    assert worker_limits_set(WorkflowSettings(task_queue="q")) == []
 
 
 def test_ui_link() -> None:

@@ -103,7 +103,8 @@ _TOOLS_FILES = {
 
 
 TEST_TIMEOUTS = ActivityTimeouts(heartbeat_seconds=5, max_attempts=3)
-"""The activity timeouts of the in-process Temporal engines. A running activity learns that it
+"""The limits of the in-process Temporal workers (the worker owns them: ``build_worker(limits=
+…)``; a job asks its worker at its start). A running activity learns that it
 is cancelled from the answer to a heartbeat, and the SDK sends heartbeats at most every 80 % of
 the heartbeat timeout: with the default 30 s a cancelled script run would go on for 24 s."""
 
@@ -330,7 +331,8 @@ async def open_engine(
 ) -> AsyncIterator[EngineHarness]:
     """An engine of `kind` whose model replays `script` (YAML), over the stack's manager and
     store; `models`: the models jobs may name. The Temporal engine gets a worker of its own on
-    a fresh task queue, stopped when the context ends."""
+    a fresh task queue, stopped when the context ends; `timeouts`: that worker's limits
+    (default :data:`TEST_TIMEOUTS`)."""
     services = AgentServices(
         settings=stack.settings,
         registry=stack.registry,
@@ -357,16 +359,13 @@ async def open_engine(
         task_queue=task_queue,
         store_id=await store_identity(stack.store),
         heartbeat_seconds=0.5,
+        limits=timeouts or TEST_TIMEOUTS,
     )
     async with worker:
         yield EngineHarness(
             kind,
             TemporalEngine(
-                stack.client,
-                task_queue=task_queue,
-                timeouts=timeouts or TEST_TIMEOUTS,
-                poll_seconds=0.05,
-                store=stack.store,
+                stack.client, task_queue=task_queue, poll_seconds=0.05, store=stack.store
             ),
             stack,
             services,

@@ -8,14 +8,17 @@ outputs, events and the transcript (the last turn names an artifact from the sec
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus, WorkflowHistory
 
 from skillweave.agent import AgentSpec
+from skillweave.engines.contract import Activity
 from tests.integration.temporal.harness import (
+    TEST_TIMEOUTS,
     TOOLS,
     Stack,
     open_engine,
@@ -35,6 +38,18 @@ async def short_history(stack: Stack) -> AsyncIterator[Stack]:
     """The stack, on a dev server that suggests continue-as-new early."""
     async with suggesting_continue_as_new(stack, after_events=SUGGEST_AFTER_EVENTS) as short:
         yield short
+
+
+def _limits_asked(history: WorkflowHistory) -> int:
+    """How many times a run asked its worker for the job's limits (a local activity each)."""
+    calls = 0
+    for event in history.events:
+        if event.HasField("marker_recorded_event_attributes"):
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity":
+                (payload,) = marker.details["data"].payloads
+                calls += json.loads(payload.data)["activity_type"] == Activity.JOB_LIMITS
+    return calls
 
 
 def _long_script() -> str:
@@ -65,11 +80,13 @@ async def test_a_long_job_continues_as_new_and_carries_all_its_state(
             async for execution in stack.client.list_workflows(f"WorkflowId = '{handle.id}'")
         ]
         lengths = []
+        asked: dict[int, int] = {}  # a run's first event id → its job_limits calls
         for execution in chain:
             history = await stack.client.get_workflow_handle(
                 handle.id, run_id=execution.run_id
             ).fetch_history()
             lengths.append(len(history.events))
+            asked[history.events[0].event_time.ToNanoseconds()] = _limits_asked(history)
 
     # It took several runs: the status of the last run counts them, visibility lists them.
     assert view.runs >= 3, view
@@ -100,3 +117,7 @@ async def test_a_long_job_continues_as_new_and_carries_all_its_state(
     assert [e.kind for e in events].count("model_called") == TURNS
     assert [e.kind for e in events].count("resource_read") == READS
     assert [e.turn for e in events] == sorted(e.turn for e in events)
+    # The worker's limits were asked for once, by the first run, and carried over: every run
+    # ran under them (the status of the last one shows them).
+    assert [asked[start] for start in sorted(asked)] == [1] + [0] * (view.runs - 1)
+    assert view.limits == TEST_TIMEOUTS
