@@ -6,10 +6,12 @@ the API at ``SKILLWEAVE_API_URL`` when it is set (then every subcommand talks to
 On Temporal: ``list`` reads visibility (the search attributes the workflow keeps: agent, phase,
 active skills, turns, tokens), so it needs no worker; ``show`` and ``logs`` ask the workflow
 itself (the ``status`` and ``events`` queries, which a worker answers, also for a run that has
-ended); ``send`` is the ``send_message`` update and prints the model's reply; ``approve`` and
-``cancel`` are signals. ``logs`` outlives workers: while none answers it says it waits for one
-(on stderr) and goes on; with ``--follow`` it exits by the run's outcome, or with
-``EXIT_NO_WORKER`` once no worker answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``.
+ended), and ``show`` adds what the run's steps wait for, from its pending activities (a
+``waiting:`` line each; through the API, the run's ``waiting``); ``send`` is the
+``send_message`` update and prints the model's reply; ``approve`` and ``cancel`` are signals.
+``logs`` outlives workers: while none answers it says it waits for one (on stderr) and goes on;
+with ``--follow`` it exits by the run's outcome, or with ``EXIT_NO_WORKER`` once no worker
+answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``.
 Every command connects with skillweave's data converter over the settings' store, like the
 worker. Through the API: ``GET /v1/runs/`` (with the same filters), ``GET /v1/runs/{id}`` and
 ``/status``, the ``/events`` stream (``?follow=false`` without ``--follow``), ``/messages``
@@ -44,7 +46,14 @@ from skillweave.cli.errors import (
     fail,
     follower_gives_up,
 )
-from skillweave.cli.run_report import print_record, print_reply, print_rows, print_view, row_json
+from skillweave.cli.run_report import (
+    print_record,
+    print_reply,
+    print_rows,
+    print_view,
+    row_json,
+    waits_of,
+)
 from skillweave.config import get_settings
 from skillweave.terminal import terminal_safe, terminal_safe_json
 
@@ -53,6 +62,7 @@ if TYPE_CHECKING:
     from skillweave.cli.remote import RemoteApi
     from skillweave.engines.contract import JobView
     from skillweave.engines.temporal import FollowNote, JobRow, TemporalEngine
+    from skillweave.waiting import Waiting
 
 __all__ = ["RunArgument", "runs_app"]
 
@@ -151,7 +161,7 @@ def show_run(run: RunArgument, as_json: JsonFlag = False) -> None:
             data = {**record, "view": None if view is None else view.model_dump(mode="json")}
             out.print_json(json.dumps(data), ensure_ascii=True)
         elif view is not None:
-            print_view(view, None)
+            print_view(view, None, waiting=waits_of(record))
             out.print(Text(terminal_safe(f"API: {settings.remote_api_url}/v1/runs/{run}")))
         else:
             print_record(record, str(settings.remote_api_url).rstrip("/"))
@@ -159,12 +169,18 @@ def show_run(run: RunArgument, as_json: JsonFlag = False) -> None:
         return
     workflow = settings.workflow
     ui = ui_link(workflow.ui_url, workflow.namespace, run)
-    view = _on_engine(lambda engine: engine.status(run))
+
+    async def looked(engine: TemporalEngine) -> tuple[JobView, list[Waiting]]:
+        view = await engine.status(run)
+        return view, await engine.waiting(run)
+
+    view, waiting = _on_engine(looked)
     if as_json:
-        data = {"id": view.job_id, **view.model_dump(mode="json"), "ui_url": ui}
+        waits = [wait.model_dump(mode="json") for wait in waiting]
+        data = {"id": view.job_id, **view.model_dump(mode="json"), "waiting": waits, "ui_url": ui}
         out.print_json(json.dumps(data), ensure_ascii=True)
     else:
-        print_view(view, ui)
+        print_view(view, ui, waiting=waiting)
 
 
 @runs_app.command("logs")

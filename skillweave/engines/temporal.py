@@ -18,13 +18,21 @@ Retries are scheduled by the server, so the workflow never sees them: a follower
 from the workflow's description (its pending activities, no worker needed) at most every
 :data:`RETRY_POLL_SECONDS`, each told once, in the words the failed attempt put in its
 heartbeat details (``activities.agent``); the UI shows the same words on the pending activity.
+The same read tells what a step waits for (a ``waiting`` note, :meth:`TemporalEngine._waits`):
+a wait the activity put in its heartbeat details (a :class:`~skillweave.waiting.Waiting`: a
+manager that does not answer, a full pool), or a first attempt no worker has taken from its
+task queue for :data:`UNTAKEN_SECONDS`; each told when it begins and again while it lasts
+(:class:`~skillweave.engines.notes.WaitsTold`). :meth:`TemporalEngine.waiting` reads the same
+for ``runs show`` and the API's run.
 
 Followers outlive workers. A query needs a worker: while none polls the task queue (one was
 killed, a deploy is rolling), the server holds each query for about ten seconds and then
 answers "timeout" or "no poller seen recently". Nothing of the job moves then either (its
 workflow and activity tasks need a worker too), so :meth:`TemporalEngine.follow` treats that
 answer as a wait, not an end: it asks again, says so with a ``waiting_for_worker`` note at
-most every :data:`WAIT_NOTE_SECONDS`, and goes on from the same index once a worker answers
+most every :data:`WAIT_NOTE_SECONDS` (naming the workers that poll all the same, when some
+do: after a worker is killed, queries go to its own queue until the server moves the run), and
+goes on from the same index once a worker answers
 (the events are kept in the workflow's state, so none is lost). It stops when the workflow has
 closed (read from history, which needs no worker) or, with :class:`NoWorkerError`, once no
 worker has answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``; the job itself goes on.
@@ -40,7 +48,8 @@ import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator, Iterator
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 from pydantic import BaseModel, ConfigDict
@@ -49,6 +58,7 @@ from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import (
     Client,
     WorkflowExecution,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -100,7 +110,7 @@ from skillweave.engines.contract import (
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
-from skillweave.engines.notes import FollowKind, FollowNote, events_only
+from skillweave.engines.notes import FollowKind, FollowNote, WaitsTold, events_only
 from skillweave.engines.retries import RetryNotice, cause_line
 from skillweave.engines.temporal_setup import require_namespace, search_attribute_problems
 from skillweave.engines.temporal_workers import (
@@ -114,6 +124,7 @@ from skillweave.errors import AgentError, ConfigError, StorageError
 from skillweave.storage.identity import store_identity
 from skillweave.telemetry import tracing
 from skillweave.terminal import counted
+from skillweave.waiting import Waiting
 
 _log = logging.getLogger("skillweave.engines")
 
@@ -486,7 +497,21 @@ def _job_errors(job_id: str, task_queue: str) -> Iterator[None]:
 # --- following a job ------------------------------------------------------------------------
 
 RETRY_POLL_SECONDS: Final = 0.5
-"""A follower reads the job's pending activities (for their retries) at most this often."""
+"""A follower reads the job's pending activities (for their retries and waits) at most this
+often."""
+UNTAKEN_SECONDS: Final = 5.0
+"""A first attempt scheduled this long ago that no worker has started waits for a worker."""
+
+
+@dataclass
+class _PendingRead:
+    """What a follower of `job_id` has read of its pending activities: when last, the retries
+    it told (run, activity, failed attempt), and the waits (:class:`WaitsTold`)."""
+
+    job_id: str
+    waits: WaitsTold
+    read_at: float = -RETRY_POLL_SECONDS
+    retries: set[tuple[str, str, int]] = field(default_factory=set)
 
 
 # --- the engine -----------------------------------------------------------------------------
@@ -661,9 +686,10 @@ class TemporalEngine:
         """The job's events from index `after`, as :meth:`events` gives them, with a
         :class:`FollowNote` between them while no worker answers (``waiting_for_worker``,
         at most every :data:`WAIT_NOTE_SECONDS`, then ``worker_answered``), when events
-        were dropped from the workflow's window before they were read, and once for each
-        retry of an activity (``retrying``: :meth:`_retries`, read at most every
-        :data:`RETRY_POLL_SECONDS`).
+        were dropped from the workflow's window before they were read, once for each
+        retry of an activity (``retrying``: :meth:`_retries`), and when a step waits
+        (``waiting``: :meth:`_waits`); retries and waits are read from the job's pending
+        activities at most every :data:`RETRY_POLL_SECONDS`, also while no worker answers.
 
         Args:
             job_id: the job.
@@ -681,8 +707,7 @@ class TemporalEngine:
         loop = asyncio.get_running_loop()
         waiting_since: float | None = None
         noted_at: float | None = None
-        retries_read = -RETRY_POLL_SECONDS
-        told: set[tuple[str, str, int]] = set()
+        pending = _PendingRead(job_id, WaitsTold(clock=loop.time))
         try:
             while True:
                 was_closed = closed.done()
@@ -703,7 +728,15 @@ class TemporalEngine:
                         ) from None
                     if noted_at is None or now - noted_at >= WAIT_NOTE_SECONDS:
                         noted_at = now
-                        yield self._note(job_id, "waiting_for_worker", waited_seconds=waited)
+                        yield self._note(
+                            job_id,
+                            "waiting_for_worker",
+                            waited_seconds=waited,
+                            pollers=await self._pollers(),
+                        )
+                    # The description needs no worker: what the steps wait for is told.
+                    for note in await self._pending_notes(handle, pending, now=loop.time()):
+                        yield note
                     # A query refused at once is asked again a little later; one that waited
                     # for its deadline, at once. The job closing ends the wait too.
                     pause = max(0.0, WAIT_RETRY_SECONDS - (loop.time() - asked))
@@ -724,12 +757,11 @@ class TemporalEngine:
                     if event.kind == "job_finished":
                         return
                 after = page.next
-                if not was_closed and (
-                    not until_finished or loop.time() - retries_read >= RETRY_POLL_SECONDS
-                ):
-                    retries_read = loop.time()
-                    for notice in await self._retries(handle, told):
-                        yield FollowNote.retrying(job_id, notice, task_queue=self.task_queue)
+                if not was_closed:
+                    # Without until_finished, read once whatever the time.
+                    now = loop.time() if until_finished else None
+                    for note in await self._pending_notes(handle, pending, now=now):
+                        yield note
                 if was_closed or not until_finished:
                     return
                 await asyncio.wait({closed}, timeout=self._poll)
@@ -737,8 +769,34 @@ class TemporalEngine:
             closed.cancel()
             await asyncio.wait({closed})
 
+    async def _pending_notes(
+        self, handle: WorkflowHandle[Any, Any], pending: _PendingRead, *, now: float | None
+    ) -> list[FollowNote]:
+        """The notes of the job's pending activities not told yet: their retries
+        (:meth:`_retries`), then their waits (:meth:`_waits`, as :class:`WaitsTold` says
+        when). Read at most every :data:`RETRY_POLL_SECONDS` of `now` (None: now, whatever
+        the time)."""
+        if now is not None:
+            if now - pending.read_at < RETRY_POLL_SECONDS:
+                return []
+            pending.read_at = now
+        try:
+            description = await handle.describe(rpc_timeout=WAIT_QUERY_TIMEOUT)
+        except RPCError as exc:  # the events go on; the next poll asks again
+            _log.debug("cannot describe %s: %s", handle.id, _first_line(exc))
+            return []
+        job_id, queue = pending.job_id, self.task_queue
+        notes = [
+            FollowNote.retrying(job_id, notice, task_queue=queue)
+            for notice in await self._retries(description, pending.retries)
+        ]
+        for step, waiting in await self._waits(description):
+            if pending.waits.due(waiting, step=step):
+                notes.append(FollowNote.waiting_on(job_id, waiting, task_queue=queue))
+        return notes
+
     async def _retries(
-        self, handle: WorkflowHandle[Any, Any], told: set[tuple[str, str, int]]
+        self, description: WorkflowExecutionDescription, told: set[tuple[str, str, int]]
     ) -> list[RetryNotice]:
         """The retries of the job's activities not yet in `told` (which they join).
 
@@ -750,11 +808,6 @@ class TemporalEngine:
         is told from the description: the activity's name, its attempts, the wait and the
         failure's message.
         """
-        try:
-            description = await handle.describe(rpc_timeout=WAIT_QUERY_TIMEOUT)
-        except RPCError as exc:  # the events go on; the next poll asks again
-            _log.debug("cannot describe %s: %s", handle.id, _first_line(exc))
-            return []
         notices = []
         for pending in description.raw_description.pending_activities:
             if pending.attempt < 2 or not pending.HasField("last_failure"):
@@ -765,6 +818,51 @@ class TemporalEngine:
             told.add(key)
             notices.append(await self._notice_of(pending))
         return notices
+
+    async def _waits(self, description: WorkflowExecutionDescription) -> list[tuple[str, Waiting]]:
+        """What the job's pending activities wait for now, each with its step's key (the
+        workflow run and activity id).
+
+        A running attempt that waits says so in its heartbeat details (``activities.agent``:
+        the line, then the :class:`~skillweave.waiting.Waiting`), which the server keeps on
+        the pending activity; details from before the attempt started are an earlier
+        attempt's and are not read. A first attempt that no worker has started
+        :data:`UNTAKEN_SECONDS` after it was scheduled waits for a worker on its task queue.
+        """
+        raw = description.raw_description
+        waits: list[tuple[str, Waiting]] = []
+        for pending in raw.pending_activities:
+            step = f"{description.run_id}/{pending.activity_id}"
+            if pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED:
+                said = await self._heartbeat_said(pending)
+                beat = pending.last_heartbeat_time.ToDatetime()
+                if isinstance(said, Waiting) and beat >= pending.last_started_time.ToDatetime():
+                    waits.append((step, said))
+                continue
+            since = _untaken_since(pending)
+            if since is not None:
+                queue = (
+                    pending.activity_options.task_queue.name
+                    or raw.execution_config.task_queue.name
+                    or self.task_queue
+                )
+                detail = f"no worker has taken it from task queue {queue!r}"
+                call = pending.activity_type.name
+                waits.append((step, Waiting(on="worker", detail=detail, since=since, call=call)))
+        return waits
+
+    async def waiting(self, job_id: str) -> list[Waiting]:
+        """What the job's steps wait for now (:meth:`_waits`), from its description: no
+        worker needed; empty when nothing waits.
+
+        Raises:
+            AgentError: there is no such job.
+        """
+        with self._errors(job_id):
+            description = await self._handle(job_id).describe(rpc_timeout=WAIT_QUERY_TIMEOUT)
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            return []
+        return [waiting for _, waiting in await self._waits(description)]
 
     async def _notice_of(self, pending: PendingActivityInfo) -> RetryNotice:
         """The retry of a pending activity: as its last attempt told it, or from the
@@ -784,16 +882,36 @@ class TemporalEngine:
         )
 
     async def _told_retry(self, pending: PendingActivityInfo) -> RetryNotice | None:
-        """The notice in the activity's heartbeat details, if they hold one (the line, then
-        its fields); heartbeat details are free-form, so anything else is None."""
+        """The retry notice in the activity's heartbeat details, if they hold one (not a
+        wait: :meth:`_heartbeat_said`)."""
+        said = await self._heartbeat_said(pending)
+        return said if isinstance(said, RetryNotice) else None
+
+    async def _heartbeat_said(self, pending: PendingActivityInfo) -> RetryNotice | Waiting | None:
+        """What the activity's heartbeat details say, when they hold one of the two things an
+        attempt tells there (``activities.agent``: the line, then the fields): a retry notice
+        or a wait. Their required fields differ (a notice's ``attempt`` and ``cause``, a
+        wait's ``on`` and ``since``), so neither is read as the other; anything else (free-form
+        details) is None."""
         payloads = list(pending.heartbeat_details.payloads)
         if len(payloads) != 2:
             return None
         try:
             fields = (await self.client.data_converter.decode(payloads))[-1]
-            return RetryNotice.model_validate(fields)
-        except Exception:  # not a notice (another heartbeat's details): told another way
+        except Exception:  # not ours to read: told another way
             return None
+        for model in (RetryNotice, Waiting):
+            with contextlib.suppress(ValueError):
+                return model.model_validate(fields)
+        return None
+
+    async def _pollers(self) -> int:
+        """How many workers polled the task queue lately (0 when it cannot be read)."""
+        try:
+            return len(await recent_pollers(self.client, self.task_queue))
+        except RPCError as exc:
+            _log.debug("cannot describe task queue %s: %s", self.task_queue, _first_line(exc))
+            return 0
 
     def _query_timeout(self, waiting_since: float | None, now: float) -> timedelta:
         """The first query waits :data:`QUERY_TIMEOUT` for a worker; once none answers, each
@@ -1054,6 +1172,22 @@ class TemporalEngine:
             usage=view.usage,
             active_skills=view.active_skills,
         )
+
+
+def _untaken_since(pending: PendingActivityInfo) -> datetime | None:
+    """When a first attempt that no worker has taken :data:`UNTAKEN_SECONDS` after it was
+    scheduled was scheduled; None for any other (a later attempt waits for its retry, told
+    as one)."""
+    if (
+        pending.state != PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
+        or pending.attempt > 1
+        or not pending.HasField("scheduled_time")
+    ):
+        return None
+    since = pending.scheduled_time.ToDatetime().replace(tzinfo=UTC)
+    if datetime.now(UTC) - since < timedelta(seconds=UNTAKEN_SECONDS):
+        return None
+    return since
 
 
 async def _update_result(update: Any) -> Reply:

@@ -39,6 +39,7 @@ from skillweave.engines.temporal import FollowNote, JobRow
 from skillweave.llm.messages import Usage
 from skillweave.sandbox.models import ExecutionResult, OutputArtifact
 from skillweave.storage.base import ArtifactRef
+from skillweave.waiting import Waiting
 
 runner = CliRunner()
 
@@ -363,6 +364,10 @@ class _HostileEngine:
 
     async def status(self, job_id: str) -> JobView:
         return _view()
+
+    async def waiting(self, job_id: str) -> list[Waiting]:
+        since = datetime.now(UTC)
+        return [Waiting(on=HOSTILE, detail=HOSTILE, since=since, call=HOSTILE)]
 
     async def event_page(self, job_id: str, *, after: int = 0) -> EventPage:
         return EventPage(events=tuple(_events()), next=9, finished=True)

@@ -7,6 +7,7 @@ tests/integration/temporal/test_followers_outlive_workers.py."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -36,9 +37,18 @@ def _fast_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(temporal, "WAIT_NOTE_SECONDS", 0.05)
 
 
+class NoPollers:
+    """A task queue nobody polls (what a follower reads while no worker answers)."""
+
+    async def describe_task_queue(self, _request: Any) -> Any:
+        return SimpleNamespace(pollers=[])
+
+
 def _engine(server: FakeServer, *, worker_wait: float = 3600.0) -> TemporalEngine:
+    client = FakeClient(server)
+    client.workflow_service = NoPollers()  # type: ignore[attr-defined]
     return TemporalEngine(
-        FakeClient(server),  # type: ignore[arg-type]
+        client,  # type: ignore[arg-type]
         task_queue="tq",
         poll_seconds=0.01,
         worker_wait_seconds=worker_wait,
