@@ -160,11 +160,12 @@ def worker_service(
     name: str = "worker",
     cwd: Path | None = None,
 ) -> Service:
-    """``skillweave worker`` on ``env["WORKFLOW__TASK_QUEUE"]``: ready once it polls."""
+    """``skillweave worker`` on ``env["WORKFLOW__TASK_QUEUE"]``: ready once it polls (it
+    answers the roll call on that queue once it polls its store's)."""
     request = DescribeTaskQueueRequest(
         namespace=client.namespace,
         task_queue=TaskQueue(name=env["WORKFLOW__TASK_QUEUE"]),
-        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     )
 
     async def ready(process: subprocess.Popen[bytes]) -> bool:

@@ -312,6 +312,7 @@ async def test_jobs_finish_right_while_processes_are_killed(
         chaos.env.client,
         task_queue=chaos.task_queue,
         timeouts=ActivityTimeouts(heartbeat_seconds=3.0, max_attempts=40),
+        store=chaos.store,
         poll_seconds=0.2,
     )
     jobs = Jobs(engine, chaos.store)

@@ -46,6 +46,7 @@ from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine, activity_timeouts
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage import keys
+from skillweave.storage.identity import store_identity
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
 from tests.integration.temporal.harness import TOOLS, Stack, serving_stack, unique
 from tests.reliability.conftest import scale
@@ -178,10 +179,14 @@ async def test_concurrent_jobs_of_script_steps_all_complete(
         lab.client,
         services,
         task_queue=task_queue,
+        store_id=await store_identity(lab.store),
         heartbeat_seconds=settings.workflow.worker_heartbeat_seconds,
     )
     engine = TemporalEngine(
-        lab.client, task_queue=task_queue, timeouts=activity_timeouts(settings.workflow)
+        lab.client,
+        task_queue=task_queue,
+        timeouts=activity_timeouts(settings.workflow),
+        store=lab.store,
     )
     agent = AgentSpec(skills=(TOOLS,))
     job_ids = [unique("load") for _ in range(JOBS)]

@@ -9,6 +9,7 @@ from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResul
 from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.retries import Backoff
 from skillweave.engines.temporal import TemporalEngine
+from skillweave.storage.identity import store_identity
 from tests.integration.temporal.harness import unique
 from workflows.worker import build_worker
 
@@ -28,11 +29,18 @@ async def job_on(
         return await engine.result(await engine.start(request))
     assert env is not None, "a Temporal job needs a dev server"
     task_queue = unique("tq")
-    async with build_worker(env.client, services, task_queue=task_queue, heartbeat_seconds=0.5):
+    async with build_worker(
+        env.client,
+        services,
+        task_queue=task_queue,
+        store_id=await store_identity(services.store),
+        heartbeat_seconds=0.5,
+    ):
         temporal = TemporalEngine(
             env.client,
             task_queue=task_queue,
             timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=attempts),
+            store=services.store,
             poll_seconds=0.05,
         )
         return await temporal.result(await temporal.start(request))

@@ -33,6 +33,7 @@ from skillweave.engines.retries import Backoff
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.factory import ModelProviders
 from skillweave.llm.scripted import ScriptedProvider
+from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
 from tests.integration.temporal.harness import start_dev_server, unique
@@ -144,12 +145,17 @@ async def test_the_temporal_engine_tells_each_retry_from_the_pending_activity(
         async with _services(tmp_path, server) as services:
             task_queue = unique("tq")
             async with build_worker(
-                env.client, services, task_queue=task_queue, heartbeat_seconds=0.5
+                env.client,
+                services,
+                task_queue=task_queue,
+                store_id=await store_identity(services.store),
+                heartbeat_seconds=0.5,
             ):
                 engine = TemporalEngine(
                     env.client,
                     task_queue=task_queue,
                     timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=ATTEMPTS),
+                    store=services.store,
                     poll_seconds=0.05,
                 )
                 job = await engine.start(
@@ -269,7 +275,11 @@ async def test_run_and_runs_logs_on_temporal_show_each_retry(
     )
     try:
         async with build_worker(
-            environment.client, services, task_queue=task_queue, heartbeat_seconds=0.5
+            environment.client,
+            services,
+            task_queue=task_queue,
+            store_id=await store_identity(store),
+            heartbeat_seconds=0.5,
         ):
             for flags in ((), ("--json",)):
                 _unavailable_twice(server, "answered on temporal")
@@ -285,7 +295,7 @@ async def test_run_and_runs_logs_on_temporal_show_each_retry(
             # failures, so that the last wait (4 s) outlasts the command's start on a busy host.
             server.script(*[unavailable_503()] * 3, text_reply("answered for the logs"))
             lines = [*lines, _line(3, 8, 4.0)]
-            engine = TemporalEngine(environment.client, task_queue=task_queue)
+            engine = TemporalEngine(environment.client, task_queue=task_queue, store=store)
             job = await engine.start(
                 JobRequest(job_id=unique("logs"), task="Say hello.", agent=AgentSpec())
             )

@@ -14,6 +14,7 @@ from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
+from skillweave.storage.identity import store_identity
 from skillweave.waiting import Waiting
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, TOOLS, Stack, unique
@@ -42,9 +43,17 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
         sandbox=SandboxClient(down, token="t" * 16),
     )
     queue = unique("tq")
-    engine = TemporalEngine(stack.client, task_queue=queue, timeouts=TEST_TIMEOUTS)
+    engine = TemporalEngine(
+        stack.client, task_queue=queue, timeouts=TEST_TIMEOUTS, store=stack.store
+    )
     job_id = unique("down")
-    async with build_worker(stack.client, services, task_queue=queue, heartbeat_seconds=0.5):
+    async with build_worker(
+        stack.client,
+        services,
+        task_queue=queue,
+        store_id=await store_identity(stack.store),
+        heartbeat_seconds=0.5,
+    ):
         await engine.start(JobRequest(job_id=job_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
         handle = stack.client.get_workflow_handle(workflow_id(job_id))
 

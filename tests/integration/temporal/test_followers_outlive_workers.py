@@ -358,7 +358,9 @@ async def test_the_event_stream_notes_the_wait_and_ends_with_the_outcome(
         waiting = next(e for e in notes if e["event"] == "waiting_for_worker")["data"]
         assert waiting["kind"] == "waiting_for_worker"
         assert waiting["job_id"] == run_id
-        assert waiting["task_queue"] == rig.worker.env["WORKFLOW__TASK_QUEUE"]
+        # The queue the job is on: the configured one, routed to the job's store.
+        assert waiting["task_queue"] == rig.engine.task_queue
+        assert waiting["task_queue"].startswith(rig.worker.env["WORKFLOW__TASK_QUEUE"] + "@")
         assert waiting["waited_seconds"] > 0
 
 
@@ -368,7 +370,8 @@ async def test_a_bounded_event_stream_gives_up_with_its_own_event_and_resumes(
     async with worker_rig(stack, skill_dirs, tmp_path, SCRIPT) as rig:
         bounded = TemporalEngine(
             stack.client,
-            task_queue=rig.engine.task_queue,
+            task_queue=rig.engine.base_task_queue,
+            store=rig.store,
             timeouts=rig.engine._timeouts,
             poll_seconds=0.1,
             worker_wait_seconds=3,

@@ -38,6 +38,7 @@ from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import TemporalEngine, connect
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.run_channel import SPAN_NAME
+from skillweave.storage.identity import store_identity
 from tests.api.test_runs import make_agent, sse
 from tests.integration.harness import Manager, eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, Stack, unique
@@ -129,7 +130,11 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                 )
                 task_queue = unique("traced")
                 engine = TemporalEngine(
-                    client, task_queue=task_queue, timeouts=TEST_TIMEOUTS, poll_seconds=0.05
+                    client,
+                    task_queue=task_queue,
+                    timeouts=TEST_TIMEOUTS,
+                    poll_seconds=0.05,
+                    store=stack.store,
                 )
                 api = create_api(
                     settings,
@@ -138,7 +143,13 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                     on_startup=[open_skills, open_agents, open_runs(engine)],
                 )
                 async with (
-                    build_worker(client, services, task_queue=task_queue, heartbeat_seconds=0.5),
+                    build_worker(
+                        client,
+                        services,
+                        task_queue=task_queue,
+                        store_id=await store_identity(stack.store),
+                        heartbeat_seconds=0.5,
+                    ),
                     LoopbackServer(api) as server,
                     httpx.AsyncClient(
                         base_url=server.url,

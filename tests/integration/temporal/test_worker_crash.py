@@ -96,8 +96,9 @@ class WorkerProcess:
         self.process = process
         request = DescribeTaskQueueRequest(
             namespace=self.client.namespace,
+            # The roll call: every worker answers it on the configured queue.
             task_queue=TaskQueue(name=self.env["WORKFLOW__TASK_QUEUE"]),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
         )
 
         async def polling() -> bool:
@@ -200,6 +201,7 @@ async def worker_rig(
             stack.client,
             task_queue=task_queue,
             timeouts=ActivityTimeouts(heartbeat_seconds=HEARTBEAT_TIMEOUT, max_attempts=5),
+            store=store,
             poll_seconds=0.1,
         )
         await worker.start()
