@@ -249,8 +249,10 @@ async def run_job(
     with interrupt_cancels(asyncio.current_task()):
         if opened.workers is not None and await opened.workers() == 0:
             workflow = opened.settings.workflow
+            # A Temporal engine's queue is the configured one routed to its store.
+            queue = getattr(engine, "task_queue", workflow.task_queue)
             raise ConfigError(
-                f"no worker polls task queue {workflow.task_queue!r} on "
+                f"no worker polls task queue {queue!r} on "
                 f"{workflow.temporal_address} (namespace {workflow.namespace!r}): start one "
                 "with `skillweave worker`, or the whole stack with `skillweave dev`"
             )

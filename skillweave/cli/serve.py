@@ -131,7 +131,9 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
                 try:
                     await asyncio.Event().wait()
                 except asyncio.CancelledError:
-                    left.append(await stopping_worker(settings.workflow))
+                    # Its runs are on its store's queue (``contract.store_task_queue``).
+                    on = settings.workflow.model_copy(update={"task_queue": info.task_queue})
+                    left.append(await stopping_worker(on))
                     raise
 
     left: list[list[str] | None] = []  # the runs of its task queue in flight when stopped
@@ -140,7 +142,8 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
             asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         queue = settings.workflow.task_queue
-        say_stopped("worker", left, resumes=f"when a worker polls task queue {queue!r}")
+        resumes = f"when a worker on this store polls task queue {queue!r}"
+        say_stopped("worker", left, resumes=resumes)
 
 
 def dev(

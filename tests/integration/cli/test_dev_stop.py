@@ -212,6 +212,6 @@ def test_ctrl_c_on_a_worker_drains_it_then_says_what_was_left_running(
         " then they are cancelled and retried by another worker"
     ) in stderr
     assert stderr.strip().splitlines()[-1] == (
-        f"stopped: worker; 1 run was in flight: {run.group()} (it resumes when a worker polls"
-        " task queue 'wq')"
+        f"stopped: worker; 1 run was in flight: {run.group()} (it resumes when a worker on"
+        " this store polls task queue 'wq')"
     ), stderr

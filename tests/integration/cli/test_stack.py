@@ -141,7 +141,8 @@ async def test_a_server_that_never_gets_ready_is_stopped(tmp_path: Path) -> None
 async def test_the_engine_starts_and_lists_jobs_on_a_real_server(server: DevServer) -> None:
     client = await Client.connect(server.address, data_converter=data_converter())
     queue = f"nobody-{uuid.uuid4().hex[:8]}"
-    engine = TemporalEngine(client, task_queue=queue)
+    # A job runs on its store's queue (none polls it here): the id routes it.
+    engine = TemporalEngine(client, task_queue=queue, store_id="0123456789abcdef")
     assert await engine.workers() == 0
     job_id = f"job-{uuid.uuid4().hex[:8]}"
     agent = f"agent-{uuid.uuid4().hex[:6]}"
@@ -196,6 +197,6 @@ def test_run_on_temporal_without_a_worker_says_how_to_start_one(
     done = asyncio.run(serve_and_run())
     assert done.returncode == 2, done.stderr
     message = " ".join(done.stderr.split())
-    assert "no worker polls task queue 'nobody-polls'" in message
+    assert "no worker polls task queue 'nobody-polls@" in message  # its store's queue
     assert "skillweave worker" in message
     assert "Fatal Python error" not in done.stderr
