@@ -37,8 +37,9 @@ from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
 from skillweave.cli.errors import EXIT_NO_WORKER
 from skillweave.config import Settings
-from skillweave.engines.contract import workflow_id
+from skillweave.engines.contract import store_task_queue, workflow_id
 from skillweave.engines.temporal import TemporalEngine
+from skillweave.storage.identity import store_identity
 from tests.api.test_runs import make_agent
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, Stack
@@ -174,7 +175,11 @@ async def test_run_on_temporal_waits_for_a_new_worker_and_exits_by_the_outcome(
                 lambda: command.stderr.count(WAITING) >= 2, timeout=60, what="a second note"
             )
             assert command.running
-            assert command.says(f"task queue {rig.worker.env['WORKFLOW__TASK_QUEUE']!r}")
+            # The queue the job is on: the configured one routed to its store.
+            routed = store_task_queue(
+                rig.worker.env["WORKFLOW__TASK_QUEUE"], await store_identity(rig.store)
+            )
+            assert command.says(f"task queue {routed!r}")
             await rig.worker.start()
             code = await command.wait()
             assert code == 0, command
