@@ -257,7 +257,7 @@ async def _embedded_stack(
         err.print(
             Text(
                 f"embedded stack: Temporal {workflow.temporal_address} · UI {opened.ui_url} · "
-                f"MCP manager {opened.manager_url} · task queue {workflow.task_queue}",
+                f"MCP manager {opened.manager_url} · task queue {opened.engine.task_queue}",
                 style="dim",
             ),
             soft_wrap=True,

@@ -193,7 +193,7 @@ def dev(
         lines.add_row("Temporal gRPC", f"{address} (namespace {workflow.namespace})")
         lines.add_row("Temporal UI", opened.ui_url or "")
         lines.add_row("MCP manager", opened.manager_url or "")
-        lines.add_row("worker", f"task queue {workflow.task_queue} · model {opened.model}")
+        lines.add_row("worker", f"task queue {opened.engine.task_queue} · model {opened.model}")
         lines.add_row("state", str(state) if state is not None else "in memory (--ephemeral)")
         out.rule("[bold]skillweave dev[/]")
         out.print(lines)
