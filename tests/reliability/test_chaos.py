@@ -35,7 +35,6 @@ from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
 from skillweave.engines import JobRequest, JobResult
-from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import eventually
@@ -130,6 +129,9 @@ class Chaos:
                 "WORKFLOW__TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
                 "WORKFLOW__TASK_QUEUE": self.task_queue,
                 "WORKFLOW__WORKER_HEARTBEAT_SECONDS": "0.5",
+                # The workers' limits are the ones the jobs run under.
+                "WORKFLOW__HEARTBEAT_TIMEOUT_SECONDS": "3",
+                "WORKFLOW__ACTIVITY_MAX_ATTEMPTS": "40",
                 "SANDBOX__MANAGER_URL": self.manager_url,
                 "MODEL__PROVIDER": "scripted",
                 "MODEL__NAME": str(script),
@@ -309,11 +311,7 @@ async def test_jobs_finish_right_while_processes_are_killed(
 ) -> None:
     rng = random.Random(SEED)
     engine = TemporalEngine(
-        chaos.env.client,
-        task_queue=chaos.task_queue,
-        timeouts=ActivityTimeouts(heartbeat_seconds=3.0, max_attempts=40),
-        store=chaos.store,
-        poll_seconds=0.2,
+        chaos.env.client, task_queue=chaos.task_queue, poll_seconds=0.2, store=chaos.store
     )
     jobs = Jobs(engine, chaos.store)
     started = time.monotonic()

@@ -43,7 +43,7 @@ from skillweave.agent.events import AgentEvent
 from skillweave.config import SandboxSettings, Settings
 from skillweave.engines import AgentServices, JobRequest, JobResult
 from skillweave.engines.contract import workflow_id
-from skillweave.engines.temporal import TemporalEngine, activity_timeouts
+from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage import keys
 from skillweave.storage.identity import store_identity
@@ -182,12 +182,7 @@ async def test_concurrent_jobs_of_script_steps_all_complete(
         store_id=await store_identity(lab.store),
         heartbeat_seconds=settings.workflow.worker_heartbeat_seconds,
     )
-    engine = TemporalEngine(
-        lab.client,
-        task_queue=task_queue,
-        timeouts=activity_timeouts(settings.workflow),
-        store=lab.store,
-    )
+    engine = TemporalEngine(lab.client, task_queue=task_queue, store=lab.store)
     agent = AgentSpec(skills=(TOOLS,))
     job_ids = [unique("load") for _ in range(JOBS)]
     inputs = {

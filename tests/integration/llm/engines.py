@@ -35,12 +35,9 @@ async def job_on(
         task_queue=task_queue,
         store_id=await store_identity(services.store),
         heartbeat_seconds=0.5,
+        limits=ActivityTimeouts(heartbeat_seconds=5, max_attempts=attempts),
     ):
         temporal = TemporalEngine(
-            env.client,
-            task_queue=task_queue,
-            timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=attempts),
-            store=services.store,
-            poll_seconds=0.05,
+            env.client, task_queue=task_queue, poll_seconds=0.05, store=services.store
         )
         return await temporal.result(await temporal.start(request))

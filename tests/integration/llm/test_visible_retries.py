@@ -150,13 +150,10 @@ async def test_the_temporal_engine_tells_each_retry_from_the_pending_activity(
                 task_queue=task_queue,
                 store_id=await store_identity(services.store),
                 heartbeat_seconds=0.5,
+                limits=ActivityTimeouts(heartbeat_seconds=5, max_attempts=ATTEMPTS),
             ):
                 engine = TemporalEngine(
-                    env.client,
-                    task_queue=task_queue,
-                    timeouts=ActivityTimeouts(heartbeat_seconds=5, max_attempts=ATTEMPTS),
-                    store=services.store,
-                    poll_seconds=0.05,
+                    env.client, task_queue=task_queue, poll_seconds=0.05, store=services.store
                 )
                 job = await engine.start(
                     JobRequest(

@@ -43,9 +43,7 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
         sandbox=SandboxClient(down, token="t" * 16),
     )
     queue = unique("tq")
-    engine = TemporalEngine(
-        stack.client, task_queue=queue, timeouts=TEST_TIMEOUTS, store=stack.store
-    )
+    engine = TemporalEngine(stack.client, task_queue=queue, store=stack.store)
     job_id = unique("down")
     async with build_worker(
         stack.client,
@@ -53,6 +51,7 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
         task_queue=queue,
         store_id=await store_identity(stack.store),
         heartbeat_seconds=0.5,
+        limits=TEST_TIMEOUTS,
     ):
         await engine.start(JobRequest(job_id=job_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
         handle = stack.client.get_workflow_handle(workflow_id(job_id))

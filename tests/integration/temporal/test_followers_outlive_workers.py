@@ -43,7 +43,7 @@ from skillweave.storage.identity import store_identity
 from tests.api.test_runs import make_agent
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, Stack
-from tests.integration.temporal.test_worker_crash import HEARTBEAT_TIMEOUT, Rig, worker_rig
+from tests.integration.temporal.test_worker_crash import Rig, worker_rig
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(240)]
 
@@ -119,9 +119,9 @@ class Command:
 
 
 def cli_env(rig: Rig, **settings: str) -> dict[str, str]:
-    """The environment of a CLI on the rig's server, task queue and store; the job's model
-    calls are retried `HEARTBEAT_TIMEOUT` after their worker died (the client sets the
-    activity timeouts of the jobs it starts)."""
+    """The environment of a CLI on the rig's server, task queue and store (the job's model
+    calls are retried a heartbeat timeout after their worker died: the worker's, in
+    `worker_rig`)."""
     base = {
         key: value
         for key, value in os.environ.items()
@@ -131,8 +131,6 @@ def cli_env(rig: Rig, **settings: str) -> dict[str, str]:
         **base,
         "WORKFLOW__TEMPORAL_ADDRESS": rig.worker.env["WORKFLOW__TEMPORAL_ADDRESS"],
         "WORKFLOW__TASK_QUEUE": rig.worker.env["WORKFLOW__TASK_QUEUE"],
-        "WORKFLOW__HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
-        "WORKFLOW__ACTIVITY_MAX_ATTEMPTS": "5",
         "STORAGE__LOCAL_DIR": str(rig.store.root),
         "SKILLS__DIRS": '["bundled"]',
         **settings,
@@ -377,7 +375,6 @@ async def test_a_bounded_event_stream_gives_up_with_its_own_event_and_resumes(
             stack.client,
             task_queue=rig.engine.base_task_queue,
             store=rig.store,
-            timeouts=rig.engine._timeouts,
             poll_seconds=0.1,
             worker_wait_seconds=3,
         )

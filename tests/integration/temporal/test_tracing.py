@@ -130,11 +130,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                 )
                 task_queue = unique("traced")
                 engine = TemporalEngine(
-                    client,
-                    task_queue=task_queue,
-                    timeouts=TEST_TIMEOUTS,
-                    poll_seconds=0.05,
-                    store=stack.store,
+                    client, task_queue=task_queue, poll_seconds=0.05, store=stack.store
                 )
                 api = create_api(
                     settings,
@@ -149,6 +145,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
                         task_queue=task_queue,
                         store_id=await store_identity(stack.store),
                         heartbeat_seconds=0.5,
+                        limits=TEST_TIMEOUTS,
                     ),
                     LoopbackServer(api) as server,
                     httpx.AsyncClient(

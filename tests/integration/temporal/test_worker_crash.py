@@ -30,7 +30,7 @@ from temporalio.client import Client, WorkflowHistory
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
 from skillweave.engines import JobRequest
-from skillweave.engines.contract import ActivityTimeouts, workflow_id
+from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import Manager, eventually
@@ -186,6 +186,9 @@ async def worker_rig(
                 "WORKFLOW__TEMPORAL_ADDRESS": stack.temporal_address,
                 "WORKFLOW__TASK_QUEUE": task_queue,
                 "WORKFLOW__WORKER_HEARTBEAT_SECONDS": "0.5",
+                # The worker's limits are the ones its jobs run under.
+                "WORKFLOW__HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
+                "WORKFLOW__ACTIVITY_MAX_ATTEMPTS": "5",
                 "SANDBOX__MANAGER_URL": manager.url,
                 "SANDBOX__MANAGER_TOKEN": token,
                 "STORAGE__LOCAL_DIR": str(store.root),
@@ -197,13 +200,7 @@ async def worker_rig(
             tmp_path,
         )
         exits.callback(worker.stop)
-        engine = TemporalEngine(
-            stack.client,
-            task_queue=task_queue,
-            timeouts=ActivityTimeouts(heartbeat_seconds=HEARTBEAT_TIMEOUT, max_attempts=5),
-            store=store,
-            poll_seconds=0.1,
-        )
+        engine = TemporalEngine(stack.client, task_queue=task_queue, poll_seconds=0.1, store=store)
         await worker.start()
         try:
             yield Rig(manager, worker, engine, store, stack.client)
