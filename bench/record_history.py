@@ -20,8 +20,10 @@ test fails when the workflow code no longer issues the commands a history record
 
 What is fixed, so that two recordings differ only where time and the machine show (event
 timestamps, run and request ids, the sticky queue's name, build ids, script durations): the job
-ids, the task queue, the worker identity, the tasks, the inputs. Re-record after an *intended*
-change to the workflow's command sequence:
+ids, the store's id (written into the fresh store before anything reads it, so the task queue a
+job is routed to, ``TASK_QUEUE@GOLDEN_STORE_ID``, is fixed too), the worker identity, the tasks,
+the inputs. The worker gives each job its settings' limits (the ``job_limits`` local activity at
+the job's start). Re-record after an *intended* change to the workflow's command sequence:
 
     .venv/bin/python bench/record_history.py --check
 
@@ -64,6 +66,7 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
+from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
 from workflows.agent import AgentWorkflow
 from workflows.worker import build_worker, sandbox_runner
@@ -74,6 +77,9 @@ TEMPORAL_CLI: Final = REPO / ".venv" / "bin" / "temporal"
 HISTORIES: Final = REPO / "tests" / "data" / "histories"
 TASK_QUEUE: Final = "skillweave-golden-history"
 IDENTITY: Final = "skillweave-history-recorder"
+GOLDEN_STORE_ID: Final = "901de0901de0901d"
+"""The id of every recording's store: jobs run on the queue routed to it, so a fixed id keeps
+the recorded queue name (and the ``store_id`` in the job's input) the same across recordings."""
 _POLL_SECONDS: Final = 0.1
 _WAIT_SECONDS: Final = 60.0
 
@@ -137,6 +143,20 @@ async def _demo_request(job: _Job) -> JobRequest:
     )
     spec = load_agent(DEMO / "agent.yaml", registry)
     return JobRequest(job_id=job.job_id, task=DEMO_TASK, agent=spec, inputs=(sales,))
+
+
+async def _golden_store(root: Path) -> tuple[ArtifactStore, str]:
+    """A fresh local store under `root` whose id is :data:`GOLDEN_STORE_ID`, and that id as
+    every process reads it (``storage.identity``)."""
+    store = LocalArtifactStore(root)
+    record = json.dumps({"id": GOLDEN_STORE_ID, "created_at": "2026-01-01T00:00:00+00:00"})
+    await store.put_if_absent(
+        keys.STORE_IDENTITY_KEY, record.encode(), content_type="application/json"
+    )
+    store_id = await store_identity(store)
+    if store_id != GOLDEN_STORE_ID:
+        raise SystemExit(f"the recording's store has id {store_id!r}, not {GOLDEN_STORE_ID!r}")
+    return store, store_id
 
 
 async def _nothing(job: _Job) -> None:
@@ -242,7 +262,7 @@ async def record(scenario: Scenario) -> list[tuple[Path, WorkflowHistory]]:
     )
     registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
     with tempfile.TemporaryDirectory(prefix="skillweave-golden-") as tmp:
-        store = LocalArtifactStore(Path(tmp) / "store")
+        store, store_id = await _golden_store(Path(tmp) / "store")
         async with (
             LoopbackServer(create_app(settings, store=store, publish=False)) as manager,
             SandboxClient(manager.url, token=token) as sandbox,
@@ -256,9 +276,12 @@ async def record(scenario: Scenario) -> list[tuple[Path, WorkflowHistory]]:
                 model="scripted",
                 sandbox=sandbox,
             )
-            job = _Job(TemporalEngine(client, task_queue=TASK_QUEUE), store, scenario.job_id)
+            engine = TemporalEngine(client, task_queue=TASK_QUEUE, store=store, store_id=store_id)
+            job = _Job(engine, store, scenario.job_id)
             request = await scenario.request(job)
-            async with build_worker(client, services, task_queue=TASK_QUEUE, identity=IDENTITY):
+            async with build_worker(
+                client, services, task_queue=TASK_QUEUE, store_id=store_id, identity=IDENTITY
+            ):
                 await job.engine.start(request)
                 await scenario.drive(job)
                 result: JobResult = await job.engine.result(job.job_id)
