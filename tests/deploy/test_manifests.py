@@ -295,13 +295,20 @@ def test_every_deployment_is_hardened(docs: tuple[Doc, ...]) -> None:
 
 
 def test_http_servers_are_probed_on_healthz(docs: tuple[Doc, ...]) -> None:
+    """Ready on /healthz (503 while a dependency is waited for); alive while it serves at all,
+    so that a pod waiting for Temporal or the store is not restarted in a loop."""
     for name in (MANAGER, API):
         ctr = container(docs, name)
         port_names = {port["name"] for port in ctr["ports"]}
-        for probe in ("readinessProbe", "livenessProbe"):
-            get = ctr.get(probe, {}).get("httpGet", {})
-            assert get.get("path") == "/healthz", (name, probe)
-            assert get.get("port") in port_names, (name, probe)
+        get = ctr.get("readinessProbe", {}).get("httpGet", {})
+        assert get.get("path") == "/healthz", name
+        assert get.get("port") in port_names, name
+        for probe in ("startupProbe", "livenessProbe"):
+            assert ctr.get(probe, {}).get("tcpSocket", {}).get("port") in port_names, (name, probe)
+    worker = container(docs, WORKER)
+    get = worker.get("readinessProbe", {}).get("httpGet", {})
+    assert get.get("path") == "/healthz"
+    assert get.get("port") == "metrics"
 
 
 def test_only_the_manager_gets_a_service_account_token(docs: tuple[Doc, ...]) -> None:
