@@ -307,10 +307,14 @@ async def test_misconfigured_processes_never_fail_corrupt_or_silently_hold_a_job
             assert service.process is not None
             if service.process.poll() is not None:
                 raise AssertionError(f"{service.name} exited instead of waiting:\n{service.log()}")
-        health = await _health(d.health["worker-1"])
-        return health is not None and health[0] == 503
+        # Both serve their health while they wait: 503 from each says they are waiting.
+        worker = await _health(d.health["worker-1"])
+        manager = await _health(d.manager_urls["manager-1"])
+        return all(h is not None and h[0] == 503 for h in (worker, manager))
 
-    await eventually(waiting_for_dependencies, timeout=START_SECONDS, what="worker-1 waiting")
+    await eventually(
+        waiting_for_dependencies, timeout=START_SECONDS, what="worker-1 and manager-1 waiting"
+    )
     status, said = await _health(d.health["worker-1"]) or (0, {})
     assert status == 503, said
     assert said.get("ready") is False, said
