@@ -29,6 +29,7 @@ from workflows.agent import (
     PATCH_COUNTS_IN_TENS,
     PATCH_FEWER_EVENTS_PER_STEP,
     PATCH_READS_REPLIES,
+    PATCH_WORKER_LIMITS,
     AgentWorkflow,
 )
 from workflows.worker import sandbox_runner
@@ -40,6 +41,7 @@ the ``workflow.patched`` change after which they were recorded), which must keep
 CURRENT = [name for name in GOLDEN if "/" not in name]
 
 ACTIVITIES = {
+    "job_limits",
     "prepare_catalog",
     "invoke_model",
     "load_skill",
@@ -67,18 +69,52 @@ def _replayer() -> Replayer:
     )
 
 
+def _local_activity(event: dict[str, Any]) -> tuple[str, Any] | None:
+    """A local activity's name and result when `event` is its marker, else None."""
+    if event["eventType"] != "EVENT_TYPE_MARKER_RECORDED":
+        return None
+    marker = event["markerRecordedEventAttributes"]
+    if marker["markerName"] != "core_local_activity":
+        return None
+    (payload,) = marker["details"]["data"]["payloads"]
+    results = marker["details"].get("result", {}).get("payloads", [])
+    result = json.loads(base64.b64decode(results[0]["data"])) if results else None
+    return json.loads(base64.b64decode(payload["data"]))["activity_type"], result
+
+
 def _scheduled(data: dict[str, Any]) -> list[str]:
     """The activities a history ran, in order: scheduled ones, and local ones (a marker)."""
     names = []
     for event in data["events"]:
         if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
             names.append(event["activityTaskScheduledEventAttributes"]["activityType"]["name"])
-        elif event["eventType"] == "EVENT_TYPE_MARKER_RECORDED":
-            marker = event["markerRecordedEventAttributes"]
-            if marker["markerName"] == "core_local_activity":
-                (payload,) = marker["details"]["data"]["payloads"]
-                names.append(json.loads(base64.b64decode(payload["data"]))["activity_type"])
+        elif (local := _local_activity(event)) is not None:
+            names.append(local[0])
     return names
+
+
+def _patches(data: dict[str, Any]) -> list[str]:
+    """The ``workflow.patched`` ids a history recorded (a ``core_patch`` marker each), in order."""
+    return [
+        json.loads(base64.b64decode(payload["data"]))["id"]
+        for event in data["events"]
+        if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
+        and event["markerRecordedEventAttributes"]["markerName"] == "core_patch"
+        for payload in event["markerRecordedEventAttributes"]["details"]["patch-data"]["payloads"]
+    ]
+
+
+def _input(data: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``AgentWorkflowInput``, as recorded."""
+    started = data["events"][0]["workflowExecutionStartedEventAttributes"]
+    (payload,) = started["input"]["payloads"]
+    return json.loads(base64.b64decode(payload["data"]))
+
+
+def _continued(data: dict[str, Any]) -> bool:
+    """Whether the run was started by continue-as-new (not the job's first run)."""
+    started = data["events"][0]["workflowExecutionStartedEventAttributes"]
+    return bool(started.get("continuedExecutionRunId"))
 
 
 def _local(data: dict[str, Any]) -> set[str]:
@@ -192,20 +228,18 @@ def test_steps_make_fewer_history_events() -> None:
             if "SkillweavePhase" in values
         }
         assert not shown & {"starting", "reading", "searching"}, (name, shown)
-        markers = [
-            event["markerRecordedEventAttributes"]
-            for event in data["events"]
-            if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
-            and event["markerRecordedEventAttributes"]["markerName"] == "core_patch"
-        ]
-        patches = []
-        for marker in markers:
-            (payload,) = marker["details"]["patch-data"]["payloads"]
-            patches.append(json.loads(base64.b64decode(payload["data"]))["id"])
-        assert patches == [PATCH_FEWER_EVENTS_PER_STEP, PATCH_COUNTS_IN_TENS], name
+        # A continued run carries its limits over, so it never asks (nor records that patch).
+        asked = [] if _continued(data) else [PATCH_WORKER_LIMITS]
+        assert _patches(data) == [
+            PATCH_FEWER_EVENTS_PER_STEP,
+            PATCH_COUNTS_IN_TENS,
+            PATCH_READS_REPLIES,
+            *asked,
+        ], name
     before = _data("before-fewer-events-per-step/demo.json")
     now = _data("demo.json")
-    assert _scheduled(before) == _scheduled(now)  # the same job, the same activities
+    # The same job, the same activities, but for the worker's limits asked at its start.
+    assert _scheduled(now) == ["job_limits", *_scheduled(before)]
     assert any(
         "SkillweavePhase" not in values and "SkillweaveTurns" not in values
         for values in _upserts(before)
@@ -214,9 +248,68 @@ def test_steps_make_fewer_history_events() -> None:
     # The cheap reads ran as local activities (a marker each, no task of their own); the
     # side effects that must not run twice or run long stayed activities.
     local = set().union(*(_local(_data(name)) for name in CURRENT))
-    assert local == {"prepare_catalog", "read_skill_resource", "search_skills"}
+    assert local == {"job_limits", "prepare_catalog", "read_skill_resource", "search_skills"}
     assert not _local(before)
-    assert len(now["events"]) < len(before["events"]) * 0.85
+    assert len(_step_events(now)) < len(_step_events(before)) * 0.85
+
+
+def _step_events(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events of a history but the once-per-run ones no step makes: each patch's marker
+    and the SDK's ``TemporalChangeVersion`` upsert that goes with it, and the worker's limits
+    asked at the start (``job_limits``). What is left grows with the job's steps."""
+    found = []
+    for event in data["events"]:
+        kind = event["eventType"]
+        marker = event.get("markerRecordedEventAttributes", {})
+        if marker.get("markerName") == "core_patch":
+            continue
+        if (local := _local_activity(event)) is not None and local[0] == "job_limits":
+            continue
+        if kind == "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES":
+            attributes = event["upsertWorkflowSearchAttributesEventAttributes"]
+            if set(attributes["searchAttributes"]["indexedFields"]) == {"TemporalChangeVersion"}:
+                continue
+        found.append(event)
+    return found
+
+
+def test_a_job_asks_its_worker_for_its_limits_once_at_its_start() -> None:
+    """Since ``workflow.patched("worker-limits")`` a job's first run asks its worker for the
+    limits its activities run under: one ``job_limits`` local activity (a marker), before any
+    other step; a run continued as new carries them in its input and does not ask again.
+    Histories recorded before the patch never asked (their client sent the timeouts), and
+    still replay (they are in GOLDEN)."""
+    first_runs = {name for name in CURRENT if not _continued(_data(name))}
+    assert first_runs == {"demo.json", "conversation-1.json"}, CURRENT
+    for name in CURRENT:
+        data = _data(name)
+        asked = _scheduled(data).count("job_limits")
+        if _continued(data):
+            assert asked == 0, name
+            assert _input(data)["limits"] is not None, name
+        else:
+            assert asked == 1, name
+            assert _scheduled(data)[0] == "job_limits", name
+            assert "job_limits" in _local(data), name
+            assert _input(data)["limits"] is None, name
+    # What run 1 of the conversation was told is what run 2 runs under.
+    (told,) = [
+        local[1]
+        for event in _data("conversation-1.json")["events"]
+        if (local := _local_activity(event)) is not None and local[0] == "job_limits"
+    ]
+    assert told is not None
+    assert _input(_data("conversation-2.json"))["limits"] == told
+    before = [name for name in GOLDEN if name.startswith("before-worker-limits/")]
+    assert sorted(before) == [
+        "before-worker-limits/conversation-1.json",
+        "before-worker-limits/conversation-2.json",
+        "before-worker-limits/demo.json",
+    ]
+    for name in before:
+        data = _data(name)
+        assert "job_limits" not in _scheduled(data), name
+        assert PATCH_WORKER_LIMITS not in _patches(data), name
 
 
 def test_a_job_of_the_loop_before_it_read_replies_replays_as_it_ran() -> None:
@@ -233,14 +326,7 @@ def test_a_job_of_the_loop_before_it_read_replies_replays_as_it_ran() -> None:
         "run_skill_script",
         "invoke_model",
     ]
-    patches = [
-        json.loads(base64.b64decode(payload["data"]))["id"]
-        for event in data["events"]
-        if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
-        and event["markerRecordedEventAttributes"]["markerName"] == "core_patch"
-        for payload in event["markerRecordedEventAttributes"]["details"]["patch-data"]["payloads"]
-    ]
-    assert PATCH_READS_REPLIES not in patches
+    assert PATCH_READS_REPLIES not in _patches(data)
     closed = data["events"][-1]
     assert closed["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
     (payload,) = closed["workflowExecutionCompletedEventAttributes"]["result"]["payloads"]
