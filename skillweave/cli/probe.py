@@ -1,7 +1,8 @@
 """What the checks of ``skillweave doctor`` and of the long-running commands' start-up share:
 the line each answers with (:class:`Check`), what they share while they run (:class:`Probe`),
-and who asks (:data:`Role`). The checks are :mod:`skillweave.cli.checks` (Temporal, store,
-manager, agreement, isolation) and :mod:`skillweave.cli.model_checks` (models, agents).
+and who asks (:data:`Role`). The checks are :mod:`skillweave.cli.service_checks` (Temporal,
+store, workers, manager, agreement, isolation) and :mod:`skillweave.cli.model_checks` (models,
+agents); :mod:`skillweave.cli.checks` runs those each role needs.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Probe:
 
     Attributes:
         store_id: the store's id, once read.
+        store_asked: the store was asked (found or not): a check that only compares its id
+            does not ask it again.
         manager: the manager's health answer, once it took this process's token.
         manager_refused: the manager answered, and refused this process's token (401).
     """
@@ -43,6 +46,7 @@ class Probe:
     settings: Settings
     role: Role
     store_id: str | None = None
+    store_asked: bool = False
     manager: dict[str, object] | None = field(default=None)
     manager_refused: bool = False
 

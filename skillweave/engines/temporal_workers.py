@@ -14,7 +14,8 @@ description of the base queue lists every worker of it and the store it works on
   workers of other stores answer the roll call (:meth:`Roll.refusal`: it would wait for ever);
 - a worker at start warns when other workers of its queue work on other stores and none on its
   own (:func:`warn_if_alone`, called by ``skillweave.cli.compose.running_worker``);
-- ``skillweave doctor`` and the start-up checks read the same roll (``skillweave.cli.checks``).
+- ``skillweave doctor`` and the start-up checks read the same roll
+  (``skillweave.cli.service_checks``).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from skillweave.cli.checks import _agree, client_limits_check, run_checks
+from skillweave.cli.checks import client_limits_check, run_checks
 from skillweave.cli.probe import Probe, Role
+from skillweave.cli.service_checks import agree_check
 from skillweave.config import Settings
 
 WARNING = (
@@ -31,7 +32,7 @@ def _settings(**workflow: Any) -> Settings:
 
 
 async def _agreement(settings: Settings, role: Role) -> tuple[str, str]:
-    check = await _agree(Probe(settings, role))
+    check = await agree_check(Probe(settings, role))
     assert check.name == "agree"
     return check.status, check.detail
 

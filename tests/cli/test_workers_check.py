@@ -1,6 +1,7 @@
-"""The ``workers`` check of ``doctor`` and the start-up checks (``cli.checks``): what the roll
-call of the task queue says about this process's store, for a client and for a worker. The
-roll call itself is read from a real server in tests/integration/temporal/test_store_routing."""
+"""The ``workers`` check of ``doctor`` and the start-up checks (``cli.service_checks``): what
+the roll call of the task queue says about this process's store, for a client and for a
+worker. The roll call itself is read from a real server in
+tests/integration/temporal/test_store_routing."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from skillweave.cli import checks
-from skillweave.cli.probe import Probe, Role
+from skillweave.cli.probe import Check, Probe, Role
+from skillweave.cli.service_checks import workers_check
 from skillweave.config import Settings
 from skillweave.engines import temporal, temporal_workers
 from skillweave.engines.temporal_workers import Roll
@@ -21,7 +22,7 @@ def _worker(pid: int, store: str) -> str:
     return f"{pid}@host store={store}"
 
 
-async def _check(monkeypatch: pytest.MonkeyPatch, role: Role, roll: Roll) -> checks.Check:
+async def _check(monkeypatch: pytest.MonkeyPatch, role: Role, roll: Roll) -> Check:
     async def connect(_settings: Any) -> object:
         return object()
 
@@ -32,7 +33,7 @@ async def _check(monkeypatch: pytest.MonkeyPatch, role: Role, roll: Roll) -> che
     monkeypatch.setattr(temporal, "connect", connect)
     monkeypatch.setattr(temporal_workers, "read_roll", read_roll)
     settings = Settings(_env_file=None, workflow={"task_queue": "q"})
-    return await checks._workers(Probe(settings, role, store_id=roll.store_id))
+    return await workers_check(Probe(settings, role, store_id=roll.store_id))
 
 
 async def test_a_client_whose_store_no_worker_uses_fails(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,6 +76,6 @@ async def test_a_worker_is_told_of_other_stores_on_its_queue(
 
 async def test_the_direct_engine_has_no_workers_to_read() -> None:
     settings = Settings(_env_file=None, workflow={"execution_engine": "direct"})
-    check = await checks._workers(Probe(settings, "doctor", store_id=A))
+    check = await workers_check(Probe(settings, "doctor", store_id=A))
     assert check.status == "ok"
     assert "not used" in check.detail
