@@ -5,7 +5,7 @@
 warm pool; ``GET /metrics`` is Prometheus text; ``/mcp`` is the MCP front door
 (``mcp_server``, streamable HTTP); ``GET /healthz`` (200 once serving; 503
 ``{"ready": false, "waiting_for": [...]}`` while the manager waits for its store at start-up,
-when every other route answers 503 + Retry-After) needs no token, and neither does the
+when every other route answers 503 ``not_ready`` + Retry-After) needs no token, and neither does the
 OpenAPI document (``/openapi.json``, ``/docs``, ``/redoc``) when
 ``SANDBOX__MANAGER_DOCS_OPEN=true`` opens it (:func:`skillweave.gate.open_paths`).
 Everything else requires ``Authorization: Bearer <SANDBOX__MANAGER_TOKEN>``, compared in
@@ -113,19 +113,30 @@ _bearer = HTTPBearer(auto_error=False)
 # costs more than the check itself (and, in a fresh process, starts the thread pool).
 async def _state(request: Request) -> ManagerState:
     state: ManagerState | None = request.app.state.manager
-    if state is None:  # still waiting for the store: come back (the client retries)
-        raise _not_ready(request.app.state.readiness)
+    if state is None:  # still waiting for the store: come back (the client waits)
+        raise _NotReadyError(request.app.state.readiness)
     return state
 
 
-def _not_ready(readiness: Readiness) -> HTTPException:
-    """503 + Retry-After while the manager waits for what it needs (its ``/healthz`` says
-    what, and since when)."""
-    waits = "; ".join(wait.detail for wait in readiness.waiting_for()) or "starting"
-    return HTTPException(
+class _NotReadyError(Exception):
+    """A route asked before the manager serves: answered by :func:`_not_ready`."""
+
+    def __init__(self, readiness: Readiness) -> None:
+        self.readiness = readiness
+        super().__init__("the manager is not ready")
+
+
+def _not_ready(readiness: Readiness) -> JSONResponse:
+    """503 ``not_ready`` + Retry-After while the manager waits for what it needs (its
+    ``/healthz`` says what, and since when): the sandbox client waits for it as for a manager
+    that is down, and says what it waits for."""
+    waits = "; ".join(wait.detail for wait in readiness.waiting_for()) or "its start-up"
+    return _coded(
+        ProblemCode.NOT_READY,
         status.HTTP_503_SERVICE_UNAVAILABLE,
-        detail=f"the manager is not ready: waiting for {waits}",
-        headers={"Retry-After": str(readiness.retry_after())},
+        "Manager not ready",
+        f"waiting for {waits}",
+        retry_after=readiness.retry_after(),
     )
 
 
@@ -163,12 +174,7 @@ class _McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app.state.manager is None:  # still waiting for the store
-            problem = _not_ready(self.app.state.readiness)
-            answer = _problem(
-                Problem(title="Not ready", status=problem.status_code, detail=problem.detail),
-                headers=problem.headers,
-            )
-            await answer(scope, receive, send)
+            await _not_ready(self.app.state.readiness)(scope, receive, send)
             return
         await self.app.state.mcp.handle_request(scope, receive, send)
 
@@ -353,6 +359,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         detail = f"the request is not valid: {where}"
         return _coded(ProblemCode.INVALID_REQUEST, 422, "Invalid request", detail, errors=errors)
 
+    @app.exception_handler(_NotReadyError)
+    async def _not_ready_yet(_: Request, exc: _NotReadyError) -> JSONResponse:
+        return _not_ready(exc.readiness)
+
     @app.exception_handler(ExecutionRejectedError)
     async def _rejected(_: Request, exc: ExecutionRejectedError) -> JSONResponse:
         return _coded(ProblemCode.REJECTED, exc.status_code, "Request rejected", exc.reason)
@@ -416,7 +426,6 @@ _HTTP_TITLES: Final = {
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
-    503: "Not ready",
 }
 
 

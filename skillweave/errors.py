@@ -35,6 +35,7 @@ skill) are turned into tool results by the agent loop; the others are raised.
     ├── SandboxError                   running scripts in sandboxes
     │   ├── SandboxStartError          a sandbox did not start or become healthy
     │   ├── ManagerUnreachableError    the manager took no connection; waited for, as a full pool
+    │   │   └── ManagerNotReadyError   the manager answered that it is starting (503 not_ready)
     │   ├── ManagerRefusedError        the manager refuses this caller's token (401/403) or store
     │                                  (409): an operator must act; waited for, then retried
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
@@ -83,6 +84,7 @@ __all__ = [
     "ExecutionConflictError",
     "ExecutionRejectedError",
     "InvalidKeyError",
+    "ManagerNotReadyError",
     "ManagerRefusedError",
     "ManagerUnreachableError",
     "ModelError",
@@ -327,6 +329,11 @@ class SandboxStartError(SandboxError):
 class ManagerUnreachableError(SandboxError):
     """The MCP manager did not take the connection: nothing was sent, so asking again is safe.
     A script step waits for it as for a full pool (``skillweave.sandbox.queue``)."""
+
+
+class ManagerNotReadyError(ManagerUnreachableError):
+    """The MCP manager answered that it is starting: it waits for what it needs (its store),
+    and nothing ran. Waited for like a manager that is down; the message names the cause."""
 
 
 class ManagerRefusedError(SandboxError):

@@ -14,19 +14,21 @@ outcome, and the caller waits for it or retries it (``skillweave.sandbox.queue``
   ``SANDBOX__MANAGER_TOKEN``;
 - ``store_mismatch`` (the manager works on another store than the request names) →
   :class:`ManagerRefusedError` (``refused="store"``);
-- no connection taken → :class:`ManagerUnreachableError`; ``pool_exhausted`` →
-  :class:`PoolExhaustedError` carrying the server's Retry-After; ``in_progress`` →
-  :class:`ExecutionInProgressError` (with its Retry-After); ``sandbox_lost`` →
-  :class:`SandboxLostError` (the sandbox died mid-run; the same request may run again);
+- no connection taken → :class:`ManagerUnreachableError`; ``not_ready`` (the manager is
+  starting, waiting for its store) → :class:`ManagerNotReadyError`, one of those, its line
+  naming what the manager waits for: a step waits for it as for a manager that is down;
+- ``pool_exhausted`` → :class:`PoolExhaustedError` carrying the server's Retry-After;
+  ``in_progress`` → :class:`ExecutionInProgressError` (with its Retry-After); ``sandbox_lost``
+  → :class:`SandboxLostError` (the sandbox died mid-run; the same request may run again);
   ``sandbox_refused`` → a permanent :class:`SandboxStartError`; 5xx and anything else →
   :class:`SandboxError`;
 - ``rejected``/``invalid_request`` with a 4xx → :class:`ExecutionRejectedError` (with the
   status), ``conflict`` → :class:`ExecutionConflictError`.
 
 An answer without a code (a manager before problem+json sent none for these, or a proxy in
-between) is read by its status: 401 and 403 a refused token, 503 a full pool, 409 a conflict,
-another 4xx a rejection. The client does not retry on its own; whether to retry is decided at
-the activity boundary.
+between) is read by its status: 401 and 403 a refused token, 503 a full pool (a manager before
+``not_ready`` answered its start-up so too), 409 a conflict, another 4xx a rejection. The
+client does not retry on its own; whether to retry is decided at the activity boundary.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
+    ManagerNotReadyError,
     ManagerRefusedError,
     ManagerUnreachableError,
     PoolExhaustedError,
@@ -180,6 +183,11 @@ def _raise_for(response: httpx.Response, execution_id: str, *, url: str) -> None
             raise ManagerRefusedError(detail, refused="store", status=status, url=url)
         case ProblemCode.SANDBOX_LOST:
             raise SandboxLostError(execution_id, detail)
+        case ProblemCode.NOT_READY:
+            waits = detail or "waiting for what it needs"
+            raise ManagerNotReadyError(
+                f"the MCP manager at {url} is starting: {waits} (its /healthz says)"
+            )
         case ProblemCode.POOL_EXHAUSTED:
             retry_after = _retry_after(response, problem, default=5.0)
             raise PoolExhaustedError(detail, retry_after=math.ceil(retry_after))

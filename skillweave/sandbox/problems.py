@@ -55,6 +55,10 @@ class ProblemCode(StrEnum):
     """409 + Retry-After: another manager holds a live claim on the execution."""
     POOL_EXHAUSTED = "pool_exhausted"
     """503 + Retry-After: no sandbox became free in time; nothing ran."""
+    NOT_READY = "not_ready"
+    """503 + Retry-After: the manager is starting and waits for what it needs (its store; its
+    ``/healthz`` says what, and since when); nothing ran. Newer than problem+json: a manager
+    before it answered this 503 without a code."""
     SANDBOX_LOST = "sandbox_lost"
     """502: the sandbox died mid-run; the id was freed, the same request may run again."""
     SANDBOX_REFUSED = "sandbox_refused"

@@ -9,11 +9,13 @@ and by the MCP front door (``mcp_manager.mcp_server``) with the same
 ``SANDBOX__QUEUE_SECONDS``.
 
 A manager that does not take the connection (``ManagerUnreachableError``: down, restarting,
-not started yet; nothing was sent) or that refuses this caller (``ManagerRefusedError``: its
-token or its store, which an operator fixes, typically by restarting one side with the right
-settings; nothing ran) is waited for the same way, asking again after 1 s, then twice as long
-each time up to 10 s (jittered): a worker holds its script steps through a manager's restart
-instead of spending their attempts on it, and a refusal never reaches the model.
+not started yet; nothing was sent), that answers it is starting (``ManagerNotReadyError``, one
+of those: waiting for its store; nothing ran) or that refuses this caller
+(``ManagerRefusedError``: its token or its store, which an operator fixes, typically by
+restarting one side with the right settings; nothing ran) is waited for the same way, asking
+again after 1 s, then twice as long each time up to 10 s (jittered): a worker holds its script
+steps through a manager's restart instead of spending their attempts on it, and a refusal
+never reaches the model.
 
 Each wait is told as a :class:`~skillweave.waiting.Waiting` through
 :func:`~skillweave.waiting.tell_waiting` (a Temporal activity's heartbeat details, for the UI
