@@ -2,8 +2,9 @@
 ``WORKFLOW__EXECUTION_ENGINE``), or on the API at ``SKILLWEAVE_API_URL`` (``--agent ag-…``).
 
 The command reads and checks the job's inputs (:mod:`skillweave.cli.job`), says where the job
-runs, opens the engine (:func:`~skillweave.cli.compose.open_engine`) and follows the job with
-the live view or JSON lines (:class:`~skillweave.cli.view.JobOutput`). ``skillweave demo``
+runs (on Temporal once the engine is open: it knows the task queue routed to the job's store),
+opens the engine (:func:`~skillweave.cli.compose.open_engine`) and follows the job with the
+live view or JSON lines (:class:`~skillweave.cli.view.JobOutput`). ``skillweave demo``
 (:mod:`skillweave.cli.demo`) shows its job with the same pieces: :func:`announce_job`,
 :func:`announce_isolation`, :func:`follow_shown` and :func:`run_to_end`.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
@@ -144,7 +145,7 @@ def run_command(
     with errors():
         check_files(files)
     job_id = new_job_id()
-    interrupted, hint = _say_where(chosen_engine, job_id, spec, chosen, as_json=as_json)
+    interrupted, hint, header = _say_where(chosen_engine, job_id, spec, chosen, as_json=as_json)
     shown = JobOutput(as_json=as_json, out_dir=out_dir)
     workflow = settings.workflow.model_copy(update={"execution_engine": chosen_engine})
     on_engine = settings.model_copy(update={"workflow": workflow})
@@ -152,6 +153,8 @@ def run_command(
     async def main() -> JobRun:
         with shown.live(), _without_temporal(chosen_engine):
             async with open_engine(on_engine, registry=registry, model=chosen) as opened:
+                if header is not None:
+                    header(opened.engine)
                 if opened.services is not None and opened.services.models is not None:
                     # A direct engine's jobs are this user's: a script they name may be any file.
                     opened.services.models.any_script = True
@@ -167,9 +170,11 @@ def run_command(
 
 def _say_where(
     engine: ExecutionEngine, job_id: str, spec: AgentSpec, model: ModelSettings, *, as_json: bool
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, Callable[[Engine], None] | None]:
     """What the job's engine needs checked, and the job's header (without --json); returns
-    what to say when the job is interrupted: the line and its hint."""
+    what to say when the job is interrupted (the line and its hint), and the header to say
+    once the engine is open (None: said already, or --json): on Temporal it names the task
+    queue the job runs on, the configured one routed to its store, which the engine knows."""
     from skillweave.cli.job import check_model, scripted_note
 
     settings = get_settings()
@@ -186,27 +191,34 @@ def _say_where(
                 if warning := scripted_note(model):
                     err.print(Text(warning, style="bold yellow"), soft_wrap=True)
                 announce_job(job_id, spec, "engine direct")
-            return f"interrupted: run {job_id} was cancelled", None
+            return f"interrupted: run {job_id} was cancelled", None, None
         case "temporal":
             from skillweave.cli.checks import client_limits_check, print_checks
-            from skillweave.engines.temporal import configure_logging
+            from skillweave.engines.temporal import TemporalEngine, configure_logging
 
             if (told := client_limits_check(settings)) is not None:
                 print_checks([told])  # the job runs under its worker's limits, not these
-            if not as_json:
+
+            def header(opened: Engine) -> None:
                 # The worker's manager runs its scripts: nothing to say of it here.
                 on = f"model {spec.model}" if spec.model else "the worker's default model"
+                # Its store's queue (the configured one while the store's id is not read).
+                queue = workflow.task_queue
+                if isinstance(opened, TemporalEngine):
+                    queue = opened.task_queue
                 announce_job(
                     job_id,
                     spec,
-                    f"engine temporal at {workflow.temporal_address}, task queue "
-                    f"{workflow.task_queue} ({on})",
+                    f"engine temporal at {workflow.temporal_address}, task queue {queue!r} ({on})",
                 )
+
             configure_logging(verbose=False)
-            return f"interrupted: run {job_id} keeps running on Temporal", (
+            hint = (
                 f"Follow it with `skillweave runs logs {job_id} --follow`, stop it with "
                 f"`skillweave runs cancel {job_id}`."
             )
+            interrupted = f"interrupted: run {job_id} keeps running on Temporal"
+            return interrupted, hint, None if as_json else header
         case _:
             assert_never(engine)
 

@@ -21,6 +21,8 @@ import pytest
 from pydantic import SecretStr
 
 from skillweave.config import Settings
+from skillweave.engines.contract import store_task_queue
+from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import Manager
 from tests.integration.temporal.harness import Stack, unique
@@ -87,7 +89,10 @@ async def test_a_worker_without_a_default_model_runs_jobs_that_name_theirs(
         assert bare.returncode == 1, bare.stdout + bare.stderr
         said = " ".join((bare.stdout + bare.stderr).split())
         assert "engine temporal at" in said
-        assert "(the worker's default model)" in said
+        # The header names the queue the job runs on: the configured one routed to its store.
+        store = LocalArtifactStore(Path(env["STORAGE__LOCAL_DIR"]))
+        routed = store_task_queue(env["WORKFLOW__TASK_QUEUE"], await store_identity(store))
+        assert f"task queue {routed!r} (the worker's default model)" in said
         assert "the run names no model and this worker has none by default" in said
         assert took < 60  # failed for good at once, not retried for minutes
 
