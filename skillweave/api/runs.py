@@ -26,7 +26,8 @@ its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
 ``job_finished`` (with ``?follow=false``: after the events there are now). A client that
 reconnects with ``Last-Event-ID: N`` gets the events after the N-th. Comments
 (``: keep-alive``) keep idle connections open through proxies. ``GET /v1/runs/{id}/status`` is
-what the run does now (temporal: phase, turn, usage, the approval it waits on);
+what the run does now (temporal: phase, turn, usage, the approval it waits on, and ``limits``:
+the timeouts and attempts its steps run under, its worker's, once the run has asked for them);
 ``POST /v1/runs/{id}/approvals`` decides that approval, ``POST /v1/runs/{id}/cancel`` stops it.
 ``GET /v1/runs/{id}`` of a running run has ``waiting``: what its steps wait for now (``on``: a
 manager, a worker, a free sandbox…; ``detail``; ``since``; ``call``), read from the engine
@@ -780,7 +781,8 @@ async def get_run(run_id: str, runs: Runs) -> Run:
     },
 )
 async def run_status(run_id: str, runs: Runs) -> JobView:
-    """What the run does now: phase, turn, usage, the approval it waits on (temporal)."""
+    """What the run does now: phase, turn, usage, the approval it waits on, the limits its
+    steps run under (its worker's) (temporal)."""
     return await runs.status(run_id)
 
 

@@ -1,9 +1,10 @@
 """How ``skillweave runs`` prints a run, whichever door it came through: the table and JSON
 rows of ``runs list`` (a Temporal visibility row or an item of ``GET /v1/runs/``), the status
-view of ``runs show`` (the engine's :class:`~skillweave.engines.contract.JobView`), a run's
-record as ``GET /v1/runs/{id}`` gives it when the API has no status view, what a running run's
-steps wait for (a ``waiting:`` line each, :meth:`~skillweave.waiting.Waiting.line`), and the
-reply of ``runs send``.
+view of ``runs show`` (the engine's :class:`~skillweave.engines.contract.JobView`, with the
+limits its steps run under, its worker's: a ``limits:`` line), a run's record as
+``GET /v1/runs/{id}`` gives it when the API has no status view, what a running run's steps
+wait for (a ``waiting:`` line each, :meth:`~skillweave.waiting.Waiting.line`), and the reply
+of ``runs send``.
 
 What a run holds (its task, agent and skill names, the model's answers and replies, error
 messages) is shown through :func:`~skillweave.terminal.terminal_safe`, in a
@@ -24,10 +25,18 @@ from skillweave.terminal import counted, terminal_safe
 from skillweave.waiting import Waiting
 
 if TYPE_CHECKING:
-    from skillweave.engines.contract import JobView, Reply
+    from skillweave.engines.contract import ActivityTimeouts, JobView, Reply
     from skillweave.engines.temporal import JobRow
 
-__all__ = ["print_record", "print_reply", "print_rows", "print_view", "row_json", "waits_of"]
+__all__ = [
+    "limits_line",
+    "print_record",
+    "print_reply",
+    "print_rows",
+    "print_view",
+    "row_json",
+    "waits_of",
+]
 
 _WIDE: Final = 110
 """A console this wide shows when each run started too."""
@@ -98,6 +107,8 @@ def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None =
             f"{name} @ {version[:12]}" for name, version in view.active_skills.items()
         )
         out.print(Text(safe(f"skills: {skills}")), soft_wrap=True)
+    if view.limits is not None:
+        out.print(limits_line(view.limits), soft_wrap=True)
     if view.awaiting_approval is not None:
         ask = view.awaiting_approval
         out.print(
@@ -118,6 +129,17 @@ def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None =
         out.print(Text(safe(view.answer.strip())), soft_wrap=True)
     if ui is not None:
         out.print(Text(safe(f"Temporal UI: {ui}")), soft_wrap=True)
+
+
+def limits_line(limits: ActivityTimeouts) -> str:
+    """The limits a job's steps run under, the worker's (``JobView.limits``), in one line:
+    ``limits: model 600 s, script 900 s, heartbeat 30 s, others 120 s, 8 attempts (the
+    worker's)``."""
+    return (
+        f"limits: model {limits.model_seconds:g} s, script {limits.script_seconds:g} s, "
+        f"heartbeat {limits.heartbeat_seconds:g} s, others {limits.short_seconds:g} s, "
+        f"{counted(limits.max_attempts, 'attempt')} (the worker's)"
+    )
 
 
 def print_record(run: dict[str, Any], api: str) -> None:

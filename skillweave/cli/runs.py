@@ -7,7 +7,8 @@ On Temporal: ``list`` reads visibility (the search attributes the workflow keeps
 active skills, turns, tokens), so it needs no worker; ``show`` and ``logs`` ask the workflow
 itself (the ``status`` and ``events`` queries, which a worker answers, also for a run that has
 ended), and ``show`` adds what the run's steps wait for, from its pending activities (a
-``waiting:`` line each; through the API, the run's ``waiting``); ``send`` is the
+``waiting:`` line each; through the API, the run's ``waiting``), and the limits its steps run
+under, its worker's (a ``limits:`` line; ``limits`` in ``--json``); ``send`` is the
 ``send_message`` update and prints the model's reply; ``approve`` and ``cancel`` are signals.
 ``logs`` outlives workers: while none answers it says it waits for one (on stderr) and goes on;
 with ``--follow`` it exits by the run's outcome, or with ``EXIT_NO_WORKER`` once no worker

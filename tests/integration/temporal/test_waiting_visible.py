@@ -57,6 +57,8 @@ turns:
   - say: done
 """
 CALL = "script profiler/scripts/count.py"
+LIMITS = "limits: model 600 s, script 900 s, heartbeat 5 s, others 120 s, 3 attempts (the worker's)"
+"""What ``runs show`` says of the held job's limits: its worker's (``build_worker(limits=…)``)."""
 SEEN_WITHIN = 60.0
 """A wait is told this soon (a heartbeat's round trip and a follower's poll, on a busy host)."""
 
@@ -217,11 +219,14 @@ async def test_a_script_step_held_by_a_dead_manager_is_named_in_every_view_on_te
                         code, out, err = await _skillweave(tmp_path, cli, "runs", "show", job)
                         assert code == 0, out + err
                         assert said in _one_line(out), out
+                        assert LIMITS in _one_line(out), out  # the worker's, not the client's
                         code, out, err = await _skillweave(
                             tmp_path, cli, "runs", "show", job, "--json"
                         )
                         assert code == 0, out + err
                         _is_manager_wait(json.loads(out)["waiting"][0])
+                        limits = json.loads(out)["limits"]
+                        assert (limits["heartbeat_seconds"], limits["max_attempts"]) == (5, 3)
                         code, out, err = await _skillweave(tmp_path, cli, "runs", "logs", job)
                         assert code == 0, out + err
                         assert f"waiting · {CALL}: waiting for the MCP manager since" in (
@@ -235,6 +240,7 @@ async def test_a_script_step_held_by_a_dead_manager_is_named_in_every_view_on_te
                         code, out, err = await _skillweave(tmp_path, remote, "runs", "show", job)
                         assert code == 0, out + err
                         assert said in _one_line(out), out + err
+                        assert LIMITS in _one_line(out), out + err  # from the API's /status
                 finally:
                     await engine.client.get_workflow_handle(workflow_id(job)).terminate("done")
     finally:
