@@ -36,7 +36,7 @@ from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
 from skillweave.cli.startup import temporal_address_problem
 from skillweave.config import Settings, worker_limits_set
 from skillweave.errors import BucketNotFoundError, ConfigError
-from skillweave.storage.reachable import not_up_yet
+from skillweave.storage.reachable import describe_store, not_up_yet
 from skillweave.terminal import counted
 
 __all__ = [
@@ -112,12 +112,15 @@ async def store_check(probe: Probe) -> Check:
     except BucketNotFoundError as exc:  # never passes by itself; the line says what to do
         return Check("store", "fail", str(exc), transient=False)
     except Exception as exc:
-        return Check(
-            "store",
-            "fail",
-            f"{where}: {first_line(exc)}; check the STORAGE__ settings",
-            transient=not_up_yet(exc) is not None,
-        )
+        if (why := not_up_yet(exc)) is not None:  # one short line, not the client's whole chain
+            return Check(
+                "store",
+                "fail",
+                f"{describe_store(settings.storage)} is not up ({why}): start it, or check the "
+                "STORAGE__ settings",
+                transient=True,
+            )
+        return Check("store", "fail", f"{where}: {first_line(exc)}; check the STORAGE__ settings")
     if created:  # said here: the CLI keeps library log lines quiet
         return Check("store", "warn", f"{created} (every process of a deployment must show it)")
     return Check(
@@ -214,8 +217,9 @@ async def agree_check(probe: Probe) -> Check:
     )
     if uses_steps and isinstance(limit, int | float) and limit >= step:
         problems.append(
-            f"{where} is not under WORKFLOW__SCRIPT_TIMEOUT_SECONDS ({step:g} s): a long "
-            "script would be cut off and run again; raise the second or lower the first"
+            f"{where} is not under WORKFLOW__SCRIPT_TIMEOUT_SECONDS ({step:g} s), the script "
+            "step of a worker with these settings (jobs run under their worker's limits): a "
+            "long script would be cut off and run again; raise the second or lower the first"
         )
     if problems:
         return Check("agree", "fail", "; ".join(problems))
