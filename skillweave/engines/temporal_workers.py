@@ -13,7 +13,7 @@ description of the base queue lists every worker of it and the store it works on
 - the client (``TemporalEngine.start``) refuses a job no worker of its store polls for while
   workers of other stores answer the roll call (:meth:`Roll.refusal`: it would wait for ever);
 - a worker at start warns when other workers of its queue work on other stores and none on its
-  own (:func:`warn_if_alone`, called by ``skillweave.cli.compose.running_worker``);
+  own (:func:`warn_if_alone`, called by ``workflows.worker.running_worker``);
 - ``skillweave doctor`` and the start-up checks read the same roll
   (``skillweave.cli.service_checks``).
 """
