@@ -336,7 +336,8 @@ async def workers_check(probe: Probe) -> Check:
             "(`skillweave worker` with this process's STORAGE__ settings starts one)",
             transient=True,
         )
-    line = f"{counted(serving, 'worker')} on store {store} poll task queue {roll.routed!r}"
+    polls = "polls" if serving == 1 else "poll"
+    line = f"{counted(serving, 'worker')} on store {store} {polls} task queue {roll.routed!r}"
     if others:
         return Check(
             "workers",

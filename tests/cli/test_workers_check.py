@@ -48,7 +48,7 @@ async def test_a_client_with_workers_of_its_store_is_ok_or_told_of_others(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     alone = await _check(monkeypatch, "api", Roll("q", A, (_worker(1, A),), (_worker(1, A),)))
-    assert (alone.status, alone.detail) == ("ok", f"1 worker on store {A} poll task queue 'q@{A}'")
+    assert (alone.status, alone.detail) == ("ok", f"1 worker on store {A} polls task queue 'q@{A}'")
     shared = Roll("q", A, (_worker(1, A),), (_worker(1, A), _worker(2, B)))
     mixed = await _check(monkeypatch, "doctor", shared)
     assert mixed.status == "warn"
