@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -34,6 +35,7 @@ __all__ = [
     "print_reply",
     "print_rows",
     "print_view",
+    "print_waiting",
     "row_json",
     "waits_of",
 ]
@@ -121,7 +123,7 @@ def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None =
             ),
             soft_wrap=True,
         )
-    _print_waiting(waiting or [])
+    print_waiting(waiting or [])
     if view.last_error:
         out.print(Text(safe(f"last error: {view.last_error}"), style="red"), soft_wrap=True)
     if view.answer:
@@ -166,7 +168,7 @@ def print_record(run: dict[str, Any], api: str) -> None:
         )
     if run.get("model"):
         out.print(Text(safe(f"model:  {run['model']}")), soft_wrap=True)
-    _print_waiting(waits_of(run))
+    print_waiting(waits_of(run))
     if result.get("answer"):
         out.print("answer:", soft_wrap=True)
         out.print(Text(safe(result["answer"].strip())), soft_wrap=True)
@@ -190,10 +192,11 @@ def print_reply(reply: Reply) -> None:
     )
 
 
-def _print_waiting(waiting: list[Waiting]) -> None:
+def print_waiting(waiting: list[Waiting], *, to: Console = out) -> None:
+    """A ``waiting:`` line for each wait (on stdout unless `to` says)."""
     for wait in waiting:
         said = terminal_safe(f"waiting: {wait.line()}")
-        out.print(Text(said, style="bold yellow"), soft_wrap=True)
+        to.print(Text(said, style="bold yellow"), soft_wrap=True)
 
 
 def _when(moment: datetime | None) -> str:

@@ -52,6 +52,7 @@ from skillweave.cli.run_report import (
     print_reply,
     print_rows,
     print_view,
+    print_waiting,
     row_json,
     waits_of,
 )
@@ -172,8 +173,15 @@ def show_run(run: RunArgument, as_json: JsonFlag = False) -> None:
     ui = ui_link(workflow.ui_url, workflow.namespace, run)
 
     async def looked(engine: TemporalEngine) -> tuple[JobView, list[Waiting]]:
-        view = await engine.status(run)
-        return view, await engine.waiting(run)
+        from skillweave.engines.temporal import NoWorkerError
+
+        waiting = await engine.waiting(run)  # the server's description: no worker needed
+        try:
+            view = await engine.status(run)
+        except NoWorkerError:
+            print_waiting(waiting, to=err)  # what is known without a worker, then why no more
+            raise
+        return view, waiting
 
     view, waiting = _on_engine(looked)
     if as_json:

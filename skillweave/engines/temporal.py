@@ -53,8 +53,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 from pydantic import BaseModel, ConfigDict
-from temporalio.api.enums.v1 import PendingActivityState
-from temporalio.api.workflow.v1 import PendingActivityInfo
+from temporalio.api.enums.v1 import PendingActivityState, PendingWorkflowTaskState
+from temporalio.api.workflow.v1 import PendingActivityInfo, PendingWorkflowTaskInfo
 from temporalio.client import (
     Client,
     WorkflowExecution,
@@ -827,7 +827,8 @@ class TemporalEngine:
         the line, then the :class:`~skillweave.waiting.Waiting`), which the server keeps on
         the pending activity; details from before the attempt started are an earlier
         attempt's and are not read. A first attempt that no worker has started
-        :data:`UNTAKEN_SECONDS` after it was scheduled waits for a worker on its task queue.
+        :data:`UNTAKEN_SECONDS` after it was scheduled waits for a worker on its task queue;
+        so does a workflow task (nothing of the run moves: no worker of its store polls).
         """
         raw = description.raw_description
         waits: list[tuple[str, Waiting]] = []
@@ -849,6 +850,12 @@ class TemporalEngine:
                 detail = f"no worker has taken it from task queue {queue!r}"
                 call = pending.activity_type.name
                 waits.append((step, Waiting(on="worker", detail=detail, since=since, call=call)))
+        since = _untaken_task_since(raw.pending_workflow_task)  # unset: state unspecified
+        if since is not None:  # no worker of the job's store polls: nothing moves at all
+            queue = raw.execution_config.task_queue.name or self.task_queue
+            detail = f"no worker has taken the run's next step from task queue {queue!r}"
+            waiting = Waiting(on="worker", detail=detail, since=since, call="the run")
+            waits.append((f"{description.run_id}/workflow-task", waiting))
         return waits
 
     async def waiting(self, job_id: str) -> list[Waiting]:
@@ -1185,6 +1192,21 @@ def _untaken_since(pending: PendingActivityInfo) -> datetime | None:
     ):
         return None
     since = pending.scheduled_time.ToDatetime().replace(tzinfo=UTC)
+    if datetime.now(UTC) - since < timedelta(seconds=UNTAKEN_SECONDS):
+        return None
+    return since
+
+
+def _untaken_task_since(task: PendingWorkflowTaskInfo) -> datetime | None:
+    """When a workflow task that no worker has taken :data:`UNTAKEN_SECONDS` after it was
+    first scheduled was scheduled; None when a worker has it or it is younger."""
+    if task.state != PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED:
+        return None
+    first = task.original_scheduled_time if task.HasField("original_scheduled_time") else None
+    stamp = first or (task.scheduled_time if task.HasField("scheduled_time") else None)
+    if stamp is None:
+        return None
+    since = stamp.ToDatetime().replace(tzinfo=UTC)
     if datetime.now(UTC) - since < timedelta(seconds=UNTAKEN_SECONDS):
         return None
     return since

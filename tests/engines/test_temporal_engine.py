@@ -14,6 +14,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import PollerInfo
+from temporalio.api.workflow.v1 import PendingWorkflowTaskInfo
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse
 from temporalio.client import (
     WorkflowExecution,
@@ -168,7 +169,10 @@ class FakeHandle:
 
     async def describe(self, **kwargs: Any) -> Any:
         self.server.calls.append(("describe", ()))
-        raw = SimpleNamespace(pending_activities=list(self.server.pending))
+        raw = SimpleNamespace(
+            pending_activities=list(self.server.pending),
+            pending_workflow_task=PendingWorkflowTaskInfo(),  # none pending, as a real answer
+        )
         return SimpleNamespace(run_id="run-1", raw_description=raw)
 
     async def signal(self, name: str, arg: Any) -> None:

@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.api.failure.v1 import Failure
-from temporalio.api.workflow.v1 import PendingActivityInfo
+from temporalio.api.workflow.v1 import PendingActivityInfo, PendingWorkflowTaskInfo
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCStatusCode
 
@@ -335,6 +335,7 @@ async def test_waiting_reads_the_description_for_runs_show(monkeypatch: pytest.M
         raw = SimpleNamespace(
             pending_activities=list(self.server.pending),
             execution_config=SimpleNamespace(task_queue=SimpleNamespace(name="tq-routed")),
+            pending_workflow_task=PendingWorkflowTaskInfo(),
         )
         return SimpleNamespace(run_id="run-1", raw_description=raw, status=status[0])
 

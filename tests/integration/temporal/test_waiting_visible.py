@@ -41,6 +41,7 @@ from skillweave.storage import keys
 from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import sample_library
+from tests.integration.harness import eventually
 from tests.integration.temporal.harness import start_dev_server, unique
 from workflows.worker import build_worker
 
@@ -278,6 +279,54 @@ async def test_a_step_no_worker_takes_waits_for_a_worker(tmp_path: Path) -> None
                     assert [found.on for found in await engine.waiting(job)] == ["worker"]
                 finally:
                     await engine.client.get_workflow_handle(workflow_id(job)).terminate("done")
+    finally:
+        await env.shutdown()
+
+
+async def test_a_run_no_worker_of_its_store_takes_is_named_by_runs_show(tmp_path: Path) -> None:
+    """Started while no worker polls its store's queue, nothing of the run moves, and no
+    worker can answer its status: ``engine.waiting`` and ``runs show`` still say, from the
+    server's description, that no worker has taken its next step, since when and where."""
+    store = LocalArtifactStore(tmp_path / "store")
+    env = await start_dev_server(store)
+    try:
+        base = unique("tq")
+        engine = TemporalEngine(env.client, task_queue=base, poll_seconds=0.05, store=store)
+        job = await engine.start(
+            JobRequest(job_id=unique("unpolled"), task="Count.", agent=AgentSpec())
+        )
+        routed = f"{base}@{await store_identity(store)}"
+        try:
+
+            async def told() -> list[Any]:
+                return await engine.waiting(job)
+
+            waits = await eventually(told, timeout=SEEN_WITHIN, what="a wait for a worker")
+            (wait,) = waits
+            assert wait.on == "worker"
+            assert (
+                wait.detail == f"no worker has taken the run's next step from task queue {routed!r}"
+            )
+            address = env.client.service_client.config.target_host
+            code, out, err = await _skillweave(
+                tmp_path,
+                _env(
+                    tmp_path,
+                    WORKFLOW__TEMPORAL_ADDRESS=address,
+                    WORKFLOW__TASK_QUEUE=base,
+                    WORKFLOW__EXECUTION_ENGINE="temporal",
+                ),
+                "runs",
+                "show",
+                job,
+            )
+            assert code != 0, out
+            said = _one_line(err)
+            assert "waiting: the run: waiting for a worker since " in said, err
+            assert f"no worker has taken the run's next step from task queue {routed!r}" in said
+            assert "no worker answered" in said, err
+        finally:
+            await engine.client.get_workflow_handle(workflow_id(job)).terminate("done")
     finally:
         await env.shutdown()
 
