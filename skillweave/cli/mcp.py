@@ -4,8 +4,9 @@ The whole skill library (``SKILLS__DIRS`` and the store's skills, unpacked into 
 this process's own: :func:`~skillweave.cli.library.opened_library`) is served by
 :class:`~mcp_manager.mcp_server.SkillMcp` on stdin/stdout, reloaded every
 ``SKILLS__RELOAD_SECONDS``; scripts run through :func:`~skillweave.cli.compose.open_manager`'s
-manager (``SANDBOX__MANAGER_URL``, or one started here with a local warm pool). stdout carries
-the protocol only: logs go to stderr.
+manager (``SANDBOX__MANAGER_URL``, or one started here with a local warm pool). A store not up
+yet is waited for first (``skillweave.storage.reachable.store_ready``); a manager not up is
+waited for by each script run. stdout carries the protocol only: logs go to stderr.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from skillweave.cli.library import opened_library
 from skillweave.config import Settings
 from skillweave.skills.library import configured_roots, owned_folder
 from skillweave.skills.reload import reloading
+from skillweave.storage.reachable import store_ready
 
 __all__ = ["serve_mcp_stdio"]
 
@@ -50,12 +52,15 @@ async def _serve(
     file_roots: Sequence[Path],
 ) -> None:
     async with contextlib.AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(settings))
+        # A store not up yet is waited for (one line on stderr, back-off), as every server
+        # does; one that refuses us for good stops here in one line.
+        await store_ready(store, settings.storage)
         library = await stack.enter_async_context(opened_library(settings, roots=roots))
         registry = library.registry
         assert registry is not None  # opened_library loaded it
         if scope is not None:
             registry.restricted(scope)  # a scope that names nothing: say so before serving
-        store = await stack.enter_async_context(open_store(settings))
         manager = await stack.enter_async_context(open_manager(settings))
         front_door = SkillMcp(
             settings,

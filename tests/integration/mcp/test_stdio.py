@@ -4,6 +4,7 @@ a local warm pool the command starts) whose output file comes back, and a refuse
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from tests.integration.mcp.conftest import write_library
 from tests.integration.mcp.test_http import text_of
+from tests.moto import free_port, moto_server
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -57,3 +59,52 @@ async def test_the_library_over_stdio(tmp_path: Path) -> None:
         assert output.resource.text == "hello from the child"[::-1]
     # The artifacts went to the configured store, under the session's run.
     assert list((tmp_path / "store").rglob("reversed.txt"))
+
+
+async def test_the_stdio_door_waits_for_a_store_not_up_yet(tmp_path: Path) -> None:
+    """Started before its S3 store (as a desktop client may start it before the store's
+    container), ``skillweave mcp`` says once on stderr that it waits, and serves once the
+    store answers; it does not exit."""
+    library = write_library(tmp_path)
+    port = free_port()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "SKILLS__DIRS": f'["{library}"]',
+        "STORAGE__BACKEND": "s3",
+        "STORAGE__S3_ENDPOINT": f"127.0.0.1:{port}",
+        "STORAGE__S3_BUCKET": "mcp-waits",
+        "STORAGE__S3_ACCESS_KEY": "access",
+        "STORAGE__S3_SECRET_KEY": "secret-not-logged",
+        "STORAGE__S3_CREATE_BUCKET": "true",
+    }
+    errors = tmp_path / "mcp.err"
+    # stderr to a file (the client keeps stdin/stdout for the protocol).
+    command = StdioServerParameters(
+        command="/bin/sh",
+        args=["-c", f'exec "{sys.executable}" -m skillweave.cli mcp 2>>"{errors}"'],
+        env=env,
+        cwd=str(tmp_path),
+    )
+
+    async def said() -> str:
+        return errors.read_text(encoding="utf-8") if errors.exists() else ""
+
+    async def served() -> set[str]:
+        async with Client(command) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    serving = asyncio.create_task(served())
+    deadline = asyncio.get_running_loop().time() + 90
+    while "waiting for the S3 store" not in await said():
+        assert not serving.done(), (serving, await said())
+        assert asyncio.get_running_loop().time() < deadline, await said()
+        await asyncio.sleep(0.1)
+    (tmp_path / "moto").mkdir()
+    with moto_server(tmp_path / "moto", port=port):
+        tools = await asyncio.wait_for(serving, timeout=90)
+    assert {"list_skills", "activate_skill", "run_skill_script"} <= tools
+    text = await said()
+    assert text.count("waiting for the S3 store") == 1, text
+    assert "is up after" in text, text
+    assert "Traceback" not in text, text
