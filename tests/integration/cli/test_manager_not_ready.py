@@ -18,14 +18,11 @@ from skillweave.sandbox.queue import queued
 from skillweave.waiting import WAITING, Waiting
 from tests.integration.cli.test_start_in_any_order import (
     TOKEN,
-    environment,
     health_until,
     is_ready,
-    s3_settings,
-    service,
-    waits_for,
+    manager_before_s3,
 )
-from tests.moto import free_port, moto_server
+from tests.moto import moto_server
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -39,21 +36,11 @@ REQUEST = ExecuteRequest(
 
 
 async def test_a_step_waits_for_a_manager_that_waits_for_its_store(tmp_path: Path) -> None:
-    s3_port, port = free_port(), free_port()
-    endpoint = f"127.0.0.1:{s3_port}"
-    env = environment(
-        tmp_path,
-        SANDBOX__PORT=str(port),
-        SANDBOX__MANAGER_TOKEN=TOKEN,
-        SANDBOX__POOL_TARGET="1",
-        **s3_settings(endpoint),
-    )
-    logs = tmp_path / "manager"
-    logs.mkdir()
-    base = f"http://127.0.0.1:{port}"
-    starting = f"the MCP manager at {base} is starting: waiting for the S3 store at {endpoint}"
-    with service(env, logs, "manager") as manager:
-        await health_until(f"{base}/healthz", manager, logs, waits_for("store"))
+    async with manager_before_s3(tmp_path) as late:
+        base, manager, logs = late.base, late.process, late.logs
+        starting = (
+            f"the MCP manager at {base} is starting: waiting for the S3 store at {late.endpoint}"
+        )
         async with SandboxClient(base, token=TOKEN) as client:
             with pytest.raises(ManagerNotReadyError) as caught:
                 await client.execute(REQUEST)
@@ -78,7 +65,7 @@ async def test_a_step_waits_for_a_manager_that_waits_for_its_store(tmp_path: Pat
             assert "waiting for the MCP manager" in begun.line(), begun.line()
             assert ended is None
 
-            with moto_server(tmp_path, port=s3_port):
+            with moto_server(tmp_path, port=late.s3_port):
                 await health_until(f"{base}/healthz", manager, logs, is_ready)
                 with pytest.raises(ExecutionRejectedError):  # it answers: no such skill
                     await client.execute(REQUEST)

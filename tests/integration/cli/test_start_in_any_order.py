@@ -14,8 +14,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -123,6 +124,40 @@ def waits_for(*names: str) -> Callable[[httpx.Response], bool]:
     return check
 
 
+@dataclass(frozen=True)
+class LateStore:
+    """A ``skillweave manager`` started before its S3 store, waiting for it."""
+
+    base: str
+    endpoint: str
+    s3_port: int
+    process: subprocess.Popen[bytes]
+    logs: Path
+    waiting: httpx.Response
+    """Its ``/healthz`` while it waits for the store."""
+
+
+@asynccontextmanager
+async def manager_before_s3(tmp_path: Path) -> AsyncIterator[LateStore]:
+    """A manager on an S3 endpoint nothing listens on yet (start it with ``moto_server(...,
+    port=late.s3_port)``), once its ``/healthz`` says it waits for the store."""
+    s3_port, port = free_port(), free_port()
+    endpoint = f"127.0.0.1:{s3_port}"
+    env = environment(
+        tmp_path,
+        SANDBOX__PORT=str(port),
+        SANDBOX__MANAGER_TOKEN=TOKEN,
+        SANDBOX__POOL_TARGET="1",
+        **s3_settings(endpoint),
+    )
+    logs = tmp_path / "manager"
+    logs.mkdir()
+    base = f"http://127.0.0.1:{port}"
+    with service(env, logs, "manager") as manager:
+        waiting = await health_until(f"{base}/healthz", manager, logs, waits_for("store"))
+        yield LateStore(base, endpoint, s3_port, manager, logs, waiting)
+
+
 def is_ready(answer: httpx.Response) -> bool:
     return answer.status_code == 200 and answer.json()["ready"] is True
 
@@ -190,20 +225,9 @@ async def test_a_worker_started_before_temporal_and_s3_waits_then_runs_a_job(
 
 
 async def test_a_manager_started_before_s3_waits_without_a_traceback(tmp_path: Path) -> None:
-    s3_port, port = free_port(), free_port()
-    endpoint = f"127.0.0.1:{s3_port}"
-    env = environment(
-        tmp_path,
-        SANDBOX__PORT=str(port),
-        SANDBOX__MANAGER_TOKEN=TOKEN,
-        SANDBOX__POOL_TARGET="1",
-        **s3_settings(endpoint),
-    )
-    logs = tmp_path / "manager"
-    logs.mkdir()
-    base = f"http://127.0.0.1:{port}"
-    with service(env, logs, "manager") as manager:
-        waiting = await health_until(f"{base}/healthz", manager, logs, waits_for("store"))
+    async with manager_before_s3(tmp_path) as late:
+        base, endpoint, s3_port = late.base, late.endpoint, late.s3_port
+        manager, logs, waiting = late.process, late.logs, late.waiting
         assert waiting.json()["status"] == "starting"
         assert endpoint in waiting.json()["waiting_for"][0]["detail"]
         refused = httpx.post(
