@@ -23,6 +23,7 @@ from temporalio.client import Client
 
 from sandbox_executor.zygote import EXECUTOR_NAME
 from tests.integration.harness import eventually
+from tests.integration.temporal.harness import TOOLS
 
 SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
 """The ``skillweave`` command of this environment."""
@@ -174,6 +175,29 @@ def worker_service(
 
     argv = ["worker", *(f"--dir={path}" for path in skill_dirs)]
     return Service(name, argv, env, logs, ready, cwd=cwd)
+
+
+def steps_script(steps: int, step_seconds: float) -> str:
+    """A scripted model that activates the test skill, runs ``scripts/slow.py`` `steps`
+    times (each step expects the one before to have succeeded: a failed step, or a refusal
+    turned into a tool result, fails the job) and answers with the last step's artifact."""
+    turns = [f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]"]
+    for step in range(1, steps + 1):
+        turn = (
+            f"  - tool_calls: [{{name: run_skill_script, arguments: {{skill: {TOOLS}, "
+            f'script: scripts/slow.py, args: ["{step_seconds}", step{step}]}}}}]'
+        )
+        if step > 1:
+            turn += (
+                f"\n    expect: {{tool_results: [{{not_error: true, "
+                f'contains: "as step{step - 1}"}}]}}'
+            )
+        turns.append(turn)
+    turns.append(
+        f'  - say: "Done: {{{{artifact:step{steps}.txt}}}}"\n'
+        f'    expect: {{tool_results: [{{not_error: true, contains: "as step{steps}"}}]}}'
+    )
+    return "turns:\n" + "\n".join(turns) + "\n"
 
 
 def executors_of(manager_pids: list[int]) -> list[int]:

@@ -44,7 +44,7 @@ from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, start_dev_server, unique, write_test_skills
 from tests.moto import free_port, moto_server
 from tests.reliability.conftest import scale
-from tests.reliability.stack import SKILLWEAVE, START_SECONDS, Service, pool_of
+from tests.reliability.stack import SKILLWEAVE, START_SECONDS, Service, pool_of, steps_script
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -65,28 +65,6 @@ goes back to Temporal's retries (and maybe to another worker)."""
 JOB_SECONDS = 600.0
 
 
-def steps_script() -> str:
-    """Activate, run the steps (each expects the one before to have succeeded: a refusal
-    turned into a tool result would fail the job), answer with the last step's artifact."""
-    turns = [f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]"]
-    for step in range(1, STEPS + 1):
-        turn = (
-            f"  - tool_calls: [{{name: run_skill_script, arguments: {{skill: {TOOLS}, "
-            f'script: scripts/slow.py, args: ["{STEP_SECONDS}", step{step}]}}}}]'
-        )
-        if step > 1:
-            turn += (
-                f"\n    expect: {{tool_results: [{{not_error: true, "
-                f'contains: "as step{step - 1}"}}]}}'
-            )
-        turns.append(turn)
-    turns.append(
-        f'  - say: "Done: {{{{artifact:step{STEPS}.txt}}}}"\n'
-        f'    expect: {{tool_results: [{{not_error: true, contains: "as step{STEPS}"}}]}}'
-    )
-    return "turns:\n" + "\n".join(turns) + "\n"
-
-
 class Node:
     """One machine: its own home, temp and working folders, skills and model script."""
 
@@ -97,7 +75,7 @@ class Node:
         self.work = root / "work"
         self.skills = write_test_skills(root / "skills")
         self.model = root / "steps.yaml"
-        self.model.write_text(steps_script(), encoding="utf-8")
+        self.model.write_text(steps_script(STEPS, STEP_SECONDS), encoding="utf-8")
 
     def env(self, **settings: str) -> dict[str, str]:
         return {

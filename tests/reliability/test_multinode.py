@@ -59,6 +59,7 @@ from tests.reliability.stack import (
     executors_of,
     manager_service,
     pool_of,
+    steps_script,
     worker_service,
 )
 
@@ -95,28 +96,6 @@ UNMET = "unmet"
 NEVER_PRINTED = "a line no step prints"
 
 
-def steps_script() -> str:
-    """The model of the jobs that complete: activate, run the steps, answer with the last
-    step's artifact; each step expects the one before to have succeeded."""
-    turns = [f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]"]
-    for step in range(1, STEPS + 1):
-        turn = (
-            f"  - tool_calls: [{{name: run_skill_script, arguments: {{skill: {TOOLS}, "
-            f'script: scripts/slow.py, args: ["{STEP_SECONDS}", step{step}]}}}}]'
-        )
-        if step > 1:
-            turn += (
-                f"\n    expect: {{tool_results: [{{not_error: true, "
-                f'contains: "as step{step - 1}"}}]}}'
-            )
-        turns.append(turn)
-    turns.append(
-        f'  - say: "Done: {{{{artifact:step{STEPS}.txt}}}}"\n'
-        f'    expect: {{tool_results: [{{not_error: true, contains: "as step{STEPS}"}}]}}'
-    )
-    return "turns:\n" + "\n".join(turns) + "\n"
-
-
 def unmet_script() -> str:
     """The model of the job built to fail: one step, then an expectation it cannot meet."""
     return (
@@ -141,7 +120,7 @@ class Node:
         self.steps_model = root / "models" / "steps.yaml"
         self.unmet_model = root / "models" / "unmet.yaml"
         self.steps_model.parent.mkdir()
-        self.steps_model.write_text(steps_script(), encoding="utf-8")
+        self.steps_model.write_text(steps_script(STEPS, STEP_SECONDS), encoding="utf-8")
         self.unmet_model.write_text(unmet_script(), encoding="utf-8")
 
     @property
