@@ -20,8 +20,8 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     catalog/skills/{name}.json                             an uploaded skill: versions, enabled
     catalog/skills.generation.json                         rewritten by every change of those
     catalog/agents/{agent_id}.json                         an agent made over the API
-    audit/log/{seq:012d}.json                              one record of the skill audit log
-    audit/head.json                                        the audit log's head anchor
+    audit/chains/{writer}/{seq:012d}.jsonl                 a block of one writer's audit chain
+    audit/checkpoints/{n:012d}.json                        a checkpoint of the audit log
 
 `digest` is the first 32 hex digits of sha256(execution_id): execution ids (a job's are
 ``skillweave-job-{job}/script-{seq}``) contain ``/``, so they are hashed rather than embedded.
@@ -40,8 +40,9 @@ from skillweave.errors import InvalidKeyError
 
 __all__ = [
     "AGENTS_PREFIX",
-    "AUDIT_HEAD_KEY",
-    "AUDIT_LOG_PREFIX",
+    "AUDIT_CHAINS_PREFIX",
+    "AUDIT_CHECKPOINTS_PREFIX",
+    "AUDIT_PREFIX",
     "MAX_AUDIT_SEQ",
     "MAX_KEY_BYTES",
     "MAX_TRANSCRIPT_SEQ",
@@ -51,8 +52,10 @@ __all__ = [
     "STORE_IDENTITY_KEY",
     "LogStream",
     "agent_key",
-    "audit_record_key",
-    "audit_record_seq",
+    "audit_block_key",
+    "audit_block_place",
+    "audit_checkpoint_key",
+    "audit_checkpoint_seq",
     "belongs_to_run",
     "check_output_path",
     "decode_output_path",
@@ -443,29 +446,53 @@ def transcript_key(run_id: str, seq: int) -> str:
     return f"{run_prefix(run_id)}transcript/{seq:08d}.json"
 
 
-AUDIT_LOG_PREFIX: Final = "audit/log/"
-AUDIT_HEAD_KEY: Final = "audit/head.json"
-"""The audit log's head anchor: the sequence number and hash of its newest record known."""
+AUDIT_PREFIX: Final = "audit/"
+AUDIT_CHAINS_PREFIX: Final = "audit/chains/"
+"""Every writer's chain of the audit log: ``{writer}/{seq:012d}.jsonl``, one block each."""
+AUDIT_CHECKPOINTS_PREFIX: Final = "audit/checkpoints/"
+"""The audit log's checkpoint chain: ``{n:012d}.json``, one checkpoint each."""
 
 MAX_AUDIT_SEQ: Final = 999_999_999_999
 """Audit sequence numbers start at 1 and are zero-padded to 12 digits so keys sort in order."""
 
-_AUDIT_RECORD = re.compile(r"audit/log/([0-9]{12})\.json")
+_AUDIT_WRITER = re.compile(r"[0-9a-f]{16}")
+_AUDIT_BLOCK = re.compile(r"audit/chains/([0-9a-f]{16})/([0-9]{12})\.jsonl")
+_AUDIT_CHECKPOINT = re.compile(r"audit/checkpoints/([0-9]{12})\.json")
 
 
-def audit_record_key(seq: int) -> str:
-    """``audit/log/{seq:012d}.json``: one record of the skill audit log, written once with
-    ``put_if_absent`` (the sequence number is the record's place in the hash chain)."""
+def _audit_seq(seq: int) -> str:
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise InvalidKeyError(repr(seq), "the audit sequence number must be an int")
     if not 1 <= seq <= MAX_AUDIT_SEQ:
         raise InvalidKeyError(str(seq), f"the audit sequence number must be in 1..{MAX_AUDIT_SEQ}")
-    return f"{AUDIT_LOG_PREFIX}{seq:012d}.json"
+    return f"{seq:012d}"
 
 
-def audit_record_seq(key: str) -> int | None:
-    """The sequence number `audit_record_key` made `key` from, or None for any other key."""
-    match = _AUDIT_RECORD.fullmatch(key) if isinstance(key, str) else None
+def audit_block_key(writer: str, seq: int) -> str:
+    """``audit/chains/{writer}/{seq:012d}.jsonl``: the block of `writer`'s chain whose first
+    record is `seq`, written once with ``put_if_absent`` (`writer`: 16 lowercase hex digits)."""
+    if not isinstance(writer, str) or not _AUDIT_WRITER.fullmatch(writer):
+        raise InvalidKeyError(repr(writer), "an audit writer is 16 lowercase hex digits")
+    return f"{AUDIT_CHAINS_PREFIX}{writer}/{_audit_seq(seq)}.jsonl"
+
+
+def audit_block_place(key: str) -> tuple[str, int] | None:
+    """The writer and first sequence number `audit_block_key` made `key` from, or None."""
+    match = _AUDIT_BLOCK.fullmatch(key) if isinstance(key, str) else None
+    if match is None or int(match.group(2)) < 1:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def audit_checkpoint_key(seq: int) -> str:
+    """``audit/checkpoints/{seq:012d}.json``: checkpoint `seq` of the audit log, written once
+    with ``put_if_absent`` (its place in the checkpoint chain)."""
+    return f"{AUDIT_CHECKPOINTS_PREFIX}{_audit_seq(seq)}.json"
+
+
+def audit_checkpoint_seq(key: str) -> int | None:
+    """The sequence number `audit_checkpoint_key` made `key` from, or None for any other key."""
+    match = _AUDIT_CHECKPOINT.fullmatch(key) if isinstance(key, str) else None
     if match is None:
         return None
     seq = int(match.group(1))
