@@ -1,15 +1,19 @@
 """``skillweave audit``: the skill audit log, and what the egress proxy recorded for a job.
 
 ``audit verify`` checks the skill audit log (:mod:`skillweave.storage.audit`, in the settings'
-store): every record's hash, the chain and the head anchor. It prints one line when the chain is
-intact, else one line per problem (a record edited, removed, reordered or unreadable) and exits
-1. ``audit show`` prints the log's records in order, filtered by skill, event and ``--since``
-(an age such as ``2h`` or an ISO date/time, UTC unless it names a zone). Records hold names a
-caller gave (skills, jobs, details): they are shown through ``terminal_safe`` too.
+store): every writer's chain, the checkpoint chain and each against the other, and with
+``--expect SEQ:HASH`` that the log still holds a head an earlier ``verify`` printed (kept
+elsewhere: the one check a rollback of the whole log cannot pass). It prints what it checked
+and the head when the log is intact, else one line per problem (a record or checkpoint edited,
+removed, reordered or unreadable) and exits 1. ``audit show`` prints the records of every
+writer in time order, filtered by skill, event and ``--since`` (an age such as ``2h`` or an
+ISO date/time, UTC unless it names a zone). Records hold names a caller gave (skills, jobs,
+details): they are shown through ``terminal_safe`` too.
 
-Both listings read at 80 columns (:func:`_listing`): each record is a line of short fields,
-digests shortened, with its free text (job and actor, details; a request and its reason)
-wrapped below it; ``--wide`` prints one table row per record, ``--json`` every field whole.
+Both listings read at 80 columns (:func:`_listing`): each record is a line of short fields
+(a record is named ``WRITER:SEQ``, its writer's id shortened), digests shortened, with its free
+text (job and actor, details; a request and its reason) wrapped below it; ``--wide`` prints one
+table row per record, ``--json`` every field whole.
 
 ``audit network --job ID`` reads the records the manager stored with the job's runs (one per
 connection and per request through the egress proxy, allowed or refused, with the reason:
@@ -37,7 +41,8 @@ from skillweave.cli.console import dump, err, out
 from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
 from skillweave.errors import ConfigError
-from skillweave.storage.audit import AUDIT_EVENTS
+from skillweave.storage import keys
+from skillweave.storage.audit import AUDIT_EVENTS, CHECKPOINTS, AuditHead
 from skillweave.terminal import counted, terminal_safe
 
 if TYPE_CHECKING:
@@ -62,6 +67,10 @@ _VERSION_SHOWN: Final = 12
 _FIELD_MAX: Final = 24
 """Widest a listing's middle field gets (a longer one folds); the last takes the rest."""
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+_HEAD: Final = re.compile(r"([0-9]{1,12}):([0-9a-fA-F]{64})")
+_DAMAGED: Final = ("damaged record or block", "damaged records or blocks")
+_WRITER_SHOWN: Final = 6
+"""Hex digits of a writer's id a listing shows (``--wide`` and ``--json`` show it whole)."""
 
 _RECORDS_NAME = "/egress.jsonl"
 
@@ -145,28 +154,44 @@ async def _with_log(work: Callable[[AuditLog], Awaitable[_T]]) -> _T:
 
 @audit_app.command("verify")
 def verify(
+    expect: Annotated[
+        str | None,
+        typer.Option(
+            "--expect",
+            metavar="SEQ:HASH",
+            help="A head an earlier `audit verify` printed, kept outside the store: the log "
+            "must still hold it (finds the whole log rolled back to before it).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
 ) -> None:
-    """Check the skill audit log: every record's hash, the chain, and the head anchor."""
+    """Check the skill audit log: every record's hash, every writer's chain, the checkpoints
+    and, with --expect, a head kept elsewhere."""
+    kept = None if expect is None else _parse_head(expect)
     with errors():
-        report: AuditReport = asyncio.run(_with_log(lambda log: log.verify()))
+        report: AuditReport = asyncio.run(_with_log(lambda log: log.verify(expect=kept)))
     if as_json:
         dump(
             {
                 "records": report.records,
+                "writers": report.writers,
+                "checkpoints": report.checkpoints,
                 "keyed": report.keyed,
                 "intact": report.intact,
+                "unanchored": report.unanchored,
                 "head": None if report.head is None else dataclasses.asdict(report.head),
                 "problems": [dataclasses.asdict(problem) for problem in report.problems],
             }
         )
     elif report.intact:
-        how = "HMAC" if report.keyed else "SHA-256, no AUDIT__KEY"
-        out.print(f"audit log: {counted(report.records, 'record')}, chain intact ({how})")
+        _print_intact(report, kept)
     else:
         for problem in report.problems:
             out.print(Text(terminal_safe(problem.message)), soft_wrap=True)
-        edited = sum(problem.kind == "edited" for problem in report.problems)
+        edited = sum(
+            problem.kind == "edited" and problem.chain not in (None, CHECKPOINTS)
+            for problem in report.problems
+        )
         if report.records and edited == report.records:
             err.print(
                 Text(
@@ -178,6 +203,69 @@ def verify(
             )
     if not report.intact:
         raise typer.Exit(EXIT_PROBLEM)
+
+
+def _print_intact(report: AuditReport, kept: AuditHead | None) -> None:
+    """The lines of an intact log: what was checked (and without a key what that leaves
+    open), the records no checkpoint covers yet, the head (whole, so that it can be kept and
+    passed back) and what to do with it."""
+    if report.records or report.checkpoints:
+        what = (
+            f"{counted(report.records, 'record')} from {counted(report.writers, 'writer')}, "
+            f"{counted(report.checkpoints, 'checkpoint')}"
+        )
+    else:
+        what = "0 records"
+    out.print(f"audit log: {what}, intact ({'HMAC' if report.keyed else 'SHA-256'})")
+    if not report.keyed:
+        out.print(
+            Text(
+                "no AUDIT__KEY: SHA-256 finds damage, not a writer who recomputes the hashes",
+                style="dim",
+            )
+        )
+    if report.unanchored:
+        newer = (
+            "1 record is newer than its writer's last checkpoint (as while it runs): until "
+            "the next one, its removal from the end of its chain would look like a crash"
+            if report.unanchored == 1
+            else f"{report.unanchored:,} records are newer than their writer's last "
+            "checkpoint (as while it runs): until the next one, their removal from the end of "
+            "a chain would look like a crash"
+        )
+        out.print(Text(newer, style="dim"))
+    if report.head is None:
+        return
+    out.print(f"head {report.head.seq}:{report.head.hash}", soft_wrap=True)
+    if kept is not None and kept.seq > 0:
+        hint = f"checkpoint {kept.seq}, the head you kept, is in the log"
+    else:
+        hint = (
+            "keep this head outside the store: `audit verify --expect` with it later finds "
+            "the whole log rolled back to before it"
+        )
+    out.print(Text(hint, style="dim"))
+
+
+def _parse_head(text: str) -> AuditHead:
+    """The head ``--expect`` names: ``SEQ:HASH`` as ``audit verify`` prints it.
+
+    Raises:
+        typer.Exit: not such a head (a usage error, one line).
+    """
+    match = _HEAD.fullmatch(text.strip())
+    seq = int(match[1]) if match else 0
+    if match is None or not 1 <= seq <= keys.MAX_AUDIT_SEQ:
+        raise fail(
+            f"--expect {_clipped(text)!r} is not a head: give SEQ:HASH as `audit verify` "
+            "printed it (a checkpoint number, a colon and 64 hex digits)",
+            code=EXIT_USAGE,
+        )
+    return AuditHead(seq, match[2].lower())
+
+
+def _clipped(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 @audit_app.command("show")
@@ -200,11 +288,12 @@ def show(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """The skill audit log's records in order: installs, uploads, approvals, runs…
+    """The skill audit log's records, every writer's, in time order: installs, uploads,
+    approvals, runs…
 
-    Each record is a line (seq, time, event, version, skill) and, indented below it, its job
-    and actor and its details, wrapped to the terminal; --wide prints one table row per
-    record instead, --json every field in full.
+    Each record is a line (WRITER:SEQ, its writer's id shortened; time, event, version,
+    skill) and, indented below it, its job and actor and its details, wrapped to the
+    terminal; --wide prints one table row per record instead, --json every field in full.
     """
     if event is not None and event not in AUDIT_EVENTS:
         raise fail(
@@ -229,9 +318,8 @@ def show(
             _table(records)
             if wide
             else _listing(
-                ("seq", "time (UTC)", "event", "version", "skill"),
+                ("record", "time (UTC)", "event", "version", "skill"),
                 _record_entries(records),
-                lead_right=True,
             )
         )
     else:
@@ -239,8 +327,8 @@ def show(
     if damaged:
         err.print(
             Text(
-                f"{counted(len(damaged), 'record')} could not be shown (unreadable or edited): "
-                "run `skillweave audit verify`",
+                f"left out {counted(len(damaged), *_DAMAGED)} (unreadable or edited): run "
+                "`skillweave audit verify`",
                 style="yellow",
             ),
             soft_wrap=True,
@@ -248,12 +336,13 @@ def show(
 
 
 def _record_entries(records: list[AuditRecord]) -> list[_Entry]:
-    """Audit records as listing entries: seq, time, event, version (shortened) and skill on
-    the line; the job and actor, then the details (digests shortened, nulls left out) below."""
+    """Audit records as listing entries: the record (``WRITER:SEQ``, the writer shortened),
+    time, event, version (shortened) and skill on the line; the job and actor, then the
+    details (digests shortened, nulls left out) below."""
     entries = []
     for record in records:
         fields = [
-            str(record.seq),
+            f"{record.writer[:_WRITER_SHOWN]}:{record.seq}",
             record.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             record.event,
             (record.version or "")[:_VERSION_SHOWN],
@@ -304,7 +393,7 @@ class _Entry(NamedTuple):
     below: Sequence[Text]
 
 
-def _listing(header: Sequence[str], entries: list[_Entry], *, lead_right: bool = False) -> Table:
+def _listing(header: Sequence[str], entries: list[_Entry]) -> Table:
     """Records as a listing that reads at 80 columns: each a line of short fields (the last
     one takes the room left, folded if it must), then its free text below, indented past the
     first field and wrapped to the terminal (never squeezed into a column of its own)."""
@@ -322,7 +411,7 @@ def _listing(header: Sequence[str], entries: list[_Entry], *, lead_right: bool =
         return grid
 
     listing = Table.grid(padding=(0, 2, 0, 0))
-    listing.add_column(justify="right" if lead_right else "left", no_wrap=True)
+    listing.add_column(no_wrap=True)
     listing.add_column(ratio=1)
     listing.add_row(_text(header[0], "bold"), line(header[1:], "bold"))
     for entry in entries:
@@ -343,12 +432,16 @@ def _text(field: str | Text, style: str = "") -> Text:
 
 def _table(records: list[AuditRecord]) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("time (UTC)", "seq", "event", "skill", "version", "job", "actor", "details"):
+    for column in (
+        *("time (UTC)", "writer", "seq", "event", "skill"),
+        *("version", "job", "actor", "details"),
+    ):
         table.add_column(column, overflow="fold" if column == "details" else "ellipsis")
     for record in records:
         details = ", ".join(f"{name}={_shown(value)}" for name, value in record.details.items())
         table.add_row(
             record.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            record.writer,
             str(record.seq),
             record.event,
             *(

@@ -131,7 +131,8 @@ async def test_a_run_held_by_another_manager_is_in_progress_not_a_start(tmp_path
         asyncio.to_thread(cli, "show", "--event", "execution_repeat", "--json"),
     )
     assert verified.returncode == 0, verified.stderr
-    assert "3 records, chain intact" in verified.stdout
+    assert verified.stdout.startswith("audit log: 3 records from "), verified.stdout
+    assert ", intact (SHA-256)\n" in verified.stdout
     assert shown.returncode == 0, shown.stderr
     answered = [json.loads(line)["details"]["answered"] for line in shown.stdout.splitlines()]
     assert answered == ["in_progress", "stored"]
