@@ -226,12 +226,12 @@ def _print_intact(report: AuditReport, kept: AuditHead | None) -> None:
         )
     if report.unanchored:
         newer = (
-            "1 record is newer than its writer's last checkpoint (as while it runs): until "
-            "the next one, its removal from the end of its chain would look like a crash"
+            "1 record is newer than its writer's last checkpoint (the writer runs, or stopped "
+            "without closing): its removal could not be told from a crash"
             if report.unanchored == 1
             else f"{report.unanchored:,} records are newer than their writer's last "
-            "checkpoint (as while it runs): until the next one, their removal from the end of "
-            "a chain would look like a crash"
+            "checkpoint (the writer runs, or stopped without closing): their removal could "
+            "not be told from a crash"
         )
         out.print(Text(newer, style="dim"))
     if report.head is None:
