@@ -57,6 +57,7 @@ from mcp_manager.pool import SandboxPool, WarmPool, after_answer
 from mcp_manager.records import ExecutionState
 from skillweave.config import Settings
 from skillweave.errors import (
+    AuditUnavailableError,
     ConfigError,
     ExecutionConflictError,
     ExecutionInProgressError,
@@ -400,6 +401,17 @@ def _install_error_handlers(app: FastAPI) -> None:
             str(exc),
         )
 
+    @app.exception_handler(AuditUnavailableError)
+    async def _unrecorded(_: Request, exc: AuditUnavailableError) -> JSONResponse:
+        # Refused before anything ran (executions' rule): the caller waits and asks again.
+        return _coded(
+            ProblemCode.AUDIT_UNAVAILABLE,
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "Audit log unavailable",
+            str(exc),
+            retry_after=math.ceil(exc.retry_after),
+        )
+
     @app.exception_handler(PoolExhaustedError)
     async def _exhausted(_: Request, exc: PoolExhaustedError) -> JSONResponse:
         return _coded(
@@ -585,6 +597,7 @@ async def _set_up(
             await pool.start()
             await _settle_isolation(pool, containment)
             async with (
+                contextlib.aclosing(front_door),  # last out: its audit records anchored
                 sessions.run(),
                 _reloading(settings, library, the_store, publish=publish, service=service),
                 reloading(offered, front_door.use_registry, every=settings.skills.reload_seconds),

@@ -32,9 +32,15 @@ or answered, and in each full stdout/stderr log after its transfer was verified 
 is stored, so the log's artifact ref describes the masked bytes.
 
 **The audit log counts truth.** Each script start is one ``execution`` record, written where
-the start is decided: once the claim of the key is won, and before the script may begin (so
-nothing runs unrecorded: a record that cannot be written withdraws the claim and fails the
-request, the id left free). A request answered without a start is an ``execution_repeat``
+the start is decided: once the claim of the key is won, and before the script may begin, so
+nothing runs unrecorded. **An execution whose ``execution`` audit record cannot be stored is
+refused before anything runs**: the script is not started, the claim is withdrawn (the id
+stays free) and the request gets :class:`~skillweave.errors.AuditUnavailableError`, which
+``/sandbox/execute`` answers 503 ``audit_unavailable`` with a Retry-After
+(:data:`AUDIT_RETRY_SECONDS`) and one line naming the store's error; a caller waits and asks
+again, and the same request then runs once and is recorded once. (Each writer appends to a
+chain of its own, so no race can be lost: what remains is the store failing.) A request
+answered without a start is an ``execution_repeat``
 record saying how it was answered (:data:`RepeatAnswer`): from the ``stored`` result, with
 the result of this manager's run of it (``joined``), or refused as ``in_progress`` (another
 manager's run holds the claim). A request refused (invalid, a conflict, no sandbox free)
@@ -72,11 +78,13 @@ from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool
 from mcp_manager.records import ExecutionRecord, ExecutionState, Fingerprint, result_for
+from skillweave.agent.rendering import one_line
 from skillweave.config import TrustSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     AuditLogError,
+    AuditUnavailableError,
     ConfigError,
     DependencyError,
     EgressPolicyError,
@@ -118,7 +126,14 @@ from skillweave.storage.identity import store_identity
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 
-__all__ = ["ExecutionService", "ExecutionState", "PreparedEnvironment", "RepeatAnswer"]
+__all__ = [
+    "AUDIT_RETRY_SECONDS",
+    "ExecutionService",
+    "ExecutionState",
+    "PreparedEnvironment",
+    "RepeatAnswer",
+    "audit_cause",
+]
 
 logger = logging.getLogger("skillweave.manager")
 
@@ -130,6 +145,12 @@ _MASK_INLINE_CHARS: Final = 64 * 1024
 """A result's inline stdout and stderr up to this many characters are masked on the event loop."""
 _KEEP_BACKOFF_SECONDS: Final = 0.25
 _JSON: Final = "application/json"
+_CAUSE_CHARS: Final = 300
+"""The store's error in a refusal's one line is clipped to this many characters."""
+
+AUDIT_RETRY_SECONDS: Final = 2
+"""The Retry-After of a run refused because its audit record cannot be stored: the log has
+retried the write already, and a store that failed may be back soon."""
 
 RepeatAnswer = Literal["stored", "joined", "in_progress"]
 """How a request that started nothing was answered (``answered`` of its ``execution_repeat``
@@ -173,6 +194,12 @@ async def _dropped(sending: asyncio.Future[ExecutionResult]) -> None:
     await asyncio.wait([sending])
     if not sending.cancelled():
         sending.exception()  # retrieved: it ended before the cancel reached it
+
+
+def audit_cause(exc: AuditLogError) -> str:
+    """What a refusal for want of an audit record quotes of the log's error (which names the
+    store's): one line, clipped."""
+    return one_line(str(exc), _CAUSE_CHARS)
 
 
 def _package_names(package: bytes) -> set[str]:
@@ -321,12 +348,16 @@ class ExecutionService:
         self._ownership.use_registry(skills)
 
     async def close(self) -> None:
-        """Cancel what is running (builds of environments too) and close the HTTP client."""
+        """Cancel what is running (builds of environments too), close the HTTP client, and
+        close the audit log: its queued records are written and its newest one is anchored in
+        a checkpoint."""
         for execution_id in list(self._inflight):
             await self.cancel(execution_id)
         if self._environments is not None:
             await self._environments.aclose()
         await self._executor.aclose()
+        if self._audit is not None:
+            await self._audit.aclose()
 
     # --- the public operations -------------------------------------------------------------
 
@@ -342,6 +373,8 @@ class ExecutionService:
                 execution was interrupted.
             ManagerRefusedError: the caller names another store than this manager's (409).
             PoolExhaustedError: no sandbox became free in time; nothing ran, retry later.
+            AuditUnavailableError: the start's audit record cannot be stored; the script was
+                not started and the id stays free, retry later (503 ``audit_unavailable``).
         """
         fields = {
             "job_id": request.run_id,  # runs/{job_id}/: a job's run id is its job id
@@ -782,11 +815,12 @@ class ExecutionService:
         sending: asyncio.Future[ExecutionResult],
     ) -> None:
         """The start's ``execution`` audit record, once its claim is won and before its script
-        may begin: nothing runs unrecorded.
+        may begin: nothing runs unrecorded, and a start that cannot be recorded is refused.
 
         Raises:
-            AuditLogError: the record was not written; the claim is withdrawn and the request
-                dropped before its end (nothing ran, the id stays free).
+            AuditUnavailableError: the record was not stored (the log's error names the
+                store's); the claim is withdrawn and the request dropped before its end
+                (nothing ran, the id stays free).
         """
         if self._audit is None:
             return
@@ -803,13 +837,27 @@ class ExecutionService:
                 **({"attempt": claim.attempt} if claim.taken_over else {}),
                 **({"unbound": unbound} if unbound is not None else {}),
             )
-        except BaseException:
+        except BaseException as exc:
             await _dropped(sending)
             try:
                 await asyncio.shield(self._claims.withdraw(claim))
-            except StorageError as exc:  # unrenewed, it lapses: the id is free after the lease
-                logger.warning("execution %s: claim not withdrawn: %s", request.execution_id, exc)
-            raise
+            except StorageError as failure:  # unrenewed, it lapses: the id is free after the lease
+                logger.warning(
+                    "execution %s: claim not withdrawn: %s", request.execution_id, failure
+                )
+            if not isinstance(exc, AuditLogError):
+                raise
+            cause = audit_cause(exc)
+            logger.warning(
+                "execution %s refused, not started: its audit record cannot be stored: %s",
+                request.execution_id,
+                cause,
+            )
+            raise AuditUnavailableError(
+                f"the audit log cannot be written ({cause}): the script was not started;"
+                " ask again once the store is back",
+                retry_after=AUDIT_RETRY_SECONDS,
+            ) from exc
 
     async def _record_repeat(self, request: ExecuteRequest, answered: RepeatAnswer) -> None:
         """An ``execution_repeat`` audit record: `request` started nothing, and was `answered`

@@ -32,6 +32,16 @@ without a session may list, search and read the catalog, but cannot activate a s
 session's script runs belong to a run of its own (``mcp-<session>``), so one session cannot
 pass another's artifacts to a script.
 
+Audit: each activation is an ``activation`` record of the audit log, written before the
+session counts the skill as active. When the log cannot be written, or a run cannot be
+started because the manager cannot record it (``mcp_manager.executions``: refused before
+anything runs, and waited for up to ``SANDBOX__QUEUE_SECONDS`` like a full pool), the call is
+refused with a JSON-RPC error, code :data:`UNAVAILABLE`, whose ``data`` is the problem
+(``skillweave.sandbox.problems``: type ``urn:skillweave:problem:audit_unavailable``,
+``retry_after``, the store's error in ``detail``): nothing was done, the client asks again
+later. Never a tool result that claims it was done, never an internal error.
+:meth:`SkillMcp.aclose` anchors the log's last records; whoever serves the door calls it.
+
 Configured skill secrets are masked (``skillweave.sandbox.masking``) in every script result
 this front door renders and in every stdout/stderr log artifact it hands out, on top of the
 manager's masking at the source: what was stored before masking existed leaves masked too.
@@ -63,12 +73,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_manager.cache import BoundedCache
+from mcp_manager.executions import AUDIT_RETRY_SECONDS, audit_cause
 from skillweave import __version__
 from skillweave.agent import disclosure
 from skillweave.agent.state import ActiveSkill, SkillTool
 from skillweave.config import Settings
 from skillweave.errors import (
     ArtifactNotFoundError,
+    AuditLogError,
+    AuditUnavailableError,
     ExecutionRejectedError,
     InvalidKeyError,
     ManagerRefusedError,
@@ -88,6 +101,7 @@ from skillweave.sandbox.models import (
 )
 from skillweave.sandbox.packages import publish_skill
 from skillweave.sandbox.pinned import skill_at
+from skillweave.sandbox.problems import Problem, ProblemCode
 from skillweave.sandbox.queue import queued
 from skillweave.sandbox.tool_schemas import discover_tool_schemas, run_json_args
 from skillweave.sandbox.validation import check_path
@@ -108,7 +122,7 @@ from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 from skillweave.storage.identity import store_identity
 
-__all__ = ["RunScript", "SkillMcp"]
+__all__ = ["UNAVAILABLE", "RunScript", "SkillMcp"]
 
 logger = logging.getLogger("skillweave.mcp")
 
@@ -130,6 +144,10 @@ _FILES_SHAPE: Final = (
     f"{disclosure.INPUT_FILES} is a list of {{name, content | content_base64 | path}}: name is "
     "where the file lands under inputs/ (a plain relative path)"
 )
+UNAVAILABLE: Final = -32050
+"""The JSON-RPC error code of a call refused for now, nothing done (an implementation-defined
+server error, in -32000..-32099): its ``data`` is the problem, typed by its ``error`` code
+(``audit_unavailable``), with ``retry_after``. Ask again after it."""
 SCOPE_PARAMETER: Final = "skills"
 """The query parameter of the MCP URL that scopes a session: ``/mcp?skills=web.*,notes``."""
 
@@ -231,6 +249,11 @@ class SkillMcp:
     def use_registry(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on (sessions keep the versions they activated)."""
         self.registry = registry
+
+    async def aclose(self) -> None:
+        """Close the door's audit log: its queued records are written and its newest one is
+        anchored in a checkpoint (call it when the door stops serving)."""
+        await self._audit.aclose()
 
     async def _discover(
         self, ctx: ServerRequestContext[Any], params: types.RequestParams | None
@@ -447,15 +470,22 @@ class SkillMcp:
             children=children,
             max_listed=self.settings.skills.activation_resource_listing,
         )
+        try:  # recorded before the session counts it: an activation is never unrecorded
+            await self._audit.record(
+                "activation", skill=name, version=skill.version, job=session.run_id
+            )
+        except AuditLogError as exc:
+            raise _unavailable(
+                f"the audit log cannot be written ({audit_cause(exc)}): {name!r} was not "
+                "activated; ask again once the store is back",
+                retry_after=AUDIT_RETRY_SECONDS,
+            ) from exc
         session.active[name] = ActiveSkill(
             name=name,
             version=skill.version,
             children=tuple(child.name for child in children),
             tools=tuple(tools),
             allowed=allowed,
-        )
-        await self._audit.record(
-            "activation", skill=name, version=skill.version, job=session.run_id
         )
         return [_text(text + disclosure.activation_footer(tools, notes))]
 
@@ -878,15 +908,30 @@ def _sandbox_errors() -> Iterator[None]:
     """A run the manager rejected (what the caller can fix: ``skillweave.sandbox.client``'s
     rule), a manager that refuses this door or is down past the queue budget (an operator
     must act: said as such, never as the script's outcome), or a sandbox that failed (a full
-    pool past the queue budget too), as a tool error."""
+    pool past the queue budget too), as a tool error; a run the manager could not record
+    past the queue budget as the :data:`UNAVAILABLE` refusal (nothing ran)."""
     try:
         yield
+    except AuditUnavailableError as exc:
+        raise _unavailable(str(exc), retry_after=exc.retry_after) from exc
     except ExecutionRejectedError as exc:
         raise _ToolError(f"The script was not run: {exc.reason}") from None
     except (ManagerRefusedError, ManagerUnreachableError) as exc:
         raise _ToolError(f"No script ran; an operator must act: {exc}") from None
     except SandboxError as exc:
         raise _ToolError(f"The sandbox failed: {exc}; try again.") from None
+
+
+def _unavailable(detail: str, *, retry_after: float) -> MCPError:
+    """The :data:`UNAVAILABLE` refusal: the audit log cannot be written, nothing was done."""
+    problem = Problem.coded(
+        ProblemCode.AUDIT_UNAVAILABLE,
+        status=503,
+        title="Audit log unavailable",
+        detail=detail,
+        retry_after=retry_after,
+    )
+    return MCPError(UNAVAILABLE, detail, data=problem.body())
 
 
 def _text(text: str) -> types.TextContent:

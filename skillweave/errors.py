@@ -36,6 +36,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── SandboxStartError          a sandbox did not start or become healthy
     │   ├── ManagerUnreachableError    the manager took no connection; waited for, as a full pool
     │   │   └── ManagerNotReadyError   the manager answered that it is starting (503 not_ready)
+    │   ├── AuditUnavailableError      a run's audit record cannot be stored: refused unstarted
+    │   │                              (503 audit_unavailable, Retry-After); waited for
     │   ├── ManagerRefusedError        the manager refuses this caller's token (401/403) or store
     │                                  (409): an operator must act; waited for, then retried
     │   ├── PoolExhaustedError         no sandbox free in time (503 + Retry-After)
@@ -74,6 +76,7 @@ __all__ = [
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
     "AuditLogError",
+    "AuditUnavailableError",
     "BinaryResourceError",
     "BucketNotFoundError",
     "ConfigError",
@@ -334,6 +337,18 @@ class ManagerUnreachableError(SandboxError):
 class ManagerNotReadyError(ManagerUnreachableError):
     """The MCP manager answered that it is starting: it waits for what it needs (its store),
     and nothing ran. Waited for like a manager that is down; the message names the cause."""
+
+
+class AuditUnavailableError(SandboxError):
+    """A run refused before anything ran, because its ``execution`` audit record cannot be
+    stored (the audit log's store failed): the manager did not start the script and left its
+    id free (503 ``audit_unavailable`` + Retry-After). The manager raises it and the sandbox
+    client reads it back; a step waits for it as for a manager that is not ready, never a tool
+    result and never a failed run. `retry_after` is the manager's Retry-After, in seconds."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
 
 
 class ManagerRefusedError(SandboxError):

@@ -17,6 +17,10 @@ outcome, and the caller waits for it or retries it (``skillweave.sandbox.queue``
 - no connection taken → :class:`ManagerUnreachableError`; ``not_ready`` (the manager is
   starting, waiting for its store) → :class:`ManagerNotReadyError`, one of those, its line
   naming what the manager waits for: a step waits for it as for a manager that is down;
+- ``audit_unavailable`` (the manager cannot store the run's audit record, so it refused the
+  run before anything ran; the id is free) → :class:`AuditUnavailableError` with its
+  Retry-After, its line naming the manager and the store's error: a step waits for the
+  store, then the same request runs once;
 - ``pool_exhausted`` → :class:`PoolExhaustedError` carrying the server's Retry-After;
   ``in_progress`` → :class:`ExecutionInProgressError` (with its Retry-After); ``sandbox_lost``
   → :class:`SandboxLostError` (the sandbox died mid-run; the same request may run again);
@@ -41,6 +45,7 @@ from typing import Final, Self
 import httpx
 
 from skillweave.errors import (
+    AuditUnavailableError,
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
@@ -188,6 +193,10 @@ def _raise_for(response: httpx.Response, execution_id: str, *, url: str) -> None
             raise ManagerNotReadyError(
                 f"the MCP manager at {url} is starting: {waits} (its /healthz says)"
             )
+        case ProblemCode.AUDIT_UNAVAILABLE:
+            retry_after = _retry_after(response, problem, default=2.0)
+            why = detail or "the audit log cannot be written: the script was not started"
+            raise AuditUnavailableError(f"the MCP manager at {url}: {why}", retry_after=retry_after)
         case ProblemCode.POOL_EXHAUSTED:
             retry_after = _retry_after(response, problem, default=5.0)
             raise PoolExhaustedError(detail, retry_after=math.ceil(retry_after))

@@ -59,6 +59,10 @@ class ProblemCode(StrEnum):
     """503 + Retry-After: the manager is starting and waits for what it needs (its store; its
     ``/healthz`` says what, and since when); nothing ran. Newer than problem+json: a manager
     before it answered this 503 without a code."""
+    AUDIT_UNAVAILABLE = "audit_unavailable"
+    """503 + Retry-After: the run's ``execution`` audit record cannot be stored (the store
+    failed), so the script was not started and its id stays free; ask again after the
+    Retry-After (the detail names the store's error). A manager before it answered 500."""
     SANDBOX_LOST = "sandbox_lost"
     """502: the sandbox died mid-run; the id was freed, the same request may run again."""
     SANDBOX_REFUSED = "sandbox_refused"

@@ -15,13 +15,18 @@ of those: waiting for its store; nothing ran) or that refuses this caller
 restarting one side with the right settings; nothing ran) is waited for the same way, asking
 again after 1 s, then twice as long each time up to 10 s (jittered): a worker holds its script
 steps through a manager's restart instead of spending their attempts on it, and a refusal
-never reaches the model.
+never reaches the model. A run the manager refused because it cannot store the run's audit
+record (``AuditUnavailableError``: the store failing; nothing ran, the id is free) is waited
+for on the store, at the same back-off (never sooner than its Retry-After): the step goes
+on, and its script runs once, when the store is back; it is never a tool result, and never
+a failed run before the budget is spent.
 
 Each wait is told as a :class:`~skillweave.waiting.Waiting` through
 :func:`~skillweave.waiting.tell_waiting` (a Temporal activity's heartbeat details, for the UI
 and the engine's followers): once when it begins, again (same ``since``) when its cause
 changes, and ``None`` when it ends, whether the call went through or the error goes on. A wait
-for the manager is logged at WARNING with its cause, once per wait and cause, never per attempt.
+for the manager or the store is logged at WARNING with its cause, once per wait and cause,
+never per attempt.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 from skillweave.errors import (
+    AuditUnavailableError,
     ExecutionInProgressError,
     ManagerRefusedError,
     ManagerUnreachableError,
@@ -57,8 +63,10 @@ _WAITED: Final = (
     ExecutionInProgressError,
     ManagerUnreachableError,
     ManagerRefusedError,
+    AuditUnavailableError,
 )
-"""What is waited for rather than failed: back-pressure, and a manager down or refusing."""
+"""What is waited for rather than failed: back-pressure, a manager down or refusing, and a
+store that cannot take the run's audit record."""
 
 
 def _jitter() -> float:
@@ -74,8 +82,8 @@ async def queued(
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     jitter: Callable[[], float] = _jitter,
 ) -> T:
-    """Await `attempt()`, asking again while the pool is full or the manager is down or
-    refuses this caller, for up to `queue_seconds`.
+    """Await `attempt()`, asking again while the pool is full, the manager is down or
+    refuses this caller, or the run cannot be recorded, for up to `queue_seconds`.
 
     Args:
         attempt: one try (claim a sandbox and run), e.g. ``lambda: client.execute(request)``.
@@ -87,10 +95,10 @@ async def queued(
 
     Raises:
         PoolExhaustedError, ExecutionInProgressError, ManagerUnreachableError,
-            ManagerRefusedError: still so after `queue_seconds`.
+            ManagerRefusedError, AuditUnavailableError: still so after `queue_seconds`.
     """
     deadline = clock() + queue_seconds
-    manager_waits = 0
+    backoffs = 0  # waits on the manager or the store: 1 s, doubling
     told: Waiting | None = None
     cause: tuple[str, str] | None = None
     try:
@@ -101,15 +109,15 @@ async def queued(
                 left = deadline - clock()
                 if left <= 0:
                     raise
-                on, pause = _wait_of(exc, manager_waits)
-                if on == "manager":
-                    manager_waits += 1
+                on, pause = _wait_of(exc, backoffs)
+                if on in ("manager", "store"):
+                    backoffs += 1
                 now = (on, _cause_of(exc))
                 if now != cause:  # a wait begins, or its cause changed: tell it, log it
                     cause = now
                     told = _told(told, on, exc, call=call)
                     tell_waiting(told)
-                    level = logging.WARNING if on == "manager" else logging.INFO
+                    level = logging.WARNING if on in ("manager", "store") else logging.INFO
                     _log.log(level, "%s (for up to %.0f s more)", told.line(), left)
             await sleep(min(left, pause * jitter()))
     finally:
@@ -117,15 +125,20 @@ async def queued(
             tell_waiting(None)
 
 
-def _wait_of(exc: SandboxError, manager_waits: int) -> tuple[WaitFor, float]:
-    """What `exc` waits on, and the pause before the next try (before jitter)."""
+def _wait_of(exc: SandboxError, backoffs: int) -> tuple[WaitFor, float]:
+    """What `exc` waits on, and the pause before the next try (before jitter). A store that
+    failed is asked at the manager's back-off, never sooner than the Retry-After: every
+    waiting step asking each 2 s would keep a struggling store down."""
+    backoff = min(_UNREACHED_MOST, _UNREACHED_FIRST * 2**backoffs)
     match exc:
         case PoolExhaustedError(retry_after=after):
             return "sandbox", float(after)
         case ExecutionInProgressError(retry_after=after):
             return "execution", after
+        case AuditUnavailableError(retry_after=after):
+            return "store", max(after, backoff)
         case _:
-            return "manager", min(_UNREACHED_MOST, _UNREACHED_FIRST * 2**manager_waits)
+            return "manager", backoff
 
 
 def _cause_of(exc: SandboxError) -> str:

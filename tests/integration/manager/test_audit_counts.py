@@ -17,7 +17,7 @@ import pytest
 from pydantic import SecretStr
 
 from skillweave.config import Settings
-from skillweave.errors import ExecutionInProgressError, SandboxError
+from skillweave.errors import AuditUnavailableError, ExecutionInProgressError
 from skillweave.sandbox.models import ExecuteRequest
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillRegistry, SkillScanner
@@ -143,11 +143,12 @@ async def test_a_start_the_log_cannot_record_does_not_run_and_leaves_the_id_free
 ) -> None:
     registry, store = await _library(tmp_path)
     execution_id = "skillweave-job-job-counted/script-3"
-    blocker = store.root / "audit" / "log"
+    blocker = store.root / "audit" / "chains"
     blocker.parent.mkdir(parents=True)
     blocker.write_text("not a folder: no record can be written under it\n")
     async with Manager.serving(_settings("manager-a"), store=store, registry=registry) as manager:
-        with pytest.raises(SandboxError, match="500"):  # the manager logs the AuditLogError
+        # Refused before it ran (503 audit_unavailable), naming the store's error.
+        with pytest.raises(AuditUnavailableError, match="the audit log cannot be written"):
             await manager.client.execute(_request(registry, execution_id, 0.0))
         assert await store.list("executions/") == []  # no result, no claim: the id is free
         blocker.unlink()
