@@ -10,7 +10,14 @@ process: throughput grows with writers, and within a writer with the batch a wri
 A block whose write fails is retried with the same bytes (a lost reply finds its own bytes
 stored); when it still fails, its callers get :class:`~skillweave.errors.AuditLogError` and
 the writer starts a new chain, so that a block that lands late can never collide with the
-next one.
+next one (such a block's records are in the log although their callers were told otherwise).
+The chain left behind is anchored with the new one's first block. A writer whose event loop
+stops with a write in flight starts a new chain too, on its next loop.
+
+A caller cancelled before its entry joins a block writes nothing; once its block is being
+written, the record may land. The first block of a chain is anchored before its callers
+return (a short-lived process's records are anchored); later checkpoints are written after
+their block's callers have their answer.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ WRITE_ATTEMPTS: Final = 4
 """Tries of one block write (with the same bytes) before its callers are told it failed."""
 
 _BACKOFF: Final = 0.05
+_MAX_LEFT: Final = 16
 _JSON_LINES: Final = "application/x-ndjson"
 _log = logging.getLogger(__name__)
 
@@ -80,6 +88,8 @@ class Chain:
         self._queue: list[_Pending] = []
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._left: list[tuple[str, int, str]] = []
+        """Chains left for a new one with records no checkpoint names yet: writer, seq, hash."""
         self._start()
 
     def _start(self) -> None:
@@ -90,12 +100,22 @@ class Chain:
         self._anchored = 0
         self._anchored_at: float | None = None
 
+    def _rotate(self) -> None:
+        """Leave this chain for a new one; its newest record is anchored with the next one's."""
+        if self.seq > self._anchored and len(self._left) < _MAX_LEFT:
+            self._left.append((self.writer, self.seq, self.hash))
+        self._start()
+
     async def append(self, entry: AuditEntry, moment: datetime) -> AuditRecord:
         """`entry` as a record of this chain, once the block that holds it is stored."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[AuditRecord] = loop.create_future()
         self._queue.append(_Pending(entry, moment, future))
         if self._task is None or self._task.done() or self._loop is not loop:
+            if self._task is not None and not self._task.done():
+                # Its loop stopped with a block write in flight, which may still land: never
+                # write another block in its place.
+                self._rotate()
             self._loop = loop
             self._task = loop.create_task(self._flush(), name=f"audit-writer-{self.writer}")
         return await future
@@ -104,13 +124,14 @@ class Chain:
         """Wait for queued appends, then anchor the chain's newest record."""
         task = self._task
         if task is not None and not task.done() and self._loop is asyncio.get_running_loop():
-            with contextlib.suppress(Exception):
-                await asyncio.shield(task)
-        if self.seq > self._anchored:
+            await asyncio.wait({task})  # its callers get its outcome; cancelling this leaves it
+        if self.seq > self._anchored or self._left:
             await self._anchor()
 
     async def _flush(self) -> None:
+        me = asyncio.current_task()
         batch: list[_Pending] = []
+        written: list[tuple[_Pending, AuditRecord]] = []
         try:
             while self._queue:
                 batch = [p for p in self._queue[:MAX_BLOCK_RECORDS] if not p.future.done()]
@@ -124,19 +145,29 @@ class Chain:
                         _settle(pending.future, exc)
                     batch = []
                     continue
-                if self._anchored_at is None or time.monotonic() - self._anchored_at >= (
-                    self._interval
-                ):
+                # A chain's first block is anchored before its callers hear back, so that a
+                # short-lived process's records are anchored; later anchors add no latency.
+                first = self._anchored_at is None
+                if first:
                     await self._anchor()
                 for pending, record in written:
                     _settle(pending.future, record)
-                batch = []
-        except BaseException as exc:  # cancelled with its loop: no caller may wait forever
+                batch, written = [], []
+                if not first and time.monotonic() - (self._anchored_at or 0) >= self._interval:
+                    await self._anchor()
+        except BaseException as exc:  # cancelled with its loop, or a bug: nobody waits forever
+            if self._task is not me:  # closed long after its loop, another writes the chain now
+                raise
+            for pending, record in written:
+                _settle(pending.future, record)  # stored: it is in the log
             failure = AuditLogError(f"the audit log's writer stopped: {exc!r}")
             for pending in [*batch, *self._queue]:
                 _settle(pending.future, failure)
             self._queue.clear()
-            raise
+            self._rotate()  # a block write may be in flight: never write another in its place
+            if not isinstance(exc, Exception):
+                raise
+            _log.error("audit log: writer %s stopped", self.writer, exc_info=exc)
 
     async def _write(self, batch: list[_Pending]) -> list[tuple[_Pending, AuditRecord]]:
         for _ in range(3):
@@ -144,7 +175,7 @@ class Chain:
                 return await self._write_block(batch)
             except _Collision:
                 _log.error("audit log: writer %s found a block it did not write", self.writer)
-                self._start()
+                self._rotate()
         raise AuditLogError("cannot append to the audit log: every new writer id is taken")
 
     async def _write_block(self, batch: list[_Pending]) -> list[tuple[_Pending, AuditRecord]]:
@@ -154,6 +185,8 @@ class Chain:
         written: list[tuple[_Pending, AuditRecord]] = []
         lines: list[bytes] = []
         for pending in batch:
+            if pending.future.done():  # cancelled while an earlier try of this block ran
+                continue
             try:
                 record, line = self._sealer.record(
                     pending.entry,
@@ -188,7 +221,7 @@ class Chain:
                 if attempt + 1 < WRITE_ATTEMPTS:
                     await asyncio.sleep(_BACKOFF * 2**attempt)
         else:
-            self._start()  # the block may yet land: never write another in its place
+            self._rotate()  # the block may yet land: never write another in its place
             raise AuditLogError(
                 f"cannot write {len(written)} audit record(s) to the store: {failure}",
                 key=key,
@@ -208,10 +241,17 @@ class Chain:
 
     async def _anchor(self) -> None:
         self._anchored_at = time.monotonic()
-        seq, head = self.seq, self.hash
+        for left in list(self._left):
+            writer, seq, head = left
+            if not await self._checkpoints.append(writer=writer, record=seq, head=head):
+                break
+            with contextlib.suppress(ValueError):  # anchored by a concurrent call already
+                self._left.remove(left)
+        writer, seq, head = self.writer, self.seq, self.hash
         if seq == 0:
             return
-        if await self._checkpoints.append(writer=self.writer, record=seq, head=head):
+        anchored = await self._checkpoints.append(writer=writer, record=seq, head=head)
+        if anchored and self.writer == writer:  # not a chain left meanwhile
             self._anchored = max(self._anchored, seq)
 
 

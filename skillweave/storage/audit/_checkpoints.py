@@ -63,7 +63,7 @@ class Checkpoints:
     async def append(self, *, writer: str, record: int, head: str) -> Checkpoint | None:
         """Anchor `writer`'s chain at `record` (hash `head`); None when it could not be written."""
         try:
-            known = self._head or await self._find(None)
+            known = self._head or await self._find(0)
             for attempt in range(CHECKPOINT_ATTEMPTS):
                 checkpoint, data = self._sealer.checkpoint(
                     seq=known.seq + 1,
@@ -94,11 +94,9 @@ class Checkpoints:
         if self._head is None or head.seq > self._head.seq:
             self._head = head
 
-    async def _find(self, start: int | None) -> AuditHead:
-        """The newest checkpoint, probing forward from `start` (one known to exist) or, with
-        none, searching by doubling then bisecting (O(log n) stats)."""
-        seq = await self._last_from(start) if start else await self._search()
-        head = await self._head_at(seq)
+    async def _find(self, start: int) -> AuditHead:
+        """The newest checkpoint at or after `start` (0, or one known to exist)."""
+        head = await self._head_at(await self._last_from(start))
         self._remember(head)
         return head
 
@@ -106,23 +104,21 @@ class Checkpoints:
         return await self._store.stat(keys.audit_checkpoint_key(seq)) is not None
 
     async def _last_from(self, seq: int) -> int:
-        while seq < keys.MAX_AUDIT_SEQ and await self._exists(seq + 1):
-            seq += 1
-        return seq
-
-    async def _search(self) -> int:
-        if not await self._exists(1):
-            return 0
-        low, high = 1, 2
-        while high <= keys.MAX_AUDIT_SEQ and await self._exists(high):
-            low, high = high, high * 2
+        """The last checkpoint of the run that starts at `seq`: galloping forward, then
+        bisecting, so O(log n) stats however far behind `seq` is (``1`` stat when it is the
+        last but one, the usual case after losing a race)."""
+        step = 1
+        while seq + step <= keys.MAX_AUDIT_SEQ and await self._exists(seq + step):
+            seq += step
+            step *= 2
+        low, high = seq, min(seq + step, keys.MAX_AUDIT_SEQ + 1)
         while high - low > 1:
             middle = (low + high) // 2
             if await self._exists(middle):
                 low = middle
             else:
                 high = middle
-        return await self._last_from(low)
+        return low
 
     async def _head_at(self, seq: int) -> AuditHead:
         """Checkpoint `seq` as a head to follow: its claimed hash even when it is damaged (the

@@ -14,7 +14,6 @@ from skillweave.storage.audit._chain import Chain
 from skillweave.storage.audit._checkpoints import CHECKPOINT_SECONDS, Checkpoints
 from skillweave.storage.audit._reading import AuditProblem, AuditReport, Reader
 from skillweave.storage.audit._records import (
-    GENESIS,
     AuditEntry,
     AuditEvent,
     AuditHead,
@@ -122,15 +121,7 @@ class AuditLog:
         if not self._enabled:
             return None
         moment = self._clock()
-        self._sealer.record(  # a malformed entry fails here, before it joins a block
-            entry,
-            writer="0" * 16,
-            seq=1,
-            prev=GENESIS,
-            seen=None,
-            moment=moment,
-            actor=self._actor,
-        )
+        self._sealer.check(entry, moment=moment, actor=self._actor)  # before it joins a block
         return await self._chain.append(entry, moment)
 
     async def aclose(self) -> None:

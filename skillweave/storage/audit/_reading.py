@@ -17,7 +17,7 @@ import asyncio
 import hmac
 import itertools
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -28,6 +28,7 @@ from skillweave.storage import keys
 from skillweave.storage.audit._records import (
     GENESIS,
     MAX_BLOCK_BYTES,
+    MAX_BLOCK_RECORDS,
     MAX_RECORD_BYTES,
     AuditHead,
     AuditRecord,
@@ -40,11 +41,12 @@ from skillweave.storage.audit._records import (
 )
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
-ProblemKind = Literal["edited", "reordered", "removed", "unreadable"]
+ProblemKind = Literal["edited", "reordered", "inserted", "removed", "unreadable"]
 """What ``verify`` found: a hash that does not match its content, or a record that is not the
 one a checkpoint names (``edited``); a record in another's place, chain or order
-(``reordered``); records missing from the middle or the tail of a chain (``removed``); bytes
-that are not a record (``unreadable``)."""
+(``reordered``); a copy of a record, or a block over places already filled (``inserted``);
+records missing from the middle or the tail of a chain (``removed``); bytes that are not a
+record, or a key in the log that is no block or checkpoint (``unreadable``)."""
 
 CHECKPOINTS: Final = "checkpoints"
 """The `chain` of a problem in the checkpoint chain (writer ids are 16 hex digits)."""
@@ -59,7 +61,8 @@ GAP_RECHECKS: Final = 256
 @dataclass(frozen=True, slots=True)
 class AuditProblem:
     """One thing ``verify`` found, in `chain` (a writer id, or :data:`CHECKPOINTS`) at `seq`;
-    both None for a key under ``audit/`` that belongs to no chain."""
+    both None for a key under ``audit/chains/`` or ``audit/checkpoints/`` that is no block or
+    checkpoint."""
 
     kind: ProblemKind
     chain: str | None
@@ -99,6 +102,20 @@ class _Item:
     link: str | None
     """The ``prev`` the next one must carry; None when it cannot be known."""
     problem: AuditProblem | None
+    whole_block: bool = False
+    """It stands for a block that could not be read: how many records it held is unknown."""
+
+
+@dataclass(slots=True)
+class _Walk:
+    """Where the walk of one writer's chain stands."""
+
+    expected: int = 1
+    """The place the next record must have."""
+    link: str | None = GENESIS
+    """The hash the next record's ``prev`` must be; None when it cannot be known."""
+    recent: dict[int, str] = field(default_factory=dict)
+    """The hashes at the places walked last: a line that repeats one is a copy."""
 
 
 @dataclass(slots=True)
@@ -106,6 +123,8 @@ class _ChainState:
     """What the walk of one writer's chain leaves for the cross-checks."""
 
     last: int = 0
+    open_end: bool = False
+    """Its last block could not be read: where the chain ends is unknown."""
     hashes: dict[int, str] = field(default_factory=dict)
     """The hashes at the places a checkpoint names."""
 
@@ -131,23 +150,23 @@ class Reader:
             state = chains.setdefault(writer, _ChainState())
             records += 1
             state.last = max(state.last, item.seq)
-            if item.link is not None and item.seq in named.get(writer, ()):
-                state.hashes[item.seq] = item.link
+            state.open_end = item.whole_block
+            inserted = item.problem is not None and item.problem.kind == "inserted"
+            if item.model is not None and item.seq in named.get(writer, ()) and not inserted:
+                state.hashes[item.seq] = item.model.hash
             if isinstance(item.model, AuditRecord) and item.model.seen and item.problem is None:
                 ref = item.model.seen
                 seen.setdefault((ref.seq, ref.hash), (writer, item.seq))
+        by_writer: dict[str, list[tuple[int, Checkpoint]]] = defaultdict(list)
         for seq, checkpoint in sorted(valid.items()):
-            problems.extend(_against_chain(seq, checkpoint, chains.get(checkpoint.writer)))
+            by_writer[checkpoint.writer].append((seq, checkpoint))
+        for writer, named_by in by_writer.items():
+            problems.extend(_against_chain(writer, named_by, chains.get(writer)))
         late = await self._late_checkpoints(checkpoints, {seq for seq, _ in seen})
-        for (seq, digest), (writer, place) in sorted(seen.items()):
-            named_by = f"record {place} of writer {writer}"
-            problems.extend(_against_checkpoints(seq, digest, checkpoints, late, named_by))
+        problems.extend(_against_checkpoints(seen, checkpoints, late))
         if expect is not None and expect.seq > 0:
-            problems.extend(
-                _against_checkpoints(
-                    expect.seq, expect.hash, checkpoints, late, "the head you kept"
-                )
-            )
+            kept = {(expect.seq, expect.hash): ("the head you kept", 0)}
+            problems.extend(_against_checkpoints(kept, checkpoints, late))
         anchored: dict[str, int] = defaultdict(int)
         for checkpoint in valid.values():
             anchored[checkpoint.writer] = max(anchored[checkpoint.writer], checkpoint.record)
@@ -264,67 +283,110 @@ class Reader:
         problem: Callable[[AuditProblem], None],
         links: bool,
     ) -> AsyncIterator[_Item]:
-        expected = 1
-        link: str | None = GENESIS
+        walk = _Walk()
         pending = list(listed)
-        loaded: dict[int, asyncio.Task[list[_Item]]] = {}
-        while pending:
-            for first, ref in pending[:READ_AHEAD]:
-                if first not in loaded:
-                    loaded[first] = asyncio.ensure_future(self._block(writer, first, ref))
-            first, _ = pending[0]
-            if first > expected:
-                ref = await self._store.stat(keys.audit_block_key(writer, expected))
-                if ref is not None:  # stored after the listing passed its place
-                    pending.insert(0, (expected, ref))
-                    continue
-                reason = f"block {first} follows record {expected - 1}"
-                problem(_removed(writer, expected, first - 1, reason))
-                link = None
-            pending.pop(0)
-            for item in await loaded.pop(first):
-                own = item.problem
-                if own is None:
-                    own = (
-                        self._problem(item, link, writer=writer)
-                        if links
-                        else self._hash_problem(item, writer)
+        loaded: dict[int, asyncio.Task[list[bytes] | AuditProblem]] = {}
+        try:
+            while pending:
+                for first, ref in pending[:READ_AHEAD]:
+                    if first not in loaded:
+                        loaded[first] = asyncio.ensure_future(self._block(writer, first, ref))
+                first, _ = pending[0]
+                if first > walk.expected:
+                    ref = await self._store.stat(keys.audit_block_key(writer, walk.expected))
+                    if ref is not None:  # stored after the listing passed its place
+                        pending.insert(0, (walk.expected, ref))
+                        continue
+                    reason = f"block {first} follows record {walk.expected - 1}"
+                    problem(_removed(writer, walk.expected, first - 1, reason))
+                    walk.link = None
+                pending.pop(0)
+                block = await loaded.pop(first)
+                if isinstance(block, AuditProblem):  # its extent is unknown: up to the next
+                    problem(block)
+                    yield _Item(first, None, None, None, block, whole_block=True)
+                    walk.link = None
+                    walk.expected = pending[0][0] if pending else first + 1
+                elif first < walk.expected:
+                    inserted = _inserted(
+                        writer,
+                        first,
+                        f"block {first} of writer {writer} holds places {first} to "
+                        f"{walk.expected - 1} again",
                     )
-                if own is not None and links:
-                    problem(own)
-                yield _Item(item.seq, item.model, item.body, item.link, own)
-                link = item.link if item.model is not None else None
-                expected = item.seq + 1
-        for task in loaded.values():
-            task.cancel()
+                    problem(inserted)
+                    for index, line in enumerate(block):
+                        item = _item(writer, first + index, line, AuditRecord)
+                        yield _Item(item.seq, item.model, item.body, item.link, inserted)
+                else:
+                    for item in self._lines(writer, first, block, walk, links):
+                        if item.problem is not None and links:
+                            problem(item.problem)
+                        yield item
+        finally:
+            for task in loaded.values():
+                task.cancel()
 
-    async def _block(self, writer: str, first: int, ref: ArtifactRef) -> list[_Item]:
+    def _lines(
+        self, writer: str, first: int, block: list[bytes], walk: _Walk, links: bool
+    ) -> Iterator[_Item]:
+        """The records of a block that starts where the walk stands, each with its problem.
+        A copy of a record walked already takes no place: the records after it keep theirs."""
+        copies = 0
+        for index, line in enumerate(block):
+            place = first + index - copies
+            item = _item(writer, place, line, AuditRecord)
+            problem = item.problem or self._hash_problem(item, writer)
+            model = item.model
+            if (
+                problem is None
+                and isinstance(model, AuditRecord)
+                and model.writer == writer
+                and model.seq < place
+                and walk.recent.get(model.seq) == model.hash
+            ):
+                copies += 1
+                after = f"record {place - 1}" if place > 1 else "the start"
+                message = f"a copy of record {model.seq} of writer {writer} follows {after}"
+                yield _Item(place, model, item.body, item.link, _inserted(writer, place, message))
+                continue
+            if problem is None and links:
+                problem = self._place_problem(item, walk.link, writer)
+            yield _Item(place, model, item.body, item.link, problem)
+            walk.link = item.link if model is not None else None
+            walk.expected = place + 1
+            if isinstance(model, AuditRecord) and model.seq == place:
+                walk.recent[place] = model.hash
+                walk.recent.pop(place - MAX_BLOCK_RECORDS, None)
+
+    async def _block(self, writer: str, first: int, ref: ArtifactRef) -> list[bytes] | AuditProblem:
+        """The lines of a block, or why it cannot be read."""
         data = await self._fetch(writer, first, ref, MAX_BLOCK_BYTES)
         if isinstance(data, AuditProblem):
-            return [_Item(first, None, None, None, data)]
+            return data
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
+        what = f"block {first} of writer {writer}"
         if not lines:
-            return [
-                _Item(first, None, None, None, _unreadable(writer, first, "the block is empty"))
-            ]
-        return [_item(writer, first + index, line, AuditRecord) for index, line in enumerate(lines)]
+            return _unreadable(writer, first, "the block is empty", what=what)
+        if len(lines) > MAX_BLOCK_RECORDS:
+            reason = f"it holds {len(lines)} lines, over {MAX_BLOCK_RECORDS}"
+            return _unreadable(writer, first, reason, what=what)
+        return lines
 
     # -- checks ---------------------------------------------------------------------------------
 
-    def _problem(
-        self, item: _Item, link: str | None, *, writer: str | None = None
-    ) -> AuditProblem | None:
-        """What is wrong with a readable record or checkpoint: its place, hash or link."""
-        chain = writer or CHECKPOINTS
+    def _problem(self, item: _Item, link: str | None) -> AuditProblem | None:
+        """What is wrong with a readable checkpoint: its hash, place or link."""
+        return self._hash_problem(item, CHECKPOINTS) or self._place_problem(item, link, CHECKPOINTS)
+
+    def _place_problem(self, item: _Item, link: str | None, chain: str) -> AuditProblem | None:
+        """What is wrong with where a readable record or checkpoint is: its place, its chain,
+        or the hash before it (`link`; None: unknown)."""
         model = item.model
         assert model is not None
         what = _what(chain, item.seq)
-        if model.seq != item.seq:
-            return AuditProblem(
-                "reordered", chain, item.seq, f"{what} holds {_what(chain, model.seq)}: moved"
-            )
         if isinstance(model, AuditRecord) and model.writer != chain:
             return AuditProblem(
                 "reordered",
@@ -332,9 +394,10 @@ class Reader:
                 item.seq,
                 f"{what} is record {model.seq} of writer {model.writer}: moved between chains",
             )
-        problem = self._hash_problem(item, chain)
-        if problem is not None:
-            return problem
+        if model.seq != item.seq:
+            return AuditProblem(
+                "reordered", chain, item.seq, f"{what} holds {_what(chain, model.seq)}: moved"
+            )
         if link is not None and model.prev != link:
             before = _what(chain, item.seq - 1) if item.seq > 1 else "the start"
             return AuditProblem(
@@ -422,55 +485,53 @@ def _item(chain: str, seq: int, data: bytes, kind: type[AuditRecord] | type[Chec
 
 
 def _against_chain(
-    seq: int, checkpoint: Checkpoint, state: _ChainState | None
+    writer: str, named_by: list[tuple[int, Checkpoint]], state: _ChainState | None
 ) -> list[AuditProblem]:
-    """Whether the record checkpoint `seq` names is still in its writer's chain."""
-    writer, record = checkpoint.writer, checkpoint.record
+    """Whether the records the checkpoints `named_by` name are still in `writer`'s chain:
+    one problem for the newest gone, one for the first that is not the record named."""
+    seq, newest = max(named_by, key=lambda named: named[1].record)
+    reason = f"checkpoint {seq} names record {newest.record}"
     if state is None:
-        reason = f"checkpoint {seq} names its record {record}"
-        return [
-            _removed(writer, 1, record, f"the whole chain of writer {writer} is gone: {reason}")
-        ]
-    if state.last < record:
-        reason = f"the chain was rolled back: checkpoint {seq} names record {record}"
-        return [_removed(writer, state.last + 1, record, reason)]
-    digest = state.hashes.get(record)
-    if digest is not None and not hmac.compare_digest(digest, checkpoint.head):
-        return [
-            AuditProblem(
-                "edited",
-                writer,
-                record,
-                f"{_what(writer, record)} is not the record checkpoint {seq} names: the chain "
-                "was replaced from there",
+        return [_removed(writer, 1, newest.record, f"the whole chain is gone: {reason}")]
+    found: list[AuditProblem] = []
+    if state.last < newest.record and not state.open_end:
+        found.append(_removed(writer, state.last + 1, newest.record, f"rolled back: {reason}"))
+    for seq, checkpoint in sorted(named_by, key=lambda named: named[1].record):
+        digest = state.hashes.get(checkpoint.record)
+        if digest is not None and not hmac.compare_digest(digest, checkpoint.head):
+            message = (
+                f"{_what(writer, checkpoint.record)} is not the record checkpoint {seq} "
+                "names: the chain was replaced from there"
             )
-        ]
-    return []
+            found.append(AuditProblem("edited", writer, checkpoint.record, message))
+            break
+    return found
 
 
 def _against_checkpoints(
-    seq: int,
-    digest: str,
+    named: dict[tuple[int, str], tuple[str, int]],
     checkpoints: dict[int, tuple[Checkpoint | None, bool]],
     late: dict[int, Checkpoint | None],
-    named_by: str,
 ) -> list[AuditProblem]:
-    """Whether checkpoint `seq` with hash `digest`, which `named_by` names, is still there."""
-    if seq in checkpoints:
-        model, _ = checkpoints[seq]
-        if model is None or hmac.compare_digest(model.hash, digest):
-            return []  # an unreadable checkpoint is reported where it is
-        message = f"checkpoint {seq} is not the checkpoint {named_by} names: replaced"
-        return [AuditProblem("edited", CHECKPOINTS, seq, message)]
-    if seq in late:
-        found = late[seq]
-        if found is None or hmac.compare_digest(found.hash, digest):
-            return []
-        message = f"checkpoint {seq} is not the checkpoint {named_by} names: replaced"
-        return [AuditProblem("edited", CHECKPOINTS, seq, message)]
+    """Whether each checkpoint (place, hash) in `named` is still in the checkpoint chain (the
+    value says who names it: a writer and a place, or a text and 0)."""
+    found: list[AuditProblem] = []
     end = max(checkpoints, default=0)
-    reason = f"the checkpoint chain was rolled back: {named_by} names checkpoint {seq}"
-    return [_removed(CHECKPOINTS, end + 1, seq, reason)] if seq > end else []
+    beyond: tuple[int, str] | None = None
+    for (seq, digest), (who, place) in sorted(named.items()):
+        by = f"record {place} of writer {who}" if place else who
+        stored = checkpoints[seq][0] if seq in checkpoints else late.get(seq)
+        if seq in checkpoints or seq in late:
+            if stored is not None and not hmac.compare_digest(stored.hash, digest):
+                message = f"checkpoint {seq} is not the checkpoint {by} names: replaced"
+                found.append(AuditProblem("edited", CHECKPOINTS, seq, message))
+        elif seq > end and (beyond is None or seq > beyond[0]):
+            beyond = (seq, by)
+    # an unreadable checkpoint, or one missing from the middle, is reported where it is
+    if beyond is not None:
+        reason = f"the checkpoint chain was rolled back: {beyond[1]} names checkpoint {beyond[0]}"
+        found.append(_removed(CHECKPOINTS, end + 1, beyond[0], reason))
+    return found
 
 
 def _order(problem: AuditProblem) -> tuple[int, str, int]:
@@ -491,6 +552,10 @@ def _unreadable(chain: str, seq: int, reason: str, *, what: str | None = None) -
     return AuditProblem(
         "unreadable", chain, seq, f"{what or _what(chain, seq)} is unreadable: {reason}"
     )
+
+
+def _inserted(chain: str, seq: int, message: str) -> AuditProblem:
+    return AuditProblem("inserted", chain, seq, f"{message}: inserted")
 
 
 def _removed(chain: str, first: int, last: int, reason: str) -> AuditProblem:

@@ -159,35 +159,20 @@ class Sealer:
         actor: str | None,
     ) -> tuple[AuditRecord, bytes]:
         """The record of `entry` at place `seq` of `writer`'s chain, and its stored line."""
-        details = dict(entry.details)
-        try:
-            size = len(canonical(details))
-        except (TypeError, ValueError, UnicodeEncodeError) as exc:
-            raise AuditLogError(f"audit details must be small JSON: {exc}") from None
-        if size > MAX_DETAILS_BYTES:
-            raise AuditLogError(
-                f"audit details are {size} bytes as JSON, over the {MAX_DETAILS_BYTES} allowed"
-            )
-        body: dict[str, object] = {
-            "v": FORMAT,
-            "writer": writer,
-            "seq": seq,
-            "time": iso(moment),
-            "event": entry.event,
-            "skill": entry.skill,
-            "version": entry.version,
-            "actor": entry.actor if entry.actor is not None else actor,
-            "job": entry.job,
-            "details": details,
-            "seen": None if seen is None else seen.model_dump(),
-            "prev": prev,
-        }
+        body = _body(
+            entry, writer=writer, seq=seq, prev=prev, seen=seen, moment=moment, actor=actor
+        )
         body["hash"] = self.link(body)
-        try:
-            record = AuditRecord.model_validate(body)
-        except ValueError as exc:
-            raise AuditLogError(f"not a valid audit entry: {first_error(exc)}") from None
-        return record, canonical(body)
+        return _validated(body), canonical(body)
+
+    def check(self, entry: AuditEntry, *, moment: datetime, actor: str | None) -> None:
+        """Raise :class:`AuditLogError` if `entry` cannot be a record (fields, details), without
+        sealing it: what an append checks before the entry joins a block."""
+        body = _body(
+            entry, writer="0" * 16, seq=1, prev=GENESIS, seen=None, moment=moment, actor=actor
+        )
+        body["hash"] = GENESIS
+        _validated(body)
 
     def checkpoint(
         self, *, seq: int, prev: str, writer: str, record: int, head: str, moment: datetime
@@ -219,6 +204,49 @@ class Sealer:
         domain = _CHECKPOINT_DOMAIN if checkpoint else _RECORD_DOMAIN
         data = domain + canonical({k: v for k, v in content.items() if k != "hash"})
         return hmac.compare_digest(hashlib.sha256(data).hexdigest(), claimed)
+
+
+def _body(
+    entry: AuditEntry,
+    *,
+    writer: str,
+    seq: int,
+    prev: str,
+    seen: Seen | None,
+    moment: datetime,
+    actor: str | None,
+) -> dict[str, object]:
+    """The content of `entry`'s record, without its hash; its details checked for size."""
+    details = dict(entry.details)
+    try:
+        size = len(canonical(details))
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise AuditLogError(f"audit details must be small JSON: {exc}") from None
+    if size > MAX_DETAILS_BYTES:
+        raise AuditLogError(
+            f"audit details are {size} bytes as JSON, over the {MAX_DETAILS_BYTES} allowed"
+        )
+    return {
+        "v": FORMAT,
+        "writer": writer,
+        "seq": seq,
+        "time": iso(moment),
+        "event": entry.event,
+        "skill": entry.skill,
+        "version": entry.version,
+        "actor": entry.actor if entry.actor is not None else actor,
+        "job": entry.job,
+        "details": details,
+        "seen": None if seen is None else seen.model_dump(),
+        "prev": prev,
+    }
+
+
+def _validated(body: dict[str, object]) -> AuditRecord:
+    try:
+        return AuditRecord.model_validate(body)
+    except ValueError as exc:
+        raise AuditLogError(f"not a valid audit entry: {first_error(exc)}") from None
 
 
 def args_digest(args: Sequence[str], *, key: SecretStr | None = None) -> str:
