@@ -1,5 +1,6 @@
 """The audit log on S3 against a real moto server: the suite of tests/storage/audit_suite.py
-(chain, tampering, concurrent appenders, reading), records written with conditional puts."""
+(several writers' chains and the checkpoint chain, every kind of tampering, concurrent writers,
+verify racing appends, reading), blocks and checkpoints written with conditional puts."""
 
 from __future__ import annotations
 
