@@ -63,6 +63,11 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     # Every refusal is problem+json: this documents those a route does not name itself (the
     # 404s and 409s of agents and runs, a 400 for a key the store refuses, a 405, ...).
     "4XX": problem_response("Refused"),
+    503: problem_response(
+        "Unavailable: the API is starting (Retry-After), its store is down, or the audit log"
+        " cannot record the change (type urn:skillweave:problem:audit_unavailable, Retry-After:"
+        " nothing was changed)"
+    ),
 }
 
 
@@ -199,7 +204,11 @@ def create_api(
         app.state.api = state
         # The routes answer 503 (and /healthz says why) while the set-up waits.
         async with state.readiness.serving(set_up(state)):
-            yield
+            try:
+                yield
+            finally:  # the last records anchored in a checkpoint
+                if state._audit is not None:
+                    await state._audit.aclose()
 
     app = FastAPI(
         title="skillweave control-plane API",

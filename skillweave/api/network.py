@@ -6,6 +6,10 @@ destinations the skill declares (anything else is refused, 422, naming it), pinn
 current version unless the body names one; the manager's egress proxy reads it for the next run
 (``skillweave.sandbox.approvals``). ``DELETE`` withdraws it. An approval in the settings wins
 over one made here, and this API cannot change it.
+
+Both are in the audit log (``network_approval``), recorded before they are made: a record that
+cannot be written refuses the change (503 ``audit_unavailable``), and the approval in force
+stays what it was.
 """
 
 from __future__ import annotations
@@ -126,7 +130,6 @@ async def put_network(name: str, body: NetworkApproval, state: State) -> Network
         private=tuple(body.private),
         version=body.version or skill.version,
     )
-    await approvals.put(skill.name, approval)
     await state.audit.record(
         "network_approval",
         skill=skill.name,
@@ -135,6 +138,7 @@ async def put_network(name: str, body: NetworkApproval, state: State) -> Network
         destinations=list(approval.destinations),
         private=list(approval.private),
     )
+    await approvals.put(skill.name, approval)
     return await _view(state, skill)
 
 
@@ -142,6 +146,7 @@ async def put_network(name: str, body: NetworkApproval, state: State) -> Network
 async def delete_network(name: str, state: State) -> Response:
     """Withdraw the approval made over the API."""
     skill = _skill(state, name)
-    await _approvals(state).delete(skill.name)
+    approvals = _approvals(state)
     await state.audit.record("network_approval", skill=skill.name, decision="withdrawn")
+    await approvals.delete(skill.name)
     return Response(status_code=204)

@@ -6,7 +6,10 @@ The body is the one :class:`Problem` model every service answers with
 Routes raise :class:`ApiProblem` for their own refusals; skillweave's errors map by kind
 (a skill that is not there is 404, a SKILL.md or package that is wrong is 422, a store that is
 down is 503); request validation is 422 with the failing fields; anything else is logged with
-its trace on the server and answered 500 with no detail.
+its trace on the server and answered 500 with no detail. An audit log that cannot be written is
+503 ``audit_unavailable`` (:data:`~skillweave.sandbox.problems.ProblemCode`, the manager's code
+too) with Retry-After: the routes write their record before the change it names, so that
+answer means nothing was changed.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from skillweave.errors import (
     AgentSpecError,
     ArtifactNotFoundError,
+    AuditLogError,
     ConfigError,
     InvalidKeyError,
     PackageError,
@@ -37,9 +41,16 @@ from skillweave.errors import (
     SkillweaveError,
     StorageError,
 )
-from skillweave.sandbox.problems import PROBLEM_JSON, FieldProblem, Problem, media_type_refusal
+from skillweave.sandbox.problems import (
+    PROBLEM_JSON,
+    FieldProblem,
+    Problem,
+    ProblemCode,
+    media_type_refusal,
+)
 
 __all__ = [
+    "AUDIT_RETRY_AFTER",
     "PROBLEM_JSON",
     "ApiProblem",
     "Problem",
@@ -49,6 +60,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger("skillweave.api")
+
+AUDIT_RETRY_AFTER: Final = 2
+"""Seconds a client waits before asking again when the audit log cannot be written (the
+log has retried the write already; a store that failed may be back soon): the manager's
+``AUDIT_RETRY_SECONDS`` too."""
 
 _TITLES: Final = {
     400: "Bad request",
@@ -118,15 +134,23 @@ def problem(
     title: str | None = None,
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
+    code: ProblemCode | None = None,
+    retry_after: float | None = None,
 ) -> JSONResponse:
     """A problem+json response; each of `errors` names a field (``loc``, ``msg``) and may
-    carry more members (the data of the refusal)."""
+    carry more members (the data of the refusal); `code` types it (``type``, ``error``),
+    `retry_after` is its member and ``Retry-After`` header."""
     body = Problem(
+        type=code.type if code is not None else "about:blank",
         title=title or _TITLES.get(status, "Error"),
         status=status,
         detail=detail,
         errors=[FieldProblem.model_validate(e) for e in errors] if errors is not None else None,
+        error=code.value if code is not None else None,
+        retry_after=retry_after,
     )
+    if retry_after is not None:
+        headers = {**(headers or {}), "Retry-After": str(round(retry_after))}
     return JSONResponse(
         body.body(),
         status_code=status,
@@ -156,6 +180,16 @@ def status_of(exc: SkillweaveError) -> int:
             return 500
 
 
+def _audit_refusal(exc: AuditLogError) -> str:
+    """The one line of a change refused because its audit record cannot be written: the
+    cause by the store's error code, not its message (which names the server's keys)."""
+    cause = f"the artifact store answered {exc.code}" if exc.code else "the artifact store failed"
+    return (
+        f"the audit log cannot record this change ({cause}), so nothing was changed; "
+        f"try again in {AUDIT_RETRY_AFTER} s, or once the store takes writes again"
+    )
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Answer every error of `app` as problem+json."""
 
@@ -178,6 +212,17 @@ def install_problem_handlers(app: FastAPI) -> None:
         ]
         where = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
         return problem(422, f"the request is not valid: {where}", errors=errors)
+
+    @app.exception_handler(AuditLogError)
+    async def _audit(_: Request, exc: AuditLogError) -> JSONResponse:
+        logger.error("refused: the audit log cannot be written: %s", exc)
+        return problem(
+            503,
+            _audit_refusal(exc),
+            title="Audit log unavailable",
+            code=ProblemCode.AUDIT_UNAVAILABLE,
+            retry_after=AUDIT_RETRY_AFTER,
+        )
 
     @app.exception_handler(SkillweaveError)
     async def _skillweave(_: Request, exc: SkillweaveError) -> JSONResponse:

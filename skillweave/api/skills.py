@@ -11,6 +11,11 @@ is the startup hook that sets up the whole library (``skills.library.SkillLibrar
 directories and the store's skills, whoever wrote them), reloaded every
 ``SKILLS__RELOAD_SECONDS`` and after every change made here.
 
+Every change made here (an upload, an install, enabling, disabling, deleting) is in the audit
+log, recorded before it is made (an upload's and an install's once their checks passed,
+``skills.admission``): a record that cannot be written refuses the change, 503
+``audit_unavailable`` with Retry-After, and nothing is changed.
+
 Every skill answers its version as ``version`` (the latest one, for a stored skill); the
 responses of the writes (``POST``, ``PATCH``) also carry it as ``latest``, the name they used
 before, for older clients.
@@ -30,7 +35,12 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from skillweave.api.app import ApiState, provided, state_of
 from skillweave.api.problems import ApiProblem, problem, problem_response
 from skillweave.engines.services import AgentServices
-from skillweave.errors import ResourceNotFoundError, SkillNameTakenError, SkillweaveError
+from skillweave.errors import (
+    ResourceNotFoundError,
+    SkillNameTakenError,
+    SkillNotFoundError,
+    SkillweaveError,
+)
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import Skill, SkillLibrary, SkillRegistry, list_resources
 from skillweave.skills.admission import Admissions
@@ -46,6 +56,7 @@ from skillweave.skills.signing import (
     verify_signature,
 )
 from skillweave.skills.stored import (
+    Check,
     SkillOrigin,
     StoredSkill,
     StoredSkills,
@@ -53,6 +64,7 @@ from skillweave.skills.stored import (
     directory_owners,
 )
 from skillweave.storage import keys
+from skillweave.storage.audit import AuditEntry
 
 logger = logging.getLogger("skillweave.api")
 
@@ -360,12 +372,26 @@ def _admissions(state: ApiState) -> Admissions:
     return Admissions(state.settings.skills, state.store, audit=state.audit)
 
 
-async def _admitted(state: ApiState, admissions: Admissions, record: StoredSkill) -> None:
-    """After an upload: its report, signature and audit records kept, the library told."""
-    await admissions.record(record.name)
-    await state.audit.record(
-        "upload", skill=record.name, version=record.latest, enabled=record.enabled
-    )
+def _uploading(admissions: Admissions, stored: StoredSkills) -> Check:
+    """The ``check`` of one upload: admitted (its scan and signature recorded), then its
+    ``upload`` record written, all before it is stored; a record that cannot be written
+    raises ``AuditLogError`` (503 ``audit_unavailable``) and nothing is stored."""
+
+    async def check(name: str, version: str, package: bytes) -> bool:
+        held = await admissions.check(name, version, package)
+        earlier = await stored.get(name)
+        enabled = (earlier.enabled if earlier is not None else True) and not held
+        entry = AuditEntry("upload", skill=name, version=version, details={"enabled": enabled})
+        await admissions.announce([entry])
+        return held
+
+    return check
+
+
+async def _uploaded(state: ApiState, admissions: Admissions, record: StoredSkill) -> None:
+    """After an upload (recorded before it was stored): its report and signature kept, the
+    library told."""
+    await admissions.keep(record.name)
     await _changed(state)
     _prepare_environment(state, record)
 
@@ -406,11 +432,11 @@ async def create_skill(
             body.description,
             content,
             reserved=_reserved(state, library),
-            check=admissions.check,
+            check=_uploading(admissions, stored),
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
-    await _admitted(state, admissions, record)
+    await _uploaded(state, admissions, record)
     return CreatedSkill.of(record, overridden=overridden)
 
 
@@ -447,11 +473,11 @@ async def upload_skill(
             name=name,
             description=description,
             reserved=_reserved(state, library),
-            check=admissions.check,
+            check=_uploading(admissions, stored),
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
-    await _admitted(state, admissions, record)
+    await _uploaded(state, admissions, record)
     return SkillRecord.of(record)
 
 
@@ -619,10 +645,12 @@ async def patch_skill(
 ) -> SkillRecord:
     """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``)."""
     _refuse_directory(library, name, "changed")
-    record = await stored.set_enabled(name, body.enabled)
+    current = await _uploaded_skill(stored, name)
+    # Recorded before it is made: a record that cannot be written refuses it (503).
     await state.audit.record(
-        "enable" if body.enabled else "disable", skill=name, version=record.latest
+        "enable" if body.enabled else "disable", skill=name, version=current.latest
     )
+    record = await stored.set_enabled(name, body.enabled)
     await _changed(state)
     return SkillRecord.of(record)
 
@@ -637,7 +665,21 @@ async def patch_skill(
 async def delete_skill(name: str, stored: Stored, library: Library, state: State) -> Response:
     """Remove the skill's record and every stored version."""
     _refuse_directory(library, name, "deleted")
+    current = await _uploaded_skill(stored, name)
+    # Recorded before it is made: a record that cannot be written refuses it (503).
+    await state.audit.record("remove", skill=name, version=current.latest)
     await stored.delete(name)
-    await state.audit.record("remove", skill=name)
     await _changed(state)
     return Response(status_code=204)
+
+
+async def _uploaded_skill(stored: StoredSkills, name: str) -> StoredSkill:
+    """The uploaded skill a change is about to be recorded for.
+
+    Raises:
+        SkillNotFoundError: there is none of that name (404; nothing recorded).
+    """
+    record = await stored.get(name)
+    if record is None:
+        raise SkillNotFoundError(name)
+    return record

@@ -2,11 +2,17 @@
 repository, stored as uploaded skills in the settings' store (where workers, the API and the
 manager read them), with their origin; ``skills.lock`` makes an install reproducible
 (:mod:`skillweave.skills.install`).
+
+Each change (an install, an update, a removal, an approval) is in the audit log, recorded before
+it is made: when the record cannot be written the command says so in one line, exits 1, and
+makes no change (an install of several sources keeps, and locks, those done before).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -18,6 +24,7 @@ from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.errors import EXIT_USAGE, errors, fail
 from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
+from skillweave.errors import AuditLogError, SkillNotFoundError
 from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["approve", "install", "remove", "shown_source", "update"]
@@ -126,33 +133,73 @@ def _audit(settings: Settings, store: Any) -> Any:
     return AuditLog.from_settings(settings.audit, store, actor=actor)
 
 
+@contextmanager
+def _recorded(change: str) -> Iterator[None]:
+    """A change refused because its audit record cannot be written: one line, exit 1 (the
+    record is written before the change, so the change was not made)."""
+    try:
+        yield
+    except AuditLogError as exc:
+        cause = next((line for line in str(exc).splitlines() if line.strip()), "")
+        raise fail(
+            f"not {change}: the audit log cannot record it ({cause}); try again once the "
+            "store takes writes"
+        ) from None
+
+
 async def _install(
     settings: Settings,
     requests: list[tuple[Any, tuple[str, ...], str | None, dict[str, str] | None]],
-) -> tuple[list[Any], dict[str, Any]]:
-    """Install each ``(source, names, commit, expected versions)``, signatures and scans
-    checked; the directory skills of the settings' libraries own their names."""
+    done: list[Any],
+) -> dict[str, Any]:
+    """Install each ``(source, names, commit, expected versions)`` (adding what each installed
+    to `done`, so that a failure keeps the earlier ones), signatures and scans checked; the
+    directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
     from skillweave.skills.admission import Admissions
     from skillweave.skills.install import install_skills
     from skillweave.skills.stored import StoredSkills, directory_owners
 
     reserved = directory_owners(directory_registry(None))
-    done: list[Any] = []
     async with open_store(settings) as store:
         stored = StoredSkills(store)
-        admissions = Admissions(settings.skills, store, audit=_audit(settings, store))
-        for source, names, commit, expect in requests:
-            done += await install_skills(
-                stored,
-                source,
-                only=names,
-                reserved=reserved,
-                commit=commit,
-                expect=expect,
-                admissions=admissions,
-            )
-    return done, admissions.admitted
+        audit = _audit(settings, store)
+        admissions = Admissions(settings.skills, store, audit=audit)
+        try:
+            for source, names, commit, expect in requests:
+                done += await install_skills(
+                    stored,
+                    source,
+                    only=names,
+                    reserved=reserved,
+                    commit=commit,
+                    expect=expect,
+                    admissions=admissions,
+                )
+        finally:
+            await audit.aclose()  # the last records anchored in a checkpoint
+    return admissions.admitted
+
+
+def _install_locked(
+    settings: Settings,
+    requests: list[tuple[Any, tuple[str, ...], str | None, dict[str, str] | None]],
+    locked: Any,
+    lock: Path,
+) -> tuple[list[Any], dict[str, Any]]:
+    """:func:`_install`, then what it installed recorded in `locked` and saved to `lock`,
+    also when a later source failed (the earlier ones are in the store)."""
+    installed: list[Any] = []
+    admitted: dict[str, Any] | None = None
+    try:
+        admitted = asyncio.run(_install(settings, requests, installed))
+    finally:
+        for item in installed:
+            locked.record(item.record.name, item.version, item.origin, lock_path=lock)
+        if installed or admitted is not None:
+            locked.save(lock)
+    assert admitted is not None  # it returned
+    return installed, admitted
 
 
 def install(
@@ -196,10 +243,8 @@ def install(
             ]
         else:
             requests = [(parse_source(source, ref=ref, path=path), tuple(skill or ()), None, None)]
-        installed, admitted = asyncio.run(_install(settings, requests))
-        for item in installed:
-            locked.record(item.record.name, item.version, item.origin, lock_path=lock)
-        locked.save(lock)
+        with _recorded("installed"):
+            installed, admitted = _install_locked(settings, requests, locked, lock)
     _show(_installed_rows(installed, admitted), as_json=as_json, verb="installed")
 
 
@@ -226,10 +271,8 @@ def update(
             (locked.source_of(locked.skills[name], lock_path=lock), (name,), None, None)
             for name in wanted
         ]
-        installed, admitted = asyncio.run(_install(settings, requests))
-        for item in installed:
-            locked.record(item.record.name, item.version, item.origin, lock_path=lock)
-        locked.save(lock)
+        with _recorded("updated"):
+            installed, admitted = _install_locked(settings, requests, locked, lock)
     _show(_installed_rows(installed, admitted), as_json=as_json, verb="updated")
 
 
@@ -248,12 +291,23 @@ def remove(
         settings = get_settings()
         async with open_store(settings) as store:
             stored = StoredSkills(store)
+            current = [await _existing(stored, name) for name in names]
             audit = _audit(settings, store)
+            try:
+                # Every removal recorded before the first is made (together: one block of
+                # the log, as a rule); a record that cannot be written removes nothing.
+                await asyncio.gather(
+                    *(
+                        audit.record("remove", skill=record.name, version=record.latest)
+                        for record in current
+                    )
+                )
+            finally:
+                await audit.aclose()
             for name in names:
                 await stored.delete(name)
-                await audit.record("remove", skill=name)
 
-    with errors():
+    with errors(), _recorded("removed"):
         locked = SkillsLock.load(lock)
         asyncio.run(drop())
         if any(name in locked.skills for name in names):
@@ -275,12 +329,30 @@ def approve(
     async def enable() -> str:
         settings = get_settings()
         async with open_store(settings) as store:
-            record = await StoredSkills(store).set_enabled(name, True)
-            await _audit(settings, store).record(
-                "approval", skill=name, version=record.latest, decision="approved", note=note
-            )
+            stored = StoredSkills(store)
+            current = await _existing(stored, name)
+            audit = _audit(settings, store)
+            try:  # recorded before it is made: a record that cannot be written approves nothing
+                await audit.record(
+                    "approval", skill=name, version=current.latest, decision="approved", note=note
+                )
+            finally:
+                await audit.aclose()
+            record = await stored.set_enabled(name, True)
             return record.latest
 
-    with errors():
+    with errors(), _recorded("approved"):
         version = asyncio.run(enable())
     out.print(Text(terminal_safe(f"approved {name} version {version[:12]}")), soft_wrap=True)
+
+
+async def _existing(stored: Any, name: str) -> Any:
+    """The uploaded skill `name`, about to be changed.
+
+    Raises:
+        SkillNotFoundError: there is none (before anything is recorded).
+    """
+    record = await stored.get(name)
+    if record is None:
+        raise SkillNotFoundError(name)
+    return record

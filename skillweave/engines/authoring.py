@@ -15,6 +15,12 @@ once.
 ``publish_skill`` (after a person approved, with the scan in front of them): the draft's
 package is stored as an uploaded skill (``StoredSkills``: validated again, its name owned,
 its origin the job), and the worker's library serves it at once, so later jobs find it.
+
+Nothing is kept unrecorded: the draft's ``scan`` record is written before its package is
+stored, and a publication's ``scan``, ``signature``, ``approval`` and ``upload`` records before
+it is (``skills.admission``). A record that cannot be written raises
+:class:`~skillweave.errors.AuditLogError`, a failing store the engines retry; it is never a tool
+result.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from skillweave.skills.names import name_key
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.stored import SkillOrigin, StoredSkills, directory_owners
 from skillweave.storage import keys
+from skillweave.storage.audit import AuditEntry
 
 if TYPE_CHECKING:
     from skillweave.engines.services import AgentServices
@@ -98,6 +105,9 @@ class SkillAuthoring:
             return await self._refused(request, taken)
         report = await asyncio.to_thread(scan_files, dict(draft.files), version=draft.version)
         decision = report.decision(self._services.settings.skills.scan)
+        # The verdict is what is recorded, so it follows the scan, and comes before anything
+        # of the draft is kept: a record that cannot be written raises AuditLogError (the
+        # engines retry it; never a tool result), and nothing is stored.
         await self._services.audit.record(
             "scan",
             skill=draft.name,
@@ -264,14 +274,36 @@ class SkillAuthoring:
                 if services.registry.owner_of(skill.name).kind == "directory"
             )
             origin = SkillOrigin(source=f"job {request.run_id}", kind="agent")
-            admissions = Admissions(services.settings.skills, store, audit=services.audit)
+            admissions = Admissions(
+                services.settings.skills, store, audit=services.audit, job=request.run_id
+            )
 
             async def admitted(name: str, version: str, package: bytes) -> bool:
                 await admissions.check(name, version, package)
+                # Recorded before it is stored: a record that cannot be written raises
+                # AuditLogError (not among the refusals below), which the engines retry.
+                await admissions.announce(
+                    [
+                        AuditEntry(
+                            "approval",
+                            skill=name,
+                            version=version,
+                            job=request.run_id,
+                            details={"decision": "published", "by": request.approved_by},
+                        ),
+                        AuditEntry(
+                            "upload",
+                            skill=name,
+                            version=version,
+                            job=request.run_id,
+                            details={"source": "agent"},
+                        ),
+                    ]
+                )
                 return False  # the person who approved the publication read its scan
 
             try:
-                stored = await StoredSkills(store).add_package(
+                await StoredSkills(store).add_package(
                     data,
                     reserved=owners,
                     origin=origin,
@@ -287,22 +319,7 @@ class SkillAuthoring:
             ) as exc:
                 error = str(exc)
             else:
-                await admissions.record(stored.name, job=request.run_id)
-                await services.audit.record(
-                    "approval",
-                    skill=stored.name,
-                    version=request.version,
-                    job=request.run_id,
-                    decision="published",
-                    by=request.approved_by,
-                )
-                await services.audit.record(
-                    "upload",
-                    skill=stored.name,
-                    version=request.version,
-                    job=request.run_id,
-                    source="agent",
-                )
+                await admissions.keep(request.name)
         if error is None and self.published is not None:
             try:
                 await self.published()

@@ -13,7 +13,10 @@ their size and the summary go back to the loop; a model call reads the records i
 the loop's state nor a workflow's history carries transcript text.
 
 Mistakes the model can fix (a missing resource, a script that is not in the skill, a bad
-input) become tool results with ``is_error``; infrastructure failures raise.
+input) become tool results with ``is_error``; infrastructure failures raise. An activation is
+in the audit log before the job sees it, and one whose record cannot be written raises
+(:class:`~skillweave.errors.AuditLogError`, retried like any failing store); :meth:`aclose`
+anchors the last records when the services stop.
 """
 
 from __future__ import annotations
@@ -215,6 +218,11 @@ class AgentServices:
         self.registry = registry
         self._views.clear()
         self._pinned_views.clear()
+
+    async def aclose(self) -> None:
+        """Anchor the audit log's last records in a checkpoint (whoever opened the services
+        calls it when they stop, before the store closes)."""
+        await self.audit.aclose()
 
     def serve_library(self, library: SkillLibrary) -> None:
         """Serve `library` (the whole library: directories and the store's skills) from now
@@ -505,11 +513,19 @@ class AgentServices:
             message = Message(
                 role="user", text=f"The skill {skill.name!r} was activated for this task.\n{text}"
             )
+        # Recorded before the activation is kept (its message in the transcript, where the
+        # job reads it): a record that cannot be written raises AuditLogError, a StorageError
+        # the engines retry (``engines.retries``), never a tool result. `seq` tells a retried
+        # step's record (its transcript write failed after it) from another activation.
+        await self.audit.record(
+            "activation",
+            skill=skill.name,
+            version=skill.version,
+            job=request.run_id,
+            seq=request.seq,
+        )
         chars = await self._store_message(request.run_id, request.seq, message)
         self.metrics.activations.labels(skill=skill.name).inc()
-        await self.audit.record(
-            "activation", skill=skill.name, version=skill.version, job=request.run_id
-        )
         return SkillLoaded(
             skill=skill.name,
             version=skill.version,

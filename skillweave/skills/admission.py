@@ -7,15 +7,26 @@ an unsigned or untrusted one follows ``unsigned``), scans the package (``skills.
 applies ``skills.scan.policy``: ``block`` refuses it (:class:`~skillweave.errors.SkillScanError`,
 the findings named), ``approve`` stores it switched off until an operator enables it (the
 enabling is the approval, and is audited as one), ``warn`` stores it enabled with its findings
-shown. Once stored, :meth:`Admissions.record` keeps the report and the signature beside the
-package (``keys.skill_scan_key``, ``keys.skill_signature_key``: the manager checks the
-signature again before every run) and writes the audit log's ``scan`` and ``signature``
-records.
+shown.
+
+Nothing is stored unrecorded: the audit log's ``scan`` and ``signature`` records of a version
+are written before :meth:`Admissions.check` returns, so before the version is stored, and the
+door then writes the record of what it is about to store (an ``upload``, an ``install``) with
+:meth:`Admissions.announce`, still before the store. A record that cannot be written raises
+:class:`~skillweave.errors.AuditLogError` there, and nothing is stored: the API answers 503
+``audit_unavailable``, the CLI one line, a job's step is retried. The scan and signature
+records are the checks' outcomes (a scan that blocks is recorded, then refused); an
+``upload`` or ``install`` record says what was about to be stored, so one whose store then
+failed, or was refused for a name another source owns (``StoredSkills`` checks names after
+``check``), names a version the catalog lacks. Once stored, :meth:`Admissions.keep` puts the
+report and the signature beside the package (``keys.skill_scan_key``,
+``keys.skill_signature_key``: the manager checks the signature again before every run).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from skillweave.config import SkillsSettings, TrustSettings
@@ -30,7 +41,7 @@ from skillweave.skills.signing import (
     signature_bytes,
 )
 from skillweave.storage import keys
-from skillweave.storage.audit import AuditLog
+from skillweave.storage.audit import AuditEntry, AuditLog
 from skillweave.storage.base import ArtifactStore
 
 __all__ = ["Admission", "Admissions", "activation_trust", "blocking_lines"]
@@ -61,38 +72,64 @@ class Admissions:
         settings: ``skills`` (``trust`` and ``scan``).
         store: where reports and signatures are kept beside the packages.
         audit: where ``scan`` and ``signature`` records go (None: not recorded).
+        job: the job whose operation it is (a published draft), named in its records.
         signatures: name → the signature that came with that skill's package, if any.
     """
 
     settings: SkillsSettings
     store: ArtifactStore
     audit: AuditLog | None = None
+    job: str | None = None
     signatures: dict[str, SkillSignature] = field(default_factory=dict)
     admitted: dict[str, Admission] = field(default_factory=dict)
 
     async def check(self, name: str, version: str, package: bytes) -> bool:
         """Admit one version or refuse it (the ``check`` of ``StoredSkills``); True when it
-        is to be stored switched off, awaiting an operator's approval.
+        is to be stored switched off, awaiting an operator's approval. An admitted version's
+        ``scan`` and ``signature`` records are written before this returns.
 
         Raises:
             SignatureError: the signature policy refuses it.
-            SkillScanError: its scan found what the scan policy blocks.
+            SkillScanError: its scan found what the scan policy blocks (recorded first).
+            AuditLogError: a record cannot be written: the version is refused, unstored.
         """
         signature = self.signatures.get(name)
         warning = check_trust(signature, name=name, version=version, policy=self.settings.trust)
         report = await asyncio.to_thread(scan_package, package, version)
         decision = report.decision(self.settings.scan)
         if decision == "block":
-            if self.audit is not None:
-                await self._record_scan(name, version, report, decision)
+            # The verdict is what is recorded, so it follows the scan; a record that cannot
+            # be written refuses the version all the same (AuditLogError instead).
+            await self._record_scan(name, version, report, decision)
             raise SkillScanError(name, version, blocking_lines(report, self.settings))
         admission = Admission(name, version, report, decision, signature, warning)
+        if self.audit is not None:  # the checks' outcomes, recorded before it is stored
+            await self._record_scan(name, version, report, decision)
+            await self.audit.record(
+                "signature",
+                skill=name,
+                version=version,
+                job=self.job,
+                signed_by=signature.key_id if signature else None,
+                warning=warning,
+            )
         self.admitted[name] = admission
         return admission.held
 
-    async def record(self, name: str, *, job: str | None = None) -> Admission | None:
-        """After `name` was stored: its report and signature beside the package, and the
-        audit log's records of both."""
+    async def announce(self, entries: Sequence[AuditEntry]) -> None:
+        """Record what is about to be stored (every version checked, nothing stored yet):
+        appended together, so that the log's group commit writes them as one block.
+
+        Raises:
+            AuditLogError: they cannot be written; the caller stores nothing.
+        """
+        if self.audit is None or not entries:
+            return
+        audit = self.audit
+        await asyncio.gather(*(audit.append(entry) for entry in entries))
+
+    async def keep(self, name: str) -> Admission | None:
+        """After `name` was stored: its report and signature beside the package."""
         admission = self.admitted.get(name)
         if admission is None:
             return None
@@ -108,33 +145,18 @@ class Admissions:
                 signature_bytes(admission.signature),
                 content_type="application/json",
             )
-        if self.audit is not None:
-            await self._record_scan(name, version, admission.report, admission.decision, job=job)
-            await self.audit.record(
-                "signature",
-                skill=name,
-                version=version,
-                job=job,
-                signed_by=admission.signature.key_id if admission.signature else None,
-                warning=admission.warning,
-            )
         return admission
 
     async def _record_scan(
-        self,
-        name: str,
-        version: str,
-        report: ScanReport,
-        decision: Decision,
-        *,
-        job: str | None = None,
+        self, name: str, version: str, report: ScanReport, decision: Decision
     ) -> None:
-        assert self.audit is not None
+        if self.audit is None:
+            return
         await self.audit.record(
             "scan",
             skill=name,
             version=version,
-            job=job,
+            job=self.job,
             decision=decision,
             findings={severity: count for severity, count in report.counts.items() if count},
         )

@@ -54,7 +54,8 @@ from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_package, extract_package
 from skillweave.skills.signing import SkillSignature, read_signature
 from skillweave.skills.spec import name_problems
-from skillweave.skills.stored import SkillOrigin, SourceKind, StoredSkill, StoredSkills
+from skillweave.skills.stored import Check, SkillOrigin, SourceKind, StoredSkill, StoredSkills
+from skillweave.storage.audit import AuditEntry
 
 __all__ = [
     "LOCK_FILE",
@@ -503,13 +504,16 @@ async def install_skills(
         reserved: names other sources own (directory skills): refused.
         commit: read a git source at this commit (a locked install).
         expect: name → the version it must have (a locked install); refused otherwise.
-        admissions: the signature and scan checks of each version before any is stored
-            (``skills.admission``); recorded after, with the audit log's install records.
+        admissions: the signature and scan checks of each version, and the audit log's
+            records of them and of the install, all before any is stored
+            (``skills.admission``; None: neither checked nor recorded).
         allowed: an allowlist the source's real path must match too (the API's
             ``SKILLS__INSTALL_SOURCES``); None: any source (the CLI's user reads it).
 
     Raises:
         PackageError, SkillFormatError, SkillNameTakenError: one line, nothing stored.
+        SignatureError, SkillScanError: what `admissions` refuses; nothing stored.
+        AuditLogError: the audit log cannot record the install; nothing stored.
     """
     staged, resolved = await asyncio.to_thread(
         _fetch_and_stage, source, tuple(only), commit, stored.limits, allowed
@@ -527,7 +531,6 @@ async def install_skills(
         )
         for skill in staged
     ]
-    before = {skill.name: await stored.get(skill.name) for skill in staged}
     if admissions is not None:
         admissions.signatures.update(
             {skill.name: skill.signature for skill in staged if skill.signature is not None}
@@ -538,27 +541,55 @@ async def install_skills(
             for skill, origin in zip(staged, origins, strict=True)
         ],
         reserved=reserved,
-        check=admissions.check if admissions is not None else None,
+        check=_announcing(admissions, stored, origins) if admissions is not None else None,
     )
-    installed = [
+    if admissions is not None:
+        for record in records:
+            await admissions.keep(record.name)
+    return [
         Installed(record=record, version=record.latest, origin=origin)
         for record, origin in zip(records, origins, strict=True)
     ]
-    if admissions is not None:
-        for item in installed:
-            name = item.record.name
-            await admissions.record(name)
-            if admissions.audit is not None:
-                earlier = before.get(name)
-                await admissions.audit.record(
-                    "update" if earlier is not None else "install",
-                    skill=name,
-                    version=item.version,
-                    previous=earlier.latest if earlier is not None else None,
-                    enabled=item.record.enabled,
-                    **item.origin.model_dump(),
-                )
-    return installed
+
+
+def _announcing(
+    admissions: Admissions, stored: StoredSkills, origins: Sequence[SkillOrigin]
+) -> Check:
+    """The ``check`` of one install's packages (called once each, in order): each admitted
+    (``Admissions.check``: its scan and signature recorded), then, once the last one is, the
+    ``install`` (or ``update``) records of them all, before any is stored. A record that
+    cannot be written raises ``AuditLogError`` from here, and nothing is stored."""
+    checked: list[tuple[str, str, bool]] = []
+
+    async def check(name: str, version: str, package: bytes) -> bool:
+        held = await admissions.check(name, version, package)
+        checked.append((name, version, held))
+        if len(checked) == len(origins):
+            entries = [
+                _install_entry(name, version, held, origin, await stored.get(name))
+                for (name, version, held), origin in zip(checked, origins, strict=True)
+            ]
+            await admissions.announce(entries)
+        return held
+
+    return check
+
+
+def _install_entry(
+    name: str, version: str, held: bool, origin: SkillOrigin, earlier: StoredSkill | None
+) -> AuditEntry:
+    """The record of installing `version` of `name` (an ``update`` of an `earlier` one)."""
+    return AuditEntry(
+        event="update" if earlier is not None else "install",
+        skill=name,
+        version=version,
+        details={
+            "previous": earlier.latest if earlier is not None else None,
+            # What the store will make of it: held off, or as the earlier version was.
+            "enabled": (earlier.enabled if earlier is not None else True) and not held,
+            **origin.model_dump(),
+        },
+    )
 
 
 def _fetch_and_stage(
