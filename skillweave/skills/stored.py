@@ -281,11 +281,9 @@ class StoredSkills:
         reserved: Mapping[str, str] | Collection[str],
         check: Check | None,
     ) -> list[StoredSkill]:
-        """Admit each (`check`), refuse names taken twice or by others, then store each."""
-        held = [
-            await check(one.name, one.version, one.data) if check is not None else False
-            for one, _ in prepared
-        ]
+        """Refuse names taken twice or by others, admit each (`check`, which records it in the
+        audit log: a version refused for its name is never recorded), then store each (its
+        names checked again under the lock: another upload may have taken one meanwhile)."""
         seen: dict[str, str] = {}
         for one, _ in prepared:
             for where, name in one.skills:
@@ -294,6 +292,12 @@ class StoredSkills:
                     raise SkillNameTakenError(
                         name, path=where, owner=f"the skill {other!r} of the same source"
                     )
+        for one, _ in prepared:
+            await self._check_owned(one.skills, own=one.name, reserved=reserved)
+        held = [
+            await check(one.name, one.version, one.data) if check is not None else False
+            for one, _ in prepared
+        ]
         async with self._names:
             for one, _ in prepared:
                 await self._check_owned(one.skills, own=one.name, reserved=reserved)
