@@ -168,6 +168,7 @@ async def open_services(
             models=models,
             metrics=metrics,
         )
+        stack.push_async_callback(services.aclose)  # before the store closes: LIFO
         yield LocalServices(services=services, manager_url=manager.url)
 
 

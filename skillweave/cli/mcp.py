@@ -70,6 +70,7 @@ async def _serve(
             scope=scope,
             file_roots=file_roots,
         )
+        stack.push_async_callback(front_door.aclose)  # anchors its last audit records
         every = settings.skills.reload_seconds
         await stack.enter_async_context(reloading(library, front_door.use_registry, every=every))
         read, write = await stack.enter_async_context(stdio_server())

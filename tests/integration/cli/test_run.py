@@ -97,6 +97,16 @@ def test_demo_runs_the_example_job_and_stores_the_report(tmp_path: Path) -> None
     for column in _sales_columns():
         assert f"| {column} |" in report, column
     assert "**high-missing** `discount`" in report
+    # Every door that wrote the audit log (the worker's activations, the manager's starts)
+    # anchored its last records when it stopped: nothing is left uncovered by a checkpoint.
+    verified = _skillweave(tmp_path, "audit", "verify", "--json")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    log = json.loads(verified.stdout)
+    assert log["intact"], log["problems"]
+    assert log["unanchored"] == 0, log
+    shown = _skillweave(tmp_path, "audit", "show", "--json")
+    events = {json.loads(line)["event"] for line in shown.stdout.splitlines()}
+    assert {"activation", "execution"} <= events, events
 
 
 def test_run_json_streams_events_then_the_result(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from skillweave.storage.audit import AuditLog
+from skillweave.storage.local import LocalArtifactStore
 from tests.integration.mcp.conftest import write_library
 from tests.integration.mcp.test_http import text_of
 from tests.moto import free_port, moto_server
@@ -59,6 +61,11 @@ async def test_the_library_over_stdio(tmp_path: Path) -> None:
         assert output.resource.text == "hello from the child"[::-1]
     # The artifacts went to the configured store, under the session's run.
     assert list((tmp_path / "store").rglob("reversed.txt"))
+    # The door anchored its last audit records (activations, the run) as it stopped.
+    report = await AuditLog(LocalArtifactStore(tmp_path / "store")).verify()
+    assert report.intact, report.problems
+    assert report.records >= 3
+    assert report.unanchored == 0
 
 
 async def test_the_stdio_door_waits_for_a_store_not_up_yet(tmp_path: Path) -> None:
