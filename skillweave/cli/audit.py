@@ -5,7 +5,7 @@ store): every writer's chain, the checkpoint chain and each against the other, a
 ``--expect SEQ:HASH`` that the log still holds a head an earlier ``verify`` printed (kept
 elsewhere: the one check a rollback of the whole log cannot pass). It prints what it checked
 and the head when the log is intact, else one line per problem (a record or checkpoint edited,
-removed, reordered or unreadable) and exits 1. ``audit show`` prints the records of every
+reordered, inserted, removed or unreadable) and exits 1. ``audit show`` prints the records of every
 writer in time order, filtered by skill, event and ``--since`` (an age such as ``2h`` or an
 ISO date/time, UTC unless it names a zone). Records hold names a caller gave (skills, jobs,
 details): they are shown through ``terminal_safe`` too.

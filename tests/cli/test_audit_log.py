@@ -197,25 +197,31 @@ def test_verify_without_the_key_says_what_to_check(root: Path) -> None:
 
 
 def test_verify_names_each_problem_on_one_line(tmp_path: Path) -> None:
+    """An edited record, a copy of one put after it, and a block deleted: one line each, in
+    chain order, naming the record; --json gives their kind, chain and place."""
     writer = write_log(tmp_path)
     second = block(tmp_path, writer, 2)
     second.write_bytes(second.read_bytes().replace(b'"alice"', b'"mallory"'))
+    third = block(tmp_path, writer, 3)
+    third.write_bytes(third.read_bytes() * 2)  # record 3, then a copy of it
     block(tmp_path, writer, 4).unlink()
-    code, stdout, stderr = cli(tmp_path, "verify")
-    assert code == 1
-    assert stdout.splitlines() == [
-        f"record 2 of writer {writer} was edited: its hash does not match its content",
-        f"record 4 of writer {writer} was removed: block 5 follows record 3",
-    ]
-    assert "AUDIT__KEY" not in stderr  # the other records' hashes match: the key is right
-    code, stdout, _ = cli(tmp_path, "verify", "--json")
+    code, stdout, stderr = cli(tmp_path, "verify", "--json")
     report = json.loads(stdout)
     assert (code, report["intact"]) == (1, False)
     assert [(p["kind"], p["chain"], p["seq"]) for p in report["problems"]] == [
         ("edited", writer, 2),
+        ("inserted", writer, 4),
         ("removed", writer, 4),
     ]
-    assert all(p["message"] for p in report["problems"])
+    code, stdout, stderr = cli(tmp_path, "verify")
+    assert code == 1
+    assert stdout.splitlines() == [p["message"] for p in report["problems"]]
+    assert stdout.splitlines()[0] == (
+        f"record 2 of writer {writer} was edited: its hash does not match its content"
+    )
+    assert "a copy of record 3" in stdout.splitlines()[1]
+    assert stdout.splitlines()[2].startswith(f"record 4 of writer {writer} was removed")
+    assert "AUDIT__KEY" not in stderr  # the other records' hashes match: the key is right
 
 
 def test_verify_finds_a_chain_or_the_checkpoint_chain_cut_short(tmp_path: Path) -> None:
