@@ -83,6 +83,7 @@ from skillweave.config import TrustSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
+    AuditEntryError,
     AuditLogError,
     AuditUnavailableError,
     ConfigError,
@@ -845,6 +846,10 @@ class ExecutionService:
                 logger.warning(
                     "execution %s: claim not withdrawn: %s", request.execution_id, failure
                 )
+            if isinstance(exc, AuditEntryError):  # the request's fields, not the store
+                raise ExecutionRejectedError(
+                    422, f"the request cannot be recorded in the audit log: {exc}"
+                ) from exc
             if not isinstance(exc, AuditLogError):
                 raise
             cause = audit_cause(exc)

@@ -55,6 +55,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── InvalidKeyError            a key, prefix or key component is malformed or unsafe
     │   ├── BucketNotFoundError        the S3 bucket does not exist (and is not to be created)
     │   └── AuditLogError              the skill audit log cannot be written or read
+    │       └── AuditEntryError        an entry that cannot be a record (a field too long,
+    │                                  details too large or not JSON): bad input, not retried
     ├── ModelError                     a model call failed (`retryable`, `retry_after`, `status`)
     │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
     └── AgentError                     an agent job cannot go on
@@ -75,6 +77,7 @@ __all__ = [
     "AgentSpecError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "AuditEntryError",
     "AuditLogError",
     "AuditUnavailableError",
     "BinaryResourceError",
@@ -510,8 +513,14 @@ class BucketNotFoundError(StorageError):
 
 
 class AuditLogError(StorageError):
-    """The audit log cannot be written or read (the store failed, a race could not be won, or
-    an entry is malformed)."""
+    """The audit log cannot be written or read (the store failed, or an entry is malformed:
+    :class:`AuditEntryError`)."""
+
+
+class AuditEntryError(AuditLogError):
+    """An entry that cannot be a record: a field too long, details too large or not JSON.
+    Raised before any I/O; the input's fault, never the store's, so it is not retried (the
+    manager answers 422, the API 422)."""
 
 
 class ModelError(SkillweaveError):

@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from skillweave.errors import (
     AgentSpecError,
     ArtifactNotFoundError,
+    AuditEntryError,
     AuditLogError,
     ConfigError,
     InvalidKeyError,
@@ -212,6 +213,10 @@ def install_problem_handlers(app: FastAPI) -> None:
         ]
         where = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
         return problem(422, f"the request is not valid: {where}", errors=errors)
+
+    @app.exception_handler(AuditEntryError)
+    async def _unrecordable(_: Request, exc: AuditEntryError) -> JSONResponse:
+        return problem(422, f"the request cannot be recorded in the audit log: {exc}")
 
     @app.exception_handler(AuditLogError)
     async def _audit(_: Request, exc: AuditLogError) -> JSONResponse:

@@ -64,6 +64,7 @@ from skillweave.agent.runtime import (
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
+    AuditEntryError,
     ExecutionConflictError,
     ExecutionInProgressError,
     ExecutionRejectedError,
@@ -147,6 +148,8 @@ def classify(exc: BaseException) -> Retry:
         case SandboxError():
             return _BACK_OFF
         case ArtifactNotFoundError() | ArtifactIntegrityError() | InvalidKeyError():
+            return _FAIL
+        case AuditEntryError():  # the entry's fields, not the store: the same input fails again
             return _FAIL
         case StorageError():
             return _BACK_OFF

@@ -358,7 +358,7 @@ async def test_malformed_entries_are_refused_before_anything_is_written(
     )
     assert [type(outcome).__name__ for outcome in outcomes] == [
         "AuditRecord",
-        "AuditLogError",
+        "AuditEntryError",
         "AuditRecord",
     ]
     assert (await log.verify()).records == 2

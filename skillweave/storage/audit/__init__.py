@@ -33,7 +33,7 @@ The threat model and the argument are in docs/RELIABILITY.md ("The audit log").
 Written by hand: no library keeps hash chains on an object store through conditional writes.
 """
 
-from skillweave.errors import AuditLogError
+from skillweave.errors import AuditEntryError, AuditLogError
 from skillweave.storage.audit._checkpoints import CHECKPOINT_SECONDS
 from skillweave.storage.audit._log import AuditLog
 from skillweave.storage.audit._reading import (
@@ -63,6 +63,7 @@ __all__ = [
     "MAX_BLOCK_RECORDS",
     "MAX_DETAILS_BYTES",
     "AuditEntry",
+    "AuditEntryError",
     "AuditEvent",
     "AuditHead",
     "AuditLog",

@@ -19,7 +19,7 @@ from typing import Final, Literal, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, SecretStr
 
-from skillweave.errors import AuditLogError
+from skillweave.errors import AuditEntryError
 from skillweave.storage import keys
 
 AuditEvent = Literal[
@@ -166,8 +166,8 @@ class Sealer:
         return _validated(body), canonical(body)
 
     def check(self, entry: AuditEntry, *, moment: datetime, actor: str | None) -> None:
-        """Raise :class:`AuditLogError` if `entry` cannot be a record (fields, details), without
-        sealing it: what an append checks before the entry joins a block."""
+        """Raise :class:`~skillweave.errors.AuditEntryError` if `entry` cannot be a record
+        (fields, details), without sealing it: what an append checks before it joins a block."""
         body = _body(
             entry, writer="0" * 16, seq=1, prev=GENESIS, seen=None, moment=moment, actor=actor
         )
@@ -221,9 +221,9 @@ def _body(
     try:
         size = len(canonical(details))
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
-        raise AuditLogError(f"audit details must be small JSON: {exc}") from None
+        raise AuditEntryError(f"audit details must be small JSON: {exc}") from None
     if size > MAX_DETAILS_BYTES:
-        raise AuditLogError(
+        raise AuditEntryError(
             f"audit details are {size} bytes as JSON, over the {MAX_DETAILS_BYTES} allowed"
         )
     return {
@@ -246,7 +246,7 @@ def _validated(body: dict[str, object]) -> AuditRecord:
     try:
         return AuditRecord.model_validate(body)
     except ValueError as exc:
-        raise AuditLogError(f"not a valid audit entry: {first_error(exc)}") from None
+        raise AuditEntryError(f"not a valid audit entry: {first_error(exc)}") from None
 
 
 def args_digest(args: Sequence[str], *, key: SecretStr | None = None) -> str:
@@ -256,7 +256,7 @@ def args_digest(args: Sequence[str], *, key: SecretStr | None = None) -> str:
     of short secrets against it; SHA-256 otherwise. Both over the canonical JSON of the list.
     """
     if isinstance(args, str) or not all(isinstance(arg, str) for arg in args):
-        raise AuditLogError("the arguments to digest must be a sequence of strings")
+        raise AuditEntryError("the arguments to digest must be a sequence of strings")
     data = _ARGS_DOMAIN + canonical(list(args))
     if key is None:
         return hashlib.sha256(data).hexdigest()
