@@ -515,14 +515,15 @@ class AgentServices:
             )
         # Recorded before the activation is kept (its message in the transcript, where the
         # job reads it): a record that cannot be written raises AuditLogError, a StorageError
-        # the engines retry (``engines.retries``), never a tool result. `seq` tells a retried
-        # step's record (its transcript write failed after it) from another activation.
+        # the engines retry (``engines.retries``), never a tool result. `step` (its place in
+        # the transcript) tells a retried step's record (its transcript write failed after
+        # it) from another activation.
         await self.audit.record(
             "activation",
             skill=skill.name,
             version=skill.version,
             job=request.run_id,
-            seq=request.seq,
+            step=request.seq,
         )
         chars = await self._store_message(request.run_id, request.seq, message)
         self.metrics.activations.labels(skill=skill.name).inc()

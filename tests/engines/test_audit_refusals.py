@@ -59,7 +59,7 @@ async def test_an_activation_that_cannot_be_recorded_raises_and_keeps_nothing(
     assert loaded.refused is None
     await services.aclose()
     records = [r async for r in AuditLog(store).read(event="activation")]
-    assert [(r.skill, r.job, r.details) for r in records] == [("notes", "job-a", {"seq": 3})]
+    assert [(r.skill, r.job, r.details) for r in records] == [("notes", "job-a", {"step": 3})]
 
 
 async def test_a_job_waits_out_an_audit_log_it_cannot_write_and_completes(
