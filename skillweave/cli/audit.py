@@ -291,9 +291,10 @@ def show(
     """The skill audit log's records, every writer's, in time order: installs, uploads,
     approvals, runs…
 
-    Each record is a line (WRITER:SEQ, its writer's id shortened; time, event, version,
-    skill) and, indented below it, its job and actor and its details, wrapped to the
-    terminal; --wide prints one table row per record instead, --json every field in full.
+    Each record is a line (WRITER:SEQ, the writer's id shortened; time, event,
+    version, skill) and, indented below it, its job and actor and its details,
+    wrapped to the terminal; --wide prints one table row per record instead,
+    --json every field in full.
     """
     if event is not None and event not in AUDIT_EVENTS:
         raise fail(
