@@ -37,7 +37,7 @@ nothing runs unrecorded. **An execution whose ``execution`` audit record cannot 
 refused before anything runs**: the script is not started, the claim is withdrawn (the id
 stays free) and the request gets :class:`~skillweave.errors.AuditUnavailableError`, which
 ``/sandbox/execute`` answers 503 ``audit_unavailable`` with a Retry-After
-(:data:`AUDIT_RETRY_SECONDS`) and one line naming the store's error; a caller waits and asks
+(``AUDIT_RETRY_SECONDS``) and one line naming the store's error; a caller waits and asks
 again, and the same request then runs once and is recorded once. (Each writer appends to a
 chain of its own, so no race can be lost: what remains is the store failing.) A request
 answered without a start is an ``execution_repeat``
@@ -110,6 +110,7 @@ from skillweave.sandbox.models import (
     ExecutionResult,
     ExecutorRequest,
 )
+from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS
 from skillweave.sandbox.validation import check_env, check_run, check_text, clean_script
 from skillweave.skills.dependencies import (
     DependencySpec,
@@ -128,7 +129,6 @@ from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 
 __all__ = [
-    "AUDIT_RETRY_SECONDS",
     "ExecutionService",
     "ExecutionState",
     "PreparedEnvironment",
@@ -148,10 +148,6 @@ _KEEP_BACKOFF_SECONDS: Final = 0.25
 _JSON: Final = "application/json"
 _CAUSE_CHARS: Final = 300
 """The store's error in a refusal's one line is clipped to this many characters."""
-
-AUDIT_RETRY_SECONDS: Final = 2
-"""The Retry-After of a run refused because its audit record cannot be stored: the log has
-retried the write already, and a store that failed may be back soon."""
 
 RepeatAnswer = Literal["stored", "joined", "in_progress"]
 """How a request that started nothing was answered (``answered`` of its ``execution_repeat``

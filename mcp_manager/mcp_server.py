@@ -73,7 +73,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_manager.cache import BoundedCache
-from mcp_manager.executions import AUDIT_RETRY_SECONDS, audit_cause
+from mcp_manager.executions import audit_cause
 from skillweave import __version__
 from skillweave.agent import disclosure
 from skillweave.agent.state import ActiveSkill, SkillTool
@@ -101,7 +101,7 @@ from skillweave.sandbox.models import (
 )
 from skillweave.sandbox.packages import publish_skill
 from skillweave.sandbox.pinned import skill_at
-from skillweave.sandbox.problems import Problem, ProblemCode
+from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS, Problem, ProblemCode
 from skillweave.sandbox.queue import queued
 from skillweave.sandbox.tool_schemas import discover_tool_schemas, run_json_args
 from skillweave.sandbox.validation import check_path

@@ -43,6 +43,7 @@ from skillweave.errors import (
     StorageError,
 )
 from skillweave.sandbox.problems import (
+    AUDIT_RETRY_SECONDS,
     PROBLEM_JSON,
     FieldProblem,
     Problem,
@@ -51,7 +52,6 @@ from skillweave.sandbox.problems import (
 )
 
 __all__ = [
-    "AUDIT_RETRY_AFTER",
     "PROBLEM_JSON",
     "ApiProblem",
     "Problem",
@@ -61,11 +61,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("skillweave.api")
-
-AUDIT_RETRY_AFTER: Final = 2
-"""Seconds a client waits before asking again when the audit log cannot be written (the
-log has retried the write already; a store that failed may be back soon): the manager's
-``AUDIT_RETRY_SECONDS`` too."""
 
 _TITLES: Final = {
     400: "Bad request",
@@ -187,7 +182,7 @@ def _audit_refusal(exc: AuditLogError) -> str:
     cause = f"the artifact store answered {exc.code}" if exc.code else "the artifact store failed"
     return (
         f"the audit log cannot record this change ({cause}), so nothing was changed; "
-        f"try again in {AUDIT_RETRY_AFTER} s, or once the store takes writes again"
+        f"try again in {AUDIT_RETRY_SECONDS} s, or once the store takes writes again"
     )
 
 
@@ -226,7 +221,7 @@ def install_problem_handlers(app: FastAPI) -> None:
             _audit_refusal(exc),
             title="Audit log unavailable",
             code=ProblemCode.AUDIT_UNAVAILABLE,
-            retry_after=AUDIT_RETRY_AFTER,
+            retry_after=AUDIT_RETRY_SECONDS,
         )
 
     @app.exception_handler(SkillweaveError)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillweave.gate import PROBLEM_JSON
 
 __all__ = [
+    "AUDIT_RETRY_SECONDS",
     "PROBLEM_JSON",
     "PROBLEM_TYPE_PREFIX",
     "FieldProblem",
@@ -35,6 +36,10 @@ __all__ = [
 ]
 
 PROBLEM_TYPE_PREFIX: Final = "urn:skillweave:problem:"
+AUDIT_RETRY_SECONDS: Final = 2
+"""The Retry-After of every ``audit_unavailable`` answer (the manager's refused runs, the
+API's refused changes): the log has retried its write already, and a store that failed may
+be back soon."""
 _MAX_TEXT_DETAIL: Final = 500  # of a body that is not JSON (a proxy's HTML page, say)
 
 
@@ -60,9 +65,9 @@ class ProblemCode(StrEnum):
     ``/healthz`` says what, and since when); nothing ran. Newer than problem+json: a manager
     before it answered this 503 without a code."""
     AUDIT_UNAVAILABLE = "audit_unavailable"
-    """503 + Retry-After: the run's ``execution`` audit record cannot be stored (the store
-    failed), so the script was not started and its id stays free; ask again after the
-    Retry-After (the detail names the store's error). A manager before it answered 500."""
+    """503 + Retry-After: the audit record of a run (the manager) or a change (the API)
+    cannot be stored (the store failed), so nothing was started or changed (a run's id stays
+    free); ask again after the Retry-After (the detail names the store's error)."""
     SANDBOX_LOST = "sandbox_lost"
     """502: the sandbox died mid-run; the id was freed, the same request may run again."""
     SANDBOX_REFUSED = "sandbox_refused"
