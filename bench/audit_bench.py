@@ -93,8 +93,23 @@ START_SECONDS: Final = 120.0
 """How long a sandbox may take to start on a loaded machine (as in sandbox_bench)."""
 STALL_SECONDS: Final = START_SECONDS + 30.0
 TRIVIAL: Final = "print('ok')\n"
+AUDIT_LOGGER: Final = "skillweave.storage.audit"
 
 StoreKind = Literal["local", "s3"]
+
+
+class _AuditWarnings(logging.Handler):
+    """Counts what the audit log warns of (a skipped checkpoint, a failed block write) and
+    keeps the last message."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+        self.last = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        self.last = record.getMessage()
 
 
 # -- appends: one process per writer ---------------------------------------------------------------
@@ -130,6 +145,10 @@ class _Appended:
     started: float
     finished: float
     latencies: list[float] = field(default_factory=list)
+    warnings: int = 0
+    """How often its audit log warned (a checkpoint skipped after losing every race)."""
+    warning: str = ""
+    """The last warning."""
     error: str | None = None
 
 
@@ -145,6 +164,8 @@ def _writer(where: _Where, index: int, count: int, go: Barrier, out: Queue[_Appe
 async def _appends(where: _Where, index: int, count: int, go: Barrier) -> _Appended:
     store = where.open()
     log = AuditLog(store, key=KEY, actor=f"bench-writer-{index}")
+    warnings = _AuditWarnings()
+    logging.getLogger(AUDIT_LOGGER).addHandler(warnings)
     remaining = list(range(count))
     latencies: list[float] = []
 
@@ -170,7 +191,7 @@ async def _appends(where: _Where, index: int, count: int, go: Barrier) -> _Appen
     await log.aclose()
     if isinstance(store, S3ArtifactStore):
         await store.aclose()
-    return _Appended(started, finished, latencies)
+    return _Appended(started, finished, latencies, warnings.count, warnings.last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +201,8 @@ class _AppendRow:
     appends: int
     rate: float
     latencies: list[float]
+    warnings: int
+    warning: str
     report: AuditReport
 
 
@@ -214,6 +237,8 @@ def _append_row(
         writers * count,
         writers * count / elapsed,
         [t for r in results for t in r.latencies],
+        sum(r.warnings for r in results),
+        next((r.warning for r in results if r.warning), ""),
         report,
     )
 
@@ -265,6 +290,7 @@ def _appends_table(
     for column in ("store", "writers", "appends/s", "p50", "p95", "p99", "checkpoints"):
         table.add_column(column, justify="right")
     table.add_column("verify")
+    warned: list[str] = []
     for kind in ("local", "s3"):
         for writers in WRITERS_QUICK if quick else WRITERS:
             if kind == "local":
@@ -274,6 +300,8 @@ def _appends_table(
             count = APPENDS_QUICK if quick else APPENDS[kind]
             row = _append_row(context, where, writers, count)
             report = row.report
+            if row.warnings:
+                warned.append(f"{kind} × {writers}: {row.warnings} ({row.warning})")
             verdict = _checked(
                 report,
                 records=row.appends,
@@ -291,7 +319,9 @@ def _appends_table(
             )
     table.caption = (
         "appends/s: all writers' appends, first start to last end; latency: one append, call "
-        "to stored; verify: AuditLog.verify after the row (one chain per writer, every append)"
+        "to stored; verify: AuditLog.verify after the row (one chain per writer, every append; "
+        "unanchored: records after their writer's last checkpoint once all closed); audit "
+        f"warnings in the writers: {', '.join(warned) or 'none'}"
     )
     console.print(table)
 
@@ -310,7 +340,9 @@ def _checked(
     if wrong:
         broken.append(f"{what}: {'; '.join(wrong)}")
         return f"[bold red]BROKEN[/] ({len(report.problems)} problems)"
-    return "intact"
+    # Every writer closed its log, which anchors its newest record: records left after their
+    # writer's newest checkpoint mean a checkpoint was skipped (said, not a failure).
+    return f"intact, {report.unanchored} unanchored" if report.unanchored else "intact"
 
 
 # -- two managers on one S3 store ------------------------------------------------------------------
@@ -368,18 +400,6 @@ class _Round:
     isolation: str = "?"
     report: AuditReport | None = None
     executions: int = 0
-
-
-class _AuditWarnings(logging.Handler):
-    """Counts what the audit log warns of while the managers run (a skipped checkpoint, a
-    failed block write)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
 
 
 async def _round(
@@ -467,7 +487,7 @@ async def _managers_table(
     runs = RUNS_QUICK if quick else RUNS
     concurrency = CONCURRENCY_QUICK if quick else CONCURRENCY
     warnings = _AuditWarnings()
-    audit_logger = logging.getLogger("skillweave.storage.audit")
+    audit_logger = logging.getLogger(AUDIT_LOGGER)
     audit_logger.addHandler(warnings)
     rounds: list[_Round] = []
     try:
@@ -531,6 +551,7 @@ async def _managers_table(
         f"{concurrency // 2}) per round; records: `execution` records in the log after the "
         f"round (one per run); mean runs/s with the log {on:.1f}, without {off:.1f}: "
         f"{on / off:.2f}×; audit warnings logged: {warnings.count}"
+        + (f" (the last: {warnings.last})" if warnings.count else "")
     )
     console.print(table)
     return on / off
