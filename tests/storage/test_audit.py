@@ -49,6 +49,8 @@ class Store(LocalArtifactStore):
         self.lose_replies = 0
         """Block writes still to store and then fail, as a reply lost on the way back does."""
         self.fail_checkpoints = False
+        self.hold_checkpoints: asyncio.Event | None = None
+        """While set to an unset event, checkpoint writes wait for it."""
         self.delay = 0.0
         self.hold: asyncio.Event | None = None
         """While set to an unset event, block writes wait for it."""
@@ -60,6 +62,8 @@ class Store(LocalArtifactStore):
         self.calls += 1
         if key.startswith(keys.AUDIT_CHECKPOINTS_PREFIX) and self.fail_checkpoints:
             raise StorageError("the bucket refuses writes", key=key, code="AccessDenied")
+        if key.startswith(keys.AUDIT_CHECKPOINTS_PREFIX) and self.hold_checkpoints is not None:
+            await self.hold_checkpoints.wait()
         if key.startswith(keys.AUDIT_CHAINS_PREFIX):
             self.block_writes += 1
             if self.hold is not None:
@@ -146,11 +150,27 @@ async def test_an_append_is_one_write_and_a_new_writer_finds_the_head_in_log_tim
     busy = AuditLog(store, key=KEY, checkpoint_seconds=0)
     for n in range(200):
         await busy.record("activation", skill="report", n=n)
-    await busy.aclose()
+        await busy.aclose()  # its checkpoint is written aside: wait for it, one per record
     assert await store.stat(keys.audit_checkpoint_key(201)) is not None
     store.calls = 0
     await AuditLog(store, key=KEY).record("activation", skill="report")  # a fresh process
     assert store.calls <= 24  # O(log n) stats for the newest of 201 checkpoints, not 201
+
+
+async def test_a_checkpoint_in_flight_holds_no_append(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    log = AuditLog(store, key=KEY, checkpoint_seconds=0)
+    await log.record("activation", skill="report", n=0)  # the first block's own checkpoint
+    store.hold_checkpoints = asyncio.Event()  # every later checkpoint hangs until released
+    for n in range(1, 6):  # each block goes through while a checkpoint waits on the store
+        await asyncio.wait_for(log.record("activation", skill="report", n=n), timeout=30)
+    report = await log.verify()
+    assert (report.records, report.checkpoints, report.unanchored) == (6, 1, 5)
+    store.hold_checkpoints.set()
+    await log.aclose()
+    report = await log.verify()
+    assert report.intact, report.problems
+    assert report.unanchored == 0
 
 
 async def test_a_checkpoint_that_cannot_be_written_never_fails_an_append(
@@ -310,7 +330,7 @@ async def test_a_listing_that_raced_appends_is_no_removal(tmp_path: Path) -> Non
     log = AuditLog(store, key=KEY, checkpoint_seconds=0)
     for n in range(6):
         await log.record("activation", skill="report", n=n)
-    await log.aclose()
+        await log.aclose()  # its checkpoint is written aside: wait for it, one per record
     writer = log.writer
     # Block 3 and checkpoint 2 missed in the middle; checkpoints 5 and 6 after the end, where
     # record 6 names checkpoint 5.

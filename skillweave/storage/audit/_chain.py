@@ -88,6 +88,7 @@ class Chain:
         self._queue: list[_Pending] = []
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._anchoring: asyncio.Task[None] | None = None
         self._left: list[tuple[str, int, str]] = []
         """Chains left for a new one with records no checkpoint names yet: writer, seq, hash."""
         self._start()
@@ -125,6 +126,13 @@ class Chain:
         task = self._task
         if task is not None and not task.done() and self._loop is asyncio.get_running_loop():
             await asyncio.wait({task})  # its callers get its outcome; cancelling this leaves it
+        anchoring = self._anchoring
+        if (
+            anchoring is not None
+            and not anchoring.done()
+            and anchoring.get_loop() is asyncio.get_running_loop()
+        ):
+            await asyncio.wait({anchoring})
         if self.seq > self._anchored or self._left:
             await self._anchor()
 
@@ -154,7 +162,7 @@ class Chain:
                     _settle(pending.future, record)
                 batch, written = [], []
                 if not first and time.monotonic() - (self._anchored_at or 0) >= self._interval:
-                    await self._anchor()
+                    self._anchor_aside()
         except BaseException as exc:  # cancelled with its loop, or a bug: nobody waits forever
             if self._task is not me:  # closed long after its loop, another writes the chain now
                 raise
@@ -238,6 +246,22 @@ class Chain:
             return await self._store.get_bytes(ref) == data
         except (ArtifactNotFoundError, ArtifactIntegrityError):
             return False
+
+    def _anchor_aside(self) -> None:
+        """Anchor in a task of its own, off the block path: a checkpoint that loses races
+        backs off for seconds under many writers, and no append waits for it."""
+        if self._anchoring is not None and not self._anchoring.done():
+            return
+        self._anchored_at = time.monotonic()
+        self._anchoring = asyncio.get_running_loop().create_task(
+            self._anchor_quietly(), name=f"audit-anchor-{self.writer}"
+        )
+
+    async def _anchor_quietly(self) -> None:
+        try:
+            await self._anchor()
+        except Exception:  # a bug, not the store (Checkpoints.append says what failed)
+            _log.exception("audit log: writer %s could not anchor its chain", self.writer)
 
     async def _anchor(self) -> None:
         self._anchored_at = time.monotonic()

@@ -4,8 +4,10 @@ A writer appends a checkpoint naming its own newest record at most once per
 :data:`CHECKPOINT_SECONDS` (and on close), so the chain grows with time, not with events: a few
 appends a second for a whole fleet, where the events themselves go into per-writer chains and
 contend for nothing. An append writes checkpoint ``head + 1`` with ``put_if_absent``; whoever
-loses the race probes forward with ``stat`` and tries again. A checkpoint that cannot be
-written is skipped (the records are written; only their anchoring waits for the next one).
+loses the race probes forward with ``stat`` and tries again after a random pause that grows
+with each race lost (writers that checkpoint together spread out; no append waits for it: a
+writer checkpoints in a task of its own). A checkpoint that cannot be written is skipped
+(the records are written; only their anchoring waits for the next one).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ CHECKPOINT_SECONDS: Final = 1.0
 CHECKPOINT_ATTEMPTS: Final = 32
 """Races a checkpoint may lose before it is skipped until the writer's next one."""
 
+_MAX_BACKOFF: Final = 1.0
+"""Longest pause (seconds) between two tries of one checkpoint."""
 _JSON: Final = "application/json"
 _log = logging.getLogger(__name__)
 
@@ -78,8 +82,9 @@ class Checkpoints:
                     self._remember(AuditHead(checkpoint.seq, checkpoint.hash))
                     return checkpoint
                 known = await self._find(checkpoint.seq)
-                if attempt >= 1:
-                    await asyncio.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
+                # Others checkpoint at the same moment: back off, longer the more races are
+                # lost, so that a crowd of writers spreads out (no append waits for this).
+                await asyncio.sleep(random.uniform(0, min(_MAX_BACKOFF, 0.01 * 2**attempt)))
         except StorageError as exc:
             _log.warning("audit log: checkpoint of writer %s not written: %s", writer, exc)
             return None
