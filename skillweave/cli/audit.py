@@ -10,10 +10,10 @@ writer in time order, filtered by skill, event and ``--since`` (an age such as `
 ISO date/time, UTC unless it names a zone). Records hold names a caller gave (skills, jobs,
 details): they are shown through ``terminal_safe`` too.
 
-Both listings read at 80 columns (:func:`_listing`): each record is a line of short fields
-(a record is named ``WRITER:SEQ``, its writer's id shortened), digests shortened, with its free
-text (job and actor, details; a request and its reason) wrapped below it; ``--wide`` prints one
-table row per record, ``--json`` every field whole.
+Both listings read at 80 columns (:mod:`skillweave.cli.audit_listing`): each record is a
+line of short fields (a record is named ``WRITER:SEQ``, its writer's id shortened), digests
+shortened, with its free text (job and actor, details; a request and its reason) wrapped below
+it; ``--wide`` prints one table row per record, ``--json`` every field whole.
 
 ``audit network --job ID`` reads the records the manager stored with the job's runs (one per
 connection and per request through the egress proxy, allowed or refused, with the reason:
@@ -28,15 +28,15 @@ import asyncio
 import dataclasses
 import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Final, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar, cast
 
 import typer
-from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from skillweave.cli.audit_listing import egress_entries, listing, record_entries, record_table
 from skillweave.cli.console import dump, err, out
 from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
@@ -63,13 +63,8 @@ audit_app = typer.Typer(
 _T = TypeVar("_T")
 _AGE: Final = re.compile(r"([0-9]{1,9})\s*([smhdw])")
 _AGE_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_VERSION_SHOWN: Final = 12
-_FIELD_MAX: Final = 24
-"""Widest a listing's middle field gets (a longer one folds); the last takes the rest."""
-_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 _HEAD: Final = re.compile(r"([0-9]{1,12}):([0-9a-fA-F]{64})")
 _DAMAGED: Final = ("damaged record or block", "damaged records or blocks")
-_WRITER_SHOWN: Final = 6
 """Hex digits of a writer's id a listing shows (``--wide`` and ``--json`` show it whole)."""
 
 _RECORDS_NAME = "/egress.jsonl"
@@ -115,7 +110,7 @@ def network(
         return
     if not wide:
         header = ("time", "verdict", "kind", "skill", "destination")
-        out.print(_listing(header, _egress_entries(records)))
+        out.print(listing(header, egress_entries(records)))
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("time", "skill", "kind", "destination", "request", "out", "in", "", "why"):
@@ -316,11 +311,11 @@ def show(
             out.print(line, soft_wrap=True, markup=False)
     elif records:
         out.print(
-            _table(records)
+            record_table(records)
             if wide
-            else _listing(
+            else listing(
                 ("record", "time (UTC)", "event", "version", "skill"),
-                _record_entries(records),
+                record_entries(records),
             )
         )
     else:
@@ -334,136 +329,6 @@ def show(
             ),
             soft_wrap=True,
         )
-
-
-def _record_entries(records: list[AuditRecord]) -> list[_Entry]:
-    """Audit records as listing entries: the record (``WRITER:SEQ``, the writer shortened),
-    time, event, version (shortened) and skill on the line; the job and actor, then the
-    details (digests shortened, nulls left out) below."""
-    entries = []
-    for record in records:
-        fields = [
-            f"{record.writer[:_WRITER_SHOWN]}:{record.seq}",
-            record.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-            record.event,
-            (record.version or "")[:_VERSION_SHOWN],
-            record.skill or "",
-        ]
-        who = [
-            f"job {record.job}" if record.job else "",
-            f"by {record.actor}" if record.actor else "",
-        ]
-        details = [
-            f"{name}={_shown(value)}" for name, value in record.details.items() if value is not None
-        ]
-        below = [
-            Text(terminal_safe(" · ".join(part for part in who if part)), style="dim"),
-            Text(terminal_safe(", ".join(details))),
-        ]
-        entries.append(_Entry(fields, [text for text in below if text.plain]))
-    return entries
-
-
-def _egress_entries(records: list[dict[str, Any]]) -> list[_Entry]:
-    """Egress records as listing entries: time, verdict, kind, skill and destination on the
-    line; the request, then the bytes each way and the reason, below."""
-    entries = []
-    for record in records:
-        allowed = bool(record.get("allowed"))
-        fields: list[str | Text] = [
-            datetime.fromtimestamp(record.get("at", 0), tz=UTC).strftime("%H:%M:%S"),
-            Text("allowed" if allowed else "refused", style="green" if allowed else "red"),
-            *(str(record.get(name, "")) for name in ("kind", "skill", "destination")),
-        ]
-        request = f"{record.get('method', '')} {record.get('path', '')}".strip()
-        moved = (
-            f"{counted(int(record.get('bytes_out', 0)), 'byte')} out, "
-            f"{counted(int(record.get('bytes_in', 0)), 'byte')} in"
-        )
-        below = [Text(terminal_safe(request)), Text(moved, style="dim")]
-        if reason := str(record.get("reason", "")):
-            below[-1].append(" · " + terminal_safe(reason), style="")
-        entries.append(_Entry(fields, [text for text in below if text.plain]))
-    return entries
-
-
-class _Entry(NamedTuple):
-    """One item of a :func:`_listing`: its short fields, and the lines of text below them."""
-
-    fields: Sequence[str | Text]
-    below: Sequence[Text]
-
-
-def _listing(header: Sequence[str], entries: list[_Entry]) -> Table:
-    """Records as a listing that reads at 80 columns: each a line of short fields (the last
-    one takes the room left, folded if it must), then its free text below, indented past the
-    first field and wrapped to the terminal (never squeezed into a column of its own)."""
-    middle = [
-        min(_FIELD_MAX, max(len(header[i]), *(len(_plain(e.fields[i])) for e in entries)))
-        for i in range(1, len(header) - 1)
-    ]
-
-    def line(fields: Sequence[str | Text], style: str = "") -> Table:
-        grid = Table.grid(padding=(0, 2, 0, 0))
-        for width in middle:
-            grid.add_column(width=width, overflow="fold")
-        grid.add_column(ratio=1, overflow="fold")
-        grid.add_row(*(_text(field, style) for field in fields))
-        return grid
-
-    listing = Table.grid(padding=(0, 2, 0, 0))
-    listing.add_column(no_wrap=True)
-    listing.add_column(ratio=1)
-    listing.add_row(_text(header[0], "bold"), line(header[1:], "bold"))
-    for entry in entries:
-        below = [text.copy() for text in entry.below]
-        for text in below:
-            text.overflow = "fold"  # a long word (a URL, a path) is shown whole, never cut
-        listing.add_row(_text(entry.fields[0]), Group(line(entry.fields[1:]), *below))
-    return listing
-
-
-def _plain(field: str | Text) -> str:
-    return field.plain if isinstance(field, Text) else field
-
-
-def _text(field: str | Text, style: str = "") -> Text:
-    return field if isinstance(field, Text) else Text(terminal_safe(field), style=style)
-
-
-def _table(records: list[AuditRecord]) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in (
-        *("time (UTC)", "writer", "seq", "event", "skill"),
-        *("version", "job", "actor", "details"),
-    ):
-        table.add_column(column, overflow="fold" if column == "details" else "ellipsis")
-    for record in records:
-        details = ", ".join(f"{name}={_shown(value)}" for name, value in record.details.items())
-        table.add_row(
-            record.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-            record.writer,
-            str(record.seq),
-            record.event,
-            *(
-                Text(terminal_safe(text or ""))
-                for text in (
-                    record.skill,
-                    (record.version or "")[:_VERSION_SHOWN],
-                    record.job,
-                    record.actor,
-                    details,
-                )
-            ),
-        )
-    return table
-
-
-def _shown(value: object) -> str:
-    """A detail's value in the table: text as it is, a digest shortened, the rest as JSON."""
-    if isinstance(value, str):
-        return f"{value[:_VERSION_SHOWN]}…" if _DIGEST.fullmatch(value) else value
-    return json.dumps(value)
 
 
 def _parse_since(text: str, *, now: datetime | None = None) -> datetime:
