@@ -51,6 +51,9 @@ from skillweave.storage.base import ArtifactStore
 WRITE_ATTEMPTS: Final = 4
 """Tries of one block write (with the same bytes) before its callers are told it failed."""
 
+FIRST_ANCHOR_WAIT: Final = 0.5
+"""Longest a chain's first callers wait for its first checkpoint (it goes on aside after)."""
+
 _BACKOFF: Final = 0.05
 _MAX_LEFT: Final = 16
 _JSON_LINES: Final = "application/x-ndjson"
@@ -154,10 +157,14 @@ class Chain:
                     batch = []
                     continue
                 # A chain's first block is anchored before its callers hear back, so that a
-                # short-lived process's records are anchored; later anchors add no latency.
+                # short-lived process's records are anchored, but they wait for it at most
+                # FIRST_ANCHOR_WAIT (many writers starting at once race for the checkpoint
+                # chain for seconds); it goes on aside. Later anchors add no latency.
                 first = self._anchored_at is None
                 if first:
-                    await self._anchor()
+                    self._anchor_aside()
+                    assert self._anchoring is not None
+                    await asyncio.wait({self._anchoring}, timeout=FIRST_ANCHOR_WAIT)
                 for pending, record in written:
                     _settle(pending.future, record)
                 batch, written = [], []
