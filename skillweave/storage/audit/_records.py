@@ -191,8 +191,7 @@ class Sealer:
 
     def link(self, content: Mapping[str, object], *, checkpoint: bool = False) -> str:
         """The hash of a record's (or checkpoint's) content without its ``hash``."""
-        domain = _CHECKPOINT_DOMAIN if checkpoint else _RECORD_DOMAIN
-        data = domain + canonical({k: v for k, v in content.items() if k != "hash"})
+        data = _hashed(content, checkpoint=checkpoint)
         if self.key is None:
             return hashlib.sha256(data).hexdigest()
         return hmac.new(self.key, data, hashlib.sha256).hexdigest()
@@ -201,9 +200,14 @@ class Sealer:
         """Whether `claimed` is the plain SHA-256 where an HMAC was due: written without the key."""
         if self.key is None:
             return False
-        domain = _CHECKPOINT_DOMAIN if checkpoint else _RECORD_DOMAIN
-        data = domain + canonical({k: v for k, v in content.items() if k != "hash"})
-        return hmac.compare_digest(hashlib.sha256(data).hexdigest(), claimed)
+        plain = hashlib.sha256(_hashed(content, checkpoint=checkpoint)).hexdigest()
+        return hmac.compare_digest(plain, claimed)
+
+
+def _hashed(content: Mapping[str, object], *, checkpoint: bool) -> bytes:
+    """What a hash covers: the kind's domain, then every field but ``hash``, canonical."""
+    domain = _CHECKPOINT_DOMAIN if checkpoint else _RECORD_DOMAIN
+    return domain + canonical({k: v for k, v in content.items() if k != "hash"})
 
 
 def _body(
