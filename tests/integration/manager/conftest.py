@@ -4,10 +4,12 @@ backend that counts what ran, over a local artifact store holding a test skill l
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import textwrap
 from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
+from typing import Final
 
 import httpx
 import pytest
@@ -140,6 +142,9 @@ SCRIPTS = {
 }
 
 
+_BUSY_CHECKS: Final = 10
+
+
 class CountingBackend(LocalBackend):
     """A local backend that counts executions that really ran, outside the sandbox: before a
     one-shot executor is destroyed, its own /healthz says whether it served an execution."""
@@ -161,13 +166,25 @@ class CountingBackend(LocalBackend):
             self.destroyed += 1
             if sandbox.url:
                 with contextlib.suppress(httpx.HTTPError):
-                    async with httpx.AsyncClient() as client:
-                        health = await client.get(f"{sandbox.url}/healthz", timeout=2.0)
-                    if health.json().get("status") in ("busy", "done"):
+                    if await _served(sandbox.url):
                         self.runs += 1
             await super().destroy(sandbox)
         finally:
             self.destroying -= 1
+
+
+async def _served(url: str) -> bool:
+    """Whether the executor at `url` took an execution. "busy" also means a request it took
+    and is about to give back (the manager dropped it before its end, and the executor has
+    not seen the drop yet, which a loaded machine makes likely): asked again until it is
+    "ready" again (given back: nothing ran) or "done", for up to a second."""
+    async with httpx.AsyncClient() as client:
+        for _ in range(_BUSY_CHECKS):
+            status = (await client.get(f"{url}/healthz", timeout=2.0)).json().get("status")
+            if status != "busy":
+                return status == "done"
+            await asyncio.sleep(0.1)
+    return True  # busy all along: it is running one
 
 
 class TrackingBackend(CountingBackend):
