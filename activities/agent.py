@@ -16,8 +16,7 @@ runtime's input model and returning its result model; the worker registers
   delivers it in a heartbeat's response);
 - **a check of the idempotency key** of a script run: the loop made it
   (``skillweave.agent.identity``) and it is used as it came, so both engines ask the manager
-  under the same key; it must be this workflow's key for this run, and a request recorded
-  before the key had one owner is given it here;
+  under the same key; it must be this workflow's key for this run;
 - **retryability**: the one rule of ``skillweave.engines.retries``, carried to Temporal by
   :mod:`activities.errors`;
 - **retries told**: an attempt that fails and will be tried again puts its
@@ -44,7 +43,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import TemporalError
 
 from activities.errors import raises_application_errors
-from skillweave.agent.identity import execution_key, job_id_of, legacy_execution_key
+from skillweave.agent.identity import execution_key, job_id_of
 from skillweave.agent.runtime import (
     CatalogInput,
     CatalogResult,
@@ -85,11 +84,6 @@ def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
     """The idempotency key a script run goes to the manager under: the request's, when it is
     the one :func:`~skillweave.agent.identity.execution_key` gives this workflow's run.
 
-    A request recorded by a workflow that ran before the key had one owner carries the loop's
-    old ``{job}/{seq}``; it gets the key its earlier attempts used (they were keyed
-    ``{workflow_id}/script-{seq}``, which is what :func:`execution_key` returns), so a retry
-    across the upgrade still finds the stored result.
-
     Raises:
         AgentError: the activity was not scheduled by a workflow, or its request carries
             another job's or another run's key (it would reach somebody else's result).
@@ -98,7 +92,7 @@ def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
         raise AgentError("run_skill_script must be scheduled by a workflow")
     job_id = job_id_of(info.workflow_id)
     key = execution_key(job_id, request.seq)
-    if request.execution_id in (key, legacy_execution_key(job_id, request.seq)):
+    if request.execution_id == key:
         return key
     raise AgentError(
         f"run_skill_script was asked to run under {request.execution_id!r}, "
@@ -292,8 +286,6 @@ class AgentActivities:
         """Run a script in a sandbox under the run's idempotency key, so every attempt asks
         the manager for the same run (cancelled at the manager when the activity is)."""
         key = checked_execution_key(request, activity.info())
-        if key != request.execution_id:
-            request = request.model_copy(update={"execution_id": key})
         with bound(execution_id=key):
             async with _heartbeating(self._heartbeat_seconds):
                 return await self._services.run_skill_script(request)

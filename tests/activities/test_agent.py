@@ -159,18 +159,9 @@ async def test_a_script_runs_under_the_key_the_loop_gave_it(
     assert services.scripts == [SCRIPT]
 
 
-async def test_a_request_recorded_before_the_key_had_one_owner_keeps_its_first_key(
-    activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
-) -> None:
-    # Workflows scheduled before the upgrade carry the loop's old key "{job}/{seq}"; their
-    # earlier attempts ran under "{workflow_id}/script-{seq}", so a retry must too.
-    legacy = SCRIPT.model_copy(update={"execution_id": "j1/7"})
-    await env.run(activities.run_skill_script, legacy)
-    assert [s.execution_id for s in services.scripts] == [KEY]
-
-
 @pytest.mark.parametrize(
-    "foreign", ["chosen-by-the-caller", "skillweave-job-other/script-7", "j1/8", "j2/7"]
+    "foreign",
+    ["chosen-by-the-caller", "skillweave-job-other/script-7", "j1/7", "j1/8", "j2/7"],
 )
 async def test_a_request_keyed_for_another_run_is_refused(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment, foreign: str
