@@ -4,8 +4,8 @@
 the request's fingerprint and its result; its claim is a ``claims.ClaimRecord``.
 :class:`Fingerprint` is the identity of a request, compared when an execution id comes again.
 ``executions`` writes and reads both; ``executor_client`` builds results with
-:func:`result_for`. Records written by every earlier manager must still decode: a new member
-is optional, and a fingerprint is checked against what older managers recorded too.
+:func:`result_for`. A stored record must still decode after an upgrade: a new member is
+optional.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -52,25 +52,17 @@ class ExecutionState(BaseModel):
     result: ExecutionResult | None = None
 
 
-_ADDED_LIMITS: Final = frozenset({"max_disk_mb"})
-"""Fields of ``ExecutionLimits`` added since managers first stored fingerprints (with every
-field, defaults included): left out again when a stored fingerprint is checked."""
-
-
 @dataclass(frozen=True)
 class Fingerprint:
     """What makes two requests of one execution id the same request.
 
     `value` (what this manager records) leaves out fields at their defaults, so a field added
-    later with a default does not make a repeat of an old request look different; `legacy` is
-    what earlier managers recorded for the same request, accepted as well, so a store written
-    before an upgrade (or an activity retried across one) still gets its stored result.
-    `also`: the fingerprints of a request without limits as it was sent before the limit became
-    the manager's alone (naming the manager's limits), accepted too.
+    later with a default does not make a repeat of a request look different. `also`: for a
+    request without limits, the fingerprint of the same request naming the manager's limits
+    (which it runs under), accepted too.
     """
 
     value: str
-    legacy: str
     also: tuple[str, ...] = ()
 
     @classmethod
@@ -81,23 +73,18 @@ class Fingerprint:
         without limits runs under."""
         also: tuple[str, ...] = ()
         if request.limits is None and default_limits is not None:
-            named = cls.of(request.model_copy(update={"limits": default_limits}))
-            also = (named.value, named.legacy)
+            also = (cls.of(request.model_copy(update={"limits": default_limits})).value,)
         # The store id says where the request may run, not what it runs: left out.
-        legacy = request.model_dump(mode="json", exclude={"store_id"})
-        if isinstance(legacy.get("limits"), dict):
-            legacy["limits"] = {k: v for k, v in legacy["limits"].items() if k not in _ADDED_LIMITS}
         return cls(
             value=_digest(
                 request.model_dump(mode="json", exclude_defaults=True, exclude={"store_id"})
             ),
-            legacy=_digest(legacy),
             also=also,
         )
 
     def matches(self, recorded: str | None) -> bool:
         """Whether `recorded` (from a stored result or a claim) is this request's."""
-        return recorded is not None and recorded in (self.value, self.legacy, *self.also)
+        return recorded is not None and recorded in (self.value, *self.also)
 
 
 def _digest(data: object) -> str:

@@ -22,7 +22,6 @@ __all__ = [
     "execution_key",
     "job_id_of",
     "job_key",
-    "legacy_execution_key",
     "script_call_id",
 ]
 
@@ -48,9 +47,3 @@ def script_call_id(seq: int) -> str:
 def execution_key(job_id: str, seq: int) -> str:
     """The idempotency key of the script run whose result is stored at `seq` in job `job_id`."""
     return f"{job_key(job_id)}/{script_call_id(seq)}"
-
-
-def legacy_execution_key(job_id: str, seq: int) -> str:
-    """The key the loop wrote into ``RunScriptInput`` before :func:`execution_key` was the
-    only one; a workflow history recorded then still carries it in its activity inputs."""
-    return f"{job_id}/{seq}"

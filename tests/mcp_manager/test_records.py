@@ -57,18 +57,27 @@ def test_a_record_without_a_fingerprint_matches_no_request() -> None:
     assert not Fingerprint.of(REQUEST).matches(record.fingerprint)
 
 
-def test_the_fingerprint_of_earlier_managers_still_matches() -> None:
-    """They digested every field, defaults included, before limits gained max_disk_mb and the
-    request its store id."""
-    old = REQUEST.model_dump(mode="json")
-    del old["limits"]["max_disk_mb"]
-    del old["store_id"]
+def test_a_request_has_one_fingerprint_without_its_store_id() -> None:
+    """The digest of the request's members that differ from their defaults, the store id left
+    out (it says where the request may run, not what it runs)."""
     digest = hashlib.sha256(
-        json.dumps(old, sort_keys=True, separators=(",", ":")).encode()
+        json.dumps(
+            REQUEST.model_dump(mode="json", exclude_defaults=True, exclude={"store_id"}),
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
     ).hexdigest()
     fingerprint = Fingerprint.of(REQUEST)
-    assert fingerprint.matches(digest)
-    assert fingerprint.value != digest
+    assert fingerprint.value == digest
+    assert fingerprint.also == ()
     assert Fingerprint.of(REQUEST.model_copy(update={"store_id": "a1b2"})) == fingerprint
     other = REQUEST.model_copy(update={"args": ["--other"]})
     assert not Fingerprint.of(other).matches(digest)
+
+
+def test_a_request_without_limits_is_the_one_naming_the_managers() -> None:
+    limits = ExecutionLimits(timeout_seconds=30)
+    bare = REQUEST.model_copy(update={"limits": None})
+    named = Fingerprint.of(REQUEST.model_copy(update={"limits": limits}))
+    assert Fingerprint.of(bare, default_limits=limits).matches(named.value)
+    assert not Fingerprint.of(bare).matches(named.value)
