@@ -122,7 +122,7 @@ from skillweave.engines.temporal_workers import (
 )
 from skillweave.errors import AgentError, ConfigError, StorageError
 from skillweave.storage.identity import store_identity
-from skillweave.telemetry import tracing
+from skillweave.telemetry import provider
 from skillweave.terminal import counted
 from skillweave.waiting import Waiting
 
@@ -188,7 +188,7 @@ _STATUS_NAMES: Final = {
 def _interceptors() -> list[Any]:
     """The SDK's tracing interceptor when tracing is on, else none. Given to the client only:
     workers made from it inherit it, so it is registered once."""
-    if not tracing.active():
+    if not provider.active():
         return []
     from temporalio.contrib.opentelemetry import TracingInterceptor
 

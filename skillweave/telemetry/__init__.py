@@ -4,6 +4,9 @@
   work is about (job id, execution id, skill, script) for the log lines and the span inside it.
 - :mod:`.tracing`: OpenTelemetry tracing, configured by the standard ``OTEL_*`` variables and
   off (no provider, no interceptor, no header work) unless they ask for it.
+- :mod:`.provider`: whether tracing is on, and the attributes of the current span; below both.
+- :mod:`.logs` and :mod:`.masker`: the process's log lines, with the bound fields and without
+  the secrets it knows.
 
 Imports nothing above ``skillweave.config``.
 """

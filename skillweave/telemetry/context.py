@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Final
 
-from skillweave.telemetry.tracing import annotate
+from skillweave.telemetry.provider import annotate
 
 __all__ = ["FIELDS", "bound", "current_fields"]
 

@@ -30,22 +30,20 @@ from __future__ import annotations
 
 import atexit
 import os
-import sys
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from skillweave.errors import ConfigError
+from skillweave.telemetry.context import FIELDS, bound, current_fields
+from skillweave.telemetry.provider import ATTRIBUTE_PREFIX, active
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span
 
 __all__ = [
-    "ATTRIBUTE_PREFIX",
     "TraceMiddleware",
-    "active",
-    "annotate",
     "carried_fields",
     "extract",
     "inject",
@@ -54,7 +52,6 @@ __all__ = [
     "span",
 ]
 
-ATTRIBUTE_PREFIX: Final = "skillweave."
 _TRACER: Final = "skillweave"
 
 
@@ -69,16 +66,6 @@ def requested(environ: Mapping[str, str] = os.environ) -> bool:
         environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     )
-
-
-def active() -> bool:
-    """Whether a tracer provider is installed (ours from :func:`setup`, or the embedder's)."""
-    if "opentelemetry.trace" not in sys.modules:  # nothing can have installed one
-        return False
-    from opentelemetry import trace
-
-    provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def setup(
@@ -137,17 +124,6 @@ def setup(
     return True
 
 
-def annotate(fields: Mapping[str, str]) -> None:
-    """Set `fields` on the current span as ``skillweave.<field>`` attributes (when tracing)."""
-    if not fields or not active():
-        return
-    from opentelemetry import trace
-
-    current = trace.get_current_span()
-    if current.is_recording():
-        current.set_attributes({ATTRIBUTE_PREFIX + k: v for k, v in fields.items()})
-
-
 @contextmanager
 def span(
     name: str,
@@ -186,8 +162,6 @@ def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
         from opentelemetry import baggage, propagate
         from opentelemetry import context as otel_context
 
-        from skillweave.telemetry.context import current_fields
-
         carried = otel_context.get_current()
         for name, value in current_fields().items():
             carried = baggage.set_baggage(ATTRIBUTE_PREFIX + name, value, context=carried)
@@ -209,8 +183,6 @@ def carried_fields(context: Context | None) -> dict[str, str]:
     if context is None:
         return {}
     from opentelemetry import baggage
-
-    from skillweave.telemetry.context import FIELDS
 
     fields = {}
     for key, value in baggage.get_all(context).items():
@@ -245,8 +217,6 @@ class TraceMiddleware:
             if message["type"] == "http.response.start":
                 status.append(int(message["status"]))
             await send(message)
-
-        from skillweave.telemetry.context import bound
 
         parent = extract(headers)
         fields = carried_fields(parent)
