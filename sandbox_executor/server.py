@@ -29,6 +29,7 @@ from sandbox_executor.executor import Executor
 from sandbox_executor.identity import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import rehearse
+from skillweave.files import write_atomic
 
 __all__ = ["READY_LINE", "preload", "run_executor"]
 
@@ -71,13 +72,11 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def _announce(*, port: int, ready_file: Path | None, channel: Path | None, folder: Path) -> None:
     if ready_file is not None:
-        temporary = ready_file.with_name(f".{ready_file.name}.{os.getpid()}.tmp")
         # The folder: for the backend to remove once this process is gone, however it ended.
         report: dict[str, object] = {"port": port, "pid": os.getpid(), "folder": str(folder)}
         if channel is not None:
             report["channel"] = str(channel)
-        temporary.write_text(json.dumps(report), encoding="utf-8")
-        os.replace(temporary, ready_file)
+        write_atomic(ready_file, json.dumps(report).encode())
     print(READY_LINE.format(port=port), flush=True)
     logger.info("executor ready on port %d", port)
 

@@ -47,6 +47,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillweave.errors import PackageError, SkillFormatError
+from skillweave.files import write_atomic
 from skillweave.skills.admission import Admissions
 from skillweave.skills.confinement import FILE_URL, confine, git_env, matches_allowlist, run_git
 from skillweave.skills.files import SKILL_FILE, is_skipped_dir
@@ -339,9 +340,7 @@ class SkillsLock(BaseModel):
     def save(self, path: Path) -> None:
         """Write the lock (atomically: a reader sees the old file or the new one)."""
         data = json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temp.write_text(data, encoding="utf-8")
-        temp.replace(path)
+        write_atomic(path, data.encode())
 
     def record(self, name: str, version: str, origin: SkillOrigin, *, lock_path: Path) -> None:
         """Keep `name`'s version and origin, a local source relative to the lock's folder when

@@ -20,7 +20,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import unicodedata
 import zipfile
 import zlib
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from skillweave.errors import PackageError, UnsafePackageError
+from skillweave.files import write_atomic
 from skillweave.skills.files import SKILL_FILE, iter_package_files
 from skillweave.skills.versioning import contents_version
 
@@ -201,23 +201,9 @@ def write_package(skill_dir: Path, dest: Path, *, limits: PackageLimits = DEFAUL
     data = build_package(skill_dir, limits=limits)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+        write_atomic(dest, data, mode=_FILE_MODE)  # a package is shared, not a secret
     except OSError as exc:
         raise PackageError(f"cannot write package {dest}: {exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        # mkstemp creates 0o600; a package is meant to be shared, not a secret.
-        os.chmod(temp_name, _FILE_MODE)
-        os.replace(temp_name, dest)
-    except BaseException as exc:
-        with suppress(OSError):
-            os.unlink(temp_name)
-        if isinstance(exc, OSError):
-            raise PackageError(f"cannot write package {dest}: {exc}") from exc
-        raise
     return dest
 
 

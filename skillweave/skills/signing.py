@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import hashlib
 import os
 import re
@@ -61,6 +60,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from skillweave.config import TrustSettings
 from skillweave.errors import ConfigError, SignatureError
+from skillweave.files import write_atomic
 from skillweave.skills.files import SKILL_FILE, iter_package_files
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.loader import load_skill_file
@@ -386,22 +386,11 @@ def write_private_key(path: Path, pem: bytes) -> Path:
         SignatureError: `path` exists (a key is never overwritten) or cannot be written.
     """
     try:
-        fd = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _PRIVATE_MODE
-        )
+        # Linked into place: never over a file, nor through a link someone left at `path`.
+        write_atomic(path, pem, mode=_PRIVATE_MODE, exclusive=True)
     except FileExistsError:
         raise SignatureError(f"{path} exists; a key file is never overwritten") from None
     except OSError as exc:
-        raise SignatureError(f"cannot write key file {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), _PRIVATE_MODE)  # whatever the umask made of it
-            out.write(pem)
-            out.flush()
-            os.fsync(out.fileno())
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
         raise SignatureError(f"cannot write key file {path}: {exc.strerror}") from None
     return path
 
@@ -905,17 +894,6 @@ def _read_capped(path: Path, cap: int, *, what: str, follow: bool = False) -> by
 
 def _write_atomic(path: Path, data: bytes, *, mode: int) -> None:
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        write_atomic(path, data, mode=mode)
     except OSError as exc:
-        raise SignatureError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
         raise SignatureError(f"cannot write {path}: {exc.strerror}") from None

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import uuid
-from pathlib import Path
 from typing import Final
 
 from skillweave.errors import ArtifactIntegrityError
@@ -51,13 +47,3 @@ def check_size(ref: ArtifactRef, size: int) -> None:
     """Fail fast, before hashing anything, when the stored size already disagrees with `ref`."""
     if size != ref.size:
         raise ArtifactIntegrityError(ref.key, f"{ref.size} bytes", f"{size} bytes")
-
-
-def partial_path(dest: Path) -> Path:
-    """A unique sibling of `dest` to download into before an atomic rename onto `dest`."""
-    return dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.part")
-
-
-def remove_quietly(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)

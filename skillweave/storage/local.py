@@ -45,19 +45,17 @@ import json
 import logging
 import os
 import stat as stat_module
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
 from skillweave.errors import ArtifactNotFoundError, InvalidKeyError, StorageError
+from skillweave.files import atomic_file
 from skillweave.storage._integrity import (
     CHUNK_SIZE,
     Digest,
     check_size,
-    partial_path,
-    remove_quietly,
 )
 from skillweave.storage.base import ArtifactRef
 from skillweave.storage.keys import validate_key, validate_prefix
@@ -255,33 +253,24 @@ class LocalArtifactStore:
         target = self._data_path(key)
         with _os_errors("write", key):
             _make_parent(key, target)
-            temp = target.with_name(f"{TEMP_PREFIX}{uuid.uuid4().hex}")
+            digest = Digest()
             try:
-                with open(temp, "xb") as out:
-                    digest = Digest()
+                with atomic_file(
+                    target, exclusive=exclusive, durable=self._fsync, prefix=TEMP_PREFIX
+                ) as out:
                     for chunk in chunks:
                         digest.update(chunk)
                         out.write(chunk)
                     out.flush()
-                    if self._fsync:
-                        os.fsync(out.fileno())
                     fingerprint = _fingerprint(os.fstat(out.fileno()))
-                if exclusive:
-                    try:
-                        os.link(temp, target)
-                    except FileExistsError:
-                        if target.is_dir():
-                            raise _is_a_directory(key) from None
-                        return None
-                else:
-                    try:
-                        os.replace(temp, target)
-                    except IsADirectoryError:
-                        raise _is_a_directory(key) from None
-            finally:
-                remove_quietly(temp)  # after os.replace it is gone; after os.link, drop it
-            if self._fsync:
-                _fsync_dir(target.parent)
+            except FileExistsError:
+                if target.is_dir():
+                    raise _is_a_directory(key) from None
+                if not exclusive:
+                    raise
+                return None
+            except IsADirectoryError:
+                raise _is_a_directory(key) from None
             ref = digest.ref(key, content_type)
             if on_published is not None:
                 on_published(ref)
@@ -318,18 +307,16 @@ class LocalArtifactStore:
     def _write_meta(self, key: str, ref: ArtifactRef, fingerprint: list[int]) -> None:
         meta = self._meta_path(key)
         _make_parent(key, meta)
-        temp = meta.with_name(f"{TEMP_PREFIX}{uuid.uuid4().hex}")
         record = {
             "sha256": ref.sha256,
             "size": ref.size,
             "content_type": ref.content_type,
             "fingerprint": fingerprint,
         }
-        try:
-            temp.write_text(json.dumps(record), encoding="utf-8")
-            os.replace(temp, meta)
-        finally:
-            remove_quietly(temp)
+        # Not fsynced: the sidecar is a cache checked against the data file's fingerprint; one
+        # lost or torn in a crash is ignored and the data hashed again (_stat_known).
+        with atomic_file(meta, durable=False, prefix=TEMP_PREFIX) as out:
+            out.write(json.dumps(record).encode())
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -363,17 +350,13 @@ class LocalArtifactStore:
     def _get_file(self, ref: ArtifactRef, dest: Path) -> None:
         with self._open_for_read(ref) as handle, _os_errors("read", ref.key):
             dest.parent.mkdir(parents=True, exist_ok=True)
-            temp = partial_path(dest)
-            try:
-                with open(temp, "xb") as out:
-                    digest = Digest()
-                    for chunk in _chunks_from(handle):
-                        digest.update(chunk)
-                        out.write(chunk)
+            # A download can be fetched again: atomic (never a part at `dest`), not fsynced.
+            with atomic_file(dest, durable=False) as out:
+                digest = Digest()
+                for chunk in _chunks_from(handle):
+                    digest.update(chunk)
+                    out.write(chunk)
                 digest.verify(ref)
-                os.replace(temp, dest)
-            finally:
-                remove_quietly(temp)
 
     def _stat(self, key: str) -> ArtifactRef | None:
         known = self._stat_known(key)
@@ -508,19 +491,6 @@ def _is_a_directory(key: str) -> StorageError:
         key=key,
         code="KeyConflict",
     )
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _storage_error(op: str, key: str, exc: OSError) -> StorageError:

@@ -59,13 +59,12 @@ from skillweave.errors import (
     InvalidKeyError,
     StorageError,
 )
+from skillweave.files import atomic_file
 from skillweave.storage._integrity import (
     CHUNK_SIZE,
     Digest,
     check_size,
     digest_of,
-    partial_path,
-    remove_quietly,
 )
 from skillweave.storage.base import ArtifactRef
 from skillweave.storage.identity import identity_of, new_identity
@@ -431,17 +430,13 @@ class S3ArtifactStore:
         response = self._open(ref)
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            temp = partial_path(dest)
-            try:
-                with open(temp, "xb") as out:
-                    digest = Digest()
-                    for chunk in self._chunks(response, ref.key):
-                        digest.update(chunk)
-                        out.write(chunk)
+            # A download can be fetched again: atomic (never a part at `dest`), not fsynced.
+            with atomic_file(dest, durable=False) as out:
+                digest = Digest()
+                for chunk in self._chunks(response, ref.key):
+                    digest.update(chunk)
+                    out.write(chunk)
                 digest.verify(ref)
-                temp.replace(dest)
-            finally:
-                remove_quietly(temp)
         finally:
             _release(response)
 
