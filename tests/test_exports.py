@@ -11,7 +11,14 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "package", ["skillweave.skills", "skillweave.storage", "skillweave.llm", "skillweave.agent"]
+    "package",
+    [
+        "skillweave.skills",
+        "skillweave.storage",
+        "skillweave.llm",
+        "skillweave.agent",
+        "skillweave.engines",
+    ],
 )
 def test_every_public_name_resolves(package: str) -> None:
     module = importlib.import_module(package)

@@ -8,8 +8,9 @@ module, so importing this package must not pull in HTTP clients or stores.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from skillweave.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from skillweave.engines.base import Engine, JobRequest, JobResult, result_of
@@ -17,14 +18,14 @@ if TYPE_CHECKING:
     from skillweave.engines.services import TOOL_SCHEMA_RUN_ID, AgentServices
 
 _EXPORTS = {
-    "TOOL_SCHEMA_RUN_ID": "skillweave.engines.services",
-    "AgentServices": "skillweave.engines.services",
-    "DirectEngine": "skillweave.engines.direct",
-    "DirectRuntime": "skillweave.engines.direct",
-    "Engine": "skillweave.engines.base",
-    "JobRequest": "skillweave.engines.base",
-    "JobResult": "skillweave.engines.base",
-    "result_of": "skillweave.engines.base",
+    "TOOL_SCHEMA_RUN_ID": "services",
+    "AgentServices": "services",
+    "DirectEngine": "direct",
+    "DirectRuntime": "direct",
+    "Engine": "base",
+    "JobRequest": "base",
+    "JobResult": "base",
+    "result_of": "base",
 }
 
 __all__ = [
@@ -38,11 +39,4 @@ __all__ = [
     "result_of",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

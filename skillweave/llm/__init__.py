@@ -14,8 +14,9 @@ or ``provider:name``) into a checked profile, :func:`open_provider` opens one, a
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from skillweave.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from skillweave.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL, AnthropicProvider
@@ -119,15 +120,4 @@ __all__ = [
     "resolve_model",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -7,8 +7,9 @@ payloads, resource reads, ZIP packages, tool schemas of executable skills, skill
 Imports nothing above ``skillweave.config``.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from skillweave.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
@@ -123,15 +124,4 @@ __all__ = [
     "write_package",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

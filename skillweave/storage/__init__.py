@@ -7,8 +7,7 @@ is :mod:`skillweave.storage.keys` (imported as a module: ``keys.run_input_key(..
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillweave.config import StorageSettings
 from skillweave.errors import (
@@ -18,6 +17,7 @@ from skillweave.errors import (
     InvalidKeyError,
     StorageError,
 )
+from skillweave.lazy import lazy_exports
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
@@ -73,12 +73,9 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
             )
 
 
-def __getattr__(name: str) -> Any:
-    # The S3 store pulls in the minio client (~0.15 s to import); processes that never touch
-    # S3, such as sandbox executors, should not pay for it. Neither store is imported by the
-    # agent loop, which only needs `ArtifactRef` (it runs in Temporal's workflow sandbox).
-    if name == "S3ArtifactStore":
-        return importlib.import_module("skillweave.storage.s3").S3ArtifactStore
-    if name == "LocalArtifactStore":
-        return importlib.import_module("skillweave.storage.local").LocalArtifactStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The S3 store pulls in the minio client (~0.15 s to import); processes that never touch S3,
+# such as sandbox executors, should not pay for it. Neither store is imported by the agent
+# loop, which only needs `ArtifactRef` (it runs in Temporal's workflow sandbox).
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"S3ArtifactStore": "s3", "LocalArtifactStore": "local"}
+)
