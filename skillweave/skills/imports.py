@@ -110,7 +110,10 @@ _NODE_SPECIFIER: Final = re.compile(
 _NPM_NAME: Final = re.compile(r"(?:@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*")
 _IMPORT_ERRORS: Final = frozenset({"ImportError", "ModuleNotFoundError", "Exception"})
 _MAX_FILE_BYTES: Final = 1024 * 1024
-_PARSING: Final = threading.Lock()
+PARSE_LOCK: Final = threading.Lock()
+"""One Python parse at a time in the whole process: CPython 3.11 keeps the AST constructor's
+recursion depth in shared state and concurrent parses fail spuriously. Every parser of skill
+code holds it: this module's, and the scanner's (``skills.scan``, bandit's run included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +188,7 @@ def _python_imports(data: bytes) -> list[str]:
         # One parse at a time: CPython 3.11's AST constructor keeps its recursion depth in
         # shared state, and parses in several threads at once fail ("recursion depth
         # mismatch"): a manager infers for concurrent first runs in threads.
-        with _PARSING:
+        with PARSE_LOCK:
             tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return []  # not Python this interpreter reads (or built to exhaust the parser)

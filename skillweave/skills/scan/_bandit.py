@@ -23,7 +23,7 @@ from functools import cache
 from typing import Any, Final
 
 from skillweave.config import Severity
-from skillweave.skills.scan._python import PARSE_LOCK
+from skillweave.skills.imports import PARSE_LOCK
 from skillweave.skills.scan._text import Collector, excerpt
 
 TESTS: Final[dict[str, tuple[str, str]]] = {

@@ -24,7 +24,7 @@ import ast
 import warnings
 from typing import Final
 
-from skillweave.skills.imports import _PARSING
+from skillweave.skills.imports import PARSE_LOCK
 from skillweave.skills.scan._text import (
     Collector,
     FileFacts,
@@ -33,11 +33,6 @@ from skillweave.skills.scan._text import (
     credential_path,
     write_target,
 )
-
-PARSE_LOCK: Final = _PARSING
-"""One parse at a time in the whole process: CPython 3.11 keeps the AST constructor's
-recursion depth in shared state and concurrent parses fail spuriously; ``skills.imports``
-holds the same lock for its parses (and bandit's run holds it here)."""
 
 NETWORK_MODULES: Final = frozenset(
     {
