@@ -12,7 +12,8 @@ What counts:
   imports inside functions and under ``TYPE_CHECKING`` included (a hidden cycle is still one).
 - *a bypass*: an import of a module that is not a package, from outside the package that holds
   it (``skillweave.api.runs`` importing ``skillweave.skills.catalog``, not ``skillweave.skills``).
-  A module directly under a root package (``skillweave.config``) is its own front.
+  A module directly under a root package (``skillweave.config``) is its own front, and a module
+  the front itself hands out (``from skillweave.storage import keys``) goes through it.
 """
 
 from __future__ import annotations
@@ -108,16 +109,36 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def import_graph() -> tuple[dict[str, set[str]], set[str]]:
+@dataclass(frozen=True)
+class Imports:
+    """The product modules' import graph."""
+
+    edges: dict[str, set[str]]
+    packages: set[str]
+    through_front: set[tuple[str, str]]
+    """(importer, imported) pairs where `imported` is a submodule taken from its package's
+    front (``from skillweave.storage import keys``), not named by its own path."""
+
+
+def import_graph() -> Imports:
     """Direct imports between product modules, and the set of modules that are packages."""
     sys.path.insert(0, str(ROOT))
     graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    product = {module for module in graph.modules if module.split(".")[0] in PACKAGES}
     edges = {
-        module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules
+        m: {i for i in graph.find_modules_directly_imported_by(m) if i in product} for m in product
     }
-    product = {module for module in edges if module.split(".")[0] in PACKAGES}
     packages = {m for m in product if any(other.startswith(m + ".") for other in product)}
-    return {m: {i for i in edges[m] if i in product} for m in product}, packages
+    through_front = set()
+    for importer, imported_set in edges.items():
+        for imported in imported_set:
+            parent = imported.rpartition(".")[0]
+            lines = graph.get_import_details(importer=importer, imported=imported)
+            if lines and all(
+                d["line_contents"].startswith(f"from {parent} import ") for d in lines
+            ):
+                through_front.add((importer, imported))
+    return Imports(edges, packages, through_front)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -132,13 +153,15 @@ def _front_of(module: str, packages: set[str]) -> str | None:
     return parent
 
 
-def bypasses(graph: dict[str, set[str]], packages: set[str]) -> list[tuple[str, str]]:
+def bypasses(imports: Imports) -> list[tuple[str, str]]:
     """(importer, imported) pairs that reach past a package's front from outside it."""
     found = []
-    for importer, imported_set in sorted(graph.items()):
+    for importer, imported_set in sorted(imports.edges.items()):
         for imported in sorted(imported_set):
-            front = _front_of(imported, packages)
-            if front is not None and not (importer == front or importer.startswith(front + ".")):
+            front = _front_of(imported, imports.packages)
+            if front is None or importer == front or importer.startswith(front + "."):
+                continue
+            if (importer, imported) not in imports.through_front:
                 found.append((importer, imported))
     return found
 
@@ -157,14 +180,15 @@ def _table(title: str, header: tuple[str, str], rows: Iterable[tuple[str, str]])
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--bypasses", action="store_true", help="list every bypassing import")
     args = parser.parse_args(argv)
 
     modules, classes = sizes()
-    graph, packages = import_graph()
+    imports = import_graph()
     big_modules = sorted((m for m in modules if m.lines > MAX_MODULE_LINES), key=lambda m: -m.lines)
     big_classes = sorted((c for c in classes if c.lines > MAX_CLASS_LINES), key=lambda c: -c.lines)
-    found_cycles = cycles(graph)
-    found_bypasses = bypasses(graph, packages)
+    found_cycles = cycles(imports.edges)
+    found_bypasses = bypasses(imports)
 
     total = sum(m.lines for m in modules)
     print(f"product code: {len(modules)} modules, {total} lines, {len(classes)} classes")
@@ -188,13 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     by_front: dict[str, int] = {}
     for _, imported in found_bypasses:
-        front = _front_of(imported, packages) or ""
+        front = _front_of(imported, imports.packages) or ""
         by_front[front] = by_front.get(front, 0) + 1
     _table(
         "imports that bypass a front",
         ("package", "imports"),
         sorted(((f, str(n)) for f, n in by_front.items()), key=lambda r: -int(r[1])),
     )
+    if args.bypasses:
+        _table("every bypass", ("importer", "imported"), found_bypasses)
     print(
         f"\nsummary: {len(big_modules)} modules > {MAX_MODULE_LINES}, "
         f"{len(big_classes)} classes > {MAX_CLASS_LINES}, {len(found_cycles)} cycles, "
