@@ -29,7 +29,7 @@ from sandbox_executor.executor import Executor
 from sandbox_executor.identity import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import rehearse
-from skillweave.files import write_atomic
+from skillweave.atomic_write import write_atomic
 
 __all__ = ["READY_LINE", "preload", "run_executor"]
 

@@ -46,8 +46,8 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from skillweave.atomic_write import write_atomic
 from skillweave.errors import PackageError, SkillFormatError
-from skillweave.files import write_atomic
 from skillweave.skills.admission import Admissions
 from skillweave.skills.confinement import FILE_URL, confine, git_env, matches_allowlist, run_git
 from skillweave.skills.files import SKILL_FILE, is_skipped_dir

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
+from skillweave.atomic_write import write_atomic
 from skillweave.errors import PackageError, UnsafePackageError
-from skillweave.files import write_atomic
 from skillweave.skills.files import SKILL_FILE, iter_package_files
 from skillweave.skills.versioning import contents_version
 

@@ -58,9 +58,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from skillweave.atomic_write import write_atomic
 from skillweave.config import TrustSettings
 from skillweave.errors import ConfigError, SignatureError
-from skillweave.files import write_atomic
 from skillweave.skills.files import SKILL_FILE, iter_package_files
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.loader import load_skill_file

@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from skillweave.atomic_write import atomic_file
 from skillweave.errors import ArtifactNotFoundError, InvalidKeyError, StorageError
-from skillweave.files import atomic_file
 from skillweave.storage._integrity import (
     CHUNK_SIZE,
     Digest,

@@ -52,6 +52,7 @@ from minio.error import InvalidResponseError, MinioException, S3Error, ServerErr
 from minio.helpers import check_bucket_name
 from urllib3.response import BaseHTTPResponse
 
+from skillweave.atomic_write import atomic_file
 from skillweave.errors import (
     ArtifactNotFoundError,
     BucketNotFoundError,
@@ -59,7 +60,6 @@ from skillweave.errors import (
     InvalidKeyError,
     StorageError,
 )
-from skillweave.files import atomic_file
 from skillweave.storage._integrity import (
     CHUNK_SIZE,
     Digest,

@@ -1,4 +1,4 @@
-"""The one atomic, durable file write (skillweave.files)."""
+"""The one atomic, durable file write (skillweave.atomic_write)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillweave.files import atomic_file, write_atomic
+from skillweave.atomic_write import atomic_file, write_atomic
 
 
 def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
