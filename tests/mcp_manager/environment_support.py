@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcp_manager.environments import _sandbox_args
+from mcp_manager.environments._sandbox import sandbox_args
 from mcp_manager.server import LoopbackServer
 
 SWDEMO_VALUE = 42
@@ -46,7 +46,7 @@ def bwrap_works() -> bool:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return False
-    argv = [*_sandbox_args(bwrap, binds=()), "--remount-ro", "/", "--", "true"]
+    argv = [*sandbox_args(bwrap, binds=()), "--remount-ro", "/", "--", "true"]
     done = subprocess.run(argv, capture_output=True, check=False, timeout=30)
     return done.returncode == 0
 

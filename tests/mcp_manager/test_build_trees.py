@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_manager.environments import MAX_BUILD_DEPTH, _Failed, _pack, _tree_bytes
+from mcp_manager.environments._failure import BuildFailed
+from mcp_manager.environments._packing import MAX_BUILD_DEPTH, pack, tree_bytes
 from skillweave.skills.files import remove_tree
 
 
@@ -54,10 +55,10 @@ def test_a_build_deeper_than_the_bound_fails_in_one_line(
 ) -> None:
     _deep(build / "python", 3_000, name=name)
     # The watcher measuring a running build stops it there; packing refuses it.
-    with pytest.raises(_Failed, match=re.escape(f"{says} build/")):
-        _tree_bytes(build)
-    with pytest.raises(_Failed, match=re.escape(f"{says} python/")) as failed:
-        _pack(build, tmp_path / "env.tar.gz", {"key": "k"}, 10**9)
+    with pytest.raises(BuildFailed, match=re.escape(f"{says} build/")):
+        tree_bytes(build)
+    with pytest.raises(BuildFailed, match=re.escape(f"{says} python/")) as failed:
+        pack(build, tmp_path / "env.tar.gz", {"key": "k"}, 10**9)
     assert "\n" not in failed.value.reason
     assert not (tmp_path / "env.tar.gz").exists()
 
@@ -68,7 +69,7 @@ def test_a_build_within_the_bound_packs_in_the_order_os_walk_gave(
     _deep(build / "python", MAX_BUILD_DEPTH - 1)
     (build / "python" / "a.txt").write_text("a", encoding="utf-8")
     archive = tmp_path / "env.tar.gz"
-    _pack(build, archive, {"key": "k"}, 10**9)
+    pack(build, archive, {"key": "k"}, 10**9)
     with tarfile.open(archive) as packed:
         names = [m.name for m in packed.getmembers() if m.name.startswith("python/")]
     expected = ["python/d", "python/pkg", "python/a.txt"]
@@ -76,4 +77,4 @@ def test_a_build_within_the_bound_packs_in_the_order_os_walk_gave(
     assert names.index("python/pkg/__init__.py") > names.index("python/pkg")
     deepest = "python/" + "/".join(["d"] * (MAX_BUILD_DEPTH - 1)) + "/x"
     assert deepest in names
-    assert _tree_bytes(build / "python") == 1 + 1 + len("x = 1\n")
+    assert tree_bytes(build / "python") == 1 + 1 + len("x = 1\n")
