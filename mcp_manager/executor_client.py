@@ -4,9 +4,10 @@ One run in a one-shot sandbox (``skillweave.sandbox.models`` describes the wire)
 ``POST /execute`` carries the run's :class:`ExecutorRequest` JSON (``request``), the skill
 package (``package``), the packed environment of its dependencies (``environment``, when it
 has one) and each input (``inputs``, named by its path under ``inputs/``); the answer is an
-:class:`ExecutorResult`. Each declared output and each over-cap stdout/stderr is then streamed
-with ``GET /files/{name}``, checked against its size and sha256 and stored as an artifact of
-the run. ``DELETE /execute`` stops a run. The sandbox's bearer token goes with every call.
+:class:`ExecutorResult`. Each declared output and each over-cap stdout/stderr is then brought
+to the store by the client's :class:`~mcp_manager.output_collector.OutputCollector`
+(``GET /files/{name}``). ``DELETE /execute`` stops a run. The sandbox's bearer token goes with
+every call.
 
 The body may be sent in two steps (``go``): all of it but its last two bytes (the CRLF after
 the closing multipart boundary) at once, those when the caller says so. ``executions`` writes
@@ -17,44 +18,38 @@ before (the body has not ended).
 How a failure ends: the executor refusing the request (4xx) or failing (5xx), a timeout and
 any other HTTP failure are a terminal ``error`` result; a broken connection is
 :class:`SandboxLostError` (the sandbox died or vanished: a pod deleted, a node lost, an
-executor killed), also while the files of a run it answered are fetched: those files went with
-it, and only a run on a fresh sandbox brings them back. Nothing a script does can break that
-connection (its processes are gone once the executor answers, and collecting its outputs is
-bounded and answers its own failures, ``sandbox_executor.workspace``), so a run goes again only
-when its sandbox was lost from outside. Whatever the executor answers while its files are
-fetched (a file it cannot serve, one that arrives damaged) is the run's terminal ``error``
-result: stored, never run again. Any other exception is raised as it is, for the caller to
-decide (``executions`` stores it as the run's terminal result once the request was
-complete). The client never retries: a run is sent once.
+executor killed), also while the files of a run it answered are fetched (see
+``output_collector``). Nothing a script does can break that connection (its processes are gone
+once the executor answers, and collecting its outputs is bounded and answers its own failures,
+``sandbox_executor.workspace``), so a run goes again only when its sandbox was lost from
+outside. Whatever the executor answers while its files are fetched (a file it cannot serve,
+one that arrives damaged) is the run's terminal ``error`` result: stored, never run again. Any
+other exception is raised as it is, for the caller to decide (``executions`` stores it as the
+run's terminal result once the request was complete). The client never retries: a run is sent
+once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
-import tempfile
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
 
 import httpx
 
 from mcp_manager.backends import Sandbox
+from mcp_manager.output_collector import OutputCollector, sandbox_auth
 from mcp_manager.records import result_for
-from skillweave.errors import InvalidKeyError, SandboxLostError
+from skillweave.errors import SandboxLostError
 from skillweave.sandbox.models import (
     ExecuteRequest,
     ExecutionResult,
-    ExecutionStatus,
-    ExecutorFile,
     ExecutorRequest,
     ExecutorResult,
-    OutputArtifact,
-    SkippedOutput,
 )
 from skillweave.sandbox.run_channel import (
     GO,
@@ -64,8 +59,7 @@ from skillweave.sandbox.run_channel import (
     frame,
     read_answer,
 )
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.masker import SecretMasker
 from skillweave.telemetry.tracing import inject
 
@@ -125,10 +119,10 @@ class ExecutorClient:
         masker: SecretMasker,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self._store = store
-        self._masker = masker
         self.http = httpx.AsyncClient(transport=transport)
         """The connection pool to the sandboxes."""
+        self.outputs = OutputCollector(self.http, store=store, masker=masker)
+        """Brings each run's outputs and over-cap logs from its sandbox to the store."""
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -221,7 +215,7 @@ class ExecutorClient:
             ) from cause
         # The executor answered: what it says from here on is the run's terminal result; only
         # a sandbox lost from outside (a broken connection) runs it again.
-        return await self._collect(sandbox, request, executed)
+        return await self.outputs.collect(sandbox, request, executed)
 
     async def _over_http(
         self,
@@ -247,7 +241,7 @@ class ExecutorClient:
             f"{sandbox.url}/execute",
             data={"request": run.body.model_dump_json()},
             files=files,
-            headers=inject(_auth(sandbox)),
+            headers=inject(sandbox_auth(sandbox)),
             timeout=run.body.limits.timeout_seconds + _HTTP_GRACE_SECONDS,
         )
         if go is None:
@@ -312,110 +306,10 @@ class ExecutorClient:
         """Stop the run in `sandbox` (its whole process tree); quiet when it cannot be asked."""
         with contextlib.suppress(httpx.HTTPError):
             await self.http.delete(
-                f"{sandbox.url}/execute", headers=_auth(sandbox), timeout=_CANCEL_TIMEOUT_SECONDS
+                f"{sandbox.url}/execute",
+                headers=sandbox_auth(sandbox),
+                timeout=_CANCEL_TIMEOUT_SECONDS,
             )
-
-    async def _collect(
-        self, sandbox: Sandbox, request: ExecuteRequest, executed: ExecutorResult
-    ) -> ExecutionResult:
-        """The run's result, its outputs and over-cap logs fetched into the store.
-
-        A file the executor cannot serve, or sends damaged, ends the run in ``error``, saying
-        so, with what was kept before: a terminal result (stored, never run again).
-
-        Raises:
-            SandboxLostError: the connection broke (the sandbox was lost from outside; its
-                files went with it).
-        """
-        outputs: list[OutputArtifact] = []
-        skipped = list(executed.skipped_outputs)
-        stdout_ref = stderr_ref = None
-        status, error = _status(executed), executed.error
-        try:
-            for item in executed.outputs:
-                path = item.name.removeprefix("outputs/")
-                try:
-                    key = keys.execution_output_key(request.run_id, request.execution_id, path)
-                except InvalidKeyError as exc:  # a name no key can carry: said, not fatal
-                    skipped.append(SkippedOutput(path=path, reason=exc.reason))
-                    continue
-                ref = await self.fetch(sandbox, item, key)
-                outputs.append(OutputArtifact(path=path, ref=ref))
-            if executed.full_stdout is not None:
-                key = keys.execution_log_key(request.run_id, request.execution_id, "stdout")
-                stdout_ref = await self.fetch(sandbox, executed.full_stdout, key, mask=True)
-            if executed.full_stderr is not None:
-                key = keys.execution_log_key(request.run_id, request.execution_id, "stderr")
-                stderr_ref = await self.fetch(sandbox, executed.full_stderr, key, mask=True)
-        except httpx.TransportError as exc:
-            raise SandboxLostError(
-                request.execution_id,
-                f"lost while its files were fetched: {type(exc).__name__}: {exc}",
-            ) from exc
-        except httpx.HTTPError as exc:
-            status = "error"
-            error = (
-                f"the script ran, but its files could not be brought back from the sandbox"
-                f" ({type(exc).__name__}: {exc}); it is not run again"
-            )
-        return ExecutionResult(
-            execution_id=request.execution_id,
-            run_id=request.run_id,
-            skill=request.skill,
-            version=request.version,
-            script=request.script,
-            status=status,
-            exit_code=executed.exit_code,
-            stdout=executed.stdout,  # masked by the caller, with every other text of the result
-            stderr=executed.stderr,
-            stdout_truncated=executed.stdout_truncated,
-            stderr_truncated=executed.stderr_truncated,
-            stdout_ref=stdout_ref,
-            stderr_ref=stderr_ref,
-            timed_out=executed.timed_out,
-            duration_ms=executed.duration_ms,
-            outputs=outputs,
-            skipped_outputs=skipped,
-            isolation=executed.isolation,
-            error=error,
-        )
-
-    async def fetch(
-        self, sandbox: Sandbox, item: ExecutorFile, key: str, *, mask: bool = False
-    ) -> ArtifactRef:
-        """Stream one file from the sandbox to the store under `key`, checking its size and
-        hash.
-
-        `mask` (a stdout/stderr log): once the transfer is verified, the secrets in it are
-        masked (in place, streamed; ``cut``: the capture may have stopped mid-secret at its
-        cap), and the store hashes the masked bytes it keeps.
-
-        Raises:
-            httpx.HTTPError: the file could not be fetched, or arrived damaged.
-        """
-        with tempfile.NamedTemporaryFile(prefix="skillweave-fetch-", delete=False) as handle:
-            path = Path(handle.name)
-            digest = hashlib.sha256()
-            size = 0
-            async with self.http.stream(
-                "GET",
-                f"{sandbox.url}/files/{quote(item.name, safe='/')}",
-                headers=_auth(sandbox),
-                timeout=_FETCH_TIMEOUT_SECONDS,
-            ) as response:
-                response.raise_for_status()
-                async for chunk in response.aiter_bytes(_CHUNK_BYTES):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    handle.write(chunk)
-        try:
-            if size != item.size or digest.hexdigest() != item.sha256:
-                raise httpx.HTTPError(f"{item.name} arrived damaged from the sandbox")
-            if mask and self._masker:
-                await asyncio.to_thread(self._masker.mask_file, path, cut=True)
-            return await self._store.put_file(key, str(path))
-        finally:
-            path.unlink(missing_ok=True)
 
 
 class _HeldEnd(httpx.AsyncByteStream):
@@ -435,20 +329,6 @@ class _HeldEnd(httpx.AsyncByteStream):
         await asyncio.shield(self._go)
         self._handover.sent = True
         yield self._body[self._split :]
-
-
-def _status(executed: ExecutorResult) -> ExecutionStatus:
-    if executed.cancelled:
-        return "cancelled"
-    if executed.timed_out:
-        return "timed_out"
-    if executed.error is not None:
-        return "error"
-    return "succeeded" if executed.exit_code == 0 else "failed"
-
-
-def _auth(sandbox: Sandbox) -> dict[str, str]:
-    return {"Authorization": f"Bearer {sandbox.token}"}
 
 
 class _Lost(Exception):

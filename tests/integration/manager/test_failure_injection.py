@@ -187,7 +187,8 @@ async def test_a_failure_collecting_outputs_is_a_terminal_result(
 ) -> None:
     manager = await start_manager()
     service = manager.service
-    monkeypatch.setattr(service._executor, "fetch", failing_once(service._executor.fetch))
+    outputs = service._executor.outputs
+    monkeypatch.setattr(outputs, "fetch", failing_once(outputs.fetch))
     await _assert_terminal(manager, await _with_input(manager, "inject/outputs"), runs=1)
 
 
