@@ -228,7 +228,7 @@ async def test_tool_schemas_are_asked_once_per_skill_version(tmp_path: Path) -> 
     mcp = front_door(tmp_path, manager)
     async with Client(mcp.server) as client:
         await client.call_tool("activate_skill", {"name": "shouter"})
-    mcp._sessions.clear()  # a new session activates it again
+    mcp.sessions.clear()  # a new session activates it again
     async with Client(mcp.server) as client:
         await client.call_tool("activate_skill", {"name": "shouter"})
     assert [request.args for request in manager.requests] == [["--help-json"]]
