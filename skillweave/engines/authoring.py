@@ -1,6 +1,7 @@
 """The side effects of skills an agent writes: ``create_skill`` and ``publish_skill``
 (``skillweave.agent.authoring`` offers the tools; :class:`~skillweave.engines.AgentServices`
-hands these calls here).
+hands these calls here, and gives it the collaborators it shares: the library's views, the
+script executor, the transcript recorder and the audit log).
 
 ``create_skill``: the skill is made and checked (``skills.drafts``: strictly, as an upload),
 its name must be free in the library, it is scanned (``skills.scan``; a finding whose severity
@@ -29,17 +30,20 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from skillweave.agent.disclosure import ACTIVATE_SKILL, CREATE_SKILL, PUBLISH_SKILL
 from skillweave.agent.runtime import (
-    SUMMARY_MAX_CHARS,
     CreateSkillInput,
     CreateSkillOutcome,
     PublishSkillInput,
     PublishSkillOutcome,
     SkillExample,
 )
+from skillweave.config import SkillsSettings
+from skillweave.engines._script_executor import ScriptExecutor
+from skillweave.engines._views import SkillViews
+from skillweave.engines.transcript import TranscriptRecorder, clip
 from skillweave.errors import (
     ExecutionRejectedError,
     PackageError,
@@ -55,10 +59,8 @@ from skillweave.skills.names import name_key
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.stored import SkillOrigin, StoredSkills, directory_owners
 from skillweave.storage import keys
-from skillweave.storage.audit import AuditEntry
-
-if TYPE_CHECKING:
-    from skillweave.engines.services import AgentServices
+from skillweave.storage.audit import AuditEntry, AuditLog
+from skillweave.storage.base import ArtifactStore
 
 __all__ = ["SkillAuthoring"]
 
@@ -69,21 +71,37 @@ _OUTPUT_SHOWN: Final = 600
 
 
 class SkillAuthoring:
-    """``create_skill`` and ``publish_skill`` for the jobs `services` serves.
+    """``create_skill`` and ``publish_skill`` for the jobs of one worker.
 
     Args:
-        services: the registry, store, sandbox and settings of the jobs.
+        views: the library, whose names a draft may not take and whose directory skills an
+            upload may not replace.
+        executor: runs the examples.
+        transcript: where each call's result is stored.
+        audit: where scans and publications are recorded.
+        store: where packages, drafts and uploaded skills are kept.
+        settings: the scan and signature policies.
         published: called after a publication, to serve the new skill at once (the worker's
             uploaded-skills refresh); None: it is served at the next refresh.
     """
 
     def __init__(
         self,
-        services: AgentServices,
+        views: SkillViews,
         *,
+        executor: ScriptExecutor,
+        transcript: TranscriptRecorder,
+        audit: AuditLog,
+        store: ArtifactStore,
+        settings: SkillsSettings,
         published: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self._services = services
+        self._views = views
+        self._executor = executor
+        self._transcript = transcript
+        self._audit = audit
+        self._store = store
+        self._settings = settings
         self.published = published
 
     # --- create_skill ------------------------------------------------------------------------
@@ -104,11 +122,11 @@ class SkillAuthoring:
         if taken is not None:
             return await self._refused(request, taken)
         report = await asyncio.to_thread(scan_files, dict(draft.files), version=draft.version)
-        decision = report.decision(self._services.settings.skills.scan)
+        decision = report.decision(self._settings.scan)
         # The verdict is what is recorded, so it follows the scan, and comes before anything
         # of the draft is kept: a record that cannot be written raises AuditLogError (the
         # engines retry it; never a tool result), and nothing is stored.
-        await self._services.audit.record(
+        await self._audit.record(
             "scan",
             skill=draft.name,
             version=draft.version,
@@ -124,7 +142,7 @@ class SkillAuthoring:
                 + _findings(report),
                 report=report,
             )
-        await self._services.store.put_if_absent(
+        await self._store.put_if_absent(
             keys.skill_package_key(draft.name, draft.version),
             draft.package,
             content_type="application/zip",
@@ -152,18 +170,12 @@ class SkillAuthoring:
                 f"once {PUBLISH_SKILL} is approved.",
             ]
         )
-        summary = _clip(
+        summary = clip(
             f"[{CREATE_SKILL} {draft.name}: kept version {draft.version[:12]}; "
             f"scan: {report.summary()}; {len(results)} examples passed]"
         )
-        chars = await self._services._tool_result(
-            request.run_id,
-            request.seq,
-            call_id=request.tool_call_id,
-            tool=CREATE_SKILL,
-            text=text,
-            error=False,
-            summary=summary,
+        chars = await self._transcript.tool_result(
+            request, tool=CREATE_SKILL, text=text, error=False, summary=summary
         )
         return CreateSkillOutcome(
             seq=request.seq,
@@ -171,14 +183,14 @@ class SkillAuthoring:
             summary=summary,
             name=draft.name,
             version=draft.version,
-            report=_clip(report.summary(), 1_000),
+            report=clip(report.summary(), 1_000),
             runs=len(results),
         )
 
     def _taken(self, request: CreateSkillInput) -> str | None:
         """Why the name is not the job's to take: a skill of the library has it."""
         key = name_key(request.name)
-        for skill in self._services.registry:
+        for skill in self._views.registry:
             if key in {name_key(skill.name), name_key(skill.short_name or skill.name)}:
                 return (
                     f"The skill was not kept: a skill named {skill.name!r} exists already; "
@@ -195,7 +207,7 @@ class SkillAuthoring:
                 results.append((False, f"{label}: no such file in the skill"))
                 continue
             try:
-                result = await self._services._execute(
+                result = await self._executor.execute(
                     ExecuteRequest(
                         execution_id=f"{request.execution_id}/example-{number}",
                         run_id=request.run_id,
@@ -225,7 +237,7 @@ class SkillAuthoring:
         }
         key = keys.draft_key(request.run_id, draft.name, draft.version)
         data = json.dumps(record, sort_keys=True).encode()
-        await self._services.store.put_if_absent(key, data, content_type="application/json")
+        await self._store.put_if_absent(key, data, content_type="application/json")
 
     async def _refused(
         self,
@@ -235,11 +247,9 @@ class SkillAuthoring:
         report: ScanReport | None = None,
         runs: int = 0,
     ) -> CreateSkillOutcome:
-        summary = _clip(f"[{CREATE_SKILL} {request.name}: not kept] {text}")
-        chars = await self._services._tool_result(
-            request.run_id,
-            request.seq,
-            call_id=request.tool_call_id,
+        summary = clip(f"[{CREATE_SKILL} {request.name}: not kept] {text}")
+        chars = await self._transcript.tool_result(
+            request,
             tool=CREATE_SKILL,
             text=text + "\nFix it and call create_skill again.",
             error=True,
@@ -251,7 +261,7 @@ class SkillAuthoring:
             is_error=True,
             summary=summary,
             name=request.name,
-            report=_clip(report.summary(), 1_000) if report is not None else "",
+            report=clip(report.summary(), 1_000) if report is not None else "",
             runs=runs,
         )
 
@@ -259,8 +269,8 @@ class SkillAuthoring:
 
     async def publish(self, request: PublishSkillInput) -> PublishSkillOutcome:
         """Store the approved draft as an uploaded skill and serve it."""
-        services = self._services
-        store = services.store
+        store = self._store
+        registry = self._views.registry
         record = await store.stat(keys.draft_key(request.run_id, request.name, request.version))
         package = await store.stat(keys.skill_package_key(request.name, request.version))
         error: str | None = None
@@ -269,14 +279,10 @@ class SkillAuthoring:
         else:
             data = await store.get_bytes(package)
             owners = directory_owners(
-                skill
-                for skill in services.registry
-                if services.registry.owner_of(skill.name).kind == "directory"
+                skill for skill in registry if registry.owner_of(skill.name).kind == "directory"
             )
             origin = SkillOrigin(source=f"job {request.run_id}", kind="agent")
-            admissions = Admissions(
-                services.settings.skills, store, audit=services.audit, job=request.run_id
-            )
+            admissions = Admissions(self._settings, store, audit=self._audit, job=request.run_id)
 
             async def admitted(name: str, version: str, package: bytes) -> bool:
                 await admissions.check(name, version, package)
@@ -331,15 +337,9 @@ class SkillAuthoring:
             if error is None
             else f"{request.name!r} was not published: {error}"
         )
-        summary = _clip(f"[{PUBLISH_SKILL} {request.name}: {text}]")
-        chars = await services._tool_result(
-            request.run_id,
-            request.seq,
-            call_id=request.tool_call_id,
-            tool=PUBLISH_SKILL,
-            text=text,
-            error=error is not None,
-            summary=summary,
+        summary = clip(f"[{PUBLISH_SKILL} {request.name}: {text}]")
+        chars = await self._transcript.tool_result(
+            request, tool=PUBLISH_SKILL, text=text, error=error is not None, summary=summary
         )
         return PublishSkillOutcome(
             seq=request.seq,
@@ -368,7 +368,3 @@ def _findings(report: ScanReport) -> str:
     ]
     more = len(report.findings) - _SHOWN_FINDINGS
     return "\n".join(lines + ([f"- … and {more} more"] if more > 0 else []))
-
-
-def _clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -180,7 +180,7 @@ async def test_tool_schemas_are_cached_by_skill_version(tmp_path: Path) -> None:
     )
     services = job.engine.services
     skill = services.registry.get("shouter")
-    (schema,) = await services._tool_schemas(skill, "scripts/shout.py")
+    (schema,) = await services.activations.tool_schemas(skill, "scripts/shout.py")
     (tool,) = job.engine.state(job.result.job_id).active["shouter"].tools
     assert (schema.name, schema.input_schema) == (tool.tool, tool.input_schema)
     assert len(job.sandbox.requests) == 1  # the second lookup did not run the script

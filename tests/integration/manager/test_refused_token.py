@@ -22,7 +22,8 @@ from mcp_manager.server import LoopbackServer
 from skillweave.agent.runtime import RunScriptInput
 from skillweave.config import Settings
 from skillweave.engines.retries import classify
-from skillweave.engines.services import AgentServices, TranscriptRecord
+from skillweave.engines.services import AgentServices
+from skillweave.engines.transcript import TranscriptRecord
 from skillweave.errors import ManagerRefusedError
 from skillweave.llm.base import ModelProvider
 from skillweave.sandbox.client import SandboxClient

@@ -1,0 +1,168 @@
+"""`Activations`: the ``load_skill`` side effect (``AgentServices`` hands it here).
+
+An activation pins the skill's version, checks it against the signature policy
+(``skills.trust``: a refused skill comes back to the model as a tool result), publishes its
+package where the manager runs packages from, registers the tools its scripts declare (their
+schemas from ``--help-json``, run once per skill version) and stores the activation message.
+It is in the audit log before the job sees it: one whose record cannot be written raises
+(:class:`~skillweave.errors.AuditLogError`, retried like any failing store).
+"""
+
+from __future__ import annotations
+
+from skillweave.agent import disclosure
+from skillweave.agent.runtime import LoadSkillInput, SkillLoaded
+from skillweave.config import SkillsSettings
+from skillweave.engines._script_executor import ScriptExecutor
+from skillweave.engines._views import SkillViews
+from skillweave.engines.metrics import WorkerMetrics
+from skillweave.engines.transcript import TranscriptRecorder
+from skillweave.errors import InvalidKeyError, PackageError
+from skillweave.llm.messages import Message
+from skillweave.sandbox.packages import publish_skill
+from skillweave.sandbox.tool_schemas import discover_tool_schemas
+from skillweave.skills import Skill, ToolSchema, declared_tool_scripts, render_activation
+from skillweave.skills.admission import activation_trust
+from skillweave.skills.allowed_tools import skill_allowance
+from skillweave.storage.audit import AuditLog
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["Activations"]
+
+
+class Activations:
+    """``load_skill`` for the jobs of one worker.
+
+    Args:
+        views: where skills are looked up.
+        executor: runs a script's ``--help-json``.
+        transcript: where the activation message is stored.
+        store: where packages are published and signatures found.
+        settings: the resource listing's length and the signature policy.
+        audit: where each activation is recorded.
+        metrics: where activations are counted.
+    """
+
+    def __init__(
+        self,
+        views: SkillViews,
+        *,
+        executor: ScriptExecutor,
+        transcript: TranscriptRecorder,
+        store: ArtifactStore,
+        settings: SkillsSettings,
+        audit: AuditLog,
+        metrics: WorkerMetrics,
+    ) -> None:
+        self._views = views
+        self._executor = executor
+        self._transcript = transcript
+        self._store = store
+        self._settings = settings
+        self._audit = audit
+        self._metrics = metrics
+        self._schemas: dict[tuple[str, str, str], tuple[ToolSchema, ...] | str] = {}
+
+    async def load(self, request: LoadSkillInput) -> SkillLoaded:
+        """Activate a skill: pin its version, publish its package, register its tools. A
+        skill the job wrote (``draft``) is its draft's package, stored when it was made."""
+        notes: list[str] = []
+        if request.draft is not None:
+            skill = await self._views.skill_at(request.skill, request.draft)
+            children: list[Skill] = []
+        else:
+            skill, view = await self._views.skill(request.skill, request.allowed, request.pinned)
+        refused = await self._trusted(skill, notes, own=request.draft is None)
+        if refused is not None:
+            return await self._refused(request, skill, refused)
+        if request.draft is None:
+            try:
+                await publish_skill(self._store, skill)
+            except (PackageError, InvalidKeyError) as exc:
+                # Its instructions still help; its scripts cannot run (the manager runs
+                # packages).
+                notes.append(disclosure.package_refused(exc))
+            children = view.children_of(skill.name, enabled_only=True)
+        text = render_activation(
+            skill, children=children, max_listed=self._settings.activation_resource_listing
+        )
+        tools, notes = await disclosure.activation_tools(
+            declared_tool_scripts(skill),
+            lambda script: self.tool_schemas(skill, script),
+            skill=skill.name,
+            taken=request.taken_tools,
+            notes=notes,
+        )
+        allowed, warnings = skill_allowance(skill.allowed_tools)
+        if allowed is not None:
+            notes += [disclosure.allowance_note(allowed), *warnings]
+        text += disclosure.activation_footer(tools, notes)
+        if request.tool_call_id:
+            message = Message(
+                role="tool",
+                text=text,
+                tool_call_id=request.tool_call_id,
+                tool_name=disclosure.ACTIVATE_SKILL,
+            )
+        else:
+            message = Message(
+                role="user", text=f"The skill {skill.name!r} was activated for this task.\n{text}"
+            )
+        # Recorded before the activation is kept (its message in the transcript, where the
+        # job reads it): a record that cannot be written raises AuditLogError, a StorageError
+        # the engines retry (``engines.retries``), never a tool result. `step` (its place in
+        # the transcript) tells a retried step's record (its transcript write failed after
+        # it) from another activation.
+        await self._audit.record(
+            "activation",
+            skill=skill.name,
+            version=skill.version,
+            job=request.run_id,
+            step=request.seq,
+        )
+        chars = await self._transcript.store_message(request.run_id, request.seq, message)
+        self._metrics.activations.labels(skill=skill.name).inc()
+        return SkillLoaded(
+            skill=skill.name,
+            version=skill.version,
+            chars=chars,
+            children=tuple(child.name for child in children),
+            tools=tuple(tools),
+            notes=tuple(notes),
+            allowed=allowed,
+        )
+
+    async def tool_schemas(self, skill: Skill, script: str) -> tuple[ToolSchema, ...] | str:
+        """The tools `script` offers, from ``--help-json`` run once per skill version."""
+        key = (skill.name, skill.version, script)
+        cached = self._schemas.get(key)
+        if cached is not None:
+            return cached
+        found = await discover_tool_schemas(
+            self._executor.execute, skill=skill.name, version=skill.version, script=script
+        )
+        self._schemas[key] = found
+        return found
+
+    async def _trusted(self, skill: Skill, notes: list[str], *, own: bool) -> str | None:
+        """Why the signature policy (``skills.trust``) refuses `skill` at this version, or
+        None (a warning joins `notes`): :func:`activation_trust`."""
+        refused, warning = await activation_trust(self._store, skill, self._settings.trust, own=own)
+        if warning is not None:
+            notes.append(warning)
+        return refused
+
+    async def _refused(self, request: LoadSkillInput, skill: Skill, reason: str) -> SkillLoaded:
+        text = f"The skill {skill.name!r} cannot be used: {reason}"
+        if request.tool_call_id:
+            message = Message(
+                role="tool",
+                text=text,
+                tool_call_id=request.tool_call_id,
+                tool_name=disclosure.ACTIVATE_SKILL,
+                is_error=True,
+            )
+        else:
+            message = Message(role="user", text=text)
+        chars = await self._transcript.store_message(request.run_id, request.seq, message)
+        return SkillLoaded(skill=skill.name, version=skill.version, chars=chars, refused=text)

@@ -1,0 +1,140 @@
+"""`ModelCalls`: the ``invoke_model`` side effect (``AgentServices`` hands it here), and which
+model a job's request names.
+
+A model call stores the loop's pending messages, reads the transcript back up to the view's
+boundary (eliding what the view compacted), calls the model the job names (its profile's
+provider, or this process's default) and stores the reply. A model that does not resolve here
+is a :class:`~skillweave.errors.ConfigError`, never retried.
+"""
+
+from __future__ import annotations
+
+import time
+
+from skillweave.agent.runtime import InvokeModelInput, ModelTurn
+from skillweave.engines.metrics import WorkerMetrics
+from skillweave.engines.transcript import TranscriptRecorder
+from skillweave.errors import ConfigError, ModelError
+from skillweave.llm.base import ModelProvider
+from skillweave.llm.factory import (
+    NAME_A_MODEL,
+    ModelProviders,
+    default_model_problem,
+    names_default,
+)
+from skillweave.llm.messages import ModelRequest
+
+__all__ = ["ModelCalls"]
+
+
+class ModelCalls:
+    """Model calls of jobs, with `provider` (named `model`) by default and `models` by name.
+
+    Args:
+        provider: the default model, for jobs whose agent names none; None: there is none.
+        model: its name, as model requests carry it (None with no default).
+        models: the models jobs may name (profiles, ``provider:name``), opened on first use;
+            None: only the default resolves.
+        transcript: where the messages are read and the reply stored.
+        metrics: where calls and tokens are counted.
+    """
+
+    def __init__(
+        self,
+        provider: ModelProvider | None,
+        model: str | None,
+        *,
+        models: ModelProviders | None,
+        transcript: TranscriptRecorder,
+        metrics: WorkerMetrics,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.models = models
+        self._transcript = transcript
+        self._metrics = metrics
+
+    @property
+    def default_model(self) -> str | None:
+        """The default model as configured (``provider:name``), or None: there is none."""
+        if self.provider is None or self.models is None:
+            return None
+        return f"{self.models.settings.provider}:{self.models.settings.name}"
+
+    async def invoke(self, request: InvokeModelInput) -> ModelTurn:
+        """Store the loop's pending messages, call the model on the transcript, store its reply."""
+        transcript = self._transcript
+        for write in request.writes:
+            await transcript.store_message(request.run_id, write.seq, write.message)
+        view = request.view
+        messages = []
+        for seq in range(view.upto):
+            record = await transcript.load(request.run_id, seq)
+            messages.append(record.seen(elided=seq < view.elide_before))
+        provider, model, attempts = self.resolve(request)
+        started = time.perf_counter()
+        try:
+            response = await provider.complete(
+                ModelRequest(
+                    model=model,
+                    system=request.system,
+                    messages=tuple(messages),
+                    tools=request.tools,
+                    max_output_tokens=request.max_output_tokens,
+                )
+            )
+        except Exception as exc:
+            self._metrics.model_called(
+                provider.name, seconds=time.perf_counter() - started, usage=None
+            )
+            if isinstance(exc, ModelError) and exc.max_attempts is None:
+                exc.max_attempts = attempts  # the model's own retry policy, for the engine
+            raise
+        self._metrics.model_called(
+            provider.name, seconds=time.perf_counter() - started, usage=response.usage
+        )
+        reply = response.message
+        if reply.role != "assistant":
+            reply = reply.model_copy(update={"role": "assistant"})
+        await transcript.store_message(request.run_id, request.reply_seq, reply)
+        return ModelTurn(
+            message=reply,
+            stop_reason=response.stop_reason,
+            usage=response.usage,
+            model=response.model or model,
+        )
+
+    def name_of(self, request: InvokeModelInput) -> str:
+        """The model `request` calls, for its retry notices ('' when none resolves)."""
+        try:
+            return self.resolve(request)[0].name
+        except ConfigError:  # not retried: its notice is never shown
+            return request.model or self.model or ""
+
+    def resolve(self, request: InvokeModelInput) -> tuple[ModelProvider, str, int | None]:
+        """The provider of the model the job names, that model's name, and the most tries
+        its profile allows one call (None: the engine's).
+
+        Raises:
+            ConfigError: the job names a model that does not resolve here (never retried).
+        """
+        # A process that resolves no names (no `models`) runs its one model as the default.
+        if not request.model or (self.models is None and names_default(request.model)):
+            if self.provider is None or self.model is None:
+                problem = (
+                    default_model_problem(self.models.settings) if self.models else None
+                ) or "no default model"
+                raise ConfigError(
+                    f"the run names no model and this worker has none by default ({problem}):"
+                    f" {NAME_A_MODEL}"
+                )
+            attempts = self.models.settings.max_attempts if self.models is not None else None
+            return self.provider, self.model, attempts
+        if self.models is None:
+            raise ConfigError(
+                f"the job names model {request.model!r}, and this process runs only its"
+                " default model"
+            )
+        provider = self.models.provider_for(request.model)
+        attempts = self.models.profile_for(request.model).max_attempts
+        return provider, provider.name.partition(":")[2] or provider.name, attempts

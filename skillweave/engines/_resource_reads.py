@@ -1,0 +1,53 @@
+"""`ResourceReads`: the ``read_skill_resource`` side effect (``AgentServices`` hands it here).
+
+One text file of an active skill, read at the version the job pinned and stored as the tool's
+message; a missing or unreadable file is a tool result the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from skillweave.agent.disclosure import READ_SKILL_RESOURCE
+from skillweave.agent.runtime import ReadResourceInput, ToolOutcome
+from skillweave.config import SkillsSettings
+from skillweave.engines._views import SkillViews
+from skillweave.engines.transcript import TranscriptRecorder, clip
+from skillweave.errors import ResourceError
+from skillweave.skills import read_resource
+
+__all__ = ["ResourceReads"]
+
+
+class ResourceReads:
+    """``read_skill_resource`` over `views`, within the resource cap of `settings`, its text
+    stored in `transcript`."""
+
+    def __init__(
+        self, views: SkillViews, *, transcript: TranscriptRecorder, settings: SkillsSettings
+    ) -> None:
+        self._views = views
+        self._transcript = transcript
+        self._settings = settings
+
+    async def read(self, request: ReadResourceInput) -> ToolOutcome:
+        """One text file of an active skill, at its pinned version."""
+        error = False
+        try:
+            text = await self._read_pinned(request.skill, request.version, request.path)
+        except ResourceError as exc:
+            text, error = f"Cannot read that file: {exc}", True
+        where = clip(f"{request.skill}/{request.path}", 120)
+        summary = (
+            f"[read_skill_resource {where}: {len(text)} characters, elided to save context; "
+            "read it again if you need it]"
+        )
+        chars = await self._transcript.tool_result(
+            request, tool=READ_SKILL_RESOURCE, text=text, error=error, summary=summary
+        )
+        return ToolOutcome(seq=request.seq, chars=chars, is_error=error, summary=summary)
+
+    async def _read_pinned(self, name: str, version: str, path: str) -> str:
+        skill = await self._views.skill_at(name, version)
+        limit = self._settings.resource_max_bytes
+        return await asyncio.to_thread(read_resource, skill, path, max_bytes=limit)

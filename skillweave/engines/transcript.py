@@ -1,0 +1,143 @@
+"""`TranscriptRecorder`: a job's transcript in the artifact store, one record per message.
+
+Each record is stored at its own key (``runs/{run}/transcript/{seq:08d}.json``: the message,
+and for a tool output the summary that replaces it once compacted). Every side effect that
+produces a message writes it here (``AgentServices``' collaborators and ``SkillAuthoring``: a
+tool result through :meth:`TranscriptRecorder.tool_result`), and a model call reads the records
+it needs back through a bounded cache of immutable entries, so neither the loop's state nor a
+workflow's history carries transcript text.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from skillweave.agent.runtime import SUMMARY_MAX_CHARS, TranscriptWrite
+from skillweave.errors import ArtifactNotFoundError
+from skillweave.llm.messages import Message
+from skillweave.storage import keys
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["CACHE_BYTES", "ToolCall", "TranscriptRecord", "TranscriptRecorder", "clip"]
+
+CACHE_BYTES: Final = 64 * 1024 * 1024
+"""The records a recorder keeps in memory by default (encoded size)."""
+
+
+def clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    """`text` cut to `limit` characters, an ellipsis saying so (a tool result's summary)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ToolCall(Protocol):
+    """The request of a tool the model called: where its result goes in which transcript."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+
+class TranscriptRecord(BaseModel):
+    """One stored transcript entry: the message, and for a tool output its summary."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: Message
+    summary: str = ""
+
+    def seen(self, *, elided: bool) -> Message:
+        """The message as a model call sees it: the summary instead when elided and shorter."""
+        if elided and self.summary and len(self.summary) < len(self.message.text):
+            return self.message.model_copy(update={"text": self.summary})
+        return self.message
+
+
+class _TranscriptCache:
+    """Immutable transcript records by key, least recently used dropped beyond a byte budget."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._bytes = 0
+        self._items: OrderedDict[str, tuple[TranscriptRecord, int]] = OrderedDict()
+
+    def get(self, key: str) -> TranscriptRecord | None:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key: str, record: TranscriptRecord, size: int) -> None:
+        if key in self._items:
+            return
+        self._items[key] = (record, size)
+        self._bytes += size
+        while self._bytes > self._budget and len(self._items) > 1:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self._bytes -= dropped
+
+
+class TranscriptRecorder:
+    """Writes and reads the transcripts of the jobs of one store.
+
+    Args:
+        store: where the records live.
+        cache_bytes: how much of them to keep in memory (the encoded records).
+    """
+
+    def __init__(self, store: ArtifactStore, *, cache_bytes: int = CACHE_BYTES) -> None:
+        self._store = store
+        self._cache = _TranscriptCache(cache_bytes)
+
+    async def store_message(
+        self, run_id: str, seq: int, message: Message, *, summary: str = ""
+    ) -> int:
+        """Store `message` at `seq` of `run_id`'s transcript; its length in characters."""
+        record = TranscriptRecord(message=message, summary=summary)
+        data = record.model_dump_json().encode()
+        key = keys.transcript_key(run_id, seq)
+        await self._store.put_bytes(key, data, content_type="application/json")
+        self._cache.put(key, record, len(data))
+        return len(message.text)
+
+    async def load(self, run_id: str, seq: int) -> TranscriptRecord:
+        """The record at `seq` of `run_id`'s transcript.
+
+        Raises:
+            ArtifactNotFoundError: there is none.
+        """
+        key = keys.transcript_key(run_id, seq)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        ref = await self._store.stat(key)
+        if ref is None:
+            raise ArtifactNotFoundError(key)
+        data = await self._store.get_bytes(ref)
+        record = TranscriptRecord.model_validate_json(data)
+        self._cache.put(key, record, len(data))
+        return record
+
+    async def record(self, writes: Sequence[TranscriptWrite], *, run_id: str) -> None:
+        """Store messages the loop made itself."""
+        for write in writes:
+            await self.store_message(run_id, write.seq, write.message)
+
+    async def tool_result(
+        self, call: ToolCall, *, tool: str, text: str, summary: str, error: bool = False
+    ) -> int:
+        """Store the result of `call` (a call of `tool`) where the job expects it: `text`, and
+        the `summary` that replaces it once compacted; its length in characters."""
+        message = Message(
+            role="tool", text=text, tool_call_id=call.tool_call_id, tool_name=tool, is_error=error
+        )
+        return await self.store_message(call.run_id, call.seq, message, summary=summary)
