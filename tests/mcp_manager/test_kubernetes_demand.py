@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_manager.kubernetes import _Demand
+from mcp_manager.kubernetes._demand import Demand
 
 
-def _with_start_time(seconds: float) -> _Demand:
-    demand = _Demand()
+def _with_start_time(seconds: float) -> Demand:
+    demand = Demand()
     demand.creating("pod-0", 100.0)
     demand.ready("pod-0", 100.0 + seconds)
     return demand
 
 
 def test_the_start_time_is_learned_from_our_pods_becoming_ready() -> None:
-    demand = _Demand()
+    demand = Demand()
     assert demand.start_seconds is None
     demand.ready("not-ours", 5.0)  # a pod it did not create (or saw created) teaches nothing
     assert demand.start_seconds is None
@@ -31,7 +31,7 @@ def test_the_start_time_is_learned_from_our_pods_becoming_ready() -> None:
 
 
 def test_no_pod_ahead_before_a_start_time_is_known() -> None:
-    demand = _Demand()
+    demand = Demand()
     for n in range(20):
         demand.claimed(0.1 * n)
     assert demand.rate(2.0) > 1
@@ -69,7 +69,7 @@ def test_a_one_off_burst_gets_about_half_of_it_ahead_and_then_none() -> None:
 
 
 def test_creations_that_never_became_ready_are_forgotten() -> None:
-    demand = _Demand()
+    demand = Demand()
     demand.creating("stuck", 10.0)
     demand.creating("gone", 11.0)
     demand.creating("fresh", 50.0)
