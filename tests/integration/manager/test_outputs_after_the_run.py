@@ -33,7 +33,7 @@ async def test_a_sandbox_killed_while_its_outputs_are_fetched_is_lost_and_its_ru
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
-    client = manager.service._executor
+    client = manager.service._executor.outputs
     fetch = client.fetch
     killed: list[Path] = []
 
@@ -72,7 +72,7 @@ async def test_a_file_the_executor_cannot_serve_is_a_terminal_result(
     """The executor answers for the file it was asked for (here: it has no such file), so the
     run ends in error, stored, and a repeat is answered from the store, never run again."""
     manager = await start_manager()
-    client = manager.service._executor
+    client = manager.service._executor.outputs
     fetch = client.fetch
 
     async def missing(sandbox: Sandbox, item: Any, *args: Any, **kwargs: Any) -> Any:
