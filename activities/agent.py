@@ -1,22 +1,27 @@
 """`AgentActivities`: the agent workflow's side effects, as Temporal activities.
 
-Each activity is one ``AgentServices`` method under the contract's name for it
-(:class:`~skillweave.engines.contract.Activity`, which the workflow schedules by), taking the
-runtime's input model and returning its result model; the worker registers
-:meth:`AgentActivities.definitions`. What this layer adds is only what Temporal needs:
+One activity per :class:`~skillweave.agent.effects.SideEffect` in
+:data:`~skillweave.agent.effects.EFFECTS`, registered under its name (which the workflow
+schedules by) and generated here, none written by hand: it takes the effect's input model,
+calls the ``AgentServices`` method named as the effect (the worker's own for ``job_limits``)
+and returns its result model; the worker registers :meth:`AgentActivities.definitions`. A
+missing implementation fails when the activities are built, in one line. What this layer adds
+is only what Temporal needs:
 
 - **the worker's limits**: ``job_limits``, a local activity each job calls once at its start,
-  answers the :class:`~skillweave.engines.contract.ActivityTimeouts` this worker's settings
+  answers the :class:`~skillweave.agent.runtime.ActivityTimeouts` this worker's settings
   give (``WORKFLOW__*_TIMEOUT_SECONDS``, ``WORKFLOW__ACTIVITY_MAX_ATTEMPTS``): the worker owns
   the limits its jobs' activities run under, not the client that started them;
-
-- **heartbeats** from the long calls (a model call, a skill activation that may run
-  ``--help-json`` in a sandbox, a script run), so a dead worker is noticed by the heartbeat
-  timeout rather than the start-to-close one, and a cancellation is delivered (Temporal
-  delivers it in a heartbeat's response);
-- **a check of the idempotency key** of a script run: the loop made it
-  (``skillweave.agent.identity``) and it is used as it came, so both engines ask the manager
-  under the same key; it must be this workflow's key for this run;
+- **heartbeats** from the long calls (``heartbeat`` in their descriptors: a model call, a skill
+  activation that may run ``--help-json`` in a sandbox, a script run…), so a dead worker is
+  noticed by the heartbeat timeout rather than the start-to-close one, and a cancellation is
+  delivered (Temporal delivers it in a heartbeat's response);
+- **the job's fields** (job id, skill, script, execution id) bound for each activity's log
+  lines and span;
+- **a check of the idempotency key** of a script run (:func:`checked_execution_key`, the one
+  per-effect check, in :data:`_CHECKS`): the loop made it (``skillweave.agent.identity``) and
+  it is used as it came, so both engines ask the manager under the same key; it must be this
+  workflow's key for this run;
 - **retryability**: the one rule of ``skillweave.engines.retries``, carried to Temporal by
   :mod:`activities.errors`;
 - **retries told**: an attempt that fails and will be tried again puts its
@@ -35,40 +40,23 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import Any, Final
 
 from temporalio import activity
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import TemporalError
 
 from activities.errors import raises_application_errors
+from skillweave.agent.effects import (
+    EFFECTS,
+    RUN_SKILL_SCRIPT,
+    SideEffect,
+    check_implemented,
+)
 from skillweave.agent.identity import execution_key, job_id_of
-from skillweave.agent.runtime import (
-    CatalogInput,
-    CatalogResult,
-    CreateSkillInput,
-    CreateSkillOutcome,
-    InvokeModelInput,
-    LoadSkillInput,
-    ModelTurn,
-    PublishSkillInput,
-    PublishSkillOutcome,
-    ReadResourceInput,
-    RunScriptInput,
-    ScriptOutcome,
-    SearchInput,
-    SearchOutcome,
-    SkillLoaded,
-    ToolOutcome,
-)
-from skillweave.engines.contract import (
-    Activity,
-    ActivityTimeouts,
-    LimitsInput,
-    RecordInput,
-    activity_timeouts,
-)
+from skillweave.agent.runtime import ActivityTimeouts, LimitsInput, RunScriptInput
+from skillweave.engines.contract import activity_timeouts
 from skillweave.engines.retries import Backoff, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
@@ -140,21 +128,28 @@ async def _heartbeating(every: float) -> AsyncIterator[None]:
         await asyncio.wait({task})
 
 
-def _with_job_fields(
-    fn: Callable[[Any, Any], Coroutine[Any, Any, Any]],
-) -> Callable[[Any, Any], Coroutine[Any, Any, Any]]:
+_Activity = Callable[[Any], Coroutine[Any, Any, Any]]
+"""An activity's body: a coroutine function of its one request."""
+
+_CHECKS: Final[dict[str, Callable[[Any], object]]] = {
+    RUN_SKILL_SCRIPT.name: lambda request: checked_execution_key(request, activity.info()),
+}
+"""What an activity checks of its request before it calls the implementation, by name."""
+
+
+def _with_job_fields(fn: _Activity) -> _Activity:
     """Bind the request's job id (and skill, script, execution id when it has them) for the
     activity's log lines and its span (the SDK's tracing interceptor opened it)."""
 
     @functools.wraps(fn)
-    async def wrapper(self: Any, request: Any) -> Any:
+    async def wrapper(request: Any) -> Any:
         with bound(
             job_id=getattr(request, "run_id", None),
             skill=getattr(request, "skill", None),
             script=getattr(request, "script", None),
             execution_id=getattr(request, "execution_id", None),
         ):
-            return await fn(self, request)
+            return await fn(request)
 
     return wrapper
 
@@ -172,18 +167,17 @@ def _backoff(policy: RetryPolicy | None) -> Backoff:
     )
 
 
-def _tells_retries(
-    fn: Callable[[Any, Any], Coroutine[Any, Any, Any]],
-) -> Callable[[Any, Any], Coroutine[Any, Any, Any]]:
+def _tells_retries(fn: _Activity, *, services: AgentServices) -> _Activity:
     """When the attempt fails and the rule tries it again, heartbeat its
     :class:`~skillweave.engines.retries.RetryNotice` (see the module docstring) before the
     failure leaves: the SDK sends the last details with the failure. Local activities have no
-    heartbeat, and temporalio's own errors are the server's to retry."""
+    heartbeat, and temporalio's own errors are the server's to retry. `services` say what the
+    call is (``AgentServices.call_name``)."""
 
     @functools.wraps(fn)
-    async def wrapper(self: Any, request: Any) -> Any:
+    async def wrapper(request: Any) -> Any:
         try:
-            return await fn(self, request)
+            return await fn(request)
         except TemporalError:
             raise
         except Exception as exc:
@@ -192,7 +186,7 @@ def _tells_retries(
                 try:
                     notice = retry_notice(
                         exc,
-                        call=self._services.call_name(request),
+                        call=services.call_name(request),
                         attempt=info.attempt,
                         backoff=_backoff(info.retry_policy),
                     )
@@ -211,11 +205,17 @@ class AgentActivities:
     """The activities of the agent workflow, over one worker's services.
 
     Args:
-        services: the side effects (model, skill library, store, sandbox manager).
+        services: the side effects (model, skill library, store, sandbox manager): each
+            activity calls its method named as the activity.
         heartbeat_seconds: how often long activities heartbeat; well under the workflow's
             heartbeat timeout (``ActivityTimeouts.heartbeat_seconds``).
         limits: what ``job_limits`` answers: the limits this worker's jobs run under;
             by default those of its settings (``services.settings.workflow``).
+        effects: the side effects to run: every one (:data:`~skillweave.agent.effects.EFFECTS`)
+            unless told.
+
+    Raises:
+        ConfigError: `services` (or this worker) implement no method for a side effect.
     """
 
     def __init__(
@@ -224,109 +224,46 @@ class AgentActivities:
         *,
         heartbeat_seconds: float = 5.0,
         limits: ActivityTimeouts | None = None,
+        effects: Sequence[SideEffect[Any, Any]] = EFFECTS,
     ) -> None:
         self._services = services
         self._heartbeat_seconds = heartbeat_seconds
         self.limits = limits or activity_timeouts(services.settings.workflow)
+        self._definitions = {effect.name: self._activity(effect) for effect in effects}
 
     def definitions(self) -> list[Callable[..., Any]]:
-        """The bound activities, for ``Worker(activities=...)``."""
-        return [
-            self.prepare_catalog,
-            self.invoke_model,
-            self.load_skill,
-            self.read_skill_resource,
-            self.run_skill_script,
-            self.search_skills,
-            self.record_transcript,
-            self.create_skill,
-            self.publish_skill,
-            self.job_limits,
-        ]
+        """The activities, one per side effect, for ``Worker(activities=...)``."""
+        return list(self._definitions.values())
 
-    @activity.defn(name=Activity.PREPARE_CATALOG.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
-        """The tier-1 catalog of the skills the job may see."""
-        return await self._services.prepare_catalog(request)
+    def definition(self, effect: SideEffect[Any, Any]) -> Callable[..., Any]:
+        """The activity of `effect` (tests run it in an ``ActivityEnvironment``)."""
+        return self._definitions[effect.name]
 
-    @activity.defn(name=Activity.INVOKE_MODEL.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
-        """One model call; its reply is stored in the transcript."""
-        async with _heartbeating(self._heartbeat_seconds):
-            return await self._services.invoke_model(request)
-
-    @activity.defn(name=Activity.LOAD_SKILL.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
-        """Activate a skill, registering its script tools (which may run ``--help-json``)."""
-        async with _heartbeating(self._heartbeat_seconds):
-            return await self._services.load_skill(request)
-
-    @activity.defn(name=Activity.READ_SKILL_RESOURCE.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
-        """One file of an active skill, stored as a tool result."""
-        return await self._services.read_skill_resource(request)
-
-    @activity.defn(name=Activity.RUN_SKILL_SCRIPT.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
-        """Run a script in a sandbox under the run's idempotency key, so every attempt asks
-        the manager for the same run (cancelled at the manager when the activity is)."""
-        key = checked_execution_key(request, activity.info())
-        with bound(execution_id=key):
-            async with _heartbeating(self._heartbeat_seconds):
-                return await self._services.run_skill_script(request)
-
-    @activity.defn(name=Activity.SEARCH_SKILLS.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def search_skills(self, request: SearchInput) -> SearchOutcome:
-        """Skills that fit a query, stored as a tool result."""
-        return await self._services.search_skills(request)
-
-    @activity.defn(name=Activity.CREATE_SKILL.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
-        """A skill the agent wrote: checked, scanned, its examples run, kept as a draft (every
-        step idempotent: a retry keeps one draft)."""
-        async with _heartbeating(self._heartbeat_seconds):
-            return await self._services.create_skill(request)
-
-    @activity.defn(name=Activity.PUBLISH_SKILL.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
-        """An approved draft stored as an uploaded skill (idempotent: one version)."""
-        async with _heartbeating(self._heartbeat_seconds):
-            return await self._services.publish_skill(request)
-
-    @activity.defn(name=Activity.JOB_LIMITS.value)
-    @_with_job_fields
     async def job_limits(self, request: LimitsInput) -> ActivityTimeouts:
         """The limits the job's activities run under: this worker's (asked once per job)."""
         return self.limits
 
-    @activity.defn(name=Activity.RECORD_TRANSCRIPT.value)
-    @raises_application_errors
-    @_tells_retries
-    @_with_job_fields
-    async def record_transcript(self, request: RecordInput) -> None:
-        """Store loop-made messages no model call carried (at the end of a job)."""
-        await self._services.record(request.writes, run_id=request.run_id)
+    def _activity(self, effect: SideEffect[Any, Any]) -> Callable[..., Any]:
+        """The activity of `effect`: its implementation's method named as it, checked first
+        (:data:`_CHECKS`), heartbeating if the effect is long, under its name."""
+        owner: object = self if effect.implemented_by == "worker" else self._services
+        check_implemented(owner, [effect], by=type(owner).__name__)
+        check = _CHECKS.get(effect.name)
+        every = self._heartbeat_seconds if effect.heartbeat else None
+
+        async def run(request: Any) -> Any:
+            if check is not None:
+                check(request)
+            # Looked up per call, so the one a test puts on the services is the one called.
+            method = getattr(owner, effect.name)
+            if every is None:
+                return await method(request)
+            async with _heartbeating(every):
+                return await method(request)
+
+        run.__name__ = run.__qualname__ = effect.name
+        run.__doc__ = f"The side effect {effect.name} (skillweave.agent.effects)."
+        # The SDK decodes the request and encodes the result by these types.
+        run.__annotations__ = {"request": effect.input, "return": effect.output}
+        body = _tells_retries(_with_job_fields(run), services=self._services)
+        return activity.defn(name=effect.name)(raises_application_errors(body))

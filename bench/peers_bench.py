@@ -90,10 +90,11 @@ with workflow.unsafe.imports_passed_through():
     from bench.measures import percentile
     from bench.temporal_bench import PAGE, SKILL, _library, _NoSandbox, _script
     from skillweave.agent import AgentSpec, Budgets
+    from skillweave.agent.effects import INVOKE_MODEL
     from skillweave.cli.temporal_server import dev_server
     from skillweave.config import Settings
     from skillweave.engines import AgentServices, JobRequest
-    from skillweave.engines.contract import Activity, workflow_id
+    from skillweave.engines.contract import workflow_id
     from skillweave.engines.converter import data_converter
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.llm.messages import ModelRequest, ModelResponse
@@ -387,7 +388,7 @@ class FrameworkSpec:
 
 
 SPECS: Final = {
-    SKILLWEAVE: FrameworkSpec(str(Activity.INVOKE_MODEL), calls_before=1),
+    SKILLWEAVE: FrameworkSpec(INVOKE_MODEL.name, calls_before=1),
     PYDANTIC_AI: FrameworkSpec(f"agent__{PEER_AGENT}__model_request"),
     OPENAI_AGENTS: FrameworkSpec("invoke_model_activity"),
 }

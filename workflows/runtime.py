@@ -1,23 +1,29 @@
 """`TemporalRuntime`: the agent loop's ``Runtime`` port inside a Temporal workflow.
 
-Every side effect becomes one activity named by the contract's
-:class:`~skillweave.engines.contract.Activity`, with a ``summary`` for the UI ("model turn 7",
-"activate pdf", "run pdf/scripts/extract.py"), start-to-close timeouts, heartbeat timeouts on the
-long ones, and a retry policy built from the one back-off both engines use
-(:class:`~skillweave.engines.retries.Backoff`). Whether an error is worth retrying is decided by
+Every side effect is one activity, scheduled by :meth:`TemporalRuntime.call` from its descriptor
+(:class:`~skillweave.agent.effects.SideEffect`): its name, a ``summary`` for the UI ("model turn
+7", "activate pdf", "run pdf/scripts/extract.py"), its start-to-close timeout, a heartbeat
+timeout on the long ones, its activity id and cancellation, local or not, and a retry policy
+built from the one back-off both engines use (:class:`~skillweave.engines.retries.Backoff`).
+Nothing here is written per effect. Whether an error is worth retrying is decided by
 ``skillweave.engines.retries`` where it happens, in the activities: a non-retryable
 ``ApplicationError`` stops the retries at once. An activity that still fails surfaces here as
 :class:`ToolFailure`, which ends the job.
 
-The cheap, idempotent reads (the catalog, a resource, a search) run as local activities in
-jobs started since the ``fewer-events-per-step`` patch (:meth:`TemporalRuntime._read` says why
-that is safe); model calls, activations (which may run ``--help-json`` in a sandbox) and script
-runs stay activities of their own, with heartbeats and a task a worker can pick up after a
-crash.
+The cheap, idempotent reads (the catalog, a resource, a search: ``local`` in their descriptors)
+run as local activities, recorded as one marker in the workflow task that asked for them instead
+of a task of their own and three events. That is safe because such a read only reads the pinned
+skills and writes its result to a fixed transcript key: run again after a crash (nothing was
+recorded yet), it writes the same place, and the result the marker records is the one stored.
+Histories recorded before the ``fewer-events-per-step`` patch keep their activities
+(:attr:`TemporalRuntime.local_reads` off). Model calls, activations (which may run
+``--help-json`` in a sandbox) and script runs stay activities of their own, with heartbeats and a
+task a worker can pick up after a crash.
 
 The limits every call runs under (:attr:`TemporalRuntime.timeouts`) are the worker's:
 :meth:`TemporalRuntime.job_limits` asks for them, once per job, before the loop starts (the
-workflow decides when; that call itself runs under the contract's defaults).
+workflow decides when; that call itself runs under the contract's defaults: its descriptor's
+``limits``).
 
 The clock is workflow time; waiting for a user message or an approval is a durable
 ``wait_condition`` on the session the workflow's handlers fill.
@@ -36,45 +42,22 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import BaseModel
-
-    from skillweave.agent.identity import script_call_id
+    from skillweave.agent.effects import JOB_LIMITS, Phase, SideEffect
     from skillweave.agent.runtime import (
+        ActivityTimeouts,
         ApprovalDecision,
         ApprovalRequest,
-        CatalogInput,
-        CatalogResult,
-        CreateSkillInput,
-        CreateSkillOutcome,
-        InvokeModelInput,
-        LoadSkillInput,
-        ModelTurn,
-        PublishSkillInput,
-        PublishSkillOutcome,
-        ReadResourceInput,
-        RunScriptInput,
-        ScriptOutcome,
-        SearchInput,
-        SearchOutcome,
-        SkillLoaded,
-        ToolOutcome,
-        TranscriptWrite,
+        LimitsInput,
         WaitInput,
     )
     from skillweave.agent.state import AgentState
-    from skillweave.engines.contract import (
-        Activity,
-        ActivityTimeouts,
-        LimitsInput,
-        Phase,
-        RecordInput,
-    )
     from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError
 
 __all__ = ["Session", "TemporalRuntime", "ToolFailure"]
 
-_R = TypeVar("_R", bound=BaseModel)
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 
 class ToolFailure(AgentError):
@@ -125,184 +108,50 @@ class TemporalRuntime:
         self.session = session
         self.timeouts = timeouts
         self._on_phase = on_phase
-        self.local_reads = False
-        """Run the cheap reads as local activities (set by the workflow from its patch)."""
+        self.local_reads = True
+        """Run the reads ``local`` in their descriptors as local activities (the workflow
+        turns it off for histories recorded before its ``fewer-events-per-step`` patch)."""
 
     # --- activities ------------------------------------------------------------------------
 
-    def _retry(self) -> RetryPolicy:
-        return _retry_policy(self.timeouts)
+    async def call(self, effect: SideEffect[_In, _Out], request: _In) -> _Out:
+        """Schedule the activity `effect` describes, with `request`, and answer its result.
 
-    async def _call(
-        self,
-        name: Activity,
-        request: BaseModel,
-        result_type: type[_R] | None,
-        *,
-        summary: str,
-        seconds: float,
-        heartbeat: bool = False,
-        **options: Any,
-    ) -> Any:
-        return await _settled(
-            name,
-            workflow.execute_activity(
-                name.value,
-                request,
-                result_type=result_type,
-                start_to_close_timeout=timedelta(seconds=seconds),
-                heartbeat_timeout=(
-                    timedelta(seconds=self.timeouts.heartbeat_seconds) if heartbeat else None
-                ),
-                retry_policy=self._retry(),
-                summary=summary[:200],
-                **options,
-            ),
-        )
-
-    async def _read(
-        self, name: Activity, request: BaseModel, result_type: type[_R], *, summary: str
-    ) -> Any:
-        """A cheap, idempotent read (the catalog, a resource, a search): a local activity,
-        recorded as one marker in the workflow task that asked for it, instead of a task of its
-        own and three events. Safe because such a read only reads the pinned skills and writes
-        its result to a fixed transcript key: run again after a crash (nothing was recorded
-        yet), it writes the same place, and the result the marker records is the one stored.
-        Histories recorded before (``local_reads`` off) keep their activities."""
-        if not self.local_reads:
-            return await self._call(
-                name, request, result_type, summary=summary, seconds=self.timeouts.short_seconds
+        Raises:
+            ToolFailure: it failed for good (not retryable, or out of attempts).
+            asyncio.CancelledError: it was cancelled because the job was.
+        """
+        if effect.phase is not None:
+            self._on_phase(effect.phase)
+        limits = self.timeouts if effect.limits == "job" else ActivityTimeouts()
+        options: dict[str, Any] = {
+            "result_type": effect.output,
+            "start_to_close_timeout": timedelta(seconds=effect.seconds(request, limits)),
+            "retry_policy": _retry_policy(limits),
+            "summary": effect.summary(request, self.state)[:200],
+        }
+        if effect.activity_id is not None:
+            options["activity_id"] = effect.activity_id(request)
+        # Until local reads are unconditional, only the reads follow ``local_reads``.
+        if effect.local and (self.local_reads or effect is JOB_LIMITS):
+            return await _settled(
+                effect.name, workflow.execute_local_activity(effect.name, request, **options)
+            )
+        if effect.heartbeat:
+            options["heartbeat_timeout"] = timedelta(seconds=limits.heartbeat_seconds)
+        if effect.waits_for_cancellation:
+            options["cancellation_type"] = (
+                workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
             )
         return await _settled(
-            name,
-            workflow.execute_local_activity(
-                name.value,
-                request,
-                result_type=result_type,
-                start_to_close_timeout=timedelta(seconds=self.timeouts.short_seconds),
-                retry_policy=self._retry(),
-                summary=summary[:200],
-            ),
+            effect.name, workflow.execute_activity(effect.name, request, **options)
         )
 
     async def job_limits(self) -> ActivityTimeouts:
-        """Ask the worker for the limits the job runs under (a local activity, under the
+        """Ask the worker for the limits the job runs under (``job_limits``, under the
         contract's default limits), and run every later call under them."""
-        defaults = ActivityTimeouts()
-        limits: ActivityTimeouts = await _settled(
-            Activity.JOB_LIMITS,
-            workflow.execute_local_activity(
-                Activity.JOB_LIMITS.value,
-                LimitsInput(run_id=self.state.run_id),
-                result_type=ActivityTimeouts,
-                start_to_close_timeout=timedelta(seconds=defaults.short_seconds),
-                retry_policy=_retry_policy(defaults),
-                summary="the worker's limits",
-            ),
-        )
-        self.timeouts = limits
-        return limits
-
-    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
-        self._on_phase("starting")
-        return await self._read(
-            Activity.PREPARE_CATALOG, request, CatalogResult, summary="prepare the skill catalog"
-        )
-
-    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
-        self._on_phase("thinking")
-        return await self._call(
-            Activity.INVOKE_MODEL,
-            request,
-            ModelTurn,
-            summary=f"model turn {self.state.turn + 1}",
-            seconds=self.timeouts.model_seconds,
-            heartbeat=True,
-        )
-
-    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
-        self._on_phase("activating")
-        return await self._call(
-            Activity.LOAD_SKILL,
-            request,
-            SkillLoaded,
-            summary=f"activate {request.skill}",
-            seconds=self.timeouts.short_seconds,
-            heartbeat=True,
-        )
-
-    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
-        self._on_phase("reading")
-        return await self._read(
-            Activity.READ_SKILL_RESOURCE,
-            request,
-            ToolOutcome,
-            summary=f"read {request.skill}/{request.path}",
-        )
-
-    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
-        self._on_phase("running_script")
-        summary = f"run {request.skill}/{request.script}"
-        if request.run_json is not None:
-            summary += f" ({request.tool_name})"
-        elif request.args:
-            summary += " " + " ".join(request.args)
-        return await self._call(
-            Activity.RUN_SKILL_SCRIPT,
-            request,
-            ScriptOutcome,
-            summary=summary,
-            seconds=self.timeouts.script_seconds,
-            heartbeat=True,
-            # The activity id is part of the job's history; the run's idempotency key is in
-            # the request (skillweave.agent.identity makes both from the same seq).
-            activity_id=script_call_id(request.seq),
-            # A cancelled job waits until the run is cancelled at the manager too.
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        )
-
-    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
-        self._on_phase("running_script")
-        return await self._call(
-            Activity.CREATE_SKILL,
-            request,
-            CreateSkillOutcome,
-            summary=f"create skill {request.name}",
-            # its examples run in sandboxes, one after another
-            seconds=self.timeouts.script_seconds * (1 + len(request.examples)),
-            heartbeat=True,
-            # The examples' idempotency keys are in the request (made from the same seq).
-            activity_id=f"create-skill-{request.seq}",
-        )
-
-    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
-        self._on_phase("activating")
-        return await self._call(
-            Activity.PUBLISH_SKILL,
-            request,
-            PublishSkillOutcome,
-            summary=f"publish skill {request.name}",
-            seconds=self.timeouts.short_seconds,
-            heartbeat=True,
-        )
-
-    async def search_skills(self, request: SearchInput) -> SearchOutcome:
-        self._on_phase("searching")
-        return await self._read(
-            Activity.SEARCH_SKILLS,
-            request,
-            SearchOutcome,
-            summary=f"search skills for {request.query!r}",
-        )
-
-    async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
-        await self._call(
-            Activity.RECORD_TRANSCRIPT,
-            RecordInput(run_id=self.state.run_id, writes=writes),
-            None,
-            summary="record the last messages",
-            seconds=self.timeouts.short_seconds,
-        )
+        self.timeouts = await self.call(JOB_LIMITS, LimitsInput(run_id=self.state.run_id))
+        return self.timeouts
 
     # --- time and people -------------------------------------------------------------------
 
@@ -357,7 +206,7 @@ def _retry_policy(timeouts: ActivityTimeouts) -> RetryPolicy:
     )
 
 
-async def _settled(name: Activity, call: Awaitable[Any]) -> Any:
+async def _settled(name: str, call: Awaitable[Any]) -> Any:
     """The activity's result; its failure as :class:`ToolFailure`, its cancellation (the job
     was cancelled) as ``asyncio.CancelledError``."""
     try:
@@ -366,4 +215,4 @@ async def _settled(name: Activity, call: Awaitable[Any]) -> Any:
         if isinstance(exc.cause, CancelledError):
             # Cancelled because the job was: not a failure of the tool.
             raise asyncio.CancelledError() from exc
-        raise ToolFailure(name.value, exc.cause or exc) from exc
+        raise ToolFailure(name, exc.cause or exc) from exc

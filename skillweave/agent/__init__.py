@@ -1,12 +1,14 @@
 """The agent: a pure, deterministic loop over `AgentState` (DESIGN §5).
 
-State, messages, the tools the model sees, the loop, compaction, agent specs and the
-``Runtime`` port through which every side effect goes. Nothing here does I/O, reads a clock or
-draws a random number, so the same code runs in-process (the direct engine) and inside a
-Temporal workflow. Messages are ``skillweave.llm``'s provider-neutral types, re-exported.
+State, messages, the tools the model sees, the loop, compaction, agent specs, the side
+effects (one descriptor each) and the ``Runtime`` port through which they go. Nothing here does
+I/O, reads a clock or draws a random number, so the same code runs in-process (the direct
+engine) and inside a Temporal workflow. Messages are ``skillweave.llm``'s provider-neutral
+types, re-exported.
 """
 
 from skillweave.agent.compaction import compact
+from skillweave.agent.effects import EFFECTS, Runtime, SideEffect
 from skillweave.agent.events import AgentEvent, EventKind
 from skillweave.agent.loop import AgentLoop, new_state, system_prompt
 from skillweave.agent.runtime import (
@@ -17,7 +19,6 @@ from skillweave.agent.runtime import (
     ModelTurn,
     ReadResourceInput,
     RunScriptInput,
-    Runtime,
     ScriptOutcome,
     SearchInput,
     SearchOutcome,
@@ -47,6 +48,7 @@ from skillweave.agent.tools import INPUT_ARTIFACTS, skill_tool_name, tool_specs
 from skillweave.llm.messages import Message, ToolCall, ToolSpec, Usage
 
 __all__ = [
+    "EFFECTS",
     "INPUT_ARTIFACTS",
     "ActiveSkill",
     "AgentEvent",
@@ -71,6 +73,7 @@ __all__ = [
     "ScriptOutcome",
     "SearchInput",
     "SearchOutcome",
+    "SideEffect",
     "SkillLoaded",
     "SkillTool",
     "ToolCall",

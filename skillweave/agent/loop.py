@@ -49,6 +49,18 @@ from skillweave.agent.disclosure import (
     find_skill_tool,
     names_preview,
 )
+from skillweave.agent.effects import (
+    CREATE_SKILL,
+    INVOKE_MODEL,
+    LOAD_SKILL,
+    PREPARE_CATALOG,
+    PUBLISH_SKILL,
+    READ_SKILL_RESOURCE,
+    RECORD_TRANSCRIPT,
+    RUN_SKILL_SCRIPT,
+    SEARCH_SKILLS,
+    Runtime,
+)
 from skillweave.agent.events import AgentEvent, EventKind
 from skillweave.agent.identity import execution_key
 from skillweave.agent.runtime import (
@@ -61,8 +73,8 @@ from skillweave.agent.runtime import (
     ModelTurn,
     PublishSkillInput,
     ReadResourceInput,
+    RecordInput,
     RunScriptInput,
-    Runtime,
     SearchInput,
     ToolInvocation,
     ToolOutcome,
@@ -237,11 +249,16 @@ class AgentLoop:
         finally:
             if self._unsaved:
                 writes, self._unsaved = tuple(self._unsaved), []
-                await asyncio.shield(self.runtime.record(writes))
+                await asyncio.shield(
+                    self.runtime.call(
+                        RECORD_TRANSCRIPT, RecordInput(run_id=state.run_id, writes=writes)
+                    )
+                )
         return state
 
     async def _prepare(self, state: AgentState) -> None:
-        result = await self.runtime.prepare_catalog(
+        result = await self.runtime.call(
+            PREPARE_CATALOG,
             CatalogInput(
                 run_id=state.run_id,
                 task=state.task,
@@ -254,7 +271,7 @@ class AgentLoop:
                 preload_threshold=self.spec.preload.min_score
                 if self.spec.preload.enabled
                 else None,
-            )
+            ),
         )
         state.system = system_prompt(self.spec, result.catalog)
         state.roots = result.roots
@@ -284,7 +301,8 @@ class AgentLoop:
             self._emit(state, "compacted", detail=f"{elided} older tool outputs elided to refs")
         writes, self._unsaved = tuple(self._unsaved), []
         reply_seq = state.next_seq
-        turn = await self.runtime.invoke_model(
+        turn = await self.runtime.call(
+            INVOKE_MODEL,
             InvokeModelInput(
                 run_id=state.run_id,
                 system=state.system,
@@ -294,7 +312,7 @@ class AgentLoop:
                 reply_seq=reply_seq,
                 max_output_tokens=budgets.max_output_tokens,
                 model=state.model,
-            )
+            ),
         )
         state.turn += 1
         state.usage = state.usage + turn.usage
@@ -429,7 +447,8 @@ class AgentLoop:
             raise _Refusal(refusal)
         seq = state.next_seq
         draft = state.drafts.get(name)
-        loaded = await self.runtime.load_skill(
+        loaded = await self.runtime.call(
+            LOAD_SKILL,
             LoadSkillInput(
                 run_id=state.run_id,
                 skill=name,
@@ -439,7 +458,7 @@ class AgentLoop:
                 allowed=self.spec.skills,
                 pinned=self.spec.pinned,
                 taken_tools=disclosure.registered_tools(state.active),
-            )
+            ),
         )
         role = "tool" if call_id else "user"
         if loaded.refused is not None:
@@ -486,7 +505,8 @@ class AgentLoop:
     async def _read(self, state: AgentState, call: ToolCall) -> None:
         skill = self._active(state, call)
         path = _string(call, "path")
-        outcome = await self.runtime.read_skill_resource(
+        outcome = await self.runtime.call(
+            READ_SKILL_RESOURCE,
             ReadResourceInput(
                 run_id=state.run_id,
                 skill=skill.name,
@@ -494,7 +514,7 @@ class AgentLoop:
                 path=path,
                 seq=state.next_seq,
                 tool_call_id=call.id,
-            )
+            ),
         )
         self._append_outcome(state, outcome, kind="resource")
         self._emit(state, "resource_read", skill=skill.name, tool=call.name, detail=path)
@@ -577,7 +597,8 @@ class AgentLoop:
             await self._approve(state, skill=skill.name, script=script, args=args)
         self._count_run(state)
         seq = state.next_seq
-        outcome = await self.runtime.run_skill_script(
+        outcome = await self.runtime.call(
+            RUN_SKILL_SCRIPT,
             RunScriptInput(
                 run_id=state.run_id,
                 execution_id=execution_key(state.job_id, seq),
@@ -590,7 +611,7 @@ class AgentLoop:
                 tool_call_id=call.id,
                 tool_name=call.name,
                 run_json=run_json,
-            )
+            ),
         )
         if not outcome.ran:
             state.script_runs -= 1  # refused before any sandbox was claimed: not a run
@@ -661,7 +682,8 @@ class AgentLoop:
             raise _BudgetExhausted(f"max_script_runs reached ({counted(limit, 'script run')})")
         seq = state.next_seq
         previous = state.drafts.get(name)
-        outcome = await self.runtime.create_skill(
+        outcome = await self.runtime.call(
+            CREATE_SKILL,
             CreateSkillInput(
                 run_id=state.run_id,
                 seq=seq,
@@ -675,7 +697,7 @@ class AgentLoop:
                 allowed=self.spec.skills,
                 pinned=self.spec.pinned,
                 replaces=previous.version if previous is not None else None,
-            )
+            ),
         )
         state.script_runs += outcome.runs
         self._append_outcome(state, outcome, kind="script")
@@ -715,7 +737,8 @@ class AgentLoop:
                 f"Publishing {name!r} was not approved{_why(decision)} It stays a draft of "
                 "this job."
             )
-        outcome = await self.runtime.publish_skill(
+        outcome = await self.runtime.call(
+            PUBLISH_SKILL,
             PublishSkillInput(
                 run_id=state.run_id,
                 seq=state.next_seq,
@@ -723,7 +746,7 @@ class AgentLoop:
                 name=name,
                 version=draft.version,
                 approved_by=decision.by,
-            )
+            ),
         )
         self._append_outcome(state, outcome, kind="script")
         self._emit(
@@ -738,7 +761,8 @@ class AgentLoop:
 
     async def _search(self, state: AgentState, call: ToolCall) -> None:
         query = _string(call, "query")
-        outcome = await self.runtime.search_skills(
+        outcome = await self.runtime.call(
+            SEARCH_SKILLS,
             SearchInput(
                 run_id=state.run_id,
                 query=query,
@@ -747,7 +771,7 @@ class AgentLoop:
                 pinned=self.spec.pinned,
                 seq=state.next_seq,
                 tool_call_id=call.id,
-            )
+            ),
         )
         self._append_outcome(state, outcome, kind="tool")
         state.roots = state.roots + tuple(n for n in outcome.found if n not in state.roots)

@@ -1,11 +1,12 @@
-"""The `Runtime` port: every side effect of the agent loop goes through it.
+"""The models that cross the `Runtime` port: one input and one result model per side effect.
 
-One method per effect, each taking one input model and returning one result model, so that the
-Temporal engine can make each call an activity (``invoke_model``, ``load_skill``…) and the
-direct engine can call the same services in-process through the same JSON round-trip. Results
-are small: a tool's full output is written by the runtime to the transcript in the store
-(``runs/{run}/transcript/{seq}``) and comes back as its size and a one-line summary, so the
-loop's state grows with turns, not with output.
+Every side effect of the agent loop is one call through the port
+(:class:`skillweave.agent.effects.Runtime`), declared once in :mod:`skillweave.agent.effects`
+with the models of this module, so that the Temporal engine can make each call an activity
+(``invoke_model``, ``load_skill``…) and the direct engine can call the same services in-process
+through the same JSON round-trip. Results are small: a tool's full output is written by the
+runtime to the transcript in the store (``runs/{run}/transcript/{seq}``) and comes back as its
+size and a one-line summary, so the loop's state grows with turns, not with output.
 
 Errors: a mistake the model can fix is *not* an exception here; it comes back as a result with
 ``is_error`` set (an unknown resource path, a script that is not in the skill). Exceptions are
@@ -15,7 +16,7 @@ infrastructure failures (``ModelError``, ``SandboxError``, ``StorageError``…) 
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +31,7 @@ from skillweave.storage.base import ArtifactRef
 
 __all__ = [
     "SUMMARY_MAX_CHARS",
+    "ActivityTimeouts",
     "ApprovalDecision",
     "ApprovalRequest",
     "CatalogInput",
@@ -38,13 +40,14 @@ __all__ = [
     "CreateSkillOutcome",
     "DraftFile",
     "InvokeModelInput",
+    "LimitsInput",
     "LoadSkillInput",
     "ModelTurn",
     "PublishSkillInput",
     "PublishSkillOutcome",
     "ReadResourceInput",
+    "RecordInput",
     "RunScriptInput",
-    "Runtime",
     "ScriptOutcome",
     "SearchInput",
     "SearchOutcome",
@@ -353,41 +356,30 @@ class ApprovalDecision(_Model):
     by: str = Field(default="", max_length=200, description="Who decided (free text).")
 
 
-class Runtime(Protocol):
-    """The side effects of an agent job. Implemented by the direct and the Temporal engine."""
+class RecordInput(_Model):
+    """``record_transcript``: loop-made messages no model call carried (the end of a job)."""
 
-    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult: ...
+    run_id: str
+    writes: tuple[TranscriptWrite, ...]
 
-    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn: ...
 
-    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded: ...
+class LimitsInput(_Model):
+    """``job_limits``: the job asking for its worker's limits (for the worker's log lines)."""
 
-    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome: ...
+    run_id: str
 
-    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome: ...
 
-    async def search_skills(self, request: SearchInput) -> SearchOutcome: ...
+class ActivityTimeouts(_Model):
+    """The limits a job's side effects run under: start-to-close timeouts, the heartbeat
+    timeout and the attempts. The worker's (``engines.contract.activity_timeouts`` of its
+    ``settings.workflow``), asked for once per job with ``job_limits``."""
 
-    async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
-        """Store loop-made messages that no model call will carry (the end of a job)."""
-        ...
-
-    def now(self) -> float:
-        """Seconds since the epoch (workflow time under Temporal)."""
-        ...
-
-    async def wait_for_input(self, request: WaitInput) -> list[str]:
-        """User messages sent to the job, waiting up to ``timeout_seconds`` for the first."""
-        ...
-
-    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Wait for a person to approve or deny a script run (denied after the timeout)."""
-        ...
-
-    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
-        """Validate, scan and test a skill the agent wrote; keep it as the job's draft."""
-        ...
-
-    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
-        """Store an approved draft as an uploaded skill, for other jobs to find."""
-        ...
+    model_seconds: float = Field(default=600.0, gt=0, description="One model call.")
+    script_seconds: float = Field(
+        default=900.0, gt=0, description="One script run, claim and byte moving included."
+    )
+    heartbeat_seconds: float = Field(
+        default=30.0, gt=0, description="A long activity silent this long is retried."
+    )
+    short_seconds: float = Field(default=120.0, gt=0, description="Every other activity.")
+    max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")

@@ -15,9 +15,10 @@ One workflow per job, with a workflow id derived from the job id. Interactions:
   the transcript) and **query** ``events`` (:class:`EventPage`, the latest events after an
   index).
 
-The workflow's side effects are the activities named by :class:`Activity`; the workflow
-schedules them (``workflows.runtime``) and the worker registers them (``activities.agent``) by
-these names. A script run's idempotency key comes from ``skillweave.agent.identity``.
+The workflow's side effects are the activities declared in ``skillweave.agent.effects`` (one
+descriptor each, its ``name`` the activity's); the workflow schedules them
+(``workflows.runtime``) and the worker registers them (``activities.agent``) from those
+descriptors. A script run's idempotency key comes from ``skillweave.agent.identity``.
 
 **The worker owns the limits its activities run under** (:class:`ActivityTimeouts`: a model
 call's, a script run's and the other activities' start-to-close timeouts, the heartbeat
@@ -41,15 +42,15 @@ nothing schedules, so that the queue's description lists every worker with its i
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Final, Literal
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
+from skillweave.agent.effects import Phase
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.identity import JOB_KEY_PREFIX, job_id_of, job_key
-from skillweave.agent.runtime import ApprovalRequest, TranscriptWrite
+from skillweave.agent.runtime import ActivityTimeouts, ApprovalRequest, RecordInput
 from skillweave.agent.state import AgentState, JobStatus
 from skillweave.config import WORKER_LIMITS, CatalogMode, WorkflowSettings
 from skillweave.engines.base import JobRequest
@@ -74,12 +75,10 @@ __all__ = [
     "WORKER_LIMITS",
     "WORKFLOW_ID_PREFIX",
     "WORKFLOW_NAME",
-    "Activity",
     "ActivityTimeouts",
     "AgentWorkflowInput",
     "EventPage",
     "JobView",
-    "LimitsInput",
     "Phase",
     "RecordInput",
     "Reply",
@@ -115,42 +114,10 @@ SA_TOKENS: Final = SearchAttributeKey.for_int("SkillweaveTokens")
 SEARCH_ATTRIBUTES: Final = (SA_AGENT, SA_PHASE, SA_ACTIVE_SKILLS, SA_TURNS, SA_TOKENS)
 """Registered on the server (``skillweave dev`` does it) so ops can filter jobs."""
 
-Phase = Literal[
-    "starting",
-    "thinking",
-    "activating",
-    "reading",
-    "searching",
-    "running_script",
-    "awaiting_approval",
-    "waiting_input",
-    "completed",
-    "failed",
-    "cancelled",
-    "budget_exhausted",
-]
-"""What a job is doing now; the last four are how it ended."""
-
 
 def workflow_id(job_id: str) -> str:
     """The workflow id of a job: one workflow per job, found again from its id."""
     return job_key(job_id)
-
-
-class Activity(StrEnum):
-    """The name of every activity: the workflow schedules and the worker registers by these,
-    never by a string literal. They are recorded in workflow histories: never rename one."""
-
-    PREPARE_CATALOG = "prepare_catalog"
-    INVOKE_MODEL = "invoke_model"
-    LOAD_SKILL = "load_skill"
-    READ_SKILL_RESOURCE = "read_skill_resource"
-    RUN_SKILL_SCRIPT = "run_skill_script"
-    SEARCH_SKILLS = "search_skills"
-    RECORD_TRANSCRIPT = "record_transcript"
-    CREATE_SKILL = "create_skill"
-    PUBLISH_SKILL = "publish_skill"
-    JOB_LIMITS = "job_limits"
 
 
 ROLL_CALL_ACTIVITY: Final = "roll_call"
@@ -168,21 +135,6 @@ def store_task_queue(task_queue: str, store_id: str) -> str:
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class ActivityTimeouts(_Model):
-    """Timeouts the workflow gives its activities: the worker's (:func:`activity_timeouts`
-    of its ``settings.workflow``), asked for once per job (the module docstring)."""
-
-    model_seconds: float = Field(default=600.0, gt=0, description="One model call.")
-    script_seconds: float = Field(
-        default=900.0, gt=0, description="One script run, claim and byte moving included."
-    )
-    heartbeat_seconds: float = Field(
-        default=30.0, gt=0, description="A long activity silent this long is retried."
-    )
-    short_seconds: float = Field(default=120.0, gt=0, description="Every other activity.")
-    max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")
 
 
 def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
@@ -217,19 +169,6 @@ class AgentWorkflowInput(_Model):
     events: tuple[AgentEvent, ...] = Field(default=(), description="The latest events.")
     events_total: int = Field(default=0, ge=0, description="Events since the job started.")
     runs: int = Field(default=1, ge=1, description="This run's number (1 + continues).")
-
-
-class LimitsInput(_Model):
-    """The ``job_limits`` local activity: the job asking (for the worker's log lines)."""
-
-    run_id: str
-
-
-class RecordInput(_Model):
-    """The ``record_transcript`` activity: loop-made messages no model call carried."""
-
-    run_id: str
-    writes: tuple[TranscriptWrite, ...]
 
 
 class UserMessage(_Model):

@@ -1,10 +1,12 @@
 """`DirectEngine`: the agent loop in this process (``WORKFLOW__EXECUTION_ENGINE=direct``).
 
 The same ``AgentLoop`` the Temporal engine runs, with :class:`DirectRuntime` calling
-``AgentServices`` in-process. Every input and result crosses a JSON round-trip through the same
-pydantic models the Temporal engine's activities use, so a model that does not survive
-serialization fails here first, not in production. Jobs are asyncio tasks; cancelling one
-cancels the runtime call in flight (the services cancel a script run at the manager too).
+``AgentServices`` in-process: a side effect (``skillweave.agent.effects``) is the services'
+method named as it, as for the worker's activities. Every input and result crosses a JSON
+round-trip through the same pydantic models the Temporal engine's activities use, so a model that
+does not survive serialization fails here first, not in production. Jobs are asyncio tasks;
+cancelling one cancels the runtime call in flight (the services cancel a script run at the
+manager too).
 
 Every call is retried by the rule the Temporal engine's activities follow
 (:mod:`skillweave.engines.retries`): the same errors are tried again, after the server's
@@ -32,30 +34,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from skillweave.agent.effects import EFFECTS, SideEffect, check_implemented
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.loop import AgentLoop, new_state
-from skillweave.agent.runtime import (
-    ApprovalDecision,
-    ApprovalRequest,
-    CatalogInput,
-    CatalogResult,
-    CreateSkillInput,
-    CreateSkillOutcome,
-    InvokeModelInput,
-    LoadSkillInput,
-    ModelTurn,
-    PublishSkillInput,
-    PublishSkillOutcome,
-    ReadResourceInput,
-    RunScriptInput,
-    ScriptOutcome,
-    SearchInput,
-    SearchOutcome,
-    SkillLoaded,
-    ToolOutcome,
-    TranscriptWrite,
-    WaitInput,
-)
+from skillweave.agent.runtime import ApprovalDecision, ApprovalRequest, WaitInput
 from skillweave.agent.state import AgentState
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of
@@ -67,10 +49,11 @@ from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 from skillweave.waiting import WAITING, Waiting
 
-__all__ = ["DirectEngine", "DirectRuntime", "call_retrying"]
+__all__ = ["DirectEngine", "DirectRuntime", "call_retrying", "check_services"]
 
 _M = TypeVar("_M", bound=BaseModel)
-_R = TypeVar("_R", bound=BaseModel)
+_In = TypeVar("_In", bound=BaseModel)
+_Out = TypeVar("_Out")
 _T = TypeVar("_T")
 _log = logging.getLogger(__name__)
 
@@ -112,30 +95,46 @@ def _wire(model: _M) -> _M:
     return type(model).model_validate_json(model.model_dump_json())
 
 
+def check_services(services: AgentServices) -> None:
+    """Check that `services` implement every side effect the direct engine makes (all but
+    the worker's own, ``job_limits``).
+
+    Raises:
+        ConfigError: one has no implementation (the line names it).
+    """
+    check_implemented(
+        services,
+        [effect for effect in EFFECTS if effect.implemented_by == "services"],
+        by=type(services).__name__,
+    )
+
+
 class DirectRuntime:
     """The ``Runtime`` port over in-process services, for one job.
 
     Args:
-        services: the side effects.
-        run_id: the job's run (where loop-made messages are recorded).
+        services: the side effects: each is the method named as it
+            (:func:`check_services`).
         backoff: how often and how long to retry a failed call; the Temporal engine's numbers
             (``workflow.activity_max_attempts``) unless given.
         on_retry: told each retry of a call, before its wait.
         on_waiting: the :data:`~skillweave.waiting.WAITING` reporter of each call (told
             what it waits for, and None once the call ends).
+
+    Raises:
+        ConfigError: `services` miss a side effect's implementation.
     """
 
     def __init__(
         self,
         services: AgentServices,
         *,
-        run_id: str,
         backoff: Backoff | None = None,
         on_retry: Callable[[RetryNotice], None] | None = None,
         on_waiting: Callable[[Waiting | None], None] | None = None,
     ) -> None:
+        check_services(services)
         self.services = services
-        self.run_id = run_id
         self.backoff = backoff or Backoff(attempts=services.settings.workflow.activity_max_attempts)
         self.on_retry = on_retry
         self.on_waiting = on_waiting
@@ -143,15 +142,16 @@ class DirectRuntime:
         self.decisions: asyncio.Queue[ApprovalDecision] = asyncio.Queue()
         self.awaiting: ApprovalRequest | None = None
 
-    async def _call(self, method: Callable[[_M], Awaitable[_R]], request: _M) -> _R:
-        """One side effect, as an activity would make it: the request and the result cross
-        the wire models, and a failure is retried by the shared rule."""
-        request = _wire(request)
-        return _wire(
-            await self._retrying(
-                lambda: method(request), name=lambda: self.services.call_name(request)
-            )
+    async def call(self, effect: SideEffect[_In, _Out], request: _In) -> _Out:
+        """One side effect, as its activity would make it: ``services.<effect.name>``, the
+        request and the result crossing the wire models, a failure retried by the shared
+        rule."""
+        method: Callable[[_In], Awaitable[_Out]] = getattr(self.services, effect.name)
+        wired = _wire(request)
+        result = await self._retrying(
+            lambda: method(wired), name=lambda: self.services.call_name(wired)
         )
+        return result if result is None else _wire(result)
 
     async def _retrying(self, call: Callable[[], Awaitable[_T]], *, name: Callable[[], str]) -> _T:
         """`call()` under the shared retry rule, what it waits for told to `on_waiting`."""
@@ -168,37 +168,6 @@ class DirectRuntime:
         finally:
             WAITING.reset(reporting)
             report(None)  # whatever the call waited for, it waits no more
-
-    async def prepare_catalog(self, request: CatalogInput) -> CatalogResult:
-        return await self._call(self.services.prepare_catalog, request)
-
-    async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
-        return await self._call(self.services.invoke_model, request)
-
-    async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
-        return await self._call(self.services.load_skill, request)
-
-    async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
-        return await self._call(self.services.read_skill_resource, request)
-
-    async def run_skill_script(self, request: RunScriptInput) -> ScriptOutcome:
-        return await self._call(self.services.run_skill_script, request)
-
-    async def search_skills(self, request: SearchInput) -> SearchOutcome:
-        return await self._call(self.services.search_skills, request)
-
-    async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
-        return await self._call(self.services.create_skill, request)
-
-    async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
-        return await self._call(self.services.publish_skill, request)
-
-    async def record(self, writes: tuple[TranscriptWrite, ...]) -> None:
-        wired = [_wire(w) for w in writes]
-        await self._retrying(
-            lambda: self.services.record(wired, run_id=self.run_id),
-            name=lambda: "record the transcript",
-        )
 
     def now(self) -> float:
         return time.time()
@@ -280,6 +249,9 @@ class DirectEngine:
         catalog_mode: the settings' catalog mode, for specs that do not set one.
         catalog_top_k: the settings' top-k for ``auto``.
         backoff: how failed calls are retried; the Temporal engine's numbers unless given.
+
+    Raises:
+        ConfigError: `services` miss a side effect's implementation (:func:`check_services`).
     """
 
     def __init__(
@@ -290,6 +262,7 @@ class DirectEngine:
         catalog_top_k: int = 8,
         backoff: Backoff | None = None,
     ) -> None:
+        check_services(services)
         self.services = services
         self._backoff = backoff
         self._catalog_mode = catalog_mode
@@ -313,7 +286,7 @@ class DirectEngine:
             inputs=request.inputs,
             store_id=request.store_id,
         )
-        runtime = DirectRuntime(self.services, run_id=state.run_id, backoff=self._backoff)
+        runtime = DirectRuntime(self.services, backoff=self._backoff)
         job = _Job(request, runtime, state)
         runtime.on_retry = job.retrying
         runtime.on_waiting = job.waited

@@ -15,20 +15,30 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import AgentActivities
+from skillweave.agent.effects import (
+    EFFECTS,
+    INVOKE_MODEL,
+    JOB_LIMITS,
+    PREPARE_CATALOG,
+    RECORD_TRANSCRIPT,
+    RUN_SKILL_SCRIPT,
+)
 from skillweave.agent.runtime import (
+    ActivityTimeouts,
     CatalogInput,
     CatalogResult,
     InvokeModelInput,
+    LimitsInput,
     ModelTurn,
+    RecordInput,
     RunScriptInput,
     ScriptOutcome,
     TranscriptView,
     TranscriptWrite,
 )
 from skillweave.config import Settings, WorkflowSettings
-from skillweave.engines.contract import Activity, ActivityTimeouts, LimitsInput, RecordInput
 from skillweave.engines.services import AgentServices
-from skillweave.errors import ModelError, SandboxError, SkillNotFoundError
+from skillweave.errors import ConfigError, ModelError, SandboxError, SkillNotFoundError
 from skillweave.llm.messages import Message, Usage
 
 WORKFLOW_ID = "skillweave-job-j1"
@@ -96,8 +106,12 @@ class FakeServices:
             seq=request.seq, chars=10, summary="[ran]", status="succeeded", exit_code=0
         )
 
-    async def record(self, writes: list[TranscriptWrite], *, run_id: str) -> None:
-        self.recorded.append((list(writes), run_id))
+    async def record_transcript(self, request: RecordInput) -> None:
+        self.recorded.append((list(request.writes), request.run_id))
+
+    # Every side effect has an implementation (the activities check it when built); these
+    # are not called here.
+    load_skill = read_skill_resource = search_skills = create_skill = publish_skill = invoke_model
 
 
 @pytest.fixture
@@ -118,10 +132,10 @@ def env() -> ActivityEnvironment:
 
 
 def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivities) -> None:
-    names = {activity._Definition.must_from_callable(fn).name for fn in activities.definitions()}
-    assert names == {str(name) for name in Activity}
+    names = [activity._Definition.must_from_callable(fn).name for fn in activities.definitions()]
+    assert names == [effect.name for effect in EFFECTS]
     # The names are in every recorded history: they never change.
-    assert {name.value for name in Activity} == {
+    assert set(names) == {
         "prepare_catalog",
         "invoke_model",
         "load_skill",
@@ -135,18 +149,39 @@ def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivit
     }
 
 
+def test_the_activities_take_and_answer_the_descriptors_models(
+    activities: AgentActivities,
+) -> None:
+    """The SDK decodes a request and encodes a result by the activity's types: the
+    descriptor's, since no activity is written by hand."""
+    for effect in EFFECTS:
+        defn = activity._Definition.must_from_callable(activities.definition(effect))
+        assert defn.arg_types == [effect.input]
+        assert defn.ret_type is (type(None) if effect.output is None else effect.output)
+
+
+def test_services_without_a_side_effect_fail_when_the_activities_are_built(
+    services: FakeServices,
+) -> None:
+    class Partial(FakeServices):
+        publish_skill = None  # type: ignore[assignment]
+
+    with pytest.raises(ConfigError, match="Partial implements no publish_skill"):
+        AgentActivities(cast(AgentServices, Partial()))
+
+
 async def test_a_job_is_told_the_limits_of_its_workers_settings(
     activities: AgentActivities, env: ActivityEnvironment
 ) -> None:
     """The worker owns the limits a job's activities run under: its own settings', whatever
     the client that started the job has set."""
-    limits = await env.run(activities.job_limits, LimitsInput(run_id="r1"))
+    limits = await env.run(activities.definition(JOB_LIMITS), LimitsInput(run_id="r1"))
 
     assert limits == ActivityTimeouts(script_seconds=42.0, max_attempts=3)
     told = AgentActivities(
         activities._services, limits=ActivityTimeouts(heartbeat_seconds=2.0)
     )  # a worker composed with limits of its own (tests, the embedded stack)
-    assert await env.run(told.job_limits, LimitsInput(run_id="r1")) == ActivityTimeouts(
+    assert await env.run(told.definition(JOB_LIMITS), LimitsInput(run_id="r1")) == ActivityTimeouts(
         heartbeat_seconds=2.0
     )
 
@@ -154,7 +189,7 @@ async def test_a_job_is_told_the_limits_of_its_workers_settings(
 async def test_a_script_runs_under_the_key_the_loop_gave_it(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
 ) -> None:
-    outcome = await env.run(activities.run_skill_script, SCRIPT)
+    outcome = await env.run(activities.definition(RUN_SKILL_SCRIPT), SCRIPT)
     assert outcome.status == "succeeded"
     assert services.scripts == [SCRIPT]
 
@@ -168,7 +203,8 @@ async def test_a_request_keyed_for_another_run_is_refused(
 ) -> None:
     with pytest.raises(ApplicationError) as raised:
         await env.run(
-            activities.run_skill_script, SCRIPT.model_copy(update={"execution_id": foreign})
+            activities.definition(RUN_SKILL_SCRIPT),
+            SCRIPT.model_copy(update={"execution_id": foreign}),
         )
     assert raised.value.type == "AgentError"
     assert raised.value.non_retryable
@@ -178,9 +214,9 @@ async def test_a_request_keyed_for_another_run_is_refused(
 async def test_every_attempt_uses_the_same_key(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
 ) -> None:
-    await env.run(activities.run_skill_script, SCRIPT)
+    await env.run(activities.definition(RUN_SKILL_SCRIPT), SCRIPT)
     env.info = dataclasses.replace(env.info, attempt=2)
-    await env.run(activities.run_skill_script, SCRIPT)
+    await env.run(activities.definition(RUN_SKILL_SCRIPT), SCRIPT)
     assert [s.execution_id for s in services.scripts] == [KEY, KEY]
 
 
@@ -189,7 +225,7 @@ async def test_a_script_run_outside_a_workflow_has_no_key_and_fails(
 ) -> None:
     env.info = dataclasses.replace(env.info, workflow_id=None)
     with pytest.raises(ApplicationError) as raised:
-        await env.run(activities.run_skill_script, SCRIPT)
+        await env.run(activities.definition(RUN_SKILL_SCRIPT), SCRIPT)
     assert raised.value.type == "AgentError"
     assert raised.value.non_retryable
     assert services.scripts == []
@@ -201,7 +237,7 @@ async def test_a_slow_call_heartbeats_until_it_returns(
     beats: list[tuple[object, ...]] = []
     env.on_heartbeat = lambda *details: beats.append(details)
     services.gate.clear()
-    call = asyncio.create_task(env.run(activities.invoke_model, MODEL_CALL))
+    call = asyncio.create_task(env.run(activities.definition(INVOKE_MODEL), MODEL_CALL))
     await services.started.wait()
     await asyncio.sleep(0.1)
     assert len(beats) >= 3
@@ -218,7 +254,7 @@ async def test_a_transient_model_error_is_retried_after_retry_after(
 ) -> None:
     services.model_error = ModelError("rate limited", retryable=True, retry_after=2, status=429)
     with pytest.raises(ApplicationError) as raised:
-        await env.run(activities.invoke_model, MODEL_CALL)
+        await env.run(activities.definition(INVOKE_MODEL), MODEL_CALL)
     assert raised.value.type == "ModelError"
     assert not raised.value.non_retryable
     assert raised.value.next_retry_delay is not None
@@ -229,7 +265,7 @@ async def test_a_permanent_error_is_not_retried(
     activities: AgentActivities, env: ActivityEnvironment
 ) -> None:
     with pytest.raises(ApplicationError) as raised:
-        await env.run(activities.prepare_catalog, CatalogInput(run_id="r1", task="t"))
+        await env.run(activities.definition(PREPARE_CATALOG), CatalogInput(run_id="r1", task="t"))
     assert raised.value.type == "SkillNotFoundError"
     assert raised.value.non_retryable
 
@@ -239,7 +275,7 @@ async def test_other_exceptions_leave_the_activity_in_one_line_and_are_retried(
 ) -> None:
     services.model_error = OSError("connection reset")
     with pytest.raises(ApplicationError, match="connection reset") as raised:
-        await env.run(activities.invoke_model, MODEL_CALL)
+        await env.run(activities.definition(INVOKE_MODEL), MODEL_CALL)
     assert raised.value.type == "OSError"
     assert not raised.value.non_retryable
 
@@ -248,5 +284,7 @@ async def test_record_transcript_stores_the_writes_under_the_run(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment
 ) -> None:
     write = TranscriptWrite(seq=4, message=Message(role="user", text="thanks"))
-    await env.run(activities.record_transcript, RecordInput(run_id="r1", writes=(write,)))
+    await env.run(
+        activities.definition(RECORD_TRANSCRIPT), RecordInput(run_id="r1", writes=(write,))
+    )
     assert services.recorded == [([write], "r1")]

@@ -39,7 +39,7 @@ async def test_a_paused_state_survives_the_wire_and_finishes_in_a_new_loop(tmp_p
     runs = 0
     while True:
         runs += 1
-        loop = AgentLoop(DirectRuntime(services, run_id="p"), spec, pause=lambda s: True)
+        loop = AgentLoop(DirectRuntime(services), spec, pause=lambda s: True)
         state = await loop.run(state)
         if state.finished:
             break

@@ -300,7 +300,7 @@ async def test_without_checks_replies_the_loop_takes_replies_as_it_did(tmp_path:
     )
     services, sandbox = _services(tmp_path, model)
     spec = AgentSpec()
-    loop = AgentLoop(DirectRuntime(services, run_id="job-old"), spec, checks_replies=False)
+    loop = AgentLoop(DirectRuntime(services), spec, checks_replies=False)
     state = await loop.run(new_state(job_id="job-old", task="Go.", spec=spec))
 
     assert (state.status, state.answer) == ("completed", "")

@@ -27,8 +27,8 @@ import sandbox_executor
 import skillweave
 from activities.errors import application_error
 from skillweave.agent import AgentSpec
-from skillweave.agent.runtime import SearchInput, TranscriptWrite
-from skillweave.agent.state import AgentState
+from skillweave.agent.effects import RECORD_TRANSCRIPT, SEARCH_SKILLS
+from skillweave.agent.runtime import RecordInput, SearchInput, TranscriptWrite
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
 from skillweave.engines.contract import ActivityTimeouts
@@ -46,7 +46,7 @@ from skillweave.llm.messages import Message
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
-from workflows.runtime import Session, TemporalRuntime
+from workflows.runtime import _retry_policy
 
 
 def _import_everything() -> None:
@@ -108,13 +108,7 @@ def _temporal_decision(exc: SkillweaveError) -> _Decision:
     error = application_error(exc)
     if error.non_retryable:
         return _Decision(again=False, wait=None)
-    runtime = TemporalRuntime(
-        state=typing.cast(AgentState, None),
-        session=Session(),
-        timeouts=ActivityTimeouts(),
-        on_phase=lambda phase: None,
-    )
-    policy = runtime._retry()
+    policy = _retry_policy(ActivityTimeouts())
     assert policy.maximum_attempts >= 2
     delay = error.next_retry_delay
     if delay is None:
@@ -289,13 +283,14 @@ async def test_the_direct_runtime_retries_searches_and_records_too(tmp_path: Pat
         sandbox=FakeSandbox(store),  # type: ignore[arg-type]
     )
     search = _FailingOnce(services.search_skills, SandboxError("manager restarting"))
-    record = _FailingOnce(services.record, StorageError("the store blinked"))
+    record = _FailingOnce(services.record_transcript, StorageError("the store blinked"))
     services.search_skills = search  # type: ignore[method-assign]
-    services.record = record  # type: ignore[method-assign]
-    runtime = DirectRuntime(services, run_id="r1", backoff=Backoff(initial=0.001))
-    found = await runtime.search_skills(
-        SearchInput(run_id="r1", query="count words", seq=1, tool_call_id="call-1")
+    services.record_transcript = record  # type: ignore[method-assign]
+    runtime = DirectRuntime(services, backoff=Backoff(initial=0.001))
+    found = await runtime.call(
+        SEARCH_SKILLS, SearchInput(run_id="r1", query="count words", seq=1, tool_call_id="call-1")
     )
-    await runtime.record((TranscriptWrite(seq=2, message=Message(role="user", text="hi")),))
+    write = TranscriptWrite(seq=2, message=Message(role="user", text="hi"))
+    await runtime.call(RECORD_TRANSCRIPT, RecordInput(run_id="r1", writes=(write,)))
     assert (search.calls, record.calls) == (2, 2)
     assert found.seq == 1

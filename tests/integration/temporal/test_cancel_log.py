@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.engines.contract import Activity
+from skillweave.agent.effects import INVOKE_MODEL
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import Stack, open_engine
 
@@ -34,7 +34,7 @@ async def test_a_cancelled_run_is_one_info_line_in_the_worker_log(
         async def thinking() -> bool:
             described = await harness.handle(job_id).describe()
             pending = described.raw_description.pending_activities
-            return any(p.activity_type.name == Activity.INVOKE_MODEL for p in pending)
+            return any(p.activity_type.name == INVOKE_MODEL.name for p in pending)
 
         await eventually(thinking, what="the model call in flight")
         await harness.engine.cancel(job_id, reason="cancelled by the user")

@@ -16,7 +16,7 @@ import pytest_asyncio
 from temporalio.client import WorkflowExecutionStatus, WorkflowHistory
 
 from skillweave.agent import AgentSpec
-from skillweave.engines.contract import Activity
+from skillweave.agent.effects import JOB_LIMITS
 from tests.integration.temporal.harness import (
     TEST_TIMEOUTS,
     TOOLS,
@@ -48,7 +48,7 @@ def _limits_asked(history: WorkflowHistory) -> int:
             marker = event.marker_recorded_event_attributes
             if marker.marker_name == "core_local_activity":
                 (payload,) = marker.details["data"].payloads
-                calls += json.loads(payload.data)["activity_type"] == Activity.JOB_LIMITS
+                calls += json.loads(payload.data)["activity_type"] == JOB_LIMITS.name
     return calls
 
 
