@@ -16,7 +16,6 @@ import asyncio
 import socket
 from typing import Any
 
-from mcp_manager.executions import audit_cause
 from mcp_manager.mcp_server._library import SessionLibrary
 from mcp_manager.mcp_server._results import ToolError, text, unavailable
 from mcp_manager.mcp_server._runs import ScriptRuns
@@ -25,7 +24,7 @@ from skillweave.agent import ActiveSkill, disclosure
 from skillweave.config import Settings
 from skillweave.errors import AuditLogError, InvalidKeyError, PackageError
 from skillweave.sandbox.packages import publish_skill
-from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS
+from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS, audit_refusal
 from skillweave.skills import declared_tool_scripts, render_activation
 from skillweave.skills.admission import activation_trust
 from skillweave.skills.allowed_tools import skill_allowance
@@ -116,8 +115,7 @@ class Activations:
             )
         except AuditLogError as exc:
             raise unavailable(
-                f"the audit log cannot be written ({audit_cause(exc)}): {name!r} was not "
-                "activated; ask again once the store is back",
+                audit_refusal(exc, what="this activation", so=f"{name!r} was not activated"),
                 retry_after=AUDIT_RETRY_SECONDS,
             ) from exc
         session.active[name] = ActiveSkill(

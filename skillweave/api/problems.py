@@ -48,6 +48,7 @@ from skillweave.sandbox.problems import (
     FieldProblem,
     Problem,
     ProblemCode,
+    audit_refusal,
     media_type_refusal,
 )
 
@@ -176,16 +177,6 @@ def status_of(exc: SkillweaveError) -> int:
             return 500
 
 
-def _audit_refusal(exc: AuditLogError) -> str:
-    """The one line of a change refused because its audit record cannot be written: the
-    cause by the store's error code, not its message (which names the server's keys)."""
-    cause = f"the artifact store answered {exc.code}" if exc.code else "the artifact store failed"
-    return (
-        f"the audit log cannot record this change ({cause}), so nothing was changed; "
-        f"try again in {AUDIT_RETRY_SECONDS} s, or once the store takes writes again"
-    )
-
-
 def install_problem_handlers(app: FastAPI) -> None:
     """Answer every error of `app` as problem+json."""
 
@@ -218,7 +209,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         logger.error("refused: the audit log cannot be written: %s", exc)
         return problem(
             503,
-            _audit_refusal(exc),
+            audit_refusal(exc, what="this change", so="nothing was changed"),
             title="Audit log unavailable",
             code=ProblemCode.AUDIT_UNAVAILABLE,
             retry_after=AUDIT_RETRY_SECONDS,

@@ -12,6 +12,9 @@ that managers sent before they spoke problem+json (kept, so clients of that time
 understand a newer manager), and ``retry_after``, the seconds of the ``Retry-After`` header.
 :func:`read_problem` reads both shapes, so a client also understands a manager not yet
 upgraded (``{"detail": ..., "error": "in_progress"}``).
+
+:func:`audit_refusal` is the one line of every ``audit_unavailable`` answer: the manager's
+refused runs and activations, the API's refused changes.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillweave.errors import AuditLogError
 from skillweave.gate import PROBLEM_JSON
 
 __all__ = [
@@ -31,6 +35,7 @@ __all__ = [
     "FieldProblem",
     "Problem",
     "ProblemCode",
+    "audit_refusal",
     "media_type_refusal",
     "read_problem",
 ]
@@ -163,6 +168,24 @@ class Problem(BaseModel):
     def body(self) -> dict[str, object]:
         """The JSON body: the members that are set."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def audit_refusal(exc: AuditLogError, *, what: str, so: str) -> str:
+    """The one line of a request refused because its audit record cannot be stored.
+
+    It names the store's error by its code, never by its message (which names the server's
+    keys; the refusing side logs it whole), and says when to ask again.
+
+    Args:
+        exc: the audit log's error.
+        what: what could not be recorded (``"this change"``, ``"this run"``).
+        so: what was therefore not done (``"nothing was changed"``).
+    """
+    cause = f"the artifact store answered {exc.code}" if exc.code else "the artifact store failed"
+    return (
+        f"the audit log cannot record {what} ({cause}), so {so}; "
+        f"try again in {AUDIT_RETRY_SECONDS} s, or once the store takes writes again"
+    )
 
 
 def media_type_refusal(content_type: str | None, body: object) -> str | None:

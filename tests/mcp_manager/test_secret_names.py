@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_manager.executions import _secrets_by_name
+from mcp_manager.executions._secrets import secrets_by_name
 from skillweave.errors import ConfigError
 from skillweave.sandbox.bindings import configured_for
 
 
 def test_secrets_are_found_by_the_exact_canonical_name_only() -> None:
-    by_name = _secrets_by_name({"csv-cleaner": {"KEY": "value-1"}, "other": {"KEY": "v2"}})
+    by_name = secrets_by_name({"csv-cleaner": {"KEY": "value-1"}, "other": {"KEY": "v2"}})
     assert configured_for(by_name, "csv-cleaner") == {"KEY": "value-1"}
     assert configured_for(by_name, "other") == {"KEY": "v2"}
     for form in (
@@ -31,7 +31,7 @@ def test_secrets_are_found_by_the_exact_canonical_name_only() -> None:
 )
 def test_a_key_that_is_not_canonical_is_refused_in_one_line(key: str, canonical: str) -> None:
     with pytest.raises(ConfigError) as refused:
-        _secrets_by_name({key: {"A": "1111"}})
+        secrets_by_name({key: {"A": "1111"}})
     message = str(refused.value)
     assert "\n" not in message
     assert "SANDBOX__SKILL_SECRETS" in message

@@ -147,8 +147,8 @@ async def test_a_start_the_log_cannot_record_does_not_run_and_leaves_the_id_free
     blocker.parent.mkdir(parents=True)
     blocker.write_text("not a folder: no record can be written under it\n")
     async with Manager.serving(_settings("manager-a"), store=store, registry=registry) as manager:
-        # Refused before it ran (503 audit_unavailable), naming the store's error.
-        with pytest.raises(AuditUnavailableError, match="the audit log cannot be written"):
+        # Refused before it ran (503 audit_unavailable), naming the store's error code.
+        with pytest.raises(AuditUnavailableError, match="the audit log cannot record this run"):
             await manager.client.execute(_request(registry, execution_id, 0.0))
         assert await store.list("executions/") == []  # no result, no claim: the id is free
         blocker.unlink()

@@ -108,13 +108,16 @@ async def _with_input(manager: Manager, execution_id: str) -> ExecuteRequest:
 # --- before the script can have started: the id stays free ---------------------------------
 
 
-@pytest.mark.parametrize("step", ["_package", "_environment", "_validate"])
+@pytest.mark.parametrize(
+    "step", ["_packages.get", "_environments._environment", "_preparation._validate"]
+)
 async def test_a_failure_before_the_run_leaves_the_id_free_and_a_retry_runs_once(
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
     manager = await start_manager()
-    service = manager.service
-    monkeypatch.setattr(service, step, failing_once(getattr(service, step)))
+    part, method = step.split(".")
+    collaborator = getattr(manager.service, part)
+    monkeypatch.setattr(collaborator, method, failing_once(getattr(collaborator, method)))
     body = await _with_input(manager, f"inject/{step}")
     with pytest.raises(SandboxError):
         await manager.client.execute(body)
@@ -211,9 +214,9 @@ async def test_a_failure_masking_the_output_is_a_terminal_result_without_the_tex
     start_manager: StartManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager = await start_manager()
-    from mcp_manager import executions
+    from mcp_manager.executions import _secrets
 
-    real = executions.mask_result
+    real = _secrets.mask_result
     calls = 0
 
     def mask_once(*args: Any) -> Any:
@@ -223,7 +226,7 @@ async def test_a_failure_masking_the_output_is_a_terminal_result_without_the_tex
             raise Injected("injected failure while masking")
         return real(*args)
 
-    monkeypatch.setattr(executions, "mask_result", mask_once)
+    monkeypatch.setattr(_secrets, "mask_result", mask_once)
     body = await _with_input(manager, "inject/mask")
     await _assert_terminal(manager, body, runs=1)
     assert (await manager.client.execute(body)).stdout == ""  # nothing unmasked was kept
