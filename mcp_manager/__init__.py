@@ -4,8 +4,9 @@
 ``run_manager`` serves it with uvicorn.
 """
 
-from mcp_manager.app import ManagerState, create_app
+from mcp_manager.app import create_app
 from mcp_manager.backends import LocalBackend, Sandbox, SandboxBackend, StaticBackend
+from mcp_manager.deps import ManagerState
 from mcp_manager.executions import ExecutionService, ExecutionState
 from mcp_manager.pool import WarmPool
 

@@ -23,8 +23,7 @@ import httpx
 from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
-from mcp_manager import create_app
-from mcp_manager.app import ManagerState
+from mcp_manager import ManagerState, create_app
 from mcp_manager.backends import SandboxBackend
 from mcp_manager.egress import Resolver
 from mcp_manager.executions import ExecutionService

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from mcp_manager.app import State, _install_error_handlers
+from mcp_manager.deps import State
+from mcp_manager.problem_answers import install_error_handlers
 from skillweave.engines.retries import classify
 from skillweave.errors import (
     ManagerNotReadyError,
@@ -37,7 +38,7 @@ REQUEST = ExecuteRequest(
 def _starting_app() -> FastAPI:
     """The manager's routes' state and error answers, before its store answered."""
     app = FastAPI()
-    _install_error_handlers(app)
+    install_error_handlers(app)
     readiness = Readiness()
     readiness.waits("store", STORE_WAIT)
     app.state.manager = None

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI, HTTPException
 
-from mcp_manager.app import _install_error_handlers
+from mcp_manager.problem_answers import install_error_handlers
 from skillweave.errors import (
     ExecutionConflictError,
     ExecutionInProgressError,
@@ -40,7 +40,7 @@ RAISED: dict[str, SkillweaveError] = {
 
 def _app() -> FastAPI:
     app = FastAPI()
-    _install_error_handlers(app)
+    install_error_handlers(app)
 
     @app.post("/sandbox/execute")
     async def execute(body: ExecuteRequest) -> ExecutionResult:
