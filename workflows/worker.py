@@ -6,11 +6,11 @@
 services' store (``contract.store_task_queue``), so it runs only jobs started against that
 store. :func:`build_roll_call` is its answer to the roll call on the configured (base) queue:
 a tiny second worker whose pollers list it, with its identity, to whoever describes that
-queue (``skillweave.engines.temporal_workers``). :func:`running_worker` runs both
+queue (``skillweave.engines.temporal.Roll``). :func:`running_worker` runs both
 with a process's settings, as ``skillweave worker`` and the embedded stack of ``skillweave
 dev`` and ``skillweave demo`` do (``skillweave.cli``): on the services' store's id, with an
 identity naming it, the services' metrics, and one warning when the worker is alone on its
-store (``skillweave.engines.temporal_workers.warn_if_alone``).
+store (``skillweave.engines.temporal.warn_if_alone``).
 
 The workflow runs in Temporal's sandbox; ``skillweave`` and ``pydantic`` pass through it (they
 are imported once, outside, and shared): the workflow imports only their pure modules, and
@@ -34,7 +34,7 @@ from activities.agent import AgentActivities
 from skillweave.engines.contract import ROLL_CALL_ACTIVITY, ActivityTimeouts, store_task_queue
 from skillweave.engines.metrics import serve_worker_metrics
 from skillweave.engines.services import AgentServices
-from skillweave.engines.temporal_workers import warn_if_alone, worker_identity
+from skillweave.engines.temporal import warn_if_alone, worker_identity
 from skillweave.storage.identity import store_identity
 from workflows.agent import AgentWorkflow
 
@@ -113,7 +113,7 @@ async def _roll_call() -> None:
 
 
 def build_roll_call(client: Client, *, task_queue: str, identity: str) -> Worker:
-    """The roll call of a worker of `identity` (:func:`~skillweave.engines.temporal_workers.
+    """The roll call of a worker of `identity` (:func:`~skillweave.engines.temporal.
     worker_identity`) on base queue `task_queue`: one poller for an activity nothing
     schedules, one slot, and nothing else to do. Run it beside :func:`build_worker`'s
     worker, with the same identity, for as long as that one runs."""
@@ -136,7 +136,7 @@ async def running_worker(
     with `client` on the settings' task queue routed to that store, with the roll call on the
     settings' (base) queue (its identity names its store and default model), and the
     services' metrics, while it lasts; yields the queue it runs jobs of. Once it polls, it
-    warns if alone on its store (``skillweave.engines.temporal_workers.warn_if_alone``)."""
+    warns if alone on its store (``skillweave.engines.temporal.warn_if_alone``)."""
     base = settings.workflow.task_queue
     store_id = await store_identity(services.store)
     identity = worker_identity(store_id, default_model=services.default_model)

@@ -42,8 +42,7 @@ def doctor(as_json: JsonOption = False) -> None:
 def setup() -> None:
     """Register skillweave's search attributes in the configured namespace (idempotent); a
     namespace that does not exist is one line saying how to create it."""
-    from skillweave.engines.temporal import connect
-    from skillweave.engines.temporal_setup import register_search_attributes
+    from skillweave.engines.temporal import connect, register_search_attributes
 
     workflow = get_settings().workflow
 

@@ -9,7 +9,7 @@ Each answers one question about this process's configuration with one :class:`Ch
   search attributes are registered with their types;
 - **store**: an object written, read back and removed; the store's id;
 - **workers** (temporal): the workers of the task queue and their stores, read from its roll
-  call (``skillweave.engines.temporal_workers``): a job started here would wait for ever when
+  call (``skillweave.engines.temporal.Roll``): a job started here would wait for ever when
   only workers of other stores poll; a worker is told when workers of other stores share its
   queue;
 - **manager** (when ``SANDBOX__MANAGER_URL`` is set): reachable, and takes the configured token;
@@ -56,8 +56,11 @@ async def temporal_check(probe: Probe) -> Check:
     settings = probe.settings
     if settings.workflow.execution_engine != "temporal":
         return Check("temporal", "ok", "not used (WORKFLOW__EXECUTION_ENGINE=direct)")
-    from skillweave.engines.temporal import TemporalUnreachableError, connect
-    from skillweave.engines.temporal_setup import search_attribute_problems
+    from skillweave.engines.temporal import (
+        TemporalUnreachableError,
+        connect,
+        search_attribute_problems,
+    )
 
     workflow = settings.workflow
     if (problem := temporal_address_problem(workflow.temporal_address)) is not None:
@@ -290,8 +293,7 @@ async def isolation_check(probe: Probe) -> Check:
 async def workers_check(probe: Probe) -> Check:
     from temporalio.service import RPCError
 
-    from skillweave.engines.temporal import TemporalUnreachableError, connect
-    from skillweave.engines.temporal_workers import read_roll
+    from skillweave.engines.temporal import TemporalUnreachableError, connect, read_roll
 
     workflow = probe.settings.workflow
     if workflow.execution_engine != "temporal":

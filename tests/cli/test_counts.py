@@ -120,7 +120,7 @@ def test_no_cli_module_writes_a_count_the_old_way() -> None:
     found = []
     shown_elsewhere = (
         "workflows/agent.py",
-        "skillweave/engines/temporal.py",
+        "skillweave/engines/temporal/_ui.py",
         "skillweave/agent/loop.py",
     )
     for path in [

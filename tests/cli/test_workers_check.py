@@ -12,8 +12,8 @@ import pytest
 from skillweave.cli.probe import Check, Probe, Role
 from skillweave.cli.service_checks import workers_check
 from skillweave.config import Settings
-from skillweave.engines import temporal, temporal_workers
-from skillweave.engines.temporal_workers import Roll
+from skillweave.engines import temporal
+from skillweave.engines.temporal import Roll
 
 A, B, C = "a" * 16, "b" * 16, "c" * 16
 
@@ -31,7 +31,7 @@ async def _check(monkeypatch: pytest.MonkeyPatch, role: Role, roll: Roll) -> Che
         return roll
 
     monkeypatch.setattr(temporal, "connect", connect)
-    monkeypatch.setattr(temporal_workers, "read_roll", read_roll)
+    monkeypatch.setattr(temporal, "read_roll", read_roll)
     settings = Settings(_env_file=None, workflow={"task_queue": "q"})
     return await workers_check(Probe(settings, role, store_id=roll.store_id))
 

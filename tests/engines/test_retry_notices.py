@@ -31,7 +31,7 @@ from skillweave.agent.runtime import (
 )
 from skillweave.cli.view import EventView
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, temporal
+from skillweave.engines import AgentServices, DirectEngine, JobRequest
 from skillweave.engines.converter import data_converter
 from skillweave.engines.direct import call_retrying
 from skillweave.engines.notes import FollowNote
@@ -44,6 +44,7 @@ from skillweave.engines.retries import (
     retry_notice,
 )
 from skillweave.engines.temporal import TemporalEngine
+from skillweave.engines.temporal import _pending as pending_module
 from skillweave.errors import ModelError, SandboxStartError, SkillNotFoundError
 from skillweave.llm.messages import ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
@@ -265,7 +266,7 @@ async def _told(pending: PendingActivityInfo, notice: RetryNotice | None) -> Pen
 async def test_the_temporal_follower_tells_each_retry_of_a_pending_activity_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(temporal, "RETRY_POLL_SECONDS", 0.01)
+    monkeypatch.setattr(pending_module, "RETRY_POLL_SECONDS", 0.01)
     server = FakeServer(events=[_event("job_started", 0)])
     client = FakeClient(server)
     client.data_converter = data_converter(None)  # type: ignore[attr-defined]

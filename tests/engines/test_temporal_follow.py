@@ -15,8 +15,7 @@ from temporalio.exceptions import TerminatedError
 from temporalio.service import RPCStatusCode
 
 from skillweave.agent.events import AgentEvent
-from skillweave.engines import temporal
-from skillweave.engines.temporal import FollowNote, NoWorkerError, TemporalEngine
+from skillweave.engines.temporal import FollowNote, NoWorkerError, TemporalEngine, _follow
 from skillweave.errors import AgentError
 from tests.engines.test_temporal_engine import JOB, FakeClient, FakeServer, _event, _rpc
 
@@ -33,8 +32,8 @@ NO_ANSWERS = {
 
 @pytest.fixture(autouse=True)
 def _fast_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(temporal, "WAIT_RETRY_SECONDS", 0.01)
-    monkeypatch.setattr(temporal, "WAIT_NOTE_SECONDS", 0.05)
+    monkeypatch.setattr(_follow, "WAIT_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(_follow, "WAIT_NOTE_SECONDS", 0.05)
 
 
 class NoPollers:

@@ -1,10 +1,10 @@
-"""What a base task queue's roll call says to one store (``engines.temporal_workers.Roll``):
+"""What a base task queue's roll call says to one store (``engines.temporal.Roll``):
 who would run its jobs, and when a client refuses or a worker warns."""
 
 from __future__ import annotations
 
 from skillweave.engines.contract import store_task_queue
-from skillweave.engines.temporal_workers import Roll, stores_of
+from skillweave.engines.temporal import Roll, stores_of
 
 A, B, C = "a" * 16, "b" * 16, "c" * 16
 

@@ -26,11 +26,10 @@ from skillweave.agent import AgentSpec
 from skillweave.cli.view import EventView
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
-from skillweave.engines import temporal as temporal_module
 from skillweave.engines.converter import data_converter
 from skillweave.engines.notes import WAIT_RETELL_SECONDS, FollowNote, WaitsTold, note_line
 from skillweave.engines.retries import Backoff, RetryNotice
-from skillweave.engines.temporal import TemporalEngine
+from skillweave.engines.temporal import TemporalEngine, _follow, _pending
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.waiting import Waiting, tell_waiting
@@ -231,9 +230,9 @@ def _engine(server: FakeServer, pollers: Pollers | None = None) -> TemporalEngin
 
 @pytest.fixture(autouse=True)
 def _fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(temporal_module, "RETRY_POLL_SECONDS", 0.01)
-    monkeypatch.setattr(temporal_module, "WAIT_RETRY_SECONDS", 0.01)
-    monkeypatch.setattr(temporal_module, "WAIT_NOTE_SECONDS", 0.05)
+    monkeypatch.setattr(_pending, "RETRY_POLL_SECONDS", 0.01)
+    monkeypatch.setattr(_follow, "WAIT_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(_follow, "WAIT_NOTE_SECONDS", 0.05)
 
 
 async def test_the_temporal_follower_tells_a_wait_from_the_heartbeat_once_per_wait() -> None:

@@ -22,8 +22,7 @@ from temporalio.api.enums.v1 import EventType
 from skillweave.agent import AgentSpec
 from skillweave.engines import AgentServices, JobRequest
 from skillweave.engines.contract import store_task_queue, workflow_id
-from skillweave.engines.temporal import TemporalEngine, connect, worker_identity
-from skillweave.engines.temporal_workers import read_roll
+from skillweave.engines.temporal import TemporalEngine, connect, read_roll, worker_identity
 from skillweave.errors import ConfigError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.base import ArtifactStore

@@ -1,0 +1,83 @@
+"""One job's workflow and the queries a worker answers about it: :class:`JobHandles`, shared by
+the engine, its follower (:mod:`._follow`) and its run views (:mod:`._visibility`).
+
+A query needs a worker: the server holds it for a worker of the job's task queue for
+:data:`QUERY_TIMEOUT` (a closed job is answered by replaying it), and while none answers a
+follower asks again with :data:`WAIT_QUERY_TIMEOUT`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+from typing import Any, Final
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.service import RPCError
+
+from skillweave.engines.base import JobResult
+from skillweave.engines.contract import QUERY_EVENTS, QUERY_STATUS, EventPage, JobView, workflow_id
+from skillweave.engines.temporal._errors import job_errors
+from skillweave.engines.temporal._routing import StoreRouting
+
+__all__ = ["QUERY_TIMEOUT", "WAIT_QUERY_TIMEOUT", "JobHandles"]
+
+QUERY_TIMEOUT: Final = timedelta(seconds=10)
+"""A query waits this long for a worker to answer (a closed job is answered by replaying it)."""
+WAIT_QUERY_TIMEOUT: Final = timedelta(seconds=5)
+"""While no worker answers, each new query waits this long (or what is left of the wait); a
+description (no worker needed) waits as long."""
+
+
+class JobHandles:
+    """The workflow handle of each job, its queries, and the server's refusals as errors.
+
+    Args:
+        client: the engine's client.
+        routing: where the engine's jobs run (named when no worker answers).
+    """
+
+    def __init__(self, client: Client, routing: StoreRouting) -> None:
+        self.client = client
+        self._routing = routing
+
+    def of(self, job_id: str) -> WorkflowHandle[Any, JobResult]:
+        """The handle of the job's workflow (the latest run of its chain)."""
+        return self.client.get_workflow_handle(workflow_id(job_id), result_type=JobResult)
+
+    def errors(self, job_id: str) -> contextlib.AbstractContextManager[None]:
+        """What the server says about `job_id`, as one clear error
+        (:func:`~skillweave.engines.temporal._errors.job_errors`)."""
+        return job_errors(job_id, self._routing.task_queue)
+
+    async def status(self, job_id: str, *, timeout: timedelta = QUERY_TIMEOUT) -> JobView:
+        """The job's status (the ``status`` query; a worker answers it).
+
+        Raises:
+            NoWorkerError: no worker answered within `timeout`.
+            AgentError: there is no such job.
+        """
+        with self.errors(job_id):
+            return await self.of(job_id).query(
+                QUERY_STATUS, result_type=JobView, rpc_timeout=timeout
+            )
+
+    async def page(
+        self,
+        handle: WorkflowHandle[Any, Any],
+        job_id: str,
+        after: int,
+        *,
+        timeout: timedelta = QUERY_TIMEOUT,
+    ) -> EventPage:
+        """The events the job keeps from index `after` (one ``events`` query)."""
+        with self.errors(job_id):
+            return await handle.query(
+                QUERY_EVENTS, after, result_type=EventPage, rpc_timeout=timeout
+            )
+
+    @staticmethod
+    async def closed(handle: WorkflowHandle[Any, Any]) -> None:
+        """Return once the workflow (the last run of its chain) has closed, however it did."""
+        with contextlib.suppress(WorkflowFailureError, RPCError):
+            await handle.result()

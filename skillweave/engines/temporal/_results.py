@@ -1,0 +1,78 @@
+"""How a job ended, whichever way its workflow closed: :class:`JobResults`, behind
+``TemporalEngine.result``.
+
+A workflow that returns gives its :class:`~skillweave.engines.base.JobResult`; one that fails
+with one of :data:`FAILURE_TYPES` carries it in the failure's details; any other close (the
+workflow cancelled, terminated, timed out or failed otherwise) is mapped to a status and a
+reason, with the counts of the job's final status when a worker can still answer.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Final
+
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
+from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
+
+from skillweave.engines.base import JobResult
+from skillweave.engines.temporal._errors import first_line
+from skillweave.engines.temporal._handles import JobHandles
+from skillweave.errors import AgentError
+
+__all__ = ["FAILURE_TYPES", "JobResults"]
+
+FAILURE_TYPES: Final = ("BudgetExhausted", "JobFailed")
+"""``ApplicationError`` types the workflow fails with, the ``JobResult`` in their details."""
+
+
+class JobResults:
+    """Waits for jobs' workflows to close and says how each ended.
+
+    Args:
+        handles: the jobs' workflows and queries.
+    """
+
+    def __init__(self, handles: JobHandles) -> None:
+        self._handles = handles
+
+    async def result(self, job_id: str) -> JobResult:
+        """Wait for the job's workflow to close; how it ended, whichever way it did."""
+        handle = self._handles.of(job_id)
+        try:
+            with self._handles.errors(job_id):
+                return await handle.result()
+        except WorkflowFailureError as exc:
+            cause = exc.cause
+        if isinstance(cause, ApplicationError) and cause.type in FAILURE_TYPES and cause.details:
+            return JobResult.model_validate(cause.details[0])
+        if isinstance(cause, CancelledError):
+            status, reason = "cancelled", "the workflow was cancelled"
+        elif isinstance(cause, TerminatedError):
+            status, reason = "failed", f"terminated: {cause.message}"
+        elif isinstance(cause, WorkflowTimeoutError):
+            status, reason = "failed", "the workflow timed out"
+        elif isinstance(cause, ApplicationError):
+            status, reason = "failed", f"{cause.type or 'ApplicationError'}: {cause.message}"
+        else:
+            status, reason = "failed", f"{type(cause).__name__}: {first_line(cause)}"
+        return await self._closed_result(job_id, status=status, reason=reason)
+
+    async def _closed_result(self, job_id: str, *, status: str, reason: str) -> JobResult:
+        """The result of a job whose workflow closed without returning one: counts from its
+        final status when a worker can still answer, else only the status and reason."""
+        try:
+            view = await self._handles.status(job_id, timeout=timedelta(seconds=3))
+        except AgentError:
+            return JobResult(job_id=job_id, status=status, reason=reason)  # type: ignore[arg-type]
+        return JobResult(
+            job_id=job_id,
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            answer=view.answer,
+            turns=view.turn,
+            script_runs=view.script_runs,
+            usage=view.usage,
+            active_skills=view.active_skills,
+        )

@@ -1,0 +1,131 @@
+"""Starting a job's workflow: :class:`JobStarter`, behind ``TemporalEngine.start``.
+
+A job starts on the task queue routed to the store it is started against (the request's, else
+the engine's, :mod:`._routing`), with the summary and details the UI shows (:mod:`._ui`) and its
+first search attributes. It is refused before it starts where it could never run: a namespace
+without skillweave's search attributes (every workflow task would fail and the run stay
+"Running" for ever; checked once per engine), or a store no worker serves while workers of
+other stores answer the roll call.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from temporalio.client import Client
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from skillweave.config import CatalogMode
+from skillweave.engines.base import JobRequest
+from skillweave.engines.contract import (
+    SA_AGENT,
+    SA_PHASE,
+    WORKFLOW_NAME,
+    AgentWorkflowInput,
+    store_task_queue,
+    workflow_id,
+)
+from skillweave.engines.temporal._errors import first_line
+from skillweave.engines.temporal._namespace import search_attribute_problems
+from skillweave.engines.temporal._routing import StoreRouting
+from skillweave.engines.temporal._ui import details_of, summary_of
+from skillweave.errors import AgentError, ConfigError
+
+__all__ = ["JobStarter"]
+
+_log = logging.getLogger("skillweave.engines")
+
+
+class JobStarter:
+    """Starts jobs' workflows for one engine.
+
+    Args:
+        client: the engine's client.
+        routing: the engine's store and task queue.
+        catalog_mode: the settings' catalog mode, for specs that do not set one.
+        catalog_top_k: the settings' top-k for ``auto``.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        routing: StoreRouting,
+        *,
+        catalog_mode: CatalogMode,
+        catalog_top_k: int,
+    ) -> None:
+        self.client = client
+        self._routing = routing
+        self._catalog_mode = catalog_mode
+        self._top_k = catalog_top_k
+        self._namespace_checked = False
+
+    async def start(self, request: JobRequest) -> str:
+        """Start the job's workflow; returns its id.
+
+        Raises:
+            AgentError: a job with this id exists (running or not).
+            ConfigError: the server does not know skillweave's search attributes; no worker of
+                the job's store polls while workers of other stores do; the engine has no
+                store.
+            StorageError: the store's id cannot be read.
+        """
+        spec = request.agent
+        await self._check_namespace()
+        store_id = request.store_id or await self._routing.store_id(request.job_id)
+        request = request.model_copy(update={"store_id": store_id})
+        await self._routing.check_workers(store_id)
+        try:
+            await self.client.start_workflow(
+                WORKFLOW_NAME,
+                AgentWorkflowInput(
+                    request=request,
+                    catalog_mode=self._catalog_mode,
+                    catalog_top_k=self._top_k,
+                ),
+                id=workflow_id(request.job_id),
+                task_queue=store_task_queue(self._routing.base_task_queue, store_id),
+                # A job id names its artifacts (runs/{job_id}/…): never reuse one.
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=summary_of(request),
+                static_details=details_of(request),
+                search_attributes=TypedSearchAttributes(
+                    [
+                        SearchAttributePair(SA_AGENT, spec.name),
+                        SearchAttributePair(SA_PHASE, "starting"),
+                    ]
+                ),
+            )
+        except WorkflowAlreadyStartedError:
+            raise AgentError(f"run {request.job_id!r} already exists") from None
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in exc.message:
+                raise ConfigError(
+                    f"the Temporal server does not know skillweave's search attributes "
+                    f"({first_line(exc)}): run `skillweave temporal setup` (it registers them)"
+                ) from None
+            raise AgentError(f"run {request.job_id!r} did not start: {first_line(exc)}") from None
+        return request.job_id
+
+    async def _check_namespace(self) -> None:
+        """Refuse, once per engine, a namespace that lacks skillweave's search attributes: a
+        job started there would fail every workflow task and stay "Running" for ever.
+
+        Raises:
+            ConfigError: which attributes, and the command that registers them.
+        """
+        if self._namespace_checked:
+            return
+        try:
+            problems = await search_attribute_problems(self.client, self.client.namespace)
+        except RPCError as exc:  # e.g. a server that does not let this client list them
+            _log.warning("cannot list the namespace's search attributes: %s", first_line(exc))
+            problems = []
+        if problems:
+            raise ConfigError(
+                f"namespace {self.client.namespace!r} cannot hold runs: {'; '.join(problems)}; "
+                "run `skillweave temporal setup` (it registers them)"
+            )
+        self._namespace_checked = True
