@@ -16,39 +16,28 @@ Resources are routers of their own under ``/v1``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from skillweave.api.deps import needs_of
 from skillweave.api.metrics import install_metrics
 from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
+from skillweave.api.state import ApiComposition, ApiState, StartupHook
 from skillweave.config import Settings
-from skillweave.engines.metrics import WorkerMetrics
 from skillweave.errors import ConfigError
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.readiness import Readiness
-from skillweave.skills import SkillRegistry
-from skillweave.skills.stored import StoredSkills
 from skillweave.storage import open_store
-from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 from skillweave.telemetry.tracing import TraceMiddleware
 
-if TYPE_CHECKING:
-    from skillweave.api.agents import AgentStore
-    from skillweave.api.runs import RunService
-
-__all__ = ["ApiState", "create_api", "provided", "state_of"]
-
-_T = TypeVar("_T")
+__all__ = ["create_api"]
 
 _bearer = HTTPBearer(auto_error=False, description="API__TOKEN")
 
@@ -71,73 +60,6 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-@dataclass
-class ApiState:
-    """What the routes share (``request.app.state.api``). The startup hooks of the resources
-    an app is composed of fill their fields; a field a composition leaves empty is None.
-
-    Attributes:
-        settings: the configuration.
-        store: the artifact store.
-        stored_skills: uploaded skills (``open_skills``).
-        directory_skills: the directory libraries, which the skill listing shows
-            (``open_skills``; rescanned every ``SKILLS__RELOAD_SECONDS``).
-        registry: the whole library runs are pinned against: directory skills and the enabled
-            uploaded ones; rebuilt after every upload, switch or deletion, and when a rescan
-            finds the folders changed (``open_skills``).
-        skills_changed: rebuilds :attr:`registry` and tells :attr:`registry_listeners`.
-        registry_listeners: told every new :attr:`registry` (in-process engines' services).
-        environment_builds: registration builds in flight (kept so none is collected early).
-        agents: the agent store (``open_agents``).
-        runs: runs on the configured engine (``open_runs``).
-        worker_metrics: the in-process worker's metrics, for ``/metrics``.
-        resources: what startup hooks opened for the app's lifetime (background tasks),
-            closed when it stops.
-        audit: the skill audit log every lifecycle change is recorded in.
-        readiness: whether the app serves yet, and what it waits for (``/healthz``).
-    """
-
-    settings: Settings
-    store: ArtifactStore
-    stored_skills: StoredSkills | None = None
-    directory_skills: SkillRegistry | None = None
-    registry: SkillRegistry | None = None
-    skills_changed: Callable[[], Awaitable[None]] | None = None
-    registry_listeners: list[Callable[[SkillRegistry], None]] = field(default_factory=list)
-    environment_builds: set[asyncio.Task[None]] = field(default_factory=set)
-    agents: AgentStore | None = None
-    runs: RunService | None = None
-    worker_metrics: WorkerMetrics | None = None
-    resources: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
-    readiness: Readiness = field(default_factory=Readiness)
-    _audit: AuditLog | None = None
-
-    @property
-    def audit(self) -> AuditLog:
-        """The skill audit log (``AUDIT__``), as the API writes it."""
-        if self._audit is None:
-            actor = f"api@{socket.gethostname()}"
-            self._audit = AuditLog.from_settings(self.settings.audit, self.store, actor=actor)
-        return self._audit
-
-
-def provided(value: _T | None, hook: str) -> _T:
-    """`value`, a field of :class:`ApiState` a route needs; None means the app was composed
-    without the startup hook that fills it, a programming error named here.
-
-    Raises:
-        RuntimeError: the field is empty.
-    """
-    if value is None:
-        raise RuntimeError(f"the API was composed without {hook}")
-    return value
-
-
-async def state_of(request: Request) -> ApiState:
-    """The app's shared state (a dependency; a coroutine, so it runs on the event loop)."""
-    return request.app.state.api
-
-
 def _tokens(settings: Settings) -> list[bytes]:
     api = settings.api
     if api.token is None:
@@ -152,8 +74,9 @@ def create_api(
     *,
     store: ArtifactStore | None = None,
     routers: Sequence[APIRouter] = (),
-    on_startup: Sequence[Callable[[ApiState], Any]] = (),
-    opening: Callable[[ApiState], contextlib.AbstractAsyncContextManager[object]] | None = None,
+    on_startup: Sequence[StartupHook] = (),
+    opening: Callable[[ApiComposition], contextlib.AbstractAsyncContextManager[object]]
+    | None = None,
 ) -> FastAPI:
     """Build the API app.
 
@@ -161,10 +84,15 @@ def create_api(
         settings: configuration; ``api.token`` is required.
         store: the artifact store (default: from ``settings.storage``).
         routers: resource routers to mount (each declares its own ``/v1/...`` prefix).
-        on_startup: coroutines given the state once it exists (resources open their stores).
+        on_startup: the resources' start-up hooks, given the composition in turn (each
+            opens its service: ``open_skills``, ``open_agents``, ``open_runs(engine)``...).
         opening: what the app stands on, entered before `on_startup` and left after the app
             stops (the engine: ``skillweave.cli.api``); it may wait for what is not up yet
             (``skillweave.readiness``), the routes answering 503 + Retry-After meanwhile.
+
+    Once the hooks have run, the app's :class:`~skillweave.api.state.ApiState` is made; a
+    service a mounted route needs that no hook opened stops the start-up
+    (:meth:`~skillweave.api.state.ApiComposition.complete`).
     """
     tokens = _tokens(settings)
 
@@ -188,27 +116,33 @@ def create_api(
             )
 
     @asynccontextmanager
-    async def set_up(state: ApiState) -> AsyncIterator[None]:
+    async def set_up(
+        app: FastAPI, parts: ApiComposition, started: list[ApiState]
+    ) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             if opening is not None:  # may wait for the engine's dependencies
-                await stack.enter_async_context(opening(state))
-            async with state.resources:
+                await stack.enter_async_context(opening(parts))
+            async with parts.resources:
                 for hook in on_startup:
-                    await hook(state)
+                    await hook(parts)
+                state = parts.complete(needs_of(app.routes))  # or a composition error
+                metrics.shown[:] = parts.metrics
+                app.state.api = state
+                started.append(state)
                 yield
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         the_store = store if store is not None else open_store(settings.storage)
-        state = ApiState(settings, the_store, readiness=app.state.readiness)
-        app.state.api = state
+        parts = ApiComposition(settings=settings, store=the_store, readiness=app.state.readiness)
+        started: list[ApiState] = []
         # The routes answer 503 (and /healthz says why) while the set-up waits.
-        async with state.readiness.serving(set_up(state)):
+        async with parts.readiness.serving(set_up(app, parts, started)):
             try:
                 yield
             finally:  # the last records anchored in a checkpoint
-                if state._audit is not None:
-                    await state._audit.aclose()
+                for state in started:
+                    await state.audit.aclose()
 
     app = FastAPI(
         title="skillweave control-plane API",
@@ -227,7 +161,7 @@ def create_api(
     )
     # Metrics: requests by route and status (outside the gate: its refusals count too) and
     # GET /metrics behind the token.
-    install_metrics(app, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
+    metrics = install_metrics(app, dependencies=[Depends(authorized)], responses=PROBLEM_RESPONSES)
     app.add_middleware(TraceMiddleware)  # outermost: a refused request is traced too
 
     @app.get(

@@ -13,10 +13,10 @@ middleware is plain ASGI, so that Server-Sent Events and downloads stream throug
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI, Response
 from fastapi.params import Depends
 from fastapi.responses import PlainTextResponse
 from prometheus_client import (
@@ -28,12 +28,8 @@ from prometheus_client import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillweave.api.state import ApiComposition
 from skillweave.engines.metrics import WorkerMetrics
-
-if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
-    from skillweave.api.app import ApiState
 
 __all__ = ["ApiMetrics", "RequestMetrics", "include_worker_metrics", "install_metrics"]
 
@@ -43,9 +39,15 @@ routing (a declared body over the limit, 413)."""
 
 
 class ApiMetrics:
-    """Requests by route, method and status; time to the response by route and method."""
+    """Requests by route, method and status; time to the response by route and method.
+
+    Attributes:
+        shown: more registries ``/metrics`` shows after the API's own (an in-process
+            worker's, :func:`include_worker_metrics`), set when the app has started.
+    """
 
     def __init__(self) -> None:
+        self.shown: list[CollectorRegistry] = []
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "skillweave_api_requests",
@@ -119,12 +121,12 @@ class RequestMetrics:
             raise
 
 
-def include_worker_metrics(metrics: WorkerMetrics) -> Callable[[ApiState], Awaitable[None]]:
+def include_worker_metrics(metrics: WorkerMetrics) -> Callable[[ApiComposition], Awaitable[None]]:
     """A startup hook for an API that runs jobs in-process: its ``/metrics`` also shows
     `metrics` (its services' model calls, script runs, activations, searches)."""
 
-    async def hook(state: ApiState) -> None:
-        state.worker_metrics = metrics
+    async def hook(parts: ApiComposition) -> None:
+        parts.metrics.append(metrics.registry)
 
     return hook
 
@@ -142,13 +144,12 @@ def install_metrics(
     router = APIRouter(tags=["metrics"])
 
     @router.get("/metrics", response_class=PlainTextResponse)
-    async def prometheus_metrics(request: Request) -> Response:
+    async def prometheus_metrics() -> Response:
         """Prometheus text: the API's requests, and the in-process worker's metrics when the
         API runs jobs itself (direct engine)."""
         body = generate_latest(metrics.registry)
-        worker: WorkerMetrics | None = request.app.state.api.worker_metrics
-        if worker is not None:
-            body += generate_latest(worker.registry)
+        for shown in metrics.shown:
+            body += generate_latest(shown)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     app.include_router(router, dependencies=list(dependencies), responses=responses)

@@ -14,13 +14,13 @@ stays what it was.
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
-from skillweave.api.app import ApiState, provided, state_of
+from skillweave.api.deps import ServedLibrary, State
 from skillweave.api.problems import ApiProblem
+from skillweave.api.served_skills import ServedSkills
+from skillweave.api.state import ApiState
 from skillweave.config import EgressApproval
 from skillweave.errors import EgressPolicyError, SkillFormatError, SkillNotFoundError
 from skillweave.sandbox.approvals import NetworkApprovals
@@ -60,13 +60,9 @@ class NetworkApproval(BaseModel):
     )
 
 
-State = Annotated[ApiState, Depends(state_of)]
-
-
-def _skill(state: ApiState, name: str) -> Skill:
-    registry = provided(state.registry, "open_skills")
+def _skill(skills: ServedSkills, name: str) -> Skill:
     try:
-        return registry.get(name)
+        return skills.registry.get(name)
     except SkillNotFoundError:
         raise ApiProblem(404, f"no skill {name!r}") from None
 
@@ -99,15 +95,17 @@ async def _view(state: ApiState, skill: Skill) -> NetworkView:
 
 
 @router.get("/{name}/network", response_model=NetworkView, summary="A skill's network")
-async def get_network(name: str, state: State) -> NetworkView:
+async def get_network(name: str, state: State, skills: ServedLibrary) -> NetworkView:
     """What the skill declares, and the approval in force."""
-    return await _view(state, _skill(state, name))
+    return await _view(state, _skill(skills, name))
 
 
 @router.put("/{name}/network", response_model=NetworkView, summary="Approve a skill's network")
-async def put_network(name: str, body: NetworkApproval, state: State) -> NetworkView:
+async def put_network(
+    name: str, body: NetworkApproval, state: State, skills: ServedLibrary
+) -> NetworkView:
     """Approve destinations the skill declares, pinned to a version (default: its current)."""
-    skill = _skill(state, name)
+    skill = _skill(skills, name)
     approvals = _approvals(state)
     if approvals.configured(skill.name) is not None:
         raise ApiProblem(
@@ -143,9 +141,9 @@ async def put_network(name: str, body: NetworkApproval, state: State) -> Network
 
 
 @router.delete("/{name}/network", status_code=204, response_class=Response)
-async def delete_network(name: str, state: State) -> Response:
+async def delete_network(name: str, state: State, skills: ServedLibrary) -> Response:
     """Withdraw the approval made over the API."""
-    skill = _skill(state, name)
+    skill = _skill(skills, name)
     approvals = _approvals(state)
     await state.audit.record("network_approval", skill=skill.name, decision="withdrawn")
     await approvals.delete(skill.name)

@@ -100,7 +100,7 @@ def agent_body(path: Path) -> tuple[dict[str, Any], list[str]]:
         AgentSpecError: the file cannot be read, is not a valid spec, or does not fit the API.
     """
     # Loaded when the command runs, not when the CLI starts (httpx, and the web stack).
-    from skillweave.api.agents import AgentCreate
+    from skillweave.api.agent_store import AgentCreate
     from skillweave.cli.job import read_agent_spec
 
     source = str(path)

@@ -22,10 +22,9 @@ from typing import Final
 import uvicorn
 from fastapi import FastAPI
 
-from skillweave.api import create_api
+from skillweave.api import ApiComposition, create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
-from skillweave.api.app import ApiState
 from skillweave.api.metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
@@ -54,22 +53,22 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     with owned_folder(settings, "api") as own:
 
         @contextlib.asynccontextmanager
-        async def opening(state: ApiState) -> AsyncIterator[None]:
+        async def opening(parts: ApiComposition) -> AsyncIterator[None]:
             if own.workflow.execution_engine == "temporal":
                 async with open_store(own) as store:
-                    await dependencies_ready(own, store, readiness=state.readiness)
+                    await dependencies_ready(own, store, readiness=parts.readiness)
             else:  # the direct engine: its jobs need the store alone
                 async with open_store(own) as store:
-                    await store_ready(store, own.storage, readiness=state.readiness)
+                    await store_ready(store, own.storage, readiness=parts.readiness)
             # A server may have no default model: each run's agent then names its own.
             async with open_engine(own) as opened:
-                state.store = opened.store
-                await open_skills(state)
+                parts.store = opened.store
+                await open_skills(parts)
                 if opened.services is not None:  # jobs run here: their skills and metrics too
-                    await serve_uploaded_skills(opened.services)(state)
-                    await include_worker_metrics(opened.services.metrics)(state)
-                await open_agents(state)
-                await open_runs(opened.engine)(state)
+                    await serve_uploaded_skills(opened.services)(parts)
+                    await include_worker_metrics(opened.services.metrics)(parts)
+                await open_agents(parts)
+                await open_runs(opened.engine)(parts)
                 yield
 
         yield create_api(

@@ -4,7 +4,7 @@
 - **model**: the default model, if there is one (servers start without: each job then names
   its own, ``llm.factory.default_model_problem``), and every model profile, have what they
   need: credentials, and an endpoint that answers a listing of its models (no tokens spent);
-- **agents** (``doctor``): the agents stored for the API (``api.agents.AgentStore``) whose
+- **agents** (``doctor``): the agents stored for the API (``api.agent_store.AgentStore``) whose
   model does not resolve, as the API resolves it when a run of theirs is submitted: such a run
   is refused.
 """
@@ -98,9 +98,9 @@ async def model_check(probe: Probe) -> Check:
 
 
 async def agents_check(probe: Probe) -> Check:
-    """The agents stored for the API (``api.agents.AgentStore``) whose model does not resolve
+    """The agents stored for the API (``api.agent_store.AgentStore``) whose model does not resolve
     here, as the API would resolve it when a run of theirs is submitted."""
-    from skillweave.api.agents import AgentStore
+    from skillweave.api.agent_store import AgentStore
     from skillweave.cli.compose import open_store
     from skillweave.llm.factory import default_model_problem, resolve_model
 

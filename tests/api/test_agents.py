@@ -12,11 +12,11 @@ import pytest
 from pydantic import SecretStr
 
 from mcp_manager.server import LoopbackServer
-from skillweave.api import ApiState, create_api
+from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
+from skillweave.api.skills import open_skills
 from skillweave.config import Settings
-from skillweave.skills import SkillLibrary
 from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
@@ -33,7 +33,7 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArt
     settings = Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN), "max_json_bytes": 4096},
-        skills={"dirs": [str(library)]},
+        skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded")},
         model={
             "provider": "openai",
             "name": "gpt-4o-mini",
@@ -46,11 +46,8 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, LocalArt
     )
     store = LocalArtifactStore(tmp_path / "store")
 
-    async def open_library(state: ApiState) -> None:
-        state.directory_skills = SkillLibrary(state.settings.skills).refresh()
-
     app = create_api(
-        settings, store=store, routers=[agents_router], on_startup=[open_library, open_agents]
+        settings, store=store, routers=[agents_router], on_startup=[open_skills, open_agents]
     )
     async with (
         LoopbackServer(app) as server,

@@ -26,7 +26,8 @@ from mcp_manager.server import LoopbackServer
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
-from skillweave.api.runs import LOST_REASON, open_runs
+from skillweave.api.run_records import LOST_REASON
+from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines import AgentServices, DirectEngine

@@ -82,11 +82,11 @@ class Served:
     @property
     def registry(self) -> SkillRegistry:
         """What runs are pinned against (directory skills and enabled uploads)."""
-        return self.app.state.api.registry
+        return self.app.state.api.skills.registry
 
     async def refresh(self) -> None:
         """Rebuild the registry, as after an upload (picks up new directory skills too)."""
-        await self.app.state.api.skills_changed()
+        await self.app.state.api.skills.changed()
 
 
 def directory_skill(library: Path, folder: str, name: str | None = None) -> Path:

@@ -159,7 +159,7 @@ async def test_doctor_names_the_stored_agents_without_a_model(
 ) -> None:
     """No default model: an agent that names none cannot run, nor one whose model_id does
     not resolve; one with a model that resolves is fine."""
-    from skillweave.api.agents import AgentCreate, AgentStore
+    from skillweave.api.agent_store import AgentCreate, AgentStore
 
     agents = AgentStore(LocalArtifactStore(tmp_path / "store"))  # base_env's store
     _, checks, _ = await asyncio.to_thread(doctor, base_env)

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.api.runs import _sse
+from skillweave.api.run_events import server_sent_events
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
 from skillweave.engines.contract import ActivityTimeouts
@@ -89,7 +89,7 @@ async def _follow_and_stream(engine: Any, job_id: str) -> tuple[list[Any], str]:
         return [item async for item in engine.follow(job_id)]
 
     async def stream() -> str:
-        return b"".join([chunk async for chunk in _sse(engine, job_id, 0)]).decode()
+        return b"".join([chunk async for chunk in server_sent_events(engine, job_id, 0)]).decode()
 
     followed, streamed = await asyncio.gather(follow(), stream())
     return followed, streamed

@@ -153,5 +153,5 @@ async def test_the_api_lists_added_changed_and_removed_directory_skills(
                 assert time.monotonic() < deadline, await listed(client)
                 await asyncio.sleep(0.05)
         # What runs are pinned against follows too.
-        registry = app.state.api.registry
+        registry = app.state.api.skills.registry
         assert "notes" not in registry

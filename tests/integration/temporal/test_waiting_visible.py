@@ -28,7 +28,8 @@ from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
-from skillweave.api.runs import Run, open_runs
+from skillweave.api.run_schemas import Run
+from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest

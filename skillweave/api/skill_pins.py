@@ -1,0 +1,183 @@
+"""Pinning a run's skills: each skill its agent lists, at the version the library holds when
+the run starts, its package put in the store, so that uploading a new version or deleting the
+skill while the run goes on does not change what the run activates, reads or runs.
+
+No skill vanishes silently: a listed skill that is deleted, disabled, or whose name now resolves
+to another source than the listing shows (shadowed) refuses the run
+(:class:`~skillweave.errors.SkillUnavailableError`, a 409 naming the skill and the reason).
+:class:`SkillPins` is used by the launcher (:mod:`skillweave.api.run_launcher`).
+"""
+
+from __future__ import annotations
+
+from skillweave.agent.spec import PinnedSkill
+from skillweave.api.agent_store import Agent
+from skillweave.api.problems import ApiProblem
+from skillweave.api.served_skills import NoSkills, ServedSkills
+from skillweave.errors import (
+    InvalidKeyError,
+    PackageError,
+    SkillNotFoundError,
+    SkillUnavailableError,
+)
+from skillweave.sandbox.packages import publish_skill
+from skillweave.skills import Skill, SkillRegistry
+from skillweave.skills.names import is_scope
+from skillweave.skills.stored import StoredSkill, StoredSkills
+from skillweave.storage.base import ArtifactStore
+
+__all__ = ["SkillPins"]
+
+
+class SkillPins:
+    """Pins an agent's skills for a run, against the library the API serves."""
+
+    def __init__(self, store: ArtifactStore, skills: ServedSkills | NoSkills) -> None:
+        self._store = store
+        self._skills = skills
+
+    async def pin(self, agent: Agent) -> tuple[PinnedSkill, ...] | None:
+        """The agent's skills (their trees too) at their current versions, each package put
+        in the store, so that the run sees them whatever the library holds later. A skill the
+        agent lists must be there, enabled, and resolve to the owner the listing shows
+        (:meth:`_check_available`); inside its tree, disabled skills and the trees under them
+        are left out, as a job would not see them.
+
+        Raises:
+            SkillUnavailableError: a listed skill is deleted, disabled or shadowed.
+        """
+        skills = self._skills
+        if isinstance(skills, NoSkills):  # an API composed without the skills routes
+            return None
+        registry = skills.registry
+        listed: list[str] = []
+        for entry in dict.fromkeys(agent.skill_ids):
+            if is_scope(entry):  # a namespace: what it holds now (its disabled skills left out)
+                held = [name for name in registry.resolve(entry) if registry.is_enabled(name)]
+                if not held:
+                    raise SkillUnavailableError(
+                        entry,
+                        reason="deleted",
+                        detail="no enabled skill is in that namespace any more; change the "
+                        "agent's skill_ids",
+                    )
+                listed += held
+            else:
+                listed.append(registry.canonical(entry) or entry)
+        listed = list(dict.fromkeys(listed))
+        await self._check_available(skills.stored, registry, listed)
+        try:
+            view = registry.restricted(listed)
+        except SkillNotFoundError as exc:  # pragma: no cover - checked just above
+            raise SkillUnavailableError(
+                exc.name, reason="deleted", detail="no skill of that name exists any more"
+            ) from None
+
+        def visible(skill: Skill) -> bool:
+            if not view.is_enabled(skill.name):
+                return False
+            if skill.name in listed:  # listed itself: a root of the run, whatever its parent
+                return True
+            return skill.parent is not None and visible(view.get(skill.parent))
+
+        pinned = []
+        for skill in view:
+            if visible(skill):
+                try:
+                    await publish_skill(self._store, skill)
+                except (PackageError, InvalidKeyError) as exc:
+                    raise ApiProblem(
+                        409,
+                        f"the agent's skill {skill.name!r} cannot be packaged for a run: {exc}",
+                        title="Skill cannot run",
+                    ) from None
+                pinned.append(
+                    PinnedSkill(name=skill.name, version=skill.version, parent=skill.parent)
+                )
+        return tuple(pinned)
+
+    async def _check_available(
+        self, stored: StoredSkills, registry: SkillRegistry, names: list[str]
+    ) -> None:
+        """Refuse the run when a skill the agent lists would not be the one the listing shows.
+
+        Raises:
+            SkillUnavailableError: the first listed skill that is deleted, disabled or shadowed.
+        """
+        for name in names:
+            record = await stored.get(name)
+            refusal = _unavailable(name, registry, record)
+            if refusal is not None:
+                raise refusal
+
+
+def _unavailable(
+    name: str, registry: SkillRegistry, record: StoredSkill | None
+) -> SkillUnavailableError | None:
+    """Why the skill `name` an agent lists cannot be given to a run, or None when it can.
+
+    The listing (``/v1/skills``) shows `name` as a directory skill or as the uploaded skill
+    `record`; the run gets what the registry resolves `name` to. They must be the same owner.
+    """
+    change = "change the agent's skill_ids"
+    if name in registry:
+        skill = registry.get(name)
+        owner = registry.owner_of(name)
+        if owner.kind == "directory" and record is not None:
+            return SkillUnavailableError(
+                name,
+                reason="shadowed",
+                detail=f"the directory skill at {skill.path} and the uploaded skill {name!r} both"
+                " claim the name, and runs would get the directory one; delete the upload or"
+                f" {change}",
+            )
+        if owner.kind == "uploaded" and owner.source != name:
+            # The name now belongs to a child of another upload: not the skill the agent listed.
+            if record is not None and not record.enabled:
+                return _disabled_upload(name)
+            gone = "deleted" if record is None else "shadowed"
+            return SkillUnavailableError(
+                name,
+                reason=gone,
+                detail=f"the skill the agent listed is {gone}; the name now resolves to a child"
+                f" skill of {owner}; {change}",
+            )
+        if not registry.is_enabled(name):
+            why = (
+                "SKILLS__DISABLED or its own `enabled: false`"
+                if owner.kind == "directory"
+                else "its own `enabled: false`"
+            )
+            return SkillUnavailableError(
+                name, reason="disabled", detail=f"it is switched off ({why}); {change}"
+            )
+        return None
+    if record is not None and not record.enabled:
+        return _disabled_upload(name)
+    holder = registry.claimant(name)
+    if holder is not None:
+        return SkillUnavailableError(
+            name,
+            reason="shadowed",
+            detail=f"the name resolves to the skill {holder.name!r} of"
+            f" {registry.owner_of(holder.name)} (names are compared case-insensitively);"
+            f" {change}",
+        )
+    if record is not None:
+        return SkillUnavailableError(
+            name,
+            reason="shadowed",
+            detail=f"the uploaded skill is not served: another source owns its name; {change}",
+        )
+    return SkillUnavailableError(
+        name, reason="deleted", detail=f"no skill of that name exists any more; {change}"
+    )
+
+
+def _disabled_upload(name: str) -> SkillUnavailableError:
+    return SkillUnavailableError(
+        name,
+        reason="disabled",
+        detail=f"the uploaded skill is switched off; enable it (PATCH /v1/skills/{name}) or"
+        " change the agent's skill_ids",
+    )

@@ -1,0 +1,166 @@
+"""What ``/v1/skills`` takes and answers: a skill as listed (:class:`SkillItem`) and shown
+(:class:`SkillDetail`), a stored skill as a write answers it (:class:`SkillRecord`), and the
+bodies of the writes (:class:`NewSkill`, :class:`InstallRequest`, :class:`SkillPatch`). The
+skill routes (:mod:`skillweave.api.skills`), reads (:mod:`skillweave.api.skill_reads`) and
+writes (:mod:`skillweave.api.skill_writes`) use them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from skillweave.skills.names import skill_id
+from skillweave.skills.scan import ScanReport
+from skillweave.skills.stored import SkillOrigin, StoredSkill, StoredVersion
+
+__all__ = [
+    "CreatedSkill",
+    "InstallRequest",
+    "InstalledSkill",
+    "NewSkill",
+    "SignatureStatus",
+    "SkillDetail",
+    "SkillItem",
+    "SkillPage",
+    "SkillPatch",
+    "SkillRecord",
+    "Source",
+]
+
+Source = Literal["directory", "uploaded"]
+
+
+class NewSkill(BaseModel):
+    """A skill given as the text of its SKILL.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64)
+    description: str = Field(min_length=1, max_length=1024)
+    content: str = Field(min_length=1, description="the whole SKILL.md, frontmatter included")
+
+
+class SkillRecord(BaseModel):
+    """A stored skill as a write answers it: its record, its latest version as ``version``."""
+
+    name: str
+    description: str
+    source: Literal["uploaded"] = "uploaded"
+    enabled: bool
+    held: bool = Field(description="switched off until an operator approves its version")
+    version: str = Field(description="the latest version (sha256 of the package's files)")
+    latest: str = Field(
+        description="the same as `version` (deprecated: the name older clients read)",
+        json_schema_extra={"deprecated": True},
+    )
+    versions: list[StoredVersion]
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="stable across versions; an agent's skill_ids take it"
+    )
+    @property
+    def id(self) -> str:
+        return skill_id(self.name)
+
+    @classmethod
+    def of(cls, record: StoredSkill, **extra: object) -> Self:
+        """The answer for `record` (and `extra` fields of a subclass)."""
+        return cls(
+            name=record.name,
+            description=record.description,
+            enabled=record.enabled,
+            held=record.held,
+            version=record.latest,
+            latest=record.latest,
+            versions=record.versions,
+            **extra,
+        )
+
+
+class CreatedSkill(SkillRecord):
+    """A skill stored from SKILL.md text, and what of its frontmatter the request replaced."""
+
+    overridden: list[str] = Field(
+        default_factory=list,
+        description=(
+            "frontmatter fields (name, description) the request's differed from: the stored"
+            " SKILL.md has the request's"
+        ),
+    )
+
+
+class InstallRequest(BaseModel):
+    """Skills to install from a git repository, a ZIP or a folder the server can read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=2048, description="a git URL or local path")
+    ref: str | None = Field(default=None, max_length=200, description="branch, tag or commit")
+    path: str | None = Field(default=None, max_length=1024, description="a sub-folder")
+    skills: list[str] = Field(
+        default_factory=list, max_length=500, description="only these (default: all)"
+    )
+
+
+class InstalledSkill(BaseModel):
+    """One installed skill: its version and where it came from."""
+
+    name: str
+    version: str
+    origin: SkillOrigin
+
+
+class SkillPatch(BaseModel):
+    """What can change on an uploaded skill."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool
+
+
+class SkillItem(BaseModel):
+    """One skill in a listing."""
+
+    name: str
+    description: str
+    source: Source
+    enabled: bool
+    version: str = Field(description="the latest version (sha256 of the package's files)")
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="stable across versions; an agent's skill_ids take it"
+    )
+    @property
+    def id(self) -> str:
+        return skill_id(self.name)
+
+
+class SignatureStatus(BaseModel):
+    """A version's signature against ``skills.trust.keys``."""
+
+    status: Literal["valid", "unsigned", "untrusted", "mismatch", "invalid"]
+    key_id: str | None = None
+    message: str
+
+
+class SkillDetail(SkillItem):
+    """One skill: its versions (uploaded skills), the files of its latest version, and that
+    version's scan and signature."""
+
+    versions: list[StoredVersion] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)
+    scan: ScanReport | None = Field(
+        default=None, description="its scan (none: stored before scans were kept)"
+    )
+    signature: SignatureStatus | None = None
+
+
+class SkillPage(BaseModel):
+    """A page of skills."""
+
+    items: list[SkillItem]
+    total: int
+    limit: int
+    offset: int
