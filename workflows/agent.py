@@ -10,22 +10,23 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
 
 - update ``send_message``: a user message; completes with the model's answer to it. The
   validator rejects empty or oversized text, a job that has ended, and a stale reply.
-- signals ``cancel`` and ``approve``; query ``status`` (never the transcript) and ``events``.
+- signals ``cancel`` and ``approve``; query ``status`` (never the transcript) and ``events``
+  (:class:`~workflows._event_window.EventWindow`).
 - the UI: the client sets a static summary and details at start; here ``set_current_details``
   (markdown) on every change, its last step the line every view shows for the latest event
-  (``skillweave.agent.rendering``), a ``summary`` on every activity, and the search attributes
-  ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``, ``SkillweaveTurns`` and
-  ``SkillweaveTokens``. Each upsert is an event in the job's history (and a write to the
-  server's visibility store), so they are written only when the phase, the active skills or
-  the agent changes (so ``SkillweavePhase`` is current: ops filter on ``running_script`` and
-  ``awaiting_approval``), with the turns and tokens riding along, and otherwise every tenth
-  turn (``COUNTS_EVERY_TURNS``: a run of reads and model calls in one phase writes its counts
-  once per ten turns; the status query and the UI's current details are always current).
-  Events alone (a model call's tokens, an activation) never write one, nor do the phases of
-  the local reads, which end inside the workflow task that began them, nor the values the run
-  started with. Histories recorded before these rules replay as they were written: with no
-  ``fewer-events-per-step`` marker, an upsert on every change; with it but no
-  ``counts-every-ten-turns`` marker, an upsert at every turn's start too.
+  (``skillweave.agent.rendering``), a ``summary`` on every activity, and the search attributes,
+  written only when the phase, the active skills or the agent changes and otherwise every tenth
+  turn (:class:`~workflows._search_attributes.SearchAttributes` says why). Events alone (a model
+  call's tokens, an activation) never write one, nor do the phases of the local reads.
+
+The loop reads what the model sent back (``AgentLoop(checks_replies=True)``: an empty or cut-off
+reply is asked again or fails the job, unreadable or schema-invalid arguments are refused before
+anything runs). The cheap reads (the catalog, a resource, a search) run as local activities
+(``workflows.runtime``).
+
+The limits a job's activities run under are its worker's, not its client's: the workflow asks
+for them once, before the loop starts (the local activity ``job_limits``), shows them in
+``status`` and carries them over continue-as-new (the continued run does not ask again).
 
 Long jobs: after every turn the loop asks whether to pause; when the server suggests continue-as-
 new (and no update waits for a reply), the run stops at that safe point, waits for its handlers
@@ -37,27 +38,23 @@ budget exhaustion fails the workflow with ``ApplicationError(type="BudgetExhaust
 failed tool or a job the loop ended ``failed`` (the model's replies were no answer) with
 ``type="JobFailed"``, all non-retryable, the ``JobResult`` in their details.
 
-The loop reads what the model sent back (``AgentLoop(checks_replies=…)``: an empty or cut-off
-reply is asked again or fails the job, unreadable or schema-invalid arguments are refused before
-anything runs) in runs started since ``workflow.patched("loop-reads-replies")``; histories
-recorded before it replay as they were written, taking any reply without tool calls as the
-answer and running any arguments.
-
-The limits a job's activities run under are its worker's, not its client's: in runs started
-since ``workflow.patched("worker-limits")`` the workflow asks for them once, before the loop
-starts (the local activity ``job_limits``), shows them in ``status`` and carries them over
-continue-as-new (the continued run does not ask again). Histories recorded before it replay
-under the timeouts their client sent in the input.
-
 A bug in workflow code is not caught: it fails the workflow *task*, which Temporal retries
 until fixed code is deployed, and the job resumes where it was.
+
+**Compatibility.** Version 0.1.0 is the baseline: the workflow carries no ``workflow.patched``
+branch, and the recorded histories (``tests/data/histories``) are those of this code. From the
+first release on, every change to the commands a workflow issues (an activity added, removed,
+renamed or reordered, a timer, a search-attribute upsert, a continue-as-new, a local activity)
+is gated with ``workflow.patched``, so that a job started by the old code replays, and is
+replay-tested: the old code's histories are kept in a folder named for the patch and
+``tests/workflows/test_replay.py`` replays them beside re-recorded current ones
+(``bench/record_history.py``). A branch is dropped only when no job of the old code can still
+be running.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -70,16 +67,9 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.agent.state import AgentState
     from skillweave.engines.base import JobResult, result_of
     from skillweave.engines.contract import (
-        EVENT_WINDOW,
-        EVENTS_CARRIED,
         MAX_MESSAGE_CHARS,
         QUERY_EVENTS,
         QUERY_STATUS,
-        SA_ACTIVE_SKILLS,
-        SA_AGENT,
-        SA_PHASE,
-        SA_TOKENS,
-        SA_TURNS,
         SIGNAL_APPROVE,
         SIGNAL_CANCEL,
         UPDATE_SEND,
@@ -92,33 +82,12 @@ with workflow.unsafe.imports_passed_through():
         Reply,
         UserMessage,
     )
-    from skillweave.terminal import counted
+    from workflows._details import current_details
+    from workflows._event_window import EventWindow
+    from workflows._search_attributes import SearchAttributes
     from workflows.runtime import Session, TemporalRuntime, ToolFailure
 
 __all__ = ["AgentWorkflow"]
-
-PATCH_FEWER_EVENTS_PER_STEP: Final = "fewer-events-per-step"
-PATCH_COUNTS_IN_TENS: Final = "counts-every-ten-turns"
-COUNTS_EVERY_TURNS: Final = 10
-"""Under ``counts-every-ten-turns``: a turn that changes only the counts (turns, tokens)
-writes them once this many turns have passed since they were last written."""
-"""The ``workflow.patched`` id of the leaner history: search attributes written only when the
-phase changes or a turn begins, and the cheap reads run as local activities
-(``TemporalRuntime.local_reads``).
-One id for both, so a new run records one marker."""
-PATCH_READS_REPLIES: Final = "loop-reads-replies"
-"""The ``workflow.patched`` id of the loop that reads what the model sent back (the module
-docstring); it changes which activities follow an empty or cut-off reply or a bad call."""
-PATCH_WORKER_LIMITS: Final = "worker-limits"
-"""The ``workflow.patched`` id of the limits asked of the worker (the module docstring): it
-adds the ``job_limits`` local activity at a job's start."""
-
-_INSTANT_PHASES: Final = frozenset({"starting", "reading", "searching"})
-"""Phases of the local activities: over within the workflow task that began them, so nobody
-could see them in visibility; with the patch they are not written there (the details and the
-``status`` query still show them)."""
-
-_VERSION_CHARS = 12
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -137,8 +106,7 @@ class AgentWorkflow:
             store_id=request.store_id,
         )
         self._session = Session(inbox=list(start.inbox))
-        self._events: deque[AgentEvent] = deque(start.events, maxlen=EVENT_WINDOW)
-        self._events_total = start.events_total
+        self._events = EventWindow(start.events, total=start.events_total)
         self._phase: Phase = "starting"
         self._last_error: str | None = None
         self._last_step = ""
@@ -149,16 +117,14 @@ class AgentWorkflow:
         self._replies: dict[int, Reply] = {}
         self._waiting: set[int] = set()
         self._answer_turn: int | None = None
-        self._upserted: dict[str, Any] = {}
-        self._agent: dict[str, str] = {}
-        self._fewer_events = False
-        self._counts_in_tens = False
+        # What the run started with (the client sets the agent and "starting"; a new run
+        # after continue-as-new inherits the last values) is not written again.
+        self._attributes = SearchAttributes(agent=request.agent.name if start.runs == 1 else None)
         self._limits: ActivityTimeouts | None = None
-        self._limits_asked = False
         self._runtime = TemporalRuntime(
             state=self._state,
             session=self._session,
-            timeouts=start.timeouts,
+            timeouts=start.limits or ActivityTimeouts(),
             on_phase=self._set_phase,
         )
 
@@ -167,20 +133,8 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, start: AgentWorkflowInput) -> JobResult:
         spec = start.request.agent
-        self._fewer_events = workflow.patched(PATCH_FEWER_EVENTS_PER_STEP)
-        self._counts_in_tens = self._fewer_events and workflow.patched(PATCH_COUNTS_IN_TENS)
-        reads_replies = workflow.patched(PATCH_READS_REPLIES)
-        self._runtime.local_reads = self._fewer_events
         self._limits = await self._limits_of(start)
         self._runtime.timeouts = self._limits
-        if self._fewer_events:
-            # What the run started with (the client sets the agent and "starting"; a new run
-            # after continue-as-new inherits the last values) is not written again.
-            self._upserted.update(self._started_with())
-            if start.runs == 1:
-                self._agent = {"agent": spec.name}  # written with the first upsert if missing
-        elif start.runs == 1:
-            self._upsert(agent=spec.name)
         loop = AgentLoop(
             self._runtime,
             spec,
@@ -188,7 +142,7 @@ class AgentWorkflow:
             pause=self._should_pause,
             catalog_mode=start.catalog_mode,
             catalog_top_k=start.catalog_top_k,
-            checks_replies=reads_replies,
+            checks_replies=True,
         )
         job = asyncio.create_task(loop.run(self._state))
         try:
@@ -205,13 +159,9 @@ class AgentWorkflow:
 
     async def _limits_of(self, start: AgentWorkflowInput) -> ActivityTimeouts:
         """The limits this run's activities run under: carried over continue-as-new, else
-        asked of the worker, else (a history recorded before) the ones the client sent."""
+        asked of the worker."""
         if start.limits is not None:
-            self._limits_asked = True
             return start.limits
-        if not workflow.patched(PATCH_WORKER_LIMITS):
-            return start.timeouts
-        self._limits_asked = True
         return await self._runtime.job_limits()
 
     async def _stop(self, job: asyncio.Task[AgentState]) -> None:
@@ -262,11 +212,10 @@ class AgentWorkflow:
             update={
                 "state": self._state,
                 "inbox": tuple(self._session.inbox),
-                "events": tuple(self._events)[-EVENTS_CARRIED:],
-                "events_total": self._events_total,
+                "events": self._events.carried(),
+                "events_total": self._events.total,
                 "runs": start.runs + 1,
-                # Asked once per job; a run recorded before the patch leaves it to the next.
-                "limits": self._limits if self._limits_asked else None,
+                "limits": self._limits,  # asked once per job
             }
         )
 
@@ -286,7 +235,6 @@ class AgentWorkflow:
 
     def _on_event(self, event: AgentEvent) -> None:
         self._events.append(event)
-        self._events_total += 1
         if event.kind == "answered":
             self._answer_turn = self._state.turn
             for index in sorted(self._waiting):
@@ -294,92 +242,22 @@ class AgentWorkflow:
                     self._replies.setdefault(index, self._reply(text=self._state.answer))
         # Every step, in the words of every other view (markdown-escaped: it is run text).
         self._last_step = event_line(event).markdown()
-        if not self._fewer_events:
-            self._upsert_current()
         workflow.set_current_details(self._details())
 
     def _set_phase(self, phase: Phase) -> None:
         self._phase = phase
-        if not (self._fewer_events and phase in _INSTANT_PHASES):
-            self._upsert_current()
+        self._attributes.show(phase, self._state)
         workflow.set_current_details(self._details())
 
-    def _started_with(self) -> dict[str, Any]:
-        """The search attributes this run started with, by the names :meth:`_upsert` uses."""
-        attributes = workflow.info().typed_search_attributes
-        names = {"agent": SA_AGENT, "phase": SA_PHASE, "turns": SA_TURNS, "tokens": SA_TOKENS}
-        found: dict[str, Any] = {
-            name: attributes.get(key)
-            for name, key in names.items()
-            if attributes.get(key) is not None
-        }
-        skills = attributes.get(SA_ACTIVE_SKILLS)
-        if skills is not None:
-            found["skills"] = sorted(skills)
-        return found
-
-    def _upsert_current(self) -> None:
-        state = self._state
-        values = {
-            **self._agent,
-            "phase": self._phase,
-            "turns": state.turn,
-            "tokens": state.usage.total_tokens,
-            "skills": sorted(state.active),
-        }
-        if self._counts_in_tens and not self._due(values):
-            return
-        self._upsert(**values)
-
-    def _due(self, values: dict[str, Any]) -> bool:
-        """Whether an upsert is due: anything but the counts changed (the phase, the active
-        skills, the agent's name), or the counts are `COUNTS_EVERY_TURNS` turns old."""
-        written = self._upserted
-        if any(written.get(name) != values[name] for name in values.keys() - {"turns", "tokens"}):
-            return True
-        return bool(values["turns"] >= written.get("turns", 0) + COUNTS_EVERY_TURNS)
-
-    def _upsert(self, **values: Any) -> None:
-        keys = {
-            "agent": SA_AGENT,
-            "phase": SA_PHASE,
-            "turns": SA_TURNS,
-            "tokens": SA_TOKENS,
-            "skills": SA_ACTIVE_SKILLS,
-        }
-        changed = {
-            name: value for name, value in values.items() if self._upserted.get(name) != value
-        }
-        if changed:
-            workflow.upsert_search_attributes(
-                [keys[k].value_set(v) for k, v in changed.items()]  # type: ignore[attr-defined]
-            )
-            self._upserted.update(changed)
-
     def _details(self) -> str:
-        state = self._state
-        lines = [
-            f"**{self._phase}** · turn {state.turn} of {state.budgets.max_turns} · "
-            f"{counted(state.usage.total_tokens, 'token')} · "
-            f"{counted(state.script_runs, 'script run')}"
-            + (f" · run {self._start.runs}" if self._start.runs > 1 else ""),
-        ]
-        if state.active:
-            skills = ", ".join(
-                f"`{name}` @ {skill.version[:_VERSION_CHARS]}"
-                for name, skill in state.active.items()
-            )
-            lines.append(f"**Active skills:** {skills}")
-        if self._last_step:
-            lines.append(f"**Last step:** {self._last_step}")
-        if self._session.awaiting is not None:
-            ask = self._session.awaiting
-            lines.append(f"**Waiting for approval:** {ask.describe()}")
-        if state.outputs:
-            lines.append(f"**Outputs:** {counted(len(state.outputs), 'artifact')}")
-        if self._last_error or (state.finished and state.reason):
-            lines.append(f"**Reason:** {self._last_error or state.reason}")
-        return "\n\n".join(lines)
+        return current_details(
+            self._state,
+            phase=self._phase,
+            run=self._start.runs,
+            last_step=self._last_step,
+            awaiting=self._session.awaiting,
+            last_error=self._last_error,
+        )
 
     def _reply(self, *, text: str | None) -> Reply:
         state = self._state
@@ -456,7 +334,7 @@ class AgentWorkflow:
             answer=state.answer,
             awaiting_approval=self._session.awaiting,
             answer_turn=self._answer_turn,
-            events_total=self._events_total,
+            events_total=self._events.total,
             runs=self._start.runs,
             outputs=len(state.outputs),
             limits=self._limits,
@@ -464,12 +342,4 @@ class AgentWorkflow:
 
     @workflow.query(name=QUERY_EVENTS)
     def events(self, after: int = 0) -> EventPage:
-        first = self._events_total - len(self._events)
-        start = max(after, first)
-        window = list(self._events)[start - first :]
-        return EventPage(
-            events=tuple(window),
-            next=self._events_total,
-            dropped=max(0, first - after),
-            finished=self._state.finished,
-        )
+        return self._events.page(after, finished=self._state.finished)

@@ -29,9 +29,7 @@ timeout, the attempts). They are fleet settings an operator sets on the workers
 values are not used. A job asks for them once, at its start, with the local activity
 ``job_limits`` (that one call runs under the defaults of :class:`ActivityTimeouts`), runs every
 later activity under them, carries them over continue-as-new (:attr:`AgentWorkflowInput.limits`)
-and shows them in ``status`` (:attr:`JobView.limits`). Jobs recorded before that
-(``workflow.patched("worker-limits")``) keep the timeouts their client sent in
-:attr:`AgentWorkflowInput.timeouts`, a field a client no longer fills.
+and shows them in ``status`` (:attr:`JobView.limits`).
 
 A job runs only on workers of the store it was started against: the client starts it on the
 configured task queue routed to that store (:func:`store_task_queue`), the only queue those
@@ -155,11 +153,6 @@ class AgentWorkflowInput(_Model):
     request: JobRequest
     catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = 8
-    timeouts: ActivityTimeouts = Field(
-        default_factory=ActivityTimeouts,
-        description="No longer sent (the worker owns the limits): what jobs recorded before "
-        "the worker-limits patch run under.",
-    )
     limits: ActivityTimeouts | None = Field(
         default=None,
         description="The worker's limits, carried over continue-as-new (asked once per job).",

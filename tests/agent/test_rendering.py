@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from skillweave.agent.events import EVENT_KINDS, AgentEvent, EventKind
 from skillweave.agent.rendering import RENDERED_KINDS, Line, event_line, generic_line
-from skillweave.api.runs import _sse as api_sse
+from skillweave.api.run_events import server_sent_events as api_sse
 from skillweave.cli import app, runs
 from skillweave.cli.remote_runs import _sse as client_sse
 from skillweave.cli.view import LABEL_CHARS, EventView
@@ -283,7 +283,6 @@ def _workflow_details(monkeypatch: pytest.MonkeyPatch, events: list[AgentEvent])
     """The Temporal UI's current details after each event, as the workflow sets them."""
     details: list[str] = []
     monkeypatch.setattr(workflow_module.workflow, "set_current_details", details.append)
-    monkeypatch.setattr(AgentWorkflow, "_upsert_current", lambda self: None)
     run = AgentWorkflow(AgentWorkflowInput(request=JobRequest(job_id=JOB, task="Profile it.")))
     for event in events:
         run._on_event(event)

@@ -42,7 +42,7 @@ from tests.integration.temporal.harness import (
     suggesting_continue_as_new,
 )
 from tests.reliability.conftest import scale
-from workflows.agent import COUNTS_EVERY_TURNS
+from workflows._search_attributes import COUNTS_EVERY_TURNS
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
 

@@ -7,7 +7,9 @@ takes a signal, an update and timers (see the README there). Replaying needs no 
 data converter and sandbox, and fails on the first command that differs from the history (an
 activity added, removed, renamed or reordered; a timer; a search-attribute upsert; a
 continue-as-new). A workflow change that fails here would break every job running when it is
-deployed: gate it with ``workflow.patched`` or re-record the histories on purpose.
+deployed: gate it with ``workflow.patched`` and keep the old histories (in a folder named for the
+patch), or, before the first release only, re-record the histories on purpose (the rule is in
+``workflows.agent``'s docstring).
 """
 
 from __future__ import annotations
@@ -25,19 +27,14 @@ from temporalio.workflow import NondeterminismError
 
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
-from workflows.agent import (
-    PATCH_COUNTS_IN_TENS,
-    PATCH_FEWER_EVENTS_PER_STEP,
-    PATCH_READS_REPLIES,
-    PATCH_WORKER_LIMITS,
-    AgentWorkflow,
-)
+from workflows.agent import AgentWorkflow
 from workflows.worker import sandbox_runner
 
 HISTORIES = Path(__file__).resolve().parents[1] / "data" / "histories"
 GOLDEN = sorted(path.relative_to(HISTORIES).as_posix() for path in HISTORIES.rglob("*.json"))
 """Every recorded history: today's, and those of earlier workflow code (in folders named for
-the ``workflow.patched`` change after which they were recorded), which must keep replaying."""
+the ``workflow.patched`` change after which they were recorded), which must keep replaying.
+At the 0.1.0 baseline there are only today's."""
 CURRENT = [name for name in GOLDEN if "/" not in name]
 
 ACTIVITIES = {
@@ -157,17 +154,17 @@ def test_the_histories_cover_every_activity_and_interaction() -> None:
 
 async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None:
     """The guard has teeth: one renamed activity in the history is a nondeterminism error."""
-    data = _data("before-fewer-events-per-step/demo.json")
+    data = _data("demo.json")
     for event in data["events"]:
         if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
             attributes = event["activityTaskScheduledEventAttributes"]
-            if attributes["activityType"]["name"] == "read_skill_resource":
-                attributes["activityType"]["name"] = "read_skill_file"
+            if attributes["activityType"]["name"] == "run_skill_script":
+                attributes["activityType"]["name"] = "run_skill_file"
                 break
     else:
-        pytest.fail("the demo history has no read_skill_resource activity")
+        pytest.fail("the demo history has no run_skill_script activity")
 
-    with pytest.raises(NondeterminismError, match="read_skill_resource"):
+    with pytest.raises(NondeterminismError, match="run_skill_script"):
         await _replayer().replay_workflow(_history("demo.json", data))
 
 
@@ -191,8 +188,7 @@ async def test_a_history_with_another_local_activity_fails_the_replay() -> None:
 
 
 def _upserts(data: dict[str, Any]) -> list[dict[str, str]]:
-    """The values of every upsert of our search attributes, in order (the SDK adds one of
-    ``TemporalChangeVersion`` per run that takes a patch: left out)."""
+    """The values of every upsert of our search attributes, in order."""
     found = []
     for event in data["events"]:
         if event["eventType"] != "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES":
@@ -210,12 +206,11 @@ def _upserts(data: dict[str, Any]) -> list[dict[str, str]]:
     return found
 
 
-def test_steps_make_fewer_history_events() -> None:
+def test_steps_make_few_history_events() -> None:
     """Each upsert is a history event: the workflow writes one when the phase or the active
     skills change (turns and tokens ride along) or every tenth turn, not on every event, and not
     for the phases of local reads (``tests/reliability/test_length.py`` shows the tenth-turn
-    rule on a long run of reads). Histories of the code before each patch wrote more, and still
-    replay (they are in GOLDEN)."""
+    rule on a long run of reads). The baseline records no ``workflow.patched`` marker."""
     for name in CURRENT:
         data = _data(name)
         upserts = _upserts(data)
@@ -228,57 +223,19 @@ def test_steps_make_fewer_history_events() -> None:
             if "SkillweavePhase" in values
         }
         assert not shown & {"starting", "reading", "searching"}, (name, shown)
-        # A continued run carries its limits over, so it never asks (nor records that patch).
-        asked = [] if _continued(data) else [PATCH_WORKER_LIMITS]
-        assert _patches(data) == [
-            PATCH_FEWER_EVENTS_PER_STEP,
-            PATCH_COUNTS_IN_TENS,
-            PATCH_READS_REPLIES,
-            *asked,
-        ], name
-    before = _data("before-fewer-events-per-step/demo.json")
-    now = _data("demo.json")
-    # The same job, the same activities, but for the worker's limits asked at its start.
-    assert _scheduled(now) == ["job_limits", *_scheduled(before)]
-    assert any(
-        "SkillweavePhase" not in values and "SkillweaveTurns" not in values
-        for values in _upserts(before)
-    )
-    assert len(_upserts(now)) < len(_upserts(before)) * 2 / 3
+        assert _patches(data) == [], name
     # The cheap reads ran as local activities (a marker each, no task of their own); the
     # side effects that must not run twice or run long stayed activities.
     local = set().union(*(_local(_data(name)) for name in CURRENT))
     assert local == {"job_limits", "prepare_catalog", "read_skill_resource", "search_skills"}
-    assert not _local(before)
-    assert len(_step_events(now)) < len(_step_events(before)) * 0.85
-
-
-def _step_events(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The events of a history but the once-per-run ones no step makes: each patch's marker
-    and the SDK's ``TemporalChangeVersion`` upsert that goes with it, and the worker's limits
-    asked at the start (``job_limits``). What is left grows with the job's steps."""
-    found = []
-    for event in data["events"]:
-        kind = event["eventType"]
-        marker = event.get("markerRecordedEventAttributes", {})
-        if marker.get("markerName") == "core_patch":
-            continue
-        if (local := _local_activity(event)) is not None and local[0] == "job_limits":
-            continue
-        if kind == "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES":
-            attributes = event["upsertWorkflowSearchAttributesEventAttributes"]
-            if set(attributes["searchAttributes"]["indexedFields"]) == {"TemporalChangeVersion"}:
-                continue
-        found.append(event)
-    return found
+    demo = _data("demo.json")
+    assert len(_upserts(demo)) < len(_scheduled(demo))
 
 
 def test_a_job_asks_its_worker_for_its_limits_once_at_its_start() -> None:
-    """Since ``workflow.patched("worker-limits")`` a job's first run asks its worker for the
-    limits its activities run under: one ``job_limits`` local activity (a marker), before any
-    other step; a run continued as new carries them in its input and does not ask again.
-    Histories recorded before the patch never asked (their client sent the timeouts), and
-    still replay (they are in GOLDEN)."""
+    """A job's first run asks its worker for the limits its activities run under: one
+    ``job_limits`` local activity (a marker), before any other step; a run continued as new
+    carries them in its input and does not ask again."""
     first_runs = {name for name in CURRENT if not _continued(_data(name))}
     assert first_runs == {"demo.json", "conversation-1.json"}, CURRENT
     for name in CURRENT:
@@ -300,35 +257,3 @@ def test_a_job_asks_its_worker_for_its_limits_once_at_its_start() -> None:
     ]
     assert told is not None
     assert _input(_data("conversation-2.json"))["limits"] == told
-    before = [name for name in GOLDEN if name.startswith("before-worker-limits/")]
-    assert sorted(before) == [
-        "before-worker-limits/conversation-1.json",
-        "before-worker-limits/conversation-2.json",
-        "before-worker-limits/demo.json",
-    ]
-    for name in before:
-        data = _data(name)
-        assert "job_limits" not in _scheduled(data), name
-        assert PATCH_WORKER_LIMITS not in _patches(data), name
-
-
-def test_a_job_of_the_loop_before_it_read_replies_replays_as_it_ran() -> None:
-    """``before-loop-reads-replies/bad-replies.json``, recorded by the code before that patch:
-    a call against its tool's schema ran the script, and an empty reply completed the job. The
-    loop of today refuses the one and asks again after the other; with the patch absent from
-    the history it takes them as it did, so the history replays (it is in GOLDEN)."""
-    data = _data("before-loop-reads-replies/bad-replies.json")
-    assert _scheduled(data) == [
-        "prepare_catalog",
-        "invoke_model",
-        "load_skill",
-        "invoke_model",
-        "run_skill_script",
-        "invoke_model",
-    ]
-    assert PATCH_READS_REPLIES not in _patches(data)
-    closed = data["events"][-1]
-    assert closed["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
-    (payload,) = closed["workflowExecutionCompletedEventAttributes"]["result"]["payloads"]
-    result = json.loads(base64.b64decode(payload["data"]))
-    assert (result["status"], result["answer"], result["script_runs"]) == ("completed", "", 1)

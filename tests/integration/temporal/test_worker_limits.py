@@ -4,7 +4,7 @@ A client whose ``WORKFLOW__SCRIPT_TIMEOUT_SECONDS`` is 2.5 s starts a job whose 
 4 s, on a worker with the default (900 s). Before, the client's value went into the job's input
 and the script step timed out and was run again; now the job asks its worker for the limits at
 its start (the local activity ``job_limits``), so the step is scheduled with the worker's
-timeouts and runs once. The history, with the new marker, replays against the workflow code.
+timeouts and runs once. The history replays against the workflow code.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from skillweave.engines.temporal import connect_engine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.identity import store_identity
 from tests.integration.temporal.harness import TOOLS, Stack, unique
-from workflows.agent import PATCH_WORKER_LIMITS, AgentWorkflow
+from workflows.agent import AgentWorkflow
 from workflows.worker import build_worker, sandbox_runner
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -124,7 +124,7 @@ async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack)
     (first,) = _events(history, "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED")
     (payload,) = first["workflowExecutionStartedEventAttributes"]["input"]["payloads"]
     sent = json.loads(base64.b64decode(payload["data"]))
-    assert sent["timeouts"] == ActivityTimeouts().model_dump(mode="json")  # the default
+    assert "timeouts" not in sent
     assert sent["limits"] is None
     local = [
         json.loads(base64.b64decode(marker["details"]["data"]["payloads"][0]["data"]))
@@ -139,8 +139,8 @@ async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack)
         if e["markerRecordedEventAttributes"]["markerName"] == "core_patch"
         for payload in e["markerRecordedEventAttributes"]["details"]["patch-data"]["payloads"]
     ]
-    assert PATCH_WORKER_LIMITS in patches
-    # Deterministic: the history, with its new marker, replays against the workflow code.
+    assert patches == []  # the baseline: asking is no patch of its own
+    # Deterministic: the history replays against the workflow code.
     replayed = await Replayer(
         workflows=[AgentWorkflow],
         data_converter=data_converter(stack.store),
