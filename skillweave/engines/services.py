@@ -46,13 +46,13 @@ from skillweave.agent.runtime import (
     PublishSkillInput,
     PublishSkillOutcome,
     ReadResourceInput,
+    RecordInput,
     RunScriptInput,
     ScriptOutcome,
     SearchInput,
     SearchOutcome,
     SkillLoaded,
     ToolOutcome,
-    TranscriptWrite,
 )
 from skillweave.config import Settings
 from skillweave.engines._activation import Activations
@@ -63,7 +63,6 @@ from skillweave.engines._script_runs import ScriptRuns
 from skillweave.engines._skill_search import SkillSearch
 from skillweave.engines._views import SkillViews
 from skillweave.engines.authoring import SkillAuthoring
-from skillweave.engines.contract import RecordInput
 from skillweave.engines.metrics import WorkerMetrics
 from skillweave.engines.retries import call_name
 from skillweave.engines.transcript import TranscriptRecorder
@@ -259,7 +258,3 @@ class AgentServices:
     async def record_transcript(self, request: RecordInput) -> None:
         """Store messages the loop made itself (no model call carried them)."""
         await self.transcript.record(request.writes, run_id=request.run_id)
-
-    async def record(self, writes: Sequence[TranscriptWrite], *, run_id: str) -> None:
-        """Store messages the loop made itself (:meth:`record_transcript` by its parts)."""
-        await self.transcript.record(writes, run_id=run_id)
