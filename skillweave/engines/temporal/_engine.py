@@ -9,14 +9,16 @@ the ``events`` query by absolute index), ``send`` is taken before the job's next
 (an update, accepted or rejected by the workflow's validator), ``cancel`` returns once the job
 has ended, and ``result`` maps every way a workflow closes to a :class:`JobResult`. Beyond the
 protocol: :meth:`TemporalEngine.ask` (a message and the model's reply to it),
-:meth:`TemporalEngine.status` (the ``status`` query), :meth:`TemporalEngine.list_jobs`
-(visibility, :mod:`._visibility`), :meth:`TemporalEngine.waiting` (:mod:`._pending`) and
-:meth:`TemporalEngine.follow`, the events with notes between them (:mod:`._follow`).
+:meth:`TemporalEngine.status` (the ``status`` query), :meth:`TemporalEngine.list_jobs`,
+``describe`` and ``request`` (no worker needed: :mod:`._visibility`),
+:meth:`TemporalEngine.waiting` (:mod:`._pending`) and :meth:`TemporalEngine.follow`, the
+events with notes between them (:mod:`._follow`).
 
 The engine composes its collaborators, one job each: :class:`~._routing.StoreRouting` (its
 store and the task queue its jobs run on), :class:`~._start.JobStarter` (starting a job),
 :class:`~._handles.JobHandles` (a job's workflow and queries), :class:`~._results.JobResults`
-(how a job ended), :class:`~._pending.PendingActivities` (retries and waits) and
+(how a job ended), :class:`~._visibility.Visibility` (what the server tells without a
+worker), :class:`~._pending.PendingActivities` (retries and waits) and
 :class:`~._follow.Follower` (following a job). It is built by ``connect_engine``
 (:mod:`._connection`) or, in tests, over any client.
 """
@@ -34,7 +36,6 @@ from temporalio.client import (
     WorkflowUpdateStage,
 )
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
 
 from skillweave.agent import AgentEvent
 from skillweave.agent.runtime import ApprovalDecision
@@ -44,21 +45,19 @@ from skillweave.engines.contract import (
     SIGNAL_APPROVE,
     SIGNAL_CANCEL,
     UPDATE_SEND,
-    AgentWorkflowInput,
     EventPage,
     JobView,
     Reply,
     UserMessage,
 )
 from skillweave.engines.notes import FollowNote, events_only
-from skillweave.engines.temporal._errors import first_line
 from skillweave.engines.temporal._follow import FOLLOW_WORKER_WAIT_SECONDS, POLL_SECONDS, Follower
 from skillweave.engines.temporal._handles import QUERY_TIMEOUT, WAIT_QUERY_TIMEOUT, JobHandles
 from skillweave.engines.temporal._pending import PendingActivities
 from skillweave.engines.temporal._results import JobResults
 from skillweave.engines.temporal._routing import StoreRouting
 from skillweave.engines.temporal._start import JobStarter
-from skillweave.engines.temporal._visibility import JobRow, jobs_query
+from skillweave.engines.temporal._visibility import JobRow, Visibility
 from skillweave.errors import AgentError
 
 if TYPE_CHECKING:
@@ -109,6 +108,7 @@ class TemporalEngine:
         self._handles = JobHandles(client, self._routing)
         self._results = JobResults(self._handles)
         self._pending = PendingActivities(client, self._routing)
+        self._visibility = Visibility(client, self._handles)
         self._follower = Follower(
             self._handles,
             self._routing,
@@ -272,27 +272,12 @@ class TemporalEngine:
         return [waiting for _, waiting in await self._pending.waits(description)]
 
     async def describe(self, job_id: str) -> JobRow:
-        """The job's row from the server (no worker needed).
-
-        Raises:
-            AgentError: there is no such job.
-        """
-        with self._handles.errors(job_id):
-            return JobRow.of(await self._handles.of(job_id).describe())
+        """The job's row from the server, no worker needed (:meth:`Visibility.describe`)."""
+        return await self._visibility.describe(job_id)
 
     async def request(self, job_id: str) -> JobRequest:
-        """What the job was started with (task, agent, inputs), from its workflow's first
-        history event: no worker needed, for a job started by any client.
-
-        Raises:
-            AgentError: there is no such job.
-        """
-        with self._handles.errors(job_id):
-            async for event in self._handles.of(job_id).fetch_history_events(page_size=1):
-                payloads = event.workflow_execution_started_event_attributes.input.payloads
-                [start] = await self.client.data_converter.decode(payloads, [AgentWorkflowInput])
-                return start.request
-        raise AgentError(f"no run {job_id!r} on this Temporal namespace")
+        """What the job was started with, no worker needed (:meth:`Visibility.request`)."""
+        return await self._visibility.request(job_id)
 
     async def list_jobs(
         self,
@@ -302,19 +287,9 @@ class TemporalEngine:
         skill: str | None = None,
         limit: int = 50,
     ) -> list[JobRow]:
-        """Jobs on the server, newest first, filtered by agent, phase and an active skill.
-
-        Raises:
-            ConfigError: a filter is not a name or not a phase.
-        """
-        query = jobs_query(agent=agent, phase=phase, skill=skill)
-        try:
-            return [
-                JobRow.of(execution)
-                async for execution in self.client.list_workflows(query, limit=limit)
-            ]
-        except RPCError as exc:
-            raise AgentError(f"listing runs failed: {first_line(exc)}") from None
+        """Jobs on the server, newest first, filtered by agent, phase and an active skill
+        (:meth:`Visibility.list_jobs`)."""
+        return await self._visibility.list_jobs(agent=agent, phase=phase, skill=skill, limit=limit)
 
     async def workers(self) -> int:
         """How many workers of this engine's store polled its task queue lately (those that

@@ -7,10 +7,10 @@ to create it, on every door (``run``, ``api``, ``worker``, ``runs``, ``temporal 
 of an ``RPCError`` deep in the first call that needs it.
 
 A job started in a namespace that lacks one fails every workflow task (``BadSearchAttributes``)
-and stays "Running" for ever, so :class:`~skillweave.engines.TemporalEngine` refuses to start
-one there (:func:`search_attribute_problems`), ``skillweave doctor`` says which are missing, and
-``skillweave temporal setup`` registers them (:func:`register_search_attributes`), one call per
-attribute so that none is silently dropped, idempotently.
+and stays "Running" for ever, so :class:`~skillweave.engines.temporal.TemporalEngine` refuses
+to start one there (:func:`search_attribute_problems`), ``skillweave doctor`` says which are
+missing, and ``skillweave temporal setup`` registers them (:func:`register_search_attributes`),
+one call per attribute so that none is silently dropped, idempotently.
 """
 
 from __future__ import annotations

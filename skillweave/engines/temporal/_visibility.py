@@ -1,9 +1,11 @@
-"""Temporal visibility: which jobs the server holds, filtered by the search attributes the
-workflow keeps up to date (agent, phase, active skills), without asking a worker.
+"""Temporal visibility: what the server tells of jobs without asking a worker: which jobs it
+holds, filtered by the search attributes the workflow keeps up to date (agent, phase, active
+skills), one job's row, and what a job was started with (its history's first event).
 
 :class:`JobRow` is one job as visibility lists (or the server describes) it; :func:`jobs_query`
-builds the visibility query of ``TemporalEngine.list_jobs``, also used by the CLI
-(``skillweave runs list``, the in-flight check before a deploy).
+builds the visibility query of :meth:`Visibility.list_jobs`, also used by the CLI
+(``skillweave runs list``, the in-flight check before a deploy); :class:`Visibility` is
+``TemporalEngine``'s collaborator behind ``list_jobs``, ``describe`` and ``request``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from datetime import datetime
 from typing import Final, get_args
 
 from pydantic import BaseModel, ConfigDict
-from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+from temporalio.service import RPCError
 
+from skillweave.engines.base import JobRequest
 from skillweave.engines.contract import (
     SA_ACTIVE_SKILLS,
     SA_AGENT,
@@ -22,12 +26,15 @@ from skillweave.engines.contract import (
     SA_TOKENS,
     SA_TURNS,
     WORKFLOW_NAME,
+    AgentWorkflowInput,
     Phase,
     job_id_of,
 )
-from skillweave.errors import ConfigError
+from skillweave.engines.temporal._errors import first_line
+from skillweave.engines.temporal._handles import JobHandles
+from skillweave.errors import AgentError, ConfigError
 
-__all__ = ["PHASES", "JobRow", "jobs_query"]
+__all__ = ["PHASES", "JobRow", "Visibility", "jobs_query"]
 
 PHASES: Final[tuple[str, ...]] = get_args(Phase)
 
@@ -90,6 +97,64 @@ def _literal(option: str, value: str) -> str:
             "at most 200)"
         )
     return f"'{value}'"
+
+
+class Visibility:
+    """What the server tells of an engine's jobs without a worker.
+
+    Args:
+        client: the engine's client.
+        handles: the jobs' workflows (and the server's refusals as errors).
+    """
+
+    def __init__(self, client: Client, handles: JobHandles) -> None:
+        self.client = client
+        self._handles = handles
+
+    async def list_jobs(
+        self,
+        *,
+        agent: str | None = None,
+        phase: str | None = None,
+        skill: str | None = None,
+        limit: int = 50,
+    ) -> list[JobRow]:
+        """Jobs on the server, newest first, filtered by agent, phase and an active skill.
+
+        Raises:
+            ConfigError: a filter is not a name or not a phase.
+        """
+        query = jobs_query(agent=agent, phase=phase, skill=skill)
+        try:
+            return [
+                JobRow.of(execution)
+                async for execution in self.client.list_workflows(query, limit=limit)
+            ]
+        except RPCError as exc:
+            raise AgentError(f"listing runs failed: {first_line(exc)}") from None
+
+    async def describe(self, job_id: str) -> JobRow:
+        """The job's row from the server (no worker needed).
+
+        Raises:
+            AgentError: there is no such job.
+        """
+        with self._handles.errors(job_id):
+            return JobRow.of(await self._handles.of(job_id).describe())
+
+    async def request(self, job_id: str) -> JobRequest:
+        """What the job was started with (task, agent, inputs), from its workflow's first
+        history event: no worker needed, for a job started by any client.
+
+        Raises:
+            AgentError: there is no such job.
+        """
+        with self._handles.errors(job_id):
+            async for event in self._handles.of(job_id).fetch_history_events(page_size=1):
+                payloads = event.workflow_execution_started_event_attributes.input.payloads
+                [start] = await self.client.data_converter.decode(payloads, [AgentWorkflowInput])
+                return start.request
+        raise AgentError(f"no run {job_id!r} on this Temporal namespace")
 
 
 def jobs_query(
