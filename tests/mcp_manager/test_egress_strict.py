@@ -23,8 +23,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from mcp_manager import egress
-from mcp_manager.egress import EgressContext, EgressGateway, EgressProxy, EgressRecord
+from mcp_manager.egress import EgressContext, EgressGateway, EgressProxy, EgressRecord, _connection
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
 from skillweave.sandbox.egress import declared_destinations
 from tests.mcp_manager.egress_support import storing_upstream
@@ -513,7 +512,7 @@ async def test_a_body_past_the_byte_cap_is_refused_and_recorded() -> None:
 async def test_a_head_that_does_not_arrive_in_time_is_answered_408_and_recorded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(egress, "_HEAD_SECONDS", 0.3)
+    monkeypatch.setattr(_connection, "_HEAD_SECONDS", 0.3)
     async with storing_upstream() as upstream, proxy_for(_context(upstream.port)) as proxy:
         answer = await asyncio.to_thread(
             exchange, proxy.port, b"GET http://api.test/ HTTP/1.1\r\nHost: api.t"

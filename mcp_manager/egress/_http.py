@@ -1,5 +1,7 @@
-"""Strict HTTP/1.1 for the egress proxy (``mcp_manager.egress``): reading a client's request
-head, judging it well-formed, and writing the one request the proxy sends upstream.
+"""Strict HTTP/1.1 for the egress proxy (``_proxy``): reading a client's request head, judging
+it well-formed, and writing the one request the proxy sends upstream. The lowest module of the
+package: the connection helpers (``_connection``), the relay (``_relay``) and the proxy read
+requests through it.
 
 Why strict: the proxy and the upstream must read the same bytes as the same request, or a
 script could make the proxy judge one request while the upstream serves another (a second
@@ -33,6 +35,7 @@ from skillweave.errors import EgressPolicyError
 from skillweave.sandbox.egress import parse_authority
 
 __all__ = [
+    "CHUNK_BYTES",
     "MAX_HEAD_BYTES",
     "HttpRefusal",
     "ProxyRequest",
@@ -45,7 +48,8 @@ __all__ = [
 
 MAX_HEAD_BYTES: Final = 64 * 1024
 """The largest request head the proxy reads (431 past it)."""
-_CHUNK: Final = 64 * 1024
+CHUNK_BYTES: Final = 64 * 1024
+"""The most read from a stream at once."""
 _HOP_BY_HOP: Final = frozenset(
     {
         "connection",
@@ -153,7 +157,7 @@ async def read_head(
             )
         if end >= 0:
             return RequestHead(raw=bytes(head), rest=bytes(buffer[end + 4 :]))
-        chunk = await reader.read(_CHUNK)
+        chunk = await reader.read(CHUNK_BYTES)
         if not chunk:
             if buffer:
                 raise HttpRefusal(
@@ -360,7 +364,7 @@ class RequestBody:
             except h11.RemoteProtocolError as exc:
                 raise HttpRefusal(400, f"the request body is malformed: {str(exc)[:200]}") from None
             if event is h11.NEED_DATA:
-                data = self._pending or await self._reader.read(_CHUNK)
+                data = self._pending or await self._reader.read(CHUNK_BYTES)
                 self._pending = b""
                 if not data:
                     raise ConnectionError("the client closed within the request body")
