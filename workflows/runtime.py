@@ -15,10 +15,8 @@ run as local activities, recorded as one marker in the workflow task that asked 
 of a task of their own and three events. That is safe because such a read only reads the pinned
 skills and writes its result to a fixed transcript key: run again after a crash (nothing was
 recorded yet), it writes the same place, and the result the marker records is the one stored.
-Histories recorded before the ``fewer-events-per-step`` patch keep their activities
-(:attr:`TemporalRuntime.local_reads` off). Model calls, activations (which may run
-``--help-json`` in a sandbox) and script runs stay activities of their own, with heartbeats and a
-task a worker can pick up after a crash.
+Model calls, activations (which may run ``--help-json`` in a sandbox) and script runs stay
+activities of their own, with heartbeats and a task a worker can pick up after a crash.
 
 The limits every call runs under (:attr:`TemporalRuntime.timeouts`) are the worker's:
 :meth:`TemporalRuntime.job_limits` asks for them, once per job, before the loop starts (the
@@ -108,9 +106,6 @@ class TemporalRuntime:
         self.session = session
         self.timeouts = timeouts
         self._on_phase = on_phase
-        self.local_reads = True
-        """Run the reads ``local`` in their descriptors as local activities (the workflow
-        turns it off for histories recorded before its ``fewer-events-per-step`` patch)."""
 
     # --- activities ------------------------------------------------------------------------
 
@@ -132,8 +127,7 @@ class TemporalRuntime:
         }
         if effect.activity_id is not None:
             options["activity_id"] = effect.activity_id(request)
-        # Until local reads are unconditional, only the reads follow ``local_reads``.
-        if effect.local and (self.local_reads or effect is JOB_LIMITS):
+        if effect.local:
             return await _settled(
                 effect.name, workflow.execute_local_activity(effect.name, request, **options)
             )

@@ -19,6 +19,8 @@ The workflow's side effects are the activities declared in ``skillweave.agent.ef
 descriptor each, its ``name`` the activity's); the workflow schedules them
 (``workflows.runtime``) and the worker registers them (``activities.agent``) from those
 descriptors. A script run's idempotency key comes from ``skillweave.agent.identity``.
+:class:`ActivityTimeouts` and :data:`Phase`, which those descriptors name, are defined there, in
+the agent layer, and re-exported here with the rest of the contract.
 
 **The worker owns the limits its activities run under** (:class:`ActivityTimeouts`: a model
 call's, a script run's and the other activities' start-to-close timeouts, the heartbeat
@@ -48,7 +50,7 @@ from temporalio.common import SearchAttributeKey
 from skillweave.agent.effects import Phase
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.identity import JOB_KEY_PREFIX, job_id_of, job_key
-from skillweave.agent.runtime import ActivityTimeouts, ApprovalRequest, RecordInput
+from skillweave.agent.runtime import ActivityTimeouts, ApprovalRequest
 from skillweave.agent.state import AgentState, JobStatus
 from skillweave.config import WORKER_LIMITS, CatalogMode, WorkflowSettings
 from skillweave.engines.base import JobRequest
@@ -78,7 +80,6 @@ __all__ = [
     "EventPage",
     "JobView",
     "Phase",
-    "RecordInput",
     "Reply",
     "UserMessage",
     "activity_timeouts",
