@@ -14,8 +14,9 @@ on the call (the manager answers a repeated key with the stored result), the rec
 once.
 
 ``publish_skill`` (after a person approved, with the scan in front of them): the draft's
-package is stored as an uploaded skill (``StoredSkills``: validated again, its name owned,
-its origin the job), and the worker's library serves it at once, so later jobs find it.
+package is stored as an uploaded skill and the worker's library serves it at once, so later
+jobs find it (:class:`~skillweave.engines._publisher.SkillPublisher`, which
+:class:`SkillAuthoring` holds).
 
 Nothing is kept unrecorded: the draft's ``scan`` record is written before its package is
 stored, and a publication's ``scan``, ``signature``, ``approval`` and ``upload`` records before
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -41,30 +41,23 @@ from skillweave.agent.runtime import (
     SkillExample,
 )
 from skillweave.config import SkillsSettings
+from skillweave.engines._publisher import SkillPublisher
 from skillweave.engines._script_executor import ScriptExecutor
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip
 from skillweave.errors import (
     ExecutionRejectedError,
-    PackageError,
-    SignatureError,
     SkillFormatError,
-    SkillNameTakenError,
-    SkillScanError,
 )
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
-from skillweave.skills.admission import Admissions
 from skillweave.skills.drafts import Draft, build_draft
 from skillweave.skills.names import name_key
 from skillweave.skills.scan import ScanReport, scan_files
-from skillweave.skills.stored import SkillOrigin, StoredSkills, directory_owners
 from skillweave.storage import keys
-from skillweave.storage.audit import AuditEntry, AuditLog
+from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
 
 __all__ = ["SkillAuthoring"]
-
-_log = logging.getLogger("skillweave.engines")
 
 _SHOWN_FINDINGS: Final = 8
 _OUTPUT_SHOWN: Final = 600
@@ -102,6 +95,9 @@ class SkillAuthoring:
         self._audit = audit
         self._store = store
         self._settings = settings
+        self._publisher = SkillPublisher(
+            views, transcript=transcript, audit=audit, store=store, settings=settings
+        )
         self.published = published
 
     # --- create_skill ------------------------------------------------------------------------
@@ -267,87 +263,20 @@ class SkillAuthoring:
 
     # --- publish_skill -----------------------------------------------------------------------
 
+    @property
+    def published(self) -> Callable[[], Awaitable[None]] | None:
+        """Called after a publication, to serve the new skill at once (None: at the next
+        refresh): :attr:`SkillPublisher.published`."""
+        return self._publisher.published
+
+    @published.setter
+    def published(self, published: Callable[[], Awaitable[None]] | None) -> None:
+        self._publisher.published = published
+
     async def publish(self, request: PublishSkillInput) -> PublishSkillOutcome:
-        """Store the approved draft as an uploaded skill and serve it."""
-        store = self._store
-        registry = self._views.registry
-        record = await store.stat(keys.draft_key(request.run_id, request.name, request.version))
-        package = await store.stat(keys.skill_package_key(request.name, request.version))
-        error: str | None = None
-        if record is None or package is None:
-            error = f"{request.name!r} version {request.version[:12]} is not a draft of this job"
-        else:
-            data = await store.get_bytes(package)
-            owners = directory_owners(
-                skill for skill in registry if registry.owner_of(skill.name).kind == "directory"
-            )
-            origin = SkillOrigin(source=f"job {request.run_id}", kind="agent")
-            admissions = Admissions(self._settings, store, audit=self._audit, job=request.run_id)
-
-            async def admitted(name: str, version: str, package: bytes) -> bool:
-                await admissions.check(name, version, package)
-                # Recorded before it is stored: a record that cannot be written raises
-                # AuditLogError (not among the refusals below), which the engines retry.
-                await admissions.announce(
-                    [
-                        AuditEntry(
-                            "approval",
-                            skill=name,
-                            version=version,
-                            job=request.run_id,
-                            details={"decision": "published", "by": request.approved_by},
-                        ),
-                        AuditEntry(
-                            "upload",
-                            skill=name,
-                            version=version,
-                            job=request.run_id,
-                            details={"source": "agent"},
-                        ),
-                    ]
-                )
-                return False  # the person who approved the publication read its scan
-
-            try:
-                await StoredSkills(store).add_package(
-                    data,
-                    reserved=owners,
-                    origin=origin,
-                    expect_version=request.version,
-                    check=admitted,
-                )
-            except (
-                SkillNameTakenError,
-                SkillFormatError,
-                PackageError,
-                SignatureError,
-                SkillScanError,
-            ) as exc:
-                error = str(exc)
-            else:
-                await admissions.keep(request.name)
-        if error is None and self.published is not None:
-            try:
-                await self.published()
-            except Exception:  # served at the next refresh anyway
-                _log.warning("serving the published skill %s failed", request.name, exc_info=True)
-        text = (
-            f"Published {request.name!r} (version {request.version[:12]}): later jobs can find "
-            "and activate it."
-            if error is None
-            else f"{request.name!r} was not published: {error}"
-        )
-        summary = clip(f"[{PUBLISH_SKILL} {request.name}: {text}]")
-        chars = await self._transcript.tool_result(
-            request, tool=PUBLISH_SKILL, text=text, error=error is not None, summary=summary
-        )
-        return PublishSkillOutcome(
-            seq=request.seq,
-            chars=chars,
-            is_error=error is not None,
-            summary=summary,
-            published=error is None,
-        )
+        """Store the approved draft as an uploaded skill and serve it
+        (:meth:`SkillPublisher.publish`)."""
+        return await self._publisher.publish(request)
 
 
 def _judged(label: str, example: SkillExample, result: ExecutionResult) -> tuple[bool, str]:
