@@ -1,0 +1,160 @@
+"""One installation: the skills of a source stored as uploaded skills with their origin, all
+or none (:func:`install_skills`).
+
+The source is fetched (``_fetched``) and its skills staged (``_staged``) in a worker thread;
+each is then admitted (signature and scan, ``skills.admission``) and the audit log records the
+install before :class:`~skillweave.skills.stored.StoredSkills` stores any. Called by
+``skillweave skills install`` (``cli.install``) and ``POST /v1/skills/install``
+(``api.skill_writes``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillweave.errors import PackageError
+from skillweave.skills.admission import Admissions
+from skillweave.skills.install._fetched import fetched
+from skillweave.skills.install._source import SkillSource
+from skillweave.skills.install._staged import StagedSkill, staged_skills
+from skillweave.skills.package import PackageLimits
+from skillweave.skills.signing import read_signature
+from skillweave.skills.stored import Check, SkillOrigin, StoredSkill, StoredSkills
+from skillweave.storage.audit import AuditEntry
+
+__all__ = ["Installed", "install_skills"]
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """One installed skill: its stored record, the version installed and its origin."""
+
+    record: StoredSkill
+    version: str
+    origin: SkillOrigin
+
+
+async def install_skills(
+    stored: StoredSkills,
+    source: SkillSource,
+    *,
+    only: Sequence[str] = (),
+    reserved: Mapping[str, str] | Collection[str] = (),
+    commit: str | None = None,
+    expect: Mapping[str, str] | None = None,
+    admissions: Admissions | None = None,
+    allowed: Sequence[str] | None = None,
+) -> list[Installed]:
+    """Install the skills of `source` (those named in `only`) as uploaded skills, all or none.
+
+    Args:
+        stored: where they go.
+        source: where they come from.
+        only: the names to install (default: every skill of the source).
+        reserved: names other sources own (directory skills): refused.
+        commit: read a git source at this commit (a locked install).
+        expect: name → the version it must have (a locked install); refused otherwise.
+        admissions: the signature and scan checks of each version, and the audit log's
+            records of them and of the install, all before any is stored
+            (``skills.admission``; None: neither checked nor recorded).
+        allowed: an allowlist the source's real path must match too (the API's
+            ``SKILLS__INSTALL_SOURCES``); None: any source (the CLI's user reads it).
+
+    Raises:
+        PackageError, SkillFormatError, SkillNameTakenError: one line, nothing stored.
+        SignatureError, SkillScanError: what `admissions` refuses; nothing stored.
+        AuditLogError: the audit log cannot record the install; nothing stored.
+    """
+    staged, resolved = await asyncio.to_thread(
+        _fetch_and_stage, source, tuple(only), commit, stored.limits, allowed
+    )
+    missing = sorted(set(expect or {}) - {skill.name for skill in staged})
+    if missing:
+        raise PackageError(f"{source.location}: no skill {', '.join(map(repr, missing))} any more")
+    origins = [
+        SkillOrigin(
+            source=source.location,
+            kind=source.kind,
+            ref=source.ref,
+            path="/".join(part for part in (source.path, skill.path) if part) or None,
+            commit=resolved,
+        )
+        for skill in staged
+    ]
+    if admissions is not None:
+        admissions.signatures.update(
+            {skill.name: skill.signature for skill in staged if skill.signature is not None}
+        )
+    records = await stored.add_packages(
+        [
+            (skill.package, origin, (expect or {}).get(skill.name))
+            for skill, origin in zip(staged, origins, strict=True)
+        ],
+        reserved=reserved,
+        check=_announcing(admissions, stored, origins) if admissions is not None else None,
+    )
+    if admissions is not None:
+        for record in records:
+            await admissions.keep(record.name)
+    return [
+        Installed(record=record, version=record.latest, origin=origin)
+        for record, origin in zip(records, origins, strict=True)
+    ]
+
+
+def _announcing(
+    admissions: Admissions, stored: StoredSkills, origins: Sequence[SkillOrigin]
+) -> Check:
+    """The ``check`` of one install's packages (called once each, in order): each admitted
+    (``Admissions.check``: its scan and signature recorded), then, once the last one is, the
+    ``install`` (or ``update``) records of them all, before any is stored. A record that
+    cannot be written raises ``AuditLogError`` from here, and nothing is stored."""
+    checked: list[tuple[str, str, bool]] = []
+
+    async def check(name: str, version: str, package: bytes) -> bool:
+        held = await admissions.check(name, version, package)
+        checked.append((name, version, held))
+        if len(checked) == len(origins):
+            entries = [
+                _install_entry(name, version, held, origin, await stored.get(name))
+                for (name, version, held), origin in zip(checked, origins, strict=True)
+            ]
+            await admissions.announce(entries)
+        return held
+
+    return check
+
+
+def _install_entry(
+    name: str, version: str, held: bool, origin: SkillOrigin, earlier: StoredSkill | None
+) -> AuditEntry:
+    """The record of installing `version` of `name` (an ``update`` of an `earlier` one)."""
+    return AuditEntry(
+        event="update" if earlier is not None else "install",
+        skill=name,
+        version=version,
+        details={
+            "previous": earlier.latest if earlier is not None else None,
+            # What the store will make of it: held off, or as the earlier version was.
+            "enabled": (earlier.enabled if earlier is not None else True) and not held,
+            **origin.model_dump(),
+        },
+    )
+
+
+def _fetch_and_stage(
+    source: SkillSource,
+    only: tuple[str, ...],
+    commit: str | None,
+    limits: PackageLimits,
+    allowed: Sequence[str] | None,
+) -> tuple[list[StagedSkill], str | None]:
+    with fetched(source, commit=commit, allowed=allowed) as got:
+        sidecar = read_signature(Path(source.location)) if source.kind == "zip" else None
+        staged = staged_skills(
+            got.root, only=only, limits=limits, signature=sidecar, submodules=got.submodules
+        )
+        return staged, got.commit
