@@ -504,34 +504,3 @@ async def test_an_executor_killed_mid_run_is_lost_and_the_same_id_runs_again(
     assert again.stdout.strip() == "rested"
     assert (await manager.client.execute(same)).stdout == again.stdout  # stored from now on
     await pool_back_at_target(manager)
-
-
-async def test_a_result_stored_before_limits_gained_fields_is_still_the_same_request(
-    start_manager: StartManager,
-) -> None:
-    """Managers first fingerprinted requests with every field, defaults included; a field added
-    since (limits.max_disk_mb, the request's store_id) must not turn a repeat of an old request
-    into a conflict."""
-    manager = await start_manager(pool_target=0)
-    body = manager.request(
-        "scripts/hello.py",
-        execution_id="wf/old",
-        limits=ExecutionLimits(timeout_seconds=9),
-    )
-    old = body.model_dump(mode="json")
-    del old["limits"]["max_disk_mb"]  # what the request looked like to those managers
-    del old["store_id"]
-    digest = hashlib.sha256(
-        json.dumps(old, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
-    stored = ExecutionResult(
-        execution_id=body.execution_id, run_id=body.run_id, skill=body.skill,
-        version=body.version, script=body.script, status="succeeded", stdout="from before\n",
-    )  # fmt: skip
-    await manager.store.put_bytes(
-        keys.execution_result_key(body.execution_id),
-        json.dumps({"fingerprint": digest, "result": stored.model_dump(mode="json")}).encode(),
-        content_type="application/json",
-    )
-    assert await manager.client.execute(body) == stored
-    assert manager.backend.runs == 0
