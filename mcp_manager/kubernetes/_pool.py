@@ -38,8 +38,7 @@ from mcp_manager.kubernetes._watch import PodWatch
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import PoolStatus
 from skillweave.config import IsolationChoice, KubernetesSettings
-from skillweave.errors import ConfigError, PoolExhaustedError
-from skillweave.sandbox.models import isolation_covers
+from skillweave.errors import PoolExhaustedError
 
 __all__ = ["KubernetesPool"]
 
@@ -123,13 +122,7 @@ class KubernetesPool:
             ConfigError: the template is unusable, its isolation is not allowed, or no cluster
                 configuration is found.
         """
-        declared = PodTemplate.load(settings).isolation
-        if not isolation_covers(isolation, declared):
-            raise ConfigError(
-                f"the sandbox pod template runs executors with EXECUTOR__ISOLATION={declared},"
-                f" which SANDBOX__ISOLATION={isolation} does not allow: set SANDBOX__ISOLATION"
-                f"={declared} (and say why: e.g. the pod is the boundary) or change the template"
-            )
+        PodTemplate.load(settings).check_isolation(isolation)
         api_client(settings).close()
 
     # --- life cycle ----------------------------------------------------------------------------
@@ -284,18 +277,9 @@ class KubernetesPool:
 
     def _on_event(self, kind: str, obj: Any) -> None:
         """A change the watch saw (on the event loop)."""
-        if self._closed:
-            return
-        if kind == "RELIST":
-            self._view.replace(obj)
-        elif kind == "DELETED":
-            self._view.forget(name_of(obj))
-        elif kind in ("ADDED", "MODIFIED"):
-            self._view.remember(obj)
-        else:
-            return
-        self._report()
-        self._supply.refill()
+        if not self._closed and self._view.apply(kind, obj):
+            self._report()
+            self._supply.refill()
 
     async def _every(self, seconds: float, job: Callable[[], Coroutine[Any, Any, None]]) -> None:
         while not self._closed:

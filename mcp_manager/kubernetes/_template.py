@@ -27,8 +27,9 @@ from mcp_manager.kubernetes._pod import (
     WARM,
     field,
 )
-from skillweave.config import KubernetesSettings
+from skillweave.config import IsolationChoice, KubernetesSettings
 from skillweave.errors import ConfigError
+from skillweave.sandbox.models import isolation_covers
 
 __all__ = ["PodTemplate", "security_problems"]
 
@@ -105,6 +106,21 @@ class PodTemplate:
                     if variable.get("name") == "EXECUTOR__ISOLATION":
                         return str(variable.get("value", "auto"))
         return "auto"
+
+    def check_isolation(self, allowed: IsolationChoice) -> None:
+        """Refuse a template whose executors run under an isolation `allowed` does not cover
+        (a manager never runs scripts under a weaker mode than it announces).
+
+        Raises:
+            ConfigError: the template's isolation is not allowed (what to set is said).
+        """
+        declared = self.isolation
+        if not isolation_covers(allowed, declared):
+            raise ConfigError(
+                f"the sandbox pod template runs executors with EXECUTOR__ISOLATION={declared},"
+                f" which SANDBOX__ISOLATION={allowed} does not allow: set SANDBOX__ISOLATION"
+                f"={declared} (and say why: e.g. the pod is the boundary) or change the template"
+            )
 
     @classmethod
     def load(cls, settings: KubernetesSettings) -> PodTemplate:

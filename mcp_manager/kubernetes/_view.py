@@ -146,6 +146,19 @@ class PodView:
         self.stale = {k: v for k, v in self.stale.items() if k in self.pods}
         self.wake()
 
+    def apply(self, kind: str, obj: Any) -> bool:
+        """A watch event (``RELIST`` with every pod, ``DELETED``, ``ADDED`` or ``MODIFIED`` with
+        one); False for a kind it does not know (nothing changed)."""
+        if kind == "RELIST":
+            self.replace(obj)
+        elif kind == "DELETED":
+            self.forget(name_of(obj))
+        elif kind in ("ADDED", "MODIFIED"):
+            self.remember(obj)
+        else:
+            return False
+        return True
+
     def wake(self) -> None:
         """Wake whoever waits for a change."""
         self._changed.set()

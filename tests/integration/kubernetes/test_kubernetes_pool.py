@@ -16,6 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import AgentActivities
 from mcp_manager.kubernetes import LABEL_OWNER, NOTE_CLAIMED_BY, PodApi
+from skillweave.agent.effects import RUN_SKILL_SCRIPT
 from skillweave.agent.identity import execution_key
 from skillweave.agent.runtime import RunScriptInput
 from skillweave.config import Settings
@@ -332,7 +333,7 @@ async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds
         seq=1,
         tool_call_id="call-1",
     )
-    attempt = asyncio.create_task(env.run(activities.run_skill_script, script))
+    attempt = asyncio.create_task(env.run(activities.definition(RUN_SKILL_SCRIPT), script))
     await eventually(lambda: any(state_of(p) == "claimed" for p in pool_pods(cluster)))
     [victim] = [p["metadata"]["name"] for p in pool_pods(cluster) if state_of(p) == "claimed"]
     await asyncio.sleep(0.3)
@@ -341,7 +342,7 @@ async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds
         await attempt
     assert failed.value.type == "SandboxLostError"
     assert not failed.value.non_retryable
-    outcome = await env.run(activities.run_skill_script, script)
+    outcome = await env.run(activities.definition(RUN_SKILL_SCRIPT), script)
     assert outcome.status == "succeeded"
     assert outcome.exit_code == 0
 
