@@ -76,5 +76,8 @@ def open_store(settings: StorageSettings) -> ArtifactStore:
 # The S3 store pulls in the minio client (~0.15 s to import); processes that never touch S3,
 # such as sandbox executors, should not pay for it. Neither store is imported by the agent
 # loop, which only needs `ArtifactRef` (it runs in Temporal's workflow sandbox).
-_EXPORTS: dict[str, str] = {"S3ArtifactStore": "s3", "LocalArtifactStore": "local"}
+_EXPORTS: dict[str, str] = {
+    "LocalArtifactStore": "local",
+    "S3ArtifactStore": "s3",
+}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
