@@ -1,0 +1,44 @@
+"""Uploaded skills: :class:`StoredSkills`, skill packages kept as versions in the artifact store.
+
+Owns the upload path of the API (``/v1/skills``): a SKILL.md posted as text or a ZIP package is
+validated strictly (every spec violation refuses it), rebuilt with ``build_package`` so that the
+stored bytes are canonical, and stored under ``skills/{name}/{version}.zip`` — the key the MCP
+manager runs scripts from. A small JSON record per skill at ``catalog/skills/{name}.json`` lists
+its versions, the latest one and whether it is enabled (or held for an operator's approval).
+Every change of a record rewrites one small marker (``keys.SKILLS_GENERATION_KEY``), so that a
+reader learns of changes with one stat (:meth:`StoredSkills.generation`).
+:meth:`StoredSkills.materialize` writes the enabled skills into a folder a ``SkillScanner`` can
+read beside the directory libraries (``skills.library`` does).
+
+Names are owned (DESIGN §8): a package may not bring a skill, at any depth of its tree, whose
+name (compared by ``names.name_key``: NFKC-normalized and case-folded) a directory skill or
+another uploaded skill (its top or any child of its latest version) already has; that is a
+:class:`~skillweave.errors.SkillNameTakenError`. A new version of one's own uploaded skill (the
+same top name) replaces the old one, children included. Disabled uploads keep their names.
+
+A version is the sha256 of the package's files (``versioning.package_version``, child skills
+included), so packages are content-addressed: the same content uploaded twice is one version and
+one object. Everything is validated in a temporary folder before the first write, the package is
+written before the record, and the record last, so a failure leaves nothing a reader can see.
+
+The package's modules: ``_skills`` (:class:`StoredSkills`, the writer, and :data:`Check`),
+``_model`` (the records), ``_records`` (reading and writing them in the store),
+``_preparation`` (an upload validated and rebuilt canonically), ``_ownership`` (who owns a
+name), ``_materialization`` (the enabled skills written to a folder).
+"""
+
+from skillweave.errors import SkillNameTakenError
+from skillweave.skills.stored._model import SkillOrigin, SourceKind, StoredSkill, StoredVersion
+from skillweave.skills.stored._ownership import directory_owners
+from skillweave.skills.stored._skills import Check, StoredSkills
+
+__all__ = [
+    "Check",
+    "SkillNameTakenError",
+    "SkillOrigin",
+    "SourceKind",
+    "StoredSkill",
+    "StoredSkills",
+    "StoredVersion",
+    "directory_owners",
+]
