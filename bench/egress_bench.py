@@ -30,7 +30,7 @@ from rich.table import Table
 from bench.measures import percentile
 from mcp_manager.egress import EgressContext, EgressProxy, EgressRecord
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
-from skillweave.sandbox.egress import declared_destinations
+from skillweave.skills.network import declared_destinations
 
 REQUESTS: Final = 400
 REQUESTS_QUICK: Final = 40

@@ -19,8 +19,8 @@ from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import EgressApproval, EgressSettings
 from skillweave.sandbox.approvals import NetworkApprovals
 from skillweave.sandbox.bindings import check_bound_names, configured_for
-from skillweave.sandbox.egress import Destination
 from skillweave.sandbox.models import EgressGrant, ExecuteRequest
+from skillweave.skills.network import Destination
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 

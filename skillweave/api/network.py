@@ -24,9 +24,9 @@ from skillweave.api.state import ApiState
 from skillweave.config import EgressApproval
 from skillweave.errors import EgressPolicyError, SkillFormatError, SkillNotFoundError
 from skillweave.sandbox.approvals import NetworkApprovals
-from skillweave.sandbox.egress import Destination, declared_destinations, parse_destination
 from skillweave.skills import Skill
 from skillweave.skills.frontmatter import parse_frontmatter
+from skillweave.skills.network import Destination, declared_destinations, parse_destination
 
 __all__ = ["NetworkApproval", "NetworkView", "router"]
 

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from skillweave.config import EgressApproval, EgressSettings
 from skillweave.errors import InvalidKeyError
 from skillweave.sandbox.bindings import check_bound_names, configured_for
-from skillweave.sandbox.egress import Destination, parse_destination
 from skillweave.skills.names import bound_name
+from skillweave.skills.network import Destination, parse_destination
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
 

@@ -30,34 +30,29 @@ Pure: the manager's proxy (``mcp_manager.egress``) and the places that show a sk
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import hashlib
 import ipaddress
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from skillweave.config import EgressApproval
 from skillweave.errors import EgressPolicyError
+from skillweave.skills.network import PORT_DIGITS, Destination, parse_destination, valid_host
 
 __all__ = [
-    "DEFAULT_PORTS",
     "EGRESS_SOCKET",
     "IDEMPOTENCY_HEADER",
     "NO_PROXY_VARIABLES",
     "PROXY_VARIABLES",
     "SANDBOX_PROXY_PORT",
     "STAGE_EGRESS_VARIABLE",
-    "Destination",
     "Verdict",
     "decide_addresses",
     "decide_destination",
-    "declared_destinations",
     "idempotency_key",
     "is_public",
     "parse_authority",
-    "parse_destination",
     "proxy_environment",
 ]
 
@@ -99,113 +94,6 @@ def idempotency_key(execution_id: str, nth: int) -> str:
     attempt of the run, as long as the script makes its requests in the same order."""
     digest = hashlib.sha256(execution_id.encode("utf-8")).hexdigest()[:32]
     return f"skillweave-{digest}-{nth}"
-
-
-DEFAULT_PORTS: Final = (80, 443)
-"""The ports a destination written without one may be reached on."""
-MAX_DESTINATIONS: Final = 64
-_MAX_HOST_CHARS: Final = 253
-_HOST_LABEL_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
-
-
-@dataclass(frozen=True, slots=True)
-class Destination:
-    """Where a skill may connect.
-
-    Attributes:
-        host: a lower-case host name, ``*.example.org`` (its subdomains, not itself), or an IP
-            address.
-        ports: the ports allowed.
-        reason: why the skill needs it, as its author wrote (shown to operators).
-    """
-
-    host: str
-    ports: tuple[int, ...] = DEFAULT_PORTS
-    reason: str = ""
-
-    def __str__(self) -> str:
-        if self.ports == DEFAULT_PORTS:
-            return self.host
-        return ",".join(f"{self.host}:{port}" for port in self.ports)
-
-    def matches(self, host: str, port: int) -> bool:
-        """Whether a connection to `host` (lower case) on `port` is this destination."""
-        if port not in self.ports:
-            return False
-        if self.host.startswith("*."):
-            return fnmatch.fnmatchcase(host, self.host) and host.count(".") >= self.host.count(".")
-        return host == self.host
-
-
-def parse_destination(text: str, *, reason: str = "") -> Destination:
-    """A destination as written (``api.example.com:443``, ``*.example.org``, ``10.0.0.7:8080``).
-
-    Raises:
-        EgressPolicyError: not a host name, wildcard or address, or a port out of range.
-    """
-    entry = text.strip().lower()
-    host, port = entry, None
-    if entry.startswith("["):  # [IPv6]:port
-        host, _, rest = entry[1:].partition("]")
-        port = rest.removeprefix(":") or None
-    elif entry.count(":") == 1:
-        host, _, port = entry.partition(":")
-    ports = DEFAULT_PORTS
-    if port is not None:
-        if not _PORT.fullmatch(port) or not 1 <= int(port) <= 65_535:
-            raise EgressPolicyError(f"{text!r}: the port must be a number from 1 to 65535")
-        ports = (int(port),)
-    if not _valid_host(host):
-        raise EgressPolicyError(
-            f"{text!r}: not a host name (api.example.com), a wildcard (*.example.org) or an "
-            "IP address"
-        )
-    return Destination(host=host, ports=ports, reason=reason.strip())
-
-
-def _valid_host(host: str) -> bool:
-    if not host or len(host) > _MAX_HOST_CHARS:
-        return False
-    try:
-        ipaddress.ip_address(host)
-        return True
-    except ValueError:
-        pass
-    name = host.removeprefix("*.")
-    labels = name.split(".")
-    # A wildcard needs a domain under a suffix (*.example.org, never *.com); a plain name may
-    # be one label (an intranet host, localhost).
-    least = 2 if host.startswith("*.") else 1
-    return len(labels) >= least and all(
-        label and len(label) <= 63 and set(label) <= _HOST_LABEL_CHARS and label[0] != "-"
-        for label in labels
-    )
-
-
-def declared_destinations(value: Any) -> tuple[Destination, ...]:
-    """What a skill's ``metadata.network`` declares (a list, a mapping to reasons, or a
-    space-separated string); () when absent.
-
-    Raises:
-        EgressPolicyError: an entry that is no destination, or more than
-            :data:`MAX_DESTINATIONS` of them.
-    """
-    if value is None:
-        return ()
-    entries: list[tuple[str, str]]
-    if isinstance(value, Mapping):
-        entries = [
-            (str(key), "" if reason is None else str(reason)) for key, reason in value.items()
-        ]
-    elif isinstance(value, list | tuple):
-        entries = [(str(item), "") for item in value]
-    else:
-        entries = [(item, "") for item in str(value).split()]
-    if len(entries) > MAX_DESTINATIONS:
-        raise EgressPolicyError(
-            f"{len(entries)} network destinations declared; at most {MAX_DESTINATIONS}"
-        )
-    return tuple(parse_destination(text, reason=reason) for text, reason in entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +182,6 @@ def decide_addresses(
     return verdict
 
 
-_PORT: Final = re.compile(r"[0-9]{1,5}")
 _IPV6_CHARS: Final = frozenset("0123456789abcdef:.")
 
 
@@ -334,7 +221,7 @@ def parse_authority(text: str, *, default_port: int | None) -> tuple[str, int]:
         host = host.lower()
         if host.endswith(".") and not host.endswith(".."):
             host = host[:-1]
-        if host.startswith("*") or not _valid_host(host):
+        if host.startswith("*") or not valid_host(host):
             raise EgressPolicyError(f"{shown}: not a host name or an IP address")
         with contextlib.suppress(ValueError):
             host = str(ipaddress.IPv4Address(host))
@@ -342,6 +229,6 @@ def parse_authority(text: str, *, default_port: int | None) -> tuple[str, int]:
         if default_port is None:
             raise EgressPolicyError(f"{shown}: a port is required (host:port)")
         return host, default_port
-    if not _PORT.fullmatch(port_text) or not 1 <= int(port_text) <= 65_535:
+    if not PORT_DIGITS.fullmatch(port_text) or not 1 <= int(port_text) <= 65_535:
         raise EgressPolicyError(f"{shown}: the port must be a number from 1 to 65535")
     return host, int(port_text)

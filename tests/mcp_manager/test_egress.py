@@ -28,13 +28,12 @@ from skillweave.errors import EgressPolicyError
 from skillweave.sandbox.egress import (
     decide_addresses,
     decide_destination,
-    declared_destinations,
     idempotency_key,
     is_public,
     parse_authority,
-    parse_destination,
 )
 from skillweave.sandbox.models import ExecuteRequest
+from skillweave.skills.network import declared_destinations, parse_destination
 from skillweave.storage.local import LocalArtifactStore
 from tests.mcp_manager.egress_support import external_api
 

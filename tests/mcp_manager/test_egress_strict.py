@@ -25,7 +25,7 @@ import pytest
 
 from mcp_manager.egress import EgressContext, EgressGateway, EgressProxy, EgressRecord, _connection
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
-from skillweave.sandbox.egress import declared_destinations
+from skillweave.skills.network import declared_destinations
 from tests.mcp_manager.egress_support import storing_upstream
 
 TOKEN = "s3cret-upstream-token-7f3a"

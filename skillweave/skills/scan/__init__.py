@@ -28,7 +28,7 @@ dumps) are what bandit does not do, so they are written here on the same :mod:`a
 maintained Python library parses JavaScript and shell well enough to be worth a dependency
 (``skills.imports`` made the same call for Node imports), so those are tokenised with
 regular expressions. Declarations are read by the modules that own them:
-``sandbox.egress.declared_destinations`` for the network, ``skills.dependencies`` and
+``skills.network.declared_destinations`` for the network, ``skills.dependencies`` and
 ``skills.imports`` for packages; excerpts are escaped by ``skillweave.terminal``'s rule.
 
 Hostile input: each file is scanned up to ``MAX_FILE_BYTES`` (1 MiB), ``MAX_FILES`` files

@@ -1,7 +1,7 @@
 """What a skill declares against what its scripts do: network destinations and packages.
 
 Nothing is parsed twice here. The network declaration is read by the egress policy's own
-parser (``skillweave.sandbox.egress.declared_destinations``) and matched with its own
+parser (``skillweave.skills.network.declared_destinations``) and matched with its own
 ``Destination.matches``; declared packages come from ``skills.dependencies`` and imported ones
 from ``skills.imports``, whose difference (``DependencySpec.inferred``) is exactly "imported
 but not declared".
@@ -17,9 +17,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from skillweave.errors import DependencyError, EgressPolicyError
-from skillweave.sandbox.egress import Destination, declared_destinations
 from skillweave.skills.dependencies import discover_dependencies
 from skillweave.skills.imports import PYTHON_DISTRIBUTIONS, infer_imports
+from skillweave.skills.network import Destination, declared_destinations
 from skillweave.skills.scan._text import Collector, FileFacts, excerpt
 
 SKILL_FILE = "SKILL.md"
