@@ -20,158 +20,37 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import logging
 import os
-import shutil
 import tempfile
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
-from sandbox_executor.disk import usage as disk_usage
+from sandbox_executor.attempts import Attempt, Attempts
 from sandbox_executor.egress import EgressBridge
 from sandbox_executor.errors import ExecutorBusyError, ExecutorError, RequestRejectedError
-from sandbox_executor.identity import LAUNCHER, SandboxUser
+from sandbox_executor.holdings import Holdings
+from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, write_etc
-from sandbox_executor.runner import (
-    Capture,
-    RunOrder,
-    RunOutcome,
-    ScriptRunner,
-    Stage,
-    build_order,
-    check_request,
+from sandbox_executor.results import (
+    ServedFiles,
+    cancelled_result,
+    executor_result,
+    report_dropped,
 )
+from sandbox_executor.run_order import RunOrder
+from sandbox_executor.runner import ScriptRunner
 from sandbox_executor.settings import ExecutorSettings
-from sandbox_executor.workspace import (
-    MAX_INPUT_FILES,
-    READ_ONLY_DIRS,
-    CollectedOutputs,
-    Workspace,
-    clear_workspace,
-    collect_outputs,
-    create_workspace,
-    fill_workspace,
-    open_beneath,
-    rehearse,
-    relative_parts,
-    remove_tree,
-)
-from skillweave.sandbox.egress import EGRESS_SOCKET
-from skillweave.sandbox.models import ExecutionLimits, ExecutorRequest, ExecutorResult, Isolation
+from sandbox_executor.stage import Stage
+from sandbox_executor.workspace import clear_workspace, rehearse
+from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
 from skillweave.sandbox.zygote_protocol import EXECUTOR_FOLDER_PREFIX
 
 __all__ = ["Executor", "ExecutorStatus"]
 
-logger = logging.getLogger(__name__)
-
 ExecutorStatus = Literal["ready", "busy", "done"]
 _CANCEL_WAIT_SECONDS: Final = 5.0
-_FILL_INLINE_BYTES: Final = 1024 * 1024
-"""A package and inputs up to this size (and no environment) are written on the event loop."""
-
-
-def _sizes(files: Iterable[BinaryIO]) -> int:
-    """The bytes left to read in `files` (each read from where it stands)."""
-    total = 0
-    for data in files:
-        position = data.tell()
-        total += data.seek(0, os.SEEK_END) - position
-        data.seek(position)
-    return total
-
-
-@dataclass(frozen=True)
-class _ServedFile:
-    root: Path
-    parts: tuple[str, ...]
-
-
-@dataclass
-class _Holdings:
-    """What an executor gives back however it ends (the state of its finalizer): its stages,
-    its folder and its sandbox uid.
-
-    The uid goes back marked clean (so its next holder need not sweep it first: see
-    ``identity``) when nothing of it can run any more. In a contained mode every process of
-    the sandbox user runs inside a stage's pid namespace, and a stage that ended by itself
-    took its namespace along before it could be reaped: then no sweep is needed. A stage
-    killed here, or killed during its run with a sweep that failed, or no namespace at all:
-    sweep, and clean only if the sweep saw nothing alive.
-    """
-
-    folder: Path
-    user: SandboxUser | None
-    stages: list[Stage] = field(default_factory=list)
-    captures: list[Capture] = field(default_factory=list)
-    contained: bool = False
-    killed_running: bool = False
-
-    def kill_stage(self, stage: Stage) -> None:
-        """Kill a stage now (blocking briefly) and forget it."""
-        self.killed_running |= stage.kill()
-        self.stages.remove(stage)
-
-    def give_back(self) -> None:
-        for stage in list(self.stages):
-            self.kill_stage(stage)
-        for capture in self.captures:
-            capture.close()
-        clean = False
-        if self.user is not None:
-            sweep = not self.contained or self.killed_running or self.user.sweep_failed
-            clean = self.user.kill_all() if sweep else True
-        remove_tree(self.folder)
-        if self.user is not None:
-            self.user.release(clean=clean)
-
-
-@dataclass
-class _Attempt:
-    """One execution's folder, workspace, warm stage and captures (made ready ahead, like
-    the stage: only the run is left for the request)."""
-
-    folder: Path
-    workspace: Workspace
-    captures: Path
-    stdout: Capture
-    stderr: Capture
-    stage: Stage | None = None
-    used: bool = False
-
-
-def _collect_within_budget(
-    workspace: Workspace,
-    disk: list[tuple[Path, tuple[str, ...]]],
-    limits: ExecutionLimits,
-    outcome: RunOutcome,
-) -> CollectedOutputs:
-    """The run's outputs, or none and why when it went over its disk budget (while running,
-    or in its last moments, between two polls) or could not be collected."""
-    try:
-        used = sum(disk_usage(root, skip=skip) for root, skip in disk)
-        if outcome.disk_exceeded or used > limits.max_disk_mb * 1024 * 1024:
-            return CollectedOutputs(
-                [],
-                {},
-                error=(
-                    f"the run wrote more than its disk budget of {limits.max_disk_mb} MiB to its"
-                    " workspace (limits.max_disk_mb, apparent sizes: sparse files count in"
-                    " full); it was stopped and no outputs were kept"
-                ),
-            )
-        return collect_outputs(workspace, max_files=limits.max_output_files)
-    except Exception as exc:  # the script ran: an answer that says why, never a lost sandbox
-        logger.exception("collecting the outputs failed")
-        return CollectedOutputs(
-            [],
-            {},
-            error=f"collecting the outputs failed ({type(exc).__name__}: {exc});"
-            " no outputs were kept",
-        )
 
 
 class Executor:
@@ -199,7 +78,7 @@ class Executor:
             if self.user is not None:
                 self.user.release()
             raise
-        self._holdings = _Holdings(self.folder, self.user)
+        self._holdings = Holdings(self.folder, self.user)
         self._finalizer = weakref.finalize(self, self._holdings.give_back)
         try:
             os.chmod(self.folder, 0o711)
@@ -209,12 +88,16 @@ class Executor:
                 settings, user=self.user, etc_dir=self.etc_dir, folder=self.folder
             )
             self._holdings.contained = self.plan.contained
-            self.launcher = self.folder / "stage.py"
-            shutil.copyfile(LAUNCHER, self.launcher)
-            os.chmod(self.launcher, 0o644)
+            self._attempts = Attempts(
+                folder=self.folder,
+                settings=settings,
+                user=self.user,
+                plan=self.plan,
+                etc_dir=self.etc_dir,
+                holdings=self._holdings,
+            )
             rehearse(self.folder / "rehearsal")
-            self._attempts = 0
-            self._attempt: _Attempt | None = self._new_attempt()
+            self._attempts.current = self._attempts.new()
         except BaseException:
             self._finalizer()
             raise
@@ -223,36 +106,7 @@ class Executor:
         self._cancel_requested = False
         self._cancelled_result_pending = False
         self._finished = asyncio.Event()
-        self._files: dict[str, _ServedFile] = {}
-        self._stale: list[_Attempt] = []
-
-    def _new_attempt(self, limits: ExecutionLimits | None = None) -> _Attempt:
-        """A fresh workspace with a warm stage around it (blocking: the stage starts)."""
-        self._attempts += 1
-        folder = self.folder / f"attempt-{self._attempts}"
-        folder.mkdir(mode=0o711)
-        workspace = create_workspace(folder, user=self.user)
-        captures = folder / "capture"
-        captures.mkdir(mode=0o700)
-        max_bytes = self.settings.capture_max_bytes
-        stdout = Capture(captures / "stdout", max_bytes=max_bytes)
-        stderr = Capture(captures / "stderr", max_bytes=max_bytes)
-        self._holdings.captures += (stdout, stderr)
-        attempt = _Attempt(folder, workspace, captures, stdout=stdout, stderr=stderr)
-        attempt.stage = self._start_stage(attempt.workspace, limits or ExecutionLimits())
-        return attempt
-
-    def _start_stage(self, workspace: Workspace, limits: ExecutionLimits) -> Stage:
-        stage = Stage.start(
-            workspace=workspace,
-            plan=self.plan,
-            user=self.user,
-            etc_dir=self.etc_dir,
-            launcher=self.launcher,
-            limits=limits,
-        )
-        self._holdings.stages.append(stage)
-        return stage
+        self._files = ServedFiles()
 
     @property
     def isolation(self) -> Isolation:
@@ -270,7 +124,8 @@ class Executor:
         """
         if self.status == "ready":
             self.status = "busy"
-            if self._attempt is None or self._attempt.used:
+            current = self._attempts.current
+            if current is None or current.used:
                 self._begin_next_execution()
             return None
         if self.status == "done" and self._cancelled_result_pending:
@@ -278,7 +133,7 @@ class Executor:
             if self.settings.reusable:
                 self._cancel_requested = False
                 self.status = "ready"
-            return self._cancelled_result()
+            return cancelled_result(self.isolation)
         raise ExecutorBusyError(
             "this executor is one-shot and has already taken its execution"
             if self.status == "done"
@@ -287,11 +142,9 @@ class Executor:
 
     def _begin_next_execution(self) -> None:
         """A reusable executor's next execution: forget the last one's run and files."""
-        if self._attempt is not None:
-            self._stale.append(self._attempt)
-            self._attempt = None
+        self._attempts.retire_current()
         self._runner = None
-        self._files = {}
+        self._files.clear()
         self._finished = asyncio.Event()
 
     def unclaim(self) -> None:
@@ -376,59 +229,17 @@ class Executor:
         self._runner = runner
         if self._cancel_requested:
             runner.cancel()
-        max_bytes = self.settings.capture_max_bytes
-        captures, stdout, stderr = attempt.captures, attempt.stdout, attempt.stderr
-        # What the script may fill: its workspace (not what the executor put there) and, with
-        # no sandbox of its own, its TMPDIR.
-        disk = [(workspace.root, READ_ONLY_DIRS), (workspace.tmp, ())]
         try:
-            if bridge is not None and self.plan.contained:
-                await bridge.start(workspace.root / EGRESS_SOCKET)
-            outcome = await runner.run(
-                stage, order, limits=request.limits, stdout=stdout, stderr=stderr, disk=disk
+            report = await self._attempts.run(
+                attempt, stage, order, runner=runner, limits=request.limits, bridge=bridge
             )
-            if bridge is not None:
-                await bridge.aclose()  # the script is done: so are its connections
-            collected = await asyncio.to_thread(
-                _collect_within_budget, workspace, disk, request.limits, outcome
-            )
-            inline = min(request.limits.max_output_bytes, max_bytes)
-            stdout_text, stdout_truncated = stdout.head(inline)
-            stderr_text, stderr_truncated = stderr.head(inline)
         finally:
-            self._files = {}
+            self._files.clear()
             self._finish()
-        for capture in (stdout, stderr):
-            if capture.dropped:
-                logger.warning(
-                    "%s: kept %d bytes, dropped %d over the capture cap",
-                    capture.path.name,
-                    capture.size,
-                    capture.dropped,
-                )
-        self._files = {
-            "stdout": _ServedFile(captures, ("stdout",)),
-            "stderr": _ServedFile(captures, ("stderr",)),
-            **{
-                name: _ServedFile(workspace.outputs, parts)
-                for name, parts in collected.paths.items()
-            },
-        }
-        return ExecutorResult(
-            exit_code=outcome.exit_code,
-            stdout=stdout_text,
-            stderr=stderr_text,
-            stdout_truncated=stdout_truncated,
-            stderr_truncated=stderr_truncated,
-            timed_out=outcome.timed_out,
-            cancelled=outcome.cancelled,
-            duration_ms=outcome.duration_ms,
-            isolation=self.isolation,
-            outputs=collected.files,
-            skipped_outputs=collected.skipped,
-            full_stdout=stdout.describe("stdout") if stdout_truncated else None,
-            full_stderr=stderr.describe("stderr") if stderr_truncated else None,
-            error=collected.error,
+        report_dropped(attempt.stdout, attempt.stderr)
+        self._files.serve(attempt.captures, workspace.outputs, report.collected.paths)
+        return executor_result(
+            report, stdout=attempt.stdout, stderr=attempt.stderr, isolation=self.isolation
         )
 
     async def _prepare(
@@ -439,69 +250,27 @@ class Executor:
         inputs: Sequence[tuple[str, BinaryIO]],
         environment: BinaryIO | None = None,
         proxy_port: int | None = None,
-    ) -> tuple[_Attempt, Stage, RunOrder]:
+    ) -> tuple[Attempt, Stage, RunOrder]:
         """Fill the warm workspace and make the order; a refusal leaves it fresh and ready."""
-        attempt = await self._ready_attempt()
-        workspace = attempt.workspace
+        attempt = await self._attempts.ready()
         try:
-            script_parts = check_request(request)
-            if len(inputs) > MAX_INPUT_FILES:
-                raise RequestRejectedError(f"more than {MAX_INPUT_FILES} input files")
-            checked = [(relative_parts(name, what="input"), data) for name, data in inputs]
-            fill = functools.partial(
-                fill_workspace,
-                workspace,
-                package=package,
-                inputs=checked,
-                environment=environment,
-                environment_sha256=request.environment_sha256,
-                environment_cache=self.settings.environment_cache,
-            )
-            # The loop serves this one execution: a small fill runs on it (a thread hop costs
-            # more than the work); an environment or large inputs go to a thread, so that
-            # /healthz and a cancel are still answered meanwhile.
-            if environment is None and len(package) + _sizes(data for _, data in inputs) <= (
-                _FILL_INLINE_BYTES
-            ):
-                fill()
-            else:
-                await asyncio.to_thread(fill)
-            order = build_order(
+            order = await self._attempts.fill(
+                attempt,
                 request,
-                script_parts=script_parts,
-                workspace=workspace,
-                plan=self.plan,
-                user=self.user,
+                package=package,
+                inputs=inputs,
+                environment=environment,
                 proxy_port=proxy_port,
             )
         except RequestRejectedError:
-            await asyncio.to_thread(clear_workspace, workspace)
             self.unclaim()
             raise
-        stage = attempt.stage
-        if stage is None or not stage.fits(request.limits):
-            if stage is not None:
-                await asyncio.to_thread(self._holdings.kill_stage, stage)
-            stage = await asyncio.to_thread(self._start_stage, workspace, request.limits)
-            attempt.stage = stage
+        stage = await self._attempts.stage_for(attempt, request.limits)
         return attempt, stage, order
 
-    async def _ready_attempt(self) -> _Attempt:
-        """The warm attempt; a reusable executor's next one is made here, the last removed."""
-        if self._attempt is None:
-            self._attempt = await asyncio.to_thread(self._new_attempt)
-        stale, self._stale = self._stale, []
-        for attempt in stale:
-            for capture in (attempt.stdout, attempt.stderr):
-                capture.close()
-                self._holdings.captures.remove(capture)
-            if attempt.stage is not None:
-                await asyncio.to_thread(self._holdings.kill_stage, attempt.stage)
-            await asyncio.to_thread(remove_tree, attempt.folder)
-        return self._attempt
-
     def _finish(self) -> None:
-        if self.settings.reusable and self._attempt is not None and self._attempt.used:
+        current = self._attempts.current
+        if self.settings.reusable and current is not None and current.used:
             self.status = "ready"
         else:
             self.status = "done"
@@ -510,16 +279,6 @@ class Executor:
     def _mark_cancelled_before_start(self) -> None:
         self._cancelled_result_pending = True
         self._finish()
-
-    def _cancelled_result(self) -> ExecutorResult:
-        return ExecutorResult(
-            exit_code=None,
-            stdout="",
-            stderr="",
-            cancelled=True,
-            duration_ms=0,
-            isolation=self.isolation,
-        )
 
     async def cancel(self) -> bool:
         """Cancel the execution: kill it now and wait (bounded) until it has answered.
@@ -552,10 +311,7 @@ class Executor:
         Raises:
             FileNotFoundError: Anything else, or before the run is done.
         """
-        served = self._files.get(name)
-        if served is None:
-            raise FileNotFoundError(name)
-        return open_beneath(served.root, served.parts)
+        return self._files.open(name)
 
     async def close(self) -> None:
         """Kill anything running, remove the folder, free the sandbox uid."""

@@ -47,9 +47,9 @@ from pydantic import ValidationError
 from sandbox_executor import __main__ as executor_main
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.isolation import probe_isolation, settle_isolation
-from sandbox_executor.runner import single_threaded
 from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
+from sandbox_executor.stage import single_threaded
 from skillweave.errors import ConfigError
 from skillweave.sandbox import zygote_protocol as protocol
 from skillweave.sandbox.run_channel import SOCKET_NAME

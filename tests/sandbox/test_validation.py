@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox_executor.errors import RequestRejectedError
-from sandbox_executor.runner import check_request
+from sandbox_executor.run_order import check_request
 from skillweave.errors import ExecutionRejectedError
 from skillweave.sandbox.models import ExecutorRequest
 from skillweave.sandbox.validation import MAX_INPUT_BYTES, check_run, clean_script

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from sandbox_executor import ExecutorSettings, IsolationUnavailableError, create_app
-from sandbox_executor.runner import check_request
+from sandbox_executor.run_order import check_request
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult
 from tests.sandbox_executor.conftest import MakeClient
 from tests.sandbox_executor.support import AUTH, TOKEN, execute_form, make_environment, make_package

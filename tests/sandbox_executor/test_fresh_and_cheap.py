@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_executor import executor as executor_module
-from sandbox_executor import identity, isolation, runner
+from sandbox_executor import holdings as holdings_module
+from sandbox_executor import identity, isolation
+from sandbox_executor import stage as stage_module
 from sandbox_executor.errors import IsolationUnavailableError
 from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, settle_isolation, write_etc
@@ -122,7 +123,7 @@ def test_holdings_sweep_the_uid_only_when_something_could_be_left(
     user = _User(sweep_works=sweep_works, sweep_failed=sweep_failed)
     folder = tmp_path / "executor"
     folder.mkdir()
-    holdings = executor_module._Holdings(
+    holdings = holdings_module.Holdings(
         folder,
         user,  # type: ignore[arg-type]
         stages=[_Stage(stage_running)],  # type: ignore[list-item]
@@ -178,7 +179,7 @@ def test_a_settled_isolation_is_planned_without_a_probe(
 def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = runner._StageSpec(
+    spec = stage_module._StageSpec(
         workspace=None,  # type: ignore[arg-type]
         plan=IsolationPlan("none"),
         user=None,
@@ -186,13 +187,13 @@ def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
         launcher=tmp_path / "stage.py",
         limits=ExecutionLimits(),
     )
-    monkeypatch.setattr(runner, "single_threaded", lambda: True)
-    argv, prepare, _ = runner._stage_command(spec, 5, -1)
+    monkeypatch.setattr(stage_module, "single_threaded", lambda: True)
+    argv, prepare, _ = stage_module._stage_command(spec, 5, -1)
     assert prepare is not None
     assert str(identity.LAUNCHER) not in argv  # the same steps, between fork and exec
 
-    monkeypatch.setattr(runner, "single_threaded", lambda: False)
-    argv, prepare, _ = runner._stage_command(spec, 5, -1)
+    monkeypatch.setattr(stage_module, "single_threaded", lambda: False)
+    argv, prepare, _ = stage_module._stage_command(spec, 5, -1)
     assert prepare is None
     assert str(identity.LAUNCHER) in argv  # a program of its own
 
@@ -202,7 +203,7 @@ def test_single_threaded_sees_threads_the_threading_module_does_not_know() -> No
     thread = threading.Thread(target=done.wait)
     thread.start()
     try:
-        assert not runner.single_threaded()
+        assert not stage_module.single_threaded()
     finally:
         done.set()
         thread.join()

@@ -15,7 +15,7 @@ import pytest
 from sandbox_executor import workspace as workspace_module
 from sandbox_executor.disk import usage
 from sandbox_executor.errors import RequestRejectedError
-from sandbox_executor.executor import _collect_within_budget
+from sandbox_executor.results import collect_within_budget
 from sandbox_executor.runner import RunOutcome
 from sandbox_executor.workspace import (
     MAX_OUTPUT_DEPTH,
@@ -202,11 +202,9 @@ def test_a_collection_that_fails_is_an_answer_not_a_crash(
     def broken(*_: object, **__: object) -> None:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("sandbox_executor.executor.collect_outputs", broken)
+    monkeypatch.setattr("sandbox_executor.results.collect_outputs", broken)
     outcome = RunOutcome(exit_code=0, timed_out=False, cancelled=False, duration_ms=1)
-    collected = _collect_within_budget(
-        workspace, [(workspace.root, ())], ExecutionLimits(), outcome
-    )
+    collected = collect_within_budget(workspace, [(workspace.root, ())], ExecutionLimits(), outcome)
     assert collected.files == []
     assert collected.error is not None
     assert "collecting the outputs failed (RecursionError" in collected.error

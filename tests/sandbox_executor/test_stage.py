@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from sandbox_executor import ExecutorSettings
-from sandbox_executor.runner import stage_python
+from sandbox_executor.run_order import stage_python
 from skillweave.sandbox.models import ExecutorResult
 from tests.sandbox_executor.conftest import MakeClient
 from tests.sandbox_executor.support import AUTH, execute_form, make_package

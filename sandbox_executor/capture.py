@@ -1,0 +1,91 @@
+"""`Capture`: one captured stream of a run, and the pipes that feed it.
+
+A stream is kept whole on disk up to a cap and hashed as it is written; what the pipe
+delivers past the cap is counted, not kept. `capture_pipe` reads a stage's pipe into its
+capture on the event loop; `close_pipes` lets them run dry after the run, and cuts a pipe a
+process that left the sandbox's group still holds open. Called by ``runner`` (the run) and the
+executor (``attempts`` makes the captures ahead, ``executor`` answers their heads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import hashlib
+from pathlib import Path
+from typing import IO, Final
+
+from skillweave.sandbox.models import ExecutorFile
+
+__all__ = ["DRAIN_GRACE_SECONDS", "Capture", "capture_pipe", "close_pipes"]
+
+DRAIN_GRACE_SECONDS: Final = 2.0
+
+
+class Capture:
+    """One captured stream: kept whole on disk up to a cap, hashed as it is written."""
+
+    def __init__(self, path: Path, *, max_bytes: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.dropped = 0
+        self._digest = hashlib.sha256()
+        self._file = open(path, "xb")  # noqa: SIM115 - closed by close(), after the drain
+
+    def write(self, chunk: bytes) -> None:
+        room = self.max_bytes - self.size
+        kept = chunk[:room] if len(chunk) > room else chunk
+        if kept:
+            self._file.write(kept)
+            self._digest.update(kept)
+            self.size += len(kept)
+        self.dropped += len(chunk) - len(kept)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def describe(self, name: str) -> ExecutorFile:
+        return ExecutorFile(name=name, size=self.size, sha256=self._digest.hexdigest())
+
+    def head(self, limit: int) -> tuple[str, bool]:
+        """The first `limit` bytes as text (UTF-8, errors replaced) and whether that is all."""
+        with open(self.path, "rb") as file:
+            data = file.read(limit)
+        truncated = self.size > len(data) or self.dropped > 0
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # Not final when cut: a character split at the cut is left out, not turned into U+FFFD.
+        return decoder.decode(data, final=not truncated), truncated
+
+
+class _CaptureProtocol(asyncio.Protocol):
+    """Writes what a pipe delivers to its `Capture`; `closed` resolves at EOF."""
+
+    def __init__(self, capture: Capture, closed: asyncio.Future[None]) -> None:
+        self._capture = capture
+        self.closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        self._capture.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def capture_pipe(
+    loop: asyncio.AbstractEventLoop, pipe: IO[bytes], capture: Capture
+) -> tuple[asyncio.BaseTransport, _CaptureProtocol]:
+    protocol = _CaptureProtocol(capture, loop.create_future())
+    transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
+    return transport, protocol
+
+
+async def close_pipes(pipes: list[tuple[asyncio.BaseTransport, _CaptureProtocol]]) -> None:
+    """Let the pipes run dry; a pipe still held open after the grace period is cut."""
+    closed = [protocol.closed for _, protocol in pipes]
+    await asyncio.wait(closed, timeout=DRAIN_GRACE_SECONDS)
+    for transport, protocol in pipes:
+        if not protocol.closed.done():
+            transport.close()
+    await asyncio.wait(closed, timeout=DRAIN_GRACE_SECONDS)
