@@ -10,6 +10,9 @@ changed; unknown ids are refused with all of them named, and nothing is stored. 
 (``model_id``: a profile or ``provider:name``) must resolve with the credentials it needs, or the
 agent is refused (422, naming it). A run turns the agent into an
 :class:`~skillweave.agent.spec.AgentSpec` (:meth:`Agent.to_spec`).
+
+The routes and the start-up hook are here; the models and the store are in
+:mod:`skillweave.api.agent_store`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The control-plane REST API: ``create_api`` and what every route shares.
+"""The control-plane REST API: ``create_api``, and the checks every route shares.
 
 ``GET /healthz`` says whether the API serves yet: while it waits for its engine's dependencies
 at start-up (``create_api``'s `opening`), it answers 503 with what it waits for, and so does
@@ -11,7 +11,9 @@ opens it (:func:`skillweave.gate.open_paths`). The token and the body cap
 (``API__MAX_JSON_BYTES``, uploads ``API__MAX_UPLOAD_BYTES``) are checked by
 :class:`skillweave.gate.RequestGate` before any byte of the body is read; the routes check the
 token again, as a second line. Errors are problem+json (:mod:`skillweave.api.problems`).
-Resources are routers of their own under ``/v1``.
+Resources are routers of their own under ``/v1``; what their routes share is the app's
+:class:`~skillweave.api.state.ApiState`, made when the app starts from what the start-up hooks
+opened (:mod:`skillweave.api.state`) and read through :mod:`skillweave.api.deps`.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ def create_api(
             async with parts.resources:
                 for hook in on_startup:
                     await hook(parts)
-                state = parts.complete(needs_of(app.routes))  # or a composition error
+                state = parts.complete(needs_of(routers))  # or a composition error
                 metrics.shown[:] = parts.metrics
                 app.state.api = state
                 started.append(state)

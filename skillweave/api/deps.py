@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Final
 
-from fastapi import Depends, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
-from starlette.routing import BaseRoute
 
 from skillweave.api.agent_store import AgentStore
 from skillweave.api.run_service import NoRuns, RunService
@@ -108,12 +107,13 @@ _NEEDS: Final[dict[Callable[..., object], Service]] = {
 }
 
 
-def needs_of(routes: Iterable[BaseRoute]) -> set[Service]:
-    """The services `routes` depend on (through the aliases above), which the app must open
-    before it serves."""
+def needs_of(routers: Iterable[APIRouter]) -> set[Service]:
+    """The services the routes of `routers` depend on (through the aliases above), which the
+    app must open before it serves."""
     return {
         _NEEDS[call]
-        for route in routes
+        for router in routers
+        for route in router.routes
         if isinstance(route, APIRoute)
         for call in _calls(route.dependant)
         if call in _NEEDS

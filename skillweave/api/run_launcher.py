@@ -54,7 +54,7 @@ class RunLauncher:
     ) -> None:
         self._engine = engine
         self._store = store
-        self._settings = model
+        self._model_settings = model
         self._agents = agents
         self._records = records
         self._pins = pins
@@ -118,7 +118,7 @@ class RunLauncher:
         polling the task queue names (its identity says it), named to the job explicitly
         (``llm.factory.default_model_name``, so that the worker runs exactly that model or
         refuses); on the direct engine the one it opened. No default: refused (422)."""
-        model = self._settings
+        model = self._model_settings
         if agent.model_id:
             try:
                 profile = resolve_model(model, agent.model_id)

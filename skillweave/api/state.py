@@ -134,6 +134,7 @@ class ApiComposition:
             ),
             readiness=self.readiness,
             skills=self.skills,
+            # An agent store is a view of the store: one no hook made is made here.
             agents=self.agents if self.agents is not None else AgentStore(self.store),
             runs=self.runs,
             environment_builds=EnvironmentBuilds(self.settings.sandbox),
