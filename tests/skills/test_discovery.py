@@ -156,15 +156,15 @@ def test_rescan_does_not_reparse_unchanged_skills(
     scanner = SkillScanner([tmp_path / "lib"])
     scanner.scan()
     loaded: list[Path] = []
-    from skillweave.skills import discovery
+    from skillweave.skills.discovery import _cache
 
-    original = discovery.load_skill_file
+    original = _cache.load_skill_file
 
     def counting(path: Path, **kwargs: bytes | None) -> object:
         loaded.append(path)
         return original(path, **kwargs)
 
-    monkeypatch.setattr(discovery, "load_skill_file", counting)
+    monkeypatch.setattr(_cache, "load_skill_file", counting)
     (two / "notes.md").write_text("new file\n")
     scanner.scan()
     assert loaded == [two / "SKILL.md"]
@@ -298,17 +298,17 @@ def test_old_entries_are_trusted_and_not_rehashed(
     age(tmp_path / "lib")
     scanner = SkillScanner([tmp_path / "lib"])
     scanner.scan()
-    from skillweave.skills import discovery
+    from skillweave.skills.discovery import _cache
 
     hashed: list[list[str]] = []
-    original = discovery.package_version
+    original = _cache.package_version
 
     def counting(files: object, **kwargs: object) -> str:
         listed = list(files)  # type: ignore[call-overload]
         hashed.append(sorted(rel for rel, _ in listed))
         return original(listed, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(discovery, "package_version", counting)
+    monkeypatch.setattr(_cache, "package_version", counting)
     (two / "notes.md").write_text("new\n")
     scanner.scan()
     assert hashed == [["SKILL.md", "notes.md"]]
