@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from skillweave.errors import InvalidKeyError, StorageError
-from skillweave.storage import ArtifactRef, LocalArtifactStore, keys
+from skillweave.storage import ArtifactRef, LocalArtifactStore, _local_files, keys
 from skillweave.storage import local as local_module
 from tests.storage.store_suite import *  # noqa: F403 - the shared suite runs here
 from tests.storage.store_suite import Corrupt
@@ -96,7 +96,7 @@ async def test_a_crashed_write_leaves_no_visible_artifact(
 ) -> None:
     await store.put_bytes("runs/r1/inputs/keep", b"keep")
     # What a process killed mid-write leaves behind: a temp file that was never renamed.
-    leftover = root / "runs" / "r1" / "inputs" / f"{local_module.TEMP_PREFIX}deadbeef"
+    leftover = root / "runs" / "r1" / "inputs" / f"{_local_files.TEMP_PREFIX}deadbeef"
     leftover.write_bytes(b"half of somethi")
     assert await store.stat("runs/r1/inputs/new") is None
     assert [r.key for r in await store.list("")] == ["runs/r1/inputs/keep"]
@@ -122,7 +122,7 @@ async def test_a_failed_rename_publishes_nothing_and_cleans_up(
     assert await store.stat("runs/r1/inputs/x") == old
     assert await store.get_bytes(old) == b"old"
     assert await store.stat("runs/r1/inputs/y") is None
-    leftovers = [p.name for p in root.rglob("*") if p.name.startswith(local_module.TEMP_PREFIX)]
+    leftovers = [p.name for p in root.rglob("*") if p.name.startswith(_local_files.TEMP_PREFIX)]
     assert leftovers == []
 
 
@@ -130,7 +130,7 @@ async def test_stat_without_sidecar_hashes_the_data(store: LocalArtifactStore, r
     """A crash between the data rename and the sidecar write loses only the content type."""
     ref = await store.put_bytes("runs/r1/inputs/x", b"payload", content_type="text/plain")
     assert await store.stat(ref.key) == ref  # the sidecar is written by then
-    (root / local_module.META_DIR / "runs" / "r1" / "inputs" / "x").unlink()
+    (root / _local_files.META_DIR / "runs" / "r1" / "inputs" / "x").unlink()
     found = await store.stat(ref.key)
     assert found == ref.model_copy(update={"content_type": "application/octet-stream"})
     assert await store.get_bytes(ref) == b"payload"
@@ -142,7 +142,7 @@ async def test_a_failed_sidecar_write_does_not_undo_a_won_claim(
     def no_space(*args: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store, "_write_meta", no_space)
+    monkeypatch.setattr(store._sidecars, "write", no_space)
     won = await store.put_if_absent("claims/x", b"mine", content_type="text/plain")
     assert won is not None
     assert await store.put_if_absent("claims/x", b"theirs") is None
@@ -219,18 +219,18 @@ async def test_a_put_returns_once_its_data_is_published_and_stat_waits_for_the_s
     """The sidecar is written after the caller has its ref; this store's own stat, list and
     delete of the key wait for it, so they see the content type."""
     release = threading.Event()
-    write_meta = store._write_meta
+    write_meta = store._sidecars.write
 
     def slow_meta(*args: Any) -> None:
         release.wait(10)
         write_meta(*args)
 
-    monkeypatch.setattr(store, "_write_meta", slow_meta)
+    monkeypatch.setattr(store._sidecars, "write", slow_meta)
     ref = await asyncio.wait_for(
         store.put_bytes("runs/r1/outputs/a.csv", b"a,b\n", content_type="text/csv"), 5
     )
     assert (root / "runs" / "r1" / "outputs" / "a.csv").read_bytes() == b"a,b\n"
-    assert not (root / local_module.META_DIR / "runs" / "r1" / "outputs" / "a.csv").exists()
+    assert not (root / _local_files.META_DIR / "runs" / "r1" / "outputs" / "a.csv").exists()
 
     stat = asyncio.ensure_future(store.stat(ref.key))
     listed = asyncio.ensure_future(store.list("runs/r1/"))
