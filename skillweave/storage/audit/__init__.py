@@ -24,10 +24,11 @@ record's hash (``_checkpoints``): a short hash chain every writer shares, writte
 conditional creates, growing with time rather than with events. Checkpoints pin each chain's
 tail; each record's ``seen`` pins the checkpoint chain's.
 
-``verify`` (``_reading``) finds a record edited, forged without the key, moved within or
-between chains, inserted, or removed from the middle; a chain cut short or replaced behind a
-checkpoint that names it; a checkpoint chain cut short behind a record that names it; and,
-given a head kept elsewhere (``audit verify --expect``), a whole log rolled back before it.
+``verify`` (``_reading``, over the walks ``_checkpoint_walk`` and ``_chain_walk``) finds a
+record edited, forged without the key, moved within or between chains, inserted, or removed
+from the middle; a chain cut short or replaced behind a checkpoint that names it; a checkpoint
+chain cut short behind a record that names it; and, given a head kept elsewhere (``audit
+verify --expect``), a whole log rolled back before it.
 The threat model and the argument are in docs/RELIABILITY.md ("The audit log").
 
 Written by hand: no library keeps hash chains on an object store through conditional writes.
@@ -36,12 +37,8 @@ Written by hand: no library keeps hash chains on an object store through conditi
 from skillweave.errors import AuditEntryError, AuditLogError
 from skillweave.storage.audit._checkpoints import CHECKPOINT_SECONDS
 from skillweave.storage.audit._log import AuditLog
-from skillweave.storage.audit._reading import (
-    CHECKPOINTS,
-    AuditProblem,
-    AuditReport,
-    ProblemKind,
-)
+from skillweave.storage.audit._problems import CHECKPOINTS, AuditProblem, ProblemKind
+from skillweave.storage.audit._reading import AuditReport
 from skillweave.storage.audit._records import (
     AUDIT_EVENTS,
     GENESIS,
