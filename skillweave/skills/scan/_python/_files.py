@@ -1,0 +1,97 @@
+"""The Python rules about files and credentials: :class:`FileRules`.
+
+Writes (``open`` in a writing mode, ``os.open`` with writing flags, ``Path.write_text`` and
+friends, copies and renames) whose approximated target is outside the workspace
+(``fs.write-outside``) or survives the run (``fs.persistence``), as ``_text.write_target``
+classifies paths; credential files named in a call's arguments, in the path a call reads, or
+in a string constant (``secrets.credential-path``, as ``_text.credential_path`` says).
+Called by ``PythonScan`` for every call and every string constant of the module.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from skillweave.skills.scan._python._findings import Findings
+from skillweave.skills.scan._python._flow import COPY_CALLS, OPEN_CALLS, WRITE_METHODS, write_mode
+from skillweave.skills.scan._python._values import Values
+from skillweave.skills.scan._text import credential_path, write_target
+
+__all__ = ["FileRules"]
+
+
+class FileRules:
+    """Writes outside the workspace, persistence and credential paths.
+
+    Args:
+        findings: where to report.
+        values: approximates the paths.
+    """
+
+    def __init__(self, findings: Findings, values: Values) -> None:
+        self.findings = findings
+        self.values = values
+
+    def writes(self, call: ast.Call, name: str, line: int) -> None:
+        """The file `call` writes, if any (`name`: the callee)."""
+        if name in OPEN_CALLS or name == "os.open":
+            self._open(call, name, line)
+        elif isinstance(call.func, ast.Attribute) and call.func.attr in WRITE_METHODS:
+            self._write(call.func.value, line, call.func.attr)
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "open" and call.args:
+            if write_mode(self.values.approx(call.args[0])):
+                self._write(call.func.value, line, "open")
+        elif name in COPY_CALLS and len(call.args) >= 2:
+            self._write(call.args[1], line, name)
+
+    def credentials(self, call: ast.Call, line: int) -> None:
+        """Credential files `call` names. Paths built from pieces (``Path.home() / ".aws" /
+        "credentials"``) are read as a whole where they are used."""
+        for argument in call.args[:2]:
+            path = self.values.approx(argument)
+            if path and "/" in path:
+                self.credential(path, line)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("read_text", "read_bytes",
+                                                                        "open"):  # fmt: skip
+            path = self.values.approx(call.func.value)
+            if path:
+                self.credential(path, line)
+
+    def credential(self, path: str, line: int) -> None:
+        """A finding and a fact when `path` names a credential file."""
+        found = credential_path(path)
+        if found is None:
+            return
+        what, severity = found
+        text = self.findings.excerpt(line)
+        self.findings.add("secrets.credential-path", line, f"names {what} ({path})",
+                          severity=severity)  # fmt: skip
+        self.findings.facts.credentials.append((line, what, text))
+
+    def _open(self, call: ast.Call, name: str, line: int) -> None:
+        target = call.args[0] if call.args else _keyword(call, "file")
+        if name == "os.open":
+            flags = {
+                n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")
+                for n in (ast.walk(call.args[1]) if len(call.args) > 1 else ())
+            }
+            writing = bool(flags & {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND"})
+        else:
+            mode = call.args[1] if len(call.args) > 1 else _keyword(call, "mode")
+            writing = write_mode(self.values.approx(mode) if mode is not None else "r")
+        if writing and target is not None:
+            self._write(target, line, name)
+
+    def _write(self, target: ast.AST, line: int, how: str) -> None:
+        path = self.values.approx(target)
+        if path is None:
+            return
+        rule = write_target(path)
+        if rule == "fs.persistence":
+            self.findings.add(rule, line, f"writes {path} ({how}), which runs again later")
+        elif rule == "fs.write-outside":
+            self.findings.add(rule, line, f"writes {path} ({how}), outside the workspace")
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)

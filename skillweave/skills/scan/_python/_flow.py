@@ -1,0 +1,174 @@
+"""What a source and a sink are for the Python rules, in one place.
+
+A **source** makes a value suspect: decoded data (base64/hex/zlib/marshal decoders, codecs
+with rot13 and friends, a chr-join, a constant read backwards) or fetched data (a network
+read): :func:`call_source` and :func:`reversed_slice`; the taint (``_taint``) follows them
+through names and function returns. A **sink** is where such a value, or the environment,
+must not go: code execution (:func:`is_exec_sink`), processes (:func:`is_process_sink`),
+file writes (:data:`OPEN_CALLS`, :data:`WRITE_METHODS`, :data:`COPY_CALLS`) and what
+serialises, logs or sends (:data:`ENV_SINKS`). Network use (:data:`NETWORK_MODULES`,
+:data:`NETWORK_CALLS`) is both: a read is a source, a send a sink.
+
+Read by the taint and the rule families (``_execution``, ``_processes``, ``_files``,
+``_network``, ``_environment``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Final
+
+from skillweave.skills.scan._python._values import Values
+
+__all__ = [
+    "COPY_CALLS",
+    "ENV_SINKS",
+    "NETWORK_CALLS",
+    "NETWORK_MODULES",
+    "OPEN_CALLS",
+    "WRITE_METHODS",
+    "call_source",
+    "is_exec_sink",
+    "is_process_sink",
+    "last_name",
+    "maps_chr",
+    "reversed_slice",
+    "write_mode",
+]
+
+# --- sources ---------------------------------------------------------------------------------
+
+NETWORK_MODULES: Final = frozenset(
+    {
+        "requests", "httpx", "aiohttp", "urllib.request", "urllib3", "http.client", "socket",
+        "ftplib", "smtplib", "telnetlib", "poplib", "imaplib", "nntplib", "xmlrpc.client",
+        "websocket", "websockets", "paramiko", "pycurl", "grpc", "asyncssh", "httplib2",
+        "treq", "tornado.httpclient", "boto3", "botocore", "openai", "anthropic", "slack_sdk",
+        "google.cloud", "googleapiclient", "dns.resolver", "scapy", "ssl", "mechanize",
+    }
+)  # fmt: skip
+NETWORK_CALLS: Final = frozenset(
+    {"urlopen", "urlretrieve", "create_connection", "open_connection", "getaddrinfo"}
+)
+_DECODERS: Final = frozenset(
+    {
+        "b64decode", "b32decode", "b16decode", "a85decode", "b85decode", "decodebytes",
+        "standard_b64decode", "urlsafe_b64decode", "unhexlify", "a2b_base64", "a2b_hex",
+        "fromhex", "decompress", "decompressobj", "loads", "load",
+    }
+)  # fmt: skip
+_DECODER_MODULES: Final = frozenset(
+    {"base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "marshal", "bytes", "str"}
+)
+_FETCH_ATTRIBUTES: Final = frozenset({"text", "content", "read", "recv", "recv_into", "json"})
+
+# --- sinks -----------------------------------------------------------------------------------
+
+_EXEC_NAMES: Final = frozenset({"exec", "eval", "compile", "execfile"})
+_EXEC_SINKS: Final = _EXEC_NAMES | {f"builtins.{name}" for name in _EXEC_NAMES}
+_SUBPROCESS: Final = frozenset(
+    {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
+)
+_PROCESS_CALLS: Final = (
+    "os.system", "os.popen", "pty.spawn", "os.execv", "os.execvp", "os.spawnv",
+    "os.spawnvp", "os.execl", "os.execlp", "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+)  # fmt: skip
+ENV_SINKS: Final = frozenset(
+    {
+        "dumps", "dump", "str", "repr", "print", "write", "writelines", "b64encode",
+        "urlencode", "post", "put", "patch", "request", "urlopen", "Request", "send",
+        "sendall", "sendto", "format", "encode", "info", "warning", "debug", "error",
+    }
+)  # fmt: skip
+"""Calls that serialise, log or send their arguments: the environment must not reach them."""
+WRITE_METHODS: Final = frozenset({"write_text", "write_bytes", "touch", "symlink_to",
+                                  "hardlink_to"})  # fmt: skip
+COPY_CALLS: Final = frozenset(
+    {
+        "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move",
+        "os.rename", "os.replace", "os.symlink", "os.link", "os.renames",
+    }
+)  # fmt: skip
+OPEN_CALLS: Final = frozenset({"open", "io.open", "codecs.open", "builtins.open"})
+
+
+def last_name(call: ast.Call, name: str) -> str:
+    """The called name's last part, also for a call on a value (``"".join``)."""
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return name.rsplit(".", 1)[-1]
+
+
+def is_exec_sink(name: str) -> bool:
+    """Whether the callee `name` runs code it is given (``exec``, ``eval``...)."""
+    return name in _EXEC_SINKS
+
+
+def is_process_sink(name: str, last: str) -> bool:
+    """Whether the callee `name` (last part `last`) starts a process."""
+    return (name.startswith("subprocess.") and last in _SUBPROCESS) or name in _PROCESS_CALLS
+
+
+def call_source(call: ast.Call, values: Values) -> str | None:
+    """What source of decoded or fetched data `call` is (``base64.b64decode``, ``a network
+    read``...); None when it is none."""
+    name = values.qualname(call.func) or ""
+    last = last_name(call, name)
+    module = name.split(".", 1)[0]
+    if last in ("loads", "load"):
+        if module in ("marshal", "pickle"):
+            return name
+    elif last in _DECODERS and module in _DECODER_MODULES:
+        return name
+    if last == "decode" and any(
+        values.approx(a) in ("rot13", "rot_13", "hex", "base64", "zlib", "bz2") for a in call.args
+    ):
+        return "codecs decode"
+    if last == "join" and call.args and maps_chr(call.args[0], values):
+        return "a chr-join"
+    if _fetches(call, name, values):
+        return "a network read"
+    return None
+
+
+def _fetches(call: ast.Call, name: str, values: Values) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    module = name.split(".", 1)[0]
+    if last in NETWORK_CALLS or module in ("requests", "httpx", "aiohttp", "urllib3"):
+        return True
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _FETCH_ATTRIBUTES:
+        receiver = call.func.value
+        return isinstance(receiver, ast.Call) and _fetches(
+            receiver, values.qualname(receiver.func) or "", values
+        )
+    return False
+
+
+def reversed_slice(node: ast.Subscript) -> bool:
+    """``"metsys"[::-1]``: a constant read backwards."""
+    s = node.slice
+    return (
+        isinstance(s, ast.Slice)
+        and s.lower is None
+        and s.upper is None
+        and isinstance(s.step, ast.UnaryOp)
+        and isinstance(s.step.op, ast.USub)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str | bytes)
+    )
+
+
+def maps_chr(node: ast.AST, values: Values) -> bool:
+    """``map(chr, ...)`` or ``(chr(c) for c in ...)``: a string spelled in character codes."""
+    if isinstance(node, ast.Call) and values.qualname(node.func) == "map" and node.args:
+        return isinstance(node.args[0], ast.Name) and node.args[0].id == "chr"
+    if isinstance(node, ast.GeneratorExp | ast.ListComp):
+        element = node.elt
+        return isinstance(element, ast.Call) and values.qualname(element.func) == "chr"
+    return False
+
+
+def write_mode(mode: str | None) -> bool:
+    """Whether an ``open`` mode writes."""
+    return mode is not None and any(c in mode for c in "wax+")

@@ -1,0 +1,82 @@
+"""What one walk over a Python module collects: :class:`ModuleIndex`.
+
+``ast.walk`` is iterative, so a deep tree cannot exhaust the stack. The walk records every
+node's parent, imports and their aliases (also ``e = exec`` and ``run = getattr(os,
+"system")``), simple ``name = value`` assignments, what each function returns, every call,
+every string constant and which constants are docstrings. The rule families and the value
+approximation (``_values``) read calls against it. Made and built by ``PythonScan``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+__all__ = ["ModuleIndex"]
+
+
+class ModuleIndex:
+    """One module's names, assignments, calls and constants, in walk order.
+
+    Args:
+        tree: the parsed module.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.parents: dict[int, ast.AST] = {}
+        self.aliases: dict[str, str] = {}
+        self.assigned: dict[str, list[ast.expr]] = {}
+        self.calls: list[ast.Call] = []
+        self.constants: list[ast.Constant] = []
+        self.docstrings: set[int] = set()
+        self.returns: dict[str, list[ast.expr]] = {}
+        self.assigned_aliases: set[str] = set()
+        self.imports: list[tuple[str, int]] = []
+        """Each imported name (``os``, ``urllib.request.urlopen``) with its line."""
+
+    def build(self, qualname: Callable[[ast.AST], str | None]) -> None:
+        """Walk the tree once; `qualname` resolves an assigned callee with the aliases known
+        so far (``Values.qualname``)."""
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[id(child)] = node
+            self._index(node, qualname)
+
+    def _index(self, node: ast.AST, qualname: Callable[[ast.AST], str | None]) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.aliases[(alias.asname or alias.name).split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+                self.imports.append((alias.name, node.lineno))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                self.aliases[alias.asname or alias.name] = full
+                self.imports.append((full, node.lineno))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                self.assigned.setdefault(target.id, []).append(node.value)
+                # e = exec; run = os.system; run = getattr(__import__("os"), "system")
+                if isinstance(node.value, ast.Name | ast.Attribute | ast.Call):
+                    name = qualname(node.value)
+                    if name:
+                        self.aliases.setdefault(target.id, name)
+                        self.assigned_aliases.add(target.id)
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                self.assigned.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.Call):
+            self.calls.append(node)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self.constants.append(node)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.returns.setdefault(node.name, []).extend(
+                    r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value
+                )
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                self.docstrings.add(id(body[0].value))

@@ -1,0 +1,154 @@
+"""What names and expressions stand for in a Python module: :class:`Values`.
+
+- names resolve through import aliases, ``getattr(module, "name")`` and ``__import__("os")``
+  (:meth:`Values.qualname`);
+- path arguments are approximated as strings (:meth:`Values.approx`: constants, f-strings,
+  ``+``, ``%``, ``os.path.join``, ``Path(...) / ...``, ``expanduser``, ``Path.home()``,
+  ``$HOME``, names assigned once), ``*`` standing for what is not known and ``@pkg`` for the
+  package's own folder (``__file__``).
+
+Read by the index's walk (for assigned aliases), the sources and sinks (``_flow``), the taint
+and every rule family; made by ``PythonScan`` over its :class:`ModuleIndex`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Final
+
+from skillweave.skills.scan._python._index import ModuleIndex
+
+__all__ = ["Values"]
+
+_APPROX_DEPTH: Final = 12
+
+
+class Values:
+    """Resolves names and approximates string values against a module's index.
+
+    Args:
+        index: the module's index (read as it grows: the walk resolves aliases with it).
+    """
+
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+
+    def qualname(self, node: ast.AST, depth: int = 0) -> str | None:
+        """``subprocess.run`` for ``sp.run`` after ``import subprocess as sp``; None when the
+        callee is not a name chain."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(self.index.aliases.get(node.id, node.id))
+        elif isinstance(node, ast.Call) and depth < 4:
+            inner = self.qualname(node.func, depth + 1)
+            first = self.approx(node.args[0]) if node.args else None
+            if inner in ("__import__", "importlib.import_module") and first and "*" not in first:
+                parts.append(first)
+            elif inner == "getattr" and len(node.args) >= 2:
+                owner = self.qualname(node.args[0], depth + 1)
+                attribute = self.approx(node.args[1])
+                if not owner or not attribute or "*" in attribute:
+                    return None
+                parts.append(f"{owner}.{attribute}")
+            else:
+                return None
+        else:
+            return None
+        return ".".join(reversed(parts))
+
+    def indirect(self, node: ast.AST) -> bool:
+        """Whether a callee goes through ``getattr``/``__import__`` (bandit cannot see it)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Call)
+
+    def approx(self, node: ast.AST | None, depth: int = 0) -> str | None:
+        """The string `node` evaluates to, approximately; None when nothing is known."""
+        if node is None or depth > _APPROX_DEPTH:
+            return None
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                return node.value
+            if isinstance(node.value, bytes):
+                return node.value.decode("latin-1")
+            return None
+        if isinstance(node, ast.JoinedStr):
+            return "".join(
+                part.value
+                if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                else (self.approx(getattr(part, "value", None), depth + 1) or "*")
+                for part in node.values
+            )
+        if isinstance(node, ast.BinOp):
+            left = self.approx(node.left, depth + 1)
+            right = self.approx(node.right, depth + 1)
+            if isinstance(node.op, ast.Add) and (left or right):
+                return (left or "*") + (right or "*")
+            if isinstance(node.op, ast.Div) and (left or right):
+                return f"{left or '*'}/{right or '*'}"
+            if isinstance(node.op, ast.Mod) and left:
+                return left.replace("%s", "*").replace("%r", "*")
+            return None
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return "@pkg/file"
+            values = self.index.assigned.get(node.id)
+            return self.approx(values[-1], depth + 1) if values and len(values) == 1 else None
+        if isinstance(node, ast.Subscript) and self.is_environ(node.value):
+            key = self.approx(node.slice, depth + 1)
+            return "~" if key in ("HOME", "USERPROFILE") else None
+        if isinstance(node, ast.Attribute):
+            if node.attr == "parent":
+                inner = self.approx(node.value, depth + 1)
+                if inner is None:
+                    return None
+                return "@pkg" if inner.startswith("@pkg") else f"{inner}/.."
+            return None
+        if isinstance(node, ast.Call):
+            return self._approx_call(node, depth)
+        return None
+
+    def _approx_call(self, node: ast.Call, depth: int) -> str | None:
+        name = self.qualname(node.func) or ""
+        args = node.args
+        last = name.rsplit(".", 1)[-1]
+        if name in ("os.path.join", "posixpath.join", "ntpath.join") or last == "joinpath":
+            pieces = [self.approx(a, depth + 1) or "*" for a in args]
+            if last == "joinpath" and isinstance(node.func, ast.Attribute):
+                pieces.insert(0, self.approx(node.func.value, depth + 1) or "*")
+            joined = ""
+            for piece in pieces:
+                joined = (
+                    piece if piece.startswith(("/", "~")) or not joined else f"{joined}/{piece}"
+                )
+            return joined or None
+        if name in ("pathlib.Path.home", "Path.home") or (last == "home" and not args):
+            return "~"
+        if name in ("os.getcwd", "pathlib.Path.cwd", "Path.cwd"):
+            return "."
+        if name in ("os.getenv", "os.environ.get") and args:
+            return "~" if self.approx(args[0], depth + 1) in ("HOME", "USERPROFILE") else None
+        if name in ("os.path.dirname", "os.path.abspath", "os.path.realpath") and args:
+            inner = self.approx(args[0], depth + 1)
+            if inner and inner.startswith("@pkg"):
+                return "@pkg"
+            return inner if name != "os.path.dirname" else (inner and f"{inner}/..")
+        if (
+            last in ("Path", "PurePath", "PosixPath", "str", "fspath", "normpath")
+            or name in ("os.path.expanduser", "os.path.expandvars")
+        ) and args:
+            pieces = [self.approx(a, depth + 1) or "*" for a in args]
+            return "/".join(pieces)
+        if isinstance(node.func, ast.Attribute) and last in (
+            "expanduser", "resolve", "absolute", "as_posix", "format", "strip", "lower",
+        ):  # fmt: skip
+            inner = self.approx(node.func.value, depth + 1)
+            return inner.replace("{}", "*") if inner else None
+        return None
+
+    def is_environ(self, node: ast.AST) -> bool:
+        """Whether `node` names the process environment (``os.environ``)."""
+        return self.qualname(node) in ("os.environ", "environ", "os.environb")
