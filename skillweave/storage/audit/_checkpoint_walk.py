@@ -14,9 +14,9 @@ from skillweave.storage.audit._problems import CHECKPOINTS, AuditProblem, remove
 from skillweave.storage.audit._records import GENESIS, MAX_RECORD_BYTES, Checkpoint
 from skillweave.storage.base import ArtifactRef
 
-__all__ = ["CheckpointWalk", "Checkpoints"]
+__all__ = ["CheckpointWalk", "CheckpointsByPlace"]
 
-Checkpoints = dict[int, tuple[Checkpoint | None, bool]]
+CheckpointsByPlace = dict[int, tuple[Checkpoint | None, bool]]
 """Every checkpoint by place: the model (None when unreadable) and whether it is sound."""
 
 
@@ -26,7 +26,7 @@ class CheckpointWalk:
     def __init__(self, inspector: Inspector) -> None:
         self._inspector = inspector
 
-    async def checkpoints(self, problems: list[AuditProblem]) -> Checkpoints:
+    async def checkpoints(self, problems: list[AuditProblem]) -> CheckpointsByPlace:
         """Every checkpoint by place: the model (None when unreadable) and whether it is sound
         (its hash and its link); the chain's problems go to `problems`."""
         listed: list[tuple[int, ArtifactRef]] = []
@@ -37,7 +37,7 @@ class CheckpointWalk:
             else:
                 listed.append((seq, ref))
         listed = await self._with_late_arrivals(sorted(listed, key=lambda item: item[0]))
-        found: Checkpoints = {}
+        found: CheckpointsByPlace = {}
         expected, link = 1, GENESIS
         link_known = True
         for start in range(0, len(listed), READ_AHEAD):
@@ -60,7 +60,7 @@ class CheckpointWalk:
         return found
 
     async def late_checkpoints(
-        self, checkpoints: Checkpoints, wanted: set[int]
+        self, checkpoints: CheckpointsByPlace, wanted: set[int]
     ) -> dict[int, Checkpoint | None]:
         """Checkpoints past the listed end that records name: appended while the log was read."""
         end = max(checkpoints, default=0)

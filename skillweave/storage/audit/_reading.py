@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skillweave.storage.audit._chain_walk import ChainWalk
-from skillweave.storage.audit._checkpoint_walk import Checkpoints, CheckpointWalk
+from skillweave.storage.audit._checkpoint_walk import CheckpointsByPlace, CheckpointWalk
 from skillweave.storage.audit._inspection import Inspector
 from skillweave.storage.audit._problems import (
     CHECKPOINTS,
@@ -169,7 +169,7 @@ def _against_chain(
 
 def _against_checkpoints(
     named: dict[tuple[int, str], tuple[str, int]],
-    checkpoints: Checkpoints,
+    checkpoints: CheckpointsByPlace,
     late: dict[int, Checkpoint | None],
 ) -> list[AuditProblem]:
     """Whether each checkpoint (place, hash) in `named` is still in the checkpoint chain (the
