@@ -295,7 +295,7 @@ def contain(view: dict[str, object], seccomp_fd: int) -> None:
     _build_view(view)
     # It execs the stage as bubblewrap's --as-pid-1 does, with no capability and under the
     # filter: the stage, pid 1, splits off the script's process and seals itself as the
-    # reaper (see `_split_off_reaper`), so no process of the sandbox runs unfiltered.
+    # reaper (see ``_stage_program``), so no process of the sandbox runs unfiltered.
     os.setsid()
     _drop_capabilities()
     _install_filter(seccomp_fd)

@@ -1,9 +1,9 @@
 """`Attempts`: an executor's warm attempts, each a workspace with its sandbox made ready ahead.
 
 An attempt is one execution's folder, workspace, warm stage and captures: made ready before the
-request (`Attempts.new`), so only the run is left for it. When the request comes, `fill`
-writes its skill and inputs into the workspace and makes the order, `stage_for` gives it a
-stage sized for its limits, and `run` runs the order there and collects what it left. A
+request (`Attempts.new`), so only the run is left for it. When the request comes, `prepare`
+writes its skill and inputs into the workspace, makes the order and gives it a stage sized for
+its limits, and `run` runs the order there and collects what it left. A
 reusable executor's used attempts are retired and removed before the next one is made. The
 executor (``executor``) owns one `Attempts` and calls it; everything it makes is recorded in
 the executor's ``holdings``.
@@ -122,10 +122,10 @@ class Attempts:
         stderr = Capture(captures / "stderr", max_bytes=max_bytes)
         self._holdings.captures += (stdout, stderr)
         attempt = Attempt(folder, workspace, captures, stdout=stdout, stderr=stderr)
-        attempt.stage = self.start_stage(attempt.workspace, limits or ExecutionLimits())
+        attempt.stage = self._start_stage(attempt.workspace, limits or ExecutionLimits())
         return attempt
 
-    def start_stage(self, workspace: Workspace, limits: ExecutionLimits) -> Stage:
+    def _start_stage(self, workspace: Workspace, limits: ExecutionLimits) -> Stage:
         """A stage around `workspace` sized for `limits` (blocking: it starts)."""
         stage = Stage.start(
             workspace=workspace,
@@ -140,12 +140,12 @@ class Attempts:
 
     def retire_current(self) -> None:
         """A reusable executor's next execution: the current attempt is removed before the
-        next one is made (by `ready`)."""
+        next one is made (by `prepare`)."""
         if self.current is not None:
             self._stale.append(self.current)
             self.current = None
 
-    async def ready(self) -> Attempt:
+    async def _ready(self) -> Attempt:
         """The warm attempt; a reusable executor's next one is made here, the last removed."""
         if self.current is None:
             self.current = await asyncio.to_thread(self.new)
@@ -159,7 +159,33 @@ class Attempts:
             await asyncio.to_thread(remove_tree, attempt.folder)
         return self.current
 
-    async def fill(
+    async def prepare(
+        self,
+        request: ExecutorRequest,
+        *,
+        package: bytes,
+        inputs: Sequence[tuple[str, BinaryIO]],
+        environment: BinaryIO | None = None,
+        proxy_port: int | None = None,
+    ) -> tuple[Attempt, Stage, RunOrder]:
+        """Fill the warm workspace and make the order; a refusal leaves it fresh and ready.
+
+        Raises:
+            RequestRejectedError: Refused; the workspace is emptied again first.
+        """
+        attempt = await self._ready()
+        order = await self._fill(
+            attempt,
+            request,
+            package=package,
+            inputs=inputs,
+            environment=environment,
+            proxy_port=proxy_port,
+        )
+        stage = await self._stage_for(attempt, request.limits)
+        return attempt, stage, order
+
+    async def _fill(
         self,
         attempt: Attempt,
         request: ExecutorRequest,
@@ -210,13 +236,13 @@ class Attempts:
             await asyncio.to_thread(clear_workspace, workspace)
             raise
 
-    async def stage_for(self, attempt: Attempt, limits: ExecutionLimits) -> Stage:
+    async def _stage_for(self, attempt: Attempt, limits: ExecutionLimits) -> Stage:
         """The attempt's warm stage when it fits `limits`, else a stage started for them."""
         stage = attempt.stage
         if stage is None or not stage.fits(limits):
             if stage is not None:
                 await asyncio.to_thread(self._holdings.kill_stage, stage)
-            stage = await asyncio.to_thread(self.start_stage, attempt.workspace, limits)
+            stage = await asyncio.to_thread(self._start_stage, attempt.workspace, limits)
             attempt.stage = stage
         return stage
 

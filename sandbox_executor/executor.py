@@ -4,7 +4,9 @@ It owns the executor's folder, its sandbox user and isolation plan (decided once
 construction), its warm stage and its single execution: ``ready`` → ``busy`` (preparing, then
 running) → ``done``. A request refused before anything ran puts it back to ``ready``; anything
 else makes it ``done`` for good: a second execution is refused (409), whatever the first came
-to. The HTTP layer (``app``) only translates.
+to. The HTTP layer (``app``) only translates. Its collaborators: ``attempts`` (the warm
+workspace and stage, prepared for the request and run), ``holdings`` (what it gives back
+however it ends) and ``results`` (its answer, and the files it serves after the run).
 
 *Ready* means warm: the empty workspace exists and the sandbox around it is running (sandbox
 user, bubblewrap, the stage's interpreter waiting for its order), so a request only writes the
@@ -27,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
-from sandbox_executor.attempts import Attempt, Attempts
+from sandbox_executor.attempts import Attempts
 from sandbox_executor.egress import EgressBridge
 from sandbox_executor.errors import ExecutorBusyError, ExecutorError, RequestRejectedError
 from sandbox_executor.holdings import Holdings
@@ -39,10 +41,8 @@ from sandbox_executor.results import (
     executor_result,
     report_dropped,
 )
-from sandbox_executor.run_order import RunOrder
 from sandbox_executor.runner import ScriptRunner
 from sandbox_executor.settings import ExecutorSettings
-from sandbox_executor.stage import Stage
 from sandbox_executor.workspace import clear_workspace, rehearse
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
 from skillweave.sandbox.zygote_protocol import EXECUTOR_FOLDER_PREFIX
@@ -203,14 +203,15 @@ class Executor:
             proxy_port = None
             if bridge is not None and not self.plan.contained:
                 proxy_port = await bridge.start_loopback()
-            attempt, stage, order = await self._prepare(
+            attempt, stage, order = await self._attempts.prepare(
                 request,
                 package=package,
                 inputs=inputs,
                 environment=environment,
                 proxy_port=proxy_port,
             )
-        except RequestRejectedError:
+        except RequestRejectedError:  # the workspace is fresh again: nothing ran
+            self.unclaim()
             raise
         except BaseException:
             self._finish()
@@ -241,32 +242,6 @@ class Executor:
         return executor_result(
             report, stdout=attempt.stdout, stderr=attempt.stderr, isolation=self.isolation
         )
-
-    async def _prepare(
-        self,
-        request: ExecutorRequest,
-        *,
-        package: bytes,
-        inputs: Sequence[tuple[str, BinaryIO]],
-        environment: BinaryIO | None = None,
-        proxy_port: int | None = None,
-    ) -> tuple[Attempt, Stage, RunOrder]:
-        """Fill the warm workspace and make the order; a refusal leaves it fresh and ready."""
-        attempt = await self._attempts.ready()
-        try:
-            order = await self._attempts.fill(
-                attempt,
-                request,
-                package=package,
-                inputs=inputs,
-                environment=environment,
-                proxy_port=proxy_port,
-            )
-        except RequestRejectedError:
-            self.unclaim()
-            raise
-        stage = await self._attempts.stage_for(attempt, request.limits)
-        return attempt, stage, order
 
     def _finish(self) -> None:
         current = self._attempts.current

@@ -21,7 +21,7 @@ listed there. The view is described once (`sandbox_view`) and rendered either as
 command line or as the launcher's ``namespaces`` spec, so the two cannot drift.
 
 The sandbox's pid 1 is its reaper: the stage program, which splits off the script's process
-and seals itself (non-dumpable, no capability, no signal handler: see ``_launcher``), in both
+and seals itself (non-dumpable, no capability, no signal handler: see ``_stage_program``), in both
 modes (bubblewrap runs with ``--as-pid-1``, so none of bwrap's own processes is inside). The
 script cannot open its memory, descriptors, environment or links in ``/proc/1``, steal its
 descriptors, read or write its memory, trace it or signal it; its command line is
@@ -208,7 +208,7 @@ def _bwrap_args(
         "--die-with-parent",
         "--new-session",
         # No bwrap process inside: the stage is pid 1 and seals itself as the reaper (see
-        # ``_launcher``), where bwrap's own would be open to the script (same uid, dumpable)
+        # ``_stage_program``), where bwrap's own would be open to the script (same uid, dumpable)
         # and show bwrap's whole command line, host paths included, in /proc/1/cmdline.
         "--as-pid-1",
         "--hostname",

@@ -19,7 +19,7 @@ max_processes      RLIMIT_NPROC for the sandbox uid, which is a uid of its own (
                    ``identity``), so the count is exactly this sandbox's tasks. Threads count
                    (node 20 runs 7). The stage sets it inside the sandbox, and Linux (5.14
                    on) counts RLIMIT_NPROC per user namespace: under bubblewrap that counts
-                   the script's tasks and the sandbox's reaper (pid 1, see ``_launcher``),
+                   the script's tasks and the sandbox's reaper (pid 1, see ``_stage_program``),
                    which is added on top, not bwrap's monitor outside (the namespaces mode
                    adds its monitor and the reaper, both inside). With ``none``, a non-root
                    executor shares its uid with its sandbox: its current task count is added

@@ -100,7 +100,7 @@ def base_env(workspace: Workspace, plan: IsolationPlan) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class RunOrder:
-    """What the stage of a warm sandbox is told to run (see ``_launcher``, stage mode).
+    """What the stage of a warm sandbox is told to run (see ``_stage_program``).
 
     `kind` is ``python`` when the stage's own, already started interpreter runs the script,
     ``exec`` when the stage execs `argv` (node, bash, an executable file).
@@ -113,7 +113,7 @@ class RunOrder:
     cwd: str
 
     def encode(self) -> bytes:
-        """The wire form the stage reads (see ``_launcher``): NUL-separated fields.
+        """The wire form the stage reads (see ``_stage_program``): NUL-separated fields.
 
         Raises:
             RequestRejectedError: A value cannot be a command-line or environment string.

@@ -17,7 +17,7 @@ keyctl, add_key, request_key               kernel keyrings are not namespaced: a
                                            read or plant keys of other users of the host
 ptrace, process_vm_readv/_writev, kcmp,    no reading or steering another process (the
 pidfd_getfd, process_madvise               sandbox's reaper included: it is also
-                                           non-dumpable, see ``_launcher``); debuggers do
+                                           non-dumpable, see ``_stage_program``); debuggers do
                                            not run. pidfd_open stays: a pidfd only waits
                                            for or signals a process, as kill() does
 mount, umount2, pivot_root, chroot,        the script's view of files is fixed by the
