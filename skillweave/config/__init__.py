@@ -13,7 +13,7 @@ take JSON. Nothing else in the code base calls ``os.getenv``; callers take a ``S
 This front re-exports every public name; the pieces live in private modules, lowest first:
 ``_urls`` (the URL check validators share), one module per section (``_workflow``,
 ``_skills``, ``_models``, ``_storage``, ``_sandbox``, ``_api``, ``_observability``),
-``_settings`` (:class:`Settings`), ``_reporting`` (:func:`settings_problem`,
+``_settings`` (:class:`Settings`), ``_problems`` (:func:`settings_problem`,
 :func:`unknown_settings`) and ``_loaded`` (:func:`get_settings`).
 """
 
@@ -21,7 +21,7 @@ from skillweave.config._api import ApiSettings
 from skillweave.config._loaded import get_settings
 from skillweave.config._models import PROFILE_NAME_PATTERN, ModelProfile, ModelSettings
 from skillweave.config._observability import ObservabilitySettings
-from skillweave.config._reporting import settings_problem, unknown_settings
+from skillweave.config._problems import settings_problem, unknown_settings
 from skillweave.config._sandbox import (
     CredentialBinding,
     EgressApproval,

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from skillweave.config._reporting import settings_problem
+from skillweave.config._problems import settings_problem
 from skillweave.config._settings import Settings
 from skillweave.errors import ConfigError
 

@@ -36,8 +36,8 @@ Written by hand: no library keeps hash chains on an object store through conditi
 
 from skillweave.errors import AuditEntryError, AuditLogError
 from skillweave.storage.audit._checkpoints import CHECKPOINT_SECONDS
+from skillweave.storage.audit._findings import CHECKPOINTS, AuditProblem, ProblemKind
 from skillweave.storage.audit._log import AuditLog
-from skillweave.storage.audit._problems import CHECKPOINTS, AuditProblem, ProblemKind
 from skillweave.storage.audit._reading import AuditReport
 from skillweave.storage.audit._records import (
     AUDIT_EVENTS,

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
 from skillweave.storage import keys
+from skillweave.storage.audit._findings import AuditProblem, inserted, removed, stray, unreadable
 from skillweave.storage.audit._inspection import READ_AHEAD, Inspector, Item, item_of
-from skillweave.storage.audit._problems import AuditProblem, inserted, removed, stray, unreadable
 from skillweave.storage.audit._records import (
     GENESIS,
     MAX_BLOCK_BYTES,

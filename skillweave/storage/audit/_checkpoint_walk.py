@@ -9,8 +9,8 @@ import asyncio
 import itertools
 
 from skillweave.storage import keys
+from skillweave.storage.audit._findings import CHECKPOINTS, AuditProblem, removed, stray
 from skillweave.storage.audit._inspection import GAP_RECHECKS, READ_AHEAD, Inspector, Item, item_of
-from skillweave.storage.audit._problems import CHECKPOINTS, AuditProblem, removed, stray
 from skillweave.storage.audit._records import GENESIS, MAX_RECORD_BYTES, Checkpoint
 from skillweave.storage.base import ArtifactRef
 

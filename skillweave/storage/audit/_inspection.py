@@ -12,7 +12,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from skillweave.errors import ArtifactIntegrityError, ArtifactNotFoundError
-from skillweave.storage.audit._problems import CHECKPOINTS, AuditProblem, unreadable, what
+from skillweave.storage.audit._findings import CHECKPOINTS, AuditProblem, unreadable, what
 from skillweave.storage.audit._records import (
     MAX_RECORD_BYTES,
     AuditRecord,

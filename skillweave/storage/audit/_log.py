@@ -12,7 +12,7 @@ from skillweave.config import AuditSettings
 from skillweave.errors import AuditLogError, StorageError
 from skillweave.storage.audit._chain import Chain
 from skillweave.storage.audit._checkpoints import CHECKPOINT_SECONDS, Checkpoints
-from skillweave.storage.audit._problems import AuditProblem
+from skillweave.storage.audit._findings import AuditProblem
 from skillweave.storage.audit._reading import AuditReport, Reader
 from skillweave.storage.audit._records import (
     AuditEntry,

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 from skillweave.storage.audit._chain_walk import ChainWalk
 from skillweave.storage.audit._checkpoint_walk import CheckpointsByPlace, CheckpointWalk
-from skillweave.storage.audit._inspection import Inspector
-from skillweave.storage.audit._problems import (
+from skillweave.storage.audit._findings import (
     CHECKPOINTS,
     AuditProblem,
     problem_order,
@@ -31,6 +30,7 @@ from skillweave.storage.audit._problems import (
     unreadable,
     what,
 )
+from skillweave.storage.audit._inspection import Inspector
 from skillweave.storage.audit._records import AuditHead, AuditRecord, Checkpoint, Sealer
 from skillweave.storage.base import ArtifactStore
 
