@@ -12,7 +12,7 @@ What counts:
   imports inside functions and under ``TYPE_CHECKING`` included (a hidden cycle is still one).
 - *a bypass*: an import of a module that is not a package, from outside the package that holds
   it (``skillweave.api.runs`` importing ``skillweave.skills.catalog``, not ``skillweave.skills``).
-  A module directly under a root package (``skillweave.config``) is its own front, and a module
+  A module directly under a root package (``skillweave.errors``) is its own front, and a module
   the front itself hands out (``from skillweave.storage import keys``) goes through it.
 """
 
