@@ -19,7 +19,7 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
   turn (:class:`~workflows._search_attributes.SearchAttributes` says why). Events alone (a model
   call's tokens, an activation) never write one, nor do the phases of the local reads.
 
-The loop reads what the model sent back (``AgentLoop(checks_replies=True)``: an empty or cut-off
+The loop reads what the model sent back (``skillweave.agent.replies``: an empty or cut-off
 reply is asked again or fails the job, unreadable or schema-invalid arguments are refused before
 anything runs). The cheap reads (the catalog, a resource, a search) run as local activities
 (``workflows.runtime``).
@@ -142,7 +142,6 @@ class AgentWorkflow:
             pause=self._should_pause,
             catalog_mode=start.catalog_mode,
             catalog_top_k=start.catalog_top_k,
-            checks_replies=True,
         )
         job = asyncio.create_task(loop.run(self._state))
         try:

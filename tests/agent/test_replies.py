@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from skillweave.agent import AgentSpec, Budgets
-from skillweave.agent.loop import REPLY_RETRIES, AgentLoop, new_state
+from skillweave.agent.replies import REPLY_RETRIES
 from skillweave.agent.runtime import ScriptOutcome
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
-from skillweave.engines.direct import DirectRuntime
 from skillweave.llm.messages import (
     Message,
     ModelRequest,
@@ -284,24 +283,3 @@ async def test_a_script_the_manager_refuses_is_no_run_of_the_budget(tmp_path: Pa
     assert "script 'scripts/nope.py' is not in skill 'profiler'" in refused
     assert unknown.startswith("There is no tool named 'no_such_tool'.")
     assert ScriptOutcome(seq=1, chars=0, summary="", status="error").ran  # old results: runs
-
-
-# --- jobs the workflow started before the rule ----------------------------------------------
-
-
-async def test_without_checks_replies_the_loop_takes_replies_as_it_did(tmp_path: Path) -> None:
-    """What ``AgentWorkflow`` runs for histories recorded before ``loop-reads-replies``."""
-    model = CannedModel(
-        [
-            calls(("activate_skill", {"name": "shouter"})),
-            calls(("shout", {"word": "hi", "extra": 1})),
-            empty(),
-        ]
-    )
-    services, sandbox = _services(tmp_path, model)
-    spec = AgentSpec()
-    loop = AgentLoop(DirectRuntime(services), spec, checks_replies=False)
-    state = await loop.run(new_state(job_id="job-old", task="Go.", spec=spec))
-
-    assert (state.status, state.answer) == ("completed", "")
-    assert len(sandbox.requests) == 2  # the extra argument went to the script

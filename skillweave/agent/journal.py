@@ -1,0 +1,89 @@
+"""`Journal`: what a job records as its loop runs, and tells whoever watches.
+
+It appends the job's transcript entries (a tool result the runtime stored, or a message the loop
+wrote itself and keeps unsaved until the next model call or the end of the run carries it), emits
+each :class:`~skillweave.agent.events.AgentEvent` with the runtime's time, and finishes the job
+once with a status and a reason. The agent loop (``skillweave.agent.loop``) and its collaborators
+(the tool dispatch, approvals, drafts) write through one journal per run. Pure: no I/O; the time
+comes from the runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from skillweave.agent.events import AgentEvent, EventKind
+from skillweave.agent.runtime import ToolOutcome, TranscriptWrite
+from skillweave.agent.state import AgentState, EntryKind, JobStatus, TranscriptEntry
+from skillweave.llm.messages import Message
+
+__all__ = ["Journal"]
+
+
+class Journal:
+    """One run's transcript bookkeeping and events.
+
+    Args:
+        now: the runtime's clock (``Runtime.now``), stamped on each event.
+        on_event: called with each event, in order (must not block); None drops them.
+    """
+
+    def __init__(
+        self, now: Callable[[], float], on_event: Callable[[AgentEvent], None] | None
+    ) -> None:
+        self._now = now
+        self._on_event = on_event
+        self._unsaved: list[TranscriptWrite] = []
+
+    def take_unsaved(self) -> tuple[TranscriptWrite, ...]:
+        """The messages the loop wrote since the last take, for the runtime to store."""
+        writes, self._unsaved = tuple(self._unsaved), []
+        return writes
+
+    def drop_unsaved(self) -> None:
+        """Forget what is unsaved (the run is being discarded, not ended)."""
+        self._unsaved.clear()
+
+    @property
+    def has_unsaved(self) -> bool:
+        """Whether the loop wrote messages the runtime has not stored yet."""
+        return bool(self._unsaved)
+
+    def append_outcome(self, state: AgentState, outcome: ToolOutcome, *, kind: EntryKind) -> None:
+        """Record the tool result the runtime stored at the next position."""
+        if outcome.seq != state.next_seq:
+            raise RuntimeError(f"runtime stored seq {outcome.seq}, expected {state.next_seq}")
+        state.transcript.append(
+            TranscriptEntry(
+                seq=outcome.seq,
+                role="tool",
+                kind=kind,
+                chars=outcome.chars,
+                summary=outcome.summary,
+            )
+        )
+
+    def append_own(self, state: AgentState, message: Message, *, kind: EntryKind) -> None:
+        """Record a message the loop wrote itself (kept unsaved until the runtime stores it)."""
+        seq = state.next_seq
+        self._unsaved.append(TranscriptWrite(seq=seq, message=message))
+        state.transcript.append(
+            TranscriptEntry(seq=seq, role=message.role, kind=kind, chars=len(message.text))
+        )
+
+    def finish(self, state: AgentState, status: JobStatus, reason: str) -> None:
+        """End the job with `status` and `reason` (once: a finished job stays as it ended)."""
+        if state.finished:
+            return
+        state.status = status
+        state.reason = reason
+        self.emit(state, "job_finished", status=status, detail=reason, usage=state.usage)
+
+    def emit(self, state: AgentState, kind: EventKind, **fields: Any) -> None:
+        """Tell the watcher about `kind` (with `fields`), at the runtime's time."""
+        if self._on_event is not None:
+            event = AgentEvent(
+                kind=kind, job_id=state.job_id, turn=state.turn, at=self._now(), **fields
+            )
+            self._on_event(event)
