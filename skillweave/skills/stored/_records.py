@@ -26,8 +26,7 @@ from skillweave.errors import (
 )
 from skillweave.skills.spec import name_problems
 from skillweave.skills.stored._model import StoredSkill
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["SkillRecords"]
 

@@ -32,8 +32,7 @@ from skillweave.skills.stored._model import SkillOrigin, StoredSkill, StoredVers
 from skillweave.skills.stored._ownership import check_distinct, check_owned
 from skillweave.skills.stored._preparation import PackagePreparer, PreparedPackage, check_name
 from skillweave.skills.stored._records import SkillRecords
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["Check", "StoredSkills"]
 
