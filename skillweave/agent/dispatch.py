@@ -2,47 +2,39 @@
 
 It checks a call's arguments against the tool's schema as offered, then runs it:
 ``activate_skill`` (also the loop's preloads), ``read_skill_resource``, ``run_skill_script``,
-``search_skills`` when the catalog offers it, an executable skill's own tools, and the authoring
-calls (``skillweave.agent.drafts``) when the job may author. What the disclosure rules
-(``skillweave.agent.disclosure``) refuse, or a person did not approve
-(``skillweave.agent.approvals``), is answered as a tool result the model can act on. Called by
-the agent loop (``skillweave.agent.loop``). Pure: every side effect is one runtime call.
+``search_skills`` when the catalog offers it, script runs and an executable skill's own tools
+(``skillweave.agent.script_runs``), and the authoring calls (``skillweave.agent.drafts``) when
+the job may author. What the disclosure rules (``skillweave.agent.disclosure``) refuse is
+answered as a tool result the model can act on. Called by the agent loop
+(``skillweave.agent.loop``). Pure: every side effect is one runtime call.
 """
 
 from __future__ import annotations
 
 from skillweave.agent import disclosure
-from skillweave.agent.approvals import Approvals
 from skillweave.agent.disclosure import (
-    ARGS_NOT_STRINGS,
-    INPUT_ARTIFACTS,
     attachable,
     find_skill_tool,
-    names_preview,
 )
 from skillweave.agent.drafts import Drafts
 from skillweave.agent.effects import (
     LOAD_SKILL,
     READ_SKILL_RESOURCE,
-    RUN_SKILL_SCRIPT,
     SEARCH_SKILLS,
     Runtime,
 )
-from skillweave.agent.identity import execution_key
 from skillweave.agent.journal import Journal
-from skillweave.agent.refusals import Refusal, count_run, string_argument
+from skillweave.agent.refusals import Refusal, string_argument
 from skillweave.agent.runtime import (
     LoadSkillInput,
     ReadResourceInput,
-    RunScriptInput,
     SearchInput,
-    ToolInvocation,
 )
+from skillweave.agent.script_runs import ScriptRuns
 from skillweave.agent.spec import AgentSpec
-from skillweave.agent.state import ActiveSkill, AgentState, SkillTool, TranscriptEntry
+from skillweave.agent.state import ActiveSkill, AgentState, TranscriptEntry
 from skillweave.agent.tools import tool_specs
 from skillweave.llm.messages import Message, ToolCall
-from skillweave.storage.base import ArtifactRef
 
 __all__ = ["ToolDispatch"]
 
@@ -54,7 +46,7 @@ class ToolDispatch:
         runtime: where every side effect goes.
         spec: the agent (allowed skills, pins, approvals).
         journal: the run's transcript and events.
-        approvals: asks a person before a run that needs it.
+        runs: the script runs (``run_skill_script`` and skill tools).
         drafts: the authoring calls.
         top_k: how many skills a search returns.
     """
@@ -65,14 +57,14 @@ class ToolDispatch:
         spec: AgentSpec,
         *,
         journal: Journal,
-        approvals: Approvals,
+        runs: ScriptRuns,
         drafts: Drafts,
         top_k: int,
     ) -> None:
         self._runtime = runtime
         self._spec = spec
         self._journal = journal
-        self._approvals = approvals
+        self._runs = runs
         self._drafts = drafts
         self._top_k = top_k
 
@@ -87,7 +79,7 @@ class ToolDispatch:
                 case disclosure.READ_SKILL_RESOURCE:
                     await self._read(state, call)
                 case disclosure.RUN_SKILL_SCRIPT:
-                    await self._run_script(state, call)
+                    await self._runs.run_script(state, call, self.active(state, call))
                 case disclosure.SEARCH_SKILLS if state.search_enabled:
                     await self._search(state, call)
                 case disclosure.CREATE_SKILL if state.authoring:
@@ -99,7 +91,7 @@ class ToolDispatch:
                     if tool is None:
                         offered = [spec.name for spec in tool_specs(state)]
                         raise Refusal(disclosure.unknown_tool(call.name, offered))
-                    await self._run_tool(state, call, *tool)
+                    await self._runs.run_tool(state, call, *tool)
         except Refusal as refusal:
             self._refuse(state, call, str(refusal))
 
@@ -183,7 +175,9 @@ class ToolDispatch:
             tools_registered=tuple(t.name for t in loaded.tools),
         )
 
-    def _active(self, state: AgentState, call: ToolCall) -> ActiveSkill:
+    def active(self, state: AgentState, call: ToolCall) -> ActiveSkill:
+        """The active skill `call` names in its ``skill`` argument; a :class:`Refusal` when that
+        skill is not active."""
         name = string_argument(call, "skill")
         skill = state.active.get(state.aliases.get(name, name))
         if skill is None:
@@ -191,7 +185,7 @@ class ToolDispatch:
         return skill
 
     async def _read(self, state: AgentState, call: ToolCall) -> None:
-        skill = self._active(state, call)
+        skill = self.active(state, call)
         path = string_argument(call, "path")
         outcome = await self._runtime.call(
             READ_SKILL_RESOURCE,
@@ -206,111 +200,6 @@ class ToolDispatch:
         )
         self._journal.append_outcome(state, outcome, kind="resource")
         self._journal.emit(state, "resource_read", skill=skill.name, tool=call.name, detail=path)
-
-    def _artifacts(self, state: AgentState, keys: object, argument: str) -> tuple[ArtifactRef, ...]:
-        if keys is None:
-            return ()
-        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise Refusal(disclosure.artifact_list_needed(argument))
-        refs = []
-        for key in keys:
-            ref = state.artifacts.get(key.strip())
-            if ref is None:
-                raise Refusal(
-                    f"Unknown artifact {key!r}. Artifacts of this job: "
-                    f"{names_preview(list(state.artifacts))}."
-                )
-            refs.append(ref)
-        return tuple(refs)
-
-    async def _run_script(self, state: AgentState, call: ToolCall) -> None:
-        skill = self._active(state, call)
-        script = string_argument(call, "script")
-        args = call.arguments.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
-            raise Refusal(ARGS_NOT_STRINGS)
-        inputs = self._artifacts(state, call.arguments.get("inputs"), "inputs")
-        await self._execute(
-            state,
-            call,
-            skill=skill,
-            script=script,
-            args=tuple(str(a) for a in args),
-            inputs=inputs,
-            run_json=None,
-        )
-
-    async def _run_tool(
-        self, state: AgentState, call: ToolCall, skill: ActiveSkill, tool: SkillTool
-    ) -> None:
-        arguments = dict(call.arguments)
-        inputs = self._artifacts(state, arguments.pop(INPUT_ARTIFACTS, None), INPUT_ARTIFACTS)
-        await self._execute(
-            state,
-            call,
-            skill=skill,
-            script=tool.script,
-            args=(),
-            inputs=inputs,
-            run_json=ToolInvocation(
-                tool=tool.tool, arguments=arguments, shared_script=tool.shared_script
-            ),
-            tool=tool,
-        )
-
-    async def _execute(
-        self,
-        state: AgentState,
-        call: ToolCall,
-        *,
-        skill: ActiveSkill,
-        script: str,
-        args: tuple[str, ...],
-        inputs: tuple[ArtifactRef, ...],
-        run_json: ToolInvocation | None,
-        tool: SkillTool | None = None,
-    ) -> None:
-        if not disclosure.permits(state.active, skill=skill.name, script=script, tool=tool):
-            what = call.name if tool is not None else f"Running {skill.name}/{script}"
-            raise Refusal(disclosure.not_permitted(state.active, what))
-        if self._spec.approvals.required(skill.name) and not disclosure.pre_approved(
-            state.active, skill=skill.name, script=script, tool=tool
-        ):
-            await self._approvals.approve_run(state, skill=skill.name, script=script, args=args)
-        count_run(state)
-        seq = state.next_seq
-        outcome = await self._runtime.call(
-            RUN_SKILL_SCRIPT,
-            RunScriptInput(
-                run_id=state.run_id,
-                execution_id=execution_key(state.job_id, seq),
-                skill=skill.name,
-                version=skill.version,
-                script=script,
-                args=args,
-                inputs=inputs,
-                seq=seq,
-                tool_call_id=call.id,
-                tool_name=call.name,
-                run_json=run_json,
-            ),
-        )
-        if not outcome.ran:
-            state.script_runs -= 1  # refused before any sandbox was claimed: not a run
-        self._journal.append_outcome(state, outcome, kind="script")
-        for ref in outcome.outputs:
-            state.artifacts[ref.key] = ref
-            state.outputs.append(ref)
-        self._journal.emit(
-            state,
-            "script_ran",
-            skill=skill.name,
-            tool=call.name,
-            detail=script,
-            status=outcome.status,
-            duration_ms=outcome.duration_ms,
-            artifacts=outcome.outputs,
-        )
 
     async def _search(self, state: AgentState, call: ToolCall) -> None:
         query = string_argument(call, "query")

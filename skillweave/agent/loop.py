@@ -32,10 +32,10 @@ does not count against the budget.
 Budgets (turns, tokens, script runs) end the job with status ``budget_exhausted`` and a reason.
 Infrastructure failures raised by the runtime end it as ``failed`` and propagate.
 
-The loop drives the turns; its collaborators do the rest: ``skillweave.agent.dispatch`` answers
-tool calls (with ``approvals`` and ``drafts``), ``skillweave.agent.journal`` records the
-transcript and events, ``skillweave.agent.refusals`` holds the budget checks and
-``skillweave.agent.replies`` reads what the model sent back.
+The loop drives the turns; its collaborators do the rest: ``skillweave.agent.dispatch``
+answers tool calls (with ``script_runs``, ``approvals`` and ``drafts``),
+``skillweave.agent.journal`` records the transcript and events, ``skillweave.agent.refusals``
+holds the budget checks and ``skillweave.agent.replies`` reads what the model sent back.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ from skillweave.agent.runtime import (
     TranscriptView,
     WaitInput,
 )
+from skillweave.agent.script_runs import ScriptRuns
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import AgentState, TranscriptEntry
 from skillweave.agent.tools import tool_specs
@@ -142,7 +143,7 @@ class AgentLoop:
             runtime,
             spec,
             journal=self._journal,
-            approvals=approvals,
+            runs=ScriptRuns(runtime, spec, self._journal, approvals),
             drafts=Drafts(runtime, spec, self._journal, approvals),
             top_k=self._top_k,
         )
