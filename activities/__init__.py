@@ -1,12 +1,12 @@
 """Temporal activities: the side effects workflows schedule, run by the worker.
 
-:class:`AgentActivities` wraps ``AgentServices`` for the agent workflow; :mod:`activities.errors`
+:class:`AgentActivities` wraps ``AgentServices`` for the agent workflow; :mod:`activities.failures`
 is the one place skillweave's errors become Temporal ``ApplicationError``s (the decision which
 are retried is ``skillweave.engines.retries``, shared with the direct engine).
 """
 
 from activities.agent import AgentActivities, checked_execution_key
-from activities.errors import application_error, raises_application_errors
+from activities.failures import application_error, raises_application_errors
 
 __all__ = [
     "AgentActivities",

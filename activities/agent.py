@@ -9,7 +9,7 @@ missing implementation fails when the activities are built, in one line. What th
 is only what Temporal needs:
 
 - **the worker's limits**: ``job_limits``, a local activity each job calls once at its start,
-  answers the :class:`~skillweave.agent.runtime.ActivityTimeouts` this worker's settings
+  answers the :class:`~skillweave.agent.effect_models.ActivityTimeouts` this worker's settings
   give (``WORKFLOW__*_TIMEOUT_SECONDS``, ``WORKFLOW__ACTIVITY_MAX_ATTEMPTS``): the worker owns
   the limits its jobs' activities run under, not the client that started them;
 - **heartbeats** from the long calls (``heartbeat`` in their descriptors: a model call, a skill
@@ -19,11 +19,11 @@ is only what Temporal needs:
 - **the job's fields** (job id, skill, script, execution id) bound for each activity's log
   lines and span;
 - **a check of the idempotency key** of a script run (:func:`checked_execution_key`, the one
-  per-effect check, in :data:`_CHECKS`): the loop made it (``skillweave.agent.identity``) and
+  per-effect check, in :data:`_CHECKS`): the loop made it (``skillweave.agent.idempotency``) and
   it is used as it came, so both engines ask the manager under the same key; it must be this
   workflow's key for this run;
 - **retryability**: the one rule of ``skillweave.engines.retries``, carried to Temporal by
-  :mod:`activities.errors`;
+  :mod:`activities.failures`;
 - **retries told**: an attempt that fails and will be tried again puts its
   :class:`~skillweave.engines.retries.RetryNotice` in its heartbeat details (the line, then its
   fields), which the server keeps with the pending activity: the UI shows them there, and the
@@ -47,15 +47,15 @@ from temporalio import activity
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import TemporalError
 
-from activities.errors import raises_application_errors
+from activities.failures import raises_application_errors
+from skillweave.agent.effect_models import ActivityTimeouts, LimitsInput, RunScriptInput
 from skillweave.agent.effects import (
     EFFECTS,
     RUN_SKILL_SCRIPT,
     SideEffect,
     check_implemented,
 )
-from skillweave.agent.identity import execution_key, job_id_of
-from skillweave.agent.runtime import ActivityTimeouts, LimitsInput, RunScriptInput
+from skillweave.agent.idempotency import execution_key, job_id_of
 from skillweave.engines.contract import activity_timeouts
 from skillweave.engines.retries import Backoff, retry_notice
 from skillweave.engines.services import AgentServices
@@ -70,7 +70,7 @@ _log = logging.getLogger(__name__)
 
 def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
     """The idempotency key a script run goes to the manager under: the request's, when it is
-    the one :func:`~skillweave.agent.identity.execution_key` gives this workflow's run.
+    the one :func:`~skillweave.agent.idempotency.execution_key` gives this workflow's run.
 
     Raises:
         AgentError: the activity was not scheduled by a workflow, or its request carries

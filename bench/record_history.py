@@ -53,7 +53,7 @@ from temporalio.worker import Replayer
 from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
-from skillweave.agent.runtime import ApprovalDecision
+from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.cli.demo import DEMO_TASK
 from skillweave.cli.job import load_agent
 from skillweave.config import Settings, bundled_skills_dir
@@ -66,8 +66,8 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactStore
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from workflows.agent import AgentWorkflow
 from workflows.worker import build_worker, sandbox_runner
 

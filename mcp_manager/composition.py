@@ -37,7 +37,7 @@ from skillweave.skills.library import process_folder
 from skillweave.skills.reload import reloading
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactStore
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 
 __all__ = [
     "announced",

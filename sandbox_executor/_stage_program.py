@@ -33,8 +33,10 @@ import sys
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-_EGRESS_VARIABLE = "SKILLWEAVE_EGRESS_SOCKET"  # skillweave.sandbox.egress.STAGE_EGRESS_VARIABLE
-_EGRESS_PORT = 3128  # skillweave.sandbox.egress.SANDBOX_PROXY_PORT (stdlib-only file: no import)
+# skillweave.sandbox.egress_policy's STAGE_EGRESS_VARIABLE and SANDBOX_PROXY_PORT, written out:
+# this stdlib-only file imports nothing of skillweave.
+_EGRESS_VARIABLE = "SKILLWEAVE_EGRESS_SOCKET"
+_EGRESS_PORT = 3128
 EXIT_CANNOT_START = 127
 
 
@@ -230,7 +232,7 @@ def _seal_reaper() -> None:
 
 
 def _start_forwarder(path: str) -> None:
-    """Start the run's egress forwarder (see ``sandbox_executor.egress``): a child that
+    """Start the run's egress forwarder (see ``sandbox_executor.egress_bridge``): a child that
     listens on the sandbox's own ``127.0.0.1:3128`` and relays each connection to the Unix
     socket `path`, which the executor bridges to the manager's egress proxy. Returns once it
     listens, so that the script's first request finds it. The child imports what it needs

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from sandbox_executor.capture import Capture
-from sandbox_executor.egress import EgressBridge
+from sandbox_executor.egress_bridge import EgressBridge
 from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.holdings import Holdings
-from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import IsolationPlan
 from sandbox_executor.results import RunReport, collect_within_budget
 from sandbox_executor.run_order import RunOrder, build_order, check_request
 from sandbox_executor.runner import ScriptRunner
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.stage import STAGE_PROGRAM, Stage
 from sandbox_executor.workspace import (
@@ -41,7 +41,7 @@ from sandbox_executor.workspace import (
     relative_parts,
     remove_tree,
 )
-from skillweave.sandbox.egress import EGRESS_SOCKET
+from skillweave.sandbox.egress_policy import EGRESS_SOCKET
 from skillweave.sandbox.models import ExecutionLimits, ExecutorRequest
 
 __all__ = ["Attempt", "Attempts"]

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import BinaryIO, Final, Literal
 
 from sandbox_executor.attempts import Attempts
-from sandbox_executor.egress import EgressBridge
+from sandbox_executor.egress_bridge import EgressBridge
 from sandbox_executor.errors import ExecutorBusyError, ExecutorError, RequestRejectedError
 from sandbox_executor.holdings import Holdings
-from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, write_etc
 from sandbox_executor.results import (
     ServedFiles,
@@ -42,6 +41,7 @@ from sandbox_executor.results import (
     report_dropped,
 )
 from sandbox_executor.runner import ScriptRunner
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import clear_workspace, rehearse
 from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox_executor.capture import Capture
-from sandbox_executor.identity import SandboxUser
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.stage import Stage
 from sandbox_executor.workspace import remove_tree
 

@@ -68,8 +68,8 @@ from pathlib import Path
 from typing import Final
 
 from sandbox_executor.errors import IsolationUnavailableError
-from sandbox_executor.identity import SandboxUser, launcher_argv
 from sandbox_executor.limits import rlimits_for, tmpfs_bytes
+from sandbox_executor.sandbox_user import SandboxUser, launcher_argv
 from sandbox_executor.seccomp import write_filter
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.sandbox.models import ExecutionLimits, Isolation

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Final, Literal
 
 from sandbox_executor.errors import ExecutorError, RequestRejectedError
-from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import SANDBOX_PATH, SANDBOX_WORKSPACE, IsolationPlan
 from sandbox_executor.limits import rlimits_for
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.workspace import Workspace
 from skillweave.errors import ExecutionRejectedError
-from skillweave.sandbox.egress import EGRESS_SOCKET, STAGE_EGRESS_VARIABLE, proxy_environment
+from skillweave.sandbox.egress_policy import EGRESS_SOCKET, STAGE_EGRESS_VARIABLE, proxy_environment
 from skillweave.sandbox.models import ExecutorRequest
 from skillweave.sandbox.validation import check_run
 

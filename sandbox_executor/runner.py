@@ -22,8 +22,8 @@ from typing import IO, Final
 
 from sandbox_executor.capture import DRAIN_GRACE_SECONDS, Capture, capture_pipe, close_pipes
 from sandbox_executor.disk import watch as watch_disk
-from sandbox_executor.identity import SandboxUser
 from sandbox_executor.run_order import RunOrder
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.stage import Stage
 from skillweave.sandbox.models import ExecutionLimits, Isolation
 

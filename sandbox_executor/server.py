@@ -26,7 +26,7 @@ from fastapi import FastAPI
 
 from sandbox_executor.app import create_app, prebuild
 from sandbox_executor.executor import Executor
-from sandbox_executor.identity import SandboxUser
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import rehearse
 from skillweave.atomic_write import write_atomic

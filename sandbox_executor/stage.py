@@ -25,10 +25,10 @@ from typing import Final
 
 from sandbox_executor import _launcher
 from sandbox_executor.errors import ExecutorError
-from sandbox_executor.identity import SandboxUser, launcher_argv
 from sandbox_executor.isolation import IsolationPlan, contained_argv, sandbox_view
 from sandbox_executor.limits import tmpfs_bytes
 from sandbox_executor.run_order import NODE_PROXY, NODE_PROXY_PATH, base_env, stage_python
+from sandbox_executor.sandbox_user import SandboxUser, launcher_argv
 from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace
 from skillweave.sandbox.models import ExecutionLimits
 

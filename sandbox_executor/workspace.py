@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from sandbox_executor.errors import RequestRejectedError
-from sandbox_executor.identity import SandboxUser
+from sandbox_executor.sandbox_user import SandboxUser
 from skillweave.errors import ExecutionRejectedError, InvalidKeyError, PackageError
 from skillweave.sandbox.models import ExecutorFile, SkippedOutput
 from skillweave.sandbox.validation import check_path

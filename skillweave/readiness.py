@@ -12,7 +12,7 @@ which is which (`transient`).
 
 :class:`Readiness` is what the process is waiting for, and since when (a
 :class:`~skillweave.waiting.Waiting` per dependency): the worker's ``/healthz``
-(``skillweave.engines.metrics``), the manager's (``mcp_manager.app``) and the API's
+(``skillweave.engines.worker_metrics``), the manager's (``mcp_manager.app``) and the API's
 (``skillweave.api.app``) answer 503 ``{"ready": false, "waiting_for": [...]}`` from it until
 the process serves, then 200. :meth:`Readiness.serving` runs a server's set-up in the
 background, so that the server answers (503) while its set-up waits.

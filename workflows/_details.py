@@ -12,7 +12,7 @@ from typing import Final
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from skillweave.agent.runtime import ApprovalRequest
+    from skillweave.agent.effect_models import ApprovalRequest
     from skillweave.agent.state import AgentState
     from skillweave.engines.contract import Phase
     from skillweave.terminal import counted

@@ -60,10 +60,10 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from skillweave.agent.effect_models import ApprovalDecision
     from skillweave.agent.events import AgentEvent
     from skillweave.agent.loop import AgentLoop, new_state
     from skillweave.agent.rendering import event_line
-    from skillweave.agent.runtime import ApprovalDecision
     from skillweave.agent.state import AgentState
     from skillweave.engines.base import JobResult, result_of
     from skillweave.engines.contract import (

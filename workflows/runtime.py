@@ -40,14 +40,14 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
-    from skillweave.agent.effects import JOB_LIMITS, Phase, SideEffect
-    from skillweave.agent.runtime import (
+    from skillweave.agent.effect_models import (
         ActivityTimeouts,
         ApprovalDecision,
         ApprovalRequest,
         LimitsInput,
         WaitInput,
     )
+    from skillweave.agent.effects import JOB_LIMITS, Phase, SideEffect
     from skillweave.agent.state import AgentState
     from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError

@@ -32,10 +32,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.agent import AgentActivities
 from skillweave.engines.contract import ROLL_CALL_ACTIVITY, ActivityTimeouts, store_task_queue
-from skillweave.engines.metrics import serve_worker_metrics
 from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import warn_if_alone, worker_identity
-from skillweave.storage.identity import store_identity
+from skillweave.engines.worker_metrics import serve_worker_metrics
+from skillweave.storage.store_id import store_identity
 from workflows.agent import AgentWorkflow
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ What the proxy guarantees, and how:
   header's, a host that is not a plain ASCII name or address, user info, or anything h11
   cannot parse is answered ``400`` in one line. A ``CONNECT`` target is ``host:port`` only.
 - **Judged before it is looked up.** The name and port are judged first
-  (``skillweave.sandbox.egress.decide_destination``: declared by the skill, approved by an
+  (``skillweave.sandbox.egress_policy.decide_destination``: declared by the skill, approved by an
   operator, for this version), then the caps; only an approved name is resolved (the
   `resolver`), and every address it resolves to must be public unless approved as private
   (``decide_addresses``). The proxy connects to the address it checked, so the answer cannot

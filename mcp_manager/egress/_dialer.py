@@ -4,7 +4,7 @@ judged, so the answer cannot change in between (no DNS rebinding) and no DNS que
 unjudged name. :data:`Resolver` is the DNS lookup it is given (the system's by default).
 
 Called by the proxy (``_proxy``) for every tunnel and request; the policy is
-``skillweave.sandbox.egress``'s.
+``skillweave.sandbox.egress_policy``'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Final
 from mcp_manager.egress._caps import Caps
 from mcp_manager.egress._context import EgressContext
 from mcp_manager.egress._http import HttpRefusal
-from skillweave.sandbox.egress import decide_addresses, decide_destination
+from skillweave.sandbox.egress_policy import decide_addresses, decide_destination
 
 __all__ = ["Dialer", "Resolver"]
 

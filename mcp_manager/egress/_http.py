@@ -11,7 +11,7 @@ back the credential the proxy adds. So the proxy parses with h11 and refuses, wi
 LF anywhere, obs-fold, control characters, duplicate ``Host``/``Content-Length``/
 ``Transfer-Encoding``, ``Content-Length`` with ``Transfer-Encoding``, a request line whose host
 is not the ``Host`` header's, a host that is not a plain ASCII name or address
-(``skillweave.sandbox.egress.parse_authority``), and whatever h11 itself cannot parse (h11
+(``skillweave.sandbox.egress_policy.parse_authority``), and whatever h11 itself cannot parse (h11
 alone forgives bare LF and unfolds obs-fold, hence the checks before it).
 
 Nothing the client wrote after its head goes upstream as it was written: :func:`upstream_head`
@@ -32,7 +32,7 @@ from typing import Final, Literal
 import h11
 
 from skillweave.errors import EgressPolicyError
-from skillweave.sandbox.egress import parse_authority
+from skillweave.sandbox.egress_policy import parse_authority
 
 __all__ = [
     "CHUNK_BYTES",

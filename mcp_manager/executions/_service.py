@@ -45,7 +45,7 @@ from skillweave.skills.model import Skill
 from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.base import ArtifactRef, ArtifactStore
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from skillweave.telemetry import bound
 from skillweave.telemetry.tracing import span
 

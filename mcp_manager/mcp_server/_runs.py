@@ -46,7 +46,7 @@ from skillweave.sandbox.queue import queued
 from skillweave.sandbox.tool_schemas import discover_tool_schemas
 from skillweave.skills import Skill, ToolSchema
 from skillweave.storage import ArtifactRef, ArtifactStore
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 
 __all__ = ["RunScript", "ScriptRuns"]
 

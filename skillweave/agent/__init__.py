@@ -8,10 +8,7 @@ types, re-exported.
 """
 
 from skillweave.agent.compaction import compact
-from skillweave.agent.effects import EFFECTS, Runtime, SideEffect
-from skillweave.agent.events import AgentEvent, EventKind
-from skillweave.agent.loop import AgentLoop, new_state, system_prompt
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     CatalogInput,
     CatalogResult,
     InvokeModelInput,
@@ -29,6 +26,9 @@ from skillweave.agent.runtime import (
     TranscriptWrite,
     WaitInput,
 )
+from skillweave.agent.effects import EFFECTS, Runtime, SideEffect
+from skillweave.agent.events import AgentEvent, EventKind
+from skillweave.agent.loop import AgentLoop, new_state, system_prompt
 from skillweave.agent.spec import (
     AgentSpec,
     CatalogOptions,

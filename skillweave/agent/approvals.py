@@ -8,10 +8,10 @@ not approve it. Used by the tool dispatch (``skillweave.agent.dispatch``) and th
 
 from __future__ import annotations
 
+from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest
 from skillweave.agent.effects import Runtime
 from skillweave.agent.journal import Journal
 from skillweave.agent.refusals import Refusal
-from skillweave.agent.runtime import ApprovalDecision, ApprovalRequest
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import AgentState
 

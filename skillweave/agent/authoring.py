@@ -20,7 +20,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from skillweave.agent.disclosure import CREATE_SKILL, PUBLISH_SKILL
-from skillweave.agent.runtime import DraftFile, SkillExample
+from skillweave.agent.effect_models import DraftFile, SkillExample
 from skillweave.llm.messages import ToolSpec
 
 __all__ = [

@@ -17,6 +17,11 @@ from skillweave.agent.disclosure import (
     find_skill_tool,
 )
 from skillweave.agent.drafts import Drafts
+from skillweave.agent.effect_models import (
+    LoadSkillInput,
+    ReadResourceInput,
+    SearchInput,
+)
 from skillweave.agent.effects import (
     LOAD_SKILL,
     READ_SKILL_RESOURCE,
@@ -25,11 +30,6 @@ from skillweave.agent.effects import (
 )
 from skillweave.agent.journal import Journal
 from skillweave.agent.refusals import Refusal, string_argument
-from skillweave.agent.runtime import (
-    LoadSkillInput,
-    ReadResourceInput,
-    SearchInput,
-)
 from skillweave.agent.script_runs import ScriptRuns
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import ActiveSkill, AgentState, TranscriptEntry

@@ -12,11 +12,11 @@ from __future__ import annotations
 from skillweave.agent.approvals import Approvals, why
 from skillweave.agent.authoring import AuthoringError, draft_parts, not_a_draft, too_many_drafts
 from skillweave.agent.disclosure import attachable
+from skillweave.agent.effect_models import ApprovalRequest, CreateSkillInput, PublishSkillInput
 from skillweave.agent.effects import CREATE_SKILL, PUBLISH_SKILL, Runtime
-from skillweave.agent.identity import execution_key
+from skillweave.agent.idempotency import execution_key
 from skillweave.agent.journal import Journal
 from skillweave.agent.refusals import Refusal, check_runs, string_argument
-from skillweave.agent.runtime import ApprovalRequest, CreateSkillInput, PublishSkillInput
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import AgentState, DraftSkill
 from skillweave.llm.messages import ToolCall

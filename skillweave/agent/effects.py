@@ -2,9 +2,10 @@
 
 A :class:`SideEffect` says all that the engines need to know of one side effect: its activity
 name (recorded in workflow histories: never rename one), its input and result models
-(:mod:`skillweave.agent.runtime`), the limit it runs under, whether it heartbeats, whether it is
-a local activity, the phase it puts the job in, its summary for the Temporal UI, its activity id,
-whether cancelling waits for it and which limits (and so which retry policy) apply.
+(:mod:`skillweave.agent.effect_models`), the limit it runs under, whether it heartbeats,
+whether it is a local activity, the phase it puts the job in, its summary for the Temporal UI,
+its activity id, whether cancelling waits for it and which limits (and so which retry policy)
+apply.
 :data:`EFFECTS` holds them all; everything else is derived from it:
 
 - the loop calls ``runtime.call(INVOKE_MODEL, request)`` (``skillweave.agent.loop``);
@@ -29,8 +30,7 @@ from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from skillweave.agent.identity import script_call_id
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     ActivityTimeouts,
     ApprovalDecision,
     ApprovalRequest,
@@ -54,6 +54,7 @@ from skillweave.agent.runtime import (
     ToolOutcome,
     WaitInput,
 )
+from skillweave.agent.idempotency import script_call_id
 from skillweave.agent.state import AgentState
 from skillweave.errors import ConfigError
 
@@ -203,7 +204,7 @@ RUN_SKILL_SCRIPT: Final = SideEffect[RunScriptInput, ScriptOutcome](
     phase="running_script",
     timeout="script",
     heartbeat=True,
-    # The run's idempotency key is in the request (skillweave.agent.identity makes both).
+    # The run's idempotency key is in the request (skillweave.agent.idempotency makes both).
     activity_id=lambda request: script_call_id(request.seq),
     waits_for_cancellation=True,
 )

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from skillweave.agent.effect_models import ToolOutcome, TranscriptWrite
 from skillweave.agent.events import AgentEvent, EventKind
-from skillweave.agent.runtime import ToolOutcome, TranscriptWrite
 from skillweave.agent.state import AgentState, EntryKind, JobStatus, TranscriptEntry
 from skillweave.llm.messages import Message
 

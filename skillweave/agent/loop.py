@@ -50,12 +50,7 @@ from skillweave.agent.compaction import compact
 from skillweave.agent.disclosure import attachable
 from skillweave.agent.dispatch import ToolDispatch
 from skillweave.agent.drafts import Drafts
-from skillweave.agent.effects import INVOKE_MODEL, PREPARE_CATALOG, RECORD_TRANSCRIPT, Runtime
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.journal import Journal
-from skillweave.agent.refusals import BudgetExhausted, check_tokens, check_turns
-from skillweave.agent.replies import REPLY_RETRIES, no_answer, reply_detail
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     CatalogInput,
     InvokeModelInput,
     ModelTurn,
@@ -63,6 +58,11 @@ from skillweave.agent.runtime import (
     TranscriptView,
     WaitInput,
 )
+from skillweave.agent.effects import INVOKE_MODEL, PREPARE_CATALOG, RECORD_TRANSCRIPT, Runtime
+from skillweave.agent.events import AgentEvent
+from skillweave.agent.journal import Journal
+from skillweave.agent.refusals import BudgetExhausted, check_tokens, check_turns
+from skillweave.agent.replies import REPLY_RETRIES, no_answer, reply_detail
 from skillweave.agent.script_runs import ScriptRuns
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import AgentState, TranscriptEntry

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from skillweave.agent.runtime import ModelTurn
+from skillweave.agent.effect_models import ModelTurn
 from skillweave.terminal import counted
 
 __all__ = ["REPLY_RETRIES", "NoAnswer", "no_answer", "reply_detail"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 from skillweave.agent import disclosure
 from skillweave.agent.approvals import Approvals
 from skillweave.agent.disclosure import ARGS_NOT_STRINGS, INPUT_ARTIFACTS, names_preview
+from skillweave.agent.effect_models import RunScriptInput, ToolInvocation
 from skillweave.agent.effects import RUN_SKILL_SCRIPT, Runtime
-from skillweave.agent.identity import execution_key
+from skillweave.agent.idempotency import execution_key
 from skillweave.agent.journal import Journal
 from skillweave.agent.refusals import Refusal, count_run, string_argument
-from skillweave.agent.runtime import RunScriptInput, ToolInvocation
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import ActiveSkill, AgentState, SkillTool
 from skillweave.llm.messages import ToolCall

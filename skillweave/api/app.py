@@ -28,8 +28,8 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from skillweave.api.deps import needs_of
-from skillweave.api.metrics import install_metrics
 from skillweave.api.problems import ApiProblem, install_problem_handlers, problem_response
+from skillweave.api.request_metrics import install_metrics
 from skillweave.api.state import ApiComposition, ApiState, StartupHook
 from skillweave.config import Settings
 from skillweave.errors import ConfigError

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from skillweave.agent.runtime import ApprovalDecision
+from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.api.problems import ApiProblem
 from skillweave.api.run_schemas import Run
 from skillweave.engines.base import Engine

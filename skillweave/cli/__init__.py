@@ -14,7 +14,7 @@ can be read, tested and imported on their own.
 - :mod:`~skillweave.cli.serve`: ``worker``, ``dev``, ``api``, ``manager``, ``mcp``,
   ``executor``;
 - :mod:`~skillweave.cli.compose`: the one composition that opens an engine from settings;
-- :mod:`~skillweave.cli.console` and :mod:`~skillweave.cli.errors`: the consoles, how text
+- :mod:`~skillweave.cli.console` and :mod:`~skillweave.cli.exits`: the consoles, how text
   from others is printed, one-line errors and warnings and the exit codes (0 success, 1 a
   problem found, 2 bad usage, 75 a follower gave up waiting for a worker, 130 Ctrl-C).
 
@@ -47,7 +47,7 @@ from skillweave.cli import (
     trust,
 )
 from skillweave.cli.console import out
-from skillweave.cli.errors import EXIT_USAGE, fail, warn
+from skillweave.cli.exits import EXIT_USAGE, fail, warn
 from skillweave.config import unknown_settings
 from skillweave.errors import ConfigError
 

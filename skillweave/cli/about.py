@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from skillweave.cli.errors import errors
+from skillweave.cli.exits import errors
 from skillweave.config import EgressApproval, get_settings
 from skillweave.skills import Skill
 

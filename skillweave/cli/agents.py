@@ -15,7 +15,7 @@ from rich.text import Text
 
 from skillweave.agent.spec import AgentSpec
 from skillweave.cli.console import JsonOption, dump, err, out
-from skillweave.cli.errors import errors, spec_errors
+from skillweave.cli.exits import errors, spec_errors
 from skillweave.config import get_settings
 from skillweave.errors import AgentSpecError
 from skillweave.terminal import terminal_safe

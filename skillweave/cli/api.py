@@ -25,7 +25,7 @@ from fastapi import FastAPI
 from skillweave.api import ApiComposition, create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
-from skillweave.api.metrics import include_worker_metrics
+from skillweave.api.request_metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.cli.compose import open_engine, open_store

@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out
-from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
 from skillweave.storage import keys
 from skillweave.terminal import counted, terminal_safe

@@ -38,7 +38,7 @@ from rich.text import Text
 
 from skillweave.cli.audit_listing import egress_entries, listing, record_entries, record_table
 from skillweave.cli.console import dump, err, out
-from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
 from skillweave.errors import ConfigError
 from skillweave.storage import keys

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from skillweave.cli.console import err
-from skillweave.cli.errors import fail
+from skillweave.cli.exits import fail
 from skillweave.cli.model_checks import agents_check, model_check
 from skillweave.cli.probe import Check, Probe, Role
 from skillweave.cli.service_checks import (

@@ -45,8 +45,8 @@ from skillweave.storage.base import ArtifactStore
 if TYPE_CHECKING:
     from skillweave.agent.events import AgentEvent
     from skillweave.engines import Engine
-    from skillweave.engines.metrics import WorkerMetrics
     from skillweave.engines.temporal import FollowNote, TemporalEngine
+    from skillweave.engines.worker_metrics import WorkerMetrics
 
 __all__ = [
     "POOL_TARGET",

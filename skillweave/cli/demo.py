@@ -17,7 +17,7 @@ import typer
 from rich.text import Text
 
 from skillweave.cli.console import err, out, shown_path
-from skillweave.cli.errors import EXIT_USAGE, errors, fail, spec_errors
+from skillweave.cli.exits import EXIT_USAGE, errors, fail, spec_errors
 from skillweave.cli.jobs import announce_job, follow_shown, run_to_end
 from skillweave.cli.library import DirsOption, registry_of
 from skillweave.cli.view import JobOutput

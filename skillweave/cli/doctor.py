@@ -14,7 +14,7 @@ from rich.text import Text
 
 from skillweave.cli.checks import print_checks, run_checks
 from skillweave.cli.console import JsonOption, dump, out
-from skillweave.cli.errors import EXIT_PROBLEM, errors
+from skillweave.cli.exits import EXIT_PROBLEM, errors
 from skillweave.config import get_settings
 from skillweave.terminal import terminal_safe
 

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out
-from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
 from skillweave.errors import AuditLogError, SkillNotFoundError

@@ -21,7 +21,7 @@ import typer
 from rich.text import Text
 
 from skillweave.cli.console import err
-from skillweave.cli.errors import (
+from skillweave.cli.exits import (
     EXIT_INTERRUPTED,
     EXIT_PROBLEM,
     EXIT_USAGE,

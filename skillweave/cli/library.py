@@ -25,7 +25,7 @@ import typer
 from rich.text import Text
 
 from skillweave.cli.console import err
-from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
 from skillweave.skills import Diagnostic, SkillLibrary, SkillRegistry
 from skillweave.skills.library import configured_roots, process_folder

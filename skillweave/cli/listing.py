@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillweave.cli.console import dump, err, out
-from skillweave.cli.errors import errors
+from skillweave.cli.exits import errors
 from skillweave.config import get_settings
 from skillweave.skills import HIDDEN_SKILLS_FIELD, Skill, SkillRegistry
 from skillweave.skills.files import SKILL_FILE

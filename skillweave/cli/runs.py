@@ -39,7 +39,7 @@ import typer
 from rich.text import Text
 
 from skillweave.cli.console import err, out
-from skillweave.cli.errors import (
+from skillweave.cli.exits import (
     EXIT_INTERRUPTED,
     EXIT_PROBLEM,
     EXIT_USAGE,
@@ -306,7 +306,7 @@ def approve(
     note: Annotated[str, typer.Option(help="Why (the model sees it).")] = "",
 ) -> None:
     """Approve (or --deny) the script run a run is waiting on."""
-    from skillweave.agent.runtime import ApprovalDecision
+    from skillweave.agent.effect_models import ApprovalDecision
 
     if get_settings().remote_api_url:
         _on_api(lambda api: api.approve(run, approved=not deny, note=note))

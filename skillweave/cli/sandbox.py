@@ -23,7 +23,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out
-from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.cli.library import DirsOption, registry_of
 from skillweave.config import Settings, get_settings
 from skillweave.terminal import counted, terminal_safe

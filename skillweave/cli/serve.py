@@ -23,7 +23,7 @@ from rich.text import Text
 
 from skillweave.cli.checks import preflight
 from skillweave.cli.console import err, out, shown_path
-from skillweave.cli.errors import EXIT_USAGE, errors, fail, warn
+from skillweave.cli.exits import EXIT_USAGE, errors, fail, warn
 from skillweave.cli.in_flight import say_stopped, stopping_at_once, stopping_worker
 from skillweave.cli.library import DirsOption, roots_of
 from skillweave.config import get_settings, settings_problem, unknown_settings

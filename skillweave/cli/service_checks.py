@@ -97,7 +97,7 @@ async def temporal_check(probe: Probe) -> Check:
 
 async def store_check(probe: Probe) -> Check:
     from skillweave.cli.compose import open_store
-    from skillweave.storage.identity import store_identity
+    from skillweave.storage.store_id import store_identity
 
     settings = probe.settings
     probe.store_asked = True
@@ -138,7 +138,7 @@ async def _read_store_id(probe: Probe) -> None:
     """The store's id without the write probe (a check that only compares it), unless the
     store was asked already (by :func:`store_check`, or by an earlier check)."""
     from skillweave.cli.compose import open_store
-    from skillweave.storage.identity import store_identity
+    from skillweave.storage.store_id import store_identity
 
     if probe.store_asked:
         return

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from skillweave.cli.about import skill_notes
 from skillweave.cli.console import JsonOption, dump, err, out
-from skillweave.cli.errors import EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.cli.library import DirsOption, loaded_library, registry_of
 from skillweave.cli.listing import print_library, print_not_served, say_entry
 from skillweave.config import CatalogMode, SelectionMode, get_settings

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out, shown_path
-from skillweave.cli.errors import EXIT_PROBLEM, EXIT_USAGE, errors, fail
+from skillweave.cli.exits import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
 from skillweave.skills.files import SKILL_FILE
 from skillweave.skills.package import PackageLimits

@@ -22,7 +22,7 @@ from skillweave.cli.compose import POOL_TARGET, open_services, open_store
 from skillweave.cli.library import opened_library
 from skillweave.cli.startup import dependencies_ready
 from skillweave.config import ModelSettings, Settings
-from skillweave.engines.metrics import WorkerMetrics, serve_worker_metrics
+from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 from skillweave.llm.factory import describe_default
 from skillweave.readiness import Readiness
 from skillweave.skills.library import owned_folder

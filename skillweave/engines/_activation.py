@@ -11,12 +11,12 @@ It is in the audit log before the job sees it: one whose record cannot be writte
 from __future__ import annotations
 
 from skillweave.agent import disclosure
-from skillweave.agent.runtime import LoadSkillInput, SkillLoaded
+from skillweave.agent.effect_models import LoadSkillInput, SkillLoaded
 from skillweave.config import SkillsSettings
 from skillweave.engines._script_executor import ScriptExecutor
 from skillweave.engines._views import SkillViews
-from skillweave.engines.metrics import WorkerMetrics
 from skillweave.engines.transcript import TranscriptRecorder
+from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import InvalidKeyError, PackageError
 from skillweave.llm.messages import Message
 from skillweave.sandbox.packages import publish_skill

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 
-from skillweave.agent.runtime import InvokeModelInput, ModelTurn
-from skillweave.engines.metrics import WorkerMetrics
+from skillweave.agent.effect_models import InvokeModelInput, ModelTurn
 from skillweave.engines.transcript import TranscriptRecorder
+from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import ConfigError, ModelError
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.factory import (

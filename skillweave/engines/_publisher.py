@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from skillweave.agent.disclosure import PUBLISH_SKILL
-from skillweave.agent.runtime import PublishSkillInput, PublishSkillOutcome
+from skillweave.agent.effect_models import PublishSkillInput, PublishSkillOutcome
 from skillweave.config import SkillsSettings
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip

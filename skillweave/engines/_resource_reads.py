@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from skillweave.agent.disclosure import READ_SKILL_RESOURCE
-from skillweave.agent.runtime import ReadResourceInput, ToolOutcome
+from skillweave.agent.effect_models import ReadResourceInput, ToolOutcome
 from skillweave.config import SkillsSettings
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip

@@ -16,7 +16,7 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.queue import queued
 from skillweave.storage.base import ArtifactStore
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 
 __all__ = ["ScriptExecutor"]
 

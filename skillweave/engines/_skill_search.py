@@ -7,10 +7,10 @@ tool's message; the loop makes them attachable.
 from __future__ import annotations
 
 from skillweave.agent.disclosure import SEARCH_SKILLS
-from skillweave.agent.runtime import SearchInput, SearchOutcome
+from skillweave.agent.effect_models import SearchInput, SearchOutcome
 from skillweave.engines._views import SkillViews
-from skillweave.engines.metrics import WorkerMetrics
 from skillweave.engines.transcript import TranscriptRecorder, clip
+from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.skills.catalog import render_entries
 
 __all__ = ["SkillSearch"]

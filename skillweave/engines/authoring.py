@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from skillweave.agent.disclosure import ACTIVATE_SKILL, CREATE_SKILL, PUBLISH_SKILL
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     CreateSkillInput,
     CreateSkillOutcome,
     PublishSkillInput,

@@ -10,8 +10,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.agent.events import AgentEvent
-from skillweave.agent.runtime import ApprovalDecision
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import AgentState, JobStatus
 from skillweave.llm.messages import Usage

@@ -18,7 +18,7 @@ One workflow per job, with a workflow id derived from the job id. Interactions:
 The workflow's side effects are the activities declared in ``skillweave.agent.effects`` (one
 descriptor each, its ``name`` the activity's); the workflow schedules them
 (``workflows.runtime``) and the worker registers them (``activities.agent``) from those
-descriptors. A script run's idempotency key comes from ``skillweave.agent.identity``.
+descriptors. A script run's idempotency key comes from ``skillweave.agent.idempotency``.
 :class:`ActivityTimeouts` and :data:`Phase`, which those descriptors name, are defined there, in
 the agent layer, and re-exported here with the rest of the contract.
 
@@ -47,10 +47,10 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
+from skillweave.agent.effect_models import ActivityTimeouts, ApprovalRequest
 from skillweave.agent.effects import Phase
 from skillweave.agent.events import AgentEvent
-from skillweave.agent.identity import JOB_KEY_PREFIX, job_id_of, job_key
-from skillweave.agent.runtime import ActivityTimeouts, ApprovalRequest
+from skillweave.agent.idempotency import JOB_KEY_PREFIX, job_id_of, job_key
 from skillweave.agent.state import AgentState, JobStatus
 from skillweave.config import WORKER_LIMITS, CatalogMode, WorkflowSettings
 from skillweave.engines.base import JobRequest

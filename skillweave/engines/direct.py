@@ -34,10 +34,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest, WaitInput
 from skillweave.agent.effects import EFFECTS, SideEffect, check_implemented
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.loop import AgentLoop, new_state
-from skillweave.agent.runtime import ApprovalDecision, ApprovalRequest, WaitInput
 from skillweave.agent.state import AgentState
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of

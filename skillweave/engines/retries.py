@@ -1,6 +1,6 @@
 """Whether a failed side-effect call is tried again, and when: one rule for both engines.
 
-The Temporal engine's activities (``activities.errors``) turn :func:`classify`'s answer into an
+The Temporal engine's activities (``activities.failures``) turn :func:`classify`'s answer into an
 ``ApplicationError`` (``non_retryable``, ``next_retry_delay``) and its workflow builds the
 activity retry policy from :class:`Backoff`; the direct engine (:mod:`skillweave.engines.direct`)
 waits :meth:`Backoff.delay` between its own calls. Both apply it to every call of the
@@ -51,7 +51,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     CatalogInput,
     CreateSkillInput,
     InvokeModelInput,

@@ -3,9 +3,9 @@
 A run (what a user starts: ``skillweave run``, ``POST /v1/runs/``, ``skillweave demo``) gets
 ``run-YYYYmmdd-HHMMSS-<8 hex>``, the time in UTC: sortable by start time, unique enough for one
 store and one Temporal namespace. The engines call it a job id (``JobRequest.job_id``); its
-Temporal workflow id is ``skillweave-job-<run id>`` (``skillweave.agent.identity``), and its files
-live under ``runs/<run id>/`` in the store. Called by the CLI's ``run`` and ``demo`` and by the
-API's ``/v1/runs``.
+Temporal workflow id is ``skillweave-job-<run id>`` (``skillweave.agent.idempotency``), and its
+files live under ``runs/<run id>/`` in the store. Called by the CLI's ``run`` and ``demo`` and by
+the API's ``/v1/runs``.
 """
 
 from __future__ import annotations

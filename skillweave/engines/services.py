@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     CatalogInput,
     CatalogResult,
     CreateSkillInput,
@@ -63,9 +63,9 @@ from skillweave.engines._script_runs import ScriptRuns
 from skillweave.engines._skill_search import SkillSearch
 from skillweave.engines._views import SkillViews
 from skillweave.engines.authoring import SkillAuthoring
-from skillweave.engines.metrics import WorkerMetrics
 from skillweave.engines.retries import call_name
 from skillweave.engines.transcript import TranscriptRecorder
+from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.factory import ModelProviders
 from skillweave.sandbox.client import SandboxClient

@@ -16,7 +16,7 @@ from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from skillweave.agent.runtime import SUMMARY_MAX_CHARS, TranscriptWrite
+from skillweave.agent.effect_models import SUMMARY_MAX_CHARS, TranscriptWrite
 from skillweave.errors import ArtifactNotFoundError
 from skillweave.llm.messages import Message
 from skillweave.storage import keys

@@ -240,7 +240,7 @@ def render_result(result: ExecutionResult, *, inline_chars: int = 8_000) -> str:
 
 class EgressGrant(BaseModel):
     """Network egress for one run: the manager's egress proxy, and the token that names the
-    run there (``skillweave.sandbox.egress``). The executor bridges the sandbox to it."""
+    run there (``skillweave.sandbox.egress_policy``). The executor bridges the sandbox to it."""
 
     model_config = ConfigDict(frozen=True)
 

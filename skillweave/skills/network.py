@@ -5,7 +5,8 @@ A skill **declares** the hosts it needs under ``metadata.network``: a list of de
 operators (``{"api.example.com:443": "reads the sales figures"}``), or a space-separated string.
 A destination is a host name, a ``*.`` wildcard over its subdomains, or an IP address, with an
 optional port (none: 80 and 443). Declaring is part of the skill format; what may actually be
-reached, once an operator approved it, is the egress policy's (``skillweave.sandbox.egress``).
+reached, once an operator approved it, is the egress policy's
+(``skillweave.sandbox.egress_policy``).
 
 Pure. Read by the egress policy and proxy, the scanner (undeclared network use), network
 approvals, ``skills show`` and the API.

@@ -302,7 +302,7 @@ def _optional_field_messages(data: Mapping[Any, Any]) -> list[tuple[str, str]]:
                     continue  # package dependencies: their shape is checked with the extensions
                 elif key == "network" and _network_shaped(value):
                     continue  # destinations (a list, or destination -> reason): the egress
-                    # policy reads them (skillweave.sandbox.egress)
+                    # policy reads them (skillweave.sandbox.egress_policy)
                 elif not isinstance(value, str):
                     messages.append(
                         (f"metadata.{key}", f"must be a string, not {type(value).__name__}")

@@ -21,7 +21,7 @@ from skillweave.config import StorageSettings
 from skillweave.errors import StorageError
 from skillweave.readiness import Readiness, until_ready
 from skillweave.storage.base import ArtifactStore
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 
 __all__ = ["describe_store", "not_up_yet", "store_ready"]
 

@@ -17,7 +17,7 @@ given; the integration tests against moto guard that this keeps working.
 
 A missing bucket is created only when the store is told to (``create_bucket``, from
 ``STORAGE__S3_CREATE_BUCKET``), and then said in one WARNING line naming the bucket and the new
-store's id (written at once: :mod:`skillweave.storage.identity`); otherwise it is a
+store's id (written at once: :mod:`skillweave.storage.store_id`); otherwise it is a
 :class:`~skillweave.errors.BucketNotFoundError`, so a mistyped bucket is never silently a new,
 empty store. The bucket is looked for again on the next call until it is found.
 
@@ -52,8 +52,8 @@ from skillweave.storage._s3_objects import DEFAULT_CONTENT_TYPE, release
 from skillweave.storage._s3_reader import S3Reader
 from skillweave.storage._s3_writer import S3Writer
 from skillweave.storage.base import ArtifactRef
-from skillweave.storage.identity import identity_of, new_identity
 from skillweave.storage.keys import STORE_IDENTITY_KEY
+from skillweave.storage.store_id import identity_of, new_identity
 
 __all__ = ["S3ArtifactStore"]
 

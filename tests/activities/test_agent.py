@@ -15,15 +15,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import AgentActivities
-from skillweave.agent.effects import (
-    EFFECTS,
-    INVOKE_MODEL,
-    JOB_LIMITS,
-    PREPARE_CATALOG,
-    RECORD_TRANSCRIPT,
-    RUN_SKILL_SCRIPT,
-)
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     ActivityTimeouts,
     CatalogInput,
     CatalogResult,
@@ -35,6 +27,14 @@ from skillweave.agent.runtime import (
     ScriptOutcome,
     TranscriptView,
     TranscriptWrite,
+)
+from skillweave.agent.effects import (
+    EFFECTS,
+    INVOKE_MODEL,
+    JOB_LIMITS,
+    PREPARE_CATALOG,
+    RECORD_TRANSCRIPT,
+    RUN_SKILL_SCRIPT,
 )
 from skillweave.config import Settings, WorkflowSettings
 from skillweave.engines.services import AgentServices

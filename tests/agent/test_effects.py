@@ -7,6 +7,13 @@ from __future__ import annotations
 import pytest
 
 from skillweave.agent import AgentSpec, new_state
+from skillweave.agent.effect_models import (
+    ActivityTimeouts,
+    CreateSkillInput,
+    RunScriptInput,
+    SkillExample,
+    ToolInvocation,
+)
 from skillweave.agent.effects import (
     CREATE_SKILL,
     EFFECTS,
@@ -14,13 +21,6 @@ from skillweave.agent.effects import (
     JOB_LIMITS,
     RUN_SKILL_SCRIPT,
     effect_named,
-)
-from skillweave.agent.runtime import (
-    ActivityTimeouts,
-    CreateSkillInput,
-    RunScriptInput,
-    SkillExample,
-    ToolInvocation,
 )
 
 SCRIPT = RunScriptInput(

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from skillweave.agent import AgentSpec, Budgets
+from skillweave.agent.effect_models import ScriptOutcome
 from skillweave.agent.replies import REPLY_RETRIES
-from skillweave.agent.runtime import ScriptOutcome
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
 from skillweave.llm.messages import (

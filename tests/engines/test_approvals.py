@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.runtime import ApprovalDecision
+from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.agent.spec import ApprovalOptions
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillweave.agent.runtime import CreateSkillInput, LoadSkillInput, PublishSkillInput
+from skillweave.agent.effect_models import CreateSkillInput, LoadSkillInput, PublishSkillInput
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
 from skillweave.engines.notes import FollowNote

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from skillweave.agent.effect_models import SearchInput, ToolOutcome
 from skillweave.agent.effects import EFFECTS, SEARCH_SKILLS, SideEffect
-from skillweave.agent.runtime import SearchInput, ToolOutcome
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.engines.direct import DirectRuntime

@@ -11,7 +11,7 @@ from typing import cast
 
 import pytest
 
-from skillweave.agent.runtime import RunScriptInput
+from skillweave.agent.effect_models import RunScriptInput
 from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
 from skillweave.errors import PoolExhaustedError

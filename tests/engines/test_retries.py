@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 
 import sandbox_executor
 import skillweave
-from activities.errors import application_error
+from activities.failures import application_error
 from skillweave.agent import AgentSpec
+from skillweave.agent.effect_models import RecordInput, SearchInput, TranscriptWrite
 from skillweave.agent.effects import RECORD_TRANSCRIPT, SEARCH_SKILLS
-from skillweave.agent.runtime import RecordInput, SearchInput, TranscriptWrite
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
 from skillweave.engines.contract import ActivityTimeouts

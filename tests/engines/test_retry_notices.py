@@ -19,8 +19,7 @@ from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.service import RPCStatusCode
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.runtime import (
+from skillweave.agent.effect_models import (
     CatalogInput,
     InvokeModelInput,
     LoadSkillInput,
@@ -29,6 +28,7 @@ from skillweave.agent.runtime import (
     SearchInput,
     TranscriptView,
 )
+from skillweave.agent.events import AgentEvent
 from skillweave.cli.view import EventView
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillweave.agent.identity import execution_key
-from skillweave.agent.runtime import RunScriptInput
+from skillweave.agent.effect_models import RunScriptInput
+from skillweave.agent.idempotency import execution_key
 from skillweave.config import Settings
 from skillweave.engines import AgentServices
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.packages import publish_library
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.agent.harness import FakeSandbox, sample_library
 
 

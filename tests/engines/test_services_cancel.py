@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillweave.agent.identity import execution_key
-from skillweave.agent.runtime import RunScriptInput
+from skillweave.agent.effect_models import RunScriptInput
+from skillweave.agent.idempotency import execution_key
 from skillweave.config import Settings
 from skillweave.engines import AgentServices
 from skillweave.errors import SandboxError

@@ -37,8 +37,8 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
+from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest
 from skillweave.agent.events import AgentEvent
-from skillweave.agent.runtime import ApprovalDecision, ApprovalRequest
 from skillweave.agent.spec import AgentSpec
 from skillweave.config import WORKER_LIMITS, WorkflowSettings, worker_limits_set
 from skillweave.engines.base import JobRequest, JobResult

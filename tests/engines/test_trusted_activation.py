@@ -10,7 +10,7 @@ from typing import cast
 
 import pytest
 
-from skillweave.agent.runtime import LoadSkillInput
+from skillweave.agent.effect_models import LoadSkillInput
 from skillweave.config import Settings
 from skillweave.engines import AgentServices
 from skillweave.llm.base import ModelProvider

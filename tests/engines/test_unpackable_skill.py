@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from skillweave.agent.runtime import LoadSkillInput
+from skillweave.agent.effect_models import LoadSkillInput
 from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
 from skillweave.llm.base import ModelProvider

@@ -8,7 +8,7 @@ import socket
 import httpx
 
 from skillweave.config import ObservabilitySettings
-from skillweave.engines.metrics import WorkerMetrics, serve_worker_metrics
+from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 from skillweave.readiness import Readiness
 
 

@@ -25,7 +25,7 @@ from mcp_manager.egress import (
 )
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits, EgressSettings
 from skillweave.errors import EgressPolicyError
-from skillweave.sandbox.egress import (
+from skillweave.sandbox.egress_policy import (
     decide_addresses,
     decide_destination,
     idempotency_key,

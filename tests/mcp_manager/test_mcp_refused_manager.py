@@ -11,7 +11,7 @@ from mcp import Client
 
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from tests.mcp_manager.test_mcp_server import front_door, text_of
 
 

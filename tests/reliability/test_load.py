@@ -46,7 +46,7 @@ from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage import keys
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401
 from tests.integration.temporal.harness import TOOLS, Stack, serving_stack, unique
 from tests.reliability.conftest import scale

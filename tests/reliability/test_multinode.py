@@ -46,7 +46,7 @@ import pytest_asyncio
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from skillweave.cli.errors import EXIT_PROBLEM
+from skillweave.cli.exits import EXIT_PROBLEM
 from skillweave.engines.contract import workflow_id
 from skillweave.storage import ArtifactRef, S3ArtifactStore
 from tests.integration.harness import eventually

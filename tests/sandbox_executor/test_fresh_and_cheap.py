@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from sandbox_executor import holdings as holdings_module
-from sandbox_executor import identity, isolation
+from sandbox_executor import isolation, sandbox_user
 from sandbox_executor import stage as stage_module
 from sandbox_executor.errors import IsolationUnavailableError
-from sandbox_executor.identity import SandboxUser
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, settle_isolation, write_etc
+from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.sandbox.models import ExecutionLimits
 
@@ -190,12 +190,12 @@ def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
     monkeypatch.setattr(stage_module, "single_threaded", lambda: True)
     argv, prepare, _ = stage_module._stage_command(spec, 5, -1)
     assert prepare is not None
-    assert str(identity.LAUNCHER) not in argv  # the same steps, between fork and exec
+    assert str(sandbox_user.LAUNCHER) not in argv  # the same steps, between fork and exec
 
     monkeypatch.setattr(stage_module, "single_threaded", lambda: False)
     argv, prepare, _ = stage_module._stage_command(spec, 5, -1)
     assert prepare is None
-    assert str(identity.LAUNCHER) in argv  # a program of its own
+    assert str(sandbox_user.LAUNCHER) in argv  # a program of its own
 
 
 def test_single_threaded_sees_threads_the_threading_module_does_not_know() -> None:

@@ -54,7 +54,7 @@ def configure_logging(*, verbose: bool) -> None:
 
 def _one_line_failures(record: logging.LogRecord) -> bool:
     """An activity failure the SDK logs ("Completing activity as failed") is one line when
-    the activities made it an ``ApplicationError`` (``activities.errors``: its message is the
+    the activities made it an ``ApplicationError`` (``activities.failures``: its message is the
     cause in one line, its traceback already at DEBUG); anything else keeps its traceback."""
     error = record.exc_info[1] if record.exc_info else None
     if isinstance(error, ApplicationError):

@@ -18,8 +18,8 @@ from pydantic import SecretStr
 
 from skillweave.cli.temporal_server import free_port
 from skillweave.config import Settings
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.integration.harness import Manager
 
 pytestmark = pytest.mark.timeout(180)

@@ -16,9 +16,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import AgentActivities
 from mcp_manager.kubernetes import LABEL_OWNER, NOTE_CLAIMED_BY, PodApi
+from skillweave.agent.effect_models import RunScriptInput
 from skillweave.agent.effects import RUN_SKILL_SCRIPT
-from skillweave.agent.identity import execution_key
-from skillweave.agent.runtime import RunScriptInput
+from skillweave.agent.idempotency import execution_key
 from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
 from skillweave.errors import PoolExhaustedError, SandboxError, SandboxLostError

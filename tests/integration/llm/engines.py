@@ -9,7 +9,7 @@ from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResul
 from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.retries import Backoff
 from skillweave.engines.temporal import TemporalEngine
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from tests.integration.temporal.harness import unique
 from workflows.worker import build_worker
 

@@ -33,8 +33,8 @@ from skillweave.engines.retries import Backoff
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.factory import ModelProviders
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.agent.harness import FakeSandbox, sample_library
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import StrictLLMServer, strict_llm_server, text_reply, unavailable_503

@@ -11,8 +11,8 @@ import pytest
 from pydantic import SecretStr
 
 from skillweave.config import Settings
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.integration.harness import Manager
 
 pytestmark = pytest.mark.timeout(120)

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from mcp_manager.app import create_app
 from mcp_manager.server import LoopbackServer
-from skillweave.agent.runtime import RunScriptInput
+from skillweave.agent.effect_models import RunScriptInput
 from skillweave.config import Settings
 from skillweave.engines.retries import classify
 from skillweave.engines.services import AgentServices

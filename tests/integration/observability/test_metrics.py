@@ -26,7 +26,7 @@ from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
 from skillweave.cli.temporal_server import free_port
 from skillweave.config import ObservabilitySettings, Settings
-from skillweave.engines.metrics import serve_worker_metrics
+from skillweave.engines.worker_metrics import serve_worker_metrics
 from tests.api.test_runs import make_agent, sse
 from tests.integration.harness import eventually
 from tests.integration.temporal.conftest import registry, skill_dirs, stack  # noqa: F401

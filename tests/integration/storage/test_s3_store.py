@@ -19,8 +19,8 @@ from skillweave.errors import (
     StorageError,
 )
 from skillweave.storage import ArtifactRef, S3ArtifactStore, open_store
-from skillweave.storage.identity import store_identity
 from skillweave.storage.reachable import not_up_yet
+from skillweave.storage.store_id import store_identity
 from tests.integration.storage.conftest import ACCESS_KEY, REGION, SECRET_KEY
 from tests.moto import free_port
 from tests.storage.store_suite import *  # noqa: F403 - the shared suite runs here

@@ -25,7 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
 from skillweave.agent.events import AgentEvent
-from skillweave.agent.identity import execution_key
+from skillweave.agent.idempotency import execution_key
 from skillweave.cli.temporal_server import DEV_SERVER_TUNING
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
@@ -43,8 +43,8 @@ from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.integration.harness import Manager
 from workflows.worker import build_worker
 

@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.runtime import ApprovalDecision, CreateSkillInput, DraftFile, SkillExample
+from skillweave.agent.effect_models import (
+    ApprovalDecision,
+    CreateSkillInput,
+    DraftFile,
+    SkillExample,
+)
 from skillweave.agent.spec import AuthoringOptions, CatalogOptions
 from skillweave.skills import SkillLibrary
 from skillweave.skills.stored import StoredSkills

@@ -40,7 +40,7 @@ async def test_a_cancelled_run_is_one_info_line_in_the_worker_log(
         await harness.engine.cancel(job_id, reason="cancelled by the user")
 
         def said() -> list[logging.LogRecord]:
-            return [r for r in caplog.records if r.name == "activities.errors"]
+            return [r for r in caplog.records if r.name == "activities.failures"]
 
         async def told() -> bool:
             return bool(said())

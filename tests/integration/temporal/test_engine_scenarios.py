@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.runtime import ApprovalDecision
+from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.agent.spec import ApprovalOptions
 from skillweave.agent.state import Budgets
 from tests.integration.harness import Manager, eventually

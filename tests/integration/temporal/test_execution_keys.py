@@ -1,5 +1,5 @@
 """A script run has one idempotency key: the same on both engines, on every retry, and in every
-run of a job that continues as new (``skillweave.agent.identity.execution_key``).
+run of a job that continues as new (``skillweave.agent.idempotency.execution_key``).
 
 The same job (same id, same scripted model) runs on the direct engine and then on the Temporal
 engine, over the same real manager. A sandbox client wrapper records the key of every request
@@ -18,7 +18,7 @@ import pytest_asyncio
 from temporalio.api.enums.v1 import EventType
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.identity import execution_key
+from skillweave.agent.idempotency import execution_key
 from skillweave.errors import SandboxLostError
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult

@@ -14,7 +14,7 @@ from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from skillweave.waiting import Waiting
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, TOOLS, Stack, unique

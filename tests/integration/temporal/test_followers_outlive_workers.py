@@ -35,11 +35,11 @@ from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
-from skillweave.cli.errors import EXIT_NO_WORKER
+from skillweave.cli.exits import EXIT_NO_WORKER
 from skillweave.config import Settings
 from skillweave.engines.contract import store_task_queue, workflow_id
 from skillweave.engines.temporal import TemporalEngine
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from tests.api.test_runs import make_agent
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, Stack

@@ -22,8 +22,8 @@ from temporalio.worker import Worker
 
 from activities import AgentActivities
 from skillweave.agent import AgentSpec, new_state
+from skillweave.agent.effect_models import ActivityTimeouts
 from skillweave.agent.effects import EFFECTS, Phase, SideEffect
-from skillweave.agent.runtime import ActivityTimeouts
 from skillweave.engines import AgentServices
 from skillweave.engines.direct import DirectRuntime
 from tests.integration.temporal.harness import Stack, unique

@@ -22,8 +22,8 @@ from pydantic import SecretStr
 
 from skillweave.config import Settings
 from skillweave.engines.contract import store_task_queue
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.integration.harness import Manager
 from tests.integration.temporal.harness import Stack, unique
 from tests.integration.temporal.test_worker_crash import WorkerProcess

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.identity import execution_key
-from skillweave.agent.runtime import ApprovalDecision
+from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.agent.idempotency import execution_key
 from skillweave.agent.spec import ApprovalOptions
 from skillweave.skills import SkillRegistry, SkillScanner
 from tests.integration.temporal.harness import EngineKind, Stack, kind_is, open_engine

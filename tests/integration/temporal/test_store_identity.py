@@ -20,8 +20,8 @@ from skillweave.engines.contract import (
 from skillweave.engines.temporal import TemporalEngine, worker_identity
 from skillweave.errors import ConfigError
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, Stack, open_engine, unique
 from workflows.worker import build_roll_call, build_worker

@@ -26,8 +26,8 @@ from skillweave.engines.temporal import TemporalEngine, connect, read_roll, work
 from skillweave.errors import ConfigError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.base import ArtifactStore
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import Stack, unique
 from workflows.worker import running_worker

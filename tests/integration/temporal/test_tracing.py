@@ -38,7 +38,7 @@ from skillweave.engines.services import AgentServices
 from skillweave.engines.temporal import TemporalEngine, connect
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.run_channel import SPAN_NAME
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from tests.api.test_runs import make_agent, sse
 from tests.integration.harness import Manager, eventually
 from tests.integration.temporal.harness import TEST_TIMEOUTS, Stack, unique

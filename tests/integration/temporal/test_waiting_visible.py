@@ -39,8 +39,8 @@ from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.storage import keys
-from skillweave.storage.identity import store_identity
 from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage.store_id import store_identity
 from tests.agent.harness import sample_library
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import start_dev_server, unique

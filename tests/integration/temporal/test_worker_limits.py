@@ -23,7 +23,7 @@ from skillweave.engines.contract import ActivityTimeouts, activity_timeouts, wor
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import connect_engine
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.storage.identity import store_identity
+from skillweave.storage.store_id import store_identity
 from tests.integration.temporal.harness import TOOLS, Stack, unique
 from workflows.agent import AgentWorkflow
 from workflows.worker import build_worker, sandbox_runner

@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from skillweave.agent import AgentSpec, CatalogOptions
-from skillweave.agent.runtime import RunScriptInput
+from skillweave.agent.effect_models import RunScriptInput
 from skillweave.config import ObservabilitySettings, Settings
 from skillweave.engines import AgentServices, DirectEngine, JobRequest
-from skillweave.engines.metrics import WorkerMetrics, serve_worker_metrics
+from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 from skillweave.errors import ConfigError, ModelError, SandboxLostError
 from skillweave.llm.base import ModelProvider
 from skillweave.llm.messages import ModelRequest, ModelResponse

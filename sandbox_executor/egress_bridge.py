@@ -3,7 +3,7 @@
 A sandbox has a network namespace of its own with nothing but a loopback. A run that may reach
 the network (its request carries an ``EgressGrant``) gets a forwarder inside the sandbox,
 started by the stage, listening on ``127.0.0.1:3128`` there; it relays each connection to a
-Unix socket in the run's workspace (``skillweave.sandbox.egress.EGRESS_SOCKET``). The bridge
+Unix socket in the run's workspace (``skillweave.sandbox.egress_policy.EGRESS_SOCKET``). The bridge
 serves that socket from outside the sandbox. An executor without a sandbox of its own
 (isolation ``none``: a Kubernetes pod, whose network namespace is the boundary and whose
 NetworkPolicy lets it reach only the manager's gateway) serves a free loopback port instead.

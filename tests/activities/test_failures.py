@@ -11,7 +11,7 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 
-from activities.errors import FAILURE_MAX_BYTES, application_error, raises_application_errors
+from activities.failures import FAILURE_MAX_BYTES, application_error, raises_application_errors
 from skillweave.errors import (
     AgentError,
     ArtifactIntegrityError,

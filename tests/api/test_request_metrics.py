@@ -15,7 +15,7 @@ from mcp_manager.server import LoopbackServer
 from skillweave.api import create_api
 from skillweave.api.agents import open_agents
 from skillweave.api.agents import router as agents_router
-from skillweave.api.metrics import include_worker_metrics
+from skillweave.api.request_metrics import include_worker_metrics
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.config import Settings
