@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from skillweave.config import StorageSettings
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
-    ConfigError,
     InvalidKeyError,
     StorageError,
 )
@@ -23,6 +21,7 @@ from skillweave.storage.base import ArtifactRef, ArtifactStore
 
 if TYPE_CHECKING:
     from skillweave.storage.local import LocalArtifactStore
+    from skillweave.storage.opening import open_store
     from skillweave.storage.s3 import S3ArtifactStore
 
 __all__ = [
@@ -39,45 +38,12 @@ __all__ = [
 ]
 
 
-def open_store(settings: StorageSettings) -> ArtifactStore:
-    """The artifact store `settings` describe.
-
-    ``local`` opens a directory (``local_dir``, ``~`` expanded); ``s3`` an S3 or MinIO bucket.
-    Nothing is contacted or created here: the S3 bucket is checked on first use (and created
-    if missing only with ``s3_create_bucket``), the local directory on the first write.
-
-    Raises:
-        ConfigError: ``s3`` without both access and secret keys, or a malformed endpoint/bucket.
-    """
-    match settings.backend:
-        case "local":
-            from skillweave.storage.local import LocalArtifactStore
-
-            return LocalArtifactStore(settings.local_dir.expanduser())
-        case "s3":
-            if settings.s3_access_key is None or settings.s3_secret_key is None:
-                raise ConfigError(
-                    "storage backend 's3' needs credentials: set STORAGE__S3_ACCESS_KEY and "
-                    "STORAGE__S3_SECRET_KEY (or use STORAGE__BACKEND=local)"
-                )
-            from skillweave.storage.s3 import S3ArtifactStore
-
-            return S3ArtifactStore(
-                endpoint=settings.s3_endpoint,
-                bucket=settings.s3_bucket,
-                access_key=settings.s3_access_key.get_secret_value(),
-                secret_key=settings.s3_secret_key.get_secret_value(),
-                secure=settings.s3_secure,
-                region=settings.s3_region,
-                create_bucket=settings.s3_create_bucket,
-            )
-
-
 # The S3 store pulls in the minio client (~0.15 s to import); processes that never touch S3,
 # such as sandbox executors, should not pay for it. Neither store is imported by the agent
 # loop, which only needs `ArtifactRef` (it runs in Temporal's workflow sandbox).
 _EXPORTS: dict[str, str] = {
     "LocalArtifactStore": "local",
     "S3ArtifactStore": "s3",
+    "open_store": "opening",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
