@@ -48,17 +48,18 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import TemporalError
 
 from activities.failures import raises_application_errors
-from skillweave.agent.effect_models import ActivityTimeouts, LimitsInput, RunScriptInput
-from skillweave.agent.effects import (
+from skillweave.agent import (
     EFFECTS,
     RUN_SKILL_SCRIPT,
+    ActivityTimeouts,
+    LimitsInput,
+    RunScriptInput,
     SideEffect,
     check_implemented,
+    execution_key,
+    job_id_of,
 )
-from skillweave.agent.idempotency import execution_key, job_id_of
-from skillweave.engines.contract import activity_timeouts
-from skillweave.engines.retries import Backoff, retry_notice
-from skillweave.engines.services import AgentServices
+from skillweave.engines import AgentServices, Backoff, activity_timeouts, retry_notice
 from skillweave.errors import AgentError
 from skillweave.telemetry import bound
 from skillweave.waiting import WAITING, Waiting

@@ -35,8 +35,8 @@ from typing import Any, Final, ParamSpec, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, TemporalError
 
-from skillweave.agent.idempotency import job_id_of
-from skillweave.engines.retries import Backoff, Retry, classify
+from skillweave.agent import job_id_of
+from skillweave.engines import Backoff, Retry, classify
 
 __all__ = ["FAILURE_MAX_BYTES", "application_error", "raises_application_errors"]
 

@@ -54,12 +54,10 @@ from skillweave.config import Settings
 from skillweave.errors import ConfigError
 from skillweave.gate import RequestGate, open_paths
 from skillweave.readiness import Readiness
-from skillweave.sandbox.bindings import check_bound_settings
-from skillweave.skills.reload import reloading
-from skillweave.storage import open_store
-from skillweave.storage.base import ArtifactStore
-from skillweave.storage.reachable import store_ready
-from skillweave.telemetry.tracing import TraceMiddleware
+from skillweave.sandbox import check_bound_settings
+from skillweave.skills import reloading
+from skillweave.storage import ArtifactStore, open_store, store_ready
+from skillweave.telemetry import TraceMiddleware
 
 __all__ = ["create_app"]
 

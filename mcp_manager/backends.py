@@ -36,10 +36,14 @@ import httpx
 from mcp_manager.zygote import ForkedExecutor, Zygote, last_words
 from skillweave.config import IsolationChoice
 from skillweave.errors import SandboxStartError
-from skillweave.sandbox.models import isolation_allowed
-from skillweave.sandbox.run_channel import SOCKET_NAME
-from skillweave.sandbox.zygote_protocol import EXECUTOR_FOLDER_PREFIX, EXIT_REFUSED, TOKEN_FILE
-from skillweave.skills.files import remove_tree
+from skillweave.sandbox import (
+    EXECUTOR_FOLDER_PREFIX,
+    EXIT_REFUSED,
+    SOCKET_NAME,
+    TOKEN_FILE,
+    isolation_allowed,
+)
+from skillweave.skills import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
 

@@ -37,7 +37,7 @@ from typing import Final, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from skillweave.errors import ArtifactIntegrityError, ArtifactNotFoundError, StorageError
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["MAX_ATTEMPTS", "Claim", "ClaimRecord", "Claims", "HolderKind"]
 

@@ -30,14 +30,10 @@ from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool, WarmPool
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
-from skillweave.sandbox.bindings import SkillOwnership
-from skillweave.sandbox.packages import publish_library
-from skillweave.skills import SkillLibrary, SkillRegistry
-from skillweave.skills.library import process_folder
-from skillweave.skills.reload import reloading
+from skillweave.sandbox import SkillOwnership, publish_library
+from skillweave.skills import SkillLibrary, SkillRegistry, process_folder, reloading
+from skillweave.storage import ArtifactStore, store_identity
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.base import ArtifactStore
-from skillweave.storage.store_id import store_identity
 
 __all__ = [
     "announced",

@@ -18,7 +18,7 @@ import logging
 
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import IsolationChoice
-from skillweave.sandbox.models import Isolation, describe_isolation, isolation_in_force
+from skillweave.sandbox import Isolation, describe_isolation, isolation_in_force
 
 __all__ = ["Containment"]
 

@@ -20,7 +20,7 @@ from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool
 from mcp_manager.problem_answers import NotReadyError
 from skillweave.gate import UNAUTHORIZED_DETAIL, token_accepted
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["SECURED", "ManagerState", "State"]
 

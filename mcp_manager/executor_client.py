@@ -45,23 +45,20 @@ from mcp_manager.backends import Sandbox
 from mcp_manager.output_collector import OutputCollector, sandbox_auth
 from mcp_manager.records import result_for
 from skillweave.errors import SandboxLostError
-from skillweave.sandbox.models import (
+from skillweave.sandbox import (
+    GO,
+    ChannelError,
     ExecuteRequest,
     ExecutionResult,
     ExecutorRequest,
     ExecutorResult,
-)
-from skillweave.sandbox.run_channel import (
-    GO,
-    ChannelError,
     RunHead,
     answer_max_bytes,
     frame,
     read_answer,
 )
-from skillweave.storage.base import ArtifactStore
-from skillweave.telemetry.masker import SecretMasker
-from skillweave.telemetry.tracing import inject
+from skillweave.storage import ArtifactStore
+from skillweave.telemetry import SecretMasker, inject
 
 __all__ = ["ExecutorClient", "Handover", "SandboxRun"]
 

@@ -23,7 +23,7 @@ import httpx
 
 from mcp_manager.backends import Sandbox
 from skillweave.errors import InvalidKeyError, SandboxLostError
-from skillweave.sandbox.models import (
+from skillweave.sandbox import (
     ExecuteRequest,
     ExecutionResult,
     ExecutionStatus,
@@ -32,9 +32,8 @@ from skillweave.sandbox.models import (
     OutputArtifact,
     SkippedOutput,
 )
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
-from skillweave.telemetry.masker import SecretMasker
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
+from skillweave.telemetry import SecretMasker
 
 __all__ = ["OutputCollector", "sandbox_auth"]
 

@@ -30,7 +30,7 @@ from skillweave.errors import (
     SandboxStartError,
 )
 from skillweave.readiness import Readiness
-from skillweave.sandbox.problems import (
+from skillweave.sandbox import (
     PROBLEM_JSON,
     FieldProblem,
     Problem,

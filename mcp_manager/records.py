@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from skillweave.sandbox.models import (
+from skillweave.sandbox import (
     ExecuteRequest,
     ExecutionLimits,
     ExecutionResult,

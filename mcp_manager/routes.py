@@ -25,7 +25,7 @@ from mcp_manager.pool import after_answer
 from mcp_manager.problem_answers import JsonAnswer, not_ready_answer
 from skillweave.config import Settings
 from skillweave.readiness import Readiness
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.sandbox import ExecuteRequest, ExecutionResult
 
 __all__ = [
     "ROUTERS",

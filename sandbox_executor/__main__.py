@@ -21,7 +21,7 @@ from sandbox_executor.server import run_executor
 from sandbox_executor.settings import ExecutorSettings
 from skillweave.config import ObservabilitySettings, unknown_settings
 from skillweave.errors import ConfigError
-from skillweave.sandbox.zygote_protocol import EXIT_REFUSED
+from skillweave.sandbox import EXIT_REFUSED
 from skillweave.telemetry import logs, tracing
 
 _PR_SET_PDEATHSIG = 1

@@ -61,8 +61,8 @@ from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import iter_file
 from skillweave.errors import ConfigError
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, bearer_credentials, token_accepted
-from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
-from skillweave.telemetry.tracing import TraceMiddleware
+from skillweave.sandbox import ExecutorRequest, ExecutorResult, Isolation
+from skillweave.telemetry import TraceMiddleware
 
 __all__ = ["CancelResult", "Health", "create_app", "prebuild"]
 

@@ -41,8 +41,7 @@ from sandbox_executor.workspace import (
     relative_parts,
     remove_tree,
 )
-from skillweave.sandbox.egress_policy import EGRESS_SOCKET
-from skillweave.sandbox.models import ExecutionLimits, ExecutorRequest
+from skillweave.sandbox import EGRESS_SOCKET, ExecutionLimits, ExecutorRequest
 
 __all__ = ["Attempt", "Attempts"]
 

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import IO, Final
 
-from skillweave.sandbox.models import ExecutorFile
+from skillweave.sandbox import ExecutorFile
 
 __all__ = ["DRAIN_GRACE_SECONDS", "Capture", "capture_pipe", "close_pipes"]
 

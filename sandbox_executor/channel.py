@@ -34,7 +34,7 @@ from sandbox_executor.intake import (
     take_run,
 )
 from skillweave.gate import UNAUTHORIZED_DETAIL, token_accepted
-from skillweave.sandbox.run_channel import (
+from skillweave.sandbox import (
     GO,
     HEAD_MAX_BYTES,
     SPAN_NAME,
@@ -44,8 +44,7 @@ from skillweave.sandbox.run_channel import (
     answer,
     read_frame,
 )
-from skillweave.telemetry.context import bound
-from skillweave.telemetry.tracing import carried_fields, extract, span
+from skillweave.telemetry import bound, carried_fields, extract, span
 
 __all__ = ["serve_channel"]
 

@@ -21,7 +21,7 @@ import logging
 from pathlib import Path
 from typing import Final
 
-from skillweave.sandbox.models import EgressGrant
+from skillweave.sandbox import EgressGrant
 
 __all__ = ["EgressBridge"]
 

@@ -44,8 +44,7 @@ from sandbox_executor.runner import ScriptRunner
 from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import clear_workspace, rehearse
-from skillweave.sandbox.models import ExecutorRequest, ExecutorResult, Isolation
-from skillweave.sandbox.zygote_protocol import EXECUTOR_FOLDER_PREFIX
+from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, ExecutorRequest, ExecutorResult, Isolation
 
 __all__ = ["Executor", "ExecutorStatus"]
 

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from sandbox_executor.errors import ExecutorBusyError, RequestRejectedError
 from sandbox_executor.executor import Executor
 from sandbox_executor.workspace import MAX_INPUT_FILES
-from skillweave.sandbox.models import ExecutorRequest, ExecutorResult
-from skillweave.skills.package import DEFAULT_MAX_BYTES
+from skillweave.sandbox import ExecutorRequest, ExecutorResult
+from skillweave.skills import DEFAULT_MAX_BYTES
 
 __all__ = [
     "MAX_INPUTS",

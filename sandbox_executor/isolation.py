@@ -72,8 +72,8 @@ from sandbox_executor.limits import rlimits_for, tmpfs_bytes
 from sandbox_executor.sandbox_user import SandboxUser, launcher_argv
 from sandbox_executor.seccomp import write_filter
 from sandbox_executor.settings import ExecutorSettings
-from skillweave.sandbox.models import ExecutionLimits, Isolation
-from skillweave.skills.files import remove_tree
+from skillweave.sandbox import ExecutionLimits, Isolation
+from skillweave.skills import remove_tree
 
 __all__ = [
     "NONE_WARNING",

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 from typing import Final
 
-from skillweave.sandbox.models import ExecutionLimits, Isolation
+from skillweave.sandbox import ExecutionLimits, Isolation
 
 __all__ = ["SANDBOX_HELPERS", "rlimits_for", "tmpfs_bytes"]
 

@@ -24,7 +24,7 @@ from sandbox_executor.workspace import (
     collect_outputs,
     open_beneath,
 )
-from skillweave.sandbox.models import ExecutionLimits, ExecutorResult, Isolation
+from skillweave.sandbox import ExecutionLimits, ExecutorResult, Isolation
 
 __all__ = [
     "RunReport",

@@ -32,9 +32,13 @@ from sandbox_executor.limits import rlimits_for
 from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.workspace import Workspace
 from skillweave.errors import ExecutionRejectedError
-from skillweave.sandbox.egress_policy import EGRESS_SOCKET, STAGE_EGRESS_VARIABLE, proxy_environment
-from skillweave.sandbox.models import ExecutorRequest
-from skillweave.sandbox.validation import check_run
+from skillweave.sandbox import (
+    EGRESS_SOCKET,
+    STAGE_EGRESS_VARIABLE,
+    ExecutorRequest,
+    check_run,
+    proxy_environment,
+)
 
 __all__ = [
     "INTERPRETERS",

@@ -25,7 +25,7 @@ from sandbox_executor.disk import watch as watch_disk
 from sandbox_executor.run_order import RunOrder
 from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.stage import Stage
-from skillweave.sandbox.models import ExecutionLimits, Isolation
+from skillweave.sandbox import ExecutionLimits, Isolation
 
 __all__ = ["RunOutcome", "ScriptRunner"]
 

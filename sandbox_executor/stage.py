@@ -30,7 +30,7 @@ from sandbox_executor.limits import tmpfs_bytes
 from sandbox_executor.run_order import NODE_PROXY, NODE_PROXY_PATH, base_env, stage_python
 from sandbox_executor.sandbox_user import SandboxUser, launcher_argv
 from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace
-from skillweave.sandbox.models import ExecutionLimits
+from skillweave.sandbox import ExecutionLimits
 
 __all__ = ["STAGE_PATH", "STAGE_PROGRAM", "Stage", "single_threaded"]
 

@@ -45,10 +45,8 @@ from typing import BinaryIO, Final
 from sandbox_executor.errors import RequestRejectedError
 from sandbox_executor.sandbox_user import SandboxUser
 from skillweave.errors import ExecutionRejectedError, InvalidKeyError, PackageError
-from skillweave.sandbox.models import ExecutorFile, SkippedOutput
-from skillweave.sandbox.validation import check_path
-from skillweave.skills.files import remove_tree
-from skillweave.skills.package import extract_package
+from skillweave.sandbox import ExecutorFile, SkippedOutput, check_path
+from skillweave.skills import extract_package, remove_tree
 from skillweave.storage import keys
 
 __all__ = [

@@ -51,8 +51,8 @@ from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.stage import single_threaded
 from skillweave.errors import ConfigError
+from skillweave.sandbox import SOCKET_NAME
 from skillweave.sandbox import zygote_protocol as protocol
-from skillweave.sandbox.run_channel import SOCKET_NAME
 
 __all__ = ["main"]
 

@@ -29,14 +29,17 @@ def lazy_exports(
 
     Args:
         package: the package's ``__name__``.
-        exports: each public name and the submodule (relative to `package`) defining it.
+        exports: each public name and the submodule (relative to `package`) defining it, or
+            ``"submodule:attribute"`` where the front names it otherwise (the API's routers,
+            each ``router`` in its own module, are ``agents_router``, ``runs_router``...).
     """
 
     def __getattr__(name: str) -> Any:
-        submodule = exports.get(name)
-        if submodule is None:
+        where = exports.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{submodule}"), name)
+        submodule, _, attribute = where.partition(":")
+        value = getattr(importlib.import_module(f"{package}.{submodule}"), attribute or name)
         vars(sys.modules[package])[name] = value  # the next lookup is a plain attribute
         return value
 

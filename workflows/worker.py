@@ -31,11 +31,15 @@ from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
-from skillweave.engines.contract import ROLL_CALL_ACTIVITY, ActivityTimeouts, store_task_queue
-from skillweave.engines.services import AgentServices
+from skillweave.engines import (
+    ROLL_CALL_ACTIVITY,
+    ActivityTimeouts,
+    AgentServices,
+    serve_worker_metrics,
+    store_task_queue,
+)
 from skillweave.engines.temporal import warn_if_alone, worker_identity
-from skillweave.engines.worker_metrics import serve_worker_metrics
-from skillweave.storage.store_id import store_identity
+from skillweave.storage import store_identity
 from workflows.agent import AgentWorkflow
 
 if TYPE_CHECKING:

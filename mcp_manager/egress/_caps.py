@@ -11,7 +11,7 @@ import logging
 import time
 
 from mcp_manager.egress._context import EgressContext
-from skillweave.sandbox.egress_policy import Verdict
+from skillweave.sandbox import Verdict
 
 __all__ = ["Caps"]
 

@@ -19,9 +19,13 @@ from typing import Final
 
 from skillweave.config import CredentialBinding, EgressApproval, EgressLimits
 from skillweave.errors import SkillFormatError
-from skillweave.skills.files import SKILL_FILE
-from skillweave.skills.frontmatter import parse_frontmatter
-from skillweave.skills.network import Destination, declared_destinations, parse_destination
+from skillweave.skills import (
+    SKILL_FILE,
+    Destination,
+    declared_destinations,
+    parse_destination,
+    parse_frontmatter,
+)
 
 __all__ = ["EgressContext", "bound_headers", "declared_network", "secret_names"]
 

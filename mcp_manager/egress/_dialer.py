@@ -16,7 +16,7 @@ from typing import Final
 from mcp_manager.egress._caps import Caps
 from mcp_manager.egress._context import EgressContext
 from mcp_manager.egress._http import HttpRefusal
-from skillweave.sandbox.egress_policy import decide_addresses, decide_destination
+from skillweave.sandbox import decide_addresses, decide_destination
 
 __all__ = ["Dialer", "Resolver"]
 

@@ -32,7 +32,7 @@ from typing import Final, Literal
 import h11
 
 from skillweave.errors import EgressPolicyError
-from skillweave.sandbox.egress_policy import parse_authority
+from skillweave.sandbox import parse_authority
 
 __all__ = [
     "CHUNK_BYTES",

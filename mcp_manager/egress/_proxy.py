@@ -35,7 +35,7 @@ from mcp_manager.egress._http import (
 )
 from mcp_manager.egress._log import EgressRecord, Entry, emit
 from mcp_manager.egress._relay import Relay
-from skillweave.sandbox.egress_policy import IDEMPOTENCY_HEADER, idempotency_key
+from skillweave.sandbox import IDEMPOTENCY_HEADER, idempotency_key
 
 __all__ = ["EgressProxy"]
 

@@ -17,12 +17,15 @@ from mcp_manager.egress._gateway import EgressGateway
 from mcp_manager.egress._log import EgressRecord
 from mcp_manager.metrics import ManagerMetrics
 from skillweave.config import EgressApproval, EgressSettings
-from skillweave.sandbox.approvals import NetworkApprovals
-from skillweave.sandbox.bindings import check_bound_names, configured_for
-from skillweave.sandbox.models import EgressGrant, ExecuteRequest
-from skillweave.skills.network import Destination
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.sandbox import (
+    EgressGrant,
+    ExecuteRequest,
+    NetworkApprovals,
+    check_bound_names,
+    configured_for,
+)
+from skillweave.skills import Destination
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["EgressService"]
 

@@ -36,8 +36,7 @@ from mcp_manager.environments._workshop import BuildKeys, BuildWorkshop
 from skillweave.config import EnvironmentSettings
 from skillweave.errors import EnvironmentBuildError, EnvironmentUnavailableError
 from skillweave.skills.dependencies import DependencySpec
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["Environment", "EnvironmentBuilder"]
 

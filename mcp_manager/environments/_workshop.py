@@ -33,10 +33,9 @@ from skillweave.errors import (
     EnvironmentBuildError,
     StorageError,
 )
+from skillweave.skills import remove_tree
 from skillweave.skills.dependencies import DependencySpec
-from skillweave.skills.files import remove_tree
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["BuildKeys", "BuildWorkshop"]
 

@@ -16,13 +16,10 @@ from mcp_manager.executions._packages import SkillPackage
 from mcp_manager.executions._secrets import RunSecrets
 from skillweave.config import TrustSettings
 from skillweave.errors import ExecutionRejectedError, SignatureError
-from skillweave.sandbox.bindings import SkillOwnership
-from skillweave.sandbox.models import ExecuteRequest
-from skillweave.skills.model import Skill
-from skillweave.skills.names import bound_name
+from skillweave.sandbox import ExecuteRequest, SkillOwnership
+from skillweave.skills import Skill, bound_name
 from skillweave.skills.signing import check_trust, parse_signature
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["Admission"]
 

@@ -14,15 +14,14 @@ from collections.abc import Awaitable, Callable
 from typing import Final, Literal
 
 from mcp_manager.claims import Claim
-from skillweave.agent.rendering import one_line
+from skillweave.agent import one_line
 from skillweave.errors import (
     AuditEntryError,
     AuditLogError,
     AuditUnavailableError,
     ExecutionRejectedError,
 )
-from skillweave.sandbox.models import ExecuteRequest
-from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS, audit_refusal
+from skillweave.sandbox import AUDIT_RETRY_SECONDS, ExecuteRequest, audit_refusal
 from skillweave.storage.audit import AuditLog
 
 __all__ = ["RepeatAnswer", "RunAudit"]

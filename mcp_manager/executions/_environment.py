@@ -25,9 +25,9 @@ from skillweave.errors import (
     ExecutionRejectedError,
     SkillEnvironmentError,
 )
-from skillweave.sandbox.models import ExecuteRequest
+from skillweave.sandbox import ExecuteRequest
 from skillweave.skills.dependencies import DependencySpec, base_environment, package_dependencies
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["BASE_ENVIRONMENT", "PreparedEnvironment", "RunEnvironments"]
 

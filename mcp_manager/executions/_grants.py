@@ -14,7 +14,7 @@ import asyncio
 from mcp_manager.egress import EgressService, declared_network
 from mcp_manager.executions._secrets import RunSecrets
 from skillweave.errors import EgressPolicyError, ExecutionRejectedError
-from skillweave.sandbox.models import EgressGrant, ExecuteRequest
+from skillweave.sandbox import EgressGrant, ExecuteRequest
 
 __all__ = ["EgressGrants"]
 

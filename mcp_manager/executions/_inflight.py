@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from mcp_manager.backends import Sandbox
 from mcp_manager.executor_client import ExecutorClient
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.sandbox import ExecuteRequest, ExecutionResult
 
 __all__ = ["InflightRun", "InflightRuns"]
 

@@ -15,8 +15,8 @@ from typing import Final
 
 from mcp_manager.cache import BoundedCache
 from skillweave.errors import ExecutionRejectedError, PackageError
-from skillweave.skills.package import archive_version
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.skills import archive_version
+from skillweave.storage import ArtifactRef, ArtifactStore
 
 __all__ = ["Packages", "SkillPackage"]
 

@@ -20,10 +20,16 @@ from mcp_manager.executions._packages import Packages
 from mcp_manager.executions._secrets import RunSecrets
 from mcp_manager.executor_client import SandboxRun
 from skillweave.errors import ArtifactIntegrityError, ArtifactNotFoundError, ExecutionRejectedError
-from skillweave.sandbox.models import EgressGrant, ExecuteRequest, ExecutionLimits, ExecutorRequest
-from skillweave.sandbox.validation import check_run, check_text, clean_script
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.sandbox import (
+    EgressGrant,
+    ExecuteRequest,
+    ExecutionLimits,
+    ExecutorRequest,
+    check_run,
+    check_text,
+    clean_script,
+)
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["PreparedRun", "RunPreparation"]
 

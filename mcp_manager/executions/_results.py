@@ -22,9 +22,8 @@ from skillweave.errors import (
     ExecutionInProgressError,
     StorageError,
 )
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.sandbox import ExecuteRequest, ExecutionResult
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["StoredResults"]
 

@@ -27,7 +27,7 @@ from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import SandboxPool
 from mcp_manager.records import Fingerprint, result_for
 from skillweave.errors import SandboxLostError, StorageError
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
+from skillweave.sandbox import ExecuteRequest, ExecutionResult
 
 __all__ = ["SandboxRunner"]
 

@@ -16,10 +16,16 @@ from collections.abc import Mapping
 from typing import Final
 
 from skillweave.errors import ConfigError, ExecutionRejectedError
-from skillweave.sandbox.bindings import check_bound_names, configured_for
-from skillweave.sandbox.masking import mask_result, output_masker
-from skillweave.sandbox.models import EXECUTION_ID_VARIABLE, ExecuteRequest, ExecutionResult
-from skillweave.sandbox.validation import check_env
+from skillweave.sandbox import (
+    EXECUTION_ID_VARIABLE,
+    ExecuteRequest,
+    ExecutionResult,
+    check_bound_names,
+    check_env,
+    configured_for,
+    mask_result,
+    output_masker,
+)
 
 __all__ = ["RunSecrets", "secrets_by_name"]
 

@@ -39,15 +39,11 @@ from skillweave.errors import (
     InvalidKeyError,
     ManagerRefusedError,
 )
-from skillweave.sandbox.bindings import SkillOwnership
-from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
-from skillweave.skills.model import Skill
-from skillweave.storage import keys
+from skillweave.sandbox import ExecuteRequest, ExecutionLimits, ExecutionResult, SkillOwnership
+from skillweave.skills import Skill
+from skillweave.storage import ArtifactRef, ArtifactStore, keys, store_identity
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.base import ArtifactRef, ArtifactStore
-from skillweave.storage.store_id import store_identity
-from skillweave.telemetry import bound
-from skillweave.telemetry.tracing import span
+from skillweave.telemetry import bound, span
 
 __all__ = ["ExecutionService"]
 

@@ -29,7 +29,7 @@ from mcp_manager.kubernetes._pod import (
 )
 from skillweave.config import IsolationChoice, KubernetesSettings
 from skillweave.errors import ConfigError
-from skillweave.sandbox.models import isolation_covers
+from skillweave.sandbox import isolation_covers
 
 __all__ = ["PodTemplate", "security_problems"]
 

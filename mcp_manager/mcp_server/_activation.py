@@ -23,11 +23,13 @@ from mcp_manager.mcp_server._sessions import Session
 from skillweave.agent import ActiveSkill, disclosure
 from skillweave.config import Settings
 from skillweave.errors import AuditLogError, InvalidKeyError, PackageError
-from skillweave.sandbox.packages import publish_skill
-from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS, audit_refusal
-from skillweave.skills import declared_tool_scripts, render_activation
-from skillweave.skills.admission import activation_trust
-from skillweave.skills.allowed_tools import skill_allowance
+from skillweave.sandbox import AUDIT_RETRY_SECONDS, audit_refusal, publish_skill
+from skillweave.skills import (
+    activation_trust,
+    declared_tool_scripts,
+    render_activation,
+    skill_allowance,
+)
 from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
 

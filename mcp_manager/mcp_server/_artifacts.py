@@ -22,8 +22,7 @@ from mcp_manager.mcp_server._results import ToolError
 from mcp_manager.mcp_server._sessions import Session
 from skillweave.config import Settings
 from skillweave.errors import InvalidKeyError
-from skillweave.sandbox.masking import is_run_log, mask_result, output_masker
-from skillweave.sandbox.models import ExecutionResult
+from skillweave.sandbox import ExecutionResult, is_run_log, mask_result, output_masker
 from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["SessionArtifacts"]

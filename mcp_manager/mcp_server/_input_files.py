@@ -22,7 +22,7 @@ from mcp_manager.mcp_server._sessions import Session
 from skillweave.agent import disclosure
 from skillweave.config import Settings
 from skillweave.errors import ExecutionRejectedError
-from skillweave.sandbox.validation import check_path
+from skillweave.sandbox import check_path
 from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["InputFiles"]

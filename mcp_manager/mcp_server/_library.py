@@ -19,8 +19,7 @@ from mcp_manager.mcp_server._sessions import SCOPE_PARAMETER, Session
 from skillweave.agent import disclosure
 from skillweave.config import Settings
 from skillweave.errors import SkillNotFoundError
-from skillweave.skills import SkillRegistry, build_catalog
-from skillweave.skills.catalog import render_entries
+from skillweave.skills import SkillRegistry, build_catalog, render_entries
 
 __all__ = ["SessionLibrary"]
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from skillweave.sandbox.problems import Problem, ProblemCode
+from skillweave.sandbox import Problem, ProblemCode
 
 __all__ = ["UNAVAILABLE", "ScriptFailedError", "ToolError", "text", "unavailable"]
 

@@ -40,13 +40,16 @@ from skillweave.errors import (
     SandboxError,
     SkillFormatError,
 )
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult, render_result
-from skillweave.sandbox.pinned import skill_at
-from skillweave.sandbox.queue import queued
-from skillweave.sandbox.tool_schemas import discover_tool_schemas
+from skillweave.sandbox import (
+    ExecuteRequest,
+    ExecutionResult,
+    discover_tool_schemas,
+    queued,
+    render_result,
+    skill_at,
+)
 from skillweave.skills import Skill, ToolSchema
-from skillweave.storage import ArtifactRef, ArtifactStore
-from skillweave.storage.store_id import store_identity
+from skillweave.storage import ArtifactRef, ArtifactStore, store_identity
 
 __all__ = ["RunScript", "ScriptRuns"]
 

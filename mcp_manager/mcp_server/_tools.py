@@ -34,9 +34,8 @@ from skillweave.agent import ActiveSkill, SkillTool, disclosure
 from skillweave.config import Settings
 from skillweave.errors import ResourceError
 from skillweave.llm import ToolSpec
-from skillweave.sandbox.tool_schemas import run_json_args
-from skillweave.skills import read_resource
-from skillweave.skills.catalog import render_entries
+from skillweave.sandbox import run_json_args
+from skillweave.skills import read_resource, render_entries
 
 __all__ = ["ToolHandler"]
 

@@ -17,14 +17,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from skillweave.agent.spec import AgentSpec
-from skillweave.agent.state import Budgets
+from skillweave.agent import AgentSpec, Budgets
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
-from skillweave.skills.names import SKILL_REFERENCE_PATTERN
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.skills import SKILL_REFERENCE_PATTERN
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = [
     "Agent",

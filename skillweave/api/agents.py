@@ -35,7 +35,7 @@ from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.api.state import ApiComposition
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
-from skillweave.llm.factory import resolve_model
+from skillweave.llm import resolve_model
 
 __all__ = ["open_agents", "router"]
 

@@ -35,9 +35,8 @@ from skillweave.config import Settings
 from skillweave.errors import ConfigError
 from skillweave.gate import UNAUTHORIZED_DETAIL, RequestGate, open_paths, token_accepted
 from skillweave.readiness import Readiness
-from skillweave.storage import open_store
-from skillweave.storage.base import ArtifactStore
-from skillweave.telemetry.tracing import TraceMiddleware
+from skillweave.storage import ArtifactStore, open_store
+from skillweave.telemetry import TraceMiddleware
 
 __all__ = ["create_api"]
 

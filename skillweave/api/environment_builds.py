@@ -12,7 +12,7 @@ import logging
 
 from skillweave.config import SandboxSettings
 from skillweave.errors import SkillweaveError
-from skillweave.sandbox.client import SandboxClient
+from skillweave.sandbox import SandboxClient
 from skillweave.skills.stored import StoredSkill
 
 __all__ = ["EnvironmentBuilds"]

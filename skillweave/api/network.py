@@ -23,10 +23,14 @@ from skillweave.api.served_skills import ServedSkills
 from skillweave.api.state import ApiState
 from skillweave.config import EgressApproval
 from skillweave.errors import EgressPolicyError, SkillFormatError, SkillNotFoundError
-from skillweave.sandbox.approvals import NetworkApprovals
-from skillweave.skills import Skill
-from skillweave.skills.frontmatter import parse_frontmatter
-from skillweave.skills.network import Destination, declared_destinations, parse_destination
+from skillweave.sandbox import NetworkApprovals
+from skillweave.skills import (
+    Destination,
+    Skill,
+    declared_destinations,
+    parse_destination,
+    parse_frontmatter,
+)
 
 __all__ = ["NetworkApproval", "NetworkView", "router"]
 

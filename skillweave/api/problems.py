@@ -42,7 +42,7 @@ from skillweave.errors import (
     SkillweaveError,
     StorageError,
 )
-from skillweave.sandbox.problems import (
+from skillweave.sandbox import (
     AUDIT_RETRY_SECONDS,
     PROBLEM_JSON,
     FieldProblem,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from skillweave.errors import ArtifactIntegrityError, ArtifactNotFoundError
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["read_record"]
 

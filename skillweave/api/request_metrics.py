@@ -29,7 +29,7 @@ from prometheus_client import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillweave.api.state import ApiComposition
-from skillweave.engines.worker_metrics import WorkerMetrics
+from skillweave.engines import WorkerMetrics
 
 __all__ = ["ApiMetrics", "RequestMetrics", "include_worker_metrics", "install_metrics"]
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 from skillweave.api.problems import ApiProblem
 from skillweave.api.run_schemas import Artifact, Run
 from skillweave.errors import InvalidKeyError
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["RunArtifacts"]
 

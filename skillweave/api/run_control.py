@@ -9,10 +9,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.agent import ApprovalDecision
 from skillweave.api.problems import ApiProblem
 from skillweave.api.run_schemas import Run
-from skillweave.engines.base import Engine
+from skillweave.engines import Engine
 from skillweave.errors import AgentError
 
 __all__ = ["RunControl"]

@@ -19,10 +19,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.rendering import Line, event_line, generic_line
-from skillweave.engines.base import Engine
-from skillweave.engines.notes import note_line
+from skillweave.agent import AgentEvent, Line, event_line, generic_line
+from skillweave.engines import Engine, note_line
 from skillweave.errors import SkillweaveError
 
 __all__ = ["server_sent_events"]

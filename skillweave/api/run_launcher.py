@@ -21,18 +21,15 @@ from skillweave.api.run_records import RunRecords
 from skillweave.api.run_schemas import Run
 from skillweave.api.skill_pins import SkillPins
 from skillweave.config import ModelSettings
-from skillweave.engines.base import Engine, JobRequest
-from skillweave.engines.run_id import new_run_id
-from skillweave.engines.services import AgentServices
+from skillweave.engines import AgentServices, Engine, JobRequest, new_run_id
 from skillweave.errors import AgentError, ConfigError
-from skillweave.llm.factory import (
+from skillweave.llm import (
     default_model_name,
     default_model_problem,
     describe_model,
     resolve_model,
 )
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["RunLauncher"]
 

@@ -17,8 +17,7 @@ from typing import Final, get_args
 from skillweave.api.problems import ApiProblem
 from skillweave.api.run_records import RunRecords
 from skillweave.api.run_schemas import Run, RunPage, RunSummary
-from skillweave.engines.base import Engine, JobRequest
-from skillweave.engines.contract import JobView, Phase
+from skillweave.engines import Engine, JobRequest, JobView, Phase
 from skillweave.errors import AgentError, ConfigError, InvalidKeyError, SkillweaveError
 from skillweave.waiting import Waiting
 

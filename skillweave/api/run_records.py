@@ -14,9 +14,8 @@ from typing import Final
 
 from skillweave.api.records import read_record
 from skillweave.api.run_schemas import Run
-from skillweave.engines.base import JobResult
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.engines import JobResult
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["LOST_REASON", "RunRecords"]
 

@@ -10,10 +10,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from skillweave.agent.spec import PinnedSkill
+from skillweave.agent import PinnedSkill
 from skillweave.api.agent_store import Agent
-from skillweave.engines.base import JobResult
-from skillweave.storage.base import ArtifactRef
+from skillweave.engines import JobResult
+from skillweave.storage import ArtifactRef
 from skillweave.waiting import Waiting
 
 __all__ = ["Approval", "Artifact", "Cancel", "Message", "Run", "RunPage", "RunSummary"]

@@ -19,8 +19,8 @@ from skillweave.api.run_records import RunRecords
 from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.api.skill_pins import SkillPins
 from skillweave.config import ModelSettings
-from skillweave.engines.base import Engine
-from skillweave.storage.base import ArtifactStore
+from skillweave.engines import Engine
+from skillweave.storage import ArtifactStore
 
 __all__ = ["NoRuns", "RunService"]
 

@@ -70,8 +70,7 @@ from skillweave.api.run_events import server_sent_events
 from skillweave.api.run_schemas import Approval, Artifact, Cancel, Message, Run, RunPage
 from skillweave.api.run_service import RunService
 from skillweave.api.state import ApiComposition, StartupHook
-from skillweave.engines.base import Engine
-from skillweave.engines.contract import JobView
+from skillweave.engines import Engine, JobView
 from skillweave.errors import SkillUnavailableError
 
 __all__ = ["open_runs", "router"]

@@ -17,11 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillweave.config import SkillsSettings
-from skillweave.skills import SkillLibrary, SkillRegistry
-from skillweave.skills.names import SKILL_ID_PATTERN, skill_id
-from skillweave.skills.reload import reloading
+from skillweave.skills import SKILL_ID_PATTERN, SkillLibrary, SkillRegistry, reloading, skill_id
 from skillweave.skills.stored import StoredSkills, directory_owners
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["NoSkills", "ServedSkills", "SkillReferences"]
 

@@ -10,7 +10,7 @@ to another source than the listing shows (shadowed) refuses the run
 
 from __future__ import annotations
 
-from skillweave.agent.spec import PinnedSkill
+from skillweave.agent import PinnedSkill
 from skillweave.api.agent_store import Agent
 from skillweave.api.problems import ApiProblem
 from skillweave.api.served_skills import NoSkills, ServedSkills
@@ -20,11 +20,10 @@ from skillweave.errors import (
     SkillNotFoundError,
     SkillUnavailableError,
 )
-from skillweave.sandbox.packages import publish_skill
-from skillweave.skills import Skill, SkillRegistry
-from skillweave.skills.names import is_scope
+from skillweave.sandbox import publish_skill
+from skillweave.skills import Skill, SkillRegistry, is_scope
 from skillweave.skills.stored import StoredSkill, StoredSkills
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["SkillPins"]
 

@@ -24,8 +24,7 @@ from skillweave.skills.signing import (
     verify_signature,
 )
 from skillweave.skills.stored import StoredSkill
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["SkillReader"]
 

@@ -11,7 +11,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from skillweave.skills.names import skill_id
+from skillweave.skills import skill_id
 from skillweave.skills.scan import ScanReport
 from skillweave.skills.stored import SkillOrigin, StoredSkill, StoredVersion
 

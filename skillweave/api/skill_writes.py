@@ -19,12 +19,12 @@ from skillweave.api.served_skills import ServedSkills
 from skillweave.api.skill_schemas import InstalledSkill, InstallRequest
 from skillweave.config import SkillsSettings
 from skillweave.errors import SkillNotFoundError
-from skillweave.skills.admission import Admissions
+from skillweave.skills import Admissions
 from skillweave.skills.install import install_skills, parse_source, source_allowed
 from skillweave.skills.signing import parse_signature
 from skillweave.skills.stored import Check, StoredSkill
+from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditEntry, AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["SkillWrites"]
 

@@ -49,9 +49,9 @@ from skillweave.api.skill_schemas import (
     Source,
 )
 from skillweave.api.state import ApiComposition
-from skillweave.engines.services import AgentServices
+from skillweave.engines import AgentServices
 from skillweave.errors import SkillNameTakenError
-from skillweave.skills.frontmatter import with_frontmatter_fields
+from skillweave.skills import with_frontmatter_fields
 
 __all__ = ["open_skills", "router", "serve_uploaded_skills"]
 

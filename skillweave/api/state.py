@@ -27,8 +27,8 @@ from skillweave.api.run_service import NoRuns, RunService
 from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.config import Settings
 from skillweave.readiness import Readiness
+from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["ApiComposition", "ApiState", "Service", "StartupHook"]
 

@@ -26,9 +26,8 @@ def skill_notes(skill: Skill) -> list[tuple[str, str]]:
 
 def _network_lines(skill: Skill) -> list[str]:
     """The destinations `skill` declares, each with whether it is approved."""
-    from skillweave.sandbox.approvals import NetworkApprovals, describe_network
-    from skillweave.skills.frontmatter import parse_frontmatter
-    from skillweave.skills.network import declared_destinations
+    from skillweave.sandbox import NetworkApprovals, describe_network
+    from skillweave.skills import declared_destinations, parse_frontmatter
     from skillweave.storage import open_store
 
     settings = get_settings()

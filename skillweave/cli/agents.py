@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
-from skillweave.agent.spec import AgentSpec
+from skillweave.agent import AgentSpec
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import errors, spec_errors
 from skillweave.config import get_settings
@@ -100,7 +100,7 @@ def agent_body(path: Path) -> tuple[dict[str, Any], list[str]]:
         AgentSpecError: the file cannot be read, is not a valid spec, or does not fit the API.
     """
     # Loaded when the command runs, not when the CLI starts (httpx, and the web stack).
-    from skillweave.api.agent_store import AgentCreate
+    from skillweave.api import AgentCreate
     from skillweave.cli.job import read_agent_spec
 
     source = str(path)

@@ -22,18 +22,21 @@ from typing import Final
 import uvicorn
 from fastapi import FastAPI
 
-from skillweave.api import ApiComposition, create_api
-from skillweave.api.agents import open_agents
-from skillweave.api.agents import router as agents_router
-from skillweave.api.request_metrics import include_worker_metrics
-from skillweave.api.runs import open_runs
-from skillweave.api.runs import router as runs_router
+from skillweave.api import (
+    ApiComposition,
+    agents_router,
+    create_api,
+    include_worker_metrics,
+    open_agents,
+    open_runs,
+    runs_router,
+)
 from skillweave.cli.compose import open_engine, open_store
 from skillweave.cli.startup import dependencies_ready
 from skillweave.config import Settings
 from skillweave.readiness import Readiness
-from skillweave.skills.library import owned_folder
-from skillweave.storage.reachable import store_ready
+from skillweave.skills import owned_folder
+from skillweave.storage import store_ready
 
 _READY_POLL_SECONDS: Final = 0.05
 
@@ -45,9 +48,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     """The API app over the settings' engine, with what the engine needs open. It serves at
     once: its engine is opened as the app starts, once Temporal and the store answer (waited
     for, :mod:`skillweave.cli.startup`; ``/healthz`` and the routes answer 503 meanwhile)."""
-    from skillweave.api.network import router as network_router
-    from skillweave.api.skills import open_skills, serve_uploaded_skills
-    from skillweave.api.skills import router as skills_router
+    from skillweave.api import network_router, open_skills, serve_uploaded_skills, skills_router
 
     # The store's skills are unpacked into a folder of this process's own, removed at the end.
     with owned_folder(settings, "api") as own:

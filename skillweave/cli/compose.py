@@ -35,18 +35,16 @@ from pydantic import SecretStr
 from skillweave.config import ModelSettings, Settings
 from skillweave.engines import AgentServices, DirectEngine
 from skillweave.errors import ConfigError
-from skillweave.llm import ModelProviders
-from skillweave.llm.factory import describe_default, open_default_provider
-from skillweave.sandbox.client import SandboxClient
+from skillweave.llm import ModelProviders, describe_default, open_default_provider
+from skillweave.sandbox import SandboxClient
 from skillweave.skills import SkillLibrary, SkillRegistry
+from skillweave.storage import ArtifactStore
 from skillweave.storage import open_store as store_of_settings
-from skillweave.storage.base import ArtifactStore
 
 if TYPE_CHECKING:
-    from skillweave.agent.events import AgentEvent
-    from skillweave.engines import Engine
+    from skillweave.agent import AgentEvent
+    from skillweave.engines import Engine, WorkerMetrics
     from skillweave.engines.temporal import FollowNote, TemporalEngine
-    from skillweave.engines.worker_metrics import WorkerMetrics
 
 __all__ = [
     "POOL_TARGET",

@@ -25,7 +25,7 @@ from skillweave.config import ModelSettings, Settings, bundled_skills_dir, get_s
 from skillweave.errors import ConfigError
 
 if TYPE_CHECKING:
-    from skillweave.agent.spec import AgentSpec
+    from skillweave.agent import AgentSpec
     from skillweave.cli.compose import OpenedEngine
     from skillweave.cli.job import JobRun
     from skillweave.engines import Engine, JobResult

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from skillweave.agent.idempotency import job_id_of
+from skillweave.agent import job_id_of
 from skillweave.cli.console import err
 from skillweave.errors import ConfigError
 from skillweave.terminal import counted

@@ -156,7 +156,7 @@ async def _install(
     to `done`, so that a failure keeps the earlier ones), signatures and scans checked; the
     directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
-    from skillweave.skills.admission import Admissions
+    from skillweave.skills import Admissions
     from skillweave.skills.install import install_skills
     from skillweave.skills.stored import StoredSkills, directory_owners
 

@@ -17,18 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.spec import AgentSpec, parse_agent_spec
+from skillweave.agent import AgentEvent, AgentSpec, parse_agent_spec
 from skillweave.cli.artifacts import output_names
 from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ModelSettings
-from skillweave.engines import JobRequest, JobResult
-from skillweave.engines.run_id import new_run_id
+from skillweave.engines import JobRequest, JobResult, new_run_id
 from skillweave.errors import AgentSpecError, ConfigError
-from skillweave.llm.factory import resolve_model
+from skillweave.llm import resolve_model
 from skillweave.skills import SkillRegistry
-from skillweave.storage import LocalArtifactStore, keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage import ArtifactRef, ArtifactStore, LocalArtifactStore, keys
 
 if TYPE_CHECKING:
     from skillweave.cli.compose import OpenedEngine

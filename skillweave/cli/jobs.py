@@ -39,11 +39,11 @@ from skillweave.config import (
     get_settings,
 )
 from skillweave.errors import ConfigError
-from skillweave.sandbox.models import Isolation, describe_isolation, isolation_of_health
+from skillweave.sandbox import Isolation, describe_isolation, isolation_of_health
 from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
-    from skillweave.agent.spec import AgentSpec
+    from skillweave.agent import AgentSpec
     from skillweave.cli.compose import OpenedEngine
     from skillweave.cli.job import JobRun
     from skillweave.engines import Engine

@@ -27,8 +27,13 @@ from rich.text import Text
 from skillweave.cli.console import err
 from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.config import Settings, get_settings
-from skillweave.skills import Diagnostic, SkillLibrary, SkillRegistry
-from skillweave.skills.library import configured_roots, process_folder
+from skillweave.skills import (
+    Diagnostic,
+    SkillLibrary,
+    SkillRegistry,
+    configured_roots,
+    process_folder,
+)
 from skillweave.terminal import terminal_safe
 
 __all__ = [

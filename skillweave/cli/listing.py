@@ -18,9 +18,16 @@ from rich.text import Text
 from skillweave.cli.console import dump, err, out
 from skillweave.cli.exits import errors
 from skillweave.config import get_settings
-from skillweave.skills import HIDDEN_SKILLS_FIELD, Skill, SkillRegistry
-from skillweave.skills.files import SKILL_FILE
-from skillweave.skills.library import LibraryEntry, SkillLibrary, SkillState, package_limits
+from skillweave.skills import (
+    HIDDEN_SKILLS_FIELD,
+    SKILL_FILE,
+    LibraryEntry,
+    Skill,
+    SkillLibrary,
+    SkillRegistry,
+    SkillState,
+    package_limits,
+)
 from skillweave.skills.stored import StoredSkills
 from skillweave.terminal import counted, terminal_safe
 

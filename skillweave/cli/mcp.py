@@ -21,9 +21,8 @@ from mcp_manager.mcp_server import SkillMcp
 from skillweave.cli.compose import open_manager, open_store
 from skillweave.cli.library import opened_library
 from skillweave.config import Settings
-from skillweave.skills.library import configured_roots, owned_folder
-from skillweave.skills.reload import reloading
-from skillweave.storage.reachable import store_ready
+from skillweave.skills import configured_roots, owned_folder, reloading
+from skillweave.storage import store_ready
 
 __all__ = ["serve_mcp_stdio"]
 

@@ -31,8 +31,7 @@ async def _model_profile(
 
     import httpx
 
-    from skillweave.llm import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL
-    from skillweave.llm.factory import check_profile
+    from skillweave.llm import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, check_profile
 
     if profile.provider == "scripted":
         if Path(profile.name).is_file():
@@ -72,7 +71,7 @@ async def model_check(probe: Probe) -> Check:
     """The default model, if one is set (none: a warning), and every profile; the worst line
     of them. A server (worker, API) starts whatever its default says: its failure is a
     warning there."""
-    from skillweave.llm.factory import NAME_A_MODEL, default_model_problem
+    from skillweave.llm import NAME_A_MODEL, default_model_problem
 
     model = probe.settings.model
     answers: list[tuple[Status, str, bool]] = []
@@ -100,9 +99,9 @@ async def model_check(probe: Probe) -> Check:
 async def agents_check(probe: Probe) -> Check:
     """The agents stored for the API (``api.agent_store.AgentStore``) whose model does not resolve
     here, as the API would resolve it when a run of theirs is submitted."""
-    from skillweave.api.agent_store import AgentStore
+    from skillweave.api import AgentStore
     from skillweave.cli.compose import open_store
-    from skillweave.llm.factory import default_model_problem, resolve_model
+    from skillweave.llm import default_model_problem, resolve_model
 
     settings = probe.settings
     try:

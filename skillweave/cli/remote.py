@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from skillweave.config import Settings
-from skillweave.engines.run_id import is_run_id
+from skillweave.engines import is_run_id
 from skillweave.errors import ConfigError, SkillweaveError
 
 __all__ = [

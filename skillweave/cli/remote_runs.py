@@ -23,16 +23,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from skillweave.agent.events import AgentEvent
+from skillweave.agent import AgentEvent
 from skillweave.cli.artifacts import download_outputs
 from skillweave.cli.job import JobRun
 from skillweave.cli.remote import RemoteApi, RemoteApiError
-from skillweave.engines.base import JobResult
-from skillweave.engines.notes import FollowNote
+from skillweave.engines import FollowNote, JobResult
 from skillweave.errors import SkillweaveError
 
 if TYPE_CHECKING:
-    from skillweave.engines.contract import JobView, Reply
+    from skillweave.engines import JobView, Reply
 
 __all__ = ["ask", "cancel", "events", "run_remote", "run_view", "wait_for_result"]
 
@@ -95,7 +94,7 @@ def wait_for_result(api: RemoteApi, run_id: str) -> JobResult:
 
 def run_view(api: RemoteApi, run_id: str) -> tuple[dict[str, Any], JobView | None, str]:
     """The run's record, its status view when the API's engine gives one, and why not."""
-    from skillweave.engines.contract import JobView  # loads temporalio: `run --agent` needs none
+    from skillweave.engines import JobView  # loads temporalio: `run --agent` needs none
 
     record = api.get_run(run_id)
     try:
@@ -109,7 +108,7 @@ def run_view(api: RemoteApi, run_id: str) -> tuple[dict[str, Any], JobView | Non
 def ask(api: RemoteApi, run_id: str, text: str) -> Reply:
     """A message through the API and the run's next answer (the API's message route takes
     the message; its event stream brings the answer, its status view the whole text)."""
-    from skillweave.engines.contract import Reply  # loads temporalio: `run --agent` needs none
+    from skillweave.engines import Reply  # loads temporalio: `run --agent` needs none
 
     seen = sum(1 for item in events(api, run_id, follow=False) if isinstance(item, AgentEvent))
     api.send_message(run_id, text)

@@ -26,7 +26,7 @@ from skillweave.terminal import counted, terminal_safe
 from skillweave.waiting import Waiting
 
 if TYPE_CHECKING:
-    from skillweave.engines.contract import ActivityTimeouts, JobView, Reply
+    from skillweave.engines import ActivityTimeouts, JobView, Reply
     from skillweave.engines.temporal import JobRow
 
 __all__ = [

@@ -60,9 +60,9 @@ from skillweave.config import get_settings
 from skillweave.terminal import terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
-    from skillweave.agent.events import AgentEvent
+    from skillweave.agent import AgentEvent
     from skillweave.cli.remote import RemoteApi
-    from skillweave.engines.contract import JobView
+    from skillweave.engines import JobView
     from skillweave.engines.temporal import FollowNote, JobRow, TemporalEngine
     from skillweave.waiting import Waiting
 
@@ -209,7 +209,7 @@ def logs(
     """
     import sys
 
-    from skillweave.agent.events import AgentEvent
+    from skillweave.agent import AgentEvent
     from skillweave.cli.view import EventView
 
     def show(item: AgentEvent | FollowNote) -> str | None:
@@ -306,7 +306,7 @@ def approve(
     note: Annotated[str, typer.Option(help="Why (the model sees it).")] = "",
 ) -> None:
     """Approve (or --deny) the script run a run is waiting on."""
-    from skillweave.agent.effect_models import ApprovalDecision
+    from skillweave.agent import ApprovalDecision
 
     if get_settings().remote_api_url:
         _on_api(lambda api: api.approve(run, approved=not deny, note=note))

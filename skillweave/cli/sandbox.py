@@ -29,9 +29,9 @@ from skillweave.config import Settings, get_settings
 from skillweave.terminal import counted, terminal_safe
 
 if TYPE_CHECKING:
-    from skillweave.sandbox.models import ExecutionResult
+    from skillweave.sandbox import ExecutionResult
     from skillweave.skills import Skill
-    from skillweave.storage.base import ArtifactStore
+    from skillweave.storage import ArtifactStore
 
 __all__ = ["SandboxRun", "prepare_environment", "print_script_result", "run_script", "sandbox_app"]
 
@@ -117,8 +117,7 @@ async def run_script(
     """Publish `skill`, upload `inputs`, run `script` through a manager, and copy the output
     artifacts into `out_dir`; returns the outcome."""
     from skillweave.cli.compose import open_manager, open_store
-    from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits
-    from skillweave.sandbox.packages import publish_skill
+    from skillweave.sandbox import ExecuteRequest, ExecutionLimits, publish_skill
     from skillweave.storage import keys
 
     async with open_store(settings) as store:
@@ -161,7 +160,7 @@ async def _copy_outputs(
 async def prepare_environment(settings: Settings, skill: Skill) -> dict[str, object]:
     """Publish `skill` and have a manager build its environment of dependencies (once)."""
     from skillweave.cli.compose import open_manager, open_store
-    from skillweave.sandbox.packages import publish_skill
+    from skillweave.sandbox import publish_skill
 
     async with open_store(settings) as store:
         await publish_skill(store, skill)

@@ -71,7 +71,7 @@ def _service_logging(service: str) -> None:
 
 def _configured_model(option: str | None) -> ModelSettings:
     """The model a worker runs jobs with: --model, else MODEL__*."""
-    from skillweave.agent.spec import AgentSpec
+    from skillweave.agent import AgentSpec
     from skillweave.cli.job import choose_model
 
     with errors():
@@ -172,7 +172,7 @@ def dev(
     from skillweave.cli.compose import open_embedded_engine
     from skillweave.cli.library import opened_library
     from skillweave.engines.temporal import configure_logging
-    from skillweave.skills.library import owned_folder
+    from skillweave.skills import owned_folder
 
     if ephemeral and db_file is not None:
         raise fail("--ephemeral and --db-file exclude each other", code=EXIT_USAGE)
@@ -248,7 +248,7 @@ async def _serve_embedded(
     before anything stops."""
     from skillweave.cli.in_flight import runs_in_flight
     from skillweave.cli.signals import stop_signals_cancel
-    from skillweave.skills.reload import reloading
+    from skillweave.skills import reloading
 
     services = opened.services  # the embedded stack's jobs run in this process
     if services is None:  # pragma: no cover - an embedded engine always has them

@@ -36,7 +36,7 @@ from skillweave.cli.probe import TIMEOUT, Check, Probe, Role, Status, first_line
 from skillweave.cli.startup import temporal_address_problem
 from skillweave.config import Settings, worker_limits_set
 from skillweave.errors import BucketNotFoundError, ConfigError
-from skillweave.storage.reachable import describe_store, not_up_yet
+from skillweave.storage import describe_store, not_up_yet
 from skillweave.terminal import counted
 
 __all__ = [
@@ -97,7 +97,7 @@ async def temporal_check(probe: Probe) -> Check:
 
 async def store_check(probe: Probe) -> Check:
     from skillweave.cli.compose import open_store
-    from skillweave.storage.store_id import store_identity
+    from skillweave.storage import store_identity
 
     settings = probe.settings
     probe.store_asked = True
@@ -138,7 +138,7 @@ async def _read_store_id(probe: Probe) -> None:
     """The store's id without the write probe (a check that only compares it), unless the
     store was asked already (by :func:`store_check`, or by an earlier check)."""
     from skillweave.cli.compose import open_store
-    from skillweave.storage.store_id import store_identity
+    from skillweave.storage import store_identity
 
     if probe.store_asked:
         return
@@ -268,7 +268,7 @@ def _probe_isolation(choice: str) -> str:
 
 
 async def isolation_check(probe: Probe) -> Check:
-    from skillweave.sandbox.models import describe_isolation, isolation_of_health
+    from skillweave.sandbox import describe_isolation, isolation_of_health
 
     settings = probe.settings
     if settings.sandbox.manager_url and probe.role != "manager":

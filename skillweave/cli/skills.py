@@ -24,9 +24,11 @@ from skillweave.cli.listing import print_library, print_not_served, say_entry
 from skillweave.config import CatalogMode, SelectionMode, get_settings
 from skillweave.skills import (
     Diagnostic,
+    PackageLimits,
     build_catalog,
     build_package,
     extract_package,
+    package_limits,
     render_activation,
     validate_paths,
     write_package,
@@ -36,8 +38,6 @@ from skillweave.skills.dependencies import (
     dependency_lines,
     package_dependencies,
 )
-from skillweave.skills.library import package_limits
-from skillweave.skills.package import PackageLimits
 from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["skills_app"]

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 from skillweave.config import Settings
 from skillweave.errors import ConfigError
 from skillweave.readiness import Readiness, all_ready, until_ready
-from skillweave.storage.base import ArtifactStore
-from skillweave.storage.reachable import store_ready
+from skillweave.storage import ArtifactStore, store_ready
 
 if TYPE_CHECKING:
     from temporalio.client import Client

@@ -36,7 +36,7 @@ from typing import Final
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
-from skillweave.engines.contract import SEARCH_ATTRIBUTES
+from skillweave.engines import SEARCH_ATTRIBUTES
 from skillweave.errors import ConfigError
 
 __all__ = [

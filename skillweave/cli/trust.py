@@ -26,8 +26,7 @@ from rich.text import Text
 from skillweave.cli.console import JsonOption, dump, err, out, shown_path
 from skillweave.cli.exits import EXIT_PROBLEM, EXIT_USAGE, errors, fail
 from skillweave.config import get_settings
-from skillweave.skills.files import SKILL_FILE
-from skillweave.skills.package import PackageLimits
+from skillweave.skills import SKILL_FILE, PackageLimits
 from skillweave.skills.signing import (
     SignatureCheck,
     SignedSkill,

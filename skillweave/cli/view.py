@@ -29,15 +29,15 @@ from rich.panel import Panel
 from rich.status import Status
 from rich.text import Text
 
-from skillweave.agent.rendering import Line, Tone, event_line
+from skillweave.agent import Line, Tone, event_line
 from skillweave.cli.console import err, out
-from skillweave.engines.notes import note_line
+from skillweave.engines import note_line
 from skillweave.terminal import counted, terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
-    from skillweave.agent.events import AgentEvent
+    from skillweave.agent import AgentEvent
     from skillweave.cli.job import JobRun
-    from skillweave.engines.notes import FollowNote
+    from skillweave.engines import FollowNote
 
 __all__ = ["EventView", "JobOutput", "print_result"]
 

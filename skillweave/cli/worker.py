@@ -22,11 +22,10 @@ from skillweave.cli.compose import POOL_TARGET, open_services, open_store
 from skillweave.cli.library import opened_library
 from skillweave.cli.startup import dependencies_ready
 from skillweave.config import ModelSettings, Settings
-from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
-from skillweave.llm.factory import describe_default
+from skillweave.engines import WorkerMetrics, serve_worker_metrics
+from skillweave.llm import describe_default
 from skillweave.readiness import Readiness
-from skillweave.skills.library import owned_folder
-from skillweave.skills.reload import reloading
+from skillweave.skills import owned_folder, reloading
 
 __all__ = ["WorkerInfo", "open_worker"]
 

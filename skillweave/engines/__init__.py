@@ -14,8 +14,22 @@ from skillweave.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from skillweave.engines.base import Engine, JobRequest, JobResult, result_of
+    from skillweave.engines.contract import (
+        ROLL_CALL_ACTIVITY,
+        SEARCH_ATTRIBUTES,
+        ActivityTimeouts,
+        JobView,
+        Phase,
+        Reply,
+        activity_timeouts,
+        store_task_queue,
+    )
     from skillweave.engines.direct import DirectEngine, DirectRuntime
+    from skillweave.engines.notes import FollowNote, note_line
+    from skillweave.engines.retries import Backoff, Retry, classify, retry_notice
+    from skillweave.engines.run_id import is_run_id, new_run_id
     from skillweave.engines.services import TOOL_SCHEMA_RUN_ID, AgentServices
+    from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 
 _EXPORTS = {
     "TOOL_SCHEMA_RUN_ID": "services",
@@ -26,17 +40,53 @@ _EXPORTS = {
     "JobRequest": "base",
     "JobResult": "base",
     "result_of": "base",
+    "ActivityTimeouts": "contract",
+    "Backoff": "retries",
+    "FollowNote": "notes",
+    "JobView": "contract",
+    "Phase": "contract",
+    "ROLL_CALL_ACTIVITY": "contract",
+    "Reply": "contract",
+    "Retry": "retries",
+    "SEARCH_ATTRIBUTES": "contract",
+    "WorkerMetrics": "worker_metrics",
+    "activity_timeouts": "contract",
+    "classify": "retries",
+    "is_run_id": "run_id",
+    "new_run_id": "run_id",
+    "note_line": "notes",
+    "retry_notice": "retries",
+    "serve_worker_metrics": "worker_metrics",
+    "store_task_queue": "contract",
 }
 
 __all__ = [
+    "ROLL_CALL_ACTIVITY",
+    "SEARCH_ATTRIBUTES",
     "TOOL_SCHEMA_RUN_ID",
+    "ActivityTimeouts",
     "AgentServices",
+    "Backoff",
     "DirectEngine",
     "DirectRuntime",
     "Engine",
+    "FollowNote",
     "JobRequest",
     "JobResult",
+    "JobView",
+    "Phase",
+    "Reply",
+    "Retry",
+    "WorkerMetrics",
+    "activity_timeouts",
+    "classify",
+    "is_run_id",
+    "new_run_id",
+    "note_line",
     "result_of",
+    "retry_notice",
+    "serve_worker_metrics",
+    "store_task_queue",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,22 +10,25 @@ It is in the audit log before the job sees it: one whose record cannot be writte
 
 from __future__ import annotations
 
-from skillweave.agent import disclosure
-from skillweave.agent.effect_models import LoadSkillInput, SkillLoaded
+from skillweave.agent import LoadSkillInput, SkillLoaded, disclosure
 from skillweave.config import SkillsSettings
 from skillweave.engines._script_executor import ScriptExecutor
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import InvalidKeyError, PackageError
-from skillweave.llm.messages import Message
-from skillweave.sandbox.packages import publish_skill
-from skillweave.sandbox.tool_schemas import discover_tool_schemas
-from skillweave.skills import Skill, ToolSchema, declared_tool_scripts, render_activation
-from skillweave.skills.admission import activation_trust
-from skillweave.skills.allowed_tools import skill_allowance
+from skillweave.llm import Message
+from skillweave.sandbox import discover_tool_schemas, publish_skill
+from skillweave.skills import (
+    Skill,
+    ToolSchema,
+    activation_trust,
+    declared_tool_scripts,
+    render_activation,
+    skill_allowance,
+)
+from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["Activations"]
 

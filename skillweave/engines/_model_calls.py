@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import time
 
-from skillweave.agent.effect_models import InvokeModelInput, ModelTurn
+from skillweave.agent import InvokeModelInput, ModelTurn
 from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import ConfigError, ModelError
-from skillweave.llm.base import ModelProvider
-from skillweave.llm.factory import (
+from skillweave.llm import (
     NAME_A_MODEL,
+    ModelProvider,
     ModelProviders,
+    ModelRequest,
     default_model_problem,
     names_default,
 )
-from skillweave.llm.messages import ModelRequest
 
 __all__ = ["ModelCalls"]
 

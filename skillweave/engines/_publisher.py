@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from skillweave.agent import PublishSkillInput, PublishSkillOutcome
 from skillweave.agent.disclosure import PUBLISH_SKILL
-from skillweave.agent.effect_models import PublishSkillInput, PublishSkillOutcome
 from skillweave.config import SkillsSettings
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip
@@ -27,11 +27,10 @@ from skillweave.errors import (
     SkillNameTakenError,
     SkillScanError,
 )
-from skillweave.skills.admission import Admissions
+from skillweave.skills import Admissions
 from skillweave.skills.stored import SkillOrigin, StoredSkills, directory_owners
-from skillweave.storage import keys
+from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditEntry, AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["SkillPublisher"]
 

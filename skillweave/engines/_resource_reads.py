@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+from skillweave.agent import ReadResourceInput, ToolOutcome
 from skillweave.agent.disclosure import READ_SKILL_RESOURCE
-from skillweave.agent.effect_models import ReadResourceInput, ToolOutcome
 from skillweave.config import SkillsSettings
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip

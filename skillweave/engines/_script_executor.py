@@ -12,11 +12,8 @@ import asyncio
 import logging
 
 from skillweave.config import SandboxSettings
-from skillweave.sandbox.client import SandboxClient
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
-from skillweave.sandbox.queue import queued
-from skillweave.storage.base import ArtifactStore
-from skillweave.storage.store_id import store_identity
+from skillweave.sandbox import ExecuteRequest, ExecutionResult, SandboxClient, queued
+from skillweave.storage import ArtifactStore, store_identity
 
 __all__ = ["ScriptExecutor"]
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import Final
 
-from skillweave.agent.effect_models import RunScriptInput, ScriptOutcome
+from skillweave.agent import RunScriptInput, ScriptOutcome
 from skillweave.engines._script_executor import ScriptExecutor
 from skillweave.engines.transcript import TranscriptRecorder, clip
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import ExecutionRejectedError
-from skillweave.sandbox.models import ExecuteRequest, render_result
-from skillweave.sandbox.tool_schemas import run_json_args
+from skillweave.sandbox import ExecuteRequest, render_result, run_json_args
 
 __all__ = ["ScriptRuns"]
 

@@ -6,12 +6,12 @@ tool's message; the loop makes them attachable.
 
 from __future__ import annotations
 
+from skillweave.agent import SearchInput, SearchOutcome
 from skillweave.agent.disclosure import SEARCH_SKILLS
-from skillweave.agent.effect_models import SearchInput, SearchOutcome
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip
 from skillweave.engines.worker_metrics import WorkerMetrics
-from skillweave.skills.catalog import render_entries
+from skillweave.skills import render_entries
 
 __all__ = ["SkillSearch"]
 

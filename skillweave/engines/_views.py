@@ -12,14 +12,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Final
 
-from skillweave.agent.effect_models import CatalogInput, CatalogResult
-from skillweave.agent.spec import PinnedSkill
+from skillweave.agent import CatalogInput, CatalogResult, PinnedSkill
 from skillweave.config import SkillsSettings
 from skillweave.errors import ConfigError, SkillNotFoundError
-from skillweave.sandbox.pinned import skill_at
+from skillweave.sandbox import skill_at
 from skillweave.skills import Skill, SkillRegistry, build_catalog
-from skillweave.storage.base import ArtifactStore
-from skillweave.storage.store_id import store_identity
+from skillweave.storage import ArtifactStore, store_identity
 
 __all__ = ["SkillViews"]
 

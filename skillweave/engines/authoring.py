@@ -32,14 +32,14 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from skillweave.agent.disclosure import ACTIVATE_SKILL, CREATE_SKILL, PUBLISH_SKILL
-from skillweave.agent.effect_models import (
+from skillweave.agent import (
     CreateSkillInput,
     CreateSkillOutcome,
     PublishSkillInput,
     PublishSkillOutcome,
     SkillExample,
 )
+from skillweave.agent.disclosure import ACTIVATE_SKILL, CREATE_SKILL, PUBLISH_SKILL
 from skillweave.config import SkillsSettings
 from skillweave.engines._publisher import SkillPublisher
 from skillweave.engines._script_executor import ScriptExecutor
@@ -49,13 +49,11 @@ from skillweave.errors import (
     ExecutionRejectedError,
     SkillFormatError,
 )
-from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
-from skillweave.skills.drafts import Draft, build_draft
-from skillweave.skills.names import name_key
+from skillweave.sandbox import ExecuteRequest, ExecutionResult
+from skillweave.skills import Draft, build_draft, name_key
 from skillweave.skills.scan import ScanReport, scan_files
-from skillweave.storage import keys
+from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["SkillAuthoring"]
 

@@ -10,12 +10,9 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.agent.effect_models import ApprovalDecision
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.spec import AgentSpec
-from skillweave.agent.state import AgentState, JobStatus
-from skillweave.llm.messages import Usage
-from skillweave.storage.base import ArtifactRef
+from skillweave.agent import AgentEvent, AgentSpec, AgentState, ApprovalDecision, JobStatus
+from skillweave.llm import Usage
+from skillweave.storage import ArtifactRef
 
 __all__ = ["Engine", "JobRequest", "JobResult", "result_of"]
 

@@ -31,8 +31,7 @@ from temporalio.converter import (
 )
 
 from skillweave.errors import StorageError
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["DRIVER_NAME", "PAYLOAD_THRESHOLD", "ArtifactStoreDriver", "data_converter"]
 

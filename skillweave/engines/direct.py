@@ -34,19 +34,25 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest, WaitInput
-from skillweave.agent.effects import EFFECTS, SideEffect, check_implemented
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.loop import AgentLoop, new_state
-from skillweave.agent.state import AgentState
+from skillweave.agent import (
+    EFFECTS,
+    AgentEvent,
+    AgentLoop,
+    AgentState,
+    ApprovalDecision,
+    ApprovalRequest,
+    SideEffect,
+    WaitInput,
+    check_implemented,
+    new_state,
+)
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult, result_of
 from skillweave.engines.notes import FollowNote, WaitsTold, events_only
 from skillweave.engines.retries import Backoff, RetryNotice, retry_notice
 from skillweave.engines.services import AgentServices
 from skillweave.errors import AgentError
-from skillweave.telemetry import bound
-from skillweave.telemetry.tracing import span
+from skillweave.telemetry import bound, span
 from skillweave.waiting import WAITING, Waiting
 
 __all__ = ["DirectEngine", "DirectRuntime", "call_retrying", "check_services"]

@@ -23,8 +23,7 @@ from typing import Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from skillweave.agent.events import AgentEvent
-from skillweave.agent.rendering import Line, Part, generic_line, one_line
+from skillweave.agent import AgentEvent, Line, Part, generic_line, one_line
 from skillweave.engines.retries import RetryNotice
 from skillweave.terminal import counted
 from skillweave.waiting import Waiting

@@ -51,7 +51,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.agent.effect_models import (
+from skillweave.agent import (
     CatalogInput,
     CreateSkillInput,
     InvokeModelInput,

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from skillweave.agent.effect_models import (
+from skillweave.agent import (
     CatalogInput,
     CatalogResult,
     CreateSkillInput,
@@ -66,13 +66,11 @@ from skillweave.engines.authoring import SkillAuthoring
 from skillweave.engines.retries import call_name
 from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
-from skillweave.llm.base import ModelProvider
-from skillweave.llm.factory import ModelProviders
-from skillweave.sandbox.client import SandboxClient
-from skillweave.sandbox.tool_schemas import TOOL_SCHEMA_RUN_ID
+from skillweave.llm import ModelProvider, ModelProviders
+from skillweave.sandbox import TOOL_SCHEMA_RUN_ID, SandboxClient
 from skillweave.skills import SkillLibrary, SkillRegistry
+from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices"]
 

@@ -16,11 +16,10 @@ from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from skillweave.agent.effect_models import SUMMARY_MAX_CHARS, TranscriptWrite
+from skillweave.agent import SUMMARY_MAX_CHARS, TranscriptWrite
 from skillweave.errors import ArtifactNotFoundError
-from skillweave.llm.messages import Message
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.llm import Message
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["CACHE_BYTES", "ToolCall", "TranscriptRecord", "TranscriptRecorder", "clip"]
 

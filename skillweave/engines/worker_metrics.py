@@ -35,7 +35,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 
 from skillweave.config import ObservabilitySettings
 from skillweave.errors import ConfigError
-from skillweave.llm.messages import Usage
+from skillweave.llm import Usage
 from skillweave.readiness import Readiness
 
 __all__ = ["WorkerMetrics", "serve_worker_metrics"]

@@ -21,10 +21,8 @@ from pydantic import ValidationError
 from skillweave.config import EgressApproval, EgressSettings
 from skillweave.errors import InvalidKeyError
 from skillweave.sandbox.bindings import check_bound_names, configured_for
-from skillweave.skills.names import bound_name
-from skillweave.skills.network import Destination, parse_destination
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.skills import Destination, bound_name, parse_destination
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["NetworkApprovals", "describe_network"]
 

@@ -35,10 +35,9 @@ from typing import TypeVar
 
 from skillweave.config import SandboxSettings
 from skillweave.errors import ConfigError, SkillweaveError
-from skillweave.skills.model import Skill
-from skillweave.skills.names import NOT_BOUND, bound_name, canonical_form, name_key
+from skillweave.skills import NOT_BOUND, Skill, bound_name, canonical_form, name_key
 from skillweave.skills.stored import StoredSkills
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = ["SkillOwnership", "check_bound_names", "check_bound_settings", "configured_for"]
 

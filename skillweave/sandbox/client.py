@@ -60,7 +60,7 @@ from skillweave.errors import (
 from skillweave.retry_after import parse_retry_after
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.sandbox.problems import Problem, ProblemCode, read_problem
-from skillweave.telemetry.tracing import inject
+from skillweave.telemetry import inject
 
 __all__ = ["SandboxClient"]
 

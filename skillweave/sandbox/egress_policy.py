@@ -38,7 +38,7 @@ from typing import Final
 
 from skillweave.config import EgressApproval
 from skillweave.errors import EgressPolicyError
-from skillweave.skills.network import PORT_DIGITS, Destination, parse_destination, valid_host
+from skillweave.skills import PORT_DIGITS, Destination, parse_destination, valid_host
 
 __all__ = [
     "EGRESS_SOCKET",

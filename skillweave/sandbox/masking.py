@@ -44,7 +44,7 @@ import logging
 from collections.abc import Mapping
 
 from skillweave.sandbox.models import ExecutionResult
-from skillweave.telemetry.masker import MIN_SECRET_CHARS, SecretMasker
+from skillweave.telemetry import MIN_SECRET_CHARS, SecretMasker
 
 __all__ = ["is_run_log", "mask_result", "output_masker", "unmasked_secrets"]
 

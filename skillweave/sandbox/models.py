@@ -15,7 +15,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.config import IsolationChoice
-from skillweave.storage.base import ArtifactRef
+from skillweave.storage import ArtifactRef
 
 __all__ = [
     "EXECUTION_ID_VARIABLE",

@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from skillweave.errors import InvalidKeyError, PackageError, SignatureError
 from skillweave.skills import Skill, build_package
 from skillweave.skills.signing import read_signature, signature_bytes
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = ["publish_library", "publish_skill"]
 

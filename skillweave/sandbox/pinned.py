@@ -16,13 +16,8 @@ import tempfile
 from pathlib import Path
 
 from skillweave.errors import ArtifactNotFoundError, SkillFormatError
-from skillweave.skills.files import SKILL_FILE
-from skillweave.skills.loader import load_skill_file
-from skillweave.skills.model import Skill
-from skillweave.skills.package import extract_package
-from skillweave.skills.registry import SkillRegistry
-from skillweave.storage import keys
-from skillweave.storage.base import ArtifactStore
+from skillweave.skills import SKILL_FILE, Skill, SkillRegistry, extract_package, load_skill_file
+from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["skill_at"]
 

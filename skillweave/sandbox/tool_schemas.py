@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from skillweave.errors import ToolSchemaError
 from skillweave.sandbox.models import ExecuteRequest, ExecutionLimits, ExecutionResult
-from skillweave.skills.tools import ToolSchema, parse_tool_schemas
+from skillweave.skills import ToolSchema, parse_tool_schemas
 
 __all__ = [
     "HELP_JSON_TIMEOUT_SECONDS",

@@ -12,22 +12,65 @@ from typing import TYPE_CHECKING
 from skillweave.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from skillweave.skills.catalog import CATALOG_PREAMBLE, Catalog, build_catalog, render_catalog
+    from skillweave.skills.admission import Admissions, activation_trust
+    from skillweave.skills.allowed_tools import skill_allowance
+    from skillweave.skills.catalog import (
+        CATALOG_PREAMBLE,
+        Catalog,
+        build_catalog,
+        render_catalog,
+        render_entries,
+    )
     from skillweave.skills.dependencies import DependencySpec, discover_dependencies
     from skillweave.skills.discovery import HIDDEN_SKILLS_FIELD, ScanResult, SkillScanner
-    from skillweave.skills.frontmatter import Frontmatter, parse_frontmatter
-    from skillweave.skills.library import SkillLibrary
+    from skillweave.skills.drafts import Draft, build_draft
+    from skillweave.skills.files import SKILL_FILE, remove_tree
+    from skillweave.skills.frontmatter import (
+        Frontmatter,
+        parse_frontmatter,
+        with_frontmatter_fields,
+    )
+    from skillweave.skills.library import (
+        LibraryEntry,
+        SkillLibrary,
+        SkillState,
+        configured_roots,
+        owned_folder,
+        package_limits,
+        process_folder,
+    )
     from skillweave.skills.loader import LoadedSkill, load_skill_file
     from skillweave.skills.model import SKILL_TYPES, Skill, SkillType
-    from skillweave.skills.names import UPLOADED_ROOT_MARKER, SkillOwner, name_key
+    from skillweave.skills.names import (
+        NOT_BOUND,
+        SKILL_ID_PATTERN,
+        SKILL_REFERENCE_PATTERN,
+        UPLOADED_ROOT_MARKER,
+        SkillOwner,
+        bound_name,
+        canonical_form,
+        is_scope,
+        name_key,
+        skill_id,
+    )
+    from skillweave.skills.network import (
+        PORT_DIGITS,
+        Destination,
+        declared_destinations,
+        parse_destination,
+        valid_host,
+    )
     from skillweave.skills.package import (
+        DEFAULT_MAX_BYTES,
         PackageLimits,
+        archive_version,
         build_package,
         extract_package,
         write_package,
     )
     from skillweave.skills.registry import SkillRegistry
     from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
+    from skillweave.skills.reload import reloading
     from skillweave.skills.resources import list_resources, read_resource, render_activation
     from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
     from skillweave.skills.tools import ToolSchema, declared_tool_scripts, parse_tool_schemas
@@ -78,17 +121,57 @@ _EXPORTS: dict[str, str] = {
     "skill_version": "versioning",
     "validate_paths": "validation",
     "write_package": "package",
+    "Admissions": "admission",
+    "DEFAULT_MAX_BYTES": "package",
+    "Destination": "network",
+    "Draft": "drafts",
+    "LibraryEntry": "library",
+    "NOT_BOUND": "names",
+    "PORT_DIGITS": "network",
+    "SKILL_FILE": "files",
+    "SKILL_ID_PATTERN": "names",
+    "SKILL_REFERENCE_PATTERN": "names",
+    "SkillState": "library",
+    "activation_trust": "admission",
+    "archive_version": "package",
+    "bound_name": "names",
+    "build_draft": "drafts",
+    "canonical_form": "names",
+    "configured_roots": "library",
+    "declared_destinations": "network",
+    "is_scope": "names",
+    "owned_folder": "library",
+    "package_limits": "library",
+    "parse_destination": "network",
+    "process_folder": "library",
+    "reloading": "reload",
+    "remove_tree": "files",
+    "render_entries": "catalog",
+    "skill_allowance": "allowed_tools",
+    "skill_id": "names",
+    "valid_host": "network",
+    "with_frontmatter_fields": "frontmatter",
 }
 
 __all__ = [
     "CATALOG_PREAMBLE",
+    "DEFAULT_MAX_BYTES",
     "HIDDEN_SKILLS_FIELD",
+    "NOT_BOUND",
+    "PORT_DIGITS",
+    "SKILL_FILE",
+    "SKILL_ID_PATTERN",
+    "SKILL_REFERENCE_PATTERN",
     "SKILL_TYPES",
     "UPLOADED_ROOT_MARKER",
+    "Admissions",
     "Catalog",
     "DependencySpec",
+    "Destination",
     "Diagnostic",
+    "Draft",
     "Frontmatter",
+    "LibraryEntry",
     "LoadedSkill",
     "PackageLimits",
     "RelevanceIndex",
@@ -99,28 +182,48 @@ __all__ = [
     "SkillOwner",
     "SkillRegistry",
     "SkillScanner",
+    "SkillState",
     "SkillType",
     "ToolSchema",
     "ValidationReport",
+    "activation_trust",
+    "archive_version",
+    "bound_name",
     "build_catalog",
+    "build_draft",
     "build_package",
+    "canonical_form",
     "check_frontmatter",
+    "configured_roots",
+    "declared_destinations",
     "declared_tool_scripts",
     "discover_dependencies",
     "extract_package",
+    "is_scope",
     "list_resources",
     "load_skill_file",
     "name_key",
     "name_problems",
+    "owned_folder",
+    "package_limits",
     "package_version",
+    "parse_destination",
     "parse_frontmatter",
     "parse_tool_schemas",
+    "process_folder",
     "read_resource",
+    "reloading",
+    "remove_tree",
     "render_activation",
     "render_catalog",
+    "render_entries",
+    "skill_allowance",
     "skill_document",
+    "skill_id",
     "skill_version",
+    "valid_host",
     "validate_paths",
+    "with_frontmatter_fields",
     "write_package",
 ]
 

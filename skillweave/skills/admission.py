@@ -40,9 +40,8 @@ from skillweave.skills.signing import (
     read_signature,
     signature_bytes,
 )
-from skillweave.storage import keys
+from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditEntry, AuditLog
-from skillweave.storage.base import ArtifactStore
 
 __all__ = ["Admission", "Admissions", "activation_trust", "blocking_lines"]
 

@@ -46,7 +46,7 @@ from skillweave.skills.package import PackageLimits
 from skillweave.skills.registry import SkillRegistry
 from skillweave.skills.selection import resolve_strategy
 from skillweave.skills.stored import StoredSkill, StoredSkills
-from skillweave.storage.base import ArtifactStore
+from skillweave.storage import ArtifactStore
 
 __all__ = [
     "LibraryEntry",

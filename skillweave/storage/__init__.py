@@ -22,7 +22,9 @@ from skillweave.storage.base import ArtifactRef, ArtifactStore
 if TYPE_CHECKING:
     from skillweave.storage.local import LocalArtifactStore
     from skillweave.storage.opening import open_store
+    from skillweave.storage.reachable import describe_store, not_up_yet, store_ready
     from skillweave.storage.s3 import S3ArtifactStore
+    from skillweave.storage.store_id import store_identity
 
 __all__ = [
     "ArtifactIntegrityError",
@@ -33,8 +35,12 @@ __all__ = [
     "LocalArtifactStore",
     "S3ArtifactStore",
     "StorageError",
+    "describe_store",
     "keys",
+    "not_up_yet",
     "open_store",
+    "store_identity",
+    "store_ready",
 ]
 
 
@@ -45,5 +51,9 @@ _EXPORTS: dict[str, str] = {
     "LocalArtifactStore": "local",
     "S3ArtifactStore": "s3",
     "open_store": "opening",
+    "describe_store": "reachable",
+    "not_up_yet": "reachable",
+    "store_identity": "store_id",
+    "store_ready": "reachable",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

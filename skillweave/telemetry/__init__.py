@@ -11,6 +11,38 @@
 Imports nothing above ``skillweave.config``.
 """
 
+from typing import TYPE_CHECKING
+
+from skillweave.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from skillweave.telemetry.masker import MIN_SECRET_CHARS, SecretMasker
+    from skillweave.telemetry.tracing import TraceMiddleware, carried_fields, extract, inject, span
+
 from skillweave.telemetry.context import FIELDS, bound, current_fields
 
-__all__ = ["FIELDS", "bound", "current_fields"]
+__all__ = [
+    "FIELDS",
+    "MIN_SECRET_CHARS",
+    "SecretMasker",
+    "TraceMiddleware",
+    "bound",
+    "carried_fields",
+    "current_fields",
+    "extract",
+    "inject",
+    "span",
+]
+
+
+# Imported on first use (skillweave.lazy): the front stays cheap to import.
+_EXPORTS: dict[str, str] = {
+    "MIN_SECRET_CHARS": "masker",
+    "SecretMasker": "masker",
+    "TraceMiddleware": "tracing",
+    "carried_fields": "tracing",
+    "extract": "tracing",
+    "inject": "tracing",
+    "span": "tracing",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -19,7 +19,7 @@ from skillweave.engines.temporal._engine import TemporalEngine
 from skillweave.engines.temporal._errors import first_line
 from skillweave.engines.temporal._namespace import require_namespace
 from skillweave.errors import ConfigError, StorageError
-from skillweave.storage.store_id import store_identity
+from skillweave.storage import store_identity
 from skillweave.telemetry import provider
 
 if TYPE_CHECKING:

@@ -37,8 +37,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import ApplicationError
 
-from skillweave.agent import AgentEvent
-from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.agent import AgentEvent, ApprovalDecision
 from skillweave.config import CatalogMode
 from skillweave.engines.base import JobRequest, JobResult
 from skillweave.engines.contract import (

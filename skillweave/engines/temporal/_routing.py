@@ -24,7 +24,7 @@ from skillweave.engines.temporal._workers import (
     recent_pollers,
 )
 from skillweave.errors import AgentError, ConfigError, StorageError
-from skillweave.storage.store_id import store_identity
+from skillweave.storage import store_identity
 
 if TYPE_CHECKING:
     from skillweave.storage import ArtifactStore
