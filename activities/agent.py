@@ -168,7 +168,9 @@ def _backoff(policy: RetryPolicy | None) -> Backoff:
     )
 
 
-def _tells_retries(fn: _Activity, *, services: AgentServices) -> _Activity:
+def _tells_retries(
+    fn: _Activity, *, effect: SideEffect[Any, Any], services: AgentServices
+) -> _Activity:
     """When the attempt fails and the rule tries it again, heartbeat its
     :class:`~skillweave.engines.retries.RetryNotice` (see the module docstring) before the
     failure leaves: the SDK sends the last details with the failure. Local activities have no
@@ -187,7 +189,7 @@ def _tells_retries(fn: _Activity, *, services: AgentServices) -> _Activity:
                 try:
                     notice = retry_notice(
                         exc,
-                        call=services.call_name(request),
+                        call=services.call_name(effect, request),
                         attempt=info.attempt,
                         backoff=_backoff(info.retry_policy),
                     )
@@ -266,5 +268,5 @@ class AgentActivities:
         run.__doc__ = f"The side effect {effect.name} (skillweave.agent.effects)."
         # The SDK decodes the request and encodes the result by these types.
         run.__annotations__ = {"request": effect.input, "return": effect.output}
-        body = _tells_retries(_with_job_fields(run), services=self._services)
+        body = _tells_retries(_with_job_fields(run), effect=effect, services=self._services)
         return activity.defn(name=effect.name)(raises_application_errors(body))

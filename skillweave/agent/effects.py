@@ -109,6 +109,8 @@ class SideEffect(Generic[In, Out]):
         input: what a call takes.
         output: what it answers (None: nothing).
         summary: what the Temporal UI shows for a call, from the request and the job's state.
+        retry_name: what a call is in a few words, for its retry notices (``script pdf/x.py``,
+            ``activate pdf``); a model call's names the model the services resolved.
         phase: what the job is doing while the call runs (None: unchanged).
         timeout: the start-to-close limit: a :data:`Limit`, or the seconds a call is given
             by its request and the job's limits.
@@ -132,6 +134,7 @@ class SideEffect(Generic[In, Out]):
     input: type[In]
     output: type[Out] | None
     summary: Callable[[In, AgentState], str]
+    retry_name: Callable[[In], str]
     phase: Phase | None = None
     timeout: Limit | Callable[[In, ActivityTimeouts], float] = "short"
     heartbeat: bool = False
@@ -168,6 +171,7 @@ PREPARE_CATALOG: Final = SideEffect[CatalogInput, CatalogResult](
     input=CatalogInput,
     output=CatalogResult,
     summary=lambda request, state: "prepare the skill catalog",
+    retry_name=lambda request: "prepare the skill catalog",
     phase="starting",
     local=True,
 )
@@ -176,6 +180,7 @@ INVOKE_MODEL: Final = SideEffect[InvokeModelInput, ModelTurn](
     input=InvokeModelInput,
     output=ModelTurn,
     summary=lambda request, state: f"model turn {state.turn + 1}",
+    retry_name=lambda request: f"model {request.model or 'default'}",
     phase="thinking",
     timeout="model",
     heartbeat=True,
@@ -185,6 +190,7 @@ LOAD_SKILL: Final = SideEffect[LoadSkillInput, SkillLoaded](
     input=LoadSkillInput,
     output=SkillLoaded,
     summary=lambda request, state: f"activate {request.skill}",
+    retry_name=lambda request: f"activate {request.skill}",
     phase="activating",
     heartbeat=True,  # registering its tools may run ``--help-json`` in a sandbox
 )
@@ -193,6 +199,7 @@ READ_SKILL_RESOURCE: Final = SideEffect[ReadResourceInput, ToolOutcome](
     input=ReadResourceInput,
     output=ToolOutcome,
     summary=lambda request, state: f"read {request.skill}/{request.path}",
+    retry_name=lambda request: f"read {request.skill}/{request.path}",
     phase="reading",
     local=True,
 )
@@ -201,6 +208,7 @@ RUN_SKILL_SCRIPT: Final = SideEffect[RunScriptInput, ScriptOutcome](
     input=RunScriptInput,
     output=ScriptOutcome,
     summary=_script_summary,
+    retry_name=lambda request: f"script {request.skill}/{request.script}",
     phase="running_script",
     timeout="script",
     heartbeat=True,
@@ -213,6 +221,7 @@ SEARCH_SKILLS: Final = SideEffect[SearchInput, SearchOutcome](
     input=SearchInput,
     output=SearchOutcome,
     summary=lambda request, state: f"search skills for {request.query!r}",
+    retry_name=lambda request: "search skills",
     phase="searching",
     local=True,
 )
@@ -221,12 +230,14 @@ RECORD_TRANSCRIPT: Final = SideEffect[RecordInput, None](
     input=RecordInput,
     output=None,
     summary=lambda request, state: "record the last messages",
+    retry_name=lambda request: "record the transcript",
 )
 CREATE_SKILL: Final = SideEffect[CreateSkillInput, CreateSkillOutcome](
     name="create_skill",
     input=CreateSkillInput,
     output=CreateSkillOutcome,
     summary=lambda request, state: f"create skill {request.name}",
+    retry_name=lambda request: f"create skill {request.name}",
     phase="running_script",
     timeout=_examples_seconds,
     heartbeat=True,
@@ -238,6 +249,7 @@ PUBLISH_SKILL: Final = SideEffect[PublishSkillInput, PublishSkillOutcome](
     input=PublishSkillInput,
     output=PublishSkillOutcome,
     summary=lambda request, state: f"publish skill {request.name}",
+    retry_name=lambda request: f"publish skill {request.name}",
     phase="activating",
     heartbeat=True,
 )
@@ -246,6 +258,7 @@ JOB_LIMITS: Final = SideEffect[LimitsInput, ActivityTimeouts](
     input=LimitsInput,
     output=ActivityTimeouts,
     summary=lambda request, state: "the worker's limits",
+    retry_name=lambda request: "the worker's limits",
     local=True,
     limits="defaults",
     implemented_by="worker",

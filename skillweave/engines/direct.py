@@ -155,7 +155,7 @@ class DirectRuntime:
         method: Callable[[_In], Awaitable[_Out]] = getattr(self.services, effect.name)
         wired = _wire(request)
         result = await self._retrying(
-            lambda: method(wired), name=lambda: self.services.call_name(wired)
+            lambda: method(wired), name=lambda: self.services.call_name(effect, wired)
         )
         return result if result is None else _wire(result)
 

@@ -51,16 +51,6 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.agent import (
-    CatalogInput,
-    CreateSkillInput,
-    InvokeModelInput,
-    LoadSkillInput,
-    PublishSkillInput,
-    ReadResourceInput,
-    RunScriptInput,
-    SearchInput,
-)
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
@@ -84,7 +74,6 @@ __all__ = [
     "Backoff",
     "Retry",
     "RetryNotice",
-    "call_name",
     "cause_line",
     "classify",
     "retry_notice",
@@ -242,28 +231,3 @@ def cause_line(text: str, *, call: str = "") -> str:
         line = line[len(name) + 2 :]
     line = line or "failed"
     return line if len(line) <= CAUSE_MAX_CHARS else line[: CAUSE_MAX_CHARS - 1] + "…"
-
-
-def call_name(request: object, *, model: str = "") -> str:
-    """What a side-effect call is, in a few words, for its retry notices: ``model NAME`` (the
-    model it goes to, given by the caller, who resolves profiles), ``script SKILL/SCRIPT``,
-    ``activate SKILL`` and so on, by its request."""
-    match request:
-        case InvokeModelInput():
-            return f"model {model or request.model or 'default'}"
-        case RunScriptInput(skill=skill, script=script):
-            return f"script {skill}/{script}"
-        case LoadSkillInput(skill=skill):
-            return f"activate {skill}"
-        case ReadResourceInput(skill=skill, path=path):
-            return f"read {skill}/{path}"
-        case SearchInput():
-            return "search skills"
-        case CatalogInput():
-            return "prepare the skill catalog"
-        case CreateSkillInput(name=name):
-            return f"create skill {name}"
-        case PublishSkillInput(name=name):
-            return f"publish skill {name}"
-        case _:
-            return "record the transcript"

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -51,6 +52,7 @@ from skillweave.agent import (
     ScriptOutcome,
     SearchInput,
     SearchOutcome,
+    SideEffect,
     SkillLoaded,
     ToolOutcome,
 )
@@ -63,7 +65,6 @@ from skillweave.engines._script_runs import ScriptRuns
 from skillweave.engines._skill_search import SkillSearch
 from skillweave.engines._views import SkillViews
 from skillweave.engines.authoring import SkillAuthoring
-from skillweave.engines.retries import call_name
 from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.llm import ModelProvider, ModelProviders
@@ -180,13 +181,13 @@ class AgentServices:
         """The registry restricted to `allowed` skills and their trees (None: everything)."""
         return self.views.view(allowed)
 
-    def call_name(self, request: BaseModel) -> str:
-        """What a call of `request` is, for its retry notices (``model openai:gpt-4o``,
-        ``script pdf/scripts/extract.py``: :func:`~skillweave.engines.retries.call_name`)."""
-        model = ""
+    def call_name(self, effect: SideEffect[Any, Any], request: BaseModel) -> str:
+        """What a call of `effect` is, for its retry notices: its descriptor's
+        :attr:`~skillweave.agent.effects.SideEffect.retry_name` (``script pdf/scripts/x.py``),
+        a model call naming the model this process resolves it to (``model openai:gpt-4o``)."""
         if isinstance(request, InvokeModelInput):
-            model = self.model_calls.name_of(request)
-        return call_name(request, model=model)
+            return f"model {self.model_calls.name_of(request)}"
+        return effect.retry_name(request)
 
     # --- its life --------------------------------------------------------------------------
 

@@ -76,7 +76,11 @@ async def test_an_effect_that_answers_nothing_answers_none(tmp_path: Path) -> No
 
     services.forget = forget  # type: ignore[attr-defined]
     forgetting = SideEffect[SearchInput, None](
-        name="forget", input=SearchInput, output=None, summary=lambda request, state: "forget"
+        name="forget",
+        input=SearchInput,
+        output=None,
+        summary=lambda request, state: "forget",
+        retry_name=lambda request: "forget",
     )
     request = SearchInput(run_id="r1", query="words", seq=3, tool_call_id="call-1")
     assert await DirectRuntime(services).call(forgetting, request) is None

@@ -18,12 +18,13 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.service import RPCStatusCode
 
-from skillweave.agent import AgentSpec
+from skillweave.agent import AgentSpec, effects
 from skillweave.agent.effect_models import (
     CatalogInput,
     InvokeModelInput,
     LoadSkillInput,
     ReadResourceInput,
+    RecordInput,
     RunScriptInput,
     SearchInput,
     TranscriptView,
@@ -39,7 +40,6 @@ from skillweave.engines.retries import (
     CAUSE_MAX_CHARS,
     Backoff,
     RetryNotice,
-    call_name,
     cause_line,
     retry_notice,
 )
@@ -128,11 +128,10 @@ def test_a_notice_whose_attempt_has_begun_says_so() -> None:
     )
 
 
-def test_each_call_is_named_by_its_request() -> None:
+def test_each_call_is_named_by_its_descriptor() -> None:
     view = TranscriptView(upto=0)
     model = InvokeModelInput(run_id="r", system="", tools=(), view=view, reply_seq=0, model="fast")
-    assert call_name(model, model="openai:gpt-4o") == "model openai:gpt-4o"
-    assert call_name(model) == "model fast"
+    assert effects.INVOKE_MODEL.retry_name(model) == "model fast"
     script = RunScriptInput(
         run_id="r",
         seq=3,
@@ -142,18 +141,22 @@ def test_each_call_is_named_by_its_request() -> None:
         script="scripts/x.py",
         execution_id="e",
     )
-    assert call_name(script) == "script pdf/scripts/x.py"
+    assert effects.RUN_SKILL_SCRIPT.retry_name(script) == "script pdf/scripts/x.py"
     load = LoadSkillInput(run_id="r", seq=1, skill="pdf", tool_call_id="c")
-    assert call_name(load) == "activate pdf"
+    assert effects.LOAD_SKILL.retry_name(load) == "activate pdf"
     read = ReadResourceInput(
         run_id="r", seq=1, tool_call_id="c", skill="pdf", version="v", path="a.md"
     )
-    assert call_name(read) == "read pdf/a.md"
-    assert call_name(SearchInput(run_id="r", seq=1, tool_call_id="c", query="q")) == (
-        "search skills"
+    assert effects.READ_SKILL_RESOURCE.retry_name(read) == "read pdf/a.md"
+    assert effects.SEARCH_SKILLS.retry_name(
+        SearchInput(run_id="r", seq=1, tool_call_id="c", query="q")
+    ) == ("search skills")
+    assert (
+        effects.PREPARE_CATALOG.retry_name(CatalogInput(run_id="r", task="t"))
+        == "prepare the skill catalog"
     )
-    assert call_name(CatalogInput(run_id="r", task="t")) == "prepare the skill catalog"
-    assert call_name(object()) == "record the transcript"
+    record = RecordInput(run_id="r", writes=())
+    assert effects.RECORD_TRANSCRIPT.retry_name(record) == "record the transcript"
 
 
 # --- the direct engine --------------------------------------------------------------------------

@@ -50,6 +50,7 @@ COUNT_WORDS = SideEffect[CountInput, WordCount](
     input=CountInput,
     output=WordCount,
     summary=lambda request, state: f"count the words of turn {state.turn + 1}",
+    retry_name=lambda request: f"count words {request.seq}",
     phase="reading",
     timeout=lambda request, limits: limits.short_seconds * 2,
     heartbeat=True,
