@@ -25,6 +25,7 @@ from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
 from skillweave.errors import AuditLogError, SkillNotFoundError
+from skillweave.sandbox import audit_refusal
 from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["approve", "install", "remove", "shown_source", "update"]
@@ -140,11 +141,7 @@ def _recorded(change: str) -> Iterator[None]:
     try:
         yield
     except AuditLogError as exc:
-        cause = next((line for line in str(exc).splitlines() if line.strip()), "")
-        raise fail(
-            f"not {change}: the audit log cannot record it ({cause}); try again once the "
-            "store takes writes"
-        ) from None
+        raise fail(audit_refusal(exc, what="this change", so=f"nothing was {change}")) from None
 
 
 async def _install(

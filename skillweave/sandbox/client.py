@@ -59,7 +59,7 @@ from skillweave.errors import (
 )
 from skillweave.retry_after import parse_retry_after
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
-from skillweave.sandbox.problems import Problem, ProblemCode, read_problem
+from skillweave.sandbox.problems import AUDIT_RETRY_SECONDS, Problem, ProblemCode, read_problem
 from skillweave.telemetry import inject
 
 __all__ = ["SandboxClient"]
@@ -194,8 +194,8 @@ def _raise_for(response: httpx.Response, execution_id: str, *, url: str) -> None
                 f"the MCP manager at {url} is starting: {waits} (its /healthz says)"
             )
         case ProblemCode.AUDIT_UNAVAILABLE:
-            retry_after = _retry_after(response, problem, default=2.0)
-            why = detail or "the audit log cannot be written: the script was not started"
+            retry_after = _retry_after(response, problem, default=AUDIT_RETRY_SECONDS)
+            why = detail or "the audit log cannot record this run, so the script was not started"
             raise AuditUnavailableError(f"the MCP manager at {url}: {why}", retry_after=retry_after)
         case ProblemCode.POOL_EXHAUSTED:
             retry_after = _retry_after(response, problem, default=5.0)

@@ -21,7 +21,7 @@ from tests.conftest import write_skill
 from tests.skills.failing_audit import everything_but_the_log
 
 HELD = Path(__file__).parents[1] / "data" / "scan" / "malicious" / "hosts-manager"
-CAUSE = "a parent of it is already stored as an artifact"
+CAUSE = "the artifact store answered KeyConflict"
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -67,9 +67,12 @@ def mend_the_log(store: Path) -> None:
 def refused(done: subprocess.CompletedProcess[str], change: str) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith(f"error: not {change}: the audit log cannot record it ("), line
+    # The one wording of every door (skillweave.sandbox.audit_refusal), the store's error by its
+    # code.
+    assert line.startswith("error: the audit log cannot record this change ("), line
     assert CAUSE in line
-    assert line.endswith("try again once the store takes writes"), line
+    assert f"so nothing was {change};" in line, line
+    assert line.endswith("or once the store takes writes again"), line
 
 
 async def test_install_remove_and_approve_change_nothing_while_the_log_cannot_be_written(
