@@ -39,7 +39,8 @@ class Sized:
     lines: int
 
 
-def _source_files() -> Iterator[tuple[str, Path]]:
+def source_files() -> Iterator[tuple[str, Path]]:
+    """Every product module's dotted name and file."""
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
@@ -52,7 +53,7 @@ def sizes() -> tuple[list[Sized], list[Sized]]:
     """Every product module's line count, and every class's (its ``class`` line to its end)."""
     modules: list[Sized] = []
     classes: list[Sized] = []
-    for module, path in _source_files():
+    for module, path in source_files():
         text = path.read_text(encoding="utf-8")
         modules.append(Sized(module, len(text.splitlines())))
         for node in ast.walk(ast.parse(text)):

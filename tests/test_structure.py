@@ -11,6 +11,9 @@ resolves its names on first use, which the contracts cannot follow.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+
 from bench.structure import (
     MAX_CLASS_LINES,
     MAX_MODULE_LINES,
@@ -18,6 +21,7 @@ from bench.structure import (
     cycles,
     import_graph,
     sizes,
+    source_files,
 )
 
 JUDGED_BY_PATH = (
@@ -43,3 +47,24 @@ def test_no_module_over_600_lines_and_no_class_over_300() -> None:
 def test_imports_from_another_package_go_through_its_front() -> None:
     past = bypasses(import_graph())
     assert [pair for pair in past if not pair[0].startswith(JUDGED_BY_PATH)] == []
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    # A name two modules need is public in the lower one; a private module (``_x.py``) may be
+    # imported by its own package, a private name by nobody.
+    crossing = []
+    for module, path in source_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                crossing += [
+                    f"{module}:{node.lineno} {node.module}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_")
+                    and not alias.name.startswith("__")
+                    and not _is_module(f"{node.module}.{alias.name}")
+                ]
+    assert crossing == []
+
+
+def _is_module(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None if name.count(".") else False

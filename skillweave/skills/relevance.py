@@ -29,14 +29,15 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-__all__ = ["RelevanceIndex", "SearchHit", "name_mask", "skill_document", "top_hits"]
+__all__ = ["STOPWORDS", "RelevanceIndex", "SearchHit", "name_mask", "skill_document", "top_hits"]
 
 # Runs of letters and digits, two or more long. Unlike bm25s's default pattern this also splits
 # on underscores, so `load_csv` in a heading matches a query for "csv".
 _WORD: Final = re.compile(r"[^\W_]{2,}")
-# The NLTK list rather than bm25s's short Lucene one: queries are questions ("what", "how"),
-# and those words say nothing about which skill fits.
-_STOPWORDS: Final = frozenset(STOPWORDS_EN_PLUS)
+STOPWORDS: Final = frozenset(STOPWORDS_EN_PLUS)
+"""Words no query or skill is matched by, for every selection strategy: the NLTK list rather than
+bm25s's short Lucene one, since queries are questions ("what", "how") and those words say nothing
+about which skill fits."""
 # Up to three spaces of indent, as in CommonMark; four or more make an indented code block.
 _HEADING: Final = re.compile(r" {0,3}#+(.*)")
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -108,7 +109,7 @@ class _Analyzer:
         self._lock = threading.Lock()
 
     def stems(self, text: str) -> list[str]:
-        words = [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+        words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
         if not words:
             return []
         with self._lock:

@@ -33,7 +33,7 @@ import numpy as np
 
 from skillweave.errors import ConfigError
 from skillweave.skills.relevance import (
-    _STOPWORDS,
+    STOPWORDS,
     RelevanceIndex,
     SearchHit,
     name_mask,
@@ -173,7 +173,7 @@ class KeywordSelector(Selector):
         self._haystacks = [f"{s.name} {s.description}".lower() for s in self._skills]
 
     def score_array(self, query: str, mask: np.ndarray | None = None) -> np.ndarray | None:
-        words = {w for w in _QUERY_WORD.findall(query.lower()) if w not in _STOPWORDS}
+        words = {w for w in _QUERY_WORD.findall(query.lower()) if w not in STOPWORDS}
         if not words:
             return None
         return np.array(
