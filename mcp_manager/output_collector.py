@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from mcp_manager.backends import Sandbox
+from mcp_manager.records import result_for
 from skillweave.errors import InvalidKeyError, SandboxLostError
 from skillweave.sandbox import (
     ExecuteRequest,
@@ -101,13 +102,10 @@ class OutputCollector:
                 f"the script ran, but its files could not be brought back from the sandbox"
                 f" ({type(exc).__name__}: {exc}); it is not run again"
             )
-        return ExecutionResult(
-            execution_id=request.execution_id,
-            run_id=request.run_id,
-            skill=request.skill,
-            version=request.version,
-            script=request.script,
+        return result_for(
+            request,
             status=status,
+            error=error,
             exit_code=executed.exit_code,
             stdout=executed.stdout,  # masked by the caller, with every other text of the result
             stderr=executed.stderr,
@@ -120,7 +118,6 @@ class OutputCollector:
             outputs=outputs,
             skipped_outputs=skipped,
             isolation=executed.isolation,
-            error=error,
         )
 
     async def fetch(

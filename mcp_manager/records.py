@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -93,9 +93,10 @@ def _digest(data: object) -> str:
 
 
 def result_for(
-    request: ExecuteRequest, *, status: ExecutionStatus, error: str | None = None
+    request: ExecuteRequest, *, status: ExecutionStatus, error: str | None = None, **ran: Any
 ) -> ExecutionResult:
-    """A result of `request` that says only how it ended (no run produced more)."""
+    """A result of `request`: how it ended and, in `ran`, the other fields of
+    :class:`ExecutionResult` that a run produced (none when it never ran)."""
     return ExecutionResult(
         execution_id=request.execution_id,
         run_id=request.run_id,
@@ -104,4 +105,5 @@ def result_for(
         script=request.script,
         status=status,
         error=error,
+        **ran,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from mcp_manager.claims import Claim
 from skillweave.agent import one_line
@@ -22,7 +22,7 @@ from skillweave.errors import (
     ExecutionRejectedError,
 )
 from skillweave.sandbox import AUDIT_RETRY_SECONDS, ExecuteRequest, audit_refusal
-from skillweave.storage.audit import AuditLog
+from skillweave.storage.audit import AuditEvent, AuditLog
 
 __all__ = ["RepeatAnswer", "RunAudit"]
 
@@ -81,15 +81,11 @@ class RunAudit:
         if self._audit is None:
             return
         try:
-            await self._audit.record(
+            await self._record(
+                self._audit,
                 "execution",
-                skill=request.skill,
-                version=request.version,
-                job=request.run_id,
-                actor=self._manager_id,
+                request,
                 args=request.args,
-                script=request.script,
-                execution_id=request.execution_id,
                 **({"attempt": claim.attempt} if claim.taken_over else {}),
                 **({"unbound": unbound} if unbound is not None else {}),
             )
@@ -117,16 +113,7 @@ class RunAudit:
         if self._audit is None:
             return
         try:
-            await self._audit.record(
-                "execution_repeat",
-                skill=request.skill,
-                version=request.version,
-                job=request.run_id,
-                actor=self._manager_id,
-                script=request.script,
-                execution_id=request.execution_id,
-                answered=answered,
-            )
+            await self._record(self._audit, "execution_repeat", request, answered=answered)
         except AuditLogError as exc:
             logger.warning(
                 "execution %s: its repeat (%s) is not in the audit log: %s",
@@ -134,3 +121,18 @@ class RunAudit:
                 answered,
                 exc,
             )
+
+    async def _record(
+        self, audit: AuditLog, action: AuditEvent, request: ExecuteRequest, **details: Any
+    ) -> None:
+        """One record of `action` about `request`, this manager its actor."""
+        await audit.record(
+            action,
+            skill=request.skill,
+            version=request.version,
+            job=request.run_id,
+            actor=self._manager_id,
+            script=request.script,
+            execution_id=request.execution_id,
+            **details,
+        )

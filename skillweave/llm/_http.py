@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import httpx
 from pydantic import ValidationError
 
+from skillweave.closable import Closable
 from skillweave.errors import ModelError
 from skillweave.llm.retry import error_from_response, error_from_transport
 
@@ -18,7 +18,7 @@ __all__ = ["HttpProvider"]
 _SNIPPET_CHARS: Final = 200
 
 
-class HttpProvider:
+class HttpProvider(Closable):
     """Base of the HTTP providers: holds the client, the provider's name and its endpoint.
 
     `headers` may carry credentials; they are never part of ``repr`` or error messages.
@@ -48,17 +48,6 @@ class HttpProvider:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self._name!r}, url={self.url!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -56,12 +56,12 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from skillweave.closable import Closable
 from skillweave.errors import ConfigError, ScriptedModelError
 from skillweave.llm.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
 
@@ -160,7 +160,7 @@ class _Script(_Strict):
     turns: tuple[ScriptedTurn, ...] = Field(min_length=1)
 
 
-class ScriptedProvider:
+class ScriptedProvider(Closable):
     """A :class:`~skillweave.llm.ModelProvider` that replays scripted turns.
 
     Args:
@@ -224,17 +224,6 @@ class ScriptedProvider:
 
     def __repr__(self) -> str:
         return f"ScriptedProvider(model={self.model!r}, turns={len(self.turns)})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import json
 import math
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import httpx
 
+from skillweave.closable import Closable
 from skillweave.errors import (
     AuditUnavailableError,
     ExecutionConflictError,
@@ -73,7 +73,7 @@ _QUICK_SECONDS: Final = 30.0
 """A question the manager answers from memory, with room for a loaded host."""
 
 
-class SandboxClient:
+class SandboxClient(Closable):
     """Talks to one MCP manager.
 
     Args:
@@ -91,17 +91,6 @@ class SandboxClient:
             transport=transport,
         )
         self._url = base_url.rstrip("/")
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool."""
