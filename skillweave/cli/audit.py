@@ -69,6 +69,11 @@ _DAMAGED: Final = ("damaged record or block", "damaged records or blocks")
 
 _RECORDS_NAME = "/egress.jsonl"
 
+WideOption = Annotated[
+    bool, typer.Option("--wide", help="One table row per record, every field a column.")
+]
+JsonLinesOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
+
 
 async def _records(job: str) -> list[dict[str, Any]]:
     from skillweave.storage import keys, open_store
@@ -88,11 +93,8 @@ async def _records(job: str) -> list[dict[str, Any]]:
 @audit_app.command("network")
 def network(
     job: Annotated[str, typer.Option("--job", help="The job (run) id.")],
-    wide: Annotated[
-        bool,
-        typer.Option("--wide", help="One table row per record, every field a column."),
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    wide: WideOption = False,
+    as_json: JsonLinesOption = False,
 ) -> None:
     """The job's connections and requests through the egress proxy, allowed and refused.
 
@@ -277,11 +279,8 @@ def show(
     event: Annotated[
         str | None, typer.Option("--event", help=f"Only one kind: {', '.join(AUDIT_EVENTS)}.")
     ] = None,
-    wide: Annotated[
-        bool,
-        typer.Option("--wide", help="One table row per record, every field a column."),
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    wide: WideOption = False,
+    as_json: JsonLinesOption = False,
 ) -> None:
     """The skill audit log's records, every writer's, in time order: installs, uploads,
     approvals, runs…

@@ -100,17 +100,9 @@ class Activations:
         if allowed is not None:
             notes += [disclosure.allowance_note(allowed), *warnings]
         text += disclosure.activation_footer(tools, notes)
-        if request.tool_call_id:
-            message = Message(
-                role="tool",
-                text=text,
-                tool_call_id=request.tool_call_id,
-                tool_name=disclosure.ACTIVATE_SKILL,
-            )
-        else:
-            message = Message(
-                role="user", text=f"The skill {skill.name!r} was activated for this task.\n{text}"
-            )
+        message = _message(
+            request, text, preloaded=f"The skill {skill.name!r} was activated for this task.\n"
+        )
         # Recorded before the activation is kept (its message in the transcript, where the
         # job reads it): a record that cannot be written raises AuditLogError, a StorageError
         # the engines retry (``engines.retries``), never a tool result. `step` (its place in
@@ -157,15 +149,22 @@ class Activations:
 
     async def _refused(self, request: LoadSkillInput, skill: Skill, reason: str) -> SkillLoaded:
         text = f"The skill {skill.name!r} cannot be used: {reason}"
-        if request.tool_call_id:
-            message = Message(
-                role="tool",
-                text=text,
-                tool_call_id=request.tool_call_id,
-                tool_name=disclosure.ACTIVATE_SKILL,
-                is_error=True,
-            )
-        else:
-            message = Message(role="user", text=text)
+        message = _message(request, text, is_error=True)
         chars = await self._transcript.store_message(request.run_id, request.seq, message)
         return SkillLoaded(skill=skill.name, version=skill.version, chars=chars, refused=text)
+
+
+def _message(
+    request: LoadSkillInput, text: str, *, preloaded: str = "", is_error: bool = False
+) -> Message:
+    """`text` as the answer to the model's ``activate_skill`` call, or, for a skill loaded
+    without one (preloaded), as a user message after `preloaded`."""
+    if request.tool_call_id:
+        return Message(
+            role="tool",
+            text=text,
+            tool_call_id=request.tool_call_id,
+            tool_name=disclosure.ACTIVATE_SKILL,
+            is_error=is_error,
+        )
+    return Message(role="user", text=preloaded + text)
