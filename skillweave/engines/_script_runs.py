@@ -9,14 +9,14 @@ fix is a tool result; every other failure is raised, counted as an infrastructur
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+from typing import Any, Final
 
 from skillweave.agent import RunScriptInput, ScriptOutcome
 from skillweave.engines._script_executor import ScriptExecutor
 from skillweave.engines.transcript import TranscriptRecorder, clip
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import ExecutionRejectedError
-from skillweave.sandbox import ExecuteRequest, render_result, run_json_args
+from skillweave.sandbox import ExecuteRequest, ExecutionStatus, render_result, run_json_args
 
 __all__ = ["ScriptRuns"]
 
@@ -69,24 +69,13 @@ class ScriptRuns:
             self._metrics.script_runs.labels(outcome="error").inc()
             text = f"The script was not run: {exc}"
             summary = clip(text)
-            chars = await self._transcript.tool_result(
-                request, tool=request.tool_name, text=text, error=True, summary=summary
-            )
             # Refused before any sandbox was claimed: no run, nothing off the job's budget.
-            return ScriptOutcome(
-                seq=request.seq,
-                chars=chars,
-                is_error=True,
-                summary=summary,
-                status="error",
-                ran=False,
-            )
+            return await self._answer(request, text, summary, status="error", ran=False)
         except Exception:
             self._metrics.script_runs.labels(outcome="infrastructure_error").inc()
             raise
         self._metrics.script_runs.labels(outcome=result.status).inc()
         text = render_result(result, inline_chars=_INLINE_OUTPUT_CHARS)
-        error = result.status != "succeeded"
         outputs = tuple(output.ref for output in result.outputs)
         listed = ", ".join(ref.key for ref in outputs) or "none"
         summary = clip(
@@ -94,16 +83,31 @@ class ScriptRuns:
             f"(exit {result.exit_code}) in {result.duration_ms} ms; outputs: {listed}; "
             f"the full result is elided to save context]"
         )
-        chars = await self._transcript.tool_result(
-            request, tool=request.tool_name, text=text, error=error, summary=summary
-        )
-        return ScriptOutcome(
-            seq=request.seq,
-            chars=chars,
-            is_error=error,
-            summary=summary,
+        return await self._answer(
+            request,
+            text,
+            summary,
             status=result.status,
             exit_code=result.exit_code,
             duration_ms=result.duration_ms,
             outputs=outputs,
+        )
+
+    async def _answer(
+        self,
+        request: RunScriptInput,
+        text: str,
+        summary: str,
+        *,
+        status: ExecutionStatus,
+        **ran: Any,
+    ) -> ScriptOutcome:
+        """Store `text` as the call's tool result (an error unless `status` is
+        ``succeeded``) and say so; `ran` holds the outcome's other fields."""
+        error = status != "succeeded"
+        chars = await self._transcript.tool_result(
+            request, tool=request.tool_name, text=text, error=error, summary=summary
+        )
+        return ScriptOutcome(
+            seq=request.seq, chars=chars, is_error=error, summary=summary, status=status, **ran
         )
