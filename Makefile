@@ -63,7 +63,7 @@ test: lint  ## lint, then the whole test suite
 test-fast: lint  ## lint, then the tests not marked slow: the inner loop, under 3 minutes
 	$(BIN)/python -m pytest -m "not slow"
 
-demo: install  ## the main job on the embedded default stack
+demo: install  ## the main run on the embedded default stack
 	$(BIN)/skillweave demo
 
 bench: install  ## benchmarks; results go to docs/BENCHMARKS.md by hand
@@ -85,7 +85,7 @@ soak: install  ## the reliability suite at full scale (chaos, load, length); pri
 	SKILLWEAVE_SOAK=1 $(BIN)/python -m pytest tests/reliability -q --timeout=3600
 
 # Opt-in, never part of `make test`: builds llama.cpp's server (10–20 minutes on two cores) and
-# runs the demo job on a small GGUF model through it (e2e/llm.py says what it checks).
+# runs the demo run on a small GGUF model through it (e2e/llm.py says what it checks).
 e2e-llm: install  ## the demo on a real small model behind llama.cpp's llama-server, built from source
 	$(BIN)/python e2e/llm.py --work .e2e-llm
 

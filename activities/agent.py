@@ -3,20 +3,20 @@
 One activity per :class:`~skillweave.agent.effects.SideEffect` in
 :data:`~skillweave.agent.effects.EFFECTS`, registered under its name (which the workflow
 schedules by) and generated here, none written by hand: it takes the effect's input model,
-calls the ``AgentServices`` method named as the effect (the worker's own for ``job_limits``)
+calls the ``AgentServices`` method named as the effect (the worker's own for ``run_limits``)
 and returns its result model; the worker registers :meth:`AgentActivities.definitions`. A
 missing implementation fails when the activities are built, in one line. What this layer adds
 is only what Temporal needs:
 
-- **the worker's limits**: ``job_limits``, a local activity each job calls once at its start,
+- **the worker's limits**: ``run_limits``, a local activity each run calls once at its start,
   answers the :class:`~skillweave.agent.effect_models.ActivityTimeouts` this worker's settings
   give (``WORKFLOW__*_TIMEOUT_SECONDS``, ``WORKFLOW__ACTIVITY_MAX_ATTEMPTS``): the worker owns
-  the limits its jobs' activities run under, not the client that started them;
+  the limits its runs' activities run under, not the client that started them;
 - **heartbeats** from the long calls (``heartbeat`` in their descriptors: a model call, a skill
   activation that may run ``--help-json`` in a sandbox, a script run…), so a dead worker is
   noticed by the heartbeat timeout rather than the start-to-close one, and a cancellation is
   delivered (Temporal delivers it in a heartbeat's response);
-- **the job's fields** (job id, skill, script, execution id) bound for each activity's log
+- **the run's fields** (run id, skill, script, execution id) bound for each activity's log
   lines and span;
 - **a check of the idempotency key** of a script run (:func:`checked_execution_key`, the one
   per-effect check, in :data:`_CHECKS`): the loop made it (``skillweave.agent.idempotency``) and
@@ -30,7 +30,7 @@ is only what Temporal needs:
   engine's followers read them (``TemporalEngine.follow``), since the workflow never sees a
   retry the server schedules.
 
-Cancelling a script run at the manager when the activity is cancelled is the services' job
+Cancelling a script run at the manager when the activity is cancelled is the services' run
 (``AgentServices.run_skill_script``), the same on both engines.
 """
 
@@ -57,7 +57,7 @@ from skillweave.agent import (
     SideEffect,
     check_implemented,
     execution_key,
-    job_id_of,
+    run_id_of,
 )
 from skillweave.engines import AgentServices, Backoff, activity_timeouts, retry_notice
 from skillweave.errors import AgentError
@@ -75,12 +75,12 @@ def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
 
     Raises:
         AgentError: the activity was not scheduled by a workflow, or its request carries
-            another job's or another run's key (it would reach somebody else's result).
+            another run's or another run's key (it would reach somebody else's result).
     """
     if info.workflow_id is None:
         raise AgentError("run_skill_script must be scheduled by a workflow")
-    job_id = job_id_of(info.workflow_id)
-    key = execution_key(job_id, request.seq)
+    run_id = run_id_of(info.workflow_id)
+    key = execution_key(run_id, request.seq)
     if request.execution_id == key:
         return key
     raise AgentError(
@@ -138,14 +138,14 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
 """What an activity checks of its request before it calls the implementation, by name."""
 
 
-def _with_job_fields(fn: _Activity) -> _Activity:
-    """Bind the request's job id (and skill, script, execution id when it has them) for the
+def _with_run_fields(fn: _Activity) -> _Activity:
+    """Bind the request's run id (and skill, script, execution id when it has them) for the
     activity's log lines and its span (the SDK's tracing interceptor opened it)."""
 
     @functools.wraps(fn)
     async def wrapper(request: Any) -> Any:
         with bound(
-            job_id=getattr(request, "run_id", None),
+            run_id=getattr(request, "run_id", None),
             skill=getattr(request, "skill", None),
             script=getattr(request, "script", None),
             execution_id=getattr(request, "execution_id", None),
@@ -212,7 +212,7 @@ class AgentActivities:
             activity calls its method named as the activity.
         heartbeat_seconds: how often long activities heartbeat; well under the workflow's
             heartbeat timeout (``ActivityTimeouts.heartbeat_seconds``).
-        limits: what ``job_limits`` answers: the limits this worker's jobs run under;
+        limits: what ``run_limits`` answers: the limits this worker's runs run under;
             by default those of its settings (``services.settings.workflow``).
         effects: the side effects to run: every one (:data:`~skillweave.agent.effects.EFFECTS`)
             unless told.
@@ -242,8 +242,8 @@ class AgentActivities:
         """The activity of `effect` (tests run it in an ``ActivityEnvironment``)."""
         return self._definitions[effect.name]
 
-    async def job_limits(self, request: LimitsInput) -> ActivityTimeouts:
-        """The limits the job's activities run under: this worker's (asked once per job)."""
+    async def run_limits(self, request: LimitsInput) -> ActivityTimeouts:
+        """The limits the run's activities run under: this worker's (asked once per run)."""
         return self.limits
 
     def _activity(self, effect: SideEffect[Any, Any]) -> Callable[..., Any]:
@@ -268,5 +268,5 @@ class AgentActivities:
         run.__doc__ = f"The side effect {effect.name} (skillweave.agent.effects)."
         # The SDK decodes the request and encodes the result by these types.
         run.__annotations__ = {"request": effect.input, "return": effect.output}
-        body = _tells_retries(_with_job_fields(run), effect=effect, services=self._services)
+        body = _tells_retries(_with_run_fields(run), effect=effect, services=self._services)
         return activity.defn(name=effect.name)(raises_application_errors(body))

@@ -35,7 +35,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, TemporalError
 
-from skillweave.agent import job_id_of
+from skillweave.agent import run_id_of
 from skillweave.engines import Backoff, Retry, classify
 
 __all__ = ["FAILURE_MAX_BYTES", "application_error", "raises_application_errors"]
@@ -96,7 +96,7 @@ def application_error(exc: Exception) -> ApplicationError:
         retry = Retry(again=allowed, after=retry.after if allowed else None)
     delay = None
     if retry.again and retry.after is not None:
-        # Capped like the direct engine's waits: a server cannot park a job for an hour.
+        # Capped like the direct engine's waits: a server cannot park a run for an hour.
         delay = timedelta(seconds=_BACKOFF.delay(retry, attempt=1))
     return ApplicationError(
         _line(exc),
@@ -150,7 +150,7 @@ def _cancelled(name: str) -> ApplicationError | None:
         why = "its run was cancelled"
     else:
         return None  # paused or reset: the SDK says so itself
-    _log.info("%s of run %s cancelled: %s", name, job_id_of(info.workflow_id), why)
+    _log.info("%s of run %s cancelled: %s", name, run_id_of(info.workflow_id), why)
     if details.not_found or details.timed_out:
         return ApplicationError(
             f"cancelled: {why}",

@@ -177,10 +177,10 @@ async def _appends(where: _Where, index: int, count: int, go: Barrier) -> _Appen
                 "execution",
                 skill="probe",
                 version="b7072df443ca" * 5 + "abcd",
-                job=f"bench-job-{index}",
+                run=f"bench-run-{index}",
                 args=["--n", str(n)],
                 script="scripts/trivial.py",
-                execution_id=f"skillweave-job-bench-{index}/script-{n}",
+                execution_id=f"skillweave-run-bench-{index}/script-{n}",
             )
             latencies.append(time.monotonic() - began)
 
@@ -435,7 +435,7 @@ async def _round(
             while queue:
                 n = queue.pop()
                 request = ExecuteRequest(
-                    execution_id=f"skillweave-job-bench-{tag}/script-{n}",
+                    execution_id=f"skillweave-run-bench-{tag}/script-{n}",
                     run_id=f"bench-{tag}",
                     skill="probe",
                     version=version,

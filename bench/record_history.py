@@ -1,4 +1,4 @@
-"""Record the golden workflow histories the replay test checks: real jobs on Temporal.
+"""Record the golden workflow histories the replay test checks: real runs on Temporal.
 
 Each scenario runs as an ``AgentWorkflow`` on a real Temporal dev server (``.venv/bin/temporal``,
 started here on free ports, in memory, stopped at the end) with a worker in this process, the
@@ -13,17 +13,17 @@ test fails when the workflow code no longer issues the commands a history record
 - ``conversation`` (``conversation-1.json``, ``conversation-2.json``): what the demo does not
   reach: ``search_skills``, an executable skill's tool run after an ``approve`` signal (and the
   approval timer), the answer, a follow-up message sent as a ``send_message`` update while the
-  job waits for one (a timer), a refused tool call, the turn budget running out (the refusal
+  run waits for one (a timer), a refused tool call, the turn budget running out (the refusal
   stored by ``record_transcript``, the workflow failed with ``BudgetExhausted``), and a
   continue-as-new in the middle: the server is started with a low
   ``limit.historyCount.suggestContinueAsNew``, so run 2 starts from a carried state.
 
 What is fixed, so that two recordings differ only where time and the machine show (event
-timestamps, run and request ids, the sticky queue's name, build ids, script durations): the job
+timestamps, run and request ids, the sticky queue's name, build ids, script durations): the run
 ids, the store's id (written into the fresh store before anything reads it, so the task queue a
-job is routed to, ``TASK_QUEUE@GOLDEN_STORE_ID``, is fixed too), the worker identity, the tasks,
-the inputs. The worker gives each job its settings' limits (the ``job_limits`` local activity at
-the job's start). Re-record after an *intended* change to the workflow's command sequence:
+run is routed to, ``TASK_QUEUE@GOLDEN_STORE_ID``, is fixed too), the worker identity, the tasks,
+the inputs. The worker gives each run its settings' limits (the ``run_limits`` local activity at
+the run's start). Re-record after an *intended* change to the workflow's command sequence:
 
     .venv/bin/python bench/record_history.py --check
 
@@ -54,11 +54,11 @@ from mcp_manager import create_app
 from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.cli.agent_run import load_agent
 from skillweave.cli.demo import DEMO_TASK
-from skillweave.cli.job import load_agent
 from skillweave.config import Settings, bundled_skills_dir
-from skillweave.engines import AgentServices, JobRequest, JobResult
-from skillweave.engines.contract import SEARCH_ATTRIBUTES, JobView, workflow_id
+from skillweave.engines import AgentServices, RunRequest, RunResult
+from skillweave.engines.contract import SEARCH_ATTRIBUTES, RunView, workflow_id
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
@@ -78,8 +78,8 @@ HISTORIES: Final = REPO / "tests" / "data" / "histories"
 TASK_QUEUE: Final = "skillweave-golden-history"
 IDENTITY: Final = "skillweave-history-recorder"
 GOLDEN_STORE_ID: Final = "901de0901de0901d"
-"""The id of every recording's store: jobs run on the queue routed to it, so a fixed id keeps
-the recorded queue name (and the ``store_id`` in the job's input) the same across recordings."""
+"""The id of every recording's store: runs run on the queue routed to it, so a fixed id keeps
+the recorded queue name (and the ``store_id`` in the run's input) the same across recordings."""
 _POLL_SECONDS: Final = 0.1
 _WAIT_SECONDS: Final = 60.0
 
@@ -115,34 +115,34 @@ CONVERSATION_CAN_EVENTS: Final = 40
 
 
 @dataclass
-class _Job:
-    """One scenario's job on a running stack."""
+class _Run:
+    """One scenario's run on a running stack."""
 
     engine: TemporalEngine
     store: ArtifactStore
-    job_id: str
+    run_id: str
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A job to record: its id, model, request, how a client drives it, how it must end."""
+    """A run to record: its id, model, request, how a client drives it, how it must end."""
 
     name: str
-    job_id: str
+    run_id: str
     script: Callable[[], ScriptedProvider]
-    request: Callable[[_Job], Awaitable[JobRequest]]
-    drive: Callable[[_Job], Awaitable[None]]
+    request: Callable[[_Run], Awaitable[RunRequest]]
+    drive: Callable[[_Run], Awaitable[None]]
     status: str
     dynamic_config: dict[str, object] = field(default_factory=dict)
 
 
-async def _demo_request(job: _Job) -> JobRequest:
+async def _demo_request(run: _Run) -> RunRequest:
     registry = SkillRegistry.from_scan(SkillScanner([bundled_skills_dir()]).scan())
-    sales = await job.store.put_file(
-        keys.run_input_key(job.job_id, "sales.csv"), str(DEMO / "sales.csv")
+    sales = await run.store.put_file(
+        keys.run_input_key(run.run_id, "sales.csv"), str(DEMO / "sales.csv")
     )
     spec = load_agent(DEMO / "agent.yaml", registry)
-    return JobRequest(job_id=job.job_id, task=DEMO_TASK, agent=spec, inputs=(sales,))
+    return RunRequest(run_id=run.run_id, task=DEMO_TASK, agent=spec, inputs=(sales,))
 
 
 async def _golden_store(root: Path) -> tuple[ArtifactStore, str]:
@@ -159,39 +159,39 @@ async def _golden_store(root: Path) -> tuple[ArtifactStore, str]:
     return store, store_id
 
 
-async def _nothing(job: _Job) -> None:
+async def _nothing(run: _Run) -> None:
     return None
 
 
-async def _conversation_request(job: _Job) -> JobRequest:
-    return JobRequest(job_id=job.job_id, task=CONVERSATION_TASK, agent=CONVERSATION_AGENT)
+async def _conversation_request(run: _Run) -> RunRequest:
+    return RunRequest(run_id=run.run_id, task=CONVERSATION_TASK, agent=CONVERSATION_AGENT)
 
 
-async def _until(job: _Job, ready: Callable[[JobView], bool], what: str) -> JobView:
+async def _until(run: _Run, ready: Callable[[RunView], bool], what: str) -> RunView:
     deadline = time.monotonic() + _WAIT_SECONDS
     while True:
-        view = await job.engine.status(job.job_id)
+        view = await run.engine.status(run.run_id)
         if ready(view):
             return view
         if view.status != "running" or time.monotonic() > deadline:
-            raise SystemExit(f"{job.job_id}: gave up waiting for {what} ({view.phase})")
+            raise SystemExit(f"{run.run_id}: gave up waiting for {what} ({view.phase})")
         await asyncio.sleep(_POLL_SECONDS)
 
 
-async def _converse(job: _Job) -> None:
+async def _converse(run: _Run) -> None:
     """Approve the script run, then answer the answer with a follow-up message."""
-    await _until(job, lambda v: v.awaiting_approval is not None, "the approval request")
-    await job.engine.approve(job.job_id, ApprovalDecision(approved=True, by="recorder"))
-    view = await _until(job, lambda v: v.phase == "waiting_input", "the follow-up wait")
-    reply = await job.engine.ask(job.job_id, CONVERSATION_FOLLOW_UP, reply_to_turn=view.answer_turn)
+    await _until(run, lambda v: v.awaiting_approval is not None, "the approval request")
+    await run.engine.approve(run.run_id, ApprovalDecision(approved=True, by="recorder"))
+    view = await _until(run, lambda v: v.phase == "waiting_input", "the follow-up wait")
+    reply = await run.engine.ask(run.run_id, CONVERSATION_FOLLOW_UP, reply_to_turn=view.answer_turn)
     if reply.status != "budget_exhausted":
-        raise SystemExit(f"{job.job_id}: unexpected reply to the follow-up: {reply}")
+        raise SystemExit(f"{run.run_id}: unexpected reply to the follow-up: {reply}")
 
 
 SCENARIOS: Final = {
     "demo": Scenario(
         name="demo",
-        job_id="golden-demo",
+        run_id="golden-demo",
         script=lambda: ScriptedProvider.from_file(DEMO / "script.yaml"),
         request=_demo_request,
         drive=_nothing,
@@ -199,7 +199,7 @@ SCENARIOS: Final = {
     ),
     "conversation": Scenario(
         name="conversation",
-        job_id="golden-conversation",
+        run_id="golden-conversation",
         script=lambda: ScriptedProvider.from_yaml(CONVERSATION_SCRIPT),
         request=_conversation_request,
         drive=_converse,
@@ -231,18 +231,18 @@ async def dev_server(
         yield env.client
 
 
-async def _runs(client: Client, job_id: str) -> list[WorkflowHistory]:
-    """The history of every run of the job, first run first."""
+async def _runs(client: Client, run_id: str) -> list[WorkflowHistory]:
+    """The history of every execution of the run's workflow, first first."""
     histories: list[WorkflowHistory] = []
-    run_id: str | None = None
+    execution_run_id: str | None = None
     while True:
         history = await client.get_workflow_handle(
-            workflow_id(job_id), run_id=run_id
+            workflow_id(run_id), run_id=execution_run_id
         ).fetch_history()
         histories.insert(0, history)
         started = history.events[0].workflow_execution_started_event_attributes
-        run_id = started.continued_execution_run_id or None
-        if run_id is None:
+        execution_run_id = started.continued_execution_run_id or None
+        if execution_run_id is None:
             return histories
 
 
@@ -277,20 +277,20 @@ async def record(scenario: Scenario) -> list[tuple[Path, WorkflowHistory]]:
                 sandbox=sandbox,
             )
             engine = TemporalEngine(client, task_queue=TASK_QUEUE, store=store, store_id=store_id)
-            job = _Job(engine, store, scenario.job_id)
-            request = await scenario.request(job)
+            run = _Run(engine, store, scenario.run_id)
+            request = await scenario.request(run)
             async with build_worker(
                 client, services, task_queue=TASK_QUEUE, store_id=store_id, identity=IDENTITY
             ):
-                await job.engine.start(request)
-                await scenario.drive(job)
-                result: JobResult = await job.engine.result(job.job_id)
+                await run.engine.start(request)
+                await scenario.drive(run)
+                result: RunResult = await run.engine.result(run.run_id)
             if result.status != scenario.status:
                 raise SystemExit(
-                    f"{scenario.name}: the job ended {result.status} ({result.reason}), "
+                    f"{scenario.name}: the run ended {result.status} ({result.reason}), "
                     f"not {scenario.status}"
                 )
-            histories = await _runs(client, scenario.job_id)
+            histories = await _runs(client, scenario.run_id)
     for stale in HISTORIES.glob(f"{scenario.name}*.json"):
         stale.unlink()
     written = []

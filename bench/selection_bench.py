@@ -308,7 +308,7 @@ class _CatalogRow:
 
 
 def _search_tool_tokens(tokens: _TokenCounter) -> int:
-    state = AgentState(job_id="bench", task="bench", search_enabled=True)
+    state = AgentState(run_id="bench", task="bench", search_enabled=True)
     spec = next(s for s in tool_specs(state) if s.name == SEARCH_SKILLS)
     payload = {
         "name": spec.name,

@@ -1,23 +1,23 @@
-"""Benchmark: what running a job on Temporal costs over the direct engine, and history growth.
+"""Benchmark: what running a run on Temporal costs over the direct engine, and history growth.
 
-Two tables, both from scripted jobs whose turns each make one cheap tool call
+Two tables, both from scripted runs whose turns each make one cheap tool call
 (``read_skill_resource`` of a short reference file of a generated skill), so that what is
 measured is the engine, not the model or a sandbox:
 
-1. **Per-step overhead.** The same job (``--turns`` read turns, default 20) on the direct engine
+1. **Per-step overhead.** The same run (``--turns`` read turns, default 20) on the direct engine
    and on the Temporal engine: a real dev server (``.venv/bin/temporal``, started here on free
    ports, in memory) and a worker in this process (``workflows.worker.build_worker``), driven
    through ``TemporalEngine``. Twice on Temporal: with the dev server's defaults, and *tuned*
    (``history.transferProcessorMaxPollRPS=1000``; the default, 20, is what limits a sequential
-   job on the dev server's single history shard to ~50 ms a task round trip). A *step* is one
-   turn: the tool call, then the next model call. It is measured from the job's own events, as
+   run on the dev server's single history shard to ~50 ms a task round trip). A *step* is one
+   turn: the tool call, then the next model call. It is measured from the run's own events, as
    the time between consecutive ``model_called`` events of two read turns (the first turn, an
    activation, and the answer are left out); the events carry the engine's clock
    (``time.time()`` in the direct engine; workflow time, the start of the workflow task, on
-   Temporal). Wall time per turn over the whole job is shown beside it as a cross-check. One
-   warm-up job per engine first, then ``--jobs`` jobs (default 5). Target: Temporal − direct
+   Temporal). Wall time per turn over the whole run is shown beside it as a cross-check. One
+   warm-up run per engine first, then ``--runs`` runs (default 5). Target: Temporal − direct
    ≤ 40 ms at p50.
-2. **History bytes per turn.** One long job (``--long-turns``, default 600) on Temporal; its
+2. **History bytes per turn.** One long run (``--long-turns``, default 600) on Temporal; its
    history is fetched (every run: the server suggests continue-as-new past 4,096 events, at
    about turn 510 at 8 events a turn) and each event's serialized size (protobuf bytes, as the
    server stores it) is attributed to the turn in progress: a turn starts at the
@@ -59,7 +59,7 @@ from temporalio.testing import WorkflowEnvironment
 from bench.measures import percentile
 from skillweave.agent import AgentEvent, AgentSpec, Budgets
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, Engine, JobRequest, JobResult
+from skillweave.engines import AgentServices, DirectEngine, Engine, RunRequest, RunResult
 from skillweave.engines.contract import SEARCH_ATTRIBUTES, workflow_id
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import TemporalEngine
@@ -80,7 +80,7 @@ SERVERS: Final[dict[str, dict[str, object]]] = {
     "temporal": {},
     # The dev server's single history shard moves at most 20 transfer-queue batches a second
     # (history.transferProcessorMaxPollRPS, default 20): past a short burst every workflow or
-    # activity task of a sequential job waits for that limiter, ~50 ms a round trip.
+    # activity task of a sequential run waits for that limiter, ~50 ms a round trip.
     "temporal, tuned": {"history.transferProcessorMaxPollRPS": 1000},
 }
 GROWTH_TARGET: Final = 1.2
@@ -115,7 +115,7 @@ class _NoSandbox:
     """The probe skill runs no script; a sandbox call would be a bug in the benchmark."""
 
     async def execute(self, request: object) -> object:
-        raise AssertionError("the benchmark job ran a script")
+        raise AssertionError("the benchmark run ran a script")
 
     async def cancel(self, execution_id: str) -> bool:
         return False
@@ -132,10 +132,10 @@ def _services(registry: SkillRegistry, store: LocalArtifactStore, reads: int) ->
     )
 
 
-def _request(job_id: str, reads: int) -> JobRequest:
+def _request(run_id: str, reads: int) -> RunRequest:
     limits = Budgets(max_turns=reads + 2, max_tokens=10**9)
-    return JobRequest(
-        job_id=job_id,
+    return RunRequest(
+        run_id=run_id,
         task="Read the probe page on every turn.",
         agent=AgentSpec(name="bench", skills=(SKILL,), limits=limits),
     )
@@ -143,22 +143,22 @@ def _request(job_id: str, reads: int) -> JobRequest:
 
 @dataclass
 class _Run:
-    result: JobResult
+    result: RunResult
     events: list[AgentEvent]
     wall: float
 
 
-async def _run(engine: Engine, request: JobRequest) -> _Run:
+async def _run(engine: Engine, request: RunRequest) -> _Run:
     started = time.perf_counter()
     await engine.start(request)
-    result = await engine.result(request.job_id)
+    result = await engine.result(request.run_id)
     wall = time.perf_counter() - started
     if isinstance(engine, TemporalEngine):
-        events = list((await engine.event_page(request.job_id)).events)
+        events = list((await engine.event_page(request.run_id)).events)
     else:
-        events = [event async for event in engine.events(request.job_id)]
+        events = [event async for event in engine.events(request.run_id)]
     if result.status != "completed":
-        raise RuntimeError(f"bench job {request.job_id}: {result.status}: {result.reason}")
+        raise RuntimeError(f"bench run {request.run_id}: {result.status}: {result.reason}")
     return _Run(result, events, wall)
 
 
@@ -209,36 +209,36 @@ async def _temporal(
 
 
 async def _overhead(
-    root: Path, *, reads: int, jobs: int, console: Console
+    root: Path, *, reads: int, runs: int, console: Console
 ) -> list[tuple[str, str, bool]]:
     registry = _library(root / "skills")
     store = LocalArtifactStore(root / "store")
     services = _services(registry, store, reads)
     direct = DirectEngine(services)
-    runs: dict[str, list[_Run]] = {"direct": []}
-    for n in range(jobs + 1):
+    by_engine: dict[str, list[_Run]] = {"direct": []}
+    for n in range(runs + 1):
         run = await _run(direct, _request(f"direct-{n}", reads))
-        if n:  # job 0 warms up
-            runs["direct"].append(run)
+        if n:  # run 0 warms up
+            by_engine["direct"].append(run)
     for label, dynamic_config in SERVERS.items():
-        runs[label] = []
+        by_engine[label] = []
         async with (
             _temporal(store, dynamic_config) as client,
             build_worker(client, services, task_queue=TASK_QUEUE),
         ):
             engine = TemporalEngine(client, task_queue=TASK_QUEUE)
-            for n in range(jobs + 1):
+            for n in range(runs + 1):
                 run = await _run(engine, _request(f"temporal-{n}", reads))
                 if n:
-                    runs[label].append(run)
+                    by_engine[label].append(run)
 
     table = Table(
-        title=f"1. Per-step overhead ({reads} read turns a job, {jobs} jobs an engine; ms)"
+        title=f"1. Per-step overhead ({reads} read turns a run, {runs} runs an engine; ms)"
     )
     for column in ("engine", "steps", "step p50", "step p95", "wall / turn p50", "− direct p50"):
         table.add_column(column, justify="right")
     p50: dict[str, float] = {}
-    for name, measured in runs.items():
+    for name, measured in by_engine.items():
         steps = [s * 1000 for run in measured for s in _steps(run)]
         per_turn = [run.wall * 1000 / run.result.turns for run in measured]
         p50[name] = statistics.median(steps)
@@ -252,7 +252,7 @@ async def _overhead(
         )
     table.caption = (
         "step = one read_skill_resource call and the next model call, from consecutive "
-        "model_called events; wall / turn = start to result over the job, ÷ turns; tuned = "
+        "model_called events; wall / turn = start to result over the run, ÷ turns; tuned = "
         "dev server with history.transferProcessorMaxPollRPS=1000"
     )
     console.print(table)
@@ -290,7 +290,7 @@ class _Turn:
 
 def _per_turn(runs: Sequence[Sequence[HistoryEvent]]) -> dict[int, _Turn]:
     """Turn number → the events (and their bytes) from its model call to the next one; turn 0
-    is what comes before the first model call of the job. A turn's ``run`` is the run its
+    is what comes before the first model call of the run. A turn's ``run`` is the run its
     model call was in."""
     turns: dict[int, _Turn] = defaultdict(_Turn)
     turn = 0
@@ -306,17 +306,18 @@ def _per_turn(runs: Sequence[Sequence[HistoryEvent]]) -> dict[int, _Turn]:
     return turns
 
 
-async def _histories(client: Client, job_id: str) -> list[list[HistoryEvent]]:
-    """The events of every run of the job, first run first."""
+async def _histories(client: Client, run_id: str) -> list[list[HistoryEvent]]:
+    """The events of every execution of the run's workflow (one per continue-as-new), first
+    first."""
     runs: list[list[HistoryEvent]] = []
-    run_id: str | None = None
+    execution_run_id: str | None = None
     while True:
-        handle = client.get_workflow_handle(workflow_id(job_id), run_id=run_id)
+        handle = client.get_workflow_handle(workflow_id(run_id), run_id=execution_run_id)
         history = await handle.fetch_history()
         runs.insert(0, list(history.events))
         started = history.events[0].workflow_execution_started_event_attributes
-        run_id = started.continued_execution_run_id or None
-        if run_id is None:
+        execution_run_id = started.continued_execution_run_id or None
+        if execution_run_id is None:
             return runs
 
 
@@ -328,15 +329,15 @@ async def _growth(root: Path, *, turns_total: int, console: Console) -> tuple[st
     registry = _library(root / "skills")
     store = LocalArtifactStore(root / "store")
     services = _services(registry, store, turns_total - 2)
-    job_id = "history-growth"
+    run_id = "history-growth"
     # The history is the same whatever the server's poll rate: take the faster server.
     async with (
         _temporal(store, SERVERS["temporal, tuned"]) as client,
         build_worker(client, services, task_queue=TASK_QUEUE),
     ):
         engine = TemporalEngine(client, task_queue=TASK_QUEUE)
-        run = await _run(engine, _request(job_id, turns_total - 2))
-        runs = await _histories(client, job_id)
+        run = await _run(engine, _request(run_id, turns_total - 2))
+        runs = await _histories(client, run_id)
     turns = _per_turn(runs)
     late_end = min(LATE_TURN + 2, run.result.turns - 1)
     windows = {
@@ -347,7 +348,7 @@ async def _growth(root: Path, *, turns_total: int, console: Console) -> tuple[st
         first = min(n for n, t in turns.items() if t.run == len(runs))
         windows["after continue-as-new"] = range(first + 1, first + 6)
 
-    table = Table(title=f"2. Workflow history per turn ({run.result.turns}-turn job)")
+    table = Table(title=f"2. Workflow history per turn ({run.result.turns}-turn run)")
     for column in ("turns", "run", "bytes / turn", "events / turn", "× early"):
         table.add_column(column, justify="right")
     means = {name: _mean([turns[n].bytes for n in numbers]) for name, numbers in windows.items()}
@@ -404,7 +405,7 @@ async def _main(options: Any, console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="skillweave-bench-") as tmp:
         root = Path(tmp)
         verdicts += await _overhead(
-            root / "overhead", reads=options.turns, jobs=options.jobs, console=console
+            root / "overhead", reads=options.turns, runs=options.runs, console=console
         )
         verdicts.append(
             await _growth(root / "growth", turns_total=options.long_turns, console=console)
@@ -419,13 +420,13 @@ async def _main(options: Any, console: Console) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer and shorter jobs")
-    parser.add_argument("--turns", type=int, default=20, help="read turns of an overhead job")
-    parser.add_argument("--jobs", type=int, default=5, help="measured jobs per engine")
-    parser.add_argument("--long-turns", type=int, default=600, help="turns of the long job")
+    parser.add_argument("--quick", action="store_true", help="fewer and shorter runs")
+    parser.add_argument("--turns", type=int, default=20, help="read turns of an overhead run")
+    parser.add_argument("--runs", type=int, default=5, help="measured runs per engine")
+    parser.add_argument("--long-turns", type=int, default=600, help="turns of the long run")
     options = parser.parse_args(argv)
     if options.quick:
-        options.turns, options.jobs, options.long_turns = 10, 1, 40
+        options.turns, options.runs, options.long_turns = 10, 1, 40
     console = Console()
     console.print(
         f"skillweave Temporal benchmark · {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} "

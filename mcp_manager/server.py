@@ -80,7 +80,7 @@ def loopback_manager(settings: Settings, **options: Any) -> LoopbackServer:
 
 class _Embedded(uvicorn.Server):
     """A server inside a process that has its own way to stop: it takes no signal. uvicorn's
-    own would catch SIGINT and SIGTERM (stopping the manager under the job that uses it) and
+    own would catch SIGINT and SIGTERM (stopping the manager under the run that uses it) and
     raise them again once stopped, after the process's handlers had put them to use."""
 
     @contextlib.contextmanager

@@ -59,11 +59,11 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │                                  details too large or not JSON): bad input, not retried
     ├── ModelError                     a model call failed (`retryable`, `retry_after`, `status`)
     │   └── ScriptedModelError         a scripted model's script ran out or an expectation failed
-    └── AgentError                     an agent job cannot go on
+    └── AgentError                     an agent run cannot go on
         ├── AgentSpecError             an agent spec file is invalid (names file and field)
-        ├── NoWorkerError              no worker answered a follower in time; the job goes on
+        ├── NoWorkerError              no worker answered a follower in time; the run goes on
         │                              (defined in skillweave.engines.temporal)
-        └── ToolFailure                an activity failed for good; the job fails (defined in
+        └── ToolFailure                an activity failed for good; the run fails (defined in
                                        workflows.runtime)
 """
 
@@ -557,7 +557,7 @@ class ScriptedModelError(ModelError):
 
 
 class AgentError(SkillweaveError):
-    """An agent job cannot go on (a broken invariant, not a mistake the model can fix)."""
+    """An agent run cannot go on (a broken invariant, not a mistake the model can fix)."""
 
 
 class AgentSpecError(AgentError):

@@ -9,7 +9,7 @@ of the current context:
   heartbeat details (its :meth:`Waiting.line`, then its fields), which the server keeps on the
   pending activity: the UI shows them, and the engine's followers read them
   (``skillweave.engines.temporal``);
-- on the direct engine, the reporter hands it to the job's followers as it happens.
+- on the direct engine, the reporter hands it to the run's followers as it happens.
 
 ``None`` told to the reporter means the wait is over. The policy of *how long* to wait is the
 caller's (``skillweave.sandbox.queue`` for the manager); this module only says what a wait is.

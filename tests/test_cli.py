@@ -200,7 +200,7 @@ def test_show_names_inferred_dependencies_on_stderr() -> None:
     assert out.startswith('<skill_content name="pdf">')
     assert "dependency" not in out  # stdout stays the payload, byte for byte
     lines = err.splitlines()
-    # First where it comes from and whether jobs may use it (issue 39).
+    # First where it comes from and whether runs may use it (issue 39).
     assert lines[0].startswith("pdf: source directory · state enabled · version ")
     assert lines[1:3] == [
         "dependency: python openpyxl (inferred from the scripts' imports)",
@@ -253,7 +253,7 @@ def test_namespaced_skills_are_listed_shown_and_scoped(tmp_path: Path) -> None:
     assert code == 1
     assert "is in several namespaces; name one of formats.csv.parser, formats.pdf.parser" in err
 
-    from skillweave.cli.job import load_agent
+    from skillweave.cli.agent_run import load_agent
     from skillweave.errors import AgentSpecError
     from skillweave.skills import SkillRegistry, SkillScanner
 
@@ -312,7 +312,7 @@ def test_bundled_library_is_strictly_valid() -> None:
 def test_demo_example_fits_the_bundled_skills() -> None:
     # `skillweave demo` runs examples/demo end to end (tests/integration/cli/test_run.py);
     # here: its agent, script and data agree with the bundled library, without running it.
-    from skillweave.cli.job import load_agent
+    from skillweave.cli.agent_run import load_agent
     from skillweave.config import SkillsSettings
     from skillweave.llm import ScriptedProvider
     from skillweave.skills import SkillLibrary

@@ -1,5 +1,5 @@
 """`make e2e-llm`'s verdict (``e2e/llm.py``, run by hand: it builds a server for minutes): it
-passes only when a model call was answered and the job ended with its reason."""
+passes only when a model call was answered and the run ended with its reason."""
 
 from __future__ import annotations
 

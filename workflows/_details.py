@@ -1,8 +1,8 @@
-"""The current details a job shows in the Temporal UI (``workflow.set_current_details``).
+"""The current details a run shows in the Temporal UI (``workflow.set_current_details``).
 
 Markdown, rewritten by ``AgentWorkflow`` on every change: the phase, turn, tokens and script
 runs, the active skills, the last step (in the words every other view uses), what waits for
-approval, the outputs and why the job ended.
+approval, the outputs and why the run ended.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def current_details(
     awaiting: ApprovalRequest | None,
     last_error: str | None,
 ) -> str:
-    """The details of a job in `state` and `phase`, in its `run`-th workflow run."""
+    """The details of a run in `state` and `phase`, in its `run`-th workflow run."""
     lines = [
         f"**{phase}** · turn {state.turn} of {state.budgets.max_turns} · "
         f"{counted(state.usage.total_tokens, 'token')} · "

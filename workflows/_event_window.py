@@ -1,7 +1,7 @@
-"""`EventWindow`: the latest events of a job, for readers catching up (the ``events`` query).
+"""`EventWindow`: the latest events of a run, for readers catching up (the ``events`` query).
 
 A run keeps the last :data:`~skillweave.engines.contract.EVENT_WINDOW` events and counts every
-event since the job started; continue-as-new carries the latest
+event since the run started; continue-as-new carries the latest
 :data:`~skillweave.engines.contract.EVENTS_CARRIED` and the count. Workflow code:
 ``AgentWorkflow`` holds one per run.
 """
@@ -21,11 +21,11 @@ __all__ = ["EventWindow"]
 
 
 class EventWindow:
-    """The latest events of a job and how many there were.
+    """The latest events of a run and how many there were.
 
     Args:
-        events: the events carried over continue-as-new (none at a job's start).
-        total: how many events the job had then.
+        events: the events carried over continue-as-new (none at a run's start).
+        total: how many events the run had then.
     """
 
     def __init__(self, events: Iterable[AgentEvent], *, total: int) -> None:

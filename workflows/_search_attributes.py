@@ -1,8 +1,8 @@
-"""`SearchAttributes`: what ``AgentWorkflow`` writes to a job's search attributes, and when.
+"""`SearchAttributes`: what ``AgentWorkflow`` writes to a run's search attributes, and when.
 
 The attributes are ``SkillweaveAgent``, ``SkillweavePhase``, ``SkillweaveActiveSkills``,
 ``SkillweaveTurns`` and ``SkillweaveTokens`` (keys in :mod:`skillweave.engines.contract`). Each
-upsert is an event in the job's history (and a write to the server's visibility store), so one is
+upsert is an event in the run's history (and a write to the server's visibility store), so one is
 written only when the phase, the active skills or the agent changes (so ``SkillweavePhase`` is
 current: ops filter on ``running_script`` and ``awaiting_approval``), with the turns and tokens
 riding along, and otherwise every tenth turn (:data:`COUNTS_EVERY_TURNS`). The phases of the
@@ -48,11 +48,11 @@ _KEYS: Final = {
 
 
 class SearchAttributes:
-    """The search attributes of one run of a job.
+    """The search attributes of one workflow execution of a run.
 
     Args:
         agent: the agent's name, written with the first upsert if the run did not start
-            with it (a job's first run); None: a continued run, which inherited it.
+            with it (a run's first run); None: a continued run, which inherited it.
     """
 
     def __init__(self, *, agent: str | None) -> None:
@@ -60,7 +60,7 @@ class SearchAttributes:
         self._agent = {"agent": agent} if agent is not None else {}
 
     def show(self, phase: Phase, state: AgentState) -> None:
-        """Write the job's phase, active skills and counts, if an upsert is due."""
+        """Write the run's phase, active skills and counts, if an upsert is due."""
         if phase in INSTANT_PHASES:
             return
         values = {

@@ -1,4 +1,4 @@
-"""`AgentWorkflow`: one agent job as a durable Temporal workflow.
+"""`AgentWorkflow`: one agent run as a durable Temporal workflow.
 
 The workflow runs ``skillweave.agent``'s loop, the same code the direct engine runs, through
 :class:`~workflows.runtime.TemporalRuntime`. Its durable state is the small ``AgentState``
@@ -9,7 +9,7 @@ no HTTP client, object store or Kubernetes client can reach the workflow sandbox
 For people and tools (names in :mod:`skillweave.engines.contract`):
 
 - update ``send_message``: a user message; completes with the model's answer to it. The
-  validator rejects empty or oversized text, a job that has ended, and a stale reply.
+  validator rejects empty or oversized text, a run that has ended, and a stale reply.
 - signals ``cancel`` and ``approve``; query ``status`` (never the transcript) and ``events``
   (:class:`~workflows._event_window.EventWindow`).
 - the UI: the client sets a static summary and details at start; here ``set_current_details``
@@ -20,35 +20,35 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
   call's tokens, an activation) never write one, nor do the phases of the local reads.
 
 The loop reads what the model sent back (``skillweave.agent.replies``: an empty or cut-off
-reply is asked again or fails the job, unreadable or schema-invalid arguments are refused before
+reply is asked again or fails the run, unreadable or schema-invalid arguments are refused before
 anything runs). The cheap reads (the catalog, a resource, a search) run as local activities
 (``workflows.runtime``).
 
-The limits a job's activities run under are its worker's, not its client's: the workflow asks
-for them once, before the loop starts (the local activity ``job_limits``), shows them in
+The limits a run's activities run under are its worker's, not its client's: the workflow asks
+for them once, before the loop starts (the local activity ``run_limits``), shows them in
 ``status`` and carries them over continue-as-new (the continued run does not ask again).
 
-Long jobs: after every turn the loop asks whether to pause; when the server suggests continue-as-
+Long runs: after every turn the loop asks whether to pause; when the server suggests continue-as-
 new (and no update waits for a reply), the run stops at that safe point, waits for its handlers
 to finish, and continues as new with only the small state, the unread messages and the latest
-events. A job of any length keeps going.
+events. A run of any length keeps going.
 
-How a job ends: completed (or cancelled by the ``cancel`` signal) returns a ``JobResult``;
+How a run ends: completed (or cancelled by the ``cancel`` signal) returns a ``RunResult``;
 budget exhaustion fails the workflow with ``ApplicationError(type="BudgetExhausted")``, and a
-failed tool or a job the loop ended ``failed`` (the model's replies were no answer) with
-``type="JobFailed"``, all non-retryable, the ``JobResult`` in their details.
+failed tool or a run the loop ended ``failed`` (the model's replies were no answer) with
+``type="RunFailed"``, all non-retryable, the ``RunResult`` in their details.
 
 A bug in workflow code is not caught: it fails the workflow *task*, which Temporal retries
-until fixed code is deployed, and the job resumes where it was.
+until fixed code is deployed, and the run resumes where it was.
 
 **Compatibility.** Version 0.1.0 is the baseline: the workflow carries no ``workflow.patched``
 branch, and the recorded histories (``tests/data/histories``) are those of this code. From the
 first release on, every change to the commands a workflow issues (an activity added, removed,
 renamed or reordered, a timer, a search-attribute upsert, a continue-as-new, a local activity)
-is gated with ``workflow.patched``, so that a job started by the old code replays, and is
+is gated with ``workflow.patched``, so that a run started by the old code replays, and is
 replay-tested: the old code's histories are kept in a folder named for the patch and
 ``tests/workflows/test_replay.py`` replays them beside re-recorded current ones
-(``bench/record_history.py``). A branch is dropped only when no job of the old code can still
+(``bench/record_history.py``). A branch is dropped only when no run of the old code can still
 be running.
 """
 
@@ -65,7 +65,7 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.agent.loop import AgentLoop, new_state
     from skillweave.agent.rendering import event_line
     from skillweave.agent.state import AgentState
-    from skillweave.engines.base import JobResult, result_of
+    from skillweave.engines.base import RunResult, result_of
     from skillweave.engines.contract import (
         MAX_MESSAGE_CHARS,
         QUERY_EVENTS,
@@ -77,9 +77,9 @@ with workflow.unsafe.imports_passed_through():
         ActivityTimeouts,
         AgentWorkflowInput,
         EventPage,
-        JobView,
         Phase,
         Reply,
+        RunView,
         UserMessage,
     )
     from workflows._details import current_details
@@ -92,14 +92,14 @@ __all__ = ["AgentWorkflow"]
 
 @workflow.defn(name=WORKFLOW_NAME)
 class AgentWorkflow:
-    """One agent job (see the module docstring)."""
+    """One agent run (see the module docstring)."""
 
     @workflow.init
     def __init__(self, start: AgentWorkflowInput) -> None:
         request = start.request
         self._start = start
         self._state: AgentState = start.state or new_state(
-            job_id=request.job_id,
+            run_id=request.run_id,
             task=request.task,
             spec=request.agent,
             inputs=request.inputs,
@@ -131,7 +131,7 @@ class AgentWorkflow:
     # --- the run ---------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, start: AgentWorkflowInput) -> JobResult:
+    async def run(self, start: AgentWorkflowInput) -> RunResult:
         spec = start.request.agent
         self._limits = await self._limits_of(start)
         self._runtime.timeouts = self._limits
@@ -143,43 +143,47 @@ class AgentWorkflow:
             catalog_mode=start.catalog_mode,
             catalog_top_k=start.catalog_top_k,
         )
-        job = asyncio.create_task(loop.run(self._state))
+        loop_task = asyncio.create_task(loop.run(self._state))
         try:
-            await workflow.wait_condition(lambda: job.done() or self._cancel_reason is not None)
+            await workflow.wait_condition(
+                lambda: loop_task.done() or self._cancel_reason is not None
+            )
         except asyncio.CancelledError:
             # Cancelled from outside (the UI, ``temporal workflow cancel``): stop the loop
             # (and the activity in flight), then end as cancelled.
-            await self._stop(job)
+            await self._stop(loop_task)
             self._end()
             raise
-        if not job.done():
-            await self._stop(job)
-        return await self._settle(job, start)
+        if not loop_task.done():
+            await self._stop(loop_task)
+        return await self._settle(loop_task, start)
 
     async def _limits_of(self, start: AgentWorkflowInput) -> ActivityTimeouts:
         """The limits this run's activities run under: carried over continue-as-new, else
         asked of the worker."""
         if start.limits is not None:
             return start.limits
-        return await self._runtime.job_limits()
+        return await self._runtime.run_limits()
 
-    async def _stop(self, job: asyncio.Task[AgentState]) -> None:
-        job.cancel()
-        await workflow.wait([job])
+    async def _stop(self, loop_task: asyncio.Task[AgentState]) -> None:
+        loop_task.cancel()
+        await workflow.wait([loop_task])
 
-    async def _settle(self, job: asyncio.Task[AgentState], start: AgentWorkflowInput) -> JobResult:
+    async def _settle(
+        self, loop_task: asyncio.Task[AgentState], start: AgentWorkflowInput
+    ) -> RunResult:
         state = self._state
-        if job.cancelled() and self._cancel_reason is not None:
+        if loop_task.cancelled() and self._cancel_reason is not None:
             state.reason = self._cancel_reason  # the signal's reason, not the loop's generic one
-        if not job.cancelled():
-            failure = job.exception()
+        if not loop_task.cancelled():
+            failure = loop_task.exception()
             if isinstance(failure, ToolFailure):
                 self._last_error = str(failure)
                 self._end()
                 raise ApplicationError(
                     state.reason or str(failure),
                     result_of(state).model_dump(mode="json"),
-                    type="JobFailed",
+                    type="RunFailed",
                     non_retryable=True,
                 )
             if failure is not None:
@@ -201,7 +205,7 @@ class AgentWorkflow:
             raise ApplicationError(
                 state.reason or "failed",
                 result_of(state).model_dump(mode="json"),
-                type="JobFailed",
+                type="RunFailed",
                 non_retryable=True,
             )
         return result_of(state)
@@ -214,7 +218,7 @@ class AgentWorkflow:
                 "events": self._events.carried(),
                 "events_total": self._events.total,
                 "runs": start.runs + 1,
-                "limits": self._limits,  # asked once per job
+                "limits": self._limits,  # asked once per run
             }
         )
 
@@ -261,7 +265,7 @@ class AgentWorkflow:
     def _reply(self, *, text: str | None) -> Reply:
         state = self._state
         return Reply(
-            job_id=state.job_id,
+            run_id=state.run_id,
             turn=state.turn,
             status=state.status,
             text=text,
@@ -316,10 +320,10 @@ class AgentWorkflow:
             self._session.decision = decision
 
     @workflow.query(name=QUERY_STATUS)
-    def status(self) -> JobView:
+    def status(self) -> RunView:
         state = self._state
-        return JobView(
-            job_id=state.job_id,
+        return RunView(
+            run_id=state.run_id,
             agent=state.agent,
             task=state.task,
             phase=self._phase,

@@ -8,7 +8,7 @@ built from the one back-off both engines use (:class:`~skillweave.engines.retrie
 Nothing here is written per effect. Whether an error is worth retrying is decided by
 ``skillweave.engines.retries`` where it happens, in the activities: a non-retryable
 ``ApplicationError`` stops the retries at once. An activity that still fails surfaces here as
-:class:`ToolFailure`, which ends the job.
+:class:`ToolFailure`, which ends the run.
 
 The cheap, idempotent reads (the catalog, a resource, a search: ``local`` in their descriptors)
 run as local activities, recorded as one marker in the workflow task that asked for them instead
@@ -19,7 +19,7 @@ Model calls, activations (which may run ``--help-json`` in a sandbox) and script
 activities of their own, with heartbeats and a task a worker can pick up after a crash.
 
 The limits every call runs under (:attr:`TemporalRuntime.timeouts`) are the worker's:
-:meth:`TemporalRuntime.job_limits` asks for them, once per job, before the loop starts (the
+:meth:`TemporalRuntime.run_limits` asks for them, once per run, before the loop starts (the
 workflow decides when; that call itself runs under the contract's defaults: its descriptor's
 ``limits``).
 
@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
         LimitsInput,
         WaitInput,
     )
-    from skillweave.agent.effects import JOB_LIMITS, Phase, SideEffect
+    from skillweave.agent.effects import RUN_LIMITS, Phase, SideEffect
     from skillweave.agent.state import AgentState
     from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError
@@ -59,7 +59,7 @@ _Out = TypeVar("_Out")
 
 
 class ToolFailure(AgentError):
-    """An activity failed for good (not retryable, or out of attempts): the job fails."""
+    """An activity failed for good (not retryable, or out of attempts): the run fails."""
 
     def __init__(self, activity: str, cause: BaseException) -> None:
         if isinstance(cause, ApplicationError):
@@ -88,10 +88,10 @@ class TemporalRuntime:
     """The ``Runtime`` port over activities, for one workflow run.
 
     Args:
-        state: the job's state (read for summaries: the turn, the run id).
+        state: the run's state (read for summaries: the turn, the run id).
         session: the inbox and approvals the workflow's handlers fill.
-        timeouts: activity timeouts and attempts until :meth:`job_limits` sets the worker's.
-        on_phase: told what the job is doing before each call (status, search attributes).
+        timeouts: activity timeouts and attempts until :meth:`run_limits` sets the worker's.
+        on_phase: told what the run is doing before each call (status, search attributes).
     """
 
     def __init__(
@@ -114,11 +114,11 @@ class TemporalRuntime:
 
         Raises:
             ToolFailure: it failed for good (not retryable, or out of attempts).
-            asyncio.CancelledError: it was cancelled because the job was.
+            asyncio.CancelledError: it was cancelled because the run was.
         """
         if effect.phase is not None:
             self._on_phase(effect.phase)
-        limits = self.timeouts if effect.limits == "job" else ActivityTimeouts()
+        limits = self.timeouts if effect.limits == "run" else ActivityTimeouts()
         options: dict[str, Any] = {
             "result_type": effect.output,
             "start_to_close_timeout": timedelta(seconds=effect.seconds(request, limits)),
@@ -141,10 +141,10 @@ class TemporalRuntime:
             effect.name, workflow.execute_activity(effect.name, request, **options)
         )
 
-    async def job_limits(self) -> ActivityTimeouts:
-        """Ask the worker for the limits the job runs under (``job_limits``, under the
+    async def run_limits(self) -> ActivityTimeouts:
+        """Ask the worker for the limits the run runs under (``run_limits``, under the
         contract's default limits), and run every later call under them."""
-        self.timeouts = await self.call(JOB_LIMITS, LimitsInput(run_id=self.state.run_id))
+        self.timeouts = await self.call(RUN_LIMITS, LimitsInput(run_id=self.state.run_id))
         return self.timeouts
 
     # --- time and people -------------------------------------------------------------------
@@ -201,12 +201,12 @@ def _retry_policy(timeouts: ActivityTimeouts) -> RetryPolicy:
 
 
 async def _settled(name: str, call: Awaitable[Any]) -> Any:
-    """The activity's result; its failure as :class:`ToolFailure`, its cancellation (the job
+    """The activity's result; its failure as :class:`ToolFailure`, its cancellation (the run
     was cancelled) as ``asyncio.CancelledError``."""
     try:
         return await call
     except ActivityError as exc:
         if isinstance(exc.cause, CancelledError):
-            # Cancelled because the job was: not a failure of the tool.
+            # Cancelled because the run was: not a failure of the tool.
             raise asyncio.CancelledError() from exc
         raise ToolFailure(name, exc.cause or exc) from exc

@@ -3,7 +3,7 @@
 :func:`build_worker` is all a process needs once it has a client (built with
 ``skillweave.engines.converter.data_converter`` over the same store as the services) and the
 ``AgentServices`` the activities run. It polls the configured task queue routed to the
-services' store (``contract.store_task_queue``), so it runs only jobs started against that
+services' store (``contract.store_task_queue``), so it runs only runs started against that
 store. :func:`build_roll_call` is its answer to the roll call on the configured (base) queue:
 a tiny second worker whose pollers list it, with its identity, to whoever describes that
 queue (``skillweave.engines.temporal.Roll``). :func:`running_worker` runs both
@@ -74,7 +74,7 @@ def build_worker(
     limits: ActivityTimeouts | None = None,
     **worker_options: Any,
 ) -> Worker:
-    """A worker running ``AgentWorkflow`` and the agent activities of the jobs started
+    """A worker running ``AgentWorkflow`` and the agent activities of the runs started
     against the store `store_id` on `task_queue` (it polls their routed queue).
 
     Args:
@@ -85,7 +85,7 @@ def build_worker(
         heartbeat_seconds: how often a long activity heartbeats.
         drain_seconds: at shutdown, how long running activities may take to finish before
             they are cancelled (and retried on another worker); polling stops at once.
-        limits: the limits a job asks this worker for (its activities' timeouts and
+        limits: the limits a run asks this worker for (its activities' timeouts and
             attempts); by default its settings' (``services.settings.workflow``).
         worker_options: passed to :class:`temporalio.worker.Worker` (concurrency, identity,
             graceful shutdown…).
@@ -136,10 +136,10 @@ def build_roll_call(client: Client, *, task_queue: str, identity: str) -> Worker
 async def running_worker(
     client: Client, services: AgentServices, settings: Settings
 ) -> AsyncIterator[str]:
-    """The workflow and activities of the jobs started against the services' store, polled
+    """The workflow and activities of the runs started against the services' store, polled
     with `client` on the settings' task queue routed to that store, with the roll call on the
     settings' (base) queue (its identity names its store and default model), and the
-    services' metrics, while it lasts; yields the queue it runs jobs of. Once it polls, it
+    services' metrics, while it lasts; yields the queue it takes runs from. Once it polls, it
     warns if alone on its store (``skillweave.engines.temporal.warn_if_alone``)."""
     base = settings.workflow.task_queue
     store_id = await store_identity(services.store)

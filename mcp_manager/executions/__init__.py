@@ -1,6 +1,6 @@
 """Running scripts exactly once: :class:`ExecutionService`, behind ``/sandbox/execute``.
 
-An ``execution_id`` is an idempotency key (jobs send ``skillweave.agent.idempotency.execution_key``,
+An ``execution_id`` is an idempotency key (runs send ``skillweave.agent.idempotency.execution_key``,
 stable across retries). Three layers make a repeated key return the first outcome and never run
 a finished script again:
 

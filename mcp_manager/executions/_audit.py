@@ -130,7 +130,7 @@ class RunAudit:
             action,
             skill=request.skill,
             version=request.version,
-            job=request.run_id,
+            run=request.run_id,
             actor=self._manager_id,
             script=request.script,
             execution_id=request.execution_id,

@@ -171,7 +171,7 @@ class ExecutionService:
                 not started and the id stays free, retry later (503 ``audit_unavailable``).
         """
         fields = {
-            "job_id": request.run_id,  # runs/{job_id}/: a job's run id is its job id
+            "run_id": request.run_id,  # runs/{run_id}/
             "execution_id": request.execution_id,
             "skill": request.skill,
             "script": request.script,

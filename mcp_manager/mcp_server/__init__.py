@@ -4,7 +4,7 @@
 MCP client can use without our agent loop. The manager mounts it at ``/mcp`` (streamable HTTP,
 behind the manager's bearer token); ``skillweave mcp`` serves it over stdio.
 
-Tools: an agent job's, from the same rules (``skillweave.agent.disclosure``: names, schemas,
+Tools: an agent run's, from the same rules (``skillweave.agent.disclosure``: names, schemas,
 activation rules and refusal texts), per session: ``list_skills`` (the tier-1 catalog in the
 configured catalog mode: tree roots, then the children of what the session activated),
 ``activate_skill`` (the ``<skill_content>`` payload; the enum names what the session may
@@ -14,7 +14,7 @@ only, at the version the session activated), ``search_skills`` (matches become a
 and each activated executable skill's tools, ``<skill>__<tool>`` from its scripts'
 ``--help-json``, run with ``--run-json`` (``skillweave.sandbox.tool_schemas``). Activation
 sends ``notifications/tools/list_changed``. Runs go through the warm pool, waiting while it
-is full for up to ``SANDBOX__QUEUE_SECONDS`` (``skillweave.sandbox.queue``, as jobs do); output
+is full for up to ``SANDBOX__QUEUE_SECONDS`` (``skillweave.sandbox.queue``, as runs do); output
 files come back as embedded resources, or as links to ``artifact://`` resources when large.
 Resources: every skill file as ``skill://NAME/PATH`` (listed: each skill's SKILL.md; the rest
 through the template; the library as it is now), and a session's artifacts as

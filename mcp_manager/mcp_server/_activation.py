@@ -1,6 +1,6 @@
 """Activating a skill in an MCP session (``activate_skill``): :class:`Activations`.
 
-An activation applies the signature policy (``skillweave.skills.admission``, as a job's does),
+An activation applies the signature policy (``skillweave.skills.admission``, as a run's does),
 publishes the skill's package (what the manager runs its scripts from), finds an executable
 skill's tools (their schemas through :class:`~._runs.ScriptRuns`), notes its ``allowed-tools``,
 renders the ``<skill_content>`` payload with the children it opens, and pins the skill's
@@ -83,7 +83,7 @@ class Activations:
         if refusal is not None:
             raise ToolError(refusal)
         skill = library.get(name)
-        # The signature policy, as a job's activation applies it (a refusal is a tool error).
+        # The signature policy, as a run's activation applies it (a refusal is a tool error).
         refused, warning = await activation_trust(
             self._store, skill, self._settings.skills.trust, own=True
         )
@@ -113,7 +113,7 @@ class Activations:
         )
         try:  # recorded before the session counts it: an activation is never unrecorded
             await self._audit.record(
-                "activation", skill=name, version=skill.version, job=session.run_id
+                "activation", skill=name, version=skill.version, run=session.run_id
             )
         except AuditLogError as exc:
             raise unavailable(

@@ -3,7 +3,7 @@
 A session's script runs go through the warm pool, at the version the session activated
 (``skillweave.sandbox.pinned``: a version no longer available is a clear tool error), waiting
 while the pool is full or the manager is down for up to ``SANDBOX__QUEUE_SECONDS``
-(``skillweave.sandbox.queue``, as jobs do), each under the session's own run (``mcp-<session>``)
+(``skillweave.sandbox.queue``, as runs do), each under the session's own run (``mcp-<session>``)
 and only as the session's active skills' ``allowed-tools`` permit. The result comes back
 rendered and masked, with the output files. An executable skill's tool schemas (its scripts'
 ``--help-json``) are asked once per skill version. A sandbox's or manager's failure is a tool
@@ -181,7 +181,7 @@ class ScriptRuns:
 
     async def _queued(self, request: ExecuteRequest) -> ExecutionResult:
         """Run `request`, waiting while the pool is full or the manager is down or refuses
-        this door (as a job's script step does). The request names this door's store: a
+        this door (as a run's script step does). The request names this door's store: a
         manager on another one refuses it instead of looking for its packages and inputs
         where they are not."""
         request = request.model_copy(update={"store_id": await store_identity(self._store)})

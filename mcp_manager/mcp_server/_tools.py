@@ -1,6 +1,6 @@
 """The MCP front door's tools: :class:`ToolHandler` answers ``tools/list`` and ``tools/call``.
 
-An agent job's tools, from the same rules (``skillweave.agent.disclosure``: names, schemas,
+An agent run's tools, from the same rules (``skillweave.agent.disclosure``: names, schemas,
 activation rules and refusal texts), per session: ``list_skills``, ``activate_skill`` (its
 enum names what the session may activate now), ``read_skill_resource`` and
 ``run_skill_script`` (skills active in the session only, at the version it activated),
@@ -111,7 +111,7 @@ class ToolHandler:
                 message = disclosure.unknown_tool(params.name, [tool.name for tool in offered])
                 raise MCPError(types.INVALID_PARAMS, message)
             handler = functools.partial(self._skill_tool, tool=found)
-        # Checked before anything runs, as a job's loop checks them (disclosure's one rule).
+        # Checked before anything runs, as a run's loop checks them (disclosure's one rule).
         if refusal := self._arguments_refusal(session, params.name, arguments):
             return types.CallToolResult(content=[text(refusal)], is_error=True)
         try:

@@ -45,7 +45,7 @@ from skillweave.agent.effects import (
     check_implemented,
 )
 from skillweave.agent.events import AgentEvent, EventKind
-from skillweave.agent.idempotency import execution_key, job_id_of
+from skillweave.agent.idempotency import execution_key, run_id_of
 from skillweave.agent.loop import AgentLoop, new_state, system_prompt
 from skillweave.agent.rendering import Line, Part, Tone, event_line, generic_line, one_line
 from skillweave.agent.spec import (
@@ -59,7 +59,7 @@ from skillweave.agent.state import (
     ActiveSkill,
     AgentState,
     Budgets,
-    JobStatus,
+    RunStatus,
     SkillTool,
     TranscriptEntry,
 )
@@ -87,7 +87,6 @@ __all__ = [
     "CreateSkillOutcome",
     "EventKind",
     "InvokeModelInput",
-    "JobStatus",
     "LimitsInput",
     "Line",
     "LoadSkillInput",
@@ -101,6 +100,7 @@ __all__ = [
     "ReadResourceInput",
     "RecordInput",
     "RunScriptInput",
+    "RunStatus",
     "Runtime",
     "ScriptOutcome",
     "SearchInput",
@@ -124,10 +124,10 @@ __all__ = [
     "event_line",
     "execution_key",
     "generic_line",
-    "job_id_of",
     "new_state",
     "one_line",
     "parse_agent_spec",
+    "run_id_of",
     "skill_tool_name",
     "system_prompt",
     "tool_specs",

@@ -3,10 +3,10 @@
 Offered only to agents whose spec turns ``authoring`` on. ``create_skill`` takes a name, a
 description, the instructions (the SKILL.md body) and the skill's files, and examples to test
 its scripts with; the runtime validates the skill strictly, scans it and runs each example in
-a sandbox, and keeps it as a draft of the job (``skillweave.skills.drafts``), which the job may
-activate at once and no other job sees. ``publish_skill`` asks a person (the job's approval
+a sandbox, and keeps it as a draft of the run (``skillweave.skills.drafts``), which the run may
+activate at once and no other run sees. ``publish_skill`` asks a person (the run's approval
 channel: the Temporal signal, the API, ``skillweave runs approve``) with the draft's scan
-report first; approved, the draft becomes an uploaded skill that later jobs find.
+report first; approved, the draft becomes an uploaded skill that later runs find.
 
 Pure, like :mod:`skillweave.agent.disclosure` (it runs inside the Temporal workflow): the tool
 specs, reading a call's arguments into the runtime's input, and the texts the model reads.
@@ -63,7 +63,7 @@ class AuthoringError(Exception):
 
 
 def authoring_specs(drafts: Mapping[str, str]) -> tuple[ToolSpec, ...]:
-    """``create_skill``, and ``publish_skill`` once the job has drafts (its enum)."""
+    """``create_skill``, and ``publish_skill`` once the run has drafts (its enum)."""
     create = ToolSpec(
         name=CREATE_SKILL,
         description=(
@@ -71,7 +71,7 @@ def authoring_specs(drafts: Mapping[str, str]) -> tuple[ToolSpec, ...]:
             "description saying what it does and when to use it, its instructions "
             "(Markdown), its files (scripts/…, references/…) and examples that test each "
             "script. It is checked, scanned and tested in a sandbox, then kept as a draft "
-            "that this job can activate at once; publish_skill offers it to later jobs."
+            "that this run can activate at once; publish_skill offers it to later runs."
         ),
         input_schema={
             "type": "object",
@@ -91,7 +91,7 @@ def authoring_specs(drafts: Mapping[str, str]) -> tuple[ToolSpec, ...]:
     publish = ToolSpec(
         name=PUBLISH_SKILL,
         description=(
-            "Ask a person to publish a skill this job wrote, so that later jobs can find "
+            "Ask a person to publish a skill this run wrote, so that later runs can find "
             "and use it. Waits for their decision."
         ),
         input_schema={
@@ -137,11 +137,11 @@ def _list(arguments: Mapping[str, Any], key: str) -> list[Any]:
 
 def too_many_drafts(limit: int) -> str:
     return (
-        f"This job has written {limit} skills, as many as its agent allows; improve one of "
+        f"This run has written {limit} skills, as many as its agent allows; improve one of "
         "them (create_skill with its name) instead."
     )
 
 
 def not_a_draft(name: str, drafts: Mapping[str, str]) -> str:
     mine = ", ".join(sorted(drafts)) or "none yet"
-    return f"{name!r} is not a skill this job wrote (its drafts: {mine})."
+    return f"{name!r} is not a skill this run wrote (its drafts: {mine})."

@@ -1,4 +1,4 @@
-"""Compaction: keep the transcript a model call carries under the job's budget.
+"""Compaction: keep the transcript a model call carries under the run's budget.
 
 When the visible transcript passes ``budgets.transcript_chars``, the oldest tool outputs
 (resource reads, script results, other tool results) are elided: the model then sees their

@@ -4,7 +4,7 @@ It checks a call's arguments against the tool's schema as offered, then runs it:
 ``activate_skill`` (also the loop's preloads), ``read_skill_resource``, ``run_skill_script``,
 ``search_skills`` when the catalog offers it, script runs and an executable skill's own tools
 (``skillweave.agent.script_runs``), and the authoring calls (``skillweave.agent.drafts``) when
-the job may author. What the disclosure rules (``skillweave.agent.disclosure``) refuse is
+the run may author. What the disclosure rules (``skillweave.agent.disclosure``) refuse is
 answered as a tool result the model can act on. Called by the agent loop
 (``skillweave.agent.loop``). Pure: every side effect is one runtime call.
 """
@@ -40,7 +40,7 @@ __all__ = ["ToolDispatch"]
 
 
 class ToolDispatch:
-    """Answers one job's tool calls against `runtime`.
+    """Answers one run's tool calls against `runtime`.
 
     Args:
         runtime: where every side effect goes.

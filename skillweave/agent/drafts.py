@@ -1,10 +1,10 @@
 """`Drafts`: the ``create_skill`` and ``publish_skill`` calls of an agent that writes skills.
 
 :meth:`Drafts.create` checks a draft's parts (``skillweave.agent.authoring``), its name and the
-job's draft and script-run limits, has the runtime build and try it, and keeps the version it
+run's draft and script-run limits, has the runtime build and try it, and keeps the version it
 kept; :meth:`Drafts.publish` asks a person (``skillweave.agent.approvals``) and has the runtime
 publish the approved draft. Called by the tool dispatch (``skillweave.agent.dispatch``) when the
-job may author. Pure: every side effect is one runtime call.
+run may author. Pure: every side effect is one runtime call.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["Drafts"]
 
 
 class Drafts:
-    """The skills one job writes: drafting them and publishing what a person approved."""
+    """The skills one run writes: drafting them and publishing what a person approved."""
 
     def __init__(
         self, runtime: Runtime, spec: AgentSpec, journal: Journal, approvals: Approvals
@@ -57,7 +57,7 @@ class Drafts:
                 run_id=state.run_id,
                 seq=seq,
                 tool_call_id=call.id,
-                execution_id=execution_key(state.job_id, seq),
+                execution_id=execution_key(state.run_id, seq),
                 name=name,
                 description=description,
                 instructions=instructions,
@@ -104,7 +104,7 @@ class Drafts:
         decision = await self._approvals.ask(state, request, what)
         if not decision.approved:
             raise Refusal(
-                f"Publishing {name!r} was not approved{why(decision)} It stays a draft of this job."
+                f"Publishing {name!r} was not approved{why(decision)} It stays a draft of this run."
             )
         outcome = await self._runtime.call(
             PUBLISH_SKILL,

@@ -10,7 +10,7 @@ size and a one-line summary, so the loop's state grows with turns, not with outp
 
 Errors: a mistake the model can fix is *not* an exception here; it comes back as a result with
 ``is_error`` set (an unknown resource path, a script that is not in the skill). Exceptions are
-infrastructure failures (``ModelError``, ``SandboxError``, ``StorageError``…) and end the job
+infrastructure failures (``ModelError``, ``SandboxError``, ``StorageError``…) and end the run
 (the Temporal engine retries them first, by the classification in ``skillweave.llm.retry``).
 """
 
@@ -66,7 +66,7 @@ class _Model(BaseModel):
 
 
 class CatalogInput(_Model):
-    """What the job may see of the skill library (from the agent spec)."""
+    """What the run may see of the skill library (from the agent spec)."""
 
     run_id: str
     task: str
@@ -79,13 +79,13 @@ class CatalogInput(_Model):
     preload_threshold: float | None = Field(
         default=None,
         description="Preload only above this score (the selection strategy's scale); None: "
-        "the strategy's default. Set alone (by jobs started before `preload`), it means preload.",
+        "the strategy's default. Set alone (by runs started before `preload`), it means preload.",
     )
     pinned: tuple[PinnedSkill, ...] | None = Field(
-        default=None, description="The skills at the versions the job started with."
+        default=None, description="The skills at the versions the run started with."
     )
     store_id: str | None = Field(
-        default=None, description="The store the job was started against; the runtime's must be it."
+        default=None, description="The store the run was started against; the runtime's must be it."
     )
 
 
@@ -101,7 +101,7 @@ class CatalogResult(_Model):
     )
     aliases: dict[str, str] = Field(
         default_factory=dict,
-        description="Qualified names (web.scraper) of the job's namespaced skills, to the "
+        description="Qualified names (web.scraper) of the run's namespaced skills, to the "
         "names the catalog shows them by.",
     )
 
@@ -116,7 +116,7 @@ class TranscriptWrite(_Model):
 class TranscriptView(_Model):
     """Which stored messages a model call sees: ``0..upto-1``, where every elidable output
     (a compactable kind whose summary is shorter than its text) below ``elide_before`` is
-    replaced by its summary. Two numbers, however long the job: the call's input stays flat."""
+    replaced by its summary. Two numbers, however long the run: the call's input stays flat."""
 
     upto: int = Field(ge=0)
     elide_before: int = Field(default=0, ge=0)
@@ -134,7 +134,7 @@ class InvokeModelInput(_Model):
     max_output_tokens: int = 4096
     model: str | None = Field(
         default=None,
-        description="The job's model: a profile or provider:name, resolved where it runs.",
+        description="The run's model: a profile or provider:name, resolved where it runs.",
     )
 
 
@@ -149,17 +149,17 @@ class LoadSkillInput(_Model):
     run_id: str
     skill: str
     draft: str | None = Field(
-        default=None, description="The version of a skill this job wrote (create_skill)."
+        default=None, description="The version of a skill this run wrote (create_skill)."
     )
     seq: int = Field(description="Where the activation payload is stored.")
     tool_call_id: str
     allowed: tuple[str, ...] | None = None
     pinned: tuple[PinnedSkill, ...] | None = Field(
-        default=None, description="The skills at the versions the job started with."
+        default=None, description="The skills at the versions the run started with."
     )
     taken_tools: tuple[str, ...] = Field(
         default=(),
-        description="Tool names the job's active skills registered: a new tool keeps its own "
+        description="Tool names the run's active skills registered: a new tool keeps its own "
         "name only while no other tool has it.",
     )
 
@@ -240,7 +240,7 @@ class ScriptOutcome(ToolOutcome):
     ran: bool = Field(
         default=True,
         description="False: refused before any sandbox was claimed (the manager found no such "
-        "script in the package, or another mistake in the request); the job's script budget "
+        "script in the package, or another mistake in the request); the run's script budget "
         "does not count it.",
     )
 
@@ -257,7 +257,7 @@ class SearchInput(_Model):
     top_k: int = 5
     allowed: tuple[str, ...] | None = None
     pinned: tuple[PinnedSkill, ...] | None = Field(
-        default=None, description="The skills at the versions the job started with."
+        default=None, description="The skills at the versions the run started with."
     )
     seq: int
     tool_call_id: str
@@ -284,7 +284,7 @@ class SkillExample(_Model):
 
 class CreateSkillInput(_Model):
     """``create_skill``: a skill the agent wrote, to validate, scan, test and keep as a draft
-    of its job."""
+    of its run."""
 
     run_id: str
     seq: int = Field(description="Where the result is stored; the examples' runs key on it.")
@@ -298,7 +298,7 @@ class CreateSkillInput(_Model):
     allowed: tuple[str, ...] | None = None
     pinned: tuple[PinnedSkill, ...] | None = None
     replaces: str | None = Field(
-        default=None, description="The job's earlier draft of that name, which this replaces."
+        default=None, description="The run's earlier draft of that name, which this replaces."
     )
 
 
@@ -357,22 +357,22 @@ class ApprovalDecision(_Model):
 
 
 class RecordInput(_Model):
-    """``record_transcript``: loop-made messages no model call carried (the end of a job)."""
+    """``record_transcript``: loop-made messages no model call carried (the end of a run)."""
 
     run_id: str
     writes: tuple[TranscriptWrite, ...]
 
 
 class LimitsInput(_Model):
-    """``job_limits``: the job asking for its worker's limits (for the worker's log lines)."""
+    """``run_limits``: the run asking for its worker's limits (for the worker's log lines)."""
 
     run_id: str
 
 
 class ActivityTimeouts(_Model):
-    """The limits a job's side effects run under: start-to-close timeouts, the heartbeat
+    """The limits a run's side effects run under: start-to-close timeouts, the heartbeat
     timeout and the attempts. The worker's (``engines.contract.activity_timeouts`` of its
-    ``settings.workflow``), asked for once per job with ``job_limits``."""
+    ``settings.workflow``), asked for once per run with ``run_limits``."""
 
     model_seconds: float = Field(default=600.0, gt=0, description="One model call.")
     script_seconds: float = Field(

@@ -1,9 +1,9 @@
-"""The side effects of an agent job, each declared once, and the `Runtime` port that makes them.
+"""The side effects of an agent run, each declared once, and the `Runtime` port that makes them.
 
 A :class:`SideEffect` says all that the engines need to know of one side effect: its activity
 name (recorded in workflow histories: never rename one), its input and result models
 (:mod:`skillweave.agent.effect_models`), the limit it runs under, whether it heartbeats,
-whether it is a local activity, the phase it puts the job in, its summary for the Temporal UI,
+whether it is a local activity, the phase it puts the run in, its summary for the Temporal UI,
 its activity id, whether cancelling waits for it and which limits (and so which retry policy)
 apply.
 :data:`EFFECTS` holds them all; everything else is derived from it:
@@ -13,7 +13,7 @@ apply.
 - the worker registers one activity per descriptor (``activities.agent``) and the direct engine
   makes the same call in-process (``skillweave.engines.direct``), both calling the method of the
   implementation named as the effect (``AgentServices.invoke_model``; the worker's own for
-  ``job_limits``), checked when they are built (:func:`check_implemented`).
+  ``run_limits``), checked when they are built (:func:`check_implemented`).
 
 So adding a side effect is its descriptor here, its method on ``AgentServices`` and its test.
 Whether a failure is retried is one rule for every effect (``skillweave.engines.retries``);
@@ -62,12 +62,12 @@ __all__ = [
     "CREATE_SKILL",
     "EFFECTS",
     "INVOKE_MODEL",
-    "JOB_LIMITS",
     "LOAD_SKILL",
     "PREPARE_CATALOG",
     "PUBLISH_SKILL",
     "READ_SKILL_RESOURCE",
     "RECORD_TRANSCRIPT",
+    "RUN_LIMITS",
     "RUN_SKILL_SCRIPT",
     "SEARCH_SKILLS",
     "Phase",
@@ -91,7 +91,7 @@ Phase = Literal[
     "cancelled",
     "budget_exhausted",
 ]
-"""What a job is doing now; the last four are how it ended."""
+"""What a run is doing now; the last four are how it ended."""
 
 Limit = Literal["model", "script", "short"]
 """An :class:`ActivityTimeouts` start-to-close limit, by its field's name (``model_seconds``…)."""
@@ -102,29 +102,29 @@ Out = TypeVar("Out")
 
 @dataclass(frozen=True, kw_only=True)
 class SideEffect(Generic[In, Out]):
-    """One side effect of an agent job: a Temporal activity, or a direct in-process call.
+    """One side effect of an agent run: a Temporal activity, or a direct in-process call.
 
     Attributes:
         name: the activity's name, and the implementation's method name.
         input: what a call takes.
         output: what it answers (None: nothing).
-        summary: what the Temporal UI shows for a call, from the request and the job's state.
+        summary: what the Temporal UI shows for a call, from the request and the run's state.
         retry_name: what a call is in a few words, for its retry notices (``script pdf/x.py``,
             ``activate pdf``); a model call's names the model the services resolved.
-        phase: what the job is doing while the call runs (None: unchanged).
+        phase: what the run is doing while the call runs (None: unchanged).
         timeout: the start-to-close limit: a :data:`Limit`, or the seconds a call is given
-            by its request and the job's limits.
+            by its request and the run's limits.
         heartbeat: a long call: the worker heartbeats while it runs, and the workflow gives it
             a heartbeat timeout, so a dead worker is noticed (and a cancellation delivered).
         local: a local activity: recorded as one marker in the workflow task that asked for
             it. Only for a short call that is idempotent where it stores (a read whose result
             goes to a fixed transcript key), since a crash runs it again.
-        activity_id: the call's activity id (None: Temporal's); in the job's history, so it is
+        activity_id: the call's activity id (None: Temporal's); in the run's history, so it is
             made from the same ``seq`` as the request's idempotency keys.
-        waits_for_cancellation: a cancelled job waits until the call is cancelled too (a
+        waits_for_cancellation: a cancelled run waits until the call is cancelled too (a
             script run, at the manager).
-        limits: ``job``: the job's limits (the worker's); ``defaults``: the contract's
-            defaults (``job_limits``, which asks for the worker's before they are known). The
+        limits: ``run``: the run's limits (the worker's); ``defaults``: the contract's
+            defaults (``run_limits``, which asks for the worker's before they are known). The
             timeouts and the retry policy's attempts come from them.
         implemented_by: ``services``: ``AgentServices.<name>``; ``worker``: the worker itself
             (it answers its own settings), never called by the direct engine.
@@ -141,7 +141,7 @@ class SideEffect(Generic[In, Out]):
     local: bool = False
     activity_id: Callable[[In], str] | None = None
     waits_for_cancellation: bool = False
-    limits: Literal["job", "defaults"] = "job"
+    limits: Literal["run", "defaults"] = "run"
     implemented_by: Literal["services", "worker"] = "services"
 
     def seconds(self, request: In, limits: ActivityTimeouts) -> float:
@@ -253,8 +253,8 @@ PUBLISH_SKILL: Final = SideEffect[PublishSkillInput, PublishSkillOutcome](
     phase="activating",
     heartbeat=True,
 )
-JOB_LIMITS: Final = SideEffect[LimitsInput, ActivityTimeouts](
-    name="job_limits",
+RUN_LIMITS: Final = SideEffect[LimitsInput, ActivityTimeouts](
+    name="run_limits",
     input=LimitsInput,
     output=ActivityTimeouts,
     summary=lambda request, state: "the worker's limits",
@@ -274,9 +274,9 @@ EFFECTS: Final[tuple[SideEffect[Any, Any], ...]] = (
     RECORD_TRANSCRIPT,
     CREATE_SKILL,
     PUBLISH_SKILL,
-    JOB_LIMITS,
+    RUN_LIMITS,
 )
-"""Every side effect of an agent job: the worker registers one activity per entry."""
+"""Every side effect of an agent run: the worker registers one activity per entry."""
 
 _BY_NAME: Final = {effect.name: effect for effect in EFFECTS}
 
@@ -294,7 +294,7 @@ def check_implemented(
     implementation: object, effects: Iterable[SideEffect[Any, Any]], *, by: str
 ) -> None:
     """Check that `implementation` has, for each of `effects`, an async method named as it
-    (what the worker and the direct engine call): fail at once, not at the job's first call.
+    (what the worker and the direct engine call): fail at once, not at the run's first call.
 
     Raises:
         ConfigError: one is missing; the line names it and `by`.
@@ -308,7 +308,7 @@ def check_implemented(
 
 
 class Runtime(Protocol):
-    """The side effects of an agent job. Implemented by the direct and the Temporal engine."""
+    """The side effects of an agent run. Implemented by the direct and the Temporal engine."""
 
     async def call(self, effect: SideEffect[In, Out], request: In) -> Out:
         """Make the side effect `effect` with `request` and answer its result."""
@@ -319,7 +319,7 @@ class Runtime(Protocol):
         ...
 
     async def wait_for_input(self, request: WaitInput) -> list[str]:
-        """User messages sent to the job, waiting up to ``timeout_seconds`` for the first."""
+        """User messages sent to the run, waiting up to ``timeout_seconds`` for the first."""
         ...
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:

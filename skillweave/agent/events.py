@@ -24,7 +24,7 @@ from skillweave.storage.base import ArtifactRef
 __all__ = ["EVENT_KINDS", "AgentEvent", "EventKind"]
 
 EventKind = Literal[
-    "job_started",
+    "run_started",
     "preloaded",
     "model_called",
     "skill_activated",
@@ -39,7 +39,7 @@ EventKind = Literal[
     "approval_decided",
     "skill_drafted",
     "skill_published",
-    "job_finished",
+    "run_finished",
 ]
 
 EVENT_KINDS: Final[frozenset[str]] = frozenset(get_args(EventKind))
@@ -47,7 +47,7 @@ EVENT_KINDS: Final[frozenset[str]] = frozenset(get_args(EventKind))
 
 
 class AgentEvent(BaseModel):
-    """One step of a run. Fields beyond ``kind``, ``job_id`` and ``turn`` depend on the kind.
+    """One step of a run. Fields beyond ``kind``, ``run_id`` and ``turn`` depend on the kind.
 
     ``kind`` is one of :data:`EventKind` when the event is made; read from JSON it may be a
     newer version's kind, kept by its name (see the module docstring).
@@ -56,7 +56,7 @@ class AgentEvent(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: EventKind | str
-    job_id: str
+    run_id: str
     turn: int
     at: float = Field(description="Seconds since the epoch, from the runtime's clock.")
     skill: str | None = None

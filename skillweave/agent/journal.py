@@ -1,8 +1,8 @@
-"""`Journal`: what a job records as its loop runs, and tells whoever watches.
+"""`Journal`: what a run records as its loop runs, and tells whoever watches.
 
-It appends the job's transcript entries (a tool result the runtime stored, or a message the loop
+It appends the run's transcript entries (a tool result the runtime stored, or a message the loop
 wrote itself and keeps unsaved until the next model call or the end of the run carries it), emits
-each :class:`~skillweave.agent.events.AgentEvent` with the runtime's time, and finishes the job
+each :class:`~skillweave.agent.events.AgentEvent` with the runtime's time, and finishes the run
 once with a status and a reason. The agent loop (``skillweave.agent.loop``) and its collaborators
 (the tool dispatch, approvals, drafts) write through one journal per run. Pure: no I/O; the time
 comes from the runtime.
@@ -15,7 +15,7 @@ from typing import Any
 
 from skillweave.agent.effect_models import ToolOutcome, TranscriptWrite
 from skillweave.agent.events import AgentEvent, EventKind
-from skillweave.agent.state import AgentState, EntryKind, JobStatus, TranscriptEntry
+from skillweave.agent.state import AgentState, EntryKind, RunStatus, TranscriptEntry
 from skillweave.llm.messages import Message
 
 __all__ = ["Journal"]
@@ -72,18 +72,18 @@ class Journal:
             TranscriptEntry(seq=seq, role=message.role, kind=kind, chars=len(message.text))
         )
 
-    def finish(self, state: AgentState, status: JobStatus, reason: str) -> None:
-        """End the job with `status` and `reason` (once: a finished job stays as it ended)."""
+    def finish(self, state: AgentState, status: RunStatus, reason: str) -> None:
+        """End the run with `status` and `reason` (once: a finished run stays as it ended)."""
         if state.finished:
             return
         state.status = status
         state.reason = reason
-        self.emit(state, "job_finished", status=status, detail=reason, usage=state.usage)
+        self.emit(state, "run_finished", status=status, detail=reason, usage=state.usage)
 
     def emit(self, state: AgentState, kind: EventKind, **fields: Any) -> None:
         """Tell the watcher about `kind` (with `fields`), at the runtime's time."""
         if self._on_event is not None:
             event = AgentEvent(
-                kind=kind, job_id=state.job_id, turn=state.turn, at=self._now(), **fields
+                kind=kind, run_id=state.run_id, turn=state.turn, at=self._now(), **fields
             )
             self._on_event(event)

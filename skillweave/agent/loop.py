@@ -1,9 +1,9 @@
 """The agent loop: a deterministic state machine over `AgentState`.
 
-:func:`new_state` makes a job; :class:`AgentLoop` drives it. Each turn: take user messages that
+:func:`new_state` makes a run; :class:`AgentLoop` drives it. Each turn: take user messages that
 arrived, check the budgets, compact the transcript, call the model, then answer each tool call
 it made, in order. Every side effect is one call on the ``Runtime`` port; the loop itself has
-no I/O, no clock and no randomness (ids come from the job id and transcript positions), so it
+no I/O, no clock and no randomness (ids come from the run id and transcript positions), so it
 replays identically inside a Temporal workflow.
 
 Rules the loop enforces (each answered as a tool result the model can act on; the disclosure
@@ -15,7 +15,7 @@ front door shares):
   makes its children attachable and an executable skill's activation registers its tools.
 - ``read_skill_resource`` and ``run_skill_script`` need the skill active, and run against the
   version pinned at activation.
-- input artifacts must be ones the job knows (its inputs and earlier outputs).
+- input artifacts must be ones the run knows (its inputs and earlier outputs).
 - while active skills limit the tools (``allowed-tools``), a run none of them allows is
   refused, and a run a skill allows for its own scripts needs no person's approval.
 - unknown tools and malformed arguments are refused with what would have been accepted:
@@ -24,12 +24,12 @@ front door shares):
 
 It reads what the model sent back: a reply with no text and no tool call, or an answer cut off
 at the output limit (``stop_reason`` ``max_tokens``), is not an answer; the model is asked again,
-up to :data:`~skillweave.agent.replies.REPLY_RETRIES` times in a row, and then the job ends
+up to :data:`~skillweave.agent.replies.REPLY_RETRIES` times in a row, and then the run ends
 ``failed`` (``empty reply: …`` or ``truncated: …``), never ``completed``. A script run the
 runtime refused before any sandbox was claimed (``ScriptOutcome.ran`` false: no such script)
 does not count against the budget.
 
-Budgets (turns, tokens, script runs) end the job with status ``budget_exhausted`` and a reason.
+Budgets (turns, tokens, script runs) end the run with status ``budget_exhausted`` and a reason.
 Infrastructure failures raised by the runtime end it as ``failed`` and propagate.
 
 The loop drives the turns; its collaborators do the rest: ``skillweave.agent.dispatch``
@@ -84,15 +84,15 @@ def system_prompt(spec: AgentSpec, catalog: str) -> str:
 
 def new_state(
     *,
-    job_id: str,
+    run_id: str,
     task: str,
     spec: AgentSpec,
     inputs: Sequence[ArtifactRef] = (),
     store_id: str | None = None,
 ) -> AgentState:
-    """A job that has not started: the task and its input artifacts."""
+    """A run that has not started: the task and its input artifacts."""
     return AgentState(
-        job_id=job_id,
+        run_id=run_id,
         agent=spec.name,
         model=spec.model,
         task=task,
@@ -112,7 +112,7 @@ def _task_text(state: AgentState) -> str:
 
 
 class AgentLoop:
-    """Runs one job's turns against a runtime.
+    """Runs one run's turns against a runtime.
 
     Args:
         runtime: where every side effect goes.
@@ -152,7 +152,7 @@ class AgentLoop:
         """Run `state` until it finishes (or ``pause`` says so); returns it (also updated in
         place). A paused state is ``running`` and can be run again, by this loop or another.
 
-        Raises whatever the runtime raises (after marking the job ``failed``), and
+        Raises whatever the runtime raises (after marking the run ``failed``), and
         ``asyncio.CancelledError`` (after marking it ``cancelled``).
         """
         journal = self._journal
@@ -171,7 +171,7 @@ class AgentLoop:
             raise
         except GeneratorExit:
             # The run is being discarded, not ended: a worker that stopped dropped its copy
-            # (the job lives on in Temporal). Nothing is recorded, nor can be, from here.
+            # (the run lives on in Temporal). Nothing is recorded, nor can be, from here.
             journal.drop_unsaved()
             raise
         except BaseException as exc:
@@ -210,7 +210,7 @@ class AgentLoop:
         state.aliases = dict(result.aliases)
         count = len(result.roots)
         self._journal.emit(
-            state, "job_started", detail=f"{count} skill{'s' * (count != 1)} in the catalog"
+            state, "run_started", detail=f"{count} skill{'s' * (count != 1)} in the catalog"
         )
         self._journal.append_own(state, Message(role="user", text=_task_text(state)), kind="task")
         for name in result.auto_load:
@@ -276,7 +276,7 @@ class AgentLoop:
     def _no_answer(self, state: AgentState, turn: ModelTurn) -> bool:
         """Whether the reply `turn` (with no tool call) is no answer: empty, or cut off at the
         output limit. Such a reply is answered with a note asking again, or, after
-        :data:`~skillweave.agent.replies.REPLY_RETRIES` of them in a row, ends the job
+        :data:`~skillweave.agent.replies.REPLY_RETRIES` of them in a row, ends the run
         ``failed``."""
         found = no_answer(turn, state.budgets.max_output_tokens)
         if found is None:

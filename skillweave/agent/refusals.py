@@ -1,7 +1,7 @@
-"""What ends a tool call or a job early: a refusal the model reads, or a budget used up.
+"""What ends a tool call or a run early: a refusal the model reads, or a budget used up.
 
 :class:`Refusal` is a tool call the loop answers with a message instead of running it;
-:class:`BudgetExhausted` ends the job ``budget_exhausted`` with its reason. The checks here
+:class:`BudgetExhausted` ends the run ``budget_exhausted`` with its reason. The checks here
 (:func:`check_turns`, :func:`check_tokens`, :func:`count_run`, :func:`check_runs`) raise it with
 the reason's text; :func:`string_argument` reads a required string argument or refuses the call.
 Raised by the agent loop's collaborators (``skillweave.agent.dispatch``, ``approvals``,
@@ -31,25 +31,25 @@ class Refusal(Exception):
 
 
 class BudgetExhausted(Exception):
-    """A budget of the job is used up; the message is the job's reason."""
+    """A budget of the run is used up; the message is the run's reason."""
 
 
 def check_turns(state: AgentState) -> None:
-    """Raise :class:`BudgetExhausted` when the job made all the model calls it may."""
+    """Raise :class:`BudgetExhausted` when the run made all the model calls it may."""
     limit = state.budgets.max_turns
     if state.turn >= limit:
         raise BudgetExhausted(f"max_turns reached ({counted(limit, 'model call')})")
 
 
 def check_tokens(state: AgentState) -> None:
-    """Raise :class:`BudgetExhausted` when the job used all the tokens it may."""
+    """Raise :class:`BudgetExhausted` when the run used all the tokens it may."""
     limit = state.budgets.max_tokens
     if state.usage.total_tokens >= limit:
         raise BudgetExhausted(f"max_tokens reached ({state.usage.total_tokens} of {limit})")
 
 
 def check_runs(state: AgentState, more: int) -> None:
-    """Raise :class:`BudgetExhausted` when `more` script runs would pass the job's limit."""
+    """Raise :class:`BudgetExhausted` when `more` script runs would pass the run's limit."""
     limit = state.budgets.max_script_runs
     if state.script_runs + more > limit:
         raise BudgetExhausted(f"max_script_runs reached ({counted(limit, 'script run')})")

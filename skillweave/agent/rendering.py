@@ -259,7 +259,7 @@ def _authored(label: str, event: AgentEvent, *, ok: bool) -> Line:
     )
 
 
-def _job_finished(event: AgentEvent) -> Line:
+def _run_finished(event: AgentEvent) -> Line:
     ok = event.status == "completed"
     return Line(
         "finished",
@@ -270,7 +270,7 @@ def _job_finished(event: AgentEvent) -> Line:
 
 
 _RENDERINGS: Final[dict[EventKind, Callable[[AgentEvent], Line]]] = {
-    "job_started": _started,
+    "run_started": _started,
     "preloaded": _preloaded,
     "model_called": _model_called,
     "skill_activated": _skill_activated,
@@ -285,7 +285,7 @@ _RENDERINGS: Final[dict[EventKind, Callable[[AgentEvent], Line]]] = {
     "approval_decided": _approval_decided,
     "skill_drafted": _skill_drafted,
     "skill_published": _skill_published,
-    "job_finished": _job_finished,
+    "run_finished": _run_finished,
 }
 
 RENDERED_KINDS: Final[frozenset[str]] = frozenset(_RENDERINGS)

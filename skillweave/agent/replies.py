@@ -2,7 +2,7 @@
 
 A reply with no text and no tool call, or one cut off at the output limit (``stop_reason``
 ``max_tokens``), is not an answer: :func:`no_answer` gives the note that asks the model again and
-the reason the job fails with after :data:`REPLY_RETRIES` such replies in a row.
+the reason the run fails with after :data:`REPLY_RETRIES` such replies in a row.
 :func:`reply_detail` is the ``model_called`` event's detail. Used by the agent loop
 (``skillweave.agent.loop``). Pure.
 """
@@ -18,7 +18,7 @@ __all__ = ["REPLY_RETRIES", "NoAnswer", "no_answer", "reply_detail"]
 
 REPLY_RETRIES: Final = 2
 """How many replies in a row that are no answer (empty, or cut off at the output limit) the
-model is asked again after; the next one ends the job ``failed``."""
+model is asked again after; the next one ends the run ``failed``."""
 
 _EMPTY_NOTE: Final = (
     "Your last reply was empty: no text and no tool call. Go on with the task: call one of "
@@ -27,7 +27,7 @@ _EMPTY_NOTE: Final = (
 
 
 class NoAnswer(NamedTuple):
-    """A reply that is no answer: the note asking again, and the reason a job fails with."""
+    """A reply that is no answer: the note asking again, and the reason a run fails with."""
 
     note: str
     reason: str

@@ -1,10 +1,10 @@
 """`ScriptRuns`: a script run the model asked for, from its checks to its result.
 
 A ``run_skill_script`` call or a call of an executable skill's own tool names its input
-artifacts (ones the job knows), passes what active skills' ``allowed-tools`` permit
+artifacts (ones the run knows), passes what active skills' ``allowed-tools`` permit
 (``skillweave.agent.disclosure``), is approved by a person when the agent requires it and no
-active skill pre-approves it (``skillweave.agent.approvals``), counts against the job's script
-runs, and runs through the runtime; its output artifacts become the job's. Called by the tool
+active skill pre-approves it (``skillweave.agent.approvals``), counts against the run's script
+runs, and runs through the runtime; its output artifacts become the run's. Called by the tool
 dispatch (``skillweave.agent.dispatch``). Pure: every side effect is one runtime call.
 """
 
@@ -27,7 +27,7 @@ __all__ = ["ScriptRuns"]
 
 
 class ScriptRuns:
-    """Runs one job's scripts against `runtime`, under the agent's approval settings."""
+    """Runs one run's scripts against `runtime`, under the agent's approval settings."""
 
     def __init__(
         self, runtime: Runtime, spec: AgentSpec, journal: Journal, approvals: Approvals
@@ -47,7 +47,7 @@ class ScriptRuns:
             ref = state.artifacts.get(key.strip())
             if ref is None:
                 raise Refusal(
-                    f"Unknown artifact {key!r}. Artifacts of this job: "
+                    f"Unknown artifact {key!r}. Artifacts of this run: "
                     f"{names_preview(list(state.artifacts))}."
                 )
             refs.append(ref)
@@ -114,7 +114,7 @@ class ScriptRuns:
             RUN_SKILL_SCRIPT,
             RunScriptInput(
                 run_id=state.run_id,
-                execution_id=execution_key(state.job_id, seq),
+                execution_id=execution_key(state.run_id, seq),
                 skill=skill.name,
                 version=skill.version,
                 script=script,

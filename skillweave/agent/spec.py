@@ -3,7 +3,7 @@
 An agent spec names the agent, gives its instruction (the start of the system prompt), the
 model to use (``provider:name``, else the settings'), the skills it may use (a parent allows its
 whole tree; ``web.*`` every skill of the namespace ``web``; unset means every enabled skill),
-how the catalog is shown, optional pre-inference preload, and the job's limits::
+how the catalog is shown, optional pre-inference preload, and the run's limits::
 
     name: data-analyst
     instruction: You analyse the user's data files with the skills available to you.
@@ -92,17 +92,17 @@ class ApprovalOptions(BaseModel):
 class AuthoringOptions(BaseModel):
     """Skills the agent writes itself (``create_skill``, ``publish_skill``): off unless the
     spec turns it on. A draft is validated strictly, scanned and test-run with the examples
-    the model gives, then usable by its own job at once; other jobs see it once a person
+    the model gives, then usable by its own run at once; other runs see it once a person
     approves its publication."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = False
-    max_drafts: int = Field(default=5, ge=1, le=50, description="Drafts one job may create.")
+    max_drafts: int = Field(default=5, ge=1, le=50, description="Drafts one run may create.")
 
 
 class PinnedSkill(BaseModel):
-    """A skill at the version a job was started with (see ``AgentSpec.pinned``)."""
+    """A skill at the version a run was started with (see ``AgentSpec.pinned``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -131,7 +131,7 @@ class AgentSpec(BaseModel):
     authoring: AuthoringOptions = Field(default_factory=AuthoringOptions)
     pinned: tuple[PinnedSkill, ...] | None = Field(
         default=None,
-        description="Set when a job starts from a stored agent (the API): the job sees exactly "
+        description="Set when a run starts from a stored agent (the API): the run sees exactly "
         "these skills at these versions, whatever the library holds later.",
     )
 

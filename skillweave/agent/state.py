@@ -1,4 +1,4 @@
-"""`AgentState`: everything a job is, small enough to live in a workflow's history.
+"""`AgentState`: everything a run is, small enough to live in a workflow's history.
 
 The state holds *references*, not content: each transcript entry is a pointer to a message
 stored in the artifact store (``runs/{run}/transcript/{seq}.json``) with its size, its kind and
@@ -9,7 +9,7 @@ Nor does it grow with the number of turns: the front of ``transcript`` is *folde
 numbers (``folded``, ``folded_chars``, and the outputs among them not elided yet), and the
 compaction state is one boundary, ``elide_before``: every compactable output below it whose
 summary is shorter than its text is elided (compaction elides oldest first, so that set is
-always such a prefix). A model call rebuilds its view from the store with that rule, so a job
+always such a prefix). A model call rebuilds its view from the store with that rule, so a run
 of any length carries a window of at most :data:`FOLD_AT` entries.
 
 The loop (``skillweave.agent.loop``) is the only writer; engines read it for status, and it
@@ -34,13 +34,13 @@ __all__ = [
     "Budgets",
     "DraftSkill",
     "EntryKind",
-    "JobStatus",
+    "RunStatus",
     "SkillTool",
     "TranscriptEntry",
     "elidable",
 ]
 
-JobStatus = Literal["running", "completed", "failed", "cancelled", "budget_exhausted"]
+RunStatus = Literal["running", "completed", "failed", "cancelled", "budget_exhausted"]
 """``running`` until the loop ends; then why it ended."""
 
 EntryKind = Literal["task", "user", "assistant", "skill", "resource", "script", "tool", "note"]
@@ -49,13 +49,13 @@ EntryKind = Literal["task", "user", "assistant", "skill", "resource", "script", 
 
 
 class Budgets(BaseModel):
-    """Limits that end a job; each is checked where it is spent."""
+    """Limits that end a run; each is checked where it is spent."""
 
     model_config = ConfigDict(frozen=True)
 
     max_turns: int = Field(default=40, ge=1, le=100_000, description="Model calls.")
     max_tokens: int = Field(
-        default=2_000_000, ge=1, description="Input plus output tokens over the job."
+        default=2_000_000, ge=1, description="Input plus output tokens over the run."
     )
     max_script_runs: int = Field(default=30, ge=0, le=100_000)
     transcript_chars: int = Field(
@@ -100,7 +100,7 @@ class ActiveSkill(BaseModel):
 
 
 class DraftSkill(BaseModel):
-    """A skill the job wrote (``create_skill``): its version and its scan, in a line."""
+    """A skill the run wrote (``create_skill``): its version and its scan, in a line."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -134,17 +134,17 @@ def elidable(entry: TranscriptEntry) -> bool:
 
 
 class AgentState(BaseModel):
-    """One agent job. Mutable: the loop updates it in place, turn by turn."""
+    """One agent run. Mutable: the loop updates it in place, turn by turn."""
 
-    job_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
+    run_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
     agent: str = "default"
     model: str | None = Field(
         default=None,
         description="The model its agent names (a profile or provider:name); None: the default.",
     )
     task: str
-    status: JobStatus = "running"
-    reason: str | None = Field(default=None, description="Why the job ended, in one line.")
+    status: RunStatus = "running"
+    reason: str | None = Field(default=None, description="Why the run ended, in one line.")
     turn: int = Field(default=0, ge=0, description="Model calls made so far.")
     script_runs: int = Field(default=0, ge=0)
     usage: Usage = Field(default_factory=Usage)
@@ -158,10 +158,10 @@ class AgentState(BaseModel):
     active: dict[str, ActiveSkill] = Field(default_factory=dict)
     authoring: bool = Field(default=False, description="create_skill is offered.")
     store_id: str | None = Field(
-        default=None, description="The id of the store the job was started against."
+        default=None, description="The id of the store the run was started against."
     )
     drafts: dict[str, DraftSkill] = Field(
-        default_factory=dict, description="Skills this job wrote (create_skill), by name."
+        default_factory=dict, description="Skills this run wrote (create_skill), by name."
     )
     transcript: list[TranscriptEntry] = Field(
         default_factory=list, description="The window of entries from seq ``folded`` on."
@@ -180,7 +180,7 @@ class AgentState(BaseModel):
         default_factory=list, description="Files given with the task."
     )
     artifacts: dict[str, ArtifactRef] = Field(
-        default_factory=dict, description="Every artifact the job knows, by key."
+        default_factory=dict, description="Every artifact the run knows, by key."
     )
     outputs: list[ArtifactRef] = Field(
         default_factory=list, description="Artifacts scripts produced, in order."
@@ -193,11 +193,6 @@ class AgentState(BaseModel):
         description="Model replies in a row that were no answer (empty, or cut off at the "
         "output limit) and were asked again.",
     )
-
-    @property
-    def run_id(self) -> str:
-        """Artifacts and the transcript live under ``runs/{job_id}/``."""
-        return self.job_id
 
     @property
     def next_seq(self) -> int:

@@ -1,4 +1,4 @@
-"""The tools the model sees in an agent job (DESIGN §4), built from the job's state.
+"""The tools the model sees in an agent run (DESIGN §4), built from the run's state.
 
 The rules and specs are :mod:`skillweave.agent.disclosure`'s (shared with the MCP front
 door); this module applies them to an :class:`AgentState`. Tool specs are rebuilt every turn,
@@ -34,7 +34,7 @@ __all__ = [
 
 
 def tool_specs(state: AgentState) -> tuple[ToolSpec, ...]:
-    """The tools offered on the next model call of the job `state` (with ``create_skill`` and
+    """The tools offered on the next model call of the run `state` (with ``create_skill`` and
     ``publish_skill`` when its agent writes skills)."""
     specs = _tool_specs(roots=state.roots, active=state.active, search=state.search_enabled)
     if state.authoring:

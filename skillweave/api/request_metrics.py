@@ -2,7 +2,7 @@
 
 :func:`install_metrics` (called by ``create_api``) adds :class:`RequestMetrics`, the middleware
 that counts, and the ``/metrics`` route, behind the same bearer token as the other routes.
-An API that runs jobs in-process (the direct engine) also shows the metrics of its
+An API that executes runs in-process (the direct engine) also shows the metrics of its
 ``AgentServices`` there (:func:`include_worker_metrics`), in the same text body.
 
 A request is labelled with its route's path template (``/v1/runs/{run_id}``), never the path
@@ -122,7 +122,7 @@ class RequestMetrics:
 
 
 def include_worker_metrics(metrics: WorkerMetrics) -> Callable[[ApiComposition], Awaitable[None]]:
-    """A startup hook for an API that runs jobs in-process: its ``/metrics`` also shows
+    """A startup hook for an API that executes runs in-process: its ``/metrics`` also shows
     `metrics` (its services' model calls, script runs, activations, searches)."""
 
     async def hook(parts: ApiComposition) -> None:
@@ -146,7 +146,7 @@ def install_metrics(
     @router.get("/metrics", response_class=PlainTextResponse)
     async def prometheus_metrics() -> Response:
         """Prometheus text: the API's requests, and the in-process worker's metrics when the
-        API runs jobs itself (direct engine)."""
+        API executes runs itself (direct engine)."""
         body = generate_latest(metrics.registry)
         for shown in metrics.shown:
             body += generate_latest(shown)

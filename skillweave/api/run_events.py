@@ -1,7 +1,7 @@
 """``GET /v1/runs/{id}/events`` as a stream of bytes: Server-Sent Events of a run's steps.
 
 One event per step of the run (``event:`` its kind, ``data:`` the JSON event with ``text``, the
-line the CLI shows for it; ``id:`` its position from 1), ending after ``job_finished`` (or, not
+line the CLI shows for it; ``id:`` its position from 1), ending after ``run_finished`` (or, not
 following, once no new event comes for a moment). Notes of the stream (waiting for a worker…)
 come without an ``id:``, so a client that reconnects with ``Last-Event-ID`` resumes after the
 last step it got; comments (``: keep-alive``) keep idle connections open through proxies. The
@@ -108,7 +108,7 @@ def _gave_up(exc: SkillweaveError, position: int) -> bytes | None:
         return None
     data = {
         "kind": "worker_wait_expired",
-        "job_id": exc.job_id,
+        "run_id": exc.run_id,
         "task_queue": exc.task_queue,
         "waited_seconds": exc.waited_seconds,
         "last_event_id": position,

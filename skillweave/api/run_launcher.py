@@ -1,8 +1,8 @@
 """Starting runs: a stored agent's run with the user's input and files, on the model it names.
 
 :class:`RunLauncher` stores the input files under the run (``runs/{id}/inputs/``), pins the
-agent's skills (:mod:`skillweave.api.skill_pins`), picks the model that runs the job, writes the
-run's record (which keeps the agent as it was) and starts the job on the engine; then it watches
+agent's skills (:mod:`skillweave.api.skill_pins`), picks the model that runs the run, writes the
+run's record (which keeps the agent as it was) and starts the run on the engine; then it watches
 the run to write its record again when it ends. Made by the run service
 (:mod:`skillweave.api.run_service`), called by ``POST /v1/runs``.
 """
@@ -21,7 +21,7 @@ from skillweave.api.run_records import RunRecords
 from skillweave.api.run_schemas import Run
 from skillweave.api.skill_pins import SkillPins
 from skillweave.config import ModelSettings
-from skillweave.engines import AgentServices, Engine, JobRequest, new_run_id
+from skillweave.engines import AgentServices, Engine, RunRequest, new_run_id
 from skillweave.errors import AgentError, ConfigError
 from skillweave.llm import (
     default_model_name,
@@ -100,7 +100,7 @@ class RunLauncher:
         await self._records.save(run)
         spec = agent.to_spec().model_copy(update={"pinned": pinned, "model": named})
         await self._engine.start(
-            JobRequest(job_id=run_id, task=text, agent=spec, inputs=tuple(inputs))
+            RunRequest(run_id=run_id, task=text, agent=spec, inputs=tuple(inputs))
         )
         watcher = asyncio.create_task(self._record_end(run))
         self._watchers.add(watcher)
@@ -108,11 +108,11 @@ class RunLauncher:
         return run
 
     async def _model_of(self, agent: Agent) -> tuple[str | None, str]:
-        """The model that runs the agent's job: as the job names it and as the run record
+        """The model that runs the agent's run: as the run names it and as the run record
         shows it (``provider:name``). It is the agent's model_id, which must resolve here now
         (settings may have changed since the agent was made), else the engine's default: on
         the temporal engine this API's (``MODEL__*``), else the one default every worker
-        polling the task queue names (its identity says it), named to the job explicitly
+        polling the task queue names (its identity says it), named to the run explicitly
         (``llm.factory.default_model_name``, so that the worker runs exactly that model or
         refuses); on the direct engine the one it opened. No default: refused (422)."""
         model = self._model_settings
@@ -131,7 +131,7 @@ class RunLauncher:
                 return await self._workers_default(missing)
         elif local.provider is None:
             missing = default_model_problem(model) or "it could not be opened"
-        else:  # the direct engine: its jobs run here, on its default
+        else:  # the direct engine: its runs run here, on its default
             if local.models is None:  # a process of one model: nothing else to run
                 return None, local.provider.name
             model, missing = local.models.settings, None

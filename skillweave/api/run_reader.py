@@ -17,7 +17,7 @@ from typing import Final, get_args
 from skillweave.api.problems import ApiProblem
 from skillweave.api.run_records import RunRecords
 from skillweave.api.run_schemas import Run, RunPage, RunSummary
-from skillweave.engines import Engine, JobRequest, JobView, Phase
+from skillweave.engines import Engine, Phase, RunRequest, RunView
 from skillweave.errors import AgentError, ConfigError, InvalidKeyError, SkillweaveError
 from skillweave.waiting import Waiting
 
@@ -78,7 +78,7 @@ class RunReader:
             return None
         try:
             row = await describe(run_id)
-            request: JobRequest = await request_of(run_id)
+            request: RunRequest = await request_of(run_id)
         except AgentError:
             return None
         spec = request.agent
@@ -97,7 +97,7 @@ class RunReader:
 
     async def with_waiting(self, run: Run) -> Run:
         """`run` with what its steps wait for now, while it runs: the engine's ``waiting``
-        (temporal: from the workflow's pending activities; direct: the job's current wait).
+        (temporal: from the workflow's pending activities; direct: the run's current wait).
         An engine that cannot say leaves it empty."""
         waiting = getattr(self._engine, "waiting", None)
         if run.result is not None or waiting is None:
@@ -109,7 +109,7 @@ class RunReader:
             return run
         return run.model_copy(update={"waiting": found})
 
-    async def status(self, run_id: str) -> JobView:
+    async def status(self, run_id: str) -> RunView:
         """What the run does now (the temporal engine's ``status`` query).
 
         Raises:
@@ -146,15 +146,15 @@ class RunReader:
         Raises:
             ApiProblem: 422, a filter the listing cannot apply.
         """
-        list_jobs = getattr(self._engine, "list_jobs", None)
-        if list_jobs is not None:
+        list_runs = getattr(self._engine, "list_runs", None)
+        if list_runs is not None:
             try:
-                rows = await list_jobs(agent=agent, phase=phase, skill=skill, limit=offset + limit)
+                rows = await list_runs(agent=agent, phase=phase, skill=skill, limit=offset + limit)
             except ConfigError as exc:
                 raise ApiProblem(422, str(exc)) from None
             items = [
                 RunSummary(
-                    id=row.job_id,
+                    id=row.run_id,
                     status=row.status,
                     agent=row.agent,
                     created_at=row.start_time,

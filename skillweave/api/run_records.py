@@ -14,7 +14,7 @@ from typing import Final
 
 from skillweave.api.records import read_record
 from skillweave.api.run_schemas import Run
-from skillweave.engines import JobResult
+from skillweave.engines import RunResult
 from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["LOST_REASON", "RunRecords"]
@@ -33,20 +33,20 @@ class RunRecords:
 
     def __init__(self, store: ArtifactStore) -> None:
         self._store = store
-        self._results: dict[str, JobResult] = {}
+        self._results: dict[str, RunResult] = {}
 
-    def result(self, run_id: str) -> JobResult | None:
+    def result(self, run_id: str) -> RunResult | None:
         """How the run ended, when this process saw it end (its record may lag)."""
         return self._results.get(run_id)
 
-    async def ended(self, run: Run, result: JobResult) -> Run:
+    async def ended(self, run: Run, result: RunResult) -> Run:
         """Note that `run` ended with `result` and write its record so; the run as it ended."""
         self._results[run.id] = result
         ended = run.model_copy(update={"status": result.status, "result": result})
         await self.save(ended)
         return ended
 
-    def seen_end(self, run: Run, result: JobResult) -> Run:
+    def seen_end(self, run: Run, result: RunResult) -> Run:
         """Note that `run` ended with `result` (its record is not rewritten); the run as it
         ended."""
         self._results[run.id] = result
@@ -88,7 +88,7 @@ class RunRecords:
         for run in await self.all():
             if run.status != "running" or run.result is not None or run.id in self._results:
                 continue
-            result = JobResult(job_id=run.id, status="failed", reason=LOST_REASON)
+            result = RunResult(run_id=run.id, status="failed", reason=LOST_REASON)
             await self.save(run.model_copy(update={"status": "failed", "result": result}))
             lost.append(run.id)
         if lost:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from skillweave.agent import PinnedSkill
 from skillweave.api.agent_store import Agent
-from skillweave.engines import JobResult
+from skillweave.engines import RunResult
 from skillweave.storage import ArtifactRef
 from skillweave.waiting import Waiting
 
@@ -45,14 +45,14 @@ class Run(BaseModel):
         default=None,
         description=(
             "The model that runs it, as provider:name (with its profile): the one the agent"
-            " names, else the API's default model, given to the job by name. None only for a"
+            " names, else the API's default model, given to the run by name. None only for a"
             " run another door started without naming one (its worker's default runs it)."
             " Each model_called event names the model that answered."
         ),
     )
     created_at: datetime
     status: str = Field(default="running", description="running, or how the run ended.")
-    result: JobResult | None = None
+    result: RunResult | None = None
     waiting: list[Waiting] = Field(
         default_factory=list,
         description="What the running run's steps wait for now (a manager, a worker, a free "

@@ -2,10 +2,10 @@
 files.
 
 A run is what a user starts, through any door; the engine (given to :func:`open_runs` by whoever
-composes the API: ``skillweave api``) calls it a job, with the same id (``run-…``,
+composes the API: ``skillweave api``) calls it a run, with the same id (``run-…``,
 :mod:`skillweave.engines.run_id`). Here a run is started from a stored agent (``/v1/agents``)
 with the user's input and optional files. The files are stored under the run (``runs/{id}/inputs/``)
-before the job starts; the run's record (``runs/{id}/run.json``) keeps the agent as it was, so
+before the run starts; the run's record (``runs/{id}/run.json``) keeps the agent as it was, so
 changing or deleting the agent later does not change the run. The agent's skills are pinned when
 the run starts: each at the version the library holds then (its package put in the store), so
 uploading a new version, or deleting the skill, while the run goes on does not change what the
@@ -23,7 +23,7 @@ reason that says so (:data:`LOST_REASON`), so that it is never shown running for
 
 ``GET /v1/runs/{id}/events`` is Server-Sent Events: one event per step of the run (``event:``
 its kind, ``data:`` the JSON event, ``id:`` its position from 1), ending after
-``job_finished`` (with ``?follow=false``: after the events there are now). A client that
+``run_finished`` (with ``?follow=false``: after the events there are now). A client that
 reconnects with ``Last-Event-ID: N`` gets the events after the N-th. Comments
 (``: keep-alive``) keep idle connections open through proxies. ``GET /v1/runs/{id}/status`` is
 what the run does now (temporal: phase, turn, usage, the approval it waits on, and ``limits``:
@@ -31,11 +31,11 @@ the timeouts and attempts its steps run under, its worker's, once the run has as
 ``POST /v1/runs/{id}/approvals`` decides that approval, ``POST /v1/runs/{id}/cancel`` stops it.
 ``GET /v1/runs/{id}`` of a running run has ``waiting``: what its steps wait for now (``on``: a
 manager, a worker, a free sandbox…; ``detail``; ``since``; ``call``), read from the engine
-(temporal: the workflow's pending activities, no worker needed; direct: the job's current wait).
+(temporal: the workflow's pending activities, no worker needed; direct: the run's current wait).
 
 On the temporal engine the stream outlives the run's workers. Notes of the stream, not steps
 of the run, come without an ``id:`` (so ``Last-Event-ID`` stays on the last step), with a JSON
-``data:`` of ``kind``, ``job_id``, ``task_queue``, ``waited_seconds`` and ``dropped``:
+``data:`` of ``kind``, ``run_id``, ``task_queue``, ``waited_seconds`` and ``dropped``:
 ``waiting_for_worker`` while no worker answers (at most every 5 s, the stream goes on),
 ``worker_answered`` when one does again, ``events_dropped`` when steps older than the
 workflow's window were not read. On either engine, ``waiting`` tells what a step waits for
@@ -70,7 +70,7 @@ from skillweave.api.run_events import server_sent_events
 from skillweave.api.run_schemas import Approval, Artifact, Cancel, Message, Run, RunPage
 from skillweave.api.run_service import RunService
 from skillweave.api.state import ApiComposition, StartupHook
-from skillweave.engines import Engine, JobView
+from skillweave.engines import Engine, RunView
 from skillweave.errors import SkillUnavailableError
 
 __all__ = ["open_runs", "router"]
@@ -163,7 +163,7 @@ async def get_run(run_id: str, runs: Runs) -> Run:
         503: problem_response("No worker answered (temporal); the run may still be running"),
     },
 )
-async def run_status(run_id: str, runs: Runs) -> JobView:
+async def run_status(run_id: str, runs: Runs) -> RunView:
     """What the run does now: phase, turn, usage, the approval it waits on, the limits its
     steps run under (its worker's) (temporal)."""
     return await runs.reader.status(run_id)

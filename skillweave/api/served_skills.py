@@ -73,7 +73,7 @@ class ServedSkills:
             listener(registry)
 
     async def changed(self) -> None:
-        """The store's skills changed (here, or a job published one): reload and serve."""
+        """The store's skills changed (here, or a run published one): reload and serve."""
         self.serve(await self._library.reload())
 
     async def references(self, given: list[str]) -> SkillReferences:

@@ -40,7 +40,7 @@ class SkillPins:
         in the store, so that the run sees them whatever the library holds later. A skill the
         agent lists must be there, enabled, and resolve to the owner the listing shows
         (:meth:`_check_available`); inside its tree, disabled skills and the trees under them
-        are left out, as a job would not see them.
+        are left out, as a run would not see them.
 
         Raises:
             SkillUnavailableError: a listed skill is deleted, disabled or shadowed.

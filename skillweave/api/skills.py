@@ -79,14 +79,14 @@ async def open_skills(parts: ApiComposition) -> None:
 
 
 def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiComposition], Awaitable[None]]:
-    """A startup hook (after :func:`open_skills`) for an API that runs jobs in-process: give
+    """A startup hook (after :func:`open_skills`) for an API that executes runs in-process: give
     `services` the whole library, again whenever it changes."""
 
     async def hook(parts: ApiComposition) -> None:
         skills = parts.served_skills("serve_uploaded_skills")
         skills.listeners.append(services.use_registry)
         services.use_registry(skills.registry)
-        # A skill a job here publishes is served at once, to the API's listing too.
+        # A skill a run here publishes is served at once, to the API's listing too.
         services.authoring.published = skills.changed
 
     return hook

@@ -8,9 +8,9 @@ can be read, tested and imported on their own.
 - :mod:`~skillweave.cli.skills`, :mod:`~skillweave.cli.agents`, :mod:`~skillweave.cli.runs`,
   :mod:`~skillweave.cli.sandbox`, :mod:`~skillweave.cli.audit`: the ``skills``, ``agents``,
   ``runs``, ``sandbox`` and ``audit`` groups;
-- :mod:`~skillweave.cli.jobs` and :mod:`~skillweave.cli.demo`: ``run`` and ``demo``, over
-  :mod:`~skillweave.cli.job` (a job's inputs and its run) and :mod:`~skillweave.cli.view`
-  (what a job shows);
+- :mod:`~skillweave.cli.run_command` and :mod:`~skillweave.cli.demo`: ``run`` and ``demo``, over
+  :mod:`~skillweave.cli.agent_run` (a run's inputs and its run) and :mod:`~skillweave.cli.view`
+  (what a run shows);
 - :mod:`~skillweave.cli.serve`: ``worker``, ``dev``, ``api``, ``manager``, ``mcp``,
   ``executor``;
 - :mod:`~skillweave.cli.compose`: the one composition that opens an engine from settings;
@@ -39,7 +39,7 @@ from skillweave.cli import (
     demo,
     doctor,
     install,
-    jobs,
+    run_command,
     runs,
     sandbox,
     serve,
@@ -75,7 +75,7 @@ app.add_typer(agents.agents_app, name="agents")
 app.add_typer(audit.audit_app, name="audit")
 app.add_typer(doctor.temporal_app, name="temporal")
 app.command("doctor")(doctor.doctor)
-app.command("run")(jobs.run_command)
+app.command("run")(run_command.run_command)
 app.command("demo")(demo.demo)
 app.command("worker")(serve.worker)
 app.command("dev")(serve.dev)

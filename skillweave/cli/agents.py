@@ -101,7 +101,7 @@ def agent_body(path: Path) -> tuple[dict[str, Any], list[str]]:
     """
     # Loaded when the command runs, not when the CLI starts (httpx, and the web stack).
     from skillweave.api import AgentCreate
-    from skillweave.cli.job import read_agent_spec
+    from skillweave.cli.agent_run import read_agent_spec
 
     source = str(path)
     spec = read_agent_spec(path)

@@ -1,7 +1,7 @@
 """``skillweave api``: the control-plane REST API on the engine of the settings.
 
 :func:`api_app` opens the engine with :func:`~skillweave.cli.compose.open_engine`: on the
-direct engine the API runs jobs in its own process, with the model of ``MODEL__*``, the
+direct engine the API executes runs in its own process, with the model of ``MODEL__*``, the
 configured store and a manager (``SANDBOX__MANAGER_URL`` or one started here), and serves its
 services' uploaded skills and worker metrics; on the temporal engine (the default) it starts
 workflows that ``skillweave worker`` processes run (the store must be the workers' store).
@@ -58,14 +58,14 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
             if own.workflow.execution_engine == "temporal":
                 async with open_store(own) as store:
                     await dependencies_ready(own, store, readiness=parts.readiness)
-            else:  # the direct engine: its jobs need the store alone
+            else:  # the direct engine: its runs need the store alone
                 async with open_store(own) as store:
                     await store_ready(store, own.storage, readiness=parts.readiness)
             # A server may have no default model: each run's agent then names its own.
             async with open_engine(own) as opened:
                 parts.store = opened.store
                 await open_skills(parts)
-                if opened.services is not None:  # jobs run here: their skills and metrics too
+                if opened.services is not None:  # runs run here: their skills and metrics too
                     await serve_uploaded_skills(opened.services)(parts)
                     await include_worker_metrics(opened.services.metrics)(parts)
                 await open_agents(parts)

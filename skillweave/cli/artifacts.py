@@ -79,8 +79,7 @@ def _listed(run: str, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for item in files:
         path = item["path"]
         kind = "output" if "/outputs/" in f"/{path}" else "input"
-        # ``job`` is kept for older readers of the JSON.
-        rows.append({"run": run, "job": run, "kind": kind, **item})
+        rows.append({"run": run, "kind": kind, **item})
     return sorted(rows, key=lambda row: (row["kind"] != "input", row["path"]))
 
 

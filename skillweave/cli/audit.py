@@ -1,4 +1,4 @@
-"""``skillweave audit``: the skill audit log, and what the egress proxy recorded for a job.
+"""``skillweave audit``: the skill audit log, and what the egress proxy recorded for a run.
 
 ``audit verify`` checks the skill audit log (:mod:`skillweave.storage.audit`, in the settings'
 store): every writer's chain, the checkpoint chain and each against the other, and with
@@ -7,17 +7,17 @@ elsewhere: the one check a rollback of the whole log cannot pass). It prints wha
 and the head when the log is intact, else one line per problem (a record or checkpoint edited,
 reordered, inserted, removed or unreadable) and exits 1. ``audit show`` prints the records of every
 writer in time order, filtered by skill, event and ``--since`` (an age such as ``2h`` or an
-ISO date/time, UTC unless it names a zone). Records hold names a caller gave (skills, jobs,
+ISO date/time, UTC unless it names a zone). Records hold names a caller gave (skills, runs,
 details): they are shown through ``terminal_safe`` too.
 
 Both listings read at 80 columns (:mod:`skillweave.cli.audit_listing`): each record is a
 line of short fields (a record is named ``WRITER:SEQ``, its writer's id shortened), digests
-shortened, with its free text (job and actor, details; a request and its reason) wrapped below
+shortened, with its free text (run and actor, details; a request and its reason) wrapped below
 it; ``--wide`` prints one table row per record, ``--json`` every field whole.
 
-``audit network --job ID`` reads the records the manager stored with the job's runs (one per
+``audit network --run ID`` reads the records the manager stored with the run's script runs (one per
 connection and per request through the egress proxy, allowed or refused, with the reason:
-``runs/{job}/executions/{digest}/egress.jsonl`` in the settings' store) and prints them in time
+``runs/{run}/executions/{digest}/egress.jsonl`` in the settings' store) and prints them in time
 order, as a table or as JSON lines. What a record holds came from a sandbox (paths, host names):
 it is shown through :func:`~skillweave.terminal.terminal_safe`.
 """
@@ -75,13 +75,13 @@ WideOption = Annotated[
 JsonLinesOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
 
 
-async def _records(job: str) -> list[dict[str, Any]]:
+async def _records(run: str) -> list[dict[str, Any]]:
     from skillweave.storage import keys, open_store
 
     store = open_store(get_settings().storage)
     try:
         found: list[dict[str, Any]] = []
-        for ref in await store.list(keys.run_prefix(job)):
+        for ref in await store.list(keys.run_prefix(run)):
             if ref.key.endswith(_RECORDS_NAME):
                 text = (await store.get_bytes(ref)).decode("utf-8", "replace")
                 found += [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -92,23 +92,23 @@ async def _records(job: str) -> list[dict[str, Any]]:
 
 @audit_app.command("network")
 def network(
-    job: Annotated[str, typer.Option("--job", help="The job (run) id.")],
+    run: Annotated[str, typer.Option("--run", help="The run id.")],
     wide: WideOption = False,
     as_json: JsonLinesOption = False,
 ) -> None:
-    """The job's connections and requests through the egress proxy, allowed and refused.
+    """The run's connections and requests through the egress proxy, allowed and refused.
 
     Each is a line (time, verdict, kind, skill, destination) with its request, the bytes each
     way and the reason below it; --wide prints one table row each instead.
     """
     with errors():
-        records = asyncio.run(_records(job))
+        records = asyncio.run(_records(run))
     if as_json:
         for record in records:
             out.print(json.dumps(record, ensure_ascii=True), soft_wrap=True, markup=False)
         return
     if not records:
-        err.print(f"no egress records for job {terminal_safe(job)!r}")
+        err.print(f"no egress records for run {terminal_safe(run)!r}")
         return
     if not wide:
         header = ("time", "verdict", "kind", "skill", "destination")
@@ -286,7 +286,7 @@ def show(
     approvals, runs…
 
     Each record is a line (WRITER:SEQ, the writer's id shortened; time, event,
-    version, skill) and, indented below it, its job and actor and its details,
+    version, skill) and, indented below it, its run and actor and its details,
     wrapped to the terminal; --wide prints one table row per record instead,
     --json every field in full.
     """

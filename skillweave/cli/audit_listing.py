@@ -35,7 +35,7 @@ _FIELD_MAX: Final = 24
 
 def record_entries(records: list[AuditRecord]) -> list[Entry]:
     """Audit records as listing entries: the record (``WRITER:SEQ``, the writer shortened),
-    time, event, version (shortened) and skill on the line; the job and actor, then the
+    time, event, version (shortened) and skill on the line; the run and actor, then the
     details (digests shortened, nulls left out) below."""
     entries = []
     for record in records:
@@ -47,7 +47,7 @@ def record_entries(records: list[AuditRecord]) -> list[Entry]:
             record.skill or "",
         ]
         who = [
-            f"job {record.job}" if record.job else "",
+            f"run {record.run}" if record.run else "",
             f"by {record.actor}" if record.actor else "",
         ]
         details = [
@@ -132,7 +132,7 @@ def record_table(records: list[AuditRecord]) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in (
         *("time (UTC)", "writer", "seq", "event", "skill"),
-        *("version", "job", "actor", "details"),
+        *("version", "run", "actor", "details"),
     ):
         table.add_column(column, overflow="fold" if column == "details" else "ellipsis")
     for record in records:
@@ -147,7 +147,7 @@ def record_table(records: list[AuditRecord]) -> Table:
                 for text in (
                     record.skill,
                     (record.version or "")[:_VERSION_SHOWN],
-                    record.job,
+                    record.run,
                     record.actor,
                     details,
                 )

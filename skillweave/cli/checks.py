@@ -7,7 +7,7 @@ Each check answers one question about this process's configuration with one line
 :mod:`skillweave.cli.service_checks`; the **model** and **agents** checks are
 :mod:`skillweave.cli.model_checks`; what they share (:class:`Check`, :data:`Role`) is
 :mod:`skillweave.cli.probe`. Called by ``doctor`` (:mod:`skillweave.cli.doctor`), the
-long-running commands (:mod:`skillweave.cli.serve`) and ``run`` (:mod:`skillweave.cli.jobs`).
+long-running commands (:mod:`skillweave.cli.serve`) and ``run`` (:mod:`skillweave.cli.run_command`).
 
 A failure that may pass by itself (a service not reachable *yet*) is ``transient``: ``doctor``
 shows it as a failure, while a long-running command starting up says it and goes on, then waits
@@ -66,7 +66,7 @@ _BY_ROLE: dict[Role, tuple[_CheckFn, ...]] = {
     "api": (temporal_check, store_check, workers_check, manager_check, agree_check),
     "manager": (store_check, isolation_check),
     "mcp": (store_check, manager_check, agree_check, isolation_check),
-    # A job about to start on this process's own engine (direct), with a remote manager.
+    # A run about to start on this process's own engine (direct), with a remote manager.
     "run": (manager_check, agree_check, workers_check),
 }
 
@@ -79,13 +79,13 @@ async def run_checks(settings: Settings, role: Role = "doctor") -> list[Check]:
     probe = Probe(settings, role)
     checks = _BY_ROLE[role]
     if role == "api" and settings.workflow.execution_engine == "direct":
-        checks = (*checks, model_check, isolation_check)  # its jobs run in the API's process
+        checks = (*checks, model_check, isolation_check)  # its runs run in the API's process
     elif role == "api" and not settings.sandbox.manager_url:
         checks = (
             temporal_check,
             store_check,
             workers_check,
-        )  # its jobs run on the workers, with theirs
+        )  # its runs run on the workers, with theirs
         if client_limits_check(settings) is not None:
             checks = (*checks, agree_check)  # and under their limits: say so
     return [await check(probe) for check in checks]
@@ -102,7 +102,7 @@ def print_checks(checks: list[Check], *, to: Console = err, starting: bool = Fal
 
 
 def preflight(settings: Settings, role: Role, *, show_ok: bool = True) -> None:
-    """The start-up checks of a long-running command (or of a job about to start): each said
+    """The start-up checks of a long-running command (or of a run about to start): each said
     on stderr (`show_ok` False: only what is not ok); a failure that will not pass by itself
     stops it here.
 
@@ -119,5 +119,5 @@ def preflight(settings: Settings, role: Role, *, show_ok: bool = True) -> None:
 
 
 def _refused(role: Role, check: Check) -> typer.Exit:
-    what = "the job was not started" if role == "run" else f"{role} not started"
+    what = "the run was not started" if role == "run" else f"{role} not started"
     return fail(f"{what}: {check.name}: {check.detail}", hint="`skillweave doctor` checks all.")

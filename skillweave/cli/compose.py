@@ -1,13 +1,13 @@
-"""The one composition of what agent jobs run on: an engine opened from settings.
+"""The one composition of what agent runs run on: an engine opened from settings.
 
 - :func:`open_engine` opens the engine of ``WORKFLOW__EXECUTION_ENGINE``:
   :func:`open_direct_engine` (the loop in this process, on :func:`open_services`) or
   :func:`open_temporal_engine` (a client of the configured Temporal server, whose workers run
-  the jobs with their own model and store). :func:`open_embedded_engine` is a Temporal engine
+  the runs with their own model and store). :func:`open_embedded_engine` is a Temporal engine
   on a stack of this process's own: a dev server (:mod:`skillweave.cli.temporal_server`), the
-  services and a worker. Each yields an :class:`OpenedEngine`: the engine and what a job on
+  services and a worker. Each yields an :class:`OpenedEngine`: the engine and what a run on
   it uses (store, model, how to follow it, where its UI is).
-- :func:`open_services` composes the side effects of jobs: the model provider, the settings'
+- :func:`open_services` composes the side effects of runs: the model provider, the settings'
   artifact store (:func:`open_store`), a manager (:func:`open_manager`: the configured one,
   or one started here with a local warm pool) and ``AgentServices`` over them.
 - ``workflows.worker.running_worker`` runs the workflow and activities on those services:
@@ -61,13 +61,13 @@ __all__ = [
 ]
 
 POOL_TARGET: Final = 2
-"""Warm sandboxes of an in-process manager for jobs: a skill's ``--help-json`` run and its
+"""Warm sandboxes of an in-process manager for runs: a skill's ``--help-json`` run and its
 first script run come back to back, so a second ready sandbox saves a cold start."""
 
 EngineT_co = TypeVar("EngineT_co", bound="Engine", covariant=True)
 
 
-# --- the side effects of jobs ----------------------------------------------------------------
+# --- the side effects of runs ----------------------------------------------------------------
 
 
 @contextlib.asynccontextmanager
@@ -141,7 +141,7 @@ async def open_services(
     store: ArtifactStore | None = None,
     metrics: WorkerMetrics | None = None,
 ) -> AsyncIterator[LocalServices]:
-    """The side effects of jobs, for every engine (the direct engine's, a worker's activities):
+    """The side effects of runs, for every engine (the direct engine's, a worker's activities):
     the `model`'s provider (None: the settings' default, which a server may lack), the settings'
     artifact store (`store`, the caller's to close, if given) and a manager
     (:func:`open_manager`) with its client; their counts in `metrics` (default: their own).
@@ -175,18 +175,18 @@ async def open_services(
 
 @dataclass(frozen=True)
 class OpenedEngine(Generic[EngineT_co]):
-    """An engine opened from settings, with what a job on it uses.
+    """An engine opened from settings, with what a run on it uses.
 
     Attributes:
         engine: the engine.
-        store: where a job's inputs go and its outputs are read from (a worker's store too).
+        store: where a run's inputs go and its outputs are read from (a worker's store too).
         settings: the settings it runs with (an embedded stack's point at its own server).
-        model: the model its jobs run with, as a result names it.
-        follow: a job's events, with a follower's notes between them (waiting for a worker…).
-        services: the services of this process its jobs run on (None: a worker's).
-        manager_url: the manager its jobs' scripts run on (None: a worker's).
-        ui_url: the Temporal UI its jobs are shown in (None: the direct engine).
-        workers: how many workers poll its task queue, when its jobs run on workers of
+        model: the model its runs run with, as a result names it.
+        follow: a run's events, with a follower's notes between them (waiting for a worker…).
+        services: the services of this process its runs run on (None: a worker's).
+        manager_url: the manager its runs' scripts run on (None: a worker's).
+        ui_url: the Temporal UI its runs are shown in (None: the direct engine).
+        workers: how many workers poll its task queue, when its runs run on workers of
             other processes (None: this process runs them).
     """
 
@@ -202,16 +202,16 @@ class OpenedEngine(Generic[EngineT_co]):
 
     @property
     def runs_elsewhere(self) -> bool:
-        """Whether its jobs run on other processes' workers, and so go on when this one ends."""
+        """Whether its runs run on other processes' workers, and so go on when this one ends."""
         return self.workers is not None
 
-    def ui_link(self, job_id: str) -> str | None:
-        """The job's page in the Temporal UI (None: the engine has no UI)."""
+    def ui_link(self, run_id: str) -> str | None:
+        """The run's page in the Temporal UI (None: the engine has no UI)."""
         if self.ui_url is None:
             return None
         from skillweave.engines.temporal import ui_link
 
-        return ui_link(self.ui_url, self.settings.workflow.namespace, job_id)
+        return ui_link(self.ui_url, self.settings.workflow.namespace, run_id)
 
 
 @contextlib.asynccontextmanager
@@ -225,11 +225,11 @@ async def open_engine(
 
     Args:
         settings: every section; the workflow section picks the engine.
-        registry: the skill library of a direct engine's jobs (default: the whole library,
+        registry: the skill library of a direct engine's runs (default: the whole library,
             ``SKILLS__DIRS`` and the store's skills unpacked into ``SKILLS__UPLOADED_DIR``,
             which must be this process's own: ``skills.library.owned_folder``); a Temporal
             engine's workers have their own.
-        model: the model of a direct engine's jobs (None: ``settings.model``, may be absent).
+        model: the model of a direct engine's runs (None: ``settings.model``, may be absent).
 
     Raises:
         ConfigError: see :func:`open_direct_engine` and :func:`open_temporal_engine`.
@@ -259,8 +259,8 @@ async def open_direct_engine(
     pool_target: int = POOL_TARGET,
 ) -> AsyncIterator[OpenedEngine[DirectEngine]]:
     """The loop in this process, on :func:`open_services` (a manager of its own unless
-    ``SANDBOX__MANAGER_URL`` is set); the jobs still running when the context ends are lost
-    with it, so a caller cancels its jobs first.
+    ``SANDBOX__MANAGER_URL`` is set); the runs still running when the context ends are lost
+    with it, so a caller cancels its runs first.
 
     Raises:
         ConfigError: see :func:`open_services`.
@@ -288,7 +288,7 @@ async def open_direct_engine(
 @contextlib.asynccontextmanager
 async def open_temporal_engine(settings: Settings) -> AsyncIterator[OpenedEngine[TemporalEngine]]:
     """A client of ``settings.workflow``'s server, namespace and task queue, over the
-    settings' store (which must be its workers' store): its jobs run on those workers, with
+    settings' store (which must be its workers' store): its runs run on those workers, with
     their model, and go on when this process ends.
 
     Raises:
@@ -330,7 +330,7 @@ async def open_embedded_engine(
 
     Args:
         settings: the task queue and namespace (``workflow``), store, sandbox and skills.
-        registry: the skill library the worker's jobs use.
+        registry: the skill library the worker's runs use.
         model: the worker's model.
         port, ui_port, db_file, log_file, dynamic_config: see
             :func:`~skillweave.cli.temporal_server.dev_server`.

@@ -1,7 +1,7 @@
-"""``skillweave demo``: the example job of ``examples/demo`` offline, a scripted model and real
+"""``skillweave demo``: the example run of ``examples/demo`` offline, a scripted model and real
 everything else, on an embedded Temporal stack started for it (or the direct engine).
 
-It shows its job as ``run`` does (:mod:`skillweave.cli.jobs`); ``skillweave dev`` borrows
+It shows its run as ``run`` does (:mod:`skillweave.cli.run_command`); ``skillweave dev`` borrows
 its script (:func:`demo_folder`) when no model is configured.
 """
 
@@ -18,17 +18,17 @@ from rich.text import Text
 
 from skillweave.cli.console import err, out, shown_path
 from skillweave.cli.exits import EXIT_USAGE, errors, fail, spec_errors
-from skillweave.cli.jobs import announce_job, follow_shown, run_to_end
 from skillweave.cli.library import DirsOption, registry_of
-from skillweave.cli.view import JobOutput
+from skillweave.cli.run_command import announce_run, follow_shown, run_to_end
+from skillweave.cli.view import RunOutput
 from skillweave.config import ModelSettings, Settings, bundled_skills_dir, get_settings
 from skillweave.errors import ConfigError
 
 if TYPE_CHECKING:
     from skillweave.agent import AgentSpec
+    from skillweave.cli.agent_run import FinishedRun
     from skillweave.cli.compose import OpenedEngine
-    from skillweave.cli.job import JobRun
-    from skillweave.engines import Engine, JobResult
+    from skillweave.engines import Engine, RunResult
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.skills import SkillRegistry
 
@@ -66,22 +66,23 @@ def demo(
     keep: Annotated[
         bool,
         typer.Option(
-            "--keep", help="temporal: keep the stack and its UI up after the job, until Ctrl-C."
+            "--keep", help="temporal: keep the stack and its UI up after the run, until Ctrl-C."
         ),
     ] = False,
 ) -> None:
-    """Run the example job (examples/demo) offline: a scripted model, real everything else.
+    """Run the example run (examples/demo) offline: a scripted model, real everything else.
 
     The agent profiles examples/demo/sales.csv and writes a data-quality report with the
-    bundled data-toolkit skills. By default the job is a Temporal workflow on an embedded
+    bundled data-toolkit skills. By default the run is a Temporal workflow on an embedded
     stack started for the demo (a dev server on a free port if 7233 is taken, in memory; a
     worker and an MCP manager with a local warm pool in this process); --engine direct runs
     the loop in-process instead. The scripts run in one-shot sandboxes, the artifacts go to
     the configured store. Only the model is scripted (it replays examples/demo/script.yaml);
     `skillweave run` takes a real one.
     """
+    from skillweave.cli.agent_run import check_files, load_agent
     from skillweave.cli.compose import open_direct_engine
-    from skillweave.cli.job import check_files, load_agent, new_job_id
+    from skillweave.engines import new_run_id
 
     folder = demo_folder()
     settings = get_settings()
@@ -102,15 +103,15 @@ def demo(
     _introduce(folder, spec, engine)
     with errors():
         check_files([data])
-    job_id = new_job_id()
-    shown = JobOutput(as_json=False, out_dir=None)
+    run_id = new_run_id()
+    shown = RunOutput(as_json=False, out_dir=None)
 
-    async def follow(opened: OpenedEngine[Engine]) -> JobRun:
+    async def follow(opened: OpenedEngine[Engine]) -> FinishedRun:
         return await follow_shown(
-            opened, shown, job_id=job_id, task=DEMO_TASK, agent=spec, files=[data]
+            opened, shown, run_id=run_id, task=DEMO_TASK, agent=spec, files=[data]
         )
 
-    async def on_embedded_stack() -> JobRun:
+    async def on_embedded_stack() -> FinishedRun:
         async with _embedded_stack(settings, registry=registry, model=model) as opened:
             with shown.live():
                 done = await follow(opened)
@@ -118,23 +119,23 @@ def demo(
                 await _stay_up(opened, shown, done)
             return done
 
-    async def in_this_process() -> JobRun:
+    async def in_this_process() -> FinishedRun:
         with shown.live():
             async with open_direct_engine(settings, registry=registry, model=model) as opened:
                 return await follow(opened)
 
     match engine:
         case "temporal":
-            announce_job(job_id, spec, "engine temporal (embedded stack)")
+            announce_run(run_id, spec, "engine temporal (embedded stack)")
             done = run_to_end(
                 on_embedded_stack(),
-                interrupted=f"interrupted: run {job_id} was cancelled and the embedded stack "
+                interrupted=f"interrupted: run {run_id} was cancelled and the embedded stack "
                 "stopped",
             )
         case "direct":
-            announce_job(job_id, spec, "engine direct")
+            announce_run(run_id, spec, "engine direct")
             done = run_to_end(
-                in_this_process(), interrupted=f"interrupted: run {job_id} was cancelled"
+                in_this_process(), interrupted=f"interrupted: run {run_id} was cancelled"
             )
         case _:
             assert_never(engine)
@@ -175,14 +176,14 @@ _REAL_MODEL_ENV: Final = "MODEL__PROVIDER=openai MODEL__NAME=gpt-4o-mini MODEL__
 def real_model_commands(folder: Path, engine: DemoEngine) -> list[str]:
     """The commands that run the demo's task with a real model on `engine`, named explicitly
     so that they mean the same whatever WORKFLOW__EXECUTION_ENGINE's default is: on Temporal,
-    a stack whose worker has the model (``dev``) and the job; direct, the job alone."""
+    a stack whose worker has the model (``dev``) and the run; direct, the run alone."""
     run = (
         f'skillweave run --engine {engine} "{DEMO_TASK}" '
         f"--agent {shown_path(folder / 'agent.yaml')} --file {shown_path(folder / 'sales.csv')}"
     )
     match engine:
         case "temporal":
-            # A job on Temporal names its model; the worker resolves it, with its own key.
+            # A run on Temporal names its model; the worker resolves it, with its own key.
             return [f"{_REAL_MODEL_ENV} skillweave dev", run]
         case "direct":
             return [f"{_REAL_MODEL_ENV} {run}"]
@@ -190,10 +191,10 @@ def real_model_commands(folder: Path, engine: DemoEngine) -> list[str]:
             assert_never(engine)
 
 
-def _conclude(folder: Path, result: JobResult, engine: DemoEngine, *, kept: bool) -> None:
+def _conclude(folder: Path, result: RunResult, engine: DemoEngine, *, kept: bool) -> None:
     """How to run the task with a real model, on the engine the demo used; exit 1 unless the
-    job completed."""
-    from skillweave.cli.job import REAL_MODEL_HINT
+    run completed."""
+    from skillweave.cli.agent_run import REAL_MODEL_HINT
 
     script = folder / "script.yaml"
     commands = real_model_commands(folder, engine)
@@ -265,8 +266,8 @@ async def _embedded_stack(
         yield opened
 
 
-async def _stay_up(opened: OpenedEngine[Engine], shown: JobOutput, done: JobRun) -> None:
-    """`--keep`: the job's result now, then the stack (and its UI) stays up until Ctrl-C."""
+async def _stay_up(opened: OpenedEngine[Engine], shown: RunOutput, done: FinishedRun) -> None:
+    """`--keep`: the run's result now, then the stack (and its UI) stays up until Ctrl-C."""
     from skillweave.cli.signals import interrupt_cancels
 
     shown.report(done)

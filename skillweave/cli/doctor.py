@@ -1,4 +1,4 @@
-"""``skillweave doctor``: is this process's configuration one that jobs can run on? And
+"""``skillweave doctor``: is this process's configuration one that runs can run on? And
 ``skillweave temporal setup``: register what a Temporal namespace needs.
 
 The checks are :mod:`skillweave.cli.checks` (the long-running commands run them at start-up
@@ -20,11 +20,11 @@ from skillweave.terminal import terminal_safe
 
 __all__ = ["doctor", "temporal_app"]
 
-temporal_app = typer.Typer(help="The Temporal namespace skillweave's jobs run in.")
+temporal_app = typer.Typer(help="The Temporal namespace skillweave's runs run in.")
 
 
 def doctor(as_json: JsonOption = False) -> None:
-    """Check that jobs can run with this configuration: Temporal (the default engine), the
+    """Check that runs can run with this configuration: Temporal (the default engine), the
     store, the manager, that settings shared with it agree, the models, script isolation and
     the stored agents without a model, one line each with what to do."""
     settings = get_settings()

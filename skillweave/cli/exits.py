@@ -1,13 +1,13 @@
 """Errors as one line plus what to do, and the CLI's exit codes.
 
 Exit codes: 0 success; :data:`EXIT_PROBLEM` the command ran and found a problem (invalid
-skills, unknown skill, a job that failed); :data:`EXIT_USAGE` bad usage or input (unknown
+skills, unknown skill, a run that failed); :data:`EXIT_USAGE` bad usage or input (unknown
 option, missing path, invalid setting or agent spec); :data:`EXIT_NO_WORKER` a follower of a
-Temporal job gave up waiting for a worker (the job may still be running);
+Temporal run gave up waiting for a worker (the run may still be running);
 :data:`EXIT_INTERRUPTED` Ctrl-C.
 
 Commands wrap their work in :func:`errors` (and :func:`spec_errors` where they read an agent
-spec); a follower of a job runs inside :func:`follower_gives_up`. A warning (the command goes
+spec); a follower of a run runs inside :func:`follower_gives_up`. A warning (the command goes
 on) is one line too (:func:`warn`).
 """
 
@@ -44,8 +44,8 @@ __all__ = [
 EXIT_PROBLEM: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_NO_WORKER: Final = 75
-"""A follower gave up waiting for a worker: the job may still be running (sysexits'
-EX_TEMPFAIL, "try again later"; 1 means the job failed)."""
+"""A follower gave up waiting for a worker: the run may still be running (sysexits'
+EX_TEMPFAIL, "try again later"; 1 means the run failed)."""
 EXIT_INTERRUPTED: Final = 130
 
 
@@ -86,13 +86,13 @@ def spec_errors() -> Iterator[None]:
 
 @contextmanager
 def follower_gives_up() -> Iterator[None]:
-    """Around a follower of a job, inside its event loop: when it gives up waiting for a
+    """Around a follower of a run, inside its event loop: when it gives up waiting for a
     worker, the process ends there with :data:`EXIT_NO_WORKER` (see :func:`_gave_up`)."""
     try:
         yield
     except AgentError as exc:
         # Only the Temporal engine raises it, so its module is loaded by then; importing it
-        # here would load temporalio for every direct job.
+        # here would load temporalio for every direct run.
         temporal = sys.modules.get("skillweave.engines.temporal")
         if temporal is not None and isinstance(exc, temporal.NoWorkerError):
             _gave_up(exc)
@@ -100,16 +100,16 @@ def follower_gives_up() -> Iterator[None]:
 
 
 def _gave_up(exc: NoWorkerError) -> NoReturn:
-    """A follower of a Temporal job gave up waiting for a worker: the job may still be running,
-    so not the exit code of a job that failed.
+    """A follower of a Temporal run gave up waiting for a worker: the run may still be running,
+    so not the exit code of a run that failed.
 
-    The process ends here, at once: the Temporal client still holds a long poll on the job,
+    The process ends here, at once: the Temporal client still holds a long poll on the run,
     and ending the interpreter the usual way tears its runtime down under that call, which
     can abort the process (SIGABRT) instead of exiting with this code.
     """
     fail(
         str(exc),
-        hint=f"Follow it again with `skillweave runs logs {exc.job_id} --follow` once a worker "
+        hint=f"Follow it again with `skillweave runs logs {exc.run_id} --follow` once a worker "
         f"(`skillweave worker`, or `skillweave dev`) polls task queue {exc.task_queue!r}; "
         "WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS sets how long to wait (0: for ever).",
         code=EXIT_NO_WORKER,

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from skillweave.agent import job_id_of
+from skillweave.agent import run_id_of
 from skillweave.cli.console import err
 from skillweave.errors import ConfigError
 from skillweave.terminal import counted
@@ -45,9 +45,9 @@ async def runs_in_flight(client: Client, task_queue: str, *, limit: int = 100) -
     the server did not answer within a few seconds (a stop goes on regardless)."""
     from temporalio.service import RPCError
 
-    from skillweave.engines.temporal import jobs_query
+    from skillweave.engines.temporal import runs_query
 
-    query = f"{jobs_query()} AND ExecutionStatus = 'Running'"
+    query = f"{runs_query()} AND ExecutionStatus = 'Running'"
 
     async def ask() -> list[str]:
         found = [
@@ -56,7 +56,7 @@ async def runs_in_flight(client: Client, task_queue: str, *, limit: int = 100) -
             if execution.task_queue == task_queue
         ]
         found.sort(key=lambda execution: execution.start_time)
-        return [job_id_of(execution.id) for execution in found]
+        return [run_id_of(execution.id) for execution in found]
 
     try:
         async with asyncio.timeout(_ASK_SECONDS):

@@ -206,7 +206,7 @@ def print_not_served(entry: LibraryEntry) -> None:
         if entry.state == "held"
         else f"enable it (PATCH /v1/skills/{record.name} with enabled true)"
     )
-    err.print(Text(terminal_safe(f"not served to jobs: {how}"), style="yellow"), soft_wrap=True)
+    err.print(Text(terminal_safe(f"not served to runs: {how}"), style="yellow"), soft_wrap=True)
 
 
 def _indent(depth: int) -> int:

@@ -1,7 +1,7 @@
 """The model checks of ``skillweave doctor`` and of the long-running commands' start-up
 (:mod:`skillweave.cli.checks` runs them; what they share is :mod:`skillweave.cli.probe`).
 
-- **model**: the default model, if there is one (servers start without: each job then names
+- **model**: the default model, if there is one (servers start without: each run then names
   its own, ``llm.factory.default_model_problem``), and every model profile, have what they
   need: credentials, and an endpoint that answers a listing of its models (no tokens spent);
 - **agents** (``doctor``): the agents stored for the API (``api.agent_store.AgentStore``) whose

@@ -8,7 +8,7 @@ gives) are parsed here by hand: the format is a few lines of text, and httpx-sse
 dependency. A dropped stream is resumed with ``Last-Event-ID``; the stream's notes (waiting for
 a worker…) come out as the Temporal follower's :class:`~skillweave.engines.notes.FollowNote`,
 and its giving up as its ``NoWorkerError``, so a remote follower ends as a local one does.
-Called by `run --agent` (:mod:`skillweave.cli.jobs`) and the API door of every `runs` command
+Called by `run --agent` (:mod:`skillweave.cli.run_command`) and the API door of every `runs` command
 (:mod:`skillweave.cli.runs`).
 """
 
@@ -24,26 +24,26 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from skillweave.agent import AgentEvent
+from skillweave.cli.agent_run import FinishedRun
 from skillweave.cli.artifacts import download_outputs
-from skillweave.cli.job import JobRun
 from skillweave.cli.remote import RemoteApi, RemoteApiError
-from skillweave.engines import FollowNote, JobResult
+from skillweave.engines import FollowNote, RunResult
 from skillweave.errors import SkillweaveError
 
 if TYPE_CHECKING:
-    from skillweave.engines import JobView, Reply
+    from skillweave.engines import Reply, RunView
 
 __all__ = ["ask", "cancel", "events", "run_remote", "run_view", "wait_for_result"]
 
 _EVENT_RECONNECTS: Final = 5
 _RESULT_WAIT_SECONDS: Final = 30.0
-"""After ``job_finished`` the server records the result; wait this long for it."""
+"""After ``run_finished`` the server records the result; wait this long for it."""
 
 
 def events(
     api: RemoteApi, run_id: str, *, after: int = 0, follow: bool = True
 ) -> Iterator[AgentEvent | FollowNote]:
-    """The run's events after the `after`-th until ``job_finished`` (without `follow`: those
+    """The run's events after the `after`-th until ``run_finished`` (without `follow`: those
     there are now), the stream's notes between them, reconnecting with ``Last-Event-ID`` when
     the stream drops.
 
@@ -68,7 +68,7 @@ def events(
                     seen = int(event_id) if event_id.isdigit() else seen + 1
                     event = AgentEvent.model_validate_json(data)
                     yield event
-                    if event.kind == "job_finished":
+                    if event.kind == "run_finished":
                         return
             return  # the server ended the stream: the run has finished, or caught up
         except (httpx.TransportError, httpx.DecodingError) as exc:
@@ -78,27 +78,27 @@ def events(
             time.sleep(min(0.5 * 2**failures, 8.0))
 
 
-def wait_for_result(api: RemoteApi, run_id: str) -> JobResult:
+def wait_for_result(api: RemoteApi, run_id: str) -> RunResult:
     """How the run ended, once the API has recorded it (it may lag its last event)."""
     deadline = time.monotonic() + _RESULT_WAIT_SECONDS
     pause = 0.05
     while True:
         record = api.get_run(run_id)
         if record.get("result") is not None:
-            return JobResult.model_validate(record["result"])
+            return RunResult.model_validate(record["result"])
         if time.monotonic() > deadline:
             raise RemoteApiError(f"run {run_id} finished but the API has not recorded its result")
         time.sleep(pause)
         pause = min(pause * 2, 1.0)
 
 
-def run_view(api: RemoteApi, run_id: str) -> tuple[dict[str, Any], JobView | None, str]:
+def run_view(api: RemoteApi, run_id: str) -> tuple[dict[str, Any], RunView | None, str]:
     """The run's record, its status view when the API's engine gives one, and why not."""
-    from skillweave.engines import JobView  # loads temporalio: `run --agent` needs none
+    from skillweave.engines import RunView  # loads temporalio: `run --agent` needs none
 
     record = api.get_run(run_id)
     try:
-        return record, JobView.model_validate(api.run_status(run_id)), ""
+        return record, RunView.model_validate(api.run_status(run_id)), ""
     except RemoteApiError as exc:
         if exc.status not in (409, 503):
             raise
@@ -119,16 +119,16 @@ def ask(api: RemoteApi, run_id: str, text: str) -> Reply:
             answer = item.detail
             with contextlib.suppress(RemoteApiError):  # else (direct) the event's summary
                 answer = api.run_status(run_id).get("answer") or answer
-            return Reply(job_id=run_id, text=answer, turn=item.turn, status="running")
-        if item.kind == "job_finished":
+            return Reply(run_id=run_id, text=answer, turn=item.turn, status="running")
+        if item.kind == "run_finished":
             status = item.status or "failed"
-            return Reply(job_id=run_id, turn=item.turn, status=status, reason=item.detail or None)
+            return Reply(run_id=run_id, turn=item.turn, status=status, reason=item.detail or None)
     record = api.get_run(run_id)
     reason = (record.get("result") or {}).get("reason")
-    return Reply(job_id=run_id, turn=0, status=record["status"], reason=reason)
+    return Reply(run_id=run_id, turn=0, status=record["status"], reason=reason)
 
 
-def cancel(api: RemoteApi, run_id: str, *, reason: str) -> JobResult:
+def cancel(api: RemoteApi, run_id: str, *, reason: str) -> RunResult:
     """Cancel the run and return how it ended, once the API has recorded it."""
     api.cancel(run_id, reason=reason)
     return wait_for_result(api, run_id)
@@ -144,7 +144,7 @@ def run_remote(
     on_start: Callable[[dict[str, Any]], None],
     on_event: Callable[[AgentEvent], None],
     on_note: Callable[[FollowNote], None] | None = None,
-) -> JobRun:
+) -> FinishedRun:
     """Start a run of `agent_id`, follow its events to the end, fetch how it ended and
     download its output files into `out_dir`.
 
@@ -163,7 +163,7 @@ def run_remote(
     result = wait_for_result(api, run["id"])
     copied = download_outputs(api, run["id"], out_dir) if out_dir is not None else []
     model = run["agent"].get("model_id") or "the API's model"
-    return JobRun(result=result, model=model, copied=tuple(copied))
+    return FinishedRun(result=result, model=model, copied=tuple(copied))
 
 
 def _no_worker(run_id: str, data: str) -> SkillweaveError:
@@ -175,7 +175,7 @@ def _no_worker(run_id: str, data: str) -> SkillweaveError:
     try:
         note = json.loads(data)
         return NoWorkerError(
-            str(note.get("job_id") or run_id),
+            str(note.get("run_id") or run_id),
             task_queue=str(note["task_queue"]),
             waited_seconds=float(note["waited_seconds"]),
         )

@@ -1,6 +1,6 @@
 """How ``skillweave runs`` prints a run, whichever door it came through: the table and JSON
 rows of ``runs list`` (a Temporal visibility row or an item of ``GET /v1/runs/``), the status
-view of ``runs show`` (the engine's :class:`~skillweave.engines.contract.JobView`, with the
+view of ``runs show`` (the engine's :class:`~skillweave.engines.contract.RunView`, with the
 limits its steps run under, its worker's: a ``limits:`` line), a run's record as
 ``GET /v1/runs/{id}`` gives it when the API has no status view, what a running run's steps
 wait for (a ``waiting:`` line each, :meth:`~skillweave.waiting.Waiting.line`), and the reply
@@ -26,8 +26,8 @@ from skillweave.terminal import counted, terminal_safe
 from skillweave.waiting import Waiting
 
 if TYPE_CHECKING:
-    from skillweave.engines import ActivityTimeouts, JobView, Reply
-    from skillweave.engines.temporal import JobRow
+    from skillweave.engines import ActivityTimeouts, Reply, RunView
+    from skillweave.engines.temporal import RunRow
 
 __all__ = [
     "limits_line",
@@ -45,14 +45,14 @@ _WIDE: Final = 110
 _ENDED: Final = ("completed", "failed", "cancelled", "budget_exhausted")
 
 
-def row_json(row: JobRow, ui: str) -> dict[str, Any]:
+def row_json(row: RunRow, ui: str) -> dict[str, Any]:
     """A visibility row as ``runs list --json`` prints it, with its page in the Temporal UI."""
-    # ``id`` is the run id, as the API names it (``job_id`` kept for older readers; ``run_id``
+    # ``id`` is the run id, as the API names it (``run_id`` kept for older readers; ``run_id``
     # is Temporal's id of the workflow's latest run).
-    return {"id": row.job_id, **row.model_dump(mode="json"), "ui_url": ui}
+    return {"id": row.run_id, **row.model_dump(mode="json"), "ui_url": ui}
 
 
-def print_rows(rows: list[JobRow] | list[dict[str, Any]], *, filtered: bool) -> None:
+def print_rows(rows: list[RunRow] | list[dict[str, Any]], *, filtered: bool) -> None:
     """``runs list``'s table (`filtered`: the command had filters, so none "match")."""
     if not rows:
         out.print("no runs" + (" match" if filtered else ""))
@@ -83,7 +83,7 @@ def waits_of(run: dict[str, Any]) -> list[Waiting]:
     return waits
 
 
-def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None = None) -> None:
+def print_view(view: RunView, ui: str | None, *, waiting: list[Waiting] | None = None) -> None:
     """``runs show``: the run's status view, what its steps wait for (`waiting`), and its
     page in the Temporal UI when `ui`."""
     safe = terminal_safe
@@ -93,7 +93,7 @@ def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None =
     status.append(safe(f" · phase {view.phase}"))
     if view.reason:
         status.append(safe(f": {view.reason}"))
-    out.print(Text(safe(f"run {view.job_id} · agent {view.agent}"), style="bold"), soft_wrap=True)
+    out.print(Text(safe(f"run {view.run_id} · agent {view.agent}"), style="bold"), soft_wrap=True)
     out.print(Text(safe(f"task:   {view.task}")), soft_wrap=True)
     out.print(status, soft_wrap=True)
     usage = view.usage
@@ -117,7 +117,7 @@ def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None =
             Text(
                 safe(
                     f"waiting for approval: {ask.describe()} — `skillweave runs approve "
-                    f"{view.job_id}` or `--deny`"
+                    f"{view.run_id}` or `--deny`"
                 ),
                 style="bold yellow",
             ),
@@ -134,7 +134,7 @@ def print_view(view: JobView, ui: str | None, *, waiting: list[Waiting] | None =
 
 
 def limits_line(limits: ActivityTimeouts) -> str:
-    """The limits a job's steps run under, the worker's (``JobView.limits``), in one line:
+    """The limits a run's steps run under, the worker's (``RunView.limits``), in one line:
     ``limits: model 600 s, script 900 s, heartbeat 30 s, others 120 s, 8 attempts (the
     worker's)``."""
     return (
@@ -211,7 +211,7 @@ def _state(status: str, phase: str | None) -> str:
     return status
 
 
-def _row_cells(row: JobRow | dict[str, Any]) -> list[str]:
+def _row_cells(row: RunRow | dict[str, Any]) -> list[str]:
     """run, state, agent, turns, tokens, skills, started: of a visibility row or of an item
     of ``GET /v1/runs/``."""
     if isinstance(row, dict):
@@ -220,7 +220,7 @@ def _row_cells(row: JobRow | dict[str, Any]) -> list[str]:
         agent, turns, tokens = row.get("agent"), row.get("turns"), row.get("tokens")
         skills = row.get("active_skills") or []
     else:
-        started, run_id, status, phase = row.start_time, row.job_id, row.status, row.phase
+        started, run_id, status, phase = row.start_time, row.run_id, row.status, row.phase
         agent, turns, tokens, skills = row.agent, row.turns, row.tokens, row.active_skills
     return [
         run_id,

@@ -62,8 +62,8 @@ from skillweave.terminal import terminal_safe, terminal_safe_json
 if TYPE_CHECKING:
     from skillweave.agent import AgentEvent
     from skillweave.cli.remote import RemoteApi
-    from skillweave.engines import JobView
-    from skillweave.engines.temporal import FollowNote, JobRow, TemporalEngine
+    from skillweave.engines import RunView
+    from skillweave.engines.temporal import FollowNote, RunRow, TemporalEngine
     from skillweave.waiting import Waiting
 
 __all__ = ["RunArgument", "runs_app"]
@@ -119,12 +119,12 @@ def list_runs(
     as_json: JsonFlag = False,
 ) -> None:
     """List runs of every door, newest first (from visibility: no worker needed)."""
-    from skillweave.engines.temporal import jobs_query, ui_link
+    from skillweave.engines.temporal import runs_query, ui_link
 
     with errors():
-        jobs_query(agent=agent, phase=phase, skill=skill)  # bad filters fail before connecting
+        runs_query(agent=agent, phase=phase, skill=skill)  # bad filters fail before connecting
     remote = _on_api(lambda api: api.list_runs(limit=limit, agent=agent, phase=phase, skill=skill))
-    rows: list[JobRow] | list[dict[str, Any]]
+    rows: list[RunRow] | list[dict[str, Any]]
     if remote is not None:
         rows = remote
         if as_json:
@@ -132,12 +132,12 @@ def list_runs(
             return
     else:
         rows = _on_engine(
-            lambda engine: engine.list_jobs(agent=agent, phase=phase, skill=skill, limit=limit)
+            lambda engine: engine.list_runs(agent=agent, phase=phase, skill=skill, limit=limit)
         )
         workflow = get_settings().workflow
         if as_json:
             data = [
-                row_json(row, ui_link(workflow.ui_url, workflow.namespace, row.job_id))
+                row_json(row, ui_link(workflow.ui_url, workflow.namespace, row.run_id))
                 for row in rows
             ]
             out.print_json(json.dumps(data), ensure_ascii=True)
@@ -150,7 +150,7 @@ def show_run(run: RunArgument, as_json: JsonFlag = False) -> None:
     """A run's status (on Temporal the `status` query, which a worker answers)."""
     from skillweave.engines.temporal import ui_link
 
-    def through_api(api: RemoteApi) -> tuple[dict[str, Any], JobView | None, str]:
+    def through_api(api: RemoteApi) -> tuple[dict[str, Any], RunView | None, str]:
         from skillweave.cli.remote_runs import run_view
 
         return run_view(api, run)
@@ -172,7 +172,7 @@ def show_run(run: RunArgument, as_json: JsonFlag = False) -> None:
     workflow = settings.workflow
     ui = ui_link(workflow.ui_url, workflow.namespace, run)
 
-    async def looked(engine: TemporalEngine) -> tuple[JobView, list[Waiting]]:
+    async def looked(engine: TemporalEngine) -> tuple[RunView, list[Waiting]]:
         from skillweave.engines.temporal import NoWorkerError
 
         waiting = await engine.waiting(run)  # the server's description: no worker needed
@@ -186,7 +186,7 @@ def show_run(run: RunArgument, as_json: JsonFlag = False) -> None:
     view, waiting = _on_engine(looked)
     if as_json:
         waits = [wait.model_dump(mode="json") for wait in waiting]
-        data = {"id": view.job_id, **view.model_dump(mode="json"), "waiting": waits, "ui_url": ui}
+        data = {"id": view.run_id, **view.model_dump(mode="json"), "waiting": waits, "ui_url": ui}
         out.print_json(json.dumps(data), ensure_ascii=True)
     else:
         print_view(view, ui, waiting=waiting)
@@ -222,7 +222,7 @@ def logs(
             sys.stdout.flush()
         else:
             out.print(EventView.line(item), soft_wrap=True)
-        return (item.status or "failed") if item.kind == "job_finished" else None
+        return (item.status or "failed") if item.kind == "run_finished" else None
 
     def closed(status: str, reason: str | None) -> str:
         # The run ended without saying how (terminated, timed out): its record or its

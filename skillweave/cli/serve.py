@@ -70,37 +70,37 @@ def _service_logging(service: str) -> None:
 
 
 def _configured_model(option: str | None) -> ModelSettings:
-    """The model a worker runs jobs with: --model, else MODEL__*."""
+    """The model a worker executes runs with: --model, else MODEL__*."""
     from skillweave.agent import AgentSpec
-    from skillweave.cli.job import choose_model
+    from skillweave.cli.agent_run import choose_model
 
     with errors():
         return choose_model(get_settings().model, option=option, spec=AgentSpec())
 
 
 def _is_runnable(model: ModelSettings) -> bool:
-    """A model that can run jobs: a real one, or a scripted one whose script is a file."""
+    """A model that can drive runs: a real one, or a scripted one whose script is a file."""
     return model.provider != "scripted" or Path(model.name).is_file()
 
 
 def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
-    """Run a Temporal worker: agent jobs of WORKFLOW__TASK_QUEUE on WORKFLOW__TEMPORAL_ADDRESS.
+    """Run a Temporal worker: agent runs of WORKFLOW__TASK_QUEUE on WORKFLOW__TEMPORAL_ADDRESS.
 
-    Activities use the model each job names, else the default of MODEL__* (or --model); with
-    no default the worker starts all the same and fails, for good, a job that names none. The
+    Activities use the model each run names, else the default of MODEL__* (or --model); with
+    no default the worker starts all the same and fails, for good, a run that names none. The
     configured store, and the manager at SANDBOX__MANAGER_URL, or one with a local warm pool
     started in this process. Runs until Ctrl-C; the activities in flight are cancelled and
     retried on another worker.
     """
     _start_tracing("skillweave-worker")
-    from skillweave.cli.job import REAL_MODEL_HINT
+    from skillweave.cli.agent_run import REAL_MODEL_HINT
     from skillweave.cli.signals import stop_signals_cancel
     from skillweave.cli.worker import open_worker
     from skillweave.engines.temporal import configure_logging
 
     settings = get_settings()
     chosen = _configured_model(model)
-    # Without --model the worker starts with no default model too (jobs name theirs, and it
+    # Without --model the worker starts with no default model too (runs name theirs, and it
     # says so); a --model given must be one it can run.
     if model is not None and not _is_runnable(chosen):
         raise fail(
@@ -152,7 +152,7 @@ def dev(
     ui_port: Annotated[int, typer.Option(help="The Temporal UI's port.")] = 8233,
     db_file: Annotated[
         Path | None,
-        typer.Option(help="Where Temporal keeps jobs (default WORKFLOW__DEV_DB_FILE)."),
+        typer.Option(help="Where Temporal keeps runs (default WORKFLOW__DEV_DB_FILE)."),
     ] = None,
     ephemeral: Annotated[
         bool, typer.Option("--ephemeral", help="Keep Temporal's state in memory only.")
@@ -163,7 +163,7 @@ def dev(
     """Run the embedded stack until Ctrl-C: a Temporal dev server with its UI, a worker and an
     MCP manager with a local warm pool, all on this machine.
 
-    Jobs started with `skillweave run --engine temporal` run here and survive a restart (the
+    Runs started with `skillweave run --engine temporal` run here and survive a restart (the
     server's state is in a file under ~/.skillweave/ unless --ephemeral). Ctrl-C (or SIGTERM)
     cancels the activities in flight at once (unless WORKFLOW__WORKER_DRAIN_SECONDS is set),
     stops the stack and ends with one line naming the runs left in flight; exit 0.
@@ -250,7 +250,7 @@ async def _serve_embedded(
     from skillweave.cli.signals import stop_signals_cancel
     from skillweave.skills import reloading
 
-    services = opened.services  # the embedded stack's jobs run in this process
+    services = opened.services  # the embedded stack's runs run in this process
     if services is None:  # pragma: no cover - an embedded engine always has them
         raise RuntimeError("the embedded stack has no services")
     services.serve_library(library)
@@ -269,8 +269,8 @@ async def _serve_embedded(
 def _demo_model(configured: ModelSettings) -> ModelSettings:
     """`dev` without a model (a scripted one without its script): the demo's script, said
     loudly."""
+    from skillweave.cli.agent_run import REAL_MODEL_HINT
     from skillweave.cli.demo import demo_folder
-    from skillweave.cli.job import REAL_MODEL_HINT
 
     script = demo_folder() / "script.yaml"
     err.print(

@@ -9,13 +9,13 @@ Each answers one question about this process's configuration with one :class:`Ch
   search attributes are registered with their types;
 - **store**: an object written, read back and removed; the store's id;
 - **workers** (temporal): the workers of the task queue and their stores, read from its roll
-  call (``skillweave.engines.temporal.Roll``): a job started here would wait for ever when
+  call (``skillweave.engines.temporal.Roll``): a run started here would wait for ever when
   only workers of other stores poll; a worker is told when workers of other stores share its
   queue;
 - **manager** (when ``SANDBOX__MANAGER_URL`` is set): reachable, and takes the configured token;
 - **agree**: what must be the same across processes is: the manager's store is this one, and
   its script limit (``SANDBOX__TIMEOUT_SECONDS``, decided by the manager alone) fits in a script
-  step (``WORKFLOW__SCRIPT_TIMEOUT_SECONDS``, a worker's: a job runs under its worker's limits,
+  step (``WORKFLOW__SCRIPT_TIMEOUT_SECONDS``, a worker's: a run runs under its worker's limits,
   ``skillweave.engines.contract``). A client of the Temporal engine (``run``, the API) compares
   no limit, and is told when it sets one of the workers' (:func:`client_limits_check`): they
   have no effect there. The direct engine is its own worker;
@@ -89,7 +89,7 @@ async def temporal_check(probe: Probe) -> Check:
         return Check(
             "temporal",
             "fail",
-            f"{'; '.join(problems)}: run `skillweave temporal setup` (jobs started now "
+            f"{'; '.join(problems)}: run `skillweave temporal setup` (runs started now "
             "would never run)",
         )
     return Check("temporal", "ok", f"{workflow.temporal_address}, namespace {workflow.namespace}")
@@ -221,7 +221,7 @@ async def agree_check(probe: Probe) -> Check:
     if uses_steps and isinstance(limit, int | float) and limit >= step:
         problems.append(
             f"{where} is not under WORKFLOW__SCRIPT_TIMEOUT_SECONDS ({step:g} s), the script "
-            "step of a worker with these settings (jobs run under their worker's limits): a "
+            "step of a worker with these settings (runs run under their worker's limits): a "
             "long script would be cut off and run again; raise the second or lower the first"
         )
     if problems:
@@ -238,14 +238,14 @@ async def agree_check(probe: Probe) -> Check:
 
 
 def _starts_only(settings: Settings, role: Role) -> bool:
-    """Whether `role` only starts jobs that workers run (a client of the Temporal engine)."""
+    """Whether `role` only starts runs that workers run (a client of the Temporal engine)."""
     return role in ("run", "api") and settings.workflow.execution_engine == "temporal"
 
 
 def client_limits_check(settings: Settings) -> Check | None:
     """For a client of the Temporal engine (``run``, the API) that sets the workers' limits
     (``WORKFLOW__*_TIMEOUT_SECONDS``, ``WORKFLOW__ACTIVITY_MAX_ATTEMPTS``): the ``agree``
-    warning that they have no effect there (a job runs under its worker's); else None."""
+    warning that they have no effect there (a run runs under its worker's); else None."""
     names = worker_limits_set(settings.workflow)
     if not names:
         return None
@@ -253,7 +253,7 @@ def client_limits_check(settings: Settings) -> Check | None:
     return Check(
         "agree",
         "warn",
-        f"{', '.join(names)} {has} no effect here: a job runs under the limits of the worker "
+        f"{', '.join(names)} {has} no effect here: a run runs under the limits of the worker "
         f"that runs it (the workers' settings); set {it} on the workers, not on a client",
     )
 
@@ -319,14 +319,14 @@ async def workers_check(probe: Probe) -> Check:
                 "workers",
                 "warn",
                 f"workers of store {theirs} poll task queue {queue!r} too; this worker works "
-                f"on {store}: jobs started against {theirs} never run here, nor {store}'s there",
+                f"on {store}: runs started against {theirs} never run here, nor {store}'s there",
             )
         return Check("workers", "ok", f"no worker of another store polls task queue {queue!r}")
     if roll.stranded():  # workers may yet start on this store: said, not stopped at
         return Check(
             "workers",
             "fail",
-            f"{roll.refusal()} (jobs started here would wait for ever)",
+            f"{roll.refusal()} (runs started here would wait for ever)",
             transient=True,
         )
     serving = len(roll.serving)
@@ -334,7 +334,7 @@ async def workers_check(probe: Probe) -> Check:
         return Check(
             "workers",
             "warn",
-            f"no worker polls task queue {roll.routed!r} yet: jobs started now wait for one "
+            f"no worker polls task queue {roll.routed!r} yet: runs started now wait for one "
             "(`skillweave worker` with this process's STORAGE__ settings starts one)",
             transient=True,
         )
@@ -344,7 +344,7 @@ async def workers_check(probe: Probe) -> Check:
         return Check(
             "workers",
             "warn",
-            f"{line}; workers of store {theirs} poll {queue!r} too: jobs started against "
+            f"{line}; workers of store {theirs} poll {queue!r} too: runs started against "
             "one store never run on the other's workers (give every process one STORAGE__)",
         )
     return Check("workers", "ok", line)

@@ -2,11 +2,11 @@
 closes in order.
 
 An in-process manager takes no signal (``mcp_manager.server.LoopbackServer``), so the signal
-cancels the task (the job first, then the manager after it). Once the context ends, the same
+cancels the task (the run first, then the manager after it). Once the context ends, the same
 signals are ignored while the event loop lasts: what is stopping goes on stopping in order
 (a worker's drain, the manager's sandboxes) instead of breaking off with a KeyboardInterrupt
-and its tracebacks; the loop's end restores the defaults. Used by jobs
-(:func:`~skillweave.cli.job.run_job`), the demo's ``--keep``, ``skillweave dev`` and
+and its tracebacks; the loop's end restores the defaults. Used by runs
+(:func:`~skillweave.cli.agent_run.run_agent`), the demo's ``--keep``, ``skillweave dev`` and
 ``skillweave worker``.
 """
 

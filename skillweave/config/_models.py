@@ -49,7 +49,7 @@ class ModelSettings(ModelProfile):
     scripts_dir: Path | None = Field(
         default=None,
         description="On a server (API, worker, dev), the folder a scripted model named by a "
-        "request (an agent's model_id, a job's model: scripted:NAME) must come from; NAME is a "
+        "request (an agent's model_id, a run's model: scripted:NAME) must come from; NAME is a "
         "file inside it. Unset: servers refuse such models. The local CLI (run, demo) reads "
         "any file its user names.",
     )

@@ -17,7 +17,7 @@ class ObservabilitySettings(BaseModel):
     log_format: Literal["text", "json"] = Field(
         default="text",
         description="text: one human line per record; json: one JSON object per line, with "
-        "job_id, execution_id, skill and script when the record has them.",
+        "run_id, execution_id, skill and script when the record has them.",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_repeat_seconds: float = Field(

@@ -193,7 +193,7 @@ class SkillsSettings(BaseModel):
 
     @property
     def pinned_dir(self) -> Path:
-        """Where skill versions a job was pinned to, and the library no longer holds, are
+        """Where skill versions a run was pinned to, and the library no longer holds, are
         unpacked from the store: ``UPLOADED_DIR.pinned``, one folder per name and version."""
         folder = self.uploaded_dir.expanduser()
         return folder.with_name(f"{folder.name}.pinned")

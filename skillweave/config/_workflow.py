@@ -1,4 +1,4 @@
-"""The ``WORKFLOW__`` section: how agent jobs are executed, and which of its settings are the
+"""The ``WORKFLOW__`` section: how agent runs are executed, and which of its settings are the
 worker's limits (:data:`WORKER_LIMITS`, read by ``skillweave.engines.contract``). Part of
 :class:`~skillweave.config.Settings`."""
 
@@ -16,7 +16,7 @@ __all__ = ["WORKER_LIMITS", "ExecutionEngine", "WorkflowSettings", "worker_limit
 ExecutionEngine = Literal["temporal", "direct"]
 
 _WORKER_OWNED: Final = (
-    " Read by the worker (a job runs under its worker's value); a client's is not used. "
+    " Read by the worker (a run runs under its worker's value); a client's is not used. "
     "The direct engine is its own worker."
 )
 
@@ -27,7 +27,7 @@ WORKER_LIMITS: Final = (
     "activity_timeout_seconds",
     "activity_max_attempts",
 )
-"""The ``WORKFLOW__`` settings a job's activities run under: the worker's, never a client's
+"""The ``WORKFLOW__`` settings a run's activities run under: the worker's, never a client's
 (``skillweave.engines.contract.activity_timeouts`` reads them)."""
 
 
@@ -41,20 +41,20 @@ def worker_limits_set(settings: WorkflowSettings) -> list[str]:
 
 
 class WorkflowSettings(BaseModel):
-    """How agent jobs are executed."""
+    """How agent runs are executed."""
 
     execution_engine: ExecutionEngine = Field(
         default="temporal",
-        description="temporal (the default): jobs are durable workflows on "
+        description="temporal (the default): runs are durable workflows on "
         "WORKFLOW__TEMPORAL_ADDRESS, run by workers (`skillweave dev` starts a server and a "
-        "worker on this machine); direct: jobs run in the process that starts them, for local "
+        "worker on this machine); direct: runs run in the process that starts them, for local "
         "development (not durable: they end with it).",
     )
     task_queue: str = "skillweave"
     namespace: str = "default"
     temporal_address: str = "localhost:7233"
     ui_url: str = Field(
-        default="http://localhost:8233", description="The Temporal UI, for links to jobs."
+        default="http://localhost:8233", description="The Temporal UI, for links to runs."
     )
 
     @field_validator("ui_url")
@@ -78,7 +78,7 @@ class WorkflowSettings(BaseModel):
     heartbeat_timeout_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="A long activity silent this long is retried (how long a job stalls "
+        description="A long activity silent this long is retried (how long a run stalls "
         "after its worker dies)." + _WORKER_OWNED,
     )
     activity_timeout_seconds: float = Field(
@@ -100,7 +100,7 @@ class WorkflowSettings(BaseModel):
     follow_worker_wait_seconds: float = Field(
         default=3600.0,
         ge=0,
-        description="How long a follower of a job (`run --engine temporal`, `runs logs`, the "
+        description="How long a follower of a run (`run --engine temporal`, `runs logs`, the "
         "API's event stream) keeps waiting while no worker answers before it gives up, saying "
-        "the job may still be running (the job itself goes on); 0 = wait for ever.",
+        "the run may still be running (the run itself goes on); 0 = wait for ever.",
     )

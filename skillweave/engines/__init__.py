@@ -1,4 +1,4 @@
-"""Engines run agent jobs: the ``Engine`` protocol, the in-process ``DirectEngine``, the
+"""Engines run agent runs: the ``Engine`` protocol, the in-process ``DirectEngine``, the
 ``TemporalEngine`` client, and the ``AgentServices`` every engine's side effects go through
 (the Temporal engine's activities wrap the same services).
 
@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 from skillweave.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from skillweave.engines.base import Engine, JobRequest, JobResult, result_of
+    from skillweave.engines.base import Engine, RunRequest, RunResult, result_of
     from skillweave.engines.contract import (
         ROLL_CALL_ACTIVITY,
         SEARCH_ATTRIBUTES,
         ActivityTimeouts,
-        JobView,
         Phase,
         Reply,
+        RunView,
         activity_timeouts,
         store_task_queue,
     )
@@ -37,13 +37,13 @@ _EXPORTS = {
     "DirectEngine": "direct",
     "DirectRuntime": "direct",
     "Engine": "base",
-    "JobRequest": "base",
-    "JobResult": "base",
+    "RunRequest": "base",
+    "RunResult": "base",
     "result_of": "base",
     "ActivityTimeouts": "contract",
     "Backoff": "retries",
     "FollowNote": "notes",
-    "JobView": "contract",
+    "RunView": "contract",
     "Phase": "contract",
     "ROLL_CALL_ACTIVITY": "contract",
     "Reply": "contract",
@@ -71,12 +71,12 @@ __all__ = [
     "DirectRuntime",
     "Engine",
     "FollowNote",
-    "JobRequest",
-    "JobResult",
-    "JobView",
     "Phase",
     "Reply",
     "Retry",
+    "RunRequest",
+    "RunResult",
+    "RunView",
     "WorkerMetrics",
     "activity_timeouts",
     "classify",

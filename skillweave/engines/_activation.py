@@ -4,7 +4,7 @@ An activation pins the skill's version, checks it against the signature policy
 (``skills.trust``: a refused skill comes back to the model as a tool result), publishes its
 package where the manager runs packages from, registers the tools its scripts declare (their
 schemas from ``--help-json``, run once per skill version) and stores the activation message.
-It is in the audit log before the job sees it: one whose record cannot be written raises
+It is in the audit log before the run sees it: one whose record cannot be written raises
 (:class:`~skillweave.errors.AuditLogError`, retried like any failing store).
 """
 
@@ -34,7 +34,7 @@ __all__ = ["Activations"]
 
 
 class Activations:
-    """``load_skill`` for the jobs of one worker.
+    """``load_skill`` for the runs of one worker.
 
     Args:
         views: where skills are looked up.
@@ -68,7 +68,7 @@ class Activations:
 
     async def load(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools. A
-        skill the job wrote (``draft``) is its draft's package, stored when it was made."""
+        skill the run wrote (``draft``) is its draft's package, stored when it was made."""
         notes: list[str] = []
         if request.draft is not None:
             skill = await self._views.skill_at(request.skill, request.draft)
@@ -104,7 +104,7 @@ class Activations:
             request, text, preloaded=f"The skill {skill.name!r} was activated for this task.\n"
         )
         # Recorded before the activation is kept (its message in the transcript, where the
-        # job reads it): a record that cannot be written raises AuditLogError, a StorageError
+        # run reads it): a record that cannot be written raises AuditLogError, a StorageError
         # the engines retry (``engines.retries``), never a tool result. `step` (its place in
         # the transcript) tells a retried step's record (its transcript write failed after
         # it) from another activation.
@@ -112,7 +112,7 @@ class Activations:
             "activation",
             skill=skill.name,
             version=skill.version,
-            job=request.run_id,
+            run=request.run_id,
             step=request.seq,
         )
         chars = await self._transcript.store_message(request.run_id, request.seq, message)

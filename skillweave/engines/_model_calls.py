@@ -1,8 +1,8 @@
 """`ModelCalls`: the ``invoke_model`` side effect (``AgentServices`` hands it here), and which
-model a job's request names.
+model a run's request names.
 
 A model call stores the loop's pending messages, reads the transcript back up to the view's
-boundary (eliding what the view compacted), calls the model the job names (its profile's
+boundary (eliding what the view compacted), calls the model the run names (its profile's
 provider, or this process's default) and stores the reply. A model that does not resolve here
 is a :class:`~skillweave.errors.ConfigError`, never retried.
 """
@@ -28,12 +28,12 @@ __all__ = ["ModelCalls"]
 
 
 class ModelCalls:
-    """Model calls of jobs, with `provider` (named `model`) by default and `models` by name.
+    """Model calls of runs, with `provider` (named `model`) by default and `models` by name.
 
     Args:
-        provider: the default model, for jobs whose agent names none; None: there is none.
+        provider: the default model, for runs whose agent names none; None: there is none.
         model: its name, as model requests carry it (None with no default).
-        models: the models jobs may name (profiles, ``provider:name``), opened on first use;
+        models: the models runs may name (profiles, ``provider:name``), opened on first use;
             None: only the default resolves.
         transcript: where the messages are read and the reply stored.
         metrics: where calls and tokens are counted.
@@ -112,11 +112,11 @@ class ModelCalls:
             return request.model or self.model or ""
 
     def resolve(self, request: InvokeModelInput) -> tuple[ModelProvider, str, int | None]:
-        """The provider of the model the job names, that model's name, and the most tries
+        """The provider of the model the run names, that model's name, and the most tries
         its profile allows one call (None: the engine's).
 
         Raises:
-            ConfigError: the job names a model that does not resolve here (never retried).
+            ConfigError: the run names a model that does not resolve here (never retried).
         """
         # A process that resolves no names (no `models`) runs its one model as the default.
         if not request.model or (self.models is None and names_default(request.model)):
@@ -132,7 +132,7 @@ class ModelCalls:
             return self.provider, self.model, attempts
         if self.models is None:
             raise ConfigError(
-                f"the job names model {request.model!r}, and this process runs only its"
+                f"the run names model {request.model!r}, and this process runs only its"
                 " default model"
             )
         provider = self.models.provider_for(request.model)

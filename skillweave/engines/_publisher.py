@@ -1,8 +1,8 @@
 """`SkillPublisher`: the ``publish_skill`` side effect (``SkillAuthoring`` hands it here).
 
-After a person approved (with the draft's scan in front of them), the job's draft package is
+After a person approved (with the draft's scan in front of them), the run's draft package is
 stored as an uploaded skill (``StoredSkills``: validated again, its name owned, its origin the
-job), and the worker's library serves it at once, so later jobs find it. Its ``scan``,
+run), and the worker's library serves it at once, so later runs find it. Its ``scan``,
 ``signature``, ``approval`` and ``upload`` records are written before it is stored
 (``skills.admission``); a record that cannot be written raises
 :class:`~skillweave.errors.AuditLogError`, a failing store the engines retry, never a tool
@@ -38,7 +38,7 @@ _log = logging.getLogger("skillweave.engines")
 
 
 class SkillPublisher:
-    """``publish_skill`` for the jobs of one worker.
+    """``publish_skill`` for the runs of one worker.
 
     Args:
         views: the library, whose directory skills an upload may not replace.
@@ -75,14 +75,14 @@ class SkillPublisher:
         package = await store.stat(keys.skill_package_key(request.name, request.version))
         error: str | None = None
         if record is None or package is None:
-            error = f"{request.name!r} version {request.version[:12]} is not a draft of this job"
+            error = f"{request.name!r} version {request.version[:12]} is not a draft of this run"
         else:
             data = await store.get_bytes(package)
             owners = directory_owners(
                 skill for skill in registry if registry.owner_of(skill.name).kind == "directory"
             )
-            origin = SkillOrigin(source=f"job {request.run_id}", kind="agent")
-            admissions = Admissions(self._settings, store, audit=self._audit, job=request.run_id)
+            origin = SkillOrigin(source=f"run {request.run_id}", kind="agent")
+            admissions = Admissions(self._settings, store, audit=self._audit, run=request.run_id)
 
             async def admitted(name: str, version: str, package: bytes) -> bool:
                 await admissions.check(name, version, package)
@@ -94,14 +94,14 @@ class SkillPublisher:
                             "approval",
                             skill=name,
                             version=version,
-                            job=request.run_id,
+                            run=request.run_id,
                             details={"decision": "published", "by": request.approved_by},
                         ),
                         AuditEntry(
                             "upload",
                             skill=name,
                             version=version,
-                            job=request.run_id,
+                            run=request.run_id,
                             details={"source": "agent"},
                         ),
                     ]
@@ -132,7 +132,7 @@ class SkillPublisher:
             except Exception:  # served at the next refresh anyway
                 _log.warning("serving the published skill %s failed", request.name, exc_info=True)
         text = (
-            f"Published {request.name!r} (version {request.version[:12]}): later jobs can find "
+            f"Published {request.name!r} (version {request.version[:12]}): later runs can find "
             "and activate it."
             if error is None
             else f"{request.name!r} was not published: {error}"

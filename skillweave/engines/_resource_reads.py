@@ -1,6 +1,6 @@
 """`ResourceReads`: the ``read_skill_resource`` side effect (``AgentServices`` hands it here).
 
-One text file of an active skill, read at the version the job pinned and stored as the tool's
+One text file of an active skill, read at the version the run pinned and stored as the tool's
 message; a missing or unreadable file is a tool result the model can act on.
 """
 

@@ -21,7 +21,7 @@ _log = logging.getLogger("skillweave.engines.services")
 
 
 class ScriptExecutor:
-    """Runs scripts on the manager `sandbox` for the jobs of `store`.
+    """Runs scripts on the manager `sandbox` for the runs of `store`.
 
     Args:
         sandbox: a client of the MCP manager (replaceable: :attr:`sandbox`).
@@ -56,7 +56,7 @@ class ScriptExecutor:
         )
 
     async def cancel(self, execution_id: str) -> None:
-        """Ask the manager to stop a run whose caller was cancelled (the job was, or its
+        """Ask the manager to stop a run whose caller was cancelled (the run was, or its
         activity): it would otherwise run to its timeout. Best effort, and shielded, so the
         request is not cut short by the cancellation being delivered."""
         try:

@@ -69,7 +69,7 @@ class ScriptRuns:
             self._metrics.script_runs.labels(outcome="error").inc()
             text = f"The script was not run: {exc}"
             summary = clip(text)
-            # Refused before any sandbox was claimed: no run, nothing off the job's budget.
+            # Refused before any sandbox was claimed: no script run, nothing off the run's budget.
             return await self._answer(request, text, summary, status="error", ran=False)
         except Exception:
             self._metrics.script_runs.labels(outcome="infrastructure_error").inc()

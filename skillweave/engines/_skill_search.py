@@ -1,6 +1,6 @@
 """`SkillSearch`: the ``search_skills`` side effect (``AgentServices`` hands it here).
 
-The skills of the job's view that fit a query, rendered as catalog entries and stored as the
+The skills of the run's view that fit a query, rendered as catalog entries and stored as the
 tool's message; the loop makes them attachable.
 """
 
@@ -29,7 +29,7 @@ class SkillSearch:
 
     async def search(self, request: SearchInput) -> SearchOutcome:
         """Skills that fit a query, as catalog entries; they become attachable."""
-        view = await self._views.of_job(request.allowed, request.pinned)
+        view = await self._views.of_run(request.allowed, request.pinned)
         hits = view.search(request.query, top_k=request.top_k)
         if hits:
             text = render_entries([view.get(hit.name) for hit in hits])

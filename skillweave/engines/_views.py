@@ -1,6 +1,6 @@
-"""`SkillViews`: the skill library as one job sees it, and its tier-1 catalog.
+"""`SkillViews`: the skill library as one run sees it, and its tier-1 catalog.
 
-A job sees the library restricted to the skills its agent allows, or, once it has activated
+A run sees the library restricted to the skills its agent allows, or, once it has activated
 skills, those skills pinned at their versions even after the library moved on
 (``sandbox.pinned``). ``AgentServices`` answers ``prepare_catalog`` here, and its other
 collaborators (activation, resource reads, search, authoring) look skills up here.
@@ -25,10 +25,10 @@ _PINNED_VIEWS: Final = 64  # the pinned skill sets kept built (one per agent × 
 
 
 class SkillViews:
-    """The registry jobs use, the views of it they see, and the catalog they start from.
+    """The registry runs use, the views of it they see, and the catalog they start from.
 
     Args:
-        registry: the skill library snapshot jobs use (:meth:`use` replaces it).
+        registry: the skill library snapshot runs use (:meth:`use` replaces it).
         store: where pinned versions and the store's id are found.
         settings: the catalog budget and where pinned skills are unpacked.
     """
@@ -58,10 +58,10 @@ class SkillViews:
         self._views[key] = view
         return view
 
-    async def of_job(
+    async def of_run(
         self, allowed: Sequence[str] | None, pinned: Sequence[PinnedSkill] | None
     ) -> SkillRegistry:
-        """What a job sees: its pinned skills at their versions, else :meth:`view`."""
+        """What a run sees: its pinned skills at their versions, else :meth:`view`."""
         if pinned is None:
             return self.view(allowed)
         key = tuple(pinned)
@@ -90,12 +90,12 @@ class SkillViews:
     async def skill(
         self, name: str, allowed: Sequence[str] | None, pinned: Sequence[PinnedSkill] | None
     ) -> tuple[Skill, SkillRegistry]:
-        """The skill `name` as a job sees it, and the job's view.
+        """The skill `name` as a run sees it, and the run's view.
 
         Raises:
-            SkillNotFoundError: the job cannot see it (or it is disabled).
+            SkillNotFoundError: the run cannot see it (or it is disabled).
         """
-        view = await self.of_job(allowed, pinned)
+        view = await self.of_run(allowed, pinned)
         if not view.is_enabled(name):
             raise SkillNotFoundError(name, available=view.attachable())
         return view.get(name), view
@@ -111,18 +111,18 @@ class SkillViews:
         skills to activate at the start (``auto_load``: every one the agent allows).
 
         Raises:
-            ConfigError: the job was started against another store than this process's.
+            ConfigError: the run was started against another store than this process's.
         """
         if request.store_id is not None:
             own = await store_identity(self._store)
             if own != request.store_id:
                 raise ConfigError(
-                    f"job {request.run_id!r} was started against the store {request.store_id}, "
+                    f"run {request.run_id!r} was started against the store {request.store_id}, "
                     f"and this process's store is {own}: its inputs and outputs are not here. "
                     "Clients, workers and managers must share one store (the same STORAGE__ "
                     "settings); `skillweave doctor` prints each process's store id"
                 )
-        view = await self.of_job(request.allowed, request.pinned)
+        view = await self.of_run(request.allowed, request.pinned)
         catalog = build_catalog(
             view,
             mode=request.mode,

@@ -7,7 +7,7 @@ script executor, the transcript recorder and the audit log).
 its name must be free in the library, it is scanned (``skills.scan``; a finding whose severity
 the policy blocks refuses it), its package is stored where the manager runs packages from, and
 each example the model gave runs in a sandbox and must succeed (and print what it expects).
-Then it is kept as the job's draft (``keys.draft_key``: its scan and runs) and the job may
+Then it is kept as the run's draft (``keys.draft_key``: its scan and runs) and the run may
 activate it; nothing else sees it. Every step is idempotent, so a retried call (a worker died
 half-way) keeps one draft: the package is content-addressed, the examples' executions are keyed
 on the call (the manager answers a repeated key with the stored result), the record is written
@@ -15,7 +15,7 @@ once.
 
 ``publish_skill`` (after a person approved, with the scan in front of them): the draft's
 package is stored as an uploaded skill and the worker's library serves it at once, so later
-jobs find it (:class:`~skillweave.engines._publisher.SkillPublisher`, which
+runs find it (:class:`~skillweave.engines._publisher.SkillPublisher`, which
 :class:`SkillAuthoring` holds).
 
 Nothing is kept unrecorded: the draft's ``scan`` record is written before its package is
@@ -62,7 +62,7 @@ _OUTPUT_SHOWN: Final = 600
 
 
 class SkillAuthoring:
-    """``create_skill`` and ``publish_skill`` for the jobs of one worker.
+    """``create_skill`` and ``publish_skill`` for the runs of one worker.
 
     Args:
         views: the library, whose names a draft may not take and whose directory skills an
@@ -101,7 +101,7 @@ class SkillAuthoring:
     # --- create_skill ------------------------------------------------------------------------
 
     async def create(self, request: CreateSkillInput) -> CreateSkillOutcome:
-        """Make, check, scan, store and test the skill; keep it as the job's draft."""
+        """Make, check, scan, store and test the skill; keep it as the run's draft."""
         try:
             draft = await asyncio.to_thread(
                 build_draft,
@@ -124,7 +124,7 @@ class SkillAuthoring:
             "scan",
             skill=draft.name,
             version=draft.version,
-            job=request.run_id,
+            run=request.run_id,
             decision=decision,
             draft=True,
             findings={severity: n for severity, n in report.counts.items() if n},
@@ -155,12 +155,12 @@ class SkillAuthoring:
         await self._keep(request, draft, report, lines)
         text = "\n".join(
             [
-                f"Kept your skill {draft.name!r} as a draft of this job "
+                f"Kept your skill {draft.name!r} as a draft of this run "
                 f"(version {draft.version[:12]}).",
                 f"Scan: {report.summary()}",
                 *([_findings(report)] if report.findings else []),
                 *(["Examples:", *lines] if lines else ["No examples were given to test it."]),
-                f"Use it now: {ACTIVATE_SKILL} with name {draft.name!r}. Other jobs see it "
+                f"Use it now: {ACTIVATE_SKILL} with name {draft.name!r}. Other runs see it "
                 f"once {PUBLISH_SKILL} is approved.",
             ]
         )
@@ -182,7 +182,7 @@ class SkillAuthoring:
         )
 
     def _taken(self, request: CreateSkillInput) -> str | None:
-        """Why the name is not the job's to take: a skill of the library has it."""
+        """Why the name is not the run's to take: a skill of the library has it."""
         key = name_key(request.name)
         for skill in self._views.registry:
             if key in {name_key(skill.name), name_key(skill.short_name or skill.name)}:

@@ -1,4 +1,4 @@
-"""The `Engine` protocol: start a job, stream its events, send it a message, cancel it, get
+"""The `Engine` protocol: start a run, stream its events, send it a message, cancel it, get
 its result. Two engines implement it: ``direct`` (the loop in-process) and ``temporal`` (the
 loop in a workflow); callers pick one through settings and never see the difference.
 """
@@ -10,37 +10,37 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.agent import AgentEvent, AgentSpec, AgentState, ApprovalDecision, JobStatus
+from skillweave.agent import AgentEvent, AgentSpec, AgentState, ApprovalDecision, RunStatus
 from skillweave.llm import Usage
 from skillweave.storage import ArtifactRef
 
-__all__ = ["Engine", "JobRequest", "JobResult", "result_of"]
+__all__ = ["Engine", "RunRequest", "RunResult", "result_of"]
 
 
-class JobRequest(BaseModel):
-    """A job to start: the task, the agent, and the input artifacts (already in the store,
-    under ``runs/{job_id}/inputs/``)."""
+class RunRequest(BaseModel):
+    """A run to start: the task, the agent, and the input artifacts (already in the store,
+    under ``runs/{run_id}/inputs/``)."""
 
     model_config = ConfigDict(frozen=True)
 
-    job_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,200}$")
+    run_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,200}$")
     task: str = Field(min_length=1)
     agent: AgentSpec = Field(default_factory=AgentSpec)
     inputs: tuple[ArtifactRef, ...] = ()
     store_id: str | None = Field(
         default=None,
-        description="The id of the store the job was started against (``storage.identity``): "
+        description="The id of the store the run was started against (``storage.identity``): "
         "a worker with another store refuses it at its first step.",
     )
 
 
-class JobResult(BaseModel):
-    """How a job ended."""
+class RunResult(BaseModel):
+    """How a run ended."""
 
     model_config = ConfigDict(frozen=True)
 
-    job_id: str
-    status: JobStatus
+    run_id: str
+    status: RunStatus
     reason: str | None = None
     answer: str | None = None
     turns: int = 0
@@ -52,37 +52,37 @@ class JobResult(BaseModel):
 
 
 class Engine(Protocol):
-    """Runs agent jobs."""
+    """Runs agent runs."""
 
-    async def start(self, request: JobRequest) -> str:
-        """Start a job; returns its id (the request's)."""
+    async def start(self, request: RunRequest) -> str:
+        """Start a run; returns its id (the request's)."""
         ...
 
-    def events(self, job_id: str) -> AsyncIterator[AgentEvent]:
-        """Every event of the job from its start, ending after ``job_finished``."""
+    def events(self, run_id: str) -> AsyncIterator[AgentEvent]:
+        """Every event of the run from its start, ending after ``run_finished``."""
         ...
 
-    async def send(self, job_id: str, text: str) -> None:
-        """A user message for the job (taken before its next model call)."""
+    async def send(self, run_id: str, text: str) -> None:
+        """A user message for the run (taken before its next model call)."""
         ...
 
-    async def approve(self, job_id: str, decision: ApprovalDecision) -> None:
-        """Approve or deny the script run the job is waiting on."""
+    async def approve(self, run_id: str, decision: ApprovalDecision) -> None:
+        """Approve or deny the script run the run is waiting on."""
         ...
 
-    async def cancel(self, job_id: str) -> None:
-        """Stop the job; its result says ``cancelled``."""
+    async def cancel(self, run_id: str) -> None:
+        """Stop the run; its result says ``cancelled``."""
         ...
 
-    async def result(self, job_id: str) -> JobResult:
-        """Wait for the job to end and return how it ended."""
+    async def result(self, run_id: str) -> RunResult:
+        """Wait for the run to end and return how it ended."""
         ...
 
 
-def result_of(state: AgentState) -> JobResult:
-    """The :class:`JobResult` of a finished (or running) state."""
-    return JobResult(
-        job_id=state.job_id,
+def result_of(state: AgentState) -> RunResult:
+    """The :class:`RunResult` of a finished (or running) state."""
+    return RunResult(
+        run_id=state.run_id,
         status=state.status,
         reason=state.reason,
         answer=state.answer,

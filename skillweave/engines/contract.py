@@ -5,13 +5,13 @@ The client (:mod:`skillweave.engines.temporal`, the CLI, the API) and the workfl
 (pydantic models and ``temporalio.common`` search-attribute keys), so the workflow sandbox can
 pass it through.
 
-One workflow per job, with a workflow id derived from the job id. Interactions:
+One workflow per run, with a workflow id derived from the run id. Interactions:
 
 - **update** ``send_message`` (:class:`UserMessage` → :class:`Reply`): a user message; the
   update completes with the model's answer to it. Its validator rejects empty or oversized
-  text, a job that has ended, and a reply to an answer that is no longer the latest (stale).
+  text, a run that has ended, and a reply to an answer that is no longer the latest (stale).
 - **signal** ``cancel`` (a reason) and **signal** ``approve`` (an ``ApprovalDecision``).
-- **query** ``status`` (:class:`JobView`: phase, active skills, turn, usage, last error — never
+- **query** ``status`` (:class:`RunView`: phase, active skills, turn, usage, last error — never
   the transcript) and **query** ``events`` (:class:`EventPage`, the latest events after an
   index).
 
@@ -28,12 +28,12 @@ timeout, the attempts). They are fleet settings an operator sets on the workers
 (``WORKFLOW__MODEL_TIMEOUT_SECONDS``, ``…SCRIPT_TIMEOUT_SECONDS``, ``…HEARTBEAT_TIMEOUT_SECONDS``,
 ``…ACTIVITY_TIMEOUT_SECONDS``, ``…ACTIVITY_MAX_ATTEMPTS``: :data:`WORKER_LIMITS`, read by
 :func:`activity_timeouts`), beside the manager whose script limit they must exceed; a client's
-values are not used. A job asks for them once, at its start, with the local activity
-``job_limits`` (that one call runs under the defaults of :class:`ActivityTimeouts`), runs every
+values are not used. A run asks for them once, at its start, with the local activity
+``run_limits`` (that one call runs under the defaults of :class:`ActivityTimeouts`), runs every
 later activity under them, carries them over continue-as-new (:attr:`AgentWorkflowInput.limits`)
-and shows them in ``status`` (:attr:`JobView.limits`).
+and shows them in ``status`` (:attr:`RunView.limits`).
 
-A job runs only on workers of the store it was started against: the client starts it on the
+A run runs only on workers of the store it was started against: the client starts it on the
 configured task queue routed to that store (:func:`store_task_queue`), the only queue those
 workers poll for it, and its activities run on the workflow's queue. Every worker also answers
 a roll call on the configured (base) queue: it polls it for :data:`ROLL_CALL_ACTIVITY`, which
@@ -50,10 +50,10 @@ from temporalio.common import SearchAttributeKey
 from skillweave.agent.effect_models import ActivityTimeouts, ApprovalRequest
 from skillweave.agent.effects import Phase
 from skillweave.agent.events import AgentEvent
-from skillweave.agent.idempotency import JOB_KEY_PREFIX, job_id_of, job_key
-from skillweave.agent.state import AgentState, JobStatus
+from skillweave.agent.idempotency import RUN_KEY_PREFIX, run_id_of, run_key
+from skillweave.agent.state import AgentState, RunStatus
 from skillweave.config import WORKER_LIMITS, CatalogMode, WorkflowSettings
-from skillweave.engines.base import JobRequest
+from skillweave.engines.base import RunRequest
 from skillweave.llm.messages import Usage
 
 __all__ = [
@@ -78,18 +78,18 @@ __all__ = [
     "ActivityTimeouts",
     "AgentWorkflowInput",
     "EventPage",
-    "JobView",
     "Phase",
     "Reply",
+    "RunView",
     "UserMessage",
     "activity_timeouts",
-    "job_id_of",
+    "run_id_of",
     "store_task_queue",
     "workflow_id",
 ]
 
 WORKFLOW_NAME: Final = "AgentWorkflow"
-WORKFLOW_ID_PREFIX: Final = JOB_KEY_PREFIX
+WORKFLOW_ID_PREFIX: Final = RUN_KEY_PREFIX
 UPDATE_SEND: Final = "send_message"
 SIGNAL_CANCEL: Final = "cancel"
 SIGNAL_APPROVE: Final = "approve"
@@ -111,12 +111,12 @@ SA_ACTIVE_SKILLS: Final = SearchAttributeKey.for_keyword_list("SkillweaveActiveS
 SA_TURNS: Final = SearchAttributeKey.for_int("SkillweaveTurns")
 SA_TOKENS: Final = SearchAttributeKey.for_int("SkillweaveTokens")
 SEARCH_ATTRIBUTES: Final = (SA_AGENT, SA_PHASE, SA_ACTIVE_SKILLS, SA_TURNS, SA_TOKENS)
-"""Registered on the server (``skillweave dev`` does it) so ops can filter jobs."""
+"""Registered on the server (``skillweave dev`` does it) so ops can filter runs."""
 
 
-def workflow_id(job_id: str) -> str:
-    """The workflow id of a job: one workflow per job, found again from its id."""
-    return job_key(job_id)
+def workflow_id(run_id: str) -> str:
+    """The workflow id of a run: one workflow per run, found again from its id."""
+    return run_key(run_id)
 
 
 ROLL_CALL_ACTIVITY: Final = "roll_call"
@@ -125,10 +125,10 @@ pollers are the roll call of the queue's workers (their identities name their st
 
 
 def store_task_queue(task_queue: str, store_id: str) -> str:
-    """The queue a job started against the store `store_id` runs on: `task_queue` (the
+    """The queue a run started against the store `store_id` runs on: `task_queue` (the
     configured one, ``WORKFLOW__TASK_QUEUE``) routed to the store, e.g.
     ``skillweave@0123456789abcdef``. Only workers of that store poll it, so nothing of the
-    job is ever done by a worker of another store, and it waits until one of its own polls."""
+    run is ever done by a worker of another store, and it waits until one of its own polls."""
     return f"{task_queue}@{store_id}"
 
 
@@ -138,7 +138,7 @@ class _Model(BaseModel):
 
 def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
     """The activity timeouts of a worker's ``WORKFLOW__*`` settings (:data:`WORKER_LIMITS`):
-    what its ``job_limits`` activity answers."""
+    what its ``run_limits`` activity answers."""
     return ActivityTimeouts(
         model_seconds=settings.model_timeout_seconds,
         script_seconds=settings.script_timeout_seconds,
@@ -149,24 +149,24 @@ def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
 
 
 class AgentWorkflowInput(_Model):
-    """What a run of the workflow starts from: the job, and after continue-as-new its state."""
+    """What a run of the workflow starts from: the run, and after continue-as-new its state."""
 
-    request: JobRequest
+    request: RunRequest
     catalog_mode: CatalogMode = "enabled"
     catalog_top_k: int = 8
     limits: ActivityTimeouts | None = Field(
         default=None,
-        description="The worker's limits, carried over continue-as-new (asked once per job).",
+        description="The worker's limits, carried over continue-as-new (asked once per run).",
     )
     state: AgentState | None = Field(default=None, description="Carried over continue-as-new.")
     inbox: tuple[str, ...] = Field(default=(), description="Messages not yet taken.")
     events: tuple[AgentEvent, ...] = Field(default=(), description="The latest events.")
-    events_total: int = Field(default=0, ge=0, description="Events since the job started.")
+    events_total: int = Field(default=0, ge=0, description="Events since the run started.")
     runs: int = Field(default=1, ge=1, description="This run's number (1 + continues).")
 
 
 class UserMessage(_Model):
-    """A user message for a running job (the ``send_message`` update)."""
+    """A user message for a running run (the ``send_message`` update)."""
 
     text: str = Field(description=f"At most {MAX_MESSAGE_CHARS} characters (the validator says).")
     reply_to_turn: int | None = Field(
@@ -179,21 +179,21 @@ class UserMessage(_Model):
 class Reply(_Model):
     """The answer to a user message, or why there is none."""
 
-    job_id: str
+    run_id: str
     turn: int
-    status: JobStatus
+    status: RunStatus
     text: str | None = None
     reason: str | None = None
 
 
-class JobView(_Model):
-    """A job's status for people and tools (the ``status`` query). Never the transcript."""
+class RunView(_Model):
+    """A run's status for people and tools (the ``status`` query). Never the transcript."""
 
-    job_id: str
+    run_id: str
     agent: str
     task: str
     phase: Phase
-    status: JobStatus
+    status: RunStatus
     turn: int
     script_runs: int
     usage: Usage
@@ -208,8 +208,8 @@ class JobView(_Model):
     outputs: int = Field(default=0, description="Output artifacts so far.")
     limits: ActivityTimeouts | None = Field(
         default=None,
-        description="The limits the job's activities run under (the worker's); None until "
-        "the job has asked for them.",
+        description="The limits the run's activities run under (the worker's); None until "
+        "the run has asked for them.",
     )
 
 

@@ -4,22 +4,22 @@ The same ``AgentLoop`` the Temporal engine runs, with :class:`DirectRuntime` cal
 ``AgentServices`` in-process: a side effect (``skillweave.agent.effects``) is the services'
 method named as it, as for the worker's activities. Every input and result crosses a JSON
 round-trip through the same pydantic models the Temporal engine's activities use, so a model that
-does not survive serialization fails here first, not in production. Jobs are asyncio tasks;
+does not survive serialization fails here first, not in production. Runs are asyncio tasks;
 cancelling one cancels the runtime call in flight (the services cancel a script run at the
 manager too).
 
 Every call is retried by the rule the Temporal engine's activities follow
 (:mod:`skillweave.engines.retries`): the same errors are tried again, after the server's
 ``Retry-After`` or the same exponential back-off, up to the same number of attempts
-(``workflow.activity_max_attempts``); the rest fail the job at once. Each retry is told to the
-job's followers as it happens (:meth:`DirectEngine.follow`: a ``retrying``
+(``workflow.activity_max_attempts``); the rest fail the run at once. Each retry is told to the
+run's followers as it happens (:meth:`DirectEngine.follow`: a ``retrying``
 :class:`~skillweave.engines.notes.FollowNote` between the events, as the Temporal engine's
 followers tell it) and logged at INFO.
 
 What a call waits for (a manager that does not answer, a full pool: whoever makes it wait
-tells :data:`~skillweave.waiting.WAITING`, which each call of a job sets to the job) is told
+tells :data:`~skillweave.waiting.WAITING`, which each call of a run sets to the run) is told
 the same way, as a ``waiting`` note when it begins and again while it lasts
-(:class:`~skillweave.engines.notes.WaitsTold`), and kept as the job's current wait until the
+(:class:`~skillweave.engines.notes.WaitsTold`), and kept as the run's current wait until the
 call goes on or ends (:meth:`DirectEngine.waiting`, which the API's run shows).
 """
 
@@ -47,7 +47,7 @@ from skillweave.agent import (
     new_state,
 )
 from skillweave.config import CatalogMode
-from skillweave.engines.base import JobRequest, JobResult, result_of
+from skillweave.engines.base import RunRequest, RunResult, result_of
 from skillweave.engines.notes import FollowNote, WaitsTold, events_only
 from skillweave.engines.retries import Backoff, RetryNotice, retry_notice
 from skillweave.engines.services import AgentServices
@@ -103,7 +103,7 @@ def _wire(model: _M) -> _M:
 
 def check_services(services: AgentServices) -> None:
     """Check that `services` implement every side effect the direct engine makes (all but
-    the worker's own, ``job_limits``).
+    the worker's own, ``run_limits``).
 
     Raises:
         ConfigError: one has no implementation (the line names it).
@@ -116,7 +116,7 @@ def check_services(services: AgentServices) -> None:
 
 
 class DirectRuntime:
-    """The ``Runtime`` port over in-process services, for one job.
+    """The ``Runtime`` port over in-process services, for one run.
 
     Args:
         services: the side effects: each is the method named as it
@@ -203,8 +203,8 @@ class DirectRuntime:
             self.awaiting = None
 
 
-class _Job:
-    def __init__(self, request: JobRequest, runtime: DirectRuntime, state: AgentState) -> None:
+class _Run:
+    def __init__(self, request: RunRequest, runtime: DirectRuntime, state: AgentState) -> None:
         self.request = request
         self.runtime = runtime
         self.state = state
@@ -214,7 +214,7 @@ class _Job:
         # Replaced (and the old one set) on every change: a reader waits on the one it saw.
         self.changed = asyncio.Event()
         self.task: asyncio.Task[AgentState] | None = None
-        # What a call of the job waits for now (None: nothing), and which waits were told.
+        # What a call of the run waits for now (None: nothing), and which waits were told.
         self.waiting: Waiting | None = None
         self.waits = WaitsTold()
 
@@ -225,14 +225,14 @@ class _Job:
 
     def retrying(self, notice: RetryNotice) -> None:
         self.waiting = None  # the attempt that waited has failed
-        self.told.append(FollowNote.retrying(self.request.job_id, notice))
+        self.told.append(FollowNote.retrying(self.request.run_id, notice))
         self.wake()
 
     def waited(self, waiting: Waiting | None) -> None:
-        """A call of the job waits (`waiting`), or waits no more (None)."""
+        """A call of the run waits (`waiting`), or waits no more (None)."""
         self.waiting = waiting
         if waiting is not None and self.waits.due(waiting):
-            self.told.append(FollowNote.waiting_on(self.request.job_id, waiting))
+            self.told.append(FollowNote.waiting_on(self.request.run_id, waiting))
             self.wake()
 
     def wake(self, *_: object) -> None:
@@ -241,14 +241,14 @@ class _Job:
 
 
 async def _traced(loop: AgentLoop, state: AgentState) -> AgentState:
-    """Run a job inside its own span, its job id bound for every log line and span within
+    """Run a run inside its own span, its run id bound for every log line and span within
     (the Temporal engine gets the same from the SDK's interceptor and the activities)."""
-    with span("agent job", fields={"job_id": state.job_id}), bound(job_id=state.job_id):
+    with span("agent run", fields={"run_id": state.run_id}), bound(run_id=state.run_id):
         return await loop.run(state)
 
 
 class DirectEngine:
-    """Runs jobs as asyncio tasks in this process.
+    """Executes runs as asyncio tasks in this process.
 
     Args:
         services: the side effects (model, skills, store, sandbox manager).
@@ -273,129 +273,129 @@ class DirectEngine:
         self._backoff = backoff
         self._catalog_mode = catalog_mode
         self._top_k = catalog_top_k
-        self._jobs: dict[str, _Job] = {}
+        self._runs: dict[str, _Run] = {}
 
-    def _job(self, job_id: str) -> _Job:
-        job = self._jobs.get(job_id)
-        if job is None:
-            raise AgentError(f"no run {job_id!r} in this engine")
-        return job
+    def _run(self, run_id: str) -> _Run:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise AgentError(f"no run {run_id!r} in this engine")
+        return run
 
-    async def start(self, request: JobRequest) -> str:
+    async def start(self, request: RunRequest) -> str:
         request = _wire(request)
-        if request.job_id in self._jobs:
-            raise AgentError(f"run {request.job_id!r} already exists")
+        if request.run_id in self._runs:
+            raise AgentError(f"run {request.run_id!r} already exists")
         state = new_state(
-            job_id=request.job_id,
+            run_id=request.run_id,
             task=request.task,
             spec=request.agent,
             inputs=request.inputs,
             store_id=request.store_id,
         )
         runtime = DirectRuntime(self.services, backoff=self._backoff)
-        job = _Job(request, runtime, state)
-        runtime.on_retry = job.retrying
-        runtime.on_waiting = job.waited
+        run = _Run(request, runtime, state)
+        runtime.on_retry = run.retrying
+        runtime.on_waiting = run.waited
         loop = AgentLoop(
-            job.runtime,
+            run.runtime,
             request.agent,
-            on_event=job.publish,
+            on_event=run.publish,
             catalog_mode=self._catalog_mode,
             catalog_top_k=self._top_k,
         )
-        job.task = asyncio.create_task(_traced(loop, state), name=f"agent-job-{request.job_id}")
-        job.task.add_done_callback(_settled)
-        job.task.add_done_callback(job.wake)
-        self._jobs[request.job_id] = job
-        return request.job_id
+        run.task = asyncio.create_task(_traced(loop, state), name=f"agent-run-{request.run_id}")
+        run.task.add_done_callback(_settled)
+        run.task.add_done_callback(run.wake)
+        self._runs[request.run_id] = run
+        return request.run_id
 
-    async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
-        """Every event of the job after the first `after`, ending after ``job_finished``:
+    async def events(self, run_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
+        """Every event of the run after the first `after`, ending after ``run_finished``:
         :meth:`follow` without its notes."""
-        async for event in events_only(self.follow(job_id, after=after)):
+        async for event in events_only(self.follow(run_id, after=after)):
             yield event
 
     async def follow(
-        self, job_id: str, *, after: int = 0, until_finished: bool = True
+        self, run_id: str, *, after: int = 0, until_finished: bool = True
     ) -> AsyncIterator[AgentEvent | FollowNote]:
-        """The job's events after the first `after`, with a ``retrying`` note between them
+        """The run's events after the first `after`, with a ``retrying`` note between them
         for each retry of a call and a ``waiting`` note for each wait (those told before the
         `after`-th event are past).
 
         Args:
-            job_id: the job.
-            after: how many events to skip (0: from the job's start).
-            until_finished: follow until the job finishes; False: stop after what there is.
+            run_id: the run.
+            after: how many events to skip (0: from the run's start).
+            until_finished: follow until the run finishes; False: stop after what there is.
 
         Raises:
-            AgentError: there is no such job in this engine.
+            AgentError: there is no such run in this engine.
         """
-        job = self._job(job_id)
+        run = self._run(run_id)
         read = seen = 0
         while True:
-            changed = job.changed
-            while read < len(job.told):
-                item = job.told[read]
+            changed = run.changed
+            while read < len(run.told):
+                item = run.told[read]
                 read += 1
                 if isinstance(item, AgentEvent):
                     seen += 1
                     if seen <= after:
                         continue
                     yield item
-                    if item.kind == "job_finished":
+                    if item.kind == "run_finished":
                         return
                 elif seen >= after:
                     yield item
-            assert job.task is not None
-            if job.task.done() or not until_finished:
+            assert run.task is not None
+            if run.task.done() or not until_finished:
                 return
             await changed.wait()
 
-    async def send(self, job_id: str, text: str) -> None:
-        job = self._job(job_id)
-        if job.state.finished:
-            raise AgentError(f"run {job_id!r} has ended ({job.state.status})")
-        job.runtime.inbox.put_nowait(text)
+    async def send(self, run_id: str, text: str) -> None:
+        run = self._run(run_id)
+        if run.state.finished:
+            raise AgentError(f"run {run_id!r} has ended ({run.state.status})")
+        run.runtime.inbox.put_nowait(text)
 
-    async def approve(self, job_id: str, decision: ApprovalDecision) -> None:
-        job = self._job(job_id)
-        if job.runtime.awaiting is None:
-            raise AgentError(f"run {job_id!r} is not waiting for an approval")
-        job.runtime.decisions.put_nowait(decision)
+    async def approve(self, run_id: str, decision: ApprovalDecision) -> None:
+        run = self._run(run_id)
+        if run.runtime.awaiting is None:
+            raise AgentError(f"run {run_id!r} is not waiting for an approval")
+        run.runtime.decisions.put_nowait(decision)
 
-    async def cancel(self, job_id: str) -> None:
-        job = self._job(job_id)
-        assert job.task is not None
-        job.task.cancel()
-        await asyncio.wait({job.task})
+    async def cancel(self, run_id: str) -> None:
+        run = self._run(run_id)
+        assert run.task is not None
+        run.task.cancel()
+        await asyncio.wait({run.task})
 
-    async def result(self, job_id: str) -> JobResult:
-        job = self._job(job_id)
-        assert job.task is not None
-        # A job that failed or was cancelled says so in its state (status and reason); the
+    async def result(self, run_id: str) -> RunResult:
+        run = self._run(run_id)
+        assert run.task is not None
+        # A run that failed or was cancelled says so in its state (status and reason); the
         # caller's own cancellation (or timeout) still propagates.
-        await asyncio.wait({job.task})
-        return result_of(job.state)
+        await asyncio.wait({run.task})
+        return result_of(run.state)
 
-    async def waiting(self, job_id: str) -> list[Waiting]:
-        """What the job's call waits for now (empty: nothing, or the job has ended).
+    async def waiting(self, run_id: str) -> list[Waiting]:
+        """What the run's call waits for now (empty: nothing, or the run has ended).
 
         Raises:
-            AgentError: there is no such job in this engine.
+            AgentError: there is no such run in this engine.
         """
-        job = self._job(job_id)
-        assert job.task is not None
-        if job.waiting is None or job.task.done():
+        run = self._run(run_id)
+        assert run.task is not None
+        if run.waiting is None or run.task.done():
             return []
-        return [job.waiting]
+        return [run.waiting]
 
-    def state(self, job_id: str) -> AgentState:
-        """The live state of a job (for status views and tests)."""
-        return self._job(job_id).state
+    def state(self, run_id: str) -> AgentState:
+        """The live state of a run (for status views and tests)."""
+        return self._run(run_id).state
 
 
 def _settled(task: asyncio.Task[AgentState]) -> None:
-    # A job's failure is recorded in its state (status ``failed`` and the reason); retrieving
+    # A run's failure is recorded in its state (status ``failed`` and the reason); retrieving
     # the exception here marks it handled, so it is not reported again when the task is freed.
     if not task.cancelled():
         task.exception()

@@ -1,6 +1,6 @@
-"""`FollowNote`: what a follower of a job is told between its events, on either engine.
+"""`FollowNote`: what a follower of a run is told between its events, on either engine.
 
-Notes are not steps of the job: they are not kept with its events, have no index (the API's
+Notes are not steps of the run: they are not kept with its events, have no index (the API's
 event stream sends them without an ``id``, so a client that reconnects resumes after the last
 step it got), and each says something about the moment it is told. Followers yield them between
 events: :meth:`skillweave.engines.temporal.TemporalEngine.follow` (waiting for a worker, a
@@ -44,7 +44,7 @@ FollowKind = Literal[
 
 
 class FollowNote(BaseModel):
-    """What a follower of a job should know that is not an event of the job.
+    """What a follower of a run should know that is not an event of the run.
 
     ``waiting_for_worker``: no worker has answered for ``waited_seconds`` (repeated while it
     lasts; ``pollers``: how many workers poll the task queue all the same, so the one that held
@@ -60,8 +60,8 @@ class FollowNote(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: FollowKind | str
-    job_id: str
-    task_queue: str = Field(default="", description="Where the job's workers poll (temporal).")
+    run_id: str
+    task_queue: str = Field(default="", description="Where the run's workers poll (temporal).")
     waited_seconds: float = Field(default=0.0, description="How long no worker has answered.")
     pollers: int = Field(
         default=0,
@@ -85,22 +85,22 @@ class FollowNote(BaseModel):
         return kind
 
     @classmethod
-    def retrying(cls, job_id: str, notice: RetryNotice, *, task_queue: str = "") -> FollowNote:
-        """The note of a retry of one of `job_id`'s calls."""
+    def retrying(cls, run_id: str, notice: RetryNotice, *, task_queue: str = "") -> FollowNote:
+        """The note of a retry of one of `run_id`'s calls."""
         return cls(
             kind="retrying",
-            job_id=job_id,
+            run_id=run_id,
             task_queue=task_queue,
             retry=notice,
             detail=notice.line(),
         )
 
     @classmethod
-    def waiting_on(cls, job_id: str, waiting: Waiting, *, task_queue: str = "") -> FollowNote:
-        """The note of a wait of one of `job_id`'s steps."""
+    def waiting_on(cls, run_id: str, waiting: Waiting, *, task_queue: str = "") -> FollowNote:
+        """The note of a wait of one of `run_id`'s steps."""
         return cls(
             kind="waiting",
-            job_id=job_id,
+            run_id=run_id,
             task_queue=task_queue,
             waiting=waiting,
             detail=waiting.line(),
@@ -196,7 +196,7 @@ class WaitsTold:
 async def events_only(
     followed: AsyncGenerator[AgentEvent | FollowNote, None],
 ) -> AsyncIterator[AgentEvent]:
-    """A follower's items without its notes: the job's events (each engine's ``events``);
+    """A follower's items without its notes: the run's events (each engine's ``events``);
     the follower is closed when this is."""
     async with contextlib.aclosing(followed) as items:
         async for item in items:

@@ -4,7 +4,7 @@ The Temporal engine's activities (``activities.failures``) turn :func:`classify`
 ``ApplicationError`` (``non_retryable``, ``next_retry_delay``) and its workflow builds the
 activity retry policy from :class:`Backoff`; the direct engine (:mod:`skillweave.engines.direct`)
 waits :meth:`Backoff.delay` between its own calls. Both apply it to every call of the
-``Runtime`` port, so a job fails or goes on the same way on either engine.
+``Runtime`` port, so a run fails or goes on the same way on either engine.
 
 The rule:
 
@@ -16,7 +16,7 @@ The rule:
   a fresh sandbox is waiting);
 - retried with back-off: a sandbox that did not start (unless it refused to, see below), a
   manager that could not be reached or answered 5xx (any other ``SandboxError``: a manager
-  restarting must not fail jobs), a manager that refuses this worker's token or store
+  restarting must not fail runs), a manager that refuses this worker's token or store
   (``ManagerRefusedError``, once ``SANDBOX__QUEUE_SECONDS`` of waiting for it are spent: an
   operator fixes it, and a manager restarted right takes the step; it is never a tool
   result), a failing store (``StorageError``), and anything that is not
@@ -34,7 +34,7 @@ lower of it and their own (:meth:`Retry.allows`).
 Every retry is told, the same way on both engines: :func:`retry_notice` makes the
 :class:`RetryNotice` of a failed attempt that will be tried again (which call, attempt n of N,
 the wait, the cause in one line), and :meth:`RetryNotice.line` is how every view shows it. The
-direct engine hands it to the job's followers at once; on Temporal the activity puts it in its
+direct engine hands it to the run's followers at once; on Temporal the activity puts it in its
 heartbeat details (the UI shows them on the pending activity) and the engine's followers read
 it from there (``skillweave.engines.temporal``).
 

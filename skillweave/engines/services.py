@@ -8,8 +8,8 @@ through a JSON round-trip; the Temporal engine's activities wrap the very same m
 the one object the worker and the direct engine hold; the work is done by its collaborators,
 one per seam:
 
-- :class:`~skillweave.engines._views.SkillViews`: the library as a job sees it, its catalog;
-- :class:`~skillweave.engines._model_calls.ModelCalls`: model calls, and which model a job names;
+- :class:`~skillweave.engines._views.SkillViews`: the library as a run sees it, its catalog;
+- :class:`~skillweave.engines._model_calls.ModelCalls`: model calls, and which model a run names;
 - :class:`~skillweave.engines._activation.Activations`: activation, trust and tool schemas;
 - :class:`~skillweave.engines._resource_reads.ResourceReads`: a skill's files;
 - :class:`~skillweave.engines._script_runs.ScriptRuns` over a
@@ -23,7 +23,7 @@ one per seam:
 
 Mistakes the model can fix (a missing resource, a script that is not in the skill, a bad
 input) become tool results with ``is_error``; infrastructure failures raise. An activation is
-in the audit log before the job sees it, and one whose record cannot be written raises
+in the audit log before the run sees it, and one whose record cannot be written raises
 (:class:`~skillweave.errors.AuditLogError`, retried like any failing store); :meth:`aclose`
 anchors the last records when the services stop.
 """
@@ -77,20 +77,20 @@ __all__ = ["TOOL_SCHEMA_RUN_ID", "AgentServices"]
 
 
 class AgentServices:
-    """The side effects of agent jobs, against one skill registry, store, model and manager.
+    """The side effects of agent runs, against one skill registry, store, model and manager.
 
     Args:
         settings: skills (catalog budget, resource caps) and sandbox (script timeout) sections.
-        registry: the skill library snapshot jobs use.
+        registry: the skill library snapshot runs use.
         store: where transcripts, packages and artifacts live.
-        provider: the default model, for jobs whose agent names none; None: there is none
-            (such a job fails for good, saying so: ``llm.factory.default_model_problem``).
+        provider: the default model, for runs whose agent names none; None: there is none
+            (such a run fails for good, saying so: ``llm.factory.default_model_problem``).
         model: its name, as model requests carry it (None with no default).
         sandbox: a client of the MCP manager that runs scripts.
         metrics: where model calls, tokens, script runs, activations and searches are
             counted (default: a registry of its own).
-        models: the models jobs may name (profiles, ``provider:name``), opened on first use;
-            None: a job that names a model fails with a config error (nothing to resolve it),
+        models: the models runs may name (profiles, ``provider:name``), opened on first use;
+            None: a run that names a model fails with a config error (nothing to resolve it),
             but for the default given by name (``llm.factory.default_model_name``): `provider`.
     """
 
@@ -144,7 +144,7 @@ class AgentServices:
 
     @property
     def registry(self) -> SkillRegistry:
-        """The skill library snapshot jobs use now (:meth:`use_registry` replaces it)."""
+        """The skill library snapshot runs use now (:meth:`use_registry` replaces it)."""
         return self.views.registry
 
     @property
@@ -168,7 +168,7 @@ class AgentServices:
 
     @property
     def models(self) -> ModelProviders | None:
-        """The models jobs may name, or None: only the default resolves."""
+        """The models runs may name, or None: only the default resolves."""
         return self.model_calls.models
 
     @property
@@ -192,13 +192,13 @@ class AgentServices:
     # --- its life --------------------------------------------------------------------------
 
     def use_registry(self, registry: SkillRegistry) -> None:
-        """Serve `registry` from now on (skills were uploaded, enabled or deleted). Jobs keep
+        """Serve `registry` from now on (skills were uploaded, enabled or deleted). Runs keep
         the versions they activated: those are pinned in their state."""
         self.views.use(registry)
 
     def serve_library(self, library: SkillLibrary) -> None:
         """Serve `library` (the whole library: directories and the store's skills) from now
-        on, and reload it after a job publishes a skill, so that later jobs find it at once
+        on, and reload it after a run publishes a skill, so that later runs find it at once
         (every other change arrives with the reload loop, ``skills.reload.reloading``)."""
         if library.registry is not None:
             self.use_registry(library.registry)
@@ -220,7 +220,7 @@ class AgentServices:
         skills to activate at the start (:meth:`SkillViews.catalog`).
 
         Raises:
-            ConfigError: the job was started against another store than this process's.
+            ConfigError: the run was started against another store than this process's.
         """
         return await self.views.catalog(request)
 
@@ -230,7 +230,7 @@ class AgentServices:
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools. A
-        skill the job wrote (``draft``) is its draft's package, stored when it was made."""
+        skill the run wrote (``draft``) is its draft's package, stored when it was made."""
         return await self.activations.load(request)
 
     async def read_skill_resource(self, request: ReadResourceInput) -> ToolOutcome:
@@ -247,7 +247,7 @@ class AgentServices:
         return await self.search.search(request)
 
     async def create_skill(self, request: CreateSkillInput) -> CreateSkillOutcome:
-        """A skill the agent wrote: checked, scanned, tested, kept as the job's draft."""
+        """A skill the agent wrote: checked, scanned, tested, kept as the run's draft."""
         return await self.authoring.create(request)
 
     async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:

@@ -1,4 +1,4 @@
-"""`TranscriptRecorder`: a job's transcript in the artifact store, one record per message.
+"""`TranscriptRecorder`: a run's transcript in the artifact store, one record per message.
 
 Each record is stored at its own key (``runs/{run}/transcript/{seq:08d}.json``: the message,
 and for a tool output the summary that replaces it once compacted). Every side effect that
@@ -86,7 +86,7 @@ class _TranscriptCache:
 
 
 class TranscriptRecorder:
-    """Writes and reads the transcripts of the jobs of one store.
+    """Writes and reads the transcripts of the runs of one store.
 
     Args:
         store: where the records live.
@@ -134,7 +134,7 @@ class TranscriptRecorder:
     async def tool_result(
         self, call: ToolCall, *, tool: str, text: str, summary: str, error: bool = False
     ) -> int:
-        """Store the result of `call` (a call of `tool`) where the job expects it: `text`, and
+        """Store the result of `call` (a call of `tool`) where the run expects it: `text`, and
         the `summary` that replaces it once compacted; its length in characters."""
         message = Message(
             role="tool", text=text, tool_call_id=call.tool_call_id, tool_name=tool, is_error=error

@@ -1,12 +1,12 @@
-"""`WorkerMetrics`: Prometheus metrics of what agent jobs do, and the worker's ``/metrics``.
+"""`WorkerMetrics`: Prometheus metrics of what agent runs do, and the worker's ``/metrics``.
 
 :class:`~skillweave.engines.services.AgentServices` owns one and counts its side effects (model
 calls and their tokens, script runs, activations, searches), so a Temporal worker and a process
-that runs jobs in-process on the direct engine (the API, ``skillweave run``) count alike. Each
+that executes runs in-process on the direct engine (the API, ``skillweave run``) count alike. Each
 instance has a registry of its own, so that several services in one process (tests) never
 collide.
 
-Labels take few values and never carry what a job says: a provider (``openai``, ``anthropic``,
+Labels take few values and never carry what a run says: a provider (``openai``, ``anthropic``,
 ``scripted``), an outcome, a skill's name (an identifier of the library). Arguments, task text,
 outputs and secrets never become labels.
 

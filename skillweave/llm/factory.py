@@ -1,30 +1,30 @@
-"""Choosing a provider: which model a job names (:func:`resolve_model`), and opening it.
+"""Choosing a provider: which model a run names (:func:`resolve_model`), and opening it.
 
-A job's model is named by its agent (``model`` in a spec, ``model_id`` in the API, ``--model``
+A run's model is named by its agent (``model`` in a spec, ``model_id`` in the API, ``--model``
 on the CLI): nothing (the default, ``MODEL__*``), a profile (``MODEL__PROFILES__<NAME>__*``) or
 ``provider:name``. :func:`resolve_model` turns the name into a :class:`ModelProfile`, checked
 without contacting anything; :func:`open_provider` opens one; :class:`ModelProviders` keeps the
-providers a process opened, so one worker serves jobs of several models.
+providers a process opened, so one worker serves runs of several models.
 
 **A scripted model a request names** (``scripted:NAME`` in an API agent's ``model_id`` or a
-job's ``model``) replays a file of the machine that resolves it. A server (the control API, a
+run's ``model``) replays a file of the machine that resolves it. A server (the control API, a
 worker, ``skillweave dev``) resolves names it did not write, so there it is only a script
 inside ``MODEL__SCRIPTS_DIR`` (:func:`requested_script`, the one rule), and every refusal reads
 the same whether or not a file of that name exists: a client cannot probe the server's files
 with it. Unset, servers refuse such models. The local CLI names models for its own user and
 reads any file (``any_script=True``): ``run``'s ``--model`` and agent spec (resolved by
-``skillweave.cli.job.choose_model``, and again by its direct engine's providers), and the
+``skillweave.cli.agent_run.choose_model``, and again by its direct engine's providers), and the
 ``--model`` a ``worker`` or ``dev`` is started with (its default model). The default model
 and the profiles are the operator's settings and are taken as configured.
 
 **The default model may be absent** (:func:`default_model_problem`): nothing set in
 ``MODEL__PROVIDER``/``MODEL__NAME`` (the built-in ``scripted:demo`` is a placeholder, no model),
-or a configured default that cannot be used. Servers start without one: a job must then name its
+or a configured default that cannot be used. Servers start without one: a run must then name its
 model (:data:`NAME_A_MODEL`), and one that names none is refused when it is submitted (the API)
-or failed for good (a worker). The API gives a job its default model explicitly, as
+or failed for good (a worker). The API gives a run its default model explicitly, as
 ``default:provider:name`` (:func:`default_model_name`): a worker runs it on its own default, with
-its endpoint, key and retries, only when that is the same model, and otherwise fails the job for
-good saying the two differ (:class:`ModelProviders`). Only jobs name a model so: an agent's
+its endpoint, key and retries, only when that is the same model, and otherwise fails the run for
+good saying the two differ (:class:`ModelProviders`). Only runs name a model so: an agent's
 ``model_id`` or ``--model`` cannot (``default`` is no provider).
 
 A ``provider:name`` takes the default's endpoint and key only when they were configured for
@@ -99,7 +99,7 @@ def default_model_problem(settings: ModelSettings, *, runs_here: bool = True) ->
     It is absent when ``MODEL__PROVIDER`` and ``MODEL__NAME`` name no model (the built-in
     ``scripted:demo`` is a placeholder: ``ModelSettings.configured``), or, in a process that
     runs it (`runs_here`), when the configured one cannot be used here (:func:`check_profile`:
-    a missing key, a script that is not a file). A process whose jobs run on workers (the API
+    a missing key, a script that is not a file). A process whose runs run on workers (the API
     on the temporal engine) names the default to them and need not hold its key. Nothing is
     contacted.
     """
@@ -118,7 +118,7 @@ _DEFAULT_PREFIX: Final = "default:"
 
 
 def default_model_name(settings: ModelSettings | str) -> str:
-    """The default model as a job is given it explicitly (the API's runs of agents that name
+    """The default model as a run is given it explicitly (the API's runs of agents that name
     none): ``default:provider:name``, as configured (`settings`, or its ``provider:name``, as
     a worker's identity names it). See :class:`ModelProviders`."""
     named = settings if isinstance(settings, str) else f"{settings.provider}:{settings.name}"
@@ -128,7 +128,7 @@ def default_model_name(settings: ModelSettings | str) -> str:
 def open_default_provider(settings: ModelSettings, *, required: bool) -> ModelProvider | None:
     """The default model's provider. A server (`required` False) starts without one when
     there is none (:func:`default_model_problem`) or it cannot be opened: it says so in one
-    log line and returns None, and its jobs must name their model.
+    log line and returns None, and its runs must name their model.
 
     Raises:
         ConfigError: `required`, and the default cannot be opened (see :func:`open_provider`).
@@ -161,7 +161,7 @@ def _key_of(settings: ModelSettings, named: str | None) -> str:
 
     Raises:
         ConfigError: `named` is another process's default, and this one's differs (or it has
-            none): the job would not run the model it was given.
+            none): the run would not run the model it was given.
     """
     if not named:
         return ""
@@ -171,7 +171,7 @@ def _key_of(settings: ModelSettings, named: str | None) -> str:
     ours = f"{settings.provider}:{settings.name}" if settings.configured else None
     if given != ours:
         raise ConfigError(
-            f"the job was given the default model {given!r} of the process that started it, and "
+            f"the run was given the default model {given!r} of the process that started it, and "
             + (f"this one's default is {ours!r}" if ours else "this one has no default model")
             + ": give both the same MODEL__PROVIDER and MODEL__NAME"
         )
@@ -242,7 +242,7 @@ def resolve_model(
 
     Args:
         settings: the default model, the profiles and ``scripts_dir``.
-        named: what the agent, job or ``--model`` names.
+        named: what the agent, run or ``--model`` names.
         any_script: `named` was written by this process's own user (the local CLI), so
             a ``scripted:PATH`` may be any file; otherwise (a server resolving a request's
             name) only a script inside ``MODEL__SCRIPTS_DIR`` (:func:`requested_script`).
@@ -410,14 +410,14 @@ def open_provider(
 
 
 class ModelProviders:
-    """The providers of the models this process's jobs name, each opened on first use and
+    """The providers of the models this process's runs name, each opened on first use and
     kept until `aclose` (one per name: a profile, ``provider:name``, or None for the default).
 
     Args:
         settings: the default model and the profiles.
         default: the default's provider when it is opened already (it is closed here too).
         transport: an httpx transport for the HTTP providers (tests).
-        any_script: the jobs are this process's user's own (``run`` sets it on its direct
+        any_script: the runs are this process's user's own (``run`` sets it on its direct
             engine's providers): a ``scripted:PATH`` they name may be any file. False (a
             worker, the API, ``dev``): only a script inside ``MODEL__SCRIPTS_DIR`` (see
             :func:`resolve_model`).

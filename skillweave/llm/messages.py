@@ -27,7 +27,7 @@ __all__ = [
 RAW_ARGUMENTS_KEY: Final = "_raw"
 """Key under which a provider keeps tool-call arguments that are not a JSON object, verbatim
 (``{"_raw": text}``), so the agent can tell the model its arguments were unreadable instead of
-failing the job."""
+failing the run."""
 
 Role = Literal["user", "assistant", "tool"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]

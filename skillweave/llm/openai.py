@@ -25,7 +25,7 @@ Mapping (ours → wire):
 Answers are read leniently where compatible servers differ: ``arguments`` given as an object is
 taken as is, an empty string means no arguments, and a string that is not a JSON object is kept
 as ``{"_raw": "<the string>"}`` (see :data:`RAW_ARGUMENTS_KEY`) so the agent can tell the model
-its arguments were unreadable instead of failing the job; a call without an id gets
+its arguments were unreadable instead of failing the run; a call without an id gets
 ``call_<n>``; ``content`` given as a list of text parts is joined, and a ``refusal`` stands in
 for missing content. Anything else off-spec is a non-retryable
 :class:`~skillweave.errors.ModelError`.

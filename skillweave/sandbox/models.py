@@ -143,7 +143,7 @@ class ExecuteRequest(BaseModel):
     execution_id: str = Field(
         min_length=1,
         max_length=512,
-        description="Idempotency key, e.g. skillweave-job-JOB/script-SEQ",
+        description="Idempotency key, e.g. skillweave-run-RUN/script-SEQ",
     )
     run_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
     skill: str = Field(min_length=1, max_length=64)

@@ -1,6 +1,6 @@
 """A skill at the version pinned at its activation, even after the library moved on.
 
-Activation pins a skill's version (DESIGN §3: a running job, or an MCP session, never sees a
+Activation pins a skill's version (DESIGN §3: a running run, or an MCP session, never sees a
 skill change under it) and publishes its package to the store (``sandbox.packages``). Reading
 its files later needs that version: :func:`skill_at` returns the library's copy while it still
 has that version, else unpacks the stored package once into ``SKILLS__PINNED_DIR``-style

@@ -5,7 +5,7 @@ At activation each tool script of an executable skill is run once with ``--help-
 ``skillweave.skills.parse_tool_schemas``. A tool call runs the script with
 ``--run-json '<arguments>'`` (:func:`run_json_args`). The help runs are recorded under the run
 :data:`TOOL_SCHEMA_RUN_ID` with the execution id ``help-json/{skill}/{version}/{script}``, so
-the manager's stored result caches a skill version's schemas for every job and MCP session.
+the manager's stored result caches a skill version's schemas for every run and MCP session.
 
 Used by the agent's services (``skillweave.engines``) and by the MCP front door
 (``mcp_manager.mcp_server``); the tool names and specs are ``skillweave.agent.disclosure``'s.
@@ -32,7 +32,7 @@ __all__ = [
 TOOL_SCHEMA_RUN_ID: Final = "skill-tool-schemas"
 """The run under which ``--help-json`` executions are recorded; their execution id is
 ``help-json/{skill}/{version}/{script}``, so the manager's stored result is the cache of a
-skill version's schemas for every job."""
+skill version's schemas for every run."""
 
 HELP_JSON_TIMEOUT_SECONDS: Final = 30
 _WHY_CHARS: Final = 200

@@ -14,7 +14,7 @@ are written before :meth:`Admissions.check` returns, so before the version is st
 door then writes the record of what it is about to store (an ``upload``, an ``install``) with
 :meth:`Admissions.announce`, still before the store. A record that cannot be written raises
 :class:`~skillweave.errors.AuditLogError` there, and nothing is stored: the API answers 503
-``audit_unavailable``, the CLI one line, a job's step is retried. The scan and signature
+``audit_unavailable``, the CLI one line, a run's step is retried. The scan and signature
 records are the checks' outcomes (a scan that blocks is recorded, then refused); an
 ``upload`` or ``install`` record says what was about to be stored, so one whose store then
 failed, or was refused for a name another source owns (``StoredSkills`` checks names after
@@ -71,14 +71,14 @@ class Admissions:
         settings: ``skills`` (``trust`` and ``scan``).
         store: where reports and signatures are kept beside the packages.
         audit: where ``scan`` and ``signature`` records go (None: not recorded).
-        job: the job whose operation it is (a published draft), named in its records.
+        run: the run whose operation it is (a published draft), named in its records.
         signatures: name → the signature that came with that skill's package, if any.
     """
 
     settings: SkillsSettings
     store: ArtifactStore
     audit: AuditLog | None = None
-    job: str | None = None
+    run: str | None = None
     signatures: dict[str, SkillSignature] = field(default_factory=dict)
     admitted: dict[str, Admission] = field(default_factory=dict)
 
@@ -108,7 +108,7 @@ class Admissions:
                 "signature",
                 skill=name,
                 version=version,
-                job=self.job,
+                run=self.run,
                 signed_by=signature.key_id if signature else None,
                 warning=warning,
             )
@@ -155,7 +155,7 @@ class Admissions:
             "scan",
             skill=name,
             version=version,
-            job=self.job,
+            run=self.run,
             decision=decision,
             findings={severity: count for severity, count in report.counts.items() if count},
         )
@@ -173,7 +173,7 @@ def blocking_lines(report: ScanReport, settings: SkillsSettings) -> list[str]:
 async def activation_trust(
     store: ArtifactStore, skill: Skill, policy: TrustSettings, *, own: bool
 ) -> tuple[str | None, str | None]:
-    """The signature policy at a skill's activation, on every surface that activates (a job's
+    """The signature policy at a skill's activation, on every surface that activates (a run's
     worker, the MCP front door): ``(why it is refused, None)``, or ``(None, a warning or
     None)``. The signature is the one stored beside the package, else (`own`: a skill of the
     library's folders) the one in its folder."""

@@ -21,7 +21,7 @@ and a specifier on a name skillweave does not know is ignored with a warning.
 The agent loop and the MCP front door apply the result (``skillweave.agent.disclosure``): while
 any active skill has ``allowed-tools``, only the union of what those skills allow is offered and
 run, and what a skill allows for its own scripts skips human approval. Pure: the workflow
-sandbox imports it (``AllowedTools`` is part of a job's durable state).
+sandbox imports it (``AllowedTools`` is part of a run's durable state).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Skills an agent writes (``create_skill``): made into a skill folder, checked as strictly as
-an upload, and packaged as a draft of the job that wrote it.
+an upload, and packaged as a draft of the run that wrote it.
 
 :func:`build_draft` writes the SKILL.md from the name and description the model gave (the
 frontmatter is ours, so the model cannot smuggle fields into it) and its instructions as the

@@ -66,7 +66,7 @@ SkillSource = Literal["directory", "installed", "uploaded", "agent"]
 installed (from git, a ZIP or a folder), uploaded over the API, or published by an agent."""
 
 SkillState = Literal["enabled", "held", "disabled"]
-"""Whether jobs may use it: enabled, held off until an operator approves it (its scan said
+"""Whether runs may use it: enabled, held off until an operator approves it (its scan said
 so), or switched off (``SKILLS__DISABLED``, or the store's switch)."""
 
 _DEFAULT_DIRS: Final = frozenset({BUNDLED, "./.agents/skills", "~/.skillweave/skills"})
@@ -82,8 +82,8 @@ class LibraryEntry:
         description: what it does.
         version: its version (the store's latest for a store skill).
         source: where it comes from.
-        state: whether jobs may use it.
-        skill: the skill as jobs see it; None for a store skill that is not served (held or
+        state: whether runs may use it.
+        skill: the skill as runs see it; None for a store skill that is not served (held or
             disabled ones are not materialized).
         record: its record in the store (a child of a stored package: its top's).
     """

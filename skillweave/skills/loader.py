@@ -115,7 +115,7 @@ def skill_from_frontmatter(front: Frontmatter, *, skill_dir: Path, path: str) ->
     enabled = parse_bool(extensions.get("enabled", True))
     auto_load = bool(parse_bool(extensions.get("auto_load", False)))
     if auto_load and enabled is False:
-        # A skill to activate at every job's start is one the author wants offered.
+        # A skill to activate at every run's start is one the author wants offered.
         diagnostics.append(
             Diagnostic(
                 path, "auto_load", "auto_load: true enables the skill; enabled: false is ignored"

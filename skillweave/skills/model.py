@@ -42,7 +42,7 @@ class Skill:
             and this one is known by its qualified name (``name`` is then ``web.parser``);
             empty otherwise.
         enabled: False hides the skill from the ``enabled`` and ``auto`` catalogs.
-        auto_load: activate at the start of every job whose agent allows the skill (the agent
+        auto_load: activate at the start of every run whose agent allows the skill (the agent
             loop does); it implies ``enabled``.
         dependencies: names of skills this one builds on.
         tools: package paths of scripts that answer ``--help-json`` (executable skills).

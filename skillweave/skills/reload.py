@@ -11,7 +11,7 @@ unchanged rescan cheap: it stats the folders and files it saw and lists none (ab
 1,000 skills, so 2 % of one core at the default interval; ``bench/skills_bench.py``,
 docs/BENCHMARKS.md). A rescan that finds a change walks again and reparses only what changed.
 
-Jobs and MCP sessions keep the versions they activated: those are pinned and fetched from the
+Runs and MCP sessions keep the versions they activated: those are pinned and fetched from the
 store when the library has moved on (``skillweave.sandbox.pinned``).
 """
 

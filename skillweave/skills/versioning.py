@@ -3,7 +3,7 @@
 A version is computed over the package's files sorted by relative path; each file contributes
 its path, its size and its bytes, so renaming, moving or editing any file changes the version
 while mtimes and filesystem order do not. The workflow pins this at activation, so a running
-job never sees a skill change under it. Discovery calls :func:`package_version` with the file
+run never sees a skill change under it. Discovery calls :func:`package_version` with the file
 list it already walked; :func:`skill_version` walks on its own.
 """
 

@@ -23,8 +23,8 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     audit/chains/{writer}/{seq:012d}.jsonl                 a block of one writer's audit chain
     audit/checkpoints/{n:012d}.json                        a checkpoint of the audit log
 
-`digest` is the first 32 hex digits of sha256(execution_id): execution ids (a job's are
-``skillweave-job-{job}/script-{seq}``) contain ``/``, so they are hashed rather than embedded.
+`digest` is the first 32 hex digits of sha256(execution_id): execution ids (a run's are
+``skillweave-run-{run}/script-{seq}``) contain ``/``, so they are hashed rather than embedded.
 Stores call :func:`validate_key` and :func:`validate_prefix` on whatever they are given; callers
 in the MCP manager use :func:`belongs_to_run` to refuse an input ref that points into another
 run.
@@ -250,7 +250,7 @@ def run_prefix(run_id: str) -> str:
 
 
 def draft_key(run_id: str, name: str, version: str) -> str:
-    """``runs/{run_id}/drafts/{name}/{version}.json``: a skill a job wrote (``create_skill``):
+    """``runs/{run_id}/drafts/{name}/{version}.json``: a skill a run wrote (``create_skill``):
     its scan and example runs (its package is at :func:`skill_package_key`)."""
     return (
         f"{run_prefix(run_id)}drafts/{_name(name, 'skill name')}/"

@@ -1,11 +1,11 @@
 """The identity of an artifact store: one id, written once by whoever uses the store first.
 
-Every process of a deployment must share one store (jobs' inputs, transcripts, packages and
+Every process of a deployment must share one store (runs' inputs, transcripts, packages and
 outputs cross from the client to the workers and the managers through it). A process that is
 pointed at another store does not fail where it is misconfigured but far away ("input …
-does not exist" at a job's first script), so each process reads the store's id
-(:func:`store_identity`), reports it, and a job carries the id of the store it was started
-against: a worker whose store has another id refuses the job at its first step, naming both.
+does not exist" at a run's first script), so each process reads the store's id
+(:func:`store_identity`), reports it, and a run carries the id of the store it was started
+against: a worker whose store has another id refuses the run at its first step, naming both.
 
 The id lives at :data:`keys.STORE_IDENTITY_KEY`, created with ``put_if_absent`` (of two
 processes that find none at once, one writes it and both read that one). The S3 store that

@@ -1,7 +1,7 @@
-"""Telemetry shared by every process: the job fields logs and spans carry, and tracing.
+"""Telemetry shared by every process: the run fields logs and spans carry, and tracing.
 
-- :mod:`.context`: ``bound(job_id=…, skill=…)`` binds the fields that identify what a piece of
-  work is about (job id, execution id, skill, script) for the log lines and the span inside it.
+- :mod:`.context`: ``bound(run_id=…, skill=…)`` binds the fields that identify what a piece of
+  work is about (run id, execution id, skill, script) for the log lines and the span inside it.
 - :mod:`.tracing`: OpenTelemetry tracing, configured by the standard ``OTEL_*`` variables and
   off (no provider, no interceptor, no header work) unless they ask for it.
 - :mod:`.provider`: whether tracing is on, and the attributes of the current span; below both.

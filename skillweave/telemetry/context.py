@@ -1,6 +1,6 @@
 """The fields that say what a piece of work is about, for its log lines and its span.
 
-An activity binds the job id, the manager binds the execution id, skill and script: everything
+An activity binds the run id, the manager binds the execution id, skill and script: everything
 logged inside (and the current span, when tracing) carries them. Values are identifiers the
 system made or the skill author chose, never secrets, arguments or outputs.
 """
@@ -16,7 +16,7 @@ from skillweave.telemetry.provider import annotate
 
 __all__ = ["FIELDS", "bound", "current_fields"]
 
-FIELDS: Final = ("job_id", "execution_id", "skill", "script")
+FIELDS: Final = ("run_id", "execution_id", "skill", "script")
 """The fields, in the order a log line shows them."""
 _KNOWN: Final = frozenset(FIELDS)
 

@@ -1,12 +1,12 @@
-"""Log lines of long-running processes: human or JSON, with the job fields, without secrets.
+"""Log lines of long-running processes: human or JSON, with the run fields, without secrets.
 
 Each long-running entry point (``skillweave worker``, ``dev``, ``manager``, ``api``, ``mcp``
 and the sandbox executor) calls :func:`configure_logging` once at start-up; it installs the
 one handler on the root logger. A line carries the fields :func:`skillweave.telemetry.bound`
-bound where it was logged (job id, execution id, skill, script), or those given as
+bound where it was logged (run id, execution id, skill, script), or those given as
 ``extra=`` on the record.
 
-- ``text`` (the default): ``TIME LEVEL LOGGER: message [job_id=… skill=…]``, a traceback on
+- ``text`` (the default): ``TIME LEVEL LOGGER: message [run_id=… skill=…]``, a traceback on
   the lines below.
 - ``json``: one object per line (newlines inside values are escaped): ``time`` (ISO 8601,
   UTC), ``level``, ``logger``, ``message``, ``service``, the fields present, ``exception``
@@ -103,7 +103,7 @@ def _secrets_in(value: Any) -> Iterator[str]:
 
 
 def _fields(record: logging.LogRecord) -> dict[str, str]:
-    """The job fields of `record`: those bound where it was logged, then its ``extra=``."""
+    """The run fields of `record`: those bound where it was logged, then its ``extra=``."""
     bound = current_fields()
     fields: dict[str, str] = {}
     for name in FIELDS:
@@ -114,7 +114,7 @@ def _fields(record: logging.LogRecord) -> dict[str, str]:
 
 
 class _TextFormatter(logging.Formatter):
-    """``TIME LEVEL LOGGER: message [job_id=… skill=…]``, then any traceback; redacted."""
+    """``TIME LEVEL LOGGER: message [run_id=… skill=…]``, then any traceback; redacted."""
 
     def __init__(self) -> None:
         super().__init__(_TEXT_FORMAT)
@@ -222,7 +222,7 @@ def _count_line(first: logging.LogRecord, count: int, seconds: float) -> logging
         (text, count, seconds),
         None,
     )
-    for name in FIELDS:  # the job fields of the first, when it had them
+    for name in FIELDS:  # the run fields of the first, when it had them
         if hasattr(first, name):
             setattr(line, name, getattr(first, name))
     return line

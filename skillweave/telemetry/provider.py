@@ -17,7 +17,7 @@ from typing import Final
 __all__ = ["ATTRIBUTE_PREFIX", "active", "annotate"]
 
 ATTRIBUTE_PREFIX: Final = "skillweave."
-"""What our span attributes and baggage keys start with (``skillweave.job_id``)."""
+"""What our span attributes and baggage keys start with (``skillweave.run_id``)."""
 
 
 def active() -> bool:

@@ -19,10 +19,10 @@ On, each process adds its part of one trace:
 - the Temporal client carries the SDK's ``TracingInterceptor`` (from
   ``temporalio.contrib.opentelemetry``; see ``skillweave.engines.temporal.connect``),
   registered once, on the client, so the worker inherits it: it links the workflow and its
-  activities to the span that started the job, and is safe under replay;
+  activities to the span that started the run, and is safe under replay;
 - our HTTP calls (activities to the manager, the manager to an executor) carry the context in
   ``traceparent`` (:func:`inject`);
-- spans carry ``skillweave.job_id``, ``skillweave.skill``, ``skillweave.script`` and
+- spans carry ``skillweave.run_id``, ``skillweave.skill``, ``skillweave.script`` and
   ``skillweave.execution_id`` (:func:`skillweave.telemetry.bound`).
 """
 
@@ -156,7 +156,7 @@ def span(
 
 def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
     """Add the current trace context (``traceparent``) to `headers`, when tracing, with the
-    bound job fields as W3C baggage (``skillweave.job_id=…``), so the next process's spans
+    bound run fields as W3C baggage (``skillweave.run_id=…``), so the next process's spans
     and log lines carry them too. They are identifiers only: never secrets or arguments."""
     if active():
         from opentelemetry import baggage, propagate
@@ -179,7 +179,7 @@ def extract(headers: Mapping[str, str]) -> Context | None:
 
 
 def carried_fields(context: Context | None) -> dict[str, str]:
-    """The job fields a caller sent as baggage with `context` (see :func:`inject`)."""
+    """The run fields a caller sent as baggage with `context` (see :func:`inject`)."""
     if context is None:
         return {}
     from opentelemetry import baggage

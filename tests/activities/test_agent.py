@@ -1,6 +1,6 @@
 """The agent activities run in Temporal's activity environment over fake services.
 
-Cancelling a script run at the manager is the services' job, the same on both engines:
+Cancelling a script run at the manager is the services' run, the same on both engines:
 tests/engines/test_services_cancel.py."""
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from skillweave.agent.effect_models import (
 from skillweave.agent.effects import (
     EFFECTS,
     INVOKE_MODEL,
-    JOB_LIMITS,
     PREPARE_CATALOG,
     RECORD_TRANSCRIPT,
+    RUN_LIMITS,
     RUN_SKILL_SCRIPT,
 )
 from skillweave.config import Settings, WorkflowSettings
@@ -41,7 +41,7 @@ from skillweave.engines.services import AgentServices
 from skillweave.errors import ConfigError, ModelError, SandboxError, SkillNotFoundError
 from skillweave.llm.messages import Message, Usage
 
-WORKFLOW_ID = "skillweave-job-j1"
+WORKFLOW_ID = "skillweave-run-j1"
 KEY = f"{WORKFLOW_ID}/script-7"
 
 SCRIPT = RunScriptInput(
@@ -145,7 +145,7 @@ def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivit
         "record_transcript",
         "create_skill",
         "publish_skill",
-        "job_limits",
+        "run_limits",
     }
 
 
@@ -170,18 +170,18 @@ def test_services_without_a_side_effect_fail_when_the_activities_are_built(
         AgentActivities(cast(AgentServices, Partial()))
 
 
-async def test_a_job_is_told_the_limits_of_its_workers_settings(
+async def test_a_run_is_told_the_limits_of_its_workers_settings(
     activities: AgentActivities, env: ActivityEnvironment
 ) -> None:
-    """The worker owns the limits a job's activities run under: its own settings', whatever
-    the client that started the job has set."""
-    limits = await env.run(activities.definition(JOB_LIMITS), LimitsInput(run_id="r1"))
+    """The worker owns the limits a run's activities run under: its own settings', whatever
+    the client that started the run has set."""
+    limits = await env.run(activities.definition(RUN_LIMITS), LimitsInput(run_id="r1"))
 
     assert limits == ActivityTimeouts(script_seconds=42.0, max_attempts=3)
     told = AgentActivities(
         activities._services, limits=ActivityTimeouts(heartbeat_seconds=2.0)
     )  # a worker composed with limits of its own (tests, the embedded stack)
-    assert await env.run(told.definition(JOB_LIMITS), LimitsInput(run_id="r1")) == ActivityTimeouts(
+    assert await env.run(told.definition(RUN_LIMITS), LimitsInput(run_id="r1")) == ActivityTimeouts(
         heartbeat_seconds=2.0
     )
 
@@ -196,7 +196,7 @@ async def test_a_script_runs_under_the_key_the_loop_gave_it(
 
 @pytest.mark.parametrize(
     "foreign",
-    ["chosen-by-the-caller", "skillweave-job-other/script-7", "j1/7", "j1/8", "j2/7"],
+    ["chosen-by-the-caller", "skillweave-run-other/script-7", "j1/7", "j1/8", "j2/7"],
 )
 async def test_a_request_keyed_for_another_run_is_refused(
     activities: AgentActivities, services: FakeServices, env: ActivityEnvironment, foreign: str

@@ -1,4 +1,4 @@
-"""A job harness for loop tests: real services, store and scripted model; a fake sandbox.
+"""A run harness for loop tests: real services, store and scripted model; a fake sandbox.
 
 The fake sandbox runs a script as a plain subprocess in a temporary workspace laid out like a
 real one (``skill/``, ``inputs/``, ``outputs/``) and stores its outputs as the manager would.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from skillweave.agent import AgentEvent, AgentSpec
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.engines import AgentServices, DirectEngine, RunRequest, RunResult
 from skillweave.errors import ExecutionRejectedError
 from skillweave.llm.messages import ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
@@ -175,8 +175,8 @@ def sample_library(root: Path) -> SkillRegistry:
 
 
 @dataclass
-class Job:
-    result: JobResult
+class Run:
+    result: RunResult
     events: list[AgentEvent]
     engine: DirectEngine
     store: LocalArtifactStore
@@ -187,11 +187,11 @@ class Job:
         return [event.kind for event in self.events]
 
     def transcript(self) -> list[dict]:
-        prefix = self.store.root / "runs" / self.result.job_id / "transcript"
+        prefix = self.store.root / "runs" / self.result.run_id / "transcript"
         return [json.loads(p.read_text())["message"] for p in sorted(prefix.iterdir())]
 
 
-async def run_job(
+async def run_agent(
     tmp_path: Path,
     script: str,
     *,
@@ -200,8 +200,8 @@ async def run_job(
     registry: SkillRegistry | None = None,
     inputs: dict[str, bytes] | None = None,
     settings: Settings | None = None,
-) -> Job:
-    """Run one job to its end with the scripted model `script` (YAML text)."""
+) -> Run:
+    """Run one run to its end with the scripted model `script` (YAML text)."""
     settings = settings or Settings(_env_file=None)
     registry = registry or sample_library(tmp_path / "skills")
     store = LocalArtifactStore(tmp_path / "store")
@@ -216,13 +216,13 @@ async def run_job(
         sandbox=sandbox,  # type: ignore[arg-type]
     )
     engine = DirectEngine(services)
-    job_id = f"job-{tmp_path.name[-20:].strip('_') or 'x'}".replace("_", "-")
+    run_id = f"run-{tmp_path.name[-20:].strip('_') or 'x'}".replace("_", "-")
     refs: list[ArtifactRef] = []
     for name, data in (inputs or {}).items():
-        refs.append(await store.put_bytes(keys.run_input_key(job_id, name), data))
+        refs.append(await store.put_bytes(keys.run_input_key(run_id, name), data))
     await engine.start(
-        JobRequest(job_id=job_id, task=task, agent=spec or AgentSpec(), inputs=tuple(refs))
+        RunRequest(run_id=run_id, task=task, agent=spec or AgentSpec(), inputs=tuple(refs))
     )
-    events = [event async for event in engine.events(job_id)]
-    result = await engine.result(job_id)
-    return Job(result, events, engine, store, sandbox, provider)
+    events = [event async for event in engine.events(run_id)]
+    result = await engine.result(run_id)
+    return Run(result, events, engine, store, sandbox, provider)

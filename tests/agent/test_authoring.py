@@ -1,6 +1,6 @@
 """The loop's side of skills an agent writes (issue 27, part 5) and of refused activations,
 with real services and store, a scripted model and the fake sandbox: what is refused before
-anything runs (a taken name, one draft too many, publishing what the job did not write), a
+anything runs (a taken name, one draft too many, publishing what the run did not write), a
 publication nobody approves staying a draft, a rewritten draft replacing the active one, and
 an activation the signature policy refuses reaching the model as an error."""
 
@@ -13,7 +13,7 @@ from skillweave.agent.spec import ApprovalOptions, AuthoringOptions
 from skillweave.config import Settings
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.skills.signing import generate_keypair, load_private_key, sign_folder
-from tests.agent.harness import run_job, sample_library
+from tests.agent.harness import run_agent, sample_library
 from tests.conftest import write_skill
 
 AUTHOR = AgentSpec(
@@ -38,7 +38,7 @@ def write(version: str) -> str:
     return WRITE.replace("VERSION", version)
 
 
-async def test_drafts_are_the_jobs_own_and_nobody_approving_keeps_them_drafts(
+async def test_drafts_are_the_runs_own_and_nobody_approving_keeps_them_drafts(
     tmp_path: Path,
 ) -> None:
     script = (
@@ -68,24 +68,24 @@ async def test_drafts_are_the_jobs_own_and_nobody_approving_keeps_them_drafts(
   - tool_calls: [{name: publish_skill, arguments: {name: echo-words}}]
     expect: {tool_results: [{not_error: true, contains: "v2 there"}]}
   - say: "Kept as a draft."
-    expect: {tool_results: [{is_error: true, contains: "It stays a draft of this job"}]}
+    expect: {tool_results: [{is_error: true, contains: "It stays a draft of this run"}]}
 """
     )
-    job = await run_job(tmp_path, script, spec=AUTHOR)
+    run = await run_agent(tmp_path, script, spec=AUTHOR)
 
-    assert job.result.status == "completed", job.result.reason
-    drafted = [(e.skill, e.status) for e in job.events if e.kind == "skill_drafted"]
+    assert run.result.status == "completed", run.result.reason
+    drafted = [(e.skill, e.status) for e in run.events if e.kind == "skill_drafted"]
     assert drafted == [("echo-words", "kept"), ("echo-words", "kept")]
-    versions = [e.version for e in job.events if e.kind == "skill_drafted"]
+    versions = [e.version for e in run.events if e.kind == "skill_drafted"]
     assert versions[0] != versions[1]
-    activated = [e.version for e in job.events if e.kind == "skill_activated"]
+    activated = [e.version for e in run.events if e.kind == "skill_activated"]
     assert activated == versions  # the second activation is of the second text
-    decided = [e.status for e in job.events if e.kind == "approval_decided"]
+    decided = [e.status for e in run.events if e.kind == "approval_decided"]
     assert decided == ["denied"]
-    assert not [e for e in job.events if e.kind == "skill_published"]
+    assert not [e for e in run.events if e.kind == "skill_published"]
     # Two examples and one script run went to a sandbox; the refused calls ran nothing.
-    assert len(job.sandbox.requests) == 3
-    assert job.result.script_runs == 3
+    assert len(run.sandbox.requests) == 3
+    assert run.result.script_runs == 3
 
 
 async def test_an_activation_the_signature_policy_refuses_is_an_error_the_model_reads(
@@ -106,10 +106,10 @@ turns:
     expect: {tool_results: [{is_error: true, contains: "cannot be used"}]}
 """
     settings = Settings(_env_file=None, skills={"trust": {"keys": {"ops": public}}})
-    job = await run_job(tmp_path, script, registry=registry, settings=settings)
+    run = await run_agent(tmp_path, script, registry=registry, settings=settings)
 
-    assert job.result.status == "completed", job.result.reason
-    assert not [e for e in job.events if e.kind == "skill_activated"]
-    [refused] = [e for e in job.events if e.kind == "tool_refused"]
+    assert run.result.status == "completed", run.result.reason
+    assert not [e for e in run.events if e.kind == "skill_activated"]
+    [refused] = [e for e in run.events if e.kind == "tool_refused"]
     assert refused.skill == "changed"
     assert "does not match" in refused.detail or "mismatch" in refused.detail

@@ -133,7 +133,7 @@ async def test_activation_tools_are_asked_per_script_and_failures_become_notes()
         ["scripts/bad.py: not a tool schema"],
         ["scripts/go.py", "scripts/bad.py"],
     )
-    # Named around what the job registered already.
+    # Named around what the run registered already.
     tools, _ = await disclosure.activation_tools(
         ["scripts/go.py"], schemas, skill="kit", taken=("go",), notes=()
     )

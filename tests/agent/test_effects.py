@@ -18,14 +18,14 @@ from skillweave.agent.effects import (
     CREATE_SKILL,
     EFFECTS,
     INVOKE_MODEL,
-    JOB_LIMITS,
+    RUN_LIMITS,
     RUN_SKILL_SCRIPT,
     effect_named,
 )
 
 SCRIPT = RunScriptInput(
     run_id="r1",
-    execution_id="skillweave-job-j1/script-7",
+    execution_id="skillweave-run-j1/script-7",
     skill="pdf",
     version="a" * 64,
     script="scripts/extract.py",
@@ -45,7 +45,7 @@ def test_every_effect_is_found_by_its_name_and_the_names_never_change() -> None:
         "record_transcript",
         "create_skill",
         "publish_skill",
-        "job_limits",
+        "run_limits",
     ]
     for effect in EFFECTS:
         assert effect_named(effect.name) is effect
@@ -74,7 +74,7 @@ def test_a_limit_is_named_or_computed_from_the_request() -> None:
 
 
 def test_a_script_runs_summary_says_what_runs() -> None:
-    state = new_state(job_id="j1", task="t", spec=AgentSpec())
+    state = new_state(run_id="j1", task="t", spec=AgentSpec())
     summary = RUN_SKILL_SCRIPT.summary
     assert summary(SCRIPT, state) == "run pdf/scripts/extract.py"
     assert summary(SCRIPT.model_copy(update={"args": ("a", "b")}), state) == (
@@ -90,5 +90,5 @@ def test_a_script_runs_summary_says_what_runs() -> None:
 
 
 def test_only_the_workers_limits_are_asked_under_the_defaults_by_the_worker_itself() -> None:
-    assert [e.name for e in EFFECTS if e.limits == "defaults"] == [JOB_LIMITS.name]
-    assert [e.name for e in EFFECTS if e.implemented_by == "worker"] == [JOB_LIMITS.name]
+    assert [e.name for e in EFFECTS if e.limits == "defaults"] == [RUN_LIMITS.name]
+    assert [e.name for e in EFFECTS if e.implemented_by == "worker"] == [RUN_LIMITS.name]

@@ -4,7 +4,7 @@
 counters) and one compaction boundary, ``elide_before``; a model call rebuilds what it shows
 from the store with the rule "an elidable output below ``elide_before`` is elided". These tests
 check that the rule and the state never disagree: first on random sequences of entries,
-compactions and folds (pure, with hypothesis), then on a long job through the direct engine,
+compactions and folds (pure, with hypothesis), then on a long run through the direct engine,
 where every model call is compared with the stored transcript.
 """
 
@@ -27,7 +27,7 @@ from skillweave.agent.state import (
     elidable,
 )
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.llm.messages import Message, ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
@@ -79,7 +79,7 @@ def _seen_chars(entry: TranscriptEntry, elide_before: int) -> int:
 def test_the_elided_set_is_exactly_the_elidable_entries_below_the_boundary(
     ops: list[tuple[Any, ...]],
 ) -> None:
-    state = AgentState(job_id="prop", task="t")
+    state = AgentState(run_id="prop", task="t")
     ever: dict[int, TranscriptEntry] = {}  # every entry, as last seen (folded ones stay)
     for op in ops:
         match op:
@@ -137,7 +137,7 @@ def test_the_elided_set_is_exactly_the_elidable_entries_below_the_boundary(
 
 
 def test_folding_keeps_recent_outputs_and_compaction_elides_the_folded_ones_first() -> None:
-    state = AgentState(job_id="fold", task="t", budgets=Budgets(keep_recent_outputs=1))
+    state = AgentState(run_id="fold", task="t", budgets=Budgets(keep_recent_outputs=1))
     for seq in range(FOLD_AT):
         kind = "resource" if seq == 3 else "user"
         state.transcript.append(
@@ -169,24 +169,24 @@ def test_folding_keeps_recent_outputs_and_compaction_elides_the_folded_ones_firs
     assert not state.transcript[-1].elided
 
 
-# --- (b) a long job: bounded state, and every model call sees the rule's view ---------------
+# --- (b) a long run: bounded state, and every model call sees the rule's view ---------------
 
 TURNS = 150
 PAGE = "a line of the notes page, long enough to be worth eliding\n" * 40  # 2,320 characters
 
 
 class _Snapshots(RecordingProvider):
-    """Records, on every model call, the job's live state as the call sees it."""
+    """Records, on every model call, the run's live state as the call sees it."""
 
     def __init__(self, inner: ScriptedProvider) -> None:
         super().__init__(inner)
         self.engine: DirectEngine | None = None
-        self.job_id = ""
+        self.run_id = ""
         self.states: list[AgentState] = []
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         assert self.engine is not None
-        self.states.append(self.engine.state(self.job_id).model_copy(deep=True))
+        self.states.append(self.engine.state(self.run_id).model_copy(deep=True))
         return await super().complete(request)
 
 
@@ -197,7 +197,7 @@ def _size(message: Message) -> int:
     )
 
 
-async def test_a_long_job_keeps_its_state_bounded_and_every_view_follows_the_rule(
+async def test_a_long_run_keeps_its_state_bounded_and_every_view_follows_the_rule(
     tmp_path: Path,
 ) -> None:
     sample_library(tmp_path / "skills")
@@ -225,10 +225,10 @@ async def test_a_long_job_keeps_its_state_bounded_and_every_view_follows_the_rul
             sandbox=FakeSandbox(store),  # type: ignore[arg-type]
         )
     )
-    provider.engine, provider.job_id = engine, "long-fold"
+    provider.engine, provider.run_id = engine, "long-fold"
     limits = Budgets(max_turns=TURNS, max_tokens=10**9, transcript_chars=1_000)
     await engine.start(
-        JobRequest(job_id="long-fold", task="Read it all.", agent=AgentSpec(limits=limits))
+        RunRequest(run_id="long-fold", task="Read it all.", agent=AgentSpec(limits=limits))
     )
     result = await engine.result("long-fold")
 

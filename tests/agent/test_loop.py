@@ -1,4 +1,4 @@
-"""The agent loop's rules, each exercised through a whole job with the scripted model.
+"""The agent loop's rules, each exercised through a whole run with the scripted model.
 
 Real services, a real local store and the real scripted provider; the sandbox is the fake in
 ``harness`` (a subprocess per script run). Integration tests repeat the main path through the
@@ -13,19 +13,19 @@ import pytest
 
 from skillweave.agent import AgentSpec, Budgets, PreloadOptions
 from skillweave.skills import SkillRegistry, SkillScanner
-from tests.agent.harness import run_job, sample_library, write_skill
+from tests.agent.harness import run_agent, sample_library, write_skill
 
 
-def _tool_results(job, *, tool: str | None = None) -> list[dict]:
+def _tool_results(run, *, tool: str | None = None) -> list[dict]:
     return [
         m
-        for m in job.transcript()
+        for m in run.transcript()
         if m["role"] == "tool" and (tool is None or m["tool_name"] == tool)
     ]
 
 
-async def test_a_job_activates_reads_runs_and_answers(tmp_path: Path) -> None:
-    job = await run_job(
+async def test_a_run_activates_reads_runs_and_answers(tmp_path: Path) -> None:
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -45,18 +45,18 @@ async def test_a_job_activates_reads_runs_and_answers(tmp_path: Path) -> None:
         """,
         inputs={"a.txt": b"one two three"},
     )
-    assert job.result.status == "completed", job.result.reason
-    assert job.result.turns == 4
-    assert job.result.script_runs == 1
-    assert list(job.result.active_skills) == ["toolkit", "profiler"]
-    (output,) = job.result.outputs
+    assert run.result.status == "completed", run.result.reason
+    assert run.result.turns == 4
+    assert run.result.script_runs == 1
+    assert list(run.result.active_skills) == ["toolkit", "profiler"]
+    (output,) = run.result.outputs
     assert output.key.endswith("/outputs/count.txt")
-    assert (job.store.root / output.key).read_text() == "3"
-    assert "words: 3" in (job.result.answer or "")
-    assert job.kinds()[0] == "job_started"
-    assert job.kinds()[-1] == "job_finished"
+    assert (run.store.root / output.key).read_text() == "3"
+    assert "words: 3" in (run.result.answer or "")
+    assert run.kinds()[0] == "run_started"
+    assert run.kinds()[-1] == "run_finished"
     # The transcript is in the store, one message per entry, in order.
-    roles = [m["role"] for m in job.transcript()]
+    roles = [m["role"] for m in run.transcript()]
     assert roles == [
         "user",
         "assistant",
@@ -68,13 +68,13 @@ async def test_a_job_activates_reads_runs_and_answers(tmp_path: Path) -> None:
         "tool",
         "assistant",
     ]
-    assert job.result.transcript_entries == len(roles)
+    assert run.result.transcript_entries == len(roles)
 
 
 async def test_activate_skill_offers_only_attachable_names_and_trees_grow_the_enum(
     tmp_path: Path,
 ) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -88,18 +88,18 @@ async def test_activate_skill_offers_only_attachable_names_and_trees_grow_the_en
             expect: {tool_results: [{contains: '<skill_content name="profiler">'}]}
         """,
     )
-    assert job.result.status == "completed"
-    first = job.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
+    assert run.result.status == "completed"
+    first = run.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
     assert set(first) == {"toolkit", "shouter", "notes"}  # roots only: no child
-    third = job.provider.offered(3)["activate_skill"]["properties"]["name"]["enum"]
+    third = run.provider.offered(3)["activate_skill"]["properties"]["name"]["enum"]
     assert "profiler" in third
     assert "toolkit" not in third
-    refused = _tool_results(job, tool="activate_skill")[0]
+    refused = _tool_results(run, tool="activate_skill")[0]
     assert "toolkit" in refused["text"]  # says what can be activated
 
 
 async def test_tools_that_need_an_active_skill_refuse_politely(tmp_path: Path) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -113,15 +113,15 @@ async def test_tools_that_need_an_active_skill_refuse_politely(tmp_path: Path) -
                 - {is_error: true, contains: "is not active"}
         """,
     )
-    assert job.result.status == "completed"
-    assert job.sandbox.requests == []  # nothing ran
-    assert job.kinds().count("tool_refused") == 2
+    assert run.result.status == "completed"
+    assert run.sandbox.requests == []  # nothing ran
+    assert run.kinds().count("tool_refused") == 2
 
 
 async def test_repeat_activation_answers_already_active_without_repeating_content(
     tmp_path: Path,
 ) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -131,16 +131,16 @@ async def test_repeat_activation_answers_already_active_without_repeating_conten
             expect: {tool_results: [{is_error: true, contains: "already active"}]}
         """,
     )
-    assert job.result.status == "completed"
-    bodies = [m for m in job.transcript() if "Take notes." in m["text"]]
+    assert run.result.status == "completed"
+    bodies = [m for m in run.transcript() if "Take notes." in m["text"]]
     assert len(bodies) == 1
-    assert job.kinds().count("skill_activated") == 1
+    assert run.kinds().count("skill_activated") == 1
 
 
 async def test_executable_skill_registers_its_tool_and_runs_it_with_run_json(
     tmp_path: Path,
 ) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -156,21 +156,21 @@ async def test_executable_skill_registers_its_tool_and_runs_it_with_run_json(
         """,
         inputs={"a.txt": b"x"},
     )
-    assert job.result.status == "completed", job.result.reason
-    assert "shout" not in job.provider.offered(1)
-    schema = job.provider.offered(2)["shout"]
+    assert run.result.status == "completed", run.result.reason
+    assert "shout" not in run.provider.offered(1)
+    schema = run.provider.offered(2)["shout"]
     assert schema["required"] == ["word"]
     assert "input_artifacts" in schema["properties"]
-    help_run, tool_run = job.sandbox.requests
+    help_run, tool_run = run.sandbox.requests
     assert help_run.args == ["--help-json"]
     assert tool_run.args == ["--run-json", '{"word": "hello"}']  # input_artifacts taken out
     assert [ref.key.rsplit("/", 1)[1] for ref in tool_run.inputs] == ["a.txt"]
-    (output,) = job.result.outputs
-    assert (job.store.root / output.key).read_text() == "HELLO"
+    (output,) = run.result.outputs
+    assert (run.store.root / output.key).read_text() == "HELLO"
 
 
 async def test_tool_schemas_are_cached_by_skill_version(tmp_path: Path) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -178,16 +178,16 @@ async def test_tool_schemas_are_cached_by_skill_version(tmp_path: Path) -> None:
           - say: ok
         """,
     )
-    services = job.engine.services
+    services = run.engine.services
     skill = services.registry.get("shouter")
     (schema,) = await services.activations.tool_schemas(skill, "scripts/shout.py")
-    (tool,) = job.engine.state(job.result.job_id).active["shouter"].tools
+    (tool,) = run.engine.state(run.result.run_id).active["shouter"].tools
     assert (schema.name, schema.input_schema) == (tool.tool, tool.input_schema)
-    assert len(job.sandbox.requests) == 1  # the second lookup did not run the script
+    assert len(run.sandbox.requests) == 1  # the second lookup did not run the script
 
 
 async def test_mistakes_come_back_as_tool_results(tmp_path: Path) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -208,8 +208,8 @@ async def test_mistakes_come_back_as_tool_results(tmp_path: Path) -> None:
           - say: ok
         """,
     )
-    assert job.result.status == "completed", job.result.reason
-    errors = [m["text"] for m in _tool_results(job) if m["is_error"]]
+    assert run.result.status == "completed", run.result.reason
+    errors = [m["text"] for m in _tool_results(run) if m["is_error"]]
     assert any("no tool named 'no_such_tool'" in t and "activate_skill" in t for t in errors)
     assert any("activate_skill needs 'name'" in t for t in errors)
     assert any("'..' is not allowed" in t for t in errors)
@@ -229,7 +229,7 @@ async def test_compaction_elides_old_tool_outputs_but_never_skill_content(tmp_pa
     sample_library(tmp_path / "skills")
     (tmp_path / "skills" / "notes" / "big.md").write_text(big)
     registry = sample_library(tmp_path / "skills")  # rescanned with the new file
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         f"""
 turns:
@@ -240,16 +240,16 @@ turns:
         registry=registry,
         spec=AgentSpec(limits=Budgets(transcript_chars=5_000, keep_recent_outputs=1)),
     )
-    assert job.result.status == "completed", job.result.reason
-    last = job.provider.texts(len(job.provider.requests))
+    assert run.result.status == "completed", run.result.reason
+    last = run.provider.texts(len(run.provider.requests))
     assert sum(len(t) for t in last) <= 5_000 + 2_000  # the budget, plus the kept latest output
     assert any("Take notes." in t for t in last)  # the skill content is still there, whole
     elided = [t for t in last if t.startswith("[read_skill_resource notes/big.md")]
     assert len(elided) >= 3
     assert sum(1 for t in last if t == big) >= 1  # the latest read is intact
-    assert "compacted" in job.kinds()
+    assert "compacted" in run.kinds()
     # Nothing was deleted: the store still holds every read in full.
-    assert sum(1 for m in job.transcript() if m["text"] == big) == 6
+    assert sum(1 for m in run.transcript() if m["text"] == big) == 6
 
 
 @pytest.mark.parametrize(
@@ -260,7 +260,7 @@ turns:
         (Budgets(max_script_runs=2), "max_script_runs reached (2 script runs)"),
     ],
 )
-async def test_each_budget_ends_the_job_with_a_clear_status(
+async def test_each_budget_ends_the_run_with_a_clear_status(
     tmp_path: Path, budgets: Budgets, reason: str
 ) -> None:
     # Runs of a script the skill has (it fails without arguments, but it ran): a script the
@@ -271,7 +271,7 @@ async def test_each_budget_ends_the_job_with_a_clear_status(
         "    usage: {input_tokens: 100, output_tokens: 10}"
         for _ in range(8)
     )
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         f"""
 turns:
@@ -282,10 +282,10 @@ turns:
 """,
         spec=AgentSpec(limits=budgets),
     )
-    assert job.result.status == "budget_exhausted"
-    assert reason in (job.result.reason or "")
-    assert job.kinds()[-1] == "job_finished"
-    assert job.events[-1].status == "budget_exhausted"
+    assert run.result.status == "budget_exhausted"
+    assert reason in (run.result.reason or "")
+    assert run.kinds()[-1] == "run_finished"
+    assert run.events[-1].status == "budget_exhausted"
 
 
 async def test_preload_activates_the_best_match_before_the_first_call(tmp_path: Path) -> None:
@@ -293,17 +293,17 @@ async def test_preload_activates_the_best_match_before_the_first_call(tmp_path: 
         turns:
           - say: ok
         """
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         script,
         task="I need to shout a word loudly with the shouter",
         spec=AgentSpec(preload=PreloadOptions(enabled=True, min_score=0.1)),
     )
-    assert job.result.status == "completed"
-    assert "shouter" in job.result.active_skills
-    first = job.provider.texts(1)
+    assert run.result.status == "completed"
+    assert "shouter" in run.result.active_skills
+    first = run.provider.texts(1)
     assert any("The skill 'shouter' was activated for this task." in t for t in first)
-    assert job.kinds()[:3] == ["job_started", "skill_activated", "preloaded"]
+    assert run.kinds()[:3] == ["run_started", "skill_activated", "preloaded"]
 
 
 @pytest.mark.parametrize(
@@ -317,38 +317,38 @@ async def test_preload_without_a_threshold_uses_the_strategy_default(
     tmp_path: Path, task: str, preloaded: set[str]
 ) -> None:
     """The selection strategy's own threshold (hybrid here: both rankings must agree)."""
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         "turns: [{say: ok}]",
         task=task,
         spec=AgentSpec(preload=PreloadOptions(enabled=True)),
     )
-    assert set(job.result.active_skills) == preloaded
+    assert set(run.result.active_skills) == preloaded
 
 
 async def test_preload_is_off_by_default(tmp_path: Path) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path, "turns: [{say: ok}]", task="I need to shout a word loudly with the shouter"
     )
-    assert job.result.active_skills == {}
+    assert run.result.active_skills == {}
 
 
-async def test_an_infrastructure_failure_fails_the_job_with_its_reason(tmp_path: Path) -> None:
-    job = await run_job(
+async def test_an_infrastructure_failure_fails_the_run_with_its_reason(tmp_path: Path) -> None:
+    run = await run_agent(
         tmp_path,
         """
         turns:
           - tool_calls: [{name: activate_skill, arguments: {name: notes}}]
         """,
     )
-    assert job.result.status == "failed"
-    assert "ScriptedModelError" in (job.result.reason or "")
+    assert run.result.status == "failed"
+    assert "ScriptedModelError" in (run.result.reason or "")
     # The loop's own messages were still stored before it stopped.
-    assert job.transcript()[0]["text"] == "Do the thing."
+    assert run.transcript()[0]["text"] == "Do the thing."
 
 
 async def test_allowed_skills_limit_the_catalog_and_activation(tmp_path: Path) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -359,15 +359,15 @@ async def test_allowed_skills_limit_the_catalog_and_activation(tmp_path: Path) -
         """,
         spec=AgentSpec(skills=("toolkit",)),
     )
-    assert job.result.status == "completed"
-    assert list(job.result.active_skills) == ["toolkit", "profiler"]  # a parent allows its tree
-    assert "shouter" not in job.provider.requests[0].system
+    assert run.result.status == "completed"
+    assert list(run.result.active_skills) == ["toolkit", "profiler"]  # a parent allows its tree
+    assert "shouter" not in run.provider.requests[0].system
 
 
 async def test_auto_mode_offers_search_and_its_hits_become_attachable(tmp_path: Path) -> None:
     from skillweave.agent import CatalogOptions
 
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -381,11 +381,11 @@ async def test_auto_mode_offers_search_and_its_hits_become_attachable(tmp_path: 
         task="take some notes",
         spec=AgentSpec(catalog=CatalogOptions(mode="auto", top_k=1)),
     )
-    assert job.result.status == "completed", job.result.reason
-    enum = job.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
+    assert run.result.status == "completed", run.result.reason
+    enum = run.provider.offered(1)["activate_skill"]["properties"]["name"]["enum"]
     assert enum == ["notes"]  # auto: the one best match for the task
-    assert "shouter" in job.result.active_skills
-    assert "skills_searched" in job.kinds()
+    assert "shouter" in run.result.active_skills
+    assert "skills_searched" in run.kinds()
 
 
 async def test_auto_load_skills_are_active_before_the_first_model_call(tmp_path: Path) -> None:
@@ -396,7 +396,7 @@ async def test_auto_load_skills_are_active_before_the_first_model_call(tmp_path:
     write_skill(root, "switched-off", "# Off", meta='auto_load: "true"')
     scanned = SkillScanner([root]).scan()
     registry = SkillRegistry.from_scan(scanned, disabled=["switched-off"])
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
         """
         turns:
@@ -405,12 +405,12 @@ async def test_auto_load_skills_are_active_before_the_first_model_call(tmp_path:
         spec=AgentSpec(skills=("house-style", "toolkit", "notes", "switched-off")),
         registry=registry,
     )
-    assert job.result.status == "completed", job.result.reason
+    assert run.result.status == "completed", run.result.reason
     # Allowed (a parent allows its tree) and not switched off by the operator.
-    assert list(job.result.active_skills) == ["house-style", "checker"]
-    loaded = [e.skill for e in job.events if e.kind == "preloaded"]
+    assert list(run.result.active_skills) == ["house-style", "checker"]
+    loaded = [e.skill for e in run.events if e.kind == "preloaded"]
     assert loaded == ["house-style", "checker"]
-    (request,) = job.provider.requests
+    (request,) = run.provider.requests
     texts = [message.text for message in request.messages]
     assert texts[0] == "Do the thing."
     assert texts[1].startswith("The skill 'house-style' was activated for this task.")

@@ -1,4 +1,4 @@
-"""The loop's pause point: a paused job resumes in a new loop exactly where it stopped."""
+"""The loop's pause point: a paused run resumes in a new loop exactly where it stopped."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from skillweave.engines import AgentServices
 from skillweave.engines.direct import DirectRuntime
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
-from tests.agent.harness import FakeSandbox, RecordingProvider, run_job, sample_library
+from tests.agent.harness import FakeSandbox, RecordingProvider, run_agent, sample_library
 
 SCRIPT = """
 turns:
@@ -35,7 +35,7 @@ async def test_a_paused_state_survives_the_wire_and_finishes_in_a_new_loop(tmp_p
         sandbox=FakeSandbox(store),  # type: ignore[arg-type]
     )
     spec = AgentSpec()
-    state = new_state(job_id="p", task="read the guide", spec=spec)
+    state = new_state(run_id="p", task="read the guide", spec=spec)
     runs = 0
     while True:
         runs += 1
@@ -56,7 +56,7 @@ async def test_a_paused_state_survives_the_wire_and_finishes_in_a_new_loop(tmp_p
 
 
 async def test_answers_are_reported_as_events(tmp_path: Path) -> None:
-    job = await run_job(tmp_path, 'turns: [{say: "hello there"}]')
-    answered = [e for e in job.events if e.kind == "answered"]
+    run = await run_agent(tmp_path, 'turns: [{say: "hello there"}]')
+    answered = [e for e in run.events if e.kind == "answered"]
     assert [e.detail for e in answered] == ["hello there"]
-    assert job.kinds()[-2:] == ["answered", "job_finished"]
+    assert run.kinds()[-2:] == ["answered", "run_finished"]

@@ -28,7 +28,7 @@ from skillweave.api.run_events import server_sent_events as api_sse
 from skillweave.cli import app, runs
 from skillweave.cli.remote_runs import _sse as client_sse
 from skillweave.cli.view import LABEL_CHARS, EventView
-from skillweave.engines.base import JobRequest
+from skillweave.engines.base import RunRequest
 from skillweave.engines.contract import AgentWorkflowInput
 from skillweave.engines.notes import RENDERED_NOTES, FollowKind, FollowNote, note_line
 from skillweave.engines.retries import RetryNotice
@@ -39,12 +39,12 @@ from skillweave.waiting import Waiting
 from workflows import agent as workflow_module
 from workflows.agent import AgentWorkflow
 
-JOB = "run-20261206-052000-0a1b2c3d"
+RUN = "run-20261206-052000-0a1b2c3d"
 VERSION = "3f" * 32
-OUTPUT = ArtifactRef(key=f"runs/{JOB}/outputs/report.md", size=2048, sha256="0" * 64)
+OUTPUT = ArtifactRef(key=f"runs/{RUN}/outputs/report.md", size=2048, sha256="0" * 64)
 
 _REALISTIC: dict[str, dict[str, Any]] = {
-    "job_started": {"turn": 0, "detail": "12 skills in the catalog"},
+    "run_started": {"turn": 0, "detail": "12 skills in the catalog"},
     "preloaded": {"turn": 0, "skill": "data-toolkit", "detail": "auto_load"},
     "model_called": {
         "detail": "2 tool calls",
@@ -96,9 +96,9 @@ _REALISTIC: dict[str, dict[str, Any]] = {
         "version": VERSION,
         "tool": "publish_skill",
         "status": "published",
-        "detail": "Published word-count; later jobs can find it.",
+        "detail": "Published word-count; later runs can find it.",
     },
-    "job_finished": {
+    "run_finished": {
         "turn": 5,
         "status": "completed",
         "detail": "answered",
@@ -127,7 +127,7 @@ NOTE_KIND_NAMES: tuple[str, ...] = get_args(FollowKind)
 
 def example(kind: str) -> AgentEvent:
     fields = {"turn": 3, **_REALISTIC.get(kind, _EVERY_FIELD)}
-    return AgentEvent(kind=kind, job_id=JOB, at=1.0e9, **fields)
+    return AgentEvent(kind=kind, run_id=RUN, at=1.0e9, **fields)
 
 
 def note(kind: str) -> FollowNote:
@@ -135,7 +135,7 @@ def note(kind: str) -> FollowNote:
         call="model openai:gpt-4o-mini", attempt=2, attempts=8, wait_seconds=4.0, cause="HTTP 503"
     )
     if kind == "retrying":
-        return FollowNote.retrying(JOB, notice, task_queue="skillweave")
+        return FollowNote.retrying(RUN, notice, task_queue="skillweave")
     if kind == "waiting":
         waiting = Waiting(
             on="manager",
@@ -143,10 +143,10 @@ def note(kind: str) -> FollowNote:
             since=datetime(2026, 12, 6, 7, 31, 2, tzinfo=UTC),
             call="script csv-profiler/scripts/profile_csv.py",
         )
-        return FollowNote.waiting_on(JOB, waiting, task_queue="skillweave")
+        return FollowNote.waiting_on(RUN, waiting, task_queue="skillweave")
     return FollowNote(
         kind=kind,  # type: ignore[arg-type]
-        job_id=JOB,
+        run_id=RUN,
         task_queue="skillweave",
         waited_seconds=12.0,
         dropped=3,
@@ -229,27 +229,27 @@ class _Engine:
         self._notes = notes
 
     async def follow(
-        self, job_id: str, *, after: int = 0, until_finished: bool = True
+        self, run_id: str, *, after: int = 0, until_finished: bool = True
     ) -> AsyncIterator[AgentEvent | FollowNote]:
         for index, event in enumerate(self._events[after:]):
             if index < len(self._notes):
                 yield self._notes[index]
             yield event
 
-    async def events(self, job_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
+    async def events(self, run_id: str, *, after: int = 0) -> AsyncIterator[AgentEvent]:
         for event in self._events[after:]:
             yield event
 
 
 def _in_order(events: list[AgentEvent]) -> list[AgentEvent]:
-    """The examples with ``job_finished`` last (a follower stops there)."""
-    return sorted(events, key=lambda event: event.kind == "job_finished")
+    """The examples with ``run_finished`` last (a follower stops there)."""
+    return sorted(events, key=lambda event: event.kind == "run_finished")
 
 
 def test_runs_logs_shows_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     engine = _Engine(_in_order(EVENTS), NOTES)
     monkeypatch.setattr(runs, "_on_engine", lambda work: asyncio.run(work(engine)))
-    result = CliRunner().invoke(app, ["runs", "logs", JOB])
+    result = CliRunner().invoke(app, ["runs", "logs", RUN])
     assert result.exit_code == 0, result.stderr
     said = " ".join(result.stdout.split())
     for event in EVENTS:
@@ -260,7 +260,7 @@ def test_runs_logs_shows_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def _stream(engine: Any) -> list[tuple[str, str, str]]:
-    chunks = [chunk async for chunk in api_sse(engine, JOB, 0, until_finished=False)]
+    chunks = [chunk async for chunk in api_sse(engine, RUN, 0, until_finished=False)]
     return list(client_sse(iter(b"".join(chunks).decode().split("\n"))))
 
 
@@ -283,7 +283,7 @@ def _workflow_details(monkeypatch: pytest.MonkeyPatch, events: list[AgentEvent])
     """The Temporal UI's current details after each event, as the workflow sets them."""
     details: list[str] = []
     monkeypatch.setattr(workflow_module.workflow, "set_current_details", details.append)
-    run = AgentWorkflow(AgentWorkflowInput(request=JobRequest(job_id=JOB, task="Profile it.")))
+    run = AgentWorkflow(AgentWorkflowInput(request=RunRequest(run_id=RUN, task="Profile it.")))
     for event in events:
         run._on_event(event)
     return details
@@ -298,7 +298,7 @@ def test_the_temporal_ui_details_show_every_kind(monkeypatch: pytest.MonkeyPatch
 
 def test_run_text_in_the_ui_details_is_no_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     hostile = "![x](https://evil.example/p.png) <img src=x> [link](https://evil.example)"
-    event = AgentEvent(kind="answered", job_id=JOB, turn=2, at=0.0, detail=hostile)
+    event = AgentEvent(kind="answered", run_id=RUN, turn=2, at=0.0, detail=hostile)
     (shown,) = _workflow_details(monkeypatch, [event])
     assert re.search(r"(?<!\\)[!\[\]<>]", shown) is None, shown  # every one escaped
     assert "\\!\\[x\\](https://evil.example/p.png)" in shown
@@ -308,7 +308,7 @@ def test_run_text_in_the_ui_details_is_no_markdown(monkeypatch: pytest.MonkeyPat
 
 
 NEWER = json.dumps(
-    {"kind": "skill_forked", "job_id": JOB, "turn": 4, "at": 0.0, "detail": "pdf → pdf2"}
+    {"kind": "skill_forked", "run_id": RUN, "turn": 4, "at": 0.0, "detail": "pdf → pdf2"}
 )
 
 
@@ -317,7 +317,7 @@ def test_a_newer_kind_is_read_and_shown_by_its_name_in_every_view(
 ) -> None:
     newer = AgentEvent.model_validate_json(NEWER)  # a newer worker's or server's event
     newer_note = FollowNote.model_validate_json(  # a newer server's note, read back
-        json.dumps({"kind": "paused", "job_id": JOB, "detail": "by ops"})
+        json.dumps({"kind": "paused", "run_id": RUN, "detail": "by ops"})
     )
     assert event_line(newer) == generic_line("skill_forked", "pdf → pdf2")
     console = Console(width=200, record=True, color_system=None)
@@ -338,21 +338,21 @@ def test_a_newer_kind_is_read_and_shown_by_its_name_in_every_view(
 
     engine = _Engine([newer], [])
     monkeypatch.setattr(runs, "_on_engine", lambda work: asyncio.run(work(engine)))
-    logged = CliRunner().invoke(app, ["runs", "logs", JOB])
+    logged = CliRunner().invoke(app, ["runs", "logs", RUN])
     assert logged.exit_code == 0, logged.stderr
     assert "skill_forked pdf → pdf2" in logged.stdout
 
 
 def test_a_kind_made_here_must_be_listed() -> None:
     with pytest.raises(ValueError, match="list it in EventKind"):
-        AgentEvent(kind="skill_forked", job_id=JOB, turn=1, at=0.0)
+        AgentEvent(kind="skill_forked", run_id=RUN, turn=1, at=0.0)
     with pytest.raises(ValueError, match="list it in FollowKind"):
-        FollowNote(kind="paused", job_id=JOB)
+        FollowNote(kind="paused", run_id=RUN)
 
 
 def test_a_line_is_one_line_whatever_the_run_wrote() -> None:
     event = example("tool_refused").model_copy(update={"detail": "first\nsecond\r\nthird"})
     assert event_line(event).text == "run_skill_script: first second third"
-    long = example("job_finished").model_copy(update={"detail": "x" * 500})
+    long = example("run_finished").model_copy(update={"detail": "x" * 500})
     assert len(event_line(long).text) < 250
     assert isinstance(event_line(long), Line)

@@ -1,9 +1,9 @@
 """The loop reads what came back (issue 24): a reply that is no answer (empty, or cut off at the
-output limit) is asked again a bounded number of times and then fails the job, never completes
+output limit) is asked again a bounded number of times and then fails the run, never completes
 it; tool arguments that were unreadable JSON or do not match the tool's schema are refused with
 what was wrong before anything runs; a script the manager refuses is no run of the budget.
 
-Whole jobs on the direct engine with real services and store, the fake sandbox of ``harness``
+Whole runs on the direct engine with real services and store, the fake sandbox of ``harness``
 (which counts what reached it) and a model that answers with canned replies, including the
 ``stop_reason`` and unreadable arguments a scripted model cannot produce.
 """
@@ -18,7 +18,7 @@ from skillweave.agent import AgentSpec, Budgets
 from skillweave.agent.effect_models import ScriptOutcome
 from skillweave.agent.replies import REPLY_RETRIES
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.engines import AgentServices, DirectEngine, RunRequest, RunResult
 from skillweave.llm.messages import (
     Message,
     ModelRequest,
@@ -105,16 +105,16 @@ def _services(tmp_path: Path, model: CannedModel) -> tuple[AgentServices, FakeSa
 
 async def run(
     tmp_path: Path, *replies: ModelResponse, spec: AgentSpec | None = None
-) -> tuple[JobResult, CannedModel, FakeSandbox, list[str]]:
-    """One job to its end; its result, the model, the sandbox and the ``model_called``
+) -> tuple[RunResult, CannedModel, FakeSandbox, list[str]]:
+    """One run to its end; its result, the model, the sandbox and the ``model_called``
     details."""
     model = CannedModel(replies)
     services, sandbox = _services(tmp_path, model)
     engine = DirectEngine(services)
-    job_id = await engine.start(JobRequest(job_id="job-1", task="Go.", agent=spec or AgentSpec()))
-    events = [event async for event in engine.events(job_id)]
+    run_id = await engine.start(RunRequest(run_id="run-1", task="Go.", agent=spec or AgentSpec()))
+    events = [event async for event in engine.events(run_id)]
     details = [e.detail for e in events if e.kind == "model_called"]
-    return await engine.result(job_id), model, sandbox, details
+    return await engine.result(run_id), model, sandbox, details
 
 
 def _refusals(model: CannedModel, call: int) -> list[str]:
@@ -124,7 +124,7 @@ def _refusals(model: CannedModel, call: int) -> list[str]:
 # --- replies that are no answer ---------------------------------------------------------------
 
 
-async def test_an_empty_reply_is_asked_again_and_the_next_answer_ends_the_job(
+async def test_an_empty_reply_is_asked_again_and_the_next_answer_ends_the_run(
     tmp_path: Path,
 ) -> None:
     result, model, _, details = await run(tmp_path, empty(), text("Done."))
@@ -137,7 +137,7 @@ async def test_an_empty_reply_is_asked_again_and_the_next_answer_ends_the_job(
     assert details == ["an empty reply", "answer"]
 
 
-async def test_empty_replies_in_a_row_fail_the_job_after_a_bounded_count(tmp_path: Path) -> None:
+async def test_empty_replies_in_a_row_fail_the_run_after_a_bounded_count(tmp_path: Path) -> None:
     result, model, _, _ = await run(tmp_path, empty())
 
     assert result.status == "failed"
@@ -157,7 +157,7 @@ async def test_an_answer_cut_off_at_the_output_limit_is_not_the_answer(tmp_path:
     assert details == ["an answer cut off at the output limit", "answer"]
 
 
-async def test_answers_cut_off_in_a_row_fail_the_job_as_truncated(tmp_path: Path) -> None:
+async def test_answers_cut_off_in_a_row_fail_the_run_as_truncated(tmp_path: Path) -> None:
     spec = AgentSpec(limits=Budgets(max_output_tokens=64))
     result, model, _, _ = await run(tmp_path, cut_off(), spec=spec)
 

@@ -9,15 +9,15 @@ def _names(state: AgentState) -> list[str]:
     return [spec.name for spec in tool_specs(state)]
 
 
-def test_a_fresh_job_offers_activation_reading_and_running() -> None:
-    state = AgentState(job_id="j", task="t", roots=("a", "b"))
+def test_a_fresh_run_offers_activation_reading_and_running() -> None:
+    state = AgentState(run_id="j", task="t", roots=("a", "b"))
     assert _names(state) == ["activate_skill", "read_skill_resource", "run_skill_script"]
     enum = tool_specs(state)[0].input_schema["properties"]["name"]["enum"]
     assert enum == ["a", "b"]
 
 
 def test_search_is_offered_only_when_enabled() -> None:
-    state = AgentState(job_id="j", task="t", roots=("a",), search_enabled=True)
+    state = AgentState(run_id="j", task="t", roots=("a",), search_enabled=True)
     assert "search_skills" in _names(state)
 
 
@@ -30,7 +30,7 @@ def test_active_skills_narrow_the_skill_argument_and_add_their_tools() -> None:
         input_schema={"type": "object", "properties": {"value": {"type": "number"}}},
     )
     state = AgentState(
-        job_id="j",
+        run_id="j",
         task="t",
         roots=("conv", "toolkit"),
         active={

@@ -1,5 +1,5 @@
 """The API's ``/metrics``: requests counted by route template (never the raw path) and status,
-behind the token, with the in-process worker's metrics when the API runs jobs itself."""
+behind the token, with the in-process worker's metrics when the API executes runs itself."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ async def test_metrics_want_the_token_and_healthz_does_not(
     assert (await client.get("/healthz", headers={"Authorization": ""})).status_code == 200
 
 
-async def test_an_api_that_runs_jobs_itself_shows_its_worker_metrics_too(
+async def test_an_api_that_executes_runs_itself_shows_its_worker_metrics_too(
     served: tuple[httpx.AsyncClient, AgentServices],
 ) -> None:
     client, services = served

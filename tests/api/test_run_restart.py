@@ -132,7 +132,7 @@ async def test_a_run_in_flight_when_the_api_restarts_is_marked_lost(tmp_path: Pa
         assert started.status_code == 201, started.text
         run_id = started.json()["id"]
         assert (await client.get(f"/v1/runs/{run_id}")).json()["status"] == "running"
-    # The app has stopped (its watchers with it); the "process" dies: its job goes with it,
+    # The app has stopped (its watchers with it); the "process" dies: its run goes with it,
     # its record is not touched.
     await engine.cancel(run_id)
 

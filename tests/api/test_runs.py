@@ -31,7 +31,7 @@ from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.skills.package import build_package
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
-from tests.integration.agent.test_direct_job import CSV, SCRIPT
+from tests.integration.agent.test_direct_run import CSV, SCRIPT
 from tests.integration.harness import Manager
 
 pytestmark = pytest.mark.timeout(180)
@@ -97,7 +97,7 @@ async def sse(
     url: str,
     *,
     last_event_id: str | None = None,
-    until: Callable[[dict[str, Any]], bool] = lambda e: e["event"] == "job_finished",
+    until: Callable[[dict[str, Any]], bool] = lambda e: e["event"] == "run_finished",
 ) -> list[dict[str, Any]]:
     """Read Server-Sent Events until `until` holds for one."""
     headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
@@ -145,12 +145,12 @@ async def test_a_run_streams_its_events_to_the_answer_and_serves_its_artifact(
 
         events = await sse(client, f"/v1/runs/{run['id']}/events")
         kinds = [e["event"] for e in events]
-        assert kinds[0] == "job_started"
-        assert kinds[-1] == "job_finished"
+        assert kinds[0] == "run_started"
+        assert kinds[-1] == "run_finished"
         assert kinds.count("script_ran") == 2
         assert "answered" in kinds
         assert [e["id"] for e in events] == [str(n) for n in range(1, len(events) + 1)]
-        assert all(e["data"]["job_id"] == run["id"] for e in events)
+        assert all(e["data"]["run_id"] == run["id"] for e in events)
 
         # Resumed: only what came after the third event.
         again = await sse(client, f"/v1/runs/{run['id']}/events", last_event_id="3")
@@ -197,7 +197,7 @@ async def test_a_waiting_run_takes_a_message_and_is_cancelled(tmp_path: Path) ->
         cancelled = await client.post(f"/v1/runs/{run['id']}/cancel")
         assert cancelled.status_code == 202
         end = await sse(client, url, last_event_id=answers[-1]["id"])
-        assert end[-1]["event"] == "job_finished"
+        assert end[-1]["event"] == "run_finished"
         assert end[-1]["data"]["status"] == "cancelled"
         refused = await client.post(f"/v1/runs/{run['id']}/messages", json={"text": "still?"})
         assert refused.status_code == 409

@@ -2,7 +2,7 @@
 at any depth — may bring a skill whose name (NFKC-normalized, case-folded) a directory skill or
 another upload holds; the answer is a 409 that names the clash, where it is and who owns it, and
 nothing is stored. A run whose agent lists a skill that is deleted, disabled or shadowed is a
-409 that says which and why. The engine is a recorder: these refusals come before any job."""
+409 that says which and why. The engine is a recorder: these refusals come before any run."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from skillweave.api.runs import router as runs_router
 from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
 from skillweave.config import Settings
-from skillweave.engines.base import JobRequest, JobResult
+from skillweave.engines.base import RunRequest, RunResult
 from skillweave.skills import SkillRegistry
 from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
@@ -48,26 +48,26 @@ def secret_script(owner: str) -> str:
 
 
 class RecordingEngine:
-    """An engine that records what it was asked to start and ends every job at once."""
+    """An engine that records what it was asked to start and ends every run at once."""
 
     def __init__(self) -> None:
-        self.started: list[JobRequest] = []
+        self.started: list[RunRequest] = []
 
-    async def start(self, request: JobRequest) -> str:
+    async def start(self, request: RunRequest) -> str:
         self.started.append(request)
-        return request.job_id
+        return request.run_id
 
-    async def result(self, job_id: str) -> JobResult:
-        return JobResult(job_id=job_id, status="completed")
+    async def result(self, run_id: str) -> RunResult:
+        return RunResult(run_id=run_id, status="completed")
 
-    async def events(self, job_id: str) -> AsyncIterator[AgentEvent]:  # pragma: no cover
+    async def events(self, run_id: str) -> AsyncIterator[AgentEvent]:  # pragma: no cover
         return
         yield
 
-    async def send(self, job_id: str, text: str) -> None:  # pragma: no cover
+    async def send(self, run_id: str, text: str) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    async def cancel(self, job_id: str) -> None:  # pragma: no cover
+    async def cancel(self, run_id: str) -> None:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -446,7 +446,7 @@ async def test_a_child_skill_listed_by_an_agent_is_pinned(
 ) -> None:
     """A child is a valid standalone skill: an agent that lists it alone gets it (before, it
     was dropped because its parent was not listed), and a disabled child of a listed tree
-    is left out as the job would not see it."""
+    is left out as the run would not see it."""
     parent = write_skill(library / "tree", description=DESCRIPTION)
     write_skill(parent / "tree-child", description=DESCRIPTION)
     write_skill(parent / "tree-child-off", description=DESCRIPTION)

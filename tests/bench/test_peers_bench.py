@@ -27,7 +27,7 @@ from bench.peers_bench import (
     SKILLWEAVE,
     Figures,
     FrameworkSpec,
-    JobRecord,
+    RunRecord,
     figures,
     parse_prompt,
     prompt,
@@ -104,16 +104,16 @@ def test_a_steps_time_is_split_between_its_consecutive_events() -> None:
 
 
 def test_figures_refuse_a_history_with_the_wrong_number_of_steps() -> None:
-    record = JobRecord("peer", 3, 90.0, tuple(_history([0.0, 10.0, 30.0, 60.0])))
+    record = RunRecord("peer", 3, 90.0, tuple(_history([0.0, 10.0, 30.0, 60.0])))
     row = figures("peer", 3, [record], SPEC)
     assert (row.step_p50, row.step_p95, row.wall_p50) == (20.0, 30.0, 30.0)
-    assert row.events_per_job == len(record.events)
+    assert row.events_per_run == len(record.events)
     with pytest.raises(RuntimeError, match="2 steps measured, 3 expected"):
-        figures("peer", 3, [JobRecord("peer", 3, 90.0, tuple(_history([0.0, 10.0, 30.0])))], SPEC)
+        figures("peer", 3, [RunRecord("peer", 3, 90.0, tuple(_history([0.0, 10.0, 30.0])))], SPEC)
 
 
 def test_a_step_mix_counts_events_bytes_and_activities_per_step() -> None:
-    record = JobRecord("peer", 2, 0.0, tuple(_history([0.0, 10.0, 20.0])))
+    record = RunRecord("peer", 2, 0.0, tuple(_history([0.0, 10.0, 20.0])))
     mix = step_mix([record], SPEC)
     assert mix.steps == 2
     assert mix.events == 3.0

@@ -1,4 +1,4 @@
-"""``skillweave runs artifacts`` (issue 28, part 4) against the store a job ran against: its
+"""``skillweave runs artifacts`` (issue 28, part 4) against the store a run ran against: its
 files listed and its outputs downloaded at any time, under the names ``--out`` gives them."""
 
 from __future__ import annotations
@@ -30,27 +30,27 @@ def test_output_names_decode_and_count() -> None:
     ]
 
 
-def test_a_finished_jobs_files_are_listed_and_its_outputs_downloaded(
+def test_a_finished_runs_files_are_listed_and_its_outputs_downloaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = LocalArtifactStore(tmp_path / "store")
-    job = "job-later"
+    run = "run-later"
 
     async def fill() -> None:
-        await store.put_bytes(keys.run_input_key(job, "sales.csv"), b"a,b\n1,2\n")
+        await store.put_bytes(keys.run_input_key(run, "sales.csv"), b"a,b\n1,2\n")
         for execution, text in (("e-1", b"first"), ("e-2", b"second")):
-            key = keys.execution_output_key(job, execution, "stats.json")
+            key = keys.execution_output_key(run, execution, "stats.json")
             await store.put_bytes(key, text)
-        await store.put_bytes(f"{keys.run_prefix(job)}transcript/00000001.json", b"{}")
+        await store.put_bytes(f"{keys.run_prefix(run)}transcript/00000001.json", b"{}")
 
     asyncio.run(fill())
     monkeypatch.setenv("STORAGE__LOCAL_DIR", str(tmp_path / "store"))
     monkeypatch.delenv("SKILLWEAVE_API_URL", raising=False)
     get_settings.cache_clear()
     runner = CliRunner()
-    listed = runner.invoke(app, ["runs", "artifacts", job, "--json"])
-    got = runner.invoke(app, ["runs", "artifacts", job, "--out", str(tmp_path / "out")])
-    missing = runner.invoke(app, ["runs", "artifacts", "job-nope"])
+    listed = runner.invoke(app, ["runs", "artifacts", run, "--json"])
+    got = runner.invoke(app, ["runs", "artifacts", run, "--out", str(tmp_path / "out")])
+    missing = runner.invoke(app, ["runs", "artifacts", "run-nope"])
     get_settings.cache_clear()
 
     assert listed.exit_code == 0, listed.stderr
@@ -59,9 +59,9 @@ def test_a_finished_jobs_files_are_listed_and_its_outputs_downloaded(
         ("input", "sales.csv"),
         ("output", "stats.json"),
         ("output", "stats.json"),
-    ]  # the transcript is not a file of the job's
+    ]  # the transcript is not a file of the run's
     assert got.exit_code == 0, got.stderr
     assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["first", "second"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["2-stats.json", "stats.json"]
     assert missing.exit_code == 1
-    assert "no files of run 'job-nope'" in missing.stderr
+    assert "no files of run 'run-nope'" in missing.stderr

@@ -39,12 +39,12 @@ def write(root: Path, *, repeats: bool) -> None:
             clock=lambda: START + timedelta(minutes=next(ticks)),
             checkpoint_seconds=3600,  # anchored on its first block and when closed, no more
         )
-        common = {"skill": "alpha", "job": "job-1", "actor": "manager-a", "script": "go.py"}
-        await log.record("execution", args=["x"], execution_id="job-1/script-1", **common)
+        common = {"skill": "alpha", "run": "run-1", "actor": "manager-a", "script": "go.py"}
+        await log.record("execution", args=["x"], execution_id="run-1/script-1", **common)
         if repeats:
             for answered in ("joined", "in_progress", "stored"):
                 await log.record(
-                    "execution_repeat", execution_id="job-1/script-1", answered=answered, **common
+                    "execution_repeat", execution_id="run-1/script-1", answered=answered, **common
                 )
         await log.aclose()
 
@@ -62,7 +62,7 @@ def test_the_repeat_kind_is_listed_filtered_and_verified(tmp_path: Path) -> None
     code, stdout, _ = cli(tmp_path, "show", "--event", "execution", "--json")
     assert code == 0
     [start] = [json.loads(line) for line in stdout.splitlines()]
-    assert (start["actor"], start["details"]["execution_id"]) == ("manager-a", "job-1/script-1")
+    assert (start["actor"], start["details"]["execution_id"]) == ("manager-a", "run-1/script-1")
     code, stdout, _ = cli(tmp_path, "show", "--event", "execution_repeat", "--json")
     answered = [json.loads(line)["details"]["answered"] for line in stdout.splitlines()]
     assert answered == ["joined", "in_progress", "stored"]

@@ -96,9 +96,9 @@ def write_log(root: Path, *, close: bool = True) -> str:
         clock.now += hour
         await log.record("install", skill="beta", source="git", commit="abc123")
         clock.now += hour
-        await log.record("activation", skill="alpha", job="job-1")
+        await log.record("activation", skill="alpha", run="run-1")
         clock.now += hour
-        await log.record("execution", skill="alpha", job="job-1", script="go.py", args=["-p", "x"])
+        await log.record("execution", skill="alpha", run="run-1", script="go.py", args=["-p", "x"])
         if close:
             await log.aclose()
         return log.writer
@@ -115,7 +115,7 @@ def write_writers(root: Path, count: int, each: int) -> list[str]:
         logs = [opened(root, clock, actor=f"manager-{n}") for n in range(count)]
         for round_ in range(each):
             for n, log in enumerate(logs):
-                await log.record("execution", skill="report", job=f"job-{n}-{round_}")
+                await log.record("execution", skill="report", run=f"run-{n}-{round_}")
                 clock.now += timedelta(minutes=1)
         for log in logs:
             await log.aclose()
@@ -399,7 +399,7 @@ def test_show_wide_prints_every_record_in_order(
     assert code == 0
     lines = stdout.splitlines()
     assert lines[0].split() == [
-        "time", "(UTC)", "writer", "seq", "event", "skill", "version", "job", "actor", "details"
+        "time", "(UTC)", "writer", "seq", "event", "skill", "version", "run", "actor", "details"
     ]  # fmt: skip
     assert lines[1].split()[:6] == ["2030-01-01", "00:00:00", writer, "1", "upload", "alpha"]
     assert "aaaaaaaaaaaa " in lines[1]  # a digest is shortened
@@ -433,7 +433,7 @@ def at_80_columns(root: Path, *args: str) -> str:
 
 def test_show_reads_at_80_columns(root: Path) -> None:
     """As a user's terminal runs it: each record a line of its fields, named by its writer
-    (shortened) and place, its job and actor and its details whole below it, no line over 80
+    (shortened) and place, its run and actor and its details whole below it, no line over 80
     columns, nothing folded mid-word."""
     writer = next(root.joinpath("audit", "chains").iterdir()).name
     text = at_80_columns(root, "show")
@@ -446,7 +446,7 @@ def test_show_reads_at_80_columns(root: Path) -> None:
     ]
     assert firsts[0][4:] == ["aaaaaaaaaaaa", "alpha"]  # the digest shortened, then the skill
     assert firsts[2][4:] == ["beta"]  # no version
-    for whole in ("by api@host", "by alice", "job job-1 · by api@host", "commit=abc123"):
+    for whole in ("by api@host", "by alice", "run run-1 · by api@host", "commit=abc123"):
         assert whole in text, whole
     assert re.search(r"args_digest=[0-9a-f]{12}…, script=go\.py\n", text)  # details whole
     assert "-p" not in text  # arguments only as their digest
@@ -470,7 +470,7 @@ def test_show_filters_and_prints_json(root: Path) -> None:
     assert code == 0
     [record] = [json.loads(line) for line in stdout.splitlines()]
     assert set(record) == {
-        "v", "writer", "seq", "time", "event", "skill", "version", "actor", "job", "details",
+        "v", "writer", "seq", "time", "event", "skill", "version", "actor", "run", "details",
         "seen", "prev", "hash",
     }  # fmt: skip
     assert (record["writer"], record["seq"], record["v"]) == (writer, 5, 2)
@@ -551,7 +551,7 @@ def test_network_reads_at_80_columns(tmp_path: Path) -> None:
     ]
     (folder / "egress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
-    text = at_80_columns(tmp_path / "store", "network", "--job", "run-1")
+    text = at_80_columns(tmp_path / "store", "network", "--run", "run-1")
 
     lines = text.splitlines()
     assert lines[0].split() == ["time", "verdict", "kind", "skill", "destination"]

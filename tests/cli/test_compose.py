@@ -1,6 +1,6 @@
 """The CLI package's shape and its composition: small modules by concern that never import
 the package itself (also an import-linter contract), a start-up that loads neither Temporal
-nor the web stack, an engine opened from the settings' engine choice, and a job on an opened
+nor the web stack, an engine opened from the settings' engine choice, and a run on an opened
 engine that is cancelled when interrupted unless it runs on workers elsewhere.
 
 The engines themselves run in tests/integration/cli (direct, embedded, Temporal)."""
@@ -18,10 +18,10 @@ import pytest
 import skillweave.cli
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import AgentSpec
+from skillweave.cli.agent_run import run_agent
 from skillweave.cli.compose import OpenedEngine, open_engine
-from skillweave.cli.job import run_job
 from skillweave.config import Settings
-from skillweave.engines import DirectEngine, JobRequest, JobResult
+from skillweave.engines import DirectEngine, RunRequest, RunResult
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import REPO
 
@@ -63,31 +63,31 @@ async def test_open_engine_opens_the_direct_engine_of_the_settings(tmp_path: Pat
         assert opened.manager_url == "http://127.0.0.1:9"
         assert opened.model.startswith("scripted")
         assert not opened.runs_elsewhere
-        assert opened.ui_link("job-1") is None
+        assert opened.ui_link("run-1") is None
 
 
 class _FakeEngine:
-    """Starts a job whose events stop with an interrupt (the follower is cancelled)."""
+    """Starts a run whose events stop with an interrupt (the follower is cancelled)."""
 
     def __init__(self) -> None:
         self.cancelled: list[str] = []
 
-    async def start(self, request: JobRequest) -> str:
-        return request.job_id
+    async def start(self, request: RunRequest) -> str:
+        return request.run_id
 
-    async def events(self, job_id: str) -> AsyncIterator[AgentEvent]:
-        yield AgentEvent(kind="job_started", job_id=job_id, turn=0, at=0.0)
+    async def events(self, run_id: str) -> AsyncIterator[AgentEvent]:
+        yield AgentEvent(kind="run_started", run_id=run_id, turn=0, at=0.0)
         raise asyncio.CancelledError
 
-    async def result(self, job_id: str) -> JobResult:
-        return JobResult(job_id=job_id, status="completed")
+    async def result(self, run_id: str) -> RunResult:
+        return RunResult(run_id=run_id, status="completed")
 
-    async def cancel(self, job_id: str) -> None:
-        self.cancelled.append(job_id)
+    async def cancel(self, run_id: str) -> None:
+        self.cancelled.append(run_id)
 
 
 @pytest.mark.parametrize("elsewhere", [False, True], ids=["here", "on-workers-elsewhere"])
-async def test_an_interrupted_job_is_cancelled_unless_it_runs_elsewhere(
+async def test_an_interrupted_run_is_cancelled_unless_it_runs_elsewhere(
     tmp_path: Path, *, elsewhere: bool
 ) -> None:
     engine = _FakeEngine()
@@ -105,6 +105,6 @@ async def test_an_interrupted_job_is_cancelled_unless_it_runs_elsewhere(
     )
     seen: list[AgentEvent] = []
     with pytest.raises(asyncio.CancelledError):
-        await run_job(opened, job_id="job-1", task="t", agent=AgentSpec(), on_event=seen.append)
-    assert [event.kind for event in seen] == ["job_started"]
-    assert engine.cancelled == ([] if elsewhere else ["job-1"])
+        await run_agent(opened, run_id="run-1", task="t", agent=AgentSpec(), on_event=seen.append)
+    assert [event.kind for event in seen] == ["run_started"]
+    assert engine.cancelled == ([] if elsewhere else ["run-1"])

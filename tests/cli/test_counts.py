@@ -1,6 +1,6 @@
 """Counts the CLI prints read as English: ``1 turn``, ``2 turns``, never ``1 turns``.
 
-One rule (:func:`skillweave.terminal.counted`) for every count with its noun; the job's result,
+One rule (:func:`skillweave.terminal.counted`) for every count with its noun; the run's result,
 ``runs show``, ``skills validate`` and the install table are checked through it, and the CLI's
 sources are searched for a count written the old way."""
 
@@ -15,11 +15,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from skillweave.cli import app, run_report
-from skillweave.cli.job import JobRun
+from skillweave.cli.agent_run import FinishedRun
 from skillweave.cli.view import print_result
 from skillweave.config import get_settings
-from skillweave.engines.base import JobResult
-from skillweave.engines.contract import JobView
+from skillweave.engines.base import RunResult
+from skillweave.engines.contract import RunView
 from skillweave.llm.messages import Usage
 from skillweave.storage.base import ArtifactRef
 from skillweave.terminal import counted
@@ -52,27 +52,27 @@ def _console() -> tuple[Console, io.StringIO]:
     return Console(file=buffer, color_system=None, width=200), buffer
 
 
-def test_the_result_of_a_one_turn_job_says_one_turn() -> None:
+def test_the_result_of_a_one_turn_run_says_one_turn() -> None:
     console, buffer = _console()
-    result = JobResult(
-        job_id="job-1",
+    result = RunResult(
+        run_id="run-1",
         status="completed",
         turns=1,
         script_runs=1,
         usage=Usage(input_tokens=1, output_tokens=1),
-        outputs=(ArtifactRef(key="runs/job-1/outputs/a.txt", size=1, sha256="0" * 64),),
+        outputs=(ArtifactRef(key="runs/run-1/outputs/a.txt", size=1, sha256="0" * 64),),
     )
-    print_result(JobRun(result=result, model="scripted:demo"), out=console)
+    print_result(FinishedRun(result=result, model="scripted:demo"), out=console)
     printed = buffer.getvalue()
     assert "1 turn · 1 token in / 1 out · 1 script run · model scripted:demo" in printed
-    assert "runs/job-1/outputs/a.txt (1 byte)" in printed
+    assert "runs/run-1/outputs/a.txt (1 byte)" in printed
 
 
-def test_runs_show_of_a_job_with_one_of_each(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_show_of_a_run_with_one_of_each(monkeypatch: pytest.MonkeyPatch) -> None:
     console, buffer = _console()
     monkeypatch.setattr(run_report, "out", console)
-    view = JobView(
-        job_id="job-1",
+    view = RunView(
+        run_id="run-1",
         agent="a",
         task="t",
         phase="completed",
@@ -83,7 +83,7 @@ def test_runs_show_of_a_job_with_one_of_each(monkeypatch: pytest.MonkeyPatch) ->
         outputs=1,
         events_total=1,
     )
-    run_report.print_view(view, "http://ui/job-1")
+    run_report.print_view(view, "http://ui/run-1")
     assert "turn 1 · 1 script run · 1 token in / 0 out · 1 output · 1 event" in buffer.getvalue()
 
 
@@ -115,7 +115,7 @@ _OLD_WAY = re.compile(r"\{[^{}]+\} (?!ms\b|s\b)[a-z]+(?: [a-z]+)?s\b|[a-z]\(s\)"
 
 
 def test_no_cli_module_writes_a_count_the_old_way() -> None:
-    """Nor the texts the Temporal UI shows for a job (its summary and details) or the loop's
+    """Nor the texts the Temporal UI shows for a run (its summary and details) or the loop's
     budget reasons."""
     found = []
     shown_elsewhere = (
@@ -138,7 +138,7 @@ def test_no_cli_module_writes_a_count_the_old_way() -> None:
 
 
 def _is_count(line: str) -> bool:
-    """A hit of `_OLD_WAY` that counts something (not `{job_id} keeps running`, `{url} refuses`).
+    """A hit of `_OLD_WAY` that counts something (not `{run_id} keeps running`, `{url} refuses`).
     A count's placeholder is a number: `len(…)`, or a name that says it is one; a count over a
     limit is never one."""
     if "the limit is" in line:

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from skillweave.cli import demo
-from skillweave.engines.base import JobResult
+from skillweave.engines.base import RunResult
 
 FOLDER = demo.demo_folder()
 
@@ -19,7 +19,7 @@ def _concluded(
 ) -> str:
     buffer = io.StringIO()
     monkeypatch.setattr(demo, "out", Console(file=buffer, color_system=None, width=400))
-    demo._conclude(FOLDER, JobResult(job_id="run-1", status="completed"), engine, kept=kept)
+    demo._conclude(FOLDER, RunResult(run_id="run-1", status="completed"), engine, kept=kept)
     return buffer.getvalue()
 
 

@@ -1,4 +1,4 @@
-"""What `run` and `demo` say of the isolation of their job's manager: what its /healthz says
+"""What `run` and `demo` say of the isolation of their run's manager: what its /healthz says
 (the mode in force, under its setting)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from skillweave.cli.jobs import manager_isolation
+from skillweave.cli.run_command import manager_isolation
 from skillweave.sandbox.models import describe_isolation
 
 

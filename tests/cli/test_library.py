@@ -124,7 +124,7 @@ async def _store_held_and_others(store_dir: Path) -> None:
     from skillweave.skills.package import build_package
 
     await stored.add_package(
-        build_package(folder), origin=SkillOrigin(source="job run-1", kind="agent")
+        build_package(folder), origin=SkillOrigin(source="run run-1", kind="agent")
     )
 
 

@@ -26,7 +26,7 @@ from skillweave.config import Settings, get_settings
 from skillweave.skills.package import build_package
 from tests.api.test_runs import TOKEN, api_on_direct_engine
 from tests.conftest import write_skill
-from tests.integration.agent.test_direct_job import CSV, SCRIPT
+from tests.integration.agent.test_direct_run import CSV, SCRIPT
 
 pytestmark = pytest.mark.timeout(120)
 

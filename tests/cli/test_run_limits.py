@@ -1,5 +1,5 @@
-"""``runs show`` says the limits a job's steps run under, its worker's (``JobView.limits``, issue
-41 item 4): one ``limits:`` line when the job has asked for them, none before (or for a job
+"""``runs show`` says the limits a run's steps run under, its worker's (``RunView.limits``, issue
+41 item 4): one ``limits:`` line when the run has asked for them, none before (or for a run
 recorded before the worker owned its limits). A real ``runs show`` on Temporal, directly and
 through the API, is tests/integration/temporal/test_waiting_visible.py."""
 
@@ -11,15 +11,15 @@ import pytest
 from rich.console import Console
 
 from skillweave.cli import run_report
-from skillweave.engines.contract import ActivityTimeouts, JobView
+from skillweave.engines.contract import ActivityTimeouts, RunView
 from skillweave.llm.messages import Usage
 
 
 def _shown(monkeypatch: pytest.MonkeyPatch, limits: ActivityTimeouts | None) -> str:
     buffer = io.StringIO()
     monkeypatch.setattr(run_report, "out", Console(file=buffer, width=200, color_system=None))
-    view = JobView(
-        job_id="run-1",
+    view = RunView(
+        run_id="run-1",
         agent="a",
         task="t",
         phase="running_script",
@@ -52,5 +52,5 @@ def test_fractions_and_one_attempt_are_said_as_they_are(monkeypatch: pytest.Monk
     assert run_report.limits_line(limits) in _shown(monkeypatch, limits)
 
 
-def test_a_job_that_has_not_asked_says_no_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_that_has_not_asked_says_no_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "limits:" not in _shown(monkeypatch, None)

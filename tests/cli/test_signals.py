@@ -1,4 +1,4 @@
-"""Ctrl-C while a command stops (issue 39, item 7): once the job's handler is gone, a further
+"""Ctrl-C while a command stops (issue 39, item 7): once the run's handler is gone, a further
 SIGINT is ignored while the event loop lasts (what stops goes on stopping, no KeyboardInterrupt
 breaking it off with tracebacks), and an in-process manager's server takes no signal at all."""
 
@@ -22,7 +22,7 @@ async def _app(scope: dict[str, object], receive: object, send: object) -> None:
                 return
 
 
-def test_a_signal_after_the_job_is_ignored_until_the_loop_ends() -> None:
+def test_a_signal_after_the_run_is_ignored_until_the_loop_ends() -> None:
     async def main() -> str:
         task = asyncio.current_task()
         try:

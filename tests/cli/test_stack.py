@@ -182,7 +182,7 @@ def _run(*args: str) -> tuple[int, str]:
         (("runs", "list", "--agent", "x' OR 'a'='a"), "is not a name"),
         (("runs", "list", "--skill", "two words"), "--skill: 'two words' is not a name"),
         (("dev", "--ephemeral", "--db-file", "x.db"), "--ephemeral and --db-file"),
-        # A job's model is checked when it starts, on Temporal too (its worker resolves it).
+        # A run's model is checked when it starts, on Temporal too (its worker resolves it).
         (
             ("run", "task", "--engine", "temporal", "--model", "openai:gpt-4o"),
             "model 'openai:gpt-4o' needs an API key at api.openai.com",

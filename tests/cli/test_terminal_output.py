@@ -1,11 +1,11 @@
 """What the CLI prints from skill libraries, scripts, models and remote services reaches the
 terminal with its control characters shown as escapes and its rich markup literal: the skills
-commands on a hostile library, the live view and result of a job, the `runs` commands on a
-hostile job, `sandbox run`'s result, the agents table and the error line of a remote API.
+commands on a hostile library, the live view and result of a run, the `runs` commands on a
+hostile run, `sandbox run`'s result, the agents table and the error line of a remote API.
 JSON stays lossless, with what a terminal would act on written as JSON escapes.
 
 The commands run in-process through typer's runner (`runs` with its Temporal engine replaced
-by one that answers with a hostile job); the printing functions of `run` and `sandbox run`
+by one that answers with a hostile run); the printing functions of `run` and `sandbox run`
 are given hostile results directly (their end-to-end runs are in
 tests/integration/cli/test_terminal_injection.py).
 """
@@ -29,13 +29,13 @@ from typer.testing import CliRunner
 
 from skillweave.agent.events import AgentEvent
 from skillweave.cli import app, run_report, runs, sandbox
-from skillweave.cli.job import JobRun
+from skillweave.cli.agent_run import FinishedRun
 from skillweave.cli.sandbox import SandboxRun, print_script_result
 from skillweave.cli.view import EventView, print_result
 from skillweave.config import get_settings
-from skillweave.engines.base import JobResult
-from skillweave.engines.contract import EventPage, JobView, Reply
-from skillweave.engines.temporal import FollowNote, JobRow
+from skillweave.engines.base import RunResult
+from skillweave.engines.contract import EventPage, Reply, RunView
+from skillweave.engines.temporal import FollowNote, RunRow
 from skillweave.llm.messages import Usage
 from skillweave.sandbox.models import ExecutionResult, OutputArtifact
 from skillweave.storage.base import ArtifactRef
@@ -157,9 +157,9 @@ def _ref(key: str) -> ArtifactRef:
 
 
 def _events() -> list[AgentEvent]:
-    base = {"job_id": "job-1", "at": 0.0}
+    base = {"run_id": "run-1", "at": 0.0}
     return [
-        AgentEvent(kind="job_started", turn=0, detail=HOSTILE, **base),
+        AgentEvent(kind="run_started", turn=0, detail=HOSTILE, **base),
         AgentEvent(kind="model_called", turn=1, detail=HOSTILE, usage=Usage(), **base),
         AgentEvent(
             kind="skill_activated",
@@ -179,16 +179,16 @@ def _events() -> list[AgentEvent]:
             detail=HOSTILE,
             tool=HOSTILE,
             status="succeeded",
-            artifacts=(_ref(f"runs/job-1/outputs/{HOSTILE}"),),
+            artifacts=(_ref(f"runs/run-1/outputs/{HOSTILE}"),),
             **base,
         ),
         AgentEvent(kind="tool_refused", turn=2, tool=HOSTILE, detail=HOSTILE, **base),
         AgentEvent(kind="answered", turn=3, detail=HOSTILE, **base),
-        AgentEvent(kind="job_finished", turn=3, status="failed", detail=HOSTILE, **base),
+        AgentEvent(kind="run_finished", turn=3, status="failed", detail=HOSTILE, **base),
     ]
 
 
-def test_the_live_view_of_a_job_shows_model_and_script_text_escaped() -> None:
+def test_the_live_view_of_a_run_shows_model_and_script_text_escaped() -> None:
     # `run`, `demo` and `runs logs` print these lines.
     console, buffer = _console()
     with EventView(console) as view:
@@ -204,25 +204,25 @@ def test_the_live_view_of_a_job_shows_model_and_script_text_escaped() -> None:
     assert "\\u202e" in printed
 
 
-def test_the_result_of_a_job_shows_the_answer_and_reason_escaped() -> None:
+def test_the_result_of_a_run_shows_the_answer_and_reason_escaped() -> None:
     console, buffer = _console()
-    result = JobResult(
-        job_id="job-1",
+    result = RunResult(
+        run_id="run-1",
         status="failed",
         reason=HOSTILE,
         answer=HOSTILE,
-        outputs=(_ref(f"runs/job-1/outputs/{HOSTILE}"),),
+        outputs=(_ref(f"runs/run-1/outputs/{HOSTILE}"),),
     )
-    print_result(JobRun(result=result, model=HOSTILE, copied=(Path(HOSTILE),)), out=console)
+    print_result(FinishedRun(result=result, model=HOSTILE, copied=(Path(HOSTILE),)), out=console)
     printed = buffer.getvalue()
     assert_terminal_safe(printed)
     assert_shown(printed)
     assert printed.count("\\x1b]52;c;") == 5  # answer, model, reason, output key, copied path
 
 
-def _view() -> JobView:
-    return JobView(
-        job_id="job-1",
+def _view() -> RunView:
+    return RunView(
+        run_id="run-1",
         agent=HOSTILE,
         task=HOSTILE,
         phase="failed",
@@ -238,11 +238,11 @@ def _view() -> JobView:
     )
 
 
-def test_runs_show_prints_a_hostile_job_view_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_show_prints_a_hostile_run_view_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
     view = _view()
     console, buffer = _console()
     monkeypatch.setattr(run_report, "out", console)  # a run is printed on the CLI's stdout console
-    run_report.print_view(view, "http://ui/job-1")
+    run_report.print_view(view, "http://ui/run-1")
     printed = buffer.getvalue()
     assert_terminal_safe(printed)
     assert_shown(printed)
@@ -346,14 +346,14 @@ def test_agents_list_json_keeps_the_exact_values(hostile_api: str) -> None:
 
 
 class _HostileEngine:
-    """What `runs` asks a Temporal engine, answered with a hostile job."""
+    """What `runs` asks a Temporal engine, answered with a hostile run."""
 
-    async def list_jobs(self, **_: object) -> list[JobRow]:
+    async def list_runs(self, **_: object) -> list[RunRow]:
         return [
-            JobRow(
-                job_id="job-1",
-                workflow_id="job-1",
-                run_id="r",
+            RunRow(
+                run_id="run-1",
+                workflow_id="run-1",
+                execution_run_id="r",
                 status="running",
                 agent=HOSTILE,
                 phase=HOSTILE,
@@ -362,45 +362,45 @@ class _HostileEngine:
             )
         ]
 
-    async def status(self, job_id: str) -> JobView:
+    async def status(self, run_id: str) -> RunView:
         return _view()
 
-    async def waiting(self, job_id: str) -> list[Waiting]:
+    async def waiting(self, run_id: str) -> list[Waiting]:
         since = datetime.now(UTC)
         return [Waiting(on=HOSTILE, detail=HOSTILE, since=since, call=HOSTILE)]
 
-    async def event_page(self, job_id: str, *, after: int = 0) -> EventPage:
+    async def event_page(self, run_id: str, *, after: int = 0) -> EventPage:
         return EventPage(events=tuple(_events()), next=9, finished=True)
 
     async def follow(
-        self, job_id: str, *, after: int = 0, until_finished: bool = True
+        self, run_id: str, *, after: int = 0, until_finished: bool = True
     ) -> AsyncIterator[AgentEvent | FollowNote]:
-        yield FollowNote(kind="waiting_for_worker", job_id=job_id, task_queue=HOSTILE)
+        yield FollowNote(kind="waiting_for_worker", run_id=run_id, task_queue=HOSTILE)
         for event in _events():
             yield event
 
-    async def ask(self, job_id: str, text: str, *, reply_to_turn: int | None = None) -> Reply:
-        return Reply(job_id=job_id, turn=4, status="running", text=HOSTILE)
+    async def ask(self, run_id: str, text: str, *, reply_to_turn: int | None = None) -> Reply:
+        return Reply(run_id=run_id, turn=4, status="running", text=HOSTILE)
 
-    async def cancel(self, job_id: str, *, reason: str) -> None:
+    async def cancel(self, run_id: str, *, reason: str) -> None:
         pass
 
-    async def result(self, job_id: str) -> JobResult:
-        return JobResult(job_id=job_id, status="cancelled", reason=HOSTILE)
+    async def result(self, run_id: str) -> RunResult:
+        return RunResult(run_id=run_id, status="cancelled", reason=HOSTILE)
 
 
 @pytest.mark.parametrize(
     "command",
     [
         ("runs", "list"),
-        ("runs", "show", "job-1"),
-        ("runs", "logs", "job-1"),
-        ("runs", "send", "job-1", "hello"),
-        ("runs", "cancel", "job-1"),
+        ("runs", "show", "run-1"),
+        ("runs", "logs", "run-1"),
+        ("runs", "send", "run-1", "hello"),
+        ("runs", "cancel", "run-1"),
     ],
     ids=" ".join,
 )
-def test_runs_commands_show_a_hostile_job_escaped(
+def test_runs_commands_show_a_hostile_run_escaped(
     monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
 ) -> None:
     monkeypatch.setattr(runs, "_on_engine", lambda work: asyncio.run(work(_HostileEngine())))
@@ -414,9 +414,9 @@ def test_runs_commands_show_a_hostile_job_escaped(
     "command",
     [
         ("runs", "list", "--json"),
-        ("runs", "show", "job-1", "--json"),
-        ("runs", "logs", "job-1", "--json"),
-        ("runs", "send", "job-1", "hello", "--json"),
+        ("runs", "show", "run-1", "--json"),
+        ("runs", "logs", "run-1", "--json"),
+        ("runs", "send", "run-1", "hello", "--json"),
     ],
     ids=" ".join,
 )

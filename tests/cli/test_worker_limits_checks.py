@@ -1,7 +1,7 @@
-"""The ``agree`` check of the limits a job runs under: the worker's (issue 41, item 4).
+"""The ``agree`` check of the limits a run runs under: the worker's (issue 41, item 4).
 
 A worker compares its own script step with its manager's limit; a client of the Temporal
-engine (``run``, the API) compares nothing, since its jobs run under their workers' limits,
+engine (``run``, the API) compares nothing, since its runs run under their workers' limits,
 and is told in one line when it sets one of them; the direct engine is its own worker.
 """
 
@@ -17,7 +17,7 @@ from skillweave.cli.service_checks import agree_check
 from skillweave.config import Settings
 
 WARNING = (
-    "WORKFLOW__SCRIPT_TIMEOUT_SECONDS has no effect here: a job runs under the limits of the "
+    "WORKFLOW__SCRIPT_TIMEOUT_SECONDS has no effect here: a run runs under the limits of the "
     "worker that runs it (the workers' settings); set it on the workers, not on a client"
 )
 
@@ -79,6 +79,6 @@ async def test_the_direct_engine_is_its_own_worker_and_not_told() -> None:
     )
 
 
-async def test_a_job_about_to_start_on_temporal_gets_the_one_line() -> None:
+async def test_a_run_about_to_start_on_temporal_gets_the_one_line() -> None:
     checks = await run_checks(_settings(script_timeout_seconds=2.5), "run")
     assert [(c.status, c.detail) for c in checks if c.name == "agree"] == [("warn", WARNING)]

@@ -67,7 +67,7 @@ async def test_a_worker_is_told_of_other_stores_on_its_queue(
     told = await _check(monkeypatch, "worker", Roll("q", B, (), (_worker(1, A), _worker(2, B))))
     assert told.status == "warn"
     assert told.detail == (
-        f"workers of store {A} poll task queue 'q' too; this worker works on {B}: jobs started "
+        f"workers of store {A} poll task queue 'q' too; this worker works on {B}: runs started "
         f"against {A} never run here, nor {B}'s there"
     )
     fine = await _check(monkeypatch, "worker", Roll("q", B, (), (_worker(2, B),)))

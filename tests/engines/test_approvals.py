@@ -11,7 +11,7 @@ from skillweave.agent import AgentSpec
 from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.agent.spec import ApprovalOptions
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.errors import AgentError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
@@ -43,7 +43,7 @@ async def _start(tmp_path: Path, approvals: ApprovalOptions) -> tuple[DirectEngi
     engine = DirectEngine(services)
     ref = await store.put_bytes("runs/j/inputs/a.txt", b"one two three")
     await engine.start(
-        JobRequest(job_id="j", task="count", agent=AgentSpec(approvals=approvals), inputs=(ref,))
+        RunRequest(run_id="j", task="count", agent=AgentSpec(approvals=approvals), inputs=(ref,))
     )
     return engine, sandbox
 
@@ -52,7 +52,7 @@ async def _until_awaiting(engine: DirectEngine) -> None:
     async for event in engine.events("j"):
         if event.kind == "approval_requested":
             return
-    pytest.fail("the job never asked for approval")
+    pytest.fail("the run never asked for approval")
 
 
 async def test_an_approved_run_goes_ahead(tmp_path: Path) -> None:

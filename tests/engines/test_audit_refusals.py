@@ -12,7 +12,7 @@ import pytest
 
 from skillweave.agent.effect_models import CreateSkillInput, LoadSkillInput, PublishSkillInput
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.notes import FollowNote
 from skillweave.engines.retries import Backoff, classify
 from skillweave.errors import AuditLogError
@@ -42,13 +42,13 @@ async def test_an_activation_that_cannot_be_recorded_raises_and_keeps_nothing(
 ) -> None:
     store = AuditWritesFail(tmp_path / "store")
     services = services_on(store, tmp_path)
-    activate = LoadSkillInput(run_id="job-a", skill="notes", seq=3, tool_call_id="call-1")
+    activate = LoadSkillInput(run_id="run-a", skill="notes", seq=3, tool_call_id="call-1")
 
     store.failing = True
     with pytest.raises(AuditLogError) as raised:
         await services.load_skill(activate)
     assert classify(raised.value).again  # retried at the activity boundary, like a store down
-    assert await store.stat(keys.transcript_key("job-a", 3)) is None  # the job sees nothing
+    assert await store.stat(keys.transcript_key("run-a", 3)) is None  # the run sees nothing
     counted = services.metrics.registry.get_sample_value(
         "skillweave_skill_activations_total", {"skill": "notes"}
     )
@@ -59,10 +59,10 @@ async def test_an_activation_that_cannot_be_recorded_raises_and_keeps_nothing(
     assert loaded.refused is None
     await services.aclose()
     records = [r async for r in AuditLog(store).read(event="activation")]
-    assert [(r.skill, r.job, r.details) for r in records] == [("notes", "job-a", {"step": 3})]
+    assert [(r.skill, r.run, r.details) for r in records] == [("notes", "run-a", {"step": 3})]
 
 
-async def test_a_job_waits_out_an_audit_log_it_cannot_write_and_completes(
+async def test_a_run_waits_out_an_audit_log_it_cannot_write_and_completes(
     tmp_path: Path,
 ) -> None:
     store = AuditWritesFail(tmp_path / "store")
@@ -76,19 +76,19 @@ turns:
         services_on(store, tmp_path, script), backoff=Backoff(initial=0.05, attempts=8)
     )
     store.failing = True
-    await engine.start(JobRequest(job_id="job-w", task="Take a note."))
+    await engine.start(RunRequest(run_id="run-w", task="Take a note."))
     retries: list[FollowNote] = []
-    async for item in engine.follow("job-w"):
+    async for item in engine.follow("run-w"):
         if isinstance(item, FollowNote) and item.kind == "retrying":
             retries.append(item)
             store.failing = False  # the store takes writes again
 
-    result = await engine.result("job-w")
+    result = await engine.result("run-w")
     assert result.status == "completed", result.reason
     [retry] = retries
     assert "audit record" in retry.detail, retry.detail
     records = [r async for r in AuditLog(store).read(event="activation")]
-    assert [(r.skill, r.job) for r in records] == [("notes", "job-w")]
+    assert [(r.skill, r.run) for r in records] == [("notes", "run-w")]
 
 
 async def test_a_publication_that_cannot_be_recorded_raises_and_stores_nothing(
@@ -98,7 +98,7 @@ async def test_a_publication_that_cannot_be_recorded_raises_and_stores_nothing(
     services = services_on(store, tmp_path)
     draft = await services.authoring.create(
         CreateSkillInput(
-            run_id="job-p",
+            run_id="run-p",
             seq=2,
             tool_call_id="call-1",
             execution_id="exec-1",
@@ -109,7 +109,7 @@ async def test_a_publication_that_cannot_be_recorded_raises_and_stores_nothing(
     )
     assert draft.version is not None, draft.summary
     publish = PublishSkillInput(
-        run_id="job-p",
+        run_id="run-p",
         seq=4,
         tool_call_id="call-2",
         name="echo-words",
@@ -128,11 +128,11 @@ async def test_a_publication_that_cannot_be_recorded_raises_and_stores_nothing(
     published = await services.authoring.publish(publish)  # the retry
     assert published.published, published.summary
     assert await StoredSkills(store).get("echo-words") is not None
-    events = [(r.event, r.job) async for r in AuditLog(store).read(skill="echo-words")]
+    events = [(r.event, r.run) async for r in AuditLog(store).read(skill="echo-words")]
     assert events == [
-        ("scan", "job-p"),  # the draft's
-        ("scan", "job-p"),  # the publication's
-        ("signature", "job-p"),
-        ("approval", "job-p"),
-        ("upload", "job-p"),
+        ("scan", "run-p"),  # the draft's
+        ("scan", "run-p"),  # the publication's
+        ("signature", "run-p"),
+        ("approval", "run-p"),
+        ("upload", "run-p"),
     ]

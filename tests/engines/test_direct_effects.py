@@ -35,7 +35,7 @@ def _services(tmp_path: Path, cls: type[AgentServices] = AgentServices) -> Agent
 
 def test_the_services_implement_every_side_effect_but_the_workers_own() -> None:
     made_by_services = {e.name for e in EFFECTS if e.implemented_by == "services"}
-    assert made_by_services == {e.name for e in EFFECTS} - {"job_limits"}
+    assert made_by_services == {e.name for e in EFFECTS} - {"run_limits"}
     for name in made_by_services:
         assert callable(getattr(AgentServices, name)), name
 

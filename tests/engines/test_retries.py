@@ -30,7 +30,7 @@ from skillweave.agent import AgentSpec
 from skillweave.agent.effect_models import RecordInput, SearchInput, TranscriptWrite
 from skillweave.agent.effects import RECORD_TRANSCRIPT, SEARCH_SKILLS
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.direct import DirectRuntime, call_retrying
 from skillweave.engines.retries import Backoff, Retry, classify
@@ -263,10 +263,10 @@ async def test_the_direct_engine_retries_every_side_effect_call(tmp_path: Path) 
     for name, wrapper in failing.items():
         setattr(services, name, wrapper)
     engine = DirectEngine(services, backoff=Backoff(initial=0.001, maximum=0.01))
-    await engine.start(JobRequest(job_id="retries", task="count", agent=AgentSpec()))
+    await engine.start(RunRequest(run_id="retries", task="count", agent=AgentSpec()))
     result = await engine.result("retries")
     assert result.status == "completed", result.reason
-    # Each call's first attempt failed and was tried again: none of them failed the job.
+    # Each call's first attempt failed and was tried again: none of them failed the run.
     assert {name: wrapper.calls >= 2 for name, wrapper in failing.items()} == dict.fromkeys(
         failing, True
     )

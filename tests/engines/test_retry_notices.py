@@ -32,7 +32,7 @@ from skillweave.agent.effect_models import (
 from skillweave.agent.events import AgentEvent
 from skillweave.cli.view import EventView
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.converter import data_converter
 from skillweave.engines.direct import call_retrying
 from skillweave.engines.notes import FollowNote
@@ -51,7 +51,7 @@ from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
 from tests.engines.test_temporal_engine import (
-    JOB,
+    RUN,
     FakeClient,
     FakeHandle,
     FakeServer,
@@ -211,15 +211,15 @@ async def test_the_direct_engine_tells_its_followers_each_retry_between_the_even
         sandbox=FakeSandbox(store),  # type: ignore[arg-type]
     )
     engine = DirectEngine(services, backoff=Backoff(initial=0.01, attempts=5))
-    job = await engine.start(JobRequest(job_id="job-r", task="t", agent=AgentSpec()))
-    seen = [item async for item in engine.follow(job)]
+    run = await engine.start(RunRequest(run_id="run-r", task="t", agent=AgentSpec()))
+    seen = [item async for item in engine.follow(run)]
     assert [item.kind for item in seen] == [
-        "job_started",
+        "run_started",
         "retrying",
         "retrying",
         "model_called",
         "answered",
-        "job_finished",
+        "run_finished",
     ]
     notes = [item for item in seen if isinstance(item, FollowNote)]
     assert [note.detail for note in notes] == [
@@ -228,17 +228,17 @@ async def test_the_direct_engine_tells_its_followers_each_retry_between_the_even
         f"model {provider.name}: attempt 2 of 5 failed: HTTP 503 Service Unavailable;"
         " retrying in 0.0 s",
     ]
-    assert all(note.job_id == job and note.retry is not None for note in notes)
+    assert all(note.run_id == run and note.retry is not None for note in notes)
     # Events alone are what they were; a follower resuming after an event gets what followed.
-    assert [e.kind for e in [e async for e in engine.events(job)]] == [
-        "job_started",
+    assert [e.kind for e in [e async for e in engine.events(run)]] == [
+        "run_started",
         "model_called",
         "answered",
-        "job_finished",
+        "run_finished",
     ]
-    resumed = [item.kind async for item in engine.follow(job, after=1)]
-    assert resumed == ["retrying", "retrying", "model_called", "answered", "job_finished"]
-    assert (await engine.result(job)).status == "completed"
+    resumed = [item.kind async for item in engine.follow(run, after=1)]
+    assert resumed == ["retrying", "retrying", "model_called", "answered", "run_finished"]
+    assert (await engine.result(run)).status == "completed"
 
 
 # --- the Temporal follower --------------------------------------------------------------------
@@ -270,7 +270,7 @@ async def test_the_temporal_follower_tells_each_retry_of_a_pending_activity_once
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(pending_module, "RETRY_POLL_SECONDS", 0.01)
-    server = FakeServer(events=[_event("job_started", 0)])
+    server = FakeServer(events=[_event("run_started", 0)])
     client = FakeClient(server)
     client.data_converter = data_converter(None)  # type: ignore[attr-defined]
     engine = TemporalEngine(client, task_queue="tq", poll_seconds=0.01)  # type: ignore[arg-type]
@@ -279,7 +279,7 @@ async def test_the_temporal_follower_tells_each_retry_of_a_pending_activity_once
     )
     server.pending = [await _told(_pending(2), said)]
     seen: list[Any] = []
-    async for item in engine.follow(JOB):
+    async for item in engine.follow(RUN):
         seen.append(item)
         retries = [s for s in seen if s.kind == "retrying"]
         if len(retries) == 1 and item.kind == "retrying":
@@ -291,12 +291,12 @@ async def test_the_temporal_follower_tells_each_retry_of_a_pending_activity_once
             started.activity_id = "5"
             server.pending = [await _told(_pending(2), said), script, started]
         elif len(retries) == 3 and item.kind == "retrying":
-            server.events += [_event("model_called", 1), _event("job_finished", 2)]
+            server.events += [_event("model_called", 1), _event("run_finished", 2)]
     assert [item.kind for item in seen] == [
-        "job_started",
+        "run_started",
         *["retrying"] * 3,
         "model_called",
-        "job_finished",
+        "run_finished",
     ]
     notes = [item for item in seen if isinstance(item, FollowNote)]
     assert [note.detail for note in notes] == [
@@ -305,21 +305,21 @@ async def test_the_temporal_follower_tells_each_retry_of_a_pending_activity_once
         " retrying in 2.0 s",
         "invoke_model: attempt 1 of 8 failed: openai:x: HTTP 503 Service Unavailable; retrying now",
     ]
-    assert all(note.task_queue == "tq" and note.job_id == JOB for note in notes)
+    assert all(note.task_queue == "tq" and note.run_id == RUN for note in notes)
 
 
-async def test_a_follower_that_cannot_describe_the_job_goes_on_with_its_events(
+async def test_a_follower_that_cannot_describe_the_run_goes_on_with_its_events(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    server = FakeServer(events=[_event("job_started", 0), _event("job_finished", 1)])
+    server = FakeServer(events=[_event("run_started", 0), _event("run_finished", 1)])
     engine = TemporalEngine(FakeClient(server), task_queue="tq")  # type: ignore[arg-type]
 
     async def refused(**kwargs: Any) -> Any:
         raise _rpc(RPCStatusCode.PERMISSION_DENIED, "describe is not allowed")
 
     monkeypatch.setattr(FakeHandle, "describe", lambda self, **kw: refused(**kw))
-    kinds = [item.kind async for item in engine.follow(JOB, until_finished=False)]
-    assert kinds == ["job_started", "job_finished"]
+    kinds = [item.kind async for item in engine.follow(RUN, until_finished=False)]
+    assert kinds == ["run_started", "run_finished"]
 
 
 def test_views_show_a_retry_and_never_fail_on_a_kind_they_do_not_know() -> None:
@@ -328,14 +328,14 @@ def test_views_show_a_retry_and_never_fail_on_a_kind_they_do_not_know() -> None:
         call="model openai:x", attempt=2, attempts=8, wait_seconds=4.0, cause="HTTP 503"
     )
     view = EventView(console)
-    view.note(FollowNote.retrying(JOB, notice))
-    newer_note = FollowNote.model_construct(kind="paused", job_id=JOB, detail="by ops")
+    view.note(FollowNote.retrying(RUN, notice))
+    newer_note = FollowNote.model_construct(kind="paused", run_id=RUN, detail="by ops")
     view.note(newer_note)
     newer_event = AgentEvent.model_construct(
-        kind="skill_forked", job_id=JOB, turn=3, at=0.0, detail="pdf → pdf2"
+        kind="skill_forked", run_id=RUN, turn=3, at=0.0, detail="pdf → pdf2"
     )
     view(newer_event)
-    view(AgentEvent(kind="skill_published", job_id=JOB, turn=4, at=0.0, detail="notes"))
+    view(AgentEvent(kind="skill_published", run_id=RUN, turn=4, at=0.0, detail="notes"))
     shown = console.export_text()
     assert f"retrying · {notice.line()}" in shown
     assert "paused · by ops" in shown
@@ -348,5 +348,5 @@ def test_views_show_a_retry_and_never_fail_on_a_kind_they_do_not_know() -> None:
 def test_a_retry_line_escapes_what_a_server_said(escape: str) -> None:
     console = Console(width=200, record=True, color_system=None)
     notice = RetryNotice(call="model m", attempt=1, cause=f"HTTP 503: {escape}boom")
-    EventView(console).note(FollowNote.retrying(JOB, notice))
+    EventView(console).note(FollowNote.retrying(RUN, notice))
     assert escape not in console.export_text()

@@ -1,5 +1,5 @@
 """Cancelling a script run cancels it at the manager: one place (``AgentServices``) for both
-engines, so a cancelled job on either engine does not leave its script running."""
+engines, so a cancelled run on either engine does not leave its script running."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.spec import AgentSpec
 from skillweave.config import WORKER_LIMITS, WorkflowSettings, worker_limits_set
-from skillweave.engines.base import JobRequest, JobResult
+from skillweave.engines.base import RunRequest, RunResult
 from skillweave.engines.contract import (
     SA_ACTIVE_SKILLS,
     SA_AGENT,
@@ -52,17 +52,17 @@ from skillweave.engines.contract import (
     ActivityTimeouts,
     AgentWorkflowInput,
     EventPage,
-    JobView,
     Reply,
+    RunView,
     UserMessage,
     activity_timeouts,
     workflow_id,
 )
 from skillweave.engines.temporal import (
-    JobRow,
+    RunRow,
     TemporalEngine,
     details_of,
-    jobs_query,
+    runs_query,
     summary_of,
     ui_link,
     worker_identity,
@@ -70,8 +70,8 @@ from skillweave.engines.temporal import (
 from skillweave.errors import AgentError, ConfigError
 from skillweave.llm.messages import Usage
 
-JOB = "job-1"
-WID = workflow_id(JOB)
+RUN = "run-1"
+WID = workflow_id(RUN)
 STORE = "0123456789abcdef"
 
 
@@ -80,12 +80,12 @@ def _rpc(status: RPCStatusCode, message: str) -> RPCError:
 
 
 def _event(kind: str, index: int) -> AgentEvent:
-    return AgentEvent(kind=kind, job_id=JOB, turn=index, at=float(index))  # type: ignore[arg-type]
+    return AgentEvent(kind=kind, run_id=RUN, turn=index, at=float(index))  # type: ignore[arg-type]
 
 
-def _view(**update: Any) -> JobView:
-    base = JobView(
-        job_id=JOB,
+def _view(**update: Any) -> RunView:
+    base = RunView(
+        run_id=RUN,
         agent="demo",
         task="t",
         phase="thinking",
@@ -127,8 +127,8 @@ class FakeServer:
     events: list[AgentEvent] = field(default_factory=list)
     finished: bool = False
     closed: asyncio.Event = field(default_factory=asyncio.Event)
-    outcome: BaseException | JobResult | None = None
-    view: JobView | BaseException = field(default_factory=_view)
+    outcome: BaseException | RunResult | None = None
+    view: RunView | BaseException = field(default_factory=_view)
     query_error: BaseException | None = None
     signal_error: BaseException | None = None
     start_error: BaseException | None = None
@@ -150,7 +150,7 @@ class FakeHandle:
         self.id = wid
         self.result_type = result_type
 
-    async def result(self) -> JobResult:
+    async def result(self) -> RunResult:
         await self.server.closed.wait()
         if isinstance(self.server.outcome, BaseException):
             raise self.server.outcome
@@ -264,16 +264,16 @@ def _calls(server: FakeServer, prefix: str) -> list[Any]:
 # --- start ---------------------------------------------------------------------------------
 
 
-async def test_start_names_the_workflow_by_job_and_labels_it(
+async def test_start_names_the_workflow_by_run_and_labels_it(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
     spec = AgentSpec(name="analyst", skills=("data-toolkit",))
-    request = JobRequest(job_id=JOB, task="Profile\nthe file", agent=spec)
-    assert await engine.start(request) == JOB
+    request = RunRequest(run_id=RUN, task="Profile\nthe file", agent=spec)
+    assert await engine.start(request) == RUN
     ((name, start, options),) = _calls(server, "start")
     assert name == "AgentWorkflow"
     # No limits: the worker owns them (the workflow asks its worker for them).
-    started = request.model_copy(update={"store_id": STORE})  # the job carries its store
+    started = request.model_copy(update={"store_id": STORE})  # the run carries its store
     assert start == AgentWorkflowInput(request=started, catalog_mode="auto", catalog_top_k=5)
     assert "timeouts" not in start.model_fields_set
     assert start.limits is None
@@ -287,25 +287,25 @@ async def test_start_names_the_workflow_by_job_and_labels_it(
     )
 
 
-async def test_a_job_runs_on_the_queue_of_the_store_it_names(
+async def test_a_run_runs_on_the_queue_of_the_store_it_names(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
-    await engine.start(JobRequest(job_id=JOB, task="t", store_id="fedcba9876543210"))
+    await engine.start(RunRequest(run_id=RUN, task="t", store_id="fedcba9876543210"))
     ((_, _, options),) = _calls(server, "start")
     assert options["task_queue"] == "tq@fedcba9876543210"
 
 
-async def test_an_engine_with_no_store_starts_no_job(server: FakeServer) -> None:
-    """No store, no queue to route the job to: refused, never started on the bare queue."""
+async def test_an_engine_with_no_store_starts_no_run(server: FakeServer) -> None:
+    """No store, no queue to route the run to: refused, never started on the bare queue."""
     bare = TemporalEngine(FakeClient(server), task_queue="tq")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="this client has no artifact store") as refused:
-        await bare.start(JobRequest(job_id=JOB, task="t"))
+        await bare.start(RunRequest(run_id=RUN, task="t"))
     assert "\n" not in str(refused.value)
     assert _calls(server, "start") == []
     assert bare.task_queue == "tq"  # nothing routed yet
 
 
-async def test_a_job_no_worker_of_its_store_would_run_is_refused_naming_the_stores(
+async def test_a_run_no_worker_of_its_store_would_run_is_refused_naming_the_stores(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
     roll = engine.client.workflow_service.pollers  # type: ignore[attr-defined]
@@ -314,30 +314,30 @@ async def test_a_job_no_worker_of_its_store_would_run_is_refused_naming_the_stor
         worker_identity("bbbbbbbbbbbbbbbb"),
     ]
     with pytest.raises(ConfigError) as refused:
-        await engine.start(JobRequest(job_id=JOB, task="t"))
+        await engine.start(RunRequest(run_id=RUN, task="t"))
     assert str(refused.value) == (
         f"no worker on task queue 'tq' works on this process's store {STORE} (the workers "
         f"there work on aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb): give this process their "
         f"STORAGE__ settings, or start a worker on {STORE}"
     )
     assert _calls(server, "start") == []
-    # A worker of its store on its queue: the job starts, whoever else shares the base queue.
+    # A worker of its store on its queue: the run starts, whoever else shares the base queue.
     roll[(f"tq@{STORE}", TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)] = [worker_identity(STORE)]
-    assert await engine.start(JobRequest(job_id=JOB, task="t")) == JOB
+    assert await engine.start(RunRequest(run_id=RUN, task="t")) == RUN
     assert await engine.workers() == 1
 
 
-async def test_a_job_with_no_worker_at_all_starts_and_waits(
+async def test_a_run_with_no_worker_at_all_starts_and_waits(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
-    assert await engine.start(JobRequest(job_id=JOB, task="t")) == JOB
+    assert await engine.start(RunRequest(run_id=RUN, task="t")) == RUN
     assert await engine.workers() == 0
 
 
-async def test_a_job_id_used_before_is_refused(engine: TemporalEngine, server: FakeServer) -> None:
+async def test_a_run_id_used_before_is_refused(engine: TemporalEngine, server: FakeServer) -> None:
     server.start_error = WorkflowAlreadyStartedError(WID, "AgentWorkflow")
-    with pytest.raises(AgentError, match="run 'job-1' already exists"):
-        await engine.start(JobRequest(job_id=JOB, task="t"))
+    with pytest.raises(AgentError, match="run 'run-1' already exists"):
+        await engine.start(RunRequest(run_id=RUN, task="t"))
 
 
 async def test_a_server_without_the_search_attributes_says_how_to_add_them(
@@ -348,11 +348,11 @@ async def test_a_server_without_the_search_attributes_says_how_to_add_them(
         "Namespace default has no mapping defined for search attribute SkillweaveAgent",
     )
     with pytest.raises(ConfigError, match="skillweave temporal setup"):
-        await engine.start(JobRequest(job_id=JOB, task="t"))
+        await engine.start(RunRequest(run_id=RUN, task="t"))
 
 
 def test_summary_is_one_line_of_at_most_200_chars() -> None:
-    request = JobRequest(job_id=JOB, task="word\n" * 100, agent=AgentSpec(name="a"))
+    request = RunRequest(run_id=RUN, task="word\n" * 100, agent=AgentSpec(name="a"))
     summary = summary_of(request)
     assert "\n" not in summary
     assert len(summary) == 200
@@ -362,55 +362,55 @@ def test_summary_is_one_line_of_at_most_200_chars() -> None:
 
 def test_details_name_task_agent_skills_and_limits() -> None:
     spec = AgentSpec(name="a", description="Does things.", skills=("x", "y"))
-    details = details_of(JobRequest(job_id=JOB, task="Do it", agent=spec))
-    assert f"**Run:** `{JOB}` (`skillweave runs show {JOB}`)" in details  # the id every door knows
+    details = details_of(RunRequest(run_id=RUN, task="Do it", agent=spec))
+    assert f"**Run:** `{RUN}` (`skillweave runs show {RUN}`)" in details  # the id every door knows
     assert "**Task:** Do it" in details
     assert "**Agent:** `a` — Does things." in details
     assert "**Skills allowed:** `x`, `y`" in details
     assert f"{spec.limits.max_turns} turns" in details
-    assert "all enabled" in details_of(JobRequest(job_id=JOB, task="t"))
+    assert "all enabled" in details_of(RunRequest(run_id=RUN, task="t"))
 
 
-def test_details_name_the_model_the_job_runs_on() -> None:
+def test_details_name_the_model_the_run_runs_on() -> None:
     named = AgentSpec(model="local")
-    assert "**Model:** `local`" in details_of(JobRequest(job_id=JOB, task="t", agent=named))
-    plain = details_of(JobRequest(job_id=JOB, task="t"))
+    assert "**Model:** `local`" in details_of(RunRequest(run_id=RUN, task="t", agent=named))
+    plain = details_of(RunRequest(run_id=RUN, task="t"))
     assert "**Model:** the worker's default (MODEL__*)" in plain
 
 
 # --- events ----------------------------------------------------------------------------------
 
 
-async def test_events_are_read_by_absolute_index_until_job_finished(
+async def test_events_are_read_by_absolute_index_until_run_finished(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
-    server.events = [_event("job_started", 0), _event("model_called", 1)]
+    server.events = [_event("run_started", 0), _event("model_called", 1)]
     seen: list[str] = []
 
     async def more() -> None:
         while len(seen) < 2:
             await asyncio.sleep(0.005)
-        server.events += [_event("job_finished", 2), _event("answered", 3)]
+        server.events += [_event("run_finished", 2), _event("answered", 3)]
 
     feeder = asyncio.create_task(more())
-    async for event in engine.events(JOB):
+    async for event in engine.events(RUN):
         seen.append(event.kind)
     await feeder
-    assert seen == ["job_started", "model_called", "job_finished"]
+    assert seen == ["run_started", "model_called", "run_finished"]
     afters = [args[0] for args in _calls(server, "query:events")]
     assert afters[0] == 0
     assert set(afters[1:]) <= {2}
 
 
 async def test_events_from_an_index(engine: TemporalEngine, server: FakeServer) -> None:
-    server.events = [_event("job_started", 0), _event("model_called", 1), _event("job_finished", 2)]
-    assert [e.turn async for e in engine.events(JOB, after=1)] == [1, 2]
+    server.events = [_event("run_started", 0), _event("model_called", 1), _event("run_finished", 2)]
+    assert [e.turn async for e in engine.events(RUN, after=1)] == [1, 2]
 
 
-async def test_events_stop_when_the_workflow_closed_without_job_finished(
+async def test_events_stop_when_the_workflow_closed_without_run_finished(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
-    server.events = [_event("job_started", 0)]
+    server.events = [_event("run_started", 0)]
     server.outcome = TerminatedError("by ops")
 
     async def close() -> None:
@@ -421,17 +421,17 @@ async def test_events_stop_when_the_workflow_closed_without_job_finished(
     closer = asyncio.create_task(close())
 
     async def read() -> list[str]:
-        return [event.kind async for event in engine.events(JOB)]
+        return [event.kind async for event in engine.events(RUN)]
 
     kinds = await asyncio.wait_for(read(), timeout=2)
     await closer
-    assert kinds == ["job_started", "model_called"]
+    assert kinds == ["run_started", "model_called"]
 
 
-async def test_events_of_an_unknown_job(engine: TemporalEngine, server: FakeServer) -> None:
+async def test_events_of_an_unknown_run(engine: TemporalEngine, server: FakeServer) -> None:
     server.query_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow not found for ID: x")
-    with pytest.raises(AgentError, match="no run 'job-1'"):
-        [event async for event in engine.events(JOB)]
+    with pytest.raises(AgentError, match="no run 'run-1'"):
+        [event async for event in engine.events(RUN)]
 
 
 async def test_a_query_nobody_answers_names_the_task_queue(
@@ -439,14 +439,14 @@ async def test_a_query_nobody_answers_names_the_task_queue(
 ) -> None:
     server.query_error = _rpc(RPCStatusCode.DEADLINE_EXCEEDED, "Timeout expired")
     with pytest.raises(AgentError, match=rf"no worker answered.*task queue 'tq@{STORE}'"):
-        await engine.status(JOB)
+        await engine.status(RUN)
 
 
 # --- send, ask, approve, cancel ------------------------------------------------------------
 
 
 async def test_send_returns_once_accepted(engine: TemporalEngine, server: FakeServer) -> None:
-    await asyncio.wait_for(engine.send(JOB, "more please"), timeout=1)
+    await asyncio.wait_for(engine.send(RUN, "more please"), timeout=1)
     assert _calls(server, "update:send_message") == [UserMessage(text="more please")]
     assert not server.update.awaited
 
@@ -456,80 +456,80 @@ async def test_a_refused_message_gives_the_workflows_reason(
 ) -> None:
     server.update = FakeUpdate(WorkflowUpdateFailedError(ApplicationError("the message is empty")))
     with pytest.raises(AgentError, match="message refused: the message is empty"):
-        await engine.send(JOB, " ")
+        await engine.send(RUN, " ")
 
 
 async def test_ask_waits_for_the_reply(engine: TemporalEngine, server: FakeServer) -> None:
-    reply = Reply(job_id=JOB, turn=4, status="running", text="done")
+    reply = Reply(run_id=RUN, turn=4, status="running", text="done")
     server.update = FakeUpdate(reply)
-    assert await engine.ask(JOB, "and?", reply_to_turn=3) == reply
+    assert await engine.ask(RUN, "and?", reply_to_turn=3) == reply
     assert _calls(server, "update:") == [UserMessage(text="and?", reply_to_turn=3)]
 
 
-async def test_send_to_an_ended_job(engine: TemporalEngine, server: FakeServer) -> None:
+async def test_send_to_an_ended_run(engine: TemporalEngine, server: FakeServer) -> None:
     server.update_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow execution already completed")
-    with pytest.raises(AgentError, match="run 'job-1' has ended"):
-        await engine.send(JOB, "hi")
+    with pytest.raises(AgentError, match="run 'run-1' has ended"):
+        await engine.send(RUN, "hi")
 
 
 async def test_approve_needs_a_waiting_approval(engine: TemporalEngine, server: FakeServer) -> None:
     decision = ApprovalDecision(approved=True)
     with pytest.raises(AgentError, match="not waiting for an approval"):
-        await engine.approve(JOB, decision)
+        await engine.approve(RUN, decision)
     server.view = _view(
         awaiting_approval=ApprovalRequest(
             seq=4, skill="s", script="scripts/x.py", timeout_seconds=60
         )
     )
-    await engine.approve(JOB, decision)
+    await engine.approve(RUN, decision)
     assert _calls(server, "signal:approve") == [decision]
 
 
 async def test_cancel_signals_and_waits_for_the_workflow_to_close(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
-    server.outcome = JobResult(job_id=JOB, status="cancelled", reason="enough")
-    await asyncio.wait_for(engine.cancel(JOB, reason="enough"), timeout=1)
+    server.outcome = RunResult(run_id=RUN, status="cancelled", reason="enough")
+    await asyncio.wait_for(engine.cancel(RUN, reason="enough"), timeout=1)
     assert _calls(server, "signal:cancel") == ["enough"]
     assert server.closed.is_set()
 
 
-async def test_cancel_leaves_an_ended_job_alone(engine: TemporalEngine, server: FakeServer) -> None:
+async def test_cancel_leaves_an_ended_run_alone(engine: TemporalEngine, server: FakeServer) -> None:
     server.signal_error = _rpc(RPCStatusCode.NOT_FOUND, "workflow execution already completed")
-    await asyncio.wait_for(engine.cancel(JOB), timeout=1)
+    await asyncio.wait_for(engine.cancel(RUN), timeout=1)
 
 
 # --- result ----------------------------------------------------------------------------------
 
 
-def _closed(server: FakeServer, outcome: BaseException | JobResult) -> None:
+def _closed(server: FakeServer, outcome: BaseException | RunResult) -> None:
     server.outcome = outcome
     server.closed.set()
 
 
-async def test_result_of_a_completed_job(engine: TemporalEngine, server: FakeServer) -> None:
-    done = JobResult(job_id=JOB, status="completed", answer="hi", turns=2)
+async def test_result_of_a_completed_run(engine: TemporalEngine, server: FakeServer) -> None:
+    done = RunResult(run_id=RUN, status="completed", answer="hi", turns=2)
     _closed(server, done)
-    assert await engine.result(JOB) == done
+    assert await engine.result(RUN) == done
 
 
 @pytest.mark.parametrize(
-    ("kind", "status"), [("BudgetExhausted", "budget_exhausted"), ("JobFailed", "failed")]
+    ("kind", "status"), [("BudgetExhausted", "budget_exhausted"), ("RunFailed", "failed")]
 )
 async def test_result_of_a_failed_workflow_comes_from_its_details(
     engine: TemporalEngine, server: FakeServer, kind: str, status: str
 ) -> None:
-    carried = JobResult(job_id=JOB, status=status, reason="why", turns=9)  # type: ignore[arg-type]
+    carried = RunResult(run_id=RUN, status=status, reason="why", turns=9)  # type: ignore[arg-type]
     failure = ApplicationError("why", carried.model_dump(mode="json"), type=kind)
     _closed(server, WorkflowFailureError(cause=failure))
-    assert await engine.result(JOB) == carried
+    assert await engine.result(RUN) == carried
 
 
-async def test_a_natively_cancelled_workflow_is_a_cancelled_job_with_its_counts(
+async def test_a_natively_cancelled_workflow_is_a_cancelled_run_with_its_counts(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
     _closed(server, WorkflowFailureError(cause=CancelledError("Workflow cancelled")))
-    result = await engine.result(JOB)
+    result = await engine.result(RUN)
     assert result.status == "cancelled"
     assert result.turns == 3
     assert result.usage.input_tokens == 10
@@ -547,23 +547,23 @@ async def test_a_natively_cancelled_workflow_is_a_cancelled_job_with_its_counts(
         (ApplicationError("boom", type="KeyError"), "KeyError: boom"),
     ],
 )
-async def test_a_workflow_closed_otherwise_is_a_failed_job(
+async def test_a_workflow_closed_otherwise_is_a_failed_run(
     engine: TemporalEngine, server: FakeServer, cause: BaseException, reason: str
 ) -> None:
     server.view = _rpc(RPCStatusCode.DEADLINE_EXCEEDED, "Timeout expired")  # no worker left
     _closed(server, WorkflowFailureError(cause=cause))
-    assert await engine.result(JOB) == JobResult(job_id=JOB, status="failed", reason=reason)
+    assert await engine.result(RUN) == RunResult(run_id=RUN, status="failed", reason=reason)
 
 
 # --- visibility ------------------------------------------------------------------------------
 
 
-def test_jobs_query_lists_the_latest_run_of_agent_workflows() -> None:
-    assert jobs_query() == "WorkflowType = 'AgentWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+def test_runs_query_lists_the_latest_run_of_agent_workflows() -> None:
+    assert runs_query() == "WorkflowType = 'AgentWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
 
 
-def test_jobs_query_filters_by_search_attributes() -> None:
-    query = jobs_query(agent="data.analyst-2", phase="running_script", skill="csv-profiler")
+def test_runs_query_filters_by_search_attributes() -> None:
+    query = runs_query(agent="data.analyst-2", phase="running_script", skill="csv-profiler")
     assert query.endswith(
         " AND SkillweaveAgent = 'data.analyst-2' AND SkillweavePhase = 'running_script'"
         " AND SkillweaveActiveSkills = 'csv-profiler'"
@@ -571,16 +571,16 @@ def test_jobs_query_filters_by_search_attributes() -> None:
 
 
 @pytest.mark.parametrize("value", ["a' OR 'x'='x", 'a"b', "a\\b", "two words", "", "x" * 201, "é"])
-def test_jobs_query_refuses_values_that_are_not_names(value: str) -> None:
+def test_runs_query_refuses_values_that_are_not_names(value: str) -> None:
     with pytest.raises(ConfigError, match=r"--agent: .* is not a name"):
-        jobs_query(agent=value)
+        runs_query(agent=value)
     with pytest.raises(ConfigError, match="--skill: "):
-        jobs_query(skill=value)
+        runs_query(skill=value)
 
 
-def test_jobs_query_refuses_an_unknown_phase() -> None:
+def test_runs_query_refuses_an_unknown_phase() -> None:
     with pytest.raises(ConfigError, match="--phase: 'sleeping' is not a phase"):
-        jobs_query(phase="sleeping")
+        runs_query(phase="sleeping")
 
 
 def _execution(attributes: TypedSearchAttributes, status: WorkflowExecutionStatus) -> Any:
@@ -607,7 +607,7 @@ def _execution(attributes: TypedSearchAttributes, status: WorkflowExecutionStatu
     )
 
 
-async def test_list_jobs_reads_rows_from_visibility(
+async def test_list_runs_reads_rows_from_visibility(
     engine: TemporalEngine, server: FakeServer
 ) -> None:
     attributes = TypedSearchAttributes(
@@ -624,12 +624,12 @@ async def test_list_jobs_reads_rows_from_visibility(
         _execution(attributes, WorkflowExecutionStatus.RUNNING),
         _execution(TypedSearchAttributes([]), WorkflowExecutionStatus.TERMINATED),
     ]
-    rows = await engine.list_jobs(agent="demo", limit=7)
-    assert _calls(server, "list") == [(jobs_query(agent="demo"), 7)]
-    assert rows[0] == JobRow(
-        job_id=JOB,
+    rows = await engine.list_runs(agent="demo", limit=7)
+    assert _calls(server, "list") == [(runs_query(agent="demo"), 7)]
+    assert rows[0] == RunRow(
+        run_id=RUN,
         workflow_id=WID,
-        run_id="run-1",
+        execution_run_id="run-1",
         status="running",
         agent="demo",
         phase="thinking",
@@ -658,7 +658,7 @@ async def test_workers_counts_recent_pollers(engine: TemporalEngine) -> None:
 
     engine.client.workflow_service = type("S", (), {"describe_task_queue": staticmethod(describe)})  # type: ignore[misc]
     assert await engine.workers() == 1
-    assert asked[0].task_queue.name == f"tq@{STORE}"  # the workers that would run its jobs
+    assert asked[0].task_queue.name == f"tq@{STORE}"  # the workers that would run its runs
     assert asked[1].task_queue.name == "tq"  # the roll call, read for its stores
     assert asked[1].task_queue_type == TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY
 
@@ -686,6 +686,6 @@ def test_activity_timeouts_come_from_the_workflow_settings() -> None:
 
 def test_ui_link() -> None:
     assert (
-        ui_link("http://localhost:8233/", "default", JOB)
+        ui_link("http://localhost:8233/", "default", RUN)
         == f"http://localhost:8233/namespaces/default/workflows/{WID}"
     )

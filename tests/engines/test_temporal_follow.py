@@ -17,7 +17,7 @@ from temporalio.service import RPCStatusCode
 from skillweave.agent.events import AgentEvent
 from skillweave.engines.temporal import FollowNote, NoWorkerError, TemporalEngine, _follow
 from skillweave.errors import AgentError
-from tests.engines.test_temporal_engine import JOB, FakeClient, FakeServer, _event, _rpc
+from tests.engines.test_temporal_engine import RUN, FakeClient, FakeServer, _event, _rpc
 
 NO_ANSWERS = {
     "client deadline": _rpc(RPCStatusCode.CANCELLED, "Timeout expired"),
@@ -62,29 +62,29 @@ def _kinds(items: list[AgentEvent | FollowNote]) -> list[str]:
 async def test_a_follower_waits_while_no_worker_answers_then_reads_on(
     no_answer: Exception,
 ) -> None:
-    server = FakeServer(events=[_event("job_started", 0)])
+    server = FakeServer(events=[_event("run_started", 0)])
     seen: list[AgentEvent | FollowNote] = []
-    async for item in _engine(server).follow(JOB):
+    async for item in _engine(server).follow(RUN):
         seen.append(item)
-        if item.kind == "job_started":
+        if item.kind == "run_started":
             server.query_error = no_answer  # the worker is killed
         elif _kinds(seen).count("waiting_for_worker") == 3:
-            server.query_error = None  # a new worker polls; the job went on meanwhile
-            server.events += [_event("model_called", 1), _event("job_finished", 2)]
+            server.query_error = None  # a new worker polls; the run went on meanwhile
+            server.events += [_event("model_called", 1), _event("run_finished", 2)]
     assert _kinds(seen) == [
-        "job_started",
+        "run_started",
         *["waiting_for_worker"] * 3,
         "worker_answered",
         "model_called",
-        "job_finished",
+        "run_finished",
     ]
     notes = [item for item in seen if isinstance(item, FollowNote)]
-    assert all(note.task_queue == "tq" and note.job_id == JOB for note in notes)
+    assert all(note.task_queue == "tq" and note.run_id == RUN for note in notes)
     waited = [note.waited_seconds for note in notes]
     # Repeated while it lasts, at most every WAIT_NOTE_SECONDS, each saying for how long.
     assert waited == sorted(waited)
     assert waited[2] - waited[1] >= 0.05 - 0.01
-    # Asked again and again from where it was: the events after job_started, once each.
+    # Asked again and again from where it was: the events after run_started, once each.
     afters = [args[0] for name, args in server.calls if name == "query:events"]
     assert afters[0] == 0
     assert len(afters) > 4
@@ -92,40 +92,40 @@ async def test_a_follower_waits_while_no_worker_answers_then_reads_on(
 
 
 async def test_events_without_notes_also_outlive_the_worker() -> None:
-    server = FakeServer(events=[_event("job_started", 0)])
+    server = FakeServer(events=[_event("run_started", 0)])
     seen: list[str] = []
     queries = 0
 
-    async for event in _engine(server).events(JOB):
+    async for event in _engine(server).events(RUN):
         seen.append(event.kind)
-        if event.kind == "job_started":
+        if event.kind == "run_started":
             server.query_error = NO_ANSWERS["no poller"]
             queries = len(server.calls)
             asyncio.get_running_loop().call_later(0.2, _worker_back, server)
-    assert seen == ["job_started", "model_called", "job_finished"]
+    assert seen == ["run_started", "model_called", "run_finished"]
     assert len(server.calls) - queries > 2  # it kept asking while no worker answered
 
 
 def _worker_back(server: FakeServer) -> None:
     server.query_error = None
-    server.events += [_event("model_called", 1), _event("job_finished", 2)]
+    server.events += [_event("model_called", 1), _event("run_finished", 2)]
 
 
-async def test_a_follower_gives_up_after_its_bound_saying_the_job_may_still_run() -> None:
-    server = FakeServer(events=[_event("job_started", 0)])
+async def test_a_follower_gives_up_after_its_bound_saying_the_run_may_still_run() -> None:
+    server = FakeServer(events=[_event("run_started", 0)])
     seen: list[str] = []
 
     async def follow() -> None:
-        async for item in _engine(server, worker_wait=0.3).follow(JOB):
+        async for item in _engine(server, worker_wait=0.3).follow(RUN):
             seen.append(item.kind)
             server.query_error = NO_ANSWERS["client deadline"]
 
     with pytest.raises(NoWorkerError) as raised:
         await follow()
     error = raised.value
-    assert seen[0] == "job_started"
+    assert seen[0] == "run_started"
     assert set(seen[1:]) == {"waiting_for_worker"}
-    assert error.job_id == JOB
+    assert error.run_id == RUN
     assert error.task_queue == "tq"
     assert error.waited_seconds is not None
     assert error.waited_seconds >= 0.3
@@ -135,31 +135,31 @@ async def test_a_follower_gives_up_after_its_bound_saying_the_job_may_still_run(
 
 async def test_a_bound_of_zero_waits_for_ever() -> None:
     server = FakeServer(query_error=NO_ANSWERS["no poller"])
-    async for item in _engine(server, worker_wait=0).follow(JOB):
+    async for item in _engine(server, worker_wait=0).follow(RUN):
         assert isinstance(item, FollowNote)
         assert item.kind == "waiting_for_worker"
         if item.waited_seconds > 0.5:
             break
 
 
-async def test_a_job_that_closes_while_no_worker_answers_ends_the_follow() -> None:
+async def test_a_run_that_closes_while_no_worker_answers_ends_the_follow() -> None:
     """Terminated while its worker is gone: nothing more to read (the result comes from
     history), and no error."""
-    server = FakeServer(events=[_event("job_started", 0)], outcome=TerminatedError("by ops"))
+    server = FakeServer(events=[_event("run_started", 0)], outcome=TerminatedError("by ops"))
     seen: list[str] = []
-    async for item in _engine(server).follow(JOB):
+    async for item in _engine(server).follow(RUN):
         seen.append(item.kind)
         server.query_error = NO_ANSWERS["server deadline"]
         if item.kind == "waiting_for_worker":
             server.closed.set()
-    assert seen[0] == "job_started"
+    assert seen[0] == "run_started"
     assert set(seen[1:]) == {"waiting_for_worker"}
 
 
 async def test_other_query_failures_still_end_the_follow() -> None:
     server = FakeServer(query_error=_rpc(RPCStatusCode.NOT_FOUND, "workflow not found for ID: x"))
-    with pytest.raises(AgentError, match="no run 'job-1'") as raised:
-        [item async for item in _engine(server).follow(JOB)]
+    with pytest.raises(AgentError, match="no run 'run-1'") as raised:
+        [item async for item in _engine(server).follow(RUN)]
     assert not isinstance(raised.value, NoWorkerError)
 
 
@@ -169,9 +169,9 @@ async def test_dropped_events_are_noted_and_until_finished_false_reads_one_page(
             page = super().page(after)
             return page.model_copy(update={"dropped": 4})
 
-    server = Windowed(events=[_event("job_started", 0), _event("model_called", 1)])
-    items = [item async for item in _engine(server).follow(JOB, until_finished=False)]
-    assert _kinds(items) == ["events_dropped", "job_started", "model_called"]
+    server = Windowed(events=[_event("run_started", 0), _event("model_called", 1)])
+    items = [item async for item in _engine(server).follow(RUN, until_finished=False)]
+    assert _kinds(items) == ["events_dropped", "run_started", "model_called"]
     assert isinstance(items[0], FollowNote)
     assert items[0].dropped == 4
 
@@ -179,4 +179,4 @@ async def test_dropped_events_are_noted_and_until_finished_false_reads_one_page(
 async def test_one_status_query_nobody_answers_still_fails_at_once() -> None:
     server = FakeServer(query_error=NO_ANSWERS["no poller"])
     with pytest.raises(NoWorkerError, match=r"no worker answered in time.*task queue 'tq'"):
-        await _engine(server).status(JOB)
+        await _engine(server).status(RUN)

@@ -1,5 +1,5 @@
 """What a base task queue's roll call says to one store (``engines.temporal.Roll``):
-who would run its jobs, and when a client refuses or a worker warns."""
+who would run its runs, and when a client refuses or a worker warns."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_a_store_only_other_stores_poll_for_is_stranded() -> None:
         f"work on {A}, {B}): give this process their STORAGE__ settings, or start a worker "
         f"on {C}"
     )
-    # No worker at all: the job waits for one. One of its own: it runs.
+    # No worker at all: the run waits for one. One of its own: it runs.
     assert not Roll("q", C, (), ()).stranded()
     assert not Roll("q", C, (_worker(3, C),), (_worker(1, A), _worker(3, C))).stranded()
     # Its own worker answers the roll call but is not polling its queue (yet): not stranded.
@@ -42,7 +42,7 @@ def test_a_worker_alone_on_its_store_warns_once_others_work_on_another() -> None
     me = _worker(9, C)
     alone = Roll("q", C, serving=(me,), answered=(me, _worker(1, A), _worker(2, A)))
     assert alone.lonely_line(me) == (
-        f"other workers on task queue 'q' work on store {A}; this worker works on {C}: jobs "
+        f"other workers on task queue 'q' work on store {A}; this worker works on {C}: runs "
         f"started against {A} never run here, nor {C}'s there"
     )
     # Another worker of its store: the odd ones out are the others (they warn).

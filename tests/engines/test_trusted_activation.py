@@ -53,18 +53,18 @@ async def test_a_skill_changed_after_signing_is_not_activated(
     )
 
     refused = await services.load_skill(
-        LoadSkillInput(run_id="job-t", skill="changed", seq=1, tool_call_id="call-1")
+        LoadSkillInput(run_id="run-t", skill="changed", seq=1, tool_call_id="call-1")
     )
     loaded = await services.load_skill(
-        LoadSkillInput(run_id="job-t", skill="intact", seq=2, tool_call_id="call-2")
+        LoadSkillInput(run_id="run-t", skill="intact", seq=2, tool_call_id="call-2")
     )
 
     assert refused.refused is not None
     assert "cannot be used" in refused.refused
-    stored = await store.get_bytes(await store.stat(keys.transcript_key("job-t", 1)))
+    stored = await store.get_bytes(await store.stat(keys.transcript_key("run-t", 1)))
     assert b"Do it, and more." not in stored  # the model reads why, not the changed text
     assert loaded.refused is None
     # Its signature went beside its package, for the manager to check before each run.
     assert await store.stat(keys.skill_signature_key("intact", loaded.version)) is not None
-    records = [(r.event, r.skill, r.job) async for r in AuditLog(store).read()]
-    assert records == [("activation", "intact", "job-t")]
+    records = [(r.event, r.skill, r.run) async for r in AuditLog(store).read()]
+    assert records == [("activation", "intact", "run-t")]

@@ -1,6 +1,6 @@
 """A library skill whose package is refused (here: a file compressing past the ratio limit)
 can still be activated for its instructions; the activation says its scripts cannot run,
-and no job fails on it."""
+and no run fails on it."""
 
 from __future__ import annotations
 

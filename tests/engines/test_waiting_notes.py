@@ -1,5 +1,5 @@
 """Waiting is visible (issue 41 item 5): the ``waiting`` note and its line, the one rule of when
-a wait is told (:class:`WaitsTold`), the direct engine telling its job's waits as they happen,
+a wait is told (:class:`WaitsTold`), the direct engine telling its run's waits as they happen,
 and the Temporal follower reading them from the pending activities (heartbeat details holding
 a :class:`Waiting`, a first attempt no worker took) without mistaking a wait for a retry or a
 retry for a wait; and a query nobody answers while other workers poll. Against real servers:
@@ -25,7 +25,7 @@ from temporalio.service import RPCStatusCode
 from skillweave.agent import AgentSpec
 from skillweave.cli.view import EventView
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.converter import data_converter
 from skillweave.engines.notes import WAIT_RETELL_SECONDS, FollowNote, WaitsTold, note_line
 from skillweave.engines.retries import Backoff, RetryNotice
@@ -34,7 +34,7 @@ from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.waiting import Waiting, tell_waiting
 from tests.agent.harness import FakeSandbox, sample_library
-from tests.engines.test_temporal_engine import JOB, FakeClient, FakeHandle, FakeServer, _event, _rpc
+from tests.engines.test_temporal_engine import RUN, FakeClient, FakeHandle, FakeServer, _event, _rpc
 
 SINCE = datetime(2026, 12, 6, 7, 31, 2, tzinfo=UTC)
 MANAGER = Waiting(
@@ -49,10 +49,10 @@ MANAGER = Waiting(
 
 
 def test_a_waiting_note_is_the_waits_line_in_every_view() -> None:
-    note = FollowNote.waiting_on(JOB, MANAGER, task_queue="tq")
-    assert (note.kind, note.job_id, note.task_queue, note.waiting) == (
+    note = FollowNote.waiting_on(RUN, MANAGER, task_queue="tq")
+    assert (note.kind, note.run_id, note.task_queue, note.waiting) == (
         "waiting",
-        JOB,
+        RUN,
         "tq",
         MANAGER,
     )
@@ -102,7 +102,7 @@ def _services(tmp_path: Path, script: str) -> AgentServices:
     )
 
 
-async def test_the_direct_engine_tells_each_wait_of_a_job_and_keeps_the_current_one(
+async def test_the_direct_engine_tells_each_wait_of_a_run_and_keeps_the_current_one(
     tmp_path: Path,
 ) -> None:
     services = _services(
@@ -127,20 +127,20 @@ async def test_the_direct_engine_tells_each_wait_of_a_job_and_keeps_the_current_
 
     services.load_skill = waits_for_the_manager  # type: ignore[method-assign]
     engine = DirectEngine(services, backoff=Backoff(initial=0.001))
-    job = await engine.start(JobRequest(job_id="waits", task="t", agent=AgentSpec()))
+    run = await engine.start(RunRequest(run_id="waits", task="t", agent=AgentSpec()))
     items: list[Any] = []
-    async for item in engine.follow(job):
+    async for item in engine.follow(run):
         items.append(item)
         if item.kind == "waiting":
-            seen_waiting.append(await engine.waiting(job))
+            seen_waiting.append(await engine.waiting(run))
             gate.set()
-    assert (await engine.result(job)).status == "completed"
+    assert (await engine.result(run)).status == "completed"
     notes = [item for item in items if isinstance(item, FollowNote)]
     assert [note.kind for note in notes] == ["waiting"]
     assert notes[0].waiting == MANAGER
-    assert notes[0].job_id == job
+    assert notes[0].run_id == run
     assert seen_waiting == [[MANAGER]]
-    assert await engine.waiting(job) == []  # over once the call went on
+    assert await engine.waiting(run) == []  # over once the call went on
     # The note sits between the steps, where it was told.
     kinds = [item.kind for item in items]
     assert kinds.index("waiting") < kinds.index("skill_activated")
@@ -160,14 +160,14 @@ async def test_a_direct_call_that_ends_without_saying_its_wait_ended_waits_no_mo
 
     services.invoke_model = waits_then_answers  # type: ignore[method-assign]
     engine = DirectEngine(services)
-    job = await engine.start(JobRequest(job_id="ends", task="t", agent=AgentSpec()))
-    async for item in engine.follow(job):
+    run = await engine.start(RunRequest(run_id="ends", task="t", agent=AgentSpec()))
+    async for item in engine.follow(run):
         if item.kind == "waiting":
-            assert [w.on for w in await engine.waiting(job)] == ["model"]
+            assert [w.on for w in await engine.waiting(run)] == ["model"]
             gate.set()
         if item.kind == "answered":
-            assert await engine.waiting(job) == []
-    assert (await engine.result(job)).status == "completed"
+            assert await engine.waiting(run) == []
+    assert (await engine.result(run)).status == "completed"
 
 
 # --- the Temporal follower ----------------------------------------------------------------------
@@ -236,7 +236,7 @@ def _fast(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_the_temporal_follower_tells_a_wait_from_the_heartbeat_once_per_wait() -> None:
-    server = FakeServer(events=[_event("job_started", 0)])
+    server = FakeServer(events=[_event("run_started", 0)])
     waiting = _started("4")
     await _details(waiting, MANAGER)
     server.pending = [waiting]
@@ -255,32 +255,32 @@ async def test_the_temporal_follower_tells_a_wait_from_the_heartbeat_once_per_wa
         server.pending = [other]
 
     later: asyncio.Task[None] | None = None
-    async for item in _engine(server).follow(JOB):
+    async for item in _engine(server).follow(RUN):
         seen.append(item)
         if item.kind == "waiting" and later is None:
             later = asyncio.create_task(another_wait_later(describes()))
         elif item.kind == "waiting":
             server.pending = []
-            server.events += [_event("script_ran", 1), _event("job_finished", 2)]
+            server.events += [_event("script_ran", 1), _event("run_finished", 2)]
     assert later is not None
     await later
     assert [item.kind for item in seen] == [
-        "job_started",
+        "run_started",
         "waiting",
         "waiting",
         "script_ran",
-        "job_finished",
+        "run_finished",
     ]
     notes = [item for item in seen if isinstance(item, FollowNote)]
     assert [note.waiting.detail for note in notes if note.waiting] == [
         MANAGER.detail,
         "401: wrong token",
     ]
-    assert all(note.task_queue == "tq" and note.job_id == JOB for note in notes)
+    assert all(note.task_queue == "tq" and note.run_id == RUN for note in notes)
 
 
 async def test_a_wait_is_not_a_retry_nor_a_retry_a_wait() -> None:
-    server = FakeServer(events=[_event("job_started", 0)])
+    server = FakeServer(events=[_event("run_started", 0)])
     # A second attempt, its first failed, waiting now: the retry is told from the description
     # (its heartbeat holds a wait, not the notice), and the wait as a wait.
     retried_waiting = _started("4", attempt=2)
@@ -296,7 +296,7 @@ async def test_a_wait_is_not_a_retry_nor_a_retry_a_wait() -> None:
     await _details(stale, MANAGER.model_copy(update={"detail": "stale"}))
     stale.last_heartbeat_time.FromDatetime(datetime.now(UTC) - timedelta(minutes=5))
     server.pending = [retried_waiting, told_retry, stale]
-    items = [item async for item in _engine(server).follow(JOB, until_finished=False)]
+    items = [item async for item in _engine(server).follow(RUN, until_finished=False)]
     notes = [item for item in items if isinstance(item, FollowNote)]
     assert [note.kind for note in notes] == ["retrying", "waiting"]
     retry, wait = notes
@@ -307,12 +307,12 @@ async def test_a_wait_is_not_a_retry_nor_a_retry_a_wait() -> None:
 
 
 async def test_a_first_attempt_no_worker_takes_waits_for_a_worker() -> None:
-    server = FakeServer(events=[_event("job_started", 0)])
+    server = FakeServer(events=[_event("run_started", 0)])
     taken_soon = _scheduled("3", ago=1)  # just scheduled: not a wait yet
     untaken = _scheduled("4", ago=30)
     untaken.activity_options.task_queue.name = "tq-activities"
     server.pending = [taken_soon, untaken]
-    items = [item async for item in _engine(server).follow(JOB, until_finished=False)]
+    items = [item async for item in _engine(server).follow(RUN, until_finished=False)]
     notes = [item for item in items if isinstance(item, FollowNote)]
     assert [note.kind for note in notes] == ["waiting"]
     wait = notes[0].waiting
@@ -340,12 +340,12 @@ async def test_waiting_reads_the_description_for_runs_show(monkeypatch: pytest.M
 
     monkeypatch.setattr(FakeHandle, "describe", describe)
     engine = _engine(server)
-    found = await engine.waiting(JOB)
+    found = await engine.waiting(RUN)
     assert [w.on for w in found] == ["manager", "worker"]
     assert found[0] == MANAGER
     assert found[1].detail == "no worker has taken it from task queue 'tq-routed'"
     status[0] = WorkflowExecutionStatus.COMPLETED
-    assert await engine.waiting(JOB) == []
+    assert await engine.waiting(RUN) == []
 
 
 async def test_a_query_nobody_answers_while_workers_poll_says_the_run_moves_to_them() -> None:
@@ -359,7 +359,7 @@ async def test_a_query_nobody_answers_while_workers_poll_says_the_run_moves_to_t
         (Pollers(), "none answered on task queue 'tq' for 0 s; the run goes on when one polls"),
     ):
         server = FakeServer(query_error=no_answer)
-        async for item in _engine(server, pollers).follow(JOB):
+        async for item in _engine(server, pollers).follow(RUN):
             assert item.kind == "waiting_for_worker"
             assert isinstance(item, FollowNote)
             assert note_line(item).text == said

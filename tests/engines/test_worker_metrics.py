@@ -1,4 +1,4 @@
-"""The worker metrics: what ``AgentServices`` counts as a job runs (model calls and tokens,
+"""The worker metrics: what ``AgentServices`` counts as a run runs (model calls and tokens,
 script runs by outcome, activations by skill, searches), and the ``/metrics`` server the
 worker processes start."""
 
@@ -14,7 +14,7 @@ import pytest
 from skillweave.agent import AgentSpec, CatalogOptions
 from skillweave.agent.effect_models import RunScriptInput
 from skillweave.config import ObservabilitySettings, Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 from skillweave.errors import ConfigError, ModelError, SandboxLostError
 from skillweave.llm.base import ModelProvider
@@ -23,7 +23,7 @@ from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.storage.local import LocalArtifactStore
-from tests.agent.harness import FakeSandbox, run_job, sample_library
+from tests.agent.harness import FakeSandbox, run_agent, sample_library
 
 
 def value(metrics: WorkerMetrics, name: str, **labels: str) -> float:
@@ -33,7 +33,7 @@ def value(metrics: WorkerMetrics, name: str, **labels: str) -> float:
 
 USAGE = "usage: {input_tokens: 100, output_tokens: 10}"
 
-JOB = f"""
+RUN = f"""
 turns:
   - tool_calls: [{{name: search_skills, arguments: {{query: shouter skill}}}}]
     {USAGE}
@@ -51,30 +51,30 @@ turns:
 """
 
 
-async def test_a_job_counts_its_model_calls_tokens_scripts_activations_and_searches(
+async def test_a_run_counts_its_model_calls_tokens_scripts_activations_and_searches(
     tmp_path: Path,
 ) -> None:
-    job = await run_job(
+    run = await run_agent(
         tmp_path,
-        JOB,
+        RUN,
         task="take some notes",
         spec=AgentSpec(catalog=CatalogOptions(mode="auto", top_k=1)),
     )
-    assert job.result.status == "completed", job.result.reason
-    metrics = job.engine.services.metrics
+    assert run.result.status == "completed", run.result.reason
+    metrics = run.engine.services.metrics
 
     assert value(metrics, "skillweave_model_calls_total", provider="scripted", outcome="ok") == 4
     assert value(metrics, "skillweave_model_call_seconds_count", provider="scripted") == 4
     assert value(metrics, "skillweave_model_tokens_total", provider="scripted", type="input") == 400
     assert value(metrics, "skillweave_model_tokens_total", provider="scripted", type="output") == 40
-    # The tool's --help-json run at activation is not a step of the job: not counted.
-    assert len(job.sandbox.requests) == 4
+    # The tool's --help-json run at activation is not a step of the run: not counted.
+    assert len(run.sandbox.requests) == 4
     assert value(metrics, "skillweave_script_runs_total", outcome="succeeded") == 1
     assert value(metrics, "skillweave_script_runs_total", outcome="failed") == 1
     assert value(metrics, "skillweave_script_runs_total", outcome="error") == 1  # refused
     assert value(metrics, "skillweave_skill_activations_total", skill="shouter") == 1
     assert value(metrics, "skillweave_skill_searches_total", result="found") == 1
-    # Labels never carry what the job said: no task, arguments or output text.
+    # Labels never carry what the run said: no task, arguments or output text.
     labels = {
         label
         for family in metrics.registry.collect()
@@ -118,7 +118,7 @@ async def test_a_failed_model_call_counts_as_an_error_of_its_provider(tmp_path: 
         sandbox=FakeSandbox(store),  # type: ignore[arg-type]
     )
     engine = DirectEngine(services)
-    await engine.start(JobRequest(job_id="m1", task="t"))
+    await engine.start(RunRequest(run_id="m1", task="t"))
     assert (await engine.result("m1")).status == "completed"
     metrics = services.metrics
     assert value(metrics, "skillweave_model_calls_total", provider="openai", outcome="error") == 1

@@ -1,6 +1,6 @@
-"""No default model, and a default given to a job by name (``llm.factory``): what a server
+"""No default model, and a default given to a run by name (``llm.factory``): what a server
 starts with when ``MODEL__*`` names nothing usable, and how a worker runs exactly the default the
-API resolved, or refuses a job whose default is not its own."""
+API resolved, or refuses a run whose default is not its own."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_unset_is_no_default_model_and_a_server_starts_without_one(
     assert NAME_A_MODEL in said
     assert describe_default(None) == "none (each run names its own)"
     with pytest.raises(ConfigError, match="model script 'demo' not found"):
-        open_default_provider(unset, required=True)  # a command that runs one job: refused
+        open_default_provider(unset, required=True)  # a command that runs one run: refused
 
 
 def test_a_default_set_but_unusable_is_absent_and_says_why() -> None:
@@ -56,7 +56,7 @@ def test_a_default_set_but_unusable_is_absent_and_says_why() -> None:
     assert default_model_problem(keyless, runs_here=False) is None
 
 
-async def test_a_job_given_the_default_by_name_runs_this_default(tmp_path: Path) -> None:
+async def test_a_run_given_the_default_by_name_runs_this_default(tmp_path: Path) -> None:
     script = _script(tmp_path, "the-default")
     settings = ModelSettings(provider="scripted", name=str(script), max_attempts=2)
     provider = open_default_provider(settings, required=False)
@@ -72,7 +72,7 @@ async def test_a_job_given_the_default_by_name_runs_this_default(tmp_path: Path)
 
 
 @pytest.mark.parametrize("theirs", ["default:openai:gpt-4o", "default:scripted:/etc/passwd"])
-async def test_a_job_given_another_default_fails_saying_the_two_differ(
+async def test_a_run_given_another_default_fails_saying_the_two_differ(
     tmp_path: Path, theirs: str
 ) -> None:
     script = _script(tmp_path, "ours")
@@ -96,7 +96,7 @@ async def test_a_worker_without_a_default_refuses_a_default_given_by_name() -> N
 
 
 def test_an_agent_cannot_name_a_default_itself() -> None:
-    """``default:…`` is how the API gives a job its default: no provider an agent may name."""
+    """``default:…`` is how the API gives a run its default: no provider an agent may name."""
     settings = ModelSettings(provider="openai", name="gpt-4o", api_key=SecretStr("sk-x"))
     with pytest.raises(ConfigError, match="unknown provider 'default'"):
         resolve_model(settings, default_model_name(settings))

@@ -1,4 +1,4 @@
-"""What a job's model name resolves to (`resolve_model`), and `ModelProviders`: profiles,
+"""What a run's model name resolves to (`resolve_model`), and `ModelProviders`: profiles,
 ``provider:name``, and a key that only goes to the endpoint it was configured with."""
 
 from __future__ import annotations

@@ -114,10 +114,10 @@ def test_resolving_a_requested_name_is_confined_and_the_cli_s_own_is_not(
     assert resolve_model(configured, "replay").name == str(outside)
 
 
-async def test_a_workers_providers_refuse_a_job_naming_a_script_outside_the_folder(
+async def test_a_workers_providers_refuse_a_run_naming_a_script_outside_the_folder(
     folders: tuple[Path, Path],
 ) -> None:
-    """A worker resolves the model a job names (whoever started the job): the same rule."""
+    """A worker resolves the model a run names (whoever started the run): the same rule."""
     scripts, outside = folders
     models = ModelProviders(ModelSettings(provider="scripted", name=str(outside)))
     try:

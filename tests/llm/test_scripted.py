@@ -57,7 +57,7 @@ TOOLS = (
     ToolSpec(name="activate_skill", description="Activate.", input_schema={"type": "object"}),
     ToolSpec(name="run_skill_script", description="Run.", input_schema={"type": "object"}),
 )
-USER = Message(role="user", text="Please analyse runs/job-7/inputs/sales.csv for me.")
+USER = Message(role="user", text="Please analyse runs/run-7/inputs/sales.csv for me.")
 
 
 def ask(*messages: Message, tools: tuple[ToolSpec, ...] = TOOLS) -> ModelRequest:
@@ -102,7 +102,7 @@ async def test_replays_the_turns_in_order_with_deterministic_ids(
             arguments={
                 "skill": "data-toolkit",
                 "script": "stats.py",
-                "inputs": ["runs/job-7/inputs/sales.csv"],
+                "inputs": ["runs/run-7/inputs/sales.csv"],
             },
         ),
         ToolCall(

@@ -43,8 +43,8 @@ VERSION = "a" * 64
 
 def context(port: int, *, skill: str = "sales", **changes: object) -> EgressContext:
     fields: dict[str, object] = {
-        "run_id": "job-1",
-        "execution_id": "skillweave-job-job-1/script-4",
+        "run_id": "run-1",
+        "execution_id": "skillweave-run-run-1/script-4",
         "skill": skill,
         "version": VERSION,
         "declared": declared_destinations(
@@ -399,7 +399,7 @@ async def test_each_request_gets_an_idempotency_key_stable_across_attempts() -> 
         return found[0].split(":", 1)[1].strip()
 
     keys = [key_of(head) for head in heads]
-    assert keys[0] == idempotency_key("skillweave-job-job-1/script-4", 1)
+    assert keys[0] == idempotency_key("skillweave-run-run-1/script-4", 1)
     assert keys[:2] == keys[2:4]  # both attempts sent the same keys, in order
     assert keys[0] != keys[1]
     assert keys[4] not in keys[:4]  # another run, other keys

@@ -45,8 +45,8 @@ class Served:
 
 def _context(upstream_port: int, **changes: object) -> EgressContext:
     fields: dict[str, object] = {
-        "run_id": "job-strict",
-        "execution_id": "job-strict/script-1",
+        "run_id": "run-strict",
+        "execution_id": "run-strict/script-1",
         "skill": "paste",
         "version": VERSION,
         "declared": declared_destinations(
@@ -488,7 +488,7 @@ async def test_the_gateway_records_a_refused_head_with_its_execution_and_407_wit
     assert status_of(no_grant) == 407
     assert upstream.connections == []
     assert [(r.execution_id, r.status) for r in records] == [
-        ("job-strict/script-1", 400),
+        ("run-strict/script-1", 400),
         ("", 407),
     ]
 

@@ -1,4 +1,4 @@
-"""Both front doors, one set of rules: the same library served to an agent job and to an MCP
+"""Both front doors, one set of rules: the same library served to an agent run and to an MCP
 session offers the same tools with the same schemas, and answers the same mistakes with the
 same texts (``skillweave.agent.disclosure``)."""
 
@@ -15,7 +15,7 @@ from skillweave.config import Settings
 from skillweave.sandbox.models import ExecuteRequest, ExecutionResult
 from skillweave.skills import SkillLibrary
 from skillweave.storage.local import LocalArtifactStore
-from tests.agent.harness import run_job, sample_library
+from tests.agent.harness import run_agent, sample_library
 
 SHARED = ("activate_skill", "read_skill_resource", "run_skill_script")
 
@@ -37,13 +37,13 @@ def _text(result: types.CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
-async def test_a_job_and_an_mcp_session_offer_the_same_tools_and_refusals(tmp_path: Path) -> None:
+async def test_a_run_and_an_mcp_session_offer_the_same_tools_and_refusals(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     calls = "\n".join(
         f"              - {{name: {name}, arguments: {arguments}}}" for name, arguments in MISTAKES
     )
-    job = await run_job(
-        tmp_path / "job",
+    run = await run_agent(
+        tmp_path / "run",
         f"""
         turns:
           - tool_calls: [{{name: activate_skill, arguments: {{name: toolkit}}}}]
@@ -53,9 +53,9 @@ async def test_a_job_and_an_mcp_session_offer_the_same_tools_and_refusals(tmp_pa
         """,
         registry=sample_library(root),
     )
-    assert job.result.status == "completed", job.result.reason
-    offered = {spec.name: spec for spec in job.provider.requests[1].tools}
-    job_refusals = job.provider.texts(3)[-len(MISTAKES) :]
+    assert run.result.status == "completed", run.result.reason
+    offered = {spec.name: spec for spec in run.provider.requests[1].tools}
+    run_refusals = run.provider.texts(3)[-len(MISTAKES) :]
 
     settings = Settings(
         _env_file=None,
@@ -84,15 +84,15 @@ async def test_a_job_and_an_mcp_session_offer_the_same_tools_and_refusals(tmp_pa
             assert properties.pop(disclosure.INPUT_FILES)["maxItems"] == disclosure.INPUT_FILES_MAX
             schema["properties"] = properties
         assert schema == offered[name].input_schema, name
-    assert mcp_refusals == job_refusals
-    assert job_refusals[0] == disclosure.already_active("toolkit")
+    assert mcp_refusals == run_refusals
+    assert run_refusals[0] == disclosure.already_active("toolkit")
 
 
-def test_the_front_door_adds_only_listing_a_top_k_and_own_files_to_a_jobs_tools() -> None:
-    job = disclosure.tool_specs(roots=("a", "b"), active={}, search=True)
+def test_the_front_door_adds_only_listing_a_top_k_and_own_files_to_a_runs_tools() -> None:
+    run = disclosure.tool_specs(roots=("a", "b"), active={}, search=True)
     door = disclosure.front_door_specs(roots=("a", "b"), active={})
-    assert [spec.name for spec in door] == ["list_skills", *(spec.name for spec in job)]
-    for ours, theirs in zip(door[1:], job, strict=True):
+    assert [spec.name for spec in door] == ["list_skills", *(spec.name for spec in run)]
+    for ours, theirs in zip(door[1:], run, strict=True):
         assert ours.description == theirs.description
         properties = dict(ours.input_schema["properties"])
         if ours.name == "search_skills":

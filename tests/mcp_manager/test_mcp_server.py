@@ -262,7 +262,7 @@ async def test_past_the_queue_budget_a_full_pool_is_a_tool_error(tmp_path: Path)
 async def test_the_signature_policy_applies_at_activation_and_activations_are_audited(
     tmp_path: Path,
 ) -> None:
-    """As a job's activation: an unsigned skill under ``unsigned: refuse`` is a tool error, not
+    """As a run's activation: an unsigned skill under ``unsigned: refuse`` is a tool error, not
     an activation; an activation is recorded in the audit log."""
     from skillweave.skills.signing import generate_keypair
     from skillweave.storage.audit import AuditLog

@@ -2,7 +2,7 @@
 
 Every test here runs at CI scale by default; ``make soak`` sets ``SKILLWEAVE_SOAK=1`` for the
 full scale (:func:`scale` picks). Tests record what they measured with the ``figures`` fixture;
-the run ends with one summary table (jobs, kills, scripts run vs expected, failures, steps/s,
+the run ends with one summary table (runs, kills, scripts run vs expected, failures, steps/s,
 p95 step latency) in the terminal, and in ``SKILLWEAVE_SOAK_REPORT`` as JSON when set.
 """
 
@@ -33,7 +33,7 @@ class Figure:
     """What one reliability test measured (None: does not apply)."""
 
     test: str
-    jobs: int | None = None
+    runs: int | None = None
     kills: int | None = None
     scripts_run: int | None = None
     scripts_expected: int | None = None
@@ -48,7 +48,7 @@ _FIGURES: list[Figure] = []
 
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> Callable[..., None]:
-    """Record this test's figures: ``figures(jobs=20, kills=9, ...)``."""
+    """Record this test's figures: ``figures(runs=20, kills=9, ...)``."""
 
     def record(**values: object) -> None:
         _FIGURES.append(Figure(test=request.node.name, **values))  # type: ignore[arg-type]
@@ -67,11 +67,11 @@ def _cell(value: object) -> str:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _FIGURES:
         return
-    columns = ["test", "jobs", "kills", "scripts run / expected", "failures", "steps/s", "p95 ms"]
+    columns = ["test", "runs", "kills", "scripts run / expected", "failures", "steps/s", "p95 ms"]
     rows = [
         [
             figure.test,
-            _cell(figure.jobs),
+            _cell(figure.runs),
             _cell(figure.kills),
             (
                 f"{figure.scripts_run} / {figure.scripts_expected}"

@@ -129,7 +129,7 @@ def manager_service(
 ) -> Service:
     """``skillweave manager`` on the port of `url`: ready once it serves and a sandbox of its
     pool has started. Ready or already claimed: while steps wait for sandboxes, each one is
-    claimed as it starts, and a pool with one *ready* would mean that the jobs had drained."""
+    claimed as it starts, and a pool with one *ready* would mean that the runs had drained."""
 
     async def ready(_: subprocess.Popen[bytes]) -> bool:
         pool = await pool_of(url, token)
@@ -180,7 +180,7 @@ def worker_service(
 def steps_script(steps: int, step_seconds: float) -> str:
     """A scripted model that activates the test skill, runs ``scripts/slow.py`` `steps`
     times (each step expects the one before to have succeeded: a failed step, or a refusal
-    turned into a tool result, fails the job) and answers with the last step's artifact."""
+    turned into a tool result, fails the run) and answers with the last step's artifact."""
     turns = [f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]"]
     for step in range(1, steps + 1):
         turn = (

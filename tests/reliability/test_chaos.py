@@ -1,17 +1,17 @@
-"""Chaos: jobs keep running while the worker, the MCP manager and sandbox executors are killed
+"""Chaos: runs keep running while the worker, the MCP manager and sandbox executors are killed
 (SIGKILL, in a seeded random order and at seeded moments, several times each) and started
 again.
 
 Everything is a real process: the Temporal dev server, ``skillweave worker``, ``skillweave
-manager`` and the executors it starts. Each job activates the test skill and runs a few slow
-scripts in a chain, then answers with the last one's artifact. Every job must finish with the
+manager`` and the executors it starts. Each run activates the test skill and runs a few slow
+scripts in a chain, then answers with the last one's artifact. Every run must finish with the
 right answer and outputs, every step's script must have one stored, successful execution (a
 script interrupted by a kill runs again only because nothing of that run was kept), the pool
 must return to its target with nothing claimed, and no executor may outlive the stack.
 
 Nothing here is timed by the clock, so the test holds on a loaded machine: kills wait for the
-jobs' progress (stored step results), each lands while a job still has steps to run (a reserve
-job is started first when none has), only kills that hit a live process count, and every
+runs' progress (stored step results), each lands while a run still has steps to run (a reserve
+run is started first when none has), only kills that hit a live process count, and every
 kill planned must have been made. Waits fail when progress stalls, not after a fixed time.
 """
 
@@ -34,7 +34,7 @@ import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from skillweave.agent import AgentSpec
-from skillweave.engines import JobRequest, JobResult
+from skillweave.engines import RunRequest, RunResult
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import eventually
@@ -50,7 +50,7 @@ from tests.reliability.stack import (
 # The last resort only: the waits below fail as soon as progress stalls.
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(scale(900, 3600))]
 
-JOBS = scale(6, 20)
+RUNS = scale(6, 20)
 STEPS = 3
 STEP_SECONDS = scale(0.4, 1.0)
 POOL_TARGET = 2
@@ -60,7 +60,7 @@ KILLS = scale(
 )
 SEED = int(os.environ.get("SKILLWEAVE_CHAOS_SEED", "7"))
 STALL_SECONDS = 240.0
-"""How long the jobs may go without a step stored or a job finished (a kill's restart and
+"""How long the runs may go without a step stored or a run finished (a kill's restart and
 the retries after it included) before the test fails."""
 
 
@@ -129,7 +129,7 @@ class Chaos:
                 "WORKFLOW__TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
                 "WORKFLOW__TASK_QUEUE": self.task_queue,
                 "WORKFLOW__WORKER_HEARTBEAT_SECONDS": "0.5",
-                # The workers' limits are the ones the jobs run under.
+                # The workers' limits are the ones the runs run under.
                 "WORKFLOW__HEARTBEAT_TIMEOUT_SECONDS": "3",
                 "WORKFLOW__ACTIVITY_MAX_ATTEMPTS": "40",
                 "SANDBOX__MANAGER_URL": self.manager_url,
@@ -188,58 +188,58 @@ async def chaos(tmp_path: Path) -> AsyncIterator[Chaos]:
         await env.shutdown()
 
 
-class Jobs:
-    """The jobs under test: started, followed to their results, and their progress as the
-    store shows it (one stored result per step, by job)."""
+class Runs:
+    """The runs under test: started, followed to their results, and their progress as the
+    store shows it (one stored result per step, by run)."""
 
     def __init__(self, engine: TemporalEngine, store: LocalArtifactStore) -> None:
         self.engine = engine
         self.store = store
         self.ids: list[str] = []
-        self._results: list[asyncio.Task[JobResult]] = []
-        self._stored: dict[str, str] = {}  # result key -> its job
+        self._results: list[asyncio.Task[RunResult]] = []
+        self._stored: dict[str, str] = {}  # result key -> its run
 
     async def start(self) -> str:
-        job_id = unique(f"chaos-{len(self.ids)}")
+        run_id = unique(f"chaos-{len(self.ids)}")
         await self.engine.start(
-            JobRequest(
-                job_id=job_id,
+            RunRequest(
+                run_id=run_id,
                 task="Take the steps, then say where the last output is.",
                 agent=AgentSpec(skills=(TOOLS,)),
             )
         )
-        self.ids.append(job_id)
-        self._results.append(asyncio.create_task(self.engine.result(job_id)))
-        return job_id
+        self.ids.append(run_id)
+        self._results.append(asyncio.create_task(self.engine.result(run_id)))
+        return run_id
 
     def finished(self) -> int:
-        """Jobs whose result is in; a job that raised fails the test here and now."""
+        """Runs whose result is in; a run that raised fails the test here and now."""
         done = [task for task in self._results if task.done()]
         for task in done:
             task.result()
         return len(done)
 
     async def stored(self) -> dict[str, int]:
-        """Steps with a stored result, by job (result records are written once: each key is
+        """Steps with a stored result, by run (result records are written once: each key is
         read once)."""
         for ref in await self.store.list("executions/"):
             if ref.key.endswith(".json") and ref.key not in self._stored:
                 record = json.loads(await self.store.get_bytes(ref))
                 self._stored[ref.key] = str(record["result"]["run_id"])
-        return {job: list(self._stored.values()).count(job) for job in self.ids}
+        return {run: list(self._stored.values()).count(run) for run in self.ids}
 
     async def progress(self) -> int:
         return sum((await self.stored()).values())
 
     async def with_steps_ahead(self) -> list[str]:
-        """Jobs with two steps or more still to store: steps of a job run one after another,
+        """Runs with two steps or more still to store: steps of a run run one after another,
         so each has a step not even started, and cannot finish within a kill's delay."""
         stored = await self.stored()
-        return [job for job in self.ids if stored[job] <= STEPS - 2]
+        return [run for run in self.ids if stored[run] <= STEPS - 2]
 
     async def wait(self, *, steps: int | None = None) -> None:
-        """Until `steps` steps are stored (all jobs finished, when None). Fails when neither
-        a step is stored nor a job finishes for STALL_SECONDS: a loaded machine is slow, not
+        """Until `steps` steps are stored (all runs finished, when None). Fails when neither
+        a step is stored nor a run finishes for STALL_SECONDS: a loaded machine is slow, not
         stuck."""
         seen = (-1, -1)
         deadline = time.monotonic() + STALL_SECONDS
@@ -252,11 +252,11 @@ class Jobs:
             elif time.monotonic() > deadline:
                 raise AssertionError(
                     f"no progress for {STALL_SECONDS:g} s: {stored} steps stored, "
-                    f"{finished} of {len(self.ids)} jobs finished"
+                    f"{finished} of {len(self.ids)} runs finished"
                 )
             await asyncio.sleep(0.1)
 
-    async def results(self) -> list[JobResult]:
+    async def results(self) -> list[RunResult]:
         await self.wait()
         return [task.result() for task in self._results]
 
@@ -267,29 +267,29 @@ class Jobs:
 
 @dataclass(frozen=True)
 class Kill:
-    """A kill made: its target, the steps stored then, and the jobs that had steps ahead."""
+    """A kill made: its target, the steps stored then, and the runs that had steps ahead."""
 
     target: str
     stored: int
-    jobs_ahead: int
+    runs_ahead: int
 
 
-async def _unleash(chaos: Chaos, rng: random.Random, jobs: Jobs) -> list[Kill]:
+async def _unleash(chaos: Chaos, rng: random.Random, runs: Runs) -> list[Kill]:
     """Kill each target the planned number of times, in a seeded random order, spread over
-    the jobs' progress: the i-th of n kills waits until i/(n+1) of the steps before the jobs'
+    the runs' progress: the i-th of n kills waits until i/(n+1) of the steps before the runs'
     last ones have a stored result, then lands a random moment later. Every kill lands while
-    a job has at least two steps ahead: when none has (the jobs ran ahead of the kills, as a
-    loaded machine may make them), a reserve job is started first. So every planned kill is
-    made while jobs run, however fast or slow the machine."""
+    a run has at least two steps ahead: when none has (the runs ran ahead of the kills, as a
+    loaded machine may make them), a reserve run is started first. So every planned kill is
+    made while runs run, however fast or slow the machine."""
     plan = [target for target, count in KILLS.items() for _ in range(count)]
     rng.shuffle(plan)
-    before_last = JOBS * (STEPS - 1)
+    before_last = RUNS * (STEPS - 1)
     made: list[Kill] = []
     for number, target in enumerate(plan, start=1):
-        await jobs.wait(steps=before_last * number // (len(plan) + 1))
-        if not await jobs.with_steps_ahead():
-            await jobs.start()
-        ahead, stored = len(await jobs.with_steps_ahead()), await jobs.progress()
+        await runs.wait(steps=before_last * number // (len(plan) + 1))
+        if not await runs.with_steps_ahead():
+            await runs.start()
+        ahead, stored = len(await runs.with_steps_ahead()), await runs.progress()
         await asyncio.sleep(rng.uniform(0, STEP_SECONDS / 2))
         await chaos.act(target, rng)
         made.append(Kill(target, stored, ahead))
@@ -306,32 +306,32 @@ async def _execution_records(store: LocalArtifactStore, runs: set[str]) -> list[
     return records
 
 
-async def test_jobs_finish_right_while_processes_are_killed(
+async def test_runs_finish_right_while_processes_are_killed(
     chaos: Chaos, figures: Callable[..., None]
 ) -> None:
     rng = random.Random(SEED)
     engine = TemporalEngine(
         chaos.env.client, task_queue=chaos.task_queue, poll_seconds=0.2, store=chaos.store
     )
-    jobs = Jobs(engine, chaos.store)
+    runs = Runs(engine, chaos.store)
     started = time.monotonic()
     try:
-        for _ in range(JOBS):
-            await jobs.start()
-        kills = await _unleash(chaos, rng, jobs)
-        results = await jobs.results()
+        for _ in range(RUNS):
+            await runs.start()
+        kills = await _unleash(chaos, rng, runs)
+        results = await runs.results()
     except BaseException:
-        jobs.cancel()
+        runs.cancel()
         print(chaos.logs())
         raise
     elapsed = time.monotonic() - started
-    ids = jobs.ids
+    ids = runs.ids
 
     failures = [r for r in results if r.status != "completed"]
     records = await _execution_records(chaos.store, set(ids))
     succeeded = [r for r in records if r["status"] == "succeeded"]
     figures(
-        jobs=len(ids),
+        runs=len(ids),
         kills=chaos.kills,
         scripts_run=len(succeeded),
         scripts_expected=len(ids) * STEPS,
@@ -341,13 +341,13 @@ async def test_jobs_finish_right_while_processes_are_killed(
             f"kills: worker {chaos.worker.kills}, manager {chaos.manager.kills}, executor "
             f"{chaos.executor_kills} (seed {SEED}), at steps stored "
             f"{', '.join(f'{k.target} {k.stored}' for k in kills)}; "
-            f"{len(ids) - JOBS} reserve jobs; {elapsed:.0f} s"
+            f"{len(ids) - RUNS} reserve runs; {elapsed:.0f} s"
         ),
     )
-    assert not failures, [(r.job_id, r.reason) for r in failures]
-    # Every planned kill was made, on a live process, while a job had steps ahead.
+    assert not failures, [(r.run_id, r.reason) for r in failures]
+    # Every planned kill was made, on a live process, while a run had steps ahead.
     assert sorted(k.target for k in kills) == sorted(t for t, n in KILLS.items() for _ in range(n))
-    assert all(k.jobs_ahead >= 1 for k in kills), kills
+    assert all(k.runs_ahead >= 1 for k in kills), kills
     assert chaos.worker.kills == KILLS["worker"]
     assert chaos.manager.kills == KILLS["manager"]
     assert chaos.executor_kills == KILLS["executor"]
@@ -355,11 +355,11 @@ async def test_jobs_finish_right_while_processes_are_killed(
         assert result.script_runs == STEPS
         assert len(result.outputs) == STEPS
         for step, ref in enumerate(result.outputs, start=1):
-            assert ref.key.startswith(f"runs/{result.job_id}/")
+            assert ref.key.startswith(f"runs/{result.run_id}/")
             text = (await chaos.store.get_bytes(ref)).decode()
             assert text == f"step{step} after {STEP_SECONDS:g} s\n"
         assert result.answer == f"Done: {result.outputs[-1].key}"
-    # One stored, successful execution per step of every job: none lost, none doubled.
+    # One stored, successful execution per step of every run: none lost, none doubled.
     per_run: dict[str, int] = {}
     for record in succeeded:
         per_run[str(record["run_id"])] = per_run.get(str(record["run_id"]), 0) + 1

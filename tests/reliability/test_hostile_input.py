@@ -499,7 +499,7 @@ async def test_mcp_activation_of_a_malformed_skill(case: dict[str, Any], door: D
             assert not result.is_error, text
             assert "<skill_content" in text
         elif case["mcp"] == "scripts refused at activation":
-            # As in a job: the instructions come, with a note on why its scripts cannot run.
+            # As in a run: the instructions come, with a note on why its scripts cannot run.
             assert not result.is_error, text
             assert "<skill_content" in text
             assert case["mcp_error"] in text, text
@@ -515,7 +515,7 @@ async def test_mcp_activation_of_a_malformed_skill(case: dict[str, Any], door: D
 async def test_mcp_a_skill_whose_package_is_over_the_limits_activates_but_cannot_run(
     door: Door,
 ) -> None:
-    # As in a job: the instructions still help, the scripts cannot run, and the note says why.
+    # As in a run: the instructions still help, the scripts cannot run, and the note says why.
     async with door.connect() as client:
         result = await client.call_tool("activate_skill", {"name": BULKY})
         text = text_of(result)

@@ -1,14 +1,14 @@
-"""Length: one job of many turns (60 in CI, 1,000 under ``make soak``) finishes through
-continue-as-new, each run's history bounded whatever the job's length.
+"""Length: one run of many turns (60 in CI, 1,000 under ``make soak``) finishes through
+continue-as-new, each run's history bounded whatever the run's length.
 
-The job runs on a dev server of its own that suggests continue-as-new after
+The run runs on a dev server of its own that suggests continue-as-new after
 ``SUGGEST_AFTER_EVENTS`` history events (Temporal's ``limit.historyCount.suggestContinueAsNew``,
 thousands by default), with the engine suite's manager and store. Its turns are cheap: it
 activates ``test-tools``, runs ``scripts/slow.py 0 first`` once in a sandbox (an output the
 last turn must still name), reads ``references/notes.md`` on every turn after that but the
 last, and answers.
 
-What must hold: the job completes with every turn, token and event counted; it crossed
+What must hold: the run completes with every turn, token and event counted; it crossed
 several runs; each run stopped within a turn of the server's suggestion, so no run's history
 passes :data:`HISTORY_BOUND` events; and what a run carries into the next stays within its caps
 (a transcript window of ``FOLD_AT`` entries, ``EVENTS_CARRIED`` events), however many turns
@@ -74,7 +74,7 @@ async def short_history(stack: Stack) -> AsyncIterator[Stack]:  # noqa: F811 (th
 
 @dataclasses.dataclass
 class Run:
-    """One run of the job's chain, from its history."""
+    """One execution of the run's chain, from its history."""
 
     status: WorkflowExecutionStatus | None
     events: int
@@ -89,7 +89,7 @@ class Run:
 
 
 async def _runs(client: Client, workflow: str) -> list[Run]:
-    """The job's runs, first to last."""
+    """The run's executions, first to last."""
     chain = [e async for e in client.list_workflows(f"WorkflowId = '{workflow}'")]
     runs = []
     for execution in sorted(chain, key=lambda e: e.start_time):
@@ -134,7 +134,7 @@ def _long_script() -> str:
     )
 
 
-async def test_a_job_of_many_turns_finishes_with_bounded_runs(
+async def test_a_run_of_many_turns_finishes_with_bounded_runs(
     short_history: Stack, figures: Any
 ) -> None:
     lab = short_history
@@ -142,14 +142,14 @@ async def test_a_job_of_many_turns_finishes_with_bounded_runs(
     async with open_engine("temporal", lab, _long_script()) as harness:
         engine = harness.temporal
         began = time.monotonic()
-        job_id = await harness.start(
+        run_id = await harness.start(
             "Run the first step, then keep reading the notes.", agent=agent
         )
-        events = await harness.all_events(job_id)
-        result = await engine.result(job_id)
+        events = await harness.all_events(run_id)
+        result = await engine.result(run_id)
         wall = time.monotonic() - began
-        view = await engine.status(job_id)
-        runs = await _runs(lab.client, harness.handle(job_id).id)
+        view = await engine.status(run_id)
+        runs = await _runs(lab.client, harness.handle(run_id).id)
 
     calls = [e.at for e in events if e.kind == "model_called"]
     turn_times = sorted((b - a) * 1000 for a, b in itertools.pairwise(calls))
@@ -158,7 +158,7 @@ async def test_a_job_of_many_turns_finishes_with_bounded_runs(
     lengths = [run.events for run in runs]
     carried = [run.carried_bytes for run in runs[1:]]
     figures(
-        jobs=1,
+        runs=1,
         scripts_run=result.script_runs,
         scripts_expected=1,
         failures=0 if completed else 1,
@@ -209,10 +209,10 @@ async def test_a_job_of_many_turns_finishes_with_bounded_runs(
     count_upserts = sum(run.count_upserts for run in runs)
     assert count_upserts <= TURNS // COUNTS_EVERY_TURNS + 4 * len(runs), count_upserts
 
-    # Every event of every run, in order, from the job's start.
+    # Every event of every run, in order, from the run's start.
     kinds = [e.kind for e in events]
     assert len(events) == view.events_total
-    assert (kinds[0], kinds[-1]) == ("job_started", "job_finished")
+    assert (kinds[0], kinds[-1]) == ("run_started", "run_finished")
     assert kinds.count("model_called") == TURNS
     assert kinds.count("resource_read") == READS
     assert [e.turn for e in events] == sorted(e.turn for e in events)

@@ -1,24 +1,24 @@
-"""Load: many concurrent jobs of script steps on one worker and one manager, with no failure.
+"""Load: many concurrent runs of script steps on one worker and one manager, with no failure.
 
-``JOBS`` jobs (12 in CI, 100 under ``make soak``) start at once on one Temporal worker with the
+``RUNS`` runs (12 in CI, 100 under ``make soak``) start at once on one Temporal worker with the
 product's defaults (``build_worker``: the SDK's 100 workflow-task and 100 activity slots, 5
-pollers of each kind) and run to their answer. Each job activates ``test-tools``, then takes
+pollers of each kind) and run to their answer. Each run activates ``test-tools``, then takes
 ``STEPS`` steps, a step being one ``run_skill_script`` of the trivial ``scripts/echo.py`` in a
 one-shot sandbox of one MCP manager whose warm pool has the product's default size (target 2,
 maximum 8, a claim waits 10 s before a 503). Everything is real: the Temporal dev server and
 the executor sandboxes are processes of their own; the worker and the manager run in this one.
 
-What counts as a failure (the *failures* figure counts jobs): a job that did not complete with
+What counts as a failure (the *failures* figure counts runs): a run that did not complete with
 its own answer, or whose ``STEPS`` scripts did not all succeed. Beyond that, no script run may
 be missing or run twice: the manager's count of the executions it really ran (*scripts run*)
-must be exactly ``JOBS * STEPS``.
+must be exactly ``RUNS * STEPS``.
 
 The figures: *steps/s* is the script steps completed over the wall time from the first start to
-the last result. A step's latency is measured on the job's own events, which carry workflow
+the last result. A step's latency is measured on the run's own events, which carry workflow
 time: from the ``model_called`` event of the turn whose reply asks for the script (the workflow
 has the reply) to that turn's ``script_ran`` event (the workflow has the script's result), so it
 covers scheduling the activity, waiting for an activity slot and a sandbox, the run itself and
-the result's way back; p95 is over every step of every job. The note adds the same span as
+the result's way back; p95 is over every step of every run. The note adds the same span as
 Temporal records it (activity scheduled to completed, from the histories), the activity retries,
 and the manager's warm and cold claims.
 """
@@ -41,7 +41,7 @@ from temporalio.client import Client
 from skillweave.agent import AgentSpec
 from skillweave.agent.events import AgentEvent
 from skillweave.config import SandboxSettings, Settings
-from skillweave.engines import AgentServices, JobRequest, JobResult
+from skillweave.engines import AgentServices, RunRequest, RunResult
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
@@ -54,15 +54,15 @@ from workflows.worker import build_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
 
-JOBS = scale(ci=12, soak=100)
+RUNS = scale(ci=12, soak=100)
 STEPS = 5
 INPUT = "id.txt"
-"""Each job's one input: its key (``runs/<job>/inputs/id.txt``) is what makes the shared
-scripted model's arguments and answer differ from job to job."""
+"""Each run's one input: its key (``runs/<run>/inputs/id.txt``) is what makes the shared
+scripted model's arguments and answer differ from run to run."""
 
 
 def _printed(step: int) -> str:
-    """The expectation on a step's result: it succeeded and printed the job's input key."""
+    """The expectation on a step's result: it succeeded and printed the run's input key."""
     return (
         f"{{not_error: true, matches: 'stdout:\\n\\S+ runs/\\S+/inputs/id\\.txt step-{step}\\n'}}"
     )
@@ -70,7 +70,7 @@ def _printed(step: int) -> str:
 
 def _script() -> str:
     """Activate, then ``STEPS`` echo runs (each checking the previous one succeeded and
-    printed what it was asked to), then an answer naming the job's own input."""
+    printed what it was asked to), then an answer naming the run's own input."""
     usage = "usage: {input_tokens: 100, output_tokens: 10}"
     lines = [
         "turns:",
@@ -138,10 +138,10 @@ def _step_latencies_ms(events: Sequence[AgentEvent]) -> list[float]:
     return spans
 
 
-async def _script_activities(client: Client, job_id: str) -> tuple[list[float], int]:
-    """From the job's history: each ``run_skill_script`` activity's scheduled-to-completed
+async def _script_activities(client: Client, run_id: str) -> tuple[list[float], int]:
+    """From the run's history: each ``run_skill_script`` activity's scheduled-to-completed
     time (ms), and how many attempts beyond the first they took."""
-    history = await client.get_workflow_handle(workflow_id(job_id)).fetch_history()
+    history = await client.get_workflow_handle(workflow_id(run_id)).fetch_history()
     scheduled: dict[int, Any] = {}
     spans, retries = [], 0
     for event in history.events:
@@ -161,7 +161,7 @@ async def _script_activities(client: Client, job_id: str) -> tuple[list[float], 
     return spans, retries
 
 
-async def test_concurrent_jobs_of_script_steps_all_complete(
+async def test_concurrent_runs_of_script_steps_all_complete(
     load_stack: Stack, figures: Any
 ) -> None:
     lab = load_stack
@@ -184,10 +184,10 @@ async def test_concurrent_jobs_of_script_steps_all_complete(
     )
     engine = TemporalEngine(lab.client, task_queue=task_queue, store=lab.store)
     agent = AgentSpec(skills=(TOOLS,))
-    job_ids = [unique("load") for _ in range(JOBS)]
+    run_ids = [unique("load") for _ in range(RUNS)]
     inputs = {
-        job_id: await lab.store.put_bytes(keys.run_input_key(job_id, INPUT), job_id.encode())
-        for job_id in job_ids
+        run_id: await lab.store.put_bytes(keys.run_input_key(run_id, INPUT), run_id.encode())
+        for run_id in run_ids
     }
     await lab.manager.http.get("/healthz")
     ran_before = await lab.manager.executions()
@@ -195,56 +195,56 @@ async def test_concurrent_jobs_of_script_steps_all_complete(
     warm_before = await lab.manager.metric("skillweave_sandbox_claim_seconds_count", kind="warm")
     cold_before = await lab.manager.metric("skillweave_sandbox_claim_seconds_count", kind="cold")
 
-    async def one_job(job_id: str) -> JobResult:
+    async def one_run(run_id: str) -> RunResult:
         await engine.start(
-            JobRequest(
-                job_id=job_id,
+            RunRequest(
+                run_id=run_id,
                 task=f"Echo your input file's key {STEPS} times.",
                 agent=agent,
-                inputs=(inputs[job_id],),
+                inputs=(inputs[run_id],),
             )
         )
-        return await engine.result(job_id)
+        return await engine.result(run_id)
 
     async with worker:
         began = time.monotonic()
-        results = await asyncio.gather(*(one_job(job_id) for job_id in job_ids))
+        results = await asyncio.gather(*(one_run(run_id) for run_id in run_ids))
         wall = time.monotonic() - began
-        # Read after the fact (a job's events are the worker's answer to a query), so that
+        # Read after the fact (a run's events are the worker's answer to a query), so that
         # following them does not load the run being measured.
-        all_events = [[event async for event in engine.events(job_id)] for job_id in job_ids]
+        all_events = [[event async for event in engine.events(run_id)] for run_id in run_ids]
     ran = await lab.manager.executions() - ran_before
     succeeded = await lab.manager.executions("succeeded") - succeeded_before
     warm = await lab.manager.metric("skillweave_sandbox_claim_seconds_count", kind="warm")
     cold = await lab.manager.metric("skillweave_sandbox_claim_seconds_count", kind="cold")
-    activities = await asyncio.gather(*(_script_activities(lab.client, j) for j in job_ids))
+    activities = await asyncio.gather(*(_script_activities(lab.client, j) for j in run_ids))
 
     failures: list[str] = []
     latencies: list[float] = []
     steps_done = 0
-    for job_id, result, events in zip(job_ids, results, all_events, strict=True):
-        expected = f"Done: {keys.run_input_key(job_id, INPUT)} after {STEPS} steps"
+    for run_id, result, events in zip(run_ids, results, all_events, strict=True):
+        expected = f"Done: {keys.run_input_key(run_id, INPUT)} after {STEPS} steps"
         if result.status != "completed" or result.answer != expected:
-            failures.append(f"{job_id}: {result.status} ({result.reason}): {result.answer!r}")
+            failures.append(f"{run_id}: {result.status} ({result.reason}): {result.answer!r}")
             continue
         runs = [e for e in events if e.kind == "script_ran"]
         ok = [e for e in runs if e.status == "succeeded" and e.detail == "scripts/echo.py"]
         steps_done += len(ok)
         if len(ok) != STEPS or result.script_runs != STEPS:
-            failures.append(f"{job_id}: {len(ok)} of {len(runs)} steps succeeded")
+            failures.append(f"{run_id}: {len(ok)} of {len(runs)} steps succeeded")
         latencies.extend(_step_latencies_ms(events))
     activity_spans = [span for spans, _ in activities for span in spans]
     retries = sum(retried for _, retried in activities)
-    expected_runs = JOBS * STEPS
+    expected_runs = RUNS * STEPS
     figures(
-        jobs=JOBS,
+        runs=RUNS,
         scripts_run=ran,
         scripts_expected=expected_runs,
         failures=len(failures),
         steps_per_second=steps_done / wall,
         p95_step_ms=_percentile(latencies, 95) if latencies else None,
         note=(
-            f"{JOBS} jobs x {STEPS} steps in {wall:.1f} s; step p50 "
+            f"{RUNS} runs x {STEPS} steps in {wall:.1f} s; step p50 "
             f"{_percentile(latencies, 50):.0f} ms, max {max(latencies, default=0):.0f} ms; "
             "run_skill_script activity scheduled->completed p50/p95 "
             f"{_percentile(activity_spans, 50):.0f}/{_percentile(activity_spans, 95):.0f} ms; "

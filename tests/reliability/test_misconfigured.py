@@ -1,5 +1,5 @@
 """Multi-node, misconfigured: a deployment where some processes are set up wrong still runs
-every job right, writes nothing where it must not, and names each mistake in one line where
+every run right, writes nothing where it must not, and names each mistake in one line where
 an operator looks (the process's own log, ``doctor`` with its settings).
 
 The deployment, every part a real process, each node with its own home and working folder:
@@ -8,7 +8,7 @@ The deployment, every part a real process, each node with its own home and worki
   neither S3 (``moto_server``) nor the Temporal dev server is up; both wait, their health
   endpoints say what for, and they serve once S3 and Temporal come up;
 - worker 2 works on **another store** (bucket B) on the same task queue, its scripts run
-  in-process: no job of store A may reach it, and nothing may be written into B;
+  in-process: no run of store A may reach it, and nothing may be written into B;
 - a worker on bucket B pointed at manager 1 (on A) can tell at start that it is wrong: it
   refuses to start, in one line naming both stores;
 - worker 3 uses manager 2, which is **restarted with another token** after the worker
@@ -18,7 +18,7 @@ The deployment, every part a real process, each node with its own home and worki
   and move on to a right worker;
 - a client on a **store no worker uses** (bucket C) is refused before anything starts.
 
-What must hold: every job of the client completes with the right answer; store B holds no
+What must hold: every run of the client completes with the right answer; store B holds no
 run, transcript or execution of theirs; each misconfiguration is named in one line in its
 process's log and by ``doctor`` run with that process's settings.
 """
@@ -52,7 +52,7 @@ pytestmark = [
     pytest.mark.timeout(scale(900, 2400)),
 ]
 
-JOBS = scale(6, 12)
+RUNS = scale(6, 12)
 STEPS = 2
 STEP_SECONDS = 0.3
 ACCESS_KEY = "misconfigured-access"
@@ -62,7 +62,7 @@ RIGHT, OTHER, UNUSED = "skillweave-right", "skillweave-other", "skillweave-unuse
 QUEUE_SECONDS = "4"
 """How long a worker holds a script step for a manager that does not take it before the step
 goes back to Temporal's retries (and maybe to another worker)."""
-JOB_SECONDS = 600.0
+RUN_SECONDS = 600.0
 
 
 class Node:
@@ -218,7 +218,7 @@ class Deployment:
 
 
 async def _run(
-    argv: list[str], env: dict[str, str], cwd: Path, *, timeout: float = JOB_SECONDS
+    argv: list[str], env: dict[str, str], cwd: Path, *, timeout: float = RUN_SECONDS
 ) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         SKILLWEAVE,
@@ -258,7 +258,7 @@ async def deployment(tmp_path: Path) -> AsyncIterator[Deployment]:
             service.stop()
 
 
-async def test_misconfigured_processes_never_fail_corrupt_or_silently_hold_a_job(
+async def test_misconfigured_processes_never_fail_corrupt_or_silently_hold_a_run(
     deployment: Deployment, tmp_path: Path
 ) -> None:
     d = deployment
@@ -306,7 +306,7 @@ async def test_misconfigured_processes_never_fail_corrupt_or_silently_hold_a_job
             port=d.temporal_port,
         )
         try:
-            await _jobs_run_right_around_the_misconfigured(d, manager_1, worker_1, stores)
+            await _runs_run_right_around_the_misconfigured(d, manager_1, worker_1, stores)
         except BaseException:
             print(d.logs())
             raise
@@ -318,7 +318,7 @@ async def test_misconfigured_processes_never_fail_corrupt_or_silently_hold_a_job
                 await store.aclose()
 
 
-async def _jobs_run_right_around_the_misconfigured(
+async def _runs_run_right_around_the_misconfigured(
     d: Deployment, manager_1: Service, worker_1: Service, stores: dict[str, S3ArtifactStore]
 ) -> None:
     # The waiting pair comes up by itself once its dependencies do.
@@ -378,7 +378,7 @@ async def _jobs_run_right_around_the_misconfigured(
     assert code != 0, out + err
     _one_line_naming(err, "store", "worker")
 
-    # The client's jobs, all at once.
+    # The client's runs, all at once.
     node, client_env = d.client("client", bucket=RIGHT)
     agent = node.work / "agent.yaml"
     agent.write_text(f"name: misconfigured\nskills: [{TOOLS}]\n", encoding="utf-8")
@@ -388,14 +388,14 @@ async def _jobs_run_right_around_the_misconfigured(
             client_env,
             node.work,
         )
-        for n in range(JOBS)
+        for n in range(RUNS)
     ]
     running = asyncio.ensure_future(asyncio.gather(*runs))
 
     # Worker 3 names the refusal in its log; then manager 2 gets the right token back.
     await eventually(
         lambda: "SANDBOX__MANAGER_TOKEN" in worker_3.log() or running.done(),
-        timeout=JOB_SECONDS,
+        timeout=RUN_SECONDS,
         what="worker-3 naming the refused token",
     )
     manager_2.stop()

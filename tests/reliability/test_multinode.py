@@ -1,29 +1,29 @@
-"""Multi-node: concurrent jobs on a deployment spread over several "machines" finish right
+"""Multi-node: concurrent runs on a deployment spread over several "machines" finish right
 while a worker and a manager are killed mid-script.
 
 The deployment, every part a real process: a Temporal dev server and a ``moto_server`` S3
 endpoint shared by all; two ``skillweave manager`` processes (their own ports and
 ``SANDBOX__MANAGER_ID``, one token, one store, local warm pools); two ``skillweave worker``
 processes on one task queue, the first using the first manager, the second the second; and a
-client node whose ``skillweave run --engine temporal --json`` processes run the jobs, one
-process a job, all at once. Each node has its own home, temp folder, working directory, copy
+client node whose ``skillweave run --engine temporal --json`` processes run the runs, one
+process a run, all at once. Each node has its own home, temp folder, working directory, copy
 of the skill library and copy of the model scripts; a model profile (``unmet``) names a
 script by each node's own path, as a deployment configures a model on every machine.
 
-Each job activates the test skill and runs ``scripts/slow.py`` in a chain of steps, then
-answers with the last one's artifact; one more job, on the ``unmet`` model, runs one step and
+Each run activates the test skill and runs ``scripts/slow.py`` in a chain of steps, then
+answers with the last one's artifact; one more run, on the ``unmet`` model, runs one step and
 then fails (its model expects what the step never prints). The first worker is SIGKILLed
 while its manager runs a script, the second manager while it runs one (more kills of each
 under ``make soak``); each is started again (same port, same id).
 
-What must hold: every ``skillweave run`` exits by its job's outcome (0 and the right answer,
-1 for the job built to fail); every step of every job has exactly one stored execution
-result, successful; both workers ran activities; a third node reads a job's outputs from the
+What must hold: every ``skillweave run`` exits by its run's outcome (0 and the right answer,
+1 for the run built to fail); every step of every run has exactly one stored execution
+result, successful; both workers ran activities; a third node reads a run's outputs from the
 store (``skillweave runs artifacts``); both pools settle with no claim left open, and no
 executor outlives its manager.
 
-Nothing is timed by the clock: the kills wait for the jobs' progress (stored step results)
-and for a script in flight on the target's manager, a reserve job is started when no job has
+Nothing is timed by the clock: the kills wait for the runs' progress (stored step results)
+and for a script in flight on the target's manager, a reserve run is started when no run has
 steps ahead, and waits fail when progress stalls, not after a fixed time.
 """
 
@@ -66,8 +66,8 @@ from tests.reliability.stack import (
 # The last resort only: the waits below fail as soon as progress stalls.
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(scale(900, 3600))]
 
-JOBS = scale(6, 16)
-"""Jobs that must complete; one more is built to fail."""
+RUNS = scale(6, 16)
+"""Runs that must complete; one more is built to fail."""
 STEPS = 3
 STEP_SECONDS = scale(0.5, 1.0)
 POOL_TARGET = 2
@@ -77,7 +77,7 @@ CLAIM_LEASE_SECONDS = 3
 CLOCK_SKEW_SECONDS = 1
 POLL_SECONDS = 0.1
 STALL_SECONDS = 240.0
-"""How long the jobs may go without a step stored or a run ended (a kill's restart and the
+"""How long the runs may go without a step stored or a run ended (a kill's restart and the
 retries after it included) before the test fails."""
 BUCKET = "skillweave-multinode"
 ACCESS_KEY = "multinode-access"
@@ -92,12 +92,12 @@ activity is retried on a worker (maybe the other, on the other manager) and find
 script's one result (in progress, then stored). Manager N while it runs one: its claim
 lapses, and the retry runs the script again on a fresh sandbox, of either manager."""
 UNMET = "unmet"
-"""The model profile of the job built to fail."""
+"""The model profile of the run built to fail."""
 NEVER_PRINTED = "a line no step prints"
 
 
 def unmet_script() -> str:
-    """The model of the job built to fail: one step, then an expectation it cannot meet."""
+    """The model of the run built to fail: one step, then an expectation it cannot meet."""
     return (
         "turns:\n"
         f"  - tool_calls: [{{name: activate_skill, arguments: {{name: {TOOLS}}}}}]\n"
@@ -268,7 +268,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
 
 @dataclass
 class Run:
-    """One ``skillweave run`` process of the client: one job."""
+    """One ``skillweave run`` process of the client: one run."""
 
     number: int
     fails: bool
@@ -278,7 +278,7 @@ class Run:
     err: Path
 
     def outcome(self) -> dict[str, Any]:
-        """The result line of ``--json``: the job's id, status, answer, outputs..."""
+        """The result line of ``--json``: the run's id, status, answer, outputs..."""
         for line in reversed(self.out.read_text(errors="replace").splitlines()):
             with contextlib.suppress(ValueError):
                 result = json.loads(line)
@@ -295,14 +295,14 @@ class Run:
 
 
 class Runs:
-    """The client's runs, and the jobs' progress as the store shows it."""
+    """The client's runs, and the runs' progress as the store shows it."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.all: list[Run] = []
         self.stored: dict[str, int] = {}
-        """Stored step results by job."""
-        self._job_of: dict[str, str] = {}  # result key -> its job
+        """Stored step results by run."""
+        self._run_of: dict[str, str] = {}  # result key -> its run
 
     def start(self, *, fails: bool = False) -> Run:
         client = self.cluster.client
@@ -331,22 +331,22 @@ class Runs:
         """Read the step results stored since the last call (a result record is written once:
         each key is read once) into :attr:`stored`; returns the steps stored in all."""
         for ref in await self.cluster.store.list("executions/"):
-            if ref.key.endswith(".json") and ref.key not in self._job_of:
+            if ref.key.endswith(".json") and ref.key not in self._run_of:
                 record = json.loads(await self.cluster.store.get_bytes(ref))
-                job = str(record["result"]["run_id"])
-                self._job_of[ref.key] = job
-                self.stored[job] = self.stored.get(job, 0) + 1
+                run = str(record["result"]["run_id"])
+                self._run_of[ref.key] = run
+                self.stored[run] = self.stored.get(run, 0) + 1
         return self.steps
 
     @property
     def steps(self) -> int:
         """Steps stored in all, as of the last :meth:`refresh`."""
-        return len(self._job_of)
+        return len(self._run_of)
 
     def ahead(self) -> int:
-        """Jobs (of those that complete) with two steps or more still to store, as of the
+        """Runs (of those that complete) with two steps or more still to store, as of the
         last :meth:`refresh`: their steps run one after another, so each has a step not even
-        started. The job built to fail stores one step at most, so no job with more is it."""
+        started. The run built to fail stores one step at most, so no run with more is it."""
         near_end = sum(count >= STEPS - 1 for count in self.stored.values())
         return sum(not run.fails for run in self.all) - near_end
 
@@ -387,12 +387,12 @@ class Runs:
 
 @dataclass(frozen=True)
 class Kill:
-    """A kill made: its target, the steps stored then, the jobs with steps ahead, and the
+    """A kill made: its target, the steps stored then, the runs with steps ahead, and the
     scripts its manager was running."""
 
     target: str
     stored: int
-    jobs_ahead: int
+    runs_ahead: int
     busy: int
 
 
@@ -400,8 +400,8 @@ async def kill_mid_script(
     cluster: Cluster, runs: Runs, service: Service, manager_url: str, *, after_steps: int
 ) -> Kill:
     """Once `after_steps` steps are stored, SIGKILL `service` while the manager at
-    `manager_url` runs a script (the manager itself, or the worker that uses it) and a job has
-    steps ahead (a reserve job is started when none has), then start it again."""
+    `manager_url` runs a script (the manager itself, or the worker that uses it) and a run has
+    steps ahead (a reserve run is started when none has), then start it again."""
     await runs.wait(steps=after_steps)
     busy = 0
 
@@ -421,13 +421,13 @@ async def kill_mid_script(
     return Kill(service.name, stored, ahead, busy)
 
 
-async def run_artifacts(cluster: Cluster, job: str, dest: Path) -> tuple[int, str, str]:
-    """``skillweave runs artifacts JOB --out DEST --json`` on the reader node."""
+async def run_artifacts(cluster: Cluster, run: str, dest: Path) -> tuple[int, str, str]:
+    """``skillweave runs artifacts RUN --out DEST --json`` on the reader node."""
     process = await asyncio.create_subprocess_exec(
         SKILLWEAVE,
         "runs",
         "artifacts",
-        job,
+        run,
         "--out",
         str(dest),
         "--json",
@@ -442,13 +442,13 @@ async def run_artifacts(cluster: Cluster, job: str, dest: Path) -> tuple[int, st
     return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-async def activity_workers(cluster: Cluster, jobs: list[str]) -> dict[str, int]:
-    """Activities each worker ran to their end, from the jobs' histories (the identity of
+async def activity_workers(cluster: Cluster, runs: list[str]) -> dict[str, int]:
+    """Activities each worker ran to their end, from the runs' histories (the identity of
     an activity's started event is its worker's, ``PID@HOST``)."""
     by_pid = {pid: worker.name for worker in cluster.workers for pid in worker.pids}
     counts = dict.fromkeys((worker.name for worker in cluster.workers), 0)
-    for job in jobs:
-        history = await cluster.env.client.get_workflow_handle(workflow_id(job)).fetch_history()
+    for run in runs:
+        history = await cluster.env.client.get_workflow_handle(workflow_id(run)).fetch_history()
         for event in history.events:
             if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
                 identity = event.activity_task_started_event_attributes.identity
@@ -475,15 +475,15 @@ async def pool_settles(url: str, token: str) -> None:
         raise AssertionError(f"the pool of {url} did not settle: {pool}") from None
 
 
-async def test_jobs_finish_right_across_nodes_while_a_worker_and_a_manager_die(
+async def test_runs_finish_right_across_nodes_while_a_worker_and_a_manager_die(
     cluster: Cluster, figures: Callable[..., None], tmp_path: Path
 ) -> None:
     runs = Runs(cluster)
     started = time.monotonic()
     try:
-        for number in range(JOBS + 1):
-            runs.start(fails=number == JOBS // 2)
-        before_last = JOBS * (STEPS - 1)
+        for number in range(RUNS + 1):
+            runs.start(fails=number == RUNS // 2)
+        before_last = RUNS * (STEPS - 1)
         kills = []
         for number, target in enumerate(KILLS, start=1):
             service, manager_url = cluster.target(target)
@@ -501,7 +501,7 @@ async def test_jobs_finish_right_across_nodes_while_a_worker_and_a_manager_die(
 
     shown = "\n".join(run.show() for run in runs.all)
     outcomes = {run.number: run.outcome() for run in runs.all}
-    jobs = {run.number: str(outcomes[run.number]["job_id"]) for run in runs.all}
+    run_ids = {run.number: str(outcomes[run.number]["run_id"]) for run in runs.all}
     completing = [run for run in runs.all if not run.fails]
     (failing,) = [run for run in runs.all if run.fails]
     records = []
@@ -512,9 +512,9 @@ async def test_jobs_finish_right_across_nodes_while_a_worker_and_a_manager_die(
     unexpected = [run for run in completing if run.process.returncode != 0]
     # A claim of attempt 2 or later: a run's claim lapsed (its manager killed), another ran it.
     taken_over = sum(".claim." in ref.key for ref in await cluster.store.list("executions/"))
-    ran = await activity_workers(cluster, list(jobs.values()))
+    ran = await activity_workers(cluster, list(run_ids.values()))
     figures(
-        jobs=len(runs.all),
+        runs=len(runs.all),
         kills=sum(service.kills for service in cluster.services),
         scripts_run=len(succeeded),
         scripts_expected=len(completing) * STEPS + 1,
@@ -525,11 +525,11 @@ async def test_jobs_finish_right_across_nodes_while_a_worker_and_a_manager_die(
             f"{', '.join(f'{k.target} {k.stored} ({k.busy} busy)' for k in kills)}; "
             f"{taken_over} claims taken over; activities by worker "
             f"{', '.join(f'{name} {count}' for name, count in ran.items())}; "
-            f"{len(completing) - JOBS} reserve jobs; 1 job built to fail; {elapsed:.0f} s"
+            f"{len(completing) - RUNS} reserve runs; 1 run built to fail; {elapsed:.0f} s"
         ),
     )
 
-    # Every `skillweave run` exits by its job's outcome: 0 and the answer, or 1 and why.
+    # Every `skillweave run` exits by its run's outcome: 0 and the answer, or 1 and why.
     assert not unexpected, shown
     assert failing.process.returncode == EXIT_PROBLEM, failing.show()
     failed = outcomes[failing.number]
@@ -544,35 +544,35 @@ async def test_jobs_finish_right_across_nodes_while_a_worker_and_a_manager_die(
             f"step{step}.txt" for step in range(1, STEPS + 1)
         ]
         for step, ref in enumerate(outputs, start=1):
-            assert ref.key.startswith(f"runs/{result['job_id']}/")
+            assert ref.key.startswith(f"runs/{result['run_id']}/")
             text = (await cluster.store.get_bytes(ref)).decode()
             assert text == f"step{step} after {STEP_SECONDS:g} s\n"
         assert result["answer"] == f"Done: {outputs[-1].key}"
 
-    # Every planned kill was made, on a live process, mid-script, while jobs had steps ahead.
+    # Every planned kill was made, on a live process, mid-script, while runs had steps ahead.
     assert {s.name: s.kills for s in cluster.services} == {
         s.name: KILLS.count(s.name) for s in cluster.services
     }
-    assert all(k.busy >= 1 and k.jobs_ahead >= 1 for k in kills), kills
+    assert all(k.busy >= 1 and k.runs_ahead >= 1 for k in kills), kills
 
-    # One stored execution result per step of every job, each a success: none lost, none
+    # One stored execution result per step of every run, each a success: none lost, none
     # doubled (a script interrupted with its manager ran again only because nothing of that
     # run was kept).
-    per_job: dict[str, int] = {}
+    per_run: dict[str, int] = {}
     for record in records:
-        per_job[str(record["run_id"])] = per_job.get(str(record["run_id"]), 0) + 1
-    expected = {jobs[run.number]: STEPS for run in completing}
-    expected[jobs[failing.number]] = 1
-    assert per_job == expected
+        per_run[str(record["run_id"])] = per_run.get(str(record["run_id"]), 0) + 1
+    expected = {run_ids[run.number]: STEPS for run in completing}
+    expected[run_ids[failing.number]] = 1
+    assert per_run == expected
     assert len(succeeded) == len(records), [r for r in records if r["status"] != "succeeded"]
 
-    # Both workers ran activities of the jobs.
+    # Both workers ran activities of the runs.
     assert all(count >= 1 for count in ran.values()), ran
 
-    # Another node reads a job's outputs from the store.
-    job = jobs[completing[0].number]
+    # Another node reads a run's outputs from the store.
+    run = run_ids[completing[0].number]
     dest = tmp_path / "downloaded"
-    code, out, err = await run_artifacts(cluster, job, dest)
+    code, out, err = await run_artifacts(cluster, run, dest)
     assert code == 0, err
     listed = json.loads(out)
     assert sorted(row["path"].rpartition("/")[2] for row in listed if row["kind"] == "output") == [

@@ -59,7 +59,7 @@ async def test_a_directory_skill_binds_the_versions_the_library_held(tmp_path: P
     refusal = await ownership.refusal("probe-a", V2)
     assert refusal is not None
     assert "does not own the name" in refusal
-    ownership.use_registry([_skill("probe-a", V2)])  # edited: a job pinned to V1 keeps it
+    ownership.use_registry([_skill("probe-a", V2)])  # edited: a run pinned to V1 keeps it
     assert await ownership.refusal("probe-a", V1) is None
     assert await ownership.refusal("probe-a", V2) is None
 

@@ -135,7 +135,7 @@ def skill_with(
         ),
         ({"scripts/a.sh": 'echo x > "$HOME/.zshrc"\n'}, "fs.persistence", "critical"),
         (
-            {"scripts/a.py": "import subprocess\nsubprocess.run(['crontab', 'jobs.txt'])\n"},
+            {"scripts/a.py": "import subprocess\nsubprocess.run(['crontab', 'runs.txt'])\n"},
             "fs.persistence",
             "critical",
         ),

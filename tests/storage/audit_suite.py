@@ -204,7 +204,7 @@ async def test_records_and_checkpoints_are_canonical_json_with_a_checkable_hash(
     for line, body in zip([one, *two], bodies, strict=True):
         assert line == canonical(body)
         assert set(body) == {
-            "v", "writer", "seq", "time", "event", "skill", "version", "actor", "job",
+            "v", "writer", "seq", "time", "event", "skill", "version", "actor", "run",
             "details", "seen", "prev", "hash",
         }  # fmt: skip
         assert body["hash"] == seal(body, key)
@@ -658,8 +658,8 @@ async def test_read_filters_across_writers_and_skips_damaged_records(store: Arti
     two = AuditLog(store, key=KEY, clock=clock, checkpoint_seconds=3600)
     await one.record("install", skill="alpha")  # 00:00 (its checkpoint 01:00)
     await two.record("install", skill="beta")  # 02:00 (03:00)
-    await one.record("activation", skill="alpha", job="j1")  # 04:00
-    await two.record("execution", skill="alpha", job="j1", script="a.py", args=["--pin", "1"])
+    await one.record("activation", skill="alpha", run="j1")  # 04:00
+    await two.record("execution", skill="alpha", run="j1", script="a.py", args=["--pin", "1"])
     await one.record("disable", skill="alpha")  # 06:00
 
     async def shown(**filters: object) -> list[tuple[str, int]]:

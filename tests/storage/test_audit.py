@@ -468,7 +468,7 @@ async def test_one_busy_writer_throughput(
     tmp_path: Path, fsync: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """1 writer x 32 concurrent tasks x 400 appends on the local store: printed, not asserted
-    (beyond group commit doing its job)."""
+    (beyond group commit doing its run)."""
     tasks, each = 32, 400
     store = LocalArtifactStore(tmp_path / "store", fsync=fsync)
     log = AuditLog(store, key=KEY, actor="bench")
@@ -477,7 +477,7 @@ async def test_one_busy_writer_throughput(
     async def append(task: int) -> None:
         for n in range(each):
             began = time.perf_counter()
-            await log.record("execution", skill="report", job=f"job-{task}", n=n)
+            await log.record("execution", skill="report", run=f"run-{task}", n=n)
             latencies.append(time.perf_counter() - began)
 
     began = time.perf_counter()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from skillweave.errors import InvalidKeyError, StorageError
 from skillweave.storage import keys
 
-EXEC_ID = "agent-job-7/activity-3"
+EXEC_ID = "agent-run-7/activity-3"
 FULL = hashlib.sha256(EXEC_ID.encode()).hexdigest()
 DIGEST = FULL[:32]
 

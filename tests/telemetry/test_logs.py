@@ -1,4 +1,4 @@
-"""Log lines: the human and JSON formats, the job fields, one handler, and no secret in any."""
+"""Log lines: the human and JSON formats, the run fields, one handler, and no secret in any."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _objects(buffer: io.StringIO) -> list[dict[str, str]]:
 def test_text_is_the_default_human_line_with_the_bound_fields_appended() -> None:
     with captured_logs() as buffer:
         log.info("before %d", 1)
-        with bound(job_id="job-1", skill="csv-profiler"), bound(script="scripts/p.py"):
+        with bound(run_id="run-1", skill="csv-profiler"), bound(script="scripts/p.py"):
             log.warning("inside")
         log.info("after")
 
@@ -43,7 +43,7 @@ def test_text_is_the_default_human_line_with_the_bound_fields_appended() -> None
     stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
     assert re.fullmatch(stamp + r" INFO skillweave\.test: before 1", before)
     assert inside.endswith(
-        " WARNING skillweave.test: inside [job_id=job-1 skill=csv-profiler script=scripts/p.py]"
+        " WARNING skillweave.test: inside [run_id=run-1 skill=csv-profiler script=scripts/p.py]"
     )
     assert after.endswith(" INFO skillweave.test: after")
 
@@ -85,26 +85,26 @@ def test_json_is_one_object_per_line_with_time_level_logger_message_and_service(
 
 def test_json_carries_the_bound_fields_only_inside_the_block() -> None:
     with captured_logs(log_format="json") as buffer:
-        with bound(job_id="job-1", execution_id="wf/script-4", skill="pdf", script="s.py"):
+        with bound(run_id="run-1", execution_id="wf/script-4", skill="pdf", script="s.py"):
             log.info("inside")
         log.info("outside")
 
     inside, outside = _objects(buffer)
-    assert {k: inside[k] for k in ("job_id", "execution_id", "skill", "script")} == {
-        "job_id": "job-1",
+    assert {k: inside[k] for k in ("run_id", "execution_id", "skill", "script")} == {
+        "run_id": "run-1",
         "execution_id": "wf/script-4",
         "skill": "pdf",
         "script": "s.py",
     }
-    assert not {"job_id", "execution_id", "skill", "script"} & set(outside)
+    assert not {"run_id", "execution_id", "skill", "script"} & set(outside)
 
 
 def test_json_takes_fields_from_extra_over_the_bound_ones_as_strings() -> None:
-    with captured_logs(log_format="json") as buffer, bound(job_id="bound", skill="pdf"):
-        log.info("given", extra={"job_id": 42})
+    with captured_logs(log_format="json") as buffer, bound(run_id="bound", skill="pdf"):
+        log.info("given", extra={"run_id": 42})
 
     [record] = _objects(buffer)
-    assert (record["job_id"], record["skill"]) == ("42", "pdf")
+    assert (record["run_id"], record["skill"]) == ("42", "pdf")
 
 
 def test_json_puts_the_traceback_in_exception_and_a_stack_in_stack() -> None:

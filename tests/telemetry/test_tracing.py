@@ -25,6 +25,6 @@ def test_an_exporter_we_do_not_ship_is_a_configuration_error() -> None:
 
 
 def test_spans_and_annotations_are_free_when_off() -> None:
-    with tracing.span("nothing", fields={"job_id": "j"}) as span, bound(job_id="j"):
+    with tracing.span("nothing", fields={"run_id": "j"}) as span, bound(run_id="j"):
         assert span is None
     assert tracing.extract({"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}) is None

@@ -1,12 +1,12 @@
 """Determinism: recorded workflow histories replay against today's workflow code.
 
-``tests/data/histories/*.json`` are real jobs run as ``AgentWorkflow`` on a real dev server
-(``bench/record_history.py``): the demo job, and a conversation that continues as new and
+``tests/data/histories/*.json`` are real runs run as ``AgentWorkflow`` on a real dev server
+(``bench/record_history.py``): the demo run, and a conversation that continues as new and
 takes a signal, an update and timers (see the README there). Replaying needs no server: the
 ``Replayer`` feeds the recorded events to the workflow code in this process, with the worker's
 data converter and sandbox, and fails on the first command that differs from the history (an
 activity added, removed, renamed or reordered; a timer; a search-attribute upsert; a
-continue-as-new). A workflow change that fails here would break every job running when it is
+continue-as-new). A workflow change that fails here would break every run running when it is
 deployed: gate it with ``workflow.patched`` and keep the old histories (in a folder named for the
 patch), or, before the first release only, re-record the histories on purpose (the rule is in
 ``workflows.agent``'s docstring).
@@ -38,7 +38,7 @@ At the 0.1.0 baseline there are only today's."""
 CURRENT = [name for name in GOLDEN if "/" not in name]
 
 ACTIVITIES = {
-    "job_limits",
+    "run_limits",
     "prepare_catalog",
     "invoke_model",
     "load_skill",
@@ -54,8 +54,8 @@ def _data(name: str) -> dict[str, Any]:
 
 
 def _history(name: str, data: dict[str, Any]) -> WorkflowHistory:
-    job = re.sub(r"-\d+$", "", Path(name).stem)  # conversation-2.json: run 2 of the job
-    return WorkflowHistory.from_json(workflow_id(f"golden-{job}"), data)
+    run = re.sub(r"-\d+$", "", Path(name).stem)  # conversation-2.json: run 2 of the run
+    return WorkflowHistory.from_json(workflow_id(f"golden-{run}"), data)
 
 
 def _replayer() -> Replayer:
@@ -109,7 +109,7 @@ def _input(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _continued(data: dict[str, Any]) -> bool:
-    """Whether the run was started by continue-as-new (not the job's first run)."""
+    """Whether the run was started by continue-as-new (not the run's first run)."""
     started = data["events"][0]["workflowExecutionStartedEventAttributes"]
     return bool(started.get("continuedExecutionRunId"))
 
@@ -227,33 +227,33 @@ def test_steps_make_few_history_events() -> None:
     # The cheap reads ran as local activities (a marker each, no task of their own); the
     # side effects that must not run twice or run long stayed activities.
     local = set().union(*(_local(_data(name)) for name in CURRENT))
-    assert local == {"job_limits", "prepare_catalog", "read_skill_resource", "search_skills"}
+    assert local == {"run_limits", "prepare_catalog", "read_skill_resource", "search_skills"}
     demo = _data("demo.json")
     assert len(_upserts(demo)) < len(_scheduled(demo))
 
 
-def test_a_job_asks_its_worker_for_its_limits_once_at_its_start() -> None:
-    """A job's first run asks its worker for the limits its activities run under: one
-    ``job_limits`` local activity (a marker), before any other step; a run continued as new
+def test_a_run_asks_its_worker_for_its_limits_once_at_its_start() -> None:
+    """A run's first run asks its worker for the limits its activities run under: one
+    ``run_limits`` local activity (a marker), before any other step; a run continued as new
     carries them in its input and does not ask again."""
     first_runs = {name for name in CURRENT if not _continued(_data(name))}
     assert first_runs == {"demo.json", "conversation-1.json"}, CURRENT
     for name in CURRENT:
         data = _data(name)
-        asked = _scheduled(data).count("job_limits")
+        asked = _scheduled(data).count("run_limits")
         if _continued(data):
             assert asked == 0, name
             assert _input(data)["limits"] is not None, name
         else:
             assert asked == 1, name
-            assert _scheduled(data)[0] == "job_limits", name
-            assert "job_limits" in _local(data), name
+            assert _scheduled(data)[0] == "run_limits", name
+            assert "run_limits" in _local(data), name
             assert _input(data)["limits"] is None, name
     # What run 1 of the conversation was told is what run 2 runs under.
     (told,) = [
         local[1]
         for event in _data("conversation-1.json")["events"]
-        if (local := _local_activity(event)) is not None and local[0] == "job_limits"
+        if (local := _local_activity(event)) is not None and local[0] == "run_limits"
     ]
     assert told is not None
     assert _input(_data("conversation-2.json"))["limits"] == told

@@ -2,7 +2,7 @@
 
 What may be activated now (:func:`attachable`: the roots, then the children of active
 parents, so a tree grows as it is opened), the tools offered (:func:`tool_specs` for an agent
-job, :func:`front_door_specs` for the MCP front door: the same four tools, plus what only an
+run, :func:`front_door_specs` for the MCP front door: the same four tools, plus what only an
 MCP client needs), the activation rules (:func:`activation_refusal`, :func:`not_active`) and
 their texts, executable-skill tools (:func:`skill_tools`: named by a script's ``--help-json``,
 ``<skill>__<tool>`` only when that name is taken), what active skills' ``allowed-tools`` let

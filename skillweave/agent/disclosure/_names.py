@@ -16,7 +16,7 @@ READ_SKILL_RESOURCE: Final = "read_skill_resource"
 RUN_SKILL_SCRIPT: Final = "run_skill_script"
 SEARCH_SKILLS: Final = "search_skills"
 LIST_SKILLS: Final = "list_skills"
-"""The MCP front door's tier 1 (an agent job has the catalog in its system prompt)."""
+"""The MCP front door's tier 1 (an agent run has the catalog in its system prompt)."""
 INPUT_FILES: Final = "input_files"
 """The argument an MCP client gives a script its own files by (``run_skill_script`` and skill
 tools, over MCP only): ``[{name, content | content_base64 | path}]``."""
@@ -28,7 +28,7 @@ INPUT_ARTIFACTS: Final = "input_artifacts"
 
 CREATE_SKILL: Final = "create_skill"
 PUBLISH_SKILL: Final = "publish_skill"
-"""An agent job's own authoring tools, when its spec allows (``skillweave.agent.authoring``)."""
+"""An agent run's own authoring tools, when its spec allows (``skillweave.agent.authoring``)."""
 
 OWN_TOOLS: Final = frozenset(
     {

@@ -1,4 +1,4 @@
-"""The tools offered: :func:`tool_specs` for an agent job's next model call,
+"""The tools offered: :func:`tool_specs` for an agent run's next model call,
 :func:`front_door_specs` for an MCP session (the same tools, plus ``list_skills``, a ``top_k``
 and ``input_files``). Built from the activation rules, the skill tools and ``allowed-tools``
 (the sibling modules). Used, through the package front, by ``skillweave.agent.tools`` and the MCP
@@ -126,7 +126,7 @@ def _runs_scripts(active: Mapping[str, ActiveSkill]) -> bool:
 def tool_specs(
     *, roots: Sequence[str], active: Mapping[str, ActiveSkill], search: bool
 ) -> tuple[ToolSpec, ...]:
-    """The tools an agent job offers on its next model call.
+    """The tools an agent run offers on its next model call.
 
     ``activate_skill`` (when anything is attachable; its enum is what is attachable and not
     active yet, or everything attachable once all is active), ``read_skill_resource`` and
@@ -189,8 +189,8 @@ def _with_input_files(spec: ToolSpec, files: dict[str, Any]) -> ToolSpec:
 def front_door_specs(
     *, roots: Sequence[str], active: Mapping[str, ActiveSkill], local_paths: bool = False
 ) -> tuple[ToolSpec, ...]:
-    """The tools the MCP front door offers one session: ``list_skills`` (tier 1, which a job
-    has in its system prompt), then a job's tools with search always on, a ``top_k`` the
+    """The tools the MCP front door offers one session: ``list_skills`` (tier 1, which a run
+    has in its system prompt), then a run's tools with search always on, a ``top_k`` the
     client may set, and :data:`INPUT_FILES` on whatever runs a script (with a local ``path``
     per file when `local_paths`: over stdio, where the client's machine is the server's)."""
     listing = ToolSpec(

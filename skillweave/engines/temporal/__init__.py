@@ -1,6 +1,6 @@
 """The Temporal engine's client side: :class:`TemporalEngine` (the ``Engine`` protocol over a
 Temporal client, ``WORKFLOW__EXECUTION_ENGINE=temporal``), how a client is opened, and what a
-namespace and its workers must be for a job to run.
+namespace and its workers must be for a run to run.
 
 Callers (the CLI, the API, the worker entry point, benchmarks) import from here; the modules
 behind it are private:
@@ -8,15 +8,15 @@ behind it are private:
 - ``_engine``: :class:`TemporalEngine`, which composes the collaborators below;
 - ``_connection``: :func:`connect` and :func:`connect_engine`, every client with skillweave's
   data converter (and tracing's interceptor when on), :class:`TemporalUnreachableError`;
-- ``_start``: starting a job's workflow, refused where it could never run;
-- ``_results``: how a job ended, whichever way its workflow closed;
-- ``_routing``: the engine's store and the task queue its jobs run on;
-- ``_handles``: one job's workflow handle and its queries;
-- ``_follow``: following a job's events, with a :class:`FollowNote` between them while no
+- ``_start``: starting a run's workflow, refused where it could never run;
+- ``_results``: how a run ended, whichever way its workflow closed;
+- ``_routing``: the engine's store and the task queue its runs run on;
+- ``_handles``: one run's workflow handle and its queries;
+- ``_follow``: following a run's events, with a :class:`FollowNote` between them while no
   worker answers (followers outlive workers);
-- ``_pending``: the retries and waits read from a job's pending activities;
-- ``_errors``: the server's answers about a job as errors (:class:`NoWorkerError`);
-- ``_visibility``: listing jobs by search attributes (:class:`JobRow`, :func:`jobs_query`);
+- ``_pending``: the retries and waits read from a run's pending activities;
+- ``_errors``: the server's answers about a run as errors (:class:`NoWorkerError`);
+- ``_visibility``: listing runs by search attributes (:class:`RunRow`, :func:`runs_query`);
 - ``_ui``: what the Temporal UI shows of a run (:func:`ui_link`, :func:`summary_of`,
   :func:`details_of`);
 - ``_logging``: how much the SDK says (:func:`configure_logging`);
@@ -41,7 +41,7 @@ from skillweave.engines.temporal._namespace import (
 )
 from skillweave.engines.temporal._results import FAILURE_TYPES
 from skillweave.engines.temporal._ui import details_of, summary_of, ui_link
-from skillweave.engines.temporal._visibility import PHASES, JobRow, jobs_query
+from skillweave.engines.temporal._visibility import PHASES, RunRow, runs_query
 from skillweave.engines.temporal._workers import (
     Roll,
     default_model_of_worker,
@@ -58,9 +58,9 @@ __all__ = [
     "FOLLOW_WORKER_WAIT_SECONDS",
     "PHASES",
     "FollowNote",
-    "JobRow",
     "NoWorkerError",
     "Roll",
+    "RunRow",
     "TemporalEngine",
     "TemporalUnreachableError",
     "configure_logging",
@@ -68,11 +68,11 @@ __all__ = [
     "connect_engine",
     "default_model_of_worker",
     "details_of",
-    "jobs_query",
     "read_roll",
     "recent_pollers",
     "register_search_attributes",
     "require_namespace",
+    "runs_query",
     "search_attribute_problems",
     "store_of_worker",
     "stores_of",

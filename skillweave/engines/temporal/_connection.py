@@ -44,7 +44,7 @@ def _interceptors() -> list[Any]:
 class TemporalUnreachableError(ConfigError):
     """No Temporal server answered at ``WORKFLOW__TEMPORAL_ADDRESS``.
 
-    The message says how to start one; a command that runs jobs says how to do without one
+    The message says how to start one; a command that executes runs says how to do without one
     too (:meth:`or_direct`).
 
     Attributes:
@@ -61,7 +61,7 @@ class TemporalUnreachableError(ConfigError):
         )
 
     def or_direct(self, direct: str) -> str:
-        """The line for a command whose jobs could run without Temporal: both remedies,
+        """The line for a command whose runs could run without Temporal: both remedies,
         `direct` saying how to choose the direct engine there (``--engine direct``…)."""
         return (
             f"cannot reach Temporal at {self.address} ({self.reason}). Start it with "
@@ -104,8 +104,8 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
         settings: the workflow section (address, namespace, task queue) and the
             skills section (catalog mode and top-k for agents that do not set them).
         store: the artifact store large payloads live in; the worker's must be the same.
-            Its id routes the engine's jobs (:func:`~skillweave.engines.contract.
-            store_task_queue`); read now when it can be, else at the first job.
+            Its id routes the engine's runs (:func:`~skillweave.engines.contract.
+            store_task_queue`); read now when it can be, else at the first run.
 
     Raises:
         TemporalUnreachableError: the server cannot be reached.
@@ -116,7 +116,7 @@ async def connect_engine(settings: Settings, store: ArtifactStore | None = None)
     if store is not None:
         try:
             store_id = await store_identity(store)
-        except StorageError as exc:  # not up yet: read again when a job starts
+        except StorageError as exc:  # not up yet: read again when a run starts
             _log.warning("the store's id cannot be read yet: %s", exc)
     return TemporalEngine(
         client,

@@ -1,11 +1,11 @@
-"""Following a job: its events from an index until it finishes, with a
+"""Following a run: its events from an index until it finishes, with a
 :class:`~skillweave.engines.notes.FollowNote` between them while no worker answers, when events
 were dropped, when an activity is retried and when a step waits: :class:`Follower`, behind
 ``TemporalEngine.follow`` and ``TemporalEngine.events``.
 
 Followers outlive workers. A query needs a worker: while none polls the task queue (one was
 killed, a deploy is rolling), the server holds each query for about ten seconds and then
-answers "timeout" or "no poller seen recently". Nothing of the job moves then either (its
+answers "timeout" or "no poller seen recently". Nothing of the run moves then either (its
 workflow and activity tasks need a worker too), so a follower treats that answer as a wait, not
 an end: it asks again, says so with a ``waiting_for_worker`` note at most every
 :data:`WAIT_NOTE_SECONDS` (naming the workers that poll all the same, when some do: after a
@@ -13,8 +13,8 @@ worker is killed, queries go to its own queue until the server moves the run), a
 from the same index once a worker answers (the events are kept in the workflow's state, so
 none is lost). It stops when the workflow has closed (read from history, which needs no
 worker) or, with :class:`~skillweave.engines.temporal.NoWorkerError`, once no worker has
-answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``; the job itself goes on. Retries and
-waits come from the job's pending activities (:mod:`._pending`), also while no worker answers.
+answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS``; the run itself goes on. Retries and
+waits come from the run's pending activities (:mod:`._pending`), also while no worker answers.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Final
 from skillweave.agent import AgentEvent
 from skillweave.engines.notes import FollowKind, FollowNote, WaitsTold
 from skillweave.engines.temporal._errors import NoWorkerError
-from skillweave.engines.temporal._handles import QUERY_TIMEOUT, WAIT_QUERY_TIMEOUT, JobHandles
+from skillweave.engines.temporal._handles import QUERY_TIMEOUT, WAIT_QUERY_TIMEOUT, RunHandles
 from skillweave.engines.temporal._pending import PendingActivities, PendingRead
 from skillweave.engines.temporal._routing import StoreRouting
 from skillweave.errors import AgentError
@@ -51,12 +51,12 @@ FOLLOW_WORKER_WAIT_SECONDS: Final = 3600.0
 
 
 class Follower:
-    """Follows jobs' events, with notes between them.
+    """Follows runs' events, with notes between them.
 
     Args:
-        handles: the jobs' workflows and queries.
-        routing: where the jobs run (named in the notes; its pollers counted).
-        pending: reads the retries and waits of a job's pending activities.
+        handles: the runs' workflows and queries.
+        routing: where the runs run (named in the notes; its pollers counted).
+        pending: reads the retries and waits of a run's pending activities.
         poll_seconds: how often to ask for new events.
         worker_wait_seconds: how long to go on while no worker answers before raising
             :class:`NoWorkerError`; 0 waits for ever.
@@ -64,7 +64,7 @@ class Follower:
 
     def __init__(
         self,
-        handles: JobHandles,
+        handles: RunHandles,
         routing: StoreRouting,
         pending: PendingActivities,
         *,
@@ -78,42 +78,42 @@ class Follower:
         self._worker_wait = worker_wait_seconds
 
     async def follow(
-        self, job_id: str, *, after: int = 0, until_finished: bool = True
+        self, run_id: str, *, after: int = 0, until_finished: bool = True
     ) -> AsyncIterator[AgentEvent | FollowNote]:
-        """The job's events from index `after`, ending after ``job_finished`` or once the
+        """The run's events from index `after`, ending after ``run_finished`` or once the
         workflow has closed and its last events were read, with a :class:`FollowNote`
         between them while no worker answers (``waiting_for_worker``, at most every
         :data:`WAIT_NOTE_SECONDS`, then ``worker_answered``), when events were dropped from
         the workflow's window before they were read, once for each retry of an activity
         (``retrying``) and when a step waits (``waiting``); retries and waits are read from
-        the job's pending activities at most every
+        the run's pending activities at most every
         :data:`~skillweave.engines.temporal._pending.RETRY_POLL_SECONDS`, also while no
         worker answers.
 
         Args:
-            job_id: the job.
-            after: the index to start from (0: the job's start).
-            until_finished: follow until the job finishes; False: stop after the events
+            run_id: the run.
+            after: the index to start from (0: the run's start).
+            until_finished: follow until the run finishes; False: stop after the events
                 there are now (still waiting for a worker to say what they are).
 
         Raises:
             NoWorkerError: no worker answered for ``worker_wait_seconds`` (0: never raised);
-                the job may still be running.
-            AgentError: there is no such job, or a query failed.
+                the run may still be running.
+            AgentError: there is no such run, or a query failed.
         """
-        handle = self._handles.of(job_id)
+        handle = self._handles.of(run_id)
         closed = asyncio.create_task(self._handles.closed(handle))
         loop = asyncio.get_running_loop()
         waiting_since: float | None = None
         noted_at: float | None = None
-        pending = PendingRead(job_id, WaitsTold(clock=loop.time))
+        pending = PendingRead(run_id, WaitsTold(clock=loop.time))
         try:
             while True:
                 was_closed = closed.done()
                 asked = loop.time()
                 try:
                     page = await self._handles.page(
-                        handle, job_id, after, timeout=self._query_timeout(waiting_since, asked)
+                        handle, run_id, after, timeout=self._query_timeout(waiting_since, asked)
                     )
                 except NoWorkerError:
                     if was_closed:
@@ -123,12 +123,12 @@ class Follower:
                     waited = now - waiting_since
                     if self._worker_wait > 0 and waited >= self._worker_wait:
                         raise NoWorkerError(
-                            job_id, task_queue=self._routing.task_queue, waited_seconds=waited
+                            run_id, task_queue=self._routing.task_queue, waited_seconds=waited
                         ) from None
                     if noted_at is None or now - noted_at >= WAIT_NOTE_SECONDS:
                         noted_at = now
                         yield self._note(
-                            job_id,
+                            run_id,
                             "waiting_for_worker",
                             waited_seconds=waited,
                             pollers=await self._routing.pollers(),
@@ -137,7 +137,7 @@ class Follower:
                     for note in await self._pending.notes(handle, pending, now=loop.time()):
                         yield note
                     # A query refused at once is asked again a little later; one that waited
-                    # for its deadline, at once. The job closing ends the wait too.
+                    # for its deadline, at once. The run closing ends the wait too.
                     pause = max(0.0, WAIT_RETRY_SECONDS - (loop.time() - asked))
                     await asyncio.wait({closed}, timeout=pause)
                     continue
@@ -148,12 +148,12 @@ class Follower:
                 if waiting_since is not None:
                     waited = loop.time() - waiting_since
                     waiting_since = noted_at = None
-                    yield self._note(job_id, "worker_answered", waited_seconds=waited)
+                    yield self._note(run_id, "worker_answered", waited_seconds=waited)
                 if page.dropped:
-                    yield self._note(job_id, "events_dropped", dropped=page.dropped)
+                    yield self._note(run_id, "events_dropped", dropped=page.dropped)
                 for event in page.events:
                     yield event
-                    if event.kind == "job_finished":
+                    if event.kind == "run_finished":
                         return
                 after = page.next
                 if not was_closed:
@@ -179,5 +179,5 @@ class Follower:
             timeout = min(timeout, max(left, WAIT_RETRY_SECONDS))
         return timedelta(seconds=timeout)
 
-    def _note(self, job_id: str, kind: FollowKind, **fields: Any) -> FollowNote:
-        return FollowNote(kind=kind, job_id=job_id, task_queue=self._routing.task_queue, **fields)
+    def _note(self, run_id: str, kind: FollowKind, **fields: Any) -> FollowNote:
+        return FollowNote(kind=kind, run_id=run_id, task_queue=self._routing.task_queue, **fields)

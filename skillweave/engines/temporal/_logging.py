@@ -27,8 +27,8 @@ def configure_logging(*, verbose: bool) -> None:
     that failed and will be retried, and its SDK Core's records are forwarded to the
     ``temporalio.core`` logger, so they reach the process's handler (installed by
     :func:`skillweave.telemetry.logs.configure_logging`) in its format, instead of Core's own
-    lines on stderr. A command that only runs or reads a job shows errors only, since the
-    job's own events say what happened.
+    lines on stderr. A command that only runs or reads a run shows errors only, since the
+    run's own events say what happened.
     """
     level = logging.WARNING if verbose else logging.ERROR
     logging.getLogger("temporalio").setLevel(level)

@@ -1,4 +1,4 @@
-"""What a Temporal namespace needs before skillweave's jobs can run in it: to exist, and the
+"""What a Temporal namespace needs before skillweave's runs can run in it: to exist, and the
 search attributes the workflow keeps up to date (``contract.SEARCH_ATTRIBUTES``), each of its type.
 
 Every client is checked for the first when it connects (:func:`require_namespace`, called by
@@ -6,7 +6,7 @@ Every client is checked for the first when it connects (:func:`require_namespace
 to create it, on every door (``run``, ``api``, ``worker``, ``runs``, ``temporal setup``), instead
 of an ``RPCError`` deep in the first call that needs it.
 
-A job started in a namespace that lacks one fails every workflow task (``BadSearchAttributes``)
+A run started in a namespace that lacks one fails every workflow task (``BadSearchAttributes``)
 and stays "Running" for ever, so :class:`~skillweave.engines.temporal.TemporalEngine` refuses
 to start one there (:func:`search_attribute_problems`), ``skillweave doctor`` says which are
 missing, and ``skillweave temporal setup`` registers them (:func:`register_search_attributes`),

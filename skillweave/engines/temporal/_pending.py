@@ -1,4 +1,4 @@
-"""What a job's pending activities say: their retries and what its steps wait for, read from
+"""What a run's pending activities say: their retries and what its steps wait for, read from
 the workflow's description (no worker needed): :class:`PendingActivities`.
 
 Retries are scheduled by the server, so the workflow never sees them: a follower
@@ -37,7 +37,7 @@ __all__ = ["RETRY_POLL_SECONDS", "UNTAKEN_SECONDS", "PendingActivities", "Pendin
 _log = logging.getLogger("skillweave.engines")
 
 RETRY_POLL_SECONDS: Final = 0.5
-"""A follower reads the job's pending activities (for their retries and waits) at most this
+"""A follower reads the run's pending activities (for their retries and waits) at most this
 often."""
 UNTAKEN_SECONDS: Final = 5.0
 """A first attempt scheduled this long ago that no worker has started waits for a worker."""
@@ -45,21 +45,21 @@ UNTAKEN_SECONDS: Final = 5.0
 
 @dataclass
 class PendingRead:
-    """What a follower of `job_id` has read of its pending activities: when last, the retries
+    """What a follower of `run_id` has read of its pending activities: when last, the retries
     it told (run, activity, failed attempt), and the waits (:class:`WaitsTold`)."""
 
-    job_id: str
+    run_id: str
     waits: WaitsTold
     read_at: float = -RETRY_POLL_SECONDS
     retries: set[tuple[str, str, int]] = field(default_factory=set)
 
 
 class PendingActivities:
-    """Reads a job's retries and waits from its workflow's description.
+    """Reads a run's retries and waits from its workflow's description.
 
     Args:
         client: the engine's client (its data converter reads the heartbeat details).
-        routing: where the engine's jobs run (the queue a wait for a worker names, when the
+        routing: where the engine's runs run (the queue a wait for a worker names, when the
             description does not).
     """
 
@@ -70,7 +70,7 @@ class PendingActivities:
     async def notes(
         self, handle: WorkflowHandle[Any, Any], pending: PendingRead, *, now: float | None
     ) -> list[FollowNote]:
-        """The notes of the job's pending activities not told yet: their retries
+        """The notes of the run's pending activities not told yet: their retries
         (:meth:`retries`), then their waits (:meth:`waits`, as :class:`WaitsTold` says
         when). Read at most every :data:`RETRY_POLL_SECONDS` of `now` (None: now, whatever
         the time)."""
@@ -83,20 +83,20 @@ class PendingActivities:
         except RPCError as exc:  # the events go on; the next poll asks again
             _log.debug("cannot describe %s: %s", handle.id, first_line(exc))
             return []
-        job_id, queue = pending.job_id, self._routing.task_queue
+        run_id, queue = pending.run_id, self._routing.task_queue
         notes = [
-            FollowNote.retrying(job_id, notice, task_queue=queue)
+            FollowNote.retrying(run_id, notice, task_queue=queue)
             for notice in await self.retries(description, pending.retries)
         ]
         for step, waiting in await self.waits(description):
             if pending.waits.due(waiting, step=step):
-                notes.append(FollowNote.waiting_on(job_id, waiting, task_queue=queue))
+                notes.append(FollowNote.waiting_on(run_id, waiting, task_queue=queue))
         return notes
 
     async def retries(
         self, description: WorkflowExecutionDescription, told: set[tuple[str, str, int]]
     ) -> list[RetryNotice]:
-        """The retries of the job's activities not yet in `told` (which they join).
+        """The retries of the run's activities not yet in `told` (which they join).
 
         The server schedules an activity's retries, so the workflow never sees them; its
         description does (no worker needed): a pending activity past its first attempt that
@@ -118,7 +118,7 @@ class PendingActivities:
         return notices
 
     async def waits(self, description: WorkflowExecutionDescription) -> list[tuple[str, Waiting]]:
-        """What the job's pending activities wait for now, each with its step's key (the
+        """What the run's pending activities wait for now, each with its step's key (the
         workflow run and activity id).
 
         A running attempt that waits says so in its heartbeat details (``activities.agent``:
@@ -149,7 +149,7 @@ class PendingActivities:
                 call = pending.activity_type.name
                 waits.append((step, Waiting(on="worker", detail=detail, since=since, call=call)))
         since = _untaken_task_since(raw.pending_workflow_task)  # unset: state unspecified
-        if since is not None:  # no worker of the job's store polls: nothing moves at all
+        if since is not None:  # no worker of the run's store polls: nothing moves at all
             queue = raw.execution_config.task_queue.name or self._routing.task_queue
             detail = f"no worker has taken the run's next step from task queue {queue!r}"
             waiting = Waiting(on="worker", detail=detail, since=since, call="the run")

@@ -1,10 +1,10 @@
-"""Which task queue an engine's jobs run on, and which workers would run them:
+"""Which task queue an engine's runs run on, and which workers would run them:
 :class:`StoreRouting`, held by :class:`~skillweave.engines.temporal.TemporalEngine`.
 
-A job runs on the configured (base) task queue routed to the store it was started against
+A run runs on the configured (base) task queue routed to the store it was started against
 (:func:`~skillweave.engines.contract.store_task_queue`), where only that store's workers poll.
-The engine's store id is read once, at the first job when it was not known at connection; the
-roll call of the base queue (:mod:`._workers`) tells whether a job started here would wait
+The engine's store id is read once, at the first run when it was not known at connection; the
+roll call of the base queue (:mod:`._workers`) tells whether a run started here would wait
 for ever.
 """
 
@@ -35,12 +35,12 @@ _log = logging.getLogger("skillweave.engines")
 
 
 class StoreRouting:
-    """An engine's store, the task queue its jobs run on, and the workers that poll it.
+    """An engine's store, the task queue its runs run on, and the workers that poll it.
 
     Args:
         client: the engine's client.
         base_task_queue: the configured task queue (``WORKFLOW__TASK_QUEUE``).
-        store: the engine's artifact store (its id routes the jobs), if any.
+        store: the engine's artifact store (its id routes the runs), if any.
         store_id: the store's id, when known (read from `store` at the first need otherwise).
     """
 
@@ -59,25 +59,25 @@ class StoreRouting:
 
     @property
     def task_queue(self) -> str:
-        """The task queue this engine's jobs run on: the base queue routed to its store (the
+        """The task queue this engine's runs run on: the base queue routed to its store (the
         base queue while the store's id is not known yet)."""
         if self._store_id is None:
             return self.base_task_queue
         return store_task_queue(self.base_task_queue, self._store_id)
 
-    async def store_id(self, job_id: str | None = None) -> str:
-        """This engine's store id, read once (`job_id`: the job that asks, for the message).
+    async def store_id(self, run_id: str | None = None) -> str:
+        """This engine's store id, read once (`run_id`: the run that asks, for the message).
 
         Raises:
-            ConfigError: the engine has no store (and was given no id): a job started here
+            ConfigError: the engine has no store (and was given no id): a run started here
                 would run on no store's queue.
             StorageError: the store cannot be read.
         """
         if self._store_id is None:
             if self.store is None:
-                refused = f"run {job_id!r} not started: " if job_id else ""
+                refused = f"run {run_id!r} not started: " if run_id else ""
                 raise ConfigError(
-                    f"{refused}this client has no artifact store, and a job runs only on the "
+                    f"{refused}this client has no artifact store, and a run runs only on the "
                     "workers of the store it is started against: open the engine over the "
                     "deployment's store (its STORAGE__ settings)"
                 )
@@ -93,12 +93,12 @@ class StoreRouting:
         try:
             return store_task_queue(self.base_task_queue, await self.store_id())
         except (StorageError, ConfigError) as exc:
-            raise AgentError(f"cannot tell which workers run this engine's jobs: {exc}") from None
+            raise AgentError(f"cannot tell which workers run this engine's runs: {exc}") from None
 
     async def check_workers(self, store_id: str) -> int:
-        """Refuse a job no worker of its store would run while workers of other stores
+        """Refuse a run no worker of its store would run while workers of other stores
         answer the base queue's roll call (:class:`~skillweave.engines.temporal.Roll`): it
-        would wait for ever. With no worker at all, the job is started: it waits for one.
+        would wait for ever. With no worker at all, the run is started: it waits for one.
 
         Returns:
             How many workers of the store poll its queue.
@@ -108,7 +108,7 @@ class StoreRouting:
         """
         try:
             roll = await read_roll(self.client, self.base_task_queue, store_id)
-        except RPCError as exc:  # not ours to read: the job waits for its store's worker
+        except RPCError as exc:  # not ours to read: the run waits for its store's worker
             _log.warning("cannot describe task queue %s: %s", self.task_queue, first_line(exc))
             return 0
         if roll.stranded():

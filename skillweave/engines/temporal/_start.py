@@ -1,6 +1,6 @@
-"""Starting a job's workflow: :class:`JobStarter`, behind ``TemporalEngine.start``.
+"""Starting a run's workflow: :class:`RunStarter`, behind ``TemporalEngine.start``.
 
-A job starts on the task queue routed to the store it is started against (the request's, else
+A run starts on the task queue routed to the store it is started against (the request's, else
 the engine's, :mod:`._routing`), with the summary and details the UI shows (:mod:`._ui`) and its
 first search attributes. It is refused before it starts where it could never run: a namespace
 without skillweave's search attributes (every workflow task would fail and the run stay
@@ -18,7 +18,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from skillweave.config import CatalogMode
-from skillweave.engines.base import JobRequest
+from skillweave.engines.base import RunRequest
 from skillweave.engines.contract import (
     SA_AGENT,
     SA_PHASE,
@@ -33,13 +33,13 @@ from skillweave.engines.temporal._routing import StoreRouting
 from skillweave.engines.temporal._ui import details_of, summary_of
 from skillweave.errors import AgentError, ConfigError
 
-__all__ = ["JobStarter"]
+__all__ = ["RunStarter"]
 
 _log = logging.getLogger("skillweave.engines")
 
 
-class JobStarter:
-    """Starts jobs' workflows for one engine.
+class RunStarter:
+    """Starts runs' workflows for one engine.
 
     Args:
         client: the engine's client.
@@ -62,19 +62,19 @@ class JobStarter:
         self._top_k = catalog_top_k
         self._namespace_checked = False
 
-    async def start(self, request: JobRequest) -> str:
-        """Start the job's workflow; returns its id.
+    async def start(self, request: RunRequest) -> str:
+        """Start the run's workflow; returns its id.
 
         Raises:
-            AgentError: a job with this id exists (running or not).
+            AgentError: a run with this id exists (running or not).
             ConfigError: the server does not know skillweave's search attributes; no worker of
-                the job's store polls while workers of other stores do; the engine has no
+                the run's store polls while workers of other stores do; the engine has no
                 store.
             StorageError: the store's id cannot be read.
         """
         spec = request.agent
         await self._check_namespace()
-        store_id = request.store_id or await self._routing.store_id(request.job_id)
+        store_id = request.store_id or await self._routing.store_id(request.run_id)
         request = request.model_copy(update={"store_id": store_id})
         await self._routing.check_workers(store_id)
         try:
@@ -85,9 +85,9 @@ class JobStarter:
                     catalog_mode=self._catalog_mode,
                     catalog_top_k=self._top_k,
                 ),
-                id=workflow_id(request.job_id),
+                id=workflow_id(request.run_id),
                 task_queue=store_task_queue(self._routing.base_task_queue, store_id),
-                # A job id names its artifacts (runs/{job_id}/…): never reuse one.
+                # A run id names its artifacts (runs/{run_id}/…): never reuse one.
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=summary_of(request),
                 static_details=details_of(request),
@@ -99,19 +99,19 @@ class JobStarter:
                 ),
             )
         except WorkflowAlreadyStartedError:
-            raise AgentError(f"run {request.job_id!r} already exists") from None
+            raise AgentError(f"run {request.run_id!r} already exists") from None
         except RPCError as exc:
             if exc.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in exc.message:
                 raise ConfigError(
                     f"the Temporal server does not know skillweave's search attributes "
                     f"({first_line(exc)}): run `skillweave temporal setup` (it registers them)"
                 ) from None
-            raise AgentError(f"run {request.job_id!r} did not start: {first_line(exc)}") from None
-        return request.job_id
+            raise AgentError(f"run {request.run_id!r} did not start: {first_line(exc)}") from None
+        return request.run_id
 
     async def _check_namespace(self) -> None:
         """Refuse, once per engine, a namespace that lacks skillweave's search attributes: a
-        job started there would fail every workflow task and stay "Running" for ever.
+        run started there would fail every workflow task and stay "Running" for ever.
 
         Raises:
             ConfigError: which attributes, and the command that registers them.

@@ -1,11 +1,11 @@
-"""Temporal visibility: what the server tells of jobs without asking a worker: which jobs it
+"""Temporal visibility: what the server tells of runs without asking a worker: which runs it
 holds, filtered by the search attributes the workflow keeps up to date (agent, phase, active
-skills), one job's row, and what a job was started with (its history's first event).
+skills), one run's row, and what a run was started with (its history's first event).
 
-:class:`JobRow` is one job as visibility lists (or the server describes) it; :func:`jobs_query`
-builds the visibility query of :meth:`Visibility.list_jobs`, also used by the CLI
+:class:`RunRow` is one run as visibility lists (or the server describes) it; :func:`runs_query`
+builds the visibility query of :meth:`Visibility.list_runs`, also used by the CLI
 (``skillweave runs list``, the in-flight check before a deploy); :class:`Visibility` is
-``TemporalEngine``'s collaborator behind ``list_jobs``, ``describe`` and ``request``.
+``TemporalEngine``'s collaborator behind ``list_runs``, ``describe`` and ``request``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from skillweave.engines.base import JobRequest
+from skillweave.engines.base import RunRequest
 from skillweave.engines.contract import (
     SA_ACTIVE_SKILLS,
     SA_AGENT,
@@ -28,13 +28,13 @@ from skillweave.engines.contract import (
     WORKFLOW_NAME,
     AgentWorkflowInput,
     Phase,
-    job_id_of,
+    run_id_of,
 )
 from skillweave.engines.temporal._errors import first_line
-from skillweave.engines.temporal._handles import JobHandles
+from skillweave.engines.temporal._handles import RunHandles
 from skillweave.errors import AgentError, ConfigError
 
-__all__ = ["PHASES", "JobRow", "Visibility", "jobs_query"]
+__all__ = ["PHASES", "RunRow", "Visibility", "runs_query"]
 
 PHASES: Final[tuple[str, ...]] = get_args(Phase)
 
@@ -50,14 +50,14 @@ _STATUS_NAMES: Final = {
 }
 
 
-class JobRow(BaseModel):
-    """One job as visibility lists it: no query to a worker needed."""
+class RunRow(BaseModel):
+    """One run as visibility lists it: no query to a worker needed."""
 
     model_config = ConfigDict(frozen=True)
 
-    job_id: str
-    workflow_id: str
     run_id: str
+    workflow_id: str
+    execution_run_id: str
     status: str
     agent: str | None = None
     phase: str | None = None
@@ -68,14 +68,14 @@ class JobRow(BaseModel):
     close_time: datetime | None = None
 
     @classmethod
-    def of(cls, execution: WorkflowExecution) -> JobRow:
+    def of(cls, execution: WorkflowExecution) -> RunRow:
         """The row of a listed (or described) workflow execution."""
         attrs = execution.typed_search_attributes
         status = execution.status
         return cls(
-            job_id=job_id_of(execution.id),
+            run_id=run_id_of(execution.id),
             workflow_id=execution.id,
-            run_id=execution.run_id,
+            execution_run_id=execution.run_id,
             status=_STATUS_NAMES.get(status, "unknown") if status is not None else "unknown",
             agent=attrs.get(SA_AGENT),
             phase=attrs.get(SA_PHASE),
@@ -100,69 +100,69 @@ def _literal(option: str, value: str) -> str:
 
 
 class Visibility:
-    """What the server tells of an engine's jobs without a worker.
+    """What the server tells of an engine's runs without a worker.
 
     Args:
         client: the engine's client.
-        handles: the jobs' workflows (and the server's refusals as errors).
+        handles: the runs' workflows (and the server's refusals as errors).
     """
 
-    def __init__(self, client: Client, handles: JobHandles) -> None:
+    def __init__(self, client: Client, handles: RunHandles) -> None:
         self.client = client
         self._handles = handles
 
-    async def list_jobs(
+    async def list_runs(
         self,
         *,
         agent: str | None = None,
         phase: str | None = None,
         skill: str | None = None,
         limit: int = 50,
-    ) -> list[JobRow]:
-        """Jobs on the server, newest first, filtered by agent, phase and an active skill.
+    ) -> list[RunRow]:
+        """Runs on the server, newest first, filtered by agent, phase and an active skill.
 
         Raises:
             ConfigError: a filter is not a name or not a phase.
         """
-        query = jobs_query(agent=agent, phase=phase, skill=skill)
+        query = runs_query(agent=agent, phase=phase, skill=skill)
         try:
             return [
-                JobRow.of(execution)
+                RunRow.of(execution)
                 async for execution in self.client.list_workflows(query, limit=limit)
             ]
         except RPCError as exc:
             raise AgentError(f"listing runs failed: {first_line(exc)}") from None
 
-    async def describe(self, job_id: str) -> JobRow:
-        """The job's row from the server (no worker needed).
+    async def describe(self, run_id: str) -> RunRow:
+        """The run's row from the server (no worker needed).
 
         Raises:
-            AgentError: there is no such job.
+            AgentError: there is no such run.
         """
-        with self._handles.errors(job_id):
-            return JobRow.of(await self._handles.of(job_id).describe())
+        with self._handles.errors(run_id):
+            return RunRow.of(await self._handles.of(run_id).describe())
 
-    async def request(self, job_id: str) -> JobRequest:
-        """What the job was started with (task, agent, inputs), from its workflow's first
-        history event: no worker needed, for a job started by any client.
+    async def request(self, run_id: str) -> RunRequest:
+        """What the run was started with (task, agent, inputs), from its workflow's first
+        history event: no worker needed, for a run started by any client.
 
         Raises:
-            AgentError: there is no such job.
+            AgentError: there is no such run.
         """
-        with self._handles.errors(job_id):
-            async for event in self._handles.of(job_id).fetch_history_events(page_size=1):
+        with self._handles.errors(run_id):
+            async for event in self._handles.of(run_id).fetch_history_events(page_size=1):
                 payloads = event.workflow_execution_started_event_attributes.input.payloads
                 [start] = await self.client.data_converter.decode(payloads, [AgentWorkflowInput])
                 return start.request
-        raise AgentError(f"no run {job_id!r} on this Temporal namespace")
+        raise AgentError(f"no run {run_id!r} on this Temporal namespace")
 
 
-def jobs_query(
+def runs_query(
     *, agent: str | None = None, phase: str | None = None, skill: str | None = None
 ) -> str:
-    """The visibility query of :meth:`TemporalEngine.list_jobs`: agent workflows (the latest
-    run of each job, not the runs it continued from), filtered by agent, phase and a skill
-    that is active.
+    """The visibility query of :meth:`TemporalEngine.list_runs`: agent workflows (the latest
+    execution of each run, not the executions it continued from), filtered by agent, phase and
+    a skill that is active.
 
     Raises:
         ConfigError: a filter value is not a name, or the phase is not one of :data:`PHASES`.

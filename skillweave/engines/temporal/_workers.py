@@ -1,16 +1,16 @@
-"""Which workers would run a job: worker identities, the pollers of a task queue, and the roll
+"""Which workers would run a run: worker identities, the pollers of a task queue, and the roll
 call of a base task queue with what each process says about it.
 
-A job runs on the configured task queue (``WORKFLOW__TASK_QUEUE``, the *base* queue) routed to
+A run runs on the configured task queue (``WORKFLOW__TASK_QUEUE``, the *base* queue) routed to
 the store it was started against (:func:`~skillweave.engines.contract.store_task_queue`), and
-only workers of that store poll that queue; a job no such worker polls for waits. Every worker
+only workers of that store poll that queue; a run no such worker polls for waits. Every worker
 also answers the *roll call* on the base queue: it polls it for
 :data:`~skillweave.engines.contract.ROLL_CALL_ACTIVITY`, which nothing schedules, and its
 Temporal identity (:func:`worker_identity`) names its store and default model. So one
 description of the base queue lists every worker of it and the store it works on
 (:func:`read_roll`), and :class:`Roll` says what that means for one store:
 
-- the client (``TemporalEngine.start``) refuses a job no worker of its store polls for while
+- the client (``TemporalEngine.start``) refuses a run no worker of its store polls for while
   workers of other stores answer the roll call (:meth:`Roll.refusal`: it would wait for ever);
 - a worker at start warns when other workers of its queue work on other stores and none on its
   own (:func:`warn_if_alone`, called by ``workflows.worker.running_worker``);
@@ -120,7 +120,7 @@ class Roll:
         task_queue: the base queue (``WORKFLOW__TASK_QUEUE``).
         store_id: the store of the process that reads it.
         serving: the identities of the workers polling the queue routed to that store: those
-            that would run a job started against it.
+            that would run a run started against it.
         answered: the identities on the base queue's roll call: every worker of the queue.
     """
 
@@ -131,7 +131,7 @@ class Roll:
 
     @property
     def routed(self) -> str:
-        """The queue jobs started against this store run on."""
+        """The queue runs started against this store run on."""
         return store_task_queue(self.task_queue, self.store_id)
 
     def other_stores(self, *, besides: str | None = None) -> list[str]:
@@ -140,7 +140,7 @@ class Roll:
         return sorted(stores_of(workers) - {self.store_id})
 
     def stranded(self) -> bool:
-        """Whether a job started against this store would wait for ever: no worker of it
+        """Whether a run started against this store would wait for ever: no worker of it
         polls, while workers of other stores do (someone pointed this process, or them, at
         the wrong store)."""
         return (
@@ -150,7 +150,7 @@ class Roll:
         )
 
     def refusal(self) -> str:
-        """The one line a client says when it will not start a job (:meth:`stranded`)."""
+        """The one line a client says when it will not start a run (:meth:`stranded`)."""
         return (
             f"no worker on task queue {self.task_queue!r} works on this process's store "
             f"{self.store_id} (the workers there work on {', '.join(self.other_stores())}): "
@@ -160,7 +160,7 @@ class Roll:
     def lonely_line(self, identity: str) -> str | None:
         """What the worker of `identity` says at start when other workers of its queue work on
         other stores and none besides it on its own (None: nothing to say). It cannot tell
-        which side is misconfigured, so it warns: each side's jobs never run on the other."""
+        which side is misconfigured, so it warns: each side's runs never run on the other."""
         others = self.other_stores(besides=identity)
         mine = stores_of(w for w in (*self.answered, *self.serving) if w != identity)
         if not others or self.store_id in mine:
@@ -168,7 +168,7 @@ class Roll:
         theirs = ", ".join(others)
         return (
             f"other workers on task queue {self.task_queue!r} work on store {theirs}; this "
-            f"worker works on {self.store_id}: jobs started against {theirs} never run here, "
+            f"worker works on {self.store_id}: runs started against {theirs} never run here, "
             f"nor {self.store_id}'s there"
         )
 
@@ -188,7 +188,7 @@ async def warn_if_alone(client: Client, task_queue: str, store_id: str, identity
     """Once the worker of `identity` polls: one WARNING line (logger ``skillweave.worker``)
     when the other workers of `task_queue` work on other stores and none on `store_id`
     (:meth:`Roll.lonely_line`). It cannot tell which side is misconfigured, only that neither
-    runs the other's jobs; it runs regardless."""
+    runs the other's runs; it runs regardless."""
     try:
         roll = await read_roll(client, task_queue, store_id)
     except RPCError as exc:  # only read to warn

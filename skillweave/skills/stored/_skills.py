@@ -196,7 +196,7 @@ class StoredSkills:
         """Remove an uploaded skill: its record, so that no reader sees it any more.
 
         The versions' packages stay in the store: runs started before pinned them, and a
-        job's history names the version it activated, whose scripts the manager runs from
+        run's history names the version it activated, whose scripts the manager runs from
         that package (they are content-addressed, so a later upload of the same content
         reuses them).
 

@@ -13,7 +13,7 @@ the artifact store, so every process on every machine that shares the store writ
 a hash chain only it writes (``_chain``): records queue and go to the store a block at a time
 (group commit), so writers never contend and a busy writer stores many records per write. A
 record is canonical JSON: ``v`` (2), ``writer``, ``seq`` (1, 2, … in its chain), ``time``,
-``event`` (:data:`AuditEvent`), ``skill``, ``version``, ``actor``, ``job``, ``details`` (at
+``event`` (:data:`AuditEvent`), ``skill``, ``version``, ``actor``, ``run``, ``details`` (at
 most :data:`MAX_DETAILS_BYTES`), ``seen`` (the newest checkpoint the writer knew), ``prev``
 (the hash before it; :data:`GENESIS` first) and ``hash``: HMAC-SHA256 under ``AUDIT__KEY``
 (SHA-256 without one) of every other field.

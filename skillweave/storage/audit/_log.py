@@ -93,7 +93,7 @@ class AuditLog:
         *,
         skill: str,
         version: str | None = None,
-        job: str | None = None,
+        run: str | None = None,
         actor: str | None = None,
         args: Sequence[str] | None = None,
         **details: JsonValue,
@@ -106,7 +106,7 @@ class AuditLog:
         if args is not None:
             details["args_digest"] = args_digest(args, key=self._sealer.args_key)
         entry = AuditEntry(
-            event=event, skill=skill, version=version, actor=actor, job=job, details=details
+            event=event, skill=skill, version=version, actor=actor, run=run, details=details
         )
         return await self.append(entry)
 

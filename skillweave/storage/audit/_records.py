@@ -33,7 +33,7 @@ AuditEvent = Literal[
     "network_approval",  # an operator approved (or revoked) a skill's network destinations
     "scan",  # a package scanned (details: verdict, findings)
     "signature",  # a package's signature checked (details: signer, valid)
-    "activation",  # a job activated the skill
+    "activation",  # a run activated the skill
     "execution",  # a script started: one record per start (details: script, args_digest)
     "execution_repeat",  # a request of a started execution id answered without a start
     # (details: script, execution_id, answered: stored | joined | in_progress)
@@ -58,7 +58,7 @@ MAX_BLOCK_BYTES: Final = MAX_BLOCK_RECORDS * MAX_RECORD_BYTES
 """Largest block read; anything bigger is reported without being read."""
 
 MAX_FIELD_CHARS: Final = 255
-"""Longest ``skill``, ``version``, ``actor`` or ``job``."""
+"""Longest ``skill``, ``version``, ``actor`` or ``run``."""
 
 FORMAT: Final = 2
 HEX64: Final = r"^[0-9a-f]{64}$"
@@ -91,7 +91,7 @@ class AuditRecord(BaseModel):
     skill: str = Field(min_length=1, max_length=MAX_FIELD_CHARS)
     version: str | None = Field(default=None, max_length=MAX_FIELD_CHARS)
     actor: str | None = Field(default=None, max_length=MAX_FIELD_CHARS)
-    job: str | None = Field(default=None, max_length=MAX_FIELD_CHARS)
+    run: str | None = Field(default=None, max_length=MAX_FIELD_CHARS)
     details: dict[str, JsonValue] = Field(default_factory=dict)
     seen: Seen | None = None
     prev: str = Field(pattern=HEX64)
@@ -123,7 +123,7 @@ class AuditEntry:
     version: str | None = None
     actor: str | None = None
     """Who did it; None: the log's own actor (the process)."""
-    job: str | None = None
+    run: str | None = None
     details: Mapping[str, JsonValue] = field(default_factory=dict)
 
 
@@ -239,7 +239,7 @@ def _body(
         "skill": entry.skill,
         "version": entry.version,
         "actor": entry.actor if entry.actor is not None else actor,
-        "job": entry.job,
+        "run": entry.run,
         "details": details,
         "seen": None if seen is None else seen.model_dump(),
         "prev": prev,

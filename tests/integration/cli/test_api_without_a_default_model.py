@@ -32,7 +32,7 @@ SCRIPT = "model: {name}\nturns:\n  - say: answered by {name}\n"
 
 def _env(root: Path, **values: str) -> dict[str, str]:
     """The whole environment of a fresh set-up: no MODEL__ setting, a store and home of the
-    test's, the direct engine (its jobs run in the API's process)."""
+    test's, the direct engine (its runs run in the API's process)."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(root / "home"),
@@ -100,7 +100,7 @@ async def test_the_api_starts_without_a_default_model_and_refuses_runs_that_name
         tmp_path, WORKFLOW__EXECUTION_ENGINE="direct", MODEL__SCRIPTS_DIR=str(scripts)
     ) as (client, service):
         said = " ".join(service.log().split())
-        # One line, at start-up: what is missing and what each job must do instead.
+        # One line, at start-up: what is missing and what each run must do instead.
         assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each run must" in (
             said
         )

@@ -1,5 +1,5 @@
 """`run` on the Temporal engine says, in one line, that the workers' limits it sets have no
-effect (a job runs under its worker's); on the direct engine, its own worker, they are its
+effect (a run runs under its worker's); on the direct engine, its own worker, they are its
 own. Real processes: the ``skillweave`` command as a user types it (issue 41, item 4)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
 
 
 def _run(tmp_path: Path, *argv: str, **values: str) -> str:
-    """`skillweave run` to its end (Temporal is not reachable: the job never starts there)."""
+    """`skillweave run` to its end (Temporal is not reachable: the run never starts there)."""
     script = tmp_path / "model.yaml"
     script.write_text("turns: [{say: hello}]\n")
     (tmp_path / "no-skills").mkdir(exist_ok=True)
@@ -50,11 +50,11 @@ def test_a_client_that_sets_a_workers_limit_is_told_once(tmp_path: Path) -> None
     said = _run(tmp_path, "--engine", "temporal", WORKFLOW__SCRIPT_TIMEOUT_SECONDS="2.5")
     assert said.count("has no effect here") == 1, said
     assert (
-        "agree: WORKFLOW__SCRIPT_TIMEOUT_SECONDS has no effect here: a job runs under the limits "
+        "agree: WORKFLOW__SCRIPT_TIMEOUT_SECONDS has no effect here: a run runs under the limits "
         "of the worker that runs it (the workers' settings); set it on the workers, not on a "
         "client"
     ) in said
-    # It is a warning: the command went on to start the job (and found no Temporal).
+    # It is a warning: the command went on to start the run (and found no Temporal).
     assert "cannot reach Temporal" in said
 
 

@@ -1,6 +1,6 @@
 """``skillweave doctor`` and ``skillweave temporal setup`` (issue 28, part 1), each check with the
 misconfiguration that turns it red, against real components: a Temporal dev server started
-without skillweave's search attributes (where a job would never run), a store that is not
+without skillweave's search attributes (where a run would never run), a store that is not
 there, a manager that is down or takes another token, a model endpoint that refuses the key."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from skillweave.agent import AgentSpec
 from skillweave.cli import app
 from skillweave.cli.temporal_server import free_port, temporal_binary
 from skillweave.config import Settings, get_settings
-from skillweave.engines import JobRequest
+from skillweave.engines import RunRequest
 from skillweave.engines.temporal import connect_engine
 from skillweave.errors import ConfigError
 from skillweave.storage.local import LocalArtifactStore
@@ -109,11 +109,11 @@ async def test_a_namespace_without_the_search_attributes_is_red_and_setup_fixes_
         assert "SkillweaveTokens (Int) is not registered" in detail
         assert "skillweave temporal setup" in detail
 
-        # A job is refused up front instead of staying "Running" for ever.
+        # A run is refused up front instead of staying "Running" for ever.
         settings = Settings(_env_file=None, workflow={"temporal_address": address})
         engine = await connect_engine(settings)
         with pytest.raises(ConfigError, match="skillweave temporal setup"):
-            await engine.start(JobRequest(job_id="job-never", task="t", agent=AgentSpec()))
+            await engine.start(RunRequest(run_id="run-never", task="t", agent=AgentSpec()))
 
         code, _, said = await asyncio.to_thread(doctor, env, "temporal", "setup")
         assert code == 0, said

@@ -238,7 +238,7 @@ async def finished(command: Command) -> Command:
     return command
 
 
-# --- what the two runs of one job must show --------------------------------------------------
+# --- what the two executions of one run must show ---------------------------------------------
 
 
 def json_events(command: Command) -> list[AgentEvent]:
@@ -262,7 +262,7 @@ def assert_the_live_view_shows_every_kind(live: Command, as_json: Command) -> li
     events = json_events(as_json)
     kinds = {event.kind for event in events}
     assert {
-        "job_started",
+        "run_started",
         "model_called",
         "skill_activated",
         "resource_read",
@@ -271,7 +271,7 @@ def assert_the_live_view_shows_every_kind(live: Command, as_json: Command) -> li
         "approval_requested",
         "approval_decided",
         "answered",
-        "job_finished",
+        "run_finished",
     } <= kinds, kinds
     # One line per event, its kind's label, in the order the JSON lines give.
     assert live_labels(live) == [event_line(event).label for event in events], live
@@ -358,7 +358,7 @@ async def test_the_live_view_of_a_temporal_run_shows_every_kind(tmp_path: Path) 
 
         as_json = await Command.start(*run, *_how(at, agent, json=True), env=env, cwd=tmp_path)
         line = await as_json.wait_for('"kind":"approval_requested"', on="stdout")
-        await approve(json.loads(line)["job_id"], env, tmp_path)
+        await approve(json.loads(line)["run_id"], env, tmp_path)
         await finished(as_json)
         details = await current_details(address, run_id.group())
 

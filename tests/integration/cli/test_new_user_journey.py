@@ -138,7 +138,7 @@ def test_a_new_user_installs_a_skill_and_every_door_sees_it_and_its_runs(
     assert scripts, events
     result = events[-1]
     assert result.get("status") == "completed", result
-    assert result["job_id"].startswith("run-")
+    assert result["run_id"].startswith("run-")
 
     # 3. The API starts with no default model; an agent names its own model and the skill.
     run(
@@ -158,7 +158,7 @@ def test_a_new_user_installs_a_skill_and_every_door_sees_it_and_its_runs(
     ]
     api_result = api_events[-1]
     assert api_result.get("status") == "completed", api_events
-    run_id = api_result["job_id"]
+    run_id = api_result["run_id"]
     assert run_id.startswith("run-")
 
     # 4. One run identity: the CLI on the Temporal server (no API) finds the API's run.

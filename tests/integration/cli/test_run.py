@@ -67,7 +67,7 @@ def _sales_columns() -> list[str]:
         return next(csv.reader(handle))
 
 
-def test_demo_runs_the_example_job_and_stores_the_report(tmp_path: Path) -> None:
+def test_demo_runs_the_example_run_and_stores_the_report(tmp_path: Path) -> None:
     done = _skillweave(tmp_path, "demo")
     assert done.returncode == 0, done.stdout + done.stderr
     # Said plainly, at the start and at the end: the model is a script.
@@ -89,7 +89,7 @@ def test_demo_runs_the_example_job_and_stores_the_report(tmp_path: Path) -> None
     ):
         assert step in done.stderr, step
     assert "completed: answered" in done.stdout
-    # The report is an artifact of the job, in the store.
+    # The report is an artifact of the run, in the store.
     keys = re.findall(r"(runs/\S+/outputs/report\.md) \(", done.stdout)
     assert len(keys) == 1, done.stdout
     report = (tmp_path / "store" / keys[0]).read_text(encoding="utf-8")
@@ -154,8 +154,8 @@ turns:
     assert done.returncode == 0, done.stdout + done.stderr
     lines = _json_lines(done.stdout)  # every stdout line is JSON
     kinds = [line["kind"] for line in lines]
-    assert kinds[0] == "job_started"
-    assert kinds[-2:] == ["job_finished", "result"]
+    assert kinds[0] == "run_started"
+    assert kinds[-2:] == ["run_finished", "result"]
     assert kinds.count("script_ran") == 2
     result = lines[-1]
     assert result["status"] == "completed"
@@ -163,14 +163,14 @@ turns:
     active = result["active_skills"]
     assert isinstance(active, dict)
     assert set(active) == {"data-toolkit", "csv-profiler"}
-    job_id = result["job_id"]
-    assert isinstance(job_id, str)
-    assert re.fullmatch(r"run-\d{8}-\d{6}-[0-9a-f]{8}", job_id)
+    run_id = result["run_id"]
+    assert isinstance(run_id, str)
+    assert re.fullmatch(r"run-\d{8}-\d{6}-[0-9a-f]{8}", run_id)
     outputs = result["outputs"]
     assert isinstance(outputs, list)
     assert [o["key"].rsplit("/", 1)[-1] for o in outputs] == ["stats.json", "stats.json"]
-    # The input went to the store under the job's run; the answer names an output.
-    assert (tmp_path / "store" / "runs" / job_id / "inputs" / "orders.csv").is_file()
+    # The input went to the store under the run's id; the answer names an output.
+    assert (tmp_path / "store" / "runs" / run_id / "inputs" / "orders.csv").is_file()
     assert result["answer"] == f"Profiled: {outputs[-1]['key']}"
     # --out copies both, the second name prefixed with a counter.
     assert result["copied"] == [str(out / "stats.json"), str(out / "2-stats.json")]
@@ -204,7 +204,7 @@ def test_run_with_out_copies_the_report(tmp_path: Path) -> None:
     assert json.loads((out / "stats.json").read_text())["rows"] == 20
 
 
-def test_a_job_that_fails_exits_1_with_the_reason(tmp_path: Path) -> None:
+def test_a_run_that_fails_exits_1_with_the_reason(tmp_path: Path) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(
         """
@@ -238,7 +238,7 @@ def test_temporal_without_a_server_exits_2_naming_both_remedies(
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stdout == ""
     lines = done.stderr.splitlines()
-    assert len(lines) <= 3, done.stderr  # the job's header and the error
+    assert len(lines) <= 3, done.stderr  # the run's header and the error
     said = " ".join(done.stderr.split())
     assert f"error: cannot reach Temporal at {address} (connection refused)" in said
     assert "Start it with `skillweave dev` in another terminal" in said
@@ -270,7 +270,7 @@ def test_files_with_the_same_name_and_no_model_are_refused(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert "would both be inputs/x.csv" in done.stderr
-    # The default settings name no model: a job run here says how to set one.
+    # The default settings name no model: a run started here says how to set one.
     no_model = _skillweave(tmp_path, "run", "t", "--engine", "direct")
     assert no_model.returncode == 2
     assert "MODEL__PROVIDER/MODEL__NAME/MODEL__API_KEY" in no_model.stderr

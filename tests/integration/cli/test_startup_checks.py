@@ -1,4 +1,4 @@
-"""The doctor's checks at the start of the long-running commands and of a job (issue 28,
+"""The doctor's checks at the start of the long-running commands and of a run (issue 28,
 part 1), with the misconfigurations that stop them: a manager that refuses the token, a
 manager on another store, a script limit that does not fit in a script step. What may pass by
 itself (a manager not started yet) is said and the command goes on. Real processes: the
@@ -129,7 +129,7 @@ async def test_a_script_limit_that_does_not_fit_a_step_stops_the_worker(tmp_path
     ) in said
 
 
-async def test_a_direct_job_is_not_started_when_its_manager_refuses_the_token(
+async def test_a_direct_run_is_not_started_when_its_manager_refuses_the_token(
     tmp_path: Path,
 ) -> None:
     async with Manager.serving(
@@ -140,7 +140,7 @@ async def test_a_direct_job_is_not_started_when_its_manager_refuses_the_token(
         )
         code, said = await skillweave(env, "run", "--engine", "direct", "say hello")
     assert code == 1, said
-    assert "error: the job was not started: manager:" in said
+    assert "error: the run was not started: manager:" in said
     assert "refuses the token" in said
 
 

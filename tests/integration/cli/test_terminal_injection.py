@@ -36,7 +36,7 @@ from tests.conftest import write_skill
 pytestmark = pytest.mark.timeout(180)
 
 DIRECT = ("--engine", "direct")
-"""The jobs here run in the CLI's process (no Temporal server in these tests)."""
+"""The runs here run in the CLI's process (no Temporal server in these tests)."""
 
 PRINTED = HOSTILE
 """What the script prints: every class of sequence, and rich markup."""

@@ -38,7 +38,7 @@ async def _run(manager: Manager, skill: SkillRegistry, script: str, url: str) ->
     return await manager.client.execute(
         ExecuteRequest(
             execution_id=f"pod-egress/{time.monotonic_ns()}",
-            run_id="job-pod-egress",
+            run_id="run-pod-egress",
             skill=found.name,
             version=found.version,
             script=script,
@@ -98,7 +98,7 @@ async def test_a_pods_script_reaches_its_approved_api_through_the_managers_gatew
     assert wrong_port.stdout.splitlines()[1].startswith("403 skillweave egress refused")
 
     records = []
-    for ref in await store.list("runs/job-pod-egress/"):
+    for ref in await store.list("runs/run-pod-egress/"):
         if ref.key.endswith("/egress.jsonl"):
             records += [json.loads(line) for line in (await store.get_bytes(ref)).splitlines()]
     assert sorted(r["allowed"] for r in records) == [False, True, True, True]

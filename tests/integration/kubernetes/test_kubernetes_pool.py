@@ -321,7 +321,7 @@ async def test_the_activity_fails_retryably_on_a_lost_pod_and_its_retry_succeeds
     activities = AgentActivities(services, heartbeat_seconds=0.1)
     env = ActivityEnvironment()
     env.info = dataclasses.replace(
-        env.info, workflow_id="skillweave-job-k1", activity_id="script-1"
+        env.info, workflow_id="skillweave-run-k1", activity_id="script-1"
     )
     script = RunScriptInput(
         run_id="k1",

@@ -1,11 +1,11 @@
-"""One job on either engine, over given services, for the tests against the strict server: the
+"""One run on either engine, over given services, for the tests against the strict server: the
 direct engine in-process, or a Temporal worker of its own (a fresh task queue) on `env`."""
 
 from __future__ import annotations
 
 from temporalio.testing import WorkflowEnvironment
 
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.engines import AgentServices, DirectEngine, RunRequest, RunResult
 from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.retries import Backoff
 from skillweave.engines.temporal import TemporalEngine
@@ -14,20 +14,20 @@ from tests.integration.temporal.harness import unique
 from workflows.worker import build_worker
 
 
-async def job_on(
+async def run_on(
     kind: str,
     services: AgentServices,
-    request: JobRequest,
+    request: RunRequest,
     *,
     attempts: int,
     env: WorkflowEnvironment | None = None,
-) -> JobResult:
+) -> RunResult:
     """Run `request` to its end on the `kind` engine (``direct`` or ``temporal``, which needs
     `env`), each side-effect call tried `attempts` times in all at most."""
     if kind == "direct":
         engine = DirectEngine(services, backoff=Backoff(initial=0.01, attempts=attempts))
         return await engine.result(await engine.start(request))
-    assert env is not None, "a Temporal job needs a dev server"
+    assert env is not None, "a Temporal run needs a dev server"
     task_queue = unique("tq")
     async with build_worker(
         env.client,

@@ -1,5 +1,5 @@
 """Both engines against the strict server of ``tests.llm_server``: a model call that can never
-succeed fails the job after exactly one request, instead of being retried."""
+succeed fails the run after exactly one request, instead of being retried."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest_asyncio
 
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, JobRequest
+from skillweave.engines import AgentServices, RunRequest
 from skillweave.llm import OpenAIProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
-from tests.integration.llm.engines import job_on
+from tests.integration.llm.engines import run_on
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import StrictLLMServer, invalid_request_500, strict_llm_server
 
@@ -41,25 +41,25 @@ async def services(tmp_path: Path, server: StrictLLMServer) -> AsyncIterator[Age
         )
 
 
-async def test_direct_job_fails_after_one_request(
+async def test_direct_run_fails_after_one_request(
     services: AgentServices, server: StrictLLMServer
 ) -> None:
-    # A short back-off with three attempts: were the error retried, the job would still end
+    # A short back-off with three attempts: were the error retried, the run would still end
     # quickly, with three requests recorded.
-    request = JobRequest(job_id=unique("direct"), task="Take notes.")
-    result = await job_on("direct", services, request, attempts=3)
+    request = RunRequest(run_id=unique("direct"), task="Take notes.")
+    result = await run_on("direct", services, request, attempts=3)
     assert result.status == "failed", result
     assert "HTTP 500" in (result.reason or "")
     assert len(server.requests) == 1
 
 
-async def test_temporal_job_fails_after_one_request(
+async def test_temporal_run_fails_after_one_request(
     tmp_path: Path, services: AgentServices, server: StrictLLMServer
 ) -> None:
     env = await start_dev_server(LocalArtifactStore(tmp_path / "store"))
-    request = JobRequest(job_id=unique("temporal"), task="Take notes.")
+    request = RunRequest(run_id=unique("temporal"), task="Take notes.")
     try:
-        result = await job_on("temporal", services, request, attempts=3, env=env)
+        result = await run_on("temporal", services, request, attempts=3, env=env)
     finally:
         await env.shutdown()
     assert result.status == "failed", result

@@ -1,11 +1,11 @@
 """The loop reads what came back (issue 24, part 3), on both engines, over real HTTP against the
 strict OpenAI-compatible server of ``tests.llm_server``: an empty reply is asked again; answers
-cut off at ``max_tokens`` end the job ``failed`` (truncated), never ``completed``; unreadable
+cut off at ``max_tokens`` end the run ``failed`` (truncated), never ``completed``; unreadable
 JSON arguments, arguments against a tool's schema and a script the skill does not have are
 refused with what was wrong, before any sandbox or script run is spent.
 
 Scripts run in the fake sandbox of ``tests.agent.harness`` (a subprocess each), which records
-every request that reaches it. On Temporal each job's history is then replayed against the
+every request that reaches it. On Temporal each run's history is then replayed against the
 workflow code, so the new commands are deterministic.
 """
 
@@ -24,13 +24,13 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, JobRequest, JobResult
+from skillweave.engines import AgentServices, RunRequest, RunResult
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
 from skillweave.llm import OpenAIProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
-from tests.integration.llm.engines import job_on
+from tests.integration.llm.engines import run_on
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import (
     Reply,
@@ -69,12 +69,12 @@ def engine_kind(request: pytest.FixtureRequest) -> str:
 
 
 class Run:
-    """One job on one engine against the strict server: its result, what reached the sandbox,
+    """One run on one engine against the strict server: its result, what reached the sandbox,
     what the model was sent, and (Temporal) how the workflow closed."""
 
     def __init__(
         self,
-        result: JobResult,
+        result: RunResult,
         sandbox: FakeSandbox,
         server: StrictLLMServer,
         closed: WorkflowExecutionStatus | None = None,
@@ -96,7 +96,7 @@ class Run:
         return {m["tool_call_id"]: m["content"] for m in last if m["role"] == "tool"}
 
 
-async def run_job(
+async def run_agent(
     kind: str,
     *replies: Reply,
     env: WorkflowEnvironment,
@@ -116,19 +116,19 @@ async def run_job(
             model=MODEL,
             sandbox=sandbox,  # type: ignore[arg-type]
         )
-        request = JobRequest(job_id=unique(kind), task="Shout a word.")
-        result = await job_on(kind, services, request, attempts=2, env=env)
+        request = RunRequest(run_id=unique(kind), task="Shout a word.")
+        result = await run_on(kind, services, request, attempts=2, env=env)
         if kind == "direct":
             return Run(result, sandbox, server)
-        handle = env.client.get_workflow_handle(workflow_id(request.job_id))
+        handle = env.client.get_workflow_handle(workflow_id(request.run_id))
         closed = (await handle.describe()).status
-        await _replays(env, store, request.job_id)
+        await _replays(env, store, request.run_id)
         return Run(result, sandbox, server, closed)
 
 
-async def _replays(env: WorkflowEnvironment, store: LocalArtifactStore, job_id: str) -> None:
-    """The job's history, recorded with the rule, replays against the workflow code."""
-    history = await env.client.get_workflow_handle(workflow_id(job_id)).fetch_history()
+async def _replays(env: WorkflowEnvironment, store: LocalArtifactStore, run_id: str) -> None:
+    """The run's history, recorded with the rule, replays against the workflow code."""
+    history = await env.client.get_workflow_handle(workflow_id(run_id)).fetch_history()
     patches = [
         json.loads(base64.b64decode(payload["data"]))["id"]
         for event in json.loads(history.to_json())["events"]
@@ -148,7 +148,7 @@ async def _replays(env: WorkflowEnvironment, store: LocalArtifactStore, job_id: 
 async def test_an_empty_reply_is_asked_again(
     engine_kind: str, env: WorkflowEnvironment, store: LocalArtifactStore, tmp_path: Path
 ) -> None:
-    run = await run_job(
+    run = await run_agent(
         engine_kind, empty_reply(), text_reply("Done."), env=env, store=store, tmp_path=tmp_path
     )
 
@@ -161,10 +161,10 @@ async def test_an_empty_reply_is_asked_again(
         assert run.closed == WorkflowExecutionStatus.COMPLETED
 
 
-async def test_answers_cut_off_at_max_tokens_fail_the_job_as_truncated(
+async def test_answers_cut_off_at_max_tokens_fail_the_run_as_truncated(
     engine_kind: str, env: WorkflowEnvironment, store: LocalArtifactStore, tmp_path: Path
 ) -> None:
-    run = await run_job(
+    run = await run_agent(
         engine_kind, truncated_reply("The answer is"), env=env, store=store, tmp_path=tmp_path
     )
 
@@ -173,7 +173,7 @@ async def test_answers_cut_off_at_max_tokens_fail_the_job_as_truncated(
     assert run.result.answer is None
     assert len(run.server.requests) == 3  # asked again twice
     assert "cut off at the output limit" in run.messages(2)[-1]["content"]
-    # Temporal: the workflow failed (JobFailed, the result in its details), as ops see it.
+    # Temporal: the workflow failed (RunFailed, the result in its details), as ops see it.
     if engine_kind == "temporal":
         assert run.closed == WorkflowExecutionStatus.FAILED
 
@@ -181,7 +181,7 @@ async def test_answers_cut_off_at_max_tokens_fail_the_job_as_truncated(
 async def test_bad_tool_calls_are_refused_before_any_sandbox_or_script_run(
     engine_kind: str, env: WorkflowEnvironment, store: LocalArtifactStore, tmp_path: Path
 ) -> None:
-    run = await run_job(
+    run = await run_agent(
         engine_kind,
         tool_call_reply("activate_skill", {"name": "shouter"}, call_id="c1"),
         tool_call_reply("shout", '{"word": "hel', call_id="c2"),

@@ -1,5 +1,5 @@
 """A model profile's retry policy on both engines, against the strict server of
-``tests.llm_server``: answering 503 (worth a retry), the job's model call is tried as often as
+``tests.llm_server``: answering 503 (worth a retry), the run's model call is tried as often as
 its profile allows (``max_attempts``), not as often as the engine would; running away past the
 profile's timeout on a local server, it is not tried again at all."""
 
@@ -12,12 +12,12 @@ import pytest
 
 from skillweave.agent import AgentSpec
 from skillweave.config import ModelSettings, Settings
-from skillweave.engines import AgentServices, JobRequest, JobResult
+from skillweave.engines import AgentServices, RunRequest, RunResult
 from skillweave.llm.factory import ModelProviders
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
-from tests.integration.llm.engines import job_on
+from tests.integration.llm.engines import run_on
 from tests.integration.temporal.harness import start_dev_server, unique
 from tests.llm_server import StrictLLMServer, runaway_reply, strict_llm_server, unavailable_503
 
@@ -60,9 +60,9 @@ def _services(
     return services, models
 
 
-async def _direct(services: AgentServices, model: str) -> JobResult:
-    request = JobRequest(job_id=unique("direct"), task="Take notes.", agent=AgentSpec(model=model))
-    return await job_on("direct", services, request, attempts=ENGINE_ATTEMPTS)
+async def _direct(services: AgentServices, model: str) -> RunResult:
+    request = RunRequest(run_id=unique("direct"), task="Take notes.", agent=AgentSpec(model=model))
+    return await run_on("direct", services, request, attempts=ENGINE_ATTEMPTS)
 
 
 @pytest.mark.parametrize(("model", "requests"), [("capped", 2), ("uncapped", ENGINE_ATTEMPTS)])
@@ -79,13 +79,13 @@ async def test_direct_engine_tries_a_model_call_as_often_as_its_profile_allows(
     assert len(server.requests) == requests
 
 
-async def _temporal(tmp_path: Path, services: AgentServices, model: str) -> JobResult:
+async def _temporal(tmp_path: Path, services: AgentServices, model: str) -> RunResult:
     env = await start_dev_server(LocalArtifactStore(tmp_path / "store"))
-    request = JobRequest(
-        job_id=unique("temporal"), task="Take notes.", agent=AgentSpec(model=model)
+    request = RunRequest(
+        run_id=unique("temporal"), task="Take notes.", agent=AgentSpec(model=model)
     )
     try:
-        return await job_on("temporal", services, request, attempts=ENGINE_ATTEMPTS, env=env)
+        return await run_on("temporal", services, request, attempts=ENGINE_ATTEMPTS, env=env)
     finally:
         await env.shutdown()
 

@@ -1,7 +1,7 @@
 """Visible retries against a real OpenAI-compatible server on loopback that answers 503 twice
-and then the answer (``tests.llm_server``): on both engines each retry reaches the job's
+and then the answer (``tests.llm_server``): on both engines each retry reaches the run's
 followers and the API's SSE stream as a ``retrying`` note, in one line (call, attempt n of N,
-the wait, the cause), and the job completes; the same lines in the output of real
+the wait, the cause), and the run completes; the same lines in the output of real
 ``skillweave run`` subprocesses (live view and ``--json``) and of ``skillweave runs logs -f``.
 
 On Temporal the retries' waits are the workflow's retry policy (1 s, then 2 s: the engine's
@@ -26,7 +26,7 @@ import pytest
 from skillweave.agent import AgentSpec
 from skillweave.api.run_events import server_sent_events
 from skillweave.config import ModelSettings, Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.contract import ActivityTimeouts
 from skillweave.engines.notes import FollowNote
 from skillweave.engines.retries import Backoff
@@ -82,14 +82,14 @@ async def _services(tmp_path: Path, server: StrictLLMServer) -> AsyncIterator[Ag
         await models.aclose()
 
 
-async def _follow_and_stream(engine: Any, job_id: str) -> tuple[list[Any], str]:
-    """What a follower and the API's SSE stream of the job get, side by side, to its end."""
+async def _follow_and_stream(engine: Any, run_id: str) -> tuple[list[Any], str]:
+    """What a follower and the API's SSE stream of the run get, side by side, to its end."""
 
     async def follow() -> list[Any]:
-        return [item async for item in engine.follow(job_id)]
+        return [item async for item in engine.follow(run_id)]
 
     async def stream() -> str:
-        return b"".join([chunk async for chunk in server_sent_events(engine, job_id, 0)]).decode()
+        return b"".join([chunk async for chunk in server_sent_events(engine, run_id, 0)]).decode()
 
     followed, streamed = await asyncio.gather(follow(), stream())
     return followed, streamed
@@ -103,8 +103,8 @@ def _check(followed: list[Any], streamed: str, lines: list[str], *, late: bool =
     told = kinds.count("retrying")
     expected = lines[-told:] if late and told else lines
     assert told >= (1 if late else len(lines)), kinds
-    steps = ["model_called", "answered", "job_finished"]
-    assert kinds == ["job_started", *(["retrying"] * len(expected)), *steps]
+    steps = ["model_called", "answered", "run_finished"]
+    assert kinds == ["run_started", *(["retrying"] * len(expected)), *steps]
     notes = [item for item in followed if isinstance(item, FollowNote)]
     assert [note.detail for note in notes] == expected
     assert [note.retry.line() for note in notes if note.retry is not None] == expected
@@ -125,11 +125,11 @@ async def test_the_direct_engine_tells_each_retry_to_followers_and_the_sse_strea
     _unavailable_twice(server, "direct answered")
     async with _services(tmp_path, server) as services:
         engine = DirectEngine(services, backoff=Backoff(initial=0.2, attempts=ATTEMPTS))
-        job = await engine.start(
-            JobRequest(job_id=unique("direct"), task="Say hello.", agent=AgentSpec(model="m"))
+        run = await engine.start(
+            RunRequest(run_id=unique("direct"), task="Say hello.", agent=AgentSpec(model="m"))
         )
-        followed, streamed = await _follow_and_stream(engine, job)
-        result = await engine.result(job)
+        followed, streamed = await _follow_and_stream(engine, run)
+        result = await engine.result(run)
     assert result.status == "completed", result
     assert result.answer == "direct answered"
     _check(followed, streamed, [_line(1, ATTEMPTS, 0.2), _line(2, ATTEMPTS, 0.4)])
@@ -155,13 +155,13 @@ async def test_the_temporal_engine_tells_each_retry_from_the_pending_activity(
                 engine = TemporalEngine(
                     env.client, task_queue=task_queue, poll_seconds=0.05, store=services.store
                 )
-                job = await engine.start(
-                    JobRequest(
-                        job_id=unique("temporal"), task="Say hello.", agent=AgentSpec(model="m")
+                run = await engine.start(
+                    RunRequest(
+                        run_id=unique("temporal"), task="Say hello.", agent=AgentSpec(model="m")
                     )
                 )
-                followed, streamed = await _follow_and_stream(engine, job)
-                result = await engine.result(job)
+                followed, streamed = await _follow_and_stream(engine, run)
+                result = await engine.result(run)
     finally:
         await env.shutdown()
     assert result.status == "completed", result
@@ -288,15 +288,15 @@ async def test_run_and_runs_logs_on_temporal_show_each_retry(
                     assert f"retrying · {line}" in _shown(err), err
                 assert "answered on temporal" in out
 
-            # A job another door started, followed with `runs logs -f` while it retries: three
+            # A run another door started, followed with `runs logs -f` while it retries: three
             # failures, so that the last wait (4 s) outlasts the command's start on a busy host.
             server.script(*[unavailable_503()] * 3, text_reply("answered for the logs"))
             lines = [*lines, _line(3, 8, 4.0)]
             engine = TemporalEngine(environment.client, task_queue=task_queue, store=store)
-            job = await engine.start(
-                JobRequest(job_id=unique("logs"), task="Say hello.", agent=AgentSpec())
+            run = await engine.start(
+                RunRequest(run_id=unique("logs"), task="Say hello.", agent=AgentSpec())
             )
-            code, out, err = await _skillweave(tmp_path, env, "runs", "logs", "-f", job)
+            code, out, err = await _skillweave(tmp_path, env, "runs", "logs", "-f", run)
             assert code == 0, out + err
             # A follower that comes late tells the retries from the moment it reads the run (a
             # retry is not kept with the run's events): the last one at least, none other.

@@ -49,7 +49,7 @@ def _settings(manager_id: str) -> Settings:
 def _request(registry: SkillRegistry, execution_id: str, seconds: float) -> ExecuteRequest:
     return ExecuteRequest(
         execution_id=execution_id,
-        run_id="job-counted",
+        run_id="run-counted",
         skill="slow",
         version=registry.get("slow").version,
         script="scripts/slow.py",
@@ -67,7 +67,7 @@ def _kinds(records: list[AuditRecord]) -> list[tuple[str, str | None, object]]:
 
 async def test_one_start_one_record_and_each_repeat_as_what_it_was(tmp_path: Path) -> None:
     registry, store = await _library(tmp_path)
-    execution_id = "skillweave-job-job-counted/script-1"
+    execution_id = "skillweave-run-run-counted/script-1"
     async with Manager.serving(_settings("manager-a"), store=store, registry=registry) as manager:
         first, joined = await asyncio.gather(
             manager.client.execute(_request(registry, execution_id, 1.0)),
@@ -89,7 +89,7 @@ async def test_one_start_one_record_and_each_repeat_as_what_it_was(tmp_path: Pat
 
 async def test_a_run_held_by_another_manager_is_in_progress_not_a_start(tmp_path: Path) -> None:
     registry, store = await _library(tmp_path)
-    execution_id = "skillweave-job-job-counted/script-2"
+    execution_id = "skillweave-run-run-counted/script-2"
     async with (
         Manager.serving(_settings("manager-a"), store=store, registry=registry) as a,
         Manager.serving(_settings("manager-b"), store=store, registry=registry) as b,
@@ -142,7 +142,7 @@ async def test_a_start_the_log_cannot_record_does_not_run_and_leaves_the_id_free
     tmp_path: Path,
 ) -> None:
     registry, store = await _library(tmp_path)
-    execution_id = "skillweave-job-job-counted/script-3"
+    execution_id = "skillweave-run-run-counted/script-3"
     blocker = store.root / "audit" / "chains"
     blocker.parent.mkdir(parents=True)
     blocker.write_text("not a folder: no record can be written under it\n")

@@ -7,7 +7,7 @@ Real managers on loopback over the real local store, whose writes under ``audit/
 the test says so (:class:`AuditDown`), with real sandboxes. Scripts run without isolation so
 that each run appends a line to a marker file outside its sandbox: the file says whether and
 how often a script ran. Every door a run takes is tried: ``POST /sandbox/execute`` over HTTP,
-the sandbox client (a job's script step), the job's wait (``skillweave.sandbox.queue``), and
+the sandbox client (a run's script step), the run's wait (``skillweave.sandbox.queue``), and
 the MCP front door (its activations are recorded too)."""
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def _request(manager: Manager, marker: Path, execution_id: str) -> ExecuteReques
         "scripts/mark.py",
         skill="audited",
         execution_id=execution_id,
-        run_id="job-audited",
+        run_id="run-audited",
         args=[str(marker)],
     )
 
@@ -160,7 +160,7 @@ async def _records(store: LocalArtifactStore, event: AuditEvent) -> list[AuditRe
 async def test_a_start_the_log_cannot_store_is_refused_503_and_runs_once_when_it_can(
     tmp_path: Path, marker: Path
 ) -> None:
-    execution_id = "skillweave-job-job-audited/script-1"
+    execution_id = "skillweave-run-run-audited/script-1"
     async with _manager(tmp_path) as (manager, store):
         request = _request(manager, marker, execution_id)
         store.down = True
@@ -185,9 +185,9 @@ async def test_a_start_the_log_cannot_store_is_refused_503_and_runs_once_when_it
         assert _runs(marker) == 0  # the script did not run
         assert await store.list("executions/") == []  # no claim, no result: the id is free
         assert await manager.execution(execution_id) is None
-        assert await store.list(keys.run_prefix("job-audited")) == []  # no output kept
+        assert await store.list(keys.run_prefix("run-audited")) == []  # no output kept
 
-        # A job's script step: the client raises the wait's error, never a result.
+        # A run's script step: the client raises the wait's error, never a result.
         with pytest.raises(AuditUnavailableError) as caught:
             await manager.client.execute(request)
         assert str(caught.value).startswith(f"the MCP manager at {manager.url}: the audit log")
@@ -213,12 +213,12 @@ async def test_a_start_the_log_cannot_store_is_refused_503_and_runs_once_when_it
     assert report.unanchored == 0  # the manager's shutdown anchored its last records
 
 
-async def test_a_job_step_waits_for_the_store_and_runs_once_when_it_is_back(
+async def test_a_run_step_waits_for_the_store_and_runs_once_when_it_is_back(
     tmp_path: Path, marker: Path
 ) -> None:
     said: list[Waiting | None] = []
     async with _manager(tmp_path) as (manager, store):
-        request = _request(manager, marker, "skillweave-job-job-audited/script-2")
+        request = _request(manager, marker, "skillweave-run-run-audited/script-2")
         store.down = True
         reporting = WAITING.set(said.append)
         try:  # the task copies the context: it reports to `said`

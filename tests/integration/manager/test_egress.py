@@ -59,7 +59,7 @@ async def run(
     return await manager.client.execute(
         ExecuteRequest(
             execution_id=f"egress/{skill}/{time.monotonic_ns()}",
-            run_id="job-egress",
+            run_id="run-egress",
             skill=skill,
             version=found.version,
             script=script,
@@ -169,7 +169,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
     assert approved_later.stdout.splitlines()[1] == "401 who?"
 
     records = []
-    for ref in await store.list("runs/job-egress/"):
+    for ref in await store.list("runs/run-egress/"):
         if ref.key.endswith("/egress.jsonl"):
             lines = (await store.get_bytes(ref)).decode().splitlines()
             records += [json.loads(line) for line in lines]
@@ -187,7 +187,7 @@ async def test_an_approved_skill_reaches_its_api_with_a_token_it_never_holds(
 
     # As an operator reads them.
     shown = subprocess.run(
-        [sys.executable, "-m", "skillweave.cli", "audit", "network", "--job", "job-egress"],
+        [sys.executable, "-m", "skillweave.cli", "audit", "network", "--run", "run-egress"],
         env={**os.environ, "STORAGE__LOCAL_DIR": str(tmp_path / "store"), "COLUMNS": "200"},
         capture_output=True,
         text=True,
@@ -363,7 +363,7 @@ async def test_a_sandboxed_script_cannot_smuggle_a_request_to_read_the_token_bac
         assert f"\r\nHost: {destination}\r\n".encode() in head
         assert TOKEN.encode() not in after
     records = []
-    for ref in await store.list("runs/job-egress/"):
+    for ref in await store.list("runs/run-egress/"):
         if ref.key.endswith("/egress.jsonl"):
             records += [
                 json.loads(line) for line in (await store.get_bytes(ref)).decode().splitlines()

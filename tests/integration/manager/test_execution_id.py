@@ -32,7 +32,7 @@ async def test_a_script_reads_its_runs_execution_id(tmp_path: Path) -> None:
     def request(execution_id: str, **env: str) -> ExecuteRequest:
         return ExecuteRequest(
             execution_id=execution_id,
-            run_id="job-keyed",
+            run_id="run-keyed",
             skill="keyed",
             version=registry.get("keyed").version,
             script="scripts/key.py",
@@ -40,10 +40,10 @@ async def test_a_script_reads_its_runs_execution_id(tmp_path: Path) -> None:
         )
 
     async with Manager.serving(settings, store=store, registry=registry) as manager:
-        first = await manager.client.execute(request("skillweave-job-job-keyed/script-3"))
+        first = await manager.client.execute(request("skillweave-run-run-keyed/script-3"))
         forged = await manager.client.execute(
-            request("skillweave-job-job-keyed/script-5", SKILLWEAVE_EXECUTION_ID="forged")
+            request("skillweave-run-run-keyed/script-5", SKILLWEAVE_EXECUTION_ID="forged")
         )
 
-    assert first.stdout.strip() == "skillweave-job-job-keyed/script-3"
-    assert forged.stdout.strip() == "skillweave-job-job-keyed/script-5"
+    assert first.stdout.strip() == "skillweave-run-run-keyed/script-3"
+    assert forged.stdout.strip() == "skillweave-run-run-keyed/script-5"

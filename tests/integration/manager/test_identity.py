@@ -44,8 +44,8 @@ async def test_a_manager_refuses_a_run_for_another_store(tmp_path: Path) -> None
     store = LocalArtifactStore(tmp_path / "store")
     own = await store_identity(store)
     request = {
-        "execution_id": "job-1/script-1",
-        "run_id": "job-1",
+        "execution_id": "run-1/script-1",
+        "run_id": "run-1",
         "skill": "absent",
         "version": "0" * 64,
         "script": "x.py",

@@ -67,7 +67,7 @@ def _settings(isolation: str, secrets_of: list[str], **skills: object) -> Settin
 def _request(skill: str, version: str, tag: str) -> ExecuteRequest:
     return ExecuteRequest(
         execution_id=f"identity/{tag}/{secrets.token_hex(4)}",
-        run_id="job-identity",
+        run_id="run-identity",
         skill=skill,
         version=version,
         script="scripts/env.py",

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.timeout(120)
 def _request(registry: SkillRegistry, name: str, *args: str) -> ExecuteRequest:
     return ExecuteRequest(
         execution_id=f"trust/{name}/{time.monotonic_ns()}",
-        run_id="job-trust",
+        run_id="run-trust",
         skill=name,
         version=registry.get(name).version,
         script="scripts/hello.py",

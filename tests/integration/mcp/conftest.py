@@ -43,7 +43,7 @@ def write_library(root: Path) -> Path:
     write_skill(
         library / "text-tools",
         description="Tools for working on text files. Use when transforming text.",
-        body="# Text tools\nActivate a sub-skill for the job.\n",
+        body="# Text tools\nActivate a sub-skill for the run.\n",
     )
     write_skill(
         library / "text-tools" / "reverser",

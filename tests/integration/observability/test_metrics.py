@@ -1,7 +1,7 @@
-"""Each ``/metrics`` after a real job: a run made over the API on the Temporal engine (a real dev
+"""Each ``/metrics`` after a real run: a run made over the API on the Temporal engine (a real dev
 server, an in-process worker, the session's MCP manager with real sandboxes) searches, activates
 ``test-tools`` and runs a script; then the worker's, the manager's and the API's metrics are
-scraped over HTTP and the counters the job moved are checked.
+scraped over HTTP and the counters the run moved are checked.
 
 The worker's services are this test's own, so their counters start at zero; the manager is the
 session's, shared with other tests, so its counters are compared before and after.
@@ -79,7 +79,7 @@ async def scrape(client: httpx.AsyncClient, url: str) -> Scraped:
     return samples(response.text)
 
 
-async def test_each_metrics_endpoint_counts_the_job_it_served(
+async def test_each_metrics_endpoint_counts_the_run_it_served(
     stack: Stack,  # noqa: F811 (the fixture imported above)
     skill_dirs: list[Path],  # noqa: F811
     tmp_path: Path,
@@ -133,7 +133,7 @@ async def test_each_metrics_endpoint_counts_the_job_it_served(
                 worker = await scrape(client, worker_url)
     manager_after = await scrape(stack.manager.http, "/metrics")
 
-    # The worker: its services counted each step of the job.
+    # The worker: its services counted each step of the run.
     assert total(worker, "skillweave_model_calls_total", provider="scripted", outcome="ok") == 4
     assert total(worker, "skillweave_model_calls_total", outcome="error") == 0
     assert total(worker, "skillweave_model_call_seconds_count", provider="scripted") == 4

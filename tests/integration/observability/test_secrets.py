@@ -1,13 +1,13 @@
 """Secrets set for a skill appear in no log line, span attribute or metric label.
 
-A job on the Temporal engine runs a script that reads its skill's secret from the environment
+A run on the Temporal engine runs a script that reads its skill's secret from the environment
 (``SANDBOX__SKILL_SECRETS``) and prints it, with its SHA-256: the digest in the answer proves
 the script had it, so the checks below cannot pass because the secret never travelled. The
 worker and the MCP manager run in this process, configured as ``skillweave dev`` configures
 them (JSON lines, the settings' secrets registered), with every logger at DEBUG, libraries
 included, into a buffer; one line logs the secret on purpose, and must show ``***``. Every
 line, every label of the manager's ``/metrics`` and of the worker's registry, and every
-attribute of the spans the job made (traced into memory) goes through :func:`assert_no_secret`.
+attribute of the spans the run made (traced into memory) goes through :func:`assert_no_secret`.
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ async def test_a_skill_secret_reaches_its_script_and_no_log_line_or_metric_label
         try:
             async with serving_stack(settings, registry=registry, store=store, env=env) as stack:
                 async with open_engine("temporal", stack, MODEL) as harness:
-                    job_id = await harness.start("Use the key.", agent=AgentSpec(skills=(SKILL,)))
-                    await harness.all_events(job_id)
-                    result = await harness.engine.result(job_id)
+                    run_id = await harness.start("Use the key.", agent=AgentSpec(skills=(SKILL,)))
+                    await harness.all_events(run_id)
+                    result = await harness.engine.result(run_id)
                     assert harness.services is not None
                     worker_metrics = generate_latest(harness.services.metrics.registry).decode()
                 manager_metrics = (await stack.manager.http.get("/metrics")).text
@@ -125,10 +125,10 @@ async def test_a_skill_secret_reaches_its_script_and_no_log_line_or_metric_label
     assert "value ***" in answer
     assert_no_secret(answer, SECRET, where="the answer")
 
-    # Every line is one JSON object; the job's and the execution's lines were captured.
+    # Every line is one JSON object; the run's and the execution's lines were captured.
     lines = buffer.getvalue().splitlines()
     records = [json.loads(line) for line in lines]
-    assert any(r.get("job_id") == job_id for r in records)
+    assert any(r.get("run_id") == run_id for r in records)
     assert any(r.get("skill") == SKILL and r.get("execution_id") for r in records)
     assert any(r["message"] == f"env: {{'{VARIABLE}': '***'}}" for r in records)
     for line in lines:
@@ -141,7 +141,7 @@ async def test_a_skill_secret_reaches_its_script_and_no_log_line_or_metric_label
             assert_no_secret(value, SECRET, where=f"a label of the {name}'s metrics")
         assert_no_secret(exposition, SECRET, where=f"the {name}'s metrics")
 
-    # Span attributes (and names): every span the job made, from the workflow's to the
+    # Span attributes (and names): every span the run made, from the workflow's to the
     # manager's; those that name the skill were among them.
     spans = exporter.get_finished_spans()
     assert any(s.attributes.get("skillweave.skill") == SKILL for s in spans)

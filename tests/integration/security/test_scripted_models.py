@@ -38,7 +38,7 @@ async def served(tmp_path: Path, *, scripts_dir: Path | None) -> AsyncIterator[h
     settings = Settings(
         _env_file=None,
         api={"token": SecretStr(TOKEN)},
-        workflow={"execution_engine": "direct"},  # the API runs its jobs itself
+        workflow={"execution_engine": "direct"},  # the API runs its runs itself
         model={"provider": "scripted", "name": str(default), "scripts_dir": scripts_dir},
         storage={"local_dir": str(tmp_path / "store")},
         sandbox={"pool_target": 0},

@@ -28,11 +28,11 @@ from skillweave.agent.events import AgentEvent
 from skillweave.agent.idempotency import execution_key
 from skillweave.cli.temporal_server import DEV_SERVER_TUNING
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest, JobResult
+from skillweave.engines import AgentServices, DirectEngine, RunRequest, RunResult
 from skillweave.engines.contract import (
     SEARCH_ATTRIBUTES,
     ActivityTimeouts,
-    JobView,
+    RunView,
     workflow_id,
 )
 from skillweave.engines.converter import data_converter
@@ -104,7 +104,7 @@ _TOOLS_FILES = {
 
 TEST_TIMEOUTS = ActivityTimeouts(heartbeat_seconds=5, max_attempts=3)
 """The limits of the in-process Temporal workers (the worker owns them: ``build_worker(limits=
-…)``; a job asks its worker at its start). A running activity learns that it
+…)``; a run asks its worker at its start). A running activity learns that it
 is cancelled from the answer to a heartbeat, and the SDK sends heartbeats at most every 80 % of
 the heartbeat timeout: with the default 30 s a cancelled script run would go on for 24 s."""
 
@@ -112,7 +112,7 @@ the heartbeat timeout: with the default 30 s a cancelled script run would go on 
 @contextlib.asynccontextmanager
 async def suggesting_continue_as_new(stack: Stack, *, after_events: int) -> AsyncIterator[Stack]:
     """`stack` on a dev server of its own that suggests continue-as-new once a run's history
-    holds `after_events` events (thousands by default), so that a test job crosses runs."""
+    holds `after_events` events (thousands by default), so that a test run crosses runs."""
     env = await start_dev_server(
         stack.store,
         extra_args=(
@@ -127,7 +127,7 @@ async def suggesting_continue_as_new(stack: Stack, *, after_events: int) -> Asyn
 
 
 def reading_script(*, script_call: str, reads: int, output: str) -> str:
-    """A scripted model for long jobs: activate the test skill, run `script_call` (the
+    """A scripted model for long runs: activate the test skill, run `script_call` (the
     ``arguments`` of one ``run_skill_script``), read ``references/notes.md`` `reads` times,
     then answer with the key of the artifact named `output`. Every turn reports a fixed usage."""
     usage = "usage: {input_tokens: 100, output_tokens: 10}"
@@ -230,7 +230,7 @@ async def serving_stack(
 
 
 def unique(prefix: str) -> str:
-    """A job id or task queue no other test uses."""
+    """A run id or task queue no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
@@ -248,13 +248,13 @@ class EngineHarness:
         assert isinstance(self.engine, TemporalEngine), "a Temporal-only step"
         return self.engine
 
-    def handle(self, job_id: str) -> WorkflowHandle[Any, Any]:
-        return self.temporal.client.get_workflow_handle(workflow_id(job_id))
+    def handle(self, run_id: str) -> WorkflowHandle[Any, Any]:
+        return self.temporal.client.get_workflow_handle(workflow_id(run_id))
 
-    def execution_id(self, job_id: str, seq: int) -> str:
+    def execution_id(self, run_id: str, seq: int) -> str:
         """The idempotency key the script run at transcript position `seq` has at the manager
         (the same on both engines)."""
-        return execution_key(job_id, seq)
+        return execution_key(run_id, seq)
 
     async def start(
         self,
@@ -262,57 +262,57 @@ class EngineHarness:
         *,
         agent: AgentSpec | None = None,
         files: Mapping[str, bytes] | None = None,
-        job_id: str | None = None,
+        run_id: str | None = None,
     ) -> str:
-        """Upload `files` as the job's inputs and start it; returns the job id."""
-        job_id = job_id or unique(self.kind)
+        """Upload `files` as the run's inputs and start it; returns the run id."""
+        run_id = run_id or unique(self.kind)
         inputs: list[ArtifactRef] = []
         for name, data in (files or {}).items():
-            inputs.append(await self.stack.store.put_bytes(keys.run_input_key(job_id, name), data))
+            inputs.append(await self.stack.store.put_bytes(keys.run_input_key(run_id, name), data))
         return await self.engine.start(
-            JobRequest(job_id=job_id, task=task, agent=agent or AgentSpec(), inputs=tuple(inputs))
+            RunRequest(run_id=run_id, task=task, agent=agent or AgentSpec(), inputs=tuple(inputs))
         )
 
-    async def run(self, task: str, **options: Any) -> tuple[JobResult, list[AgentEvent]]:
-        """Start a job, read all its events, and return its result with them."""
-        job_id = await self.start(task, **options)
-        events = await self.all_events(job_id)
-        return await self.engine.result(job_id), events
+    async def run(self, task: str, **options: Any) -> tuple[RunResult, list[AgentEvent]]:
+        """Start a run, read all its events, and return its result with them."""
+        run_id = await self.start(task, **options)
+        events = await self.all_events(run_id)
+        return await self.engine.result(run_id), events
 
-    async def all_events(self, job_id: str) -> list[AgentEvent]:
-        async with contextlib.aclosing(self.engine.events(job_id)) as stream:
+    async def all_events(self, run_id: str) -> list[AgentEvent]:
+        async with contextlib.aclosing(self.engine.events(run_id)) as stream:
             return [event async for event in stream]
 
     async def wait_event(
-        self, job_id: str, matches: Callable[[AgentEvent], bool], *, count: int = 1
+        self, run_id: str, matches: Callable[[AgentEvent], bool], *, count: int = 1
     ) -> AgentEvent:
-        """The `count`-th event of the job (from its start) that `matches`."""
+        """The `count`-th event of the run (from its start) that `matches`."""
         seen = 0
-        async with contextlib.aclosing(self.engine.events(job_id)) as stream:
+        async with contextlib.aclosing(self.engine.events(run_id)) as stream:
             async for event in stream:
                 if matches(event):
                     seen += 1
                     if seen == count:
                         return event
-        raise AssertionError(f"job {job_id} ended before event #{count} that matches")
+        raise AssertionError(f"run {run_id} ended before event #{count} that matches")
 
-    async def follow_up(self, job_id: str, text: str) -> str:
-        """Send a message to a job waiting after its answer; return the model's next answer.
+    async def follow_up(self, run_id: str, text: str) -> str:
+        """Send a message to a run waiting after its answer; return the model's next answer.
 
         Temporal answers the ``send_message`` update with it (:meth:`TemporalEngine.ask`); the
         direct engine takes the message and the answer is the next ``answered`` event.
         """
         if isinstance(self.engine, TemporalEngine):
-            reply = await self.engine.ask(job_id, text)
+            reply = await self.engine.ask(run_id, text)
             assert reply.text is not None, reply
             return reply.text
-        answered = sum(1 for e in self.engine._job(job_id).events if e.kind == "answered")
-        await self.engine.send(job_id, text)
-        event = await self.wait_event(job_id, kind_is("answered"), count=answered + 1)
+        answered = sum(1 for e in self.engine._run(run_id).events if e.kind == "answered")
+        await self.engine.send(run_id, text)
+        event = await self.wait_event(run_id, kind_is("answered"), count=answered + 1)
         return event.detail
 
-    async def status(self, job_id: str) -> JobView:
-        return await self.temporal.status(job_id)
+    async def status(self, run_id: str) -> RunView:
+        return await self.temporal.status(run_id)
 
 
 def kind_is(kind: str) -> Callable[[AgentEvent], bool]:
@@ -330,7 +330,7 @@ async def open_engine(
     models: ModelProviders | None = None,
 ) -> AsyncIterator[EngineHarness]:
     """An engine of `kind` whose model replays `script` (YAML), over the stack's manager and
-    store; `models`: the models jobs may name. The Temporal engine gets a worker of its own on
+    store; `models`: the models runs may name. The Temporal engine gets a worker of its own on
     a fresh task queue, stopped when the context ends; `timeouts`: that worker's limits
     (default :data:`TEST_TIMEOUTS`)."""
     services = AgentServices(
@@ -347,10 +347,10 @@ async def open_engine(
         try:
             yield EngineHarness(kind, engine, stack, services)
         finally:
-            # Nothing may outlive the test: a job still running is cancelled (its script too).
-            for job_id, job in list(engine._jobs.items()):
-                if job.task is not None and not job.task.done():
-                    await engine.cancel(job_id)
+            # Nothing may outlive the test: a run still running is cancelled (its script too).
+            for run_id, run in list(engine._runs.items()):
+                if run.task is not None and not run.task.done():
+                    await engine.cancel(run_id)
         return
     task_queue = unique("tq")
     worker = build_worker(

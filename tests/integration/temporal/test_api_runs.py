@@ -34,7 +34,7 @@ from tests.api.test_runs import (
     what_the_run_used,
 )
 from tests.conftest import write_skill
-from tests.integration.agent.test_direct_job import CSV, SCRIPT
+from tests.integration.agent.test_direct_run import CSV, SCRIPT
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import EngineKind, Stack, open_engine, unique
 
@@ -56,7 +56,7 @@ async def api_client(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The API over an engine of `kind`; with `feed_engine` the engine's library follows the
     uploads at once, else it never sees them (a worker that has not refreshed yet). `model`:
-    the models the API checks agents against and the engine's jobs may name."""
+    the models the API checks agents against and the engine's runs may name."""
     models = ModelProviders(model) if model is not None else None
     async with contextlib.AsyncExitStack() as closing:
         if models is not None:
@@ -110,8 +110,8 @@ async def test_a_run_made_over_the_api_streams_to_its_answer_and_artifact(
         ).json()
         events = await sse(client, f"/v1/runs/{run['id']}/events")
         kinds = [e["event"] for e in events]
-        assert kinds[0] == "job_started"
-        assert kinds[-1] == "job_finished"
+        assert kinds[0] == "run_started"
+        assert kinds[-1] == "run_finished"
         assert kinds.count("script_ran") == 2
         assert [e["id"] for e in events] == [str(n) for n in range(1, len(events) + 1)]
         resumed = await sse(client, f"/v1/runs/{run['id']}/events", last_event_id="4")
@@ -150,7 +150,7 @@ async def test_a_conversation_over_the_api_takes_a_message_then_is_cancelled(
         assert answers[-1]["data"]["detail"].startswith("You said")
         assert (await client.post(f"/v1/runs/{run['id']}/cancel")).status_code == 202
         end = await sse(client, url, last_event_id=answers[-1]["id"])
-        assert end[-1]["event"] == "job_finished"
+        assert end[-1]["event"] == "run_finished"
         assert end[-1]["data"]["status"] == "cancelled"
 
 
@@ -263,5 +263,5 @@ async def test_an_agent_named_for_people_runs_by_slug_with_a_skill_given_by_id(
         assert run.status_code == 201, run.text
         assert run.json()["agent"]["id"] == agent["id"]
         events = await sse(client, f"/v1/runs/{run.json()['id']}/events")
-        assert events[-1]["event"] == "job_finished"
+        assert events[-1]["event"] == "run_finished"
         assert events[-1]["data"]["status"] == "completed"

@@ -1,6 +1,6 @@
-"""Skills an agent writes itself (issue 27, part 5), on both engines: a job writes a skill
+"""Skills an agent writes itself (issue 27, part 5), on both engines: a run writes a skill
 (``create_skill``: checked, scanned, its example run in a real sandbox), uses it at once, asks
-to publish it; a person approves, with the scan in front of them; a later job finds it by
+to publish it; a person approves, with the scan in front of them; a later run finds it by
 search and uses it. Also: a retried ``create_skill`` keeps one draft and runs its examples
 once; a draft no example vouches for, or one whose scan the policy blocks, is not kept; an
 agent without ``authoring`` is offered neither tool.
@@ -62,7 +62,7 @@ turns:
   - tool_calls: [{{name: publish_skill, arguments: {{name: {name}}}}}]
     expect: {{tool_results: [{{not_error: true, contains: "2"}}]}}
   - say: "Published."
-    expect: {{tool_results: [{{not_error: true, contains: "later jobs can find"}}]}}
+    expect: {{tool_results: [{{not_error: true, contains: "later runs can find"}}]}}
 """
 
 
@@ -91,24 +91,24 @@ async def _serve_uploads(harness: EngineHarness, dirs: list[Path], dest: Path) -
     harness.services.serve_library(library)
 
 
-async def test_a_job_writes_uses_and_publishes_a_skill_a_later_job_finds(
+async def test_a_run_writes_uses_and_publishes_a_skill_a_later_run_finds(
     stack: Stack, engine_kind: EngineKind, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
     name = f"word-count-{engine_kind}"
     author = AgentSpec(skills=(TOOLS,), authoring=AuthoringOptions(enabled=True))
     async with open_engine(engine_kind, stack, writing(name)) as harness:
         await _serve_uploads(harness, skill_dirs, tmp_path / "uploaded")
-        job_id = await harness.start("Count words with a skill of your own.", agent=author)
-        asked = await harness.wait_event(job_id, kind_is("approval_requested"))
+        run_id = await harness.start("Count words with a skill of your own.", agent=author)
+        asked = await harness.wait_event(run_id, kind_is("approval_requested"))
         assert asked.detail.startswith(f"publish {name} version ")
         if engine_kind == "temporal":
-            view = await harness.status(job_id)
+            view = await harness.status(run_id)
             assert view.awaiting_approval is not None
             assert view.awaiting_approval.action == "publish"
             assert view.awaiting_approval.report  # the scan, for the approver
-        await harness.engine.approve(job_id, ApprovalDecision(approved=True, by="ops"))
-        result = await harness.engine.result(job_id)
-        events = await harness.all_events(job_id)
+        await harness.engine.approve(run_id, ApprovalDecision(approved=True, by="ops"))
+        result = await harness.engine.result(run_id)
+        events = await harness.all_events(run_id)
 
     assert result.status == "completed", result.reason
     drafted = [e for e in events if e.kind == "skill_drafted"]
@@ -125,7 +125,7 @@ async def test_a_job_writes_uses_and_publishes_a_skill_a_later_job_finds(
     assert stored.latest_version.origin is not None
     assert stored.latest_version.origin.kind == "agent"
 
-    # A later job, another agent: it finds the skill by search and uses it.
+    # A later run, another agent: it finds the skill by search and uses it.
     reader = AgentSpec(catalog=CatalogOptions(mode="auto"))
     async with open_engine(engine_kind, stack, finding(name)) as harness:
         await _serve_uploads(harness, skill_dirs, tmp_path / "uploaded-later")
@@ -144,10 +144,10 @@ async def test_a_retried_create_skill_keeps_one_draft_and_runs_its_examples_once
         pytest.skip("the services under both engines are the same; one run says it")
     async with open_engine(engine_kind, stack, UNUSED) as harness:
         request = CreateSkillInput(
-            run_id="job-authoring-retry",
+            run_id="run-authoring-retry",
             seq=3,
             tool_call_id="call-1",
-            execution_id="skillweave-job-job-authoring-retry/script-3",
+            execution_id="skillweave-run-run-authoring-retry/script-3",
             name="twice-made",
             description="Says hello. Use when a greeting is needed.",
             instructions="Run scripts/hello.py.",
@@ -179,10 +179,10 @@ async def test_drafts_the_examples_or_the_scan_refuse_are_not_kept(
         pytest.skip("the services under both engines are the same; one run says it")
     async with open_engine(engine_kind, stack, UNUSED) as harness:
         base = CreateSkillInput(
-            run_id="job-authoring-refused",
+            run_id="run-authoring-refused",
             seq=1,
             tool_call_id="call-1",
-            execution_id="skillweave-job-job-authoring-refused/script-1",
+            execution_id="skillweave-run-run-authoring-refused/script-1",
             name="bad-draft",
             description="Prints a number. Use when a number is needed.",
             instructions="Run scripts/n.py.",
@@ -195,7 +195,7 @@ async def test_drafts_the_examples_or_the_scan_refuse_are_not_kept(
             base.model_copy(
                 update={
                     "seq": 2,
-                    "execution_id": "skillweave-job-job-authoring-refused/script-2",
+                    "execution_id": "skillweave-run-run-authoring-refused/script-2",
                     "files": (
                         DraftFile(
                             path="scripts/n.py",

@@ -29,15 +29,15 @@ async def test_a_cancelled_run_is_one_info_line_in_the_worker_log(
 ) -> None:
     caplog.set_level(logging.INFO)
     async with open_engine("temporal", stack, SLOW) as harness:
-        job_id = await harness.start("Take your time.", agent=AgentSpec())
+        run_id = await harness.start("Take your time.", agent=AgentSpec())
 
         async def thinking() -> bool:
-            described = await harness.handle(job_id).describe()
+            described = await harness.handle(run_id).describe()
             pending = described.raw_description.pending_activities
             return any(p.activity_type.name == INVOKE_MODEL.name for p in pending)
 
         await eventually(thinking, what="the model call in flight")
-        await harness.engine.cancel(job_id, reason="cancelled by the user")
+        await harness.engine.cancel(run_id, reason="cancelled by the user")
 
         def said() -> list[logging.LogRecord]:
             return [r for r in caplog.records if r.name == "activities.failures"]
@@ -46,13 +46,13 @@ async def test_a_cancelled_run_is_one_info_line_in_the_worker_log(
             return bool(said())
 
         await eventually(told, what="the worker's line about the cancel")
-        result = await harness.engine.result(job_id)
+        result = await harness.engine.result(run_id)
 
     assert result.status == "cancelled"
     [line] = said()
     assert line.levelno == logging.INFO
     assert line.getMessage() == (
-        f"invoke_model of run {job_id} cancelled: its run has ended (cancelled, or finished by"
+        f"invoke_model of run {run_id} cancelled: its run has ended (cancelled, or finished by"
         " another attempt)"
     )
     loud = [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("temp")]

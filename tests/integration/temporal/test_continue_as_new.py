@@ -1,8 +1,8 @@
-"""A long job rolls over several workflow runs (continue-as-new) and loses nothing.
+"""A long run rolls over several workflow runs (continue-as-new) and loses nothing.
 
 A dev server of its own suggests continue-as-new after a few dozen history events (Temporal's
-``limit.historyCount.suggestContinueAsNew``, thousands by default), so a 32-turn job crosses
-many runs. The job must end exactly as one long run would: active skills, usage, turn count,
+``limit.historyCount.suggestContinueAsNew``, thousands by default), so a 32-turn run crosses
+many runs. The run must end exactly as one long run would: active skills, usage, turn count,
 outputs, events and the transcript (the last turn names an artifact from the second turn).
 """
 
@@ -16,7 +16,7 @@ import pytest_asyncio
 from temporalio.client import WorkflowExecutionStatus, WorkflowHistory
 
 from skillweave.agent import AgentSpec
-from skillweave.agent.effects import JOB_LIMITS
+from skillweave.agent.effects import RUN_LIMITS
 from tests.integration.temporal.harness import (
     TEST_TIMEOUTS,
     TOOLS,
@@ -41,14 +41,14 @@ async def short_history(stack: Stack) -> AsyncIterator[Stack]:
 
 
 def _limits_asked(history: WorkflowHistory) -> int:
-    """How many times a run asked its worker for the job's limits (a local activity each)."""
+    """How many times a run asked its worker for the run's limits (a local activity each)."""
     calls = 0
     for event in history.events:
         if event.HasField("marker_recorded_event_attributes"):
             marker = event.marker_recorded_event_attributes
             if marker.marker_name == "core_local_activity":
                 (payload,) = marker.details["data"].payloads
-                calls += json.loads(payload.data)["activity_type"] == JOB_LIMITS.name
+                calls += json.loads(payload.data)["activity_type"] == RUN_LIMITS.name
     return calls
 
 
@@ -60,27 +60,27 @@ def _long_script() -> str:
     )
 
 
-async def test_a_long_job_continues_as_new_and_carries_all_its_state(
+async def test_a_long_run_continues_as_new_and_carries_all_its_state(
     short_history: Stack,
 ) -> None:
     stack = short_history
     async with open_engine("temporal", stack, _long_script()) as harness:
         engine = harness.temporal
-        job_id = await harness.start(
+        run_id = await harness.start(
             "Upper-case the letter, then keep reading the notes.",
             agent=AgentSpec(skills=(TOOLS,)),
             files={"letter.txt": b"dear reader\n"},
         )
-        events = await harness.all_events(job_id)
-        result = await engine.result(job_id)
-        view = await engine.status(job_id)
-        handle = harness.handle(job_id)
+        events = await harness.all_events(run_id)
+        result = await engine.result(run_id)
+        view = await engine.status(run_id)
+        handle = harness.handle(run_id)
         chain = [
             execution
             async for execution in stack.client.list_workflows(f"WorkflowId = '{handle.id}'")
         ]
         lengths = []
-        asked: dict[int, int] = {}  # a run's first event id → its job_limits calls
+        asked: dict[int, int] = {}  # a run's first event id → its run_limits calls
         for execution in chain:
             history = await stack.client.get_workflow_handle(
                 handle.id, run_id=execution.run_id
@@ -94,11 +94,11 @@ async def test_a_long_job_continues_as_new_and_carries_all_its_state(
     statuses = sorted(execution.status for execution in chain)
     assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) == view.runs - 1
     assert WorkflowExecutionStatus.COMPLETED in statuses
-    # Each run's history stays bounded, however long the job (a run stops at a safe point
+    # Each run's history stays bounded, however long the run (a run stops at a safe point
     # soon after the server's suggestion).
     assert max(lengths) < SUGGEST_AFTER_EVENTS * 2, lengths
 
-    # And the job ended exactly as one long run would have.
+    # And the run ended exactly as one long run would have.
     assert result.status == "completed", result.reason
     assert result.turns == TURNS
     assert result.script_runs == 1
@@ -110,9 +110,9 @@ async def test_a_long_job_continues_as_new_and_carries_all_its_state(
     assert result.answer == f"Done: {upper.key}"
     assert view.usage == result.usage
     assert (view.turn, view.outputs) == (TURNS, 1)
-    # Every event of every run, in order, from the job's start.
-    assert events[0].kind == "job_started"
-    assert events[-1].kind == "job_finished"
+    # Every event of every run, in order, from the run's start.
+    assert events[0].kind == "run_started"
+    assert events[-1].kind == "run_finished"
     assert len(events) == view.events_total
     assert [e.kind for e in events].count("model_called") == TURNS
     assert [e.kind for e in events].count("resource_read") == READS

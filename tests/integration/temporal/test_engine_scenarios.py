@@ -142,17 +142,17 @@ async def test_a_conversation_takes_a_follow_up_then_closes_when_idle(
 ) -> None:
     idle = 3.0
     async with open_engine(engine_kind, stack, CONVERSATION) as harness:
-        job_id = await harness.start(
+        run_id = await harness.start(
             "Prepare the notes.",
             agent=AgentSpec(skills=(TOOLS,), follow_up_seconds=idle),
         )
-        first = await harness.wait_event(job_id, kind_is("answered"))
+        first = await harness.wait_event(run_id, kind_is("answered"))
         assert first.detail == "First answer: the notes page is ready."
-        reply = await harness.follow_up(job_id, "And what does the page say?")
+        reply = await harness.follow_up(run_id, "And what does the page say?")
         answered_at = time.monotonic()
-        result = await harness.engine.result(job_id)
+        result = await harness.engine.result(run_id)
         closed_after = time.monotonic() - answered_at
-        events = await harness.all_events(job_id)
+        events = await harness.all_events(run_id)
 
     assert reply.startswith("Second answer: ")
     assert "secret word" in reply
@@ -209,7 +209,7 @@ turns:
 
 
 @pytest.mark.parametrize("budget", list(BUDGETS))
-async def test_a_spent_budget_ends_the_job_as_budget_exhausted_with_the_reason(
+async def test_a_spent_budget_ends_the_run_as_budget_exhausted_with_the_reason(
     stack: Stack, engine_kind: EngineKind, budget: str
 ) -> None:
     case = BUDGETS[budget]
@@ -223,7 +223,7 @@ async def test_a_spent_budget_ends_the_job_as_budget_exhausted_with_the_reason(
     assert result.turns == case.turns
     assert result.script_runs == case.script_runs
     assert result.answer is None
-    finished = [e for e in events if e.kind == "job_finished"]
+    finished = [e for e in events if e.kind == "run_finished"]
     assert [(e.status, e.detail) for e in finished] == [("budget_exhausted", case.reason)]
 
 
@@ -238,15 +238,15 @@ turns:
 
 
 @pytest.mark.parametrize("engine_kind", ["direct", "temporal"])
-async def test_cancel_stops_a_job_blocked_in_a_script_run_and_its_sandbox(
+async def test_cancel_stops_a_run_blocked_in_a_script_run_and_its_sandbox(
     stack: Stack, engine_kind: EngineKind
 ) -> None:
     manager = stack.manager
     cancelled_before = await manager.executions("cancelled")
     async with open_engine(engine_kind, stack, CANCEL) as harness:
-        job_id = await harness.start("Take your time.", agent=AgentSpec(skills=(TOOLS,)))
+        run_id = await harness.start("Take your time.", agent=AgentSpec(skills=(TOOLS,)))
         # task 0, activate call 1, skill 2, run call 3: the run's result goes to seq 4.
-        execution_id = harness.execution_id(job_id, 4)
+        execution_id = harness.execution_id(run_id, 4)
 
         async def running() -> bool:
             found = await manager.execution(execution_id)
@@ -254,13 +254,13 @@ async def test_cancel_stops_a_job_blocked_in_a_script_run_and_its_sandbox(
 
         await eventually(running, what=f"{execution_id} running at the manager")
         started = time.monotonic()
-        await harness.engine.cancel(job_id)
-        result = await harness.engine.result(job_id)
+        await harness.engine.cancel(run_id)
+        result = await harness.engine.result(run_id)
         stopped_in = time.monotonic() - started
 
     assert result.status == "cancelled", result.reason
     assert result.answer is None
-    assert stopped_in < 15, "the job waited for the 30 s script"
+    assert stopped_in < 15, "the run waited for the 30 s script"
 
     # The manager stopped the run (it was not left to its timeout) and nothing is left running.
     async def finished() -> dict[str, Any] | None:
@@ -307,28 +307,28 @@ async def test_script_runs_that_need_approval_wait_and_run_only_when_approved(
     timeout = 2.5
     ran_before = await stack.manager.executions()
     async with open_engine(engine_kind, stack, APPROVALS) as harness:
-        job_id = await harness.start(
+        run_id = await harness.start(
             "Echo three words.",
             agent=AgentSpec(
                 skills=(TOOLS,),
                 approvals=ApprovalOptions(skills=(TOOLS,), timeout_seconds=timeout),
             ),
         )
-        asked = await harness.wait_event(job_id, kind_is("approval_requested"))
+        asked = await harness.wait_event(run_id, kind_is("approval_requested"))
         assert asked.detail == f"{TOOLS}/scripts/echo.py approved"
         if engine_kind == "temporal":
-            view = await harness.status(job_id)
+            view = await harness.status(run_id)
             assert view.phase == "awaiting_approval"
             assert view.awaiting_approval is not None
             assert view.awaiting_approval.args == ("approved",)
             assert view.script_runs == 0
-        await harness.engine.approve(job_id, ApprovalDecision(approved=True))
-        second = await harness.wait_event(job_id, kind_is("approval_requested"), count=2)
+        await harness.engine.approve(run_id, ApprovalDecision(approved=True))
+        second = await harness.wait_event(run_id, kind_is("approval_requested"), count=2)
         assert second.detail.endswith("echo.py denied")
-        await harness.engine.approve(job_id, ApprovalDecision(approved=False, note="not today"))
+        await harness.engine.approve(run_id, ApprovalDecision(approved=False, note="not today"))
         # The third request is left alone: it is denied when its timeout passes.
-        result = await harness.engine.result(job_id)
-        events = await harness.all_events(job_id)
+        result = await harness.engine.result(run_id)
+        events = await harness.all_events(run_id)
 
     assert result.status == "completed", result.reason
     assert result.script_runs == 1

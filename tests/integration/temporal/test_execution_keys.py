@@ -1,7 +1,7 @@
 """A script run has one idempotency key: the same on both engines, on every retry, and in every
-run of a job that continues as new (``skillweave.agent.idempotency.execution_key``).
+execution of a run that continues as new (``skillweave.agent.idempotency.execution_key``).
 
-The same job (same id, same scripted model) runs on the direct engine and then on the Temporal
+The same run (same id, same scripted model) runs on the direct engine and then on the Temporal
 engine, over the same real manager. A sandbox client wrapper records the key of every request
 and fails the first attempt of each (as a sandbox lost before it ran), so every run is retried.
 The Temporal side runs on a dev server that suggests continue-as-new early, so its script runs
@@ -80,27 +80,27 @@ async def short_history(stack: Stack) -> AsyncIterator[Stack]:
         yield short
 
 
-async def _keys_on(kind: str, stack: Stack, job_id: str) -> tuple[list[str], Any]:
+async def _keys_on(kind: str, stack: Stack, run_id: str) -> tuple[list[str], Any]:
     async with open_engine(kind, stack, _script()) as harness:  # type: ignore[arg-type]
         assert harness.services is not None
         recorder = _KeyRecorder(harness.services.sandbox)
         harness.services.sandbox = recorder  # type: ignore[assignment]
         await harness.start(
-            "Echo three times, reading between.", job_id=job_id, agent=AgentSpec(skills=(TOOLS,))
+            "Echo three times, reading between.", run_id=run_id, agent=AgentSpec(skills=(TOOLS,))
         )
-        await harness.all_events(job_id)
-        result = await harness.engine.result(job_id)
+        await harness.all_events(run_id)
+        result = await harness.engine.result(run_id)
         runs = None
         if kind == "temporal":
-            runs = await _script_runs_per_workflow_run(harness, job_id)
+            runs = await _script_runs_per_workflow_run(harness, run_id)
     assert result.status == "completed", result.reason
     assert result.script_runs == RUNS
     return recorder.keys, runs
 
 
-async def _script_runs_per_workflow_run(harness: Any, job_id: str) -> list[int]:
-    """How many script runs each workflow run of the job scheduled."""
-    handle = harness.handle(job_id)
+async def _script_runs_per_workflow_run(harness: Any, run_id: str) -> list[int]:
+    """How many script runs each workflow execution of the run scheduled."""
+    handle = harness.handle(run_id)
     client = harness.stack.client
     counts = []
     async for execution in client.list_workflows(f"WorkflowId = '{handle.id}'"):
@@ -122,9 +122,9 @@ async def _script_runs_per_workflow_run(harness: Any, job_id: str) -> list[int]:
 async def test_a_script_run_has_one_key_on_both_engines_across_retries_and_runs(
     short_history: Stack,
 ) -> None:
-    job_id = unique("keys")
-    direct, _ = await _keys_on("direct", short_history, job_id)
-    temporal, per_run = await _keys_on("temporal", short_history, job_id)
+    run_id = unique("keys")
+    direct, _ = await _keys_on("direct", short_history, run_id)
+    temporal, per_run = await _keys_on("temporal", short_history, run_id)
 
     # Every run was asked for twice (the first attempt failed), under one key each time.
     distinct = list(dict.fromkeys(direct))
@@ -132,7 +132,7 @@ async def test_a_script_run_has_one_key_on_both_engines_across_retries_and_runs(
     assert direct == [key for key in distinct for _ in range(2)]
     # The keys are the one function's, and the Temporal engine used the very same ones.
     seqs = [int(key.rsplit("-", 1)[1]) for key in distinct]
-    assert distinct == [execution_key(job_id, seq) for seq in seqs]
+    assert distinct == [execution_key(run_id, seq) for seq in seqs]
     assert temporal == direct
     # And on Temporal, the runs were spread over workflow runs (continue-as-new in between).
     assert per_run is not None

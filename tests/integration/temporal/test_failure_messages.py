@@ -9,7 +9,7 @@ import pytest
 
 from skillweave.agent import AgentSpec
 from skillweave.cli.temporal_server import free_port
-from skillweave.engines import AgentServices, JobRequest
+from skillweave.engines import AgentServices, RunRequest
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
@@ -44,7 +44,7 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
     )
     queue = unique("tq")
     engine = TemporalEngine(stack.client, task_queue=queue, store=stack.store)
-    job_id = unique("down")
+    run_id = unique("down")
     async with build_worker(
         stack.client,
         services,
@@ -53,8 +53,8 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
         heartbeat_seconds=0.5,
         limits=TEST_TIMEOUTS,
     ):
-        await engine.start(JobRequest(job_id=job_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
-        handle = stack.client.get_workflow_handle(workflow_id(job_id))
+        await engine.start(RunRequest(run_id=run_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
+        handle = stack.client.get_workflow_handle(workflow_id(run_id))
 
         async def waiting() -> object:
             described = await handle.describe()
@@ -83,7 +83,7 @@ async def test_a_step_whose_manager_is_down_shows_its_cause_in_one_line(stack: S
             return None
 
         pending = await eventually(failed_twice, timeout=90, what="the step retried")
-        await engine.cancel(job_id)
+        await engine.cancel(run_id)
 
     failure = pending.last_failure
     assert failure.message.startswith(f"cannot reach the MCP manager at {down}")

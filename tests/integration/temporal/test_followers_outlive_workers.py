@@ -1,8 +1,8 @@
 """Followers outlive workers: `skillweave run --engine temporal`, `skillweave runs logs --follow`
-and the API's Server-Sent Events keep following a job while its worker is killed, say that they
-wait for a worker, and end by the job's outcome once a new worker has finished it. A follower
+and the API's Server-Sent Events keep following a run while its worker is killed, say that they
+wait for a worker, and end by the run's outcome once a new worker has finished it. A follower
 bounded by ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` gives up with its own exit code (the CLI) or
-last event (SSE), saying the job may still be running, and following it again works.
+last event (SSE), saying the run may still be running, and following it again works.
 
 The worker is ``skillweave worker`` in a process of its own (the rig of ``test_worker_crash``),
 killed with SIGKILL while the model thinks; the CLI commands run as subprocesses, as a user
@@ -119,7 +119,7 @@ class Command:
 
 
 def cli_env(rig: Rig, **settings: str) -> dict[str, str]:
-    """The environment of a CLI on the rig's server, task queue and store (the job's model
+    """The environment of a CLI on the rig's server, task queue and store (the run's model
     calls are retried a heartbeat timeout after their worker died: the worker's, in
     `worker_rig`)."""
     base = {
@@ -137,11 +137,11 @@ def cli_env(rig: Rig, **settings: str) -> dict[str, str]:
     }
 
 
-async def kill_while_the_model_thinks(rig: Rig, job_id: str) -> None:
+async def kill_while_the_model_thinks(rig: Rig, run_id: str) -> None:
     async def thinking() -> bool:
         try:
-            return await rig.in_flight(job_id, "invoke_model")
-        except RPCError:  # `run` prints the job id before it starts the workflow
+            return await rig.in_flight(run_id, "invoke_model")
+        except RPCError:  # `run` prints the run id before it starts the workflow
             return False
 
     await eventually(thinking, timeout=60, what="the model call")
@@ -165,15 +165,15 @@ async def test_run_on_temporal_waits_for_a_new_worker_and_exits_by_the_outcome(
     async with worker_rig(stack, skill_dirs, tmp_path, SCRIPT) as rig:
         command = await Command.start(*RUN, env=cli_env(rig), cwd=tmp_path)
         async with stopping(command):
-            job_id = await eventually(lambda: _job_id(command), timeout=60, what="the job id")
-            await kill_while_the_model_thinks(rig, job_id)
+            run_id = await eventually(lambda: _run_id(command), timeout=60, what="the run id")
+            await kill_while_the_model_thinks(rig, run_id)
             # The old follower exited 1 here, at its first query no worker answered.
             await eventually(lambda: command.says(WAITING), timeout=60, what="the note")
             await eventually(
                 lambda: command.stderr.count(WAITING) >= 2, timeout=60, what="a second note"
             )
             assert command.running
-            # The queue the job is on: the configured one routed to its store.
+            # The queue the run is on: the configured one routed to its store.
             routed = store_task_queue(
                 rig.worker.env["WORKFLOW__TASK_QUEUE"], await store_identity(rig.store)
             )
@@ -182,7 +182,7 @@ async def test_run_on_temporal_waits_for_a_new_worker_and_exits_by_the_outcome(
             code = await command.wait()
             assert code == 0, command
             assert ANSWER in command.stdout
-            [status] = [line for line in command.stdout.splitlines() if f"(run {job_id})" in line]
+            [status] = [line for line in command.stdout.splitlines() if f"(run {run_id})" in line]
             assert status.startswith("completed"), status
             assert command.says("a worker answered")
 
@@ -190,12 +190,12 @@ async def test_run_on_temporal_waits_for_a_new_worker_and_exits_by_the_outcome(
 async def test_runs_logs_follows_through_a_worker_restart_and_exits_by_the_outcome(
     stack: Stack, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
-    """Started while the job has no worker (one was killed while the model thought): the
+    """Started while the run has no worker (one was killed while the model thought): the
     old command failed at its first query; this one waits, then reads every event."""
     async with worker_rig(stack, skill_dirs, tmp_path, SCRIPT) as rig:
-        job_id = await rig.start_job("Think, then say you are done.")
-        await kill_while_the_model_thinks(rig, job_id)
-        command = await Command.start(*LOGS, job_id, "--follow", env=cli_env(rig), cwd=tmp_path)
+        run_id = await rig.start_run("Think, then say you are done.")
+        await kill_while_the_model_thinks(rig, run_id)
+        command = await Command.start(*LOGS, run_id, "--follow", env=cli_env(rig), cwd=tmp_path)
         async with stopping(command):
             await eventually(lambda: command.says(WAITING), timeout=60, what="the note")
             await eventually(
@@ -210,23 +210,23 @@ async def test_runs_logs_follows_through_a_worker_restart_and_exits_by_the_outco
         assert "finished" in lines[-1]
         assert "completed" in lines[-1]
         assert command.says("a worker answered")
-        assert (await rig.engine.result(job_id)).status == "completed"
+        assert (await rig.engine.result(run_id)).status == "completed"
 
 
-async def test_runs_logs_follow_exits_1_for_a_job_that_did_not_complete(
+async def test_runs_logs_follow_exits_1_for_a_run_that_did_not_complete(
     stack: Stack, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
     async with worker_rig(stack, skill_dirs, tmp_path, SCRIPT) as rig:
-        job_id = await rig.start_job("Think, then say you are done.")
-        await eventually(lambda: rig.in_flight(job_id, "invoke_model"), what="the model call")
-        await stack.client.get_workflow_handle(workflow_id(job_id)).terminate("by the test")
-        followed = await Command.start(*LOGS, job_id, "--follow", env=cli_env(rig), cwd=tmp_path)
-        read = await Command.start(*LOGS, job_id, env=cli_env(rig), cwd=tmp_path)
+        run_id = await rig.start_run("Think, then say you are done.")
+        await eventually(lambda: rig.in_flight(run_id, "invoke_model"), what="the model call")
+        await stack.client.get_workflow_handle(workflow_id(run_id)).terminate("by the test")
+        followed = await Command.start(*LOGS, run_id, "--follow", env=cli_env(rig), cwd=tmp_path)
+        read = await Command.start(*LOGS, run_id, env=cli_env(rig), cwd=tmp_path)
         async with stopping(followed), stopping(read):
             assert await followed.wait() == 1, str(followed)
             assert await read.wait() == 0, str(read)  # a read of the events, not a follower
-        # Closed without the job saying how: the workflow's history says.
-        assert followed.says(f"run {job_id}: failed: terminated"), str(followed)
+        # Closed without the run saying how: the workflow's history says.
+        assert followed.says(f"run {run_id}: failed: terminated"), str(followed)
 
 
 async def test_a_bounded_wait_gives_up_with_its_own_exit_code_and_says_how_to_follow_again(
@@ -236,26 +236,26 @@ async def test_a_bounded_wait_gives_up_with_its_own_exit_code_and_says_how_to_fo
         env = cli_env(rig, WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS="3")
         command = await Command.start(*RUN, env=env, cwd=tmp_path)
         async with stopping(command):
-            job_id = await eventually(lambda: _job_id(command), timeout=60, what="the job id")
-            await kill_while_the_model_thinks(rig, job_id)
+            run_id = await eventually(lambda: _run_id(command), timeout=60, what="the run id")
+            await kill_while_the_model_thinks(rig, run_id)
             code = await command.wait()
         assert code == EXIT_NO_WORKER, command
         assert code not in (0, 1, 2, 130)
-        assert command.says(f"run {job_id!r}: no worker answered for"), command
+        assert command.says(f"run {run_id!r}: no worker answered for"), command
         assert command.says("the run may still be running"), command
-        assert command.says(f"skillweave runs logs {job_id} --follow"), command
+        assert command.says(f"skillweave runs logs {run_id} --follow"), command
         assert command.says("WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS"), command
         assert ANSWER not in command.stdout
         # It was still running: a new worker finishes it, and following it again as the
         # message says ends with its outcome.
         await rig.worker.start()
         again = await Command.start(
-            "runs", "logs", job_id, "--follow", env=cli_env(rig), cwd=tmp_path
+            "runs", "logs", run_id, "--follow", env=cli_env(rig), cwd=tmp_path
         )
         async with stopping(again):
             assert await again.wait() == 0, again
         assert "completed" in again.stdout
-        assert (await rig.engine.result(job_id)).status == "completed"
+        assert (await rig.engine.result(run_id)).status == "completed"
 
 
 # --- the API's Server-Sent Events -------------------------------------------------------------
@@ -347,7 +347,7 @@ async def test_the_event_stream_notes_the_wait_and_ends_with_the_outcome(
             reader.cancel()
         assert stream.status == 200
         kinds = stream.kinds()
-        assert kinds[-1] == "job_finished"
+        assert kinds[-1] == "run_finished"
         assert stream.events[-1]["data"]["status"] == "completed"
         assert kinds.index("waiting_for_worker") < kinds.index("worker_answered")
         # Notes are not steps: no id, so Last-Event-ID stays on the last step. The killed
@@ -356,12 +356,12 @@ async def test_the_event_stream_notes_the_wait_and_ends_with_the_outcome(
         steps = [e for e in stream.events if "id" in e]
         assert {e["event"] for e in notes} <= {"waiting_for_worker", "worker_answered", "retrying"}
         assert {e["event"] for e in steps}.isdisjoint({"waiting_for_worker", "worker_answered"})
-        assert steps[0]["event"] == "job_started"
+        assert steps[0]["event"] == "run_started"
         assert [e["id"] for e in steps] == [str(n) for n in range(1, len(steps) + 1)]
         waiting = next(e for e in notes if e["event"] == "waiting_for_worker")["data"]
         assert waiting["kind"] == "waiting_for_worker"
-        assert waiting["job_id"] == run_id
-        # The queue the job is on: the configured one, routed to the job's store.
+        assert waiting["run_id"] == run_id
+        # The queue the run is on: the configured one, routed to the run's store.
         assert waiting["task_queue"] == rig.engine.task_queue
         assert waiting["task_queue"].startswith(rig.worker.env["WORKFLOW__TASK_QUEUE"] + "@")
         assert waiting["waited_seconds"] > 0
@@ -392,7 +392,7 @@ async def test_a_bounded_event_stream_gives_up_with_its_own_event_and_resumes(
             steps = [e for e in stream.events if "id" in e]
             assert "id" not in expired
             assert expired["data"]["last_event_id"] == len(steps)
-            assert expired["data"]["job_id"] == run_id
+            assert expired["data"]["run_id"] == run_id
             assert expired["data"]["waited_seconds"] >= 3
             assert "may still be running" in expired["data"]["detail"]
             assert f"Last-Event-ID: {len(steps)}" in expired["data"]["detail"]
@@ -403,14 +403,14 @@ async def test_a_bounded_event_stream_gives_up_with_its_own_event_and_resumes(
                 rest.read(client, f"/v1/runs/{run_id}/events", last_event_id=str(len(steps))),
                 120,
             )
-            assert rest.kinds()[-1] == "job_finished"
+            assert rest.kinds()[-1] == "run_finished"
             assert rest.events[-1]["data"]["status"] == "completed"
             resumed = [e for e in rest.events if "id" in e]  # the steps, notes left out
             assert resumed[0]["id"] == str(len(steps) + 1)
             await stack.client.get_workflow_handle(workflow_id(run_id)).result()
 
 
-def _job_id(command: Command) -> str | None:
+def _run_id(command: Command) -> str | None:
     """The run id `run` prints before it starts the run (``run ID · agent …``)."""
     for line in command.stderr.splitlines():
         if line.startswith("run ") and " · agent " in line:

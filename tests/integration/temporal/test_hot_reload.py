@@ -1,5 +1,5 @@
-"""Hot reload for jobs (issue 25), on both engines: the library a worker serves is rescanned
-while it runs, a new job sees a changed skill at once, and a running job keeps the version it
+"""Hot reload for runs (issue 25), on both engines: the library a worker serves is rescanned
+while it runs, a new run sees a changed skill at once, and a running run keeps the version it
 activated. Also the worker's own composition (``cli.worker.open_worker``'s: the whole library,
 ``cli.library.opened_library``, reloaded) and the API: directory skills added, changed and
 removed reach them without a restart."""
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 RELOAD = 0.1
 SEEN_WITHIN = 10.0
 
-JOB = """
+RUN = """
 turns:
   - tool_calls: [{name: activate_skill, arguments: {name: notes}}]
   - tool_calls: [{name: read_skill_resource, arguments: {skill: notes, path: references/notes.md}}]
@@ -58,22 +58,22 @@ async def eventually(holds: Callable[[], bool]) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_a_running_job_keeps_its_version_while_new_jobs_see_the_change(
+async def test_a_running_run_keeps_its_version_while_new_runs_see_the_change(
     stack: Stack, engine_kind: EngineKind, tmp_path: Path
 ) -> None:
     library_root = tmp_path / "library"
     notes(library_root, "first")
     library = SkillLibrary(stack.settings.skills, dirs=[library_root])
     first = library.refresh().get("notes").version
-    async with open_engine(engine_kind, replace(stack, registry=library.registry), JOB) as harness:
+    async with open_engine(engine_kind, replace(stack, registry=library.registry), RUN) as harness:
         services = harness.services
         assert services is not None
         async with reloading(library, services.use_registry, every=RELOAD):
-            job = await harness.start("What is the word?")
-            await harness.wait_event(job, kind_is("skill_activated"))
+            run = await harness.start("What is the word?")
+            await harness.wait_event(run, kind_is("skill_activated"))
             notes(library_root, "second")  # while the model thinks (3 s)
             await eventually(lambda: services.registry.get("notes").version != first)
-            result = await harness.engine.result(job)
+            result = await harness.engine.result(run)
             later, _ = await harness.run("What is the word now?")
 
     assert result.status == "completed", result.reason

@@ -1,6 +1,6 @@
-"""The agent's model runs its job, on both engines: a job whose agent names a profile or
-``provider:name`` gets that model, one worker serves jobs of several models, a model the
-worker cannot resolve fails the job at once, naming it, and an API agent's ``model_id`` is
+"""The agent's model runs its run, on both engines: a run whose agent names a profile or
+``provider:name`` gets that model, one worker serves runs of several models, a model the
+worker cannot resolve fails the run at once, naming it, and an API agent's ``model_id`` is
 checked when it is made and runs its runs.
 
 The models are scripted (each script answers with its own name), behind the real engines: the
@@ -31,7 +31,7 @@ def _script(folder: Path, name: str) -> Path:
     return path
 
 
-async def test_each_job_runs_on_the_model_its_agent_names(
+async def test_each_run_runs_on_the_model_its_agent_names(
     stack: Stack, engine_kind: EngineKind, tmp_path: Path
 ) -> None:
     default = _script(tmp_path, "the-default")
@@ -41,7 +41,7 @@ async def test_each_job_runs_on_the_model_its_agent_names(
         profiles={
             "analyst": {"provider": "scripted", "name": str(_script(tmp_path, "analyst-model"))}
         },
-        scripts_dir=tmp_path,  # a job's scripted:PATH is a script of the worker's folder
+        scripts_dir=tmp_path,  # a run's scripted:PATH is a script of the worker's folder
     )
     models = ModelProviders(settings)
     by_name = f"scripted:{_script(tmp_path, 'named-model')}"
@@ -56,13 +56,13 @@ async def test_each_job_runs_on_the_model_its_agent_names(
     assert (plain.status, plain.answer) == ("completed", "answered by the-default")
     assert (profiled.status, profiled.answer) == ("completed", "answered by analyst-model")
     assert (named.status, named.answer) == ("completed", "answered by named-model")
-    # The job's events say which model answered.
+    # The run's events say which model answered.
     called = [e for e in events if kind_is("model_called")(e)]
     assert called
     assert all(e.model == "analyst-model" for e in called), called
 
 
-async def test_a_model_the_worker_cannot_resolve_fails_the_job_naming_it(
+async def test_a_model_the_worker_cannot_resolve_fails_the_run_naming_it(
     stack: Stack, engine_kind: EngineKind, tmp_path: Path
 ) -> None:
     default = _script(tmp_path, "the-default")

@@ -96,7 +96,7 @@ class CountWordsProbe:
     @workflow.run
     async def run(self, request: CountInput) -> WordCount:
         runtime = TemporalRuntime(
-            state=new_state(job_id="probe", task="count", spec=AgentSpec()),
+            state=new_state(run_id="probe", task="count", spec=AgentSpec()),
             session=Session(),
             timeouts=ActivityTimeouts(),
             on_phase=self.phases.append,

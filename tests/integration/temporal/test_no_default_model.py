@@ -1,7 +1,7 @@
 """Temporal is the default engine, and a worker needs no default model: ``skillweave worker``
 with no ``MODEL__`` setting starts and says each run must name its model; ``skillweave run``
-(no ``--engine``) leaves the model to the worker, so a job that names none fails at once, for
-good (no retry loop), saying why, and a job that names a profile runs on it. A namespace that
+(no ``--engine``) leaves the model to the worker, so a run that names none fails at once, for
+good (no retry loop), saying why, and a run that names a profile runs on it. A namespace that
 does not exist is one line saying how to create it. Real subprocesses on the suite's Temporal
 dev server."""
 
@@ -78,18 +78,18 @@ def skillweave(env: dict[str, str], *args: str, cwd: Path) -> subprocess.Complet
     )
 
 
-async def test_a_worker_without_a_default_model_runs_jobs_that_name_theirs(
+async def test_a_worker_without_a_default_model_executes_runs_that_name_theirs(
     stack: Stack, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
     async with no_model_worker(stack, skill_dirs, tmp_path) as env:
-        # No --engine: Temporal is the default. The job names no model: the worker has none.
+        # No --engine: Temporal is the default. The run names no model: the worker has none.
         began = time.monotonic()
         bare = await asyncio.to_thread(skillweave, env, "run", "Say hi", cwd=tmp_path)
         took = time.monotonic() - began
         assert bare.returncode == 1, bare.stdout + bare.stderr
         said = " ".join((bare.stdout + bare.stderr).split())
         assert "engine temporal at" in said
-        # The header names the queue the job runs on: the configured one routed to its store.
+        # The header names the queue the run runs on: the configured one routed to its store.
         store = LocalArtifactStore(Path(env["STORAGE__LOCAL_DIR"]))
         routed = store_task_queue(env["WORKFLOW__TASK_QUEUE"], await store_identity(store))
         assert f"task queue {routed!r} (the worker's default model)" in said

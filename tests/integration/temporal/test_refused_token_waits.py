@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.engines import AgentServices, JobRequest
+from skillweave.engines import AgentServices, RunRequest
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
@@ -42,7 +42,7 @@ async def test_a_refused_token_is_a_wait_in_the_heartbeat_not_a_tool_result(stac
     )
     queue = unique("tq")
     engine = TemporalEngine(stack.client, task_queue=queue, store=stack.store)
-    job_id = unique("refused")
+    run_id = unique("refused")
     async with build_worker(
         stack.client,
         services,
@@ -51,8 +51,8 @@ async def test_a_refused_token_is_a_wait_in_the_heartbeat_not_a_tool_result(stac
         heartbeat_seconds=0.5,
         limits=TEST_TIMEOUTS,
     ):
-        await engine.start(JobRequest(job_id=job_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
-        handle = stack.client.get_workflow_handle(workflow_id(job_id))
+        await engine.start(RunRequest(run_id=run_id, task="t", agent=AgentSpec(skills=(TOOLS,))))
+        handle = stack.client.get_workflow_handle(workflow_id(run_id))
 
         async def waiting() -> list[object] | None:
             described = await handle.describe()
@@ -92,9 +92,9 @@ async def test_a_refused_token_is_a_wait_in_the_heartbeat_not_a_tool_result(stac
             if p.activity_type.name == "run_skill_script"
         ]
         assert pending.attempt == 1
-        await engine.cancel(job_id)
+        await engine.cancel(run_id)
     await services.sandbox.aclose()
-    texts = [ref.key for ref in await stack.store.list(f"runs/{job_id}/transcript/")]
+    texts = [ref.key for ref in await stack.store.list(f"runs/{run_id}/transcript/")]
     for key in texts:
         ref = await stack.store.stat(key)
         assert ref is not None

@@ -34,7 +34,7 @@ from skillweave.api.runs import router as runs_router
 from skillweave.api.skills import open_skills
 from skillweave.api.skills import router as skills_router
 from skillweave.config import ModelSettings, Settings
-from skillweave.engines import JobRequest
+from skillweave.engines import RunRequest
 from tests.api.test_runs import make_agent
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import TOOLS, Stack, unique
@@ -157,7 +157,7 @@ async def start_waiting_run(doors: Doors) -> str:
     """A run another client started (no API record), waiting for approval of its script."""
     run_id = unique("run-client")
     spec = AgentSpec(name="careful", skills=(TOOLS,), approvals=ApprovalOptions(skills=(TOOLS,)))
-    await doors.rig.engine.start(JobRequest(job_id=run_id, task="Write a note.", agent=spec))
+    await doors.rig.engine.start(RunRequest(run_id=run_id, task="Write a note.", agent=spec))
 
     async def waiting() -> bool:
         return (await doors.rig.engine.status(run_id)).awaiting_approval is not None
@@ -194,8 +194,8 @@ async def test_a_run_the_api_started_is_shown_logged_listed_and_its_files_fetche
     assert followed[0] == 0, followed
     lines = await doors.ok("runs", "logs", run_id, "--json", through_api=through_api)
     kinds = [json.loads(line)["kind"] for line in lines.splitlines()]
-    assert kinds[0] == "job_started"
-    assert kinds[-1] == "job_finished"
+    assert kinds[0] == "run_started"
+    assert kinds[-1] == "run_finished"
     assert "script_ran" in kinds
 
     files = json.loads(
@@ -235,7 +235,7 @@ async def test_a_run_skillweave_run_started_is_listed_and_shown_by_the_api(doors
     )  # fmt: skip
     assert code == 0, f"{out}\n{err}"
     result = json.loads(out.splitlines()[-1])
-    run_id = result["job_id"]
+    run_id = result["run_id"]
     assert run_id.startswith("run-")
 
     record = await doors.record(run_id)

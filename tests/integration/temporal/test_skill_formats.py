@@ -29,7 +29,7 @@ NAMESPACES = COMPAT / "namespaces"
 ALLOWED = COMPAT / "allowed"
 PAGE = "<title>Home</title><a href='/about'>About</a><a href='https://b.example/'>B</a>"
 
-LAZY_JOB = f"""
+LAZY_RUN = f"""
 turns:
   # web_scraper was activated at the start (auto_load): its tool, named by its schema, is here.
   - tool_calls: [{{name: web_scraper, arguments: {{html: 5}}}}]
@@ -67,13 +67,13 @@ async def test_a_lazy_skills_library_runs_unchanged(
     lazy_stack: Stack, engine_kind: EngineKind
 ) -> None:
     agent = AgentSpec(skills=("web_scraper", "docs_search", "notes_search"))
-    async with open_engine(engine_kind, lazy_stack, LAZY_JOB) as harness:
-        job_id = await harness.start(
+    async with open_engine(engine_kind, lazy_stack, LAZY_RUN) as harness:
+        run_id = await harness.start(
             "Which links has this page, and how do we deploy?", agent=agent
         )
-        events = await harness.all_events(job_id)
-        result = await harness.engine.result(job_id)
-        ran = [s for s in range(40) if await lazy_stack.manager.execution(execution_key(job_id, s))]
+        events = await harness.all_events(run_id)
+        result = await harness.engine.result(run_id)
+        ran = [s for s in range(40) if await lazy_stack.manager.execution(execution_key(run_id, s))]
 
     assert result.status == "completed", result.reason
     # auto_load: activated before the first model call, its root execute.py a tool.
@@ -124,7 +124,7 @@ async def test_auto_load_activates_only_skills_the_agent_allows(
     assert not [e for e in events if e.kind in ("preloaded", "skill_activated")]
 
 
-NAMESPACED_JOB = """
+NAMESPACED_RUN = """
 turns:
   - tool_calls: [{name: activate_skill, arguments: {name: web.scraper}}]
   - tool_calls: [{name: activate_skill, arguments: {name: formats.csv.parser}}]
@@ -145,7 +145,7 @@ async def test_namespaced_skills_are_scoped_qualified_and_run(
 ) -> None:
     # A namespace and one of two same-named skills; the other `parser` stays out of reach.
     agent = AgentSpec(skills=("web.*", "formats.pdf.parser"))
-    async with open_engine(engine_kind, lazy_stack, NAMESPACED_JOB) as harness:
+    async with open_engine(engine_kind, lazy_stack, NAMESPACED_RUN) as harness:
         result, events = await harness.run("Parse report.pdf.", agent=agent)
 
     assert result.status == "completed", result.reason
@@ -161,7 +161,7 @@ async def test_namespaced_skills_are_scoped_qualified_and_run(
     assert '"parser": "pdf"' in (result.answer or "")
 
 
-ALLOWED_JOB = """
+ALLOWED_RUN = """
 turns:
   - tool_calls: [{name: activate_skill, arguments: {name: shouter}}]
   - tool_calls: [{name: activate_skill, arguments: {name: deer-report}}]
@@ -200,14 +200,14 @@ async def test_allowed_tools_limit_what_is_offered_and_pre_approve_a_skills_own_
         skills=("shouter", "deer-report", "pdf-forms"),
         approvals=ApprovalOptions(skills=("pdf-forms", "shouter"), timeout_seconds=60),
     )
-    async with open_engine(engine_kind, lazy_stack, ALLOWED_JOB) as harness:
-        job_id = await harness.start("Fill the form and shout.", agent=agent)
-        asked = await harness.wait_event(job_id, kind_is("approval_requested"))
-        await harness.engine.approve(job_id, ApprovalDecision(approved=True))
-        result = await harness.engine.result(job_id)
-        events = await harness.all_events(job_id)
+    async with open_engine(engine_kind, lazy_stack, ALLOWED_RUN) as harness:
+        run_id = await harness.start("Fill the form and shout.", agent=agent)
+        asked = await harness.wait_event(run_id, kind_is("approval_requested"))
+        await harness.engine.approve(run_id, ApprovalDecision(approved=True))
+        result = await harness.engine.result(run_id)
+        events = await harness.all_events(run_id)
         executed = [
-            s for s in range(40) if await lazy_stack.manager.execution(execution_key(job_id, s))
+            s for s in range(40) if await lazy_stack.manager.execution(execution_key(run_id, s))
         ]
 
     assert result.status == "completed", result.reason

@@ -1,8 +1,8 @@
-"""One store for a deployment (issue 28, part 2; issue 41, item 1): a job runs on the task
+"""One store for a deployment (issue 28, part 2; issue 41, item 1): a run runs on the task
 queue routed to the store it was started against, so only workers of that store take it; a
 client whose store no worker uses, while workers of other stores poll, is refused before the
-job starts, naming the stores; and a worker that is handed a job of another store anyway (a
-job started on its queue by hand, or by an older client) refuses it at its first step, naming
+run starts, naming the stores; and a worker that is handed a run of another store anyway (a
+run started on its queue by hand, or by an older client) refuses it at its first step, naming
 both, instead of failing far away ("input … does not exist")."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from skillweave.agent import AgentSpec
-from skillweave.engines import AgentServices, JobRequest
+from skillweave.engines import AgentServices, RunRequest
 from skillweave.engines.contract import (
     WORKFLOW_NAME,
     AgentWorkflowInput,
@@ -31,28 +31,28 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 SCRIPT = 'turns: [{say: "done"}]'
 
 
-async def test_a_worker_refuses_a_job_of_another_store_put_on_its_queue(
+async def test_a_worker_refuses_a_run_of_another_store_put_on_its_queue(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     elsewhere = LocalArtifactStore(tmp_path_factory.mktemp("another-store"))
     theirs, ours = await store_identity(elsewhere), await store_identity(stack.store)
     async with open_engine("temporal", stack, SCRIPT) as harness:
         engine = harness.temporal
-        wrong = JobRequest(
-            job_id="job-wrong-store", task="t", agent=AgentSpec(skills=(TOOLS,)), store_id=theirs
+        wrong = RunRequest(
+            run_id="run-wrong-store", task="t", agent=AgentSpec(skills=(TOOLS,)), store_id=theirs
         )
         # By hand on this worker's queue: a client routes it to its store's queue instead.
         await stack.client.start_workflow(
             WORKFLOW_NAME,
             AgentWorkflowInput(request=wrong),
-            id=workflow_id(wrong.job_id),
+            id=workflow_id(wrong.run_id),
             task_queue=store_task_queue(engine.base_task_queue, ours),
         )
         await engine.start(
-            JobRequest(job_id="job-right-store", task="t", agent=AgentSpec(skills=(TOOLS,)))
+            RunRequest(run_id="run-right-store", task="t", agent=AgentSpec(skills=(TOOLS,)))
         )
-        refused = await engine.result("job-wrong-store")
-        right = await engine.result("job-right-store")
+        refused = await engine.result("run-wrong-store")
+        right = await engine.result("run-right-store")
 
     assert refused.status == "failed"
     assert refused.reason is not None
@@ -61,11 +61,11 @@ async def test_a_worker_refuses_a_job_of_another_store_put_on_its_queue(
     assert right.status == "completed", right.reason
 
 
-async def test_a_client_whose_store_no_worker_uses_is_refused_before_the_job_starts(
+async def test_a_client_whose_store_no_worker_uses_is_refused_before_the_run_starts(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """The workers' identities on the queue's roll call name their store: a client whose
-    store none of them works on is refused at start, naming both, instead of starting a job
+    store none of them works on is refused at start, naming both, instead of starting a run
     that would wait for ever."""
     ours = await store_identity(stack.store)
     elsewhere = LocalArtifactStore(tmp_path_factory.mktemp("client-store"))
@@ -97,9 +97,9 @@ async def test_a_client_whose_store_no_worker_uses_is_refused_before_the_job_sta
 
         await eventually(answered, what="the worker answers the roll call")
         with pytest.raises(ConfigError) as refused:
-            await wrong.start(JobRequest(job_id=unique("refused"), task="t", agent=AgentSpec()))
-        job = await right.start(JobRequest(job_id=unique("right"), task="t", agent=AgentSpec()))
-        result = await right.result(job)
+            await wrong.start(RunRequest(run_id=unique("refused"), task="t", agent=AgentSpec()))
+        run = await right.start(RunRequest(run_id=unique("right"), task="t", agent=AgentSpec()))
+        result = await right.result(run)
 
     theirs = await store_identity(elsewhere)
     assert str(refused.value) == (

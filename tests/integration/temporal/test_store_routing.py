@@ -1,5 +1,5 @@
-"""A job only ever runs on workers of its own store (issue 41, item 1), against the real dev
-server: two workers on two local stores share one configured task queue; every job a client
+"""A run only ever runs on workers of its own store (issue 41, item 1), against the real dev
+server: two workers on two local stores share one configured task queue; every run a client
 on store A starts runs on worker A (each workflow and activity task, by the identity in its
 history) and nothing of it lands in store B; worker B says in one loud line that it is alone
 on its store; a client on a store C no worker uses is refused in one line naming the stores,
@@ -20,7 +20,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 
 from skillweave.agent import AgentSpec
-from skillweave.engines import AgentServices, JobRequest
+from skillweave.engines import AgentServices, RunRequest
 from skillweave.engines.contract import store_task_queue, workflow_id
 from skillweave.engines.temporal import TemporalEngine, connect, read_roll, worker_identity
 from skillweave.errors import ConfigError
@@ -35,7 +35,7 @@ from workflows.worker import running_worker
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SCRIPT = 'turns: [{say: "done"}]'
-JOBS = 4
+RUNS = 4
 SKILLWEAVE = str(Path(sys.executable).with_name("skillweave"))
 
 
@@ -73,20 +73,20 @@ async def _answered(stack: Stack, task_queue: str, identity: str) -> None:
     await eventually(there, timeout=30, what=f"{identity} on the roll call")
 
 
-async def _task_identities(stack: Stack, job_id: str) -> set[str]:
-    """The identities of the workers that took the job's workflow and activity tasks."""
+async def _task_identities(stack: Stack, run_id: str) -> set[str]:
+    """The identities of the workers that took the run's workflow and activity tasks."""
     started = {
         EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED: "workflow_task_started_event_attributes",
         EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: "activity_task_started_event_attributes",
     }
     found = set()
-    async for event in stack.client.get_workflow_handle(workflow_id(job_id)).fetch_history_events():
+    async for event in stack.client.get_workflow_handle(workflow_id(run_id)).fetch_history_events():
         if (field := started.get(event.event_type)) is not None:
             found.add(getattr(event, field).identity)
     return found
 
 
-async def test_jobs_run_only_on_workers_of_their_store(
+async def test_runs_run_only_on_workers_of_their_store(
     stack: Stack, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     queue = unique("routed")
@@ -99,21 +99,21 @@ async def test_jobs_run_only_on_workers_of_their_store(
         with caplog.at_level(logging.WARNING, logger="skillweave.worker"):
             async with _worker(stack, store_b, queue) as worker_b:
                 await _answered(stack, queue, worker_b)
-                await _check_jobs_and_refusal(stack, queue, worker_a, (store_a, store_c), (a, b, c))
+                await _check_runs_and_refusal(stack, queue, worker_a, (store_a, store_c), (a, b, c))
                 await _check_doctor(stack, queue, store_c, (a, b, c), tmp_path)
 
     # Worker B came second, alone on its store: it said so, once, in one line.
     lonely = [r.getMessage() for r in caplog.records if r.name == "skillweave.worker"]
     assert lonely == [
         f"other workers on task queue {queue!r} work on store {a}; this worker works on {b}: "
-        f"jobs started against {a} never run here, nor {b}'s there"
+        f"runs started against {a} never run here, nor {b}'s there"
     ]
-    # Nothing of store A's jobs was written into store B.
+    # Nothing of store A's runs was written into store B.
     assert [ref.key for ref in await store_b.list("runs/")] == []
     assert worker_a != worker_b
 
 
-async def _check_jobs_and_refusal(
+async def _check_runs_and_refusal(
     stack: Stack,
     queue: str,
     worker_a: str,
@@ -125,23 +125,23 @@ async def _check_jobs_and_refusal(
     assert f"store={a}" in worker_a
     client_a = TemporalEngine(stack.client, task_queue=queue, store=store_a)
     assert await client_a.workers() == 1
-    jobs = [
-        await client_a.start(JobRequest(job_id=unique("on-a"), task="t", agent=AgentSpec()))
-        for _ in range(JOBS)
+    runs = [
+        await client_a.start(RunRequest(run_id=unique("on-a"), task="t", agent=AgentSpec()))
+        for _ in range(RUNS)
     ]
-    results = await asyncio.gather(*(client_a.result(job) for job in jobs))
-    assert [r.status for r in results] == ["completed"] * JOBS, [r.reason for r in results]
-    for job in jobs:
+    results = await asyncio.gather(*(client_a.result(run) for run in runs))
+    assert [r.status for r in results] == ["completed"] * RUNS, [r.reason for r in results]
+    for run in runs:
         # Every workflow and activity task of it was taken by worker A.
-        assert await _task_identities(stack, job) == {worker_a}
-        described = await stack.client.get_workflow_handle(workflow_id(job)).describe()
+        assert await _task_identities(stack, run) == {worker_a}
+        described = await stack.client.get_workflow_handle(workflow_id(run)).describe()
         assert described.task_queue == store_task_queue(queue, a)
-        assert await store_a.list(f"runs/{job}/")  # its transcript is in A
+        assert await store_a.list(f"runs/{run}/")  # its transcript is in A
 
     # A client on store C, which no worker uses: refused in one line naming C, A and B.
     client_c = TemporalEngine(stack.client, task_queue=queue, store=store_c)
     with pytest.raises(ConfigError) as refused:
-        await client_c.start(JobRequest(job_id=unique("on-c"), task="t", agent=AgentSpec()))
+        await client_c.start(RunRequest(run_id=unique("on-c"), task="t", agent=AgentSpec()))
     message = str(refused.value)
     assert "\n" not in message
     assert message == (

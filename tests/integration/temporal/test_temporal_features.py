@@ -1,6 +1,6 @@
 """What only the Temporal engine has: the ``send_message`` update and its validator, the
 ``status`` query, visibility through search attributes (seen by the ``temporal`` CLI), and the
-typed failures a job's workflow ends with. Real dev server, worker, manager and sandboxes."""
+typed failures a run's workflow ends with. Real dev server, worker, manager and sandboxes."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from skillweave.agent import AgentSpec
 from skillweave.agent.state import Budgets
-from skillweave.engines import JobResult
+from skillweave.engines import RunResult
 from skillweave.engines.contract import (
     MAX_MESSAGE_CHARS,
     SA_ACTIVE_SKILLS,
@@ -56,12 +56,12 @@ async def test_the_update_validator_refuses_bad_messages_and_an_accepted_one_get
 ) -> None:
     async with open_engine("temporal", stack, TALK) as harness:
         engine = harness.temporal
-        job_id = await harness.start(
+        run_id = await harness.start(
             "Talk to me.", agent=AgentSpec(skills=(TOOLS,), follow_up_seconds=4)
         )
-        handle = harness.handle(job_id)
-        await harness.wait_event(job_id, kind_is("answered"))
-        view = await engine.status(job_id)
+        handle = harness.handle(run_id)
+        await harness.wait_event(run_id, kind_is("answered"))
+        view = await engine.status(run_id)
         assert (view.phase, view.answer_turn) == ("waiting_input", 2)
 
         # Refused by the validator: the update never reaches the workflow's history.
@@ -70,29 +70,29 @@ async def test_the_update_validator_refuses_bad_messages_and_an_accepted_one_get
         assert isinstance(empty.value.cause, ApplicationError)
         assert "the message is empty" in empty.value.cause.message
         with pytest.raises(AgentError, match="message refused: the message is empty"):
-            await engine.ask(job_id, "")
+            await engine.ask(run_id, "")
         too_long = f"the message has {MAX_MESSAGE_CHARS + 1} characters; the limit is"
         with pytest.raises(AgentError, match=too_long):
-            await engine.ask(job_id, "x" * (MAX_MESSAGE_CHARS + 1))
+            await engine.ask(run_id, "x" * (MAX_MESSAGE_CHARS + 1))
         with pytest.raises(AgentError, match="stale: it replies to the answer of turn 1"):
-            await engine.ask(job_id, "About your first words...", reply_to_turn=1)
+            await engine.ask(run_id, "About your first words...", reply_to_turn=1)
 
         # Accepted: the update completes with the model's answer to this very message.
-        reply = await engine.ask(job_id, "What did you mean?", reply_to_turn=2)
+        reply = await engine.ask(run_id, "What did you mean?", reply_to_turn=2)
         assert reply == Reply(
-            job_id=job_id, turn=3, status="running", text="Second answer, to your question."
+            run_id=run_id, turn=3, status="running", text="Second answer, to your question."
         )
         with pytest.raises(AgentError, match="latest answer is from turn 3"):
-            await engine.ask(job_id, "And the first answer?", reply_to_turn=2)
+            await engine.ask(run_id, "And the first answer?", reply_to_turn=2)
 
-        # Nobody writes within follow_up_seconds: the session closes; the job has ended.
-        result = await engine.result(job_id)
+        # Nobody writes within follow_up_seconds: the session closes; the run has ended.
+        result = await engine.result(run_id)
         assert result.status == "completed"
         assert result.answer == "Second answer, to your question."
         with pytest.raises(AgentError, match="has ended"):
-            await engine.ask(job_id, "Still there?")
+            await engine.ask(run_id, "Still there?")
         with pytest.raises(AgentError, match="has ended"):
-            await engine.send(job_id, "Hello?")
+            await engine.send(run_id, "Hello?")
         history = await handle.fetch_history()
 
     accepted = [
@@ -146,14 +146,14 @@ async def test_status_and_visibility_show_phase_skills_and_usage_but_never_the_t
 ) -> None:
     async with open_engine("temporal", stack, STATUS) as harness:
         engine = harness.temporal
-        job_id = await harness.start(
+        run_id = await harness.start(
             "Read the notes and echo.", agent=AgentSpec(skills=(TOOLS,), follow_up_seconds=3)
         )
-        await harness.wait_event(job_id, kind_is("answered"))
-        waiting = await engine.status(job_id)
-        result = await engine.result(job_id)
-        final = await engine.status(job_id)
-        history = await harness.handle(job_id).fetch_history()
+        await harness.wait_event(run_id, kind_is("answered"))
+        waiting = await engine.status(run_id)
+        result = await engine.result(run_id)
+        final = await engine.status(run_id)
+        history = await harness.handle(run_id).fetch_history()
 
     version = stack.registry.get(TOOLS).version
     assert waiting.phase == "waiting_input"
@@ -172,7 +172,7 @@ async def test_status_and_visibility_show_phase_skills_and_usage_but_never_the_t
     transcript = b"".join(
         [
             await stack.store.get_bytes(ref)
-            for ref in await stack.store.list(keys.run_prefix(job_id))
+            for ref in await stack.store.list(keys.run_prefix(run_id))
         ]
     )
     assert RESOURCE_MARKER.encode() in transcript
@@ -182,24 +182,24 @@ async def test_status_and_visibility_show_phase_skills_and_usage_but_never_the_t
     assert RESOURCE_MARKER.encode() not in recorded
     assert STDOUT_MARKER.encode() not in recorded
 
-    # Visibility (eventually consistent): the CLI finds the job by the skill it activated.
+    # Visibility (eventually consistent): the CLI finds the run by the skill it activated.
     address = stack.temporal_address
     query = f"{SA_ACTIVE_SKILLS.name} = '{TOOLS}'"
 
     async def listed() -> list[dict[str, object]] | None:
         rows = await asyncio.to_thread(_cli_list, address, query)
-        mine = [row for row in rows if row["execution"]["workflowId"] == harness.handle(job_id).id]
+        mine = [row for row in rows if row["execution"]["workflowId"] == harness.handle(run_id).id]
         return mine or None
 
-    (row,) = await eventually(listed, timeout=20, every=0.3, what=f"{job_id} listed by skill")
+    (row,) = await eventually(listed, timeout=20, every=0.3, what=f"{run_id} listed by skill")
     assert row["status"] == "WORKFLOW_EXECUTION_STATUS_COMPLETED"
-    jobs = await engine.list_jobs(skill=TOOLS, phase="completed")
-    assert job_id in [job.job_id for job in jobs]
-    (mine,) = [job for job in jobs if job.job_id == job_id]
+    runs = await engine.list_runs(skill=TOOLS, phase="completed")
+    assert run_id in [run.run_id for run in runs]
+    (mine,) = [run for run in runs if run.run_id == run_id]
     assert mine.active_skills == (TOOLS,)
     assert (mine.turns, mine.tokens) == (3, 660)
-    others = await engine.list_jobs(skill="http-api-guidelines")
-    assert job_id not in [job.job_id for job in others]
+    others = await engine.list_runs(skill="http-api-guidelines")
+    assert run_id not in [run.run_id for run in others]
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ turns:
         reason="max_turns reached (1 model call)",
     ),
     # The scripted model has no second turn: a non-retryable model error fails the tool call.
-    "JobFailed": FailureCase(
+    "RunFailed": FailureCase(
         script="""
 turns:
   - tool_calls: [{name: activate_skill, arguments: {name: test-tools}}]
@@ -235,22 +235,22 @@ turns:
 
 
 @pytest.mark.parametrize("failure_type", list(FAILURES))
-async def test_a_job_that_cannot_finish_fails_its_workflow_with_a_typed_error(
+async def test_a_run_that_cannot_finish_fails_its_workflow_with_a_typed_error(
     stack: Stack, failure_type: str
 ) -> None:
     case = FAILURES[failure_type]
     async with open_engine("temporal", stack, case.script) as harness:
-        job_id = await harness.start("Go.", agent=AgentSpec(skills=(TOOLS,), limits=case.limits))
+        run_id = await harness.start("Go.", agent=AgentSpec(skills=(TOOLS,), limits=case.limits))
         with pytest.raises(WorkflowFailureError) as failed:
-            await harness.handle(job_id).result()
-        result = await harness.engine.result(job_id)
+            await harness.handle(run_id).result()
+        result = await harness.engine.result(run_id)
 
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError)
     assert cause.type == failure_type
     assert cause.non_retryable
     assert case.reason in cause.message
-    carried = JobResult.model_validate(cause.details[0])
+    carried = RunResult.model_validate(cause.details[0])
     assert carried.status == case.status
     assert result.status == case.status
     assert case.reason in (result.reason or "")
@@ -273,18 +273,18 @@ async def test_a_workflow_cancelled_from_outside_stops_its_script_and_ends_cance
 ) -> None:
     manager = stack.manager
     async with open_engine("temporal", stack, SLOW) as harness:
-        job_id = await harness.start("Take your time.", agent=AgentSpec(skills=(TOOLS,)))
-        execution_id = harness.execution_id(job_id, 4)
+        run_id = await harness.start("Take your time.", agent=AgentSpec(skills=(TOOLS,)))
+        execution_id = harness.execution_id(run_id, 4)
 
         async def running() -> bool:
             found = await manager.execution(execution_id)
             return found is not None and found["state"] == "running"
 
         await eventually(running, what=f"{execution_id} running at the manager")
-        handle = harness.handle(job_id)
+        handle = harness.handle(run_id)
         # What the UI's "Request cancellation" and `temporal workflow cancel` do.
         await handle.cancel()
-        result = await harness.engine.result(job_id)
+        result = await harness.engine.result(run_id)
         description = await handle.describe()
 
     assert description.status == WorkflowExecutionStatus.CANCELED

@@ -1,5 +1,5 @@
-"""One connected trace for a job: API request → workflow → activities → MCP manager → sandbox
-executor, with the job's fields on the spans.
+"""One connected trace for a run: API request → workflow → activities → MCP manager → sandbox
+executor, with the run's fields on the spans.
 
 In-process spans (API, Temporal client and worker, manager) go to an in-memory exporter; the
 executors are processes of their own, configured by the standard ``OTEL_*`` variables the
@@ -48,7 +48,7 @@ from workflows.worker import build_worker
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(180)]
 
 TOKEN = "tracing-api-token"
-FIELDS = ("job_id", "skill", "script", "execution_id")
+FIELDS = ("run_id", "skill", "script", "execution_id")
 
 SCRIPT = """
 turns:
@@ -87,7 +87,7 @@ def _attributes(span: Any) -> dict[str, str]:
     return {kv.key: kv.value.string_value for kv in span.attributes}
 
 
-async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
+async def test_a_run_is_one_connected_trace_from_the_api_to_the_executor(
     stack: Stack,
     skill_dirs: list[Path],
     tmp_path: Path,
@@ -186,7 +186,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
     ):
         assert expected in names, sorted(names)
 
-    # The activity and the manager's span carry the job's fields.
+    # The activity and the manager's span carry the run's fields.
     [activity] = [
         s
         for s in spans
@@ -195,7 +195,7 @@ async def test_a_job_is_one_connected_trace_from_the_api_to_the_executor(
     fields = {f: activity.attributes.get(f"skillweave.{f}") for f in FIELDS}
     assert fields["skill"] == "csv-profiler"
     assert fields["script"] == "scripts/profile_csv.py"
-    assert fields["job_id"] == run["id"]
+    assert fields["run_id"] == run["id"]
     assert fields["execution_id"]
     # (Activating a skill runs scripts too, for their tool schemas: find this run's.)
     [execute] = [

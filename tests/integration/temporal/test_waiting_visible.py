@@ -32,7 +32,7 @@ from skillweave.api.run_schemas import Run
 from skillweave.api.runs import open_runs
 from skillweave.api.runs import router as runs_router
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.engines.contract import ActivityTimeouts, workflow_id
 from skillweave.engines.notes import FollowNote, note_line
 from skillweave.engines.temporal import TemporalEngine
@@ -60,7 +60,7 @@ turns:
 """
 CALL = "script profiler/scripts/count.py"
 LIMITS = "limits: model 600 s, script 900 s, heartbeat 5 s, others 120 s, 3 attempts (the worker's)"
-"""What ``runs show`` says of the held job's limits: its worker's (``build_worker(limits=…)``)."""
+"""What ``runs show`` says of the held run's limits: its worker's (``build_worker(limits=…)``)."""
 SEEN_WITHIN = 60.0
 """A wait is told this soon (a heartbeat's round trip and a follower's poll, on a busy host)."""
 
@@ -188,24 +188,24 @@ async def test_a_script_step_held_by_a_dead_manager_is_named_in_every_view_on_te
             )
             async with worker:
                 engine = TemporalEngine(env.client, task_queue=base, poll_seconds=0.05, store=store)
-                job = await engine.start(
-                    JobRequest(job_id=unique("held"), task="Count.", agent=AgentSpec())
+                run_id = await engine.start(
+                    RunRequest(run_id=unique("held"), task="Count.", agent=AgentSpec())
                 )
                 try:
-                    note = await _first_wait(engine.follow(job), on="manager")
+                    note = await _first_wait(engine.follow(run_id), on="manager")
                     _is_manager_wait(note.waiting)
                     assert note_line(note).text.startswith(
                         f"{CALL}: waiting for the MCP manager since "
                     )
-                    [wait] = await engine.waiting(job)
+                    [wait] = await engine.waiting(run_id)
                     assert wait == note.waiting
 
                     async with _api(engine, store) as client:
-                        run = (await client.get(f"/v1/runs/{job}")).json()
+                        run = (await client.get(f"/v1/runs/{run_id}")).json()
                         assert run["status"] == "running", run
                         [shown] = run["waiting"]
                         _is_manager_wait(shown)
-                        streamed = await _streamed_wait(client, job)
+                        streamed = await _streamed_wait(client, run_id)
                         _is_manager_wait(streamed["waiting"])
                         assert streamed["text"].startswith(
                             f"waiting · {CALL}: waiting for the MCP manager since "
@@ -218,18 +218,18 @@ async def test_a_script_step_held_by_a_dead_manager_is_named_in_every_view_on_te
                             WORKFLOW__TASK_QUEUE=base,
                         )
                         said = f"waiting: {CALL}: waiting for the MCP manager since "
-                        code, out, err = await _skillweave(tmp_path, cli, "runs", "show", job)
+                        code, out, err = await _skillweave(tmp_path, cli, "runs", "show", run_id)
                         assert code == 0, out + err
                         assert said in _one_line(out), out
                         assert LIMITS in _one_line(out), out  # the worker's, not the client's
                         code, out, err = await _skillweave(
-                            tmp_path, cli, "runs", "show", job, "--json"
+                            tmp_path, cli, "runs", "show", run_id, "--json"
                         )
                         assert code == 0, out + err
                         _is_manager_wait(json.loads(out)["waiting"][0])
                         limits = json.loads(out)["limits"]
                         assert (limits["heartbeat_seconds"], limits["max_attempts"]) == (5, 3)
-                        code, out, err = await _skillweave(tmp_path, cli, "runs", "logs", job)
+                        code, out, err = await _skillweave(tmp_path, cli, "runs", "logs", run_id)
                         assert code == 0, out + err
                         assert f"waiting · {CALL}: waiting for the MCP manager since" in (
                             _one_line(err)
@@ -239,12 +239,12 @@ async def test_a_script_step_held_by_a_dead_manager_is_named_in_every_view_on_te
                             "SKILLWEAVE_API_URL": str(client.base_url),
                             "SKILLWEAVE_API_TOKEN": TOKEN,
                         }
-                        code, out, err = await _skillweave(tmp_path, remote, "runs", "show", job)
+                        code, out, err = await _skillweave(tmp_path, remote, "runs", "show", run_id)
                         assert code == 0, out + err
                         assert said in _one_line(out), out + err
                         assert LIMITS in _one_line(out), out + err  # from the API's /status
                 finally:
-                    await engine.client.get_workflow_handle(workflow_id(job)).terminate("done")
+                    await engine.client.get_workflow_handle(workflow_id(run_id)).terminate("done")
     finally:
         await env.shutdown()
 
@@ -265,11 +265,11 @@ async def test_a_step_no_worker_takes_waits_for_a_worker(tmp_path: Path) -> None
             )
             async with worker:
                 engine = TemporalEngine(env.client, task_queue=base, poll_seconds=0.05, store=store)
-                job = await engine.start(
-                    JobRequest(job_id=unique("untaken"), task="Count.", agent=AgentSpec())
+                run_id = await engine.start(
+                    RunRequest(run_id=unique("untaken"), task="Count.", agent=AgentSpec())
                 )
                 try:
-                    note = await _first_wait(engine.follow(job), on="worker")
+                    note = await _first_wait(engine.follow(run_id), on="worker")
                     wait = note.waiting
                     assert wait is not None
                     assert wait.detail.startswith("no worker has taken it from task queue '")
@@ -277,9 +277,9 @@ async def test_a_step_no_worker_takes_waits_for_a_worker(tmp_path: Path) -> None
                     assert note_line(note).text.startswith(
                         f"{wait.call}: waiting for a worker since "
                     )
-                    assert [found.on for found in await engine.waiting(job)] == ["worker"]
+                    assert [found.on for found in await engine.waiting(run_id)] == ["worker"]
                 finally:
-                    await engine.client.get_workflow_handle(workflow_id(job)).terminate("done")
+                    await engine.client.get_workflow_handle(workflow_id(run_id)).terminate("done")
     finally:
         await env.shutdown()
 
@@ -293,14 +293,14 @@ async def test_a_run_no_worker_of_its_store_takes_is_named_by_runs_show(tmp_path
     try:
         base = unique("tq")
         engine = TemporalEngine(env.client, task_queue=base, poll_seconds=0.05, store=store)
-        job = await engine.start(
-            JobRequest(job_id=unique("unpolled"), task="Count.", agent=AgentSpec())
+        run_id = await engine.start(
+            RunRequest(run_id=unique("unpolled"), task="Count.", agent=AgentSpec())
         )
         routed = f"{base}@{await store_identity(store)}"
         try:
 
             async def told() -> list[Any]:
-                return await engine.waiting(job)
+                return await engine.waiting(run_id)
 
             waits = await eventually(told, timeout=SEEN_WITHIN, what="a wait for a worker")
             (wait,) = waits
@@ -319,7 +319,7 @@ async def test_a_run_no_worker_of_its_store_takes_is_named_by_runs_show(tmp_path
                 ),
                 "runs",
                 "show",
-                job,
+                run_id,
             )
             assert code != 0, out
             said = _one_line(err)
@@ -327,7 +327,7 @@ async def test_a_run_no_worker_of_its_store_takes_is_named_by_runs_show(tmp_path
             assert f"no worker has taken the run's next step from task queue {routed!r}" in said
             assert "no worker answered" in said, err
         finally:
-            await engine.client.get_workflow_handle(workflow_id(job)).terminate("done")
+            await engine.client.get_workflow_handle(workflow_id(run_id)).terminate("done")
     finally:
         await env.shutdown()
 
@@ -338,25 +338,31 @@ async def test_the_direct_engine_names_the_dead_manager_to_followers_and_the_api
     store = LocalArtifactStore(tmp_path / "store")
     async with _services(tmp_path, store) as services:
         engine = DirectEngine(services)
-        job = await engine.start(
-            JobRequest(job_id=unique("direct-held"), task="Count.", agent=AgentSpec())
+        run_id = await engine.start(
+            RunRequest(run_id=unique("direct-held"), task="Count.", agent=AgentSpec())
         )
         try:
-            note = await _first_wait(engine.follow(job), on="manager")
+            note = await _first_wait(engine.follow(run_id), on="manager")
             _is_manager_wait(note.waiting)
-            assert [note.waiting] == await engine.waiting(job)
+            assert [note.waiting] == await engine.waiting(run_id)
             async with _api(engine, store) as client:
                 # The API's record of the run, as it keeps one for each run it starts (after
                 # its start-up, which marks the runs of an earlier process as lost).
                 record = Run(
-                    id=job, agent_id=None, agent=None, input="Count.", created_at=note.waiting.since
+                    id=run_id,
+                    agent_id=None,
+                    agent=None,
+                    input="Count.",
+                    created_at=note.waiting.since,
                 )
-                await store.put_bytes(keys.run_record_key(job), record.model_dump_json().encode())
-                run = (await client.get(f"/v1/runs/{job}")).json()
+                await store.put_bytes(
+                    keys.run_record_key(run_id), record.model_dump_json().encode()
+                )
+                run = (await client.get(f"/v1/runs/{run_id}")).json()
                 [shown] = run["waiting"]
                 _is_manager_wait(shown)
-                streamed = await _streamed_wait(client, job)
+                streamed = await _streamed_wait(client, run_id)
                 assert streamed["text"].startswith(f"waiting · {CALL}: waiting for the MCP manager")
         finally:
-            await engine.cancel(job)
-        assert await engine.waiting(job) == []
+            await engine.cancel(run_id)
+        assert await engine.waiting(run_id) == []

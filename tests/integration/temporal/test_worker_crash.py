@@ -1,9 +1,9 @@
-"""A job survives its worker being killed, twice: once during a script run and once during a
+"""A run survives its worker being killed, twice: once during a script run and once during a
 model call, and no script runs twice.
 
 The worker is ``skillweave worker`` in a process of its own, killed with SIGKILL and started again;
 the MCP manager runs here, in the test process, so it outlives the worker and counts what it
-really ran. The job is started and awaited through the ``TemporalEngine`` as any client would.
+really ran. The run is started and awaited through the ``TemporalEngine`` as any client would.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from temporalio.client import Client, WorkflowHistory
 
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
-from skillweave.engines import JobRequest
+from skillweave.engines import RunRequest
 from skillweave.engines.contract import workflow_id
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.storage.local import LocalArtifactStore
@@ -138,24 +138,24 @@ class Rig:
     store: LocalArtifactStore
     client: Client
 
-    async def start_job(self, task: str) -> str:
-        job_id = unique("worker")
+    async def start_run(self, task: str) -> str:
+        run_id = unique("worker")
         await self.engine.start(
-            JobRequest(job_id=job_id, task=task, agent=AgentSpec(skills=(TOOLS,)))
+            RunRequest(run_id=run_id, task=task, agent=AgentSpec(skills=(TOOLS,)))
         )
-        return job_id
+        return run_id
 
-    async def in_flight(self, job_id: str, activity: str) -> bool:
-        description = await self.client.get_workflow_handle(workflow_id(job_id)).describe()
+    async def in_flight(self, run_id: str, activity: str) -> bool:
+        description = await self.client.get_workflow_handle(workflow_id(run_id)).describe()
         return any(
             pending.activity_type.name == activity
             and pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
             for pending in description.raw_description.pending_activities
         )
 
-    async def script_running(self, job_id: str) -> bool:
+    async def script_running(self, run_id: str) -> bool:
         return (
-            await self.in_flight(job_id, "run_skill_script")
+            await self.in_flight(run_id, "run_skill_script")
             and (await self.manager.pool())["busy"] > 0
         )
 
@@ -186,7 +186,7 @@ async def worker_rig(
                 "WORKFLOW__TEMPORAL_ADDRESS": stack.temporal_address,
                 "WORKFLOW__TASK_QUEUE": task_queue,
                 "WORKFLOW__WORKER_HEARTBEAT_SECONDS": "0.5",
-                # The worker's limits are the ones its jobs run under.
+                # The worker's limits are the ones its runs run under.
                 "WORKFLOW__HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
                 "WORKFLOW__ACTIVITY_MAX_ATTEMPTS": "5",
                 "SANDBOX__MANAGER_URL": manager.url,
@@ -209,19 +209,19 @@ async def worker_rig(
             raise
 
 
-async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_call(
+async def test_a_run_survives_its_worker_killed_in_a_script_run_and_in_a_model_call(
     stack: Stack, skill_dirs: list[Path], tmp_path: Path
 ) -> None:
     async with worker_rig(stack, skill_dirs, tmp_path, SCRIPT) as rig:
         manager, worker, engine, store = rig.manager, rig.worker, rig.engine, rig.store
-        job_id = await rig.start_job("Sleep on it, then upper-case what you wrote.")
-        handle = stack.client.get_workflow_handle(workflow_id(job_id))
+        run_id = await rig.start_run("Sleep on it, then upper-case what you wrote.")
+        handle = stack.client.get_workflow_handle(workflow_id(run_id))
 
         async def script_running() -> bool:
-            return await rig.script_running(job_id)
+            return await rig.script_running(run_id)
 
         def in_flight(activity: str) -> Awaitable[bool]:
-            return rig.in_flight(job_id, activity)
+            return rig.in_flight(run_id, activity)
 
         # 1. Killed while the first script sleeps in its sandbox.
         await eventually(script_running, timeout=30, what="the first script running")
@@ -236,7 +236,7 @@ async def test_a_job_survives_its_worker_killed_in_a_script_run_and_in_a_model_c
         )
         worker.kill()
         await worker.start()
-        result = await engine.result(job_id)
+        result = await engine.result(run_id)
         history = await handle.fetch_history()
         ran = await manager.executions()
         succeeded = await manager.executions("succeeded")
@@ -277,12 +277,12 @@ async def test_a_worker_stopped_with_sigterm_lets_its_script_step_finish(
 ) -> None:
     """Draining: SIGTERM stops the worker polling at once, but the script step it is running
     finishes (within WORKFLOW__WORKER_DRAIN_SECONDS) and is reported, not cancelled and run
-    again; the job completes on the next worker with the script run once."""
+    again; the run completes on the next worker with the script run once."""
     async with worker_rig(
         stack, skill_dirs, tmp_path, DRAIN_SCRIPT, WORKFLOW__WORKER_DRAIN_SECONDS="20"
     ) as rig:
-        job_id = await rig.start_job("Sleep on it.")
-        await eventually(lambda: rig.script_running(job_id), timeout=30, what="the script running")
+        run_id = await rig.start_run("Sleep on it.")
+        await eventually(lambda: rig.script_running(run_id), timeout=30, what="the script running")
         process = rig.worker.process
         assert process is not None
         process.send_signal(signal.SIGTERM)
@@ -293,7 +293,7 @@ async def test_a_worker_stopped_with_sigterm_lets_its_script_step_finish(
         assert await rig.manager.executions("cancelled") == 0
         assert "stopped: worker" in rig.worker.log()  # its last line (cli.in_flight)
         await rig.worker.start()
-        result = await rig.engine.result(job_id)
+        result = await rig.engine.result(run_id)
         assert result.status == "completed", result.reason
         assert await rig.manager.executions() == 1  # not run again by the second worker
 

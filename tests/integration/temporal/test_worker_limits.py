@@ -1,9 +1,9 @@
-"""One owner per timeout: a job runs under its worker's limits, never its client's (issue 41).
+"""One owner per timeout: a run runs under its worker's limits, never its client's (issue 41).
 
-A client whose ``WORKFLOW__SCRIPT_TIMEOUT_SECONDS`` is 2.5 s starts a job whose script sleeps
-4 s, on a worker with the default (900 s). Before, the client's value went into the job's input
-and the script step timed out and was run again; now the job asks its worker for the limits at
-its start (the local activity ``job_limits``), so the step is scheduled with the worker's
+A client whose ``WORKFLOW__SCRIPT_TIMEOUT_SECONDS`` is 2.5 s starts a run whose script sleeps
+4 s, on a worker with the default (900 s). Before, the client's value went into the run's input
+and the script step timed out and was run again; now the run asks its worker for the limits at
+its start (the local activity ``run_limits``), so the step is scheduled with the worker's
 timeouts and runs once. The history replays against the workflow code.
 """
 
@@ -18,7 +18,7 @@ from temporalio.worker import Replayer
 
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, JobRequest
+from skillweave.engines import AgentServices, RunRequest
 from skillweave.engines.contract import ActivityTimeouts, activity_timeouts, workflow_id
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import connect_engine
@@ -53,7 +53,7 @@ def _seconds(duration: str) -> float:
     return float(duration[:-1])
 
 
-async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack) -> None:
+async def test_a_run_runs_under_its_workers_limits_not_its_clients(stack: Stack) -> None:
     task_queue = unique("limits")
     worker_settings = stack.settings  # the defaults: a 900 s script step, 30 s heartbeats
     assert worker_settings.workflow.script_timeout_seconds > SLEEP_SECONDS * 10
@@ -76,7 +76,7 @@ async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack)
         },
     )
     engine = await connect_engine(client_settings, stack.store)
-    job_id = unique("limits")
+    run_id = unique("limits")
     async with build_worker(
         stack.client,
         services,
@@ -84,16 +84,16 @@ async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack)
         store_id=await store_identity(stack.store),
         heartbeat_seconds=0.5,
     ):
-        await engine.start(JobRequest(job_id=job_id, task="Sleep, then say so.", agent=AgentSpec()))
-        result = await engine.result(job_id)
-        view = await engine.status(job_id)
-    history = await stack.client.get_workflow_handle(workflow_id(job_id)).fetch_history()
+        await engine.start(RunRequest(run_id=run_id, task="Sleep, then say so.", agent=AgentSpec()))
+        result = await engine.result(run_id)
+        view = await engine.status(run_id)
+    history = await stack.client.get_workflow_handle(workflow_id(run_id)).fetch_history()
 
     assert result.status == "completed", result.reason
     assert result.script_runs == 1
     assert result.answer is not None
     assert result.answer.endswith("/outputs/late.txt")
-    # The limits the job ran under are the worker's, and `status` says so.
+    # The limits the run ran under are the worker's, and `status` says so.
     theirs = activity_timeouts(worker_settings.workflow)
     assert view.limits == theirs
     assert theirs != ActivityTimeouts(script_seconds=CLIENT_SCRIPT_TIMEOUT)
@@ -120,7 +120,7 @@ async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack)
     ]
     assert [s.get("attempt", 1) for s in started] == [1]
     assert not _events(history, "EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT")
-    # The client sent no limits; the job asked its worker once, at its start (a local activity).
+    # The client sent no limits; the run asked its worker once, at its start (a local activity).
     (first,) = _events(history, "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED")
     (payload,) = first["workflowExecutionStartedEventAttributes"]["input"]["payloads"]
     sent = json.loads(base64.b64decode(payload["data"]))
@@ -131,8 +131,8 @@ async def test_a_job_runs_under_its_workers_limits_not_its_clients(stack: Stack)
         for e in _events(history, "EVENT_TYPE_MARKER_RECORDED")
         if (marker := e["markerRecordedEventAttributes"])["markerName"] == "core_local_activity"
     ]
-    assert [m["activity_type"] for m in local].count("job_limits") == 1
-    assert local[0]["activity_type"] == "job_limits"
+    assert [m["activity_type"] for m in local].count("run_limits") == 1
+    assert local[0]["activity_type"] == "run_limits"
     patches = [
         json.loads(base64.b64decode(payload["data"]))["id"]
         for e in _events(history, "EVENT_TYPE_MARKER_RECORDED")

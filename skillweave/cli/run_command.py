@@ -1,11 +1,11 @@
-"""``skillweave run``: an agent job on TASK, on the engine of ``--engine`` (default
+"""``skillweave run``: an agent run on TASK, on the engine of ``--engine`` (default
 ``WORKFLOW__EXECUTION_ENGINE``), or on the API at ``SKILLWEAVE_API_URL`` (``--agent ag-…``).
 
-The command reads and checks the job's inputs (:mod:`skillweave.cli.job`), says where the job
-runs (on Temporal once the engine is open: it knows the task queue routed to the job's store),
-opens the engine (:func:`~skillweave.cli.compose.open_engine`) and follows the job with the
-live view or JSON lines (:class:`~skillweave.cli.view.JobOutput`). ``skillweave demo``
-(:mod:`skillweave.cli.demo`) shows its job with the same pieces: :func:`announce_job`,
+The command reads and checks the run's inputs (:mod:`skillweave.cli.agent_run`), says where the run
+runs (on Temporal once the engine is open: it knows the task queue routed to the run's store),
+opens the engine (:func:`~skillweave.cli.compose.open_engine`) and follows the run with the
+live view or JSON lines (:class:`~skillweave.cli.view.RunOutput`). ``skillweave demo``
+(:mod:`skillweave.cli.demo`) shows its run with the same pieces: :func:`announce_run`,
 :func:`announce_isolation`, :func:`follow_shown` and :func:`run_to_end`.
 """
 
@@ -31,7 +31,7 @@ from skillweave.cli.exits import (
     spec_errors,
 )
 from skillweave.cli.library import DirsOption, registry_of
-from skillweave.cli.view import JobOutput
+from skillweave.cli.view import RunOutput
 from skillweave.config import (
     ExecutionEngine,
     IsolationChoice,
@@ -44,13 +44,13 @@ from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from skillweave.agent import AgentSpec
+    from skillweave.cli.agent_run import FinishedRun
     from skillweave.cli.compose import OpenedEngine
-    from skillweave.cli.job import JobRun
     from skillweave.engines import Engine
 
 __all__ = [
     "announce_isolation",
-    "announce_job",
+    "announce_run",
     "follow_shown",
     "manager_isolation",
     "run_command",
@@ -118,9 +118,10 @@ def run_command(
     may still be running), 130 on Ctrl-C (a direct run is cancelled; a Temporal run keeps
     going).
     """
+    from skillweave.cli.agent_run import check_files, choose_model, load_agent, run_model
     from skillweave.cli.compose import open_engine
-    from skillweave.cli.job import check_files, choose_model, job_model, load_agent, new_job_id
     from skillweave.cli.remote import is_agent_id
+    from skillweave.engines import new_run_id
 
     files = files or []
     if agent is not None and is_agent_id(str(agent)) and not agent.exists():
@@ -138,28 +139,28 @@ def run_command(
     with errors(), spec_errors():
         spec = load_agent(agent, registry)
         chosen = choose_model(settings.model, option=model, spec=spec, spec_path=agent)
-        # The job names its model wherever it runs (a worker resolves it with its settings).
+        # The run names its model wherever it runs (a worker resolves it with its settings).
         spec = spec.model_copy(
-            update={"model": job_model(option=model, spec=spec, spec_path=agent)}
+            update={"model": run_model(option=model, spec=spec, spec_path=agent)}
         )
     with errors():
         check_files(files)
-    job_id = new_job_id()
-    interrupted, hint, header = _say_where(chosen_engine, job_id, spec, chosen, as_json=as_json)
-    shown = JobOutput(as_json=as_json, out_dir=out_dir)
+    run_id = new_run_id()
+    interrupted, hint, header = _say_where(chosen_engine, run_id, spec, chosen, as_json=as_json)
+    shown = RunOutput(as_json=as_json, out_dir=out_dir)
     workflow = settings.workflow.model_copy(update={"execution_engine": chosen_engine})
     on_engine = settings.model_copy(update={"workflow": workflow})
 
-    async def main() -> JobRun:
+    async def main() -> FinishedRun:
         with shown.live(), _without_temporal(chosen_engine):
             async with open_engine(on_engine, registry=registry, model=chosen) as opened:
                 if header is not None:
                     header(opened.engine)
                 if opened.services is not None and opened.services.models is not None:
-                    # A direct engine's jobs are this user's: a script they name may be any file.
+                    # A direct engine's runs are this user's: a script they name may be any file.
                     opened.services.models.any_script = True
                 return await follow_shown(
-                    opened, shown, job_id=job_id, task=task, agent=spec, files=files
+                    opened, shown, run_id=run_id, task=task, agent=spec, files=files
                 )
 
     done = run_to_end(main(), interrupted=interrupted, hint=hint)
@@ -169,13 +170,13 @@ def run_command(
 
 
 def _say_where(
-    engine: ExecutionEngine, job_id: str, spec: AgentSpec, model: ModelSettings, *, as_json: bool
+    engine: ExecutionEngine, run_id: str, spec: AgentSpec, model: ModelSettings, *, as_json: bool
 ) -> tuple[str, str | None, Callable[[Engine], None] | None]:
-    """What the job's engine needs checked, and the job's header (without --json); returns
-    what to say when the job is interrupted (the line and its hint), and the header to say
+    """What the run's engine needs checked, and the run's header (without --json); returns
+    what to say when the run is interrupted (the line and its hint), and the header to say
     once the engine is open (None: said already, or --json): on Temporal it names the task
-    queue the job runs on, the configured one routed to its store, which the engine knows."""
-    from skillweave.cli.job import check_model, scripted_note
+    queue the run runs on, the configured one routed to its store, which the engine knows."""
+    from skillweave.cli.agent_run import check_model, scripted_note
 
     settings = get_settings()
     workflow = settings.workflow
@@ -183,21 +184,21 @@ def _say_where(
         case "direct":
             with errors():
                 check_model(model)
-            if settings.sandbox.manager_url:  # the job's scripts run there: can they?
+            if settings.sandbox.manager_url:  # the run's scripts run there: can they?
                 from skillweave.cli.checks import preflight
 
                 preflight(settings, "run", show_ok=False)
             if not as_json:
                 if warning := scripted_note(model):
                     err.print(Text(warning, style="bold yellow"), soft_wrap=True)
-                announce_job(job_id, spec, "engine direct")
-            return f"interrupted: run {job_id} was cancelled", None, None
+                announce_run(run_id, spec, "engine direct")
+            return f"interrupted: run {run_id} was cancelled", None, None
         case "temporal":
             from skillweave.cli.checks import client_limits_check, print_checks
             from skillweave.engines.temporal import TemporalEngine, configure_logging
 
             if (told := client_limits_check(settings)) is not None:
-                print_checks([told])  # the job runs under its worker's limits, not these
+                print_checks([told])  # the run runs under its worker's limits, not these
 
             def header(opened: Engine) -> None:
                 # The worker's manager runs its scripts: nothing to say of it here.
@@ -206,18 +207,18 @@ def _say_where(
                 queue = workflow.task_queue
                 if isinstance(opened, TemporalEngine):
                     queue = opened.task_queue
-                announce_job(
-                    job_id,
+                announce_run(
+                    run_id,
                     spec,
                     f"engine temporal at {workflow.temporal_address}, task queue {queue!r} ({on})",
                 )
 
             configure_logging(verbose=False)
             hint = (
-                f"Follow it with `skillweave runs logs {job_id} --follow`, stop it with "
-                f"`skillweave runs cancel {job_id}`."
+                f"Follow it with `skillweave runs logs {run_id} --follow`, stop it with "
+                f"`skillweave runs cancel {run_id}`."
             )
-            interrupted = f"interrupted: run {job_id} keeps running on Temporal"
+            interrupted = f"interrupted: run {run_id} keeps running on Temporal"
             return interrupted, hint, None if as_json else header
         case _:
             assert_never(engine)
@@ -225,8 +226,8 @@ def _say_where(
 
 @contextlib.contextmanager
 def _without_temporal(engine: ExecutionEngine) -> Iterator[None]:
-    """No Temporal server for a job on the temporal engine: the line that names both
-    remedies (start one, or run the job on the direct engine)."""
+    """No Temporal server for a run on the temporal engine: the line that names both
+    remedies (start one, or run the run on the direct engine)."""
     try:
         yield
     except ConfigError as exc:
@@ -244,14 +245,14 @@ def _without_temporal(engine: ExecutionEngine) -> Iterator[None]:
 # --- what `run` and `demo` share -------------------------------------------------------------
 
 
-def announce_job(job_id: str, agent: AgentSpec, where: str) -> None:
-    """The job's header line on stderr: its id, agent and engine."""
-    shown_job = terminal_safe(f"run {job_id} · agent {agent.name} · {where}")
-    err.print(Text(shown_job, style="dim"), soft_wrap=True)
+def announce_run(run_id: str, agent: AgentSpec, where: str) -> None:
+    """The run's header line on stderr: its id, agent and engine."""
+    shown_run = terminal_safe(f"run {run_id} · agent {agent.name} · {where}")
+    err.print(Text(shown_run, style="dim"), soft_wrap=True)
 
 
 async def announce_isolation(manager_url: str) -> None:
-    """How the manager a job's scripts run on (one this process started, or
+    """How the manager a run's scripts run on (one this process started, or
     ``SANDBOX__MANAGER_URL``) contains them: the mode in force, as its ``/healthz`` says (in
     red when scripts are not contained, or it did not say)."""
     told = await manager_isolation(manager_url)
@@ -281,25 +282,25 @@ async def manager_isolation(manager_url: str) -> tuple[Isolation | None, Isolati
 
 async def follow_shown(
     opened: OpenedEngine[Engine],
-    shown: JobOutput,
+    shown: RunOutput,
     *,
-    job_id: str,
+    run_id: str,
     task: str,
     agent: AgentSpec,
     files: Sequence[Path],
-) -> JobRun:
-    """Run the job on `opened` (:func:`~skillweave.cli.job.run_job`) with `shown` following
+) -> FinishedRun:
+    """Run the run on `opened` (:func:`~skillweave.cli.agent_run.run_agent`) with `shown` following
     it, after saying how its manager contains scripts when this process chose that manager
     (:func:`announce_isolation`); a follower that gives up waiting for a worker ends the
     process (exit 75)."""
-    from skillweave.cli.job import run_job
+    from skillweave.cli.agent_run import run_agent
 
     if opened.manager_url is not None and not shown.as_json:
         await announce_isolation(opened.manager_url)
     with follower_gives_up():
-        return await run_job(
+        return await run_agent(
             opened,
-            job_id=job_id,
+            run_id=run_id,
             task=task,
             agent=agent,
             files=files,
@@ -311,8 +312,8 @@ async def follow_shown(
 
 
 def run_to_end(
-    main: Coroutine[Any, Any, JobRun], *, interrupted: str, hint: str | None = None
-) -> JobRun:
+    main: Coroutine[Any, Any, FinishedRun], *, interrupted: str, hint: str | None = None
+) -> FinishedRun:
     """Run `main` in an event loop; its errors become one line and an exit code, and Ctrl-C
     the `interrupted` line (and `hint`) with exit 130."""
     try:
@@ -335,7 +336,7 @@ def _run_on_api(
     missing = [str(p) for p in files if not p.is_file()]
     if missing:
         raise fail(f"no such file: {', '.join(missing)}", code=EXIT_USAGE)
-    shown = JobOutput(as_json=as_json, out_dir=out_dir)
+    shown = RunOutput(as_json=as_json, out_dir=out_dir)
     started: list[str] = []
 
     def on_start(run: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""The MCP front door behaves like a job, against a real manager (real sandboxes, real pool):
+"""The MCP front door behaves like a run, against a real manager (real sandboxes, real pool):
 an executable skill's tools appear in the session once it is activated and run with
 ``--run-json``, and a run that finds the pool full waits for a sandbox instead of failing."""
 
@@ -100,7 +100,7 @@ async def test_an_executable_skill_adds_its_tools_to_the_session(connect: Connec
 async def test_arguments_that_do_not_match_a_tools_schema_are_refused_before_it_runs(
     connect: Connect,
 ) -> None:
-    """As in a job (``disclosure.arguments_refusal``): nothing reaches a sandbox."""
+    """As in a run (``disclosure.arguments_refusal``): nothing reaches a sandbox."""
     async with connect() as client:
         await client.call_tool("activate_skill", {"name": "shouter"})
         for arguments, says in (

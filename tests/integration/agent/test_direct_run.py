@@ -1,4 +1,4 @@
-"""A whole agent job through the direct engine and the real local sandbox pool.
+"""A whole agent run through the direct engine and the real local sandbox pool.
 
 The scripted model drives the bundled data toolkit: activate the parent and a child, read a
 reference, profile a CSV in a sandbox (an artifact), activate the report skill (its tool is
@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from skillweave.agent import AgentSpec
 from skillweave.config import Settings, bundled_skills_dir
-from skillweave.engines import AgentServices, DirectEngine, JobRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.storage import keys
@@ -52,7 +52,7 @@ turns:
 """
 
 
-async def test_a_multi_skill_job_chains_artifacts_through_real_sandboxes(tmp_path: Path) -> None:
+async def test_a_multi_skill_run_chains_artifacts_through_real_sandboxes(tmp_path: Path) -> None:
     token = secrets.token_urlsafe(16)
     settings = Settings(
         _env_file=None,
@@ -70,18 +70,18 @@ async def test_a_multi_skill_job_chains_artifacts_through_real_sandboxes(tmp_pat
             sandbox=manager.client,
         )
         engine = DirectEngine(services)
-        job_id = "job-direct-e2e"
-        sales = await store.put_bytes(keys.run_input_key(job_id, "sales.csv"), CSV)
+        run_id = "run-direct-e2e"
+        sales = await store.put_bytes(keys.run_input_key(run_id, "sales.csv"), CSV)
         await engine.start(
-            JobRequest(
-                job_id=job_id,
+            RunRequest(
+                run_id=run_id,
                 task="Profile the attached sales.csv and write a data-quality report.",
                 agent=AgentSpec(skills=("data-toolkit",)),
                 inputs=(sales,),
             )
         )
-        events = [event async for event in engine.events(job_id)]
-        result = await engine.result(job_id)
+        events = [event async for event in engine.events(run_id)]
+        result = await engine.result(run_id)
 
     assert result.status == "completed", result.reason
     assert list(result.active_skills) == ["data-toolkit", "csv-profiler", "json-report"]

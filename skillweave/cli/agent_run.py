@@ -1,12 +1,13 @@
-"""One agent job from the command line: what it is given, and its run on an opened engine.
+"""One agent run from the command line: what it is given, and how it goes on an opened engine.
 
-Before anything starts, the command reads and checks the job's inputs here: the agent spec
+Before anything starts, the command reads and checks the run's inputs here: the agent spec
 (:func:`load_agent`), the model (:func:`choose_model`, :func:`check_model`), the attached
-files (:func:`check_files`) and its id (:func:`new_job_id`). :func:`run_job` then runs it on
-an engine opened by :mod:`skillweave.cli.compose`, whichever it is: the files are uploaded to
-the engine's store as the job's inputs, its events go to callbacks as the job makes them
-(with a follower's notes between them), and its outputs are copied out at the end
-(:func:`copy_outputs`). The command's live view and result are :mod:`skillweave.cli.view`'s.
+files (:func:`check_files`) and its id (:func:`~skillweave.engines.run_id.new_run_id`).
+:func:`run_agent` then runs it on an engine opened by :mod:`skillweave.cli.compose`,
+whichever it is: the files are uploaded to the engine's store as the run's inputs, its events
+go to callbacks as the run makes them (with a follower's notes between them), and its outputs
+are copied out at the end (:func:`copy_outputs`). The command's live view and result are
+:mod:`skillweave.cli.view`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from skillweave.agent import AgentEvent, AgentSpec, parse_agent_spec
 from skillweave.cli.artifacts import output_names
 from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ModelSettings
-from skillweave.engines import JobRequest, JobResult, new_run_id
+from skillweave.engines import RunRequest, RunResult
 from skillweave.errors import AgentSpecError, ConfigError
 from skillweave.llm import resolve_model
 from skillweave.skills import SkillRegistry
@@ -34,14 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REAL_MODEL_HINT",
-    "JobRun",
+    "FinishedRun",
     "check_files",
     "check_model",
     "choose_model",
     "copy_outputs",
     "load_agent",
-    "new_job_id",
-    "run_job",
+    "run_agent",
     "scripted_note",
 ]
 
@@ -55,7 +55,7 @@ REAL_MODEL_HINT: Final = (
 
 
 def read_agent_spec(path: Path) -> AgentSpec:
-    """The agent spec (YAML) in `path`, for a job here and for the API alike.
+    """The agent spec (YAML) in `path`, for a run here and for the API alike.
 
     Raises:
         AgentSpecError: the file cannot be read or is not a valid spec (the message names it).
@@ -103,10 +103,10 @@ def choose_model(
     spec: AgentSpec,
     spec_path: Path | None = None,
 ) -> ModelSettings:
-    """The model settings of the job: those of ``--model``, else of the agent spec's ``model``
+    """The model settings of the run: those of ``--model``, else of the agent spec's ``model``
     (a profile or ``provider:name``), else ``MODEL__*``, as the default model of the returned
     settings (the profiles kept). A scripted model named by the spec with a relative path is
-    found next to the spec file (`job_model` names it so). See
+    found next to the spec file (`run_model` names it so). See
     :func:`skillweave.llm.factory.resolve_model` for what a ``provider:name`` takes from the
     default's settings: never a base URL or a key configured for another provider.
 
@@ -114,7 +114,7 @@ def choose_model(
         ConfigError: ``--model`` does not resolve.
         AgentSpecError: the spec's ``model`` does not.
     """
-    named = job_model(option=option, spec=spec, spec_path=spec_path)
+    named = run_model(option=option, spec=spec, spec_path=spec_path)
     if named is None:
         return settings
     try:
@@ -128,8 +128,8 @@ def choose_model(
     return settings.model_copy(update=profile.model_dump())
 
 
-def job_model(*, option: str | None, spec: AgentSpec, spec_path: Path | None = None) -> str | None:
-    """What the job's model is named, as it travels with the job: ``--model``, else the spec's
+def run_model(*, option: str | None, spec: AgentSpec, spec_path: Path | None = None) -> str | None:
+    """What the run's model is named, as it travels with the run: ``--model``, else the spec's
     ``model`` with a relative script path made absolute (next to the spec file), else None."""
     if option is not None:
         return option
@@ -150,11 +150,6 @@ def scripted_note(model: ModelSettings) -> str | None:
     return f"model: scripted (replaying {model.name}) — not a real model; {REAL_MODEL_HINT}"
 
 
-def new_job_id() -> str:
-    """A new run id, in the one format of every door (:mod:`skillweave.engines.run_id`)."""
-    return new_run_id()
-
-
 def check_files(files: Sequence[Path]) -> None:
     """The attached files exist and have different names.
 
@@ -169,45 +164,45 @@ def check_files(files: Sequence[Path]) -> None:
         if path.name in seen:
             raise ConfigError(
                 f"--file: {seen[path.name]} and {path} would both be inputs/{path.name}; "
-                "rename one (the job sees attached files by name)"
+                "rename one (the run sees attached files by name)"
             )
         seen[path.name] = path
 
 
 def check_model(model: ModelSettings) -> None:
-    """A model this process runs jobs with can run: a scripted model's script is a file.
+    """A model this process executes runs with can run: a scripted model's script is a file.
 
     Raises:
         ConfigError: the scripted model's script is not a file.
     """
     if model.provider == "scripted" and not Path(model.name).is_file():
         raise ConfigError(
-            f"no model to run the job: the model is scripted (MODEL__PROVIDER) and its script "
+            f"no model to run the run: the model is scripted (MODEL__PROVIDER) and its script "
             f"{model.name!r} is not a file; {REAL_MODEL_HINT}, or --model scripted:FILE.yaml "
             "to replay a script"
         )
 
 
-# --- the job --------------------------------------------------------------------------------
+# --- the run --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class JobRun:
-    """A finished job: how it ended, the model it used, the files its outputs were copied
+class FinishedRun:
+    """A finished run: how it ended, the model it used, the files its outputs were copied
     to, the folder of a local store (None for S3), and its Temporal UI page (None for the
     direct engine)."""
 
-    result: JobResult
+    result: RunResult
     model: str
     copied: tuple[Path, ...] = ()
     store_root: Path | None = None
     ui_url: str | None = None
 
 
-async def run_job(
+async def run_agent(
     opened: OpenedEngine[Engine],
     *,
-    job_id: str,
+    run_id: str,
     task: str,
     agent: AgentSpec,
     files: Sequence[Path] = (),
@@ -215,30 +210,30 @@ async def run_job(
     on_event: Callable[[AgentEvent], None] | None = None,
     on_note: Callable[[FollowNote], None] | None = None,
     on_start: Callable[[str], None] | None = None,
-) -> JobRun:
-    """Run one agent job on `opened` and return how it ended.
+) -> FinishedRun:
+    """Run one agent run on `opened` and return how it ended.
 
     Ctrl-C cancels the command's task (also while an in-process manager runs). When it is
-    interrupted, or when a callback fails, a job that runs in this process is cancelled
-    before what it runs on closes; a job on workers elsewhere is durable and keeps running.
+    interrupted, or when a callback fails, a run that runs in this process is cancelled
+    before what it runs on closes; a run on workers elsewhere is durable and keeps running.
 
     Args:
-        opened: the engine, its store and how to follow its jobs.
-        job_id: the job's id (see :func:`new_job_id`).
+        opened: the engine, its store and how to follow its runs.
+        run_id: the run's id (see :func:`~skillweave.engines.run_id.new_run_id`).
         task: what the user asks.
         agent: the agent spec.
-        files: files attached to the task, uploaded as ``runs/{job_id}/inputs/{name}``.
+        files: files attached to the task, uploaded as ``runs/{run_id}/inputs/{name}``.
         out_dir: copy the output artifacts into this folder.
-        on_event: called with each event as the job makes it.
+        on_event: called with each event as the run makes it.
         on_note: called with what the follower notes between events (waiting for a worker,
             a worker answering again).
-        on_start: called with the job's id once it has started.
+        on_start: called with the run's id once it has started.
 
     Raises:
         ConfigError: a missing or duplicate file, or no worker polls the task queue of an
-            engine whose jobs run on workers elsewhere (the job would wait for one).
+            engine whose runs run on workers elsewhere (the run would wait for one).
         NoWorkerError: no worker answered for ``WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS`` while
-            the job was followed; it may still be running.
+            the run was followed; it may still be running.
         asyncio.CancelledError: interrupted (Ctrl-C).
     """
     check_files(files)
@@ -253,40 +248,40 @@ async def run_job(
                 f"{workflow.temporal_address} (namespace {workflow.namespace!r}): start one "
                 "with `skillweave worker`, or the whole stack with `skillweave dev`"
             )
-        inputs = [await _upload(store, job_id, path) for path in files]
-        request = JobRequest(job_id=job_id, task=task, agent=agent, inputs=tuple(inputs))
-        job_id = await engine.start(request)
+        inputs = [await _upload(store, run_id, path) for path in files]
+        request = RunRequest(run_id=run_id, task=task, agent=agent, inputs=tuple(inputs))
+        run_id = await engine.start(request)
         if on_start is not None:
-            on_start(job_id)
+            on_start(run_id)
         try:
-            async for item in opened.follow(job_id):
+            async for item in opened.follow(run_id):
                 if isinstance(item, AgentEvent):
                     if on_event is not None:
                         on_event(item)
                 elif on_note is not None:
                     on_note(item)
-            result = await engine.result(job_id)
+            result = await engine.result(run_id)
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 # Interrupted while waiting for the result, which the engine does not re-raise.
                 raise asyncio.CancelledError
         except BaseException:
-            # Stop the job before what it runs on (manager, store, worker) closes under it.
+            # Stop the run before what it runs on (manager, store, worker) closes under it.
             if not opened.runs_elsewhere:
-                await engine.cancel(job_id)
+                await engine.cancel(run_id)
             raise
     copied = await copy_outputs(store, result.outputs, out_dir) if out_dir else []
-    return JobRun(
+    return FinishedRun(
         result=result,
         model=opened.model,
         copied=tuple(copied),
         store_root=store.root if isinstance(store, LocalArtifactStore) else None,
-        ui_url=opened.ui_link(job_id),
+        ui_url=opened.ui_link(run_id),
     )
 
 
-async def _upload(store: ArtifactStore, job_id: str, path: Path) -> ArtifactRef:
-    return await store.put_file(keys.run_input_key(job_id, path.name), str(path))
+async def _upload(store: ArtifactStore, run_id: str, path: Path) -> ArtifactRef:
+    return await store.put_file(keys.run_input_key(run_id, path.name), str(path))
 
 
 async def copy_outputs(
