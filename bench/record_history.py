@@ -16,14 +16,16 @@ test fails when the workflow code no longer issues the commands a history record
   run waits for one (a timer), a refused tool call, the turn budget running out (the refusal
   stored by ``record_transcript``, the workflow failed with ``BudgetExhausted``), and a
   continue-as-new in the middle: the server is started with a low
-  ``limit.historyCount.suggestContinueAsNew``, so run 2 starts from a carried state.
+  ``limit.historyCount.suggestContinueAsNew``, so its second execution starts from a carried
+  state.
 
 What is fixed, so that two recordings differ only where time and the machine show (event
-timestamps, run and request ids, the sticky queue's name, build ids, script durations): the run
-ids, the store's id (written into the fresh store before anything reads it, so the task queue a
-run is routed to, ``TASK_QUEUE@GOLDEN_STORE_ID``, is fixed too), the worker identity, the tasks,
-the inputs. The worker gives each run its settings' limits (the ``run_limits`` local activity at
-the run's start). Re-record after an *intended* change to the workflow's command sequence:
+timestamps, Temporal's run ids and request ids, the sticky queue's name, build ids, script
+durations): the run ids, the store's id (written into the fresh store before anything reads
+it, so the task queue a run is routed to, ``TASK_QUEUE@GOLDEN_STORE_ID``, is fixed too), the
+worker identity, the tasks, the inputs. The worker gives each run its settings' limits (the
+``run_limits`` local activity at the run's start). Re-record after an *intended* change to
+the workflow's command sequence:
 
     .venv/bin/python bench/record_history.py --check
 

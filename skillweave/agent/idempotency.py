@@ -3,12 +3,13 @@ across continue-as-new.
 
 A script run is the side effect that must happen at most once, so its idempotency key has one
 owner, :func:`execution_key`, and both engines use the value the loop puts in
-``RunScriptInput.execution_id`` unchanged. The key is built from the run id and the transcript
-position (``seq``) the run's result is stored at; positions never repeat within a run, not even
-across continue-as-new, and a retry asks again for the same position. Its shape,
-``skillweave-run-{run}/script-{seq}``, is the Temporal workflow id and the run's activity id
-joined, which is what the Temporal activities derived by themselves before this module existed:
-a run first tried by an older worker is asked for under the same key after an upgrade.
+``RunScriptInput.execution_id`` unchanged. The key is built from the run id and the
+transcript position (``seq``) the script run's result is stored at; positions never repeat
+within a run, not even across continue-as-new, and a retry asks again for the same position.
+Its shape, ``skillweave-run-{run}/script-{seq}``, is the Temporal workflow id and the script
+run's activity id joined, which is what the Temporal activities derived by themselves before
+this module existed: a script run first tried by an older worker is asked for under the same
+key after an upgrade.
 
 Pure: the agent loop and the workflow sandbox import it.
 """
