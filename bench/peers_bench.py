@@ -99,7 +99,7 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.llm.messages import ModelRequest, ModelResponse
     from skillweave.llm.scripted import ScriptedProvider
-    from skillweave.storage.local import LocalArtifactStore
+    from skillweave.storage import LocalArtifactStore, store_identity
     from workflows.worker import build_worker
 
 try:
@@ -436,7 +436,8 @@ async def _skillweave(address: str, root: Path) -> AsyncIterator[_Runner]:
     )
     client = await Client.connect(address, data_converter=data_converter(store))
     task_queue = f"{SKILLWEAVE}-bench"
-    engine = TemporalEngine(client, task_queue=task_queue)
+    store_id = await store_identity(store)
+    engine = TemporalEngine(client, task_queue=task_queue, store=store, store_id=store_id)
 
     async def run(run_id: str, steps: int) -> tuple[str, Client]:
         limits = Budgets(max_turns=steps + 2, max_tokens=10**9)
@@ -451,7 +452,7 @@ async def _skillweave(address: str, root: Path) -> AsyncIterator[_Runner]:
             raise RuntimeError(f"skillweave run {run_id}: {result.status}: {result.reason}")
         return workflow_id(run_id), client
 
-    async with build_worker(client, services, task_queue=task_queue):
+    async with build_worker(client, services, task_queue=task_queue, store_id=store_id):
         yield run
 
 

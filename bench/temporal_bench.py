@@ -65,7 +65,7 @@ from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.skills import SkillRegistry, SkillScanner
-from skillweave.storage.local import LocalArtifactStore
+from skillweave.storage import LocalArtifactStore, store_identity
 from workflows.worker import build_worker
 
 REPO: Final = Path(__file__).resolve().parents[1]
@@ -222,11 +222,12 @@ async def _overhead(
             by_engine["direct"].append(run)
     for label, dynamic_config in SERVERS.items():
         by_engine[label] = []
+        store_id = await store_identity(store)
         async with (
             _temporal(store, dynamic_config) as client,
-            build_worker(client, services, task_queue=TASK_QUEUE),
+            build_worker(client, services, task_queue=TASK_QUEUE, store_id=store_id),
         ):
-            engine = TemporalEngine(client, task_queue=TASK_QUEUE)
+            engine = TemporalEngine(client, task_queue=TASK_QUEUE, store=store, store_id=store_id)
             for n in range(runs + 1):
                 run = await _run(engine, _request(f"temporal-{n}", reads))
                 if n:
@@ -331,11 +332,12 @@ async def _growth(root: Path, *, turns_total: int, console: Console) -> tuple[st
     services = _services(registry, store, turns_total - 2)
     run_id = "history-growth"
     # The history is the same whatever the server's poll rate: take the faster server.
+    store_id = await store_identity(store)
     async with (
         _temporal(store, SERVERS["temporal, tuned"]) as client,
-        build_worker(client, services, task_queue=TASK_QUEUE),
+        build_worker(client, services, task_queue=TASK_QUEUE, store_id=store_id),
     ):
-        engine = TemporalEngine(client, task_queue=TASK_QUEUE)
+        engine = TemporalEngine(client, task_queue=TASK_QUEUE, store=store, store_id=store_id)
         run = await _run(engine, _request(run_id, turns_total - 2))
         runs = await _histories(client, run_id)
     turns = _per_turn(runs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -186,3 +187,23 @@ def test_without_the_peers_it_says_how_to_run_it(
     monkeypatch.setattr(peers_bench, "PEERS_INSTALLED", False)
     assert peers_bench.main(["--quick"]) == 2
     assert "make bench-peers" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+async def test_skillweaves_side_runs_a_scripted_run_on_a_real_dev_server(tmp_path: Path) -> None:
+    # The peers are optional (make bench-peers); skillweave's own runner is not, and it must keep
+    # up with how a worker and an engine are built (a store's id routes runs to its workers).
+    from skillweave.cli.temporal_server import dev_server
+
+    async with (
+        dev_server(port=0, ui_port=None) as server,
+        peers_bench._skillweave(server.address, tmp_path) as run,
+    ):
+        record = await peers_bench._run(run, peers_bench.SKILLWEAVE, "smoke-2", 2)
+    assert record.steps == 2
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in record.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert scheduled.count("invoke_model") == 4  # activate, two reads, the answer
