@@ -10,14 +10,15 @@ if TYPE_CHECKING:
 
     from skillweave.api.agent_store import AgentCreate, AgentStore
     from skillweave.api.agents import open_agents
+    from skillweave.api.request_metrics import include_worker_metrics
+    from skillweave.api.runs import open_runs
+    from skillweave.api.skills import open_skills, serve_uploaded_skills
 
+    # Each resource's module names its router `router`; the front names them apart.
     agents_router: APIRouter
     network_router: APIRouter
     runs_router: APIRouter
     skills_router: APIRouter
-    from skillweave.api.request_metrics import include_worker_metrics
-    from skillweave.api.runs import open_runs
-    from skillweave.api.skills import open_skills, serve_uploaded_skills
 
 from skillweave.api.app import create_api
 from skillweave.api.state import ApiComposition, ApiState
