@@ -1,0 +1,397 @@
+"""How far the skill scanner generalises: its malicious corpus, obfuscated by mutation families.
+
+Each family is a small deterministic source-to-source transform (``ast``, ``ast.unparse``) of
+the Python scripts of every case in ``tests/data/scan/malicious`` (JavaScript and shell are
+left as they are), except ``unicode`` which hides zero-width spaces inside the words of the
+Markdown. A mutant counts only when it changed a file in which the unmutated case has a finding
+of an expected rule (otherwise the attack was not touched: "n/a"); a Python mutant that does
+not parse is counted as "failed" and not scanned. A mutant is detected for a rule class as in
+``bench/scan_bench.py``: every expected rule of that class fires at its least severity.
+
+The families are split once, here, into DEVELOPMENT (rules may be written while looking at
+them) and HELD_APART (measured only). False positives are the benign corpus plus the bundled
+skills with any finding at medium or above / high or above; mutation does not touch them.
+
+    python bench/scan_mutations.py [--quick] [--out DIR]
+
+Prints tables only and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import codecs
+import io
+import json
+import re
+import sys
+import tempfile
+import time
+import tokenize
+import unicodedata
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from shutil import copytree
+from typing import Final
+
+from rich.console import Console
+from rich.table import Table
+
+from skillweave.config import bundled_skills_dir
+from skillweave.skills.scan import SCANNER, ScanReport, scan_folder
+from skillweave.skills.scan.report import severity_rank
+
+CORPUS: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "scan"
+QUICK_CASES: Final = 12
+BUILTIN_SINKS: Final = frozenset({"eval", "exec", "compile", "open", "__import__"})
+
+Mutation = Callable[[str, str], dict[str, str]]
+"""(source, file name) -> {sibling file name: new text}; empty when nothing applies."""
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _literals(tree: ast.Module, least: int) -> list[ast.Constant]:
+    """String literals worth hiding: not docstrings, not parts of f-strings."""
+    parents = _parents(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        parent = parents.get(node)
+        if len(node.value) < least or isinstance(parent, (ast.JoinedStr, ast.FormattedValue)):
+            continue
+        if isinstance(parent, ast.Expr):  # a docstring or a bare string statement
+            continue
+        found.append(node)
+    return found
+
+
+def _rewrite_literals(source: str, least: int, build: Callable[[str, int], str]) -> str:
+    tree = ast.parse(source)
+    literals = _literals(tree, least)
+    parents = _parents(tree)
+    for index, node in enumerate(literals):
+        replacement = ast.parse(build(node.value, index), mode="eval").body
+        parent = parents[node]
+        for field, value in ast.iter_fields(parent):
+            if value is node:
+                setattr(parent, field, replacement)
+            elif isinstance(value, list):
+                setattr(parent, field, [replacement if v is node else v for v in value])
+    return ast.unparse(tree) if literals else ""
+
+
+# --- family: string building ---------------------------------------------------------------
+def _built(text: str, index: int) -> str:
+    half = len(text) // 2
+    style = index % 4
+    if style == 0:
+        return f"{text[:half]!r} + {text[half:]!r}"
+    if style == 1:
+        return f"''.join({[text[i : i + 3] for i in range(0, len(text), 3)]!r})"
+    if style == 2:
+        return f"''.join(map(chr, {[ord(c) for c in text]!r}))"
+    return f"{text[::-1]!r}[::-1]"
+
+
+def string_building(source: str, name: str) -> dict[str, str]:
+    """Every string literal of 4+ characters rebuilt from pieces (four styles in turn)."""
+    out = _rewrite_literals(source, 4, _built)
+    return {name: out} if out else {}
+
+
+# --- family: codec layers ------------------------------------------------------------------
+def _encoded(text: str, index: int) -> str:
+    raw = text.encode("utf-8", "surrogatepass")
+    style = index % 3
+    if style == 0:
+        return f"__import__('base64').b64decode({base64.b64encode(raw).decode()!r}).decode()"
+    if style == 1:
+        packed = base64.b64encode(zlib.compress(raw)).decode()
+        return f"__import__('zlib').decompress(__import__('base64').b64decode({packed!r})).decode()"
+    return f"__import__('codecs').decode({codecs.encode(text, 'rot13')!r}, 'rot13')"
+
+
+def codec_layers(source: str, name: str) -> dict[str, str]:
+    """Every string literal of 8+ characters wrapped in base64, zlib+base64 or rot13."""
+    out = _rewrite_literals(source, 8, _encoded)
+    return {name: out} if out else {}
+
+
+# --- the calls the structural families move --------------------------------------------------
+def _module_names(tree: ast.Module) -> set[str]:
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)):
+        return f"{base}.{node.attr}"
+    return None
+
+
+def _sinks(tree: ast.Module) -> list[tuple[ast.Call, str]]:
+    """Calls of a top-level imported module's attribute, or of a risky builtin."""
+    modules = _module_names(tree)
+    calls = []
+    for node in ast.walk(tree):
+        dotted = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if dotted and (dotted in BUILTIN_SINKS or dotted.split(".")[0] in modules - {dotted}):
+            calls.append((node, dotted))
+    return calls
+
+
+def _import_end(tree: ast.Module) -> int:
+    end = 0
+    for index, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            end = index + 1
+        elif not (index == 0 and isinstance(node, ast.Expr)):
+            break
+    return end
+
+
+# --- family: dynamic lookup ----------------------------------------------------------------
+def dynamic_lookup(source: str, name: str) -> dict[str, str]:
+    """Each sink called through getattr on ``__import__(...)``/``globals()[...]``, the
+    attribute's name built from two pieces."""
+    tree = ast.parse(source)
+    sinks = _sinks(tree)
+    for index, (call, dotted) in enumerate(sinks):
+        owner, _, attr = dotted.rpartition(".")
+        if not owner:
+            owner, attr = "builtins", dotted
+        root, rest = owner.split(".")[0], owner[len(owner.split(".")[0]) :]
+        half = len(attr) // 2
+        if index % 2 and root != "builtins":
+            target = f"globals()[{root[:1]!r} + {root[1:]!r}]{rest}"
+        else:
+            target = f"__import__({root!r}){rest}"
+        lookup = f"getattr({target}, {attr[:half]!r} + {attr[half:]!r})"
+        call.func = ast.parse(lookup, mode="eval").body
+    return {name: ast.unparse(tree)} if sinks else {}
+
+
+# --- family: indirection -------------------------------------------------------------------
+def indirection(source: str, name: str) -> dict[str, str]:
+    """Each sink moved into a lambda or, in turn, a method of a small class."""
+    tree = ast.parse(source)
+    sinks = _sinks(tree)
+    helpers: list[ast.stmt] = []
+    for index, (call, dotted) in enumerate(sinks):
+        if index % 2:
+            helpers += ast.parse(
+                f"class _Tool{index}:\n    def run(self, *a, **k):\n"
+                f"        return {dotted}(*a, **k)"
+            ).body
+            call.func = ast.parse(f"_Tool{index}().run", mode="eval").body
+        else:
+            helpers += ast.parse(f"_step{index} = lambda *a, **k: {dotted}(*a, **k)").body
+            call.func = ast.Name(f"_step{index}", ast.Load())
+    at = _import_end(tree)
+    tree.body[at:at] = helpers
+    return {name: ast.unparse(tree)} if sinks else {}
+
+
+# --- family: splitting across modules --------------------------------------------------------
+def splitting(source: str, name: str) -> dict[str, str]:
+    """Each sink moved into a function of a helper module beside the script, imported."""
+    tree = ast.parse(source)
+    sinks = _sinks(tree)
+    if not sinks:
+        return {}
+    helper = f"{Path(name).stem}_support"
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    functions = []
+    for index, (call, dotted) in enumerate(sinks):
+        functions.append(f"def call_{index}(*a, **k):\n    return {dotted}(*a, **k)\n")
+        call.func = ast.Name(f"call_{index}", ast.Load())
+    names = ", ".join(f"call_{i}" for i in range(len(sinks)))
+    at = _import_end(tree)
+    tree.body[at:at] = ast.parse(f"from {helper} import {names}").body
+    support = "\n".join([*(ast.unparse(node) for node in imports), "", *functions])
+    return {name: ast.unparse(tree), f"{helper}.py": support}
+
+
+# --- family: Unicode tricks ----------------------------------------------------------------
+_FRONT_MATTER: Final = re.compile(r"\A---\n.*?\n---\n", re.S)
+
+
+def unicode_tricks(text: str, name: str) -> dict[str, str]:
+    """A zero-width space in the middle of every word of 4+ letters of a Markdown body."""
+    head = m.group(0) if (m := _FRONT_MATTER.match(text)) else ""
+    body = re.sub(r"\b([A-Za-z]{2})([A-Za-z]{2,})", "\\1\u200b\\2", text[len(head) :])
+    return {name: head + body} if body != text[len(head) :] else {}
+
+
+FAMILIES: Final[dict[str, tuple[Mutation, str]]] = {
+    "string-building": (string_building, ".py"),
+    "dynamic-lookup": (dynamic_lookup, ".py"),
+    "codec-layers": (codec_layers, ".py"),
+    "indirection": (indirection, ".py"),
+    "splitting": (splitting, ".py"),
+    "unicode": (unicode_tricks, ".md"),
+}
+DEVELOPMENT: Final = ("string-building", "dynamic-lookup", "indirection")
+"""Rules may be written while looking at these."""
+HELD_APART: Final = ("codec-layers", "splitting", "unicode")
+"""Measured only: nobody tunes a rule on them."""
+
+
+def mutate_case(case: Path, family: str, into: Path) -> tuple[str, set[str]]:
+    """Copy `case` into `into`, mutated by `family`: ("made", changed files), ("n/a", ∅) or
+    ("failed", ∅) when a Python mutant does not parse or a transform raised."""
+    transform, suffix = FAMILIES[family]
+    copytree(case, into)
+    changed: set[str] = set()
+    for path in sorted(into.rglob(f"*{suffix}")):
+        text = path.read_text(encoding="utf-8")
+        if suffix == ".py" and (not _parses(text) or _invisible(text)):
+            # a syntax-error case; or raw bidi/zero-width characters, the attack itself,
+            # which ast.unparse would escape (hiding text is the unicode family's business)
+            continue
+        try:
+            outputs = transform(text, path.name)
+        except (SyntaxError, ValueError, RecursionError):
+            return "failed", set()
+        if suffix == ".py" and not all(_parses(out) for out in outputs.values()):
+            return "failed", set()
+        if suffix == ".py" and path.name in outputs:  # ast.unparse drops comments: keep them
+            outputs[path.name] = _comments(text) + outputs[path.name]
+        for out_name, out in outputs.items():
+            (path.parent / out_name).write_text(out, encoding="utf-8")
+            changed.add((path.parent / out_name).relative_to(into).as_posix())
+    return ("made", changed) if changed else ("n/a", set())
+
+
+def _invisible(text: str) -> bool:
+    return any(unicodedata.category(c) == "Cf" for c in text)
+
+
+def _comments(source: str) -> str:
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return "".join(t.string + "\n" for t in tokens if t.type == tokenize.COMMENT)
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
+def detected(report: ScanReport, expected: dict[str, str], rule_class: str) -> bool:
+    """Every expected rule of `rule_class` fired at its least severity."""
+    worst: dict[str, int] = {}
+    for f in report.findings:
+        worst[f.rule] = max(worst.get(f.rule, 0), severity_rank(f.severity))
+    return all(
+        worst.get(rule, 0) >= severity_rank(least)
+        for rule, least in expected.items()
+        if rule.split(".", 1)[0] == rule_class
+    )
+
+
+def _summed(counts: dict[str, dict[str, int]], families: Sequence[str]) -> dict[str, int]:
+    return {o: sum(counts[f].get(o, 0) for f in families) for o in ("made", "n/a", "failed")}
+
+
+def _pct(hits: int, total: int) -> str:
+    return f"{hits}/{total} {hits / total:.0%}" if total else "-"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Mutate, scan and print the recall table; returns 0."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_CASES} cases, few FPs")
+    parser.add_argument("--out", type=Path, help="keep the mutants in this (new) folder")
+    args = parser.parse_args(argv)
+    console = Console(highlight=False, width=160)
+    started = time.perf_counter()
+    expected: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text())
+    cases = sorted(expected)[:QUICK_CASES] if args.quick else sorted(expected)
+    classes = sorted({r.split(".", 1)[0] for rules in expected.values() for r in rules})
+    # hits[column][class] = [detected, mutants]
+    hits: dict[str, dict[str, list[int]]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    with tempfile.TemporaryDirectory(prefix="scan-mutations-") as scratch:
+        tmp = args.out or scratch
+        for case in cases:
+            rules = expected[case]
+            original = scan_folder(CORPUS / "malicious" / case)
+            attacked = {f.path for f in original.findings if f.rule in rules}
+            for rule_class in {r.split(".", 1)[0] for r in rules}:
+                cell = hits.setdefault("original", {}).setdefault(rule_class, [0, 0])
+                cell[0] += detected(original, rules, rule_class)
+                cell[1] += 1
+            for family in FAMILIES:
+                into = Path(tmp) / family / case
+                outcome, changed = mutate_case(CORPUS / "malicious" / case, family, into)
+                if outcome == "made" and not changed & attacked:
+                    outcome = "n/a"
+                counts.setdefault(family, {}).setdefault(outcome, 0)
+                counts[family][outcome] += 1
+                if outcome != "made":
+                    continue
+                report = scan_folder(into)
+                side = "held-apart" if family in HELD_APART else "development"
+                for rule_class in {r.split(".", 1)[0] for r in rules}:
+                    for column in (family, side):
+                        cell = hits.setdefault(column, {}).setdefault(rule_class, [0, 0])
+                        cell[0] += detected(report, rules, rule_class)
+                        cell[1] += 1
+    clean = sorted(p for p in (CORPUS / "benign").iterdir() if p.is_dir())
+    clean += sorted(p.parent for p in bundled_skills_dir().rglob("SKILL.md"))
+    if args.quick:
+        clean = clean[:QUICK_CASES]
+    medium = high = 0
+    for folder in clean:
+        ranks = [severity_rank(f.severity) for f in scan_folder(folder).findings] or [0]
+        medium += max(ranks) >= severity_rank("medium")
+        high += max(ranks) >= severity_rank("high")
+
+    columns = ["original", *DEVELOPMENT, "development", *HELD_APART, "held-apart"]
+    table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
+    table.add_column("class")
+    for column in columns:
+        table.add_column(column + (" *" if column in HELD_APART else ""), justify="right")
+    for rule_class in classes:
+        row = [_pct(*hits.get(c, {}).get(rule_class, [0, 0])) for c in columns]
+        table.add_row(rule_class, *row)
+    totals = [
+        _pct(
+            sum(h for h, _ in hits.get(c, {}).values()), sum(n for _, n in hits.get(c, {}).values())
+        )
+        for c in columns
+    ]
+    table.add_row("all (case × class)", *totals, end_section=True)
+    counts["development"] = _summed(counts, DEVELOPMENT)
+    counts["held-apart"] = _summed(counts, HELD_APART)
+    counts["original"] = {"made": len(cases)}
+    for outcome in ("made", "n/a", "failed"):
+        table.add_row(f"mutants {outcome}", *(str(counts[c].get(outcome, 0)) for c in columns))
+    table.caption = (
+        f"* held apart. {len(cases)} malicious cases; false positives over {len(clean)} benign + "
+        f"bundled skills (unchanged by mutation): {medium} at medium+, {high} at high+. "
+        f"{time.perf_counter() - started:.1f} s. "
+        f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+    )
+    console.print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
