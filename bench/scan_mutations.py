@@ -309,6 +309,10 @@ def _summed(counts: dict[str, dict[str, int]], families: Sequence[str]) -> dict[
     return {o: sum(counts[f].get(o, 0) for f in families) for o in ("made", "n/a", "failed")}
 
 
+def _blocks(report: ScanReport) -> bool:
+    return any(severity_rank(f.severity) >= severity_rank("high") for f in report.findings)
+
+
 def _pct(hits: int, total: int) -> str:
     return f"{hits}/{total} {hits / total:.0%}" if total else "-"
 
@@ -327,12 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # hits[column][class] = [detected, mutants]
     hits: dict[str, dict[str, list[int]]] = {}
     counts: dict[str, dict[str, int]] = {}
+    blocked: dict[str, list[int]] = {}  # mutants with any finding at high+, whatever its rule
     with tempfile.TemporaryDirectory(prefix="scan-mutations-") as scratch:
         tmp = args.out or scratch
         for case in cases:
             rules = expected[case]
             original = scan_folder(CORPUS / "malicious" / case)
             attacked = {f.path for f in original.findings if f.rule in rules}
+            blocked.setdefault("original", [0, 0])[0] += _blocks(original)
+            blocked["original"][1] += 1
             for rule_class in {r.split(".", 1)[0] for r in rules}:
                 cell = hits.setdefault("original", {}).setdefault(rule_class, [0, 0])
                 cell[0] += detected(original, rules, rule_class)
@@ -348,6 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 report = scan_folder(into)
                 side = "held-apart" if family in HELD_APART else "development"
+                for column in (family, side):
+                    blocked.setdefault(column, [0, 0])[0] += _blocks(report)
+                    blocked[column][1] += 1
                 for rule_class in {r.split(".", 1)[0] for r in rules}:
                     for column in (family, side):
                         cell = hits.setdefault(column, {}).setdefault(rule_class, [0, 0])
@@ -377,7 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for c in columns
     ]
-    table.add_row("all (case × class)", *totals, end_section=True)
+    table.add_row("all (case × class)", *totals)
+    row = [_pct(*blocked.get(c, [0, 0])) for c in columns]
+    table.add_row("any finding ≥ high", *row, end_section=True)
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART)
     counts["original"] = {"made": len(cases)}
