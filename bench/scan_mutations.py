@@ -9,8 +9,9 @@ not parse is counted as "failed" and not scanned. A mutant is detected for a rul
 ``bench/scan_bench.py``: every expected rule of that class fires at its least severity.
 
 The families are split once, here, into DEVELOPMENT (rules may be written while looking at
-them) and HELD_APART (measured only). False positives are the benign corpus plus the bundled
-skills with any finding at medium or above / high or above; mutation does not touch them.
+them) and HELD_APART (measured only). False positives are the benign corpus, the bundled skills
+and the other real libraries in the test data (``tests/data/compat``) with any finding at medium
+or above / high or above; mutation does not touch them.
 
     python bench/scan_mutations.py [--quick] [--out DIR]
 
@@ -45,6 +46,8 @@ from skillweave.skills.scan import SCANNER, ScanReport, scan_folder
 from skillweave.skills.scan.report import severity_rank
 
 CORPUS: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "scan"
+COMPAT: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "compat"
+"""Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
 QUICK_CASES: Final = 12
 BUILTIN_SINKS: Final = frozenset({"eval", "exec", "compile", "open", "__import__"})
 
@@ -365,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         cell[1] += 1
     clean = sorted(p for p in (CORPUS / "benign").iterdir() if p.is_dir())
     clean += sorted(p.parent for p in bundled_skills_dir().rglob("SKILL.md"))
+    # The other real libraries in the test data: skills as other agent clients ship them.
+    clean += sorted(p.parent for p in COMPAT.rglob("SKILL.md"))
     if args.quick:
         clean = clean[:QUICK_CASES]
     medium = high = 0
@@ -396,8 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for outcome in ("made", "n/a", "failed"):
         table.add_row(f"mutants {outcome}", *(str(counts[c].get(outcome, 0)) for c in columns))
     table.caption = (
-        f"* held apart. {len(cases)} malicious cases; false positives over {len(clean)} benign + "
-        f"bundled skills (unchanged by mutation): {medium} at medium+, {high} at high+. "
+        f"* held apart. {len(cases)} malicious cases; false positives over {len(clean)} benign, "
+        f"bundled and compat skills (unchanged by mutation): {medium} at medium+, {high} at high+. "
         f"{time.perf_counter() - started:.1f} s. "
         f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
