@@ -94,9 +94,13 @@ class SkillAuthoring:
         self._store = store
         self._settings = settings
         self._publisher = SkillPublisher(
-            views, transcript=transcript, audit=audit, store=store, settings=settings
+            views,
+            transcript=transcript,
+            audit=audit,
+            store=store,
+            settings=settings,
+            published=published,
         )
-        self.published = published
 
     # --- create_skill ------------------------------------------------------------------------
 
