@@ -38,7 +38,14 @@ iteratively and parsing errors (syntax, recursion, memory) become findings; bina
 invalid UTF-8 are read leniently.
 """
 
-from skillweave.skills.scan.report import SEVERITIES, Decision, Finding, ScanReport
+from skillweave.skills.scan.report import (
+    SEVERITIES,
+    Decision,
+    Finding,
+    FindingOrigin,
+    ModelReview,
+    ScanReport,
+)
 from skillweave.skills.scan.rules import RULES, RULES_VERSION, Rule
 from skillweave.skills.scan.scanner import (
     MAX_FILE_BYTES,
@@ -60,6 +67,8 @@ __all__ = [
     "SEVERITIES",
     "Decision",
     "Finding",
+    "FindingOrigin",
+    "ModelReview",
     "Rule",
     "ScanReport",
     "scan_files",

@@ -15,12 +15,22 @@ from pydantic import BaseModel, ConfigDict
 
 from skillweave.config import ScanAction, ScanSettings, Severity
 
-__all__ = ["SEVERITIES", "Decision", "Finding", "ScanReport", "severity_rank"]
+__all__ = [
+    "SEVERITIES",
+    "Decision",
+    "Finding",
+    "FindingOrigin",
+    "ModelReview",
+    "ScanReport",
+    "severity_rank",
+]
 
 SEVERITIES: Final[tuple[Severity, ...]] = ("critical", "high", "medium", "low")
 """Every severity, worst first."""
 Decision = Literal["block", "approve", "warn", "clean"]
 """What a report decides under a policy: the strictest action of its findings, or clean."""
+FindingOrigin = Literal["scanner", "model"]
+"""Who made a finding: the static rules, or the model review (``skills.scan.review_model``)."""
 
 _RANK: Final[dict[str, int]] = {
     severity: len(SEVERITIES) - i for i, severity in enumerate(SEVERITIES)
@@ -44,7 +54,9 @@ class Finding(BaseModel):
         path: the file, relative to the skill's root (POSIX).
         line: 1-based line, or None for what concerns the package as a whole.
         message: one line saying what was found.
-        excerpt: the line (or the part of it) that shows it, invisible characters escaped.
+        excerpt: the line (or the part of it) that shows it, invisible characters escaped:
+            the evidence an operator reads.
+        origin: "scanner" for the static rules, "model" for the model review's findings.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -55,6 +67,29 @@ class Finding(BaseModel):
     line: int | None
     message: str
     excerpt: str = ""
+    origin: FindingOrigin = "scanner"
+
+
+class ModelReview(BaseModel):
+    """What the model review of a version cost and how it ended (its findings are in the
+    report's, marked ``origin="model"``).
+
+    Attributes:
+        profile: the model profile asked (``skills.scan.review_model``).
+        outcome: "ok", or one line saying why no findings could be taken from it (timed out,
+            answered outside the schema...); a failed review never lowers a static finding.
+        input_tokens: what the request cost, as the provider counted it (0 when unknown).
+        output_tokens: likewise for the answer.
+        truncated: files or parts of files left out to keep the request within its bound.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    profile: str
+    outcome: str = "ok"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    truncated: tuple[str, ...] = ()
 
 
 class ScanReport(BaseModel):
@@ -65,6 +100,7 @@ class ScanReport(BaseModel):
             another rule set may differ for the same files.
         version: the skill's package digest the files had (the caller's).
         findings: worst first, then by path and line.
+        review: the model review's cost and outcome; None when no review ran.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -72,6 +108,7 @@ class ScanReport(BaseModel):
     scanner: str
     version: str
     findings: tuple[Finding, ...] = ()
+    review: ModelReview | None = None
 
     @property
     def worst(self) -> Severity | None:
