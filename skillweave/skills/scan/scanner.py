@@ -59,6 +59,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_PACKAGE_BYTES",
     "SCANNER",
+    "package_files",
     "scan_files",
     "scan_folder",
     "scan_package",
@@ -143,6 +144,16 @@ def scan_package(data: bytes, version: str) -> ScanReport:
         out.add("scan.skipped", "package.zip", None, f"the package cannot be read: {_error(exc)}")
     report = scan_files(files, version=version)
     return _report(Collector.merged(out, report.findings), version)
+
+
+def package_files(data: bytes) -> dict[str, bytes]:
+    """The files of a ZIP package as :func:`scan_package` reads them (the same caps and
+    exclusions; entries it would not scan left out), for the model review
+    (``skills.review``); empty when the package cannot be read. Never raises."""
+    try:
+        return _read_package(data, Collector())
+    except Exception:
+        return {}
 
 
 # --- the scan of one package -----------------------------------------------------------------
