@@ -5,8 +5,10 @@ the Python scripts of every case in ``tests/data/scan/malicious`` (JavaScript an
 left as they are), except ``unicode`` which hides zero-width spaces inside the words of the
 Markdown. A mutant counts only when it changed a file in which the unmutated case has a finding
 of an expected rule (otherwise the attack was not touched: "n/a"); a Python mutant that does
-not parse is counted as "failed" and not scanned. A mutant is detected for a rule class as in
-``bench/scan_bench.py``: every expected rule of that class fires at its least severity.
+not parse is counted as "failed" and not scanned. A mutant is detected for a rule class when
+some finding of that class fires at the worst severity the case expects of the class (which
+rule of a class fires may change under obfuscation; how bad it is may not); the row "every
+rule (strict)" counts mutants on which every expected rule fired as in ``bench/scan_bench.py``.
 
 The families are split once, here, into DEVELOPMENT (rules may be written while looking at
 them) and HELD_APART (measured only). False positives are the benign corpus, the bundled skills
@@ -51,8 +53,10 @@ COMPAT: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "compat
 QUICK_CASES: Final = 12
 BUILTIN_SINKS: Final = frozenset({"eval", "exec", "compile", "open", "__import__"})
 
-Mutation = Callable[[str, str], dict[str, str]]
-"""(source, file name) -> {sibling file name: new text}; empty when nothing applies."""
+Mutation = Callable[..., dict[str, str]]
+"""(source, file name[, flagged lines]) -> {sibling file name: new text}; empty when nothing
+applies. A family in :data:`LINE_FAMILIES` is also given the lines of the file the unmutated
+case was flagged on."""
 
 
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
@@ -239,6 +243,61 @@ def unicode_tricks(text: str, name: str) -> dict[str, str]:
     return {name: head + body} if body != text[len(head) :] else {}
 
 
+# --- family: aliasing ----------------------------------------------------------------------
+def aliasing(source: str, name: str) -> dict[str, str]:
+    """Each sink called through an alias, in turn: ``from module import attr as alias``, a
+    name assigned the callable, or a dispatch table (a dict literal) subscripted."""
+    tree = ast.parse(source)
+    sinks = _sinks(tree)
+    modules = _module_names(tree)
+    helpers: list[ast.stmt] = []
+    for index, (call, dotted) in enumerate(sinks):
+        owner, _, attr = dotted.rpartition(".")
+        style = index % 3
+        if style == 0 and owner in modules:
+            helpers += ast.parse(f"from {owner} import {attr} as _alias{index}").body
+            call.func = ast.Name(f"_alias{index}", ast.Load())
+        elif style == 2:
+            helpers += ast.parse(f"_TABLE{index} = {{'go': {dotted}}}").body
+            call.func = ast.parse(f"_TABLE{index}['go']", mode="eval").body
+        else:
+            helpers += ast.parse(f"_alias{index} = {dotted}").body
+            call.func = ast.Name(f"_alias{index}", ast.Load())
+    at = _import_end(tree)
+    tree.body[at:at] = helpers
+    return {name: ast.unparse(tree)} if sinks else {}
+
+
+# --- family: hidden text -------------------------------------------------------------------
+_TAG_BASE: Final = 0xE0000
+
+
+def _hidden(line: str, style: int) -> str:
+    """`line` kept for a model to read, hidden from a person reading the rendered page."""
+    if style == 0:  # Unicode tag characters: invisible ASCII
+        hidden = "".join(chr(_TAG_BASE + ord(c)) if 0x20 <= ord(c) < 0x7F else c for c in line)
+        return f"See the examples below.{hidden}"
+    if style == 1:  # an HTML comment
+        return f"<!-- {line} -->"
+    return "\u200b".join(line)  # a zero-width space between every character
+
+
+def hidden_text(text: str, name: str, lines: frozenset[int] = frozenset()) -> dict[str, str]:
+    """The body lines the unmutated case was flagged on, hidden in turn in Unicode tag
+    characters, an HTML comment, or between zero-width spaces (one style per file, by its
+    line count); the frontmatter is left alone."""
+    rows = text.split("\n")
+    head = m.group(0).count("\n") if (m := _FRONT_MATTER.match(text)) else 0
+    targets = [n for n in sorted(lines) if head < n <= len(rows) and rows[n - 1].strip()]
+    targets = [n for n in targets if not _invisible(rows[n - 1])]
+    if not targets:
+        return {}
+    style = len(rows) % 3
+    for n in targets:
+        rows[n - 1] = _hidden(rows[n - 1], style)
+    return {name: "\n".join(rows)}
+
+
 FAMILIES: Final[dict[str, tuple[Mutation, str]]] = {
     "string-building": (string_building, ".py"),
     "dynamic-lookup": (dynamic_lookup, ".py"),
@@ -246,16 +305,23 @@ FAMILIES: Final[dict[str, tuple[Mutation, str]]] = {
     "indirection": (indirection, ".py"),
     "splitting": (splitting, ".py"),
     "unicode": (unicode_tricks, ".md"),
+    "aliasing": (aliasing, ".py"),
+    "hidden-text": (hidden_text, ".md"),
 }
+LINE_FAMILIES: Final = frozenset({"hidden-text"})
+"""Families that hide the lines an attack was found on (given to them by the bench)."""
 DEVELOPMENT: Final = ("string-building", "dynamic-lookup", "indirection")
 """Rules may be written while looking at these."""
-HELD_APART: Final = ("codec-layers", "splitting", "unicode")
+HELD_APART: Final = ("codec-layers", "splitting", "unicode", "aliasing", "hidden-text")
 """Measured only: nobody tunes a rule on them."""
 
 
-def mutate_case(case: Path, family: str, into: Path) -> tuple[str, set[str]]:
+def mutate_case(
+    case: Path, family: str, into: Path, flagged: dict[str, frozenset[int]] | None = None
+) -> tuple[str, set[str]]:
     """Copy `case` into `into`, mutated by `family`: ("made", changed files), ("n/a", ∅) or
-    ("failed", ∅) when a Python mutant does not parse or a transform raised."""
+    ("failed", ∅) when a Python mutant does not parse or a transform raised. `flagged` (path
+    -> lines the unmutated case's expected rules fired on) is what line families hide."""
     transform, suffix = FAMILIES[family]
     copytree(case, into)
     changed: set[str] = set()
@@ -266,7 +332,11 @@ def mutate_case(case: Path, family: str, into: Path) -> tuple[str, set[str]]:
             # which ast.unparse would escape (hiding text is the unicode family's business)
             continue
         try:
-            outputs = transform(text, path.name)
+            if family in LINE_FAMILIES:
+                relative = path.relative_to(into).as_posix()
+                outputs = transform(text, path.name, (flagged or {}).get(relative, frozenset()))
+            else:
+                outputs = transform(text, path.name)
         except (SyntaxError, ValueError, RecursionError):
             return "failed", set()
         if suffix == ".py" and not all(_parses(out) for out in outputs.values()):
@@ -297,15 +367,24 @@ def _parses(source: str) -> bool:
 
 
 def detected(report: ScanReport, expected: dict[str, str], rule_class: str) -> bool:
-    """Every expected rule of `rule_class` fired at its least severity."""
+    """Some finding of `rule_class` at the worst of the severities expected of that class
+    (which rule of the class says it may change under obfuscation; how bad it is may not)."""
+    least = max(
+        (severity_rank(s) for r, s in expected.items() if r.split(".", 1)[0] == rule_class),
+        default=0,
+    )
+    return any(
+        f.rule.split(".", 1)[0] == rule_class and severity_rank(f.severity) >= least
+        for f in report.findings
+    )
+
+
+def detected_strictly(report: ScanReport, expected: dict[str, str]) -> bool:
+    """Every expected rule fired at its least severity (the baseline's criterion)."""
     worst: dict[str, int] = {}
     for f in report.findings:
         worst[f.rule] = max(worst.get(f.rule, 0), severity_rank(f.severity))
-    return all(
-        worst.get(rule, 0) >= severity_rank(least)
-        for rule, least in expected.items()
-        if rule.split(".", 1)[0] == rule_class
-    )
+    return all(worst.get(rule, 0) >= severity_rank(least) for rule, least in expected.items())
 
 
 def _summed(counts: dict[str, dict[str, int]], families: Sequence[str]) -> dict[str, int]:
@@ -332,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     families = DEVELOPMENT if args.development else tuple(FAMILIES)
-    console = Console(highlight=False, width=160)
+    console = Console(highlight=False, width=220)
     started = time.perf_counter()
     expected: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text())
     cases = sorted(expected)[:QUICK_CASES] if args.quick else sorted(expected)
@@ -341,21 +420,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     hits: dict[str, dict[str, list[int]]] = {}
     counts: dict[str, dict[str, int]] = {}
     blocked: dict[str, list[int]] = {}  # mutants with any finding at high+, whatever its rule
+    strict: dict[str, list[int]] = {}  # mutants on which every expected rule fired
     with tempfile.TemporaryDirectory(prefix="scan-mutations-") as scratch:
         tmp = args.out or scratch
         for case in cases:
             rules = expected[case]
             original = scan_folder(CORPUS / "malicious" / case)
             attacked = {f.path for f in original.findings if f.rule in rules}
+            flagged: dict[str, set[int]] = {}
+            for f in original.findings:
+                if f.rule in rules and f.line is not None:
+                    flagged.setdefault(f.path, set()).add(f.line)
+            lines = {path: frozenset(found) for path, found in flagged.items()}
             blocked.setdefault("original", [0, 0])[0] += _blocks(original)
             blocked["original"][1] += 1
+            strict.setdefault("original", [0, 0])[0] += detected_strictly(original, rules)
+            strict["original"][1] += 1
             for rule_class in {r.split(".", 1)[0] for r in rules}:
                 cell = hits.setdefault("original", {}).setdefault(rule_class, [0, 0])
                 cell[0] += detected(original, rules, rule_class)
                 cell[1] += 1
             for family in families:
                 into = Path(tmp) / family / case
-                outcome, changed = mutate_case(CORPUS / "malicious" / case, family, into)
+                outcome, changed = mutate_case(CORPUS / "malicious" / case, family, into, lines)
                 if outcome == "made" and not changed & attacked:
                     outcome = "n/a"
                 counts.setdefault(family, {}).setdefault(outcome, 0)
@@ -367,6 +454,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for column in (family, side):
                     blocked.setdefault(column, [0, 0])[0] += _blocks(report)
                     blocked[column][1] += 1
+                    strict.setdefault(column, [0, 0])[0] += detected_strictly(report, rules)
+                    strict[column][1] += 1
                 for rule_class in {r.split(".", 1)[0] for r in rules}:
                     for column in (family, side):
                         cell = hits.setdefault(column, {}).setdefault(rule_class, [0, 0])
@@ -401,6 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for c in columns
     ]
     table.add_row("all (case × class)", *totals)
+    table.add_row("every rule (strict)", *(_pct(*strict.get(c, [0, 0])) for c in columns))
     row = [_pct(*blocked.get(c, [0, 0])) for c in columns]
     table.add_row("any finding ≥ high", *row, end_section=True)
     counts["development"] = _summed(counts, DEVELOPMENT)
