@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
     from skillweave.skills.reload import reloading
     from skillweave.skills.resources import list_resources, read_resource, render_activation
+    from skillweave.skills.scan_decision import ScanDecision, stored_report
     from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
     from skillweave.skills.tools import ToolSchema, declared_tool_scripts, parse_tool_schemas
     from skillweave.skills.validation import ValidationReport, validate_paths
@@ -151,6 +152,8 @@ _EXPORTS: dict[str, str] = {
     "skill_id": "names",
     "valid_host": "network",
     "with_frontmatter_fields": "frontmatter",
+    "ScanDecision": "scan_decision",
+    "stored_report": "scan_decision",
 }
 
 __all__ = [
@@ -175,6 +178,7 @@ __all__ = [
     "LoadedSkill",
     "PackageLimits",
     "RelevanceIndex",
+    "ScanDecision",
     "ScanResult",
     "SearchHit",
     "Skill",
@@ -221,6 +225,7 @@ __all__ = [
     "skill_document",
     "skill_id",
     "skill_version",
+    "stored_report",
     "valid_host",
     "validate_paths",
     "with_frontmatter_fields",

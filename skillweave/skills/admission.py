@@ -33,6 +33,7 @@ from skillweave.config import SkillsSettings, TrustSettings
 from skillweave.errors import InvalidKeyError, SignatureError, SkillScanError
 from skillweave.skills.model import Skill
 from skillweave.skills.scan import Decision, ScanReport, scan_package
+from skillweave.skills.scan_decision import evidence, finding_line, worst_first
 from skillweave.skills.signing import (
     SkillSignature,
     check_trust,
@@ -162,12 +163,17 @@ class Admissions:
 
 
 def blocking_lines(report: ScanReport, settings: SkillsSettings) -> list[str]:
-    """The findings the policy blocks on, one line each."""
-    return [
-        f"{f.severity} {f.rule} at {f.path}{f':{f.line}' if f.line else ''}: {f.message}"
-        for f in report.findings
-        if settings.scan.policy.get(f.severity, "warn") == "block"
-    ]
+    """The findings the policy blocks on, worst first, one line each with its evidence
+    (``critical exec.reverse-shell at run.sh:3: opens a reverse shell; evidence: bash -i >&
+    /dev/tcp/…``), the model review's marked (``skills.scan_decision``)."""
+    lines = []
+    for f in worst_first(report.findings):
+        if settings.scan.policy.get(f.severity, "warn") != "block":
+            continue
+        shown = evidence(f)
+        line = finding_line(f)
+        lines.append(f"{line}; evidence: {shown}" if shown else line)
+    return lines
 
 
 async def activation_trust(
