@@ -63,6 +63,9 @@ RULES: Final[dict[str, Rule]] = {
              "(low outside scripts)"),
         Rule("obfuscation.packed-code", "high", "packed code: marshal.loads, chr-joins, "
              "String.fromCharCode chains, walls of \\x escapes, powershell -EncodedCommand"),
+        Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable reached through a "
+             "name built or looked up at run time (getattr/globals()/global[...] with computed "
+             "names)"),
         Rule("obfuscation.minified", "medium", "a huge one-line script (low for JavaScript "
              "without dynamic code)"),
         # Declarations against use.
