@@ -104,6 +104,23 @@ RULES: Final[dict[str, Rule]] = {
              "scanned"),
         Rule("scan.skipped", "low", "a file or package entry the scanner could not read"),
         Rule("scan.error", "low", "an analyser failed on a file (a scanner bug: report it)"),
+        # The model review (skills.scan.review_model): its findings, by attack class, at the
+        # severity the model gave (skills.review.rubric says what each class and severity is).
+        Rule("review.exec", "high", "model review: code or processes run that the task does "
+             "not need (shell, eval, fetched or decoded code)"),
+        Rule("review.network", "high", "model review: undeclared network use, data sent out, "
+             "fetched data executed or deserialised"),
+        Rule("review.secrets", "high", "model review: credentials, keys or the environment "
+             "read, or sent"),
+        Rule("review.fs", "high", "model review: writes outside the workspace, persistence"),
+        Rule("review.prompt", "high", "model review: text instructing the agent against its "
+             "user or operator, hidden or not"),
+        Rule("review.obfuscation", "medium", "model review: code or text made hard to read on "
+             "purpose"),
+        Rule("review.dependencies", "medium", "model review: packages from unusual sources, "
+             "typo-squats, install-time downloads"),
+        Rule("review.deception", "high", "model review: behaviour the skill's name and "
+             "description do not admit"),
     )
 }  # fmt: skip
 """Rule id → :class:`Rule`."""
