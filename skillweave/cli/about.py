@@ -1,27 +1,53 @@
 """What ``skillweave skills show`` says of a skill beside its activation payload (on stderr):
-its network (declared destinations and their approvals), its scan and its signature.
+its network (declared destinations and their approvals), its scan (each finding with its
+evidence, and why the policy decides what it does: :mod:`skillweave.cli.findings`) and its
+signature.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
+
+from rich.text import Text
 
 from skillweave.cli.exits import errors
+from skillweave.cli.findings import scan_texts
 from skillweave.config import EgressApproval, get_settings
 from skillweave.skills import Skill
+from skillweave.terminal import terminal_safe
 
-__all__ = ["skill_notes"]
+if TYPE_CHECKING:
+    from skillweave.skills.scan import ScanReport
 
-_FINDINGS_SHOWN = 10
+__all__ = ["scan_notes", "skill_notes"]
 
 
-def skill_notes(skill: Skill) -> list[tuple[str, str]]:
-    """``(topic, line)`` pairs: ``network``, ``scan``, ``finding`` and ``signature``."""
+def skill_notes(skill: Skill, *, report: ScanReport | None, limit: int | None) -> list[Text]:
+    """Its ``network:`` lines, its scan (`report`, the one kept beside a stored version; None:
+    its folder scanned now) with the first `limit` findings (None: all), and its
+    ``signature:`` line."""
+    if report is None:
+        from skillweave.skills.scan import scan_folder
+
+        report = scan_folder(skill.path)
     return [
-        *(("network", line) for line in _network_lines(skill)),
-        *_scan_lines(skill),
-        *(("signature", line) for line in _signature_lines(skill)),
+        *(_note("network", line) for line in _network_lines(skill)),
+        *scan_notes(report, name=skill.name, limit=limit),
+        *(_note("signature", line) for line in _signature_lines(skill)),
     ]
+
+
+def scan_notes(report: ScanReport, *, name: str, limit: int | None) -> list[Text]:
+    """The scan's lines (``scan: …``, then its findings) under the settings' policy."""
+    from skillweave.skills import ScanDecision
+
+    decided = ScanDecision.of(report, get_settings().skills.scan)
+    return scan_texts(report, decided, name=name, limit=limit)
+
+
+def _note(topic: str, line: str) -> Text:
+    return Text(terminal_safe(f"{topic}: {line}"))
 
 
 def _network_lines(skill: Skill) -> list[str]:
@@ -48,23 +74,6 @@ def _network_lines(skill: Skill) -> list[str]:
 
     with errors():
         return describe_network(declared, *asyncio.run(approval()))
-
-
-def _scan_lines(skill: Skill) -> list[tuple[str, str]]:
-    """The skill's scan (its own files, as they are now) and what the policy decides."""
-    from skillweave.skills.scan import scan_folder
-
-    report = scan_folder(skill.path)
-    decision = report.decision(get_settings().skills.scan)
-    lines = [("scan", f"{report.summary()}; the policy says: {decision}")]
-    for finding in report.findings[:_FINDINGS_SHOWN]:
-        where = f"{finding.path}:{finding.line}" if finding.line else finding.path
-        lines.append(
-            ("finding", f"{finding.severity} {finding.rule} at {where}: {finding.message}")
-        )
-    if len(report.findings) > _FINDINGS_SHOWN:
-        lines.append(("finding", f"… and {len(report.findings) - _FINDINGS_SHOWN} more"))
-    return lines
 
 
 def _signature_lines(skill: Skill) -> list[str]:

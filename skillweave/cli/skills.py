@@ -16,9 +16,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from skillweave.cli.about import skill_notes
+from skillweave.cli.about import scan_notes, skill_notes
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import EXIT_USAGE, errors, fail
+from skillweave.cli.findings import FindingsOption, findings_limit, read_stored_report
 from skillweave.cli.library import DirsOption, loaded_library, registry_of
 from skillweave.cli.listing import print_library, print_not_served, say_entry
 from skillweave.config import CatalogMode, SelectionMode, get_settings
@@ -185,18 +186,26 @@ def catalog(
 def show(
     name: Annotated[str, typer.Argument(help="Skill name.")],
     dirs: DirsOption = None,
+    findings: FindingsOption = "10",
 ) -> None:
     """Print the exact activation payload of a skill (what activate_skill returns), with
-    control characters escaped; its source, state and version on stderr. A store skill held
-    for approval or disabled is not served: its SKILL.md is printed from the store."""
+    control characters escaped; its source, state, version and scan (each finding with its
+    evidence, and why the policy decides what it does) on stderr. A store skill held for
+    approval or disabled is not served: its SKILL.md is printed from the store."""
     settings = get_settings().skills
+    limit = findings_limit(findings)
     library, registry = loaded_library(dirs)
     known = registry.canonical(name) or name
     entry = next((e for e in library.entries() if e.name == known), None)
+    record = entry.record if entry is not None else None
+    # A store version's scan is the one kept beside it (the model review's findings too).
+    report = read_stored_report(get_settings(), record.name, record.latest) if record else None
     if entry is not None:
         say_entry(entry)
         if entry.skill is None:
             print_not_served(entry)
+            for line in scan_notes(report, name=entry.name, limit=limit) if report else ():
+                err.print(line, soft_wrap=True)
             return
     with errors():
         skill = registry.get(name)
@@ -215,8 +224,8 @@ def show(
         )
     for line in dependency_lines(spec):
         err.print(Text(terminal_safe(f"dependency: {line}")), soft_wrap=True)
-    for topic, line in skill_notes(skill):
-        err.print(Text(terminal_safe(f"{topic}: {line}")), soft_wrap=True)
+    for line in skill_notes(skill, report=report, limit=limit):
+        err.print(line, soft_wrap=True)
 
 
 def _limits() -> PackageLimits:

@@ -11,9 +11,9 @@ stored version (:func:`stored_report`). Callers: the refusal of a blocked versio
 ``skills approve`` and ``skills upload`` (``skillweave.cli.findings`` lays these lines out), and
 the API's skill responses (which carry the report's own JSON and a :class:`ScanDecision`).
 
-Evidence is attacker-written (a scanned file's line, or a model's answer quoting one): it is
-escaped by :func:`~skillweave.terminal.terminal_safe`'s rule, and its newlines and tabs too, so
-that one finding's evidence is one line and cannot forge the lines around it.
+Evidence and paths are attacker-written (a scanned file's line and name, or a model's answer
+quoting one): every line made here is escaped by :func:`~skillweave.terminal.terminal_safe`'s
+rule, newlines and tabs too, so that it stays one line and cannot forge the lines around it.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class ScanDecision(BaseModel):
         )
         if decider.severity != worst and worst is not None:
             reason += f" ({worst} {policy.get(worst, _DEFAULT_ACTION)}s)"
-        return cls(decision=decision, reason=reason)
+        return cls(decision=decision, reason=_one_line(reason))
 
 
 def worst_first(findings: Iterable[Finding]) -> list[Finding]:
@@ -105,16 +105,17 @@ def worst_first(findings: Iterable[Finding]) -> list[Finding]:
 
 def finding_line(finding: Finding) -> str:
     """``high exec.shell at scripts/run.py:3: runs a command through a shell``, and
-    :data:`MODEL_MARK` after the rule when the model review made it. Not escaped (the message
-    and path are the scanner's, the CLI escapes what it prints)."""
+    :data:`MODEL_MARK` after the rule when the model review made it; one line, escaped like
+    :func:`evidence` (a path is the package's, a model finding's message the model's)."""
     mark = f" {MODEL_MARK}" if finding.origin == "model" else ""
-    return f"{finding.severity} {finding.rule}{mark} at {_where(finding)}: {finding.message}"
+    line = f"{finding.severity} {finding.rule}{mark} at {_where(finding)}: {finding.message}"
+    return _one_line(line)
 
 
 def evidence(finding: Finding) -> str:
     """The finding's excerpt as one safe line: control and invisible characters, newlines and
     tabs shown as escapes, cut to :data:`MAX_EVIDENCE_CHARS`; "" when it has none."""
-    shown = terminal_safe(finding.excerpt.translate(_LINE_BREAKS))
+    shown = _one_line(finding.excerpt)
     if len(shown) > MAX_EVIDENCE_CHARS:
         shown = shown[:MAX_EVIDENCE_CHARS] + "…"
     return shown
@@ -127,7 +128,7 @@ def review_line(review: ModelReview) -> str:
     line = f"model review by {review.profile}: {review.outcome}; {tokens}"
     if review.truncated:
         line += f"; left out to fit: {', '.join(review.truncated)}"
-    return terminal_safe(line.translate(_LINE_BREAKS))
+    return _one_line(line)
 
 
 async def stored_report(store: ArtifactStore, name: str, version: str) -> ScanReport | None:
@@ -140,6 +141,10 @@ async def stored_report(store: ArtifactStore, name: str, version: str) -> ScanRe
     if ref is None:
         return None
     return ScanReport.model_validate_json(await store.get_bytes(ref))
+
+
+def _one_line(text: str) -> str:
+    return terminal_safe(text.translate(_LINE_BREAKS))
 
 
 def _where(finding: Finding) -> str:
