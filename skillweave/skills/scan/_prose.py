@@ -1,5 +1,15 @@
 """The scanner's rules for text a model reads: prompt injection in SKILL.md (body and
-frontmatter values), reference files, and the strings and comments of scripts.
+frontmatter values), reference files, and the strings and comments of scripts
+(:func:`scan_prose`); and hidden text, judged by what it says (:func:`hidden_text`).
+
+Hidden text (``_hidden.reveal``: tag characters, zero-width characters, bidi controls,
+variation selectors, comments, hidden HTML) is an instruction when :func:`carried_instructions`
+finds one in it: an override or exfiltration phrase, an order addressed to the model, a
+credential file, a use of secrets, a risky command, a network destination with a verb that
+sends or fetches, an action to hide from the user. Then its finding is high (critical stays
+critical), its excerpt is the revealed text, and the rules for text in plain sight run over
+it at least high; otherwise it keeps its technique's own severity (a harmless comment has
+none). The scanner calls :func:`hidden_text` before :func:`scan_prose`.
 
 Before the rules read a text, invisible characters (zero-width, bidi, tag characters) are
 deleted and look-alike letters (Cyrillic and Greek homoglyphs, fullwidth ASCII) folded to
@@ -18,10 +28,22 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from itertools import islice
 from typing import Final
 
 from skillweave.config import Severity
-from skillweave.skills.scan._text import INVISIBLE, URL, Collector, Source, excerpt
+from skillweave.skills.scan._hidden import INVISIBLE, Hidden, escape_invisible, reveal
+from skillweave.skills.scan._text import (
+    DECODE_PIPE,
+    REMOTE_PIPES,
+    URL,
+    Collector,
+    Source,
+    credential_path,
+    excerpt,
+    url_target,
+)
+from skillweave.terminal import terminal_safe
 
 _GAP: Final = r"[^\w.!?]+"
 
@@ -141,12 +163,6 @@ EXFILTRATION: Final = (
     ),
     re.compile(rf"\bexfiltrat\w*\b{_gap(4)}(?:{_SECRETS}|data|files?|contents)\b", _F),
 )
-_COMMENTS: Final = re.compile(
-    r"<!--((?:[^-]|-(?!->)){0,20000})(?:-->|\Z)"
-    r"|^\[[^\]\n]{0,40}\]:\s*(?:#|<>)\s*"
-    r"(?:\"([^\"\n]{0,2000})\"|\(([^)\n]{0,2000})\)|'([^'\n]{0,2000})')",
-    re.MULTILINE,
-)
 _ADDRESSES_MODEL: Final = re.compile(
     r"\b(?:AI|assistant|agent|LLM|model|Claude|GPT|ChatGPT|Copilot|Gemini|bot)s?\b", _F
 )
@@ -203,6 +219,8 @@ class Region:
         severity: override and exfiltration severity here (exfiltration to a URL and
             frontmatter are raised to critical by the caller's choice of `severity`).
         where: shown in messages ("the description", "a reference").
+        shown: the excerpt of its findings when the file's line would not show what was
+            found (hidden text, revealed); "" for the line.
     """
 
     text: str
@@ -210,19 +228,19 @@ class Region:
     line: int | None
     severity: Severity
     where: str
+    shown: str = ""
 
 
 def scan_prose(source: Source, regions: list[Region], out: Collector) -> None:
     """The injection rules over each region of `source`."""
     for region in regions:
-        _region(source, region, out)
-        if region.offset is not None:
-            _comments(source, region, out)
+        prompt_rules(source, region, out)
     if not source.text.isascii():
         _mixed_words(source, out)
 
 
-def _region(source: Source, region: Region, out: Collector, *, inside: str = "") -> bool:
+def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
+    """The override and exfiltration rules over `region`; True when one matched."""
     read = _prepare(region.text)
     found = False
     for rule, patterns in (("prompt.override", OVERRIDE), ("prompt.exfiltration", EXFILTRATION)):
@@ -254,29 +272,9 @@ def _region(source: Source, region: Region, out: Collector, *, inside: str = "")
                     if rule == ("prompt.override")
                     else "an instruction to reveal or send secrets"
                 )
-                message = f"{what} in {inside or region.where}: {_quote(phrase)}"
+                message = f"{what} in {region.where}: {_quote(phrase)}"
                 _add(source, region, out, rule, start, message=message, severity=severity)
     return found
-
-
-def _comments(source: Source, region: Region, out: Collector) -> None:
-    """HTML and Markdown comments that address the model or hold an instruction."""
-    assert region.offset is not None
-    for match in _COMMENTS.finditer(region.text):
-        group = next(g for g in range(1, 5) if match.group(g) is not None)
-        body = match.group(group)
-        inner = Region(
-            body, region.offset + match.start(group), None, region.severity, region.where
-        )
-        instructs = _region(source, inner, out, inside=f"a comment in {region.where}")
-        read = _prepare(body)
-        if instructs or (_ADDRESSES_MODEL.search(read.folded) and _IMPERATIVE.search(read.folded)):
-            message = (
-                f"a hidden comment in {region.where} speaks to the model: "
-                f"{_quote(read.text.strip())}"
-            )
-            _add(source, region, out, "prompt.html-comment", match.start(), message=message,
-                 severity="high")  # fmt: skip
 
 
 def _mixed_words(source: Source, out: Collector) -> None:
@@ -300,7 +298,11 @@ def _add(
 ) -> None:
     if region.offset is None:
         line = region.line or 1
-        out.add(rule, source.path, line, message, source.lines.excerpt(line), severity=severity)
+        shown = region.shown or source.lines.excerpt(line)
+        out.add(rule, source.path, line, message, shown, severity=severity)
+    elif region.shown:
+        line = source.lines.line_of(region.offset + offset)
+        out.add(rule, source.path, line, message, region.shown, severity=severity)
     else:
         out.at(source, rule, region.offset + offset, message, severity=severity)
 
@@ -308,3 +310,154 @@ def _add(
 def _quote(text: str) -> str:
     text = " ".join(text.split())
     return repr(excerpt(text[:100] + ("…" if len(text) > 100 else "")))
+
+
+# --- hidden text, judged by what it says ------------------------------------------------------
+
+_SECRET_USE: Final = re.compile(
+    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
+    r"|fetch|read|cat|print|output|reveal|dump|include|attach|append|embed|encode|collect"
+    rf"|share)\b{_gap(4)}(?:{_SECRETS})",
+    _F,
+)
+_NETWORK_USE: Final = re.compile(
+    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|email|submit|beacon|curl|wget|fetch"
+    rf"|download|visit|request|ping|connect)\b{_gap(8)}(?:https?://|wss?://|webhooks?\b"
+    r"|[\w.+-]+@[\w-]+\.\w+)",
+    _F,
+)
+_COMMAND: Final = re.compile(
+    r"\b(?:curl|wget)\s+-{0,2}\w|\b(?:nc|ncat|netcat)\s+-|\b(?:ba|z)?sh\s+-c\b|\brm\s+-[rf]"
+    r"|\bchmod\s+[+0-7]|\bsudo\s+\w|\bpython[0-9.]*\s+-c\b|\bbase64\s+(?:-d|--decode)\b"
+    r"|\bgit\s+push\b|\b(?:scp|rsync)\s+\S+\s+\S+@|/dev/tcp/",
+    _F,
+)
+_STEALTH: Final = re.compile(
+    r"\b(?:silently|quietly|secretly|covertly|stealthily|without\s+(?:asking|telling"
+    r"|informing|notifying|mentioning))\b",
+    _F,
+)
+_ORDER: Final = re.compile(
+    r"(?:^|[.!?:;]\s+|\n\s*(?:[-*>]\s+)?|\b(?:then|and|also|first|next|finally|please|now"
+    r"|must|should|always|silently|quietly|secretly)\s+)"
+    r"(?:send|run|execute|post|upload|download|fetch|curl|wget|delete|remove|read|ignore"
+    r"|disregard|reveal|print|output|forward|email|exfiltrate|install|push|approve|grant"
+    r"|disable|include|open|call|visit|write|copy|append)\b",
+    _F,
+)
+"""A verb that acts, at the head of a clause: an order, in text hidden on purpose."""
+_HOUSEKEEPING: Final = re.compile(
+    r"\b(?:do\s+not|don'?t|never)\s+(?:edit|modify|change|remove|delete|touch|translate"
+    r"|reorder|move|rename)\b",
+    _F,
+)
+_TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
+_JUDGED_CHARS: Final = 20_000
+
+
+def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
+    """What instructions `text` carries, each named for a message; empty when none.
+
+    An instruction is an override or exfiltration phrase, an order addressed to the model,
+    a credential file, a use of secrets, a risky shell command, a network destination with
+    a verb that sends or fetches, or an action to hide from the user. Text hidden on
+    purpose (`deliberate`) needs less: a URL or an order at the head of a clause is enough.
+    """
+    folded = _prepare(text[:_JUDGED_CHARS]).folded
+    reasons: list[str] = []
+    if any(_unnegated(p, folded) for p in OVERRIDE):
+        reasons.append("an instruction to override earlier instructions")
+    if any(_unnegated(p, folded) for p in EXFILTRATION):
+        reasons.append("an instruction to reveal or send secrets")
+    if _ADDRESSES_MODEL.search(folded) and _IMPERATIVE.search(_HOUSEKEEPING.sub(" ", folded)):
+        reasons.append("words addressed to the model")
+    credential = _credential(folded)
+    if credential is not None:
+        reasons.append(f"a credential file ({credential})")
+    if _SECRET_USE.search(folded):
+        reasons.append("a use of secrets")
+    if _COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
+        reasons.append("a shell command")
+    urls = any(url_target(m.group()) for m in islice(URL.finditer(folded), 50))
+    if _NETWORK_USE.search(folded) or (deliberate and urls):
+        reasons.append("a network destination")
+    if _STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
+        reasons.append("an action to hide from the user")
+    if deliberate and not reasons and _ORDER.search(folded):
+        reasons.append("an order")
+    return reasons
+
+
+def _credential(text: str) -> str | None:
+    """The first credential file (of high severity) a path in `text` names."""
+    for token in islice(_TOKEN.finditer(text), 1000):
+        path = token.group().strip(".:")
+        if "/" in path or path[:1] in ".~" or path.startswith("id_"):
+            found = credential_path(path)
+            if found is not None and found[1] != "medium":
+                return found[0]
+    return None
+
+
+def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
+    return any(
+        not _NEGATION.search(text, max(0, m.start() - 40), m.start())
+        for m in islice(pattern.finditer(text), 20)
+    )
+
+
+def hidden_text(source: Source, out: Collector) -> None:
+    """Hidden text in `source` (``_hidden.reveal``), judged by what it says: the hidden-text
+    finding, high when the text carries instructions (critical stays critical), else its
+    technique's own severity (none for a harmless comment); and the rules the text would meet
+    in plain sight, at least high."""
+    for piece in reveal(source.text):
+        _hidden_piece(source, piece, out)
+
+
+def _hidden_piece(source: Source, piece: Hidden, out: Collector) -> None:
+    carried = carried_instructions(piece.revealed, deliberate=piece.deliberate)
+    rule = "prompt.html-comment" if piece.kind == "comment" else "text.hidden-unicode"
+    line = source.lines.line_of(piece.start)
+    shown = _revealed_excerpt(piece) or source.lines.excerpt(line)
+    if carried:
+        severity: Severity | None = "critical" if piece.severity == "critical" else "high"
+        message = f"text {piece.how} carries {', '.join(carried)}"
+    else:
+        severity = piece.severity
+        message = f"text {piece.how}" + (
+            ": a reader sees it in another order than a model reads it"
+            if piece.kind == "bidi"
+            else ""
+        )
+    if severity is not None:
+        out.add(rule, source.path, line, message, shown, severity=severity)
+    if not piece.revealed or not carried:
+        return
+    where = f"text {piece.how}"
+    prompt_rules(source, Region(piece.revealed, piece.body, line, "high", where, shown), out)
+    folded = _prepare(piece.revealed[:_JUDGED_CHARS]).folded
+    credential = _credential(folded)
+    if credential is not None:
+        out.add("secrets.credential-path", source.path, line,
+                f"names {credential} in text {piece.how}", shown, severity="high")  # fmt: skip
+    if any(p.search(folded) for p in REMOTE_PIPES):
+        out.add("exec.remote-pipe", source.path, line,
+                f"a download piped into a shell, in text {piece.how}", shown,
+                severity="high")  # fmt: skip
+
+
+def _revealed_excerpt(piece: Hidden, limit: int = 200) -> str:
+    """The revealed text on one line, invisible characters escaped, cut to `limit`."""
+
+    def cut(text: str) -> str:
+        text = escape_invisible(" ".join(text.split()))
+        return text[:limit] + ("…" if len(text) > limit else "")
+
+    if not piece.revealed.strip():
+        return ""
+    if piece.kind == "bidi":
+        return terminal_safe(
+            f"model reads: {cut(piece.revealed)} | reader sees: {cut(piece.shown)}"
+        )
+    return terminal_safe(cut(piece.revealed))

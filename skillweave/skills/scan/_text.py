@@ -1,7 +1,7 @@
 """What every analyser of the scanner shares: the collector of findings and facts, line
 numbers and excerpts, and the text rules that read any language the same way (URLs,
-credential paths, write targets, encoded blobs, escape walls, download pipes, invisible
-characters).
+credential paths, write targets, encoded blobs, escape walls, download pipes). Hidden text
+(invisible characters, comments) is ``_hidden``'s and ``_prose``'s.
 
 Every regular expression here is linear in its input: no two adjacent quantified parts can
 match the same character (``[^|\\n]{0,400}\\|``, ``(?:[^\\w.]+\\w+){0,3}``), repetition is
@@ -21,7 +21,7 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from skillweave.config import Severity
-from skillweave.skills.scan.report import Finding
+from skillweave.skills.scan.report import Finding, severity_rank
 from skillweave.skills.scan.rules import RULES
 from skillweave.terminal import terminal_safe
 
@@ -97,12 +97,13 @@ def excerpt(text: str, *, at: int | None = None) -> str:
 
 
 class Collector:
-    """Findings (capped per rule and file, deduplicated by rule and line) and per-file facts."""
+    """Findings (capped per rule and file, deduplicated by rule and line: the most severe of
+    a line's stays) and per-file facts."""
 
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self.facts: dict[str, FileFacts] = {}
-        self._seen: set[tuple[str, str, int | str]] = set()
+        self._seen: dict[tuple[str, str, int | str], int] = {}
         self._per_file: Counter[tuple[str, str]] = Counter()
 
     def add(
@@ -116,20 +117,24 @@ class Collector:
         severity: Severity | None = None,
     ) -> None:
         key = (rule, path, line if line is not None else message)  # one finding a line
-        if key in self._seen or self._per_file[(rule, path)] >= MAX_FINDINGS_PER_RULE_AND_FILE:
-            return
-        self._seen.add(key)
-        self._per_file[(rule, path)] += 1
-        self.findings.append(
-            Finding(
-                rule=rule,
-                severity=severity or RULES[rule].severity,
-                path=path,
-                line=line,
-                message=message,
-                excerpt=excerpt_text,
-            )
+        finding = Finding(
+            rule=rule,
+            severity=severity or RULES[rule].severity,
+            path=path,
+            line=line,
+            message=message,
+            excerpt=excerpt_text,
         )
+        index = self._seen.get(key)
+        if index is not None:
+            if severity_rank(finding.severity) > severity_rank(self.findings[index].severity):
+                self.findings[index] = finding
+            return
+        if self._per_file[(rule, path)] >= MAX_FINDINGS_PER_RULE_AND_FILE:
+            return
+        self._seen[key] = len(self.findings)
+        self._per_file[(rule, path)] += 1
+        self.findings.append(finding)
 
     def at(
         self,
@@ -381,39 +386,3 @@ def long_lines(source: Source, out: Collector, *, dynamic: bool) -> None:
             message = f"a {len(line):,}-character line"
             out.add("obfuscation.minified", source.path, line_number, message, excerpt(line),
                     severity=severity)  # fmt: skip
-
-
-# --- invisible characters --------------------------------------------------------------------
-
-_TAGS: Final = re.compile("[\U000e0000-\U000e007f]+")
-_BIDI: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_ZERO_WIDTH: Final = re.compile(
-    "[\u200b\u2060-\u2064\u180e\u034f\u115f\u1160\u3164\uffa0]"
-    "|(?<=[A-Za-z])[\u200c\u200d\u00ad](?=[A-Za-z])|(?<!^)\ufeff"
-)
-INVISIBLE: Final = re.compile(
-    "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060-\u2064\u180e"
-    "\u034f\u115f\u1160\u3164\uffa0\u00ad\ufeff]"
-)
-"""Every character deleted before the prose rules read a text."""
-
-
-def hidden_unicode(source: Source, out: Collector) -> None:
-    """Tag characters (critical, with the text they spell), bidi controls (high) and
-    zero-width characters (medium) in any text file."""
-    text = source.text
-    if text.isascii():
-        return
-    for match in _TAGS.finditer(text):
-        spelled = "".join(chr(ord(c) - 0xE0000) for c in match.group() if ord(c) < 0xE007F)
-        out.at(source, "text.hidden-unicode", match.start(),
-               f"{len(match.group())} invisible Unicode tag characters spelling "
-               f"{terminal_safe(spelled[:80])!r}", severity="critical")  # fmt: skip
-    for match in _BIDI.finditer(text):
-        out.at(source, "text.hidden-unicode", match.start(),
-               f"a bidi control U+{ord(match.group()):04X} reorders what a reader sees",
-               severity="high")  # fmt: skip
-    for match in _ZERO_WIDTH.finditer(text):
-        out.at(source, "text.hidden-unicode", match.start(),
-               f"an invisible character U+{ord(match.group()):04X}",
-               severity="medium")  # fmt: skip

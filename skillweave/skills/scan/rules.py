@@ -66,12 +66,19 @@ RULES: Final[dict[str, Rule]] = {
         Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable reached through a "
              "name built or looked up at run time (getattr/globals()/global[...] with computed "
              "names)"),
+        Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable (exec, eval, "
+             "os.system, subprocess, pickle, __import__, ctypes) looked up by a name built "
+             "or held at run time: getattr, globals()[...], vars(...)[...], __builtins__, "
+             "sys.modules; critical when it runs decoded or fetched code"),
         Rule("obfuscation.minified", "medium", "a huge one-line script (low for JavaScript "
              "without dynamic code)"),
         # Declarations against use.
         Rule("network.undeclared", "medium", "network use, or a URL whose host the skill does "
              "not declare under metadata.network (low for a URL in a script without "
              "network use)"),
+        Rule("network.undeclared-payload", "high", "network use the skill does not declare, "
+             "in a script that deserialises or decodes what it received (high) or runs "
+             "code (critical)"),
         Rule("network.unused-declaration", "low", "a declared host no script names"),
         Rule("network.invalid-declaration", "medium", "a metadata.network that cannot be read"),
         Rule("network.insecure-tls", "medium", "certificate or host-key checks turned off "
@@ -88,10 +95,14 @@ RULES: Final[dict[str, Rule]] = {
         Rule("prompt.exfiltration", "high", "instructions to reveal or send secrets, the "
              "environment or the system prompt somewhere (critical with a URL or in the "
              "name or description; medium inside scripts)"),
-        Rule("prompt.html-comment", "high", "an HTML or Markdown comment that addresses the "
-             "model or carries instructions"),
-        Rule("text.hidden-unicode", "medium", "invisible characters: zero-width (medium), bidi "
-             "overrides and isolates (high), Unicode tag characters (critical)"),
+        Rule("prompt.html-comment", "high", "an HTML or Markdown comment, or an HTML element "
+             "hidden with hidden/display:none, whose text carries instructions (orders to the "
+             "model, secrets, credential files, commands, network destinations)"),
+        Rule("text.hidden-unicode", "medium", "text hidden in invisible characters: zero-width "
+             "characters, bits in zero-width characters, bytes in variation selectors (medium), "
+             "bidi embeddings, overrides and isolates (high; low in right-to-left text), "
+             "Unicode tag characters (critical); high when the revealed text carries "
+             "instructions"),
         Rule("text.homoglyph", "high", "words mixing Latin with look-alike Cyrillic or Greek "
              "letters (medium), high when that hides an instruction"),
         # The files themselves.

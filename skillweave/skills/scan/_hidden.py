@@ -1,0 +1,419 @@
+"""Hidden text and what it says: the scanner's decoders for text a model reads and a person
+reviewing the skill does not see. ``_prose.hidden_text`` calls :func:`reveal` on every text
+file and judges each piece by what it carries; ``_prose`` also reads :data:`INVISIBLE`.
+
+The hiding techniques decoded here:
+
+- Unicode tag characters (U+E0000-U+E007F, "ASCII smuggling"): each run spelled out in ASCII
+  (a subdivision flag, U+1F3F4 followed by lowercase tags and a cancel tag, is an emoji);
+- zero-width characters that split words (``ig\\u200bnore``): the line with them removed;
+- bits in zero-width characters: a long run of two to four distinct zero-width characters
+  read as binary (or base 4), with or without a separator, under every assignment of digits,
+  kept when the result is printable text;
+- bytes in variation selectors (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are 16-255) after a
+  character: a run of two or more is never a real emoji or ideograph variation;
+- bidi controls (embeddings, overrides, isolates): the line as a model reads it (logical
+  order) and as a reader sees it (visual order, from :func:`visual_order`);
+- HTML comments, Markdown link-reference comments (``[//]: # (...)``) and HTML elements hidden
+  with ``hidden``, ``display:none`` or ``visibility:hidden``: rendered views do not show them.
+
+Written by hand: python-bidi is not a dependency, and only an approximation of the Unicode
+bidi algorithm (no bracket pairs, digits read as left-to-right) is needed to show an operator
+what the reordering does. Every loop is bounded: at most :data:`MAX_PIECES` pieces a file,
+runs and windows capped, and the regular expressions are linear (no two adjacent quantified
+parts match the same character).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from skillweave.config import Severity
+
+__all__ = ["INVISIBLE", "MAX_PIECES", "Hidden", "escape_invisible", "reveal", "visual_order"]
+
+MAX_PIECES: Final = 200
+"""Pieces of hidden text revealed in one file at most."""
+_WINDOW: Final = 400  # characters of a line kept around what hides in it
+_MAX_BIT_RUN: Final = 8 * 4096
+
+INVISIBLE: Final = re.compile(
+    "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060-\u2064\u180e"
+    "\u034f\u115f\u1160\u3164\uffa0\u00ad\ufeff\u061c]"
+)
+"""Every character deleted before the prose rules read a text."""
+
+Kind = Literal["tags", "zero-width", "bits", "variation", "bidi", "comment"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """One piece of hidden text in a file.
+
+    Attributes:
+        start: where the hiding starts in the file's text (findings go on its line).
+        kind: the technique.
+        how: how it was hidden, for messages ("hidden in Unicode tag characters").
+        revealed: what the hidden text says, as a model reads it.
+        shown: what a reader sees instead, when that is worth showing (bidi), else "".
+        severity: the finding's severity when the text carries nothing; None for no finding
+            (a harmless comment).
+        body: where `revealed` starts in the file's text when it is a slice of it (comments,
+            lines), so that findings in it land on their own lines; None otherwise.
+        deliberate: no ordinary text hides this way (tag characters, bits, variation
+            selectors, zero-width characters inside words), so less makes it an instruction.
+    """
+
+    start: int
+    kind: Kind
+    how: str
+    revealed: str
+    severity: Severity | None
+    shown: str = ""
+    body: int | None = None
+    deliberate: bool = False
+
+
+def reveal(text: str) -> list[Hidden]:
+    """Every piece of hidden text in `text`, in order of technique (at most
+    :data:`MAX_PIECES`)."""
+    pieces: list[Hidden] = []
+    if not text.isascii():
+        pieces += _tags(text)
+        bits, spans = _bits(text)
+        pieces += bits
+        pieces += _zero_width(text, spans)
+        pieces += _variations(text)
+        pieces += _bidi(text)
+    if "<!--" in text or "]:" in text or "<" in text:
+        pieces += _comments(text)
+    return pieces[:MAX_PIECES]
+
+
+def escape_invisible(text: str) -> str:
+    """`text` with every invisible or format character written as ``\\u{XXXX}``."""
+    return _ESCAPED.sub(lambda m: f"\\u{{{ord(m.group()):04X}}}", text)
+
+
+_ESCAPED: Final = re.compile(
+    "[\U000e0000-\U000e01ef\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060-\u2064\u180e\u034f"
+    "\u115f\u1160\u3164\uffa0\u00ad\ufeff\u061c\ufe00-\ufe0f]"
+)
+
+
+# --- tag characters --------------------------------------------------------------------------
+
+_TAGS: Final = re.compile("[\U000e0000-\U000e007f]+")
+_FLAG: Final = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f")
+
+
+def _tags(text: str) -> list[Hidden]:
+    found = []
+    for match in itertools.islice(_TAGS.finditer(text), MAX_PIECES):
+        run = match.group()
+        if text[match.start() - 1 : match.start()] == "\U0001f3f4" and _FLAG.fullmatch(run):
+            continue  # a subdivision flag (England, Scotland, Wales)
+        spelled = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+        how = "hidden in Unicode tag characters"
+        found.append(Hidden(match.start(), "tags", how, spelled, "critical", deliberate=True))
+    return found
+
+
+# --- zero-width characters: split words, and bits ----------------------------------------------
+
+_ZERO_WIDTH: Final = re.compile(
+    "[\u200b\u2060-\u2064\u180e\u034f\u115f\u1160\u3164\uffa0]"
+    "|(?<=[A-Za-z0-9])[\u200c\u200d\u00ad\u200e\u200f\u061c](?=[A-Za-z0-9])|(?<!^)\ufeff"
+)
+_ZERO_WIDTH_RUN: Final = re.compile("[\u200b-\u200f\u2060-\u2064\u180e\u034f\ufeff\u00ad]{16,}")
+_SPLITS: Final = re.compile(
+    "(?<=[A-Za-z0-9])[\u200b-\u200f\u2060-\u2064\u180e\u034f\u00ad\ufeff]+(?=[A-Za-z0-9])"
+)
+
+
+def _bits(text: str) -> tuple[list[Hidden], list[tuple[int, int]]]:
+    """Long runs of zero-width characters, decoded as bits where they spell text."""
+    found, spans = [], []
+    for match in itertools.islice(_ZERO_WIDTH_RUN.finditer(text), MAX_PIECES):
+        decoded = decode_bits(match.group()[:_MAX_BIT_RUN])
+        spans.append(match.span())
+        symbols = len(set(match.group()))
+        how = (
+            "encoded as bits in zero-width characters"
+            if decoded
+            else f"in a run of {len(match.group())} zero-width characters ({symbols} distinct)"
+        )
+        found.append(Hidden(match.start(), "bits", how, decoded, "medium", deliberate=True))
+    return found, spans
+
+
+def decode_bits(run: str) -> str:
+    """The text a run of zero-width characters spells as binary digits; "" when none does."""
+    symbols = sorted(set(run))
+    if len(symbols) == 2:
+        return _best(_fixed(run, symbols, base=2, width=w) for w in (8, 7))
+    if len(symbols) == 3:
+        return _best(_separated(run, sep, [s for s in symbols if s != sep]) for sep in symbols)
+    if len(symbols) == 4:
+        return _best([_fixed(run, symbols, base=4, width=4)])
+    return ""
+
+
+def _fixed(run: str, symbols: list[str], *, base: int, width: int) -> list[str]:
+    if len(run) % width:
+        return []
+    found = []
+    for digits in itertools.permutations("0123"[:base]):
+        table = str.maketrans(dict(zip(symbols, digits, strict=True)))
+        number = run.translate(table)
+        data = bytes(int(number[i : i + width], base) for i in range(0, len(number), width))
+        found.append(_printable(data))
+    return found
+
+
+def _separated(run: str, sep: str, digits: list[str]) -> list[str]:
+    groups = [g for g in run.split(sep) if g]
+    if len(groups) < 2 or any(len(g) > 21 for g in groups):
+        return []
+    found = []
+    for zero, one in ((digits[0], digits[1]), (digits[1], digits[0])):
+        table = str.maketrans({zero: "0", one: "1"})
+        values = [int(g.translate(table), 2) for g in groups]
+        if all(v < 256 for v in values):
+            found.append(_printable(bytes(values)))
+        elif all(v < 0x110000 for v in values):
+            found.append(_printable_text("".join(map(chr, values))))
+    return found
+
+
+def _printable(data: bytes) -> str:
+    try:
+        return _printable_text(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return ""
+
+
+def _printable_text(text: str) -> str:
+    if len(text) < 2 or not all(c.isprintable() or c in "\n\t" for c in text):
+        return ""
+    return text
+
+
+def _best(candidates: Iterable[list[str]]) -> str:
+    """The candidate with the most letters and spaces (real text), "" when none."""
+    texts = [t for group in candidates for t in group if t]
+    if not texts:
+        return ""
+    return max(texts, key=lambda t: sum(c.isalpha() or c == " " for c in t) / len(t))
+
+
+def _zero_width(text: str, decoded: list[tuple[int, int]]) -> list[Hidden]:
+    """One piece a line holding zero-width characters: the line with them removed."""
+    found: list[Hidden] = []
+    position = 0
+    while len(found) < MAX_PIECES:
+        match = _ZERO_WIDTH.search(text, position)
+        if match is None:
+            break
+        start, end = _line(text, match.start())
+        position = end + 1
+        if any(a <= match.start() < b for a, b in decoded):
+            continue
+        window_start = max(start, match.start() - _WINDOW)
+        window = text[window_start : min(end, match.start() + _WINDOW)]
+        codes = sorted({f"U+{ord(m.group()):04X}" for m in _ZERO_WIDTH.finditer(window)})
+        splits = _SPLITS.search(window) is not None
+        how = (
+            f"split by zero-width characters ({', '.join(codes[:4])})"
+            if splits
+            else f"with zero-width characters ({', '.join(codes[:4])})"
+        )
+        revealed = INVISIBLE.sub("", window)
+        found.append(Hidden(match.start(), "zero-width", how, revealed, "medium",
+                            body=window_start, deliberate=splits))  # fmt: skip
+    return found
+
+
+def _line(text: str, offset: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return start, len(text) if end < 0 else end
+
+
+# --- variation selectors ---------------------------------------------------------------------
+
+_VARIATIONS: Final = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+
+
+def _variations(text: str) -> list[Hidden]:
+    found = []
+    for match in itertools.islice(_VARIATIONS.finditer(text), MAX_PIECES):
+        run = match.group()
+        data = bytes(
+            ord(c) - 0xFE00 if ord(c) < 0xFE10 else ord(c) - 0xE0100 + 16 for c in run[:16384]
+        )
+        decoded = _printable(data)
+        if not decoded and len(run) < 16:
+            continue  # a doubled selector after an emoji: sloppy, not smuggling
+        carrier = escape_invisible(text[max(0, match.start() - 1) : match.start()])
+        how = f"encoded in {len(run)} variation selectors after {carrier!r}"
+        found.append(Hidden(match.start(), "variation", how, decoded, "medium", deliberate=True))
+    return found
+
+
+# --- bidi controls ---------------------------------------------------------------------------
+
+_BIDI: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_RTL_LETTER: Final = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_OPENERS: Final = {
+    "\u202a": ("L", None, False),  # LRE
+    "\u202b": ("R", None, False),  # RLE
+    "\u202d": ("L", "L", False),  # LRO
+    "\u202e": ("R", "R", False),  # RLO
+    "\u2066": ("L", None, True),  # LRI
+    "\u2067": ("R", None, True),  # RLI
+    "\u2068": ("L", None, True),  # FSI (read as LRI)
+}
+_MAX_DEPTH: Final = 125
+_MIRRORED: Final = dict(zip("()[]{}<>", ")(][}{><", strict=True))
+
+
+def _bidi(text: str) -> list[Hidden]:
+    """One piece a line holding bidi controls: its logical and its visual order. Low in
+    right-to-left text without overrides (embeddings and isolates are how such text is
+    written), high elsewhere."""
+    found: list[Hidden] = []
+    position = 0
+    while len(found) < MAX_PIECES:
+        match = _BIDI.search(text, position)
+        if match is None:
+            break
+        start, end = _line(text, match.start())
+        position = end + 1
+        window_start = max(start, match.start() - _WINDOW)
+        window = text[window_start : min(end, match.start() + _WINDOW)]
+        override = "\u202d" in window or "\u202e" in window
+        rtl = _RTL_LETTER.search(window) is not None
+        codes = sorted({f"U+{ord(m.group()):04X}" for m in _BIDI.finditer(window)})
+        revealed = INVISIBLE.sub("", window)
+        shown = INVISIBLE.sub("", visual_order(window))
+        severity: Severity = "low" if rtl and not override else "high"
+        how = f"reordered by bidi controls ({', '.join(codes[:4])})"
+        found.append(
+            Hidden(match.start(), "bidi", how, revealed, severity, shown=shown, body=window_start)
+        )
+    return found
+
+
+def visual_order(line: str) -> str:
+    """`line` in the order a reader sees it (an approximation of the Unicode bidi algorithm:
+    explicit embeddings, overrides and isolates, strong types, neutrals between runs, and the
+    reversal of levels; bidi controls are kept in place as neutrals)."""
+    first = next((d for c in line if (d := _strong(c)) is not None), "L")
+    stack: list[tuple[int, str | None, bool]] = [(1 if first == "R" else 0, None, False)]
+    chars: list[str] = []
+    levels: list[int] = []
+    kinds: list[str | None] = []
+    for char in line[: 2 * _WINDOW]:
+        level, override, _ = stack[-1]
+        if char in _OPENERS:
+            direction, forced, isolate = _OPENERS[char]
+            new = (level + 1) | 1 if direction == "R" else (level + 2) & ~1
+            if new <= _MAX_DEPTH:
+                stack.append((new, forced, isolate))
+        elif char == "\u202c" and len(stack) > 1 and not stack[-1][2]:
+            stack.pop()
+        elif char == "\u2069":
+            while len(stack) > 1 and not stack.pop()[2]:
+                pass
+        chars.append(char)
+        levels.append(level)
+        control = char in _OPENERS or char in "\u202c\u2069"
+        kinds.append(None if control else override or _strong(char))
+    _resolve(levels, kinds)
+    order = list(range(len(chars)))
+    top = max(levels, default=0)
+    lowest_odd = min((lv for lv in levels if lv % 2), default=top + 1)
+    for level in range(top, lowest_odd - 1, -1):
+        i = 0
+        while i < len(order):
+            if levels[order[i]] < level:
+                i += 1
+                continue
+            j = i
+            while j < len(order) and levels[order[j]] >= level:
+                j += 1
+            order[i:j] = order[i:j][::-1]
+            i = j
+    return "".join(_MIRRORED.get(chars[i], chars[i]) if levels[i] % 2 else chars[i] for i in order)
+
+
+def _strong(char: str) -> str | None:
+    kind = unicodedata.bidirectional(char)
+    if kind in ("R", "AL"):
+        return "R"
+    if kind in ("L", "EN", "AN"):
+        return "L"
+    return None
+
+
+def _resolve(levels: list[int], kinds: list[str | None]) -> None:
+    """Neutrals take the direction of the strong types around them when both agree, else
+    their embedding's; then a character whose direction differs from its level's goes up."""
+    i = 0
+    while i < len(kinds):
+        if kinds[i] is not None:
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] is None:
+            j += 1
+        before = kinds[i - 1] if i else None
+        after = kinds[j] if j < len(kinds) else None
+        for k in range(i, j):
+            embedding = "R" if levels[k] % 2 else "L"
+            kinds[k] = before if before is not None and before == after else embedding
+        i = j
+    for k, kind in enumerate(kinds):
+        if (levels[k] % 2 == 0 and kind == "R") or (levels[k] % 2 and kind == "L"):
+            levels[k] += 1
+
+
+# --- comments and hidden elements ------------------------------------------------------------
+
+_COMMENTS: Final = re.compile(
+    r"<!--((?:[^-]|-(?!->)){0,20000})(?:-->|\Z)"
+    r"|^\[[^\]\n]{0,40}\]:\s*(?:#|<>)\s*"
+    r"(?:\"([^\"\n]{0,2000})\"|\(([^)\n]{0,2000})\)|'([^'\n]{0,2000})')",
+    re.MULTILINE,
+)
+_HIDDEN_OPEN: Final = re.compile(r"<(div|span|p|section|aside|template)\b([^<>]{0,600})>", re.I)
+_HIDDEN_ATTRIBUTE: Final = re.compile(
+    r"\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden|\bfont-size\s*:\s*0\b", re.I
+)
+_TAG: Final = re.compile(r"<[^<>]{0,300}>")
+_MAX_COMMENTS: Final = 500
+
+
+def _comments(text: str) -> list[Hidden]:
+    found = []
+    for match in itertools.islice(_COMMENTS.finditer(text), _MAX_COMMENTS):
+        group = next(g for g in range(1, 5) if match.group(g) is not None)
+        how = "in an HTML comment" if group == 1 else "in a Markdown comment"
+        body = match.group(group)
+        found.append(Hidden(match.start(), "comment", how, body, None, body=match.start(group)))
+    for match in itertools.islice(_HIDDEN_OPEN.finditer(text), _MAX_COMMENTS):
+        if _HIDDEN_ATTRIBUTE.search(match.group(2)) is None:
+            continue
+        closing = re.compile(rf"</{match.group(1)}\s*>", re.IGNORECASE)
+        close = closing.search(text, match.end(), match.end() + 20000)
+        inner = text[match.end() : close.start() if close else match.end() + 20000]
+        body = _TAG.sub(" ", inner)
+        how = f"in a hidden HTML <{match.group(1).lower()}>"
+        found.append(Hidden(match.start(), "comment", how, body, None, body=match.end()))
+    return found
