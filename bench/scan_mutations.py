@@ -49,6 +49,8 @@ from skillweave.skills.scan.report import severity_rank
 
 CORPUS: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "scan"
 COMPAT: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "compat"
+EXTERNAL: Final = Path(__file__).resolve().parent / "data" / "scan_external"
+"""A red-team set written without reading the scanner (its README says how): measured only."""
 """Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
 QUICK_CASES: Final = 12
 BUILTIN_SINKS: Final = frozenset({"eval", "exec", "compile", "open", "__import__"})
@@ -505,7 +507,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
     console.print(table)
+    if not args.development and not args.quick and (EXTERNAL / "expected.json").is_file():
+        table, missed = red_team_table(EXTERNAL)
+        console.print(table)
+        console.print(f"Red-team misses (case, class): {', '.join(missed) or 'none'}.")
     return 0
+
+
+def red_team_table(folder: Path) -> tuple[Table, list[str]]:
+    """Recall per class over the red-team set's malicious skills (as :func:`detected`), and
+    its benign skills with a finding at medium+ / high+; and the (case, class) pairs missed."""
+    expected: dict[str, dict] = json.loads((folder / "expected.json").read_text())
+    hits: dict[str, list[int]] = {}
+    blocked = [0, 0]
+    benign = [0, 0, 0]  # skills, at medium+, at high+
+    missed: list[str] = []
+    for case in sorted(expected):
+        report = scan_folder(folder / case)
+        worst = max((severity_rank(f.severity) for f in report.findings), default=0)
+        if expected[case].get("benign"):
+            benign[0] += 1
+            benign[1] += worst >= severity_rank("medium")
+            benign[2] += worst >= severity_rank("high")
+            continue
+        wanted = {f"{c}.*": least for c, least in expected[case]["classes"].items()}
+        blocked[0] += worst >= severity_rank("high")
+        blocked[1] += 1
+        for rule_class in expected[case]["classes"]:
+            found = detected(report, wanted, rule_class)
+            cell = hits.setdefault(rule_class, [0, 0])
+            cell[0] += found
+            cell[1] += 1
+            if not found:
+                missed.append(f"{case} ({rule_class})")
+    table = Table(title="Red-team set, written without reading the scanner (measured only)")
+    table.add_column("class")
+    table.add_column("recall", justify="right")
+    for rule_class in sorted(hits):
+        table.add_row(rule_class, _pct(*hits[rule_class]))
+    total = [sum(h for h, _ in hits.values()), sum(n for _, n in hits.values())]
+    table.add_row("all (case × class)", _pct(*total))
+    table.add_row("any finding ≥ high", _pct(*blocked))
+    table.caption = (
+        f"{blocked[1]} malicious and {benign[0]} benign skills; benign with a finding at "
+        f"medium+: {benign[1]}, at high+: {benign[2]}."
+    )
+    return table, missed
 
 
 if __name__ == "__main__":
