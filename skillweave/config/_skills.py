@@ -73,6 +73,30 @@ class ScanSettings(BaseModel):
         description="Severity → block, approve (an operator enables it) or warn; a severity "
         "left out warns.",
     )
+    review_model: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A model profile (MODEL__PROFILES__<NAME>__…, or PROVIDER:NAME) that also "
+        "reviews every new version and agent draft against a fixed rubric; its findings join "
+        "the scanner's under the same policy, marked as the model's. Unset: no review. A "
+        "review that fails (unreachable, timed out, an answer outside the schema) is said in "
+        "the report, and the scanner's findings alone decide.",
+    )
+    review_timeout_seconds: float = Field(
+        default=60.0, gt=0, le=3_600, description="How long one model review may take in all."
+    )
+    review_max_chars: int = Field(
+        default=60_000,
+        ge=1_000,
+        description="The characters of a skill's files sent to the review in all (SKILL.md "
+        "first, then references and scripts); what is left out is named in the report.",
+    )
+    review_file_max_chars: int = Field(
+        default=20_000,
+        ge=500,
+        description="The characters of one file sent to the review; a longer file is cut, "
+        "with a marker where it was cut.",
+    )
 
 
 class TrustSettings(BaseModel):

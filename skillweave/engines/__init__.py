@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillweave.engines.retries import Backoff, Retry, classify, retry_notice
     from skillweave.engines.run_id import is_run_id, new_run_id
     from skillweave.engines.services import TOOL_SCHEMA_RUN_ID, AgentServices
+    from skillweave.engines.skill_review import ModelSkillReviewer, skill_reviewer
     from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 
 _EXPORTS = {
@@ -49,6 +50,7 @@ _EXPORTS = {
     "Reply": "contract",
     "Retry": "retries",
     "SEARCH_ATTRIBUTES": "contract",
+    "ModelSkillReviewer": "skill_review",
     "WorkerMetrics": "worker_metrics",
     "activity_timeouts": "contract",
     "classify": "retries",
@@ -57,6 +59,7 @@ _EXPORTS = {
     "note_line": "notes",
     "retry_notice": "retries",
     "serve_worker_metrics": "worker_metrics",
+    "skill_reviewer": "skill_review",
     "store_task_queue": "contract",
 }
 
@@ -71,6 +74,7 @@ __all__ = [
     "DirectRuntime",
     "Engine",
     "FollowNote",
+    "ModelSkillReviewer",
     "Phase",
     "Reply",
     "Retry",
@@ -86,6 +90,7 @@ __all__ = [
     "result_of",
     "retry_notice",
     "serve_worker_metrics",
+    "skill_reviewer",
     "store_task_queue",
 ]
 

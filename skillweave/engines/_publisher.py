@@ -28,6 +28,7 @@ from skillweave.errors import (
     SkillScanError,
 )
 from skillweave.skills import Admissions
+from skillweave.skills.review import SkillReviewer
 from skillweave.skills.stored import SkillOrigin, StoredSkills, directory_owners
 from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditEntry, AuditLog
@@ -48,6 +49,7 @@ class SkillPublisher:
         settings: the signature policy.
         published: called after a publication, to serve the new skill at once (the worker's
             uploaded-skills refresh); None: it is served at the next refresh.
+        reviewer: the model review the publication's admission applies; None: none.
     """
 
     def __init__(
@@ -59,6 +61,7 @@ class SkillPublisher:
         store: ArtifactStore,
         settings: SkillsSettings,
         published: Callable[[], Awaitable[None]] | None = None,
+        reviewer: SkillReviewer | None = None,
     ) -> None:
         self._views = views
         self._transcript = transcript
@@ -66,6 +69,7 @@ class SkillPublisher:
         self._store = store
         self._settings = settings
         self.published = published
+        self._reviewer = reviewer
 
     async def publish(self, request: PublishSkillInput) -> PublishSkillOutcome:
         """Store the approved draft as an uploaded skill and serve it."""
@@ -82,7 +86,13 @@ class SkillPublisher:
                 skill for skill in registry if registry.owner_of(skill.name).kind == "directory"
             )
             origin = SkillOrigin(source=f"run {request.run_id}", kind="agent")
-            admissions = Admissions(self._settings, store, audit=self._audit, run=request.run_id)
+            admissions = Admissions(
+                self._settings,
+                store,
+                audit=self._audit,
+                run=request.run_id,
+                reviewer=self._reviewer,
+            )
 
             async def admitted(name: str, version: str, package: bytes) -> bool:
                 await admissions.check(name, version, package)

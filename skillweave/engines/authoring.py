@@ -4,8 +4,9 @@ hands these calls here, and gives it the collaborators it shares: the library's 
 script executor, the transcript recorder and the audit log).
 
 ``create_skill``: the skill is made and checked (``skills.drafts``: strictly, as an upload),
-its name must be free in the library, it is scanned (``skills.scan``; a finding whose severity
-the policy blocks refuses it), its package is stored where the manager runs packages from, and
+its name must be free in the library, it is scanned (``skills.scan``, and reviewed by a model
+when ``skills.scan.review_model`` names one: ``skills.review``; a finding whose severity the
+policy blocks refuses it), its package is stored where the manager runs packages from, and
 each example the model gave runs in a sandbox and must succeed (and print what it expects).
 Then it is kept as the run's draft (``keys.draft_key``: its scan and runs) and the run may
 activate it; nothing else sees it. Every step is idempotent, so a retried call (a worker died
@@ -51,6 +52,7 @@ from skillweave.errors import (
 )
 from skillweave.sandbox import ExecuteRequest, ExecutionResult
 from skillweave.skills import Draft, build_draft, name_key
+from skillweave.skills.review import SkillReviewer, review_report
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditLog
@@ -74,6 +76,8 @@ class SkillAuthoring:
         settings: the scan and signature policies.
         published: called after a publication, to serve the new skill at once (the worker's
             uploaded-skills refresh); None: it is served at the next refresh.
+        reviewer: the model review of drafts and publications (``skills.scan.review_model``,
+            :func:`~skillweave.engines.skill_review.skill_reviewer`); None: none.
     """
 
     def __init__(
@@ -86,6 +90,7 @@ class SkillAuthoring:
         store: ArtifactStore,
         settings: SkillsSettings,
         published: Callable[[], Awaitable[None]] | None = None,
+        reviewer: SkillReviewer | None = None,
     ) -> None:
         self._views = views
         self._executor = executor
@@ -93,6 +98,7 @@ class SkillAuthoring:
         self._audit = audit
         self._store = store
         self._settings = settings
+        self._reviewer = reviewer
         self._publisher = SkillPublisher(
             views,
             transcript=transcript,
@@ -100,6 +106,7 @@ class SkillAuthoring:
             store=store,
             settings=settings,
             published=published,
+            reviewer=reviewer,
         )
 
     # --- create_skill ------------------------------------------------------------------------
@@ -120,6 +127,8 @@ class SkillAuthoring:
         if taken is not None:
             return await self._refused(request, taken)
         report = await asyncio.to_thread(scan_files, dict(draft.files), version=draft.version)
+        timeout = self._settings.scan.review_timeout_seconds
+        report = await review_report(self._reviewer, draft.files, report, timeout=timeout)
         decision = report.decision(self._settings.scan)
         # The verdict is what is recorded, so it follows the scan, and comes before anything
         # of the draft is kept: a record that cannot be written raises AuditLogError (the

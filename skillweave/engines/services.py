@@ -65,6 +65,7 @@ from skillweave.engines._script_runs import ScriptRuns
 from skillweave.engines._skill_search import SkillSearch
 from skillweave.engines._views import SkillViews
 from skillweave.engines.authoring import SkillAuthoring
+from skillweave.engines.skill_review import skill_reviewer
 from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.llm import ModelProvider, ModelProviders
@@ -138,6 +139,7 @@ class AgentServices:
             audit=self.audit,
             store=store,
             settings=skills,
+            reviewer=skill_reviewer(settings),
         )
 
     # --- what callers read of it -----------------------------------------------------------

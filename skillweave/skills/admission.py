@@ -3,11 +3,12 @@
 Installs (``skills.install``), uploads (``/v1/skills``) and published drafts all come through
 :class:`Admissions`. For each version it checks the signature against ``skills.trust`` (a
 signature that does not match the package, or does not verify, is refused whatever the policy;
-an unsigned or untrusted one follows ``unsigned``), scans the package (``skills.scan``) and
-applies ``skills.scan.policy``: ``block`` refuses it (:class:`~skillweave.errors.SkillScanError`,
-the findings named), ``approve`` stores it switched off until an operator enables it (the
-enabling is the approval, and is audited as one), ``warn`` stores it enabled with its findings
-shown.
+an unsigned or untrusted one follows ``unsigned``), scans the package (``skills.scan``; with
+``skills.scan.review_model`` set, a model reviews it too and its findings join the scan's:
+``skills.review``) and applies ``skills.scan.policy``: ``block`` refuses it
+(:class:`~skillweave.errors.SkillScanError`, the findings named), ``approve`` stores it
+switched off until an operator enables it (the enabling is the approval, and is audited as
+one), ``warn`` stores it enabled with its findings shown.
 
 Nothing is stored unrecorded: the audit log's ``scan`` and ``signature`` records of a version
 are written before :meth:`Admissions.check` returns, so before the version is stored, and the
@@ -32,7 +33,8 @@ from dataclasses import dataclass, field
 from skillweave.config import SkillsSettings, TrustSettings
 from skillweave.errors import InvalidKeyError, SignatureError, SkillScanError
 from skillweave.skills.model import Skill
-from skillweave.skills.scan import Decision, ScanReport, scan_package
+from skillweave.skills.review import SkillReviewer, review_report
+from skillweave.skills.scan import Decision, ScanReport, package_files, scan_package
 from skillweave.skills.scan_decision import evidence, finding_line, worst_first
 from skillweave.skills.signing import (
     SkillSignature,
@@ -73,6 +75,8 @@ class Admissions:
         store: where reports and signatures are kept beside the packages.
         audit: where ``scan`` and ``signature`` records go (None: not recorded).
         run: the run whose operation it is (a published draft), named in its records.
+        reviewer: the model review (``skills.scan.review_model``; None: none), whose findings
+            join the scan's before the policy decides (``skills.review.review_report``).
         signatures: name → the signature that came with that skill's package, if any.
     """
 
@@ -80,6 +84,7 @@ class Admissions:
     store: ArtifactStore
     audit: AuditLog | None = None
     run: str | None = None
+    reviewer: SkillReviewer | None = None
     signatures: dict[str, SkillSignature] = field(default_factory=dict)
     admitted: dict[str, Admission] = field(default_factory=dict)
 
@@ -96,6 +101,10 @@ class Admissions:
         signature = self.signatures.get(name)
         warning = check_trust(signature, name=name, version=version, policy=self.settings.trust)
         report = await asyncio.to_thread(scan_package, package, version)
+        if self.reviewer is not None:
+            files = await asyncio.to_thread(package_files, package)
+            timeout = self.settings.scan.review_timeout_seconds
+            report = await review_report(self.reviewer, files, report, timeout=timeout)
         decision = report.decision(self.settings.scan)
         if decision == "block":
             # The verdict is what is recorded, so it follows the scan; a record that cannot

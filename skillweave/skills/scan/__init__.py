@@ -45,6 +45,7 @@ from skillweave.skills.scan.report import (
     FindingOrigin,
     ModelReview,
     ScanReport,
+    severity_rank,
 )
 from skillweave.skills.scan.rules import RULES, RULES_VERSION, Rule
 from skillweave.skills.scan.scanner import (
@@ -52,6 +53,7 @@ from skillweave.skills.scan.scanner import (
     MAX_FILES,
     MAX_PACKAGE_BYTES,
     SCANNER,
+    package_files,
     scan_files,
     scan_folder,
     scan_package,
@@ -71,7 +73,9 @@ __all__ = [
     "ModelReview",
     "Rule",
     "ScanReport",
+    "package_files",
     "scan_files",
     "scan_folder",
     "scan_package",
+    "severity_rank",
 ]
