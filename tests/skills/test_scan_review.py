@@ -38,9 +38,11 @@ from skillweave.skills.review import (
     ReviewAnswer,
     ReviewedFinding,
     bundle_files,
+    model_findings,
     read_answer,
     review_report,
 )
+from skillweave.skills.review.bundle import MAX_LISTED
 from skillweave.skills.scan import RULES, ScanReport, scan_files
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import keys
@@ -177,6 +179,23 @@ def test_the_bundle_cuts_long_files_leaves_out_what_is_over_budget_and_says_so()
     tight = bundle_files(files, max_chars=1_100, file_max_chars=1_000)
     assert "scripts/next.py: not sent (over the review's budget)" in tight.truncated
     assert "scripts/next.py" not in tight.files
+
+
+def test_a_package_of_many_files_names_the_first_left_out_and_counts_the_rest() -> None:
+    files = {f"scripts/s{i:03}.py": b"print('x')\n" * 30 for i in range(200)}
+    bundle = bundle_files(files, max_chars=1_000, file_max_chars=500)
+    assert len(bundle.truncated) == MAX_LISTED
+    assert bundle.truncated[-1].startswith("and ")
+    assert bundle.truncated[-1].endswith(" more files")
+    assert len(bundle.text) < 10_000
+
+
+def test_evidence_too_short_to_prove_anything_is_dropped() -> None:
+    files = tidy_files()
+    bundle = bundle_files(files, max_chars=60_000, file_max_chars=20_000)
+    given = ReviewAnswer.model_validate(answer(finding(evidence=" in "), finding()))
+    kept, dropped = model_findings(given, bundle)
+    assert ([f.excerpt for f in kept], dropped) == ([TIDY_EVIDENCE], 1)
 
 
 def test_a_skill_cannot_forge_the_wrapper_nor_touch_the_rubric() -> None:

@@ -51,11 +51,11 @@ ATTACK_CLASSES: Final[dict[AttackClass, str]] = {
 
 SEVERITY_MEANINGS: Final[dict[Severity, str]] = {
     "critical": "clearly malicious: it steals secrets, runs fetched or hidden code, opens a "
-    "remote shell, persists, or instructs the agent to do so. It will be blocked.",
+    "remote shell, persists, or instructs the agent to do so (by default: refused).",
     "high": "dangerous, or suspicious with no reason the skill's purpose gives: an operator "
-    "must approve it before it is enabled.",
-    "medium": "risky but plausibly legitimate; worth a look. It is enabled and shown.",
-    "low": "a weakness or poor practice with little risk. It is enabled and shown.",
+    "must approve it before it is enabled (by default).",
+    "medium": "risky but plausibly legitimate; worth a look (by default: shown).",
+    "low": "a weakness or poor practice with little risk (by default: shown).",
 }
 """Severity → what it means to the operator's policy (the default one)."""
 
