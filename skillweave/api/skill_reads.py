@@ -9,13 +9,14 @@ Directory skills are read from their folders (off the event loop), stored ones f
 from __future__ import annotations
 
 import asyncio
+from typing import TypedDict
 
 from skillweave.api.problems import ApiProblem
 from skillweave.api.served_skills import ServedSkills
 from skillweave.api.skill_schemas import SignatureStatus, SkillDetail, SkillItem, SkillPage, Source
 from skillweave.config import SkillsSettings
 from skillweave.errors import ResourceNotFoundError
-from skillweave.skills import Skill, SkillRegistry, list_resources
+from skillweave.skills import ScanDecision, Skill, SkillRegistry, list_resources, stored_report
 from skillweave.skills.scan import ScanReport, scan_folder
 from skillweave.skills.signing import (
     SkillSignature,
@@ -26,7 +27,15 @@ from skillweave.skills.signing import (
 from skillweave.skills.stored import StoredSkill
 from skillweave.storage import ArtifactStore, keys
 
-__all__ = ["SkillReader"]
+__all__ = ["ScanFields", "SkillReader"]
+
+
+class ScanFields(TypedDict):
+    """A skill answer's scan fields (:class:`~skillweave.api.skill_schemas.SkillDetail`,
+    :class:`~skillweave.api.skill_schemas.SkillRecord`)."""
+
+    scan: ScanReport | None
+    scan_decision: ScanDecision | None
 
 
 class SkillReader:
@@ -87,16 +96,13 @@ class SkillReader:
             return SkillDetail(
                 **item.model_dump(),
                 files=files,
-                scan=report,
+                **self._explained(report),
                 signature=self._signature_status(skill.short_name or name, item.version, signature),
             )
         record = await self._stored.get(name)
         if record is None:
             raise ApiProblem(404, f"no skill named {name!r}")
-        report, signature = None, None
-        ref = await self._store.stat(keys.skill_scan_key(name, record.latest))
-        if ref is not None:
-            report = ScanReport.model_validate_json(await self._store.get_bytes(ref))
+        signature = None
         ref = await self._store.stat(keys.skill_signature_key(name, record.latest))
         if ref is not None:
             signature = parse_signature(await self._store.get_bytes(ref), source=ref.key)
@@ -104,9 +110,18 @@ class SkillReader:
             **_uploaded_item(record).model_dump(),
             versions=record.versions,
             files=record.latest_version.files,
-            scan=report,
+            **await self.scanned(name, record.latest),
             signature=self._signature_status(name, record.latest, signature),
         )
+
+    async def scanned(self, name: str, version: str) -> ScanFields:
+        """A stored version's ``scan`` (the report kept beside it) and ``scan_decision`` (what
+        ``skills.scan.policy`` decides for it, and why): the fields every skill answer has."""
+        return self._explained(await stored_report(self._store, name, version))
+
+    def _explained(self, report: ScanReport | None) -> ScanFields:
+        decided = ScanDecision.of(report, self._settings.scan) if report is not None else None
+        return {"scan": report, "scan_decision": decided}
 
     async def file(self, name: str, version: str, path: str) -> bytes:
         """The bytes of one file of a skill's version.

@@ -11,7 +11,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from skillweave.skills import skill_id
+from skillweave.skills import ScanDecision, skill_id
 from skillweave.skills.scan import ScanReport
 from skillweave.skills.stored import SkillOrigin, StoredSkill, StoredVersion
 
@@ -56,6 +56,15 @@ class SkillRecord(BaseModel):
         json_schema_extra={"deprecated": True},
     )
     versions: list[StoredVersion]
+    scan: ScanReport | None = Field(
+        default=None,
+        description="the latest version's scan: every finding (rule, severity, path, line,"
+        " message, excerpt: its evidence line, origin: scanner or model) and the model review's"
+        " cost; none: stored before scans were kept",
+    )
+    scan_decision: ScanDecision | None = Field(
+        default=None, description="what skills.scan.policy decides for that scan, and why"
+    )
 
     @computed_field(  # type: ignore[prop-decorator]
         description="stable across versions; an agent's skill_ids take it"
@@ -105,11 +114,20 @@ class InstallRequest(BaseModel):
 
 
 class InstalledSkill(BaseModel):
-    """One installed skill: its version and where it came from."""
+    """One installed skill: its version, where it came from, and its scan."""
 
     name: str
     version: str
     origin: SkillOrigin
+    enabled: bool | None = Field(
+        default=None, description="false: held off until an operator approves its version"
+    )
+    scan: ScanReport | None = Field(
+        default=None, description="its scan: every finding with its evidence (`excerpt`)"
+    )
+    scan_decision: ScanDecision | None = Field(
+        default=None, description="what skills.scan.policy decided for it, and why"
+    )
 
 
 class SkillPatch(BaseModel):
@@ -152,7 +170,13 @@ class SkillDetail(SkillItem):
     versions: list[StoredVersion] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
     scan: ScanReport | None = Field(
-        default=None, description="its scan (none: stored before scans were kept)"
+        default=None,
+        description="its scan: every finding (rule, severity, path, line, message, excerpt:"
+        " its evidence line, origin: scanner or model) and the model review's cost; none:"
+        " stored before scans were kept",
+    )
+    scan_decision: ScanDecision | None = Field(
+        default=None, description="what skills.scan.policy decides for that scan, and why"
     )
     signature: SignatureStatus | None = None
 

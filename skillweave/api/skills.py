@@ -18,7 +18,10 @@ log, recorded before it is made (an upload's and an install's once their checks 
 
 Every skill answers its version as ``version`` (the latest one, for a stored skill); the
 responses of the writes (``POST``, ``PATCH``) also carry it as ``latest``, the name they used
-before, for older clients.
+before, for older clients. One skill, an upload, an install and an enabling answer that
+version's ``scan`` (the report as kept: every finding with its evidence ``excerpt`` and
+``origin``, the model review's cost) and ``scan_decision`` (what ``skills.scan.policy`` decides,
+and why in one line), so that an operator approving a held version reads why it was held.
 
 The routes and the start-up hooks are here; the models are in
 :mod:`skillweave.api.skill_schemas`, the reads in :mod:`skillweave.api.skill_reads`, the writes
@@ -112,7 +115,9 @@ def _name_taken(exc: SkillNameTakenError) -> JSONResponse:
     responses=_NAME_TAKEN,
     summary="Upload a skill given as SKILL.md text",
 )
-async def create_skill(body: NewSkill, writes: SkillChanges) -> CreatedSkill | JSONResponse:
+async def create_skill(
+    body: NewSkill, writes: SkillChanges, reads: SkillReads
+) -> CreatedSkill | JSONResponse:
     """Validate the SKILL.md strictly and store it as a new version (or the same one).
 
     The request's name and description win over the frontmatter's: a SKILL.md whose differ is
@@ -127,7 +132,8 @@ async def create_skill(body: NewSkill, writes: SkillChanges) -> CreatedSkill | J
         record = await writes.add_content(body.name, body.description, content)
     except SkillNameTakenError as exc:
         return _name_taken(exc)
-    return CreatedSkill.of(record, overridden=overridden)
+    scanned = await reads.scanned(record.name, record.latest)
+    return CreatedSkill.of(record, overridden=overridden, **scanned)
 
 
 @router.post(
@@ -141,6 +147,7 @@ async def upload_skill(
     *,
     file: Annotated[UploadFile, File(description="the skill's ZIP package")],
     writes: SkillChanges,
+    reads: SkillReads,
     name: Annotated[str | None, Form(max_length=64)] = None,
     description: Annotated[str | None, Form(max_length=1024)] = None,
     signature: Annotated[
@@ -157,7 +164,7 @@ async def upload_skill(
         )
     except SkillNameTakenError as exc:
         return _name_taken(exc)
-    return SkillRecord.of(record)
+    return SkillRecord.of(record, **await reads.scanned(record.name, record.latest))
 
 
 @router.post(
@@ -233,9 +240,13 @@ async def get_skill_file(name: str, version: str, path: str, reads: SkillReads) 
     responses={**_NOT_FOUND, **_CONFLICT},
     summary="Enable or disable an uploaded skill",
 )
-async def patch_skill(name: str, body: SkillPatch, writes: SkillChanges) -> SkillRecord:
-    """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``)."""
-    return SkillRecord.of(await writes.set_enabled(name, body.enabled))
+async def patch_skill(
+    name: str, body: SkillPatch, writes: SkillChanges, reads: SkillReads
+) -> SkillRecord:
+    """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``); enabling
+    a held version approves it, and the answer carries the scan approved."""
+    record = await writes.set_enabled(name, body.enabled)
+    return SkillRecord.of(record, **await reads.scanned(record.name, record.latest))
 
 
 @router.delete(

@@ -19,7 +19,12 @@ from rich.text import Text
 from skillweave.cli.about import scan_notes, skill_notes
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import EXIT_USAGE, errors, fail
-from skillweave.cli.findings import FindingsOption, findings_limit, read_stored_report
+from skillweave.cli.findings import (
+    FindingsOption,
+    findings_limit,
+    read_stored_report,
+    scan_texts,
+)
 from skillweave.cli.library import DirsOption, loaded_library, registry_of
 from skillweave.cli.listing import print_library, print_not_served, say_entry
 from skillweave.config import CatalogMode, SelectionMode, get_settings
@@ -317,7 +322,9 @@ def upload(
         str | None, typer.Option(help="Override the skill's description.")
     ] = None,
 ) -> None:
-    """Upload a skill package (ZIP, e.g. from `skills pack`) to the API at SKILLWEAVE_API_URL."""
+    """Upload a skill package (ZIP, e.g. from `skills pack`) to the API at SKILLWEAVE_API_URL;
+    its scan as the API answers it (each finding with its evidence, and why the server's policy
+    decided what it did)."""
     from skillweave.cli.remote import open_remote
 
     if not archive.is_file():
@@ -326,3 +333,14 @@ def upload(
         skill = api.upload_skill(archive, name=name, description=description)
     shown = terminal_safe(f"uploaded {skill['name']} version {skill['version']}")
     out.print(Text(shown), soft_wrap=True)
+    if skill.get("scan") and skill.get("scan_decision"):
+        from skillweave.skills import ScanDecision
+        from skillweave.skills.scan import ScanReport
+
+        report = ScanReport.model_validate(skill["scan"])
+        decided = ScanDecision.model_validate(skill["scan_decision"])
+        for line in scan_texts(report, decided, name=skill["name"], limit=findings_limit()):
+            out.print(line, soft_wrap=True)
+    if skill.get("held"):
+        how = f"PATCH /v1/skills/{skill['name']} with enabled true, once its findings are read"
+        err.print(Text(terminal_safe(f"{skill['name']} is off until approved: {how}")))
