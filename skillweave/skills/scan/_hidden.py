@@ -386,34 +386,48 @@ def _resolve(levels: list[int], kinds: list[str | None]) -> None:
 
 # --- comments and hidden elements ------------------------------------------------------------
 
-_COMMENTS: Final = re.compile(
-    r"<!--((?:[^-]|-(?!->)){0,20000})(?:-->|\Z)"
-    r"|^\[[^\]\n]{0,40}\]:\s*(?:#|<>)\s*"
+_MARKDOWN_COMMENT: Final = re.compile(
+    r"^\[[^\]\n]{0,40}\]:\s*(?:#|<>)\s*"
     r"(?:\"([^\"\n]{0,2000})\"|\(([^)\n]{0,2000})\)|'([^'\n]{0,2000})')",
     re.MULTILINE,
 )
 _HIDDEN_OPEN: Final = re.compile(r"<(div|span|p|section|aside|template)\b([^<>]{0,600})>", re.I)
 _HIDDEN_ATTRIBUTE: Final = re.compile(
-    r"\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden|\bfont-size\s*:\s*0\b", re.I
+    r"(?:^|\s)hidden(?=[\s=/]|$)|display\s*:\s*none|visibility\s*:\s*hidden"
+    r"|font-size\s*:\s*0(?![.\d])",
+    re.I,
 )
 _TAG: Final = re.compile(r"<[^<>]{0,300}>")
 _MAX_COMMENTS: Final = 500
+_MAX_ELEMENT: Final = 100_000
 
 
 def _comments(text: str) -> list[Hidden]:
+    """HTML comments (found with ``str.find``: a comment of any length is read whole),
+    Markdown link-reference comments, and HTML elements hidden by an attribute or style."""
     found = []
-    for match in itertools.islice(_COMMENTS.finditer(text), _MAX_COMMENTS):
-        group = next(g for g in range(1, 5) if match.group(g) is not None)
-        how = "in an HTML comment" if group == 1 else "in a Markdown comment"
+    position = text.find("<!--")
+    while position >= 0 and len(found) < _MAX_COMMENTS:
+        end = text.find("-->", position + 4)
+        close = len(text) if end < 0 else end
+        body = text[position + 4 : close]
+        found.append(Hidden(position, "comment", "in an HTML comment", body, None,
+                            body=position + 4))  # fmt: skip
+        position = -1 if end < 0 else text.find("<!--", end + 3)
+    for match in itertools.islice(_MARKDOWN_COMMENT.finditer(text), _MAX_COMMENTS):
+        group = next(g for g in range(1, 4) if match.group(g) is not None)
         body = match.group(group)
-        found.append(Hidden(match.start(), "comment", how, body, None, body=match.start(group)))
+        found.append(Hidden(match.start(), "comment", "in a Markdown comment", body, None,
+                            body=match.start(group)))  # fmt: skip
+    inside = 0  # the end of the last hidden element: one nested in it is read with it
     for match in itertools.islice(_HIDDEN_OPEN.finditer(text), _MAX_COMMENTS):
-        if _HIDDEN_ATTRIBUTE.search(match.group(2)) is None:
+        if match.start() < inside or _HIDDEN_ATTRIBUTE.search(match.group(2)) is None:
             continue
         closing = re.compile(rf"</{match.group(1)}\s*>", re.IGNORECASE)
-        close = closing.search(text, match.end(), match.end() + 20000)
-        inner = text[match.end() : close.start() if close else match.end() + 20000]
-        body = _TAG.sub(" ", inner)
+        close = closing.search(text, match.end(), match.end() + _MAX_ELEMENT)
+        inside = close.end() if close else match.end() + _MAX_ELEMENT
+        inner = text[match.end() : close.start() if close else inside]
+        body = _TAG.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), inner)  # offsets kept
         how = f"in a hidden HTML <{match.group(1).lower()}>"
         found.append(Hidden(match.start(), "comment", how, body, None, body=match.end()))
     return found

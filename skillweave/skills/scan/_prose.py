@@ -352,7 +352,7 @@ _HOUSEKEEPING: Final = re.compile(
     _F,
 )
 _TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
-_JUDGED_CHARS: Final = 20_000
+_JUDGED_CHARS: Final = 100_000
 
 
 def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
