@@ -207,10 +207,10 @@ def show(
     report = read_stored_report(get_settings(), record.name, record.latest) if record else None
     if entry is not None:
         say_entry(entry)
-        if entry.skill is None:
-            print_not_served(entry)
+        if entry.skill is None:  # its findings, then how to approve it once they are read
             for line in scan_notes(report, name=entry.name, limit=limit) if report else ():
                 err.print(line, soft_wrap=True)
+            print_not_served(entry)
             return
     with errors():
         skill = registry.get(name)
