@@ -19,6 +19,7 @@ Shell spawning (``shell=True``, ``os.system``), deserialisation and TLS checks a
 here. A file that does not parse is a finding and goes to the text rules alone.
 """
 
+from skillweave.skills.scan._python._package import PythonPackage
 from skillweave.skills.scan._python._scan import PythonScan, parse
 
-__all__ = ["PythonScan", "parse"]
+__all__ = ["PythonPackage", "PythonScan", "parse"]

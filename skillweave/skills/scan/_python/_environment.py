@@ -34,8 +34,9 @@ class EnvironmentRules:
         self.index = index
         self.values = values
 
-    def run(self) -> None:
-        """Note each call that serialises, logs or sends the environment wholesale."""
+    def run(self, wrapped: list[ast.Call] | None = None) -> None:
+        """Note each call that serialises, logs or sends the environment wholesale (also
+        the calls `wrapped` stands for: wrappers read at their call sites)."""
         dumps: list[ast.AST] = []
         for node in ast.walk(self.index.tree):
             if isinstance(node, ast.Attribute | ast.Name) and self.values.is_environ(node):
@@ -69,7 +70,7 @@ class EnvironmentRules:
             for name, values in self.index.assigned.items()
             if any(id(n) in dump_ids for v in values for n in ast.walk(v))
         } | {n for n in names if n not in self.index.assigned}
-        for call in self.index.calls:
+        for call in [*self.index.calls, *(wrapped or ())]:
             name = self.values.qualname(call.func) or ""
             sink = name.rsplit(".", 1)[-1]
             if sink not in ENV_SINKS and not name.startswith(("requests.", "httpx.")):

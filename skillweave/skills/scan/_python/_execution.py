@@ -1,7 +1,10 @@
 """The Python rules about running code: :class:`ExecutionRules`.
 
 ``exec``/``eval``/``compile`` of decoded or fetched data (``exec.decoded-payload``, critical)
-or of a value built at run time (``exec.dynamic-code``); ``__import__`` of a computed name;
+or of a value built at run time (``exec.dynamic-code``: high when it is a constant assembled
+from pieces, or read from the environment or a file under the home folder); unsafe
+deserialisation of decoded or fetched bytes (``exec.deserialization``, high; medium when
+reached through a lookup or a wrapper bandit cannot see); ``__import__`` of a computed name;
 functions built from decoded code; marshalled code and chr-joins (``obfuscation.packed-code``);
 a socket wired to the standard streams (``exec.reverse-shell``). Called by ``PythonScan`` for
 every call of the module.
@@ -12,7 +15,12 @@ from __future__ import annotations
 import ast
 
 from skillweave.skills.scan._python._findings import Findings
-from skillweave.skills.scan._python._flow import is_exec_sink, maps_chr
+from skillweave.skills.scan._python._flow import (
+    call_source,
+    deserialiser,
+    is_exec_sink,
+    maps_chr,
+)
 from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
 
@@ -32,12 +40,17 @@ class ExecutionRules:
         self.findings = findings
         self.values = values
         self.taint = taint
+        self.received: list[tuple[int, str, str, str]] = []
+        """(line, "decodes"/"deserialises"/"runs", what, excerpt) for each use of fetched
+        data."""
 
-    def code(self, call: ast.Call, name: str, last: str, line: int) -> None:
-        """Code run or built at run time, and packed code (`name`: the callee, `last` its
-        last part)."""
+    def code(self, call: ast.Call, name: str, last: str, line: int, *, hidden: bool) -> None:
+        """Code run or built at run time, deserialisation, and packed code (`name`: the
+        callee, `last` its last part; `hidden`: reached in a way bandit does not see)."""
         if is_exec_sink(name):
             self._exec(call, name, line)
+        elif deserialiser(call, name):
+            self._deserialise(call, name, line, hidden=hidden)
         elif name in ("__import__", "importlib.import_module") and call.args:
             if self.values.approx(call.args[0]) is None:
                 self.findings.add("exec.dynamic-code", line, "imports a module named at run time")
@@ -57,15 +70,60 @@ class ExecutionRules:
         if name == "os.dup2" and call.args and _calls_attribute(call.args[0], "fileno"):
             self.findings.add("exec.reverse-shell", line, "wires a socket to the standard streams")
 
+        elif call.args and (decoder := call_source(call, self.values)) is not None:
+            labels = self.taint.labels(call.args[0])
+            # Plain base64 or gzip of a download is how images and archives travel; a
+            # layered decode, a text codec or marshal of one is how payloads hide.
+            if "fetched" in labels and ("decoded" in labels or _obfuscating(decoder)):
+                self._received(line, "decodes", f"{decoder} of {labels['fetched']}")
+
+    def _received(self, line: int, kind: str, what: str) -> None:
+        self.received.append((line, kind, what, self.findings.excerpt(line)))
+
     def _exec(self, call: ast.Call, name: str, line: int) -> None:
         if not call.args:
             return
         argument = call.args[0]
-        source = self.taint.source(argument)
+        labels = self.taint.labels(argument)
+        source = labels.get("decoded") or labels.get("fetched")
         if source is not None:
             self.findings.add("exec.decoded-payload", line, f"{name}() runs code from {source}")
-        elif not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
+            if "fetched" in labels:
+                self._received(line, "runs", f"{name}() of {labels['fetched']}")
+        elif isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return
+        elif self.values.folder.built(argument):
+            shown = self.values.folder.text(argument) or ""
+            message = f"{name}() runs code assembled from string pieces: {shown[:80]!r}"
+            self.findings.add("exec.dynamic-code", line, message, severity="high")
+            self.findings.add("obfuscation.packed-code", line, message)
+        elif "environ" in labels or "home" in labels:
+            where = labels.get("environ") or labels.get("home")
+            self.findings.add("exec.dynamic-code", line, f"{name}() runs code from {where}",
+                              severity="high")  # fmt: skip
+        else:
             self.findings.add("exec.dynamic-code", line, f"{name}() of a value built at run time")
+
+    def _deserialise(self, call: ast.Call, name: str, line: int, *, hidden: bool) -> None:
+        payload = [*call.args[:1], *(k.value for k in call.keywords if k.arg in ("data", "file"))]
+        labels = self.taint.labels(payload[0]) if payload else {}
+        source = labels.get("fetched") or labels.get("decoded")
+        if source is not None:
+            self.findings.add("exec.deserialization", line,
+                              f"{name} deserialises {source}: loading it can run code",
+                              severity="high")  # fmt: skip
+            if "fetched" in labels:
+                self._received(line, "deserialises", f"{name} of {labels['fetched']}")
+        elif hidden:
+            self.findings.add("exec.deserialization", line,
+                              f"{name}, reached through a lookup or a wrapper, can run code "
+                              "while it loads")  # fmt: skip
+
+
+def _obfuscating(decoder: str) -> bool:
+    """A decoder nobody needs for ordinary data: rot13 and other text codecs, marshal,
+    hex, character codes."""
+    return decoder.startswith("a ") or "marshal" in decoder or "hex" in decoder.lower()
 
 
 def _calls_attribute(node: ast.AST, attribute: str) -> bool:

@@ -26,8 +26,11 @@ __all__ = [
     "NETWORK_CALLS",
     "NETWORK_MODULES",
     "OPEN_CALLS",
+    "SENSITIVE_OWNERS",
     "WRITE_METHODS",
     "call_source",
+    "dangerous",
+    "deserialiser",
     "is_exec_sink",
     "is_process_sink",
     "last_name",
@@ -60,6 +63,14 @@ _DECODERS: Final = frozenset(
 _DECODER_MODULES: Final = frozenset(
     {"base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "marshal", "bytes", "str"}
 )
+_TEXT_CODECS: Final = frozenset(
+    {
+        "rot13", "rot_13", "rot-13", "hex", "hex_codec", "base64", "base64_codec", "zlib",
+        "zlib_codec", "bz2", "bz2_codec", "uu", "uu_codec", "quopri", "quopri_codec",
+        "unicode_escape", "raw_unicode_escape",
+    }
+)  # fmt: skip
+_ROT13: Final = frozenset({"rot13", "rot_13", "rot-13"})
 _FETCH_ATTRIBUTES: Final = frozenset({"text", "content", "read", "recv", "recv_into", "json"})
 
 # --- sinks -----------------------------------------------------------------------------------
@@ -74,6 +85,26 @@ _PROCESS_CALLS: Final = (
     "os.spawnvp", "os.execl", "os.execlp", "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
 )  # fmt: skip
+_DESERIALISERS: Final = frozenset(
+    {
+        "pickle.loads", "pickle.load", "pickle.Unpickler", "_pickle.loads", "_pickle.load",
+        "cPickle.loads", "cPickle.load", "dill.loads", "dill.load", "cloudpickle.loads",
+        "cloudpickle.load", "marshal.loads", "marshal.load", "shelve.open", "yaml.unsafe_load",
+        "yaml.unsafe_load_all", "yaml.full_load", "jsonpickle.decode", "torch.load",
+        "joblib.load", "pandas.read_pickle", "numpy.load",
+    }
+)  # fmt: skip
+_SAFE_YAML_LOADERS: Final = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader"})
+_IMPORTERS: Final = frozenset(
+    {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
+)
+SENSITIVE_OWNERS: Final = frozenset(
+    {
+        "builtins", "os", "posix", "nt", "subprocess", "importlib", "pickle", "_pickle",
+        "marshal", "ctypes", "pty", "dill", "shutil", "commands", "sys.modules",
+    }
+)  # fmt: skip
+"""Modules whose callables, looked up by a name not known, may be any dangerous one."""
 ENV_SINKS: Final = frozenset(
     {
         "dumps", "dump", "str", "repr", "print", "write", "writelines", "b64encode",
@@ -110,6 +141,43 @@ def is_process_sink(name: str, last: str) -> bool:
     return (name.startswith("subprocess.") and last in _SUBPROCESS) or name in _PROCESS_CALLS
 
 
+def deserialiser(call: ast.Call, name: str) -> bool:
+    """Whether `call` of `name` builds objects from bytes in a way that can run code
+    (``pickle.loads``, ``yaml.load`` without a safe loader...)."""
+    if name in _DESERIALISERS:
+        return not (name == "numpy.load" and not _keyword_true(call, "allow_pickle"))
+    if name in ("yaml.load", "yaml.load_all"):
+        loader = next((k.value for k in call.keywords if k.arg == "Loader"), None)
+        if loader is None and len(call.args) > 1:
+            loader = call.args[1]
+        last = loader.attr if isinstance(loader, ast.Attribute) else getattr(loader, "id", None)
+        return last not in _SAFE_YAML_LOADERS
+    return False
+
+
+def dangerous(name: str) -> str | None:
+    """What a callee named `name` does that makes looking it up dynamically an attack:
+    "runs code", "starts processes", "deserialises", "imports modules", "calls native code";
+    None for anything else."""
+    last = name.rsplit(".", 1)[-1]
+    if is_exec_sink(name) or name in ("types.FunctionType", "types.CodeType"):
+        return "runs code"
+    if name in _IMPORTERS:
+        return "imports modules"
+    if is_process_sink(name, last) or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
+        return "starts processes"
+    if name in _DESERIALISERS or name in ("yaml.load", "yaml.load_all"):
+        return "deserialises"
+    if name.startswith("ctypes.") or name == "ctypes":
+        return "calls native code"
+    return None
+
+
+def _keyword_true(call: ast.Call, keyword: str) -> bool:
+    value = next((k.value for k in call.keywords if k.arg == keyword), None)
+    return not (value is None or (isinstance(value, ast.Constant) and not value.value))
+
+
 def call_source(call: ast.Call, values: Values) -> str | None:
     """What source of decoded or fetched data `call` is (``base64.b64decode``, ``a network
     read``...); None when it is none."""
@@ -121,10 +189,16 @@ def call_source(call: ast.Call, values: Values) -> str | None:
             return name
     elif last in _DECODERS and module in _DECODER_MODULES:
         return name
-    if last == "decode" and any(
-        values.approx(a) in ("rot13", "rot_13", "hex", "base64", "zlib", "bz2") for a in call.args
+    if last in ("decode", "encode"):
+        codecs = {values.approx(a) for a in call.args[:2]}
+        codecs.update(values.approx(k.value) for k in call.keywords if k.arg == "encoding")
+        found = codecs & (_TEXT_CODECS if last == "decode" else _ROT13)
+        if found:
+            return f"a {min(found)} decode"
+    if name in ("bytes.fromhex", "bytearray.fromhex") or (
+        last == "fromhex" and isinstance(call.func, ast.Attribute)
     ):
-        return "codecs decode"
+        return "bytes.fromhex"
     if last == "join" and call.args and maps_chr(call.args[0], values):
         return "a chr-join"
     if _fetches(call, name, values):

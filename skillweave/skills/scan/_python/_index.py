@@ -55,12 +55,17 @@ class ModuleIndex:
                 full = f"{node.module}.{alias.name}"
                 self.aliases[alias.asname or alias.name] = full
                 self.imports.append((full, node.lineno))
+        elif isinstance(node, ast.ImportFrom):  # from .helper import run; from . import helper
+            for alias in node.names:
+                module = node.module.rsplit(".", 1)[-1] if node.module else ""
+                full = f"{module}.{alias.name}" if module else alias.name
+                self.aliases[alias.asname or alias.name] = full
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
                 self.assigned.setdefault(target.id, []).append(node.value)
                 # e = exec; run = os.system; run = getattr(__import__("os"), "system")
-                if isinstance(node.value, ast.Name | ast.Attribute | ast.Call):
+                if isinstance(node.value, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
                     name = qualname(node.value)
                     if name:
                         self.aliases.setdefault(target.id, name)

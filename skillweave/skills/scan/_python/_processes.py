@@ -15,12 +15,17 @@ from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._index import ModuleIndex
+from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
 
 __all__ = ["ProcessRules"]
 
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "cmd", "cmd.exe",
                             "powershell", "pwsh", "powershell.exe"})  # fmt: skip
+_SHELL_CALLS: Final = frozenset(
+    {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+     "asyncio.create_subprocess_shell"}
+)  # fmt: skip
 _SHELL_FLAGS: Final = frozenset({"-c", "/c", "-command", "-encodedcommand", "-enc", "-ec"})
 
 
@@ -33,15 +38,29 @@ class ProcessRules:
         index: the module's aliases (a socket imported; names assigned a callee).
     """
 
-    def __init__(self, findings: Findings, values: Values, index: ModuleIndex) -> None:
+    def __init__(
+        self, findings: Findings, values: Values, index: ModuleIndex, taint: Taint
+    ) -> None:
         self.findings = findings
         self.values = values
         self.index = index
+        self.taint = taint
 
-    def call(self, call: ast.Call, name: str, line: int) -> None:
-        """One call that starts a process (`name`: the callee)."""
+    def call(self, call: ast.Call, name: str, line: int, *, hidden: bool = False) -> None:
+        """One call that starts a process (`name`: the callee; `hidden`: reached through a
+        lookup or a wrapper, which bandit does not see)."""
         add = self.findings.add
         words = self._command_words(call)
+        through_shell = name in _SHELL_CALLS or _shell_true(call)
+        if through_shell and call.args:
+            labels = self.taint.labels(call.args[0])
+            source = labels.get("decoded") or labels.get("fetched")
+            if source is not None:
+                add("exec.decoded-payload", line, f"{name} runs a shell command from {source}")
+        if hidden and _shell_true(call) and name.startswith("subprocess."):
+            constant = bool(call.args) and isinstance(call.args[0], ast.Constant)
+            add("exec.shell", line, f"{name} with shell=True, reached through a lookup or a "
+                "wrapper", severity="low" if constant else "high")  # fmt: skip
         if words and any(w.rsplit("/", 1)[-1] in ("curl", "wget", "nc", "ncat") for w in words):
             self.findings.facts.network.append((line, f"runs {words[0].rsplit('/', 1)[-1]}"))
         if words and words[0].rsplit("/", 1)[-1] == "crontab" and "-l" not in words:
@@ -61,10 +80,7 @@ class ProcessRules:
                 severity="medium" if constant else "high")  # fmt: skip
             if any(w in ("-encodedcommand", "-enc", "-ec") for w in shell_words):
                 add("obfuscation.packed-code", line, "passes an encoded PowerShell command")
-        elif name in ("os.system", "os.popen") and (
-            self.values.indirect(call.func)
-            or (isinstance(call.func, ast.Name) and call.func.id in self.index.assigned_aliases)
-        ):  # bandit only knows the names imports give
+        elif name in ("os.system", "os.popen") and hidden:  # bandit knows only imports' names
             constant = bool(call.args) and isinstance(call.args[0], ast.Constant)
             add("exec.shell", line, f"{name} reached through an alias or getattr",
                 severity="medium" if constant else "high")  # fmt: skip
@@ -88,3 +104,8 @@ class ProcessRules:
             return [self.values.approx(e) or "*" for e in command.elts]
         text = self.values.approx(command)
         return text.split() if text else []
+
+
+def _shell_true(call: ast.Call) -> bool:
+    value = next((k.value for k in call.keywords if k.arg == "shell"), None)
+    return value is not None and not (isinstance(value, ast.Constant) and not value.value)

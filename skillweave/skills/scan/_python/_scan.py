@@ -1,90 +1,141 @@
-"""One Python module scanned: :func:`parse` and :class:`PythonScan`, which runs the rule
-families in a fixed order.
+"""One Python module scanned: :class:`PythonScan`, which runs the rule families in a fixed
+order over a module already analysed (``_analysis``).
 
-``PythonScan`` builds the module's index (``_index``) in one walk, marks the names that hold
-decoded or fetched data (``_taint``), then hands every call to the rule families in the
-order the findings were always made (the collector keeps the first finding of a rule on a
-line): code execution (``_execution``), processes (``_processes``), file writes (``_files``),
-network use (``_network``), reverse-shell streams, credential paths; then every string
-constant (URLs, credential paths), then the environment taken wholesale (``_environment``).
-Called by ``scanner`` for each Python file that parses.
+Every call is handed to the rule families in the order the findings were always made (the
+collector keeps the first finding of a rule on a line): code execution (``_execution``),
+dynamic lookups (``_lookup``), processes (``_processes``), file writes (``_files``), network
+use (``_network``), reverse-shell streams, credential paths; then every string constant (URLs,
+credential paths), then the environment taken wholesale (``_environment``). A call of a
+wrapper (``_wrappers``: of this module, or of another module of the skill through
+``_package``) is also judged as each call it wraps, with the caller's arguments, at the
+caller's line. Called by ``scanner`` for each Python file that parses.
 """
 
 from __future__ import annotations
 
 import ast
-import warnings
+from typing import Final
 
-from skillweave.skills.imports import PARSE_LOCK
+from skillweave.skills.scan._python._analysis import ModuleAnalysis
+from skillweave.skills.scan._python._built import BuiltStrings
 from skillweave.skills.scan._python._environment import EnvironmentRules
 from skillweave.skills.scan._python._execution import ExecutionRules
 from skillweave.skills.scan._python._files import FileRules
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import is_process_sink, last_name
-from skillweave.skills.scan._python._index import ModuleIndex
+from skillweave.skills.scan._python._lookup import LookupRules
 from skillweave.skills.scan._python._network import NetworkRules
+from skillweave.skills.scan._python._package import PythonPackage
+from skillweave.skills.scan._python._parse import parse
 from skillweave.skills.scan._python._processes import ProcessRules
-from skillweave.skills.scan._python._taint import Taint
-from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._text import Collector, Source
 
 __all__ = ["PythonScan", "parse"]
 
-
-def parse(data: bytes, path: str) -> ast.Module | str:
-    """The module's tree, or why it does not parse (one line)."""
-    try:
-        with PARSE_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes in scanned code warn
-            return ast.parse(data, filename=path)
-    except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}" if exc.lineno else str(exc.msg)
-    except (ValueError, RecursionError, MemoryError, SystemError, OverflowError) as exc:
-        return f"{type(exc).__name__}: {exc}"[:160] or type(exc).__name__
+_MAX_INLINED: Final = 500
+"""Calls read through wrappers per module, at most."""
 
 
 class PythonScan:
-    """The rules over one parsed module; :meth:`run` adds findings and facts.
+    """The rules over one analysed module; :meth:`run` adds findings and facts.
 
     Args:
         source: the file.
-        tree: its parsed module (:func:`parse`).
+        module: its analysis (or its parsed tree, analysed here).
         out: the scan's collector.
+        package: the skill's Python modules, for the wrappers other modules export.
     """
 
-    def __init__(self, source: Source, tree: ast.Module, out: Collector) -> None:
+    def __init__(
+        self,
+        source: Source,
+        module: ModuleAnalysis | ast.Module,
+        out: Collector,
+        package: PythonPackage | None = None,
+    ) -> None:
+        analysis = module if isinstance(module, ModuleAnalysis) else ModuleAnalysis(module)
         findings = Findings(source, out)
-        self.index = ModuleIndex(tree)
-        self.values = Values(self.index)
-        self.taint = Taint(self.index, self.values)
+        self.source = source
+        self.analysis = analysis
+        self.package = package
+        self.index = analysis.index
+        self.values = analysis.values
+        self.taint = analysis.taint
         self.execution = ExecutionRules(findings, self.values, self.taint)
-        self.processes = ProcessRules(findings, self.values, self.index)
+        self.lookups = LookupRules(findings, self.values, self.taint, self.index)
+        self.processes = ProcessRules(findings, self.values, self.index, self.taint)
         self.files = FileRules(findings, self.values)
         self.network = NetworkRules(findings)
         self.environment = EnvironmentRules(findings, self.index, self.values)
+        self.built = BuiltStrings(findings, self.index, self.values, files=self.files,
+                                  network=self.network)  # fmt: skip
+        self._wrapped_calls: list[ast.Call] = []
+
+    @property
+    def received(self) -> list[tuple[int, str, str, str]]:
+        """What the module does with fetched data: (line, "decodes"/"deserialises"/"runs",
+        what, excerpt), for ``scanner``'s escalation of undeclared network use."""
+        return self.execution.received
 
     def run(self) -> None:
-        """Walk the module once, then apply every rule family."""
-        self.index.build(self.values.qualname)
+        """Apply every rule family to the analysed module."""
         for name, line in self.index.imports:
             self.network.imported(name, line)
-        self.taint.propagate()
         for call in self.index.calls:
-            self._call(call)
+            self._call(call, hidden=False)
+            self._wrapped(call)
         self._strings()
-        self.environment.run()
+        self.built.run()
+        self.environment.run(self._wrapped_calls)
 
-    def _call(self, call: ast.Call) -> None:
+    def _call(self, call: ast.Call, *, hidden: bool) -> None:
         name = self.values.qualname(call.func) or ""
         last = last_name(call, name)
         line = call.lineno
-        self.execution.code(call, name, last, line)
+        hidden = (
+            hidden
+            or self.values.indirect(call.func)
+            or (isinstance(call.func, ast.Name) and call.func.id in self.index.assigned_aliases)
+        )
+        self.execution.code(call, name, last, line, hidden=hidden)
+        self.lookups.call(call, name, line)
         if is_process_sink(name, last):
-            self.processes.call(call, name, line)
+            self.processes.call(call, name, line, hidden=hidden)
         self.files.writes(call, name, line)
         self.network.called(name, last, line)
         self.execution.streams(call, name, line)
         self.files.credentials(call, line)
+
+    def _wrapped(self, call: ast.Call) -> None:
+        """`call` judged as each call it wraps (a wrapper of this module or another; the
+        wrappers of wrappers are already expanded in their templates)."""
+        if len(self._wrapped_calls) >= _MAX_INLINED:
+            return
+        found = self.analysis.wrappers.calls(call)
+        if not found and self.package is not None:
+            name = self._external_name(call.func)
+            external = self.package.wrapper(name, self.source.path) if name else None
+            found = [external] if external is not None else []
+        for wrapper, bound in found:
+            for inlined in self.analysis.wrappers.inline(call, wrapper, bound=bound):
+                self._wrapped_calls.append(inlined)
+                self._call(inlined, hidden=True)
+
+    def _external_name(self, func: ast.expr) -> str:
+        """``helper.run_it`` for a call of another module's function; ``helper.Tool.run``
+        for a method called on ``Tool()``."""
+        name = self.values.qualname(func)
+        if name:
+            return name
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            if isinstance(receiver, ast.Name):
+                values = self.index.assigned.get(receiver.id) or []
+                receiver = values[0] if len(values) == 1 else receiver
+            if isinstance(receiver, ast.Call):
+                owner = self.values.qualname(receiver.func)
+                return f"{owner}.{func.attr}" if owner else ""
+        return ""
 
     def _strings(self) -> None:
         for constant in self.index.constants:

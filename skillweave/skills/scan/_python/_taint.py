@@ -1,62 +1,190 @@
-"""Decoded or fetched data followed through names: :class:`Taint`.
+"""Data flow from sources to sinks in one Python module: :class:`Taint`.
 
-A value is *decoded* or *fetched* when a source (``_flow.call_source``, a reversed constant)
-is found in its expression, or in what a name it uses was assigned, or in what a function it
-calls returns: followed to a fixed point, three rounds. The execution rules ask it what makes
-an argument suspect. This is the seam a data-flow analysis replaces.
+Each variable (``_scopes.Var``: a name in its scope, an attribute, a function's result)
+carries *labels*, each with the reason it was given: ``decoded`` (base64, hex, zlib, marshal,
+text codecs such as rot13, a chr-join, a constant read backwards), ``fetched`` (a network
+read), ``environ`` (the process environment) and ``home`` (a file read under the home
+folder). A value's labels are those of the sources in its expression, of the variables it
+reads and of the functions it calls (their results; another module's of the same skill
+through ``external``); arguments flow into the parameters of the module's own functions
+(``Scopes.targets``). Propagation runs over every flow the module has, to a fixed point,
+at most :data:`ROUNDS` rounds, and each expression is read at most :data:`_NODES` nodes deep,
+so a hostile file cannot make it slow.
+
+The rule families ask :meth:`Taint.source` (decoded or fetched: what makes code execution
+critical) and :meth:`Taint.labels`. Made by ``ModuleAnalysis``.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
+from typing import Final
 
 from skillweave.skills.scan._python._flow import call_source, reversed_slice
 from skillweave.skills.scan._python._index import ModuleIndex
+from skillweave.skills.scan._python._scopes import Flow, Scopes, Var
 from skillweave.skills.scan._python._values import Values
 
-__all__ = ["Taint"]
+__all__ = ["ROUNDS", "Labels", "Taint"]
+
+ROUNDS: Final = 6
+_NODES: Final = 400
+_HOLDS: Final = ", which holds data from "
+_ENV_CALLS: Final = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environ.copy"})
+_READS: Final = frozenset({"read_text", "read_bytes", "read", "readlines", "load", "loads"})
+
+Labels = dict[str, str]
+"""Label (``decoded``, ``fetched``, ``environ``, ``home``) → why the value carries it."""
 
 
 class Taint:
-    """The module's names and functions that hold or return decoded or fetched data.
+    """The labels of the module's variables and expressions.
 
     Args:
-        index: the module's index (assignments and returns).
-        values: resolves callees and approximates arguments.
+        index: the module's index.
+        values: resolves callees and approximates paths.
+        scopes: the module's scopes, flows and functions.
     """
 
-    def __init__(self, index: ModuleIndex, values: Values) -> None:
+    def __init__(self, index: ModuleIndex, values: Values, scopes: Scopes) -> None:
         self.index = index
         self.values = values
-        self.names: set[str] = set()
-        self.functions: set[str] = set()
+        self.scopes = scopes
+        self.vars: dict[Var, Labels] = {}
+        self.external: Callable[[str], Labels] | None = None
+        """What another module of the skill returns, by qualified name (``helper.fetch``)."""
+        self._bindings: list[Flow] | None = None
 
     def propagate(self) -> None:
-        """Mark the names and functions whose values come from a source (after the walk)."""
-        for _ in range(3):
-            before = len(self.names) + len(self.functions)
-            for name, values in self.index.assigned.items():
-                if name not in self.names and any(self.source(v) for v in values):
-                    self.names.add(name)
-            for name, values in self.index.returns.items():
-                if name not in self.functions and any(self.source(v) for v in values):
-                    self.functions.add(name)
-            if len(self.names) + len(self.functions) == before:
+        """Give every variable the labels of what flows into it (to a fixed point)."""
+        flows = [*self.scopes.flows, *self.bindings()]
+        for _ in range(ROUNDS):
+            changed = False
+            for flow in flows:
+                found = self.labels(flow.value)
+                if not found:
+                    continue
+                held = self.vars.setdefault(flow.target, {})
+                for label, reason in found.items():
+                    if label not in held:
+                        held[label] = reason.rsplit(_HOLDS, 1)[-1]
+                        changed = True
+            if not changed:
                 break
+
+    def bindings(self) -> list[Flow]:
+        """Arguments flowing into the parameters of the module's own functions."""
+        if self._bindings is not None:
+            return self._bindings
+        self._bindings = []
+        for call in self.index.calls:
+            scope = self.scopes.scope_of(call)
+            for target, bound in self.local_targets(call, scope):
+                self._bind(call, target, bound, scope)
+        return self._bindings
+
+    def local_targets(self, call: ast.Call, scope: int) -> list[tuple[int, bool]]:
+        """The module's functions `call` may reach (none for a call on an import)."""
+        root = call.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if (
+            isinstance(root, ast.Name)
+            and root is not call.func
+            and root.id in self.index.aliases
+            and self.scopes.resolve(root.id, scope)[1] == self.scopes.module
+        ):
+            return []
+        return self.scopes.targets(call.func, scope)
 
     def source(self, node: ast.AST) -> str | None:
         """What makes `node` decoded or fetched data (``base64.b64decode``, ``a network
         read``...); None when nothing does."""
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Name) and inner.id in self.names:
-                return f"{inner.id}, which holds decoded or fetched data"
-            if isinstance(inner, ast.Subscript) and reversed_slice(inner):
-                return "a reversed string"
-            if not isinstance(inner, ast.Call):
-                continue
-            if isinstance(inner.func, ast.Name) and inner.func.id in self.functions:
-                return f"{inner.func.id}(), which returns decoded or fetched data"
-            found = call_source(inner, self.values)
-            if found is not None:
-                return found
-        return None
+        found = self.labels(node)
+        return found.get("decoded") or found.get("fetched")
+
+    def labels(self, node: ast.AST) -> Labels:
+        """The labels `node`'s value carries, with their reasons."""
+        found: Labels = {}
+        for inner in _walk(node):
+            for label, reason in self._labels_of(inner).items():
+                found.setdefault(label, reason)
+        return found
+
+    def _labels_of(self, node: ast.AST) -> Labels:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            var = self.scopes.resolve(node.id, self.scopes.scope_of(node))
+            held = self.vars.get(var)
+            if held:
+                return {label: _through(node.id, reason) for label, reason in held.items()}
+            return {"environ": "the environment"} if self.values.is_environ(node) else {}
+        if isinstance(node, ast.Attribute):
+            if self.values.is_environ(node):
+                return {"environ": "the environment"}
+            return dict(self.vars.get(("a", node.attr), {}))
+        if isinstance(node, ast.Subscript) and reversed_slice(node):
+            return {"decoded": "a reversed string"}
+        if isinstance(node, ast.Call):
+            return self._call_labels(node)
+        return {}
+
+    def _call_labels(self, call: ast.Call) -> Labels:
+        found = call_source(call, self.values)
+        if found is not None:
+            return {"fetched" if found == "a network read" else "decoded": found}
+        name = self.values.qualname(call.func) or ""
+        if name in _ENV_CALLS:
+            return {"environ": "the environment"}
+        if self._reads_home(call, name):
+            return {"home": "a file under the home folder"}
+        labels: Labels = {}
+        for target, _ in self.local_targets(call, self.scopes.scope_of(call)):
+            for label, reason in self.vars.get(("r", target), {}).items():
+                labels.setdefault(label, reason)
+        if not labels and self.external is not None and "." in name:
+            labels = self.external(name)
+        return labels
+
+    def _reads_home(self, call: ast.Call, name: str) -> bool:
+        if name in ("open", "io.open", "builtins.open") and call.args:
+            path = self.values.approx(call.args[0])
+        elif isinstance(call.func, ast.Attribute) and call.func.attr in _READS:
+            path = self.values.approx(call.func.value)
+        else:
+            return False
+        return bool(path) and path.startswith("~/")  # type: ignore[union-attr]
+
+    def _bind(self, call: ast.Call, target: int, bound: bool, scope: int) -> None:
+        function = self.scopes.function(target)
+        if function is None:
+            return
+        params = function.params[1:] if bound else function.params
+        assert self._bindings is not None
+        extra: list[ast.expr] = []
+        for position, argument in enumerate(call.args):
+            value = argument.value if isinstance(argument, ast.Starred) else argument
+            if position < len(params) and not isinstance(argument, ast.Starred):
+                self._bindings.append(Flow(("n", target, params[position]), value, scope))
+            else:
+                extra.append(value)
+        if function.vararg:
+            for value in extra:
+                self._bindings.append(Flow(("n", target, function.vararg), value, scope))
+        for keyword in call.keywords:
+            if keyword.arg in function.params:
+                self._bindings.append(Flow(("n", target, keyword.arg), keyword.value, scope))
+            elif function.kwarg:
+                self._bindings.append(Flow(("n", target, function.kwarg), keyword.value, scope))
+
+
+def _through(name: str, reason: str) -> str:
+    return f"{name}{_HOLDS}{reason}"
+
+
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk``, at most :data:`_NODES` nodes."""
+    for count, inner in enumerate(ast.walk(node)):
+        if count >= _NODES:
+            return
+        yield inner

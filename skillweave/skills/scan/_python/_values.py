@@ -16,11 +16,14 @@ from __future__ import annotations
 import ast
 from typing import Final
 
+from skillweave.skills.scan._python._fold import Folder
 from skillweave.skills.scan._python._index import ModuleIndex
 
 __all__ = ["Values"]
 
 _APPROX_DEPTH: Final = 12
+_NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
+"""Calls whose result maps a module's names to its values (``globals()["os"]``)."""
 
 
 class Values:
@@ -32,6 +35,17 @@ class Values:
 
     def __init__(self, index: ModuleIndex) -> None:
         self.index = index
+        self.folder = Folder(index)
+
+    def name(self, node: ast.AST | None) -> str | None:
+        """The attribute or module name `node` evaluates to exactly (folded from pieces);
+        None when it is not known or not a dotted name."""
+        text = self.folder.text(node)
+        if text is None:
+            text = self.approx(node) if isinstance(node, ast.Constant) else None
+        if not text or len(text) > 200 or not all(p.isidentifier() for p in text.split(".")):
+            return None
+        return text
 
     def qualname(self, node: ast.AST, depth: int = 0) -> str | None:
         """``subprocess.run`` for ``sp.run`` after ``import subprocess as sp``; None when the
@@ -41,23 +55,55 @@ class Values:
             parts.append(node.attr)
             node = node.value
         if isinstance(node, ast.Name):
-            parts.append(self.index.aliases.get(node.id, node.id))
+            parts.append(_builtins(self.index.aliases.get(node.id, node.id)))
         elif isinstance(node, ast.Call) and depth < 4:
             inner = self.qualname(node.func, depth + 1)
-            first = self.approx(node.args[0]) if node.args else None
-            if inner in ("__import__", "importlib.import_module") and first and "*" not in first:
-                parts.append(first)
-            elif inner == "getattr" and len(node.args) >= 2:
+            first = self.name(node.args[0]) if node.args else None
+            if inner in ("__import__", "builtins.__import__", "importlib.import_module") and first:
+                parts.append(_builtins(first))
+            elif inner in ("getattr", "builtins.getattr") and len(node.args) >= 2:
                 owner = self.qualname(node.args[0], depth + 1)
-                attribute = self.approx(node.args[1])
-                if not owner or not attribute or "*" in attribute:
+                attribute = self.name(node.args[1])
+                if not owner or not attribute:
                     return None
                 parts.append(f"{owner}.{attribute}")
+            elif inner in ("vars", "builtins.vars") and node.args:
+                owner = self.qualname(node.args[0], depth + 1)
+                if owner is None:
+                    return None
+                parts.append(f"{owner}.__dict__")
             else:
                 return None
+        elif isinstance(node, ast.Subscript) and depth < 4:
+            found = self.subscripted(node, depth)
+            if found is None:
+                return None
+            parts.append(found)
         else:
             return None
-        return ".".join(reversed(parts))
+        return _strip_dict(".".join(reversed(parts)))
+
+    def subscripted(self, node: ast.Subscript, depth: int = 0) -> str | None:
+        """What a namespace lookup names: ``globals()["os"]`` → ``os``, ``sys.modules["os"]``
+        → ``os``, ``vars(builtins)["exec"]`` and ``__builtins__["exec"]`` →
+        ``builtins.exec``; None for any other subscript or a key not known."""
+        key = self.name(node.slice)
+        if key is None:
+            return None
+        value = node.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and not value.args
+            and value.func.id in _NAMESPACES
+        ):
+            return _builtins(self.index.aliases.get(key, key))
+        owner = self.qualname(value, depth + 1)
+        if owner == "sys.modules":
+            return _builtins(key)
+        if owner == "builtins" or (owner and owner.endswith(".__dict__")):
+            return f"{_strip_dict(owner)}.{key}" if owner != "builtins" else f"builtins.{key}"
+        return None
 
     def indirect(self, node: ast.AST) -> bool:
         """Whether a callee goes through ``getattr``/``__import__`` (bandit cannot see it)."""
@@ -108,7 +154,10 @@ class Values:
                 return "@pkg" if inner.startswith("@pkg") else f"{inner}/.."
             return None
         if isinstance(node, ast.Call):
-            return self._approx_call(node, depth)
+            folded = self.folder.text(node)
+            return folded if folded is not None else self._approx_call(node, depth)
+        if isinstance(node, ast.Subscript):
+            return self.folder.text(node)
         return None
 
     def _approx_call(self, node: ast.Call, depth: int) -> str | None:
@@ -152,3 +201,15 @@ class Values:
     def is_environ(self, node: ast.AST) -> bool:
         """Whether `node` names the process environment (``os.environ``)."""
         return self.qualname(node) in ("os.environ", "environ", "os.environb")
+
+
+def _builtins(name: str) -> str:
+    """``__builtins__`` is the builtins module (or its dict): one name for both."""
+    if name == "__builtins__" or name.startswith("__builtins__."):
+        return "builtins" + name.removeprefix("__builtins__")
+    return name
+
+
+def _strip_dict(name: str) -> str:
+    """``builtins.__dict__.exec`` names ``builtins.exec``."""
+    return name.replace(".__dict__", "")

@@ -1,0 +1,62 @@
+"""Undeclared network use combined with a risky use of what it received:
+:func:`escalate_undeclared_network`.
+
+A script whose network use the skill does not declare (``network.undeclared`` at medium or
+above, from ``_manifest.check_network``) and that, in the same file, deserialises
+(``exec.deserialization``), decodes what it fetched (the Python flow's ``received`` facts) or
+runs code (``exec.decoded-payload``, ``exec.dynamic-code``) is more than the sum of its
+medium findings: ``network.undeclared-payload``, high for deserialising or decoding,
+critical for running code. It reads findings, not syntax, so JavaScript and shell files,
+which report the same rule ids, are judged alike. Called by ``scanner`` after the network
+check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from skillweave.config import Severity
+from skillweave.skills.scan._text import Collector
+from skillweave.skills.scan.report import severity_rank
+
+__all__ = ["RULE", "escalate_undeclared_network"]
+
+RULE: Final = "network.undeclared-payload"
+_RISKY: Final[dict[str, Severity]] = {
+    "exec.deserialization": "high",
+    "exec.decoded-payload": "critical",
+    "exec.dynamic-code": "critical",
+}
+_RECEIVED: Final[dict[str, Severity]] = {
+    "decodes": "high",
+    "deserialises": "high",
+    "runs": "critical",
+}
+
+
+def escalate_undeclared_network(
+    out: Collector, received: Mapping[str, Sequence[tuple[int, str, str, str]]]
+) -> None:
+    """Add ``network.undeclared-payload`` where undeclared network use meets a risky use.
+
+    Args:
+        out: the scan's collector, after ``check_network``.
+        received: per file, what its Python code does with fetched data: (line,
+            "decodes"/"deserialises"/"runs", what, the line's excerpt).
+    """
+    undeclared = {
+        f.path
+        for f in out.findings
+        if f.rule == "network.undeclared" and severity_rank(f.severity) >= severity_rank("medium")
+    }
+    for path in sorted(undeclared):
+        facts = out.facts.get(path)
+        network = facts.network[0][1] if facts and facts.network else "uses the network"
+        suffix = f", in a script that {network} to a destination the skill does not declare"
+        for finding in [f for f in out.findings if f.path == path and f.rule in _RISKY]:
+            out.add(RULE, path, finding.line, finding.message + suffix, finding.excerpt,
+                    severity=_RISKY[finding.rule])  # fmt: skip
+        for line, kind, what, excerpt in received.get(path, ()):
+            out.add(RULE, path, line, f"{kind} {what}{suffix}", excerpt,
+                    severity=_RECEIVED.get(kind, "high"))  # fmt: skip
