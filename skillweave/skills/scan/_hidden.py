@@ -113,15 +113,30 @@ _FLAG: Final = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U00
 
 
 def _tags(text: str) -> list[Hidden]:
-    found = []
-    for match in itertools.islice(_TAGS.finditer(text), MAX_PIECES):
+    """One piece a line: the tag runs of a line spelled out together, so that tags strewn
+    one by one between visible letters still read as the text they spell."""
+    found: list[Hidden] = []
+    line_start, spelled = -1, ""
+    for match in itertools.islice(_TAGS.finditer(text), 20 * MAX_PIECES):
         run = match.group()
         if text[match.start() - 1 : match.start()] == "\U0001f3f4" and _FLAG.fullmatch(run):
             continue  # a subdivision flag (England, Scotland, Wales)
-        spelled = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
-        how = "hidden in Unicode tag characters"
-        found.append(Hidden(match.start(), "tags", how, spelled, "critical", deliberate=True))
+        start = text.rfind("\n", 0, match.start()) + 1
+        if start != line_start and line_start >= 0:
+            found.append(_tag_piece(text, line_start, spelled))
+            spelled = ""
+        line_start = start
+        spelled += "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+    if line_start >= 0:
+        found.append(_tag_piece(text, line_start, spelled))
     return found
+
+
+def _tag_piece(text: str, line_start: int, spelled: str) -> Hidden:
+    start = _TAGS.search(text, line_start)
+    offset = start.start() if start else line_start
+    how = "hidden in Unicode tag characters"
+    return Hidden(offset, "tags", how, spelled, "critical", deliberate=True)
 
 
 # --- zero-width characters: split words, and bits ----------------------------------------------
@@ -171,8 +186,9 @@ def _fixed(run: str, symbols: list[str], *, base: int, width: int) -> list[str]:
     for digits in itertools.permutations("0123"[:base]):
         table = str.maketrans(dict(zip(symbols, digits, strict=True)))
         number = run.translate(table)
-        data = bytes(int(number[i : i + width], base) for i in range(0, len(number), width))
-        found.append(_printable(data))
+        groups = [number[i : i + width] for i in range(0, len(number), width)]
+        found.append(_printable(bytes(int(g, base) for g in groups)))
+        found.append(_printable(bytes(int(g[::-1], base) for g in groups)))  # low digit first
     return found
 
 

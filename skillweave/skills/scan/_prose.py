@@ -42,6 +42,7 @@ from skillweave.skills.scan._text import (
     credential_path,
     excerpt,
     url_target,
+    write_target,
 )
 from skillweave.terminal import terminal_safe
 
@@ -346,6 +347,12 @@ _ORDER: Final = re.compile(
     _F,
 )
 """A verb that acts, at the head of a clause: an order, in text hidden on purpose."""
+_ROLE: Final = re.compile(
+    r"\b(?:from\s+now\s+on|(?:respond|reply|answer|speak|write)\s+only\b|pretend\s+(?:to\s+be"
+    r"|you)|act\s+as\s+(?:if|an?|the)|you\s+are\s+now|stay\s+in\s+character)",
+    _F,
+)
+"""Words that recast the model's role or behaviour for what follows."""
 _HOUSEKEEPING: Final = re.compile(
     r"\b(?:do\s+not|don'?t|never)\s+(?:edit|modify|change|remove|delete|touch|translate"
     r"|reorder|move|rename)\b",
@@ -374,6 +381,8 @@ def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
     credential = _credential(folded)
     if credential is not None:
         reasons.append(f"a credential file ({credential})")
+    if any(write_target(path) == "fs.persistence" for path in _paths(folded)):
+        reasons.append("a file that runs at login or on a schedule")
     if _SECRET_USE.search(folded):
         reasons.append("a use of secrets")
     if _COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
@@ -383,20 +392,25 @@ def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
         reasons.append("a network destination")
     if _STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
         reasons.append("an action to hide from the user")
-    if deliberate and not reasons and _ORDER.search(folded):
-        reasons.append("an order")
+    if _ROLE.search(folded) or (
+        deliberate and not reasons and (_ORDER.search(folded) or _IMPERATIVE.search(folded))
+    ):
+        reasons.append("an order to the model")
     return reasons
 
 
 def _credential(text: str) -> str | None:
     """The first credential file (of high severity) a path in `text` names."""
-    for token in islice(_TOKEN.finditer(text), 1000):
-        path = token.group().strip(".:")
-        if "/" in path or path[:1] in ".~" or path.startswith("id_"):
-            found = credential_path(path)
-            if found is not None and found[1] != "medium":
-                return found[0]
+    for path in _paths(text):
+        found = credential_path(path)
+        if found is not None and found[1] != "medium":
+            return found[0]
     return None
+
+
+def _paths(text: str) -> list[str]:
+    tokens = (t.group().strip(".:") for t in islice(_TOKEN.finditer(text), 1000))
+    return [t for t in tokens if "/" in t or t[:1] in ".~" or t.startswith("id_")]
 
 
 def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
