@@ -53,7 +53,7 @@ def escalate_undeclared_network(
     for path in sorted(undeclared):
         facts = out.facts.get(path)
         network = facts.network[0][1] if facts and facts.network else "uses the network"
-        suffix = f", in a script that {network} to a destination the skill does not declare"
+        suffix = f", in a script whose network use ({network}) the skill does not declare"
         for finding in [f for f in out.findings if f.path == path and f.rule in _RISKY]:
             out.add(RULE, path, finding.line, finding.message + suffix, finding.excerpt,
                     severity=_RISKY[finding.rule])  # fmt: skip

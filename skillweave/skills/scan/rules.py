@@ -66,12 +66,19 @@ RULES: Final[dict[str, Rule]] = {
         Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable reached through a "
              "name built or looked up at run time (getattr/globals()/global[...] with computed "
              "names)"),
+        Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable (exec, eval, "
+             "os.system, subprocess, pickle, __import__, ctypes) looked up by a name built "
+             "or held at run time: getattr, globals()[...], vars(...)[...], __builtins__, "
+             "sys.modules; critical when it runs decoded or fetched code"),
         Rule("obfuscation.minified", "medium", "a huge one-line script (low for JavaScript "
              "without dynamic code)"),
         # Declarations against use.
         Rule("network.undeclared", "medium", "network use, or a URL whose host the skill does "
              "not declare under metadata.network (low for a URL in a script without "
              "network use)"),
+        Rule("network.undeclared-payload", "high", "network use the skill does not declare, "
+             "in a script that deserialises or decodes what it received (high) or runs "
+             "code (critical)"),
         Rule("network.unused-declaration", "low", "a declared host no script names"),
         Rule("network.invalid-declaration", "medium", "a metadata.network that cannot be read"),
         Rule("network.insecure-tls", "medium", "certificate or host-key checks turned off "

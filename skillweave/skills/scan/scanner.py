@@ -34,10 +34,11 @@ from skillweave.skills.files import (
 )
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.scan._bandit import bandit_version, run_bandit
+from skillweave.skills.scan._escalation import escalate_undeclared_network
 from skillweave.skills.scan._javascript import JavaScriptScan
 from skillweave.skills.scan._manifest import check_dependencies, check_network, declared_network
 from skillweave.skills.scan._prose import Region, hidden_text, scan_prose
-from skillweave.skills.scan._python import PythonScan, parse
+from skillweave.skills.scan._python import PythonPackage, PythonScan, parse
 from skillweave.skills.scan._shell import ShellScan
 from skillweave.skills.scan._text import (
     REMOTE_PIPES,
@@ -166,6 +167,8 @@ class _Scan:
         self.texts: dict[str, str] = {}
         self.frontmatter: dict[str, Any] | None = None
         self.skill_text = ""
+        self.package = PythonPackage({})
+        self.received: dict[str, list[tuple[int, str, str, str]]] = {}
 
     def run(self) -> None:
         paths = sorted(self.files)
@@ -175,6 +178,13 @@ class _Scan:
                          "scanned")  # fmt: skip
             paths = paths[:MAX_FILES]
         frontmatter_ok = self._skill_file()
+        try:  # every Python module analysed first: their summaries serve one another
+            self.package = PythonPackage({
+                p: self.files[p][:MAX_FILE_BYTES]
+                for p in paths if _language(p, self.files[p]) == "python"
+            })  # fmt: skip
+        except Exception as exc:
+            self.out.add("scan.error", SKILL_FILE, None, f"analysing failed: {_error(exc)}")
         for path in paths:
             try:
                 self._file(path)
@@ -187,6 +197,7 @@ class _Scan:
         self._exfiltration()
         declared = declared_network(self.frontmatter, self.skill_text, self.out)
         check_network(declared, self.out.facts, self.texts, self.skill_text, self.out)
+        escalate_undeclared_network(self.out, self.received)
         check_dependencies(
             {p: self.files[p] for p in paths}, frontmatter_ok=frontmatter_ok, out=self.out
         )
@@ -241,14 +252,17 @@ class _Scan:
         analyser.run()
 
     def _python(self, source: Source, data: bytes) -> None:
-        tree = parse(data, source.path)
+        analysed = self.package.analysis(source.path)
+        tree = analysed if analysed is not None else parse(data, source.path)
         if isinstance(tree, str):
             self.out.add("script.syntax-error", source.path, _syntax_line(tree),
                          f"does not parse as Python ({tree}); only the text rules ran",
                          severity="medium" if source.in_scripts else "low")  # fmt: skip
             long_lines(source, self.out, dynamic=True)
         else:
-            PythonScan(source, tree, self.out).run()
+            scan = PythonScan(source, tree, self.out, self.package)
+            scan.run()
+            self.received[source.path] = scan.received
             self.python[source.path] = data
             long_lines(source, self.out, dynamic=True)
         for match in _CHR_CHAIN.finditer(source.text):

@@ -57,7 +57,7 @@ class LookupRules:
 
     def call(self, call: ast.Call, name: str, line: int) -> None:
         """`call` of the callee `name` (empty when not resolved), looked up dynamically?"""
-        lookup = self._lookup(call.func)
+        lookup = self.through(call.func)
         if lookup is None:
             return
         how, owner, key = lookup
@@ -75,7 +75,7 @@ class LookupRules:
                               f"calls a function of {owner or 'the module'} named at run time "
                               f"({how})")  # fmt: skip
 
-    def _lookup(self, func: ast.expr) -> tuple[str, str | None, ast.expr | None] | None:
+    def through(self, func: ast.expr) -> tuple[str, str | None, ast.expr | None] | None:
         """How `func` is looked up (getattr, globals()[...], __import__...), the owner's
         name and the key's expression; None for an ordinary callee."""
         node: ast.AST = func

@@ -95,6 +95,7 @@ class PythonScan:
         hidden = (
             hidden
             or self.values.indirect(call.func)
+            or self.lookups.through(call.func) is not None
             or (isinstance(call.func, ast.Name) and call.func.id in self.index.assigned_aliases)
         )
         self.execution.code(call, name, last, line, hidden=hidden)
@@ -120,6 +121,13 @@ class PythonScan:
             for inlined in self.analysis.wrappers.inline(call, wrapper, bound=bound):
                 self._wrapped_calls.append(inlined)
                 self._call(inlined, hidden=True)
+        if isinstance(call.func, ast.Call):  # lookup("exec")(code): what the lookup returns
+            for wrapper, bound in self.analysis.wrappers.calls(call.func):
+                for inlined in self.analysis.wrappers.inline(call.func, wrapper, bound=bound):
+                    outer = ast.Call(func=inlined, args=call.args, keywords=call.keywords)
+                    ast.copy_location(outer, call)
+                    self._wrapped_calls.append(outer)
+                    self._call(outer, hidden=True)
 
     def _external_name(self, func: ast.expr) -> str:
         """``helper.run_it`` for a call of another module's function; ``helper.Tool.run``

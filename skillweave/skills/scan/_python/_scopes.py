@@ -86,6 +86,7 @@ class Scopes:
         self._scope_of: dict[int, int] = {}
         self._class_ids: dict[str, int] = {}
         self._instances: dict[Var, str] = {}
+        self._bound_methods: dict[Var, int] = {}
 
     def build(self) -> None:
         """Walk the tree once (iteratively), then record the flows."""
@@ -128,6 +129,8 @@ class Scopes:
         if isinstance(func, ast.Name):
             var = self.resolve(func.id, scope)
             found = [(f, False) for f in self.defined.get(var, [])[:_MAX_CANDIDATES]]
+            if var in self._bound_methods:  # run = Tool().go
+                found.append((self._bound_methods[var], True))
             cls = self.classes.get(var)
             if cls is not None and "__init__" in self.methods.get(cls, {}):
                 found.append((self.methods[cls]["__init__"], True))
@@ -235,6 +238,11 @@ class Scopes:
                 cls = self.classes.get(self.resolve(value.func.id, scope))
                 if cls is not None:  # tool = Tool(): tool.run() is Tool.run
                     self._instances[var] = cls
+            elif isinstance(value, ast.Attribute):
+                cls = self._class_of(value.value, scope)
+                method = self.methods.get(cls, {}).get(value.attr) if cls else None
+                if method is not None:
+                    self._bound_methods[var] = method
         elif isinstance(target, ast.Tuple | ast.List | ast.Starred):
             elements = target.elts if not isinstance(target, ast.Starred) else [target.value]
             for element in elements:
