@@ -40,7 +40,7 @@ class ModuleAnalysis:
         self.index.build(self.values.qualname)
         self.values.folder.forget()  # folds made while the walk was still collecting names
         self.scopes = Scopes(tree)
-        self.scopes.build()
+        self.scopes.build(self.index.order, self.index.parents)
         self.taint = Taint(self.index, self.values, self.scopes)
         self.taint.propagate()
         self.wrappers = Wrappers(self.index, self.values, self.scopes, self.taint)

@@ -34,11 +34,14 @@ class ModuleIndex:
         self.assigned_aliases: set[str] = set()
         self.imports: list[tuple[str, int]] = []
         """Each imported name (``os``, ``urllib.request.urlopen``) with its line."""
+        self.order: list[ast.AST] = []
+        """Every node in walk order (a parent before its children)."""
 
     def build(self, qualname: Callable[[ast.AST], str | None]) -> None:
         """Walk the tree once; `qualname` resolves an assigned callee with the aliases known
         so far (``Values.qualname``)."""
         for node in ast.walk(self.tree):
+            self.order.append(node)
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
             self._index(node, qualname)

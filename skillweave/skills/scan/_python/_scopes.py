@@ -26,6 +26,7 @@ Var = tuple
 _CONTAINER_METHODS: Final = frozenset(
     {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
 )
+_SINGLETONS: Final = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 _MAX_CANDIDATES: Final = 4
 _SCOPE_DEPTH: Final = 200
 
@@ -88,17 +89,19 @@ class Scopes:
         self._instances: dict[Var, str] = {}
         self._bound_methods: dict[Var, int] = {}
 
-    def build(self) -> None:
-        """Walk the tree once (iteratively), then record the flows."""
-        pending: list[tuple[ast.AST, int]] = [(self.tree, self.module)]
+    def build(self, order: list[ast.AST], parents: dict[int, ast.AST]) -> None:
+        """Read the nodes in walk order (`order`, a parent before its children, from the
+        index's walk), then record the flows."""
+        inner_of: dict[int, int] = {}
         statements: list[tuple[ast.AST, int]] = []
-        while pending:
-            node, scope = pending.pop()
-            inner = self._enter(node, scope)
+        for node in order:
+            if isinstance(node, _SINGLETONS):
+                continue  # shared singletons: no parent of their own
+            parent = parents.get(id(node))
+            scope = inner_of.get(id(parent), self.module) if parent is not None else self.module
+            inner_of[id(node)] = self._enter(node, scope)
+            self._scope_of[id(node)] = scope
             statements.append((node, scope))
-            for child in ast.iter_child_nodes(node):
-                pending.append((child, inner))
-                self._scope_of[id(child)] = inner
         for node, scope in statements:
             self._flows(node, scope)
 

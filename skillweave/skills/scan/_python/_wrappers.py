@@ -18,7 +18,6 @@ Made by ``ModuleAnalysis``; read by ``PythonScan`` for every call of the module.
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -201,7 +200,7 @@ class Wrappers:
             return self._closed(node)
         if sum(1 for _ in ast.walk(node)) > _PIECE_NODES:
             return ast.Name(PLACEHOLDER, ast.Load())
-        return _Closer(self, names).visit(copy.deepcopy(node))
+        return _Closer(self, names).visit(_clone(node))
 
     def _closed(self, node: ast.expr) -> ast.expr:
         value = self.values.folder.fold(node)
@@ -270,7 +269,7 @@ class _Binding:
     def _substituted(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Name):
             return self._value(node.id) if node.id not in ("", PLACEHOLDER) else node
-        return _Substitute(self).visit(copy.deepcopy(node))
+        return _Substitute(self).visit(_clone(node))
 
     def _value(self, name: str) -> ast.expr:
         if name == self.vararg:
@@ -293,3 +292,22 @@ class _Substitute(ast.NodeTransformer):
 
 def _mentions(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _clone(node: ast.AST) -> ast.AST:
+    """A copy of a small tree's nodes (leaves and contexts shared): what a substitution
+    changes must not be the module's own tree."""
+    if isinstance(node, ast.expr_context):
+        return node
+    clone = type(node)()
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST):
+            setattr(clone, name, _clone(value))
+        elif isinstance(value, list):
+            setattr(clone, name, [_clone(v) if isinstance(v, ast.AST) else v for v in value])
+        else:
+            setattr(clone, name, value)
+    for name in node._attributes:
+        if hasattr(node, name):
+            setattr(clone, name, getattr(node, name))
+    return clone
