@@ -1,22 +1,26 @@
-"""The scanner's own rules for Python scripts, on the :mod:`ast` of each file: :func:`parse`
-and :class:`PythonScan`, called by ``scanner``.
+"""The scanner's own rules for Python scripts, on the :mod:`ast` of each file:
+:class:`PythonPackage`, :class:`PythonScan` and :func:`parse`, called by ``scanner``.
 
-One walk over the tree collects imports and their aliases, simple ``name = value``
-assignments and every node's parent (``_index``); the rules then read calls against that:
+Two passes over a skill's Python files. Pass one (``_package``) parses every module and
+analyses it on its own (``_analysis``): one walk collects imports and their aliases,
+assignments, calls, constants and parents (``_index``); names resolve through aliases and
+dynamic lookups (``getattr``, ``globals()[...]``, ``vars(...)[...]``, ``__builtins__``,
+``sys.modules[...]``, ``__import__``), with names built from constant pieces folded
+(``_values``, ``_fold``); the module's scopes and every place a value moves are recorded
+(``_scopes``) and the labels of decoded, fetched, environment and home-folder data are
+propagated to a fixed point (``_taint``: sources are said once in ``_flow``); functions,
+lambdas and methods that forward their parameters to a call become wrappers
+(``_wrappers``), whose summaries every other module can use. Pass two (``_scan``) runs the
+rule families over each module, a call of a wrapper also judged as the call it wraps: running
+code (``_execution``), dynamic lookups of dangerous callables (``_lookup``), processes
+(``_processes``), files and credentials (``_files``), network use (``_network``), strings
+spelled in pieces (``_built``), the environment dumped (``_environment``), each reporting
+through ``_findings``.
 
-- names resolve through import aliases, ``getattr(module, "name")`` and ``__import__("os")``,
-  and path arguments are approximated as strings (``_values``);
-- what a source (decoded or fetched data) and a sink (code execution, processes, file
-  writes, what serialises or sends) are is said once (``_flow``); a value is *decoded* or
-  *fetched* when a source is found in its expression, or in what a name it uses was assigned
-  (followed to a fixed point, three rounds: ``_taint``);
-- the rule families: running code (``_execution``), processes (``_processes``), files and
-  credentials (``_files``), network use (``_network``), the environment dumped
-  (``_environment``), each reporting through ``_findings``; ``_scan`` runs them in order.
-
-Shell spawning (``shell=True``, ``os.system``), deserialisation and TLS checks are bandit's
-(``_bandit``); calls bandit cannot resolve (through ``getattr`` or ``__import__``) are flagged
-here. A file that does not parse is a finding and goes to the text rules alone.
+Shell spawning (``shell=True``, ``os.system``), deserialisation and TLS checks on calls bandit
+can see are bandit's (``_bandit``); what it cannot see (lookups, aliases, wrappers) and what
+the flow knows (decoded or fetched data) are flagged here. A file that does not parse is a
+finding and goes to the text rules alone.
 """
 
 from skillweave.skills.scan._python._package import PythonPackage

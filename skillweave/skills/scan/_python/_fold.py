@@ -32,6 +32,8 @@ MAX_LENGTH: Final = 4096
 """The longest string, bytes or list a fold may produce."""
 _DEPTH: Final = 24
 _STEPS: Final = 2000
+_MODULE_STEPS: Final = 200_000
+"""Steps one module's folds may take in all; past them, nothing more is folded."""
 _INT_BOUND: Final = 1 << 32
 _TEXT_CODECS: Final = frozenset(
     {"rot13", "rot_13", "rot-13", "hex", "hex_codec", "base64", "base64_codec", "base_64"}
@@ -70,6 +72,7 @@ class Folder:
         self.index = index
         self._memo: dict[int, Folded] = {}
         self._steps = 0
+        self._spent = 0
         self._bound: dict[str, Folded] = {}
 
     def fold(self, node: ast.AST | None) -> Folded:
@@ -79,12 +82,16 @@ class Folder:
         key = id(node)
         if key in self._memo:
             return self._memo[key]
+        if self._spent > _MODULE_STEPS:
+            return None
         self._steps = 0
         try:
             value = self._fold(node, 0)
         except (_Unknown, ValueError, TypeError, IndexError, KeyError, OverflowError,
                 binascii.Error, zlib.error, LookupError, RecursionError):  # fmt: skip
             value = None
+        finally:
+            self._spent += self._steps
         self._memo[key] = value
         return value
 
@@ -131,7 +138,9 @@ class Folder:
             values = self.index.assigned.get(node.id)
             if not values or len(values) != 1:
                 raise _Unknown
-            return self._fold(values[0], depth + 1)
+            if self._bound:
+                return self._fold(values[0], depth + 1)
+            return self._assigned(values[0], depth)
         if isinstance(node, ast.JoinedStr):
             return _capped("".join(self._formatted(v, depth) for v in node.values))
         if isinstance(node, ast.BinOp):
@@ -149,6 +158,23 @@ class Folder:
         if isinstance(node, ast.ListComp | ast.GeneratorExp):
             return self._comprehension(node, depth)
         raise _Unknown
+
+    def _assigned(self, value: ast.expr, depth: int) -> Folded:
+        """A name's one assigned value, folded once (``a = b + b; b = c + c`` stays
+        linear)."""
+        key = id(value)
+        if key in self._memo:
+            found = self._memo[key]
+            if found is None:
+                raise _Unknown
+            return found
+        try:
+            found = self._fold(value, depth + 1)
+        except _Unknown:
+            self._memo[key] = None
+            raise
+        self._memo[key] = found
+        return found
 
     def _formatted(self, part: ast.expr, depth: int) -> str:
         if isinstance(part, ast.Constant) and isinstance(part.value, str):

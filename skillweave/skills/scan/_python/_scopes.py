@@ -85,7 +85,8 @@ class Scopes:
         self.classes: dict[Var, str] = {}
         """A name's variable → the class it names."""
         self._scope_of: dict[int, int] = {}
-        self._class_ids: dict[str, int] = {}
+        self._class_names: dict[int, str] = {}
+        self._by_method: dict[str, list[int]] = {}
         self._instances: dict[Var, str] = {}
         self._bound_methods: dict[Var, int] = {}
 
@@ -144,10 +145,7 @@ class Scopes:
         if owner is not None:
             method = self.methods.get(owner, {}).get(func.attr)
             return [(method, True)] if method is not None else []
-        found = [
-            (methods[func.attr], True) for methods in self.methods.values() if func.attr in methods
-        ]
-        return found[:_MAX_CANDIDATES]
+        return [(method, True) for method in self._by_method.get(func.attr, [])[:_MAX_CANDIDATES]]
 
     def function(self, scope: int) -> FunctionScope | None:
         """The function or lambda whose scope id is `scope`."""
@@ -172,7 +170,7 @@ class Scopes:
             parent_scope = self.scopes[scope]
             owner = None
             if parent_scope.kind == "class":
-                owner = next((n for n, s in self._class_ids.items() if s == scope), None)
+                owner = self._class_names.get(scope)
             name = node.name if not isinstance(node, ast.Lambda) else ""
             self.functions[inner] = FunctionScope(
                 node, scope, params, vararg, kwarg, defaults, owner, name
@@ -184,11 +182,12 @@ class Scopes:
                 self.defined.setdefault(("n", scope, name), []).append(inner)
                 if owner is not None:
                     self.methods.setdefault(owner, {})[name] = inner
+                    self._by_method.setdefault(name, []).append(inner)
             return inner
         if isinstance(node, ast.ClassDef):
             inner = id(node)
             self.scopes[inner] = _Scope(scope, "class")
-            self._class_ids[node.name] = inner
+            self._class_names[inner] = node.name
             self.scopes[scope].names.add(node.name)
             self.classes[("n", scope, node.name)] = node.name
             self.methods.setdefault(node.name, {})

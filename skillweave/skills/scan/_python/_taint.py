@@ -55,6 +55,7 @@ class Taint:
         self.external: Callable[[str], Labels] | None = None
         """What another module of the skill returns, by qualified name (``helper.fetch``)."""
         self._bindings: list[Flow] | None = None
+        self._targets: dict[int, list[tuple[int, bool]]] = {}
 
     def propagate(self) -> None:
         """Give every variable the labels of what flows into it (to a fixed point)."""
@@ -86,6 +87,12 @@ class Taint:
 
     def local_targets(self, call: ast.Call, scope: int) -> list[tuple[int, bool]]:
         """The module's functions `call` may reach (none for a call on an import)."""
+        key = id(call)
+        if key not in self._targets:
+            self._targets[key] = self._local_targets(call, scope)
+        return self._targets[key]
+
+    def _local_targets(self, call: ast.Call, scope: int) -> list[tuple[int, bool]]:
         root = call.func
         while isinstance(root, ast.Attribute):
             root = root.value

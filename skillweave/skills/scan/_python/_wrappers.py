@@ -74,6 +74,8 @@ class Wrappers:
         self._wrappers: dict[int, Wrapper] = {}
         self._busy: set[int] = set()
         self._calls_in: dict[int, list[ast.Call]] | None = None
+        self._made: list[ast.Call] = []
+        """Every call made here, kept alive: folds and targets are remembered by node id."""
 
     def of(self, function: int, depth: int = 0) -> Wrapper | None:
         """The summary of the module's function or lambda whose scope id is `function`."""
@@ -125,6 +127,7 @@ class Wrappers:
             inlined = binding.apply(template)
             ast.copy_location(inlined, call)
             made.append(inlined)
+        self._made.extend(made)
         return made
 
     # --- summaries --------------------------------------------------------------------------
