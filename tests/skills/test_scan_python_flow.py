@@ -310,3 +310,21 @@ def test_hostile_constant_expressions_stay_fast_and_never_raise(source: str) -> 
     report = scan({"scripts/tool.py": source})
     assert time.perf_counter() - started < 3
     assert "scan.error" not in {f.rule for f in report.findings}, report.findings
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import sys\nm = __import__('o' + 's')\nm.system(sys.argv[1])\n",
+        "import sys\nshell = globals()['o' + 's']\nshell.popen(sys.argv[1])\n",
+    ],
+)
+def test_a_module_looked_up_into_a_name_is_still_a_lookup(source: str) -> None:
+    report = scan({"scripts/tool.py": source})
+    assert worst(report, "obfuscation.dynamic-lookup") == "high", report.findings
+    assert worst(report, "exec.shell") == "high"
+
+
+def test_code_spelled_in_byte_codes_is_a_decoded_payload() -> None:
+    source = "exec(bytes([112, 114, 105, 110, 116, 40, 49, 41]))\n"
+    assert worst(scan({"scripts/tool.py": source}), "exec.decoded-payload") == "critical"

@@ -201,6 +201,8 @@ def call_source(call: ast.Call, values: Values) -> str | None:
         return "bytes.fromhex"
     if last == "join" and call.args and maps_chr(call.args[0], values):
         return "a chr-join"
+    if name in ("bytes", "bytearray") and len(call.args) == 1 and _codes(call.args[0], values):
+        return f"{name} from character codes"
     if _fetches(call, name, values):
         return "a network read"
     return None
@@ -241,6 +243,18 @@ def maps_chr(node: ast.AST, values: Values) -> bool:
         element = node.elt
         return isinstance(element, ast.Call) and values.qualname(element.func) == "chr"
     return False
+
+
+def _codes(node: ast.AST, values: Values) -> bool:
+    """A list of numbers, or numbers computed in a comprehension or ``map``: text spelled as
+    character codes (four or more)."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return len(node.elts) >= 4 and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.elts
+        )
+    if isinstance(node, ast.ListComp | ast.GeneratorExp):
+        return True
+    return isinstance(node, ast.Call) and values.qualname(node.func) == "map"
 
 
 def write_mode(mode: str | None) -> bool:

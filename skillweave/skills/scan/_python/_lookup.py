@@ -79,12 +79,15 @@ class LookupRules:
         """How `func` is looked up (getattr, globals()[...], __import__...), the owner's
         name and the key's expression; None for an ordinary callee."""
         node: ast.AST = func
-        if isinstance(node, ast.Name) and node.id in self.index.assigned_aliases:
-            values = self.index.assigned.get(node.id) or []
-            node = values[0] if len(values) == 1 else node
         for _ in range(8):
             if isinstance(node, ast.Attribute):
                 node = node.value
+                continue
+            if isinstance(node, ast.Name) and node.id in self.index.assigned_aliases:
+                values = self.index.assigned.get(node.id) or []
+                if len(values) != 1:  # m = __import__("o" + "s"); m.system(...)
+                    return None
+                node = values[0]
                 continue
             if isinstance(node, ast.Call):
                 callee = self.values.qualname(node.func) or ""
