@@ -1,6 +1,9 @@
-"""The scanner's rules for JavaScript and TypeScript, on tokens found by regular expressions.
+"""The scanner's rules for JavaScript and TypeScript: :class:`JavaScriptScan`, called by
+``scanner`` for each script.
 
-No JavaScript parser is a Python library worth its weight here (``skills.imports`` made the
+Code running from fetched or decoded data, shells, dynamic lookups and unsafe deserialisers
+are found by following values (``_parser``, ``_calls``); the rest reads the text. No
+JavaScript parser is a Python library worth its weight here (``skills.imports`` made the
 same choice), so one linear tokenising pass splits a file into comments (dropped), string and
 template literals (kept with their offsets) and code; two views come out of it: the code with
 comments blanked (module names and commands in strings still readable) and the code with
@@ -14,6 +17,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from skillweave.skills.scan._javascript._calls import Semantics
+from skillweave.skills.scan._javascript._parser import Parser
+from skillweave.skills.scan._javascript._tokens import tokenize
+from skillweave.skills.scan._javascript._values import Budget
 from skillweave.skills.scan._text import (
     Collector,
     Source,
@@ -40,30 +47,8 @@ _REQUIRE: Final = re.compile(
     r"""(['"])(?:node:)?([^'"\n]{1,214})\1"""
 )
 _CHILD_PROCESS: Final = r"""['"](?:node:)?child_process['"]"""
-_CP_MODULE: Final = re.compile(
-    rf"\b(?:const|let|var)\s+(\w+)\s*=\s*require\(\s*{_CHILD_PROCESS}\s*\)"
-    rf"|\bimport\s+(?:\*\s+as\s+)?(\w+)\s+from\s*{_CHILD_PROCESS}"
-)
-_CP_NAMES: Final = re.compile(
-    rf"\b(?:const|let|var)\s*\{{([^}}]{{0,400}})\}}\s*=\s*require\(\s*{_CHILD_PROCESS}\s*\)"
-    rf"|\bimport\s*\{{([^}}]{{0,400}})\}}\s*from\s*{_CHILD_PROCESS}"
-)
 _FETCH_CALL: Final = re.compile(r"(?<![.\w$])fetch\s*\(|\bnew\s+(?:XMLHttpRequest|WebSocket)\b")
-_EVAL_CALLS: Final = re.compile(
-    r"(?<![.\w$])eval\s*\(|\bnew\s+Function\s*\(|(?<![.\w$])Function\s*\("
-    r"|\bvm\s*\.\s*(?:runIn\w+|compileFunction)\s*\(|\bnew\s+vm\s*\.\s*Script\s*\("
-    r"|(?<![.\w$])set(?:Timeout|Interval)\s*\(\s*['\"`]"
-)
-_THEN_EVAL: Final = re.compile(
-    r"\.then\s*\(\s*(?:eval|Function)\b"
-    r"|\.then\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*(?:eval|new\s+Function|Function)\s*\(\s*\1\b"
-)
-_DECODE_OR_FETCH: Final = re.compile(
-    r"\batob\s*\(|\bBuffer\s*\.\s*from\s*\([^)]{0,300}['\"](?:base64|hex)['\"]|\bfromCharCode\b"
-    r"|\b(?:inflate|gunzip|unzip|brotliDecompress)(?:Sync)?\s*\(|(?<![.\w$])fetch\s*\("
-    r"|\baxios\b|\bhttps?\s*\.\s*(?:get|request)\s*\(|\.text\s*\(\s*\)|\bresponse\b|\bres\.data\b"
-)
-_ASSIGNMENT: Final = re.compile(r"\b(?:const|let|var)\s+(\w+)\s*=\s*([^;\n]{1,400})")
+_SHELL_TRUE: Final = re.compile(r"\bshell\s*:\s*true\b")
 _WRITES: Final = re.compile(
     r"\b(writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|copyFileSync"
     r"|copyFile|renameSync|rename|symlinkSync|symlink|cpSync|outputFile|outputFileSync)\s*\("
@@ -119,8 +104,7 @@ class JavaScriptScan:
 
     def run(self) -> None:
         self._network()
-        dynamic = self._dynamic_code()
-        self._child_process()
+        dynamic = self._flow()
         self._writes()
         self._literals()
         self._environment()
@@ -139,59 +123,26 @@ class JavaScriptScan:
             assert match is not None
             self.facts.network.append((self._line(match.start()), "runs curl or wget"))
 
-    def _dynamic_code(self) -> bool:
-        tainted = {
-            m.group(1)
-            for m in _ASSIGNMENT.finditer(self.code)
-            if _DECODE_OR_FETCH.search(m.group(2))
-        }
-        found = False
-        for match in _EVAL_CALLS.finditer(self.bare):
-            found = True
-            argument = self._argument_text(match.end())
-            decoded = _DECODE_OR_FETCH.search(argument) or any(
-                re.search(rf"\b{re.escape(name)}\b", argument) for name in tainted
-            )
-            what = match.group().rstrip("( '\"`").strip()
-            if decoded:
-                self.out.at(self.source, "exec.decoded-payload", match.start(),
-                            f"{what} runs code from fetched or decoded data")  # fmt: skip
-            elif not re.match(r"\s*(['\"])[^'\"\n]*\1\s*\)", self.code[match.end() :][:300]):
-                self.out.at(self.source, "exec.dynamic-code", match.start(),
-                            f"{what} of a value built at run time")  # fmt: skip
-        for match in _THEN_EVAL.finditer(self.bare):
-            found = True
-            self.out.at(self.source, "exec.decoded-payload", match.start(),
-                        "a fetched response is evaluated as code")  # fmt: skip
-        return found
+    def _flow(self) -> bool:
+        """Values followed from sources to sinks (``_parser``); True when code is built or
+        run at run time somewhere."""
+        semantics = Semantics()
+        semantics.line_of = self.source.lines.line_of
+        tokens = tokenize(self.source.text)
+        budget = Budget(tokens_left=len(tokens) + 20_000)
+        Parser(tokens, semantics, budget, {}).run()
+        for (rule, _), (severity, offset, message) in sorted(
+            semantics.found.items(), key=lambda item: item[1][1]
+        ):
+            self.out.at(self.source, rule, offset, message, severity=severity)
+        for match in _SHELL_TRUE.finditer(self.bare):
+            if self._spawns():
+                self.out.at(self.source, "exec.shell", match.start(),
+                            "a process spawned with shell: true")  # fmt: skip
+        return semantics.dynamic
 
     def _spawns(self) -> bool:
         return bool(re.search(_CHILD_PROCESS, self.code))
-
-    def _child_process(self) -> None:
-        if not self._spawns():
-            return
-        modules = {m.group(1) or m.group(2) for m in _CP_MODULE.finditer(self.code)}
-        functions: set[str] = set()
-        for match in _CP_NAMES.finditer(self.code):
-            for item in (match.group(1) or match.group(2)).split(","):
-                original, _, renamed = item.strip().partition(":")
-                if " as " in original:
-                    original, _, renamed = original.partition(" as ")
-                if original.strip() in ("exec", "execSync"):
-                    functions.add((renamed or original).strip())
-        callees = [rf"\b{re.escape(m)}\s*\.\s*(?:exec|execSync)" for m in modules if m]
-        callees += [rf"(?<![.\w$]){re.escape(f)}" for f in functions if f]
-        callees.append(rf"require\(\s*{_CHILD_PROCESS}\s*\)\s*\.\s*(?:exec|execSync)")
-        pattern = re.compile(rf"(?:{'|'.join(callees)})\s*\(")
-        for match in pattern.finditer(self.code):
-            constant = re.match(r"\s*(['\"])[^'\"\n]*\1\s*[,)]", self.code[match.end() :][:400])
-            self.out.at(self.source, "exec.shell", match.start(),
-                        "child_process.exec runs a command through the shell",
-                        severity="medium" if constant else "high")  # fmt: skip
-        for match in re.finditer(r"\bshell\s*:\s*true\b", self.bare):
-            self.out.at(self.source, "exec.shell", match.start(),
-                        "a process spawned with shell: true")  # fmt: skip
 
     def _writes(self) -> None:
         for match in _WRITES.finditer(self.bare):

@@ -1,0 +1,17 @@
+"""The scanner's rules for JavaScript and TypeScript: :class:`JavaScriptScan`, called by
+``scanner``.
+
+- ``_tokens``: one linear pass splits a file into tokens (comments dropped, literals decoded);
+- ``_values``: what is known of a value, and what sources, sinks and dangerous names are;
+- ``_walk``, ``_expressions``, ``_parser``: a tolerant walk that follows values through
+  assignments, properties, functions, callbacks and promises (functions and literals,
+  expressions, statements);
+- ``_calls`` and ``_strings``: what lookups, calls and operators do to values, string
+  building folded; ``_sinks``: the findings where a value reaches a sink;
+- ``_scan``: the file's rules: the flow above, plus network use, file writes, credential
+  paths, the environment and packed code, read on the text.
+"""
+
+from skillweave.skills.scan._javascript._scan import JavaScriptScan
+
+__all__ = ["JavaScriptScan"]

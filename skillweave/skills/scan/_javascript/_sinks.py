@@ -1,0 +1,165 @@
+"""The findings where a value reaches a sink in JavaScript: :class:`Sinks`, the base of
+``_calls.Semantics``.
+
+Code execution (``eval``, ``Function``, ``vm``, string timers), shells (``child_process.exec``,
+a shell spawned with a command string or ``shell: true``), module loading of a computed name
+or a ``data:`` URL, and deserialisers that run code. Decoded or fetched data reaching code
+execution is critical; code built from pieces is high; anything else dynamic is medium.
+Findings are kept per rule and line at their worst severity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillweave.config import Severity
+from skillweave.skills.scan._javascript._values import (
+    BUILT,
+    FETCHED,
+    HOME_FILE,
+    PAYLOAD,
+    SHELL_FLAGS,
+    SHELLS,
+    UNKNOWN,
+    YAML_LOADS,
+    Value,
+    join_taint,
+    module_ref,
+    shown,
+    text_of,
+    unsafe_yaml_options,
+)
+from skillweave.skills.scan.report import severity_rank
+
+
+class Sinks:
+    """The sinks of one file and the findings they make."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, int], tuple[Severity, int, str]] = {}
+        self.line_of: Callable[[int], int] = lambda offset: offset
+        self.dynamic = False  # code is built or run at run time somewhere (long lines)
+
+    # --- findings -----------------------------------------------------------------------------
+
+    def report(self, rule: str, offset: int, message: str, severity: Severity) -> None:
+        key = (rule, self.line_of(offset))
+        kept = self.found.get(key)
+        if kept is None or severity_rank(severity) > severity_rank(kept[0]):
+            self.found[key] = (severity, offset, message)
+
+    # --- sinks -----------------------------------------------------------------------------
+
+    def _code(self, ref: str, args: list[Value], offset: int, *, new: bool) -> None:
+        what = ("new " if new else "") + ref
+        if ref in ("setTimeout", "setInterval"):
+            code = args[:1]
+            if not code or code[0].function is not None or code[0].ref is not None:
+                return
+            if code[0].text is None and not code[0].taint & (PAYLOAD | {BUILT, HOME_FILE}):
+                return
+        else:
+            code = args if ref in ("Function", "AsyncFunction") else args[:1]
+        self.dynamic = True
+        if not code:
+            return
+        taint = join_taint(*code)
+        for value in code:
+            taint |= value.all_taint()
+        texts = [value.text for value in code]
+        revealed = "".join(t for t in texts if t)
+        reveal = f": {shown(revealed)}" if revealed else ""
+        if taint & PAYLOAD:
+            where = "fetched" if FETCHED in taint else "decoded"
+            self.report("exec.decoded-payload", offset,
+                        f"{what} runs code from {where} data{reveal}", "critical")  # fmt: skip
+        elif HOME_FILE in taint:
+            message = f"{what} runs code read from a file under the home folder"
+            self.report("exec.dynamic-code", offset, message, "high")
+        elif None not in texts and (BUILT in taint or any(v.pieces >= 2 for v in code)):
+            self.report("exec.dynamic-code", offset,
+                        f"{what} runs code built from string pieces{reveal}", "high")  # fmt: skip
+        elif None not in texts:
+            if ref in ("setTimeout", "setInterval"):
+                self.report("exec.dynamic-code", offset, f"{what} runs a string as code",
+                            "medium")  # fmt: skip
+        else:
+            self.report("exec.dynamic-code", offset, f"{what} of a value built at run time",
+                        "medium")  # fmt: skip
+
+    def _shell(self, ref: str, command: Value, offset: int) -> None:
+        what = ref.replace("child_process.", "child_process.")
+        taint = command.all_taint()
+        if taint & PAYLOAD:
+            where = "fetched" if FETCHED in taint else "decoded"
+            reveal = f": {shown(command.text)}" if command.text else ""
+            self.report("exec.decoded-payload", offset,
+                        f"{what} runs a {where} command through the shell{reveal}",
+                        "critical")  # fmt: skip
+        elif command.text is not None and command.pieces <= 1 and BUILT not in taint:
+            self.report("exec.shell", offset, f"{what} runs a command through the shell",
+                        "medium")  # fmt: skip
+        else:
+            reveal = f": {shown(command.text)}" if command.text else ""
+            self.report("exec.shell", offset,
+                        f"{what} runs a command built at run time through the shell{reveal}",
+                        "high")  # fmt: skip
+
+    def _spawn(self, ref: str, args: list[Value], offset: int) -> None:
+        program = args[0] if args else UNKNOWN
+        argv = next((a.items for a in args[1:2] if a.items is not None), [])
+        options = next((a for a in reversed(args[1:]) if a.props is not None), UNKNOWN)
+        taint = program.all_taint() | join_taint(*argv)
+        if taint & PAYLOAD:
+            where = "fetched" if FETCHED in taint else "decoded"
+            self.report("exec.decoded-payload", offset,
+                        f"{ref} runs a {where} program or argument", "critical")  # fmt: skip
+            return
+        shell = (options.props or {}).get("shell")
+        if program.text and SHELLS.fullmatch(program.text):
+            flags = [i for i, a in enumerate(argv) if a.text in SHELL_FLAGS]
+            if flags:
+                script = argv[flags[0] + 1] if flags[0] + 1 < len(argv) else UNKNOWN
+                constant = script.text is not None and script.pieces <= 1
+                self.report("exec.shell", offset,
+                            f"{ref} runs {program.text} {argv[flags[0]].text} with a command "
+                            "string", "medium" if constant else "high")  # fmt: skip
+                return
+        if shell is not None and (shell.ref == "true" or shell.text):
+            self.report("exec.shell", offset, f"{ref} with shell: true", "high")
+
+    def _load(self, ref: str, name_value: Value, offset: int) -> Value:
+        name = text_of(name_value)
+        taint = name_value.all_taint()
+        if (name or name_value.prefix).startswith("data:"):
+            self.report("exec.decoded-payload", offset,
+                        f"{ref} of a data: URL runs the code it carries", "critical")  # fmt: skip
+        elif taint & PAYLOAD:
+            self.report("obfuscation.dynamic-lookup", offset,
+                        f"{ref} of a module named by decoded or fetched data", "high")  # fmt: skip
+        elif (
+            name is not None
+            and (name_value.pieces >= 2 or BUILT in taint)
+            and not name.startswith((".", "/", "~"))
+        ):
+            self.report("obfuscation.dynamic-lookup", offset,
+                        f"{ref} of a module name built at run time: {shown(name)}",
+                        "high")  # fmt: skip
+        return Value(ref=module_ref(name)) if name else Value()
+
+    def _deserialize(self, ref: str, args: list[Value], offset: int) -> None:
+        first = args[0] if args else UNKNOWN
+        fetched = bool(first.all_taint() & PAYLOAD)
+        if ref in YAML_LOADS:
+            if not any(unsafe_yaml_options(a) for a in args[1:]):
+                return
+            what = f"{ref} with a schema that builds JavaScript functions"
+        elif ref == "v8.deserialize":
+            if not fetched:
+                return
+            what = ref
+        else:
+            what = f"{ref} runs the functions serialised in its input"
+        where = " (fetched data)" if fetched else ""
+        self.report("exec.deserialization", offset, f"{what}{where}",
+                    "high" if fetched else "medium")  # fmt: skip
