@@ -1,4 +1,6 @@
-"""The scanner's rules for shell (and PowerShell) scripts, on the text with comments blanked.
+"""The scanner's rules for shell (and PowerShell) scripts: :class:`ShellScan`, called by
+``scanner`` for each script; on the text with comments blanked, plus the flow of values
+(``_flow``) from downloads and decoders into what runs them.
 
 Shell is read as text on purpose: quoting and expansion decide what runs only at run time,
 and a string is as likely to be a command (``bash -c "..."``) as data. One linear pass blanks
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from skillweave.skills.scan._shell._flow import ShellFlow
 from skillweave.skills.scan._text import (
     Collector,
     Source,
@@ -83,6 +86,7 @@ class ShellScan:
 
     def run(self) -> None:
         self._network()
+        self._flow()  # before the text rules: a finding's worst severity comes first
         self._execution()
         self._writes()
         self._words()
@@ -90,6 +94,15 @@ class ShellScan:
             line = self.source.lines.line_of(match.start())
             self.facts.env_dumps.append((line, self.source.lines.excerpt(line)))
         long_lines(self.source, self.out, dynamic=True)
+
+    def _flow(self) -> None:
+        flow = ShellFlow()
+        flow.run(self.code)
+        for rule, offset, message, severity in flow.found:
+            self.out.at(self.source, rule, offset, message, severity=severity)
+        for offset, name in flow.fetchers:
+            line = self.source.lines.line_of(offset)
+            self.facts.network.append((line, f"runs {name} (a name built at run time)"))
 
     def _network(self) -> None:
         lines = self.source.lines

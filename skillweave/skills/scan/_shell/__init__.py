@@ -1,0 +1,15 @@
+"""The scanner's rules for shell (and PowerShell) scripts: :class:`ShellScan`, called by
+``scanner``.
+
+- ``_words``: one linear pass splits a script into commands, pipelines and words (quotes,
+  ``$var``/``${var...}`` expansions, ``$(...)`` and backquotes, process substitutions,
+  here-strings and here-documents);
+- ``_flow``: variables followed from downloads, decoders and pieces into what runs them
+  (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time);
+- ``_scan``: the file's rules: the flow above, plus network use, reverse shells, writes,
+  persistence and credential paths, read on the text.
+"""
+
+from skillweave.skills.scan._shell._scan import ShellScan
+
+__all__ = ["ShellScan"]
