@@ -6,11 +6,12 @@ Hostile files stay fast."""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 
-from skillweave.config import Severity
+from skillweave.config import Severity, bundled_skills_dir
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
 
@@ -250,3 +251,28 @@ def test_a_hostile_megabyte_stays_fast(code: str) -> None:
     report = scan(code[: 1024 * 1024])
     assert time.perf_counter() - started < 10
     assert "scan.error" not in {f.rule for f in report.findings}
+
+
+VOCABULARY = [
+    "const", "let", "x", "y", "f", "=", "=>", "(", ")", "{", "}", "[", "]", ",", ";", ".",
+    "+", "`${", "}`", "`", "'a'", '"b"', "1", "function", "return", "new", "Promise", "eval",
+    "global", "require", "'child_process'", "atob", "fetch", "await", "async", "...", "?",
+    ":", "map", "join", "split", "reverse", "then", "resolve", "import", "from", "/r/g",
+    "\n", "class", "this", "of", "for", "if", "Buffer", "from", "'base64'",
+]  # fmt: skip
+
+
+def test_token_soup_never_raises() -> None:
+    rng = random.Random(44)
+    for _ in range(300):
+        code = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randrange(1, 120)))
+        report = scan(code)
+        assert "scan.error" not in {f.rule for f in report.findings}, code
+
+
+def test_the_bundled_scripts_are_read_without_error() -> None:
+    scripts = [p for p in bundled_skills_dir().rglob("*") if p.suffix in (".js", ".mjs", ".ts")]
+    assert scripts
+    for path in scripts:
+        report = scan(path.read_text(encoding="utf-8"), f"scripts/{path.name}")
+        assert "scan.error" not in {f.rule for f in report.findings}, path

@@ -5,6 +5,7 @@ medium. Hostile scripts stay fast."""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -151,3 +152,19 @@ def test_a_hostile_megabyte_stays_fast(code: str) -> None:
     report = scan(code[: 1024 * 1024])
     assert time.perf_counter() - started < 10
     assert "scan.error" not in {f.rule for f in report.findings}
+
+
+VOCABULARY = [
+    "a=", "$a", "${a//x/}", "${a:1:2}", "$(", ")", "`", "'x'", '"', "|", ";", "\n", "eval",
+    "sh", "-c", "bash", "curl", "base64", "-d", "<<<", "<<EOF", "EOF", "<(", "printf",
+    "'\\x41'", "echo", "rev", "tr", "source", ".", "/dev/stdin", "&&", "||", "$'\\x41'",
+    "xxd", "-r", "{", "}", "(", "python3", "-", ">", "<", "2>&1", "#",
+]  # fmt: skip
+
+
+def test_token_soup_never_raises() -> None:
+    rng = random.Random(44)
+    for _ in range(300):
+        code = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randrange(1, 120)))
+        report = scan(code)
+        assert "scan.error" not in {f.rule for f in report.findings}, code

@@ -36,6 +36,7 @@ class Function:
     params: list[str]
     body: tuple[int, int]  # token range [start, end)
     expression: bool  # an arrow function whose body is an expression
+    owner: object = None  # the token list the body indexes (a template's ``${}`` has its own)
     returns: Value | None = None
 
 
@@ -257,4 +258,4 @@ class Budget:
 
     tokens_left: int
     depth: int = 0
-    active: set[int] = field(default_factory=set)  # bodies being walked now (no recursion)
+    active: set[tuple[int, int]] = field(default_factory=set)  # bodies walked now (owner, start)

@@ -92,12 +92,12 @@ class Walk:
         if after < self.size and self.texts[after] == "=>":
             after += 1
             if after < self.size and self.texts[after] == "{" and self.partner[after] > after:
-                return Function(name, params, (after + 1, self.partner[after]), False)
+                return Function(name, params, (after + 1, self.partner[after]), False, self.kinds)
             # The body's end is found by its first walk (``walk``), which stops where the
             # expression does.
-            return Function(name, params, (after, self.size), True)
+            return Function(name, params, (after, self.size), True, self.kinds)
         if after < self.size and self.texts[after] == "{" and self.partner[after] > after:
-            return Function(name, params, (after + 1, self.partner[after]), False)
+            return Function(name, params, (after + 1, self.partner[after]), False, self.kinds)
         return None
 
     def define(self, function: Function) -> Value:
@@ -118,16 +118,23 @@ class Walk:
         """A call of a known function: its body walked again with the arguments' values."""
         start, stop = function.body
         budget = self.budget
-        if budget.depth >= 3 or start in budget.active or budget.tokens_left < stop - start:
+        key = (id(function.owner), start)
+        foreign = function.owner is not self.kinds  # defined in another token list
+        if (
+            foreign
+            or budget.depth >= 3
+            or key in budget.active
+            or budget.tokens_left < stop - start
+        ):
             return function.returns or Value()
         budget.tokens_left -= stop - start
         budget.depth += 1
-        budget.active.add(start)
+        budget.active.add(key)
         try:
             return self.walk(function, args)
         finally:
             budget.depth -= 1
-            budget.active.discard(start)
+            budget.active.discard(key)
 
     def walk(self, function: Function, args: list[Value]) -> Value:
         saved = {name: self.env.get(name) for name in function.params}
