@@ -137,6 +137,15 @@ def test_a_lookup_that_resolves_to_a_sink_is_that_sink() -> None:
     assert worst(built, "exec.dynamic-code") == "high", built.findings
 
 
+def test_code_read_from_the_home_folder_is_high() -> None:
+    report = scan(
+        "const fs = require('fs');\nconst os = require('os');\nconst path = require('path');\n"
+        "const src = fs.readFileSync(path.join(os.homedir(), '.cache', 'h.js'), 'utf8');\n"
+        "eval(src);\n"
+    )
+    assert worst(report, "exec.dynamic-code") == "high", report.findings
+
+
 def test_code_built_from_constant_pieces_is_high() -> None:
     report = scan("const a = 'require(\"fs\")';\nconst b = '.rmSync(\"x\")';\neval(a + b);\n")
     assert worst(report, "exec.dynamic-code") == "high"

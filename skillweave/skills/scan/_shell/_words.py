@@ -50,6 +50,7 @@ class Command:
     here: Word | None = None  # <<< word
     heredoc: str | None = None  # << body
     stdin_from: Word | None = None  # < <(...) or < file
+    stdout_to: Word | None = None  # > file, >> file
 
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
@@ -91,9 +92,12 @@ class Splitter:
                 i += 1
                 while i < end and text[i] in ">&|":
                     i += 1
+                ampersand = text[i - 1] == "&"
                 word, i = self.word(self._spaces(i))
                 if char == "<":
                     current.stdin_from = word
+                elif not ampersand:
+                    current.stdout_to = word
             elif char.isdigit() and text.startswith(">", i + 1):
                 i += 1
             else:
