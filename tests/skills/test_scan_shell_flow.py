@@ -112,6 +112,10 @@ BENIGN = {
         'PY="${PYTHON:-python3}"\n"$PY" scripts/run.py "$@"\n'
         'BIN="$DIR/bin/tool"\n"$BIN" --version\nfor f in inputs/*.csv; do wc -l "$f"; done\n'
     ),
+    "tools-in-folders": (
+        'ROOT=/opt/app\n"$ROOT/bin/start" --now\nPY=python3\nPIP="$PY -m pip"\n'
+        '$PIP install -r requirements.txt\nTOOL="${ROOT}/tool"\n$TOOL run\n'
+    ),
     "case-changes": (
         "upper=$(echo \"$1\" | tr '[:lower:]' '[:upper:]')\n"
         "slug=$(echo \"$1\" | tr ' ' '-' | tr -s '-')\necho \"$upper $slug\"\n"

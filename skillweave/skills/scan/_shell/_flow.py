@@ -56,6 +56,7 @@ class Value:
     text: str | None = None
     taint: frozenset[str] = frozenset()
     pieces: int = 0
+    chunks: tuple[str, ...] | None = None  # the literal pieces joined into it (None: transformed)
 
 
 def _unescape(text: str) -> str:
@@ -79,7 +80,10 @@ def _join(values: list[Value], separator: str = "") -> Value:
     if None in texts:
         return Value(taint=taint, pieces=pieces)
     text = separator.join(t for t in texts if t is not None)
-    return Value(text=text[:MAX_TEXT], taint=taint, pieces=pieces)
+    chunks: tuple[str, ...] | None = ()
+    for value in values:
+        chunks = None if chunks is None or value.chunks is None else (chunks + value.chunks)[:50]
+    return Value(text=text[:MAX_TEXT], taint=taint, pieces=pieces, chunks=chunks)
 
 
 class ShellFlow:
@@ -179,7 +183,7 @@ class ShellFlow:
             self._report("exec.decoded-payload", offset,
                          f"runs a command taken from {_where(value)} data{_reveal(value)}",
                          "critical")  # fmt: skip
-        elif value.text and (value.pieces >= 2 or BUILT in value.taint):
+        elif value.text and _split_name(value):
             self._report("obfuscation.dynamic-lookup", offset,
                          f"runs a command whose name is built at run time{_reveal(value)}",
                          "high")  # fmt: skip
@@ -234,7 +238,7 @@ class ShellFlow:
 
     def part(self, part: Part, *, depth: int) -> Value:
         if part.kind == "lit":
-            return Value(text=part.text)
+            return Value(text=part.text, chunks=(part.text,))
         if part.kind == "ansi":
             decoded = _unescape(part.text)
             escaped = decoded != part.text
@@ -392,6 +396,16 @@ def _decoder(name: str, incoming: Value, flags: set[str | None], plain: list[Val
         except (binascii.Error, ValueError):
             text = None
     return Value(text=text[:MAX_TEXT] if text else None, taint=incoming.taint | {DECODED}, pieces=2)
+
+
+def _split_name(value: Value) -> bool:
+    """Whether a command's name was cut into pieces (``$a$b``, ``${s//X/}``), not merely
+    placed in a folder or given arguments by a variable (``"$ROOT/bin/tool"``)."""
+    if value.pieces < 2 and BUILT not in value.taint:
+        return False
+    words = (value.text or "").split()
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    return bool(name) and (value.chunks is None or not any(name in c for c in value.chunks))
 
 
 def _where(value: Value) -> str:
