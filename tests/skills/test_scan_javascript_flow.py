@@ -209,6 +209,7 @@ BENIGN = {
         "const path = require('path');\n"
         "const plugin = require(path.join(__dirname, 'plugins', n));\n"
         "const locale = require('./locales/' + lang + '.json');\n"
+        "const base = 'lodash';\nconst fp = require(base + '/fp');\n"
     ),
     "string-building": (
         "const label = 'total: ' + count;\nconst parts = ['a', 'b'].join('-');\n"

@@ -18,6 +18,7 @@ from skillweave.skills.scan._javascript._values import (
     FETCHED,
     HOME_FILE,
     PAYLOAD,
+    POWERFUL_MODULES,
     SHELL_FLAGS,
     SHELLS,
     UNKNOWN,
@@ -140,7 +141,7 @@ class Sinks:
         elif (
             name is not None
             and (name_value.pieces >= 2 or BUILT in taint)
-            and not name.startswith((".", "/", "~"))
+            and module_ref(name).removeprefix("mod:") in POWERFUL_MODULES
         ):
             self.report("obfuscation.dynamic-lookup", offset,
                         f"{ref} of a module name built at run time: {shown(name)}",

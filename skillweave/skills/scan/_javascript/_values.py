@@ -191,6 +191,11 @@ DANGEROUS_BASES: Final = frozenset(
     {*GLOBALS, "process", "module", "require", "mod:child_process", "mod:vm", "mod:module",
      "process.mainModule"}
 )  # fmt: skip
+POWERFUL_MODULES: Final = frozenset(
+    {"child_process", "vm", "fs", "net", "http", "https", "http2", "tls", "dgram", "os",
+     "module", "worker_threads", "v8", "process", "cluster", "inspector", "zlib"}
+)  # fmt: skip
+"""Modules whose name, built from pieces, hides what a script can do."""
 DESERIALIZERS: Final = frozenset(
     {"node-serialize.unserialize", "serialize-to-js.deserialize", "funcster.deepDeserialize",
      "cryo.parse", "v8.deserialize"}
