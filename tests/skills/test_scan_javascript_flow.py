@@ -83,6 +83,8 @@ RUNS_PAYLOAD = {
     ),
     "data-url-import": "await import('data:text/javascript;base64,' + PAYLOAD);\n",
     "constructor-chain": "[].constructor.constructor(atob(P))();\n",
+    "indirect-eval": "(0, eval)(atob(P));\n",
+    "iife": "(async () => {\n  const r = await fetch(U);\n  eval(await r.text());\n})();\n",
 }
 
 

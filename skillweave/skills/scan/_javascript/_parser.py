@@ -25,7 +25,7 @@ _SKIPPED_WORDS: Final = frozenset(
      "static", "public", "private", "protected", "declare", "readonly", "abstract", "extends",
      "class", "interface", "enum", "type", "namespace"}
 )  # fmt: skip
-_SEPARATORS: Final = frozenset({"{", "}", "(", ")", ";", ",", ":"})
+_SEPARATORS: Final = frozenset({"{", "}", ")", ";", ",", ":"})
 
 
 class Parser(Expressions):
@@ -57,7 +57,9 @@ class Parser(Expressions):
                 return self._import(i + 1, end)
             if text in _SKIPPED_WORDS or text in ("if", "while", "for", "switch", "catch"):
                 return i + 1
-        elif kind == "punct" and text in _SEPARATORS:
+        elif kind == "punct" and (
+            text in _SEPARATORS or (text == "(" and i > 0 and self.texts[i - 1] == "for")
+        ):  # a for header's clauses are walked one by one
             return i + 1
         _, after = self.expression(i, end, comma=True)
         return after
