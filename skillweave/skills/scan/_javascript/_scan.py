@@ -19,7 +19,7 @@ from typing import Final
 
 from skillweave.skills.scan._javascript._calls import Semantics
 from skillweave.skills.scan._javascript._parser import Parser
-from skillweave.skills.scan._javascript._tokens import tokenize
+from skillweave.skills.scan._javascript._tokens import MAX_TOKENS, tokenize
 from skillweave.skills.scan._javascript._values import Budget
 from skillweave.skills.scan._text import (
     Collector,
@@ -48,6 +48,9 @@ _REQUIRE: Final = re.compile(
 )
 _CHILD_PROCESS: Final = r"""['"](?:node:)?child_process['"]"""
 _FETCH_CALL: Final = re.compile(r"(?<![.\w$])fetch\s*\(|\bnew\s+(?:XMLHttpRequest|WebSocket)\b")
+_CODE_CALLS: Final = re.compile(
+    r"(?<![.\w$])(?:eval|Function)\s*\(|\bvm\s*\.\s*runIn\w+\s*\(|\[\s*['\"`][^\]]{0,40}\]\s*\("
+)
 _SHELL_TRUE: Final = re.compile(r"\bshell\s*:\s*true\b")
 _WRITES: Final = re.compile(
     r"\b(writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|copyFileSync"
@@ -135,6 +138,12 @@ class JavaScriptScan:
             semantics.found.items(), key=lambda item: item[1][1]
         ):
             self.out.at(self.source, rule, offset, message, severity=severity)
+        if tokens.rest >= 0:  # past the token cap: calls that run code, read on the text
+            for match in _CODE_CALLS.finditer(self.bare, tokens.rest):
+                semantics.dynamic = True
+                self.out.at(self.source, "exec.dynamic-code", match.start(),
+                            f"{match.group().rstrip('( ')} call past the first {MAX_TOKENS:,} tokens "
+                            "(values are not followed there)", severity="medium")  # fmt: skip
         for match in _SHELL_TRUE.finditer(self.bare):
             if self._spawns():
                 self.out.at(self.source, "exec.shell", match.start(),

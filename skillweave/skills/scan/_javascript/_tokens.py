@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-MAX_TOKENS: Final = 200_000
+MAX_TOKENS: Final = 400_000
 
 _TOKEN: Final = re.compile(
     r"\s*(?:"
@@ -113,6 +113,7 @@ class Tokens:
     texts: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)
     partner: list[int] = field(default_factory=list)
+    rest: int = -1  # where the text left untokenized starts (-1: none)
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -148,6 +149,8 @@ def tokenize(text: str, base: int = 0) -> Tokens:
         texts.append(value)
         starts.append(base + start + (1 if kind in ("str", "tpl") else 0))
         previous = value if kind in ("punct", "name") else "x"
+    if position < end and len(kinds) >= MAX_TOKENS:
+        tokens.rest = base + position
     tokens.partner = _partners(kinds, texts)
     return tokens
 
