@@ -288,3 +288,9 @@ def test_the_bundled_scripts_are_read_without_error() -> None:
     for path in scripts:
         report = scan(path.read_text(encoding="utf-8"), f"scripts/{path.name}")
         assert "scan.error" not in {f.rule for f in report.findings}, path
+
+
+def test_code_run_past_the_token_cap_is_still_found() -> None:
+    padding = "a+" * 450_000
+    report = scan(f"x={padding}1;\neval(payload);\n")
+    assert worst(report, "exec.dynamic-code") == "medium", report.findings

@@ -141,9 +141,10 @@ class JavaScriptScan:
         if tokens.rest >= 0:  # past the token cap: calls that run code, read on the text
             for match in _CODE_CALLS.finditer(self.bare, tokens.rest):
                 semantics.dynamic = True
-                self.out.at(self.source, "exec.dynamic-code", match.start(),
-                            f"{match.group().rstrip('( ')} call past the first {MAX_TOKENS:,} tokens "
-                            "(values are not followed there)", severity="medium")  # fmt: skip
+                what = match.group().rstrip("( ")
+                message = f"{what} call past the first {MAX_TOKENS:,} tokens (not followed)"
+                self.out.at(self.source, "exec.dynamic-code", match.start(), message,
+                            severity="medium")  # fmt: skip
         for match in _SHELL_TRUE.finditer(self.bare):
             if self._spawns():
                 self.out.at(self.source, "exec.shell", match.start(),
