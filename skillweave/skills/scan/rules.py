@@ -63,13 +63,12 @@ RULES: Final[dict[str, Rule]] = {
              "(low outside scripts)"),
         Rule("obfuscation.packed-code", "high", "packed code: marshal.loads, chr-joins, "
              "String.fromCharCode chains, walls of \\x escapes, powershell -EncodedCommand"),
-        Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable reached through a "
-             "name built or looked up at run time (getattr/globals()/global[...] with computed "
-             "names)"),
         Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable (exec, eval, "
              "os.system, subprocess, pickle, __import__, ctypes) looked up by a name built "
              "or held at run time: getattr, globals()[...], vars(...)[...], __builtins__, "
-             "sys.modules; critical when it runs decoded or fetched code"),
+             "sys.modules; in JavaScript global[...], require('child'+'_process')[...], "
+             "process['binding']; in shell a command name cut into pieces ($a$b); critical "
+             "when it runs decoded or fetched code"),
         Rule("obfuscation.minified", "medium", "a huge one-line script (low for JavaScript "
              "without dynamic code)"),
         # Declarations against use.
