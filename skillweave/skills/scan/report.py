@@ -96,7 +96,7 @@ class ScanReport(BaseModel):
     """The findings of one scan of one skill version.
 
     Attributes:
-        scanner: the rule set's version (``skillweave-scan/1 bandit/1.9.4``): a report made by
+        scanner: the rule set's version (``skillweave-scan/2 bandit/1.9.4``): a report made by
             another rule set may differ for the same files.
         version: the skill's package digest the files had (the caller's).
         findings: worst first, then by path and line.

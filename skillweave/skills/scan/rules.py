@@ -15,7 +15,7 @@ from skillweave.config import Severity
 
 __all__ = ["RULES", "RULES_VERSION", "Rule"]
 
-RULES_VERSION: Final = "1"
+RULES_VERSION: Final = "2"
 
 
 @dataclass(frozen=True, slots=True)
