@@ -24,6 +24,7 @@ from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.api.skill_reads import SkillReader
 from skillweave.api.skill_writes import SkillWrites
 from skillweave.api.state import ApiState, Service
+from skillweave.engines import skill_reviewer
 
 __all__ = [
     "Agents",
@@ -95,6 +96,7 @@ async def skill_writes(state: State, skills: ServedLibrary) -> SkillWrites:
         store=state.store,
         audit=state.audit,
         builds=state.environment_builds,
+        reviewer=skill_reviewer(state.settings),
     )
 
 

@@ -19,8 +19,10 @@ from skillweave.api.served_skills import ServedSkills
 from skillweave.api.skill_schemas import InstalledSkill, InstallRequest
 from skillweave.config import SkillsSettings
 from skillweave.errors import SkillNotFoundError
-from skillweave.skills import Admissions
-from skillweave.skills.install import install_skills, parse_source, source_allowed
+from skillweave.skills import Admissions, ScanDecision
+from skillweave.skills.install import Installed, install_skills, parse_source, source_allowed
+from skillweave.skills.review import SkillReviewer
+from skillweave.skills.scan import ScanReport
 from skillweave.skills.signing import parse_signature
 from skillweave.skills.stored import Check, StoredSkill
 from skillweave.storage import ArtifactStore
@@ -40,6 +42,7 @@ class SkillWrites:
         store: ArtifactStore,
         audit: AuditLog,
         builds: EnvironmentBuilds,
+        reviewer: SkillReviewer | None = None,
     ) -> None:
         self._skills = skills
         self._listed = skills.directory  # as the request began: what the listing showed
@@ -48,6 +51,7 @@ class SkillWrites:
         self._store = store
         self._audit = audit
         self._builds = builds
+        self._reviewer = reviewer  # the model review (skills.scan.review_model), or None
 
     async def add_content(self, name: str, description: str, content: str) -> StoredSkill:
         """Validate the SKILL.md `content` strictly and store it as a new version (or the same
@@ -109,21 +113,35 @@ class SkillWrites:
                 " for it (e.g. 'https://github.com/acme/*') to let the API install from it",
             )
         source = parse_source(body.source, ref=body.ref, path=body.path)
+        admissions = self._admissions()
         installed = await install_skills(
             self._stored,
             source,
             only=body.skills,
             reserved=self._skills.reserved(self._listed),
-            admissions=self._admissions(),
+            admissions=admissions,
             allowed=self._settings.install_sources,
         )
         await self._skills.changed()
         for item in installed:
             self._builds.prepare(item.record)
-        return [
-            InstalledSkill(name=item.record.name, version=item.version, origin=item.origin)
-            for item in installed
-        ]
+        answers = []
+        for item in installed:
+            admission = admissions.admitted.get(item.record.name)
+            answers.append(self._installed(item, admission.report if admission else None))
+        return answers
+
+    def _installed(self, item: Installed, report: ScanReport | None) -> InstalledSkill:
+        """One installed skill's answer: its origin, whether it is on, its scan and why the
+        policy decided what it did."""
+        return InstalledSkill(
+            name=item.record.name,
+            version=item.version,
+            origin=item.origin,
+            enabled=item.record.enabled,
+            scan=report,
+            scan_decision=ScanDecision.of(report, self._settings.scan) if report else None,
+        )
 
     async def set_enabled(self, name: str, enabled: bool) -> StoredSkill:
         """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``).
@@ -158,7 +176,7 @@ class SkillWrites:
 
     def _admissions(self) -> Admissions:
         """The signature and scan checks of what a request stores (``skills.admission``)."""
-        return Admissions(self._settings, self._store, audit=self._audit)
+        return Admissions(self._settings, self._store, audit=self._audit, reviewer=self._reviewer)
 
     def _uploading(self, admissions: Admissions) -> Check:
         """The ``check`` of one upload: admitted (its scan and signature recorded), then its

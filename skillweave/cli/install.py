@@ -22,6 +22,12 @@ from rich.text import Text
 
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import EXIT_USAGE, errors, fail
+from skillweave.cli.findings import (
+    FINDINGS_PER_VERSION,
+    FindingsOption,
+    findings_limit,
+    scan_texts,
+)
 from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
 from skillweave.errors import AuditLogError, SkillNotFoundError
@@ -42,10 +48,18 @@ LockOption = Annotated[
 ]
 
 
-def _installed_rows(installed: list[Any], admitted: dict[str, Any]) -> list[dict[str, Any]]:
+def _installed_rows(
+    installed: list[Any], admitted: dict[str, Any], settings: Settings
+) -> list[dict[str, Any]]:
+    """One row per installed skill; its scan as the report has it (``findings`` and
+    ``review``, the report's own fields) and the policy's decision with its ``reason``."""
+    from skillweave.skills import ScanDecision
+
     rows = []
     for item in installed:
         admission = admitted.get(item.record.name)
+        report = admission.report if admission else None
+        decided = ScanDecision.of(report, settings.skills.scan) if report else None
         rows.append(
             {
                 "name": item.record.name,
@@ -57,6 +71,11 @@ def _installed_rows(installed: list[Any], admitted: dict[str, Any]) -> list[dict
                 "commit": item.origin.commit,
                 "scan": admission.report.summary() if admission else None,
                 "decision": admission.decision if admission else None,
+                "reason": decided.reason if decided else None,
+                "findings": [f.model_dump(mode="json") for f in report.findings] if report else [],
+                "review": report.review.model_dump(mode="json")
+                if report and report.review
+                else None,
                 "warning": admission.warning if admission else None,
             }
         )
@@ -108,6 +127,9 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
     out.print(table)
     out.print(f"{verb} {counted(len(rows), 'skill')}")
     for row in rows:
+        for line in _scan_of(row):
+            out.print(line, soft_wrap=True)
+    for row in rows:
         if row["warning"]:
             err.print(Text(terminal_safe(f"warning: {row['warning']}")), soft_wrap=True)
         if not row["enabled"]:
@@ -121,6 +143,24 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
                 ),
                 soft_wrap=True,
             )
+
+
+def _scan_of(row: dict[str, Any]) -> list[Text]:
+    """A row's findings, worst first and at most :data:`FINDINGS_PER_VERSION`, each with its
+    evidence, and why the policy decided what it did (nothing for a version without findings
+    or review)."""
+    if not (row.get("findings") or row.get("review")) or not row.get("reason"):
+        return []
+    from skillweave.skills import ScanDecision
+    from skillweave.skills.scan import ScanReport
+
+    report = ScanReport(
+        scanner="", version=row["version"], findings=row["findings"], review=row["review"]
+    )
+    decided = ScanDecision(decision=row["decision"], reason=row["reason"])
+    return scan_texts(
+        report, decided, name=row["name"], limit=FINDINGS_PER_VERSION, head=row["name"]
+    )
 
 
 def _audit(settings: Settings, store: Any) -> Any:
@@ -153,6 +193,7 @@ async def _install(
     to `done`, so that a failure keeps the earlier ones), signatures and scans checked; the
     directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
+    from skillweave.engines import skill_reviewer
     from skillweave.skills import Admissions
     from skillweave.skills.install import install_skills
     from skillweave.skills.stored import StoredSkills, directory_owners
@@ -161,7 +202,8 @@ async def _install(
     async with open_store(settings) as store:
         stored = StoredSkills(store)
         audit = _audit(settings, store)
-        admissions = Admissions(settings.skills, store, audit=audit)
+        reviewer = skill_reviewer(settings)
+        admissions = Admissions(settings.skills, store, audit=audit, reviewer=reviewer)
         try:
             for source, names, commit, expect in requests:
                 done += await install_skills(
@@ -242,7 +284,7 @@ def install(
             requests = [(parse_source(source, ref=ref, path=path), tuple(skill or ()), None, None)]
         with _recorded("installed"):
             installed, admitted = _install_locked(settings, requests, locked, lock)
-    _show(_installed_rows(installed, admitted), as_json=as_json, verb="installed")
+    _show(_installed_rows(installed, admitted, settings), as_json=as_json, verb="installed")
 
 
 def update(
@@ -270,7 +312,7 @@ def update(
         ]
         with _recorded("updated"):
             installed, admitted = _install_locked(settings, requests, locked, lock)
-    _show(_installed_rows(installed, admitted), as_json=as_json, verb="updated")
+    _show(_installed_rows(installed, admitted, settings), as_json=as_json, verb="updated")
 
 
 def remove(
@@ -317,17 +359,27 @@ def approve(
     name: Annotated[str, typer.Argument(help="An installed or uploaded skill held off.")],
     *,
     note: Annotated[str, typer.Option(help="Why, for the audit log.")] = "",
+    findings: FindingsOption = "10",
 ) -> None:
     """Approve the latest version of a skill its scan held off (``skills.scan.policy``
-    approve): it is enabled, and the approval is in the audit log."""
+    approve): it is enabled, and the approval is in the audit log. The findings of the
+    version approved are listed with their evidence, and why the scan held it."""
     from skillweave.cli.compose import open_store
+    from skillweave.skills import ScanDecision, stored_report
     from skillweave.skills.stored import StoredSkills
 
+    settings = get_settings()
+    limit = findings_limit(findings)
+    shown: list[Text] = []
+
     async def enable() -> str:
-        settings = get_settings()
         async with open_store(settings) as store:
             stored = StoredSkills(store)
             current = await _existing(stored, name)
+            report = await stored_report(store, name, current.latest)
+            if report is not None:  # what is approved, read before it is
+                decided = ScanDecision.of(report, settings.skills.scan)
+                shown.extend(scan_texts(report, decided, name=name, limit=limit))
             audit = _audit(settings, store)
             try:  # recorded before it is made: a record that cannot be written approves nothing
                 await audit.record(
@@ -340,6 +392,8 @@ def approve(
 
     with errors(), _recorded("approved"):
         version = asyncio.run(enable())
+    for line in shown:
+        out.print(line, soft_wrap=True)
     out.print(Text(terminal_safe(f"approved {name} version {version[:12]}")), soft_wrap=True)
 
 
