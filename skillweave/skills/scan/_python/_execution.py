@@ -88,6 +88,10 @@ class ExecutionRules:
         source = labels.get("decoded") or labels.get("fetched")
         if source is not None:
             self.findings.add("exec.decoded-payload", line, f"{name}() runs code from {source}")
+            if (hidden := self.taint.revealed(argument)) is not None:
+                self.findings.add("obfuscation.packed-code", line,
+                                  f"{name}() runs code packed with {hidden[0]}: "
+                                  f"{hidden[1][:100]!r}")  # fmt: skip
             if "fetched" in labels:
                 self._received(line, "runs", f"{name}() of {labels['fetched']}")
         elif isinstance(argument, ast.Constant) and isinstance(argument.value, str):

@@ -4,7 +4,11 @@ An attacker hides a name (``exec``, ``system``) or a command by building it at r
 ``"ex" + "ec"``, ``"".join(["ev", "al"])``, ``"".join(map(chr, [101, 118, 97, 108]))``,
 ``"cexe"[::-1]``, ``"{}{}".format("sys", "tem")``, ``bytes.fromhex("...").decode()``,
 ``base64.b64decode("ZXhlYw==")``, ``codecs.decode("rkrp", "rot13")``, f-strings, ``%``,
-slices, ``.replace``, ``reversed``, ``bytes([...])``. :meth:`Folder.fold` evaluates such an
+slices, ``.replace``, ``reversed``, ``bytes([...])``, and the decoders of ``base64``,
+``binascii``, ``codecs``, ``zlib``, ``gzip``, ``bz2`` and ``lzma`` however they are reached
+(``import base64 as b``, ``from zlib import decompress``, ``__import__("zlib")``,
+``getattr(base64, "b64decode")``): a value decoded from a constant *is* that constant, for
+every rule that reads literals. :meth:`Folder.fold` evaluates such an
 expression when every piece is a constant (or a name assigned one once), without running any
 of the scanned code: each operation is re-implemented here on plain ``str``/``bytes``/``int``
 values, with every result capped (:data:`MAX_LENGTH`), integers bounded, recursion capped
@@ -19,7 +23,9 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
+import bz2
 import codecs
+import lzma
 import re
 import zlib
 from typing import Final
@@ -41,10 +47,19 @@ _TEXT_CODECS: Final = frozenset(
 _PLAIN_ENCODINGS: Final = frozenset(
     {"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1", "utf_8", "us-ascii"}
 )
+_COMPRESSION_CODECS: Final = {"zlib": "zlib", "zlib_codec": "zlib", "bz2": "bz2",
+                               "bz2_codec": "bz2"}  # fmt: skip
 _FORMAT_FIELD: Final = re.compile(r"\{(\w*)\}")
 _PERCENT: Final = re.compile(r"%(.)", re.DOTALL)
 _STR_METHODS: Final = frozenset(
     {"upper", "lower", "strip", "lstrip", "rstrip", "title", "capitalize", "swapcase", "casefold"}
+)
+_DECODING_MODULES: Final = frozenset(
+    {"base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "bytes", "str", "bytearray"}
+)
+"""Modules whose decoding functions a fold evaluates (each bounded by :data:`MAX_LENGTH`)."""
+_IMPORTERS: Final = frozenset(
+    {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
 )
 _B64: Final = frozenset(
     {"b64decode", "standard_b64decode", "urlsafe_b64decode", "decodebytes", "a2b_base64"}
@@ -88,7 +103,8 @@ class Folder:
         try:
             value = self._fold(node, 0)
         except (_Unknown, ValueError, TypeError, IndexError, KeyError, OverflowError,
-                binascii.Error, zlib.error, LookupError, RecursionError):  # fmt: skip
+                binascii.Error, zlib.error, lzma.LZMAError, OSError, EOFError, LookupError,
+                RecursionError):  # fmt: skip
             value = None
         finally:
             self._spent += self._steps
@@ -239,16 +255,39 @@ class Folder:
         if isinstance(func, ast.Name) and func.id == "map" and len(node.args) == 2:
             return _mapped(node.args[0], self._fold(node.args[1], depth + 1), self, depth)
         args = [self._fold(a, depth + 1) for a in node.args]
-        if isinstance(func, ast.Name):
+        if isinstance(func, ast.Name) and func.id not in self.index.aliases:
             return _builtin(func.id, args)
+        callee = self._callee(func, depth)  # base64.b64decode, also as b64 / __import__(...)
+        if callee and "." in callee:
+            owner, method = callee.rsplit(".", 1)
+            if owner in _DECODING_MODULES:
+                return _module_call(owner, method, args)
         if not isinstance(func, ast.Attribute):
             raise _Unknown
-        owner = _dotted(func.value)
-        method = func.attr
-        if owner in ("base64", "binascii", "codecs", "zlib", "bytes", "str", "bytearray"):
-            return _module_call(owner, method, args)
         receiver = self._fold(func.value, depth + 1)
-        return _method(receiver, method, args)
+        return _method(receiver, func.attr, args)
+
+    def _callee(self, func: ast.expr, depth: int) -> str | None:
+        """The module function `func` names, through import aliases, ``__import__("zlib")``,
+        ``importlib.import_module(...)`` and ``getattr(module, "name")`` (names folded)."""
+        if depth > _DEPTH:
+            return None
+        if isinstance(func, ast.Name):
+            return self.index.aliases.get(func.id, func.id)
+        if isinstance(func, ast.Attribute):
+            base = self._callee(func.value, depth + 1)
+            return f"{base}.{func.attr}" if base else None
+        if not isinstance(func, ast.Call) or func.keywords or not func.args:
+            return None
+        inner = self._callee(func.func, depth + 1)
+        if inner in _IMPORTERS:
+            name = self._fold(func.args[0], depth + 1)
+            return name if isinstance(name, str) else None
+        if inner in ("getattr", "builtins.getattr") and len(func.args) == 2:
+            owner = self._callee(func.args[0], depth + 1)
+            attribute = self._fold(func.args[1], depth + 1)
+            return f"{owner}.{attribute}" if owner and isinstance(attribute, str) else None
+        return None
 
 
 def _builtin(name: str, args: list[Folded]) -> Folded:
@@ -299,8 +338,8 @@ def _module_call(owner: str, method: str, args: list[Folded]) -> Folded:
         owner in ("bytes", "bytearray") and method == "fromhex"
     ):
         return bytes.fromhex(data.decode("latin-1"))
-    if owner == "zlib" and method == "decompress":
-        return _capped(zlib.decompressobj().decompress(data, MAX_LENGTH + 1))
+    if method == "decompress" and owner in ("zlib", "gzip", "bz2", "lzma"):
+        return _decompressed(owner, data)
     if owner == "codecs" and method in ("decode", "encode") and len(args) == 2:
         codec = args[1]
         text = args[0]
@@ -308,11 +347,25 @@ def _module_call(owner: str, method: str, args: list[Folded]) -> Folded:
             return codecs.decode(text, "rot13")
         if codec in _TEXT_CODECS and method == "decode":
             return codecs.decode(data, str(codec))
+        if codec in _COMPRESSION_CODECS and method == "decode":
+            return _decompressed(_COMPRESSION_CODECS[codec], data)
         if isinstance(text, bytes) and isinstance(codec, str) and codec in _PLAIN_ENCODINGS:
             return text.decode(codec)
     if owner == "str" and method == "join" and len(args) == 2 and isinstance(args[0], str):
         return _joined(args[0], args[1])
+    if owner in ("bytes", "str") and method in ("decode", "encode") and args:
+        return _method(args[0], method, args[1:])  # bytes.decode(data, "utf-8")
     raise _Unknown
+
+
+def _decompressed(kind: str, data: bytes) -> bytes:
+    """`data` decompressed by zlib, gzip, bz2 or lzma, never past :data:`MAX_LENGTH`."""
+    if kind == "bz2":
+        return _capped(bz2.BZ2Decompressor().decompress(data, MAX_LENGTH + 1))  # type: ignore[return-value]
+    if kind == "lzma":
+        return _capped(lzma.LZMADecompressor().decompress(data, MAX_LENGTH + 1))  # type: ignore[return-value]
+    wbits = 31 if kind == "gzip" else 47  # zlib.decompress: a zlib header (47 also reads gzip)
+    return _capped(zlib.decompressobj(wbits).decompress(data, MAX_LENGTH + 1))  # type: ignore[return-value]
 
 
 def _method(receiver: Folded, method: str, args: list[Folded]) -> Folded:
@@ -478,11 +531,3 @@ def _encoding(codec: Folded) -> str:
     if isinstance(codec, str) and codec.lower() in _PLAIN_ENCODINGS:
         return codec.lower()
     raise _Unknown
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)):
-        return f"{base}.{node.attr}"
-    return None

@@ -57,6 +57,7 @@ class ProcessRules:
             source = labels.get("decoded") or labels.get("fetched")
             if source is not None:
                 add("exec.decoded-payload", line, f"{name} runs a shell command from {source}")
+        self._packed(call, line)
         if hidden and _shell_true(call) and name.startswith("subprocess."):
             constant = bool(call.args) and isinstance(call.args[0], ast.Constant)
             add("exec.shell", line, f"{name} with shell=True, reached through a lookup or a "
@@ -95,6 +96,19 @@ class ProcessRules:
             and any(i == "socket" or i.startswith("socket.") for i in self.index.aliases.values())
         ):
             add("exec.reverse-shell", line, "spawns a shell beside a socket")
+
+    def _packed(self, call: ast.Call, line: int) -> None:
+        """A command (or a word of it) that is a constant hidden behind a decoder."""
+        if not call.args:
+            return
+        command = call.args[0]
+        words = command.elts[:8] if isinstance(command, ast.List | ast.Tuple) else [command]
+        for word in words:
+            if (hidden := self.taint.revealed(word)) is not None:
+                self.findings.add("obfuscation.packed-code", line,
+                                  f"runs a command packed with {hidden[0]}: "
+                                  f"{hidden[1][:100]!r}")  # fmt: skip
+                return
 
     def _command_words(self, call: ast.Call) -> list[str]:
         if not call.args:

@@ -111,6 +111,16 @@ class Taint:
         found = self.labels(node)
         return found.get("decoded") or found.get("fetched")
 
+    def revealed(self, node: ast.AST) -> tuple[str, str] | None:
+        """(the decoder, the text) when `node` is a constant hidden behind a decoder
+        (``b64decode("aW1w...")``, rot13, zlib of a literal, through names): what it
+        reveals is folded; None for anything else."""
+        reason = self.labels(node).get("decoded")
+        if reason is None:
+            return None
+        text = self.values.folder.text(node)
+        return (reason, text) if text else None
+
     def labels(self, node: ast.AST) -> Labels:
         """The labels `node`'s value carries, with their reasons."""
         found: Labels = {}
