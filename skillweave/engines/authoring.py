@@ -51,7 +51,15 @@ from skillweave.errors import (
     SkillFormatError,
 )
 from skillweave.sandbox import ExecuteRequest, ExecutionResult
-from skillweave.skills import Draft, build_draft, name_key
+from skillweave.skills import (
+    Draft,
+    build_draft,
+    evidence,
+    finding_line,
+    name_key,
+    review_line,
+    worst_first,
+)
 from skillweave.skills.review import SkillReviewer, review_report
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.storage import ArtifactStore, keys
@@ -302,9 +310,17 @@ def _judged(label: str, example: SkillExample, result: ExecutionResult) -> tuple
 
 
 def _findings(report: ScanReport) -> str:
-    lines = [
-        f"- {f.severity} {f.rule} at {f.path}{f':{f.line}' if f.line else ''}: {f.message}"
-        for f in report.findings[:_SHOWN_FINDINGS]
-    ]
-    more = len(report.findings) - _SHOWN_FINDINGS
-    return "\n".join(lines + ([f"- … and {more} more"] if more > 0 else []))
+    """The findings as the other doors show them (``skills.scan_decision``): worst first, each
+    with its evidence line, the model review's marked, then the review's cost."""
+    findings = worst_first(report.findings)
+    lines: list[str] = []
+    for f in findings[:_SHOWN_FINDINGS]:
+        lines.append(f"- {finding_line(f)}")
+        if shown := evidence(f):
+            lines.append(f"  evidence: {shown}")
+    more = len(findings) - _SHOWN_FINDINGS
+    if more > 0:
+        lines.append(f"- … and {more} more")
+    if report.review is not None:
+        lines.append(f"- {review_line(report.review)}")
+    return "\n".join(lines)

@@ -72,7 +72,14 @@ if TYPE_CHECKING:
     from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
     from skillweave.skills.reload import reloading
     from skillweave.skills.resources import list_resources, read_resource, render_activation
-    from skillweave.skills.scan_decision import ScanDecision, stored_report
+    from skillweave.skills.scan_decision import (
+        ScanDecision,
+        evidence,
+        finding_line,
+        review_line,
+        stored_report,
+        worst_first,
+    )
     from skillweave.skills.spec import Diagnostic, check_frontmatter, name_problems
     from skillweave.skills.tools import ToolSchema, declared_tool_scripts, parse_tool_schemas
     from skillweave.skills.validation import ValidationReport, validate_paths
@@ -153,7 +160,11 @@ _EXPORTS: dict[str, str] = {
     "valid_host": "network",
     "with_frontmatter_fields": "frontmatter",
     "ScanDecision": "scan_decision",
+    "evidence": "scan_decision",
+    "finding_line": "scan_decision",
+    "review_line": "scan_decision",
     "stored_report": "scan_decision",
+    "worst_first": "scan_decision",
 }
 
 __all__ = [
@@ -202,7 +213,9 @@ __all__ = [
     "declared_destinations",
     "declared_tool_scripts",
     "discover_dependencies",
+    "evidence",
     "extract_package",
+    "finding_line",
     "is_scope",
     "list_resources",
     "load_skill_file",
@@ -221,6 +234,7 @@ __all__ = [
     "render_activation",
     "render_catalog",
     "render_entries",
+    "review_line",
     "skill_allowance",
     "skill_document",
     "skill_id",
@@ -229,6 +243,7 @@ __all__ = [
     "valid_host",
     "validate_paths",
     "with_frontmatter_fields",
+    "worst_first",
     "write_package",
 ]
 
