@@ -131,3 +131,31 @@ def test_a_decompression_bomb_in_a_constant_is_folded_within_bounds() -> None:
     started = time.perf_counter()
     scan({"scripts/tool.py": source})
     assert time.perf_counter() - started < 2.0
+
+
+# --- class 2: a function of another module that only forwards to __import__ or getattr -------
+
+LOADER = "import importlib\n\n\ndef load(name):\n    return importlib.import_module(name)\n"
+PICKER = "pick = lambda owner, attr: getattr(owner, attr)\n"
+
+
+@pytest.mark.parametrize(
+    ("helper", "main"),
+    [
+        (LOADER, "import sys, helpers\nhelpers.load('sub' + 'process').Popen(sys.argv[1], "
+                 "shell=True)\n"),
+        (PICKER, "import os, sys\nfrom helpers import pick\nrun = pick(os, 'po' + 'pen')\n"
+                 "run(sys.argv[1])\n"),
+        (LOADER + PICKER, "import sys\nfrom helpers import load as ld, pick\n"
+                          "pick(ld('o' + 's'), 'system')(' '.join(sys.argv))\n"),
+    ],
+)  # fmt: skip
+def test_a_shell_reached_through_another_modules_forwarder_is_high(helper: str, main: str) -> None:
+    report = scan({"scripts/helpers.py": helper, "scripts/main.py": main})
+    assert worst(report, "exec.shell") == "high", report.findings
+
+
+def test_an_ordinary_module_loaded_through_another_modules_forwarder_stays_clean() -> None:
+    main = "import sys\nfrom helpers import load\nprint(load('json').dumps(sys.argv))\n"
+    report = scan({"scripts/helpers.py": LOADER, "scripts/main.py": main})
+    assert rules_at_least(report, "high") == set(), report.findings

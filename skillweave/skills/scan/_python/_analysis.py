@@ -10,6 +10,7 @@ rules of any run; ``PythonScan`` then reads it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from skillweave.skills.scan._python._index import ModuleIndex
@@ -18,7 +19,7 @@ from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._python._wrappers import Wrapper, Wrappers
 
-__all__ = ["ModuleAnalysis"]
+__all__ = ["ModuleAnalysis", "pass_through"]
 
 _PASS_THROUGH: Final = frozenset(
     {"__import__", "builtins.__import__", "importlib.import_module", "getattr",
@@ -51,25 +52,56 @@ class ModuleAnalysis:
         ``getattr`` (``imp = lambda *a: __import__(*a)``) resolves as they do; names then
         assigned through it (``run = getattr(imp("os"), "system")``) become aliases too."""
         module = self.scopes.module
-        added = False
+        found: dict[str, str] = {}
         for var, functions in self.scopes.defined.items():
             if var[0] != "n" or var[1] != module or var[2] in self.index.aliases:
                 continue
             wrapper = self.wrappers.of(functions[0]) if functions else None
-            if wrapper is None or len(wrapper.templates) != 1:
-                continue
-            template = wrapper.templates[0]
-            if template.callee in _PASS_THROUGH and _forwards(template.call, wrapper):
-                self.index.aliases[var[2]] = template.callee
-                added = True
-        if not added:
+            callee = pass_through(wrapper) if wrapper is not None else None
+            if callee is not None:
+                found[var[2]] = callee
+        self.alias(found)
+
+    def imported_pass_throughs(self, exported: Callable[[str], Wrapper | None]) -> None:
+        """Functions of another module of the skill (`exported` finds one by qualified name,
+        ``helpers.load``) that only forward to ``__import__`` or ``getattr`` resolve as they
+        do (``from helpers import load; getattr(load("os"), "system")``, also as
+        ``helpers.load("os")``); names assigned through them become aliases."""
+        cache: dict[str, str | None] = {}
+
+        def forwarding(name: str) -> str | None:
+            if name not in cache:
+                wrapper = exported(name) if "." in name else None
+                cache[name] = pass_through(wrapper) if wrapper is not None else None
+            return cache[name]
+
+        self.values.forwarding = forwarding
+        self.alias({})
+
+    def alias(self, found: Mapping[str, str]) -> None:
+        """Make each name in `found` an alias of its callee, then resolve again the names
+        assigned through them."""
+        if not found and self.values.forwarding is None:
             return
+        self.index.aliases.update(found)
+        self.values.folder.forget()
         for name, values in self.index.assigned.items():
             if name not in self.index.aliases and len(values) == 1:
                 resolved = self.values.qualname(values[0])
                 if resolved:
                     self.index.aliases[name] = resolved
                     self.index.assigned_aliases.add(name)
+
+
+def pass_through(wrapper: Wrapper) -> str | None:
+    """``__import__`` or ``getattr`` when `wrapper` only forwards its parameters to one of
+    them, as they come; None otherwise."""
+    if len(wrapper.templates) != 1:
+        return None
+    template = wrapper.templates[0]
+    if template.callee in _PASS_THROUGH and _forwards(template.call, wrapper):
+        return template.callee
+    return None
 
 
 def _forwards(call: ast.Call, wrapper: Wrapper) -> bool:

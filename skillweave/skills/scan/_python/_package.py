@@ -5,7 +5,9 @@ helper.run_it(...)``, ``from .helper import Tool``) must not hide what it wraps 
 ``scanner`` makes one of these over every Python file of the package before any rule runs
 (pass one: each module parsed and analysed on its own, ``ModuleAnalysis``, then the summaries
 of its functions taken, ``Wrappers.exported``); ``PythonScan`` then asks it (pass two) for
-the wrapper or the returned labels of a name another module imports. The summaries are taken
+the wrapper or the returned labels of a name another module imports. A function that only
+forwards to ``__import__`` or ``getattr`` resolves, in every module that calls it, as what it
+forwards to (``ModuleAnalysis.imported_pass_throughs``). The summaries are taken
 from each module's own analysis only, so the order of the modules never changes a result.
 At most :data:`MAX_MODULES` modules are analysed together; a module is named by its file's
 stem (``scripts/helper.py`` is ``helper``), the caller's own folder first.
@@ -48,6 +50,7 @@ class PythonPackage:
                 self._by_stem.setdefault(stem, []).append(path)
         for path, analysis in self.modules.items():
             if isinstance(analysis, ModuleAnalysis) and len(self.modules) > 1:
+                analysis.imported_pass_throughs(lambda name, path=path: self._function(name, path))
                 analysis.taint.external = lambda name, path=path: self.returns(name, path)
                 analysis.taint.propagate()
 
@@ -75,6 +78,10 @@ class PythonPackage:
         """The labels of what `name` (another module's function) returns."""
         found = self.wrapper(name, caller)
         return dict(found[0].returns) if found is not None else {}
+
+    def _function(self, name: str, caller: str) -> Wrapper | None:
+        found = self.wrapper(name, caller)
+        return found[0] if found is not None else None
 
     def _module(self, stem: str, caller: str) -> str | None:
         paths = self._by_stem.get(stem)

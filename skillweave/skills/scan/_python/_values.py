@@ -14,6 +14,7 @@ and every rule family; made by ``PythonScan`` over its :class:`ModuleIndex`.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Final
 
 from skillweave.skills.scan._python._fold import Folder
@@ -36,6 +37,9 @@ class Values:
     def __init__(self, index: ModuleIndex) -> None:
         self.index = index
         self.folder = Folder(index)
+        self.forwarding: Callable[[str], str | None] | None = None
+        """What another module's function called by this qualified name only forwards to
+        (``__import__``, ``getattr``), set by ``_package``; None when it forwards to none."""
 
     def name(self, node: ast.AST | None) -> str | None:
         """The attribute or module name `node` evaluates to exactly (folded from pieces);
@@ -58,6 +62,8 @@ class Values:
             parts.append(_builtins(self.index.aliases.get(node.id, node.id)))
         elif isinstance(node, ast.Call) and depth < 4:
             inner = self.qualname(node.func, depth + 1)
+            if inner and self.forwarding is not None:
+                inner = self.forwarding(inner) or inner
             first = self.name(node.args[0]) if node.args else None
             if inner in ("__import__", "builtins.__import__", "importlib.import_module") and first:
                 parts.append(_builtins(first))
