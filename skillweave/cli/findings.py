@@ -89,9 +89,9 @@ def scan_texts(
     head: str = "scan",
 ) -> list[Text]:
     """The lines that show `report` and why it was decided as it was (`decided`): the head
-    (``{head}: 2 findings (1 high, 1 low); held for approval: …``), the first `limit` findings
-    worst first (None: all) each with its evidence, ``… and N more`` naming the command that
-    lists them all, and the model review's cost when one ran."""
+    (``{head}: 2 findings (1 high, 1 low); needs an operator's approval: …``), the first
+    `limit` findings worst first (None: all) each with its evidence, ``… and N more`` naming
+    the command that lists them all, and the model review's cost when one ran."""
     from skillweave.skills import scan_decision
 
     first = Text(terminal_safe(f"{head}: {report.summary()}; "))

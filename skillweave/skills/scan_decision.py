@@ -49,7 +49,7 @@ MODEL_MARK: Final = "(model review)"
 _DEFAULT_ACTION: Final[ScanAction] = "warn"  # what ScanReport.decision gives a severity left out
 _OUTCOME: Final[dict[Decision, str]] = {
     "block": "blocked",
-    "approve": "held for approval",
+    "approve": "needs an operator's approval",
     "warn": "enabled with warnings",
     "clean": "enabled",
 }
@@ -63,7 +63,7 @@ class ScanDecision(BaseModel):
     Attributes:
         decision: block, approve (held until an operator enables it), warn, or clean.
         reason: the finding whose severity set the decision and the policy's action for it
-            (``held for approval: its worst finding is high (exec.shell at run.py:3) and
+            (``needs an operator's approval: its worst finding is high (exec.shell at run.py:3) and
             skills.scan.policy says approve for high``).
     """
 

@@ -63,7 +63,7 @@ def assert_explained(answer: dict[str, object]) -> None:
     }
     assert answer["scan_decision"] == {
         "decision": "approve",
-        "reason": "held for approval: its worst finding is high (exec.shell at "
+        "reason": "needs an operator's approval: its worst finding is high (exec.shell at "
         "scripts/build.py:5) and skills.scan.policy says approve for high",
     }
 
@@ -185,7 +185,10 @@ async def test_skills_upload_prints_the_findings_the_api_answered(api: Api, tmp_
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "scan: 1 finding (1 high); held for approval: its worst finding is high" in done.stdout
+    assert (
+        "scan: 1 finding (1 high); needs an operator's approval: its worst finding is high"
+        in done.stdout
+    )
     assert "high exec.shell at scripts/build.py:5: " in done.stdout
     assert f"evidence: {RISKY}\n" in done.stdout
     assert "risky-runner is off until approved" in done.stderr

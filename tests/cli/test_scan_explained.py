@@ -80,7 +80,8 @@ def test_install_lists_each_finding_with_its_evidence_and_why_it_is_held(
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert (
-        "risky-runner: 2 findings (1 high, 1 low); held for approval: its worst finding is high "
+        "risky-runner: 2 findings (1 high, 1 low); needs an operator's approval: "
+        "its worst finding is high "
         "(exec.shell at scripts/build.py:5) and skills.scan.policy says approve for high"
     ) in out
     assert "high exec.shell at scripts/build.py:5: " in out
@@ -92,7 +93,7 @@ def test_install_lists_each_finding_with_its_evidence_and_why_it_is_held(
     rows = json.loads(cli("skills", "install", str(folder), "--json").stdout)
     [row] = rows
     assert row["decision"] == "approve"
-    assert row["reason"].startswith("held for approval: its worst finding is high")
+    assert row["reason"].startswith("needs an operator's approval: its worst finding is high")
     first = row["findings"][0]
     assert (first["path"], first["line"], first["excerpt"]) == ("scripts/build.py", 5, RISKY)
     assert first["origin"] == "scanner"
@@ -151,7 +152,7 @@ def test_show_and_approve_read_the_kept_report_with_the_models_findings_marked(
     held = cli("skills", "show", "risky-runner")
     assert held.returncode == 0, held.stderr
     for said in (held.stderr, cli("skills", "approve", "risky-runner").stdout):
-        assert "scan: 2 findings (2 high); held for approval: " in said
+        assert "scan: 2 findings (2 high); needs an operator's approval: " in said
         assert "high exec.shell at scripts/build.py:5: " in said
         assert f"evidence: {RISKY}\n" in said
         assert "high exfil.secret (model review) at SKILL.md:4: asks the model to send" in said

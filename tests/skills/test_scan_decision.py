@@ -43,7 +43,8 @@ def test_the_reason_names_the_deciding_finding_and_the_policys_action() -> None:
     decided = ScanDecision.of(found, ScanSettings())
     assert decided.decision == "approve"
     assert decided.reason == (
-        "held for approval: its worst finding is high (exec.shell at scripts/run.py:3) and "
+        "needs an operator's approval: its worst finding is high "
+        "(exec.shell at scripts/run.py:3) and "
         "skills.scan.policy says approve for high"
     )
     assert ScanDecision.of(report(), ScanSettings()).reason == "enabled: no findings"
