@@ -159,3 +159,41 @@ def test_an_ordinary_module_loaded_through_another_modules_forwarder_stays_clean
     main = "import sys\nfrom helpers import load\nprint(load('json').dumps(sys.argv))\n"
     report = scan({"scripts/helpers.py": LOADER, "scripts/main.py": main})
     assert rules_at_least(report, "high") == set(), report.findings
+
+
+# --- a namespace returned by a function of the module ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import builtins, codecs\n\ndef table():\n    return vars(builtins)\n\n"
+        "table()['ev' + 'al'](codecs.decode('cevag(1)', 'rot13'))\n",
+        "import codecs\n\nclass Box:\n    def names(self):\n"
+        "        ns = __builtins__\n        return ns if type(ns) is dict else ns.__dict__\n"
+        "    def go(self):\n        fn = self.names()[''.join(['ex', 'ec'])]\n"
+        "        fn(codecs.decode('cevag(2)', 'rot13'))\n\nBox().go()\n",
+    ],
+)
+def test_a_builtin_looked_up_in_a_namespace_a_function_returns_is_found(source: str) -> None:
+    report = scan({"scripts/tool.py": source})
+    assert worst(report, "exec.decoded-payload") == "critical", report.findings
+    assert worst(report, "obfuscation.dynamic-lookup") == "critical", report.findings
+
+
+def test_a_module_a_method_returns_is_that_module() -> None:
+    source = (
+        "import sys\n\nclass Runner:\n    def _mod(self):\n        return sys.modules['o' + 's']\n"
+        "    def run(self, cmd):\n        self._mod().system(cmd)\n\nRunner().run(sys.argv[1])\n"
+    )
+    assert worst(scan({"scripts/tool.py": source}), "exec.shell") == "high"
+
+
+def test_a_method_returning_its_own_data_is_not_a_namespace() -> None:
+    source = (
+        "import sys\n\nclass Handlers:\n    def __init__(self):\n"
+        "        self.table = {'a': print}\n"
+        "    def get(self):\n        return self.table\n    def pick(self):\n"
+        "        return self\n\nHandlers().pick().get()[sys.argv[1]]('x')\n"
+    )
+    assert rules_at_least(scan({"scripts/tool.py": source}), "medium") == set()

@@ -40,6 +40,7 @@ class ModuleAnalysis:
         self.values = Values(self.index)
         self.index.build(self.values.qualname)
         self.values.folder.forget()  # folds made while the walk was still collecting names
+        self.alias({})  # names assigned before what they resolve through was walked
         self.scopes = Scopes(tree)
         self.scopes.build(self.index.order, self.index.parents)
         self.taint = Taint(self.index, self.values, self.scopes)
@@ -81,8 +82,6 @@ class ModuleAnalysis:
     def alias(self, found: Mapping[str, str]) -> None:
         """Make each name in `found` an alias of its callee, then resolve again the names
         assigned through them."""
-        if not found and self.values.forwarding is None:
-            return
         self.index.aliases.update(found)
         self.values.folder.forget()
         for name, values in self.index.assigned.items():

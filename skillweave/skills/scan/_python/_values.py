@@ -23,6 +23,7 @@ from skillweave.skills.scan._python._index import ModuleIndex
 __all__ = ["Values"]
 
 _APPROX_DEPTH: Final = 12
+_MAX_RETURNS: Final = 8
 _NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
 """Calls whose result maps a module's names to its values (``globals()["os"]``)."""
 
@@ -78,8 +79,15 @@ class Values:
                 if owner is None:
                     return None
                 parts.append(f"{owner}.__dict__")
+            elif (returned := self._returned(node, depth)) is not None:
+                parts.append(returned)
             else:
                 return None
+        elif isinstance(node, ast.IfExp) and depth < 4:  # b if isinstance(b, dict) else vars(b)
+            body = self.qualname(node.body, depth + 1)
+            if body is None or body != self.qualname(node.orelse, depth + 1):
+                return None
+            parts.append(body)
         elif isinstance(node, ast.Subscript) and depth < 4:
             found = self.subscripted(node, depth)
             if found is None:
@@ -88,6 +96,23 @@ class Values:
         else:
             return None
         return _strip_dict(".".join(reversed(parts)))
+
+    def _returned(self, call: ast.Call, depth: int) -> str | None:
+        """The module or namespace a function of this module returns on every path
+        (``def ns(): return vars(__builtins__)``, a method too), for ``ns()["exec"]``; None
+        when its returns differ or are not imported names."""
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        returns = self.index.returns.get(name) if name else None
+        if not returns or len(returns) > _MAX_RETURNS:
+            return None
+        found = {
+            None if _local_name(r, self.index.aliases) else self.qualname(r, depth + 1)
+            for r in returns
+        }
+        if len(found) != 1:
+            return None
+        return found.pop()
 
     def subscripted(self, node: ast.Subscript, depth: int = 0) -> str | None:
         """What a namespace lookup names: ``globals()["os"]`` → ``os``, ``sys.modules["os"]``
@@ -214,6 +239,11 @@ def _builtins(name: str) -> str:
     if name == "__builtins__" or name.startswith("__builtins__."):
         return "builtins" + name.removeprefix("__builtins__")
     return name
+
+
+def _local_name(node: ast.expr, aliases: dict[str, str]) -> bool:
+    """A bare name that is no import nor alias (``return self``, ``return result``)."""
+    return isinstance(node, ast.Name) and node.id not in aliases and node.id != "__builtins__"
 
 
 def _strip_dict(name: str) -> str:
