@@ -24,8 +24,10 @@ from skillweave.skills.scan._javascript._values import (
     DANGEROUS_NAMES,
     DECODED,
     DECODERS,
+    DECRYPTERS,
     DESERIALIZERS,
     FETCHED,
+    FILE_MODULES,
     GLOBALS,
     HOME,
     HOME_FILE,
@@ -44,6 +46,7 @@ from skillweave.skills.scan._javascript._values import (
     decode_bytes,
     from_char_codes,
     join_taint,
+    joined_shape,
     member_ref,
     percent_decoded,
     shown,
@@ -63,12 +66,15 @@ _PASS_METHODS: Final = frozenset(
      "replace", "replaceAll", "split", "map", "filter", "reduce", "then"}
 )  # fmt: skip
 _APPENDS: Final = frozenset({"push", "unshift", "add", "set", "write", "append", "concat"})
+_HOME_VARIABLES: Final = frozenset({"HOME", "USERPROFILE"})
+_CONSTRUCTED: Final = frozenset({"ctor", "Function.prototype"})
+"""Refs whose ``.constructor`` is the Function constructor."""
 _PROMISE_TAIL: Final = frozenset({"then", "catch", "finally"})
 _BUILTIN_REFS: Final = frozenset(
     {"eval", "Function", "require", "fetch", "atob", "unescape", "decodeURIComponent",
      "decodeURI", "setTimeout", "setInterval", "global", "globalThis", "window", "self",
      "process", "module", "Buffer", "String", "Reflect", "JSON", "Promise", "XMLHttpRequest",
-     "WebSocket", "EventSource", "TextDecoder"}
+     "WebSocket", "EventSource", "TextDecoder", "Object"}
 )  # fmt: skip
 
 
@@ -106,10 +112,21 @@ class Semantics(Sinks):
             return Value(number=len(base.text if base.text is not None else base.items or []))
         if base.ref == "process" and name == "env":
             return Value(taint=frozenset({"env"}), ref="process.env")
+        if base.ref == "process.env" and name in _HOME_VARIABLES:
+            return with_text("~", taint=frozenset({HOME}))
+        if name == "constructor" and (base.function is not None or base.ref in _CONSTRUCTED):
+            self._unnamed_function(offset)
+            return Value(ref="Function")
         if base.ref and base.ref.split("#")[0] in _SINK_REFS and name in ("call", "apply", "bind"):
             return Value(ref=f"{base.ref}#{name}")
         ref = member_ref(base.ref, name)
         return Value(taint=base.taint - {BUILT}, ref=ref)
+
+    def _unnamed_function(self, offset: int) -> None:
+        self.dynamic = True
+        self.report("obfuscation.dynamic-lookup", offset,
+                    "reaches the Function constructor through .constructor, without naming it",
+                    "high")  # fmt: skip
 
     def _lookup(self, base: Value, name: str | None, key: Value, offset: int) -> None:
         where = (base.ref or base.name or "an object").removeprefix("mod:")
@@ -137,7 +154,8 @@ class Semantics(Sinks):
                 pieces = max(left.pieces, 1) + max(right.pieces, 1)
                 extra = {BUILT} if first and second else set()
                 return Value(text=first + second, taint=taint | extra, pieces=pieces)
-            return Value(taint=taint, prefix=(first or left.prefix)[:64])
+            return Value(taint=taint, prefix=(first or left.prefix)[:64],
+                         shape=joined_shape([left, right], ""))  # fmt: skip
         if op in ("||", "??", "&&"):
             chosen = left if left.text is not None or left.ref else right
             return Value(text=chosen.text, ref=chosen.ref, taint=taint, pieces=chosen.pieces)
@@ -202,6 +220,8 @@ class Semantics(Sinks):
             return Value()
         if ref == "TextDecoder":
             return Value(ref="TextDecoder")
+        if ref == "mod:module":
+            return Value(ref="module.instance")
         value = self._known_call(ref, args, offset, constructing=True) if ref else None
         return value if value is not None else Value()
 
@@ -239,6 +259,11 @@ class Semantics(Sinks):
             self.report("obfuscation.dynamic-lookup", offset,
                         f"{ref} reaches Node's internal bindings", "high")  # fmt: skip
             return Value()
+        if ref in ("Object.getPrototypeOf", "Reflect.getPrototypeOf") and first.function:
+            return Value(ref="Function.prototype")
+        module, _, method = ref.rpartition(".")
+        if module.removeprefix("mod:") in FILE_MODULES:
+            self.file_access(method, args, offset)
         if ref == "Reflect.get" and len(args) > 1:
             return self.member(first, text_of(args[1]), offset, key=args[1])
         if ref == "Reflect.apply" and len(args) > 2:
@@ -261,7 +286,7 @@ class Semantics(Sinks):
             return first
         if ref in DECODERS:
             return self._decode(ref, args, first)
-        if ZLIB.fullmatch(ref):
+        if ZLIB.fullmatch(ref) or ref in DECRYPTERS:
             return Value(taint=first.taint | {DECODED})
         if ref == "os.homedir":
             return with_text("~", taint=frozenset({HOME}))
@@ -271,7 +296,9 @@ class Semantics(Sinks):
             texts = [text_of(a) for a in args]
             joined = "/".join(t for t in texts if t is not None)
             known = None not in texts and len(joined) < MAX_TEXT
-            return Value(text=joined if known else None, taint=join_taint(*args) - {BUILT})
+            shape = None if known else joined_shape(args, "/")
+            taint = join_taint(*args) - {BUILT}
+            return Value(text=joined if known else None, taint=taint, shape=shape)
         if ref in ("JSON.parse", "String", "TextDecoder.decode"):
             return Value(text=first.text, taint=first.all_taint(), pieces=first.pieces)
         return None

@@ -104,6 +104,7 @@ class JavaScriptScan:
         bare.append(text[position:])
         self.code = "".join(code)
         self.bare = "".join(bare)
+        self.written: set[int] = set()  # lines whose writes the flow judged
 
     def run(self) -> None:
         self._network()
@@ -138,6 +139,14 @@ class JavaScriptScan:
             semantics.found.items(), key=lambda item: item[1][1]
         ):
             self.out.at(self.source, rule, offset, message, severity=severity)
+        self.written = {
+            semantics.line_of(offset)
+            for (rule, _), (_, offset, _) in semantics.found.items()
+            if rule in ("fs.persistence", "fs.write-outside")
+        }
+        for offset, what in semantics.credentials:
+            line = self._line(offset)
+            self.facts.credentials.append((line, what, self.source.lines.excerpt(line)))
         if tokens.rest >= 0:  # past the token cap: calls that run code, read on the text
             for match in _CODE_CALLS.finditer(self.bare, tokens.rest):
                 semantics.dynamic = True
@@ -160,6 +169,8 @@ class JavaScriptScan:
             index = 1 if match.group(1) in _SECOND_ARGUMENT else 0
             if len(arguments) <= index:
                 continue
+            if self._line(match.start()) in self.written:
+                continue  # the flow read this write's path better
             path = self._path(arguments[index])
             rule = write_target(path) if path else None
             if rule == "fs.persistence":

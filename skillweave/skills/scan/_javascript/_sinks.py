@@ -16,7 +16,11 @@ from skillweave.config import Severity
 from skillweave.skills.scan._javascript._values import (
     BUILT,
     FETCHED,
+    FILE_COPIES,
+    FILE_READS,
+    FILE_WRITES,
     HOME_FILE,
+    MODULE_COMPILE,
     PAYLOAD,
     POWERFUL_MODULES,
     SHELL_FLAGS,
@@ -26,10 +30,12 @@ from skillweave.skills.scan._javascript._values import (
     Value,
     join_taint,
     module_ref,
+    shape_of,
     shown,
     text_of,
     unsafe_yaml_options,
 )
+from skillweave.skills.scan._text import credential_path, write_target
 from skillweave.skills.scan.report import severity_rank
 
 
@@ -40,6 +46,7 @@ class Sinks:
         self.found: dict[tuple[str, int], tuple[Severity, int, str]] = {}
         self.line_of: Callable[[int], int] = lambda offset: offset
         self.dynamic = False  # code is built or run at run time somewhere (long lines)
+        self.credentials: list[tuple[int, str]] = []  # (offset, what) of credential files read
 
     # --- findings -----------------------------------------------------------------------------
 
@@ -62,6 +69,10 @@ class Sinks:
         else:
             code = args if ref in ("Function", "AsyncFunction") else args[:1]
         self.dynamic = True
+        if ref == MODULE_COMPILE:
+            self.report("obfuscation.dynamic-lookup", offset,
+                        f"{ref} runs a string as a module's code without naming eval",
+                        "high")  # fmt: skip
         if not code:
             return
         taint = join_taint(*code)
@@ -87,6 +98,30 @@ class Sinks:
         else:
             self.report("exec.dynamic-code", offset, f"{what} of a value built at run time",
                         "medium")  # fmt: skip
+
+    def file_access(self, method: str, args: list[Value], offset: int) -> None:
+        """A file read or written through a path built at run time (``path.join``, ``+``,
+        templates; unknown pieces as ``*``): credential files read, persistence and places
+        outside the workspace written."""
+        index = 1 if method in FILE_COPIES else 0
+        if len(args) <= index:
+            return
+        path = shape_of(args[index])
+        if method in FILE_READS or (method in FILE_COPIES and index == 1):
+            found = credential_path(shape_of(args[0]))
+            if found is not None and len(self.credentials) < 100:
+                what, severity = found
+                self.credentials.append((offset, what))
+                self.report("secrets.credential-path", offset,
+                            f"reads {what} ({shown(shape_of(args[0]))})", severity)  # fmt: skip
+        if method not in FILE_WRITES and method not in FILE_COPIES:
+            return
+        rule = write_target(path)
+        if rule == "fs.persistence":
+            self.report(rule, offset, f"writes {shown(path)}, which runs again later",
+                        "critical")  # fmt: skip
+        elif rule == "fs.write-outside":
+            self.report(rule, offset, f"writes {shown(path)}, outside the workspace", "high")
 
     def _shell(self, ref: str, command: Value, offset: int) -> None:
         what = ref.replace("child_process.", "child_process.")

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 MAX_TEXT: Final = 4_096
 MAX_ITEMS: Final = 4_000
+MAX_SHAPE: Final = 512
 
 FETCHED: Final = "fetched"
 DECODED: Final = "decoded"
@@ -55,6 +56,7 @@ class Value:
     regex: str | None = None
     pieces: int = 0  # how many string pieces built it (0: a literal or unknown)
     prefix: str = ""  # how it starts when only that is known ('data:' + payload)
+    shape: str | None = None  # a path or string partly known: unknown pieces as ``*``
 
     def tainted(self, *kinds: str) -> Value:
         return replace(self, taint=self.taint | frozenset(kinds))
@@ -77,6 +79,20 @@ def join_taint(*values: Value) -> frozenset[str]:
     for value in values:
         taint |= value.taint
     return taint
+
+
+def shape_of(value: Value) -> str:
+    """A value as a path pattern: its text, its known shape, or ``*``."""
+    text = text_of(value)
+    return text if text is not None else value.shape or "*"
+
+
+def joined_shape(values: list[Value], separator: str) -> str | None:
+    """The shape of pieces joined, when one of them is known at all (cut at 512)."""
+    shapes = [shape_of(v) for v in values[:64]]
+    if all(s == "*" for s in shapes):
+        return None
+    return separator.join(shapes)[:MAX_SHAPE]
 
 
 def text_of(value: Value) -> str | None:
@@ -130,12 +146,16 @@ def from_char_codes(values: list[Value]) -> str | None:
     return "".join(map(chr, codes))
 
 
-_SAFE_REGEX: Final = re.compile(r"(?:[\w\s,.:;'\"!@#%&=~<>/-]|\\.|\[[^\]\\]{1,40}\])+[+*]?")
+_SAFE_REGEX: Final = re.compile(
+    r"(?:[\w\s,.:;'\"!@#%&=~<>/-]|\\.|\[[^\]\\]{1,40}\]|\(\?[=!](?:\[[^\]\\]{1,40}\]|[\w.]{1,20})\))+"
+    r"[+*]?"
+)
 
 
 def replace_text(text: str, pattern: Value, replacement: str) -> str | None:
     """``text.replace(pattern, replacement)`` when the pattern is a string or a regex too
-    simple to backtrack (no groups, alternation, or more than one trailing quantifier)."""
+    simple to backtrack (no groups but a lookahead of one class or word, no alternation, at most
+    one trailing quantifier)."""
     if pattern.text is not None:
         return cut(text.replace(pattern.text, replacement, 1))
     if pattern.regex is None:
@@ -164,10 +184,12 @@ DECODERS: Final = frozenset(
      "String.fromCodePoint"}
 )  # fmt: skip
 ZLIB: Final = re.compile(r"zlib\.(?:inflate|gunzip|unzip|brotliDecompress|inflateRaw)(?:Sync)?")
+MODULE_COMPILE: Final = "Module._compile"
+"""A module's private compile: runs a string as a module's code without naming eval."""
 CODE_SINKS: Final = frozenset(
     {"eval", "Function", "AsyncFunction", "vm.runInThisContext", "vm.runInNewContext",
      "vm.runInContext", "vm.compileFunction", "vm.Script", "vm.SourceTextModule",
-     "setTimeout", "setInterval"}
+     "setTimeout", "setInterval", MODULE_COMPILE}
 )  # fmt: skip
 SHELL_FUNCTIONS: Final = frozenset({"child_process.exec", "child_process.execSync"})
 SPAWN_FUNCTIONS: Final = frozenset(
@@ -185,7 +207,7 @@ DANGEROUS_NAMES: Final = frozenset(
     {"eval", "Function", "exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync",
      "fork", "binding", "_linkedBinding", "dlopen", "mainModule", "require", "constructor",
      "runInThisContext", "runInNewContext", "runInContext", "compileFunction", "Script",
-     "_load", "child_process", "setTimeout", "setInterval", "import"}
+     "_load", "_compile", "child_process", "setTimeout", "setInterval", "import"}
 )  # fmt: skip
 DANGEROUS_BASES: Final = frozenset(
     {*GLOBALS, "process", "module", "require", "mod:child_process", "mod:vm", "mod:module",
@@ -201,6 +223,26 @@ DESERIALIZERS: Final = frozenset(
      "cryo.parse", "v8.deserialize"}
 )  # fmt: skip
 YAML_LOADS: Final = frozenset({"js-yaml.load", "js-yaml.loadAll", "yaml.load"})
+DECRYPTERS: Final = frozenset(
+    {"crypto.createDecipheriv", "crypto.createDecipher", "crypto.privateDecrypt",
+     "crypto.publicDecrypt"}
+)  # fmt: skip
+"""Decrypted data is decoded data: what it becomes was hidden in the file."""
+FILE_MODULES: Final = frozenset({"fs", "fs.promises", "fs/promises", "fs-extra"})
+FILE_READS: Final = frozenset(
+    {"readFileSync", "readFile", "readdirSync", "readdir", "createReadStream", "openSync",
+     "open", "opendirSync", "opendir", "readJson", "readJsonSync"}
+)  # fmt: skip
+FILE_WRITES: Final = frozenset(
+    {"writeFileSync", "writeFile", "appendFileSync", "appendFile", "createWriteStream",
+     "outputFile", "outputFileSync", "writeJson", "writeJsonSync", "outputJson",
+     "outputJsonSync"}
+)  # fmt: skip
+FILE_COPIES: Final = frozenset(
+    {"copyFileSync", "copyFile", "renameSync", "rename", "symlinkSync", "symlink", "cpSync",
+     "cp", "linkSync", "link", "copy", "copySync", "move", "moveSync"}
+)  # fmt: skip
+"""File calls whose second argument is the path written."""
 _UNSAFE_YAML: Final = re.compile(r"FULL|js-types|JS_TYPES|unsafe", re.IGNORECASE)
 
 
@@ -227,6 +269,13 @@ _MEMBER_REFS: Final = {
     ("mod:module", "createRequire"): "module.createRequire",
     ("ctor", "constructor"): "Function",
     ("Function", "constructor"): "Function",
+    ("Function.prototype", "constructor"): "Function",
+    ("mod:module", "Module"): "mod:module",
+    ("mod:module", "prototype"): "module.instance",
+    ("mod:module", "_compile"): MODULE_COMPILE,
+    ("module", "_compile"): MODULE_COMPILE,
+    ("module.instance", "_compile"): MODULE_COMPILE,
+    ("mod:crypto", "webcrypto"): "mod:crypto",
 }
 
 

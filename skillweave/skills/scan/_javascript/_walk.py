@@ -17,11 +17,13 @@ from skillweave.skills.scan._javascript._tokens import Tokens, template_parts, t
 from skillweave.skills.scan._javascript._values import (
     BUILT,
     MAX_ITEMS,
+    MAX_SHAPE,
     MAX_TEXT,
     Budget,
     Function,
     Value,
     join_taint,
+    shape_of,
     text_of,
 )
 
@@ -210,15 +212,18 @@ class Walk:
     def _template(self, i: int) -> Value:
         parts = template_parts(self.texts[i])
         texts: list[str | None] = []
+        shapes: list[str] = []
         taint: frozenset[str] = frozenset()
         pieces = 0
         for expression, text, offset in parts[:MAX_ITEMS]:
             if not expression:
                 texts.append(text)
+                shapes.append(text)
                 pieces += 1 if text else 0
                 continue
             if self.depth > MAX_DEPTH // 4:
                 texts.append(None)
+                shapes.append("*")
                 continue
             tokens = tokenize(text, base=self.starts[i] + offset)
             inner = type(self)(tokens, self.semantics, self.budget, self.env)
@@ -227,10 +232,12 @@ class Walk:
             value, _ = inner.expression(0, len(tokens), comma=True)
             taint |= value.all_taint()
             texts.append(text_of(value))
+            shapes.append(shape_of(value))
             pieces += max(value.pieces, 1)
         if None in texts:
             known = texts[: texts.index(None)]
-            return Value(taint=taint, prefix="".join(t for t in known if t)[:64])
+            shape = "".join(shapes)[:MAX_SHAPE]
+            return Value(taint=taint, prefix="".join(t for t in known if t)[:64], shape=shape)
         joined = "".join(t for t in texts if t is not None)
         built = {BUILT} if pieces >= 2 else set()
         return Value(text=joined[:MAX_TEXT], taint=taint | built, pieces=pieces)
