@@ -26,6 +26,8 @@ parts match the same character).
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import itertools
 import re
 import unicodedata
@@ -67,6 +69,9 @@ class Hidden:
             lines), so that findings in it land on their own lines; None otherwise.
         deliberate: no ordinary text hides this way (tag characters, bits, variation
             selectors, zero-width characters inside words), so less makes it an instruction.
+        readings: other ways a model may read the same hiding (tag characters read in place
+            among the visible letters around them; zero-width characters standing for the
+            spaces between words), judged too: the reading that carries most wins.
     """
 
     start: int
@@ -77,6 +82,7 @@ class Hidden:
     shown: str = ""
     body: int | None = None
     deliberate: bool = False
+    readings: tuple[str, ...] = ()
 
 
 def reveal(text: str) -> list[Hidden]:
@@ -90,9 +96,30 @@ def reveal(text: str) -> list[Hidden]:
         pieces += _zero_width(text, spans)
         pieces += _variations(text)
         pieces += _bidi(text)
-    if "<!--" in text or "]:" in text or "<" in text:
-        pieces += _comments(text)
+    if "<" in text or "]:" in text:
+        pieces += _visible_comments(text)
     return pieces[:MAX_PIECES]
+
+
+def _visible_comments(text: str) -> list[Hidden]:
+    """The comments of `text` as a model reads it: invisible characters cannot hide a
+    comment's ``<!--`` from the model (``<\u200b!--``), so they are deleted first and the
+    offsets mapped back."""
+    if text.isascii() or INVISIBLE.search(text) is None:
+        return _comments(text)
+    deleted = [m.start() - i for i, m in enumerate(INVISIBLE.finditer(text))]
+
+    def original(offset: int) -> int:
+        return offset + bisect.bisect_right(deleted, offset)
+
+    return [
+        dataclasses.replace(
+            piece,
+            start=original(piece.start),
+            body=None if piece.body is None else original(piece.body),
+        )
+        for piece in _comments(INVISIBLE.sub("", text))
+    ]
 
 
 def escape_invisible(text: str) -> str:
@@ -116,27 +143,36 @@ def _tags(text: str) -> list[Hidden]:
     """One piece a line: the tag runs of a line spelled out together, so that tags strewn
     one by one between visible letters still read as the text they spell."""
     found: list[Hidden] = []
-    line_start, spelled = -1, ""
+    line_start, spelled, in_place, last = -1, "", "", -1
     for match in itertools.islice(_TAGS.finditer(text), 20 * MAX_PIECES):
         run = match.group()
         if text[match.start() - 1 : match.start()] == "\U0001f3f4" and _FLAG.fullmatch(run):
             continue  # a subdivision flag (England, Scotland, Wales)
         start = text.rfind("\n", 0, match.start()) + 1
         if start != line_start and line_start >= 0:
-            found.append(_tag_piece(text, line_start, spelled))
-            spelled = ""
-        line_start = start
-        spelled += "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+            found.append(_tag_piece(text, line_start, spelled, in_place))
+            spelled, in_place = "", ""
+        elif last >= 0 and match.start() - last <= _TAG_GAP:
+            in_place += text[last : match.start()]  # visible letters between two tag runs
+        line_start, last = start, match.end()
+        letters = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+        spelled += letters
+        in_place += letters
     if line_start >= 0:
-        found.append(_tag_piece(text, line_start, spelled))
+        found.append(_tag_piece(text, line_start, spelled, in_place))
     return found
 
 
-def _tag_piece(text: str, line_start: int, spelled: str) -> Hidden:
+_TAG_GAP: Final = 3
+"""Visible characters between two tag runs read with them in place, at most."""
+
+
+def _tag_piece(text: str, line_start: int, spelled: str, in_place: str) -> Hidden:
     start = _TAGS.search(text, line_start)
     offset = start.start() if start else line_start
     how = "hidden in Unicode tag characters"
-    return Hidden(offset, "tags", how, spelled, "critical", deliberate=True)
+    readings = (in_place,) if in_place != spelled else ()
+    return Hidden(offset, "tags", how, spelled, "critical", deliberate=True, readings=readings)
 
 
 # --- zero-width characters: split words, and bits ----------------------------------------------
@@ -146,6 +182,7 @@ _ZERO_WIDTH: Final = re.compile(
     "|(?<=[A-Za-z0-9])[\u200c\u200d\u00ad\u200e\u200f\u061c](?=[A-Za-z0-9])|(?<!^)\ufeff"
 )
 _ZERO_WIDTH_RUN: Final = re.compile("[\u200b-\u200f\u2060-\u2064\u180e\u034f\ufeff\u00ad]{16,}")
+_RUN: Final = re.compile("[\u200b-\u200f\u2060-\u2064\u180e\u034f\ufeff\u00ad]+")
 _SPLITS: Final = re.compile(
     "(?<=[A-Za-z0-9])[\u200b-\u200f\u2060-\u2064\u180e\u034f\u00ad\ufeff]+(?=[A-Za-z0-9])"
 )
@@ -240,8 +277,13 @@ def _zero_width(text: str, decoded: list[tuple[int, int]]) -> list[Hidden]:
         position = end + 1
         if any(a <= match.start() < b for a, b in decoded):
             continue
+        last = match.end()  # the hiding may run on far past the first character
+        for later in itertools.islice(
+            _ZERO_WIDTH.finditer(text, match.end(), min(end, match.start() + _SPAN)), _SPAN
+        ):
+            last = later.end()
         window_start = max(start, match.start() - _WINDOW)
-        window = text[window_start : min(end, match.start() + _WINDOW)]
+        window = text[window_start : min(end, last + _WINDOW)]
         codes = sorted({f"U+{ord(m.group()):04X}" for m in _ZERO_WIDTH.finditer(window)})
         splits = _SPLITS.search(window) is not None
         how = (
@@ -251,8 +293,28 @@ def _zero_width(text: str, decoded: list[tuple[int, int]]) -> list[Hidden]:
         )
         revealed = INVISIBLE.sub("", window)
         found.append(Hidden(match.start(), "zero-width", how, revealed, "medium",
-                            body=window_start, deliberate=splits))  # fmt: skip
+                            body=window_start, deliberate=splits,
+                            readings=_spaced_readings(window)))  # fmt: skip
     return found
+
+
+_SPAN: Final = 16_000  # characters of one line searched for the end of a hiding
+_SEPARATORS: Final = 3  # distinct runs of zero-width characters tried as word separators
+
+
+def _spaced_readings(window: str) -> tuple[str, ...]:
+    """`window` read with each of its most frequent runs of zero-width characters standing
+    for a space and the others deleted: a hider who writes words with no space between them
+    (``read\u2060\u200dthe\u2060\u200dfile``) splits letters with another run."""
+    counts: dict[str, int] = {}
+    for run in itertools.islice(_RUN.finditer(window), 4 * _WINDOW):
+        counts[run.group()] = counts.get(run.group(), 0) + 1
+    common = sorted(counts, key=lambda r: -counts[r])[:_SEPARATORS]
+    return tuple(
+        INVISIBLE.sub("", _RUN.sub(lambda m, r=run: " " if m.group() == r else "", window))
+        for run in common
+        if counts[run] >= 3
+    )
 
 
 def _line(text: str, offset: int) -> tuple[int, int]:

@@ -1,211 +1,69 @@
 """The scanner's rules for text a model reads: prompt injection in SKILL.md (body and
 frontmatter values), reference files, and the strings and comments of scripts
-(:func:`scan_prose`); and hidden text, judged by what it says (:func:`hidden_text`).
+(:func:`scan_prose`); and hidden text, judged by what it says (:func:`hidden_text`). The
+scanner calls :func:`hidden_text` on every text file, then :func:`scan_prose`; what a text
+asks of the agent (the phrases, secrets handed on, what hidden text carries) is
+``_intent``'s.
 
-Hidden text (``_hidden.reveal``: tag characters, zero-width characters, bidi controls,
-variation selectors, comments, hidden HTML) is an instruction when :func:`carried_instructions`
-finds one in it: an override or exfiltration phrase, an order addressed to the model, a
-credential file, a use of secrets, a risky command, a network destination with a verb that
-sends or fetches, an action to hide from the user. Then its finding is high (critical stays
-critical), its excerpt is the revealed text, and the rules for text in plain sight run over
-it at least high; otherwise it keeps its technique's own severity (a harmless comment has
-none). The scanner calls :func:`hidden_text` before :func:`scan_prose`.
+In plain sight, an override phrase or a claim of priority over other skills is
+``prompt.override``; an order to reveal or send secrets, or to hand secrets the agent
+gathers (a credential file, passwords or keys it finds, the system prompt) to a URL, a
+request, a tool argument, a reply or a file, is ``prompt.exfiltration``; such an order also
+reports the secret (``secrets.credential-path`` for a file, else ``secrets.exfiltration``)
+at the same weight, high at most. Each region weighs its findings (critical in the
+catalog's name and description, high in SKILL.md and references, medium in scripts); in a
+script, text inside a tool description's ``<IMPORTANT>`` block or after "before using this
+tool" is written for the model (tool poisoning) and weighs high.
 
-Before the rules read a text, invisible characters (zero-width, bidi, tag characters) are
-deleted and look-alike letters (Cyrillic and Greek homoglyphs, fullwidth ASCII) folded to
-Latin, so that ``ig\\u200bnore prеvious instructions`` (a Cyrillic ``е``) reads as what the
-model would understand; offsets are mapped back to the original text for line numbers. A
-match that only appears once letters are folded is a homoglyph finding too.
-
-The phrase rules are regular expressions over words: the gap between two key words is a
-bounded run of whole words inside one sentence (``(?:[^\\w.!?]+\\w+){0,4}``), which alternates
-two disjoint classes and so stays linear. A phrase preceded by a negation (``do not``,
-``never``) is a warning to the model, not an attack, and is left alone.
+Hidden text (``_hidden.reveal``) is judged by the reading that carries most instructions
+(``_intent.carried_instructions``). When it carries one, the hidden-text finding is high
+(critical stays critical), ``prompt.hidden-instructions`` reports it as an injection (critical
+when it asks for secrets or names a destination, or hides in the frontmatter), every excerpt
+is the revealed text, and the rules for text in plain sight run over it at least high;
+otherwise it keeps its technique's own severity (a harmless comment has none).
 """
 
 from __future__ import annotations
 
-import bisect
+import dataclasses
 import re
 from dataclasses import dataclass
-from itertools import islice
 from typing import Final
 
 from skillweave.config import Severity
-from skillweave.skills.scan._hidden import INVISIBLE, Hidden, escape_invisible, reveal
-from skillweave.skills.scan._text import (
-    DECODE_PIPE,
-    REMOTE_PIPES,
-    URL,
-    Collector,
-    Source,
-    credential_path,
-    excerpt,
-    url_target,
-    write_target,
+from skillweave.skills.scan._hidden import Hidden, escape_invisible, reveal
+from skillweave.skills.scan._intent import (
+    EXAMPLE,
+    EXFILTRATION,
+    JUDGED_CHARS,
+    NEGATION,
+    ORDER_TO_MODEL,
+    OVERRIDE,
+    Read,
+    carried_instructions,
+    credential_named,
+    handed_secrets,
+    prepare,
 )
+from skillweave.skills.scan._text import REMOTE_PIPES, URL, Collector, Source, excerpt
 from skillweave.terminal import terminal_safe
 
-_GAP: Final = r"[^\w.!?]+"
-
-
-def _gap(words: int) -> str:
-    return rf"(?:{_GAP}\w+){{0,{words}}}{_GAP}"
-
-
-_OVERRIDE_VERBS: Final = (
-    r"ignore|disregard|forget|override|overrule|bypass|abandon|discard|neglect|circumvent"
-    r"|disable"
-)
-_STRONG_QUALIFIERS: Final = (
-    r"previous|prior|preceding|above|earlier|your|system|original|initial|developer|safety"
-)
-_INSTRUCTIONS: Final = (
-    r"instructions?|prompts?|system\s+message|guardrails?|directives|programming|safeguards"
-)
-_RULES: Final = r"rules|guidelines|directions|restrictions|constraints|polic(?:y|ies)|filters"
-_SECRETS: Final = (
-    r"api[\s_-]?keys?|secret(?:s|[\s_-]keys?)?"
-    r"|(?:access|auth|bearer|session|refresh|api)[\s_-]?tokens?"
-    r"|tokens|credentials?|passwords?|passphrases?|private[\s_-]keys?|ssh[\s_-]keys?"
-    r"|environment(?:al)?[\s_-]variables|env[\s_-]?vars?|\.env\b|cookies|keychain"
-    r"|~/\.ssh\S*|\.aws/credentials|id_rsa|\.netrc|/etc/shadow|printenv|system[\s_-]prompt"
-    r"|conversation[\s_-]history|chat[\s_-]history"
-)
-_SEND_VERBS: Final = (
-    r"send|post|upload|exfiltrate|forward|transmit|leak|email|paste|share|submit|beacon|curl"
-    r"|pipe"
-)
-_DESTINATION: Final = (
-    r"https?://|webhooks?|pastebin|gist|discord|telegram|ngrok|requestbin|collector"
-    r"|[\w.+-]+@[\w-]+\.\w+|attacker|my\s+(?:site|domain|address|server)"
-)
-_REVEAL_VERBS: Final = (
-    r"reveal|print|output|repeat|show|dump|display|leak|disclose|tell\s+me|echo|return|list"
-)
-_NEGATION: Final = re.compile(
-    r"(?:\b(?:not|never|no|don'?t|doesn'?t|cannot|can'?t|won'?t|shouldn'?t|mustn'?t|avoid"
-    r"|without|nor)\b[^\w.!?]*(?:\w+[^\w.!?]+){0,2})$",
-    re.IGNORECASE,
-)
-
-_EXAMPLE: Final = re.compile(
-    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|like|phrases?|inputs?|strings?"
-    r"|attacks?)\s*[:,]?\s*[\"'“‘«]$",
-    re.IGNORECASE,
-)
-"""A phrase quoted as an example (``inputs such as "ignore the previous instructions"``),
-which documentation about prompt injection does: reported, as low."""
-
-_F = re.IGNORECASE
-OVERRIDE: Final = (
-    re.compile(
-        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_STRONG_QUALIFIERS}|all|any|every)\b{_gap(2)}"
-        rf"(?:{_INSTRUCTIONS})\b",
-        _F,
-    ),
-    re.compile(
-        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_STRONG_QUALIFIERS})\b{_gap(2)}(?:{_RULES})\b", _F
-    ),
-    re.compile(
-        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_INSTRUCTIONS}|{_RULES})\b{_gap(2)}"
-        r"(?:above|before\s+this|so\s+far|you\s+(?:were|have\s+been)\s+given)\b",
-        _F,
-    ),
-    re.compile(
-        r"\b(?:forget|disregard|ignore)\s+(?:everything|anything|all)\s+(?:above|before|previously"
-        r"|prior|you\s+(?:were|have\s+been)\s+told|that\s+came\s+before)",
-        _F,
-    ),
-    re.compile(
-        r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:DAN\b|free\b|unrestricted|jailbroken|unfiltered"
-        r"|uncensored|bound\b|restricted\b|an?\s+(?:unrestricted|unfiltered|evil|uncensored)\b"
-        r"|in\s+(?:developer|god|admin|DAN|debug)\s+mode)",
-        _F,
-    ),
-    re.compile(
-        r"\b(?:developer|god|jailbreak|DAN|admin)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b", _F
-    ),
-    re.compile(
-        r"\bnew\s+(?:system\s+)?instructions\s*:|\bsystem\s+override\b|<\|im_start\|>|</?system>",
-        _F,
-    ),
-    re.compile(
-        r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?"
-        r"|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b"
-        + _gap(2)
-        + r"(?:the\s+)?(?:user|human|operator)s?\b",
-        _F,
-    ),
-    re.compile(
-        r"\b(?:keep|hide)\s+(?:this|it|these\s+\w+)\s+(?:secret\s+)?from\s+"
-        r"(?:the\s+)?(?:user|human|operator)",
-        _F,
-    ),
-)
-EXFILTRATION: Final = (
-    re.compile(
-        rf"\b(?:{_SEND_VERBS})\b{_gap(6)}(?:{_SECRETS}){_gap(8)}?"
-        rf"(?:to|into|at|via|using|through)\b{_gap(3)}?(?:{_DESTINATION})",
-        _F,
-    ),
-    re.compile(
-        rf"\b(?:{_SEND_VERBS})\b{_gap(3)}(?:{_DESTINATION})[^\n]{{0,80}}?\b(?:{_SECRETS})", _F
-    ),
-    re.compile(
-        rf"\b(?:{_REVEAL_VERBS})\b{_gap(3)}(?:your|the)\s+(?:system\s+prompt|initial\s+instructions"
-        r"|hidden\s+instructions|original\s+instructions|instructions\s+(?:above|verbatim))",
-        _F,
-    ),
-    re.compile(
-        r"https?://[^\s)\"'<>]{1,300}[?&][\w-]{1,40}=(?:\{\{?|\$\{?|<|%)\s*[\w.]{0,40}"
-        r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|ENV|CREDENTIAL|COOKIE|SESSION)",
-        _F,
-    ),
-    re.compile(rf"\bexfiltrat\w*\b{_gap(4)}(?:{_SECRETS}|data|files?|contents)\b", _F),
-)
-_ADDRESSES_MODEL: Final = re.compile(
-    r"\b(?:AI|assistant|agent|LLM|model|Claude|GPT|ChatGPT|Copilot|Gemini|bot)s?\b", _F
-)
-_IMPERATIVE: Final = re.compile(
-    r"\b(?:must|should|always|never|do\s+not|don'?t|ignore|instead|run|execute|send|read"
-    r"|fetch|download|upload|delete|reveal|output|print|call|curl|you\s+(?:will|are))\b",
-    _F,
-)
 _MIXED_WORD: Final = re.compile(r"[^\W\d_]{2,64}")
 _LATIN: Final = re.compile(r"[A-Za-z]")
 _LOOKALIKE: Final = re.compile(r"[\u0370-\u03ff\u0400-\u04ff]")
-
-# Cyrillic and Greek letters that look like Latin ones, and fullwidth ASCII: folded 1:1.
-_FOLD: Final = str.maketrans(
-    {
-        **dict(zip("аеорсухіјѕԁԛԝһӏ", "aeopcyxijsdqwhl", strict=True)),
-        **dict(zip("АВЕКМНОРСТХІЈЅ", "ABEKMHOPCTXIJS", strict=True)),
-        **dict(zip("οαρνιτκυ", "oapvitku", strict=True)),
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
-        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},
-    }
+_POISON: Final = re.compile(
+    r"<(?:important|system|instructions?|critical|secret)>"
+    r"|\b(?:before|prior\s+to|when|whenever)\s+(?:using|calling|invoking|running)\s+(?:this|the)"
+    r"\s+tool\b|\bthis\s+tool\s+(?:requires|needs)\s+you\b",
+    re.IGNORECASE,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """A text as the rules read it, and the way back to the original offsets."""
-
-    text: str
-    folded: str
-    deleted: list[int]  # for each deleted character, its offset in `text` coordinates
-
-    def original(self, offset: int) -> int:
-        return offset + bisect.bisect_right(self.deleted, offset)
-
-
-def _prepare(text: str) -> _Read:
-    if text.isascii():
-        return _Read(text, text, [])
-    deleted = [m.start() - i for i, m in enumerate(INVISIBLE.finditer(text))]
-    visible = INVISIBLE.sub("", text) if deleted else text
-    return _Read(visible, visible.translate(_FOLD), deleted)
+"""Where a tool description starts talking to the model: what follows is tool poisoning."""
+_POISON_REACH: Final = 1200  # characters after a marker that it covers
+_SECRET_WORD: Final = re.compile(
+    r"api[\s_-]?keys?|secrets?\b|tokens?\b|credentials?|passwords?|passphrases?|private[\s_-]keys?"
+    r"|ssh[\s_-]keys?|cookies|\.env\b|(?-i:[A-Z][A-Z0-9]{1,30}_(?:TOKEN|KEY|SECRET|PASSWORD))",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,40 +100,109 @@ def scan_prose(source: Source, regions: list[Region], out: Collector) -> None:
 
 def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
     """The override and exfiltration rules over `region`; True when one matched."""
-    read = _prepare(region.text)
+    read = prepare(region.text)
+    poison = _poison_starts(read.folded) if region.severity == "medium" else []
     found = False
     for rule, patterns in (("prompt.override", OVERRIDE), ("prompt.exfiltration", EXFILTRATION)):
         for pattern in patterns:
             for match in pattern.finditer(read.folded):
-                if _NEGATION.search(read.folded, max(0, match.start() - 40), match.start()):
+                if NEGATION.search(read.folded, max(0, match.start() - 40), match.start()):
                     continue
                 found = True
-                severity = region.severity
-                following = read.folded[match.end() : match.end() + 200].split("\n\n", 1)[0]
-                if rule == "prompt.exfiltration" and (
-                    "://" in match.group() or URL.match(following.lstrip(" \t\n:"))
-                ):
-                    severity = "critical" if severity != "medium" else "high"
-                example = _EXAMPLE.search(read.folded, max(0, match.start() - 60), match.start())
-                if example is not None:
-                    severity = "low"  # quoted as an example of what to refuse
-                start = read.original(match.start())
-                phrase = match.group()
-                if (
-                    read.folded is not read.text
-                    and read.text[match.start() : match.end()] != phrase
-                ):
-                    message = "look-alike letters hide the words of an instruction"
-                    _add(source, region, out, "text.homoglyph", start, message=message,
-                         severity="high")  # fmt: skip
-                what = (
-                    "an instruction to override earlier instructions"
-                    if rule == ("prompt.override")
-                    else "an instruction to reveal or send secrets"
-                )
-                message = f"{what} in {region.where}: {_quote(phrase)}"
-                _add(source, region, out, rule, start, message=message, severity=severity)
+                span = (match.start(), match.end())
+                severity = _weigh(read, region, rule=rule, span=span, poison=poison)
+                _report(source, region, out, read=read, rule=rule, span=span, severity=severity)
+                if rule == "prompt.exfiltration" and _SECRET_WORD.search(match.group()):
+                    _secret(source, region, out, start=match.start(), phrase=match.group(),
+                            credential=None, severity=severity)  # fmt: skip
+    for handed in handed_secrets(read.folded):
+        found = True
+        rule = "prompt.exfiltration"
+        span = (handed.start, handed.end)
+        severity = _weigh(read, region, rule=rule, span=span, poison=poison)
+        _report(source, region, out, read=read, rule=rule, span=span, severity=severity,
+                phrase=handed.phrase)  # fmt: skip
+        _secret(source, region, out, start=handed.start, phrase=handed.phrase,
+                credential=handed.credential, severity=severity)  # fmt: skip
     return found
+
+
+def _poison_starts(text: str) -> list[int]:
+    return [m.start() for m in _POISON.finditer(text, 0, JUDGED_CHARS)][:50]
+
+
+def _weigh(
+    read: Read, region: Region, *, rule: str, span: tuple[int, int], poison: list[int]
+) -> Severity:
+    """A finding's severity: the region's; high in a script's tool description; raised for
+    secrets sent to a URL; low for a phrase quoted as an example of what to refuse."""
+    start, end = span
+    severity = region.severity
+    if any(0 <= start - marker <= _POISON_REACH for marker in poison):
+        severity = "high"
+    following = read.folded[end : end + 200].split("\n\n", 1)[0]
+    if rule == "prompt.exfiltration" and (
+        "://" in read.folded[start:end] or URL.match(following.lstrip(" \t\n:"))
+    ):
+        severity = "critical" if severity != "medium" else "high"
+    if EXAMPLE.search(read.folded, max(0, start - 60), start) is not None:
+        severity = "low"
+    return severity
+
+
+def _report(
+    source: Source,
+    region: Region,
+    out: Collector,
+    *,
+    read: Read,
+    rule: str,
+    span: tuple[int, int],
+    severity: Severity,
+    phrase: str = "",
+) -> None:
+    start, end = span
+    offset = read.original(start)
+    if read.folded is not read.text and read.text[start:end] != read.folded[start:end]:
+        message = "look-alike letters hide the words of an instruction"
+        _add(source, region, out, "text.homoglyph", offset, message=message, severity="high")
+    what = (
+        "an instruction to override earlier instructions"
+        if rule == "prompt.override"
+        else "an instruction to reveal or send secrets"
+    )
+    said = phrase or read.folded[start:end]
+    message = f"{what} in {region.where}: {_quote(said)}"
+    evidence = excerpt(" ".join(said.split()))
+    _add(source, region, out, rule, offset, message=message, severity=severity,
+         evidence=evidence)  # fmt: skip
+
+
+def _secret(
+    source: Source,
+    region: Region,
+    out: Collector,
+    *,
+    start: int,
+    phrase: str,
+    credential: str | None,
+    severity: Severity,
+) -> None:
+    """The secret an order to send secrets names, at the order's weight (high at most)."""
+    if severity == "low":
+        return
+    weight: Severity = "medium" if severity == "medium" else "high"
+    credential = credential or credential_named(phrase)
+    if credential is not None:
+        message = f"names {credential} in an instruction to send it, in {region.where}"
+        rule = "secrets.credential-path"
+    elif _SECRET_WORD.search(phrase):
+        message = f"an instruction to send secrets, in {region.where}: {_quote(phrase)}"
+        rule = "secrets.exfiltration"
+    else:
+        return
+    _add(source, region, out, rule, start, message=message, severity=weight,
+         evidence=excerpt(" ".join(phrase.split())))  # fmt: skip
 
 
 def _mixed_words(source: Source, out: Collector) -> None:
@@ -296,10 +223,13 @@ def _add(
     *,
     message: str,
     severity: Severity,
+    evidence: str = "",
 ) -> None:
+    """A finding in `region`; `evidence` is its excerpt where the region has no line of
+    its own to show (a frontmatter value read from YAML)."""
     if region.offset is None:
         line = region.line or 1
-        shown = region.shown or source.lines.excerpt(line)
+        shown = region.shown or evidence or source.lines.excerpt(line)
         out.add(rule, source.path, line, message, shown, severity=severity)
     elif region.shown:
         line = source.lines.line_of(region.offset + offset)
@@ -315,122 +245,40 @@ def _quote(text: str) -> str:
 
 # --- hidden text, judged by what it says ------------------------------------------------------
 
-_SECRET_USE: Final = re.compile(
-    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
-    r"|fetch|read|cat|print|output|reveal|dump|include|attach|append|embed|encode|collect"
-    rf"|share)\b{_gap(4)}(?:{_SECRETS})",
-    _F,
-)
-_NETWORK_USE: Final = re.compile(
-    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|email|submit|beacon|curl|wget|fetch"
-    rf"|download|visit|request|ping|connect)\b{_gap(8)}(?:https?://|wss?://|webhooks?\b"
-    r"|[\w.+-]+@[\w-]+\.\w+)",
-    _F,
-)
-_COMMAND: Final = re.compile(
-    r"\b(?:curl|wget)\s+-{0,2}\w|\b(?:nc|ncat|netcat)\s+-|\b(?:ba|z)?sh\s+-c\b|\brm\s+-[rf]"
-    r"|\bchmod\s+[+0-7]|\bsudo\s+\w|\bpython[0-9.]*\s+-c\b|\bbase64\s+(?:-d|--decode)\b"
-    r"|\bgit\s+push\b|\b(?:scp|rsync)\s+\S+\s+\S+@|/dev/tcp/",
-    _F,
-)
-_STEALTH: Final = re.compile(
-    r"\b(?:silently|quietly|secretly|covertly|stealthily|without\s+(?:asking|telling"
-    r"|informing|notifying|mentioning))\b",
-    _F,
-)
-_ORDER: Final = re.compile(
-    r"(?:^|[.!?:;]\s+|\n\s*(?:[-*>]\s+)?|\b(?:then|and|also|first|next|finally|please|now"
-    r"|must|should|always|silently|quietly|secretly)\s+)"
-    r"(?:send|run|execute|post|upload|download|fetch|curl|wget|delete|remove|read|ignore"
-    r"|disregard|reveal|print|output|forward|email|exfiltrate|install|push|approve|grant"
-    r"|disable|include|open|call|visit|write|copy|append)\b",
-    _F,
-)
-"""A verb that acts, at the head of a clause: an order, in text hidden on purpose."""
-_ROLE: Final = re.compile(
-    r"\b(?:from\s+now\s+on|(?:respond|reply|answer|speak|write)\s+only\b|pretend\s+(?:to\s+be"
-    r"|you)|act\s+as\s+(?:if|an?|the)|you\s+are\s+now|stay\s+in\s+character)",
-    _F,
-)
-"""Words that recast the model's role or behaviour for what follows."""
-_HOUSEKEEPING: Final = re.compile(
-    r"\b(?:do\s+not|don'?t|never)\s+(?:edit|modify|change|remove|delete|touch|translate"
-    r"|reorder|move|rename)\b",
-    _F,
-)
-_TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
-_JUDGED_CHARS: Final = 100_000
+_GRAVE: Final = ("secret", "credential", "network destination")
+"""Words of a reason that make hidden instructions critical: they ask for secrets or name
+where to send something."""
 
 
-def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
-    """What instructions `text` carries, each named for a message; empty when none.
-
-    An instruction is an override or exfiltration phrase, an order addressed to the model,
-    a credential file, a use of secrets, a risky shell command, a network destination with
-    a verb that sends or fetches, or an action to hide from the user. Text hidden on
-    purpose (`deliberate`) needs less: a URL or an order at the head of a clause is enough.
-    """
-    folded = _prepare(text[:_JUDGED_CHARS]).folded
-    reasons: list[str] = []
-    if any(_unnegated(p, folded) for p in OVERRIDE):
-        reasons.append("an instruction to override earlier instructions")
-    if any(_unnegated(p, folded) for p in EXFILTRATION):
-        reasons.append("an instruction to reveal or send secrets")
-    if _ADDRESSES_MODEL.search(folded) and _IMPERATIVE.search(_HOUSEKEEPING.sub(" ", folded)):
-        reasons.append("words addressed to the model")
-    credential = _credential(folded)
-    if credential is not None:
-        reasons.append(f"a credential file ({credential})")
-    if any(write_target(path) == "fs.persistence" for path in _paths(folded)):
-        reasons.append("a file that runs at login or on a schedule")
-    if _SECRET_USE.search(folded):
-        reasons.append("a use of secrets")
-    if _COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
-        reasons.append("a shell command")
-    urls = any(url_target(m.group()) for m in islice(URL.finditer(folded), 50))
-    if _NETWORK_USE.search(folded) or (deliberate and urls):
-        reasons.append("a network destination")
-    if _STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
-        reasons.append("an action to hide from the user")
-    if _ROLE.search(folded) or (
-        deliberate and not reasons and (_ORDER.search(folded) or _IMPERATIVE.search(folded))
-    ):
-        reasons.append("an order to the model")
-    return reasons
-
-
-def _credential(text: str) -> str | None:
-    """The first credential file (of high severity) a path in `text` names."""
-    for path in _paths(text):
-        found = credential_path(path)
-        if found is not None and found[1] != "medium":
-            return found[0]
-    return None
-
-
-def _paths(text: str) -> list[str]:
-    tokens = (t.group().strip(".:") for t in islice(_TOKEN.finditer(text), 1000))
-    return [t for t in tokens if "/" in t or t[:1] in ".~" or t.startswith("id_")]
-
-
-def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
-    return any(
-        not _NEGATION.search(text, max(0, m.start() - 40), m.start())
-        for m in islice(pattern.finditer(text), 20)
-    )
-
-
-def hidden_text(source: Source, out: Collector) -> None:
+def hidden_text(source: Source, out: Collector, *, frontmatter_end: int = 0) -> None:
     """Hidden text in `source` (``_hidden.reveal``), judged by what it says: the hidden-text
     finding, high when the text carries instructions (critical stays critical), else its
-    technique's own severity (none for a harmless comment); and the rules the text would meet
-    in plain sight, at least high."""
+    technique's own severity (none for a harmless comment); for instructions, the injection
+    finding and the rules the text would meet in plain sight, at least high. Text before
+    `frontmatter_end` is in the catalog's view (SKILL.md's frontmatter)."""
     for piece in reveal(source.text):
-        _hidden_piece(source, piece, out)
+        _hidden_piece(source, piece, out, catalog=piece.start < frontmatter_end)
 
 
-def _hidden_piece(source: Source, piece: Hidden, out: Collector) -> None:
-    carried = carried_instructions(piece.revealed, deliberate=piece.deliberate)
+def _judged(piece: Hidden) -> tuple[Hidden, list[str]]:
+    """The reading of `piece` that carries most instructions (the first on a tie), and
+    what it carries."""
+    best, carried = piece, carried_instructions(piece.revealed, deliberate=piece.deliberate)
+    for reading in piece.readings:
+        other = carried_instructions(reading, deliberate=piece.deliberate)
+        if _weight(other) > _weight(carried):
+            best, carried = dataclasses.replace(piece, revealed=reading), other
+    return best, carried
+
+
+def _weight(carried: list[str]) -> tuple[int, int]:
+    """How much a reading says: its specific instructions first (a bare order, which any
+    text hidden on purpose is taken for, says least)."""
+    return len([r for r in carried if r != ORDER_TO_MODEL]), len(carried)
+
+
+def _hidden_piece(source: Source, piece: Hidden, out: Collector, *, catalog: bool) -> None:
+    piece, carried = _judged(piece)
     rule = "prompt.html-comment" if piece.kind == "comment" else "text.hidden-unicode"
     line = source.lines.line_of(piece.start)
     shown = _revealed_excerpt(piece) or source.lines.excerpt(line)
@@ -448,10 +296,15 @@ def _hidden_piece(source: Source, piece: Hidden, out: Collector) -> None:
         out.add(rule, source.path, line, message, shown, severity=severity)
     if not piece.revealed or not carried:
         return
+    grave = catalog or any(word in reason for reason in carried for word in _GRAVE)
+    where = "the frontmatter the catalog shows" if catalog else source.path
+    out.add("prompt.hidden-instructions", source.path, line,
+            f"hidden instructions in {where} (text {piece.how}): {', '.join(carried)}", shown,
+            severity="critical" if grave else "high")  # fmt: skip
     where = f"text {piece.how}"
     prompt_rules(source, Region(piece.revealed, piece.body, line, "high", where, shown), out)
-    folded = _prepare(piece.revealed[:_JUDGED_CHARS]).folded
-    credential = _credential(folded)
+    folded = prepare(piece.revealed[:JUDGED_CHARS]).folded
+    credential = credential_named(folded)
     if credential is not None:
         out.add("secrets.credential-path", source.path, line,
                 f"names {credential} in text {piece.how}", shown, severity="high")  # fmt: skip
@@ -470,6 +323,8 @@ def _revealed_excerpt(piece: Hidden, limit: int = 200) -> str:
 
     if not piece.revealed.strip():
         return ""
+    if piece.kind == "zero-width" and piece.body is not None and piece.start - piece.body > 60:
+        return terminal_safe("…" + cut(piece.revealed[piece.start - piece.body - 40 :]))
     if piece.kind == "bidi":
         return terminal_safe(
             f"model reads: {cut(piece.revealed)} | reader sees: {cut(piece.shown)}"

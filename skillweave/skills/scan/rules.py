@@ -57,7 +57,8 @@ RULES: Final[dict[str, Rule]] = {
         Rule("secrets.env-dump", "medium", "the whole environment serialised or written out "
              "(os.environ, process.env, env | ...)"),
         Rule("secrets.exfiltration", "critical", "the environment or a credential file read "
-             "by a script that also uses the network"),
+             "by a script that also uses the network; high for text instructing the agent to "
+             "send secrets it gathers (medium inside scripts)"),
         # Scripts: obfuscation.
         Rule("obfuscation.encoded-blob", "medium", "a long high-entropy base64 or hex string "
              "(low outside scripts)"),
@@ -89,11 +90,18 @@ RULES: Final[dict[str, Rule]] = {
              "(an index option, a URL requirement, a conflict)"),
         # Text read by the model.
         Rule("prompt.override", "high", "instructions to ignore or override earlier or system "
-             "instructions, role hijacks, hiding actions from the user (critical in the "
-             "name or description; medium inside scripts)"),
+             "instructions, claims of priority over other skills or instructions, role "
+             "hijacks, hiding actions from the user (critical in the name or description; "
+             "medium inside scripts, high in a tool description's <IMPORTANT> block)"),
         Rule("prompt.exfiltration", "high", "instructions to reveal or send secrets, the "
-             "environment or the system prompt somewhere (critical with a URL or in the "
-             "name or description; medium inside scripts)"),
+             "environment or the system prompt somewhere, or to put secrets the agent "
+             "gathers (credential files, keys it finds) into a URL, request, tool argument, "
+             "reply or file (critical with a URL or in the name or description; medium "
+             "inside scripts, high in a tool description's <IMPORTANT> block)"),
+        Rule("prompt.hidden-instructions", "high", "hidden text (tag characters, "
+             "zero-width characters, bits, variation selectors, bidi reordering, comments) "
+             "that carries instructions: a prompt injection, shown revealed (critical when it "
+             "asks for secrets or names a destination, or hides in the frontmatter)"),
         Rule("prompt.html-comment", "high", "an HTML or Markdown comment, or an HTML element "
              "hidden with hidden/display:none, whose text carries instructions (orders to the "
              "model, secrets, credential files, commands, network destinations)"),

@@ -232,7 +232,8 @@ class _Scan:
             return
         text = data.decode("utf-8", "replace")
         source = Source(path, text, language, in_scripts, Lines(text))
-        hidden_text(source, self.out)
+        catalog = self._body_offset() if path == SKILL_FILE else 0
+        hidden_text(source, self.out, frontmatter_end=catalog)
         if language in {"prose", "data"}:
             self._prose(source)
             return

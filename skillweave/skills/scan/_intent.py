@@ -1,0 +1,423 @@
+"""What a text asks of the agent that reads it: the vocabulary and phrase rules of prompt
+injection, shared by ``_prose`` (which reports them) and its judging of hidden text.
+
+Before the rules read a text, invisible characters (zero-width, bidi, tag characters) are
+deleted and look-alike letters (Cyrillic and Greek homoglyphs, fullwidth ASCII) folded to
+Latin (:func:`prepare`), so that ``ig\\u200bnore prеvious instructions`` (a Cyrillic ``е``)
+reads as what the model would understand; offsets are mapped back to the original text.
+
+Three kinds of rule:
+
+- phrases (:data:`OVERRIDE`, :data:`EXFILTRATION`): regular expressions over words whose gap
+  between two key words is a bounded run of whole words inside one sentence
+  (``(?:[^\\w.!?]+\\w+){0,4}``), which alternates two disjoint classes and so stays linear;
+- secrets handed on (:func:`handed_secrets`), judged by meaning rather than one phrase: an
+  order to put a secret (a credential file, a secret environment variable, passwords or keys
+  found, the system prompt) into something that leaves the agent (a URL, a request, a tool
+  argument, a reply, an output file), the secret named in the same clause or, as "them" or
+  "their content", earlier in the same paragraph;
+- what hidden text carries (:func:`carried_instructions`): any instruction at all, since
+  nothing legitimate hides one.
+
+A phrase preceded by a negation (``do not``, ``never``) is a warning to the model, not an
+attack, and is left alone (:data:`NEGATION`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from itertools import islice
+from typing import Final
+
+from skillweave.skills.scan._hidden import INVISIBLE
+from skillweave.skills.scan._text import (
+    DECODE_PIPE,
+    REMOTE_PIPES,
+    URL,
+    credential_path,
+    url_target,
+    write_target,
+)
+
+_GAP: Final = r"[^\w.!?]+"
+
+
+def _gap(words: int) -> str:
+    return rf"(?:{_GAP}\w+){{0,{words}}}{_GAP}"
+
+
+_OVERRIDE_VERBS: Final = (
+    r"ignore|disregard|forget|override|overrule|bypass|abandon|discard|neglect|circumvent"
+    r"|disable"
+)
+_STRONG_QUALIFIERS: Final = (
+    r"previous|prior|preceding|above|earlier|your|system|original|initial|developer|safety"
+    r"|privacy"
+)
+_INSTRUCTIONS: Final = (
+    r"instructions?|prompts?|system\s+message|guardrails?|directives|programming|safeguards"
+)
+_RULES: Final = (
+    r"rules|guidelines|directions|restrictions|constraints|polic(?:y|ies)|filters|concerns"
+    r"|protections"
+)
+_SECRETS: Final = (
+    r"api[\s_-]?keys?|secret(?:s|[\s_-]keys?)?"
+    r"|(?:access|auth|bearer|session|refresh|api)[\s_-]?tokens?"
+    r"|tokens|credentials?|passwords?|passphrases?|private[\s_-]keys?|ssh[\s_-]keys?"
+    r"|environment(?:al)?[\s_-]variables|env[\s_-]?vars?|\.env\b|cookies|keychain"
+    r"|~/\.ssh\S*|\.aws/credentials|id_rsa|\.netrc|/etc/shadow|printenv|system[\s_-]prompt"
+    r"|conversation[\s_-]history|chat[\s_-]history"
+)
+_SEND_VERBS: Final = (
+    r"send|post|upload|exfiltrate|forward|transmit|leak|email|paste|share|submit|beacon|curl"
+    r"|pipe"
+)
+_DESTINATION: Final = (
+    r"https?://|webhooks?|pastebin|gist|discord|telegram|ngrok|requestbin|collector"
+    r"|[\w.+-]+@[\w-]+\.\w+|attacker|my\s+(?:site|domain|address|server)"
+)
+_REVEAL_VERBS: Final = (
+    r"reveal|print|output|repeat|show|dump|display|leak|disclose|tell\s+me|echo|return|list"
+)
+NEGATION: Final = re.compile(
+    r"(?:\b(?:not|never|no|don'?t|doesn'?t|cannot|can'?t|won'?t|shouldn'?t|mustn'?t|avoid"
+    r"|without|nor)\b[^\w.!?]*(?:\w+[^\w.!?]+){0,2})$",
+    re.IGNORECASE,
+)
+
+EXAMPLE: Final = re.compile(
+    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|like|phrases?|inputs?|strings?"
+    r"|attacks?)\s*[:,]?\s*[\"'“‘«]$",
+    re.IGNORECASE,
+)
+"""A phrase quoted as an example (``inputs such as "ignore the previous instructions"``),
+which documentation about prompt injection does: reported, as low."""
+
+_F = re.IGNORECASE
+_OTHERS: Final = (
+    r"(?:all|any|every|other|earlier|previous|prior|preceding|your|the\s+system|the\s+user'?s?"
+    r"|user|system|developer|operator)"
+)
+_AUTHORITY: Final = (
+    r"(?:skills?|tools?|plugins?|instructions|prompts?|system\s+prompt|guidelines|rules"
+    r"|polic(?:y|ies)|messages|directives|settings)"
+)
+PRIORITY: Final = (
+    re.compile(
+        r"\b(?:must|should|shall|always|is\s+to|needs\s+to)\s+be\s+(?:activated|used|loaded"
+        r"|invoked|called|run|applied|consulted|read|selected)\s+(?:first\b|before\s+(?:any|all"
+        r"|every)\s+other)",
+        _F,
+    ),
+    re.compile(
+        r"\b(?:takes?|has|have|gets?|is\s+given)\s+(?:absolute\s+|top\s+|highest\s+|full\s+"
+        rf"|the\s+highest\s+)?(?:priority|precedence)\s+over\s+{_OTHERS}\b{_gap(2)}"
+        rf"{_AUTHORITY}\b",
+        _F,
+    ),
+    re.compile(
+        rf"\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{_gap(2)}"
+        rf"{_AUTHORITY}\b",
+        _F,
+    ),
+)
+"""A text claiming authority over the agent's other skills or instructions: an override of
+them in waiting (part of :data:`OVERRIDE`)."""
+OVERRIDE: Final = (
+    re.compile(
+        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_STRONG_QUALIFIERS}|all|any|every)\b{_gap(2)}"
+        rf"(?:{_INSTRUCTIONS})\b",
+        _F,
+    ),
+    re.compile(
+        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_STRONG_QUALIFIERS})\b{_gap(2)}(?:{_RULES})\b", _F
+    ),
+    re.compile(
+        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_INSTRUCTIONS}|{_RULES})\b{_gap(2)}"
+        r"(?:above|before\s+this|so\s+far|you\s+(?:were|have\s+been)\s+given)\b",
+        _F,
+    ),
+    re.compile(
+        r"\b(?:forget|disregard|ignore)\s+(?:everything|anything|all)\s+(?:above|before|previously"
+        r"|prior|you\s+(?:were|have\s+been)\s+told|that\s+came\s+before)",
+        _F,
+    ),
+    re.compile(
+        r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:DAN\b|free\b|unrestricted|jailbroken|unfiltered"
+        r"|uncensored|bound\b|restricted\b|an?\s+(?:unrestricted|unfiltered|evil|uncensored)\b"
+        r"|in\s+(?:developer|god|admin|DAN|debug)\s+mode)",
+        _F,
+    ),
+    re.compile(
+        r"\b(?:developer|god|jailbreak|DAN|admin)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b", _F
+    ),
+    re.compile(
+        r"\bnew\s+(?:system\s+)?instructions\s*:|\bsystem\s+override\b|<\|im_start\|>|</?system>",
+        _F,
+    ),
+    re.compile(
+        r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?"
+        r"|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b"
+        + _gap(2)
+        + r"(?:the\s+)?(?:user|human|operator)s?\b",
+        _F,
+    ),
+    re.compile(
+        r"\b(?:keep|hide)\s+(?:this|it|these\s+\w+)\s+(?:secret\s+)?from\s+"
+        r"(?:the\s+)?(?:user|human|operator)",
+        _F,
+    ),
+    *PRIORITY,
+)
+EXFILTRATION: Final = (
+    re.compile(
+        rf"\b(?:{_SEND_VERBS})\b{_gap(6)}(?:{_SECRETS}){_gap(8)}?"
+        rf"(?:to|into|at|via|using|through)\b{_gap(3)}?(?:{_DESTINATION})",
+        _F,
+    ),
+    re.compile(
+        rf"\b(?:{_SEND_VERBS})\b{_gap(3)}(?:{_DESTINATION})[^\n]{{0,80}}?\b(?:{_SECRETS})", _F
+    ),
+    re.compile(
+        rf"\b(?:{_REVEAL_VERBS})\b{_gap(3)}(?:your|the)\s+(?:system\s+prompt|initial\s+instructions"
+        r"|hidden\s+instructions|original\s+instructions|instructions\s+(?:above|verbatim))",
+        _F,
+    ),
+    re.compile(
+        r"https?://[^\s)\"'<>]{1,300}[?&][\w-]{1,40}=(?:\{\{?|\$\{?|<|%)\s*[\w.]{0,40}"
+        r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|ENV|CREDENTIAL|COOKIE|SESSION)",
+        _F,
+    ),
+    re.compile(rf"\bexfiltrat\w*\b{_gap(4)}(?:{_SECRETS}|data|files?|contents)\b", _F),
+)
+_ADDRESSES_MODEL: Final = re.compile(
+    r"\b(?:AI|assistant|agent|LLM|model|Claude|GPT|ChatGPT|Copilot|Gemini|bot)s?\b", _F
+)
+_IMPERATIVE: Final = re.compile(
+    r"\b(?:must|should|always|never|do\s+not|don'?t|ignore|instead|run|execute|send|read"
+    r"|fetch|download|upload|delete|reveal|output|print|call|curl|you\s+(?:will|are))\b",
+    _F,
+)
+
+# Cyrillic and Greek letters that look like Latin ones, and fullwidth ASCII: folded 1:1.
+_FOLD: Final = str.maketrans(
+    {
+        **dict(zip("аеорсухіјѕԁԛԝһӏ", "aeopcyxijsdqwhl", strict=True)),
+        **dict(zip("АВЕКМНОРСТХІЈЅ", "ABEKMHOPCTXIJS", strict=True)),
+        **dict(zip("οαρνιτκυ", "oapvitku", strict=True)),
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A text as the rules read it, and the way back to the original offsets."""
+
+    text: str
+    folded: str
+    deleted: list[int]  # for each deleted character, its offset in `text` coordinates
+
+    def original(self, offset: int) -> int:
+        return offset + bisect.bisect_right(self.deleted, offset)
+
+
+def prepare(text: str) -> Read:
+    if text.isascii():
+        return Read(text, text, [])
+    deleted = [m.start() - i for i, m in enumerate(INVISIBLE.finditer(text))]
+    visible = INVISIBLE.sub("", text) if deleted else text
+    return Read(visible, visible.translate(_FOLD), deleted)
+
+
+# --- what hidden text carries -----------------------------------------------------------------
+
+_SECRET_USE: Final = re.compile(
+    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
+    r"|fetch|read|cat|print|output|reveal|dump|include|attach|append|embed|encode|collect"
+    rf"|share)\b{_gap(4)}(?:{_SECRETS})",
+    _F,
+)
+_NETWORK_USE: Final = re.compile(
+    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|email|submit|beacon|curl|wget|fetch"
+    rf"|download|visit|request|ping|connect)\b{_gap(14)}(?:https?://|wss?://|webhooks?\b"
+    r"|[\w.+-]+@[\w-]+\.\w+)",
+    _F,
+)
+_COMMAND: Final = re.compile(
+    r"\b(?:curl|wget)\s+-{0,2}\w|\b(?:nc|ncat|netcat)\s+-|\b(?:ba|z)?sh\s+-c\b|\brm\s+-[rf]"
+    r"|\bchmod\s+[+0-7]|\bsudo\s+\w|\bpython[0-9.]*\s+-c\b|\bbase64\s+(?:-d|--decode)\b"
+    r"|\bgit\s+push\b|\b(?:scp|rsync)\s+\S+\s+\S+@|/dev/tcp/",
+    _F,
+)
+_STEALTH: Final = re.compile(
+    r"\b(?:silently|quietly|secretly|covertly|stealthily|without\s+(?:asking|telling"
+    r"|informing|notifying|mentioning))\b",
+    _F,
+)
+_ORDER: Final = re.compile(
+    r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]\s+)?|\b(?:then|and|also|first|next|finally|please|now"
+    r"|must|should|always|silently|quietly|secretly)\s+)"
+    r"(?:send|run|execute|post|upload|download|fetch|curl|wget|delete|remove|read|ignore"
+    r"|disregard|reveal|print|output|forward|email|exfiltrate|install|push|approve|grant"
+    r"|disable|include|open|call|visit|write|copy|append)\b",
+    _F,
+)
+"""A verb that acts, at the head of a clause: an order, in text hidden on purpose."""
+_ROLE: Final = re.compile(
+    r"\b(?:from\s+now\s+on|(?:respond|reply|answer|speak|write)\s+only\b|pretend\s+(?:to\s+be"
+    r"|you)|act\s+as\s+(?:if|an?|the)|you\s+are\s+now|stay\s+in\s+character)",
+    _F,
+)
+"""Words that recast the model's role or behaviour for what follows."""
+_HOUSEKEEPING: Final = re.compile(
+    r"\b(?:do\s+not|don'?t|never)\s+(?:edit|modify|change|remove|delete|touch|translate"
+    r"|reorder|move|rename)\b",
+    _F,
+)
+_TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
+JUDGED_CHARS: Final = 100_000
+ORDER_TO_MODEL: Final = "an order to the model"
+"""The least an instruction carries (:func:`carried_instructions`)."""
+
+
+def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
+    """What instructions `text` carries, each named for a message; empty when none.
+
+    An instruction is an override or exfiltration phrase, an order addressed to the model,
+    a credential file, a use of secrets, a risky shell command, a network destination with
+    a verb that sends or fetches, or an action to hide from the user. Text hidden on
+    purpose (`deliberate`) needs less: a URL or an order at the head of a clause is enough.
+    """
+    folded = prepare(text[:JUDGED_CHARS]).folded
+    reasons: list[str] = []
+    if any(_unnegated(p, folded) for p in OVERRIDE):
+        reasons.append("an instruction to override earlier instructions")
+    if any(_unnegated(p, folded) for p in EXFILTRATION):
+        reasons.append("an instruction to reveal or send secrets")
+    if _ADDRESSES_MODEL.search(folded) and _IMPERATIVE.search(_HOUSEKEEPING.sub(" ", folded)):
+        reasons.append("words addressed to the model")
+    credential = credential_named(folded)
+    if credential is not None:
+        reasons.append(f"a credential file ({credential})")
+    if any(write_target(path) == "fs.persistence" for path in _paths(folded)):
+        reasons.append("a file that runs at login or on a schedule")
+    if _SECRET_USE.search(folded) or handed_secrets(folded):
+        reasons.append("a use of secrets")
+    if _COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
+        reasons.append("a shell command")
+    urls = any(url_target(m.group()) for m in islice(URL.finditer(folded), 50))
+    if _NETWORK_USE.search(folded) or (deliberate and urls):
+        reasons.append("a network destination")
+    if _STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
+        reasons.append("an action to hide from the user")
+    if _ROLE.search(folded) or (
+        deliberate and not reasons and (_ORDER.search(folded) or _IMPERATIVE.search(folded))
+    ):
+        reasons.append(ORDER_TO_MODEL)
+    return reasons
+
+
+def credential_named(text: str) -> str | None:
+    """The first credential file (of high severity) a path in `text` names."""
+    for path in _paths(text):
+        found = credential_path(path)
+        if found is not None and found[1] != "medium":
+            return found[0]
+    return None
+
+
+def _paths(text: str) -> list[str]:
+    tokens = (t.group().strip(".:") for t in islice(_TOKEN.finditer(text), 1000))
+    return [t for t in tokens if "/" in t or t[:1] in ".~" or t.startswith("id_")]
+
+
+def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
+    return any(
+        not NEGATION.search(text, max(0, m.start() - 40), m.start())
+        for m in islice(pattern.finditer(text), 20)
+    )
+
+
+# --- secrets handed on ------------------------------------------------------------------------
+
+_SECRET_WORDS: Final = (
+    r"api[\s_-]?keys?|secret(?:s|[\s_-]keys?)?|_?auth[\s_-]?tokens?"
+    r"|(?:access|bearer|session|refresh|api|npm|pypi|github|registry)[\s_-]?tokens?"
+    r"|credentials?|passwords?|passphrases?|private[\s_-]keys?|ssh[\s_-]keys?|cookies"
+    r"|keychain|\.env\b|system[\s_-]prompt|(?-i:[A-Z][A-Z0-9]{1,30}_(?:TOKEN|KEY|SECRET"
+    r"|PASSWORD|PASSWD|PAT|CREDENTIALS?)S?\b)"
+)
+"""Secrets by name; bare "tokens" is left out (text is cut into tokens)."""
+_HOME_PATH: Final = r"(?:~|\$\{?HOME\}?|%USERPROFILE%)?/?\.[\w-]{2,30}(?:/[\w.-]{1,60}){0,3}"
+_COLLECT: Final = re.compile(
+    r"\b(?:read|cat|open|load|copy|collect|gather|extract|grab|harvest|dump|find|search|scan"
+    rf"|look\s+(?:up|for)|contains?|take)\b{_gap(6)}(?:{_SECRET_WORDS})"
+    rf"|(?:{_SECRET_WORDS}){_gap(4)}(?:that\s+)?you\s+(?:have\s+|can\s+)?(?:seen|found|see|find"
+    r"|know|access)\b",
+    _F,
+)
+"""Secrets gathered by the agent (read, copied, found) rather than given to it."""
+_SINK: Final = (
+    r"(?:arguments?|args?|parameters?|params?|fields?|headers?|urls?|query(?:\s+string)?"
+    r"|requests?|reply|replies|answers?|responses?|outputs?|messages?|body|payloads?|blocks?"
+    r"|comments?|files?|forms?|commits?|issues?|memo|links?|images?|emails?|drafts?|reports?)"
+)
+"""Where a value leaves the agent: a tool call, a request, what it writes or replies."""
+_HANDED: Final = re.compile(
+    r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]|\d{1,3}[.)])?\s*|\b(?:then|and|also|first|next|finally"
+    r"|please|now|must|should|always|silently|quietly|secretly)\s+)"
+    r"(?P<verb>send|post|upload|pass|put|paste|include|embed|add|insert|attach|append|copy"
+    r"|forward|submit|transmit|write|encode|place|inject|leak|exfiltrate|email|share|curl)\b"
+    rf"{_gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
+    r"|its\s+(?:contents?|value)|the\s+(?:contents?|values?|lines?|keys?|tokens?|files?)"
+    rf"|{_SECRET_WORDS}|{_HOME_PATH})"
+    r"[^.!?\n]{0,160}?\b(?:into|in|as|to|inside|within|via|through|at)\b"
+    rf"{_gap(4)}(?:{_SINK}\b|{_DESTINATION})",
+    _F,
+)
+"""An order to put a secret, or what was just gathered, where it leaves the agent."""
+_PARAGRAPH: Final = 600  # characters before an order searched for what it hands on
+_MAX_ORDERS: Final = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Handed:
+    """An order to hand secrets on: where it is in the text, and what it names.
+
+    Attributes:
+        start: where the order starts.
+        end: where it ends.
+        phrase: the order and what it gathers, on one line.
+        credential: the credential file the paragraph names, or None.
+    """
+
+    start: int
+    end: int
+    phrase: str
+    credential: str | None
+
+
+def handed_secrets(text: str) -> list[Handed]:
+    """Orders in `text` to put secrets the agent gathers (a credential file read, secrets
+    copied or found, the system prompt) into something that leaves it (a URL, a request, a
+    tool argument, a reply, a file); the secret named in the order, or earlier in the same
+    paragraph when the order says "them" or "their content"."""
+    found: list[Handed] = []
+    for match in islice(_HANDED.finditer(text), _MAX_ORDERS):
+        start = match.start("verb")
+        if NEGATION.search(text, max(0, start - 40), start):
+            continue
+        paragraph_start = max(text.rfind("\n\n", max(0, start - _PARAGRAPH), start) + 2,
+                              start - _PARAGRAPH)  # fmt: skip
+        paragraph = text[max(0, paragraph_start) : match.end()]
+        credential = credential_named(paragraph)
+        if credential is None and _COLLECT.search(paragraph) is None:
+            continue  # a value the user gave, handed where it belongs
+        phrase = paragraph if len(paragraph) <= 240 else "…" + text[start : match.end()]
+        found.append(Handed(start, match.end(), phrase, credential))
+    return found
