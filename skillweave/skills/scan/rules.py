@@ -40,6 +40,9 @@ RULES: Final[dict[str, Rule]] = {
              "exec(base64/zlib/marshal...), eval of a network response, base64 -d | sh"),
         Rule("exec.remote-pipe", "critical", "a download piped into an interpreter (curl | sh, "
              "bash <(curl ...), iex (iwr ...)); medium in documentation"),
+        Rule("exec.planted-code", "critical", "code written where it runs later on its own "
+             "(a .pth or sitecustomize start-up hook, a shell rc file, a crontab, a unit) that "
+             "runs, fetches or decodes more code; shown as planted"),
         Rule("exec.reverse-shell", "critical", "a shell wired to a socket (/dev/tcp, nc -e, "
              "os.dup2 of a socket)"),
         Rule("exec.deserialization", "medium", "unsafe deserialisation (pickle, yaml.load, "
@@ -48,7 +51,8 @@ RULES: Final[dict[str, Rule]] = {
         Rule("fs.write-outside", "high", "a write outside the workspace: an absolute path "
              "(not /tmp), a .. path, the home folder"),
         Rule("fs.persistence", "critical", "a write that survives the run: crontab, shell rc "
-             "files, authorized_keys, /etc, autostart, systemd or launchd units"),
+             "files, authorized_keys, /etc, autostart, systemd or launchd units, Python start-up "
+             "hooks (.pth, sitecustomize), package manager configurations"),
         Rule("fs.unsafe-extract", "medium", "tarfile extraction without a member filter "
              "(from bandit)"),
         Rule("secrets.credential-path", "high", "a credential file named: ~/.ssh, "
@@ -85,6 +89,9 @@ RULES: Final[dict[str, Rule]] = {
              "(from bandit)"),
         Rule("dependencies.undeclared", "low", "a package the scripts import that nothing "
              "declares"),
+        Rule("dependencies.index-config", "high", "a package manager's configuration "
+             "(pip.conf, .pypirc, .npmrc, .yarnrc, .condarc, uv, poetry, cargo) written "
+             "outside the workspace: every later install uses the index it names"),
         Rule("dependencies.unused", "low", "a declared package no script imports"),
         Rule("dependencies.invalid", "medium", "dependency declarations that cannot be used "
              "(an index option, a URL requirement, a conflict)"),

@@ -3,21 +3,30 @@
 Writes (``open`` in a writing mode, ``os.open`` with writing flags, ``Path.write_text`` and
 friends, copies and renames) whose approximated target is outside the workspace
 (``fs.write-outside``) or survives the run (``fs.persistence``), as ``_text.write_target``
-classifies paths; credential files named in a call's arguments, in the path a call reads, or
-in a string constant (``secrets.credential-path``, as ``_text.credential_path`` says).
-Called by ``PythonScan`` for every call and every string constant of the module.
+classifies paths; a package manager's configuration written outside the workspace
+(``fs.persistence`` and ``dependencies.index-config``) and code planted where it runs later
+on its own (``exec.planted-code``), as ``_planted`` says; credential files named in a call's
+arguments, in the path a call reads, or in a string constant (``secrets.credential-path``,
+as ``_text.credential_path`` says). Called by ``PythonScan`` for every call and every string
+constant of the module.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import COPY_CALLS, OPEN_CALLS, WRITE_METHODS, write_mode
+from skillweave.skills.scan._python._planted import package_config, planted, startup_hook
 from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._text import credential_path, write_target
 
 __all__ = ["FileRules"]
+
+_WRITES: Final = frozenset({"write", "writelines"})
+_MAX_BLOCK: Final = 2000
+"""Nodes of a ``with`` block searched for what it writes, at most."""
 
 
 class FileRules:
@@ -37,10 +46,11 @@ class FileRules:
         if name in OPEN_CALLS or name == "os.open":
             self._open(call, name, line)
         elif isinstance(call.func, ast.Attribute) and call.func.attr in WRITE_METHODS:
-            self._write(call.func.value, line, call.func.attr)
+            content = call.args[0] if call.args and call.func.attr.startswith("write") else None
+            self._write(call.func.value, line, call.func.attr, content)
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "open" and call.args:
             if write_mode(self.values.approx(call.args[0])):
-                self._write(call.func.value, line, "open")
+                self._write(call.func.value, line, "open", self._written(call))
         elif name in COPY_CALLS and len(call.args) >= 2:
             self._write(call.args[1], line, name)
 
@@ -80,17 +90,57 @@ class FileRules:
             mode = call.args[1] if len(call.args) > 1 else _keyword(call, "mode")
             writing = write_mode(self.values.approx(mode) if mode is not None else "r")
         if writing and target is not None:
-            self._write(target, line, name)
+            self._write(target, line, name, self._written(call))
 
-    def _write(self, target: ast.AST, line: int, how: str) -> None:
+    def _write(self, target: ast.AST, line: int, how: str, content: ast.expr | None = None) -> None:
         path = self.values.approx(target)
         if path is None:
             return
         rule = write_target(path)
-        if rule == "fs.persistence":
+        text = self.values.approx(content) if content is not None else None
+        does = planted(path, text) if text else None
+        manager = package_config(path) if rule is not None else None
+        if rule is None and does is not None and startup_hook(path):  # the folder not known
+            rule = "fs.persistence"
+        if manager is not None:
+            self.findings.add("fs.persistence", line, f"writes {path} ({how}), {manager}'s "
+                              "configuration: every later install reads it")  # fmt: skip
+            self.findings.add("dependencies.index-config", line, f"writes {manager}'s package "
+                              f"configuration {path} outside the workspace: later installs "
+                              "use the index it names")  # fmt: skip
+        elif rule == "fs.persistence":
             self.findings.add(rule, line, f"writes {path} ({how}), which runs again later")
         elif rule == "fs.write-outside":
             self.findings.add(rule, line, f"writes {path} ({how}), outside the workspace")
+        if rule == "fs.persistence" and does is not None:
+            self.findings.add("exec.planted-code", line, f"plants code in {path} that {does} "
+                              f"whenever it runs: {text[:100]!r}")  # fmt: skip
+
+    def _written(self, opened: ast.Call) -> ast.expr | None:
+        """What is written to the file `opened` opens: ``open(p, "w").write(x)`` or
+        ``with open(p, "w") as f: f.write(x)`` (the first write)."""
+        parents = self.values.index.parents
+        parent = parents.get(id(opened))
+        if isinstance(parent, ast.Attribute) and parent.attr in _WRITES:
+            call = parents.get(id(parent))
+            return call.args[0] if isinstance(call, ast.Call) and call.args else None
+        if not isinstance(parent, ast.withitem) or not isinstance(parent.optional_vars, ast.Name):
+            return None
+        handle = parent.optional_vars.id
+        block = parents.get(id(parent))
+        for count, node in enumerate(ast.walk(block) if block is not None else ()):
+            if count > _MAX_BLOCK:
+                break
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _WRITES
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == handle
+                and node.args
+            ):
+                return node.args[0]
+        return None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

@@ -4,8 +4,8 @@
   (:meth:`Values.qualname`);
 - path arguments are approximated as strings (:meth:`Values.approx`: constants, f-strings,
   ``+``, ``%``, ``os.path.join``, ``Path(...) / ...``, ``expanduser``, ``Path.home()``,
-  ``$HOME``, names assigned once), ``*`` standing for what is not known and ``@pkg`` for the
-  package's own folder (``__file__``).
+  ``$HOME``, names assigned once, the interpreter's site-packages and prefix), ``*`` standing
+  for what is not known and ``@pkg`` for the package's own folder (``__file__``).
 
 Read by the index's walk (for assigned aliases), the sources and sinks (``_flow``), the taint
 and every rule family; made by ``PythonScan`` over its :class:`ModuleIndex`.
@@ -23,6 +23,18 @@ from skillweave.skills.scan._python._index import ModuleIndex
 __all__ = ["Values"]
 
 _APPROX_DEPTH: Final = 12
+_SITE: Final = "/usr/lib/python3/site-packages"
+_USER_SITE: Final = "~/.local/lib/python3/site-packages"
+_SITE_CALLS: Final = {
+    "site.getsitepackages": _SITE, "sysconfig.get_paths": _SITE, "sysconfig.get_path": _SITE,
+    "distutils.sysconfig.get_python_lib": _SITE, "sysconfig.get_python_lib": _SITE,
+    "site.getusersitepackages": _USER_SITE,
+}  # fmt: skip
+"""Where the interpreter's packages live (what it imports, and its ``.pth`` start-up files
+run from): outside any workspace."""
+_SITE_NAMES: Final = {"site.USER_SITE": _USER_SITE, "site.USER_BASE": "~/.local",
+                      "sys.prefix": "/usr", "sys.base_prefix": "/usr",
+                      "sys.exec_prefix": "/usr"}  # fmt: skip
 _MAX_RETURNS: Final = 8
 _NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
 """Calls whose result maps a module's names to its values (``globals()["os"]``)."""
@@ -178,6 +190,8 @@ class Values:
             key = self.approx(node.slice, depth + 1)
             return "~" if key in ("HOME", "USERPROFILE") else None
         if isinstance(node, ast.Attribute):
+            if (site := _SITE_NAMES.get(self.qualname(node) or "")) is not None:
+                return site
             if node.attr == "parent":
                 inner = self.approx(node.value, depth + 1)
                 if inner is None:
@@ -188,13 +202,17 @@ class Values:
             folded = self.folder.text(node)
             return folded if folded is not None else self._approx_call(node, depth)
         if isinstance(node, ast.Subscript):
-            return self.folder.text(node)
+            inner = node.value.func if isinstance(node.value, ast.Call) else node.value
+            site = _SITE_CALLS.get(self.qualname(inner) or "")  # get_paths()["purelib"]
+            return site if site is not None else self.folder.text(node)
         return None
 
     def _approx_call(self, node: ast.Call, depth: int) -> str | None:
         name = self.qualname(node.func) or ""
+        if name in _SITE_CALLS:
+            return _SITE_CALLS[name]
         args = node.args
-        last = name.rsplit(".", 1)[-1]
+        last = node.func.attr if isinstance(node.func, ast.Attribute) else name.rsplit(".", 1)[-1]
         if name in ("os.path.join", "posixpath.join", "ntpath.join") or last == "joinpath":
             pieces = [self.approx(a, depth + 1) or "*" for a in args]
             if last == "joinpath" and isinstance(node.func, ast.Attribute):
