@@ -3,9 +3,12 @@
 
 - ``_words``: one linear pass splits a script into commands, pipelines and words (quotes,
   ``$var``/``${var...}`` expansions, ``$(...)`` and backquotes, process substitutions,
-  here-strings and here-documents);
+  here-strings and here-documents), and the script's function definitions;
+- ``_environment``: commands that write out the whole environment and keep it (``env |``,
+  ``$(printenv)``, ``export -p >``), not ordinary variable use;
 - ``_flow``: variables followed from downloads, decoders and pieces into what runs them
-  (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time);
+  (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time),
+  through the script's own functions and substitutions with fallbacks;
 - ``_scan``: the file's rules: the flow above, plus network use, reverse shells, writes,
   persistence and credential paths, read on the text.
 """

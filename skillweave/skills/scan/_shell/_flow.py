@@ -23,13 +23,26 @@ from itertools import pairwise
 from typing import Final
 
 from skillweave.config import Severity
-from skillweave.skills.scan._shell._words import MAX_NESTING, Command, Part, Splitter, Word
+from skillweave.skills.scan._shell._environment import environment_dumps
+from skillweave.skills.scan._shell._words import (
+    MAX_NESTING,
+    Command,
+    Part,
+    Splitter,
+    Word,
+    function_bodies,
+)
 
 FETCHED: Final = "fetched"
 DECODED: Final = "decoded"
 BUILT: Final = "built"
+LAYERED: Final = "layered"  # decoded from data that was itself decoded
 PAYLOAD: Final = frozenset({FETCHED, DECODED})
 MAX_TEXT: Final = 4096
+MAX_CALL_WORK: Final = 20_000
+"""Commands walked again inside calls of the script's own functions, per script."""
+_BODY_COMMANDS: Final = 200
+_POSITIONAL: Final = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*")
 
 _FETCHERS: Final = frozenset({"curl", "wget", "fetch", "aria2c", "nc", "ncat", "http", "lynx"})
 _INTERPRETERS: Final = re.compile(
@@ -95,9 +108,16 @@ class ShellFlow:
         self.found: list[tuple[str, int, str, Severity]] = []
         self.fetchers: list[tuple[int, str]] = []  # commands named at run time that fetch
         self.files: dict[str, Value] = {}  # files written with fetched or decoded data
+        self.functions: dict[str, list[Command]] = {}
+        self.definitions: set[int] = set()  # offsets of the commands that define functions
+        self.call_work = MAX_CALL_WORK
+        self.env_dumps: set[int] = set()  # offsets of commands that write out the environment
 
     def run(self, text: str) -> None:
-        self.commands(Splitter(text).split(), depth=0)
+        commands = Splitter(text).split()
+        self.functions, self.definitions = function_bodies(text, commands)
+        self.env_dumps.update(environment_dumps(commands, captured=False))
+        self.commands(commands, depth=0)
 
     def commands(self, commands: list[Command], *, depth: int) -> None:
         stage_input: Value | None = None
@@ -124,6 +144,9 @@ class ShellFlow:
             return piped_in or Value()
         head = self.word(words[0], depth=depth)
         args = [self.word(w, depth=depth) for w in words[1:]]
+        body = self.functions.get(words[0].literal() or "")
+        if body is not None and command.offset not in self.definitions:
+            return self._call(body, args, depth=depth)
         name = (head.text or "").rsplit("/", 1)[-1]
         self._named_at_run_time(words[0], head, command.offset)
         stdin = self._stdin(command, piped_in, depth=depth)
@@ -135,6 +158,43 @@ class ShellFlow:
         output = self._output(name, args, words[1:], stdin)
         self._written(command, name, words[1:], output)
         return output
+
+    def _call(self, body: list[Command], args: list[Value], *, depth: int) -> Value:
+        """What one of the script's functions writes, walked again with its arguments."""
+        if depth >= MAX_NESTING or self.call_work <= 0:
+            return Value()
+        self.call_work -= min(len(body), _BODY_COMMANDS) + 1
+        saved = {name: self.env.get(name) for name in _POSITIONAL}
+        for name, value in zip(_POSITIONAL[:9], args, strict=False):
+            self.env[name] = value
+        self.env["@"] = self.env["*"] = _join(args, " ")
+        try:
+            return self.block(body, depth=depth + 1)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = value
+
+    def block(self, commands: list[Command], *, depth: int) -> Value:
+        """What a list of commands writes: every output not piped on, joined."""
+        outputs: list[Value] = []
+        stage: Value | None = None
+        for command in commands[:_BODY_COMMANDS]:
+            output = self.command(command, stage, depth=depth)
+            stage = output if command.piped else None
+            if not command.piped:
+                outputs.append(output)
+        kept = [o for o in outputs if o.text or o.taint]
+        if len(kept) == 1:
+            return kept[0]
+        if not kept:
+            return outputs[-1] if outputs else Value()
+        taint: frozenset[str] = frozenset()
+        for output in kept:
+            taint |= output.taint
+        return Value(taint=taint, pieces=2)
 
     def _written(self, command: Command, name: str, words: list[Word], output: Value) -> None:
         """Remember a file that a download or a decoder writes (``> f``, ``-o f``)."""
@@ -216,6 +276,10 @@ class ShellFlow:
             self._code(stdin, offset, f"{name} runs what is piped into it:", piped=True)
 
     def _code(self, value: Value, offset: int, what: str, *, piped: bool = False) -> None:
+        if LAYERED in value.taint:
+            self._report("obfuscation.packed-code", offset,
+                         f"{what} code decoded through more than one layer{_reveal(value)}",
+                         "high")  # fmt: skip
         if value.taint & PAYLOAD:
             self._report("exec.decoded-payload", offset,
                          f"{what} code from {_where(value)} data{_reveal(value)}",
@@ -269,12 +333,8 @@ class ShellFlow:
         if depth >= MAX_NESTING:
             return Value()
         commands = Splitter(part.text, part.offset).split()
-        output = Value()
-        stage: Value | None = None
-        for command in commands[:200]:
-            output = self.command(command, stage, depth=depth + 1)
-            stage = output if command.piped else None
-        return output
+        self.env_dumps.update(environment_dumps(commands[:200], captured=True))
+        return self.block(commands, depth=depth + 1)
 
     def _output(
         self, name: str, args: list[Value], words: list[Word], stdin: Value | None
@@ -299,7 +359,7 @@ class ShellFlow:
             )
         if name == "rev":
             text = incoming.text[::-1] if incoming.text is not None else None
-            return Value(text=text, taint=incoming.taint | {DECODED}, pieces=2)
+            return Value(text=text, taint=_decoded(incoming), pieces=2)
         if name == "tr":
             return _tr(incoming, plain, flags)
         if name in ("base64", "base32", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
@@ -371,8 +431,8 @@ def _tr(incoming: Value, plain: list[Value], flags: set[str | None]) -> Value:
         return Value(text=None, taint=incoming.taint)
     if second.startswith(("N", "n")) and incoming.text is not None:
         rotated = codecs.encode(incoming.text, "rot13")
-        return Value(text=rotated, taint=incoming.taint | {DECODED}, pieces=2)
-    return Value(taint=incoming.taint | {DECODED})  # a substitution cipher
+        return Value(text=rotated, taint=_decoded(incoming), pieces=2)
+    return Value(taint=_decoded(incoming))  # a substitution cipher
 
 
 def _decoder(name: str, incoming: Value, flags: set[str | None], plain: list[Value]) -> Value:
@@ -395,7 +455,13 @@ def _decoder(name: str, incoming: Value, flags: set[str | None], plain: list[Val
                 text = bytes.fromhex(re.sub(r"\s", "", incoming.text)).decode("utf-8", "replace")
         except (binascii.Error, ValueError):
             text = None
-    return Value(text=text[:MAX_TEXT] if text else None, taint=incoming.taint | {DECODED}, pieces=2)
+    return Value(text=text[:MAX_TEXT] if text else None, taint=_decoded(incoming), pieces=2)
+
+
+def _decoded(incoming: Value) -> frozenset[str]:
+    """The taint of data a decoder makes: layered when its input was decoded already."""
+    layered = {LAYERED} if DECODED in incoming.taint else set()
+    return incoming.taint | {DECODED} | layered
 
 
 def _split_name(value: Value) -> bool:

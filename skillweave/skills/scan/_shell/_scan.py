@@ -63,12 +63,6 @@ _PERSIST_COMMANDS: Final = re.compile(
     r"|Register-ScheduledTask\b|New-ItemProperty\b[^\n]{0,200}\\Run\b)",
     re.MULTILINE | re.IGNORECASE,
 )
-_ENV_DUMP: Final = re.compile(
-    r"(?:^|[;&|(`]|\$\()[ \t]*"
-    r"(?:env|printenv|export[ \t]+-p|set|declare[ \t]+-x|Get-ChildItem[ \t]+env:)"
-    r"[ \t]*(?=[|>)`])",
-    re.MULTILINE | re.IGNORECASE,
-)
 _WORD: Final = re.compile(r"[^\s'\"`;|&<>()=]{2,300}")
 
 
@@ -90,9 +84,6 @@ class ShellScan:
         self._execution()
         self._writes()
         self._words()
-        for match in _ENV_DUMP.finditer(self.code):
-            line = self.source.lines.line_of(match.start())
-            self.facts.env_dumps.append((line, self.source.lines.excerpt(line)))
         long_lines(self.source, self.out, dynamic=True)
 
     def _flow(self) -> None:
@@ -100,6 +91,9 @@ class ShellScan:
         flow.run(self.code)
         for rule, offset, message, severity in flow.found:
             self.out.at(self.source, rule, offset, message, severity=severity)
+        for offset in sorted(flow.env_dumps):
+            line = self.source.lines.line_of(offset)
+            self.facts.env_dumps.append((line, self.source.lines.excerpt(line)))
         for offset, name in flow.fetchers:
             line = self.source.lines.line_of(offset)
             self.facts.network.append((line, f"runs {name} (a name built at run time)"))

@@ -12,7 +12,7 @@ commands are read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 MAX_COMMANDS: Final = 50_000
@@ -252,3 +252,53 @@ class Splitter:
                     return i
             i += 1
         return end
+
+
+# --- function definitions ----------------------------------------------------------------------
+
+MAX_FUNCTIONS: Final = 300
+MAX_BODY: Final = 1_000
+_DEFINITION: Final = re.compile(
+    r"(?:function[ \t]+([A-Za-z_][\w:.-]{0,80})[ \t]*(?:\([ \t]*\))?"
+    r"|([A-Za-z_][\w:.-]{0,80})[ \t]*\([ \t]*\))\s*\{"
+)
+
+
+def function_bodies(
+    text: str, commands: list[Command]
+) -> tuple[dict[str, list[Command]], set[int]]:
+    """The functions a script defines (``name() { ...; }``, ``function name { ...; }``), by
+    name: the commands of each body, up to its closing brace (at most :data:`MAX_BODY`
+    commands, :data:`MAX_FUNCTIONS` functions; a later definition replaces an earlier one);
+    and the offsets of the definitions' own commands (a name is not a call there)."""
+    bodies: dict[str, list[Command]] = {}
+    definitions: set[int] = set()
+    for index, command in enumerate(commands):
+        if len(definitions) >= MAX_FUNCTIONS:
+            break
+        match = _DEFINITION.match(text, command.offset) if command.words else None
+        if match is None:
+            continue
+        brace = match.end() - 1
+        definitions.add(command.offset)
+        body: list[Command] = []
+        depth = 0
+        for inner in commands[index : index + MAX_BODY]:
+            words = inner.words
+            if inner.offset <= brace:  # the definition's own command: ``function f { a``
+                opened = [i for i, w in enumerate(words) if w.literal() == "{"]
+                words = words[opened[0] + 1 :] if opened else []
+                if not words:
+                    continue
+            elif not body and words and words[0].literal() == "{":
+                words = words[1:]
+            first = words[0].literal() if words else None
+            if first == "}":
+                depth -= 1
+                if depth < 0:
+                    break
+            elif first == "{":
+                depth += 1
+            body.append(replace(inner, words=words) if words is not inner.words else inner)
+        bodies[match.group(1) or match.group(2)] = body
+    return bodies, definitions
