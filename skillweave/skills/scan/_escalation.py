@@ -6,9 +6,11 @@ above, from ``_manifest.check_network``) and that, in the same file, deserialise
 (``exec.deserialization``), decodes what it fetched (the Python flow's ``received`` facts) or
 runs code (``exec.decoded-payload``, ``exec.dynamic-code``) is more than the sum of its
 medium findings: ``network.undeclared-payload``, high for deserialising or decoding,
-critical for running code. It reads findings, not syntax, so JavaScript and shell files,
-which report the same rule ids, are judged alike. Called by ``scanner`` after the network
-check.
+critical for running code. The same script sending secrets or the environment out
+(``secrets.exfiltration``) makes the undeclared destination where they go:
+``network.undeclared-exfiltration``, high. It reads findings, not syntax, so JavaScript and
+shell files, which report the same rule ids, are judged alike. Called by ``scanner`` after
+the network check.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from skillweave.config import Severity
 from skillweave.skills.scan._text import Collector
 from skillweave.skills.scan.report import severity_rank
 
-__all__ = ["RULE", "escalate_undeclared_network"]
+__all__ = ["EXFILTRATION_RULE", "RULE", "escalate_undeclared_network"]
 
 RULE: Final = "network.undeclared-payload"
+EXFILTRATION_RULE: Final = "network.undeclared-exfiltration"
+_SENDS: Final = frozenset({"secrets.exfiltration"})
 _RISKY: Final[dict[str, Severity]] = {
     "exec.deserialization": "high",
     "exec.decoded-payload": "critical",
@@ -51,6 +55,11 @@ def escalate_undeclared_network(
         if f.rule == "network.undeclared" and severity_rank(f.severity) >= severity_rank("medium")
     }
     for path in sorted(undeclared):
+        where = next(
+            (f.message for f in out.findings
+             if f.path == path and f.rule == "network.undeclared" and ":" in f.message),
+            None,
+        )  # fmt: skip
         facts = out.facts.get(path)
         network = facts.network[0][1] if facts and facts.network else "uses the network"
         suffix = f", in a script whose network use ({network}) the skill does not declare"
@@ -60,3 +69,7 @@ def escalate_undeclared_network(
         for line, kind, what, excerpt in received.get(path, ()):
             out.add(RULE, path, line, f"{kind} {what}{suffix}", excerpt,
                     severity=_RECEIVED.get(kind, "high"))  # fmt: skip
+        for finding in [f for f in out.findings if f.path == path and f.rule in _SENDS]:
+            sent = f"{finding.message}; {where}" if where else finding.message + suffix
+            out.add(EXFILTRATION_RULE, path, finding.line, f"sends what it gathers out: {sent}",
+                    finding.excerpt, severity="high")  # fmt: skip

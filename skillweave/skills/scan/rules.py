@@ -83,6 +83,8 @@ RULES: Final[dict[str, Rule]] = {
         Rule("network.undeclared-payload", "high", "network use the skill does not declare, "
              "in a script that deserialises or decodes what it received (high) or runs "
              "code (critical)"),
+        Rule("network.undeclared-exfiltration", "high", "network use the skill does not "
+             "declare, in a script that sends secrets or the environment out"),
         Rule("network.unused-declaration", "low", "a declared host no script names"),
         Rule("network.invalid-declaration", "medium", "a metadata.network that cannot be read"),
         Rule("network.insecure-tls", "medium", "certificate or host-key checks turned off "

@@ -65,7 +65,7 @@ class PythonScan:
         self.lookups = LookupRules(findings, self.values, self.taint, self.index)
         self.processes = ProcessRules(findings, self.values, self.index, self.taint)
         self.files = FileRules(findings, self.values)
-        self.network = NetworkRules(findings)
+        self.network = NetworkRules(findings, self.values)
         self.environment = EnvironmentRules(findings, self.index, self.values)
         self.built = BuiltStrings(findings, self.index, self.values, files=self.files,
                                   network=self.network)  # fmt: skip
@@ -104,6 +104,7 @@ class PythonScan:
             self.processes.call(call, name, line, hidden=hidden)
         self.files.writes(call, name, line)
         self.network.called(name, last, line)
+        self.network.connects(call, name, line)
         self.execution.streams(call, name, line)
         self.files.credentials(call, line)
 
