@@ -49,8 +49,12 @@ from skillweave.skills.scan.report import severity_rank
 
 CORPUS: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "scan"
 COMPAT: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "compat"
-EXTERNAL: Final = Path(__file__).resolve().parent / "data" / "scan_external"
-"""A red-team set written without reading the scanner (its README says how): measured only."""
+EXTERNAL: Final = (
+    Path(__file__).resolve().parent / "data" / "scan_external",
+    Path(__file__).resolve().parent / "data" / "scan_external_2",
+)
+"""Red-team sets written without reading the scanner (each README says how and when; the first
+became development data for round 2 of issue 44, the second is measured only)."""
 """Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
 QUICK_CASES: Final = 12
 BUILTIN_SINKS: Final = frozenset({"eval", "exec", "compile", "open", "__import__"})
@@ -507,10 +511,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
     console.print(table)
-    if not args.development and not args.quick and (EXTERNAL / "expected.json").is_file():
-        table, missed = red_team_table(EXTERNAL)
-        console.print(table)
-        console.print(f"Red-team misses (case, class): {', '.join(missed) or 'none'}.")
+    for folder in EXTERNAL if not (args.development or args.quick) else ():
+        if (folder / "expected.json").is_file():
+            table, missed = red_team_table(folder)
+            console.print(table)
+            console.print(f"{folder.name} misses (case, class): {', '.join(missed) or 'none'}.")
     return 0
 
 
@@ -540,7 +545,7 @@ def red_team_table(folder: Path) -> tuple[Table, list[str]]:
             cell[1] += 1
             if not found:
                 missed.append(f"{case} ({rule_class})")
-    table = Table(title="Red-team set, written without reading the scanner (measured only)")
+    table = Table(title=f"Red-team set {folder.name}, written without reading the scanner")
     table.add_column("class")
     table.add_column("recall", justify="right")
     for rule_class in sorted(hits):
