@@ -316,3 +316,38 @@ def test_loopback_and_urls_only_named_are_not_destinations() -> None:
     )
     report = scan({"scripts/get.py": source}, skill=DECLARED)
     assert worst(report, "network.undeclared") is None, report.findings
+
+
+# --- class 4: archive extraction bandit misjudges ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "extract",
+    [
+        "with tarfile.open(sys.argv[1]) as bundle:\n    bundle.extractall('outputs', "
+        "filter=tarfile.data_filter)\n",
+        "archive = tarfile.open(sys.argv[1])\narchive.extractall(path='outputs', filter='tar')\n",
+        "tarfile.TarFile.extraction_filter = staticmethod(tarfile.data_filter)\n"
+        "tarfile.open(sys.argv[1]).extractall('outputs')\n",
+        "with zipfile.ZipFile(sys.argv[1]) as bundle:\n    bundle.extractall('outputs')\n",
+        "zipfile.ZipFile(sys.argv[1]).extract('a.txt', 'outputs')\n",
+    ],
+)
+def test_a_safe_extraction_is_not_reported(extract: str) -> None:
+    source = f"import sys, tarfile, zipfile\n{extract}"
+    assert worst(scan({"scripts/unpack.py": source}), "fs.unsafe-extract") is None
+
+
+@pytest.mark.parametrize(
+    "extract",
+    [
+        "tarfile.open(sys.argv[1]).extractall('outputs')\n",
+        "with tarfile.open(sys.argv[1]) as t:\n    t.extractall('outputs', filter=sys.argv[2])\n",
+        # the same name is a zip in one place and a tar in another
+        "with zipfile.ZipFile('a.zip') as a:\n    pass\nwith tarfile.open('b.tar') as a:\n"
+        "    a.extractall('outputs')\n",
+    ],
+)
+def test_an_unfiltered_tar_extraction_is_still_reported(extract: str) -> None:
+    source = f"import sys, tarfile, zipfile\n{extract}"
+    assert worst(scan({"scripts/unpack.py": source}), "fs.unsafe-extract") == "high"

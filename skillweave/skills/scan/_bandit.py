@@ -4,7 +4,10 @@ bandit (PyCQA, ``bandit.core.manager.BanditManager``) reads each file's AST with
 set; only the tests that say something about a skill are kept (:data:`TESTS`), mapped to our
 rule ids, and its severity becomes ours (HIGH → high, MEDIUM → medium, LOW → low), one step
 lower when bandit's confidence is LOW. ``# nosec`` comments are ignored: a skill's author
-must not be able to silence its own scan.
+must not be able to silence its own scan. B202 (archive extraction) is read again on our own
+AST (:func:`safe_extraction`): bandit flags any ``extractall`` in a file that imports
+``tarfile``, also a ``zipfile`` one and a tar one with a PEP 706 filter other than the
+literal ``"data"``, which are safe.
 
 bandit reads files from disk, so the files are written to a private temporary folder for the
 one run (a few milliseconds for a typical skill). Its import (~0.1 s, plugin discovery) is
@@ -14,6 +17,7 @@ about files it cannot parse are silenced too (our own parse reports them).
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import tempfile
@@ -24,6 +28,7 @@ from typing import Any, Final
 
 from skillweave.config import Severity
 from skillweave.skills.imports import PARSE_LOCK
+from skillweave.skills.scan._python import parse
 from skillweave.skills.scan._text import Collector, excerpt
 
 TESTS: Final[dict[str, tuple[str, str]]] = {
@@ -50,6 +55,10 @@ the text rules find in every language; and the tests about code quality or web a
 than what a skill does to its host (asserts, weak hashes and random, bare excepts, SQL, XML
 parsers, Flask/Django/Jinja, hard-coded passwords and /tmp, subprocess without a shell,
 imports of subprocess/pickle, requests without a timeout)."""
+
+_SAFE_FILTERS: Final = frozenset({"data", "tar", "data_filter", "tar_filter"})
+"""PEP 706's extraction filters that refuse absolute paths, ``..`` and links out."""
+_EXTRACTS: Final = frozenset({"extractall", "extract"})
 
 _SEVERITIES: Final[dict[str, Severity]] = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 _LOWER: Final[dict[Severity, Severity]] = {
@@ -105,11 +114,18 @@ def run_bandit(files: Mapping[str, bytes], out: Collector) -> None:
             runner.discover_files(sorted(by_disk))
             runner.run_tests()
             issues = runner.get_issue_list()
+    trees: dict[str, ast.Module | str] = {}
     for issue in issues:
         mapped = TESTS.get(issue.test_id)
         path = by_disk.get(os.path.normpath(issue.fname)) or by_disk.get(issue.fname)
         if mapped is None or path is None:
             continue
+        if issue.test_id == "B202" and issue.lineno:
+            if path not in trees:
+                trees[path] = parse(files[path], path)
+            tree = trees[path]
+            if isinstance(tree, ast.Module) and safe_extraction(tree, int(issue.lineno)):
+                continue
         severity = _SEVERITIES.get(str(issue.severity), "low")
         if str(issue.confidence) == "LOW":
             severity = _LOWER[severity]
@@ -118,3 +134,62 @@ def run_bandit(files: Mapping[str, bytes], out: Collector) -> None:
         shown = text[line - 1] if line and line <= len(text) else ""
         message = f"{issue.text.rstrip('.')} (bandit {issue.test_id})".replace("\n", " ")
         out.add(mapped[0], path, line, message, excerpt(shown), severity=severity)
+
+
+def safe_extraction(tree: ast.Module, line: int) -> bool:
+    """Whether every archive extraction at `line` is one bandit's B202 misjudges: a tar
+    extraction with a PEP 706 filter (``filter="data"``/``"tar"``, ``tarfile.data_filter``,
+    or ``TarFile.extraction_filter`` set for the module), or a ``zipfile`` extraction (which
+    drops absolute paths and ``..`` from member names itself and makes no links)."""
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node, "lineno", None) == line
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _EXTRACTS
+    ]
+    if not calls:
+        return False
+    filtered_module = any(
+        isinstance(node, ast.Attribute) and node.attr == "extraction_filter"
+        and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(tree)
+    )  # fmt: skip
+    return all(
+        filtered_module or _safe_filter(call) or _opened_zip(tree, call.func.value)  # type: ignore[attr-defined]
+        for call in calls
+    )
+
+
+def _safe_filter(call: ast.Call) -> bool:
+    value = next((k.value for k in call.keywords if k.arg == "filter"), None)
+    if isinstance(value, ast.Constant):
+        return value.value in _SAFE_FILTERS
+    if isinstance(value, ast.Attribute):
+        return value.attr in _SAFE_FILTERS
+    return isinstance(value, ast.Name) and value.id in _SAFE_FILTERS
+
+
+def _opened_zip(tree: ast.Module, receiver: ast.expr) -> bool:
+    """`receiver` is a ``ZipFile``: made there, or a name bound to one (``with`` or ``=``)."""
+    if isinstance(receiver, ast.Call):
+        return _zip_call(receiver)
+    if not isinstance(receiver, ast.Name):
+        return False
+    made: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+            if node.optional_vars.id == receiver.id:
+                made.append(node.context_expr)
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == receiver.id for t in node.targets
+        ):
+            made.append(node.value)
+    return bool(made) and all(isinstance(m, ast.Call) and _zip_call(m) for m in made)
+
+
+def _zip_call(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in ("ZipFile", "PyZipFile")
