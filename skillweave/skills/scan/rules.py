@@ -94,6 +94,9 @@ RULES: Final[dict[str, Rule]] = {
         Rule("dependencies.index-config", "high", "a package manager's configuration "
              "(pip.conf, .pypirc, .npmrc, .yarnrc, .condarc, uv, poetry, cargo) written "
              "outside the workspace: every later install uses the index it names"),
+        Rule("dependencies.install-script", "high", "a package.json install-time script "
+             "(preinstall, install, postinstall, prepare...) that downloads or runs inline "
+             "code: npm runs it on install (low for one that runs a file of the package)"),
         Rule("dependencies.unused", "low", "a declared package no script imports"),
         Rule("dependencies.invalid", "medium", "dependency declarations that cannot be used "
              "(an index option, a URL requirement, a conflict)"),

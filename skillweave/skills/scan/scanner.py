@@ -35,7 +35,7 @@ from skillweave.skills.files import (
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.scan._bandit import bandit_version, run_bandit
 from skillweave.skills.scan._escalation import escalate_undeclared_network
-from skillweave.skills.scan._javascript import JavaScriptScan
+from skillweave.skills.scan._javascript import JavaScriptScan, check_package_json
 from skillweave.skills.scan._manifest import check_dependencies, check_network, declared_network
 from skillweave.skills.scan._prose import Region, hidden_text, scan_prose
 from skillweave.skills.scan._python import PythonPackage, PythonScan, parse
@@ -234,6 +234,8 @@ class _Scan:
         source = Source(path, text, language, in_scripts, Lines(text))
         catalog = self._body_offset() if path == SKILL_FILE else 0
         hidden_text(source, self.out, frontmatter_end=catalog)
+        if posixpath.basename(path) == "package.json":
+            check_package_json(source, self.out)
         if language in {"prose", "data"}:
             self._prose(source)
             return

@@ -9,9 +9,12 @@
 - ``_calls`` and ``_strings``: what lookups, calls and operators do to values, string
   building folded; ``_sinks``: the findings where a value reaches a sink;
 - ``_scan``: the file's rules: the flow above, plus network use, file writes, credential
-  paths, the environment and packed code, read on the text.
+  paths, the environment and packed code, read on the text;
+- ``_package``: a ``package.json``'s install-time scripts (``postinstall``...), judged by the
+  shell flow and, for inline Node code, by the flow above.
 """
 
+from skillweave.skills.scan._javascript._package import check_package_json
 from skillweave.skills.scan._javascript._scan import JavaScriptScan
 
-__all__ = ["JavaScriptScan"]
+__all__ = ["JavaScriptScan", "check_package_json"]

@@ -13,6 +13,7 @@
   persistence and credential paths, read on the text.
 """
 
+from skillweave.skills.scan._shell._flow import ShellFlow
 from skillweave.skills.scan._shell._scan import ShellScan
 
-__all__ = ["ShellScan"]
+__all__ = ["ShellFlow", "ShellScan"]
