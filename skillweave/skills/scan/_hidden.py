@@ -298,14 +298,18 @@ def _zero_width(text: str, decoded: list[tuple[int, int]]) -> list[Hidden]:
     return found
 
 
-_SPAN: Final = 16_000  # characters of one line searched for the end of a hiding
+_SPAN: Final = 2_000  # characters of one line searched for the end of a hiding
 _SEPARATORS: Final = 3  # distinct runs of zero-width characters tried as word separators
+_GLUED: Final = re.compile(r"[^\W\d_]{24,}")
+"""Letters no word of a language written with spaces runs to: words glued together."""
 
 
 def _spaced_readings(window: str) -> tuple[str, ...]:
     """`window` read with each of its most frequent runs of zero-width characters standing
     for a space and the others deleted: a hider who writes words with no space between them
     (``read\u2060\u200dthe\u2060\u200dfile``) splits letters with another run."""
+    if _GLUED.search(INVISIBLE.sub("", window)) is None:
+        return ()  # the words keep their spaces: deleting the characters reads them
     counts: dict[str, int] = {}
     for run in itertools.islice(_RUN.finditer(window), 4 * _WINDOW):
         counts[run.group()] = counts.get(run.group(), 0) + 1

@@ -105,24 +105,13 @@ _AUTHORITY: Final = (
     r"(?:skills?|tools?|plugins?|instructions|prompts?|system\s+prompt|guidelines|rules"
     r"|polic(?:y|ies)|messages|directives|settings)"
 )
-PRIORITY: Final = (
-    re.compile(
-        r"\b(?:must|should|shall|always|is\s+to|needs\s+to)\s+be\s+(?:activated|used|loaded"
-        r"|invoked|called|run|applied|consulted|read|selected)\s+(?:first\b|before\s+(?:any|all"
-        r"|every)\s+other)",
-        _F,
-    ),
-    re.compile(
-        r"\b(?:takes?|has|have|gets?|is\s+given)\s+(?:absolute\s+|top\s+|highest\s+|full\s+"
-        rf"|the\s+highest\s+)?(?:priority|precedence)\s+over\s+{_OTHERS}\b{_gap(2)}"
-        rf"{_AUTHORITY}\b",
-        _F,
-    ),
-    re.compile(
-        rf"\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{_gap(2)}"
-        rf"{_AUTHORITY}\b",
-        _F,
-    ),
+PRIORITY: Final = re.compile(
+    r"\b(?:must|should|shall|always|is\s+to|needs\s+to)\s+be\s+(?:activated|used|loaded|invoked"
+    r"|called|run|applied|consulted|read|selected)\s+(?:first\b|before\s+(?:any|all|every)"
+    rf"\s+other)|(?:priority|precedence)\s+over\s+{_OTHERS}\b{_gap(2)}{_AUTHORITY}\b"
+    rf"|\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{_gap(2)}"
+    rf"{_AUTHORITY}\b",
+    _F,
 )
 """A text claiming authority over the agent's other skills or instructions: an override of
 them in waiting (part of :data:`OVERRIDE`)."""
@@ -170,7 +159,7 @@ OVERRIDE: Final = (
         r"(?:the\s+)?(?:user|human|operator)",
         _F,
     ),
-    *PRIORITY,
+    PRIORITY,
 )
 EXFILTRATION: Final = (
     re.compile(
@@ -368,10 +357,14 @@ _SINK: Final = (
     r"|comments?|files?|forms?|commits?|issues?|memo|links?|images?|emails?|drafts?|reports?)"
 )
 """Where a value leaves the agent: a tool call, a request, what it writes or replies."""
-_HANDED: Final = re.compile(
+_HEAD: Final = re.compile(
     r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]|\d{1,3}[.)])?\s*|\b(?:then|and|also|first|next|finally"
-    r"|please|now|must|should|always|silently|quietly|secretly)\s+)"
-    r"(?P<verb>send|post|upload|pass|put|paste|include|embed|add|insert|attach|append|copy"
+    r"|please|now|must|should|always|silently|quietly|secretly)\s+)$",
+    _F,
+)
+"""What comes before a verb at the head of a clause: an order, not a description."""
+_HANDED: Final = re.compile(
+    r"\b(?P<verb>send|post|upload|pass|put|paste|include|embed|add|insert|attach|append|copy"
     r"|forward|submit|transmit|write|encode|place|inject|leak|exfiltrate|email|share|curl)\b"
     rf"{_gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
     r"|its\s+(?:contents?|value)|the\s+(?:contents?|values?|lines?|keys?|tokens?|files?)"
@@ -382,7 +375,8 @@ _HANDED: Final = re.compile(
 )
 """An order to put a secret, or what was just gathered, where it leaves the agent."""
 _PARAGRAPH: Final = 600  # characters before an order searched for what it hands on
-_MAX_ORDERS: Final = 50
+_MAX_ORDERS: Final = 50  # orders reported from one text, at most
+_MAX_CANDIDATES: Final = 500  # verb phrases looked at in one text, at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,13 +402,17 @@ def handed_secrets(text: str) -> list[Handed]:
     tool argument, a reply, a file); the secret named in the order, or earlier in the same
     paragraph when the order says "them" or "their content"."""
     found: list[Handed] = []
-    for match in islice(_HANDED.finditer(text), _MAX_ORDERS):
+    for match in islice(_HANDED.finditer(text), _MAX_CANDIDATES):
+        if len(found) >= _MAX_ORDERS:
+            break
         start = match.start("verb")
-        if NEGATION.search(text, max(0, start - 40), start):
+        if not _HEAD.search(text, max(0, start - 20), start) or NEGATION.search(
+            text, max(0, start - 40), start
+        ):
             continue
-        paragraph_start = max(text.rfind("\n\n", max(0, start - _PARAGRAPH), start) + 2,
-                              start - _PARAGRAPH)  # fmt: skip
-        paragraph = text[max(0, paragraph_start) : match.end()]
+        reach = max(0, start - _PARAGRAPH)
+        blank = text.rfind("\n\n", reach, start)
+        paragraph = text[blank + 2 if blank >= 0 else reach : match.end()]
         credential = credential_named(paragraph)
         if credential is None and _COLLECT.search(paragraph) is None:
             continue  # a value the user gave, handed where it belongs

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from itertools import islice
 from typing import Final
 
 from skillweave.config import Severity
@@ -59,6 +60,8 @@ _POISON: Final = re.compile(
 )
 """Where a tool description starts talking to the model: what follows is tool poisoning."""
 _POISON_REACH: Final = 1200  # characters after a marker that it covers
+_MAX_MATCHES: Final = 50  # matches of one phrase rule looked at in one region
+_READINGS_BUDGET: Final = 200_000  # characters of other readings judged in one file
 _SECRET_WORD: Final = re.compile(
     r"api[\s_-]?keys?|secrets?\b|tokens?\b|credentials?|passwords?|passphrases?|private[\s_-]keys?"
     r"|ssh[\s_-]keys?|cookies|\.env\b|(?-i:[A-Z][A-Z0-9]{1,30}_(?:TOKEN|KEY|SECRET|PASSWORD))",
@@ -105,7 +108,7 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
     found = False
     for rule, patterns in (("prompt.override", OVERRIDE), ("prompt.exfiltration", EXFILTRATION)):
         for pattern in patterns:
-            for match in pattern.finditer(read.folded):
+            for match in islice(pattern.finditer(read.folded), _MAX_MATCHES):
                 if NEGATION.search(read.folded, max(0, match.start() - 40), match.start()):
                     continue
                 found = True
@@ -256,7 +259,11 @@ def hidden_text(source: Source, out: Collector, *, frontmatter_end: int = 0) -> 
     technique's own severity (none for a harmless comment); for instructions, the injection
     finding and the rules the text would meet in plain sight, at least high. Text before
     `frontmatter_end` is in the catalog's view (SKILL.md's frontmatter)."""
-    for piece in reveal(source.text):
+    budget = _READINGS_BUDGET
+    for found in reveal(source.text):
+        readings = sum(len(r) for r in found.readings)
+        piece = found if readings <= budget else dataclasses.replace(found, readings=())
+        budget -= min(readings, budget)
         _hidden_piece(source, piece, out, catalog=piece.start < frontmatter_end)
 
 
