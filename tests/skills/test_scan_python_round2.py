@@ -351,3 +351,24 @@ def test_a_safe_extraction_is_not_reported(extract: str) -> None:
 def test_an_unfiltered_tar_extraction_is_still_reported(extract: str) -> None:
     source = f"import sys, tarfile, zipfile\n{extract}"
     assert worst(scan({"scripts/unpack.py": source}), "fs.unsafe-extract") == "high"
+
+
+# --- hostile input stays fast -----------------------------------------------------------------
+
+
+def test_hostile_returns_writes_and_extractions_stay_fast() -> None:
+    returns = "".join(
+        f"def f{i}(x):\n" + "".join(f"    if x == {k}:\n        return f{(i + k + 1) % 60}(x)\n"
+                                    for k in range(7))
+        + "    return __builtins__\n"
+        for i in range(60)
+    )  # fmt: skip
+    calls = "".join(f"f{i}(1)['ex' + 'ec']('pass')\n" for i in range(60))
+    nested = "".join("    " * d + f"with open('/etc/x{d}', 'w') as h{d}:\n" for d in range(80))
+    nested += "    " * 80 + "pass\n"
+    extracts = "import tarfile\n" + "".join(
+        f"tarfile.open('a{i}.tar').extractall('outputs', filter='data')\n" for i in range(800)
+    )
+    started = time.perf_counter()
+    scan({"scripts/a.py": returns + calls, "scripts/b.py": nested, "scripts/c.py": extracts})
+    assert time.perf_counter() - started < 3.0

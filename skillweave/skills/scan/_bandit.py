@@ -5,7 +5,7 @@ set; only the tests that say something about a skill are kept (:data:`TESTS`), m
 rule ids, and its severity becomes ours (HIGH → high, MEDIUM → medium, LOW → low), one step
 lower when bandit's confidence is LOW. ``# nosec`` comments are ignored: a skill's author
 must not be able to silence its own scan. B202 (archive extraction) is read again on our own
-AST (:func:`safe_extraction`): bandit flags any ``extractall`` in a file that imports
+AST (:class:`Extractions`): bandit flags any ``extractall`` in a file that imports
 ``tarfile``, also a ``zipfile`` one and a tar one with a PEP 706 filter other than the
 literal ``"data"``, which are safe.
 
@@ -114,17 +114,18 @@ def run_bandit(files: Mapping[str, bytes], out: Collector) -> None:
             runner.discover_files(sorted(by_disk))
             runner.run_tests()
             issues = runner.get_issue_list()
-    trees: dict[str, ast.Module | str] = {}
+    extractions: dict[str, Extractions | None] = {}
     for issue in issues:
         mapped = TESTS.get(issue.test_id)
         path = by_disk.get(os.path.normpath(issue.fname)) or by_disk.get(issue.fname)
         if mapped is None or path is None:
             continue
         if issue.test_id == "B202" and issue.lineno:
-            if path not in trees:
-                trees[path] = parse(files[path], path)
-            tree = trees[path]
-            if isinstance(tree, ast.Module) and safe_extraction(tree, int(issue.lineno)):
+            if path not in extractions:
+                tree = parse(files[path], path)
+                extractions[path] = Extractions(tree) if isinstance(tree, ast.Module) else None
+            found = extractions[path]
+            if found is not None and found.safe(int(issue.lineno)):
                 continue
         severity = _SEVERITIES.get(str(issue.severity), "low")
         if str(issue.confidence) == "LOW":
@@ -136,30 +137,50 @@ def run_bandit(files: Mapping[str, bytes], out: Collector) -> None:
         out.add(mapped[0], path, line, message, excerpt(shown), severity=severity)
 
 
-def safe_extraction(tree: ast.Module, line: int) -> bool:
-    """Whether every archive extraction at `line` is one bandit's B202 misjudges: a tar
-    extraction with a PEP 706 filter (``filter="data"``/``"tar"``, ``tarfile.data_filter``,
-    or ``TarFile.extraction_filter`` set for the module), or a ``zipfile`` extraction (which
-    drops absolute paths and ``..`` from member names itself and makes no links)."""
-    calls = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and getattr(node, "lineno", None) == line
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in _EXTRACTS
-    ]
-    if not calls:
-        return False
-    filtered_module = any(
-        isinstance(node, ast.Attribute) and node.attr == "extraction_filter"
-        and isinstance(node.ctx, ast.Store)
-        for node in ast.walk(tree)
-    )  # fmt: skip
-    return all(
-        filtered_module or _safe_filter(call) or _opened_zip(tree, call.func.value)  # type: ignore[attr-defined]
-        for call in calls
-    )
+class Extractions:
+    """One file's archive extractions, indexed once (:meth:`safe` is asked per bandit B202
+    issue, so a file full of them stays linear).
+
+    Args:
+        tree: the parsed file.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.calls: dict[int, list[ast.Call]] = {}
+        self.bound: dict[str, list[ast.expr]] = {}
+        self.filtered = False
+        """``TarFile.extraction_filter`` is set somewhere: every extraction is filtered."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in _EXTRACTS:
+                    self.calls.setdefault(node.lineno, []).append(node)
+            elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+                self.bound.setdefault(node.optional_vars.id, []).append(node.context_expr)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.bound.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, ast.Attribute) and node.attr == "extraction_filter":
+                self.filtered = self.filtered or isinstance(node.ctx, ast.Store)
+
+    def safe(self, line: int) -> bool:
+        """Whether every extraction at `line` is one bandit's B202 misjudges: a tar
+        extraction with a PEP 706 filter (``filter="data"``/``"tar"``,
+        ``tarfile.data_filter``, or ``TarFile.extraction_filter`` set for the module), or a
+        ``zipfile`` extraction (which drops absolute paths and ``..`` from member names
+        itself and makes no links)."""
+        calls = self.calls.get(line)
+        return bool(calls) and all(
+            self.filtered or _safe_filter(call) or self._zip(call.func.value)  # type: ignore[attr-defined]
+            for call in calls or ()
+        )
+
+    def _zip(self, receiver: ast.expr) -> bool:
+        """`receiver` is a ``ZipFile``: made there, or a name only ever bound to one."""
+        if isinstance(receiver, ast.Call):
+            return _zip_call(receiver)
+        made = self.bound.get(receiver.id, []) if isinstance(receiver, ast.Name) else []
+        return bool(made) and all(isinstance(m, ast.Call) and _zip_call(m) for m in made)
 
 
 def _safe_filter(call: ast.Call) -> bool:
@@ -169,24 +190,6 @@ def _safe_filter(call: ast.Call) -> bool:
     if isinstance(value, ast.Attribute):
         return value.attr in _SAFE_FILTERS
     return isinstance(value, ast.Name) and value.id in _SAFE_FILTERS
-
-
-def _opened_zip(tree: ast.Module, receiver: ast.expr) -> bool:
-    """`receiver` is a ``ZipFile``: made there, or a name bound to one (``with`` or ``=``)."""
-    if isinstance(receiver, ast.Call):
-        return _zip_call(receiver)
-    if not isinstance(receiver, ast.Name):
-        return False
-    made: list[ast.expr] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
-            if node.optional_vars.id == receiver.id:
-                made.append(node.context_expr)
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == receiver.id for t in node.targets
-        ):
-            made.append(node.value)
-    return bool(made) and all(isinstance(m, ast.Call) and _zip_call(m) for m in made)
 
 
 def _zip_call(call: ast.Call) -> bool:

@@ -39,7 +39,7 @@ class ModuleAnalysis:
         self.index = ModuleIndex(tree)
         self.values = Values(self.index)
         self.index.build(self.values.qualname)
-        self.values.folder.forget()  # folds made while the walk was still collecting names
+        self.values.forget()  # folds made while the walk was still collecting names
         self.alias({})  # names assigned before what they resolve through was walked
         self.scopes = Scopes(tree)
         self.scopes.build(self.index.order, self.index.parents)
@@ -83,7 +83,7 @@ class ModuleAnalysis:
         """Make each name in `found` an alias of its callee, then resolve again the names
         assigned through them."""
         self.index.aliases.update(found)
-        self.values.folder.forget()
+        self.values.forget()
         for name, values in self.index.assigned.items():
             if name not in self.index.aliases and len(values) == 1:
                 resolved = self.values.qualname(values[0])

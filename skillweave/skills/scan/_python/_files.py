@@ -25,8 +25,8 @@ from skillweave.skills.scan._text import credential_path, write_target
 __all__ = ["FileRules"]
 
 _WRITES: Final = frozenset({"write", "writelines"})
-_MAX_BLOCK: Final = 2000
-"""Nodes of a ``with`` block searched for what it writes, at most."""
+_MAX_SEARCHED: Final = 20_000
+"""Nodes of ``with`` blocks searched for what they write, per module, at most."""
 
 
 class FileRules:
@@ -40,6 +40,7 @@ class FileRules:
     def __init__(self, findings: Findings, values: Values) -> None:
         self.findings = findings
         self.values = values
+        self._searched = 0
 
     def writes(self, call: ast.Call, name: str, line: int) -> None:
         """The file `call` writes, if any (`name`: the callee)."""
@@ -128,8 +129,9 @@ class FileRules:
             return None
         handle = parent.optional_vars.id
         block = parents.get(id(parent))
-        for count, node in enumerate(ast.walk(block) if block is not None else ()):
-            if count > _MAX_BLOCK:
+        for node in ast.walk(block) if block is not None else ():
+            self._searched += 1
+            if self._searched > _MAX_SEARCHED:
                 break
             if (
                 isinstance(node, ast.Call)

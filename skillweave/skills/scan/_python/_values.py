@@ -50,9 +50,15 @@ class Values:
     def __init__(self, index: ModuleIndex) -> None:
         self.index = index
         self.folder = Folder(index)
+        self._returned_memo: dict[str, str | None] = {}
         self.forwarding: Callable[[str], str | None] | None = None
         """What another module's function called by this qualified name only forwards to
         (``__import__``, ``getattr``), set by ``_package``; None when it forwards to none."""
+
+    def forget(self) -> None:
+        """Drop what was folded and resolved so far (the names it read have changed)."""
+        self.folder.forget()
+        self._returned_memo.clear()
 
     def name(self, node: ast.AST | None) -> str | None:
         """The attribute or module name `node` evaluates to exactly (folded from pieces);
@@ -118,13 +124,17 @@ class Values:
         returns = self.index.returns.get(name) if name else None
         if not returns or len(returns) > _MAX_RETURNS:
             return None
+        assert name is not None
+        if name in self._returned_memo:  # each function read once: linear on hostile code
+            return self._returned_memo[name]
+        self._returned_memo[name] = None  # a function returning a call of itself
         found = {
             None if _local_name(r, self.index.aliases) else self.qualname(r, depth + 1)
             for r in returns
         }
-        if len(found) != 1:
-            return None
-        return found.pop()
+        result = found.pop() if len(found) == 1 else None
+        self._returned_memo[name] = result
+        return result
 
     def subscripted(self, node: ast.Subscript, depth: int = 0) -> str | None:
         """What a namespace lookup names: ``globals()["os"]`` → ``os``, ``sys.modules["os"]``
