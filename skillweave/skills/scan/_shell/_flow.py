@@ -9,7 +9,11 @@ data; ``base64 -d``, ``xxd -r``, ``openssl enc -d``, ``gunzip``, ``rev``, ``tr``
 ``eval``, ``sh -c`` and ``python -c`` and the like, a pipe, here-string or here-document into
 an interpreter, ``source`` of a substitution, and a command whose name is a substitution or
 built from pieces. Decoded or fetched code run is critical, code or a command name built from
-pieces is high.
+pieces is high; code decoded through more than one layer is packed code too. The script's own
+functions are walked again with their arguments (bounded by :data:`MAX_CALL_WORK`), a
+substitution's value is every output it keeps (``$(curl ... || true)``), and a redirection's
+target is folded (``$HOME`` as ``~``, a for-loop variable as each word it takes) and judged as
+a place written.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from skillweave.skills.scan._shell._words import (
     Word,
     function_bodies,
 )
+from skillweave.skills.scan._text import write_target
 
 FETCHED: Final = "fetched"
 DECODED: Final = "decoded"
@@ -104,7 +109,8 @@ class ShellFlow:
     severity) for the caller to report."""
 
     def __init__(self) -> None:
-        self.env: dict[str, Value] = {}
+        self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
+        self.loops: dict[str, list[str]] = {}  # for-loop variables: the words they take
         self.found: list[tuple[str, int, str, Severity]] = []
         self.fetchers: list[tuple[int, str]] = []  # commands named at run time that fetch
         self.files: dict[str, Value] = {}  # files written with fetched or decoded data
@@ -132,6 +138,14 @@ class ShellFlow:
         words = list(command.words)
         while words and self._assign(words[0], depth=depth):
             words.pop(0)
+        if command.stdout_to is not None:
+            self._redirected(command.stdout_to, depth=depth)
+        if len(words) > 2 and words[0].literal() == "for" and words[2].literal() == "in":
+            texts = [self.word(w, depth=depth).text for w in words[3:50]]
+            name = words[1].literal() or ""
+            self.loops[name] = [t for t in texts if t]
+            self.env.pop(name, None)
+            return Value()
         if words and words[0].literal() in _DECLARERS:
             for word in words[1:]:
                 self._assign(word, depth=depth)
@@ -206,6 +220,23 @@ class ShellFlow:
         for target in targets:
             if target and output.taint & PAYLOAD and len(self.files) < 1000:
                 self.files[target.removeprefix("./")] = output
+
+    def _redirected(self, target: Word, *, depth: int) -> None:
+        """A redirection's target folded (a for-loop variable: each word it takes), judged
+        as a place written: persistence (an rc file, cron, autostart) or outside the
+        workspace."""
+        parts = target.parts
+        if len(parts) == 1 and parts[0].kind == "var" and not parts[0].op:
+            paths = self.loops.get(parts[0].text) or [self.word(target, depth=depth).text]
+        else:
+            paths = [self.word(target, depth=depth).text]
+        for path in paths[:50]:
+            rule = write_target(path) if path else None
+            if rule == "fs.persistence":
+                self._report(rule, target.offset, f"writes {path}, which runs again later",
+                             "critical")  # fmt: skip
+            elif rule == "fs.write-outside":
+                self._report(rule, target.offset, f"writes {path}, outside the workspace", "high")
 
     def _run_file(self, head: Value, offset: int) -> None:
         path = (head.text or "").removeprefix("./")
