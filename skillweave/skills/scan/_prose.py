@@ -32,7 +32,7 @@ from itertools import islice
 from typing import Final
 
 from skillweave.config import Severity
-from skillweave.skills.scan._hidden import Hidden, escape_invisible, reveal
+from skillweave.skills.scan._hidden import INVISIBLE, Hidden, escape_invisible, reveal
 from skillweave.skills.scan._intent import (
     EXAMPLE,
     EXFILTRATION,
@@ -94,9 +94,18 @@ class Region:
 
 
 def scan_prose(source: Source, regions: list[Region], out: Collector) -> None:
-    """The injection rules over each region of `source`."""
+    """The injection rules over each region of `source`; and hidden text in a decoded value
+    (a YAML frontmatter string) that holds invisible characters the file does not show as
+    such (written as ``\\u200b`` or ``\\U000E0041`` escapes)."""
+    shown = None
     for region in regions:
         prompt_rules(source, region, out)
+        if region.offset is None and not region.text.isascii():
+            if shown is None:
+                shown = _invisible_count(source.text)
+            if _invisible_count(region.text) > shown:
+                for piece in reveal(region.text):
+                    _hidden_piece(source, piece, out, catalog=True, line=region.line or 1)
     if not source.text.isascii():
         _mixed_words(source, out)
 
@@ -128,6 +137,10 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
         _secret(source, region, out, start=handed.start, phrase=handed.phrase,
                 credential=handed.credential, severity=severity)  # fmt: skip
     return found
+
+
+def _invisible_count(text: str) -> int:
+    return sum(1 for _ in islice(INVISIBLE.finditer(text), 100_000))
 
 
 def _poison_starts(text: str) -> list[int]:
@@ -284,10 +297,16 @@ def _weight(carried: list[str]) -> tuple[int, int]:
     return len([r for r in carried if r != ORDER_TO_MODEL]), len(carried)
 
 
-def _hidden_piece(source: Source, piece: Hidden, out: Collector, *, catalog: bool) -> None:
+def _hidden_piece(
+    source: Source, piece: Hidden, out: Collector, *, catalog: bool, line: int | None = None
+) -> None:
+    """One piece judged and reported; `line` places a piece of a decoded value (whose
+    offsets are not the file's)."""
     piece, carried = _judged(piece)
+    if line is not None:
+        piece = dataclasses.replace(piece, body=None)
     rule = "prompt.html-comment" if piece.kind == "comment" else "text.hidden-unicode"
-    line = source.lines.line_of(piece.start)
+    line = line or source.lines.line_of(piece.start)
     shown = _revealed_excerpt(piece) or source.lines.excerpt(line)
     if carried:
         severity: Severity | None = "critical" if piece.severity == "critical" else "high"
