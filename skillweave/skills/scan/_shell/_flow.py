@@ -44,7 +44,7 @@ BUILT: Final = "built"
 LAYERED: Final = "layered"  # decoded from data that was itself decoded
 PAYLOAD: Final = frozenset({FETCHED, DECODED})
 MAX_TEXT: Final = 4096
-MAX_CALL_WORK: Final = 20_000
+MAX_CALL_WORK: Final = 5_000
 """Commands walked again inside calls of the script's own functions, per script."""
 _BODY_COMMANDS: Final = 200
 _POSITIONAL: Final = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*")
