@@ -15,7 +15,12 @@ The hiding techniques decoded here:
 - bidi controls (embeddings, overrides, isolates): the line as a model reads it (logical
   order) and as a reader sees it (visual order, from :func:`visual_order`);
 - HTML comments, Markdown link-reference comments (``[//]: # (...)``) and HTML elements hidden
-  with ``hidden``, ``display:none`` or ``visibility:hidden``: rendered views do not show them.
+  with ``hidden``, ``display:none`` or ``visibility:hidden``: rendered views do not show them;
+  found once invisible characters are deleted (``<\u200b!--`` opens a comment for a model).
+
+A piece may carry other readings (:attr:`Hidden.readings`), judged too: tag characters read
+in place among the visible letters between them, and zero-width runs standing for the spaces
+of words glued together (``read\u2060the\u2060file``).
 
 Written by hand: python-bidi is not a dependency, and only an approximation of the Unicode
 bidi algorithm (no bracket pairs, digits read as left-to-right) is needed to show an operator
