@@ -1,11 +1,14 @@
 """How far the skill scanner generalises: its malicious corpus, obfuscated by mutation families.
 
 Each family is a small deterministic source-to-source transform (``ast``, ``ast.unparse``) of
-the Python scripts of every case in ``tests/data/scan/malicious`` (JavaScript and shell are
-left as they are), except ``unicode`` which hides zero-width spaces inside the words of the
-Markdown. A mutant counts only when it changed a file in which the unmutated case has a finding
-of an expected rule (otherwise the attack was not touched: "n/a"); a Python mutant that does
-not parse is counted as "failed" and not scanned. A mutant is detected for a rule class when
+the Python scripts of every case in ``tests/data/scan/malicious``, except ``unicode`` and
+``hidden-text`` which hide words or whole flagged lines of the Markdown. ``--held-out`` adds
+the families of ``bench/scan_families.py`` (Python, JavaScript and shell, written apart from
+the rules and held out of round 2 of issue 44) and the second red-team set; a JavaScript or
+shell mutant that ``node --check`` or ``bash -n`` refuses counts as "failed". A mutant counts
+only when it changed a file in which the unmutated case has a finding of an expected rule
+(otherwise the attack was not touched: "n/a"); a Python mutant that does not parse is counted
+as "failed" and not scanned. A mutant is detected for a rule class when
 some finding of that class fires at the worst severity the case expects of the class (which
 rule of a class fires may change under obfuscation; how bad it is may not); the row "every
 rule (strict)" counts mutants on which every expected rule fired as in ``bench/scan_bench.py``.
@@ -29,6 +32,8 @@ import codecs
 import io
 import json
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +48,7 @@ from typing import Final
 from rich.console import Console
 from rich.table import Table
 
+from bench.scan_families import FAMILIES_2, HELD_APART_2
 from skillweave.config import bundled_skills_dir
 from skillweave.skills.scan import SCANNER, ScanReport, scan_folder
 from skillweave.skills.scan.report import severity_rank
@@ -328,7 +334,7 @@ def mutate_case(
     """Copy `case` into `into`, mutated by `family`: ("made", changed files), ("n/a", ∅) or
     ("failed", ∅) when a Python mutant does not parse or a transform raised. `flagged` (path
     -> lines the unmutated case's expected rules fired on) is what line families hide."""
-    transform, suffix = FAMILIES[family]
+    transform, suffix = {**FAMILIES, **FAMILIES_2}[family]
     copytree(case, into)
     changed: set[str] = set()
     for path in sorted(into.rglob(f"*{suffix}")):
@@ -347,12 +353,29 @@ def mutate_case(
             return "failed", set()
         if suffix == ".py" and not all(_parses(out) for out in outputs.values()):
             return "failed", set()
+        if suffix in _CHECKERS and not all(_checks(out, suffix) for out in outputs.values()):
+            return "failed", set()
         if suffix == ".py" and path.name in outputs:  # ast.unparse drops comments: keep them
             outputs[path.name] = _comments(text) + outputs[path.name]
         for out_name, out in outputs.items():
             (path.parent / out_name).write_text(out, encoding="utf-8")
             changed.add((path.parent / out_name).relative_to(into).as_posix())
     return ("made", changed) if changed else ("n/a", set())
+
+
+_CHECKERS: Final = {".js": ("node", "--check"), ".sh": ("bash", "-n")}
+"""How a JavaScript or shell mutant is checked to still be valid (skipped without the tool)."""
+
+
+def _checks(text: str, suffix: str) -> bool:
+    command = _CHECKERS[suffix]
+    if shutil.which(command[0]) is None:
+        return True
+    with tempfile.NamedTemporaryFile("w", suffix=suffix, encoding="utf-8") as file:
+        file.write(text)
+        file.flush()
+        done = subprocess.run([*command, file.name], capture_output=True, check=False)
+    return done.returncode == 0
 
 
 def _invisible(text: str) -> bool:
@@ -422,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     families = DEVELOPMENT if args.development else tuple(FAMILIES)
+    if args.held_out and not args.development:
+        families += HELD_APART_2
     console = Console(highlight=False, width=220)
     started = time.perf_counter()
     expected: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text())
@@ -461,7 +486,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if outcome != "made":
                     continue
                 report = scan_folder(into)
-                side = "held-apart" if family in HELD_APART else "development"
+                side = (
+                    "held-apart"
+                    if family in HELD_APART
+                    else "held-apart-2"
+                    if family in HELD_APART_2
+                    else "development"
+                )
                 for column in (family, side):
                     blocked.setdefault(column, [0, 0])[0] += _blocks(report)
                     blocked[column][1] += 1
@@ -487,10 +518,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     columns = ["original", *DEVELOPMENT, "development"]
     if not args.development:
         columns += [*HELD_APART, "held-apart"]
+    if args.held_out and not args.development:
+        columns += [*HELD_APART_2, "held-apart-2"]
     table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
     table.add_column("class")
     for column in columns:
-        table.add_column(column + (" *" if column in HELD_APART else ""), justify="right")
+        held = column in HELD_APART or column in HELD_APART_2
+        table.add_column(column + (" *" if held else ""), justify="right")
     for rule_class in classes:
         row = [_pct(*hits.get(c, {}).get(rule_class, [0, 0])) for c in columns]
         table.add_row(rule_class, *row)
@@ -506,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.add_row("any finding ≥ high", *row, end_section=True)
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
+    counts["held-apart-2"] = _summed(counts, HELD_APART_2 if args.held_out else ())
     counts["original"] = {"made": len(cases)}
     for outcome in ("made", "n/a", "failed"):
         table.add_row(f"mutants {outcome}", *(str(counts[c].get(outcome, 0)) for c in columns))
