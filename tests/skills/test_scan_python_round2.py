@@ -382,3 +382,27 @@ def test_unpickling_bytes_from_an_undeclared_host_beside_a_declared_one_is_high(
     )
     report = scan({"scripts/load.py": source}, skill=DECLARED)
     assert worst(report, "network.undeclared-payload") == "high", report.findings
+
+
+# --- a .pth file plants code only in a site folder -------------------------------------------
+
+
+def test_weights_saved_as_pth_in_the_workspace_are_not_persistence() -> None:
+    report = scan(
+        {
+            "scripts/train.py": "import pickle\nfrom pathlib import Path\n\n"
+            "with open('outputs/model.pth', 'wb') as f:\n    pickle.dump({'w': [1]}, f)\n"
+            "Path('outputs/best.pth').write_bytes(b'x')\n"
+        }
+    )
+    assert rules_at_least(report, "medium") == set()
+
+
+def test_a_pth_file_written_into_site_packages_is_persistence() -> None:
+    report = scan(
+        {
+            "scripts/hook.py": "import site\nfrom pathlib import Path\n\n"
+            "Path(site.getsitepackages()[0], 'zz_cache.pth').write_text('import os\\n')\n"
+        }
+    )
+    assert worst(report, "fs.persistence") == "critical"

@@ -245,7 +245,9 @@ _PERSISTENCE: Final = re.compile(
     r"|^/etc/(?:cron|crontab|anacrontab|profile|bash\.bashrc|zsh|rc\.local|systemd|init\.d|init/"
     r"|sudoers|ld\.so\.preload|environment|xdg/autostart)"
     r"|^/var/spool/cron|(?:^|/)\.config/(?:autostart|systemd)/|/Library/Launch(?:Agents|Daemons)/"
-    r"|(?:^|/)\.git/hooks/|(?:^|/)(?:site|user)customize\.py$|\.pth$",
+    r"|(?:^|/)\.git/hooks/|(?:^|/)(?:site|user)customize\.py$"
+    # a .pth file runs at start-up only from a site folder (elsewhere it is, say, weights)
+    r"|(?:(?:site|dist)-packages|/lib/python[0-9.]*)/[^/]*\.pth$",
     re.IGNORECASE,
 )
 _ALLOWED_ABSOLUTE: Final = re.compile(
