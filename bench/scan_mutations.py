@@ -445,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     families = DEVELOPMENT if args.development else tuple(FAMILIES)
-    if args.held_out and not args.development:
+    if not args.development:
         families += HELD_APART_2
     console = Console(highlight=False, width=220)
     started = time.perf_counter()
@@ -518,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     columns = ["original", *DEVELOPMENT, "development"]
     if not args.development:
         columns += [*HELD_APART, "held-apart"]
-    if args.held_out and not args.development:
+    if not args.development:
         columns += [*HELD_APART_2, "held-apart-2"]
     table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
     table.add_column("class")
@@ -540,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.add_row("any finding ≥ high", *row, end_section=True)
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
-    counts["held-apart-2"] = _summed(counts, HELD_APART_2 if args.held_out else ())
+    counts["held-apart-2"] = _summed(counts, HELD_APART_2 if not args.development else ())
     counts["original"] = {"made": len(cases)}
     for outcome in ("made", "n/a", "failed"):
         table.add_row(f"mutants {outcome}", *(str(counts[c].get(outcome, 0)) for c in columns))
@@ -551,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
     console.print(table)
-    sets = EXTERNAL if args.held_out else EXTERNAL[:1]
+    sets = EXTERNAL
     for folder in sets if not (args.development or args.quick) else ():
         if (folder / "expected.json").is_file():
             table, missed = red_team_table(folder)
