@@ -1,6 +1,7 @@
 """One Python module analysed before any rule runs: :class:`ModuleAnalysis`.
 
-Builds, in order, the module's index (``_index``: one walk), its values (``_values``, with
+Builds, in order, the module's index (``_index``: one walk; a second when ``_unwrap``
+rewrote indirect calls as direct ones), its values (``_values``, with
 constant folding), its scopes and flows (``_scopes``), the labels of its variables
 (``_taint``, propagated to a fixed point) and its wrappers (``_wrappers``). ``_package``
 makes one per module of the skill first, so the summaries of every module exist before the
@@ -16,6 +17,7 @@ from typing import Final
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._scopes import Scopes
 from skillweave.skills.scan._python._taint import Taint
+from skillweave.skills.scan._python._unwrap import Unwrapped, unwrap
 from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._python._wrappers import Wrapper, Wrappers
 
@@ -36,17 +38,25 @@ class ModuleAnalysis:
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.index = ModuleIndex(tree)
-        self.values = Values(self.index)
-        self.index.build(self.values.qualname)
-        self.values.forget()  # folds made while the walk was still collecting names
-        self.alias({})  # names assigned before what they resolve through was walked
+        self.index, self.values = self._indexed(tree)
+        self.unwrapped: dict[int, Unwrapped] = unwrap(self.index, self.values)
+        """Indirect calls rewritten as direct ones (``_unwrap``), by the new node's id."""
+        if self.unwrapped:  # the tree changed: index it again
+            self.index, self.values = self._indexed(tree)
         self.scopes = Scopes(tree)
         self.scopes.build(self.index.order, self.index.parents)
         self.taint = Taint(self.index, self.values, self.scopes)
         self.taint.propagate()
         self.wrappers = Wrappers(self.index, self.values, self.scopes, self.taint)
         self._pass_through_aliases()
+
+    def _indexed(self, tree: ast.Module) -> tuple[ModuleIndex, Values]:
+        self.index = ModuleIndex(tree)
+        self.values = Values(self.index)
+        self.index.build(self.values.qualname)
+        self.values.forget()  # folds made while the walk was still collecting names
+        self.alias({})  # names assigned before what they resolve through was walked
+        return self.index, self.values
 
     def _pass_through_aliases(self) -> None:
         """A module-level function or lambda that only forwards to ``__import__`` or
@@ -110,5 +120,6 @@ def _forwards(call: ast.Call, wrapper: Wrapper) -> bool:
         a.id if isinstance(a, ast.Name) else None
         for a in call.args
     ]  # fmt: skip
-    expected = [*wrapper.params, *([wrapper.vararg] if wrapper.vararg else [])]
+    positional = wrapper.params[: wrapper.positional]
+    expected = [*positional, *([wrapper.vararg] if wrapper.vararg else [])]
     return bool(names) and names == expected[: len(names)]

@@ -92,6 +92,11 @@ class ExecutionRules:
                 self.findings.add("obfuscation.packed-code", line,
                                   f"{name}() runs code packed with {hidden[0]}: "
                                   f"{hidden[1][:100]!r}")  # fmt: skip
+            elif "decoded" in labels and "fetched" not in labels:
+                # decoded from a constant or a file the skill ships: the hiding is the attack
+                packed = labels["decoded"]
+                self.findings.add("obfuscation.packed-code", line,
+                                  f"{name}() runs code packed with {packed}")  # fmt: skip
             if "fetched" in labels:
                 self._received(line, "runs", f"{name}() of {labels['fetched']}")
         elif isinstance(argument, ast.Constant) and isinstance(argument.value, str):

@@ -91,7 +91,9 @@ _DESERIALISERS: Final = frozenset(
         "cPickle.loads", "cPickle.load", "dill.loads", "dill.load", "cloudpickle.loads",
         "cloudpickle.load", "marshal.loads", "marshal.load", "shelve.open", "yaml.unsafe_load",
         "yaml.unsafe_load_all", "yaml.full_load", "jsonpickle.decode", "torch.load",
-        "joblib.load", "pandas.read_pickle", "numpy.load",
+        "joblib.load", "pandas.read_pickle", "numpy.load", "_pickle.Unpickler",
+        "cPickle.Unpickler", "dill.Unpickler", "jsonpickle.loads", "jsonpickle.unpickler.decode",
+        "cloudpickle.Unpickler",
     }
 )  # fmt: skip
 _SAFE_YAML_LOADERS: Final = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader"})
@@ -145,6 +147,8 @@ def deserialiser(call: ast.Call, name: str) -> bool:
     """Whether `call` of `name` builds objects from bytes in a way that can run code
     (``pickle.loads``, ``yaml.load`` without a safe loader...)."""
     if name in _DESERIALISERS:
+        if name == "torch.load":  # weights_only=True refuses anything but tensors
+            return not _keyword_true(call, "weights_only")
         return not (name == "numpy.load" and not _keyword_true(call, "allow_pickle"))
     if name in ("yaml.load", "yaml.load_all"):
         loader = next((k.value for k in call.keywords if k.arg == "Loader"), None)
@@ -202,6 +206,8 @@ def call_source(call: ast.Call, values: Values) -> str | None:
     if last == "join" and call.args and maps_chr(call.args[0], values):
         return "a chr-join"
     if name in ("bytes", "bytearray") and len(call.args) == 1 and _codes(call.args[0], values):
+        if _xors(call.args[0]):
+            return f"an XOR with a constant key ({name} of a comprehension)"
         return f"{name} from character codes"
     if _fetches(call, name, values):
         return "a network read"
@@ -255,6 +261,12 @@ def _codes(node: ast.AST, values: Values) -> bool:
     if isinstance(node, ast.ListComp | ast.GeneratorExp):
         return True
     return isinstance(node, ast.Call) and values.qualname(node.func) == "map"
+
+
+def _xors(node: ast.AST) -> bool:
+    """``(b ^ KEY[i % n] for i, b in ...)``: each byte XORed with a key, a decoder."""
+    element = node.elt if isinstance(node, ast.ListComp | ast.GeneratorExp) else None
+    return isinstance(element, ast.BinOp) and isinstance(element.op, ast.BitXor)
 
 
 def write_mode(mode: str | None) -> bool:

@@ -36,6 +36,16 @@ class ModuleIndex:
         """Each imported name (``os``, ``urllib.request.urlopen``) with its line."""
         self.order: list[ast.AST] = []
         """Every node in walk order (a parent before its children)."""
+        self.defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        """Functions and methods by name."""
+        self.defaulted: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = []
+        """Functions and lambdas with a default value for a parameter."""
+        self.decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        """Functions with a decorator that is a call (``@via(os.system)``)."""
+        self.loops: dict[str, list[ast.expr]] = {}
+        """A name a ``for`` loop walks a literal tuple or list with → the items."""
+        self.class_attributes: dict[str, list[ast.expr]] = {}
+        """Names assigned in a class body (``runner = subprocess.run``) → their values."""
 
     def build(self, qualname: Callable[[ast.AST], str | None]) -> None:
         """Walk the tree once; `qualname` resolves an assigned callee with the aliases known
@@ -80,8 +90,25 @@ class ModuleIndex:
             self.calls.append(node)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             self.constants.append(node)
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            if isinstance(node.iter, ast.Tuple | ast.List):
+                self.loops.setdefault(node.target.id, []).extend(node.iter.elts)
+        elif isinstance(node, ast.Lambda):
+            if node.args.defaults or any(node.args.kw_defaults):
+                self.defaulted.append(node)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
+            if isinstance(node, ast.ClassDef):
+                for statement in node.body:
+                    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                        target = statement.targets[0]
+                        if isinstance(target, ast.Name):
+                            self.class_attributes.setdefault(target.id, []).append(statement.value)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.defs.setdefault(node.name, []).append(node)
+                if node.args.defaults or any(node.args.kw_defaults):
+                    self.defaulted.append(node)
+                if any(isinstance(d, ast.Call) for d in node.decorator_list):
+                    self.decorated.append(node)
                 self.returns.setdefault(node.name, []).extend(
                     r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value
                 )

@@ -22,6 +22,7 @@ from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import SENSITIVE_OWNERS, dangerous
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._taint import Taint
+from skillweave.skills.scan._python._unwrap import Unwrapped
 from skillweave.skills.scan._python._values import Values
 
 __all__ = ["LookupRules"]
@@ -74,6 +75,22 @@ class LookupRules:
             self.findings.add("obfuscation.dynamic-lookup", line,
                               f"calls a function of {owner or 'the module'} named at run time "
                               f"({how})")  # fmt: skip
+
+    def unwrapped(self, call: ast.Call, name: str, line: int, how: Unwrapped) -> None:
+        """`call` of `name` whose callee ``operator.attrgetter``/``methodcaller``/``itemgetter``
+        looked up by a string (``_unwrap``): a dangerous one is a dynamic lookup, critical
+        when it runs decoded or fetched code."""
+        kind = dangerous(name) if name else None
+        if kind is None:
+            return
+        payload = self.taint.source(call.args[0]) if call.args else None
+        critical = kind == "runs code" and payload is not None
+        built = ", its name built from pieces" if how.built else ""
+        message = f"looks up {name} through {how.how}{built}: it {kind}"
+        if critical:
+            message += f", here from {payload}"
+        self.findings.add("obfuscation.dynamic-lookup", line, message,
+                          severity="critical" if critical else "high")  # fmt: skip
 
     def through(self, func: ast.expr) -> tuple[str, str | None, ast.expr | None] | None:
         """How `func` is looked up (getattr, globals()[...], __import__...), the owner's

@@ -67,8 +67,15 @@ class NetworkRules:
             return
         target = call.args[0] if call.args else None
         target = next((k.value for k in call.keywords if k.arg == "url"), target)
-        text = self.values.approx(target) if target is not None else None
-        match = URL.match(text) if text else None
+        if target is None:
+            return
+        text = self.values.approx(target)
+        texts = [text] if text and URL.match(text) else self.values.alternatives(target)
+        for text in texts[:8]:
+            self._connects(text, line)
+
+    def _connects(self, text: str, line: int) -> None:
+        match = URL.match(text)
         if match is None or url_target(match.group()) is not None:
             return  # no URL, or one the string rules already record
         url = match.group().rstrip(".,;:!?'\"")

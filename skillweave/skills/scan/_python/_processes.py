@@ -81,7 +81,8 @@ class ProcessRules:
                 severity="medium" if constant else "high")  # fmt: skip
             if any(w in ("-encodedcommand", "-enc", "-ec") for w in shell_words):
                 add("obfuscation.packed-code", line, "passes an encoded PowerShell command")
-        elif name in ("os.system", "os.popen") and hidden:  # bandit knows only imports' names
+        elif name in _SHELL_CALLS and name.startswith(("os.", "subprocess.")) and hidden:
+            # bandit knows only imports' names
             constant = bool(call.args) and isinstance(call.args[0], ast.Constant)
             add("exec.shell", line, f"{name} reached through an alias or getattr",
                 severity="medium" if constant else "high")  # fmt: skip

@@ -28,6 +28,7 @@ from skillweave.skills.scan._python._network import NetworkRules
 from skillweave.skills.scan._python._package import PythonPackage
 from skillweave.skills.scan._python._parse import parse
 from skillweave.skills.scan._python._processes import ProcessRules
+from skillweave.skills.scan._python._unwrap import Unwrapped
 from skillweave.skills.scan._text import Collector, Source
 
 __all__ = ["PythonScan", "parse"]
@@ -92,13 +93,17 @@ class PythonScan:
         name = self.values.qualname(call.func) or ""
         last = last_name(call, name)
         line = call.lineno
+        unwrapped = self._unwrapped(call)
         hidden = (
             hidden
+            or unwrapped is not None
             or self.values.indirect(call.func)
             or self.lookups.through(call.func) is not None
             or (isinstance(call.func, ast.Name) and call.func.id in self.index.assigned_aliases)
         )
         self.execution.code(call, name, last, line, hidden=hidden)
+        if unwrapped is not None and unwrapped.lookup:
+            self.lookups.unwrapped(call, name, line, unwrapped)
         self.lookups.call(call, name, line)
         if is_process_sink(name, last):
             self.processes.call(call, name, line, hidden=hidden)
@@ -107,6 +112,18 @@ class PythonScan:
         self.network.connects(call, name, line)
         self.execution.streams(call, name, line)
         self.files.credentials(call, line)
+
+    def _unwrapped(self, call: ast.Call) -> Unwrapped | None:
+        """How `call` or its callee was reached when ``_unwrap`` rewrote it (also through a
+        name assigned the rewritten callee once)."""
+        made = self.analysis.unwrapped
+        if not made:
+            return None
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.index.assigned_aliases:
+            values = self.index.assigned.get(func.id) or []
+            func = values[0] if len(values) == 1 else func
+        return made.get(id(call)) or made.get(id(func))
 
     def _wrapped(self, call: ast.Call) -> None:
         """`call` judged as each call it wraps (a wrapper of this module or another; the

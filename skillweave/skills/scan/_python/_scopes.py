@@ -46,6 +46,8 @@ class FunctionScope:
     owner: str | None = None
     """The class name, for a method."""
     name: str = ""
+    positional: int | None = None
+    """How many of `params` an argument can fill by position (keyword-only ones follow)."""
 
 
 @dataclass(slots=True)
@@ -173,7 +175,7 @@ class Scopes:
                 owner = self._class_names.get(scope)
             name = node.name if not isinstance(node, ast.Lambda) else ""
             self.functions[inner] = FunctionScope(
-                node, scope, params, vararg, kwarg, defaults, owner, name
+                node, scope, params, vararg, kwarg, defaults, owner, name, len(positional)
             )
             local = {*params, *(n for n in (vararg, kwarg) if n)}
             self.scopes[inner] = _Scope(scope, "function", local)

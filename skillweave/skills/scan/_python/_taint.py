@@ -176,7 +176,8 @@ class Taint:
         function = self.scopes.function(target)
         if function is None:
             return
-        params = function.params[1:] if bound else function.params
+        params = function.params[: function.positional]
+        params = params[1:] if bound else params
         assert self._bindings is not None
         extra: list[ast.expr] = []
         for position, argument in enumerate(call.args):

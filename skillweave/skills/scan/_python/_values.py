@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from itertools import islice
 from typing import Final
 
 from skillweave.skills.scan._python._fold import Folder
@@ -36,6 +37,7 @@ _SITE_NAMES: Final = {"site.USER_SITE": _USER_SITE, "site.USER_BASE": "~/.local"
                       "sys.prefix": "/usr", "sys.base_prefix": "/usr",
                       "sys.exec_prefix": "/usr"}  # fmt: skip
 _MAX_RETURNS: Final = 8
+_ALTERNATIVE_NODES: Final = 200
 _NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
 """Calls whose result maps a module's names to its values (``globals()["os"]``)."""
 
@@ -216,6 +218,35 @@ class Values:
             site = _SITE_CALLS.get(self.qualname(inner) or "")  # get_paths()["purelib"]
             return site if site is not None else self.folder.text(node)
         return None
+
+    def alternatives(self, node: ast.AST) -> list[str]:
+        """`node` approximated once for each item a ``for`` loop over a literal gives a name
+        it reads (``for base in (API, RELAY): urlopen(f"{base}/runs")``); empty when it
+        reads no such name."""
+        if not self.index.loops:
+            return []
+        names = [
+            n.id
+            for n in islice(ast.walk(node), _ALTERNATIVE_NODES)
+            if isinstance(n, ast.Name) and n.id in self.index.loops
+        ]
+        if not names:
+            return []
+        name = names[0]
+        saved = self.index.assigned.get(name)
+        found = []
+        try:
+            for item in self.index.loops[name][:_MAX_RETURNS]:
+                self.index.assigned[name] = [item]
+                text = self.approx(node)
+                if text:
+                    found.append(text)
+        finally:
+            if saved is None:
+                self.index.assigned.pop(name, None)
+            else:
+                self.index.assigned[name] = saved
+        return found
 
     def _approx_call(self, node: ast.Call, depth: int) -> str | None:
         name = self.qualname(node.func) or ""

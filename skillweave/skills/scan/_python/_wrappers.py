@@ -53,6 +53,8 @@ class Wrapper:
     defaults: dict[str, ast.expr]
     templates: list[Template] = field(default_factory=list)
     returns: Labels = field(default_factory=dict)
+    positional: int | None = None
+    """How many of `params` take arguments by position (keyword-only ones follow)."""
 
 
 class Wrappers:
@@ -140,6 +142,7 @@ class Wrappers:
             scope.kwarg,
             {k: self._piece(v, names) for k, v in scope.defaults.items()},
             returns=dict(self.taint.vars.get(("r", function), {})),
+            positional=scope.positional,
         )
         for call in self._calls_of(function):
             if len(wrapper.templates) >= _TEMPLATES:
@@ -232,7 +235,8 @@ class _Binding:
     """The caller's arguments bound to a wrapper's parameters."""
 
     def __init__(self, call: ast.Call, wrapper: Wrapper, *, bound: bool) -> None:
-        params = wrapper.params[1:] if bound else list(wrapper.params)
+        positional = wrapper.params[: wrapper.positional]
+        params = positional[1:] if bound else list(positional)
         self.values: dict[str, ast.expr] = dict(wrapper.defaults)
         self.extra: list[ast.expr] = []
         self.extra_keywords: list[ast.keyword] = []

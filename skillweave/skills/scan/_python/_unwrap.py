@@ -1,0 +1,316 @@
+"""Indirect calls rewritten as the direct calls they make: :func:`unwrap`.
+
+A callable can be reached without ever being called by its name:
+
+- through the ``operator`` and ``functools`` modules: ``operator.attrgetter("system")(os)``
+  is ``os.system``, ``operator.methodcaller("system", cmd)(os)`` is ``os.system(cmd)``,
+  ``operator.itemgetter("exec")(vars(builtins))`` is ``vars(builtins)["exec"]``,
+  ``functools.partial(subprocess.run, shell=True)(cmd)`` is ``subprocess.run(cmd,
+  shell=True)``, also when the getter is first stored in a name (``hook =
+  operator.attrgetter(name)``; ``hook(module)``) and its name is built from pieces;
+- bound as a parameter's default value: ``def _do(*a, _f=os.system, **k): return _f(*a,
+  **k)``, ``lambda x, _e=exec: _e(x)``, a method ``def run(self, code, _x=exec)``, a default
+  lambda ``resolve=lambda n: vars(builtins)[n]`` called as ``resolve("eval")``;
+- returned by a decorator factory that hands back its argument (``def via(f): return lambda
+  _: f``; ``@via(os.system) def run(): ...`` makes ``run`` be ``os.system``);
+- stored as a class attribute (``runner = subprocess.run`` in a class body, called as
+  ``self.runner(cmd)``).
+
+Each form is rewritten in the module's tree to the direct form (an attribute, a subscript,
+a call, an assignment ``run = os.system``), so every rule, the taint and the wrappers judge
+the call exactly as if it were written plainly; the rewritten nodes are remembered
+(:class:`Unwrapped`) so a lookup by name is still reported as one, and the call is known to
+be out of bandit's sight. Every rewrite is bounded (:data:`_MAX_REWRITES`, nodes cloned at
+most :data:`_CLONE_NODES`). Called by ``ModuleAnalysis``, which indexes the module again
+when anything was rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass
+from typing import Final
+
+from skillweave.skills.scan._python._index import ModuleIndex
+from skillweave.skills.scan._python._values import Values
+
+__all__ = ["GETTERS", "Unwrapped", "unwrap"]
+
+GETTERS: Final = frozenset(
+    {"operator.attrgetter", "operator.itemgetter", "operator.methodcaller", "functools.partial"}
+)
+"""Callables that return another callable bound to a name or to arguments."""
+_LOOKUPS: Final = frozenset({"operator.attrgetter", "operator.itemgetter", "operator.methodcaller"})
+_BUILTIN_CALLABLES: Final = frozenset(
+    {"exec", "eval", "compile", "open", "__import__", "getattr", "execfile", "vars"}
+)
+_MAX_REWRITES: Final = 500
+_CLONE_NODES: Final = 64
+_BODY_NODES: Final = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Unwrapped:
+    """A rewritten node: `how` it was reached and whether it looked a name up by a string
+    (`lookup`) built from pieces (`built`)."""
+
+    how: str
+    lookup: bool = False
+    built: bool = False
+
+
+def unwrap(index: ModuleIndex, values: Values) -> dict[int, Unwrapped]:
+    """Rewrite the indirect calls of the module `index` walked, in place; the new nodes by
+    id (empty when nothing was rewritten)."""
+    return _Unwrapper(index, values).run()
+
+
+class _Unwrapper:
+    def __init__(self, index: ModuleIndex, values: Values) -> None:
+        self.index = index
+        self.values = values
+        self.parents = index.parents
+        self.made: dict[int, Unwrapped] = {}
+        self._keep: list[ast.AST] = []  # new nodes stay alive: they are known by id
+
+    def run(self) -> dict[int, Unwrapped]:
+        for call in list(self.index.calls):
+            if len(self.made) >= _MAX_REWRITES:
+                break
+            self._getter_call(call)
+        for function in self.index.defaulted[:_MAX_REWRITES]:
+            self._defaults(function)
+        for function in self.index.decorated[:_MAX_REWRITES]:
+            self._decorated(function)
+        if self.index.class_attributes:
+            for call in list(self.index.calls):
+                self._class_attribute(call)
+        return self.made
+
+    # --- operator and functools -------------------------------------------------------------
+
+    def _getter(self, func: ast.expr) -> tuple[str, ast.Call] | None:
+        """(the getter's name, its call) when `func` is one (or a name assigned one once)."""
+        if isinstance(func, ast.Name) and func.id not in self.index.aliases:
+            assigned = self.index.assigned.get(func.id) or []
+            func = assigned[0] if len(assigned) == 1 else func
+        if not isinstance(func, ast.Call) or not func.args:
+            return None
+        name = self.values.qualname(func.func)
+        return (name, func) if name in GETTERS else None
+
+    def _getter_call(self, call: ast.Call) -> None:
+        found = self._getter(call.func)
+        if found is None:
+            return
+        how, getter = found
+        first = getter.args[0]
+        new: ast.expr | None = None
+        if how == "functools.partial":
+            if any(isinstance(a, ast.Starred) for a in getter.args[:1]):
+                return
+            new = ast.Call(first, [*getter.args[1:], *call.args],
+                           [*getter.keywords, *call.keywords])  # fmt: skip
+        elif len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+            return
+        elif how == "operator.attrgetter" and len(getter.args) == 1:
+            name = self.values.name(first)
+            if name is None:
+                return
+            new = call.args[0]
+            for part in name.split("."):
+                new = ast.Attribute(new, part, ast.Load())
+        elif how == "operator.itemgetter" and len(getter.args) == 1:
+            new = ast.Subscript(call.args[0], first, ast.Load())
+        elif how == "operator.methodcaller":
+            name = self.values.name(first)
+            if name is None or "." in name:
+                return
+            new = ast.Call(ast.Attribute(call.args[0], name, ast.Load()), getter.args[1:],
+                           getter.keywords)  # fmt: skip
+        if new is None:
+            return
+        built = how in _LOOKUPS and not isinstance(first, ast.Constant)
+        self._replace(call, new, Unwrapped(how, lookup=how in _LOOKUPS, built=built))
+
+    # --- defaults, decorators, class attributes ---------------------------------------------
+
+    def _defaults(self, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        args = function.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[::-1], args.defaults[::-1], strict=False),
+                 *zip(args.kwonlyargs, args.kw_defaults, strict=True)]  # fmt: skip
+        defaults = {a.arg: d for a, d in pairs if d is not None and self._callable(d)}
+        if not defaults:
+            return
+        body = function.body if isinstance(function.body, list) else [function.body]
+        calls: list[ast.Call] = []
+        for count, node in enumerate(n for s in body for n in ast.walk(s)):
+            if count > _BODY_NODES:
+                return
+            if isinstance(node, ast.Name) and node.id in defaults and not _loads(node):
+                defaults.pop(node.id)  # rebound in the body: the default is not what runs
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                calls.append(node)
+        for call in calls:
+            default = defaults.get(call.func.id)  # type: ignore[attr-defined]
+            if default is None or len(self.made) >= _MAX_REWRITES:
+                continue
+            if isinstance(default, ast.Lambda):
+                inlined = _inlined(default, call)
+                if inlined is not None:
+                    self._replace(call, inlined, Unwrapped("a default argument"))
+                continue
+            clone = _cloned(default)
+            if clone is not None:
+                new = ast.Call(clone, call.args, call.keywords)
+                self._replace(call, new, Unwrapped("a default argument"))
+
+    def _callable(self, node: ast.expr) -> bool:
+        """A default that is a module's callable or a dangerous builtin (not ``len``)."""
+        if isinstance(node, ast.Lambda):
+            return True
+        if not isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
+            return False
+        name = self.values.qualname(node)
+        return bool(name) and ("." in name or name in _BUILTIN_CALLABLES)  # type: ignore[operator]
+
+    def _decorated(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """``@via(os.system)`` where ``via`` returns a function that returns its argument:
+        the decorated name is ``os.system``."""
+        for decorator in function.decorator_list:
+            if (
+                isinstance(decorator, ast.Call)
+                and isinstance(decorator.func, ast.Name)
+                and len(decorator.args) == 1
+                and self._hands_back(decorator.func.id)
+                and self._callable(decorator.args[0])
+            ):
+                parent = self.parents.get(id(function))
+                body = getattr(parent, "body", None)
+                if not isinstance(body, list):
+                    return
+                position = next((i for i, s in enumerate(body) if s is function), None)
+                if position is None:
+                    return
+                assign = ast.Assign([ast.Name(function.name, ast.Store())], decorator.args[0])
+                ast.copy_location(assign, function)
+                ast.fix_missing_locations(assign)
+                body.insert(position + 1, assign)
+                self._keep.append(assign)
+                self.made[id(assign.value)] = Unwrapped("a decorator")
+                return
+
+    def _hands_back(self, name: str) -> bool:
+        """Whether the module's function `name` returns a function returning its first
+        parameter (``return lambda _: f``, or an inner ``def`` that returns ``f``)."""
+        defs = self.index.defs.get(name) or []
+        returns = self.index.returns.get(name) or []
+        if len(defs) != 1 or not defs[0].args.args or not returns:
+            return False
+        parameter = defs[0].args.args[0].arg
+        for value in returns:
+            if isinstance(value, ast.Lambda) and _is_name(value.body, parameter):
+                continue
+            if _is_name(value, parameter):  # the inner def's own return (read with the outer)
+                continue
+            if isinstance(value, ast.Name):
+                inner = self.index.returns.get(value.id) or []
+                if inner and all(_is_name(r, parameter) for r in inner):
+                    continue
+            return False
+        return True
+
+    def _class_attribute(self, call: ast.Call) -> None:
+        """``self.runner(cmd)`` where a class body says ``runner = subprocess.run``."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return
+        values = self.index.class_attributes.get(func.attr) or []
+        owner = func.value.id
+        if len(values) != 1 or not (owner in ("self", "cls") or owner in self.index.defs
+                                    or owner[:1].isupper()):  # fmt: skip
+            return
+        value = values[0]
+        if not isinstance(value, ast.Name | ast.Attribute) or not self._callable(value):
+            return
+        clone = _cloned(value)
+        if clone is not None and len(self.made) < _MAX_REWRITES:
+            self._replace(call, ast.Call(clone, call.args, call.keywords),
+                          Unwrapped("a class attribute"))  # fmt: skip
+
+    # --- the tree ---------------------------------------------------------------------------
+
+    def _replace(self, old: ast.expr, new: ast.expr, record: Unwrapped) -> None:
+        parent = self.parents.get(id(old))
+        if parent is None:
+            return
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                break
+            if isinstance(value, list) and any(v is old for v in value):
+                value[next(i for i, v in enumerate(value) if v is old)] = new
+                break
+        else:
+            return
+        ast.copy_location(new, old)
+        ast.fix_missing_locations(new)
+        self._adopt(new, parent)
+        self._keep.append(new)
+        self.made[id(new)] = record
+
+    def _adopt(self, node: ast.AST, parent: ast.AST) -> None:
+        """The new node's parent, and its children's (the new nodes a chain is made of)."""
+        self.parents[id(node)] = parent
+        todo = [node]
+        for _ in range(_CLONE_NODES):
+            if not todo:
+                return
+            current = todo.pop()
+            for child in ast.iter_child_nodes(current):
+                if self.parents.get(id(child)) is not current:
+                    self.parents[id(child)] = current
+                    if isinstance(child, ast.Attribute | ast.Call):
+                        todo.append(child)
+
+
+def _loads(node: ast.Name) -> bool:
+    return isinstance(node.ctx, ast.Load)
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _cloned(node: ast.expr) -> ast.expr | None:
+    """A copy of a small expression; None when it is large."""
+    if sum(1 for _ in ast.walk(node)) > _CLONE_NODES:
+        return None
+    return copy.deepcopy(node)
+
+
+def _inlined(function: ast.Lambda, call: ast.Call) -> ast.expr | None:
+    """A call of a default lambda read as its body with the arguments in place of its
+    parameters (positional parameters only)."""
+    params = [a.arg for a in function.args.args]
+    if (
+        function.args.vararg
+        or function.args.kwarg
+        or call.keywords
+        or len(call.args) != len(params)
+        or any(isinstance(a, ast.Starred) for a in call.args)
+    ):
+        return None
+    body = _cloned(function.body)
+    if body is None:
+        return None
+    bound = dict(zip(params, call.args, strict=True))
+
+    class _Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            value = bound.get(node.id)
+            return copy.deepcopy(value) if value is not None else node
+
+    return _Substitute().visit(body)  # type: ignore[no-any-return]
