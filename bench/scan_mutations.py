@@ -2,10 +2,11 @@
 
 Each family is a small deterministic source-to-source transform (``ast``, ``ast.unparse``) of
 the Python scripts of every case in ``tests/data/scan/malicious``, except ``unicode`` and
-``hidden-text`` which hide words or whole flagged lines of the Markdown. ``--held-out`` adds
-the families of ``bench/scan_families.py`` (Python, JavaScript and shell, written apart from
-the rules and held out of round 2 of issue 44) and the second red-team set; a JavaScript or
-shell mutant that ``node --check`` or ``bash -n`` refuses counts as "failed". A mutant counts
+``hidden-text`` which hide words or whole flagged lines of the Markdown, and the families of
+``bench/scan_families.py`` (Python, JavaScript and shell, written apart from the rules and held
+out of round 2 of issue 44). ``--held-out`` adds those of ``bench/scan_families_3.py`` and the
+third red-team set, held out of round 3. A JavaScript or shell mutant that ``node --check`` or
+``bash -n`` refuses counts as "failed". A mutant counts
 only when it changed a file in which the unmutated case has a finding of an expected rule
 (otherwise the attack was not touched: "n/a"); a Python mutant that does not parse is counted
 as "failed" and not scanned. A mutant is detected for a rule class when
@@ -49,6 +50,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.scan_families import FAMILIES_2, HELD_APART_2
+from bench.scan_families_3 import FAMILIES_3, HELD_APART_3
 from skillweave.config import bundled_skills_dir
 from skillweave.skills.scan import SCANNER, ScanReport, scan_folder
 from skillweave.skills.scan.report import severity_rank
@@ -59,6 +61,8 @@ EXTERNAL: Final = (
     Path(__file__).resolve().parent / "data" / "scan_external",
     Path(__file__).resolve().parent / "data" / "scan_external_2",
 )
+EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_3"
+"""The red-team set held out of round 3 of issue 44 (scored with ``--held-out`` only)."""
 """Red-team sets written without reading the scanner (each README says how and when; the first
 became development data for round 2 of issue 44, the second is measured only)."""
 """Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
@@ -334,7 +338,7 @@ def mutate_case(
     """Copy `case` into `into`, mutated by `family`: ("made", changed files), ("n/a", ∅) or
     ("failed", ∅) when a Python mutant does not parse or a transform raised. `flagged` (path
     -> lines the unmutated case's expected rules fired on) is what line families hide."""
-    transform, suffix = {**FAMILIES, **FAMILIES_2}[family]
+    transform, suffix = {**FAMILIES, **FAMILIES_2, **FAMILIES_3}[family]
     copytree(case, into)
     changed: set[str] = set()
     for path in sorted(into.rglob(f"*{suffix}")):
@@ -436,7 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--held-out",
         action="store_true",
-        help="also score the red-team sets still held out (the lead's measurement only)",
+        help="also score the families and the red-team set still held out (the lead's "
+        "measurement only, once the round's rules are written)",
     )
     parser.add_argument(
         "--development",
@@ -447,6 +452,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     families = DEVELOPMENT if args.development else tuple(FAMILIES)
     if not args.development:
         families += HELD_APART_2
+    if args.held_out and not args.development:
+        families += HELD_APART_3
     console = Console(highlight=False, width=220)
     started = time.perf_counter()
     expected: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text())
@@ -491,6 +498,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if family in HELD_APART
                     else "held-apart-2"
                     if family in HELD_APART_2
+                    else "held-apart-3"
+                    if family in HELD_APART_3
                     else "development"
                 )
                 for column in (family, side):
@@ -520,10 +529,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         columns += [*HELD_APART, "held-apart"]
     if not args.development:
         columns += [*HELD_APART_2, "held-apart-2"]
+    if args.held_out and not args.development:
+        columns += [*HELD_APART_3, "held-apart-3"]
     table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
     table.add_column("class")
     for column in columns:
-        held = column in HELD_APART or column in HELD_APART_2
+        held = column in HELD_APART or column in HELD_APART_2 or column in HELD_APART_3
         table.add_column(column + (" *" if held else ""), justify="right")
     for rule_class in classes:
         row = [_pct(*hits.get(c, {}).get(rule_class, [0, 0])) for c in columns]
@@ -541,6 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
     counts["held-apart-2"] = _summed(counts, HELD_APART_2 if not args.development else ())
+    counts["held-apart-3"] = _summed(counts, HELD_APART_3 if args.held_out else ())
     counts["original"] = {"made": len(cases)}
     for outcome in ("made", "n/a", "failed"):
         table.add_row(f"mutants {outcome}", *(str(counts[c].get(outcome, 0)) for c in columns))
@@ -551,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
     console.print(table)
-    sets = EXTERNAL
+    sets = (*EXTERNAL, EXTERNAL_HELD_OUT) if args.held_out else EXTERNAL
     for folder in sets if not (args.development or args.quick) else ():
         if (folder / "expected.json").is_file():
             table, missed = red_team_table(folder)
