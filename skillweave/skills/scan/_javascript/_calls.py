@@ -67,6 +67,8 @@ _PASS_METHODS: Final = frozenset(
 )  # fmt: skip
 _APPENDS: Final = frozenset({"push", "unshift", "add", "set", "write", "append", "concat"})
 _HOME_VARIABLES: Final = frozenset({"HOME", "USERPROFILE"})
+_CODE_NAMES: Final = frozenset({"eval", "Function"})
+"""Names that, built from pieces and looked up on any object, are taken for the global."""
 _CONSTRUCTED: Final = frozenset({"ctor", "Function.prototype"})
 """Refs whose ``.constructor`` is the Function constructor."""
 _PROMISE_TAIL: Final = frozenset({"then", "catch", "finally"})
@@ -95,6 +97,9 @@ class Semantics(Sinks):
         """``base.name``, or ``base[key]`` (`name` is the key's folded text, None if unknown)."""
         if key is not None:
             self._lookup(base, name, key, offset)
+            built = key.pieces >= 2 or bool(key.taint & (PAYLOAD | {BUILT}))
+            if built and base.ref is None and base.props is None and name in _CODE_NAMES:
+                return Value(ref=name)  # scope['ev' + 'al'] of a scope not known: that sink
         if name is None:
             if base.ref in DANGEROUS_BASES:
                 return Value(ref=f"dynamic:{base.ref}", taint=key.taint if key else frozenset())
@@ -220,6 +225,8 @@ class Semantics(Sinks):
             return Value()
         if ref == "TextDecoder":
             return Value(ref="TextDecoder")
+        if ref == "class":  # an instance of a class of the file: its methods and getters
+            return Value(props=callee.props)
         if ref == "mod:module":
             return Value(ref="module.instance")
         value = self._known_call(ref, args, offset, constructing=True) if ref else None

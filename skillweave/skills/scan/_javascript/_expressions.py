@@ -208,9 +208,16 @@ class Expressions(Walk):
 
     def _new(self, i: int, end: int) -> tuple[Value, int]:
         callee, j = self._primary(i, end)
-        while j < end and self.texts[j] == "." and j + 1 < end and self.kinds[j + 1] == "name":
-            callee = self.semantics.member(callee, self.texts[j + 1], self.starts[j + 1])
-            j += 2
+        while j < end:
+            if self.texts[j] == "." and j + 1 < end and self.kinds[j + 1] == "name":
+                callee = self.semantics.member(callee, self.texts[j + 1], self.starts[j + 1])
+                j += 2
+            elif self.texts[j] == "[" and self.partner[j] > j:  # new globalThis['Func'+'tion']
+                key, _ = self.expression(j + 1, self.partner[j], comma=True)
+                callee = self.semantics.member(callee, text_of(key), self.starts[j], key=key)
+                j = self.partner[j] + 1
+            else:
+                break
         args: list[Value] = []
         if j < end and self.texts[j] == "(" and self.partner[j] > j:
             saved = self.binding
@@ -275,6 +282,8 @@ class Expressions(Walk):
             if function is not None:
                 return self.define(function), function.body[1] + (0 if function.expression else 1)
             return Value(), i + 1
+        if text == "this" and "this" in self.env:  # inside a class body
+            return self.env["this"], i + 1
         if text in _CONSTANTS:
             return _CONSTANTS[text], i + 1
         if text == "import":

@@ -18,13 +18,22 @@ from __future__ import annotations
 from typing import Final
 
 from skillweave.skills.scan._javascript._expressions import Expressions
-from skillweave.skills.scan._javascript._values import Value, member_ref, module_ref
+from skillweave.skills.scan._javascript._values import (
+    MAX_ITEMS,
+    Function,
+    Value,
+    member_ref,
+    module_ref,
+    text_of,
+)
 
 _SKIPPED_WORDS: Final = frozenset(
     {"else", "do", "try", "finally", "break", "continue", "throw", "export", "default", "case",
      "static", "public", "private", "protected", "declare", "readonly", "abstract", "extends",
      "class", "interface", "enum", "type", "namespace"}
 )  # fmt: skip
+_MODIFIERS: Final = frozenset({"static", "get", "set", "async", "*", "public", "private",
+                               "protected", "readonly", "override"})  # fmt: skip
 _SEPARATORS: Final = frozenset({"{", "}", ")", ";", ",", ":"})
 
 
@@ -55,6 +64,8 @@ class Parser(Expressions):
                 return i + 1
             if text == "import" and i + 1 < end and self.texts[i + 1] not in ("(", "."):
                 return self._import(i + 1, end)
+            if text == "class":
+                return self._class(i + 1, end)
             if text in _SKIPPED_WORDS or text in ("if", "while", "for", "switch", "catch"):
                 return i + 1
         elif kind == "punct" and (
@@ -101,13 +112,79 @@ class Parser(Expressions):
                 position += 1
                 continue
             name_at = position
+            field: str | None = key if text == "{" else str(index)
+            computed: Value | None = None
+            if text == "{" and key == "[" and self.partner[position] > position:
+                # { ['ex' + 'ec']: run } = ...: the key folded, the lookup judged
+                computed, _ = self.expression(position + 1, self.partner[position], comma=True)
+                field, position = text_of(computed), self.partner[position]
+                name_at = position
             if text == "{" and position + 1 < close and self.texts[position + 1] == ":":
                 name_at = position + 2
             if name_at < close and self.kinds[name_at] == "name":
-                field = key if text == "{" else str(index)
-                self.env[self.texts[name_at]] = self.semantics.member(value, field, 0)
+                offset = self.starts[target]
+                self.env[self.texts[name_at]] = self.semantics.member(
+                    value, field, offset, key=computed
+                )
             position = self._next_comma(name_at, close) + 1
             index += 1
+
+    def _class(self, i: int, end: int) -> int:
+        """A class body: its methods and getters are the properties of ``this`` inside it (a
+        getter's value is what it returns), and of what ``new`` of the class makes."""
+        name = self.texts[i] if i < end and self.kinds[i] == "name" else None
+        limit = min(end, i + 40)
+        while i < limit and self.texts[i] != "{":  # the name, extends ...
+            i = self._skip(i)
+        if i >= limit or self.partner[i] <= i:
+            return i + 1
+        close = self.partner[i]
+        methods: list[tuple[str, str, Function]] = []  # (name, get/set/'', function)
+        fields: dict[str, Value] = {}
+        position = i + 1
+        while position < close and len(methods) < MAX_ITEMS:
+            modifier = ""
+            while (
+                position + 1 < close
+                and self.texts[position] in _MODIFIERS
+                and (self.texts[position + 1] not in ("(", "=", ";"))
+            ):
+                modifier = self.texts[position] if self.texts[position] in ("get", "set") else ""
+                position += 1
+            key = self.texts[position]
+            after = position + 1
+            if key == "[" and self.partner[position] > position:
+                computed, _ = self.expression(position + 1, self.partner[position], comma=True)
+                key, after = text_of(computed) or "", self.partner[position] + 1
+            function = None
+            if after < close and self.texts[after] == "(":
+                function = self._function_at(after, name=key)
+            if function is not None:
+                methods.append((key, modifier, function))
+                position = function.body[1] + 1
+            elif after < close and self.texts[after] == "=":  # a field: `factory = ...;`
+                fields[key], position = self.expression(after + 1, close)
+            else:
+                position = max(self.statement(position, close), position + 1)
+        saved = self.env.get("this")
+        props = {**fields, **{key: Value(function=f) for key, _, f in methods}}
+        self.env["this"] = Value(ref="this", props=props)
+        try:
+            for key, modifier, function in sorted(methods, key=lambda m: m[1] != "get"):
+                self.define(function)
+                if modifier == "get" and function.returns is not None:
+                    this = self.env.get("this") or Value(ref="this")
+                    props = {**(this.props or {}), key: function.returns}
+                    self.env["this"] = Value(ref="this", props=props)
+            made = self.env.get("this") or Value()
+        finally:
+            if saved is None:
+                self.env.pop("this", None)
+            else:
+                self.env["this"] = saved
+        if name is not None:
+            self.env[name] = Value(ref="class", props=made.props)
+        return close + 1
 
     def _import(self, i: int, end: int) -> int:
         names: list[tuple[str, str | None]] = []  # (local name, imported member or None)

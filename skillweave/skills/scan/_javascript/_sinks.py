@@ -35,6 +35,7 @@ from skillweave.skills.scan._javascript._values import (
     text_of,
     unsafe_yaml_options,
 )
+from skillweave.skills.scan._shell import config_command, package_config
 from skillweave.skills.scan._text import credential_path, write_target
 from skillweave.skills.scan.report import severity_rank
 
@@ -85,6 +86,7 @@ class Sinks:
             where = "fetched" if FETCHED in taint else "decoded"
             self.report("exec.decoded-payload", offset,
                         f"{what} runs code from {where} data{reveal}", "critical")  # fmt: skip
+            self._packed(what, taint, offset, reveal)
         elif HOME_FILE in taint:
             message = f"{what} runs code read from a file under the home folder"
             self.report("exec.dynamic-code", offset, message, "high")
@@ -98,6 +100,12 @@ class Sinks:
         else:
             self.report("exec.dynamic-code", offset, f"{what} of a value built at run time",
                         "medium")  # fmt: skip
+
+    def _packed(self, what: str, taint: frozenset[str], offset: int, reveal: str) -> None:
+        """Code the file carries encoded and runs: the hiding is a finding of its own."""
+        if FETCHED not in taint:
+            self.report("obfuscation.packed-code", offset,
+                        f"{what} runs code the file carries encoded{reveal}", "high")  # fmt: skip
 
     def file_access(self, method: str, args: list[Value], offset: int) -> None:
         """A file read or written through a path built at run time (``path.join``, ``+``,
@@ -117,21 +125,41 @@ class Sinks:
         if method not in FILE_WRITES and method not in FILE_COPIES:
             return
         rule = write_target(path)
-        if rule == "fs.persistence":
+        manager = package_config(path) if rule is not None else None
+        if manager is not None:
+            self.report("fs.persistence", offset, f"writes {shown(path)}, {manager}'s "
+                        "configuration: every later install reads it", "critical")  # fmt: skip
+            self.report("dependencies.index-config", offset, f"writes {manager}'s package "
+                        f"configuration {shown(path)} outside the workspace: later installs "
+                        "use the index it names", "high")  # fmt: skip
+        elif rule == "fs.persistence":
             self.report(rule, offset, f"writes {shown(path)}, which runs again later",
                         "critical")  # fmt: skip
-        elif rule == "fs.write-outside":
+        if rule == "fs.write-outside":
             self.report(rule, offset, f"writes {shown(path)}, outside the workspace", "high")
 
+    def _index_command(self, words: list[str], offset: int) -> None:
+        """A package manager told to use another index for every later install."""
+        setting = config_command(words)
+        if setting is None:
+            return
+        self.report("dependencies.index-config", offset, f"runs {shown(setting)}: later "
+                    "installs use the index or the checks it sets", "high")  # fmt: skip
+        self.report("fs.persistence", offset, f"runs {shown(setting)}, which changes the "
+                    "user's package configuration for every later install", "critical")  # fmt: skip
+
     def _shell(self, ref: str, command: Value, offset: int) -> None:
-        what = ref.replace("child_process.", "child_process.")
+        what = ref
         taint = command.all_taint()
+        for part in (command.text or "").split("&&")[:20]:
+            self._index_command(part.split()[:12], offset)
         if taint & PAYLOAD:
             where = "fetched" if FETCHED in taint else "decoded"
             reveal = f": {shown(command.text)}" if command.text else ""
             self.report("exec.decoded-payload", offset,
                         f"{what} runs a {where} command through the shell{reveal}",
                         "critical")  # fmt: skip
+            self._packed(what, taint, offset, reveal)
         elif command.text is not None and command.pieces <= 1 and BUILT not in taint:
             self.report("exec.shell", offset, f"{what} runs a command through the shell",
                         "medium")  # fmt: skip
@@ -151,6 +179,8 @@ class Sinks:
             self.report("exec.decoded-payload", offset,
                         f"{ref} runs a {where} program or argument", "critical")  # fmt: skip
             return
+        if program.text:
+            self._index_command([program.text, *(a.text or "" for a in argv[:11])], offset)
         shell = (options.props or {}).get("shell")
         if program.text and SHELLS.fullmatch(program.text):
             flags = [i for i, a in enumerate(argv) if a.text in SHELL_FLAGS]

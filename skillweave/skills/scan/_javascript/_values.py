@@ -39,6 +39,7 @@ class Function:
     expression: bool  # an arrow function whose body is an expression
     owner: object = None  # the token list the body indexes (a template's ``${}`` has its own)
     returns: Value | None = None
+    defaults: dict[str, tuple[int, int]] | None = None  # a parameter's default: token range
 
 
 @dataclass(slots=True)

@@ -75,6 +75,7 @@ class Walk:
                 name, i = self.texts[i], i + 1
         if i >= self.size:
             return None
+        defaults: dict[str, tuple[int, int]] | None = None
         if self.kinds[i] == "name":
             params, after = [self.texts[i]], i + 1
         elif self.texts[i] == "(" and self.partner[i] > i:
@@ -84,6 +85,7 @@ class Walk:
                 for k in range(i + 1, close)
                 if self.kinds[k] == "name" and self.texts[k - 1] in ("(", ",", "...", "{", "[")
             ]
+            defaults = self._defaults(i, close)
             after = close + 1
         else:
             return None
@@ -94,13 +96,32 @@ class Walk:
         if after < self.size and self.texts[after] == "=>":
             after += 1
             if after < self.size and self.texts[after] == "{" and self.partner[after] > after:
-                return Function(name, params, (after + 1, self.partner[after]), False, self.kinds)
+                body = (after + 1, self.partner[after])
+                return Function(name, params, body, False, self.kinds, defaults=defaults)
             # The body's end is found by its first walk (``walk``), which stops where the
             # expression does.
-            return Function(name, params, (after, self.size), True, self.kinds)
+            return Function(name, params, (after, self.size), True, self.kinds, defaults=defaults)
         if after < self.size and self.texts[after] == "{" and self.partner[after] > after:
-            return Function(name, params, (after + 1, self.partner[after]), False, self.kinds)
+            body = (after + 1, self.partner[after])
+            return Function(name, params, body, False, self.kinds, defaults=defaults)
         return None
+
+    def _defaults(self, open_at: int, close: int) -> dict[str, tuple[int, int]] | None:
+        """The default values of a parameter list's plain parameters (``scope = globalThis``)."""
+        found: dict[str, tuple[int, int]] = {}
+        k = open_at + 1
+        while k + 2 < close and len(found) < 64:
+            if (
+                self.kinds[k] == "name"
+                and self.texts[k - 1] in ("(", ",")
+                and self.texts[k + 1] == "="
+            ):
+                stop = self._next_comma(k + 2, close)
+                found[self.texts[k]] = (k + 2, stop)
+                k = stop
+            else:
+                k = self._skip(k)
+        return found or None
 
     def define(self, function: Function) -> Value:
         """Walk a function where it is defined; a callback's parameters get the binding."""
@@ -140,8 +161,13 @@ class Walk:
 
     def walk(self, function: Function, args: list[Value]) -> Value:
         saved = {name: self.env.get(name) for name in function.params}
+        defaults = function.defaults or {}
         for index, name in enumerate(function.params):
-            self.env[name] = args[index] if index < len(args) else Value()
+            value = args[index] if index < len(args) else Value()
+            default = defaults.get(name)
+            if default is not None and value == Value() and function.owner is self.kinds:
+                value, _ = self.expression(*default)  # not passed: the default's value
+            self.env[name] = value
         self.frames.append([])
         start, stop = function.body
         try:
@@ -186,7 +212,9 @@ class Walk:
                 position = self._next_comma(max(after, position + 1), close) + 1
                 continue
             modifier = text in ("get", "set", "async", "static") and position + 1 < close
+            getter = False
             if modifier and self.texts[position + 1] not in (",", ":", "("):
+                getter = text == "get"
                 position += 1
                 text, kind = self.texts[position], self.kinds[position]
             key: str | None = text if kind in ("name", "str", "num") else None
@@ -200,6 +228,8 @@ class Walk:
             elif after < close and self.texts[after] == "(":
                 function = self._function_at(after, name=key or "")
                 value = self.define(function) if function is not None else Value()
+                if getter and function is not None and function.returns is not None:
+                    value = function.returns  # { get run() { return eval } }: what it returns
                 after = function.body[1] + 1 if function is not None else after + 1
             else:
                 value = self.env.get(text, Value()) if kind == "name" else Value()

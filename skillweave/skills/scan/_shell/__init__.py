@@ -9,11 +9,14 @@
 - ``_flow``: variables followed from downloads, decoders and pieces into what runs them
   (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time),
   through the script's own functions and substitutions with fallbacks;
+- ``_index``: a package manager's configuration changed outside the workspace (a file
+  written, ``npm config set registry ...``), for this flow and JavaScript's;
 - ``_scan``: the file's rules: the flow above, plus network use, reverse shells, writes,
   persistence and credential paths, read on the text.
 """
 
 from skillweave.skills.scan._shell._flow import ShellFlow
+from skillweave.skills.scan._shell._index import config_command, package_config
 from skillweave.skills.scan._shell._scan import ShellScan
 
-__all__ = ["ShellFlow", "ShellScan"]
+__all__ = ["ShellFlow", "ShellScan", "config_command", "package_config"]

@@ -28,6 +28,7 @@ from typing import Final
 
 from skillweave.config import Severity
 from skillweave.skills.scan._shell._environment import environment_dumps
+from skillweave.skills.scan._shell._index import config_command, package_config
 from skillweave.skills.scan._shell._words import (
     MAX_NESTING,
     Command,
@@ -165,11 +166,20 @@ class ShellFlow:
         self._named_at_run_time(words[0], head, command.offset)
         stdin = self._stdin(command, piped_in, depth=depth)
         self._run_file(head, command.offset)
+        setting = config_command([name, *(a.text or "" for a in args[:11])])
+        if setting is not None:
+            self._index(f"runs {setting!r}", command.offset)
+        disguised = len(words[0].parts) > 1 or words[0].literal() != name  # pieces, quotes
         if name == "eval":
             self._code(_join(args, " "), command.offset, "eval runs")
+            if disguised:
+                message = "eval, named at run time, runs text as shell code"
+                self._report("exec.shell", command.offset, message, "high")
         elif _INTERPRETERS.fullmatch(name):
             self._interpreter(name, words[1:], args, stdin, command.offset)
-        output = self._output(name, args, words[1:], stdin)
+        if disguised and name in _FETCHERS:
+            self.fetchers.append((command.offset, name))
+        output = _output(name, args, words[1:], stdin)
         self._written(command, name, words[1:], output)
         return output
 
@@ -232,11 +242,21 @@ class ShellFlow:
             paths = [self.word(target, depth=depth).text]
         for path in paths[:50]:
             rule = write_target(path) if path else None
-            if rule == "fs.persistence":
+            manager = package_config(path) if rule is not None and path else None
+            if manager is not None:
+                self._index(f"writes {path}, {manager}'s configuration", target.offset)
+            elif rule == "fs.persistence":
                 self._report(rule, target.offset, f"writes {path}, which runs again later",
                              "critical")  # fmt: skip
             elif rule == "fs.write-outside":
                 self._report(rule, target.offset, f"writes {path}, outside the workspace", "high")
+
+    def _index(self, what: str, offset: int) -> None:
+        """A package manager's configuration changed for every later install."""
+        self._report("dependencies.index-config", offset, f"{what}: later installs use the "
+                     "index or the checks it sets", "high")  # fmt: skip
+        self._report("fs.persistence", offset, f"{what}, outside the workspace: it outlives "
+                     "the run", "critical")  # fmt: skip
 
     def _run_file(self, head: Value, offset: int) -> None:
         path = (head.text or "").removeprefix("./")
@@ -305,11 +325,18 @@ class ShellFlow:
         reads_stdin = not files or files[0] in ("-", "/dev/stdin")
         if stdin is not None and reads_stdin:
             self._code(stdin, offset, f"{name} runs what is piped into it:", piped=True)
+            if FETCHED in stdin.taint:
+                self._report("exec.remote-pipe", offset,
+                             f"a download piped into {name}", "critical")  # fmt: skip
 
     def _code(self, value: Value, offset: int, what: str, *, piped: bool = False) -> None:
         if LAYERED in value.taint:
             self._report("obfuscation.packed-code", offset,
                          f"{what} code decoded through more than one layer{_reveal(value)}",
+                         "high")  # fmt: skip
+        elif DECODED in value.taint and FETCHED not in value.taint:
+            self._report("obfuscation.packed-code", offset,
+                         f"{what} code the script carries encoded{_reveal(value)}",
                          "high")  # fmt: skip
         if value.taint & PAYLOAD:
             self._report("exec.decoded-payload", offset,
@@ -367,43 +394,39 @@ class ShellFlow:
         self.env_dumps.update(environment_dumps(commands[:200], captured=True))
         return self.block(commands, depth=depth + 1)
 
-    def _output(
-        self, name: str, args: list[Value], words: list[Word], stdin: Value | None
-    ) -> Value:
-        flags = {w.literal() for w in words if (w.literal() or "").startswith("-")}
-        plain = [
-            a for a, w in zip(args, words, strict=True) if not (w.literal() or "").startswith("-")
-        ]
-        incoming = stdin or Value()
-        if name in _FETCHERS:
-            return Value(taint=frozenset({FETCHED}))
-        if name == "echo":
-            joined = _join(plain, " ")
-            if "-e" in flags and joined.text is not None and "\\" in joined.text:
-                return Value(text=_unescape(joined.text), taint=joined.taint | {DECODED}, pieces=2)
-            return joined
-        if name == "printf" and plain:
-            return _printf(plain)
-        if (name == "cat" and not plain) or name in ("tee", "sed", "awk", "head", "tail"):
-            return Value(
-                text=incoming.text if name in ("cat", "tee") else None, taint=incoming.taint
-            )
-        if name == "rev":
-            text = incoming.text[::-1] if incoming.text is not None else None
-            return Value(text=text, taint=_decoded(incoming), pieces=2)
-        if name == "tr":
-            return _tr(incoming, plain, flags)
-        if name in ("base64", "base32", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
-                    "xz", "uudecode", "brotli", "zstd", "basenc"):  # fmt: skip
-            return _decoder(name, incoming, flags, plain)
-        return Value(taint=incoming.taint & PAYLOAD)
-
     def _report(self, rule: str, offset: int, message: str, severity: Severity) -> None:
         if len(self.found) < 200:
             self.found.append((rule, offset, message, severity))
 
 
 # --- transforms ----------------------------------------------------------------------------------
+
+
+def _output(name: str, args: list[Value], words: list[Word], stdin: Value | None) -> Value:
+    """What a command writes to its output, from its name, arguments and input."""
+    flags = {w.literal() for w in words if (w.literal() or "").startswith("-")}
+    plain = [a for a, w in zip(args, words, strict=True) if not (w.literal() or "").startswith("-")]
+    incoming = stdin or Value()
+    if name in _FETCHERS:
+        return Value(taint=frozenset({FETCHED}))
+    if name == "echo":
+        joined = _join(plain, " ")
+        if "-e" in flags and joined.text is not None and "\\" in joined.text:
+            return Value(text=_unescape(joined.text), taint=joined.taint | {DECODED}, pieces=2)
+        return joined
+    if name == "printf" and plain:
+        return _printf(plain)
+    if (name == "cat" and not plain) or name in ("tee", "sed", "awk", "head", "tail"):
+        return Value(text=incoming.text if name in ("cat", "tee") else None, taint=incoming.taint)
+    if name == "rev":
+        text = incoming.text[::-1] if incoming.text is not None else None
+        return Value(text=text, taint=_decoded(incoming), pieces=2)
+    if name == "tr":
+        return _tr(incoming, plain, flags)
+    if name in ("base64", "base32", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
+                "xz", "uudecode", "brotli", "zstd", "basenc"):  # fmt: skip
+        return _decoder(name, incoming, flags, plain)
+    return Value(taint=incoming.taint & PAYLOAD)
 
 
 def _expand(text: str, op: str) -> str | None:
