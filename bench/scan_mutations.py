@@ -531,34 +531,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         columns += [*HELD_APART_2, "held-apart-2"]
     if args.held_out and not args.development:
         columns += [*HELD_APART_3, "held-apart-3"]
-    table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
-    table.add_column("class")
-    for column in columns:
-        held = column in HELD_APART or column in HELD_APART_2 or column in HELD_APART_3
-        table.add_column(column + (" *" if held else ""), justify="right")
-    for rule_class in classes:
-        row = [_pct(*hits.get(c, {}).get(rule_class, [0, 0])) for c in columns]
-        table.add_row(rule_class, *row)
-    totals = [
-        _pct(
-            sum(h for h, _ in hits.get(c, {}).values()), sum(n for _, n in hits.get(c, {}).values())
-        )
-        for c in columns
-    ]
-    table.add_row("all (case × class)", *totals)
-    table.add_row("every rule (strict)", *(_pct(*strict.get(c, [0, 0])) for c in columns))
-    row = [_pct(*blocked.get(c, [0, 0])) for c in columns]
-    table.add_row("any finding ≥ high", *row, end_section=True)
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
     counts["held-apart-2"] = _summed(counts, HELD_APART_2 if not args.development else ())
     counts["held-apart-3"] = _summed(counts, HELD_APART_3 if args.held_out else ())
     counts["original"] = {"made": len(cases)}
-    for outcome in ("made", "n/a", "failed"):
-        table.add_row(f"mutants {outcome}", *(str(counts[c].get(outcome, 0)) for c in columns))
+    # one row per family (and per set of families), one column per rule class
+    table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
+    table.add_column("family")
+    for rule_class in classes:
+        table.add_column(rule_class, justify="right")
+    for heading in ("all", "strict", "≥ high", "made", "n/a", "failed"):
+        table.add_column(heading, justify="right")
+    sums = {"original", "development", "held-apart", "held-apart-2", "held-apart-3"}
+    for column in columns:
+        held = column in HELD_APART or column in HELD_APART_2 or column in HELD_APART_3
+        cells = hits.get(column, {})
+        total = [sum(h for h, _ in cells.values()), sum(n for _, n in cells.values())]
+        table.add_row(
+            column + (" *" if held else ""),
+            *(_pct(*cells.get(rule_class, [0, 0])) for rule_class in classes),
+            _pct(*total),
+            _pct(*strict.get(column, [0, 0])),
+            _pct(*blocked.get(column, [0, 0])),
+            *(str(counts[column].get(o, 0)) for o in ("made", "n/a", "failed")),
+            style="bold" if column in sums else None,
+            end_section=column in sums,
+        )
     table.caption = (
-        f"* held apart. {len(cases)} malicious cases; false positives over {len(clean)} benign, "
-        f"bundled and compat skills (unchanged by mutation): {medium} at medium+, {high} at high+. "
+        f"* held out of a round of rules (its sum says which); bold: sums. all: case × class "
+        f"detected; strict: every expected rule fired; ≥ high: some finding at high or above. "
+        f"{len(cases)} malicious cases; false positives over {len(clean)} benign, bundled "
+        f"and compat skills (unchanged by mutation): {medium} at medium+, {high} at high+. "
         f"{time.perf_counter() - started:.1f} s. "
         f"run: bench/scan_mutations.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
