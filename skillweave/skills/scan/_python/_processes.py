@@ -15,6 +15,7 @@ from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._index import ModuleIndex
+from skillweave.skills.scan._python._planted import git_config
 from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
 
@@ -66,6 +67,9 @@ class ProcessRules:
             self.findings.facts.network.append((line, f"runs {words[0].rsplit('/', 1)[-1]}"))
         if words and words[0].rsplit("/", 1)[-1] == "crontab" and "-l" not in words:
             add("fs.persistence", line, "installs a crontab")
+        if (key := git_config(words)) is not None:
+            add("fs.persistence", line, f"sets git's {key} for every repository of the user: "
+                "later git commands run or fetch what it names")  # fmt: skip
         shell_words = [w.lower() for w in words[:3]]
         via_shell = (
             bool(shell_words)

@@ -35,6 +35,8 @@ __all__ = ["PythonScan", "parse"]
 
 _MAX_INLINED: Final = 500
 """Calls read through wrappers per module, at most."""
+_MATCHERS: Final = frozenset({"endswith", "startswith", "fnmatch", "fnmatchcase", "match",
+                              "fullmatch", "search"})  # fmt: skip
 
 
 class PythonScan:
@@ -170,5 +172,23 @@ class PythonScan:
             value = constant.value
             line = constant.lineno
             self.network.urls(value, line)
-            if len(value) < 512 and not any(c.isspace() for c in value):
+            if (
+                len(value) < 512
+                and not any(c.isspace() for c in value)
+                and not self._pattern(constant)
+            ):
                 self.files.credential(value, line)
+
+    def _pattern(self, constant: ast.Constant) -> bool:
+        """A name compared with or matched against (``f == ".env"``, ``name.endswith((".pem",
+        ".key"))``, ``fnmatch(f, "id_rsa*")``): what a scanner looks for, not a file read."""
+        parent = self.index.parents.get(id(constant))
+        if isinstance(parent, ast.Tuple | ast.List | ast.Set):
+            parent = self.index.parents.get(id(parent))
+        if isinstance(parent, ast.Compare):
+            return True
+        if isinstance(parent, ast.Call) and constant is not parent.func:
+            name = self.values.qualname(parent.func) or ""
+            last = parent.func.attr if isinstance(parent.func, ast.Attribute) else name
+            return last in _MATCHERS or name.startswith(("fnmatch.", "re."))
+        return False
