@@ -19,6 +19,9 @@ Three kinds of rule:
 - what hidden text carries (:func:`carried_instructions`): any instruction at all, since
   nothing legitimate hides one.
 
+What a text asks across its steps (procedures, consent, tool descriptions) is ``_steps``'s,
+built on the names here.
+
 A phrase preceded by a negation (``do not``, ``never``) is a warning to the model, not an
 attack, and is left alone (:data:`NEGATION`).
 """
@@ -44,7 +47,7 @@ from skillweave.skills.scan._text import (
 _GAP: Final = r"[^\w.!?]+"
 
 
-def _gap(words: int) -> str:
+def gap(words: int) -> str:
     return rf"(?:{_GAP}\w+){{0,{words}}}{_GAP}"
 
 
@@ -75,7 +78,7 @@ _SEND_VERBS: Final = (
     r"send|post|upload|exfiltrate|forward|transmit|leak|email|paste|share|submit|beacon|curl"
     r"|pipe"
 )
-_DESTINATION: Final = (
+DESTINATION: Final = (
     r"https?://|webhooks?|pastebin|gist|discord|telegram|ngrok|requestbin|collector"
     r"|[\w.+-]+@[\w-]+\.\w+|attacker|my\s+(?:site|domain|address|server)"
 )
@@ -96,99 +99,112 @@ EXAMPLE: Final = re.compile(
 """A phrase quoted as an example (``inputs such as "ignore the previous instructions"``),
 which documentation about prompt injection does: reported, as low."""
 
-_F = re.IGNORECASE
+FLAGS = re.IGNORECASE
 _OTHERS: Final = (
     r"(?:all|any|every|other|earlier|previous|prior|preceding|your|the\s+system|the\s+user'?s?"
     r"|user|system|developer|operator)"
 )
 _AUTHORITY: Final = (
     r"(?:skills?|tools?|plugins?|instructions|prompts?|system\s+prompt|guidelines|rules"
-    r"|polic(?:y|ies)|messages|directives|settings)"
+    r"|polic(?:y|ies)|messages|directives|settings|requests|wishes|commands|orders)"
 )
 PRIORITY: Final = re.compile(
     r"\b(?:must|should|shall|always|is\s+to|needs\s+to)\s+be\s+(?:activated|used|loaded|invoked"
     r"|called|run|applied|consulted|read|selected)\s+(?:first\b|before\s+(?:any|all|every)"
-    rf"\s+other)|(?:priority|precedence)\s+over\s+{_OTHERS}\b{_gap(2)}{_AUTHORITY}\b"
-    rf"|\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{_gap(2)}"
-    rf"{_AUTHORITY}\b",
-    _F,
+    rf"\s+other)|(?:priority|precedence)\s+over\s+{_OTHERS}\b{gap(2)}{_AUTHORITY}\b"
+    rf"|\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{gap(2)}"
+    rf"{_AUTHORITY}\b"
+    r"|\bif\b[^.!?]{0,80}\bconflicts?\s+with\b[^.!?]{0,80},\s*follow\s+(?:this|these|the"
+    r"\s+(?:skill|instructions)\s+(?:here|below))\b",
+    FLAGS,
 )
 """A text claiming authority over the agent's other skills or instructions: an override of
 them in waiting (part of :data:`OVERRIDE`)."""
 OVERRIDE: Final = (
     re.compile(
-        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_STRONG_QUALIFIERS}|all|any|every)\b{_gap(2)}"
+        rf"\b(?:{_OVERRIDE_VERBS})\b{gap(3)}(?:{_STRONG_QUALIFIERS}|all|any|every)\b{gap(2)}"
         rf"(?:{_INSTRUCTIONS})\b",
-        _F,
+        FLAGS,
     ),
     re.compile(
-        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_STRONG_QUALIFIERS})\b{_gap(2)}(?:{_RULES})\b", _F
+        rf"\b(?:{_OVERRIDE_VERBS})\b{gap(3)}(?:{_STRONG_QUALIFIERS})\b{gap(2)}(?:{_RULES})\b", FLAGS
     ),
     re.compile(
-        rf"\b(?:{_OVERRIDE_VERBS})\b{_gap(3)}(?:{_INSTRUCTIONS}|{_RULES})\b{_gap(2)}"
+        rf"\b(?:{_OVERRIDE_VERBS})\b{gap(3)}(?:{_INSTRUCTIONS}|{_RULES})\b{gap(2)}"
         r"(?:above|before\s+this|so\s+far|you\s+(?:were|have\s+been)\s+given)\b",
-        _F,
+        FLAGS,
     ),
     re.compile(
         r"\b(?:forget|disregard|ignore)\s+(?:everything|anything|all)\s+(?:above|before|previously"
         r"|prior|you\s+(?:were|have\s+been)\s+told|that\s+came\s+before)",
-        _F,
+        FLAGS,
     ),
     re.compile(
         r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:DAN\b|free\b|unrestricted|jailbroken|unfiltered"
         r"|uncensored|bound\b|restricted\b|an?\s+(?:unrestricted|unfiltered|evil|uncensored)\b"
         r"|in\s+(?:developer|god|admin|DAN|debug)\s+mode)",
-        _F,
+        FLAGS,
     ),
     re.compile(
-        r"\b(?:developer|god|jailbreak|DAN|admin)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b", _F
+        r"\b(?:developer|god|jailbreak|DAN|admin)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b",
+        FLAGS,
     ),
     re.compile(
         r"\bnew\s+(?:system\s+)?instructions\s*:|\bsystem\s+override\b|<\|im_start\|>|</?system>",
-        _F,
+        FLAGS,
     ),
     re.compile(
         r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?"
         r"|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b"
-        + _gap(2)
+        + gap(2)
         + r"(?:the\s+)?(?:user|human|operator)s?\b",
-        _F,
+        FLAGS,
     ),
     re.compile(
         r"\b(?:keep|hide)\s+(?:this|it|these\s+\w+)\s+(?:secret\s+)?from\s+"
         r"(?:the\s+)?(?:user|human|operator)",
-        _F,
+        FLAGS,
     ),
     PRIORITY,
+    re.compile(
+        r"\b(?:approve|accept|confirm|allow|grant|answer|click)\b"
+        + gap(4)
+        + r"(?:on\s+(?:the\s+)?(?:user'?s?|human'?s?|operator'?s?|their)\s+behalf"
+        r"|for\s+the\s+user)\b"
+        r"|\b(?:the\s+user|you)\s+(?:has|have)\s+already\s+(?:consented|approved|agreed"
+        r"|authori[sz]ed|confirmed)\b",
+        FLAGS,
+    ),
 )
+"""Override phrases; the last ones forge the user's consent."""
 EXFILTRATION: Final = (
     re.compile(
-        rf"\b(?:{_SEND_VERBS})\b{_gap(6)}(?:{_SECRETS}){_gap(8)}?"
-        rf"(?:to|into|at|via|using|through)\b{_gap(3)}?(?:{_DESTINATION})",
-        _F,
+        rf"\b(?:{_SEND_VERBS})\b{gap(6)}(?:{_SECRETS}){gap(8)}?"
+        rf"(?:to|into|at|via|using|through)\b{gap(3)}?(?:{DESTINATION})",
+        FLAGS,
     ),
     re.compile(
-        rf"\b(?:{_SEND_VERBS})\b{_gap(3)}(?:{_DESTINATION})[^\n]{{0,80}}?\b(?:{_SECRETS})", _F
+        rf"\b(?:{_SEND_VERBS})\b{gap(3)}(?:{DESTINATION})[^\n]{{0,80}}?\b(?:{_SECRETS})", FLAGS
     ),
     re.compile(
-        rf"\b(?:{_REVEAL_VERBS})\b{_gap(3)}(?:your|the)\s+(?:system\s+prompt|initial\s+instructions"
+        rf"\b(?:{_REVEAL_VERBS})\b{gap(3)}(?:your|the)\s+(?:system\s+prompt|initial\s+instructions"
         r"|hidden\s+instructions|original\s+instructions|instructions\s+(?:above|verbatim))",
-        _F,
+        FLAGS,
     ),
     re.compile(
         r"https?://[^\s)\"'<>]{1,300}[?&][\w-]{1,40}=(?:\{\{?|\$\{?|<|%)\s*[\w.]{0,40}"
         r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|ENV|CREDENTIAL|COOKIE|SESSION)",
-        _F,
+        FLAGS,
     ),
-    re.compile(rf"\bexfiltrat\w*\b{_gap(4)}(?:{_SECRETS}|data|files?|contents)\b", _F),
+    re.compile(rf"\bexfiltrat\w*\b{gap(4)}(?:{_SECRETS}|data|files?|contents)\b", FLAGS),
 )
 _ADDRESSES_MODEL: Final = re.compile(
-    r"\b(?:AI|assistant|agent|LLM|model|Claude|GPT|ChatGPT|Copilot|Gemini|bot)s?\b", _F
+    r"\b(?:AI|assistant|agent|LLM|model|Claude|GPT|ChatGPT|Copilot|Gemini|bot)s?\b", FLAGS
 )
 _IMPERATIVE: Final = re.compile(
     r"\b(?:must|should|always|never|do\s+not|don'?t|ignore|instead|run|execute|send|read"
     r"|fetch|download|upload|delete|reveal|output|print|call|curl|you\s+(?:will|are))\b",
-    _F,
+    FLAGS,
 )
 
 # Cyrillic and Greek letters that look like Latin ones, and fullwidth ASCII: folded 1:1.
@@ -215,12 +231,27 @@ class Read:
         return offset + bisect.bisect_right(self.deleted, offset)
 
 
+_QUOTE_MARK: Final = re.compile(r"(?:^|(?<=\n))[ \t]*>[ \t>]*")
+"""A Markdown quote's markers, read as spaces (a phrase may run on across quoted lines)."""
+
+
 def prepare(text: str) -> Read:
     if text.isascii():
-        return Read(text, text, [])
+        return Read(text, _unquoted(text), [])
     deleted = [m.start() - i for i, m in enumerate(INVISIBLE.finditer(text))]
     visible = INVISIBLE.sub("", text) if deleted else text
-    return Read(visible, visible.translate(_FOLD), deleted)
+    return Read(visible, _unquoted(visible.translate(_FOLD)), deleted)
+
+
+def has_lookalikes(text: str) -> bool:
+    """Whether `text` holds letters :func:`prepare` folds to Latin (look-alikes)."""
+    return not text.isascii() and text.translate(_FOLD) != text
+
+
+def _unquoted(text: str) -> str:
+    if ">" not in text:
+        return text
+    return _QUOTE_MARK.sub(lambda m: " " * len(m.group()), text)
 
 
 # --- what hidden text carries -----------------------------------------------------------------
@@ -228,25 +259,25 @@ def prepare(text: str) -> Read:
 _SECRET_USE: Final = re.compile(
     r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
     r"|fetch|read|cat|print|output|reveal|dump|include|attach|append|embed|encode|collect"
-    rf"|share)\b{_gap(4)}(?:{_SECRETS})",
-    _F,
+    rf"|share)\b{gap(4)}(?:{_SECRETS})",
+    FLAGS,
 )
-_NETWORK_USE: Final = re.compile(
+NETWORK_USE: Final = re.compile(
     r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|email|submit|beacon|curl|wget|fetch"
-    rf"|download|visit|request|ping|connect)\b{_gap(14)}(?:https?://|wss?://|webhooks?\b"
+    rf"|download|visit|request|ping|connect)\b{gap(14)}(?:https?://|wss?://|webhooks?\b"
     r"|[\w.+-]+@[\w-]+\.\w+)",
-    _F,
+    FLAGS,
 )
-_COMMAND: Final = re.compile(
+COMMAND: Final = re.compile(
     r"\b(?:curl|wget)\s+-{0,2}\w|\b(?:nc|ncat|netcat)\s+-|\b(?:ba|z)?sh\s+-c\b|\brm\s+-[rf]"
     r"|\bchmod\s+[+0-7]|\bsudo\s+\w|\bpython[0-9.]*\s+-c\b|\bbase64\s+(?:-d|--decode)\b"
     r"|\bgit\s+push\b|\b(?:scp|rsync)\s+\S+\s+\S+@|/dev/tcp/",
-    _F,
+    FLAGS,
 )
-_STEALTH: Final = re.compile(
+STEALTH: Final = re.compile(
     r"\b(?:silently|quietly|secretly|covertly|stealthily|without\s+(?:asking|telling"
     r"|informing|notifying|mentioning))\b",
-    _F,
+    FLAGS,
 )
 _ORDER: Final = re.compile(
     r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]\s+)?|\b(?:then|and|also|first|next|finally|please|now"
@@ -254,19 +285,19 @@ _ORDER: Final = re.compile(
     r"(?:send|run|execute|post|upload|download|fetch|curl|wget|delete|remove|read|ignore"
     r"|disregard|reveal|print|output|forward|email|exfiltrate|install|push|approve|grant"
     r"|disable|include|open|call|visit|write|copy|append)\b",
-    _F,
+    FLAGS,
 )
 """A verb that acts, at the head of a clause: an order, in text hidden on purpose."""
 _ROLE: Final = re.compile(
     r"\b(?:from\s+now\s+on|(?:respond|reply|answer|speak|write)\s+only\b|pretend\s+(?:to\s+be"
     r"|you)|act\s+as\s+(?:if|an?|the)|you\s+are\s+now|stay\s+in\s+character)",
-    _F,
+    FLAGS,
 )
 """Words that recast the model's role or behaviour for what follows."""
 _HOUSEKEEPING: Final = re.compile(
     r"\b(?:do\s+not|don'?t|never)\s+(?:edit|modify|change|remove|delete|touch|translate"
     r"|reorder|move|rename)\b",
-    _F,
+    FLAGS,
 )
 _TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
 JUDGED_CHARS: Final = 100_000
@@ -284,25 +315,25 @@ def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
     """
     folded = prepare(text[:JUDGED_CHARS]).folded
     reasons: list[str] = []
-    if any(_unnegated(p, folded) for p in OVERRIDE):
+    if any(unnegated(p, folded) for p in OVERRIDE):
         reasons.append("an instruction to override earlier instructions")
-    if any(_unnegated(p, folded) for p in EXFILTRATION):
+    if any(unnegated(p, folded) for p in EXFILTRATION):
         reasons.append("an instruction to reveal or send secrets")
     if _ADDRESSES_MODEL.search(folded) and _IMPERATIVE.search(_HOUSEKEEPING.sub(" ", folded)):
         reasons.append("words addressed to the model")
     credential = credential_named(folded)
     if credential is not None:
         reasons.append(f"a credential file ({credential})")
-    if any(write_target(path) == "fs.persistence" for path in _paths(folded)):
+    if any(write_target(path) == "fs.persistence" for path in path_tokens(folded)):
         reasons.append("a file that runs at login or on a schedule")
     if _SECRET_USE.search(folded) or handed_secrets(folded):
         reasons.append("a use of secrets")
-    if _COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
+    if COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
         reasons.append("a shell command")
     urls = any(url_target(m.group()) for m in islice(URL.finditer(folded), 50))
-    if _NETWORK_USE.search(folded) or (deliberate and urls):
+    if NETWORK_USE.search(folded) or (deliberate and urls):
         reasons.append("a network destination")
-    if _STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
+    if STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
         reasons.append("an action to hide from the user")
     if _ROLE.search(folded) or (
         deliberate and not reasons and (_ORDER.search(folded) or _IMPERATIVE.search(folded))
@@ -313,19 +344,19 @@ def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
 
 def credential_named(text: str) -> str | None:
     """The first credential file (of high severity) a path in `text` names."""
-    for path in _paths(text):
+    for path in path_tokens(text):
         found = credential_path(path)
         if found is not None and found[1] != "medium":
             return found[0]
     return None
 
 
-def _paths(text: str) -> list[str]:
+def path_tokens(text: str) -> list[str]:
     tokens = (t.group().strip(".:") for t in islice(_TOKEN.finditer(text), 1000))
     return [t for t in tokens if "/" in t or t[:1] in ".~" or t.startswith("id_")]
 
 
-def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
+def unnegated(pattern: re.Pattern[str], text: str) -> bool:
     return any(
         not NEGATION.search(text, max(0, m.start() - 40), m.start())
         for m in islice(pattern.finditer(text), 20)
@@ -334,7 +365,7 @@ def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
 
 # --- secrets handed on ------------------------------------------------------------------------
 
-_SECRET_WORDS: Final = (
+SECRET_WORDS: Final = (
     r"api[\s_-]?keys?|secret(?:s|[\s_-]keys?)?|_?auth[\s_-]?tokens?"
     r"|(?:access|bearer|session|refresh|api|npm|pypi|github|registry)[\s_-]?tokens?"
     r"|credentials?|passwords?|passphrases?|private[\s_-]keys?|ssh[\s_-]keys?|cookies"
@@ -343,12 +374,12 @@ _SECRET_WORDS: Final = (
 )
 """Secrets by name; bare "tokens" is left out (text is cut into tokens)."""
 _HOME_PATH: Final = r"(?:~|\$\{?HOME\}?|%USERPROFILE%)?/?\.[\w-]{2,30}(?:/[\w.-]{1,60}){0,3}"
-_COLLECT: Final = re.compile(
+COLLECT: Final = re.compile(
     r"\b(?:read|cat|open|load|copy|collect|gather|extract|grab|harvest|dump|find|search|scan"
-    rf"|look\s+(?:up|for)|contains?|take)\b{_gap(6)}(?:{_SECRET_WORDS})"
-    rf"|(?:{_SECRET_WORDS}){_gap(4)}(?:that\s+)?you\s+(?:have\s+|can\s+)?(?:seen|found|see|find"
+    rf"|look\s+(?:up|for)|contains?|take)\b{gap(6)}(?:{SECRET_WORDS})"
+    rf"|(?:{SECRET_WORDS}){gap(4)}(?:that\s+)?you\s+(?:have\s+|can\s+)?(?:seen|found|see|find"
     r"|know|access)\b",
-    _F,
+    FLAGS,
 )
 """Secrets gathered by the agent (read, copied, found) rather than given to it."""
 _SINK: Final = (
@@ -357,26 +388,26 @@ _SINK: Final = (
     r"|comments?|files?|forms?|commits?|issues?|memo|links?|images?|emails?|drafts?|reports?)"
 )
 """Where a value leaves the agent: a tool call, a request, what it writes or replies."""
-_HEAD: Final = re.compile(
+CLAUSE_HEAD: Final = re.compile(
     r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]|\d{1,3}[.)])?\s*|\b(?:then|and|also|first|next|finally"
     r"|please|now|must|should|always|silently|quietly|secretly)\s+)$",
-    _F,
+    FLAGS,
 )
 """What comes before a verb at the head of a clause: an order, not a description."""
 _HANDED: Final = re.compile(
     r"\b(?P<verb>send|post|upload|pass|put|paste|include|embed|add|insert|attach|append|copy"
     r"|forward|submit|transmit|write|encode|place|inject|leak|exfiltrate|email|share|curl)\b"
-    rf"{_gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
+    rf"{gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
     r"|its\s+(?:contents?|value)|the\s+(?:contents?|values?|lines?|keys?|tokens?|files?)"
-    rf"|{_SECRET_WORDS}|{_HOME_PATH})"
+    rf"|{SECRET_WORDS}|{_HOME_PATH})"
     r"[^.!?\n]{0,160}?\b(?:into|in|as|to|inside|within|via|through|at)\b"
-    rf"{_gap(4)}(?:{_SINK}\b|{_DESTINATION})",
-    _F,
+    rf"{gap(4)}(?:{_SINK}\b|{DESTINATION})",
+    FLAGS,
 )
 """An order to put a secret, or what was just gathered, where it leaves the agent."""
 _PARAGRAPH: Final = 600  # characters before an order searched for what it hands on
-_MAX_ORDERS: Final = 50  # orders reported from one text, at most
-_MAX_CANDIDATES: Final = 500  # verb phrases looked at in one text, at most
+MAX_ORDERS: Final = 50  # orders reported from one text, at most
+MAX_CANDIDATES: Final = 500  # verb phrases looked at in one text, at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,11 +433,11 @@ def handed_secrets(text: str) -> list[Handed]:
     tool argument, a reply, a file); the secret named in the order, or earlier in the same
     paragraph when the order says "them" or "their content"."""
     found: list[Handed] = []
-    for match in islice(_HANDED.finditer(text), _MAX_CANDIDATES):
-        if len(found) >= _MAX_ORDERS:
+    for match in islice(_HANDED.finditer(text), MAX_CANDIDATES):
+        if len(found) >= MAX_ORDERS:
             break
         start = match.start("verb")
-        if not _HEAD.search(text, max(0, start - 20), start) or NEGATION.search(
+        if not CLAUSE_HEAD.search(text, max(0, start - 20), start) or NEGATION.search(
             text, max(0, start - 40), start
         ):
             continue
@@ -414,7 +445,7 @@ def handed_secrets(text: str) -> list[Handed]:
         blank = text.rfind("\n\n", reach, start)
         paragraph = text[blank + 2 if blank >= 0 else reach : match.end()]
         credential = credential_named(paragraph)
-        if credential is None and _COLLECT.search(paragraph) is None:
+        if credential is None and COLLECT.search(paragraph) is None:
             continue  # a value the user gave, handed where it belongs
         phrase = paragraph if len(paragraph) <= 240 else "…" + text[start : match.end()]
         found.append(Handed(start, match.end(), phrase, credential))

@@ -5,15 +5,25 @@ scanner calls :func:`hidden_text` on every text file, then :func:`scan_prose`; w
 asks of the agent (the phrases, secrets handed on, what hidden text carries) is
 ``_intent``'s.
 
-In plain sight, an override phrase or a claim of priority over other skills is
+In plain sight, an override phrase, a claim of priority over other skills or the user's
+requests, consent forged for the user ("approve it on the user's behalf"), or an order to
+act without asking the user where the same section does something risky (``_steps``) is
 ``prompt.override``; an order to reveal or send secrets, or to hand secrets the agent
 gathers (a credential file, passwords or keys it finds, the system prompt) to a URL, a
-request, a tool argument, a reply or a file, is ``prompt.exfiltration``; such an order also
-reports the secret (``secrets.credential-path`` for a file, else ``secrets.exfiltration``)
-at the same weight, high at most. Each region weighs its findings (critical in the
-catalog's name and description, high in SKILL.md and references, medium in scripts); in a
-script, text inside a tool description's ``<IMPORTANT>`` block or after "before using this
-tool" is written for the model (tool poisoning) and weighs high.
+request, a tool argument, a reply or a file, or a procedure whose step gathers secrets and
+whose later step sends them out (``_steps.procedures``), is ``prompt.exfiltration``; such an
+order also reports the secret (``secrets.credential-path`` for a file, else
+``secrets.exfiltration``) at the same weight, high at most. Each region weighs its
+findings (critical in the catalog's name and description, high in SKILL.md and references,
+medium in scripts); in a script, text inside a tool description (an ``<IMPORTANT>`` block,
+"before using this tool", a ``description``/``help`` value) is written for the model (tool
+poisoning) and weighs high; there an order to read a credential file and fill the tool's
+input is exfiltration too.
+
+A download piped into a shell in text (:func:`remote_pipes`) is ``exec.remote-pipe``: high in
+the agent's own instructions, medium where the text documents installing a tool for a person
+(a README, an install section, a sentence saying it installs), high again beside an order
+to act without asking or a claim of priority.
 
 Hidden text (``_hidden.reveal``) is judged by the reading that carries most instructions
 (``_intent.carried_instructions``). When it carries one, the hidden-text finding is high
@@ -25,6 +35,7 @@ otherwise it keeps its technique's own severity (a harmless comment has none).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -44,7 +55,16 @@ from skillweave.skills.scan._intent import (
     carried_instructions,
     credential_named,
     handed_secrets,
+    has_lookalikes,
     prepare,
+)
+from skillweave.skills.scan._steps import (
+    HEADING,
+    overrides_consent,
+    procedures,
+    read_orders,
+    sections,
+    unconsented,
 )
 from skillweave.skills.scan._text import REMOTE_PIPES, URL, Collector, Source, excerpt
 from skillweave.terminal import terminal_safe
@@ -59,6 +79,10 @@ _POISON: Final = re.compile(
     re.IGNORECASE,
 )
 """Where a tool description starts talking to the model: what follows is tool poisoning."""
+_DESCRIBED: Final = re.compile(r"(?i:description|help|usage)[\"']?\s*[:=]|IMPORTANT\s*:")
+"""Where a tool's description or help text starts (a key or keyword), or an ``IMPORTANT:``
+note: its reader is the model calling the tool (apart from :data:`_POISON`, as a literal
+prefix keeps it fast)."""
 _POISON_REACH: Final = 1200  # characters after a marker that it covers
 _MAX_MATCHES: Final = 50  # matches of one phrase rule looked at in one region
 _READINGS_BUDGET: Final = 200_000  # characters of other readings judged in one file
@@ -127,7 +151,21 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
                 if rule == "prompt.exfiltration" and _SECRET_WORD.search(match.group()):
                     _secret(source, region, out, start=match.start(), phrase=match.group(),
                             credential=None, severity=severity)  # fmt: skip
-    for handed in handed_secrets(read.folded):
+    orders = handed_secrets(read.folded)
+    covered = 0
+    for marker in poison:  # a tool description's orders to read a credential file
+        if marker + _POISON_REACH > covered:
+            orders += read_orders(read.folded, max(marker, covered), marker + _POISON_REACH)
+            covered = marker + _POISON_REACH
+    if region.severity != "medium":  # prose: procedures and consent; a script's code has steps
+        orders += procedures(read.folded)
+        for span in unconsented(read.folded):
+            found = True
+            severity = _weigh(read, region, rule="prompt.override", span=span, poison=poison)
+            _report(source, region, out, read=read, rule="prompt.override", span=span,
+                    severity=severity, what="an order to act without asking the user, "
+                    "beside a risky action")  # fmt: skip
+    for handed in orders:
         found = True
         rule = "prompt.exfiltration"
         span = (handed.start, handed.end)
@@ -139,12 +177,55 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
     return found
 
 
+_README: Final = re.compile(r"(?:^|/)(?:readme|install|contributing|changelog|changes|history)"
+                           r"(?:\.[\w]{1,8})?$", re.IGNORECASE)  # fmt: skip
+"""Files written for a person (installing, contributing), not instructions to the agent."""
+_INSTALL_HEADING: Final = re.compile(
+    r"^#{1,6}[ \t]+[^\n]{0,80}?\b(?:install\w*|set[\s-]?up|prerequisites|requirements"
+    r"|getting\s+started|quick\s*start|dependencies)\b",
+    re.IGNORECASE,
+)
+_INSTALL_WORDS: Final = re.compile(r"\binstall(?:s|ed|ing|er|ation)?\b", re.IGNORECASE)
+_PIPE_CONTEXT: Final = 300  # characters before a download pipe read for what it is for
+
+
+def remote_pipes(source: Source, out: Collector) -> None:
+    """Downloads piped into a shell in text a model or a person reads: high in the agent's
+    own instructions (SKILL.md, references), medium where the text documents installing a
+    tool (a README, an install or set-up section, a sentence that says it installs); high
+    again when the section runs it without the user's consent or claims priority."""
+    text = source.text
+    person = _README.search(source.path) is not None
+    headings = [m.start() for m in islice(HEADING.finditer(text), 2000)]
+    spans = sections(text)
+    for pattern in REMOTE_PIPES:
+        for match in islice(pattern.finditer(text), _MAX_MATCHES):
+            start = match.start()
+            before = bisect.bisect_right(headings, start)
+            heading = text[headings[before - 1] : headings[before - 1] + 120] if before else ""
+            section = text[max(0, start - _PIPE_CONTEXT) : start]
+            documented = (
+                person
+                or _INSTALL_HEADING.search(heading) is not None
+                or _INSTALL_WORDS.search(section + match.group()) is not None
+            )
+            consent = any(a <= start < b and overrides_consent(text[a:b]) for a, b in spans)
+            severity: Severity = "medium" if documented and not consent else "high"
+            reader = "the agent" if not person else "its reader"
+            how = " without the user's consent" if consent else ""
+            out.at(source, "exec.remote-pipe", start,
+                   f"the text tells {reader} to pipe a download into a shell{how}",
+                   severity=severity)  # fmt: skip
+
+
 def _invisible_count(text: str) -> int:
     return sum(1 for _ in islice(INVISIBLE.finditer(text), 100_000))
 
 
 def _poison_starts(text: str) -> list[int]:
-    return [m.start() for m in _POISON.finditer(text, 0, JUDGED_CHARS)][:50]
+    starts = [m.start() for m in islice(_POISON.finditer(text, 0, JUDGED_CHARS), 50)]
+    starts += [m.start() for m in islice(_DESCRIBED.finditer(text, 0, JUDGED_CHARS), 50)]
+    return sorted(starts)[:50]
 
 
 def _weigh(
@@ -176,13 +257,14 @@ def _report(
     span: tuple[int, int],
     severity: Severity,
     phrase: str = "",
+    what: str = "",
 ) -> None:
     start, end = span
     offset = read.original(start)
-    if read.folded is not read.text and read.text[start:end] != read.folded[start:end]:
+    if has_lookalikes(read.text[start:end]):
         message = "look-alike letters hide the words of an instruction"
         _add(source, region, out, "text.homoglyph", offset, message=message, severity="high")
-    what = (
+    what = what or (
         "an instruction to override earlier instructions"
         if rule == "prompt.override"
         else "an instruction to reveal or send secrets"

@@ -39,7 +39,8 @@ RULES: Final[dict[str, Rule]] = {
         Rule("exec.decoded-payload", "critical", "code run from fetched or decoded data: "
              "exec(base64/zlib/marshal...), eval of a network response, base64 -d | sh"),
         Rule("exec.remote-pipe", "critical", "a download piped into an interpreter (curl | sh, "
-             "bash <(curl ...), iex (iwr ...)); medium in documentation"),
+             "bash <(curl ...), iex (iwr ...)); in text, high when the agent is told to run "
+             "it, medium in documentation of installing a tool"),
         Rule("exec.planted-code", "critical", "code written where it runs later on its own "
              "(a .pth or sitecustomize start-up hook, a shell rc file, a crontab, a unit) that "
              "runs, fetches or decodes more code; shown as planted"),

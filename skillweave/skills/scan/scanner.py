@@ -37,11 +37,10 @@ from skillweave.skills.scan._bandit import bandit_version, run_bandit
 from skillweave.skills.scan._escalation import escalate_undeclared_network
 from skillweave.skills.scan._javascript import JavaScriptScan, check_package_json
 from skillweave.skills.scan._manifest import check_dependencies, check_network, declared_network
-from skillweave.skills.scan._prose import Region, hidden_text, scan_prose
+from skillweave.skills.scan._prose import Region, hidden_text, remote_pipes, scan_prose
 from skillweave.skills.scan._python import PythonPackage, PythonScan, parse
 from skillweave.skills.scan._shell import ShellScan
 from skillweave.skills.scan._text import (
-    REMOTE_PIPES,
     Collector,
     Language,
     Lines,
@@ -274,11 +273,7 @@ class _Scan:
 
     def _prose(self, source: Source) -> None:
         blobs(source, self.out, script=False)
-        for pattern in REMOTE_PIPES:
-            for match in pattern.finditer(source.text):
-                self.out.at(source, "exec.remote-pipe", match.start(),
-                            "the text tells its reader to pipe a download into a shell",
-                            severity="medium")  # fmt: skip
+        remote_pipes(source, self.out)
         if source.path != SKILL_FILE:
             scan_prose(source, [Region(source.text, 0, None, "high", source.path)], self.out)
             return

@@ -1,0 +1,245 @@
+"""What a text asks of the agent across its steps, called by ``_prose``: procedures whose
+step gathers secrets and whose later step sends them out (:func:`procedures`); orders to act
+without the user's consent where the act is risky (:func:`unconsented`,
+:func:`overrides_consent`); and a tool description's orders to read a credential file and
+put something into the tool's input (:func:`read_orders`). The phrases and the single
+orders it builds on are ``_intent``'s.
+
+A procedure is read the way a model follows it: sections run from heading to heading
+(:func:`sections`, at most 4,000 characters each), steps are list items or paragraphs, and
+what a later step sends must be what an earlier one gathered: it names the secret, refers
+back to it ("that file", "them"), or names the file the gathering step wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+from typing import Final
+
+from skillweave.skills.scan._intent import (
+    CLAUSE_HEAD,
+    COLLECT,
+    COMMAND,
+    DESTINATION,
+    FLAGS,
+    MAX_CANDIDATES,
+    MAX_ORDERS,
+    NEGATION,
+    NETWORK_USE,
+    OVERRIDE,
+    SECRET_WORDS,
+    STEALTH,
+    Handed,
+    credential_named,
+    gap,
+    handed_secrets,
+    path_tokens,
+    prepare,
+    unnegated,
+)
+from skillweave.skills.scan._text import DECODE_PIPE, REMOTE_PIPES
+
+NO_ASKING: Final = re.compile(
+    r"\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:ask|prompt|check\s+with|wait\s+for)\s+"
+    r"(?:the\s+user'?s?\s+|them\s+)?(?:for\s+)?(?:(?:their\s+)?(?:confirmation|permission|approval"
+    r"|consent)|first|before)\b"
+    r"|\bwithout\s+(?:asking|confirmation|confirming|(?:the\s+user'?s?|their)\s+(?:consent"
+    r"|approval|permission|knowledge))\b(?!\s+(?:for\s+)?(?:help|clarification|questions?"
+    r"|details|more))",
+    FLAGS,
+)
+"""Acting without the user's consent: an override when what it covers is risky."""
+
+
+HEADING: Final = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
+_STEP: Final = re.compile(r"\n[ \t]*\n|\n[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]")
+"""Where a step of a procedure ends: a blank line, or the next item of a list."""
+_SECTION_CHARS: Final = 4000  # a section longer than this is judged in pieces
+_MAX_SECTIONS: Final = 500
+_MAX_STEPS: Final = 80  # steps of one section judged
+_COLLECT_STEP: Final = re.compile(
+    r"\b(?:read|cat|open|load|copy|collect|gather|extract|grab|harvest|dump|include|add|attach"
+    r"|append|bundle|archive|zip|tar|capture|save|record|store|export|take|put|write|place)\b",
+    FLAGS,
+)
+_ENV_DUMP: Final = re.compile(
+    r"\bprintenv\b|\benv\s*(?:>|\|)|\boutput\s+of\s+[`'\"]?(?:env|printenv|set)\b"
+    r"|\b(?:all|every|the)\s+(?:of\s+the\s+)?environment(?:al)?\s+variables\b|\bos\.environ\b",
+    FLAGS,
+)
+_SEND_STEP: Final = re.compile(
+    r"\b(?:upload|post|send|submit|transmit|forward|email|exfiltrate|curl|scp|rsync|beacon"
+    r"|wget\s+--post-file)\b",
+    FLAGS,
+)
+_LEAVES: Final = re.compile(
+    rf"https?://|ftps?://|{DESTINATION}|\s(?:-F|--form|-d|--data(?:-binary|-raw|-urlencode)?"
+    r"|-T|--upload-file)[\s=]|\s[\w.-]{1,64}@[\w.-]{1,253}:",
+    FLAGS,
+)
+"""What shows a step's data leaves the machine: an address, or an upload's options."""
+_BACK: Final = re.compile(
+    r"\b(?:it|them|(?:that|those|these|this)\s+(?:\w+\s+)?(?:files?|archive|bundle|evidence"
+    r"|attestation|output|data|set|collection|results?|report|contents?))\b",
+    FLAGS,
+)
+"""Words of a later step naming what an earlier one gathered."""
+_STARTS_NEGATED: Final = re.compile(
+    r"^\W*(?:\d{1,3}[.)]\s*)?(?:do\s+not|don'?t|never|no|avoid|must\s+not)\b", FLAGS
+)
+
+
+def sections(text: str) -> list[tuple[int, int]]:
+    """The sections of `text` (heading to heading), each at most :data:`_SECTION_CHARS`."""
+    starts = [0, *(m.start() for m in islice(HEADING.finditer(text), _MAX_SECTIONS))]
+    spans: list[tuple[int, int]] = []
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        for piece in range(start, end, _SECTION_CHARS):
+            spans.append((piece, min(end, piece + _SECTION_CHARS)))
+    return spans
+
+
+def procedures(text: str) -> list[Handed]:
+    """Procedures in `text` against the user: in one section, a step ordering secrets
+    gathered (a credential file, the environment, secrets found) and a later step (or the
+    rest of the same one) ordering data sent out (an address, an upload), which names the
+    secret, refers back to what was gathered ("that file", "them") or a file it wrote."""
+    found: list[Handed] = []
+    for start, end in sections(text):
+        if len(found) >= MAX_ORDERS:
+            break
+        if not _SEND_STEP.search(text, start, end):
+            continue  # nothing sent in this section
+        steps = _steps(text, start, end)
+        gathered: tuple[int, str, str | None] | None = None  # where, what, credential
+        for step_start, step_end in steps:
+            step = text[step_start:step_end]
+            if _STARTS_NEGATED.search(step):
+                continue
+            if gathered is None:
+                gathered = _gathering(step, step_start)
+                if gathered is None:
+                    continue
+            sent = _sending(text, step_start, step_end, after=gathered[0], gathered=gathered[1])
+            if sent is not None:
+                what = " ".join(gathered[1].split())[:160]
+                phrase = f"{what} … {' '.join(text[sent:step_end].split())[:160]}"
+                found.append(Handed(sent, step_end, phrase, gathered[2]))
+                break
+    return found
+
+
+def _steps(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    cuts = [start, *(m.start() + 1 for m in islice(_STEP.finditer(text, start, end), _MAX_STEPS))]
+    return list(zip(cuts, [*cuts[1:], end], strict=True))
+
+
+def _gathering(step: str, offset: int) -> tuple[int, str, str | None] | None:
+    """Where `step` orders secrets gathered, the step, and the credential file it names."""
+    verb = _COLLECT_STEP.search(step)
+    if verb is None:
+        return None
+    credential = credential_named(step)
+    if credential is None and not _ENV_DUMP.search(step) and not COLLECT.search(step):
+        return None
+    return offset + verb.start(), step, credential
+
+
+def _sending(text: str, start: int, end: int, *, after: int, gathered: str) -> int | None:
+    """Where the step `text[start:end]` orders what was gathered sent out, or None."""
+    for match in islice(_SEND_STEP.finditer(text, max(start, after + 1), end), 10):
+        verb = match.start()
+        command = match.group().lower().startswith(("curl", "scp", "rsync", "wget"))
+        if not command and not CLAUSE_HEAD.search(text, max(0, verb - 20), verb):
+            continue
+        if NEGATION.search(text, max(start, verb - 40), verb):
+            continue
+        step = text[verb:end]
+        if not _LEAVES.search(step):
+            continue
+        named = credential_named(step) is not None or re.search(SECRET_WORDS, step, FLAGS)
+        if named or _BACK.search(step) or _shared_file(gathered, step):
+            return verb
+    return None
+
+
+def _shared_file(first: str, second: str) -> bool:
+    """Whether a step names a file an earlier one names (one writes it, the other reads)."""
+    files = {t for t in path_tokens(first) if "/" in t and "." in t.rsplit("/", 1)[-1]}
+    return any(t.lstrip("@") in files for t in path_tokens(second))
+
+
+def risky(text: str) -> bool:
+    """Whether `text` holds an action a user must consent to: a download run, a risky shell
+    command, a credential file, secrets handed on, data sent to an address."""
+    folded = text[:_SECTION_CHARS]
+    return bool(
+        any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE, COMMAND, NETWORK_USE))
+        or credential_named(folded)
+        or handed_secrets(folded)
+    )
+
+
+def unconsented(text: str) -> list[tuple[int, int]]:
+    """Orders in `text` to act without asking the user, where the same section holds an
+    action the user must consent to (:func:`risky`): spans of the orders."""
+    found: list[tuple[int, int]] = []
+    for start, end in sections(text):
+        matches = list(islice(NO_ASKING.finditer(text, start, end), 10))
+        if matches and risky(text[start:end]):
+            found.extend((m.start(), m.end()) for m in matches)
+        if len(found) >= MAX_ORDERS:
+            break
+    return found
+
+
+def overrides_consent(text: str) -> bool:
+    """Whether `text` (a section) says to act without asking the user or silently, or claims
+    authority over the user's instructions."""
+    read = prepare(text[:_SECTION_CHARS]).folded
+    return bool(
+        NO_ASKING.search(read) or STEALTH.search(read) or any(unnegated(p, read) for p in OVERRIDE)
+    )
+
+
+_CLAUSE_END: Final = re.compile(r"[.!?](?:\s|$)|\n\s*\n|\\n")
+_TOOL_INPUT: Final = re.compile(
+    r"\b(?:pass|put|include|provide|supply|fill|send|add|give|insert|copy|paste|attach|place"
+    rf"|set)\b{gap(10)}(?:the\s+)?(?:arguments?|args|parameters?|params|fields?|inputs?)\b",
+    FLAGS,
+)
+"""An order to put something into the tool's input."""
+_TOOL_INPUT_REACH: Final = 400  # characters after a read order searched for where it goes
+
+
+def read_orders(text: str, start: int, end: int) -> list[Handed]:
+    """Orders in `text[start:end]` (a tool's description) to read or gather a credential
+    file (a verb at the head of a clause, not negated) and then put something into the
+    tool's input (an argument, a parameter, a field): the model feeds the file to the tool."""
+    found: list[Handed] = []
+    if not _TOOL_INPUT.search(text, start, min(len(text), end + _TOOL_INPUT_REACH)):
+        return found
+    for match in islice(_COLLECT_STEP.finditer(text, start, end), MAX_CANDIDATES):
+        verb = match.start()
+        if not CLAUSE_HEAD.search(text, max(0, verb - 20), verb) or NEGATION.search(
+            text, max(0, verb - 40), verb
+        ):
+            continue
+        stop = _CLAUSE_END.search(text, verb, min(end, verb + 300))
+        clause = text[verb : stop.start() if stop else min(end, verb + 300)]
+        credential = credential_named(clause)
+        reach = min(end, verb + _TOOL_INPUT_REACH)
+        if credential is not None and _handed_to_tool(text, verb, reach):
+            found.append(Handed(verb, verb + len(clause), clause, credential))
+            if len(found) >= MAX_ORDERS:
+                break
+    return found
+
+
+def _handed_to_tool(text: str, start: int, end: int) -> bool:
+    return any(
+        CLAUSE_HEAD.search(text, max(0, m.start() - 20), m.start())
+        and not NEGATION.search(text, max(0, m.start() - 40), m.start())
+        for m in islice(_TOOL_INPUT.finditer(text, start, end), 10)
+    )
