@@ -62,6 +62,15 @@ DECODED_RUN = {
         "const text = String.fromCharCode(...[99, 111, 110, 115, 111, 108, 101]);\n"
         "kit.build(atob(process.env.PAYLOAD || 'eA=='))();\n"
     ),
+    "constructor-assigns-then-chained-call": (
+        "class Hook {\n  constructor() {\n"
+        "    this.fire = (s) => new (globalThis['Func' + 'tion'])(s);\n  }\n}\n"
+        "new Hook().fire(unescape('%61%6c%65%72%74%28%31%29'))();\n"
+    ),
+    "reflect-construct": (
+        "const C = globalThis[String.fromCharCode(70, 117, 110, 99, 116, 105, 111, 110)];\n"
+        "Reflect.construct(C, [atob(process.argv[2])])();\n"
+    ),
     "class-field-and-method": (
         "class Job {\n  runner = (code) => eval(code);\n"
         "  go(b64) { return this.runner(Buffer.from(b64, 'base64').toString('utf8')); }\n}\n"

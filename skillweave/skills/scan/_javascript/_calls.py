@@ -273,6 +273,8 @@ class Semantics(Sinks):
             self.file_access(method, args, offset)
         if ref == "Reflect.get" and len(args) > 1:
             return self.member(first, text_of(args[1]), offset, key=args[1])
+        if ref == "Reflect.construct" and len(args) > 1:
+            return self.construct(first, list(args[1].items or [args[1]]), offset)
         if ref == "Reflect.apply" and len(args) > 2:
             inner = list(args[2].items or [args[2]])
             return self.call(first, inner, offset)

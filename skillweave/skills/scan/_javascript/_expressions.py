@@ -116,7 +116,8 @@ class Expressions(Walk):
             self.depth += 1
             try:
                 if text == "new":
-                    return self._new(i + 1, end)
+                    made, j = self._new(i + 1, end)
+                    return self._chain(made, j, end, None) if j > i + 1 else (made, j)
                 value, j = self._unary(i + 1, end)
             finally:
                 self.depth -= 1
@@ -131,7 +132,10 @@ class Expressions(Walk):
         value, j = self._primary(i, end)
         if j == i:
             return value, j
-        target = self.texts[i] if self.kinds[i] == "name" else None
+        return self._chain(value, j, end, self.texts[i] if self.kinds[i] == "name" else None)
+
+    def _chain(self, value: Value, j: int, end: int, target: str | None) -> tuple[Value, int]:
+        """Member lookups and calls after a value (``x.a[b](c)``, ``new X().run(y)``)."""
         receiver: Value | None = None
         method: str | None = None
         while j < end:
