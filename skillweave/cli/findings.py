@@ -15,7 +15,7 @@ an excerpt's rich markup stays text, its escape sequences show as ``\\x1b``.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.text import Text
@@ -34,6 +34,8 @@ __all__ = [
     "FindingsOption",
     "findings_limit",
     "read_stored_report",
+    "row_scan_texts",
+    "scan_fields",
     "scan_texts",
 ]
 
@@ -129,3 +131,35 @@ def read_stored_report(settings: Settings, name: str, version: str) -> ScanRepor
 
     with errors():
         return asyncio.run(read())
+
+
+def scan_fields(report: ScanReport | None, settings: Settings) -> dict[str, object]:
+    """An install row's scan fields: ``reason`` (the policy's decision explained), and
+    ``findings`` and ``review`` as the report has them (its own field names)."""
+    from skillweave.skills import ScanDecision
+
+    if report is None:
+        return {"reason": None, "findings": [], "review": None}
+    return {
+        "reason": ScanDecision.of(report, settings.skills.scan).reason,
+        "findings": [f.model_dump(mode="json") for f in report.findings],
+        "review": report.review.model_dump(mode="json") if report.review else None,
+    }
+
+
+def row_scan_texts(row: dict[str, Any]) -> list[Text]:
+    """An install row's findings (:func:`scan_fields`), worst first and at most
+    :data:`FINDINGS_PER_VERSION`, each with its evidence, and why the policy decided what it
+    did; nothing for a version without findings or review."""
+    if not (row.get("findings") or row.get("review")) or not row.get("reason"):
+        return []
+    from skillweave.skills import ScanDecision
+    from skillweave.skills.scan import ScanReport
+
+    report = ScanReport(
+        scanner="", version=row["version"], findings=row["findings"], review=row["review"]
+    )
+    decided = ScanDecision(decision=row["decision"], reason=row["reason"])
+    return scan_texts(
+        report, decided, name=row["name"], limit=FINDINGS_PER_VERSION, head=row["name"]
+    )

@@ -23,9 +23,10 @@ from rich.text import Text
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.cli.findings import (
-    FINDINGS_PER_VERSION,
     FindingsOption,
     findings_limit,
+    row_scan_texts,
+    scan_fields,
     scan_texts,
 )
 from skillweave.cli.library import directory_registry
@@ -53,13 +54,9 @@ def _installed_rows(
 ) -> list[dict[str, Any]]:
     """One row per installed skill; its scan as the report has it (``findings`` and
     ``review``, the report's own fields) and the policy's decision with its ``reason``."""
-    from skillweave.skills import ScanDecision
-
     rows = []
     for item in installed:
         admission = admitted.get(item.record.name)
-        report = admission.report if admission else None
-        decided = ScanDecision.of(report, settings.skills.scan) if report else None
         rows.append(
             {
                 "name": item.record.name,
@@ -71,11 +68,7 @@ def _installed_rows(
                 "commit": item.origin.commit,
                 "scan": admission.report.summary() if admission else None,
                 "decision": admission.decision if admission else None,
-                "reason": decided.reason if decided else None,
-                "findings": [f.model_dump(mode="json") for f in report.findings] if report else [],
-                "review": report.review.model_dump(mode="json")
-                if report and report.review
-                else None,
+                **scan_fields(admission.report if admission else None, settings),
                 "warning": admission.warning if admission else None,
             }
         )
@@ -127,7 +120,7 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
     out.print(table)
     out.print(f"{verb} {counted(len(rows), 'skill')}")
     for row in rows:
-        for line in _scan_of(row):
+        for line in row_scan_texts(row):
             out.print(line, soft_wrap=True)
     for row in rows:
         if row["warning"]:
@@ -143,24 +136,6 @@ def _show(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> None:
                 ),
                 soft_wrap=True,
             )
-
-
-def _scan_of(row: dict[str, Any]) -> list[Text]:
-    """A row's findings, worst first and at most :data:`FINDINGS_PER_VERSION`, each with its
-    evidence, and why the policy decided what it did (nothing for a version without findings
-    or review)."""
-    if not (row.get("findings") or row.get("review")) or not row.get("reason"):
-        return []
-    from skillweave.skills import ScanDecision
-    from skillweave.skills.scan import ScanReport
-
-    report = ScanReport(
-        scanner="", version=row["version"], findings=row["findings"], review=row["review"]
-    )
-    decided = ScanDecision(decision=row["decision"], reason=row["reason"])
-    return scan_texts(
-        report, decided, name=row["name"], limit=FINDINGS_PER_VERSION, head=row["name"]
-    )
 
 
 def _audit(settings: Settings, store: Any) -> Any:
