@@ -8,9 +8,11 @@ runs code (``exec.decoded-payload``, ``exec.dynamic-code``) is more than the sum
 medium findings: ``network.undeclared-payload``, high for deserialising or decoding,
 critical for running code. The same script sending secrets or the environment out
 (``secrets.exfiltration``) makes the undeclared destination where they go:
-``network.undeclared-exfiltration``, high. It reads findings, not syntax, so JavaScript and
-shell files, which report the same rule ids, are judged alike. Called by ``scanner`` after
-the network check.
+``network.undeclared-exfiltration``, high. A secret the Python flow saw a call carry to a
+host (a ``sends`` fact: a token from the environment, a file under the home folder) is
+``secrets.exfiltration``, critical, when that host is one the skill does not declare. It
+reads findings, not syntax, so JavaScript and shell files, which report the same rule ids,
+are judged alike. Called by ``scanner`` after the network check.
 """
 
 from __future__ import annotations
@@ -22,9 +24,14 @@ from skillweave.config import Severity
 from skillweave.skills.scan._text import Collector
 from skillweave.skills.scan.report import severity_rank
 
-__all__ = ["EXFILTRATION_RULE", "RULE", "escalate_undeclared_network"]
+__all__ = ["EXFILTRATION_RULE", "RULE", "SENDS", "UNKNOWN_HOST", "escalate_undeclared_network"]
 
 RULE: Final = "network.undeclared-payload"
+SENDS: Final = "sends"
+"""The kind of a received fact that is a secret sent: what is "<secret> to <host>"."""
+UNKNOWN_HOST: Final = "*"
+"""The host of a secret sent to a URL built at run time."""
+_NOT_DECLARED: Final = " is not among the declared destinations"
 EXFILTRATION_RULE: Final = "network.undeclared-exfiltration"
 _SENDS: Final = frozenset({"secrets.exfiltration"})
 _RISKY: Final[dict[str, Severity]] = {
@@ -66,10 +73,38 @@ def escalate_undeclared_network(
         for finding in [f for f in out.findings if f.path == path and f.rule in _RISKY]:
             out.add(RULE, path, finding.line, finding.message + suffix, finding.excerpt,
                     severity=_RISKY[finding.rule])  # fmt: skip
+        hosts = _undeclared_hosts(out, path)
         for line, kind, what, excerpt in received.get(path, ()):
+            if kind == SENDS:
+                secret, host = what.rsplit(" to ", 1)
+                if host == UNKNOWN_HOST and (hosts is None or hosts):
+                    where = ", ".join(sorted(hosts)[:3]) if hosts else "no declared host"
+                    sent = f"{secret} to a host built at run time, in a script reaching {where}"
+                elif hosts is None or host in hosts:
+                    sent = what
+                else:
+                    continue
+                out.add("secrets.exfiltration", path, line,
+                        f"sends {sent}, which the skill does not declare", excerpt,
+                        severity="critical")  # fmt: skip
+                continue
             out.add(RULE, path, line, f"{kind} {what}{suffix}", excerpt,
                     severity=_RECEIVED.get(kind, "high"))  # fmt: skip
         for finding in [f for f in out.findings if f.path == path and f.rule in _SENDS]:
             sent = f"{finding.message}; {where}" if where else finding.message + suffix
             out.add(EXFILTRATION_RULE, path, finding.line, f"sends what it gathers out: {sent}",
                     finding.excerpt, severity="high")  # fmt: skip
+
+
+def _undeclared_hosts(out: Collector, path: str) -> set[str] | None:
+    """The hosts `path` reaches that the skill does not declare (from ``check_network``'s
+    findings); None when the skill declares no network at all (every host is undeclared)."""
+    hosts: set[str] = set()
+    for finding in out.findings:
+        if finding.path != path or finding.rule != "network.undeclared":
+            continue
+        if finding.message.endswith(_NOT_DECLARED):
+            hosts.add(finding.message.removesuffix(_NOT_DECLARED).rsplit(":", 1)[0])
+        elif "declares no metadata.network" in finding.message:
+            return None
+    return hosts

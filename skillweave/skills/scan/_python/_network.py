@@ -3,8 +3,13 @@
 Imports of network libraries (``_flow.NETWORK_MODULES``), calls that open connections or
 fetch, URLs in string constants and the URL a client call connects to (whatever its host's
 name) become the file's network facts; ``_manifest`` weighs
-them against what the skill declares (``network.undeclared``). Called by ``PythonScan``
-for every import, call and string constant of the module.
+them against what the skill declares (``network.undeclared``). A name resolved
+(``socket.getaddrinfo(f"{data}.zone.example")``) is a destination too: its fixed suffix,
+whose name servers receive the lookup. A secret a call carries to the host it names (an
+environment variable named like a token or key, a file under the home folder, in the URL,
+a header or the body) becomes a ``sent`` fact, which ``_escalation`` turns into
+``secrets.exfiltration`` when the host is one the skill does not declare. Called by
+``PythonScan`` for every import, call and string constant of the module.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import re
 from typing import Final
 from urllib.parse import urlsplit
 
+from skillweave.skills.scan._escalation import SENDS, UNKNOWN_HOST
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import NETWORK_CALLS, NETWORK_MODULES
+from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._text import URL, Url, collect_urls, url_target
 
@@ -25,6 +32,11 @@ _CLIENTS: Final = ("requests.", "httpx.", "aiohttp.", "urllib3.", "urllib.reques
 _LOOPBACK: Final = re.compile(r"localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[?::1\]?", re.I)
 _HOST: Final = re.compile(r"[a-z0-9.-]{1,253}")
 _PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
+_RESOLVERS: Final = frozenset({"getaddrinfo", "gethostbyname", "gethostbyname_ex"})
+_SECRET_NAME: Final = re.compile(
+    r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
+)
+_MAX_SENT: Final = 16
 
 
 class NetworkRules:
@@ -34,9 +46,17 @@ class NetworkRules:
         findings: the file's facts.
     """
 
-    def __init__(self, findings: Findings, values: Values | None = None) -> None:
+    def __init__(
+        self, findings: Findings, values: Values | None = None, taint: Taint | None = None
+    ) -> None:
         self.facts = findings.facts
+        self.findings = findings
         self.values = values
+        self.taint = taint
+        self.sent: list[tuple[int, str, str, str]] = []
+        """(line, "sends", "<secret> to <host>", excerpt) for each secret a network call
+        carries to a host it names: the escalation judges the host against the
+        declaration."""
 
     def imported(self, name: str, line: int) -> None:
         """An import of `name` (``requests``, ``urllib.request.urlopen``) at `line`."""
@@ -63,30 +83,71 @@ class NetworkRules:
             receiver = call.func.value
             owner = self.values.qualname(receiver.func) if isinstance(receiver, ast.Call) else None
             name = f"{owner}.{call.func.attr}" if owner else ""
-        if not (name.startswith(_CLIENTS) or name.rsplit(".", 1)[-1] in NETWORK_CALLS):
+        last = name.rsplit(".", 1)[-1]
+        if not (name.startswith(_CLIENTS) or last in NETWORK_CALLS or last in _RESOLVERS):
             return
         target = call.args[0] if call.args else None
-        target = next((k.value for k in call.keywords if k.arg == "url"), target)
+        target = next((k.value for k in call.keywords if k.arg in ("url", "host")), target)
         if target is None:
+            return
+        if last in _RESOLVERS or last == "create_connection":
+            self._resolves(call, target, line)
             return
         text = self.values.approx(target)
         texts = [text] if text and URL.match(text) else self.values.alternatives(target)
-        for text in texts[:8]:
-            self._connects(text, line)
+        hosts = [self._connects(text, line) for text in texts[:8]]
+        for host in hosts or [None]:
+            self._sends(call, host or UNKNOWN_HOST, line)
 
-    def _connects(self, text: str, line: int) -> None:
+    def _resolves(self, call: ast.Call, target: ast.expr, line: int) -> None:
+        """A name looked up (``getaddrinfo``, ``gethostbyname``) or connected to by host:
+        its fixed suffix is the destination (``f"{data}.zone.example"`` asks zone.example's
+        name servers, carrying the data in the label)."""
+        assert self.values is not None
+        if isinstance(target, ast.Tuple) and target.elts:  # create_connection((host, port))
+            target = target.elts[0]
+        text = self.values.approx(target) or ""
+        host = text.rsplit("*", 1)[-1].lstrip("-._").rstrip(".").lower()
+        if "." not in host or not _HOST.fullmatch(host) or _LOOPBACK.fullmatch(host):
+            return
+        self.facts.urls.append(Url(line=line, url=f"dns://{host}", host=host, port=53))
+        self._sends(call, host, line)
+
+    def _sends(self, call: ast.Call, host: str, line: int) -> None:
+        """A secret (an environment variable named like one, a file under the home folder)
+        that `call` carries to `host`."""
+        if self.taint is None:
+            return
+        values = [*call.args, *(k.value for k in call.keywords)]
+        for value in values[:_MAX_SENT]:
+            labels = self.taint.labels(value)
+            secret = labels.get("home") or labels.get("environ")
+            if secret and ("home" in labels or _SECRET_NAME.search(secret)):
+                self.sent.append((line, SENDS, f"{secret} to {host}",
+                                  self.findings.excerpt(line)))  # fmt: skip
+                return
+
+    def _connects(self, text: str, line: int) -> str | None:
         match = URL.match(text)
-        if match is None or url_target(match.group()) is not None:
-            return  # no URL, or one the string rules already record
+        if match is None:
+            return None
+        if url_target(match.group()) is not None:  # one the string rules already record
+            try:
+                found = urlsplit(match.group()).hostname
+            except ValueError:
+                return None
+            return found.lower() if found else None
         url = match.group().rstrip(".,;:!?'\"")
         try:
             parts = urlsplit(url)
             host = (parts.hostname or "").rstrip(".").lower()
             port = parts.port or _PORTS.get(parts.scheme.lower(), 443)
         except ValueError:
-            return
+            return None
         if host and "*" not in host and _HOST.fullmatch(host) and not _LOOPBACK.fullmatch(host):
             self.facts.urls.append(Url(line=line, url=url, host=host, port=port))
+            return host
+        return None
 
     def urls(self, value: str, line: int) -> None:
         """The URLs a string constant at `line` holds."""

@@ -68,7 +68,7 @@ class PythonScan:
         self.lookups = LookupRules(findings, self.values, self.taint, self.index)
         self.processes = ProcessRules(findings, self.values, self.index, self.taint)
         self.files = FileRules(findings, self.values)
-        self.network = NetworkRules(findings, self.values)
+        self.network = NetworkRules(findings, self.values, self.taint)
         self.environment = EnvironmentRules(findings, self.index, self.values)
         self.built = BuiltStrings(findings, self.index, self.values, files=self.files,
                                   network=self.network)  # fmt: skip
@@ -76,9 +76,10 @@ class PythonScan:
 
     @property
     def received(self) -> list[tuple[int, str, str, str]]:
-        """What the module does with fetched data: (line, "decodes"/"deserialises"/"runs",
-        what, excerpt), for ``scanner``'s escalation of undeclared network use."""
-        return self.execution.received
+        """What the module does with fetched data, and the secrets it sends: (line,
+        "decodes"/"deserialises"/"runs"/"sends", what, excerpt), for ``scanner``'s
+        escalation of undeclared network use."""
+        return [*self.execution.received, *self.network.sent]
 
     def run(self) -> None:
         """Apply every rule family to the analysed module."""

@@ -142,6 +142,8 @@ class Taint:
             return dict(self.vars.get(("a", node.attr), {}))
         if isinstance(node, ast.Subscript) and reversed_slice(node):
             return {"decoded": "a reversed string"}
+        if isinstance(node, ast.Subscript) and self.values.is_environ(node.value):
+            return {"environ": _variable(self.values.approx(node.slice))}
         if isinstance(node, ast.Call):
             return self._call_labels(node)
         return {}
@@ -152,7 +154,7 @@ class Taint:
             return {"fetched" if found == "a network read" else "decoded": found}
         name = self.values.qualname(call.func) or ""
         if name in _ENV_CALLS:
-            return {"environ": "the environment"}
+            return {"environ": _variable(self.values.approx(call.args[0]) if call.args else None)}
         if self._reads_home(call, name):
             return {"home": "a file under the home folder"}
         labels: Labels = {}
@@ -194,6 +196,14 @@ class Taint:
                 self._bindings.append(Flow(("n", target, keyword.arg), keyword.value, scope))
             elif function.kwarg:
                 self._bindings.append(Flow(("n", target, function.kwarg), keyword.value, scope))
+
+
+def _variable(key: str | None) -> str:
+    """The reason of an environment read: ``the environment (GITHUB_TOKEN)`` when the
+    variable is known."""
+    if key and len(key) <= 64 and key.replace("_", "").isalnum():
+        return f"the environment ({key})"
+    return "the environment"
 
 
 def _through(name: str, reason: str) -> str:
