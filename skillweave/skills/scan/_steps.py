@@ -34,7 +34,6 @@ from skillweave.skills.scan._intent import (
     credential_named,
     gap,
     handed_secrets,
-    path_tokens,
     prepare,
     unnegated,
 )
@@ -53,8 +52,10 @@ NO_ASKING: Final = re.compile(
 
 
 HEADING: Final = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
-_STEP: Final = re.compile(r"\n[ \t]*\n|\n[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]")
-"""Where a step of a procedure ends: a blank line, or the next item of a list."""
+_MAJOR_HEADING: Final = re.compile(r"^#{1,2}[ \t]", re.MULTILINE)
+"""Where a procedure ends: its steps may be smaller headings of their own."""
+_STEP: Final = re.compile(r"\n[ \t]*\n|\n[ \t]*(?:\d{1,3}[.)]|[-*+]|#{3,6})[ \t]")
+"""Where a step of a procedure ends: a blank line, the next item of a list, a small heading."""
 _SECTION_CHARS: Final = 4000  # a section longer than this is judged in pieces
 _MAX_SECTIONS: Final = 500
 _MAX_STEPS: Final = 80  # steps of one section judged
@@ -69,7 +70,8 @@ _ENV_DUMP: Final = re.compile(
     FLAGS,
 )
 _SEND_STEP: Final = re.compile(
-    r"\b(?:upload|post|send|submit|transmit|forward|email|exfiltrate|curl|scp|rsync|beacon"
+    r"\b(?:upload|post|send|submit|transmit|forward|email|exfiltrate|share|transfer|curl|scp"
+    r"|rsync|beacon"
     r"|wget\s+--post-file)\b",
     FLAGS,
 )
@@ -90,9 +92,9 @@ _STARTS_NEGATED: Final = re.compile(
 )
 
 
-def sections(text: str) -> list[tuple[int, int]]:
-    """The sections of `text` (heading to heading), each at most :data:`_SECTION_CHARS`."""
-    starts = [0, *(m.start() for m in islice(HEADING.finditer(text), _MAX_SECTIONS))]
+def sections(text: str, heading: re.Pattern[str] = HEADING) -> list[tuple[int, int]]:
+    """The sections of `text` (`heading` to heading), each at most :data:`_SECTION_CHARS`."""
+    starts = [0, *(m.start() for m in islice(heading.finditer(text), _MAX_SECTIONS))]
     spans: list[tuple[int, int]] = []
     for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
         for piece in range(start, end, _SECTION_CHARS):
@@ -106,7 +108,7 @@ def procedures(text: str) -> list[Handed]:
     rest of the same one) ordering data sent out (an address, an upload), which names the
     secret, refers back to what was gathered ("that file", "them") or a file it wrote."""
     found: list[Handed] = []
-    for start, end in sections(text):
+    for start, end in sections(text, _MAJOR_HEADING):
         if len(found) >= MAX_ORDERS:
             break
         if not _SEND_STEP.search(text, start, end):
@@ -164,10 +166,20 @@ def _sending(text: str, start: int, end: int, *, after: int, gathered: str) -> i
     return None
 
 
+_FILE_TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;=@]{2,200}")
+_FILE_NAME: Final = re.compile(r"/|\w\.[A-Za-z]\w{0,7}$")
+"""A token is a file's path or name when it holds a folder or ends in an extension."""
+
+
+def _files(text: str) -> set[str]:
+    tokens = (m.group().strip(".:") for m in islice(_FILE_TOKEN.finditer(text, 0, 2000), 200))
+    return {t for t in tokens if _FILE_NAME.search(t) and "://" not in t}
+
+
 def _shared_file(first: str, second: str) -> bool:
-    """Whether a step names a file an earlier one names (one writes it, the other reads)."""
-    files = {t for t in path_tokens(first) if "/" in t and "." in t.rsplit("/", 1)[-1]}
-    return any(t.lstrip("@") in files for t in path_tokens(second))
+    """Whether a step names a file an earlier one names (one writes it, the other reads),
+    a credential file aside (naming it again is :func:`credential_named`'s to judge)."""
+    return bool(_files(first) & _files(second))
 
 
 def risky(text: str) -> bool:
