@@ -274,7 +274,8 @@ def test_an_environment_secret_sent_to_an_undeclared_host_is_exfiltration() -> N
     assert worst(report, "secrets.exfiltration") == "critical", report.findings
     assert worst(report, "network.undeclared-exfiltration") == "high"
     sent = next(f for f in report.findings if f.rule == "secrets.exfiltration")
-    assert "DEPLOY_API_KEY" in sent.message and "collect.metrics-relay.net" in sent.message
+    assert "DEPLOY_API_KEY" in sent.message
+    assert "collect.metrics-relay.net" in sent.message
 
 
 def test_an_environment_secret_sent_to_the_declared_host_is_not_exfiltration() -> None:
@@ -294,3 +295,40 @@ def test_a_home_file_spelled_into_dns_lookups_of_an_undeclared_zone_is_exfiltrat
 
     assert worst(report, "secrets.exfiltration") == "critical", report.findings
     assert worst(report, "network.undeclared-exfiltration") == "high"
+
+
+# --- class 7: install sources outside the default index ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("requirements-dev.txt", "-i=http://10.0.0.8:3141/root/dev\nrich\n"),
+        ("requirements.txt", "rich\n--find-links https://wheels.build-cache.io/\n"),
+        ("requirements.txt", "tool @ http://github.com/o/tool/archive/v1.zip\n"),
+        (
+            "scripts/run.py",
+            "# /// script\n# dependencies = ['helper @ git+ssh://git@code.vendor-forge.net/h.git']"
+            "\n# ///\nprint(1)\n",
+        ),
+        (
+            "scripts/run.py",
+            "# /// script\n# dependencies = []\n# [[tool.uv.index]]\n"
+            "# url = 'https://pkgs.internal-mirror.org/simple'\n# ///\nprint(1)\n",
+        ),
+    ],
+)
+def test_an_install_source_outside_the_default_index_is_high(path: str, text: str) -> None:
+    report = scan({path: text})
+
+    assert worst(report, "dependencies.untrusted-source") == "high", report.findings
+
+
+def test_pypi_and_https_code_hosts_are_trusted_sources() -> None:
+    text = (
+        "--index-url https://pypi.org/simple\nrich>=13\n"
+        "tool @ git+https://github.com/org/tool.git@v1.2 # pinned\n"
+    )
+    report = scan({"requirements.txt": text})
+
+    assert worst(report, "dependencies.untrusted-source") is None, report.findings

@@ -1,4 +1,5 @@
-"""What a skill declares against what its scripts do: network destinations and packages.
+"""What a skill declares against what its scripts do: network destinations and packages,
+and where its packages would be installed from (:func:`check_sources`).
 
 Nothing is parsed twice here. The network declaration is read by the egress policy's own
 parser (``skillweave.skills.network.declared_destinations``) and matched with its own
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -23,6 +24,18 @@ from skillweave.skills.network import Destination, declared_destinations
 from skillweave.skills.scan._text import Collector, FileFacts, excerpt
 
 SKILL_FILE = "SKILL.md"
+_MAX_FILES: Final = 200
+_MAX_LINES: Final = 2000
+_INDEX_OPTION: Final = re.compile(
+    r"(--(?:extra-)?index-url|-i|--find-links|-f|--trusted-host)(?:\s*=\s*|\s+)(\S+)", re.I
+)
+_UV_INDEX: Final = re.compile(r"\s*(?:extra-index-url|index-url|find-links|url)\s*=", re.I)
+_SOURCE_URL: Final = re.compile(r"(?:git\+|hg\+|svn\+|bzr\+)?(?:https?|ssh|ftp)://[^\s\"'\],]+")
+_INDEX_HOSTS: Final = frozenset({"pypi.org", "files.pythonhosted.org", "pypi.python.org",
+                                 "test.pypi.org"})  # fmt: skip
+_CODE_HOSTS: Final = frozenset({"github.com", "gitlab.com", "bitbucket.org",
+                                "codeload.github.com"})  # fmt: skip
+"""Public code hosts a direct or VCS requirement may name over https."""
 
 
 def declared_network(
@@ -83,8 +96,9 @@ def _named(
 
 
 def check_dependencies(files: Mapping[str, bytes], *, frontmatter_ok: bool, out: Collector) -> None:
-    """Packages imported and not declared, declared and not imported, and declarations that
-    cannot be used."""
+    """Packages imported and not declared, declared and not imported, declarations that
+    cannot be used, and install sources outside the default index (:func:`check_sources`)."""
+    check_sources(files, out)
     readable = files if frontmatter_ok else {p: d for p, d in files.items() if p != SKILL_FILE}
     try:
         spec = discover_dependencies(readable, infer=True)
@@ -121,6 +135,70 @@ def check_dependencies(files: Mapping[str, bytes], *, frontmatter_ok: bool, out:
             path, line = _declared_at(files, name)
             out.add("dependencies.unused", path, line,
                     f"{name} is declared but no script requires it")  # fmt: skip
+
+
+def check_sources(files: Mapping[str, bytes], out: Collector) -> None:
+    """Install sources outside the default index in ``requirements*.txt`` and PEP 723
+    blocks: ``dependencies.untrusted-source``.
+
+    An index option (``--index-url``, ``--extra-index-url``, ``--find-links``, uv's
+    ``index-url``/``extra-index-url``/``[[tool.uv.index]] url``) naming a host other than
+    PyPI's or plain http, a ``--trusted-host`` (TLS checks off for it), and a direct URL
+    or VCS requirement (``name @ https://...``, ``git+https://...``) over plain http or
+    from a host that is neither PyPI nor a public code host: each lets a package the skill
+    names come from wherever the line says (dependency confusion, a wheel swapped on a
+    mirror). These lines are read here as text, because ``skills.dependencies`` refuses
+    them (``dependencies.invalid``) rather than parse them."""
+    for path in sorted(files)[:_MAX_FILES]:
+        name = path.rsplit("/", 1)[-1].lower()
+        if name.startswith("requirements") and name.endswith((".txt", ".in")):
+            lines = enumerate(_text(files[path]).splitlines()[:_MAX_LINES], 1)
+        elif name.endswith(".py") and b"# /// script" in files[path]:
+            lines = _script_block(_text(files[path]))
+        else:
+            continue
+        for number, line in lines:
+            reason = _untrusted(line)
+            if reason is not None:
+                out.add("dependencies.untrusted-source", path, number, reason,
+                        excerpt(line.strip()))  # fmt: skip
+
+
+def _script_block(text: str) -> list[tuple[int, str]]:
+    """The lines of a PEP 723 ``# /// script`` block, with their numbers."""
+    found: list[tuple[int, str]] = []
+    inside = False
+    for number, line in enumerate(text.splitlines()[:_MAX_LINES], 1):
+        stripped = line.strip()
+        if stripped == "# /// script":
+            inside = True
+        elif stripped == "# ///":
+            inside = False
+        elif inside and stripped.startswith("#"):
+            found.append((number, stripped[1:]))
+    return found
+
+
+def _untrusted(line: str) -> str | None:
+    """Why `line` installs from an untrusted source; None when it does not."""
+    text = line.split(" #", 1)[0].strip()
+    if text.startswith("#") or not text:
+        return None
+    option = _INDEX_OPTION.match(text)
+    if option and option.group(1).lower() == "--trusted-host":
+        host = option.group(2).split(":", 1)[0].lower()
+        return None if host in _INDEX_HOSTS else f"turns TLS checks off for {host} (--trusted-host)"
+    for match in _SOURCE_URL.finditer(text):
+        url = match.group(0)
+        scheme = url.split("://", 1)[0].lower().removeprefix("git+")
+        host = url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0].lower()
+        index = option is not None or _UV_INDEX.match(text) is not None
+        trusted = _INDEX_HOSTS if index else _INDEX_HOSTS | _CODE_HOSTS
+        if scheme == "http" or host not in trusted:
+            what = "packages from the index" if index else "a package directly from"
+            plain = " over plain http" if scheme == "http" else ""
+            return f"installs {what} {url[:120]}{plain}, outside the default index"
+    return None
 
 
 def _where(message: str, files: Mapping[str, bytes]) -> tuple[str, int | None]:

@@ -101,6 +101,10 @@ RULES: Final[dict[str, Rule]] = {
         Rule("dependencies.unused", "low", "a declared package no script imports"),
         Rule("dependencies.invalid", "medium", "dependency declarations that cannot be used "
              "(an index option, a URL requirement, a conflict)"),
+        Rule("dependencies.untrusted-source", "high", "a requirements.txt or PEP 723 line "
+             "installing from outside the default index: an index or find-links option naming "
+             "another host or plain http, --trusted-host, a direct URL or VCS requirement over "
+             "http or from a host other than PyPI or a public code host"),
         # Text read by the model.
         Rule("prompt.override", "high", "instructions to ignore or override earlier or system "
              "instructions, claims of priority over other skills or instructions, role "
