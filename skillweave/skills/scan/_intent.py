@@ -114,6 +114,9 @@ PRIORITY: Final = re.compile(
     rf"\s+other)|(?:priority|precedence)\s+over\s+{_OTHERS}\b{gap(2)}{_AUTHORITY}\b"
     rf"|\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{gap(2)}"
     rf"{_AUTHORITY}\b"
+    r"|\b(?:(?:priority|precedence)\s+over|overrides?|supersedes?|overrules?|outranks?)\s+"
+    r"(?:anything|everything|whatever)\s+(?:else\s+)?(?:the\s+user|you\s+(?:were|are|have"
+    r"|get)|your\s+(?:user|system|instructions))\b"
     r"|\bif\b[^.!?]{0,80}\bconflicts?\s+with\b[^.!?]{0,80},\s*follow\s+(?:this|these|the"
     r"\s+(?:skill|instructions)\s+(?:here|below))\b",
     FLAGS,

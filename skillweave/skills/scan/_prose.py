@@ -79,10 +79,12 @@ _POISON: Final = re.compile(
     re.IGNORECASE,
 )
 """Where a tool description starts talking to the model: what follows is tool poisoning."""
-_DESCRIBED: Final = re.compile(r"(?i:description|help|usage)[\"']?\s*[:=]|IMPORTANT\s*:")
-"""Where a tool's description or help text starts (a key or keyword), or an ``IMPORTANT:``
-note: its reader is the model calling the tool (apart from :data:`_POISON`, as a literal
-prefix keeps it fast)."""
+_DESCRIBED: Final = re.compile(
+    r"(?i:description|help|usage)[\"']?\s*[:=]|IMPORTANT\s*:|@(?:[\w.]{1,60}\.)?tool\b"
+)
+"""Where a tool's description or help text starts (a key or keyword, a function decorated as
+a tool, whose docstring describes it), or an ``IMPORTANT:`` note: its reader is the model
+calling the tool (apart from :data:`_POISON`, as a literal prefix keeps it fast)."""
 _POISON_REACH: Final = 1200  # characters after a marker that it covers
 _MAX_MATCHES: Final = 50  # matches of one phrase rule looked at in one region
 _READINGS_BUDGET: Final = 200_000  # characters of other readings judged in one file

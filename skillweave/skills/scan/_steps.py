@@ -43,7 +43,7 @@ NO_ASKING: Final = re.compile(
     r"\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:ask|prompt|check\s+with|wait\s+for)\s+"
     r"(?:the\s+user'?s?\s+|them\s+)?(?:for\s+)?(?:(?:their\s+)?(?:confirmation|permission|approval"
     r"|consent)|first|before)\b"
-    r"|\bwithout\s+(?:asking|confirmation|confirming|(?:the\s+user'?s?|their)\s+(?:consent"
+    r"|\bwithout\s+(?:asking|confirmation|confirming|prompting|consulting|checking\s+with|(?:the\s+user'?s?|their)\s+(?:consent"
     r"|approval|permission|knowledge))\b(?!\s+(?:for\s+)?(?:help|clarification|questions?"
     r"|details|more))",
     FLAGS,
