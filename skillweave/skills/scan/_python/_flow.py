@@ -29,6 +29,7 @@ __all__ = [
     "SENSITIVE_OWNERS",
     "WRITE_METHODS",
     "call_source",
+    "credential_store",
     "dangerous",
     "deserialiser",
     "is_exec_sink",
@@ -99,6 +100,9 @@ _DESERIALISERS: Final = frozenset(
 _SAFE_YAML_LOADERS: Final = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader"})
 _IMPORTERS: Final = frozenset(
     {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
+)
+_KEYCHAIN_ACTIONS: Final = frozenset(
+    {"find-generic-password", "find-internet-password", "dump-keychain", "export"}
 )
 SENSITIVE_OWNERS: Final = frozenset(
     {
@@ -261,6 +265,29 @@ def _codes(node: ast.AST, values: Values) -> bool:
     if isinstance(node, ast.ListComp | ast.GeneratorExp):
         return True
     return isinstance(node, ast.Call) and values.qualname(node.func) == "map"
+
+
+def credential_store(call: ast.Call, values: Values) -> str | None:
+    """The password store a command reads secrets from (``security find-generic-password``,
+    ``secret-tool lookup``, ``kwallet-query``): what its output holds; None for any other."""
+    if not call.args:
+        return None
+    command = call.args[0]
+    if isinstance(command, ast.List | ast.Tuple):
+        words = [values.approx(e) or "*" for e in command.elts[:4]]
+    else:
+        words = (values.approx(command) or "").split()[:4]
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1].lower()
+    action = words[1].lower() if len(words) > 1 else ""
+    if program == "security" and action in _KEYCHAIN_ACTIONS:
+        return f"the macOS keychain (security {action})"
+    if program == "secret-tool" and action in ("lookup", "search"):
+        return f"the desktop keyring (secret-tool {action})"
+    if program == "kwallet-query":
+        return "KDE's wallet (kwallet-query)"
+    return None
 
 
 def _xors(node: ast.AST) -> bool:

@@ -14,6 +14,7 @@ import ast
 from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
+from skillweave.skills.scan._python._flow import credential_store
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._planted import git_config
 from skillweave.skills.scan._python._taint import Taint
@@ -67,6 +68,9 @@ class ProcessRules:
             self.findings.facts.network.append((line, f"runs {words[0].rsplit('/', 1)[-1]}"))
         if words and words[0].rsplit("/", 1)[-1] == "crontab" and "-l" not in words:
             add("fs.persistence", line, "installs a crontab")
+        if (store := credential_store(call, self.values)) is not None:
+            add("secrets.credential-path", line, f"reads secrets from {store}",
+                severity="high")  # fmt: skip
         if (key := git_config(words)) is not None:
             add("fs.persistence", line, f"sets git's {key} for every repository of the user: "
                 "later git commands run or fetch what it names")  # fmt: skip

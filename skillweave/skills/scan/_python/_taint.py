@@ -1,15 +1,15 @@
 """Data flow from sources to sinks in one Python module: :class:`Taint`.
 
 Each variable (``_scopes.Var``: a name in its scope, an attribute, a function's result)
-carries *labels*, each with the reason it was given: ``decoded`` (base64, hex, zlib, marshal,
-text codecs such as rot13, a chr-join, a constant read backwards), ``fetched`` (a network
-read), ``environ`` (the process environment) and ``home`` (a file read under the home
-folder). A value's labels are those of the sources in its expression, of the variables it
-reads and of the functions it calls (their results; another module's of the same skill
-through ``external``); arguments flow into the parameters of the module's own functions
-(``Scopes.targets``). Propagation runs over every flow the module has, to a fixed point,
-at most :data:`ROUNDS` rounds, and each expression is read at most :data:`_NODES` nodes deep,
-so a hostile file cannot make it slow.
+carries *labels*, each with the reason it was given: ``decoded`` (base64, hex, zlib,
+marshal, text codecs such as rot13, a chr-join, a constant read backwards), ``fetched`` (a
+network read), ``environ`` (the process environment) and ``home`` (a file read under the
+home folder, or a password store's output). A value's labels are those of the sources in its
+expression, of the variables it reads and of the functions it calls (their results; another
+module's of the same skill through ``external``); arguments flow into the parameters of the
+module's own functions (``Scopes.targets``). Propagation runs over every flow the module
+has, to a fixed point, at most :data:`ROUNDS` rounds, and each expression is read at most
+:data:`_NODES` nodes deep, so a hostile file cannot make it slow.
 
 The rule families ask :meth:`Taint.source` (decoded or fetched: what makes code execution
 critical) and :meth:`Taint.labels`. Made by ``ModuleAnalysis``.
@@ -21,7 +21,13 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from skillweave.skills.scan._python._flow import call_source, reversed_slice
+from skillweave.skills.scan._python._flow import (
+    call_source,
+    credential_store,
+    is_process_sink,
+    last_name,
+    reversed_slice,
+)
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._scopes import Flow, Scopes, Var
 from skillweave.skills.scan._python._values import Values
@@ -157,6 +163,10 @@ class Taint:
             return {"environ": _variable(self.values.approx(call.args[0]) if call.args else None)}
         if self._reads_home(call, name):
             return {"home": "a file under the home folder"}
+        if is_process_sink(name, last_name(call, name)):
+            store = credential_store(call, self.values)
+            if store is not None:
+                return {"home": store}
         labels: Labels = {}
         for target, _ in self.local_targets(call, self.scopes.scope_of(call)):
             for label, reason in self.vars.get(("r", target), {}).items():
