@@ -7,6 +7,7 @@ hosts connects to."""
 from __future__ import annotations
 
 import base64
+import time
 import zlib
 from collections.abc import Mapping
 
@@ -347,3 +348,23 @@ def test_a_password_store_read_and_uploaded_to_an_undeclared_host_is_exfiltratio
 
     assert worst(report, "secrets.credential-path") == "high", report.findings
     assert worst(report, "secrets.exfiltration") == "critical"
+
+
+# --- hostile input ------------------------------------------------------------------------------
+
+
+def test_hostile_indirections_stay_fast_and_never_raise() -> None:
+    nested = "".join(
+        f"def f{i}(a, _g=os.system):\n    def inner{i}(b, _h=exec):\n"
+        + "        _h(b); _g(a)\n" * 40
+        + f"    return inner{i}\n"
+        for i in range(60)
+    )
+    chains = "x = " + "operator.attrgetter('a')(" * 60 + "os" + ")" * 60 + "\n"
+    partials = "p = functools.partial(p)\np(p)\n" + "q = operator.methodcaller('q', q)(q)\n"
+    source = "import os, operator, functools\n" + nested + chains + partials
+    started = time.perf_counter()
+    report = scan({"scripts/x.py": source})
+
+    assert time.perf_counter() - started < 5
+    assert worst(report, "exec.shell") is not None

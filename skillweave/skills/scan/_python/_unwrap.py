@@ -47,7 +47,8 @@ _BUILTIN_CALLABLES: Final = frozenset(
 )
 _MAX_REWRITES: Final = 500
 _CLONE_NODES: Final = 64
-_BODY_NODES: Final = 5000
+_BODY_NODES: Final = 50_000
+"""Nodes of function bodies walked for calls of a default, per module, at most."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class _Unwrapper:
         self.parents = index.parents
         self.made: dict[int, Unwrapped] = {}
         self._keep: list[ast.AST] = []  # new nodes stay alive: they are known by id
+        self._walked = 0
 
     def run(self) -> dict[int, Unwrapped]:
         for call in list(self.index.calls):
@@ -146,8 +148,9 @@ class _Unwrapper:
             return
         body = function.body if isinstance(function.body, list) else [function.body]
         calls: list[ast.Call] = []
-        for count, node in enumerate(n for s in body for n in ast.walk(s)):
-            if count > _BODY_NODES:
+        for node in (n for s in body for n in ast.walk(s)):
+            self._walked += 1
+            if self._walked > _BODY_NODES:
                 return
             if isinstance(node, ast.Name) and node.id in defaults and not _loads(node):
                 defaults.pop(node.id)  # rebound in the body: the default is not what runs
