@@ -239,9 +239,35 @@ def test_fetched_code_run_is_not_called_packed() -> None:
 # --- hostile input stays bounded --------------------------------------------------------------
 
 
-def test_many_classes_and_defaults_stay_fast() -> None:
-    one = "class C{n} {{ get a() {{ return this.b; }} m(x = globalThis, y = x) {{ return y; }} }}\n"
-    code = "".join(one.format(n=n) for n in range(8_000))[:1_000_000]
+HOSTILE = {
+    "classes": (
+        "class C{n} {{ get a() {{ return this.b; }} m(x = globalThis, y = x) {{ return y; }} }}\n",
+        "scripts/a.js",
+    ),
+    "this-assignments": ("this.a{n} = new Function(x{n});\n", "scripts/a.js"),
+    "getters-in-one-class": ("get g{n}() {{ return (() => 0).constructor; }}\n", "scripts/a.js"),
+    "defaults-calling-back": (
+        "function f{n}(a = f{n}(), b = g(a)) {{ return a; }} f{n}();\n",
+        "scripts/a.js",
+    ),
+    "chains-on-new": ("new A{n}().b().c['d' + 'e'](f);\n", "scripts/a.js"),
+    "shell-names-from-pieces": ('a{n}=ev; b{n}=al; "$a{n}$b{n}" "$x"\n', "scripts/a.sh"),
+    "shell-config-commands": ("npm config set registry r{n}\n", "scripts/a.sh"),
+}
+
+
+@pytest.mark.parametrize(("line", "name"), HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_megabyte_inputs_stay_within_bounds(line: str, name: str) -> None:
+    head = "class Big {\nconstructor() {\n" if "this" in line or line.startswith("get") else ""
+    code = head + "".join(line.format(n=n) for n in range(60_000))
     started = time.perf_counter()
-    scan(code)
+    report = scan(code[:1_000_000], name)
     assert time.perf_counter() - started < 20
+    assert len(report.findings) < 2_000
+
+
+def test_code_after_thousands_of_class_members_is_still_walked() -> None:
+    members = "".join(f"  m{n}() {{ return {n}; }}\n" for n in range(4_500))
+    code = f"class Wide {{\n{members}  last() {{ eval(atob('Y29uc29sZS5sb2coNCk=')); }}\n}}\n"
+    report = scan(code)
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)

@@ -166,16 +166,18 @@ class Parser(Expressions):
                 fields[key], position = self.expression(after + 1, close)
             else:
                 position = max(self.statement(position, close), position + 1)
+        self.statements(position, close)  # past MAX_ITEMS members: walked all the same
         saved = self.env.get("this")
         props = {**fields, **{key: Value(function=f) for key, _, f in methods}}
         self.env["this"] = Value(ref="this", props=props)
         try:
             for key, modifier, function in sorted(methods, key=lambda m: m[1] != "get"):
                 self.define(function)
-                if modifier == "get" and function.returns is not None:
-                    this = self.env.get("this") or Value(ref="this")
-                    props = {**(this.props or {}), key: function.returns}
-                    self.env["this"] = Value(ref="this", props=props)
+                this = self.env.get("this")
+                if modifier == "get" and function.returns is not None and this is not None:
+                    if this.props is None:
+                        this.props = {}
+                    this.props[key] = function.returns  # in place: `this` may be held elsewhere
             made = self.env.get("this") or Value()
         finally:
             if saved is None:

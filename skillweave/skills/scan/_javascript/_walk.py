@@ -165,7 +165,14 @@ class Walk:
         for index, name in enumerate(function.params):
             value = args[index] if index < len(args) else Value()
             default = defaults.get(name)
-            if default is not None and value == Value() and function.owner is self.kinds:
+            cost = default[1] - default[0] if default is not None else 0
+            if (
+                default is not None
+                and value == Value()
+                and function.owner is self.kinds
+                and self.budget.tokens_left >= cost
+            ):
+                self.budget.tokens_left -= cost
                 value, _ = self.expression(*default)  # not passed: the default's value
             self.env[name] = value
         self.frames.append([])

@@ -166,9 +166,10 @@ class ShellFlow:
         self._named_at_run_time(words[0], head, command.offset)
         stdin = self._stdin(command, piped_in, depth=depth)
         self._run_file(head, command.offset)
-        setting = config_command([name, *(a.text or "" for a in args[:11])])
-        if setting is not None:
-            self._index(f"runs {setting!r}", command.offset)
+        if len(args) >= 3 and args[0].text == "config":
+            setting = config_command([name, *(a.text or "" for a in args[:11])])
+            if setting is not None:
+                self._index(f"runs {setting!r}", command.offset)
         disguised = len(words[0].parts) > 1 or words[0].literal() != name  # pieces, quotes
         if name == "eval":
             self._code(_join(args, " "), command.offset, "eval runs")
