@@ -39,8 +39,9 @@ class ModuleAnalysis:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.index, self.values = self._indexed(tree)
-        self.unwrapped: dict[int, Unwrapped] = unwrap(self.index, self.values)
+        self.unwrapped: dict[int, Unwrapped]
         """Indirect calls rewritten as direct ones (``_unwrap``), by the new node's id."""
+        self.unwrapped, self._made = unwrap(self.index, self.values)
         if self.unwrapped:  # the tree changed: index it again
             self.index, self.values = self._indexed(tree)
         self.scopes = Scopes(tree)

@@ -61,10 +61,13 @@ class Unwrapped:
     built: bool = False
 
 
-def unwrap(index: ModuleIndex, values: Values) -> dict[int, Unwrapped]:
-    """Rewrite the indirect calls of the module `index` walked, in place; the new nodes by
-    id (empty when nothing was rewritten)."""
-    return _Unwrapper(index, values).run()
+def unwrap(index: ModuleIndex, values: Values) -> tuple[dict[int, Unwrapped], list[ast.AST]]:
+    """Rewrite the indirect calls of the module `index` walked, in place: the new nodes by
+    id (empty when nothing was rewritten), and the nodes themselves, which the caller keeps
+    alive for as long as it reads the ids (a node a later rewrite detached must not lend
+    its id to another)."""
+    unwrapper = _Unwrapper(index, values)
+    return unwrapper.run(), unwrapper.keep
 
 
 class _Unwrapper:
@@ -73,7 +76,7 @@ class _Unwrapper:
         self.values = values
         self.parents = index.parents
         self.made: dict[int, Unwrapped] = {}
-        self._keep: list[ast.AST] = []  # new nodes stay alive: they are known by id
+        self.keep: list[ast.AST] = []  # new nodes stay alive: they are known by id
         self._walked = 0
 
     def run(self) -> dict[int, Unwrapped]:
@@ -201,7 +204,7 @@ class _Unwrapper:
                 ast.copy_location(assign, function)
                 ast.fix_missing_locations(assign)
                 body.insert(position + 1, assign)
-                self._keep.append(assign)
+                self.keep.append(assign)
                 self.made[id(assign.value)] = Unwrapped("a decorator")
                 return
 
@@ -261,7 +264,7 @@ class _Unwrapper:
         ast.copy_location(new, old)
         ast.fix_missing_locations(new)
         self._adopt(new, parent)
-        self._keep.append(new)
+        self.keep.append(new)
         self.made[id(new)] = record
 
     def _adopt(self, node: ast.AST, parent: ast.AST) -> None:
