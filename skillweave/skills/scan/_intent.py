@@ -108,17 +108,17 @@ _AUTHORITY: Final = (
     r"(?:skills?|tools?|plugins?|instructions|prompts?|system\s+prompt|guidelines|rules"
     r"|polic(?:y|ies)|messages|directives|settings|requests|wishes|commands|orders)"
 )
+_ANYTHING_OF_THE_USER: Final = (
+    r"(?:anything|everything|whatever)\s+(?:else\s+)?(?:the\s+user|you\s+(?:were|are|have"
+    r"|get)|your\s+(?:user|system|instructions))\b"
+)
 PRIORITY: Final = re.compile(
     r"\b(?:must|should|shall|always|is\s+to|needs\s+to)\s+be\s+(?:activated|used|loaded|invoked"
     r"|called|run|applied|consulted|read|selected)\s+(?:first\b|before\s+(?:any|all|every)"
-    rf"\s+other)|(?:priority|precedence)\s+over\s+{_OTHERS}\b{gap(2)}{_AUTHORITY}\b"
-    rf"|\b(?:overrides|supersedes|overrules|outranks|replaces)\s+{_OTHERS}\b{gap(2)}"
-    rf"{_AUTHORITY}\b"
-    r"|\b(?:(?:priority|precedence)\s+over|overrides?|supersedes?|overrules?|outranks?)\s+"
-    r"(?:anything|everything|whatever)\s+(?:else\s+)?(?:the\s+user|you\s+(?:were|are|have"
-    r"|get)|your\s+(?:user|system|instructions))\b"
-    r"|\bif\b[^.!?]{0,80}\bconflicts?\s+with\b[^.!?]{0,80},\s*follow\s+(?:this|these|the"
-    r"\s+(?:skill|instructions)\s+(?:here|below))\b",
+    rf"\s+other)|\b(?:(?:priority|precedence)\s+over|overrides|supersedes?|overrules|outranks"
+    rf"|replaces)\s+(?:{_OTHERS}\b{gap(2)}{_AUTHORITY}\b|{_ANYTHING_OF_THE_USER})"
+    r"|\bconflicts?\s+with\b[^.!?]{0,80},\s*follow\s+(?:this|these|the\s+(?:skill"
+    r"|instructions)\s+(?:here|below))\b",
     FLAGS,
 )
 """A text claiming authority over the agent's other skills or instructions: an override of
