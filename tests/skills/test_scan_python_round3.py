@@ -368,3 +368,41 @@ def test_hostile_indirections_stay_fast_and_never_raise() -> None:
 
     assert time.perf_counter() - started < 5
     assert worst(report, "exec.shell") is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a table of callables, looked up by key
+        "import os, sys\nACTIONS = {'list': print, 'sh': os.system}\n"
+        "ACTIONS['s' + 'h'](sys.argv[1])\n",
+        "import subprocess, sys\nSTEPS = [print, subprocess.getoutput]\nSTEPS[1](sys.argv[1])\n",
+        "import os, sys\nOPS = {'go': os.popen}\nOPS.get('go')(sys.argv[1])\n",
+        # handed to what calls it
+        "import os, sys\nfrom concurrent.futures import ThreadPoolExecutor\n"
+        "ThreadPoolExecutor().submit(os.system, sys.argv[1])\n",
+        "import os, sys, threading\n"
+        "threading.Thread(target=os.system, args=(sys.argv[1],)).start()\n",
+        "import atexit, os, sys\natexit.register(os.system, sys.argv[1])\n",
+        "import os, sys\nlist(map(os.system, sys.argv[1:]))\n",
+        "import functools, os, sys\nfunctools.reduce(getattr, ['sys' + 'tem'], os)(sys.argv[1])\n",
+        # a static method bound in a class body
+        "import os, sys\nclass Ops:\n    run = staticmethod(os.system)\nOps.run(sys.argv[1])\n",
+    ],
+)
+def test_a_callable_looked_up_in_a_table_or_handed_to_a_caller_is_the_sink(source: str) -> None:
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "exec.shell") == "high", report.findings
+
+
+def test_a_local_function_handed_to_an_executor_is_left_alone() -> None:
+    source = (
+        "import json\nfrom concurrent.futures import ThreadPoolExecutor\n"
+        "def load(path):\n    return json.load(open(path))\n"
+        "with ThreadPoolExecutor() as pool:\n    print(list(pool.map(load, ['a.json'])))\n"
+        "    pool.submit(print, 'done')\n"
+    )
+    report = scan({"scripts/x.py": source})
+
+    assert not [f for f in report.findings if severity_rank(f.severity) >= 2], report.findings

@@ -13,8 +13,13 @@ A callable can be reached without ever being called by its name:
   lambda ``resolve=lambda n: vars(builtins)[n]`` called as ``resolve("eval")``;
 - returned by a decorator factory that hands back its argument (``def via(f): return lambda
   _: f``; ``@via(os.system) def run(): ...`` makes ``run`` be ``os.system``);
-- stored as a class attribute (``runner = subprocess.run`` in a class body, called as
-  ``self.runner(cmd)``).
+- stored as a class attribute (``runner = subprocess.run`` or ``staticmethod(os.system)``
+  in a class body, called as ``self.runner(cmd)``), or in a table literal (``ACTIONS =
+  {"sh": os.system}``; ``ACTIONS["s" + "h"](cmd)``, ``ACTIONS.get("sh")(cmd)``);
+- handed to what calls it with the arguments beside it: ``executor.submit(os.system,
+  cmd)``, ``Thread(target=os.system, args=(cmd,))``, ``atexit.register(exec, code)``,
+  ``map(os.system, cmds)``, ``loop.run_in_executor(None, os.system, cmd)``, and
+  ``functools.reduce(getattr, ["sys" + "tem"], os)`` (a lookup).
 
 Each form is rewritten in the module's tree to the direct form (an attribute, a subscript,
 a call, an assignment ``run = os.system``), so every rule, the taint and the wrappers judge
@@ -45,6 +50,12 @@ _LOOKUPS: Final = frozenset({"operator.attrgetter", "operator.itemgetter", "oper
 _BUILTIN_CALLABLES: Final = frozenset(
     {"exec", "eval", "compile", "open", "__import__", "getattr", "execfile", "vars"}
 )
+_HANDS: Final = frozenset({"submit", "register", "call_soon", "call_soon_threadsafe",
+                           "callback", "push"})  # fmt: skip
+"""Methods that call their first argument with the rest (``executor.submit(f, *a)``,
+``atexit.register``, ``loop.call_soon``, ``ExitStack.callback``)."""
+_MAPS: Final = frozenset({"map", "imap", "imap_unordered", "starmap", "map_async"})
+_STARTERS: Final = frozenset({"Thread", "Process", "Timer"})
 _MAX_REWRITES: Final = 500
 _CLONE_NODES: Final = 64
 _BODY_NODES: Final = 50_000
@@ -84,6 +95,8 @@ class _Unwrapper:
             if len(self.made) >= _MAX_REWRITES:
                 break
             self._getter_call(call)
+            self._dispatched(call)
+            self._handed(call)
         for function in self.index.defaulted[:_MAX_REWRITES]:
             self._defaults(function)
         for function in self.index.decorated[:_MAX_REWRITES]:
@@ -138,6 +151,58 @@ class _Unwrapper:
             return
         built = how in _LOOKUPS and not isinstance(first, ast.Constant)
         self._replace(call, new, Unwrapped(how, lookup=how in _LOOKUPS, built=built))
+
+    def _dispatched(self, call: ast.Call) -> None:
+        """``ACTIONS["run"](cmd)`` or ``ACTIONS.get("run")(cmd)``: the callable stored."""
+        found = _table_entry(self.index, self.values, call.func)
+        if found is not None and self._callable(found) and not isinstance(found, ast.Lambda):
+            clone = _cloned(found)
+            if clone is not None:
+                self._replace(call, ast.Call(clone, call.args, call.keywords),
+                              Unwrapped("a table of callables"))  # fmt: skip
+
+    def _handed(self, call: ast.Call) -> None:
+        """A callable handed to what calls it with the arguments given beside it:
+        ``executor.submit(os.system, cmd)``, ``Thread(target=os.system, args=(cmd,))``,
+        ``atexit.register(exec, code)``, ``map(os.system, cmds)``, ``loop.run_in_executor(
+        None, os.system, cmd)``, ``functools.reduce(getattr, ["path", "join"], os)``."""
+        name = self.values.qualname(call.func) or ""
+        last = call.func.attr if isinstance(call.func, ast.Attribute) else name
+        args, keywords = call.args, call.keywords
+        target: ast.expr | None = None
+        passed: list[ast.expr] = []
+        if name == "functools.reduce" and len(args) == 3:
+            self._reduced(call)
+            return
+        if last in _HANDS and args and not isinstance(args[0], ast.Starred):
+            target, passed = args[0], list(args[1:])
+        elif last == "run_in_executor" and len(args) >= 2:
+            target, passed, keywords = args[1], list(args[2:]), []
+        elif last in _MAPS and len(args) >= 2 and not isinstance(args[0], ast.Starred):
+            target, passed, keywords = args[0], [ast.Starred(args[1], ast.Load())], []
+        elif last in ("apply", "apply_async") and args:
+            passed = [ast.Starred(args[1], ast.Load())] if len(args) > 1 else []
+            target, keywords = args[0], []
+        elif last in _STARTERS:
+            target = next((k.value for k in keywords if k.arg in ("target", "function")), None)
+            given = next((k.value for k in keywords if k.arg == "args"), None)
+            if last == "Timer" and len(args) >= 2:  # Timer(interval, function, args)
+                target, given = args[1], args[2] if len(args) > 2 else given
+            passed = [ast.Starred(given, ast.Load())] if given is not None else []
+            keywords = []
+        if target is None or isinstance(target, ast.Lambda) or not self._callable(target):
+            return
+        clone = _cloned(target)
+        if clone is not None:
+            self._replace(call, ast.Call(clone, passed, list(keywords)),
+                          Unwrapped(f"a callable handed to {last}"))  # fmt: skip
+
+    def _reduced(self, call: ast.Call) -> None:
+        """``functools.reduce(getattr, ["sys" + "tem"], os)`` is ``os.system``."""
+        new = _reduction(self.values, call)
+        if new is not None:
+            self._replace(call, new, Unwrapped("functools.reduce(getattr)", lookup=True,
+                                               built=True))  # fmt: skip
 
     # --- defaults, decorators, class attributes ---------------------------------------------
 
@@ -239,6 +304,13 @@ class _Unwrapper:
                                     or owner[:1].isupper()):  # fmt: skip
             return
         value = values[0]
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in ("staticmethod", "classmethod")
+            and len(value.args) == 1
+        ):
+            value = value.args[0]
         if not isinstance(value, ast.Name | ast.Attribute) or not self._callable(value):
             return
         clone = _cloned(value)
@@ -320,3 +392,50 @@ def _inlined(function: ast.Lambda, call: ast.Call) -> ast.expr | None:
             return copy.deepcopy(value) if value is not None else node
 
     return _Substitute().visit(body)  # type: ignore[no-any-return]
+
+
+def _table_entry(index: ModuleIndex, values: Values, func: ast.expr) -> ast.expr | None:
+    """What ``TABLE[key]`` or ``TABLE.get(key)`` holds when ``TABLE`` is a dict (or list)
+    literal assigned once and the key folds to a constant; None otherwise."""
+    if isinstance(func, ast.Subscript):
+        table, key = func.value, func.slice
+    elif (
+        isinstance(func, ast.Call)
+        and isinstance(func.func, ast.Attribute)
+        and func.func.attr == "get"
+        and func.args
+    ):
+        table, key = func.func.value, func.args[0]
+    else:
+        return None
+    if not isinstance(table, ast.Name) or table.id in index.aliases:
+        return None
+    assigned = index.assigned.get(table.id) or []
+    if len(assigned) != 1:
+        return None
+    literal, wanted = assigned[0], values.folder.fold(key)
+    if isinstance(literal, ast.Dict) and isinstance(wanted, str | int):
+        found = None
+        for k, v in zip(literal.keys[:_CLONE_NODES], literal.values, strict=False):
+            if k is not None and values.folder.fold(k) == wanted:
+                found = v
+        return found
+    if isinstance(literal, ast.List | ast.Tuple) and isinstance(wanted, int):
+        inside = -len(literal.elts) <= wanted < len(literal.elts)
+        return literal.elts[wanted] if inside else None
+    return None
+
+
+def _reduction(values: Values, call: ast.Call) -> ast.expr | None:
+    """``functools.reduce(getattr, names, obj)`` as the attribute chain, names folded."""
+    if values.qualname(call.args[0]) not in ("getattr", "builtins.getattr"):
+        return None
+    names = values.folder.fold(call.args[1])
+    if not isinstance(names, list) or not names or len(names) > 8:
+        return None
+    if not all(isinstance(n, str) and n.isidentifier() for n in names):
+        return None
+    new: ast.expr = call.args[2]
+    for part in names:
+        new = ast.Attribute(new, part, ast.Load())
+    return new
