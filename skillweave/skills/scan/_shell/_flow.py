@@ -170,15 +170,18 @@ class ShellFlow:
             setting = config_command([name, *(a.text or "" for a in args[:11])])
             if setting is not None:
                 self._index(f"runs {setting!r}", command.offset)
-        disguised = len(words[0].parts) > 1 or words[0].literal() != name  # pieces, quotes
+        disguised = _disguised(words[0], head, name)
         if name == "eval":
             self._code(_join(args, " "), command.offset, "eval runs")
-            if disguised:
-                message = "eval, named at run time, runs text as shell code"
-                self._report("exec.shell", command.offset, message, "high")
         elif _INTERPRETERS.fullmatch(name):
             self._interpreter(name, words[1:], args, stdin, command.offset)
-        if disguised and name in _FETCHERS:
+        if disguised and (
+            name == "eval"
+            or (_INTERPRETERS.fullmatch(name) and any(w.literal() in _CODE_FLAGS for w in words))
+        ):
+            message = f"{name}, named at run time, runs text as code"
+            self._report("exec.shell", command.offset, message, "high")
+        if name in _FETCHERS and (disguised or words[0].literal() != name):  # "$BIN"/curl
             self.fetchers.append((command.offset, name))
         output = _output(name, args, words[1:], stdin)
         self._written(command, name, words[1:], output)
@@ -460,7 +463,8 @@ def _printf(plain: list[Value]) -> Value:
     fmt = plain[0]
     if fmt.text is None:
         return Value(taint=fmt.taint)
-    if fmt.text in ("%s", "%b") and len(plain) > 1:
+    joins = fmt.text in ("%s", "%b") or re.fullmatch(r"(?:%s){2,8}", fmt.text) is not None
+    if joins and len(plain) > 1:  # printf %s%s ev al
         rest = _join(plain[1:])
         if fmt.text == "%b" and rest.text is not None and "\\" in rest.text:
             return Value(text=_unescape(rest.text), taint=rest.taint | {DECODED}, pieces=2)
@@ -517,6 +521,16 @@ def _decoded(incoming: Value) -> frozenset[str]:
     """The taint of data a decoder makes: layered when its input was decoded already."""
     layered = {LAYERED} if DECODED in incoming.taint else set()
     return incoming.taint | {DECODED} | layered
+
+
+def _disguised(word: Word, value: Value, name: str) -> bool:
+    """Whether a command's own name was cut into pieces, by variables (``"$a$b"``) or quotes
+    (``c""url``), not merely placed in a folder (``"$HOME/bin/python"``)."""
+    if not name:
+        return False
+    if word.literal() is not None:
+        return len(word.parts) > 1 and not any(name in p.text for p in word.parts)
+    return _split_name(value)
 
 
 def _split_name(value: Value) -> bool:
