@@ -406,3 +406,26 @@ def test_a_local_function_handed_to_an_executor_is_left_alone() -> None:
     report = scan({"scripts/x.py": source})
 
     assert not [f for f in report.findings if severity_rank(f.severity) >= 2], report.findings
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os, sys\npick = lambda: os.popen\npick()(sys.argv[1])\n",
+        "import os, sys\nos.system.__call__(sys.argv[1])\n",
+        "import operator, os, sys\noperator.call(os.system, sys.argv[1])\n",
+        "import os, sys\nskip, launch = len, os.system\nlaunch(sys.argv[1])\n",
+        "import os, sys\nclass Job:\n    def __init__(self):\n        self.fire = os.popen\n"
+        "    def go(self, c):\n        return self.fire(c)\nJob().go(sys.argv[1])\n",
+        "import os, sys, types\nbox = types.SimpleNamespace()\nsetattr(box, 'go', os.system)\n"
+        "box.go(sys.argv[1])\n",
+        "import subprocess, sys\nclass Shell(subprocess.Popen):\n    '''A process.'''\n"
+        "Shell(sys.argv[1], shell=True)\n",
+    ],
+)
+def test_a_callable_returned_unpacked_set_as_an_attribute_or_subclassed_is_the_sink(
+    source: str,
+) -> None:
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "exec.shell") == "high", report.findings

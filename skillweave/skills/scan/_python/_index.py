@@ -44,6 +44,8 @@ class ModuleIndex:
         """Functions with a decorator that is a call (``@via(os.system)``)."""
         self.loops: dict[str, list[ast.expr]] = {}
         """A name a ``for`` loop walks a literal tuple or list with → the items."""
+        self.subclasses: list[ast.ClassDef] = []
+        """Classes with one base class."""
         self.class_attributes: dict[str, list[ast.expr]] = {}
         """Names assigned in a class body (``runner = subprocess.run``) → their values."""
 
@@ -74,20 +76,17 @@ class ModuleIndex:
                 full = f"{module}.{alias.name}" if module else alias.name
                 self.aliases[alias.asname or alias.name] = full
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                self.assigned.setdefault(target.id, []).append(node.value)
-                # e = exec; run = os.system; run = getattr(__import__("os"), "system")
-                if isinstance(node.value, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
-                    name = qualname(node.value)
-                    if name:
-                        self.aliases.setdefault(target.id, name)
-                        self.assigned_aliases.add(target.id)
+            self._assign(node.targets[0], node.value, qualname)
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name):
             if node.value is not None:
                 self.assigned.setdefault(node.target.id, []).append(node.value)
         elif isinstance(node, ast.Call):
             self.calls.append(node)
+            func, args = node.func, node.args
+            if isinstance(func, ast.Name) and func.id == "setattr" and len(args) == 3:
+                key = args[1]  # setattr(holder, "run", os.system): holder.run is os.system
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    self.class_attributes.setdefault(key.value, []).append(args[2])
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             self.constants.append(node)
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
@@ -97,6 +96,8 @@ class ModuleIndex:
             if node.args.defaults or any(node.args.kw_defaults):
                 self.defaulted.append(node)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
+            if isinstance(node, ast.ClassDef) and len(node.bases) == 1:
+                self.subclasses.append(node)
             if isinstance(node, ast.ClassDef):
                 for statement in node.body:
                     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -115,3 +116,26 @@ class ModuleIndex:
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 self.docstrings.add(id(body[0].value))
+
+    def _assign(
+        self, target: ast.expr, value: ast.expr, qualname: Callable[[ast.AST], str | None]
+    ) -> None:
+        if isinstance(target, ast.Name):
+            self.assigned.setdefault(target.id, []).append(value)
+            # e = exec; run = os.system; run = getattr(__import__("os"), "system")
+            if isinstance(value, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
+                name = qualname(value)
+                if name:
+                    self.aliases.setdefault(target.id, name)
+                    self.assigned_aliases.add(target.id)
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            if len(target.elts) == len(value.elts) <= 64:  # a, b = print, os.system
+                for element, item in zip(target.elts, value.elts, strict=True):
+                    if isinstance(element, ast.Name):
+                        self.assigned.setdefault(element.id, []).append(item)
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id in ("self", "cls")
+        ):  # self.runner = subprocess.run
+            self.class_attributes.setdefault(target.attr, []).append(value)

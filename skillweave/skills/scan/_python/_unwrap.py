@@ -16,6 +16,10 @@ A callable can be reached without ever being called by its name:
 - stored as a class attribute (``runner = subprocess.run`` or ``staticmethod(os.system)``
   in a class body, called as ``self.runner(cmd)``), or in a table literal (``ACTIONS =
   {"sh": os.system}``; ``ACTIONS["s" + "h"](cmd)``, ``ACTIONS.get("sh")(cmd)``);
+- returned by a lambda without parameters (``pick = lambda: os.popen``; ``pick()(cmd)``),
+  unpacked from a tuple (``a, run = print, os.system``), set on ``self`` or with
+  ``setattr``, called through ``__call__`` or ``operator.call``, or constructed through a
+  subclass that adds no constructor (``class P(subprocess.Popen): pass``);
 - handed to what calls it with the arguments beside it: ``executor.submit(os.system,
   cmd)``, ``Thread(target=os.system, args=(cmd,))``, ``atexit.register(exec, code)``,
   ``map(os.system, cmds)``, ``loop.run_in_executor(None, os.system, cmd)``, and
@@ -37,6 +41,7 @@ import copy
 from dataclasses import dataclass
 from typing import Final
 
+from skillweave.skills.scan._python._flow import dangerous
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._values import Values
 
@@ -77,34 +82,100 @@ def unwrap(index: ModuleIndex, values: Values) -> tuple[dict[int, Unwrapped], li
     id (empty when nothing was rewritten), and the nodes themselves, which the caller keeps
     alive for as long as it reads the ids (a node a later rewrite detached must not lend
     its id to another)."""
-    unwrapper = _Unwrapper(index, values)
-    return unwrapper.run(), unwrapper.keep
+    made: dict[int, Unwrapped] = {}
+    keep: list[ast.AST] = []
+    _Calls(index, values, made, keep).run()
+    _Definitions(index, values, made, keep).run()
+    return made, keep
 
 
-class _Unwrapper:
-    def __init__(self, index: ModuleIndex, values: Values) -> None:
+class _Tree:
+    """The module's tree, rewritten in place: what every rewrite shares."""
+
+    def __init__(
+        self,
+        index: ModuleIndex,
+        values: Values,
+        made: dict[int, Unwrapped],
+        keep: list[ast.AST],
+    ) -> None:
         self.index = index
         self.values = values
         self.parents = index.parents
-        self.made: dict[int, Unwrapped] = {}
-        self.keep: list[ast.AST] = []  # new nodes stay alive: they are known by id
-        self._walked = 0
+        self.made = made
+        self.keep = keep  # new nodes stay alive: they are known by id
 
-    def run(self) -> dict[int, Unwrapped]:
+    def _callable(self, node: ast.expr) -> bool:
+        """A default that is a module's callable or a dangerous builtin (not ``len``)."""
+        if isinstance(node, ast.Lambda):
+            return True
+        if not isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
+            return False
+        name = self.values.qualname(node)
+        return bool(name) and ("." in name or name in _BUILTIN_CALLABLES)  # type: ignore[operator]
+
+    def _bind_name(self, statement: ast.stmt, name: str, value: ast.expr, how: Unwrapped) -> None:
+        """``name = value`` inserted after `statement` in its block."""
+        parent = self.parents.get(id(statement))
+        body = getattr(parent, "body", None)
+        if not isinstance(body, list):
+            return
+        position = next((i for i, s in enumerate(body) if s is statement), None)
+        if position is None:
+            return
+        assign = ast.Assign([ast.Name(name, ast.Store())], value)
+        ast.copy_location(assign, statement)
+        ast.fix_missing_locations(assign)
+        body.insert(position + 1, assign)
+        self.keep.append(assign)
+        self.made[id(assign.value)] = how
+
+    # --- the tree ---------------------------------------------------------------------------
+
+    def _replace(self, old: ast.expr, new: ast.expr, record: Unwrapped) -> None:
+        parent = self.parents.get(id(old))
+        if parent is None:
+            return
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                break
+            if isinstance(value, list) and any(v is old for v in value):
+                value[next(i for i, v in enumerate(value) if v is old)] = new
+                break
+        else:
+            return
+        ast.copy_location(new, old)
+        ast.fix_missing_locations(new)
+        self._adopt(new, parent)
+        self.keep.append(new)
+        self.made[id(new)] = record
+
+    def _adopt(self, node: ast.AST, parent: ast.AST) -> None:
+        """The new node's parent, and its children's (the new nodes a chain is made of)."""
+        self.parents[id(node)] = parent
+        todo = [node]
+        for _ in range(_CLONE_NODES):
+            if not todo:
+                return
+            current = todo.pop()
+            for child in ast.iter_child_nodes(current):
+                if self.parents.get(id(child)) is not current:
+                    self.parents[id(child)] = current
+                    if isinstance(child, ast.Attribute | ast.Call):
+                        todo.append(child)
+
+
+class _Calls(_Tree):
+    """Calls through ``operator``/``functools``, tables and callers of callables."""
+
+    def run(self) -> None:
         for call in list(self.index.calls):
             if len(self.made) >= _MAX_REWRITES:
                 break
             self._getter_call(call)
             self._dispatched(call)
             self._handed(call)
-        for function in self.index.defaulted[:_MAX_REWRITES]:
-            self._defaults(function)
-        for function in self.index.decorated[:_MAX_REWRITES]:
-            self._decorated(function)
-        if self.index.class_attributes:
-            for call in list(self.index.calls):
-                self._class_attribute(call)
-        return self.made
 
     # --- operator and functools -------------------------------------------------------------
 
@@ -174,7 +245,17 @@ class _Unwrapper:
         if name == "functools.reduce" and len(args) == 3:
             self._reduced(call)
             return
-        if last in _HANDS and args and not isinstance(args[0], ast.Starred):
+        if last == "__call__" and isinstance(call.func, ast.Attribute):  # os.system.__call__
+            target, passed = call.func.value, list(args)
+        elif name == "operator.call" and args:
+            target, passed = args[0], list(args[1:])
+        elif not args and not keywords and (returned := self._returned(call.func)) is not None:
+            target = returned  # get = lambda: os.system; get()(cmd) reads os.system
+            clone = _cloned(target) if self._callable(target) else None
+            if clone is not None:
+                self._replace(call, clone, Unwrapped("a lambda returning it"))
+            return
+        elif last in _HANDS and args and not isinstance(args[0], ast.Starred):
             target, passed = args[0], list(args[1:])
         elif last == "run_in_executor" and len(args) >= 2:
             target, passed, keywords = args[1], list(args[2:]), []
@@ -197,12 +278,48 @@ class _Unwrapper:
             self._replace(call, ast.Call(clone, passed, list(keywords)),
                           Unwrapped(f"a callable handed to {last}"))  # fmt: skip
 
+    def _returned(self, func: ast.expr) -> ast.expr | None:
+        """What a lambda without parameters assigned once to the name `func` returns."""
+        if not isinstance(func, ast.Name) or func.id in self.index.aliases:
+            return None
+        assigned = self.index.assigned.get(func.id) or []
+        lam = assigned[0] if len(assigned) == 1 else None
+        if not isinstance(lam, ast.Lambda) or lam.args.args or lam.args.vararg:
+            return None
+        return lam.body
+
     def _reduced(self, call: ast.Call) -> None:
         """``functools.reduce(getattr, ["sys" + "tem"], os)`` is ``os.system``."""
         new = _reduction(self.values, call)
         if new is not None:
             self._replace(call, new, Unwrapped("functools.reduce(getattr)", lookup=True,
                                                built=True))  # fmt: skip
+
+
+class _Definitions(_Tree):
+    """Callables bound where a function or class is defined: defaults, decorators, base
+    classes, class attributes."""
+
+    def __init__(
+        self,
+        index: ModuleIndex,
+        values: Values,
+        made: dict[int, Unwrapped],
+        keep: list[ast.AST],
+    ) -> None:
+        super().__init__(index, values, made, keep)
+        self._walked = 0
+
+    def run(self) -> None:
+        for function in self.index.defaulted[:_MAX_REWRITES]:
+            self._defaults(function)
+        for function in self.index.decorated[:_MAX_REWRITES]:
+            self._decorated(function)
+        for cls in self.index.subclasses[:_MAX_REWRITES]:
+            self._subclass(cls)
+        if self.index.class_attributes:
+            for call in list(self.index.calls):
+                self._class_attribute(call)
 
     # --- defaults, decorators, class attributes ---------------------------------------------
 
@@ -238,15 +355,6 @@ class _Unwrapper:
                 new = ast.Call(clone, call.args, call.keywords)
                 self._replace(call, new, Unwrapped("a default argument"))
 
-    def _callable(self, node: ast.expr) -> bool:
-        """A default that is a module's callable or a dangerous builtin (not ``len``)."""
-        if isinstance(node, ast.Lambda):
-            return True
-        if not isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
-            return False
-        name = self.values.qualname(node)
-        return bool(name) and ("." in name or name in _BUILTIN_CALLABLES)  # type: ignore[operator]
-
     def _decorated(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """``@via(os.system)`` where ``via`` returns a function that returns its argument:
         the decorated name is ``os.system``."""
@@ -258,20 +366,21 @@ class _Unwrapper:
                 and self._hands_back(decorator.func.id)
                 and self._callable(decorator.args[0])
             ):
-                parent = self.parents.get(id(function))
-                body = getattr(parent, "body", None)
-                if not isinstance(body, list):
-                    return
-                position = next((i for i, s in enumerate(body) if s is function), None)
-                if position is None:
-                    return
-                assign = ast.Assign([ast.Name(function.name, ast.Store())], decorator.args[0])
-                ast.copy_location(assign, function)
-                ast.fix_missing_locations(assign)
-                body.insert(position + 1, assign)
-                self.keep.append(assign)
-                self.made[id(assign.value)] = Unwrapped("a decorator")
+                self._bind_name(function, function.name, decorator.args[0],
+                                Unwrapped("a decorator"))  # fmt: skip
                 return
+
+    def _subclass(self, cls: ast.ClassDef) -> None:
+        """``class P(subprocess.Popen): pass``: constructing ``P`` is constructing its base
+        (one that starts processes, runs or loads code) when ``P`` does not construct on its
+        own."""
+        base = cls.bases[0]
+        name = self.values.qualname(base) or ""
+        if dangerous(name) is None or any(
+            isinstance(s, ast.FunctionDef) and s.name in ("__init__", "__new__") for s in cls.body
+        ):
+            return
+        self._bind_name(cls, cls.name, base, Unwrapped("a subclass"))
 
     def _hands_back(self, name: str) -> bool:
         """Whether the module's function `name` returns a function returning its first
@@ -299,9 +408,7 @@ class _Unwrapper:
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
         values = self.index.class_attributes.get(func.attr) or []
-        owner = func.value.id
-        if len(values) != 1 or not (owner in ("self", "cls") or owner in self.index.defs
-                                    or owner[:1].isupper()):  # fmt: skip
+        if len(values) != 1 or func.value.id in self.index.aliases:  # not a module's
             return
         value = values[0]
         if (
@@ -317,41 +424,6 @@ class _Unwrapper:
         if clone is not None and len(self.made) < _MAX_REWRITES:
             self._replace(call, ast.Call(clone, call.args, call.keywords),
                           Unwrapped("a class attribute"))  # fmt: skip
-
-    # --- the tree ---------------------------------------------------------------------------
-
-    def _replace(self, old: ast.expr, new: ast.expr, record: Unwrapped) -> None:
-        parent = self.parents.get(id(old))
-        if parent is None:
-            return
-        for field, value in ast.iter_fields(parent):
-            if value is old:
-                setattr(parent, field, new)
-                break
-            if isinstance(value, list) and any(v is old for v in value):
-                value[next(i for i, v in enumerate(value) if v is old)] = new
-                break
-        else:
-            return
-        ast.copy_location(new, old)
-        ast.fix_missing_locations(new)
-        self._adopt(new, parent)
-        self.keep.append(new)
-        self.made[id(new)] = record
-
-    def _adopt(self, node: ast.AST, parent: ast.AST) -> None:
-        """The new node's parent, and its children's (the new nodes a chain is made of)."""
-        self.parents[id(node)] = parent
-        todo = [node]
-        for _ in range(_CLONE_NODES):
-            if not todo:
-                return
-            current = todo.pop()
-            for child in ast.iter_child_nodes(current):
-                if self.parents.get(id(child)) is not current:
-                    self.parents[id(child)] = current
-                    if isinstance(child, ast.Attribute | ast.Call):
-                        todo.append(child)
 
 
 def _loads(node: ast.Name) -> bool:
