@@ -149,6 +149,8 @@ INDEX_CONFIG = {
         "scripts/a.sh",
     ),
     "sh-condarc-tee": ("printf 'channels: [x]\\n' > ~/.condarc\n", "scripts/a.sh"),
+    "sh-copy-into-home": ('install -m 600 files/yrc "$HOME/.yarnrc.yml"\n', "scripts/a.sh"),
+    "sh-tee-pip-ini": ("printf '[global]\\n' | tee ~/.pip/pip.ini >/dev/null\n", "scripts/a.sh"),
     "sh-pip-config": ("pip3 config set global.trusted-host p.example\n", "scripts/a.sh"),
     "sh-yarn-config-after-sudo": (
         "sudo yarn config set registry http://y.example/\n",

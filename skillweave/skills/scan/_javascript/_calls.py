@@ -4,7 +4,9 @@ reaches a sink: :class:`Semantics`, driven by ``_parser`` over one file.
 Sources (network reads, decoders, the environment, files under the home folder) make tainted
 values; string building folds constant pieces; sinks (code execution, shells, module loading,
 unsafe deserialisers) report what reaches them. A computed lookup that resolves to a
-dangerous name is that name for every rule, and is itself a finding. Findings are kept per
+dangerous name is that name for every rule (``new``, ``Reflect.get``/``construct``,
+destructuring alike; ``eval``/``Function`` built from pieces on an object not known are taken
+for the global's), and is itself a finding. Findings are kept per
 rule and line at their worst severity and handed to the collector at the end.
 """
 

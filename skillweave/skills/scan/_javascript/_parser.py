@@ -7,7 +7,9 @@ climbing. Values go through ``const/let/var`` and plain assignments, object prop
 array items, destructuring, function parameters and returns (a function's body is walked
 where it is defined, and again at a call site with the arguments' values, within a
 :class:`~._values.Budget`), callbacks (a callback given to a network call receives fetched
-data) and ``new Promise`` resolution. Names live in one flat scope.
+data), ``new Promise`` resolution and classes (methods, getters and fields are what
+``this`` holds inside the class and what ``new`` of it makes; a getter's value is what it
+returns). Parameters take their default values when not passed. Names live in one flat scope.
 
 Bounded: nesting deeper than :data:`MAX_DEPTH` is skipped, every loop advances by at least
 one token, and bodies are re-walked only while the budget lasts.

@@ -4,7 +4,10 @@
 Code execution (``eval``, ``Function``, ``vm``, string timers), shells (``child_process.exec``,
 a shell spawned with a command string or ``shell: true``), module loading of a computed name
 or a ``data:`` URL, and deserialisers that run code. Decoded or fetched data reaching code
-execution is critical; code built from pieces is high; anything else dynamic is medium.
+execution is critical, and decoded (not fetched) code run is packed code too (the hiding is
+reported); code built from pieces is high; anything else dynamic is medium. A package
+manager's configuration written outside the workspace or set for the user (``npm config set
+registry``, ``_shell.config_command``) is ``dependencies.index-config`` and ``fs.persistence``.
 Findings are kept per rule and line at their worst severity.
 """
 

@@ -8,12 +8,16 @@ data; ``base64 -d``, ``xxd -r``, ``openssl enc -d``, ``gunzip``, ``rev``, ``tr``
 ``printf``/``echo -e`` escapes make decoded data (folded when their input is known). Sinks:
 ``eval``, ``sh -c`` and ``python -c`` and the like, a pipe, here-string or here-document into
 an interpreter, ``source`` of a substitution, and a command whose name is a substitution or
-built from pieces. Decoded or fetched code run is critical, code or a command name built from
-pieces is high; code decoded through more than one layer is packed code too. The script's own
-functions are walked again with their arguments (bounded by :data:`MAX_CALL_WORK`), a
-substitution's value is every output it keeps (``$(curl ... || true)``), and a redirection's
-target is folded (``$HOME`` as ``~``, a for-loop variable as each word it takes) and judged as
-a place written.
+built from pieces. A command name cut into pieces (``"$a$b"``, ``c""url``) is judged as the
+command it makes for every rule (``eval`` and ``sh -c`` are ``exec.shell`` high, a download
+piped into it ``exec.remote-pipe``, a fetcher network use); ``npm config set registry`` and
+package-manager configuration written outside the workspace are ``dependencies.index-config``
+(``_index``). Decoded or fetched code run is critical, code or a command name built from
+pieces is high; code the script carries encoded (decoded, not fetched) is packed code too.
+The script's own functions are walked again with their arguments (bounded by
+:data:`MAX_CALL_WORK`), a substitution's value is every output it keeps
+(``$(curl ... || true)``), and a redirection's target is folded (``$HOME`` as ``~``, a
+for-loop variable as each word it takes) and judged as a place written.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import re
 from typing import Final
 
 from skillweave.skills.scan._shell._flow import ShellFlow
+from skillweave.skills.scan._shell._index import package_config
 from skillweave.skills.scan._text import (
     Collector,
     Source,
@@ -139,6 +140,14 @@ class ShellScan:
         for offset, target in targets:
             rule = write_target(target)
             shown = target.strip("'\"")
+            manager = package_config(shown) if rule is not None else None
+            if manager is not None:  # redirections are the flow's (``_flow``), folded
+                self.out.at(self.source, "dependencies.index-config", offset, f"writes "
+                            f"{shown}, {manager}'s configuration: later installs use the index "
+                            "it names", severity="high")  # fmt: skip
+                self.out.at(self.source, "fs.persistence", offset, f"writes {shown}, "
+                            f"{manager}'s configuration, which outlives the run",
+                            severity="critical")  # fmt: skip
             if rule == "fs.persistence":
                 self.out.at(self.source, rule, offset, f"writes {shown}, which runs again later")
             elif rule == "fs.write-outside":
