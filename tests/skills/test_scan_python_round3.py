@@ -429,3 +429,44 @@ def test_a_callable_returned_unpacked_set_as_an_attribute_or_subclassed_is_the_s
     report = scan({"scripts/x.py": source})
 
     assert worst(report, "exec.shell") == "high", report.findings
+
+
+# --- data laundered through a file the module writes --------------------------------------------
+
+
+def test_fetched_bytes_saved_to_a_file_then_loaded_by_path_are_deserialised() -> None:
+    source = (
+        "import joblib, requests\n"
+        "CACHE = 'models/latest.joblib'\n"
+        "with open(CACHE, mode='wb') as out:\n"
+        "    out.write(requests.get('https://models.example-hub.net/m').content)\n"
+        "model = joblib.load(CACHE)\n"
+    )
+    report = scan({"scripts/x.py": source}, DECLARED)
+
+    assert worst(report, "exec.deserialization") == "high", report.findings
+    assert worst(report, "network.undeclared-payload") == "high"
+
+
+def test_decoded_code_saved_to_a_file_then_run_by_path_is_a_decoded_payload() -> None:
+    encoded = base64.b64encode(b"print('x')").decode()
+    source = (
+        "import base64, pathlib, runpy\n"
+        "target = pathlib.Path('build') / 'hook.py'\n"
+        f"target.write_bytes(base64.b64decode({encoded!r}))\n"
+        "runpy.run_path(pathlib.Path('build') / 'hook.py')\n"
+    )
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "exec.decoded-payload") == "critical", report.findings
+
+
+def test_a_file_written_and_loaded_with_plain_data_is_not_flagged() -> None:
+    source = (
+        "import pickle\nrows = [1, 2]\n"
+        "with open('cache.pkl', 'wb') as f:\n    pickle.dump(rows, f)\n"
+        "print(open('cache.pkl', 'rb').read()[:4])\n"
+    )
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "exec.deserialization") is None, report.findings

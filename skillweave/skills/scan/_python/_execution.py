@@ -13,6 +13,7 @@ every call of the module.
 from __future__ import annotations
 
 import ast
+from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import (
@@ -25,6 +26,9 @@ from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
 
 __all__ = ["ExecutionRules"]
+
+_RUN_FILES: Final = frozenset({"runpy.run_path", "execfile", "builtins.execfile"})
+"""Calls that run the Python file at a path."""
 
 
 class ExecutionRules:
@@ -54,6 +58,9 @@ class ExecutionRules:
         elif name in ("__import__", "importlib.import_module") and call.args:
             if self.values.approx(call.args[0]) is None:
                 self.findings.add("exec.dynamic-code", line, "imports a module named at run time")
+        elif name in _RUN_FILES and call.args and (source := self._written(call)):
+            self.findings.add("exec.decoded-payload", line,
+                              f"{name} runs a file holding {source}")  # fmt: skip
         elif name in ("types.FunctionType", "types.CodeType") and any(
             self.taint.source(a) for a in call.args
         ):
@@ -76,6 +83,12 @@ class ExecutionRules:
             # layered decode, a text codec or marshal of one is how payloads hide.
             if "fetched" in labels and ("decoded" in labels or _obfuscating(decoder)):
                 self._received(line, "decodes", f"{decoder} of {labels['fetched']}")
+
+    def _written(self, call: ast.Call) -> str | None:
+        """What decoded or fetched data the file `call` names by path holds (the module
+        wrote it there)."""
+        labels = self.taint.file_labels(call)
+        return labels.get("decoded") or labels.get("fetched")
 
     def _received(self, line: int, kind: str, what: str) -> None:
         self.received.append((line, kind, what, self.findings.excerpt(line)))
@@ -116,6 +129,7 @@ class ExecutionRules:
     def _deserialise(self, call: ast.Call, name: str, line: int, *, hidden: bool) -> None:
         payload = [*call.args[:1], *(k.value for k in call.keywords if k.arg in ("data", "file"))]
         labels = self.taint.labels(payload[0]) if payload else {}
+        labels = labels or self.taint.file_labels(call)  # a file the module wrote, by path
         source = labels.get("fetched") or labels.get("decoded")
         if source is not None:
             self.findings.add("exec.deserialization", line,

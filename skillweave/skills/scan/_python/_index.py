@@ -42,6 +42,8 @@ class ModuleIndex:
         """Functions and lambdas with a default value for a parameter."""
         self.decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         """Functions with a decorator that is a call (``@via(os.system)``)."""
+        self.withs: dict[str, list[ast.expr]] = {}
+        """A name ``with ... as`` binds → what it binds it to."""
         self.loops: dict[str, list[ast.expr]] = {}
         """A name a ``for`` loop walks a literal tuple or list with → the items."""
         self.subclasses: list[ast.ClassDef] = []
@@ -89,9 +91,8 @@ class ModuleIndex:
                     self.class_attributes.setdefault(key.value, []).append(args[2])
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             self.constants.append(node)
-        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-            if isinstance(node.iter, ast.Tuple | ast.List):
-                self.loops.setdefault(node.target.id, []).extend(node.iter.elts)
+        elif isinstance(node, ast.withitem | ast.For):
+            self._bound(node)
         elif isinstance(node, ast.Lambda):
             if node.args.defaults or any(node.args.kw_defaults):
                 self.defaulted.append(node)
@@ -139,3 +140,10 @@ class ModuleIndex:
             and target.value.id in ("self", "cls")
         ):  # self.runner = subprocess.run
             self.class_attributes.setdefault(target.attr, []).append(value)
+
+    def _bound(self, node: ast.withitem | ast.For) -> None:
+        if isinstance(node, ast.withitem):
+            if isinstance(node.optional_vars, ast.Name):
+                self.withs.setdefault(node.optional_vars.id, []).append(node.context_expr)
+        elif isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Tuple | ast.List):
+            self.loops.setdefault(node.target.id, []).extend(node.iter.elts)

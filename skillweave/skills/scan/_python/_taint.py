@@ -11,6 +11,10 @@ module's own functions (``Scopes.targets``). Propagation runs over every flow th
 has, to a fixed point, at most :data:`ROUNDS` rounds, and each expression is read at most
 :data:`_NODES` nodes deep, so a hostile file cannot make it slow.
 
+A file the module writes labelled data to by a path it names (``open(P, "wb").write(d)``,
+``Path(P).write_bytes(d)``) carries those labels to where the same path is read or loaded
+(:meth:`Taint.file_labels`: ``joblib.load(P)``, ``shelve.open(P)``, ``runpy.run_path(P)``).
+
 The rule families ask :meth:`Taint.source` (decoded or fetched: what makes code execution
 critical) and :meth:`Taint.labels`. Made by ``ModuleAnalysis``.
 """
@@ -22,11 +26,13 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from skillweave.skills.scan._python._flow import (
+    OPEN_CALLS,
     call_source,
     credential_store,
     is_process_sink,
     last_name,
     reversed_slice,
+    write_mode,
 )
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._scopes import Flow, Scopes, Var
@@ -39,6 +45,7 @@ _NODES: Final = 400
 _HOLDS: Final = ", which holds data from "
 _ENV_CALLS: Final = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environ.copy"})
 _READS: Final = frozenset({"read_text", "read_bytes", "read", "readlines", "load", "loads"})
+_FILE_WRITES: Final = frozenset({"write", "write_bytes", "write_text", "writelines"})
 
 Labels = dict[str, str]
 """Label (``decoded``, ``fetched``, ``environ``, ``home``) → why the value carries it."""
@@ -61,11 +68,13 @@ class Taint:
         self.external: Callable[[str], Labels] | None = None
         """What another module of the skill returns, by qualified name (``helper.fetch``)."""
         self._bindings: list[Flow] | None = None
+        self._files: set[str] = set()
+        """Paths the module writes labelled data to (``("f", path)`` variables)."""
         self._targets: dict[int, list[tuple[int, bool]]] = {}
 
     def propagate(self) -> None:
         """Give every variable the labels of what flows into it (to a fixed point)."""
-        flows = [*self.scopes.flows, *self.bindings()]
+        flows = [*self.scopes.flows, *self.bindings(), *self._file_flows()]
         for _ in range(ROUNDS):
             changed = False
             for flow in flows:
@@ -79,6 +88,59 @@ class Taint:
                         changed = True
             if not changed:
                 break
+
+    def _file_flows(self) -> list[Flow]:
+        """What the module writes to a file it names (``open(P, "wb").write(data)``,
+        ``Path(P).write_bytes(data)``, through ``with ... as f``) flows into that file, and
+        out of it where the same path is read or loaded (``self._files``)."""
+        flows = []
+        for call in self.index.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in _FILE_WRITES and call.args:
+                receiver = func.value
+                path = (
+                    self._path(receiver)
+                    if func.attr in ("write_bytes", "write_text")
+                    else self._opened_for_writing(receiver)
+                )
+                if path is not None:
+                    flows.append(Flow(("f", path), call.args[0], self.scopes.scope_of(call)))
+        self._files = {flow.target[1] for flow in flows}
+        return flows
+
+    def _opened_for_writing(self, node: ast.expr, depth: int = 0) -> str | None:
+        """The path `node` opens for writing (a name bound to such an ``open``, once)."""
+        if isinstance(node, ast.Name) and depth < 2:
+            bound = [*self.index.assigned.get(node.id, []), *self.index.withs.get(node.id, [])]
+            return self._opened_for_writing(bound[0], depth + 1) if len(bound) == 1 else None
+        if not isinstance(node, ast.Call) or not node.args:
+            return None
+        name = self.values.qualname(node.func) or ""
+        mode_node = next((k.value for k in node.keywords if k.arg == "mode"), None)
+        if name in OPEN_CALLS:
+            mode_node = node.args[1] if len(node.args) > 1 else mode_node
+            path = self._path(node.args[0])
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "open":
+            mode_node = node.args[0] if node.args else mode_node
+            path = self._path(node.func.value)
+        else:
+            return None
+        return path if write_mode(self.values.approx(mode_node)) else None
+
+    def _path(self, node: ast.expr) -> str | None:
+        path = self.values.approx(node)
+        return path if path and "*" not in path and len(path) < 512 else None
+
+    def file_labels(self, call: ast.Call) -> Labels:
+        """The labels of the file a call reads or loads by a path the module wrote."""
+        func = call.func
+        target = call.args[0] if call.args else None
+        if isinstance(func, ast.Attribute) and func.attr in _READS | {"open"}:
+            path = self._path(func.value) if target is None or func.attr == "open" else None
+            path = path or (self._path(target) if target is not None else None)
+        else:
+            path = self._path(target) if target is not None else None
+        return dict(self.vars.get(("f", path), {})) if path in self._files else {}
 
     def bindings(self) -> list[Flow]:
         """Arguments flowing into the parameters of the module's own functions."""
@@ -167,6 +229,8 @@ class Taint:
             store = credential_store(call, self.values)
             if store is not None:
                 return {"home": store}
+        if self._files and (written := self.file_labels(call)):
+            return written
         labels: Labels = {}
         for target, _ in self.local_targets(call, self.scopes.scope_of(call)):
             for label, reason in self.vars.get(("r", target), {}).items():
