@@ -470,3 +470,26 @@ def test_a_file_written_and_loaded_with_plain_data_is_not_flagged() -> None:
     report = scan({"scripts/x.py": source})
 
     assert worst(report, "exec.deserialization") is None, report.findings
+
+
+def test_bytes_xored_in_place_from_a_shipped_file_then_run_are_a_packed_payload() -> None:
+    source = (
+        "import os\nhere = os.path.dirname(__file__)\n"
+        "buf = bytearray(open(os.path.join(here, 'blob.dat'), 'rb').read())\n"
+        "for n in range(len(buf)):\n    buf[n] ^= 0x33\n"
+        "eval(compile(bytes(buf), 'b', 'exec'))\n"
+    )
+    report = scan({"scripts/x.py": source, "scripts/blob.dat": b"\x01\x02"})
+
+    assert worst(report, "exec.decoded-payload") == "critical", report.findings
+    assert worst(report, "obfuscation.packed-code") == "high"
+
+
+def test_an_integer_checksum_xored_in_a_loop_is_not_decoded() -> None:
+    source = (
+        "import subprocess\ncrc = 0\nfor b in b'abc':\n    crc ^= b\n"
+        "subprocess.run(['echo', str(crc)], check=True)\n"
+    )
+    report = scan({"scripts/x.py": source})
+
+    assert not [f for f in report.findings if severity_rank(f.severity) >= 2], report.findings

@@ -86,6 +86,8 @@ class Scopes:
         """Class name → method name → function scope id."""
         self.classes: dict[Var, str] = {}
         """A name's variable → the class it names."""
+        self.xored: list[Var] = []
+        """Variables whose items are XORed in place (``data[i] ^= key``)."""
         self._scope_of: dict[int, int] = {}
         self._class_names: dict[int, str] = {}
         self._by_method: dict[str, list[int]] = {}
@@ -209,6 +211,14 @@ class Scopes:
                 self._store(target, node.value, scope)
         elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value:
             self._store(node.target, node.value, scope)
+            target = node.target
+            if (
+                isinstance(node, ast.AugAssign)
+                and isinstance(node.op, ast.BitXor)
+                and isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+            ):  # data[i] ^= KEY: the bytes decoded in place
+                self.xored.append(self.resolve(target.value.id, scope))
         elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
             self._store(node.target, node.iter, scope)
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:

@@ -74,6 +74,8 @@ class Taint:
 
     def propagate(self) -> None:
         """Give every variable the labels of what flows into it (to a fixed point)."""
+        for var in self.scopes.xored[:_NODES]:
+            self.vars.setdefault(var, {}).setdefault("decoded", "bytes XORed in place")
         flows = [*self.scopes.flows, *self.bindings(), *self._file_flows()]
         for _ in range(ROUNDS):
             changed = False
