@@ -181,6 +181,7 @@ class Sinks:
             where = "fetched" if FETCHED in taint else "decoded"
             self.report("exec.decoded-payload", offset,
                         f"{ref} runs a {where} program or argument", "critical")  # fmt: skip
+            self._packed(ref, taint, offset, "")
             return
         if program.text:
             self._index_command([program.text, *(a.text or "" for a in argv[:11])], offset)
