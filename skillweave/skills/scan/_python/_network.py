@@ -37,6 +37,8 @@ _SECRET_NAME: Final = re.compile(
     r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
 )
 _MAX_SENT: Final = 16
+_ADDRESSED: Final = {"connect": 0, "connect_ex": 0, "sendto": 1}
+"""A socket's methods that name the address they reach, and its argument's position."""
 
 
 class NetworkRules:
@@ -79,10 +81,19 @@ class NetworkRules:
         stays out: it is not egress."""
         if self.values is None:
             return
-        if not name and isinstance(call.func, ast.Attribute):  # httpx.Client().get(...)
-            receiver = call.func.value
+        if isinstance(call.func, ast.Attribute) and not name.startswith(_CLIENTS):
+            receiver = call.func.value  # httpx.Client().get(...), s = requests.Session()
+            if isinstance(receiver, ast.Name):
+                assigned = self.values.index.assigned.get(receiver.id) or []
+                receiver = assigned[0] if len(assigned) == 1 else receiver
             owner = self.values.qualname(receiver.func) if isinstance(receiver, ast.Call) else None
-            name = f"{owner}.{call.func.attr}" if owner else ""
+            if owner and owner.startswith(_CLIENTS):
+                name = f"{owner}.{call.func.attr}"
+            elif owner == "socket.socket" and call.func.attr in _ADDRESSED:
+                position = _ADDRESSED[call.func.attr]
+                if len(call.args) > position:
+                    self._resolves(call, call.args[position], line)
+                return
         last = name.rsplit(".", 1)[-1]
         if not (name.startswith(_CLIENTS) or last in NETWORK_CALLS or last in _RESOLVERS):
             return
@@ -119,6 +130,11 @@ class NetworkRules:
         if self.taint is None:
             return
         values = [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            session = call.func.value  # a session whose headers or auth carry the secret
+            values.extend(
+                [session, *(ast.Attribute(session, a, ast.Load()) for a in ("headers", "auth"))]
+            )
         for value in values[:_MAX_SENT]:
             labels = self.taint.labels(value)
             secret = labels.get("home") or labels.get("environ")
