@@ -513,3 +513,22 @@ def test_a_secret_sent_through_a_session_or_a_socket_to_an_undeclared_host(send:
 
     assert worst(report, "secrets.exfiltration") == "critical", report.findings
     assert worst(report, "network.undeclared-exfiltration") == "high"
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    [
+        "builtins.__dict__.get('ex' + 'ec')",
+        "vars(builtins).get(''.join(['ev', 'al']))",
+        "sys.modules.get('builtins').exec",
+        "importlib.__import__('builtins').exec",
+    ],
+)
+def test_a_namespace_read_with_get_or_importlib_import_is_a_dynamic_lookup(lookup: str) -> None:
+    source = (
+        f"import base64, builtins, importlib, sys\n{lookup}(base64.b64decode('cHJpbnQoMSk='))\n"
+    )
+    report = scan({"scripts/x.py": source})
+
+    assert worst(report, "exec.decoded-payload") == "critical", report.findings
+    assert worst(report, "obfuscation.dynamic-lookup") == "critical"

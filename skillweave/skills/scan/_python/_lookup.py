@@ -28,7 +28,9 @@ from skillweave.skills.scan._python._values import Values
 __all__ = ["LookupRules"]
 
 _GETATTR: Final = frozenset({"getattr", "builtins.getattr"})
-_IMPORTERS: Final = frozenset({"__import__", "builtins.__import__", "importlib.import_module"})
+_IMPORTERS: Final = frozenset(
+    {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
+)
 _NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
 _DANGEROUS_ATTRIBUTES: Final = (
     "exec", "eval", "compile", "system", "popen", "spawn*", "exec[lv]*", "run", "call",

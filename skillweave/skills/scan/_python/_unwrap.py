@@ -176,6 +176,7 @@ class _Calls(_Tree):
             self._getter_call(call)
             self._dispatched(call)
             self._handed(call)
+            self._namespace_get(call)
 
     # --- operator and functools -------------------------------------------------------------
 
@@ -222,6 +223,19 @@ class _Calls(_Tree):
             return
         built = how in _LOOKUPS and not isinstance(first, ast.Constant)
         self._replace(call, new, Unwrapped(how, lookup=how in _LOOKUPS, built=built))
+
+    def _namespace_get(self, call: ast.Call) -> None:
+        """``builtins.__dict__.get("exec")``, ``vars(builtins).get(name)``,
+        ``sys.modules.get("os")``: the namespace's lookup written as a subscript."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "get" and call.args):
+            return
+        if isinstance(call.args[0], ast.Starred):
+            return
+        new = ast.Subscript(func.value, call.args[0], ast.Load())
+        ast.copy_location(new, call)
+        if self.values.subscripted(new) is not None:
+            self._replace(call, new, Unwrapped("a namespace's get", lookup=True))
 
     def _dispatched(self, call: ast.Call) -> None:
         """``ACTIONS["run"](cmd)`` or ``ACTIONS.get("run")(cmd)``: the callable stored."""

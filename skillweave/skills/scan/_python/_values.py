@@ -37,6 +37,9 @@ _SITE_NAMES: Final = {"site.USER_SITE": _USER_SITE, "site.USER_BASE": "~/.local"
                       "sys.prefix": "/usr", "sys.base_prefix": "/usr",
                       "sys.exec_prefix": "/usr"}  # fmt: skip
 _MAX_RETURNS: Final = 8
+_IMPORTERS: Final = frozenset(
+    {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
+)
 _ALTERNATIVE_NODES: Final = 200
 _NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
 """Calls whose result maps a module's names to its values (``globals()["os"]``)."""
@@ -86,7 +89,7 @@ class Values:
             if inner and self.forwarding is not None:
                 inner = self.forwarding(inner) or inner
             first = self.name(node.args[0]) if node.args else None
-            if inner in ("__import__", "builtins.__import__", "importlib.import_module") and first:
+            if inner in _IMPORTERS and first:
                 parts.append(_builtins(first))
             elif inner in ("getattr", "builtins.getattr") and len(node.args) >= 2:
                 owner = self.qualname(node.args[0], depth + 1)
