@@ -532,3 +532,22 @@ def test_a_namespace_read_with_get_or_importlib_import_is_a_dynamic_lookup(looku
 
     assert worst(report, "exec.decoded-payload") == "critical", report.findings
     assert worst(report, "obfuscation.dynamic-lookup") == "critical"
+
+
+# --- across modules ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("helper", "caller"),
+    [
+        ("import subprocess\nspawn = subprocess.getoutput\n",
+         "import sys\nfrom tools import spawn\nspawn(sys.argv[1])\n"),
+        ("import os, operator\nspawn = operator.attrgetter('popen')(os)\n",
+         "import sys\nimport tools\ntools.spawn(sys.argv[1])\n"),
+    ],
+)  # fmt: skip
+def test_another_modules_alias_of_a_callable_is_that_callable(helper: str, caller: str) -> None:
+    report = scan({"scripts/tools.py": helper, "scripts/run.py": caller})
+
+    found = [f for f in report.findings if f.rule == "exec.shell" and f.path == "scripts/run.py"]
+    assert [f.severity for f in found] == ["high"], report.findings

@@ -74,6 +74,19 @@ class ModuleAnalysis:
                 found[var[2]] = callee
         self.alias(found)
 
+    def imported_aliases(self, exported: Mapping[str, str]) -> None:
+        """Names other modules of the skill bind to imported callables (``helpers.runner``
+        → ``os.system``, from ``runner = os.system`` there) resolve as those callables here,
+        imported by name or reached as ``helpers.runner``."""
+        if not exported:
+            return
+        self.values.external_aliases = exported
+        for name, target in list(self.index.aliases.items()):
+            if target in exported:
+                self.index.aliases[name] = exported[target]
+                self.index.assigned_aliases.add(name)
+        self.alias({})
+
     def imported_pass_throughs(self, exported: Callable[[str], Wrapper | None]) -> None:
         """Functions of another module of the skill (`exported` finds one by qualified name,
         ``helpers.load``) that only forward to ``__import__`` or ``getattr`` resolve as they

@@ -27,6 +27,8 @@ from skillweave.skills.scan._python._wrappers import Wrapper
 __all__ = ["MAX_MODULES", "PythonPackage"]
 
 MAX_MODULES: Final = 200
+_MAX_ALIASES: Final = 2000
+"""Names per module another module may import as a callable's alias, at most."""
 
 
 class PythonPackage:
@@ -48,11 +50,31 @@ class PythonPackage:
                 self._exports[path] = analysis.wrappers.exported()
                 stem = posixpath.splitext(posixpath.basename(path))[0]
                 self._by_stem.setdefault(stem, []).append(path)
+        exported = self._exported_aliases()
         for path, analysis in self.modules.items():
             if isinstance(analysis, ModuleAnalysis) and len(self.modules) > 1:
+                analysis.imported_aliases(
+                    {k: v for k, v in exported.items() if self._module(k.split(".")[0], path)
+                     != path}
+                )  # fmt: skip
                 analysis.imported_pass_throughs(lambda name, path=path: self._function(name, path))
                 analysis.taint.external = lambda name, path=path: self.returns(name, path)
                 analysis.taint.propagate()
+
+    def _exported_aliases(self) -> dict[str, str]:
+        """``helpers.runner`` → ``os.system`` for each name a module of the skill binds to an
+        imported callable (``runner = os.system``, ``from os import system as runner``)."""
+        found: dict[str, str] = {}
+        if len(self.modules) < 2:
+            return found
+        for path, analysis in self.modules.items():
+            if not isinstance(analysis, ModuleAnalysis):
+                continue
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            for name, target in list(analysis.index.aliases.items())[:_MAX_ALIASES]:
+                if "." in target and name != target.split(".", 1)[0]:
+                    found.setdefault(f"{stem}.{name}", target)
+        return found
 
     def analysis(self, path: str) -> ModuleAnalysis | str | None:
         """The module at `path` analysed, why it does not parse, or None when it was not

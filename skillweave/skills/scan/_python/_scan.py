@@ -103,6 +103,7 @@ class PythonScan:
             or self.values.indirect(call.func)
             or self.lookups.through(call.func) is not None
             or (isinstance(call.func, ast.Name) and call.func.id in self.index.assigned_aliases)
+            or (bool(self.values.external_aliases) and self._external_alias(call.func))
         )
         self.execution.code(call, name, last, line, hidden=hidden)
         if unwrapped is not None and unwrapped.lookup:
@@ -115,6 +116,14 @@ class PythonScan:
         self.network.connects(call, name, line)
         self.execution.streams(call, name, line)
         self.files.credentials(call, line)
+
+    def _external_alias(self, func: ast.expr) -> bool:
+        """Whether `func` names another module's alias of a callable (``helpers.runner``)."""
+        dotted = _dotted(func)
+        if "." not in dotted:
+            return False
+        head, rest = dotted.split(".", 1)
+        return f"{self.index.aliases.get(head, head)}.{rest}" in self.values.external_aliases
 
     def _unwrapped(self, call: ast.Call) -> Unwrapped | None:
         """How `call` or its callee was reached when ``_unwrap`` rewrote it (also through a
@@ -193,3 +202,18 @@ class PythonScan:
             last = parent.func.attr if isinstance(parent.func, ast.Attribute) else name
             return last in _MATCHERS or name.startswith(("fnmatch.", "re."))
         return False
+
+
+def _dotted(func: ast.expr) -> str:
+    """The callee as written (``helpers.runner``), no alias resolved; empty for others."""
+    parts: list[str] = []
+    for _ in range(32):
+        if isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        elif isinstance(func, ast.Name):
+            parts.append(func.id)
+            return ".".join(reversed(parts))
+        else:
+            break
+    return ""

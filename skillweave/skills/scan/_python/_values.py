@@ -14,7 +14,7 @@ and every rule family; made by ``PythonScan`` over its :class:`ModuleIndex`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Final
 
@@ -56,6 +56,9 @@ class Values:
         self.index = index
         self.folder = Folder(index)
         self._returned_memo: dict[str, str | None] = {}
+        self.external_aliases: Mapping[str, str] = {}
+        """Another module's names for imported callables (``helpers.runner`` →
+        ``os.system``), set by ``_package``."""
         self.forwarding: Callable[[str], str | None] | None = None
         """What another module's function called by this qualified name only forwards to
         (``__import__``, ``getattr``), set by ``_package``; None when it forwards to none."""
@@ -118,7 +121,8 @@ class Values:
             parts.append(found)
         else:
             return None
-        return _strip_dict(".".join(reversed(parts)))
+        name = _strip_dict(".".join(reversed(parts)))
+        return self.external_aliases.get(name, name) if self.external_aliases else name
 
     def _returned(self, call: ast.Call, depth: int) -> str | None:
         """The module or namespace a function of this module returns on every path
