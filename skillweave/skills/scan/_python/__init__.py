@@ -2,7 +2,10 @@
 :class:`PythonPackage`, :class:`PythonScan` and :func:`parse`, called by ``scanner``.
 
 Two passes over a skill's Python files. Pass one (``_package``) parses every module and
-analyses it on its own (``_analysis``): one walk collects imports and their aliases,
+analyses it on its own (``_analysis``): indirect calls (``operator.attrgetter``,
+``functools.partial``, callables bound as default arguments, returned by decorators, kept
+in class attributes or tables, handed to executors) are first rewritten as the direct calls
+they make (``_unwrap``); one walk collects imports and their aliases,
 assignments, calls, constants and parents (``_index``); names resolve through aliases and
 dynamic lookups (``getattr``, ``globals()[...]``, ``vars(...)[...]``, ``__builtins__``,
 ``sys.modules[...]``, ``__import__``), with names built from constant pieces folded

@@ -7,7 +7,9 @@ helper.run_it(...)``, ``from .helper import Tool``) must not hide what it wraps 
 of its functions taken, ``Wrappers.exported``); ``PythonScan`` then asks it (pass two) for
 the wrapper or the returned labels of a name another module imports. A function that only
 forwards to ``__import__`` or ``getattr`` resolves, in every module that calls it, as what it
-forwards to (``ModuleAnalysis.imported_pass_throughs``). The summaries are taken
+forwards to (``ModuleAnalysis.imported_pass_throughs``); a name a module binds to an
+imported callable (``runner = os.system``) is that callable where another module imports
+it (``ModuleAnalysis.imported_aliases``). The summaries are taken
 from each module's own analysis only, so the order of the modules never changes a result.
 At most :data:`MAX_MODULES` modules are analysed together; a module is named by its file's
 stem (``scripts/helper.py`` is ``helper``), the caller's own folder first.
