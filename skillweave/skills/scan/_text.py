@@ -271,6 +271,29 @@ def credential_path(path: str) -> tuple[str, Severity] | None:
     return None
 
 
+_PACKAGE_CONFIGS: Final = (
+    (re.compile(r"(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.config/pip/|(?:^|/)\.pip/", re.I), "pip"),
+    (re.compile(r"(?:^|/)\.pypirc$|(?:^|/)\.pydistutils\.cfg$", re.I), "pip"),
+    (re.compile(r"(?:^|/)\.config/uv/|(?:^|/)uv\.toml$", re.I), "uv"),
+    (re.compile(r"(?:^|/)\.config/pypoetry/|pypoetry/config\.toml$", re.I), "poetry"),
+    (re.compile(r"(?:^|/)\.npmrc$|(?:^|/)npmrc$", re.I), "npm"),
+    (re.compile(r"(?:^|/)\.yarnrc(?:\.yml)?$", re.I), "yarn"),
+    (re.compile(r"(?:^|/)\.condarc$|(?:^|/)\.conda/", re.I), "conda"),
+    (re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$", re.I), "cargo"),
+    (re.compile(r"(?:^|/)\.gemrc$|(?:^|/)\.bunfig\.toml$", re.I), "gem/bun"),
+)  # fmt: skip
+"""Package managers' configuration files: writing one outside the workspace redirects
+every later install (``dependencies.index-config``), for every language's rules."""
+
+
+def package_config(path: str) -> str | None:
+    """The package manager whose configuration `path` is (``pip``, ``npm``...); None."""
+    for pattern, manager in _PACKAGE_CONFIGS:
+        if pattern.search(path):
+            return manager
+    return None
+
+
 def write_target(path: str) -> Literal["fs.write-outside", "fs.persistence"] | None:
     """Which rule writing to `path` breaks; None when it stays in the workspace (relative
     paths, /tmp, the package's own folder ``@pkg``) or is unknown (``*``)."""

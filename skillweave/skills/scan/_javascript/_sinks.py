@@ -38,8 +38,8 @@ from skillweave.skills.scan._javascript._values import (
     text_of,
     unsafe_yaml_options,
 )
-from skillweave.skills.scan._shell import config_command, package_config
-from skillweave.skills.scan._text import credential_path, write_target
+from skillweave.skills.scan._shell import config_command
+from skillweave.skills.scan._text import credential_path, package_config, write_target
 from skillweave.skills.scan.report import severity_rank
 
 

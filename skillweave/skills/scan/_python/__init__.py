@@ -27,7 +27,7 @@ finding and goes to the text rules alone.
 """
 
 from skillweave.skills.scan._python._package import PythonPackage
-from skillweave.skills.scan._python._planted import git_config, package_config
+from skillweave.skills.scan._python._planted import git_config
 from skillweave.skills.scan._python._scan import PythonScan, parse
 
-__all__ = ["PythonPackage", "PythonScan", "git_config", "package_config", "parse"]
+__all__ = ["PythonPackage", "PythonScan", "git_config", "parse"]

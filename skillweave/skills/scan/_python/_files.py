@@ -18,9 +18,9 @@ from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import COPY_CALLS, OPEN_CALLS, WRITE_METHODS, write_mode
-from skillweave.skills.scan._python._planted import package_config, planted, startup_hook
+from skillweave.skills.scan._python._planted import planted, startup_hook
 from skillweave.skills.scan._python._values import Values
-from skillweave.skills.scan._text import credential_path, write_target
+from skillweave.skills.scan._text import credential_path, package_config, write_target
 
 __all__ = ["FileRules"]
 

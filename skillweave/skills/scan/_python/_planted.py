@@ -30,7 +30,7 @@ from typing import Final
 
 from skillweave.skills.scan._text import REMOTE_PIPES
 
-__all__ = ["git_config", "package_config", "planted", "startup_hook"]
+__all__ = ["git_config", "planted", "startup_hook"]
 
 _GIT_RUNS: Final = frozenset(
     {"core.hookspath", "core.fsmonitor", "core.sshcommand", "core.askpass", "core.pager",
@@ -42,17 +42,6 @@ configuration) from where the value says."""
 _GIT_SCOPES: Final = frozenset({"--global", "--system"})
 
 _MAX_CODE: Final = 4096
-_PACKAGE_CONFIGS: Final = (
-    (re.compile(r"(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.config/pip/|(?:^|/)\.pip/", re.I), "pip"),
-    (re.compile(r"(?:^|/)\.pypirc$|(?:^|/)\.pydistutils\.cfg$", re.I), "pip"),
-    (re.compile(r"(?:^|/)\.config/uv/|(?:^|/)uv\.toml$", re.I), "uv"),
-    (re.compile(r"(?:^|/)\.config/pypoetry/|pypoetry/config\.toml$", re.I), "poetry"),
-    (re.compile(r"(?:^|/)\.npmrc$|(?:^|/)npmrc$", re.I), "npm"),
-    (re.compile(r"(?:^|/)\.yarnrc(?:\.yml)?$", re.I), "yarn"),
-    (re.compile(r"(?:^|/)\.condarc$|(?:^|/)\.conda/", re.I), "conda"),
-    (re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$", re.I), "cargo"),
-    (re.compile(r"(?:^|/)\.gemrc$|(?:^|/)\.bunfig\.toml$", re.I), "gem/bun"),
-)  # fmt: skip
 _PYTHON_HOOK: Final = re.compile(
     r"(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.?python(?:rc|startup)(?:\.py)?$", re.I
 )
@@ -70,14 +59,6 @@ _FETCH: Final = frozenset({"urlopen", "urlretrieve", "recv", "create_connection"
                            "b85decode", "b32decode", "unhexlify", "fromhex", "decompress",
                            "loads"})  # fmt: skip
 _HTTP_CLIENTS: Final = frozenset({"requests", "httpx", "urllib3", "session", "http"})
-
-
-def package_config(path: str) -> str | None:
-    """The package manager whose configuration `path` is (``pip``, ``npm``...); None."""
-    for pattern, manager in _PACKAGE_CONFIGS:
-        if pattern.search(path):
-            return manager
-    return None
 
 
 def startup_hook(path: str) -> bool:

@@ -16,7 +16,7 @@
 """
 
 from skillweave.skills.scan._shell._flow import ShellFlow
-from skillweave.skills.scan._shell._index import config_command, package_config
+from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._scan import ShellScan
 
-__all__ = ["ShellFlow", "ShellScan", "config_command", "package_config"]
+__all__ = ["ShellFlow", "ShellScan", "config_command"]

@@ -32,7 +32,7 @@ from typing import Final
 
 from skillweave.config import Severity
 from skillweave.skills.scan._shell._environment import environment_dumps
-from skillweave.skills.scan._shell._index import config_command, package_config
+from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._words import (
     MAX_NESTING,
     Command,
@@ -41,7 +41,7 @@ from skillweave.skills.scan._shell._words import (
     Word,
     function_bodies,
 )
-from skillweave.skills.scan._text import write_target
+from skillweave.skills.scan._text import package_config, write_target
 
 FETCHED: Final = "fetched"
 DECODED: Final = "decoded"

@@ -1,14 +1,13 @@
-"""A package manager's configuration changed outside the workspace, for the shell and
-JavaScript flows: :func:`package_config` (a file written) and :func:`config_command` (a
-``npm config set registry ...`` run).
+"""A package manager's configuration changed outside the workspace by a command, for the
+shell and JavaScript flows: :func:`config_command` (``npm config set registry ...``).
 
 Either redirects every later install to the index it names, or turns its checks off
 (``strict-ssl false``): the dependency confusion ``dependencies.index-config`` reports, with
-``fs.persistence`` since the change outlives the run. The file list is the one the Python rules
-read (``_python._planted``); a command that sets only the project's own configuration
-(``--location=project``, ``pip config --site``... are left, as the workspace's files are) is
-not this. Called by ``_flow`` (redirections, commands) and ``_javascript._sinks`` (writes and
-commands run through ``child_process``).
+``fs.persistence`` since the change outlives the run. A file written is
+``_text.package_config``, which every language's rules read. A command that sets only the
+project's own configuration (``--location=project``, ``pip config --site``...) is not this,
+as the workspace's files are not. Called by ``_flow`` (commands) and ``_javascript._sinks``
+(commands run through ``child_process``).
 """
 
 from __future__ import annotations
@@ -16,17 +15,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-_PACKAGE_CONFIGS: Final = (
-    (re.compile(r"(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.config/pip/|(?:^|/)\.pip/", re.I), "pip"),
-    (re.compile(r"(?:^|/)\.pypirc$|(?:^|/)\.pydistutils\.cfg$", re.I), "pip"),
-    (re.compile(r"(?:^|/)\.config/uv/|(?:^|/)uv\.toml$", re.I), "uv"),
-    (re.compile(r"(?:^|/)\.config/pypoetry/|pypoetry/config\.toml$", re.I), "poetry"),
-    (re.compile(r"(?:^|/)\.npmrc$|(?:^|/)npmrc$", re.I), "npm"),
-    (re.compile(r"(?:^|/)\.yarnrc(?:\.yml)?$", re.I), "yarn"),
-    (re.compile(r"(?:^|/)\.condarc$|(?:^|/)\.conda/", re.I), "conda"),
-    (re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$", re.I), "cargo"),
-    (re.compile(r"(?:^|/)\.gemrc$|(?:^|/)\.bunfig\.toml$", re.I), "gem/bun"),
-)  # fmt: skip
 _MANAGERS: Final = frozenset({"npm", "pnpm", "yarn", "pip", "pip3", "conda", "uv", "poetry"})
 _SETTERS: Final = frozenset({"set", "add", "--add", "--set"})
 _INDEX_KEYS: Final = re.compile(
@@ -37,14 +25,6 @@ _INDEX_KEYS: Final = re.compile(
     re.IGNORECASE,
 )
 _LOCAL: Final = re.compile(r"--location[= ]project|--site|--local|--env|--file")
-
-
-def package_config(path: str) -> str | None:
-    """The package manager whose configuration `path` is (``pip``, ``npm``...); None."""
-    for pattern, manager in _PACKAGE_CONFIGS:
-        if pattern.search(path):
-            return manager
-    return None
 
 
 def config_command(words: list[str]) -> str | None:

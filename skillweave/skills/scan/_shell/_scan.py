@@ -16,13 +16,13 @@ import re
 from typing import Final
 
 from skillweave.skills.scan._shell._flow import ShellFlow
-from skillweave.skills.scan._shell._index import package_config
 from skillweave.skills.scan._text import (
     Collector,
     Source,
     collect_urls,
     credential_path,
     long_lines,
+    package_config,
     write_target,
 )
 
