@@ -22,6 +22,7 @@ from skillweave.skills.dependencies import discover_dependencies
 from skillweave.skills.imports import PYTHON_DISTRIBUTIONS, infer_imports
 from skillweave.skills.network import Destination, declared_destinations
 from skillweave.skills.scan._text import Collector, FileFacts, excerpt
+from skillweave.skills.scan._typosquat import typosquat_of
 
 SKILL_FILE = "SKILL.md"
 _MAX_FILES: Final = 200
@@ -126,6 +127,13 @@ def check_dependencies(files: Mapping[str, bytes], *, frontmatter_ok: bool, out:
             name = canonicalize_name(Requirement(requirement).name)
         except InvalidRequirement:
             continue
+        target = typosquat_of(name)
+        if target is not None:
+            path, line = _declared_at(files, name)
+            out.add("dependencies.typosquat", path, line,
+                    f"declares {name}, one keystroke from the popular package {target} "
+                    "(a typosquat installs the attacker's code)",
+                    _shown(_text(files.get(path, b"")), line))  # fmt: skip
         if name not in used_python:
             path, line = _declared_at(files, name)
             out.add("dependencies.unused", path, line,

@@ -99,6 +99,9 @@ RULES: Final[dict[str, Rule]] = {
              "(preinstall, install, postinstall, prepare...) that downloads or runs inline "
              "code: npm runs it on install (low for one that runs a file of the package)"),
         Rule("dependencies.unused", "low", "a declared package no script imports"),
+        Rule("dependencies.typosquat", "high", "a declared Python package one keystroke "
+             "(a letter swapped, dropped, added or transposed) from a popular one's whole "
+             "name: a typosquat (python-dateutils, openpyxI, reqeusts)"),
         Rule("dependencies.invalid", "medium", "dependency declarations that cannot be used "
              "(an index option, a URL requirement, a conflict)"),
         Rule("dependencies.untrusted-source", "high", "a requirements.txt or PEP 723 line "
