@@ -84,3 +84,59 @@ def test_popular_packages_declared_together_are_clean() -> None:
         }
     )
     assert worst(report, "dependencies.typosquat") is None
+
+
+# --- class 2: namespaces reached through dunders and frames ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "callee",
+    [
+        "os.__dict__['system']",
+        "type(os).__getattribute__(os, 'pop' + 'en')",
+        "object.__getattribute__(os, ''.join(['sy', 'stem']))",
+        "os.__getattribute__('system')",
+        "os.__dict__['sys' + 'tem']",
+        "getattr(os, '__dict__', None)['popen']",
+        "vars(os)['system']",
+        "sys._getframe(0).f_globals['o' + 's'].system",
+    ],
+)
+def test_a_shell_callable_reached_through_a_dunder_is_a_lookup_and_a_shell(callee: str) -> None:
+    source = f"import os, sys\n{callee}('du -sh ' + sys.argv[1])\n"
+    report = scan({"scripts/usage.py": source})
+    assert worst(report, "exec.shell") == "high"
+    assert worst(report, "obfuscation.dynamic-lookup") == "high"
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "inspect.currentframe().f_builtins",
+        "inspect.currentframe().f_back.f_builtins",
+        "warnings.catch_warnings()._module.__builtins__",
+        "(__builtins__ if type(__builtins__) is dict else __builtins__.__dict__)",
+    ],
+)
+def test_exec_taken_from_a_builtins_namespace_runs_decoded_code(namespace: str) -> None:
+    source = (
+        "import base64, inspect, warnings\n"
+        "from pathlib import Path\n"
+        "blob = Path('references/table.txt').read_text()\n"
+        f"{namespace}['ex' + 'ec'](base64.b85decode(blob))\n"
+    )
+    report = scan({"scripts/normalize.py": source})
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert worst(report, "obfuscation.dynamic-lookup") == "critical"
+
+
+def test_an_objects_own_namespace_and_a_harmless_module_name_are_left_alone() -> None:
+    source = (
+        "import json\n"
+        "class Options:\n    pass\n"
+        "options = Options()\n"
+        "print(vars(options)['exec'], vars(json)['dumps']({}), json.__dict__['loads']('1'))\n"
+        "print(type(json).__getattribute__(json, 'dumps')([]))\n"
+    )
+    report = scan({"scripts/tidy.py": source})
+    assert [f for f in report.findings if f.severity in ("medium", "high", "critical")] == []

@@ -23,7 +23,7 @@ from skillweave.skills.scan._python._flow import SENSITIVE_OWNERS, dangerous
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._unwrap import Unwrapped
-from skillweave.skills.scan._python._values import Values
+from skillweave.skills.scan._python._values import Values, getattribute
 
 __all__ = ["LookupRules"]
 
@@ -109,6 +109,9 @@ class LookupRules:
                 node = values[0]
                 continue
             if isinstance(node, ast.Call):
+                found = getattribute(node)
+                if found is not None:  # type(os).__getattribute__(os, "system")
+                    return "__getattribute__", self.values.qualname(found[0]), found[1]
                 callee = self.values.qualname(node.func) or ""
                 if callee in _GETATTR and len(node.args) >= 2:
                     owner = self.values.qualname(node.args[0])
@@ -127,6 +130,10 @@ class LookupRules:
         value = node.value
         if _namespace(value):
             return f"{value.func.id}()[...]", "globals", node.slice  # type: ignore[attr-defined]
+        view = self.values.namespace_of(value)
+        if view is not None:
+            how = "a frame's globals[...]" if view == "globals" else f"{view}.__dict__[...]"
+            return how, view, node.slice
         owner = self.values.qualname(value)
         if owner == "sys.modules":
             return "sys.modules[...]", "sys.modules", node.slice

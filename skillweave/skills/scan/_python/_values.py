@@ -1,7 +1,9 @@
 """What names and expressions stand for in a Python module: :class:`Values`.
 
-- names resolve through import aliases, ``getattr(module, "name")`` and ``__import__("os")``
-  (:meth:`Values.qualname`);
+- names resolve through import aliases, ``getattr(module, "name")``, ``__import__("os")``,
+  ``type(m).__getattribute__(m, "name")`` and a module's namespace read as a mapping
+  (``vars(m)[...]``, ``m.__dict__[...]``, a frame's ``f_builtins``/``f_globals``, any
+  ``x.__builtins__``: :meth:`Values.namespace_of`) (:meth:`Values.qualname`);
 - path arguments are approximated as strings (:meth:`Values.approx`: constants, f-strings,
   ``+``, ``%``, ``os.path.join``, ``Path(...) / ...``, ``expanduser``, ``Path.home()``,
   ``$HOME``, names assigned once, the interpreter's site-packages and prefix), ``*`` standing
@@ -21,7 +23,7 @@ from typing import Final
 from skillweave.skills.scan._python._fold import Folder
 from skillweave.skills.scan._python._index import ModuleIndex
 
-__all__ = ["Values"]
+__all__ = ["Values", "getattribute"]
 
 _APPROX_DEPTH: Final = 12
 _SITE: Final = "/usr/lib/python3/site-packages"
@@ -87,6 +89,13 @@ class Values:
             node = node.value
         if isinstance(node, ast.Name):
             parts.append(_builtins(self.index.aliases.get(node.id, node.id)))
+        elif isinstance(node, ast.Call) and depth < 4 and getattribute(node) is not None:
+            owner_node, key = getattribute(node)  # type: ignore[misc]
+            owner = self.qualname(owner_node, depth + 1)
+            attribute = self.name(key)
+            if not owner or not attribute:
+                return None
+            parts.append(f"{owner}.{attribute}")
         elif isinstance(node, ast.Call) and depth < 4:
             inner = self.qualname(node.func, depth + 1)
             if inner and self.forwarding is not None:
@@ -160,18 +169,62 @@ class Values:
             and value.func.id in _NAMESPACES
         ):
             return _builtins(self.index.aliases.get(key, key))
+        view = self.namespace_of(value, depth)
+        if view == "globals":
+            return _builtins(self.index.aliases.get(key, key))
+        if view is not None:
+            return f"{view}.{key}"
         owner = self.qualname(value, depth + 1)
         if owner == "sys.modules":
             return _builtins(key)
-        if owner == "builtins" or (owner and owner.endswith(".__dict__")):
-            return f"{_strip_dict(owner)}.{key}" if owner != "builtins" else f"builtins.{key}"
+        if owner == "builtins":
+            return f"builtins.{key}"
         return None
+
+    def namespace_of(self, node: ast.AST, depth: int = 0) -> str | None:
+        """Whose names the mapping `node` holds: the imported module (or ``builtins``) for
+        ``vars(os)``, ``os.__dict__``, ``getattr(os, "__dict__", os)``, ``frame.f_builtins``,
+        ``x.__builtins__``, a conditional between two of them; ``globals`` for a frame's
+        ``f_globals``/``f_locals``; None for anything else (an object's own ``vars``)."""
+        if depth > 4:
+            return None
+        owner: ast.AST | None = None
+        if isinstance(node, ast.Attribute):
+            if node.attr in ("f_builtins", "__builtins__"):
+                return "builtins"
+            if node.attr in ("f_globals", "f_locals"):
+                return "globals"
+            owner = node.value if node.attr == "__dict__" else None
+        elif isinstance(node, ast.Call) and node.args:
+            callee = self.qualname(node.func, depth + 1)
+            if callee in ("vars", "builtins.vars") and len(node.args) == 1:
+                owner = node.args[0]
+            elif callee in ("getattr", "builtins.getattr") and len(node.args) >= 2:
+                owner = node.args[0] if self.name(node.args[1]) == "__dict__" else None
+        elif isinstance(node, ast.IfExp):
+            body = self.namespace_of(node.body, depth + 1) or self._module(node.body, depth)
+            other = self.namespace_of(node.orelse, depth + 1) or self._module(node.orelse, depth)
+            return body if body is not None and body == other else None
+        return self._module(owner, depth) if owner is not None else None
+
+    def _module(self, node: ast.AST, depth: int) -> str | None:
+        """The module `node` names (an import, ``builtins``, ``sys.modules[...]``); None for
+        a value of the script's own."""
+        root: ast.AST = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id not in self.index.aliases:
+            return "builtins" if root.id == "__builtins__" else None
+        name = self.qualname(node, depth + 1)
+        return _strip_dict(name) if name else None
 
     def indirect(self, node: ast.AST) -> bool:
         """Whether a callee goes through ``getattr``/``__import__`` (bandit cannot see it)."""
         while isinstance(node, ast.Attribute):
             node = node.value
-        return isinstance(node, ast.Call)
+        return isinstance(node, ast.Call) or (
+            isinstance(node, ast.Subscript) and self.namespace_of(node.value) is not None
+        )
 
     def approx(self, node: ast.AST | None, depth: int = 0) -> str | None:
         """The string `node` evaluates to, approximately; None when nothing is known."""
@@ -298,6 +351,19 @@ class Values:
     def is_environ(self, node: ast.AST) -> bool:
         """Whether `node` names the process environment (``os.environ``)."""
         return self.qualname(node) in ("os.environ", "environ", "os.environb")
+
+
+def getattribute(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
+    """(object, name) of ``type(o).__getattribute__(o, "n")``,
+    ``object.__getattribute__(o, "n")`` or ``o.__getattribute__("n")``; None otherwise."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "__getattribute__" or call.keywords:
+        return None
+    if len(call.args) == 2:
+        return call.args[0], call.args[1]
+    if len(call.args) == 1:
+        return func.value, call.args[0]
+    return None
 
 
 def _builtins(name: str) -> str:
