@@ -6,6 +6,12 @@
   here-strings and here-documents), and the script's function definitions;
 - ``_environment``: commands that write out the whole environment and keep it (``env |``,
   ``$(printenv)``, ``export -p >``), not ordinary variable use;
+- ``_values``: what the flow knows of a value, and how commands (downloads, decoders,
+  ``printf``/``echo -e``, ``rev``, ``tr``) transform it;
+- ``_indirection``: arrays and aliases the script defines, and a command's words expanded
+  through them (``"${cmd[@]}"``, an alias, ``$tool`` holding ``curl -s``, ``"$@"``);
+- ``_sinks``: where values are run (``eval``, an interpreter's code flag or input, a command
+  named at run time, ``git config --global core.hooksPath``...), the base of ``_flow``;
 - ``_flow``: variables followed from downloads, decoders and pieces into what runs them
   (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time),
   through the script's own functions and substitutions with fallbacks;

@@ -32,7 +32,10 @@ _TOKENS: Final = re.compile(
     r"|(?<![^\s;|&(])#[^\n]*",
     re.DOTALL,
 )
-_AT_COMMAND: Final = r"(?:^|[;&|(`{]|\$\(|\bthen\b|\bdo\b|\belse\b|\bsudo\b|\bexec\b)[ \t]*"
+_AT_COMMAND: Final = (
+    r"(?:^|[;&|(`{]|\$\(|\bthen\b|\bdo\b|\belse\b|\bsudo\b|\bexec\b|\bcommand\b|\bbuiltin\b"
+    r"|\bnohup\b)[ \t]*"
+)
 _NETWORK_COMMANDS: Final = re.compile(
     rf"{_AT_COMMAND}(curl|wget|nc|ncat|netcat|socat|telnet|ssh|scp|sftp|ftp|aria2c|"
     r"Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b(?![-.])",

@@ -17,6 +17,7 @@ from typing import Final, Literal
 
 MAX_COMMANDS: Final = 50_000
 MAX_NESTING: Final = 4
+MAX_ARRAY: Final = 200
 
 PartKind = Literal["lit", "var", "cmd", "proc", "ansi"]
 
@@ -51,11 +52,20 @@ class Command:
     heredoc: str | None = None  # << body
     stdin_from: Word | None = None  # < <(...) or < file
     stdout_to: Word | None = None  # > file, >> file
+    array: list[Word] | None = None  # name=(words): the elements assigned
 
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _HEREDOC: Final = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][\w-]{0,40})\1")
 _PLAIN: Final = re.compile(r"[^\s;&|()<>'\"`$\\]+")
+
+
+def _array_start(command: Command) -> bool:
+    """Whether a ``(`` opens an array assignment: the command so far is one ``name=``."""
+    if len(command.words) != 1 or command.array is not None:
+        return False
+    literal = command.words[0].literal()
+    return literal is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=", literal) is not None
 
 
 class Splitter:
@@ -74,6 +84,8 @@ class Splitter:
             char = text[i]
             if char in " \t\r":
                 i += 1
+            elif char == "(" and _array_start(current):
+                i = self._array(i + 1, current)
             elif char in "\n;&|()":
                 double = text[i : i + 2]
                 piped = char == "|" and double != "||"
@@ -129,6 +141,24 @@ class Splitter:
         stop = match.start() if match else len(self.text)
         command.heredoc = self.text[i:stop]
         return match.end() if match else len(self.text)
+
+    def _array(self, i: int, command: Command) -> int:
+        """The elements of an array assignment (``name=(a b)``) up to its ``)``."""
+        elements: list[Word] = []
+        text, end = self.text, len(self.text)
+        while i < end and len(elements) < MAX_ARRAY:
+            while i < end and text[i] in " \t\r\n":
+                i += 1
+            if i >= end or text[i] == ")":
+                break
+            word, after = self.word(i)
+            if after == i:
+                break
+            elements.append(word)
+            i = after
+        command.array = elements
+        close = text.find(")", i)
+        return end if close < 0 else close + 1
 
     def _spaces(self, i: int) -> int:
         while i < len(self.text) and self.text[i] in " \t":
