@@ -83,7 +83,8 @@ def test_a_procedure_gathering_secrets_then_sending_them_is_exfiltration(
 ) -> None:
     report = scan(files={"references/steps.md": body})
     assert worst(report, "prompt.exfiltration") == exfiltration, report.findings
-    assert worst(report, "secrets.credential-path") == "high", report.findings
+    secret = "critical" if exfiltration == "critical" else "high"  # the order's weight
+    assert worst(report, "secrets.credential-path") == secret, report.findings
 
 
 def test_the_excerpt_of_a_procedure_shows_the_step_that_sends() -> None:
@@ -207,7 +208,8 @@ def test_a_tool_description_feeding_a_credential_file_to_the_tool_is_high(
 ) -> None:
     report = scan(files={path: script})
     assert worst(report, "prompt.exfiltration") == "high", report.findings
-    assert worst(report, "secrets.credential-path") == "high", report.findings
+    # tool poisoning: the secret it feeds the tool is critical (round 4)
+    assert worst(report, "secrets.credential-path") == "critical", report.findings
 
 
 def test_a_tool_docstring_feeding_a_credential_file_to_the_tool_is_high() -> None:

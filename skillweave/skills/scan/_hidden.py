@@ -485,6 +485,13 @@ _HIDDEN_ATTRIBUTE: Final = re.compile(
     re.I,
 )
 _TAG: Final = re.compile(r"<[^<>]{0,300}>")
+_STYLE: Final = re.compile(r"<style\b[^<>]{0,200}>([^<]{0,20000})", re.I)
+_CLASS_RULE: Final = re.compile(r"((?:\.[\w-]{1,60}[\s,]*){1,10})\{([^{}]{0,500})\}")
+_CLASS_ATTRIBUTE: Final = re.compile(r"\bclass\s*=\s*[\"']([^\"'<>]{0,300})[\"']", re.I)
+_HIDING_STYLE: Final = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])", re.I
+)
+_MAX_STYLES: Final = 20
 _MAX_COMMENTS: Final = 500
 _MAX_ELEMENT: Final = 100_000
 
@@ -506,9 +513,10 @@ def _comments(text: str) -> list[Hidden]:
         body = match.group(group)
         found.append(Hidden(match.start(), "comment", "in a Markdown comment", body, None,
                             body=match.start(group)))  # fmt: skip
+    hidden_classes = _hidden_classes(text) if "<style" in text.lower() else set()
     inside = 0  # the end of the last hidden element: one nested in it is read with it
     for match in itertools.islice(_HIDDEN_OPEN.finditer(text), _MAX_COMMENTS):
-        if match.start() < inside or _HIDDEN_ATTRIBUTE.search(match.group(2)) is None:
+        if match.start() < inside or not _hides(match.group(2), hidden_classes):
             continue
         closing = re.compile(rf"</{match.group(1)}\s*>", re.IGNORECASE)
         close = closing.search(text, match.end(), match.end() + _MAX_ELEMENT)
@@ -518,3 +526,23 @@ def _comments(text: str) -> list[Hidden]:
         how = f"in a hidden HTML <{match.group(1).lower()}>"
         found.append(Hidden(match.start(), "comment", how, body, None, body=match.end()))
     return found
+
+
+def _hidden_classes(text: str) -> set[str]:
+    """Classes a ``<style>`` block of `text` hides (``.ops{display:none}``): an element of
+    such a class is hidden as surely as one with the style written on it."""
+    found: set[str] = set()
+    for style in itertools.islice(_STYLE.finditer(text), _MAX_STYLES):
+        for rule in itertools.islice(_CLASS_RULE.finditer(style.group(1)), _MAX_COMMENTS):
+            if _HIDING_STYLE.search(rule.group(2)):
+                found.update(re.findall(r"\.([\w-]{1,60})", rule.group(1)))
+    return found
+
+
+def _hides(attributes: str, hidden_classes: set[str]) -> bool:
+    """Whether an element's `attributes` hide it: the ``hidden`` attribute, a hiding style,
+    or a class a style block hides, whatever else the element carries (``aria-hidden``)."""
+    if _HIDDEN_ATTRIBUTE.search(attributes):
+        return True
+    named = _CLASS_ATTRIBUTE.search(attributes) if hidden_classes else None
+    return named is not None and not hidden_classes.isdisjoint(named.group(1).split())

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import string
 from dataclasses import dataclass
 from itertools import islice
 from typing import Final
@@ -329,8 +330,11 @@ def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
         reasons.append(f"a credential file ({credential})")
     if any(write_target(path) == "fs.persistence" for path in path_tokens(folded)):
         reasons.append("a file that runs at login or on a schedule")
+    sent = sent_secret(folded)
     if _SECRET_USE.search(folded) or handed_secrets(folded):
         reasons.append("a use of secrets")
+    elif sent is not None and (deliberate or sent.destination):
+        reasons.append(f"a secret to send ({sent.secret})")
     if COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
         reasons.append("a shell command")
     urls = any(url_target(m.group()) for m in islice(URL.finditer(folded), 50))
@@ -453,3 +457,61 @@ def handed_secrets(text: str) -> list[Handed]:
         phrase = paragraph if len(paragraph) <= 240 else "…" + text[start : match.end()]
         found.append(Handed(start, match.end(), phrase, credential))
     return found
+
+
+# --- secrets sent, in text hidden on purpose --------------------------------------------------
+
+_SENDS: Final = re.compile(
+    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
+    r"|share|paste|pass|embed|include|attach|append|insert|put|encode|base64)\b",
+    FLAGS,
+)
+_NAMED_SECRET: Final = re.compile(rf"(?:{SECRET_WORDS})", FLAGS)
+_NAME_CHARS: Final = string.ascii_letters + string.digits + "_"
+_SECRET_FILE: Final = re.compile(
+    r"(?:^|[/._-])(?:api[_-]?)?(?:keys?|tokens?|secrets?|credentials?|passw\w{0,10}|kubeconfig)"
+    r"(?:[._-][\w.-]{0,30})?$|\w\.(?:pem|p12|pfx|key|jks)$",
+    FLAGS,
+)
+"""A file named for what it holds (``keys.json``, ``api-tokens``, ``server.pem``)."""
+_TARGET: Final = re.compile(
+    r"\b(?:https?|ftps?|wss?)://|\b\d{1,3}(?:\.\d{1,3}){3}\b|[\w.+-]+@[\w-]+\.[\w.-]+"
+    rf"|{DESTINATION}",
+    FLAGS,
+)
+"""Where something sent goes: an address, an IP, a mailbox, a known drop."""
+
+
+@dataclass(frozen=True, slots=True)
+class SentSecret:
+    """A secret text hidden on purpose asks to send, and whether it says where to."""
+
+    secret: str
+    destination: bool
+
+
+def sent_secret(folded: str) -> SentSecret | None:
+    """The secret `folded` (hidden text as :func:`prepare` reads it) asks the agent to send,
+    embed or post (a secret by name, an environment variable named like a key, a credential
+    file or a file named for keys or tokens), or None; nothing hides such a request for a
+    good reason."""
+    text = folded[:JUDGED_CHARS]
+    if _SENDS.search(text) is None:
+        return None
+    named = _NAMED_SECRET.search(text)
+    secret = None
+    if named is not None:  # the whole name (OPENAI_API_KEY, not API_KEY)
+        head = text[max(0, named.start() - 40) : named.start()]
+        start = named.start() - (len(head) - len(head.rstrip(_NAME_CHARS)))
+        secret = text[start : named.end()]
+    if secret is None:
+        for token in islice(_TOKEN.finditer(text), 1000):
+            path = token.group().strip(".:")
+            if ("/" in path or "." in path) and (
+                credential_path(path) is not None or _SECRET_FILE.search(path)
+            ):
+                secret = path
+                break
+    if secret is None:
+        return None
+    return SentSecret(secret, _TARGET.search(text) is not None)

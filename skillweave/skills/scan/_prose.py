@@ -57,6 +57,7 @@ from skillweave.skills.scan._intent import (
     handed_secrets,
     has_lookalikes,
     prepare,
+    sent_secret,
 )
 from skillweave.skills.scan._steps import (
     HEADING,
@@ -152,7 +153,8 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
                 _report(source, region, out, read=read, rule=rule, span=span, severity=severity)
                 if rule == "prompt.exfiltration" and _SECRET_WORD.search(match.group()):
                     _secret(source, region, out, start=match.start(), phrase=match.group(),
-                            credential=None, severity=severity)  # fmt: skip
+                            credential=None,
+                            severity=_secret_weight(severity, span, poison))  # fmt: skip
     orders = handed_secrets(read.folded)
     covered = 0
     for marker in poison:  # a tool description's orders to read a credential file
@@ -175,7 +177,8 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
         _report(source, region, out, read=read, rule=rule, span=span, severity=severity,
                 phrase=handed.phrase)  # fmt: skip
         _secret(source, region, out, start=handed.start, phrase=handed.phrase,
-                credential=handed.credential, severity=severity)  # fmt: skip
+                credential=handed.credential,
+                severity=_secret_weight(severity, span, poison))  # fmt: skip
     return found
 
 
@@ -249,6 +252,14 @@ def _weigh(
     return severity
 
 
+def _secret_weight(severity: Severity, span: tuple[int, int], poison: list[int]) -> Severity:
+    """A secret an order hands on weighs as the order, and is critical when the order
+    stands in a tool's description (tool poisoning: the model obeys it on every call)."""
+    if severity == "high" and any(0 <= span[0] - marker <= _POISON_REACH for marker in poison):
+        return "critical"
+    return severity
+
+
 def _report(
     source: Source,
     region: Region,
@@ -288,10 +299,11 @@ def _secret(
     credential: str | None,
     severity: Severity,
 ) -> None:
-    """The secret an order to send secrets names, at the order's weight (high at most)."""
+    """The secret an order to send secrets names, at the order's weight: critical when
+    the order names where it goes (an address) or stands in a tool's description."""
     if severity == "low":
         return
-    weight: Severity = "medium" if severity == "medium" else "high"
+    weight = severity
     credential = credential or credential_named(phrase)
     if credential is not None:
         message = f"names {credential} in an instruction to send it, in {region.where}"
@@ -418,6 +430,12 @@ def _hidden_piece(
     if credential is not None:
         out.add("secrets.credential-path", source.path, line,
                 f"names {credential} in text {piece.how}", shown, severity="high")  # fmt: skip
+    sent = sent_secret(folded)
+    if sent is not None and (sent.destination or credential is None):
+        to = " to an address it names" if sent.destination else ""
+        out.add("secrets.exfiltration", source.path, line,
+                f"text {piece.how} asks to send {excerpt(sent.secret)}{to}", shown,
+                severity="critical" if sent.destination else "high")  # fmt: skip
     if any(p.search(folded) for p in REMOTE_PIPES):
         out.add("exec.remote-pipe", source.path, line,
                 f"a download piped into a shell, in text {piece.how}", shown,

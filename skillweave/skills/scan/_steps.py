@@ -83,7 +83,8 @@ _LEAVES: Final = re.compile(
 """What shows a step's data leaves the machine: an address, or an upload's options."""
 _BACK: Final = re.compile(
     r"\b(?:it|them|(?:that|those|these|this)\s+(?:\w+\s+)?(?:files?|archive|bundle|evidence"
-    r"|attestation|output|data|set|collection|results?|report|contents?))\b",
+    r"|attestation|output|data|set|collection|results?|report|contents?|folders?"
+    r"|director(?:y|ies)))\b",
     FLAGS,
 )
 """Words of a later step naming what an earlier one gathered."""
