@@ -15,7 +15,9 @@ The hiding techniques decoded here:
 - bidi controls (embeddings, overrides, isolates): the line as a model reads it (logical
   order) and as a reader sees it (visual order, from :func:`visual_order`);
 - HTML comments, Markdown link-reference comments (``[//]: # (...)``) and HTML elements hidden
-  with ``hidden``, ``display:none`` or ``visibility:hidden``: rendered views do not show them;
+  with ``hidden``, ``display:none`` or ``visibility:hidden``, on the element or through a
+  class a ``<style>`` block of the file hides, whatever else the element carries
+  (``aria-hidden``): rendered views do not show them;
   found once invisible characters are deleted (``<\u200b!--`` opens a comment for a model).
 
 A piece may carry other readings (:attr:`Hidden.readings`), judged too: tag characters read

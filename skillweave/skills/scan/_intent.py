@@ -17,7 +17,9 @@ Three kinds of rule:
   argument, a reply, an output file), the secret named in the same clause or, as "them" or
   "their content", earlier in the same paragraph;
 - what hidden text carries (:func:`carried_instructions`): any instruction at all, since
-  nothing legitimate hides one.
+  nothing legitimate hides one; and the secret it asks to send, embed or post
+  (:func:`sent_secret`: a secret by name, a key-named environment variable, a credential
+  file or a file named for keys or tokens), which ``_prose`` reports in the secrets class.
 
 What a text asks across its steps (procedures, consent, tool descriptions) is ``_steps``'s,
 built on the names here.

@@ -13,7 +13,8 @@ gathers (a credential file, passwords or keys it finds, the system prompt) to a 
 request, a tool argument, a reply or a file, or a procedure whose step gathers secrets and
 whose later step sends them out (``_steps.procedures``), is ``prompt.exfiltration``; such an
 order also reports the secret (``secrets.credential-path`` for a file, else
-``secrets.exfiltration``) at the same weight, high at most. Each region weighs its
+``secrets.exfiltration``) at the same weight (critical when the order names an address, or
+stands in a tool's description). Each region weighs its
 findings (critical in the catalog's name and description, high in SKILL.md and references,
 medium in scripts); in a script, text inside a tool description (an ``<IMPORTANT>`` block,
 "before using this tool", a ``description``/``help`` value) is written for the model (tool
@@ -29,8 +30,10 @@ Hidden text (``_hidden.reveal``) is judged by the reading that carries most inst
 (``_intent.carried_instructions``). When it carries one, the hidden-text finding is high
 (critical stays critical), ``prompt.hidden-instructions`` reports it as an injection (critical
 when it asks for secrets or names a destination, or hides in the frontmatter), every excerpt
-is the revealed text, and the rules for text in plain sight run over it at least high;
-otherwise it keeps its technique's own severity (a harmless comment has none).
+is the revealed text, and the rules for text in plain sight run over it at least high; a
+secret it asks to send, embed or post (``_intent.sent_secret``) is ``secrets.exfiltration``,
+high, critical when it names where the secret goes; otherwise it keeps its technique's own
+severity (a harmless comment has none).
 """
 
 from __future__ import annotations
