@@ -140,3 +140,64 @@ def test_an_objects_own_namespace_and_a_harmless_module_name_are_left_alone() ->
     )
     report = scan({"scripts/tidy.py": source})
     assert [f for f in report.findings if f.severity in ("medium", "high", "critical")] == []
+
+
+# --- class 1: closures and factories ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        # a lambda closing over a module imported by name
+        "def build():\n    mod = __import__('sub' + 'process')\n"
+        "    return lambda cmd, **kw: mod.check_output(cmd, **kw)\n",
+        # an inner def forwarding its parameters
+        "def build():\n    tools = __import__('subprocess')\n"
+        "    def call(*args, **kwargs):\n        '''Run it.'''\n"
+        "        return tools.check_output(*args, **kwargs)\n    return call\n",
+        # the callable itself, from an inner function's return
+        "import subprocess\ndef build():\n    def choose():\n"
+        "        return subprocess.check_output\n    return choose()\n",
+    ],
+)
+def test_a_callable_a_factory_returns_is_the_callable(factory: str) -> None:
+    source = f"import sys\n{factory}runner = build()\nrunner('ls ' + sys.argv[1], shell=True)\n"
+    report = scan({"scripts/listing.py": source})
+    assert worst(report, "exec.shell") == "high"
+
+
+def test_each_factory_reads_its_own_local_names() -> None:
+    # two factories reuse the local name `lib` for different modules
+    source = (
+        "def first():\n    lib = __import__('json')\n    return lambda *a: lib.dumps(*a)\n"
+        "def second():\n    lib = __import__('builtins')\n    return lambda *a: lib.eval(*a)\n"
+        "import base64, sys\n"
+        "dump, run = first(), second()\n"
+        "run(base64.b32decode(sys.argv[1]))\n"
+    )
+    report = scan({"scripts/calc.py": source})
+    assert worst(report, "exec.decoded-payload") == "critical"
+
+
+def test_a_partial_stored_by_key_into_a_table_is_called_with_its_bound_arguments() -> None:
+    source = (
+        "import functools, os, sys\n"
+        "HANDLERS = {}\n"
+        "HANDLERS['shell'] = functools.partial(os.popen, mode='r')\n"
+        "print(HANDLERS['sh' + 'ell']('grep -r ' + sys.argv[1]).read())\n"
+    )
+    report = scan({"scripts/search.py": source})
+    assert worst(report, "exec.shell") == "high"
+
+
+def test_a_factory_with_a_branch_or_a_table_stored_twice_is_not_resolved() -> None:
+    source = (
+        "import functools, json, os, sys\n"
+        "def build(flag=False):\n    if flag:\n        return os.system\n    return print\n"
+        "TABLE = {}\n"
+        "TABLE['x'] = functools.partial(print)\n"
+        "TABLE['x'] = functools.partial(json.dumps)\n"
+        "build()('echo hi')\nTABLE['x']('hi')\n"
+    )
+    report = scan({"scripts/tidy.py": source})
+    assert worst(report, "exec.shell") is None

@@ -50,6 +50,8 @@ class ModuleIndex:
         """Classes with one base class."""
         self.class_attributes: dict[str, list[ast.expr]] = {}
         """Names assigned in a class body (``runner = subprocess.run``) → their values."""
+        self.stored: dict[str, list[tuple[ast.expr, ast.expr]]] = {}
+        """A name stored into by key (``TABLE[key] = value``) → (key, value) pairs."""
 
     def build(self, qualname: Callable[[ast.AST], str | None]) -> None:
         """Walk the tree once; `qualname` resolves an assigned callee with the aliases known
@@ -134,6 +136,8 @@ class ModuleIndex:
                 for element, item in zip(target.elts, value.elts, strict=True):
                     if isinstance(element, ast.Name):
                         self.assigned.setdefault(element.id, []).append(item)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.stored.setdefault(target.value.id, []).append((target.slice, value))
         elif (
             isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name)

@@ -15,7 +15,11 @@ A callable can be reached without ever being called by its name:
   _: f``; ``@via(os.system) def run(): ...`` makes ``run`` be ``os.system``);
 - stored as a class attribute (``runner = subprocess.run`` or ``staticmethod(os.system)``
   in a class body, called as ``self.runner(cmd)``), or in a table literal (``ACTIONS =
-  {"sh": os.system}``; ``ACTIONS["s" + "h"](cmd)``, ``ACTIONS.get("sh")(cmd)``);
+  {"sh": os.system}``; ``ACTIONS["s" + "h"](cmd)``, ``ACTIONS.get("sh")(cmd)``), also
+  stored by key once after an empty literal and as a ``functools.partial`` (``SINKS = {}``;
+  ``SINKS[0] = partial(exec)``);
+- returned by a factory, itself or as a forwarding lambda or inner ``def`` closing over it
+  (``_closures``: ``def _mk(): m = __import__("os"); return lambda *a: m.system(*a)``);
 - returned by a lambda without parameters (``pick = lambda: os.popen``; ``pick()(cmd)``),
   unpacked from a tuple (``a, run = print, os.system``), set on ``self`` or with
   ``setattr``, called through ``__call__`` or ``operator.call``, or constructed through a
@@ -41,6 +45,7 @@ import copy
 from dataclasses import dataclass
 from typing import Final
 
+from skillweave.skills.scan._python._closures import dotted, factory_product
 from skillweave.skills.scan._python._flow import dangerous
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._values import Values
@@ -174,6 +179,7 @@ class _Calls(_Tree):
             if len(self.made) >= _MAX_REWRITES:
                 break
             self._getter_call(call)
+            self._factory(call)
             self._dispatched(call)
             self._handed(call)
             self._namespace_get(call)
@@ -237,9 +243,29 @@ class _Calls(_Tree):
         if self.values.subscripted(new) is not None:
             self._replace(call, new, Unwrapped("a namespace's get", lookup=True))
 
+    def _factory(self, call: ast.Call) -> None:
+        """``_mk()`` where ``_mk`` returns a callable or a forwarder to it (``_closures``)."""
+        name = factory_product(self.index, self.values, call)
+        if name is not None:
+            self._replace(call, dotted(name), Unwrapped("a factory's closure"))
+
     def _dispatched(self, call: ast.Call) -> None:
-        """``ACTIONS["run"](cmd)`` or ``ACTIONS.get("run")(cmd)``: the callable stored."""
+        """``ACTIONS["run"](cmd)`` or ``ACTIONS.get("run")(cmd)``: the callable stored
+        (a ``functools.partial`` of one called with its bound arguments first)."""
         found = _table_entry(self.index, self.values, call.func)
+        if (
+            isinstance(found, ast.Call)
+            and self.values.qualname(found.func) == "functools.partial"
+            and found.args
+            and not any(isinstance(a, ast.Starred) for a in found.args[:1])
+            and self._callable(found.args[0])
+        ):
+            clone = _cloned(found)
+            if isinstance(clone, ast.Call):
+                new = ast.Call(clone.args[0], [*clone.args[1:], *call.args],
+                               [*clone.keywords, *call.keywords])  # fmt: skip
+                self._replace(call, new, Unwrapped("a table of callables"))
+            return
         if found is not None and self._callable(found) and not isinstance(found, ast.Lambda):
             clone = _cloned(found)
             if clone is not None:
@@ -505,6 +531,10 @@ def _table_entry(index: ModuleIndex, values: Values, func: ast.expr) -> ast.expr
         for k, v in zip(literal.keys[:_CLONE_NODES], literal.values, strict=False):
             if k is not None and values.folder.fold(k) == wanted:
                 found = v
+        stored = [v for k, v in index.stored.get(table.id, [])[:_CLONE_NODES]
+                  if values.folder.fold(k) == wanted]  # fmt: skip
+        if stored:  # TABLE[key] = value after the literal: only one such store is known
+            found = stored[0] if len(stored) == 1 and found is None else None
         return found
     if isinstance(literal, ast.List | ast.Tuple) and isinstance(wanted, int):
         inside = -len(literal.elts) <= wanted < len(literal.elts)
