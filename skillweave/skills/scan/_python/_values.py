@@ -202,21 +202,10 @@ class Values:
             elif callee in ("getattr", "builtins.getattr") and len(node.args) >= 2:
                 owner = node.args[0] if self.name(node.args[1]) == "__dict__" else None
         elif isinstance(node, ast.IfExp):
-            body = self.namespace_of(node.body, depth + 1) or self._module(node.body, depth)
-            other = self.namespace_of(node.orelse, depth + 1) or self._module(node.orelse, depth)
+            body = self.namespace_of(node.body, depth + 1) or _module(self, node.body, depth)
+            other = self.namespace_of(node.orelse, depth + 1) or _module(self, node.orelse, depth)
             return body if body is not None and body == other else None
-        return self._module(owner, depth) if owner is not None else None
-
-    def _module(self, node: ast.AST, depth: int) -> str | None:
-        """The module `node` names (an import, ``builtins``, ``sys.modules[...]``); None for
-        a value of the script's own."""
-        root: ast.AST = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if isinstance(root, ast.Name) and root.id not in self.index.aliases:
-            return "builtins" if root.id == "__builtins__" else None
-        name = self.qualname(node, depth + 1)
-        return _strip_dict(name) if name else None
+        return _module(self, owner, depth) if owner is not None else None
 
     def indirect(self, node: ast.AST) -> bool:
         """Whether a callee goes through ``getattr``/``__import__`` (bandit cannot see it)."""
@@ -351,6 +340,18 @@ class Values:
     def is_environ(self, node: ast.AST) -> bool:
         """Whether `node` names the process environment (``os.environ``)."""
         return self.qualname(node) in ("os.environ", "environ", "os.environb")
+
+
+def _module(values: Values, node: ast.AST, depth: int) -> str | None:
+    """The module `node` names (an import, ``builtins``, ``sys.modules[...]``); None for
+    a value of the script's own."""
+    root: ast.AST = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id not in values.index.aliases:
+        return "builtins" if root.id == "__builtins__" else None
+    name = values.qualname(node, depth + 1)
+    return _strip_dict(name) if name else None
 
 
 def getattribute(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
