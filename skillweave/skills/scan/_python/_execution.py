@@ -131,6 +131,12 @@ class ExecutionRules:
         labels = self.taint.labels(payload[0]) if payload else {}
         labels = labels or self.taint.file_labels(call)  # a file the module wrote, by path
         source = labels.get("fetched") or labels.get("decoded")
+        url = self.values.approx(payload[0]) if payload and source is None else None
+        if url and url.split("://", 1)[0].lower() in ("http", "https", "ftp"):
+            # pandas.read_pickle(url), joblib.load(url): the loader fetches what it loads
+            source = f"what it downloads from {url[:100]}"
+            labels = {"fetched": source}
+            self.findings.facts.network.append((line, f"{name} reads {url[:100]}"))
         if source is not None:
             self.findings.add("exec.deserialization", line,
                               f"{name} deserialises {source}: loading it can run code",

@@ -130,19 +130,26 @@ class Taint:
         return path if write_mode(self.values.approx(mode_node)) else None
 
     def _path(self, node: ast.expr) -> str | None:
+        """The file `node` names: its path when known whole, else the name of a variable
+        holding it (``cache.write_bytes(r.read())`` then ``cache.read_bytes()``)."""
         path = self.values.approx(node)
-        return path if path and "*" not in path and len(path) < 512 else None
+        if path and "*" not in path and len(path) < 512:
+            return path
+        return f"${node.id}" if isinstance(node, ast.Name) else None
 
     def file_labels(self, call: ast.Call) -> Labels:
         """The labels of the file a call reads or loads by a path the module wrote."""
         func = call.func
         target = call.args[0] if call.args else None
-        if isinstance(func, ast.Attribute) and func.attr in _READS | {"open"}:
-            path = self._path(func.value) if target is None or func.attr == "open" else None
-            path = path or (self._path(target) if target is not None else None)
-        else:
-            path = self._path(target) if target is not None else None
-        return dict(self.vars.get(("f", path), {})) if path in self._files else {}
+        candidates = [self._path(target) if target is not None else None]
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in _READS | {"open"}
+            and (target is None or func.attr == "open")
+        ):  # Path(p).read_bytes(), p.open()
+            candidates.insert(0, self._path(func.value))
+        path = next((p for p in candidates if p in self._files), None)
+        return dict(self.vars.get(("f", path), {})) if path is not None else {}
 
     def bindings(self) -> list[Flow]:
         """Arguments flowing into the parameters of the module's own functions."""
