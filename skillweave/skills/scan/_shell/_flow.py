@@ -56,6 +56,8 @@ from skillweave.skills.scan._text import package_config, write_target
 MAX_CALL_WORK: Final = 5_000
 """Commands walked again inside calls of the script's own functions, per script."""
 _BODY_COMMANDS: Final = 200
+MAX_BODY: Final = 65_536
+"""Characters of an unquoted here-document read for its expansions."""
 _POSITIONAL: Final = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*")
 
 _PREFIXES: Final = frozenset(
@@ -65,6 +67,19 @@ _PREFIXES: Final = frozenset(
 _DECLARERS: Final = frozenset({"export", "local", "declare", "readonly", "typeset"})
 _ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _OUTPUT_FLAG: Final = re.compile(r"-[a-zA-Z]{0,6}[oO]|--output(?:-document)?")
+
+
+def _body(command: Command, stdin: Value | None) -> tuple[int, str] | None:
+    """Where a here-document or here-string fed to a command starts, and its text (as
+    expanded when it expands and its expansion is known)."""
+    if command.heredoc is not None:
+        expanded = stdin.text if stdin is not None and command.heredoc_expands else None
+        if expanded is not None and len(expanded) >= MAX_TEXT:  # cut short: read it as written
+            expanded = None
+        return command.heredoc_at, expanded or command.heredoc
+    if command.here is not None and stdin is not None and stdin.text:
+        return command.here.offset, stdin.text
+    return None
 
 
 class ShellFlow(ShellSinks):
@@ -142,7 +157,8 @@ class ShellFlow(ShellSinks):
         if name == "eval":
             self._code(join(args, " "), command.offset, "eval runs")
         elif INTERPRETERS.fullmatch(name):
-            self._interpreter(name, words[1:], args, stdin, command.offset)
+            body = _body(command, stdin)
+            self._interpreter(name, words[1:], args, stdin, command.offset, body=body)
         if disguised and (
             name == "eval"
             or (INTERPRETERS.fullmatch(name) and any(w.literal() in CODE_FLAGS for w in words))
@@ -244,6 +260,11 @@ class ShellFlow(ShellSinks):
     def _stdin(self, command: Command, piped_in: Value | None, *, depth: int) -> Value | None:
         if command.here is not None:
             return self.word(command.here, depth=depth)
+        if command.heredoc is not None and command.heredoc_expands:
+            body = self.word(Splitter(command.heredoc[:MAX_BODY], command.heredoc_at).body(),
+                             depth=depth)  # fmt: skip
+            text = body.text if body.text is not None else command.heredoc[:MAX_TEXT]
+            return Value(text=text, taint=body.taint - {BUILT})  # a template, not pieces
         if command.heredoc is not None:
             return Value(text=command.heredoc[:MAX_TEXT])
         if command.stdin_from is not None:

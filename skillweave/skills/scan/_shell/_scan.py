@@ -12,12 +12,15 @@ word for credential paths.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Final
 
+from skillweave.skills.scan._python import PythonScan, parse
 from skillweave.skills.scan._shell._flow import ShellFlow
 from skillweave.skills.scan._text import (
     Collector,
+    Lines,
     Source,
     collect_urls,
     credential_path,
@@ -67,6 +70,8 @@ _PERSIST_COMMANDS: Final = re.compile(
     r"|Register-ScheduledTask\b|New-ItemProperty\b[^\n]{0,200}\\Run\b)",
     re.MULTILINE | re.IGNORECASE,
 )
+MAX_EMBEDDED: Final = 100_000
+"""Characters of a Python here-document handed to the Python rules."""
 _WORD: Final = re.compile(r"[^\s'\"`;|&<>()=]{2,300}")
 
 
@@ -101,6 +106,17 @@ class ShellScan:
         for offset, name in flow.fetchers:
             line = self.source.lines.line_of(offset)
             self.facts.network.append((line, f"runs {name} (a name built at run time)"))
+        for offset, body in flow.embedded:
+            self._python(offset, body)
+
+    def _python(self, offset: int, body: str) -> None:
+        """A here-document fed to Python, scanned by the Python rules as the code it is,
+        on the lines it occupies in the script."""
+        text = "\n" * (self.source.lines.line_of(offset) - 1) + body[:MAX_EMBEDDED]
+        tree = parse(text.encode(), self.source.path)
+        if isinstance(tree, ast.Module):
+            source = Source(self.source.path, text, "python", self.source.in_scripts, Lines(text))
+            PythonScan(source, tree, self.out).run()
 
     def _network(self) -> None:
         lines = self.source.lines

@@ -40,6 +40,7 @@ class ShellSinks:
         self.found: list[tuple[str, int, str, Severity]] = []
         self.fetchers: list[tuple[int, str]] = []  # commands named at run time that fetch
         self.files: dict[str, Value] = {}  # files written with fetched or decoded data
+        self.embedded: list[tuple[int, str]] = []  # Python here-documents: (start, text)
 
     def _git_config(self, name: str, args: list[Value], offset: int) -> None:
         key = git_config([name, *(a.text or "" for a in args[:15])])
@@ -81,7 +82,12 @@ class ShellSinks:
         args: list[Value],
         stdin: Value | None,
         offset: int,
+        *,
+        body: tuple[int, str] | None = None,
     ) -> None:
+        """An interpreter's code: a code flag's argument, a process substitution, a script
+        file the flow saw written, or its input; a Python here-document's `body` (where it
+        starts, its text) is kept in :attr:`embedded` for the Python rules."""
         for index, word in enumerate(words):
             if word.literal() in CODE_FLAGS and index + 1 < len(args):
                 self._code(args[index + 1], offset, f"{name} {word.literal()} runs")
@@ -96,7 +102,10 @@ class ShellSinks:
             self._code(self.files[script], offset, f"{name} {script} runs")
             return
         reads_stdin = not files or files[0] in ("-", "/dev/stdin")
+        reads_stdin = reads_stdin or any(w.literal() in ("-", "-s") for w in words)
         if stdin is not None and reads_stdin:
+            if body is not None and name.startswith("python") and len(self.embedded) < 5:
+                self.embedded.append(body)
             self._code(stdin, offset, f"{name} runs what is piped into it:", piped=True)
             if FETCHED in stdin.taint:
                 self._report("exec.remote-pipe", offset,

@@ -50,6 +50,8 @@ class Command:
     piped: bool = False  # its output goes into the next command
     here: Word | None = None  # <<< word
     heredoc: str | None = None  # << body
+    heredoc_at: int = 0  # where the body starts
+    heredoc_expands: bool = False  # its delimiter is unquoted: $vars and $(...) expand
     stdin_from: Word | None = None  # < <(...) or < file
     stdout_to: Word | None = None  # > file, >> file
     array: list[Word] | None = None  # name=(words): the elements assigned
@@ -99,6 +101,7 @@ class Splitter:
                 current.here = word
             elif text.startswith("<<", i) and (m := _HEREDOC.match(text, i)):
                 self._pending_heredoc = (current, m.group(2))
+                current.heredoc_expands = not m.group(1)
                 i = m.end()
             elif char in "<>" and not text.startswith("<(", i):
                 i += 1
@@ -140,6 +143,7 @@ class Splitter:
         match = closing.search(self.text, i)
         stop = match.start() if match else len(self.text)
         command.heredoc = self.text[i:stop]
+        command.heredoc_at = self.base + i
         return match.end() if match else len(self.text)
 
     def _array(self, i: int, command: Command) -> int:
@@ -201,13 +205,21 @@ class Splitter:
                 i = stop
         return word, i
 
-    def _double_quoted(self, i: int, word: Word) -> int:
+    def body(self) -> Word:
+        """The whole text read as an unquoted here-document's body: one word whose
+        ``$var`` and ``$(...)`` expand, quotes kept as they are."""
+        word = Word(offset=self.base)
+        self._double_quoted(0, word, closing="")
+        return word
+
+    def _double_quoted(self, i: int, word: Word, *, closing: str = '"') -> int:
         text, end = self.text, len(self.text)
         literal: list[str] = []
-        while i < end and text[i] != '"':
+        escaped = '"\\$`\n' if closing else "\\$`\n"
+        while i < end and text[i] != closing:
             char = text[i]
             if char == "\\" and i + 1 < end:
-                literal.append(text[i + 1] if text[i + 1] in '"\\$`\n' else text[i : i + 2])
+                literal.append(text[i + 1] if text[i + 1] in escaped else text[i : i + 2])
                 i += 2
             elif char in "$`":
                 if literal:
