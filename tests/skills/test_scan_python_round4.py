@@ -254,3 +254,53 @@ def test_a_local_model_file_stays_below_high() -> None:
     )
     report = scan({"scripts/local.py": source})
     assert worst(report, "exec.deserialization") in (None, "low", "medium")
+
+
+# --- class 3: codecs registered at run time --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "decode",
+    [
+        "codecs.decode(BLOB, 'legacy-rules')",
+        "BLOB.encode().decode('legacy-rules')",
+        "str(BLOB.encode(), encoding='legacy-rules')",
+    ],
+)
+def test_a_decode_through_a_codec_the_script_registers_is_decoded_data(decode: str) -> None:
+    source = (
+        "import codecs as cx\n"
+        "BLOB = '7072696e7428312b3129'\n"
+        "def find(name):\n"
+        "    if name == 'legacy_rules':\n"
+        "        return cx.CodecInfo(None, lambda d, e='strict': (bytes.fromhex(d), len(d)))\n"
+        "cx.register(find)\n"
+        f"eval(compile({decode.replace('codecs.', 'cx.')}, 'rules', 'exec'))\n"
+    )
+    report = scan({"scripts/rules.py": source})
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert any("registered at run time" in f.message for f in report.findings)
+
+
+def test_standard_codecs_and_error_handlers_are_not_custom_codecs() -> None:
+    source = (
+        "import codecs\ncodecs.register(lambda name: None)\n"
+        "data = open('inputs/a.txt', 'rb').read()\n"
+        "print(data.decode('utf-8', 'ignore'), codecs.decode(data, 'latin-1'), "
+        "data.decode(encoding='cp1252'))\n"
+    )
+    report = scan({"scripts/text.py": source})
+    assert not any("registered at run time" in f.message for f in report.findings)
+
+
+def test_an_objects_getattribute_asked_for_exec_is_the_builtin() -> None:
+    source = (
+        "import base64, sys\n"
+        "class Gate:\n"
+        "    def __getattribute__(self, item):\n"
+        "        return object.__getattribute__(self, '__class__').__mro__[-1]\n"
+        "Gate().__getattribute__('ev' + 'al')(base64.b16decode(sys.argv[1]))\n"
+    )
+    report = scan({"scripts/gate.py": source})
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert worst(report, "obfuscation.dynamic-lookup") == "critical"

@@ -1,7 +1,9 @@
 """What a source and a sink are for the Python rules, in one place.
 
 A **source** makes a value suspect: decoded data (base64/hex/zlib/marshal decoders, codecs
-with rot13 and friends, a chr-join, a constant read backwards) or fetched data (a network
+with rot13 and friends, a codec the script registers itself (a name ``codecs.lookup`` does
+not know, in a module calling ``codecs.register``), a chr-join, a constant read backwards)
+or fetched data (a network
 read): :func:`call_source` and :func:`reversed_slice`; the taint (``_taint``) follows them
 through names and function returns. A **sink** is where such a value, or the environment,
 must not go: code execution (:func:`is_exec_sink`), processes (:func:`is_process_sink`),
@@ -16,6 +18,7 @@ Read by the taint and the rule families (``_execution``, ``_processes``, ``_file
 from __future__ import annotations
 
 import ast
+import codecs
 from typing import Final
 
 from skillweave.skills.scan._python._values import Values
@@ -203,6 +206,8 @@ def call_source(call: ast.Call, values: Values) -> str | None:
         found = codecs & (_TEXT_CODECS if last == "decode" else _ROT13)
         if found:
             return f"a {min(found)} decode"
+    if values.index.registers_codecs and (codec := _custom_codec(call, name, last, values)):
+        return f"a decode with the codec {codec!r} registered at run time"
     if name in ("bytes.fromhex", "bytearray.fromhex") or (
         last == "fromhex" and isinstance(call.func, ast.Attribute)
     ):
@@ -215,6 +220,26 @@ def call_source(call: ast.Call, values: Values) -> str | None:
         return f"{name} from character codes"
     if _fetches(call, name, values):
         return "a network read"
+    return None
+
+
+def _custom_codec(call: ast.Call, name: str, last: str, values: Values) -> str | None:
+    """The codec `call` decodes with (``codecs.decode(x, "name")``, ``x.decode("name")``,
+    ``str(x, "name")``) when Python does not know it: one the script registers itself."""
+    keyword = next((k.value for k in call.keywords if k.arg == "encoding"), None)
+    if name in ("codecs.decode", "str") or (last == "decode" and name.startswith("codecs.")):
+        node = call.args[1] if len(call.args) > 1 else keyword
+    elif last == "decode" and isinstance(call.func, ast.Attribute):
+        node = call.args[0] if call.args else keyword
+    else:
+        return None
+    codec = values.folder.text(node) if node is not None else None
+    if not codec or len(codec) > 64:
+        return None
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        return codec
     return None
 
 

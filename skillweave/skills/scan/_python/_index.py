@@ -50,6 +50,8 @@ class ModuleIndex:
         """Classes with one base class."""
         self.class_attributes: dict[str, list[ast.expr]] = {}
         """Names assigned in a class body (``runner = subprocess.run``) → their values."""
+        self.registers_codecs = False
+        """Whether the module calls ``codecs.register`` (a codec of its own)."""
         self.stored: dict[str, list[tuple[ast.expr, ast.expr]]] = {}
         """A name stored into by key (``TABLE[key] = value``) → (key, value) pairs."""
 
@@ -87,6 +89,13 @@ class ModuleIndex:
         elif isinstance(node, ast.Call):
             self.calls.append(node)
             func, args = node.func, node.args
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "register"
+                and isinstance(func.value, ast.Name)
+                and self.aliases.get(func.value.id) == "codecs"
+            ):
+                self.registers_codecs = True
             if isinstance(func, ast.Name) and func.id == "setattr" and len(args) == 3:
                 key = args[1]  # setattr(holder, "run", os.system): holder.run is os.system
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):

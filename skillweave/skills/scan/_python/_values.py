@@ -44,6 +44,8 @@ _IMPORTERS: Final = frozenset(
 )
 _ALTERNATIVE_NODES: Final = 200
 _NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
+_CODE_BUILTINS: Final = frozenset({"exec", "eval", "compile", "__import__"})
+"""Builtins an object's ``__getattribute__`` has no other reason to be asked for."""
 """Calls whose result maps a module's names to its values (``globals()["os"]``)."""
 
 
@@ -93,6 +95,8 @@ class Values:
             owner_node, key = getattribute(node)  # type: ignore[misc]
             owner = self.qualname(owner_node, depth + 1)
             attribute = self.name(key)
+            if not owner and attribute in _CODE_BUILTINS:  # an object handing out builtins
+                owner = "builtins"
             if not owner or not attribute:
                 return None
             parts.append(f"{owner}.{attribute}")
