@@ -232,3 +232,33 @@ def test_an_ordinary_dns_lookup_is_not_network_exfiltration() -> None:
     report = scan(code)
     loud = [f for f in report.findings if severity_rank(f.severity) >= severity_rank("medium")]
     assert not loud, shown(report)
+
+
+# --- JavaScript: vm handed out by another module of the skill ---------------------------------
+
+OWN_MODULE_VM = {
+    "parent-folder-module": (
+        "const box = require('../shared/sandbox');\n"
+        "const text = Buffer.from(process.argv[2] || '636f6e736f6c652e6c6f67283129', 'hex');\n"
+        "box.runInNewContext(text.toString('utf8'), { console });\n"
+    ),
+    "destructured": (
+        "const { compileFunction } = require('./lib/engine');\n"
+        "const body = atob('cmV0dXJuIDE=');\ncompileFunction(body, [])();\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OWN_MODULE_VM))
+def test_vm_methods_of_the_skills_own_module_run_code(case: str) -> None:
+    report = scan(OWN_MODULE_VM[case], name="scripts/run.js")
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+
+
+def test_other_methods_of_the_skills_own_module_stay_quiet() -> None:
+    code = (
+        "const db = require('./lib/db');\n"
+        "db.runQuery(Buffer.from(process.argv[2], 'base64').toString());\n"
+    )
+    report = scan(code, name="scripts/run.js")
+    assert worst(report, "exec.decoded-payload") is None, shown(report)

@@ -260,6 +260,12 @@ def module_ref(name: str) -> str:
     return "mod:" + "/".join(parts[:2] if name.startswith("@") else parts[:1])
 
 
+_OWN_MODULES: Final = frozenset({"mod:.", "mod:.."})  # require('./lib/x'), require('../x')
+_VM_ONLY: Final = frozenset(
+    {"runInThisContext", "runInNewContext", "runInContext", "compileFunction"}
+)
+"""Methods only ``vm`` has: called on one of the skill's own modules, that module hands out vm
+(``module.exports = require('v' + 'm')``), since the scan reads one file at a time."""
 _OBJECTS: Final = frozenset({"Buffer", "String", "process", "Reflect", "JSON", "Object"})
 _MEMBER_REFS: Final = {
     ("process", "mainModule"): "process.mainModule",
@@ -289,6 +295,8 @@ def member_ref(base: str | None, name: str) -> str | None:
         return known
     if base in GLOBALS:
         return name
+    if base in _OWN_MODULES and name in _VM_ONLY:  # a skill module that re-exports vm
+        return f"vm.{name}"
     if base.startswith("mod:"):
         return f"{base[4:]}.{name}"
     if base in _OBJECTS or (base.count(".") == 1 and base.split(".")[0] == "fs"):
