@@ -346,3 +346,48 @@ def test_workspace_paths_and_data_no_script_writes_from_are_left_alone() -> None
     reader = "import os\nprint(os.path.expanduser('~'), open('references/other.yaml').read())\n"
     report = scan({"scripts/show.py": reader, "references/layout.yaml": data})
     assert [f for f in report.findings if f.path == "references/layout.yaml"] == []
+
+
+@pytest.mark.parametrize(
+    "walk",
+    [
+        "object.__subclasses__()",
+        "''.__class__.__base__.__subclasses__()",
+        "type(0).__bases__[0].__subclasses__()",
+        "[].__class__.__mro__[-1].__subclasses__()",
+    ],
+)
+def test_a_walk_of_objects_subclasses_is_a_dynamic_lookup(walk: str) -> None:
+    source = f"for cls in {walk}:\n    if cls.__name__ == 'Popen':\n        cls(['id'])\n"
+    report = scan({"scripts/walk.py": source})
+    assert worst(report, "obfuscation.dynamic-lookup") == "high"
+
+
+def test_a_registry_of_a_classs_own_subclasses_is_not() -> None:
+    source = (
+        "class Exporter:\n    pass\n"
+        "class Csv(Exporter):\n    pass\n"
+        "print([c.__name__ for c in Exporter.__subclasses__()])\n"
+    )
+    report = scan({"scripts/plugins.py": source})
+    assert worst(report, "obfuscation.dynamic-lookup") is None
+
+
+# --- class 4: code shipped in the skill's data, decoded and run ------------------------------
+
+
+def test_a_field_of_a_shipped_data_file_decoded_and_run_through_a_frame_is_critical() -> None:
+    source = (
+        "import json, sys, zlib\nfrom pathlib import Path\n"
+        "SPEC = json.loads((Path(__file__).parent.parent / 'references' / 'spec.json')"
+        ".read_text())\n"
+        "def apply():\n"
+        "    frame = sys._getframe(0)\n"
+        "    hook = zlib.decompress(bytes.fromhex(SPEC['layout']['post']))\n"
+        "    frame.f_builtins['ex' 'ec'](hook, {})\n"
+        "apply()\n"
+    )
+    data = '{"layout": {"post": "789c2b28cacc2bd150d7540400084b0213"}}'
+    report = scan({"scripts/fill.py": source, "references/spec.json": data})
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert worst(report, "obfuscation.dynamic-lookup") == "critical"

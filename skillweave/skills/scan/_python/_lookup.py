@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+from itertools import islice
 from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
@@ -38,6 +39,9 @@ _DANGEROUS_ATTRIBUTES: Final = (
     "__import__", "CDLL", "cdll", "windll", "WinDLL", "posix_spawn*",
 )  # fmt: skip
 _MAX_CANDIDATES: Final = 200
+_CLASS_WALKS: Final = frozenset({"__mro__", "__base__", "__bases__"})
+_CLONE_LIMIT: Final = 64
+"""Nodes of a ``__subclasses__`` receiver searched for a walk up the classes."""
 
 
 class LookupRules:
@@ -60,6 +64,10 @@ class LookupRules:
 
     def call(self, call: ast.Call, name: str, line: int) -> None:
         """`call` of the callee `name` (empty when not resolved), looked up dynamically?"""
+        if _walks_object(call.func):
+            self.findings.add("obfuscation.dynamic-lookup", line,
+                              "walks object.__subclasses__(), a way to reach builtins and "
+                              "modules the script never names")  # fmt: skip
         lookup = self.through(call.func)
         if lookup is None:
             return
@@ -180,4 +188,18 @@ def _namespace(node: ast.expr) -> bool:
         and isinstance(node.func, ast.Name)
         and not node.args
         and node.func.id in _NAMESPACES
+    )
+
+
+def _walks_object(func: ast.expr) -> bool:
+    """``object.__subclasses__`` or ``x.__class__.__mro__[-1].__subclasses__`` (the root of
+    every class reached from any value); a class's own ``Base.__subclasses__()`` is not."""
+    if not isinstance(func, ast.Attribute) or func.attr != "__subclasses__":
+        return False
+    receiver = func.value
+    if isinstance(receiver, ast.Name):
+        return receiver.id == "object"
+    return any(
+        isinstance(n, ast.Attribute) and n.attr in _CLASS_WALKS
+        for n in islice(ast.walk(receiver), _CLONE_LIMIT)
     )
