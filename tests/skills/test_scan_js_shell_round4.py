@@ -262,3 +262,24 @@ def test_other_methods_of_the_skills_own_module_stay_quiet() -> None:
     )
     report = scan(code, name="scripts/run.js")
     assert worst(report, "exec.decoded-payload") is None, shown(report)
+
+
+def test_a_global_named_by_an_object_literals_key_and_reflect_apply_is_the_sink() -> None:
+    code = (
+        "const [name] = Reflect.ownKeys({ Function: true });\n"
+        "const Make = globalThis[name];\n"
+        "const src = Buffer.from(process.argv[2], 'base64').toString();\n"
+        "Reflect.apply(Make, undefined, ['x', src])(1);\n"
+    )
+    report = scan(code, name="scripts/run.js")
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+
+
+def test_object_keys_of_ordinary_data_stay_quiet() -> None:
+    code = (
+        "const counts = { en: 1, de: 2 };\n"
+        "for (const lang of Object.keys(counts)) console.log(lang, counts[lang]);\n"
+    )
+    report = scan(code, name="scripts/run.js")
+    loud = [f for f in report.findings if severity_rank(f.severity) >= severity_rank("medium")]
+    assert not loud, shown(report)

@@ -277,6 +277,8 @@ class Semantics(Sinks):
             return self.member(first, text_of(args[1]), offset, key=args[1])
         if ref == "Reflect.construct" and len(args) > 1:
             return self.construct(first, list(args[1].items or [args[1]]), offset)
+        if ref in _KEY_LISTS and first.props is not None:  # Object.keys({eval: 0})[0]
+            return Value(items=[Value(text=k, pieces=2) for k in list(first.props)[:MAX_ITEMS]])
         if ref == "Reflect.apply" and len(args) > 2:
             inner = list(args[2].items or [args[2]])
             return self.call(first, inner, offset)
@@ -351,6 +353,7 @@ class Semantics(Sinks):
         return Value(taint=taint)
 
 
+_KEY_LISTS: Final = frozenset({"Object.keys", "Object.getOwnPropertyNames", "Reflect.ownKeys"})
 _SINK_REFS: Final = CODE_SINKS | SHELL_FUNCTIONS | SPAWN_FUNCTIONS | LOADERS
 
 
