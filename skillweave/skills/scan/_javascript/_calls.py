@@ -78,7 +78,7 @@ _BUILTIN_REFS: Final = frozenset(
     {"eval", "Function", "require", "fetch", "atob", "unescape", "decodeURIComponent",
      "decodeURI", "setTimeout", "setInterval", "global", "globalThis", "window", "self",
      "process", "module", "Buffer", "String", "Reflect", "JSON", "Promise", "XMLHttpRequest",
-     "WebSocket", "EventSource", "TextDecoder", "Object"}
+     "WebSocket", "EventSource", "TextDecoder", "Object", "Proxy"}
 )  # fmt: skip
 
 
@@ -126,6 +126,8 @@ class Semantics(Sinks):
             return Value(ref="Function")
         if base.ref and base.ref.split("#")[0] in _SINK_REFS and name in ("call", "apply", "bind"):
             return Value(ref=f"{base.ref}#{name}")
+        if base.ref and base.ref.startswith(_PROXY):
+            return Value(ref=base.ref.removeprefix(_PROXY))
         ref = member_ref(base.ref, name)
         return Value(taint=base.taint - {BUILT}, ref=ref)
 
@@ -227,6 +229,11 @@ class Semantics(Sinks):
             return Value()
         if ref == "TextDecoder":
             return Value(ref="TextDecoder")
+        if ref == "Proxy" and len(args) > 1:  # every member read goes through its get trap
+            trap = (args[1].props or {}).get("get")
+            returned = trap.function.returns if trap and trap.function else None
+            if returned is not None and returned.ref in _SINK_REFS:
+                return Value(ref=_PROXY + returned.ref)
         if ref == "class":  # an instance of a class of the file: its methods and getters
             return Value(props=callee.props)
         if ref == "mod:module":
@@ -353,6 +360,7 @@ class Semantics(Sinks):
         return Value(taint=taint)
 
 
+_PROXY: Final = "proxy:"  # a Proxy whose get trap returns a sink: every member is that sink
 _KEY_LISTS: Final = frozenset({"Object.keys", "Object.getOwnPropertyNames", "Reflect.ownKeys"})
 _SINK_REFS: Final = CODE_SINKS | SHELL_FUNCTIONS | SPAWN_FUNCTIONS | LOADERS
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Final
 
 from skillweave.skills.scan._javascript._values import (
+    CODE_SINKS,
     MAX_ITEMS,
     MAX_TEXT,
     Value,
@@ -86,7 +87,9 @@ class Expressions(Walk):
                 second, j = self._assignment(j + 1, end)
                 taint = join_taint(first, second)
                 chosen = first if first.text is not None else second
-                return Value(text=chosen.text, taint=taint, ref=first.ref or second.ref), j
+                sinks = [v.ref for v in (first, second) if v.ref in CODE_SINKS]  # either may run
+                ref = sinks[0] if sinks else first.ref or second.ref
+                return Value(text=chosen.text, taint=taint, ref=ref), j
             return first, j
         return value, j
 
