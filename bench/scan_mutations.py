@@ -4,9 +4,9 @@ Each family is a small deterministic source-to-source transform (``ast``, ``ast.
 the Python scripts of every case in ``tests/data/scan/malicious``, except ``unicode`` and
 ``hidden-text`` which hide words or whole flagged lines of the Markdown, and the families of
 ``bench/scan_families.py`` (Python, JavaScript and shell, written apart from the rules and held
-out of round 2 of issue 44). ``--held-out`` adds those of ``bench/scan_families_3.py`` and the
-third red-team set, held out of round 3. A JavaScript or shell mutant that ``node --check`` or
-``bash -n`` refuses counts as "failed". A mutant counts
+out of round 2 of issue 44) and ``bench/scan_families_3.py`` (held out of round 3).
+``--held-out`` adds the fourth red-team set, held out of round 4. A JavaScript or shell
+mutant that ``node --check`` or ``bash -n`` refuses counts as "failed". A mutant counts
 only when it changed a file in which the unmutated case has a finding of an expected rule
 (otherwise the attack was not touched: "n/a"); a Python mutant that does not parse is counted
 as "failed" and not scanned. A mutant is detected for a rule class when
@@ -60,9 +60,10 @@ COMPAT: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "compat
 EXTERNAL: Final = (
     Path(__file__).resolve().parent / "data" / "scan_external",
     Path(__file__).resolve().parent / "data" / "scan_external_2",
+    Path(__file__).resolve().parent / "data" / "scan_external_3",
 )
-EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_3"
-"""The red-team set held out of round 3 of issue 44 (scored with ``--held-out`` only)."""
+EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_4"
+"""The red-team set held out of round 4 of issue 44 (scored with ``--held-out`` only)."""
 """Red-team sets written without reading the scanner (each README says how and when; the first
 became development data for round 2 of issue 44, the second is measured only)."""
 """Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
@@ -440,8 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--held-out",
         action="store_true",
-        help="also score the families and the red-team set still held out (the lead's "
-        "measurement only, once the round's rules are written)",
+        help="also score the red-team set still held out (the lead's measurement only, once "
+        "the round's rules are written)",
     )
     parser.add_argument(
         "--development",
@@ -452,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     families = DEVELOPMENT if args.development else tuple(FAMILIES)
     if not args.development:
         families += HELD_APART_2
-    if args.held_out and not args.development:
+    if not args.development:
         families += HELD_APART_3
     console = Console(highlight=False, width=220)
     started = time.perf_counter()
@@ -529,12 +530,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         columns += [*HELD_APART, "held-apart"]
     if not args.development:
         columns += [*HELD_APART_2, "held-apart-2"]
-    if args.held_out and not args.development:
+    if not args.development:
         columns += [*HELD_APART_3, "held-apart-3"]
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
     counts["held-apart-2"] = _summed(counts, HELD_APART_2 if not args.development else ())
-    counts["held-apart-3"] = _summed(counts, HELD_APART_3 if args.held_out else ())
+    counts["held-apart-3"] = _summed(counts, HELD_APART_3 if not args.development else ())
     counts["original"] = {"made": len(cases)}
     # one row per family (and per set of families), one column per rule class
     table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
