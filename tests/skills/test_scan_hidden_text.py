@@ -17,6 +17,7 @@ from skillweave.config import ScanSettings
 from skillweave.skills.scan import Finding, ScanReport, scan_files
 from skillweave.skills.scan._hidden import decode_bits, reveal, visual_order
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 
 def skill(body: str) -> bytes:
@@ -334,6 +335,6 @@ def test_harmless_comments_make_no_finding_at_medium_or_above(comment: str) -> N
 def test_hostile_hidden_text_is_bounded(body: str) -> None:
     started = time.perf_counter()
     report = scan(body[:400_000])
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < HOSTILE_SECONDS
     assert not found(report, "scan.error")
     assert len(reveal(body[:400_000])) <= 200

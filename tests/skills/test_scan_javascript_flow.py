@@ -14,6 +14,7 @@ import pytest
 from skillweave.config import Severity, bundled_skills_dir
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 
@@ -261,7 +262,7 @@ HOSTILE = {
 def test_a_hostile_megabyte_stays_fast(code: str) -> None:
     started = time.perf_counter()
     report = scan(code[: 1024 * 1024])
-    assert time.perf_counter() - started < 10
+    assert time.perf_counter() - started < HOSTILE_SECONDS
     assert "scan.error" not in {f.rule for f in report.findings}
 
 

@@ -13,6 +13,7 @@ import pytest
 from skillweave.config import Severity
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 
@@ -284,7 +285,7 @@ def test_hostile_megabyte_inputs_stay_within_bounds(line: str, name: str) -> Non
     code = head + "".join(line.format(n=n) for n in range(60_000))
     started = time.perf_counter()
     report = scan(code[:1_000_000], name)
-    assert time.perf_counter() - started < 20
+    assert time.perf_counter() - started < HOSTILE_SECONDS
     assert len(report.findings) < 2_000
 
 

@@ -13,6 +13,7 @@ import pytest
 from skillweave.config import Severity
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 PAYLOAD_B64 = "ZWNobyBoZWxsbwo="  # echo hello
@@ -137,7 +138,7 @@ def test_hostile_arrays_and_aliases_stay_bounded() -> None:
     )
     start = time.perf_counter()
     scan(code[:1_000_000])
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < HOSTILE_SECONDS
 
 
 # --- shell: here-documents and here-strings fed to interpreters are code --------------------
@@ -195,7 +196,7 @@ def test_a_hostile_here_document_stays_bounded() -> None:
     code = "python3 - <<E\n" + body + "E\n"
     start = time.perf_counter()
     scan(code[:1_000_000])
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < HOSTILE_SECONDS
 
 
 # --- JavaScript: secrets carried out in DNS names ---------------------------------------------

@@ -18,6 +18,7 @@ import pytest
 
 from skillweave.skills.scan import Finding, ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 
 def skill(body: str, *, description: str = "Tidy a CSV file.", escaped: bool = False) -> bytes:
@@ -276,5 +277,5 @@ def test_hostile_text_stays_bounded(unit: str) -> None:
     body = unit * (400_000 // len(unit))
     started = time.perf_counter()
     report = scan(body, files={"references/r.md": body})
-    assert time.perf_counter() - started < 10
+    assert time.perf_counter() - started < HOSTILE_SECONDS
     assert not found(report, "scan.error")

@@ -23,6 +23,7 @@ import pytest
 
 from skillweave.skills.scan import Finding, ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 
 def scan(body: str = "Tidy it.", files: Mapping[str, str] | None = None) -> ScanReport:
@@ -259,4 +260,4 @@ def test_hostile_megabyte_of_steps_stays_linear(unit: str) -> None:
     body = unit * (1_000_000 // len(unit))
     started = time.perf_counter()
     scan(body, {"scripts/t.py": f"X = '''{body}'''\n"})
-    assert time.perf_counter() - started < 30
+    assert time.perf_counter() - started < HOSTILE_SECONDS

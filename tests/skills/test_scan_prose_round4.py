@@ -217,4 +217,4 @@ def test_hostile_style_blocks_scan_in_linear_time() -> None:
     small_time = time.perf_counter() - started
     started = time.perf_counter()
     scan(files={"references/t.html": small * 20})
-    assert time.perf_counter() - started < max(1.0, small_time * 60)
+    assert time.perf_counter() - started < max(5.0, small_time * 60)

@@ -14,6 +14,7 @@ import pytest
 from skillweave.config import Severity
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 
@@ -308,7 +309,7 @@ def test_safe_loading_of_a_response_is_not_deserialisation(source: str) -> None:
 def test_hostile_constant_expressions_stay_fast_and_never_raise(source: str) -> None:
     started = time.perf_counter()
     report = scan({"scripts/tool.py": source})
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < HOSTILE_SECONDS
     assert "scan.error" not in {f.rule for f in report.findings}, report.findings
 
 

@@ -17,6 +17,7 @@ import pytest
 from skillweave.config import Severity
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 DECLARED = (
@@ -130,7 +131,7 @@ def test_a_decompression_bomb_in_a_constant_is_folded_within_bounds() -> None:
     source = f"import zlib, base64\nopen(zlib.decompress(base64.b64decode({bomb!r})), 'w')\n"
     started = time.perf_counter()
     scan({"scripts/tool.py": source})
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < HOSTILE_SECONDS
 
 
 # --- class 2: a function of another module that only forwards to __import__ or getattr -------
@@ -371,7 +372,7 @@ def test_hostile_returns_writes_and_extractions_stay_fast() -> None:
     )
     started = time.perf_counter()
     scan({"scripts/a.py": returns + calls, "scripts/b.py": nested, "scripts/c.py": extracts})
-    assert time.perf_counter() - started < 3.0
+    assert time.perf_counter() - started < HOSTILE_SECONDS
 
 
 def test_unpickling_bytes_from_an_undeclared_host_beside_a_declared_one_is_high() -> None:

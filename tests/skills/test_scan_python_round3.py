@@ -16,6 +16,7 @@ import pytest
 from skillweave.config import Severity
 from skillweave.skills.scan import ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_bounds import HOSTILE_SECONDS
 
 SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 DECLARED = (
@@ -366,7 +367,7 @@ def test_hostile_indirections_stay_fast_and_never_raise() -> None:
     started = time.perf_counter()
     report = scan({"scripts/x.py": source})
 
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < HOSTILE_SECONDS
     assert worst(report, "exec.shell") is not None
 
 
