@@ -9,21 +9,17 @@ from collections.abc import Mapping
 import pytest
 
 from skillweave.config import Severity
-from skillweave.skills.scan import ScanReport, scan_files
+from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan._escalation import escalate_undeclared_network
 from skillweave.skills.scan._text import Collector
 from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_probe import DECLARED, SKILL, scan_package
 
 RULE = "network.undeclared-payload"
-SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
-DECLARED = (
-    b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n"
-    b"metadata:\n  network:\n    api.example.com: reads the data\n---\n\n# Probe\n"
-)
 
 
 def scan(files: Mapping[str, str], *, skill: bytes = SKILL) -> ScanReport:
-    return scan_files({"SKILL.md": skill, **{k: v.encode() for k, v in files.items()}}, version="v")
+    return scan_package(files, skill)
 
 
 def worst(report: ScanReport) -> Severity | None:

@@ -17,7 +17,7 @@ from skillweave.config import ScanSettings
 from skillweave.skills.scan import Finding, ScanReport, scan_files
 from skillweave.skills.scan._hidden import decode_bits, reveal, visual_order
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_bounds import HOSTILE_SECONDS
+from tests.skills.scan_probe import HOSTILE_SECONDS
 
 
 def skill(body: str) -> bytes:

@@ -12,20 +12,13 @@ import time
 import pytest
 
 from skillweave.config import Severity, bundled_skills_dir
-from skillweave.skills.scan import ScanReport, scan_files
+from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_bounds import HOSTILE_SECONDS
-
-SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
+from tests.skills.scan_probe import HOSTILE_SECONDS, scan_package, worst
 
 
 def scan(code: str, name: str = "scripts/a.js") -> ScanReport:
-    return scan_files({"SKILL.md": SKILL, name: code.encode()}, version="v1")
-
-
-def worst(report: ScanReport, rule: str) -> Severity | None:
-    found = [f.severity for f in report.findings if f.rule == rule]
-    return max(found, key=severity_rank) if found else None
+    return scan_package({name: code})
 
 
 def at_least(report: ScanReport, rule: str, severity: Severity) -> bool:

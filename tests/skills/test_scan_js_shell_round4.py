@@ -10,22 +10,15 @@ import time
 
 import pytest
 
-from skillweave.config import Severity
-from skillweave.skills.scan import ScanReport, scan_files
+from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_bounds import HOSTILE_SECONDS
+from tests.skills.scan_probe import HOSTILE_SECONDS, scan_package, worst
 
-SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
 PAYLOAD_B64 = "ZWNobyBoZWxsbwo="  # echo hello
 
 
 def scan(code: str, name: str = "scripts/a.sh") -> ScanReport:
-    return scan_files({"SKILL.md": SKILL, name: code.encode()}, version="v1")
-
-
-def worst(report: ScanReport, rule: str) -> Severity | None:
-    found = [f.severity for f in report.findings if f.rule == rule]
-    return max(found, key=severity_rank) if found else None
+    return scan_package({name: code})
 
 
 def shown(report: ScanReport) -> list[str]:

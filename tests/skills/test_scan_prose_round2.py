@@ -18,7 +18,7 @@ import pytest
 
 from skillweave.skills.scan import Finding, ScanReport, scan_files
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_bounds import HOSTILE_SECONDS
+from tests.skills.scan_probe import HOSTILE_SECONDS
 
 
 def skill(body: str, *, description: str = "Tidy a CSV file.", escaped: bool = False) -> bytes:

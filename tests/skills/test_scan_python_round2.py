@@ -15,24 +15,13 @@ from collections.abc import Mapping
 import pytest
 
 from skillweave.config import Severity
-from skillweave.skills.scan import ScanReport, scan_files
+from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_bounds import HOSTILE_SECONDS
-
-SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
-DECLARED = (
-    b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n"
-    b"metadata:\n  network:\n    api.example.com: reads the data\n---\n\n# Probe\n"
-)
+from tests.skills.scan_probe import DECLARED, HOSTILE_SECONDS, SKILL, scan_package, worst
 
 
 def scan(files: Mapping[str, str], skill: bytes = SKILL) -> ScanReport:
-    return scan_files({"SKILL.md": skill, **{k: v.encode() for k, v in files.items()}}, version="v")
-
-
-def worst(report: ScanReport, rule: str) -> Severity | None:
-    found = [f.severity for f in report.findings if f.rule == rule]
-    return max(found, key=severity_rank) if found else None
+    return scan_package(files, skill)
 
 
 def rules_at_least(report: ScanReport, severity: Severity) -> set[str]:

@@ -10,21 +10,13 @@ import time
 
 import pytest
 
-from skillweave.config import Severity
-from skillweave.skills.scan import ScanReport, scan_files
+from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_bounds import HOSTILE_SECONDS
-
-SKILL = b"---\nname: probe\ndescription: A probe skill for the scanner's tests.\n---\n\n# Probe\n"
+from tests.skills.scan_probe import HOSTILE_SECONDS, scan_package, worst
 
 
 def scan(code: str) -> ScanReport:
-    return scan_files({"SKILL.md": SKILL, "scripts/a.sh": code.encode()}, version="v1")
-
-
-def worst(report: ScanReport, rule: str) -> Severity | None:
-    found = [f.severity for f in report.findings if f.rule == rule]
-    return max(found, key=severity_rank) if found else None
+    return scan_package({"scripts/a.sh": code})
 
 
 # --- decoded or fetched code run: critical ---------------------------------------------------
