@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import ast
 import random
-import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,11 +22,7 @@ from bench.scan_families import (
     py_default_args,
     sh_pieces,
 )
-
-NODE = shutil.which("node")
-BASH = shutil.which("bash")
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: JS mutants unrun")
-needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+from tests.bench.family_checks import BASH, NODE, calls, needs_bash, needs_node, node_check, run
 
 PY_SCRIPT = """\
 import os
@@ -115,46 +109,26 @@ SH_OUTPUT = (
 )
 
 
-def _run(folder: Path, command: list[str], name: str, text: str) -> str:
-    folder.mkdir()
-    (folder / name).write_text(text, encoding="utf-8")
-    done = subprocess.run(
-        [*command, name], cwd=folder, capture_output=True, text=True, check=True, timeout=60
-    )
-    return done.stdout
-
-
-def _calls(source: str) -> set[str]:
-    def dotted(node: ast.expr) -> str:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute):
-            return f"{dotted(node.value)}.{node.attr}"
-        return "?"
-
-    return {dotted(n.func) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)}
-
-
 # --- Python ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("family", [py_attrgetter, py_default_args, py_bytes_xor])
 def test_a_python_mutant_parses_and_prints_what_the_script_printed(family, tmp_path) -> None:
     mutant = family(PY_SCRIPT, "main.py")["main.py"]
     ast.parse(mutant)
     python = [sys.executable, "-u"]
-    assert _run(tmp_path / "before", python, "main.py", PY_SCRIPT) == PY_OUTPUT
-    assert _run(tmp_path / "after", python, "main.py", mutant) == PY_OUTPUT
+    assert run(tmp_path / "before", python, "main.py", PY_SCRIPT) == PY_OUTPUT
+    assert run(tmp_path / "after", python, "main.py", mutant) == PY_OUTPUT
 
 
 def test_attrgetter_calls_every_sink_through_operator_or_importlib() -> None:
     mutant = py_attrgetter(PY_SCRIPT, "main.py")["main.py"]
-    assert not _calls(mutant) & HIDDEN_CALLS
+    assert not calls(mutant) & HIDDEN_CALLS
     for word in ("_operator.attrgetter(", "_operator.methodcaller(", "import_module("):
         assert word in mutant
 
 
 def test_default_args_hands_every_sink_to_a_helper() -> None:
     mutant = py_default_args(PY_SCRIPT, "main.py")["main.py"]
-    assert not _calls(mutant) & HIDDEN_CALLS
+    assert not calls(mutant) & HIDDEN_CALLS
     assert "_f=subprocess.run" in mutant
     assert "@_via(os.system)" in mutant
     assert "_f=eval" in mutant  # and eval is handed its caller's namespaces
@@ -182,28 +156,19 @@ def test_a_shadowed_sink_is_left_alone() -> None:
 
 
 # --- JavaScript -----------------------------------------------------------------------------
-def _node_check(tmp_path: Path, text: str) -> None:
-    if NODE is None:
-        return
-    path = tmp_path / "check.js"
-    path.write_text(text, encoding="utf-8")
-    done = subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-
-
 @needs_node
 @pytest.mark.parametrize("family", [js_strings, js_lookup])
 def test_a_javascript_mutant_prints_what_the_script_printed(family, tmp_path) -> None:
     mutant = family(JS_SCRIPT, "main.js")["main.js"]
-    _node_check(tmp_path, mutant)
+    node_check(tmp_path, mutant)
     node = [NODE or "node"]
-    assert _run(tmp_path / "before", node, "main.js", JS_SCRIPT) == JS_OUTPUT
-    assert _run(tmp_path / "after", node, "main.js", mutant) == JS_OUTPUT
+    assert run(tmp_path / "before", node, "main.js", JS_SCRIPT) == JS_OUTPUT
+    assert run(tmp_path / "after", node, "main.js", mutant) == JS_OUTPUT
 
 
 def test_js_strings_rebuilds_long_literals_in_code_only(tmp_path) -> None:
     mutant = js_strings(JS_SCRIPT, "main.js")["main.js"]
-    _node_check(tmp_path, mutant)
+    node_check(tmp_path, mutant)
     for literal in ('"hello there, world"', "'echo from-the-shell'", '"first choice"'):
         assert literal not in mutant
     for kept in (
@@ -233,7 +198,7 @@ def test_js_strings_leaves_module_specifiers_and_relative_paths(tmp_path) -> Non
 
 def test_js_lookup_reaches_the_calls_by_computed_access(tmp_path) -> None:
     mutant = js_lookup(JS_SCRIPT, "main.js")["main.js"]
-    _node_check(tmp_path, mutant)
+    node_check(tmp_path, mutant)
     for hidden in ("child_process", "execSync(", "eval(", "new Function(", "fetch("):
         assert hidden not in mutant
     assert "globalThis['ev'+'al']('6 * 7')" in mutant
@@ -253,8 +218,8 @@ def test_a_shell_mutant_prints_what_the_script_printed(tmp_path) -> None:
     mutant = sh_pieces(SH_SCRIPT, "run.sh")["run.sh"]
     assert subprocess.run([BASH or "bash", "-n", "-c", mutant], check=False).returncode == 0
     bash = [BASH or "bash"]
-    assert _run(tmp_path / "before", bash, "run.sh", SH_SCRIPT) == SH_OUTPUT
-    assert _run(tmp_path / "after", bash, "run.sh", mutant) == SH_OUTPUT
+    assert run(tmp_path / "before", bash, "run.sh", SH_SCRIPT) == SH_OUTPUT
+    assert run(tmp_path / "after", bash, "run.sh", mutant) == SH_OUTPUT
     assert mutant.startswith("#!/bin/bash\n_c1=")
     for kept in ('curl in a heredoc "stays as written"', "# curl in a comment", "  curl) echo"):
         assert kept in mutant

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,11 +23,16 @@ from bench.scan_families_3 import (
     sh_heredoc,
     sh_indirection,
 )
-
-NODE = shutil.which("node")
-BASH = shutil.which("bash")
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: JS mutants unrun")
-needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+from tests.bench.family_checks import (
+    BASH,
+    NODE,
+    bash_check,
+    calls,
+    needs_bash,
+    needs_node,
+    node_check,
+    run,
+)
 
 PY_SCRIPT = """\
 import os
@@ -139,40 +143,14 @@ eval 'echo from-eval'
 SH_POSIX_OUTPUT = "posix value\nfrom-sh\nfrom-eval\n"
 
 
-def _run(folder: Path, command: list[str], name: str, text: str) -> str:
-    folder.mkdir()
-    (folder / name).write_text(text, encoding="utf-8")
-    done = subprocess.run(
-        [*command, name],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    return done.stdout
-
-
-def _calls(source: str) -> set[str]:
-    def dotted(node: ast.expr) -> str:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute):
-            return f"{dotted(node.value)}.{node.attr}"
-        return "?"
-
-    return {dotted(n.func) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)}
-
-
 # --- Python ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("family", [py_closure_factory, py_dunder, py_format_strings])
 def test_a_python_mutant_parses_and_prints_what_the_script_printed(family, tmp_path) -> None:
     mutant = family(PY_SCRIPT, "main.py")["main.py"]
     ast.parse(mutant)
     python = [sys.executable, "-u"]
-    assert _run(tmp_path / "before", python, "main.py", PY_SCRIPT) == PY_OUTPUT
-    assert _run(tmp_path / "after", python, "main.py", mutant) == PY_OUTPUT
+    assert run(tmp_path / "before", python, "main.py", PY_SCRIPT) == PY_OUTPUT
+    assert run(tmp_path / "after", python, "main.py", mutant) == PY_OUTPUT
 
 
 @pytest.mark.parametrize("family", [py_closure_factory, py_dunder])
@@ -194,7 +172,7 @@ def test_a_python_mutant_imported_as_a_module_still_runs(family, tmp_path) -> No
 
 def test_closure_factory_hands_every_sink_out_of_a_factory_or_a_partial() -> None:
     mutant = py_closure_factory(PY_SCRIPT, "main.py")["main.py"]
-    assert not _calls(mutant) & SINKS
+    assert not calls(mutant) & SINKS
     assert "m = __import__('os')" in mutant
     assert "lambda *a, **k: m." in mutant
     assert "def inner(*a, **k):" in mutant
@@ -204,7 +182,7 @@ def test_closure_factory_hands_every_sink_out_of_a_factory_or_a_partial() -> Non
 
 def test_dunder_reaches_every_sink_through_a_namespace_dict_or_getattribute() -> None:
     mutant = py_dunder(PY_SCRIPT, "main.py")["main.py"]
-    assert not _calls(mutant) & SINKS
+    assert not calls(mutant) & SINKS
     for piece in (
         "vars(",
         ".__dict__[",
@@ -239,22 +217,13 @@ def test_a_shadowed_sink_or_helper_is_left_alone() -> None:
 
 
 # --- JavaScript -----------------------------------------------------------------------------
-def _node_check(tmp_path: Path, text: str) -> None:
-    if NODE is None:
-        return
-    path = tmp_path / "check.js"
-    path.write_text(text, encoding="utf-8")
-    done = subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-
-
 @needs_node
 def test_a_javascript_mutant_prints_what_the_script_printed(tmp_path) -> None:
     mutant = js_aliasing(JS_SCRIPT, "main.js")["main.js"]
-    _node_check(tmp_path, mutant)
+    node_check(tmp_path, mutant)
     node = [NODE or "node"]
-    assert _run(tmp_path / "before", node, "main.js", JS_SCRIPT) == JS_OUTPUT
-    assert _run(tmp_path / "after", node, "main.js", mutant) == JS_OUTPUT
+    assert run(tmp_path / "before", node, "main.js", JS_SCRIPT) == JS_OUTPUT
+    assert run(tmp_path / "after", node, "main.js", mutant) == JS_OUTPUT
 
 
 def test_js_aliasing_calls_every_sink_through_an_alias() -> None:
@@ -286,7 +255,7 @@ def test_js_aliasing_hoists_an_array_alias_after_a_const_module(tmp_path) -> Non
     assert "show(_al0('echo call-" in mutant
     expected = "".join(f"call-{n}\n" for n in range(7))
     node = [NODE or "node"]
-    assert _run(tmp_path / "after", node, "main.js", mutant) == expected
+    assert run(tmp_path / "after", node, "main.js", mutant) == expected
 
 
 def test_js_aliasing_with_nothing_to_change_or_odd_input_says_so() -> None:
@@ -296,15 +265,6 @@ def test_js_aliasing_with_nothing_to_change_or_odd_input_says_so() -> None:
 
 
 # --- Shell ----------------------------------------------------------------------------------
-def _bash_check(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "check.sh"
-    path.write_text(text, encoding="utf-8")
-    done = subprocess.run(
-        [BASH or "bash", "-n", str(path)], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-
-
 @needs_bash
 @pytest.mark.parametrize("family", [sh_indirection, sh_heredoc])
 @pytest.mark.parametrize(
@@ -318,9 +278,9 @@ def test_a_shell_mutant_prints_what_the_script_printed(
     if runner is None:
         pytest.skip(f"{shell} is not installed")
     mutant = family(script, "main.sh")["main.sh"]
-    _bash_check(tmp_path, mutant)
-    assert _run(tmp_path / "before", [runner], "main.sh", script) == output
-    assert _run(tmp_path / "after", [runner], "main.sh", mutant) == output
+    bash_check(tmp_path, mutant)
+    assert run(tmp_path / "before", [runner], "main.sh", script) == output
+    assert run(tmp_path / "after", [runner], "main.sh", mutant) == output
 
 
 def test_sh_indirection_uses_every_way_in_turn() -> None:
@@ -345,7 +305,7 @@ def test_sh_indirection_rewrites_curl_and_wget_as_text(tmp_path) -> None:
         )
         mutant = sh_indirection(source, "get.sh")["get.sh"]
         if BASH is not None:
-            _bash_check(tmp_path, mutant)
+            bash_check(tmp_path, mutant)
         lines = mutant.splitlines()
         assert 'echo "curl stays in a string"' in lines
         get_a = next(line for line in lines if "example.invalid/a" in line)
