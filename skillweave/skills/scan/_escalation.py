@@ -10,9 +10,10 @@ critical for running code. The same script sending secrets or the environment ou
 (``secrets.exfiltration``) makes the undeclared destination where they go:
 ``network.undeclared-exfiltration``, high. A secret the Python flow saw a call carry to a
 host (a ``sends`` fact: a token from the environment, a file under the home folder) is
-``secrets.exfiltration``, critical, when that host is one the skill does not declare. It
-reads findings, not syntax, so JavaScript and shell files, which report the same rule ids,
-are judged alike. Called by ``scanner`` after the network check.
+``secrets.exfiltration``, critical, when that host is one the skill does not declare (judged
+against the declared destinations, as ``check_network`` judges them). It reads findings, not
+syntax, so JavaScript and shell files, which report the same rule ids, are judged alike.
+Called by ``scanner`` after the network check.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from skillweave.config import Severity
+from skillweave.skills.network import Destination
 from skillweave.skills.scan._text import Collector
 from skillweave.skills.scan.report import severity_rank
 
@@ -31,7 +33,6 @@ SENDS: Final = "sends"
 """The kind of a received fact that is a secret sent: what is "<secret> to <host>"."""
 UNKNOWN_HOST: Final = "*"
 """The host of a secret sent to a URL built at run time."""
-_NOT_DECLARED: Final = " is not among the declared destinations"
 EXFILTRATION_RULE: Final = "network.undeclared-exfiltration"
 _SENDS: Final = frozenset({"secrets.exfiltration"})
 _RISKY: Final[dict[str, Severity]] = {
@@ -47,7 +48,9 @@ _RECEIVED: Final[dict[str, Severity]] = {
 
 
 def escalate_undeclared_network(
-    out: Collector, received: Mapping[str, Sequence[tuple[int, str, str, str]]]
+    out: Collector,
+    received: Mapping[str, Sequence[tuple[int, str, str, str]]],
+    declared: Sequence[Destination] = (),
 ) -> None:
     """Add ``network.undeclared-payload`` where undeclared network use meets a risky use.
 
@@ -55,6 +58,7 @@ def escalate_undeclared_network(
         out: the scan's collector, after ``check_network``.
         received: per file, what its Python code does with fetched data: (line,
             "decodes"/"deserialises"/"runs", what, the line's excerpt).
+        declared: the destinations ``metadata.network`` declares (none: nothing declared).
     """
     undeclared = {
         f.path
@@ -73,7 +77,7 @@ def escalate_undeclared_network(
         for finding in [f for f in out.findings if f.path == path and f.rule in _RISKY]:
             out.add(RULE, path, finding.line, finding.message + suffix, finding.excerpt,
                     severity=_RISKY[finding.rule])  # fmt: skip
-        hosts = _undeclared_hosts(out, path)
+        hosts = _undeclared_hosts(out, path, declared)
         for line, kind, what, excerpt in received.get(path, ()):
             if kind == SENDS:
                 secret, host = what.rsplit(" to ", 1)
@@ -96,15 +100,14 @@ def escalate_undeclared_network(
                     finding.excerpt, severity="high")  # fmt: skip
 
 
-def _undeclared_hosts(out: Collector, path: str) -> set[str] | None:
-    """The hosts `path` reaches that the skill does not declare (from ``check_network``'s
-    findings); None when the skill declares no network at all (every host is undeclared)."""
-    hosts: set[str] = set()
-    for finding in out.findings:
-        if finding.path != path or finding.rule != "network.undeclared":
-            continue
-        if finding.message.endswith(_NOT_DECLARED):
-            hosts.add(finding.message.removesuffix(_NOT_DECLARED).rsplit(":", 1)[0])
-        elif "declares no metadata.network" in finding.message:
-            return None
-    return hosts
+def _undeclared_hosts(
+    out: Collector, path: str, declared: Sequence[Destination]
+) -> set[str] | None:
+    """The hosts `path` names that `declared` does not match, as ``check_network`` judges them;
+    None when the skill declares no network and the file uses it (every host is undeclared)."""
+    facts = out.facts.get(path)
+    if facts is None:
+        return set()
+    if not declared and facts.network:
+        return None
+    return {u.host for u in facts.urls if not any(d.matches(u.host, u.port) for d in declared)}

@@ -196,7 +196,7 @@ class _Scan:
         self._exfiltration()
         declared = declared_network(self.frontmatter, self.skill_text, self.out)
         check_network(declared, self.out.facts, self.texts, self.skill_text, self.out)
-        escalate_undeclared_network(self.out, self.received)
+        escalate_undeclared_network(self.out, self.received, declared or ())
         check_dependencies(
             {p: self.files[p] for p in paths}, frontmatter_ok=frontmatter_ok, out=self.out
         )
