@@ -21,7 +21,6 @@ from skillweave.errors import DependencyError, EgressPolicyError
 from skillweave.skills.dependencies import discover_dependencies
 from skillweave.skills.imports import PYTHON_DISTRIBUTIONS, infer_imports
 from skillweave.skills.network import Destination, declared_destinations
-from skillweave.skills.scan._shipped_targets import check_shipped_targets
 from skillweave.skills.scan._text import Collector, FileFacts, excerpt
 from skillweave.skills.scan._typosquat import typosquat_of
 
@@ -99,11 +98,8 @@ def _named(
 
 def check_dependencies(files: Mapping[str, bytes], *, frontmatter_ok: bool, out: Collector) -> None:
     """Packages imported and not declared, declared and not imported, declarations that
-    cannot be used, install sources outside the default index (:func:`check_sources`), and
-    package configuration a script writes where the skill's data files say
-    (``_shipped_targets``)."""
+    cannot be used, and install sources outside the default index (:func:`check_sources`)."""
     check_sources(files, out)
-    check_shipped_targets(files, out)
     readable = files if frontmatter_ok else {p: d for p, d in files.items() if p != SKILL_FILE}
     try:
         spec = discover_dependencies(readable, infer=True)

@@ -7,8 +7,8 @@ not known; the data alone shows a string. Together they are a write to that path
 the Python rules judge one (``_text.write_target``, ``_text.package_config``): a home path
 (``~/...``) in a data file (JSON, YAML, TOML, INI) that a Python script of the skill names,
 expands (``expanduser``) and writes with. Paths in the data file that stay in the workspace
-(``src/{{module}}/__init__.py``) are not findings. Called by ``_manifest.check_dependencies``,
-which sees every file of the skill; text only, bounded (:data:`_MAX_FILES`,
+(``src/{{module}}/__init__.py``) are not findings. Called by ``scanner`` with every file of
+the skill; text only, bounded (:data:`_MAX_FILES`,
 :data:`_MAX_BYTES`).
 """
 

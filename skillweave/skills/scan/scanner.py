@@ -40,6 +40,7 @@ from skillweave.skills.scan._manifest import check_dependencies, check_network, 
 from skillweave.skills.scan._prose import Region, hidden_text, remote_pipes, scan_prose
 from skillweave.skills.scan._python import PythonPackage, PythonScan, parse
 from skillweave.skills.scan._shell import ShellScan
+from skillweave.skills.scan._shipped_targets import check_shipped_targets
 from skillweave.skills.scan._text import (
     Collector,
     Language,
@@ -197,9 +198,9 @@ class _Scan:
         declared = declared_network(self.frontmatter, self.skill_text, self.out)
         check_network(declared, self.out.facts, self.texts, self.skill_text, self.out)
         escalate_undeclared_network(self.out, self.received, declared or ())
-        check_dependencies(
-            {p: self.files[p] for p in paths}, frontmatter_ok=frontmatter_ok, out=self.out
-        )
+        own = {p: self.files[p] for p in paths}
+        check_dependencies(own, frontmatter_ok=frontmatter_ok, out=self.out)
+        check_shipped_targets(own, self.out)
 
     def _skill_file(self) -> bool:
         data = self.files.get(SKILL_FILE)
