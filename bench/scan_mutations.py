@@ -5,8 +5,9 @@ the Python scripts of every case in ``tests/data/scan/malicious``, except ``unic
 ``hidden-text`` which hide words or whole flagged lines of the Markdown, and the families of
 ``bench/scan_families.py`` (Python, JavaScript and shell, written apart from the rules and held
 out of round 2 of issue 44) and ``bench/scan_families_3.py`` (held out of round 3).
-``--held-out`` adds the fourth red-team set, held out of round 4. A JavaScript or shell
-mutant that ``node --check`` or ``bash -n`` refuses counts as "failed". A mutant counts
+``--held-out`` adds the fifth red-team set, held out of round 5 (the fourth, held out of
+round 4, is development data since). A JavaScript or shell mutant that ``node --check`` or
+``bash -n`` refuses counts as "failed". A mutant counts
 only when it changed a file in which the unmutated case has a finding of an expected rule
 (otherwise the attack was not touched: "n/a"); a Python mutant that does not parse is counted
 as "failed" and not scanned. A mutant is detected for a rule class when
@@ -61,9 +62,10 @@ EXTERNAL: Final = (
     Path(__file__).resolve().parent / "data" / "scan_external",
     Path(__file__).resolve().parent / "data" / "scan_external_2",
     Path(__file__).resolve().parent / "data" / "scan_external_3",
+    Path(__file__).resolve().parent / "data" / "scan_external_4",
 )
-EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_4"
-"""The red-team set held out of round 4 of issue 44 (scored with ``--held-out`` only)."""
+EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_5"
+"""The red-team set held out of round 5 of issue 44 (scored with ``--held-out`` only)."""
 """Red-team sets written without reading the scanner (each README says how and when; the first
 became development data for round 2 of issue 44, the second is measured only)."""
 """Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
