@@ -6,8 +6,9 @@ the Python scripts of every case in ``tests/data/scan/malicious``, except ``unic
 ``bench/scan_families.py`` (Python, JavaScript and shell, written apart from the rules and held
 out of round 2 of issue 44) and ``bench/scan_families_3.py`` (held out of round 3).
 ``--held-out`` adds the fifth red-team set, held out of round 5 (the fourth, held out of
-round 4, is development data since). A JavaScript or shell mutant that ``node --check`` or
-``bash -n`` refuses counts as "failed". A mutant counts
+round 4, is development data since). ``--held-out`` also adds the families of
+``bench/scan_families_5.py``, held out of round 5. A JavaScript or shell mutant that
+``node --check`` or ``bash -n`` refuses counts as "failed". A mutant counts
 only when it changed a file in which the unmutated case has a finding of an expected rule
 (otherwise the attack was not touched: "n/a"); a Python mutant that does not parse is counted
 as "failed" and not scanned. A mutant is detected for a rule class when
@@ -52,6 +53,7 @@ from rich.table import Table
 
 from bench.scan_families import FAMILIES_2, HELD_APART_2
 from bench.scan_families_3 import FAMILIES_3, HELD_APART_3
+from bench.scan_families_5 import FAMILIES_5, HELD_APART_5
 from skillweave.config import bundled_skills_dir
 from skillweave.skills.scan import SCANNER, ScanReport, scan_folder
 from skillweave.skills.scan.report import severity_rank
@@ -341,7 +343,7 @@ def mutate_case(
     """Copy `case` into `into`, mutated by `family`: ("made", changed files), ("n/a", ∅) or
     ("failed", ∅) when a Python mutant does not parse or a transform raised. `flagged` (path
     -> lines the unmutated case's expected rules fired on) is what line families hide."""
-    transform, suffix = {**FAMILIES, **FAMILIES_2, **FAMILIES_3}[family]
+    transform, suffix = {**FAMILIES, **FAMILIES_2, **FAMILIES_3, **FAMILIES_5}[family]
     copytree(case, into)
     changed: set[str] = set()
     for path in sorted(into.rglob(f"*{suffix}")):
@@ -457,6 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         families += HELD_APART_2
     if not args.development:
         families += HELD_APART_3
+    fifth = args.held_out and not args.development
+    if fifth:
+        families += HELD_APART_5
     console = Console(highlight=False, width=220)
     started = time.perf_counter()
     expected: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text())
@@ -503,6 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if family in HELD_APART_2
                     else "held-apart-3"
                     if family in HELD_APART_3
+                    else "held-apart-5"
+                    if family in HELD_APART_5
                     else "development"
                 )
                 for column in (family, side):
@@ -534,10 +541,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         columns += [*HELD_APART_2, "held-apart-2"]
     if not args.development:
         columns += [*HELD_APART_3, "held-apart-3"]
+    if fifth:
+        columns += [*HELD_APART_5, "held-apart-5"]
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
     counts["held-apart-2"] = _summed(counts, HELD_APART_2 if not args.development else ())
     counts["held-apart-3"] = _summed(counts, HELD_APART_3 if not args.development else ())
+    counts["held-apart-5"] = _summed(counts, HELD_APART_5 if fifth else ())
     counts["original"] = {"made": len(cases)}
     # one row per family (and per set of families), one column per rule class
     table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
@@ -546,9 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         table.add_column(rule_class, justify="right")
     for heading in ("all", "strict", "≥ high", "made", "n/a", "failed"):
         table.add_column(heading, justify="right")
-    sums = {"original", "development", "held-apart", "held-apart-2", "held-apart-3"}
+    sums = {"original", "development", "held-apart", "held-apart-2", "held-apart-3", "held-apart-5"}
     for column in columns:
-        held = column in HELD_APART or column in HELD_APART_2 or column in HELD_APART_3
+        held = column in (*HELD_APART, *HELD_APART_2, *HELD_APART_3, *HELD_APART_5)
         cells = hits.get(column, {})
         total = [sum(h for h, _ in cells.values()), sum(n for _, n in cells.values())]
         table.add_row(
