@@ -45,9 +45,12 @@ unquoted words):
   (octal) or ``"$(printf '%s' 'rot13' | tr 'A-Za-z' 'N-ZA-Mn-za-m')"``. Known change: the
   last two run ``printf``/``tr`` in a subshell.
 * ``sh-expansions``: the same words read from variables set at the top through parameter
-  expansion, in turn: junk characters removed by ``${v//@/}``, upper case lowered by
-  ``${v,,}``, a substring ``${v:3:4}`` of a decoy, a prefix cut by ``${v#...}`` (bash), or
-  only the POSIX prefix and suffix cuts ``${v#...}``/``${v%...}`` under ``#!/bin/sh``.
+  expansion, in turn (bash): junk characters removed by ``${v//@/}``, a stand-in character put
+  back by ``${v//@//}``, case restored by ``${v,,}``/``${v^^}``, or three-character chunks
+  stored in reverse order read back by ``${v:6:3}${v:3:3}${v:0:3}`` (ASCII text only: bash
+  counts characters by the locale); under ``#!/bin/sh`` only POSIX cuts, the text in two or
+  three pieces each stored with a decoy prefix or suffix (``${a#zq_}${b%_qz}``). Known change:
+  the script has these variables set (not exported).
 
 Both shell families leave scripts with backticks alone (a backslash means another thing there).
 
@@ -65,6 +68,7 @@ import re
 from typing import Final
 
 from bench.scan_families import (
+    _DIRECTIVES,
     _SH_META,
     CHAR_CODES_MOST,
     Transform,
@@ -78,12 +82,14 @@ from bench.scan_families import (
     _js_units,
     _literals,
     _Module,
+    _module_spans,
     _parents,
     _safe,
     _ShScan,
     _sig,
     _stmts,
     _Tok,
+    _within,
 )
 from bench.scan_families_3 import _fresh, _is_bash, _sh_head, _turn
 
@@ -129,16 +135,17 @@ def _attribute_reads_only(tree: ast.Module, names: set[str]) -> set[str]:
 
 
 def _lazy_class(p: str) -> str:
+    """The proxy class (its own attributes are named so that no module attribute meets them)."""
     return (
         f"import importlib as {p}importlib\n"
         f"{p}TABLE = str.maketrans({_SHIFTED[1:] + _SHIFTED[0]!r}, {_SHIFTED!r})\n\n"
         f"class {p}Lazy:\n\n"
         "    def __init__(self, spec, whole):\n"
-        "        self.spec, self.whole = spec, whole\n\n"
+        f"        self.{p}spec, self.{p}whole = spec, whole\n\n"
         "    def __getattr__(self, attr):\n"
-        f"        loaded = {p}importlib.import_module(self.spec)\n"
-        "        top = self.spec.split('.')[0]\n"
-        f"        owner = loaded if self.whole else {p}importlib.import_module(top)\n"
+        f"        loaded = {p}importlib.import_module(self.{p}spec)\n"
+        f"        top = self.{p}spec.split('.')[0]\n"
+        f"        owner = loaded if self.{p}whole else {p}importlib.import_module(top)\n"
         "        return getattr(owner, attr)\n"
     )
 
@@ -353,10 +360,6 @@ def js_reflect(source: str, name: str) -> dict[str, str]:
 
 
 # === JavaScript: decoders =======================================================================
-_DIRECTIVES: Final = frozenset({"use strict", "use asm", "use client", "use server"})
-_MODULE_LINE: Final = re.compile(r"^[ \t]*(?:import|export)\b[^\n]*\bfrom\b[^\n]*", re.M)
-
-
 def _js_literal_ok(toks: list[_Tok], k: int, text: str, modules: list[tuple[int, int]]) -> bool:
     """Whether the string token at `k` may become an expression (the cases ``js-strings`` keeps
     literal are kept here too)."""
@@ -369,7 +372,7 @@ def _js_literal_ok(toks: list[_Tok], k: int, text: str, modules: list[tuple[int,
         return False  # a class field's name
     if _is(after, "tmpl") or text in _DIRECTIVES:
         return False
-    if any(start <= toks[k].start < end for start, end in modules):
+    if _within(modules, toks[k].start):
         return False
     relative = text.startswith((".", "/"))
     return not (relative and _is(prev, "punct", "(") and _is(before, "ident", "require", "import"))
@@ -390,7 +393,7 @@ def js_decoders(source: str, name: str) -> dict[str, str]:
     """Each string literal of 6+ characters decoded from hex, XORed char codes or
     percent-encoding, in turn."""
     toks = _js_tokens(source)
-    modules = [m.span() for m in _MODULE_LINE.finditer(source)]
+    modules = _module_spans(source)
     edits: list[tuple[int, int, str]] = []
     turn = _turn(source)
     for k, tok in enumerate(toks):
