@@ -2,7 +2,8 @@
 
 ``exec``/``eval``/``compile`` of decoded or fetched data (``exec.decoded-payload``, critical)
 or of a value built at run time (``exec.dynamic-code``: high when it is a constant assembled
-from pieces, or read from the environment or a file under the home folder); unsafe
+from pieces, or read from the environment or a file under the home folder; low for a
+``compile()`` whose code object is thrown away, a syntax check); unsafe
 deserialisation of decoded or fetched bytes (``exec.deserialization``, high; medium when
 reached through a lookup or a wrapper bandit cannot see); ``__import__`` of a computed name;
 functions built from decoded code; marshalled code and chr-joins (``obfuscation.packed-code``);
@@ -24,11 +25,13 @@ from skillweave.skills.scan._python._flow import (
 )
 from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
+from skillweave.skills.scan._python._wrappers import Wrappers
 
 __all__ = ["ExecutionRules"]
 
 _RUN_FILES: Final = frozenset({"runpy.run_path", "execfile", "builtins.execfile"})
 """Calls that run the Python file at a path."""
+_COMPILE: Final = frozenset({"compile", "builtins.compile"})
 
 
 class ExecutionRules:
@@ -38,12 +41,16 @@ class ExecutionRules:
         findings: where to report.
         values: resolves and approximates arguments.
         taint: says what makes an argument decoded or fetched data.
+        wrappers: says which calls read through a wrapper throw their result away.
     """
 
-    def __init__(self, findings: Findings, values: Values, taint: Taint) -> None:
+    def __init__(
+        self, findings: Findings, values: Values, taint: Taint, wrappers: Wrappers | None = None
+    ) -> None:
         self.findings = findings
         self.values = values
         self.taint = taint
+        self.wrappers = wrappers
         self.received: list[tuple[int, str, str, str]] = []
         """(line, "decodes"/"deserialises"/"runs", what, excerpt) for each use of fetched
         data."""
@@ -123,8 +130,19 @@ class ExecutionRules:
             where = labels.get("environ") or labels.get("home")
             self.findings.add("exec.dynamic-code", line, f"{name}() runs code from {where}",
                               severity="high")  # fmt: skip
+        elif name in _COMPILE and self._dropped(call):
+            self.findings.add("exec.dynamic-code", line,
+                              f"{name}() of a value built at run time, only to check its "
+                              "syntax: the code object is never used", severity="low")  # fmt: skip
         else:
             self.findings.add("exec.dynamic-code", line, f"{name}() of a value built at run time")
+
+    def _dropped(self, call: ast.Call) -> bool:
+        """Whether what `call` returns is thrown away (``ModuleIndex.result_dropped``), also
+        for a call a wrapper stands for whose wrapped call throws it away."""
+        if self.wrappers is not None and self.wrappers.drops(call):
+            return True
+        return self.values.index.result_dropped(call)
 
     def _deserialise(self, call: ast.Call, name: str, line: int, *, hidden: bool) -> None:
         payload = [*call.args[:1], *(k.value for k in call.keywords if k.arg in ("data", "file"))]

@@ -3,16 +3,22 @@
 ``ast.walk`` is iterative, so a deep tree cannot exhaust the stack. The walk records every
 node's parent, imports and their aliases (also ``e = exec`` and ``run = getattr(os,
 "system")``), simple ``name = value`` assignments, what each function returns, every call,
-every string constant and which constants are docstrings. The rule families and the value
-approximation (``_values``) read calls against it. Made and built by ``PythonScan``.
+every string constant and which constants are docstrings; whether a call's result is
+thrown away is read against it. The rule families and the value approximation (``_values``)
+read calls against it. Made and built by ``PythonScan``.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import Final
 
 __all__ = ["ModuleIndex"]
+
+_NAMESPACES: Final = frozenset({"globals", "locals", "vars"})
+_ANY: Final = "*"
+"""Stands for every name (no identifier is spelled so)."""
 
 
 class ModuleIndex:
@@ -54,6 +60,24 @@ class ModuleIndex:
         """Whether the module calls ``codecs.register`` (a codec of its own)."""
         self.stored: dict[str, list[tuple[ast.expr, ast.expr]]] = {}
         """A name stored into by key (``TABLE[key] = value``) → (key, value) pairs."""
+        self._read: frozenset[str] | None = None
+
+    def result_dropped(self, call: ast.Call) -> bool:
+        """Whether what `call` returns is thrown away: the call is a statement of its own, or
+        its result is bound to names the module never reads (and no ``globals()``,
+        ``locals()`` or ``vars()`` could read them). A call the walk did not see (one a
+        wrapper stands for) is not."""
+        parent = self.parents.get(id(call))
+        if isinstance(parent, ast.Expr):
+            return True
+        if not (isinstance(parent, ast.Assign) and parent.value is call):
+            return False
+        if not all(isinstance(t, ast.Name) for t in parent.targets):
+            return False
+        if self._read is None:
+            self._read = _read_names(self.order)
+        read = self._read
+        return _ANY not in read and not any(t.id in read for t in parent.targets)  # type: ignore[attr-defined]
 
     def build(self, qualname: Callable[[ast.AST], str | None]) -> None:
         """Walk the tree once; `qualname` resolves an assigned callee with the aliases known
@@ -160,3 +184,15 @@ class ModuleIndex:
                 self.withs.setdefault(node.optional_vars.id, []).append(node.context_expr)
         elif isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Tuple | ast.List):
             self.loops.setdefault(node.target.id, []).extend(node.iter.elts)
+
+
+def _read_names(order: list[ast.AST]) -> frozenset[str]:
+    """Every name the module reads or deletes; :data:`_ANY` alone when it reads its
+    namespaces (``globals()``, ``locals()``, ``vars()``: any name may be read)."""
+    read: set[str] = set()
+    for node in order:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            if node.id in _NAMESPACES:
+                return frozenset({_ANY})
+            read.add(node.id)
+    return frozenset(read)

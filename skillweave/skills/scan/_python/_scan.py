@@ -64,7 +64,7 @@ class PythonScan:
         self.index = analysis.index
         self.values = analysis.values
         self.taint = analysis.taint
-        self.execution = ExecutionRules(findings, self.values, self.taint)
+        self.execution = ExecutionRules(findings, self.values, self.taint, analysis.wrappers)
         self.lookups = LookupRules(findings, self.values, self.taint, self.index)
         self.processes = ProcessRules(findings, self.values, self.index, self.taint)
         self.files = FileRules(findings, self.values)

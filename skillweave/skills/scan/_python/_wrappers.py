@@ -41,6 +41,9 @@ class Template:
 
     callee: str
     call: ast.Call
+    dropped: bool = False
+    """Whether the wrapped call's result is thrown away (``compile()`` only checking
+    syntax)."""
 
 
 @dataclass(slots=True)
@@ -78,6 +81,7 @@ class Wrappers:
         self._calls_in: dict[int, list[ast.Call]] | None = None
         self._made: list[ast.Call] = []
         """Every call made here, kept alive: folds and targets are remembered by node id."""
+        self._dropped: set[int] = set()
 
     def of(self, function: int, depth: int = 0) -> Wrapper | None:
         """The summary of the module's function or lambda whose scope id is `function`."""
@@ -129,8 +133,15 @@ class Wrappers:
             inlined = binding.apply(template)
             ast.copy_location(inlined, call)
             made.append(inlined)
+            if template.dropped:
+                self._dropped.add(id(inlined))
         self._made.extend(made)
         return made
+
+    def drops(self, call: ast.Call) -> bool:
+        """Whether `call`, made by :meth:`inline`, stands for a wrapped call whose result
+        is thrown away."""
+        return id(call) in self._dropped
 
     # --- summaries --------------------------------------------------------------------------
 
@@ -153,13 +164,15 @@ class Wrappers:
             if inner:
                 for callee, bound in inner:
                     for inlined in self.inline(call, callee, bound=bound):
-                        template = self._template(inlined, inlined.func, names)
+                        template = self._template(inlined, inlined.func, names,
+                                                  dropped=self.drops(inlined))  # fmt: skip
                         if template is not None and _mentions(template.call, names):
                             wrapper.templates.append(template)
                 continue
             name = self.values.qualname(call.func)
             if name and not self.taint.local_targets(call, self.scopes.scope_of(call)):
-                template = self._template(call, None, names)
+                template = self._template(call, None, names,
+                                          dropped=self.index.result_dropped(call))  # fmt: skip
                 if template is not None:
                     wrapper.templates.append(template)
         return wrapper
@@ -179,7 +192,9 @@ class Wrappers:
                 self._calls_in.setdefault(self.scopes.scope_of(call), []).append(call)
         return self._calls_in.get(function, [])
 
-    def _template(self, call: ast.Call, func: ast.expr | None, names: set[str]) -> Template | None:
+    def _template(
+        self, call: ast.Call, func: ast.expr | None, names: set[str], *, dropped: bool
+    ) -> Template | None:
         callee = (
             func.id
             if isinstance(func, ast.Name)
@@ -194,7 +209,7 @@ class Wrappers:
             args=[self._piece(a, names) for a in call.args],
             keywords=[ast.keyword(k.arg, self._piece(k.value, names)) for k in call.keywords],
         )
-        return Template(callee, made)
+        return Template(callee, made, dropped)
 
     def _piece(self, node: ast.expr, names: set[str]) -> ast.expr:
         """`node` made self-contained: parameters kept, the rest folded or qualified."""
