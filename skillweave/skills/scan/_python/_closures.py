@@ -9,9 +9,11 @@ A callable can be made by a function that closes over it and returns a forwarder
 
 ``run`` is ``os.system``: the returned lambda or inner ``def`` only passes its parameters on.
 The same holds for a factory returning the callable itself (``def _mk(): return
-os.system``). Names are resolved in the factory's own scope first (``m`` above), because a
-module's factories often reuse one local name for different modules, and only then through
-the module's aliases. Called by ``_unwrap``, which rewrites each call of such a factory as the
+os.system``), and for one closing over its own parameter, named or written in place
+(``(lambda f: lambda c: f(c))(exec)`` is ``exec``): a parameter stands for the argument.
+Names are resolved in the factory's own scope first (``m`` above), because a module's
+factories often reuse one local name for different modules, and only then through the
+module's aliases. Called by ``_unwrap``, which rewrites each call of such a factory as the
 callable it returns; bounded by the statements of one function body (:data:`_MAX_BODY`).
 """
 
@@ -31,17 +33,19 @@ _BUILTINS: Final = frozenset({"exec", "eval", "compile", "open", "__import__", "
 
 
 def factory_product(index: ModuleIndex, values: Values, call: ast.Call) -> str | None:
-    """The dotted name of the callable `call` (a call without arguments of one of the
-    module's functions) returns, when that function returns it or a forwarder to it on
-    every path; None otherwise."""
-    func = call.func
-    if call.args or call.keywords or not isinstance(func, ast.Name):
+    """The dotted name of the callable `call` (a call of one of the module's functions or
+    lambdas, or of a lambda written in place) returns, when that function returns it or a
+    forwarder to it on every path; None otherwise. A parameter stands for the argument
+    `call` gives it (``(lambda f: lambda c: f(c))(exec)`` returns ``exec``)."""
+    factory = _factory(index, call.func)
+    if factory is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         return None
-    defs = index.defs.get(func.id) or []
-    if len(defs) != 1 or func.id in index.aliases:
+    params = [a.arg for a in [*factory.args.posonlyargs, *factory.args.args]]
+    if len(call.args) > len(params):
         return None
-    factory = defs[0]
-    scope: dict[str, ast.expr] = {}
+    scope: dict[str, ast.expr] = dict(zip(params, call.args, strict=False))
+    if isinstance(factory, ast.Lambda):
+        return _product(values, factory.body, scope, {})
     inner: dict[str, ast.FunctionDef] = {}
     products: set[str | None] = set()
     for statement in factory.body[:_MAX_BODY]:
@@ -58,6 +62,24 @@ def factory_product(index: ModuleIndex, values: Values, call: ast.Call) -> str |
     if len(products) != 1:
         return None
     return products.pop()
+
+
+def _factory(
+    index: ModuleIndex, func: ast.expr
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None:
+    """The one function or lambda `func` names (or is), None when it is not the module's
+    own or is defined more than once."""
+    if isinstance(func, ast.Lambda):
+        return func
+    if not isinstance(func, ast.Name) or func.id in index.aliases:
+        return None
+    defs = index.defs.get(func.id) or []
+    assigned = index.assigned.get(func.id) or []
+    if len(defs) == 1 and not assigned:
+        return defs[0]
+    if not defs and len(assigned) == 1 and isinstance(assigned[0], ast.Lambda):
+        return assigned[0]
+    return None
 
 
 def _product(

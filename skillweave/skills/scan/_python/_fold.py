@@ -4,7 +4,9 @@ An attacker hides a name (``exec``, ``system``) or a command by building it at r
 ``"ex" + "ec"``, ``"".join(["ev", "al"])``, ``"".join(map(chr, [101, 118, 97, 108]))``,
 ``"cexe"[::-1]``, ``"{}{}".format("sys", "tem")``, ``bytes.fromhex("...").decode()``,
 ``base64.b64decode("ZXhlYw==")``, ``codecs.decode("rkrp", "rot13")``, f-strings, ``%``,
-slices, ``.replace``, ``reversed``, ``bytes([...])``, and the decoders of ``base64``,
+slices, ``.replace``, ``.translate`` with a ``maketrans`` table, ``reversed``,
+``bytes([...])``, calls of the module's own functions (``def _n(k): return
+"".join(map(chr, k))[::-1]``, their parameters bound), and the decoders of ``base64``,
 ``binascii``, ``codecs``, ``zlib``, ``gzip``, ``bz2`` and ``lzma`` however they are reached
 (``import base64 as b``, ``from zlib import decompress``, ``__import__("zlib")``,
 ``getattr(base64, "b64decode")``): a value decoded from a constant *is* that constant, for
@@ -70,6 +72,11 @@ Folded = str | bytes | int | bool | list | dict | None
 
 
 _UNBOUND: Final = object()
+_CALLED: Final = "\0called"
+"""A key of the bound names that no identifier can be: marks a function's body being
+folded (its names are read without the memo of the module's constants)."""
+_MAX_RETURNS: Final = 8
+"""``return`` statements of a function folded for a call of it, at most."""
 
 
 class _Unknown(Exception):
@@ -89,6 +96,8 @@ class Folder:
         self._steps = 0
         self._spent = 0
         self._bound: dict[str, Folded] = {}
+        self._returns: dict[int, list[ast.expr]] = {}
+        """What each of the module's functions returns, by the function's id."""
 
     def fold(self, node: ast.AST | None) -> Folded:
         """The value `node` evaluates to; None when it is not a constant expression."""
@@ -255,6 +264,9 @@ class Folder:
         if isinstance(func, ast.Name) and func.id == "map" and len(node.args) == 2:
             return _mapped(node.args[0], self._fold(node.args[1], depth + 1), self, depth)
         args = [self._fold(a, depth + 1) for a in node.args]
+        own = self._own_function(func)
+        if own is not None:
+            return self._returned(own, args, depth, method=isinstance(func, ast.Attribute))
         if isinstance(func, ast.Name) and func.id not in self.index.aliases:
             return _builtin(func.id, args)
         callee = self._callee(func, depth)  # base64.b64decode, also as b64 / __import__(...)
@@ -266,6 +278,68 @@ class Folder:
             raise _Unknown
         receiver = self._fold(func.value, depth + 1)
         return _method(receiver, func.attr, args)
+
+    def _own_function(self, func: ast.expr) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module's one function (or method, called on ``self``/``cls``) `func` names."""
+        if isinstance(func, ast.Name) and func.id not in self.index.aliases:
+            name = func.id
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            name = func.attr
+        else:
+            return None
+        defs = self.index.defs.get(name) or []
+        if len(defs) != 1 or name in self.index.assigned:
+            return None
+        return defs[0]
+
+    def _returned(
+        self,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        args: list[Folded],
+        depth: int,
+        *,
+        method: bool,
+    ) -> Folded:
+        """What the module's `function` returns for `args` (``def _name(codes): return
+        "".join(map(chr, codes))[::-1]``): every ``return`` of its own body folded with
+        its parameters bound, one value for all of them."""
+        spec = function.args
+        if (
+            spec.vararg
+            or spec.kwarg
+            or spec.kwonlyargs
+            or isinstance(function, ast.AsyncFunctionDef)
+        ):
+            raise _Unknown
+        params = [a.arg for a in [*spec.posonlyargs, *spec.args]][1 if method else 0 :]
+        defaults = spec.defaults[len(spec.defaults) - max(len(params) - len(args), 0) :]
+        if len(args) > len(params) or len(args) + len(defaults) < len(params):
+            raise _Unknown
+        bound = dict(zip(params, [*args, *(self._fold(d, depth + 1) for d in defaults)],
+                         strict=True))  # fmt: skip
+        returns = self._returns.get(id(function))
+        if returns is None:
+            returns = self._returns[id(function)] = _own_returns(function)
+        if not returns or len(returns) > _MAX_RETURNS:
+            raise _Unknown
+        first, *others = (self.with_bound_all(r, bound, depth) for r in returns)
+        if any(other != first for other in others):
+            raise _Unknown
+        return first
+
+    def with_bound_all(self, element: ast.expr, bound: dict[str, Folded], depth: int) -> Folded:
+        """`element` evaluated with each name of `bound` bound to its value (a function's
+        parameters); names bound outside are hidden, as a call hides its caller's."""
+        saved = self._bound
+        self._bound = {**bound, _CALLED: True}
+        try:
+            return self._fold(element, depth + 1)
+        finally:
+            self._bound = saved
 
     def _callee(self, func: ast.expr, depth: int) -> str | None:
         """The module function `func` names, through import aliases, ``__import__("zlib")``,
@@ -351,11 +425,42 @@ def _module_call(owner: str, method: str, args: list[Folded]) -> Folded:
             return _decompressed(_COMPRESSION_CODECS[codec], data)
         if isinstance(text, bytes) and isinstance(codec, str) and codec in _PLAIN_ENCODINGS:
             return text.decode(codec)
+    if owner in ("str", "bytes") and method == "maketrans":
+        return _maketrans(str if owner == "str" else bytes, args)
     if owner == "str" and method == "join" and len(args) == 2 and isinstance(args[0], str):
         return _joined(args[0], args[1])
     if owner in ("bytes", "str") and method in ("decode", "encode") and args:
         return _method(args[0], method, args[1:])  # bytes.decode(data, "utf-8")
     raise _Unknown
+
+
+def _maketrans(kind: type, args: list[Folded]) -> Folded:
+    """``str.maketrans(a, b[, gone])`` or ``bytes.maketrans(a, b)``, for ``translate``."""
+    if kind is bytes and len(args) == 2 and all(isinstance(a, bytes) for a in args):
+        return bytes.maketrans(args[0], args[1])  # type: ignore[arg-type]
+    if kind is str and 2 <= len(args) <= 3 and all(isinstance(a, str) for a in args):
+        if len(args[0]) > MAX_LENGTH or len(args[-1]) > MAX_LENGTH:  # type: ignore[arg-type]
+            raise _Unknown
+        return dict(str.maketrans(*args))  # type: ignore[arg-type]
+    if kind is str and len(args) == 1 and isinstance(args[0], dict):
+        return dict(str.maketrans(args[0]))
+    raise _Unknown
+
+
+def _translated(receiver: str | bytes, table: Folded) -> Folded:
+    """``s.translate(table)``: characters mapped or dropped, the result capped."""
+    if isinstance(receiver, bytes) and isinstance(table, bytes) and len(table) == 256:
+        return receiver.translate(table)
+    if not isinstance(receiver, str) or not isinstance(table, dict):
+        raise _Unknown
+    if not all(
+        isinstance(k, int) and (v is None or isinstance(v, int | str)) for k, v in table.items()
+    ):
+        raise _Unknown
+    widest = max((len(v) for v in table.values() if isinstance(v, str)), default=1)
+    if len(receiver) * widest > MAX_LENGTH * 4:
+        raise _Unknown
+    return _capped(receiver.translate(table))
 
 
 def _decompressed(kind: str, data: bytes) -> bytes:
@@ -391,6 +496,10 @@ def _method(receiver: Folded, method: str, args: list[Folded]) -> Folded:
             return _capped(receiver.replace(old, new))  # type: ignore[arg-type]
     if isinstance(receiver, str) and method in _STR_METHODS and not args:
         return getattr(receiver, method)()
+    if isinstance(receiver, str | bytes) and method == "maketrans":
+        return _maketrans(type(receiver), args)
+    if isinstance(receiver, str | bytes) and method == "translate" and len(args) == 1:
+        return _translated(receiver, args[0])
     if isinstance(receiver, str) and method == "format":
         return _format(receiver, args)
     if isinstance(receiver, str | bytes) and method == "hex" and not args:
@@ -531,3 +640,18 @@ def _encoding(codec: Folded) -> str:
     if isinstance(codec, str) and codec.lower() in _PLAIN_ENCODINGS:
         return codec.lower()
     raise _Unknown
+
+
+def _own_returns(function: ast.FunctionDef) -> list[ast.expr]:
+    """What the ``return`` statements of `function` itself (not of functions defined in
+    it) return, at most one more than :data:`_MAX_RETURNS`."""
+    found: list[ast.expr] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo and len(found) <= _MAX_RETURNS:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                            | ast.ClassDef):  # fmt: skip
+            todo.extend(ast.iter_child_nodes(node))
+    return found

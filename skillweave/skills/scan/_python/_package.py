@@ -8,20 +8,25 @@ of its functions taken, ``Wrappers.exported``); ``PythonScan`` then asks it (pas
 the wrapper or the returned labels of a name another module imports. A function that only
 forwards to ``__import__`` or ``getattr`` resolves, in every module that calls it, as what it
 forwards to (``ModuleAnalysis.imported_pass_throughs``); a name a module binds to an
-imported callable (``runner = os.system``) is that callable where another module imports
-it (``ModuleAnalysis.imported_aliases``). The summaries are taken
-from each module's own analysis only, so the order of the modules never changes a result.
+imported callable or a dangerous builtin (``runner = os.system``, ``run = exec``, ``run =
+functools.partial(exec)``) is that callable where another module imports it
+(``ModuleAnalysis.imported_aliases``); a module-level variable holding decoded or fetched
+data (``CODE = unpack(BLOB)``) carries its labels where another module reads it. The
+summaries are taken from each module's own analysis only, so the order of the modules never
+changes a result.
 At most :data:`MAX_MODULES` modules are analysed together; a module is named by its file's
 stem (``scripts/helper.py`` is ``helper``), the caller's own folder first.
 """
 
 from __future__ import annotations
 
+import ast
 import posixpath
 from collections.abc import Mapping
 from typing import Final
 
 from skillweave.skills.scan._python._analysis import ModuleAnalysis
+from skillweave.skills.scan._python._flow import dangerous
 from skillweave.skills.scan._python._parse import parse
 from skillweave.skills.scan._python._taint import Labels
 from skillweave.skills.scan._python._wrappers import Wrapper
@@ -31,6 +36,8 @@ __all__ = ["MAX_MODULES", "PythonPackage"]
 MAX_MODULES: Final = 200
 _MAX_ALIASES: Final = 2000
 """Names per module another module may import as a callable's alias, at most."""
+_MAX_GLOBALS: Final = 2000
+"""Module-level variables per module whose labels another module may read, at most."""
 
 
 class PythonPackage:
@@ -46,10 +53,12 @@ class PythonPackage:
             tree = parse(files[path], path)
             self.modules[path] = tree if isinstance(tree, str) else ModuleAnalysis(tree)
         self._exports: dict[str, dict[str, Wrapper]] = {}
+        self._globals: dict[str, dict[str, Labels]] = {}
         self._by_stem: dict[str, list[str]] = {}
         for path, analysis in self.modules.items():
             if isinstance(analysis, ModuleAnalysis):
                 self._exports[path] = analysis.wrappers.exported()
+                self._globals[path] = _labelled_globals(analysis)
                 stem = posixpath.splitext(posixpath.basename(path))[0]
                 self._by_stem.setdefault(stem, []).append(path)
         exported = self._exported_aliases()
@@ -65,7 +74,8 @@ class PythonPackage:
 
     def _exported_aliases(self) -> dict[str, str]:
         """``helpers.runner`` → ``os.system`` for each name a module of the skill binds to an
-        imported callable (``runner = os.system``, ``from os import system as runner``)."""
+        imported callable or a dangerous builtin (``runner = os.system``, ``from os import
+        system as runner``, ``run = exec``, ``run = functools.partial(exec)``)."""
         found: dict[str, str] = {}
         if len(self.modules) < 2:
             return found
@@ -73,8 +83,11 @@ class PythonPackage:
             if not isinstance(analysis, ModuleAnalysis):
                 continue
             stem = posixpath.splitext(posixpath.basename(path))[0]
-            for name, target in list(analysis.index.aliases.items())[:_MAX_ALIASES]:
-                if "." in target and name != target.split(".", 1)[0]:
+            aliases = {**_partials(analysis), **analysis.index.aliases}
+            for name, target in list(aliases.items())[:_MAX_ALIASES]:
+                if name == target.split(".", 1)[0]:
+                    continue
+                if "." in target or dangerous(target) is not None:
                     found.setdefault(f"{stem}.{name}", target)
         return found
 
@@ -99,9 +112,17 @@ class PythonPackage:
         return None
 
     def returns(self, name: str, caller: str) -> Labels:
-        """The labels of what `name` (another module's function) returns."""
+        """The labels of what `name` (another module's function) returns, or of what it
+        holds when it is a variable of that module (``CODE = unpack(BLOB)`` there, read
+        as ``helper.CODE`` or imported by name)."""
         found = self.wrapper(name, caller)
-        return dict(found[0].returns) if found is not None else {}
+        if found is not None:
+            return dict(found[0].returns)
+        module_name, _, variable = name.rpartition(".")
+        module = self._module(module_name.rsplit(".", 1)[-1], caller) if module_name else None
+        if module is None or module == caller:
+            return {}
+        return dict(self._globals.get(module, {}).get(variable, {}))
 
     def _function(self, name: str, caller: str) -> Wrapper | None:
         found = self.wrapper(name, caller)
@@ -113,3 +134,32 @@ class PythonPackage:
             return None
         folder = posixpath.dirname(caller)
         return next((p for p in paths if posixpath.dirname(p) == folder), paths[0])
+
+
+def _labelled_globals(analysis: ModuleAnalysis) -> dict[str, Labels]:
+    """The labels of the module's own module-level variables that carry any, as its own
+    analysis found them (before any other module's summaries were read)."""
+    module = analysis.scopes.module
+    found: dict[str, Labels] = {}
+    for var, labels in analysis.taint.vars.items():
+        if len(found) >= _MAX_GLOBALS:
+            break
+        if labels and var[0] == "n" and var[1] == module:
+            found[var[2]] = dict(labels)
+    return found
+
+
+def _partials(analysis: ModuleAnalysis) -> dict[str, str]:
+    """Names the module binds once to ``functools.partial`` of a dangerous callable → that
+    callable (its bound arguments add nothing that makes it safe)."""
+    found: dict[str, str] = {}
+    for name, values in list(analysis.index.assigned.items())[:_MAX_ALIASES]:
+        value = values[0] if len(values) == 1 else None
+        if not isinstance(value, ast.Call) or not value.args:
+            continue
+        if analysis.values.qualname(value.func) != "functools.partial":
+            continue
+        target = analysis.values.qualname(value.args[0])
+        if target is not None and dangerous(target) is not None:
+            found[name] = target
+    return found

@@ -6,7 +6,8 @@ marshal, text codecs such as rot13, a chr-join, a constant read backwards), ``fe
 network read), ``environ`` (the process environment) and ``home`` (a file read under the
 home folder, or a password store's output). A value's labels are those of the sources in its
 expression, of the variables it reads and of the functions it calls (their results; another
-module's of the same skill through ``external``); arguments flow into the parameters of the
+module's of the same skill, and the module-level variables it imports from one, through
+``external``); arguments flow into the parameters of the
 module's own functions (``Scopes.targets``). Propagation runs over every flow the module
 has, to a fixed point, at most :data:`ROUNDS` rounds, and each expression is read at most
 :data:`_NODES` nodes deep, so a hostile file cannot make it slow.
@@ -66,11 +67,14 @@ class Taint:
         self.scopes = scopes
         self.vars: dict[Var, Labels] = {}
         self.external: Callable[[str], Labels] | None = None
-        """What another module of the skill returns, by qualified name (``helper.fetch``)."""
+        """What another module of the skill returns or holds, by qualified name
+        (``helper.fetch``, ``helper.CODE``)."""
         self._bindings: list[Flow] | None = None
         self._files: set[str] = set()
         """Paths the module writes labelled data to (``("f", path)`` variables)."""
         self._targets: dict[int, list[tuple[int, bool]]] = {}
+        self._imports: dict[str, Labels] = {}
+        """Another module's variables read here, by qualified name → their labels."""
 
     def propagate(self) -> None:
         """Give every variable the labels of what flows into it (to a fixed point)."""
@@ -212,11 +216,13 @@ class Taint:
             held = self.vars.get(var)
             if held:
                 return {label: _through(node.id, reason) for label, reason in held.items()}
-            return {"environ": "the environment"} if self.values.is_environ(node) else {}
+            if self.values.is_environ(node):
+                return {"environ": "the environment"}
+            return self._imported(node) if var[1] == self.scopes.module else {}
         if isinstance(node, ast.Attribute):
             if self.values.is_environ(node):
                 return {"environ": "the environment"}
-            return dict(self.vars.get(("a", node.attr), {}))
+            return dict(self.vars.get(("a", node.attr), {})) or self._imported(node)
         if isinstance(node, ast.Subscript) and reversed_slice(node):
             return {"decoded": "a reversed string"}
         if isinstance(node, ast.Subscript) and self.values.is_environ(node.value):
@@ -247,6 +253,26 @@ class Taint:
         if not labels and self.external is not None and "." in name:
             labels = self.external(name)
         return labels
+
+    def _imported(self, node: ast.Name | ast.Attribute) -> Labels:
+        """The labels of another module's variable of the skill, read here by the name it
+        was imported as (``from helper import CODE``) or as ``helper.CODE``."""
+        if self.external is None:
+            return {}
+        root: ast.expr = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self.index.assigned:
+            return {}
+        target = self.index.aliases.get(root.id)
+        if target is None or (root is node and "." not in target):
+            return {}
+        name = self.values.qualname(node) or ""
+        if "." not in name:
+            return {}
+        if name not in self._imports:  # read on every round: each name asked once
+            self._imports[name] = self.external(name)
+        return self._imports[name]
 
     def _reads_home(self, call: ast.Call, name: str) -> bool:
         if name in ("open", "io.open", "builtins.open") and call.args:

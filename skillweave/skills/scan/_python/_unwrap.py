@@ -14,7 +14,8 @@ A callable can be reached without ever being called by its name:
 - returned by a decorator factory that hands back its argument (``def via(f): return lambda
   _: f``; ``@via(os.system) def run(): ...`` makes ``run`` be ``os.system``);
 - stored as a class attribute (``runner = subprocess.run`` or ``staticmethod(os.system)``
-  in a class body, called as ``self.runner(cmd)``), or in a table literal (``ACTIONS =
+  in a class body, or ``self.runner = vars(builtins)[name]`` looked up, called as
+  ``self.runner(cmd)``), or in a table literal (``ACTIONS =
   {"sh": os.system}``; ``ACTIONS["s" + "h"](cmd)``, ``ACTIONS.get("sh")(cmd)``), also
   stored by key once after an empty literal and as a ``functools.partial`` (``SINKS = {}``;
   ``SINKS[0] = partial(exec)``);
@@ -451,6 +452,9 @@ class _Definitions(_Tree):
         if len(values) != 1 or func.value.id in self.index.aliases:  # not a module's
             return
         value = values[0]
+        assign = self.parents.get(id(value))
+        if isinstance(assign, ast.Assign) and assign.value is not value:
+            value = assign.value  # rewritten since the walk (``vars(m).get(k)`` → ``vars(m)[k]``)
         if (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)
@@ -458,12 +462,22 @@ class _Definitions(_Tree):
             and len(value.args) == 1
         ):
             value = value.args[0]
-        if not isinstance(value, ast.Name | ast.Attribute) or not self._callable(value):
+        if not self._attribute_callable(value):
             return
         clone = _cloned(value)
         if clone is not None and len(self.made) < _MAX_REWRITES:
+            lookup = isinstance(value, ast.Call | ast.Subscript)
             self._replace(call, ast.Call(clone, call.args, call.keywords),
-                          Unwrapped("a class attribute"))  # fmt: skip
+                          Unwrapped("a class attribute", lookup=lookup))  # fmt: skip
+
+    def _attribute_callable(self, value: ast.expr) -> bool:
+        """A callable a class attribute holds: a name of one, or a dangerous one looked up
+        (``self._r = vars(builtins)[name]``, ``self._r = getattr(builtins, name)``)."""
+        if isinstance(value, ast.Name | ast.Attribute):
+            return self._callable(value)
+        if isinstance(value, ast.Call | ast.Subscript):
+            return dangerous(self.values.qualname(value) or "") is not None
+        return False
 
 
 def _loads(node: ast.Name) -> bool:
