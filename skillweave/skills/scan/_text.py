@@ -250,6 +250,21 @@ _PERSISTENCE: Final = re.compile(
     r"|(?:(?:site|dist)-packages|/lib/python[0-9.]*)/[^/]*\.pth$",
     re.IGNORECASE,
 )
+_HOME_LASTING: Final = re.compile(
+    r"(?:^|/)\.(?:vimrc|gvimrc|exrc|emacs|tmux\.conf|screenrc|xinitrc|xprofile|xsession"
+    r"|xsessionrc|pam_environment|gitconfig|hgrc|wgetrc|curlrc|Rprofile|pythonrc|pythonstartup"
+    r"|pythonrc\.py)$"
+    r"|(?:^|/)\.(?:vim|emacs\.d|config/nvim|config/git|config/environment\.d|gradle/init\.d"
+    r"|ipython/profile_[^/]{1,40}/startup|docker/cli-plugins|local/share/applications)/"
+    r"|(?:^|/)\.(?:docker/config\.json|kube/config|aws/config|config/git/config)$"
+    r"|(?:^|/)\.config/(?:Code|VSCodium)/User/(?:settings|tasks)\.json$",
+    re.IGNORECASE,
+)
+"""Configuration in the home folder that runs commands the next time a tool starts (an
+editor's start-up files, git's and docker's helpers, kube's exec plugins, shells' session
+files): persistence when written in the home folder, or reached by climbing there, but
+ordinary files inside a project (a workspace's own ``.vim/`` or ``.gitconfig`` fixture)."""
+_MAX_PARTS: Final = 64
 _ALLOWED_ABSOLUTE: Final = re.compile(
     r"^/(?:tmp(?:/|$)|var/tmp/|dev/(?:null|stdout|stderr|fd/|tty$))"
 )
@@ -294,21 +309,95 @@ def package_config(path: str) -> str | None:
     return None
 
 
+_INDEX_SETTING: Final = re.compile(
+    r"^[ \t]{0,20}[\"']?(@[\w.-]{1,60}:registry|[\w.-]{1,40})[\"']?[ \t]{0,20}[=:][ \t]{0,20}"
+    r"[\"']?([a-z][a-z0-9+.-]{0,20}://[^\s\"']{1,300})",
+    re.IGNORECASE | re.MULTILINE,
+)
+_INDEX_KEYS: Final = frozenset(
+    {"index-url", "index_url", "extra-index-url", "extra_index_url", "find-links", "find_links",
+     "url", "registry", "npmregistryserver", "repository", "channel_alias", "default_channels",
+     "channels", "index", "registries", "source", "mirror", "mirrors"}
+)  # fmt: skip
+_DEFAULT_INDEXES: Final = frozenset(
+    {"pypi.org", "pypi.python.org", "files.pythonhosted.org", "upload.pypi.org",
+     "test.pypi.org", "registry.npmjs.org", "registry.yarnpkg.com", "conda.anaconda.org",
+     "repo.anaconda.com", "crates.io", "index.crates.io", "rubygems.org"}
+)  # fmt: skip
+
+
+def index_setting(config: str) -> str | None:
+    """The setting of a package manager's configuration text `config` that points installs
+    at an index other than the language's public one (``index-url = https://...``,
+    ``@acme:registry=...``, ``npmRegistryServer: ...``, uv's ``[[index]] url``); None when
+    it names none."""
+    for match in _INDEX_SETTING.finditer(config[:65536]):
+        key = match.group(1).lower()
+        if key not in _INDEX_KEYS and not key.endswith(":registry"):
+            continue
+        host = (urlsplit(match.group(2)).hostname or "").lower()
+        if host and host not in _DEFAULT_INDEXES:
+            return f"{match.group(1)} = {match.group(2)}"[:200]
+    return None
+
+
 def write_target(path: str) -> Literal["fs.write-outside", "fs.persistence"] | None:
     """Which rule writing to `path` breaks; None when it stays in the workspace (relative
-    paths, /tmp, the package's own folder ``@pkg``) or is unknown (``*``)."""
+    paths, /tmp, the package's own folder ``@pkg``) or is unknown (``*``). A path that climbs
+    above the folder it starts from (``*/../../.config/pip/pip.conf``, ``@pkg/../../..``,
+    ``out/../../x``) is outside; from a folder not known (``*``, ``@pkg``) only when it lands
+    on a file that lasts (:func:`lasting`) or a package manager's configuration."""
     path = normal_path(path).replace("\\", "/")
-    if not path or path.startswith(("*", "@pkg")):
+    if not path:
         return None
-    if _PERSISTENCE.search(path):
+    if path.startswith(("*", "@pkg")):
+        ups, rest = climb(path)
+        if not ups or not rest:
+            return None
+        if lasting("/" + rest):
+            return "fs.persistence"
+        return "fs.write-outside" if package_config(rest) else None
+    if _PERSISTENCE.search(path) or (path.startswith("~") and _HOME_LASTING.search(path)):
         return "fs.persistence"
     if path.startswith("~") or re.match(r"[A-Za-z]:/", path):
         return "fs.write-outside"
     if path.startswith("/"):
         return None if _ALLOWED_ABSOLUTE.match(path) else "fs.write-outside"
-    if path.split("/", 1)[0] == "..":
-        return "fs.write-outside"
+    ups, rest = climb(path)
+    if ups:
+        return "fs.persistence" if _HOME_LASTING.search(rest) else "fs.write-outside"
     return None
+
+
+def lasting(path: str) -> bool:
+    """Whether `path` names a file that runs again later wherever its folder is (a shell's
+    rc file, ``.ssh/authorized_keys``, an autostart or systemd unit, a git hook, a crontab,
+    a Python start-up file), read on the path as written: ``*/.ssh/authorized_keys`` is one
+    too, its folder not known."""
+    path = normal_path(path).replace("\\", "/")
+    return bool(_PERSISTENCE.search(path) or _HOME_LASTING.search(path))
+
+
+def climb(path: str) -> tuple[int, str]:
+    """How many folders `path` climbs above the one it starts from (``*``, ``@pkg``, ``.`` or
+    its first folder), and what it names from the highest folder reached:
+    ``*/../../.config/pip/pip.conf`` → ``(2, ".config/pip/pip.conf")``, ``a/../b`` →
+    ``(0, "b")``. A ``*`` inside the path counts as one folder."""
+    parts = path.replace("\\", "/").split("/")[:_MAX_PARTS]
+    if parts[0] in ("*", "@pkg", "."):
+        parts = parts[1:]
+    kept: list[str] = []
+    ups = 0
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part != "..":
+            kept.append(part)
+        elif kept:
+            kept.pop()
+        else:
+            ups += 1
+    return ups, "/".join(kept)
 
 
 # --- encoded blobs, escape walls, long lines, download pipes ---------------------------------

@@ -1,11 +1,16 @@
 """The Python rules about files and credentials: :class:`FileRules`.
 
 Writes (``open`` in a writing mode, ``os.open`` with writing flags, ``Path.write_text`` and
-friends, copies and renames) whose approximated target is outside the workspace
-(``fs.write-outside``) or survives the run (``fs.persistence``), as ``_text.write_target``
-classifies paths; a package manager's configuration written outside the workspace
-(``fs.persistence`` and ``dependencies.index-config``) and code planted where it runs later
-on its own (``exec.planted-code``), as ``_planted`` says; credential files named in a call's
+friends, copies, renames, links, ``Path.replace``/``rename``) whose target is outside the
+workspace (``fs.write-outside``) or survives the run (``fs.persistence``), as
+``_text.write_target`` classifies paths, each path the target may be judged
+(``Values.paths``: either branch of a conditional, a helper's returns, a parameter's
+arguments); a file that runs later in a folder not known (``*/.ssh/authorized_keys``) is
+high; a mode changed on a file that runs later is persistence; a package manager's
+configuration written outside the workspace (``fs.persistence`` and
+``dependencies.index-config``), or anywhere with an index other than the public one
+(``_text.index_setting``), and code planted where it runs later on its own
+(``exec.planted-code``), as ``_planted`` says; credential files named in a call's
 arguments, in the path a call reads, or in a string constant (``secrets.credential-path``,
 as ``_text.credential_path`` says). Called by ``PythonScan`` for every call and every string
 constant of the module.
@@ -20,11 +25,19 @@ from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import COPY_CALLS, OPEN_CALLS, WRITE_METHODS, write_mode
 from skillweave.skills.scan._python._planted import planted, startup_hook
 from skillweave.skills.scan._python._values import Values
-from skillweave.skills.scan._text import credential_path, package_config, write_target
+from skillweave.skills.scan._text import (
+    credential_path,
+    index_setting,
+    lasting,
+    package_config,
+    write_target,
+)
 
 __all__ = ["FileRules"]
 
 _WRITES: Final = frozenset({"write", "writelines"})
+_MODE_CALLS: Final = frozenset({"os.chmod", "os.lchmod", "os.chown", "os.lchown",
+                                "shutil.chown"})  # fmt: skip
 _MAX_SEARCHED: Final = 20_000
 """Nodes of ``with`` blocks searched for what they write, per module, at most."""
 
@@ -54,6 +67,12 @@ class FileRules:
                 self._write(call.func.value, line, "open", self._written(call))
         elif name in COPY_CALLS and len(call.args) >= 2:
             self._write(call.args[1], line, name)
+        elif _moved(call):  # tmp.replace(target), tmp.rename(target): Path's, not str's
+            self._write(call.args[0], line, call.func.attr)  # type: ignore[attr-defined]
+        elif name in _MODE_CALLS and call.args:
+            self._mode(call.args[0], line, name)
+        elif isinstance(call.func, ast.Attribute) and call.func.attr in ("chmod", "lchmod"):
+            self._mode(call.func.value, line, call.func.attr)
 
     def credentials(self, call: ast.Call, line: int) -> None:
         """Credential files `call` names. Paths built from pieces (``Path.home() / ".aws" /
@@ -94,15 +113,21 @@ class FileRules:
             self._write(target, line, name, self._written(call))
 
     def _write(self, target: ast.AST, line: int, how: str, content: ast.expr | None = None) -> None:
-        path = self.values.approx(target)
-        if path is None:
-            return
-        rule = write_target(path)
+        """Each path `target` may be (either branch of a conditional, each return of a
+        helper...) judged as a write; the worst one stays (one finding a rule and line)."""
         text = self.values.approx(content) if content is not None else None
+        for path in self.values.paths(target):
+            self._judge(path, line, how, text)
+
+    def _judge(self, path: str, line: int, how: str, text: str | None) -> None:
+        rule = write_target(path)
         does = planted(path, text) if text else None
         manager = package_config(path) if rule is not None else None
         if rule is None and does is not None and startup_hook(path):  # the folder not known
             rule = "fs.persistence"
+        if rule is None:
+            self._unrooted(path, line, how, text)
+            return
         if manager is not None:
             self.findings.add("fs.persistence", line, f"writes {path} ({how}), {manager}'s "
                               "configuration: every later install reads it")  # fmt: skip
@@ -116,6 +141,32 @@ class FileRules:
         if rule == "fs.persistence" and does is not None:
             self.findings.add("exec.planted-code", line, f"plants code in {path} that {does} "
                               f"whenever it runs: {text[:100]!r}")  # fmt: skip
+
+    def _mode(self, target: ast.AST, line: int, how: str) -> None:
+        """A file's mode or owner changed: persistence when it is one that runs later (a git
+        hook made executable, an ``authorized_keys`` opened to others)."""
+        for path in self.values.paths(target):
+            if write_target(path) == "fs.persistence":
+                self.findings.add("fs.persistence", line, f"changes the mode of {path} ({how}), "
+                                  "which runs again later")  # fmt: skip
+                return
+
+    def _unrooted(self, path: str, line: int, how: str, text: str | None) -> None:
+        """A write whose folder is not known (``*/.ssh/authorized_keys``, a path the script
+        is given) or inside the workspace: high when it names a file that runs again later
+        in whatever folder, and ``dependencies.index-config`` when it is a package manager's
+        configuration that points installs at another index (a project's ``.npmrc`` or
+        ``uv.toml`` is read by every later install there)."""
+        manager = package_config(path)
+        setting = index_setting(text) if manager is not None and text else None
+        if setting is not None:
+            self.findings.add("dependencies.index-config", line, f"writes {manager}'s package "
+                              f"configuration {path} ({how}) with {setting!r}: later installs "
+                              "use that index")  # fmt: skip
+        if path.startswith("*") and (lasting(path) or setting is not None):
+            self.findings.add("fs.persistence", line, f"writes {path} ({how}), which lasts "
+                              "past the run wherever its folder is (the folder is not known)",
+                              severity="high")  # fmt: skip
 
     def _written(self, opened: ast.Call) -> ast.expr | None:
         """What is written to the file `opened` opens: ``open(p, "w").write(x)`` or
@@ -143,6 +194,18 @@ class FileRules:
             ):
                 return node.args[0]
         return None
+
+
+def _moved(call: ast.Call) -> bool:
+    """``p.rename(target)`` or ``p.replace(target)``: one argument, as ``Path`` takes (a
+    string's ``replace`` takes two)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("rename", "replace")
+        and len(call.args) == 1
+        and not call.keywords
+    )
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

@@ -5,9 +5,14 @@
   (``vars(m)[...]``, ``m.__dict__[...]``, a frame's ``f_builtins``/``f_globals``, any
   ``x.__builtins__``: :meth:`Values.namespace_of`) (:meth:`Values.qualname`);
 - path arguments are approximated as strings (:meth:`Values.approx`: constants, f-strings,
-  ``+``, ``%``, ``os.path.join``, ``Path(...) / ...``, ``expanduser``, ``Path.home()``,
-  ``$HOME``, names assigned once, the interpreter's site-packages and prefix), ``*`` standing
-  for what is not known and ``@pkg`` for the package's own folder (``__file__``).
+  ``+``, ``%`` and ``format`` with their arguments in place, ``os.path.join``, a separator's
+  ``join``, ``Path(...) / ...``, ``expanduser``, ``Path.home()``, ``$HOME`` and the XDG and
+  Windows home variables, ``pwd``'s home folder, names assigned once, the interpreter's
+  site-packages and prefix), ``*`` standing for what is not known, ``@pkg/file`` for the
+  script (``__file__``) and ``..`` for each folder climbed (``.parent``, ``parents[n]``,
+  ``dirname``); :meth:`Values.paths` gives every string a path may be, taking each branch of
+  a conditional or ``or``, each value of a name assigned again, each return of the module's
+  own function and each argument its parameter is given (bounded: :data:`_MAX_PATHS`).
 
 Read by the index's walk (for assigned aliases), the sources and sinks (``_flow``), the taint
 and every rule family; made by ``PythonScan`` over its :class:`ModuleIndex`.
@@ -16,6 +21,7 @@ and every rule family; made by ``PythonScan`` over its :class:`ModuleIndex`.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Final
@@ -38,6 +44,22 @@ run from): outside any workspace."""
 _SITE_NAMES: Final = {"site.USER_SITE": _USER_SITE, "site.USER_BASE": "~/.local",
                       "sys.prefix": "/usr", "sys.base_prefix": "/usr",
                       "sys.exec_prefix": "/usr"}  # fmt: skip
+_PATH_NAMES: Final = {"os.sep": "/", "os.path.sep": "/", "posixpath.sep": "/", "os.curdir": ".",
+                      "os.pardir": "..", "os.path.curdir": ".", "os.path.pardir": ".."}  # fmt: skip
+_HOME_VARIABLES: Final = {"HOME": "~", "USERPROFILE": "~", "XDG_CONFIG_HOME": "~/.config",
+                          "XDG_DATA_HOME": "~/.local/share", "APPDATA": "~/AppData/Roaming",
+                          "LOCALAPPDATA": "~/AppData/Local"}  # fmt: skip
+"""Environment variables that name the home folder or a folder in it."""
+_USER_RECORDS: Final = frozenset({"pwd.getpwuid", "pwd.getpwnam"})
+_MAX_PATHS: Final = 8
+"""Strings :meth:`Values.paths` tries, at most (each a choice of branches)."""
+_MAX_CHOICES: Final = 4
+"""Alternatives one choice point (a conditional, a name assigned again, a function's
+returns, a parameter's arguments) offers, at most."""
+_MAX_CLIMB: Final = 100
+_MAX_PARTS: Final = 64
+_PERCENT: Final = re.compile(r"%%|%(?:\([^)]{0,40}\))?[-#0 +]{0,5}[0-9.*]{0,8}[sdrifxa]")
+_FIELD: Final = re.compile(r"\{([^{}]{0,80})\}")
 _MAX_RETURNS: Final = 8
 _IMPORTERS: Final = frozenset(
     {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
@@ -66,6 +88,8 @@ class Values:
         self.forwarding: Callable[[str], str | None] | None = None
         """What another module's function called by this qualified name only forwards to
         (``__import__``, ``getattr``), set by ``_package``; None when it forwards to none."""
+        self._choices: _Choices | None = None
+        self._call_sites: dict[str, list[ast.Call]] | None = None
 
     def forget(self) -> None:
         """Drop what was folded and resolved so far (the names it read have changed)."""
@@ -244,33 +268,149 @@ class Values:
             if isinstance(node.op, ast.Div) and (left or right):
                 return f"{left or '*'}/{right or '*'}"
             if isinstance(node.op, ast.Mod) and left:
-                return left.replace("%s", "*").replace("%r", "*")
+                return _percent(left, self._pieces(_items(node.right), depth))
             return None
         if isinstance(node, ast.Name):
             if node.id == "__file__":
                 return "@pkg/file"
             values = self.index.assigned.get(node.id)
-            return self.approx(values[-1], depth + 1) if values and len(values) == 1 else None
+            if values and len(values) == 1:
+                return self.approx(values[-1], depth + 1)
+            options = values or (self._arguments(node) if self._choices is not None else [])
+            return self._chosen(options, depth)
         if isinstance(node, ast.Subscript) and self.is_environ(node.value):
-            key = self.approx(node.slice, depth + 1)
-            return "~" if key in ("HOME", "USERPROFILE") else None
+            return _HOME_VARIABLES.get(self.approx(node.slice, depth + 1) or "")
         if isinstance(node, ast.Attribute):
-            if (site := _SITE_NAMES.get(self.qualname(node) or "")) is not None:
-                return site
-            if node.attr == "parent":
-                inner = self.approx(node.value, depth + 1)
-                if inner is None:
-                    return None
-                return "@pkg" if inner.startswith("@pkg") else f"{inner}/.."
-            return None
+            return self._approx_attribute(node, depth)
         if isinstance(node, ast.Call):
             folded = self.folder.text(node)
             return folded if folded is not None else self._approx_call(node, depth)
         if isinstance(node, ast.Subscript):
-            inner = node.value.func if isinstance(node.value, ast.Call) else node.value
-            site = _SITE_CALLS.get(self.qualname(inner) or "")  # get_paths()["purelib"]
-            return site if site is not None else self.folder.text(node)
+            return self._approx_subscript(node, depth)
+        if isinstance(node, ast.IfExp | ast.BoolOp):
+            return self._chosen(_branches(node), depth)
         return None
+
+    def paths(self, node: ast.AST) -> list[str]:
+        """Each string `node` may evaluate to (at most :data:`_MAX_PATHS`), as :meth:`approx`
+        reads it but taking every branch: either side of a conditional or an ``or``, each
+        value of a name assigned more than once, each return of the module's own function
+        called, each argument a parameter is given where its function is called."""
+        found: list[str] = []
+        plan: list[int] | None = []
+        saved = self._choices
+        try:
+            for _ in range(_MAX_PATHS):
+                if plan is None:
+                    break
+                self._choices = _Choices(plan)
+                text = self.approx(node)
+                if text and text not in found:
+                    found.append(text)
+                plan = self._choices.next_plan()
+        finally:
+            self._choices = saved
+        return found
+
+    def _chosen(self, options: list[ast.expr], depth: int) -> str | None:
+        """The option the current choice takes (:meth:`paths`); None outside a choice."""
+        if self._choices is None or not options:
+            return None
+        options = options[:_MAX_CHOICES]
+        return self.approx(options[self._choices.pick(len(options))], depth + 1)
+
+    def _arguments(self, name: ast.Name) -> list[ast.expr]:
+        """What the parameter `name` is given: its default and the matching argument of each
+        call of its function in the module (``_pin(os.getcwd())`` for ``def _pin(ws)``)."""
+        function = self._function_of(name)
+        if function is None:
+            return []
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        found: list[ast.expr] = []
+        for position, parameter in enumerate(positional):
+            if parameter.arg != name.id:
+                continue
+            defaults = arguments.defaults
+            offset = position - (len(positional) - len(defaults))
+            if offset >= 0:
+                found.append(defaults[offset])
+            method = bool(positional) and positional[0].arg in ("self", "cls")
+            for call in self._calls_of(function.name):
+                at = position - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+                keyword = next((k.value for k in call.keywords if k.arg == name.id), None)
+                given = call.args[at] if 0 <= at < len(call.args) else keyword
+                if given is not None and not isinstance(given, ast.Starred):
+                    found.append(given)
+        return found
+
+    def _function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function whose body reads `name` (the nearest one)."""
+        node: ast.AST | None = name
+        for _ in range(_MAX_CLIMB):
+            node = self.index.parents.get(id(node))
+            if node is None or isinstance(node, ast.Lambda | ast.ClassDef):
+                return None
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                return node
+        return None
+
+    def _calls_of(self, function: str) -> list[ast.Call]:
+        """The module's calls of a function or method by this name."""
+        if self._call_sites is None:
+            self._call_sites = {}
+            for call in self.index.calls:
+                func = call.func
+                callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if callee in self.index.defs:
+                    self._call_sites.setdefault(callee, []).append(call)
+        return self._call_sites.get(function, [])
+
+    def _approx_attribute(self, node: ast.Attribute, depth: int) -> str | None:
+        name = self.qualname(node) or ""
+        if (known := _SITE_NAMES.get(name) or _PATH_NAMES.get(name)) is not None:
+            return known
+        if node.attr == "pw_dir":  # pwd.getpwuid(os.getuid()).pw_dir
+            return "~"
+        if node.attr == "parent":
+            inner = self.approx(node.value, depth + 1)
+            return _parent(inner) if inner is not None else None
+        return None
+
+    def _approx_subscript(self, node: ast.Subscript, depth: int) -> str | None:
+        value = node.value
+        if isinstance(value, ast.Attribute) and value.attr == "parents":  # p.parents[2]
+            inner = self.approx(value.value, depth + 1)
+            up = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            if inner is None or not isinstance(up, int) or not 0 <= up < 32:
+                return None
+            for _ in range(up + 1):
+                inner = _parent(inner)
+            return inner
+        inner = value.func if isinstance(value, ast.Call) else value
+        callee = self.qualname(inner) or ""
+        if callee in _USER_RECORDS:  # pwd.getpwuid(uid)[5]
+            return "~"
+        site = _SITE_CALLS.get(callee)  # get_paths()["purelib"]
+        return site if site is not None else self.folder.text(node)
+
+    def _pieces(self, nodes: list[ast.expr], depth: int) -> list[str]:
+        """`nodes` approximated, ``*`` for each not known; a starred name assigned a literal
+        list or tuple once stands for its items."""
+        pieces: list[str] = []
+        for node in nodes[:_MAX_PARTS]:
+            if isinstance(node, ast.Starred):
+                values = (
+                    self.index.assigned.get(node.value.id)
+                    if isinstance(node.value, ast.Name)
+                    else None
+                )
+                items = values[0] if values and len(values) == 1 else node.value
+                if isinstance(items, ast.List | ast.Tuple):
+                    pieces += self._pieces(items.elts, depth)
+                    continue
+            pieces.append(self.approx(node, depth + 1) or "*")
+        return pieces
 
     def alternatives(self, node: ast.AST) -> list[str]:
         """`node` approximated once for each item a ``for`` loop over a literal gives a name
@@ -308,42 +448,134 @@ class Values:
         args = node.args
         last = node.func.attr if isinstance(node.func, ast.Attribute) else name.rsplit(".", 1)[-1]
         if name in ("os.path.join", "posixpath.join", "ntpath.join") or last == "joinpath":
-            pieces = [self.approx(a, depth + 1) or "*" for a in args]
+            pieces = self._pieces(args, depth)
             if last == "joinpath" and isinstance(node.func, ast.Attribute):
                 pieces.insert(0, self.approx(node.func.value, depth + 1) or "*")
-            joined = ""
-            for piece in pieces:
-                joined = (
-                    piece if piece.startswith(("/", "~")) or not joined else f"{joined}/{piece}"
-                )
-            return joined or None
+            return _joined(pieces)
         if name in ("pathlib.Path.home", "Path.home") or (last == "home" and not args):
             return "~"
         if name in ("os.getcwd", "pathlib.Path.cwd", "Path.cwd"):
             return "."
         if name in ("os.getenv", "os.environ.get") and args:
-            return "~" if self.approx(args[0], depth + 1) in ("HOME", "USERPROFILE") else None
+            return _HOME_VARIABLES.get(self.approx(args[0], depth + 1) or "")
         if name in ("os.path.dirname", "os.path.abspath", "os.path.realpath") and args:
             inner = self.approx(args[0], depth + 1)
-            if inner and inner.startswith("@pkg"):
-                return "@pkg"
-            return inner if name != "os.path.dirname" else (inner and f"{inner}/..")
+            return inner if name != "os.path.dirname" or inner is None else _parent(inner)
         if (
-            last in ("Path", "PurePath", "PosixPath", "str", "fspath", "normpath")
+            last in ("Path", "PurePath", "PosixPath", "PurePosixPath", "WindowsPath",
+                     "PureWindowsPath", "str", "fspath", "normpath")
             or name in ("os.path.expanduser", "os.path.expandvars")
-        ) and args:
-            pieces = [self.approx(a, depth + 1) or "*" for a in args]
-            return "/".join(pieces)
+        ) and args:  # fmt: skip
+            return _joined(self._pieces(args, depth))
+        if last == "join" and isinstance(node.func, ast.Attribute) and len(args) == 1:
+            separator = self.approx(node.func.value, depth + 1)  # "/".join([home, ".ssh"])
+            if separator in ("/", "\\") and isinstance(args[0], ast.List | ast.Tuple):
+                return _joined(self._pieces(args[0].elts, depth))
+            return None
         if isinstance(node.func, ast.Attribute) and last in (
             "expanduser", "resolve", "absolute", "as_posix", "format", "strip", "lower",
+            "with_name",
         ):  # fmt: skip
             inner = self.approx(node.func.value, depth + 1)
-            return inner.replace("{}", "*") if inner else None
+            if inner is None:
+                return None
+            if last == "with_name":
+                return f"{_parent(inner)}/{self.approx(args[0], depth + 1) if args else '*'}"
+            if last == "format":
+                keywords = {k.arg: self.approx(k.value, depth + 1) or "*" for k in node.keywords}
+                return _format(inner, self._pieces(args, depth), keywords)
+            return inner
+        if self._choices is not None:
+            return self._chosen(self._own_returns(node.func), depth)
         return None
+
+    def _own_returns(self, func: ast.expr) -> list[ast.expr]:
+        """What the module's own function or method `func` names returns (its return
+        statements); empty for any other callee."""
+        if isinstance(func, ast.Name) and func.id not in self.index.aliases:
+            name = func.id
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name = func.attr if func.value.id in ("self", "cls") else ""
+        else:
+            return []
+        return self.index.returns.get(name, []) if name in self.index.defs else []
 
     def is_environ(self, node: ast.AST) -> bool:
         """Whether `node` names the process environment (``os.environ``)."""
         return self.qualname(node) in ("os.environ", "environ", "os.environb")
+
+
+class _Choices:
+    """Which alternative each choice point of one approximation takes (:meth:`Values.paths`),
+    in the order the points are met: `plan` first, then the first alternative of each."""
+
+    def __init__(self, plan: list[int]) -> None:
+        self.plan = plan
+        self.arities: list[int] = []
+
+    def pick(self, arity: int) -> int:
+        at = len(self.arities)
+        self.arities.append(arity)
+        return self.plan[at] if at < len(self.plan) and self.plan[at] < arity else 0
+
+    def next_plan(self) -> list[int] | None:
+        """The next choices to take, the last point met turning first; None when every
+        combination was taken."""
+        taken = [self.plan[i] if i < len(self.plan) else 0 for i in range(len(self.arities))]
+        for at in reversed(range(len(taken))):
+            if taken[at] + 1 < self.arities[at]:
+                return [*taken[:at], taken[at] + 1]
+        return None
+
+
+def _branches(node: ast.IfExp | ast.BoolOp) -> list[ast.expr]:
+    """The values a conditional or a boolean operation may take."""
+    if isinstance(node, ast.IfExp):
+        return [node.body, node.orelse]
+    return list(node.values) if isinstance(node.op, ast.Or) else [node.values[-1]]
+
+
+def _parent(path: str) -> str:
+    """The folder holding `path`: its last name dropped, or ``/..`` added when it ends in
+    no name (``@pkg``, ``*``, ``~``, ``..``)."""
+    head, _, tail = path.rpartition("/")
+    if head and tail not in ("", ".", "..", "*", "~", "@pkg"):
+        return head
+    return f"{path}/.."
+
+
+def _joined(pieces: list[str]) -> str | None:
+    """Path pieces joined as ``os.path.join`` does (an absolute or home piece restarts)."""
+    joined = ""
+    for piece in pieces:
+        joined = piece if piece.startswith(("/", "~")) or not joined else f"{joined}/{piece}"
+    return joined or None
+
+
+def _items(node: ast.expr) -> list[ast.expr]:
+    """The operands of ``%``: a tuple's items, or the one value."""
+    return list(node.elts) if isinstance(node, ast.Tuple) else [node]
+
+
+def _percent(template: str, pieces: list[str]) -> str:
+    """``"%s/.ssh" % home`` with the pieces in place, ``*`` past them."""
+    given = iter(pieces)
+    return _PERCENT.sub(lambda m: "%" if m.group() == "%%" else next(given, "*"), template)
+
+
+def _format(template: str, pieces: list[str], keywords: dict[str | None, str]) -> str:
+    """``"{}/.ssh".format(home)`` with the pieces in place, ``*`` for a field not known."""
+    given = iter(pieces)
+
+    def field(match: re.Match[str]) -> str:
+        key = match.group(1).split("!", 1)[0].split(":", 1)[0]
+        if not key:
+            return next(given, "*")
+        if key.isdigit():
+            return pieces[int(key)] if int(key) < len(pieces) else "*"
+        return keywords.get(key, "*")
+
+    return _FIELD.sub(field, template)
 
 
 def _module(values: Values, node: ast.AST, depth: int) -> str | None:
