@@ -7,13 +7,17 @@ The hiding techniques decoded here:
 - Unicode tag characters (U+E0000-U+E007F, "ASCII smuggling"): each run spelled out in ASCII
   (a subdivision flag, U+1F3F4 followed by lowercase tags and a cancel tag, is an emoji);
 - zero-width characters that split words (``ig\\u200bnore``): the line with them removed;
-- bits in zero-width characters: a long run of two to four distinct zero-width characters
-  read as binary (or base 4), with or without a separator, under every assignment of digits,
-  kept when the result is printable text;
+- bits in invisible characters (zero-width, word joiners, Hangul fillers, interlinear
+  annotation and musical formatting characters): a long run read as binary with any two of
+  its characters as the digits and the others as separators between bytes or markers around
+  the run (or four as base 4), under every assignment of digits, kept when the result is
+  printable text; the same characters strewn between the visible letters of a line are
+  read together as such a run;
 - bytes in variation selectors (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are 16-255) after a
-  character: a run of two or more is never a real emoji or ideograph variation;
+  character: a run of two or more is never a real emoji or ideograph variation; selectors
+  strewn one after each ASCII character of a line spell bytes too; either may be bits;
 - bidi controls (embeddings, overrides, isolates): the line as a model reads it (logical
-  order) and as a reader sees it (visual order, from :func:`visual_order`);
+  order) and as a reader sees it (visual order, from :func:`visual_order`), both judged;
 - HTML comments, Markdown link-reference comments (``[//]: # (...)``) and HTML elements hidden
   with ``hidden``, ``display:none`` or ``visibility:hidden``, on the element or through a
   class a ``<style>`` block of the file hides, whatever else the element carries
@@ -21,8 +25,9 @@ The hiding techniques decoded here:
   found once invisible characters are deleted (``<\u200b!--`` opens a comment for a model).
 
 A piece may carry other readings (:attr:`Hidden.readings`), judged too: tag characters read
-in place among the visible letters between them, and zero-width runs standing for the spaces
-of words glued together (``read\u2060the\u2060file``).
+in place among the visible letters between them, zero-width runs standing for the spaces
+of words glued together (``read\u2060the\u2060file``), bits strewn between letters, and a
+bidi line in its visual order.
 
 Written by hand: python-bidi is not a dependency, and only an approximation of the Unicode
 bidi algorithm (no bracket pairs, digits read as left-to-right) is needed to show an operator
@@ -53,7 +58,7 @@ _MAX_BIT_RUN: Final = 8 * 4096
 
 INVISIBLE: Final = re.compile(
     "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060-\u2064\u180e"
-    "\u034f\u115f\u1160\u3164\uffa0\u00ad\ufeff\u061c]"
+    "\u034f\u115f\u1160\u3164\uffa0\u00ad\ufeff\u061c\ufff9-\ufffb\U0001d173-\U0001d17a]"
 )
 """Every character deleted before the prose rules read a text."""
 
@@ -136,7 +141,7 @@ def escape_invisible(text: str) -> str:
 
 _ESCAPED: Final = re.compile(
     "[\U000e0000-\U000e01ef\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060-\u2064\u180e\u034f"
-    "\u115f\u1160\u3164\uffa0\u00ad\ufeff\u061c\ufe00-\ufe0f]"
+    "\u115f\u1160\u3164\uffa0\u00ad\ufeff\u061c\ufe00-\ufe0f\ufff9-\ufffb\U0001d173-\U0001d17a]"
 )
 
 
@@ -185,18 +190,24 @@ def _tag_piece(text: str, line_start: int, spelled: str, in_place: str) -> Hidde
 # --- zero-width characters: split words, and bits ----------------------------------------------
 
 _ZERO_WIDTH: Final = re.compile(
-    "[\u200b\u2060-\u2064\u180e\u034f\u115f\u1160\u3164\uffa0]"
+    "[\u200b\u2060-\u2064\u180e\u034f\u115f\u1160\u3164\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a]"
     "|(?<=[A-Za-z0-9])[\u200c\u200d\u00ad\u200e\u200f\u061c](?=[A-Za-z0-9])|(?<!^)\ufeff"
 )
-_ZERO_WIDTH_RUN: Final = re.compile("[\u200b-\u200f\u2060-\u2064\u180e\u034f\ufeff\u00ad]{16,}")
-_RUN: Final = re.compile("[\u200b-\u200f\u2060-\u2064\u180e\u034f\ufeff\u00ad]+")
+_DIGITS: Final = (
+    "\u200b-\u200f\u2060-\u2064\u180e\u034f\ufeff\u00ad\u115f\u1160\u3164\uffa0\u061c"
+    "\ufff9-\ufffb\U0001d173-\U0001d17a"
+)
+"""Invisible characters a hider may use as digits (tag characters and variation selectors
+have decoders of their own)."""
+_ZERO_WIDTH_RUN: Final = re.compile(f"[{_DIGITS}]{{16,}}")
+_RUN: Final = re.compile(f"[{_DIGITS}]+")
 _SPLITS: Final = re.compile(
     "(?<=[A-Za-z0-9])[\u200b-\u200f\u2060-\u2064\u180e\u034f\u00ad\ufeff]+(?=[A-Za-z0-9])"
 )
 
 
 def _bits(text: str) -> tuple[list[Hidden], list[tuple[int, int]]]:
-    """Long runs of zero-width characters, decoded as bits where they spell text."""
+    """Long runs of invisible characters, decoded as bits where they spell text."""
     found, spans = [], []
     for match in itertools.islice(_ZERO_WIDTH_RUN.finditer(text), MAX_PIECES):
         decoded = decode_bits(match.group()[:_MAX_BIT_RUN])
@@ -211,20 +222,33 @@ def _bits(text: str) -> tuple[list[Hidden], list[tuple[int, int]]]:
     return found, spans
 
 
+_MAX_SYMBOLS: Final = 6
+"""Distinct characters of a run read as digits and separators, at most."""
+
+
 def decode_bits(run: str) -> str:
-    """The text a run of zero-width characters spells as binary digits; "" when none does."""
+    """The text a run of invisible characters spells as digits; "" when none does.
+
+    Any two of its characters may be the binary digits (eight or seven to a byte, high or
+    low digit first), the others separators between the digits' groups or markers around
+    them (``\u2060`` + bits + ``\u2060``); four characters alone may be base-4 digits."""
     symbols = sorted(set(run))
-    if len(symbols) == 2:
-        return _best(_fixed(run, symbols, base=2, width=w) for w in (8, 7))
-    if len(symbols) == 3:
-        return _best(_separated(run, sep, [s for s in symbols if s != sep]) for sep in symbols)
-    if len(symbols) == 4:
-        return _best([_fixed(run, symbols, base=4, width=4)])
-    return ""
+    if not 2 <= len(symbols) <= _MAX_SYMBOLS:
+        return ""
+    candidates = [_fixed(run, symbols, base=4, width=4)] if len(symbols) == 4 else []
+    for digits in itertools.combinations(symbols, 2):
+        others = "".join(s for s in symbols if s not in digits)
+        split = f"[{''.join(map(re.escape, others))}]"
+        groups = [g for g in re.split(split, run) if g] if others else [run]
+        joined = "".join(groups)
+        candidates += [_fixed(joined, list(digits), base=2, width=w) for w in (8, 7)]
+        if len(groups) >= 2:
+            candidates.append(_separated(groups, list(digits)))
+    return _best(candidates)
 
 
 def _fixed(run: str, symbols: list[str], *, base: int, width: int) -> list[str]:
-    if len(run) % width:
+    if len(run) % width or len(run) < 2 * width:
         return []
     found = []
     for digits in itertools.permutations("0123"[:base]):
@@ -236,9 +260,9 @@ def _fixed(run: str, symbols: list[str], *, base: int, width: int) -> list[str]:
     return found
 
 
-def _separated(run: str, sep: str, digits: list[str]) -> list[str]:
-    groups = [g for g in run.split(sep) if g]
-    if len(groups) < 2 or any(len(g) > 21 for g in groups):
+def _separated(groups: list[str], digits: list[str]) -> list[str]:
+    """Groups of binary digits of any length, one character (or byte) each."""
+    if any(len(g) > 21 for g in groups):
         return []
     found = []
     for zero, one in ((digits[0], digits[1]), (digits[1], digits[0])):
@@ -299,9 +323,10 @@ def _zero_width(text: str, decoded: list[tuple[int, int]]) -> list[Hidden]:
             else f"with zero-width characters ({', '.join(codes[:4])})"
         )
         revealed = INVISIBLE.sub("", window)
+        readings = _spaced_readings(window) + _scattered_bits(window)
         found.append(Hidden(match.start(), "zero-width", how, revealed, "medium",
                             body=window_start, deliberate=splits,
-                            readings=_spaced_readings(window)))  # fmt: skip
+                            readings=readings))  # fmt: skip
     return found
 
 
@@ -328,6 +353,16 @@ def _spaced_readings(window: str) -> tuple[str, ...]:
     )
 
 
+def _scattered_bits(window: str) -> tuple[str, ...]:
+    """The text the zero-width characters of `window` spell as bits when they are strewn
+    one or a few at a time between visible letters rather than kept in one run."""
+    digits = "".join(m.group() for m in itertools.islice(_RUN.finditer(window), 8 * _SPAN))
+    if len(digits) < 16:
+        return ()
+    decoded = decode_bits(digits)
+    return (decoded,) if decoded else ()
+
+
 def _line(text: str, offset: int) -> tuple[int, int]:
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
@@ -337,22 +372,56 @@ def _line(text: str, offset: int) -> tuple[int, int]:
 # --- variation selectors ---------------------------------------------------------------------
 
 _VARIATIONS: Final = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+_LONE_VARIATION: Final = re.compile(
+    "(?<=[\x20-\x7e])[\ufe00-\ufe0f\U000e0100-\U000e01ef](?![\ufe00-\ufe0f\U000e0100-\U000e01ef\u20e3])"
+)
+"""A selector after a printable ASCII character (a keycap, ``1\ufe0f\u20e3``, aside): no
+letter or digit has a variation to select."""
+_MIN_LONE: Final = 8  # selectors strewn after ASCII characters on one line that are read
 
 
 def _variations(text: str) -> list[Hidden]:
     found = []
     for match in itertools.islice(_VARIATIONS.finditer(text), MAX_PIECES):
         run = match.group()
-        data = bytes(
-            ord(c) - 0xFE00 if ord(c) < 0xFE10 else ord(c) - 0xE0100 + 16 for c in run[:16384]
-        )
-        decoded = _printable(data)
+        decoded = _selector_text(run[:16384])
         if not decoded and len(run) < 16:
             continue  # a doubled selector after an emoji: sloppy, not smuggling
         carrier = escape_invisible(text[max(0, match.start() - 1) : match.start()])
         how = f"encoded in {len(run)} variation selectors after {carrier!r}"
         found.append(Hidden(match.start(), "variation", how, decoded, "medium", deliberate=True))
-    return found
+    return found + _strewn_variations(text)
+
+
+def _selector_text(run: str) -> str:
+    """What selectors spell: one byte each (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are
+    16-255), or bits when a few distinct selectors are the digits."""
+    data = bytes(ord(c) - 0xFE00 if ord(c) < 0xFE10 else ord(c) - 0xE0100 + 16 for c in run)
+    return _printable(data) or decode_bits(run)
+
+
+def _strewn_variations(text: str) -> list[Hidden]:
+    """One piece a line whose ASCII characters carry selectors one at a time, where they
+    spell text together."""
+    found: list[Hidden] = []
+    line_start, first, run = -1, 0, []
+    for match in itertools.islice(_LONE_VARIATION.finditer(text), 64 * MAX_PIECES):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if start != line_start:
+            found += _strewn_piece(first, run)
+            line_start, first, run = start, match.start(), []
+        run.append(match.group())
+    return (found + _strewn_piece(first, run))[:MAX_PIECES]
+
+
+def _strewn_piece(start: int, selectors: list[str]) -> list[Hidden]:
+    if len(selectors) < _MIN_LONE:
+        return []
+    decoded = _selector_text("".join(selectors))
+    if not decoded:
+        return []
+    how = f"encoded in {len(selectors)} variation selectors strewn after letters"
+    return [Hidden(start, "variation", how, decoded, "medium", deliberate=True)]
 
 
 # --- bidi controls ---------------------------------------------------------------------------
@@ -373,9 +442,10 @@ _MIRRORED: Final = dict(zip("()[]{}<>", ")(][}{><", strict=True))
 
 
 def _bidi(text: str) -> list[Hidden]:
-    """One piece a line holding bidi controls: its logical and its visual order. Low in
-    right-to-left text without overrides (embeddings and isolates are how such text is
-    written), high elsewhere."""
+    """One piece a line holding bidi controls: its logical and its visual order, both
+    judged (the visual order is a reading). Low in right-to-left text without overrides
+    (embeddings and isolates are how such text is written), high elsewhere; an override in
+    a line without right-to-left letters is deliberate (it only serves to reverse Latin)."""
     found: list[Hidden] = []
     position = 0
     while len(found) < MAX_PIECES:
@@ -394,8 +464,10 @@ def _bidi(text: str) -> list[Hidden]:
         severity: Severity = "low" if rtl and not override else "high"
         how = f"reordered by bidi controls ({', '.join(codes[:4])})"
         found.append(
-            Hidden(match.start(), "bidi", how, revealed, severity, shown=shown, body=window_start)
-        )
+            Hidden(match.start(), "bidi", how, revealed, severity, shown=shown, body=window_start,
+                   deliberate=override and not rtl,
+                   readings=(shown,) if shown != revealed else ())
+        )  # fmt: skip
     return found
 
 

@@ -15,7 +15,12 @@ Three kinds of rule:
   order to put a secret (a credential file, a secret environment variable, passwords or keys
   found, the system prompt) into something that leaves the agent (a URL, a request, a tool
   argument, a reply, an output file), the secret named in the same clause or, as "them" or
-  "their content", earlier in the same paragraph;
+  "their content", earlier in the same paragraph; or an order to call a skill or tool with
+  such secrets, or with the whole conversation ahead of every other tool or kept from the
+  user (a skill that hooks the session);
+- claims of rank (:data:`CLAIM`): above the system prompt, the developer or the user, a level
+  or tier zero, "this section wins", a message dressed as the operator's; ``_steps`` judges
+  them by what they are used for;
 - what hidden text carries (:func:`carried_instructions`): any instruction at all, since
   nothing legitimate hides one; and the secret it asks to send, embed or post
   (:func:`sent_secret`: a secret by name, a key-named environment variable, a credential
@@ -126,6 +131,51 @@ PRIORITY: Final = re.compile(
 )
 """A text claiming authority over the agent's other skills or instructions: an override of
 them in waiting (part of :data:`OVERRIDE`)."""
+_OUTRANKED: Final = (
+    r"(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:(?:system|developer|operator)\s+(?:prompts?"
+    r"|messages?|instructions?|rules|polic(?:y|ies))|the\s+user\b|(?:the\s+)?user'?s?\s+"
+    r"(?:instructions|requests|messages|wishes|commands|prompts?)|(?:all\s+|any\s+)?other\s+"
+    r"(?:instructions?|skills?|rules|guidelines|messages|prompts?)|safety\s+(?:rules|guidelines"
+    r"|polic(?:y|ies)|checks)|your\s+(?:guidelines|rules|instructions))"
+)
+"""What a skill claims to outrank: the system prompt, the developer, the user, all else."""
+CLAIM: Final = re.compile(
+    r"\b(?:above|over|higher\s+than|outranks?|supersed(?:es?|ing)|overrides?|overrul(?:es?|ing)"
+    r"|trumps?|precedes|prevails?\s+over|(?:takes?|has|have|with|given)\s+(?:precedence"
+    rf"|priority)\s+over)\s+{_OUTRANKED}"
+    r"|\b(?:priority|precedence|authority|trust|privilege|permission)\s+(?:level|tier|rank"
+    r"|class|ring)\s*[:=#]?\s*(?:0|zero|max\w*|root|system|highest|top|supreme)\b"
+    r"|\b(?:level|tier|ring|rank)[\s-]?(?:0|zero)\s+(?:priority|authority|privileges?|access"
+    r"|instructions?|trust|operator|system)"
+    r"|\b(?:this|these|the)\s+(?:section|skill|file|note|block|document|instructions?|rules?)"
+    r"\s+(?:wins?|prevails?|takes?\s+precedence|comes?\s+first|governs?|rules?)\b"
+    r"|(?:^|\n)[ \t>*#\[(]*(?:system|developer|operator|admin(?:istrator)?)\s+(?:message|notice"
+    r"|note|instruction|directive|override|prompt|policy)s?\s*[\]):]"
+    r"|\b(?:messages?|instructions?|notice|directives?|orders?)\s+from\s+(?:the\s+|your\s+)?"
+    r"(?:system|developer|operator|administrator|platform|anthropic|openai)\b"
+    r"|\b(?:authori[sz]ed|approved|sanctioned|mandated|granted)\s+by\s+(?:the\s+|your\s+)?"
+    r"(?:operator|developer|system|administrator|admin|platform)\b",
+    FLAGS,
+)
+"""A claim of rank over the system prompt, the developer or the user: above them, a level or
+tier zero, "this section wins", a message dressed as the system's, the operator's or the
+developer's. Harmless alone in some documentation; an override with what it is used for
+(``_steps.claimed_authority``)."""
+HIDDEN_FROM_USER: Final = (
+    re.compile(
+        r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?"
+        r"|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b"
+        + gap(2)
+        + r"(?:the\s+)?(?:user|human|operator)s?\b",
+        FLAGS,
+    ),
+    re.compile(
+        r"\b(?:keep|hide)\s+(?:this|it|these\s+\w+)\s+(?:secret\s+)?from\s+"
+        r"(?:the\s+)?(?:user|human|operator)",
+        FLAGS,
+    ),
+)
+"""Orders to keep something from the user (part of :data:`OVERRIDE`)."""
 OVERRIDE: Final = (
     re.compile(
         rf"\b(?:{_OVERRIDE_VERBS})\b{gap(3)}(?:{_STRONG_QUALIFIERS}|all|any|every)\b{gap(2)}"
@@ -159,18 +209,7 @@ OVERRIDE: Final = (
         r"\bnew\s+(?:system\s+)?instructions\s*:|\bsystem\s+override\b|<\|im_start\|>|</?system>",
         FLAGS,
     ),
-    re.compile(
-        r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?"
-        r"|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b"
-        + gap(2)
-        + r"(?:the\s+)?(?:user|human|operator)s?\b",
-        FLAGS,
-    ),
-    re.compile(
-        r"\b(?:keep|hide)\s+(?:this|it|these\s+\w+)\s+(?:secret\s+)?from\s+"
-        r"(?:the\s+)?(?:user|human|operator)",
-        FLAGS,
-    ),
+    *HIDDEN_FROM_USER,
     PRIORITY,
     re.compile(
         r"\b(?:approve|accept|confirm|allow|grant|answer|click)\b"
@@ -414,6 +453,30 @@ _HANDED: Final = re.compile(
     FLAGS,
 )
 """An order to put a secret, or what was just gathered, where it leaves the agent."""
+CONVERSATION: Final = (
+    r"(?:the\s+)?(?:full|whole|entire|complete|raw|verbatim)\s+(?:conversation|chat|transcript"
+    r"|dialog(?:ue)?|context(?:\s+window)?|message\s+history|session)"
+    r"|(?:conversation|chat|session)\s+(?:so\s+far|history|log|transcript)"
+    r"|(?:all|every)\s+(?:of\s+the\s+)?(?:previous\s+|prior\s+|earlier\s+)?(?:user\s+)?messages"
+)
+"""The conversation taken whole: what a skill has no need of, and an attacker wants."""
+_CALLED_WITH: Final = re.compile(
+    r"\b(?P<verb>call|invoke|run|use|activate|trigger|query|ping|notify)\b[^.!?\n]{0,100}?"
+    r"\b(?:with|passing|including|sending|providing|supplying|attaching|forwarding|giving\s+it"
+    r"|and\s+(?:pass|include|send|give|provide|attach|forward))\b"
+    rf"{gap(8)}(?P<object>{CONVERSATION}|{SECRET_WORDS})",
+    FLAGS,
+)
+"""An order to call a skill or tool handing it secrets or the conversation."""
+AHEAD: Final = re.compile(
+    r"\bbefore\s+(?:using\s+|calling\s+|running\s+)?(?:any|every|each|all)\s+(?:other\s+)?"
+    r"(?:tools?|skills?|calls?|actions?|commands?|requests?|repl(?:y|ies)|answers?|responses?"
+    r"|messages?)\b|\bwhenever\s+(?:any|another|an?)\s+(?:other\s+)?(?:tool|skill|command"
+    r"|request)\b|\b(?:every|each)\s+time\s+(?:any|another|you)\b"
+    r"|\bbefore\s+(?:answering|responding|replying|doing\s+anything)\b",
+    FLAGS,
+)
+"""A call ordered ahead of every other tool or answer: the skill hooks the whole session."""
 _PARAGRAPH: Final = 600  # characters before an order searched for what it hands on
 MAX_ORDERS: Final = 50  # orders reported from one text, at most
 MAX_CANDIDATES: Final = 500  # verb phrases looked at in one text, at most
@@ -442,23 +505,65 @@ def handed_secrets(text: str) -> list[Handed]:
     tool argument, a reply, a file); the secret named in the order, or earlier in the same
     paragraph when the order says "them" or "their content"."""
     found: list[Handed] = []
-    for match in islice(_HANDED.finditer(text), MAX_CANDIDATES):
-        if len(found) >= MAX_ORDERS:
-            break
-        start = match.start("verb")
-        if not CLAUSE_HEAD.search(text, max(0, start - 20), start) or NEGATION.search(
-            text, max(0, start - 40), start
-        ):
-            continue
-        reach = max(0, start - _PARAGRAPH)
-        blank = text.rfind("\n\n", reach, start)
-        paragraph = text[blank + 2 if blank >= 0 else reach : match.end()]
-        credential = credential_named(paragraph)
-        if credential is None and COLLECT.search(paragraph) is None:
-            continue  # a value the user gave, handed where it belongs
-        phrase = paragraph if len(paragraph) <= 240 else "…" + text[start : match.end()]
-        found.append(Handed(start, match.end(), phrase, credential))
+    for pattern in (_HANDED, _CALLED_WITH):
+        for match in islice(pattern.finditer(text), MAX_CANDIDATES):
+            if len(found) >= MAX_ORDERS:
+                break
+            handed = _handed(text, match)
+            if handed is not None:
+                found.append(handed)
     return found
+
+
+def _handed(text: str, match: re.Match[str]) -> Handed | None:
+    """The order `match` as secrets handed on, or None: not an order, negated, or handing
+    on what the user gave rather than what the agent gathered."""
+    start = match.start("verb")
+    if not CLAUSE_HEAD.search(text, max(0, start - 20), start) or NEGATION.search(
+        text, max(0, start - 40), start
+    ):
+        return None
+    reach = max(0, start - _PARAGRAPH)
+    blank = text.rfind("\n\n", reach, start)
+    paragraph = text[blank + 2 if blank >= 0 else reach : match.end()]
+    rest = text[match.end() : _sentence_end(text, match.end())]  # "… keys you have seen"
+    credential = credential_named(paragraph + rest)
+    if (
+        credential is None
+        and COLLECT.search(paragraph + rest) is None
+        and not _conversation_hooked(match.group("object"), paragraph + _rest(text, match.end()))
+    ):
+        return None  # a value the user gave, handed where it belongs
+    order = paragraph if len(paragraph) <= 240 else "…" + text[start : match.end()]
+    phrase = order + rest
+    return Handed(start, match.end(), phrase, credential)
+
+
+def _rest(text: str, start: int) -> str:
+    """The rest of the paragraph from `start` (at most :data:`_PARAGRAPH` characters)."""
+    end = text.find("\n\n", start, start + _PARAGRAPH)
+    return text[start : end if end >= 0 else start + _PARAGRAPH]
+
+
+_SENTENCE_END: Final = re.compile(r"[.!?](?:\s|$)|\n")
+
+
+def _sentence_end(text: str, start: int) -> int:
+    """Where the sentence going on at `start` ends (at most 240 characters on)."""
+    end = _SENTENCE_END.search(text, start, start + 240)
+    return end.start() if end else min(len(text), start + 240)
+
+
+def _conversation_hooked(handed: str, paragraph: str) -> bool:
+    """Whether the conversation is handed on ahead of every other tool or answer, or kept
+    from the user: a skill that hooks the session to read it."""
+    if re.fullmatch(CONVERSATION, handed, FLAGS) is None:
+        return False
+    return bool(
+        AHEAD.search(paragraph)
+        or STEALTH.search(paragraph)
+        or any(unnegated(p, paragraph) for p in HIDDEN_FROM_USER)
+    )
 
 
 # --- secrets sent, in text hidden on purpose --------------------------------------------------

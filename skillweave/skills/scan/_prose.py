@@ -6,8 +6,9 @@ asks of the agent (the phrases, secrets handed on, what hidden text carries) is
 ``_intent``'s.
 
 In plain sight, an override phrase, a claim of priority over other skills or the user's
-requests, consent forged for the user ("approve it on the user's behalf"), or an order to
-act without asking the user where the same section does something risky (``_steps``) is
+requests, consent forged for the user ("approve it on the user's behalf"), an order to
+act without asking the user where the same section does something risky, or a claim of rank
+over the system prompt or the user used to approve, skip checks or hide (``_steps``) is
 ``prompt.override``; an order to reveal or send secrets, or to hand secrets the agent
 gathers (a credential file, passwords or keys it finds, the system prompt) to a URL, a
 request, a tool argument, a reply or a file, or a procedure whose step gathers secrets and
@@ -27,8 +28,9 @@ the agent's own instructions, medium where the text documents installing a tool 
 to act without asking or a claim of priority.
 
 Hidden text (``_hidden.reveal``) is judged by the reading that carries most instructions
-(``_intent.carried_instructions``). When it carries one, the hidden-text finding is high
-(critical stays critical), ``prompt.hidden-instructions`` reports it as an injection (critical
+(``_intent.carried_instructions``; a bidi line as a reader sees it too, both orders shown).
+When it carries one, the hidden-text finding is high (critical stays critical),
+``prompt.hidden-instructions`` reports it as an injection (critical
 when it asks for secrets or names a destination, or hides in the frontmatter), every excerpt
 is the revealed text, and the rules for text in plain sight run over it at least high; a
 secret it asks to send, embed or post (``_intent.sent_secret``) is ``secrets.exfiltration``,
@@ -64,6 +66,7 @@ from skillweave.skills.scan._intent import (
 )
 from skillweave.skills.scan._steps import (
     HEADING,
+    claimed_authority,
     overrides_consent,
     procedures,
     read_orders,
@@ -166,12 +169,15 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
             covered = marker + _POISON_REACH
     if region.severity != "medium":  # prose: procedures and consent; a script's code has steps
         orders += procedures(read.folded)
-        for span in unconsented(read.folded):
-            found = True
-            severity = _weigh(read, region, rule="prompt.override", span=span, poison=poison)
-            _report(source, region, out, read=read, rule="prompt.override", span=span,
-                    severity=severity, what="an order to act without asking the user, "
-                    "beside a risky action")  # fmt: skip
+        for spans, what in (
+            (unconsented(read.folded), _UNCONSENTED),
+            (claimed_authority(read.folded), _CLAIMED),
+        ):
+            for span in spans:
+                found = True
+                severity = _weigh(read, region, rule="prompt.override", span=span, poison=poison)
+                _report(source, region, out, read=read, rule="prompt.override", span=span,
+                        severity=severity, what=what)  # fmt: skip
     for handed in orders:
         found = True
         rule = "prompt.exfiltration"
@@ -185,6 +191,10 @@ def prompt_rules(source: Source, region: Region, out: Collector) -> bool:
     return found
 
 
+_UNCONSENTED: Final = "an order to act without asking the user, beside a risky action"
+_CLAIMED: Final = (
+    "a claim of rank over the system prompt or the user, used to approve, skip checks or hide"
+)
 _README: Final = re.compile(r"(?:^|/)(?:readme|install|contributing|changelog|changes|history)"
                            r"(?:\.[\w]{1,8})?$", re.IGNORECASE)  # fmt: skip
 """Files written for a person (installing, contributing), not instructions to the agent."""
@@ -401,12 +411,15 @@ def _hidden_piece(
 ) -> None:
     """One piece judged and reported; `line` places a piece of a decoded value (whose
     offsets are not the file's)."""
+    found = piece
     piece, carried = _judged(piece)
     if line is not None:
         piece = dataclasses.replace(piece, body=None)
     rule = "prompt.html-comment" if piece.kind == "comment" else "text.hidden-unicode"
     line = line or source.lines.line_of(piece.start)
-    shown = _revealed_excerpt(piece) or source.lines.excerpt(line)
+    # a bidi line shows both its orders, whichever of them carried most
+    shown = _revealed_excerpt(found if found.kind == "bidi" else piece)
+    shown = shown or source.lines.excerpt(line)
     if carried:
         severity: Severity | None = "critical" if piece.severity == "critical" else "high"
         message = f"text {piece.how} carries {', '.join(carried)}"

@@ -1,7 +1,9 @@
 """What a text asks of the agent across its steps, called by ``_prose``: procedures whose
 step gathers secrets and whose later step sends them out (:func:`procedures`); orders to act
 without the user's consent where the act is risky (:func:`unconsented`,
-:func:`overrides_consent`); and a tool description's orders to read a credential file and
+:func:`overrides_consent`); claims of rank over the system prompt or the user in a section
+that uses them to approve commands, skip confirmations, disable checks or hide itself
+(:func:`claimed_authority`); and a tool description's orders to read a credential file and
 put something into the tool's input (:func:`read_orders`). The phrases and the single
 orders it builds on are ``_intent``'s.
 
@@ -18,11 +20,13 @@ from itertools import islice
 from typing import Final
 
 from skillweave.skills.scan._intent import (
+    CLAIM,
     CLAUSE_HEAD,
     COLLECT,
     COMMAND,
     DESTINATION,
     FLAGS,
+    HIDDEN_FROM_USER,
     MAX_CANDIDATES,
     MAX_ORDERS,
     NEGATION,
@@ -212,8 +216,60 @@ def overrides_consent(text: str) -> bool:
     authority over the user's instructions."""
     read = prepare(text[:_SECTION_CHARS]).folded
     return bool(
-        NO_ASKING.search(read) or STEALTH.search(read) or any(unnegated(p, read) for p in OVERRIDE)
+        NO_ASKING.search(read)
+        or STEALTH.search(read)
+        or any(unnegated(p, read) for p in (*OVERRIDE, CLAIM))
     )
+
+
+_CLAIMED_USES: Final = (
+    re.compile(
+        r"\bpre-?(?:approved|authori[sz]ed|confirmed)\b|\bauto-?(?:approv|confirm|accept)\w*"
+        r"|\b(?:treat|consider|regard|deem)\w*\s+(?:\w+\s+){0,5}?as\s+(?:already\s+)?"
+        r"(?:approved|authori[sz]ed|confirmed|allowed|permitted|trusted|safe)\b"
+        r"|\b(?:approve|allow|permit|accept|run|execute)\s+(?:all|every|any)\s+(?:\w+\s+){0,2}?"
+        r"(?:commands?|actions?|requests?|tool\s+calls?|changes?|scripts?)\s+(?:automatically"
+        r"|without)\b",
+        FLAGS,
+    ),
+    re.compile(
+        r"\b(?:disable|turn\s+off|switch\s+off|bypass|deactivate|suspend|skip|ignore|circumvent"
+        r"|evade|relax|lift)\w*\s+(?:\w+\s+){0,4}?(?:safety|security|sandbox\w*|guardrails?"
+        r"|checks|filters?|moderation|protections?|restrictions|confirmations?|approvals?"
+        r"|permission\s+prompts?|content\s+polic(?:y|ies))\b",
+        FLAGS,
+    ),
+    re.compile(
+        r"\b(?:do\s+not|don'?t|never)\s+(?:reveal|disclose|mention|show|tell|share|explain"
+        r"|acknowledge|repeat|discuss|quote)\s+(?:\w+\s+){0,3}?(?:this|these|the)\s+(?:section"
+        r"|instructions?|skill'?s?\s+(?:rules|instructions)|requirements?|rules?|notes?|steps?"
+        r"|behaviou?r|priority|block|directives?)\b"
+        r"|\bkeep\s+(?:this|these|it)\s+(?:\w+\s+)?(?:secret|hidden|confidential|private)\b",
+        FLAGS,
+    ),
+)
+"""What a claim of rank is used for: commands approved in advance, confirmations skipped,
+safety checks disabled, the claim kept from the user."""
+
+
+def claimed_authority(text: str) -> list[tuple[int, int]]:
+    """Claims of rank over the system prompt or the user (``_intent.CLAIM``) in a section
+    that also uses it (:data:`_CLAIMED_USES`, acting without asking, stealth, keeping it
+    from the user): spans of the claims."""
+    found: list[tuple[int, int]] = []
+    uses = (*_CLAIMED_USES, NO_ASKING, STEALTH, *HIDDEN_FROM_USER)
+    for start, end in sections(text):
+        section = text[start:end]
+        claims = [
+            m
+            for m in islice(CLAIM.finditer(section), 10)
+            if not NEGATION.search(section, max(0, m.start() - 40), m.start())
+        ]
+        if claims and any(unnegated(p, section) for p in uses):
+            found.extend((start + m.start(), start + m.end()) for m in claims)
+        if len(found) >= MAX_ORDERS:
+            break
+    return found
 
 
 _CLAUSE_END: Final = re.compile(r"[.!?](?:\s|$)|\n\s*\n|\\n")
