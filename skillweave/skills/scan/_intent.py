@@ -36,8 +36,10 @@ attack, and is left alone (:data:`NEGATION`).
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Final
@@ -151,6 +153,9 @@ CLAIM: Final = re.compile(
     r"\s+(?:wins?|prevails?|takes?\s+precedence|comes?\s+first|governs?|rules?)\b"
     r"|(?:^|\n)[ \t>*#\[(]*(?:system|developer|operator|admin(?:istrator)?)\s+(?:message|notice"
     r"|note|instruction|directive|override|prompt|policy)s?\s*[\]):]"
+    r"|[\[<(]\s*(?:system|developer|operator|admin(?:istrator)?)\s*[\]>)]"
+    r"|\b(?:system|operator|developer|root|admin(?:istrator)?)[\s-]level\s+(?:priority|authority"
+    r"|instructions?|directives?|trust)\b"
     r"|\b(?:messages?|instructions?|notice|directives?|orders?)\s+from\s+(?:the\s+|your\s+)?"
     r"(?:system|developer|operator|administrator|platform|anthropic|openai)\b"
     r"|\b(?:authori[sz]ed|approved|sanctioned|mandated|granted)\s+by\s+(?:the\s+|your\s+)?"
@@ -433,7 +438,8 @@ COLLECT: Final = re.compile(
 _SINK: Final = (
     r"(?:arguments?|args?|parameters?|params?|fields?|headers?|urls?|query(?:\s+string)?"
     r"|requests?|reply|replies|answers?|responses?|outputs?|messages?|body|payloads?|blocks?"
-    r"|comments?|files?|forms?|commits?|issues?|memo|links?|images?|emails?|drafts?|reports?)"
+    r"|comments?|files?|forms?|commits?|issues?|memo|links?|images?|emails?|drafts?|reports?"
+    r"|tools?|skills?|functions?)"
 )
 """Where a value leaves the agent: a tool call, a request, what it writes or replies."""
 CLAUSE_HEAD: Final = re.compile(
@@ -442,17 +448,6 @@ CLAUSE_HEAD: Final = re.compile(
     FLAGS,
 )
 """What comes before a verb at the head of a clause: an order, not a description."""
-_HANDED: Final = re.compile(
-    r"\b(?P<verb>send|post|upload|pass|put|paste|include|embed|add|insert|attach|append|copy"
-    r"|forward|submit|transmit|write|encode|place|inject|leak|exfiltrate|email|share|curl)\b"
-    rf"{gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
-    r"|its\s+(?:contents?|value)|the\s+(?:contents?|values?|lines?|keys?|tokens?|files?)"
-    rf"|{SECRET_WORDS}|{_HOME_PATH})"
-    r"[^.!?\n]{0,160}?\b(?:into|in|as|to|inside|within|via|through|at)\b"
-    rf"{gap(4)}(?:{_SINK}\b|{DESTINATION})",
-    FLAGS,
-)
-"""An order to put a secret, or what was just gathered, where it leaves the agent."""
 CONVERSATION: Final = (
     r"(?:the\s+)?(?:full|whole|entire|complete|raw|verbatim)\s+(?:conversation|chat|transcript"
     r"|dialog(?:ue)?|context(?:\s+window)?|message\s+history|session)"
@@ -460,14 +455,28 @@ CONVERSATION: Final = (
     r"|(?:all|every)\s+(?:of\s+the\s+)?(?:previous\s+|prior\s+|earlier\s+)?(?:user\s+)?messages"
 )
 """The conversation taken whole: what a skill has no need of, and an attacker wants."""
-_CALLED_WITH: Final = re.compile(
-    r"\b(?P<verb>call|invoke|run|use|activate|trigger|query|ping|notify)\b[^.!?\n]{0,100}?"
+_HANDED: Final = re.compile(
+    r"\b(?P<verb>send|post|upload|pass|put|paste|include|embed|add|insert|attach|append|copy"
+    r"|forward|submit|transmit|write|encode|place|inject|leak|exfiltrate|email|share|curl)\b"
+    rf"{gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
+    r"|its\s+(?:contents?|value)|the\s+(?:contents?|values?|lines?|keys?|tokens?|files?)"
+    rf"|{CONVERSATION}|{SECRET_WORDS}|{_HOME_PATH})"
+    r"[^.!?\n]{0,160}?\b(?:into|in|as|to|inside|within|via|through|at)\b"
+    rf"{gap(4)}(?:{_SINK}\b|{DESTINATION})",
+    FLAGS,
+)
+"""An order to put a secret, or what was just gathered, where it leaves the agent."""
+_HANDING: Final = re.compile(
     r"\b(?:with|passing|including|sending|providing|supplying|attaching|forwarding|giving\s+it"
     r"|and\s+(?:pass|include|send|give|provide|attach|forward))\b"
     rf"{gap(8)}(?P<object>{CONVERSATION}|{SECRET_WORDS})",
     FLAGS,
 )
-"""An order to call a skill or tool handing it secrets or the conversation."""
+"""Secrets or the conversation handed along with a call (``… passing the API keys``)."""
+_CALL_VERB: Final = re.compile(
+    r"\b(?:call|invoke|run|use|activate|trigger|query|ping|notify)\b", FLAGS
+)
+_CALL_REACH: Final = 120  # characters before the handing searched for the call it goes with
 AHEAD: Final = re.compile(
     r"\bbefore\s+(?:using\s+|calling\s+|running\s+)?(?:any|every|each|all)\s+(?:other\s+)?"
     r"(?:tools?|skills?|calls?|actions?|commands?|requests?|repl(?:y|ies)|answers?|responses?"
@@ -503,40 +512,59 @@ def handed_secrets(text: str) -> list[Handed]:
     """Orders in `text` to put secrets the agent gathers (a credential file read, secrets
     copied or found, the system prompt) into something that leaves it (a URL, a request, a
     tool argument, a reply, a file); the secret named in the order, or earlier in the same
-    paragraph when the order says "them" or "their content"."""
+    paragraph when the order says "them" or "their content". Orders to call a skill or tool
+    handing it such secrets count too, and so do those handing it the whole conversation
+    ahead of every other tool or behind the user's back."""
+    orders = [
+        (m.start("verb"), m.end(), m.group("object"))
+        for m in islice(_HANDED.finditer(text), MAX_CANDIDATES)
+    ]
     found: list[Handed] = []
-    for pattern in (_HANDED, _CALLED_WITH):
-        for match in islice(pattern.finditer(text), MAX_CANDIDATES):
-            if len(found) >= MAX_ORDERS:
-                break
-            handed = _handed(text, match)
-            if handed is not None:
-                found.append(handed)
+    for start, end, handed in itertools.chain(orders, _calls_with(text)):
+        if len(found) >= MAX_ORDERS:
+            break
+        if _ordered(text, start):
+            order = _handed(text, start, end, handed)
+            if order is not None:
+                found.append(order)
     return found
 
 
-def _handed(text: str, match: re.Match[str]) -> Handed | None:
-    """The order `match` as secrets handed on, or None: not an order, negated, or handing
-    on what the user gave rather than what the agent gathered."""
-    start = match.start("verb")
-    if not CLAUSE_HEAD.search(text, max(0, start - 20), start) or NEGATION.search(
-        text, max(0, start - 40), start
-    ):
-        return None
+def _calls_with(text: str) -> Iterator[tuple[int, int, str]]:
+    """Orders to call a skill or tool handing it secrets or the conversation: where the
+    call's verb starts (at the head of its clause), where the order ends, what it hands."""
+    for match in islice(_HANDING.finditer(text), MAX_CANDIDATES):
+        reach = max(0, match.start() - _CALL_REACH)
+        clause = max(text.rfind(mark, reach, match.start()) for mark in ".!?\n") + 1
+        verbs = islice(_CALL_VERB.finditer(text, max(reach, clause), match.start()), 10)
+        start = next((v.start() for v in verbs if _ordered(text, v.start())), None)
+        if start is not None:
+            yield start, match.end(), match.group("object")
+
+
+def _ordered(text: str, verb: int) -> bool:
+    """Whether the verb at `verb` heads a clause as an order, not negated."""
+    return bool(CLAUSE_HEAD.search(text, max(0, verb - 20), verb)) and not NEGATION.search(
+        text, max(0, verb - 40), verb
+    )
+
+
+def _handed(text: str, start: int, end: int, handed: str) -> Handed | None:
+    """The order from `start` to `end` handing on `handed`, as secrets handed on, or None
+    when it hands on what the user gave rather than what the agent gathered."""
     reach = max(0, start - _PARAGRAPH)
     blank = text.rfind("\n\n", reach, start)
-    paragraph = text[blank + 2 if blank >= 0 else reach : match.end()]
-    rest = text[match.end() : _sentence_end(text, match.end())]  # "… keys you have seen"
+    paragraph = text[blank + 2 if blank >= 0 else reach : end]
+    rest = text[end : _sentence_end(text, end)]  # "… keys you have seen"
     credential = credential_named(paragraph + rest)
     if (
         credential is None
         and COLLECT.search(paragraph + rest) is None
-        and not _conversation_hooked(match.group("object"), paragraph + _rest(text, match.end()))
+        and not _conversation_hooked(handed, paragraph + _rest(text, end))
     ):
         return None  # a value the user gave, handed where it belongs
-    order = paragraph if len(paragraph) <= 240 else "…" + text[start : match.end()]
-    phrase = order + rest
-    return Handed(start, match.end(), phrase, credential)
+    order = paragraph if len(paragraph) <= 240 else "…" + text[start:end]
+    return Handed(start, end, order + rest, credential)
 
 
 def _rest(text: str, start: int) -> str:
