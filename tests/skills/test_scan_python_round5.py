@@ -80,6 +80,25 @@ def test_a_sink_named_by_character_codes_through_helpers_runs_packed_code(lookup
     assert worst(report, "obfuscation.dynamic-lookup") == "critical"
 
 
+@pytest.mark.parametrize(
+    ("names", "caller"),
+    [
+        ("SHIFTED = [104, 123, 104, 102]\n"
+         "def spell(codes, by=3):\n    return ''.join(chr(c - by) for c in codes)\n",
+         "from names import spell, SHIFTED\nrun = getattr(builtins, spell(SHIFTED))\n"),
+        ("def key():\n    return bytes([108, 97, 118, 101]).decode()[::-1]\n",
+         "import names\nrun = vars(builtins)[names.key()]\n"),
+        ("WORD = 'cexe'[::-1]\n", "import names as n\nrun = builtins.__dict__[n.WORD]\n"),
+    ],
+)  # fmt: skip
+def test_a_sink_named_in_a_sibling_module_is_folded_where_it_is_looked_up(
+    names: str, caller: str
+) -> None:
+    script = _BLOB + "import builtins\n" + caller + f"run({_PAYLOAD})\n"
+    report = scan({"scripts/names.py": names, "scripts/render.py": script})
+    assert runs_packed_code(report)
+
+
 def test_a_helper_that_spells_an_ordinary_attribute_is_left_alone() -> None:
     script = (
         "import json\n"

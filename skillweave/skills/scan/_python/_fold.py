@@ -30,6 +30,7 @@ import codecs
 import lzma
 import re
 import zlib
+from collections.abc import Callable
 from typing import Final
 
 from skillweave.skills.scan._python._index import ModuleIndex
@@ -98,6 +99,11 @@ class Folder:
         self._bound: dict[str, Folded] = {}
         self._returns: dict[int, list[ast.expr]] = {}
         """What each of the module's functions returns, by the function's id."""
+        self.external: Callable[[str], tuple[Folder, ast.expr | ast.FunctionDef] | None] | None
+        self.external = None
+        """Another module of the skill's folder and its function or constant's value, by the
+        qualified name this module gives it (``names.label``, ``names.CODES``), set by
+        ``_package``."""
 
     def fold(self, node: ast.AST | None) -> Folded:
         """The value `node` evaluates to; None when it is not a constant expression."""
@@ -161,6 +167,8 @@ class Folder:
             if node.id in self._bound:
                 return self._bound[node.id]
             values = self.index.assigned.get(node.id)
+            if not values and node.id in self.index.aliases:  # from names import CODES
+                return self._imported(self.index.aliases[node.id], None, depth)
             if not values or len(values) != 1:
                 raise _Unknown
             if self._bound:
@@ -176,6 +184,8 @@ class Folder:
             if not isinstance(value, int):
                 raise _Unknown
             return -value if isinstance(node.op, ast.USub) else ~value
+        if isinstance(node, ast.Attribute):  # names.CODES
+            return self._imported(self._callee(node, depth) or "", None, depth)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, depth)
         if isinstance(node, ast.Call):
@@ -270,6 +280,8 @@ class Folder:
         if isinstance(func, ast.Name) and func.id not in self.index.aliases:
             return _builtin(func.id, args)
         callee = self._callee(func, depth)  # base64.b64decode, also as b64 / __import__(...)
+        if callee and self.external is not None and self.external(callee) is not None:
+            return self._imported(callee, args, depth)
         if callee and "." in callee:
             owner, method = callee.rsplit(".", 1)
             if owner in _DECODING_MODULES:
@@ -330,6 +342,25 @@ class Folder:
         if any(other != first for other in others):
             raise _Unknown
         return first
+
+    def _imported(self, name: str, args: list[Folded] | None, depth: int) -> Folded:
+        """What another module's constant `name` holds (`args` None) or its function returns
+        for `args`, folded there (its names are its module's) on this fold's step budget."""
+        found = self.external(name) if self.external is not None and "." in name else None
+        if found is None:
+            raise _Unknown
+        folder, node = found
+        if isinstance(node, ast.FunctionDef) is (args is None):
+            raise _Unknown
+        saved = folder._steps
+        folder._steps = self._steps
+        try:
+            if isinstance(node, ast.FunctionDef):
+                return folder._returned(node, args or [], depth + 1, method=False)
+            return folder._fold(node, depth + 1)
+        finally:
+            self._steps = folder._steps
+            folder._steps = saved
 
     def with_bound_all(self, element: ast.expr, bound: dict[str, Folded], depth: int) -> Folded:
         """`element` evaluated with each name of `bound` bound to its value (a function's

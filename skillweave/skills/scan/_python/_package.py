@@ -27,6 +27,7 @@ from typing import Final
 
 from skillweave.skills.scan._python._analysis import ModuleAnalysis
 from skillweave.skills.scan._python._flow import dangerous
+from skillweave.skills.scan._python._fold import Folder
 from skillweave.skills.scan._python._parse import parse
 from skillweave.skills.scan._python._taint import Labels
 from skillweave.skills.scan._python._wrappers import Wrapper
@@ -64,6 +65,7 @@ class PythonPackage:
         exported = self._exported_aliases()
         for path, analysis in self.modules.items():
             if isinstance(analysis, ModuleAnalysis) and len(self.modules) > 1:
+                analysis.values.folder.external = lambda name, path=path: self._foldable(name, path)
                 analysis.imported_aliases(
                     {k: v for k, v in exported.items() if self._module(k.split(".")[0], path)
                      != path}
@@ -127,6 +129,20 @@ class PythonPackage:
     def _function(self, name: str, caller: str) -> Wrapper | None:
         found = self.wrapper(name, caller)
         return found[0] if found is not None else None
+
+    def _foldable(self, name: str, caller: str) -> tuple[Folder, ast.expr | ast.FunctionDef] | None:
+        """The folder of another module of the skill and the one function or the value
+        assigned once that `name` names there (``names.label``, ``names.CODES``), for a
+        fold here."""
+        stem, _, member = name.rpartition(".")
+        module = self._module(stem, caller) if stem and "." not in stem else None
+        analysis = self.modules.get(module) if module is not None and module != caller else None
+        if not isinstance(analysis, ModuleAnalysis):
+            return None
+        found = [*analysis.index.defs.get(member, []), *analysis.index.assigned.get(member, [])]
+        if len(found) != 1 or isinstance(found[0], ast.AsyncFunctionDef):
+            return None
+        return analysis.values.folder, found[0]
 
     def _module(self, stem: str, caller: str) -> str | None:
         paths = self._by_stem.get(stem)
