@@ -16,12 +16,14 @@ Every form here is written for these tests; benign counter-examples stay below m
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan._hidden import decode_bits
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_probe import scan_package, worst
+from tests.skills.scan_probe import HOSTILE_SECONDS, scan_package, worst
 
 
 def skill(body: str, *, description: str = "Tidy a CSV file.") -> bytes:
@@ -279,3 +281,21 @@ def test_description_calling_the_skill_with_keys_or_the_conversation_is_exfiltra
 )
 def test_calls_with_the_users_own_data_stay_below_medium(description: str) -> None:
     assert medium_or_worse(scan("Do the task.", description=description)) == []
+
+
+# --- hostile input ----------------------------------------------------------------------------
+
+HOSTILE = [
+    pytest.param("call it with " * 80_000, id="calls-without-an-object"),
+    pytest.param("over the user, " * 60_000, id="claims-without-a-use"),
+    pytest.param("a" + "\u200b\u200c\u200d\u2060\u2061\u2062" * 40_000, id="six-digit-run"),
+    pytest.param("ab\u200b" * 300_000, id="strewn-zero-width"),
+    pytest.param("a\ufe01b\ufe00\n" * 150_000, id="strewn-selectors"),
+]
+
+
+@pytest.mark.parametrize("body", HOSTILE)
+def test_hostile_text_scans_within_the_bound(body: str) -> None:
+    started = time.perf_counter()
+    scan(body)
+    assert time.perf_counter() - started < HOSTILE_SECONDS

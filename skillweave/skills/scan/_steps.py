@@ -260,13 +260,14 @@ def claimed_authority(text: str) -> list[tuple[int, int]]:
     uses = (*_CLAIMED_USES, NO_ASKING, STEALTH, *HIDDEN_FROM_USER)
     for start, end in sections(text):
         section = text[start:end]
+        if not any(unnegated(p, section) for p in uses):
+            continue
         claims = [
             m
             for m in islice(CLAIM.finditer(section), 10)
             if not NEGATION.search(section, max(0, m.start() - 40), m.start())
         ]
-        if claims and any(unnegated(p, section) for p in uses):
-            found.extend((start + m.start(), start + m.end()) for m in claims)
+        found.extend((start + m.start(), start + m.end()) for m in claims)
         if len(found) >= MAX_ORDERS:
             break
     return found
