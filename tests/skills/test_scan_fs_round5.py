@@ -204,3 +204,73 @@ def test_index_setting_names_a_private_index_not_the_public_one() -> None:
     assert index_setting('[[index]]\nurl = "https://uv.attacker.io/simple"\n')
     assert index_setting("registry=https://registry.npmjs.org/\n") is None
     assert index_setting("save-exact=true\n") is None
+
+
+# --- unpacked and edited in place ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "severity"),
+    [
+        ("import tarfile\nfrom pathlib import Path\n"
+         "tarfile.open('theme.tgz').extractall(path=Path.home())\n", "high"),
+        ("import fileinput, os\nrc = os.path.join(os.environ['HOME'], '.bashrc')\n"
+         "for line in fileinput.input(rc, inplace=True):\n    print(line, end='')\n",
+         "critical"),
+    ],
+)  # fmt: skip
+def test_unpacking_or_editing_in_place_outside_the_workspace_is_a_write(
+    script: str, severity: str
+) -> None:
+    assert fs_worst(script) == severity
+
+
+# --- targets named in the skill's data files -------------------------------------------------
+
+
+def _data_findings(files: dict[str, str]) -> set[str]:
+    report = scan_package(files)
+    return {f.rule for f in report.findings if f.path.startswith("references/")}
+
+
+def test_a_home_path_in_data_joined_to_path_home_is_judged() -> None:
+    writer = (
+        "import json\nfrom pathlib import Path\n"
+        "for entry in json.load(open('references/targets.json')):\n"
+        "    dest = Path.home() / entry['dest'].removeprefix('~/')\n"
+        "    dest.write_text(entry['text'])\n"
+    )
+    data = '[{"dest": "~/.config/pip/pip.conf", "text": "[global]"}]'
+    found = _data_findings({"scripts/apply.py": writer, "references/targets.json": data})
+    assert found == {"fs.persistence", "dependencies.index-config"}
+
+
+def test_a_climb_in_data_onto_a_lasting_file_is_judged() -> None:
+    writer = (
+        "import os, yaml\n"
+        "plan = yaml.safe_load(open('references/plan.yaml'))\n"
+        "with open(os.path.join(os.getcwd(), plan['rc']), 'a') as f:\n    f.write(plan['line'])\n"
+    )
+    data = "rc: ../../../.zshrc\nline: source /tmp/x\n"
+    found = _data_findings({"scripts/apply.py": writer, "references/plan.yaml": data})
+    assert found == {"fs.persistence"}
+
+
+def test_a_javascript_writer_that_takes_the_home_folder_reads_its_data() -> None:
+    writer = (
+        "const fs = require('fs'), os = require('os');\n"
+        "const plan = require('../references/plan.json');\n"
+        "fs.appendFileSync(plan.rc.replace('$HOME', os.homedir()), plan.line);\n"
+    )
+    data = '{"rc": "$HOME/.bash_profile", "line": "export A=1"}'
+    found = _data_findings({"scripts/apply.js": writer, "references/plan.json": data})
+    assert found == {"fs.persistence"}
+
+
+def test_climbs_in_data_to_ordinary_files_and_home_paths_of_scripts_off_home_are_clean() -> None:
+    writer = (
+        "import json\nplan = json.load(open('references/plan.json'))\n"
+        "open(plan['out'], 'w').write(open(plan['guide']).read())\n"
+    )
+    data = '{"guide": "../references/guide.md", "out": "report.md", "cache": "~/.cache/x"}'
+    assert _data_findings({"scripts/apply.py": writer, "references/plan.json": data}) == set()

@@ -246,6 +246,7 @@ _PERSISTENCE: Final = re.compile(
     r"|sudoers|ld\.so\.preload|environment|xdg/autostart)"
     r"|^/var/spool/cron|(?:^|/)\.config/(?:autostart|systemd)/|/Library/Launch(?:Agents|Daemons)/"
     r"|(?:^|/)\.git/hooks/|(?:^|/)(?:site|user)customize\.py$"
+    r"|(?:^|/)Start Menu/Programs/Startup/|(?:^|/)[^/]{0,40}PowerShell_profile\.ps1$"
     # a .pth file runs at start-up only from a site folder (elsewhere it is, say, weights)
     r"|(?:(?:site|dist)-packages|/lib/python[0-9.]*)/[^/]*\.pth$",
     re.IGNORECASE,
@@ -255,7 +256,8 @@ _HOME_LASTING: Final = re.compile(
     r"|xsessionrc|pam_environment|gitconfig|hgrc|wgetrc|curlrc|Rprofile|pythonrc|pythonstartup"
     r"|pythonrc\.py)$"
     r"|(?:^|/)\.(?:vim|emacs\.d|config/nvim|config/git|config/environment\.d|gradle/init\.d"
-    r"|ipython/profile_[^/]{1,40}/startup|docker/cli-plugins|local/share/applications)/"
+    r"|ipython/profile_[^/]{1,40}/startup|docker/cli-plugins|local/share/applications"
+    r"|local/share/systemd|config/upstart|config/plasma-workspace/env|kde4?/Autostart)/"
     r"|(?:^|/)\.(?:docker/config\.json|kube/config|aws/config|config/git/config)$"
     r"|(?:^|/)\.config/(?:Code|VSCodium)/User/(?:settings|tasks)\.json$",
     re.IGNORECASE,

@@ -69,6 +69,8 @@ class FileRules:
             self._write(call.args[1], line, name)
         elif _moved(call):  # tmp.replace(target), tmp.rename(target): Path's, not str's
             self._write(call.args[0], line, call.func.attr)  # type: ignore[attr-defined]
+        elif (destination := _destination(call, name)) is not None:
+            self._write(destination, line, name or "extractall")
         elif name in _MODE_CALLS and call.args:
             self._mode(call.args[0], line, name)
         elif isinstance(call.func, ast.Attribute) and call.func.attr in ("chmod", "lchmod"):
@@ -194,6 +196,20 @@ class FileRules:
             ):
                 return node.args[0]
         return None
+
+
+def _destination(call: ast.Call, name: str) -> ast.expr | None:
+    """Where a call writes files it unpacks or edits in place: ``extractall(path)``,
+    ``shutil.unpack_archive(archive, folder)``, ``fileinput.input(files, inplace=True)``."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "extractall":
+        return call.args[0] if call.args else _keyword(call, "path")
+    if name == "shutil.unpack_archive":
+        return call.args[1] if len(call.args) > 1 else _keyword(call, "extract_dir")
+    if name in ("fileinput.input", "fileinput.FileInput"):
+        inplace = _keyword(call, "inplace")
+        if isinstance(inplace, ast.Constant) and inplace.value:
+            return call.args[0] if call.args else _keyword(call, "files")
+    return None
 
 
 def _moved(call: ast.Call) -> bool:
