@@ -220,6 +220,29 @@ def test_a_compile_whose_code_object_is_kept_stays_medium(script: str) -> None:
     assert worst(report, "exec.dynamic-code") == "medium"
 
 
+@pytest.mark.parametrize(
+    "flags",
+    ["ast.PyCF_ONLY_AST", "flags=ast.PyCF_ONLY_AST", "0x400"],
+)
+def test_a_compile_into_a_syntax_tree_is_below_medium(flags: str) -> None:
+    script = (
+        "import ast, sys\n"
+        f"tree = compile(open(sys.argv[1]).read(), 'x', 'exec', {flags})\n"
+        "print(sum(isinstance(n, ast.FunctionDef) for n in ast.walk(tree)))\n"
+    )
+    report = scan({"scripts/count.py": script})
+    assert worst(report, "exec.dynamic-code") == "low"
+
+
+def test_a_flag_of_the_scripts_own_named_like_only_ast_stays_medium() -> None:
+    script = (
+        "import sys\nclass Opts:\n    PyCF_ONLY_AST = 0\n"
+        "code = compile(open(sys.argv[1]).read(), 'x', 'exec', Opts.PyCF_ONLY_AST)\n"
+        "print(code)\n"
+    )
+    assert worst(scan({"scripts/count.py": script}), "exec.dynamic-code") == "medium"
+
+
 def test_a_dropped_compile_of_decoded_code_is_still_critical() -> None:
     blob = f"zlib.decompress(base64.b64decode({_ZLIB_B64!r}))"
     script = f"import base64, zlib\ncompile({blob}, 'x', 'exec')\n"

@@ -3,12 +3,12 @@
 ``exec``/``eval``/``compile`` of decoded or fetched data (``exec.decoded-payload``, critical)
 or of a value built at run time (``exec.dynamic-code``: high when it is a constant assembled
 from pieces, or read from the environment or a file under the home folder; low for a
-``compile()`` whose code object is thrown away, a syntax check); unsafe
-deserialisation of decoded or fetched bytes (``exec.deserialization``, high; medium when
-reached through a lookup or a wrapper bandit cannot see); ``__import__`` of a computed name;
-functions built from decoded code; marshalled code and chr-joins (``obfuscation.packed-code``);
-a socket wired to the standard streams (``exec.reverse-shell``). Called by ``PythonScan`` for
-every call of the module.
+``compile()`` whose code object is thrown away, a syntax check, or that asks for a syntax
+tree only); unsafe deserialisation of decoded or fetched bytes (``exec.deserialization``,
+high; medium when reached through a lookup or a wrapper bandit cannot see); ``__import__``
+of a computed name; functions built from decoded code; marshalled code and chr-joins
+(``obfuscation.packed-code``); a socket wired to the standard streams
+(``exec.reverse-shell``). Called by ``PythonScan`` for every call of the module.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ __all__ = ["ExecutionRules"]
 _RUN_FILES: Final = frozenset({"runpy.run_path", "execfile", "builtins.execfile"})
 """Calls that run the Python file at a path."""
 _COMPILE: Final = frozenset({"compile", "builtins.compile"})
+_ONLY_AST: Final = 0x400
+"""``ast.PyCF_ONLY_AST``: ``compile()`` returns a syntax tree, which nothing can run."""
+_ONLY_AST_NAMES: Final = frozenset({"ast.PyCF_ONLY_AST", "_ast.PyCF_ONLY_AST"})
 
 
 class ExecutionRules:
@@ -130,12 +133,25 @@ class ExecutionRules:
             where = labels.get("environ") or labels.get("home")
             self.findings.add("exec.dynamic-code", line, f"{name}() runs code from {where}",
                               severity="high")  # fmt: skip
+        elif name in _COMPILE and self._only_ast(call):
+            self.findings.add("exec.dynamic-code", line,
+                              f"{name}() of a value built at run time into a syntax tree "
+                              "(PyCF_ONLY_AST), not code", severity="low")  # fmt: skip
         elif name in _COMPILE and self._dropped(call):
             self.findings.add("exec.dynamic-code", line,
                               f"{name}() of a value built at run time, only to check its "
                               "syntax: the code object is never used", severity="low")  # fmt: skip
         else:
             self.findings.add("exec.dynamic-code", line, f"{name}() of a value built at run time")
+
+    def _only_ast(self, call: ast.Call) -> bool:
+        """Whether `call` of ``compile`` asks for a syntax tree only: its flags (the fourth
+        argument) are ``ast.PyCF_ONLY_AST`` alone, or a constant with only that bit."""
+        flags = call.args[3] if len(call.args) > 3 else None
+        flags = next((k.value for k in call.keywords if k.arg == "flags"), flags)
+        if isinstance(flags, ast.Constant):
+            return flags.value == _ONLY_AST
+        return flags is not None and self.values.qualname(flags) in _ONLY_AST_NAMES
 
     def _dropped(self, call: ast.Call) -> bool:
         """Whether what `call` returns is thrown away (``ModuleIndex.result_dropped``), also
