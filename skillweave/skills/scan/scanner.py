@@ -35,7 +35,11 @@ from skillweave.skills.files import (
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.scan._bandit import bandit_version, run_bandit
 from skillweave.skills.scan._escalation import escalate_undeclared_network
-from skillweave.skills.scan._javascript import JavaScriptScan, check_package_json
+from skillweave.skills.scan._javascript import (
+    JavaScriptModules,
+    JavaScriptScan,
+    check_package_json,
+)
 from skillweave.skills.scan._manifest import check_dependencies, check_network, declared_network
 from skillweave.skills.scan._prose import Region, hidden_text, remote_pipes, scan_prose
 from skillweave.skills.scan._python import PythonPackage, PythonScan, parse
@@ -168,6 +172,7 @@ class _Scan:
         self.frontmatter: dict[str, Any] | None = None
         self.skill_text = ""
         self.package = PythonPackage({})
+        self.modules = JavaScriptModules(files)  # what one script imports from another
         self.received: dict[str, list[tuple[int, str, str, str]]] = {}
 
     def run(self) -> None:
@@ -247,9 +252,9 @@ class _Scan:
             self._python(source, data)
             return
         analyser = (
-            JavaScriptScan(source, self.out)
+            JavaScriptScan(source, self.out, self.modules)
             if language == "javascript"
-            else ShellScan(source, self.out)
+            else ShellScan(source, self.out, self.files)
         )
         scan_text_rules(source, self.out, analyser.code)  # comments blanked, offsets kept
         analyser.run()

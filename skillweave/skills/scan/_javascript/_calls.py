@@ -45,12 +45,14 @@ from skillweave.skills.scan._javascript._values import (
     YAML_LOADS,
     ZLIB,
     Value,
+    collapsed,
     decode_bytes,
     from_char_codes,
     join_taint,
     joined_shape,
     member_ref,
     percent_decoded,
+    riskier,
     shown,
     text_of,
     with_text,
@@ -62,6 +64,7 @@ _NUMBER_OPERATORS: Final[dict[str, Callable[[int, int], int]]] = {
     ">>>": operator.rshift,
 }  # fmt: skip
 _CALLABLE_SUFFIXES: Final = ("#call", "#apply", "#bind")
+_FORWARDED: Final = "#arg"  # a wrapper handing its n-th parameter to the sink: ``sink#arg1``
 _PASS_METHODS: Final = frozenset(
     {"decode", "concat", "toString", "parse", "from", "trim", "toLowerCase", "toUpperCase",
      "normalize", "valueOf", "flat", "join", "slice", "substring", "substr", "reverse",
@@ -88,11 +91,15 @@ class Semantics(Sinks):
     def __init__(self) -> None:
         super().__init__()
         self.resolved: list[set[str]] = []  # taints passed to a Promise's resolve
+        self.folder = "@pkg"  # the file's folder: what __dirname is
+        self.modules: Callable[[str], Value | None] = lambda specifier: None
+        """What a relative ``require``/``import`` of the skill's own module hands out."""
 
     # --- names, members, operators -------------------------------------------------------------
 
-    @staticmethod
-    def builtin(name: str) -> Value:
+    def builtin(self, name: str) -> Value:
+        if name == "__dirname":  # the package's folder, so a climb out of it is seen
+            return with_text(self.folder)
         return Value(ref=name) if name in _BUILTIN_REFS else Value()
 
     def member(self, base: Value, name: str | None, offset: int, key: Value | None = None) -> Value:
@@ -124,7 +131,7 @@ class Semantics(Sinks):
         if name == "constructor" and (base.function is not None or base.ref in _CONSTRUCTED):
             self._unnamed_function(offset)
             return Value(ref="Function")
-        if base.ref and base.ref.split("#")[0] in _SINK_REFS and name in ("call", "apply", "bind"):
+        if base.ref and base.ref.split("#")[0] in SINK_REFS and name in ("call", "apply", "bind"):
             return Value(ref=f"{base.ref}#{name}")
         if base.ref and base.ref.startswith(_PROXY):
             return Value(ref=base.ref.removeprefix(_PROXY))
@@ -167,6 +174,7 @@ class Semantics(Sinks):
                          shape=joined_shape([left, right], ""))  # fmt: skip
         if op in ("||", "??", "&&"):
             chosen = left if left.text is not None or left.ref else right
+            chosen = riskier(chosen, right) if op != "&&" else chosen
             return Value(text=chosen.text, ref=chosen.ref, taint=taint, pieces=chosen.pieces)
         function = _NUMBER_OPERATORS.get(op)
         if function is not None and left.number is not None and right.number is not None:
@@ -204,6 +212,9 @@ class Semantics(Sinks):
     ) -> Value:
         """The value of ``callee(args)``; `callbacks` is the taint the callbacks returned."""
         ref = callee.ref
+        if ref is not None and _FORWARDED in ref:  # a sibling module's wrapper (``_modules``)
+            ref, _, skipped = ref.partition(_FORWARDED)
+            args = args[int(skipped) :] if skipped.isdigit() else args
         if ref is not None and ref.endswith(_CALLABLE_SUFFIXES):
             ref, _, how = ref.rpartition("#")
             if how == "bind":
@@ -232,7 +243,7 @@ class Semantics(Sinks):
         if ref == "Proxy" and len(args) > 1:  # every member read goes through its get trap
             trap = (args[1].props or {}).get("get")
             returned = trap.function.returns if trap and trap.function else None
-            if returned is not None and returned.ref in _SINK_REFS:
+            if returned is not None and returned.ref in SINK_REFS:
                 return Value(ref=_PROXY + returned.ref)
         if ref == "class":  # an instance of a class of the file: its methods and getters
             return Value(props=callee.props)
@@ -265,7 +276,8 @@ class Semantics(Sinks):
             self._spawn(ref, args, offset)
             return Value()
         if ref in LOADERS:
-            return self._load(ref, first, offset)
+            own = self.modules(first.text) if first.text and ref != "process.dlopen" else None
+            return own if own is not None else self._load(ref, first, offset)
         if ref == "module.createRequire":
             return Value(ref="require")
         if ref in DESERIALIZERS or ref in YAML_LOADS:
@@ -310,11 +322,13 @@ class Semantics(Sinks):
             return Value(taint=first.taint | {DECODED})
         if ref == "os.homedir":
             return with_text("~", taint=frozenset({HOME}))
+        if ref == "process.cwd":  # the workspace, so a climb out of it is seen
+            return with_text(".")
         if ref.startswith(("fs.read", "fs.promises.read")) or ref == "fs/promises.readFile":
             return Value(taint=frozenset({HOME_FILE})) if HOME in first.taint else Value()
         if ref.startswith("path."):
             texts = [text_of(a) for a in args]
-            joined = "/".join(t for t in texts if t is not None)
+            joined = collapsed("/".join(t for t in texts if t is not None))
             known = None not in texts and len(joined) < MAX_TEXT
             shape = None if known else joined_shape(args, "/")
             taint = join_taint(*args) - {BUILT}
@@ -362,7 +376,7 @@ class Semantics(Sinks):
 
 _PROXY: Final = "proxy:"  # a Proxy whose get trap returns a sink: every member is that sink
 _KEY_LISTS: Final = frozenset({"Object.keys", "Object.getOwnPropertyNames", "Reflect.ownKeys"})
-_SINK_REFS: Final = CODE_SINKS | SHELL_FUNCTIONS | SPAWN_FUNCTIONS | LOADERS
+SINK_REFS: Final = CODE_SINKS | SHELL_FUNCTIONS | SPAWN_FUNCTIONS | LOADERS
 
 
 def _network(ref: str) -> bool:

@@ -17,7 +17,9 @@ from skillweave.skills.scan._javascript._values import (
     MAX_ITEMS,
     MAX_TEXT,
     Value,
+    home_path,
     join_taint,
+    riskier,
     text_of,
 )
 from skillweave.skills.scan._javascript._walk import MAX_DEPTH, Walk
@@ -66,6 +68,9 @@ class Expressions(Walk):
                 elif op != "=":
                     old = self.env.get(target, Value())
                     right = Value(taint=old.taint | right.taint)
+                elif "." not in target:  # if/else may pick either path: home is judged
+                    old = self.env.get(target, Value())
+                    right = old if home_path(old) and not home_path(right) and right.text else right
                 self._store(target, right)
                 return right, j
             return value, j
@@ -86,7 +91,7 @@ class Expressions(Walk):
             if j < end and self.texts[j] == ":":
                 second, j = self._assignment(j + 1, end)
                 taint = join_taint(first, second)
-                chosen = first if first.text is not None else second
+                chosen = riskier(first, second)
                 sinks = [v.ref for v in (first, second) if v.ref in CODE_SINKS]  # either may run
                 ref = sinks[0] if sinks else first.ref or second.ref
                 return Value(text=chosen.text, taint=taint, ref=ref), j
@@ -299,9 +304,7 @@ class Expressions(Walk):
         if value is None:
             value = self.semantics.builtin(text)
         if value.name != text:
-            value = Value(text=value.text, taint=value.taint, ref=value.ref, number=value.number,
-                          items=value.items, props=value.props, function=value.function,
-                          name=text, regex=value.regex, pieces=value.pieces)  # fmt: skip
+            value = replace(value, name=text)
         return value, i + 1
 
 

@@ -212,8 +212,12 @@ class Parser(Expressions):
         if position < stop and self.texts[position] == "from":
             position += 1
         if position < end and self.kinds[position] == "str":
+            own = self.semantics.modules(self.texts[position])
             module = module_ref(self.texts[position])
             for local, member in names:
+                if own is not None:  # one of the skill's modules: what it exports
+                    self.env[local] = _exported(own, member)
+                    continue
                 ref = member_ref(module, member) if member else module
                 self.env[local] = Value(ref=ref)
             return position + 1
@@ -237,3 +241,12 @@ class Parser(Expressions):
                 function = self._function_at(i + 1 + 1, name=self.texts[i + 1])
                 if function is not None:
                     self.env.setdefault(self.texts[i + 1], Value(function=function))
+
+
+def _exported(module: Value, member: str | None) -> Value:
+    """What ``import { member } from`` (or ``import name from``, member None) a module of
+    the skill gets: its export, or its default export, or the whole module (CommonJS)."""
+    props = module.props or {}
+    if member is not None:
+        return props.get(member, Value())
+    return props.get("default", module)

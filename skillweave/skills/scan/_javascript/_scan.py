@@ -16,10 +16,12 @@ environment read in such a script is exfiltration like any other.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Final
 
 from skillweave.skills.scan._javascript._calls import Semantics
+from skillweave.skills.scan._javascript._modules import JavaScriptModules
 from skillweave.skills.scan._javascript._parser import Parser
 from skillweave.skills.scan._javascript._tokens import MAX_TOKENS, tokenize
 from skillweave.skills.scan._javascript._values import Budget
@@ -89,9 +91,12 @@ def _blank(text: str) -> str:
 class JavaScriptScan:
     """The rules over one JavaScript or TypeScript file; :meth:`run` adds findings and facts."""
 
-    def __init__(self, source: Source, out: Collector) -> None:
+    def __init__(
+        self, source: Source, out: Collector, modules: JavaScriptModules | None = None
+    ) -> None:
         self.source = source
         self.out = out
+        self.modules = modules
         self.facts = out.facts_of(source.path)
         code: list[str] = []
         bare: list[str] = []
@@ -152,6 +157,10 @@ class JavaScriptScan:
         run at run time somewhere."""
         semantics = Semantics()
         semantics.line_of = self.source.lines.line_of
+        semantics.folder = posixpath.join("@pkg", posixpath.dirname(self.source.path))
+        if self.modules is not None:
+            modules, path = self.modules, self.source.path
+            semantics.modules = lambda specifier: modules.exports(path, specifier)
         tokens = tokenize(self.source.text)
         budget = Budget(tokens_left=len(tokens) + 20_000)
         Parser(tokens, semantics, budget, {}).run()

@@ -51,6 +51,7 @@ class Sinks:
         self.line_of: Callable[[int], int] = lambda offset: offset
         self.dynamic = False  # code is built or run at run time somewhere (long lines)
         self.credentials: list[tuple[int, str]] = []  # (offset, what) of credential files read
+        self.code_files: dict[str, frozenset[str]] = {}  # paths written with decoded data
 
     # --- findings -----------------------------------------------------------------------------
 
@@ -127,6 +128,8 @@ class Sinks:
                             f"reads {what} ({shown(shape_of(args[0]))})", severity)  # fmt: skip
         if method not in FILE_WRITES and method not in FILE_COPIES:
             return
+        if method in FILE_WRITES and len(args) > 1:
+            self._keep_code_file(path, args[1])
         rule = write_target(path)
         manager = package_config(path) if rule is not None else None
         if manager is not None:
@@ -141,6 +144,25 @@ class Sinks:
         if rule == "fs.write-outside":
             self.report(rule, offset, f"writes {shown(path)}, outside the workspace", "high")
 
+    def _keep_code_file(self, path: str, data: Value) -> None:
+        """A file written with decoded or fetched data: loading or running it runs that."""
+        taint = data.all_taint() & PAYLOAD
+        if taint and path != "*" and len(self.code_files) < 100:
+            self.code_files[path] = taint
+
+    def _written_code(self, what: str, value: Value, offset: int) -> bool:
+        """`value` names a file the script wrote with decoded or fetched data: reported."""
+        taint = self.code_files.get(shape_of(value))
+        if taint is None:
+            return False
+        where = "fetched" if FETCHED in taint else "decoded"
+        reveal = f" ({shown(shape_of(value))})"
+        self.report("exec.decoded-payload", offset,
+                    f"{what} runs a file the script wrote with {where} data{reveal}",
+                    "critical")  # fmt: skip
+        self._packed(what, taint, offset, reveal)
+        return True
+
     def _index_command(self, words: list[str], offset: int) -> None:
         """A package manager told to use another index for every later install."""
         setting = config_command(words)
@@ -154,6 +176,10 @@ class Sinks:
     def _shell(self, ref: str, command: Value, offset: int) -> None:
         what = ref
         taint = command.all_taint()
+        line = shape_of(command)
+        for path, written in list(self.code_files.items())[:100]:
+            if len(path) > 3 and path in line:  # `node ${file}`: the file written is run
+                taint |= written
         for part in (command.text or "").split("&&")[:20]:
             self._index_command(part.split()[:12], offset)
         if taint & PAYLOAD:
@@ -177,6 +203,8 @@ class Sinks:
         argv = next((a.items for a in args[1:2] if a.items is not None), [])
         options = next((a for a in reversed(args[1:]) if a.props is not None), UNKNOWN)
         taint = program.all_taint() | join_taint(*argv)
+        if any(self._written_code(ref, v, offset) for v in [program, *argv[:8]]):
+            return
         if taint & PAYLOAD:
             where = "fetched" if FETCHED in taint else "decoded"
             self.report("exec.decoded-payload", offset,
@@ -201,6 +229,8 @@ class Sinks:
     def _load(self, ref: str, name_value: Value, offset: int) -> Value:
         name = text_of(name_value)
         taint = name_value.all_taint()
+        if self._written_code(ref, name_value, offset):
+            return Value()
         if (name or name_value.prefix).startswith("data:"):
             self.report("exec.decoded-payload", offset,
                         f"{ref} of a data: URL runs the code it carries", "critical")  # fmt: skip

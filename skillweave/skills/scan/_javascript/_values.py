@@ -106,6 +106,26 @@ def text_of(value: Value) -> str | None:
     return None
 
 
+def collapsed(path: str) -> str:
+    """A path with its ``.`` and ``name/..`` steps resolved, leading climbs kept (``./../x``
+    is ``../x``; the package's folder climbed out of, ``@pkg/scripts/../../.npmrc``, is
+    ``../.npmrc``: outside); ``*`` (a piece not known) is never climbed over."""
+    if "." not in path:
+        return path
+    kept: list[str] = []
+    for step in path.split("/")[:256]:
+        if step == "." and kept:
+            continue
+        if step == ".." and kept and kept[-1] not in ("..", "*", "", "."):
+            popped = kept.pop()
+            kept = [".."] if popped == "@pkg" else kept or ["."]
+            continue
+        if step == ".." and kept == ["."]:
+            kept = []
+        kept.append(step)
+    return "/".join(kept)
+
+
 def cut(text: str) -> str:
     return text[:MAX_TEXT]
 
@@ -302,6 +322,20 @@ def member_ref(base: str | None, name: str) -> str | None:
     if base in _OBJECTS or (base.count(".") == 1 and base.split(".")[0] == "fs"):
         return f"{base}.{name}"
     return "ctor" if name == "constructor" else None
+
+
+def home_path(value: Value) -> bool:
+    """A known path under the home folder."""
+    return HOME in value.taint and value.text is not None
+
+
+def riskier(first: Value, second: Value) -> Value:
+    """Which of two values a path may be is judged by (either branch of ``c ? a : b``, of
+    ``a || b``, of an if/else assignment may run): one under the home folder, else the first
+    known."""
+    if home_path(second) and not home_path(first):
+        return second
+    return first if first.text is not None else second
 
 
 def with_text(text: str, *, taint: frozenset[str] = frozenset(), pieces: int = 1) -> Value:

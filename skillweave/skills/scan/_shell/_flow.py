@@ -23,6 +23,8 @@ for-loop variable as each word it takes) and judged as a place written.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import replace
 from itertools import pairwise
 from typing import Final
 
@@ -30,6 +32,7 @@ from skillweave.skills.scan._shell._environment import environment_dumps
 from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._indirection import Indirection
 from skillweave.skills.scan._shell._sinks import CODE_FLAGS, INTERPRETERS, ShellSinks
+from skillweave.skills.scan._shell._sourced import sourced_functions
 from skillweave.skills.scan._shell._values import (
     BUILT,
     DECODED,
@@ -64,6 +67,8 @@ _PREFIXES: Final = frozenset(
     {"sudo", "env", "exec", "command", "builtin", "nohup", "time", "nice", "then", "do", "else",
      "elif", "if", "while", "until", "!", "{", "}", "xargs"}
 )  # fmt: skip
+_KEYWORDS: Final = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{"})
+_COPIERS: Final = frozenset({"tee", "cp", "mv", "ln", "install"})
 _DECLARERS: Final = frozenset({"export", "local", "declare", "readonly", "typeset"})
 _ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _OUTPUT_FLAG: Final = re.compile(r"-[a-zA-Z]{0,6}[oO]|--output(?:-document)?")
@@ -86,8 +91,11 @@ class ShellFlow(ShellSinks):
     """The flow over one script's commands; :attr:`found` holds (rule, offset, message,
     severity) for the caller to report."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: str = "", scripts: Mapping[str, bytes] | None = None) -> None:
         super().__init__()
+        self.path = path
+        self.scripts = scripts or {}  # the skill's files, for the scripts this one sources
+        self.foreign: set[str] = set()  # functions taken from a sourced script
         self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
         self.loops: dict[str, list[str]] = {}  # for-loop variables: the words they take
         self.functions: dict[str, list[Command]] = {}
@@ -99,6 +107,10 @@ class ShellFlow(ShellSinks):
     def run(self, text: str) -> None:
         commands = Splitter(text).split()
         self.functions, self.definitions = function_bodies(text, commands)
+        for name, body in sourced_functions(self.path, commands, self.scripts).items():
+            if name not in self.functions:
+                self.functions[name] = body
+                self.foreign.add(name)
         self.env_dumps.update(environment_dumps(commands, captured=False))
         self.commands(commands, depth=0)
 
@@ -115,8 +127,7 @@ class ShellFlow(ShellSinks):
         words = list(command.words)
         if self.names.declares(command, lambda w: self.word(w, depth=depth), self.env):
             return Value()
-        while words and self._assign(words[0], depth=depth):
-            words.pop(0)
+        words = self._assigned(words, depth=depth)
         if command.stdout_to is not None:
             self._redirected(command.stdout_to, depth=depth)
         if len(words) > 2 and words[0].literal() == "for" and words[2].literal() == "in":
@@ -141,9 +152,10 @@ class ShellFlow(ShellSinks):
         while len(words) > 1 and words[0].literal() in _PREFIXES:  # "$@" = command curl ...
             words, values = words[1:], values[1:]
         head, args = values[0], values[1:]
-        body = self.functions.get(words[0].literal() or "")
-        if body is not None and command.offset not in self.definitions:
-            return self._call(body, args, self._stdin(command, piped_in, depth=depth), depth=depth)
+        called = words[0].literal() or ""
+        if called in self.functions and command.offset not in self.definitions:
+            stdin = self._stdin(command, piped_in, depth=depth)
+            return self._function(called, args, stdin, command.offset, depth=depth)
         name = (head.text or "").rsplit("/", 1)[-1]
         self._named_at_run_time(first, whole, command.offset)
         self._git_config(name, args, command.offset)
@@ -169,7 +181,31 @@ class ShellFlow(ShellSinks):
             self.fetchers.append((command.offset, name))
         output = command_output(name, args, words[1:], stdin)
         self._written(command, name, words[1:], output)
+        for target in _copy_targets(name, words[1:]):
+            self._redirected(target, depth=depth)
         return output
+
+    def _assigned(self, words: list[Word], *, depth: int) -> list[Word]:
+        """The words after the leading assignments, made (``then a=…`` assigns too)."""
+        while words and words[0].literal() in _KEYWORDS:
+            words = words[1:]
+        while words and self._assign(words[0], depth=depth):
+            words = words[1:]
+        return words
+
+    def _function(
+        self, name: str, args: list[Value], stdin: Value | None, offset: int, *, depth: int
+    ) -> Value:
+        """A call of a function of the script or of one it sources; what a sourced
+        script's function does is reported where it is called."""
+        body = self.functions[name]
+        if name not in self.foreign or self.anchor is not None:
+            return self._call(body, args, stdin, depth=depth)
+        self.anchor = offset
+        try:
+            return self._call(body, args, stdin, depth=depth)
+        finally:
+            self.anchor = None
 
     def _call(
         self, body: list[Command], args: list[Value], stdin: Value | None, *, depth: int
@@ -251,8 +287,11 @@ class ShellFlow(ShellSinks):
             return False
         rest = Word([Part("lit", first.text[match.end() :]), *word.parts[1:]], word.offset)
         value = self.word(rest, depth=depth)
+        old = self.env.get(match.group(1))
         if match.group(2):
-            value = join([self.env.get(match.group(1), Value(text="")), value])
+            value = join([old or Value(text=""), value])
+        elif _home(old) and not _home(value) and value.text is not None:
+            value = old  # if/else may pick either path (then d=$HOME; else d=.): home is judged
         if len(self.env) < 10_000:
             self.env[match.group(1)] = value
         return True
@@ -323,4 +362,23 @@ class ShellFlow(ShellSinks):
             return Value()
         commands = Splitter(part.text, part.offset).split()
         self.env_dumps.update(environment_dumps(commands[:200], captured=True))
-        return self.block(commands, depth=depth + 1)
+        output = self.block(commands, depth=depth + 1)
+        if part.kind == "cmd" and output.text and output.text.endswith("\n"):
+            return replace(output, text=output.text.rstrip("\n"), chunks=None)  # as $(…) does
+        return output
+
+
+def _copy_targets(name: str, words: list[Word]) -> list[Word]:
+    """The files a command writes by argument: every file of ``tee``, the last of ``cp``,
+    ``mv``, ``ln`` and ``install`` (judged folded, as redirections are)."""
+    if name not in _COPIERS:
+        return []
+    files = [w for w in words[:64] if not (w.literal() or "").startswith("-")]
+    if name == "tee":
+        return files[:8]
+    return files[-1:] if len(files) >= 2 else []
+
+
+def _home(value: Value | None) -> bool:
+    """A known path under the home folder."""
+    return value is not None and (value.text or "").startswith("~")

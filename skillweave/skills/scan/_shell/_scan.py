@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from skillweave.skills.scan._python import PythonScan, parse
@@ -78,9 +79,12 @@ _WORD: Final = re.compile(r"[^\s'\"`;|&<>()=]{2,300}")
 class ShellScan:
     """The rules over one shell or PowerShell script; :meth:`run` adds findings and facts."""
 
-    def __init__(self, source: Source, out: Collector) -> None:
+    def __init__(
+        self, source: Source, out: Collector, scripts: Mapping[str, bytes] | None = None
+    ) -> None:
         self.source = source
         self.out = out
+        self.scripts = scripts  # the skill's files: functions of the scripts it sources
         self.facts = out.facts_of(source.path)
         self.code = _TOKENS.sub(
             lambda m: re.sub(r"[^\n]", " ", m.group()) if m.group().startswith("#") else m.group(),
@@ -96,7 +100,7 @@ class ShellScan:
         long_lines(self.source, self.out, dynamic=True)
 
     def _flow(self) -> None:
-        flow = ShellFlow()
+        flow = ShellFlow(self.source.path, self.scripts)
         flow.run(self.code)
         for rule, offset, message, severity in flow.found:
             self.out.at(self.source, rule, offset, message, severity=severity)

@@ -41,6 +41,7 @@ class ShellSinks:
         self.fetchers: list[tuple[int, str]] = []  # commands named at run time that fetch
         self.files: dict[str, Value] = {}  # files written with fetched or decoded data
         self.embedded: list[tuple[int, str]] = []  # Python here-documents: (start, text)
+        self.anchor: int | None = None  # inside a sourced script's function: the call's offset
 
     def _git_config(self, name: str, args: list[Value], offset: int) -> None:
         key = git_config([name, *(a.text or "" for a in args[:15])])
@@ -132,4 +133,5 @@ class ShellSinks:
 
     def _report(self, rule: str, offset: int, message: str, severity: Severity) -> None:
         if len(self.found) < 200:
-            self.found.append((rule, offset, message, severity))
+            where = offset if self.anchor is None else self.anchor
+            self.found.append((rule, where, message, severity))

@@ -133,9 +133,39 @@ def _printf(plain: list[Value]) -> Value:
         if fmt.text == "%b" and rest.text is not None and "\\" in rest.text:
             return Value(text=unescape(rest.text), taint=rest.taint | {DECODED}, pieces=2)
         return rest
+    if len(plain) > 1:  # printf '%s/.%s' "$HOME" bashrc
+        return _formatted(fmt.text, plain[1:])
     if "\\" in fmt.text:
         return Value(text=unescape(fmt.text)[:MAX_TEXT], taint=fmt.taint | {DECODED}, pieces=2)
     return Value(text=fmt.text if "%" not in fmt.text else None, taint=fmt.taint)
+
+
+_DIRECTIVE: Final = re.compile(r"%[sbd%]|%")
+_CODED: Final = re.compile(r"\\(?:[0-7]|x[0-9a-fA-F]|u[0-9a-fA-F])")
+
+
+def _formatted(fmt: str, args: list[Value]) -> Value:
+    """A printf format with ``%s``/``%b``/``%d`` filled from its arguments, in order (any
+    other directive, or a format used more than once, is not folded)."""
+    taint = join(args).taint | ({DECODED} if _CODED.search(fmt) else frozenset())
+    pieces: list[str] = []
+    position, used = 0, 0
+    for match in _DIRECTIVE.finditer(fmt[:MAX_TEXT]):
+        pieces.append(unescape(fmt[position : match.start()]))
+        position = match.end()
+        directive = match.group()
+        if directive == "%%":
+            pieces.append("%")
+            continue
+        if directive == "%" or used >= len(args) or args[used].text is None:
+            return Value(taint=taint | {BUILT})
+        text = args[used].text or ""
+        pieces.append(unescape(text) if directive == "%b" else text)
+        used += 1
+    if used != len(args):
+        return Value(taint=taint | {BUILT})
+    pieces.append(unescape(fmt[position:]))
+    return Value(text="".join(pieces)[:MAX_TEXT], taint=taint | {BUILT}, pieces=max(2, used))
 
 
 def _tr(incoming: Value, plain: list[Value], flags: set[str | None]) -> Value:
