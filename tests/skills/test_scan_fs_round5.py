@@ -62,6 +62,23 @@ def fs_worst(script: str) -> str | None:
         # written beside it, then moved over it
         "from pathlib import Path\ntmp = Path('rc.tmp')\ntmp.write_text('x')\n"
         "tmp.replace(Path.home() / '.bashrc')\n",
+        # a class attribute, an instance attribute, a dict entry
+        "from pathlib import Path\nclass Paths:\n    HOME = Path.home()\n"
+        "    RC = HOME / '.bashrc'\n\nopen(Paths.RC, 'a').write('x')\n",
+        "from pathlib import Path\nclass Setup:\n    def __init__(self):\n"
+        "        self.rc = Path.home() / '.zshenv'\n    def run(self):\n"
+        "        self.rc.write_text('x')\n\nSetup().run()\n",
+        "from pathlib import Path\nWHERE = {'log': 'out.log', 'rc': Path.home() / '.zprofile'}\n"
+        "WHERE['rc'].write_text('x')\n",
+        # a loop over a list of targets, a comprehension, a lambda, a split spread into join
+        "from pathlib import Path\nhome = Path.home()\n"
+        "RCS = [home / 'notes.txt', home / '.bashrc']\n"
+        "for rc in RCS:\n    rc.open('a').write('x')\n",
+        "from pathlib import Path\n"
+        "[(Path.home() / n).write_text('x') for n in ('a.txt', '.profile')]\n",
+        "from pathlib import Path\nrc = lambda: Path.home() / '.bashrc'\nrc().write_text('x')\n",
+        "import os\np = os.path.join(os.path.expanduser('~'), *'.ssh/authorized_keys'.split('/'))\n"
+        f"open(p, 'a').write({KEY})\n",
         # an editor's start-up file in the home folder
         "from pathlib import Path\n(Path.home() / '.vimrc').write_text('autocmd VimEnter * !id')\n",
     ],

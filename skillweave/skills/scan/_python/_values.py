@@ -59,6 +59,7 @@ returns, a parameter's arguments) offers, at most."""
 _MAX_CLIMB: Final = 100
 _MAX_PARTS: Final = 64
 _PERCENT: Final = re.compile(r"%%|%(?:\([^)]{0,40}\))?[-#0 +]{0,5}[0-9.*]{0,8}[sdrifxa]")
+_COMPREHENSIONS: Final = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FIELD: Final = re.compile(r"\{([^{}]{0,80})\}")
 _MAX_RETURNS: Final = 8
 _IMPORTERS: Final = frozenset(
@@ -90,6 +91,7 @@ class Values:
         (``__import__``, ``getattr``), set by ``_package``; None when it forwards to none."""
         self._choices: _Choices | None = None
         self._call_sites: dict[str, list[ast.Call]] | None = None
+        self._class_names: set[str] | None = None
 
     def forget(self) -> None:
         """Drop what was folded and resolved so far (the names it read have changed)."""
@@ -276,8 +278,9 @@ class Values:
             values = self.index.assigned.get(node.id)
             if values and len(values) == 1:
                 return self.approx(values[-1], depth + 1)
-            options = values or (self._arguments(node) if self._choices is not None else [])
-            return self._chosen(options, depth)
+            if values or self._choices is None:
+                return self._chosen(values or [], depth)
+            return self._chosen(self._arguments(node) or self._loop_items(node), depth)
         if isinstance(node, ast.Subscript) and self.is_environ(node.value):
             return _HOME_VARIABLES.get(self.approx(node.slice, depth + 1) or "")
         if isinstance(node, ast.Attribute):
@@ -344,6 +347,32 @@ class Values:
                     found.append(given)
         return found
 
+    def _loop_items(self, name: ast.Name) -> list[ast.expr]:
+        """The items a ``for`` loop (or comprehension) gives `name`, when it walks a literal
+        list or tuple, or a name assigned one once."""
+        if name.id in self.index.loops:
+            return self.index.loops[name.id]
+        node: ast.AST | None = name
+        for _ in range(_MAX_CLIMB):
+            node = self.index.parents.get(id(node))
+            if node is None or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                return []
+            loops = node.generators if isinstance(node, _COMPREHENSIONS) else [node]
+            for loop in loops:
+                if not isinstance(loop, ast.For | ast.comprehension):
+                    continue
+                if isinstance(loop.target, ast.Name) and loop.target.id == name.id:
+                    return _literal_items(self._single(loop.iter))
+        return []
+
+    def _single(self, node: ast.expr) -> ast.expr:
+        """What the name `node` is assigned, when it is assigned once; `node` otherwise."""
+        if isinstance(node, ast.Name):
+            values = self.index.assigned.get(node.id)
+            if values and len(values) == 1:
+                return values[0]
+        return node
+
     def _function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The function whose body reads `name` (the nearest one)."""
         node: ast.AST | None = name
@@ -375,7 +404,18 @@ class Values:
         if node.attr == "parent":
             inner = self.approx(node.value, depth + 1)
             return _parent(inner) if inner is not None else None
+        if isinstance(node.value, ast.Name) and node.value.id in self._classes():
+            values = self.index.class_attributes.get(node.attr) or []  # Config.RC, self.rc
+            return self.approx(values[0], depth + 1) if len(values) == 1 else None
         return None
+
+    def _classes(self) -> set[str]:
+        """Names that stand for a class of the module inside or outside it."""
+        if self._class_names is None:
+            self._class_names = {"self", "cls"} | {
+                n.name for n in self.index.order if isinstance(n, ast.ClassDef)
+            }
+        return self._class_names
 
     def _approx_subscript(self, node: ast.Subscript, depth: int) -> str | None:
         value = node.value
@@ -387,6 +427,9 @@ class Values:
             for _ in range(up + 1):
                 inner = _parent(inner)
             return inner
+        held = self._single(value) if isinstance(value, ast.Name) else None
+        if isinstance(held, ast.Dict | ast.List | ast.Tuple):  # TARGETS["rc"], TARGETS[0]
+            return self.approx(_item(held, self.folder.fold(node.slice)), depth + 1)
         inner = value.func if isinstance(value, ast.Call) else value
         callee = self.qualname(inner) or ""
         if callee in _USER_RECORDS:  # pwd.getpwuid(uid)[5]
@@ -408,6 +451,9 @@ class Values:
                 items = values[0] if values and len(values) == 1 else node.value
                 if isinstance(items, ast.List | ast.Tuple):
                     pieces += self._pieces(items.elts, depth)
+                    continue
+                if (whole := _split_string(items)) is not None:
+                    pieces.append(self.approx(whole, depth + 1) or "*")
                     continue
             pieces.append(self.approx(node, depth + 1) or "*")
         return pieces
@@ -492,6 +538,8 @@ class Values:
     def _own_returns(self, func: ast.expr) -> list[ast.expr]:
         """What the module's own function or method `func` names returns (its return
         statements); empty for any other callee."""
+        if isinstance(func, ast.Name) and isinstance(lambda_ := self._single(func), ast.Lambda):
+            return [lambda_.body]
         if isinstance(func, ast.Name) and func.id not in self.index.aliases:
             name = func.id
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -533,6 +581,31 @@ def _branches(node: ast.IfExp | ast.BoolOp) -> list[ast.expr]:
     if isinstance(node, ast.IfExp):
         return [node.body, node.orelse]
     return list(node.values) if isinstance(node.op, ast.Or) else [node.values[-1]]
+
+
+def _split_string(node: ast.expr) -> ast.expr | None:
+    """The string ``*".ssh/authorized_keys".split("/")`` splits into path pieces; None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.value if node.func.attr == "split" else None
+    return None
+
+
+def _literal_items(node: ast.expr) -> list[ast.expr]:
+    """The items of a literal list, tuple or set; empty for anything else."""
+    return list(node.elts) if isinstance(node, ast.List | ast.Tuple | ast.Set) else []
+
+
+def _item(held: ast.Dict | ast.List | ast.Tuple, key: object) -> ast.expr | None:
+    """The value a literal dict holds under `key`, or a list's item at `key`; None."""
+    if isinstance(held, ast.Dict):
+        for name, value in zip(held.keys, held.values, strict=True):
+            if isinstance(name, ast.Constant) and name.value == key:
+                return value
+        return None
+    if isinstance(key, int) and -len(held.elts) <= key < len(held.elts):
+        item = held.elts[key]
+        return None if isinstance(item, ast.Starred) else item
+    return None
 
 
 def _parent(path: str) -> str:
