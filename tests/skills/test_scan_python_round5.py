@@ -159,6 +159,15 @@ def test_a_factory_handed_an_ordinary_function_stays_clean() -> None:
          "import cache\ncache.runner(cache.SOURCE)\n"),
         ("def _bind(t):\n    return lambda s: t(s)\nrun = _bind(exec)\nSOURCE = unpack(CACHE)\n",
          "from cache import run, SOURCE\nrun(SOURCE)\n"),
+        # the factory lives in the sibling, the sink is chosen by the caller
+        ("def bind(target):\n    def call(src):\n        return target(src)\n    return call\n",
+         "from cache import bind, unpack, CACHE\nrun = bind(exec)\nrun(unpack(CACHE))\n"),
+        ("def make():\n    return lambda s: eval(s)\n",
+         "import cache\nrun = cache.make()\nrun(cache.unpack(cache.CACHE))\n"),
+        ("def pick(f):\n    return f\n",
+         "import cache\ncache.pick(exec)(cache.unpack(cache.CACHE))\n"),
+        ("class Hooks:\n    fire = staticmethod(exec)\n",
+         "from cache import Hooks, unpack, CACHE\nHooks.fire(unpack(CACHE))\n"),
     ],
 )  # fmt: skip
 def test_a_sibling_modules_sink_and_decoded_constant_meet_in_the_caller(
@@ -169,6 +178,17 @@ def test_a_sibling_modules_sink_and_decoded_constant_meet_in_the_caller(
     assert any(
         f.path == "scripts/main.py" and f.rule == "exec.decoded-payload" for f in report.findings
     )
+
+
+def test_a_sibling_modules_factory_handed_an_ordinary_function_stays_clean() -> None:
+    report = scan(
+        {
+            "scripts/util.py": "def bind(target):\n    return lambda *a: target(*a)\n",
+            "scripts/main.py": "import util\nsay = util.bind(print)\nsay('hello')\n"
+            "util.bind(len)('abc')\n",
+        }
+    )
+    assert below_medium(report)
 
 
 def test_a_sibling_modules_plain_constant_run_stays_as_it_was() -> None:

@@ -23,6 +23,8 @@ from skillweave.skills.scan._python._wrappers import Wrapper, Wrappers
 
 __all__ = ["ModuleAnalysis", "pass_through"]
 
+_MAX_FACTORY_CALLS: Final = 2000
+"""Names per module read as bound to another module's factory's product, at most."""
 _PASS_THROUGH: Final = frozenset(
     {"__import__", "builtins.__import__", "importlib.import_module", "getattr",
      "builtins.getattr"}
@@ -102,6 +104,25 @@ class ModuleAnalysis:
 
         self.values.forwarding = forwarding
         self.alias({})
+
+    def imported_factories(self, product: Callable[[str, list[str | None]], str | None]) -> None:
+        """Names bound once to what another module's factory hands back (``run =
+        helpers.bind(exec)``, ``run = make()``): `product` says which callable that is, from
+        the factory's qualified name and the dotted names of the arguments given here."""
+        found: dict[str, str] = {}
+        for name, values in list(self.index.assigned.items())[:_MAX_FACTORY_CALLS]:
+            value = values[0] if len(values) == 1 else None
+            if name in self.index.aliases or not isinstance(value, ast.Call) or value.keywords:
+                continue
+            factory = self.values.qualname(value.func) or ""
+            if "." not in factory or any(isinstance(a, ast.Starred) for a in value.args):
+                continue
+            made = product(factory, [self.values.qualname(a) for a in value.args])
+            if made is not None:
+                found[name] = made
+        if found:
+            self.index.assigned_aliases.update(found)
+            self.alias(found)
 
     def alias(self, found: Mapping[str, str]) -> None:
         """Make each name in `found` an alias of its callee, then resolve again the names

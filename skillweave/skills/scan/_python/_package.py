@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from skillweave.skills.scan._python._analysis import ModuleAnalysis
+from skillweave.skills.scan._python._closures import dotted, factory_product
 from skillweave.skills.scan._python._flow import dangerous
 from skillweave.skills.scan._python._fold import Folder
 from skillweave.skills.scan._python._parse import parse
@@ -71,13 +72,17 @@ class PythonPackage:
                      != path}
                 )  # fmt: skip
                 analysis.imported_pass_throughs(lambda name, path=path: self._function(name, path))
+                analysis.imported_factories(
+                    lambda name, args, path=path: self.product(name, args, path)
+                )
                 analysis.taint.external = lambda name, path=path: self.returns(name, path)
                 analysis.taint.propagate()
 
     def _exported_aliases(self) -> dict[str, str]:
         """``helpers.runner`` → ``os.system`` for each name a module of the skill binds to an
         imported callable or a dangerous builtin (``runner = os.system``, ``from os import
-        system as runner``, ``run = exec``, ``run = functools.partial(exec)``)."""
+        system as runner``, ``run = exec``, ``run = functools.partial(exec)``, ``class K:
+        run = staticmethod(exec)`` as ``helpers.K.run``)."""
         found: dict[str, str] = {}
         if len(self.modules) < 2:
             return found
@@ -85,7 +90,8 @@ class PythonPackage:
             if not isinstance(analysis, ModuleAnalysis):
                 continue
             stem = posixpath.splitext(posixpath.basename(path))[0]
-            aliases = {**_partials(analysis), **analysis.index.aliases}
+            aliases = {**_partials(analysis), **_class_callables(analysis),
+                       **analysis.index.aliases}  # fmt: skip
             for name, target in list(aliases.items())[:_MAX_ALIASES]:
                 if name == target.split(".", 1)[0]:
                     continue
@@ -144,6 +150,19 @@ class PythonPackage:
             return None
         return analysis.values.folder, found[0]
 
+    def product(self, name: str, args: list[str | None], caller: str) -> str | None:
+        """The callable another module's factory `name` hands back (``_closures``), seen
+        from the module at `caller`, when called with arguments naming `args` (dotted names;
+        None for other values)."""
+        stem, _, function = name.rpartition(".")
+        module = self._module(stem, caller) if stem and "." not in stem else None
+        analysis = self.modules.get(module) if module is not None and module != caller else None
+        if not isinstance(analysis, ModuleAnalysis):
+            return None
+        given = [dotted(a) if a else ast.Constant(None) for a in args]
+        call = ast.Call(ast.Name(function, ast.Load()), given, [])
+        return factory_product(analysis.index, analysis.values, call)
+
     def _module(self, stem: str, caller: str) -> str | None:
         paths = self._by_stem.get(stem)
         if not paths:
@@ -178,4 +197,27 @@ def _partials(analysis: ModuleAnalysis) -> dict[str, str]:
         target = analysis.values.qualname(value.args[0])
         if target is not None and dangerous(target) is not None:
             found[name] = target
+    return found
+
+
+def _class_callables(analysis: ModuleAnalysis) -> dict[str, str]:
+    """``K.run`` → ``exec`` for each attribute a module-level class's body binds to a
+    dangerous callable (``run = exec``, ``run = staticmethod(os.system)``)."""
+    found: dict[str, str] = {}
+    classes = [s for s in analysis.tree.body if isinstance(s, ast.ClassDef)]
+    for cls in classes[:_MAX_ALIASES]:
+        for statement in cls.body[:_MAX_ALIASES]:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                continue
+            target, value = statement.targets[0], statement.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id in ("staticmethod", "classmethod")
+                and len(value.args) == 1
+            ):
+                value = value.args[0]
+            name = analysis.values.qualname(value) if isinstance(target, ast.Name) else None
+            if name is not None and dangerous(name) is not None:
+                found[f"{cls.name}.{target.id}"] = name  # type: ignore[attr-defined]
     return found

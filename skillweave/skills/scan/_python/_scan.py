@@ -18,6 +18,7 @@ from typing import Final
 
 from skillweave.skills.scan._python._analysis import ModuleAnalysis
 from skillweave.skills.scan._python._built import BuiltStrings
+from skillweave.skills.scan._python._closures import dotted
 from skillweave.skills.scan._python._environment import EnvironmentRules
 from skillweave.skills.scan._python._execution import ExecutionRules
 from skillweave.skills.scan._python._files import FileRules
@@ -151,6 +152,8 @@ class PythonScan:
             for inlined in self.analysis.wrappers.inline(call, wrapper, bound=bound):
                 self._wrapped_calls.append(inlined)
                 self._call(inlined, hidden=True)
+        if isinstance(call.func, ast.Call) and self.package is not None:
+            self._factory_call(call, call.func, self.package)
         if isinstance(call.func, ast.Call):  # lookup("exec")(code): what the lookup returns
             for wrapper, bound in self.analysis.wrappers.calls(call.func):
                 for inlined in self.analysis.wrappers.inline(call.func, wrapper, bound=bound):
@@ -158,6 +161,23 @@ class PythonScan:
                     ast.copy_location(outer, call)
                     self._wrapped_calls.append(outer)
                     self._call(outer, hidden=True)
+
+    def _factory_call(self, call: ast.Call, factory: ast.Call, package: PythonPackage) -> None:
+        """``helpers.make()(code)``: the callable another module's `factory` hands back,
+        called with `call`'s arguments."""
+        name = self.values.qualname(factory.func) or ""
+        if "." not in name or factory.keywords:
+            return
+        if any(isinstance(a, ast.Starred) for a in factory.args):
+            return
+        args = [self.values.qualname(a) for a in factory.args]
+        made = package.product(name, args, self.source.path)
+        if made is None:
+            return
+        outer = ast.Call(func=dotted(made), args=call.args, keywords=call.keywords)
+        ast.copy_location(outer, call)
+        self._wrapped_calls.append(outer)
+        self._call(outer, hidden=True)
 
     def _external_name(self, func: ast.expr) -> str:
         """``helper.run_it`` for a call of another module's function; ``helper.Tool.run``
