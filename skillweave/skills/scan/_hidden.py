@@ -22,7 +22,9 @@ The hiding techniques decoded here:
   with ``hidden``, ``display:none`` or ``visibility:hidden``, on the element or through a
   class a ``<style>`` block of the file hides, whatever else the element carries
   (``aria-hidden``): rendered views do not show them;
-  found once invisible characters are deleted (``<\u200b!--`` opens a comment for a model).
+  found once invisible characters are deleted (``<\u200b!--`` opens a comment for a model);
+- text encoded in plain sight in Markdown (:func:`decode_text`, called apart from
+  :func:`reveal` for prose only): base64, hexadecimal or binary runs that decode to words.
 
 A piece may carry other readings (:attr:`Hidden.readings`), judged too: tag characters read
 in place among the visible letters between them, zero-width runs standing for the spaces
@@ -38,6 +40,7 @@ parts match the same character).
 
 from __future__ import annotations
 
+import base64
 import bisect
 import dataclasses
 import itertools
@@ -49,7 +52,15 @@ from typing import Final, Literal
 
 from skillweave.config import Severity
 
-__all__ = ["INVISIBLE", "MAX_PIECES", "Hidden", "escape_invisible", "reveal", "visual_order"]
+__all__ = [
+    "INVISIBLE",
+    "MAX_PIECES",
+    "Hidden",
+    "decode_text",
+    "escape_invisible",
+    "reveal",
+    "visual_order",
+]
 
 MAX_PIECES: Final = 200
 """Pieces of hidden text revealed in one file at most."""
@@ -62,7 +73,7 @@ INVISIBLE: Final = re.compile(
 )
 """Every character deleted before the prose rules read a text."""
 
-Kind = Literal["tags", "zero-width", "bits", "variation", "bidi", "comment"]
+Kind = Literal["tags", "zero-width", "bits", "variation", "bidi", "comment", "encoded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,6 +554,64 @@ def _resolve(levels: list[int], kinds: list[str | None]) -> None:
     for k, kind in enumerate(kinds):
         if (levels[k] % 2 == 0 and kind == "R") or (levels[k] % 2 and kind == "L"):
             levels[k] += 1
+
+
+# --- text encoded in plain sight ------------------------------------------------------------
+
+_ENCODED: Final = re.compile(
+    r"(?<![\w+/=-])(?P<base64>(?:[A-Za-z0-9+/]{4}){6,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+    r"|(?:[A-Za-z0-9_-]{4}){6,}(?:[A-Za-z0-9_-]{2,3})?)(?![\w+/=-])"
+    r"|(?<![0-9A-Fa-f])(?P<hex>(?:[0-9A-Fa-f]{2}){12,})(?![0-9A-Fa-f])"
+    r"|(?<![01])(?P<binary>[01]{8}(?:[ ,]?[01]{8}){5,})(?![01])"
+)
+_DIGIT_SETS: Final = (
+    ("binary", re.compile(r"[01 ,]+")),
+    ("hex", re.compile(r"[0-9A-Fa-f]+")),
+)
+"""Runs whose digits could be binary or hexadecimal are tried as such before base64."""
+_MAX_ENCODED: Final = 65_536  # characters of one encoded run decoded
+_WORDS: Final = 0.8  # share of letters, spaces and common punctuation in decoded prose
+
+
+def decode_text(text: str) -> list[Hidden]:
+    """Runs of base64, hexadecimal or binary digits in `text` (Markdown a model reads) that
+    decode to prose: a model reads such text as easily as plain words, a reviewer does not.
+    A run that decodes to anything else (a hash, an image, a token's JSON) is left alone."""
+    found: list[Hidden] = []
+    for match in itertools.islice(_ENCODED.finditer(text), 4 * MAX_PIECES):
+        run = match.group()[:_MAX_ENCODED]
+        kinds = [k for k, digits in _DIGIT_SETS if digits.fullmatch(run)] + ["base64"]
+        kind, decoded = next(
+            ((k, d) for k in kinds if (d := _prose_of(_decoded(run, k)))), ("base64", "")
+        )
+        if decoded:
+            how = f"encoded in {'hexadecimal' if kind == 'hex' else kind}"
+            found.append(Hidden(match.start(), "encoded", how, decoded, None))
+            if len(found) >= MAX_PIECES:
+                break
+    return found
+
+
+def _decoded(run: str, kind: str) -> bytes:
+    try:
+        if kind == "hex":
+            return bytes.fromhex(run)
+        if kind == "binary":
+            digits = re.sub(r"[ ,]", "", run)
+            return bytes(int(digits[i : i + 8], 2) for i in range(0, len(digits), 8))
+        padded = run + "=" * (-len(run) % 4)
+        return base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except ValueError:
+        return b""
+
+
+def _prose_of(data: bytes) -> str:
+    """`data` as text when it reads as words (letters, spaces, punctuation), else ""."""
+    text = _printable(data)
+    if " " not in text:
+        return ""
+    wordy = sum(c.isalpha() or c in " .,:;'\"-/~_()?!" for c in text)
+    return text if wordy >= _WORDS * len(text) else ""
 
 
 # --- comments and hidden elements ------------------------------------------------------------

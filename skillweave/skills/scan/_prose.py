@@ -35,7 +35,9 @@ when it asks for secrets or names a destination, or hides in the frontmatter), e
 is the revealed text, and the rules for text in plain sight run over it at least high; a
 secret it asks to send, embed or post (``_intent.sent_secret``) is ``secrets.exfiltration``,
 high, critical when it names where the secret goes; otherwise it keeps its technique's own
-severity (a harmless comment has none).
+severity (a harmless comment has none). Text encoded in base64, hexadecimal or binary in
+Markdown (``_hidden.decode_text``) is judged the same way; its own finding, when it carries
+instructions, is ``obfuscation.encoded-blob``.
 """
 
 from __future__ import annotations
@@ -48,7 +50,13 @@ from itertools import islice
 from typing import Final
 
 from skillweave.config import Severity
-from skillweave.skills.scan._hidden import INVISIBLE, Hidden, escape_invisible, reveal
+from skillweave.skills.scan._hidden import (
+    INVISIBLE,
+    Hidden,
+    decode_text,
+    escape_invisible,
+    reveal,
+)
 from skillweave.skills.scan._intent import (
     EXAMPLE,
     EXFILTRATION,
@@ -375,6 +383,10 @@ _GRAVE: Final = ("secret", "credential", "network destination")
 where to send something."""
 
 
+_HIDING_RULES: Final = {"comment": "prompt.html-comment", "encoded": "obfuscation.encoded-blob"}
+"""The rule of a hiding's own finding, by technique; invisible characters are the rest."""
+
+
 def hidden_text(source: Source, out: Collector, *, frontmatter_end: int = 0) -> None:
     """Hidden text in `source` (``_hidden.reveal``), judged by what it says: the hidden-text
     finding, high when the text carries instructions (critical stays critical), else its
@@ -382,7 +394,8 @@ def hidden_text(source: Source, out: Collector, *, frontmatter_end: int = 0) -> 
     finding and the rules the text would meet in plain sight, at least high. Text before
     `frontmatter_end` is in the catalog's view (SKILL.md's frontmatter)."""
     budget = _READINGS_BUDGET
-    for found in reveal(source.text):
+    encoded = decode_text(source.text) if source.language == "prose" else []
+    for found in reveal(source.text) + encoded:
         readings = sum(len(r) for r in found.readings)
         piece = found if readings <= budget else dataclasses.replace(found, readings=())
         budget -= min(readings, budget)
@@ -415,7 +428,7 @@ def _hidden_piece(
     piece, carried = _judged(piece)
     if line is not None:
         piece = dataclasses.replace(piece, body=None)
-    rule = "prompt.html-comment" if piece.kind == "comment" else "text.hidden-unicode"
+    rule = _HIDING_RULES.get(piece.kind, "text.hidden-unicode")
     line = line or source.lines.line_of(piece.start)
     # a bidi line shows both its orders, whichever of them carried most
     shown = _revealed_excerpt(found if found.kind == "bidi" else piece)

@@ -66,7 +66,8 @@ RULES: Final[dict[str, Rule]] = {
              "send secrets it gathers (medium inside scripts)"),
         # Scripts: obfuscation.
         Rule("obfuscation.encoded-blob", "medium", "a long high-entropy base64 or hex string "
-             "(low outside scripts)"),
+             "(low outside scripts); high for base64, hex or binary in Markdown that decodes "
+             "to instructions"),
         Rule("obfuscation.packed-code", "high", "packed code: marshal.loads, chr-joins, "
              "String.fromCharCode chains, walls of \\x escapes, powershell -EncodedCommand"),
         Rule("obfuscation.dynamic-lookup", "high", "a dangerous callable (exec, eval, "
@@ -119,7 +120,8 @@ RULES: Final[dict[str, Rule]] = {
              "reply or file (critical with a URL or in the name or description; medium "
              "inside scripts, high in a tool description's <IMPORTANT> block)"),
         Rule("prompt.hidden-instructions", "high", "hidden text (tag characters, "
-             "zero-width characters, bits, variation selectors, bidi reordering, comments) "
+             "zero-width characters, bits, variation selectors, bidi reordering, comments, "
+             "base64, hex or binary in Markdown) "
              "that carries instructions: a prompt injection, shown revealed (critical when it "
              "asks for secrets or names a destination, or hides in the frontmatter)"),
         Rule("prompt.html-comment", "high", "an HTML or Markdown comment, or an HTML element "
