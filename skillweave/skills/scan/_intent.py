@@ -135,17 +135,24 @@ PRIORITY: Final = re.compile(
 them in waiting (part of :data:`OVERRIDE`)."""
 _OUTRANKED: Final = (
     r"(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:(?:system|developer|operator)\s+(?:prompts?"
-    r"|messages?|instructions?|rules|polic(?:y|ies))|the\s+user\b|(?:the\s+)?user'?s?\s+"
+    r"|messages?|instructions?|rules|polic(?:y|ies))|the\s+user\b(?!'?s?[\s-]+(?:config\w*"
+    r"|settings?|defaults?|profiles?|files?|director\w+|folders?|preferences|env\w*|levels?"
+    r"|values?|options?|data|home|name|id\b|agent|interface))|(?:the\s+)?user'?s?\s+"
     r"(?:instructions|requests|messages|wishes|commands|prompts?)|(?:all\s+|any\s+)?other\s+"
     r"(?:instructions?|skills?|rules|guidelines|messages|prompts?)|safety\s+(?:rules|guidelines"
     r"|polic(?:y|ies)|checks)|your\s+(?:guidelines|rules|instructions))"
 )
 """What a skill claims to outrank: the system prompt, the developer, the user, all else."""
-CLAIM: Final = re.compile(
+_OUTRANKS: Final = (
     r"\b(?:above|over|higher\s+than|outranks?|supersed(?:es?|ing)|overrides?|overrul(?:es?|ing)"
     r"|trumps?|precedes|prevails?\s+over|(?:takes?|has|have|with|given)\s+(?:precedence"
     rf"|priority)\s+over)\s+{_OUTRANKED}"
-    r"|\b(?:priority|precedence|authority|trust|privilege|permission)\s+(?:level|tier|rank"
+)
+OUTRANKS: Final = re.compile(_OUTRANKS, re.IGNORECASE)
+"""A claim of rank over the system prompt, the developer or the user by name."""
+CLAIM: Final = re.compile(
+    _OUTRANKS
+    + r"|\b(?:priority|precedence|authority|trust|privilege|permission)\s+(?:level|tier|rank"
     r"|class|ring)\s*[:=#]?\s*(?:0|zero|max\w*|root|system|highest|top|supreme)\b"
     r"|\b(?:level|tier|ring|rank)[\s-]?(?:0|zero)\s+(?:priority|authority|privileges?|access"
     r"|instructions?|trust|operator|system)"

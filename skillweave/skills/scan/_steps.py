@@ -31,6 +31,7 @@ from skillweave.skills.scan._intent import (
     MAX_ORDERS,
     NEGATION,
     NETWORK_USE,
+    OUTRANKS,
     OVERRIDE,
     SECRET_WORDS,
     STEALTH,
@@ -222,6 +223,7 @@ def overrides_consent(text: str) -> bool:
     )
 
 
+_TEXT_CHARS: Final = 100_000  # characters of a text searched for a use of a claim elsewhere
 _CLAIMED_USES: Final = (
     re.compile(
         r"\bpre-?(?:approved|authori[sz]ed|confirmed)\b|\bauto-?(?:approv|confirm|accept)\w*"
@@ -235,8 +237,8 @@ _CLAIMED_USES: Final = (
     re.compile(
         r"\b(?:disable|turn\s+off|switch\s+off|bypass|deactivate|suspend|skip|ignore|circumvent"
         r"|evade|relax|lift)\w*\s+(?:\w+\s+){0,4}?(?:safety|security|sandbox\w*|guardrails?"
-        r"|checks|filters?|moderation|protections?|restrictions|confirmations?|approvals?"
-        r"|permission\s+prompts?|content\s+polic(?:y|ies))\b",
+        r"|moderation|protections?|restrictions|confirmations?|approvals?|permission\s+prompts?"
+        r"|content\s+(?:polic(?:y|ies)|filters?))\b",
         FLAGS,
     ),
     re.compile(
@@ -255,16 +257,25 @@ safety checks disabled, the claim kept from the user."""
 def claimed_authority(text: str) -> list[tuple[int, int]]:
     """Claims of rank over the system prompt or the user (``_intent.CLAIM``) in a section
     that also uses it (:data:`_CLAIMED_USES`, acting without asking, stealth, keeping it
-    from the user): spans of the claims."""
+    from the user): spans of the claims. A claim naming what it outranks (``above the system
+    prompt``) counts with a use anywhere in `text`: its sections may be split by headings."""
     found: list[tuple[int, int]] = []
     uses = (*_CLAIMED_USES, NO_ASKING, STEALTH, *HIDDEN_FROM_USER)
+    used_anywhere: bool | None = None
     for start, end in sections(text):
         section = text[start:end]
+        claim = CLAIM
         if not any(unnegated(p, section) for p in uses):
-            continue
+            if OUTRANKS.search(section) is None:
+                continue
+            if used_anywhere is None:
+                used_anywhere = any(unnegated(p, text[:_TEXT_CHARS]) for p in uses)
+            if not used_anywhere:
+                continue
+            claim = OUTRANKS
         claims = [
             m
-            for m in islice(CLAIM.finditer(section), 10)
+            for m in islice(claim.finditer(section), 10)
             if not NEGATION.search(section, max(0, m.start() - 40), m.start())
         ]
         found.extend((start + m.start(), start + m.end()) for m in claims)
