@@ -99,6 +99,21 @@ def test_a_sink_named_in_a_sibling_module_is_folded_where_it_is_looked_up(
     assert runs_packed_code(report)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "''.join(chr(int(h, 16)) for h in ['65', '78', '65', '63'])",
+        "''.join(chr(int(d)) for d in '101 120 101 99'.split())",
+        "str(bytes([101, 120, 101, 99]), 'ascii')",
+        "''.join(chr(int(b, 2)) for b in '1100101,1111000,1100101,1100011'.split(','))",
+    ],
+)
+def test_a_sink_named_by_codes_in_digit_strings_is_looked_up(name: str) -> None:
+    script = _BLOB + f"import builtins\ngetattr(builtins, {name})({_PAYLOAD})\n"
+    report = scan({"scripts/render.py": script})
+    assert runs_packed_code(report)
+
+
 def test_a_helper_that_spells_an_ordinary_attribute_is_left_alone() -> None:
     script = (
         "import json\n"

@@ -4,9 +4,10 @@ An attacker hides a name (``exec``, ``system``) or a command by building it at r
 ``"ex" + "ec"``, ``"".join(["ev", "al"])``, ``"".join(map(chr, [101, 118, 97, 108]))``,
 ``"cexe"[::-1]``, ``"{}{}".format("sys", "tem")``, ``bytes.fromhex("...").decode()``,
 ``base64.b64decode("ZXhlYw==")``, ``codecs.decode("rkrp", "rot13")``, f-strings, ``%``,
-slices, ``.replace``, ``.translate`` with a ``maketrans`` table, ``reversed``,
-``bytes([...])``, calls of the module's own functions (``def _n(k): return
-"".join(map(chr, k))[::-1]``, their parameters bound), and the decoders of ``base64``,
+slices, ``.replace``, ``.split``, ``.translate`` with a ``maketrans`` table, ``int(x, 16)``,
+``str(b, "ascii")``, ``reversed``, ``bytes([...])``, calls of the module's own functions
+(``def _n(k): return "".join(map(chr, k))[::-1]``, their parameters bound) and of another
+module's of the skill (``external``, with its constants), and the decoders of ``base64``,
 ``binascii``, ``codecs``, ``zlib``, ``gzip``, ``bz2`` and ``lzma`` however they are reached
 (``import base64 as b``, ``from zlib import decompress``, ``__import__("zlib")``,
 ``getattr(base64, "b64decode")``): a value decoded from a constant *is* that constant, for
@@ -76,6 +77,8 @@ _UNBOUND: Final = object()
 _CALLED: Final = "\0called"
 """A key of the bound names that no identifier can be: marks a function's body being
 folded (its names are read without the memo of the module's constants)."""
+_DIGITS: Final = 32
+"""The longest digit string ``int()`` is folded from."""
 _MAX_RETURNS: Final = 8
 """``return`` statements of a function folded for a call of it, at most."""
 
@@ -402,6 +405,10 @@ def _builtin(name: str, args: list[Folded]) -> Folded:
         return ord(args[0])
     if name == "str" and len(args) == 1 and isinstance(args[0], str | int):
         return str(args[0])
+    if name == "str" and len(args) == 2 and isinstance(args[0], bytes):
+        return args[0].decode(_encoding(args[1]))  # str(b"...", "ascii")
+    if name == "int" and 1 <= len(args) <= 2:
+        return _integer(*args)
     if name in ("list", "tuple") and len(args) == 1:
         return _capped(list(_sequence(args[0])))
     if name == "reversed" and len(args) == 1:
@@ -411,6 +418,17 @@ def _builtin(name: str, args: list[Folded]) -> Folded:
     if name in ("bytes", "bytearray") and len(args) == 2 and isinstance(args[0], str):
         return _capped(args[0].encode(_encoding(args[1])))
     raise _Unknown
+
+
+def _integer(text: Folded, base: Folded = 10) -> int:
+    """``int("6c", 16)``, ``int("101")``, ``int(7)``: short digit strings only."""
+    if isinstance(text, int) and not isinstance(text, bool) and base == 10:
+        return text
+    if not isinstance(text, str) or len(text) > _DIGITS or not isinstance(base, int):
+        raise _Unknown
+    if base != 0 and not 2 <= base <= 36:
+        raise _Unknown
+    return _bounded(int(text, base))
 
 
 def _mapped(function: ast.expr, items: Folded, folder: Folder, depth: int) -> Folded:
@@ -525,6 +543,11 @@ def _method(receiver: Folded, method: str, args: list[Folded]) -> Folded:
             if len(receiver) * (len(new) + 1) > MAX_LENGTH * 4:  # type: ignore[arg-type]
                 raise _Unknown
             return _capped(receiver.replace(old, new))  # type: ignore[arg-type]
+    if isinstance(receiver, str | bytes) and method == "split" and len(args) <= 1:
+        separator = args[0] if args else None
+        if separator is not None and (type(separator) is not type(receiver) or not separator):
+            raise _Unknown
+        return _capped(receiver.split(separator))  # type: ignore[arg-type]
     if isinstance(receiver, str) and method in _STR_METHODS and not args:
         return getattr(receiver, method)()
     if isinstance(receiver, str | bytes) and method == "maketrans":
