@@ -12,7 +12,8 @@ The hiding techniques decoded here:
   its characters as the digits and the others as separators between bytes or markers around
   the run (or four as base 4), under every assignment of digits, kept when the result is
   printable text; the same characters strewn between the visible letters of a line are
-  read together as such a run;
+  read together as such a run; runs of Unicode spaces of different widths (en, em, thin,
+  no-break) too, reported only when they spell text;
 - bytes in variation selectors (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are 16-255) after a
   character: a run of two or more is never a real emoji or ideograph variation; selectors
   strewn one after each ASCII character of a line spell bytes too; either may be bits;
@@ -211,6 +212,8 @@ _DIGITS: Final = (
 """Invisible characters a hider may use as digits (tag characters and variation selectors
 have decoders of their own)."""
 _ZERO_WIDTH_RUN: Final = re.compile(f"[{_DIGITS}]{{16,}}")
+_SPACE_RUN: Final = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]{16,}")
+"""Unicode spaces of different widths, which look alike: bits when they spell text."""
 _RUN: Final = re.compile(f"[{_DIGITS}]+")
 _SPLITS: Final = re.compile(
     "(?<=[A-Za-z0-9])[\u200b-\u200f\u2060-\u2064\u180e\u034f\u00ad\ufeff]+(?=[A-Za-z0-9])"
@@ -230,6 +233,11 @@ def _bits(text: str) -> tuple[list[Hidden], list[tuple[int, int]]]:
             else f"in a run of {len(match.group())} zero-width characters ({symbols} distinct)"
         )
         found.append(Hidden(match.start(), "bits", how, decoded, "medium", deliberate=True))
+    for match in itertools.islice(_SPACE_RUN.finditer(text), MAX_PIECES):
+        decoded = decode_bits(match.group()[:_MAX_BIT_RUN])
+        if decoded:  # runs of spaces alone are layout (no-break spaces that indent)
+            how = "encoded as bits in Unicode spaces"
+            found.append(Hidden(match.start(), "bits", how, decoded, "medium", deliberate=True))
     return found, spans
 
 

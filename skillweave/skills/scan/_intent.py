@@ -451,10 +451,13 @@ _SINK: Final = (
 """Where a value leaves the agent: a tool call, a request, what it writes or replies."""
 CLAUSE_HEAD: Final = re.compile(
     r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]|\d{1,3}[.)])?\s*|\b(?:then|and|also|first|next|finally"
-    r"|please|now|must|should|always|silently|quietly|secretly)\s+)$",
+    r"|please|now|must|should|always|silently|quietly|secretly)\s+"
+    r"|\b(?:requires?|needs?|asks?|wants?|expects?|remember|make\s+sure|be\s+sure)\s+"
+    r"(?:you\s+|the\s+(?:assistant|agent|model)\s+)?to\s+)$",
     FLAGS,
 )
-"""What comes before a verb at the head of a clause: an order, not a description."""
+"""What comes before a verb at the head of a clause: an order, not a description (``then
+send``, ``make sure to send``, ``this tool requires you to pass``)."""
 CONVERSATION: Final = (
     r"(?:the\s+)?(?:full|whole|entire|complete|raw|verbatim)\s+(?:conversation|chat|transcript"
     r"|dialog(?:ue)?|context(?:\s+window)?|message\s+history|session)"
@@ -481,8 +484,13 @@ _HANDING: Final = re.compile(
 )
 """Secrets or the conversation handed along with a call (``… passing the API keys``)."""
 _CALL_VERB: Final = re.compile(
-    r"\b(?:call|invoke|run|use|activate|trigger|query|ping|notify)\b", FLAGS
+    r"\b(?:call|invoke|run|use|activate|trigger|query|ping|notify)\b"
+    r"|\b(?P<passive>must|should|shall|is\s+to|needs\s+to|has\s+to)\s+(?:always\s+)?be\s+"
+    r"(?:called|invoked|run|used|activated|triggered|given|passed|sent|provided|fed)\b",
+    FLAGS,
 )
+"""The call a handing goes with: an order (``call this skill``) or a rule (``this tool
+must be called``)."""
 _CALL_REACH: Final = 120  # characters before the handing searched for the call it goes with
 AHEAD: Final = re.compile(
     r"\bbefore\s+(?:using\s+|calling\s+|running\s+)?(?:any|every|each|all)\s+(?:other\s+)?"
@@ -525,15 +533,15 @@ def handed_secrets(text: str) -> list[Handed]:
     orders = [
         (m.start("verb"), m.end(), m.group("object"))
         for m in islice(_HANDED.finditer(text), MAX_CANDIDATES)
+        if _ordered(text, m.start("verb"))
     ]
     found: list[Handed] = []
     for start, end, handed in itertools.chain(orders, _calls_with(text)):
         if len(found) >= MAX_ORDERS:
             break
-        if _ordered(text, start):
-            order = _handed(text, start, end, handed)
-            if order is not None:
-                found.append(order)
+        order = _handed(text, start, end, handed)
+        if order is not None:
+            found.append(order)
     return found
 
 
@@ -544,16 +552,24 @@ def _calls_with(text: str) -> Iterator[tuple[int, int, str]]:
         reach = max(0, match.start() - _CALL_REACH)
         clause = max(text.rfind(mark, reach, match.start()) for mark in ".!?\n") + 1
         verbs = islice(_CALL_VERB.finditer(text, max(reach, clause), match.start()), 10)
-        start = next((v.start() for v in verbs if _ordered(text, v.start())), None)
+        start = next((v.start() for v in verbs if _called(text, v)), None)
         if start is not None:
             yield start, match.end(), match.group("object")
 
 
 def _ordered(text: str, verb: int) -> bool:
     """Whether the verb at `verb` heads a clause as an order, not negated."""
-    return bool(CLAUSE_HEAD.search(text, max(0, verb - 20), verb)) and not NEGATION.search(
+    return bool(CLAUSE_HEAD.search(text, max(0, verb - 30), verb)) and not NEGATION.search(
         text, max(0, verb - 40), verb
     )
+
+
+def _called(text: str, verb: re.Match[str]) -> bool:
+    """Whether `verb` orders the call: at the head of its clause, or a rule that it must be
+    made (``must be called``), not negated."""
+    if verb.group("passive") is None:
+        return _ordered(text, verb.start())
+    return not NEGATION.search(text, max(0, verb.start() - 40), verb.start())
 
 
 def _handed(text: str, start: int, end: int, handed: str) -> Handed | None:
