@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import bz2
 import lzma
+import time
 import zlib
 from collections.abc import Mapping
 
@@ -15,7 +16,7 @@ import pytest
 
 from skillweave.skills.scan import ScanReport
 from skillweave.skills.scan.report import severity_rank
-from tests.skills.scan_probe import SKILL, scan_package, worst
+from tests.skills.scan_probe import HOSTILE_SECONDS, SKILL, scan_package, worst
 
 _CODE = b"import os; os.system('id > /tmp/.seen')"
 _LZMA_A85 = base64.a85encode(lzma.compress(_CODE)).decode()
@@ -283,3 +284,22 @@ def test_a_dropped_compile_of_decoded_code_is_still_critical() -> None:
     script = f"import base64, zlib\ncompile({blob}, 'x', 'exec')\n"
     report = scan({"scripts/check.py": script})
     assert worst(report, "exec.decoded-payload") == "critical"
+
+
+# --- bounds ---------------------------------------------------------------------------------
+
+
+def test_folding_self_calling_helpers_and_factories_stays_bounded() -> None:
+    body = "".join(f"    v{i} = x + '{i}'\n" for i in range(60))
+    helper = (
+        "def spell(x):\n    return spell(x + 'a') + spell(x + 'b')\n"
+        f"def bind(x):\n{body}    return lambda *a: x(*a)\n"
+    )
+    main = "import helper\n" + "".join(
+        f"r{i} = helper.bind(exec)\ngetattr(__builtins__, helper.spell('{i}'))\n"
+        f"helper.bind(eval)(spell('{i}'))\n"
+        for i in range(2000)
+    )
+    started = time.monotonic()
+    scan({"scripts/helper.py": helper, "scripts/main.py": helper + main})
+    assert time.monotonic() - started < HOSTILE_SECONDS
