@@ -52,6 +52,11 @@ _HOME_VARIABLES: Final = {"HOME": "~", "USERPROFILE": "~", "XDG_CONFIG_HOME": "~
 """Environment variables that name the home folder or a folder in it."""
 _USER_RECORDS: Final = frozenset({"pwd.getpwuid", "pwd.getpwnam"})
 _MAX_PATHS: Final = 8
+_PATH_STEPS: Final = 2_000
+"""Expressions one :meth:`Values.paths` reads, at most, over all its tries."""
+_MODULE_PATH_STEPS: Final = 200_000
+"""Expressions :meth:`Values.paths` reads in one module, at most: past it each path is
+read once, as :meth:`Values.approx` does (linear on hostile code)."""
 """Strings :meth:`Values.paths` tries, at most (each a choice of branches)."""
 _MAX_CHOICES: Final = 4
 """Alternatives one choice point (a conditional, a name assigned again, a function's
@@ -92,6 +97,7 @@ class Values:
         self._choices: _Choices | None = None
         self._call_sites: dict[str, list[ast.Call]] | None = None
         self._class_names: set[str] | None = None
+        self._steps_left = _MODULE_PATH_STEPS
 
     def forget(self) -> None:
         """Drop what was folded and resolved so far (the names it read have changed)."""
@@ -249,6 +255,8 @@ class Values:
         """The string `node` evaluates to, approximately; None when nothing is known."""
         if node is None or depth > _APPROX_DEPTH:
             return None
+        if self._choices is not None and not self._choices.step():
+            return None
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
                 return node.value
@@ -299,20 +307,27 @@ class Values:
         reads it but taking every branch: either side of a conditional or an ``or``, each
         value of a name assigned more than once, each return of the module's own function
         called, each argument a parameter is given where its function is called."""
+        if self._choices is not None or self._steps_left <= 0:
+            text = self.approx(node)
+            return [text] if text else []
         found: list[str] = []
         plan: list[int] | None = []
-        saved = self._choices
+        steps = min(_PATH_STEPS, self._steps_left)
         try:
             for _ in range(_MAX_PATHS):
                 if plan is None:
                     break
-                self._choices = _Choices(plan)
+                self._choices = _Choices(plan, steps)
                 text = self.approx(node)
                 if text and text not in found:
                     found.append(text)
                 plan = self._choices.next_plan()
+                self._steps_left -= steps - self._choices.steps
+                steps = self._choices.steps
+                if steps <= 0:
+                    break
         finally:
-            self._choices = saved
+            self._choices = None
         return found
 
     def _chosen(self, options: list[ast.expr], depth: int) -> str | None:
@@ -339,7 +354,7 @@ class Values:
             if offset >= 0:
                 found.append(defaults[offset])
             method = bool(positional) and positional[0].arg in ("self", "cls")
-            for call in self._calls_of(function.name):
+            for call in self._calls_of(function.name)[:_MAX_CHOICES]:
                 at = position - (1 if method and isinstance(call.func, ast.Attribute) else 0)
                 keyword = next((k.value for k in call.keywords if k.arg == name.id), None)
                 given = call.args[at] if 0 <= at < len(call.args) else keyword
@@ -557,9 +572,15 @@ class _Choices:
     """Which alternative each choice point of one approximation takes (:meth:`Values.paths`),
     in the order the points are met: `plan` first, then the first alternative of each."""
 
-    def __init__(self, plan: list[int]) -> None:
+    def __init__(self, plan: list[int], steps: int) -> None:
         self.plan = plan
+        self.steps = steps
         self.arities: list[int] = []
+
+    def step(self) -> bool:
+        """One more expression read; False once the budget is spent."""
+        self.steps -= 1
+        return self.steps >= 0
 
     def pick(self, arity: int) -> int:
         at = len(self.arities)
