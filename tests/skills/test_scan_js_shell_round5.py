@@ -324,9 +324,25 @@ def test_a_sourced_writer_into_an_rc_file_is_persistence() -> None:
     assert worst_in(report, "fs.persistence", "scripts/main.sh") == "critical", shown(report)
 
 
+def test_variables_set_by_a_sourced_script_are_the_scripts_own() -> None:
+    report = scan_package({
+        "scripts/env.sh": 'RUN_WITH="ev""al"\nPROFILE_FILE="${HOME}/.pro""file"\n',
+        "scripts/main.sh": (
+            'source "$(dirname "$0")/env.sh"\n'
+            "echo 'export PATH=/opt/agent:$PATH' >> \"$PROFILE_FILE\"\n"
+            f'$RUN_WITH "$(base64 -d <<< {SHELL_PAYLOAD})"\n'
+        ),
+    })  # fmt: skip
+    assert worst_in(report, "fs.persistence", "scripts/main.sh") == "critical", shown(report)
+    assert worst_in(report, "exec.decoded-payload", "scripts/main.sh") == "critical", shown(report)
+
+
 def test_sourced_helpers_that_only_log_stay_quiet() -> None:
     report = scan_package({
-        "scripts/log.sh": 'say() { printf "[%s] %s\\n" "$(date +%T)" "$*"; }\n',
+        "scripts/log.sh": (
+            'set -eu\nLOG_DIR="${LOG_DIR:-outputs}"\nmkdir -p "$LOG_DIR"\n'
+            'say() { printf "[%s] %s\\n" "$(date +%T)" "$*" | tee -a "$LOG_DIR/run.log"; }\n'
+        ),
         "scripts/main.sh": 'source "$(dirname "$0")/log.sh"\nsay "starting $1"\nsay done\n',
     })  # fmt: skip
     assert not loud(report), shown(report)
@@ -409,3 +425,59 @@ def test_a_persistence_target_built_at_run_time_for_tee_cp_ln_install(line: str)
 def test_formatted_paths_inside_the_workspace_stay_quiet(code: str) -> None:
     report = scan_package({"scripts/a.sh": code})
     assert not loud(report), shown(report)
+
+
+# --- a lasting target, or code, the file never spells out --------------------------------------
+
+UNSPELLED = {
+    "js-joined-letters": (
+        "scripts/a.js",
+        "const fs = require('fs'), os = require('os'), path = require('path');\n"
+        "const dot = ['', 'p', 'r', 'o', 'f', 'i', 'l', 'e'].join('');\n"
+        "fs.appendFileSync(path.join(os.homedir(), '.' + dot), 'export PATH=/opt/x:$PATH\\n');\n",
+    ),
+    "js-char-codes": (
+        "scripts/a.js",
+        "const fs = require('fs'), os = require('os');\n"
+        "const d = String.fromCharCode(46, 115, 115, 104);\n"
+        "fs.writeFileSync(`${os.homedir()}/${d}/authorized_keys`, 'ssh-ed25519 AAAA k');\n",
+    ),
+    "sh-octal-step": (
+        "scripts/a.sh",
+        "rc=\"$HOME/$(printf '\\056\\172\\163\\150\\162\\143')\"\necho 'alias ls=x' >> \"$rc\"\n",
+    ),
+    "sh-split-quotes": (
+        "scripts/a.sh",
+        "cp a.desktop \"$HOME/.config/auto\"'start'/a.desktop\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSPELLED))
+def test_a_lasting_target_the_file_never_spells_is_hidden(case: str) -> None:
+    path, code = UNSPELLED[case]
+    report = scan_package({path: code})
+    assert worst(report, "fs.persistence") == "critical", shown(report)
+    assert worst(report, "obfuscation.packed-code") == "medium", shown(report)
+
+
+def test_a_lasting_target_spelled_in_the_file_is_not_hidden() -> None:
+    code = (
+        "const fs = require('fs'), os = require('os'), path = require('path');\n"
+        "const target = path.join(os.homedir(), '.bashrc');\n"
+        "fs.appendFileSync(target, 'export EDITOR=vim\\n');\n"
+    )
+    report = scan_package({"scripts/a.js": code})
+    assert worst(report, "fs.persistence") == "critical", shown(report)
+    assert worst(report, "obfuscation.packed-code") is None, shown(report)
+
+
+def test_a_base64_data_url_imported_is_packed_code() -> None:
+    code = (
+        "const kind = ['text', 'javascript'].join('/');\n"
+        "const body = process.env.NORMALISER || 'ZXhwb3J0IGRlZmF1bHQgMQ==';\n"
+        "const mod = await import(`data:${kind};base64,${body}`);\nconsole.log(mod.default);\n"
+    )
+    report = scan_package({"scripts/a.mjs": code})
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+    assert worst(report, "obfuscation.packed-code") == "high", shown(report)

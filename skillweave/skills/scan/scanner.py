@@ -43,7 +43,7 @@ from skillweave.skills.scan._javascript import (
 from skillweave.skills.scan._manifest import check_dependencies, check_network, declared_network
 from skillweave.skills.scan._prose import Region, hidden_text, remote_pipes, scan_prose
 from skillweave.skills.scan._python import PythonPackage, PythonScan, parse
-from skillweave.skills.scan._shell import ShellScan
+from skillweave.skills.scan._shell import ShellScan, ShellScripts
 from skillweave.skills.scan._shipped_targets import check_shipped_targets
 from skillweave.skills.scan._text import (
     Collector,
@@ -173,6 +173,7 @@ class _Scan:
         self.skill_text = ""
         self.package = PythonPackage({})
         self.modules = JavaScriptModules(files)  # what one script imports from another
+        self.scripts = ShellScripts(files)  # what one shell script sources from another
         self.received: dict[str, list[tuple[int, str, str, str]]] = {}
 
     def run(self) -> None:
@@ -254,7 +255,7 @@ class _Scan:
         analyser = (
             JavaScriptScan(source, self.out, self.modules)
             if language == "javascript"
-            else ShellScan(source, self.out, self.files)
+            else ShellScan(source, self.out, self.scripts)
         )
         scan_text_rules(source, self.out, analyser.code)  # comments blanked, offsets kept
         analyser.run()

@@ -158,6 +158,7 @@ class JavaScriptScan:
         semantics = Semantics()
         semantics.line_of = self.source.lines.line_of
         semantics.folder = posixpath.join("@pkg", posixpath.dirname(self.source.path))
+        semantics.text = self.source.text
         if self.modules is not None:
             modules, path = self.modules, self.source.path
             semantics.modules = lambda specifier: modules.exports(path, specifier)

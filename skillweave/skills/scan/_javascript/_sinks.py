@@ -18,6 +18,7 @@ from collections.abc import Callable
 from skillweave.config import Severity
 from skillweave.skills.scan._javascript._values import (
     BUILT,
+    DECODED,
     FETCHED,
     FILE_COPIES,
     FILE_READS,
@@ -38,7 +39,7 @@ from skillweave.skills.scan._javascript._values import (
     text_of,
     unsafe_yaml_options,
 )
-from skillweave.skills.scan._shell import config_command
+from skillweave.skills.scan._shell import config_command, unspelled_step
 from skillweave.skills.scan._text import credential_path, package_config, write_target
 from skillweave.skills.scan.report import severity_rank
 
@@ -52,6 +53,7 @@ class Sinks:
         self.dynamic = False  # code is built or run at run time somewhere (long lines)
         self.credentials: list[tuple[int, str]] = []  # (offset, what) of credential files read
         self.code_files: dict[str, frozenset[str]] = {}  # paths written with decoded data
+        self.text = ""  # the file's text: what it spells out
 
     # --- findings -----------------------------------------------------------------------------
 
@@ -126,6 +128,7 @@ class Sinks:
                 self.credentials.append((offset, what))
                 self.report("secrets.credential-path", offset,
                             f"reads {what} ({shown(shape_of(args[0]))})", severity)  # fmt: skip
+                self._unspelled(shape_of(args[0]), offset)
         if method not in FILE_WRITES and method not in FILE_COPIES:
             return
         if method in FILE_WRITES and len(args) > 1:
@@ -141,8 +144,17 @@ class Sinks:
         elif rule == "fs.persistence":
             self.report(rule, offset, f"writes {shown(path)}, which runs again later",
                         "critical")  # fmt: skip
+        if rule == "fs.persistence" or manager is not None:
+            self._unspelled(path, offset)
         if rule == "fs.write-outside":
             self.report(rule, offset, f"writes {shown(path)}, outside the workspace", "high")
+
+    def _unspelled(self, path: str, offset: int) -> None:
+        """A credential or persistence path whose name the file never writes out: hidden."""
+        step = unspelled_step(path, self.text)
+        if step is not None:
+            self.report("obfuscation.packed-code", offset, f"{shown(path)} is assembled from "
+                        f"pieces: the file never spells {step!r}", "medium")  # fmt: skip
 
     def _keep_code_file(self, path: str, data: Value) -> None:
         """A file written with decoded or fetched data: loading or running it runs that."""
@@ -231,9 +243,12 @@ class Sinks:
         taint = name_value.all_taint()
         if self._written_code(ref, name_value, offset):
             return Value()
-        if (name or name_value.prefix).startswith("data:"):
+        url = name or name_value.prefix
+        if url.startswith("data:"):
             self.report("exec.decoded-payload", offset,
                         f"{ref} of a data: URL runs the code it carries", "critical")  # fmt: skip
+            if ";base64," in url[:80]:  # the code is carried encoded
+                self._packed(f"{ref} of a base64 data: URL", taint | {DECODED}, offset, "")
         elif taint & PAYLOAD:
             self.report("obfuscation.dynamic-lookup", offset,
                         f"{ref} of a module named by decoded or fetched data", "high")  # fmt: skip

@@ -25,5 +25,7 @@
 from skillweave.skills.scan._shell._flow import ShellFlow
 from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._scan import ShellScan
+from skillweave.skills.scan._shell._sourced import ShellScripts
+from skillweave.skills.scan._shell._values import unspelled_step
 
-__all__ = ["ShellFlow", "ShellScan", "config_command"]
+__all__ = ["ShellFlow", "ShellScan", "ShellScripts", "config_command", "unspelled_step"]

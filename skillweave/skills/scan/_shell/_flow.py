@@ -23,7 +23,6 @@ for-loop variable as each word it takes) and judged as a place written.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import replace
 from itertools import pairwise
 from typing import Final
@@ -32,7 +31,7 @@ from skillweave.skills.scan._shell._environment import environment_dumps
 from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._indirection import Indirection
 from skillweave.skills.scan._shell._sinks import CODE_FLAGS, INTERPRETERS, ShellSinks
-from skillweave.skills.scan._shell._sourced import sourced_functions
+from skillweave.skills.scan._shell._sourced import ShellScripts, Sourced
 from skillweave.skills.scan._shell._values import (
     BUILT,
     DECODED,
@@ -45,6 +44,7 @@ from skillweave.skills.scan._shell._values import (
     is_disguised,
     join,
     unescape,
+    unspelled_step,
 )
 from skillweave.skills.scan._shell._words import (
     MAX_NESTING,
@@ -91,11 +91,12 @@ class ShellFlow(ShellSinks):
     """The flow over one script's commands; :attr:`found` holds (rule, offset, message,
     severity) for the caller to report."""
 
-    def __init__(self, path: str = "", scripts: Mapping[str, bytes] | None = None) -> None:
+    def __init__(self, path: str = "", scripts: ShellScripts | None = None) -> None:
         super().__init__()
         self.path = path
-        self.scripts = scripts or {}  # the skill's files, for the scripts this one sources
+        self.scripts = scripts  # the skill's scripts, for those this one sources
         self.foreign: set[str] = set()  # functions taken from a sourced script
+        self.sourced: dict[int, Sourced] = {}  # the skill's scripts sourced, by command offset
         self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
         self.loops: dict[str, list[str]] = {}  # for-loop variables: the words they take
         self.functions: dict[str, list[Command]] = {}
@@ -103,14 +104,19 @@ class ShellFlow(ShellSinks):
         self.call_work = MAX_CALL_WORK
         self.env_dumps: set[int] = set()  # offsets of commands that write out the environment
         self.names = Indirection()
+        self.text = ""  # the script: what it spells out
 
     def run(self, text: str) -> None:
+        self.text = text
         commands = Splitter(text).split()
         self.functions, self.definitions = function_bodies(text, commands)
-        for name, body in sourced_functions(self.path, commands, self.scripts).items():
-            if name not in self.functions:
-                self.functions[name] = body
-                self.foreign.add(name)
+        if self.scripts is not None:
+            self.sourced = self.scripts.sourced(self.path, commands)
+        for sourced in self.sourced.values():
+            for name, body in sourced.functions.items():
+                if name not in self.functions:
+                    self.functions[name] = body
+                    self.foreign.add(name)
         self.env_dumps.update(environment_dumps(commands, captured=False))
         self.commands(commands, depth=0)
 
@@ -124,6 +130,11 @@ class ShellFlow(ShellSinks):
 
     def command(self, command: Command, piped_in: Value | None, *, depth: int) -> Value:
         """Run the sinks of one command and return what it writes to its output."""
+        if command.offset in self.sourced and self.anchor is None:
+            return self._source(self.sourced[command.offset], command.offset, depth=depth)
+        return self._simple(command, piped_in, depth=depth)
+
+    def _simple(self, command: Command, piped_in: Value | None, *, depth: int) -> Value:
         words = list(command.words)
         if self.names.declares(command, lambda w: self.word(w, depth=depth), self.env):
             return Value()
@@ -181,17 +192,27 @@ class ShellFlow(ShellSinks):
             self.fetchers.append((command.offset, name))
         output = command_output(name, args, words[1:], stdin)
         self._written(command, name, words[1:], output)
-        for target in _copy_targets(name, words[1:]):
-            self._redirected(target, depth=depth)
+        self._copied(name, words[1:], depth=depth)
         return output
 
     def _assigned(self, words: list[Word], *, depth: int) -> list[Word]:
         """The words after the leading assignments, made (``then a=…`` assigns too)."""
-        while words and words[0].literal() in _KEYWORDS:
+        while words and _keyword(words[0]):
             words = words[1:]
         while words and self._assign(words[0], depth=depth):
             words = words[1:]
         return words
+
+    def _source(self, sourced: Sourced, offset: int, *, depth: int) -> Value:
+        """A script of the skill sourced: its top-level commands run here, in this shell."""
+        if depth >= MAX_NESTING or self.call_work <= 0:
+            return Value()
+        self.call_work -= len(sourced.commands) + 1
+        self.anchor = offset
+        try:
+            return self.block(sourced.commands, depth=depth + 1)
+        finally:
+            self.anchor = None
 
     def _function(
         self, name: str, args: list[Value], stdin: Value | None, offset: int, *, depth: int
@@ -258,6 +279,12 @@ class ShellFlow(ShellSinks):
             if target and output.taint & PAYLOAD and len(self.files) < 1000:
                 self.files[target.removeprefix("./")] = output
 
+    def _copied(self, name: str, words: list[Word], *, depth: int) -> None:
+        """The files ``tee``, ``cp``, ``mv``, ``ln`` or ``install`` write, judged as a
+        redirection's target is."""
+        for target in _copy_targets(name, words):
+            self._redirected(target, depth=depth)
+
     def _redirected(self, target: Word, *, depth: int) -> None:
         """A redirection's target folded (a for-loop variable: each word it takes), judged
         as a place written: persistence (an rc file, cron, autostart) or outside the
@@ -277,6 +304,15 @@ class ShellFlow(ShellSinks):
                              "critical")  # fmt: skip
             elif rule == "fs.write-outside":
                 self._report(rule, target.offset, f"writes {path}, outside the workspace", "high")
+            if path and (rule == "fs.persistence" or manager is not None):
+                self._unspelled(path, target.offset)
+
+    def _unspelled(self, path: str, offset: int) -> None:
+        """A lasting target whose name the script never writes out: hidden."""
+        step = unspelled_step(path, self.text)
+        if step is not None:
+            self._report("obfuscation.packed-code", offset, f"{path} is assembled from "
+                         f"pieces: the script never spells {step!r}", "medium")  # fmt: skip
 
     def _assign(self, word: Word, *, depth: int) -> bool:
         first = word.parts[0] if word.parts else None
@@ -366,6 +402,12 @@ class ShellFlow(ShellSinks):
         if part.kind == "cmd" and output.text and output.text.endswith("\n"):
             return replace(output, text=output.text.rstrip("\n"), chunks=None)  # as $(…) does
         return output
+
+
+def _keyword(word: Word) -> bool:
+    """``then``, ``do``, ``else``... (cheaper than folding every command's first word)."""
+    parts = word.parts
+    return len(parts) == 1 and parts[0].kind == "lit" and parts[0].text in _KEYWORDS
 
 
 def _copy_targets(name: str, words: list[Word]) -> list[Word]:

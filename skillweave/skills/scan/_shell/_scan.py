@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
 from typing import Final
 
 from skillweave.skills.scan._python import PythonScan, parse
 from skillweave.skills.scan._shell._flow import ShellFlow
+from skillweave.skills.scan._shell._sourced import ShellScripts
 from skillweave.skills.scan._text import (
     Collector,
     Lines,
@@ -79,12 +79,10 @@ _WORD: Final = re.compile(r"[^\s'\"`;|&<>()=]{2,300}")
 class ShellScan:
     """The rules over one shell or PowerShell script; :meth:`run` adds findings and facts."""
 
-    def __init__(
-        self, source: Source, out: Collector, scripts: Mapping[str, bytes] | None = None
-    ) -> None:
+    def __init__(self, source: Source, out: Collector, scripts: ShellScripts | None = None) -> None:
         self.source = source
         self.out = out
-        self.scripts = scripts  # the skill's files: functions of the scripts it sources
+        self.scripts = scripts  # the skill's scripts, for those this one sources
         self.facts = out.facts_of(source.path)
         self.code = _TOKENS.sub(
             lambda m: re.sub(r"[^\n]", " ", m.group()) if m.group().startswith("#") else m.group(),

@@ -1,50 +1,76 @@
-"""The functions a shell script takes from the skill's other scripts it sources (``source
-./lib.sh``, ``. "$(dirname "$0")/lib/common.sh"``, ``. "${BASH_SOURCE%/*}/x.sh"``), for
-``_flow``: a call of one is walked with its arguments as the script's own functions are, so
-``run "$(… | base64 -d)"`` with ``run() { eval "$1"; }`` in a sibling is judged where it is
-called.
+"""What a shell script takes from the skill's other scripts it sources (``source ./lib.sh``,
+``. "$(dirname "$0")/lib/common.sh"``, ``. "${BASH_SOURCE%/*}/x.sh"``), for ``_flow``: their
+functions, walked at each call with its arguments as the script's own are (``run "$(… |
+base64 -d)"`` with ``run() { eval "$1"; }`` in a sibling is judged where it is called), and
+their top-level commands, walked where the ``source`` is (the variables they set, such as a
+runner or a target path, are the script's from there on).
 
 A sourced path is matched by its literal tail (what follows the last expansion) against the
 skill's files: beside the script first, then from the package's root, then any file ending
-so. Bounded: :data:`MAX_SOURCED` files a script, each read up to :data:`MAX_SOURCED_TEXT`
-characters, one level (what a sourced file sources is not followed).
+so. Bounded: :data:`MAX_SOURCED` files a script, each split once a skill from its first
+:data:`MAX_SOURCED_TEXT` characters, one level (what a sourced file sources is not
+followed).
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from skillweave.skills.scan._shell._words import Command, Part, Splitter, function_bodies
 
 MAX_SOURCED: Final = 4
 MAX_SOURCED_TEXT: Final = 131_072
+_TOP_COMMANDS: Final = 500
 _SOURCE: Final = frozenset({"source", "."})
 
 
-def sourced_functions(
-    path: str, commands: list[Command], files: Mapping[str, bytes]
-) -> dict[str, list[Command]]:
-    """The functions defined in the skill's scripts that `commands` (of the script at
-    `path`) source, by name."""
-    found: dict[str, list[Command]] = {}
-    seen: set[str] = {path}
-    for command in commands:
-        if len(seen) > MAX_SOURCED:
-            break
-        words = command.words
-        if len(words) < 2 or words[0].literal() not in _SOURCE:
-            continue
-        sibling = _resolve(path, _tail(words[1].parts), files)
-        if sibling is None or sibling in seen:
-            continue
-        seen.add(sibling)
-        text = files[sibling][:MAX_SOURCED_TEXT].decode("utf-8", "replace")
-        bodies, _ = function_bodies(text, Splitter(text).split())
-        for name, body in bodies.items():
-            found.setdefault(name, body)
-    return found
+@dataclass(frozen=True, slots=True)
+class Sourced:
+    """What sourcing one of the skill's scripts brings: its functions, and the commands it
+    runs at its top level (function bodies left out)."""
+
+    functions: dict[str, list[Command]]
+    commands: list[Command]
+
+
+class ShellScripts:
+    """The skill's files as the scripts that source them see them: each sourced script
+    split once a skill (:class:`Sourced`), made once by ``scanner``."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self._files = files
+        self._split: dict[str, Sourced] = {}
+
+    def sourced(self, path: str, commands: list[Command]) -> dict[int, Sourced]:
+        """The skill's scripts that `commands` (of the script at `path`) source, by the
+        offset of the ``source`` command."""
+        found: dict[int, Sourced] = {}
+        seen: set[str] = {path}
+        for command in commands:
+            if len(seen) > MAX_SOURCED:
+                break
+            words = command.words
+            if len(words) < 2 or words[0].literal() not in _SOURCE:
+                continue
+            sibling = _resolve(path, _tail(words[1].parts), self._files)
+            if sibling is None or sibling in seen:
+                continue
+            seen.add(sibling)
+            found[command.offset] = self._sourced(sibling)
+        return found
+
+    def _sourced(self, path: str) -> Sourced:
+        if path not in self._split:
+            text = self._files[path][:MAX_SOURCED_TEXT].decode("utf-8", "replace")
+            inner = Splitter(text).split()
+            functions, definitions = function_bodies(text, inner)
+            bodies = {id(c) for body in functions.values() for c in body}
+            top = [c for c in inner if id(c) not in bodies and c.offset not in definitions]
+            self._split[path] = Sourced(functions, top[:_TOP_COMMANDS])
+        return self._split[path]
 
 
 def _tail(parts: list[Part]) -> str:

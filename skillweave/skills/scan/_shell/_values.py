@@ -246,3 +246,14 @@ def reveal(value: Value) -> str:
         return ""
     flat = " ".join(value.text.split())
     return f": {flat[:80] + ('…' if len(flat) > 80 else '')!r}"
+
+
+def unspelled_step(path: str, spelled: str) -> str | None:
+    """The first of the last three steps of a path (``.ssh``, ``authorized_keys``) that the
+    script's text `spelled` never writes out: the name was assembled from pieces so that no
+    reader (or rule on the text) sees it. None when every step is written somewhere."""
+    steps = [s for s in path.split("/") if s and s not in ("~", "*", ".", "..")]
+    for step in steps[-3:]:
+        if not step.startswith("@") and "*" not in step and step not in spelled:
+            return step
+    return None
