@@ -218,6 +218,35 @@ def test_a_sibling_modules_plain_constant_run_stays_as_it_was() -> None:
     assert below_medium(report)
 
 
+# --- class 2b: functions that run a string of code as exec does ----------------------------
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "import timeit\ntimeit.timeit(unpack(CACHE), number=1)\n",
+        "from timeit import Timer\nTimer(setup=unpack(CACHE)).timeit(1)\n",
+        "import cProfile as prof\nprof.run(unpack(CACHE))\n",
+        "import pdb\npdb.runeval(unpack(CACHE))\n",
+    ],
+)
+def test_a_profiler_or_timer_handed_decoded_code_runs_it(run: str) -> None:
+    assert runs_packed_code(scan({"scripts/bench.py": _UNPACK + run}))
+
+
+def test_a_profiler_or_timer_of_callables_and_constants_stays_clean() -> None:
+    script = (
+        "import timeit, cProfile\n"
+        "def work():\n    return sorted(range(1000))\n"
+        "print(timeit.timeit(work, number=100))\n"
+        "print(timeit.repeat('sorted(range(10))', number=10))\n"
+        "cProfile.run('work()')\nprint(timeit.Timer(lambda: work()).timeit(3))\n"
+    )
+    report = scan({"scripts/bench.py": script})
+    assert worst(report, "exec.dynamic-code") is None
+    assert below_medium(report)
+
+
 # --- class 3: compile() that only checks syntax ---------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """The Python rules about running code: :class:`ExecutionRules`.
 
-``exec``/``eval``/``compile`` of decoded or fetched data (``exec.decoded-payload``, critical)
+``exec``/``eval``/``compile`` (and ``timeit``, ``cProfile``, ``pdb`` given a string of
+code) of decoded or fetched data (``exec.decoded-payload``, critical)
 or of a value built at run time (``exec.dynamic-code``: high when it is a constant assembled
 from pieces, or read from the environment or a file under the home folder; low for a
 ``compile()`` whose code object is thrown away, a syntax check, or that asks for a syntax
@@ -18,10 +19,12 @@ from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import (
+    CODE_RUNNERS,
     call_source,
     deserialiser,
     is_exec_sink,
     maps_chr,
+    runner_code,
 )
 from skillweave.skills.scan._python._taint import Taint
 from skillweave.skills.scan._python._values import Values
@@ -63,6 +66,8 @@ class ExecutionRules:
         callee, `last` its last part; `hidden`: reached in a way bandit does not see)."""
         if is_exec_sink(name):
             self._exec(call, name, line)
+        elif name in CODE_RUNNERS:
+            self._runner(call, name, line)
         elif deserialiser(call, name):
             self._deserialise(call, name, line, hidden=hidden)
         elif name in ("__import__", "importlib.import_module") and call.args:
@@ -103,10 +108,19 @@ class ExecutionRules:
     def _received(self, line: int, kind: str, what: str) -> None:
         self.received.append((line, kind, what, self.findings.excerpt(line)))
 
-    def _exec(self, call: ast.Call, name: str, line: int) -> None:
-        if not call.args:
+    def _runner(self, call: ast.Call, name: str, line: int) -> None:
+        """``timeit.timeit(code)``, ``cProfile.run(code)``: judged as ``exec`` when the code is
+        decoded, fetched, read from the environment or home folder, or spelled in pieces
+        (given a callable or a plain constant, as they mostly are, nothing)."""
+        for argument in runner_code(call):
+            if self.taint.labels(argument) or self.values.folder.built(argument):
+                self._exec(call, name, line, argument)
+                return
+
+    def _exec(self, call: ast.Call, name: str, line: int, argument: ast.expr | None = None) -> None:
+        if argument is None and not call.args:
             return
-        argument = call.args[0]
+        argument = argument if argument is not None else call.args[0]
         labels = self.taint.labels(argument)
         source = labels.get("decoded") or labels.get("fetched")
         if source is not None:

@@ -6,7 +6,8 @@ not know, in a module calling ``codecs.register``), a chr-join, a constant read 
 or fetched data (a network
 read): :func:`call_source` and :func:`reversed_slice`; the taint (``_taint``) follows them
 through names and function returns. A **sink** is where such a value, or the environment,
-must not go: code execution (:func:`is_exec_sink`), processes (:func:`is_process_sink`),
+must not go: code execution (:func:`is_exec_sink`; :data:`CODE_RUNNERS`, which run a string
+of code as ``exec`` does), processes (:func:`is_process_sink`),
 file writes (:data:`OPEN_CALLS`, :data:`WRITE_METHODS`, :data:`COPY_CALLS`) and what
 serialises, logs or sends (:data:`ENV_SINKS`). Network use (:data:`NETWORK_MODULES`,
 :data:`NETWORK_CALLS`) is both: a read is a source, a send a sink.
@@ -24,6 +25,7 @@ from typing import Final
 from skillweave.skills.scan._python._values import Values
 
 __all__ = [
+    "CODE_RUNNERS",
     "COPY_CALLS",
     "ENV_SINKS",
     "NETWORK_CALLS",
@@ -40,6 +42,7 @@ __all__ = [
     "last_name",
     "maps_chr",
     "reversed_slice",
+    "runner_code",
     "write_mode",
 ]
 
@@ -81,6 +84,15 @@ _FETCH_ATTRIBUTES: Final = frozenset({"text", "content", "read", "recv", "recv_i
 
 _EXEC_NAMES: Final = frozenset({"exec", "eval", "compile", "execfile"})
 _EXEC_SINKS: Final = _EXEC_NAMES | {f"builtins.{name}" for name in _EXEC_NAMES}
+CODE_RUNNERS: Final = frozenset(
+    {
+        "timeit.timeit", "timeit.repeat", "timeit.Timer", "cProfile.run", "cProfile.runctx",
+        "profile.run", "profile.runctx", "pdb.run", "pdb.runeval", "pdb.runctx",
+    }
+)  # fmt: skip
+"""Functions that run a string of code they are handed (``timeit.timeit(stmt)``) as
+``exec`` does, though they are mostly given callables or constants."""
+_RUNNER_CODE: Final = frozenset({"stmt", "setup", "statement", "expression", "cmd"})
 _SUBPROCESS: Final = frozenset(
     {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
 )
@@ -145,6 +157,12 @@ def is_exec_sink(name: str) -> bool:
     return name in _EXEC_SINKS
 
 
+def runner_code(call: ast.Call) -> list[ast.expr]:
+    """The strings of code a call of a :data:`CODE_RUNNERS` function runs: its first
+    arguments (``stmt`` and ``setup`` of ``timeit``) and those keywords."""
+    return [*call.args[:2], *(k.value for k in call.keywords if k.arg in _RUNNER_CODE)]
+
+
 def is_process_sink(name: str, last: str) -> bool:
     """Whether the callee `name` (last part `last`) starts a process."""
     return (name.startswith("subprocess.") and last in _SUBPROCESS) or name in _PROCESS_CALLS
@@ -171,7 +189,8 @@ def dangerous(name: str) -> str | None:
     "runs code", "starts processes", "deserialises", "imports modules", "calls native code";
     None for anything else."""
     last = name.rsplit(".", 1)[-1]
-    if is_exec_sink(name) or name in ("types.FunctionType", "types.CodeType"):
+    if is_exec_sink(name) or name in CODE_RUNNERS or name in ("types.FunctionType",
+                                                               "types.CodeType"):  # fmt: skip
         return "runs code"
     if name in _IMPORTERS:
         return "imports modules"
