@@ -79,6 +79,17 @@ def fs_worst(script: str) -> str | None:
         "from pathlib import Path\nrc = lambda: Path.home() / '.bashrc'\nrc().write_text('x')\n",
         "import os\np = os.path.join(os.path.expanduser('~'), *'.ssh/authorized_keys'.split('/'))\n"
         f"open(p, 'a').write({KEY})\n",
+        # copied into a folder that runs what it holds, a tree copied over git's hooks
+        "import shutil\nfrom pathlib import Path\n"
+        "shutil.copy('agent.desktop', Path.home() / '.config' / 'autostart')\n",
+        "import os, shutil\n"
+        "hooks = os.path.join(os.getcwd(), '.git', 'hooks')\n"
+        "shutil.copytree('hooks', hooks, dirs_exist_ok=True)\n",
+        # opened with a keyword mode, or a mode chosen by a conditional
+        "from pathlib import Path\nwith (Path.home() / '.bashrc').open(mode='a') as f:\n"
+        "    f.write('x')\n",
+        "import sys\nfrom pathlib import Path\n"
+        "open(Path.home() / '.zshrc', 'a' if sys.argv else 'r').write('x')\n",
         # an editor's start-up file in the home folder
         "from pathlib import Path\n(Path.home() / '.vimrc').write_text('autocmd VimEnter * !id')\n",
     ],
@@ -170,6 +181,10 @@ def test_a_project_npmrc_that_names_another_registry_is_index_config() -> None:
         "save(sys.argv[1])\n",
         # a project .npmrc that keeps the public registry (its files and URLs judged apart)
         "open('.npmrc', 'w').write('registry=https://registry.npmjs.org/\\nsave-exact=true\\n')\n",
+        # copies into the workspace; home files only read
+        "import shutil, sys\nshutil.copy(sys.argv[1], 'out')\n"
+        "shutil.copytree('templates', 'site')\n",
+        "from pathlib import Path\nprint((Path.home() / '.bashrc').open().read())\n",
         # a string's replace is no move
         "path = 'a.txt'\nopen(path.replace('.txt', '.md'), 'w').write('x')\n",
     ],

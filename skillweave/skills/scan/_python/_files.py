@@ -62,11 +62,15 @@ class FileRules:
         elif isinstance(call.func, ast.Attribute) and call.func.attr in WRITE_METHODS:
             content = call.args[0] if call.args and call.func.attr.startswith("write") else None
             self._write(call.func.value, line, call.func.attr, content)
-        elif isinstance(call.func, ast.Attribute) and call.func.attr == "open" and call.args:
-            if write_mode(self.values.approx(call.args[0])):
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "open":
+            mode = call.args[0] if call.args else _keyword(call, "mode")  # p.open(mode="a")
+            if mode is not None and self._writing(mode):
                 self._write(call.func.value, line, "open", self._written(call))
         elif name in COPY_CALLS and len(call.args) >= 2:
-            self._write(call.args[1], line, name)
+            copied = self.values.approx(call.args[0])
+            inside = copied.rstrip("/").rsplit("/", 1)[-1] if copied else "*"
+            inside = "*" if name == "shutil.copytree" else inside  # the files of the tree
+            self._write(call.args[1], line, name, inside=inside)
         elif _moved(call):  # tmp.replace(target), tmp.rename(target): Path's, not str's
             self._write(call.args[0], line, call.func.attr)  # type: ignore[attr-defined]
         elif (destination := _destination(call, name)) is not None:
@@ -110,16 +114,32 @@ class FileRules:
             writing = bool(flags & {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND"})
         else:
             mode = call.args[1] if len(call.args) > 1 else _keyword(call, "mode")
-            writing = write_mode(self.values.approx(mode) if mode is not None else "r")
+            writing = mode is not None and self._writing(mode)
         if writing and target is not None:
             self._write(target, line, name, self._written(call))
 
-    def _write(self, target: ast.AST, line: int, how: str, content: ast.expr | None = None) -> None:
+    def _writing(self, mode: ast.expr) -> bool:
+        """Whether an ``open`` mode writes, on any branch (``"a" if append else "r"``)."""
+        return any(write_mode(m) for m in self.values.paths(mode))
+
+    def _write(
+        self,
+        target: ast.AST,
+        line: int,
+        how: str,
+        content: ast.expr | None = None,
+        *,
+        inside: str | None = None,
+    ) -> None:
         """Each path `target` may be (either branch of a conditional, each return of a
-        helper...) judged as a write; the worst one stays (one finding a rule and line)."""
+        helper...) judged as a write; the worst one stays (one finding a rule and line).
+        A copy judges the file `inside` the target too (``copy(unit, "~/.config/autostart")``
+        writes ``~/.config/autostart/unit``)."""
         text = self.values.approx(content) if content is not None else None
         for path in self.values.paths(target):
             self._judge(path, line, how, text)
+            if inside and inside not in ("..", ".") and not path.endswith(f"/{inside}"):
+                self._judge(f"{path.rstrip('/')}/{inside}", line, how, text)
 
     def _judge(self, path: str, line: int, how: str, text: str | None) -> None:
         rule = write_target(path)
