@@ -128,7 +128,10 @@ PRIORITY: Final = re.compile(
     rf"\s+other)|\b(?:(?:priority|precedence)\s+over|overrides|supersedes?|overrules|outranks"
     rf"|replaces)\s+(?:{_OTHERS}\b{gap(2)}{_AUTHORITY}\b|{_ANYTHING_OF_THE_USER})"
     r"|\bconflicts?\s+with\b[^.!?]{0,80},\s*follow\s+(?:this|these|the\s+(?:skill"
-    r"|instructions)\s+(?:here|below))\b",
+    r"|instructions)\s+(?:here|below))\b"
+    r"|\b(?:call|use|invoke|run|activate|load)\s+(?:this|the\s+\w+)\s+(?:skill|tool|plugin)"
+    r"\s+(?:first\s*,?\s+)?before\s+(?:any|all|every|each)\s+other\s+(?:tools?|skills?"
+    r"|plugins?|tool\s+calls?)\b",
     FLAGS,
 )
 """A text claiming authority over the agent's other skills or instructions: an override of
