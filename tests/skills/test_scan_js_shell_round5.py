@@ -119,6 +119,20 @@ def test_a_sibling_modules_wrapper_called_with_a_payload_is_that_payload_run(cas
     assert worst_in(report, "obfuscation.packed-code", main) == "high", shown(report)
 
 
+def test_a_name_built_by_a_sibling_modules_helper_is_folded() -> None:
+    report = scan_package({
+        "scripts/lib/codes.js": (
+            "exports.decode = (codes, key) => codes.map((c) => String.fromCharCode(c ^ key))"
+            ".reverse().join('');\n"
+        ),
+        "scripts/main.js": (
+            "const { decode } = require('./lib/codes');\n"
+            f"const run = globalThis[decode([77, 64, 87, 68], 0x21)];\nrun({INFLATED});\n"
+        ),
+    })  # fmt: skip
+    assert worst_in(report, "exec.decoded-payload", "scripts/main.js") == "critical", shown(report)
+
+
 def test_a_sibling_that_forwards_nothing_into_a_sink_stays_quiet() -> None:
     report = scan_package({
         "scripts/lib/fmt.js": (
@@ -270,6 +284,16 @@ DECODED_NAMES = {
     ),
     "hex-buffer": "globalThis[Buffer.from('4675' + '6e6374696f6e', 'hex').toString()]",
     "split-reverse": "global['noitcnuF'.split('').reverse().join('')]",
+    "array-from-mapped": (
+        "globalThis[Array.from([108, 97, 118, 101].reverse(), (c) => String.fromCharCode(c))"
+        ".join('')]"
+    ),
+    "from-char-code-apply": (
+        "self[String.fromCharCode.apply(String, [108, 97, 118, 101].reverse())]"
+    ),
+    "reduce-right": (
+        "globalThis[[101, 118, 97, 108].reduceRight((acc, c) => String.fromCharCode(c) + acc, '')]"
+    ),
 }
 
 
@@ -479,5 +503,19 @@ def test_a_base64_data_url_imported_is_packed_code() -> None:
         "const mod = await import(`data:${kind};base64,${body}`);\nconsole.log(mod.default);\n"
     )
     report = scan_package({"scripts/a.mjs": code})
+    assert worst(report, "exec.decoded-payload") == "critical", shown(report)
+    assert worst(report, "obfuscation.packed-code") == "high", shown(report)
+
+
+@pytest.mark.parametrize(
+    "naming",
+    [
+        "runner=$(echo BASH | tr 'A-Z' 'a-z')",
+        "runner=$(printf %s ZSH | tr '[:upper:]' '[:lower:]')",
+    ],
+)
+def test_a_shell_named_by_a_case_change_runs_what_is_piped(naming: str) -> None:
+    code = f'{naming}\nbase64 -d <<< "{SHELL_PAYLOAD}" | "$runner" -s\n'
+    report = scan_package({"scripts/a.sh": code})
     assert worst(report, "exec.decoded-payload") == "critical", shown(report)
     assert worst(report, "obfuscation.packed-code") == "high", shown(report)

@@ -44,6 +44,7 @@ from skillweave.skills.scan._javascript._values import (
     UNKNOWN,
     YAML_LOADS,
     ZLIB,
+    Function,
     Value,
     collapsed,
     decode_bytes,
@@ -81,7 +82,7 @@ _BUILTIN_REFS: Final = frozenset(
     {"eval", "Function", "require", "fetch", "atob", "unescape", "decodeURIComponent",
      "decodeURI", "setTimeout", "setInterval", "global", "globalThis", "window", "self",
      "process", "module", "Buffer", "String", "Reflect", "JSON", "Promise", "XMLHttpRequest",
-     "WebSocket", "EventSource", "TextDecoder", "Object", "Proxy"}
+     "WebSocket", "EventSource", "TextDecoder", "Object", "Proxy", "Array"}
 )  # fmt: skip
 
 
@@ -94,6 +95,8 @@ class Semantics(Sinks):
         self.folder = "@pkg"  # the file's folder: what __dirname is
         self.modules: Callable[[str], Value | None] = lambda specifier: None
         """What a relative ``require``/``import`` of the skill's own module hands out."""
+        self.foreign_call: Callable[[Function, list[Value]], Value | None] = lambda f, a: None
+        """What a function of another of the skill's modules returns for these arguments."""
 
     # --- names, members, operators -------------------------------------------------------------
 
@@ -131,7 +134,8 @@ class Semantics(Sinks):
         if name == "constructor" and (base.function is not None or base.ref in _CONSTRUCTED):
             self._unnamed_function(offset)
             return Value(ref="Function")
-        if base.ref and base.ref.split("#")[0] in SINK_REFS and name in ("call", "apply", "bind"):
+        called = base.ref.split("#")[0] if base.ref else None
+        if called in SINK_REFS | DECODERS and name in ("call", "apply", "bind"):
             return Value(ref=f"{base.ref}#{name}")
         if base.ref and base.ref.startswith(_PROXY):
             return Value(ref=base.ref.removeprefix(_PROXY))
@@ -296,6 +300,9 @@ class Semantics(Sinks):
             return self.member(first, text_of(args[1]), offset, key=args[1])
         if ref == "Reflect.construct" and len(args) > 1:
             return self.construct(first, list(args[1].items or [args[1]]), offset)
+        if ref in ("Array.from", "Array.of"):  # Array.from(codes): the same items
+            items = first.items if ref == "Array.from" else args
+            return Value(items=list(items or [])[:MAX_ITEMS], taint=join_taint(*args))
         if ref in _KEY_LISTS and first.props is not None:  # Object.keys({eval: 0})[0]
             return Value(items=[Value(text=k, pieces=2) for k in list(first.props)[:MAX_ITEMS]])
         if ref == "Reflect.apply" and len(args) > 2:

@@ -189,16 +189,31 @@ class Expressions(Walk):
         offset = self.starts[j]
         if callee.function is not None:
             return self.invoke(callee.function, args)
-        if method == "map" and receiver is not None and receiver.items is not None and args:
-            mapped = self._map(receiver, args[0])
-            if mapped is not None:
-                return mapped
+        mapped = self._folded_array_call(callee, receiver, method, args)
+        if mapped is not None:
+            return mapped
         added = join_taint(*args)
         if method in _APPENDS and receiver is not None and receiver.name and added:
             old = self.env.get(receiver.name, Value())
             self.env[receiver.name] = Value(taint=old.taint | added, name=old.name)
         return self.semantics.call(callee, args, offset, receiver=receiver, method=method,
                                    callbacks=returned)  # fmt: skip
+
+    def _folded_array_call(
+        self, callee: Value, receiver: Value | None, method: str | None, args: list[Value]
+    ) -> Value | None:
+        """A callback run over known items: ``map``, ``Array.from(items, fn)``, ``reduce``
+        and ``reduceRight`` (names and payloads are built this way from code lists)."""
+        if callee.ref == "Array.from" and len(args) > 1 and args[0].items is not None:
+            return self._map(args[0], args[1])
+        if receiver is None or receiver.items is None or not args:
+            return None
+        if method == "map":
+            return self._map(receiver, args[0])
+        if method in ("reduce", "reduceRight"):
+            start = args[1] if len(args) > 1 else None
+            return self._reduce(receiver, args[0], start, backwards=method == "reduceRight")
+        return None
 
     def arguments(self, open_at: int) -> tuple[list[Value], frozenset[str]]:
         """The values of a call's arguments, and the taint the callbacks among them return."""

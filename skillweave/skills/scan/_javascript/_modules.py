@@ -13,7 +13,9 @@ spawn, loader, a file call) makes the export that sink, the parameters before it
 ``run(payload)`` with ``run = (s) => eval(s)`` in a sibling is ``eval(payload)`` where the
 payload is. Bounded: at most :data:`MAX_MODULES` modules a skill, each walked once and
 :data:`MAX_CHAIN` deep, :data:`MAX_PARAMS` parameters and :data:`MAX_EXPORTS` exports a
-module probed, within the walk's own budget.
+module probed, within the walk's own budget. A call of another module's function that
+forwards nothing is walked there with its arguments (:meth:`JavaScriptModules.call`, at most
+:data:`MAX_CALLS` a skill): ``globalThis[decode(codes)]`` with ``decode`` in a sibling folds.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from typing import Final
 from skillweave.skills.scan._javascript._calls import SINK_REFS, Semantics
 from skillweave.skills.scan._javascript._parser import Parser
 from skillweave.skills.scan._javascript._tokens import tokenize
-from skillweave.skills.scan._javascript._values import FILE_MODULES, Budget, Value
+from skillweave.skills.scan._javascript._values import FILE_MODULES, Budget, Function, Value
 
 MAX_MODULE: Final = 262_144
 MAX_MODULES: Final = 32
 MAX_CHAIN: Final = 4
 """Modules walked inside one another's walk (a module importing a module importing...)."""
 MAX_PARAMS: Final = 4
+MAX_CALLS: Final = 200
+"""Calls walked in another module, a skill (name-building helpers are called a few times)."""
 MAX_EXPORTS: Final = 64
 _MARK: Final = "probe:parameter"
 _EXTENSIONS: Final = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.mjs")
@@ -74,6 +78,23 @@ class JavaScriptModules:
         self._files = files
         self._exports: dict[str, Value | None] = {}
         self._active: set[str] = set()
+        self._parsers: dict[int, Parser] = {}  # by the id of a module's token kinds
+        self._calling = 0  # calls into modules under way, one inside another
+        self._calls_left = MAX_CALLS
+
+    def call(self, function: Function, args: list[Value]) -> Value | None:
+        """What a function of one of the skill's modules returns for these arguments (a
+        helper building a name from codes), walked in its own module, within that walk's
+        budget; None when the function is not one of theirs."""
+        parser = self._parsers.get(id(function.owner))
+        if parser is None or self._calling >= MAX_CHAIN or self._calls_left <= 0:
+            return None
+        self._calls_left -= 1
+        self._calling += 1
+        try:
+            return parser.invoke(function, args)
+        finally:
+            self._calling -= 1
 
     def exports(self, importer: str, specifier: str) -> Value | None:
         """What `importer`'s ``require(specifier)`` returns when it names one of the skill's
@@ -113,8 +134,10 @@ class JavaScriptModules:
         probe = _Probe()
         probe.folder = posixpath.join("@pkg", posixpath.dirname(path))
         probe.modules = lambda specifier: self.exports(path, specifier)
+        probe.foreign_call = self.call
         parser = Parser(tokens, probe, Budget(tokens_left=len(tokens) + 20_000), {})
         parser.run()
+        self._parsers[id(tokens.kinds)] = parser
         exports = _exports(parser, tokens.texts)
         if exports is None:
             return None

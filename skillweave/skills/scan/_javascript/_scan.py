@@ -162,6 +162,7 @@ class JavaScriptScan:
         if self.modules is not None:
             modules, path = self.modules, self.source.path
             semantics.modules = lambda specifier: modules.exports(path, specifier)
+            semantics.foreign_call = modules.call
         tokens = tokenize(self.source.text)
         budget = Budget(tokens_left=len(tokens) + 20_000)
         Parser(tokens, semantics, budget, {}).run()

@@ -286,7 +286,7 @@ _VM_ONLY: Final = frozenset(
 )
 """Methods only ``vm`` has: called on one of the skill's own modules, that module hands out vm
 (``module.exports = require('v' + 'm')``), since the scan reads one file at a time."""
-_OBJECTS: Final = frozenset({"Buffer", "String", "process", "Reflect", "JSON", "Object"})
+_OBJECTS: Final = frozenset({"Buffer", "String", "process", "Reflect", "JSON", "Object", "Array"})
 _MEMBER_REFS: Final = {
     ("process", "mainModule"): "process.mainModule",
     ("process.mainModule", "require"): "require",

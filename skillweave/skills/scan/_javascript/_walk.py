@@ -143,6 +143,10 @@ class Walk:
         budget = self.budget
         key = (id(function.owner), start)
         foreign = function.owner is not self.kinds  # defined in another token list
+        if foreign and function.owner is not None:  # in another module: walked there
+            walked = self.semantics.foreign_call(function, args)
+            if walked is not None:
+                return walked
         if (
             foreign
             or budget.depth >= 3
@@ -206,6 +210,26 @@ class Walk:
             self.invoke(function, [item, Value(number=float(n))]) for n, item in enumerate(items)
         ]
         return Value(items=mapped, taint=receiver.taint | join_taint(*mapped))
+
+    def _reduce(
+        self, receiver: Value, callback: Value, start: Value | None, *, backwards: bool
+    ) -> Value | None:
+        """``items.reduce(fn, start)`` (or ``reduceRight``) folded, the callback walked on
+        each item while the budget lasts."""
+        function = callback.function
+        items = (receiver.items or [])[::-1] if backwards else receiver.items or []
+        if function is None or self.budget.tokens_left < (
+            function.body[1] - function.body[0]
+        ) * len(items):
+            return None
+        if start is None:
+            if not items:
+                return None
+            start, items = items[0], items[1:]
+        total = start
+        for n, item in enumerate(items):
+            total = self.invoke(function, [total, item, Value(number=float(n))])
+        return total
 
     def _object(self, i: int) -> Value:
         close = self.partner[i]

@@ -168,6 +168,12 @@ def _formatted(fmt: str, args: list[Value]) -> Value:
     return Value(text="".join(pieces)[:MAX_TEXT], taint=taint | {BUILT}, pieces=max(2, used))
 
 
+_CASES: Final = {
+    ("A-Z", "a-z"): str.lower, (":upper:", ":lower:"): str.lower,
+    ("a-z", "A-Z"): str.upper, (":lower:", ":upper:"): str.upper,
+}  # fmt: skip
+
+
 def _tr(incoming: Value, plain: list[Value], flags: set[str | None]) -> Value:
     sets = [p.text for p in plain]
     if "-d" in flags:
@@ -178,6 +184,9 @@ def _tr(incoming: Value, plain: list[Value], flags: set[str | None]) -> Value:
     if len(sets) < 2 or not sets[0] or not sets[1]:
         return Value(taint=incoming.taint)
     first, second = sets[0], sets[1]
+    case = _CASES.get((first.strip("[]"), second.strip("[]")))
+    if case is not None and incoming.text is not None:  # SH | tr A-Z a-z: a name hidden
+        return Value(text=case(incoming.text), taint=incoming.taint | {BUILT}, pieces=2)
     if not (_ROT13_SETS.fullmatch(first) and _ROT13_SETS.fullmatch(second)):
         return Value(taint=incoming.taint)  # classes, case changes, separators
     if first.lower() == second.lower():
