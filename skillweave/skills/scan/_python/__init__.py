@@ -10,7 +10,8 @@ collects imports and their aliases, assignments, calls, constants and parents (`
 names resolve through aliases and dynamic lookups (``getattr``, ``globals()[...]``,
 ``vars(...)[...]``, ``m.__dict__[...]``, ``__getattribute__``, a frame's
 ``f_builtins``/``f_globals``, ``__builtins__``, ``sys.modules[...]``, ``__import__``), with
-names built from constant pieces folded (``_values``, ``_fold``); the module's scopes and
+names built from constant pieces folded (``_values``, ``_fold``) and expressions read as the
+strings and paths they may be (``_strings``); the module's scopes and
 every place a value moves are recorded (``_scopes``) and the labels of decoded, fetched,
 environment and home-folder data are propagated to a fixed point (``_taint``: sources are
 said once in ``_flow``); functions, lambdas and methods that forward their parameters to a
