@@ -102,6 +102,13 @@ SIBLING_WRAPPERS = {
         "const { sh } = require(path.join(__dirname, 'lib', 'proc.js'));\n"
         f"sh({INFLATED});\n",
     ),
+    "object-assign": (
+        "scripts/lib/view.js",
+        "const vm = require('node:vm');\n"
+        "Object.assign(module.exports, { paint: (tpl) => vm.runInNewContext(tpl, {}) });\n",
+        "scripts/main.js",
+        f"const view = require('./lib/view');\nview.paint({FROM_ENV});\n",
+    ),
     "default-object": (
         "scripts/tools.mjs",
         "export default { run: (s) => globalThis.eval(s) };\n",
@@ -340,6 +347,24 @@ def test_a_sourced_scripts_function_run_with_decoded_code_is_critical(case: str)
     assert lines == {len(main_code.splitlines())}, shown(report)
 
 
+@pytest.mark.parametrize(
+    "run",
+    [
+        'bash "$(dirname "$0")/lib/apply.sh" --quiet "$patch"',
+        './lib/apply.sh --quiet "$patch"',
+        'sh "${BASH_SOURCE%/*}/lib/apply.sh" --quiet "$patch"',
+    ],
+)
+def test_a_sibling_script_run_with_decoded_code_is_that_code_run(run: str) -> None:
+    report = scan_package({
+        "scripts/lib/apply.sh": (
+            '#!/bin/sh\nquiet=$1\nbody="$2"\nrun_body() { eval "$body"; }\nrun_body\n'
+        ),
+        "scripts/main.sh": f"patch=$(echo {SHELL_PAYLOAD} | base64 -d)\n{run}\n",
+    })  # fmt: skip
+    assert worst_in(report, "exec.decoded-payload", "scripts/main.sh") == "critical", shown(report)
+
+
 def test_a_sourced_writer_into_an_rc_file_is_persistence() -> None:
     report = scan_package({
         "scripts/io.sh": 'append_line() { printf "%s\\n" "$2" >> "$1"; }\n',
@@ -519,3 +544,20 @@ def test_a_shell_named_by_a_case_change_runs_what_is_piped(naming: str) -> None:
     report = scan_package({"scripts/a.sh": code})
     assert worst(report, "exec.decoded-payload") == "critical", shown(report)
     assert worst(report, "obfuscation.packed-code") == "high", shown(report)
+
+
+def test_scripts_that_source_and_run_each_other_stay_bounded() -> None:
+    body = "".join(
+        f'f{i}() {{ eval "$1"; }}\nx{i}=$(echo a | rev)\nf{i} "$x{i}"\n' for i in range(600)
+    )
+    files = {
+        f"scripts/s{i}.sh": "".join(
+            f'source ./s{(i + k) % 30}.sh\nbash ./s{(i + k + 1) % 30}.sh "$1"\n'
+            for k in range(1, 5)
+        )
+        + body
+        for i in range(30)
+    }
+    start = time.perf_counter()
+    scan_package(files)
+    assert time.perf_counter() - start < HOSTILE_SECONDS

@@ -5,17 +5,18 @@ once per skill by ``scanner`` and read by ``_scan`` (through ``Semantics.modules
 A module is named relatively or from the package's folder (``__dirname``, folded to
 ``@pkg/…``). It is walked once (its first :data:`MAX_MODULE` characters) and its exports
 read from the walk's names: ``module.exports``, ``exports.x``, ``module.exports.x``,
-``export const/function/class x``, ``export { a as b }`` and ``export default``. Each
-exported function (or function of an exported object) is walked again with one parameter at
-a time marked; a marked parameter that reaches a sink as its first argument (code, shell,
-spawn, loader, a file call) makes the export that sink, the parameters before it dropped
-(``#arg1``), so that a call in the importing file is judged as the call it wraps:
-``run(payload)`` with ``run = (s) => eval(s)`` in a sibling is ``eval(payload)`` where the
-payload is. Bounded: at most :data:`MAX_MODULES` modules a skill, each walked once and
-:data:`MAX_CHAIN` deep, :data:`MAX_PARAMS` parameters and :data:`MAX_EXPORTS` exports a
-module probed, within the walk's own budget. A call of another module's function that
-forwards nothing is walked there with its arguments (:meth:`JavaScriptModules.call`, at most
-:data:`MAX_CALLS` a skill): ``globalThis[decode(codes)]`` with ``decode`` in a sibling folds.
+``Object.assign(module.exports, {…})``, ``export const/function/class x``, ``export { a as
+b }`` and ``export default``. Each exported function (or function of an exported object) is
+walked again with one parameter at a time marked; a marked parameter that reaches a sink as
+its first argument (code, shell, spawn, loader, a file call) makes the export that sink, the
+parameters before it dropped (``#arg1``), so that a call in the importing file is judged as
+the call it wraps: ``run(payload)`` with ``run = (s) => eval(s)`` in a sibling is
+``eval(payload)`` where the payload is. Bounded: at most :data:`MAX_MODULES` modules a
+skill, each walked once and :data:`MAX_CHAIN` deep, :data:`MAX_PARAMS` parameters and
+:data:`MAX_EXPORTS` exports a module probed, within the walk's own budget. A call of another
+module's function that forwards nothing is walked there with its arguments
+(:meth:`JavaScriptModules.call`, at most :data:`MAX_CALLS` a skill): ``globalThis[decode(
+codes)]`` with ``decode`` in a sibling folds.
 """
 
 from __future__ import annotations
@@ -153,8 +154,12 @@ def _exports(parser: Parser, texts: list[str]) -> Value | None:
         for prefix in ("exports.", "module.exports."):
             if name.startswith(prefix) and "." not in name[len(prefix) :]:
                 props[name[len(prefix) :]] = value
-    for index, text in enumerate(texts[:-1]):
-        if text != "export" or len(props) >= MAX_EXPORTS:
+    for index, text in enumerate(texts[:-2]):
+        if len(props) >= MAX_EXPORTS:
+            break
+        if text == "Object" and texts[index + 1 : index + 4] == [".", "assign", "("]:
+            _assigned_exports(parser, index + 3, props)
+        if text != "export":
             continue
         following = texts[index + 1]
         if following == "default":
@@ -173,6 +178,20 @@ def _exports(parser: Parser, texts: list[str]) -> Value | None:
     if whole is None:
         return Value(props=props) if props else None
     return replace(whole, props={**(whole.props or {}), **props}) if props else whole
+
+
+def _assigned_exports(parser: Parser, open_at: int, props: dict[str, Value]) -> None:
+    """``Object.assign(module.exports, {…})`` (or ``exports``): the object's properties."""
+    texts, close = parser.texts, parser.partner[open_at]
+    if texts[open_at + 1 : open_at + 5] == ["module", ".", "exports", ","]:
+        comma = open_at + 4
+    elif texts[open_at + 1 : open_at + 3] == ["exports", ","]:
+        comma = open_at + 2
+    else:
+        return
+    if comma < close:
+        value, _ = parser.expression(comma + 1, close)
+        props.update(list((value.props or {}).items())[:MAX_EXPORTS])
 
 
 def _named_exports(

@@ -163,10 +163,9 @@ class ShellFlow(ShellSinks):
         while len(words) > 1 and words[0].literal() in _PREFIXES:  # "$@" = command curl ...
             words, values = words[1:], values[1:]
         head, args = values[0], values[1:]
-        called = words[0].literal() or ""
-        if called in self.functions and command.offset not in self.definitions:
-            stdin = self._stdin(command, piped_in, depth=depth)
-            return self._function(called, args, stdin, command.offset, depth=depth)
+        own = self._own(command, words, values, piped_in, depth=depth)
+        if own is not None:
+            return own
         name = (head.text or "").rsplit("/", 1)[-1]
         self._named_at_run_time(first, whole, command.offset)
         self._git_config(name, args, command.offset)
@@ -211,6 +210,51 @@ class ShellFlow(ShellSinks):
         self.anchor = offset
         try:
             return self.block(sourced.commands, depth=depth + 1)
+        finally:
+            self.anchor = None
+
+    def _own(
+        self,
+        command: Command,
+        words: list[Word],
+        values: list[Value],
+        piped_in: Value | None,
+        *,
+        depth: int,
+    ) -> Value | None:
+        """A call of one of the script's functions (or a sourced script's), or another
+        script of the skill run: what it writes; None when the command is neither."""
+        called = words[0].literal() or ""
+        if called in self.functions and command.offset not in self.definitions:
+            stdin = self._stdin(command, piped_in, depth=depth)
+            return self._function(called, values[1:], stdin, command.offset, depth=depth)
+        return self._run_script(command, words, values, piped_in, depth=depth)
+
+    def _run_script(
+        self,
+        command: Command,
+        words: list[Word],
+        values: list[Value],
+        piped_in: Value | None,
+        *,
+        depth: int,
+    ) -> Value | None:
+        """Another script of the skill run as a program: walked here with its arguments,
+        what it does reported at this command; None when the command runs none."""
+        if self.scripts is None or self.anchor is not None or depth >= MAX_NESTING:
+            return None
+        found = self.scripts.run(self.path, words)
+        if found is None:
+            return None
+        script, start = found
+        for name, body in script.functions.items():
+            if name not in self.functions:
+                self.functions[name] = body
+                self.foreign.add(name)
+        stdin = self._stdin(command, piped_in, depth=depth)
+        self.anchor = command.offset
+        try:
+            return self._call(script.commands, values[start:], stdin, depth=depth)
         finally:
             self.anchor = None
 

@@ -3,7 +3,9 @@
 functions, walked at each call with its arguments as the script's own are (``run "$(… |
 base64 -d)"`` with ``run() { eval "$1"; }`` in a sibling is judged where it is called), and
 their top-level commands, walked where the ``source`` is (the variables they set, such as a
-runner or a target path, are the script's from there on).
+runner or a target path, are the script's from there on). A script of the skill run as a
+program (``bash lib/step.sh "$x"``, ``./step.sh "$x"``) is walked where it is run, with its
+arguments as its positional parameters.
 
 A sourced path is matched by its literal tail (what follows the last expansion) against the
 skill's files: beside the script first, then from the package's root, then any file ending
@@ -15,16 +17,20 @@ followed).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from skillweave.skills.scan._shell._words import Command, Part, Splitter, function_bodies
+from skillweave.skills.scan._shell._words import Command, Part, Splitter, Word, function_bodies
 
 MAX_SOURCED: Final = 4
 MAX_SOURCED_TEXT: Final = 131_072
 _TOP_COMMANDS: Final = 500
 _SOURCE: Final = frozenset({"source", "."})
+_SHELLS: Final = re.compile(r"(?:ba|z|da|k)?sh")
+_CODE_FLAGS: Final = frozenset({"-c", "-i"})
+_SCRIPT_SUFFIXES: Final = (".sh", ".bash", ".zsh")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,24 @@ class ShellScripts:
             seen.add(sibling)
             found[command.offset] = self._sourced(sibling)
         return found
+
+    def run(self, path: str, words: list[Word]) -> tuple[Sourced, int] | None:
+        """The skill's script that `words` (of the script at `path`) run as a program
+        (``bash lib/step.sh a``, ``./step.sh a``), and the index of its first argument."""
+        index = 1 if _SHELLS.fullmatch((words[0].literal() or "").rsplit("/", 1)[-1]) else 0
+        while index and index < len(words) and (words[index].literal() or "").startswith("-"):
+            if words[index].literal() in _CODE_FLAGS:
+                return None
+            index += 1
+        if index >= len(words):
+            return None
+        tail = _tail(words[index].parts)
+        if not tail.endswith(_SCRIPT_SUFFIXES) or (index == 0 and "/" not in tail):
+            return None
+        script = _resolve(path, tail, self._files)
+        if script is None or script == path:
+            return None
+        return self._sourced(script), index + 1
 
     def _sourced(self, path: str) -> Sourced:
         if path not in self._split:
