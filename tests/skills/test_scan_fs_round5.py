@@ -107,9 +107,22 @@ def test_a_lasting_file_in_a_folder_not_known_is_high() -> None:
     assert fs_worst(script) == "high"
 
 
-def test_a_git_hook_made_executable_is_persistence() -> None:
-    script = "import os\nos.chmod(os.path.join(os.path.expanduser('~'), '.bashrc'), 0o755)\n"
-    assert fs_worst(script) == "critical"
+@pytest.mark.parametrize(
+    ("script", "severity"),
+    [
+        ("import os\nos.chmod(os.path.join(os.path.expanduser('~'), '.bashrc'), 0o755)\n",
+         "critical"),
+        ("import os, stat\nos.chmod(os.path.join('.git', 'hooks', 'pre-push'), stat.S_IRWXU)\n",
+         "critical"),
+        # tightening a key file's mode is no planting
+        ("import os\nos.chmod(os.path.expanduser('~/.ssh/authorized_keys'), 0o600)\n", None),
+        ("from pathlib import Path\n(Path.home() / '.profile').chmod(0o644)\n", None),
+    ],
+)  # fmt: skip
+def test_a_lasting_file_made_executable_or_open_to_others_is_persistence(
+    script: str, severity: str | None
+) -> None:
+    assert fs_worst(script) == severity
 
 
 # --- climbing out of the workspace ------------------------------------------------------------

@@ -36,6 +36,8 @@ from skillweave.skills.scan._text import (
 __all__ = ["FileRules"]
 
 _WRITES: Final = frozenset({"write", "writelines"})
+_OPENING_BITS: Final = 0o133
+"""Execute bits and write by group or others: a mode with one runs or takes the file."""
 _MODE_CALLS: Final = frozenset({"os.chmod", "os.lchmod", "os.chown", "os.lchown",
                                 "shutil.chown"})  # fmt: skip
 _MAX_SEARCHED: Final = 20_000
@@ -75,10 +77,10 @@ class FileRules:
             self._write(call.args[0], line, call.func.attr)  # type: ignore[attr-defined]
         elif (destination := _destination(call, name)) is not None:
             self._write(destination, line, name or "extractall")
-        elif name in _MODE_CALLS and call.args:
+        elif name in _MODE_CALLS and call.args and ("chown" in name or _opens_up(call, 1)):
             self._mode(call.args[0], line, name)
-        elif isinstance(call.func, ast.Attribute) and call.func.attr in ("chmod", "lchmod"):
-            self._mode(call.func.value, line, call.func.attr)
+        elif _changes_mode(call) and _opens_up(call, 0):
+            self._mode(call.func.value, line, call.func.attr)  # type: ignore[attr-defined]
 
     def credentials(self, call: ast.Call, line: int) -> None:
         """Credential files `call` names. Paths built from pieces (``Path.home() / ".aws" /
@@ -230,6 +232,20 @@ def _destination(call: ast.Call, name: str) -> ast.expr | None:
         if isinstance(inplace, ast.Constant) and inplace.value:
             return call.args[0] if call.args else _keyword(call, "files")
     return None
+
+
+def _changes_mode(call: ast.Call) -> bool:
+    """``path.chmod(mode)``."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in ("chmod", "lchmod")
+
+
+def _opens_up(call: ast.Call, at: int) -> bool:
+    """Whether a ``chmod`` may make a file executable or writable by others: any mode but a
+    constant without those bits (``0o600``, ``0o644`` tighten or keep a file as it is)."""
+    mode = call.args[at] if len(call.args) > at else _keyword(call, "mode")
+    if not isinstance(mode, ast.Constant) or not isinstance(mode.value, int):
+        return True
+    return bool(mode.value & _OPENING_BITS)
 
 
 def _moved(call: ast.Call) -> bool:
