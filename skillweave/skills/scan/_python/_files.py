@@ -6,7 +6,9 @@ workspace (``fs.write-outside``) or survives the run (``fs.persistence``), as
 ``_text.write_target`` classifies paths, each path the target may be judged
 (``Values.paths``: either branch of a conditional, a helper's returns, a parameter's
 arguments); a file that runs later in a folder not known (``*/.ssh/authorized_keys``) is
-high; a mode changed on a file that runs later is persistence; a package manager's
+high; a mode that may make a file that runs later executable or writable by others is
+persistence; unpacking (``extractall``) and in-place edits (``fileinput``) write; a package
+manager's
 configuration written outside the workspace (``fs.persistence`` and
 ``dependencies.index-config``), or anywhere with an index other than the public one
 (``_text.index_setting``), and code planted where it runs later on its own
