@@ -8,7 +8,10 @@ execution is critical, and decoded (not fetched) code run is packed code too (th
 reported); code built from pieces is high; anything else dynamic is medium. A package
 manager's configuration written outside the workspace or set for the user (``npm config set
 registry``, ``_shell.config_command``) is ``dependencies.index-config`` and ``fs.persistence``.
-Findings are kept per rule and line at their worst severity.
+A file written with decoded or fetched data and then loaded, forked or run by ``node`` is
+that data run; a base64 ``data:`` URL loaded is packed code, and so is a lasting target or a
+credential file whose name the file never spells out (medium). Findings are kept per rule
+and line at their worst severity.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@
   named at run time, ``git config --global core.hooksPath``...), the base of ``_flow``;
 - ``_flow``: variables followed from downloads, decoders and pieces into what runs them
   (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time),
-  through the script's own functions (and those of the scripts it sources, ``_sourced``)
-  and substitutions with fallbacks;
+  through the script's own functions and substitutions with fallbacks;
+- ``_sourced``: the skill's other scripts a script sources or runs (``ShellScripts``, split
+  once a skill): their functions and top-level commands, walked where they are used;
 - ``_index``: a package manager's configuration changed outside the workspace (a file
   written, ``npm config set registry ...``), for this flow and JavaScript's;
 - ``_scan``: the file's rules: the flow above, plus network use, reverse shells, writes,

@@ -15,9 +15,13 @@ package-manager configuration written outside the workspace are ``dependencies.i
 (``_index``). Decoded or fetched code run is critical, code or a command name built from
 pieces is high; code the script carries encoded (decoded, not fetched) is packed code too.
 The script's own functions are walked again with their arguments (bounded by
-:data:`MAX_CALL_WORK`), a substitution's value is every output it keeps
-(``$(curl ... || true)``), and a redirection's target is folded (``$HOME`` as ``~``, a
-for-loop variable as each word it takes) and judged as a place written.
+:data:`MAX_CALL_WORK`), and so are the skill's other scripts it sources or runs
+(``_sourced``; what they do is reported where they are sourced, called or run), a
+substitution's value is every output it keeps (``$(curl ... || true)``), and a
+redirection's target, or the file ``tee``/``cp``/``ln``/``install`` writes, is folded
+(``$HOME`` as ``~``, a for-loop variable as each word it takes, ``printf`` formats filled)
+and judged as a place written; a path that may be the home folder (``then d=$HOME; else
+d=.``) is judged as home, and a lasting target the script never spells out is packed code.
 """
 
 from __future__ import annotations
