@@ -8,8 +8,7 @@ workspace (``fs.write-outside``) or survives the run (``fs.persistence``), as
 arguments); a file that runs later in a folder not known (``*/.ssh/authorized_keys``) is
 high; a mode that may make a file that runs later executable or writable by others is
 persistence; unpacking (``extractall``) and in-place edits (``fileinput``) write; a package
-manager's
-configuration written outside the workspace (``fs.persistence`` and
+manager's configuration written outside the workspace (``fs.persistence`` and
 ``dependencies.index-config``), or anywhere with an index other than the public one
 (``_text.index_setting``), and code planted where it runs later on its own
 (``exec.planted-code``), as ``_planted`` says; credential files named in a call's
