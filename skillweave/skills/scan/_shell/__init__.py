@@ -12,6 +12,9 @@
   through them (``"${cmd[@]}"``, an alias, ``$tool`` holding ``curl -s``, ``"$@"``);
 - ``_sinks``: where values are run (``eval``, an interpreter's code flag or input, a command
   named at run time, ``git config --global core.hooksPath``...), the base of ``_flow``;
+- ``_writes``: where a command writes (a redirection, ``tee``/``cp``/``ln``/``install``),
+  judged as persistence, package configuration or outside the workspace, the base of
+  ``_flow``;
 - ``_flow``: variables followed from downloads, decoders and pieces into what runs them
   (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time),
   through the script's own functions and substitutions with fallbacks;

@@ -28,27 +28,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from itertools import pairwise
 from typing import Final
 
 from skillweave.skills.scan._shell._environment import environment_dumps
 from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._indirection import Indirection
-from skillweave.skills.scan._shell._sinks import CODE_FLAGS, INTERPRETERS, ShellSinks
+from skillweave.skills.scan._shell._sinks import CODE_FLAGS, INTERPRETERS
 from skillweave.skills.scan._shell._sourced import ShellScripts, Sourced
 from skillweave.skills.scan._shell._values import (
     BUILT,
     DECODED,
     FETCHERS,
     MAX_TEXT,
-    PAYLOAD,
     Value,
     command_output,
     expand,
     is_disguised,
     join,
     unescape,
-    unspelled_step,
 )
 from skillweave.skills.scan._shell._words import (
     MAX_NESTING,
@@ -58,7 +55,7 @@ from skillweave.skills.scan._shell._words import (
     Word,
     function_bodies,
 )
-from skillweave.skills.scan._text import package_config, write_target
+from skillweave.skills.scan._shell._writes import ShellWrites
 
 MAX_CALL_WORK: Final = 5_000
 """Commands walked again inside calls of the script's own functions, per script."""
@@ -72,10 +69,8 @@ _PREFIXES: Final = frozenset(
      "elif", "if", "while", "until", "!", "{", "}", "xargs"}
 )  # fmt: skip
 _KEYWORDS: Final = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{"})
-_COPIERS: Final = frozenset({"tee", "cp", "mv", "ln", "install"})
 _DECLARERS: Final = frozenset({"export", "local", "declare", "readonly", "typeset"})
 _ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
-_OUTPUT_FLAG: Final = re.compile(r"-[a-zA-Z]{0,6}[oO]|--output(?:-document)?")
 
 
 def _body(command: Command, stdin: Value | None) -> tuple[int, str] | None:
@@ -91,7 +86,7 @@ def _body(command: Command, stdin: Value | None) -> tuple[int, str] | None:
     return None
 
 
-class ShellFlow(ShellSinks):
+class ShellFlow(ShellWrites):
     """The flow over one script's commands; :attr:`found` holds (rule, offset, message,
     severity) for the caller to report."""
 
@@ -102,13 +97,11 @@ class ShellFlow(ShellSinks):
         self.foreign: set[str] = set()  # functions taken from a sourced script
         self.sourced: dict[int, Sourced] = {}  # the skill's scripts sourced, by command offset
         self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
-        self.loops: dict[str, list[str]] = {}  # for-loop variables: the words they take
         self.functions: dict[str, list[Command]] = {}
         self.definitions: set[int] = set()  # offsets of the commands that define functions
         self.call_work = MAX_CALL_WORK
         self.env_dumps: set[int] = set()  # offsets of commands that write out the environment
         self.names = Indirection()
-        self.text = ""  # the script: what it spells out
 
     def run(self, text: str) -> None:
         self.text = text
@@ -316,52 +309,6 @@ class ShellFlow(ShellSinks):
             taint |= output.taint
         return Value(taint=taint, pieces=2)
 
-    def _written(self, command: Command, name: str, words: list[Word], output: Value) -> None:
-        """Remember a file that a download or a decoder writes (``> f``, ``-o f``)."""
-        targets = [command.stdout_to.literal()] if command.stdout_to is not None else []
-        if name in FETCHERS:
-            for flag, word in pairwise(words):
-                if _OUTPUT_FLAG.fullmatch(flag.literal() or ""):
-                    targets.append(word.literal())
-        for target in targets:
-            if target and output.taint & PAYLOAD and len(self.files) < 1000:
-                self.files[target.removeprefix("./")] = output
-
-    def _copied(self, name: str, words: list[Word], *, depth: int) -> None:
-        """The files ``tee``, ``cp``, ``mv``, ``ln`` or ``install`` write, judged as a
-        redirection's target is."""
-        for target in _copy_targets(name, words):
-            self._redirected(target, depth=depth)
-
-    def _redirected(self, target: Word, *, depth: int) -> None:
-        """A redirection's target folded (a for-loop variable: each word it takes), judged
-        as a place written: persistence (an rc file, cron, autostart) or outside the
-        workspace."""
-        parts = target.parts
-        if len(parts) == 1 and parts[0].kind == "var" and not parts[0].op:
-            paths = self.loops.get(parts[0].text) or [self.word(target, depth=depth).text]
-        else:
-            paths = [self.word(target, depth=depth).text]
-        for path in paths[:50]:
-            rule = write_target(path) if path else None
-            manager = package_config(path) if rule is not None and path else None
-            if manager is not None:
-                self._index(f"writes {path}, {manager}'s configuration", target.offset)
-            elif rule == "fs.persistence":
-                self._report(rule, target.offset, f"writes {path}, which runs again later",
-                             "critical")  # fmt: skip
-            elif rule == "fs.write-outside":
-                self._report(rule, target.offset, f"writes {path}, outside the workspace", "high")
-            if path and (rule == "fs.persistence" or manager is not None):
-                self._unspelled(path, target.offset)
-
-    def _unspelled(self, path: str, offset: int) -> None:
-        """A lasting target whose name the script never writes out: hidden."""
-        step = unspelled_step(path, self.text)
-        if step is not None:
-            self._report("obfuscation.packed-code", offset, f"{path} is assembled from "
-                         f"pieces: the script never spells {step!r}", "medium")  # fmt: skip
-
     def _assign(self, word: Word, *, depth: int) -> bool:
         first = word.parts[0] if word.parts else None
         if first is None or first.kind != "lit" or first.quoted:
@@ -456,17 +403,6 @@ def _keyword(word: Word) -> bool:
     """``then``, ``do``, ``else``... (cheaper than folding every command's first word)."""
     parts = word.parts
     return len(parts) == 1 and parts[0].kind == "lit" and parts[0].text in _KEYWORDS
-
-
-def _copy_targets(name: str, words: list[Word]) -> list[Word]:
-    """The files a command writes by argument: every file of ``tee``, the last of ``cp``,
-    ``mv``, ``ln`` and ``install`` (judged folded, as redirections are)."""
-    if name not in _COPIERS:
-        return []
-    files = [w for w in words[:64] if not (w.literal() or "").startswith("-")]
-    if name == "tee":
-        return files[:8]
-    return files[-1:] if len(files) >= 2 else []
 
 
 def _home(value: Value | None) -> bool:
