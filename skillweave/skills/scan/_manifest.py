@@ -31,9 +31,14 @@ _INDEX_OPTION: Final = re.compile(
     r"(--(?:extra-)?index-url|-i|--find-links|-f|--trusted-host)(?:\s*=\s*|\s+)(\S+)", re.I
 )
 _UV_INDEX: Final = re.compile(r"\s*(?:extra-index-url|index-url|find-links|url)\s*=", re.I)
-_SOURCE_URL: Final = re.compile(r"(?:git\+|hg\+|svn\+|bzr\+)?(?:https?|ssh|ftp)://[^\s\"'\],]+")
+_SOURCE_URL: Final = re.compile(r"(?:git\+|hg\+|svn\+|bzr\+)?(?:https?|ssh|ftp|git)://[^\s\"'\],]+")
 _INDEX_HOSTS: Final = frozenset({"pypi.org", "files.pythonhosted.org", "pypi.python.org",
-                                 "test.pypi.org"})  # fmt: skip
+                                 "test.pypi.org", "registry.npmjs.org",
+                                 "registry.yarnpkg.com"})  # fmt: skip
+_JSON_KEY: Final = re.compile(r'\s*"([^"]{1,214})"\s*:\s*')
+_NODE_DEPENDENCY_MAPS: Final = frozenset({"dependencies", "devDependencies",
+                                          "optionalDependencies", "peerDependencies",
+                                          "overrides", "resolutions"})  # fmt: skip
 _CODE_HOSTS: Final = frozenset({"github.com", "gitlab.com", "bitbucket.org",
                                 "codeload.github.com"})  # fmt: skip
 """Public code hosts a direct or VCS requirement may name over https."""
@@ -146,13 +151,15 @@ def check_dependencies(files: Mapping[str, bytes], *, frontmatter_ok: bool, out:
 
 
 def check_sources(files: Mapping[str, bytes], out: Collector) -> None:
-    """Install sources outside the default index in ``requirements*.txt`` and PEP 723
-    blocks: ``dependencies.untrusted-source``.
+    """Install sources outside the default index in ``requirements*.txt``, PEP 723
+    blocks, package.json dependency maps and SKILL.md's ``metadata.dependencies``:
+    ``dependencies.untrusted-source``.
 
     An index option (``--index-url``, ``--extra-index-url``, ``--find-links``, uv's
     ``index-url``/``extra-index-url``/``[[tool.uv.index]] url``) naming a host other than
     PyPI's or plain http, a ``--trusted-host`` (TLS checks off for it), and a direct URL
-    or VCS requirement (``name @ https://...``, ``git+https://...``) over plain http or
+    or VCS requirement (``name @ https://...``, ``git+https://...``, a node spec that is a
+    tarball URL or a git remote) over plain http or git, or
     from a host that is neither PyPI nor a public code host: each lets a package the skill
     names come from wherever the line says (dependency confusion, a wheel swapped on a
     mirror). These lines are read here as text, because ``skills.dependencies`` refuses
@@ -163,6 +170,10 @@ def check_sources(files: Mapping[str, bytes], out: Collector) -> None:
             lines = enumerate(_text(files[path]).splitlines()[:_MAX_LINES], 1)
         elif name.endswith(".py") and b"# /// script" in files[path]:
             lines = _script_block(_text(files[path]))
+        elif name == "package.json":
+            lines = _package_dependency_lines(_text(files[path]))
+        elif path == SKILL_FILE:
+            lines = _metadata_dependency_lines(_text(files[path]))
         else:
             continue
         for number, line in lines:
@@ -187,6 +198,40 @@ def _script_block(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def _package_dependency_lines(text: str) -> list[tuple[int, str]]:
+    """The ``"name": "spec"`` lines of a package.json's dependency maps, as ``name @ spec``
+    (a spec that is a URL or a git remote installs from wherever it names)."""
+    found: list[tuple[int, str]] = []
+    inside = False
+    for number, line in enumerate(text.splitlines()[:_MAX_LINES], 1):
+        key = _JSON_KEY.match(line)
+        if key and line.rstrip().endswith("{"):
+            inside = key.group(1) in _NODE_DEPENDENCY_MAPS
+        elif inside and key:
+            found.append((number, f"{key.group(1)} @ {line[key.end() :]}"))
+        elif line.strip().startswith("}"):
+            inside = False
+    return found
+
+
+def _metadata_dependency_lines(text: str) -> list[tuple[int, str]]:
+    """The lines of SKILL.md's frontmatter block under ``dependencies:`` (``metadata.
+    dependencies``: its node specs and Python requirements)."""
+    found: list[tuple[int, str]] = []
+    indent: int | None = None
+    for number, line in enumerate(text.splitlines()[:_MAX_LINES], 1):
+        if number > 1 and line.strip() == "---":
+            break
+        depth = len(line) - len(line.lstrip())
+        if indent is not None and line.strip() and depth <= indent:
+            indent = None
+        if indent is not None:
+            found.append((number, line.replace('"', " ").replace("'", " ")))
+        elif re.match(r"\s*dependencies\s*:\s*$", line):
+            indent = depth
+    return found
+
+
 def _untrusted(line: str) -> str | None:
     """Why `line` installs from an untrusted source; None when it does not."""
     text = line.split(" #", 1)[0].strip()
@@ -202,9 +247,9 @@ def _untrusted(line: str) -> str | None:
         host = url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0].lower()
         index = option is not None or _UV_INDEX.match(text) is not None
         trusted = _INDEX_HOSTS if index else _INDEX_HOSTS | _CODE_HOSTS
-        if scheme == "http" or host not in trusted:
+        if scheme in ("http", "git") or host not in trusted:
             what = "packages from the index" if index else "a package directly from"
-            plain = " over plain http" if scheme == "http" else ""
+            plain = f" over plain {scheme}" if scheme in ("http", "git") else ""
             return f"installs {what} {url[:120]}{plain}, outside the default index"
     return None
 

@@ -105,7 +105,8 @@ RULES: Final[dict[str, Rule]] = {
              "name: a typosquat (python-dateutils, openpyxI, reqeusts)"),
         Rule("dependencies.invalid", "medium", "dependency declarations that cannot be used "
              "(an index option, a URL requirement, a conflict)"),
-        Rule("dependencies.untrusted-source", "high", "a requirements.txt or PEP 723 line "
+        Rule("dependencies.untrusted-source", "high", "a requirements.txt, PEP 723, "
+             "package.json or metadata.dependencies line "
              "installing from outside the default index: an index or find-links option naming "
              "another host or plain http, --trusted-host, a direct URL or VCS requirement over "
              "http or from a host other than PyPI or a public code host"),

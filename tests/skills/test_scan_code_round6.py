@@ -1,0 +1,80 @@
+"""Round six of the code rules: node packages installed from a URL or a git remote (in
+package.json or SKILL.md's ``metadata.dependencies``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from skillweave.skills.scan import ScanReport
+from skillweave.skills.scan.report import severity_rank
+from tests.skills.scan_probe import SKILL, scan_package, worst
+
+
+def scan(files: Mapping[str, str | bytes], skill: bytes = SKILL) -> ScanReport:
+    return scan_package(files, skill)
+
+
+def below_medium(report: ScanReport) -> bool:
+    return all(severity_rank(f.severity) < severity_rank("medium") for f in report.findings)
+
+
+_USES = "import chroma from 'palette-kit';\nconsole.log(chroma);\n"
+
+
+def _skill_with(spec: str) -> bytes:
+    return (
+        "---\nname: probe\ndescription: A probe skill for the scanner's tests.\n"
+        "metadata:\n  dependencies:\n    node:\n"
+        f"      palette-kit: {spec}\n---\n\n# Probe\n"
+    ).encode()
+
+
+# --- class 1: a node package from wherever its spec points --------------------------------
+
+_OUTSIDE = [
+    "'git+https://code.palette.example/ui/palette-kit.git#v2'",
+    '"https://dl.palette.example/palette-kit-2.0.0.tgz"',
+    "git+ssh://git@code.palette.example/ui/palette-kit.git",
+    "'git://github.com/ui/palette-kit.git'",  # a public host, but unauthenticated git
+    '"http://registry.npmjs.org/palette-kit/-/palette-kit-2.0.0.tgz"',  # plain http
+]
+
+
+@pytest.mark.parametrize("spec", _OUTSIDE)
+def test_a_node_spec_in_the_metadata_that_is_a_url_is_an_untrusted_source(spec: str) -> None:
+    report = scan({"scripts/run.mjs": _USES}, _skill_with(spec))
+    assert worst(report, "dependencies.untrusted-source") == "high"
+
+
+@pytest.mark.parametrize("spec", _OUTSIDE)
+def test_a_package_json_spec_that_is_a_url_is_an_untrusted_source(spec: str) -> None:
+    value = spec.strip("'\"")
+    package = (
+        '{\n  "name": "probe",\n  "private": true,\n  "devDependencies": {\n'
+        f'    "lint-kit": "^1.0.0",\n    "palette-kit": "{value}"\n  }}\n}}\n'
+    )
+    report = scan({"package.json": package, "scripts/run.mjs": _USES})
+    assert worst(report, "dependencies.untrusted-source") == "high"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        '"^2.0.0"',
+        "'github:ui/palette-kit#v2'",
+        "'git+https://github.com/ui/palette-kit.git#v2'",
+        '"https://registry.npmjs.org/palette-kit/-/palette-kit-2.0.0.tgz"',
+        '"file:../palette-kit"',
+    ],
+)
+def test_registry_versions_public_code_hosts_and_local_paths_are_not(spec: str) -> None:
+    report = scan({"scripts/run.mjs": _USES}, _skill_with(spec))
+    assert worst(report, "dependencies.untrusted-source") is None
+    package = (
+        '{\n  "name": "probe",\n  "homepage": "https://docs.palette.example/",\n'
+        f'  "dependencies": {{\n    "palette-kit": {spec.replace(chr(39), chr(34))}\n  }}\n}}\n'
+    )
+    assert worst(scan({"package.json": package, "scripts/run.mjs": _USES}),
+                 "dependencies.untrusted-source") is None  # fmt: skip
