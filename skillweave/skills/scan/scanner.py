@@ -34,7 +34,10 @@ from skillweave.skills.files import (
 )
 from skillweave.skills.frontmatter import parse_frontmatter
 from skillweave.skills.scan._bandit import bandit_version, run_bandit
-from skillweave.skills.scan._escalation import escalate_undeclared_network
+from skillweave.skills.scan._escalation import (
+    escalate_install_scripts,
+    escalate_undeclared_network,
+)
 from skillweave.skills.scan._javascript import (
     JavaScriptModules,
     JavaScriptScan,
@@ -204,6 +207,7 @@ class _Scan:
         declared = declared_network(self.frontmatter, self.skill_text, self.out)
         check_network(declared, self.out.facts, self.texts, self.skill_text, self.out)
         escalate_undeclared_network(self.out, self.received, declared or ())
+        escalate_install_scripts(self.out)
         own = {p: self.files[p] for p in paths}
         check_dependencies(own, frontmatter_ok=frontmatter_ok, out=self.out)
         check_shipped_targets(own, self.out)
