@@ -7,7 +7,10 @@ lower when bandit's confidence is LOW. ``# nosec`` comments are ignored: a skill
 must not be able to silence its own scan. B202 (archive extraction) is read again on our own
 AST (:class:`Extractions`): bandit flags any ``extractall`` in a file that imports
 ``tarfile``, also a ``zipfile`` one and a tar one with a PEP 706 filter other than the
-literal ``"data"``, which are safe.
+literal ``"data"``, which are safe. B506 (``yaml.load``) is read again too
+(:class:`SafeLoaders`): a ``Loader`` that is a class of the file deriving, directly or through
+the file's other classes, only from a safe loader (``SafeLoader``, ``BaseLoader`` and their C
+forms) is safe, unless the file touches an unsafe constructor or rebinds a safe loader's name.
 
 bandit reads files from disk, so the files are written to a private temporary folder for the
 one run (a few milliseconds for a typical skill). Its import (~0.1 s, plugin discovery) is
@@ -20,6 +23,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Mapping
@@ -59,6 +63,16 @@ imports of subprocess/pickle, requests without a timeout)."""
 _SAFE_FILTERS: Final = frozenset({"data", "tar", "data_filter", "tar_filter"})
 """PEP 706's extraction filters that refuse absolute paths, ``..`` and links out."""
 _EXTRACTS: Final = frozenset({"extractall", "extract"})
+_SAFE_LOADERS: Final = frozenset(
+    f"yaml.{module}{name}" for module in ("", "loader.", "cyaml.")
+    for name in ("SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader")
+)  # fmt: skip
+"""PyYAML's loaders that build only plain data, by their dotted names."""
+_UNSAFE_PARTS: Final = re.compile(
+    r"Unsafe|Full|^Loader$|^CLoader$|^Constructor$|construct_python|^UnsafeConstructor$"
+)
+"""Names that reach PyYAML's object-building constructors (a class that mentions one, or a
+file that hands one to ``add_constructor``, is not a safe loader)."""
 
 _SEVERITIES: Final[dict[str, Severity]] = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 _LOWER: Final[dict[Severity, Severity]] = {
@@ -115,6 +129,7 @@ def run_bandit(files: Mapping[str, bytes], out: Collector) -> None:
             runner.run_tests()
             issues = runner.get_issue_list()
     extractions: dict[str, Extractions | None] = {}
+    loaders: dict[str, SafeLoaders | None] = {}
     for issue in issues:
         mapped = TESTS.get(issue.test_id)
         path = by_disk.get(os.path.normpath(issue.fname)) or by_disk.get(issue.fname)
@@ -126,6 +141,13 @@ def run_bandit(files: Mapping[str, bytes], out: Collector) -> None:
                 extractions[path] = Extractions(tree) if isinstance(tree, ast.Module) else None
             found = extractions[path]
             if found is not None and found.safe(int(issue.lineno)):
+                continue
+        if issue.test_id == "B506" and issue.lineno:
+            if path not in loaders:
+                tree = parse(files[path], path)
+                loaders[path] = SafeLoaders(tree) if isinstance(tree, ast.Module) else None
+            known = loaders[path]
+            if known is not None and known.safe(int(issue.lineno)):
                 continue
         severity = _SEVERITIES.get(str(issue.severity), "low")
         if str(issue.confidence) == "LOW":
@@ -181,6 +203,115 @@ class Extractions:
             return _zip_call(receiver)
         made = self.bound.get(receiver.id, []) if isinstance(receiver, ast.Name) else []
         return bool(made) and all(isinstance(m, ast.Call) and _zip_call(m) for m in made)
+
+
+class SafeLoaders:
+    """One file's ``yaml.load`` calls and the loader classes it defines, indexed once
+    (:meth:`safe` is asked per bandit B506 issue).
+
+    Args:
+        tree: the parsed file.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.imports: dict[str, str] = {}  # local name → dotted origin
+        self.classes: dict[str, list[ast.ClassDef]] = {}
+        self.bindings: dict[str, int] = {}  # how often each name is bound
+        self.loads: dict[int, list[ast.Call]] = {}
+        self.functions: set[str] = set()
+        self.added: list[ast.expr | None] = []  # the handlers given to add_constructor
+        self.tainted = False
+        """The file reaches an unsafe constructor or rebinds a loader: no loader is safe."""
+        for node in ast.walk(tree):
+            self._index(node)
+        self.tainted = self.tainted or any(
+            not (isinstance(h, ast.Name) and h.id in self.functions) for h in self.added
+        )
+
+    def _index(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.imports[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                self.tainted = self.tainted or bool(_UNSAFE_PARTS.search(alias.name))
+        elif isinstance(node, ast.ClassDef):
+            self.classes.setdefault(node.name, []).append(node)
+            self.bindings[node.name] = self.bindings.get(node.name, 0) + 1
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            self.bindings[node.id] = self.bindings.get(node.id, 0) + 1
+        elif isinstance(node, ast.Attribute):
+            stored = not isinstance(node.ctx, ast.Load) and "Loader" in node.attr
+            self.tainted = self.tainted or stored or bool(_UNSAFE_PARTS.search(node.attr))
+        elif isinstance(node, ast.FunctionDef):
+            self.functions.add(node.name)
+        elif isinstance(node, ast.Call):
+            self._call(node)
+
+    def _call(self, call: ast.Call) -> None:
+        """A ``load`` kept; a constructor added from anything but the file's own function,
+        or an attribute of PyYAML looked up by name, taints the file."""
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "load":
+            self.loads.setdefault(call.lineno, []).append(call)
+        elif name in ("add_constructor", "add_multi_constructor"):
+            handler = call.args[1] if len(call.args) >= 2 else None
+            self.added.append(handler)
+        elif name == "getattr" and call.args:
+            root = call.args[0]
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            looked_up = isinstance(root, ast.Name) and self.imports.get(root.id, "")
+            self.tainted = self.tainted or str(looked_up).startswith("yaml")
+
+    def safe(self, line: int) -> bool:
+        """Whether every ``load`` at `line` is handed a loader class of the file that builds
+        only plain data."""
+        calls = self.loads.get(line)
+        return bool(calls) and not self.tainted and all(self._safe_call(c) for c in calls or ())
+
+    def _safe_call(self, call: ast.Call) -> bool:
+        loader = next((k.value for k in call.keywords if k.arg == "Loader"), None)
+        if loader is None and len(call.args) >= 2:
+            loader = call.args[1]
+        return isinstance(loader, ast.Name) and self._safe_class(loader.id, budget=20)
+
+    def _safe_class(self, name: str, *, budget: int) -> bool:
+        """`name` is one class of the file, bound once, whose every base is a safe loader."""
+        defined = self.classes.get(name, [])
+        if budget <= 0 or len(defined) != 1 or self.bindings.get(name) != 1:
+            return False
+        bases = defined[0].bases
+        return (
+            bool(bases)
+            and not defined[0].keywords
+            and all(self._safe_base(base, budget=budget - 1) for base in bases)
+        )
+
+    def _safe_base(self, base: ast.expr, *, budget: int) -> bool:
+        dotted = _dotted(base, self.imports)
+        if dotted in _SAFE_LOADERS:
+            return True
+        return (
+            isinstance(base, ast.Name)
+            and base.id not in self.imports
+            and self._safe_class(base.id, budget=budget)
+        )
+
+
+def _dotted(node: ast.expr, imports: Mapping[str, str]) -> str | None:
+    """The dotted name `node` spells, its first name read through the file's imports."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute) and len(parts) < 8:
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in imports:
+        return None
+    return ".".join([imports[node.id], *reversed(parts)])
 
 
 def _safe_filter(call: ast.Call) -> bool:

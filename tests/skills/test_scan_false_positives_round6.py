@@ -1,0 +1,64 @@
+"""Round six of issue 44: real skills the scanner must not block. A YAML loader class of the
+skill built on a safe loader, ``.env`` templates and ``.env`` as a file suffix, and shell
+writes that climb back out of a folder the script changed into; each beside the attack it
+must still catch."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.skills.scan_probe import scan_package, worst
+
+# --- yaml.load with a loader class of the skill --------------------------------------------
+
+_SAFE_LOADER = (
+    "import yaml\n\nclass StrictLoader(yaml.SafeLoader):\n"
+    "    def construct_mapping(self, node, deep=False):\n"
+    "        return super().construct_mapping(node, deep=deep)\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        _SAFE_LOADER + "def read(text):\n    return yaml.load(text, Loader=StrictLoader)\n",
+        # positional, through a second class of the file, the C base loader by import
+        "from yaml import CBaseLoader, load\n\nclass Base(CBaseLoader):\n    pass\n\n"
+        "class Plain(Base):\n    pass\n\nprint(load(open('inputs/a.yml'), Plain))\n",
+        # a constructor for a custom tag, the skill's own function
+        _SAFE_LOADER + "def include(loader, node):\n    return loader.construct_scalar(node)\n\n"
+        "StrictLoader.add_constructor('!include', include)\n"
+        "doc = yaml.load('a: 1', Loader=StrictLoader)\n",
+    ],
+)
+def test_a_loader_class_built_on_a_safe_loader_is_not_deserialization(script: str) -> None:
+    assert worst(scan_package({"scripts/run.py": script}), "exec.deserialization") is None
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "import yaml\n\nclass Mine(yaml.FullLoader):\n    pass\n\n"
+        "yaml.load(open('a.yml'), Loader=Mine)\n",
+        "import yaml\n\nclass Mine(yaml.UnsafeLoader):\n    pass\n\n"
+        "yaml.load(open('a.yml'), Loader=Mine)\n",
+        # a safe base whose class takes an object-building constructor
+        _SAFE_LOADER + "StrictLoader.add_multi_constructor('tag:yaml.org,2002:python/object',"
+        " yaml.constructor.UnsafeConstructor.construct_python_object)\n"
+        "yaml.load(open('a.yml'), Loader=StrictLoader)\n",
+        _SAFE_LOADER + "import yaml.constructor as c\nkind = 'Un' + 'safeConstructor'\n"
+        "StrictLoader.add_multi_constructor('!', getattr(c, kind).construct_undefined)\n"
+        "yaml.load(open('a.yml'), Loader=StrictLoader)\n",
+        # the safe name rebound, or the class bound again, or an unknown base
+        "import yaml\nyaml.SafeLoader = yaml.UnsafeLoader\n\nclass Mine(yaml.SafeLoader):\n"
+        "    pass\n\nyaml.load(open('a.yml'), Loader=Mine)\n",
+        "import yaml\nfrom yaml import UnsafeLoader as SafeLoader\n\nclass Mine(SafeLoader):\n"
+        "    pass\n\nyaml.load(open('a.yml'), Loader=Mine)\n",
+        _SAFE_LOADER
+        + "StrictLoader = yaml.Loader\nyaml.load(open('a.yml'), Loader=StrictLoader)\n",
+        "import yaml\nfrom helpers import Base\n\nclass Mine(Base):\n    pass\n\n"
+        "yaml.load(open('a.yml'), Loader=Mine)\n",
+    ],
+)
+def test_a_loader_class_that_may_build_objects_stays_deserialization(script: str) -> None:
+    assert worst(scan_package({"scripts/run.py": script}), "exec.deserialization") is not None
