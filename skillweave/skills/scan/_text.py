@@ -221,6 +221,8 @@ def collect_urls(text: str, line_of: Callable[[int], int], facts: FileFacts) -> 
 _HOME_WORDS: Final = re.compile(r"\$\{?HOME\}?|%USERPROFILE%|\$env:USERPROFILE|\$env:HOME", re.I)
 _EDGE: Final = r"(?:^|[/\\~])"
 _END: Final = r"(?=$|[/\\])"
+_ENV_TEMPLATES: Final = r"(?:example|sample|template|dist|defaults?|tpl|in)"
+"""The suffixes of a ``.env`` template (``.env.example``): variable names, no credentials."""
 CREDENTIAL_PATHS: Final[tuple[tuple[re.Pattern[str], str, Severity], ...]] = tuple(
     (re.compile(pattern, re.IGNORECASE), what, severity)
     for pattern, what, severity in (
@@ -235,7 +237,8 @@ CREDENTIAL_PATHS: Final[tuple[tuple[re.Pattern[str], str, Severity], ...]] = tup
          "high"),
         (rf"{_EDGE}\.(?:gnupg|password-store|azure){_END}|\.config/(?:gcloud|gh)\b"
          r"|Library/Keychains|/Login Data$", "a credential store", "high"),
-        (rf"{_EDGE}\.env(?:\.[A-Za-z0-9_-]{{1,20}})?$", "a .env file", "medium"),
+        (rf"{_EDGE}\.env(?!\.{_ENV_TEMPLATES}$)(?:\.[A-Za-z0-9_-]{{1,20}})?$", "a .env file",
+         "medium"),
     )
 )  # fmt: skip
 _PERSISTENCE: Final = re.compile(

@@ -13,13 +13,15 @@ manager's configuration written outside the workspace (``fs.persistence`` and
 (``_text.index_setting``), and code planted where it runs later on its own
 (``exec.planted-code``), as ``_planted`` says; credential files named in a call's
 arguments, in the path a call reads, or in a string constant (``secrets.credential-path``,
-as ``_text.credential_path`` says). Called by ``PythonScan`` for every call and every string
-constant of the module.
+as ``_text.credential_path`` says), except names a module only looks for (:func:`looked_for`:
+a literal set of suffixes only ever tested with ``in`` or ``endswith``). Called by
+``PythonScan`` for every call and every string constant of the module.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from skillweave.skills.scan._python._findings import Findings
@@ -34,9 +36,10 @@ from skillweave.skills.scan._text import (
     write_target,
 )
 
-__all__ = ["FileRules"]
+__all__ = ["FileRules", "looked_for"]
 
 _WRITES: Final = frozenset({"write", "writelines"})
+_SUFFIX_TESTS: Final = frozenset({"endswith", "startswith"})
 _OPENING_BITS: Final = 0o133
 """Execute bits and write by group or others: a mode with one runs or takes the file."""
 _MODE_CALLS: Final = frozenset({"os.chmod", "os.lchmod", "os.chown", "os.lchown",
@@ -219,6 +222,48 @@ class FileRules:
             ):
                 return node.args[0]
         return None
+
+
+def looked_for(order: Sequence[ast.AST], parents: Mapping[int, ast.AST]) -> frozenset[str]:
+    """The module's names bound once, to a literal set, tuple or list, and read only as
+    what a value is tested against (``path.suffix in EXTENSIONS``, ``name.endswith(SUFFIXES)``):
+    the names they hold are looked for, not opened. `order` is every node of the module,
+    `parents` each node's parent."""
+    bound: dict[str, int] = {}
+    literal: set[str] = set()
+    other: set[str] = set()
+    for node in order:
+        if not isinstance(node, ast.Name):
+            continue
+        parent = parents.get(id(node))
+        if not isinstance(node.ctx, ast.Load):
+            bound[node.id] = bound.get(node.id, 0) + 1
+            if _literal_binding(node, parent):
+                literal.add(node.id)
+        elif not _tested_against(node, parent):
+            other.add(node.id)
+    return frozenset(n for n in literal - other if bound[n] == 1)
+
+
+def _literal_binding(name: ast.Name, parent: ast.AST | None) -> bool:
+    """`name` is the one target of an assignment of a literal set, tuple or list."""
+    targets = parent.targets if isinstance(parent, ast.Assign) else []
+    value = parent.value if isinstance(parent, ast.Assign | ast.AnnAssign) else None
+    if isinstance(parent, ast.AnnAssign):
+        targets = [parent.target]
+    return targets == [name] and isinstance(value, ast.Set | ast.Tuple | ast.List)
+
+
+def _tested_against(name: ast.Name, parent: ast.AST | None) -> bool:
+    """`name` is what a value is tested against: the right of ``in``/``not in``, or the
+    suffixes of ``endswith``/``startswith``."""
+    if isinstance(parent, ast.Compare):
+        return name is not parent.left and all(
+            isinstance(o, ast.In | ast.NotIn) for o in parent.ops
+        )
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute):
+        return parent.func.attr in _SUFFIX_TESTS and name in parent.args
+    return False
 
 
 def _destination(call: ast.Call, name: str) -> ast.expr | None:

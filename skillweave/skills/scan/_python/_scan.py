@@ -21,7 +21,7 @@ from skillweave.skills.scan._python._built import BuiltStrings
 from skillweave.skills.scan._python._closures import dotted
 from skillweave.skills.scan._python._environment import EnvironmentRules
 from skillweave.skills.scan._python._execution import ExecutionRules
-from skillweave.skills.scan._python._files import FileRules
+from skillweave.skills.scan._python._files import FileRules, looked_for
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import is_process_sink, last_name
 from skillweave.skills.scan._python._lookup import LookupRules
@@ -74,6 +74,7 @@ class PythonScan:
         self.built = BuiltStrings(findings, self.index, self.values, files=self.files,
                                   network=self.network)  # fmt: skip
         self._wrapped_calls: list[ast.Call] = []
+        self._looked_for: frozenset[str] = frozenset()
 
     @property
     def received(self) -> list[tuple[int, str, str, str]]:
@@ -196,6 +197,7 @@ class PythonScan:
         return ""
 
     def _strings(self) -> None:
+        self._looked_for = looked_for(self.index.order, self.index.parents)
         for constant in self.index.constants:
             if id(constant) in self.index.docstrings:
                 continue
@@ -217,6 +219,9 @@ class PythonScan:
             parent = self.index.parents.get(id(parent))
         if isinstance(parent, ast.Compare):
             return True
+        if isinstance(parent, ast.Assign | ast.AnnAssign):  # EXTENSIONS = {".env", ...}
+            target = parent.targets[0] if isinstance(parent, ast.Assign) else parent.target
+            return isinstance(target, ast.Name) and target.id in self._looked_for
         if isinstance(parent, ast.Call) and constant is not parent.func:
             name = self.values.qualname(parent.func) or ""
             last = parent.func.attr if isinstance(parent.func, ast.Attribute) else name
