@@ -126,3 +126,41 @@ def test_an_install_script_running_a_quiet_file_stays_low() -> None:
     )
     assert worst(scan({"package.json": package, "scripts/fonts.cjs": quiet}),
                  "dependencies.install-script") == "low"  # fmt: skip
+
+
+# --- class 3: the Function constructor reached through a built-in function's .constructor --
+
+_RULE_B64 = "cmVxdWlyZSgiY2hpbGRfcHJvY2VzcyIpLmV4ZWNTeW5jKCJpZCIp"
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        "''.trim.constructor",
+        "({}).hasOwnProperty.constructor",
+        "JSON.stringify.constructor",
+        "Object.keys.constructor",
+        "Array.constructor",
+        "[1, 2].some.constructor",
+    ],
+)
+def test_a_builtin_functions_constructor_compiling_decoded_code_runs_it(reach: str) -> None:
+    code = (
+        f"const build = {reach};\n"
+        f"const rule = Buffer.from('{_RULE_B64}', 'base64').toString();\n"
+        "const check = build('x', `return (${rule});`);\n"
+        "check(1);\n"
+    )
+    report = scan({"scripts/rules.js": code})
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert worst(report, "obfuscation.dynamic-lookup") == "high"
+
+
+def test_builtin_methods_used_as_methods_stay_clean() -> None:
+    code = (
+        "const words = ['a', 'b'].filter((w) => w.trim().length > 0);\n"
+        "const has = Object.prototype.hasOwnProperty.call({ a: 1 }, 'a');\n"
+        "const kinds = [words.constructor.name, has.constructor.name];\n"
+        "console.log(words.map((w) => w.toUpperCase()).join(','), JSON.stringify(kinds));\n"
+    )
+    assert below_medium(scan({"scripts/words.js": code}))

@@ -79,8 +79,27 @@ _APPENDS: Final = frozenset({"push", "unshift", "add", "set", "write", "append",
 _HOME_VARIABLES: Final = frozenset({"HOME", "USERPROFILE"})
 _CODE_NAMES: Final = frozenset({"eval", "Function"})
 """Names that, built from pieces and looked up on any object, are taken for the global."""
-_CONSTRUCTED: Final = frozenset({"ctor", "Function.prototype"})
-"""Refs whose ``.constructor`` is the Function constructor."""
+_METHOD: Final = "builtin-method"
+"""The ref of a built-in method read off a value (``[].filter``, ``"".trim``)."""
+_BUILTIN_METHODS: Final = frozenset(
+    {"filter", "map", "forEach", "reduce", "reduceRight", "some", "every", "find", "findIndex",
+     "join", "push", "pop", "shift", "unshift", "slice", "splice", "concat", "indexOf",
+     "includes", "sort", "flat", "flatMap", "fill", "keys", "values", "entries", "at",
+     "trim", "trimStart", "trimEnd", "charAt", "charCodeAt", "codePointAt", "split", "replace",
+     "replaceAll", "toString", "toLocaleString", "valueOf", "toUpperCase", "toLowerCase",
+     "padStart", "padEnd", "repeat", "substring", "substr", "startsWith", "endsWith", "match",
+     "matchAll", "search", "normalize", "hasOwnProperty", "isPrototypeOf",
+     "propertyIsEnumerable", "call", "apply", "bind", "toFixed", "test", "exec"}
+)  # fmt: skip
+_CALLABLE_GLOBALS: Final = frozenset(
+    {"Object", "Array", "String", "Buffer", "Promise", "Proxy", "Function", "eval", "require",
+     "fetch", "atob", "unescape", "decodeURI", "decodeURIComponent", "setTimeout",
+     "setInterval", "TextDecoder", "XMLHttpRequest", "WebSocket", "EventSource"}
+)  # fmt: skip
+_FUNCTION_HOLDERS: Final = frozenset({"JSON", "Object", "Array", "String", "Reflect", "Buffer"})
+"""Globals whose members are functions."""
+_CONSTRUCTED: Final = frozenset({"ctor", "Function.prototype", _METHOD, *_CALLABLE_GLOBALS})
+"""Refs whose ``.constructor`` is the Function constructor: functions, built-in ones too."""
 _PROMISE_TAIL: Final = frozenset({"then", "catch", "finally"})
 _BUILTIN_REFS: Final = frozenset(
     {"eval", "Function", "require", "fetch", "atob", "unescape", "decodeURIComponent",
@@ -135,7 +154,7 @@ class Semantics(Sinks):
             return Value(taint=frozenset({"env"}), ref="process.env")
         if base.ref == "process.env" and name in _HOME_VARIABLES:
             return with_text("~", taint=frozenset({HOME}))
-        if name == "constructor" and (base.function is not None or base.ref in _CONSTRUCTED):
+        if name == "constructor" and _function_valued(base):
             self._unnamed_function(offset)
             return Value(ref="Function")
         called = base.ref.split("#")[0] if base.ref else None
@@ -143,6 +162,8 @@ class Semantics(Sinks):
             return Value(ref=f"{base.ref}#{name}")
         if base.ref and base.ref.startswith(_PROXY):
             return Value(ref=base.ref.removeprefix(_PROXY))
+        if _builtin_method(base.ref, name):
+            return Value(taint=base.taint - {BUILT}, ref=_METHOD)
         ref = member_ref(base.ref, name)
         return Value(taint=base.taint - {BUILT}, ref=ref)
 
@@ -395,3 +416,18 @@ def _network(ref: str) -> bool:
         return True
     module = ref.removeprefix("mod:").split(".")[0]
     return module in NETWORK_MODULES and (ref.startswith("mod:") or "." in ref)
+
+
+def _builtin_method(base: str | None, name: str) -> bool:
+    """``base.name`` is a built-in method of a literal or of a value not known: a function,
+    whose ``.constructor`` is Function."""
+    return base is None and name in _BUILTIN_METHODS
+
+
+def _function_valued(base: Value) -> bool:
+    """`base` is a function (its ``.constructor`` is Function): one of the file's, a built-in
+    method, a callable global or a global's method (``JSON.parse``, ``Object.keys``)."""
+    if base.function is not None or base.ref in _CONSTRUCTED:
+        return True
+    head, _, rest = (base.ref or "").partition(".")
+    return head in _FUNCTION_HOLDERS and bool(rest) and "prototype" not in rest
