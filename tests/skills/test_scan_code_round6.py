@@ -164,3 +164,55 @@ def test_builtin_methods_used_as_methods_stay_clean() -> None:
         "console.log(words.map((w) => w.toUpperCase()).join(','), JSON.stringify(kinds));\n"
     )
     assert below_medium(scan({"scripts/words.js": code}))
+
+
+# --- class 4: a helper calling the callable its caller hands it, on code it decodes ------
+
+_HEX_UTF16 = "7000720069006e007400280027006800690027002900"  # print('hi'), UTF-16-LE, hex
+_HELPER = (
+    "import codecs\n\n"
+    "def warm_up(hook, blob, codec='hex_codec'):\n"
+    "    raw = codecs.decode(blob, codec)\n"
+    "    text = raw.decode('utf-16-le')\n"
+    "    hook(text, {'__name__': 'warm'})\n"
+)
+
+
+@pytest.mark.parametrize(
+    "handed",
+    [
+        "exec",
+        "builtins.exec",
+        "getattr(builtins, ('ce' + 'xe')[::-1])",
+        "_names.pick(('la', 've'))",
+    ],
+)
+def test_a_sibling_helper_running_decoded_code_through_a_handed_callable(handed: str) -> None:
+    names = (
+        "import builtins\n\ndef pick(parts):\n    return getattr(builtins, ''.join(parts)[::-1])\n"
+    )
+    main = (
+        "import builtins\nimport _names\nfrom _boot import warm_up\n"
+        f"BLOB = {_HEX_UTF16!r}\n"
+        f"warm_up({handed}, BLOB)\n"
+    )
+    report = scan(
+        {"scripts/_boot.py": _HELPER, "scripts/_names.py": names, "scripts/main.py": main}
+    )
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert worst(report, "obfuscation.packed-code") in ("high", "critical")
+
+
+def test_a_helper_in_the_same_module_handed_the_sink() -> None:
+    code = f"{_HELPER}\nwarm_up(eval, {_HEX_UTF16!r})\n"
+    report = scan({"scripts/boot.py": code})
+    assert worst(report, "exec.decoded-payload") == "critical"
+
+
+def test_a_helper_handed_a_harmless_callable_stays_clean() -> None:
+    main = (
+        "import json\nfrom _boot import warm_up\n"
+        f"warm_up(print, {_HEX_UTF16!r})\n"
+        "warm_up(json.loads, '7b007d00')\n"
+    )
+    assert below_medium(scan({"scripts/_boot.py": _HELPER, "scripts/main.py": main}))

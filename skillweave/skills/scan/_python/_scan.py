@@ -30,6 +30,7 @@ from skillweave.skills.scan._python._package import PythonPackage
 from skillweave.skills.scan._python._parse import parse
 from skillweave.skills.scan._python._processes import ProcessRules
 from skillweave.skills.scan._python._unwrap import Unwrapped
+from skillweave.skills.scan._python._wrappers import Wrapper
 from skillweave.skills.scan._text import Collector, Source
 
 __all__ = ["PythonScan", "parse"]
@@ -144,19 +145,30 @@ class PythonScan:
         wrappers of wrappers are already expanded in their templates)."""
         if len(self._wrapped_calls) >= _MAX_INLINED:
             return
+        for wrapper, bound in self._wrappers_of(call):
+            for inlined in self.analysis.wrappers.inline(call, wrapper, bound=bound):
+                self._wrapped_calls.append(inlined)
+                self._call(inlined, hidden=True)
+                if isinstance(inlined.func, ast.Call):  # a parameter called: what was handed
+                    self._product_called(inlined)
+        self._product_called(call)
+
+    def _wrappers_of(self, call: ast.Call) -> list[tuple[Wrapper, bool]]:
+        """The wrappers `call` reaches: the module's own, else another module's."""
         found = self.analysis.wrappers.calls(call)
         if not found and self.package is not None:
             name = self._external_name(call.func)
             external = self.package.wrapper(name, self.source.path) if name else None
             found = [external] if external is not None else []
-        for wrapper, bound in found:
-            for inlined in self.analysis.wrappers.inline(call, wrapper, bound=bound):
-                self._wrapped_calls.append(inlined)
-                self._call(inlined, hidden=True)
+        return found
+
+    def _product_called(self, call: ast.Call) -> None:
+        """``lookup("exec")(code)``, ``helpers.make()(code)``: `call` judged as a call of
+        what its callee's call hands back."""
         if isinstance(call.func, ast.Call) and self.package is not None:
             self._factory_call(call, call.func, self.package)
         if isinstance(call.func, ast.Call):  # lookup("exec")(code): what the lookup returns
-            for wrapper, bound in self.analysis.wrappers.calls(call.func):
+            for wrapper, bound in self._wrappers_of(call.func):
                 for inlined in self.analysis.wrappers.inline(call.func, wrapper, bound=bound):
                     outer = ast.Call(func=inlined, args=call.args, keywords=call.keywords)
                     ast.copy_location(outer, call)

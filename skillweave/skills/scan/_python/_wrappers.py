@@ -33,6 +33,8 @@ PLACEHOLDER: Final = "__wrapped__"
 _DEPTH: Final = 3
 _TEMPLATES: Final = 8
 _PIECE_NODES: Final = 64
+_LOCALS: Final = 32
+"""The statements of a function read for locals derived from its parameters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,9 @@ class Template:
     dropped: bool = False
     """Whether the wrapped call's result is thrown away (``compile()`` only checking
     syntax)."""
+    by_parameter: bool = False
+    """Whether `callee` is a parameter: the function calls what its caller hands it
+    (``def prelude(runner, seed): runner(decode(seed))``)."""
 
 
 @dataclass(slots=True)
@@ -155,10 +160,21 @@ class Wrappers:
             returns=dict(self.taint.vars.get(("r", function), {})),
             positional=scope.positional,
         )
-        for call in self._calls_of(function):
+        locals_ = _derived_locals(scope.node, names)
+        for found in self._calls_of(function):
             if len(wrapper.templates) >= _TEMPLATES:
                 break
+            call = found
             if not _mentions(call, names):
+                continue
+            if isinstance(call.func, ast.Name) and call.func.id in names:
+                if locals_ and _mentions(found, set(locals_)):
+                    call = self._with_locals(found, locals_)
+                template = self._template(call, call.func, names, dropped=False)
+                if template is not None:
+                    wrapper.templates.append(
+                        Template(template.callee, template.call, by_parameter=True)
+                    )
                 continue
             inner = [w for w in self._local_wrappers(call, depth) if w[0].templates]
             if inner:
@@ -176,6 +192,14 @@ class Wrappers:
                 if template is not None:
                     wrapper.templates.append(template)
         return wrapper
+
+    def _with_locals(self, call: ast.Call, locals_: dict[str, ast.expr]) -> ast.Call:
+        """`call` with the function's locals derived from its parameters written out
+        (``text = decode(seed)``; ``runner(text)`` is ``runner(decode(seed))``)."""
+        made = _Inline(locals_).visit(_clone(call))
+        assert isinstance(made, ast.Call)
+        self._made.append(made)
+        return made
 
     def _local_wrappers(self, call: ast.Call, depth: int) -> list[tuple[Wrapper, bool]]:
         found = []
@@ -286,7 +310,12 @@ class _Binding:
                 keywords.extend(self.extra_keywords)
                 continue
             keywords.append(ast.keyword(keyword.arg, self._substituted(keyword.value)))
-        return ast.Call(func=ast.Name(template.callee, ast.Load()), args=args, keywords=keywords)
+        func = (
+            self._value(template.callee)
+            if template.by_parameter
+            else ast.Name(template.callee, ast.Load())
+        )
+        return ast.Call(func=func, args=args, keywords=keywords)
 
     def _substituted(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Name):
@@ -310,6 +339,42 @@ class _Substitute(ast.NodeTransformer):
         if node.id == PLACEHOLDER or "." in node.id:
             return node
         return self.binding._value(node.id)
+
+
+class _Inline(ast.NodeTransformer):
+    def __init__(self, locals_: dict[str, ast.expr]) -> None:
+        self.locals = locals_
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.locals.get(node.id)
+        return _clone(value) if value is not None else node
+
+
+def _derived_locals(function: ast.AST, names: set[str]) -> dict[str, ast.expr]:
+    """A function's names assigned once, in its own body, from its parameters (or from
+    such names), written out in terms of the parameters; bounded by :data:`_LOCALS` and
+    :data:`_PIECE_NODES`."""
+    body = getattr(function, "body", None)
+    if not isinstance(body, list):
+        return {}
+    found: dict[str, ast.expr] = {}
+    seen: set[str] = set()
+    for statement in body[:_LOCALS]:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name):
+            continue
+        if target.id in seen:
+            found.pop(target.id, None)  # assigned twice: not one value
+            continue
+        seen.add(target.id)
+        if not _mentions(statement.value, names | set(found)):
+            continue
+        value = _Inline(found).visit(_clone(statement.value))
+        if isinstance(value, ast.expr) and sum(1 for _ in ast.walk(value)) <= _PIECE_NODES:
+            found[target.id] = value
+    return found
 
 
 def _mentions(node: ast.AST, names: set[str]) -> bool:
