@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from skillweave.skills.scan.report import severity_rank
 from tests.skills.scan_probe import scan_package, worst
 
 # --- yaml.load with a loader class of the skill --------------------------------------------
@@ -100,3 +101,70 @@ def test_env_templates_and_suffixes_looked_for_are_not_credentials(script: str) 
 )
 def test_a_real_env_file_read_stays_a_credential_path(script: str) -> None:
     assert worst(scan_package({"scripts/run.py": script}), "secrets.credential-path") is not None
+
+
+# --- shell writes from the folder the script works in ---------------------------------------
+
+
+def shell_worst(script: str) -> str | None:
+    """The worst fs.* severity of `script` scanned as the probe's only shell script."""
+    report = scan_package({"scripts/run.sh": script})
+    found = [worst(report, rule) for rule in ("fs.persistence", "fs.write-outside")]
+    known = [f for f in found if f is not None]
+    return max(known, key=severity_rank) if known else None
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # set -e: a cd that fails stops the script
+        "set -eu\nmkdir -p outputs\ncd inputs\n: > ../outputs/SUMS\n"
+        'for f in *.tgz; do sha1sum "$f" >> ../outputs/SUMS; done\ncd ..\n',
+        "set -o errexit\ncd inputs/a/b\ncp report.txt ../../../outputs/\n",
+        # the script stops itself when the folder is missing
+        "cd inputs || exit 1\nprintf 'x' > ../outputs/a.txt\n",
+        'cd inputs/deep || { echo "no inputs" >&2; exit 2; }\necho x | tee ../../outputs/b\n',
+        # a && chain runs in the folder, and a subshell keeps its folder to itself
+        "(cd inputs && wc -l * > ../outputs/counts)\n",
+        "cd inputs && ls > ../outputs/listing\n",
+        # pushd and popd, and the script's own folder
+        "set -e\npushd inputs/x >/dev/null\nfind . > ../../outputs/all\npopd >/dev/null\n"
+        "echo done > outputs/done\n",
+        'cd "$(dirname "$0")"\necho x > ../outputs/a\n',
+    ],
+)
+def test_a_climb_back_out_of_a_folder_entered_stays_in_the_workspace(script: str) -> None:
+    assert shell_worst(script) is None
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        # the folder may not be there: the cd may fail and the script go on
+        ("cd inputs\necho x > ../outside\n", "high"),
+        ("set -e\ncd inputs && true\necho x > ../outside\n", "high"),
+        ("set -e\nif cd inputs; then :; fi\necho x > ../outside\n", "high"),
+        ("set -e\nset +e\ncd inputs\necho x > ../outside\n", "high"),
+        ("cd inputs || true\necho x > ../outside\n", "high"),
+        # deeper than the folder entered, or out of it first
+        ("set -e\ncd inputs\necho x > ../../outside\n", "high"),
+        ("set -e\ncd ..\necho x > outside\n", "high"),
+        ("set -e\ncd inputs\ncd ../..\necho x > outside\n", "high"),
+        ("set -e\nup() { cd ..; }\nup\necho x > notes\n", "high"),
+        # a folder change that does not reach the script
+        ("set -e\n(cd inputs)\necho x > ../outside\n", "high"),
+        ("set -e\nhere=$(cd inputs; pwd)\necho x > ../outside\n", "high"),
+        ("set -e\ncd inputs | cat\necho x > ../outside\n", "high"),
+        ("set -e\npushd inputs\npopd\necho x > ../outside\n", "high"),
+        ("set -e\ncd inputs\ncd -\necho x > ../outside\n", "high"),
+        # the home folder, or a folder not known
+        ("set -e\ncd\necho 'alias ls=rm' >> .bashrc\n", "critical"),
+        ("set -e\ncd ~\necho x > notes\n", "high"),
+        ('set -e\ncd "$1"\necho x >> ../.profile\n', "critical"),
+        ('cd "$1"\necho x > ../outside\n', "high"),
+    ],
+)
+def test_a_write_from_a_folder_that_may_not_be_entered_stays_flagged(
+    script: str, expected: str
+) -> None:
+    assert shell_worst(script) == expected

@@ -97,6 +97,8 @@ class ShellFlow(ShellWrites):
         self.foreign: set[str] = set()  # functions taken from a sourced script
         self.sourced: dict[int, Sourced] = {}  # the skill's scripts sourced, by command offset
         self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
+        if path:  # the script itself, in the skill's folder: cd "$(dirname "$0")"
+            self.env["0"] = Value(text=f"@pkg/{path}")
         self.functions: dict[str, list[Command]] = {}
         self.definitions: set[int] = set()  # offsets of the commands that define functions
         self.call_work = MAX_CALL_WORK
@@ -120,7 +122,9 @@ class ShellFlow(ShellWrites):
     def commands(self, commands: list[Command], *, depth: int) -> None:
         stage_input: Value | None = None
         for command in commands:
+            self.folder.enter(command.subshell)
             output = self.command(command, stage_input, depth=depth)
+            self.folder.ended(command.ended_by)
             stage_input = output if command.piped else None
 
     # --- one command -------------------------------------------------------------------------
@@ -163,6 +167,8 @@ class ShellFlow(ShellWrites):
         own = self._own(command, words, values, piped_in, depth=depth)
         if own is not None:
             return own
+        if self.moves(command, words, values, piped=command.piped or piped_in is not None):
+            return Value()
         name = (head.text or "").rsplit("/", 1)[-1]
         self._named_at_run_time(first, whole, command.offset)
         self._git_config(name, args, command.offset)
@@ -294,11 +300,16 @@ class ShellFlow(ShellWrites):
         """What a list of commands writes: every output not piped on, joined."""
         outputs: list[Value] = []
         stage: Value | None = stdin
+        outer = len(self.folder.levels) - 1  # the block's ( … ) counted from where it runs
+        low = min((c.subshell for c in commands[:_BODY_COMMANDS]), default=0)
         for command in commands[:_BODY_COMMANDS]:
+            self.folder.enter(outer + command.subshell - low)
             output = self.command(command, stage, depth=depth)
+            self.folder.ended(command.ended_by)
             stage = output if command.piped else None
             if not command.piped:
                 outputs.append(output)
+        self.folder.enter(outer)
         kept = [o for o in outputs if o.text or o.taint]
         if len(kept) == 1:
             return kept[0]
@@ -393,7 +404,11 @@ class ShellFlow(ShellWrites):
             return Value()
         commands = Splitter(part.text, part.offset).split()
         self.env_dumps.update(environment_dumps(commands[:200], captured=True))
-        output = self.block(commands, depth=depth + 1)
+        folder, self.folder = self.folder, self.folder.subshell()  # its cd stays there
+        try:
+            output = self.block(commands, depth=depth + 1)
+        finally:
+            self.folder = folder
         if part.kind == "cmd" and output.text and output.text.endswith("\n"):
             return replace(output, text=output.text.rstrip("\n"), chunks=None)  # as $(…) does
         return output

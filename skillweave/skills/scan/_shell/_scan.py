@@ -84,6 +84,7 @@ class ShellScan:
         self.out = out
         self.scripts = scripts  # the skill's scripts, for those this one sources
         self.facts = out.facts_of(source.path)
+        self.judged: set[int] = set()  # targets the flow judged folded, from its folder
         self.code = _TOKENS.sub(
             lambda m: re.sub(r"[^\n]", " ", m.group()) if m.group().startswith("#") else m.group(),
             source.text,
@@ -100,6 +101,7 @@ class ShellScan:
     def _flow(self) -> None:
         flow = ShellFlow(self.source.path, self.scripts)
         flow.run(self.code)
+        self.judged = flow.judged
         for rule, offset, message, severity in flow.found:
             self.out.at(self.source, rule, offset, message, severity=severity)
         for offset in sorted(flow.env_dumps):
@@ -159,7 +161,7 @@ class ShellScan:
             if len(words) >= 2:
                 targets.append((match.start(1) + match.group(1).rfind(words[-1]), words[-1]))
         for offset, target in targets:
-            rule = write_target(target)
+            rule = write_target(target) if offset not in self.judged else None
             shown = target.strip("'\"")
             manager = package_config(shown) if rule is not None else None
             if manager is not None:  # redirections are the flow's (``_flow``), folded

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -84,6 +85,8 @@ def command_output(name: str, args: list[Value], words: list[Word], stdin: Value
         return joined
     if name == "printf" and plain:
         return _printf(plain)
+    if name == "dirname" and len(plain) == 1 and plain[0].text:  # cd "$(dirname "$0")"
+        return Value(text=posixpath.dirname(plain[0].text.rstrip("/")) or ".")
     if (name == "cat" and not plain) or name in ("tee", "sed", "awk", "head", "tail"):
         return Value(text=incoming.text if name in ("cat", "tee") else None, taint=incoming.taint)
     if name == "rev":

@@ -55,11 +55,18 @@ class Command:
     stdin_from: Word | None = None  # < <(...) or < file
     stdout_to: Word | None = None  # > file, >> file
     array: list[Word] | None = None  # name=(words): the elements assigned
+    ended_by: str = ""  # the separator after it: "&&", "||", ";", "|", "\n", "(", ")"...
+    or_exits: bool = False  # ``… || exit``: the script stops when it fails
+    subshell: int = 0  # how many ( … ) it runs inside
 
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _HEREDOC: Final = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][\w-]{0,40})\1")
 _PLAIN: Final = re.compile(r"[^\s;&|()<>'\"`$\\]+")
+_OR_EXIT: Final = re.compile(
+    r"[ \t]*(?:\{[ \t]*(?:[^;\n{}()]{0,200}[;\n][ \t]*){0,3})?(?:exit|return)\b"
+)
+"""``|| exit 1``, ``|| { echo "no folder" >&2; exit 1; }``: what follows ``||`` stops."""
 
 
 def _array_start(command: Command) -> bool:
@@ -91,8 +98,10 @@ class Splitter:
             elif char in "\n;&|()":
                 double = text[i : i + 2]
                 piped = char == "|" and double != "||"
-                self._end(current, piped=piped)
-                current = Command(offset=self.base + i + 1)
+                ended_by = double if double in ("&&", "||", ";;") else char
+                self._end(current, piped=piped, ended_by=ended_by, at=i)
+                self.level = max(0, self.level + {"(": 1, ")": -1}.get(char, 0))
+                current = Command(offset=self.base + i + 1, subshell=self.level)
                 i += 2 if double in ("&&", "||", ";;") else 1
                 if char == "\n" and self._pending_heredoc is not None:
                     i = self._skip_heredoc(i)
@@ -128,9 +137,12 @@ class Splitter:
         return self.commands
 
     _pending_heredoc: tuple[Command, str] | None = None
+    level = 0  # ( … ) open at this point
 
-    def _end(self, command: Command, *, piped: bool) -> None:
+    def _end(self, command: Command, *, piped: bool, ended_by: str = "", at: int = 0) -> None:
         command.piped = piped
+        command.ended_by = ended_by
+        command.or_exits = ended_by == "||" and _OR_EXIT.match(self.text, at + 2) is not None
         if command.words or command.here or command.heredoc is not None:
             self.commands.append(command)
 

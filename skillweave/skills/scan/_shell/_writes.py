@@ -5,8 +5,10 @@ A redirection's target, and the file ``tee``, ``cp``, ``mv``, ``ln`` or ``instal
 folded by the flow (``$HOME`` as ``~``, a for-loop variable as each word it takes) and judged
 as a place written: persistence (an rc file, cron, autostart), a package manager's
 configuration (``_index``), or outside the workspace; a lasting target whose name the script
-never spells out is packed code too. Files that a download or a decoder writes are
-remembered, so that running them runs the payload.
+never spells out is packed code too. A relative target is judged from the folder the
+script works in (``_folder``: ``cd inputs`` then ``>> ../outputs/x`` stays inside), from each
+folder it may be in. Files that a download or a decoder writes are remembered, so that
+running them runs the payload.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from itertools import pairwise
 from typing import Final
 
+from skillweave.skills.scan._shell._folder import WorkingFolder
 from skillweave.skills.scan._shell._sinks import ShellSinks
 from skillweave.skills.scan._shell._values import (
     FETCHERS,
@@ -27,6 +30,9 @@ from skillweave.skills.scan._text import package_config, write_target
 
 _COPIERS: Final = frozenset({"tee", "cp", "mv", "ln", "install"})
 _OUTPUT_FLAG: Final = re.compile(r"-[a-zA-Z]{0,6}[oO]|--output(?:-document)?")
+_FOLDER_COMMANDS: Final = frozenset({"cd", "pushd", "popd"})
+_CONDITIONS: Final = frozenset({"if", "elif", "while", "until", "!"})
+_ERREXIT: Final = re.compile(r"[-+][a-zA-Z]{0,8}e[a-zA-Z]{0,8}")
 
 
 class ShellWrites(ShellSinks):
@@ -36,6 +42,55 @@ class ShellWrites(ShellSinks):
         super().__init__()
         self.loops: dict[str, list[str]] = {}  # for-loop variables: the words they take
         self.text = ""  # the script: what it spells out
+        self.folder = WorkingFolder()
+        self.errexit = False  # set -e: a failing command stops the script
+        self.judged: set[int] = set()  # offsets of the targets judged folded
+
+    def moves(
+        self,
+        command: Command,
+        words: list[Word],
+        values: list[Value],
+        *,
+        piped: bool,
+    ) -> bool:
+        """``cd``, ``pushd``, ``popd`` and ``set -e`` read for the folder later writes land
+        in; whether the command was one. `piped`: it is a pipeline's stage, which runs in a
+        subshell of its own."""
+        name = words[0].literal() if words else None
+        literals = [w.literal() or "" for w in words[1:9]]
+        if name == "set":
+            self._options(literals)
+            return True
+        if name not in _FOLDER_COMMANDS:
+            return False
+        if piped:
+            return True
+        operands = [v for w, v in zip(literals, values[1:9], strict=False)
+                    if w == "-" or not w.startswith("-")]  # fmt: skip
+        guarded = command.words[0].literal() in _CONDITIONS  # if cd x; then …
+        stops = self.errexit and not guarded and command.ended_by not in ("&&", "||")
+        sure = stops or command.or_exits
+        if name == "popd":
+            self.folder.pop()
+        elif not operands:
+            self.folder.change("~", sure=sure)
+        elif name == "pushd":
+            self.folder.push(operands[0].text, sure=sure)
+        else:
+            target = operands[0].text
+            own = (target or "").startswith("@pkg")  # the skill's own folder is there
+            chained = command.ended_by == "&&"
+            self.folder.change(target, sure=sure or own, chained=chained)
+        return True
+
+    def _options(self, flags: list[str]) -> None:
+        """``set -e``/``set -o errexit`` and their ``+`` forms."""
+        for flag, following in zip(flags, [*flags[1:], ""], strict=True):
+            if _ERREXIT.fullmatch(flag):
+                self.errexit = flag.startswith("-")
+            elif flag in ("-o", "+o") and following == "errexit":
+                self.errexit = flag == "-o"
 
     def _written(self, command: Command, name: str, words: list[Word], output: Value) -> None:
         """Remember a file that a download or a decoder writes (``> f``, ``-o f``)."""
@@ -63,8 +118,10 @@ class ShellWrites(ShellSinks):
             paths = self.loops.get(parts[0].text) or [self.word(target, depth=depth).text]
         else:
             paths = [self.word(target, depth=depth).text]
+        if all(paths) and self.anchor is None:  # a sourced script's offsets are not ours
+            self.judged.add(target.offset)
         for path in paths[:50]:
-            rule = write_target(path) if path else None
+            rule = self._landing(path) if path else None
             manager = package_config(path) if rule is not None and path else None
             if manager is not None:
                 self._index(f"writes {path}, {manager}'s configuration", target.offset)
@@ -75,6 +132,12 @@ class ShellWrites(ShellSinks):
                 self._report(rule, target.offset, f"writes {path}, outside the workspace", "high")
             if path and (rule == "fs.persistence" or manager is not None):
                 self._unspelled(path, target.offset)
+
+    def _landing(self, path: str) -> str | None:
+        """Which rule writing `path` breaks, judged from every folder the script may be
+        working in: the worst."""
+        rules = {write_target(p) for p in self.folder.paths(path)}
+        return next((r for r in ("fs.persistence", "fs.write-outside") if r in rules), None)
 
     def _unspelled(self, path: str, offset: int) -> None:
         """A lasting target whose name the script never writes out: hidden."""
