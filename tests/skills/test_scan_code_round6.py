@@ -216,3 +216,75 @@ def test_a_helper_handed_a_harmless_callable_stays_clean() -> None:
         "warm_up(json.loads, '7b007d00')\n"
     )
     assert below_medium(scan({"scripts/_boot.py": _HELPER, "scripts/main.py": main}))
+
+
+# --- class 5: code hidden in invisible characters of a string constant, decoded and run ---
+
+
+def _in_selectors(code: str) -> str:
+    """`code`'s bytes as variation selectors (0-15: U+FE00.., 16-255: U+E0100..)."""
+    return "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16) for b in code.encode())
+
+
+def _in_tags(code: str) -> str:
+    return "".join(chr(0xE0000 + ord(c)) for c in code)
+
+
+def _in_zero_width(code: str) -> str:
+    bits = "".join(f"{b:08b}" for b in code.encode())
+    return "".join("\u200b" if bit == "0" else "\u200c" for bit in bits)
+
+
+_HIDDEN_CODE = "import os; os.system('id')"
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [
+        # a glyph's selectors, decoded to bytes, run with exec
+        "MARK = '\\u2728{hidden}'\n"
+        "def _hints(glyph):\n"
+        "    out = bytearray()\n"
+        "    for ch in glyph[1:]:\n"
+        "        n = ord(ch)\n"
+        "        out.append(n - 0xFE00 if n < 0xFE10 else n - 0xE0100 + 16)\n"
+        "    return bytes(out)\n"
+        "exec(_hints(MARK).decode())\n",
+        # tag characters mapped back to ASCII in a comprehension, through compile and eval
+        "LABELS = {{'flag': '\\U0001F3F4{hidden}'}}\n"
+        "src = ''.join(chr(ord(c) - 0xE0000) for c in LABELS['flag'][1:])\n"
+        "eval(compile(src, 'flag', 'exec'))\n",
+    ],
+)
+def test_code_hidden_in_invisible_characters_and_run_is_a_decoded_payload(carrier: str) -> None:
+    for hide in (_in_selectors, _in_tags):
+        code = carrier.format(hidden=hide(_HIDDEN_CODE))
+        report = scan({"scripts/glyphs.py": code})
+        assert worst(report, "exec.decoded-payload") == "critical", hide.__name__
+        assert worst(report, "obfuscation.packed-code") in ("high", "critical")
+
+
+def test_code_hidden_in_zero_width_bits_and_run_is_a_decoded_payload() -> None:
+    code = (
+        f"PAD = 'ok{_in_zero_width(_HIDDEN_CODE)}'\n"
+        "bits = ''.join('1' if c == '\\u200c' else '0' for c in PAD[2:])\n"
+        "run = bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits), 8)).decode()\n"
+        "exec(run)\n"
+    )
+    assert worst(scan({"scripts/pad.py": code}), "exec.decoded-payload") == "critical"
+
+
+def test_emoji_flags_and_a_strip_list_of_zero_width_characters_stay_clean() -> None:
+    code = (
+        "import sys\n"
+        "FLAGS = {'sco': '\\U0001F3F4\\U000E0067\\U000E0062\\U000E0073\\U000E0063"
+        "\\U000E0074\\U000E007F', 'warn': '\\u26a0\\ufe0f'}\n"
+        "ZERO_WIDTH = '\\u200b\\u200c\\u200d\\u2060\\ufeff'\n"
+        "def clean(text):\n"
+        "    return ''.join(c for c in text if c not in ZERO_WIDTH)\n"
+        "names = {k: clean(v) for k, v in FLAGS.items()}\n"
+        "print(eval(compile(repr(names), 'x', 'eval')), file=sys.stderr)\n"
+    )
+    report = scan({"scripts/flags.py": code})
+    assert worst(report, "exec.decoded-payload") is None
+    assert worst(report, "obfuscation.packed-code") is None
