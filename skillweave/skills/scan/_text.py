@@ -407,6 +407,15 @@ def climb(path: str) -> tuple[int, str]:
 
 # --- encoded blobs, escape walls, long lines, download pipes ---------------------------------
 
+HIDDEN_RUN: Final = re.compile(
+    "[\ufe00-\ufe0f\U000e0100-\U000e01ef\U000e0000-\U000e007f]{8,}"
+    "|[\u200b-\u200d\u2060-\u2064\ufeff]{16,}"
+)
+"""Invisible characters in a row in a string of code, more than an emoji's presentation
+selector, a subdivision flag's tags or a list of zero-width characters to strip hold: text
+encoded in them (a byte per variation selector, ASCII in tags, bits in zero-width ones).
+The Python and JavaScript flows take such a string for decoded data."""
+
 BLOB_CHARS: Final = 200
 _BASE64_RUN: Final = re.compile(rf"[A-Za-z0-9+/_-]{{{BLOB_CHARS},}}={{0,2}}")
 _HEX_RUN: Final = re.compile(rf"(?:0x)?[0-9a-fA-F]{{{BLOB_CHARS},}}")

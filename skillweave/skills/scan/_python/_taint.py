@@ -23,7 +23,6 @@ critical) and :meth:`Taint.labels`. Made by ``ModuleAnalysis``.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -39,6 +38,7 @@ from skillweave.skills.scan._python._flow import (
 from skillweave.skills.scan._python._index import ModuleIndex
 from skillweave.skills.scan._python._scopes import Flow, Scopes, Var
 from skillweave.skills.scan._python._values import Values
+from skillweave.skills.scan._text import HIDDEN_RUN
 
 __all__ = ["ROUNDS", "Labels", "Taint"]
 
@@ -48,14 +48,6 @@ _HOLDS: Final = ", which holds data from "
 _ENV_CALLS: Final = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environ.copy"})
 _READS: Final = frozenset({"read_text", "read_bytes", "read", "readlines", "load", "loads"})
 _FILE_WRITES: Final = frozenset({"write", "write_bytes", "write_text", "writelines"})
-
-_HIDDEN_RUN: Final = re.compile(
-    "[\ufe00-\ufe0f\U000e0100-\U000e01ef\U000e0000-\U000e007f]{8,}"
-    "|[\u200b-\u200d\u2060-\u2064\ufeff]{16,}"
-)
-"""Invisible characters in a row, more than an emoji's presentation selector, a
-subdivision flag's tags or a list of zero-width characters to strip hold: text encoded in
-them (a byte per variation selector, ASCII in tags, bits in zero-width characters)."""
 
 Labels = dict[str, str]
 """Label (``decoded``, ``fetched``, ``environ``, ``home``) → why the value carries it."""
@@ -323,7 +315,7 @@ def _hidden_labels(value: str | bytes) -> Labels:
     selectors, tag characters, zero-width ones): text hidden in it is text to decode."""
     if isinstance(value, bytes) or value.isascii():
         return {}
-    found = _HIDDEN_RUN.search(value)
+    found = HIDDEN_RUN.search(value)
     if found is None:
         return {}
     return {"decoded": f"text hidden in {len(found.group(0))} invisible characters"}
