@@ -288,3 +288,41 @@ def test_emoji_flags_and_a_strip_list_of_zero_width_characters_stay_clean() -> N
     report = scan({"scripts/flags.py": code})
     assert worst(report, "exec.decoded-payload") is None
     assert worst(report, "obfuscation.packed-code") is None
+
+
+_JS_HIDDEN = "require('child_process').execSync('id')"
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        # a loop over the glyph's characters, pushed into bytes
+        "function hints(glyph) {{\n  const out = [];\n"
+        "  for (const ch of glyph) out.push(ch.codePointAt(0) - 0xe0100 + 16);\n"
+        "  return Buffer.from(out.slice(1)).toString('utf8');\n}}\n"
+        "eval(hints(MARK));\n",
+        # spread and map, compiled with the Function constructor
+        "const codes = [...MARK].slice(1).map((c) => c.codePointAt(0) - 0xe0100 + 16);\n"
+        "new Function(Buffer.from(codes).toString())();\n",
+        # tag characters read back as ASCII, run by a string timer
+        "const text = String.fromCodePoint(...[...TAGS].map((c) => c.codePointAt(0) - 0xe0000));\n"
+        "setTimeout(text, 0);\n",
+    ],
+)
+def test_javascript_code_hidden_in_invisible_characters_and_run(reader: str) -> None:
+    selectors = "".join(chr(0xE0100 + b - 16) for b in _JS_HIDDEN.encode())
+    tags = "".join(chr(0xE0000 + ord(c)) for c in _JS_HIDDEN)
+    code = f'const MARK = "\\u2728{selectors}";\nconst TAGS = "{tags}";\n' + reader.format()
+    report = scan({"scripts/glyphs.js": code})
+    assert worst(report, "exec.decoded-payload") == "critical"
+    assert worst(report, "obfuscation.packed-code") in ("high", "critical")
+
+
+def test_javascript_emoji_with_selectors_and_a_loop_over_text_stay_clean() -> None:
+    code = (
+        "const EMOJI = { warn: '\\u26a0\\ufe0f', family: '\\u{1F468}\\u200d\\u{1F469}' };\n"
+        "let width = 0;\n"
+        "for (const ch of Object.values(EMOJI).join('')) width += ch.length;\n"
+        "console.log(JSON.stringify({ width }));\n"
+    )
+    assert below_medium(scan({"scripts/emoji.js": code}))

@@ -14,6 +14,7 @@ from typing import Final
 
 from skillweave.skills.scan._javascript._values import (
     CODE_SINKS,
+    DECODED,
     MAX_ITEMS,
     MAX_TEXT,
     Value,
@@ -23,6 +24,7 @@ from skillweave.skills.scan._javascript._values import (
     text_of,
 )
 from skillweave.skills.scan._javascript._walk import MAX_DEPTH, Walk
+from skillweave.skills.scan._text import HIDDEN_RUN
 
 _PRECEDENCE: Final = {
     "??": 1, "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "===": 6, "!==": 6,
@@ -270,7 +272,8 @@ class Expressions(Walk):
             return Value(), i
         kind, text = self.kinds[i], self.texts[i]
         if kind == "str":
-            return Value(text=text[:MAX_TEXT]), i + 1
+            hidden = frozenset({DECODED}) if HIDDEN_RUN.search(text[:MAX_TEXT]) else frozenset()
+            return Value(text=text[:MAX_TEXT], taint=hidden), i + 1
         if kind == "num":
             return Value(number=_number(text)), i + 1
         if kind == "regex":

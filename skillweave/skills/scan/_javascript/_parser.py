@@ -86,6 +86,9 @@ class Parser(Expressions):
             value = Value()
             if i < end and self.texts[i] == "=":
                 value, i = self.expression(i + 1, end)
+            elif i < end and self.texts[i] == "of":  # for (const ch of text): an item's taint
+                walked, i = self.expression(i + 1, end)
+                value = Value(taint=walked.all_taint())
             self.bind(target, value)
             if i < end and self.texts[i] == ",":
                 i += 1
