@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import islice
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -21,10 +23,12 @@ from skillweave.errors import DependencyError, EgressPolicyError
 from skillweave.skills.dependencies import discover_dependencies
 from skillweave.skills.imports import PYTHON_DISTRIBUTIONS, infer_imports
 from skillweave.skills.network import Destination, declared_destinations
-from skillweave.skills.scan._text import Collector, FileFacts, excerpt
+from skillweave.skills.scan._text import URL, Collector, FileFacts, Url, excerpt
 from skillweave.skills.scan._typosquat import typosquat_of
 
 SKILL_FILE = "SKILL.md"
+_RESERVED_SUFFIXES: Final = (".example", ".test", ".invalid")
+_MAX_RESERVED_URLS: Final = 50
 _MAX_FILES: Final = 200
 _MAX_LINES: Final = 2000
 _INDEX_OPTION: Final = re.compile(
@@ -77,7 +81,8 @@ def check_network(
             out.add("network.undeclared", path, line,
                     f"{what}, but the skill declares no metadata.network",
                     _shown(texts.get(path, ""), line))  # fmt: skip
-        for url in fact.urls:
+        reserved = _reserved_urls(texts.get(path, "")) if _declares_reserved(declared) else []
+        for url in [*fact.urls, *reserved]:
             if any(d.matches(url.host, url.port) for d in declared):
                 continue
             out.add("network.undeclared", path, url.line,
@@ -90,6 +95,28 @@ def check_network(
             out.add("network.unused-declaration", SKILL_FILE, line,
                     f"{destination} is declared but no script names it",
                     _shown(skill_text, line))  # fmt: skip
+
+
+def _declares_reserved(declared: tuple[Destination, ...]) -> bool:
+    """Whether the skill declares a host of a reserved domain (``api.tool.example``): it
+    connects to such hosts, so its scripts' URLs in those domains are destinations too."""
+    return any(d.host.removeprefix("*.").endswith(_RESERVED_SUFFIXES) for d in declared)
+
+
+def _reserved_urls(text: str) -> list[Url]:
+    """The URLs of a reserved domain in `text` (``collect_urls`` passes them over as
+    documentation), at most :data:`_MAX_RESERVED_URLS`."""
+    found: list[Url] = []
+    for match in islice(URL.finditer(text), _MAX_RESERVED_URLS * 4):
+        try:
+            parts = urlsplit(match.group())
+            host, port = (parts.hostname or "").rstrip(".").lower(), parts.port
+        except ValueError:
+            continue
+        if host.endswith(_RESERVED_SUFFIXES) and len(found) < _MAX_RESERVED_URLS:
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(Url(line, match.group(), host, port or 443))
+    return found
 
 
 def _named(
