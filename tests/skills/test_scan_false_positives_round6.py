@@ -131,6 +131,8 @@ def shell_worst(script: str) -> str | None:
         "set -e\npushd inputs/x >/dev/null\nfind . > ../../outputs/all\npopd >/dev/null\n"
         "echo done > outputs/done\n",
         'cd "$(dirname "$0")"\necho x > ../outputs/a\n',
+        'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\ncd "$HERE/.."\n'
+        'echo x > outputs/a\necho y > "$HERE/../outputs/b"\n',
     ],
 )
 def test_a_climb_back_out_of_a_folder_entered_stays_in_the_workspace(script: str) -> None:
@@ -162,6 +164,8 @@ def test_a_climb_back_out_of_a_folder_entered_stays_in_the_workspace(script: str
         ("set -e\ncd ~\necho x > notes\n", "high"),
         ('set -e\ncd "$1"\necho x >> ../.profile\n', "critical"),
         ('cd "$1"\necho x > ../outside\n', "high"),
+        # the skill's folder is known, and so is a climb out of it to a lasting file
+        ('HERE="$(cd "$(dirname "$0")" && pwd)"\necho x >> "$HERE/../../../.bashrc"\n', "critical"),
     ],
 )
 def test_a_write_from_a_folder_that_may_not_be_entered_stays_flagged(

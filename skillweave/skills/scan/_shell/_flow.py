@@ -97,13 +97,14 @@ class ShellFlow(ShellWrites):
         self.foreign: set[str] = set()  # functions taken from a sourced script
         self.sourced: dict[int, Sourced] = {}  # the skill's scripts sourced, by command offset
         self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
-        if path:  # the script itself, in the skill's folder: cd "$(dirname "$0")"
-            self.env["0"] = Value(text=f"@pkg/{path}")
         self.functions: dict[str, list[Command]] = {}
         self.definitions: set[int] = set()  # offsets of the commands that define functions
         self.call_work = MAX_CALL_WORK
         self.env_dumps: set[int] = set()  # offsets of commands that write out the environment
         self.names = Indirection()
+        if path:  # the script itself, in the skill's folder: cd "$(dirname "$0")"
+            self.env["0"] = self.env["BASH_SOURCE"] = Value(text=f"@pkg/{path}")
+            self.names.arrays["BASH_SOURCE"] = [self.env["0"]]
 
     def run(self, text: str) -> None:
         self.text = text
@@ -167,8 +168,9 @@ class ShellFlow(ShellWrites):
         own = self._own(command, words, values, piped_in, depth=depth)
         if own is not None:
             return own
-        if self.moves(command, words, values, piped=command.piped or piped_in is not None):
-            return Value()
+        moved = self.moves(command, words, values, piped=command.piped or piped_in is not None)
+        if moved is not None:
+            return moved
         name = (head.text or "").rsplit("/", 1)[-1]
         self._named_at_run_time(first, whole, command.offset)
         self._git_config(name, args, command.offset)

@@ -53,19 +53,22 @@ class ShellWrites(ShellSinks):
         values: list[Value],
         *,
         piped: bool,
-    ) -> bool:
-        """``cd``, ``pushd``, ``popd`` and ``set -e`` read for the folder later writes land
-        in; whether the command was one. `piped`: it is a pipeline's stage, which runs in a
-        subshell of its own."""
+    ) -> Value | None:
+        """``cd``, ``pushd``, ``popd``, ``pwd`` and ``set -e`` read for the folder later
+        writes land in: what the command writes, None when it is none of them. `piped`: it
+        is a pipeline's stage, which runs in a subshell of its own."""
         name = words[0].literal() if words else None
         literals = [w.literal() or "" for w in words[1:9]]
         if name == "set":
             self._options(literals)
-            return True
+            return Value()
+        if name == "pwd":  # $(cd "$(dirname "$0")" && pwd): the skill's folder
+            here = self.folder.current  # elsewhere its absolute path is not known
+            return Value(text=here[0] if len(here) == 1 and here[0].startswith("@pkg") else None)
         if name not in _FOLDER_COMMANDS:
-            return False
+            return None
         if piped:
-            return True
+            return Value()
         operands = [v for w, v in zip(literals, values[1:9], strict=False)
                     if w == "-" or not w.startswith("-")]  # fmt: skip
         guarded = command.words[0].literal() in _CONDITIONS  # if cd x; then …
@@ -82,7 +85,7 @@ class ShellWrites(ShellSinks):
             own = (target or "").startswith("@pkg")  # the skill's own folder is there
             chained = command.ended_by == "&&"
             self.folder.change(target, sure=sure or own, chained=chained)
-        return True
+        return Value()
 
     def _options(self, flags: list[str]) -> None:
         """``set -e``/``set -o errexit`` and their ``+`` forms."""
