@@ -20,8 +20,9 @@ The hiding techniques decoded here:
 - bidi controls (embeddings, overrides, isolates): the line as a model reads it (logical
   order) and as a reader sees it (visual order, from :func:`visual_order`), both judged;
 - HTML comments, Markdown link-reference comments (``[//]: # (...)``) and HTML elements hidden
-  with ``hidden``, ``display:none`` or ``visibility:hidden``, on the element or through a
-  class a ``<style>`` block of the file hides, whatever else the element carries
+  with ``hidden``, ``display:none``, ``visibility:hidden``, a zero size or opacity, an
+  offset off screen, a clip or a one-pixel box whose overflow is hidden, on the element or
+  through a class or id a ``<style>`` block of the file hides, whatever else the element carries
   (``aria-hidden``): rendered views do not show them;
   found once invisible characters are deleted (``<\u200b!--`` opens a comment for a model);
 - text encoded in plain sight in Markdown (:func:`decode_text`, called apart from
@@ -630,18 +631,22 @@ _MARKDOWN_COMMENT: Final = re.compile(
     re.MULTILINE,
 )
 _HIDDEN_OPEN: Final = re.compile(r"<(div|span|p|section|aside|template)\b([^<>]{0,600})>", re.I)
-_HIDDEN_ATTRIBUTE: Final = re.compile(
-    r"(?:^|\s)hidden(?=[\s=/]|$)|display\s*:\s*none|visibility\s*:\s*hidden"
-    r"|font-size\s*:\s*0(?![.\d])",
-    re.I,
+_HIDING: Final = (
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])"
+    r"|opacity\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*transparent"
+    r"|(?:left|right|top|bottom|text-indent|margin(?:-left|-top)?)\s*:\s*-\d{3,}"
+    r"|clip\s*:\s*rect\(\s*0|clip-path\s*:\s*inset\(\s*(?:50|100)%|transform\s*:\s*scale\(\s*0\s*\)"
 )
+"""Styles that keep an element's text from view: not displayed, transparent, off screen,
+clipped away or shrunk to nothing."""
+_TINY_BOX: Final = re.compile(r"\b(?:max-)?(?:width|height)\s*:\s*[01](?:px)?(?![.\w])", re.I)
+_OVERFLOW_HIDDEN: Final = re.compile(r"\boverflow\s*:\s*hidden", re.I)
+_HIDDEN_ATTRIBUTE: Final = re.compile(rf"(?:^|\s)hidden(?=[\s=/]|$)|{_HIDING}", re.I)
 _TAG: Final = re.compile(r"<[^<>]{0,300}>")
 _STYLE: Final = re.compile(r"<style\b[^<>]{0,200}>([^<]{0,20000})", re.I)
-_CLASS_RULE: Final = re.compile(r"((?:\.[\w-]{1,60}[\s,]*){1,10})\{([^{}]{0,500})\}")
-_CLASS_ATTRIBUTE: Final = re.compile(r"\bclass\s*=\s*[\"']([^\"'<>]{0,300})[\"']", re.I)
-_HIDING_STYLE: Final = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])", re.I
-)
+_CLASS_RULE: Final = re.compile(r"((?:[.#][\w-]{1,60}[\s,]*){1,10})\{([^{}]{0,500})\}")
+_CLASS_ATTRIBUTE: Final = re.compile(r"\b(class|id)\s*=\s*[\"']([^\"'<>]{0,300})[\"']", re.I)
+_HIDING_STYLE: Final = re.compile(_HIDING, re.I)
 _MAX_STYLES: Final = 20
 _MAX_COMMENTS: Final = 500
 _MAX_ELEMENT: Final = 100_000
@@ -680,20 +685,32 @@ def _comments(text: str) -> list[Hidden]:
 
 
 def _hidden_classes(text: str) -> set[str]:
-    """Classes a ``<style>`` block of `text` hides (``.ops{display:none}``): an element of
-    such a class is hidden as surely as one with the style written on it."""
+    """Classes and ids a ``<style>`` block of `text` hides (``.ops{display:none}``, ``#n``),
+    with their ``.`` or ``#``: an element of such a class or id is hidden as surely as one
+    with the style written on it."""
     found: set[str] = set()
     for style in itertools.islice(_STYLE.finditer(text), _MAX_STYLES):
         for rule in itertools.islice(_CLASS_RULE.finditer(style.group(1)), _MAX_COMMENTS):
-            if _HIDING_STYLE.search(rule.group(2)):
-                found.update(re.findall(r"\.([\w-]{1,60})", rule.group(1)))
+            if _HIDING_STYLE.search(rule.group(2)) or _tiny(rule.group(2)):
+                found.update(re.findall(r"[.#][\w-]{1,60}", rule.group(1)))
     return found
 
 
 def _hides(attributes: str, hidden_classes: set[str]) -> bool:
-    """Whether an element's `attributes` hide it: the ``hidden`` attribute, a hiding style,
-    or a class a style block hides, whatever else the element carries (``aria-hidden``)."""
-    if _HIDDEN_ATTRIBUTE.search(attributes):
+    """Whether an element's `attributes` hide it: the ``hidden`` attribute, a hiding style
+    (not displayed, transparent, off screen, clipped, a box of a pixel), or a class or id a
+    style block hides, whatever else the element carries (``aria-hidden``)."""
+    if _HIDDEN_ATTRIBUTE.search(attributes) or _tiny(attributes):
         return True
-    named = _CLASS_ATTRIBUTE.search(attributes) if hidden_classes else None
-    return named is not None and not hidden_classes.isdisjoint(named.group(1).split())
+    if not hidden_classes:
+        return False
+    for named in itertools.islice(_CLASS_ATTRIBUTE.finditer(attributes), 4):
+        mark = "." if named.group(1).lower() == "class" else "#"
+        if not hidden_classes.isdisjoint(mark + name for name in named.group(2).split()):
+            return True
+    return False
+
+
+def _tiny(style: str) -> bool:
+    """Whether `style` shrinks a box to a pixel or none and hides what overflows it."""
+    return bool(_TINY_BOX.search(style) and _OVERFLOW_HIDDEN.search(style))

@@ -30,7 +30,12 @@ What a text asks across its steps (procedures, consent, tool descriptions) is ``
 built on the names here.
 
 A phrase preceded by a negation (``do not``, ``never``) is a warning to the model, not an
-attack, and is left alone (:data:`NEGATION`).
+attack, and is left alone (:data:`NEGATION`). A risky text that is named rather than asked
+for (:func:`mentioned`: negated in its clause, named as a thing to look for, flag or warn
+about, or an item of a table or list introduced as dangers) or a phrase quoted in a list of
+examples (:func:`quoted_example`) weighs little, unless its sentence orders it done (``run``,
+``install``, ``example step``, ``never skip``); :func:`asked` is a match neither negated nor
+quoted.
 """
 
 from __future__ import annotations
@@ -108,6 +113,15 @@ EXAMPLE: Final = re.compile(
 )
 """A phrase quoted as an example (``inputs such as "ignore the previous instructions"``),
 which documentation about prompt injection does: reported, as low."""
+_QUOTED_LIST: Final = re.compile(
+    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|like|phrases?|inputs?|strings?"
+    r"|attacks?|suspicious\s+of|beware\s+of|look(?:s|ing)?\s+for|watch(?:\s+out)?\s+for"
+    r"|warn\w*\s+(?:about|against|of)|flag(?:s|ged)?|patterns?)\s*[:,]?\s*"
+    r"(?:[\"“][^\"”\n]{1,120}[\"”]\s*(?:,|\bor\b|\band\b)\s*){0,6}[\"'“‘«]$",
+    re.IGNORECASE,
+)
+"""A phrase quoted in a list of examples (``text such as "…", "do not tell the user"``)."""
+_QUOTED_REACH: Final = 600  # characters before a phrase searched for the list it is in
 
 FLAGS = re.IGNORECASE
 _OTHERS: Final = (
@@ -137,7 +151,10 @@ PRIORITY: Final = re.compile(
 """A text claiming authority over the agent's other skills or instructions: an override of
 them in waiting (part of :data:`OVERRIDE`)."""
 _OUTRANKED: Final = (
-    r"(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:(?:system|developer|operator)\s+(?:prompts?"
+    r"(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:(?:earlier|previous|prior|other|existing)"
+    r"\s+)?(?:(?:(?:system|developer|operator|safety)(?:\s*,\s*(?:or\s+|and\s+)?|\s+(?:or|and)\s+))"
+    r"{1,3}(?:system|developer|operator|safety)\s+(?:prompts?|messages?|instructions?|rules"
+    r"|polic(?:y|ies)|guidelines)|(?:system|developer|operator)\s+(?:prompts?"
     r"|messages?|instructions?|rules|polic(?:y|ies))|the\s+user\b(?!'?s?[\s-]+(?:config\w*"
     r"|settings?|defaults?|profiles?|files?|director\w+|folders?|preferences|env\w*|levels?"
     r"|values?|options?|data|home|name|id\b|agent|interface))|(?:the\s+)?user'?s?\s+"
@@ -189,8 +206,16 @@ HIDDEN_FROM_USER: Final = (
         r"(?:the\s+)?(?:user|human|operator)",
         FLAGS,
     ),
+    re.compile(
+        r"\b(?:do\s+not|don'?t|never|without)\s+(?:show|reveal|disclos|display)\w*\s+"
+        r"(?:(?:to\s+)?the\s+(?:user|human|operator)\s+)?(?:this|these|that|those)\s+"
+        r"(?:address|destination|recipient|url|link|endpoint|step|upload|request|e-?mail)"
+        r"(?:s|es)?\b",
+        FLAGS,
+    ),
 )
-"""Orders to keep something from the user (part of :data:`OVERRIDE`)."""
+"""Orders to keep something from the user (part of :data:`OVERRIDE`): not to tell them,
+to hide it, or not to show them where something goes or what a step does."""
 OVERRIDE: Final = (
     re.compile(
         rf"\b(?:{_OVERRIDE_VERBS})\b{gap(3)}(?:{_STRONG_QUALIFIERS}|all|any|every)\b{gap(2)}"
@@ -445,6 +470,13 @@ COLLECT: Final = re.compile(
     FLAGS,
 )
 """Secrets gathered by the agent (read, copied, found) rather than given to it."""
+ENV_DUMP: Final = re.compile(
+    r"\bprintenv\b|\benv\s*(?:>|\|)|\boutput\s+of\s+[`'\"]?(?:env|printenv|set)\b"
+    r"|\b(?:all|every|the)\s+(?:of\s+the\s+)?environment(?:al)?\s+variables\b|\bos\.environ\b"
+    r"|\bprocess\.env\b(?!\.)|\bGet-ChildItem\s+env:|\bexport\s+-p\b|\bdeclare\s+-x\b",
+    FLAGS,
+)
+"""The whole environment taken (``env | sort``, ``printenv``, all environment variables)."""
 _SINK: Final = (
     r"(?:arguments?|args?|parameters?|params?|fields?|headers?|urls?|query(?:\s+string)?"
     r"|requests?|reply|replies|answers?|responses?|outputs?|messages?|body|payloads?|blocks?"
@@ -473,6 +505,9 @@ _HANDED: Final = re.compile(
     r"|forward|submit|transmit|write|encode|place|inject|leak|exfiltrate|email|share|curl)\b"
     rf"{gap(8)}(?P<object>them|it|these|those|their\s+(?:full\s+)?(?:contents?|values?)"
     r"|its\s+(?:contents?|value)|the\s+(?:contents?|values?|lines?|keys?|tokens?|files?)"
+    r"|(?:that|this|the|all\s+(?:of\s+)?(?:that|this|the))\s+(?:full\s+|raw\s+|whole\s+)?"
+    r"(?:output|results?|data|dump|listing|text)|what\s+you\s+(?:read|found|gathered|collected"
+    r"|captured|saw)"
     rf"|{CONVERSATION}|{SECRET_WORDS}|{_HOME_PATH})"
     r"[^.!?\n]{0,160}?\b(?:into|in|as|to|inside|within|via|through|at)\b"
     rf"{gap(4)}(?:{_SINK}\b|{DESTINATION})",
@@ -583,14 +618,17 @@ def _handed(text: str, start: int, end: int, handed: str) -> Handed | None:
     paragraph = text[blank + 2 if blank >= 0 else reach : end]
     rest = text[end : _sentence_end(text, end)]  # "… keys you have seen"
     credential = credential_named(paragraph + rest)
+    gathered = COLLECT.search(paragraph + rest) or ENV_DUMP.search(paragraph + rest)
     if (
         credential is None
-        and COLLECT.search(paragraph + rest) is None
+        and gathered is None
         and not _conversation_hooked(handed, paragraph + _rest(text, end))
     ):
         return None  # a value the user gave, handed where it belongs
-    order = paragraph if len(paragraph) <= 240 else "…" + text[start:end]
-    return Handed(start, end, order + rest, credential)
+    if len(paragraph) <= 240:
+        return Handed(start, end, paragraph + rest, credential)
+    what = f"{gathered.group()} … " if gathered is not None else "…"
+    return Handed(start, end, what + text[start:end] + rest, credential)
 
 
 def _rest(text: str, start: int) -> str:
@@ -676,3 +714,127 @@ def sent_secret(folded: str) -> SentSecret | None:
     if secret is None:
         return None
     return SentSecret(secret, _TARGET.search(text) is not None)
+
+
+# --- named, not asked -------------------------------------------------------------------------
+
+_NEGATIVE: Final = re.compile(
+    r"\b(?:no|not|never|don'?t|doesn'?t|avoid\w*|without|nor|mustn'?t|shouldn'?t|cannot"
+    r"|can'?t|won'?t|forbid\w*|bans?|banned|disallow\w*|prohibit\w*|reject\w*)\b",
+    FLAGS,
+)
+_UNDONE: Final = re.compile(
+    r"\b(?:need|matter|doubt|exceptions?|excuses?|hesitat\w*|fail\w*|forget\w*|skip\w*"
+    r"|omit\w*|neglect\w*|delay\w*|later|wait\w*|ask\w*|confirm\w*|worr\w*|problem\w*"
+    r"|stop\w*|only|but|except|unless|instead|until|other)\b",
+    FLAGS,
+)
+"""Words after a negation that turn it into an order (``never skip``, ``no need to ask``)."""
+_CLAUSE_BREAK: Final = re.compile(r"[,;:.!?|(]\s|\n\s*\n|\n\s*(?:[-*+|#]|\d{1,3}[.)])")
+_DANGER: Final = re.compile(
+    r"\b(?:look(?:s|ing)?\s+for|(?:check|scan|search|grep|test)(?:s|es|ing)?\s+for|checks\s*\("
+    r"|detect\w*|flag(?:s|ged|ging)?|warn\w*|watch(?:es|ing)?\s+(?:out\s+)?for|suspicious"
+    r"|beware|red\s+flags?|anti-?patterns?|dangerous|dangers?|risky|risks?|unsafe|insecure"
+    r"|malicious|attacks?|bad\s+(?:practices?|patterns?)|patterns?|smells?|examples?\s+of"
+    r"|lint\w*|quote[ds]?\s+(?:in|as)|to\s+quote)\b",
+    FLAGS,
+)
+"""Words that name a risky text as a thing to detect, warn about or quote, not to do."""
+_ACT: Final = re.compile(
+    r"\b(?:run|execute|exec|pipe|paste|type|enter|invoke|launch|use|try|do(?!\s+not\b)|follow"
+    r"|obey|apply"
+    r"|copy|install|set\s+up|bootstrap|steps?|now|please|first)\b",
+    FLAGS,
+)
+"""Words that make a text an order to act (``run``, ``install``, ``example step``)."""
+_SENTENCE_BREAK: Final = re.compile(
+    r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+|#]|\d{1,3}[.)])[ \t])"
+)
+_BLOCK_LINE: Final = re.compile(r"[ \t]*(?:\||[-*+][ \t]|\d{1,3}[.)][ \t])")
+"""A line of a table or a list."""
+_SENTENCE_REACH: Final = 240  # characters before and after a risky text read as its sentence
+_INTRO_CHARS: Final = 400  # characters before a table or list read as its introduction
+_BLOCK_LINES: Final = 60  # lines of a table or list walked back to find its start
+
+
+def mentioned(text: str, start: int, end: int) -> bool:
+    """Whether the risky text at `text[start:end]` (a download piped into a shell, an
+    override phrase) is named rather than asked for: negated (``no curl | sh installers``),
+    named as a thing to look for, flag or warn about in its sentence, or an item of a table
+    or list whose introduction says it lists dangers; and nothing in its sentence (or that
+    introduction) orders it done (``run``, ``install``, ``example step``)."""
+    head, tail = _sentence(text, start, end)
+    if _acts(text, head, start) or _acts(text, end, tail):
+        return False
+    if _negated(text, start) or _DANGER.search(text, head, start):
+        return True
+    intro = _block_intro(text, start)
+    return intro is not None and bool(_DANGER.search(intro)) and not _acts(intro, 0, len(intro))
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence holding `text[start:end]` starts and ends (bounded)."""
+    reach = max(0, start - _SENTENCE_REACH)
+    breaks = [m.end() for m in islice(_SENTENCE_BREAK.finditer(text, reach, start), 50)]
+    following = _SENTENCE_BREAK.search(text, end, min(len(text), end + _SENTENCE_REACH))
+    return (breaks[-1] if breaks else reach), (
+        following.start() if following else min(len(text), end + _SENTENCE_REACH)
+    )
+
+
+def _acts(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` holds an order to act that no negation undoes."""
+    return any(not _negated(text, m.start()) for m in islice(_ACT.finditer(text, start, end), 20))
+
+
+def _negated(text: str, at: int) -> bool:
+    """Whether a negation governs `at` in its clause (at most six words before it), and
+    what lies between does not turn it back into an order (``never skip``)."""
+    reach = max(0, at - 60)
+    breaks = [m.end() for m in islice(_CLAUSE_BREAK.finditer(text, reach, at), 20)]
+    clause = text[breaks[-1] if breaks else reach : at]
+    negations = list(islice(_NEGATIVE.finditer(clause), 10))
+    if not negations:
+        return False
+    between = clause[negations[-1].end() :]
+    return len(re.findall(r"\w+", between)) <= 6 and _UNDONE.search(between) is None
+
+
+def _block_intro(text: str, start: int) -> str | None:
+    """The introduction of the table or list whose line holds `start`: the text before its
+    first line (back to a heading, at most :data:`_INTRO_CHARS`) and a table's header row;
+    None when `start` is in neither."""
+    line = text.rfind("\n", 0, start) + 1
+    if not _BLOCK_LINE.match(text, line):
+        return None
+    first = line
+    for _ in range(_BLOCK_LINES):
+        previous = text.rfind("\n", 0, max(0, first - 1)) + 1
+        if first == 0 or not _BLOCK_LINE.match(text, previous):
+            break
+        first = previous
+    header_end = text.find("\n", first)
+    header = text[first:header_end] if text.startswith("|", first) and header_end > 0 else ""
+    before = text[max(0, first - _INTRO_CHARS) : first]
+    heading = before.rfind("\n#")
+    return (before[heading + 1 :] if heading >= 0 else before) + "\n" + header
+
+
+def quoted_example(text: str, start: int) -> bool:
+    """Whether the phrase at `start` is quoted as an example of what to watch for, alone or
+    in a list of quoted phrases (:data:`EXAMPLE`, :data:`_QUOTED_LIST`), and nothing in its
+    sentence before the list orders it followed (``follow phrases such as``)."""
+    found = _QUOTED_LIST.search(text, max(0, start - _QUOTED_REACH), start)
+    if found is None:
+        return EXAMPLE.search(text, max(0, start - 60), start) is not None
+    head, _ = _sentence(text, found.start(), found.start())
+    return not _acts(text, head, found.start())
+
+
+def asked(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether `pattern` matches `text` neither negated nor quoted as an example."""
+    return any(
+        not NEGATION.search(text, max(0, m.start() - 40), m.start())
+        and not quoted_example(text, m.start())
+        for m in islice(pattern.finditer(text), 20)
+    )

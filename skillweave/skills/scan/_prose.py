@@ -25,7 +25,10 @@ input is exfiltration too.
 A download piped into a shell in text (:func:`remote_pipes`) is ``exec.remote-pipe``: high in
 the agent's own instructions, medium where the text documents installing a tool for a person
 (a README, an install section, a sentence saying it installs), high again beside an order
-to act without asking or a claim of priority.
+to act without asking or a claim of priority; low where the text names it rather than asks
+for it (``_intent.mentioned``: negated, something to look for or warn about, an item of a
+table or list of dangers) and nothing beside it orders it run. A phrase quoted in a list of
+examples to watch for (``_intent.quoted_example``) is low as well.
 
 Hidden text (``_hidden.reveal``) is judged by the reading that carries most instructions
 (``_intent.carried_instructions``; a bidi line as a reader sees it too, both orders shown).
@@ -58,7 +61,6 @@ from skillweave.skills.scan._hidden import (
     reveal,
 )
 from skillweave.skills.scan._intent import (
-    EXAMPLE,
     EXFILTRATION,
     JUDGED_CHARS,
     NEGATION,
@@ -69,7 +71,9 @@ from skillweave.skills.scan._intent import (
     credential_named,
     handed_secrets,
     has_lookalikes,
+    mentioned,
     prepare,
+    quoted_example,
     sent_secret,
 )
 from skillweave.skills.scan._steps import (
@@ -227,6 +231,11 @@ def remote_pipes(source: Source, out: Collector) -> None:
     for pattern in REMOTE_PIPES:
         for match in islice(pattern.finditer(text), _MAX_MATCHES):
             start = match.start()
+            if mentioned(text, start, match.end()):
+                out.at(source, "exec.remote-pipe", start,
+                       "the text names a download piped into a shell (warned against or "
+                       "looked for), not as a step", severity="low")  # fmt: skip
+                continue
             before = bisect.bisect_right(headings, start)
             heading = text[headings[before - 1] : headings[before - 1] + 120] if before else ""
             section = text[max(0, start - _PIPE_CONTEXT) : start]
@@ -268,7 +277,7 @@ def _weigh(
         "://" in read.folded[start:end] or URL.match(following.lstrip(" \t\n:"))
     ):
         severity = "critical" if severity != "medium" else "high"
-    if EXAMPLE.search(read.folded, max(0, start - 60), start) is not None:
+    if quoted_example(read.folded, start):
         severity = "low"
     return severity
 

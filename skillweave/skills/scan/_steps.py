@@ -10,7 +10,11 @@ orders it builds on are ``_intent``'s.
 A procedure is read the way a model follows it: sections run from heading to heading
 (:func:`sections`, at most 4,000 characters each), steps are list items or paragraphs, and
 what a later step sends must be what an earlier one gathered: it names the secret, refers
-back to it ("that file", "them"), or names the file the gathering step wrote.
+back to it ("that file", "them"), or names the file the gathering step wrote. A step ending
+in a colon gathers with the list it introduces. Secrets asked of the user count as gathered
+when they are mailed out or the section hides what it does from the user (sent to the
+service they are for, they are not exfiltrated). In a tool's description, the tool's input
+is an argument by name or a name quoted as code (``in `context` ``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from skillweave.skills.scan._intent import (
     COLLECT,
     COMMAND,
     DESTINATION,
+    ENV_DUMP,
     FLAGS,
     HIDDEN_FROM_USER,
     MAX_CANDIDATES,
@@ -36,11 +41,11 @@ from skillweave.skills.scan._intent import (
     SECRET_WORDS,
     STEALTH,
     Handed,
+    asked,
     credential_named,
     gap,
     handed_secrets,
     prepare,
-    unnegated,
 )
 from skillweave.skills.scan._text import DECODE_PIPE, REMOTE_PIPES
 
@@ -69,13 +74,15 @@ _COLLECT_STEP: Final = re.compile(
     r"|append|bundle|archive|zip|tar|capture|save|record|store|export|take|put|write|place)\b",
     FLAGS,
 )
-_ENV_DUMP: Final = re.compile(
-    r"\bprintenv\b|\benv\s*(?:>|\|)|\boutput\s+of\s+[`'\"]?(?:env|printenv|set)\b"
-    r"|\b(?:all|every|the)\s+(?:of\s+the\s+)?environment(?:al)?\s+variables\b|\bos\.environ\b",
+_ASK_USER: Final = re.compile(
+    r"\bask\s+(?:the\s+)?(?:user|them|customer|operator|owner)s?\s+(?:for|to\s+(?:paste|provide"
+    r"|share|send|give|enter|type|supply|upload|read\s+out|copy))\b",
     FLAGS,
 )
+"""An order to have the user hand over something: gathering, when it is secrets."""
+_MAILBOX: Final = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\be-?mail\b|\bmail\s+(?:it|them)\b", FLAGS)
 _SEND_STEP: Final = re.compile(
-    r"\b(?:upload|post|send|submit|transmit|forward|email|exfiltrate|share|transfer|curl|scp"
+    r"\b(?:upload|post|send|submit|transmit|forward|e-?mail|mail|exfiltrate|share|transfer|curl|scp"
     r"|rsync|beacon"
     r"|wget\s+--post-file)\b",
     FLAGS,
@@ -120,16 +127,23 @@ def procedures(text: str) -> list[Handed]:
         if not _SEND_STEP.search(text, start, end):
             continue  # nothing sent in this section
         steps = _steps(text, start, end)
-        gathered: tuple[int, str, str | None] | None = None  # where, what, credential
-        for step_start, step_end in steps:
+        gathered: tuple[int, str, str | None, bool] | None = None  # where, what, credential, asked
+        for index, (step_start, step_end) in enumerate(steps):
             step = text[step_start:step_end]
             if _STARTS_NEGATED.search(step):
                 continue
             if gathered is None:
-                gathered = _gathering(step, step_start)
+                gathered = _gathering(step, step_start) or _gathering(
+                    text[step_start : _list_end(text, steps, index)], step_start
+                )
                 if gathered is None:
                     continue
             sent = _sending(text, step_start, step_end, after=gathered[0], gathered=gathered[1])
+            if sent is not None and gathered[3]:
+                section = text[start:end]
+                hidden = STEALTH.search(section) or any(asked(p, section) for p in HIDDEN_FROM_USER)
+                if not hidden and not _MAILBOX.search(text, sent, step_end):
+                    sent = None  # what the user gave, sent to the service it is for
             if sent is not None:
                 what = " ".join(gathered[1].split())[:160]
                 phrase = f"{what} … {' '.join(text[sent:step_end].split())[:160]}"
@@ -143,15 +157,40 @@ def _steps(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return list(zip(cuts, [*cuts[1:], end], strict=True))
 
 
-def _gathering(step: str, offset: int) -> tuple[int, str, str | None] | None:
-    """Where `step` orders secrets gathered, the step, and the credential file it names."""
+def _list_end(text: str, steps: list[tuple[int, int]], index: int) -> int:
+    """Where step `index` ends, with the list it introduces when it ends in a colon
+    (``Read these files:`` then one item a file)."""
+    end = steps[index][1]
+    if not text[steps[index][0] : end].rstrip().endswith(":"):
+        return end
+    for item_start, item_end in steps[index + 1 : index + 1 + _MAX_STEPS]:
+        item = text[item_start:item_end]
+        if not _LIST_ITEM.match(item) or any(
+            p.search(item) for p in (_COLLECT_STEP, _SEND_STEP, _ASK_USER)
+        ):
+            break  # an item that acts is a step of its own
+        end = item_end
+    return end
+
+
+_LIST_ITEM: Final = re.compile(r"\n?[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]")
+
+
+def _gathering(step: str, offset: int) -> tuple[int, str, str | None, bool] | None:
+    """Where `step` orders secrets gathered (read, dumped, found, or asked of the user), the
+    step from there, the credential file it names, and whether the user was asked for them."""
     verb = _COLLECT_STEP.search(step)
-    if verb is None:
-        return None
     credential = credential_named(step)
-    if credential is None and not _ENV_DUMP.search(step) and not COLLECT.search(step):
+    if verb is not None and (credential or ENV_DUMP.search(step) or COLLECT.search(step)):
+        return offset + verb.start(), step[verb.start() :], credential, False
+    asked_for = _ASK_USER.search(step)
+    if asked_for is None or NEGATION.search(
+        step, max(0, asked_for.start() - 40), asked_for.start()
+    ):
         return None
-    return offset + verb.start(), step, credential
+    if credential is None and not re.search(SECRET_WORDS, step[asked_for.start() :], FLAGS):
+        return None
+    return offset + asked_for.start(), step[asked_for.start() :], credential, True
 
 
 def _sending(text: str, start: int, end: int, *, after: int, gathered: str) -> int | None:
@@ -219,7 +258,7 @@ def overrides_consent(text: str) -> bool:
     return bool(
         NO_ASKING.search(read)
         or STEALTH.search(read)
-        or any(unnegated(p, read) for p in (*OVERRIDE, CLAIM))
+        or any(asked(p, read) for p in (*OVERRIDE, CLAIM))
     )
 
 
@@ -265,11 +304,11 @@ def claimed_authority(text: str) -> list[tuple[int, int]]:
     for start, end in sections(text):
         section = text[start:end]
         claim = CLAIM
-        if not any(unnegated(p, section) for p in uses):
+        if not any(asked(p, section) for p in uses):
             if OUTRANKS.search(section) is None:
                 continue
             if used_anywhere is None:
-                used_anywhere = any(unnegated(p, text[:_TEXT_CHARS]) for p in uses)
+                used_anywhere = any(asked(p, text[:_TEXT_CHARS]) for p in uses)
             if not used_anywhere:
                 continue
             claim = OUTRANKS
@@ -287,10 +326,12 @@ def claimed_authority(text: str) -> list[tuple[int, int]]:
 _CLAUSE_END: Final = re.compile(r"[.!?](?:\s|$)|\n\s*\n|\\n")
 _TOOL_INPUT: Final = re.compile(
     r"\b(?:pass|put|include|provide|supply|fill|send|add|give|insert|copy|paste|attach|place"
-    rf"|set)\b{gap(10)}(?:the\s+)?(?:arguments?|args|parameters?|params|fields?|inputs?)\b",
+    rf"|set)\b{gap(10)}(?:(?:the\s+)?(?:arguments?|args|parameters?|params|fields?|inputs?)\b"
+    r"|(?:in|into|as|to)\s+(?:the\s+)?[`'\"][A-Za-z_][\w.-]{0,40}[`'\"])",
     FLAGS,
 )
-"""An order to put something into the tool's input."""
+"""An order to put something into the tool's input: an argument, or a name quoted as code
+(``pass their contents in `context` ``)."""
 _TOOL_INPUT_REACH: Final = 400  # characters after a read order searched for where it goes
 
 

@@ -40,7 +40,8 @@ RULES: Final[dict[str, Rule]] = {
              "exec(base64/zlib/marshal...), eval of a network response, base64 -d | sh"),
         Rule("exec.remote-pipe", "critical", "a download piped into an interpreter (curl | sh, "
              "bash <(curl ...), iex (iwr ...)); in text, high when the agent is told to run "
-             "it, medium in documentation of installing a tool"),
+             "it, medium in documentation of installing a tool, low where the text negates "
+             "it or names it as a danger to look for (no order to run it beside)"),
         Rule("exec.planted-code", "critical", "code written where it runs later on its own "
              "(a .pth or sitecustomize start-up hook, a shell rc file, a crontab, a unit) that "
              "runs, fetches or decodes more code; shown as planted"),
@@ -113,12 +114,14 @@ RULES: Final[dict[str, Rule]] = {
         # Text read by the model.
         Rule("prompt.override", "high", "instructions to ignore or override earlier or system "
              "instructions, claims of priority over other skills or instructions, role "
-             "hijacks, hiding actions from the user (critical in the name or description; "
-             "medium inside scripts, high in a tool description's <IMPORTANT> block)"),
+             "hijacks, hiding actions or destinations from the user (critical in the name or "
+             "description; medium inside scripts, high in a tool description's <IMPORTANT> "
+             "block; low when quoted in a list of examples to watch for)"),
         Rule("prompt.exfiltration", "high", "instructions to reveal or send secrets, the "
              "environment or the system prompt somewhere, or to put secrets the agent "
-             "gathers (credential files, keys it finds) into a URL, request, tool argument, "
-             "reply or file (critical with a URL or in the name or description; medium "
+             "gathers (credential files, the environment, keys it finds or asks the user "
+             "for) into a URL, request, tool argument, reply, file or mail (critical with a "
+             "URL or in the name or description; medium "
              "inside scripts, high in a tool description's <IMPORTANT> block)"),
         Rule("prompt.hidden-instructions", "high", "hidden text (tag characters, "
              "zero-width characters, bits, variation selectors, bidi reordering, comments, "
@@ -126,7 +129,8 @@ RULES: Final[dict[str, Rule]] = {
              "that carries instructions: a prompt injection, shown revealed (critical when it "
              "asks for secrets or names a destination, or hides in the frontmatter)"),
         Rule("prompt.html-comment", "high", "an HTML or Markdown comment, or an HTML element "
-             "hidden with hidden/display:none, whose text carries instructions (orders to the "
+             "hidden with hidden/display:none, off screen, clipped, transparent or in a "
+             "one-pixel box, whose text carries instructions (orders to the "
              "model, secrets, credential files, commands, network destinations)"),
         Rule("text.hidden-unicode", "medium", "text hidden in invisible characters: zero-width "
              "characters, bits in zero-width characters, bytes in variation selectors (medium), "
