@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from skillweave.skills.scan._escalation import SENDS, UNKNOWN_HOST
 from skillweave.skills.scan._python._findings import Findings
 from skillweave.skills.scan._python._flow import NETWORK_CALLS, NETWORK_MODULES
-from skillweave.skills.scan._python._taint import Taint
+from skillweave.skills.scan._python._taint import WHOLE_ENVIRONMENT, Taint
 from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._text import URL, Url, collect_urls, url_target
 
@@ -37,6 +37,7 @@ _SECRET_NAME: Final = re.compile(
     r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
 )
 _MAX_SENT: Final = 16
+
 _ADDRESSED: Final = {"connect": 0, "connect_ex": 0, "sendto": 1}
 """A socket's methods that name the address they reach, and its argument's position."""
 
@@ -138,6 +139,11 @@ class NetworkRules:
         for value in values[:_MAX_SENT]:
             labels = self.taint.labels(value)
             secret = labels.get("home") or labels.get("environ")
+            if secret and secret.endswith(WHOLE_ENVIRONMENT):
+                where = "a host named at run time" if host == UNKNOWN_HOST else host
+                self.findings.add("secrets.exfiltration", line,
+                                  f"sends the whole environment to {where}, declared or not",
+                                  severity="high")  # fmt: skip
             if secret and ("home" in labels or _SECRET_NAME.search(secret)):
                 self.sent.append((line, SENDS, f"{secret} to {host}",
                                   self.findings.excerpt(line)))  # fmt: skip

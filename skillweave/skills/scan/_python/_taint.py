@@ -40,11 +40,15 @@ from skillweave.skills.scan._python._scopes import Flow, Scopes, Var
 from skillweave.skills.scan._python._values import Values
 from skillweave.skills.scan._text import HIDDEN_RUN
 
-__all__ = ["ROUNDS", "Labels", "Taint"]
+__all__ = ["ROUNDS", "WHOLE_ENVIRONMENT", "Labels", "Taint"]
 
 ROUNDS: Final = 6
 _NODES: Final = 400
 _HOLDS: Final = ", which holds data from "
+_ENVIRON_DEPTH: Final = 4
+WHOLE_ENVIRONMENT: Final = "the environment"
+"""The ``environ`` label's reason for ``os.environ`` taken whole."""
+_PICKED: Final = "environment variables an if picks"
 _ENV_CALLS: Final = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environ.copy"})
 _READS: Final = frozenset({"read_text", "read_bytes", "read", "readlines", "load", "loads"})
 _FILE_WRITES: Final = frozenset({"write", "write_bytes", "write_text", "writelines"})
@@ -218,11 +222,11 @@ class Taint:
             if held:
                 return {label: _through(node.id, reason) for label, reason in held.items()}
             if self.values.is_environ(node):
-                return {"environ": "the environment"}
+                return {"environ": self._environment(node)}
             return self._imported(node) if var[1] == self.scopes.module else {}
         if isinstance(node, ast.Attribute):
             if self.values.is_environ(node):
-                return {"environ": "the environment"}
+                return {"environ": self._environment(node)}
             return dict(self.vars.get(("a", node.attr), {})) or self._imported(node)
         if isinstance(node, ast.Subscript) and reversed_slice(node):
             return {"decoded": "a reversed string"}
@@ -233,6 +237,24 @@ class Taint:
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
             return _hidden_labels(node.value)
         return {}
+
+    def _environment(self, node: ast.AST) -> str:
+        """What `node`, ``os.environ``, gives: the whole environment, or some variables
+        when a loop or comprehension over it keeps only those an ``if`` picks."""
+        child, parent = node, self.index.parents.get(id(node))
+        for _ in range(_ENVIRON_DEPTH):
+            if parent is None:
+                break
+            if isinstance(parent, ast.comprehension) and child is parent.iter and parent.ifs:
+                return _PICKED
+            if (
+                isinstance(parent, ast.For)
+                and child is parent.iter
+                and any(isinstance(statement, ast.If) for statement in parent.body)
+            ):
+                return _PICKED
+            child, parent = parent, self.index.parents.get(id(parent))
+        return WHOLE_ENVIRONMENT
 
     def _call_labels(self, call: ast.Call) -> Labels:
         found = call_source(call, self.values)
