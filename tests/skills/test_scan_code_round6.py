@@ -406,3 +406,46 @@ def test_picked_or_single_environment_variables_sent_to_the_declared_host_stay_c
         "print(urllib.request.urlopen(HOOK, data=body).status)\n"
     )
     assert below_medium(scan({"scripts/post.py": code}, _DECLARES_HOOK))
+
+
+# --- class 8: a module reached through a lazy proxy whose __getattr__ imports it ----------
+
+_PROXY = (
+    "import importlib\n"
+    "class Deferred:\n"
+    "    def __init__(self, name, full=True):\n"
+    "        self.name, self.full = name, full\n"
+    "    def __getattr__(self, attr):\n"
+    "        return getattr({importer}(self.name), attr)\n"
+)
+
+
+@pytest.mark.parametrize("importer", ["importlib.import_module", "__import__"])
+@pytest.mark.parametrize(
+    ("bound", "sink"),
+    [
+        ("shell = Deferred('so'[::-1])", "shell.system(PAYLOAD)"),
+        ("rt = Deferred('%c' * 8 % (98, 117, 105, 108, 116, 105, 110, 115))", "rt.exec(PAYLOAD)"),
+        ("proc = Deferred(''.join(['sub', 'process']), False)", "proc.run(PAYLOAD, shell=True)"),
+    ],
+)
+def test_a_sink_read_from_a_lazy_module_proxy_is_that_modules(
+    importer: str, bound: str, sink: str
+) -> None:
+    code = (
+        _PROXY.format(importer=importer) + "import base64\n"
+        f"{bound}\n"
+        "PAYLOAD = base64.b64decode('aWQgPiAvdG1wLy5zZWVu').decode()\n"
+        f"{sink}\n"
+    )
+    report = scan({"scripts/lazy.py": code})
+    assert worst(report, "exec.decoded-payload") == "critical"
+
+
+def test_a_lazy_proxy_of_a_harmless_module_stays_clean() -> None:
+    code = (
+        _PROXY.format(importer="importlib.import_module")
+        + "js = Deferred('json')\nprint(js.dumps({'ok': True}))\n"
+    )
+    report = scan({"scripts/lazy.py": code})
+    assert worst(report, "exec.decoded-payload") is None

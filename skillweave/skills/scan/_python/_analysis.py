@@ -11,6 +11,7 @@ rules of any run; ``PythonScan`` then reads it.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -25,6 +26,8 @@ __all__ = ["ModuleAnalysis", "pass_through"]
 
 _MAX_FACTORY_CALLS: Final = 2000
 """Names per module read as bound to another module's factory's product, at most."""
+_IMPORTERS: Final = frozenset({"__import__", "builtins.__import__", "importlib.import_module"})
+_MODULE_NAME: Final = re.compile(r"[A-Za-z_][\w]{0,60}(?:\.[A-Za-z_]\w{0,60}){0,5}")
 _PASS_THROUGH: Final = frozenset(
     {"__import__", "builtins.__import__", "importlib.import_module", "getattr",
      "builtins.getattr"}
@@ -52,6 +55,7 @@ class ModuleAnalysis:
         self.taint.propagate()
         self.wrappers = Wrappers(self.index, self.values, self.scopes, self.taint)
         self._pass_through_aliases()
+        self._module_proxies()
 
     def _indexed(self, tree: ast.Module) -> tuple[ModuleIndex, Values]:
         self.index = ModuleIndex(tree)
@@ -75,6 +79,39 @@ class ModuleAnalysis:
             if callee is not None:
                 found[var[2]] = callee
         self.alias(found)
+
+    def _module_proxies(self) -> None:
+        """A class whose ``__getattr__`` imports a module (``importlib.import_module``,
+        ``__import__``) is a lazy module: a name bound once to an instance of it made with
+        a module's name that folds (``os = Lazy("nr".translate(T))``) is that module, or its
+        top package when a second argument says so (``Lazy("os.path", False)``)."""
+        proxies = {c.name for c in self.tree.body if isinstance(c, ast.ClassDef) and
+                   self._imports_on_lookup(c)}  # fmt: skip
+        if not proxies:
+            return
+        found: dict[str, str] = {}
+        for name, values in list(self.index.assigned.items())[:_MAX_FACTORY_CALLS]:
+            value = values[0] if len(values) == 1 else None
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                continue
+            if value.func.id not in proxies or not value.args or name in self.index.aliases:
+                continue
+            spec = self.values.folder.fold(value.args[0])
+            if isinstance(spec, str) and _MODULE_NAME.fullmatch(spec):
+                whole = self.values.folder.fold(value.args[1]) if len(value.args) > 1 else True
+                found[name] = spec if whole is not False else spec.split(".")[0]
+        if found:
+            self.index.assigned_aliases.update(found)
+            self.alias(found)
+
+    def _imports_on_lookup(self, cls: ast.ClassDef) -> bool:
+        for method in cls.body:
+            if isinstance(method, ast.FunctionDef) and method.name == "__getattr__":
+                return any(
+                    isinstance(n, ast.Call) and self.values.qualname(n.func) in _IMPORTERS
+                    for n in ast.walk(method)
+                )
+        return False
 
     def imported_aliases(self, exported: Mapping[str, str]) -> None:
         """Names other modules of the skill bind to imported callables (``helpers.runner``
