@@ -755,6 +755,7 @@ _BLOCK_LINE: Final = re.compile(r"[ \t]*(?:\||[-*+][ \t]|\d{1,3}[.)][ \t])")
 _SENTENCE_REACH: Final = 240  # characters before and after a risky text read as its sentence
 _INTRO_CHARS: Final = 400  # characters before a table or list read as its introduction
 _BLOCK_LINES: Final = 60  # lines of a table or list walked back to find its start
+_BLOCK_CHARS: Final = 8000  # characters walked back, at most
 
 
 def mentioned(text: str, start: int, end: int) -> bool:
@@ -804,13 +805,13 @@ def _block_intro(text: str, start: int) -> str | None:
     """The introduction of the table or list whose line holds `start`: the text before its
     first line (back to a heading, at most :data:`_INTRO_CHARS`) and a table's header row;
     None when `start` is in neither."""
-    line = text.rfind("\n", 0, start) + 1
-    if not _BLOCK_LINE.match(text, line):
+    reach = max(0, start - _BLOCK_CHARS)
+    first = _line_start(text, reach, start)
+    if first is None or not _BLOCK_LINE.match(text, first):
         return None
-    first = line
     for _ in range(_BLOCK_LINES):
-        previous = text.rfind("\n", 0, max(0, first - 1)) + 1
-        if first == 0 or not _BLOCK_LINE.match(text, previous):
+        previous = _line_start(text, reach, first - 1) if first > reach else None
+        if previous is None or not _BLOCK_LINE.match(text, previous):
             break
         first = previous
     header_end = text.find("\n", first)
@@ -838,3 +839,11 @@ def asked(pattern: re.Pattern[str], text: str) -> bool:
         and not quoted_example(text, m.start())
         for m in islice(pattern.finditer(text), 20)
     )
+
+
+def _line_start(text: str, reach: int, at: int) -> int | None:
+    """Where the line holding `at` starts, looking back no further than `reach`."""
+    newline = text.rfind("\n", reach, at)
+    if newline < 0:
+        return 0 if reach == 0 else None
+    return newline + 1
