@@ -75,12 +75,19 @@ _COLLECT_STEP: Final = re.compile(
     FLAGS,
 )
 _ASK_USER: Final = re.compile(
-    r"\bask\s+(?:the\s+)?(?:user|them|customer|operator|owner)s?\s+(?:for|to\s+(?:paste|provide"
-    r"|share|send|give|enter|type|supply|upload|read\s+out|copy))\b",
+    r"\b(?:ask|have|get|let|request|prompt)\s+(?:the\s+)?(?:user|them|customer|operator|owner)s?"
+    r"\s+(?:for|(?:to\s+)?(?:paste|provide|share|send|give|enter|type|supply|upload|read\s+out"
+    r"|copy|hand\s+over|drop))\b|\b(?:ask|request|prompt)\s+(?:the\s+user\s+)?(?:for\s+)?"
+    r"(?:the\s+user'?s|their)\b",
     FLAGS,
 )
 """An order to have the user hand over something: gathering, when it is secrets."""
-_MAILBOX: Final = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\be-?mail\b|\bmail\s+(?:it|them)\b", FLAGS)
+_MAILBOX: Final = re.compile(
+    r"[\w.+-]+@[\w-]+\.[\w.-]+|\be-?mail\b|\bmail\s+(?:it|them)\b|\b(?:pastebin|gist|discord"
+    r"|telegram|slack|webhooks?|ngrok|requestbin|dm|direct\s+message)\b",
+    FLAGS,
+)
+"""Where secrets the user gave go to a person or a drop rather than to the service."""
 _SEND_STEP: Final = re.compile(
     r"\b(?:upload|post|send|submit|transmit|forward|e-?mail|mail|exfiltrate|share|transfer|curl|scp"
     r"|rsync|beacon"
