@@ -4,8 +4,9 @@
 - ``_tokens``: one linear pass splits a file into tokens (comments dropped, literals decoded);
 - ``_values``: what is known of a value, and what sources, sinks and dangerous names are;
 - ``_walk``, ``_expressions``, ``_parser``: a tolerant walk that follows values through
-  assignments, properties, functions, callbacks and promises (functions and literals,
-  expressions, statements);
+  assignments, properties, ``for ... of`` loops, functions, callbacks and promises
+  (functions and literals, expressions, statements); a string carrying text in a run of
+  invisible characters (``_text.HIDDEN_RUN``) is decoded data;
 - ``_calls`` and ``_strings``: what lookups, calls and operators do to values, string
   building folded; ``_sinks``: the findings where a value reaches a sink;
 - ``_scan``: the file's rules: the flow above, plus network use, file writes, credential

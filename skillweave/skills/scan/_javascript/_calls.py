@@ -6,12 +6,15 @@ values; string building folds constant pieces; sinks (code execution, shells, mo
 unsafe deserialisers) report what reaches them. A computed lookup that resolves to a
 dangerous name is that name for every rule (``new``, ``Reflect.get``/``construct``,
 destructuring alike; ``eval``/``Function`` built from pieces on an object not known are taken
-for the global's), and is itself a finding. Paths know where they start (``__dirname`` as
-the file's folder in the package, ``process.cwd()`` as the workspace, ``os.homedir()`` as
-``~``) and fold their ``..`` steps, so a climb out of the workspace is seen; where a path may
-be either of two (``a || b``, a conditional), home is judged. A relative ``require`` or
-``import`` of the skill's own module hands out what it exports (``_modules``). Findings are
-kept per rule and line at their worst severity and handed to the collector at the end.
+for the global's), and is itself a finding; so is the Function constructor reached as the
+``.constructor`` of any function (one of the file's, a built-in method such as
+``[].filter``, a callable global or a global's method). Paths know where they start
+(``__dirname`` as the file's folder in the package, ``process.cwd()`` as the workspace,
+``os.homedir()`` as ``~``) and fold their ``..`` steps, so a climb out of the workspace is
+seen; where a path may be either of two (``a || b``, a conditional), home is judged. A
+relative ``require`` or ``import`` of the skill's own module hands out what it exports
+(``_modules``). Findings are kept per rule and line at their worst severity and handed to
+the collector at the end.
 """
 
 from __future__ import annotations

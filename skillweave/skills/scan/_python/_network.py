@@ -8,7 +8,9 @@ them against what the skill declares (``network.undeclared``). A name resolved
 whose name servers receive the lookup. A secret a call carries to the host it names (an
 environment variable named like a token or key, a file under the home folder, in the URL,
 a header or the body) becomes a ``sent`` fact, which ``_escalation`` turns into
-``secrets.exfiltration`` when the host is one the skill does not declare. Called by
+``secrets.exfiltration`` when the host is one the skill does not declare; the whole
+environment carried to any host, declared or not, is ``secrets.exfiltration`` (high) here.
+Called by
 ``PythonScan`` for every import, call and string constant of the module.
 """
 

@@ -2,9 +2,11 @@
 
 Each variable (``_scopes.Var``: a name in its scope, an attribute, a function's result)
 carries *labels*, each with the reason it was given: ``decoded`` (base64, hex, zlib,
-marshal, text codecs such as rot13, a chr-join, a constant read backwards), ``fetched`` (a
-network read), ``environ`` (the process environment) and ``home`` (a file read under the
-home folder, or a password store's output). A value's labels are those of the sources in its
+marshal, text codecs such as rot13, a chr-join, a constant read backwards, a string constant
+carrying text in a run of invisible characters, ``_text.HIDDEN_RUN``), ``fetched`` (a
+network read), ``environ`` (the process environment: :data:`WHOLE_ENVIRONMENT` unless a loop
+or comprehension keeps only the variables an ``if`` picks) and ``home`` (a file read under
+the home folder, or a password store's output). A value's labels are those of the sources in its
 expression, of the variables it reads and of the functions it calls (their results; another
 module's of the same skill, and the module-level variables it imports from one, through
 ``external``); arguments flow into the parameters of the

@@ -6,6 +6,11 @@ as a call of what it wraps with the caller's arguments, so ``run(cmd, shell=True
 decoded payload handed to ``helper.execute(...)`` or a credential path passed in are judged
 exactly as the direct call would be.
 
+A function that calls one of its parameters (``def boot(run, blob): run(decode(blob))``)
+wraps whatever its caller hands it: the template's callee is the parameter, bound at each
+call site to the caller's argument (``boot(exec, BLOB)``), and the function's locals derived
+from its parameters are written out in the call (``text = decode(blob); run(text)``).
+
 A wrapper's :class:`Template` is the wrapped call made self-contained in the wrapper's own
 module: the callee resolved to its qualified name, the parameters kept as names, every other
 piece folded to a constant, an import's name made qualified, or replaced by a placeholder
