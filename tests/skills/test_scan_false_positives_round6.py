@@ -127,6 +127,7 @@ def shell_worst(script: str) -> str | None:
         # a && chain runs in the folder, and a subshell keeps its folder to itself
         "(cd inputs && wc -l * > ../outputs/counts)\n",
         "cd inputs && ls > ../outputs/listing\n",
+        "set -e\ncd inputs\nmake > ../outputs/build.log 2> ../outputs/build.err\n",
         # pushd and popd, and the script's own folder
         "set -e\npushd inputs/x >/dev/null\nfind . > ../../outputs/all\npopd >/dev/null\n"
         "echo done > outputs/done\n",
@@ -150,6 +151,7 @@ def test_a_climb_back_out_of_a_folder_entered_stays_in_the_workspace(script: str
         ("cd inputs || true\necho x > ../outside\n", "high"),
         # deeper than the folder entered, or out of it first
         ("set -e\ncd inputs\necho x > ../../outside\n", "high"),
+        ("set -e\ncd inputs\nmake > ../outputs/log 2>> ../../err\n", "high"),
         ("set -e\ncd ..\necho x > outside\n", "high"),
         ("set -e\ncd inputs\ncd ../..\necho x > outside\n", "high"),
         ("set -e\nup() { cd ..; }\nup\necho x > notes\n", "high"),

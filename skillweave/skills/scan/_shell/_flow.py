@@ -141,8 +141,8 @@ class ShellFlow(ShellWrites):
         if self.names.declares(command, lambda w: self.word(w, depth=depth), self.env):
             return Value()
         words = self._assigned(words, depth=depth)
-        if command.stdout_to is not None:
-            self._redirected(command.stdout_to, depth=depth)
+        for target in command.written[:8]:
+            self._redirected(target, depth=depth)
         if len(words) > 2 and words[0].literal() == "for" and words[2].literal() == "in":
             texts = [self.word(w, depth=depth).text for w in words[3:50]]
             name = words[1].literal() or ""

@@ -54,6 +54,7 @@ class Command:
     heredoc_expands: bool = False  # its delimiter is unquoted: $vars and $(...) expand
     stdin_from: Word | None = None  # < <(...) or < file
     stdout_to: Word | None = None  # > file, >> file
+    written: list[Word] = field(default_factory=list)  # every > or >> target (2> err too)
     array: list[Word] | None = None  # name=(words): the elements assigned
     ended_by: str = ""  # the separator after it: "&&", "||", ";", "|", "\n", "(", ")"...
     or_exits: bool = False  # ``… || exit``: the script stops when it fails
@@ -122,6 +123,7 @@ class Splitter:
                     current.stdin_from = word
                 elif not ampersand:
                     current.stdout_to = word
+                    current.written.append(word)
             elif char.isdigit() and text.startswith(">", i + 1):
                 i += 1
             else:
