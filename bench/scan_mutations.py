@@ -4,10 +4,11 @@ Each family is a small deterministic source-to-source transform (``ast``, ``ast.
 the Python scripts of every case in ``tests/data/scan/malicious``, except ``unicode`` and
 ``hidden-text`` which hide words or whole flagged lines of the Markdown, and the families of
 ``bench/scan_families.py`` (Python, JavaScript and shell, written apart from the rules and held
-out of round 2 of issue 44) and ``bench/scan_families_3.py`` (held out of round 3).
-``--held-out`` adds the fifth red-team set, held out of round 5 (the fourth, held out of
-round 4, is development data since). ``--held-out`` also adds the families of
-``bench/scan_families_5.py``, held out of round 5. A JavaScript or shell mutant that
+out of round 2 of issue 44), ``bench/scan_families_3.py`` (held out of round 3) and
+``bench/scan_families_5.py`` (held out of round 5). Every family and red-team set written so far
+has been measured held out and is development data since; ``--held-out`` scores the next set,
+``bench/data/scan_external_6``, once someone who has not read the scanner writes it (and says
+so when it is not there). A JavaScript or shell mutant that
 ``node --check`` or ``bash -n`` refuses counts as "failed". A mutant counts
 only when it changed a file in which the unmutated case has a finding of an expected rule
 (otherwise the attack was not touched: "n/a"); a Python mutant that does not parse is counted
@@ -60,17 +61,18 @@ from skillweave.skills.scan.report import severity_rank
 
 CORPUS: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "scan"
 COMPAT: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "compat"
+"""Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
 EXTERNAL: Final = (
     Path(__file__).resolve().parent / "data" / "scan_external",
     Path(__file__).resolve().parent / "data" / "scan_external_2",
     Path(__file__).resolve().parent / "data" / "scan_external_3",
     Path(__file__).resolve().parent / "data" / "scan_external_4",
+    Path(__file__).resolve().parent / "data" / "scan_external_5",
 )
-EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_5"
-"""The red-team set held out of round 5 of issue 44 (scored with ``--held-out`` only)."""
-"""Red-team sets written without reading the scanner (each README says how and when; the first
-became development data for round 2 of issue 44, the second is measured only)."""
-"""Skill libraries in other agent clients' styles (issue 25): real skills, benign."""
+"""Red-team sets written without reading the scanner (each README says how and when), each
+measured held out of one round of issue 44 and development data since."""
+EXTERNAL_HELD_OUT: Final = Path(__file__).resolve().parent / "data" / "scan_external_6"
+"""The next red-team set, scored with ``--held-out`` only; not written yet."""
 QUICK_CASES: Final = 12
 BUILTIN_SINKS: Final = frozenset({"eval", "exec", "compile", "open", "__import__"})
 
@@ -459,8 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         families += HELD_APART_2
     if not args.development:
         families += HELD_APART_3
-    fifth = args.held_out and not args.development
-    if fifth:
+    if not args.development:
         families += HELD_APART_5
     console = Console(highlight=False, width=220)
     started = time.perf_counter()
@@ -541,13 +542,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         columns += [*HELD_APART_2, "held-apart-2"]
     if not args.development:
         columns += [*HELD_APART_3, "held-apart-3"]
-    if fifth:
+    if not args.development:
         columns += [*HELD_APART_5, "held-apart-5"]
     counts["development"] = _summed(counts, DEVELOPMENT)
     counts["held-apart"] = _summed(counts, HELD_APART if not args.development else ())
     counts["held-apart-2"] = _summed(counts, HELD_APART_2 if not args.development else ())
     counts["held-apart-3"] = _summed(counts, HELD_APART_3 if not args.development else ())
-    counts["held-apart-5"] = _summed(counts, HELD_APART_5 if fifth else ())
+    counts["held-apart-5"] = _summed(counts, HELD_APART_5 if not args.development else ())
     counts["original"] = {"made": len(cases)}
     # one row per family (and per set of families), one column per rule class
     table = Table(title=f"Recall per rule class under mutation ({SCANNER})")
@@ -581,6 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     console.print(table)
     sets = (*EXTERNAL, EXTERNAL_HELD_OUT) if args.held_out else EXTERNAL
+    if args.held_out and not (EXTERNAL_HELD_OUT / "expected.json").is_file():
+        console.print(f"no held-out red-team set: {EXTERNAL_HELD_OUT} is not written yet.")
     for folder in sets if not (args.development or args.quick) else ():
         if (folder / "expected.json").is_file():
             table, missed = red_team_table(folder)
