@@ -1,12 +1,16 @@
 """What the tests of the mutation families share (``test_scan_families*.py``): running a script
 before and after mutation, the calls a Python source makes, and checking that a JavaScript or
-shell mutant still parses (``node --check``, ``bash -n``; skipped without the tool)."""
+shell mutant still parses (``node --check``, ``bash -n``; skipped without the tool), and that a
+family is deterministic and bounded on hostile input."""
 
 from __future__ import annotations
 
 import ast
+import random
 import shutil
 import subprocess
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -64,3 +68,37 @@ def bash_check(tmp_path: Path, text: str) -> None:
         [BASH or "bash", "-n", str(path)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+HOSTILE_TEXTS: tuple[str, ...] = (
+    "",
+    "\x00\ud800",
+    "(" * 50_000,
+    "{" * 50_000 + "eval(x)",
+    "def f(:\n",
+    "curl " * 20_000,
+    "x = '" + "a" * 100_000,
+    "if true; then\n" * 5_000,
+)
+"""Inputs a family must survive: unbalanced brackets, unterminated strings, floods of words."""
+
+
+def check_deterministic_and_bounded(
+    transform: Callable[[str, str], dict[str, str]],
+    script: str,
+    *,
+    seed: str,
+    more: Iterable[str] = (),
+) -> None:
+    """`transform` gives the same mutant twice, and a dict within 10 s on every hostile input:
+    :data:`HOSTILE_TEXTS`, `more`, and 60 random shuffles and cuts of `script` (from `seed`)."""
+    assert transform(script, "f") == transform(script, "f")
+    rng = random.Random(seed)
+    hostile = [*HOSTILE_TEXTS, *more]
+    hostile += ["".join(rng.choice(script) for _ in range(400)) for _ in range(30)]
+    hostile += [script[: rng.randrange(len(script))] for _ in range(30)]
+    for text in hostile:
+        started = time.monotonic()
+        out = transform(text, "f")
+        assert isinstance(out, dict)
+        assert time.monotonic() - started < 10

@@ -7,11 +7,9 @@ what the family says it hides; a family with nothing to change, or given odd inp
 from __future__ import annotations
 
 import ast
-import random
 import re
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ from tests.bench.family_checks import (
     NODE,
     bash_check,
     calls,
+    check_deterministic_and_bounded,
     needs_bash,
     needs_node,
     node_check,
@@ -425,24 +424,9 @@ def test_the_six_families_are_registered_and_held_apart() -> None:
 def test_a_family_is_deterministic_and_never_raises_on_hostile_input(name) -> None:
     transform, _ = FAMILIES_5[name]
     script = {"py": PY_SCRIPT, "js": JS_SCRIPT, "sh": SH_SCRIPT}[name[:2]]
-    assert transform(script, "f") == transform(script, "f")
-    rng = random.Random(name)
-    hostile = [
-        "",
-        "\x00\ud800",
-        "(" * 50_000,
-        "{" * 50_000 + "eval(x)",
-        "def f(:\n",
-        "curl " * 20_000,
-        "x = '" + "a" * 100_000,
-        "if true; then\n" * 5_000,
-        "import os\n" + "os.system('x')\n" * 5_000,
-        "echo https://a.invalid/ " * 5_000,
-    ]
-    hostile += ["".join(rng.choice(script) for _ in range(400)) for _ in range(30)]
-    hostile += [script[: rng.randrange(len(script))] for _ in range(30)]
-    for text in hostile:
-        started = time.monotonic()
-        out = transform(text, "f")
-        assert isinstance(out, dict)
-        assert time.monotonic() - started < 10
+    check_deterministic_and_bounded(
+        transform,
+        script,
+        seed=name,
+        more=("import os\n" + "os.system('x')\n" * 5_000, "echo https://a.invalid/ " * 5_000),
+    )
