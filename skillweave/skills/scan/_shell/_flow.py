@@ -1,5 +1,5 @@
 """Shell values followed from downloads, decoders and pieces into what runs them:
-:class:`ShellFlow`, run by ``_scan`` on each script.
+:class:`ShellFlow`, over ``_calls.ShellCalls``, run by ``_scan`` on each script.
 
 Variables are assigned (``a=...``, ``export``/``local``/``declare``) from literals, other
 variables (``${v//x/}``, ``${v:1:3}``, ``${v^^}`` folded), ``$'\\x..'`` escapes and command
@@ -14,14 +14,14 @@ piped into it ``exec.remote-pipe``, a fetcher network use); ``npm config set reg
 package-manager configuration written outside the workspace are ``dependencies.index-config``
 (``_index``). Decoded or fetched code run is critical, code or a command name built from
 pieces is high; code the script carries encoded (decoded, not fetched) is packed code too.
-The script's own functions are walked again with their arguments (bounded by
-:data:`MAX_CALL_WORK`), and so are the skill's other scripts it sources or runs
-(``_sourced``; what they do is reported where they are sourced, called or run), a
-substitution's value is every output it keeps (``$(curl ... || true)``), and a
-redirection's target, or the file ``tee``/``cp``/``ln``/``install`` writes, is folded
-(``$HOME`` as ``~``, a for-loop variable as each word it takes, ``printf`` formats filled)
-and judged as a place written; a path that may be the home folder (``then d=$HOME; else
-d=.``) is judged as home, and a lasting target the script never spells out is packed code.
+The script's own functions are walked again with their arguments, and so are the skill's
+other scripts it sources or runs (``_calls``, bounded by ``_calls.MAX_CALL_WORK``; what they
+do is reported where they are sourced, called or run), a substitution's value is every
+output it keeps (``$(curl ... || true)``), and a redirection's target, or the file
+``tee``/``cp``/``ln``/``install`` writes, is folded (``$HOME`` as ``~``, a for-loop variable
+as each word it takes, ``printf`` formats filled) and judged as a place written; a path that
+may be the home folder (``then d=$HOME; else d=.``) is judged as home, and a lasting target
+the script never spells out is packed code.
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ import re
 from dataclasses import replace
 from typing import Final
 
+from skillweave.skills.scan._shell._calls import BODY_COMMANDS, ShellCalls
 from skillweave.skills.scan._shell._environment import environment_dumps
 from skillweave.skills.scan._shell._index import config_command
 from skillweave.skills.scan._shell._indirection import Indirection
 from skillweave.skills.scan._shell._sinks import CODE_FLAGS, INTERPRETERS
-from skillweave.skills.scan._shell._sourced import ShellScripts, Sourced
+from skillweave.skills.scan._shell._sourced import ShellScripts
 from skillweave.skills.scan._shell._values import (
     BUILT,
     DECODED,
@@ -55,14 +56,9 @@ from skillweave.skills.scan._shell._words import (
     Word,
     function_bodies,
 )
-from skillweave.skills.scan._shell._writes import ShellWrites
 
-MAX_CALL_WORK: Final = 5_000
-"""Commands walked again inside calls of the script's own functions, per script."""
-_BODY_COMMANDS: Final = 200
 MAX_BODY: Final = 65_536
 """Characters of an unquoted here-document read for its expansions."""
-_POSITIONAL: Final = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*")
 
 _PREFIXES: Final = frozenset(
     {"sudo", "env", "exec", "command", "builtin", "nohup", "time", "nice", "then", "do", "else",
@@ -86,20 +82,13 @@ def _body(command: Command, stdin: Value | None) -> tuple[int, str] | None:
     return None
 
 
-class ShellFlow(ShellWrites):
+class ShellFlow(ShellCalls):
     """The flow over one script's commands; :attr:`found` holds (rule, offset, message,
     severity) for the caller to report."""
 
     def __init__(self, path: str = "", scripts: ShellScripts | None = None) -> None:
-        super().__init__()
-        self.path = path
-        self.scripts = scripts  # the skill's scripts, for those this one sources
-        self.foreign: set[str] = set()  # functions taken from a sourced script
-        self.sourced: dict[int, Sourced] = {}  # the skill's scripts sourced, by command offset
+        super().__init__(path, scripts)
         self.env: dict[str, Value] = {"HOME": Value(text="~", chunks=("~",))}
-        self.functions: dict[str, list[Command]] = {}
-        self.definitions: set[int] = set()  # offsets of the commands that define functions
-        self.call_work = MAX_CALL_WORK
         self.env_dumps: set[int] = set()  # offsets of commands that write out the environment
         self.names = Indirection()
         if path:  # the script itself, in the skill's folder: cd "$(dirname "$0")"
@@ -207,104 +196,13 @@ class ShellFlow(ShellWrites):
             words = words[1:]
         return words
 
-    def _source(self, sourced: Sourced, offset: int, *, depth: int) -> Value:
-        """A script of the skill sourced: its top-level commands run here, in this shell."""
-        if depth >= MAX_NESTING or self.call_work <= 0:
-            return Value()
-        self.call_work -= len(sourced.commands) + 1
-        self.anchor = offset
-        try:
-            return self.block(sourced.commands, depth=depth + 1)
-        finally:
-            self.anchor = None
-
-    def _own(
-        self,
-        command: Command,
-        words: list[Word],
-        values: list[Value],
-        piped_in: Value | None,
-        *,
-        depth: int,
-    ) -> Value | None:
-        """A call of one of the script's functions (or a sourced script's), or another
-        script of the skill run: what it writes; None when the command is neither."""
-        called = words[0].literal() or ""
-        if called in self.functions and command.offset not in self.definitions:
-            stdin = self._stdin(command, piped_in, depth=depth)
-            return self._function(called, values[1:], stdin, command.offset, depth=depth)
-        return self._run_script(command, words, values, piped_in, depth=depth)
-
-    def _run_script(
-        self,
-        command: Command,
-        words: list[Word],
-        values: list[Value],
-        piped_in: Value | None,
-        *,
-        depth: int,
-    ) -> Value | None:
-        """Another script of the skill run as a program: walked here with its arguments,
-        what it does reported at this command; None when the command runs none."""
-        if self.scripts is None or self.anchor is not None or depth >= MAX_NESTING:
-            return None
-        found = self.scripts.run(self.path, words)
-        if found is None:
-            return None
-        script, start = found
-        for name, body in script.functions.items():
-            if name not in self.functions:
-                self.functions[name] = body
-                self.foreign.add(name)
-        stdin = self._stdin(command, piped_in, depth=depth)
-        self.anchor = command.offset
-        try:
-            return self._call(script.commands, values[start:], stdin, depth=depth)
-        finally:
-            self.anchor = None
-
-    def _function(
-        self, name: str, args: list[Value], stdin: Value | None, offset: int, *, depth: int
-    ) -> Value:
-        """A call of a function of the script or of one it sources; what a sourced
-        script's function does is reported where it is called."""
-        body = self.functions[name]
-        if name not in self.foreign or self.anchor is not None:
-            return self._call(body, args, stdin, depth=depth)
-        self.anchor = offset
-        try:
-            return self._call(body, args, stdin, depth=depth)
-        finally:
-            self.anchor = None
-
-    def _call(
-        self, body: list[Command], args: list[Value], stdin: Value | None, *, depth: int
-    ) -> Value:
-        """What one of the script's functions writes, walked again with its arguments (and
-        what is piped into it, read by its first command)."""
-        if depth >= MAX_NESTING or self.call_work <= 0:
-            return Value()
-        self.call_work -= min(len(body), _BODY_COMMANDS) + 1
-        saved = {name: self.env.get(name) for name in _POSITIONAL}
-        for name, value in zip(_POSITIONAL[:9], args, strict=False):
-            self.env[name] = value
-        self.env["@"] = self.env["*"] = join(args, " ")
-        try:
-            return self.block(body, depth=depth + 1, stdin=stdin)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    self.env.pop(name, None)
-                else:
-                    self.env[name] = value
-
     def block(self, commands: list[Command], *, depth: int, stdin: Value | None = None) -> Value:
         """What a list of commands writes: every output not piped on, joined."""
         outputs: list[Value] = []
         stage: Value | None = stdin
         outer = len(self.folder.levels) - 1  # the block's ( … ) counted from where it runs
-        low = min((c.subshell for c in commands[:_BODY_COMMANDS]), default=0)
-        for command in commands[:_BODY_COMMANDS]:
+        low = min((c.subshell for c in commands[:BODY_COMMANDS]), default=0)
+        for command in commands[:BODY_COMMANDS]:
             self.folder.enter(outer + command.subshell - low)
             output = self.command(command, stage, depth=depth)
             self.folder.ended(command.ended_by)
