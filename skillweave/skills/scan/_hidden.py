@@ -18,7 +18,7 @@ The hiding techniques decoded here:
   character: a run of two or more is never a real emoji or ideograph variation; selectors
   strewn one after each ASCII character of a line spell bytes too; either may be bits;
 - bidi controls (embeddings, overrides, isolates): the line as a model reads it (logical
-  order) and as a reader sees it (visual order, from :func:`visual_order`), both judged;
+  order) and as a reader sees it (visual order, from ``_bidi.visual_order``), both judged;
 - HTML comments, Markdown link-reference comments (``[//]: # (...)``) and HTML elements hidden
   with ``hidden``, ``display:none``, ``visibility:hidden``, a zero size or opacity, an
   offset off screen, a clip or a one-pixel box whose overflow is hidden, on the element or
@@ -33,11 +33,11 @@ in place among the visible letters between them, zero-width runs standing for th
 of words glued together (``read\u2060the\u2060file``), bits strewn between letters, and a
 bidi line in its visual order.
 
-Written by hand: python-bidi is not a dependency, and only an approximation of the Unicode
-bidi algorithm (no bracket pairs, digits read as left-to-right) is needed to show an operator
-what the reordering does. Every loop is bounded: at most :data:`MAX_PIECES` pieces a file,
-runs and windows capped, and the regular expressions are linear (no two adjacent quantified
-parts match the same character).
+What a run of invisible characters spells as bits is ``_bits``'s (:func:`decode_bits`, which
+this module re-exports); the order a reader sees a bidi line in is ``_bidi``'s
+(:func:`visual_order`, re-exported too). Every loop is bounded: at most :data:`MAX_PIECES`
+pieces a file, runs and windows capped, and the regular expressions are linear (no two
+adjacent quantified parts match the same character).
 """
 
 from __future__ import annotations
@@ -47,12 +47,12 @@ import bisect
 import dataclasses
 import itertools
 import re
-import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
 from skillweave.config import Severity
+from skillweave.skills.scan._bidi import visual_order
+from skillweave.skills.scan._bits import decode_bits, printable
 
 __all__ = [
     "INVISIBLE",
@@ -242,80 +242,6 @@ def _bits(text: str) -> tuple[list[Hidden], list[tuple[int, int]]]:
     return found, spans
 
 
-_MAX_SYMBOLS: Final = 6
-"""Distinct characters of a run read as digits and separators, at most."""
-
-
-def decode_bits(run: str) -> str:
-    """The text a run of invisible characters spells as digits; "" when none does.
-
-    Any two of its characters may be the binary digits (eight or seven to a byte, high or
-    low digit first), the others separators between the digits' groups or markers around
-    them (``\u2060`` + bits + ``\u2060``); four characters alone may be base-4 digits."""
-    symbols = sorted(set(run))
-    if not 2 <= len(symbols) <= _MAX_SYMBOLS:
-        return ""
-    candidates = [_fixed(run, symbols, base=4, width=4)] if len(symbols) == 4 else []
-    for digits in itertools.combinations(symbols, 2):
-        others = "".join(s for s in symbols if s not in digits)
-        split = f"[{''.join(map(re.escape, others))}]"
-        groups = [g for g in re.split(split, run) if g] if others else [run]
-        joined = "".join(groups)
-        candidates += [_fixed(joined, list(digits), base=2, width=w) for w in (8, 7)]
-        if len(groups) >= 2:
-            candidates.append(_separated(groups, list(digits)))
-    return _best(candidates)
-
-
-def _fixed(run: str, symbols: list[str], *, base: int, width: int) -> list[str]:
-    if len(run) % width or len(run) < 2 * width:
-        return []
-    found = []
-    for digits in itertools.permutations("0123"[:base]):
-        table = str.maketrans(dict(zip(symbols, digits, strict=True)))
-        number = run.translate(table)
-        groups = [number[i : i + width] for i in range(0, len(number), width)]
-        found.append(_printable(bytes(int(g, base) for g in groups)))
-        found.append(_printable(bytes(int(g[::-1], base) for g in groups)))  # low digit first
-    return found
-
-
-def _separated(groups: list[str], digits: list[str]) -> list[str]:
-    """Groups of binary digits of any length, one character (or byte) each."""
-    if any(len(g) > 21 for g in groups):
-        return []
-    found = []
-    for zero, one in ((digits[0], digits[1]), (digits[1], digits[0])):
-        table = str.maketrans({zero: "0", one: "1"})
-        values = [int(g.translate(table), 2) for g in groups]
-        if all(v < 256 for v in values):
-            found.append(_printable(bytes(values)))
-        elif all(v < 0x110000 for v in values):
-            found.append(_printable_text("".join(map(chr, values))))
-    return found
-
-
-def _printable(data: bytes) -> str:
-    try:
-        return _printable_text(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return ""
-
-
-def _printable_text(text: str) -> str:
-    if len(text) < 2 or not all(c.isprintable() or c in "\n\t" for c in text):
-        return ""
-    return text
-
-
-def _best(candidates: Iterable[list[str]]) -> str:
-    """The candidate with the most letters and spaces (real text), "" when none."""
-    texts = [t for group in candidates for t in group if t]
-    if not texts:
-        return ""
-    return max(texts, key=lambda t: sum(c.isalpha() or c == " " for c in t) / len(t))
-
-
 def _zero_width(text: str, decoded: list[tuple[int, int]]) -> list[Hidden]:
     """One piece a line holding zero-width characters: the line with them removed."""
     found: list[Hidden] = []
@@ -417,7 +343,7 @@ def _selector_text(run: str) -> str:
     """What selectors spell: one byte each (U+FE00-U+FE0F are 0-15, U+E0100-U+E01EF are
     16-255), or bits when a few distinct selectors are the digits."""
     data = bytes(ord(c) - 0xFE00 if ord(c) < 0xFE10 else ord(c) - 0xE0100 + 16 for c in run)
-    return _printable(data) or decode_bits(run)
+    return printable(data) or decode_bits(run)
 
 
 def _strewn_variations(text: str) -> list[Hidden]:
@@ -448,17 +374,6 @@ def _strewn_piece(start: int, selectors: list[str]) -> list[Hidden]:
 
 _BIDI: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _RTL_LETTER: Final = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
-_OPENERS: Final = {
-    "\u202a": ("L", None, False),  # LRE
-    "\u202b": ("R", None, False),  # RLE
-    "\u202d": ("L", "L", False),  # LRO
-    "\u202e": ("R", "R", False),  # RLO
-    "\u2066": ("L", None, True),  # LRI
-    "\u2067": ("R", None, True),  # RLI
-    "\u2068": ("L", None, True),  # FSI (read as LRI)
-}
-_MAX_DEPTH: Final = 125
-_MIRRORED: Final = dict(zip("()[]{}<>", ")(][}{><", strict=True))
 
 
 def _bidi(text: str) -> list[Hidden]:
@@ -489,80 +404,6 @@ def _bidi(text: str) -> list[Hidden]:
                    readings=(shown,) if shown != revealed else ())
         )  # fmt: skip
     return found
-
-
-def visual_order(line: str) -> str:
-    """`line` in the order a reader sees it (an approximation of the Unicode bidi algorithm:
-    explicit embeddings, overrides and isolates, strong types, neutrals between runs, and the
-    reversal of levels; bidi controls are kept in place as neutrals)."""
-    first = next((d for c in line if (d := _strong(c)) is not None), "L")
-    stack: list[tuple[int, str | None, bool]] = [(1 if first == "R" else 0, None, False)]
-    chars: list[str] = []
-    levels: list[int] = []
-    kinds: list[str | None] = []
-    for char in line[: 2 * _WINDOW]:
-        level, override, _ = stack[-1]
-        if char in _OPENERS:
-            direction, forced, isolate = _OPENERS[char]
-            new = (level + 1) | 1 if direction == "R" else (level + 2) & ~1
-            if new <= _MAX_DEPTH:
-                stack.append((new, forced, isolate))
-        elif char == "\u202c" and len(stack) > 1 and not stack[-1][2]:
-            stack.pop()
-        elif char == "\u2069":
-            while len(stack) > 1 and not stack.pop()[2]:
-                pass
-        chars.append(char)
-        levels.append(level)
-        control = char in _OPENERS or char in "\u202c\u2069"
-        kinds.append(None if control else override or _strong(char))
-    _resolve(levels, kinds)
-    order = list(range(len(chars)))
-    top = max(levels, default=0)
-    lowest_odd = min((lv for lv in levels if lv % 2), default=top + 1)
-    for level in range(top, lowest_odd - 1, -1):
-        i = 0
-        while i < len(order):
-            if levels[order[i]] < level:
-                i += 1
-                continue
-            j = i
-            while j < len(order) and levels[order[j]] >= level:
-                j += 1
-            order[i:j] = order[i:j][::-1]
-            i = j
-    return "".join(_MIRRORED.get(chars[i], chars[i]) if levels[i] % 2 else chars[i] for i in order)
-
-
-def _strong(char: str) -> str | None:
-    kind = unicodedata.bidirectional(char)
-    if kind in ("R", "AL"):
-        return "R"
-    if kind in ("L", "EN", "AN"):
-        return "L"
-    return None
-
-
-def _resolve(levels: list[int], kinds: list[str | None]) -> None:
-    """Neutrals take the direction of the strong types around them when both agree, else
-    their embedding's; then a character whose direction differs from its level's goes up."""
-    i = 0
-    while i < len(kinds):
-        if kinds[i] is not None:
-            i += 1
-            continue
-        j = i
-        while j < len(kinds) and kinds[j] is None:
-            j += 1
-        before = kinds[i - 1] if i else None
-        after = kinds[j] if j < len(kinds) else None
-        for k in range(i, j):
-            embedding = "R" if levels[k] % 2 else "L"
-            kinds[k] = before if before is not None and before == after else embedding
-        i = j
-    for k, kind in enumerate(kinds):
-        if (levels[k] % 2 == 0 and kind == "R") or (levels[k] % 2 and kind == "L"):
-            levels[k] += 1
 
 
 # --- text encoded in plain sight ------------------------------------------------------------
@@ -616,7 +457,7 @@ def _decoded(run: str, kind: str) -> bytes:
 
 def _prose_of(data: bytes) -> str:
     """`data` as text when it reads as words (letters, spaces, punctuation), else ""."""
-    text = _printable(data)
+    text = printable(data)
     if " " not in text:
         return ""
     wordy = sum(c.isalpha() or c in " .,:;'\"-/~_()?!" for c in text)
