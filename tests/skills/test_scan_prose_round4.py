@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import pytest
 
 from skillweave.skills.scan import ScanReport, scan_files
-from skillweave.skills.scan._intent import sent_secret
+from skillweave.skills.scan._contraband import sent_secret
 from skillweave.skills.scan.report import severity_rank
 
 

@@ -1,5 +1,5 @@
 """What a text asks of the agent that reads it: the vocabulary and phrase rules of prompt
-injection, shared by ``_prose`` (which reports them) and its judging of hidden text.
+injection, shared by ``_prose`` (which reports them), ``_steps`` and ``_contraband``.
 
 Before the rules read a text, invisible characters (zero-width, bidi, tag characters) are
 deleted and look-alike letters (Cyrillic and Greek homoglyphs, fullwidth ASCII) folded to
@@ -20,22 +20,12 @@ Three kinds of rule:
   user (a skill that hooks the session);
 - claims of rank (:data:`CLAIM`): above the system prompt, the developer or the user, a level
   or tier zero, "this section wins", a message dressed as the operator's; ``_steps`` judges
-  them by what they are used for;
-- what hidden text carries (:func:`carried_instructions`): any instruction at all, since
-  nothing legitimate hides one; and the secret it asks to send, embed or post
-  (:func:`sent_secret`: a secret by name, a key-named environment variable, a credential
-  file or a file named for keys or tokens), which ``_prose`` reports in the secrets class.
+  them by what they are used for.
 
 What a text asks across its steps (procedures, consent, tool descriptions) is ``_steps``'s,
-built on the names here.
-
-A phrase preceded by a negation (``do not``, ``never``) is a warning to the model, not an
-attack, and is left alone (:data:`NEGATION`). A risky text that is named rather than asked
-for (:func:`mentioned`: negated in its clause, named as a thing to look for, flag or warn
-about, or an item of a table or list introduced as dangers) or a phrase quoted in a list of
-examples (:func:`quoted_example`) weighs little, unless its sentence orders it done (``run``,
-``install``, ``example step``, ``never skip``); :func:`asked` is a match neither negated nor
-quoted.
+and what text hidden on purpose carries is ``_contraband``'s, both built on the names here. A
+phrase negated (``do not``, ``never``) is left alone (``_mentions.NEGATION``); whether a
+risky text is named rather than asked for is ``_mentions``'s.
 """
 
 from __future__ import annotations
@@ -43,20 +33,15 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Final
 
 from skillweave.skills.scan._hidden import INVISIBLE
+from skillweave.skills.scan._mentions import NEGATION
 from skillweave.skills.scan._text import (
-    DECODE_PIPE,
-    REMOTE_PIPES,
-    URL,
     credential_path,
-    url_target,
-    write_target,
 )
 
 _GAP: Final = r"[^\w.!?]+"
@@ -100,29 +85,6 @@ DESTINATION: Final = (
 _REVEAL_VERBS: Final = (
     r"reveal|print|output|repeat|show|dump|display|leak|disclose|tell\s+me|echo|return|list"
 )
-NEGATION: Final = re.compile(
-    r"(?:\b(?:not|never|no|don'?t|doesn'?t|cannot|can'?t|won'?t|shouldn'?t|mustn'?t|avoid"
-    r"|without|nor)\b[^\w.!?]*(?:\w+[^\w.!?]+){0,2})$",
-    re.IGNORECASE,
-)
-
-EXAMPLE: Final = re.compile(
-    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|like|phrases?|inputs?|strings?"
-    r"|attacks?)\s*[:,]?\s*[\"'“‘«]$",
-    re.IGNORECASE,
-)
-"""A phrase quoted as an example (``inputs such as "ignore the previous instructions"``),
-which documentation about prompt injection does: reported, as low."""
-_QUOTED_LIST: Final = re.compile(
-    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|like|phrases?|inputs?|strings?"
-    r"|attacks?|suspicious\s+of|beware\s+of|look(?:s|ing)?\s+for|watch(?:\s+out)?\s+for"
-    r"|warn\w*\s+(?:about|against|of)|flag(?:s|ged)?|patterns?)\s*[:,]?\s*"
-    r"(?:[\"“][^\"”\n]{1,120}[\"”]\s*(?:,|\bor\b|\band\b)\s*){0,6}[\"'“‘«]$",
-    re.IGNORECASE,
-)
-"""A phrase quoted in a list of examples (``text such as "…", "do not tell the user"``)."""
-_QUOTED_REACH: Final = 600  # characters before a phrase searched for the list it is in
-
 FLAGS = re.IGNORECASE
 _OTHERS: Final = (
     r"(?:all|any|every|other|earlier|previous|prior|preceding|your|the\s+system|the\s+user'?s?"
@@ -283,14 +245,6 @@ EXFILTRATION: Final = (
     ),
     re.compile(rf"\bexfiltrat\w*\b{gap(4)}(?:{_SECRETS}|data|files?|contents)\b", FLAGS),
 )
-_ADDRESSES_MODEL: Final = re.compile(
-    r"\b(?:AI|assistant|agent|LLM|model|Claude|GPT|ChatGPT|Copilot|Gemini|bot)s?\b", FLAGS
-)
-_IMPERATIVE: Final = re.compile(
-    r"\b(?:must|should|always|never|do\s+not|don'?t|ignore|instead|run|execute|send|read"
-    r"|fetch|download|upload|delete|reveal|output|print|call|curl|you\s+(?:will|are))\b",
-    FLAGS,
-)
 
 # Cyrillic and Greek letters that look like Latin ones, and fullwidth ASCII: folded 1:1.
 _FOLD: Final = str.maketrans(
@@ -341,7 +295,7 @@ def _unquoted(text: str) -> str:
 
 # --- what hidden text carries -----------------------------------------------------------------
 
-_SECRET_USE: Final = re.compile(
+SECRET_USE: Final = re.compile(
     r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
     r"|fetch|read|cat|print|output|reveal|dump|include|attach|append|embed|encode|collect"
     rf"|share)\b{gap(4)}(?:{_SECRETS})",
@@ -364,70 +318,8 @@ STEALTH: Final = re.compile(
     r"|informing|notifying|mentioning))\b",
     FLAGS,
 )
-_ORDER: Final = re.compile(
-    r"(?:^|[.!?:;,]\s+|\n\s*(?:[-*>]\s+)?|\b(?:then|and|also|first|next|finally|please|now"
-    r"|must|should|always|silently|quietly|secretly)\s+)"
-    r"(?:send|run|execute|post|upload|download|fetch|curl|wget|delete|remove|read|ignore"
-    r"|disregard|reveal|print|output|forward|email|exfiltrate|install|push|approve|grant"
-    r"|disable|include|open|call|visit|write|copy|append)\b",
-    FLAGS,
-)
-"""A verb that acts, at the head of a clause: an order, in text hidden on purpose."""
-_ROLE: Final = re.compile(
-    r"\b(?:from\s+now\s+on|(?:respond|reply|answer|speak|write)\s+only\b|pretend\s+(?:to\s+be"
-    r"|you)|act\s+as\s+(?:if|an?|the)|you\s+are\s+now|stay\s+in\s+character)",
-    FLAGS,
-)
-"""Words that recast the model's role or behaviour for what follows."""
-_HOUSEKEEPING: Final = re.compile(
-    r"\b(?:do\s+not|don'?t|never)\s+(?:edit|modify|change|remove|delete|touch|translate"
-    r"|reorder|move|rename)\b",
-    FLAGS,
-)
-_TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
+TOKEN: Final = re.compile(r"[^\s'\"`()<>\[\]{},;]{2,256}")
 JUDGED_CHARS: Final = 100_000
-ORDER_TO_MODEL: Final = "an order to the model"
-"""The least an instruction carries (:func:`carried_instructions`)."""
-
-
-def carried_instructions(text: str, *, deliberate: bool) -> list[str]:
-    """What instructions `text` carries, each named for a message; empty when none.
-
-    An instruction is an override or exfiltration phrase, an order addressed to the model,
-    a credential file, a use of secrets, a risky shell command, a network destination with
-    a verb that sends or fetches, or an action to hide from the user. Text hidden on
-    purpose (`deliberate`) needs less: a URL or an order at the head of a clause is enough.
-    """
-    folded = prepare(text[:JUDGED_CHARS]).folded
-    reasons: list[str] = []
-    if any(unnegated(p, folded) for p in OVERRIDE):
-        reasons.append("an instruction to override earlier instructions")
-    if any(unnegated(p, folded) for p in EXFILTRATION):
-        reasons.append("an instruction to reveal or send secrets")
-    if _ADDRESSES_MODEL.search(folded) and _IMPERATIVE.search(_HOUSEKEEPING.sub(" ", folded)):
-        reasons.append("words addressed to the model")
-    credential = credential_named(folded)
-    if credential is not None:
-        reasons.append(f"a credential file ({credential})")
-    if any(write_target(path) == "fs.persistence" for path in path_tokens(folded)):
-        reasons.append("a file that runs at login or on a schedule")
-    sent = sent_secret(folded)
-    if _SECRET_USE.search(folded) or handed_secrets(folded):
-        reasons.append("a use of secrets")
-    elif sent is not None and (deliberate or sent.destination):
-        reasons.append(f"a secret to send ({sent.secret})")
-    if COMMAND.search(folded) or any(p.search(folded) for p in (*REMOTE_PIPES, DECODE_PIPE)):
-        reasons.append("a shell command")
-    urls = any(url_target(m.group()) for m in islice(URL.finditer(folded), 50))
-    if NETWORK_USE.search(folded) or (deliberate and urls):
-        reasons.append("a network destination")
-    if STEALTH.search(folded) and (_ORDER.search(folded) or _IMPERATIVE.search(folded)):
-        reasons.append("an action to hide from the user")
-    if _ROLE.search(folded) or (
-        deliberate and not reasons and (_ORDER.search(folded) or _IMPERATIVE.search(folded))
-    ):
-        reasons.append(ORDER_TO_MODEL)
-    return reasons
 
 
 def credential_named(text: str) -> str | None:
@@ -440,7 +332,7 @@ def credential_named(text: str) -> str | None:
 
 
 def path_tokens(text: str) -> list[str]:
-    tokens = (t.group().strip(".:") for t in islice(_TOKEN.finditer(text), 1000))
+    tokens = (t.group().strip(".:") for t in islice(TOKEN.finditer(text), 1000))
     return [t for t in tokens if "/" in t or t[:1] in ".~" or t.startswith("id_")]
 
 
@@ -656,194 +548,3 @@ def _conversation_hooked(handed: str, paragraph: str) -> bool:
         or STEALTH.search(paragraph)
         or any(unnegated(p, paragraph) for p in HIDDEN_FROM_USER)
     )
-
-
-# --- secrets sent, in text hidden on purpose --------------------------------------------------
-
-_SENDS: Final = re.compile(
-    r"\b(?:send|post|upload|exfiltrat\w*|forward|transmit|leak|email|submit|beacon|curl|wget"
-    r"|share|paste|pass|embed|include|attach|append|insert|put|encode|base64)\b",
-    FLAGS,
-)
-_NAMED_SECRET: Final = re.compile(rf"(?:{SECRET_WORDS})", FLAGS)
-_NAME_CHARS: Final = string.ascii_letters + string.digits + "_"
-_SECRET_FILE: Final = re.compile(
-    r"(?:^|[/._-])(?:api[_-]?)?(?:keys?|tokens?|secrets?|credentials?|passw\w{0,10}|kubeconfig)"
-    r"(?:[._-][\w.-]{0,30})?$|\w\.(?:pem|p12|pfx|key|jks)$",
-    FLAGS,
-)
-"""A file named for what it holds (``keys.json``, ``api-tokens``, ``server.pem``)."""
-_TARGET: Final = re.compile(
-    r"\b(?:https?|ftps?|wss?)://|\b\d{1,3}(?:\.\d{1,3}){3}\b|[\w.+-]+@[\w-]+\.[\w.-]+"
-    rf"|{DESTINATION}",
-    FLAGS,
-)
-"""Where something sent goes: an address, an IP, a mailbox, a known drop."""
-
-
-@dataclass(frozen=True, slots=True)
-class SentSecret:
-    """A secret text hidden on purpose asks to send, and whether it says where to."""
-
-    secret: str
-    destination: bool
-
-
-def sent_secret(folded: str) -> SentSecret | None:
-    """The secret `folded` (hidden text as :func:`prepare` reads it) asks the agent to send,
-    embed or post (a secret by name, an environment variable named like a key, a credential
-    file or a file named for keys or tokens), or None; nothing hides such a request for a
-    good reason."""
-    text = folded[:JUDGED_CHARS]
-    if _SENDS.search(text) is None:
-        return None
-    named = _NAMED_SECRET.search(text)
-    secret = None
-    if named is not None:  # the whole name (OPENAI_API_KEY, not API_KEY)
-        head = text[max(0, named.start() - 40) : named.start()]
-        start = named.start() - (len(head) - len(head.rstrip(_NAME_CHARS)))
-        secret = text[start : named.end()]
-    if secret is None:
-        for token in islice(_TOKEN.finditer(text), 1000):
-            path = token.group().strip(".:")
-            if ("/" in path or "." in path) and (
-                credential_path(path) is not None or _SECRET_FILE.search(path)
-            ):
-                secret = path
-                break
-    if secret is None:
-        return None
-    return SentSecret(secret, _TARGET.search(text) is not None)
-
-
-# --- named, not asked -------------------------------------------------------------------------
-
-_NEGATIVE: Final = re.compile(
-    r"\b(?:no|not|never|don'?t|doesn'?t|avoid\w*|without|nor|mustn'?t|shouldn'?t|cannot"
-    r"|can'?t|won'?t|forbid\w*|bans?|banned|disallow\w*|prohibit\w*|reject\w*)\b",
-    FLAGS,
-)
-_UNDONE: Final = re.compile(
-    r"\b(?:need|matter|doubt|exceptions?|excuses?|hesitat\w*|fail\w*|forget\w*|skip\w*"
-    r"|omit\w*|neglect\w*|delay\w*|later|wait\w*|ask\w*|confirm\w*|worr\w*|problem\w*"
-    r"|stop\w*|only|but|except|unless|instead|until|other)\b",
-    FLAGS,
-)
-"""Words after a negation that turn it into an order (``never skip``, ``no need to ask``)."""
-_CLAUSE_BREAK: Final = re.compile(r"[,;:.!?|(]\s|\n\s*\n|\n\s*(?:[-*+|#]|\d{1,3}[.)])")
-_DANGER: Final = re.compile(
-    r"\b(?:look(?:s|ing)?\s+for|(?:check|scan|search|grep|test)(?:s|es|ing)?\s+for|checks\s*\("
-    r"|detect\w*|flag(?:s|ged|ging)?|warn\w*|watch(?:es|ing)?\s+(?:out\s+)?for|suspicious"
-    r"|beware|red\s+flags?|anti-?patterns?|dangerous|dangers?|risky|risks?|unsafe|insecure"
-    r"|malicious|attacks?|bad\s+(?:practices?|patterns?)|patterns?|smells?|examples?\s+of"
-    r"|lint\w*|quote[ds]?\s+(?:in|as)|to\s+quote)\b",
-    FLAGS,
-)
-"""Words that name a risky text as a thing to detect, warn about or quote, not to do."""
-_ACT: Final = re.compile(
-    r"\b(?:run|execute|exec|pipe|paste|type|enter|invoke|launch|use|try|do(?!\s+not\b)|follow"
-    r"|obey|apply"
-    r"|copy|install|set\s+up|bootstrap|steps?|now|please|first)\b",
-    FLAGS,
-)
-"""Words that make a text an order to act (``run``, ``install``, ``example step``)."""
-_SENTENCE_BREAK: Final = re.compile(
-    r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+|#]|\d{1,3}[.)])[ \t])"
-)
-_BLOCK_LINE: Final = re.compile(r"[ \t]*(?:\||[-*+][ \t]|\d{1,3}[.)][ \t])")
-"""A line of a table or a list."""
-_SENTENCE_REACH: Final = 240  # characters before and after a risky text read as its sentence
-_INTRO_CHARS: Final = 400  # characters before a table or list read as its introduction
-_BLOCK_LINES: Final = 60  # lines of a table or list walked back to find its start
-_BLOCK_CHARS: Final = 8000  # characters walked back, at most
-
-
-def mentioned(text: str, start: int, end: int) -> bool:
-    """Whether the risky text at `text[start:end]` (a download piped into a shell, an
-    override phrase) is named rather than asked for: negated (``no curl | sh installers``),
-    named as a thing to look for, flag or warn about in its sentence, or an item of a table
-    or list whose introduction says it lists dangers; and nothing in its sentence (or that
-    introduction) orders it done (``run``, ``install``, ``example step``)."""
-    head, tail = _sentence(text, start, end)
-    if _acts(text, head, start) or _acts(text, end, tail):
-        return False
-    if _negated(text, start) or _DANGER.search(text, head, start):
-        return True
-    intro = _block_intro(text, start)
-    return intro is not None and bool(_DANGER.search(intro)) and not _acts(intro, 0, len(intro))
-
-
-def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
-    """Where the sentence holding `text[start:end]` starts and ends (bounded)."""
-    reach = max(0, start - _SENTENCE_REACH)
-    breaks = [m.end() for m in islice(_SENTENCE_BREAK.finditer(text, reach, start), 50)]
-    following = _SENTENCE_BREAK.search(text, end, min(len(text), end + _SENTENCE_REACH))
-    return (breaks[-1] if breaks else reach), (
-        following.start() if following else min(len(text), end + _SENTENCE_REACH)
-    )
-
-
-def _acts(text: str, start: int, end: int) -> bool:
-    """Whether `text[start:end]` holds an order to act that no negation undoes."""
-    return any(not _negated(text, m.start()) for m in islice(_ACT.finditer(text, start, end), 20))
-
-
-def _negated(text: str, at: int) -> bool:
-    """Whether a negation governs `at` in its clause (at most six words before it), and
-    what lies between does not turn it back into an order (``never skip``)."""
-    reach = max(0, at - 60)
-    breaks = [m.end() for m in islice(_CLAUSE_BREAK.finditer(text, reach, at), 20)]
-    clause = text[breaks[-1] if breaks else reach : at]
-    negations = list(islice(_NEGATIVE.finditer(clause), 10))
-    if not negations:
-        return False
-    between = clause[negations[-1].end() :]
-    return len(re.findall(r"\w+", between)) <= 6 and _UNDONE.search(between) is None
-
-
-def _block_intro(text: str, start: int) -> str | None:
-    """The introduction of the table or list whose line holds `start`: the text before its
-    first line (back to a heading, at most :data:`_INTRO_CHARS`) and a table's header row;
-    None when `start` is in neither."""
-    reach = max(0, start - _BLOCK_CHARS)
-    first = _line_start(text, reach, start)
-    if first is None or not _BLOCK_LINE.match(text, first):
-        return None
-    for _ in range(_BLOCK_LINES):
-        previous = _line_start(text, reach, first - 1) if first > reach else None
-        if previous is None or not _BLOCK_LINE.match(text, previous):
-            break
-        first = previous
-    header_end = text.find("\n", first)
-    header = text[first:header_end] if text.startswith("|", first) and header_end > 0 else ""
-    before = text[max(0, first - _INTRO_CHARS) : first]
-    heading = before.rfind("\n#")
-    return (before[heading + 1 :] if heading >= 0 else before) + "\n" + header
-
-
-def quoted_example(text: str, start: int) -> bool:
-    """Whether the phrase at `start` is quoted as an example of what to watch for, alone or
-    in a list of quoted phrases (:data:`EXAMPLE`, :data:`_QUOTED_LIST`), and nothing in its
-    sentence before the list orders it followed (``follow phrases such as``)."""
-    found = _QUOTED_LIST.search(text, max(0, start - _QUOTED_REACH), start)
-    if found is None:
-        return EXAMPLE.search(text, max(0, start - 60), start) is not None
-    head, _ = _sentence(text, found.start(), found.start())
-    return not _acts(text, head, found.start())
-
-
-def asked(pattern: re.Pattern[str], text: str) -> bool:
-    """Whether `pattern` matches `text` neither negated nor quoted as an example."""
-    return any(
-        not NEGATION.search(text, max(0, m.start() - 40), m.start())
-        and not quoted_example(text, m.start())
-        for m in islice(pattern.finditer(text), 20)
-    )
-
-
-def _line_start(text: str, reach: int, at: int) -> int | None:
-    """Where the line holding `at` starts, looking back no further than `reach`."""
-    newline = text.rfind("\n", reach, at)
-    if newline < 0:
-        return 0 if reach == 0 else None
-    return newline + 1

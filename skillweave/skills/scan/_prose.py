@@ -53,6 +53,7 @@ from itertools import islice
 from typing import Final
 
 from skillweave.config import Severity
+from skillweave.skills.scan._contraband import ORDER_TO_MODEL, carried_instructions, sent_secret
 from skillweave.skills.scan._hidden import (
     INVISIBLE,
     Hidden,
@@ -63,19 +64,14 @@ from skillweave.skills.scan._hidden import (
 from skillweave.skills.scan._intent import (
     EXFILTRATION,
     JUDGED_CHARS,
-    NEGATION,
-    ORDER_TO_MODEL,
     OVERRIDE,
     Read,
-    carried_instructions,
     credential_named,
     handed_secrets,
     has_lookalikes,
-    mentioned,
     prepare,
-    quoted_example,
-    sent_secret,
 )
+from skillweave.skills.scan._mentions import NEGATION, mentioned, quoted_example
 from skillweave.skills.scan._steps import (
     HEADING,
     claimed_authority,

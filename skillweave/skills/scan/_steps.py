@@ -34,19 +34,18 @@ from skillweave.skills.scan._intent import (
     HIDDEN_FROM_USER,
     MAX_CANDIDATES,
     MAX_ORDERS,
-    NEGATION,
     NETWORK_USE,
     OUTRANKS,
     OVERRIDE,
     SECRET_WORDS,
     STEALTH,
     Handed,
-    asked,
     credential_named,
     gap,
     handed_secrets,
     prepare,
 )
+from skillweave.skills.scan._mentions import NEGATION, asked
 from skillweave.skills.scan._text import DECODE_PIPE, REMOTE_PIPES
 
 NO_ASKING: Final = re.compile(
