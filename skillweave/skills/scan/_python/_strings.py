@@ -10,9 +10,10 @@ for the script (``__file__``) and ``..`` for each folder climbed (``.parent``,
 ``parents[n]``, ``dirname``). :meth:`Strings.paths` gives every string an expression may be,
 taking each branch of a conditional or ``or``, each value of a name assigned again or a loop
 walks, each return of the module's own function or lambda and each argument its parameter
-is given, under step budgets (:data:`_MAX_PATHS`, :data:`_PATH_STEPS`,
-:data:`_MODULE_PATH_STEPS`). :meth:`Strings.alternatives` reads an expression once per item
-of a ``for`` loop over a literal.
+is given (those expressions found by ``_candidates``), under step budgets
+(:data:`_MAX_PATHS`, :data:`_PATH_STEPS`, :data:`_MODULE_PATH_STEPS`).
+:meth:`Strings.alternatives` reads an expression once per item of a ``for`` loop over a
+literal.
 
 Made by :class:`~skillweave.skills.scan._python._values.Values`, which answers
 ``approx``/``paths``/``alternatives`` with it and lends it its name resolution.
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from itertools import islice
 from typing import Final
 
+from skillweave.skills.scan._python._candidates import MAX_CHOICES, Candidates
 from skillweave.skills.scan._python._fold import Folder
 from skillweave.skills.scan._python._index import ModuleIndex
 
@@ -58,13 +60,8 @@ _PATH_STEPS: Final = 2_000
 _MODULE_PATH_STEPS: Final = 200_000
 """Expressions :meth:`Strings.paths` reads in one module, at most: past it each path is
 read once, as :meth:`Strings.approx` does (linear on hostile code)."""
-_MAX_CHOICES: Final = 4
-"""Alternatives one choice point (a conditional, a name assigned again, a function's
-returns, a parameter's arguments) offers, at most."""
-_MAX_CLIMB: Final = 100
 _MAX_PARTS: Final = 64
 _PERCENT: Final = re.compile(r"%%|%(?:\([^)]{0,40}\))?[-#0 +]{0,5}[0-9.*]{0,8}[sdrifxa]")
-_COMPREHENSIONS: Final = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FIELD: Final = re.compile(r"\{([^{}]{0,80})\}")
 _MAX_LOOP_ITEMS: Final = 8
 _ALTERNATIVE_NODES: Final = 200
@@ -93,14 +90,12 @@ class Strings:
         self._qualname = qualname
         self._is_environ = is_environ
         self._choices: _Choices | None = None
-        self._call_sites: dict[str, list[ast.Call]] | None = None
-        self._class_names: set[str] | None = None
+        self._candidates = Candidates(index)
         self._steps_left = _MODULE_PATH_STEPS
 
     def forget(self) -> None:
         """Drop what was read of the index (its calls and classes have changed)."""
-        self._call_sites = None
-        self._class_names = None
+        self._candidates.forget()
 
     def approx(self, node: ast.AST | None, depth: int = 0) -> str | None:
         """The string `node` evaluates to, approximately; None when nothing is known."""
@@ -139,7 +134,9 @@ class Strings:
                 return self.approx(values[-1], depth + 1)
             if values or self._choices is None:
                 return self._chosen(values or [], depth)
-            return self._chosen(self._arguments(node) or self._loop_items(node), depth)
+            return self._chosen(
+                self._candidates.arguments(node) or self._candidates.loop_items(node), depth
+            )
         if isinstance(node, ast.Subscript) and self._is_environ(node.value):
             return _HOME_VARIABLES.get(self.approx(node.slice, depth + 1) or "")
         if isinstance(node, ast.Attribute):
@@ -185,81 +182,8 @@ class Strings:
         """The option the current choice takes (:meth:`paths`); None outside a choice."""
         if self._choices is None or not options:
             return None
-        options = options[:_MAX_CHOICES]
+        options = options[:MAX_CHOICES]
         return self.approx(options[self._choices.pick(len(options))], depth + 1)
-
-    def _arguments(self, name: ast.Name) -> list[ast.expr]:
-        """What the parameter `name` is given: its default and the matching argument of each
-        call of its function in the module (``_pin(os.getcwd())`` for ``def _pin(ws)``)."""
-        function = self._function_of(name)
-        if function is None:
-            return []
-        arguments = function.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        found: list[ast.expr] = []
-        for position, parameter in enumerate(positional):
-            if parameter.arg != name.id:
-                continue
-            defaults = arguments.defaults
-            offset = position - (len(positional) - len(defaults))
-            if offset >= 0:
-                found.append(defaults[offset])
-            method = bool(positional) and positional[0].arg in ("self", "cls")
-            for call in self._calls_of(function.name)[:_MAX_CHOICES]:
-                at = position - (1 if method and isinstance(call.func, ast.Attribute) else 0)
-                keyword = next((k.value for k in call.keywords if k.arg == name.id), None)
-                given = call.args[at] if 0 <= at < len(call.args) else keyword
-                if given is not None and not isinstance(given, ast.Starred):
-                    found.append(given)
-        return found
-
-    def _loop_items(self, name: ast.Name) -> list[ast.expr]:
-        """The items a ``for`` loop (or comprehension) gives `name`, when it walks a literal
-        list or tuple, or a name assigned one once."""
-        if name.id in self.index.loops:
-            return self.index.loops[name.id]
-        node: ast.AST | None = name
-        for _ in range(_MAX_CLIMB):
-            node = self.index.parents.get(id(node))
-            if node is None or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                return []
-            loops = node.generators if isinstance(node, _COMPREHENSIONS) else [node]
-            for loop in loops:
-                if not isinstance(loop, ast.For | ast.comprehension):
-                    continue
-                if isinstance(loop.target, ast.Name) and loop.target.id == name.id:
-                    return _literal_items(self._single(loop.iter))
-        return []
-
-    def _single(self, node: ast.expr) -> ast.expr:
-        """What the name `node` is assigned, when it is assigned once; `node` otherwise."""
-        if isinstance(node, ast.Name):
-            values = self.index.assigned.get(node.id)
-            if values and len(values) == 1:
-                return values[0]
-        return node
-
-    def _function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The function whose body reads `name` (the nearest one)."""
-        node: ast.AST | None = name
-        for _ in range(_MAX_CLIMB):
-            node = self.index.parents.get(id(node))
-            if node is None or isinstance(node, ast.Lambda | ast.ClassDef):
-                return None
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                return node
-        return None
-
-    def _calls_of(self, function: str) -> list[ast.Call]:
-        """The module's calls of a function or method by this name."""
-        if self._call_sites is None:
-            self._call_sites = {}
-            for call in self.index.calls:
-                func = call.func
-                callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if callee in self.index.defs:
-                    self._call_sites.setdefault(callee, []).append(call)
-        return self._call_sites.get(function, [])
 
     def _approx_attribute(self, node: ast.Attribute, depth: int) -> str | None:
         name = self._qualname(node) or ""
@@ -270,18 +194,10 @@ class Strings:
         if node.attr == "parent":
             inner = self.approx(node.value, depth + 1)
             return _parent(inner) if inner is not None else None
-        if isinstance(node.value, ast.Name) and node.value.id in self._classes():
+        if isinstance(node.value, ast.Name) and node.value.id in self._candidates.classes():
             values = self.index.class_attributes.get(node.attr) or []  # Config.RC, self.rc
             return self.approx(values[0], depth + 1) if len(values) == 1 else None
         return None
-
-    def _classes(self) -> set[str]:
-        """Names that stand for a class of the module inside or outside it."""
-        if self._class_names is None:
-            self._class_names = {"self", "cls"} | {
-                n.name for n in self.index.order if isinstance(n, ast.ClassDef)
-            }
-        return self._class_names
 
     def _approx_subscript(self, node: ast.Subscript, depth: int) -> str | None:
         value = node.value
@@ -293,7 +209,7 @@ class Strings:
             for _ in range(up + 1):
                 inner = _parent(inner)
             return inner
-        held = self._single(value) if isinstance(value, ast.Name) else None
+        held = self._candidates.single(value) if isinstance(value, ast.Name) else None
         if isinstance(held, ast.Dict | ast.List | ast.Tuple):  # TARGETS["rc"], TARGETS[0]
             return self.approx(_item(held, self.folder.fold(node.slice)), depth + 1)
         inner = value.func if isinstance(value, ast.Call) else value
@@ -398,21 +314,8 @@ class Strings:
                 return _format(inner, self._pieces(args, depth), keywords)
             return inner
         if self._choices is not None:
-            return self._chosen(self._own_returns(node.func), depth)
+            return self._chosen(self._candidates.own_returns(node.func), depth)
         return None
-
-    def _own_returns(self, func: ast.expr) -> list[ast.expr]:
-        """What the module's own function or method `func` names returns (its return
-        statements); empty for any other callee."""
-        if isinstance(func, ast.Name) and isinstance(lambda_ := self._single(func), ast.Lambda):
-            return [lambda_.body]
-        if isinstance(func, ast.Name) and func.id not in self.index.aliases:
-            name = func.id
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            name = func.attr if func.value.id in ("self", "cls") else ""
-        else:
-            return []
-        return self.index.returns.get(name, []) if name in self.index.defs else []
 
 
 class _Choices:
@@ -456,11 +359,6 @@ def _split_string(node: ast.expr) -> ast.expr | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.value if node.func.attr == "split" else None
     return None
-
-
-def _literal_items(node: ast.expr) -> list[ast.expr]:
-    """The items of a literal list, tuple or set; empty for anything else."""
-    return list(node.elts) if isinstance(node, ast.List | ast.Tuple | ast.Set) else []
 
 
 def _item(held: ast.Dict | ast.List | ast.Tuple, key: object) -> ast.expr | None:
