@@ -26,17 +26,17 @@ A download piped into a shell in text (:func:`remote_pipes`) is ``exec.remote-pi
 the agent's own instructions, medium where the text documents installing a tool for a person
 (a README, an install section, a sentence saying it installs), high again beside an order
 to act without asking or a claim of priority; low where the text names it rather than asks
-for it (``_intent.mentioned``: negated, something to look for or warn about, an item of a
+for it (``_mentions.mentioned``: negated, something to look for or warn about, an item of a
 table or list of dangers) and nothing beside it orders it run. A phrase quoted in a list of
-examples to watch for (``_intent.quoted_example``) is low as well.
+examples to watch for (``_mentions.quoted_example``) is low as well.
 
 Hidden text (``_hidden.reveal``) is judged by the reading that carries most instructions
-(``_intent.carried_instructions``; a bidi line as a reader sees it too, both orders shown).
+(``_contraband.carried_instructions``; a bidi line as a reader sees it too, both orders shown).
 When it carries one, the hidden-text finding is high (critical stays critical),
 ``prompt.hidden-instructions`` reports it as an injection (critical
 when it asks for secrets or names a destination, or hides in the frontmatter), every excerpt
 is the revealed text, and the rules for text in plain sight run over it at least high; a
-secret it asks to send, embed or post (``_intent.sent_secret``) is ``secrets.exfiltration``,
+secret it asks to send, embed or post (``_contraband.sent_secret``) is ``secrets.exfiltration``,
 high, critical when it names where the secret goes; otherwise it keeps its technique's own
 severity (a harmless comment has none). Text encoded in base64, hexadecimal or binary in
 Markdown (``_hidden.decode_text``) is judged the same way; its own finding, when it carries

@@ -5,7 +5,7 @@ without the user's consent where the act is risky (:func:`unconsented`,
 that uses them to approve commands, skip confirmations, disable checks or hide itself
 (:func:`claimed_authority`); and a tool description's orders to read a credential file and
 put something into the tool's input (:func:`read_orders`). The phrases and the single
-orders it builds on are ``_intent``'s.
+orders it builds on are ``_intent``'s; what a text names rather than asks is ``_mentions``'.
 
 A procedure is read the way a model follows it: sections run from heading to heading
 (:func:`sections`, at most 4,000 characters each), steps are list items or paragraphs, and

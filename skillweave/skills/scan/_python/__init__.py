@@ -10,16 +10,17 @@ collects imports and their aliases, assignments, calls, constants and parents (`
 names resolve through aliases and dynamic lookups (``getattr``, ``globals()[...]``,
 ``vars(...)[...]``, ``m.__dict__[...]``, ``__getattribute__``, a frame's
 ``f_builtins``/``f_globals``, ``__builtins__``, ``sys.modules[...]``, ``__import__``), with
-names built from constant pieces folded (``_values``, ``_fold``) and expressions read as the
-strings and paths they may be (``_strings``); the module's scopes and
-every place a value moves are recorded (``_scopes``) and the labels of decoded, fetched,
-environment and home-folder data are propagated to a fixed point (``_taint``: sources are
-said once in ``_flow``); functions, lambdas and methods that forward their parameters to a
-call become wrappers (``_wrappers``), whose summaries every other module can use. Pass two
-(``_scan``) runs the rule families over each module, a call of a wrapper also judged as the
-call it wraps: running code (``_execution``), dynamic lookups of dangerous callables
-(``_lookup``), processes (``_processes``), files and credentials (``_files``), network use
-(``_network``), strings spelled in pieces (``_built``), the environment dumped
+names built from constant pieces folded (``_values``, ``_fold`` over ``_operations``, with the
+functions a call names found by ``_callees``) and expressions read as the strings and paths they
+may be (``_strings``, choosing among what ``_candidates`` says a name may stand for); the
+module's scopes and every place a value moves are recorded (``_scopes``) and the labels of
+decoded, fetched, environment and home-folder data are propagated to a fixed point (``_taint``:
+sources are said once in ``_flow``); functions, lambdas and methods that forward their
+parameters to a call become wrappers (``_wrappers``), whose summaries every other module can
+use. Pass two (``_scan``) runs the rule families over each module, a call of a wrapper also
+judged as the call it wraps: running code (``_execution``), dynamic lookups of dangerous
+callables (``_lookup``), processes (``_processes``), files and credentials (``_files``), network
+use (``_network``), strings spelled in pieces (``_built``), the environment dumped
 (``_environment``), each reporting through ``_findings``.
 
 Shell spawning (``shell=True``, ``os.system``), deserialisation and TLS checks on calls bandit

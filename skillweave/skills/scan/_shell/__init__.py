@@ -13,8 +13,10 @@
 - ``_sinks``: where values are run (``eval``, an interpreter's code flag or input, a command
   named at run time, ``git config --global core.hooksPath``...), the base of ``_flow``;
 - ``_writes``: where a command writes (a redirection, ``tee``/``cp``/``ln``/``install``),
-  judged as persistence, package configuration or outside the workspace, the base of
-  ``_flow``;
+  judged as persistence, package configuration or outside the workspace, from the folder the
+  script works in (``_folder``), the base of ``_calls``;
+- ``_calls``: the script's own functions and the skill's other scripts it sources or runs,
+  walked again where they are called, the base of ``_flow``;
 - ``_flow``: variables followed from downloads, decoders and pieces into what runs them
   (``eval``, ``sh -c``, a pipe into an interpreter, ``source``, a command named at run time),
   through the script's own functions and substitutions with fallbacks;

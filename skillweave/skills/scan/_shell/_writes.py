@@ -1,5 +1,5 @@
 """Where a shell command writes, judged for the flow: :class:`ShellWrites`, between
-``_sinks.ShellSinks`` and ``_flow.ShellFlow``.
+``_sinks.ShellSinks`` and ``_calls.ShellCalls`` (the base of ``_flow.ShellFlow``).
 
 A redirection's target, and the file ``tee``, ``cp``, ``mv``, ``ln`` or ``install`` writes,
 folded by the flow (``$HOME`` as ``~``, a for-loop variable as each word it takes) and judged
