@@ -831,8 +831,16 @@ class _ShScan:
 
     def word(self, i: int, stop: str | None) -> tuple[int, bool]:
         s, n, plain = self.src, len(self.src), True
+        run: int | None = None
         while i < n and s[i] not in _SH_META and s[i] != stop:
             c = s[i]
+            if c not in "\\'\"$`":
+                run = i if run is None else run
+                i += 1
+                continue
+            if run is not None:
+                self.plain_run(run, i)
+                run = None
             if c == "\\":
                 plain, i = False, i + 2
             elif c == "'":
@@ -844,11 +852,15 @@ class _ShScan:
                 plain, i = False, self.double(i)
             elif c == "$":
                 plain, i = False, self.dollar(i)
-            elif c == "`":
-                plain, i = False, self.code(i + 1, "`")
             else:
-                i += 1
+                plain, i = False, self.code(i + 1, "`")
+        if run is not None:
+            self.plain_run(run, i)
         return i, plain
+
+    def plain_run(self, start: int, end: int) -> None:
+        """A run of plain characters (no quote, escape or expansion) of an unquoted word,
+        for a subclass that records them; nothing here."""
 
     def dollar(self, i: int) -> int:
         s = self.src

@@ -69,7 +69,6 @@ from typing import Final
 
 from bench.scan_families import (
     _DIRECTIVES,
-    _SH_META,
     CHAR_CODES_MOST,
     Transform,
     _apply,
@@ -418,34 +417,8 @@ class _ShWords(_ShScan):
         self.plain: list[tuple[int, int]] = []
         super().__init__(src)
 
-    def word(self, i: int, stop: str | None) -> tuple[int, bool]:
-        s, n, plain = self.src, len(self.src), True
-        run: int | None = None
-        while i < n and s[i] not in _SH_META and s[i] != stop:
-            c = s[i]
-            if c not in "\\'\"$`":
-                run = i if run is None else run
-                i += 1
-                continue
-            if run is not None:
-                self.plain.append((run, i))
-                run = None
-            if c == "\\":
-                plain, i = False, i + 2
-            elif c == "'":
-                end = s.find("'", i + 1)
-                if end < 0:
-                    raise ValueError("unterminated quote")
-                plain, i = False, end + 1
-            elif c == '"':
-                plain, i = False, self.double(i)
-            elif c == "$":
-                plain, i = False, self.dollar(i)
-            else:
-                plain, i = False, self.code(i + 1, "`")
-        if run is not None:
-            self.plain.append((run, i))
-        return i, plain
+    def plain_run(self, start: int, end: int) -> None:
+        self.plain.append((start, end))
 
 
 _SH_HIDDEN: Final = re.compile(r"(?:https?|ftp)://[A-Za-z0-9._:/@%+=,-]+|/dev/(?:tcp|udp)/")
