@@ -17,6 +17,8 @@ __all__ = [
     "BUNDLED",
     "AuditSettings",
     "CatalogMode",
+    "RegistryKind",
+    "RegistrySource",
     "ScanAction",
     "ScanSettings",
     "SelectionMode",
@@ -131,6 +133,63 @@ class AuditSettings(BaseModel):
     )
 
 
+RegistryKind = Literal["index", "marketplace", "api"]
+"""Where a registry's listing comes from: a static JSON index (a file or an https URL), a
+repository of skills (a marketplace repository, or any repository whose skills are listed), or
+another skillweave API (its ``GET /v1/registry/search`` and ``/v1/skills``)."""
+
+_REGISTRY_PREFIXES: Final[dict[str, RegistryKind]] = {
+    "index:": "index",
+    "marketplace:": "marketplace",
+    "api:": "api",
+}
+
+
+class RegistrySource(BaseModel):
+    """One entry of ``SKILLS__REGISTRIES``: where to look for skills that are not installed.
+
+    Written as an object (``{"kind": "index", "location": "https://…/index.json"}``) or as
+    text: ``index:LOCATION``, ``marketplace:SOURCE``, ``api:URL``; text without a prefix is an
+    index when it ends in ``.json`` and a marketplace (a repository of skills) otherwise.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: RegistryKind
+    location: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="index: a path or https:// URL of the JSON index; marketplace: what "
+        "`skills install` takes (owner/repo, a git URL, a folder); api: the skillweave API's "
+        "base URL.",
+    )
+    name: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9._-]{1,64}$",
+        description="What results from it are labelled; default: its location.",
+    )
+    token: SecretStr | None = Field(
+        default=None, description="api: the bearer token of that API (sent only to it)."
+    )
+    key: str | None = Field(
+        default=None,
+        description="index: a key id of SKILLS__TRUST__KEYS the index must be signed by; "
+        "unset: an unsigned index is read, a signed one verified when its key is trusted.",
+    )
+
+    @field_validator("location")
+    @classmethod
+    def _no_control(cls, value: str) -> str:
+        if any(ord(char) < 32 for char in value):
+            raise ValueError("a registry location has no control characters")
+        return value.strip()
+
+    @property
+    def label(self) -> str:
+        """What the registry's results are labelled with."""
+        return self.name or self.location
+
+
 class SkillsSettings(BaseModel):
     """Where skills come from and how they are shown to the model."""
 
@@ -200,6 +259,59 @@ class SkillsSettings(BaseModel):
         "source whose git pointers lead outside it is refused on every door.",
     )
 
+    git_host: str = Field(
+        default="https://github.com",
+        min_length=1,
+        description="Where `owner/repo` sources (`skills install owner/repo`, registries) "
+        "are cloned from: `{git_host}/owner/repo.git`; an https:// or file:// base.",
+    )
+    registries: Annotated[list[RegistrySource], NoDecode] = Field(
+        default_factory=list,
+        description="Where `skills find`, GET /v1/registry/search and agents' find_skills "
+        "look for skills that are not installed, in order: a JSON list of "
+        "`index:PATH_OR_URL`, `marketplace:SOURCE` or `api:URL` (or objects with kind, "
+        "location, name, token, key).",
+    )
+    registry_cache_seconds: float = Field(
+        default=300.0,
+        ge=0,
+        description="How long a registry's listing is used before it is read again; 0: read "
+        "it on every search. A registry that cannot be read is answered from its last "
+        "listing, marked stale, for at most a day.",
+    )
+    registry_cache_dir: Path = Field(
+        default=Path("~/.skillweave/cache/registries"),
+        description="Where registry listings are cached between processes.",
+    )
+
+    @field_validator("git_host")
+    @classmethod
+    def _git_host_form(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("https://", "file://", "ssh://")):
+            raise ValueError("the git host is an https://, ssh:// or file:// base URL")
+        return value
+
+    @field_validator("registries", mode="before")
+    @classmethod
+    def _registries_as_typed(cls, value: object) -> object:
+        """Each entry as text (``index:…``, ``marketplace:…``, ``api:…``, or unprefixed) or
+        as an object."""
+        if isinstance(value, str):
+            if not value.strip().startswith("["):
+                value = [value]
+            else:
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    raise ValueError(
+                        "expected one registry, or a JSON list of them, e.g. "
+                        'SKILLS__REGISTRIES=\'["marketplace:acme/skills", "index:/srv/index.json"]\''
+                    ) from None
+        if not isinstance(value, list):
+            return value
+        return [_registry_entry(entry) for entry in value]
+
     @field_validator("dirs", mode="before")
     @classmethod
     def _dirs_as_typed(cls, value: object) -> object:
@@ -228,3 +340,15 @@ class SkillsSettings(BaseModel):
         for entry in self.dirs:
             out.append(bundled_skills_dir() if entry == BUNDLED else Path(entry).expanduser())
         return out
+
+
+def _registry_entry(entry: object) -> object:
+    """One ``SKILLS__REGISTRIES`` entry written as text, as an object."""
+    if not isinstance(entry, str):
+        return entry
+    text = entry.strip()
+    for prefix, kind in _REGISTRY_PREFIXES.items():
+        if text.startswith(prefix):
+            return {"kind": kind, "location": text[len(prefix) :]}
+    kind = "index" if text.lower().endswith(".json") else "marketplace"
+    return {"kind": kind, "location": text}
