@@ -36,20 +36,32 @@ The modules, in the order an install runs:
 * ``_staged``: the skills found in them, packaged with their signatures.
 * ``_installation``: storing them, admitted and audited, all or none (:func:`install_skills`).
 * ``_lockfile``: ``skills.lock`` (:class:`SkillsLock`).
+* ``_marketplace``: a Claude Code plugin marketplace (``.claude-plugin/marketplace.json``):
+  its plugins and their skill folders (:func:`read_marketplace`, :func:`plugin_skill_folders`).
 """
 
 from skillweave.skills.install._fetched import Fetched, fetched
 from skillweave.skills.install._installation import Installed, install_skills
 from skillweave.skills.install._lockfile import LOCK_FILE, LockedSkill, SkillsLock
+from skillweave.skills.install._marketplace import (
+    MARKETPLACE_FILE,
+    Marketplace,
+    MarketplacePlugin,
+    plugin_skill_folders,
+    read_marketplace,
+)
 from skillweave.skills.install._source import SkillSource, parse_source, source_allowed
 from skillweave.skills.install._staged import StagedSkill, find_skills, staged_skills
 from skillweave.skills.stored import SkillOrigin
 
 __all__ = [
     "LOCK_FILE",
+    "MARKETPLACE_FILE",
     "Fetched",
     "Installed",
     "LockedSkill",
+    "Marketplace",
+    "MarketplacePlugin",
     "SkillOrigin",
     "SkillSource",
     "SkillsLock",
@@ -58,6 +70,8 @@ __all__ = [
     "find_skills",
     "install_skills",
     "parse_source",
+    "plugin_skill_folders",
+    "read_marketplace",
     "source_allowed",
     "staged_skills",
 ]
