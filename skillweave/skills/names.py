@@ -16,6 +16,12 @@ lenient directory skill named ``PROBE-A`` or ``ｐｒｏｂｅ-ａ`` still loads
 (:data:`NOT_BOUND`, a warning of the loader), and gets nothing configured for ``probe-a``. The
 manager's side of the rule (the owner of the name and the version run) is
 ``skillweave.sandbox.bindings``.
+
+A reference may pin a version: ``name@VERSION`` (:func:`parse_pin`, the one parser every door
+uses: agent specs, the API's ``skill_ids``, the CLI), where VERSION is the skill's full version
+(64 hex digits) or a prefix of at least :data:`VERSION_PREFIX_MIN` of them, resolved against the
+store's versions where a run starts (``skills.stored``). A pin that cannot be one, or names no
+single stored version, is a :class:`SkillVersionError`.
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from skillweave.errors import SkillError
 from skillweave.skills.spec import NAME_MAX_LENGTH, name_problems
 
 __all__ = [
@@ -34,12 +42,18 @@ __all__ = [
     "SKILL_ID_PATTERN",
     "SKILL_REFERENCE_PATTERN",
     "UPLOADED_ROOT_MARKER",
+    "VERSION_LENGTH",
+    "VERSION_PREFIX_MIN",
+    "VERSION_SEPARATOR",
     "OwnerKind",
     "SkillOwner",
+    "SkillPin",
+    "SkillVersionError",
     "bound_name",
     "canonical_form",
     "is_scope",
     "name_key",
+    "parse_pin",
     "skill_id",
 ]
 
@@ -125,3 +139,111 @@ class SkillOwner:
         if self.kind == "directory":
             return f"the directory library {self.source}"
         return f"the uploaded skill {self.source!r}"
+
+
+# --- pins: name@VERSION ----------------------------------------------------------------------
+
+VERSION_SEPARATOR: Final = "@"
+"""What separates a skill's name from the version it is pinned to (``pdf@0123abcd``)."""
+
+VERSION_LENGTH: Final = 64
+"""Hex digits of a full version (the sha256 of the package: ``skills.versioning``)."""
+
+VERSION_PREFIX_MIN: Final = 8
+"""Fewest hex digits a pinned version may be given by: shorter prefixes collide too often
+to stay unique as versions are added."""
+
+_PINNED_VERSION: Final = re.compile(f"[0-9a-f]{{{VERSION_PREFIX_MIN},{VERSION_LENGTH}}}")
+_VERSIONS_SHOWN: Final = 10
+_SHORT: Final = 12
+
+VersionProblem = Literal["malformed", "unknown", "ambiguous"]
+
+
+class SkillVersionError(SkillError):
+    """A skill version that cannot be told: a pin that is not one, or a version (or prefix) that
+    names none, or several, of the skill's stored versions.
+
+    Attributes:
+        name: the skill.
+        version: the version (or prefix) as given.
+        problem: ``malformed``, ``unknown`` or ``ambiguous``.
+        versions: the skill's stored versions (full), newest first, that the message lists
+            (for ``ambiguous``: those the prefix matches).
+    """
+
+    def __init__(
+        self, name: str, version: str, *, problem: VersionProblem, versions: Sequence[str] = ()
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.problem = problem
+        self.versions = tuple(versions)
+        shown = ", ".join(v[:_SHORT] for v in self.versions[:_VERSIONS_SHOWN])
+        if len(self.versions) > _VERSIONS_SHOWN:
+            shown += f" and {len(self.versions) - _VERSIONS_SHOWN} more"
+        listing = f"`skillweave skills versions {name}` lists them"
+        match problem:
+            case "malformed":
+                given = f"{name}{VERSION_SEPARATOR}{version}"
+                given = given if len(given) <= 100 else f"{given[:80]}…{given[-12:]}"
+                message = (
+                    f"{given!r} is not a valid pin: name@VERSION pins a skill to"
+                    f" {VERSION_PREFIX_MIN} to {VERSION_LENGTH} hex digits of one of its versions"
+                    " (`skillweave skills versions NAME` lists them)"
+                )
+            case "unknown":
+                known = f" (its versions: {shown})" if shown else ""
+                message = (
+                    f"skill {name!r} has no stored version {version[:VERSION_LENGTH]!r}{known};"
+                    f" {listing}"
+                )
+            case "ambiguous":
+                message = (
+                    f"version {version!r} of skill {name!r} is ambiguous: it begins {shown};"
+                    " give more hex digits"
+                )
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class SkillPin:
+    """A skill reference split at its pin: ``name`` and the version asked (None: unpinned).
+
+    Attributes:
+        name: the reference without its pin (a name, ``ns.name``, an id, a scope).
+        version: lowercase hex, :data:`VERSION_PREFIX_MIN` to :data:`VERSION_LENGTH` digits,
+            or None when the reference pins nothing.
+    """
+
+    name: str
+    version: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether the pin names a full version (no store is needed to resolve it)."""
+        return self.version is not None and len(self.version) == VERSION_LENGTH
+
+    def __str__(self) -> str:
+        if self.version is None:
+            return self.name
+        return f"{self.name}{VERSION_SEPARATOR}{self.version}"
+
+
+def parse_pin(reference: str) -> SkillPin:
+    """`reference` (an agent's skill entry) split into the skill and the version it pins.
+
+    ``pdf`` pins nothing; ``pdf@0123abcd`` (hex, upper or lower case, at least
+    :data:`VERSION_PREFIX_MIN` digits) pins a version or a prefix of one. A scope
+    (``web.*@…``), an empty name or a version that is not hex refuses the reference.
+
+    Raises:
+        SkillVersionError: ``malformed``: the pin cannot be one.
+    """
+    name, separator, version = reference.rpartition(VERSION_SEPARATOR)
+    if not separator:
+        return SkillPin(reference)
+    version = version.lower()
+    if not name or is_scope(name) or _PINNED_VERSION.fullmatch(version) is None:
+        raise SkillVersionError(name, version, problem="malformed")
+    return SkillPin(name, version)
