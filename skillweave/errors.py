@@ -27,6 +27,8 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── SignatureError             a skill signature or signing key that cannot be read, or a
     │   │                              version the trust policy refuses (`status` says why)
     │   ├── SkillScanError             a new skill version's scan found what the policy blocks
+    │   ├── RegistryError              a skill registry (an index, a marketplace, another API)
+    │   │                              cannot be read, or its listing is refused (`registry`)
     │   ├── ToolSchemaError            a script's --help-json output is not a valid tool schema
     │   ├── DependencyError            declared dependencies: bad syntax, conflicts, too many
     │   └── SkillEnvironmentError      a skill's prepared environment is not available
@@ -96,6 +98,7 @@ __all__ = [
     "ModelError",
     "PackageError",
     "PoolExhaustedError",
+    "RegistryError",
     "ResourceError",
     "ResourceNotFoundError",
     "ResourcePathError",
@@ -285,6 +288,16 @@ class SkillScanError(SkillError):
             f"skill {name!r} version {version[:12]} is refused: its scan found what "
             f"skills.scan.policy blocks: {shown}{more}"
         )
+
+
+class RegistryError(SkillError):
+    """A skill registry (``skillweave.skills.registries``) that cannot be read, or whose
+    listing is refused (oversize, malformed, not signed by the key it must be); `registry`
+    is its label, and the message says which registry, what is wrong and what to do."""
+
+    def __init__(self, registry: str, message: str) -> None:
+        self.registry = registry
+        super().__init__(f"registry {registry!r}: {message}")
 
 
 class ToolSchemaError(SkillError):

@@ -1,0 +1,72 @@
+"""Ranking what the registries list against a query (:func:`rank`), with the selection
+strategies local search uses (``skills.selection``: keyword, bm25, embeddings, hybrid).
+
+A selector ranks distinct names, so the entries are grouped by name: a name is scored on its
+name and its descriptions (up to four different ones), and every entry of a name takes its
+score, in the order the registries were configured. Entries are deduplicated by name and
+version first: the first registry that lists a version wins. Called by the search
+(``_registries``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from skillweave.skills.registries._hits import RegistryHit
+from skillweave.skills.registries._index import IndexEntry
+from skillweave.skills.selection import SkillText, Strategy, make_selector
+
+__all__ = ["Candidate", "rank"]
+
+_DESCRIPTIONS_PER_NAME: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An entry a registry offers for ranking, with where it is from."""
+
+    entry: IndexEntry
+    registry: str
+    verified: bool
+    stale: bool = False
+
+
+def rank(
+    query: str, candidates: Sequence[Candidate], *, strategy: Strategy, top_k: int
+) -> list[RegistryHit]:
+    """The `top_k` candidates most relevant to `query`, best first, one per name and version."""
+    groups: dict[str, list[Candidate]] = {}
+    seen: set[tuple[str, str]] = set()
+    for candidate in candidates:
+        key = (candidate.entry.name, candidate.entry.version)
+        if key not in seen:
+            seen.add(key)
+            groups.setdefault(candidate.entry.name, []).append(candidate)
+    if not groups or top_k <= 0:
+        return []
+    texts = [
+        SkillText(
+            name=name,
+            description=" ".join(
+                dict.fromkeys(c.entry.description for c in group[:_DESCRIPTIONS_PER_NAME])
+            ),
+        )
+        for name, group in groups.items()
+    ]
+    hits: list[RegistryHit] = []
+    for found in make_selector(strategy, texts).search(query, top_k=top_k):
+        for candidate in groups[found.name]:
+            hits.append(
+                RegistryHit(
+                    entry=candidate.entry,
+                    registry=candidate.registry,
+                    score=float(found.score),
+                    verified=candidate.verified,
+                    stale=candidate.stale,
+                )
+            )
+            if len(hits) == top_k:
+                return hits
+    return hits
