@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     # Each resource's module names its router `router`; the front names them apart.
     agents_router: APIRouter
     network_router: APIRouter
+    registry_router: APIRouter
     runs_router: APIRouter
     skills_router: APIRouter
 
@@ -35,6 +36,7 @@ __all__ = [
     "open_agents",
     "open_runs",
     "open_skills",
+    "registry_router",
     "runs_router",
     "serve_uploaded_skills",
     "skills_router",
@@ -51,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "open_skills": "skills",
     "agents_router": "agents:router",
     "network_router": "network:router",
+    "registry_router": "registry:router",
     "runs_router": "runs:router",
     "skills_router": "skills:router",
     "serve_uploaded_skills": "skills",

@@ -39,6 +39,7 @@ from skillweave.cli import (
     demo,
     doctor,
     install,
+    registry,
     run_command,
     runs,
     sandbox,
@@ -68,6 +69,8 @@ skills.skills_app.command("approve")(install.approve)
 skills.skills_app.command("keygen")(trust.keygen)
 skills.skills_app.command("sign")(trust.sign)
 skills.skills_app.command("verify")(trust.verify)
+skills.skills_app.command("find")(registry.find)
+app.add_typer(registry.registry_app, name="registry")
 app.add_typer(sandbox.sandbox_app, name="sandbox")
 app.add_typer(runs.runs_app, name="runs")
 runs.runs_app.command("artifacts")(artifacts.artifacts)

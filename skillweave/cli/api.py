@@ -48,7 +48,13 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     """The API app over the settings' engine, with what the engine needs open. It serves at
     once: its engine is opened as the app starts, once Temporal and the store answer (waited
     for, :mod:`skillweave.cli.startup`; ``/healthz`` and the routes answer 503 meanwhile)."""
-    from skillweave.api import network_router, open_skills, serve_uploaded_skills, skills_router
+    from skillweave.api import (
+        network_router,
+        open_skills,
+        registry_router,
+        serve_uploaded_skills,
+        skills_router,
+    )
 
     # The store's skills are unpacked into a folder of this process's own, removed at the end.
     with owned_folder(settings, "api") as own:
@@ -74,7 +80,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
 
         yield create_api(
             own,
-            routers=[skills_router, network_router, agents_router, runs_router],
+            routers=[skills_router, network_router, registry_router, agents_router, runs_router],
             opening=opening,
         )
 

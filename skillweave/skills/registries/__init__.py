@@ -45,6 +45,7 @@ from skillweave.skills.registries._index_signing import (
     sign_index,
 )
 from skillweave.skills.registries._listing import Listed, Listing, verified_listing
+from skillweave.skills.registries._readers import RELAY_HEADER
 from skillweave.skills.registries._registries import Registries
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_HITS",
     "MAX_INDEX_BYTES",
     "MAX_INDEX_ENTRIES",
+    "RELAY_HEADER",
     "STALE_LIMIT",
     "BuiltEntry",
     "BuiltIndex",

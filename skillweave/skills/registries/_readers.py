@@ -23,11 +23,14 @@ from skillweave.skills.registries._hits import RegistryResults
 from skillweave.skills.registries._index import MAX_INDEX_BYTES, first_problem
 from skillweave.skills.registries._transport import fetch_bytes, is_http_url
 
-__all__ = ["MAX_API_BYTES", "list_marketplace", "read_index", "search_api"]
+__all__ = ["MAX_API_BYTES", "RELAY_HEADER", "list_marketplace", "read_index", "search_api"]
 
 MAX_API_BYTES: Final = 4 * 1024 * 1024
 """The most an api registry's answer may be (100 hits of full entries are under 1 MiB)."""
 SEARCH_PATH: Final = "/v1/registry/search"
+RELAY_HEADER: Final = "Skillweave-Registry-Relay"
+"""Sent with an api registry's search: the API asked answers from its own index and
+marketplace registries only, never relaying to its api registries (no loops)."""
 
 
 async def read_index(source: RegistrySource) -> bytes:
@@ -80,7 +83,7 @@ async def search_api(source: RegistrySource, query: str, *, top_k: int) -> Regis
         RegistryError: it cannot be read, or its answer is not a registry search's (one line).
     """
     url = f"{source.location.rstrip('/')}{SEARCH_PATH}?{urlencode({'q': query, 'k': top_k})}"
-    headers = {"Accept": "application/json"}
+    headers = {"Accept": "application/json", RELAY_HEADER: "1"}
     if source.token is not None:
         headers["Authorization"] = f"Bearer {source.token.get_secret_value()}"
     data = await fetch_bytes(url, registry=source.label, max_bytes=MAX_API_BYTES, headers=headers)

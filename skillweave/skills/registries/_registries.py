@@ -75,9 +75,16 @@ class Registries:
         return tuple(self._settings.registries)
 
     async def results(
-        self, query: str, *, top_k: int = 5, registry: str | None = None
+        self, query: str, *, top_k: int = 5, registry: str | None = None, relay: bool = True
     ) -> RegistryResults:
         """Search every registry (or the one labelled `registry`) for `query`.
+
+        Args:
+            query: what the skill should do.
+            top_k: at most this many hits (0 to :data:`MAX_HITS`).
+            registry: only the registry with this label.
+            relay: ask ``api`` registries too; False when answering another API's relay
+                (``_readers.RELAY_HEADER``), so that two APIs listing each other never loop.
 
         Raises:
             ConfigError: `registry` names none configured, `top_k` is out of range, or a
@@ -85,7 +92,7 @@ class Registries:
         """
         if not 0 <= top_k <= MAX_HITS:
             raise ConfigError(f"top_k must be between 0 and {MAX_HITS}, not {top_k}")
-        sources = self._chosen(registry)
+        sources = [s for s in self._chosen(registry) if relay or s.kind != "api"]
         read = await asyncio.gather(*(self._candidates(s, query, top_k) for s in sources))
         candidates = [c for found, _ in read for c in found]
         problems = [p for _, said in read for p in said]
