@@ -3,8 +3,9 @@
 It checks a call's arguments against the tool's schema as offered, then runs it:
 ``activate_skill`` (also the loop's preloads), ``read_skill_resource``, ``run_skill_script``,
 ``search_skills`` when the catalog offers it, script runs and an executable skill's own tools
-(``skillweave.agent.script_runs``), and the authoring calls (``skillweave.agent.drafts``) when
-the run may author. What the disclosure rules (``skillweave.agent.disclosure``) refuse is
+(``skillweave.agent.script_runs``), the authoring calls (``skillweave.agent.drafts``) when
+the run may author, and the registry calls (``skillweave.agent.acquisitions``) when it may
+acquire. What the disclosure rules (``skillweave.agent.disclosure``) refuse is
 answered as a tool result the model can act on. Called by the agent loop
 (``skillweave.agent.loop``). Pure: every side effect is one runtime call.
 """
@@ -12,6 +13,8 @@ answered as a tool result the model can act on. Called by the agent loop
 from __future__ import annotations
 
 from skillweave.agent import disclosure
+from skillweave.agent.acquisition import offers_find
+from skillweave.agent.acquisitions import Acquisitions
 from skillweave.agent.disclosure import (
     attachable,
     find_skill_tool,
@@ -48,6 +51,7 @@ class ToolDispatch:
         journal: the run's transcript and events.
         runs: the script runs (``run_skill_script`` and skill tools).
         drafts: the authoring calls.
+        acquisitions: the registry calls.
         top_k: how many skills a search returns.
     """
 
@@ -59,6 +63,7 @@ class ToolDispatch:
         journal: Journal,
         runs: ScriptRuns,
         drafts: Drafts,
+        acquisitions: Acquisitions,
         top_k: int,
     ) -> None:
         self._runtime = runtime
@@ -66,6 +71,7 @@ class ToolDispatch:
         self._journal = journal
         self._runs = runs
         self._drafts = drafts
+        self._acquisitions = acquisitions
         self._top_k = top_k
 
     async def call(self, state: AgentState, call: ToolCall, *, cut_off: bool = False) -> None:
@@ -86,6 +92,10 @@ class ToolDispatch:
                     await self._drafts.create(state, call)
                 case disclosure.PUBLISH_SKILL if state.authoring:
                     await self._drafts.publish(state, call)
+                case disclosure.FIND_SKILLS if offers_find(state):
+                    await self._acquisitions.find(state, call)
+                case disclosure.REQUEST_SKILL if offers_find(state) and state.found:
+                    await self._acquisitions.request(state, call)
                 case _:
                     tool = find_skill_tool(state.active, call.name)
                     if tool is None:
@@ -138,6 +148,7 @@ class ToolDispatch:
                 allowed=self._spec.skills,
                 pinned=self._spec.pinned,
                 taken_tools=disclosure.registered_tools(state.active),
+                acquired=state.acquired.get(name),
             ),
         )
         role = "tool" if call_id else "user"
@@ -217,4 +228,7 @@ class ToolDispatch:
         )
         self._journal.append_outcome(state, outcome, kind="tool")
         state.roots = state.roots + tuple(n for n in outcome.found if n not in state.roots)
+        # The model looked in its own library: what it found may not fit, so find_skills
+        # (acquisition on_miss) is offered from now on; the model judges the miss.
+        state.library_searched = True
         self._journal.emit(state, "skills_searched", tool=call.name, detail=query)

@@ -39,6 +39,10 @@ __all__ = [
     "CreateSkillInput",
     "CreateSkillOutcome",
     "DraftFile",
+    "FindSkillsInput",
+    "FindSkillsOutcome",
+    "InstallSkillInput",
+    "InstallSkillOutcome",
     "InvokeModelInput",
     "LimitsInput",
     "LoadSkillInput",
@@ -47,12 +51,16 @@ __all__ = [
     "PublishSkillOutcome",
     "ReadResourceInput",
     "RecordInput",
+    "RegistryOrigin",
+    "RegistrySkill",
     "RunScriptInput",
     "ScriptOutcome",
     "SearchInput",
     "SearchOutcome",
     "SkillExample",
     "SkillLoaded",
+    "SkillRequestChecked",
+    "SkillRequestInput",
     "ToolInvocation",
     "ToolOutcome",
     "TranscriptView",
@@ -161,6 +169,11 @@ class LoadSkillInput(_Model):
         default=(),
         description="Tool names the run's active skills registered: a new tool keeps its own "
         "name only while no other tool has it.",
+    )
+    acquired: str | None = Field(
+        default=None,
+        description="The version of a skill this run had installed (request_skill): loaded "
+        "at it from the store, whatever the allowlist or pins say.",
     )
 
 
@@ -327,26 +340,132 @@ class PublishSkillOutcome(ToolOutcome):
     published: bool = False
 
 
+_VERSION: Final = r"^[0-9a-f]{64}$"
+
+
+class RegistryOrigin(_Model):
+    """Where a registry skill comes from: the registry that lists it, and the source, ref,
+    commit and folder its entry names (what an install reads, and records as its origin)."""
+
+    registry: str = Field(min_length=1, max_length=2_048, description="The registry's label.")
+    source: str = Field(min_length=1, max_length=2_048, description="A git URL or a path.")
+    kind: Literal["git", "zip", "folder"] = "git"
+    ref: str | None = Field(default=None, max_length=200)
+    commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+    path: str | None = Field(default=None, max_length=1_000)
+
+    def describe(self) -> str:
+        """``registry (source@commit path)`` in a line."""
+        at = self.commit[:12] if self.commit else self.ref
+        where = self.source + (f"@{at}" if at else "") + (f" {self.path}" if self.path else "")
+        return f"{self.registry} ({where})"
+
+
+class RegistrySkill(_Model):
+    """A registry skill ``find_skills`` found: its name, registry and version."""
+
+    name: str
+    registry: str
+    version: str = Field(pattern=_VERSION)
+
+
+class FindSkillsInput(_Model):
+    """``find_skills``: the registries searched for a query."""
+
+    run_id: str
+    seq: int
+    tool_call_id: str
+    query: str = Field(min_length=1, max_length=1_000)
+    top_k: int = Field(default=5, ge=1, le=200)
+    registries: tuple[str, ...] | None = Field(
+        default=None, description="The registry labels the agent may use; None: all."
+    )
+
+
+class FindSkillsOutcome(ToolOutcome):
+    """What ``find_skills`` found (stored as its tool result): ``request_skill`` may name them."""
+
+    found: tuple[RegistrySkill, ...] = ()
+
+
+class SkillRequestInput(_Model):
+    """``request_skill``, before anyone is asked: find the entry, fetch and stage the skill,
+    check its version, scan it and check its signature."""
+
+    run_id: str
+    seq: int = Field(description="Where a refusal is stored (else the install's result is).")
+    tool_call_id: str
+    name: str = Field(min_length=1, max_length=64)
+    registry: str | None = Field(default=None, description="The registry find_skills named.")
+    registries: tuple[str, ...] | None = None
+
+
+class SkillRequestChecked(ToolOutcome):
+    """A checked request: `ready` (nothing stored yet: a person is asked next) with what they
+    read, or refused (`is_error`, the refusal stored at `seq` as the tool result)."""
+
+    ready: bool = False
+    name: str
+    version: str = ""
+    origin: RegistryOrigin | None = None
+    scan: str = Field(default="", max_length=1_000, description="The scan, in a line.")
+    decision: str = Field(default="", description="What skills.scan.policy makes of it.")
+    signature: str = Field(default="", max_length=500, description="Its signature, in words.")
+
+
+class InstallSkillInput(_Model):
+    """``request_skill``, once a person approved: install exactly the version they saw."""
+
+    run_id: str
+    seq: int
+    tool_call_id: str
+    name: str = Field(min_length=1, max_length=64)
+    version: str = Field(pattern=_VERSION)
+    origin: RegistryOrigin
+    approved_by: str = Field(default="", max_length=200)
+
+
+class InstallSkillOutcome(ToolOutcome):
+    installed: bool = False
+    version: str = ""
+
+
 class ApprovalRequest(_Model):
-    """Something that waits for a person's approval: a script run (``AgentSpec.approvals``)
-    or the publication of a skill the agent wrote (``publish_skill``), with its scan report."""
+    """Something that waits for a person's approval: a script run (``AgentSpec.approvals``),
+    the publication of a skill the agent wrote (``publish_skill``), with its scan report, or
+    the install of a registry skill the agent asked for (``request_skill``), with its origin,
+    scan and signature."""
 
     seq: int
     skill: str
     script: str
     args: tuple[str, ...] = ()
     timeout_seconds: float = Field(gt=0)
-    action: Literal["run", "publish"] = "run"
-    version: str = Field(default="", description="The version to publish.")
+    action: Literal["run", "publish", "install"] = "run"
+    version: str = Field(default="", description="The version to publish or install.")
     report: str = Field(
         default="", max_length=4_000, description="What an approver reads first: the scan."
     )
+    origin: RegistryOrigin | None = Field(
+        default=None, description="install: the registry and source it comes from."
+    )
+    decision: str = Field(default="", description="install: what the scan policy decided.")
+    signature: str = Field(default="", max_length=500, description="install: its signature.")
 
     def describe(self) -> str:
         """What is asked, in a line (the Temporal UI, ``runs show``)."""
         if self.action == "publish":
             scan = f" (scan: {self.report})" if self.report else ""
             return f"publish the skill {self.skill} version {self.version[:12]}{scan}"
+        if self.action == "install":
+            origin = f" from {self.origin.describe()}" if self.origin is not None else ""
+            scan = f"; scan: {self.report}" if self.report else ""
+            decision = f" ({self.decision})" if self.decision else ""
+            signature = f"; signature: {self.signature}" if self.signature else ""
+            return (
+                f"install the skill {self.skill} version {self.version[:12]}{origin}"
+                f"{scan}{decision}{signature}"
+            )
         return f"{self.skill}/{self.script}"
 
 

@@ -38,6 +38,10 @@ from skillweave.agent.effect_models import (
     CatalogResult,
     CreateSkillInput,
     CreateSkillOutcome,
+    FindSkillsInput,
+    FindSkillsOutcome,
+    InstallSkillInput,
+    InstallSkillOutcome,
     InvokeModelInput,
     LimitsInput,
     LoadSkillInput,
@@ -51,6 +55,8 @@ from skillweave.agent.effect_models import (
     SearchInput,
     SearchOutcome,
     SkillLoaded,
+    SkillRequestChecked,
+    SkillRequestInput,
     ToolOutcome,
     WaitInput,
 )
@@ -61,9 +67,12 @@ from skillweave.errors import ConfigError
 __all__ = [
     "CREATE_SKILL",
     "EFFECTS",
+    "FIND_SKILLS",
+    "INSTALL_SKILL",
     "INVOKE_MODEL",
     "LOAD_SKILL",
     "PREPARE_CATALOG",
+    "PREPARE_SKILL_REQUEST",
     "PUBLISH_SKILL",
     "READ_SKILL_RESOURCE",
     "RECORD_TRANSCRIPT",
@@ -253,6 +262,37 @@ PUBLISH_SKILL: Final = SideEffect[PublishSkillInput, PublishSkillOutcome](
     phase="activating",
     heartbeat=True,
 )
+FIND_SKILLS: Final = SideEffect[FindSkillsInput, FindSkillsOutcome](
+    name="find_skills",
+    input=FindSkillsInput,
+    output=FindSkillsOutcome,
+    summary=lambda request, state: f"find registry skills for {request.query!r}",
+    retry_name=lambda request: "find registry skills",
+    phase="searching",
+    heartbeat=True,  # a registry's index may be fetched
+)
+PREPARE_SKILL_REQUEST: Final = SideEffect[SkillRequestInput, SkillRequestChecked](
+    name="prepare_skill_request",
+    input=SkillRequestInput,
+    output=SkillRequestChecked,
+    summary=lambda request, state: f"check registry skill {request.name}",
+    retry_name=lambda request: f"check registry skill {request.name}",
+    phase="searching",
+    timeout="script",  # fetching its source and scanning it
+    heartbeat=True,
+)
+INSTALL_SKILL: Final = SideEffect[InstallSkillInput, InstallSkillOutcome](
+    name="install_skill",
+    input=InstallSkillInput,
+    output=InstallSkillOutcome,
+    summary=lambda request, state: f"install skill {request.name}",
+    retry_name=lambda request: f"install skill {request.name}",
+    phase="activating",
+    timeout="script",  # fetching its source again, scanning it, storing it
+    heartbeat=True,
+    # Its idempotency marker is keyed on the run and this seq (engines._acquisition).
+    activity_id=lambda request: f"install-skill-{request.seq}",
+)
 RUN_LIMITS: Final = SideEffect[LimitsInput, ActivityTimeouts](
     name="run_limits",
     input=LimitsInput,
@@ -274,6 +314,9 @@ EFFECTS: Final[tuple[SideEffect[Any, Any], ...]] = (
     RECORD_TRANSCRIPT,
     CREATE_SKILL,
     PUBLISH_SKILL,
+    FIND_SKILLS,
+    PREPARE_SKILL_REQUEST,
+    INSTALL_SKILL,
     RUN_LIMITS,
 )
 """Every side effect of an agent run: the worker registers one activity per entry."""

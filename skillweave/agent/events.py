@@ -39,6 +39,9 @@ EventKind = Literal[
     "approval_decided",
     "skill_drafted",
     "skill_published",
+    "registry_searched",
+    "skill_requested",
+    "skill_installed",
     "run_finished",
 ]
 

@@ -33,7 +33,7 @@ Budgets (turns, tokens, script runs) end the run with status ``budget_exhausted`
 Infrastructure failures raised by the runtime end it as ``failed`` and propagate.
 
 The loop drives the turns; its collaborators do the rest: ``skillweave.agent.dispatch``
-answers tool calls (with ``script_runs``, ``approvals`` and ``drafts``),
+answers tool calls (with ``script_runs``, ``approvals``, ``drafts`` and ``acquisitions``),
 ``skillweave.agent.journal`` records the transcript and events, ``skillweave.agent.refusals``
 holds the budget checks and ``skillweave.agent.replies`` reads what the model sent back.
 """
@@ -45,6 +45,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from skillweave.agent.acquisitions import Acquisitions
 from skillweave.agent.approvals import Approvals
 from skillweave.agent.compaction import compact
 from skillweave.agent.disclosure import attachable
@@ -98,6 +99,7 @@ def new_state(
         task=task,
         budgets=spec.limits,
         authoring=spec.authoring.enabled,
+        acquisition=spec.acquisition.offer if spec.acquisition.enabled else "off",
         store_id=store_id,
         inputs=list(inputs),
         artifacts={ref.key: ref for ref in inputs},
@@ -145,6 +147,7 @@ class AgentLoop:
             journal=self._journal,
             runs=ScriptRuns(runtime, spec, self._journal, approvals),
             drafts=Drafts(runtime, spec, self._journal, approvals),
+            acquisitions=Acquisitions(runtime, spec, self._journal, approvals, top_k=self._top_k),
             top_k=self._top_k,
         )
 
@@ -207,6 +210,8 @@ class AgentLoop:
         state.system = system_prompt(self.spec, result.catalog)
         state.roots = result.roots
         state.search_enabled = result.search_enabled
+        # With no search_skills, the whole catalog is in view: the model judges a miss itself.
+        state.library_searched = state.library_searched or not result.search_enabled
         state.aliases = dict(result.aliases)
         count = len(result.roots)
         self._journal.emit(

@@ -246,7 +246,8 @@ def _skill_published(event: AgentEvent) -> Line:
 
 
 def _authored(label: str, event: AgentEvent, *, ok: bool) -> Line:
-    """A skill the run wrote: its name and version, kept (published) or not, and why."""
+    """A skill the run wrote or asked for: its name and version, kept (published, checked,
+    installed) or not, and why."""
     return Line(
         label,
         "name",
@@ -257,6 +258,19 @@ def _authored(label: str, event: AgentEvent, *, ok: bool) -> Line:
             _then(first_line(event.detail, TEXT_CHARS)),
         ),
     )
+
+
+def _registry_searched(event: AgentEvent) -> Line:
+    return Line("registries", parts=_parts(Part(one_line(event.detail))))
+
+
+def _skill_requested(event: AgentEvent) -> Line:
+    """A registry skill the run asked for: checked (a person is asked next) or refused."""
+    return _authored("requested", event, ok=event.status == "checked")
+
+
+def _skill_installed(event: AgentEvent) -> Line:
+    return _authored("installed", event, ok=event.status == "installed")
 
 
 def _run_finished(event: AgentEvent) -> Line:
@@ -285,6 +299,9 @@ _RENDERINGS: Final[dict[EventKind, Callable[[AgentEvent], Line]]] = {
     "approval_decided": _approval_decided,
     "skill_drafted": _skill_drafted,
     "skill_published": _skill_published,
+    "registry_searched": _registry_searched,
+    "skill_requested": _skill_requested,
+    "skill_installed": _skill_installed,
     "run_finished": _run_finished,
 }
 

@@ -15,13 +15,15 @@ how the catalog is shown, optional pre-inference preload, and the run's limits::
     follow_up_seconds: 0               # after an answer, wait this long for a follow-up
     approvals: {skills: [deploy-tool], timeout_seconds: 3600}   # runs that need a person's OK
     authoring: {enabled: false, max_drafts: 5}   # create_skill / publish_skill
+    acquisition: {enabled: false, registries: null, max_installs: 3, offer: on_miss}
+                                       # find_skills / request_skill (registry installs)
 
 Parsing is pure (the text in, a model out); reading the file is the caller's business.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -32,6 +34,7 @@ from skillweave.errors import AgentSpecError
 
 __all__ = [
     "DEFAULT_INSTRUCTION",
+    "AcquisitionOptions",
     "AgentSpec",
     "ApprovalOptions",
     "AuthoringOptions",
@@ -101,6 +104,28 @@ class AuthoringOptions(BaseModel):
     max_drafts: int = Field(default=5, ge=1, le=50, description="Drafts one run may create.")
 
 
+class AcquisitionOptions(BaseModel):
+    """Skills the agent asks to have installed from the registries (``find_skills``,
+    ``request_skill``): off unless the spec turns it on. A request is checked (the entry's
+    version, its scan, its signature) before a person is asked; approved, the skill is
+    installed for everyone and this run may activate it at once."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = False
+    registries: tuple[str, ...] | None = Field(
+        default=None,
+        description="The labels of the SKILLS__REGISTRIES entries to search; None: all of them.",
+    )
+    max_installs: int = Field(default=3, ge=1, le=20, description="Installs one run may make.")
+    offer: Literal["on_miss", "always"] = Field(
+        default="on_miss",
+        description="on_miss: find_skills once the run looked in its own library first (after "
+        "a search_skills call, or at once when the run has no search_skills: its whole catalog "
+        "is in view); always: from the first turn.",
+    )
+
+
 class PinnedSkill(BaseModel):
     """A skill at the version a run was started with (see ``AgentSpec.pinned``)."""
 
@@ -129,6 +154,7 @@ class AgentSpec(BaseModel):
     )
     approvals: ApprovalOptions = Field(default_factory=ApprovalOptions)
     authoring: AuthoringOptions = Field(default_factory=AuthoringOptions)
+    acquisition: AcquisitionOptions = Field(default_factory=AcquisitionOptions)
     pinned: tuple[PinnedSkill, ...] | None = Field(
         default=None,
         description="Set when a run starts from a stored agent (the API): the run sees exactly "

@@ -34,6 +34,7 @@ __all__ = [
     "Budgets",
     "DraftSkill",
     "EntryKind",
+    "FoundSkill",
     "RunStatus",
     "SkillTool",
     "TranscriptEntry",
@@ -108,6 +109,15 @@ class DraftSkill(BaseModel):
     report: str = ""
 
 
+class FoundSkill(BaseModel):
+    """A registry skill ``find_skills`` found: which registry lists it, at which version."""
+
+    model_config = ConfigDict(frozen=True)
+
+    registry: str
+    version: str
+
+
 class TranscriptEntry(BaseModel):
     """One message of the transcript, stored at ``transcript_key(run_id, seq)``."""
 
@@ -162,6 +172,22 @@ class AgentState(BaseModel):
     )
     drafts: dict[str, DraftSkill] = Field(
         default_factory=dict, description="Skills this run wrote (create_skill), by name."
+    )
+    acquisition: Literal["off", "on_miss", "always"] = Field(
+        default="off", description="When find_skills is offered (the agent's acquisition)."
+    )
+    library_searched: bool = Field(
+        default=False,
+        description="The run looked in its own library first (a search_skills call, or it has "
+        "none: its whole catalog is in view): find_skills is offered under acquisition on_miss.",
+    )
+    found: dict[str, FoundSkill] = Field(
+        default_factory=dict, description="Registry skills find_skills found, by name."
+    )
+    acquired: dict[str, str] = Field(
+        default_factory=dict,
+        description="Skills this run had installed (request_skill), by name: the version it "
+        "activates, whatever the agent's allowlist or pins say.",
     )
     transcript: list[TranscriptEntry] = Field(
         default_factory=list, description="The window of entries from seq ``folded`` on."

@@ -7,6 +7,7 @@ so the model is never offered a call the loop would refuse for a reason it canno
 
 from __future__ import annotations
 
+from skillweave.agent.acquisition import acquisition_specs
 from skillweave.agent.authoring import authoring_specs
 from skillweave.agent.disclosure import (
     ACTIVATE_SKILL,
@@ -35,8 +36,9 @@ __all__ = [
 
 def tool_specs(state: AgentState) -> tuple[ToolSpec, ...]:
     """The tools offered on the next model call of the run `state` (with ``create_skill`` and
-    ``publish_skill`` when its agent writes skills)."""
+    ``publish_skill`` when its agent writes skills, ``find_skills`` and ``request_skill`` when
+    it asks for registry skills: ``skillweave.agent.acquisition``)."""
     specs = _tool_specs(roots=state.roots, active=state.active, search=state.search_enabled)
     if state.authoring:
         specs = (*specs, *authoring_specs(state.drafts))
-    return specs
+    return (*specs, *acquisition_specs(state))

@@ -68,17 +68,21 @@ class Activations:
 
     async def load(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools. A
-        skill the run wrote (``draft``) is its draft's package, stored when it was made."""
+        skill the run wrote (``draft``) is its draft's package, stored when it was made; one
+        it had installed (``acquired``), that version's stored package."""
         notes: list[str] = []
-        if request.draft is not None:
-            skill = await self._views.skill_at(request.skill, request.draft)
+        # A draft, or a skill the run had installed (request_skill): that version, from the
+        # store, whatever the allowlist or pins say.
+        stored = request.draft or request.acquired
+        if stored is not None:
+            skill = await self._views.skill_at(request.skill, stored)
             children: list[Skill] = []
         else:
             skill, view = await self._views.skill(request.skill, request.allowed, request.pinned)
-        refused = await self._trusted(skill, notes, own=request.draft is None)
+        refused = await self._trusted(skill, notes, own=stored is None)
         if refused is not None:
             return await self._refused(request, skill, refused)
-        if request.draft is None:
+        if stored is None:
             try:
                 await publish_skill(self._store, skill)
             except (PackageError, InvalidKeyError) as exc:

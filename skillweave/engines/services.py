@@ -2,7 +2,8 @@
 
 One async method per side effect, named as its activity (``prepare_catalog``,
 ``invoke_model``, ``load_skill``, ``read_skill_resource``, ``run_skill_script``,
-``search_skills``, ``create_skill``, ``publish_skill``, ``record_transcript``), each taking
+``search_skills``, ``create_skill``, ``publish_skill``, ``find_skills``,
+``prepare_skill_request``, ``install_skill``, ``record_transcript``), each taking
 the side effect's input model and returning its result model. The direct engine calls them
 through a JSON round-trip; the Temporal engine's activities wrap the very same methods. It is
 the one object the worker and the direct engine hold; the work is done by its collaborators,
@@ -16,6 +17,8 @@ one per seam:
   :class:`~skillweave.engines._script_executor.ScriptExecutor`: script runs on the manager;
 - :class:`~skillweave.engines._skill_search.SkillSearch`: search;
 - :class:`~skillweave.engines.authoring.SkillAuthoring`: skills the agent writes;
+- :class:`~skillweave.engines._acquisition.SkillAcquisition` and
+  :class:`~skillweave.engines._installer.RegistryInstaller`: registry skills the agent asks for;
 - :class:`~skillweave.engines.transcript.TranscriptRecorder`: the transcript, where every
   one of them stores what it produced. Tool outputs are written where they are produced, and
   only their size and the summary go back to the loop, so neither the loop's state nor a
@@ -41,6 +44,10 @@ from skillweave.agent import (
     CatalogResult,
     CreateSkillInput,
     CreateSkillOutcome,
+    FindSkillsInput,
+    FindSkillsOutcome,
+    InstallSkillInput,
+    InstallSkillOutcome,
     InvokeModelInput,
     LoadSkillInput,
     ModelTurn,
@@ -54,10 +61,14 @@ from skillweave.agent import (
     SearchOutcome,
     SideEffect,
     SkillLoaded,
+    SkillRequestChecked,
+    SkillRequestInput,
     ToolOutcome,
 )
 from skillweave.config import Settings
+from skillweave.engines._acquisition import SkillAcquisition
 from skillweave.engines._activation import Activations
+from skillweave.engines._installer import RegistryInstaller
 from skillweave.engines._model_calls import ModelCalls
 from skillweave.engines._resource_reads import ResourceReads
 from skillweave.engines._script_executor import ScriptExecutor
@@ -71,6 +82,8 @@ from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.llm import ModelProvider, ModelProviders
 from skillweave.sandbox import TOOL_SCHEMA_RUN_ID, SandboxClient
 from skillweave.skills import SkillLibrary, SkillRegistry
+from skillweave.skills.library import package_limits
+from skillweave.skills.registries import Registries
 from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
 
@@ -141,6 +154,24 @@ class AgentServices:
             settings=skills,
             reviewer=skill_reviewer(settings),
         )
+        registries = Registries(skills)
+        self.acquisition = SkillAcquisition(
+            self.views,
+            registries=registries,
+            transcript=self.transcript,
+            settings=skills,
+            limits=package_limits(skills),
+            reviewer=skill_reviewer(settings),
+        )
+        self.installer = RegistryInstaller(
+            self.views,
+            registries=registries,
+            transcript=self.transcript,
+            audit=self.audit,
+            store=store,
+            settings=skills,
+            reviewer=skill_reviewer(settings),
+        )
 
     # --- what callers read of it -----------------------------------------------------------
 
@@ -200,7 +231,8 @@ class AgentServices:
 
     def serve_library(self, library: SkillLibrary) -> None:
         """Serve `library` (the whole library: directories and the store's skills) from now
-        on, and reload it after a run publishes a skill, so that later runs find it at once
+        on, and reload it after a run publishes or installs a skill, so that later runs find
+        it at once
         (every other change arrives with the reload loop, ``skills.reload.reloading``)."""
         if library.registry is not None:
             self.use_registry(library.registry)
@@ -209,6 +241,7 @@ class AgentServices:
             self.use_registry(await library.reload())
 
         self.authoring.published = published
+        self.installer.installed = published
 
     async def aclose(self) -> None:
         """Anchor the audit log's last records in a checkpoint (whoever opened the services
@@ -255,6 +288,19 @@ class AgentServices:
     async def publish_skill(self, request: PublishSkillInput) -> PublishSkillOutcome:
         """An approved draft stored as an uploaded skill and served."""
         return await self.authoring.publish(request)
+
+    async def find_skills(self, request: FindSkillsInput) -> FindSkillsOutcome:
+        """Registry skills that fit a query; ``request_skill`` may name them."""
+        return await self.acquisition.find(request)
+
+    async def prepare_skill_request(self, request: SkillRequestInput) -> SkillRequestChecked:
+        """A registry skill checked before a person is asked: its entry, version, signature
+        and scan."""
+        return await self.acquisition.prepare(request)
+
+    async def install_skill(self, request: InstallSkillInput) -> InstallSkillOutcome:
+        """An approved registry skill installed (audited, exactly once) and served."""
+        return await self.installer.install(request)
 
     async def record_transcript(self, request: RecordInput) -> None:
         """Store messages the loop made itself (no model call carried them)."""

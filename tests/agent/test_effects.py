@@ -45,6 +45,9 @@ def test_every_effect_is_found_by_its_name_and_the_names_never_change() -> None:
         "record_transcript",
         "create_skill",
         "publish_skill",
+        "find_skills",
+        "prepare_skill_request",
+        "install_skill",
         "run_limits",
     ]
     for effect in EFFECTS:

@@ -29,6 +29,9 @@ INPUT_ARTIFACTS: Final = "input_artifacts"
 CREATE_SKILL: Final = "create_skill"
 PUBLISH_SKILL: Final = "publish_skill"
 """An agent run's own authoring tools, when its spec allows (``skillweave.agent.authoring``)."""
+FIND_SKILLS: Final = "find_skills"
+REQUEST_SKILL: Final = "request_skill"
+"""An agent run's registry tools, when its spec allows (``skillweave.agent.acquisition``)."""
 
 OWN_TOOLS: Final = frozenset(
     {
@@ -39,6 +42,8 @@ OWN_TOOLS: Final = frozenset(
         SEARCH_SKILLS,
         CREATE_SKILL,
         PUBLISH_SKILL,
+        FIND_SKILLS,
+        REQUEST_SKILL,
     }
 )
 """The tools of the front doors themselves (an executable skill's tools are the others)."""

@@ -1,0 +1,232 @@
+"""The loop's side of installs an agent asks for (issue 45, part 3), with real services, store
+and a registry of a local git repository; a scripted model and the fake sandbox.
+
+When ``find_skills`` and ``request_skill`` are offered (off by default; ``on_miss``: once the
+run searched its own library, or has no search), what is refused before anyone is asked (a
+skill not found yet, one installed already), the person's decision (approved: installed,
+pinned and activated although the agent's allowlist does not name it; refused: a tool error,
+nothing stored), and how each step reads in every view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skillweave.agent import AgentSpec, event_line
+from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, CatalogOptions
+from skillweave.config import Settings
+from skillweave.engines import AgentServices, DirectEngine, RunRequest
+from skillweave.errors import AgentError
+from skillweave.llm.scripted import ScriptedProvider
+from skillweave.skills.stored import StoredSkills
+from skillweave.storage.audit import AuditLog
+from skillweave.storage.local import LocalArtifactStore
+from tests.agent.harness import FakeSandbox, RecordingProvider, Run, sample_library
+from tests.engines.registry_skills import (
+    LABEL,
+    TALLY,
+    registry_setting,
+    skill_repository,
+    write_index,
+)
+
+ASKING = AgentSpec(
+    skills=("notes",),  # the allowlist does not name the registry skill
+    catalog=CatalogOptions(mode="auto"),
+    acquisition=AcquisitionOptions(enabled=True, max_installs=1),
+    approvals=ApprovalOptions(timeout_seconds=30),
+)
+
+FIND = f"""
+turns:
+  - tool_calls: [{{name: search_skills, arguments: {{query: tally words}}}}]
+    expect: {{tools_exclude: [find_skills, request_skill]}}
+  - tool_calls:
+      - {{name: request_skill, arguments: {{name: {TALLY}}}}}
+      - {{name: find_skills, arguments: {{query: tally the words of a text}}}}
+    expect:
+      tools_include: [find_skills]
+      tools_exclude: [request_skill]
+"""
+
+
+def asking_script(decision_turns: str) -> str:
+    return FIND + textwrap.indent(textwrap.dedent(decision_turns), "  ")
+
+
+async def run_with_decision(
+    tmp_path: Path, script: str, decision: ApprovalDecision | None, *, spec: AgentSpec = ASKING
+) -> tuple[Run, Settings]:
+    """Run `script` to its end on the direct engine, `decision` given to its approval."""
+    repo = skill_repository(tmp_path / "library")
+    index = write_index(repo, tmp_path / "index.json")
+    settings = Settings(_env_file=None, skills={"registries": registry_setting(index)})
+    store = LocalArtifactStore(tmp_path / "store")
+    sandbox = FakeSandbox(store)
+    provider = RecordingProvider(ScriptedProvider.from_yaml(script))
+    services = AgentServices(
+        settings=settings,
+        registry=sample_library(tmp_path / "skills"),
+        store=store,
+        provider=provider,
+        model="scripted",
+        sandbox=sandbox,  # type: ignore[arg-type]
+    )
+    engine = DirectEngine(services)
+    run_id = "run-acquisition"
+    await engine.start(RunRequest(run_id=run_id, task="Tally 'a b c'.", agent=spec))
+
+    async def decide() -> None:
+        while decision is not None:
+            try:
+                await engine.approve(run_id, decision)
+                return
+            except AgentError:  # not waiting yet
+                await asyncio.sleep(0.02)
+
+    deciding = asyncio.create_task(decide())
+    events = [event async for event in engine.events(run_id)]
+    result = await engine.result(run_id)
+    deciding.cancel()
+    await services.aclose()
+    return Run(result, events, engine, store, sandbox, provider), settings
+
+
+async def test_an_approved_request_is_installed_pinned_and_used_in_the_same_run(
+    tmp_path: Path,
+) -> None:
+    script = asking_script(
+        f"""
+          - tool_calls: [{{name: request_skill, arguments: {{name: {TALLY}}}}}]
+            expect:
+              tool_results:
+                - {{is_error: true, contains: "no tool named 'request_skill'"}}
+                - {{not_error: true, contains: "registry: {LABEL}"}}
+              tools_include: [request_skill]
+          - tool_calls:
+              - {{name: activate_skill, arguments: {{name: {TALLY}}}}}
+              - {{name: request_skill, arguments: {{name: {TALLY}}}}}
+            expect: {{tool_results: [{{not_error: true, contains: "Installed '{TALLY}'"}}]}}
+          - tool_calls:
+              - {{name: run_skill_script,
+                 arguments: {{skill: {TALLY}, script: scripts/tally.py, args: [a, b, c]}}}}
+            expect:
+              tool_results:
+                - {{not_error: true, contains: '<skill_content name="{TALLY}">'}}
+                - {{is_error: true, contains: "installed for this run already"}}
+          - say: "{{{{last_result}}}}"
+            expect: {{tool_results: [{{not_error: true, contains: "tally: 3"}}]}}
+        """
+    )
+    run, settings = await run_with_decision(
+        tmp_path, script, ApprovalDecision(approved=True, by="ops")
+    )
+
+    assert run.result.status == "completed", run.result.reason
+    assert "tally: 3" in (run.result.answer or "")
+    # Asked for before find_skills found it: not offered yet, so refused.
+    refused = [e.detail for e in run.events if e.kind == "tool_refused"]
+    assert "find_skills" in refused[0]
+    [requested] = [e for e in run.events if e.kind == "skill_requested"]
+    [installed] = [e for e in run.events if e.kind == "skill_installed"]
+    assert (requested.status, installed.status) == ("checked", "installed")
+    assert requested.version == installed.version
+    version = installed.version
+    assert version is not None
+    [asked] = [e for e in run.events if e.kind == "approval_requested"]
+    assert asked.detail.startswith(f"install the skill {TALLY} version {version[:12]} from lab (")
+    assert "scan:" in asked.detail
+    assert "signature: unsigned" in asked.detail
+    activated = [(e.skill, e.version) for e in run.events if e.kind == "skill_activated"]
+    assert activated == [(TALLY, version)]
+    # Every view has a line for each new step.
+    lines = [event_line(e).plain() for e in run.events]
+    assert any(line.startswith(f"requested · {TALLY} @ {version[:12]} · checked") for line in lines)
+    assert any(
+        line.startswith(f"installed · {TALLY} @ {version[:12]} · installed") for line in lines
+    )
+    assert any(line.startswith("registries · 'tally the words") for line in lines)
+
+    stored = await StoredSkills(run.store).get(TALLY)
+    assert stored is not None
+    assert (stored.latest, stored.enabled, len(stored.versions)) == (version, True, 1)
+    origin = stored.latest_version.origin
+    assert origin is not None
+    assert (origin.kind, origin.path) == ("git", f"skills/{TALLY}")
+    audit = AuditLog.from_settings(settings.audit, run.store)
+    records = [r async for r in audit.read(skill=TALLY)]
+    [install] = [r for r in records if r.event == "install"]
+    assert install.run == run.result.run_id
+    assert install.actor == f"run {run.result.run_id}"
+    assert install.details["registry"] == LABEL
+    assert install.details["approved_by"] == "ops"
+    [approval] = [r for r in records if r.event == "approval"]
+    assert (approval.actor, approval.details["decision"]) == ("ops", "installed")
+
+
+async def test_a_refused_request_is_a_tool_error_and_installs_nothing(tmp_path: Path) -> None:
+    script = asking_script(
+        f"""
+          - tool_calls: [{{name: request_skill, arguments: {{name: {TALLY}}}}}]
+          - say: "Not installed."
+            expect:
+              tool_results:
+                - {{is_error: true, contains: "was not approved: not this one. Do not request"}}
+        """
+    )
+    run, _ = await run_with_decision(
+        tmp_path, script, ApprovalDecision(approved=False, note="not this one", by="ops")
+    )
+
+    assert run.result.status == "completed", run.result.reason
+    assert [e.status for e in run.events if e.kind == "approval_decided"] == ["denied"]
+    assert not [e for e in run.events if e.kind == "skill_installed"]
+    assert await StoredSkills(run.store).get(TALLY) is None
+
+
+async def test_find_skills_is_offered_from_the_start_when_asked_to_and_never_when_off(
+    tmp_path: Path,
+) -> None:
+    always = ASKING.model_copy(
+        update={"acquisition": AcquisitionOptions(enabled=True, offer="always")}
+    )
+    script = """
+turns:
+  - say: "Nothing to do."
+    expect: {tools_include: [find_skills], tools_exclude: [request_skill]}
+"""
+    run, _ = await run_with_decision(tmp_path / "always", script, None, spec=always)
+    assert run.result.status == "completed", run.result.reason
+
+    off = ASKING.model_copy(update={"acquisition": AcquisitionOptions()})
+    script = """
+turns:
+  - tool_calls: [{name: search_skills, arguments: {query: tally words}}]
+  - say: "Nothing found."
+    expect: {tools_exclude: [find_skills, request_skill]}
+"""
+    run, _ = await run_with_decision(tmp_path / "off", script, None, spec=off)
+    assert run.result.status == "completed", run.result.reason
+
+
+@pytest.mark.parametrize("offer", ["on_miss", "always"])
+async def test_a_run_without_search_is_offered_find_skills_at_once(
+    tmp_path: Path, offer: str
+) -> None:
+    spec = AgentSpec(
+        skills=("notes",),
+        catalog=CatalogOptions(mode="all"),
+        acquisition=AcquisitionOptions(enabled=True, offer=offer),  # type: ignore[arg-type]
+    )
+    script = """
+turns:
+  - say: "The whole catalog is in view."
+    expect: {tools_include: [find_skills], tools_exclude: [search_skills]}
+"""
+    run, _ = await run_with_decision(tmp_path, script, None, spec=spec)
+    assert run.result.status == "completed", run.result.reason
