@@ -157,7 +157,7 @@ _PINNED_VERSION: Final = re.compile(f"[0-9a-f]{{{VERSION_PREFIX_MIN},{VERSION_LE
 _VERSIONS_SHOWN: Final = 10
 _SHORT: Final = 12
 
-VersionProblem = Literal["malformed", "unknown", "ambiguous"]
+VersionProblem = Literal["malformed", "unknown", "ambiguous", "no_earlier"]
 
 
 class SkillVersionError(SkillError):
@@ -167,7 +167,8 @@ class SkillVersionError(SkillError):
     Attributes:
         name: the skill.
         version: the version (or prefix) as given.
-        problem: ``malformed``, ``unknown`` or ``ambiguous``.
+        problem: ``malformed``, ``unknown``, ``ambiguous``, or ``no_earlier`` (a rollback
+            asked for the version before the current one, and there is none).
         versions: the skill's stored versions (full), newest first, that the message lists
             (for ``ambiguous``: those the prefix matches).
     """
@@ -202,6 +203,11 @@ class SkillVersionError(SkillError):
                 message = (
                     f"version {version!r} of skill {name!r} is ambiguous: it begins {shown};"
                     " give more hex digits"
+                )
+            case "no_earlier":
+                message = (
+                    f"skill {name!r} has no earlier stored version to roll back to (its"
+                    f" versions: {shown}); install or upload the one you want"
                 )
         super().__init__(message)
 

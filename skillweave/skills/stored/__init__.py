@@ -24,21 +24,69 @@ written before the record, and the record last, so a failure leaves nothing a re
 The package's modules: ``_skills`` (:class:`StoredSkills`, the writer, and :data:`Check`),
 ``_model`` (the records), ``_records`` (reading and writing them in the store),
 ``_preparation`` (an upload validated and rebuilt canonically), ``_ownership`` (who owns a
-name), ``_materialization`` (the enabled skills written to a folder).
+name), ``_materialization`` (the enabled skills written to a folder), ``_versions`` (which
+stored version a version or prefix names, the one before, a rollback's outcome),
+``_judgement`` (a stored version under today's scan and trust policies; a rollback's check),
+``_history`` (a skill's versions as listings show them).
+
+Versions stay: :meth:`StoredSkills.rollback` makes an earlier one current again (validated and
+name-checked again, judged and recorded by its caller's check, then written; the generation
+marker moves, so every long-running process sees it within ``SKILLS__RELOAD_SECONDS``), and
+:meth:`StoredSkills.resolve` turns a pinned prefix into the full version.
 """
 
+from typing import TYPE_CHECKING
+
 from skillweave.errors import SkillNameTakenError
+from skillweave.lazy import lazy_exports
 from skillweave.skills.stored._model import SkillOrigin, SourceKind, StoredSkill, StoredVersion
 from skillweave.skills.stored._ownership import directory_owners
 from skillweave.skills.stored._skills import Check, StoredSkills
+from skillweave.skills.stored._versions import Rollback, RollbackCheck, newest_first
+
+if TYPE_CHECKING:
+    from skillweave.skills.stored._history import (
+        SkillVersions,
+        VersionEntry,
+        directory_versions,
+        origin_text,
+        uploaded_versions,
+    )
+    from skillweave.skills.stored._judgement import Judgement, judge_version, rollback_check
+
+# The policies' modules (the scanner, signatures, the audit log) are imported on first use:
+# the manager and the sandbox bindings import this front for the records alone.
+_LAZY: dict[str, str] = {
+    "SkillVersions": "_history",
+    "VersionEntry": "_history",
+    "directory_versions": "_history",
+    "origin_text": "_history",
+    "uploaded_versions": "_history",
+    "Judgement": "_judgement",
+    "judge_version": "_judgement",
+    "rollback_check": "_judgement",
+}
 
 __all__ = [
     "Check",
+    "Judgement",
+    "Rollback",
+    "RollbackCheck",
     "SkillNameTakenError",
     "SkillOrigin",
+    "SkillVersions",
     "SourceKind",
     "StoredSkill",
     "StoredSkills",
     "StoredVersion",
+    "VersionEntry",
     "directory_owners",
+    "directory_versions",
+    "judge_version",
+    "newest_first",
+    "origin_text",
+    "rollback_check",
+    "uploaded_versions",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

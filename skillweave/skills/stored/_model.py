@@ -113,3 +113,24 @@ class StoredSkill(BaseModel):
                 "versions": versions,
             }
         )
+
+    def rolled_back(self, version: str, *, description: str, hold: bool) -> StoredSkill:
+        """This record with its stored `version` current again (moved last: versions are kept
+        in the order they became current), `description` that version's.
+
+        `hold`: switched off until an operator approves it (its scan said approve). Otherwise
+        a skill held for its current version's approval is switched on (that version is no
+        longer current), and one an operator switched off stays off.
+        """
+        entry = self.version(version)
+        if entry is None:
+            raise ValueError(f"{self.name} has no stored version {version}")
+        return self.model_copy(
+            update={
+                "description": description,
+                "enabled": (self.enabled or self.held) and not hold,
+                "held": hold,
+                "latest": version,
+                "versions": [*(v for v in self.versions if v.version != version), entry],
+            }
+        )

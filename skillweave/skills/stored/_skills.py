@@ -32,6 +32,12 @@ from skillweave.skills.stored._model import SkillOrigin, StoredSkill, StoredVers
 from skillweave.skills.stored._ownership import check_distinct, check_owned
 from skillweave.skills.stored._preparation import PackagePreparer, PreparedPackage, check_name
 from skillweave.skills.stored._records import SkillRecords
+from skillweave.skills.stored._versions import (
+    Rollback,
+    RollbackCheck,
+    find_version,
+    previous_version,
+)
 from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["Check", "StoredSkills"]
@@ -207,7 +213,49 @@ class StoredSkills:
             await self._records.require(name)
             await self._records.remove(name)
 
+    async def rollback(
+        self,
+        name: str,
+        version: str | None = None,
+        *,
+        reserved: Mapping[str, str] | Collection[str] = (),
+        check: RollbackCheck | None = None,
+    ) -> Rollback:
+        """Make a stored `version` (full, or a unique prefix; None: the one current before)
+        of `name` current again. Its package is validated strictly and its names checked
+        against their owners again, `check` judges (and records) it, then the record is
+        written. Already current: nothing is done.
+
+        Raises:
+            SkillNotFoundError, SkillVersionError: no such skill; no such version, an
+                ambiguous prefix, or no earlier one.
+            PackageError, SkillFormatError, SkillNameTakenError: the package is no longer
+                valid, or a name in it is now another source's; what `check` raises.
+        """
+        async with self._names, self._locks[name]:
+            record = await self._records.require(name)
+            target = previous_version(record) if version is None else find_version(record, version)
+            if target.version == record.latest:
+                return Rollback(record, record.latest, record.latest)
+            data = await self._records.read_package(name, target.version)
+            prepared = await asyncio.to_thread(self._preparer.package, data, name, None)
+            prepared.expect(target.version)
+            check_owned(prepared.skills, own=name, reserved=reserved, records=await self.list())
+            hold = await check(name, record.latest, target.version, data) if check else False
+            rolled = record.rolled_back(target.version, description=prepared.description, hold=hold)
+            await self._records.write(rolled)
+            return Rollback(rolled, record.latest, target.version)
+
     # -- reading -------------------------------------------------------------------------------
+
+    async def resolve(self, name: str, version: str) -> str:
+        """The full stored version of `name` that `version` (full, or a unique prefix) names.
+
+        Raises:
+            SkillNotFoundError: no uploaded skill `name`.
+            SkillVersionError: no such version, or an ambiguous prefix.
+        """
+        return find_version(await self._records.require(name), version).version
 
     async def list(self) -> list[StoredSkill]:
         """Every uploaded skill, sorted by name."""

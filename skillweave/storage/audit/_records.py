@@ -25,6 +25,8 @@ from skillweave.storage import keys
 AuditEvent = Literal[
     "install",  # a skill installed from a source (git, a registry, a folder)
     "update",  # an installed skill moved to another version
+    "rollback",  # an uploaded skill's earlier stored version made current again
+    # (details: from, to, decision: the scan policy's today, held)
     "remove",  # a skill removed or deleted
     "upload",  # a package uploaded over the API
     "enable",  # a skill enabled
