@@ -14,10 +14,14 @@ import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from skillweave.errors import PackageError
 from skillweave.skills.admission import Admissions
 from skillweave.skills.install._fetched import fetched
+from skillweave.skills.install._marketplace import read_marketplace
+from skillweave.skills.install._selection import plugin_folders
+from skillweave.skills.install._skills_cli_lock import SKILLS_CLI_LOCK, skills_cli_hash
 from skillweave.skills.install._source import SkillSource
 from skillweave.skills.install._staged import StagedSkill, staged_skills
 from skillweave.skills.package import PackageLimits
@@ -25,16 +29,23 @@ from skillweave.skills.signing import read_signature
 from skillweave.skills.stored import Check, SkillOrigin, StoredSkill, StoredSkills
 from skillweave.storage.audit import AuditEntry
 
-__all__ = ["Installed", "install_skills"]
+__all__ = ["HashCheck", "Installed", "install_skills"]
+
+
+HashCheck = Literal["verified", "unverifiable"]
+"""What became of a ``skills-lock.json`` ``computedHash``: it matched, or it cannot be
+reproduced here (``_skills_cli_lock.skills_cli_hash``); a mismatch refuses the install."""
 
 
 @dataclass(frozen=True, slots=True)
 class Installed:
-    """One installed skill: its stored record, the version installed and its origin."""
+    """One installed skill: its stored record, the version installed and its origin, and
+    what became of the ``computedHash`` it was installed against (None: none given)."""
 
     record: StoredSkill
     version: str
     origin: SkillOrigin
+    cli_hash: HashCheck | None = None
 
 
 async def install_skills(
@@ -42,9 +53,11 @@ async def install_skills(
     source: SkillSource,
     *,
     only: Sequence[str] = (),
+    plugins: Sequence[str] = (),
     reserved: Mapping[str, str] | Collection[str] = (),
     commit: str | None = None,
     expect: Mapping[str, str] | None = None,
+    cli_hashes: Mapping[str, str] | None = None,
     admissions: Admissions | None = None,
     allowed: Sequence[str] | None = None,
 ) -> list[Installed]:
@@ -53,10 +66,15 @@ async def install_skills(
     Args:
         stored: where they go.
         source: where they come from.
-        only: the names to install (default: every skill of the source).
+        only: the names to install (default, or ``*``: every skill of the source).
+        plugins: install the skills of these plugins of the source's marketplace
+            (``.claude-plugin/marketplace.json``; `only` narrows them further).
         reserved: names other sources own (directory skills): refused.
         commit: read a git source at this commit (a locked install).
         expect: name → the version it must have (a locked install); refused otherwise.
+        cli_hashes: name → the ``computedHash`` the open ``skills`` CLI's lock gives it:
+            checked against its folder before anything is stored; refused when it differs
+            (one it cannot reproduce is reported as ``unverifiable``).
         admissions: the signature and scan checks of each version, and the audit log's
             records of them and of the install, all before any is stored
             (``skills.admission``; None: neither checked nor recorded).
@@ -68,8 +86,13 @@ async def install_skills(
         SignatureError, SkillScanError: what `admissions` refuses; nothing stored.
         AuditLogError: the audit log cannot record the install; nothing stored.
     """
-    staged, resolved = await asyncio.to_thread(
-        _fetch_and_stage, source, tuple(only), commit, stored.limits, allowed
+    staged, resolved, checks = await asyncio.to_thread(
+        _fetch_and_stage,
+        source,
+        _Selection(tuple(only), tuple(plugins), dict(cli_hashes or {})),
+        commit,
+        stored.limits,
+        allowed,
     )
     missing = sorted(set(expect or {}) - {skill.name for skill in staged})
     if missing:
@@ -100,7 +123,9 @@ async def install_skills(
         for record in records:
             await admissions.keep(record.name)
     return [
-        Installed(record=record, version=record.latest, origin=origin)
+        Installed(
+            record=record, version=record.latest, origin=origin, cli_hash=checks.get(record.name)
+        )
         for record, origin in zip(records, origins, strict=True)
     ]
 
@@ -145,16 +170,51 @@ def _install_entry(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Selection:
+    only: tuple[str, ...]
+    plugins: tuple[str, ...]
+    cli_hashes: dict[str, str]
+
+
 def _fetch_and_stage(
     source: SkillSource,
-    only: tuple[str, ...],
+    selection: _Selection,
     commit: str | None,
     limits: PackageLimits,
     allowed: Sequence[str] | None,
-) -> tuple[list[StagedSkill], str | None]:
+) -> tuple[list[StagedSkill], str | None, dict[str, HashCheck]]:
     with fetched(source, commit=commit, allowed=allowed) as got:
         sidecar = read_signature(Path(source.location)) if source.kind == "zip" else None
-        staged = staged_skills(
-            got.root, only=only, limits=limits, signature=sidecar, submodules=got.submodules
+        folders = (
+            list(plugin_folders(got.root, read_marketplace(got.root), selection.plugins))
+            if selection.plugins
+            else None
         )
-        return staged, got.commit
+        staged = staged_skills(
+            got.root,
+            only=selection.only,
+            limits=limits,
+            signature=sidecar,
+            submodules=got.submodules,
+            folders=folders,
+        )
+        checks = {
+            skill.name: _check_cli_hash(got.root / skill.path, skill.name, expected)
+            for skill in staged
+            if (expected := selection.cli_hashes.get(skill.name)) is not None
+        }
+        return staged, got.commit, checks
+
+
+def _check_cli_hash(folder: Path, name: str, expected: str) -> HashCheck:
+    computed = skills_cli_hash(folder)
+    if computed is None:
+        return "unverifiable"
+    if expected not in computed:
+        raise PackageError(
+            f"{name}: its files hash to {computed[0][:12]}, not the computedHash"
+            f" {expected[:12]} of {SKILLS_CLI_LOCK}: the skill changed since it was locked;"
+            " install it by its source to take it as it is now"
+        )
+    return "verified"

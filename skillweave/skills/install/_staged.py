@@ -20,7 +20,10 @@ from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, build_packa
 from skillweave.skills.signing import SkillSignature, read_signature
 from skillweave.skills.spec import name_problems
 
-__all__ = ["StagedSkill", "find_skills", "staged_skills"]
+__all__ = ["ALL_SKILLS", "StagedSkill", "find_skills", "staged_skills"]
+
+ALL_SKILLS: Final = "*"
+"""``--skill '*'``: every skill of the source, as the open ``skills`` CLI reads it."""
 
 _MAX_SKILLS: Final = 500
 _MAX_DEPTH: Final = 6
@@ -35,6 +38,7 @@ class StagedSkill:
     path: str
     package: bytes
     signature: SkillSignature | None = None
+    description: str = ""
 
 
 def find_skills(root: Path) -> list[Path]:
@@ -79,22 +83,31 @@ def staged_skills(
     limits: PackageLimits = DEFAULT_LIMITS,
     signature: SkillSignature | None = None,
     submodules: Sequence[Path] = (),
+    folders: Sequence[Path] | None = None,
 ) -> list[StagedSkill]:
-    """Every skill of a fetched source (those named in `only`, when given), packaged under
-    its frontmatter name (a repository's root folder is rarely named like its skill), each
-    with the signature in its folder (else `signature`: a ZIP's, beside it).
+    """Every skill of a fetched source (those named in `only`, when given; ``*``: every
+    one), packaged under its frontmatter name (a repository's root folder is rarely named
+    like its skill), each with the signature in its folder (else `signature`: a ZIP's, beside
+    it).
+
+    Args:
+        folders: the skill folders to take (a marketplace plugin's); None: every skill of
+            the source (:func:`find_skills`).
 
     Raises:
-        PackageError: a name of `only` is not in the source; a folder cannot be packaged; a
-            submodule (of `submodules`) lies inside a skill.
+        PackageError: a name of `only` is not in the source (the line lists those there are);
+            a folder cannot be packaged; a submodule (of `submodules`) lies inside a skill.
         SkillFormatError: a SKILL.md has no readable name.
     """
     staged = []
-    for folder in find_skills(root):
-        name = _skill_name(folder)
-        if only and name not in only:
+    every = not only or ALL_SKILLS in only
+    named: dict[Path, tuple[str, str]] = {}
+    for folder in find_skills(root) if folders is None else folders:
+        named[folder] = _skill_name(folder)
+    for folder, (name, description) in named.items():
+        if not every and name not in only:
             continue
-        relative = folder.relative_to(root).as_posix()
+        relative = folder.resolve().relative_to(root.resolve()).as_posix()
         for link in submodules:
             if link.is_relative_to(folder):
                 inner = link.relative_to(root).as_posix()
@@ -110,22 +123,28 @@ def staged_skills(
                 path="" if relative == "." else relative,
                 package=package,
                 signature=read_signature(folder) or signature,
+                description=description,
             )
         )
-    missing = sorted(set(only) - {skill.name for skill in staged})
+    missing = sorted(set(only) - {skill.name for skill in staged} - {ALL_SKILLS})
     if missing:
-        raise PackageError(f"the source has no skill named {', '.join(map(repr, missing))}")
+        there = ", ".join(sorted({name for name, _ in named.values()}))
+        raise PackageError(
+            f"the source has no skill named {', '.join(map(repr, missing))}; its skills: {there}"
+        )
     return staged
 
 
-def _skill_name(folder: Path) -> str:
+def _skill_name(folder: Path) -> tuple[str, str]:
     where = f"{folder.name}/{SKILL_FILE}"
     try:
         text = (folder / SKILL_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SkillFormatError(where, f"cannot be read: {exc}") from None
-    name = parse_frontmatter(text, path=where).data.get("name")
+    data = parse_frontmatter(text, path=where).data
+    name = data.get("name")
     problems = name_problems(name) if isinstance(name, str) else ["no name"]
     if problems or not isinstance(name, str):
         raise SkillFormatError(where, f"name: {'; '.join(problems)}")
-    return name
+    description = data.get("description")
+    return name, description if isinstance(description, str) else ""
