@@ -172,7 +172,7 @@ def find(
     out.print(table)
     out.print()
     for hit in found.hits:
-        out.print(Text(terminal_safe(install_command(hit)), style="dim"))
+        out.print(Text(terminal_safe(install_command(hit)), style="dim"), soft_wrap=True)
 
 
 def install_command(hit: RegistryHit) -> str:

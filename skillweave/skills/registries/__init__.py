@@ -24,7 +24,13 @@ The modules, lowest first:
 * ``_registries``: :class:`Registries`, the search over them all.
 """
 
-from skillweave.skills.registries._build import BuiltEntry, BuiltIndex, build_index, index_name
+from skillweave.skills.registries._build import (
+    BuiltEntry,
+    BuiltIndex,
+    build_index,
+    index_name,
+    marketplace_plugins,
+)
 from skillweave.skills.registries._cache import STALE_LIMIT, ListingCache
 from skillweave.skills.registries._hits import MAX_HITS, RegistryHit, RegistryResults
 from skillweave.skills.registries._index import (
@@ -73,6 +79,7 @@ __all__ = [
     "index_message",
     "index_name",
     "index_trust",
+    "marketplace_plugins",
     "parse_index",
     "sign_index",
     "verified_listing",

@@ -25,10 +25,17 @@ from typing import Final
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from skillweave.config import SkillsSettings
-from skillweave.errors import SkillFormatError
+from skillweave.errors import PackageError, SkillFormatError
 from skillweave.skills.files import SKILL_FILE
 from skillweave.skills.frontmatter import parse_frontmatter
-from skillweave.skills.install import StagedSkill, fetched, parse_source, staged_skills
+from skillweave.skills.install import (
+    StagedSkill,
+    fetched,
+    parse_source,
+    plugin_skill_folders,
+    read_marketplace,
+    staged_skills,
+)
 from skillweave.skills.library import package_limits
 from skillweave.skills.package import archive_version
 from skillweave.skills.registries._index import IndexEntry, RegistryIndex, ScanSummary
@@ -37,7 +44,14 @@ from skillweave.skills.scan import ScanReport, scan_package
 from skillweave.skills.signing import SkillSignature, sign_version
 from skillweave.skills.spec import DESCRIPTION_MAX_LENGTH
 
-__all__ = ["BuiltEntry", "BuiltIndex", "Progress", "build_index", "index_name"]
+__all__ = [
+    "BuiltEntry",
+    "BuiltIndex",
+    "Progress",
+    "build_index",
+    "index_name",
+    "marketplace_plugins",
+]
 
 Progress = Callable[[str, int, int], None]
 """Told of each skill as it is done: its name, how many are done, how many in all."""
@@ -77,7 +91,6 @@ def build_index(
     path: str | None = None,
     key: Ed25519PrivateKey | None = None,
     key_id: str | None = None,
-    plugins: Callable[[Path], dict[str, str]] | None = None,
     progress: Progress | None = None,
 ) -> BuiltIndex:
     """Read source `text` and index its skills, scanned, and signed with `key` when given.
@@ -90,7 +103,6 @@ def build_index(
         path: a sub-folder of the source to index.
         key: signs each version and the index.
         key_id: the key's id (default: its fingerprint).
-        plugins: given the fetched root, skill path → the marketplace plugin that lists it.
         progress: told of each skill as it is done.
 
     Raises:
@@ -100,7 +112,8 @@ def build_index(
     source = parse_source(text, ref=ref, path=path)
     with fetched(source) as got:
         staged = staged_skills(got.root, limits=package_limits(settings), submodules=got.submodules)
-        plugin_of = plugins(got.root) if plugins is not None else {}
+        # A marketplace file is at the repository's root: read when the whole source is.
+        plugin_of = marketplace_plugins(got.root) if source.path is None else {}
         built: list[BuiltEntry] = []
         left_out: list[str] = []
         seen: set[str] = set()
@@ -136,6 +149,31 @@ def build_index(
     if key is not None:
         index = sign_index(index, key, key_id=key_id)
     return BuiltIndex(index=index, entries=tuple(built), left_out=tuple(left_out))
+
+
+def marketplace_plugins(root: Path) -> dict[str, str]:
+    """Skill folder (relative to `root`) → the first plugin of `root`'s marketplace
+    (``.claude-plugin/marketplace.json``) that lists it; empty without one. Plugins not
+    installable from this repository, or whose folders cannot be read, list nothing.
+
+    Raises:
+        PackageError: the marketplace file is malformed (one line).
+    """
+    marketplace = read_marketplace(root)
+    if marketplace is None:
+        return {}
+    base = root.resolve()
+    found: dict[str, str] = {}
+    for plugin in marketplace.plugins:
+        if plugin.unavailable is not None:
+            continue
+        try:
+            folders = plugin_skill_folders(root, plugin)
+        except PackageError:
+            continue
+        for folder in folders:
+            found.setdefault(folder.relative_to(base).as_posix(), plugin.name)
+    return found
 
 
 def _entry(
