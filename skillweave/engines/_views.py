@@ -4,6 +4,14 @@ A run sees the library restricted to the skills its agent allows, or, once it ha
 skills, those skills pinned at their versions even after the library moved on
 (``sandbox.pinned``). ``AgentServices`` answers ``prepare_catalog`` here, and its other
 collaborators (activation, resource reads, search, authoring) look skills up here.
+
+An agent may pin a skill itself: an allowed entry ``name@VERSION`` (``skills.parse_pin``) shows
+the run that skill at that version whatever the library holds (its package from the store:
+any stored version, or one a run published; the rest of the allowed skills as the library has
+them). The door that starts a run resolves a prefix to the full version first (the CLI, the
+API's ``skill_pins``); one that reaches here is resolved against the store. A version the
+store does not hold refuses the run in one line (:class:`~skillweave.skills.SkillVersionError`).
+A pinned version other than the library's comes without its child skills.
 """
 
 from __future__ import annotations
@@ -14,9 +22,16 @@ from typing import Final
 
 from skillweave.agent import CatalogInput, CatalogResult, PinnedSkill
 from skillweave.config import SkillsSettings
-from skillweave.errors import ConfigError, SkillNotFoundError
+from skillweave.errors import ArtifactNotFoundError, ConfigError, SkillNotFoundError
 from skillweave.sandbox import skill_at
-from skillweave.skills import Skill, SkillRegistry, build_catalog
+from skillweave.skills import (
+    Skill,
+    SkillRegistry,
+    SkillVersionError,
+    build_catalog,
+    parse_pin,
+)
+from skillweave.skills.stored import StoredSkills
 from skillweave.storage import ArtifactStore, store_identity
 
 __all__ = ["SkillViews"]
@@ -41,12 +56,14 @@ class SkillViews:
         self._settings = settings
         self._views: dict[tuple[str, ...] | None, SkillRegistry] = {}
         self._pinned_views: dict[tuple[PinnedSkill, ...], SkillRegistry] = {}
+        self._spec_views: dict[tuple[str, ...], SkillRegistry] = {}
 
     def use(self, registry: SkillRegistry) -> None:
         """Serve `registry` from now on; the views built from the old one are dropped."""
         self.registry = registry
         self._views.clear()
         self._pinned_views.clear()
+        self._spec_views.clear()
 
     def view(self, allowed: Sequence[str] | None) -> SkillRegistry:
         """The registry restricted to `allowed` skills and their trees (None: everything)."""
@@ -61,8 +78,11 @@ class SkillViews:
     async def of_run(
         self, allowed: Sequence[str] | None, pinned: Sequence[PinnedSkill] | None
     ) -> SkillRegistry:
-        """What a run sees: its pinned skills at their versions, else :meth:`view`."""
+        """What a run sees: its pinned skills at their versions, else the allowed skills (those
+        the agent pins at theirs: :meth:`_spec_pinned`), else :meth:`view`."""
         if pinned is None:
+            if allowed is not None and any(parse_pin(entry).version for entry in allowed):
+                return await self._spec_pinned(tuple(allowed))
             return self.view(allowed)
         key = tuple(pinned)
         cached = self._pinned_views.get(key)
@@ -86,6 +106,62 @@ class SkillViews:
             self._pinned_views.pop(next(iter(self._pinned_views)))
         self._pinned_views[key] = view
         return view
+
+    async def _spec_pinned(self, allowed: tuple[str, ...]) -> SkillRegistry:
+        """The allowed skills, each ``name@VERSION`` entry at that version (its child skills
+        left out unless it is the library's version), the rest as :meth:`view` has them.
+
+        Raises:
+            SkillVersionError: the store holds no such version (or a prefix names several).
+            SkillNotFoundError: an entry names no skill.
+        """
+        cached = self._spec_views.get(allowed)
+        if cached is not None:
+            return cached
+        plain: list[str] = []
+        pinned: dict[str, Skill] = {}
+        for entry in allowed:
+            pin = parse_pin(entry)
+            if pin.version is None:
+                plain.append(entry)
+                continue
+            version = pin.version if pin.exact else await self._full_version(pin.name, pin.version)
+            if pin.name in self.registry and self.registry.get(pin.name).version == version:
+                plain.append(pin.name)  # the library's own copy, with its tree
+                continue
+            try:
+                skill = await self.skill_at(pin.name, version)
+            except ArtifactNotFoundError:
+                raise SkillVersionError(pin.name, version, problem="unknown") from None
+            pinned[skill.name] = dataclasses.replace(skill, parent=None, children=(), enabled=True)
+        skills: dict[str, Skill] = {}
+        disabled: list[str] = []
+        base = self.registry.restricted(plain)  # everything else hidden (disabled)
+        for skill in base:
+            ancestor: str | None = skill.name
+            while ancestor is not None and ancestor not in pinned:
+                ancestor = base.get(ancestor).parent
+            if ancestor is None:  # not in (nor under) a pinned skill: the library's
+                skills[skill.name] = skill
+                if not base.is_enabled(skill.name):
+                    disabled.append(skill.name)
+        view = SkillRegistry(
+            {**skills, **pinned}, disabled=disabled, selection=self.registry.selection
+        )
+        while len(self._spec_views) >= _PINNED_VIEWS:
+            self._spec_views.pop(next(iter(self._spec_views)))
+        self._spec_views[allowed] = view
+        return view
+
+    async def _full_version(self, name: str, version: str) -> str:
+        """The full version a prefix names: the library's when it begins so, else the one
+        stored version it begins (``StoredSkills.resolve``)."""
+        if name in self.registry and self.registry.get(name).version.startswith(version):
+            return self.registry.get(name).version
+        try:
+            return await StoredSkills(self._store).resolve(name, version)
+        except SkillNotFoundError:
+            raise SkillVersionError(name, version, problem="unknown") from None
 
     async def skill(
         self, name: str, allowed: Sequence[str] | None, pinned: Sequence[PinnedSkill] | None
