@@ -30,7 +30,7 @@ from tests.agent.harness import FakeSandbox, RecordingProvider, Run, sample_libr
 from tests.engines.registry_skills import (
     LABEL,
     TALLY,
-    registry_setting,
+    registry_settings,
     skill_repository,
     write_index,
 )
@@ -65,7 +65,7 @@ async def run_with_decision(
     """Run `script` to its end on the direct engine, `decision` given to its approval."""
     repo = skill_repository(tmp_path / "library")
     index = write_index(repo, tmp_path / "index.json")
-    settings = Settings(_env_file=None, skills={"registries": registry_setting(index)})
+    settings = Settings(_env_file=None, skills=registry_settings(index))
     store = LocalArtifactStore(tmp_path / "store")
     sandbox = FakeSandbox(store)
     provider = RecordingProvider(ScriptedProvider.from_yaml(script))

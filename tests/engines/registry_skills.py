@@ -66,9 +66,14 @@ def write_index(repo: Path, index: Path, *, settings: SkillsSettings | None = No
     return index
 
 
-def registry_setting(index: Path) -> list[dict[str, Any]]:
-    """``SKILLS__REGISTRIES`` naming `index`, labelled :data:`LABEL`."""
-    return [{"kind": "index", "location": str(index), "name": LABEL}]
+def registry_settings(index: Path) -> dict[str, Any]:
+    """The ``skills`` settings of a registry: ``SKILLS__REGISTRIES`` naming `index`, labelled
+    :data:`LABEL`, read afresh on every search, its cache beside it (never the developer's)."""
+    return {
+        "registries": [{"kind": "index", "location": str(index), "name": LABEL}],
+        "registry_cache_seconds": 0,
+        "registry_cache_dir": str(index.parent / "registry-cache"),
+    }
 
 
 def lie_about_version(index: Path, name: str, version: str) -> None:
