@@ -46,6 +46,7 @@ from skillweave.cli import (
     serve,
     skills,
     trust,
+    versions,
 )
 from skillweave.cli.console import out
 from skillweave.cli.exits import EXIT_USAGE, fail, warn
@@ -66,6 +67,8 @@ skills.skills_app.command("install")(install.install)
 skills.skills_app.command("update")(install.update)
 skills.skills_app.command("remove")(install.remove)
 skills.skills_app.command("approve")(install.approve)
+skills.skills_app.command("versions")(versions.versions)
+skills.skills_app.command("rollback")(versions.rollback)
 skills.skills_app.command("keygen")(trust.keygen)
 skills.skills_app.command("sign")(trust.sign)
 skills.skills_app.command("verify")(trust.verify)

@@ -189,9 +189,9 @@ class SkillVersionError(SkillError):
                 given = f"{name}{VERSION_SEPARATOR}{version}"
                 given = given if len(given) <= 100 else f"{given[:80]}…{given[-12:]}"
                 message = (
-                    f"{given!r} is not a valid pin: name@VERSION pins a skill to"
-                    f" {VERSION_PREFIX_MIN} to {VERSION_LENGTH} hex digits of one of its versions"
-                    " (`skillweave skills versions NAME` lists them)"
+                    f"{given!r} is not a valid version: give {VERSION_PREFIX_MIN} to"
+                    f" {VERSION_LENGTH} hex digits of one of the skill's versions (`skillweave"
+                    " skills versions NAME` lists them)"
                 )
             case "unknown":
                 known = f" (its versions: {shown})" if shown else ""

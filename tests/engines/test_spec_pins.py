@@ -73,5 +73,5 @@ async def test_a_version_the_store_does_not_hold_refuses_the_run(tmp_path: Path)
         assert "\n" not in str(exc.value)
     with pytest.raises(SkillVersionError, match="no stored version"):
         await services.views.of_run(("ghost@deadbeef",), None)
-    with pytest.raises(SkillVersionError, match="is not a valid pin"):
+    with pytest.raises(SkillVersionError, match="is not a valid version"):
         await services.views.of_run(("notes@xyz",), None)

@@ -88,7 +88,7 @@ def test_a_pin_is_a_name_and_8_to_64_hex_digits_and_nothing_else() -> None:
         f"notes@{A}a",
         "notes@",
     ):
-        with pytest.raises(SkillVersionError, match="is not a valid pin") as exc:
+        with pytest.raises(SkillVersionError, match="is not a valid version") as exc:
             parse_pin(bad)
         assert exc.value.problem == "malformed"
 

@@ -1,0 +1,180 @@
+"""``skillweave skills versions`` and ``skills rollback``: a skill's stored versions, and an
+earlier one made current again, in the settings' store (where workers, the API and the
+manager read them; each long-running process sees a rollback within
+``SKILLS__RELOAD_SECONDS``).
+
+``versions NAME`` lists every stored version, newest first, the current one marked: its
+origin, when it was stored, who brought it (from the audit log), its scan and its signature
+under today's policies (``skills.stored.uploaded_versions``). A directory skill shows its one
+version and its folder: directory skills are versioned by their folder (git), not here.
+
+``rollback NAME [VERSION]`` makes VERSION (a unique prefix of at least 8 hex digits; default:
+the version current before the current one) current again, judged under today's policies
+(``skills.stored.rollback_check``): refused when the scan policy blocks it or the trust policy
+refuses it, held off until ``skills approve`` when its scan needs an operator. The rollback is
+in the audit log before it is made: when the record cannot be written the command says so in
+one line, exits 1, and changes nothing. Runs already started keep the versions they pinned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Final
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from skillweave.cli.console import JsonOption, dump, err, out
+from skillweave.cli.exits import errors, fail
+from skillweave.cli.library import directory_registry
+from skillweave.config import Settings, get_settings
+from skillweave.errors import AuditLogError, SkillNotFoundError
+from skillweave.sandbox import audit_refusal
+from skillweave.terminal import terminal_safe
+
+__all__ = ["rollback", "versions"]
+
+_SHORT: Final = 12
+"""Hex digits shown of a version."""
+
+NameArgument = Annotated[str, typer.Argument(help="The skill.")]
+
+
+def versions(name: NameArgument, *, as_json: JsonOption = False) -> None:
+    """List a skill's stored versions, newest first, the current one marked (*): origin,
+    when, who brought it, its scan and its signature under today's policies."""
+    settings = get_settings()
+    with errors():
+        listing = asyncio.run(_versions(settings, name))
+    if as_json:
+        dump(listing.model_dump(mode="json"))
+        return
+    state = "enabled" if listing.enabled else "held until approved" if listing.held else "off"
+    head = f"{listing.name} · {listing.kind} · current {listing.current[:_SHORT]} · {state}"
+    out.print(Text(terminal_safe(head)), soft_wrap=True)
+    table = Table(box=None, pad_edge=False)
+    for column in ("", "version", "stored", "who"):
+        table.add_column(column, no_wrap=True)
+    for column in ("origin", "scan", "signature"):
+        table.add_column(column, overflow="fold", ratio=1)
+    for entry in listing.versions:
+        scan = entry.scan.summary or "no report"
+        if entry.scan.decision is not None:
+            scan += f" ({entry.scan.decision})"
+        when = entry.created_at.strftime("%Y-%m-%d %H:%M") if entry.created_at else "-"
+        table.add_row(
+            "*" if entry.current else "",
+            entry.version[:_SHORT],
+            when,
+            Text(terminal_safe(entry.actor)),
+            Text(terminal_safe(entry.source)),
+            Text(terminal_safe(scan)),
+            Text(terminal_safe(entry.signature.text)),
+        )
+    out.print(table)
+    if listing.note:
+        out.print(Text(terminal_safe(f"note: {listing.note}"), style="dim"), soft_wrap=True)
+
+
+def rollback(
+    name: NameArgument,
+    version: Annotated[
+        str | None,
+        typer.Argument(help="The version (8+ hex digits); default: the one current before."),
+    ] = None,
+    *,
+    as_json: JsonOption = False,
+) -> None:
+    """Make an earlier stored version of a skill current again (audited; judged under today's
+    scan and trust policies). Runs already started keep their versions."""
+    settings = get_settings()
+    with errors(), _recorded():
+        done = asyncio.run(_rollback(settings, name, version))
+    record = done.record
+    if as_json:
+        dump(
+            {
+                "name": record.name,
+                "from": done.previous,
+                "to": done.version,
+                "changed": done.changed,
+                "enabled": record.enabled,
+                "held": done.held,
+            }
+        )
+        return
+    if not done.changed:
+        line = f"{name} is at version {done.version[:_SHORT]} already: nothing was rolled back"
+        out.print(Text(terminal_safe(line)), soft_wrap=True)
+        return
+    line = f"rolled back {name} from {done.previous[:_SHORT]} to {done.version[:_SHORT]}"
+    out.print(Text(terminal_safe(line)), soft_wrap=True)
+    if done.held:
+        held = (
+            f"{name} is off until approved (its scan needs an operator under skills.scan.policy):"
+            f" read `skillweave skills versions {name}`, then `skillweave skills approve {name}`"
+        )
+        err.print(Text(terminal_safe(held)), soft_wrap=True)
+
+
+# --- the work ---------------------------------------------------------------------------------
+
+
+async def _versions(settings: Settings, name: str) -> Any:
+    from skillweave.cli.compose import open_store
+    from skillweave.skills.stored import StoredSkills, directory_versions, uploaded_versions
+
+    directory = directory_registry(None)
+    if name in directory:
+        return await directory_versions(settings.skills, directory.get(name))
+    async with open_store(settings) as store:
+        record = await StoredSkills(store).get(name)
+        if record is None:
+            raise SkillNotFoundError(name)
+        return await uploaded_versions(store, settings.skills, record, _audit(settings, store))
+
+
+async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
+    from skillweave.cli.compose import open_store
+    from skillweave.skills.stored import StoredSkills, directory_owners, rollback_check
+
+    directory = directory_registry(None)
+    if name in directory:
+        raise fail(
+            f"{name} is a directory skill ({directory.get(name).path}): it is versioned by its"
+            " folder (git, say); roll it back there, not in the store"
+        )
+    async with open_store(settings) as store:
+        audit = _audit(settings, store)
+        try:
+            return await StoredSkills(store).rollback(
+                name,
+                version,
+                reserved=directory_owners(directory),
+                check=rollback_check(store, settings.skills, audit),
+            )
+        finally:
+            await audit.aclose()
+
+
+def _audit(settings: Settings, store: Any) -> Any:
+    """The audit log, as this CLI's user writes it."""
+    from skillweave.storage.audit import AuditLog
+
+    actor = f"cli:{getpass.getuser()}@{socket.gethostname()}"
+    return AuditLog.from_settings(settings.audit, store, actor=actor)
+
+
+@contextmanager
+def _recorded() -> Iterator[None]:
+    """A rollback refused because its audit record cannot be written: one line, exit 1 (the
+    record is written before the change, so nothing was rolled back)."""
+    try:
+        yield
+    except AuditLogError as exc:
+        raise fail(audit_refusal(exc, what="this rollback", so="nothing was rolled back")) from None
