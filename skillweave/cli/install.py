@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -39,12 +40,16 @@ __all__ = ["approve", "install", "remove", "shown_source", "update"]
 
 _SHORT: Final = 12
 """Hex digits shown of a version or a commit."""
+LOCK_NAME: Final = "skills.lock"
+"""The lock kept by default (``skills.install.LOCK_FILE``; named here so that the command's
+options do not load the install package at start-up)."""
 
 LockOption = Annotated[
     Path,
     typer.Option(
         "--lock",
-        help="The lock file kept up to date (and read by an install without SOURCE).",
+        help="The lock file kept up to date (and read by an install without SOURCE; a "
+        "skills-lock.json of the open skills CLI is read, and skills.lock beside it kept).",
     ),
 ]
 
@@ -159,14 +164,23 @@ def _recorded(change: str) -> Iterator[None]:
         raise fail(audit_refusal(exc, what="this change", so=f"nothing was {change}")) from None
 
 
-async def _install(
-    settings: Settings,
-    requests: list[tuple[Any, tuple[str, ...], str | None, dict[str, str] | None]],
-    done: list[Any],
-) -> dict[str, Any]:
-    """Install each ``(source, names, commit, expected versions)`` (adding what each installed
-    to `done`, so that a failure keeps the earlier ones), signatures and scans checked; the
-    directory skills of the settings' libraries own their names."""
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One source to install from: the names (``*``: all) and plugins wanted, and for a
+    locked install the commit, the versions expected and the open CLI's hashes."""
+
+    source: Any
+    names: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    commit: str | None = None
+    expect: dict[str, str] | None = None
+    cli_hashes: dict[str, str] | None = None
+
+
+async def _install(settings: Settings, requests: list[_Request], done: list[Any]) -> dict[str, Any]:
+    """Install each request (adding what each installed to `done`, so that a failure keeps
+    the earlier ones), signatures and scans checked; the directory skills of the settings'
+    libraries own their names."""
     from skillweave.cli.compose import open_store
     from skillweave.engines import skill_reviewer
     from skillweave.skills import Admissions
@@ -180,14 +194,16 @@ async def _install(
         reviewer = skill_reviewer(settings)
         admissions = Admissions(settings.skills, store, audit=audit, reviewer=reviewer)
         try:
-            for source, names, commit, expect in requests:
+            for request in requests:
                 done += await install_skills(
                     stored,
-                    source,
-                    only=names,
+                    request.source,
+                    only=request.names,
+                    plugins=request.plugins,
                     reserved=reserved,
-                    commit=commit,
-                    expect=expect,
+                    commit=request.commit,
+                    expect=request.expect,
+                    cli_hashes=request.cli_hashes,
                     admissions=admissions,
                 )
         finally:
@@ -196,10 +212,7 @@ async def _install(
 
 
 def _install_locked(
-    settings: Settings,
-    requests: list[tuple[Any, tuple[str, ...], str | None, dict[str, str] | None]],
-    locked: Any,
-    lock: Path,
+    settings: Settings, requests: list[_Request], locked: Any, lock: Path
 ) -> tuple[list[Any], dict[str, Any]]:
     """:func:`_install`, then what it installed recorded in `locked` and saved to `lock`,
     also when a later source failed (the earlier ones are in the store)."""
@@ -220,8 +233,9 @@ def install(
     source: Annotated[
         str | None,
         typer.Argument(
-            help="A git URL or repository, a ZIP or a folder; none: everything in the lock, "
-            "at its locked commit and version."
+            help="A git URL, owner/repo[/path] (on SKILLS__GIT_HOST), a tree URL "
+            "(…/owner/repo/tree/REF/PATH), a local repository, a ZIP or a folder (./x/y); "
+            "none: everything in the lock (skills.lock, else skills-lock.json)."
         ),
     ] = None,
     *,
@@ -230,36 +244,180 @@ def install(
     ] = None,
     path: Annotated[str | None, typer.Option(help="A sub-folder of the source.")] = None,
     skill: Annotated[
-        list[str] | None, typer.Option("--skill", help="Install only this skill (repeatable).")
+        list[str] | None,
+        typer.Option("--skill", help="Install only this skill (repeatable; '*': every one)."),
     ] = None,
-    lock: LockOption = Path("skills.lock"),
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="Install the skills of this plugin of the source's "
+            ".claude-plugin/marketplace.json (repeatable).",
+        ),
+    ] = None,
+    list_only: Annotated[
+        bool,
+        typer.Option(
+            "--list", help="Show what the source holds and each skill's scan; install nothing."
+        ),
+    ] = False,
+    lock: LockOption = Path(LOCK_NAME),
     as_json: JsonOption = False,
 ) -> None:
     """Install skills into the store, record where they came from, and lock them."""
-    from skillweave.skills.install import SkillsLock, parse_source
+    from skillweave.skills.install import SkillsLock, list_source, parse_source
 
     settings = get_settings()
+    checks: list[tuple[str, str | None]] = []
     with errors():
-        locked = SkillsLock.load(lock)
         if source is None:
-            if ref or path or skill:
-                raise fail("--ref, --path and --skill need a SOURCE", code=EXIT_USAGE)
-            if not locked.skills:
-                raise fail(f"no SOURCE and nothing in {lock} to install", code=EXIT_USAGE)
-            requests = [
-                (
-                    locked.source_of(entry, lock_path=lock),
-                    (entry.name,),
-                    entry.commit,
-                    {entry.name: entry.version},
+            if ref or path or skill or plugin or list_only:
+                raise fail(
+                    "--ref, --path, --skill, --plugin and --list need a SOURCE", code=EXIT_USAGE
                 )
-                for entry in locked.skills.values()
-            ]
+            requests, lock, checks = _lock_requests(lock, settings)
+            locked = SkillsLock.load(lock)
         else:
-            requests = [(parse_source(source, ref=ref, path=path), tuple(skill or ()), None, None)]
+            parsed = parse_source(source, ref=ref, path=path, git_host=settings.skills.git_host)
+            if list_only:
+                listing = asyncio.run(
+                    list_source(parsed, only=tuple(skill or ()), plugins=tuple(plugin or ()))
+                )
+                _show_listing(listing, settings, as_json=as_json)
+                return
+            locked = SkillsLock.load(lock)
+            requests = [_Request(parsed, tuple(skill or ()), tuple(plugin or ()))]
         with _recorded("installed"):
             installed, admitted = _install_locked(settings, requests, locked, lock)
     _show(_installed_rows(installed, admitted, settings), as_json=as_json, verb="installed")
+    for line in _hash_lines(installed, checks, lock):
+        err.print(Text(terminal_safe(line)), soft_wrap=True)
+
+
+def _lock_requests(lock: Path, settings: Settings) -> tuple[list[_Request], Path, list[Any]]:
+    """What an install without SOURCE installs: `lock` (``skills.lock``) as locked, or, when
+    it names the open ``skills`` CLI's ``skills-lock.json`` (or ``skills.lock`` is absent and
+    that file is beside it), each of that lock's skills at its ref, checked against its
+    ``computedHash``. Answers the requests, the ``skills.lock`` to record them in, and the
+    open lock's entries (name, computedHash)."""
+    from skillweave.skills.install import SKILLS_CLI_LOCK, SkillsCliLock, SkillsLock
+
+    cli_lock = lock.parent / SKILLS_CLI_LOCK
+    if lock.name == SKILLS_CLI_LOCK or (not lock.exists() and cli_lock.is_file()):
+        read = lock if lock.name == SKILLS_CLI_LOCK else cli_lock
+        opened = SkillsCliLock.load(read)
+        if not opened.skills:
+            raise fail(f"no SOURCE and nothing in {read} to install", code=EXIT_USAGE)
+        wanted = opened.requests(lock_path=read, git_host=settings.skills.git_host)
+        requests = [
+            _Request(source, (name,), cli_hashes={name: digest} if digest else None)
+            for name, source, digest in wanted
+        ]
+        return requests, read.parent / LOCK_NAME, [(name, d) for name, _, d in wanted]
+    locked = SkillsLock.load(lock)
+    if not locked.skills:
+        raise fail(f"no SOURCE and nothing in {lock} to install", code=EXIT_USAGE)
+    requests = [
+        _Request(
+            locked.source_of(entry, lock_path=lock),
+            (entry.name,),
+            commit=entry.commit,
+            expect={entry.name: entry.version},
+        )
+        for entry in locked.skills.values()
+    ]
+    return requests, lock, []
+
+
+def _hash_lines(installed: list[Any], checks: list[Any], lock: Path) -> list[str]:
+    """One line per skill of a ``skills-lock.json`` install: its computedHash verified, or
+    not reproducible here (the version recorded in `lock` is what is checked from now on)."""
+    done = {item.record.name: item for item in installed}
+    lines = []
+    for name, digest in checks:
+        item = done.get(name)
+        if item is None:
+            continue
+        if digest is None:
+            lines.append(f"{name}: skills-lock.json has no computedHash; {lock} locks it now")
+        elif item.cli_hash == "verified":
+            lines.append(f"{name}: skills-lock.json's computedHash {digest[:_SHORT]} verified")
+        else:
+            lines.append(
+                f"{name}: skills-lock.json's computedHash cannot be reproduced here (a symlink or"
+                f" a file name outside ASCII); {lock} locks version {item.version[:_SHORT]}"
+            )
+    return lines
+
+
+def _show_listing(listing: Any, settings: Settings, *, as_json: bool) -> None:
+    """What a source holds (``--list``): each skill with its version, folder, plugins and
+    description, and its scan as the policy decides it; a marketplace's plugins that cannot
+    be installed from it, with why. Nothing was stored, audited or locked."""
+    from skillweave.skills import ScanDecision
+
+    rows = [
+        {
+            "name": item.name,
+            "version": item.version,
+            "path": item.path or None,
+            "plugins": list(item.plugins),
+            "description": item.description,
+            "scan": item.report.summary(),
+            "decision": ScanDecision.of(item.report, settings.skills.scan).decision,
+            **scan_fields(item.report, settings),
+        }
+        for item in listing.skills
+    ]
+    market = listing.marketplace
+    unavailable = [p for p in market.plugins if p.unavailable] if market else []
+    if as_json:
+        dump(
+            {
+                "source": listing.source.location,
+                "ref": listing.source.ref,
+                "commit": listing.commit,
+                "marketplace": market.model_dump(mode="json") if market else None,
+                "skills": rows,
+            }
+        )
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("skill", "version", "path", "scan"):
+        table.add_column(column, no_wrap=column == "version")
+    table.add_column("description", overflow="fold", ratio=1)
+    for row in rows:
+        where = terminal_safe(row["path"] or ".")
+        if row["plugins"]:
+            where += terminal_safe(f" (plugin {', '.join(row['plugins'])})")
+        table.add_row(
+            Text(terminal_safe(row["name"])),
+            row["version"][:_SHORT],
+            Text(where),
+            Text(terminal_safe(f"{row['decision']}: {row['scan']}")),
+            Text(terminal_safe(row["description"])),
+        )
+    out.print(table)
+    commit = f" at commit {listing.commit[:_SHORT]}" if listing.commit else ""
+    out.print(
+        Text(
+            terminal_safe(
+                f"{counted(len(rows), 'skill')} in {listing.source.location}{commit};"
+                " nothing installed"
+            )
+        ),
+        soft_wrap=True,
+    )
+    for row in rows:
+        for line in row_scan_texts(row):
+            out.print(line, soft_wrap=True)
+    for plugin in unavailable:
+        out.print(
+            Text(
+                terminal_safe(f"plugin {plugin.name}: not installable here: {plugin.unavailable}")
+            ),
+            soft_wrap=True,
+        )
 
 
 def update(
@@ -267,7 +425,7 @@ def update(
         list[str] | None, typer.Argument(help="Skills of the lock to update; none: all.")
     ] = None,
     *,
-    lock: LockOption = Path("skills.lock"),
+    lock: LockOption = Path(LOCK_NAME),
     as_json: JsonOption = False,
 ) -> None:
     """Install the newest commit of each locked skill's ref (a moved branch, a new tag) and
@@ -282,7 +440,7 @@ def update(
         if unknown:
             raise fail(f"not in {lock}: {', '.join(unknown)}", code=EXIT_USAGE)
         requests = [
-            (locked.source_of(locked.skills[name], lock_path=lock), (name,), None, None)
+            _Request(locked.source_of(locked.skills[name], lock_path=lock), (name,))
             for name in wanted
         ]
         with _recorded("updated"):
@@ -293,7 +451,7 @@ def update(
 def remove(
     names: Annotated[list[str], typer.Argument(help="The installed skills to remove.")],
     *,
-    lock: LockOption = Path("skills.lock"),
+    lock: LockOption = Path(LOCK_NAME),
 ) -> None:
     """Remove installed (or uploaded) skills from the store and from the lock. Versions runs
     pinned stay readable to them."""
