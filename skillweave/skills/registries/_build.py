@@ -96,7 +96,8 @@ def build_index(
     """Read source `text` and index its skills, scanned, and signed with `key` when given.
 
     Args:
-        text: what ``skills install`` takes (a git URL or repository, a folder, a ZIP).
+        text: what ``skills install`` takes (a git URL, ``owner/repo`` of
+            ``settings.git_host``, a tree URL, a local repository, a folder, a ZIP).
         settings: ``skills`` (package limits, the scan policy).
         name: the index's name (default: from the source).
         ref: the branch, tag or commit of a git source to read.
@@ -109,7 +110,7 @@ def build_index(
         PackageError, SkillFormatError: the source cannot be read or holds no skill.
         ConfigError: the key id is not valid.
     """
-    source = parse_source(text, ref=ref, path=path)
+    source = parse_source(text, ref=ref, path=path, git_host=settings.git_host)
     with fetched(source) as got:
         staged = staged_skills(got.root, limits=package_limits(settings), submodules=got.submodules)
         # A marketplace file is at the repository's root: read when the whole source is.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -66,7 +67,7 @@ class ListingCache:
 
     def path(self, source: RegistrySource) -> Path:
         """The file of `source`'s listing."""
-        digest = hashlib.sha256(f"{source.kind}\0{source.location}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{source.kind}\0{_where(source)}".encode()).hexdigest()
         return self._folder / f"{source.kind}-{digest[:32]}.json"
 
     def read(self, source: RegistrySource) -> CachedListing | None:
@@ -84,7 +85,7 @@ class ListingCache:
         except ValidationError:
             log.warning("ignoring the damaged registry cache file %s", where)
             return None
-        if (kept.format, kept.kind, kept.location) != (_FORMAT, source.kind, source.location):
+        if (kept.format, kept.kind, kept.location) != (_FORMAT, source.kind, _where(source)):
             return None
         return CachedListing(data=kept.listing.encode("utf-8"), read_at=kept.read_at)
 
@@ -94,7 +95,7 @@ class ListingCache:
         kept = _CacheFile(
             format=_FORMAT,
             kind=source.kind,
-            location=source.location,
+            location=_where(source),
             read_at=(now or datetime.now(UTC)).astimezone(UTC),
             listing=data.decode("utf-8"),
         )
@@ -103,3 +104,12 @@ class ListingCache:
             write_atomic(self.path(source), kept.model_dump_json().encode("utf-8"), mode=_PRIVATE)
         except OSError as exc:
             log.warning("cannot keep the listing of registry %r: %s", source.label, exc.strerror)
+
+
+def _where(source: RegistrySource) -> str:
+    """Where `source` is read from: a relative path that exists here as its absolute path (the
+    same text means another file in another folder); anything else as written."""
+    location = source.location
+    if "://" not in location and os.path.lexists(os.path.expanduser(location)):
+        return os.path.abspath(os.path.expanduser(location))
+    return location

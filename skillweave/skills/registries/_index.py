@@ -30,8 +30,8 @@ from pydantic import (
 )
 
 from skillweave.config import ScanSettings, Severity
-from skillweave.errors import RegistryError
-from skillweave.skills.install import SkillSource, parse_source
+from skillweave.errors import PackageError, RegistryError
+from skillweave.skills.install import SkillSource, parse_source, read_address
 from skillweave.skills.signing import SkillSignature
 from skillweave.skills.spec import DESCRIPTION_MAX_LENGTH, name_problems
 
@@ -60,6 +60,9 @@ _HEX40_OR_64: Final = r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$"
 _HEX64: Final = r"^[0-9a-f]{64}$"
 _LABEL: Final = r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$"
 _REF: Final = r"^[A-Za-z0-9][A-Za-z0-9._/@+-]{0,199}$"
+_ABSOLUTE_OR_URL: Final = re.compile(
+    r"^(?:/|[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)"
+)
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ACTIONS: Final = {"clean": 0, "warn": 1, "approve": 2, "block": 3}
 
@@ -161,14 +164,32 @@ class IndexEntry(BaseModel):
             raise ValueError("no control characters")
         return value
 
-    def install_source(self) -> SkillSource:
+    def install_source(self, *, git_host: str | None = None) -> SkillSource:
         """What ``skills install`` reads for this entry: its source at its commit (else its
         ref), narrowed to its path; checked by ``parse_source``'s rules now, not at read time.
+        A relative source is never a path here (it would mean another folder in every
+        working directory): only an ``owner/repo`` of `git_host` (``SKILLS__GIT_HOST``).
 
         Raises:
-            PackageError: the source is insecure or unreadable, the ref or path is bad.
+            PackageError: the source is insecure, unreadable or an ``owner/repo`` without a
+                `git_host`; the ref or path is bad.
         """
-        return parse_source(self.source, ref=self.commit or self.ref, path=self.path)
+        if (
+            not _ABSOLUTE_OR_URL.match(self.source)
+            and read_address(self.source, git_host=git_host) is None
+        ):
+            raise PackageError(
+                f"{self.source[:200]}: a relative path in a registry entry would name another "
+                "folder in every working directory; an index names a local source by its "
+                "absolute path"
+            )
+        return parse_source(
+            self.source,
+            ref=self.commit or self.ref,
+            path=self.path,
+            git_host=git_host,
+            relative_paths=False,
+        )
 
 
 class IndexSignature(BaseModel):

@@ -208,3 +208,15 @@ def test_index_trust_reads_the_signature_from_the_document_as_parsed() -> None:
     with pytest.raises(RegistryError):
         index_trust(index, doc, registry="r", trusted=keys(key))
     assert base64.b64decode(index.signature.signature)  # type: ignore[union-attr]
+
+
+def test_an_entry_source_is_never_a_relative_path() -> None:
+    def install(source: str, **host: str) -> Any:
+        return IndexEntry.model_validate(entry(source=source)).install_source(**host)
+
+    with pytest.raises(PackageError, match="relative path in a registry entry"):
+        install("vendor")
+    with pytest.raises(PackageError, match="needs a git host"):
+        install("acme/skills")
+    shorthand = install("acme/skills", git_host="https://git.example.com")
+    assert shorthand.location == "https://git.example.com/acme/skills.git"
