@@ -231,9 +231,11 @@ class SkillAcquisition:
                 version=staged.version,
             )
         if signature is None:
-            signed = "unsigned" + (f" ({warning})" if warning else "")
+            signed = "unsigned"  # which the trust policy allows, or the check refused it
         else:
-            signed = f"signed by {signature.key_id}" + (f" ({warning})" if warning else "")
+            signed = f"signed by {signature.key_id}, " + (
+                f"not verified: {warning}" if warning else "verified with a trusted key"
+            )
         return SkillRequestChecked(
             seq=request.seq,
             chars=0,
