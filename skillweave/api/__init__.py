@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     network_router: APIRouter
     registry_router: APIRouter
     runs_router: APIRouter
+    skill_versions_router: APIRouter
     skills_router: APIRouter
 
 from skillweave.api.app import create_api
@@ -39,6 +40,7 @@ __all__ = [
     "registry_router",
     "runs_router",
     "serve_uploaded_skills",
+    "skill_versions_router",
     "skills_router",
 ]
 
@@ -56,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "registry_router": "registry:router",
     "runs_router": "runs:router",
     "skills_router": "skills:router",
+    "skill_versions_router": "skill_versions:router",
     "serve_uploaded_skills": "skills",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

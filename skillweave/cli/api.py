@@ -53,6 +53,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
         open_skills,
         registry_router,
         serve_uploaded_skills,
+        skill_versions_router,
         skills_router,
     )
 
@@ -80,7 +81,14 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
 
         yield create_api(
             own,
-            routers=[skills_router, network_router, registry_router, agents_router, runs_router],
+            routers=[
+                skills_router,
+                skill_versions_router,
+                network_router,
+                registry_router,
+                agents_router,
+                runs_router,
+            ],
             opening=opening,
         )
 
