@@ -1,17 +1,20 @@
 """What ``/v1/skills`` takes and answers: a skill as listed (:class:`SkillItem`) and shown
 (:class:`SkillDetail`), a stored skill as a write answers it (:class:`SkillRecord`), and the
-bodies of the writes (:class:`NewSkill`, :class:`InstallRequest`, :class:`SkillPatch`). The
+bodies of the writes (:class:`NewSkill`, :class:`InstallRequest`, :class:`SkillPatch`), and
+what a source holds before it is installed (:class:`SourcePreview`). The
 skill routes (:mod:`skillweave.api.skills`), reads (:mod:`skillweave.api.skill_reads`) and
 writes (:mod:`skillweave.api.skill_writes`) use them.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from skillweave.config import ScanSettings
 from skillweave.skills import ScanDecision, skill_id
+from skillweave.skills.install import Marketplace, SourceListing
 from skillweave.skills.scan import ScanReport
 from skillweave.skills.stored import SkillOrigin, StoredSkill, StoredVersion
 
@@ -20,6 +23,7 @@ __all__ = [
     "InstallRequest",
     "InstalledSkill",
     "NewSkill",
+    "PreviewSkill",
     "SignatureStatus",
     "SkillDetail",
     "SkillItem",
@@ -27,6 +31,7 @@ __all__ = [
     "SkillPatch",
     "SkillRecord",
     "Source",
+    "SourcePreview",
 ]
 
 Source = Literal["directory", "uploaded"]
@@ -101,15 +106,26 @@ class CreatedSkill(SkillRecord):
 
 
 class InstallRequest(BaseModel):
-    """Skills to install from a git repository, a ZIP or a folder the server can read."""
+    """Skills to install (or preview) from a git repository, a ZIP or a folder the server can
+    read."""
 
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field(min_length=1, max_length=2048, description="a git URL or local path")
+    source: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="a git URL, owner/repo[/path] (on SKILLS__GIT_HOST), a tree URL "
+        "(…/owner/repo/tree/REF/PATH) or an absolute local path",
+    )
     ref: str | None = Field(default=None, max_length=200, description="branch, tag or commit")
     path: str | None = Field(default=None, max_length=1024, description="a sub-folder")
-    skills: list[str] = Field(
-        default_factory=list, max_length=500, description="only these (default: all)"
+    skills: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list, max_length=500, description="only these (default, or '*': all)"
+    )
+    plugins: list[Annotated[str, Field(max_length=128)]] = Field(
+        default_factory=list,
+        max_length=100,
+        description="the skills of these plugins of the source's .claude-plugin/marketplace.json",
     )
 
 
@@ -128,6 +144,59 @@ class InstalledSkill(BaseModel):
     scan_decision: ScanDecision | None = Field(
         default=None, description="what skills.scan.policy decided for it, and why"
     )
+
+
+class PreviewSkill(BaseModel):
+    """One skill a source holds, as an install of it would store it, and its scan."""
+
+    name: str
+    version: str = Field(description="the version an install would store")
+    path: str | None = Field(default=None, description="its folder in the source")
+    plugins: list[str] = Field(
+        default_factory=list, description="the marketplace plugins that list it"
+    )
+    description: str
+    scan: ScanReport
+    scan_decision: ScanDecision = Field(description="what skills.scan.policy would decide")
+
+
+class SourcePreview(BaseModel):
+    """What a source holds (``POST /v1/skills/install/preview``): nothing was stored,
+    audited or locked."""
+
+    source: str = Field(description="the source's canonical git URL, or its path")
+    ref: str | None = None
+    path: str | None = None
+    commit: str | None = Field(default=None, description="the commit read (a git source)")
+    marketplace: Marketplace | None = Field(
+        default=None,
+        description="its .claude-plugin/marketplace.json: each plugin, and why one cannot be"
+        " installed from it (`unavailable`)",
+    )
+    skills: list[PreviewSkill]
+
+    @classmethod
+    def of(cls, listing: SourceListing, settings: ScanSettings) -> Self:
+        """The answer for `listing`, each scan decided by `settings`."""
+        return cls(
+            source=listing.source.location,
+            ref=listing.source.ref,
+            path=listing.source.path,
+            commit=listing.commit,
+            marketplace=listing.marketplace,
+            skills=[
+                PreviewSkill(
+                    name=item.name,
+                    version=item.version,
+                    path=item.path or None,
+                    plugins=list(item.plugins),
+                    description=item.description,
+                    scan=item.report,
+                    scan_decision=ScanDecision.of(item.report, settings),
+                )
+                for item in listing.skills
+            ],
+        )
 
 
 class SkillPatch(BaseModel):

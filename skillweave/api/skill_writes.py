@@ -1,5 +1,7 @@
 """Changing the store's skills over the API: storing a SKILL.md or a ZIP package, installing
-from a source, enabling, disabling and deleting.
+from a source (a git URL, ``owner/repo``, a tree URL, a folder; or a marketplace's plugins),
+enabling, disabling and deleting; and what a source holds, previewed before it is installed
+(:meth:`SkillWrites.preview`: read and scanned, nothing changed, nothing audited).
 
 Every change is in the audit log, recorded before it is made (an upload's and an install's once
 their checks passed, ``skills.admission``): a record that cannot be written refuses the change
@@ -16,11 +18,18 @@ from __future__ import annotations
 from skillweave.api.environment_builds import EnvironmentBuilds
 from skillweave.api.problems import ApiProblem
 from skillweave.api.served_skills import ServedSkills
-from skillweave.api.skill_schemas import InstalledSkill, InstallRequest
+from skillweave.api.skill_schemas import InstalledSkill, InstallRequest, SourcePreview
 from skillweave.config import SkillsSettings
 from skillweave.errors import SkillNotFoundError
 from skillweave.skills import Admissions, ScanDecision
-from skillweave.skills.install import Installed, install_skills, parse_source, source_allowed
+from skillweave.skills.install import (
+    Installed,
+    SkillSource,
+    install_skills,
+    list_source,
+    parse_source,
+    source_allowed,
+)
 from skillweave.skills.review import SkillReviewer
 from skillweave.skills.scan import ScanReport
 from skillweave.skills.signing import parse_signature
@@ -106,18 +115,13 @@ class SkillWrites:
             ApiProblem: 403, ``SKILLS__INSTALL_SOURCES`` does not allow the source.
             SkillNameTakenError: a skill of the source has a name another source owns.
         """
-        if not source_allowed(body.source, self._settings.install_sources):
-            raise ApiProblem(
-                403,
-                "SKILLS__INSTALL_SOURCES does not allow this source: an operator adds a pattern"
-                " for it (e.g. 'https://github.com/acme/*') to let the API install from it",
-            )
-        source = parse_source(body.source, ref=body.ref, path=body.path)
+        source = self._allowed_source(body)
         admissions = self._admissions()
         installed = await install_skills(
             self._stored,
             source,
             only=body.skills,
+            plugins=body.plugins,
             reserved=self._skills.reserved(self._listed),
             admissions=admissions,
             allowed=self._settings.install_sources,
@@ -130,6 +134,41 @@ class SkillWrites:
             admission = admissions.admitted.get(item.record.name)
             answers.append(self._installed(item, admission.report if admission else None))
         return answers
+
+    async def preview(self, body: InstallRequest) -> SourcePreview:
+        """What installing `body` would store, each skill scanned: nothing is stored, audited
+        or locked (nothing changes).
+
+        Raises:
+            ApiProblem: 403, ``SKILLS__INSTALL_SOURCES`` does not allow the source.
+        """
+        source = self._allowed_source(body)
+        listing = await list_source(
+            source,
+            only=body.skills,
+            plugins=body.plugins,
+            limits=self._stored.limits,
+            allowed=self._settings.install_sources,
+        )
+        return SourcePreview.of(listing, self._settings.scan)
+
+    def _allowed_source(self, body: InstallRequest) -> SkillSource:
+        """The source `body` names, judged against ``SKILLS__INSTALL_SOURCES`` by its
+        canonical git URL (or real path) before anything is read or looked up.
+
+        Raises:
+            ApiProblem: 403, the allowlist does not allow it.
+        """
+        host = self._settings.git_host
+        if not source_allowed(body.source, self._settings.install_sources, git_host=host):
+            raise ApiProblem(
+                403,
+                "SKILLS__INSTALL_SOURCES does not allow this source: an operator adds a pattern"
+                " for it (e.g. 'https://github.com/acme/*') to let the API install from it",
+            )
+        return parse_source(
+            body.source, ref=body.ref, path=body.path, git_host=host, relative_paths=False
+        )
 
     def _installed(self, item: Installed, report: ScanReport | None) -> InstalledSkill:
         """One installed skill's answer: its origin, whether it is on, its scan and why the

@@ -50,6 +50,7 @@ from skillweave.api.skill_schemas import (
     SkillPatch,
     SkillRecord,
     Source,
+    SourcePreview,
 )
 from skillweave.api.state import ApiComposition
 from skillweave.engines import AgentServices
@@ -89,8 +90,9 @@ def serve_uploaded_skills(services: AgentServices) -> Callable[[ApiComposition],
         skills = parts.served_skills("serve_uploaded_skills")
         skills.listeners.append(services.use_registry)
         services.use_registry(skills.registry)
-        # A skill a run here publishes is served at once, to the API's listing too.
+        # A skill a run here publishes or installs is served at once, to the API's listing too.
         services.authoring.published = skills.changed
+        services.installer.installed = skills.changed
 
     return hook
 
@@ -187,6 +189,19 @@ async def install_skill(
         return await writes.install(body)
     except SkillNameTakenError as exc:
         return _name_taken(exc)
+
+
+@router.post(
+    "/install/preview",
+    response_model=SourcePreview,
+    responses={403: problem_response("SKILLS__INSTALL_SOURCES does not allow the source")},
+    summary="What a source holds, each skill scanned; nothing installed",
+)
+async def preview_install(body: InstallRequest, writes: SkillChanges) -> SourcePreview:
+    """The skills an install of the same body would store (version, folder, marketplace
+    plugins, description) with each scan and what the policy would decide; nothing is
+    stored, audited or locked. Judged by ``SKILLS__INSTALL_SOURCES`` as an install is."""
+    return await writes.preview(body)
 
 
 @router.get("/", response_model=SkillPage, summary="List skills")
