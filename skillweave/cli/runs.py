@@ -302,18 +302,27 @@ def send(
 @runs_app.command("approve")
 def approve(
     run: RunArgument,
-    deny: Annotated[bool, typer.Option("--deny", help="Deny the script run instead.")] = False,
+    deny: Annotated[bool, typer.Option("--deny", help="Deny it instead.")] = False,
     note: Annotated[str, typer.Option(help="Why (the model sees it).")] = "",
 ) -> None:
-    """Approve (or --deny) the script run a run is waiting on."""
+    """Approve (or --deny) what a run is waiting on: a script run, the publication of a skill
+    it wrote, or the install of a registry skill it asked for (`runs show` says which)."""
     from skillweave.agent import ApprovalDecision
 
+    asked = ""
     if get_settings().remote_api_url:
         _on_api(lambda api: api.approve(run, approved=not deny, note=note))
     else:
         decision = ApprovalDecision(approved=not deny, note=note, by="skillweave runs approve")
-        _on_engine(lambda engine: engine.approve(run, decision))
-    out.print(Text(terminal_safe(f"{'denied' if deny else 'approved'}: run {run}")))
+
+        async def decide(engine: TemporalEngine) -> str:
+            waiting = (await engine.status(run)).awaiting_approval
+            await engine.approve(run, decision)
+            return waiting.describe() if waiting is not None else ""
+
+        asked = _on_engine(decide)
+    said = f"{'denied' if deny else 'approved'}: run {run}" + (f": {asked}" if asked else "")
+    out.print(Text(terminal_safe(said)), soft_wrap=True)
 
 
 @runs_app.command("cancel")

@@ -4,11 +4,14 @@ searches its library (nothing fits), finds a skill in the registry, asks for it,
 approves it through the run's approval channel (the Temporal signal; the direct engine's
 approval), it is installed and activated, and its script runs in a sandbox. The same run
 with a refusal installs nothing. On Temporal, a worker killed during the install leaves
-exactly one install when the run completes on the next worker.
+exactly one install when the run completes on the next worker (there the request is read
+and approved with ``skillweave runs show`` and ``skillweave runs approve``, as a person types
+them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import uuid
@@ -43,7 +46,8 @@ from tests.integration.temporal.harness import (
     open_engine,
     unique,
 )
-from tests.integration.temporal.test_worker_crash import _final_attempts, worker_rig
+from tests.integration.temporal.test_followers_outlive_workers import cli_env
+from tests.integration.temporal.test_worker_crash import SKILLWEAVE, _final_attempts, worker_rig
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -113,6 +117,22 @@ def _parsed(skills: dict[str, object]) -> dict[str, object]:
         "registry_cache_seconds": skills["registry_cache_seconds"],
         "registry_cache_dir": Path(str(skills["registry_cache_dir"])),
     }
+
+
+async def _cli(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """``skillweave ARGS`` in a subprocess, as a user types it; its output (exit 0)."""
+    process = await asyncio.create_subprocess_exec(
+        SKILLWEAVE,
+        *args,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, f"skillweave {' '.join(args)}: {out.decode()}{err.decode()}"
+    return out.decode()
 
 
 async def install_records(store: ArtifactStore, name: str) -> list[str]:
@@ -241,7 +261,14 @@ async def test_a_worker_killed_during_the_install_leaves_exactly_one_install(
             return (await rig.engine.status(run_id)).awaiting_approval is not None
 
         await eventually(waiting, timeout=60, what="the request waiting for approval")
-        await rig.engine.approve(run_id, ApprovalDecision(approved=True, by="ops"))
+        # A person reads what is asked and approves it, as they type it.
+        env = cli_env(rig)
+        shown = " ".join((await _cli(env, tmp_path, "runs", "show", run_id)).split())
+        assert f"waiting for approval: install the skill {name} version " in shown, shown
+        assert f"from {LABEL} (" in shown
+        assert "; scan: " in shown
+        approved = " ".join((await _cli(env, tmp_path, "runs", "approve", run_id)).split())
+        assert approved.startswith(f"approved: run {run_id}: install the skill {name}"), approved
         await eventually(
             lambda: rig.in_flight(run_id, "install_skill"), timeout=30, what="the install"
         )
