@@ -25,7 +25,7 @@ from skillweave.config import ModelSettings
 from skillweave.engines import RunRequest, RunResult
 from skillweave.errors import AgentSpecError, ConfigError
 from skillweave.llm import resolve_model
-from skillweave.skills import SkillRegistry
+from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
 from skillweave.storage import ArtifactRef, ArtifactStore, LocalArtifactStore, keys
 
 if TYPE_CHECKING:
@@ -81,7 +81,11 @@ def load_agent(path: Path | None, registry: SkillRegistry) -> AgentSpec:
         return AgentSpec()
     source = str(path)
     spec = read_agent_spec(path)
-    unknown = [name for name in spec.skills or () if not registry.resolve(name)]
+    try:  # a pinned skill (name@VERSION) is checked by name; its version where it starts
+        named = [parse_pin(entry).name for entry in spec.skills or ()]
+    except SkillVersionError as exc:
+        raise AgentSpecError(source, f"skills: {exc}") from None
+    unknown = [name for name in named if not registry.resolve(name)]
     if unknown:
         if namesakes := registry.namesakes(unknown[0]):
             shown = ", ".join(namesakes)

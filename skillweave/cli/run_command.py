@@ -121,6 +121,7 @@ def run_command(
     from skillweave.cli.agent_run import check_files, choose_model, load_agent, run_model
     from skillweave.cli.compose import open_engine
     from skillweave.cli.remote import is_agent_id
+    from skillweave.cli.versions import resolve_spec_pins
     from skillweave.engines import new_run_id
 
     files = files or []
@@ -159,8 +160,9 @@ def run_command(
                 if opened.services is not None and opened.services.models is not None:
                     # A direct engine's runs are this user's: a script they name may be any file.
                     opened.services.models.any_script = True
+                pinned = await resolve_spec_pins(spec, opened.store, registry, source=str(agent))
                 return await follow_shown(
-                    opened, shown, run_id=run_id, task=task, agent=spec, files=files
+                    opened, shown, run_id=run_id, task=task, agent=pinned, files=files
                 )
 
     done = run_to_end(main(), interrupted=interrupted, hint=hint)

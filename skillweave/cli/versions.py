@@ -8,6 +8,10 @@ origin, when it was stored, who brought it (from the audit log), its scan and it
 under today's policies (``skills.stored.uploaded_versions``). A directory skill shows its one
 version and its folder: directory skills are versioned by their folder (git), not here.
 
+A run's agent spec may pin a skill, ``name@VERSION``: :func:`resolve_spec_pins` turns each
+prefix into the full version before the run starts (``skillweave run``, either engine), so that
+the run sees that version whatever the store holds later.
+
 ``rollback NAME [VERSION]`` makes VERSION (a unique prefix of at least 8 hex digits; default:
 the version current before the current one) current again, judged under today's policies
 (``skills.stored.rollback_check``): refused when the scan policy blocks it or the trust policy
@@ -29,15 +33,18 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from skillweave.agent import AgentSpec
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import errors, fail
 from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
-from skillweave.errors import AuditLogError, SkillNotFoundError
+from skillweave.errors import AgentSpecError, AuditLogError, SkillError, SkillNotFoundError
 from skillweave.sandbox import audit_refusal
+from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
+from skillweave.storage import ArtifactStore
 from skillweave.terminal import terminal_safe
 
-__all__ = ["rollback", "versions"]
+__all__ = ["resolve_spec_pins", "rollback", "versions"]
 
 _SHORT: Final = 12
 """Hex digits shown of a version."""
@@ -120,6 +127,39 @@ def rollback(
             f" read `skillweave skills versions {name}`, then `skillweave skills approve {name}`"
         )
         err.print(Text(terminal_safe(held)), soft_wrap=True)
+
+
+async def resolve_spec_pins(
+    spec: AgentSpec, store: ArtifactStore, registry: SkillRegistry, *, source: str
+) -> AgentSpec:
+    """`spec` with each ``name@PREFIX`` of its skills made ``name@VERSION`` (the full version:
+    the library's when it begins so, else the one stored version it begins), where the run
+    starts, so that every step of the run sees the same version.
+
+    Raises:
+        AgentSpecError: a pin names no version, or several (the message names `source`).
+    """
+    if not spec.skills or not any(parse_pin(entry).version for entry in spec.skills):
+        return spec
+    from skillweave.skills.stored import StoredSkills
+
+    resolved = []
+    for entry in spec.skills:
+        pin = parse_pin(entry)
+        if pin.version is None or pin.exact:
+            resolved.append(entry)
+            continue
+        current = registry.get(pin.name).version if pin.name in registry else ""
+        try:
+            if not current.startswith(pin.version):
+                current = await StoredSkills(store).resolve(pin.name, pin.version)
+        except SkillNotFoundError:
+            error = SkillVersionError(pin.name, pin.version, problem="unknown")
+            raise AgentSpecError(source, f"skills: {error}") from None
+        except SkillError as exc:
+            raise AgentSpecError(source, f"skills: {exc}") from None
+        resolved.append(f"{pin.name}@{current}")
+    return spec.model_copy(update={"skills": tuple(resolved)})
 
 
 # --- the work ---------------------------------------------------------------------------------
