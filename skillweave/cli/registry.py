@@ -197,17 +197,21 @@ def _signed(hit: RegistryHit) -> str:
 
 
 def _print_built(built: BuiltIndex) -> None:
+    plugins = any(item.entry.plugin for item in built.entries)
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("name", "version", "scan", "signed", "path"):
+    for column in ("name", "version", "scan", "signed", "path", *(["plugin"] if plugins else [])):
         table.add_column(column, overflow="fold")
     for item in built.entries:
         entry = item.entry
         scan = entry.scan
-        table.add_row(
+        row = [
             Text(terminal_safe(entry.name)),
             entry.version[:_SHORT],
             Text(terminal_safe(f"{scan.decision}: {scan.summary}" if scan else "not scanned")),
             "yes" if entry.signature is not None else "no",
             Text(terminal_safe(entry.path or ".")),
-        )
+        ]
+        if plugins:
+            row.append(Text(terminal_safe(entry.plugin or "")))
+        table.add_row(*row)
     out.print(table)
