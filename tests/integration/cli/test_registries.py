@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from skillweave.cli.temporal_server import free_port
 from skillweave.skills.signing import generate_keypair, write_private_key
 from tests.conftest import write_skill
 
@@ -289,3 +292,82 @@ def test_find_without_registries_and_hostile_entries(tmp_path: Path) -> None:
     command = next(line for line in found.stdout.splitlines() if "skills install" in line)
     assert shlex.split(command)[3] == "https://example.com/x.git; rm -rf ~"
     assert shlex.split(command)[5] == "a b/$(id)"
+
+
+def test_skills_find_through_an_api_registry_served_by_skillweave_api(
+    tmp_path: Path, repository: tuple[Path, str]
+) -> None:
+    repo, commit = repository
+    built = cli(tmp_path, "registry", "build", str(repo), "--out", "index.json")
+    assert built.returncode == 0, built.stderr
+    port, token = free_port(), "registry-test-token"
+    (tmp_path / "own-skills").mkdir()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skillweave.cli", "api"],
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path / "home"),
+            "PYTHONUNBUFFERED": "1",
+            "STORAGE__LOCAL_DIR": str(tmp_path / "server-store"),
+            "SKILLS__DIRS": json.dumps([str(tmp_path / "own-skills")]),
+            "SKILLS__UPLOADED_DIR": str(tmp_path / "uploaded"),
+            "SKILLS__REGISTRIES": json.dumps([f"index:{tmp_path / 'index.json'}"]),
+            "SKILLS__REGISTRY_CACHE_DIR": str(tmp_path / "server-cache"),
+            "SKILLS__SELECTION": "bm25",
+            "SANDBOX__POOL_TARGET": "0",
+            "WORKFLOW__EXECUTION_ENGINE": "direct",
+            "API__TOKEN": token,
+            "API__PORT": str(port),
+        },
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        deadline, seen = time.monotonic() + 90, []
+        for line in server.stdout:
+            seen.append(line)
+            if line.startswith("skillweave API on "):
+                break
+            assert time.monotonic() < deadline, "".join(seen)
+        else:
+            pytest.fail(f"skillweave api ended before its ready line:\n{''.join(seen)}")
+        remote = {
+            "kind": "api",
+            "location": f"http://127.0.0.1:{port}",
+            "name": "prod",
+            "token": token,
+        }
+        found = cli(
+            tmp_path,
+            "skills",
+            "find",
+            "convert length",
+            "--json",
+            SKILLS__REGISTRIES=json.dumps([remote]),
+        )
+        assert found.returncode == 0, found.stderr
+        answer = json.loads(found.stdout)
+        assert answer["problems"] == []
+        hit = answer["hits"][0]
+        assert hit["registry"] == "prod"
+        assert hit["entry"]["name"] == "length-converter"
+        assert hit["entry"]["commit"] == commit
+        wrong = {**remote, "token": "wrong"}
+        refused = cli(
+            tmp_path, "skills", "find", "convert length", SKILLS__REGISTRIES=json.dumps([wrong])
+        )
+        assert refused.returncode == 0, refused.stderr
+        assert "registry 'prod'" in refused.stderr
+        assert "HTTP 401" in refused.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        if server.stdout is not None:
+            server.stdout.close()
