@@ -41,14 +41,14 @@ from skillweave.errors import (
     RegistryError,
     SignatureError,
     SkillFormatError,
+    SkillScanError,
 )
-from skillweave.skills.admission import blocking_lines
+from skillweave.skills import Admissions, PackageLimits, archive_version
 from skillweave.skills.install import SkillSource, fetched, staged_skills
-from skillweave.skills.package import PackageLimits, archive_version
 from skillweave.skills.registries import MAX_HITS, Registries, RegistryHit
-from skillweave.skills.review import SkillReviewer, review_report
-from skillweave.skills.scan import package_files, scan_package
-from skillweave.skills.signing import SkillSignature, check_trust
+from skillweave.skills.review import SkillReviewer
+from skillweave.skills.signing import SkillSignature
+from skillweave.storage import ArtifactStore
 
 __all__ = ["SkillAcquisition", "Staged", "library_refusal", "stage_entry"]
 
@@ -105,7 +105,9 @@ class SkillAcquisition:
         views: the library, whose names a registry skill may not take.
         registries: the registries (``SKILLS__REGISTRIES``).
         transcript: where each call's result is stored.
-        settings: the signature and scan policies, the package limits.
+        store: where the admission checks read (nothing is written).
+        settings: the signature and scan policies.
+        limits: what one package may hold.
         reviewer: the model review of a version's files (None: none).
     """
 
@@ -115,6 +117,7 @@ class SkillAcquisition:
         *,
         registries: Registries,
         transcript: TranscriptRecorder,
+        store: ArtifactStore,
         settings: SkillsSettings,
         limits: PackageLimits,
         reviewer: SkillReviewer | None = None,
@@ -122,6 +125,7 @@ class SkillAcquisition:
         self._views = views
         self._registries = registries
         self._transcript = transcript
+        self._store = store
         self._settings = settings
         self._limits = limits
         self._reviewer = reviewer
@@ -208,33 +212,32 @@ class SkillAcquisition:
                 "moved); ask for another skill",
                 version=entry.version,
             )
+        # The checks the install makes again (skills.admission), here with nothing recorded.
+        admissions = Admissions(self._settings, self._store, reviewer=self._reviewer)
         signature = staged.signature or entry.signature
+        if signature is not None:
+            admissions.signatures[name] = signature
         try:
-            warning = check_trust(
-                signature, name=name, version=staged.version, policy=self._settings.trust
-            )
+            await admissions.check(name, staged.version, staged.package)
         except SignatureError as exc:
             return await self._refused(
                 request, f"its signature is refused: {exc}", version=staged.version
             )
-        report = await asyncio.to_thread(scan_package, staged.package, staged.version)
-        if self._reviewer is not None:
-            files = await asyncio.to_thread(package_files, staged.package)
-            timeout = self._settings.scan.review_timeout_seconds
-            report = await review_report(self._reviewer, files, report, timeout=timeout)
-        decision = report.decision(self._settings.scan)
-        if decision == "block":
-            lines = "; ".join(blocking_lines(report, self._settings)[:3])
+        except SkillScanError as exc:
             return await self._refused(
                 request,
-                f"its scan found what the policy blocks ({lines}); ask for another skill",
+                f"its scan found what the policy blocks ({'; '.join(exc.findings[:3])}); "
+                "ask for another skill",
                 version=staged.version,
             )
+        admitted = admissions.admitted[name]
         if signature is None:
             signed = "unsigned"  # which the trust policy allows, or the check refused it
         else:
             signed = f"signed by {signature.key_id}, " + (
-                f"not verified: {warning}" if warning else "verified with a trusted key"
+                f"not verified: {admitted.warning}"
+                if admitted.warning
+                else "verified with a trusted key"
             )
         return SkillRequestChecked(
             seq=request.seq,
@@ -251,8 +254,8 @@ class SkillAcquisition:
                 commit=staged.commit,
                 path=source.path,
             ),
-            scan=clip(report.summary(), 1_000),
-            decision=decision,
+            scan=clip(admitted.report.summary(), 1_000),
+            decision=admitted.decision,
             signature=clip(signed, 500),
         )
 

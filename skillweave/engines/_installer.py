@@ -46,9 +46,8 @@ from skillweave.errors import (
     SkillNameTakenError,
     SkillScanError,
 )
-from skillweave.skills import Admissions
+from skillweave.skills import Admissions, package_limits
 from skillweave.skills.install import SkillSource, install_skills
-from skillweave.skills.library import package_limits
 from skillweave.skills.registries import Registries
 from skillweave.skills.review import SkillReviewer
 from skillweave.skills.signing import SkillSignature

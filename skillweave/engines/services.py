@@ -81,8 +81,7 @@ from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.llm import ModelProvider, ModelProviders
 from skillweave.sandbox import TOOL_SCHEMA_RUN_ID, SandboxClient
-from skillweave.skills import SkillLibrary, SkillRegistry
-from skillweave.skills.library import package_limits
+from skillweave.skills import SkillLibrary, SkillRegistry, package_limits
 from skillweave.skills.registries import Registries
 from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
@@ -159,6 +158,7 @@ class AgentServices:
             self.views,
             registries=registries,
             transcript=self.transcript,
+            store=store,
             settings=skills,
             limits=package_limits(skills),
             reviewer=skill_reviewer(settings),

@@ -112,6 +112,7 @@ class FakeServices:
     # Every side effect has an implementation (the activities check it when built); these
     # are not called here.
     load_skill = read_skill_resource = search_skills = create_skill = publish_skill = invoke_model
+    find_skills = prepare_skill_request = install_skill = invoke_model
 
 
 @pytest.fixture
@@ -145,6 +146,9 @@ def test_definitions_carry_the_names_the_workflow_calls(activities: AgentActivit
         "record_transcript",
         "create_skill",
         "publish_skill",
+        "find_skills",
+        "prepare_skill_request",
+        "install_skill",
         "run_limits",
     }
 
