@@ -10,7 +10,8 @@ the run that skill at that version whatever the library holds (its package from 
 any stored version, or one a run published; the rest of the allowed skills as the library has
 them). The door that starts a run resolves a prefix to the full version first (the CLI, the
 API's ``skill_pins``); one that reaches here is resolved against the store. A version the
-store does not hold refuses the run in one line (:class:`~skillweave.skills.SkillVersionError`).
+store does not hold refuses the run in one line (:class:`~skillweave.skills.SkillVersionError`),
+and so does one today's scan or trust policy refuses (``skills.stored.check_version``).
 A pinned version other than the library's comes without its child skills.
 """
 
@@ -31,7 +32,7 @@ from skillweave.skills import (
     build_catalog,
     parse_pin,
 )
-from skillweave.skills.stored import StoredSkills
+from skillweave.skills.stored import StoredSkills, check_version
 from skillweave.storage import ArtifactStore, store_identity
 
 __all__ = ["SkillViews"]
@@ -113,6 +114,7 @@ class SkillViews:
 
         Raises:
             SkillVersionError: the store holds no such version (or a prefix names several).
+            SkillScanError, SignatureError: today's policies refuse the pinned version.
             SkillNotFoundError: an entry names no skill.
         """
         cached = self._spec_views.get(allowed)
@@ -133,6 +135,7 @@ class SkillViews:
                 skill = await self.skill_at(pin.name, version)
             except ArtifactNotFoundError:
                 raise SkillVersionError(pin.name, version, problem="unknown") from None
+            await check_version(self._store, self._settings, pin.name, version)
             pinned[skill.name] = dataclasses.replace(skill, parent=None, children=(), enabled=True)
         skills: dict[str, Skill] = {}
         disabled: list[str] = []

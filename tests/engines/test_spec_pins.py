@@ -11,6 +11,7 @@ import pytest
 
 from skillweave.config import Settings
 from skillweave.engines.services import AgentServices
+from skillweave.errors import SignatureError
 from skillweave.llm.base import ModelProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillLibrary, SkillVersionError
@@ -25,12 +26,14 @@ def notes_md(word: str) -> str:
     )
 
 
-async def services_with_two_versions(tmp_path: Path) -> tuple[AgentServices, str, str]:
+async def services_with_two_versions(
+    tmp_path: Path, **skills: object
+) -> tuple[AgentServices, str, str]:
     library = tmp_path / "library"
     write_skill(library / "csv-tools", description="Profile CSV files.")
     settings = Settings(
         _env_file=None,
-        skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded")},
+        skills={"dirs": [str(library)], "uploaded_dir": str(tmp_path / "uploaded"), **skills},
     )
     store = LocalArtifactStore(tmp_path / "store")
     stored = StoredSkills(store)
@@ -75,3 +78,14 @@ async def test_a_version_the_store_does_not_hold_refuses_the_run(tmp_path: Path)
         await services.views.of_run(("ghost@deadbeef",), None)
     with pytest.raises(SkillVersionError, match="is not a valid version"):
         await services.views.of_run(("notes@xyz",), None)
+
+
+async def test_a_version_todays_trust_policy_refuses_refuses_the_run(tmp_path: Path) -> None:
+    services, older, newer = await services_with_two_versions(
+        tmp_path, trust={"unsigned": "refuse"}
+    )
+    with pytest.raises(SignatureError, match="not signed"):
+        await services.views.of_run((f"notes@{older}",), None)
+    # The library's own version is the library's to judge (at activation, as any skill).
+    view = await services.views.of_run((f"notes@{newer}",), None)
+    assert view.get("notes").version == newer

@@ -52,7 +52,12 @@ if TYPE_CHECKING:
         origin_text,
         uploaded_versions,
     )
-    from skillweave.skills.stored._judgement import Judgement, judge_version, rollback_check
+    from skillweave.skills.stored._judgement import (
+        Judgement,
+        check_version,
+        judge_version,
+        rollback_check,
+    )
 
 # The policies' modules (the scanner, signatures, the audit log) are imported on first use:
 # the manager and the sandbox bindings import this front for the records alone.
@@ -63,6 +68,7 @@ _LAZY: dict[str, str] = {
     "origin_text": "_history",
     "uploaded_versions": "_history",
     "Judgement": "_judgement",
+    "check_version": "_judgement",
     "judge_version": "_judgement",
     "rollback_check": "_judgement",
 }
@@ -80,6 +86,7 @@ __all__ = [
     "StoredSkills",
     "StoredVersion",
     "VersionEntry",
+    "check_version",
     "directory_owners",
     "directory_versions",
     "judge_version",

@@ -1,4 +1,5 @@
-"""A stored version judged under today's policies: :func:`judge_version`, and the check of a
+"""A stored version judged under today's policies: :func:`judge_version`, the refusal of what
+they refuse (:func:`check_version`: a rollback to it, a run that pins it), and the check of a
 rollback built on it, :func:`rollback_check`.
 
 A version was scanned and its signature checked when it was stored (``skills.admission``); a
@@ -32,7 +33,7 @@ from skillweave.skills.stored._versions import RollbackCheck
 from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditLog
 
-__all__ = ["Judgement", "judge_version", "rollback_check"]
+__all__ = ["Judgement", "check_version", "judge_version", "rollback_check"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,31 @@ async def judge_version(
     return Judgement(report, scan, check, decide(check, settings.trust))
 
 
+async def check_version(
+    store: ArtifactStore,
+    settings: SkillsSettings,
+    name: str,
+    version: str,
+    *,
+    package: bytes | None = None,
+) -> Judgement:
+    """:func:`judge_version`, refusing a version today's policies refuse: a rollback to it,
+    or a run that pins it.
+
+    Raises:
+        SkillScanError: ``skills.scan.policy`` blocks it (its blocking findings named).
+        SignatureError: ``skills.trust`` refuses it, or its signature cannot be read.
+    """
+    judged = await judge_version(store, settings, name, version, package=package)
+    if judged.report is not None and judged.scan is not None and judged.scan.decision == "block":
+        raise SkillScanError(name, version, blocking_lines(judged.report, settings))
+    if not judged.trust.allowed:
+        raise SignatureError(
+            judged.trust.error or judged.signature.message, status=judged.signature.status
+        )
+    return judged
+
+
 def rollback_check(
     store: ArtifactStore, settings: SkillsSettings, audit: AuditLog, *, actor: str | None = None
 ) -> RollbackCheck:
@@ -93,14 +119,8 @@ def rollback_check(
     """
 
     async def check(name: str, current: str, version: str, package: bytes) -> bool:
-        judged = await judge_version(store, settings, name, version, package=package)
+        judged = await check_version(store, settings, name, version, package=package)
         decision = judged.scan.decision if judged.scan is not None else None
-        if judged.report is not None and decision == "block":
-            raise SkillScanError(name, version, blocking_lines(judged.report, settings))
-        if not judged.trust.allowed:
-            raise SignatureError(
-                judged.trust.error or judged.signature.message, status=judged.signature.status
-            )
         held = decision == "approve"
         await audit.record(
             "rollback",
