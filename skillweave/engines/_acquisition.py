@@ -80,7 +80,7 @@ def stage_entry(
 
 def library_refusal(views: SkillViews, name: str, version: str) -> str | None:
     """Why `name` cannot be installed into the library as it is now (a directory skill has
-    the name, or the store holds another version of it), or None."""
+    the name, or the store holds it, at this `version` or another), or None."""
     registry = views.registry
     if name not in registry:
         return None
@@ -90,12 +90,15 @@ def library_refusal(views: SkillViews, name: str, version: str) -> str | None:
             f"The library has a skill named {name!r} already (a directory skill); activate "
             "it, or find a skill with another name."
         )
-    if registry.get(name).version != version:
+    if registry.get(name).version == version:
         return (
-            f"The library has another version of {name!r}; activate that one, or ask an "
-            "operator to update it (skillweave skills install)."
+            f"The library has {name!r} at this version already; activate it if this agent may "
+            "use it (search_skills finds it then)."
         )
-    return None
+    return (
+        f"The library has another version of {name!r}; activate that one, or ask an operator "
+        "to update it (skillweave skills install)."
+    )
 
 
 class SkillAcquisition:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
@@ -58,6 +59,7 @@ from skillweave.storage.audit import AuditEntry, AuditLog
 __all__ = ["RegistryInstaller", "acquisition_key"]
 
 _INSTALLED: Final = ("install", "update")
+_log = logging.getLogger("skillweave.engines")
 
 
 def acquisition_key(run_id: str, seq: int) -> str:
@@ -181,8 +183,7 @@ class RegistryInstaller:
                 await self._store.put_if_absent(
                     done, json.dumps(record).encode(), content_type="application/json"
                 )
-                if self.installed is not None:
-                    await self.installed()
+                await self._serve(request.name)
         origin = request.origin
         text = (
             f"Installed {request.name!r} (version {request.version[:12]}) from the registry "
@@ -202,6 +203,16 @@ class RegistryInstaller:
             installed=error is None,
             version=request.version if error is None else "",
         )
+
+    async def _serve(self, name: str) -> None:
+        """Serve the installed skill at once (else at the next refresh: a failure here is
+        logged, not the step's)."""
+        if self.installed is None:
+            return
+        try:
+            await self.installed()
+        except Exception:
+            _log.warning("serving the installed skill %s failed", name, exc_info=True)
 
     async def _install(self, request: InstallSkillInput) -> str | None:
         """Install it; None, or why the library refused it."""
