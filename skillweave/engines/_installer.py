@@ -59,6 +59,7 @@ from skillweave.storage.audit import AuditEntry, AuditLog
 __all__ = ["RegistryInstaller", "acquisition_key"]
 
 _INSTALLED: Final = ("install", "update")
+_LABEL_CHARS: Final = 200  # a registry's label in a record (a record's details are capped)
 _log = logging.getLogger("skillweave.engines")
 
 
@@ -99,7 +100,7 @@ class _ApprovedAdmissions(Admissions):
             return  # an earlier attempt of this step recorded it, then died
         actor = f"run {request.run_id}"
         facts = {
-            "registry": request.origin.registry,
+            "registry": request.origin.registry[:_LABEL_CHARS],
             "approved_by": request.approved_by,
             "step": request.seq,
         }
