@@ -21,6 +21,7 @@ The modules, lowest first:
 * ``_listing``: a listing verified (index signature, each entry's skill signature).
 * ``_readers``: reading each kind of registry.
 * ``_ranking``: ranking entries with ``skills.selection``.
+* ``_memory``: the listings and rankers this process keeps, shared by every search.
 * ``_registries``: :class:`Registries`, the search over them all.
 """
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import assert_never
@@ -33,7 +33,8 @@ from skillweave.errors import ConfigError, RegistryError
 from skillweave.skills.registries._cache import STALE_LIMIT, ListingCache
 from skillweave.skills.registries._hits import MAX_HITS, RegistryHit, RegistryResults
 from skillweave.skills.registries._listing import Listing, checked_entry, verified_listing
-from skillweave.skills.registries._ranking import Candidate, rank
+from skillweave.skills.registries._memory import MEMORY
+from skillweave.skills.registries._ranking import Candidate, Ranker
 from skillweave.skills.registries._readers import list_marketplace, read_index, search_api
 from skillweave.skills.selection import resolve_strategy
 from skillweave.skills.signing import trusted_keys
@@ -66,7 +67,6 @@ class Registries:
         self._store = store
         self._now = now or (lambda: datetime.now(UTC))
         self._cache = ListingCache(settings.registry_cache_dir)
-        self._memory: dict[tuple[str, str, str | None], tuple[datetime, Listing]] = {}
         self._trusted: dict[str, Ed25519PublicKey] | None = None
 
     @property
@@ -93,11 +93,17 @@ class Registries:
         if not 0 <= top_k <= MAX_HITS:
             raise ConfigError(f"top_k must be between 0 and {MAX_HITS}, not {top_k}")
         sources = [s for s in self._chosen(registry) if relay or s.kind != "api"]
-        read = await asyncio.gather(*(self._candidates(s, query, top_k) for s in sources))
-        candidates = [c for found, _ in read for c in found]
-        problems = [p for _, said in read for p in said]
+        read = await asyncio.gather(*(self._offer(s, query, top_k) for s in sources))
+        candidates = [c for found, _, _ in read for c in found]
+        problems = [p for _, said, _ in read for p in said]
         strategy = resolve_strategy(self._settings.selection)
-        hits = rank(query, candidates, strategy=strategy, top_k=top_k)
+        listings = [listing for _, _, listing in read if listing is not None]
+        if any(source.kind == "api" for source in sources):  # its hits change with the query
+            ranker = Ranker(candidates, strategy=strategy)
+        else:  # the same listings: the ranker built over them before
+            key = (strategy, tuple(self._identity(s) for s in sources))
+            ranker = MEMORY.ranker(key, listings, lambda: Ranker(candidates, strategy=strategy))
+        hits = ranker.rank(query, top_k=top_k)
         return RegistryResults(query=query, hits=hits, problems=problems)
 
     async def search(
@@ -114,7 +120,7 @@ class Registries:
         """The skill named exactly `name` in the first registry (in the settings' order, or
         the one labelled `registry`) that lists it; None when none does."""
         for source in self._chosen(registry):
-            found, problems = await self._candidates(source, name, _API_FIND_HITS)
+            found, problems, _ = await self._offer(source, name, _API_FIND_HITS)
             for problem in problems:
                 log.warning("%s", problem)
             for candidate in found:
@@ -139,7 +145,7 @@ class Registries:
         """
         now = self._now()
         fresh = timedelta(seconds=self._settings.registry_cache_seconds)
-        remembered = self._memory.get(_identity(source))
+        remembered = MEMORY.listing(self._identity(source))
         if remembered is not None and now - remembered[0] < fresh:
             return remembered[1]
         cached = self._cache.read(source)
@@ -149,7 +155,7 @@ class Registries:
             except RegistryError as exc:  # a damaged or outdated cache: read it again
                 log.warning("ignoring the cached listing: %s", exc)
             else:
-                self._memory[_identity(source)] = (cached.read_at, listing)
+                MEMORY.keep(self._identity(source), cached.read_at, listing)
                 return listing
         try:
             data = await self._read(source)
@@ -165,7 +171,7 @@ class Registries:
             return replace(listing, stale=True, problems=(*listing.problems, said))
         listing = verified_listing(data, source, trusted=self._keys())  # refused: never kept
         self._cache.write(source, data, now=now)
-        self._memory[_identity(source)] = (now, listing)
+        MEMORY.keep(self._identity(source), now, listing)
         return listing
 
     def _chosen(self, registry: str | None) -> Sequence[RegistrySource]:
@@ -180,11 +186,11 @@ class Registries:
             )
         return chosen
 
-    async def _candidates(
+    async def _offer(
         self, source: RegistrySource, query: str, top_k: int
-    ) -> tuple[list[Candidate], list[str]]:
-        """What `source` offers for `query`, and its problems; a registry that cannot be
-        read offers nothing and says why."""
+    ) -> tuple[list[Candidate], list[str], Listing | None]:
+        """What `source` offers for `query`, its problems, and the listing it comes from (an
+        index or marketplace); a registry that cannot be read offers nothing and says why."""
         try:
             match source.kind:
                 case "index" | "marketplace":
@@ -193,13 +199,14 @@ class Registries:
                         Candidate(listed.entry, source.label, listed.verified, listing.stale)
                         for listed in listing.entries
                     ]
-                    return offered, list(listing.problems)
+                    return offered, list(listing.problems), listing
                 case "api":
-                    return await self._relayed(source, query, top_k)
+                    found, problems = await self._relayed(source, query, top_k)
+                    return found, problems, None
                 case _:
                     assert_never(source.kind)
         except RegistryError as exc:
-            return [], [str(exc)]
+            return [], [str(exc)], None
 
     async def _relayed(
         self, source: RegistrySource, query: str, top_k: int
@@ -221,12 +228,14 @@ class Registries:
             return await list_marketplace(source, self._settings)
         return await read_index(source)
 
+    def _identity(self, source: RegistrySource) -> Hashable:
+        """What a listing is remembered under in this process: where it is read from, the
+        key it must be signed by, the cache and the keys it was verified with."""
+        settings = self._settings
+        trust = tuple(sorted(settings.trust.keys.items()))
+        return source.kind, source.location, source.key, str(settings.registry_cache_dir), trust
+
     def _keys(self) -> dict[str, Ed25519PublicKey]:
         if self._trusted is None:
             self._trusted = trusted_keys(self._settings.trust)
         return self._trusted
-
-
-def _identity(source: RegistrySource) -> tuple[str, str, str | None]:
-    """What a listing is remembered under: where it is read from and the key it needs."""
-    return source.kind, source.location, source.key

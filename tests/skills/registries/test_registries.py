@@ -5,6 +5,7 @@ cannot be read answered around, and from its cache while it may be."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,12 +15,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from skillweave.errors import ConfigError
 from skillweave.skills.registries import (
     IndexEntry,
+    Listing,
     Registries,
     RegistryHit,
     RegistryIndex,
     ScanSummary,
     build_index,
 )
+from skillweave.skills.registries._memory import ProcessMemory
+from skillweave.skills.registries._ranking import Ranker
 from skillweave.skills.versioning import skill_version
 from tests.skills.registries.helpers import library, settings, trusting
 
@@ -160,3 +164,38 @@ def test_entry_round_trip_and_install_source(tmp_path: Path) -> None:
     assert json.loads(index.to_json())["skills"][0]["commit"] == "a" * 40
     source = entry.install_source()
     assert (source.kind, source.ref, source.path) == ("git", "a" * 40, "skills/unit-converter")
+
+
+async def test_every_search_of_the_process_shares_what_was_read(tmp_path: Path) -> None:
+    index = built(tmp_path)
+    config = settings(tmp_path, f"index:{index}", registry_cache_seconds=3600)
+    assert (await Registries(config).results("pdf")).hits
+    index.unlink()
+    shutil.rmtree(tmp_path / "cache")
+    again = await Registries(config).results("pdf")  # as the API does: one per request
+    assert again.hits
+    assert again.problems == []
+    other_keys = settings(tmp_path, f"index:{index}", trust=trusting(Ed25519PrivateKey.generate()))
+    refused = await Registries(other_keys).results("pdf")  # other keys: read (and fail) anew
+    assert refused.hits == []
+
+
+def test_process_memory_is_bounded() -> None:
+    memory = ProcessMemory(listings=2, rankers=1)
+    listing = Listing(registry="r", entries=(), trust="unsigned")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    for key in ("a", "b", "c"):
+        memory.keep(key, now, listing)
+    assert memory.listing("a") is None
+    assert memory.listing("c") is not None
+    made: list[int] = []
+
+    def make() -> Ranker:
+        made.append(1)
+        return Ranker([], strategy="keyword")
+
+    first = memory.ranker("k", [listing], make)
+    assert memory.ranker("k", [listing], make) is first
+    memory.ranker("other", [listing], make)
+    memory.ranker("k", [listing], make)
+    assert len(made) == 3
