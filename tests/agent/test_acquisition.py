@@ -16,12 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from skillweave.agent import AgentSpec, event_line
+from skillweave.agent import AgentSpec, event_line, parse_agent_spec
+from skillweave.agent.acquisitions import Acquisitions
+from skillweave.agent.approvals import Approvals
 from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.agent.journal import Journal
+from skillweave.agent.refusals import Refusal
 from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, CatalogOptions
+from skillweave.agent.state import AgentState, FoundSkill
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, DirectEngine, RunRequest
-from skillweave.errors import AgentError
+from skillweave.errors import AgentError, AgentSpecError
+from skillweave.llm.messages import ToolCall
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage.audit import AuditLog
@@ -230,3 +236,55 @@ turns:
 """
     run, _ = await run_with_decision(tmp_path, script, None, spec=spec)
     assert run.result.status == "completed", run.result.reason
+
+
+class _NoRuntime:
+    """A runtime no call may reach: what is refused is refused before any side effect."""
+
+    async def call(self, effect: object, request: object) -> object:
+        raise AssertionError(f"{effect} was called")
+
+    def now(self) -> float:
+        return 0.0
+
+
+async def test_what_the_run_may_not_ask_for_is_refused_before_any_side_effect() -> None:
+    runtime = _NoRuntime()
+    spec = ASKING
+    journal = Journal(runtime.now, None)
+    acquisitions = Acquisitions(
+        runtime,  # type: ignore[arg-type]
+        spec,
+        journal,
+        Approvals(runtime, spec, journal),  # type: ignore[arg-type]
+        top_k=5,
+    )
+    state = AgentState(run_id="run-1", task="t", acquisition="on_miss", library_searched=True)
+    state.found = {
+        "other": FoundSkill(registry=LABEL, version="a" * 64),
+        TALLY: FoundSkill(registry=LABEL, version="b" * 64),
+    }
+    state.acquired = {TALLY: "b" * 64}
+
+    def call(name: str) -> ToolCall:
+        return ToolCall(id="c", name="request_skill", arguments={"name": name})
+
+    with pytest.raises(Refusal, match="installed for this run already"):
+        await acquisitions.request(state, call(TALLY))
+    with pytest.raises(Refusal, match="as many as its agent allows"):  # max_installs: 1
+        await acquisitions.request(state, call("other"))
+    with pytest.raises(Refusal, match="not a registry skill this run found"):
+        await acquisitions.request(state, call("unknown"))
+
+
+def test_the_spec_reads_acquisition_and_bounds_it() -> None:
+    spec = parse_agent_spec(
+        "acquisition: {enabled: true, registries: [lab], max_installs: 2, offer: always}"
+    )
+    assert spec.acquisition == AcquisitionOptions(
+        enabled=True, registries=("lab",), max_installs=2, offer="always"
+    )
+    assert parse_agent_spec("name: a").acquisition.enabled is False
+    for bad in ("max_installs: 0", "max_installs: 21", "offer: sometimes", "unknown: 1"):
+        with pytest.raises(AgentSpecError, match="acquisition"):
+            parse_agent_spec(f"acquisition: {{{bad}}}")
