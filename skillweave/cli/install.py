@@ -285,6 +285,7 @@ def install(
                 )
                 _show_listing(listing, settings, as_json=as_json)
                 return
+            lock = _kept(lock)
             locked = SkillsLock.load(lock)
             requests = [_Request(parsed, tuple(skill or ()), tuple(plugin or ()))]
         with _recorded("installed"):
@@ -292,6 +293,14 @@ def install(
     _show(_installed_rows(installed, admitted, settings), as_json=as_json, verb="installed")
     for line in _hash_lines(installed, checks, lock):
         err.print(Text(terminal_safe(line)), soft_wrap=True)
+
+
+def _kept(lock: Path) -> Path:
+    """The ``skills.lock`` skillweave keeps: `lock`, or beside it when `lock` names the open
+    ``skills`` CLI's ``skills-lock.json`` (read, never written)."""
+    from skillweave.skills.install import LOCK_FILE, SKILLS_CLI_LOCK
+
+    return lock.parent / LOCK_FILE if lock.name == SKILLS_CLI_LOCK else lock
 
 
 def _lock_requests(lock: Path, settings: Settings) -> tuple[list[_Request], Path, list[Any]]:
@@ -310,10 +319,14 @@ def _lock_requests(lock: Path, settings: Settings) -> tuple[list[_Request], Path
             raise fail(f"no SOURCE and nothing in {read} to install", code=EXIT_USAGE)
         wanted = opened.requests(lock_path=read, git_host=settings.skills.git_host)
         requests = [
-            _Request(source, (name,), cli_hashes={name: digest} if digest else None)
-            for name, source, digest in wanted
+            _Request(
+                item.source,
+                (item.name,),
+                cli_hashes={item.name: item.computed_hash} if item.computed_hash else None,
+            )
+            for item in wanted
         ]
-        return requests, read.parent / LOCK_NAME, [(name, d) for name, _, d in wanted]
+        return requests, _kept(read), [(item.name, item.computed_hash) for item in wanted]
     locked = SkillsLock.load(lock)
     if not locked.skills:
         raise fail(f"no SOURCE and nothing in {lock} to install", code=EXIT_USAGE)
@@ -434,6 +447,7 @@ def update(
 
     settings = get_settings()
     with errors():
+        lock = _kept(lock)
         locked = SkillsLock.load(lock)
         wanted = names or sorted(locked.skills)
         unknown = [name for name in wanted if name not in locked.skills]
@@ -480,6 +494,7 @@ def remove(
                 await stored.delete(name)
 
     with errors(), _recorded("removed"):
+        lock = _kept(lock)
         locked = SkillsLock.load(lock)
         asyncio.run(drop())
         if any(name in locked.skills for name in names):

@@ -62,7 +62,7 @@ def test_each_kind_of_entry_reads_as_a_source(tmp_path: Path) -> None:
         },
     )
     requests = SkillsCliLock.load(path).requests(lock_path=path, git_host="https://github.com")
-    by_name = {name: (source, digest) for name, source, digest in requests}
+    by_name = {r.name: (r.source, r.computed_hash) for r in requests}
     github, digest = by_name["from-github"]
     assert (github.location, github.ref, github.path) == (
         "https://github.com/acme/skills.git",

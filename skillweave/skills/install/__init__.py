@@ -66,6 +66,7 @@ from skillweave.skills.install._skills_cli_lock import (
     SKILLS_CLI_LOCK,
     SkillsCliEntry,
     SkillsCliLock,
+    SkillsCliRequest,
     skills_cli_hash,
 )
 from skillweave.skills.install._source import SkillSource, parse_source, source_allowed
@@ -89,6 +90,7 @@ __all__ = [
     "SkillSource",
     "SkillsCliEntry",
     "SkillsCliLock",
+    "SkillsCliRequest",
     "SkillsLock",
     "SourceListing",
     "StagedSkill",

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -38,7 +39,13 @@ from skillweave.errors import PackageError
 from skillweave.skills.install._source import SkillSource, parse_source
 from skillweave.skills.spec import name_problems
 
-__all__ = ["SKILLS_CLI_LOCK", "SkillsCliEntry", "SkillsCliLock", "skills_cli_hash"]
+__all__ = [
+    "SKILLS_CLI_LOCK",
+    "SkillsCliEntry",
+    "SkillsCliLock",
+    "SkillsCliRequest",
+    "skills_cli_hash",
+]
 
 SKILLS_CLI_LOCK: Final = "skills-lock.json"
 
@@ -72,6 +79,16 @@ class SkillsCliEntry(BaseModel):
     ref: str | None = Field(default=None, max_length=200)
     skill_path: str | None = Field(default=None, alias="skillPath", max_length=1024)
     computed_hash: str | None = Field(default=None, alias="computedHash", pattern=r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True, slots=True)
+class SkillsCliRequest:
+    """One skill of ``skills-lock.json`` to install: its name, where from, and the
+    ``computedHash`` its folder must have (None: the lock gives none)."""
+
+    name: str
+    source: SkillSource
+    computed_hash: str | None
 
 
 class SkillsCliLock(BaseModel):
@@ -111,10 +128,8 @@ class SkillsCliLock(BaseModel):
                 raise PackageError(f"{path}: {key[:100]!r} is not a skill name")
         return lock
 
-    def requests(
-        self, *, lock_path: Path, git_host: str
-    ) -> list[tuple[str, SkillSource, str | None]]:
-        """Each skill as ``(name, source to install it from, computedHash)``.
+    def requests(self, *, lock_path: Path, git_host: str) -> list[SkillsCliRequest]:
+        """Each skill, with the source to install it from and its ``computedHash``.
 
         Raises:
             PackageError: an entry's source type is not one skillweave installs from, or its
@@ -127,7 +142,7 @@ class SkillsCliLock(BaseModel):
                 source = _source(entry, lock_path=lock_path, git_host=git_host)
             except PackageError as exc:
                 raise PackageError(f"{lock_path.name}: {name}: {exc}") from None
-            wanted.append((name, source, entry.computed_hash))
+            wanted.append(SkillsCliRequest(name, source, entry.computed_hash))
         return wanted
 
 
