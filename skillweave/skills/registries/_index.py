@@ -63,6 +63,10 @@ _REF: Final = r"^[A-Za-z0-9][A-Za-z0-9._/@+-]{0,199}$"
 _ABSOLUTE_OR_URL: Final = re.compile(
     r"^(?:/|[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)"
 )
+_REBUILD: Final = (
+    "rebuild it with `skillweave registry build` (docs/REGISTRIES.md has the format), "
+    "or take it out of SKILLS__REGISTRIES"
+)
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ACTIONS: Final = {"clean": 0, "warn": 1, "approve": 2, "block": 3}
 
@@ -282,15 +286,21 @@ def parse_index(data: bytes, *, registry: str) -> tuple[RegistryIndex, dict[str,
     try:
         document = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise RegistryError(registry, f"the index is not JSON: {_short(str(exc))}") from None
+        raise RegistryError(
+            registry, f"the index is not JSON ({_short(str(exc))}): {_REBUILD}"
+        ) from None
     if not isinstance(document, dict):
-        raise RegistryError(registry, "the index is not a JSON object")
+        raise RegistryError(registry, f"the index is not a JSON object: {_REBUILD}")
     if isinstance(document.get("skills"), list) and len(document["skills"]) > MAX_INDEX_ENTRIES:
-        raise RegistryError(registry, f"the index lists over {MAX_INDEX_ENTRIES} skills")
+        raise RegistryError(
+            registry, f"the index lists over {MAX_INDEX_ENTRIES} skills: split it in two"
+        )
     try:  # strictly, from the JSON itself: the document above is what a signature covers
         index = RegistryIndex.model_validate_json(data)
     except ValidationError as exc:
-        raise RegistryError(registry, f"not a skill index: {first_problem(exc)}") from None
+        raise RegistryError(
+            registry, f"not a skill index ({first_problem(exc)}): {_REBUILD}"
+        ) from None
     return index, document
 
 
