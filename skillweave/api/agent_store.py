@@ -15,13 +15,13 @@ import secrets
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
 
 from skillweave.agent import AgentSpec, Budgets
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
-from skillweave.skills import SKILL_REFERENCE_PATTERN
+from skillweave.skills import SKILL_REFERENCE_PATTERN, SkillVersionError, parse_pin
 from skillweave.storage import ArtifactStore, keys
 
 __all__ = [
@@ -36,6 +36,23 @@ __all__ = [
 
 _NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 """A name for people: 1 to 100 characters, not all white space, no control characters."""
+
+
+def _pin_checked(reference: str) -> str:
+    """A skill reference whose pin, if it has one (``name@VERSION``), is well formed."""
+    try:
+        parse_pin(reference)
+    except SkillVersionError as exc:
+        raise ValueError(str(exc)) from None
+    return reference
+
+
+SkillReference = Annotated[
+    str, Field(pattern=SKILL_REFERENCE_PATTERN), AfterValidator(_pin_checked)
+]
+"""A skill an agent names: its name, its id (``sk-…``), a namespace (``web.*``), or a name
+pinned to a version (``name@VERSION``: 8 to 64 hex digits, resolved when a run starts)."""
+
 _ID = re.compile(r"ag-[0-9a-f]{16}")
 _SLUG = re.compile(r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?")
 _SLUG_MAX = 64
@@ -59,10 +76,12 @@ class AgentCreate(BaseModel):
             " openai:gpt-4o-mini), checked when the agent is made; unset: the default model."
         ),
     )
-    skill_ids: list[Annotated[str, Field(pattern=SKILL_REFERENCE_PATTERN)]] = Field(
+    skill_ids: list[SkillReference] = Field(
         default_factory=list,
         max_length=500,
-        description="Skills the agent may use: each by its name or its id (sk-…); stored as names.",
+        description="Skills the agent may use: each by its name or its id (sk-…), stored as"
+        " names; name@VERSION pins a version (8 to 64 hex digits of it), resolved when a run"
+        " starts.",
     )
     catalog_mode: CatalogMode | None = Field(
         default=None, description="all, enabled or auto; unset: the server's setting."
@@ -80,9 +99,7 @@ class AgentPatch(BaseModel):
     description: str | None = Field(default=None, max_length=1024)
     instruction: str | None = Field(default=None, min_length=1, max_length=32_000)
     model_id: str | None = Field(default=None, max_length=200)
-    skill_ids: list[Annotated[str, Field(pattern=SKILL_REFERENCE_PATTERN)]] | None = Field(
-        default=None, max_length=500
-    )
+    skill_ids: list[SkillReference] | None = Field(default=None, max_length=500)
     catalog_mode: CatalogMode | None = None
     limits: Budgets | None = None
     follow_up_seconds: float | None = Field(default=None, ge=0, le=86_400)

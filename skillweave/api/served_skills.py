@@ -17,7 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillweave.config import SkillsSettings
-from skillweave.skills import SKILL_ID_PATTERN, SkillLibrary, SkillRegistry, reloading, skill_id
+from skillweave.errors import SkillError
+from skillweave.skills import (
+    SKILL_ID_PATTERN,
+    SkillLibrary,
+    SkillPin,
+    SkillRegistry,
+    parse_pin,
+    reloading,
+    skill_id,
+)
 from skillweave.skills.stored import StoredSkills, directory_owners
 from skillweave.storage import ArtifactStore
 
@@ -90,6 +99,8 @@ class ServedSkills:
                     uploaded = [r.name for r in await stored.list()]
                     by_id = {skill_id(name): name for name in [*uploaded, *names]}
                 found = by_id.get(item)
+            elif (pin := parse_pin(item)).version is not None:  # name@VERSION
+                found = item if await self._holds(pin) else None
             elif item in names or await stored.get(item) is not None:
                 found = item
             elif library.resolve(item):
@@ -101,6 +112,25 @@ class ServedSkills:
             else:
                 resolved.append(found)
         return list(dict.fromkeys(resolved)), missing
+
+    @property
+    def settings(self) -> SkillsSettings:
+        """The library's settings (``SKILLS__``): its policies too."""
+        return self._library.settings
+
+    async def _holds(self, pin: SkillPin) -> bool:
+        """Whether the pinned version is one the library or the store holds (one alone, for a
+        prefix): the library's current version, or a stored version of an uploaded skill."""
+        assert pin.version is not None
+        if pin.name in self.registry and self.registry.get(pin.name).version.startswith(
+            pin.version
+        ):
+            return True
+        try:
+            await self.stored.resolve(pin.name, pin.version)
+        except SkillError:  # no such skill, no such version, or several
+            return False
+        return True
 
     def reserved(self, listed: SkillRegistry) -> dict[str, str]:
         """Every directory skill's name (children included; a namespaced skill known by its

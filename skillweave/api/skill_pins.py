@@ -6,6 +6,13 @@ No skill vanishes silently: a listed skill that is deleted, disabled, or whose n
 to another source than the listing shows (shadowed) refuses the run
 (:class:`~skillweave.errors.SkillUnavailableError`, a 409 naming the skill and the reason).
 :class:`SkillPins` is used by the launcher (:mod:`skillweave.api.run_launcher`).
+
+An agent may pin a skill's version itself: ``name@VERSION`` in its ``skill_ids`` (a unique
+prefix resolved to the full version here, where the run starts). The skill must still be
+available as above; the run then gets it at that version (the library's copy with its tree when
+it is the library's version, else that stored version's package alone), unless the store holds
+no such version (409) or today's scan or trust policy refuses it
+(``skills.stored.check_version``: 422, 403). A rollback later changes nothing for the run.
 """
 
 from __future__ import annotations
@@ -17,12 +24,13 @@ from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.errors import (
     InvalidKeyError,
     PackageError,
+    SkillError,
     SkillNotFoundError,
     SkillUnavailableError,
 )
 from skillweave.sandbox import publish_skill
-from skillweave.skills import Skill, SkillRegistry, is_scope
-from skillweave.skills.stored import StoredSkill, StoredSkills
+from skillweave.skills import Skill, SkillRegistry, is_scope, parse_pin
+from skillweave.skills.stored import StoredSkill, StoredSkills, check_version
 from skillweave.storage import ArtifactStore
 
 __all__ = ["SkillPins"]
@@ -42,16 +50,25 @@ class SkillPins:
         (:meth:`_check_available`); inside its tree, disabled skills and the trees under them
         are left out, as a run would not see them.
 
+        A skill the agent pins (``name@VERSION``) is given at that version instead (alone,
+        unless it is the library's version).
+
         Raises:
             SkillUnavailableError: a listed skill is deleted, disabled or shadowed.
+            ApiProblem: 409, no stored version, or several, is the one pinned.
+            SkillScanError, SignatureError: today's policies refuse the version pinned.
         """
         skills = self._skills
         if isinstance(skills, NoSkills):  # an API composed without the skills routes
             return None
         registry = skills.registry
         listed: list[str] = []
+        asked: dict[str, str] = {}  # name -> the version (or prefix) the agent pins it to
         for entry in dict.fromkeys(agent.skill_ids):
-            if is_scope(entry):  # a namespace: what it holds now (its disabled skills left out)
+            pin = parse_pin(entry)
+            if pin.version is not None:
+                asked[pin.name] = pin.version
+            elif is_scope(entry):  # a namespace: what it holds now (its disabled skills left out)
                 held = [name for name in registry.resolve(entry) if registry.is_enabled(name)]
                 if not held:
                     raise SkillUnavailableError(
@@ -63,7 +80,16 @@ class SkillPins:
                 listed += held
             else:
                 listed.append(registry.canonical(entry) or entry)
-        listed = list(dict.fromkeys(listed))
+        await self._check_available(skills.stored, registry, list(asked))
+        versions = {}  # the pinned skills at versions other than the library's
+        for name, version in asked.items():
+            full = await _pinned_version(skills.stored, registry, name, version)
+            if full == registry.get(name).version:
+                listed.append(name)  # the library's copy, its tree with it
+            else:
+                await check_version(self._store, skills.settings, name, full)
+                versions[name] = full
+        listed = [name for name in dict.fromkeys(listed) if name not in versions]
         await self._check_available(skills.stored, registry, listed)
         try:
             view = registry.restricted(listed)
@@ -81,7 +107,7 @@ class SkillPins:
 
         pinned = []
         for skill in view:
-            if visible(skill):
+            if visible(skill) and skill.name not in versions:
                 try:
                     await publish_skill(self._store, skill)
                 except (PackageError, InvalidKeyError) as exc:
@@ -93,6 +119,8 @@ class SkillPins:
                 pinned.append(
                     PinnedSkill(name=skill.name, version=skill.version, parent=skill.parent)
                 )
+        # A pinned version's package is in the store already (a stored version's).
+        pinned += [PinnedSkill(name=name, version=full) for name, full in versions.items()]
         return tuple(pinned)
 
     async def _check_available(
@@ -108,6 +136,29 @@ class SkillPins:
             refusal = _unavailable(name, registry, record)
             if refusal is not None:
                 raise refusal
+
+
+async def _pinned_version(
+    stored: StoredSkills, registry: SkillRegistry, name: str, version: str
+) -> str:
+    """The full version `version` (a prefix, or whole) of the available skill `name` names:
+    the library's when it begins so, else the one stored version it begins.
+
+    Raises:
+        ApiProblem: 409, the store holds no such version, or several begin so.
+    """
+    current = registry.get(name).version
+    if current.startswith(version):
+        return current
+    try:
+        return await stored.resolve(name, version)
+    except SkillError as exc:
+        raise ApiProblem(
+            409,
+            f"the agent's skill {name}@{version} cannot be pinned: {exc}; change the agent's"
+            " skill_ids",
+            title="Skill version unavailable",
+        ) from None
 
 
 def _unavailable(
