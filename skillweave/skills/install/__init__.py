@@ -41,19 +41,19 @@ The modules, in the order an install runs:
 * ``_fetched``: the source's files in a temporary folder (git clone, ZIP, folder).
 * ``_marketplace``: a Claude Code plugin marketplace (``.claude-plugin/marketplace.json``):
   its plugins and their skill folders (:func:`read_marketplace`, :func:`plugin_skill_folders`).
-* ``_selection``: which skill folders an install takes (every one, or the plugins').
+* ``_plugins``: which skill folders an install takes (every one, or the plugins').
 * ``_staged``: the skills found in them, packaged with their signatures.
 * ``_installation``: storing them, admitted and audited, all or none (:func:`install_skills`).
-* ``_listing``: what a source holds, scanned, stored nowhere (:func:`list_source`).
+* ``_contents``: what a source holds, scanned, stored nowhere (:func:`list_source`).
 * ``_lockfile``: ``skills.lock`` (:class:`SkillsLock`).
 * ``_skills_cli_lock``: the open ``skills`` CLI's ``skills-lock.json`` and its
   ``computedHash`` (:class:`SkillsCliLock`, :func:`skills_cli_hash`).
 """
 
 from skillweave.skills.install._address import RepositoryAddress, read_address
+from skillweave.skills.install._contents import ListedSkill, SourceListing, list_source
 from skillweave.skills.install._fetched import Fetched, fetched
 from skillweave.skills.install._installation import HashCheck, Installed, install_skills
-from skillweave.skills.install._listing import ListedSkill, SourceListing, list_source
 from skillweave.skills.install._lockfile import LOCK_FILE, LockedSkill, SkillsLock
 from skillweave.skills.install._marketplace import (
     MARKETPLACE_FILE,

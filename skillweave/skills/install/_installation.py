@@ -20,7 +20,7 @@ from skillweave.errors import PackageError
 from skillweave.skills.admission import Admissions
 from skillweave.skills.install._fetched import fetched
 from skillweave.skills.install._marketplace import read_marketplace
-from skillweave.skills.install._selection import plugin_folders
+from skillweave.skills.install._plugins import plugin_folders
 from skillweave.skills.install._skills_cli_lock import SKILLS_CLI_LOCK, skills_cli_hash
 from skillweave.skills.install._source import SkillSource
 from skillweave.skills.install._staged import StagedSkill, staged_skills

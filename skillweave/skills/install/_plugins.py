@@ -2,7 +2,7 @@
 or those of the marketplace plugins named (``--plugin NAME``), each with the plugins that list
 it (:func:`plugin_folders`; for a listing, every plugin's: :func:`marketplace_plugins`).
 
-Called by the install flow (``_installation``) and the listing (``_listing``) once
+Called by the install flow (``_installation``) and the listing (``_contents``) once
 ``_fetched`` has read the source; the marketplace is read by ``_marketplace``.
 """
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from skillweave.skills.install._fetched import fetched
 from skillweave.skills.install._marketplace import Marketplace, read_marketplace
-from skillweave.skills.install._selection import marketplace_plugins, plugin_folders
+from skillweave.skills.install._plugins import marketplace_plugins, plugin_folders
 from skillweave.skills.install._source import SkillSource
 from skillweave.skills.install._staged import staged_skills
 from skillweave.skills.package import DEFAULT_LIMITS, PackageLimits, archive_version
