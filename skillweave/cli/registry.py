@@ -38,6 +38,7 @@ from skillweave.terminal import terminal_safe
 __all__ = ["build", "find", "install_command", "registry_app"]
 
 _SHORT: Final = 12
+_WHOLE: Final = frozenset({"name", "version"})  # never folded: a name is one word to copy
 _DESCRIPTION_CHARS: Final = 80
 _NO_REGISTRY: Final = (
     "no skill registry is configured: set SKILLS__REGISTRIES, e.g. "
@@ -155,7 +156,7 @@ def find(
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("name", "registry", "description", "version", "scan", "signed"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in _WHOLE)
     for hit in found.hits:
         entry = hit.entry
         description = entry.description
@@ -200,7 +201,7 @@ def _print_built(built: BuiltIndex) -> None:
     plugins = any(item.entry.plugin for item in built.entries)
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("name", "version", "scan", "signed", "path", *(["plugin"] if plugins else [])):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in _WHOLE)
     for item in built.entries:
         entry = item.entry
         scan = entry.scan
