@@ -173,6 +173,11 @@ class SourcePreview(BaseModel):
         description="its .claude-plugin/marketplace.json: each plugin, and why one cannot be"
         " installed from it (`unavailable`)",
     )
+    marketplace_problem: str | None = Field(
+        default=None,
+        description="why its .claude-plugin/marketplace.json cannot be read (then `plugins`"
+        " cannot be asked for); its skills are listed all the same",
+    )
     skills: list[PreviewSkill]
 
     @classmethod
@@ -184,6 +189,7 @@ class SourcePreview(BaseModel):
             path=listing.source.path,
             commit=listing.commit,
             marketplace=listing.marketplace,
+            marketplace_problem=listing.marketplace_problem,
             skills=[
                 PreviewSkill(
                     name=item.name,

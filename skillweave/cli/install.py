@@ -391,6 +391,7 @@ def _show_listing(listing: Any, settings: Settings, *, as_json: bool) -> None:
                 "ref": listing.source.ref,
                 "commit": listing.commit,
                 "marketplace": market.model_dump(mode="json") if market else None,
+                "marketplace_problem": listing.marketplace_problem,
                 "skills": rows,
             }
         )
@@ -424,6 +425,11 @@ def _show_listing(listing: Any, settings: Settings, *, as_json: bool) -> None:
     for row in rows:
         for line in row_scan_texts(row):
             out.print(line, soft_wrap=True)
+    if listing.marketplace_problem:
+        err.print(
+            Text(terminal_safe(f"warning: {listing.marketplace_problem}; --plugin cannot be used")),
+            soft_wrap=True,
+        )
     for plugin in unavailable:
         out.print(
             Text(

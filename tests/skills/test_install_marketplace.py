@@ -162,14 +162,25 @@ def test_a_symlinked_skill_folder_leading_out_is_refused(tmp_path: Path) -> None
         plugin_skill_folders(root, market.plugin("p"))
 
 
-def test_a_listed_folder_without_skill_md_is_one_clear_error(tmp_path: Path) -> None:
-    document = {"name": "m", "plugins": [{"name": "p", "source": "./", "skills": ["./docs"]}]}
+def test_a_listed_folder_without_skill_md_stands_for_the_skills_in_it(tmp_path: Path) -> None:
+    document = {
+        "name": "m",
+        "plugins": [
+            {"name": "p", "source": "./", "skills": ["./skills", "./skills/pdf"]},
+            {"name": "empty", "source": "./", "skills": ["./docs"]},
+        ],
+    }
     root = _repo(tmp_path, document)
-    (root / "docs").mkdir()
+    (root / "docs" / "notes").mkdir(parents=True)
     market = read_marketplace(root)
     assert market is not None
-    with pytest.raises(PackageError, match=r"lists docs, which holds no SKILL\.md"):
-        plugin_skill_folders(root, market.plugin("p"))
+    assert [f.name for f in plugin_skill_folders(root, market.plugin("p"))] == [
+        "art",
+        "pdf",
+        "xlsx",
+    ]
+    with pytest.raises(PackageError, match=r"lists docs, which holds no SKILL\.md nor skill"):
+        plugin_skill_folders(root, market.plugin("empty"))
 
 
 @pytest.mark.parametrize(

@@ -102,3 +102,18 @@ async def test_a_listing_scans_what_an_install_would_store_and_stores_nothing(
     assert [item.name for item in narrowed.skills] == ["pdf-tools"]
     [item] = await install_skills(stored, parse_source(str(repo)), only=["pdf-tools"])
     assert item.version == by_name["pdf-tools"].version
+
+
+async def test_a_listing_names_a_marketplace_it_cannot_read_and_lists_the_skills(
+    tmp_path: Path, stored: StoredSkills
+) -> None:
+    write_skill(tmp_path / "lib" / "skills" / "one")
+    (tmp_path / "lib" / ".claude-plugin").mkdir()
+    (tmp_path / "lib" / ".claude-plugin" / "marketplace.json").write_text('{"name": 3}')
+    listing = await list_source(parse_source(str(tmp_path / "lib")))
+    assert [item.name for item in listing.skills] == ["one"]
+    assert listing.marketplace is None
+    assert listing.marketplace_problem is not None
+    assert "not a plugin marketplace: name" in listing.marketplace_problem
+    with pytest.raises(PackageError, match="not a plugin marketplace"):
+        await list_source(parse_source(str(tmp_path / "lib")), plugins=["p"])

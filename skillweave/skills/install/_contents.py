@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from skillweave.errors import PackageError
 from skillweave.skills.install._fetched import fetched
 from skillweave.skills.install._marketplace import Marketplace, read_marketplace
 from skillweave.skills.install._plugins import marketplace_plugins, plugin_folders
@@ -40,13 +41,15 @@ class ListedSkill:
 
 @dataclass(frozen=True, slots=True)
 class SourceListing:
-    """What a source holds: the commit read (a git source), its marketplace if it has one,
-    and its skills (those an install with the same options would take)."""
+    """What a source holds: the commit read (a git source), its marketplace if it has one
+    (or why the one it has cannot be read: its plugins cannot be installed), and its skills
+    (those an install with the same options would take)."""
 
     source: SkillSource
     commit: str | None
     marketplace: Marketplace | None
     skills: tuple[ListedSkill, ...]
+    marketplace_problem: str | None = None
 
 
 async def list_source(
@@ -74,7 +77,14 @@ def _list(
     allowed: Sequence[str] | None,
 ) -> SourceListing:
     with fetched(source, allowed=allowed) as got:
-        marketplace = read_marketplace(got.root)
+        problem = None
+        try:
+            marketplace = read_marketplace(got.root)
+        except PackageError as exc:
+            if plugins:
+                raise
+            # Its skills are listed all the same, as an install without --plugin takes them.
+            marketplace, problem = None, str(exc)
         chosen = plugin_folders(got.root, marketplace, plugins) if plugins else None
         listed_by = chosen if chosen is not None else marketplace_plugins(marketplace, got.root)
         staged = staged_skills(
@@ -102,5 +112,9 @@ def _list(
                 )
             )
         return SourceListing(
-            source=source, commit=got.commit, marketplace=marketplace, skills=tuple(skills)
+            source=source,
+            commit=got.commit,
+            marketplace=marketplace,
+            skills=tuple(skills),
+            marketplace_problem=problem,
         )

@@ -143,44 +143,53 @@ def read_marketplace(root: Path) -> Marketplace | None:
 
 
 def plugin_skill_folders(root: Path, plugin: MarketplacePlugin) -> list[Path]:
-    """The skill folders of `plugin` in the repository at `root`: those it lists, else its
-    folder's ``skills/*/`` folders that hold a SKILL.md. Each lies inside `root` (symlinks
-    resolved) and holds a SKILL.md.
+    """The skill folders of `plugin` in the repository at `root`: those it lists (a listed
+    folder without a SKILL.md stands for the skill folders in it), else its folder's
+    ``skills/*/`` folders. Each lies inside `root` (symlinks resolved) and holds a SKILL.md.
 
     Raises:
         PackageError: the plugin is not installable here, a folder it lists leaves the
-            repository or holds no SKILL.md, or it has no skill (one line).
+            repository or holds no skill, or it has no skill (one line).
     """
     if plugin.unavailable is not None or plugin.folder is None:
         raise PackageError(f"plugin {plugin.name!r}: {plugin.unavailable or 'not installable'}")
     base = root.resolve()
     if plugin.skills:
-        folders = []
+        folders: list[Path] = []
         for listed in plugin.skills:
             folder = _inside(base, listed, plugin=plugin.name)
-            if not (folder / SKILL_FILE).is_file():
+            found = [folder] if (folder / SKILL_FILE).is_file() else _skill_folders_in(folder)
+            if not found:
                 raise PackageError(
                     f"plugin {plugin.name!r} lists {listed}, which holds no {SKILL_FILE}"
+                    " nor skill folders"
                 )
-            folders.append(folder)
-        return folders
-    where = posixpath.join(plugin.folder, _DEFAULT_SKILLS)
-    skills = _inside(base, where, plugin=plugin.name, must_exist=False)
-    found = sorted(
+            folders += [f for f in found if f not in folders]
+    else:
+        where = posixpath.join(plugin.folder, _DEFAULT_SKILLS)
+        folders = _skill_folders_in(_inside(base, where, plugin=plugin.name, must_exist=False))
+        if not folders:
+            raise PackageError(
+                f"plugin {plugin.name!r} lists no skills and {where}/ holds no skill folder"
+            )
+    if len(folders) > _MAX_SKILLS:
+        raise PackageError(f"plugin {plugin.name!r}: more than {_MAX_SKILLS} skills")
+    return folders
+
+
+def _skill_folders_in(folder: Path) -> list[Path]:
+    """The folders right inside `folder` that hold a SKILL.md (hidden ones and symlinks
+    aside), by name."""
+    if not folder.is_dir():
+        return []
+    return sorted(
         entry
-        for entry in (skills.iterdir() if skills.is_dir() else ())
+        for entry in folder.iterdir()
         if not entry.name.startswith(".")
         and not entry.is_symlink()
         and entry.is_dir()
         and (entry / SKILL_FILE).is_file()
     )
-    if not found:
-        raise PackageError(
-            f"plugin {plugin.name!r} lists no skills and {where}/ holds no skill folder"
-        )
-    if len(found) > _MAX_SKILLS:
-        raise PackageError(f"plugin {plugin.name!r}: more than {_MAX_SKILLS} skills")
-    return found
 
 
 def _inside(base: Path, relative: str, *, plugin: str, must_exist: bool = True) -> Path:
