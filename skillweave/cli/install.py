@@ -318,13 +318,16 @@ def _lock_requests(lock: Path, settings: Settings) -> tuple[list[_Request], Path
         if not opened.skills:
             raise fail(f"no SOURCE and nothing in {read} to install", code=EXIT_USAGE)
         wanted = opened.requests(lock_path=read, git_host=settings.skills.git_host)
+        by_source: dict[Any, list[Any]] = {}
+        for item in wanted:  # a library's skills: one clone each source, not each skill
+            by_source.setdefault(item.source, []).append(item)
         requests = [
             _Request(
-                item.source,
-                (item.name,),
-                cli_hashes={item.name: item.computed_hash} if item.computed_hash else None,
+                source,
+                tuple(item.name for item in items),
+                cli_hashes={i.name: i.computed_hash for i in items if i.computed_hash},
             )
-            for item in wanted
+            for source, items in by_source.items()
         ]
         return requests, _kept(read), [(item.name, item.computed_hash) for item in wanted]
     locked = SkillsLock.load(lock)

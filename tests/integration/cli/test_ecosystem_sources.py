@@ -294,16 +294,28 @@ def test_a_skills_lock_json_of_the_open_cli_installs_and_its_hash_is_checked(
         "skillPath": "skills/pdf/SKILL.md",
         "computedHash": skills_cli_hash(installed),
     }
+    xlsx = {  # no ref (its HEAD), skillPath as a folder
+        "source": "acme/skills",
+        "sourceType": "github",
+        "skillPath": "skills/xlsx",
+        "computedHash": skills_cli_hash(repo / "skills" / "xlsx"),
+    }
     work = tmp_path / "work"
     work.mkdir()
-    written = {"version": 1, "skills": {"pdf": entry}}
+    written = {"version": 1, "skills": {"pdf": entry, "xlsx": xlsx}}
     (work / "skills-lock.json").write_text(json.dumps(written, indent=2) + "\n")
 
     done = cli(tmp_path, host, "skills", "install")
     assert done.returncode == 0, done.stderr
-    assert "installed 1 skill" in done.stdout
-    assert "pdf: skills-lock.json's computedHash" in done.stderr
-    assert "verified" in done.stderr
+    assert "installed 2 skills" in done.stdout
+    shown = " ".join(done.stderr.split())
+    assert (
+        "pdf: skills-lock.json's computedHash " + entry["computedHash"][:12] + " verified" in shown
+    )
+    assert (
+        "xlsx: skills-lock.json's computedHash " + xlsx["computedHash"][:12] + " verified" in shown
+    )
+    assert names_in_store(tmp_path, host) >= {"pdf", "xlsx"}
     ours = json.loads((work / "skills.lock").read_text())
     assert ours["skills"]["pdf"]["source"] == f"file://{host}/acme/skills"
     assert ours["skills"]["pdf"]["path"] == "skills/pdf"
@@ -311,7 +323,7 @@ def test_a_skills_lock_json_of_the_open_cli_installs_and_its_hash_is_checked(
     assert json.loads((work / "skills-lock.json").read_text()) == written  # theirs, untouched
 
     # A skill whose files changed since that lock was written is refused, nothing stored.
-    assert cli(tmp_path, host, "skills", "remove", "pdf").returncode == 0
+    assert cli(tmp_path, host, "skills", "remove", "pdf", "xlsx").returncode == 0
     (work / "skills.lock").unlink()
     entry["computedHash"] = "0" * 64
     (work / "skills-lock.json").write_text(json.dumps(written, indent=2) + "\n")
@@ -320,4 +332,4 @@ def test_a_skills_lock_json_of_the_open_cli_installs_and_its_hash_is_checked(
     assert "not the computedHash 000000000000 of skills-lock.json" in " ".join(
         refused.stderr.split()
     )
-    assert "pdf" not in names_in_store(tmp_path, host)
+    assert not {"pdf", "xlsx"} & names_in_store(tmp_path, host)  # all or none
