@@ -13,6 +13,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from skillweave.agent.effect_models import ApprovalRequest
+    from skillweave.agent.rendering import markdown_text
     from skillweave.agent.state import AgentState
     from skillweave.engines.contract import Phase
     from skillweave.terminal import counted
@@ -45,7 +46,8 @@ def current_details(
     if last_step:
         lines.append(f"**Last step:** {last_step}")
     if awaiting is not None:
-        lines.append(f"**Waiting for approval:** {awaiting.describe()}")
+        # Escaped: what is asked carries run text (a script's arguments, a registry's source).
+        lines.append(f"**Waiting for approval:** {markdown_text(awaiting.describe())}")
     if state.outputs:
         lines.append(f"**Outputs:** {counted(len(state.outputs), 'artifact')}")
     if last_error or (state.finished and state.reason):

@@ -42,6 +42,7 @@ __all__ = [
     "event_line",
     "first_line",
     "generic_line",
+    "markdown_text",
     "one_line",
 ]
 
@@ -97,7 +98,13 @@ class Line:
     def markdown(self) -> str:
         """:meth:`plain` with markdown's syntax escaped: the line for a view that renders
         markdown (the Temporal UI), where a run's text must not become a link or an image."""
-        return _MARKDOWN.sub(r"\\\1", self.plain())
+        return markdown_text(self.plain())
+
+
+def markdown_text(text: str) -> str:
+    """`text` with markdown's syntax escaped, for a view that renders markdown (the Temporal
+    UI): a run's text (a script's arguments, a registry's source) never becomes markup."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def one_line(text: str, limit: int = TEXT_CHARS) -> str:

@@ -19,7 +19,7 @@ import pytest
 from skillweave.agent import AgentSpec, event_line, parse_agent_spec
 from skillweave.agent.acquisitions import Acquisitions
 from skillweave.agent.approvals import Approvals
-from skillweave.agent.effect_models import ApprovalDecision
+from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest, RegistryOrigin
 from skillweave.agent.journal import Journal
 from skillweave.agent.refusals import Refusal
 from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, CatalogOptions
@@ -40,6 +40,7 @@ from tests.engines.registry_skills import (
     skill_repository,
     write_index,
 )
+from workflows._details import current_details
 
 ASKING = AgentSpec(
     skills=("notes",),  # the allowlist does not name the registry skill
@@ -288,3 +289,36 @@ def test_the_spec_reads_acquisition_and_bounds_it() -> None:
     for bad in ("max_installs: 0", "max_installs: 21", "offer: sometimes", "unknown: 1"):
         with pytest.raises(AgentSpecError, match="acquisition"):
             parse_agent_spec(f"acquisition: {{{bad}}}")
+
+
+def test_the_temporal_ui_shows_what_is_asked_with_its_markdown_escaped() -> None:
+    asked = ApprovalRequest(
+        seq=3,
+        skill=TALLY,
+        script="",
+        action="install",
+        version="c" * 64,
+        report="no findings",
+        decision="clean",
+        signature="unsigned",
+        origin=RegistryOrigin(
+            registry=LABEL, source="https://git.example/[click](https://evil.example)"
+        ),
+        timeout_seconds=60,
+    )
+    described = asked.describe()
+    assert described == (
+        f"install the skill {TALLY} version cccccccccccc from {LABEL} "
+        "(https://git.example/[click](https://evil.example)); scan: no findings (clean); "
+        "signature: unsigned"
+    )
+    details = current_details(
+        AgentState(run_id="r", task="t"),
+        phase="awaiting_approval",
+        run=1,
+        last_step="",
+        awaiting=asked,
+        last_error=None,
+    )
+    assert "\\[click\\](https://evil.example)" in details
+    assert "[click](" not in details
