@@ -277,6 +277,11 @@ async def test_a_worker_killed_during_the_install_leaves_exactly_one_install(
         result = await rig.engine.result(run_id)
         history = await stack.client.get_workflow_handle(workflow_id(run_id)).fetch_history()
         store = rig.store
+        # Every door sees the one install: the library's listing and the audit log.
+        listed = await _cli(env, tmp_path, "skills", "list")
+        audited = await _cli(
+            env, tmp_path, "audit", "show", "--skill", name, "--event", "install", "--json"
+        )
 
     assert result.status == "completed", result.reason
     assert "tally: 3" in (result.answer or "")
@@ -285,3 +290,7 @@ async def test_a_worker_killed_during_the_install_leaves_exactly_one_install(
     assert stored is not None
     assert len(stored.versions) == 1
     assert await install_records(store, name) == ["install"]
+    assert name in listed
+    [record] = [json.loads(line) for line in audited.splitlines() if line.strip()]
+    assert (record["run"], record["details"]["registry"]) == (run_id, LABEL)
+    assert record["details"]["approved_by"] == "skillweave runs approve"
