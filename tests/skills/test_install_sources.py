@@ -106,7 +106,7 @@ def test_a_file_host_is_a_folder_of_repositories(tmp_path: Path) -> None:
         ("a" * 40 + "/skills", {}, "not a valid owner name"),
         ("acme/sk$ills", {}, "not a valid repository name"),
         ("acme/skills@pdf", {}, "write owner/repo --skill NAME"),
-        ("acme/skills/-x", {}, "'-x' is not a folder name"),
+        ("acme/skills/-x", {}, "'-x' is not a folder name read from a URL or owner/repo; name"),
         ("https://github.com/acme", {}, "name a repository as"),
         ("https://github.com/acme/skills/blob/main/SKILL.md", {}, "not a repository or tree URL"),
         ("https://github.com/acme/skills/tree/main/%2e%2e/x", {}, "escapes"),

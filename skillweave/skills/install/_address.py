@@ -142,7 +142,10 @@ def _path(path: str, text: str) -> str | None:
         return None
     for part in parts:
         if part in (".", "..") or not _SEGMENT.match(part):
-            raise PackageError(f"{text}: {part!r} is not a folder name a source may hold")
+            raise PackageError(
+                f"{text}: {part[:100]!r} is not a folder name read from a URL or owner/repo;"
+                " name the folder with --path"
+            )
     return "/".join(parts)
 
 
