@@ -348,11 +348,11 @@ class RegistryOrigin(_Model):
     commit and folder its entry names (what an install reads, and records as its origin)."""
 
     registry: str = Field(min_length=1, max_length=2_048, description="The registry's label.")
-    source: str = Field(min_length=1, max_length=2_048, description="A git URL or a path.")
+    source: str = Field(min_length=1, max_length=4_096, description="A git URL or a path.")
     kind: Literal["git", "zip", "folder"] = "git"
     ref: str | None = Field(default=None, max_length=200)
     commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-    path: str | None = Field(default=None, max_length=1_000)
+    path: str | None = Field(default=None, max_length=1_024)
 
     def describe(self) -> str:
         """``registry (source@commit path)`` in a line."""
@@ -426,6 +426,9 @@ class InstallSkillInput(_Model):
 
 
 class InstallSkillOutcome(ToolOutcome):
+    """What became of an approved install: the version installed, or (``is_error``) why the
+    library refused it, stored as the ``request_skill`` call's result."""
+
     installed: bool = False
     version: str = ""
 
