@@ -73,7 +73,10 @@ def stage_entry(
         PackageError, SkillFormatError: the source cannot be read, or holds no such skill.
     """
     with fetched(source, commit=commit if source.kind == "git" else None) as got:
-        [skill] = staged_skills(got.root, only=(name,), limits=limits, submodules=got.submodules)
+        found = staged_skills(got.root, only=(name,), limits=limits, submodules=got.submodules)
+        if len(found) != 1:
+            raise PackageError(f"the source holds {len(found)} skills named {name!r}, not one")
+        [skill] = found
         _, version = archive_version(skill.package, limits=limits)
         return Staged(skill.package, version, skill.signature, got.commit)
 
