@@ -17,6 +17,9 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │   ├── SkillNameTakenError        a package brings a skill whose name (compared NFKC +
     │   │                              case-folded) another source owns, at any depth (409)
     │   ├── SkillUnavailableError      an agent's skill is deleted, disabled or shadowed (409)
+    │   ├── SkillVersionError          a version (or a prefix of one, or a name@VERSION pin) that
+    │   │                              is malformed or names no stored version, or several
+    │   │                              (defined in skillweave.skills.names: name, problem)
     │   ├── ResourceError              read_skill_resource refused a file
     │   │   ├── ResourcePathError      the path is malformed or escapes the skill folder
     │   │   ├── ResourceNotFoundError  no such file in the skill
