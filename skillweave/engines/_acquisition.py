@@ -20,6 +20,7 @@ nothing is stored and nothing is recorded: only an install is. The install itsel
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,8 +50,11 @@ from skillweave.skills.registries import MAX_HITS, Registries, RegistryHit
 from skillweave.skills.review import SkillReviewer
 from skillweave.skills.signing import SkillSignature
 from skillweave.storage import ArtifactStore
+from skillweave.terminal import counted
 
 __all__ = ["SkillAcquisition", "Staged", "library_refusal", "stage_entry"]
+
+_log = logging.getLogger("skillweave.engines")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,14 +146,21 @@ class SkillAcquisition:
         """The registry skills that fit a query; ``request_skill`` may name them."""
         try:  # more than asked: the agent's registries are picked from them
             wide = min(MAX_HITS, request.top_k * 4)
-            hits = await self._registries.search(request.query, top_k=wide)
+            results = await self._registries.results(request.query, top_k=wide)
         except (RegistryError, ConfigError) as exc:
             text = f"The registries could not be searched: {exc}"
             return await self._found(request, text, (), error=True)
-        hits = [hit for hit in hits if _allowed(hit.registry, request.registries)]
+        for problem in results.problems:  # the operator's to read, not the model's
+            _log.warning("find_skills: %s", problem)
+        hits = [hit for hit in results.hits if _allowed(hit.registry, request.registries)]
         hits = hits[: request.top_k]
         if not hits:
             text = "No registry skill matches that query; try other words."
+            if results.problems:
+                text += (
+                    f" ({counted(len(results.problems), 'registry problem')} on the way: an "
+                    "operator finds them in the worker's log.)"
+                )
             return await self._found(request, text, ())
         lines, found = [], []
         for hit in hits:

@@ -209,3 +209,17 @@ async def _text(store: LocalArtifactStore, seq: int) -> str:
     ref = await store.stat(keys.transcript_key(RUN, seq))
     assert ref is not None
     return str(json.loads(await store.get_bytes(ref))["message"]["text"])
+
+
+async def test_a_registry_that_cannot_be_read_is_said_to_the_model_without_its_details(
+    tmp_path: Path,
+) -> None:
+    store = LocalArtifactStore(tmp_path / "store")  # no index.json was written
+    found = await services(tmp_path, store).find_skills(
+        FindSkillsInput(run_id=RUN, seq=1, tool_call_id="c1", query="tally words")
+    )
+    text = await _text(store, 1)
+    assert found.found == ()
+    assert "No registry skill matches that query" in text
+    assert "1 registry problem on the way" in text
+    assert str(tmp_path) not in text  # where the registry is: the operator's to read
