@@ -7,7 +7,8 @@ spec's ``acquisition.registries``) searched for a query; each hit shown with its
 version, scan and signature, and handed back so that ``request_skill`` may name it.
 
 ``prepare_skill_request`` (before anyone is asked): the registry entry found again by name,
-its source read at the entry's commit (else its ref), the named skill staged, its files hashed
+its source read at the entry's commit (else its ref; only where ``SKILLS__INSTALL_SOURCES``
+allows, when it is set: :func:`install_allowlist`), the named skill staged, its files hashed
 and compared with the entry's version (a registry that lies, or a source that moved, is
 refused), its signature checked against ``skills.trust`` and its package scanned under
 ``skills.scan.policy`` (with the model review when one is set). What would refuse it (not
@@ -52,7 +53,7 @@ from skillweave.skills.signing import SkillSignature
 from skillweave.storage import ArtifactStore
 from skillweave.terminal import counted
 
-__all__ = ["SkillAcquisition", "Staged", "library_refusal", "stage_entry"]
+__all__ = ["SkillAcquisition", "Staged", "install_allowlist", "library_refusal", "stage_entry"]
 
 _log = logging.getLogger("skillweave.engines")
 
@@ -68,21 +69,35 @@ class Staged:
 
 
 def stage_entry(
-    source: SkillSource, name: str, *, commit: str | None, limits: PackageLimits
+    source: SkillSource,
+    name: str,
+    *,
+    commit: str | None,
+    limits: PackageLimits,
+    allowed: Sequence[str] | None,
 ) -> Staged:
     """The skill `name` of `source` (at `commit`, a git source), packaged (blocking: run it in
-    a thread).
+    a thread); `allowed`: the allowlist the source must match (:func:`install_allowlist`).
 
     Raises:
-        PackageError, SkillFormatError: the source cannot be read, or holds no such skill.
+        PackageError, SkillFormatError: the source cannot be read (or is not allowed), or
+            holds no such skill.
     """
-    with fetched(source, commit=commit if source.kind == "git" else None) as got:
+    commit = commit if source.kind == "git" else None
+    with fetched(source, commit=commit, allowed=allowed) as got:
         found = staged_skills(got.root, only=(name,), limits=limits, submodules=got.submodules)
         if len(found) != 1:
             raise PackageError(f"the source holds {len(found)} skills named {name!r}, not one")
         [skill] = found
         _, version = archive_version(skill.package, limits=limits)
         return Staged(skill.package, version, skill.signature, got.commit)
+
+
+def install_allowlist(settings: SkillsSettings) -> list[str] | None:
+    """Where an agent's installs may read: ``SKILLS__INSTALL_SOURCES`` when it is set (the
+    API's allowlist), else any source a configured registry lists (a person approves each,
+    reading its source)."""
+    return settings.install_sources or None
 
 
 def library_refusal(views: SkillViews, name: str, version: str) -> str | None:
@@ -217,7 +232,12 @@ class SkillAcquisition:
         try:
             source = entry.install_source()
             staged = await asyncio.to_thread(
-                stage_entry, source, name, commit=entry.commit, limits=self._limits
+                stage_entry,
+                source,
+                name,
+                commit=entry.commit,
+                limits=self._limits,
+                allowed=install_allowlist(self._settings),
             )
         except (PackageError, SkillFormatError) as exc:
             return await self._refused(request, f"its source cannot be read: {exc}")

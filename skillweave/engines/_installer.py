@@ -36,6 +36,7 @@ from typing import Final
 from skillweave.agent import InstallSkillInput, InstallSkillOutcome
 from skillweave.agent.disclosure import ACTIVATE_SKILL, REQUEST_SKILL
 from skillweave.config import SkillsSettings
+from skillweave.engines._acquisition import install_allowlist
 from skillweave.engines._views import SkillViews
 from skillweave.engines.transcript import TranscriptRecorder, clip
 from skillweave.errors import (
@@ -244,6 +245,7 @@ class RegistryInstaller:
                 commit=origin.commit,
                 expect={request.name: request.version},
                 admissions=admissions,
+                allowed=install_allowlist(self._settings),
             )
         except (
             PackageError,

@@ -5,7 +5,8 @@ Exactly one install, whatever dies when: a step that fails after the audit log r
 install (before the package, before the record, before the step's marker) is taken up by
 another process, and the store holds one version and the log one ``install`` record. What
 the check refuses before anyone is asked: a registry that lies about the version, a scan the
-policy blocks, a name a directory skill has, a registry the agent may not use.
+policy blocks, a name a directory skill has, a registry the agent may not use, a source the
+install allowlist does not name.
 """
 
 from __future__ import annotations
@@ -223,3 +224,14 @@ async def test_a_registry_that_cannot_be_read_is_said_to_the_model_without_its_d
     assert "No registry skill matches that query" in text
     assert "1 registry problem on the way" in text
     assert str(tmp_path) not in text  # where the registry is: the operator's to read
+
+
+async def test_an_install_allowlist_when_set_bounds_where_a_request_may_read(
+    tmp_path: Path,
+) -> None:
+    ready, _ = await checked(tmp_path, install_sources=["https://git.example/*"])
+    assert not ready.ready
+    text = await _text(LocalArtifactStore(tmp_path / "store"), 4)
+    assert "its source cannot be read" in text
+    allowed, _ = await checked(tmp_path / "allowed", install_sources=[f"{tmp_path}/*"])
+    assert allowed.ready, allowed.summary
