@@ -3,10 +3,11 @@ server, the real manager and sandboxes, and a registry of a local git repository
 searches its library (nothing fits), finds a skill in the registry, asks for it, a person
 approves it through the run's approval channel (the Temporal signal; the direct engine's
 approval), it is installed and activated, and its script runs in a sandbox. The same run
-with a refusal installs nothing. On Temporal, a worker killed during the install leaves
-exactly one install when the run completes on the next worker (there the request is read
-and approved with ``skillweave runs show`` and ``skillweave runs approve``, as a person types
-them).
+with a refusal installs nothing (on Temporal, the request is read and refused through the
+API: ``GET /v1/runs/{id}/status``, ``POST /v1/runs/{id}/approvals``). On Temporal, a
+worker killed during the install leaves exactly one install when the run completes on the
+next worker (there the request is read and approved with ``skillweave runs show`` and
+``skillweave runs approve``, as a person types them).
 """
 
 from __future__ import annotations
@@ -17,16 +18,27 @@ import json
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
+from pydantic import SecretStr
 from temporalio.api.sdk.v1 import WorkflowMetadata
 
+from mcp_manager.server import LoopbackServer
 from skillweave.agent import AgentSpec
 from skillweave.agent.effect_models import ApprovalDecision
 from skillweave.agent.spec import AcquisitionOptions, CatalogOptions
-from skillweave.config import RegistrySource
+from skillweave.api import create_api
+from skillweave.api.agents import open_agents
+from skillweave.api.agents import router as agents_router
+from skillweave.api.runs import open_runs
+from skillweave.api.runs import router as runs_router
+from skillweave.api.skills import open_skills
+from skillweave.api.skills import router as skills_router
+from skillweave.config import RegistrySource, Settings
 from skillweave.engines import RunRequest
 from skillweave.engines.contract import workflow_id
+from skillweave.engines.temporal import TemporalEngine
 from skillweave.skills.stored import StoredSkills
 from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
@@ -201,8 +213,11 @@ async def test_a_refused_request_is_a_tool_error_and_installs_nothing(
     async with open_engine(engine_kind, served, asking(name, approved=False)) as harness:
         run_id = await harness.start("How many words is 'one two three'?", agent=ASKING)
         await harness.wait_event(run_id, kind_is("approval_requested"))
-        decision = ApprovalDecision(approved=False, note="not this one", by="ops")
-        await harness.engine.approve(run_id, decision)
+        if engine_kind == "temporal":  # the API's door: what is asked, and the decision
+            await _refused_through_the_api(harness.temporal, stack, run_id, name)
+        else:
+            decision = ApprovalDecision(approved=False, note="not this one", by="ops")
+            await harness.engine.approve(run_id, decision)
         result = await harness.engine.result(run_id)
         events = await harness.all_events(run_id)
 
@@ -211,6 +226,43 @@ async def test_a_refused_request_is_a_tool_error_and_installs_nothing(
     assert not [e for e in events if e.kind == "skill_installed"]
     assert await StoredSkills(stack.store).get(name) is None
     assert await install_records(stack.store, name) == []
+
+
+async def _refused_through_the_api(
+    engine: TemporalEngine, stack: Stack, run_id: str, name: str
+) -> None:
+    """``GET /v1/runs/{id}/status`` shows the install asked for; ``POST …/approvals`` refuses."""
+    token = "acquisition-token"
+    settings = Settings(
+        _env_file=None,
+        api={"token": SecretStr(token)},
+        skills={"uploaded_dir": str(stack.settings.skills.uploaded_dir)},
+    )
+    app = create_api(
+        settings,
+        store=stack.store,
+        routers=[skills_router, agents_router, runs_router],
+        on_startup=[open_skills, open_agents, open_runs(engine)],
+    )
+    async with (
+        LoopbackServer(app) as server,
+        httpx.AsyncClient(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        ) as api,
+    ):
+        status = await api.get(f"/v1/runs/{run_id}/status")
+        assert status.status_code == 200, status.text
+        asked = status.json()["awaiting_approval"]
+        assert (asked["action"], asked["skill"]) == ("install", name)
+        assert asked["origin"]["registry"] == LABEL
+        assert asked["origin"]["path"] == f"skills/{name}"
+        assert len(asked["version"]) == 64
+        assert asked["signature"] == "unsigned"
+        assert asked["decision"] in ("clean", "warn")
+        decided = await api.post(
+            f"/v1/runs/{run_id}/approvals", json={"approved": False, "note": "not this one"}
+        )
+        assert decided.status_code < 300, decided.text
 
 
 REVIEW_SECONDS = 4.0
