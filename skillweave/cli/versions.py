@@ -27,10 +27,10 @@ import getpass
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from typing import Annotated, Any, Final
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from skillweave.agent import AgentSpec
@@ -64,26 +64,20 @@ def versions(name: NameArgument, *, as_json: JsonOption = False) -> None:
     state = "enabled" if listing.enabled else "held until approved" if listing.held else "off"
     head = f"{listing.name} · {listing.kind} · current {listing.current[:_SHORT]} · {state}"
     out.print(Text(terminal_safe(head)), soft_wrap=True)
-    table = Table(box=None, pad_edge=False)
-    for column in ("", "version", "stored", "who"):
-        table.add_column(column, no_wrap=True)
-    for column in ("origin", "scan", "signature"):
-        table.add_column(column, overflow="fold", ratio=1)
     for entry in listing.versions:
-        scan = entry.scan.summary or "no report"
+        mark = "*" if entry.current else " "
+        when = f"{entry.created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if entry.created_at else "-"
+        scan = entry.scan.summary or "no report kept"
         if entry.scan.decision is not None:
             scan += f" ({entry.scan.decision})"
-        when = entry.created_at.strftime("%Y-%m-%d %H:%M") if entry.created_at else "-"
-        table.add_row(
-            "*" if entry.current else "",
-            entry.version[:_SHORT],
-            when,
-            Text(terminal_safe(entry.actor)),
-            Text(terminal_safe(entry.source)),
-            Text(terminal_safe(scan)),
-            Text(terminal_safe(entry.signature.text)),
-        )
-    out.print(table)
+        lines = [
+            f"{mark} {entry.version[:_SHORT]}  stored {when} by {entry.actor}",
+            f"    origin     {entry.source}",
+            f"    scan       {scan}",
+            f"    signature  {entry.signature.text}",
+        ]
+        for line in lines:
+            out.print(Text(terminal_safe(line)), soft_wrap=True)
     if listing.note:
         out.print(Text(terminal_safe(f"note: {listing.note}"), style="dim"), soft_wrap=True)
 

@@ -81,15 +81,16 @@ async def test_versions_lists_every_version_newest_first_with_who_brought_it(
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"notes · uploaded · current {newer[:12]} · enabled"
-    [first] = [line for line in lines if newer[:12] in line and "api@host" in line]
-    assert first.lstrip().startswith("*")
-    assert "uploaded" in first
-    assert "no findings (clean)" in first
-    assert "unsigned" in first
-    [second] = [line for line in lines if older[:12] in line]
-    assert "cli:alice@host" in second
-    assert "/src/notes" in second
-    assert not second.lstrip().startswith("*")
+    assert lines[1].startswith(f"* {newer[:12]}  stored ")
+    assert lines[1].endswith(" UTC by api@host")
+    assert [line.split(None, 1) for line in lines[2:5]] == [
+        ["origin", "uploaded"],
+        ["scan", "no findings (clean)"],
+        ["signature", "unsigned"],
+    ]
+    assert lines[5].startswith(f"  {older[:12]}  stored ")
+    assert lines[5].endswith(" by cli:alice@host")
+    assert lines[6].split(None, 1) == ["origin", "/src/notes"]
 
     listed = json.loads(cli("versions", "notes", "--json").stdout)
     assert [v["version"] for v in listed["versions"]] == [newer, older]
