@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -153,3 +154,34 @@ async def test_rollback_goes_back_records_it_and_refuses_what_it_cannot_do(
         "enabled": True,
         "held": False,
     }
+
+
+async def test_a_version_whose_scan_needs_approval_is_rolled_back_held(
+    cli: Cli, tmp_path: Path
+) -> None:
+    held = Path(__file__).parents[1] / "data" / "scan" / "malicious" / "hosts-manager"
+    store = LocalArtifactStore(tmp_path / "store")
+    stored = StoredSkills(store)
+    folder = Path(shutil.copytree(held, tmp_path / "hosts-manager"))
+    lenient = Admissions(
+        Settings(_env_file=None, skills={"scan": {"policy": {"high": "warn"}}}).skills, store
+    )
+    risky = await stored.add_package(build_package(folder), check=lenient.check)
+    await lenient.keep("hosts-manager")
+    shutil.rmtree(folder / "scripts")
+    await stored.add_package(build_package(folder), check=lenient.check)
+    await lenient.keep("hosts-manager")
+
+    done = cli("rollback", "hosts-manager", risky.latest[:8])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(f"to {risky.latest[:12]}")
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("hosts-manager is off until approved")
+    assert "`skillweave skills approve hosts-manager`" in line
+    shown = cli("versions", "hosts-manager")
+    assert "held until approved" in shown.stdout.splitlines()[0]
+    assert "(approve)" in shown.stdout
+    assert cli("approve", "hosts-manager").returncode == 0
+    record = await stored.get("hosts-manager")
+    assert record is not None
+    assert (record.latest, record.enabled) == (risky.latest, True)

@@ -275,3 +275,18 @@ async def test_the_listing_shows_every_version_newest_first_with_who_brought_it(
     assert {v.actor for v in unknown.versions} == {"unknown"}
     assert unknown.note is not None
     assert "audit log is off" in unknown.note
+
+
+async def test_the_library_serves_the_version_rolled_back_to(
+    store: LocalArtifactStore, tmp_path: Path
+) -> None:
+    from skillweave.skills import SkillLibrary
+
+    stored = StoredSkills(store)
+    older, newer = await two_versions(stored, tmp_path)
+    library = SkillLibrary(settings().skills, dirs=[], store=store, folder=tmp_path / "served")
+    assert (await library.reload()).get("notes").version == newer
+    await stored.rollback("notes")
+    served = (await library.reload()).get("notes")
+    assert served.version == older
+    assert "Notes (one)" in (served.path / "SKILL.md").read_text()
