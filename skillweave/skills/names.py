@@ -241,7 +241,8 @@ def parse_pin(reference: str) -> SkillPin:
 
     ``pdf`` pins nothing; ``pdf@0123abcd`` (hex, upper or lower case, at least
     :data:`VERSION_PREFIX_MIN` digits) pins a version or a prefix of one. A scope
-    (``web.*@…``), an empty name or a version that is not hex refuses the reference.
+    (``web.*@…``), a name no reference may be (empty, a path: :data:`SKILL_REFERENCE_PATTERN`)
+    or a version that is not hex refuses the reference.
 
     Raises:
         SkillVersionError: ``malformed``: the pin cannot be one.
@@ -250,6 +251,7 @@ def parse_pin(reference: str) -> SkillPin:
     if not separator:
         return SkillPin(reference)
     version = version.lower()
-    if not name or is_scope(name) or _PINNED_VERSION.fullmatch(version) is None:
+    named = re.fullmatch(SKILL_REFERENCE_PATTERN, name) is not None and not is_scope(name)
+    if not named or _PINNED_VERSION.fullmatch(version) is None:
         raise SkillVersionError(name, version, problem="malformed")
     return SkillPin(name, version)

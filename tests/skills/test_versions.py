@@ -85,6 +85,8 @@ def test_a_pin_is_a_name_and_8_to_64_hex_digits_and_nothing_else() -> None:
         "notes@zzzzzzzz",
         "@abcdef0123",
         "web.*@abcdef0123",
+        "../etc@abcdef0123",
+        "a\\b@abcdef0123",
         f"notes@{A}a",
         "notes@",
     ):
