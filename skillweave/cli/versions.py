@@ -28,6 +28,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC
+from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
@@ -115,6 +116,13 @@ def rollback(
         return
     line = f"rolled back {name} from {done.previous[:_SHORT]} to {done.version[:_SHORT]}"
     out.print(Text(terminal_safe(line)), soft_wrap=True)
+    locked = _locked_version(name)
+    if locked is not None and locked != done.version:
+        note = (
+            f"note: skills.lock still locks {name} at {locked[:_SHORT]}: an install from the"
+            " lock (`skillweave skills install` with no source) makes that current again"
+        )
+        err.print(Text(terminal_safe(note), style="dim"), soft_wrap=True)
     if done.held:
         held = (
             f"{name} is off until approved (its scan needs an operator under skills.scan.policy):"
@@ -194,6 +202,19 @@ async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
             )
         finally:
             await audit.aclose()
+
+
+def _locked_version(name: str) -> str | None:
+    """The version the current folder's ``skills.lock`` locks `name` at (None: not locked, or
+    no lock this version can read: the rollback stands either way)."""
+    from skillweave.errors import PackageError
+    from skillweave.skills.install import LOCK_FILE, SkillsLock
+
+    try:
+        entry = SkillsLock.load(Path(LOCK_FILE)).skills.get(name)
+    except PackageError:
+        return None
+    return entry.version if entry is not None else None
 
 
 def _audit(settings: Settings, store: Any) -> Any:

@@ -18,6 +18,7 @@ import pytest
 
 from skillweave.config import Settings
 from skillweave.skills import Admissions, build_package
+from skillweave.skills.install import LockedSkill, SkillsLock
 from skillweave.skills.stored import SkillOrigin, StoredSkills
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.local import LocalArtifactStore
@@ -131,9 +132,12 @@ async def test_rollback_goes_back_records_it_and_refuses_what_it_cannot_do(
     assert record.latest == newer
     mend_the_log(tmp_path / "store")
 
+    locked = LockedSkill(name="notes", version=newer, source="/src/notes", kind="folder")
+    SkillsLock(skills={"notes": locked}).save(tmp_path / "skills.lock")
     done = cli("rollback", "notes")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"rolled back notes from {newer[:12]} to {older[:12]}"
+    assert done.stderr.startswith(f"note: skills.lock still locks notes at {newer[:12]}")
     record = await StoredSkills(store).get("notes")
     assert record is not None
     assert record.latest == older
