@@ -292,3 +292,20 @@ async def test_the_library_serves_the_version_rolled_back_to(
     served = (await library.reload()).get("notes")
     assert served.version == older
     assert "Notes (one)" in (served.path / "SKILL.md").read_text()
+
+
+async def test_who_published_or_installed_for_a_run_names_the_run_once(
+    store: LocalArtifactStore, tmp_path: Path
+) -> None:
+    stored = StoredSkills(store)
+    older, newer = await two_versions(stored, tmp_path)
+    await AuditLog(store, actor="worker@box").record(
+        "upload", skill="notes", version=older, run="run-1"
+    )
+    await AuditLog(store).record(
+        "install", skill="notes", version=newer, run="run-2", actor="run run-2"
+    )
+    record = await stored.get("notes")
+    assert record is not None
+    shown = await uploaded_versions(store, settings().skills, record, AuditLog(store))
+    assert [v.actor for v in shown.versions] == ["run run-2", "worker@box (run run-1)"]

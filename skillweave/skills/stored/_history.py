@@ -208,7 +208,9 @@ async def _bringers(audit: AuditLog | None, name: str) -> tuple[dict[str, str], 
         async for record in audit.read(skill=name):
             if record.event in _BRINGING and record.version and record.version not in found:
                 actor = record.actor or UNKNOWN
-                found[record.version] = f"{actor} (run {record.run})" if record.run else actor
+                if record.run and record.run not in actor:  # an agent's publish or install
+                    actor += f" (run {record.run})"
+                found[record.version] = actor
     except AuditLogError as exc:
         return {}, f"the audit log cannot be read ({exc}): who brought each version is unknown"
     return found, None
