@@ -60,6 +60,7 @@ async def install_skills(
     cli_hashes: Mapping[str, str] | None = None,
     admissions: Admissions | None = None,
     allowed: Sequence[str] | None = None,
+    registry: str | None = None,
 ) -> list[Installed]:
     """Install the skills of `source` (those named in `only`) as uploaded skills, all or none.
 
@@ -80,6 +81,9 @@ async def install_skills(
             (``skills.admission``; None: neither checked nor recorded).
         allowed: an allowlist the source's real path must match too (the API's
             ``SKILLS__INSTALL_SOURCES``); None: any source (the CLI's user reads it).
+        registry: the label of the skill registry the source was found in, kept on each
+            origin (an install an agent asked for, or one ``skills find`` printed); None:
+            not from a registry.
 
     Raises:
         PackageError, SkillFormatError, SkillNameTakenError: one line, nothing stored.
@@ -104,6 +108,7 @@ async def install_skills(
             ref=source.ref,
             path="/".join(part for part in (source.path, skill.path) if part) or None,
             commit=resolved,
+            registry=registry,
         )
         for skill in staged
     ]

@@ -39,7 +39,14 @@ from typing import TYPE_CHECKING
 
 from skillweave.errors import SkillNameTakenError
 from skillweave.lazy import lazy_exports
-from skillweave.skills.stored._model import SkillOrigin, SourceKind, StoredSkill, StoredVersion
+from skillweave.skills.stored._model import (
+    SkillOrigin,
+    SourceKind,
+    StoredSkill,
+    StoredVersion,
+    origin_notes,
+    origin_text,
+)
 from skillweave.skills.stored._ownership import directory_owners
 from skillweave.skills.stored._skills import Check, StoredSkills
 from skillweave.skills.stored._versions import Rollback, RollbackCheck, newest_first
@@ -49,7 +56,6 @@ if TYPE_CHECKING:
         SkillVersions,
         VersionEntry,
         directory_versions,
-        origin_text,
         uploaded_versions,
     )
     from skillweave.skills.stored._judgement import (
@@ -65,7 +71,6 @@ _LAZY: dict[str, str] = {
     "SkillVersions": "_history",
     "VersionEntry": "_history",
     "directory_versions": "_history",
-    "origin_text": "_history",
     "uploaded_versions": "_history",
     "Judgement": "_judgement",
     "check_version": "_judgement",
@@ -91,6 +96,7 @@ __all__ = [
     "directory_versions",
     "judge_version",
     "newest_first",
+    "origin_notes",
     "origin_text",
     "rollback_check",
     "uploaded_versions",

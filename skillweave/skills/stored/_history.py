@@ -31,7 +31,7 @@ from skillweave.skills.signing import (
     verify_signature,
 )
 from skillweave.skills.stored._judgement import Judgement, judge_version
-from skillweave.skills.stored._model import SkillOrigin, StoredSkill
+from skillweave.skills.stored._model import SkillOrigin, StoredSkill, origin_text
 from skillweave.skills.stored._versions import newest_first
 from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
@@ -43,7 +43,6 @@ __all__ = [
     "VersionScan",
     "VersionSignature",
     "directory_versions",
-    "origin_text",
     "uploaded_versions",
 ]
 
@@ -53,7 +52,6 @@ DIRECTORY_NOTE: Final = (
     " and no rollback"
 )
 _BRINGING: Final = frozenset({"install", "update", "upload"})
-_SHORT: Final = 12
 
 
 class VersionScan(BaseModel):
@@ -106,22 +104,6 @@ class SkillVersions(BaseModel):
     rollback: bool = Field(description="whether an earlier version can be made current")
     note: str | None = Field(default=None, description="what the listing could not tell")
     versions: list[VersionEntry]
-
-
-def origin_text(origin: SkillOrigin | None) -> str:
-    """Where a version came from, in words: ``uploaded``, ``published by run X``, or the
-    source as given with its path, ref and commit."""
-    if origin is None:
-        return "uploaded"
-    if origin.kind == "agent":
-        return f"published by {origin.source}"
-    notes = [
-        f"path {origin.path}" if origin.path else "",
-        f"ref {origin.ref}" if origin.ref else "",
-        f"commit {origin.commit[:_SHORT]}" if origin.commit else "",
-    ]
-    shown = ", ".join(note for note in notes if note)
-    return f"{origin.source} ({shown})" if shown else origin.source
 
 
 async def uploaded_versions(

@@ -4,21 +4,33 @@ an installed version came from (:class:`SkillOrigin`).
 A record is the small JSON document kept per skill at ``catalog/skills/{name}.json``
 (``_records.SkillRecords`` reads and writes it); :meth:`StoredSkill.with_version` says how a
 new version changes it. Used by ``StoredSkills`` and, through the package's front, by the API
-schemas, installs and the library.
+schemas, installs and the library. :func:`origin_text` and :func:`origin_notes` are the one
+way an origin is put in words (``skills versions``, the API's versions, ``skills install``'s
+table).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from skillweave.skills.names import skill_id
 
-__all__ = ["SkillOrigin", "SourceKind", "StoredSkill", "StoredVersion"]
+__all__ = [
+    "SkillOrigin",
+    "SourceKind",
+    "StoredSkill",
+    "StoredVersion",
+    "origin_notes",
+    "origin_text",
+]
 
 SourceKind = Literal["git", "zip", "folder", "agent"]
+
+_SHORT: Final = 12
+"""Hex digits shown of a commit."""
 
 
 class SkillOrigin(BaseModel):
@@ -31,6 +43,45 @@ class SkillOrigin(BaseModel):
     ref: str | None = Field(default=None, description="The branch, tag or commit asked for.")
     path: str | None = Field(default=None, description="The skill's folder in the source.")
     commit: str | None = Field(default=None, description="The git commit it was read at.")
+    registry: str | None = Field(
+        default=None,
+        max_length=2_048,
+        description="The label of the skill registry it was found in (SKILLS__REGISTRIES): an"
+        " install an agent asked for, or one `skills find` printed; none: not from a registry.",
+    )
+
+
+def origin_notes(
+    *,
+    registry: str | None = None,
+    path: str | None = None,
+    ref: str | None = None,
+    commit: str | None = None,
+) -> str:
+    """What is said of an origin after its source, each part named (``registry acme, path
+    skills/pdf, ref v1, commit 0123456789ab``), so that none runs into the source as if it
+    were part of its path or URL; empty when there is nothing to say."""
+    parts = [
+        f"registry {registry}" if registry else "",
+        f"path {path}" if path else "",
+        f"ref {ref}" if ref else "",
+        f"commit {commit[:_SHORT]}" if commit else "",
+    ]
+    return ", ".join(part for part in parts if part)
+
+
+def origin_text(origin: SkillOrigin | None) -> str:
+    """Where a version came from, in words: ``uploaded``, ``published by run X``, or the
+    source as given with its registry, path, ref and commit
+    (``https://…/skills.git (registry acme, path skills/pdf, ref v1, commit 0123456789ab)``)."""
+    if origin is None:
+        return "uploaded"
+    if origin.kind == "agent":
+        return f"published by {origin.source}"
+    notes = origin_notes(
+        registry=origin.registry, path=origin.path, ref=origin.ref, commit=origin.commit
+    )
+    return f"{origin.source} ({notes})" if notes else origin.source
 
 
 class StoredVersion(BaseModel):
