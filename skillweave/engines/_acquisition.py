@@ -7,7 +7,8 @@ spec's ``acquisition.registries``) searched for a query; each hit shown with its
 version, scan and signature, and handed back so that ``request_skill`` may name it.
 
 ``prepare_skill_request`` (before anyone is asked): the registry entry found again by name,
-its source read at the entry's commit (else its ref; only where ``SKILLS__INSTALL_SOURCES``
+its source (an ``owner/repo`` on ``SKILLS__GIT_HOST``, as ``skills install`` reads it) read at
+the entry's commit (else its ref; only where ``SKILLS__INSTALL_SOURCES``
 allows, when it is set: :func:`install_allowlist`), the named skill staged, its files hashed
 and compared with the entry's version (a registry that lies, or a source that moved, is
 refused), its signature checked against ``skills.trust`` and its package scanned under
@@ -230,7 +231,7 @@ class SkillAcquisition:
         if refused is not None:
             return await self._refused(request, refused, version=entry.version)
         try:
-            source = entry.install_source()
+            source = entry.install_source(git_host=self._settings.git_host)
             staged = await asyncio.to_thread(
                 stage_entry,
                 source,

@@ -246,6 +246,7 @@ class RegistryInstaller:
                 expect={request.name: request.version},
                 admissions=admissions,
                 allowed=install_allowlist(self._settings),
+                registry=origin.registry,
             )
         except (
             PackageError,
