@@ -13,7 +13,7 @@ import asyncio
 import os
 import shlex
 from pathlib import Path
-from typing import Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -25,19 +25,18 @@ from skillweave.cli.console import JsonOption, dump, err, out, shown_path
 from skillweave.cli.exits import EXIT_USAGE, errors, fail, warn
 from skillweave.cli.trust import PASSPHRASE_VARIABLE, KeyIdOption
 from skillweave.config import get_settings
-from skillweave.skills.registries import (
-    MAX_HITS,
-    BuiltIndex,
-    Registries,
-    RegistryHit,
-    build_index,
-)
 from skillweave.skills.signing import load_private_key
 from skillweave.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from skillweave.skills.registries import BuiltIndex, RegistryHit
 
 __all__ = ["build", "find", "install_command", "registry_app"]
 
 _SHORT: Final = 12
+MAX_HITS: Final = 100
+"""The most hits a search answers (``skills.registries.MAX_HITS``; named here so that the
+command's options do not load the registries, and their HTTP client, at start-up)."""
 _WHOLE: Final = frozenset({"name", "version"})  # never folded: a name is one word to copy
 _DESCRIPTION_CHARS: Final = 80
 _NO_REGISTRY: Final = (
@@ -77,6 +76,8 @@ def build(
 ) -> None:
     """Write an index of SOURCE's skills: each version, its scan under the settings' policy,
     and, with --key, its signature and the index's."""
+    from skillweave.skills.registries import build_index
+
     settings = get_settings()
     with errors():
         private = None
@@ -136,6 +137,8 @@ def find(
 ) -> None:
     """Search the skill registries (SKILLS__REGISTRIES) for QUERY, and show how to install
     each skill found."""
+    from skillweave.skills.registries import Registries
+
     settings = get_settings()
     if not settings.skills.registries:
         raise fail(_NO_REGISTRY, code=EXIT_USAGE)
@@ -177,14 +180,15 @@ def find(
 
 
 def install_command(hit: RegistryHit) -> str:
-    """The ``skillweave skills install`` command that installs `hit`, shell-quoted."""
+    """The ``skillweave skills install`` command that installs `hit`, shell-quoted; its
+    ``--registry`` keeps the registry's label with the origin of what it installs."""
     entry = hit.entry
     words = ["skillweave", "skills", "install", entry.source]
     if entry.commit or entry.ref:
         words += ["--ref", entry.commit or entry.ref or ""]
     if entry.path:
         words += ["--path", entry.path]
-    words += ["--skill", entry.name]
+    words += ["--skill", entry.name, "--registry", hit.registry]
     return shlex.join(words)
 
 

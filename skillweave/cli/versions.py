@@ -23,10 +23,6 @@ one line, exits 1, and changes nothing. Runs already started keep the versions t
 from __future__ import annotations
 
 import asyncio
-import getpass
-import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC
 from pathlib import Path
 from typing import Annotated, Any, Final
@@ -35,12 +31,12 @@ import typer
 from rich.text import Text
 
 from skillweave.agent import AgentSpec
+from skillweave.cli.audit_writer import cli_audit, recorded
 from skillweave.cli.console import JsonOption, dump, err, out
 from skillweave.cli.exits import errors, fail
 from skillweave.cli.library import directory_registry
 from skillweave.config import Settings, get_settings
-from skillweave.errors import AgentSpecError, AuditLogError, SkillError, SkillNotFoundError
-from skillweave.sandbox import audit_refusal
+from skillweave.errors import AgentSpecError, SkillError, SkillNotFoundError
 from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
 from skillweave.storage import ArtifactStore
 from skillweave.terminal import terminal_safe
@@ -95,7 +91,7 @@ def rollback(
     """Make an earlier stored version of a skill current again (audited; judged under today's
     scan and trust policies). Runs already started keep their versions."""
     settings = get_settings()
-    with errors(), _recorded():
+    with errors(), recorded("this rollback", so="nothing was rolled back"):
         done = asyncio.run(_rollback(settings, name, version))
     record = done.record
     if as_json:
@@ -178,7 +174,7 @@ async def _versions(settings: Settings, name: str) -> Any:
         record = await StoredSkills(store).get(name)
         if record is None:
             raise SkillNotFoundError(name)
-        return await uploaded_versions(store, settings.skills, record, _audit(settings, store))
+        return await uploaded_versions(store, settings.skills, record, cli_audit(settings, store))
 
 
 async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
@@ -192,7 +188,7 @@ async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
             " folder (git, say); roll it back there, not in the store"
         )
     async with open_store(settings) as store:
-        audit = _audit(settings, store)
+        audit = cli_audit(settings, store)
         try:
             return await StoredSkills(store).rollback(
                 name,
@@ -215,21 +211,3 @@ def _locked_version(name: str) -> str | None:
     except PackageError:
         return None
     return entry.version if entry is not None else None
-
-
-def _audit(settings: Settings, store: Any) -> Any:
-    """The audit log, as this CLI's user writes it."""
-    from skillweave.storage.audit import AuditLog
-
-    actor = f"cli:{getpass.getuser()}@{socket.gethostname()}"
-    return AuditLog.from_settings(settings.audit, store, actor=actor)
-
-
-@contextmanager
-def _recorded() -> Iterator[None]:
-    """A rollback refused because its audit record cannot be written: one line, exit 1 (the
-    record is written before the change, so nothing was rolled back)."""
-    try:
-        yield
-    except AuditLogError as exc:
-        raise fail(audit_refusal(exc, what="this rollback", so="nothing was rolled back")) from None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from skillweave.cli import install
+from skillweave.cli import install_lock, source_listing
 from skillweave.config import Settings
 from skillweave.skills.install import (
     LOCK_FILE,
@@ -24,14 +24,14 @@ from skillweave.skills.scan import ScanReport
 
 
 def test_the_lock_kept_is_skills_lock_even_beside_skills_lock_json() -> None:
-    assert install.LOCK_NAME == LOCK_FILE
-    assert install._kept(Path("a/skills-lock.json")) == Path("a/skills.lock")
-    assert install._kept(Path("a/other.lock")) == Path("a/other.lock")
+    assert install_lock.LOCK_NAME == LOCK_FILE
+    assert install_lock.kept_lock(Path("a/skills-lock.json")) == Path("a/skills.lock")
+    assert install_lock.kept_lock(Path("a/other.lock")) == Path("a/other.lock")
 
 
 def test_the_listing_escapes_what_the_source_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
     buffer = io.StringIO()
-    monkeypatch.setattr(install, "out", Console(file=buffer, color_system=None, width=200))
+    monkeypatch.setattr(source_listing, "out", Console(file=buffer, color_system=None, width=200))
     hostile = "Reads PDFs.\x1b]52;c;cm0gLXJmIH4=\x07 [bold]Use[/bold] for PDFs."
     listing = SourceListing(
         source=SkillSource(kind="git", location="file:///host/acme/skills"),
@@ -56,7 +56,7 @@ def test_the_listing_escapes_what_the_source_wrote(monkeypatch: pytest.MonkeyPat
             ),
         ),
     )
-    install._show_listing(listing, Settings(), as_json=False)
+    source_listing.show_listing(listing, Settings(), as_json=False)
     printed = buffer.getvalue()
     assert "\x1b" not in printed
     assert "\x07" not in printed

@@ -47,9 +47,10 @@ def test_build_then_find_prints_the_table_and_how_to_install(env: Path) -> None:
     assert header == ["name", "registry", "description", "version", "scan", "signed"]
     row = found.stdout.splitlines()[1].split()
     assert row[:2] == ["unit-converter", "team"]
-    assert f"skillweave skills install {source} --path unit-converter --skill unit-converter" in (
-        found.stdout
-    )
+    assert (
+        f"skillweave skills install {source} --path unit-converter --skill unit-converter"
+        " --registry team"
+    ) in found.stdout
     assert "no index file" in found.stderr
     assert "gone.json" in found.stderr
 
@@ -93,4 +94,6 @@ def test_the_install_command_names_the_commit_path_and_skill_quoted() -> None:
         "skills/pdf forms",
         "--skill",
         "pdf-forms",
+        "--registry",
+        "r",
     ]

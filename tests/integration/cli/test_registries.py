@@ -133,12 +133,13 @@ def test_build_unsigned_then_find_and_install_what_it_prints(
     assert f"--ref {commit}" in command
     assert "--path skills/length-converter --skill length-converter" in command
 
-    # The command, as printed, installs the version the index lists.
-    installed = cli(tmp_path, *shlex.split(command)[1:], "--json")
+    # The command, as printed, installs the version the index lists, naming its registry.
+    installed = cli(tmp_path, *shlex.split(command)[1:], "--json", SKILLS__REGISTRIES=registries)
     assert installed.returncode == 0, installed.stderr
     rows = json.loads(installed.stdout)
     assert rows[0]["name"] == "length-converter"
     assert rows[0]["version"] == unit["version"]
+    assert rows[0]["registry"] == str(tmp_path / "index.json")
 
 
 def test_build_signed_then_find_verified_and_refuse_an_unsigned_index(
