@@ -2,20 +2,22 @@
 
 An agent spec names the agent, gives its instruction (the start of the system prompt), the
 model to use (``provider:name``, else the settings'), the skills it may use (a parent allows its
-whole tree; ``web.*`` every skill of the namespace ``web``; unset means every enabled skill),
-how the catalog is shown, optional pre-inference preload, and the run's limits::
+whole tree; ``web.*`` every skill of the namespace ``web``; ``name@VERSION`` that skill at a
+stored version, 8 or more hex digits of it, resolved to the full version where the run starts;
+unset means every enabled skill), how the catalog is shown, optional pre-inference preload, the
+run's limits, and the registry skills it may ask to have installed (``acquisition``)::
 
     name: data-analyst
     instruction: You analyse the user's data files with the skills available to you.
     model: openai:gpt-4o-mini          # optional
-    skills: [data-toolkit, unit-converter, web.*]
+    skills: [data-toolkit, unit-converter@3f2a9c1e, web.*]   # name@VERSION pins a version
     catalog: {mode: enabled, top_k: 8}
     preload: {enabled: false}          # min_score: the selection strategy's default
     limits: {max_turns: 40, max_tokens: 2000000, max_script_runs: 30}
     follow_up_seconds: 0               # after an answer, wait this long for a follow-up
     approvals: {skills: [deploy-tool], timeout_seconds: 3600}   # runs that need a person's OK
     authoring: {enabled: false, max_drafts: 5}   # create_skill / publish_skill
-    acquisition: {enabled: false, registries: null, max_installs: 3, offer: on_miss}
+    acquisition: {enabled: true, registries: [acme], max_installs: 3, offer: on_miss}
                                        # find_skills / request_skill (registry installs)
 
 Parsing is pure (the text in, a model out); reading the file is the caller's business.
