@@ -71,7 +71,7 @@ def show_installed(rows: list[dict[str, Any]], *, as_json: bool, verb: str) -> N
     for row in rows:
         where = Text(terminal_safe(row["source"]))
         notes = origin_notes(
-            registry=row.get("registry"), path=row["path"], ref=row["ref"], commit=row["commit"]
+            registry=row["registry"], path=row["path"], ref=row["ref"], commit=row["commit"]
         )
         if notes:
             where.append("\n" + terminal_safe(notes), style="dim")

@@ -2,12 +2,13 @@
 :class:`SkillVersions`, made by :func:`uploaded_versions` or :func:`directory_versions`.
 
 Each stored version of an uploaded skill, newest first, the current one marked: where it came
-from (its origin: a source with its ref, path and commit; ``uploaded``; or the agent run that
-published it), when it was first stored, who brought it (the actor of its ``install``,
-``update`` or ``upload`` record in the audit log; ``unknown`` when the log is off or has none),
-its scan (the stored report's summary and what ``skills.scan.policy`` decides today) and its
-signature (under ``skills.trust`` today): ``_judgement``. A directory skill has one version,
-its folder's: directory skills are versioned by their folder (git), never rolled back.
+from (its origin, put in words by ``_model.origin_text``: a source with the registry it was
+found in, its ref, path and commit; ``uploaded``; or the agent run that published it), when it
+was first stored, who brought it (the actor of its ``install``, ``update`` or ``upload`` record
+in the audit log; ``unknown`` when the log is off or has none), its scan (the stored report's
+summary and what ``skills.scan.policy`` decides today) and its signature (under ``skills.trust``
+today): ``_judgement``. A directory skill has one version, its folder's: directory skills are
+versioned by their folder (git), never rolled back.
 """
 
 from __future__ import annotations
