@@ -67,8 +67,9 @@ def versions(name: NameArgument, *, as_json: JsonOption = False) -> None:
         scan = entry.scan.summary or "no report kept"
         if entry.scan.decision is not None:
             scan += f" ({entry.scan.decision})"
+        stored = f"  stored {when} by {entry.actor}" if entry.created_at else ""
         lines = [
-            f"{mark} {entry.version[:_SHORT]}  stored {when} by {entry.actor}",
+            f"{mark} {entry.version[:_SHORT]}{stored}",
             f"    origin     {entry.source}",
             f"    scan       {scan}",
             f"    signature  {entry.signature.text}",

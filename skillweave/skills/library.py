@@ -45,7 +45,7 @@ from skillweave.skills.model import Skill
 from skillweave.skills.package import PackageLimits
 from skillweave.skills.registry import SkillRegistry
 from skillweave.skills.selection import resolve_strategy
-from skillweave.skills.stored import StoredSkill, StoredSkills
+from skillweave.skills.stored import StoredSkill, StoredSkills, store_source
 from skillweave.storage import ArtifactStore
 
 __all__ = [
@@ -98,11 +98,8 @@ class LibraryEntry:
 
 
 def source_of(record: StoredSkill) -> SkillSource:
-    """Where a store skill's latest version came from (``StoredVersion.origin``)."""
-    origin = record.latest_version.origin
-    if origin is None:
-        return "uploaded"
-    return "agent" if origin.kind == "agent" else "installed"
+    """Where a store skill's latest version came from (``stored.store_source``)."""
+    return store_source(record)
 
 
 def state_of(record: StoredSkill) -> SkillState:

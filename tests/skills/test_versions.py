@@ -20,7 +20,9 @@ from skillweave.errors import (
 )
 from skillweave.skills import SkillVersionError, build_package, parse_pin
 from skillweave.skills.admission import Admissions
+from skillweave.skills.library import source_of
 from skillweave.skills.stored import (
+    SkillOrigin,
     StoredSkill,
     StoredSkills,
     StoredVersion,
@@ -309,3 +311,18 @@ async def test_who_published_or_installed_for_a_run_names_the_run_once(
     assert record is not None
     shown = await uploaded_versions(store, settings().skills, record, AuditLog(store))
     assert [v.actor for v in shown.versions] == ["run run-2", "worker@box (run run-1)"]
+
+
+async def test_the_listing_names_where_the_current_version_came_from_as_skills_list_does(
+    store: LocalArtifactStore, tmp_path: Path
+) -> None:
+    stored = StoredSkills(store)
+    uploaded = await stored.add_package(build_package(write_skill(tmp_path / "u" / "notes")))
+    listed = await uploaded_versions(store, settings().skills, uploaded, None)
+    assert listed.kind == source_of(uploaded) == "uploaded"
+    for kind, expected in (("git", "installed"), ("agent", "agent")):
+        origin = SkillOrigin(source=f"https://example.com/{kind}.git", kind=kind)
+        folder = write_skill(tmp_path / kind / "notes", description=f"Notes from {kind}. Use it.")
+        record = await stored.add_package(build_package(folder), origin=origin)
+        listed = await uploaded_versions(store, settings().skills, record, None)
+        assert listed.kind == source_of(record) == expected

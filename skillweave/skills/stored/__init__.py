@@ -44,8 +44,10 @@ from skillweave.skills.stored._model import (
     SourceKind,
     StoredSkill,
     StoredVersion,
+    StoreSource,
     origin_notes,
     origin_text,
+    store_source,
 )
 from skillweave.skills.stored._ownership import directory_owners
 from skillweave.skills.stored._skills import Check, StoredSkills
@@ -87,6 +89,7 @@ __all__ = [
     "SkillOrigin",
     "SkillVersions",
     "SourceKind",
+    "StoreSource",
     "StoredSkill",
     "StoredSkills",
     "StoredVersion",
@@ -99,6 +102,7 @@ __all__ = [
     "origin_notes",
     "origin_text",
     "rollback_check",
+    "store_source",
     "uploaded_versions",
 ]
 

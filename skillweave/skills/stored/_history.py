@@ -32,7 +32,7 @@ from skillweave.skills.signing import (
     verify_signature,
 )
 from skillweave.skills.stored._judgement import Judgement, judge_version
-from skillweave.skills.stored._model import SkillOrigin, StoredSkill, origin_text
+from skillweave.skills.stored._model import SkillOrigin, StoredSkill, origin_text, store_source
 from skillweave.skills.stored._versions import newest_first
 from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
@@ -97,7 +97,9 @@ class SkillVersions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    kind: Literal["uploaded", "directory"]
+    kind: Literal["installed", "uploaded", "agent", "directory"] = Field(
+        description="where the current version came from (as `skills list` says), or directory"
+    )
     current: str = Field(description="the version the library serves")
     enabled: bool
     held: bool = Field(description="off until an operator approves the current version")
@@ -134,7 +136,7 @@ async def uploaded_versions(
         )
     return SkillVersions(
         name=record.name,
-        kind="uploaded",
+        kind=store_source(record),
         current=record.latest,
         enabled=record.enabled,
         held=record.held,

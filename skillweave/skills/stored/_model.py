@@ -21,10 +21,12 @@ from skillweave.skills.names import skill_id
 __all__ = [
     "SkillOrigin",
     "SourceKind",
+    "StoreSource",
     "StoredSkill",
     "StoredVersion",
     "origin_notes",
     "origin_text",
+    "store_source",
 ]
 
 SourceKind = Literal["git", "zip", "folder", "agent"]
@@ -185,3 +187,16 @@ class StoredSkill(BaseModel):
                 "versions": [*(v for v in self.versions if v.version != version), entry],
             }
         )
+
+
+StoreSource = Literal["installed", "uploaded", "agent"]
+"""Where a store skill's current version came from, as every view names it."""
+
+
+def store_source(record: StoredSkill) -> StoreSource:
+    """Where `record`'s current version came from: installed (from a source), uploaded (over
+    the API, no origin) or agent (published by a run)."""
+    origin = record.latest_version.origin
+    if origin is None:
+        return "uploaded"
+    return "agent" if origin.kind == "agent" else "installed"
