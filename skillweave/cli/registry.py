@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
 
@@ -23,6 +24,7 @@ from rich.text import Text
 from skillweave.atomic_write import write_atomic
 from skillweave.cli.console import JsonOption, dump, err, out, shown_path
 from skillweave.cli.exits import EXIT_USAGE, errors, fail, warn
+from skillweave.cli.library import registry_of
 from skillweave.cli.trust import PASSPHRASE_VARIABLE, KeyIdOption
 from skillweave.config import get_settings
 from skillweave.skills.signing import load_private_key
@@ -148,17 +150,19 @@ def find(
         )
     for problem in found.problems:
         warn(problem)
+    here = _installed_here(found.hits)
     if as_json:
         data = found.model_dump(mode="json", exclude_none=True)
         for hit, shown in zip(found.hits, data["hits"], strict=True):
             shown["install"] = install_command(hit)
+            shown["here"] = here.get(hit.entry.name)
         dump(data)
         return
     if not found.hits:
         err.print(Text("No registry skill matches that query."))
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("name", "registry", "description", "version", "scan", "signed"):
+    for column in ("name", "registry", "description", "version", "scan", "signed", "here"):
         table.add_column(column, overflow="fold", no_wrap=column in _WHOLE)
     for hit in found.hits:
         entry = hit.entry
@@ -172,11 +176,37 @@ def find(
             entry.version[:_SHORT],
             Text(terminal_safe(entry.scan.decision if entry.scan else "not scanned")),
             _signed(hit),
+            here.get(entry.name) or "",
         )
     out.print(table)
     out.print()
     for hit in found.hits:
-        out.print(Text(terminal_safe(install_command(hit)), style="dim"), soft_wrap=True)
+        if here.get(hit.entry.name) in (None, _OTHER):  # something an install would do
+            out.print(Text(terminal_safe(install_command(hit)), style="dim"), soft_wrap=True)
+
+
+_SAME: Final = "installed"
+_OTHER: Final = "other version"
+
+
+def _installed_here(hits: Sequence[RegistryHit]) -> dict[str, str]:
+    """What this library has of each hit's name: ``installed`` (that very version), ``other
+    version`` (an install would update it), or ``directory skill`` (its name is taken: an
+    install is refused)."""
+    if not hits:
+        return {}
+    library = registry_of(None)
+    here: dict[str, str] = {}
+    for hit in hits:
+        name = hit.entry.name
+        skill = library.claimant(name)  # as installs compare names: case and forms aside
+        if skill is None:
+            continue
+        if library.owner_of(skill.name).kind == "directory":
+            here[name] = "directory skill"
+        else:
+            here[name] = _SAME if skill.version == hit.entry.version else _OTHER
+    return here
 
 
 def install_command(hit: RegistryHit) -> str:

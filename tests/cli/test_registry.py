@@ -15,6 +15,7 @@ from skillweave.cli import app
 from skillweave.cli.registry import install_command
 from skillweave.config import get_settings
 from skillweave.skills.registries import IndexEntry, RegistryHit
+from tests.conftest import write_skill
 from tests.skills.registries.helpers import library
 
 
@@ -44,7 +45,7 @@ def test_build_then_find_prints_the_table_and_how_to_install(env: Path) -> None:
     )
     assert found.exit_code == 0, found.output
     header = found.stdout.splitlines()[0].split()
-    assert header == ["name", "registry", "description", "version", "scan", "signed"]
+    assert header == ["name", "registry", "description", "version", "scan", "signed", "here"]
     row = found.stdout.splitlines()[1].split()
     assert row[:2] == ["unit-converter", "team"]
     assert (
@@ -53,6 +54,40 @@ def test_build_then_find_prints_the_table_and_how_to_install(env: Path) -> None:
     ) in found.stdout
     assert "no index file" in found.stderr
     assert "gone.json" in found.stderr
+
+
+def test_find_says_what_the_library_has_of_each_hit(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit installed at that version needs no install command; another version would be
+    updated; a directory skill's name cannot be installed over."""
+    own = env / "own"
+    write_skill(own / "pdf-forms", description="Fill in PDF forms, our own way.")
+    monkeypatch.setenv("SKILLS__DIRS", json.dumps([str(own)]))
+    get_settings.cache_clear()
+    runner = CliRunner()
+    source = library(env / "lib")
+    index = env / "index.json"
+    assert (
+        runner.invoke(app, ["registry", "build", str(source), "--out", str(index)]).exit_code == 0
+    )
+    installed = runner.invoke(app, ["skills", "install", str(source / "csv-report")])
+    assert installed.exit_code == 0, installed.output
+    get_settings.cache_clear()
+    query = ["skills", "find", "convert units, fill PDF forms, CSV report", "-k", "3"]
+    env_vars = {"SKILLS__REGISTRIES": json.dumps([str(index)])}
+    found = runner.invoke(app, [*query, "--json"], env=env_vars)
+    assert found.exit_code == 0, found.output
+    here = {hit["entry"]["name"]: hit["here"] for hit in json.loads(found.stdout)["hits"]}
+    assert here == {
+        "csv-report": "installed",
+        "pdf-forms": "directory skill",
+        "unit-converter": None,
+    }
+    shown = runner.invoke(app, query, env=env_vars)
+    assert "--skill unit-converter" in shown.stdout
+    assert "--skill csv-report" not in shown.stdout  # installed: nothing to do
+    assert "--skill pdf-forms" not in shown.stdout  # refused: the name is a directory skill's
 
 
 def test_no_registry_is_one_line_saying_how(env: Path) -> None:

@@ -124,6 +124,7 @@ def test_build_unsigned_then_find_and_install_what_it_prints(
         "version",
         "scan",
         "signed",
+        "here",
     ]
     assert "length-converter" in found.stdout
     assert unit["version"][:12] in found.stdout
