@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
 
 from skillweave.agent import AgentSpec, Budgets
+from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, AuthoringOptions
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.config import CatalogMode
@@ -90,10 +92,24 @@ class AgentCreate(BaseModel):
     follow_up_seconds: float = Field(
         default=0, ge=0, le=86_400, description="After an answer, wait this long for a message."
     )
+    approvals: ApprovalOptions = Field(
+        default_factory=ApprovalOptions,
+        description="Script runs that wait for a person's approval (as an agent spec's).",
+    )
+    authoring: AuthoringOptions = Field(
+        default_factory=AuthoringOptions,
+        description="create_skill / publish_skill (as an agent spec's); off by default.",
+    )
+    acquisition: AcquisitionOptions = Field(
+        default_factory=AcquisitionOptions,
+        description="find_skills / request_skill: registry skills a person approves (as an"
+        " agent spec's); off by default. Its registries must be labels of SKILLS__REGISTRIES.",
+    )
 
 
 class AgentPatch(BaseModel):
-    """What ``PATCH /v1/agents/{id}`` takes: only the fields given change."""
+    """What ``PATCH /v1/agents/{id}`` takes: only the fields given change, in an object too
+    (``{"acquisition": {"max_installs": 5}}`` keeps the rest of the agent's acquisition)."""
 
     name: str | None = Field(default=None, pattern=_NAME, max_length=100)
     description: str | None = Field(default=None, max_length=1024)
@@ -103,6 +119,15 @@ class AgentPatch(BaseModel):
     catalog_mode: CatalogMode | None = None
     limits: Budgets | None = None
     follow_up_seconds: float | None = Field(default=None, ge=0, le=86_400)
+    approvals: ApprovalOptions | None = Field(
+        default=None, description="The fields given change; the rest stay."
+    )
+    authoring: AuthoringOptions | None = Field(
+        default=None, description="The fields given change; the rest stay."
+    )
+    acquisition: AcquisitionOptions | None = Field(
+        default=None, description="The fields given change; the rest stay."
+    )
 
 
 def slug_of(name: str) -> str:
@@ -139,6 +164,9 @@ class Agent(AgentCreate):
             catalog={"mode": self.catalog_mode},
             limits=self.limits,
             follow_up_seconds=self.follow_up_seconds,
+            approvals=self.approvals,
+            authoring=self.authoring,
+            acquisition=self.acquisition,
         )
 
 
@@ -206,7 +234,11 @@ class AgentStore:
             await self._write(agent)
             return agent
 
-    async def update(self, agent_id: str, patch: AgentPatch) -> Agent:
+    async def update(
+        self, agent_id: str, patch: AgentPatch, *, check: Callable[[Agent], None] | None = None
+    ) -> Agent:
+        """The agent `agent_id` with the fields `patch` gives changed, stored; `check` (it
+        raises :class:`ApiProblem`) sees the changed agent before it is stored."""
         async with self._lock:
             agent = await self.get(agent_id)
             if agent is None:
@@ -218,13 +250,15 @@ class AgentStore:
                 raise ApiProblem(409, f"an agent named {taken.name!r} exists (slug {taken.slug!r})")
             try:
                 updated = Agent.model_validate(
-                    {**agent.model_dump(), **changes, "updated_at": datetime.now(UTC)}
+                    {**_merged(agent.model_dump(), changes), "updated_at": datetime.now(UTC)}
                 )
             except ValidationError as exc:
                 where = "; ".join(
                     f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]
                 )
                 raise ApiProblem(422, f"the change is not valid: {where}") from None
+            if check is not None:
+                check(updated)
             await self._write(updated)
             return updated
 
@@ -235,6 +269,17 @@ class AgentStore:
                 return False
             await self._store.delete(keys.agent_key(agent.id))
             return True
+
+
+def _merged(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`current` with `changes` over it; an object's fields (limits, approvals, …) one by one,
+    so that a patch changes only the fields it gives."""
+    merged = dict(current)
+    for key, value in changes.items():
+        now = merged.get(key)
+        both_objects = isinstance(value, dict) and isinstance(now, dict)
+        merged[key] = {**now, **value} if both_objects else value
+    return merged
 
 
 def names_an_agent(agent_id: str) -> bool:

@@ -1,4 +1,5 @@
-"""``/v1/agents``: agents made over the API (name, instruction, model, skills, catalog, limits).
+"""``/v1/agents``: agents made over the API (name, instruction, model, skills, catalog, limits,
+approvals, authoring, acquisition).
 
 An agent is a record in the artifact store (``catalog/agents/{id}.json``); its id is made here
 (``ag-`` and 16 hex digits). Its name is for people ("Data Agent"); its slug (``data-agent``),
@@ -8,7 +9,10 @@ agent in its runs. Every skill id must name a skill the API
 knows (a directory skill of the configured library or an uploaded one) when the agent is made or
 changed; unknown ids are refused with all of them named, and nothing is stored. Its model
 (``model_id``: a profile or ``provider:name``) must resolve with the credentials it needs, or the
-agent is refused (422, naming it). A run turns the agent into an
+agent is refused (422, naming it). Its ``approvals``, ``authoring`` and ``acquisition`` are an
+agent spec's; an acquisition that is on must find a registry in ``SKILLS__REGISTRIES``, and
+every registry it names must be a label there, or the agent is refused (422, naming the labels
+there are). A run turns the agent into an
 :class:`~skillweave.agent.spec.AgentSpec` (:meth:`Agent.to_spec`).
 
 The routes and the start-up hook are here; the models and the store are in
@@ -33,7 +37,7 @@ from skillweave.api.deps import Agents, Skills, State
 from skillweave.api.problems import ApiProblem
 from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.api.state import ApiComposition
-from skillweave.config import Settings
+from skillweave.config import Settings, SkillsSettings
 from skillweave.errors import ConfigError
 from skillweave.llm import resolve_model
 
@@ -71,10 +75,36 @@ def _check_model(settings: Settings, model_id: str | None) -> None:
         raise ApiProblem(422, f"model_id: {exc}", title="Unknown model") from None
 
 
+def _check_registries(skills: SkillsSettings, agent: Agent | AgentCreate) -> None:
+    """The registries the agent's acquisition (when it is on) may search are there: it names
+    only labels of ``SKILLS__REGISTRIES``, and that lists one at least."""
+    acquisition = agent.acquisition
+    if not acquisition.enabled:
+        return
+    labels = [source.label for source in skills.registries]
+    if not labels:
+        raise ApiProblem(
+            422,
+            "acquisition: SKILLS__REGISTRIES lists no registry on this server; set it, or "
+            "turn acquisition off",
+            title="Unknown registries",
+        )
+    unknown = [label for label in acquisition.registries or () if label not in labels]
+    if unknown:
+        raise ApiProblem(
+            422,
+            f"acquisition.registries: no registry labelled {', '.join(map(repr, unknown))} in"
+            f" SKILLS__REGISTRIES; configured: {', '.join(map(repr, labels))}",
+            title="Unknown registries",
+        )
+
+
 @router.post("/", status_code=status.HTTP_201_CREATED)
 async def create_agent(body: AgentCreate, agents: Agents, skills: Skills, state: State) -> Agent:
-    """Make an agent; every skill id must name a known skill, and its model must resolve."""
+    """Make an agent; every skill id must name a known skill, its model must resolve, and its
+    acquisition's registries must be configured."""
     _check_model(state.settings, body.model_id)
+    _check_registries(state.settings.skills, body)
     names = await _check_skills(skills, body.skill_ids)
     return await agents.create(body.model_copy(update={"skill_ids": names or []}))
 
@@ -110,14 +140,19 @@ async def get_agent(agent_id: str, agents: Agents) -> Agent:
 async def update_agent(
     agent_id: str, body: AgentPatch, agents: Agents, skills: Skills, state: State
 ) -> Agent:
-    """Change some fields of an agent; skill ids and the model are checked as on create."""
+    """Change some fields of an agent; skill ids, the model and the acquisition's registries
+    are checked as on create (a changed acquisition as it will be stored)."""
     if not names_an_agent(agent_id):
         raise ApiProblem(404, f"no agent {agent_id!r}")
     _check_model(state.settings, body.model_id)
     names = await _check_skills(skills, body.skill_ids)
     if body.skill_ids is not None:
         body = body.model_copy(update={"skill_ids": names})
-    return await agents.update(agent_id, body)
+    if body.acquisition is None:
+        return await agents.update(agent_id, body)
+    return await agents.update(
+        agent_id, body, check=lambda changed: _check_registries(state.settings.skills, changed)
+    )
 
 
 @router.delete("/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)
