@@ -35,7 +35,8 @@ def agents_create(
     """Make an agent on the API from an agent spec file; prints its id.
 
     The spec's model, skills and catalog.mode become the API's model_id, skill_ids and
-    catalog_mode; fields the API does not take are named on stderr.
+    catalog_mode; its limits, follow_up_seconds, approvals, authoring and acquisition are
+    passed as they are; fields the API does not take are named on stderr.
     """
     from skillweave.cli.remote import open_remote
 
@@ -115,6 +116,9 @@ def agent_body(path: Path) -> tuple[dict[str, Any], list[str]]:
             catalog_mode=spec.catalog.mode,
             limits=spec.limits,
             follow_up_seconds=spec.follow_up_seconds,
+            approvals=spec.approvals,
+            authoring=spec.authoring,
+            acquisition=spec.acquisition,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -131,6 +135,4 @@ def _not_taken(spec: AgentSpec) -> list[str]:
         notes.append("catalog.top_k is not taken by the API (the server's setting applies)")
     if "preload" in spec.model_fields_set:
         notes.append("preload is not taken by the API")
-    if "approvals" in spec.model_fields_set:
-        notes.append("approvals are not taken by the API")
     return notes

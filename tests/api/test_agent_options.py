@@ -62,9 +62,11 @@ async def store(tmp_path: Path) -> LocalArtifactStore:
     return LocalArtifactStore(tmp_path / "store")
 
 
-async def _client(
+async def served_agents(
     tmp_path: Path, store: LocalArtifactStore, registries: list[dict[str, str]]
 ) -> AsyncIterator[httpx.AsyncClient]:
+    """The agents API (a library holding csv-tools; `registries` as SKILLS__REGISTRIES) on a
+    loopback port, and a client with its token (``tests/cli/test_agents_create.py`` too)."""
     app = create_api(
         _settings(tmp_path, registries),
         store=store,
@@ -83,14 +85,14 @@ async def _client(
 @pytest.fixture
 async def api(tmp_path: Path, store: LocalArtifactStore) -> AsyncIterator[httpx.AsyncClient]:
     """The agents API on a server whose SKILLS__REGISTRIES labels 'team' and 'lab'."""
-    async for client in _client(tmp_path, store, REGISTRIES):
+    async for client in served_agents(tmp_path, store, REGISTRIES):
         yield client
 
 
 @pytest.fixture
 async def bare_api(tmp_path: Path, store: LocalArtifactStore) -> AsyncIterator[httpx.AsyncClient]:
     """The agents API on a server with no registries."""
-    async for client in _client(tmp_path, store, []):
+    async for client in served_agents(tmp_path, store, []):
         yield client
 
 
