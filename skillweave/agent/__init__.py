@@ -59,6 +59,8 @@ from skillweave.agent.rendering import Line, Part, Tone, event_line, generic_lin
 from skillweave.agent.spec import (
     AcquisitionOptions,
     AgentSpec,
+    ApprovalOptions,
+    AuthoringOptions,
     CatalogOptions,
     PinnedSkill,
     PreloadOptions,
@@ -88,7 +90,9 @@ __all__ = [
     "AgentSpec",
     "AgentState",
     "ApprovalDecision",
+    "ApprovalOptions",
     "ApprovalRequest",
+    "AuthoringOptions",
     "Budgets",
     "CatalogInput",
     "CatalogOptions",

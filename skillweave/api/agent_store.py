@@ -18,8 +18,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
 
-from skillweave.agent import AgentSpec, Budgets
-from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, AuthoringOptions
+from skillweave.agent import (
+    AcquisitionOptions,
+    AgentSpec,
+    ApprovalOptions,
+    AuthoringOptions,
+    Budgets,
+)
 from skillweave.api.problems import ApiProblem
 from skillweave.api.records import read_record
 from skillweave.config import CatalogMode

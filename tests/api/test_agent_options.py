@@ -15,7 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from mcp_manager.server import LoopbackServer
-from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, AuthoringOptions
+from skillweave.agent import AcquisitionOptions, ApprovalOptions, AuthoringOptions
 from skillweave.api import create_api
 from skillweave.api.agent_store import Agent, AgentStore
 from skillweave.api.agents import open_agents
