@@ -157,6 +157,13 @@ async def test_a_patch_changes_only_the_fields_it_gives(api: httpx.AsyncClient) 
     assert again["authoring"]["enabled"] is False
     assert again["approvals"]["skills"] == ["csv-tools"]
 
+    # The one rule for every object of an agent: limits too.
+    limits = {"max_turns": 12, "max_script_runs": 4}
+    await api.patch(f"/v1/agents/{agent_id}", json={"limits": limits})
+    changed = await api.patch(f"/v1/agents/{agent_id}", json={"limits": {"max_turns": 3}})
+    assert changed.json()["limits"]["max_turns"] == 3
+    assert changed.json()["limits"]["max_script_runs"] == 4
+
 
 async def test_a_record_stored_before_these_fields_still_loads(
     api: httpx.AsyncClient, store: LocalArtifactStore
