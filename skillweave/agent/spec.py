@@ -25,6 +25,7 @@ Parsing is pure (the text in, a model out); reading the file is the caller's bus
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Literal
 
 import yaml
@@ -126,6 +127,25 @@ class AcquisitionOptions(BaseModel):
         "a search_skills call, or at once when the run has no search_skills: its whole catalog "
         "is in view); always: from the first turn.",
     )
+
+    def registries_problem(self, configured: Sequence[str]) -> str | None:
+        """Why this acquisition cannot search where it says, given the labels of the
+        ``SKILLS__REGISTRIES`` entries `configured` (None: it can, or it is off). Every door
+        that takes a spec (``skillweave run``, the API's agents) refuses with this line."""
+        if not self.enabled:
+            return None
+        if not configured:
+            return (
+                "acquisition: SKILLS__REGISTRIES lists no registry here; set it, or turn "
+                "acquisition off"
+            )
+        unknown = [label for label in self.registries or () if label not in configured]
+        if unknown:
+            return (
+                f"acquisition.registries: no registry labelled {', '.join(map(repr, unknown))} "
+                f"in SKILLS__REGISTRIES; configured: {', '.join(map(repr, configured))}"
+            )
+        return None
 
 
 class PinnedSkill(BaseModel):

@@ -76,27 +76,11 @@ def _check_model(settings: Settings, model_id: str | None) -> None:
 
 
 def _check_registries(skills: SkillsSettings, agent: Agent | AgentCreate) -> None:
-    """The registries the agent's acquisition (when it is on) may search are there: it names
-    only labels of ``SKILLS__REGISTRIES``, and that lists one at least."""
-    acquisition = agent.acquisition
-    if not acquisition.enabled:
-        return
-    labels = [source.label for source in skills.registries]
-    if not labels:
-        raise ApiProblem(
-            422,
-            "acquisition: SKILLS__REGISTRIES lists no registry on this server; set it, or "
-            "turn acquisition off",
-            title="Unknown registries",
-        )
-    unknown = [label for label in acquisition.registries or () if label not in labels]
-    if unknown:
-        raise ApiProblem(
-            422,
-            f"acquisition.registries: no registry labelled {', '.join(map(repr, unknown))} in"
-            f" SKILLS__REGISTRIES; configured: {', '.join(map(repr, labels))}",
-            title="Unknown registries",
-        )
+    """The registries the agent's acquisition (when it is on) may search are there
+    (``AcquisitionOptions.registries_problem``: the rule every door applies)."""
+    problem = agent.acquisition.registries_problem([r.label for r in skills.registries])
+    if problem is not None:
+        raise ApiProblem(422, problem, title="Unknown registries")
 
 
 @router.post("/", status_code=status.HTTP_201_CREATED)

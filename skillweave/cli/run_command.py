@@ -38,7 +38,7 @@ from skillweave.config import (
     ModelSettings,
     get_settings,
 )
-from skillweave.errors import ConfigError
+from skillweave.errors import AgentSpecError, ConfigError
 from skillweave.sandbox import Isolation, describe_isolation, isolation_of_health
 from skillweave.terminal import terminal_safe
 
@@ -139,6 +139,11 @@ def run_command(
     registry = registry_of(dirs)
     with errors(), spec_errors():
         spec = load_agent(agent, registry)
+        problem = spec.acquisition.registries_problem(
+            [source.label for source in settings.skills.registries]
+        )
+        if problem is not None:
+            raise AgentSpecError(str(agent), problem)
         chosen = choose_model(settings.model, option=model, spec=spec, spec_path=agent)
         # The run names its model wherever it runs (a worker resolves it with its settings).
         spec = spec.model_copy(

@@ -61,6 +61,7 @@ def test_find_says_what_the_library_has_of_each_hit(
 ) -> None:
     """A hit installed at that version needs no install command; another version would be
     updated; a directory skill's name cannot be installed over."""
+    monkeypatch.chdir(env)  # the install keeps its skills.lock here
     own = env / "own"
     write_skill(own / "pdf-forms", description="Fill in PDF forms, our own way.")
     monkeypatch.setenv("SKILLS__DIRS", json.dumps([str(own)]))
