@@ -24,6 +24,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SKILLS__REGISTRY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SKILLS__SELECTION", "bm25")
     monkeypatch.setenv("COLUMNS", "200")
+    (tmp_path / "no-skills").mkdir()  # no directory skill owns a registry skill's name
+    monkeypatch.setenv("SKILLS__DIRS", json.dumps([str(tmp_path / "no-skills")]))
+    monkeypatch.chdir(tmp_path)  # an install keeps its skills.lock here
     return tmp_path
 
 
@@ -61,7 +64,6 @@ def test_find_says_what_the_library_has_of_each_hit(
 ) -> None:
     """A hit installed at that version needs no install command; another version would be
     updated; a directory skill's name cannot be installed over."""
-    monkeypatch.chdir(env)  # the install keeps its skills.lock here
     own = env / "own"
     write_skill(own / "pdf-forms", description="Fill in PDF forms, our own way.")
     monkeypatch.setenv("SKILLS__DIRS", json.dumps([str(own)]))
