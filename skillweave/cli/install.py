@@ -101,7 +101,7 @@ def install(
     source: Annotated[
         str | None,
         typer.Argument(
-            help="A git URL, owner/repo[/path] (on SKILLS__GIT_HOST), a tree URL "
+            help="A git URL, owner/repo or owner/repo/path (on SKILLS__GIT_HOST), a tree URL "
             "(…/owner/repo/tree/REF/PATH), a local repository, a ZIP or a folder (./x/y); "
             "none: everything in the lock (skills.lock, else skills-lock.json)."
         ),
