@@ -308,12 +308,13 @@ def approve(
     """Approve (or --deny) what a run is waiting on: a script run, the publication of a skill
     it wrote, or the install of a registry skill it asked for (`runs show` says which)."""
     from skillweave.agent import ApprovalDecision
+    from skillweave.cli.audit_writer import cli_actor
 
     asked = ""
     if get_settings().remote_api_url:
         _on_api(lambda api: api.approve(run, approved=not deny, note=note))
     else:
-        decision = ApprovalDecision(approved=not deny, note=note, by="skillweave runs approve")
+        decision = ApprovalDecision(approved=not deny, note=note, by=cli_actor())
 
         async def decide(engine: TemporalEngine) -> str:
             waiting = (await engine.status(run)).awaiting_approval
