@@ -43,7 +43,7 @@ from skillweave.sandbox import Isolation, describe_isolation, isolation_of_healt
 from skillweave.terminal import terminal_safe
 
 if TYPE_CHECKING:
-    from skillweave.agent import AgentSpec
+    from skillweave.agent import AgentEvent, AgentSpec
     from skillweave.cli.agent_run import FinishedRun
     from skillweave.cli.compose import OpenedEngine
     from skillweave.engines import Engine
@@ -167,7 +167,13 @@ def run_command(
                     opened.services.models.any_script = True
                 pinned = await resolve_spec_pins(spec, opened.store, registry, source=str(agent))
                 return await follow_shown(
-                    opened, shown, run_id=run_id, task=task, agent=pinned, files=files
+                    opened,
+                    shown,
+                    run_id=run_id,
+                    task=task,
+                    agent=pinned,
+                    files=files,
+                    also=_direct_approvals(opened.engine, run_id, shown),
                 )
 
     done = run_to_end(main(), interrupted=interrupted, hint=hint)
@@ -229,6 +235,20 @@ def _say_where(
             return interrupted, hint, None if as_json else header
         case _:
             assert_never(engine)
+
+
+def _direct_approvals(
+    engine: Engine, run_id: str, shown: RunOutput
+) -> Callable[[AgentEvent], None] | None:
+    """Who decides the approvals of a run on this process's direct engine
+    (:class:`~skillweave.cli.direct_approvals.DirectApprovals`; None on any other engine)."""
+    from skillweave.engines import DirectEngine
+
+    if not isinstance(engine, DirectEngine):
+        return None
+    from skillweave.cli.direct_approvals import DirectApprovals
+
+    return DirectApprovals(engine, run_id, pause=shown.view.paused).event
 
 
 @contextlib.contextmanager
@@ -295,11 +315,12 @@ async def follow_shown(
     task: str,
     agent: AgentSpec,
     files: Sequence[Path],
+    also: Callable[[AgentEvent], None] | None = None,
 ) -> FinishedRun:
     """Run the run on `opened` (:func:`~skillweave.cli.agent_run.run_agent`) with `shown` following
     it, after saying how its manager contains scripts when this process chose that manager
-    (:func:`announce_isolation`); a follower that gives up waiting for a worker ends the
-    process (exit 75)."""
+    (:func:`announce_isolation`), `also` told each event after `shown`; a follower that gives
+    up waiting for a worker ends the process (exit 75)."""
     from skillweave.cli.agent_run import run_agent
 
     if opened.manager_url is not None and not shown.as_json:
@@ -312,10 +333,20 @@ async def follow_shown(
             agent=agent,
             files=files,
             out_dir=shown.out_dir,
-            on_event=shown.event,
+            on_event=shown.event if also is None else _both(shown.event, also),
             on_note=shown.note,
             on_start=lambda started: shown.started(opened.ui_link(started)),
         )
+
+
+def _both(
+    first: Callable[[AgentEvent], None], then: Callable[[AgentEvent], None]
+) -> Callable[[AgentEvent], None]:
+    def told(event: AgentEvent) -> None:
+        first(event)
+        then(event)
+
+    return told
 
 
 def run_to_end(

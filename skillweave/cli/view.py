@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -119,6 +120,20 @@ class EventView:
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The spinner stopped within (a question asked on the terminal), started after."""
+        status = self._status
+        if status is None:
+            yield
+            return
+        status.stop()
+        try:
+            yield
+        finally:
+            if self._status is status:
+                status.start()
 
     def __call__(self, event: AgentEvent) -> None:
         self.console.print(self.line(event), soft_wrap=True)
