@@ -2,8 +2,8 @@
 ``--json``, of a run that uses egress (a skill reaches an "external API" on loopback through
 the manager's egress proxy, which adds the token the script never holds), reads a skill's
 reference, writes a skill of its own (``create_skill``: its example runs in a sandbox), uses
-it, and asks to publish it (an approval). On the direct engine nobody can decide in that
-process, so the approval times out, denied; on Temporal (`skillweave dev`) a person approves
+it, and asks to publish it (an approval). On the direct engine, without a terminal to ask on,
+the approval is denied at once; on Temporal (`skillweave dev`) a person approves
 with `skillweave runs approve`. Each run exits 0 with no traceback, and its live view has one
 line per event, with its kind's label, in the order the same run's ``--json`` lines give.
 
@@ -294,7 +294,7 @@ def _how(at: Rig, agent: Path, *, json: bool = False) -> tuple[str, ...]:
 
 async def test_the_live_view_of_a_direct_run_shows_every_kind(tmp_path: Path) -> None:
     async with rig(tmp_path) as at:
-        agent = at.agent(approval_seconds=2)  # nobody can decide in a direct run: denied
+        agent = at.agent(approval_seconds=2)  # no terminal to ask on: denied at once
         run = ("run", "Fetch the Q3 figures, then write a word counter.", "--engine", "direct")
         live = await finished(await Command.start(*run, *_how(at, agent), env=at.env, cwd=tmp_path))
         as_json = await finished(
@@ -305,7 +305,7 @@ async def test_the_live_view_of_a_direct_run_shows_every_kind(tmp_path: Path) ->
     decided = [event for event in events if event.kind == "approval_decided"]
     assert [event.status for event in decided] == ["denied"]
     said = "\n".join(live.stderr)
-    assert "denied (nobody decided within 2 s)" in said, live
+    assert "denied (a direct run started without a terminal cannot be approved" in said, live
     assert "refused    publish_skill: Publishing 'word-count' was not approved" in said, live
 
 
