@@ -4,7 +4,8 @@
 The command reads and checks the run's inputs (:mod:`skillweave.cli.agent_run`), says where the run
 runs (on Temporal once the engine is open: it knows the task queue routed to the run's store),
 opens the engine (:func:`~skillweave.cli.compose.open_engine`) and follows the run with the
-live view or JSON lines (:class:`~skillweave.cli.view.RunOutput`). ``skillweave demo``
+live view or JSON lines (:class:`~skillweave.cli.view.RunOutput`); a direct run's approvals are
+decided here (:mod:`skillweave.cli.direct_approvals`). ``skillweave demo``
 (:mod:`skillweave.cli.demo`) shows its run with the same pieces: :func:`announce_run`,
 :func:`announce_isolation`, :func:`follow_shown` and :func:`run_to_end`.
 """
@@ -112,7 +113,8 @@ def run_command(
     Direct engine (--engine direct or WORKFLOW__EXECUTION_ENGINE=direct, for local
     development): the run goes on in this process and ends with it; scripts run in sandboxes
     through SANDBOX__MANAGER_URL when set, otherwise through a manager with a local warm pool
-    started here.
+    started here; an approval the run asks for is asked here, after its line (approve? y/N,
+    a note after a space), and denied at once when stdin or stderr is not a terminal.
     Exit 0 when the run completes, 1 when it fails, is cancelled or runs out of budget, 2 for
     bad input, 75 when no worker answered for WORKFLOW__FOLLOW_WORKER_WAIT_SECONDS (the run
     may still be running), 130 on Ctrl-C (a direct run is cancelled; a Temporal run keeps
