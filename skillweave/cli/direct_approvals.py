@@ -85,20 +85,30 @@ class DirectApprovals:
         self.pause = pause
         self.interactive = _is_terminal() if interactive is None else interactive
         self._deciding: set[asyncio.Task[None]] = set()
+        self._asking: asyncio.Task[None] | None = None
+        self._stdin = _Stdin()
 
     def event(self, event: AgentEvent) -> None:
-        """An event of the run, as it is shown: an approval asked starts its decision."""
+        """An event of the run, before it is shown: an approval asked starts its decision; one
+        decided (or a run ended) while the question is still asked, by its timeout, ends it."""
+        if event.kind in ("approval_decided", "run_finished"):
+            if self._asking is not None and not self._asking.done():
+                err.print()  # before the event's line: it starts a line of its own
+                self._asking.cancel()
+            return
         if event.kind != "approval_requested":
             return
         task = asyncio.get_running_loop().create_task(self._decide(), name="approval-decision")
         self._deciding.add(task)
         task.add_done_callback(self._deciding.discard)
+        if self.interactive:
+            self._asking = task
 
     async def _decide(self) -> None:
         if self.interactive:
             with self.pause():
                 err.print(Text(PROMPT, style="bold yellow"), end="")
-                answer = await _read_line()
+                answer = await self._stdin.line()
             decision = decision_of(answer, by=cli_actor())
         else:
             err.print(Text(NO_TERMINAL, style="yellow"), soft_wrap=True)
@@ -107,23 +117,37 @@ class DirectApprovals:
             await self.engine.approve(self.run_id, decision)
 
 
-async def _read_line() -> str | None:
-    """A line of stdin (None: the input ended), read in a daemon thread: the event loop goes
-    on meanwhile, and a run that ends first does not wait for the person to answer."""
-    loop = asyncio.get_running_loop()
-    answered: asyncio.Future[str | None] = loop.create_future()
+class _Stdin:
+    """Lines of stdin, each read in a daemon thread: the event loop goes on meanwhile, and a
+    run that ends first does not wait for the person to answer. A read left unanswered (its
+    question ended) answers the next question, since a thread's read cannot be taken back; a
+    line typed while nothing was asked is dropped."""
 
-    def settle(line: str | None) -> None:
-        if not answered.done():
-            answered.set_result(line)
+    def __init__(self) -> None:
+        self._read: asyncio.Future[str | None] | None = None
 
-    def read() -> None:
-        try:
-            line = sys.stdin.readline()
-        except (OSError, ValueError):  # closed under us
-            line = ""
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
-            loop.call_soon_threadsafe(settle, line.rstrip("\r\n") if line else None)
+    async def line(self) -> str | None:
+        """The next line, without its end (None: the input ended)."""
+        if self._read is None or self._read.done():
+            self._read = self._start()
+        return await asyncio.shield(self._read)
 
-    threading.Thread(target=read, name="approval-answer", daemon=True).start()
-    return await answered
+    @staticmethod
+    def _start() -> asyncio.Future[str | None]:
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[str | None] = loop.create_future()
+
+        def settle(line: str | None) -> None:
+            if not answered.done():
+                answered.set_result(line)
+
+        def read() -> None:
+            try:
+                line = sys.stdin.readline()
+            except (OSError, ValueError):  # closed under us
+                line = ""
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+                loop.call_soon_threadsafe(settle, line.rstrip("\r\n") if line else None)
+
+        threading.Thread(target=read, name="approval-answer", daemon=True).start()
+        return answered

@@ -321,8 +321,8 @@ async def follow_shown(
 ) -> FinishedRun:
     """Run the run on `opened` (:func:`~skillweave.cli.agent_run.run_agent`) with `shown` following
     it, after saying how its manager contains scripts when this process chose that manager
-    (:func:`announce_isolation`), `also` told each event after `shown`; a follower that gives
-    up waiting for a worker ends the process (exit 75)."""
+    (:func:`announce_isolation`), `also` told each event before `shown` shows it; a follower
+    that gives up waiting for a worker ends the process (exit 75)."""
     from skillweave.cli.agent_run import run_agent
 
     if opened.manager_url is not None and not shown.as_json:
@@ -335,7 +335,7 @@ async def follow_shown(
             agent=agent,
             files=files,
             out_dir=shown.out_dir,
-            on_event=shown.event if also is None else _both(shown.event, also),
+            on_event=shown.event if also is None else _both(also, shown.event),
             on_note=shown.note,
             on_start=lambda started: shown.started(opened.ui_link(started)),
         )

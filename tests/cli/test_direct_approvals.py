@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import cast
@@ -111,3 +112,31 @@ async def test_a_run_that_ended_before_the_decision_is_left_alone() -> None:
     approvals = DirectApprovals(cast(DirectEngine, engine), "r1", interactive=False)
     await _decided(approvals, "approval_requested")  # no error escapes
     assert engine.decided == []
+
+
+async def test_a_question_decided_elsewhere_ends_and_its_read_answers_the_next(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The approval timed out while asked: the question ends on a line of its own, and the line
+    the person types next answers the next approval (a thread's read cannot be taken back)."""
+    typed = threading.Event()
+
+    class Typing(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            typed.wait(timeout=10)
+            return "y\n"
+
+    monkeypatch.setattr("sys.stdin", Typing())
+    engine = FakeEngine()
+    approvals = DirectApprovals(cast(DirectEngine, engine), "r1", interactive=True)
+    approvals.event(_event("approval_requested"))
+    await asyncio.sleep(0.05)
+    capsys.readouterr()
+    approvals.event(_event("approval_decided"))  # by its timeout
+    assert capsys.readouterr().err == "\n"
+    await _decided(approvals)
+    assert engine.decided == []
+    approvals.event(_event("approval_requested"))
+    typed.set()
+    await _decided(approvals)
+    assert engine.decided == [("r1", ApprovalDecision(approved=True, by=cli_actor()))]

@@ -40,10 +40,10 @@ approvals: {skills: ['*'], timeout_seconds: 600}
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 
-def _command(tmp_path: Path, *more: str) -> tuple[list[str], dict[str, str]]:
+def _command(tmp_path: Path, *more: str, agent: str = AGENT) -> tuple[list[str], dict[str, str]]:
     """`skillweave run` of the careful agent on the direct engine, its store in `tmp_path`."""
     (tmp_path / "model.yaml").write_text(MODEL, encoding="utf-8")
-    (tmp_path / "agent.yaml").write_text(AGENT, encoding="utf-8")
+    (tmp_path / "agent.yaml").write_text(agent, encoding="utf-8")
     base = {
         key: value
         for key, value in os.environ.items()
@@ -164,6 +164,21 @@ def test_the_end_of_the_terminal_s_input_denies_saying_so(tmp_path: Path) -> Non
     code, stdout, shown = _asked(tmp_path, "\x04")  # Ctrl-D on an empty line
     assert code == 0, stdout + shown
     assert "denied (no answer: the terminal's input ended (Ctrl-D))" in shown, shown
+    assert "0 script runs" in stdout
+
+
+def test_a_question_nobody_answers_ends_with_the_approval_s_timeout(tmp_path: Path) -> None:
+    args, env = _command(tmp_path, agent=AGENT.replace("600", "2"))
+    terminal = Terminal.start(args, env=env, cwd=tmp_path)
+    try:
+        terminal.wait_for(PROMPT.strip())
+    finally:
+        code, stdout = terminal.finish()  # nobody types: the process ends all the same
+    assert code == 0, stdout + terminal.text
+    # The decision's line starts a line of its own, after the question.
+    after = terminal.text.split(PROMPT.strip(), 1)[1]
+    assert after.lstrip(" ").startswith("\nturn  2  approval   "), after[:300]
+    assert "convert.py 3 km m: denied (nobody decided within 2 s)" in after
     assert "0 script runs" in stdout
 
 
