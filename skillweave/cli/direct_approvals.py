@@ -7,7 +7,8 @@ the run: with a terminal (stdin and stderr) it asks ``approve? [y/N]`` after the
 and reads the answer in a thread, so the run's event loop goes on; without one it denies at
 once, saying why and what to do instead, rather than let the run wait out
 ``approvals.timeout_seconds``. Either way the decision names this CLI's user
-(:func:`~skillweave.cli.audit_writer.cli_actor`). Used by :mod:`skillweave.cli.run_command`.
+(:func:`~skillweave.cli.audit_writer.cli_actor`). :func:`deciding` is what
+:mod:`skillweave.cli.run_command` tells the run's events to.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from skillweave.errors import AgentError
 
 if TYPE_CHECKING:
     from skillweave.agent import AgentEvent
-    from skillweave.engines import DirectEngine
+    from skillweave.cli.view import RunOutput
+    from skillweave.engines import DirectEngine, Engine
 
-__all__ = ["NO_TERMINAL", "PROMPT", "DirectApprovals", "decision_of"]
+__all__ = ["NO_TERMINAL", "PROMPT", "DirectApprovals", "deciding", "decision_of"]
 
 PROMPT: Final = 'approve? [y/N] (a note after a space, e.g. "n not this one") '
 NO_TERMINAL: Final = (
@@ -51,6 +53,23 @@ def decision_of(answer: str | None, *, by: str) -> ApprovalDecision:
         return ApprovalDecision(approved=False, note=_ENDED, by=by)
     word, _, note = answer.strip().partition(" ")
     return ApprovalDecision(approved=word.lower() in _YES, note=note.strip()[:_NOTE_CHARS], by=by)
+
+
+def deciding(engine: Engine, run_id: str, shown: RunOutput) -> Callable[[AgentEvent], None]:
+    """What each event of run `run_id` is told to: `shown`, and first, when `engine` is this
+    process's direct engine, a :class:`DirectApprovals` that decides what the run asks (so
+    its question ends before the line of a decision made without it)."""
+    from skillweave.engines import DirectEngine
+
+    if not isinstance(engine, DirectEngine):
+        return shown.event
+    approvals = DirectApprovals(engine, run_id, pause=shown.view.paused)
+
+    def told(event: AgentEvent) -> None:
+        approvals.event(event)
+        shown.event(event)
+
+    return told
 
 
 def _is_terminal() -> bool:

@@ -122,6 +122,7 @@ def run_command(
     """
     from skillweave.cli.agent_run import check_files, choose_model, load_agent, run_model
     from skillweave.cli.compose import open_engine
+    from skillweave.cli.direct_approvals import deciding
     from skillweave.cli.remote import is_agent_id
     from skillweave.cli.versions import resolve_spec_pins
     from skillweave.engines import new_run_id
@@ -175,7 +176,7 @@ def run_command(
                     task=task,
                     agent=pinned,
                     files=files,
-                    also=_direct_approvals(opened.engine, run_id, shown),
+                    on_event=deciding(opened.engine, run_id, shown),
                 )
 
     done = run_to_end(main(), interrupted=interrupted, hint=hint)
@@ -237,20 +238,6 @@ def _say_where(
             return interrupted, hint, None if as_json else header
         case _:
             assert_never(engine)
-
-
-def _direct_approvals(
-    engine: Engine, run_id: str, shown: RunOutput
-) -> Callable[[AgentEvent], None] | None:
-    """Who decides the approvals of a run on this process's direct engine
-    (:class:`~skillweave.cli.direct_approvals.DirectApprovals`; None on any other engine)."""
-    from skillweave.engines import DirectEngine
-
-    if not isinstance(engine, DirectEngine):
-        return None
-    from skillweave.cli.direct_approvals import DirectApprovals
-
-    return DirectApprovals(engine, run_id, pause=shown.view.paused).event
 
 
 @contextlib.contextmanager
@@ -317,11 +304,11 @@ async def follow_shown(
     task: str,
     agent: AgentSpec,
     files: Sequence[Path],
-    also: Callable[[AgentEvent], None] | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
 ) -> FinishedRun:
     """Run the run on `opened` (:func:`~skillweave.cli.agent_run.run_agent`) with `shown` following
     it, after saying how its manager contains scripts when this process chose that manager
-    (:func:`announce_isolation`), `also` told each event before `shown` shows it; a follower
+    (:func:`announce_isolation`), each event told to `on_event` (default: `shown`); a follower
     that gives up waiting for a worker ends the process (exit 75)."""
     from skillweave.cli.agent_run import run_agent
 
@@ -335,20 +322,10 @@ async def follow_shown(
             agent=agent,
             files=files,
             out_dir=shown.out_dir,
-            on_event=shown.event if also is None else _both(also, shown.event),
+            on_event=shown.event if on_event is None else on_event,
             on_note=shown.note,
             on_start=lambda started: shown.started(opened.ui_link(started)),
         )
-
-
-def _both(
-    first: Callable[[AgentEvent], None], then: Callable[[AgentEvent], None]
-) -> Callable[[AgentEvent], None]:
-    def told(event: AgentEvent) -> None:
-        first(event)
-        then(event)
-
-    return told
 
 
 def run_to_end(

@@ -16,7 +16,14 @@ import pytest
 
 from skillweave.agent import AgentEvent, ApprovalDecision
 from skillweave.cli.audit_writer import cli_actor
-from skillweave.cli.direct_approvals import NO_TERMINAL, PROMPT, DirectApprovals, decision_of
+from skillweave.cli.direct_approvals import (
+    NO_TERMINAL,
+    PROMPT,
+    DirectApprovals,
+    deciding,
+    decision_of,
+)
+from skillweave.cli.view import RunOutput
 from skillweave.engines import DirectEngine
 from skillweave.errors import AgentError
 
@@ -140,3 +147,8 @@ async def test_a_question_decided_elsewhere_ends_and_its_read_answers_the_next(
     typed.set()
     await _decided(approvals)
     assert engine.decided == [("r1", ApprovalDecision(approved=True, by=cli_actor()))]
+
+
+def test_only_a_direct_engine_s_events_are_decided_here() -> None:
+    shown = RunOutput(as_json=True, out_dir=None)
+    assert deciding(cast(DirectEngine, FakeEngine()), "r1", shown) == shown.event
