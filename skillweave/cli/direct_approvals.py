@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import termios
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -139,8 +140,8 @@ class DirectApprovals:
 class _Stdin:
     """Lines of stdin, each read in a daemon thread: the event loop goes on meanwhile, and a
     run that ends first does not wait for the person to answer. A read left unanswered (its
-    question ended) answers the next question, since a thread's read cannot be taken back; a
-    line typed while nothing was asked is dropped."""
+    question ended) answers the next question, since a thread's read cannot be taken back;
+    what was typed while nothing was asked (or after a question ended) is dropped."""
 
     def __init__(self) -> None:
         self._read: asyncio.Future[str | None] | None = None
@@ -148,6 +149,7 @@ class _Stdin:
     async def line(self) -> str | None:
         """The next line, without its end (None: the input ended)."""
         if self._read is None or self._read.done():
+            _drop_typed_ahead()
             self._read = self._start()
         return await asyncio.shield(self._read)
 
@@ -170,3 +172,10 @@ class _Stdin:
 
         threading.Thread(target=read, name="approval-answer", daemon=True).start()
         return answered
+
+
+def _drop_typed_ahead() -> None:
+    """Drop what the terminal holds unread (an Enter pressed while the run ran): it was not an
+    answer to the question about to be asked."""
+    with contextlib.suppress(OSError, ValueError, termios.error):
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)

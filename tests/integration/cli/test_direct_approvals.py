@@ -127,11 +127,14 @@ class Terminal:
         return self.process.returncode, stdout.decode()
 
 
-def _asked(tmp_path: Path, answer: str) -> tuple[int, str, str]:
-    """The run on a terminal, `answer` typed at its question: exit code, stdout, terminal."""
+def _asked(tmp_path: Path, answer: str, *, ahead: str = "") -> tuple[int, str, str]:
+    """The run on a terminal, `answer` typed at its question (`ahead` typed at once, before
+    it): exit code, stdout, terminal."""
     args, env = _command(tmp_path)
     terminal = Terminal.start(args, env=env, cwd=tmp_path)
     try:
+        if ahead:
+            terminal.answer(ahead)
         terminal.wait_for(PROMPT.strip())
         # The question comes after the approval line it answers.
         before = terminal.text.split(PROMPT.strip())[0]
@@ -149,6 +152,13 @@ def test_a_person_at_the_terminal_approves_and_the_script_runs(tmp_path: Path) -
     assert "3000 m" in stdout, stdout + shown  # the script's output, in the answer
     assert "completed: answered" in stdout
     assert "1 script run" in stdout
+
+
+def test_what_was_typed_before_the_question_does_not_answer_it(tmp_path: Path) -> None:
+    code, stdout, shown = _asked(tmp_path, "y\n", ahead="n typed too early\n")
+    assert code == 0, stdout + shown
+    assert "convert.py 3 km m: approved" in shown, shown
+    assert "typed too early" not in stdout
 
 
 def test_a_person_at_the_terminal_denies_with_a_note(tmp_path: Path) -> None:
