@@ -69,3 +69,36 @@ def test_no_default_model_is_one_unset_or_unusable(monkeypatch: pytest.MonkeyPat
     assert "needs an API key" in (default_model_problem(keyless) or "")
     assert default_model_problem(keyless, runs_here=False) is None
     assert default_model_name(keyless) == "default:openai:gpt-4o-mini"
+
+
+def test_registries_are_read_as_a_user_types_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLS__REGISTRIES", "acme/skills")
+    [one] = Settings(_env_file=None).skills.registries
+    assert (one.kind, one.location, one.label) == ("marketplace", "acme/skills", "acme/skills")
+    monkeypatch.setenv(
+        "SKILLS__REGISTRIES",
+        '["index:/srv/i.json", "/srv/j.JSON", "api:https://sw.example.com",'
+        ' {"kind": "marketplace", "location": "./shelf", "name": "shelf", "token": "t"}]',
+    )
+    kinds = [(r.kind, r.location, r.label) for r in Settings(_env_file=None).skills.registries]
+    assert kinds == [
+        ("index", "/srv/i.json", "/srv/i.json"),
+        ("index", "/srv/j.JSON", "/srv/j.JSON"),
+        ("api", "https://sw.example.com", "https://sw.example.com"),
+        ("marketplace", "./shelf", "shelf"),
+    ]
+    monkeypatch.setenv("SKILLS__REGISTRIES", "[")
+    with pytest.raises(ValidationError, match="a JSON list of them"):
+        Settings(_env_file=None)
+    monkeypatch.setenv("SKILLS__REGISTRIES", '["index:/a\\u0007b.json"]')
+    with pytest.raises(ValidationError, match="no control characters"):
+        Settings(_env_file=None)
+
+
+def test_the_git_host_is_a_base_url_that_carries_integrity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLS__GIT_HOST", "file:///srv/git/")
+    assert Settings(_env_file=None).skills.git_host == "file:///srv/git"
+    for bad in ("http://git.example.com", "git://example.com", "github.com"):
+        monkeypatch.setenv("SKILLS__GIT_HOST", bad)
+        with pytest.raises(ValidationError, match="https://, ssh:// or file://"):
+            Settings(_env_file=None)

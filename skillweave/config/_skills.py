@@ -305,8 +305,8 @@ class SkillsSettings(BaseModel):
                     value = json.loads(value)
                 except ValueError:
                     raise ValueError(
-                        "expected one registry, or a JSON list of them, e.g. "
-                        'SKILLS__REGISTRIES=\'["marketplace:acme/skills", "index:/srv/index.json"]\''
+                        "expected one registry, or a JSON list of them, e.g. SKILLS__REGISTRIES="
+                        '\'["marketplace:acme/skills", "index:/srv/index.json"]\''
                     ) from None
         if not isinstance(value, list):
             return value
