@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from skillweave.agent.disclosure import FIND_SKILLS, REQUEST_SKILL, SEARCH_SKILLS
+from skillweave.agent.refusals import because
 from skillweave.agent.state import AgentState, FoundSkill
 from skillweave.llm.messages import ToolSpec
 
@@ -128,5 +129,4 @@ def too_many_installs(limit: int) -> str:
 
 def not_approved(name: str, note: str) -> str:
     """The refusal of a request the person did not approve (their note, if any)."""
-    why = f": {note}" if note else ""
-    return f"Installing {name!r} was not approved{why}. Do not request it again unchanged."
+    return f"Installing {name!r} was not approved{because(note)} Do not request it again unchanged."

@@ -11,7 +11,7 @@ from __future__ import annotations
 from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest
 from skillweave.agent.effects import Runtime
 from skillweave.agent.journal import Journal
-from skillweave.agent.refusals import Refusal
+from skillweave.agent.refusals import Refusal, because
 from skillweave.agent.spec import AgentSpec
 from skillweave.agent.state import AgentState
 
@@ -20,7 +20,7 @@ __all__ = ["Approvals", "why"]
 
 def why(decision: ApprovalDecision) -> str:
     """The end of the sentence that says why a person did not approve: their note, or "."."""
-    return f": {decision.note}" if decision.note else "."
+    return because(decision.note)
 
 
 class Approvals:

@@ -18,12 +18,22 @@ from skillweave.terminal import counted
 __all__ = [
     "BudgetExhausted",
     "Refusal",
+    "because",
     "check_runs",
     "check_tokens",
     "check_turns",
     "count_run",
     "string_argument",
 ]
+
+
+def because(note: str) -> str:
+    """The end of a sentence that says why a person refused something: ``": their note."``
+    (their own closing mark kept), or ``"."`` when they gave none."""
+    note = note.strip()
+    if not note:
+        return "."
+    return f": {note}" + ("" if note[-1] in ".!?" else ".")
 
 
 class Refusal(Exception):

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 from skillweave.agent import AgentSpec, event_line, parse_agent_spec
+from skillweave.agent.acquisition import not_approved
 from skillweave.agent.acquisitions import Acquisitions
 from skillweave.agent.approvals import Approvals
 from skillweave.agent.effect_models import ApprovalDecision, ApprovalRequest, RegistryOrigin
 from skillweave.agent.journal import Journal
-from skillweave.agent.refusals import Refusal
+from skillweave.agent.refusals import Refusal, because
 from skillweave.agent.spec import AcquisitionOptions, ApprovalOptions, CatalogOptions
 from skillweave.agent.state import AgentState, FoundSkill
 from skillweave.config import Settings
@@ -322,3 +323,12 @@ def test_the_temporal_ui_shows_what_is_asked_with_its_markdown_escaped() -> None
     )
     assert "\\[click\\](https://evil.example)" in details
     assert "[click](" not in details
+
+
+def test_a_refusal_ends_the_persons_note_as_a_sentence() -> None:
+    assert because("") == "."
+    assert because("not today") == ": not today."
+    assert because("Not on prod!") == ": Not on prod!"
+    assert not_approved("x", "nope") == (
+        "Installing 'x' was not approved: nope. Do not request it again unchanged."
+    )
