@@ -51,5 +51,6 @@ def current_details(
     if state.outputs:
         lines.append(f"**Outputs:** {counted(len(state.outputs), 'artifact')}")
     if last_error or (state.finished and state.reason):
-        lines.append(f"**Reason:** {last_error or state.reason}")
+        # Escaped: an error or a reason may carry a model server's or a script's words.
+        lines.append(f"**Reason:** {markdown_text(last_error or state.reason or '')}")
     return "\n\n".join(lines)

@@ -332,3 +332,17 @@ def test_a_refusal_ends_the_persons_note_as_a_sentence() -> None:
     assert not_approved("x", "nope") == (
         "Installing 'x' was not approved: nope. Do not request it again unchanged."
     )
+
+
+def test_the_reason_in_the_ui_details_is_text_not_markup() -> None:
+    details = current_details(
+        AgentState(run_id="r", task="t"),
+        phase="failed",
+        run=1,
+        last_step="",
+        awaiting=None,
+        last_error="model server said: [log in](https://evil.example) ![x](https://evil.example/p)",
+    )
+    assert "\\[log in\\](https://evil.example)" in details
+    assert "[log in](" not in details
+    assert "![x](" not in details
