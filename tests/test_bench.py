@@ -82,3 +82,12 @@ def test_quick_scan_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for title in ("1. Detection per rule class", "2. Findings per severity", "3. Scan time"):
         assert title in out
+
+
+def test_quick_registry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.registry_bench import main as registry_main
+
+    assert registry_main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "Registry search" in out
+    assert "1,000" in out
