@@ -46,7 +46,7 @@ from skillweave.skills.signing import (
 from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditEntry, AuditLog
 
-__all__ = ["Admission", "Admissions", "activation_trust", "blocking_lines"]
+__all__ = ["Admission", "Admissions", "activation_trust", "blocking_lines", "stored_signature"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,18 +192,29 @@ async def activation_trust(
     worker, the MCP front door): ``(why it is refused, None)``, or ``(None, a warning or
     None)``. The signature is the one stored beside the package, else (`own`: a skill of the
     library's folders) the one in its folder."""
-    try:  # a name no key can hold has no stored signature (nor package: activation says so)
-        ref = await store.stat(keys.skill_signature_key(skill.name, skill.version))
-    except InvalidKeyError:
-        ref = None
     try:
-        if ref is not None:
-            signature = parse_signature(await store.get_bytes(ref), source=ref.key)
-        else:
-            signature = await asyncio.to_thread(read_signature, skill.path) if own else None
+        signature = await stored_signature(store, skill.name, skill.version)
+        if signature is None and own:
+            signature = await asyncio.to_thread(read_signature, skill.path)
         warning = check_trust(
             signature, name=skill.short_name or skill.name, version=skill.version, policy=policy
         )
     except SignatureError as exc:
         return str(exc), None
     return None, warning if signature is not None else None
+
+
+async def stored_signature(store: ArtifactStore, name: str, version: str) -> SkillSignature | None:
+    """The signature kept beside the stored `version` of `name`, or None (unsigned; also for a
+    name no key can hold, which has no stored package either).
+
+    Raises:
+        SignatureError: it cannot be read.
+    """
+    try:
+        ref = await store.stat(keys.skill_signature_key(name, version))
+    except InvalidKeyError:
+        return None
+    if ref is None:
+        return None
+    return parse_signature(await store.get_bytes(ref), source=ref.key)

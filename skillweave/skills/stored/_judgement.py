@@ -16,21 +16,19 @@ import asyncio
 from dataclasses import dataclass
 
 from skillweave.config import SkillsSettings
-from skillweave.errors import InvalidKeyError, SignatureError, SkillScanError
-from skillweave.skills.admission import blocking_lines
+from skillweave.errors import SignatureError, SkillScanError
+from skillweave.skills.admission import blocking_lines, stored_signature
 from skillweave.skills.scan import ScanReport, scan_package
 from skillweave.skills.scan_decision import ScanDecision, stored_report
 from skillweave.skills.signing import (
     SignatureCheck,
-    SkillSignature,
     TrustDecision,
     decide,
-    parse_signature,
     trusted_keys,
     verify_signature,
 )
 from skillweave.skills.stored._versions import RollbackCheck
-from skillweave.storage import ArtifactStore, keys
+from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
 
 __all__ = ["Judgement", "check_version", "judge_version", "rollback_check"]
@@ -72,7 +70,7 @@ async def judge_version(
     if report is None and package is not None:
         report = await asyncio.to_thread(scan_package, package, version)
     scan = ScanDecision.of(report, settings.scan) if report is not None else None
-    signature = await _stored_signature(store, name, version)
+    signature = await stored_signature(store, name, version)
     check = verify_signature(
         signature, name=name, version=version, trusted=trusted_keys(settings.trust)
     )
@@ -134,18 +132,3 @@ def rollback_check(
         return held
 
     return check
-
-
-async def _stored_signature(store: ArtifactStore, name: str, version: str) -> SkillSignature | None:
-    """The signature kept beside the stored version, or None (unsigned).
-
-    Raises:
-        SignatureError: it cannot be read.
-    """
-    try:
-        ref = await store.stat(keys.skill_signature_key(name, version))
-    except InvalidKeyError:
-        return None
-    if ref is None:
-        return None
-    return parse_signature(await store.get_bytes(ref), source=ref.key)
