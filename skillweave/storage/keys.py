@@ -10,6 +10,9 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     runs/{run_id}/executions/{digest}/outputs/{path}       a file a script wrote under outputs/
     runs/{run_id}/executions/{digest}/{stdout|stderr}.txt  full output when over the cap
     runs/{run_id}/transcript/{seq:08d}.json                the append-only transcript log
+    evals/{skill}/{batch_id}/batch.json                    an eval batch: what it runs
+    evals/{skill}/{batch_id}/jobs/{job}.json               one graded eval job (its finish mark)
+    evals/{skill}/{batch_id}/report.{json|md|html}         the batch's report
     executions/{sha256}.json                               the stored result of an execution
     executions/{sha256}.claim                              the claim marker of an execution
     environments/{skill}/{version}/{runtime}/{platform}.tar.gz   a version's dependencies, built
@@ -43,6 +46,7 @@ __all__ = [
     "AUDIT_CHAINS_PREFIX",
     "AUDIT_CHECKPOINTS_PREFIX",
     "AUDIT_PREFIX",
+    "EVALS_PREFIX",
     "MAX_AUDIT_SEQ",
     "MAX_KEY_BYTES",
     "MAX_TRANSCRIPT_SEQ",
@@ -66,6 +70,11 @@ __all__ = [
     "environment_failure_key",
     "environment_key",
     "environment_log_key",
+    "eval_batch_key",
+    "eval_batch_prefix",
+    "eval_job_key",
+    "eval_report_key",
+    "evals_prefix",
     "execution_claim_key",
     "execution_digest",
     "execution_log_key",
@@ -256,6 +265,35 @@ def draft_key(run_id: str, name: str, version: str) -> str:
         f"{run_prefix(run_id)}drafts/{_name(name, 'skill name')}/"
         f"{_name(version, 'skill version')}.json"
     )
+
+
+EVALS_PREFIX: Final = "evals/"
+
+
+def evals_prefix(skill: str) -> str:
+    """``evals/{skill}/``: every eval batch of a skill (``skillweave.evals``)."""
+    return f"{EVALS_PREFIX}{_name(skill, 'skill name')}/"
+
+
+def eval_batch_prefix(skill: str, batch_id: str) -> str:
+    """``evals/{skill}/{batch_id}/``: one eval batch: its request, graded jobs and report."""
+    return f"{evals_prefix(skill)}{_name(batch_id, 'eval batch id')}/"
+
+
+def eval_batch_key(skill: str, batch_id: str) -> str:
+    """``evals/{skill}/{batch_id}/batch.json``: what the batch runs (a resume reads it)."""
+    return f"{eval_batch_prefix(skill, batch_id)}batch.json"
+
+
+def eval_job_key(skill: str, batch_id: str, job: str) -> str:
+    """``evals/{skill}/{batch_id}/jobs/{job}.json``: one graded job; written once, when the job
+    is finished, so a resumed batch never runs it again."""
+    return f"{eval_batch_prefix(skill, batch_id)}jobs/{_name(job, 'eval job')}.json"
+
+
+def eval_report_key(skill: str, batch_id: str, form: Literal["json", "md", "html"]) -> str:
+    """``evals/{skill}/{batch_id}/report.{json|md|html}``: the batch's report."""
+    return f"{eval_batch_prefix(skill, batch_id)}report.{form}"
 
 
 def run_record_key(run_id: str) -> str:
