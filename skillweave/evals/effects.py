@@ -25,8 +25,8 @@ from skillweave.evals.results import (
     FinishedJobsInput,
     GradeJobInput,
     JobGrade,
-    PrepareJobInput,
     PreparedJob,
+    PrepareJobInput,
     ReportInput,
     ReportSummary,
 )

@@ -291,9 +291,10 @@ def parse_triggers(text: str | bytes, *, source: str) -> tuple[TriggerCase, ...]
     if len(data) > MAX_TRIGGERS:
         raise EvalSuiteError(source, f"more than {MAX_TRIGGERS} cases")
     cases = []
-    for index, item in enumerate(data):
-        if isinstance(item, dict) and "query" not in item and "prompt" in item:
-            item = {**item, "query": item["prompt"]}
+    for index, given in enumerate(data):
+        item = given
+        if isinstance(given, dict) and "query" not in given and "prompt" in given:
+            item = {**given, "query": given["prompt"]}
         try:
             cases.append(TriggerCase.model_validate(item))
         except ValidationError as error:
