@@ -46,6 +46,27 @@ Other ``{{...}}`` text is left alone. A request past the last turn, a failed exp
 placeholder with nothing to fill it raises :class:`ScriptedModelError` naming the turn; a
 script that cannot be read or has the wrong shape is a :class:`ConfigError` naming the file
 and the field.
+
+Per-task scripts (a playbook: one script answering several tasks, such as an eval suite's
+prompts with and without the skill) give ``cases:`` instead of ``turns:``::
+
+    cases:
+      - when:
+          task: 'Convert [0-9]+ km'     # re.search'ed in the request's first user message
+          offered: [unit-converter]     # each of these skills is offered ...
+          not_offered: [log-triage]     # ... and none of these
+        turns:                          # the case's turns, numbered as above
+          - tool_calls: [{name: activate_skill, arguments: {name: unit-converter}}]
+          - say: "5 km is 3.107 miles"
+      - when: {}                        # an empty `when` holds for every request
+        turns: [{say: "I cannot tell."}]
+
+A request plays the FIRST case whose ``when`` holds (every key given must). A skill is offered
+when the system prompt's catalog lists it (``<skill name="NAME"``) or the ``activate_skill``
+tool's ``name`` enum holds it. A request that no case matches is a
+:class:`ScriptedModelError` naming the start of its task; ``turns:`` and ``cases:`` together
+are a :class:`ConfigError`. Each case is chosen from the request alone, so replay stays
+stateless.
 """
 
 from __future__ import annotations
@@ -56,7 +77,7 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Self
+from typing import Annotated, Any, Final, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -67,11 +88,13 @@ from skillweave.llm.messages import Message, ModelRequest, ModelResponse, ToolCa
 
 __all__ = [
     "ResultExpectation",
+    "ScriptedCase",
     "ScriptedExpectation",
     "ScriptedProvider",
     "ScriptedToolCall",
     "ScriptedTurn",
     "ScriptedUsage",
+    "ScriptedWhen",
 ]
 
 DEFAULT_SCRIPTED_MODEL: Final = "scripted"
@@ -84,6 +107,9 @@ _PLACEHOLDER: Final = re.compile(
 )
 # What may stand on either side of an artifact key in a message text.
 _KEY_BOUNDARY: Final = r"""\s"'`()\[\]{}<>"""
+_CATALOG_ENTRY: Final = re.compile(r"""<skill name=(["'])(?P<name>[^"'<>]+)\1""")
+_ACTIVATE_SKILL: Final = "activate_skill"
+_TASK_SHOWN_CHARS: Final = 80
 
 
 class _Strict(BaseModel):
@@ -98,6 +124,15 @@ class ScriptedToolCall(_Strict):
     id: str | None = Field(default=None, min_length=1)
 
 
+def _regex(pattern: str | None) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+    return pattern
+
+
 class ResultExpectation(_Strict):
     """What one received tool result must look like; every key given must hold."""
 
@@ -109,12 +144,7 @@ class ResultExpectation(_Strict):
     @field_validator("matches")
     @classmethod
     def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from None
-        return pattern
+        return _regex(pattern)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -155,9 +185,51 @@ class ScriptedTurn(_Strict):
     delay_seconds: float = Field(default=0.0, ge=0, le=3_600)
 
 
+_Turns = Annotated[tuple[ScriptedTurn, ...], Field(min_length=1)]
+
+
+class ScriptedWhen(_Strict):
+    """When a case plays: every key given must hold for the request."""
+
+    task: str | None = Field(default=None, description="A regex searched in the task.")
+    offered: tuple[str, ...] = Field(default=(), description="Skills that must be offered.")
+    not_offered: tuple[str, ...] = Field(default=(), description="Skills that must not be.")
+
+    @field_validator("task")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        return _regex(pattern)
+
+    def holds(self, task: str, offered: frozenset[str]) -> bool:
+        """Whether a request with this `task` offering these skills plays the case."""
+        return (
+            (self.task is None or re.search(self.task, task) is not None)
+            and all(name in offered for name in self.offered)
+            and not any(name in offered for name in self.not_offered)
+        )
+
+
+class ScriptedCase(_Strict):
+    """The turns a script plays for the requests its ``when`` holds for."""
+
+    when: ScriptedWhen
+    turns: _Turns
+
+
 class _Script(_Strict):
     model: str = Field(default=DEFAULT_SCRIPTED_MODEL, min_length=1)
-    turns: tuple[ScriptedTurn, ...] = Field(min_length=1)
+    turns: _Turns | None = None
+    cases: Annotated[tuple[ScriptedCase, ...], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        if self.turns is not None and self.cases is not None:
+            raise ValueError("'turns' and 'cases' together: give one of them")
+        if self.turns is None and self.cases is None:
+            raise ValueError(
+                "'turns' (a list of assistant turns) or 'cases' (turns per task) is required"
+            )
+        return self
 
 
 class ScriptedProvider(Closable):
@@ -166,12 +238,23 @@ class ScriptedProvider(Closable):
     Args:
         turns: the assistant turns, in order.
         model: reported as the model name.
+        cases: instead of `turns`, the turns per task (the first case that holds plays).
+
+    Raises:
+        ConfigError: both `turns` and `cases`.
     """
 
     def __init__(
-        self, turns: Sequence[ScriptedTurn], *, model: str = DEFAULT_SCRIPTED_MODEL
+        self,
+        turns: Sequence[ScriptedTurn] = (),
+        *,
+        model: str = DEFAULT_SCRIPTED_MODEL,
+        cases: Sequence[ScriptedCase] = (),
     ) -> None:
+        if turns and cases:
+            raise ConfigError("a scripted model plays 'turns' or 'cases', not both")
         self.turns = tuple(turns)
+        self.cases = tuple(cases)
         self.model = model
 
     @classmethod
@@ -208,14 +291,16 @@ class ScriptedProvider(Closable):
         if not isinstance(data, dict):
             raise ConfigError(
                 f"{source}: a model script is a mapping with 'turns' (a list of assistant "
-                f"turns), not {type(data).__name__}"
+                f"turns) or 'cases', not {type(data).__name__}"
             )
         try:
             script = _Script.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(f"{source}: {_validation_problem(exc)}") from None
         named = "model" in data or model is None
-        return cls(script.turns, model=script.model if named else model)
+        return cls(
+            script.turns or (), model=script.model if named else model, cases=script.cases or ()
+        )
 
     @property
     def name(self) -> str:
@@ -223,31 +308,37 @@ class ScriptedProvider(Closable):
         return f"scripted:{self.model}"
 
     def __repr__(self) -> str:
-        return f"ScriptedProvider(model={self.model!r}, turns={len(self.turns)})"
+        played = f"cases={len(self.cases)}" if self.cases else f"turns={len(self.turns)}"
+        return f"ScriptedProvider(model={self.model!r}, {played})"
 
     async def aclose(self) -> None:
         """Nothing to release."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        """Play the turn numbered after the assistant messages in `request`.
+        """Play the turn numbered after the assistant messages in `request` (of the first
+        case that holds for `request`, when the script has cases).
 
         Raises:
-            ScriptedModelError: no such turn, a failed expectation, or a placeholder with
-                nothing to fill it.
+            ScriptedModelError: no case holds, no such turn, a failed expectation, or a
+                placeholder with nothing to fill it.
         """
         number = 1 + sum(1 for message in request.messages if message.role == "assistant")
-        if number > len(self.turns):
-            count = len(self.turns)
+        where, turns, owner = f"turn {number}", self.turns, "the script"
+        if self.cases:
+            index, turns = self._case_for(request)
+            where, owner = f"case {index}, turn {number}", f"case {index}"
+        if number > len(turns):
+            count = len(turns)
             raise ScriptedModelError(
-                f"scripted model has no turn {number}; the script has {count} "
+                f"scripted model has no turn {number}; {owner} has {count} "
                 f"turn{'' if count == 1 else 's'}"
             )
-        turn = self.turns[number - 1]
+        turn = turns[number - 1]
         if turn.delay_seconds > 0:
             await asyncio.sleep(turn.delay_seconds)
         if turn.expect is not None:
-            _check(turn.expect, request, number)
-        fill = _Filler(request.messages, number)
+            _check(turn.expect, request, where)
+        fill = _Filler(request.messages, where)
         calls = tuple(
             ToolCall(
                 id=call.id or f"call_{number}_{index}",
@@ -269,13 +360,46 @@ class ScriptedProvider(Closable):
             model=self.model,
         )
 
+    def _case_for(self, request: ModelRequest) -> tuple[int, tuple[ScriptedTurn, ...]]:
+        """The first case holding for `request` (numbered from 1) and its turns."""
+        task = _task(request.messages)
+        offered = _offered(request)
+        for index, case in enumerate(self.cases, start=1):
+            if case.when.holds(task, offered):
+                return index, case.turns
+        shown = task[:_TASK_SHOWN_CHARS] + ("…" if len(task) > _TASK_SHOWN_CHARS else "")
+        raise ScriptedModelError(
+            f"scripted model: no case holds for the task {shown!r} "
+            f"(skills offered: {sorted(offered) or 'none'})"
+        )
+
+
+def _task(messages: Sequence[Message]) -> str:
+    """The request's task: its first user message ("" without one)."""
+    return next((message.text for message in messages if message.role == "user"), "")
+
+
+def _offered(request: ModelRequest) -> frozenset[str]:
+    """The skills `request` offers: listed in its system prompt's catalog, or in the
+    ``activate_skill`` tool's ``name`` enum."""
+    names = {match.group("name") for match in _CATALOG_ENTRY.finditer(request.system)}
+    for tool in request.tools:
+        if tool.name != _ACTIVATE_SKILL:
+            continue
+        properties = tool.input_schema.get("properties")
+        name = properties.get("name") if isinstance(properties, dict) else None
+        enum = name.get("enum") if isinstance(name, dict) else None
+        if isinstance(enum, list):
+            names.update(item for item in enum if isinstance(item, str))
+    return frozenset(names)
+
 
 class _Filler:
     """Replaces the placeholders of one turn from the messages that turn received."""
 
-    def __init__(self, messages: Sequence[Message], turn: int) -> None:
+    def __init__(self, messages: Sequence[Message], where: str) -> None:
         self._messages = messages
-        self._turn = turn
+        self._where = where
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -296,8 +420,7 @@ class _Filler:
             if message.role == "tool":
                 return message.text
         raise ScriptedModelError(
-            f"scripted model, turn {self._turn}: {{{{last_result}}}} but no tool result "
-            "was received"
+            f"scripted model, {self._where}: {{{{last_result}}}} but no tool result was received"
         )
 
     def _artifact(self, name: str) -> str:
@@ -307,7 +430,7 @@ class _Filler:
             if keys:
                 return str(keys[-1])
         raise ScriptedModelError(
-            f"scripted model, turn {self._turn}: {{{{artifact:{name}}}}} matches no artifact "
+            f"scripted model, {self._where}: {{{{artifact:{name}}}}} matches no artifact "
             f"key ending in '/{name}' in the messages received"
         )
 
@@ -321,18 +444,18 @@ def _artifact_key_pattern(name: str) -> re.Pattern[str]:
     )
 
 
-def _check(expect: ScriptedExpectation, request: ModelRequest, turn: int) -> None:
+def _check(expect: ScriptedExpectation, request: ModelRequest, where: str) -> None:
     offered = [tool.name for tool in request.tools]
     missing = [name for name in expect.tools_include if name not in offered]
     if missing:
         raise ScriptedModelError(
-            f"scripted model, turn {turn}: expected the tools {missing} to be offered; "
+            f"scripted model, {where}: expected the tools {missing} to be offered; "
             f"offered: {offered or 'none'}"
         )
     unwanted = [name for name in expect.tools_exclude if name in offered]
     if unwanted:
         raise ScriptedModelError(
-            f"scripted model, turn {turn}: expected the tools {unwanted} not to be offered; "
+            f"scripted model, {where}: expected the tools {unwanted} not to be offered; "
             f"offered: {offered}"
         )
     results = _latest_results(request.messages)
@@ -340,14 +463,14 @@ def _check(expect: ScriptedExpectation, request: ModelRequest, turn: int) -> Non
         if index > len(results):
             shown = [_shown(result.text) for result in results]
             raise ScriptedModelError(
-                f"scripted model, turn {turn}: expected {len(expect.tool_results)} tool "
+                f"scripted model, {where}: expected {len(expect.tool_results)} tool "
                 f"result(s), got {len(results)}: {shown}"
             )
         result = results[index - 1]
         problem = _mismatch(expected, result)
         if problem:
             raise ScriptedModelError(
-                f"scripted model, turn {turn}: expected tool result {index} "
+                f"scripted model, {where}: expected tool result {index} "
                 f"({result.tool_name or 'unnamed'}) {problem}; got: {_shown(result.text)!r}"
             )
 
@@ -416,8 +539,9 @@ def _validation_problem(exc: ValidationError) -> str:
     first = exc.errors()[0]
     loc = list(first["loc"])
     parts: list[str] = []
-    if len(loc) >= 2 and loc[0] == "turns" and isinstance(loc[1], int):
-        parts.append(f"turn {loc[1] + 1}")
+    # "cases.1.turns.0.say" reads "case 2: turn 1: say".
+    while len(loc) >= 2 and loc[0] in ("cases", "turns") and isinstance(loc[1], int):
+        parts.append(f"{str(loc[0])[:-1]} {loc[1] + 1}")
         loc = loc[2:]
     if loc:
         parts.append(".".join(str(part) for part in loc))

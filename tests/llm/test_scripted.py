@@ -380,7 +380,7 @@ async def test_is_a_model_provider(tmp_path: Path) -> None:
         ),
         ("- say: hi\n", "script.yaml: a model script is a mapping with 'turns'"),
         ("", "not NoneType"),
-        ("model: m\n", "script.yaml: turns: Field required"),
+        ("model: m\n", "script.yaml: 'turns' (a list of assistant turns) or 'cases'"),
         ("turns: []\n", "script.yaml: turns: Tuple should have at least 1 item"),
         (
             "turns:\n  - say: hi\n  - tool_calls: [{arguments: {}}]\n",
