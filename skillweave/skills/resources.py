@@ -7,6 +7,16 @@ of the rest) and, for a parent, its children's catalog entries in ``<sub_skills>
 confined to the skill folder (no absolute paths, no ``..``, no hidden files, no symlink that
 leads out), a size cap, and a clear refusal for binary files. Its errors are meant to go back
 to the model as tool results.
+
+A skill's ``evals/`` folder (its evals and their expected answers, ``skillweave.evals``) is
+withheld from the agent that uses the skill: :func:`disclosed_resources` (the
+``<skill_resources>`` listing) leaves it out and :func:`read_resource` refuses it like a hidden
+file, at the skill's top level and in any child skill's folder, whichever way the path is
+spelled (case, ``./``, a symlink inside the skill that leads there). :func:`is_withheld` is
+that rule, once: the engines' ``read_skill_resource``, the MCP front door's tool and its
+``skill://`` resources all read through here. Only what the model is shown is withheld: a
+script still gets the whole package in its sandbox, and an operator's listing of a skill's
+files (:func:`list_resources`, the API) still names every file.
 """
 
 from __future__ import annotations
@@ -30,7 +40,10 @@ from skillweave.skills.model import Skill
 __all__ = [
     "DEFAULT_RESOURCE_LISTING",
     "DEFAULT_RESOURCE_MAX_BYTES",
+    "WITHHELD_FOLDER",
     "clean_resource_path",
+    "disclosed_resources",
+    "is_withheld",
     "list_resources",
     "read_resource",
     "render_activation",
@@ -40,11 +53,47 @@ DEFAULT_RESOURCE_MAX_BYTES: Final = 256 * 1024
 DEFAULT_RESOURCE_LISTING: Final = 50
 _WINDOWS_DRIVE: Final = re.compile(r"^[A-Za-z]:")
 _BINARY_SNIFF_BYTES: Final = 8192
+WITHHELD_FOLDER: Final = "evals"
+"""A skill's folder of evals (``evals/evals.json``, ``evals/triggers.json``, their files): the
+expected answers, kept from the agent under evaluation."""
+_WITHHELD_REASON: Final = (
+    "the skill's evals are kept from the agent that uses it; read its instructions and "
+    "references instead"
+)
 
 
 def list_resources(skill: Skill) -> list[str]:
-    """The skill's bundled files other than SKILL.md, sorted (child skills excluded)."""
+    """The skill's bundled files other than SKILL.md, sorted (child skills excluded): every
+    one, for an operator (the model is shown :func:`disclosed_resources`)."""
     return sorted(rel for rel, _ in iter_package_files(skill.path) if rel != SKILL_FILE)
+
+
+def disclosed_resources(skill: Skill) -> list[str]:
+    """The files of :func:`list_resources` the model may see: all but the withheld ones."""
+    return [rel for rel in list_resources(skill) if not is_withheld(rel)]
+
+
+def is_withheld(relative: str, *, root: str | None = None) -> bool:
+    """Whether the clean relative path `relative` is a skill's ``evals/`` folder or lies in it.
+
+    Args:
+        relative: a path inside a skill folder, ``/``-separated, no ``.`` or ``..`` parts.
+        root: the skill folder on disk. Given, an ``evals`` folder deeper down counts too when
+            the folder holding it is a child skill's (it has a SKILL.md); without it, only the
+            skill's own top-level ``evals/``.
+
+    The name is compared without case: on a case-insensitive file system ``Evals/`` is the
+    same folder.
+    """
+    parts = relative.split("/")
+    for depth, part in enumerate(parts):
+        if part.casefold() != WITHHELD_FOLDER:
+            continue
+        if depth == 0:
+            return True
+        if root is not None and os.path.isfile(os.path.join(root, *parts[:depth], SKILL_FILE)):
+            return True
+    return False
 
 
 def render_activation(
@@ -61,7 +110,7 @@ def render_activation(
         max_listed: list at most this many files; the rest are counted.
     """
     parts = [f"<skill_content name={quoteattr(skill.name)}>\n", skill.body.rstrip("\n"), "\n"]
-    files = list_resources(skill)
+    files = disclosed_resources(skill)
     if files:
         shown = files[:max_listed]
         parts.append("<skill_resources>\n")
@@ -104,7 +153,8 @@ def read_resource(skill: Skill, path: str, *, max_bytes: int = DEFAULT_RESOURCE_
         max_bytes: refuse files larger than this.
 
     Raises:
-        ResourcePathError: the path is malformed or leads outside the skill folder.
+        ResourcePathError: the path is malformed, leads outside the skill folder, or into a
+            withheld folder (:func:`is_withheld`).
         ResourceNotFoundError: no such file.
         ResourceTooLargeError: the file is over `max_bytes`.
         BinaryResourceError: the file is not UTF-8 text.
@@ -114,6 +164,9 @@ def read_resource(skill: Skill, path: str, *, max_bytes: int = DEFAULT_RESOURCE_
     target = os.path.realpath(os.path.join(root, relative))
     if os.path.commonpath([root, target]) != root:
         raise ResourcePathError(skill.name, path, "the path leads outside the skill folder")
+    resolved = os.path.relpath(target, root).replace(os.sep, "/")
+    if is_withheld(relative, root=root) or is_withheld(resolved, root=root):
+        raise ResourcePathError(skill.name, path, _WITHHELD_REASON)
     if not os.path.isfile(target):
         hint = "it is a folder" if os.path.isdir(target) else "no such file in the skill"
         raise ResourceNotFoundError(skill.name, path, hint)
