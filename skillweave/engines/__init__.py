@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         activity_timeouts,
         store_task_queue,
     )
-    from skillweave.engines.direct import DirectEngine, DirectRuntime
+    from skillweave.engines.direct import DirectEngine, DirectRuntime, call_retrying
     from skillweave.engines.notes import FollowNote, note_line
     from skillweave.engines.retries import Backoff, Retry, classify, retry_notice
     from skillweave.engines.run_id import is_run_id, new_run_id
@@ -53,6 +53,7 @@ _EXPORTS = {
     "ModelSkillReviewer": "skill_review",
     "WorkerMetrics": "worker_metrics",
     "activity_timeouts": "contract",
+    "call_retrying": "direct",
     "classify": "retries",
     "is_run_id": "run_id",
     "new_run_id": "run_id",
@@ -83,6 +84,7 @@ __all__ = [
     "RunView",
     "WorkerMetrics",
     "activity_timeouts",
+    "call_retrying",
     "classify",
     "is_run_id",
     "new_run_id",

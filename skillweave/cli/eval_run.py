@@ -1,0 +1,122 @@
+"""An eval batch run from the command line on an opened engine, with its progress shown.
+
+:func:`run_eval_batch` runs a batch on an engine :mod:`skillweave.cli.compose` opened: on the
+direct engine in this process (:class:`~skillweave.evals.runner.DirectEvals` over the engine's
+services), on Temporal as the ``EvalBatchWorkflow`` its workers run
+(``skillweave.evals.temporal.TemporalEvals``), and answers the stored report. While it runs,
+:class:`EvalProgress` shows how far it is on stderr: a live line on a terminal (jobs done of
+all, running, the pass rate so far), otherwise a short line each time a job is graded.
+
+Callers: ``skillweave skills eval`` (:mod:`skillweave.cli.evals`) and the gated ``skills
+update`` / ``skills rollback`` (``--gate``), which run a batch and judge its report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rich.live import Live
+from rich.text import Text
+
+from skillweave.cli.console import err
+from skillweave.evals import BatchProgress, EvalBatch, EvalReport, ReportSummary
+
+if TYPE_CHECKING:
+    from skillweave.cli.compose import OpenedEngine
+    from skillweave.engines import Engine
+    from skillweave.evals import runner as eval_runner
+
+__all__ = ["EvalProgress", "progress_line", "run_eval_batch", "runner_of"]
+
+
+def progress_line(progress: BatchProgress) -> str:
+    """One line of a batch's progress: ``eval-…: 3/12 jobs graded, 2 running, 83% passed so
+    far (2 skipped, graded before)``."""
+    parts = [f"{progress.batch_id}: {progress.finished}/{progress.jobs} jobs graded"]
+    if progress.running:
+        parts.append(f"{len(progress.running)} running")
+    if progress.verdicts:
+        parts.append(f"{progress.passed_verdicts / progress.verdicts:.0%} passed so far")
+    line = ", ".join(parts)
+    if progress.skipped:
+        line += f" ({progress.skipped} graded before: not run again)"
+    if progress.phase == "reporting":
+        line += "; writing the report"
+    return line
+
+
+class EvalProgress:
+    """A batch's progress on stderr: a live line on a terminal, else a line per graded job."""
+
+    def __init__(self, *, live: bool | None = None) -> None:
+        self.live = err.is_terminal if live is None else live
+        self._shown: Live | None = None
+        self._last: tuple[int, str] | None = None
+
+    @contextlib.contextmanager
+    def showing(self) -> Iterator[EvalProgress]:
+        """Show the progress while the context lasts."""
+        if not self.live:
+            yield self
+            return
+        with Live(Text("starting the eval batch…", style="dim"), console=err) as shown:
+            self._shown = shown
+            try:
+                yield self
+            finally:
+                self._shown = None
+
+    def __call__(self, progress: BatchProgress) -> None:
+        line = progress_line(progress)
+        if self._shown is not None:
+            self._shown.update(Text(line, style="dim"))
+            return
+        told = (progress.finished, progress.phase)
+        if told != self._last:  # a line per job graded (and phase), not per run started
+            self._last = told
+            err.print(Text(line, style="dim"), soft_wrap=True)
+
+
+def runner_of(opened: OpenedEngine[Engine]) -> eval_runner.EvalRunner:
+    """The eval runner of `opened`: in this process on the direct engine, the batch workflow
+    on Temporal."""
+    from skillweave.engines import DirectEngine
+
+    engine = opened.engine
+    if isinstance(engine, DirectEngine):
+        from skillweave.evals import runner, services
+
+        return runner.DirectEvals(engine, services.EvalServices(engine.services))
+    from skillweave.evals import temporal
+
+    return temporal.TemporalEvals(engine)  # type: ignore[arg-type]
+
+
+async def run_eval_batch(
+    opened: OpenedEngine[Engine], batch: EvalBatch, *, progress: bool
+) -> EvalReport:
+    """Run `batch` on `opened` (see the module docstring) and answer its stored report.
+
+    Args:
+        opened: the engine, opened by :mod:`skillweave.cli.compose`.
+        batch: the batch (stored first: a resume reads it).
+        progress: show the batch's progress on stderr while it runs.
+
+    Raises:
+        asyncio.CancelledError: interrupted (Ctrl-C); on the direct engine the batch was
+            cancelled and its report written (``cancelled``), on Temporal it goes on.
+        SkillweaveError: a step of the batch failed for good.
+    """
+    from skillweave.evals import store
+
+    summary: ReportSummary
+    runner = runner_of(opened)
+    if progress:
+        view = EvalProgress()
+        with view.showing():
+            summary = await runner.run(batch, on_progress=view)
+    else:
+        summary = await runner.run(batch)
+    return await store.read_report(opened.store, summary.skill, summary.batch_id)
