@@ -36,11 +36,9 @@ Cancelling a script run at the manager when the activity is cancelled is the ser
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Final
 
 from temporalio import activity
@@ -48,6 +46,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import TemporalError
 
 from activities.failures import raises_application_errors
+from activities.heartbeats import heartbeating
 from skillweave.agent import (
     EFFECTS,
     RUN_SKILL_SCRIPT,
@@ -62,7 +61,6 @@ from skillweave.agent import (
 from skillweave.engines import AgentServices, Backoff, activity_timeouts, retry_notice
 from skillweave.errors import AgentError
 from skillweave.telemetry import bound
-from skillweave.waiting import WAITING, Waiting
 
 __all__ = ["AgentActivities", "checked_execution_key"]
 
@@ -87,46 +85,6 @@ def checked_execution_key(request: RunScriptInput, info: activity.Info) -> str:
         f"run_skill_script was asked to run under {request.execution_id!r}, "
         f"not this run's key {key!r}"
     )
-
-
-@contextlib.asynccontextmanager
-async def _heartbeating(every: float) -> AsyncIterator[None]:
-    """Heartbeat every `every` seconds until the block ends.
-
-    Not at once: most calls end within milliseconds, and a heartbeat is a round trip to the
-    server. The heartbeat timeout is longer than `every`, so the first beat, `every` seconds
-    in, is in time. While the call waits (a manager down or refusing this worker, a full
-    pool: told through ``skillweave.waiting.WAITING``), the wait goes with that beat and
-    every beat after as its details, :meth:`~skillweave.waiting.Waiting.line` then its fields
-    (as a ``RetryNotice`` is carried), which the UI shows on the pending activity and the
-    engine's followers decode with ``Waiting.model_validate``; once the wait is over (told
-    ``None``), the beats carry nothing.
-    """
-    current: list[Waiting] = []
-
-    def details() -> tuple[object, ...]:
-        if not current:
-            return ()
-        return (current[0].line(), current[0].model_dump(mode="json"))
-
-    def waiting(told: Waiting | None) -> None:
-        current[:] = [] if told is None else [told]
-        activity.heartbeat(*details())
-
-    async def beat() -> None:
-        while True:
-            await asyncio.sleep(every)
-            activity.heartbeat(*details())
-
-    reporting = WAITING.set(waiting)
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        WAITING.reset(reporting)
-        task.cancel()
-        # Waiting (not awaiting the task) leaves this task's own cancellation, if any, intact.
-        await asyncio.wait({task})
 
 
 _Activity = Callable[[Any], Coroutine[Any, Any, Any]]
@@ -261,7 +219,7 @@ class AgentActivities:
             method = getattr(owner, effect.name)
             if every is None:
                 return await method(request)
-            async with _heartbeating(every):
+            async with heartbeating(every):
                 return await method(request)
 
         run.__name__ = run.__qualname__ = effect.name

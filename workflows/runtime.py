@@ -52,7 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError
 
-__all__ = ["Session", "TemporalRuntime", "ToolFailure"]
+__all__ = ["Session", "TemporalRuntime", "ToolFailure", "retry_policy"]
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
@@ -122,7 +122,7 @@ class TemporalRuntime:
         options: dict[str, Any] = {
             "result_type": effect.output,
             "start_to_close_timeout": timedelta(seconds=effect.seconds(request, limits)),
-            "retry_policy": _retry_policy(limits),
+            "retry_policy": retry_policy(limits),
             "summary": effect.summary(request, self.state)[:200],
         }
         if effect.activity_id is not None:
@@ -189,8 +189,9 @@ class TemporalRuntime:
         return decision
 
 
-def _retry_policy(timeouts: ActivityTimeouts) -> RetryPolicy:
-    """The one back-off both engines use, with `timeouts`' attempts, as Temporal takes it."""
+def retry_policy(timeouts: ActivityTimeouts) -> RetryPolicy:
+    """The one back-off both engines use, with `timeouts`' attempts, as Temporal takes it
+    (every activity of a run, and of an eval batch: ``workflows.evals``)."""
     backoff = Backoff(attempts=timeouts.max_attempts)
     return RetryPolicy(
         initial_interval=timedelta(seconds=backoff.initial),

@@ -59,6 +59,7 @@ from skillweave.llm.messages import Usage
 __all__ = [
     "EVENTS_CARRIED",
     "EVENT_WINDOW",
+    "FAILURE_TYPES",
     "MAX_MESSAGE_CHARS",
     "QUERY_EVENTS",
     "QUERY_STATUS",
@@ -95,6 +96,10 @@ SIGNAL_CANCEL: Final = "cancel"
 SIGNAL_APPROVE: Final = "approve"
 QUERY_STATUS: Final = "status"
 QUERY_EVENTS: Final = "events"
+
+FAILURE_TYPES: Final = ("BudgetExhausted", "RunFailed")
+"""``ApplicationError`` types the workflow fails with, the run's ``RunResult`` in their details
+(read back by the engine's client and by an eval batch, whose jobs' runs are its children)."""
 
 MAX_MESSAGE_CHARS: Final = 32_000
 """The longest user message the update accepts."""

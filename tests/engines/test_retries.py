@@ -46,7 +46,7 @@ from skillweave.llm.messages import Message
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
-from workflows.runtime import _retry_policy
+from workflows.runtime import retry_policy
 
 
 def _import_everything() -> None:
@@ -108,7 +108,7 @@ def _temporal_decision(exc: SkillweaveError) -> _Decision:
     error = application_error(exc)
     if error.non_retryable:
         return _Decision(again=False, wait=None)
-    policy = _retry_policy(ActivityTimeouts())
+    policy = retry_policy(ActivityTimeouts())
     assert policy.maximum_attempts >= 2
     delay = error.next_retry_delay
     if delay is None:

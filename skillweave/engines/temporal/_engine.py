@@ -127,6 +127,11 @@ class TemporalEngine:
         base queue while the store's id is not known yet)."""
         return self._routing.task_queue
 
+    @property
+    def catalog(self) -> tuple[CatalogMode, int]:
+        """The catalog mode and top-k (the settings') a run whose spec sets none runs with."""
+        return self._starter.catalog_mode, self._starter.catalog_top_k
+
     # --- Engine ----------------------------------------------------------------------------
 
     async def start(self, request: RunRequest) -> str:

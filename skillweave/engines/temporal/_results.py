@@ -10,21 +10,18 @@ reason, with the counts of the run's final status when a worker can still answer
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Final
 
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.exceptions import TimeoutError as WorkflowTimeoutError
 
 from skillweave.engines.base import RunResult
+from skillweave.engines.contract import FAILURE_TYPES
 from skillweave.engines.temporal._errors import first_line
 from skillweave.engines.temporal._handles import RunHandles
 from skillweave.errors import AgentError
 
 __all__ = ["FAILURE_TYPES", "RunResults"]
-
-FAILURE_TYPES: Final = ("BudgetExhausted", "RunFailed")
-"""``ApplicationError`` types the workflow fails with, the ``RunResult`` in their details."""
 
 
 class RunResults:

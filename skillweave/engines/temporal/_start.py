@@ -1,8 +1,9 @@
 """Starting a run's workflow: :class:`RunStarter`, behind ``TemporalEngine.start``.
 
 A run starts on the task queue routed to the store it is started against (the request's, else
-the engine's, :mod:`._routing`), with the summary and details the UI shows (:mod:`._ui`) and its
-first search attributes. It is refused before it starts where it could never run: a namespace
+the engine's, :mod:`._routing`), with the id, input, summary and details the UI shows and first
+search attributes of ``skillweave.engines.run_start`` (the rule an eval batch's child runs are
+started by too). It is refused before it starts where it could never run: a namespace
 without skillweave's search attributes (every workflow task would fail and the run stay
 "Running" for ever; checked once per engine), or a store no worker serves while workers of
 other stores answer the roll call.
@@ -13,24 +14,17 @@ from __future__ import annotations
 import logging
 
 from temporalio.client import Client
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from skillweave.config import CatalogMode
 from skillweave.engines.base import RunRequest
-from skillweave.engines.contract import (
-    SA_AGENT,
-    SA_PHASE,
-    WORKFLOW_NAME,
-    AgentWorkflowInput,
-    store_task_queue,
-    workflow_id,
-)
+from skillweave.engines.contract import WORKFLOW_NAME, store_task_queue
+from skillweave.engines.run_start import run_start
 from skillweave.engines.temporal._errors import first_line
 from skillweave.engines.temporal._namespace import search_attribute_problems
 from skillweave.engines.temporal._routing import StoreRouting
-from skillweave.engines.temporal._ui import details_of, summary_of
 from skillweave.errors import AgentError, ConfigError
 
 __all__ = ["RunStarter"]
@@ -58,8 +52,8 @@ class RunStarter:
     ) -> None:
         self.client = client
         self._routing = routing
-        self._catalog_mode = catalog_mode
-        self._top_k = catalog_top_k
+        self.catalog_mode = catalog_mode
+        self.catalog_top_k = catalog_top_k
         self._namespace_checked = False
 
     async def start(self, request: RunRequest) -> str:
@@ -72,31 +66,22 @@ class RunStarter:
                 store.
             StorageError: the store's id cannot be read.
         """
-        spec = request.agent
         await self._check_namespace()
         store_id = request.store_id or await self._routing.store_id(request.run_id)
         request = request.model_copy(update={"store_id": store_id})
         await self._routing.check_workers(store_id)
+        start = run_start(request, catalog_mode=self.catalog_mode, catalog_top_k=self.catalog_top_k)
         try:
             await self.client.start_workflow(
                 WORKFLOW_NAME,
-                AgentWorkflowInput(
-                    request=request,
-                    catalog_mode=self._catalog_mode,
-                    catalog_top_k=self._top_k,
-                ),
-                id=workflow_id(request.run_id),
+                start.input,
+                id=start.workflow_id,
                 task_queue=store_task_queue(self._routing.base_task_queue, store_id),
                 # A run id names its artifacts (runs/{run_id}/…): never reuse one.
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=summary_of(request),
-                static_details=details_of(request),
-                search_attributes=TypedSearchAttributes(
-                    [
-                        SearchAttributePair(SA_AGENT, spec.name),
-                        SearchAttributePair(SA_PHASE, "starting"),
-                    ]
-                ),
+                static_summary=start.summary,
+                static_details=start.details,
+                search_attributes=start.search_attributes,
             )
         except WorkflowAlreadyStartedError:
             raise AgentError(f"run {request.run_id!r} already exists") from None
