@@ -18,7 +18,7 @@ from skillweave.skills import (
     render_activation,
     validate_paths,
 )
-from skillweave.skills.resources import list_resources
+from skillweave.skills.resources import disclosed_resources, list_resources
 from tests.conftest import BUNDLED_SKILLS
 
 REGISTRY = SkillRegistry.from_scan(SkillScanner([BUNDLED_SKILLS]).scan())
@@ -41,7 +41,7 @@ def test_every_skill_activates_and_its_text_resources_read(name: str) -> None:
     skill = REGISTRY.get(name)
     payload = render_activation(skill, children=REGISTRY.children_of(name))
     assert payload.startswith(f'<skill_content name="{name}">')
-    for path in list_resources(skill):
+    for path in disclosed_resources(skill):  # what the model is shown (evals/ is withheld)
         if path.endswith((".md", ".py", ".mjs", ".json", ".csv", ".txt")):
             assert read_resource(skill, path)
 
