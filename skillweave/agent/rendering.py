@@ -58,8 +58,9 @@ VERSION_CHARS: Final = 12
 """A skill version (a sha256) is shown by its first characters."""
 
 _BREAKS: Final = re.compile(r"\s*(?:\r\n|[\r\n\u2028\u2029])+\s*")
-_MARKDOWN: Final = re.compile(r"([\\`*_\[\]<>!|~#])")
-"""What a markdown view would read as syntax (links, images, HTML, emphasis, code, tables)."""
+_MARKDOWN: Final = re.compile(r"([\\`*_\[\]<>!|~#&])")
+"""What a markdown view would read as syntax (links, images, HTML, entities, emphasis, code,
+tables)."""
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,9 @@ class EvalReport(_Model):
     triggers: TriggerSummary | None = None
     tokens: int = Field(default=0, description="Agent and grader, every job.")
     cost: float | None = None
+    planned: int | None = Field(
+        default=None, ge=0, description="The jobs the batch plans (graded or not)."
+    )
 
     def variant(self, variant: Variant) -> VariantSummary | None:
         return next((v for v in self.variants if v.variant == variant), None)
