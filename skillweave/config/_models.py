@@ -34,12 +34,29 @@ class ModelProfile(BaseModel):
             " engine's (WORKFLOW__ACTIVITY_MAX_ATTEMPTS). The lower of the two wins."
         ),
     )
+    input_usd_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per million input tokens; None: not priced."
+    )
+    output_usd_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per million output tokens; None: not priced."
+    )
+
+    def cost_of(self, *, input_tokens: int, output_tokens: int) -> float | None:
+        """What `input_tokens` and `output_tokens` of this model cost, in USD: the one rule
+        that prices tokens (an eval job's cost, ``skillweave.evals``). None unless both prices
+        are set: half a price would understate the cost."""
+        if self.input_usd_per_mtok is None or self.output_usd_per_mtok is None:
+            return None
+        return (
+            input_tokens * self.input_usd_per_mtok + output_tokens * self.output_usd_per_mtok
+        ) / 1_000_000
 
 
 class ModelSettings(ModelProfile):
     """The default model (``MODEL__PROVIDER``, ``MODEL__NAME``, …) and the named profiles
     (``MODEL__PROFILES__<NAME>__PROVIDER``, ``__NAME``, ``__BASE_URL``, ``__API_KEY``,
-    ``__TIMEOUT_SECONDS``, ``__MAX_ATTEMPTS``) an agent's ``model`` may name instead of
+    ``__TIMEOUT_SECONDS``, ``__MAX_ATTEMPTS``, ``__INPUT_USD_PER_MTOK``,
+    ``__OUTPUT_USD_PER_MTOK``) an agent's ``model`` may name instead of
     ``provider:name``, and the folder a server's requested scripted models come from
     (``MODEL__SCRIPTS_DIR``, see ``skillweave.llm.factory.requested_script``)."""
 

@@ -118,8 +118,16 @@ class ModelCalls:
         Raises:
             ConfigError: the run names a model that does not resolve here (never retried).
         """
+        return self.resolve_named(request.model)
+
+    def resolve_named(self, named: str | None) -> tuple[ModelProvider, str, int | None]:
+        """:meth:`resolve` of the model `named` (a run's, or an eval's grader: the one rule).
+
+        Raises:
+            ConfigError: `named` does not resolve here (never retried).
+        """
         # A process that resolves no names (no `models`) runs its one model as the default.
-        if not request.model or (self.models is None and names_default(request.model)):
+        if not named or (self.models is None and names_default(named)):
             if self.provider is None or self.model is None:
                 problem = (
                     default_model_problem(self.models.settings) if self.models else None
@@ -132,9 +140,8 @@ class ModelCalls:
             return self.provider, self.model, attempts
         if self.models is None:
             raise ConfigError(
-                f"the run names model {request.model!r}, and this process runs only its"
-                " default model"
+                f"the run names model {named!r}, and this process runs only its default model"
             )
-        provider = self.models.provider_for(request.model)
-        attempts = self.models.profile_for(request.model).max_attempts
+        provider = self.models.provider_for(named)
+        attempts = self.models.profile_for(named).max_attempts
         return provider, provider.name.partition(":")[2] or provider.name, attempts

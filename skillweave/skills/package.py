@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from skillweave.atomic_write import write_atomic
-from skillweave.errors import PackageError, UnsafePackageError
+from skillweave.errors import PackageError, ResourceTooLargeError, UnsafePackageError
 from skillweave.skills.files import SKILL_FILE, iter_package_files
 from skillweave.skills.versioning import contents_version
 
@@ -45,6 +45,7 @@ __all__ = [
     "archive_version",
     "build_package",
     "extract_package",
+    "package_file",
     "write_package",
 ]
 
@@ -293,6 +294,30 @@ def archive_version(data: bytes, *, limits: PackageLimits = DEFAULT_LIMITS) -> t
         raise PackageError(f"a package has one top folder, not {len(tops)}")
     files.sort()
     return tops.pop(), contents_version(files)
+
+
+def package_file(
+    data: bytes, path: str, *, max_bytes: int, limits: PackageLimits = DEFAULT_LIMITS
+) -> bytes | None:
+    """The bytes of the file `path` (relative to the one top folder) in a package ZIP, read in
+    memory with `extract_package`'s checks; None when the package holds no such file.
+
+    Raises:
+        UnsafePackageError, PackageError: the package is unreadable, unsafe or over `limits`.
+        ResourceTooLargeError: the file is larger than `max_bytes`.
+    """
+    wanted = tuple(path.split("/"))
+    with _open_archive(data) as archive:
+        for entry in _validate(archive.infolist(), limits):
+            if entry.is_dir or entry.parts[1:] != wanted:
+                continue
+            with archive.open(entry.info) as member:
+                content = member.read(max_bytes + 1)
+            if len(content) > max_bytes:
+                size = max(len(content), entry.info.file_size)
+                raise ResourceTooLargeError(entry.parts[0], path, size=size, limit=max_bytes)
+            return content
+    return None
 
 
 def _normalized_mode(mode: int) -> int:
