@@ -140,12 +140,13 @@ async def gather_evidence(store: ArtifactStore, result: RunResult) -> JobEvidenc
     module docstring). Never raises for what a run wrote; a store that fails raises."""
     notes: list[str] = []
     messages = await _messages(store, result, notes)
+    transcript = _render(messages, notes)
     scripts = await _scripts(store, result.run_id, messages)
     outputs = await _outputs(store, result.outputs, notes)
     return JobEvidence(
         status=result.status,
         answer=result.answer or "",
-        transcript=_render(messages, notes),
+        transcript=transcript,
         scripts=scripts,
         outputs=outputs,
         notes=tuple(notes),
