@@ -24,7 +24,7 @@ from typing import Final
 from skillweave.agent import rendering
 from skillweave.evals import _figures as figures
 from skillweave.evals.results import EvalReport, JobGrade, TriggerSummary
-from skillweave.terminal import terminal_safe
+from skillweave.terminal import counted, terminal_safe
 
 __all__ = ["MAX_FAILURES", "report_markdown"]
 
@@ -52,15 +52,14 @@ def _heading(report: EvalReport) -> list[str]:
         f"finished {_text(report.finished_at, 40)}",
     ]
     sizes = [
-        f"{graded} of {planned} jobs graded",
-        f"{report.repeat} {'repeat' if report.repeat == 1 else 'repeats'}",
-        f"{figures.duration(report.wall_seconds)}",
+        f"{graded} of {planned} jobs graded in {figures.duration(report.wall_seconds)}",
+        counted(report.repeat, "repeat"),
         f"{figures.tokens(report.tokens)} tokens",
         f"cost {figures.cost(report.cost)}",
         f"batch {_text(report.batch_id, _NAME_CHARS)}",
     ]
     lines = [f"# Evals of {_text(report.skill, _NAME_CHARS)}", "", " · ".join(facts)]
-    lines += [" · ".join(sizes), "", f"**{figures.headline(report)}**"]
+    lines += ["", " · ".join(sizes), "", f"**{figures.headline(report)}**"]
     if report.status != "completed":
         lines += [
             "",

@@ -204,3 +204,50 @@ def realistic() -> EvalReport:
         wall_seconds=97.4,
         triggers=triggers(),
     )
+
+
+def hostile(text: str = HOSTILE) -> EvalReport:
+    """A report read back from a store someone else wrote: `text` in every text field."""
+    job = EvalJob(eval_id=text, variant="skill", repeat=1)
+    base = EvalJob(eval_id=text, variant="baseline", repeat=1)
+    verdict = Verdict(text=text, passed=False, evidence=text, by="grader")
+    graded = JobGrade(
+        job=job,
+        run_id=text,
+        status=text,
+        reason=text,
+        answer=text,
+        verdicts=(verdict, verdict.model_copy(update={"passed": True})),
+        grade_error=text,
+    )
+    return EvalReport.model_validate(
+        {
+            "batch_id": text,
+            "skill": text,
+            "version": text,
+            "against": text,
+            "model": text,
+            "grader": text,
+            "repeat": 2,
+            "created_at": text,
+            "finished_at": text,
+            "status": "partial",
+            "jobs": [graded, graded.model_copy(update={"job": base})],
+            "variants": [
+                {"variant": "skill", "jobs": 1, "pass_rate": 0.5},
+                {"variant": "baseline", "jobs": 1, "pass_rate": 0.5},
+            ],
+            "rows": [
+                {
+                    "eval_id": text,
+                    "prompt": text,
+                    "pass_rates": {"skill": 0.5, "baseline": 0.5},
+                    "runs": {"skill": 1, "baseline": 1},
+                    "tokens": {"skill": 1},
+                    "wall_seconds": {"skill": 1.0},
+                }
+            ],
+            "differences": [{"versus": "baseline", "delta": 0, "low": -1, "high": 1}],
+            "triggers": triggers(text=text).model_copy(update={"strategy": text}),
+        }
+    )
