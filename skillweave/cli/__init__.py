@@ -38,6 +38,7 @@ from skillweave.cli import (
     audit,
     demo,
     doctor,
+    evals,
     install,
     registry,
     run_command,
@@ -73,6 +74,7 @@ skills.skills_app.command("keygen")(trust.keygen)
 skills.skills_app.command("sign")(trust.sign)
 skills.skills_app.command("verify")(trust.verify)
 skills.skills_app.command("find")(registry.find)
+skills.skills_app.command("eval")(evals.eval_command)
 app.add_typer(registry.registry_app, name="registry")
 app.add_typer(sandbox.sandbox_app, name="sandbox")
 app.add_typer(runs.runs_app, name="runs")

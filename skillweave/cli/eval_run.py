@@ -74,7 +74,8 @@ class EvalProgress:
             self._shown.update(Text(line, style="dim"))
             return
         told = (progress.finished, progress.phase)
-        if told != self._last:  # a line per job graded (and phase), not per run started
+        # A line per job graded (and phase), not per run started; the report tells the end.
+        if told != self._last and progress.phase != "completed":
             self._last = told
             err.print(Text(line, style="dim"), soft_wrap=True)
 
@@ -95,7 +96,7 @@ def runner_of(opened: OpenedEngine[Engine]) -> eval_runner.EvalRunner:
 
 
 async def run_eval_batch(
-    opened: OpenedEngine[Engine], batch: EvalBatch, *, progress: bool
+    opened: OpenedEngine[Engine], batch: EvalBatch, *, progress: bool, live: bool | None = None
 ) -> EvalReport:
     """Run `batch` on `opened` (see the module docstring) and answer its stored report.
 
@@ -103,6 +104,7 @@ async def run_eval_batch(
         opened: the engine, opened by :mod:`skillweave.cli.compose`.
         batch: the batch (stored first: a resume reads it).
         progress: show the batch's progress on stderr while it runs.
+        live: a live line (default: when stderr is a terminal); False: a line per job graded.
 
     Raises:
         asyncio.CancelledError: interrupted (Ctrl-C); on the direct engine the batch was
@@ -114,7 +116,7 @@ async def run_eval_batch(
     summary: ReportSummary
     runner = runner_of(opened)
     if progress:
-        view = EvalProgress()
+        view = EvalProgress(live=live)
         with view.showing():
             summary = await runner.run(batch, on_progress=view)
     else:
