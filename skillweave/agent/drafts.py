@@ -71,7 +71,9 @@ class Drafts:
         state.script_runs += outcome.runs
         self._journal.append_outcome(state, outcome, kind="script")
         if outcome.version is not None:
-            state.drafts[name] = DraftSkill(version=outcome.version, report=outcome.report)
+            state.drafts[name] = DraftSkill(
+                version=outcome.version, report=outcome.report, evals=outcome.evals
+            )
             state.active.pop(name, None)  # an earlier draft's activation is of its old text
             if name not in state.roots:
                 state.roots = (*state.roots, name)
@@ -91,7 +93,9 @@ class Drafts:
         draft = state.drafts.get(name)
         if draft is None:
             raise Refusal(not_a_draft(name, {k: v.version for k, v in state.drafts.items()}))
-        what = f"publish {name} version {draft.version[:12]}"
+        what = f"publish {name} version {draft.version[:12]}" + (
+            f" ({draft.evals})" if draft.evals else ""
+        )
         request = ApprovalRequest(
             seq=state.next_seq,
             skill=name,
@@ -99,6 +103,7 @@ class Drafts:
             action="publish",
             version=draft.version,
             report=draft.report,
+            evals=draft.evals,
             timeout_seconds=self._spec.approvals.timeout_seconds,
         )
         decision = await self._approvals.ask(state, request, what)

@@ -323,6 +323,9 @@ class CreateSkillOutcome(ToolOutcome):
     version: str | None = None
     report: str = Field(default="", max_length=1_000)
     runs: int = Field(default=0, ge=0, description="Example runs made in sandboxes.")
+    evals: str = Field(
+        default="", max_length=500, description="Its evals in a line (skillweave.evals.summary)."
+    )
 
 
 class PublishSkillInput(_Model):
@@ -454,12 +457,16 @@ class ApprovalRequest(_Model):
     )
     decision: str = Field(default="", description="install: what the scan policy decided.")
     signature: str = Field(default="", max_length=500, description="install: its signature.")
+    evals: str = Field(
+        default="", max_length=500, description="publish: its evals in a line, when it has any."
+    )
 
     def describe(self) -> str:
         """What is asked, in a line (the Temporal UI, ``runs show``)."""
         if self.action == "publish":
             scan = f" (scan: {self.report})" if self.report else ""
-            return f"publish the skill {self.skill} version {self.version[:12]}{scan}"
+            evals = f"; {self.evals}" if self.evals else ""
+            return f"publish the skill {self.skill} version {self.version[:12]}{scan}{evals}"
         if self.action == "install":
             origin = f" from {self.origin.describe()}" if self.origin is not None else ""
             scan = f"; scan: {self.report}" if self.report else ""

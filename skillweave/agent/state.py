@@ -101,12 +101,14 @@ class ActiveSkill(BaseModel):
 
 
 class DraftSkill(BaseModel):
-    """A skill the run wrote (``create_skill``): its version and its scan, in a line."""
+    """A skill the run wrote (``create_skill``): its version, its scan and its evals (when
+    it has any), each in a line."""
 
     model_config = ConfigDict(frozen=True)
 
     version: str
     report: str = ""
+    evals: str = ""
 
 
 class FoundSkill(BaseModel):

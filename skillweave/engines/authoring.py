@@ -86,6 +86,12 @@ class SkillAuthoring:
             uploaded-skills refresh); None: it is served at the next refresh.
         reviewer: the model review of drafts and publications (``skills.scan.review_model``,
             :func:`~skillweave.engines.skill_review.skill_reviewer`); None: none.
+
+    Attributes:
+        evals: a kept draft's evals in a line (name, version → the line, "" when it has
+            none), which its publication's approval shows; set by the composition
+            (``skillweave.evals.summary.draft_line``: that layer is above this one); None:
+            not shown.
     """
 
     def __init__(
@@ -107,6 +113,7 @@ class SkillAuthoring:
         self._store = store
         self._settings = settings
         self._reviewer = reviewer
+        self.evals: Callable[[str, str], Awaitable[str]] | None = None
         self._publisher = SkillPublisher(
             views,
             transcript=transcript,
@@ -174,6 +181,7 @@ class SkillAuthoring:
                 runs=len(results),
             )
         await self._keep(request, draft, report, lines)
+        evals = await self.evals(draft.name, draft.version) if self.evals is not None else ""
         text = "\n".join(
             [
                 f"Kept your skill {draft.name!r} as a draft of this run "
@@ -200,6 +208,7 @@ class SkillAuthoring:
             version=draft.version,
             report=clip(report.summary(), 1_000),
             runs=len(results),
+            evals=clip(evals, 500),
         )
 
     def _taken(self, request: CreateSkillInput) -> str | None:
