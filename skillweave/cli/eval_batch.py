@@ -6,14 +6,14 @@ one) and the one it is compared with (``--against``), both resolved by the rule 
 follow (:func:`~skillweave.cli.versions.resolve_spec_pins`); the skill's evals
 (``evals.sources.read_suite``: none is bad input, naming the file to write); the agent each
 job runs (``--agent``, its other skills' pins resolved too); and the models (``--model`` as a
-run names it, ``--grader`` checked the same way). :func:`new_batch_id` names the batch.
+run names it, ``--grader`` checked the same way). Its id is
+:func:`~skillweave.evals.batch.new_batch_id`'s.
 
 Called by :mod:`skillweave.cli.evals`.
 """
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +25,7 @@ from skillweave.cli.versions import resolve_spec_pins
 from skillweave.config import ModelSettings
 from skillweave.errors import AgentSpecError, ConfigError, SkillNotFoundError
 from skillweave.evals import EvalBatch, EvalSuite, EvalSuiteError, TriggerCase
+from skillweave.evals import batch as batches
 from skillweave.llm import resolve_model
 from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
 
@@ -36,17 +37,10 @@ __all__ = [
     "EvalTarget",
     "PlannedBatch",
     "build_batch",
-    "new_batch_id",
     "read_target",
     "resolve_version",
     "split_target",
 ]
-
-
-def new_batch_id(now: datetime | None = None) -> str:
-    """A new batch's id: ``eval-YYYYmmdd-HHMMSS-<6 hex>`` (UTC), sortable by when."""
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    return f"eval-{when:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
 @dataclass(frozen=True)
@@ -166,7 +160,7 @@ async def build_batch(
         _, prefix = split_target(f"{target.skill}@{options.against}")
         against = await resolve_version(target.skill, prefix, store, registry, source=source)
     fields = {
-        "batch_id": new_batch_id(),
+        "batch_id": batches.new_batch_id(),
         "skill": target.skill,
         "version": target.version,
         "against": against,

@@ -20,6 +20,8 @@ Pure: the workflow sandbox passes it through.
 from __future__ import annotations
 
 import re
+import secrets
+from datetime import UTC, datetime
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -40,6 +42,7 @@ __all__ = [
     "job_agent",
     "job_request",
     "job_run_id",
+    "new_batch_id",
     "plan_jobs",
 ]
 
@@ -54,6 +57,13 @@ MAX_JOBS: Final = 2_000
 """Jobs in one batch: each is a child workflow and a grading activity in the batch's history,
 which stays well under Temporal's limits at this size."""
 _VERSION: Final = r"^[0-9a-f]{64}$"
+
+
+def new_batch_id(now: datetime | None = None) -> str:
+    """A new batch's id: ``eval-YYYYmmdd-HHMMSS-<6 hex>`` (UTC), sortable by when it was asked
+    for (every door names its batches so; never called by workflow code)."""
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    return f"eval-{when:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
 class EvalJob(BaseModel):
