@@ -67,9 +67,9 @@ class EvalServices:
     """
 
     def __init__(self, services: AgentServices) -> None:
+        check_batch_services(self)
         self._services = services
         self._store = services.store
-        check_batch_services(self)
 
     async def finished_eval_jobs(self, request: FinishedJobsInput) -> FinishedJobs:
         """The grades the batch has stored already."""
