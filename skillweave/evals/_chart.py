@@ -33,7 +33,7 @@ COLOURS: Final[dict[Variant, str]] = {
 }
 _PLOT_HEIGHT: Final = 220
 _TOP: Final = 24
-_LEFT: Final = 52
+_LEFT: Final = 64
 _RIGHT: Final = 16
 _BOTTOM: Final = 44
 _MIN_WIDTH: Final = 1024
@@ -83,8 +83,8 @@ def _axis(width: float) -> list[str]:
         )
     middle = _TOP + _PLOT_HEIGHT / 2
     parts.append(
-        f'<text class="axis-title" x="14" y="{middle:.1f}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {middle:.1f})">pass rate</text>'
+        f'<text class="axis-title" x="12" y="{middle:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {middle:.1f})">pass rate</text>'
     )
     return parts
 

@@ -10,6 +10,7 @@ escapes it by its own rule like any other text. Pure.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Final
 
 from skillweave.agent import rendering
@@ -23,6 +24,7 @@ __all__ = [
     "duration",
     "headline",
     "interval",
+    "moment",
     "percent",
     "points",
     "short_version",
@@ -107,6 +109,18 @@ def cost(usd: float | None) -> str:
     if usd is None:
         return "n/a"
     return f"${usd:,.2f}" if usd >= 1 else f"${usd:.4f}"
+
+
+def moment(stamp: str) -> str:
+    """An ISO 8601 time as ``2026-12-07 04:12 UTC``; `stamp` as it is when it is not one (it
+    comes from a store: the caller escapes it like any text)."""
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%d %H:%M") + (" UTC" if when.tzinfo is not None else "")
 
 
 def tokens(count: int) -> str:

@@ -134,7 +134,7 @@ def _header(report: EvalReport) -> str:
         _fact("version", f'<span class="mono">{figures.short_version(report.version)}</span>'),
         _fact("model", f'<span class="mono">{model}</span>'),
         _fact("grader", f'<span class="mono">{grader}</span>'),
-        _fact("finished", _text(report.finished_at, 40)),
+        _fact("finished", _text(figures.moment(report.finished_at), 40)),
         _fact("batch", f'<span class="mono">{_text(report.batch_id, _NAME_CHARS)}</span>'),
         _fact("status", f'<span class="status {report.status}">{report.status}</span>'),
     ]
@@ -204,7 +204,11 @@ def _figure(report: EvalReport) -> str:
         f"{html.escape(figures.variant_name(variant, report))}</li>"
         for variant in variants
     )
-    spread = " Whiskers span the lowest to the highest repeat." if report.repeat > 1 else ""
+    spread = (
+        " Whiskers span the lowest to the highest repeat where they differ."
+        if report.repeat > 1
+        else ""
+    )
     return (
         "<section><h2>Pass rate per eval</h2><figure>"
         f'<ul class="legend">{legend}</ul><div class="scroll">'
@@ -382,6 +386,7 @@ def report_html(report: EvalReport) -> str:
         f"<title>{title}</title><style>{_STYLE}</style></head><body><main>"
         f"{''.join(body)}"
         f'<footer>skillweave eval report · batch <span class="mono">'
-        f"{_text(report.batch_id, _NAME_CHARS)}</span> · created {_text(report.created_at, 40)}"
+        f"{_text(report.batch_id, _NAME_CHARS)}</span> · "
+        f"created {_text(figures.moment(report.created_at), 40)}"
         "</footer></main></body></html>\n"
     )

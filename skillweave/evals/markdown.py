@@ -49,7 +49,7 @@ def _heading(report: EvalReport) -> list[str]:
         f"model {model}",
         f"grader {grader}",
         f"**{report.status}**",
-        f"finished {_text(report.finished_at, 40)}",
+        f"finished {_text(figures.moment(report.finished_at), 40)}",
     ]
     sizes = [
         f"{graded} of {planned} jobs graded in {figures.duration(report.wall_seconds)}",

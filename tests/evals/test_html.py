@@ -95,7 +95,7 @@ def test_the_header_and_headline_numbers() -> None:
     assert "unit-converter" in shown
     assert "0123456789ab" in shown
     assert "scripted:examples/evals/unit-converter.yaml" in shown
-    assert "2026-12-07T04:12:31Z" in shown
+    assert "2026-12-07 04:12 UTC" in shown
     (status,) = page.with_class("span", "status")
     assert status["class"] == "status completed"
     big = [t for t in page.texts if re.fullmatch(r"[+\u2212]?[\d,.$]+(%| pts)?|\dm \d+s", t)]

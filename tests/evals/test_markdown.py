@@ -3,6 +3,7 @@ Markdown is rendered (by markdown-it, the parser rich renders the terminal's Mar
 
 from __future__ import annotations
 
+import pytest
 from markdown_it import MarkdownIt
 
 from skillweave.evals.markdown import MAX_FAILURES, report_markdown
@@ -168,3 +169,18 @@ def test_a_newline_in_a_text_cannot_start_a_markdown_block() -> None:
     assert "\n- item" not in text
     assert "```" not in text
     assert HOSTILE not in text
+
+
+@pytest.mark.parametrize(
+    ("finished", "shown"),
+    [
+        ("2026-12-07T04:02:05.972387+00:00", "finished 2026-12-07 04:02 UTC"),
+        ("2026-12-07T06:02:05+02:00", "finished 2026-12-07 04:02 UTC"),
+        ("yesterday", "finished yesterday"),
+    ],
+)
+def test_when_the_batch_finished_is_shown_in_minutes_utc(finished: str, shown: str) -> None:
+    built = build_report(
+        batch(), [], status="completed", finished_at=finished, wall_seconds=0, triggers=None
+    )
+    assert shown in report_markdown(built)
