@@ -27,6 +27,7 @@ from bench.structure import (
 JUDGED_BY_PATH = (
     "skillweave.agent",
     "workflows.agent",
+    "workflows.evals",
     "workflows.runtime",
     "workflows._",
     "skillweave.engines.contract",

@@ -1,4 +1,6 @@
-"""The worker: ``AgentWorkflow`` and the agent activities on its store's task queue.
+"""The worker: ``AgentWorkflow`` and the agent activities on its store's task queue, with
+``EvalBatchWorkflow`` and the eval batch's activities beside them (a batch's jobs' runs are its
+children, on the same queue, over the same services).
 
 :func:`build_worker` is all a process needs once it has a client (built with
 ``skillweave.engines.converter.data_converter`` over the same store as the services) and the
@@ -31,6 +33,7 @@ from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
+from activities.evals import EvalActivities
 from skillweave.engines import (
     ROLL_CALL_ACTIVITY,
     ActivityTimeouts,
@@ -39,8 +42,10 @@ from skillweave.engines import (
     store_task_queue,
 )
 from skillweave.engines.temporal import warn_if_alone, worker_identity
+from skillweave.evals.services import EvalServices
 from skillweave.storage import store_identity
 from workflows.agent import AgentWorkflow
+from workflows.evals import EvalBatchWorkflow
 
 if TYPE_CHECKING:
     from skillweave.config import Settings
@@ -75,7 +80,8 @@ def build_worker(
     **worker_options: Any,
 ) -> Worker:
     """A worker running ``AgentWorkflow`` and the agent activities of the runs started
-    against the store `store_id` on `task_queue` (it polls their routed queue).
+    against the store `store_id` on `task_queue` (it polls their routed queue), and
+    ``EvalBatchWorkflow`` with the eval batch's activities over the same `services`.
 
     Args:
         client: the client to poll with (skillweave's data converter).
@@ -103,10 +109,15 @@ def build_worker(
     return Worker(
         client,
         task_queue=store_task_queue(task_queue, store_id),
-        workflows=[AgentWorkflow],
-        activities=AgentActivities(
-            services, heartbeat_seconds=heartbeat_seconds, limits=limits
-        ).definitions(),
+        workflows=[AgentWorkflow, EvalBatchWorkflow],
+        activities=[
+            *AgentActivities(
+                services, heartbeat_seconds=heartbeat_seconds, limits=limits
+            ).definitions(),
+            *EvalActivities(
+                EvalServices(services), heartbeat_seconds=heartbeat_seconds
+            ).definitions(),
+        ],
         **worker_options,
     )
 

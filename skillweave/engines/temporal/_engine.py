@@ -305,6 +305,15 @@ class TemporalEngine:
         """
         return await self._routing.check_workers(await self._routing.store_id())
 
+    async def check_namespace(self) -> None:
+        """Refuse, once per engine, a namespace without skillweave's search attributes, where
+        no run could run (what :meth:`start` checks first; an eval batch's client too).
+
+        Raises:
+            ConfigError: which attributes, and the command that registers them.
+        """
+        await self._starter.check_namespace()
+
     async def worker_default_models(self) -> set[str]:
         """The default models (``provider:name``) the workers that would run a run started
         here (those polling its store's task queue lately) say they have; empty: none

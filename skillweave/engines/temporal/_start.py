@@ -66,7 +66,7 @@ class RunStarter:
                 store.
             StorageError: the store's id cannot be read.
         """
-        await self._check_namespace()
+        await self.check_namespace()
         store_id = request.store_id or await self._routing.store_id(request.run_id)
         request = request.model_copy(update={"store_id": store_id})
         await self._routing.check_workers(store_id)
@@ -94,7 +94,7 @@ class RunStarter:
             raise AgentError(f"run {request.run_id!r} did not start: {first_line(exc)}") from None
         return request.run_id
 
-    async def _check_namespace(self) -> None:
+    async def check_namespace(self) -> None:
         """Refuse, once per engine, a namespace that lacks skillweave's search attributes: a
         run started there would fail every workflow task and stay "Running" for ever.
 
