@@ -163,8 +163,9 @@ def _ranking(
     registry: SkillRegistry, skill: str, selection: SelectionMode, candidate: Skill | None
 ) -> tuple[SkillRegistry, str]:
     """The registry to rank with (the configured strategy, the skill enabled, `candidate` in
-    its place) and the skill's name in it. The caller's own registry when it already is that,
-    so that its selector, built once, is reused."""
+    its place) and the skill's name in it. The caller's own registry when it already is that
+    (a candidate whose text is the library copy's changes no ranking), so that its selector,
+    built once, is reused: building one embeds or indexes the whole library."""
     name = registry.canonical(skill)
     if candidate is not None:
         if candidate.name not in (skill, name):
@@ -176,7 +177,7 @@ def _ranking(
         )
     strategy = resolve_strategy(selection)
     if (
-        candidate is None
+        (candidate is None or _same_text(candidate, registry, name))
         and registry.is_enabled(name)
         and resolve_strategy(registry.selection) == strategy
     ):
@@ -185,6 +186,16 @@ def _ranking(
     skills[name] = dataclasses.replace(candidate or registry.get(name), enabled=True)
     disabled = [other for other in skills if other != name and not registry.is_enabled(other)]
     return SkillRegistry(skills, disabled=disabled, selection=strategy), name
+
+
+def _same_text(candidate: Skill, registry: SkillRegistry, name: str) -> bool:
+    """Whether `candidate` reads as the library's `name` to a selector (its name, description
+    and body: ``SkillRegistry.selector``)."""
+    own = registry.get(name) if name in registry else None
+    return own is not None and (own.description, own.body) == (
+        candidate.description,
+        candidate.body,
+    )
 
 
 def _judge(ranking: SkillRegistry, name: str, case: TriggerCase, k: int) -> TriggerCaseResult:

@@ -331,3 +331,23 @@ def test_a_bundled_suite_from_its_files(tmp_path: Path) -> None:
         assert case.triggered is ("unit-converter" in top)
     meant = [case for case in summary.cases if case.should_trigger]
     assert summary.recall == sum(case.triggered for case in meant) / len(meant)
+
+
+def test_a_candidate_the_library_already_holds_reuses_its_ranking(library: Path) -> None:
+    registry = _registry(library)
+    same = dataclasses.replace(registry.get("length-units"), version="0" * 64)
+    request = ["Convert 5 kilometres to miles"]
+    with_candidate = trigger_summary(
+        registry,
+        "length-units",
+        positives=request,
+        negatives=[],
+        settings=_settings(),
+        candidate=same,
+    )
+    built = registry.__dict__["selector"]
+    plain = trigger_summary(
+        registry, "length-units", positives=request, negatives=[], settings=_settings()
+    )
+    assert with_candidate == plain
+    assert registry.__dict__["selector"] is built  # one index for both
