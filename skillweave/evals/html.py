@@ -31,7 +31,7 @@ from skillweave.evals import _figures as figures
 from skillweave.evals.results import EvalReport, EvalRow, JobGrade, TriggerSummary, Verdict
 from skillweave.terminal import counted, terminal_safe
 
-__all__ = ["CONTENT_SECURITY_POLICY", "report_html"]
+__all__ = ["CONTENT_SECURITY_POLICY", "MAX_JOBS_CHARS", "report_html"]
 
 CONTENT_SECURITY_POLICY: Final = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 """What the page may load: inline styles and nothing else (the API sends it as a header too)."""
@@ -40,6 +40,9 @@ _PROMPT_CHARS: Final = 200
 _TEXT_CHARS: Final = 2_000
 _EVIDENCE_CHARS: Final = 1_000
 _ANSWER_CHARS: Final = 4_000
+MAX_JOBS_CHARS: Final = 24_000_000
+"""The jobs' verdicts take at most this many characters of the page (a batch's store caps a
+file at 64 MiB); the jobs past it are counted, their verdicts left to ``report.json``."""
 
 _STYLE: Final = """
 :root{--fg:#1d2330;--muted:#5b6475;--line:#e3e6ec;--bg:#fff;--panel:#f6f7f9;
@@ -357,14 +360,28 @@ def _jobs(report: EvalReport) -> str:
     parts = ["<section><h2>Jobs</h2>"]
     if not report.jobs:
         parts.append('<p class="meta">No job was graded.</p>')
+    used, left_out = 0, 0
     for row in report.rows:
         mine = [grade for grade in report.jobs if grade.job.eval_id == row.eval_id]
-        if mine:
+        shown = []
+        for grade in mine:
+            job = _job(grade, report) if used < MAX_JOBS_CHARS else ""
+            used += len(job)
+            if job and used <= MAX_JOBS_CHARS:
+                shown.append(job)
+            else:
+                left_out += 1
+        if shown:
             parts.append(
                 f'<h3>eval <span class="mono">{_text(row.eval_id, _NAME_CHARS)}</span> · '
                 f"{_text(row.prompt, _PROMPT_CHARS)}</h3>"
             )
-            parts += [_job(grade, report) for grade in mine]
+            parts += shown
+    if left_out:
+        parts.append(
+            f'<p class="notice">{counted(left_out, "more job")} left out of this page: '
+            "their verdicts are in the report's JSON.</p>"
+        )
     parts.append("</section>")
     return "".join(parts)
 

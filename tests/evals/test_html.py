@@ -199,3 +199,12 @@ def test_the_title_names_the_skill_and_its_pass_rate() -> None:
     text = report_html(realistic())
     assert "<title>Evals of unit-converter · 94% with the skill</title>" in text
     assert HOSTILE not in text
+
+
+def test_jobs_past_the_pages_budget_are_counted_not_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    one = len(report_html(realistic()).split("<details")[1])
+    monkeypatch.setattr("skillweave.evals.html.MAX_JOBS_CHARS", one * 5)
+    page = Page(report_html(realistic()))
+    assert 3 <= len(page.named("details")) <= 5
+    shown = "".join(page.texts)
+    assert f"{24 - len(page.named('details'))} more jobs left out of this page" in shown
