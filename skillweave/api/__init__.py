@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from skillweave.api.agents import open_agents
     from skillweave.api.request_metrics import include_worker_metrics
     from skillweave.api.runs import open_runs
+    from skillweave.api.skill_evals import open_evals
     from skillweave.api.skills import open_skills, serve_uploaded_skills
 
     # Each resource's module names its router `router`; the front names them apart.
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     network_router: APIRouter
     registry_router: APIRouter
     runs_router: APIRouter
+    skill_evals_router: APIRouter
     skill_versions_router: APIRouter
     skills_router: APIRouter
 
@@ -35,11 +37,13 @@ __all__ = [
     "include_worker_metrics",
     "network_router",
     "open_agents",
+    "open_evals",
     "open_runs",
     "open_skills",
     "registry_router",
     "runs_router",
     "serve_uploaded_skills",
+    "skill_evals_router",
     "skill_versions_router",
     "skills_router",
 ]
@@ -51,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "AgentStore": "agent_store",
     "include_worker_metrics": "request_metrics",
     "open_agents": "agents",
+    "open_evals": "skill_evals",
     "open_runs": "runs",
     "open_skills": "skills",
     "agents_router": "agents:router",
@@ -58,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "registry_router": "registry:router",
     "runs_router": "runs:router",
     "skills_router": "skills:router",
+    "skill_evals_router": "skill_evals:router",
     "skill_versions_router": "skill_versions:router",
     "serve_uploaded_skills": "skills",
 }

@@ -19,6 +19,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from skillweave.api.agent_store import AgentStore
+from skillweave.api.eval_batches import EvalBatches, NoEvals
 from skillweave.api.run_service import NoRuns, RunService
 from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.api.skill_reads import SkillReader
@@ -28,6 +29,7 @@ from skillweave.engines import skill_reviewer
 
 __all__ = [
     "Agents",
+    "Evals",
     "Runs",
     "ServedLibrary",
     "SkillChanges",
@@ -77,10 +79,21 @@ async def run_service(state: State) -> RunService:
             raise AssertionError("checked when the app started")
 
 
+async def eval_batches(state: State) -> EvalBatches:
+    """The eval batches, which the eval routes need."""
+    evals = state.evals
+    match evals:
+        case EvalBatches():
+            return evals
+        case NoEvals():  # pragma: no cover - the app did not start (needs_of)
+            raise AssertionError("checked when the app started")
+
+
 Agents = Annotated[AgentStore, Depends(agent_store)]
 Skills = Annotated[ServedSkills | NoSkills, Depends(skill_library)]
 ServedLibrary = Annotated[ServedSkills, Depends(served_skills)]
 Runs = Annotated[RunService, Depends(run_service)]
+Evals = Annotated[EvalBatches, Depends(eval_batches)]
 
 
 async def skill_reader(state: State, skills: ServedLibrary) -> SkillReader:
@@ -106,6 +119,7 @@ SkillChanges = Annotated[SkillWrites, Depends(skill_writes)]
 _NEEDS: Final[dict[Callable[..., object], Service]] = {
     served_skills: "skills",
     run_service: "runs",
+    eval_batches: "evals",
 }
 
 

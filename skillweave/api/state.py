@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry
 
 from skillweave.api.agent_store import AgentStore
 from skillweave.api.environment_builds import EnvironmentBuilds
+from skillweave.api.eval_batches import EvalBatches, NoEvals
 from skillweave.api.run_service import NoRuns, RunService
 from skillweave.api.served_skills import NoSkills, ServedSkills
 from skillweave.config import Settings
@@ -32,10 +33,14 @@ from skillweave.storage.audit import AuditLog
 
 __all__ = ["ApiComposition", "ApiState", "Service", "StartupHook"]
 
-Service = Literal["skills", "runs"]
+Service = Literal["skills", "runs", "evals"]
 """A service some routes need and an app may be composed without."""
 
-_HOOKS: dict[Service, str] = {"skills": "open_skills", "runs": "open_runs(engine)"}
+_HOOKS: dict[Service, str] = {
+    "skills": "open_skills",
+    "runs": "open_runs(engine)",
+    "evals": "open_evals(engine)",
+}
 """The start-up hook that opens each service."""
 
 
@@ -52,6 +57,7 @@ class ApiState:
         agents: the agent store.
         runs: runs on the configured engine, or none (no run routes are mounted then).
         environment_builds: registration builds of new skill versions.
+        evals: eval batches on the engine, or none (no eval routes are mounted then).
     """
 
     settings: Settings
@@ -62,6 +68,7 @@ class ApiState:
     agents: AgentStore
     runs: RunService | NoRuns
     environment_builds: EnvironmentBuilds
+    evals: EvalBatches | NoEvals = field(default_factory=NoEvals)
 
 
 @dataclass(kw_only=True)
@@ -78,6 +85,7 @@ class ApiComposition:
         agents: the agent store (``open_agents``; runs need it first).
         runs: runs on an engine (``open_runs(engine)``).
         metrics: more metrics ``/metrics`` shows (an in-process worker's).
+        evals: eval batches on the engine (``open_evals(engine)``).
     """
 
     settings: Settings
@@ -88,6 +96,7 @@ class ApiComposition:
     agents: AgentStore | None = None
     runs: RunService | NoRuns = field(default_factory=NoRuns)
     metrics: list[CollectorRegistry] = field(default_factory=list)
+    evals: EvalBatches | NoEvals = field(default_factory=NoEvals)
 
     def served_skills(self, hook: str) -> ServedSkills:
         """The skill library, which `hook` needs opened first.
@@ -121,6 +130,7 @@ class ApiComposition:
         opened: dict[Service, bool] = {
             "skills": isinstance(self.skills, ServedSkills),
             "runs": isinstance(self.runs, RunService),
+            "evals": isinstance(self.evals, EvalBatches),
         }
         missing = sorted(need for need in needs if not opened[need])
         if missing:
@@ -138,6 +148,7 @@ class ApiComposition:
             agents=self.agents if self.agents is not None else AgentStore(self.store),
             runs=self.runs,
             environment_builds=EnvironmentBuilds(self.settings.sandbox),
+            evals=self.evals,
         )
 
 

@@ -50,9 +50,11 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
     for, :mod:`skillweave.cli.startup`; ``/healthz`` and the routes answer 503 meanwhile)."""
     from skillweave.api import (
         network_router,
+        open_evals,
         open_skills,
         registry_router,
         serve_uploaded_skills,
+        skill_evals_router,
         skill_versions_router,
         skills_router,
     )
@@ -77,6 +79,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
                     await include_worker_metrics(opened.services.metrics)(parts)
                 await open_agents(parts)
                 await open_runs(opened.engine)(parts)
+                await open_evals(opened.engine)(parts)
                 yield
 
         yield create_api(
@@ -84,6 +87,7 @@ async def api_app(settings: Settings) -> AsyncIterator[FastAPI]:
             routers=[
                 skills_router,
                 skill_versions_router,
+                skill_evals_router,
                 network_router,
                 registry_router,
                 agents_router,
