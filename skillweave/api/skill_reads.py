@@ -16,6 +16,7 @@ from skillweave.api.served_skills import ServedSkills
 from skillweave.api.skill_schemas import SignatureStatus, SkillDetail, SkillItem, SkillPage, Source
 from skillweave.config import SkillsSettings
 from skillweave.errors import ResourceNotFoundError
+from skillweave.evals.summary import eval_summary
 from skillweave.skills import ScanDecision, Skill, SkillRegistry, list_resources, stored_report
 from skillweave.skills.scan import ScanReport, scan_folder
 from skillweave.skills.signing import (
@@ -45,6 +46,7 @@ class SkillReader:
         self, skills: ServedSkills, *, settings: SkillsSettings, store: ArtifactStore
     ) -> None:
         self._library = skills.directory
+        self._registry = skills.registry
         self._stored = skills.stored
         self._settings = settings
         self._store = store
@@ -112,7 +114,16 @@ class SkillReader:
             files=record.latest_version.files,
             **await self.scanned(name, record.latest),
             signature=self._signature_status(name, record.latest, signature),
+            evals=await self.evals(name, record.latest) if record.held else None,
         )
+
+    async def evals(self, name: str, version: str) -> str | None:
+        """A version's evals in a line (``skillweave.evals.summary``), what its approver reads
+        beside its scan; None: it has none."""
+        summary = await eval_summary(
+            self._registry, self._store, name, version, settings=self._settings
+        )
+        return summary.line() if summary is not None else None
 
     async def scanned(self, name: str, version: str) -> ScanFields:
         """A stored version's ``scan`` (the report kept beside it) and ``scan_decision`` (what

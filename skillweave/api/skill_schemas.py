@@ -70,6 +70,9 @@ class SkillRecord(BaseModel):
     scan_decision: ScanDecision | None = Field(
         default=None, description="what skills.scan.policy decides for that scan, and why"
     )
+    evals: str | None = Field(
+        default=None, description="enabling: the version's evals in a line, when it has any"
+    )
 
     @computed_field(  # type: ignore[prop-decorator]
         description="stable across versions; an agent's skill_ids take it"
@@ -254,6 +257,10 @@ class SkillDetail(SkillItem):
         default=None, description="what skills.scan.policy decides for that scan, and why"
     )
     signature: SignatureStatus | None = None
+    evals: str | None = Field(
+        default=None,
+        description="held until approved: its version's evals in a line, when it has any",
+    )
 
 
 class SkillPage(BaseModel):

@@ -259,9 +259,10 @@ async def patch_skill(
     name: str, body: SkillPatch, writes: SkillChanges, reads: SkillReads
 ) -> SkillRecord:
     """Switch an uploaded skill on or off (directory skills: ``SKILLS__DISABLED``); enabling
-    a held version approves it, and the answer carries the scan approved."""
+    a held version approves it, and the answer carries the scan (and the evals) approved."""
     record = await writes.set_enabled(name, body.enabled)
-    return SkillRecord.of(record, **await reads.scanned(record.name, record.latest))
+    evals = await reads.evals(record.name, record.latest) if body.enabled else None
+    return SkillRecord.of(record, **await reads.scanned(record.name, record.latest), evals=evals)
 
 
 @router.delete(

@@ -280,14 +280,18 @@ def approve(
 ) -> None:
     """Approve the latest version of a skill its scan held off (``skills.scan.policy``
     approve): it is enabled, and the approval is in the audit log. The findings of the
-    version approved are listed with their evidence, and why the scan held it."""
+    version approved are listed with their evidence, and why the scan held it, then its evals
+    in a line when it has any."""
     from skillweave.cli.compose import open_store
+    from skillweave.cli.library import registry_of
+    from skillweave.evals.summary import eval_summary
     from skillweave.skills import ScanDecision, stored_report
     from skillweave.skills.stored import StoredSkills
 
     settings = get_settings()
     limit = findings_limit(findings)
     shown: list[Text] = []
+    library = registry_of(None)  # the library its trigger evals are measured in
 
     async def enable() -> str:
         async with open_store(settings) as store:
@@ -297,6 +301,11 @@ def approve(
             if report is not None:  # what is approved, read before it is
                 decided = ScanDecision.of(report, settings.skills.scan)
                 shown.extend(scan_texts(report, decided, name=name, limit=limit))
+            evals = await eval_summary(
+                library, store, name, current.latest, settings=settings.skills
+            )
+            if evals is not None:
+                shown.append(Text(terminal_safe(evals.line())))
             audit = cli_audit(settings, store)
             try:  # recorded before it is made: a record that cannot be written approves nothing
                 await audit.record(

@@ -55,12 +55,15 @@ def versions(name: NameArgument, *, as_json: JsonOption = False) -> None:
     settings = get_settings()
     with errors():
         listing = asyncio.run(_versions(settings, name))
+        evals = _held_evals(settings, listing)
     if as_json:
-        dump(listing.model_dump(mode="json"))
+        dump({**listing.model_dump(mode="json"), **({"evals": evals} if evals else {})})
         return
     state = "enabled" if listing.enabled else "held until approved" if listing.held else "off"
     head = f"{listing.name} · {listing.kind} · current {listing.current[:_SHORT]} · {state}"
     out.print(Text(terminal_safe(head)), soft_wrap=True)
+    if evals:  # what its approver reads beside the scan
+        out.print(Text(terminal_safe(evals)), soft_wrap=True)
     for entry in listing.versions:
         mark = "*" if entry.current else " "
         when = f"{entry.created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if entry.created_at else "-"
@@ -176,6 +179,26 @@ async def _versions(settings: Settings, name: str) -> Any:
         if record is None:
             raise SkillNotFoundError(name)
         return await uploaded_versions(store, settings.skills, record, cli_audit(settings, store))
+
+
+def _held_evals(settings: Settings, listing: Any) -> str | None:
+    """The evals of a held skill's current version in a line (None: not held, or none)."""
+    if not listing.held:
+        return None
+    from skillweave.cli.compose import open_store
+    from skillweave.cli.library import registry_of
+    from skillweave.evals.summary import eval_summary
+
+    library = registry_of(None)
+
+    async def summary() -> str | None:
+        async with open_store(settings) as store:
+            found = await eval_summary(
+                library, store, listing.name, listing.current, settings=settings.skills
+            )
+        return found.line() if found is not None else None
+
+    return asyncio.run(summary())
 
 
 async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
