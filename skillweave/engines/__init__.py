@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from skillweave.engines.run_id import is_run_id, new_run_id
     from skillweave.engines.services import TOOL_SCHEMA_RUN_ID, AgentServices
     from skillweave.engines.skill_review import ModelSkillReviewer, skill_reviewer
+    from skillweave.engines.transcript import TranscriptRecord
     from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 
 _EXPORTS = {
@@ -41,6 +42,7 @@ _EXPORTS = {
     "RunRequest": "base",
     "RunResult": "base",
     "result_of": "base",
+    "TranscriptRecord": "transcript",
     "ActivityTimeouts": "contract",
     "Backoff": "retries",
     "FollowNote": "notes",
@@ -82,6 +84,7 @@ __all__ = [
     "RunRequest",
     "RunResult",
     "RunView",
+    "TranscriptRecord",
     "WorkerMetrics",
     "activity_timeouts",
     "call_retrying",

@@ -23,13 +23,12 @@ from typing import Final
 
 from pydantic import ValidationError
 
+from skillweave.agent import execution_key
 from skillweave.agent.disclosure import RUN_SKILL_SCRIPT
-from skillweave.agent.idempotency import execution_key
-from skillweave.engines.base import RunResult
-from skillweave.engines.transcript import TranscriptRecord
+from skillweave.engines import RunResult, TranscriptRecord
 from skillweave.errors import SkillweaveError
 from skillweave.evals.suite import output_name
-from skillweave.llm.messages import Message
+from skillweave.llm import Message
 from skillweave.sandbox import ExecutionResult
 from skillweave.storage import ArtifactRef, ArtifactStore, keys
 

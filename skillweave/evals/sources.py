@@ -32,8 +32,7 @@ from skillweave.evals.suite import (
     parse_suite,
     parse_triggers,
 )
-from skillweave.skills import SkillRegistry, SkillVersionError
-from skillweave.skills.package import package_file
+from skillweave.skills import SkillRegistry, SkillVersionError, package_file
 from skillweave.storage import ArtifactStore, keys
 
 __all__ = ["MAX_SKILL_FILE_BYTES", "read_skill_file", "read_suite"]

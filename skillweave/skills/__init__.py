@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         archive_version,
         build_package,
         extract_package,
+        package_file,
         write_package,
     )
     from skillweave.skills.registry import SkillRegistry
@@ -118,6 +119,7 @@ _EXPORTS: dict[str, str] = {
     "declared_tool_scripts": "tools",
     "discover_dependencies": "dependencies",
     "extract_package": "package",
+    "package_file": "package",
     "list_resources": "resources",
     "load_skill_file": "loader",
     "name_key": "names",
@@ -230,6 +232,7 @@ __all__ = [
     "name_key",
     "name_problems",
     "owned_folder",
+    "package_file",
     "package_limits",
     "package_version",
     "parse_destination",
