@@ -32,6 +32,8 @@ AuditEvent = Literal[
     "enable",  # a skill enabled
     "disable",  # a skill disabled
     "approval",  # an operator approved (or refused: details.decision) a skill or version
+    "eval_gate",  # an update or rollback gated on evals (details: from, to, decision:
+    # passed | refused, pass_rate, current_pass_rate, tolerance, batch)
     "network_approval",  # an operator approved (or revoked) a skill's network destinations
     "scan",  # a package scanned (details: verdict, findings)
     "signature",  # a package's signature checked (details: signer, valid)
