@@ -130,25 +130,37 @@ class _Material:
     quotable: str
 
 
+def _cut(text: str, limit: int, size: int | None = None) -> str:
+    if len(text) <= limit and size is None:
+        return text
+    shown = text[:limit]
+    whole = f"{size:,} bytes" if size is not None else f"{len(text):,} characters"
+    return f"{shown}\n[… cut: {len(shown):,} characters shown of {whole}]"
+
+
 def _material(evidence: JobEvidence) -> _Material:
-    pieces: list[tuple[str, str]] = [("answer", evidence.answer or "(no answer)")]
-    budget = MAX_MATERIAL_CHARS - len(pieces[0][1])
+    """The run's material within :data:`MAX_MATERIAL_CHARS`: the answer and the output files
+    (at most half of it, :data:`MAX_FILE_CHARS` a file), then the transcript (its start and
+    its end, when it must be cut)."""
+    answer = _cut(evidence.answer or "(no answer)", MAX_FILE_CHARS)
     files: list[tuple[str, str]] = []
+    room = MAX_MATERIAL_CHARS // 2
     for file in evidence.outputs:
+        label = f"output file {file.name}"
         if file.text is None:
-            files.append((f"output file {file.name}", f"(binary, {file.size:,} bytes)"))
+            files.append((label, f"(binary, {file.size:,} bytes)"))
             continue
-        text = file.text[:MAX_FILE_CHARS]
-        if len(text) < len(file.text) or not file.complete:
-            text += f"\n[… cut: {len(text):,} characters shown of {file.size:,} bytes]"
-        files.append((f"output file {file.name}", text))
-    budget -= sum(len(text) for _, text in files)
+        limit = min(MAX_FILE_CHARS, max(room, 0))
+        whole = len(file.text) <= limit and file.complete
+        text = _cut(file.text, limit, None if whole else file.size)
+        room -= len(text)
+        files.append((label, text))
+    budget = MAX_MATERIAL_CHARS - len(answer) - sum(len(text) for _, text in files)
     transcript = evidence.transcript
-    if len(transcript) > max(budget, 0):
+    if len(transcript) > budget:
         keep = max(budget, 2_000)
         transcript = transcript[: keep // 3] + "\n[… cut …]\n" + transcript[-(2 * keep) // 3 :]
-    pieces.append(("transcript", transcript))
-    pieces.extend(files)
+    pieces = [("answer", answer), ("transcript", transcript), *files]
     if evidence.notes:
         pieces.append(("notes", "\n".join(evidence.notes)))
     digest = hashlib.sha256()

@@ -13,7 +13,14 @@ import pytest
 
 from skillweave.errors import ModelError
 from skillweave.evals.evidence import JobEvidence, OutputFile
-from skillweave.evals.grading import GRADER_RUBRIC, NOT_IN_EVIDENCE, grade_job, read_grades
+from skillweave.evals.grading import (
+    GRADER_RUBRIC,
+    MAX_MATERIAL_CHARS,
+    NOT_IN_EVIDENCE,
+    grade_job,
+    grader_request,
+    read_grades,
+)
 from skillweave.evals.suite import EvalCase
 from skillweave.llm import Message, ModelRequest, ModelResponse, Usage
 from skillweave.llm.scripted import ScriptedProvider
@@ -201,3 +208,17 @@ async def test_a_scripted_grader_playbook_by_the_eval_prompt() -> None:
     outcome = await grade_job(ScriptedProvider.from_yaml(playbook), None, CASE, EVIDENCE)
     assert [v.passed for v in outcome.verdicts] == [True, False]
     assert outcome.verdicts[1].evidence == "no script in the transcript"
+
+
+def test_the_material_is_bounded_however_much_the_run_wrote() -> None:
+    huge = JobEvidence(
+        status="completed",
+        answer="A" * 100_000,
+        transcript="T" * 1_000_000,
+        outputs=tuple(OutputFile(f"f{n}.txt", 2_000_000, "x" * 1_000_000) for n in range(20)),
+    )
+    request = grader_request(CASE, huge, model="m")
+    text = request.messages[0].text
+    assert len(text) < MAX_MATERIAL_CHARS + 10_000
+    assert "[… cut: 20,000 characters shown of 100,000 characters]" in text
+    assert "characters shown of 2,000,000 bytes]" in text
