@@ -18,7 +18,6 @@ cannot be written refuses the change.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.agent.spec import AgentSpec
 from skillweave.errors import SkillweaveError
-from skillweave.evals.batch import MAX_CONCURRENCY, MAX_REPEAT, EvalBatch
+from skillweave.evals.batch import MAX_CONCURRENCY, MAX_REPEAT, EvalBatch, new_batch_id
 from skillweave.evals.results import EvalReport
 from skillweave.evals.suite import EVALS_FILE, EvalSuiteError
 from skillweave.evals.summary import version_suite
@@ -37,7 +36,7 @@ from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.store_id import store_identity
 
-__all__ = ["EvalGateError", "GateOptions", "GateVerdict", "gate_version", "new_batch_id"]
+__all__ = ["EvalGateError", "GateOptions", "GateVerdict", "gate_version"]
 
 DEFAULT_TOLERANCE: Final = 0.0
 
@@ -108,11 +107,6 @@ class EvalGateError(SkillweaveError):
     def __init__(self, verdict: GateVerdict) -> None:
         super().__init__(verdict.reason)
         self.verdict = verdict
-
-
-def new_batch_id() -> str:
-    """``eval-YYYYmmdd-HHMMSS-<6 hex>``: a batch id of now."""
-    return f"eval-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
 async def gate_version(
