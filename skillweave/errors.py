@@ -11,6 +11,12 @@ skill) are turned into tool results by the agent loop; the others are raised.
     │                                  skillweave.engines.temporal: address, reason)
     ├── RemoteApiError                 the remote REST API refused a CLI call (defined in
     │                                  skillweave.cli.remote: status, title, detail)
+    ├── EvalSuiteError                 a skill's evals/evals.json or triggers.json cannot be used
+    │                                  (defined in skillweave.evals.suite: source, problem)
+    ├── EvalsNotFoundError             no eval batch (or no report of it) of that id for the
+    │                                  skill (defined in skillweave.evals.store: skill, batch_id)
+    ├── EvalGateError                  an update or rollback its eval gate refused (defined in
+    │                                  skillweave.evals.gate: verdict)
     ├── SkillError                     anything about a skill or a skill library
     │   ├── SkillNotFoundError         no skill of that name is attachable
     │   ├── SkillFormatError           a SKILL.md that cannot be read as a skill
