@@ -212,7 +212,9 @@ class EvalBatchWorkflow:
             self._ungraded.append(job.key)
         finally:
             self._slots -= 1
-            self._show()
+        # Not in `finally`: a workflow evicted from the cache closes its coroutines outside
+        # the workflow's event loop, where no workflow call may be made.
+        self._show()
 
     async def _child(self, request: Any) -> RunResult:
         """The job's run as a child ``AgentWorkflow``, and how it ended.

@@ -156,17 +156,25 @@ class TemporalEvals:
         """
         await self.start(batch)
         ending = asyncio.ensure_future(self._ended(batch.skill, batch.batch_id))
+        last: BatchProgress | None = None
+
+        async def tell() -> None:
+            nonlocal last
+            if on_progress is None:
+                return
+            with contextlib.suppress(AgentError):  # no worker yet: the batch waits
+                progress = await self.progress(batch.batch_id)
+                if progress != last:
+                    last = progress
+                    on_progress(progress)
+
         try:
-            last: BatchProgress | None = None
             while not ending.done():
-                if on_progress is not None:
-                    with contextlib.suppress(AgentError):  # no worker yet: the batch waits
-                        progress = await self.progress(batch.batch_id)
-                        if progress != last:
-                            last = progress
-                            on_progress(progress)
+                await tell()
                 await asyncio.wait({ending}, timeout=self.poll_seconds)
-            return ending.result()
+            summary = ending.result()
+            await tell()  # how it ended (a closed workflow still answers, replayed)
+            return summary
         finally:
             if not ending.done():
                 ending.cancel()
@@ -214,7 +222,7 @@ class TemporalEvals:
             AgentError: it failed or was terminated (one line, with how to resume it).
         """
         try:
-            return await self._handle(batch_id).result(result_type=ReportSummary)
+            return await self._handle(batch_id).result()
         except WorkflowFailureError as exc:
             cause = exc.cause
         if isinstance(cause, CancelledError):
@@ -268,10 +276,12 @@ class TemporalEvals:
         agent = batch.agent.model_copy(update={"catalog": catalog})
         return batch.model_copy(update={"store_id": store_id, "agent": agent})
 
-    def _handle(self, batch_id: str) -> WorkflowHandle[object, object]:
-        return self.engine.client.get_workflow_handle(batch_workflow_id(batch_id))
+    def _handle(self, batch_id: str) -> WorkflowHandle[object, ReportSummary]:
+        return self.engine.client.get_workflow_handle(
+            batch_workflow_id(batch_id), result_type=ReportSummary
+        )
 
-    async def _exists(self, handle: WorkflowHandle[object, object]) -> bool:
+    async def _exists(self, handle: WorkflowHandle[object, ReportSummary]) -> bool:
         try:
             await handle.describe()
         except RPCError as exc:
