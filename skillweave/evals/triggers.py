@@ -51,7 +51,6 @@ from skillweave.errors import SkillNotFoundError
 from skillweave.evals.results import TriggerCaseResult, TriggerSummary
 from skillweave.evals.suite import MAX_EVALS, MAX_TRIGGERS, EvalSuite, EvalSuiteError, TriggerCase
 from skillweave.skills import Skill, SkillRegistry
-from skillweave.skills.selection import resolve_strategy
 
 __all__ = ["MAX_TRIGGER_CASES", "suite_trigger_summary", "trigger_summary"]
 
@@ -87,7 +86,7 @@ def trigger_summary(
         SkillNotFoundError: `skill` is not in `registry` and no `candidate` is given.
         EvalSuiteError: a positive that is not a request (empty, or longer than a message
             may be), or more than :data:`MAX_TRIGGER_CASES` requests.
-        ConfigError: the selection strategy cannot run here (``resolve_strategy``).
+        ConfigError: the selection strategy cannot run here (``skills.selection``).
         ValueError: `top_k` below 1, or a `candidate` named otherwise than `skill`.
     """
     cases = _cases(skill, positives, negatives)
@@ -99,7 +98,7 @@ def trigger_summary(
     meant = [result for result in results if result.should_trigger]
     not_meant = [result for result in results if not result.should_trigger]
     return TriggerSummary(
-        strategy=resolve_strategy(ranking.selection),
+        strategy=ranking.selector.strategy,
         top_k=k,
         positives=len(meant),
         negatives=len(not_meant),
@@ -175,17 +174,16 @@ def _ranking(
         raise SkillNotFoundError(
             skill, available=registry.attachable(), namesakes=registry.namesakes(skill)
         )
-    strategy = resolve_strategy(selection)
     if (
         (candidate is None or _same_text(candidate, registry, name))
         and registry.is_enabled(name)
-        and resolve_strategy(registry.selection) == strategy
+        and registry.selection == selection
     ):
         return registry, name
     skills = {other.name: other for other in registry}
     skills[name] = dataclasses.replace(candidate or registry.get(name), enabled=True)
     disabled = [other for other in skills if other != name and not registry.is_enabled(other)]
-    return SkillRegistry(skills, disabled=disabled, selection=strategy), name
+    return SkillRegistry(skills, disabled=disabled, selection=selection), name
 
 
 def _same_text(candidate: Skill, registry: SkillRegistry, name: str) -> bool:
