@@ -128,7 +128,7 @@ def show_batch(target: str, batch_id: str, shown: Shown) -> None:
                 ) from None
 
     report = _run(main())
-    _finish(report, shown, where=None)
+    raise typer.Exit(_finish(report, shown, where=None))
 
 
 def triggers(target: str, shown: Shown) -> None:

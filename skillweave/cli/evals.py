@@ -167,8 +167,10 @@ def eval_command(
     shaping = [name for name in _SHAPING if given[name]]
     mode = chosen[0] if chosen else None
     if mode is not None and shaping:
+        verb = "shapes" if len(shaping) == 1 else "shape"
         raise fail(
-            f"{', '.join(shaping)} shape a new batch: they do not go with {mode}", code=EXIT_USAGE
+            f"{', '.join(shaping)} {verb} a new batch: not {mode}'s, which reads a stored one",
+            code=EXIT_USAGE,
         )
     if mode in ("--list", "--cancel", "--triggers-only") and (html or out_dir):
         raise fail(f"--html and --out write a report: they do not go with {mode}", code=EXIT_USAGE)
