@@ -104,7 +104,7 @@ async def read_target(target: str, store: ArtifactStore, registry: SkillRegistry
     version = await resolve_version(name, prefix, store, registry, source=target)
     try:
         suite, triggers = await sources.read_suite(registry, store, name, version)
-    except (EvalSuiteError, SkillNotFoundError) as exc:
+    except (EvalSuiteError, SkillNotFoundError, SkillVersionError) as exc:
         raise ConfigError(str(exc)) from None
     return EvalTarget(skill=name, version=version, suite=suite, triggers=triggers)
 
