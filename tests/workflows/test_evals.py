@@ -22,7 +22,7 @@ from temporalio import activity, workflow
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from activities.evals import EvalActivities
 from skillweave.agent.effect_models import ActivityTimeouts, LimitsInput
@@ -345,7 +345,14 @@ async def test_a_batch_runs_each_job_as_a_child_at_most_concurrency_at_once_then
         summary = await run_batch(client, task_queue, batch)
         handle = client.get_workflow_handle(batch_workflow_id(batch.batch_id))
         progress = await handle.query("progress", result_type=BatchProgress)
+        history = await handle.fetch_history()
 
+    # Deterministic: its history replays on the same code, in the sandbox.
+    await Replayer(
+        workflows=[EvalBatchWorkflow],
+        workflow_runner=sandbox_runner(),
+        data_converter=client.data_converter,
+    ).replay_workflow(history)
     jobs = plan_jobs(batch)
     assert summary.status == "completed"
     # One child per job, under the job's run id, with the job's agent and task.
