@@ -21,10 +21,10 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Final
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skillweave.agent import execution_key
-from skillweave.agent.disclosure import RUN_SKILL_SCRIPT
+from skillweave.agent.disclosure import OWN_TOOLS, RUN_SKILL_SCRIPT
 from skillweave.engines import RunResult, TranscriptRecord
 from skillweave.errors import SkillweaveError
 from skillweave.evals.suite import output_name
@@ -231,9 +231,10 @@ def _render(messages: list[tuple[int, Message]], notes: list[str]) -> str:
 async def _scripts(
     store: ArtifactStore, run_id: str, messages: list[tuple[int, Message]]
 ) -> tuple[ScriptRun, ...]:
-    """The scripts the run ran: a tool result of a script tool (``run_skill_script`` or an
-    executable skill's ``skill__tool``) that says it ran, with what its stored execution
-    result names, else what the call's arguments name."""
+    """The scripts the run ran: each tool result that says a script ran (``run_skill_script``
+    or an executable skill's own tool: any tool but the loop's others), named by the
+    execution the manager stored for it, else by the call's arguments (``run_skill_script``)
+    or by its tool alone (an executable tool whose execution is not in this store)."""
     calls = {
         call.id: call.arguments
         for _, message in messages
@@ -243,17 +244,15 @@ async def _scripts(
     runs: list[ScriptRun] = []
     for seq, message in messages:
         tool = message.tool_name or ""
-        if message.role != "tool" or (tool != RUN_SKILL_SCRIPT and "__" not in tool):
-            continue
+        ran = _RAN.match(message.text) if message.role == "tool" else None
+        if ran is None or (tool in OWN_TOOLS and tool != RUN_SKILL_SCRIPT):
+            continue  # not a script's result (a refused script did not run)
         stored = await _execution(store, run_id, seq)
         if stored is not None:
             runs.append(
                 ScriptRun(stored.skill, stored.script, tool, stored.status, stored.exit_code)
             )
             continue
-        ran = _RAN.match(message.text)
-        if ran is None:
-            continue  # refused: it did not run
         code = ran.group("code")
         arguments = calls.get(message.tool_call_id or "", {}) if tool == RUN_SKILL_SCRIPT else {}
         skill, script = arguments.get("skill"), arguments.get("script")
@@ -269,12 +268,21 @@ async def _scripts(
     return tuple(runs)
 
 
+class _ExecutionRecord(BaseModel):
+    """The record the MCP manager stores for an execution (``mcp_manager.records.
+    ExecutionRecord``, at ``keys.execution_result_key``), read for its result alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    result: ExecutionResult
+
+
 async def _execution(store: ArtifactStore, run_id: str, seq: int) -> ExecutionResult | None:
     try:
         data = await _read(store, keys.execution_result_key(execution_key(run_id, seq)))
         if data is None:
             return None
-        stored = ExecutionResult.model_validate_json(data)
+        stored = _ExecutionRecord.model_validate_json(data).result
     except (ValueError, ValidationError, SkillweaveError):
         return None
     return stored if stored.run_id == run_id else None

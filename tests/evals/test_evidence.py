@@ -3,6 +3,7 @@ scripts it ran and its output files, every read capped against a hostile run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,18 +69,34 @@ async def test_an_executable_tools_script_is_named_by_its_stored_execution(
     tmp_path: Path,
 ) -> None:
     store = LocalArtifactStore(tmp_path / "store")
-    call = ToolCall(id="c1", name="unit-converter__convert_units", arguments={"value": 5})
+    calls = (
+        ToolCall(id="c1", name="convert_units", arguments={"value": 5}),
+        ToolCall(id="c2", name="read_skill_resource", arguments={"path": "x.md"}),
+        ToolCall(id="c3", name="shout", arguments={}),
+    )
     result = await record(
         store,
         "r1",
         Message(role="user", text="Convert 5 km"),
-        Message(role="assistant", tool_calls=(call,)),
+        Message(role="assistant", tool_calls=calls),
         Message(
             role="tool",
             text="status: failed (exit code 2, 3 ms)\n",
             tool_call_id="c1",
-            tool_name="unit-converter__convert_units",
+            tool_name="convert_units",
             is_error=True,
+        ),
+        Message(
+            role="tool",
+            text="status: succeeded (exit code 0, 1 ms)\n(a reference file that reads so)",
+            tool_call_id="c2",
+            tool_name="read_skill_resource",
+        ),
+        Message(
+            role="tool",
+            text="status: succeeded (exit code 0, 1 ms)\n",
+            tool_call_id="c3",
+            tool_name="shout",
         ),
     )
     stored = ExecutionResult(
@@ -91,19 +108,23 @@ async def test_an_executable_tools_script_is_named_by_its_stored_execution(
         status="failed",
         exit_code=2,
     )
+    manager_record = {"fingerprint": "f", "result": stored.model_dump(mode="json")}
     await store.put_bytes(
-        keys.execution_result_key(execution_key("r1", 2)), stored.model_dump_json().encode()
+        keys.execution_result_key(execution_key("r1", 2)), json.dumps(manager_record).encode()
     )
 
     seen = await gather_evidence(store, result)
 
-    [ran] = seen.scripts
-    assert (ran.skill, ran.script, ran.status, ran.exit_code) == (
+    converted, shouted = seen.scripts
+    assert (converted.skill, converted.script, converted.status, converted.exit_code) == (
         "unit-converter",
         "scripts/convert.py",
         "failed",
         2,
     )
+    # an executable tool whose execution is not in this store is named by its tool
+    assert (shouted.skill, shouted.script, shouted.tool) == ("", "", "shout")
+    assert shouted.line() == "shout (succeeded, exit 0)"
 
 
 async def test_outputs_are_capped_binary_named_only_and_the_latest_of_a_name_kept(
