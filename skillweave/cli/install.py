@@ -14,6 +14,7 @@ the locks it reads and keeps, :mod:`~skillweave.cli.install_lock`'s.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +23,15 @@ from rich.text import Text
 
 from skillweave.cli.audit_writer import cli_audit, recorded
 from skillweave.cli.console import JsonOption, err, out
+from skillweave.cli.eval_gate import (
+    GateAllowMissingOption,
+    GateGraderOption,
+    GateModelOption,
+    GateOption,
+    GateRepeatOption,
+    GateToleranceOption,
+    gate_options,
+)
 from skillweave.cli.exits import EXIT_USAGE, errors, fail
 from skillweave.cli.findings import FindingsOption, findings_limit, scan_texts
 from skillweave.cli.install_lock import (
@@ -33,7 +43,7 @@ from skillweave.cli.install_lock import (
     lock_requests,
 )
 from skillweave.cli.install_table import installed_rows, show_installed
-from skillweave.cli.library import directory_registry
+from skillweave.cli.library import directory_registry, registry_of
 from skillweave.cli.source_listing import show_listing
 from skillweave.config import Settings, get_settings
 from skillweave.errors import SkillNotFoundError
@@ -43,11 +53,12 @@ __all__ = ["approve", "install", "remove", "update"]
 
 
 async def _install(
-    settings: Settings, requests: list[InstallRequest], done: list[Any]
+    settings: Settings, requests: list[InstallRequest], done: list[Any], gated: Any = None
 ) -> dict[str, Any]:
     """Install each request (adding what each installed to `done`, so that a failure keeps
-    the earlier ones), signatures and scans checked; the directory skills of the settings'
-    libraries own their names."""
+    the earlier ones), signatures and scans checked, and each new version gated on its evals
+    when `gated` (``(GateOptions, the library)``) says so (:mod:`~skillweave.cli.eval_gate`);
+    the directory skills of the settings' libraries own their names."""
     from skillweave.cli.compose import open_store
     from skillweave.engines import skill_reviewer
     from skillweave.skills import Admissions
@@ -55,39 +66,46 @@ async def _install(
     from skillweave.skills.stored import StoredSkills, directory_owners
 
     reserved = directory_owners(directory_registry(None))
-    async with open_store(settings) as store:
+    async with open_store(settings) as store, contextlib.AsyncExitStack() as stack:
         stored = StoredSkills(store)
         audit = cli_audit(settings, store)
+        stack.push_async_callback(audit.aclose)  # the last records anchored, after the gate
         reviewer = skill_reviewer(settings)
         admissions = Admissions(settings.skills, store, audit=audit, reviewer=reviewer)
-        try:
-            for request in requests:
-                done += await install_skills(
-                    stored,
-                    request.source,
-                    only=request.names,
-                    plugins=request.plugins,
-                    reserved=reserved,
-                    commit=request.commit,
-                    expect=request.expect,
-                    cli_hashes=request.cli_hashes,
-                    admissions=admissions,
-                    registry=request.registry,
+        if gated is not None:
+            from skillweave.cli.eval_gate import update_admissions
+
+            options, library = gated
+            admissions = await stack.enter_async_context(
+                update_admissions(
+                    settings, options, registry=library, store=store, audit=audit, reviewer=reviewer
                 )
-        finally:
-            await audit.aclose()  # the last records anchored in a checkpoint
+            )
+        for request in requests:
+            done += await install_skills(
+                stored,
+                request.source,
+                only=request.names,
+                plugins=request.plugins,
+                reserved=reserved,
+                commit=request.commit,
+                expect=request.expect,
+                cli_hashes=request.cli_hashes,
+                admissions=admissions,
+                registry=request.registry,
+            )
     return admissions.admitted
 
 
 def _install_locked(
-    settings: Settings, requests: list[InstallRequest], locked: Any, lock: Path
+    settings: Settings, requests: list[InstallRequest], locked: Any, lock: Path, gated: Any = None
 ) -> tuple[list[Any], dict[str, Any]]:
     """:func:`_install`, then what it installed recorded in `locked` and saved to `lock`,
     also when a later source failed (the earlier ones are in the store)."""
     installed: list[Any] = []
     admitted: dict[str, Any] | None = None
     try:
-        admitted = asyncio.run(_install(settings, requests, installed))
+        admitted = asyncio.run(_install(settings, requests, installed, gated))
     finally:
         for item in installed:
             locked.record(item.record.name, item.version, item.origin, lock_path=lock)
@@ -205,12 +223,26 @@ def update(
     *,
     lock: LockOption = Path(LOCK_NAME),
     as_json: JsonOption = False,
+    gate: GateOption = False,
+    model: GateModelOption = None,
+    grader: GateGraderOption = None,
+    repeat: GateRepeatOption = 1,
+    gate_tolerance: GateToleranceOption = 0.0,
+    gate_allow_missing: GateAllowMissingOption = False,
 ) -> None:
     """Install the newest commit of each locked skill's ref (a moved branch, a new tag) and
-    lock it."""
+    lock it; with --gate, only a version whose evals keep the current one's pass rate."""
     from skillweave.skills.install import SkillsLock
 
     settings = get_settings()
+    gated = gate_options(
+        gate=gate,
+        model=model,
+        grader=grader,
+        repeat=repeat,
+        tolerance=gate_tolerance,
+        allow_missing=gate_allow_missing,
+    )
     with errors():
         lock = kept_lock(lock)
         locked = SkillsLock.load(lock)
@@ -226,8 +258,9 @@ def update(
             )
             for name in wanted
         ]
+        library = (gated, registry_of(None)) if gated is not None else None
         with recorded("this change", so="nothing was updated"):
-            installed, admitted = _install_locked(settings, requests, locked, lock)
+            installed, admitted = _install_locked(settings, requests, locked, lock, library)
     show_installed(installed_rows(installed, admitted, settings), as_json=as_json, verb="updated")
 
 
@@ -283,7 +316,6 @@ def approve(
     version approved are listed with their evidence, and why the scan held it, then its evals
     in a line when it has any."""
     from skillweave.cli.compose import open_store
-    from skillweave.cli.library import registry_of
     from skillweave.evals.summary import eval_summary
     from skillweave.skills import ScanDecision, stored_report
     from skillweave.skills.stored import StoredSkills

@@ -33,10 +33,20 @@ from rich.text import Text
 from skillweave.agent import AgentSpec
 from skillweave.cli.audit_writer import cli_audit, recorded
 from skillweave.cli.console import JsonOption, dump, err, out
+from skillweave.cli.eval_gate import (
+    GateAllowMissingOption,
+    GateGraderOption,
+    GateModelOption,
+    GateOption,
+    GateRepeatOption,
+    GateToleranceOption,
+    gate_options,
+)
 from skillweave.cli.exits import errors, fail
-from skillweave.cli.library import directory_registry
+from skillweave.cli.library import directory_registry, registry_of
 from skillweave.config import Settings, get_settings
 from skillweave.errors import AgentSpecError, SkillError, SkillNotFoundError
+from skillweave.evals.gate import GateOptions
 from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
 from skillweave.storage import ArtifactStore
 from skillweave.terminal import terminal_safe
@@ -91,12 +101,28 @@ def rollback(
     ] = None,
     *,
     as_json: JsonOption = False,
+    gate: GateOption = False,
+    model: GateModelOption = None,
+    grader: GateGraderOption = None,
+    repeat: GateRepeatOption = 1,
+    gate_tolerance: GateToleranceOption = 0.0,
+    gate_allow_missing: GateAllowMissingOption = False,
 ) -> None:
     """Make an earlier stored version of a skill current again (audited; judged under today's
-    scan and trust policies). Runs already started keep their versions."""
+    scan and trust policies; with --gate, only if its evals keep the current one's pass rate).
+    Runs already started keep their versions."""
     settings = get_settings()
+    gated = gate_options(
+        gate=gate,
+        model=model,
+        grader=grader,
+        repeat=repeat,
+        tolerance=gate_tolerance,
+        allow_missing=gate_allow_missing,
+    )
+    library = registry_of(None) if gated is not None else None
     with errors(), recorded("this rollback", so="nothing was rolled back"):
-        done = asyncio.run(_rollback(settings, name, version))
+        done = asyncio.run(_rollback(settings, name, version, gated=gated, library=library))
     record = done.record
     if as_json:
         dump(
@@ -186,7 +212,6 @@ def _held_evals(settings: Settings, listing: Any) -> str | None:
     if not listing.held:
         return None
     from skillweave.cli.compose import open_store
-    from skillweave.cli.library import registry_of
     from skillweave.evals.summary import eval_summary
 
     library = registry_of(None)
@@ -201,8 +226,16 @@ def _held_evals(settings: Settings, listing: Any) -> str | None:
     return asyncio.run(summary())
 
 
-async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
+async def _rollback(
+    settings: Settings,
+    name: str,
+    version: str | None,
+    *,
+    gated: GateOptions | None = None,
+    library: SkillRegistry | None = None,
+) -> Any:
     from skillweave.cli.compose import open_store
+    from skillweave.cli.eval_gate import EvalGate, gated_rollback
     from skillweave.skills.stored import StoredSkills, directory_owners, rollback_check
 
     directory = directory_registry(None)
@@ -214,12 +247,21 @@ async def _rollback(settings: Settings, name: str, version: str | None) -> Any:
     async with open_store(settings) as store:
         audit = cli_audit(settings, store)
         try:
-            return await StoredSkills(store).rollback(
-                name,
-                version,
-                reserved=directory_owners(directory),
-                check=rollback_check(store, settings.skills, audit),
-            )
+            check = rollback_check(store, settings.skills, audit)
+            if gated is None:
+                return await StoredSkills(store).rollback(
+                    name, version, reserved=directory_owners(directory), check=check
+                )
+            assert library is not None
+            async with EvalGate(
+                settings, gated, registry=library, store=store, audit=audit
+            ) as gate:
+                return await StoredSkills(store).rollback(
+                    name,
+                    version,
+                    reserved=directory_owners(directory),
+                    check=gated_rollback(gate, check, settings),
+                )
         finally:
             await audit.aclose()
 
