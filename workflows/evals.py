@@ -65,10 +65,10 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.agent.effect_models import ActivityTimeouts, LimitsInput
     from skillweave.agent.effects import RUN_LIMITS
     from skillweave.agent.rendering import markdown_text, one_line
-    from skillweave.engines.base import RunResult
+    from skillweave.engines.base import RunRequest, RunResult
     from skillweave.engines.contract import FAILURE_TYPES, WORKFLOW_NAME
     from skillweave.engines.run_start import run_start
-    from skillweave.evals.batch import EvalBatch, EvalJob, job_request, plan_jobs
+    from skillweave.evals.batch import EvalBatch, EvalJob, job_request, job_run_id, plan_jobs
     from skillweave.evals.effects import (
         EVAL_BATCH_WORKFLOW,
         FINISHED_EVAL_JOBS,
@@ -87,6 +87,7 @@ with workflow.unsafe.imports_passed_through():
         ReportInput,
         ReportSummary,
     )
+    from skillweave.storage.base import ArtifactRef
     from skillweave.terminal import counted
     from workflows.runtime import retry_policy
 
@@ -98,6 +99,7 @@ _Out = TypeVar("_Out", bound=BaseModel)
 _SUMMARY_CHARS: Final = 200
 _RUNNING_SHOWN: Final = 10
 _Status = Literal["completed", "cancelled", "partial"]
+_Phase = Literal["starting", "running", "reporting", "completed", "cancelled"]
 
 
 class _JobNotGraded(Exception):
@@ -120,9 +122,7 @@ class EvalBatchWorkflow:
         self._ungraded: list[str] = []
         self._last_error: str | None = None
         self._cancelling = False
-        self._phase: Literal["starting", "running", "reporting", "completed", "cancelled"] = (
-            "starting"
-        )
+        self._phase: _Phase = "starting"
 
     # --- the batch -------------------------------------------------------------------------
 
@@ -170,15 +170,14 @@ class EvalBatchWorkflow:
         batch = self._batch
         try:
             case = batch.case(job.eval_id)
-            request = job_request(batch, job, attempt=batch.attempt)
-            inputs = ()
+            inputs: tuple[ArtifactRef, ...] = ()
             if case.files:
                 prepared = await self._step(
                     PREPARE_EVAL_JOB,
                     PrepareJobInput(
                         skill=batch.skill,
                         version=batch.version,
-                        run_id=request.run_id,
+                        run_id=job_run_id(batch.batch_id, job, attempt=batch.attempt),
                         files=case.files,
                     ),
                     job=job,
@@ -216,18 +215,15 @@ class EvalBatchWorkflow:
         # the workflow's event loop, where no workflow call may be made.
         self._show()
 
-    async def _child(self, request: Any) -> RunResult:
-        """The job's run as a child ``AgentWorkflow``, and how it ended.
+    async def _child(self, request: RunRequest) -> RunResult:
+        """The job's run as a child ``AgentWorkflow``, and how it ended. (Its catalog mode is
+        its agent's: the client put the engine's there, ``skillweave.evals.temporal``.)
 
         Raises:
             asyncio.CancelledError: the batch was cancelled (the child is cancelled with it).
             _JobNotGraded: the child could not start (its run id is taken).
         """
-        start = run_start(
-            request,
-            catalog_mode=request.agent.catalog.mode,
-            catalog_top_k=request.agent.catalog.top_k,
-        )
+        start = run_start(request)
         try:
             handle = await workflow.start_child_workflow(
                 WORKFLOW_NAME,
@@ -318,7 +314,7 @@ class EvalBatchWorkflow:
         self._last_error = line
         workflow.logger.warning("eval batch %s: %s", self._batch.batch_id, line)
 
-    def _show(self, phase: Any = None) -> None:
+    def _show(self, phase: _Phase | None = None) -> None:
         if phase is not None:
             self._phase = phase
         workflow.set_current_details(self._details())
