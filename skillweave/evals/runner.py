@@ -14,7 +14,10 @@ and :class:`DirectEvals` here, which makes the same steps in the same order as t
    once: ``prepare_eval_job`` (when its eval has files), the job's agent run on the direct engine
    (:func:`~skillweave.evals.batch.job_request`), its result, ``grade_eval_job`` with the run's
    wall seconds, then the batch's progress (:class:`~skillweave.evals.results.BatchProgress`);
-3. ``write_eval_report``.
+   a job whose step fails for good (after its retries), or whose run cannot start, is left
+   ungraded and the batch goes on;
+3. ``write_eval_report``: status ``completed``, or ``partial`` when a job was left ungraded
+   (a resume runs it again).
 
 Each step is a call of the ``EvalServices`` method named as its descriptor in
 :data:`~skillweave.evals.effects.BATCH_EFFECTS`, the request and the result crossing the same
@@ -24,9 +27,7 @@ engines.
 
 Cancelled (the task running :meth:`DirectEvals.run` is cancelled, Ctrl-C, or
 :meth:`DirectEvals.cancel`): the runs in flight are cancelled, the report is written from the
-jobs graded so far with status ``cancelled``, then ``CancelledError`` goes on. A job that fails
-for good (a step that still fails after its retries) cancels the others and the report is
-written with status ``partial`` before the error goes on.
+jobs graded so far with status ``cancelled``, then ``CancelledError`` goes on.
 
 Evals are unattended: an eval job's run that asks for a person's approval (a script run its
 agent's ``approvals`` names, a skill it publishes or asks to install) is denied at once, with
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeVar
 from pydantic import BaseModel
 
 from skillweave.agent import ApprovalDecision
-from skillweave.engines import Backoff, RunResult, call_retrying
+from skillweave.engines import Backoff, RunRequest, RunResult, call_retrying
 from skillweave.errors import AgentError, ConfigError
 from skillweave.evals.batch import EvalBatch, EvalJob, job_request, job_run_id, plan_jobs
 from skillweave.evals.effects import (
@@ -146,6 +147,7 @@ class _Batch:
     on_progress: ProgressCallback | None
     task: asyncio.Task[ReportSummary] | None = None
     runs: set[str] = field(default_factory=set)
+    ungraded: list[str] = field(default_factory=list)
 
     def tell(self, **changes: object) -> None:
         """The progress with `changes` (and the runs in flight), told to the callback."""
@@ -265,19 +267,18 @@ class DirectEvals:
             if job.key not in graded
         ]
         try:
-            for task in asyncio.as_completed(tasks):
-                await task  # the first failure stops the batch
-        except BaseException as exc:
+            await asyncio.gather(*tasks)  # a job that fails is left ungraded, not raised
+        except asyncio.CancelledError:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            status: _Ended = "cancelled" if isinstance(exc, asyncio.CancelledError) else "partial"
             try:
-                await self._report(running, status, started)
-            except Exception:  # the batch's own error is the one to tell
+                await self._report(running, "cancelled", started)
+            except Exception:  # the cancellation is what the caller hears of
                 _log.exception("the report of eval batch %s was not written", batch.batch_id)
             raise
-        return await self._report(running, "completed", started)
+        status: _Ended = "partial" if running.ungraded else "completed"
+        return await self._report(running, status, started)
 
     async def _report(
         self,
@@ -304,58 +305,70 @@ class DirectEvals:
         running.tell(phase="completed" if status == "completed" else "cancelled")
         return summary
 
-    async def _job(self, running: _Batch, job: EvalJob, slots: asyncio.Semaphore) -> JobGrade:
-        """One job: its inputs, its run, its grade (and the progress told)."""
-        batch = running.batch
-        case = batch.case(job.eval_id)
-        async with slots:
-            run_id = job_run_id(batch.batch_id, job, attempt=batch.attempt)
-            inputs: tuple[ArtifactRef, ...] = ()
-            if case.files:
-                prepared = await self._call(
-                    PREPARE_EVAL_JOB,
-                    PrepareJobInput(
-                        skill=batch.skill, version=batch.version, run_id=run_id, files=case.files
-                    ),
-                )
-                inputs = prepared.inputs
-            request = job_request(batch, job, inputs=inputs, attempt=batch.attempt)
-            running.runs.add(run_id)
-            running.tell()
-            try:
-                started = time.monotonic()
-                result = await self._agent_run(request.run_id, lambda: self.engine.start(request))
-                wall = time.monotonic() - started
-            finally:
-                running.runs.discard(run_id)
-            grade = await self._call(
-                GRADE_EVAL_JOB,
-                GradeJobInput(
-                    batch_id=batch.batch_id,
-                    skill=batch.skill,
-                    case=case,
-                    job=job,
-                    result=result,
-                    wall_seconds=round(wall, 3),
-                    model=batch.model,
-                    grader=batch.grader,
-                ),
+    async def _job(self, running: _Batch, job: EvalJob, slots: asyncio.Semaphore) -> None:
+        """One job: its inputs, its run, its grade, then the progress told. A step that fails
+        for good leaves the job ungraded (the batch goes on, and ends ``partial``)."""
+        try:
+            async with slots:
+                grade = await self._graded(running, job)
+        except Exception as exc:
+            _log.warning(
+                "eval job %s of %s left ungraded: %s", job.key, running.batch.batch_id, exc
             )
+            running.ungraded.append(job.key)
+            running.tell()
+            return
         progress = running.progress
         running.tell(
             finished=progress.finished + 1,
             passed_verdicts=progress.passed_verdicts + grade.passed,
             verdicts=progress.verdicts + len(grade.verdicts),
         )
-        return grade
 
-    async def _agent_run(self, run_id: str, start: Callable[[], Awaitable[str]]) -> RunResult:
-        """The job's run, started, its approvals denied, to its result; a run that could not
-        start is a failed run (graded as such). Cancelled: the run is cancelled first."""
+    async def _graded(self, running: _Batch, job: EvalJob) -> JobGrade:
+        batch = running.batch
+        case = batch.case(job.eval_id)
+        run_id = job_run_id(batch.batch_id, job, attempt=batch.attempt)
+        inputs: tuple[ArtifactRef, ...] = ()
+        if case.files:
+            prepared = await self._call(
+                PREPARE_EVAL_JOB,
+                PrepareJobInput(
+                    skill=batch.skill, version=batch.version, run_id=run_id, files=case.files
+                ),
+            )
+            inputs = prepared.inputs
+        request = job_request(batch, job, inputs=inputs, attempt=batch.attempt)
+        running.runs.add(run_id)
+        running.tell()
         try:
-            await start()
-        except (AgentError, ConfigError) as exc:
-            return RunResult(run_id=run_id, status="failed", reason=f"not started: {exc}")
+            started = time.monotonic()
+            result = await self._agent_run(request)
+            wall = time.monotonic() - started
+        finally:
+            running.runs.discard(run_id)
+        return await self._call(
+            GRADE_EVAL_JOB,
+            GradeJobInput(
+                batch_id=batch.batch_id,
+                skill=batch.skill,
+                case=case,
+                job=job,
+                result=result,
+                wall_seconds=round(wall, 3),
+                model=batch.model,
+                grader=batch.grader,
+            ),
+        )
+
+    async def _agent_run(self, request: RunRequest) -> RunResult:
+        """The job's run, started, its approvals denied, to its result (how it ended: a run
+        that fails is graded as such). Cancelled: the run is cancelled first.
+
+        Raises:
+            AgentError: the run could not start (its run id is taken).
+        """
+        run_id = await self.engine.start(request)
         denying = asyncio.create_task(self._deny_approvals(run_id), name=f"deny-{run_id}")
         try:
             return await self.engine.result(run_id)

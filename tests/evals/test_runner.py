@@ -364,19 +364,36 @@ async def test_a_step_is_retried_by_the_shared_rule(tmp_path: Path) -> None:
     assert len(services.named("grade_eval_job")) == 2  # the failed attempt, then the retry
 
 
-async def test_a_step_that_fails_for_good_stops_the_batch_with_a_partial_report(
+async def test_a_job_whose_step_fails_for_good_is_left_ungraded_and_the_batch_partial(
     tmp_path: Path,
 ) -> None:
     engine, _ = _engine(tmp_path, RecordingProvider(ScriptedProvider.from_yaml(ANSWER)))
     services = FakeEvalServices(engine.services.store)
     services.grade_failures = [AgentSpecError("grader", "no such model profile")]
     batch = _batch(engine, concurrency=1)
+    told: list[BatchProgress] = []
 
-    with pytest.raises(AgentSpecError, match="no such model profile"):
-        await _runner(engine, services).run(batch)
+    summary = await _runner(engine, services).run(batch, on_progress=told.append)
 
+    assert summary.status == "partial"
     (report,) = services.named("write_eval_report")
     assert report.status == "partial"  # type: ignore[attr-defined]
+    first = plan_jobs(batch)[0]
+    assert sorted(services.grades) == sorted(job.key for job in plan_jobs(batch)[1:])
+    assert first.key not in services.grades  # a resume runs it again
+    assert told[-1].finished == len(plan_jobs(batch)) - 1
+
+
+async def test_a_job_whose_run_cannot_start_is_left_ungraded(tmp_path: Path) -> None:
+    engine, _ = _engine(tmp_path, RecordingProvider(ScriptedProvider.from_yaml(ANSWER)))
+    batch = _batch(engine, repeat=1, baseline=False)
+    await _runner(engine, FakeEvalServices(engine.services.store)).run(batch)
+    forgetful = FakeEvalServices(engine.services.store)  # knows no grade: reruns every job
+
+    summary = await _runner(engine, forgetful).run(batch)  # same attempt: the run ids taken
+
+    assert summary.status == "partial"
+    assert forgetful.named("grade_eval_job") == []
 
 
 async def test_a_batch_runs_once_at_a_time(tmp_path: Path) -> None:
