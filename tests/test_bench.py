@@ -91,3 +91,17 @@ def test_quick_registry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "Registry search" in out
     assert "1,000" in out
+
+
+@pytest.mark.slow
+def test_a_small_evals_benchmark_runs_a_batch_on_the_direct_engine(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.evals_bench import main as evals_main
+
+    assert evals_main(["--evals", "3", "--engines", "direct", "--delay", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "3-eval batch" in out
+    row = next(line for line in out.splitlines() if "direct" in line)
+    assert " 3 " in row, out
+    assert "100%" in row, out
