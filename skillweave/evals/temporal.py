@@ -227,10 +227,8 @@ class TemporalEvals:
             cause = exc.cause
         if isinstance(cause, CancelledError):
             return await self._stored_summary(skill, batch_id)
-        if isinstance(cause, TerminatedError):
-            why = f"terminated ({cause.message})" if cause.message else "terminated"
-        else:
-            why = f"failed: {_why(cause)}"
+        terminated = isinstance(cause, TerminatedError)
+        why = "was terminated" if terminated else f"failed: {_why(cause)}"
         raise AgentError(
             f"eval batch {batch_id} {why}; resume it (its graded jobs are kept): "
             f"skillweave skills eval {skill} --resume {batch_id}"

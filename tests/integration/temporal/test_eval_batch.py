@@ -196,14 +196,21 @@ async def test_a_batch_cancelled_mid_way_writes_its_report_cancelled(stack: Stac
 async def test_a_terminated_batch_resumed_skips_the_jobs_it_graded(stack: Stack) -> None:
     batch = batch_of(stack, concurrency=2)
     async with evals_on(stack, playbook(think_seconds=1.0)) as evals:
-        await evals.start(batch)
+        following = asyncio.create_task(evals.run(batch))
 
         async def two_graded() -> bool:
-            return (await evals.progress(batch.batch_id)).finished >= 2
+            try:
+                return (await evals.progress(batch.batch_id)).finished >= 2
+            except AgentError:  # not started yet
+                return False
 
         await eventually(two_graded, timeout=60, what="two jobs graded")
+        with pytest.raises(AgentError, match="is running already: wait for it, or cancel it"):
+            await evals.start(batch)
         handle = stack.client.get_workflow_handle(batch_workflow_id(batch.batch_id))
         await handle.terminate("a test stops it")
+        with pytest.raises(AgentError, match="was terminated; resume it"):
+            await following
         before = {g.job.key for g in await load_grades(stack.store, TOOLS, batch.batch_id)}
         await evals.resume(TOOLS, batch.batch_id)
         summary = await stack.client.get_workflow_handle(
