@@ -122,7 +122,7 @@ def judged(report: EvalReport, *, min_pass_rate: float | None) -> int:
 
 
 def _rates(report: EvalReport) -> str:
-    return " · ".join(f"{v.variant} {v.pass_rate:.0%}" for v in report.variants) or "-"
+    return ", ".join(f"{v.variant} {v.pass_rate:.0%}" for v in report.variants) or "-"
 
 
 def _when(created_at: str) -> str:
@@ -133,7 +133,8 @@ def _when(created_at: str) -> str:
 
 
 def print_listing(skill: str, reports: tuple[EvalReport, ...], *, as_json: bool) -> None:
-    """A skill's past batches, newest first: date, id, version, variants, pass rates, status."""
+    """A skill's past batches, newest first: date, id, version, status, each variant's pass
+    rate."""
     if as_json:
         dump(
             [
@@ -155,17 +156,16 @@ def print_listing(skill: str, reports: tuple[EvalReport, ...], *, as_json: bool)
         say(f"no eval batch of {skill} has a report yet: `skillweave skills eval {skill}` runs one")
         return
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for column in ("date (UTC)", "batch", "version", "variants", "pass rate", "status"):
-        table.add_column(column, overflow="fold")
+    for column in ("date (UTC)", "batch", "version", "status"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("pass rate by variant", overflow="fold")
     for report in reports:
-        variants = ", ".join(v.variant for v in report.variants)
         cells = (
             _when(report.created_at),
             report.batch_id,
             report.version[:_SHORT],
-            variants,
-            _rates(report),
             report.status,
+            _rates(report),
         )
         table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     out.print(table)

@@ -101,7 +101,7 @@ def test_a_batch_runs_to_its_report_and_is_listed_shown_and_resumed(
     listed = cli(SKILL, "--list")
     assert listed.returncode == 0, listed.stderr
     assert batch_id in listed.stdout
-    assert "skill 50% · baseline 50%" in listed.stdout
+    assert "skill 50%, baseline 50%" in listed.stdout
     rows = json.loads(cli(SKILL, "--list", "--json").stdout)
     assert [row["batch_id"] for row in rows] == [batch_id]
 
