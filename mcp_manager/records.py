@@ -1,7 +1,8 @@
 """What the manager stores per execution, and what makes two requests the same one.
 
-:class:`ExecutionRecord` is the stored outcome of an execution (``keys.execution_result_key``):
-the request's fingerprint and its result; its claim is a ``claims.ClaimRecord``.
+:class:`ExecutionRecord` (defined in ``skillweave.sandbox``, where a run's readers find it too)
+is the stored outcome of an execution (``keys.execution_result_key``): the request's
+fingerprint and its result; its claim is a ``claims.ClaimRecord``.
 :class:`Fingerprint` is the identity of a request, compared when an execution id comes again.
 ``executions`` writes and reads both; ``executor_client`` builds results with
 :func:`result_for`. A stored record must still decode after an upgrade: a new member is
@@ -20,28 +21,12 @@ from pydantic import BaseModel
 from skillweave.sandbox import (
     ExecuteRequest,
     ExecutionLimits,
+    ExecutionRecord,
     ExecutionResult,
     ExecutionStatus,
 )
 
 __all__ = ["ExecutionRecord", "ExecutionState", "Fingerprint", "result_for"]
-
-
-class ExecutionRecord(BaseModel):
-    """The stored outcome of an execution: which request it was, and what it came to.
-
-    Attributes:
-        fingerprint: the request's :attr:`Fingerprint.value` (None only in a record no
-            manager writes: such a record matches no request).
-        result: the result, as answered (it is masked again when read back).
-    """
-
-    fingerprint: str | None = None
-    result: ExecutionResult
-
-    def encoded(self) -> bytes:
-        """The record as stored."""
-        return self.model_dump_json().encode()
 
 
 class ExecutionState(BaseModel):

@@ -21,7 +21,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from skillweave.agent import execution_key
 from skillweave.agent.disclosure import OWN_TOOLS, RUN_SKILL_SCRIPT
@@ -29,7 +29,7 @@ from skillweave.engines import RunResult, TranscriptRecord
 from skillweave.errors import SkillweaveError
 from skillweave.evals.suite import output_name
 from skillweave.llm import Message
-from skillweave.sandbox import ExecutionResult
+from skillweave.sandbox import ExecutionRecord, ExecutionResult
 from skillweave.storage import ArtifactRef, ArtifactStore, keys
 
 __all__ = [
@@ -268,21 +268,12 @@ async def _scripts(
     return tuple(runs)
 
 
-class _ExecutionRecord(BaseModel):
-    """The record the MCP manager stores for an execution (``mcp_manager.records.
-    ExecutionRecord``, at ``keys.execution_result_key``), read for its result alone."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    result: ExecutionResult
-
-
 async def _execution(store: ArtifactStore, run_id: str, seq: int) -> ExecutionResult | None:
     try:
         data = await _read(store, keys.execution_result_key(execution_key(run_id, seq)))
         if data is None:
             return None
-        stored = _ExecutionRecord.model_validate_json(data).result
+        stored = ExecutionRecord.model_validate_json(data).result
     except (ValueError, ValidationError, SkillweaveError):
         return None
     return stored if stored.run_id == run_id else None

@@ -22,6 +22,7 @@ __all__ = [
     "EgressGrant",
     "ExecuteRequest",
     "ExecutionLimits",
+    "ExecutionRecord",
     "ExecutionResult",
     "ExecutionStatus",
     "ExecutorFile",
@@ -293,3 +294,22 @@ class ExecutorResult(BaseModel):
     full_stdout: ExecutorFile | None = None
     full_stderr: ExecutorFile | None = None
     error: str | None = None
+
+
+class ExecutionRecord(BaseModel):
+    """The stored outcome of an execution (``keys.execution_result_key``): which request it
+    was, and what it came to. The manager writes it (``mcp_manager.executions``); anything
+    that reads a run's script runs back (an eval job's evidence) reads it with this model.
+
+    Attributes:
+        fingerprint: the request's ``mcp_manager.records.Fingerprint.value`` (None only in a
+            record no manager writes: such a record matches no request).
+        result: the result, as answered (it is masked again when read back).
+    """
+
+    fingerprint: str | None = None
+    result: ExecutionResult
+
+    def encoded(self) -> bytes:
+        """The record as stored."""
+        return self.model_dump_json().encode()
