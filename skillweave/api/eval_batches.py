@@ -19,7 +19,7 @@ import logging
 
 from skillweave.engines import DirectEngine, Engine
 from skillweave.errors import AgentError
-from skillweave.evals import BatchProgress, EvalBatch
+from skillweave.evals import BatchProgress, EvalBatch, ReportSummary
 from skillweave.evals import runner as eval_runner
 from skillweave.evals import services as eval_services
 from skillweave.evals import store as eval_store
@@ -66,6 +66,19 @@ class EvalBatches:
         )
         self._running.add(task)
         task.add_done_callback(self._ended)
+
+    async def run(self, batch: EvalBatch) -> ReportSummary:
+        """Run `batch` to its end and answer where its report is (a gated rollback waits for
+        it: ``evals.gate``).
+
+        Raises:
+            SkillweaveError: a step of the batch failed for good.
+        """
+        if self._direct is None:
+            from skillweave.evals import temporal  # temporalio: only on the temporal engine
+
+            return await temporal.TemporalEvals(self.engine).run(batch)  # type: ignore[arg-type]
+        return await self._direct.run(batch)
 
     def _ended(self, task: asyncio.Task[object]) -> None:
         self._running.discard(task)

@@ -15,6 +15,12 @@ the current version changes nothing and says so (``changed: false``). Runs alrea
 the versions they pinned; the library the API serves, and every process polling the store, see
 the rollback within ``SKILLS__RELOAD_SECONDS``.
 
+With ``"gate": true`` (and ``model``, ``grader``, ``repeat``, ``gate_tolerance``,
+``gate_allow_missing``) the version is made current only when its evals, run against the
+current version on the API's engine, keep its pass rate (``evals.gate``; the answer waits for
+the batch): refused, 409 with both pass rates and the report's place in its detail, the version
+stays stored, not current; the decision is in the audit log (``eval_gate``).
+
 Errors are problem+json (``skillweave.api.problems``): no such skill 404, no such version 404
 (its detail lists the versions), an ambiguous prefix 409, a malformed one 422.
 """
@@ -27,7 +33,23 @@ from fastapi import APIRouter, Body
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.api.deps import ServedLibrary, State
+from skillweave.api.eval_batches import EvalBatches
 from skillweave.api.problems import ApiProblem, problem_response
+from skillweave.api.served_skills import ServedSkills
+from skillweave.api.state import ApiState
+from skillweave.errors import ConfigError
+from skillweave.evals import EvalBatch, EvalReport
+from skillweave.evals.batch import MAX_REPEAT
+from skillweave.evals.gate import (
+    EvalGateError,
+    Gate,
+    GateOptions,
+    GateVerdict,
+    gate_version,
+    gated_rollback,
+)
+from skillweave.evals.store import read_report
+from skillweave.llm import resolve_model
 from skillweave.skills import SkillVersionError
 from skillweave.skills.stored import (
     SkillVersions,
@@ -59,6 +81,25 @@ class RollbackRequest(BaseModel):
         max_length=64,
         description="The version to make current: its 64 hex digits or a unique prefix of at"
         " least 8; unset: the version current before the current one.",
+    )
+    gate: bool = Field(
+        default=False,
+        description="Make it current only if its evals, run against the current version on"
+        " the API's engine, keep its pass rate (the answer waits for the batch); refused: 409,"
+        " the version stays stored, not current.",
+    )
+    model: str | None = Field(
+        default=None, min_length=1, max_length=200, description="gate: the agent's model."
+    )
+    grader: str | None = Field(
+        default=None, min_length=1, max_length=200, description="gate: the grader's model."
+    )
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT, description="gate: runs of each eval.")
+    gate_tolerance: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="gate: how much lower the pass rate may be."
+    )
+    gate_allow_missing: bool = Field(
+        default=False, description="gate: let a version with no evals through."
     )
 
 
@@ -97,6 +138,10 @@ async def list_versions(name: str, skills: ServedLibrary, state: State) -> Skill
     responses={
         **_RESPONSES,
         403: problem_response("skills.trust refuses that version"),
+        409: problem_response(
+            "A directory skill, an ambiguous prefix, no earlier version, or (gate) its evals"
+            " lose pass rate"
+        ),
         422: problem_response("skills.scan.policy blocks that version, or a malformed one"),
         503: problem_response("The audit log cannot record it: nothing was changed"),
     },
@@ -118,15 +163,25 @@ async def rollback(
         )
     version = body.version if body is not None else None
     stored: StoredSkills = skills.stored
+    check = rollback_check(state.store, state.settings.skills, state.audit)
+    reserved = skills.reserved(skills.directory)
     try:
-        done = await stored.rollback(
-            name,
-            version,
-            reserved=skills.reserved(skills.directory),
-            check=rollback_check(state.store, state.settings.skills, state.audit),
-        )
+        if body is not None and body.gate:
+            done = await gated_rollback(
+                stored,
+                name,
+                version,
+                reserved=reserved,
+                judged=check,
+                gate=_gate(body, skills, state),
+                settings=state.settings.skills,
+            )
+        else:
+            done = await stored.rollback(name, version, reserved=reserved, check=check)
     except SkillVersionError as exc:
         raise ApiProblem(_VERSION_STATUS[exc.problem], str(exc)) from None
+    except EvalGateError as exc:
+        raise ApiProblem(409, str(exc), title="Refused by its evals") from None
     if done.changed:
         await skills.changed()
     return RollbackResult(
@@ -137,3 +192,45 @@ async def rollback(
         enabled=done.record.enabled,
         held=done.held,
     )
+
+
+def _gate(body: RollbackRequest, skills: ServedSkills, state: ApiState) -> Gate:
+    """The gate of a rollback (``evals.gate``), its batch run on the API's engine.
+
+    Raises:
+        ApiProblem: 409, this API runs no eval batches; 422, a model that does not resolve.
+    """
+    evals = state.evals
+    if not isinstance(evals, EvalBatches):
+        raise ApiProblem(409, "this API runs no eval batches (no engine): roll back without gate")
+    for given, named in (("model", body.model), ("grader", body.grader)):
+        if named is not None:
+            try:
+                resolve_model(state.settings.model, named)
+            except ConfigError as exc:
+                raise ApiProblem(422, f"{given}: {exc}", title="Unknown model") from None
+    options = GateOptions(
+        model=body.model,
+        grader=body.grader,
+        repeat=body.repeat,
+        tolerance=body.gate_tolerance,
+        allow_missing=body.gate_allow_missing,
+    )
+
+    async def run(batch: EvalBatch) -> EvalReport:
+        summary = await evals.run(batch)
+        return await read_report(state.store, summary.skill, summary.batch_id)
+
+    async def gate(name: str, version: str, current: str | None) -> GateVerdict:
+        return await gate_version(
+            registry=skills.registry,
+            store=state.store,
+            skill=name,
+            version=version,
+            current=current,
+            options=options,
+            run=run,
+            audit=state.audit,
+        )
+
+    return gate

@@ -12,7 +12,7 @@ Where each command gates: an update between the version's admission (its scan an
 recorded) and the ``update`` record and the store's switch (:class:`GatedAdmissions`; the
 package is put where a pinned run reads it first, with its scan and signature beside it); a
 rollback between today's judgement of the version and the ``rollback`` record
-(:func:`gated_rollback`).
+(``evals.gate.gated_rollback``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from skillweave.cli.compose import OpenedEngine
     from skillweave.engines import Engine
     from skillweave.evals import EvalBatch, EvalReport
-    from skillweave.skills.stored import RollbackCheck
 
 __all__ = [
     "EvalGate",
@@ -52,7 +51,6 @@ __all__ = [
     "GateToleranceOption",
     "GatedAdmissions",
     "gate_options",
-    "gated_rollback",
     "update_admissions",
 ]
 
@@ -150,11 +148,6 @@ class EvalGate:
         self._stack = contextlib.AsyncExitStack()
         self._opened: OpenedEngine[Engine] | None = None
 
-    @property
-    def store(self) -> ArtifactStore:
-        """Where the versions, the batches and their reports are."""
-        return self._store
-
     async def __aenter__(self) -> EvalGate:
         return self
 
@@ -222,27 +215,15 @@ class GatedAdmissions(Admissions):
         if self.gate is None or self.current is None:
             return held
         current = await self.current(name)
-        if current is not None and current != version:
+        if current == version:
+            return held  # the same version again: nothing becomes current
+        if current is not None:  # where a pinned run reads it, judged as it will be stored
             await self.store.put_if_absent(
                 keys.skill_package_key(name, version), package, content_type=_ZIP
             )
             await self.keep(name)
         await self.gate.check(name, version, current)
         return held
-
-
-def gated_rollback(gate: EvalGate, judged: RollbackCheck, settings: Settings) -> RollbackCheck:
-    """The check of a gated rollback: the version asked judged under today's policies first
-    (refused as a plain rollback would be, before any batch), then gated against the current
-    one, then `judged` (which records the rollback)."""
-    from skillweave.skills.stored import check_version
-
-    async def check(name: str, current: str, version: str, package: bytes) -> bool:
-        await check_version(gate.store, settings.skills, name, version, package=package)
-        await gate.check(name, version, current)
-        return await judged(name, current, version, package)
-
-    return check
 
 
 @contextlib.asynccontextmanager

@@ -8,7 +8,9 @@ it is made: when the record cannot be written the command says so in one line, e
 makes no change (an install of several sources keeps, and locks, those done before;
 :mod:`~skillweave.cli.audit_writer`). What an install prints is
 :mod:`~skillweave.cli.install_table`'s (``--list``: :mod:`~skillweave.cli.source_listing`'s);
-the locks it reads and keeps, :mod:`~skillweave.cli.install_lock`'s.
+the locks it reads and keeps, :mod:`~skillweave.cli.install_lock`'s. ``update --gate`` makes a
+new version current only when its evals keep the current one's pass rate
+(:mod:`~skillweave.cli.eval_gate`); ``approve`` shows the version's evals in a line.
 """
 
 from __future__ import annotations

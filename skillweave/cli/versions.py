@@ -18,6 +18,9 @@ the version current before the current one) current again, judged under today's 
 refuses it, held off until ``skills approve`` when its scan needs an operator. The rollback is
 in the audit log before it is made: when the record cannot be written the command says so in
 one line, exits 1, and changes nothing. Runs already started keep the versions they pinned.
+With ``--gate`` the version becomes current only when its evals, run against the current one,
+keep its pass rate (:mod:`~skillweave.cli.eval_gate`). A held skill's listing shows its
+current version's evals in a line, as its approver reads them.
 """
 
 from __future__ import annotations
@@ -235,7 +238,8 @@ async def _rollback(
     library: SkillRegistry | None = None,
 ) -> Any:
     from skillweave.cli.compose import open_store
-    from skillweave.cli.eval_gate import EvalGate, gated_rollback
+    from skillweave.cli.eval_gate import EvalGate
+    from skillweave.evals.gate import gated_rollback
     from skillweave.skills.stored import StoredSkills, directory_owners, rollback_check
 
     directory = directory_registry(None)
@@ -256,11 +260,14 @@ async def _rollback(
             async with EvalGate(
                 settings, gated, registry=library, store=store, audit=audit
             ) as gate:
-                return await StoredSkills(store).rollback(
+                return await gated_rollback(
+                    StoredSkills(store),
                     name,
                     version,
                     reserved=directory_owners(directory),
-                    check=gated_rollback(gate, check, settings),
+                    judged=check,
+                    gate=gate.check,
+                    settings=settings.skills,
                 )
         finally:
             await audit.aclose()

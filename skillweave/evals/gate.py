@@ -18,7 +18,7 @@ cannot be written refuses the change.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Literal
@@ -26,22 +26,27 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.agent.spec import AgentSpec
+from skillweave.config import SkillsSettings
 from skillweave.errors import SkillweaveError
 from skillweave.evals.batch import MAX_CONCURRENCY, MAX_REPEAT, EvalBatch, new_batch_id
 from skillweave.evals.results import EvalReport
 from skillweave.evals.suite import EVALS_FILE, EvalSuiteError
 from skillweave.evals.summary import version_suite
 from skillweave.skills import SkillRegistry
+from skillweave.skills.stored import Rollback, RollbackCheck, StoredSkills, check_version
 from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.store_id import store_identity
 
-__all__ = ["EvalGateError", "GateOptions", "GateVerdict", "gate_version"]
+__all__ = ["EvalGateError", "GateOptions", "GateVerdict", "gate_version", "gated_rollback"]
 
 DEFAULT_TOLERANCE: Final = 0.0
 
 RunBatch = Callable[[EvalBatch], Awaitable[EvalReport]]
 """Runs a batch to its end and answers its stored report (the caller's engine)."""
+Gate = Callable[[str, str, str | None], Awaitable["GateVerdict"]]
+"""Gates making a version current (name, version, current version): :func:`gate_version`
+bound to a caller's runner; raises :class:`EvalGateError` to refuse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,3 +249,57 @@ async def _decide(
 
 def _percent(rate: float | None) -> str:
     return "-" if rate is None else f"{rate:.0%}"
+
+
+async def gated_rollback(
+    stored: StoredSkills,
+    name: str,
+    version: str | None,
+    *,
+    reserved: Mapping[str, str] | Collection[str],
+    judged: RollbackCheck,
+    gate: Gate,
+    settings: SkillsSettings,
+) -> Rollback:
+    """``StoredSkills.rollback`` gated on the version's evals: the CLI's ``skills rollback
+    --gate`` and the API's ``"gate": true``.
+
+    The version asked is told apart as a plain rollback tells it (a first rollback that stops
+    at its check, so the rules are the store's own), judged under today's policies (refused as
+    a plain rollback would be, before any batch runs), gated against the current version with
+    no lock held (a batch takes minutes), then rolled back to with `judged` (which records
+    it), provided the current version is still the one it was compared with.
+
+    Raises:
+        EvalGateError: the gate refused it, or the current version changed meanwhile.
+        what ``StoredSkills.rollback`` and `judged` raise.
+    """
+    try:
+        return await stored.rollback(name, version, reserved=reserved, check=_asked)
+    except _Asked as asked:
+        current, target = asked.current, asked.version
+        await check_version(stored.store, settings, name, target, package=asked.package)
+    verdict = await gate(name, target, current)
+
+    async def check(skill: str, now: str, chosen: str, package: bytes) -> bool:
+        if now != current:
+            reason = (
+                f"{skill} {chosen[:12]} was not made current: the current version changed"
+                f" from {current[:12]} to {now[:12]} while its evals ran; roll back again"
+            )
+            raise EvalGateError(
+                verdict.model_copy(update={"decision": "refused", "reason": reason})
+            )
+        return await judged(skill, now, chosen, package)
+
+    return await stored.rollback(name, target, reserved=reserved, check=check)
+
+
+class _Asked(Exception):
+    def __init__(self, current: str, version: str, package: bytes) -> None:
+        super().__init__(version)
+        self.current, self.version, self.package = current, version, package
+
+
+async def _asked(name: str, current: str, version: str, package: bytes) -> bool:
+    raise _Asked(current, version, package)

@@ -1,7 +1,8 @@
 """The eval gate of an update or a rollback (``evals.gate``), with a fake runner: it passes when
 the new version keeps its pass rate (within the tolerance), refuses when it loses it, when the
 batch did not complete, when there are no evals (unless allowed) or broken ones; nothing to
-compare with passes without a batch; every decision is in the audit log."""
+compare with passes without a batch; every decision is in the audit log. A gated rollback
+holds no lock while its gate runs, and refuses when the current version changed meanwhile."""
 
 from __future__ import annotations
 
@@ -10,11 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from skillweave.config import Settings
 from skillweave.evals.batch import EvalBatch
-from skillweave.evals.gate import EvalGateError, GateOptions, gate_version
+from skillweave.evals.gate import (
+    EvalGateError,
+    GateOptions,
+    GateVerdict,
+    gate_version,
+    gated_rollback,
+)
 from skillweave.evals.report import build_report
 from skillweave.evals.results import EvalReport
-from skillweave.skills import SkillRegistry, SkillScanner
+from skillweave.skills import SkillRegistry, SkillScanner, build_package
+from skillweave.skills.stored import StoredSkills
 from skillweave.storage.audit import AuditLog
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import write_skill
@@ -172,3 +181,59 @@ def test_options_out_of_range_are_refused() -> None:
         GateOptions(tolerance=1.5)
     with pytest.raises(ValueError, match="repeat"):
         GateOptions(repeat=0)
+
+
+async def _two_versions(tmp_path: Path) -> tuple[StoredSkills, list[str]]:
+    stored = StoredSkills(LocalArtifactStore(tmp_path / "store"))
+    versions = []
+    for word in ("one", "two", "three"):
+        folder = write_skill(tmp_path / word / "notes", description=f"Notes {word}. Use it.")
+        versions.append((await stored.add_package(build_package(folder))).latest)
+    return stored, versions
+
+
+async def _judged(name: str, current: str, version: str, package: bytes) -> bool:
+    return False
+
+
+async def test_a_gated_rollback_gates_with_no_lock_held_and_refuses_a_stale_comparison(
+    tmp_path: Path,
+) -> None:
+    stored, (one, two, three) = await _two_versions(tmp_path)
+    asked: list[tuple[str, str | None]] = []
+
+    async def gate(name: str, version: str, current: str | None) -> GateVerdict:
+        asked.append((version, current))
+        # Another writer rolls back meanwhile: the store is not locked while a batch runs.
+        await stored.rollback(name, one, check=_judged)
+        return GateVerdict(
+            skill=name, version=version, current=current, decision="passed", reason="ok"
+        )
+
+    settings = Settings(_env_file=None).skills
+    with pytest.raises(EvalGateError, match="the current version changed from"):
+        await gated_rollback(
+            stored, "notes", two[:12], reserved=(), judged=_judged, gate=gate, settings=settings
+        )
+    assert asked == [(two, three)]
+    record = await stored.get("notes")
+    assert record is not None
+    assert record.latest == one  # the other writer's, not the stale gate's
+
+
+async def test_a_gated_rollback_to_the_current_version_runs_no_gate(tmp_path: Path) -> None:
+    stored, (_, _, three) = await _two_versions(tmp_path)
+
+    async def gate(name: str, version: str, current: str | None) -> GateVerdict:
+        raise AssertionError("no gate: nothing changes")
+
+    done = await gated_rollback(
+        stored,
+        "notes",
+        three,
+        reserved=(),
+        judged=_judged,
+        gate=gate,
+        settings=Settings(_env_file=None).skills,
+    )
+    assert not done.changed
