@@ -180,6 +180,9 @@ async def test_a_batch_cancelled_mid_way_writes_its_report_cancelled(stack: Stac
         await eventually(one_graded_and_more_running, timeout=60, what="a job graded")
         await evals.cancel(TOOLS, batch.batch_id)
         summary = await running
+        await evals.cancel(TOOLS, batch.batch_id)  # ended already: left as it is
+        with pytest.raises(AgentError, match="no eval batch eval-none of test-tools"):
+            await evals.cancel(TOOLS, "eval-none")
         runs = await children(stack.client, batch.batch_id)
 
     assert summary.status == "cancelled"
