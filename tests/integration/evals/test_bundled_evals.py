@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from skillweave.config import bundled_skills_dir
+from skillweave.evals import EVALS_FILE, parse_suite
 from skillweave.evals.grading import NOT_IN_EVIDENCE
-from skillweave.evals.suite import EVALS_FILE, parse_suite
 from skillweave.storage.local import LocalArtifactStore
 from tests.conftest import REPO
 from tests.integration.temporal.harness import start_dev_server, unique
