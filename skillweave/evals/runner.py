@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from skillweave.agent import ApprovalDecision
+from skillweave.agent import AgentEvent, ApprovalDecision
 from skillweave.engines import Backoff, RunRequest, RunResult, call_retrying
 from skillweave.errors import AgentError, ConfigError
 from skillweave.evals.batch import EvalBatch, EvalJob, job_request, job_run_id, plan_jobs
@@ -280,12 +280,7 @@ class DirectEvals:
         status: _Ended = "partial" if running.ungraded else "completed"
         return await self._report(running, status, started)
 
-    async def _report(
-        self,
-        running: _Batch,
-        status: _Ended,
-        started: float,
-    ) -> ReportSummary:
+    async def _report(self, running: _Batch, status: _Ended, started: float) -> ReportSummary:
         """Write the report; shielded, so that a cancelled batch still has one."""
         running.tell(phase="reporting")
         request = ReportInput(
@@ -326,6 +321,7 @@ class DirectEvals:
         )
 
     async def _graded(self, running: _Batch, job: EvalJob) -> JobGrade:
+        """The job's steps: its inputs prepared, its run, its grade (the one stored)."""
         batch = running.batch
         case = batch.case(job.eval_id)
         run_id = job_run_id(batch.batch_id, job, attempt=batch.attempt)
@@ -384,7 +380,7 @@ class DirectEvals:
         """Deny each approval the run asks for, at once (evals are unattended)."""
         decision = ApprovalDecision(approved=False, note=UNATTENDED, by=_APPROVER)
         async for item in self.engine.follow(run_id):
-            if getattr(item, "kind", None) == "approval_requested":
+            if isinstance(item, AgentEvent) and item.kind == "approval_requested":
                 # The run may end meanwhile: nothing to decide then.
                 with contextlib.suppress(AgentError):
                     await _approve_when_waiting(self.engine, run_id, decision)
