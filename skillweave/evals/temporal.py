@@ -37,7 +37,7 @@ import contextlib
 from datetime import timedelta
 from typing import Final
 
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import (
     SearchAttributePair,
     TypedSearchAttributes,
@@ -105,8 +105,10 @@ class TemporalEvals:
         await engine.check_namespace()
         batch = await self._as_run(batch)
         await engine.workers()  # refuses a store no worker serves while others' do
-        await save_batch(engine.store, batch)
         workflow_id = batch_workflow_id(batch.batch_id)
+        if await self._status(self._handle(batch.batch_id)) == WorkflowExecutionStatus.RUNNING:
+            raise _running_already(batch)  # before its stored batch is replaced
+        await save_batch(engine.store, batch)
         assert batch.store_id is not None
         try:
             await engine.client.start_workflow(
@@ -124,10 +126,7 @@ class TemporalEvals:
                 ),
             )
         except WorkflowAlreadyStartedError:
-            raise AgentError(
-                f"eval batch {batch.batch_id} is running already: wait for it, or cancel it "
-                f"(skillweave skills eval {batch.skill} --cancel {batch.batch_id})"
-            ) from None
+            raise _running_already(batch) from None
         except RPCError as exc:
             raise AgentError(f"eval batch {batch.batch_id} did not start: {_line(exc)}") from None
         return workflow_id
@@ -192,7 +191,7 @@ class TemporalEvals:
             await handle.cancel()
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
-                if await self._exists(handle):
+                if await self._status(handle) is not None:
                     return  # closed already
                 raise AgentError(f"no eval batch {batch_id} of {skill} on this server") from None
             raise AgentError(f"eval batch {batch_id} not cancelled: {_line(exc)}") from None
@@ -279,14 +278,27 @@ class TemporalEvals:
             batch_workflow_id(batch_id), result_type=ReportSummary
         )
 
-    async def _exists(self, handle: WorkflowHandle[object, ReportSummary]) -> bool:
+    async def _status(
+        self, handle: WorkflowHandle[object, ReportSummary]
+    ) -> WorkflowExecutionStatus | None:
+        """The status of the batch's latest workflow; None: there is none.
+
+        Raises:
+            AgentError: the server cannot be asked.
+        """
         try:
-            await handle.describe()
+            return (await handle.describe()).status
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
-                return False
-            raise
-        return True
+                return None
+            raise AgentError(f"eval batch {handle.id}: {_line(exc)}") from None
+
+
+def _running_already(batch: EvalBatch) -> AgentError:
+    return AgentError(
+        f"eval batch {batch.batch_id} is running already: wait for it, or cancel it "
+        f"(skillweave skills eval {batch.skill} --cancel {batch.batch_id})"
+    )
 
 
 def batch_summary(batch: EvalBatch) -> str:

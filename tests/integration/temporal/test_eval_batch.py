@@ -27,7 +27,7 @@ from skillweave.errors import AgentError
 from skillweave.evals import EvalBatch, EvalCase, job_request, job_run_id, plan_jobs
 from skillweave.evals.effects import batch_workflow_id
 from skillweave.evals.results import BatchProgress, ReportSummary
-from skillweave.evals.store import load_grades, read_report
+from skillweave.evals.store import load_batch, load_grades, read_report
 from skillweave.evals.suite import AnswerContains, FileContains, ScriptNotRun, ScriptRan
 from skillweave.evals.temporal import TemporalEvals
 from tests.integration.harness import eventually
@@ -209,7 +209,9 @@ async def test_a_terminated_batch_resumed_skips_the_jobs_it_graded(stack: Stack)
 
         await eventually(two_graded, timeout=60, what="two jobs graded")
         with pytest.raises(AgentError, match="is running already: wait for it, or cancel it"):
-            await evals.start(batch)
+            await evals.start(batch.model_copy(update={"attempt": 5}))
+        stored = await load_batch(stack.store, TOOLS, batch.batch_id)
+        assert stored.attempt == 0  # the running batch's, not replaced by the refused one
         handle = stack.client.get_workflow_handle(batch_workflow_id(batch.batch_id))
         await handle.terminate("a test stops it")
         with pytest.raises(AgentError, match="was terminated; resume it"):
