@@ -45,7 +45,7 @@ from skillweave.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, errors, fail
 from skillweave.cli.library import registry_of
 from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ExecutionEngine, Settings, get_settings
-from skillweave.errors import AgentSpecError, ConfigError
+from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
 from skillweave.evals import EvalBatch, EvalReport
 from skillweave.evals import store as eval_store
 from skillweave.evals import triggers as trigger_evals
@@ -121,7 +121,7 @@ def show_batch(target: str, batch_id: str, shown: Shown) -> None:
                 return await eval_store.read_report(store, name, batch_id)
             except eval_store.EvalsNotFoundError:
                 await eval_store.load_batch(store, name, batch_id)  # no batch: that error
-                raise ConfigError(
+                raise SkillweaveError(
                     f"eval batch {batch_id} of {name} has no report yet: it is still running, "
                     f"or stopped before writing one (`skillweave skills eval {name} --resume "
                     f"{batch_id}` runs what is left)"
@@ -194,14 +194,17 @@ def run_batch(
     settings = get_settings()
     chosen = engine if engine is not None else settings.workflow.execution_engine
     registry = registry_of(None)
-    planned = _run(_plan(target, options, settings, registry, resume=resume))
+    try:
+        planned = _run(_plan(target, options, settings, registry, resume=resume))
+    except KeyboardInterrupt:
+        raise fail("interrupted: no eval batch was started", code=EXIT_INTERRUPTED) from None
     batch = planned.batch
     workflow = settings.workflow.model_copy(update={"execution_engine": chosen})
     on_engine = settings.model_copy(update={"workflow": workflow})
     _announce(planned, chosen, as_json=shown.as_json)
 
     async def main() -> tuple[EvalReport, str]:
-        with _temporal_reachable():
+        with _temporal_reachable() if chosen == "temporal" else contextlib.nullcontext():
             async with open_engine(on_engine, registry=registry, model=planned.model) as opened:
                 await _ready(opened)
                 with interrupt_cancels(asyncio.current_task()):
