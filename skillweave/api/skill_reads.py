@@ -16,7 +16,7 @@ from skillweave.api.served_skills import ServedSkills
 from skillweave.api.skill_schemas import SignatureStatus, SkillDetail, SkillItem, SkillPage, Source
 from skillweave.config import SkillsSettings
 from skillweave.errors import ResourceNotFoundError
-from skillweave.evals.summary import eval_summary
+from skillweave.evals import summary as eval_summaries
 from skillweave.skills import ScanDecision, Skill, SkillRegistry, list_resources, stored_report
 from skillweave.skills.scan import ScanReport, scan_folder
 from skillweave.skills.signing import (
@@ -120,7 +120,7 @@ class SkillReader:
     async def evals(self, name: str, version: str) -> str | None:
         """A version's evals in a line (``skillweave.evals.summary``), what its approver reads
         beside its scan; None: it has none."""
-        summary = await eval_summary(
+        summary = await eval_summaries.eval_summary(
             self._registry, self._store, name, version, settings=self._settings
         )
         return summary.line() if summary is not None else None

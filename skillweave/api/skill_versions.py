@@ -39,16 +39,9 @@ from skillweave.api.served_skills import ServedSkills
 from skillweave.api.state import ApiState
 from skillweave.errors import ConfigError
 from skillweave.evals import EvalBatch, EvalReport
-from skillweave.evals.batch import MAX_REPEAT
-from skillweave.evals.gate import (
-    EvalGateError,
-    Gate,
-    GateOptions,
-    GateVerdict,
-    gate_version,
-    gated_rollback,
-)
-from skillweave.evals.store import read_report
+from skillweave.evals import batch as batches
+from skillweave.evals import gate as gates
+from skillweave.evals import store as eval_store
 from skillweave.llm import resolve_model
 from skillweave.skills import SkillVersionError
 from skillweave.skills.stored import (
@@ -94,7 +87,9 @@ class RollbackRequest(BaseModel):
     grader: str | None = Field(
         default=None, min_length=1, max_length=200, description="gate: the grader's model."
     )
-    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT, description="gate: runs of each eval.")
+    repeat: int = Field(
+        default=1, ge=1, le=batches.MAX_REPEAT, description="gate: runs of each eval."
+    )
     gate_tolerance: float = Field(
         default=0.0, ge=0.0, le=1.0, description="gate: how much lower the pass rate may be."
     )
@@ -167,7 +162,7 @@ async def rollback(
     reserved = skills.reserved(skills.directory)
     try:
         if body is not None and body.gate:
-            done = await gated_rollback(
+            done = await gates.gated_rollback(
                 stored,
                 name,
                 version,
@@ -180,7 +175,7 @@ async def rollback(
             done = await stored.rollback(name, version, reserved=reserved, check=check)
     except SkillVersionError as exc:
         raise ApiProblem(_VERSION_STATUS[exc.problem], str(exc)) from None
-    except EvalGateError as exc:
+    except gates.EvalGateError as exc:
         raise ApiProblem(409, str(exc), title="Refused by its evals") from None
     if done.changed:
         await skills.changed()
@@ -194,7 +189,7 @@ async def rollback(
     )
 
 
-def _gate(body: RollbackRequest, skills: ServedSkills, state: ApiState) -> Gate:
+def _gate(body: RollbackRequest, skills: ServedSkills, state: ApiState) -> gates.Gate:
     """The gate of a rollback (``evals.gate``), its batch run on the API's engine.
 
     Raises:
@@ -209,7 +204,7 @@ def _gate(body: RollbackRequest, skills: ServedSkills, state: ApiState) -> Gate:
                 resolve_model(state.settings.model, named)
             except ConfigError as exc:
                 raise ApiProblem(422, f"{given}: {exc}", title="Unknown model") from None
-    options = GateOptions(
+    options = gates.GateOptions(
         model=body.model,
         grader=body.grader,
         repeat=body.repeat,
@@ -219,10 +214,10 @@ def _gate(body: RollbackRequest, skills: ServedSkills, state: ApiState) -> Gate:
 
     async def run(batch: EvalBatch) -> EvalReport:
         summary = await evals.run(batch)
-        return await read_report(state.store, summary.skill, summary.batch_id)
+        return await eval_store.read_report(state.store, summary.skill, summary.batch_id)
 
-    async def gate(name: str, version: str, current: str | None) -> GateVerdict:
-        return await gate_version(
+    async def gate(name: str, version: str, current: str | None) -> gates.GateVerdict:
+        return await gates.gate_version(
             registry=skills.registry,
             store=state.store,
             skill=name,

@@ -167,9 +167,9 @@ async def open_services(
             metrics=metrics,
         )
         stack.push_async_callback(services.aclose)  # before the store closes: LIFO
-        from skillweave.evals.summary import draft_line  # not at `import skillweave.cli`
+        from skillweave.evals import summary  # not at `import skillweave.cli`
 
-        services.authoring.evals = draft_line(
+        services.authoring.evals = summary.draft_line(
             lambda: services.registry, store, settings=settings.skills
         )
         yield LocalServices(services=services, manager_url=manager.url)

@@ -29,8 +29,8 @@ from rich.text import Text
 from skillweave.cli.console import err
 from skillweave.cli.exits import EXIT_USAGE, fail
 from skillweave.config import Settings
-from skillweave.evals.batch import MAX_REPEAT
-from skillweave.evals.gate import GateOptions, GateVerdict, gate_version
+from skillweave.evals import batch as batches
+from skillweave.evals import gate as gates
 from skillweave.skills import Admissions, SkillRegistry
 from skillweave.storage import ArtifactStore, keys
 from skillweave.storage.audit import AuditLog
@@ -75,7 +75,10 @@ GateGraderOption = Annotated[
 GateRepeatOption = Annotated[
     int,
     typer.Option(
-        "--repeat", min=1, max=MAX_REPEAT, help="With --gate: runs of each eval per version."
+        "--repeat",
+        min=1,
+        max=batches.MAX_REPEAT,
+        help="With --gate: runs of each eval per version.",
     ),
 ]
 GateToleranceOption = Annotated[
@@ -104,7 +107,7 @@ def gate_options(
     repeat: int,
     tolerance: float,
     allow_missing: bool,
-) -> GateOptions | None:
+) -> gates.GateOptions | None:
     """The gate the options ask for (None: no ``--gate``).
 
     Raises:
@@ -118,7 +121,7 @@ def gate_options(
                 code=EXIT_USAGE,
             )
         return None
-    return GateOptions(
+    return gates.GateOptions(
         model=model,
         grader=grader,
         repeat=repeat,
@@ -134,7 +137,7 @@ class EvalGate:
     def __init__(
         self,
         settings: Settings,
-        options: GateOptions,
+        options: gates.GateOptions,
         *,
         registry: SkillRegistry,
         store: ArtifactStore,
@@ -159,14 +162,14 @@ class EvalGate:
     ) -> None:
         await self._stack.aclose()
 
-    async def check(self, name: str, version: str, current: str | None) -> GateVerdict:
+    async def check(self, name: str, version: str, current: str | None) -> gates.GateVerdict:
         """Gate making `version` of `name` current in place of `current`; the verdict's line
         on stderr when it passes.
 
         Raises:
             EvalGateError: refused (recorded).
         """
-        verdict = await gate_version(
+        verdict = await gates.gate_version(
             registry=self._registry,
             store=self._store,
             skill=name,
@@ -229,7 +232,7 @@ class GatedAdmissions(Admissions):
 @contextlib.asynccontextmanager
 async def update_admissions(
     settings: Settings,
-    options: GateOptions,
+    options: gates.GateOptions,
     *,
     registry: SkillRegistry,
     store: ArtifactStore,

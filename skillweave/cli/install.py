@@ -318,7 +318,7 @@ def approve(
     version approved are listed with their evidence, and why the scan held it, then its evals
     in a line when it has any."""
     from skillweave.cli.compose import open_store
-    from skillweave.evals.summary import eval_summary
+    from skillweave.evals import summary
     from skillweave.skills import ScanDecision, stored_report
     from skillweave.skills.stored import StoredSkills
 
@@ -335,7 +335,7 @@ def approve(
             if report is not None:  # what is approved, read before it is
                 decided = ScanDecision.of(report, settings.skills.scan)
                 shown.extend(scan_texts(report, decided, name=name, limit=limit))
-            evals = await eval_summary(
+            evals = await summary.eval_summary(
                 library, store, name, current.latest, settings=settings.skills
             )
             if evals is not None:

@@ -49,7 +49,7 @@ from skillweave.cli.exits import errors, fail
 from skillweave.cli.library import directory_registry, registry_of
 from skillweave.config import Settings, get_settings
 from skillweave.errors import AgentSpecError, SkillError, SkillNotFoundError
-from skillweave.evals.gate import GateOptions
+from skillweave.evals import gate as gates
 from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
 from skillweave.storage import ArtifactStore
 from skillweave.terminal import terminal_safe
@@ -215,13 +215,13 @@ def _held_evals(settings: Settings, listing: Any) -> str | None:
     if not listing.held:
         return None
     from skillweave.cli.compose import open_store
-    from skillweave.evals.summary import eval_summary
+    from skillweave.evals import summary as summaries
 
     library = registry_of(None)
 
     async def summary() -> str | None:
         async with open_store(settings) as store:
-            found = await eval_summary(
+            found = await summaries.eval_summary(
                 library, store, listing.name, listing.current, settings=settings.skills
             )
         return found.line() if found is not None else None
@@ -234,12 +234,11 @@ async def _rollback(
     name: str,
     version: str | None,
     *,
-    gated: GateOptions | None = None,
+    gated: gates.GateOptions | None = None,
     library: SkillRegistry | None = None,
 ) -> Any:
     from skillweave.cli.compose import open_store
     from skillweave.cli.eval_gate import EvalGate
-    from skillweave.evals.gate import gated_rollback
     from skillweave.skills.stored import StoredSkills, directory_owners, rollback_check
 
     directory = directory_registry(None)
@@ -260,7 +259,7 @@ async def _rollback(
             async with EvalGate(
                 settings, gated, registry=library, store=store, audit=audit
             ) as gate:
-                return await gated_rollback(
+                return await gates.gated_rollback(
                     StoredSkills(store),
                     name,
                     version,

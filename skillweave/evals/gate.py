@@ -25,7 +25,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillweave.agent.spec import AgentSpec
+from skillweave.agent import AgentSpec
 from skillweave.config import SkillsSettings
 from skillweave.errors import SkillweaveError
 from skillweave.evals.batch import MAX_CONCURRENCY, MAX_REPEAT, EvalBatch, new_batch_id
@@ -34,9 +34,8 @@ from skillweave.evals.suite import EVALS_FILE, EvalSuiteError
 from skillweave.evals.summary import version_suite
 from skillweave.skills import SkillRegistry
 from skillweave.skills.stored import Rollback, RollbackCheck, StoredSkills, check_version
-from skillweave.storage import ArtifactStore, keys
+from skillweave.storage import ArtifactStore, keys, store_identity
 from skillweave.storage.audit import AuditLog
-from skillweave.storage.store_id import store_identity
 
 __all__ = ["EvalGateError", "GateOptions", "GateVerdict", "gate_version", "gated_rollback"]
 

@@ -46,7 +46,7 @@ from skillweave.evals.sources import read_skill_file, read_suite
 from skillweave.evals.store import list_reports
 from skillweave.evals.suite import EVALS_FILE, EvalSuite, EvalSuiteError, TriggerCase
 from skillweave.evals.triggers import suite_trigger_summary
-from skillweave.sandbox.pinned import skill_at
+from skillweave.sandbox import skill_at
 from skillweave.skills import Skill, SkillRegistry, SkillVersionError
 from skillweave.storage import ArtifactStore
 
