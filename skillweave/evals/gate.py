@@ -221,9 +221,17 @@ async def _decide(
     new = report.pass_rate
     against = report.variant("against")
     old = against.pass_rate if against is not None else None
-    place = keys.eval_report_key(skill, batch.batch_id, "md")
+    place = (
+        f"{keys.eval_report_key(skill, batch.batch_id, 'md')}"
+        f" (skillweave skills eval {skill} --show {batch.batch_id})"
+    )
     rates = f"{_percent(new)} with {short} against {_percent(old)} with the current {current[:12]}"
-    more = {"pass_rate": new, "current_pass_rate": old, "batch_id": batch.batch_id, "report": place}
+    more = {
+        "pass_rate": new,
+        "current_pass_rate": old,
+        "batch_id": batch.batch_id,
+        "report": keys.eval_report_key(skill, batch.batch_id, "md"),
+    }
     if report.status != "completed" or new is None or old is None:
         return verdict(
             "refused",

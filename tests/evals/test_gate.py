@@ -121,14 +121,16 @@ async def test_a_version_that_keeps_its_pass_rate_passes_and_is_recorded(tmp_pat
 async def test_a_version_that_loses_pass_rate_is_refused_saying_both_and_where(
     tmp_path: Path,
 ) -> None:
-    refused, records = await _gate(tmp_path, Runner(new=1, old=2))
+    runner = Runner(new=1, old=2)
+    refused, records = await _gate(tmp_path, runner)
 
     assert isinstance(refused, EvalGateError)
+    batch_id = runner.batches[0].batch_id
     line = str(refused)
     assert "was not made current: its evals pass 50% with " in line
     assert f"against 100% with the current {CURRENT[:12]}" in line
     assert "report: evals/converter/eval-" in line
-    assert line.endswith("/report.md")
+    assert line.endswith(f"/report.md (skillweave skills eval converter --show {batch_id})")
     assert "\n" not in line
     [record] = records
     assert record["details"]["decision"] == "refused"
