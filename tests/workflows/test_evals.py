@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from temporalio import activity, workflow
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
@@ -325,6 +326,12 @@ async def worker(client: Client, services: FakeEvalServices) -> AsyncIterator[st
         yield task_queue
 
 
+async def current_details(handle: WorkflowHandle[Any, Any]) -> str:
+    """What the Temporal UI shows as the workflow's current details."""
+    metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    return metadata.current_details
+
+
 async def run_batch(client: Client, task_queue: str, batch: EvalBatch) -> ReportSummary:
     return await client.execute_workflow(
         EVAL_BATCH_WORKFLOW,
@@ -346,6 +353,7 @@ async def test_a_batch_runs_each_job_as_a_child_at_most_concurrency_at_once_then
         handle = client.get_workflow_handle(batch_workflow_id(batch.batch_id))
         progress = await handle.query("progress", result_type=BatchProgress)
         history = await handle.fetch_history()
+        details = await current_details(handle)
 
     # Deterministic: its history replays on the same code, in the sandbox.
     await Replayer(
@@ -385,6 +393,9 @@ async def test_a_batch_runs_each_job_as_a_child_at_most_concurrency_at_once_then
         verdicts=8,
         phase="completed",
     )
+    # What the UI shows as it goes (here, at the end).
+    assert details.startswith("**completed** · 8 of 8 jobs finished · 0 running")
+    assert "**Pass rate so far:** 75% (6 of 8 verdicts)" in details
 
 
 @pytest.mark.slow
@@ -413,8 +424,13 @@ async def test_a_job_that_cannot_be_graded_leaves_the_batch_partial(client: Clie
     services = FakeEvalServices(fail_grading={"e2-skill-r1"})
     async with worker(client, services) as task_queue:
         summary = await run_batch(client, task_queue, batch)
+        details = await current_details(
+            client.get_workflow_handle(batch_workflow_id(batch.batch_id))
+        )
     assert summary.status == "partial"
     assert [g.job.key for g in services.graded] == ["e1-skill-r1"]
+    assert "**Not graded:** 1 job (a resume runs them)" in details
+    assert "**Last error:** grade\\_eval\\_job of e2-skill-r1 failed: EvalSuiteError" in details
 
 
 @pytest.mark.slow
