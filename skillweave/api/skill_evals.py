@@ -17,7 +17,8 @@ is (:class:`EvalRunning`: ``running`` with its progress, or ``stopped``: resume 
 
 The skill's name and the batch id are checked before any store read. Errors are problem+json:
 no such skill, version or batch 404; a skill with no evals, a model that does not resolve or
-a batch over the limits 422; an ambiguous version prefix 409.
+a batch over the limits 422; an ambiguous version prefix 409; a batch the engine cannot start
+(temporal: no worker serves the store) 503.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from skillweave.api.problems import ApiProblem, problem_response
 from skillweave.api.served_skills import ServedSkills
 from skillweave.api.state import ApiComposition, StartupHook
 from skillweave.engines import Engine
-from skillweave.errors import ConfigError, SkillNotFoundError
+from skillweave.errors import AgentError, ConfigError, SkillNotFoundError
 from skillweave.evals import BatchProgress, EvalBatch, EvalReport, EvalSuiteError
 from skillweave.evals import batch as batches
 from skillweave.evals import html as report_html
@@ -150,7 +151,7 @@ router = APIRouter(prefix="/v1/skills", tags=["skill evals"])
 
 _RESPONSES = {
     404: problem_response("No such skill, version or batch"),
-    409: problem_response("An ambiguous version prefix, or the batch runs already"),
+    409: problem_response("An ambiguous version prefix"),
     422: problem_response("No evals/evals.json, a model that does not resolve, a bad request"),
 }
 
@@ -186,7 +187,7 @@ async def _version(skills: ServedSkills, name: str, prefix: str | None, *, what:
     "/{name}/evals",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=EvalStarted,
-    responses=_RESPONSES,
+    responses={**_RESPONSES, 503: problem_response("The engine cannot start the batch now")},
     summary="Run a skill's evals",
 )
 async def start_evals(
@@ -232,7 +233,10 @@ async def start_evals(
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ApiProblem(422, f"the eval batch: {first['msg']}") from None
-    await evals.start(batch)
+    try:
+        await evals.start(batch)
+    except (AgentError, ConfigError) as exc:  # temporal: no worker of its store, or no server
+        raise ApiProblem(503, f"eval batch not started: {exc}", title="Unavailable") from None
     jobs = len(batch.cases) * len(batch.variants) * batch.repeat
     return EvalStarted(
         batch_id=batch.batch_id,
