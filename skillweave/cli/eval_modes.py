@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ from skillweave.cli.signals import interrupt_cancels
 from skillweave.config import ExecutionEngine, Settings, get_settings
 from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
 from skillweave.evals import EvalBatch, EvalReport
+from skillweave.evals import batch as batches
 from skillweave.evals import store as eval_store
 from skillweave.evals import triggers as trigger_evals
 from skillweave.skills import SkillRegistry
@@ -93,6 +95,17 @@ def _name_only(target: str, mode: str) -> str:
     return name
 
 
+def _batch_of(name: str, batch_id: str) -> str:
+    """`batch_id`, if it can be one (checked before any store or server is asked)."""
+    if not re.fullmatch(batches.BATCH_ID_PATTERN, batch_id):
+        raise fail(
+            f"{batch_id[:80]!r} is no eval batch id (eval-…): `skillweave skills eval {name} --list` "
+            "lists them",
+            code=EXIT_USAGE,
+        )
+    return batch_id
+
+
 # --- reading what batches left ----------------------------------------------------------------
 
 
@@ -114,6 +127,7 @@ def list_batches(target: str, shown: Shown) -> None:
 def show_batch(target: str, batch_id: str, shown: Shown) -> None:
     """``--show``: a stored report, printed, and written where ``--html``/``--out`` say."""
     name = _name_only(target, "--show")
+    batch_id = _batch_of(name, batch_id)
 
     async def main() -> EvalReport:
         async with open_store(get_settings()) as store:
@@ -154,6 +168,7 @@ def cancel_batch(target: str, batch_id: str, *, engine: ExecutionEngine | None) 
     """``--cancel``: cancel a batch running on Temporal; its report is written from the jobs
     graded so far."""
     name = _name_only(target, "--cancel")
+    batch_id = _batch_of(name, batch_id)
     settings = get_settings()
     if (engine or settings.workflow.execution_engine) == "direct":
         raise fail(
@@ -233,7 +248,7 @@ async def _plan(
     async with open_store(settings) as store:
         if resume is not None:
             name = _name_only(target, "--resume")
-            batch = await eval_store.load_batch(store, name, resume)
+            batch = await eval_store.load_batch(store, name, _batch_of(name, resume))
             resumed = batch.model_copy(update={"attempt": batch.attempt + 1})
             model = choose_model(settings.model, option=batch.model, spec=batch.agent)
             return PlannedBatch(batch=resumed, model=model)

@@ -209,6 +209,8 @@ def test_unknown_versions_and_batches_are_bad_input(cli: Cli) -> None:
         (["--show", "eval-x", "--repeat", "3"], "--repeat shapes a new batch"),
         (["--list", "--html", "x.html"], "do not go with --list"),
         (["--cancel", "eval-x", "--engine", "direct"], "runs in the process that started it"),
+        (["--cancel", "../../etc", "--engine", "temporal"], "is no eval batch id"),
+        (["--show", "EVAL-\x1b[31m"], "is no eval batch id"),
         (["--repeat", "0"], "Invalid value for '--repeat'"),
         (["--concurrency", "65"], "Invalid value for '--concurrency'"),
         (["--min-pass-rate", "1.5"], "Invalid value for '--min-pass-rate'"),
@@ -218,3 +220,4 @@ def test_options_that_cannot_be_are_refused(args: list[str], said: str) -> None:
     shown = CliRunner().invoke(app, ["skills", "eval", SKILL, *args], env={"COLUMNS": "200"})
     assert shown.exit_code == 2, shown.output
     assert said in shown.output
+    assert "\x1b" not in shown.output
