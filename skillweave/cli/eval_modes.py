@@ -99,8 +99,8 @@ def _batch_of(name: str, batch_id: str) -> str:
     """`batch_id`, if it can be one (checked before any store or server is asked)."""
     if not re.fullmatch(batches.BATCH_ID_PATTERN, batch_id):
         raise fail(
-            f"{batch_id[:80]!r} is no eval batch id (eval-…): `skillweave skills eval {name} --list` "
-            "lists them",
+            f"{batch_id[:80]!r} is no eval batch id (eval-…): "
+            f"`skillweave skills eval {name} --list` lists them",
             code=EXIT_USAGE,
         )
     return batch_id
