@@ -17,7 +17,7 @@ import re
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import typer
 from rich.text import Text
@@ -53,10 +53,6 @@ from skillweave.evals import store as eval_store
 from skillweave.evals import triggers as trigger_evals
 from skillweave.skills import SkillRegistry
 from skillweave.storage import store_identity
-
-if TYPE_CHECKING:
-    from skillweave.cli.compose import OpenedEngine
-    from skillweave.engines import Engine
 
 __all__ = ["Shown", "cancel_batch", "list_batches", "run_batch", "show_batch", "triggers"]
 
@@ -221,7 +217,6 @@ def run_batch(
     async def main() -> tuple[EvalReport, str]:
         with _temporal_reachable() if chosen == "temporal" else contextlib.nullcontext():
             async with open_engine(on_engine, registry=registry, model=planned.model) as opened:
-                await _ready(opened)
                 with interrupt_cancels(asyncio.current_task()):
                     report = await run_eval_batch(
                         opened, batch, progress=True, live=False if shown.as_json else None
@@ -280,21 +275,6 @@ def _announce(planned: PlannedBatch, engine: ExecutionEngine, *, as_json: bool) 
         f"{jobs} jobs · engine {engine}"
     )
     say(line)
-
-
-async def _ready(opened: OpenedEngine[Engine]) -> None:
-    """The engine can run the batch: a direct engine's scripted models may be any file; a
-    Temporal engine has a worker polling its task queue (else the batch would wait)."""
-    if opened.services is not None and opened.services.models is not None:
-        opened.services.models.any_script = True  # this user's own --model and --grader
-    if opened.workers is not None and await opened.workers() == 0:
-        workflow = opened.settings.workflow
-        queue = getattr(opened.engine, "task_queue", workflow.task_queue)
-        raise ConfigError(
-            f"no worker polls task queue {queue!r} on {workflow.temporal_address} (namespace "
-            f"{workflow.namespace!r}): start one with `skillweave worker`, or the whole stack "
-            "with `skillweave dev`"
-        )
 
 
 def _finish(report: EvalReport, shown: Shown, *, where: str | None) -> int:

@@ -3,7 +3,10 @@
 :func:`run_eval_batch` runs a batch on an engine :mod:`skillweave.cli.compose` opened: on the
 direct engine in this process (:class:`~skillweave.evals.runner.DirectEvals` over the engine's
 services), on Temporal as the ``EvalBatchWorkflow`` its workers run
-(``skillweave.evals.temporal.TemporalEvals``), and answers the stored report. While it runs,
+(``skillweave.evals.temporal.TemporalEvals``), and answers the stored report. First the
+engine is made ready for this user's batch: a direct engine takes the scripted models this
+user names from any file, and a Temporal engine must have a worker polling its task queue
+(else the batch would wait for one; refused in one line). While it runs,
 :class:`EvalProgress` shows how far it is on stderr: a live line on a terminal (jobs done of
 all, running, the pass rate so far), otherwise a short line each time a job is graded.
 
@@ -21,6 +24,7 @@ from rich.live import Live
 from rich.text import Text
 
 from skillweave.cli.console import err
+from skillweave.errors import ConfigError
 from skillweave.evals import BatchProgress, EvalBatch, EvalReport, ReportSummary
 
 if TYPE_CHECKING:
@@ -107,12 +111,14 @@ async def run_eval_batch(
         live: a live line (default: when stderr is a terminal); False: a line per job graded.
 
     Raises:
+        ConfigError: on Temporal, no worker polls the engine's task queue.
         asyncio.CancelledError: interrupted (Ctrl-C); on the direct engine the batch was
             cancelled and its report written (``cancelled``), on Temporal it goes on.
-        SkillweaveError: a step of the batch failed for good.
+        SkillweaveError: the batch could not start, or failed (Temporal).
     """
     from skillweave.evals import store
 
+    await _ready(opened)
     summary: ReportSummary
     runner = runner_of(opened)
     if progress:
@@ -122,3 +128,19 @@ async def run_eval_batch(
     else:
         summary = await runner.run(batch)
     return await store.read_report(opened.store, summary.skill, summary.batch_id)
+
+
+async def _ready(opened: OpenedEngine[Engine]) -> None:
+    """The engine can run the batch: a direct engine's scripted models may be any file (this
+    user's own ``--model`` and ``--grader``); a Temporal engine has a worker polling its task
+    queue (else the batch would wait for one)."""
+    if opened.services is not None and opened.services.models is not None:
+        opened.services.models.any_script = True
+    if opened.workers is not None and await opened.workers() == 0:
+        workflow = opened.settings.workflow
+        queue = getattr(opened.engine, "task_queue", workflow.task_queue)
+        raise ConfigError(
+            f"no worker polls task queue {queue!r} on {workflow.temporal_address} (namespace "
+            f"{workflow.namespace!r}): start one with `skillweave worker`, or the whole stack "
+            "with `skillweave dev`"
+        )
