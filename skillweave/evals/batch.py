@@ -36,6 +36,7 @@ __all__ = [
     "MAX_CONCURRENCY",
     "MAX_JOBS",
     "MAX_REPEAT",
+    "UNATTENDED_APPROVAL_SECONDS",
     "EvalBatch",
     "EvalJob",
     "Variant",
@@ -159,10 +160,16 @@ def job_run_id(batch_id: str, job: EvalJob, *, attempt: int = 0) -> str:
 
 _PINNED: Final = re.compile(r"@[0-9a-fA-F]+$")
 
+UNATTENDED_APPROVAL_SECONDS: Final = 1.0
+"""How long an eval job's approval waits for a person: nobody watches an eval batch, so an
+approval it asks for is denied (at once by the direct runner, after this on Temporal, where
+the batch cannot see its children's events), and the job is graded as it then ends."""
+
 
 def job_agent(batch: EvalBatch, job: EvalJob) -> AgentSpec:
     """The agent of `job`'s run: the batch's agent, with the skill pinned to the version the
-    variant names (or without the skill, for ``baseline``), and the batch's model."""
+    variant names (or without the skill, for ``baseline``), the batch's model, and its
+    approvals unattended (:data:`UNATTENDED_APPROVAL_SECONDS`)."""
     others = tuple(
         reference
         for reference in batch.agent.skills or ()
@@ -182,6 +189,9 @@ def job_agent(batch: EvalBatch, job: EvalJob) -> AgentSpec:
             "skills": skills,
             "model": batch.model if batch.model is not None else batch.agent.model,
             "pinned": None,
+            "approvals": batch.agent.approvals.model_copy(
+                update={"timeout_seconds": UNATTENDED_APPROVAL_SECONDS}
+            ),
         }
     )
 
