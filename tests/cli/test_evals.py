@@ -221,3 +221,23 @@ def test_options_that_cannot_be_are_refused(args: list[str], said: str) -> None:
     assert shown.exit_code == 2, shown.output
     assert said in shown.output
     assert "\x1b" not in shown.output
+
+
+def test_progress_is_a_line_per_job_graded_off_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skillweave.cli.eval_run import EvalProgress, progress_line
+    from skillweave.evals import BatchProgress
+
+    start = BatchProgress(batch_id="eval-x", jobs=4, skipped=1, finished=1, phase="running")
+    assert progress_line(start) == "eval-x: 1/4 jobs graded (1 graded before: not run again)"
+    view = EvalProgress(live=False)
+    running = start.model_copy(update={"running": ("run-a", "run-b")})
+    graded = running.model_copy(update={"finished": 2, "passed_verdicts": 3, "verdicts": 4})
+    for progress in (start, running, graded, graded.model_copy(update={"phase": "completed"})):
+        view(progress)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "eval-x: 1/4 jobs graded (1 graded before: not run again)",
+        "eval-x: 2/4 jobs graded, 2 running, 75% passed so far (1 graded before: not run again)",
+    ]
