@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,13 @@ class Api:
 
 @pytest.fixture
 async def api(tmp_path: Path) -> AsyncIterator[Api]:
+    async with served(tmp_path) as served_api:
+        yield served_api
+
+
+@asynccontextmanager
+async def served(tmp_path: Path) -> AsyncIterator[Api]:
+    """The skill and eval routes over real HTTP, on a direct engine over the scripted model."""
     library = tmp_path / "library"
     write_skill(
         library / SKILL,
@@ -226,3 +234,18 @@ async def test_bad_requests_are_problems(api: Api) -> None:
     unknown = await api.client.get(f"/v1/skills/{SKILL}/evals/eval-20261207-000000-abcdef")
     assert unknown.status_code == 404
     assert "no eval batch eval-20261207-000000-abcdef" in unknown.json()["detail"]
+
+
+async def test_a_batch_running_when_the_api_stops_is_cancelled_with_its_report(
+    tmp_path: Path,
+) -> None:
+    async with served(tmp_path) as api:
+        api.provider.gate.clear()
+        started = (await api.client.post(f"/v1/skills/{SKILL}/evals", json={})).json()
+        for _ in range(200):
+            body = (await api.client.get(started["status_url"])).json()
+            if body["status"] == "running" and body["progress"]["running"]:
+                break
+            await asyncio.sleep(0.02)
+    stored = tmp_path / "store" / "evals" / SKILL / started["batch_id"] / "report.json"
+    assert json.loads(stored.read_text())["status"] == "cancelled"
