@@ -29,8 +29,7 @@ from temporalio import activity
 
 from activities.failures import raises_application_errors
 from activities.heartbeats import heartbeating
-from skillweave.evals import BATCH_EFFECTS, BatchEffect
-from skillweave.evals.runner import check_batch_services
+from skillweave.evals import BATCH_EFFECTS, BatchEffect, check_batch_services
 from skillweave.telemetry import bound
 
 __all__ = ["EvalActivities"]

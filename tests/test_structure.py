@@ -31,6 +31,11 @@ JUDGED_BY_PATH = (
     "workflows.runtime",
     "workflows._",
     "skillweave.engines.contract",
+    "skillweave.engines.run_start",
+    "skillweave.evals.batch",
+    "skillweave.evals.effects",
+    "skillweave.evals.results",
+    "skillweave.evals.suite",
 )
 """The modules the determinism and no-I/O contracts judge (pyproject.toml): they import by path."""
 

@@ -42,7 +42,7 @@ from skillweave.engines import (
     store_task_queue,
 )
 from skillweave.engines.temporal import warn_if_alone, worker_identity
-from skillweave.evals.services import EvalServices
+from skillweave.evals import EvalServices
 from skillweave.storage import store_identity
 from workflows.agent import AgentWorkflow
 from workflows.evals import EvalBatchWorkflow

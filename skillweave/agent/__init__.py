@@ -55,7 +55,15 @@ from skillweave.agent.effects import (
 from skillweave.agent.events import AgentEvent, EventKind
 from skillweave.agent.idempotency import execution_key, run_id_of
 from skillweave.agent.loop import AgentLoop, new_state, system_prompt
-from skillweave.agent.rendering import Line, Part, Tone, event_line, generic_line, one_line
+from skillweave.agent.rendering import (
+    Line,
+    Part,
+    Tone,
+    event_line,
+    generic_line,
+    markdown_text,
+    one_line,
+)
 from skillweave.agent.spec import (
     AcquisitionOptions,
     AgentSpec,
@@ -146,6 +154,7 @@ __all__ = [
     "event_line",
     "execution_key",
     "generic_line",
+    "markdown_text",
     "new_state",
     "one_line",
     "parse_agent_spec",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from skillweave.engines.base import Engine, RunRequest, RunResult, result_of
     from skillweave.engines.contract import (
         ROLL_CALL_ACTIVITY,
+        SA_AGENT,
         SEARCH_ATTRIBUTES,
         ActivityTimeouts,
         Phase,
@@ -64,10 +65,12 @@ _EXPORTS = {
     "serve_worker_metrics": "worker_metrics",
     "skill_reviewer": "skill_review",
     "store_task_queue": "contract",
+    "SA_AGENT": "contract",
 }
 
 __all__ = [
     "ROLL_CALL_ACTIVITY",
+    "SA_AGENT",
     "SEARCH_ATTRIBUTES",
     "TOOL_SCHEMA_RUN_ID",
     "ActivityTimeouts",

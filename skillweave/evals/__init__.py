@@ -9,6 +9,8 @@ batch is the ``EvalBatchWorkflow`` (``workflows.evals``), on the direct engine i
 in-process.
 """
 
+from typing import TYPE_CHECKING
+
 from skillweave.evals.batch import (
     EvalBatch,
     EvalJob,
@@ -37,6 +39,11 @@ from skillweave.evals.suite import (
     parse_suite,
     parse_triggers,
 )
+from skillweave.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from skillweave.evals.runner import DirectEvals, EvalRunner, check_batch_services
+    from skillweave.evals.services import EvalServices
 
 __all__ = [
     "BATCH_EFFECTS",
@@ -45,10 +52,13 @@ __all__ = [
     "TRIGGERS_FILE",
     "BatchEffect",
     "BatchProgress",
+    "DirectEvals",
     "EvalBatch",
     "EvalCase",
     "EvalJob",
     "EvalReport",
+    "EvalRunner",
+    "EvalServices",
     "EvalSuite",
     "EvalSuiteError",
     "JobGrade",
@@ -57,6 +67,7 @@ __all__ = [
     "TriggerSummary",
     "Variant",
     "Verdict",
+    "check_batch_services",
     "job_agent",
     "job_request",
     "job_run_id",
@@ -64,3 +75,15 @@ __all__ = [
     "parse_triggers",
     "plan_jobs",
 ]
+
+# The services and runners do I/O: imported on first use (skillweave.lazy), so that workflow
+# code importing the pure modules above does not load them.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DirectEvals": "runner",
+        "EvalRunner": "runner",
+        "EvalServices": "services",
+        "check_batch_services": "runner",
+    },
+)

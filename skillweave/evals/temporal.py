@@ -53,9 +53,8 @@ from temporalio.exceptions import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from skillweave.agent.rendering import markdown_text
-from skillweave.engines import store_task_queue
-from skillweave.engines.contract import SA_AGENT
+from skillweave.agent import markdown_text
+from skillweave.engines import SA_AGENT, store_task_queue
 from skillweave.engines.temporal import TemporalEngine
 from skillweave.errors import AgentError, ConfigError
 from skillweave.evals.batch import EvalBatch, job_agent, plan_jobs
