@@ -197,8 +197,6 @@ class EvalGate:
             opened = await self._stack.enter_async_context(
                 open_engine(self._settings, registry=self._registry, model=model)
             )
-            if opened.services is not None and opened.services.models is not None:
-                opened.services.models.any_script = True  # this user's own --model, --grader
             self._opened = opened
         return self._opened
 
