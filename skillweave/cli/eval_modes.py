@@ -53,6 +53,7 @@ from skillweave.evals import store as eval_store
 from skillweave.evals import triggers as trigger_evals
 from skillweave.skills import SkillRegistry
 from skillweave.storage import store_identity
+from skillweave.terminal import counted
 
 __all__ = ["Shown", "cancel_batch", "list_batches", "run_batch", "show_batch", "triggers"]
 
@@ -271,8 +272,8 @@ def _announce(planned: PlannedBatch, engine: ExecutionEngine, *, as_json: bool) 
     resumed = f" (resumed, attempt {batch.attempt + 1})" if batch.attempt else ""
     line = (
         f"eval batch {batch.batch_id}{resumed} · {batch.skill} {batch.version[:12]} · "
-        f"{len(batch.cases)} evals × {len(batch.variants)} variants × {batch.repeat} = "
-        f"{jobs} jobs · engine {engine}"
+        f"{counted(len(batch.cases), 'eval')} × {counted(len(batch.variants), 'variant')} × "
+        f"{counted(batch.repeat, 'repeat')} = {counted(jobs, 'job')} · engine {engine}"
     )
     say(line)
 
