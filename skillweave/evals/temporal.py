@@ -70,6 +70,14 @@ __all__ = ["POLL_SECONDS", "TemporalEvals", "batch_details", "batch_summary"]
 POLL_SECONDS: Final = 0.5
 """How often :meth:`TemporalEvals.run` asks a batch for its progress."""
 _QUERY_TIMEOUT: Final = timedelta(seconds=5)
+_STOPPED: Final = frozenset(
+    {
+        WorkflowExecutionStatus.TERMINATED,
+        WorkflowExecutionStatus.FAILED,
+        WorkflowExecutionStatus.TIMED_OUT,
+    }
+)
+"""A batch's workflow closed without its report's phase: its progress query would lie."""
 _VERSION_CHARS: Final = 12
 
 
@@ -134,10 +142,19 @@ class TemporalEvals:
         """The batch's progress (its ``progress`` query; a worker answers it).
 
         Raises:
-            AgentError: no such batch, or no worker answered in time.
+            AgentError: no such batch, one that stopped (terminated, failed, timed out: resume
+                it), or no worker answered in time.
         """
+        handle = self._handle(batch_id)
+        status = await self._status(handle)
+        if status is None:
+            raise AgentError(f"no eval batch {batch_id} on this server")
+        if status in _STOPPED:
+            # A closed workflow still answers a query (a worker replays it), with the progress
+            # it had when it closed: a terminated batch would read as running for ever.
+            raise AgentError(f"eval batch {batch_id} does not run: it is {status.name.lower()}")
         try:
-            return await self._handle(batch_id).query(
+            return await handle.query(
                 QUERY_PROGRESS, result_type=BatchProgress, rpc_timeout=_QUERY_TIMEOUT
             )
         except RPCError as exc:

@@ -216,6 +216,9 @@ async def test_a_terminated_batch_resumed_skips_the_jobs_it_graded(stack: Stack)
         await handle.terminate("a test stops it")
         with pytest.raises(AgentError, match="was terminated; resume it"):
             await following
+        # A closed workflow answers its query as it was: never "running" once terminated.
+        with pytest.raises(AgentError, match="does not run: it is terminated"):
+            await evals.progress(batch.batch_id)
         before = {g.job.key for g in await load_grades(stack.store, TOOLS, batch.batch_id)}
         await evals.resume(TOOLS, batch.batch_id)
         summary = await stack.client.get_workflow_handle(
