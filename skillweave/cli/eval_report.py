@@ -182,6 +182,11 @@ def print_triggers(skill: str, summary: TriggerSummary, *, as_json: bool) -> Non
         f"{skill} · triggers ({summary.strategy}, top {summary.top_k}): recall {recall}, "
         f"false triggers {false}"
     )
+    if summary.first_counts() is not None:
+        head += (
+            f"; ranked first: recall {_share(summary.first_recall, summary.positives)}, "
+            f"false triggers {_share(summary.first_false_trigger_rate, summary.negatives)}"
+        )
     out.print(Text(terminal_safe(head)), soft_wrap=True)
     for case in summary.cases:
         if case.triggered == case.should_trigger:

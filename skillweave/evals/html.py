@@ -274,6 +274,17 @@ def _rate(rate: float | None, total: int) -> str:
     return f'{figures.percent(rate)} <span class="meta">({round(rate * total)} of {total})</span>'
 
 
+def _first(triggers: TriggerSummary) -> str:
+    if triggers.first_counts() is None:
+        return ""
+    return (
+        '<p class="meta">Ranked first: recall '
+        f"{_rate(triggers.first_recall, triggers.positives)}, false triggers "
+        f"{_rate(triggers.first_false_trigger_rate, triggers.negatives)} (the top-k lists "
+        "every skill of a library smaller than k).</p>"
+    )
+
+
 def _triggers(triggers: TriggerSummary) -> str:
     cards = _card(
         "skill", "recall", _rate(triggers.recall, triggers.positives), "should trigger, did"
@@ -297,7 +308,7 @@ def _triggers(triggers: TriggerSummary) -> str:
         f'<p class="meta">Does the catalog pick the skill? Strategy '
         f"<code>{_text(triggers.strategy, _NAME_CHARS)}</code>, top {triggers.top_k}; "
         "the cases that went wrong first.</p>"
-        f'<div class="cards">{cards}</div>'
+        f'<div class="cards">{cards}</div>{_first(triggers)}'
         '<div class="scroll"><table><thead><tr><th>request</th><th>meant</th><th>result</th>'
         f'<th class="num">rank</th></tr></thead><tbody>{rows}</tbody></table></div></section>'
     )

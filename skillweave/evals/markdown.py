@@ -109,13 +109,23 @@ def _rate(rate: float | None, total: int, what: str) -> str:
     return f"{what} {round(rate * total)} of {total} ({figures.percent(rate)})"
 
 
+def _first_line(triggers: TriggerSummary) -> str:
+    if triggers.first_counts() is None:
+        return ""
+    return (
+        f" Ranked first: {_rate(triggers.first_recall, triggers.positives, 'recall')}, "
+        f"{_rate(triggers.first_false_trigger_rate, triggers.negatives, 'false triggers')}."
+    )
+
+
 def _triggers(triggers: TriggerSummary) -> list[str]:
     lines = [
         "## Triggers",
         "",
         f"{_text(triggers.strategy, _NAME_CHARS)}, top {triggers.top_k}: "
         f"{_rate(triggers.recall, triggers.positives, 'recall')}, "
-        f"{_rate(triggers.false_trigger_rate, triggers.negatives, 'false triggers')}.",
+        f"{_rate(triggers.false_trigger_rate, triggers.negatives, 'false triggers')}."
+        + _first_line(triggers),
     ]
     wrong = [case for case in triggers.cases if case.triggered != case.should_trigger]
     if wrong:

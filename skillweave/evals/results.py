@@ -187,7 +187,24 @@ class TriggerSummary(_Model):
     negatives: int
     recall: float | None = None
     false_trigger_rate: float | None = None
+    first_recall: float | None = Field(
+        default=None,
+        description="Positives for which the skill ranks first: what a small library's "
+        "top-k (which lists every skill) cannot tell.",
+    )
+    first_false_trigger_rate: float | None = Field(
+        default=None, description="Negatives for which the skill ranks first."
+    )
     cases: tuple[TriggerCaseResult, ...] = ()
+
+    def first_counts(self) -> tuple[int, int] | None:
+        """(positives ranked first, negatives ranked first), or None (an old report)."""
+        if self.first_recall is None and self.first_false_trigger_rate is None:
+            return None
+        return (
+            sum(c.should_trigger and c.rank == 1 for c in self.cases),
+            sum(not c.should_trigger and c.rank == 1 for c in self.cases),
+        )
 
 
 class EvalReport(_Model):

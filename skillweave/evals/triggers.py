@@ -104,6 +104,8 @@ def trigger_summary(
         negatives=len(not_meant),
         recall=_share(meant),
         false_trigger_rate=_share(not_meant),
+        first_recall=_first(meant),
+        first_false_trigger_rate=_first(not_meant),
         cases=results,
     )
 
@@ -205,6 +207,12 @@ def _judge(ranking: SkillRegistry, name: str, case: TriggerCase, k: int) -> Trig
         triggered=rank is not None and rank <= k,
         rank=rank,
     )
+
+
+def _first(results: Sequence[TriggerCaseResult]) -> float | None:
+    if not results:
+        return None
+    return sum(result.rank == 1 for result in results) / len(results)
 
 
 def _share(results: Sequence[TriggerCaseResult]) -> float | None:

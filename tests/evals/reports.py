@@ -88,6 +88,8 @@ def triggers(*, text: str = "convert miles") -> TriggerSummary:
         negatives=4,
         recall=2 / 3,
         false_trigger_rate=1 / 4,
+        first_recall=1 / 3,
+        first_false_trigger_rate=0.0,
         cases=(
             TriggerCaseResult(query=f"{text} 1", should_trigger=True, triggered=True, rank=1),
             TriggerCaseResult(query=f"{text} 2", should_trigger=True, triggered=True, rank=2),

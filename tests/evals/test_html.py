@@ -208,3 +208,10 @@ def test_jobs_past_the_pages_budget_are_counted_not_shown(monkeypatch: pytest.Mo
     assert 3 <= len(page.named("details")) <= 5
     shown = "".join(page.texts)
     assert f"{24 - len(page.named('details'))} more jobs left out of this page" in shown
+
+
+def test_the_first_pick_is_told_beside_the_top_k() -> None:
+    page = report_html(realistic())
+
+    assert "Ranked first: recall 33%" in page
+    assert "false triggers 0%" in page

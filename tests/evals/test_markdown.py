@@ -184,3 +184,9 @@ def test_when_the_batch_finished_is_shown_in_minutes_utc(finished: str, shown: s
         batch(), [], status="completed", finished_at=finished, wall_seconds=0, triggers=None
     )
     assert shown in report_markdown(built)
+
+
+def test_the_first_pick_is_told_beside_the_top_k() -> None:
+    written = report_markdown(realistic())
+
+    assert "Ranked first: recall 1 of 3 (33%), false triggers 0 of 4 (0%)." in written

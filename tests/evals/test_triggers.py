@@ -351,3 +351,22 @@ def test_a_candidate_the_library_already_holds_reuses_its_ranking(library: Path)
     )
     assert with_candidate == plain
     assert registry.__dict__["selector"] is built  # one index for both
+
+
+def test_ranked_first_is_counted_beside_the_top_k(library: Path) -> None:
+    # With k = 3 a near miss ranked second is a trigger of the catalog's; it is not the first
+    # pick, which a library no larger than k (listing every skill) is judged by.
+    summary = trigger_summary(
+        _registry(library, selection="bm25"),
+        "length-units",
+        positives=POSITIVES,
+        negatives=NEGATIVES,
+        settings=_settings("bm25"),
+        top_k=3,
+    )
+    picked = {case.query: (case.triggered, case.rank) for case in summary.cases}
+    assert picked["Convert 20 euros to dollars"] == (True, 2)
+    assert summary.false_trigger_rate == pytest.approx(2 / 3)
+    assert summary.first_false_trigger_rate == pytest.approx(1 / 3)
+    assert summary.first_recall == pytest.approx(2 / 3)
+    assert summary.first_counts() == (2, 1)
