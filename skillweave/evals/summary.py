@@ -49,6 +49,7 @@ from skillweave.evals.triggers import suite_trigger_summary
 from skillweave.sandbox import skill_at
 from skillweave.skills import Skill, SkillRegistry, SkillVersionError
 from skillweave.storage import ArtifactStore
+from skillweave.terminal import counted
 
 __all__ = ["EvalSummary", "LastRun", "draft_line", "eval_summary", "version_suite"]
 
@@ -144,11 +145,14 @@ class EvalSummary(BaseModel):
         if self.problem is not None:
             return f"evals: broken ({self.problem}): fix them (docs/EVALS.md)"
         graded = self.checks + self.expectations
-        head = f"evals: {self.evals} ({graded} checks and expectations)"
+        verdicts = counted(graded, "check or expectation", "checks and expectations")
+        head = f"evals: {self.evals} ({verdicts})"
         if self.last_run is not None:
             head += f"; {self.last_run.text()}"
         else:
-            head += f", never run (skillweave skills eval {self.skill})"
+            # A held version or a draft is not in the library until approved: its evals can
+            # run once it is (they run its scripts, which the approval is about).
+            head += f", never run (skillweave skills eval {self.skill}, once approved)"
         counts = self.trigger_counts
         if counts is not None:
             hits, positives, false, negatives = counts

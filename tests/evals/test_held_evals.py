@@ -27,7 +27,7 @@ EVALS = json.dumps(
         ]
     }
 )
-LINE = "evals: 2 (2 checks and expectations), never run (skillweave skills eval notes)"
+LINE = "evals: 2 (2 checks and expectations), never run (skillweave skills eval notes, once approved)"
 
 
 def _notes(root: Path, *, evals: bool = True) -> bytes:
