@@ -15,7 +15,8 @@ the one retry policy (``workflows.runtime.retry_policy``). In order:
    ``job_request(batch, job, attempt=batch.attempt)`` → its :class:`RunResult` (a child that
    failed with ``RunFailed``/``BudgetExhausted`` carries it in its failure; any other failure
    is a failed result with the reason) → ``grade_eval_job`` with the run's wall seconds
-   (workflow time, start to end) → the progress;
+   (workflow time, start to end), which stores the grade and answers it counted → the
+   progress;
 3. ``write_eval_report``: status ``completed``, or ``partial`` when a job could not be
    prepared or graded for good (it has no grade: a resume runs it again).
 
@@ -36,8 +37,11 @@ the last error) on every change, a ``summary`` on every activity; the static sum
 details are the client's (``skillweave.evals.temporal``).
 
 Deterministic: only pure modules, imported through ``imports_passed_through``; the clock is
-workflow time. The recorded history holds, per job, a child and at most two activities:
-2,000 jobs (``MAX_JOBS``) stay far under Temporal's history limits, so no continue-as-new.
+workflow time. The recorded history holds, per job, a child and at most two activities, whose
+inputs and results are small whatever the runs and the grader write: a grade is carried as
+counts (``GradedJob``; the grade with its evidence is in the store) and the grading step
+names its eval by id (the grader reads the case from the stored batch). 2,000 jobs
+(``MAX_JOBS``) stay far under Temporal's history limits, so no continue-as-new.
 """
 
 from __future__ import annotations
@@ -81,8 +85,8 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.evals.results import (
         BatchProgress,
         FinishedJobsInput,
+        GradedJob,
         GradeJobInput,
-        JobGrade,
         PrepareJobInput,
         ReportInput,
         ReportSummary,
@@ -115,7 +119,7 @@ class EvalBatchWorkflow:
         self._batch = batch
         self._jobs = plan_jobs(batch)
         self._limits = ActivityTimeouts()
-        self._grades: dict[str, JobGrade] = {}
+        self._grades: dict[str, GradedJob] = {}
         self._skipped = 0
         self._running: dict[str, str] = {}  # job key → run id, in the order started
         self._slots = 0  # jobs holding a concurrency slot (set before their task runs)
@@ -197,7 +201,6 @@ class EvalBatchWorkflow:
                 GradeJobInput(
                     batch_id=batch.batch_id,
                     skill=batch.skill,
-                    case=case,
                     job=job,
                     result=result,
                     wall_seconds=seconds,
@@ -299,7 +302,8 @@ class EvalBatchWorkflow:
         summary = await self._call(
             WRITE_EVAL_REPORT,
             ReportInput(
-                batch=self._batch,
+                skill=self._batch.skill,
+                batch_id=self._batch.batch_id,
                 status=status,
                 finished_at=workflow.now().isoformat().replace("+00:00", "Z"),
                 wall_seconds=max(0.0, (workflow.now() - started).total_seconds()),
@@ -358,7 +362,7 @@ class EvalBatchWorkflow:
             running=tuple(self._running.values()),
             skipped=self._skipped,
             passed_verdicts=sum(grade.passed for grade in grades),
-            verdicts=sum(len(grade.verdicts) for grade in grades),
+            verdicts=sum(grade.verdicts for grade in grades),
             phase=self._phase,
         )
 

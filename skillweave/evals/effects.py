@@ -9,6 +9,9 @@ worker registers them (``activities.evals``) and the direct runner calls them in
 (:mod:`skillweave.evals.runner`), all calling the method of ``EvalServices``
 (:mod:`skillweave.evals.services`) named as the effect.
 
+Inputs and results are small and bounded (ids, refs, counts): a batch's history grows with its
+jobs, never with what its runs and graders write (grades, cases and reports are in the store).
+
 Pure: the workflow sandbox passes it through.
 """
 
@@ -23,8 +26,8 @@ from pydantic import BaseModel
 from skillweave.evals.results import (
     FinishedJobs,
     FinishedJobsInput,
+    GradedJob,
     GradeJobInput,
-    JobGrade,
     PreparedJob,
     PrepareJobInput,
     ReportInput,
@@ -89,10 +92,10 @@ PREPARE_EVAL_JOB: Final = BatchEffect[PrepareJobInput, PreparedJob](
     output=PreparedJob,
     summary=lambda request: f"inputs of {request.run_id}",
 )
-GRADE_EVAL_JOB: Final = BatchEffect[GradeJobInput, JobGrade](
+GRADE_EVAL_JOB: Final = BatchEffect[GradeJobInput, GradedJob](
     name="grade_eval_job",
     input=GradeJobInput,
-    output=JobGrade,
+    output=GradedJob,
     summary=lambda request: f"grade {request.job.key}",
     timeout="model",
     heartbeat=True,
@@ -101,7 +104,7 @@ WRITE_EVAL_REPORT: Final = BatchEffect[ReportInput, ReportSummary](
     name="write_eval_report",
     input=ReportInput,
     output=ReportSummary,
-    summary=lambda request: f"report of {request.batch.batch_id}",
+    summary=lambda request: f"report of {request.batch_id}",
 )
 
 BATCH_EFFECTS: Final[tuple[BatchEffect[BaseModel, BaseModel], ...]] = (

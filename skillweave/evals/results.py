@@ -7,18 +7,23 @@ is finished, which a resumed batch reads so that it never runs that job again. T
 built from the grades (:mod:`skillweave.evals.report`) and stored beside them as JSON,
 Markdown and HTML.
 
+What the batch's steps take and answer is small and bounded, whatever runs and graders write:
+on Temporal it is the batch workflow's history, which must grow with the jobs, never with
+their verdicts, evidence or prompts. So the grading step names its eval by id (the case is
+read from the stored batch) and answers a :class:`GradedJob` (counts) while the
+:class:`JobGrade` itself stays in the store.
+
 Pure models; new fields are optional (a running batch decodes old payloads).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillweave.engines.base import RunResult
-from skillweave.evals.batch import EvalBatch, EvalJob, Variant
-from skillweave.evals.suite import EvalCase
+from skillweave.evals.batch import EvalJob, Variant
 from skillweave.llm.messages import Usage
 from skillweave.storage import ArtifactRef
 
@@ -30,6 +35,7 @@ __all__ = [
     "FinishedJobs",
     "FinishedJobsInput",
     "GradeJobInput",
+    "GradedJob",
     "JobGrade",
     "PrepareJobInput",
     "PreparedJob",
@@ -89,6 +95,33 @@ class JobGrade(_Model):
         return self.passed / len(self.verdicts) if self.verdicts else 0.0
 
 
+_SHORT: Final = 200
+"""Characters of a :class:`GradedJob`'s run id and status kept (a stored grade is hostile)."""
+
+
+class GradedJob(_Model):
+    """One job's grade as a batch carries it: the job, its run, how the run ended and its
+    verdicts counted. The grade itself (verdicts with their evidence, the answer, usage) is
+    stored (``store.save_grade``) and read from there, never carried by a batch's steps."""
+
+    job: EvalJob
+    run_id: str = Field(max_length=_SHORT)
+    status: str = Field(max_length=_SHORT, description="How the run ended.")
+    passed: int = Field(default=0, ge=0, description="Verdicts passed.")
+    verdicts: int = Field(default=0, ge=0, description="Verdicts, passed or not.")
+
+    @classmethod
+    def of(cls, grade: JobGrade) -> GradedJob:
+        """`grade`, counted."""
+        return cls(
+            job=grade.job,
+            run_id=grade.run_id[:_SHORT],
+            status=grade.status[:_SHORT],
+            passed=grade.passed,
+            verdicts=len(grade.verdicts),
+        )
+
+
 class PrepareJobInput(_Model):
     """Copy an eval's input files from the evaluated version's package to a run's inputs."""
 
@@ -103,11 +136,13 @@ class PreparedJob(_Model):
 
 
 class GradeJobInput(_Model):
-    """Grade one finished run: its checks, then its expectations by the grader."""
+    """Grade one finished run: its checks, then its expectations by the grader. The eval is
+    the job's (``job.eval_id``), read from the stored batch (``store.load_batch``): a case is
+    never carried (its prompt and expectations may be long, and every job of it would carry
+    them again)."""
 
     batch_id: str
     skill: str
-    case: EvalCase
     job: EvalJob
     result: RunResult
     wall_seconds: float = Field(ge=0)
@@ -121,15 +156,17 @@ class FinishedJobsInput(_Model):
 
 
 class FinishedJobs(_Model):
-    """The grades a batch has stored already (by job key)."""
+    """The jobs a batch has a stored grade for already, counted (:class:`GradedJob`)."""
 
-    grades: tuple[JobGrade, ...] = ()
+    grades: tuple[GradedJob, ...] = ()
 
 
 class ReportInput(_Model):
-    """Build, store and summarise a batch's report from its stored grades."""
+    """Build, store and summarise a batch's report from its stored batch and grades (named by
+    id: a batch's evals are never carried by a step)."""
 
-    batch: EvalBatch
+    skill: str
+    batch_id: str
     status: Literal["completed", "cancelled", "partial"] = "completed"
     finished_at: str = Field(description="ISO 8601, UTC.")
     wall_seconds: float = Field(default=0.0, ge=0, description="The batch, start to end.")

@@ -13,7 +13,8 @@ and :class:`DirectEvals` here, which makes the same steps in the same order as t
 2. each remaining job of :func:`~skillweave.evals.batch.plan_jobs`, at most ``concurrency`` at
    once: ``prepare_eval_job`` (when its eval has files), the job's agent run on the direct engine
    (:func:`~skillweave.evals.batch.job_request`), its result, ``grade_eval_job`` with the run's
-   wall seconds, then the batch's progress (:class:`~skillweave.evals.results.BatchProgress`);
+   wall seconds (it reads the eval from the batch stored first, and answers the stored grade
+   counted), then the batch's progress (:class:`~skillweave.evals.results.BatchProgress`);
    a job whose step fails for good (after its retries), or whose run cannot start, is left
    ungraded and the batch goes on;
 3. ``write_eval_report``: status ``completed``, or ``partial`` when a job was left ungraded
@@ -65,8 +66,8 @@ from skillweave.evals.effects import (
 from skillweave.evals.results import (
     BatchProgress,
     FinishedJobsInput,
+    GradedJob,
     GradeJobInput,
-    JobGrade,
     PrepareJobInput,
     ReportInput,
     ReportSummary,
@@ -258,7 +259,7 @@ class DirectEvals:
             skipped=len(skipped),
             finished=len(skipped),
             passed_verdicts=sum(grade.passed for grade in skipped),
-            verdicts=sum(len(grade.verdicts) for grade in skipped),
+            verdicts=sum(grade.verdicts for grade in skipped),
         )
         slots = asyncio.Semaphore(batch.concurrency)  # FIFO: jobs start in the plan's order
         tasks = [
@@ -284,7 +285,8 @@ class DirectEvals:
         """Write the report; shielded, so that a cancelled batch still has one."""
         running.tell(phase="reporting")
         request = ReportInput(
-            batch=running.batch,
+            skill=running.batch.skill,
+            batch_id=running.batch.batch_id,
             status=status,
             finished_at=_now(),
             wall_seconds=round(time.monotonic() - started, 3),
@@ -317,11 +319,11 @@ class DirectEvals:
         running.tell(
             finished=progress.finished + 1,
             passed_verdicts=progress.passed_verdicts + grade.passed,
-            verdicts=progress.verdicts + len(grade.verdicts),
+            verdicts=progress.verdicts + grade.verdicts,
         )
 
-    async def _graded(self, running: _Batch, job: EvalJob) -> JobGrade:
-        """The job's steps: its inputs prepared, its run, its grade (the one stored)."""
+    async def _graded(self, running: _Batch, job: EvalJob) -> GradedJob:
+        """The job's steps: its inputs prepared, its run, its grade (the one stored, counted)."""
         batch = running.batch
         case = batch.case(job.eval_id)
         run_id = job_run_id(batch.batch_id, job, attempt=batch.attempt)
@@ -348,7 +350,6 @@ class DirectEvals:
             GradeJobInput(
                 batch_id=batch.batch_id,
                 skill=batch.skill,
-                case=case,
                 job=job,
                 result=result,
                 wall_seconds=round(wall, 3),

@@ -29,6 +29,7 @@ from skillweave.evals import (
 from skillweave.evals.results import (
     FinishedJobs,
     FinishedJobsInput,
+    GradedJob,
     GradeJobInput,
     PreparedJob,
     PrepareJobInput,
@@ -69,7 +70,7 @@ class FakeEvalServices:
 
     async def finished_eval_jobs(self, request: FinishedJobsInput) -> FinishedJobs:
         self.calls.append(("finished_eval_jobs", request))
-        return FinishedJobs(grades=tuple(self.grades.values()))
+        return FinishedJobs(grades=tuple(GradedJob.of(grade) for grade in self.grades.values()))
 
     async def prepare_eval_job(self, request: PrepareJobInput) -> PreparedJob:
         self.calls.append(("prepare_eval_job", request))
@@ -81,7 +82,7 @@ class FakeEvalServices:
             )
         return PreparedJob(inputs=tuple(refs))
 
-    async def grade_eval_job(self, request: GradeJobInput) -> JobGrade:
+    async def grade_eval_job(self, request: GradeJobInput) -> GradedJob:
         self.calls.append(("grade_eval_job", request))
         if self.grade_gate is not None:
             await self.grade_gate.wait()
@@ -97,14 +98,14 @@ class FakeEvalServices:
             wall_seconds=request.wall_seconds,
         )
         self.grades.setdefault(grade.job.key, grade)
-        return self.grades[grade.job.key]
+        return GradedJob.of(self.grades[grade.job.key])
 
     async def write_eval_report(self, request: ReportInput) -> ReportSummary:
         self.calls.append(("write_eval_report", request))
-        prefix = keys.eval_batch_prefix(request.batch.skill, request.batch.batch_id)
+        prefix = keys.eval_batch_prefix(request.skill, request.batch_id)
         return ReportSummary(
-            batch_id=request.batch.batch_id,
-            skill=request.batch.skill,
+            batch_id=request.batch_id,
+            skill=request.skill,
             status=request.status,
             jobs=len(self.grades),
             report=_ref(prefix + "report.json"),

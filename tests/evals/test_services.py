@@ -18,12 +18,19 @@ from skillweave.errors import ConfigError
 from skillweave.evals import BATCH_EFFECTS, EvalBatch, EvalJob, job_run_id
 from skillweave.evals.results import (
     FinishedJobsInput,
+    GradedJob,
     GradeJobInput,
     PrepareJobInput,
     ReportInput,
 )
 from skillweave.evals.services import EvalServices
-from skillweave.evals.store import read_report, read_report_file
+from skillweave.evals.store import (
+    EvalsNotFoundError,
+    load_grade,
+    read_report,
+    read_report_file,
+    save_batch,
+)
 from skillweave.evals.suite import EvalSuiteError, parse_suite
 from skillweave.llm import ModelProviders
 from skillweave.skills import SkillRegistry, SkillScanner
@@ -213,16 +220,24 @@ async def test_a_real_run_is_graded_priced_stored_once_and_reported(tmp_path: Pa
     request = GradeJobInput(
         batch_id=BATCH_ID,
         skill="counter",
-        case=batch.cases[0],
         job=EvalJob(eval_id="1", variant="skill", repeat=1),
         result=result,
         wall_seconds=1.5,
         model="agent",
         grader="grader",
     )
+    with pytest.raises(EvalsNotFoundError, match="no eval batch"):
+        await evals.grade_eval_job(request)  # the eval is read from the stored batch
+    await save_batch(services.store, batch)
 
-    grade = await evals.grade_eval_job(request)
+    graded = await evals.grade_eval_job(request)
 
+    grade = await load_grade(services.store, "counter", BATCH_ID, request.job.key)
+    assert grade is not None
+    # The step answers the stored grade counted: its verdicts stay in the store.
+    assert graded == GradedJob(
+        job=request.job, run_id=result.run_id, status="completed", passed=4, verdicts=4
+    )
     assert [(v.text, v.passed, v.by) for v in grade.verdicts] == [
         ("outputs/count.txt exists", True, "check"),
         ("scripts/count.py was run", True, "check"),
@@ -235,13 +250,19 @@ async def test_a_real_run_is_graded_priced_stored_once_and_reported(tmp_path: Pa
     expected = (result.usage.input_tokens * 3 + result.usage.output_tokens * 15) / 1e6
     assert grade.cost == pytest.approx(expected)
     # a retried step grades again: the first grade stored is the answer
-    regraded = await evals.grade_eval_job(request.model_copy(update={"wall_seconds": 9.0}))
-    assert regraded == grade
+    failing = result.model_copy(update={"status": "failed", "answer": None})
+    regraded = await evals.grade_eval_job(
+        request.model_copy(update={"wall_seconds": 9.0, "result": failing})
+    )
+    assert regraded == graded
+    assert await load_grade(services.store, "counter", BATCH_ID, request.job.key) == grade
     finished = await evals.finished_eval_jobs(FinishedJobsInput(skill="counter", batch_id=BATCH_ID))
-    assert finished.grades == (grade,)
+    assert finished.grades == (graded,)
 
     summary = await evals.write_eval_report(
-        ReportInput(batch=batch, finished_at="2026-12-07T04:01:00Z", wall_seconds=60)
+        ReportInput(
+            skill="counter", batch_id=BATCH_ID, finished_at="2026-12-07T04:01:00Z", wall_seconds=60
+        )
     )
 
     assert (summary.status, summary.jobs, summary.pass_rate) == ("completed", 1, 1.0)
@@ -258,10 +279,10 @@ async def test_a_grader_that_does_not_resolve_is_a_config_error(tmp_path: Path) 
     services = services_for(tmp_path)
     evals = EvalServices(services)
     batch = the_batch(services)
+    await save_batch(services.store, batch)
     request = GradeJobInput(
         batch_id=BATCH_ID,
         skill="counter",
-        case=batch.cases[0],
         job=EvalJob(eval_id="1", variant="skill", repeat=1),
         result=RunResult(run_id="r9", status="failed", reason="boom"),
         wall_seconds=0,
@@ -270,8 +291,19 @@ async def test_a_grader_that_does_not_resolve_is_a_config_error(tmp_path: Path) 
     )
     with pytest.raises(ConfigError, match="unknown model profile 'nope'"):
         await evals.grade_eval_job(request)
-    checks_only = batch.cases[0].model_copy(update={"expectations": ()})
-    grade = await evals.grade_eval_job(request.model_copy(update={"case": checks_only}))
+    # Stored again (a resume's, say) with the eval checks only: the batch kept has no eval
+    # "2", so it is read again.
+    checks_only = batch.cases[0].model_copy(update={"id": "2", "expectations": ()})
+    await save_batch(services.store, batch.model_copy(update={"cases": (checks_only,)}))
+    job = EvalJob(eval_id="2", variant="skill", repeat=1)
+    graded = await evals.grade_eval_job(request.model_copy(update={"job": job}))
+    assert (graded.passed, graded.verdicts, graded.status) == (0, 3, "failed")
+    grade = await load_grade(services.store, "counter", BATCH_ID, job.key)
+    assert grade is not None
     assert [v.passed for v in grade.verdicts] == [False, False, False]
     assert grade.reason == "boom"
     assert grade.grader_usage.total_tokens == 0
+    with pytest.raises(EvalSuiteError, match="no eval '3' in batch"):
+        await evals.grade_eval_job(
+            request.model_copy(update={"job": job.model_copy(update={"eval_id": "3"})})
+        )

@@ -36,6 +36,7 @@ from skillweave.evals.results import (
     BatchProgress,
     FinishedJobs,
     FinishedJobsInput,
+    GradedJob,
     GradeJobInput,
     JobGrade,
     PreparedJob,
@@ -94,14 +95,14 @@ class FakeEvalServices:
     fail_grading: set[str] = field(default_factory=set)
 
     async def finished_eval_jobs(self, request: FinishedJobsInput) -> FinishedJobs:
-        return FinishedJobs(grades=tuple(self.stored))
+        return FinishedJobs(grades=tuple(GradedJob.of(grade) for grade in self.stored))
 
     async def prepare_eval_job(self, request: PrepareJobInput) -> PreparedJob:
         self.prepared.append(request)
         ref = ArtifactRef(key=f"runs/{request.run_id}/inputs/a.csv", size=1, sha256="1" * 64)
         return PreparedJob(inputs=(ref,))
 
-    async def grade_eval_job(self, request: GradeJobInput) -> JobGrade:
+    async def grade_eval_job(self, request: GradeJobInput) -> GradedJob:
         if request.job.key in self.fail_grading:
             raise EvalSuiteError("x/evals/evals.json", "broken for good")
         self.graded.append(request)
@@ -109,13 +110,13 @@ class FakeEvalServices:
             request.job, request.result.run_id, passed=request.result.status == "completed"
         )
         self.stored.append(grade)
-        return grade
+        return GradedJob.of(grade)
 
     async def write_eval_report(self, request: ReportInput) -> ReportSummary:
         self.reports.append(request)
         return ReportSummary(
-            batch_id=request.batch.batch_id,
-            skill=request.batch.skill,
+            batch_id=request.batch_id,
+            skill=request.skill,
             status=request.status,
             jobs=len(self.stored),
             report=REF,
@@ -149,13 +150,12 @@ async def test_an_activity_calls_the_services_method_and_maps_errors_once() -> N
     request = GradeJobInput(
         batch_id="eval-x",
         skill="unit-converter",
-        case=EvalCase(id="2", prompt="p"),
         job=job,
         result=RunResult(run_id="eval-x-e2-skill-r1", status="completed"),
         wall_seconds=1.5,
     )
     grade = await ActivityEnvironment().run(activities.definition(GRADE_EVAL_JOB), request)
-    assert grade == services.stored[0]
+    assert grade == GradedJob.of(services.stored[0])
     assert services.graded == [request]
 
     services.fail_grading.add(job.key)
@@ -165,7 +165,7 @@ async def test_an_activity_calls_the_services_method_and_maps_errors_once() -> N
     assert raised.value.type == "EvalSuiteError"
     assert raised.value.non_retryable
 
-    async def store_down(request: GradeJobInput) -> JobGrade:
+    async def store_down(request: GradeJobInput) -> GradedJob:
         raise StorageError("the store is down")
 
     services.grade_eval_job = store_down  # type: ignore[method-assign]
@@ -178,9 +178,9 @@ async def test_grading_heartbeats_while_it_runs() -> None:
     beats: list[object] = []
 
     class Slow(FakeEvalServices):
-        async def grade_eval_job(self, request: GradeJobInput) -> JobGrade:
+        async def grade_eval_job(self, request: GradeJobInput) -> GradedJob:
             await asyncio.sleep(0.35)
-            return grade_of(request.job, request.result.run_id)
+            return GradedJob.of(grade_of(request.job, request.result.run_id))
 
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(details)
@@ -191,7 +191,6 @@ async def test_grading_heartbeats_while_it_runs() -> None:
         GradeJobInput(
             batch_id="eval-x",
             skill="s",
-            case=EvalCase(id="1", prompt="p"),
             job=job,
             result=RunResult(run_id="r", status="completed"),
             wall_seconds=0,
@@ -384,7 +383,11 @@ async def test_a_batch_runs_each_job_as_a_child_at_most_concurrency_at_once_then
     assert [(r.status, r.turns) for r in failed] == [("failed", 3)] * 2
     assert all(g.wall_seconds > 0 for g in services.graded)
     [report] = services.reports
-    assert (report.status, report.batch) == ("completed", batch)
+    assert (report.status, report.skill, report.batch_id) == (
+        "completed",
+        batch.skill,
+        batch.batch_id,
+    )
     assert progress == BatchProgress(
         batch_id=batch.batch_id,
         jobs=8,
