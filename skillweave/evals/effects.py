@@ -54,7 +54,8 @@ Out = TypeVar("Out", bound=BaseModel)
 
 
 def batch_workflow_id(batch_id: str) -> str:
-    """The batch's workflow id: ``skillweave-eval-{batch_id}`` (a resume reuses it)."""
+    """The batch's workflow id: ``skillweave-{batch_id}`` (``skillweave-eval-…``: batch ids begin
+    with ``eval-``); a resume reuses it."""
     return f"skillweave-{batch_id}"
 
 
