@@ -280,8 +280,8 @@ def _first(triggers: TriggerSummary) -> str:
     return (
         '<p class="meta">Ranked first: recall '
         f"{_rate(triggers.first_recall, triggers.positives)}, false triggers "
-        f"{_rate(triggers.first_false_trigger_rate, triggers.negatives)} (the top-k lists "
-        "every skill of a library smaller than k).</p>"
+        f"{_rate(triggers.first_false_trigger_rate, triggers.negatives)}: the skill is the "
+        "best match, whatever the size of the library.</p>"
     )
 
 
