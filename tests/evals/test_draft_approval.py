@@ -85,7 +85,8 @@ async def test_the_publication_of_a_draft_with_evals_is_asked_with_its_eval_line
     [asked] = [e for e in events if e.kind == "approval_requested"]
     assert asked.detail.startswith("publish echo-words version ")
     assert (
-        "(evals: 2 (2 checks and expectations), never run (skillweave skills eval echo-words, once approved);"
+        "(evals: 2 (2 checks and expectations), never run "
+        "(skillweave skills eval echo-words, once approved);"
         " triggers: recall" in asked.detail
     )
 
@@ -104,12 +105,14 @@ def test_every_renderer_of_the_request_shows_the_line_escaped() -> None:
         action="publish",
         version="ab" * 32,
         report="0 findings",
-        evals="evals: 2 (2 checks and expectations), never run (skillweave skills eval `x`*, once approved)",
+        evals="evals: 2 (2 checks and expectations), never run "
+        "(skillweave skills eval `x`*, once approved)",
         timeout_seconds=60,
     )
     assert request.describe() == (
         "publish the skill echo-words version abababababab (scan: 0 findings); "
-        "evals: 2 (2 checks and expectations), never run (skillweave skills eval `x`*, once approved)"
+        "evals: 2 (2 checks and expectations), never run "
+        "(skillweave skills eval `x`*, once approved)"
     )
     details = current_details(
         AgentState(run_id="r", task="t"),

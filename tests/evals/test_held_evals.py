@@ -27,7 +27,9 @@ EVALS = json.dumps(
         ]
     }
 )
-LINE = "evals: 2 (2 checks and expectations), never run (skillweave skills eval notes, once approved)"
+LINE = (
+    "evals: 2 (2 checks and expectations), never run (skillweave skills eval notes, once approved)"
+)
 
 
 def _notes(root: Path, *, evals: bool = True) -> bytes:

@@ -87,7 +87,8 @@ async def test_evals_never_run_say_so_with_counts_and_triggers(tmp_path: Path) -
     assert summary.problem is None
     assert summary.trigger_counts == (2, 2, 0, 2)
     assert summary.line() == (
-        "evals: 2 (4 checks and expectations), never run (skillweave skills eval converter, once approved);"
+        "evals: 2 (4 checks and expectations), never run "
+        "(skillweave skills eval converter, once approved);"
         " triggers: recall 2/2, false 0/2"
     )
 
