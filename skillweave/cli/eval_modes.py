@@ -50,7 +50,7 @@ from skillweave.errors import AgentSpecError, ConfigError, SkillweaveError
 from skillweave.evals import EvalBatch, EvalReport
 from skillweave.evals import batch as batches
 from skillweave.evals import store as eval_store
-from skillweave.evals import triggers as trigger_evals
+from skillweave.evals import summary as eval_summaries
 from skillweave.skills import SkillRegistry
 from skillweave.storage import store_identity
 from skillweave.terminal import counted
@@ -151,11 +151,18 @@ def triggers(target: str, shown: Shown) -> None:
     async def main() -> Any:
         async with open_store(settings) as store:
             found = await read_target(target, store, registry)
-        if found.version != registry.get(found.skill).version:
-            say(f"note: the library's current {found.skill} is ranked, with its description")
-        return found.skill, trigger_evals.suite_trigger_summary(
-            registry, found.skill, found.suite, found.triggers, settings=settings.skills
-        )
+            summary, problem = await eval_summaries.version_triggers(
+                registry,
+                store,
+                found.skill,
+                found.version,
+                suite=found.suite,
+                negatives=found.triggers,
+                settings=settings.skills,
+            )
+        if summary is None:
+            raise SkillweaveError(f"{found.skill}: no trigger evals: {problem}")
+        return found.skill, summary
 
     skill, summary = _run(main())
     print_triggers(skill, summary, as_json=shown.as_json)

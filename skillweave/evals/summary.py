@@ -51,7 +51,14 @@ from skillweave.skills import Skill, SkillRegistry, SkillVersionError
 from skillweave.storage import ArtifactStore
 from skillweave.terminal import counted
 
-__all__ = ["EvalSummary", "LastRun", "draft_line", "eval_summary", "version_suite"]
+__all__ = [
+    "EvalSummary",
+    "LastRun",
+    "draft_line",
+    "eval_summary",
+    "version_suite",
+    "version_triggers",
+]
 
 _log = logging.getLogger("skillweave.evals")
 
@@ -196,7 +203,7 @@ async def eval_summary(
     if found is None:
         return None
     suite, negatives = found
-    triggers, problem = await _triggers(
+    triggers, problem = await version_triggers(
         registry, store, skill, version, suite=suite, negatives=negatives, settings=settings
     )
     return EvalSummary(
@@ -264,7 +271,7 @@ def draft_line(
     return line
 
 
-async def _triggers(
+async def version_triggers(
     registry: SkillRegistry,
     store: ArtifactStore,
     skill: str,
@@ -275,7 +282,8 @@ async def _triggers(
     settings: SkillsSettings,
 ) -> tuple[TriggerSummary | None, str | None]:
     """The trigger evals of the version, ranked in the place of the library's copy (a version
-    the library does not have is unpacked once, as a pinned run's is)."""
+    the library does not have is unpacked once, as a pinned run's is), or why they cannot be
+    told. An approval's summary and ``skills eval NAME@VERSION --triggers-only`` call it."""
     candidate: Skill | None = None
     try:
         if skill not in registry or registry.get(skill).version != version:
