@@ -98,6 +98,15 @@ class EvalBatches:
         except AgentError:
             return None
 
+    async def runs(self, batch_id: str) -> bool:
+        """Whether the batch `batch_id` runs now, whether or not its progress can be told (on
+        Temporal, a workflow whose worker does not answer still runs)."""
+        if self._direct is not None:
+            return self._direct.progress(batch_id) is not None
+        from skillweave.evals import temporal
+
+        return await temporal.TemporalEvals(self.engine).runs(batch_id)  # type: ignore[arg-type]
+
     async def close(self) -> None:
         """Cancel the batches running in this process (each writes its report first)."""
         for task in list(self._running):

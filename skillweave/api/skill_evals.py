@@ -336,6 +336,14 @@ async def _without_report(
             progress=progress,
             detail=f"{progress.finished} of {progress.jobs} jobs graded",
         )
+    if await evals.runs(batch_id):
+        return EvalRunning(
+            batch_id=batch_id,
+            skill=skill,
+            status="running",
+            detail="it runs, but no worker answered for its progress: see its workflow in "
+            "the Temporal UI",
+        )
     return EvalRunning(
         batch_id=batch_id,
         skill=skill,

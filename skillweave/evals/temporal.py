@@ -160,6 +160,12 @@ class TemporalEvals:
         except RPCError as exc:
             raise AgentError(f"eval batch {batch_id}: no progress ({_line(exc)})") from None
 
+    async def runs(self, batch_id: str) -> bool:
+        """Whether the batch's workflow runs now (its progress may still be untold: no worker
+        answers, or its workflow task fails until fixed code is deployed)."""
+        status = await self._status(self._handle(batch_id))
+        return status == WorkflowExecutionStatus.RUNNING
+
     async def run(
         self, batch: EvalBatch, *, on_progress: ProgressCallback | None = None
     ) -> ReportSummary:

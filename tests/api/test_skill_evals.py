@@ -249,3 +249,49 @@ async def test_a_batch_running_when_the_api_stops_is_cancelled_with_its_report(
             await asyncio.sleep(0.02)
     stored = tmp_path / "store" / "evals" / SKILL / started["batch_id"] / "report.json"
     assert json.loads(stored.read_text())["status"] == "cancelled"
+
+
+class _Unanswered:
+    """A batch that runs while no worker answers for its progress (Temporal)."""
+
+    def __init__(self, *, runs: bool) -> None:
+        self._runs = runs
+
+    async def progress(self, batch_id: str) -> None:
+        return None
+
+    async def runs(self, batch_id: str) -> bool:
+        return self._runs
+
+
+@pytest.mark.parametrize(("runs", "status"), [(True, "running"), (False, "stopped")])
+async def test_a_batch_whose_progress_is_untold_is_running_only_while_it_runs(
+    tmp_path: Path, runs: bool, status: str
+) -> None:
+    from skillweave.evals import EvalBatch, EvalCase, store
+
+    class _State:
+        pass
+
+    state = _State()
+    state.store = LocalArtifactStore(tmp_path / "store")  # type: ignore[attr-defined]
+    batch = EvalBatch(
+        batch_id="eval-20261207-000000-abcdef",
+        skill=SKILL,
+        version="a" * 64,
+        cases=(EvalCase(id="1", prompt="Greet Ada.", expectations=("Hi",)),),
+        created_at="2026-12-07T00:00:00Z",
+    )
+    await store.save_batch(state.store, batch)  # type: ignore[attr-defined]
+
+    answer = await skill_evals._without_report(
+        SKILL,
+        batch.batch_id,
+        state,
+        _Unanswered(runs=runs),
+        "json",  # type: ignore[arg-type]
+    )
+
+    assert answer.status == status
+    assert answer.progress is None
+    assert ("no worker answered" in answer.detail) is runs
