@@ -241,3 +241,56 @@ def test_progress_is_a_line_per_job_graded_off_a_terminal(
         "eval-x: 1/4 jobs graded (1 graded before: not run again)",
         "eval-x: 2/4 jobs graded, 2 running, 75% passed so far (1 graded before: not run again)",
     ]
+
+
+@pytest.mark.slow
+def test_trigger_evals_of_a_named_version_rank_that_version(tmp_path: Path) -> None:
+    # Two stored versions of one skill, the current one described for another job: the trigger
+    # evals of NAME@VERSION rank that version's description, not the library's current one.
+    source = tmp_path / "src" / "measure"
+    write_skill(
+        source,
+        description="Convert lengths between kilometres and miles. Use to convert km to miles.",
+        files={"evals/evals.json": json.dumps(MEASURE_EVALS)},
+    )
+    env = _env(tmp_path) | {"SKILLS__SELECTION": "bm25", "HOME": str(tmp_path / "home")}
+    (tmp_path / "library").mkdir()
+
+    def skillweave(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "skillweave.cli", *args],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    skillweave("skills", "install", "./src/measure")
+    first = json.loads(skillweave("skills", "versions", "measure", "--json").stdout)["current"]
+    skill_md = source / "SKILL.md"
+    skill_md.write_text(
+        skill_md.read_text().replace(
+            "Convert lengths between kilometres and miles. Use to convert km to miles.",
+            "Bake sourdough bread. Use when asked for a bread recipe.",
+        )
+    )
+    skillweave("skills", "update", "measure")
+
+    def recall(target: str) -> float:
+        done = skillweave("skills", "eval", target, "--triggers-only", "--json")
+        summary = json.loads(done.stdout)
+        assert summary["positives"] == 1
+        return float(summary["recall"])
+
+    assert recall("measure") == 0.0
+    assert recall(f"measure@{first[:12]}") == 1.0
+
+
+MEASURE_EVALS = {
+    "skill_name": "measure",
+    "evals": [{"id": 1, "prompt": "Convert 5 km to miles", "expectations": ["3.1 miles"]}],
+}
