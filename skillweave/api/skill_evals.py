@@ -24,7 +24,6 @@ a batch over the limits 422; an ambiguous version prefix 409; a batch the engine
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Annotated, Final, Literal
 
 from fastapi import APIRouter, Body, Query, Response, status
@@ -215,7 +214,6 @@ async def start_evals(
     try:
         suite, _ = await eval_sources.read_suite(skills.registry, state.store, skill, version)
         batch = EvalBatch(
-            batch_id=batches.new_batch_id(),
             skill=skill,
             version=version,
             against=against,
@@ -225,7 +223,6 @@ async def start_evals(
             model=asked.model,
             grader=asked.grader,
             cases=suite.evals,
-            created_at=datetime.now(UTC).isoformat(),
             store_id=await store_identity(state.store),
         )
     except EvalSuiteError as exc:

@@ -15,7 +15,6 @@ Called by :mod:`skillweave.cli.evals`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,6 @@ from skillweave.cli.versions import resolve_spec_pins
 from skillweave.config import ModelSettings
 from skillweave.errors import AgentSpecError, ConfigError, SkillNotFoundError
 from skillweave.evals import EvalBatch, EvalSuite, EvalSuiteError, TriggerCase
-from skillweave.evals import batch as batches
 from skillweave.llm import resolve_model
 from skillweave.skills import SkillRegistry, SkillVersionError, parse_pin
 
@@ -160,7 +158,6 @@ async def build_batch(
         _, prefix = split_target(f"{target.skill}@{options.against}")
         against = await resolve_version(target.skill, prefix, store, registry, source=source)
     fields = {
-        "batch_id": batches.new_batch_id(),
         "skill": target.skill,
         "version": target.version,
         "against": against,
@@ -171,7 +168,6 @@ async def build_batch(
         "grader": options.grader,
         "agent": spec,
         "cases": target.suite.evals,
-        "created_at": datetime.now(UTC).isoformat(),
         "store_id": store_id,
     }
     try:

@@ -87,7 +87,11 @@ class EvalBatch(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    batch_id: str = Field(pattern=BATCH_ID_PATTERN)
+    batch_id: str = Field(
+        default_factory=new_batch_id,
+        pattern=BATCH_ID_PATTERN,
+        description="A new one (new_batch_id) unless given: every door names batches so.",
+    )
     skill: str = Field(min_length=1, max_length=64)
     version: str = Field(pattern=_VERSION, description="The version evaluated.")
     against: str | None = Field(
@@ -106,7 +110,11 @@ class EvalBatch(BaseModel):
         "are set per variant by job_agent.",
     )
     cases: tuple[EvalCase, ...] = Field(min_length=1)
-    created_at: str = Field(description="ISO 8601, UTC: when the batch was asked for.")
+    created_at: str = Field(
+        default_factory=lambda: datetime.now(UTC).isoformat(),
+        description="ISO 8601, UTC: when the batch was asked for (now, unless given; a "
+        "payload always carries it, so workflow code never reads the clock here).",
+    )
     store_id: str | None = None
     attempt: int = Field(
         default=0, ge=0, description="How many times the batch was resumed (0: never)."

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillweave.agent import AgentSpec
 from skillweave.config import SkillsSettings
 from skillweave.errors import SkillweaveError
-from skillweave.evals.batch import MAX_CONCURRENCY, MAX_REPEAT, EvalBatch, new_batch_id
+from skillweave.evals.batch import MAX_CONCURRENCY, MAX_REPEAT, EvalBatch
 from skillweave.evals.results import EvalReport
 from skillweave.evals.suite import EVALS_FILE, EvalSuiteError
 from skillweave.evals.summary import version_suite
@@ -204,7 +203,6 @@ async def _decide(
             " --gate-allow-missing)",
         )
     batch = EvalBatch(
-        batch_id=new_batch_id(),
         skill=skill,
         version=version,
         against=current,
@@ -214,7 +212,6 @@ async def _decide(
         grader=options.grader,
         agent=options.agent,
         cases=found[0].evals,
-        created_at=datetime.now(UTC).isoformat(),
         store_id=await store_identity(store),
     )
     report = await run(batch)
