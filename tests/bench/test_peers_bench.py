@@ -1,7 +1,8 @@
 """The peer benchmark's arithmetic: how steps are cut from a history, timed and sized, and how
 skillweave is judged against the fastest peer.
 
-The peers themselves (pydantic-ai, the OpenAI Agents SDK) are not installed in the suite's
+The peers themselves (pydantic-ai's capability and its ``TemporalAgent`` wrapper, the OpenAI
+Agents SDK) are not installed in the suite's
 environment, only in ``.venv-bench`` (``make bench-peers``); without them the benchmark says so
 and exits, which is checked here too. Histories are built by hand from Temporal's protobufs.
 """
@@ -173,6 +174,22 @@ def test_tables_print_as_markdown_for_the_benchmarks_page() -> None:
         "_why_",
         "",
     ]
+
+
+def test_every_framework_is_read_by_its_model_activity() -> None:
+    # pydantic-ai's TemporalAgent wrapper is the fourth framework: its model activity carries the
+    # agent's name, like the capability's (both are measured, under their own names)
+    assert peers_bench.FRAMEWORKS == (
+        SKILLWEAVE,
+        peers_bench.PYDANTIC_AI,
+        peers_bench.PYDANTIC_AI_AGENT,
+        peers_bench.OPENAI_AGENTS,
+    )
+    assert set(peers_bench.SPECS) == set(peers_bench.FRAMEWORKS)
+    assert SKILLWEAVE not in peers_bench.PEERS
+    wrapped = peers_bench.SPECS[peers_bench.PYDANTIC_AI_AGENT]
+    assert wrapped.model_activity == "agent__bench__model_request"
+    assert wrapped.calls_before == 0
 
 
 def test_every_framework_goes_first_in_turn() -> None:
