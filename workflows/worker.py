@@ -12,7 +12,9 @@ queue (``skillweave.engines.temporal.Roll``). :func:`running_worker` runs both
 with a process's settings, as ``skillweave worker`` and the embedded stack of ``skillweave
 dev`` and ``skillweave demo`` do (``skillweave.cli``): on the services' store's id, with an
 identity naming it, the services' metrics, and one warning when the worker is alone on its
-store (``skillweave.engines.temporal.warn_if_alone``).
+store (``skillweave.engines.temporal.warn_if_alone``). :func:`worker_tuning` maps the
+settings' ``WORKFLOW__WORKER_…`` tuning (its cache of runs, task slots and pollers) onto the
+worker's options, which :func:`build_worker` applies under any a caller passes.
 
 The workflow runs in Temporal's sandbox; ``skillweave`` and ``pydantic`` pass through it (they
 are imported once, outside, and shared): the workflow imports only their pure modules, and
@@ -48,7 +50,7 @@ from workflows.agent import AgentWorkflow
 from workflows.evals import EvalBatchWorkflow
 
 if TYPE_CHECKING:
-    from skillweave.config import Settings
+    from skillweave.config import Settings, WorkflowSettings
 
 __all__ = [
     "PASSTHROUGH_MODULES",
@@ -56,6 +58,7 @@ __all__ = [
     "build_worker",
     "running_worker",
     "sandbox_runner",
+    "worker_tuning",
 ]
 
 PASSTHROUGH_MODULES: Final = ("skillweave", "pydantic", "pydantic_core", "annotated_types")
@@ -66,6 +69,32 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)
     )
+
+
+_SLOT_OPTIONS: Final = (
+    "max_concurrent_workflow_tasks",
+    "max_concurrent_activities",
+    "max_concurrent_local_activities",
+)
+"""The worker options a ``tuner`` replaces: the SDK refuses both at once."""
+
+
+def worker_tuning(settings: WorkflowSettings) -> dict[str, Any]:
+    """The :class:`temporalio.worker.Worker` options of the worker's tuning settings
+    (``WORKFLOW__WORKER_MAX_CACHED_WORKFLOWS``, ``…_MAX_CONCURRENT_*``, ``…_POLLERS``):
+    its cache of runs, its task slots and its pollers (docs/SCALING.md)."""
+    return {
+        "max_cached_workflows": settings.worker_max_cached_workflows,
+        "max_concurrent_workflow_tasks": settings.worker_max_concurrent_workflow_tasks,
+        "max_concurrent_activities": settings.worker_max_concurrent_activities,
+        "max_concurrent_local_activities": settings.worker_max_concurrent_local_activities,
+        "workflow_task_poller_behavior": PollerBehaviorSimpleMaximum(
+            maximum=settings.worker_workflow_pollers
+        ),
+        "activity_task_poller_behavior": PollerBehaviorSimpleMaximum(
+            maximum=settings.worker_activity_pollers
+        ),
+    }
 
 
 def build_worker(
@@ -93,12 +122,17 @@ def build_worker(
             they are cancelled (and retried on another worker); polling stops at once.
         limits: the limits a run asks this worker for (its activities' timeouts and
             attempts); by default its settings' (``services.settings.workflow``).
-        worker_options: passed to :class:`temporalio.worker.Worker` (concurrency, identity,
-            graceful shutdown…).
+        worker_options: passed to :class:`temporalio.worker.Worker` (identity, graceful
+            shutdown…); they win over the tuning of ``services.settings.workflow``
+            (:func:`worker_tuning`), and a ``tuner`` replaces its task slots.
 
     Run it with ``await worker.run()`` or ``async with worker:``.
     """
     worker_options.setdefault("workflow_runner", sandbox_runner())
+    for option, value in worker_tuning(services.settings.workflow).items():
+        if option in _SLOT_OPTIONS and "tuner" in worker_options:
+            continue
+        worker_options.setdefault(option, value)
     # Heartbeats carry cancellation to a running activity; the SDK would otherwise send them at
     # most every 80 % of the heartbeat timeout, so a cancelled script run would keep going for
     # up to 24 s with the default 30 s timeout.

@@ -90,7 +90,10 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     no default the worker starts all the same and fails, for good, a run that names none. The
     configured store, and the manager at SANDBOX__MANAGER_URL, or one with a local warm pool
     started in this process. Runs until Ctrl-C; the activities in flight are cancelled and
-    retried on another worker.
+    retried on another worker. Its tuning: WORKFLOW__WORKER_MAX_CACHED_WORKFLOWS (runs kept in
+    memory), WORKFLOW__WORKER_MAX_CONCURRENT_WORKFLOW_TASKS, …_ACTIVITIES and
+    …_LOCAL_ACTIVITIES (task slots), WORKFLOW__WORKER_WORKFLOW_POLLERS and …_ACTIVITY_POLLERS
+    (docs/SCALING.md sizes them).
     """
     _start_tracing("skillweave-worker")
     from skillweave.cli.agent_run import REAL_MODEL_HINT

@@ -1,6 +1,8 @@
-"""The ``WORKFLOW__`` section: how agent runs are executed, and which of its settings are the
-worker's limits (:data:`WORKER_LIMITS`, read by ``skillweave.engines.contract``). Part of
-:class:`~skillweave.config.Settings`."""
+"""The ``WORKFLOW__`` section: how agent runs are executed, which of its settings are the
+worker's limits (:data:`WORKER_LIMITS`, read by ``skillweave.engines.contract``), and the
+worker's tuning, ``WORKFLOW__WORKER_MAX_…`` and ``…_POLLERS`` (its cache of runs, its task
+slots and pollers: read by ``workflows.worker.worker_tuning``; docs/SCALING.md sizes them).
+Part of :class:`~skillweave.config.Settings`."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ _WORKER_OWNED: Final = (
     " Read by the worker (a run runs under its worker's value); a client's is not used. "
     "The direct engine is its own worker."
 )
+
+_TUNING: Final = " Read by the worker alone (`skillweave worker`, `dev`, `demo`)."
 
 WORKER_LIMITS: Final = (
     "model_timeout_seconds",
@@ -96,6 +100,50 @@ class WorkflowSettings(BaseModel):
         description="A worker told to stop (SIGTERM, Ctrl-C) stops polling at once and gives "
         "its running activities this long to finish before cancelling them (they are retried "
         "on another worker).",
+    )
+    worker_max_cached_workflows: int = Field(
+        default=1000,
+        ge=0,
+        le=100_000,
+        description="Runs a worker keeps in memory between their steps (Temporal's sticky "
+        "cache): a cached run's next step needs no replay of its history. A run beyond it is "
+        "evicted and replayed at its next step, which costs CPU, never correctness; 0 turns "
+        "the cache off (every step replays). Size it to the runs in flight per worker "
+        "(docs/SCALING.md)." + _TUNING,
+    )
+    worker_max_concurrent_workflow_tasks: int = Field(
+        default=100,
+        ge=2,
+        le=10_000,
+        description="Workflow tasks (a run's steps between side effects) a worker runs at "
+        "once; also the threads they run on." + _TUNING,
+    )
+    worker_max_concurrent_activities: int = Field(
+        default=100,
+        ge=1,
+        le=10_000,
+        description="Activities (model calls, script runs) a worker runs at once; mostly "
+        "waiting on the network, so many fit on one core." + _TUNING,
+    )
+    worker_max_concurrent_local_activities: int = Field(
+        default=100,
+        ge=1,
+        le=10_000,
+        description="Local activities (short reads of skills and the transcript) a worker runs "
+        "at once." + _TUNING,
+    )
+    worker_workflow_pollers: int = Field(
+        default=5,
+        ge=2,
+        le=100,
+        description="Most long polls a worker keeps open for workflow tasks (at least 2: one "
+        "for its sticky queue, one for the shared one)." + _TUNING,
+    )
+    worker_activity_pollers: int = Field(
+        default=5,
+        ge=1,
+        le=100,
+        description="Most long polls a worker keeps open for activity tasks." + _TUNING,
     )
     follow_worker_wait_seconds: float = Field(
         default=3600.0,
