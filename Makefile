@@ -21,7 +21,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --g
 
 BENCH_VENV := .venv-bench
 
-.PHONY: install lock upgrade-deps lint test test-fast demo bench bench-peers soak e2e-llm clean
+.PHONY: install lock upgrade-deps lint test test-fast demo bench bench-peers bench-scale soak e2e-llm clean
 
 # The locked packages only (pip-compile among them), so `make lock` works while the lock no
 # longer satisfies pyproject.toml.
@@ -80,6 +80,13 @@ bench-peers:  ## skillweave against its peers on one Temporal dev server (docs/B
 	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BENCH_VENV)/bin/python -m pip check
 	$(BENCH_VENV)/bin/python bench/peers_bench.py
+
+bench-scale:  ## many jobs at once on one worker, skillweave against its peers (docs/BENCHMARKS.md)
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --require-hashes -r requirements/lock-bench.txt
+	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BENCH_VENV)/bin/python -m pip check
+	$(BENCH_VENV)/bin/python bench/scale_bench.py
 
 soak: install  ## the reliability suite at full scale (chaos, load, length); prints its figures
 	SKILLWEAVE_SOAK=1 $(BIN)/python -m pytest tests/reliability -q --timeout=3600

@@ -883,7 +883,7 @@ def _markdown_cell(cell: str) -> str:
     return plain.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
-def _print(console: Console, table: Table, *, markdown: bool) -> None:
+def print_table(console: Console, table: Table, *, markdown: bool) -> None:
     """`table` as rich draws it, or as Markdown (for docs/BENCHMARKS.md, whatever the width)."""
     if not markdown:
         console.print(table)
@@ -918,13 +918,13 @@ def _report(
         for steps in lengths
         for framework in FRAMEWORKS
     ]
-    _print(console, _steps_table(rows), markdown=markdown)
-    _print(console, _history_table(rows), markdown=markdown)
+    print_table(console, _steps_table(rows), markdown=markdown)
+    print_table(console, _history_table(rows), markdown=markdown)
     middle = sorted(lengths)[len(lengths) // 2]
     mixes = {f: step_mix(records[f, middle], SPECS[f]) for f in FRAMEWORKS}
-    _print(console, _mix_table(mixes, middle), markdown=markdown)
-    _print(console, _time_table(mixes, middle), markdown=markdown)
-    _print(console, _targets_table(verdicts(rows)), markdown=markdown)
+    print_table(console, _mix_table(mixes, middle), markdown=markdown)
+    print_table(console, _time_table(mixes, middle), markdown=markdown)
+    print_table(console, _targets_table(verdicts(rows)), markdown=markdown)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -163,7 +163,7 @@ def test_tables_print_as_markdown_for_the_benchmarks_page() -> None:
     table.add_column("verdict")
     table.add_row("agent__bench__toolset__<agent>__call_tool", "[bold red]MISSED[/]")
     out = io.StringIO()
-    peers_bench._print(Console(file=out, width=40), table, markdown=True)
+    peers_bench.print_table(Console(file=out, width=40), table, markdown=True)
     assert out.getvalue().splitlines() == [
         "**Target**",
         "",
