@@ -21,6 +21,13 @@ tells :data:`~skillweave.waiting.WAITING`, which each call of a run sets to the 
 the same way, as a ``waiting`` note when it begins and again while it lasts
 (:class:`~skillweave.engines.notes.WaitsTold`), and kept as the run's current wait until the
 call goes on or ends (:meth:`DirectEngine.waiting`, which the API's run shows).
+
+A run's transcript is written behind (:meth:`TranscriptRecorder.write_behind
+<skillweave.engines.transcript.TranscriptRecorder.write_behind>`): each record is published at
+once and made durable in the background, and the run tells its end (its ``run_finished``
+event, its result) only once every record is on disk. A direct run lives in this process, so a
+crash of the machine mid-run loses the run whatever was synced (the next API marks it failed);
+what it told finished, it never loses. A record that cannot be made durable fails the run.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from skillweave.engines.base import RunRequest, RunResult, result_of
 from skillweave.engines.notes import FollowNote, WaitsTold, events_only
 from skillweave.engines.retries import Backoff, RetryNotice, retry_notice
 from skillweave.engines.services import AgentServices
+from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.errors import AgentError
 from skillweave.telemetry import bound, span
 from skillweave.waiting import WAITING, Waiting
@@ -214,14 +222,33 @@ class _Run:
         # Replaced (and the old one set) on every change: a reader waits on the one it saw.
         self.changed = asyncio.Event()
         self.task: asyncio.Task[AgentState] | None = None
+        # The run's end, told only once its transcript is on disk (:meth:`tell_end`).
+        self.end: AgentEvent | None = None
         # What a call of the run waits for now (None: nothing), and which waits were told.
         self.waiting: Waiting | None = None
         self.waits = WaitsTold()
 
     def publish(self, event: AgentEvent) -> None:
+        if event.kind == "run_finished":
+            self.end = event
+            return
         self.events.append(event)
         self.told.append(event)
         self.wake()
+
+    def tell_end(self, failure: Exception | None) -> None:
+        """Tell the run's end, held until its transcript is on disk; a `failure` to get it
+        there fails the run instead."""
+        end, self.end = self.end, None
+        if failure is not None:
+            reason = f"the transcript is not on disk: {type(failure).__name__}: {failure}"
+            self.state.status, self.state.reason = "failed", reason
+            if end is not None:
+                end = end.model_copy(update={"status": "failed", "detail": reason})
+        if end is not None:
+            self.events.append(end)
+            self.told.append(end)
+            self.wake()
 
     def retrying(self, notice: RetryNotice) -> None:
         self.waiting = None  # the attempt that waited has failed
@@ -240,11 +267,24 @@ class _Run:
         changed.set()
 
 
-async def _traced(loop: AgentLoop, state: AgentState) -> AgentState:
+async def _traced(loop: AgentLoop, run: _Run, transcript: TranscriptRecorder) -> AgentState:
     """Run a run inside its own span, its run id bound for every log line and span within
-    (the Temporal engine gets the same from the SDK's interceptor and the activities)."""
+    (the Temporal engine gets the same from the SDK's interceptor and the activities); its
+    end is told once its transcript is on disk."""
+    state = run.state
     with span("agent run", fields={"run_id": state.run_id}), bound(run_id=state.run_id):
-        return await loop.run(state)
+        try:
+            return await loop.run(state)
+        finally:
+            try:
+                await asyncio.shield(transcript.settle(state.run_id))
+            except asyncio.CancelledError:
+                run.tell_end(None)  # cancelled again meanwhile: the records settle on their own
+                raise
+            except Exception as exc:
+                run.tell_end(exc)
+            else:
+                run.tell_end(None)
 
 
 class DirectEngine:
@@ -303,7 +343,10 @@ class DirectEngine:
             catalog_mode=self._catalog_mode,
             catalog_top_k=self._top_k,
         )
-        run.task = asyncio.create_task(_traced(loop, state), name=f"agent-run-{request.run_id}")
+        self.services.transcript.write_behind(request.run_id)
+        run.task = asyncio.create_task(
+            _traced(loop, run, self.services.transcript), name=f"agent-run-{request.run_id}"
+        )
         run.task.add_done_callback(_settled)
         run.task.add_done_callback(run.wake)
         self._runs[request.run_id] = run

@@ -6,6 +6,16 @@ produces a message writes it here (``AgentServices``' collaborators and ``SkillA
 tool result through :meth:`TranscriptRecorder.tool_result`), and a model call reads the records
 it needs back through a bounded cache of immutable entries, so neither the loop's state nor a
 workflow's history carries transcript text.
+
+Durability: a record is on disk before the call that stores it returns (the Temporal engine's
+activities hand the workflow only its ref, so it must outlive any crash once they return),
+except for the runs registered with :meth:`TranscriptRecorder.write_behind` (the direct
+engine's: such a run lives in its process and dies with it). Their records are published at
+once, as every record is (every reader sees them; a crash of the process loses none), made
+durable by a background thread while the run goes on, and all of them before
+:meth:`TranscriptRecorder.settle` returns, which the run awaits before it tells its end. So a
+crash of the machine loses no record of a run that was told finished; mid-run it loses the run
+(as it always did: the next API marks it failed) and at most its last moments' records.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from skillweave.agent import SUMMARY_MAX_CHARS, TranscriptWrite
 from skillweave.errors import ArtifactNotFoundError
 from skillweave.llm import Message
 from skillweave.storage import ArtifactStore, keys
+from skillweave.storage.local import WriteBehind, deferred_durability
 
 __all__ = ["CACHE_BYTES", "ToolCall", "TranscriptRecord", "TranscriptRecorder", "clip"]
 
@@ -60,22 +71,28 @@ class TranscriptRecord(BaseModel):
         return self.message
 
 
+_Where = tuple[str, int]
+"""A record's run and sequence number: its cache key (cheaper to make than its store key, on
+every model call's read of the transcript)."""
+
+
 class _TranscriptCache:
-    """Immutable transcript records by key, least recently used dropped beyond a byte budget."""
+    """Immutable transcript records by where they are, least recently used dropped beyond a
+    byte budget."""
 
     def __init__(self, budget: int) -> None:
         self._budget = budget
         self._bytes = 0
-        self._items: OrderedDict[str, tuple[TranscriptRecord, int]] = OrderedDict()
+        self._items: OrderedDict[_Where, tuple[TranscriptRecord, int]] = OrderedDict()
 
-    def get(self, key: str) -> TranscriptRecord | None:
+    def get(self, key: _Where) -> TranscriptRecord | None:
         item = self._items.get(key)
         if item is None:
             return None
         self._items.move_to_end(key)
         return item[0]
 
-    def put(self, key: str, record: TranscriptRecord, size: int) -> None:
+    def put(self, key: _Where, record: TranscriptRecord, size: int) -> None:
         if key in self._items:
             return
         self._items[key] = (record, size)
@@ -96,6 +113,22 @@ class TranscriptRecorder:
     def __init__(self, store: ArtifactStore, *, cache_bytes: int = CACHE_BYTES) -> None:
         self._store = store
         self._cache = _TranscriptCache(cache_bytes)
+        self._behind: dict[str, WriteBehind] = {}
+
+    def write_behind(self, run_id: str) -> None:
+        """Store `run_id`'s records without waiting for the disk, until :meth:`settle`."""
+        self._behind.setdefault(run_id, WriteBehind())
+
+    async def settle(self, run_id: str) -> None:
+        """Until every record of `run_id` is on disk; then its records wait for the disk
+        again (nothing to do for a run not registered with :meth:`write_behind`).
+
+        Raises:
+            StorageError: one could not be made durable.
+        """
+        behind = self._behind.pop(run_id, None)
+        if behind is not None:
+            await behind.flush()
 
     async def store_message(
         self, run_id: str, seq: int, message: Message, *, summary: str = ""
@@ -104,8 +137,9 @@ class TranscriptRecorder:
         record = TranscriptRecord(message=message, summary=summary)
         data = record.model_dump_json().encode()
         key = keys.transcript_key(run_id, seq)
-        await self._store.put_bytes(key, data, content_type="application/json")
-        self._cache.put(key, record, len(data))
+        with deferred_durability(self._behind.get(run_id)):
+            await self._store.put_bytes(key, data, content_type="application/json")
+        self._cache.put((run_id, seq), record, len(data))
         return len(message.text)
 
     async def load(self, run_id: str, seq: int) -> TranscriptRecord:
@@ -114,16 +148,16 @@ class TranscriptRecorder:
         Raises:
             ArtifactNotFoundError: there is none.
         """
-        key = keys.transcript_key(run_id, seq)
-        cached = self._cache.get(key)
+        cached = self._cache.get((run_id, seq))
         if cached is not None:
             return cached
+        key = keys.transcript_key(run_id, seq)
         ref = await self._store.stat(key)
         if ref is None:
             raise ArtifactNotFoundError(key)
         data = await self._store.get_bytes(ref)
         record = TranscriptRecord.model_validate_json(data)
-        self._cache.put(key, record, len(data))
+        self._cache.put((run_id, seq), record, len(data))
         return record
 
     async def record(self, writes: Sequence[TranscriptWrite], *, run_id: str) -> None:

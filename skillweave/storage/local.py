@@ -26,6 +26,11 @@ How writes stay safe (the scheme, since several processes may share one root):
   they verify the bytes against the caller's ref. (Writes through the store always publish a new
   inode; only a same-size edit in place, behind the store's back and within one mtime tick, could
   slip past ``stat`` — and still not past a read.)
+* Durable before the write returns, except inside
+  :func:`~skillweave.storage._local_write_behind.deferred_durability`: there the file is
+  published the same way and made durable soon after by a background thread, and the caller
+  awaits :meth:`WriteBehind.flush` before it tells anyone the data is safe (the direct engine's
+  transcript, whose run tells its end only then).
 * The sidecar tree mirrors the data tree name for name (no ``.json`` suffix), so two keys can
   collide in ``.meta`` only where their data files would collide too.
 
@@ -48,7 +53,7 @@ import os
 import stat as stat_module
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 from skillweave.atomic_write import atomic_file
 from skillweave.errors import ArtifactNotFoundError, InvalidKeyError, StorageError
@@ -66,12 +71,16 @@ from skillweave.storage._local_files import (
 )
 from skillweave.storage._local_publishing import Publisher
 from skillweave.storage._local_sidecars import NeedsHashing, Sidecars, fingerprint
+from skillweave.storage._local_write_behind import DEFERRED, WriteBehind, deferred_durability
 from skillweave.storage.base import ArtifactRef
 from skillweave.storage.keys import validate_prefix
 
-__all__ = ["LocalArtifactStore"]
+__all__ = ["LocalArtifactStore", "WriteBehind", "deferred_durability"]
 
 _log = logging.getLogger(__name__)
+
+INLINE_MAX_BYTES: Final = 64 * 1024
+"""The largest write-behind write made on the event loop rather than in a thread."""
 
 
 class LocalArtifactStore:
@@ -107,7 +116,16 @@ class LocalArtifactStore:
     async def put_bytes(
         self, key: str, data: bytes, *, content_type: str = DEFAULT_CONTENT_TYPE
     ) -> ArtifactRef:
-        """Store `data` under `key` (replacing it) and return its ref."""
+        """Store `data` under `key` (replacing it) and return its ref.
+
+        A small write handed to a write-behind (:func:`deferred_durability`) is made on the
+        event loop: with no fsync to wait for, it costs less than the hop to a thread.
+        """
+        if len(data) <= INLINE_MAX_BYTES and self._fsync and DEFERRED.get() is not None:
+            await self._publisher.sidecars_of(lambda pending: pending == key)  # older ones first
+            ref = self._write(key, _chunks_of(data), content_type, exclusive=False)
+            assert ref is not None
+            return ref
         write = functools.partial(self._write, key, _chunks_of(data), content_type, exclusive=False)
         ref = await self._publisher.published(key, write)
         assert ref is not None
@@ -185,12 +203,18 @@ class LocalArtifactStore:
         exclusive: bool,
     ) -> ArtifactRef | None:
         target = self._paths.data(key)
+        # Inside `deferred_durability` (the direct engine's transcript) the file is made durable
+        # by the write-behind's thread, before its run tells its end; not here.
+        behind = DEFERRED.get() if self._fsync else None
         with os_errors("write", key):
             make_parent(key, target)
             digest = Digest()
             try:
                 with atomic_file(
-                    target, exclusive=exclusive, durable=self._fsync, prefix=TEMP_PREFIX
+                    target,
+                    exclusive=exclusive,
+                    durable=self._fsync and behind is None,
+                    prefix=TEMP_PREFIX,
                 ) as out:
                     for chunk in chunks:
                         digest.update(chunk)
@@ -205,6 +229,8 @@ class LocalArtifactStore:
                 return None
             except IsADirectoryError:
                 raise _is_a_directory(key) from None
+            if behind is not None:
+                behind.add(target)
             ref = digest.ref(key, content_type)
             if on_published is not None:
                 on_published(ref)
