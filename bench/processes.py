@@ -22,6 +22,7 @@ __all__ = [
     "memory_kib",
     "metric_totals",
     "own_cpu_seconds",
+    "reaped_cpu_seconds",
     "status_kib",
     "tree_cpu_seconds",
 ]
@@ -36,11 +37,30 @@ def cpu_seconds(stat: str, ticks_per_second: int) -> float:
     Raises:
         ValueError: `stat` is not such a line.
     """
+    after = _after_name(stat, 13)
+    return (int(after[11]) + int(after[12])) / ticks_per_second
+
+
+def reaped_cpu_seconds(stat: str, ticks_per_second: int) -> float:
+    """User + system CPU seconds of the children a process has waited for (and of theirs that
+    they waited for), from its ``/proc/<pid>/stat`` text: cutime and cstime, fields 16 and 17.
+
+    Raises:
+        ValueError: `stat` is not such a line.
+    """
+    after = _after_name(stat, 15)
+    return (int(after[13]) + int(after[14])) / ticks_per_second
+
+
+def _after_name(stat: str, fields: int) -> list[str]:
+    """The fields of a ``/proc/<pid>/stat`` text after the command name (field 2, in
+    parentheses, which may hold spaces or parentheses: counted after the last ``)``); at
+    least `fields` of them, else ValueError."""
     _, paren, rest = stat.rpartition(")")
     after = rest.split()
-    if not paren or len(after) < 13:
+    if not paren or len(after) < fields:
         raise ValueError(f"not a /proc/<pid>/stat line: {stat[:80]!r}")
-    return (int(after[11]) + int(after[12])) / ticks_per_second
+    return after
 
 
 def status_kib(status: str, key: str) -> int:

@@ -22,12 +22,13 @@ dev server (``skillweave.cli.temporal_server.dev_server``: the same ``temporal``
 
 The worker's tuning is identical for every framework and explicit (``--cache``,
 ``--workflow-slots``, ``--activity-slots``, ``--local-activity-slots``, ``--pollers``); unset,
-each is the SDK's default. One warm-up job runs before the window (imports, the workflow
-sandbox). The window runs from the first start to the last result; a job that fails or is not
-done by ``--timeout`` is counted, never hidden. After the window the histories of a sample of
-jobs (:data:`SAMPLE`) give events and bytes per step (the whole run ÷ R, as in the peer
-benchmark's table 2). Batches run in rotated order at each N, so that the machine's load falls
-alike on every framework.
+each is skillweave's default (``WORKFLOW__WORKER_…``, ``workflows.worker.worker_tuning``), which
+every framework's worker then gets too. One warm-up job runs before the window (imports, the
+workflow sandbox). The window runs from the first start to the last result; a job that fails or
+is not done by ``--timeout`` is counted, never hidden. After the window the histories of a
+sample of jobs (:data:`SAMPLE`) give events and bytes per step (the whole run ÷ R, as in the
+peer benchmark's table 2). Batches run in rotated order at each N, so that the machine's load
+falls alike on every framework.
 
 Target (issue 47): skillweave's steps/s at 200 concurrent jobs ≥ 1.5× the fastest peer's; at
 1,000 every job completes and the ratio holds.
@@ -504,7 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"skillweave scale benchmark · {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC "
         f"· {os.cpu_count()} cores · {platform.python_implementation()} "
         f"{platform.python_version()} · load average {load_average()} (1, 5, 15 min)\n"
-        f"worker tuning: {tuning.describe()}"
+        f"worker tuning: {tuning.describe()}",
+        soft_wrap=True,
     )
     batches = asyncio.run(
         _measure(

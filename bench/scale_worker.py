@@ -5,11 +5,10 @@ bench.scale_bench worker --framework F --address A --task-queue Q --root R --met
 [tuning]``, served by :func:`worker_main`), so that the worker's CPU and memory are its own. The
 subprocess builds the framework's worker as the peer benchmark does (skillweave's through
 ``workflows.worker.build_worker``, a peer's from ``bench.peers_bench.peers``), with the same
-:class:`Tuning` for every framework, serves the SDK's runtime metrics on loopback
-(``temporalio.runtime`` with a ``PrometheusConfig``), prints one :data:`READY` line once it
-polls, and runs until SIGTERM. :func:`spawned_worker` is the driver's side: it starts one, waits
-for the line, and stops it.
-"""
+:class:`Tuning` for every framework (skillweave's defaults unless told otherwise), serves the
+SDK's runtime metrics on loopback (``temporalio.runtime`` with a ``PrometheusConfig``), prints
+one :data:`READY` line once it polls, and runs until SIGTERM. :func:`spawned_worker` is the
+driver's side: it starts one, waits for the line, and stops it."""
 
 from __future__ import annotations
 
@@ -31,9 +30,10 @@ from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 from bench.peers_bench import FRAMEWORKS, SKILLWEAVE, peers, skillweave_services
 from bench.processes import metric_totals
 from skillweave.cli.temporal_server import free_port
+from skillweave.config import WorkflowSettings
 from skillweave.engines.converter import data_converter
 from skillweave.storage import store_identity
-from workflows.worker import build_worker
+from workflows.worker import build_worker, worker_tuning
 
 __all__ = [
     "READY",
@@ -54,22 +54,32 @@ STOP_SECONDS: Final = 15.0
 LOG_TAIL_LINES: Final = 15
 
 _TUNING_OPTIONS: Final = {
-    "cache": ("--cache", "max_cached_workflows", "workflows kept in the sticky cache"),
-    "workflow_slots": ("--workflow-slots", "max_concurrent_workflow_tasks", "workflow tasks"),
-    "activity_slots": ("--activity-slots", "max_concurrent_activities", "activities"),
+    "cache": ("--cache", ("max_cached_workflows",), "workflows in the sticky cache"),
+    "workflow_slots": ("--workflow-slots", ("max_concurrent_workflow_tasks",), "workflow tasks"),
+    "activity_slots": ("--activity-slots", ("max_concurrent_activities",), "activities"),
     "local_activity_slots": (
         "--local-activity-slots",
-        "max_concurrent_local_activities",
+        ("max_concurrent_local_activities",),
         "local activities",
     ),
-    "pollers": ("--pollers", "", "pollers of each kind (workflow, activity)"),
+    "pollers": (
+        "--pollers",
+        ("workflow_task_poller_behavior", "activity_task_poller_behavior"),
+        "long polls of each kind (workflow, activity)",
+    ),
 }
-"""Each tuning field: its option, the ``Worker`` argument it sets, and what it bounds."""
+"""Each tuning field: its option, the ``Worker`` arguments it sets, and what it bounds."""
+
+
+def _shown(value: object) -> str:
+    return str(value.maximum if isinstance(value, PollerBehaviorSimpleMaximum) else value)
 
 
 @dataclass(frozen=True)
 class Tuning:
-    """The worker's tuning, the same for every framework; None: the SDK's default."""
+    """The worker's tuning, the same for every framework: skillweave's defaults
+    (``workflows.worker.worker_tuning`` of the default ``WorkflowSettings``), and over them
+    the fields that are set."""
 
     cache: int | None = None
     workflow_slots: int | None = None
@@ -78,15 +88,14 @@ class Tuning:
     pollers: int | None = None
 
     def worker_options(self) -> dict[str, Any]:
-        """The ``temporalio.worker.Worker`` arguments the set fields make."""
-        options: dict[str, Any] = {}
-        for name, (_, argument, _) in _TUNING_OPTIONS.items():
-            value = getattr(self, name)
-            if value is not None and argument:
-                options[argument] = value
-        if self.pollers is not None:
-            options["workflow_task_poller_behavior"] = PollerBehaviorSimpleMaximum(self.pollers)
-            options["activity_task_poller_behavior"] = PollerBehaviorSimpleMaximum(self.pollers)
+        """The ``temporalio.worker.Worker`` arguments every framework's worker gets."""
+        options = worker_tuning(WorkflowSettings())
+        for name, (_, arguments, _) in _TUNING_OPTIONS.items():
+            if (value := getattr(self, name)) is None:
+                continue
+            for argument in arguments:
+                poller = argument.endswith("_poller_behavior")
+                options[argument] = PollerBehaviorSimpleMaximum(value) if poller else value
         return options
 
     def argv(self) -> list[str]:
@@ -98,18 +107,22 @@ class Tuning:
         return found
 
     def describe(self) -> str:
-        """One line: each field's value, or ``SDK default``."""
+        """One line: each argument's value, ``(default)`` when it is skillweave's."""
+        options = self.worker_options()
         return " · ".join(
-            f"{option.removeprefix('--')} "
-            f"{value if (value := getattr(self, name)) is not None else 'SDK default'}"
-            for name, (option, _, _) in _TUNING_OPTIONS.items()
+            f"{argument} {_shown(options[argument])}"
+            + (" (default)" if getattr(self, name) is None else "")
+            for name, (_, arguments, _) in _TUNING_OPTIONS.items()
+            for argument in arguments
         )
 
 
 def add_tuning_options(parser: argparse.ArgumentParser) -> None:
     """The tuning's options on `parser` (:class:`Tuning`'s fields)."""
     for name, (option, _, bounds) in _TUNING_OPTIONS.items():
-        parser.add_argument(option, dest=name, type=int, default=None, help=f"max {bounds}")
+        parser.add_argument(
+            option, dest=name, type=int, default=None, help=f"most {bounds} (default: skillweave's)"
+        )
 
 
 def tuning_of(options: argparse.Namespace) -> Tuning:

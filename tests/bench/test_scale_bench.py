@@ -25,6 +25,8 @@ from bench.processes import (
 )
 from bench.scale_bench import Batch, batch_order, sample, verdicts
 from bench.scale_worker import Tuning, add_tuning_options, tuning_of
+from skillweave.config import WorkflowSettings
+from workflows.worker import worker_tuning
 
 # A process named "(my) worker" that used 250 + 50 ticks: the name holds a space and a paren.
 STAT = (
@@ -94,21 +96,25 @@ def test_runtime_metrics_are_summed_over_their_labels_by_exposed_name() -> None:
     assert set(scale_bench.METRICS.values()) >= set(metric_totals(METRICS_TEXT))
 
 
-def test_the_tuning_is_explicit_and_unset_fields_keep_the_sdks_defaults() -> None:
-    assert Tuning().worker_options() == {}
-    assert "cache SDK default" in Tuning().describe()
+def test_every_framework_gets_skillweaves_tuning_and_the_options_over_it() -> None:
+    defaults = worker_tuning(WorkflowSettings())
+    assert Tuning().worker_options() == defaults
+    assert "max_cached_workflows 1000 (default)" in Tuning().describe()
     tuning = Tuning(cache=100, workflow_slots=8, activity_slots=16, local_activity_slots=4)
     assert tuning.worker_options() == {
+        **defaults,
         "max_cached_workflows": 100,
         "max_concurrent_workflow_tasks": 8,
         "max_concurrent_activities": 16,
         "max_concurrent_local_activities": 4,
     }
-    polled = Tuning(pollers=3).worker_options()
-    assert polled == {
+    polled = Tuning(pollers=3)
+    assert polled.worker_options() == {
+        **defaults,
         "workflow_task_poller_behavior": PollerBehaviorSimpleMaximum(3),
         "activity_task_poller_behavior": PollerBehaviorSimpleMaximum(3),
     }
+    assert "workflow_task_poller_behavior 3 ·" in polled.describe()
 
 
 def test_the_tuning_reaches_the_worker_subprocess_unchanged() -> None:
@@ -205,4 +211,4 @@ def test_skillweaves_side_runs_a_batch_on_a_real_server_and_worker_subprocess(
     assert server > 0
     evictions = float(cache.split("|")[3].replace(",", ""))
     assert evictions > 0
-    assert "cache 2 · workflow-slots SDK default" in out
+    assert "max_cached_workflows 2 · max_concurrent_workflow_tasks 100 (default)" in out
