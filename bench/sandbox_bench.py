@@ -11,12 +11,16 @@ Prints, for a trivial Python script and for a bundled skill script (the unit con
   zygote (started by an untimed first call);
 
 sustained throughput (executions per second) at concurrency 1, 4 and 16 with a pool sized to
-the concurrency; and **cold ready**, the time the local backend takes to make one sandbox ready
-to take a run (executor forked, healthy, its isolation checked), one at a time, each destroyed
-after, with the pool's first (which also starts its zygote) apart. Everything is real: a
-uvicorn-served manager on loopback, executors under bubblewrap when it is installed, a local
-artifact store in a temporary folder. Targets (issue 23): trivial script warm p50 ≤ 1.5× bare
-(the unit converter: ≤ 2.0×), ≥ 25 executions/s at concurrency 4, cold ready p50 ≤ 80 ms.
+the concurrency, with the CPU each execution costs (this process: the client and the manager;
+the pool's zygote and every executor it forked, with their sandboxes: what it reaped), and its
+floor in the same run: bare ``python3`` running the same script as subprocesses, 4 at a time,
+before and after the sandboxes' run at 4; and **cold ready**, the time the local backend takes
+to make one sandbox ready to take a run (executor forked, healthy, its isolation checked), one
+at a time, each destroyed after, with the pool's first (which also starts its zygote) apart.
+Everything is real: a uvicorn-served manager on loopback, executors under bubblewrap when it is
+installed, a local artifact store in a temporary folder. Targets: trivial script warm p50 ≤
+1.5× bare (the unit converter: ≤ 2.0×), cold ready p50 ≤ 80 ms (issue 23); ≥ 40 executions/s
+at concurrency 4, and ≥ a quarter of bare ``python3`` at 4 on the same cores (issue 47).
 Run: ``python bench/sandbox_bench.py``
 (``--quick`` for a smaller smoke run). Nothing waits against a short clock: on a loaded
 machine sandboxes get minutes to start, and waiting for a warm pool fails only when the pool
@@ -30,12 +34,14 @@ import asyncio
 import datetime
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,6 +50,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.measures import percentile, until_settled
+from bench.processes import cpu_seconds, own_cpu_seconds, reaped_cpu_seconds
 from mcp_manager import WarmPool, create_app
 from mcp_manager.backends import LocalBackend
 from mcp_manager.pool import SandboxPool
@@ -63,9 +70,14 @@ START_SECONDS: Final = 120.0
 """How long a sandbox may take to start (the manager's default is 20 s): a loaded machine
 starts interpreters slowly, and a start that times out leaves the pool short of its target."""
 STALL_SECONDS: Final = START_SECONDS + 30.0
+"""A pool that has not changed for this long short of its target counts as stuck."""
 WARM_RATIO: Final = {"trivial script": 1.5, "unit-converter --run-json": 2.0}
 """Targets: warm p50 at most this many times the bare run's p50."""
-"""A pool that has not changed for this long short of its target counts as stuck."""
+RATE_AT_4: Final = 40.0
+"""Target: sandbox executions per second at concurrency 4, at least."""
+SHARE_OF_BARE: Final = 0.25
+"""Target: sandbox executions per second at 4, at least this share of bare ``python3``'s at 4."""
+BARE_CONCURRENCY: Final = 4
 
 
 async def until_warm(pool: SandboxPool) -> None:
@@ -189,9 +201,54 @@ async def _paired(
     return bare, warm
 
 
+@dataclass(frozen=True)
+class Rate:
+    """A throughput run: executions per second, and the CPU milliseconds each cost."""
+
+    per_second: float
+    cpu_ms: float
+
+
+def per_execution(*, executions: int, seconds: float, cpu_seconds: float) -> Rate:
+    """The rate and CPU per execution of `executions` done in `seconds` with `cpu_seconds`."""
+    return Rate(executions / seconds, cpu_seconds * 1000 / executions)
+
+
+def throughput_verdicts(sandbox: float, bare: float) -> list[tuple[str, str, bool]]:
+    """The issue 47 targets for executions per second at concurrency 4 through the manager
+    (`sandbox`) against bare ``python3`` at 4 (`bare`): target, measured, met."""
+    share = sandbox / bare if bare > 0 else 0.0
+    return [
+        (
+            f"≥ {RATE_AT_4:g} executions/s at concurrency 4",
+            f"{sandbox:.1f}",
+            sandbox >= RATE_AT_4,
+        ),
+        (
+            f"≥ {SHARE_OF_BARE:g}× bare python3 at concurrency 4",
+            f"{share:.2f}× ({sandbox:.1f} ÷ {bare:.1f})",
+            share >= SHARE_OF_BARE,
+        ),
+    ]
+
+
+def _pool_cpu_seconds(pool: WarmPool) -> float:
+    """The CPU seconds of the pool's zygote and of every executor it reaped (with the
+    sandboxes they reaped)."""
+    pid = pool.backend.zygote_pid if isinstance(pool.backend, LocalBackend) else None
+    if pid is None:
+        return 0.0
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return cpu_seconds(stat, ticks) + reaped_cpu_seconds(stat, ticks)
+
+
 async def _throughput(
     store: LocalArtifactStore, registry: SkillRegistry, concurrency: int, total: int
-) -> float:
+) -> Rate:
+    """`total` trivial runs, `concurrency` at a time. Its CPU: this process's (client and
+    manager) and the pool's over the window; the executors reaped in it stand for the
+    executions (as many start before it, warm, as are left warm after it)."""
     async with _Manager(store, target=concurrency, maximum=concurrency) as manager:
         await manager.wait_warm()
         assert manager.client is not None
@@ -203,9 +260,44 @@ async def _throughput(
                 n = queue.pop()
                 await client.execute(_request(registry, "probe", "scripts/trivial.py", [], n))
 
+        cpu = own_cpu_seconds() + _pool_cpu_seconds(manager.pool)
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return total / (time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        cpu = own_cpu_seconds() + _pool_cpu_seconds(manager.pool) - cpu
+        return per_execution(executions=total, seconds=seconds, cpu_seconds=cpu)
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _bare_throughput(script: Path, total: int) -> Rate:
+    """`total` runs of ``/usr/bin/python3 script``, `BARE_CONCURRENCY` at a time, as plain
+    subprocesses: the floor of the sandboxes' throughput (its CPU: the subprocesses')."""
+    queue = list(range(total))
+
+    async def worker() -> None:
+        while queue:
+            queue.pop()
+            process = await asyncio.create_subprocess_exec(
+                "/usr/bin/python3",
+                str(script),
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+                cwd=script.parent,
+            )
+            if await process.wait() != 0:
+                raise RuntimeError(f"python3 {script.name} exited with {process.returncode}")
+
+    cpu = _children_cpu_seconds()
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(BARE_CONCURRENCY)))
+    seconds = time.perf_counter() - started
+    return per_execution(
+        executions=total, seconds=seconds, cpu_seconds=_children_cpu_seconds() - cpu
+    )
 
 
 async def _cold_ready(runs: int) -> tuple[float, list[float]]:
@@ -304,17 +396,44 @@ async def _main(quick: bool, console: Console) -> None:
         console.print(table)
 
         throughput = Table(title="Throughput (trivial script; pool sized to the concurrency)")
-        throughput.add_column("concurrency", justify="right")
-        throughput.add_column("executions/s", justify="right")
-        throughput.add_column("executions", justify="right")
+        for column in ("path", "concurrency", "executions/s", "CPU ms/execution", "executions"):
+            throughput.add_column(column, justify="right")
+        trivial = probe / "scripts" / "trivial.py"
+        bare_total = BARE_CONCURRENCY * (10 if quick else 50)
+        bare_rates: list[Rate] = []
         for concurrency in (1, 4) if quick else (1, 4, 16):
             total = concurrency * (4 if quick else 25)
+            if concurrency == BARE_CONCURRENCY:  # the floor just before and just after
+                bare_rates.append(await _bare_throughput(trivial, bare_total))
             rate = await _throughput(store, registry, concurrency, total)
-            throughput.add_row(str(concurrency), f"{rate:.1f}", str(total))
-            if concurrency == 4:
-                verdicts.append(
-                    ("sustained ≥ 25 executions/s at concurrency 4", f"{rate:.1f}", rate >= 25)
+            if concurrency == BARE_CONCURRENCY:
+                bare_rates.append(await _bare_throughput(trivial, bare_total))
+                bare = Rate(
+                    statistics.mean(r.per_second for r in bare_rates),
+                    statistics.mean(r.cpu_ms for r in bare_rates),
                 )
+                verdicts += throughput_verdicts(rate.per_second, bare.per_second)
+            throughput.add_row(
+                "sandbox",
+                str(concurrency),
+                f"{rate.per_second:.1f}",
+                f"{rate.cpu_ms:.1f}",
+                str(total),
+            )
+        for when, bare_rate in zip(("before", "after"), bare_rates, strict=True):
+            throughput.add_row(
+                f"bare python3, {when}",
+                str(BARE_CONCURRENCY),
+                f"{bare_rate.per_second:.1f}",
+                f"{bare_rate.cpu_ms:.1f}",
+                str(bare_total),
+            )
+        throughput.caption = (
+            "bare python3: the same script, before and after the sandboxes at"
+            f" {BARE_CONCURRENCY}. CPU of a sandbox execution: this process (client and"
+            " manager) and the pool's zygote with every executor and sandbox it reaped; of a"
+            " bare run: the subprocess"
+        )
         console.print(throughput)
 
         first, ready = await _cold_ready(cold_runs)

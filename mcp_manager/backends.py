@@ -178,6 +178,13 @@ class LocalBackend:
                 )
             return self._zygote
 
+    @property
+    def zygote_pid(self) -> int | None:
+        """The pid of the pool's zygote while it runs, None before: every executor is its
+        child, so its reaped children's CPU is theirs (the sandbox benchmark reads it)."""
+        zygote = self._zygote
+        return zygote.process.pid if zygote is not None and zygote.alive else None
+
     async def settled_isolation(self) -> str | None:
         """The mode this host's executors run scripts in, as the pool's zygote settled it at
         its start (started now if it was not); None when it refused to start (the pool says
