@@ -9,21 +9,29 @@ grows past the threshold (a huge task, a long catalog, a wide state carried over
 continue-as-new): Temporal's own ``ExternalStorage`` swaps such a payload for a reference and
 :class:`ArtifactStoreDriver` keeps its bytes at ``payloads/{sha256}.bin``. Only the transport
 of bytes is written here; selecting, referencing and resolving payloads is the SDK's.
+
+With external storage set, the SDK derives a converter for every payload a workflow task visits
+(three passes each way, each payload with its command's context), and deriving one builds a new
+payload converter that is then thrown away (``dataclasses.replace`` runs ``__post_init__``).
+:class:`_SharedConverter` builds the payload converter once and shares it: the pydantic one
+holds no per-context state, only a cache of type adapters, which is better shared. That was
+about 4 % of a busy worker's CPU (issue 47, docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import ClassVar, Final
 
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import (
     DataConverter,
     ExternalStorage,
+    PayloadConverter,
     StorageDriver,
     StorageDriverClaim,
     StorageDriverRetrieveContext,
@@ -107,6 +115,20 @@ def _ref_of(claim: Mapping[str, str]) -> ArtifactRef:
     return ref
 
 
+@dataclass(frozen=True)
+class _SharedConverter(DataConverter):
+    """A data converter whose derived copies share one payload converter per class (see the
+    module docstring)."""
+
+    _shared: ClassVar[dict[type[PayloadConverter], PayloadConverter]] = {}
+
+    def _new_payload_converter(self) -> PayloadConverter:
+        shared = self._shared.get(self.payload_converter_class)
+        if shared is None:
+            shared = self._shared[self.payload_converter_class] = super()._new_payload_converter()
+        return shared
+
+
 def data_converter(
     store: ArtifactStore | None = None, *, threshold: int = PAYLOAD_THRESHOLD
 ) -> DataConverter:
@@ -122,4 +144,8 @@ def data_converter(
     storage = ExternalStorage(
         drivers=[ArtifactStoreDriver(store)], payload_size_threshold=threshold
     )
-    return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+    return _SharedConverter(
+        payload_converter_class=pydantic_data_converter.payload_converter_class,
+        failure_converter_class=pydantic_data_converter.failure_converter_class,
+        external_storage=storage,
+    )

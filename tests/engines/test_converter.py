@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import StorageDriverStoreContext, WorkflowSerializationContext
 
 from skillweave.engines.converter import data_converter
 from skillweave.errors import ArtifactIntegrityError, InvalidKeyError, StorageError
@@ -101,3 +102,21 @@ def test_payload_key_is_content_addressed_and_validated() -> None:
     for bad in ["", digest.upper(), digest[:-1], f"../{digest[3:]}", digest + "0"]:
         with pytest.raises(InvalidKeyError):
             keys.payload_key(bad)
+
+
+async def test_a_converter_derived_for_a_context_shares_the_payload_converter(
+    store: LocalArtifactStore,
+) -> None:
+    # The SDK derives a converter per payload it visits in a workflow task; building a fresh
+    # payload converter each time (and its type-adapter cache) was a measurable share of a
+    # busy worker's CPU.
+    converter = data_converter(store, threshold=1024)
+    derived = converter._with_contexts(
+        WorkflowSerializationContext(namespace="default", workflow_id="wf"),
+        StorageDriverStoreContext(),
+    )
+    assert derived is not converter  # the external storage takes the store context
+    assert derived.payload_converter is converter.payload_converter
+    assert data_converter(store).payload_converter is converter.payload_converter
+    [payload] = await derived.encode([BIG])
+    assert await derived.decode([payload], [Note]) == [BIG]
