@@ -455,6 +455,25 @@ def _frameworks(wanted: Sequence[str], console: Console) -> list[str]:
     return [f for f in wanted if f == SKILLWEAVE]
 
 
+def _summary(batch: Batch) -> str:
+    """One line for a finished batch, printed at once (a run cut short keeps its figures)."""
+    worker, server, client = (
+        batch.cpu_ms_per_step(cpu) for cpu in (batch.worker_cpu, batch.server_cpu, batch.client_cpu)
+    )
+    history = f"{batch.history_events / batch.steps:.1f} events"
+    history += f", {batch.history_bytes / batch.steps:,.0f} bytes"
+    return " · ".join(
+        [
+            f"{batch.completed}/{batch.jobs} jobs in {batch.wall_seconds:.1f} s",
+            f"{batch.steps_per_second:.1f} steps/s",
+            f"CPU ms/step worker {worker:.1f} server {server:.1f} client {client:.1f}",
+            f"{history} / step",
+            f"{batch.peak_kib_per_job:,.0f} KiB / job",
+            *(f"{name} {value:,.0f}" for name, value in batch.metrics.items()),
+        ]
+    )
+
+
 async def _measure(
     frameworks: Sequence[str],
     jobs: Sequence[int],
@@ -472,6 +491,7 @@ async def _measure(
             f"load {load_average()}"
         )
         batch = await run_batch(framework, n, steps, tuning, timeout=timeout)
+        console.print(f"  {_summary(batch)}", highlight=False)
         for failure in batch.failures[:3]:
             console.print(f"  [red]failed[/] {failure}", markup=True, highlight=False)
         batches.append(batch)

@@ -138,6 +138,13 @@ def test_a_batch_counts_completed_steps_over_its_window() -> None:
     assert math.isnan(nothing.cpu_ms_per_step(1.0))
 
 
+def test_a_finished_batch_prints_its_figures_at_once() -> None:
+    batch = Batch(**{**_batch("x", 50, completed=40, wall=8.0).__dict__, "metrics": {"hits": 9}})
+    line = scale_bench._summary(batch)
+    assert line.startswith("40/50 jobs in 8.0 s · 50.0 steps/s · CPU ms/step worker 5.0 ")
+    assert line.endswith("· 1,024 KiB / job · hits 9")
+
+
 def test_skillweave_is_judged_against_the_fastest_peer_at_each_n() -> None:
     batches = [
         _batch(SKILLWEAVE, 50, wall=10.0),  # 50 steps/s
