@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Final
@@ -40,13 +41,13 @@ class LocalPaths:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        # Every write resolves two paths: in strings, the same check costs a third of pathlib's.
+        self._root = str(root)
+        self._under = os.path.join(self._root, "")
 
-    def inside(self, key: str, path: Path) -> Path:
+    def inside(self, key: str, path: Path | str) -> Path:
         """`path` resolved, when it stays under the root (else :class:`InvalidKeyError`)."""
-        resolved = path.resolve()
-        if resolved == self.root or not resolved.is_relative_to(self.root):
-            raise InvalidKeyError(key, "the key resolves outside the store's root")
-        return resolved
+        return self._checked(key, os.path.realpath(path))
 
     def data(self, key: str) -> Path:
         """The data file of `key` (a valid key, not a reserved name)."""
@@ -55,11 +56,34 @@ class LocalPaths:
             raise InvalidKeyError(key, f"{META_DIR!r} is reserved by the local store")
         if any(part.startswith(TEMP_PREFIX) for part in parts):
             raise InvalidKeyError(key, f"names starting {TEMP_PREFIX!r} are reserved")
-        return self.inside(key, self.root.joinpath(*parts))
+        return self._checked(key, self._beneath(parts))
 
     def meta(self, key: str) -> Path:
         """The sidecar of `key`: the same name under ``.meta``."""
-        return self.inside(key, self.root.joinpath(META_DIR, *key.split("/")))
+        return self._checked(key, self._beneath([META_DIR, *key.split("/")]))
+
+    def _checked(self, key: str, resolved: str) -> Path:
+        if not resolved.startswith(self._under):
+            raise InvalidKeyError(key, "the key resolves outside the store's root")
+        return Path(resolved)
+
+    def _beneath(self, parts: list[str]) -> str:
+        """``os.path.realpath`` of the root joined with `parts`, looking only at the parts
+        (the root is resolved already): a symlink among them is resolved in full and then
+        checked like any path. Every write resolves two paths; this saves the lstat of each
+        of the root's own folders."""
+        if any(part in ("", ".", "..") for part in parts):
+            return os.path.realpath(os.path.join(self._root, *parts))
+        current = self._root
+        for n, part in enumerate(parts):
+            current = os.path.join(current, part)
+            try:
+                mode = os.lstat(current).st_mode
+            except OSError:  # nothing there (yet): the rest stands as written, as realpath has it
+                return os.path.join(current, *parts[n + 1 :])
+            if stat.S_ISLNK(mode):
+                return os.path.realpath(os.path.join(current, *parts[n + 1 :]))
+        return current
 
     def keys_under(self, start: Path) -> Iterator[str]:
         """The keys of the data files under the folder `start`: sidecars and writes in
