@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 from rich.table import Table
 from temporalio.client import Client
@@ -98,17 +97,15 @@ SETTLE_SECONDS: Final = 2.0
 AT_ONCE: Final = 64
 """Starts, signals and result reads in flight at once from the driver."""
 MIB: Final = 1024.0
-REPLAYS: Final = "temporal_workflow_task_replay_latency"
-"""The histogram of the workflow tasks the worker replayed (a run's history from its start)."""
 METRICS: Final = {
     "evictions": "temporal_sticky_cache_total_forced_eviction",
     "misses": "temporal_sticky_cache_miss",
-    "replays": REPLAYS,
 }
 """The worker's runtime counters of its sticky cache: the shown name, the metric. An eviction
-drops a cached run to make room; a miss is a task on the worker's sticky queue for a run no
-longer cached; a replay is a workflow task the worker ran from the run's whole history (a run
-that was evicted, or whose task came to it through the shared queue)."""
+drops a cached run (to make room, or after every task with no cache), and the run's next task
+replays its whole history; a miss is a task on the worker's own (sticky) queue for a run it no
+longer caches. (The SDK's ``workflow_task_replay_latency`` histogram is no replay count: it
+times every workflow task, cached or not.)"""
 CACHE_SIZE: Final = "temporal_sticky_cache_size"
 """The runs the worker's cache holds (a gauge)."""
 
@@ -199,18 +196,6 @@ def per_cached_run_kib(measured: Measured) -> float | None:
     return (measured.rss_parked - measured.rss_warm) / measured.cached
 
 
-def replays(text: str) -> float:
-    """The workflow tasks replayed, from the worker's Prometheus `text`: the count of the
-    :data:`REPLAYS` histogram, summed over its labels."""
-    return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == REPLAYS
-        for sample in family.samples
-        if sample.name == f"{REPLAYS}_count"
-    )
-
-
 def growth(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:
     """Each counter of :data:`METRICS` (by its shown name): its growth from the scrape
     `before` to the scrape `after` (absent: 0, as the SDK exports a counter once it counts)."""
@@ -271,8 +256,7 @@ class _Worker:
 
     def scrape(self) -> dict[str, float]:
         with urllib.request.urlopen(self.metrics_url, timeout=10) as answer:
-            text = answer.read().decode()
-        return metric_totals(text) | {REPLAYS: replays(text)}
+            return metric_totals(answer.read().decode())
 
     def cpu(self) -> float:
         return tree_cpu_seconds(self.process.pid)
@@ -452,7 +436,7 @@ def _resume_table(rows: Sequence[Measured]) -> Table:
     table = Table(
         title="Parking and resuming every run (CPU ms per run; evictions, misses and replays "
         "from the worker's metrics)",
-        caption="evictions, misses, replays: while parking / while resuming; a run "
+        caption="evictions, misses: while parking / while resuming; a run "
         "evicted from the cache replays its history when it resumes",
     )
     headers = (

@@ -12,13 +12,11 @@ import pytest
 
 from bench.worker_memory_bench import (
     METRICS,
-    REPLAYS,
     SCENARIOS,
     Measured,
     Scenario,
     growth,
     per_cached_run_kib,
-    replays,
 )
 from skillweave.config import Settings
 
@@ -86,26 +84,5 @@ def test_the_rss_per_cached_run_is_over_the_warm_baseline_per_run_the_cache_hold
 def test_counters_grow_between_scrapes_and_an_absent_one_is_zero() -> None:
     evictions, misses = METRICS["evictions"], METRICS["misses"]
     before = {evictions: 3.0, "temporal_sticky_cache_size": 50.0}
-    after = {evictions: 10.0, misses: 4.0, REPLAYS: 2.0, "temporal_sticky_cache_size": 0.0}
-    assert growth(before, after) == {"evictions": 7.0, "misses": 4.0, "replays": 2.0}
-
-
-REPLAY_TEXT = """\
-# HELP temporal_workflow_task_replay_latency Histogram of workflow task replay latency
-# TYPE temporal_workflow_task_replay_latency histogram
-temporal_workflow_task_replay_latency_bucket{task_queue="a",le="0.001"} 1
-temporal_workflow_task_replay_latency_bucket{task_queue="a",le="+Inf"} 5
-temporal_workflow_task_replay_latency_sum{task_queue="a"} 0.25
-temporal_workflow_task_replay_latency_count{task_queue="a"} 5
-temporal_workflow_task_replay_latency_bucket{task_queue="b",le="+Inf"} 2
-temporal_workflow_task_replay_latency_sum{task_queue="b"} 0.1
-temporal_workflow_task_replay_latency_count{task_queue="b"} 2
-# HELP temporal_sticky_cache_miss Workflow tasks that missed the cache
-# TYPE temporal_sticky_cache_miss counter
-temporal_sticky_cache_miss{task_queue="a"} 9
-"""
-
-
-def test_replays_are_the_count_of_the_replay_histogram_over_its_labels() -> None:
-    assert replays(REPLAY_TEXT) == 7.0
-    assert replays("") == 0.0
+    after = {evictions: 10.0, misses: 4.0, "temporal_sticky_cache_size": 0.0}
+    assert growth(before, after) == {"evictions": 7.0, "misses": 4.0}
