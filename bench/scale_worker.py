@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -166,6 +167,9 @@ async def _worker(options: argparse.Namespace) -> None:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with worker:
         print(READY, flush=True)
+        # Nobody reads stdout after the ready line: whatever a framework prints from now on
+        # goes to the log (stderr), or a full pipe would block the thread that printed it.
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         await stop.wait()
 
 
