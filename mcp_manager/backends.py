@@ -7,10 +7,11 @@ knows), reports it once healthy, and destroys it. The pool decides when; backend
 - :class:`LocalBackend` forks executors on loopback from the pool's zygote
   (``mcp_manager.zygote``: one process that imported the executor once, so a sandbox costs no
   interpreter start-up), each on a port of its own choosing (reported through a ready file, so
-  there is no port race), each with a fresh random token, in a session of its own, and tied
-  to the zygote, which is tied to the manager, with ``PR_SET_PDEATHSIG``, so no executor
-  outlives a manager that was killed. Runs reach them over their run channel, a Unix socket in
-  the sandbox's private folder (``skillweave.sandbox.run_channel``), not HTTP.
+  there is no port race, with the isolation its ``/healthz`` would report, so its health costs
+  no HTTP call), each with a fresh random token, in a session of its own, and tied to the
+  zygote, which is tied to the manager, with ``PR_SET_PDEATHSIG``, so no executor outlives a
+  manager that was killed. Runs reach them over their run channel, a Unix socket in the
+  sandbox's private folder (``skillweave.sandbox.run_channel``), not HTTP.
 - :class:`StaticBackend` hands out one configured development executor (``SANDBOX__EXECUTOR_URL``)
   one claim at a time and never destroys it.
 """
@@ -92,14 +93,29 @@ class SandboxBackend(Protocol):
         ...
 
 
+def _checked_isolation(url: str, reported: object, *, isolation: IsolationChoice) -> str:
+    """The isolation an executor reports, once the manager's setting allows it.
+
+    Raises:
+        SandboxStartError: it runs scripts under a mode the setting does not allow (never
+            used: isolation is not downgraded silently), or reports none.
+    """
+    if not isinstance(reported, str) or not isolation_allowed(isolation, reported):
+        raise SandboxStartError(
+            f"executor at {url} runs scripts with isolation {reported!r}, which"
+            f" SANDBOX__ISOLATION={isolation} does not allow; refusing it"
+        )
+    return reported
+
+
 async def _wait_healthy(
     client: httpx.AsyncClient, url: str, deadline: float, *, isolation: IsolationChoice
 ) -> str:
     """Wait until the executor at `url` is ready; returns the isolation it reports.
 
     Raises:
-        SandboxStartError: Not ready in time, or it runs scripts under a mode the manager's
-            setting does not allow (never used: isolation is not downgraded silently).
+        SandboxStartError: Not ready in time, or its isolation is refused
+            (:func:`_checked_isolation`).
     """
     while True:
         health: object = None
@@ -107,13 +123,7 @@ async def _wait_healthy(
             response = await client.get(f"{url}/healthz", timeout=1.0)
             health = response.json() if response.status_code == 200 else None
         if isinstance(health, dict) and health.get("status") == "ready":
-            reported = health.get("isolation")
-            if not isolation_allowed(isolation, reported):
-                raise SandboxStartError(
-                    f"executor at {url} runs scripts with isolation {reported!r}, which"
-                    f" SANDBOX__ISOLATION={isolation} does not allow; refusing it"
-                )
-            return str(reported)
+            return _checked_isolation(url, health.get("isolation"), isolation=isolation)
         if time.monotonic() > deadline:
             raise SandboxStartError(f"executor at {url} did not become healthy in time")
         await asyncio.sleep(_POLL_SECONDS)
@@ -140,7 +150,6 @@ class LocalBackend:
         self.isolation: IsolationChoice = isolation
         self._python = python
         self._environment_cache = environment_cache
-        self._client = httpx.AsyncClient()
         self._root = Path(tempfile.mkdtemp(prefix="skillweave-pool-"))
         self._zygote: Zygote | None = None
         self._zygote_lock = asyncio.Lock()
@@ -227,8 +236,10 @@ class LocalBackend:
             if ready.get("channel") == str(workdir / SOCKET_NAME):
                 sandbox.channel = workdir / SOCKET_NAME
             sandbox.folder = _executor_folder(ready.get("folder"))
-            sandbox.isolation = await _wait_healthy(
-                self._client, sandbox.url, deadline, isolation=self.isolation
+            # Written once the executor serves, ready and unused, by it alone (the folder is
+            # the manager's and its): what its /healthz would answer, without an HTTP call.
+            sandbox.isolation = _checked_isolation(
+                sandbox.url, ready.get("isolation"), isolation=self.isolation
             )
         except BaseException:
             await self.destroy(sandbox)
@@ -248,7 +259,6 @@ class LocalBackend:
     async def close(self) -> None:
         if self._zygote is not None:
             await self._zygote.close()
-        await self._client.aclose()
         await asyncio.to_thread(remove_tree, self._root)
 
 

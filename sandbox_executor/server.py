@@ -1,9 +1,10 @@
 """Serving the executor: `run_executor` binds, starts uvicorn and reports where it listens.
 
 A manager spawns many executors at once, so each binds port 0 and reports the port the kernel
-chose: ``{"port": N, "pid": P, "folder": F}`` (F: the executor's own folder, which the
-backend removes once the executor is gone, however it ended; and ``"channel"``: its run
-channel's socket, when it listens on one) written atomically to a ready file, and one line
+chose: ``{"port": N, "pid": P, "folder": F, "isolation": I}`` (F: the executor's own folder,
+which the backend removes once the executor is gone, however it ended; I: the isolation its
+``/healthz`` reports, so a local backend need not ask; and ``"channel"``: its run channel's
+socket, when it listens on one) written atomically to a ready file, and one line
 ``EXECUTOR_READY port=N`` on stdout, both only once the server accepts connections. SIGTERM or
 SIGINT kills a running script at once, then shuts down (the pending /execute answers
 ``cancelled``) and removes the executor's folder.
@@ -11,6 +12,8 @@ SIGINT kills a running script at once, then shuts down (the pending /execute ans
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import logging
 import os
@@ -29,13 +32,19 @@ from sandbox_executor.executor import Executor
 from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import rehearse
-from skillweave.atomic_write import write_atomic
+from skillweave.atomic_write import atomic_file
 
 __all__ = ["READY_LINE", "preload", "run_executor"]
 
 logger = logging.getLogger(__name__)
 
 READY_LINE: Final = "EXECUTOR_READY port={port}"
+_LATE_IMPORTS: Final = (
+    "concurrent.futures.thread",  # the pool of asyncio.to_thread
+    "fastapi.telemetry._runtime",  # FastAPI's lifespan, imported on the first lifespan event
+)
+"""Modules a forked executor imported on its way to its answer (its ``sys.modules`` after the
+run against the zygote's), each about 0.3 ms of unmarshalling in every executor."""
 _GRACEFUL_SHUTDOWN_SECONDS: Final = 5
 
 
@@ -70,13 +79,23 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _announce(*, port: int, ready_file: Path | None, channel: Path | None, folder: Path) -> None:
+def _announce(
+    *, port: int, ready_file: Path | None, channel: Path | None, executor: Executor
+) -> None:
     if ready_file is not None:
         # The folder: for the backend to remove once this process is gone, however it ended.
-        report: dict[str, object] = {"port": port, "pid": os.getpid(), "folder": str(folder)}
+        # The isolation: what /healthz would say, so a local backend need not ask.
+        report: dict[str, object] = {
+            "port": port,
+            "pid": os.getpid(),
+            "folder": str(executor.folder),
+            "isolation": executor.isolation,
+        }
         if channel is not None:
             report["channel"] = str(channel)
-        write_atomic(ready_file, json.dumps(report).encode())
+        # Atomic (never read half-written), not durable: it means nothing after a restart.
+        with atomic_file(ready_file, durable=False) as out:
+            out.write(json.dumps(report).encode())
     print(READY_LINE.format(port=port), flush=True)
     logger.info("executor ready on port %d", port)
 
@@ -92,13 +111,20 @@ def _restore_priority(niceness: int, user: SandboxUser | None) -> None:
 
 def preload() -> None:
     """Import and build now what serving an executor would on the way: the route table
-    (`prebuild`), uvicorn's loop, protocol and lifespan modules (``Config.load`` picks them),
-    the IDNA codec of address lookups, and a rehearsal of a workspace's file work.
+    (`prebuild`), uvicorn's loop, protocol and lifespan modules (``Config.load`` and
+    ``Config.get_loop_factory`` pick them), the modules an executor was seen importing late
+    (`_LATE_IMPORTS`), the IDNA codec of address lookups, and a rehearsal of a workspace's
+    file work.
 
     The zygote calls it once, so the executors it forks start with all of it done.
     """
     prebuild()
-    uvicorn.Config(FastAPI(), log_config=None, lifespan="on").load()
+    config = uvicorn.Config(FastAPI(), log_config=None, lifespan="on")
+    config.load()
+    config.get_loop_factory()  # imports the event loop's module
+    for name in _LATE_IMPORTS:
+        with contextlib.suppress(ImportError):  # a library's private module: if it has it
+            importlib.import_module(name)
     socket.getaddrinfo("127.0.0.1", 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     "localhost".encode("idna")
     with tempfile.TemporaryDirectory(prefix="skillweave-rehearsal-") as scratch:
@@ -163,7 +189,7 @@ def run_executor(
             port=chosen,
             ready_file=ready_file,
             channel=app.state.channel,
-            folder=app.state.executor.folder,
+            executor=app.state.executor,
         ),
     )
     with sock:

@@ -2,10 +2,12 @@
 
 `Stage.start` runs the launcher (``_launcher``: the sandbox user), bubblewrap when the
 executor isolates (or the launcher's own ``namespaces`` mode), and the stage program inside
-(``_stage_program``, a copy bound at `STAGE_PATH`), which waits for one order on stdin. While
-the executor has a single thread (`single_threaded`) the launcher's steps run between fork and
-exec instead of as a program of their own. Called by the executor's attempts (``attempts``),
-which make a stage ready ahead of each request; ``runner`` then runs the order on it.
+(``_stage_program``, a copy bound at `STAGE_PATH`), which waits for one order on stdin. Under
+bubblewrap, ``Popen`` itself does the launcher's steps between fork and exec (`_launch`); in
+the other modes, while the executor has a single thread (`single_threaded`), they run there
+as Python instead of as a program of their own. Called by the executor's attempts
+(``attempts``), which make a stage ready ahead of each request; ``runner`` then runs the
+order on it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import select
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, cast
 
 from sandbox_executor import _launcher
+from sandbox_executor._stage_program import set_limits
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.isolation import IsolationPlan, contained_argv, sandbox_view
 from sandbox_executor.limits import tmpfs_bytes
@@ -89,25 +92,26 @@ class Stage:
         ready_read, ready_write = os.pipe()
         # The syscall filter, read by bwrap or the namespaces launcher from this descriptor.
         seccomp_fd = os.open(plan.seccomp, os.O_RDONLY | os.O_CLOEXEC) if plan.seccomp else -1
-        fds: tuple[int, ...] = ()
+        launch: _Launch | None = None
         try:
-            argv, prepare, fds = _stage_command(spec, ready_write, seccomp_fd)
+            launch = _launch(spec, ready_write, seccomp_fd)
             popen = subprocess.Popen(
-                argv,
-                preexec_fn=prepare,  # noqa: PLW1509 - only with a single thread: _stage_command
+                launch.argv,
+                preexec_fn=launch.prepare,  # noqa: PLW1509 - only with a single thread: _launch
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=base_env(workspace, plan),
                 cwd=workspace.root.parent if plan.contained else workspace.root,
                 start_new_session=True,
-                pass_fds=(ready_write, *fds, *([seccomp_fd] if seccomp_fd >= 0 else [])),
+                pass_fds=(ready_write, *launch.fds, *([seccomp_fd] if seccomp_fd >= 0 else [])),
+                **launch.options,
             )
         finally:
             os.close(ready_write)
             if seccomp_fd >= 0:
                 os.close(seccomp_fd)
-            for fd in fds:
+            for fd in launch.fds if launch is not None else ():
                 os.close(fd)
         stage = cls(popen, limits)
         try:
@@ -158,22 +162,52 @@ def single_threaded() -> bool:
     return threading.active_count() == 1 and len(os.listdir("/proc/self/task")) == 1
 
 
-def _stage_command(
-    spec: _StageSpec, ready_fd: int, seccomp_fd: int
-) -> tuple[list[str], Callable[[], None] | None, tuple[int, ...]]:
-    """The stage's command, the steps to run between fork and exec, if any, and the
-    descriptors it must inherit besides `ready_fd` and `seccomp_fd` (the caller closes them).
+@dataclass(frozen=True)
+class _Launch:
+    """How ``Popen`` starts a stage: its command, the descriptors it must inherit besides the
+    ready pipe and the filter (the caller closes them), and the launcher's steps between fork
+    and exec, as Python (`prepare`) or as ``Popen``'s own options (`options`)."""
 
-    The launcher's steps before its exec (limits, the sandbox user, death with the executor)
-    take a program start of their own, about 10 ms of CPU. While the executor has a single
-    thread (its start-up, when its first stage starts), running them between fork and exec
-    is safe, so they run there instead (``_launcher.prepare``, the same code) and the launcher
-    is skipped; the namespaces mode, which builds its view in the launcher, always runs it.
+    argv: list[str]
+    fds: tuple[int, ...] = ()
+    prepare: Callable[[], None] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _launch(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> _Launch:
+    """How to start the stage of `spec`.
+
+    The launcher's steps before its exec (umask, limits, the sandbox user, death with the
+    executor) take a program start of their own, about 10 ms of CPU. Under bubblewrap,
+    ``Popen`` does them itself, in C between fork and exec (`_native_steps`), so nothing runs
+    in the child's copy of the executor's memory (Python there, as `prepare`, touches its
+    pages: about 10 ms of CPU a stage against 4, measured from a 68 MB process). Otherwise,
+    while the executor has a single thread (its start-up, when its first stage starts),
+    running them as Python between fork and exec is safe, so they run there
+    (``_launcher.prepare``, the same code) and the launcher is skipped; the namespaces mode,
+    which builds its view in the launcher, always runs it.
     """
     launch, command, fds = _stage_launch(spec, ready_fd, seccomp_fd)
+    if spec.plan.isolation == "bubblewrap":
+        return _Launch(command, fds, options=_native_steps(launch))
     if "namespaces" not in launch and single_threaded():
-        return command, functools.partial(_launcher.prepare, launch), fds
-    return [*launcher_argv(json.dumps(launch)), *command], None, fds
+        return _Launch(command, fds, prepare=functools.partial(_launcher.prepare, launch))
+    return _Launch([*launcher_argv(json.dumps(launch)), *command], fds)
+
+
+def _native_steps(launch: Mapping[str, Any]) -> dict[str, Any]:
+    """The launcher's steps (``_launcher.prepare``) as ``Popen`` options, for bubblewrap: the
+    umask; the sandbox user, when the executor is root (``setgroups([])``, then the group,
+    then the user, as ``_launcher`` drops); death with the executor is bubblewrap's own
+    ``--die-with-parent``. The limits are set on the executor itself, whose children inherit
+    them: a core file size of 0 (it never writes one either)."""
+    set_limits(cast(dict[str, int], launch["rlimits"]))
+    options: dict[str, Any] = {"umask": 0o022}
+    uid, gid = launch["uid"], launch["gid"]
+    if isinstance(uid, int) and os.geteuid() == 0:
+        options |= {"user": uid, "group": gid if isinstance(gid, int) else uid}
+        options["extra_groups"] = []
+    return options
 
 
 def _stage_launch(

@@ -98,6 +98,21 @@ class _Zygote:
     def __init__(self, args: argparse.Namespace, settings: ExecutorSettings) -> None:
         self._args = args
         self._settings = settings
+        # Every executor's flags, parsed once here: a fork adds only its own two files.
+        self._executor_args = executor_main.parser().parse_args(
+            [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--start-niceness",
+                str(args.start_niceness),
+                "--log-level",
+                args.log_level,
+                "--log-format",
+                args.log_format,
+            ]
+        )
         self._children: dict[int, str] = {}  # pid → sandbox id, until reaped
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wake-up fd fires
@@ -189,24 +204,9 @@ class _Zygote:
         token_file = workdir / protocol.TOKEN_FILE
         token = token_file.read_text(encoding="utf-8").strip()
         token_file.unlink()
-        args = executor_main.parser().parse_args(
-            [
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--ready-file",
-                str(workdir / "ready.json"),
-                "--channel",
-                str(workdir / SOCKET_NAME),
-                "--start-niceness",
-                str(self._args.start_niceness),
-                "--log-level",
-                self._args.log_level,
-                "--log-format",
-                self._args.log_format,
-            ]
-        )
+        args = argparse.Namespace(**vars(self._executor_args))
+        args.ready_file = workdir / "ready.json"
+        args.channel = workdir / SOCKET_NAME
         return executor_main.serve(args, settings=self._settings, token=token)
 
     def _signal(self, order: protocol.SignalOrder) -> None:

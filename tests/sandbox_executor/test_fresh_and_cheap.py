@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import threading
 from pathlib import Path
@@ -19,6 +20,7 @@ from sandbox_executor.errors import IsolationUnavailableError
 from sandbox_executor.isolation import IsolationPlan, plan_isolation, settle_isolation, write_etc
 from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
+from sandbox_executor.workspace import Workspace
 from skillweave.sandbox.models import ExecutionLimits
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids are held by root only")
@@ -188,14 +190,48 @@ def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
         limits=ExecutionLimits(),
     )
     monkeypatch.setattr(stage_module, "single_threaded", lambda: True)
-    argv, prepare, _ = stage_module._stage_command(spec, 5, -1)
-    assert prepare is not None
-    assert str(sandbox_user.LAUNCHER) not in argv  # the same steps, between fork and exec
+    launch = stage_module._launch(spec, 5, -1)
+    assert launch.prepare is not None
+    assert str(sandbox_user.LAUNCHER) not in launch.argv  # the same steps, between fork and exec
 
     monkeypatch.setattr(stage_module, "single_threaded", lambda: False)
-    argv, prepare, _ = stage_module._stage_command(spec, 5, -1)
-    assert prepare is None
-    assert str(sandbox_user.LAUNCHER) in argv  # a program of its own
+    launch = stage_module._launch(spec, 5, -1)
+    assert launch.prepare is None
+    assert str(sandbox_user.LAUNCHER) in launch.argv  # a program of its own
+
+
+def test_under_bubblewrap_popen_itself_does_the_launchers_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No Python runs between fork and exec, whatever the threads: the umask and the sandbox
+    user are Popen's options, bubblewrap dies with the executor by its own flag."""
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "stage.py").write_text("")
+    user = SandboxUser(64123, 64124, dedicated=True)
+    spec = stage_module._StageSpec(
+        workspace=Workspace(root=tmp_path / "workspace", tmp=tmp_path / "tmp"),
+        plan=IsolationPlan("bubblewrap", bwrap="/usr/bin/bwrap", seccomp=tmp_path / "f.bpf"),
+        user=user,
+        etc_dir=write_etc(tmp_path / "etc", user),
+        launcher=tmp_path / "stage.py",
+        limits=ExecutionLimits(),
+    )
+    for threads in (True, False):
+        monkeypatch.setattr(stage_module, "single_threaded", lambda threads=threads: threads)
+        launch = stage_module._launch(spec, 5, 6)
+        for fd in launch.fds:
+            os.close(fd)
+        assert launch.prepare is None
+        assert launch.argv[0] == "/usr/bin/bwrap"
+        assert "--die-with-parent" in launch.argv
+        assert str(sandbox_user.LAUNCHER) not in launch.argv
+        assert launch.options == {
+            "umask": 0o022,
+            "user": 64123,
+            "group": 64124,
+            "extra_groups": [],
+        }
+    assert resource.getrlimit(resource.RLIMIT_CORE) == (0, 0)  # inherited by the stage
 
 
 def test_single_threaded_sees_threads_the_threading_module_does_not_know() -> None:

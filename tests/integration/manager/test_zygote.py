@@ -8,6 +8,7 @@ and reaped; a killed zygote takes its executors along and the next sandbox gets 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from pathlib import Path
@@ -110,3 +111,23 @@ async def test_closing_the_backend_leaves_no_process() -> None:
     pids = [zygote.process.pid, *(s.process.pid for s in sandboxes if s.process is not None)]
     await backend.close()
     await eventually(lambda: not any(_alive(pid) for pid in pids), timeout=10)
+
+
+async def test_a_sandbox_is_ready_without_an_http_call() -> None:
+    """Its isolation comes from its ready file (what /healthz would answer), so making a
+    sandbox costs the manager and the executor no HTTP exchange."""
+    backend = LocalBackend(start_timeout=60.0)
+    try:
+        sandbox = await backend.create()
+        assert sandbox.workdir is not None
+        ready = json.loads((sandbox.workdir / "ready.json").read_text())
+        assert sandbox.isolation == ready["isolation"] == backend._zygote.isolation  # type: ignore[union-attr]
+        log = sandbox.workdir / "executor.err"
+        assert "/healthz" not in log.read_text()  # nobody asked
+        async with httpx.AsyncClient() as client:
+            health = (await client.get(f"{sandbox.url}/healthz")).json()
+        assert health == {"status": "ready", "isolation": sandbox.isolation}
+        await eventually(lambda: "/healthz" in log.read_text())  # its access log says so
+        await backend.destroy(sandbox)
+    finally:
+        await backend.close()
