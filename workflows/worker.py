@@ -16,10 +16,15 @@ store (``skillweave.engines.temporal.warn_if_alone``). :func:`worker_tuning` map
 settings' ``WORKFLOW__WORKER_…`` tuning (its cache of runs, task slots and pollers) onto the
 worker's options, which :func:`build_worker` applies under any a caller passes.
 
-The workflow runs in Temporal's sandbox; ``skillweave`` and ``pydantic`` pass through it (they
-are imported once, outside, and shared): the workflow imports only their pure modules, and
-reloading pydantic models for every workflow run would cost time and break ``isinstance``
-across the boundary.
+Workflow code runs outside Temporal's sandbox unless ``WORKFLOW__WORKER_WORKFLOW_SANDBOX`` asks
+for it (:func:`workflow_runner`): on a busy worker the sandbox cost about a fifth of its CPU (a
+fresh import of the workflow modules per run, every call of a task through its import checks;
+docs/BENCHMARKS.md, issue 47), and what it checks is checked before code ships: the workflow
+modules import only pure code (the import layers), and the replay tests replay every recorded
+history inside :func:`sandbox_runner`. In the sandbox, ``skillweave`` and ``pydantic`` pass
+through (imported once, outside, and shared): the workflow imports only their pure modules, and
+reloading pydantic models for every run would cost time and break ``isinstance`` across the
+boundary.
 """
 
 from __future__ import annotations
@@ -31,7 +36,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
+from temporalio.worker import (
+    PollerBehaviorSimpleMaximum,
+    UnsandboxedWorkflowRunner,
+    Worker,
+    WorkflowRunner,
+)
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
@@ -59,6 +69,7 @@ __all__ = [
     "running_worker",
     "sandbox_runner",
     "worker_tuning",
+    "workflow_runner",
 ]
 
 PASSTHROUGH_MODULES: Final = ("skillweave", "pydantic", "pydantic_core", "annotated_types")
@@ -69,6 +80,15 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)
     )
+
+
+def workflow_runner(settings: WorkflowSettings) -> WorkflowRunner:
+    """How the worker runs workflow code: in the SDK's sandbox only when
+    ``WORKFLOW__WORKER_WORKFLOW_SANDBOX`` asks for it (its description says why not by
+    default); the replay tests always use :func:`sandbox_runner`."""
+    if settings.worker_workflow_sandbox:
+        return sandbox_runner()
+    return UnsandboxedWorkflowRunner()
 
 
 _SLOT_OPTIONS: Final = (
@@ -128,7 +148,7 @@ def build_worker(
 
     Run it with ``await worker.run()`` or ``async with worker:``.
     """
-    worker_options.setdefault("workflow_runner", sandbox_runner())
+    worker_options.setdefault("workflow_runner", workflow_runner(services.settings.workflow))
     for option, value in worker_tuning(services.settings.workflow).items():
         if option in _SLOT_OPTIONS and "tuner" in worker_options:
             continue

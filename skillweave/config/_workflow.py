@@ -145,6 +145,15 @@ class WorkflowSettings(BaseModel):
         le=100,
         description="Most long polls a worker keeps open for activity tasks." + _TUNING,
     )
+    worker_workflow_sandbox: bool = Field(
+        default=False,
+        description="Run workflow code in Temporal's workflow sandbox, which imports the "
+        "workflow modules afresh for every run and routes every call of a workflow task "
+        "through its import checks: about a fifth of a busy worker's CPU (docs/SCALING.md). "
+        "Off by default: the workflow modules import only pure code (checked by the import "
+        "layers) and every recorded history is replayed inside the sandbox in CI. Turn it on "
+        "while changing workflow code." + _TUNING,
+    )
     follow_worker_wait_seconds: float = Field(
         default=3600.0,
         ge=0,

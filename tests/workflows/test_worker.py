@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
-from temporalio.worker import PollerBehaviorSimpleMaximum, WorkerTuner
+from temporalio.worker import PollerBehaviorSimpleMaximum, UnsandboxedWorkflowRunner, WorkerTuner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 import workflows.worker as worker_module
 from skillweave.config import Settings
@@ -18,7 +19,7 @@ from skillweave.llm.scripted import ScriptedProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillRegistry
 from skillweave.storage.local import LocalArtifactStore
-from workflows.worker import build_worker, worker_tuning
+from workflows.worker import build_worker, sandbox_runner, worker_tuning
 
 
 class RecordedWorker:
@@ -109,3 +110,18 @@ def test_the_tuning_names_real_worker_options() -> None:
 
     accepted = inspect.signature(Worker.__init__).parameters
     assert set(worker_tuning(Settings(_env_file=None).workflow)) <= accepted.keys()
+
+
+@pytest.mark.usefixtures("recorded")
+def test_workflow_code_runs_outside_the_sandbox_unless_asked(tmp_path: Path) -> None:
+    assert isinstance(built(tmp_path, workflow={})["workflow_runner"], UnsandboxedWorkflowRunner)
+    sandboxed = built(tmp_path, workflow={"worker_workflow_sandbox": True})["workflow_runner"]
+    assert isinstance(sandboxed, SandboxedWorkflowRunner)
+    # The sandbox it asks for is the one the replay tests replay every recorded history in.
+    assert sandboxed.restrictions == sandbox_runner().restrictions
+
+
+def test_the_replay_tests_replay_in_the_sandbox() -> None:
+    # What running outside the sandbox gives up is checked here instead (workflows.worker).
+    source = (Path(__file__).parent / "test_replay.py").read_text(encoding="utf-8")
+    assert "workflow_runner=sandbox_runner()" in source
