@@ -6,8 +6,6 @@ message; a missing or unreadable file is a tool result the model can act on.
 
 from __future__ import annotations
 
-import asyncio
-
 from skillweave.agent import ReadResourceInput, ToolOutcome
 from skillweave.agent.disclosure import READ_SKILL_RESOURCE
 from skillweave.config import SkillsSettings
@@ -49,5 +47,7 @@ class ResourceReads:
 
     async def _read_pinned(self, name: str, version: str, path: str) -> str:
         skill = await self._views.skill_at(name, version)
-        limit = self._settings.resource_max_bytes
-        return await asyncio.to_thread(read_resource, skill, path, max_bytes=limit)
+        # Read here, not in a thread: a file of at most resource_max_bytes (256 KiB by default)
+        # comes from the page cache in tens of microseconds, less than a hop to a thread and
+        # back, which on a busy worker waits for the scheduler (issue 47, docs/BENCHMARKS.md).
+        return read_resource(skill, path, max_bytes=self._settings.resource_max_bytes)
