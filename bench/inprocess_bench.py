@@ -87,7 +87,7 @@ CALLS_BEFORE: Final = {SKILLWEAVE: 1}
 """Model calls before the first tool call (skillweave activates the probe skill first)."""
 LENGTHS: Final = (10, 40, 100)
 QUICK_LENGTHS: Final = (10, 40)
-RUNS: Final = 10
+RUNS: Final = 20
 QUICK_RUNS: Final = 2
 TARGET_STEPS: Final = 40
 TARGET_RATIO: Final = 1.0
