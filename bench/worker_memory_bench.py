@@ -32,7 +32,9 @@ compare the scenarios of one run, not absolute numbers across runs.
 
 Run: ``.venv/bin/python bench/worker_memory_bench.py`` (``--quick`` for a smoke run under a
 minute, ``--markdown`` for tables to paste, ``--scenario CACHE:JOBS[:SLOTS[:POLLERS]]``
-repeatable). Results go to docs/BENCHMARKS.md by hand; docs/SCALING.md reads them.
+repeatable). The worker's other ``WORKFLOW__`` settings come from the environment, e.g.
+``WORKFLOW__WORKER_WORKFLOW_SANDBOX=true`` to measure workflow code in Temporal's sandbox.
+Results go to docs/BENCHMARKS.md by hand; docs/SCALING.md reads them.
 """
 
 from __future__ import annotations
@@ -268,10 +270,9 @@ class _Worker:
 @contextlib.asynccontextmanager
 async def _spawned(scenario: Scenario, address: str, root: Path) -> AsyncIterator[_Worker]:
     port = free_port()
-    environment = {
-        key: value for key, value in os.environ.items() if not key.startswith("WORKFLOW__")
-    }
-    environment |= scenario.environment() | {"WORKFLOW__TASK_QUEUE": TASK_QUEUE}
+    # The caller's other worker settings pass (WORKFLOW__WORKER_WORKFLOW_SANDBOX=true, say);
+    # the scenario's tuning and the queue win.
+    environment = os.environ | scenario.environment() | {"WORKFLOW__TASK_QUEUE": TASK_QUEUE}
     command = [sys.executable, "-m", "bench.worker_memory_bench", "worker"]
     command += ["--address", address, "--root", str(root), "--metrics-port", str(port)]
     process = subprocess.Popen(
@@ -493,8 +494,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.print(
         f"skillweave worker memory benchmark · "
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC · {os.cpu_count()} cores · "
-        f"{platform.python_implementation()} {platform.python_version()} · load average "
-        f"{load_average()} (1, 5, 15 min)"
+        f"{platform.python_implementation()} {platform.python_version()} · workflow sandbox "
+        f"{'on' if Settings(_env_file=None).workflow.worker_workflow_sandbox else 'off'} · "
+        f"load average {load_average()} (1, 5, 15 min)"
     )
     rows = asyncio.run(_measure_all(scenarios, console))
     print_table(console, _memory_table(rows), markdown=options.markdown)
