@@ -396,7 +396,8 @@ async def _main(quick: bool, console: Console) -> None:
         console.print(table)
 
         throughput = Table(title="Throughput (trivial script; pool sized to the concurrency)")
-        for column in ("path", "concurrency", "executions/s", "CPU ms/execution", "executions"):
+        throughput.add_column("path", justify="right", no_wrap=True)
+        for column in ("concurrency", "executions/s", "CPU ms/execution", "executions"):
             throughput.add_column(column, justify="right")
         trivial = probe / "scripts" / "trivial.py"
         bare_total = BARE_CONCURRENCY * (10 if quick else 50)
