@@ -29,8 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from skillweave.agent import SUMMARY_MAX_CHARS, TranscriptWrite
 from skillweave.errors import ArtifactNotFoundError
 from skillweave.llm import Message
-from skillweave.storage import ArtifactStore, keys
-from skillweave.storage.local import WriteBehind, deferred_durability
+from skillweave.storage import ArtifactStore, WriteBehind, deferred_durability, keys
 
 __all__ = ["CACHE_BYTES", "ToolCall", "TranscriptRecord", "TranscriptRecorder", "clip"]
 

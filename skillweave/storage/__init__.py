@@ -20,7 +20,7 @@ from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef, ArtifactStore
 
 if TYPE_CHECKING:
-    from skillweave.storage.local import LocalArtifactStore
+    from skillweave.storage.local import LocalArtifactStore, WriteBehind, deferred_durability
     from skillweave.storage.opening import open_store
     from skillweave.storage.reachable import describe_store, not_up_yet, store_ready
     from skillweave.storage.s3 import S3ArtifactStore
@@ -35,6 +35,8 @@ __all__ = [
     "LocalArtifactStore",
     "S3ArtifactStore",
     "StorageError",
+    "WriteBehind",
+    "deferred_durability",
     "describe_store",
     "keys",
     "not_up_yet",
@@ -49,6 +51,8 @@ __all__ = [
 # loop, which only needs `ArtifactRef` (it runs in Temporal's workflow sandbox).
 _EXPORTS: dict[str, str] = {
     "LocalArtifactStore": "local",
+    "WriteBehind": "local",
+    "deferred_durability": "local",
     "S3ArtifactStore": "s3",
     "open_store": "opening",
     "describe_store": "reachable",
