@@ -215,6 +215,18 @@ class Batch:
         return cpu_seconds * 1000 / self.done_steps if self.done_steps else float("nan")
 
     @property
+    def cpu_ms_total(self) -> float:
+        """The CPU of a completed step, worker + server + client, in ms."""
+        return self.cpu_ms_per_step(self.worker_cpu + self.server_cpu + self.client_cpu)
+
+    @property
+    def steps_per_cpu_second(self) -> float:
+        """Completed steps per CPU second of the three processes: the steps/s that one core
+        given to nothing else would sustain, whatever else ran on the machine meanwhile."""
+        total = self.cpu_ms_total
+        return 1000 / total if total > 0 else 0.0
+
+    @property
     def peak_kib_per_job(self) -> float:
         """The worker's peak RSS above its RSS after the warm-up, ÷ N."""
         return max(0, self.rss_peak_kib - self.rss_ready_kib) / self.jobs
@@ -338,6 +350,13 @@ class Verdict:
         return self.skillweave.steps_per_second / peer if peer > 0 else float("inf")
 
     @property
+    def cpu_ratio(self) -> float:
+        """The fastest peer's CPU per step ÷ skillweave's: how many more steps skillweave runs
+        on the same cores when the CPU, not the wall clock, is what runs out."""
+        own = self.skillweave.cpu_ms_total
+        return self.peer.cpu_ms_total / own if own > 0 else float("inf")
+
+    @property
     def all_completed(self) -> bool:
         """Whether every skillweave job of the batch completed."""
         return self.skillweave.completed == self.skillweave.jobs
@@ -367,7 +386,8 @@ def _mib(kib: float) -> str:
 def _throughput_table(batches: Sequence[Batch]) -> Table:
     best = {v.jobs: v.peer.steps_per_second for v in verdicts(batches)}
     table = Table(title="1. Throughput: N jobs × R steps started together on one worker")
-    for column in ("framework", "N", "R", "completed", "window s", "steps/s", "jobs/s", "÷ peer"):
+    columns = ("framework", "N", "R", "completed", "window s", "steps/s", "jobs/s", "÷ peer")
+    for column in (*columns, "steps / CPU s"):
         table.add_column(column, justify="right")
     for b in batches:
         ratio = f"{b.steps_per_second / best[b.jobs]:.2f}×" if best.get(b.jobs) else ""
@@ -381,10 +401,13 @@ def _throughput_table(batches: Sequence[Batch]) -> Table:
             f"{b.steps_per_second:.1f}",
             f"{b.jobs_per_second:.2f}",
             ratio,
+            f"{b.steps_per_cpu_second:.1f}",
         )
     table.caption = (
         "window = first start to last result; steps/s and jobs/s count completed jobs; "
-        "÷ peer = steps/s ÷ the fastest peer's at that N"
+        "÷ peer = steps/s ÷ the fastest peer's at that N; steps / CPU s = completed steps per "
+        "CPU second of worker, server and client together (table 2's total), which the load "
+        "of other processes on the machine does not move"
     )
     return table
 
@@ -428,7 +451,8 @@ def _cache_table(batches: Sequence[Batch]) -> Table:
 
 def _targets_table(found: Sequence[Verdict]) -> Table:
     table = Table(title=f"Target: skillweave steps/s ≥ {TARGET_RATIO}× the fastest peer's")
-    for column in ("N", "skillweave", "fastest peer", "peer", "ratio", "all done", ""):
+    columns = ("N", "skillweave", "fastest peer", "peer", "ratio", "all done", "")
+    for column in (*columns, "CPU / step: skillweave", "peer", "peer ÷ skillweave"):
         table.add_column(column, justify="right")
     for v in found:
         table.add_row(
@@ -439,7 +463,14 @@ def _targets_table(found: Sequence[Verdict]) -> Table:
             f"{v.ratio:.2f}×",
             "yes" if v.all_completed else "[bold red]no[/]",
             "met" if v.met else "[bold red]MISSED[/]",
+            f"{v.skillweave.cpu_ms_total:.1f} ms",
+            f"{v.peer.cpu_ms_total:.1f} ms",
+            f"{v.cpu_ratio:.2f}×",
         )
+    table.caption = (
+        "the target is judged on steps/s (the window); the CPU a step costs (worker + server + "
+        "client) says what the same cores would sustain on a machine shared with nothing else"
+    )
     return table
 
 

@@ -133,6 +133,9 @@ def test_a_batch_counts_completed_steps_over_its_window() -> None:
     assert batch.jobs_per_second == 5.0
     assert batch.cpu_ms_per_step(batch.worker_cpu) == 5.0
     assert batch.peak_kib_per_job == pytest.approx(51_200 / 50)
+    # 3.5 CPU seconds over 400 steps, worker, server and client together
+    assert batch.cpu_ms_total == pytest.approx(8.75)
+    assert batch.steps_per_cpu_second == pytest.approx(400 / 3.5)
     nothing = _batch("x", 50, completed=0, wall=0.0)
     assert (nothing.steps_per_second, nothing.jobs_per_second) == (0.0, 0.0)
     assert math.isnan(nothing.cpu_ms_per_step(1.0))
@@ -158,6 +161,8 @@ def test_skillweave_is_judged_against_the_fastest_peer_at_each_n() -> None:
     assert [(v.jobs, v.peer.framework) for v in found] == [(50, "fast-peer"), (200, "fast-peer")]
     assert found[0].ratio == pytest.approx(1.5)
     assert found[0].met
+    # the same CPU a step on both sides: what the cores would sustain is alike
+    assert found[0].cpu_ratio == pytest.approx(1.0)
     # far faster, but a job did not complete: the target is missed
     assert found[1].ratio > 1.5
     assert not found[1].all_completed
@@ -199,7 +204,7 @@ def test_the_target_table_says_when_a_job_did_not_complete() -> None:
     )
     row = out.getvalue().splitlines()[4]
     assert row.startswith("| 200 |")
-    assert row.endswith("| no | MISSED |")
+    assert row.endswith("| no | MISSED | 2.3 ms | 1.8 ms | 0.75× |")
 
 
 @pytest.mark.slow
