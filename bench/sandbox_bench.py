@@ -232,6 +232,19 @@ def throughput_verdicts(sandbox: float, bare: float) -> list[tuple[str, str, boo
     ]
 
 
+def cpu_ceiling(sandbox_ms: float, bare_ms: float, cores: int) -> str:
+    """What the CPU per execution allows on `cores` wholly given to the runs, for sandboxes
+    and for bare ``python3``, and their ratio: the figure that holds on a shared machine,
+    where the measured rates move with whatever else runs."""
+    sandbox = cores * 1000 / sandbox_ms
+    bare = cores * 1000 / bare_ms
+    return (
+        f"CPU per execution at {BARE_CONCURRENCY}: sandbox {sandbox_ms:.1f} ms, bare python3"
+        f" {bare_ms:.1f} ms: on {cores} idle cores at most {sandbox:.0f} and {bare:.0f}"
+        f" executions/s ({sandbox / bare:.2f}×)"
+    )
+
+
 def _pool_cpu_seconds(pool: WarmPool) -> float:
     """The CPU seconds of the pool's zygote and of every executor it reaped (with the
     sandboxes they reaped)."""
@@ -397,11 +410,12 @@ async def _main(quick: bool, console: Console) -> None:
 
         throughput = Table(title="Throughput (trivial script; pool sized to the concurrency)")
         throughput.add_column("path", justify="right", no_wrap=True)
-        for column in ("concurrency", "executions/s", "CPU ms/execution", "executions"):
+        for column in ("concurrency", "executions/s", "CPU ms each", "executions"):
             throughput.add_column(column, justify="right")
         trivial = probe / "scripts" / "trivial.py"
         bare_total = BARE_CONCURRENCY * (10 if quick else 50)
         bare_rates: list[Rate] = []
+        ceiling = ""
         for concurrency in (1, 4) if quick else (1, 4, 16):
             total = concurrency * (4 if quick else 25)
             if concurrency == BARE_CONCURRENCY:  # the floor just before and just after
@@ -414,6 +428,7 @@ async def _main(quick: bool, console: Console) -> None:
                     statistics.mean(r.cpu_ms for r in bare_rates),
                 )
                 verdicts += throughput_verdicts(rate.per_second, bare.per_second)
+                ceiling = cpu_ceiling(rate.cpu_ms, bare.cpu_ms, os.cpu_count() or 1)
             throughput.add_row(
                 "sandbox",
                 str(concurrency),
@@ -436,6 +451,7 @@ async def _main(quick: bool, console: Console) -> None:
             " bare run: the subprocess"
         )
         console.print(throughput)
+        console.print(ceiling)
 
         first, ready = await _cold_ready(cold_runs)
         cold_table = Table(title="Cold ready (local backend; seconds to one ready sandbox)")

@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from bench.processes import reaped_cpu_seconds
-from bench.sandbox_bench import RATE_AT_4, Rate, per_execution, throughput_verdicts
+from bench.sandbox_bench import (
+    RATE_AT_4,
+    Rate,
+    cpu_ceiling,
+    per_execution,
+    throughput_verdicts,
+)
 
 STAT = (
     "4242 ((my) zygote) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 50 700 300 20 0 9 0 "
@@ -38,3 +44,9 @@ def test_reaped_cpu_is_read_after_the_command_name() -> None:
     assert reaped_cpu_seconds(STAT, 100) == 10.0
     with pytest.raises(ValueError, match="not a /proc/<pid>/stat line"):
         reaped_cpu_seconds("4242 (python) S 1 2 3 4 5 6 7 8 9 10 11 12 13", 100)
+
+
+def test_the_cpu_ceiling_is_what_the_cores_allow_each_path() -> None:
+    line = cpu_ceiling(80.0, 12.5, 2)
+    assert "sandbox 80.0 ms, bare python3 12.5 ms" in line
+    assert "at most 25 and 160 executions/s (0.16×)" in line
