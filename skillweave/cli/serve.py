@@ -99,7 +99,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     from skillweave.cli.agent_run import REAL_MODEL_HINT
     from skillweave.cli.signals import stop_signals_cancel
     from skillweave.cli.worker import open_worker
-    from skillweave.engines.temporal import configure_logging
+    from skillweave.engines.temporal import configure_logging, sdk_metrics_address
 
     settings = get_settings()
     chosen = _configured_model(model)
@@ -114,7 +114,7 @@ def worker(dirs: DirsOption = None, model: ModelOption = None) -> None:
     roots = roots_of(dirs)
     preflight(settings.model_copy(update={"model": chosen}), "worker")
     _service_logging("skillweave-worker")
-    configure_logging(verbose=True)
+    configure_logging(verbose=True, metrics_address=sdk_metrics_address(settings.observability))
 
     def ready(info: WorkerInfo) -> None:
         out.print(
@@ -174,7 +174,7 @@ def dev(
     _start_tracing("skillweave-dev")
     from skillweave.cli.compose import open_embedded_engine
     from skillweave.cli.library import opened_library
-    from skillweave.engines.temporal import configure_logging
+    from skillweave.engines.temporal import configure_logging, sdk_metrics_address
     from skillweave.skills import owned_folder
 
     if ephemeral and db_file is not None:
@@ -186,7 +186,7 @@ def dev(
     roots = roots_of(dirs)
     preflight(settings.model_copy(update={"model": chosen}), "dev")
     _service_logging("skillweave-dev")
-    configure_logging(verbose=True)
+    configure_logging(verbose=True, metrics_address=sdk_metrics_address(settings.observability))
     state = None if ephemeral else (db_file or settings.workflow.dev_db_file).expanduser()
 
     def ready(opened: OpenedEngine[TemporalEngine]) -> None:

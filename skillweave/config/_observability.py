@@ -33,5 +33,15 @@ class ObservabilitySettings(BaseModel):
         description="A worker serves Prometheus /metrics on this port (0: not served).",
     )
     worker_metrics_host: str = Field(
-        default="127.0.0.1", description="The address the worker's /metrics listens on."
+        default="127.0.0.1",
+        description="The address the worker's /metrics (and the SDK's, when served) listens on.",
+    )
+    temporal_metrics_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="A worker serves the Temporal SDK's own Prometheus metrics on this port, "
+        "beside skillweave's: its cache of runs (temporal_sticky_cache_size, "
+        "…_total_forced_eviction, …_hit, …_miss: each eviction is a replay to come), task "
+        "slots and poll latencies (0: not served; docs/SCALING.md).",
     )

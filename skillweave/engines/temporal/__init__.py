@@ -19,7 +19,8 @@ behind it are private:
 - ``_visibility``: listing runs by search attributes (:class:`RunRow`, :func:`runs_query`);
 - ``_ui``: what the Temporal UI shows of a run (:func:`ui_link`, :func:`summary_of`,
   :func:`details_of`);
-- ``_logging``: how much the SDK says (:func:`configure_logging`);
+- ``_logging``: how much the SDK says, and where it serves its metrics (:func:`configure_logging`,
+  :func:`sdk_metrics_address`);
 - ``_namespace``: the namespace and its search attributes (``skillweave temporal setup``);
 - ``_workers``: worker identities and the roll call of a base task queue (:class:`Roll`).
 """
@@ -33,7 +34,7 @@ from skillweave.engines.temporal._connection import (
 from skillweave.engines.temporal._engine import TemporalEngine
 from skillweave.engines.temporal._errors import NoWorkerError
 from skillweave.engines.temporal._follow import FOLLOW_WORKER_WAIT_SECONDS
-from skillweave.engines.temporal._logging import configure_logging
+from skillweave.engines.temporal._logging import configure_logging, sdk_metrics_address
 from skillweave.engines.temporal._namespace import (
     register_search_attributes,
     require_namespace,
@@ -73,6 +74,7 @@ __all__ = [
     "register_search_attributes",
     "require_namespace",
     "runs_query",
+    "sdk_metrics_address",
     "search_attribute_problems",
     "store_of_worker",
     "stores_of",
