@@ -26,7 +26,13 @@ from typing import Any, Final
 import httpx
 from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
-from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
+from temporalio.worker import (
+    PollerBehaviorSimpleMaximum,
+    UnsandboxedWorkflowRunner,
+    Worker,
+    WorkflowRunner,
+)
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from bench.peers_bench import FRAMEWORKS, SKILLWEAVE, peers, skillweave_services
 from bench.processes import metric_totals
@@ -34,7 +40,7 @@ from skillweave.cli.temporal_server import free_port
 from skillweave.config import WorkflowSettings
 from skillweave.engines.converter import data_converter
 from skillweave.storage import store_identity
-from workflows.worker import build_worker, worker_tuning
+from workflows.worker import build_worker, sandbox_runner, worker_tuning
 
 __all__ = [
     "READY",
@@ -87,6 +93,21 @@ class Tuning:
     activity_slots: int | None = None
     local_activity_slots: int | None = None
     pollers: int | None = None
+    sandbox: bool | None = None
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether workflow code runs in Temporal's sandbox (skillweave's default:
+        ``WORKFLOW__WORKER_WORKFLOW_SANDBOX``), for every framework alike."""
+        return WorkflowSettings().worker_workflow_sandbox if self.sandbox is None else self.sandbox
+
+    def runner(self, framework: str) -> WorkflowRunner:
+        """The workflow runner of `framework`'s worker: skillweave's own (its sandbox passes
+        its pure modules through), a peer's the SDK's sandbox (its plugins adjust it), or,
+        when not :attr:`sandboxed`, no sandbox for either."""
+        if not self.sandboxed:
+            return UnsandboxedWorkflowRunner()
+        return sandbox_runner() if framework == SKILLWEAVE else SandboxedWorkflowRunner()
 
     def worker_options(self) -> dict[str, Any]:
         """The ``temporalio.worker.Worker`` arguments every framework's worker gets."""
@@ -105,16 +126,22 @@ class Tuning:
         for name, (option, _, _) in _TUNING_OPTIONS.items():
             if (value := getattr(self, name)) is not None:
                 found += [option, str(value)]
+        if self.sandbox is not None:
+            found.append("--sandbox" if self.sandbox else "--no-sandbox")
         return found
 
     def describe(self) -> str:
         """One line: each argument's value, ``(default)`` when it is skillweave's."""
         options = self.worker_options()
-        return " · ".join(
-            f"{argument} {_shown(options[argument])}"
-            + (" (default)" if getattr(self, name) is None else "")
-            for name, (_, arguments, _) in _TUNING_OPTIONS.items()
-            for argument in arguments
+        return (
+            " · ".join(
+                f"{argument} {_shown(options[argument])}"
+                + (" (default)" if getattr(self, name) is None else "")
+                for name, (_, arguments, _) in _TUNING_OPTIONS.items()
+                for argument in arguments
+            )
+            + (f" · workflow sandbox {'on' if self.sandboxed else 'off'}")
+            + (" (default)" if self.sandbox is None else "")
         )
 
 
@@ -124,6 +151,12 @@ def add_tuning_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             option, dest=name, type=int, default=None, help=f"most {bounds} (default: skillweave's)"
         )
+    parser.add_argument(
+        "--sandbox",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run workflow code in Temporal's sandbox, every framework (default: skillweave's)",
+    )
 
 
 def tuning_of(options: argparse.Namespace) -> Tuning:
@@ -141,7 +174,9 @@ async def _worker(options: argparse.Namespace) -> None:
             metrics=PrometheusConfig(bind_address=f"127.0.0.1:{options.metrics_port}")
         )
     )
-    tuning = tuning_of(options).worker_options()
+    tuned = tuning_of(options)
+    tuning = tuned.worker_options()
+    runner = tuned.runner(options.framework)
     worker: Worker
     if options.framework == SKILLWEAVE:
         services = skillweave_services(Path(options.root))
@@ -155,6 +190,7 @@ async def _worker(options: argparse.Namespace) -> None:
             task_queue=options.task_queue,
             store_id=store_id,
             drain_seconds=1.0,
+            workflow_runner=runner,
             **tuning,
         )
     else:
@@ -162,7 +198,13 @@ async def _worker(options: argparse.Namespace) -> None:
         client = await Client.connect(
             options.address, plugins=peer.client_plugins(), runtime=runtime
         )
-        worker = Worker(client, task_queue=options.task_queue, **peer.worker_options(), **tuning)
+        worker = Worker(
+            client,
+            task_queue=options.task_queue,
+            workflow_runner=runner,
+            **peer.worker_options(),
+            **tuning,
+        )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with worker:

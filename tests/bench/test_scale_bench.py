@@ -12,7 +12,8 @@ import os
 
 import pytest
 from rich.console import Console
-from temporalio.worker import PollerBehaviorSimpleMaximum
+from temporalio.worker import PollerBehaviorSimpleMaximum, UnsandboxedWorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from bench import scale_bench
 from bench.peers_bench import SKILLWEAVE, print_table
@@ -26,7 +27,7 @@ from bench.processes import (
 from bench.scale_bench import Batch, batch_order, sample, verdicts
 from bench.scale_worker import Tuning, add_tuning_options, tuning_of
 from skillweave.config import WorkflowSettings
-from workflows.worker import worker_tuning
+from workflows.worker import sandbox_runner, worker_tuning
 
 # A process named "(my) worker" that used 250 + 50 ticks: the name holds a space and a paren.
 STAT = (
@@ -124,6 +125,20 @@ def test_the_tuning_reaches_the_worker_subprocess_unchanged() -> None:
     assert tuning.argv() == ["--cache", "100", "--activity-slots", "16", "--pollers", "2"]
     assert tuning_of(parser.parse_args(tuning.argv())) == tuning
     assert tuning_of(parser.parse_args([])) == Tuning()
+    unsandboxed = Tuning(sandbox=False)
+    assert unsandboxed.argv() == ["--no-sandbox"]
+    assert tuning_of(parser.parse_args(["--no-sandbox"])) == unsandboxed
+
+
+def test_every_framework_runs_in_the_sandbox_or_none_does() -> None:
+    assert isinstance(Tuning(sandbox=False).runner(SKILLWEAVE), UnsandboxedWorkflowRunner)
+    assert isinstance(Tuning(sandbox=False).runner("pydantic-ai"), UnsandboxedWorkflowRunner)
+    # skillweave's sandbox passes its pure modules through; a peer's is the SDK's own
+    assert Tuning(sandbox=True).runner(SKILLWEAVE).restrictions == sandbox_runner().restrictions
+    assert Tuning(sandbox=True).runner("pydantic-ai").restrictions == SandboxRestrictions.default
+    default = Tuning().sandboxed
+    assert default == WorkflowSettings().worker_workflow_sandbox
+    assert Tuning().describe().endswith(f"workflow sandbox {'on' if default else 'off'} (default)")
 
 
 def test_a_batch_counts_completed_steps_over_its_window() -> None:
