@@ -9,8 +9,6 @@ import asyncio
 import os
 import secrets
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -21,6 +19,7 @@ from skillweave.config import Settings
 from skillweave.storage.local import LocalArtifactStore
 from tests.integration.harness import Manager, eventually
 from tests.integration.temporal.harness import Stack, unique
+from tests.integration.temporal.test_no_default_model import skillweave
 from tests.integration.temporal.test_worker_crash import WorkerProcess
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(180)]
@@ -34,18 +33,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _skillweave(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillweave.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _environment(stack: Stack, skill_dirs: list[Path], tmp_path: Path) -> dict[str, str]:
@@ -81,7 +68,7 @@ async def test_a_worker_serves_the_sdks_cache_metrics(
         await worker.start()
         try:
             run = await asyncio.to_thread(
-                _skillweave, env, "run", "Say hi", "--model", "local", cwd=tmp_path
+                skillweave, env, "run", "Say hi", "--model", "local", cwd=tmp_path
             )
             assert run.returncode == 0, run.stdout + run.stderr
 
@@ -109,7 +96,7 @@ async def test_a_busy_metrics_port_stops_the_worker_with_one_line(
             **_environment(stack, skill_dirs, tmp_path),
             "OBSERVABILITY__TEMPORAL_METRICS_PORT": str(port),
         }
-        started = await asyncio.to_thread(_skillweave, env, "worker", cwd=tmp_path)
+        started = await asyncio.to_thread(skillweave, env, "worker", cwd=tmp_path)
     said = started.stdout + started.stderr
     assert started.returncode == 2, said
     assert "OBSERVABILITY__TEMPORAL_METRICS_PORT: cannot serve the SDK's metrics at" in said
