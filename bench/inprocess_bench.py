@@ -52,7 +52,7 @@ from typing import Any, Final
 from rich.console import Console
 from rich.table import Table
 
-from bench.measures import percentile
+from bench.measures import StepVerdict, percentile, step_verdicts
 from bench.peers_bench import (
     ANSWER,
     OPENAI_AGENTS,
@@ -165,39 +165,13 @@ def figures(framework: str, steps: int, records: Sequence[RunRecord]) -> Figures
     )
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """skillweave against the fastest peer at one run length (by p50 step)."""
-
-    steps: int
-    skillweave_p50: float
-    peer: str
-    peer_p50: float
-
-    @property
-    def ratio(self) -> float:
-        """skillweave's p50 step ÷ the fastest peer's."""
-        return self.skillweave_p50 / self.peer_p50
-
-    @property
-    def met(self) -> bool:
-        """Whether the ratio is within :data:`TARGET_RATIO`."""
-        return self.ratio <= TARGET_RATIO
+Verdict = StepVerdict
 
 
 def verdicts(table: Sequence[Figures]) -> list[Verdict]:
-    """One :class:`Verdict` per run length that has skillweave and at least one peer."""
-    by_length: dict[int, dict[str, Figures]] = defaultdict(dict)
-    for row in table:
-        by_length[row.steps][row.framework] = row
-    found = []
-    for steps, rows in sorted(by_length.items()):
-        peers = [row for name, row in rows.items() if name != SKILLWEAVE]
-        if SKILLWEAVE not in rows or not peers:
-            continue
-        fastest = min(peers, key=lambda row: row.step_p50)
-        found.append(Verdict(steps, rows[SKILLWEAVE].step_p50, fastest.framework, fastest.step_p50))
-    return found
+    """One :class:`~bench.measures.StepVerdict` per run length that has skillweave and at
+    least one peer, against :data:`TARGET_RATIO`."""
+    return step_verdicts(table, target=TARGET_RATIO)
 
 
 # --- the frameworks -------------------------------------------------------------------------

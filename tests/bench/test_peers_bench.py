@@ -126,7 +126,7 @@ def test_a_step_mix_counts_events_bytes_and_activities_per_step() -> None:
 
 def test_skillweave_is_judged_against_the_fastest_peer_at_each_length() -> None:
     rows = [
-        _row(SKILLWEAVE, 10, 16.0),
+        _row(SKILLWEAVE, 10, 14.0),
         _row("slow-peer", 10, 40.0),
         _row("fast-peer", 10, 20.0),
         _row(SKILLWEAVE, 40, 30.0),
@@ -135,10 +135,10 @@ def test_skillweave_is_judged_against_the_fastest_peer_at_each_length() -> None:
     ]
     found = verdicts(rows)
     assert [(v.steps, v.peer, v.met) for v in found] == [
-        (10, "fast-peer", True),  # 0.8x exactly meets the target
+        (10, "fast-peer", True),  # 0.7x exactly meets the target (issue 47)
         (40, "fast-peer", False),
     ]
-    assert found[0].ratio == pytest.approx(0.8)
+    assert found[0].ratio == pytest.approx(0.7)
 
 
 async def test_skillweaves_scripted_model_plays_the_length_its_task_asks_for() -> None:
