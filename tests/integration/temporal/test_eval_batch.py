@@ -238,4 +238,10 @@ async def test_a_terminated_batch_resumed_skips_the_jobs_it_graded(stack: Stack)
             resumed = workflow_id(job_run_id(batch.batch_id, job, attempt=1))
             assert resumed not in {run.id for run in runs}
         else:
-            assert by_job[job.key] == job_run_id(batch.batch_id, job, attempt=1)
+            # Terminating a workflow does not stop its activities: a grade in flight may still
+            # land after the snapshot above (its first attempt's run, stored put-if-absent),
+            # and then stands; otherwise the resumed attempt's run was graded.
+            assert by_job[job.key] in {
+                job_run_id(batch.batch_id, job),
+                job_run_id(batch.batch_id, job, attempt=1),
+            }
