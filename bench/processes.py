@@ -13,10 +13,15 @@ import os
 import resource
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 from prometheus_client.parser import text_string_to_metric_families
 
 __all__ = [
+    "STICKY_CACHE_EVICTIONS",
+    "STICKY_CACHE_HITS",
+    "STICKY_CACHE_MISSES",
+    "STICKY_CACHE_SIZE",
     "cpu_seconds",
     "load_average",
     "memory_kib",
@@ -26,6 +31,14 @@ __all__ = [
     "status_kib",
     "tree_cpu_seconds",
 ]
+
+
+STICKY_CACHE_EVICTIONS: Final = "temporal_sticky_cache_total_forced_eviction"
+STICKY_CACHE_HITS: Final = "temporal_sticky_cache_hit"
+STICKY_CACHE_MISSES: Final = "temporal_sticky_cache_miss"
+STICKY_CACHE_SIZE: Final = "temporal_sticky_cache_size"
+"""The Temporal SDK's runtime metrics of a worker's sticky cache, as its Prometheus exporter
+names them (docs/SCALING.md says what each means)."""
 
 
 def cpu_seconds(stat: str, ticks_per_second: int) -> float:

@@ -75,7 +75,16 @@ from bench.peers_bench import (
     skillweave_request,
     skillweave_services,
 )
-from bench.processes import load_average, memory_kib, own_cpu_seconds, tree_cpu_seconds
+from bench.processes import (
+    STICKY_CACHE_EVICTIONS,
+    STICKY_CACHE_HITS,
+    STICKY_CACHE_MISSES,
+    STICKY_CACHE_SIZE,
+    load_average,
+    memory_kib,
+    own_cpu_seconds,
+    tree_cpu_seconds,
+)
 from bench.scale_worker import (
     TASK_QUEUE,
     Tuning,
@@ -99,10 +108,10 @@ SAMPLE: Final = 10
 TARGET_RATIO: Final = 1.5
 TIMEOUT_SECONDS: Final = 900.0
 METRICS: Final = {
-    "forced evictions": "temporal_sticky_cache_total_forced_eviction",
-    "hits": "temporal_sticky_cache_hit",
-    "misses (replays)": "temporal_sticky_cache_miss",
-    "size at end": "temporal_sticky_cache_size",
+    "forced evictions": STICKY_CACHE_EVICTIONS,
+    "hits": STICKY_CACHE_HITS,
+    "misses (replays)": STICKY_CACHE_MISSES,
+    "size at end": STICKY_CACHE_SIZE,
 }
 """What the worker's runtime metrics say of its sticky cache: the shown name, the metric. A miss
 is a workflow task for a workflow not in the cache: the worker replays its whole history."""

@@ -63,7 +63,15 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from bench.measures import until_settled
 from bench.peers_bench import print_table
-from bench.processes import load_average, memory_kib, metric_totals, tree_cpu_seconds
+from bench.processes import (
+    STICKY_CACHE_EVICTIONS,
+    STICKY_CACHE_MISSES,
+    STICKY_CACHE_SIZE,
+    load_average,
+    memory_kib,
+    metric_totals,
+    tree_cpu_seconds,
+)
 from skillweave.agent import AgentSpec, ApprovalDecision, ApprovalOptions
 from skillweave.cli.temporal_server import dev_server, free_port
 from skillweave.config import Settings, bundled_skills_dir
@@ -100,15 +108,15 @@ AT_ONCE: Final = 64
 """Starts, signals and result reads in flight at once from the driver."""
 MIB: Final = 1024.0
 METRICS: Final = {
-    "evictions": "temporal_sticky_cache_total_forced_eviction",
-    "misses": "temporal_sticky_cache_miss",
+    "evictions": STICKY_CACHE_EVICTIONS,
+    "misses": STICKY_CACHE_MISSES,
 }
 """The worker's runtime counters of its sticky cache: the shown name, the metric. An eviction
 drops a cached run (to make room, or after every task with no cache), and the run's next task
 replays its whole history; a miss is a task on the worker's own (sticky) queue for a run it no
 longer caches. (The SDK's ``workflow_task_replay_latency`` histogram is no replay count: it
 times every workflow task, cached or not.)"""
-CACHE_SIZE: Final = "temporal_sticky_cache_size"
+CACHE_SIZE: Final = STICKY_CACHE_SIZE
 """The runs the worker's cache holds (a gauge)."""
 
 
