@@ -99,12 +99,17 @@ async def test_the_api_starts_without_a_default_model_and_refuses_runs_that_name
     async with api(
         tmp_path, WORKFLOW__EXECUTION_ENGINE="direct", MODEL__SCRIPTS_DIR=str(scripts)
     ) as (client, service):
-        said = " ".join(service.log().split())
+        # The ready line follows the socket's first answer by up to a poll of the server's
+        # state: on a loaded host /healthz can answer before it is written.
+        def ready_line_said() -> str:
+            said = " ".join(service.log().split())
+            return said if "skillweave API on" in said else ""
+
+        said = await eventually(ready_line_said, timeout=30, what="the API's ready line")
         # One line, at start-up: what is missing and what each run must do instead.
         assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each run must" in (
             said
         )
-        assert "skillweave API on" in said
 
         bare = await _agent(client, "bare")
         refused = await client.post("/v1/runs/", data={"agent_id": bare, "input": "Hi"})
