@@ -13,8 +13,10 @@ test fails when the workflow code no longer issues the commands a history record
 - ``conversation`` (``conversation-1.json``, ``conversation-2.json``): what the demo does not
   reach: ``search_skills``, an executable skill's tool run after an ``approve`` signal (and the
   approval timer), the answer, a follow-up message sent as a ``send_message`` update while the
-  run waits for one (a timer), a refused tool call, the turn budget running out (the refusal
-  stored by ``record_transcript``, the workflow failed with ``BudgetExhausted``), and a
+  run waits for one (a timer), a refused tool call and a resource read in the last turn, the
+  turn budget running out (the read, deferred to a model call that never comes, done as the
+  run ends by the ``read_skill_resource`` local activity, the refusal stored by
+  ``record_transcript``, the workflow failed with ``BudgetExhausted``), and a
   continue-as-new in the middle: the server is started with a low
   ``limit.historyCount.suggestContinueAsNew``, so its second execution starts from a carried
   state.
@@ -99,7 +101,9 @@ turns:
     expect: {tools_include: [convert_units]}
   - say: "3 MB is {{last_result}}"
     expect: {tool_results: [{not_error: true, contains: "2929.6875"}]}
-  - tool_calls: [{name: compare_numbers, arguments: {a: 2929.6875, b: 3000}}]
+  - tool_calls:
+      - {name: compare_numbers, arguments: {a: 2929.6875, b: 3000}}
+      - {name: read_skill_resource, arguments: {skill: unit-converter, path: scripts/convert.py}}
 """
 CONVERSATION_AGENT: Final = AgentSpec.model_validate(
     {

@@ -44,10 +44,17 @@ with workflow.unsafe.imports_passed_through():
         ActivityTimeouts,
         ApprovalDecision,
         ApprovalRequest,
+        InvokeModelInput,
         LimitsInput,
         WaitInput,
     )
-    from skillweave.agent.effects import RUN_LIMITS, Phase, SideEffect
+    from skillweave.agent.effects import (
+        INVOKE_MODEL,
+        READ_SKILL_RESOURCE,
+        RUN_LIMITS,
+        Phase,
+        SideEffect,
+    )
     from skillweave.agent.state import AgentState
     from skillweave.engines.retries import Backoff
     from skillweave.errors import AgentError
@@ -116,6 +123,25 @@ class TemporalRuntime:
             ToolFailure: it failed for good (not retryable, or out of attempts).
             asyncio.CancelledError: it was cancelled because the run was.
         """
+        try:
+            return await self._schedule(effect, request)
+        except ToolFailure as failure:
+            if not _read_by_old_worker(request, failure):
+                raise
+            assert isinstance(request, InvokeModelInput)
+        # A worker of a release before reads rode with model calls took the call: it did not
+        # do the reads and found no record at their seqs. Do them here, then call again.
+        outcomes = [await self._schedule(READ_SKILL_RESOURCE, read) for read in request.reads]
+        turn = await self._schedule(INVOKE_MODEL, request.model_copy(update={"reads": ()}))
+        answer: _Out = turn.model_copy(update={"reads": tuple(outcomes)})  # type: ignore[assignment]
+        return answer
+
+    def reads_ride_with_model_calls(self) -> bool:
+        # What the worker's run_limits answered, recorded in the run's history (or carried
+        # over continue-as-new): a run whose history read with local activities replays so.
+        return self.timeouts.model_calls_read
+
+    async def _schedule(self, effect: SideEffect[_In, _Out], request: _In) -> _Out:
         if effect.phase is not None:
             self._on_phase(effect.phase)
         limits = self.timeouts if effect.limits == "run" else ActivityTimeouts()
@@ -187,6 +213,17 @@ class TemporalRuntime:
         decision, session.decision = session.decision, None
         assert decision is not None
         return decision
+
+
+def _read_by_old_worker(request: object, failure: ToolFailure) -> bool:
+    """Whether `failure` is a model call with reads that found no record at their seqs: what
+    a worker of an earlier release answers (it ignores the reads), during a rolling deploy."""
+    return (
+        isinstance(request, InvokeModelInput)
+        and bool(request.reads)
+        and failure.activity == INVOKE_MODEL.name
+        and failure.error_type == "ArtifactNotFoundError"
+    )
 
 
 def retry_policy(timeouts: ActivityTimeouts) -> RetryPolicy:

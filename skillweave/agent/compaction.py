@@ -38,6 +38,10 @@ def compact(state: AgentState) -> int:
         if visible <= budget:
             break
         entry: TranscriptEntry = state.transcript[index]
+        if entry.deferred:
+            # A read the next model call does: its size is not known yet, and the elided set
+            # must stay a prefix, so nothing past it is elided either.
+            break
         if not elidable(entry):
             continue
         state.transcript[index] = entry.model_copy(update={"elided": True})

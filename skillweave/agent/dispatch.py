@@ -1,7 +1,8 @@
 """`ToolDispatch`: the answer to each tool call the model makes.
 
 It checks a call's arguments against the tool's schema as offered, then runs it:
-``activate_skill`` (also the loop's preloads), ``read_skill_resource``, ``run_skill_script``,
+``activate_skill`` (also the loop's preloads), ``read_skill_resource`` (deferred to the next
+model call where the runtime lets reads ride with it), ``run_skill_script``,
 ``search_skills`` when the catalog offers it, script runs and an executable skill's own tools
 (``skillweave.agent.script_runs``), the authoring calls (``skillweave.agent.drafts``) when
 the run may author, and the registry calls (``skillweave.agent.acquisitions``) when it may
@@ -11,6 +12,8 @@ answered as a tool result the model can act on. Called by the agent loop
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from skillweave.agent import disclosure
 from skillweave.agent.acquisition import offers_find
@@ -40,6 +43,17 @@ from skillweave.agent.tools import tool_specs
 from skillweave.llm.messages import Message, ToolCall
 
 __all__ = ["ToolDispatch"]
+
+_REFUSAL_CHARS: Final = 1_000
+"""The most characters a read's refusal (no such file, too large, binary, withheld) has
+besides its path."""
+
+
+def _read_bound(skill: ActiveSkill, path: str) -> int | None:
+    """The most characters a read of `path` in `skill` answers (None: not known)."""
+    if skill.read_chars is None:
+        return None
+    return max(skill.read_chars, _REFUSAL_CHARS + 2 * len(path))
 
 
 class ToolDispatch:
@@ -170,6 +184,7 @@ class ToolDispatch:
             children=loaded.children,
             tools=loaded.tools,
             allowed=loaded.allowed,
+            read_chars=loaded.read_chars,
         )
         state.transcript.append(
             TranscriptEntry(seq=seq, role=role, kind="skill", chars=loaded.chars)
@@ -198,18 +213,27 @@ class ToolDispatch:
     async def _read(self, state: AgentState, call: ToolCall) -> None:
         skill = self.active(state, call)
         path = string_argument(call, "path")
-        outcome = await self._runtime.call(
-            READ_SKILL_RESOURCE,
-            ReadResourceInput(
-                run_id=state.run_id,
-                skill=skill.name,
-                version=skill.version,
-                path=path,
-                seq=state.next_seq,
-                tool_call_id=call.id,
-            ),
+        request = ReadResourceInput(
+            run_id=state.run_id,
+            skill=skill.name,
+            version=skill.version,
+            path=path,
+            seq=state.next_seq,
+            tool_call_id=call.id,
         )
-        self._journal.append_outcome(state, outcome, kind="resource")
+        bound = _read_bound(skill, path)
+        if (
+            self._runtime.reads_ride_with_model_calls()
+            and bound is not None
+            and state.visible_chars() + bound <= state.budgets.transcript_chars
+        ):
+            # The next model call does it, before it reads the transcript back. Counted at
+            # the most it can answer, the read cannot make that call pass the budget, so
+            # compaction elides what it would have elided had the read been done now.
+            self._journal.defer_read(state, request, chars=bound)
+        else:
+            outcome = await self._runtime.call(READ_SKILL_RESOURCE, request)
+            self._journal.append_outcome(state, outcome, kind="resource")
         self._journal.emit(state, "resource_read", skill=skill.name, tool=call.name, detail=path)
 
     async def _search(self, state: AgentState, call: ToolCall) -> None:

@@ -130,6 +130,30 @@ class TranscriptView(_Model):
     elide_before: int = Field(default=0, ge=0)
 
 
+class ReadResourceInput(_Model):
+    run_id: str
+    skill: str
+    version: str
+    path: str
+    seq: int
+    tool_call_id: str
+
+
+SUMMARY_MAX_CHARS: Final = 300
+"""The longest summary an output may have (what the model sees once it is elided)."""
+
+
+class ToolOutcome(_Model):
+    """A tool result the runtime stored at `seq`: its size and what compaction leaves.
+
+    The runtime stores the same summary beside the output, so a model call can elide it."""
+
+    seq: int
+    chars: int
+    is_error: bool = False
+    summary: str = Field(max_length=SUMMARY_MAX_CHARS)
+
+
 class InvokeModelInput(_Model):
     run_id: str
     system: str
@@ -144,6 +168,12 @@ class InvokeModelInput(_Model):
         default=None,
         description="The run's model: a profile or provider:name, resolved where it runs.",
     )
+    reads: tuple[ReadResourceInput, ...] = Field(
+        default=(),
+        description="Resource reads the loop answered since the last call, done first (each "
+        "stored at its seq, so this call's view holds them); their outcomes come back in "
+        "ModelTurn.reads.",
+    )
 
 
 class ModelTurn(_Model):
@@ -151,6 +181,9 @@ class ModelTurn(_Model):
     stop_reason: StopReason
     usage: Usage
     model: str = ""
+    reads: tuple[ToolOutcome, ...] = Field(
+        default=(), description="The outcomes of the request's reads, in its order."
+    )
 
 
 class LoadSkillInput(_Model):
@@ -196,30 +229,13 @@ class SkillLoaded(_Model):
         description="Why it was not activated (its signature is refused by skills.trust): the "
         "runtime stored this as an error where the instructions would have gone.",
     )
-
-
-class ReadResourceInput(_Model):
-    run_id: str
-    skill: str
-    version: str
-    path: str
-    seq: int
-    tool_call_id: str
-
-
-SUMMARY_MAX_CHARS: Final = 300
-"""The longest summary an output may have (what the model sees once it is elided)."""
-
-
-class ToolOutcome(_Model):
-    """A tool result the runtime stored at `seq`: its size and what compaction leaves.
-
-    The runtime stores the same summary beside the output, so a model call can elide it."""
-
-    seq: int
-    chars: int
-    is_error: bool = False
-    summary: str = Field(max_length=SUMMARY_MAX_CHARS)
+    read_chars: int | None = Field(
+        default=None,
+        ge=0,
+        description="The most characters a read of its files answers (its largest file, up to "
+        "the read limit): what the loop counts for a read it defers to the next model call. "
+        "None: not known (a read is then done at once).",
+    )
 
 
 class ToolInvocation(_Model):
@@ -512,3 +528,9 @@ class ActivityTimeouts(_Model):
     )
     short_seconds: float = Field(default=120.0, gt=0, description="Every other activity.")
     max_attempts: int = Field(default=8, ge=1, description="Tries per activity call.")
+    model_calls_read: bool = Field(
+        default=False,
+        description="The worker's model calls do the resource reads a run defers to them, so "
+        "its reads ride with them. An earlier worker's answer lacks it: that run reads with a "
+        "call of its own, as its history did.",
+    )

@@ -170,6 +170,17 @@ def _script_summary(request: RunScriptInput, state: AgentState) -> str:
     return summary
 
 
+def _model_summary(request: InvokeModelInput, state: AgentState) -> str:
+    summary = f"model turn {state.turn + 1}"
+    match request.reads:
+        case ():
+            return summary
+        case (read,):
+            return f"{summary}, after reading {read.skill}/{read.path}"
+        case reads:
+            return f"{summary}, after {len(reads)} reads"
+
+
 def _examples_seconds(request: CreateSkillInput, limits: ActivityTimeouts) -> float:
     # its examples run in sandboxes, one after another
     return limits.script_seconds * (1 + len(request.examples))
@@ -188,7 +199,7 @@ INVOKE_MODEL: Final = SideEffect[InvokeModelInput, ModelTurn](
     name="invoke_model",
     input=InvokeModelInput,
     output=ModelTurn,
-    summary=lambda request, state: f"model turn {state.turn + 1}",
+    summary=_model_summary,
     retry_name=lambda request: f"model {request.model or 'default'}",
     phase="thinking",
     timeout="model",
@@ -359,6 +370,12 @@ class Runtime(Protocol):
 
     def now(self) -> float:
         """Seconds since the epoch (workflow time under Temporal)."""
+        ...
+
+    def reads_ride_with_model_calls(self) -> bool:
+        """Whether a resource read waits for the next model call, which does it first (a call
+        and a workflow activation fewer a read). Asked at each read; under Temporal a patch,
+        so a run whose history read on its own replays reading on its own."""
         ...
 
     async def wait_for_input(self, request: WaitInput) -> list[str]:

@@ -59,7 +59,13 @@ from skillweave.agent.effect_models import (
     TranscriptView,
     WaitInput,
 )
-from skillweave.agent.effects import INVOKE_MODEL, PREPARE_CATALOG, RECORD_TRANSCRIPT, Runtime
+from skillweave.agent.effects import (
+    INVOKE_MODEL,
+    PREPARE_CATALOG,
+    READ_SKILL_RESOURCE,
+    RECORD_TRANSCRIPT,
+    Runtime,
+)
 from skillweave.agent.events import AgentEvent
 from skillweave.agent.journal import Journal
 from skillweave.agent.refusals import BudgetExhausted, check_tokens, check_turns
@@ -181,6 +187,11 @@ class AgentLoop:
             journal.finish(state, "failed", f"{type(exc).__name__}: {exc}")
             raise
         finally:
+            # Reads still deferred (the run ended or paused before a model call did them):
+            # done now, so that the transcript has no hole and a continued run knows their sizes.
+            for read in journal.take_reads():
+                outcome = await asyncio.shield(self.runtime.call(READ_SKILL_RESOURCE, read))
+                journal.settle_reads(state, (read,), (outcome,))
             if journal.has_unsaved:
                 writes = journal.take_unsaved()
                 await asyncio.shield(
@@ -236,6 +247,7 @@ class AgentLoop:
                 state, "compacted", detail=f"{elided} older tool outputs elided to refs"
             )
         writes = self._journal.take_unsaved()
+        reads = self._journal.take_reads()
         reply_seq = state.next_seq
         turn = await self.runtime.call(
             INVOKE_MODEL,
@@ -248,8 +260,10 @@ class AgentLoop:
                 reply_seq=reply_seq,
                 max_output_tokens=state.budgets.max_output_tokens,
                 model=state.model,
+                reads=reads,
             ),
         )
+        self._journal.settle_reads(state, reads, turn.reads)
         state.turn += 1
         state.usage = state.usage + turn.usage
         message = turn.message

@@ -98,6 +98,9 @@ class ActiveSkill(BaseModel):
         default=None,
         description="Its allowed-tools, read onto skillweave's tools; None: it restricts nothing.",
     )
+    read_chars: int | None = Field(
+        default=None, description="The most characters a read of its files answers."
+    )
 
 
 class DraftSkill(BaseModel):
@@ -131,6 +134,11 @@ class TranscriptEntry(BaseModel):
     chars: int = Field(ge=0, description="Length of the message's text.")
     summary: str = Field(default="", description="What the model sees once it is elided.")
     elided: bool = False
+    deferred: bool = Field(
+        default=False,
+        description="A resource read the next model call does: until it answers, chars is the "
+        "most the read can answer, and neither compaction nor folding passes the entry.",
+    )
 
 
 FOLD_AT: Final = 64
@@ -249,6 +257,8 @@ class AgentState(BaseModel):
         if len(window) <= FOLD_AT:
             return 0
         count = len(window) - FOLD_AT // 2
+        # A deferred read's size is not known yet: it stays in the window until it is.
+        count = min(count, next((i for i, e in enumerate(window) if e.deferred), count))
         keep = self.budgets.keep_recent_outputs
         if keep:
             outputs = [i for i, e in enumerate(window) if e.kind in COMPACTABLE and not e.elided]

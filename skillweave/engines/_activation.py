@@ -10,6 +10,8 @@ It is in the audit log before the run sees it: one whose record cannot be writte
 
 from __future__ import annotations
 
+from typing import Final
+
 from skillweave.agent import LoadSkillInput, SkillLoaded, disclosure
 from skillweave.config import SkillsSettings
 from skillweave.engines._script_executor import ScriptExecutor
@@ -24,6 +26,7 @@ from skillweave.skills import (
     ToolSchema,
     activation_trust,
     declared_tool_scripts,
+    largest_read,
     render_activation,
     skill_allowance,
 )
@@ -31,6 +34,9 @@ from skillweave.storage import ArtifactStore
 from skillweave.storage.audit import AuditLog
 
 __all__ = ["Activations"]
+
+_LARGEST_KEPT: Final = 4096
+"""Skill versions whose largest read is remembered (then forgotten all at once)."""
 
 
 class Activations:
@@ -41,7 +47,7 @@ class Activations:
         executor: runs a script's ``--help-json``.
         transcript: where the activation message is stored.
         store: where packages are published and signatures found.
-        settings: the resource listing's length and the signature policy.
+        settings: the resource listing's length, the read limit and the signature policy.
         audit: where each activation is recorded.
         metrics: where activations are counted.
     """
@@ -65,6 +71,7 @@ class Activations:
         self._audit = audit
         self._metrics = metrics
         self._schemas: dict[tuple[str, str, str], tuple[ToolSchema, ...] | str] = {}
+        self._largest: dict[tuple[str, str], int] = {}
 
     async def load(self, request: LoadSkillInput) -> SkillLoaded:
         """Activate a skill: pin its version, publish its package, register its tools. A
@@ -129,7 +136,20 @@ class Activations:
             tools=tuple(tools),
             notes=tuple(notes),
             allowed=allowed,
+            read_chars=self._largest_read(skill),
         )
+
+    def _largest_read(self, skill: Skill) -> int:
+        """:func:`~skillweave.skills.largest_read` of `skill`, once per version (a pinned
+        version's files never change)."""
+        key = (skill.name, skill.version)
+        found = self._largest.get(key)
+        if found is None:
+            found = largest_read(skill, max_bytes=self._settings.resource_max_bytes)
+            if len(self._largest) >= _LARGEST_KEPT:
+                self._largest.clear()
+            self._largest[key] = found
+        return found
 
     async def tool_schemas(self, skill: Skill, script: str) -> tuple[ToolSchema, ...] | str:
         """The tools `script` offers, from ``--help-json`` run once per skill version."""

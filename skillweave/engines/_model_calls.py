@@ -1,9 +1,11 @@
 """`ModelCalls`: the ``invoke_model`` side effect (``AgentServices`` hands it here), and which
 model a run's request names.
 
-A model call stores the loop's pending messages, reads the transcript back up to the view's
-boundary (eliding what the view compacted), calls the model the run names (its profile's
-provider, or this process's default) and stores the reply. A model that does not resolve here
+A model call stores the loop's pending messages and does the resource reads the loop answered
+since the last call (each stored at its own seq: a read rides with the model call that first
+sees it, instead of a call of its own), reads the transcript back up to the view's boundary
+(eliding what the view compacted), calls the model the run names (its profile's provider, or
+this process's default) and stores the reply. A model that does not resolve here
 is a :class:`~skillweave.errors.ConfigError`, never retried.
 """
 
@@ -12,9 +14,10 @@ from __future__ import annotations
 import time
 
 from skillweave.agent import InvokeModelInput, ModelTurn
+from skillweave.engines._resource_reads import ResourceReads
 from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
-from skillweave.errors import ConfigError, ModelError
+from skillweave.errors import AgentError, ConfigError, ModelError
 from skillweave.llm import (
     NAME_A_MODEL,
     ModelProvider,
@@ -36,6 +39,7 @@ class ModelCalls:
         models: the models runs may name (profiles, ``provider:name``), opened on first use;
             None: only the default resolves.
         transcript: where the messages are read and the reply stored.
+        reads: what does the request's resource reads.
         metrics: where calls and tokens are counted.
     """
 
@@ -46,12 +50,14 @@ class ModelCalls:
         *,
         models: ModelProviders | None,
         transcript: TranscriptRecorder,
+        reads: ResourceReads,
         metrics: WorkerMetrics,
     ) -> None:
         self.provider = provider
         self.model = model
         self.models = models
         self._transcript = transcript
+        self._reads = reads
         self._metrics = metrics
 
     @property
@@ -62,10 +68,24 @@ class ModelCalls:
         return f"{self.models.settings.provider}:{self.models.settings.name}"
 
     async def invoke(self, request: InvokeModelInput) -> ModelTurn:
-        """Store the loop's pending messages, call the model on the transcript, store its reply."""
+        """Store the loop's pending messages, do its pending reads, call the model on the
+        transcript, store its reply (with the reads' outcomes).
+
+        Raises:
+            AgentError: a read of another run, or at or past the reply's seq (the loop never
+                asks for one; never retried).
+        """
         transcript = self._transcript
         for write in request.writes:
             await transcript.store_message(request.run_id, write.seq, write.message)
+        reads = []
+        for read in request.reads:
+            if read.run_id != request.run_id or read.seq >= request.reply_seq:
+                raise AgentError(
+                    f"a model call of run {request.run_id!r} (reply at seq {request.reply_seq})"
+                    f" cannot do a read of run {read.run_id!r} at seq {read.seq}"
+                )
+            reads.append(await self._reads.read(read))
         view = request.view
         messages = []
         for seq in range(view.upto):
@@ -102,6 +122,7 @@ class ModelCalls:
             stop_reason=response.stop_reason,
             usage=response.usage,
             model=response.model or model,
+            reads=tuple(reads),
         )
 
     def name_of(self, request: InvokeModelInput) -> str:

@@ -186,6 +186,9 @@ class DirectRuntime:
     def now(self) -> float:
         return time.time()
 
+    def reads_ride_with_model_calls(self) -> bool:
+        return True  # one process, one release: its model calls always do them
+
     async def wait_for_input(self, request: WaitInput) -> list[str]:
         messages: list[str] = []
         if self.inbox.empty() and request.timeout_seconds > 0:

@@ -129,8 +129,14 @@ class AgentServices:
         self.transcript = TranscriptRecorder(store)
         self.views = SkillViews(registry, store=store, settings=skills)
         self.executor = ScriptExecutor(sandbox, store=store, settings=settings.sandbox)
+        self.resources = ResourceReads(self.views, transcript=self.transcript, settings=skills)
         self.model_calls = ModelCalls(
-            provider, model, models=models, transcript=self.transcript, metrics=self.metrics
+            provider,
+            model,
+            models=models,
+            transcript=self.transcript,
+            reads=self.resources,
+            metrics=self.metrics,
         )
         self.activations = Activations(
             self.views,
@@ -141,7 +147,6 @@ class AgentServices:
             audit=self.audit,
             metrics=self.metrics,
         )
-        self.resources = ResourceReads(self.views, transcript=self.transcript, settings=skills)
         self.scripts = ScriptRuns(self.executor, transcript=self.transcript, metrics=self.metrics)
         self.search = SkillSearch(self.views, transcript=self.transcript, metrics=self.metrics)
         self.authoring = SkillAuthoring(
@@ -260,7 +265,8 @@ class AgentServices:
         return await self.views.catalog(request)
 
     async def invoke_model(self, request: InvokeModelInput) -> ModelTurn:
-        """Store the loop's pending messages, call the model on the transcript, store its reply."""
+        """Store the loop's pending messages and do its pending resource reads, call the model
+        on the transcript, store its reply."""
         return await self.model_calls.invoke(request)
 
     async def load_skill(self, request: LoadSkillInput) -> SkillLoaded:

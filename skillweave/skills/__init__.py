@@ -75,7 +75,12 @@ if TYPE_CHECKING:
     from skillweave.skills.registry import SkillRegistry
     from skillweave.skills.relevance import RelevanceIndex, SearchHit, skill_document
     from skillweave.skills.reload import reloading
-    from skillweave.skills.resources import list_resources, read_resource, render_activation
+    from skillweave.skills.resources import (
+        largest_read,
+        list_resources,
+        read_resource,
+        render_activation,
+    )
     from skillweave.skills.scan_decision import (
         ScanDecision,
         evidence,
@@ -120,6 +125,7 @@ _EXPORTS: dict[str, str] = {
     "discover_dependencies": "dependencies",
     "extract_package": "package",
     "package_file": "package",
+    "largest_read": "resources",
     "list_resources": "resources",
     "load_skill_file": "loader",
     "name_key": "names",
@@ -227,6 +233,7 @@ __all__ = [
     "extract_package",
     "finding_line",
     "is_scope",
+    "largest_read",
     "list_resources",
     "load_skill_file",
     "name_key",

@@ -144,6 +144,24 @@ def clean_resource_path(skill: Skill, path: str) -> str:
     return "/".join(parts)
 
 
+def largest_read(skill: Skill, *, max_bytes: int = DEFAULT_RESOURCE_MAX_BYTES) -> int:
+    """The most characters :func:`read_resource` can answer for `skill`: the size of the
+    largest file under its folder (every file a path may reach: children, skipped folders and
+    the targets of links included), at most `max_bytes` (a larger file is refused). UTF-8 text
+    has no more characters than bytes, so the read of any of its files is no longer."""
+    largest = 0
+    for folder, _, names in os.walk(skill.path):
+        for name in names:
+            try:
+                size = os.stat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue
+            if size >= max_bytes:
+                return max_bytes
+            largest = max(largest, size)
+    return largest
+
+
 def read_resource(skill: Skill, path: str, *, max_bytes: int = DEFAULT_RESOURCE_MAX_BYTES) -> str:
     """Read one text file of `skill`.
 

@@ -10,9 +10,12 @@ from skillweave.agent import AgentSpec, new_state
 from skillweave.agent.effect_models import (
     ActivityTimeouts,
     CreateSkillInput,
+    InvokeModelInput,
+    ReadResourceInput,
     RunScriptInput,
     SkillExample,
     ToolInvocation,
+    TranscriptView,
 )
 from skillweave.agent.effects import (
     CREATE_SKILL,
@@ -87,9 +90,24 @@ def test_a_script_runs_summary_says_what_runs() -> None:
         update={"run_json": ToolInvocation(tool="extract"), "tool_name": "pdf_extract"}
     )
     assert summary(as_tool, state) == "run pdf/scripts/extract.py (pdf_extract)"
-    assert INVOKE_MODEL.summary(None, state) == "model turn 1"  # type: ignore[arg-type]
     assert RUN_SKILL_SCRIPT.activity_id is not None
     assert RUN_SKILL_SCRIPT.activity_id(SCRIPT) == "script-7"
+
+
+def test_a_model_calls_summary_names_the_reads_it_does_first() -> None:
+    """The UI's line for a model call says which resource reads ride with it."""
+    state = new_state(run_id="j1", task="t", spec=AgentSpec())
+    call = InvokeModelInput(
+        run_id="j1", system="s", tools=(), view=TranscriptView(upto=3), reply_seq=3
+    )
+    read = ReadResourceInput(
+        run_id="j1", skill="pdf", version="a" * 64, path="forms.md", seq=1, tool_call_id="c1"
+    )
+    assert INVOKE_MODEL.summary(call, state) == "model turn 1"
+    one = call.model_copy(update={"reads": (read,)})
+    assert INVOKE_MODEL.summary(one, state) == "model turn 1, after reading pdf/forms.md"
+    two = call.model_copy(update={"reads": (read, read.model_copy(update={"seq": 2}))})
+    assert INVOKE_MODEL.summary(two, state) == "model turn 1, after 2 reads"
 
 
 def test_only_the_workers_limits_are_asked_under_the_defaults_by_the_worker_itself() -> None:

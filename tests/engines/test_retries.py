@@ -256,12 +256,15 @@ async def test_the_direct_engine_retries_every_side_effect_call(tmp_path: Path) 
             "prepare_catalog",
             "invoke_model",
             "load_skill",
-            "read_skill_resource",
             "run_skill_script",
         )
     }
     for name, wrapper in failing.items():
         setattr(services, name, wrapper)
+    # The read rides with the next model call (which does it first): its failure is that
+    # call's, and tried again with it.
+    read = _FailingOnce(services.resources.read, StorageError("read: the store blinked"))
+    services.resources.read = read  # type: ignore[method-assign]
     engine = DirectEngine(services, backoff=Backoff(initial=0.001, maximum=0.01))
     await engine.start(RunRequest(run_id="retries", task="count", agent=AgentSpec()))
     result = await engine.result("retries")
@@ -270,6 +273,7 @@ async def test_the_direct_engine_retries_every_side_effect_call(tmp_path: Path) 
     assert {name: wrapper.calls >= 2 for name, wrapper in failing.items()} == dict.fromkeys(
         failing, True
     )
+    assert read.calls == 2
 
 
 async def test_the_direct_runtime_retries_searches_and_records_too(tmp_path: Path) -> None:

@@ -169,8 +169,8 @@ async def test_a_history_that_disagrees_with_the_code_fails_the_replay() -> None
 
 
 async def test_a_history_with_another_local_activity_fails_the_replay() -> None:
-    """And for today's histories, where the read is a local activity (a marker)."""
-    data = _data("demo.json")
+    """And for a local activity (a marker): the read a run deferred and did as it ended."""
+    data = _data("conversation-2.json")
     for event in data["events"]:
         marker = event.get("markerRecordedEventAttributes")
         if marker is not None and marker["markerName"] == "core_local_activity":
@@ -181,10 +181,58 @@ async def test_a_history_with_another_local_activity_fails_the_replay() -> None:
                 payload["data"] = base64.b64encode(json.dumps(recorded).encode()).decode()
                 break
     else:
-        pytest.fail("the demo history has no local read_skill_resource")
+        pytest.fail("the conversation's second run has no local read_skill_resource")
 
     with pytest.raises(NondeterminismError):
-        await _replayer().replay_workflow(_history("demo.json", data))
+        await _replayer().replay_workflow(_history("conversation-2.json", data))
+
+
+def _scheduled_inputs(data: dict[str, Any], activity: str) -> list[dict[str, Any]]:
+    """The inputs of every scheduled `activity`, in order."""
+    found = []
+    for event in data["events"]:
+        attributes = event.get("activityTaskScheduledEventAttributes")
+        if attributes is not None and attributes["activityType"]["name"] == activity:
+            (payload,) = attributes["input"]["payloads"]
+            found.append(json.loads(base64.b64decode(payload["data"])))
+    return found
+
+
+def _limits_told(data: dict[str, Any]) -> dict[str, Any]:
+    """What the run's ``run_limits`` answered (a run's first run), or its carried limits."""
+    for event in data["events"]:
+        local = _local_activity(event)
+        if local is not None and local[0] == "run_limits":
+            told: dict[str, Any] = local[1]
+            return told
+    carried: dict[str, Any] = _input(data)["limits"]
+    return carried
+
+
+def test_a_read_rides_with_the_next_model_call_where_the_worker_said_it_may() -> None:
+    """Today's worker answers ``model_calls_read``, and its runs' reads ride with the next
+    ``invoke_model`` (in its input): no call and no activation of their own. A run whose
+    limits lack it (one an earlier worker answered, recorded in the kept histories) read with
+    local activities, and replays so (the test above replays them)."""
+    demo, before = _data("demo.json"), _data("before-reads-ride-with-model-calls/demo.json")
+    assert _limits_told(demo)["model_calls_read"] is True
+    assert "model_calls_read" not in _limits_told(before)
+    assert "read_skill_resource" not in _scheduled(demo)
+    assert _scheduled(before).count("read_skill_resource") == 1
+    # The demo's one read (examples/demo/script.yaml) rode with the model call after it.
+    calls = _scheduled_inputs(demo, "invoke_model")
+    riding = [(n, r) for n, call in enumerate(calls) for r in call.get("reads", ())]
+    assert [(r["skill"], r["path"]) for _, r in riding] == [
+        ("csv-profiler", "references/stats-format.md")
+    ]
+    ((n, read),) = riding
+    # Asked for by the reply of the call before (stored after it), seen by this one.
+    assert calls[n - 1]["reply_seq"] < read["seq"] < calls[n]["reply_seq"]
+    assert len(demo["events"]) < len(before["events"])
+    # A read still waiting when the run ends (its budget ran out) is done then, on its own.
+    conversation = _data("conversation-2.json")
+    assert _limits_told(conversation)["model_calls_read"] is True
+    assert _scheduled(conversation)[-2:] == ["read_skill_resource", "record_transcript"]
 
 
 def _upserts(data: dict[str, Any]) -> list[dict[str, str]]:
