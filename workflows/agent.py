@@ -21,8 +21,8 @@ For people and tools (names in :mod:`skillweave.engines.contract`):
 
 The loop reads what the model sent back (``skillweave.agent.replies``: an empty or cut-off
 reply is asked again or fails the run, unreadable or schema-invalid arguments are refused before
-anything runs). The cheap reads (the catalog, a resource, a search) run as local activities
-(``workflows.runtime``).
+anything runs). The cheap reads (the catalog, a search) run as local activities, and a resource
+read rides with the next model call where the run's worker said so (``workflows.runtime``).
 
 The limits a run's activities run under are its worker's, not its client's: the workflow asks
 for them once, before the loop starts (the local activity ``run_limits``), shows them in
@@ -41,15 +41,16 @@ failed tool or a run the loop ended ``failed`` (the model's replies were no answ
 A bug in workflow code is not caught: it fails the workflow *task*, which Temporal retries
 until fixed code is deployed, and the run resumes where it was.
 
-**Compatibility.** Version 0.1.0 is the baseline: the workflow carries no ``workflow.patched``
-branch, and the recorded histories (``tests/data/histories``) are those of this code. From the
-first release on, every change to the commands a workflow issues (an activity added, removed,
-renamed or reordered, a timer, a search-attribute upsert, a continue-as-new, a local activity)
-is gated with ``workflow.patched``, so that a run started by the old code replays, and is
-replay-tested: the old code's histories are kept in a folder named for the patch and
-``tests/workflows/test_replay.py`` replays them beside re-recorded current ones
-(``bench/record_history.py``). A branch is dropped only when no run of the old code can still
-be running.
+**Compatibility.** Version 0.1.0 is the baseline. Every change to the commands a workflow
+issues (an activity added, removed, renamed or reordered, a timer, a search-attribute upsert, a
+continue-as-new, a local activity) is gated, with ``workflow.patched`` or with what the run's
+history holds already, so that a run started by the old code replays, and is replay-tested: the
+old code's histories are kept in a folder named for the change
+(``tests/data/histories/before-…``) and ``tests/workflows/test_replay.py`` replays them beside
+re-recorded current ones (``bench/record_history.py``). The one change so far: a resource read
+rides with the next model call where the worker's ``run_limits`` answer says its model calls do
+reads, so a run an earlier worker answered reads with local activities. A branch is dropped
+only when no run of the old code can still be running.
 """
 
 from __future__ import annotations

@@ -18,6 +18,15 @@ recorded yet), it writes the same place, and the result the marker records is th
 Model calls, activations (which may run ``--help-json`` in a sandbox) and script runs stay
 activities of their own, with heartbeats and a task a worker can pick up after a crash.
 
+A resource read is cheaper still where the run's worker says its model calls do reads
+(``ActivityTimeouts.model_calls_read``, in its ``run_limits`` answer): the loop defers it and
+the next ``invoke_model`` does it first (:meth:`TemporalRuntime.reads_ride_with_model_calls`),
+so a read step takes one activity and one workflow activation. A run an earlier worker answered
+reads with local activities, as its history did. During a rolling deploy a model call with reads
+can reach a worker of an earlier release, which ignores them and fails for want of their
+records (``ArtifactNotFoundError``, never retried): :meth:`TemporalRuntime.call` then does the
+reads as local activities and calls again, so the run goes on.
+
 The limits every call runs under (:attr:`TemporalRuntime.timeouts`) are the worker's:
 :meth:`TemporalRuntime.run_limits` asks for them, once per run, before the loop starts (the
 workflow decides when; that call itself runs under the contract's defaults: its descriptor's

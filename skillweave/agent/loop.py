@@ -14,7 +14,11 @@ front door shares):
   its qualified name, ``web.scraper``); repeats get "already active"; a parent's activation
   makes its children attachable and an executable skill's activation registers its tools.
 - ``read_skill_resource`` and ``run_skill_script`` need the skill active, and run against the
-  version pinned at activation.
+  version pinned at activation. Where the runtime lets reads ride with model calls, a read is
+  deferred: the next model call does it first (:class:`~skillweave.agent.journal.Journal`
+  counts it at the most it can answer until then, and a read that might push that call past
+  the transcript budget is done at once); one still deferred when the run ends or pauses is
+  done then.
 - input artifacts must be ones the run knows (its inputs and earlier outputs).
 - while active skills limit the tools (``allowed-tools``), a run none of them allows is
   refused, and a run a skill allows for its own scripts needs no person's approval.

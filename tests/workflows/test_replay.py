@@ -7,9 +7,10 @@ takes a signal, an update and timers (see the README there). Replaying needs no 
 data converter and sandbox, and fails on the first command that differs from the history (an
 activity added, removed, renamed or reordered; a timer; a search-attribute upsert; a
 continue-as-new). A workflow change that fails here would break every run running when it is
-deployed: gate it with ``workflow.patched`` and keep the old histories (in a folder named for the
-patch), or, before the first release only, re-record the histories on purpose (the rule is in
-``workflows.agent``'s docstring).
+deployed: gate it (``workflow.patched``, or what the history holds: the worker's ``run_limits``
+answer gates the reads that ride with model calls) and keep the old histories (in a folder named
+for the change), or, before the first release only, re-record the histories on purpose (the
+rule is in ``workflows.agent``'s docstring).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from workflows.worker import sandbox_runner
 HISTORIES = Path(__file__).resolve().parents[1] / "data" / "histories"
 GOLDEN = sorted(path.relative_to(HISTORIES).as_posix() for path in HISTORIES.rglob("*.json"))
 """Every recorded history: today's, and those of earlier workflow code (in folders named for
-the ``workflow.patched`` change after which they were recorded), which must keep replaying.
-At the 0.1.0 baseline there are only today's."""
+the change to the workflow's commands before which they were recorded: ``before-…``), which
+must keep replaying."""
 CURRENT = [name for name in GOLDEN if "/" not in name]
 
 ACTIVITIES = {
