@@ -5,17 +5,19 @@ A model call stores the loop's pending messages and does the resource reads the 
 since the last call (each stored at its own seq: a read rides with the model call that first
 sees it, instead of a call of its own), reads the transcript back up to the view's boundary
 (eliding what the view compacted), calls the model the run names (its profile's provider, or
-this process's default) and stores the reply. A model that does not resolve here
-is a :class:`~skillweave.errors.ConfigError`, never retried.
+this process's default) and stores the reply. The pending records are shown to the model from
+memory and stored while it answers; the call returns once all of them are on disk. A model
+that does not resolve here is a :class:`~skillweave.errors.ConfigError`, never retried.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from skillweave.agent import InvokeModelInput, ModelTurn
 from skillweave.engines._resource_reads import ResourceReads
-from skillweave.engines.transcript import TranscriptRecorder
+from skillweave.engines.transcript import TranscriptRecord, TranscriptRecorder
 from skillweave.engines.worker_metrics import WorkerMetrics
 from skillweave.errors import AgentError, ConfigError, ModelError
 from skillweave.llm import (
@@ -71,13 +73,16 @@ class ModelCalls:
         """Store the loop's pending messages, do its pending reads, call the model on the
         transcript, store its reply (with the reads' outcomes).
 
+        The pending records are stored while the model answers (it is shown them from memory),
+        and the call returns only once every one of them is on disk.
+
         Raises:
             AgentError: a read of another run, or at or past the reply's seq (the loop never
                 asks for one; never retried).
         """
-        transcript = self._transcript
-        for write in request.writes:
-            await transcript.store_message(request.run_id, write.seq, write.message)
+        staged: dict[int, TranscriptRecord] = {
+            write.seq: TranscriptRecord(message=write.message) for write in request.writes
+        }
         reads = []
         for read in request.reads:
             if read.run_id != request.run_id or read.seq >= request.reply_seq:
@@ -85,11 +90,31 @@ class ModelCalls:
                     f"a model call of run {request.run_id!r} (reply at seq {request.reply_seq})"
                     f" cannot do a read of run {read.run_id!r} at seq {read.seq}"
                 )
-            reads.append(await self._reads.read(read))
+            staged[read.seq], outcome = await self._reads.answer(read)
+            reads.append(outcome)
+        storing = asyncio.gather(
+            *(self._transcript.store(request.run_id, seq, r) for seq, r in staged.items())
+        )
+        try:
+            turn = await self._call(request, staged)
+        except BaseException:
+            await asyncio.gather(storing, return_exceptions=True)
+            raise
+        await storing
+        return turn.model_copy(update={"reads": tuple(reads)}) if reads else turn
+
+    async def _call(
+        self, request: InvokeModelInput, staged: dict[int, TranscriptRecord]
+    ) -> ModelTurn:
+        """Call the model on the transcript (`staged` records shown from memory), store its
+        reply."""
+        transcript = self._transcript
         view = request.view
         messages = []
         for seq in range(view.upto):
-            record = await transcript.load(request.run_id, seq)
+            record = staged.get(seq)
+            if record is None:
+                record = await transcript.load(request.run_id, seq)
             messages.append(record.seen(elided=seq < view.elide_before))
         provider, model, attempts = self.resolve(request)
         started = time.perf_counter()
@@ -122,7 +147,6 @@ class ModelCalls:
             stop_reason=response.stop_reason,
             usage=response.usage,
             model=response.model or model,
-            reads=tuple(reads),
         )
 
     def name_of(self, request: InvokeModelInput) -> str:

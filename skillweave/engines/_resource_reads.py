@@ -10,7 +10,7 @@ from skillweave.agent import ReadResourceInput, ToolOutcome
 from skillweave.agent.disclosure import READ_SKILL_RESOURCE
 from skillweave.config import SkillsSettings
 from skillweave.engines._views import SkillViews
-from skillweave.engines.transcript import TranscriptRecorder, clip
+from skillweave.engines.transcript import TranscriptRecord, TranscriptRecorder, clip, tool_record
 from skillweave.errors import ResourceError
 from skillweave.skills import read_resource
 
@@ -29,7 +29,14 @@ class ResourceReads:
         self._settings = settings
 
     async def read(self, request: ReadResourceInput) -> ToolOutcome:
-        """One text file of an active skill, at its pinned version."""
+        """One text file of an active skill, at its pinned version, stored."""
+        record, outcome = await self.answer(request)
+        await self._transcript.store(request.run_id, request.seq, record)
+        return outcome
+
+    async def answer(self, request: ReadResourceInput) -> tuple[TranscriptRecord, ToolOutcome]:
+        """:meth:`read` but not stored: the record to store at the request's seq, and what the
+        loop is told of it (a model call stores it while the model answers)."""
         error = False
         try:
             text = await self._read_pinned(request.skill, request.version, request.path)
@@ -40,10 +47,11 @@ class ResourceReads:
             f"[read_skill_resource {where}: {len(text)} characters, elided to save context; "
             "read it again if you need it]"
         )
-        chars = await self._transcript.tool_result(
+        record = tool_record(
             request, tool=READ_SKILL_RESOURCE, text=text, error=error, summary=summary
         )
-        return ToolOutcome(seq=request.seq, chars=chars, is_error=error, summary=summary)
+        outcome = ToolOutcome(seq=request.seq, chars=len(text), is_error=error, summary=summary)
+        return record, outcome
 
     async def _read_pinned(self, name: str, version: str, path: str) -> str:
         skill = await self._views.skill_at(name, version)

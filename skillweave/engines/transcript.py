@@ -31,7 +31,14 @@ from skillweave.errors import ArtifactNotFoundError
 from skillweave.llm import Message
 from skillweave.storage import ArtifactStore, WriteBehind, deferred_durability, keys
 
-__all__ = ["CACHE_BYTES", "ToolCall", "TranscriptRecord", "TranscriptRecorder", "clip"]
+__all__ = [
+    "CACHE_BYTES",
+    "ToolCall",
+    "TranscriptRecord",
+    "TranscriptRecorder",
+    "clip",
+    "tool_record",
+]
 
 CACHE_BYTES: Final = 64 * 1024 * 1024
 """The records a recorder keeps in memory by default (encoded size)."""
@@ -133,7 +140,11 @@ class TranscriptRecorder:
         self, run_id: str, seq: int, message: Message, *, summary: str = ""
     ) -> int:
         """Store `message` at `seq` of `run_id`'s transcript; its length in characters."""
-        record = TranscriptRecord(message=message, summary=summary)
+        return await self.store(run_id, seq, TranscriptRecord(message=message, summary=summary))
+
+    async def store(self, run_id: str, seq: int, record: TranscriptRecord) -> int:
+        """Store `record` at `seq` of `run_id`'s transcript; its message's length in characters."""
+        message = record.message
         data = record.model_dump_json().encode()
         key = keys.transcript_key(run_id, seq)
         with deferred_durability(self._behind.get(run_id)):
@@ -169,7 +180,16 @@ class TranscriptRecorder:
     ) -> int:
         """Store the result of `call` (a call of `tool`) where the run expects it: `text`, and
         the `summary` that replaces it once compacted; its length in characters."""
-        message = Message(
-            role="tool", text=text, tool_call_id=call.tool_call_id, tool_name=tool, is_error=error
-        )
-        return await self.store_message(call.run_id, call.seq, message, summary=summary)
+        record = tool_record(call, tool=tool, text=text, summary=summary, error=error)
+        return await self.store(call.run_id, call.seq, record)
+
+
+def tool_record(
+    call: ToolCall, *, tool: str, text: str, summary: str, error: bool = False
+) -> TranscriptRecord:
+    """The record of `call`'s result (a call of `tool`): `text`, and the `summary` that replaces
+    it once compacted."""
+    message = Message(
+        role="tool", text=text, tool_call_id=call.tool_call_id, tool_name=tool, is_error=error
+    )
+    return TranscriptRecord(message=message, summary=summary)

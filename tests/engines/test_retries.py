@@ -263,8 +263,8 @@ async def test_the_direct_engine_retries_every_side_effect_call(tmp_path: Path) 
         setattr(services, name, wrapper)
     # The read rides with the next model call (which does it first): its failure is that
     # call's, and tried again with it.
-    read = _FailingOnce(services.resources.read, StorageError("read: the store blinked"))
-    services.resources.read = read  # type: ignore[method-assign]
+    read = _FailingOnce(services.resources.answer, StorageError("read: the store blinked"))
+    services.resources.answer = read  # type: ignore[method-assign]
     engine = DirectEngine(services, backoff=Backoff(initial=0.001, maximum=0.01))
     await engine.start(RunRequest(run_id="retries", task="count", agent=AgentSpec()))
     result = await engine.result("retries")
