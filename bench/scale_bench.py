@@ -25,7 +25,10 @@ The worker's tuning is identical for every framework and explicit (``--cache``,
 each is skillweave's default (``WORKFLOW__WORKER_…``, ``workflows.worker.worker_tuning``), which
 every framework's worker then gets too. One warm-up job runs before the window (imports, the
 workflow sandbox). The window runs from the first start to the last result; a job that fails or
-is not done by ``--timeout`` is counted, never hidden. After the window the histories of a
+is not done by ``--timeout`` is counted, never hidden. ``--local-reads`` makes skillweave's
+runs read skill files with local activities of their own (its worker answers ``run_limits``
+without ``model_calls_read``, as an earlier release's did): run with and without it, in turn,
+to measure what a read riding with the model call saves. After the window the histories of a
 sample of jobs (:data:`SAMPLE`) give events and bytes per step (the whole run ÷ R, as in the
 peer benchmark's table 2). Batches run in rotated order at each N, so that the machine's load
 falls alike on every framework.

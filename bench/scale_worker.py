@@ -38,6 +38,7 @@ from bench.peers_bench import FRAMEWORKS, SKILLWEAVE, peers, skillweave_services
 from bench.processes import metric_totals
 from skillweave.cli.temporal_server import free_port
 from skillweave.config import WorkflowSettings
+from skillweave.engines.contract import activity_timeouts
 from skillweave.engines.converter import data_converter
 from skillweave.storage import store_identity
 from workflows.worker import build_worker, sandbox_runner, worker_tuning
@@ -94,6 +95,10 @@ class Tuning:
     local_activity_slots: int | None = None
     pollers: int | None = None
     sandbox: bool | None = None
+    local_reads: bool = False
+    """skillweave's worker answers ``run_limits`` without ``model_calls_read``, so its runs
+    read skill files with local activities of their own, as a run an earlier worker started
+    does: what a read riding with the model call saves is the difference."""
 
     @property
     def sandboxed(self) -> bool:
@@ -128,6 +133,8 @@ class Tuning:
                 found += [option, str(value)]
         if self.sandbox is not None:
             found.append("--sandbox" if self.sandbox else "--no-sandbox")
+        if self.local_reads:
+            found.append("--local-reads")
         return found
 
     def describe(self) -> str:
@@ -142,6 +149,7 @@ class Tuning:
             )
             + (f" · workflow sandbox {'on' if self.sandboxed else 'off'}")
             + (" (default)" if self.sandbox is None else "")
+            + (" · skillweave's reads: local activities" if self.local_reads else "")
         )
 
 
@@ -156,6 +164,12 @@ def add_tuning_options(parser: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="run workflow code in Temporal's sandbox, every framework (default: skillweave's)",
+    )
+    parser.add_argument(
+        "--local-reads",
+        action="store_true",
+        help="skillweave's runs read skill files with local activities, not with the model "
+        "call (as runs an earlier worker started do): to measure what riding saves",
     )
 
 
@@ -184,12 +198,14 @@ async def _worker(options: argparse.Namespace) -> None:
             options.address, data_converter=data_converter(services.store), runtime=runtime
         )
         store_id = await store_identity(services.store)
+        limits = activity_timeouts(services.settings.workflow)
         worker = build_worker(
             client,
             services,
             task_queue=options.task_queue,
             store_id=store_id,
             drain_seconds=1.0,
+            limits=limits.model_copy(update={"model_calls_read": not tuned.local_reads}),
             workflow_runner=runner,
             **tuning,
         )

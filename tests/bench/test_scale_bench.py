@@ -128,6 +128,10 @@ def test_the_tuning_reaches_the_worker_subprocess_unchanged() -> None:
     unsandboxed = Tuning(sandbox=False)
     assert unsandboxed.argv() == ["--no-sandbox"]
     assert tuning_of(parser.parse_args(["--no-sandbox"])) == unsandboxed
+    local = Tuning(local_reads=True)
+    assert local.argv() == ["--local-reads"]
+    assert tuning_of(parser.parse_args(["--local-reads"])) == local
+    assert "skillweave's reads: local activities" in local.describe()
 
 
 def test_every_framework_runs_in_the_sandbox_or_none_does() -> None:
@@ -239,3 +243,20 @@ def test_skillweaves_side_runs_a_batch_on_a_real_server_and_worker_subprocess(
     evictions = float(cache.split("|")[3].replace(",", ""))
     assert evictions > 0
     assert "max_cached_workflows 2 · max_concurrent_workflow_tasks 100 (default)" in out
+
+
+@pytest.mark.slow
+def test_local_reads_put_a_marker_in_every_read_step(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--local-reads``: skillweave's runs read with local activities (a marker each in the
+    history), as runs an earlier worker started do; without it the reads ride with the model
+    calls. The difference is what the benchmark's A/B measures."""
+    argv = ["--frameworks", SKILLWEAVE, "--jobs", "2", "--steps", "4", "--markdown"]
+
+    def events_per_step(*extra: str) -> float:
+        assert scale_bench.main([*argv, *extra, "--timeout", "60"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        rows = [row for row in out if row.startswith("| skillweave | 2 |")]
+        return float(rows[1].split("|")[7])
+
+    riding, local = events_per_step(), events_per_step("--local-reads")
+    assert local == pytest.approx(riding + 1.0, abs=0.01)
