@@ -172,6 +172,9 @@ class AgentActivities:
             heartbeat timeout (``ActivityTimeouts.heartbeat_seconds``).
         limits: what ``run_limits`` answers: the limits this worker's runs run under;
             by default those of its settings (``services.settings.workflow``).
+        model_calls_read: what ``run_limits`` answers besides: that this worker's model calls
+            do the resource reads a run defers to them (False: answer as an earlier release
+            did, so its runs read with local activities; what benchmarks compare).
         effects: the side effects to run: every one (:data:`~skillweave.agent.effects.EFFECTS`)
             unless told.
 
@@ -185,11 +188,14 @@ class AgentActivities:
         *,
         heartbeat_seconds: float = 5.0,
         limits: ActivityTimeouts | None = None,
+        model_calls_read: bool = True,
         effects: Sequence[SideEffect[Any, Any]] = EFFECTS,
     ) -> None:
         self._services = services
         self._heartbeat_seconds = heartbeat_seconds
-        self.limits = limits or activity_timeouts(services.settings.workflow)
+        self.limits = (limits or activity_timeouts(services.settings.workflow)).model_copy(
+            update={"model_calls_read": model_calls_read}
+        )
         self._definitions = {effect.name: self._activity(effect) for effect in effects}
 
     def definitions(self) -> list[Callable[..., Any]]:

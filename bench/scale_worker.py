@@ -38,7 +38,6 @@ from bench.peers_bench import FRAMEWORKS, SKILLWEAVE, peers, skillweave_services
 from bench.processes import metric_totals
 from skillweave.cli.temporal_server import free_port
 from skillweave.config import WorkflowSettings
-from skillweave.engines.contract import activity_timeouts
 from skillweave.engines.converter import data_converter
 from skillweave.storage import store_identity
 from workflows.worker import build_worker, sandbox_runner, worker_tuning
@@ -198,14 +197,13 @@ async def _worker(options: argparse.Namespace) -> None:
             options.address, data_converter=data_converter(services.store), runtime=runtime
         )
         store_id = await store_identity(services.store)
-        limits = activity_timeouts(services.settings.workflow)
         worker = build_worker(
             client,
             services,
             task_queue=options.task_queue,
             store_id=store_id,
             drain_seconds=1.0,
-            limits=limits.model_copy(update={"model_calls_read": not tuned.local_reads}),
+            model_calls_read=not tuned.local_reads,
             workflow_runner=runner,
             **tuning,
         )

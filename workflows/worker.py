@@ -126,6 +126,7 @@ def build_worker(
     heartbeat_seconds: float = 5.0,
     drain_seconds: float = 30.0,
     limits: ActivityTimeouts | None = None,
+    model_calls_read: bool = True,
     **worker_options: Any,
 ) -> Worker:
     """A worker running ``AgentWorkflow`` and the agent activities of the runs started
@@ -142,6 +143,8 @@ def build_worker(
             they are cancelled (and retried on another worker); polling stops at once.
         limits: the limits a run asks this worker for (its activities' timeouts and
             attempts); by default its settings' (``services.settings.workflow``).
+        model_calls_read: whether the runs it starts may defer reads to their model calls
+            (False: its answer is an earlier release's; benchmarks compare the two).
         worker_options: passed to :class:`temporalio.worker.Worker` (identity, graceful
             shutdown…); they win over the tuning of ``services.settings.workflow``
             (:func:`worker_tuning`), and a ``tuner`` replaces its task slots.
@@ -166,7 +169,10 @@ def build_worker(
         workflows=[AgentWorkflow, EvalBatchWorkflow],
         activities=[
             *AgentActivities(
-                services, heartbeat_seconds=heartbeat_seconds, limits=limits
+                services,
+                heartbeat_seconds=heartbeat_seconds,
+                limits=limits,
+                model_calls_read=model_calls_read,
             ).definitions(),
             *EvalActivities(
                 EvalServices(services), heartbeat_seconds=heartbeat_seconds

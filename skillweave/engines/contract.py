@@ -150,7 +150,6 @@ def activity_timeouts(settings: WorkflowSettings) -> ActivityTimeouts:
         heartbeat_seconds=settings.heartbeat_timeout_seconds,
         short_seconds=settings.activity_timeout_seconds,
         max_attempts=settings.activity_max_attempts,
-        model_calls_read=True,
     )
 
 

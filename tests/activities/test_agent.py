@@ -181,13 +181,17 @@ async def test_a_run_is_told_the_limits_of_its_workers_settings(
     the client that started the run has set."""
     limits = await env.run(activities.definition(RUN_LIMITS), LimitsInput(run_id="r1"))
 
-    assert limits == ActivityTimeouts(script_seconds=42.0, max_attempts=3)
+    # ...and that its model calls do the reads a run defers to them, whatever the limits.
+    assert limits == ActivityTimeouts(script_seconds=42.0, max_attempts=3, model_calls_read=True)
     told = AgentActivities(
         activities._services, limits=ActivityTimeouts(heartbeat_seconds=2.0)
     )  # a worker composed with limits of its own (tests, the embedded stack)
     assert await env.run(told.definition(RUN_LIMITS), LimitsInput(run_id="r1")) == ActivityTimeouts(
-        heartbeat_seconds=2.0
+        heartbeat_seconds=2.0, model_calls_read=True
     )
+    earlier = AgentActivities(activities._services, model_calls_read=False)
+    answer = await env.run(earlier.definition(RUN_LIMITS), LimitsInput(run_id="r1"))
+    assert answer.model_calls_read is False  # as a worker of an earlier release answers
 
 
 async def test_a_script_runs_under_the_key_the_loop_gave_it(

@@ -681,9 +681,9 @@ def test_activity_timeouts_come_from_the_workflow_settings() -> None:
         heartbeat_seconds=3,
         short_seconds=4,
         max_attempts=5,
-        model_calls_read=True,  # what this release's model calls do, not a setting
     )
     # Each limit is one setting, and a process that sets one is told (a client: to no effect).
+    # (model_calls_read is what the worker's code does, not a setting: activities.agent)
     assert len(WORKER_LIMITS) == len(ActivityTimeouts.model_fields.keys() - {"model_calls_read"})
     assert worker_limits_set(settings) == [f"WORKFLOW__{name.upper()}" for name in WORKER_LIMITS]
     assert worker_limits_set(WorkflowSettings(task_queue="q")) == []

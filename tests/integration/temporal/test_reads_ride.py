@@ -22,12 +22,18 @@ from temporalio.worker import Replayer
 from skillweave.agent import AgentSpec, InvokeModelInput, ModelTurn
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, RunRequest, RunResult
-from skillweave.engines.contract import activity_timeouts, workflow_id
+from skillweave.engines.contract import workflow_id
 from skillweave.engines.converter import data_converter
 from skillweave.engines.temporal import connect_engine
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.store_id import store_identity
-from tests.integration.temporal.harness import RESOURCE_MARKER, TOOLS, Stack, unique
+from tests.integration.temporal.harness import (
+    RESOURCE_MARKER,
+    TEST_TIMEOUTS,
+    TOOLS,
+    Stack,
+    unique,
+)
 from workflows.agent import AgentWorkflow
 from workflows.worker import build_worker, sandbox_runner
 
@@ -96,9 +102,6 @@ async def _run(
         workflow={"temporal_address": stack.temporal_address, "task_queue": task_queue},
     )
     engine = await connect_engine(client_settings, stack.store)
-    limits = activity_timeouts(stack.settings.workflow).model_copy(
-        update={"heartbeat_seconds": 5, "model_calls_read": reads_ride}
-    )
     run_id = unique("reads")
     async with build_worker(
         stack.client,
@@ -106,7 +109,8 @@ async def _run(
         task_queue=task_queue,
         store_id=await store_identity(stack.store),
         heartbeat_seconds=0.5,
-        limits=limits,
+        limits=TEST_TIMEOUTS,
+        model_calls_read=reads_ride,
     ):
         await engine.start(RunRequest(run_id=run_id, task="Read the notes.", agent=AgentSpec()))
         result = await engine.result(run_id)

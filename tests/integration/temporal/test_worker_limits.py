@@ -94,7 +94,10 @@ async def test_a_run_runs_under_its_workers_limits_not_its_clients(stack: Stack)
     assert result.answer is not None
     assert result.answer.endswith("/outputs/late.txt")
     # The limits the run ran under are the worker's, and `status` says so.
-    theirs = activity_timeouts(worker_settings.workflow)
+    # (and that its model calls do the reads the run defers to them)
+    theirs = activity_timeouts(worker_settings.workflow).model_copy(
+        update={"model_calls_read": True}
+    )
     assert view.limits == theirs
     assert theirs != ActivityTimeouts(script_seconds=CLIENT_SCRIPT_TIMEOUT)
     # The script step was scheduled with the worker's timeouts, once, and took one attempt.
