@@ -24,7 +24,7 @@ from skillweave.config import Settings
 from skillweave.engines.contract import store_task_queue
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.storage.store_id import store_identity
-from tests.integration.harness import Manager
+from tests.integration.harness import Manager, eventually
 from tests.integration.temporal.harness import Stack, unique
 from tests.integration.temporal.test_worker_crash import WorkerProcess
 
@@ -58,8 +58,12 @@ async def no_model_worker(
         worker = WorkerProcess(stack.client, env, skill_dirs, tmp_path / "worker")
         await worker.start()
         try:
-            log = " ".join(worker.log().split())
-            assert "model none (each run names its own)" in log, log
+            # The worker's start-up lines follow its first poll (the readiness above): awaited.
+            def started_said() -> str:
+                log = " ".join(worker.log().split())
+                return log if "model none (each run names its own)" in log else ""
+
+            log = await eventually(started_said, timeout=30, what="the worker's start-up lines")
             assert "no default model is configured (MODEL__PROVIDER, MODEL__NAME); each run" in log
             yield shared
         finally:
