@@ -49,13 +49,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")
 TURNS = scale(ci=60, soak=1_000)
 READS = TURNS - 3
 
-SUGGEST_AFTER_EVENTS = 200
-"""The server suggests continue-as-new once a run's history holds this many events."""
+SUGGEST_AFTER_EVENTS = 120
+"""The server suggests continue-as-new once a run's history holds this many events (a 60-turn
+run's reads ride with its model calls: about 400 events in all, so three runs or more)."""
 
 TURN_EVENTS = 16
 """History events of one turn at most, with one tool call: 15 (docs/BENCHMARKS.md, "Workflow
 history per turn"): two activities (model, tool) of scheduled, started and completed events, a
-workflow task of three events after each, and two or three search-attribute upserts."""
+workflow task of three events after each, and two or three search-attribute upserts. A turn
+that reads takes fewer: the read rides with the next model call."""
 
 HISTORY_BOUND = SUGGEST_AFTER_EVENTS + 2 * TURN_EVENTS
 """A run's history at most. The server's suggestion comes with the first workflow task that
