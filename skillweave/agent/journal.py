@@ -67,11 +67,6 @@ class Journal:
         reads, self._reads = tuple(self._reads), []
         return reads
 
-    @property
-    def has_reads(self) -> bool:
-        """Whether reads are deferred that no call has taken yet."""
-        return bool(self._reads)
-
     def settle_reads(
         self,
         state: AgentState,
