@@ -5,7 +5,7 @@ Every side effect of the agent loop is one call through the port
 with the models of this module, so that the Temporal engine can make each call an activity
 (``invoke_model``, ``load_skill``…) and the direct engine can call the same services in-process
 through the same JSON round-trip. Results are small: a tool's full output is written by the
-runtime to the transcript in the store (``runs/{run}/transcript/{seq}``) and comes back as its
+runtime to the transcript in the store (its record `seq`) and comes back as its
 size and a one-line summary, so the loop's state grows with turns, not with output.
 
 Errors: a mistake the model can fix is *not* an exception here; it comes back as a result with

@@ -1,7 +1,7 @@
 """`AgentState`: everything a run is, small enough to live in a workflow's history.
 
 The state holds *references*, not content: each transcript entry is a pointer to a message
-stored in the artifact store (``runs/{run}/transcript/{seq}.json``) with its size, its kind and
+stored in the artifact store (record `seq` of the run's transcript) with its size, its kind and
 the short summary the model sees once the entry is compacted. It never holds what the scripts
 printed or the files the agent read.
 
@@ -124,7 +124,7 @@ class FoundSkill(BaseModel):
 
 
 class TranscriptEntry(BaseModel):
-    """One message of the transcript, stored at ``transcript_key(run_id, seq)``."""
+    """One message of the transcript: record `seq` of the run's transcript in the store."""
 
     model_config = ConfigDict(frozen=True)
 

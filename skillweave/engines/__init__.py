@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from skillweave.engines.run_id import is_run_id, new_run_id
     from skillweave.engines.services import TOOL_SCHEMA_RUN_ID, AgentServices
     from skillweave.engines.skill_review import ModelSkillReviewer, skill_reviewer
-    from skillweave.engines.transcript import TranscriptRecord
+    from skillweave.engines.transcript import TranscriptRecord, read_transcript_record
     from skillweave.engines.worker_metrics import WorkerMetrics, serve_worker_metrics
 
 _EXPORTS = {
@@ -44,6 +44,7 @@ _EXPORTS = {
     "RunResult": "base",
     "result_of": "base",
     "TranscriptRecord": "transcript",
+    "read_transcript_record": "transcript",
     "ActivityTimeouts": "contract",
     "Backoff": "retries",
     "FollowNote": "notes",
@@ -95,6 +96,7 @@ __all__ = [
     "is_run_id",
     "new_run_id",
     "note_line",
+    "read_transcript_record",
     "result_of",
     "retry_notice",
     "serve_worker_metrics",

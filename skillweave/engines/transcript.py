@@ -1,11 +1,14 @@
 """`TranscriptRecorder`: a run's transcript in the artifact store, one record per message.
 
-Each record is stored at its own key (``runs/{run}/transcript/{seq:08d}.json``: the message,
-and for a tool output the summary that replaces it once compacted). Every side effect that
-produces a message writes it here (``AgentServices``' collaborators and ``SkillAuthoring``: a
-tool result through :meth:`TranscriptRecorder.tool_result`), and a model call reads the records
-it needs back through a bounded cache of immutable entries, so neither the loop's state nor a
-workflow's history carries transcript text.
+A record is the message, and for a tool output the summary that replaces it once compacted.
+Where the store keeps record logs (``RecordLogStore``: the local store), a run's records are
+appended to its one log (``runs/{run}/transcript``): no file is created a record. Elsewhere
+(S3) each is an object at its own key (``runs/{run}/transcript/{seq:08d}.json``); a record
+missing from the log is looked for there too (a run an earlier release wrote). Every side
+effect that produces a message writes it here (``AgentServices``' collaborators and
+``SkillAuthoring``: a tool result through :meth:`TranscriptRecorder.tool_result`), and a model
+call reads the records it needs back through a bounded cache of immutable entries, so neither
+the loop's state nor a workflow's history carries transcript text.
 
 Durability: a record is on disk before the call that stores it returns (the Temporal engine's
 activities hand the workflow only its ref, so it must outlive any crash once they return),
@@ -29,7 +32,13 @@ from pydantic import BaseModel, ConfigDict
 from skillweave.agent import SUMMARY_MAX_CHARS, TranscriptWrite
 from skillweave.errors import ArtifactNotFoundError
 from skillweave.llm import Message
-from skillweave.storage import ArtifactStore, WriteBehind, deferred_durability, keys
+from skillweave.storage import (
+    ArtifactStore,
+    RecordLogStore,
+    WriteBehind,
+    deferred_durability,
+    keys,
+)
 
 __all__ = [
     "CACHE_BYTES",
@@ -37,6 +46,7 @@ __all__ = [
     "TranscriptRecord",
     "TranscriptRecorder",
     "clip",
+    "read_transcript_record",
     "tool_record",
 ]
 
@@ -99,8 +109,11 @@ class _TranscriptCache:
         return item[0]
 
     def put(self, key: _Where, record: TranscriptRecord, size: int) -> None:
-        if key in self._items:
-            return
+        """Keep `record` at `key`, in place of what was there (a step run again stores its
+        record again: the newest is the one the run goes on with)."""
+        replaced = self._items.pop(key, None)
+        if replaced is not None:
+            self._bytes -= replaced[1]
         self._items[key] = (record, size)
         self._bytes += size
         while self._bytes > self._budget and len(self._items) > 1:
@@ -118,6 +131,7 @@ class TranscriptRecorder:
 
     def __init__(self, store: ArtifactStore, *, cache_bytes: int = CACHE_BYTES) -> None:
         self._store = store
+        self._logs = store if isinstance(store, RecordLogStore) else None
         self._cache = _TranscriptCache(cache_bytes)
         self._behind: dict[str, WriteBehind] = {}
 
@@ -146,9 +160,14 @@ class TranscriptRecorder:
         """Store `record` at `seq` of `run_id`'s transcript; its message's length in characters."""
         message = record.message
         data = record.model_dump_json().encode()
-        key = keys.transcript_key(run_id, seq)
         with deferred_durability(self._behind.get(run_id)):
-            await self._store.put_bytes(key, data, content_type="application/json")
+            if self._logs is not None:
+                await self._logs.append_record(
+                    keys.transcript_log(run_id), keys.transcript_seq(seq), data
+                )
+            else:
+                key = keys.transcript_key(run_id, seq)
+                await self._store.put_bytes(key, data, content_type="application/json")
         self._cache.put((run_id, seq), record, len(data))
         return len(message.text)
 
@@ -161,11 +180,9 @@ class TranscriptRecorder:
         cached = self._cache.get((run_id, seq))
         if cached is not None:
             return cached
-        key = keys.transcript_key(run_id, seq)
-        ref = await self._store.stat(key)
-        if ref is None:
-            raise ArtifactNotFoundError(key)
-        data = await self._store.get_bytes(ref)
+        data = await read_transcript_record(self._store, run_id, seq)
+        if data is None:
+            raise ArtifactNotFoundError(keys.transcript_key(run_id, seq))
         record = TranscriptRecord.model_validate_json(data)
         self._cache.put((run_id, seq), record, len(data))
         return record
@@ -182,6 +199,18 @@ class TranscriptRecorder:
         the `summary` that replaces it once compacted; its length in characters."""
         record = tool_record(call, tool=tool, text=text, summary=summary, error=error)
         return await self.store(call.run_id, call.seq, record)
+
+
+async def read_transcript_record(store: ArtifactStore, run_id: str, seq: int) -> bytes | None:
+    """The stored bytes of record `seq` of `run_id`'s transcript, verified: from the run's log
+    where the store keeps record logs, else (or when the log has none: a run an earlier
+    release wrote) from its object; None when there is none."""
+    if isinstance(store, RecordLogStore):
+        data = await store.read_record(keys.transcript_log(run_id), keys.transcript_seq(seq))
+        if data is not None:
+            return data
+    ref = await store.stat(keys.transcript_key(run_id, seq))
+    return None if ref is None else await store.get_bytes(ref)
 
 
 def tool_record(

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from skillweave.agent import execution_key
 from skillweave.agent.disclosure import OWN_TOOLS, RUN_SKILL_SCRIPT
-from skillweave.engines import RunResult, TranscriptRecord
+from skillweave.engines import RunResult, TranscriptRecord, read_transcript_record
 from skillweave.errors import SkillweaveError
 from skillweave.evals.suite import output_name
 from skillweave.llm import Message
@@ -170,9 +170,9 @@ async def _messages(
     messages: list[tuple[int, Message]] = []
     unreadable = 0
     for seq in range(entries):
-        data = await _read(store, keys.transcript_key(result.run_id, seq))
+        data = await read_transcript_record(store, result.run_id, seq)
         try:
-            if data is None:
+            if data is None or len(data) > MAX_RECORD_BYTES:
                 raise ValueError("missing")
             messages.append((seq, TranscriptRecord.model_validate_json(data).message))
         except (ValueError, ValidationError):

@@ -17,7 +17,7 @@ from skillweave.errors import (
 )
 from skillweave.lazy import lazy_exports
 from skillweave.storage import keys
-from skillweave.storage.base import ArtifactRef, ArtifactStore
+from skillweave.storage.base import ArtifactRef, ArtifactStore, RecordLogStore
 
 if TYPE_CHECKING:
     from skillweave.storage.local import LocalArtifactStore, WriteBehind, deferred_durability
@@ -33,6 +33,7 @@ __all__ = [
     "ArtifactStore",
     "InvalidKeyError",
     "LocalArtifactStore",
+    "RecordLogStore",
     "S3ArtifactStore",
     "StorageError",
     "WriteBehind",

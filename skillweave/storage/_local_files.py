@@ -19,6 +19,7 @@ from skillweave.storage.keys import validate_key
 
 __all__ = [
     "DEFAULT_CONTENT_TYPE",
+    "LOG_PREFIX",
     "META_DIR",
     "MISSING_ERRNOS",
     "TEMP_PREFIX",
@@ -31,6 +32,9 @@ __all__ = [
 
 META_DIR: Final = ".meta"
 TEMP_PREFIX: Final = ".sw-tmp-"
+LOG_PREFIX: Final = ".sw-log-"
+"""The file name prefix of a record log (``_local_record_logs``): never a key's name."""
+_RESERVED_PREFIXES: Final = (TEMP_PREFIX, LOG_PREFIX)
 DEFAULT_CONTENT_TYPE: Final = "application/octet-stream"
 MISSING_ERRNOS: Final = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR)
 """What opening or stating a key's file fails with when nothing is stored there."""
@@ -51,12 +55,15 @@ class LocalPaths:
 
     def data(self, key: str) -> Path:
         """The data file of `key` (a valid key, not a reserved name)."""
-        parts = validate_key(key).split("/")
-        if parts[0] == META_DIR:
-            raise InvalidKeyError(key, f"{META_DIR!r} is reserved by the local store")
-        if any(part.startswith(TEMP_PREFIX) for part in parts):
-            raise InvalidKeyError(key, f"names starting {TEMP_PREFIX!r} are reserved")
-        return self._checked(key, self._beneath(parts))
+        return self._checked(key, self._beneath(_parts(key)))
+
+    def log(self, name: str) -> Path:
+        """The file of the record log `name` (``runs/r1/transcript``: a valid key, not a
+        reserved name, in a folder): ``runs/r1/.sw-log-transcript``."""
+        *folder, last = _parts(name)
+        if not folder:
+            raise InvalidKeyError(name, "a log lives in a folder: folder/name")
+        return self._checked(name, self._beneath([*folder, LOG_PREFIX + last]))
 
     def meta(self, key: str) -> Path:
         """The sidecar of `key`: the same name under ``.meta``."""
@@ -94,8 +101,18 @@ class LocalPaths:
                 dirs[:] = [d for d in dirs if d != META_DIR]
             dirs[:] = [d for d in dirs if not d.startswith(TEMP_PREFIX)]
             for name in files:
-                if not name.startswith(TEMP_PREFIX):
+                if not name.startswith(_RESERVED_PREFIXES):
                     yield (here / name).relative_to(self.root).as_posix()
+
+
+def _parts(key: str) -> list[str]:
+    """The names in `key`, a valid key that uses no name the local store reserves."""
+    parts = validate_key(key).split("/")
+    if parts[0] == META_DIR:
+        raise InvalidKeyError(key, f"{META_DIR!r} is reserved by the local store")
+    if any(part.startswith(_RESERVED_PREFIXES) for part in parts):
+        raise InvalidKeyError(key, f"names starting {TEMP_PREFIX!r} or {LOG_PREFIX!r} are reserved")
+    return parts
 
 
 def chunks_from(handle: BinaryIO) -> Iterator[bytes]:

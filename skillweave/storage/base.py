@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ArtifactRef", "ArtifactStore"]
+__all__ = ["ArtifactRef", "ArtifactStore", "RecordLogStore"]
 
 
 class ArtifactRef(BaseModel):
@@ -73,4 +73,20 @@ class ArtifactStore(Protocol):
 
     async def delete(self, key: str) -> None:
         """Remove `key` (no error when it does not exist)."""
+        ...
+
+
+@runtime_checkable
+class RecordLogStore(Protocol):
+    """A store that keeps many small records in one append-only log (the local store: a
+    run's transcript as one file, not a file a record). Other stores keep an object a record
+    (``skillweave.engines.transcript`` chooses)."""
+
+    async def append_record(self, log: str, seq: int, data: bytes) -> None:
+        """Append record `seq` to the log `log` (durable when it returns); the newest record
+        of a seq is the one read back."""
+        ...
+
+    async def read_record(self, log: str, seq: int) -> bytes | None:
+        """The newest record `seq` of `log`, verified; None when it has none."""
         ...

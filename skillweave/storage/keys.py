@@ -9,7 +9,8 @@ joined, so a run id, a skill name or a user-supplied path can never climb out of
     runs/{run_id}/inputs/{path}                            a file uploaded for a run
     runs/{run_id}/executions/{digest}/outputs/{path}       a file a script wrote under outputs/
     runs/{run_id}/executions/{digest}/{stdout|stderr}.txt  full output when over the cap
-    runs/{run_id}/transcript/{seq:08d}.json                the append-only transcript log
+    runs/{run_id}/transcript                               the transcript: a record log
+    runs/{run_id}/transcript/{seq:08d}.json                one record of it, as an object
     evals/{skill}/{batch_id}/batch.json                    an eval batch: what it runs
     evals/{skill}/{batch_id}/jobs/{job}.json               one graded eval job (its finish mark)
     evals/{skill}/{batch_id}/report.{json|md|html}         the batch's report
@@ -90,6 +91,8 @@ __all__ = [
     "skill_scan_key",
     "skill_signature_key",
     "transcript_key",
+    "transcript_log",
+    "transcript_seq",
     "validate_key",
     "validate_prefix",
 ]
@@ -476,12 +479,25 @@ def payload_key(digest: str) -> str:
 
 
 def transcript_key(run_id: str, seq: int) -> str:
-    """``runs/{run_id}/transcript/{seq:08d}.json``: one entry of the transcript log."""
+    """``runs/{run_id}/transcript/{seq:08d}.json``: one record of the transcript as an object
+    (a store without record logs, and runs written before them)."""
+    return f"{run_prefix(run_id)}transcript/{transcript_seq(seq):08d}.json"
+
+
+def transcript_log(run_id: str) -> str:
+    """``runs/{run_id}/transcript``: the transcript as one record log, where the store keeps
+    record logs (``skillweave.storage.base.RecordLogStore``: the local store); its records are
+    numbered by :func:`transcript_seq`. Not a key: a log is never listed or read as one."""
+    return f"{run_prefix(run_id)}transcript"
+
+
+def transcript_seq(seq: int) -> int:
+    """`seq`, when it can number a transcript record (an int in 0..MAX_TRANSCRIPT_SEQ)."""
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise InvalidKeyError(repr(seq), "the transcript sequence number must be an int")
     if not 0 <= seq <= MAX_TRANSCRIPT_SEQ:
         raise InvalidKeyError(str(seq), f"the sequence number must be in 0..{MAX_TRANSCRIPT_SEQ}")
-    return f"{run_prefix(run_id)}transcript/{seq:08d}.json"
+    return seq
 
 
 AUDIT_PREFIX: Final = "audit/"

@@ -5,6 +5,8 @@ Layout under `root`::
     {key}                   the bytes, exactly (``runs/r1/inputs/a.csv`` is a plain file)
     .meta/{key}             a small JSON sidecar: sha256, size, content type, data fingerprint
     …/.sw-tmp-{uuid}        a write in progress (or one a crash interrupted); never listed
+    {folder}/.sw-log-{name} the record log ``{folder}/{name}`` (``runs/r1/transcript``): many
+                            small records appended to one file; never listed, never a key
 
 How writes stay safe (the scheme, since several processes may share one root):
 
@@ -35,8 +37,11 @@ How writes stay safe (the scheme, since several processes may share one root):
   collide in ``.meta`` only where their data files would collide too.
 
 Keys are validated by :mod:`skillweave.storage.keys`; the top-level ``.meta`` and names starting
-with ``.sw-tmp-`` are reserved. Every path is resolved and checked to stay under `root`, so a
-symlink planted in the tree cannot lead a key outside it. Blocking I/O runs in worker threads.
+with ``.sw-tmp-`` or ``.sw-log-`` are reserved. Record logs (``append_record``, ``read_record``:
+:mod:`~skillweave.storage._local_record_logs` has their format and why they are safe) hold a
+run's transcript: a record appended, not a file made. Every path is resolved and checked to
+stay under `root`, so a symlink planted in the tree cannot lead a key outside it. Blocking I/O
+runs in worker threads.
 
 The store writes, reads, lists and deletes; beside it live the paths of a key and OS error
 mapping (:mod:`~skillweave.storage._local_files`), the sidecars (``_local_sidecars``) and
@@ -70,6 +75,7 @@ from skillweave.storage._local_files import (
     storage_error,
 )
 from skillweave.storage._local_publishing import Publisher
+from skillweave.storage._local_record_logs import RecordLogs
 from skillweave.storage._local_sidecars import NeedsHashing, Sidecars, fingerprint
 from skillweave.storage._local_write_behind import DEFERRED, WriteBehind, deferred_durability
 from skillweave.storage.base import ArtifactRef
@@ -98,6 +104,7 @@ class LocalArtifactStore:
         self._paths = LocalPaths(self._root)
         self._sidecars = Sidecars(self._paths)
         self._publisher = Publisher()
+        self._logs = RecordLogs(self._paths, fsync=fsync)
 
     @property
     def root(self) -> Path:
@@ -190,6 +197,27 @@ class LocalArtifactStore:
         """Remove `key` and its sidecar; nothing happens when it does not exist."""
         await self._publisher.sidecars_of(lambda pending: pending == key)
         await asyncio.to_thread(self._delete, key)
+
+    # -- record logs (skillweave.storage.base.RecordLogStore) ------------------------------------
+
+    async def append_record(self, log: str, seq: int, data: bytes) -> None:
+        """Append record `seq` (`data`) to the record log `log` (``runs/r1/transcript``): on
+        disk when this returns, unless inside :func:`deferred_durability`. The newest record
+        of a seq is the one :meth:`read_record` answers."""
+        behind = DEFERRED.get() if self._fsync else None
+        if behind is not None and len(data) <= INLINE_MAX_BYTES:
+            self._logs.append(log, seq, data, behind=behind)  # no fsync: cheaper than a hop
+            return
+        await asyncio.to_thread(self._logs.append, log, seq, data, behind=behind)
+
+    async def read_record(self, log: str, seq: int) -> bytes | None:
+        """The newest record `seq` of the log `log`, verified; None when it has none."""
+        return await asyncio.to_thread(self._logs.read, log, seq)
+
+    def log_path(self, log: str) -> Path:
+        """The file of the record log `log` (``runs/r1/transcript`` is
+        ``runs/r1/.sw-log-transcript`` under the root)."""
+        return self._logs.path(log)
 
     # -- writing -------------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ It counts runs. Integration tests use the real manager and pool instead.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from skillweave.skills import SkillRegistry, SkillScanner, extract_package
 from skillweave.storage import keys
 from skillweave.storage.base import ArtifactRef
 from skillweave.storage.local import LocalArtifactStore
+from tests.transcripts import stored_messages
 
 _INTERPRETERS = {".py": [sys.executable], ".mjs": ["node"], ".js": ["node"], ".sh": ["bash"]}
 
@@ -187,8 +187,7 @@ class Run:
         return [event.kind for event in self.events]
 
     def transcript(self) -> list[dict]:
-        prefix = self.store.root / "runs" / self.result.run_id / "transcript"
-        return [json.loads(p.read_text())["message"] for p in sorted(prefix.iterdir())]
+        return stored_messages(self.store, self.result.run_id)
 
 
 async def run_agent(

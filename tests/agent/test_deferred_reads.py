@@ -20,9 +20,14 @@ from skillweave.agent.effect_models import ReadResourceInput, ToolOutcome
 from skillweave.agent.journal import Journal
 from skillweave.agent.state import FOLD_AT, AgentState, TranscriptEntry
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, RunRequest, RunResult
+from skillweave.engines import (
+    AgentServices,
+    DirectEngine,
+    RunRequest,
+    RunResult,
+    read_transcript_record,
+)
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
 
@@ -195,6 +200,6 @@ turns:{ACTIVATE}
 
     assert result.status == "budget_exhausted", result.reason
     (read,) = alone
-    ref = await store.stat(keys.transcript_key("deferred", read.seq))
-    assert ref is not None
-    assert json.loads(await store.get_bytes(ref))["message"]["text"] == GUIDE
+    stored = await read_transcript_record(store, "deferred", read.seq)
+    assert stored is not None
+    assert json.loads(stored)["message"]["text"] == GUIDE

@@ -32,6 +32,7 @@ from skillweave.llm.messages import Message, ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
+from tests.transcripts import stored_records
 
 KINDS: tuple[EntryKind, ...] = (
     "task",
@@ -250,8 +251,7 @@ async def test_a_long_run_keeps_its_state_bounded_and_every_view_follows_the_rul
 
     # Every call: what the model received is the stored transcript under the elision rule,
     # and it is exactly as long as the state says (visible_chars).
-    stored = sorted((tmp_path / "store" / "runs" / "long-fold" / "transcript").iterdir())
-    records = [json.loads(p.read_text()) for p in stored]
+    records = list(stored_records(LocalArtifactStore(tmp_path / "store"), "long-fold").values())
     entries: dict[int, TranscriptEntry] = {}
     for call, (state, request) in enumerate(zip(states, provider.requests, strict=True), 1):
         for entry in state.transcript:

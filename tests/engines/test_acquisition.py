@@ -23,7 +23,7 @@ from skillweave.agent import (
     SkillRequestInput,
 )
 from skillweave.config import Settings
-from skillweave.engines import AgentServices
+from skillweave.engines import AgentServices, read_transcript_record
 from skillweave.errors import StorageError
 from skillweave.skills import SkillRegistry, SkillScanner
 from skillweave.skills.stored import StoredSkills
@@ -207,9 +207,9 @@ async def test_a_registry_the_agent_may_not_use_is_not_searched(tmp_path: Path) 
 
 
 async def _text(store: LocalArtifactStore, seq: int) -> str:
-    ref = await store.stat(keys.transcript_key(RUN, seq))
-    assert ref is not None
-    return str(json.loads(await store.get_bytes(ref))["message"]["text"])
+    stored = await read_transcript_record(store, RUN, seq)
+    assert stored is not None
+    return str(json.loads(stored)["message"]["text"])
 
 
 async def test_a_registry_that_cannot_be_read_is_said_to_the_model_without_its_details(

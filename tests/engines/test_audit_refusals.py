@@ -12,13 +12,12 @@ import pytest
 
 from skillweave.agent.effect_models import CreateSkillInput, LoadSkillInput, PublishSkillInput
 from skillweave.config import Settings
-from skillweave.engines import AgentServices, DirectEngine, RunRequest
+from skillweave.engines import AgentServices, DirectEngine, RunRequest, read_transcript_record
 from skillweave.engines.notes import FollowNote
 from skillweave.engines.retries import Backoff, classify
 from skillweave.errors import AuditLogError
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.skills.stored import StoredSkills
-from skillweave.storage import keys
 from skillweave.storage.audit import AuditLog
 from tests.agent.harness import FakeSandbox, RecordingProvider, sample_library
 from tests.skills.failing_audit import AuditWritesFail, everything_but_the_log
@@ -48,7 +47,7 @@ async def test_an_activation_that_cannot_be_recorded_raises_and_keeps_nothing(
     with pytest.raises(AuditLogError) as raised:
         await services.load_skill(activate)
     assert classify(raised.value).again  # retried at the activity boundary, like a store down
-    assert await store.stat(keys.transcript_key("run-a", 3)) is None  # the run sees nothing
+    assert await read_transcript_record(store, "run-a", 3) is None  # the run sees nothing
     counted = services.metrics.registry.get_sample_value(
         "skillweave_skill_activations_total", {"skill": "notes"}
     )

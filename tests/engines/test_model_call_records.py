@@ -18,11 +18,10 @@ from skillweave.agent.effect_models import (
     TranscriptWrite,
 )
 from skillweave.config import Settings
-from skillweave.engines import AgentServices
+from skillweave.engines import AgentServices, read_transcript_record
 from skillweave.errors import AgentError, StorageError
 from skillweave.llm.messages import Message, ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
-from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
 from tests.agent.harness import FakeSandbox, sample_library
 
@@ -38,13 +37,13 @@ class _HeldStore(LocalArtifactStore):
         self.held: list[str] = []
         self.fail = False
 
-    async def put_bytes(self, key: str, data: bytes, **options: object) -> object:  # type: ignore[override]
-        if "/transcript/" in key and "00000003" not in key:  # the reply's is not held
-            self.held.append(key)
+    async def append_record(self, log: str, seq: int, data: bytes) -> None:
+        if seq != 3:  # the reply's is not held
+            self.held.append(f"{log}#{seq}")
             await self.release.wait()
             if self.fail:
-                raise StorageError("the disk is full", key=key)
-        return await super().put_bytes(key, data, **options)  # type: ignore[arg-type]
+                raise StorageError("the disk is full", key=log)
+        await super().append_record(log, seq, data)
 
 
 class _Seeing:
@@ -128,7 +127,7 @@ async def test_the_records_are_stored_while_the_model_answers_and_on_disk_at_the
     (read,) = turn.reads
     assert (read.seq, read.chars, read.is_error) == (2, len(GUIDE), False)
     for seq in range(4):
-        assert await store.stat(keys.transcript_key("r", seq)) is not None, seq
+        assert await read_transcript_record(store, "r", seq) is not None, seq
 
 
 async def test_a_record_that_cannot_be_stored_fails_the_call(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from skillweave.agent.effect_models import LoadSkillInput
 from skillweave.config import Settings
-from skillweave.engines import AgentServices
+from skillweave.engines import AgentServices, read_transcript_record
 from skillweave.llm.base import ModelProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.skills import SkillLibrary
@@ -61,7 +61,8 @@ async def test_a_skill_changed_after_signing_is_not_activated(
 
     assert refused.refused is not None
     assert "cannot be used" in refused.refused
-    stored = await store.get_bytes(await store.stat(keys.transcript_key("run-t", 1)))
+    stored = await read_transcript_record(store, "run-t", 1)
+    assert stored is not None
     assert b"Do it, and more." not in stored  # the model reads why, not the changed text
     assert loaded.refused is None
     # Its signature went beside its package, for the manager to check before each run.

@@ -23,13 +23,12 @@ from skillweave.agent.effect_models import RunScriptInput
 from skillweave.config import Settings
 from skillweave.engines.retries import classify
 from skillweave.engines.services import AgentServices
-from skillweave.engines.transcript import TranscriptRecord
+from skillweave.engines.transcript import TranscriptRecord, read_transcript_record
 from skillweave.errors import ManagerRefusedError
 from skillweave.llm.base import ModelProvider
 from skillweave.sandbox.client import SandboxClient
 from skillweave.sandbox.packages import publish_library
 from skillweave.skills import SkillRegistry
-from skillweave.storage import keys
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.waiting import WAITING, Waiting
 from tests.integration.harness import eventually
@@ -136,9 +135,9 @@ async def test_a_step_waits_for_a_manager_restarted_on_the_right_token_then_runs
     assert all(isinstance(one, Waiting) and one.since == waiting.since for one in told)
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len([w for w in warned if "SANDBOX__MANAGER_TOKEN" in w]) == 1, warned
-    record = TranscriptRecord.model_validate_json(
-        await store.get_bytes(await store.stat(keys.transcript_key("run-1", 1)))
-    )
+    stored = await read_transcript_record(store, "run-1", 1)
+    assert stored is not None
+    record = TranscriptRecord.model_validate_json(stored)
     assert "hello world" in record.message.text
     assert "bearer token" not in record.message.text
 
@@ -156,4 +155,4 @@ async def test_past_the_wait_the_refusal_goes_to_the_engines_retries_not_to_the_
             await services.sandbox.aclose()
     assert str(caught.value) == f"the MCP manager at {url} {LINE}"
     assert classify(caught.value).again
-    assert await store.stat(keys.transcript_key("run-1", 1)) is None  # nothing for the model
+    assert await read_transcript_record(store, "run-1", 1) is None  # nothing for the model
