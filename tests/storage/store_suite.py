@@ -22,17 +22,21 @@ from pathlib import Path
 
 import pytest
 
+from skillweave.engines import read_transcript_record
+from skillweave.engines.transcript import TranscriptRecorder
 from skillweave.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     InvalidKeyError,
     StorageError,
 )
-from skillweave.storage import ArtifactRef, ArtifactStore, keys
+from skillweave.llm import Message
+from skillweave.storage import ArtifactRef, ArtifactStore, RecordLogStore, keys
 
 Corrupt = Callable[[str, bytes], Awaitable[None]]
 
 __all__ = [
+    "test_a_transcript_reads_back_the_newest_record_of_each_seq",
     "test_concurrent_put_if_absent_has_exactly_one_winner",
     "test_delete_is_idempotent",
     "test_empty_artifact",
@@ -317,3 +321,27 @@ async def test_invalid_keys_are_refused(store: ArtifactStore, key: str) -> None:
         await store.stat(key)
     with pytest.raises(InvalidKeyError):
         await store.delete(key)
+
+
+async def test_a_transcript_reads_back_the_newest_record_of_each_seq(store: ArtifactStore) -> None:
+    # The local store keeps it as one record log, S3 as an object a record: the same answers.
+    recorder = TranscriptRecorder(store)
+    for seq in range(5):
+        await recorder.store_message("t1", seq, Message(role="user", text=f"message {seq}"))
+    await recorder.store_message("t1", 2, Message(role="user", text="the step ran again"))
+
+    fresh = TranscriptRecorder(store)  # another worker: nothing in its cache
+    assert [(await fresh.load("t1", seq)).message.text for seq in range(5)] == [
+        "message 0",
+        "message 1",
+        "the step ran again",
+        "message 3",
+        "message 4",
+    ]
+    assert await read_transcript_record(store, "t1", 5) is None
+    assert await read_transcript_record(store, "t2", 0) is None
+    listed = [ref.key for ref in await store.list(keys.run_prefix("t1"))]
+    if isinstance(store, RecordLogStore):  # one log, never a key
+        assert listed == []
+    else:  # an object a record
+        assert listed == [keys.transcript_key("t1", seq) for seq in range(5)]
