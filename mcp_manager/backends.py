@@ -72,6 +72,10 @@ class Sandbox:
     folder: Path | None = None
     """The executor's own folder on this host (its workspaces): removed on destroy, after the
     executor, however it ended (killed before its own clean-up was done, say)."""
+    reuses_left: int = 0
+    """How many more executions a one-shot backend's sandbox may serve after the one it is
+    claimed for, each in a fresh workspace and sandbox (``SANDBOX__EXECUTIONS_PER_EXECUTOR``):
+    the pool makes it ready again while this is above 0 and its process lives."""
 
 
 class SandboxBackend(Protocol):
@@ -142,10 +146,16 @@ class LocalBackend:
         python: str = sys.executable,
         environment_cache: bool = True,
         isolation: IsolationChoice = "auto",
+        executions: int = 1,
     ) -> None:
         """`environment_cache`: the executors share a folder where each skill environment is
         unpacked once and hard-linked into runs (off: unpacked for every run). `isolation`:
-        every executor's ``EXECUTOR__ISOLATION``, checked again in its health report."""
+        every executor's ``EXECUTOR__ISOLATION``, checked again in its health report.
+        `executions`: how many executions one executor serves (``EXECUTOR__REUSABLE`` above
+        1), each in a fresh workspace and sandbox, before the pool replaces it."""
+        if executions < 1:
+            raise ValueError(f"an executor serves at least one execution, not {executions}")
+        self._executions = executions
         self._start_timeout = start_timeout
         self.isolation: IsolationChoice = isolation
         self._python = python
@@ -160,6 +170,7 @@ class LocalBackend:
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "EXECUTOR__ISOLATION": self.isolation,
+            **({"EXECUTOR__REUSABLE": "true"} if self._executions > 1 else {}),
             # Skill environments unpacked once for all of this pool's executors.
             **(
                 {"EXECUTOR__ENVIRONMENT_CACHE": str(self._root / "environments")}
@@ -216,7 +227,7 @@ class LocalBackend:
         )
         with os.fdopen(token_fd, "w", encoding="utf-8") as token_file:
             token_file.write(token)
-        sandbox = Sandbox(sandbox_id, "", token, workdir=workdir)
+        sandbox = Sandbox(sandbox_id, "", token, workdir=workdir, reuses_left=self._executions - 1)
         ready_file = workdir / "ready.json"
         try:
             process = await zygote.spawn(sandbox_id, workdir)

@@ -87,7 +87,9 @@ def _backend(settings: Settings) -> SandboxBackend:
     sandbox = settings.sandbox
     if sandbox.backend != "static":
         return LocalBackend(
-            start_timeout=sandbox.start_timeout_seconds, isolation=sandbox.isolation
+            start_timeout=sandbox.start_timeout_seconds,
+            isolation=sandbox.isolation,
+            executions=sandbox.executions_per_executor,
         )
     url, token = _static_executor(settings)
     return StaticBackend(

@@ -5,7 +5,10 @@ busy). A claim takes a ready one at once (warm); when none is ready it starts on
 allows (cold) and otherwise waits for one, up to ``claim_timeout``, after which it raises
 :class:`~skillweave.errors.PoolExhaustedError` (the API answers 503 with Retry-After). Waiting
 claims are served first come, first served. A used
-sandbox of a one-shot backend is destroyed, never reused, and a replacement starts at once.
+sandbox of a one-shot backend is destroyed and a replacement starts at once, unless it may serve
+more executions (``Sandbox.reuses_left``, the local backend's
+``SANDBOX__EXECUTIONS_PER_EXECUTOR``): then it is ready again, its executor already making the
+next execution's fresh workspace and sandbox.
 A sandbox that fails to start is counted and retried on the next refill with a short backoff.
 
 The replacement for a claimed sandbox starts when its execution ends or ``refill_delay``
@@ -100,8 +103,9 @@ class SandboxPool(Protocol):
         """Give back a claimed sandbox in which nothing ran."""
         ...
 
-    async def release(self, sandbox: Sandbox) -> None:
-        """Give back a used sandbox: it is destroyed (one-shot) and replaced."""
+    async def release(self, sandbox: Sandbox, *, clean: bool = False) -> None:
+        """Give back a used sandbox: it is destroyed (one-shot) and replaced, unless it ran
+        its execution to a script's end (`clean`) and may serve again."""
         ...
 
     async def wait_ready(self, timeout: float) -> None:
@@ -259,8 +263,11 @@ class WarmPool:
             self._changed.notify_all()
         self._report()
 
-    async def release(self, sandbox: Sandbox) -> None:
-        """Give a used sandbox back: destroyed (one-shot backends) or made ready again.
+    async def release(self, sandbox: Sandbox, *, clean: bool = False) -> None:
+        """Give a used sandbox back: destroyed (one-shot backends) or made ready again. A
+        one-shot backend's sandbox is ready again only after an execution that ended `clean`
+        (its script ran to an end the executor answered: never a request dropped part-way, a
+        lost sandbox or an executor's error) while it has executions left.
 
         Destruction and the replacement run in the background, off the request's path; within
         `after_answer`, only once its caller says the answer is out, so that the two do not
@@ -268,9 +275,11 @@ class WarmPool:
         """
         async with self._changed:
             self._busy.discard(sandbox)
-            if self.backend.one_shot:
+            if self.backend.one_shot and not (clean and self._serves_again(sandbox)):
                 self._spent.append(sandbox)
             elif not self._closed:
+                if self.backend.one_shot:
+                    sandbox.reuses_left -= 1  # its watcher, from its start, still watches
                 self._ready.append(sandbox)
             self._changed.notify_all()
         self._report()
@@ -279,6 +288,13 @@ class WarmPool:
             held.append(self._after_release)
         else:
             self._after_release()
+
+    def _serves_again(self, sandbox: Sandbox) -> bool:
+        """Whether a used sandbox of a one-shot backend may take another execution: it has
+        some left, and its process lives (a lost one is never handed out again)."""
+        process = sandbox.process
+        alive = process is None or process.returncode is None
+        return sandbox.reuses_left > 0 and alive and not self._closed
 
     def _after_release(self) -> None:
         spent, self._spent = self._spent, []
@@ -311,7 +327,9 @@ class WarmPool:
     def _refill(self) -> None:
         if self._closed:
             return
-        missing = self.target - len(self._ready) - self._starting
+        # A busy sandbox that will serve again comes back: no replacement starts for it.
+        returning = sum(1 for sandbox in self._busy if sandbox.reuses_left > 0)
+        missing = self.target - len(self._ready) - self._starting - returning
         for _ in range(max(0, min(missing, self.maximum - self._alive))):
             self._start_one()
 

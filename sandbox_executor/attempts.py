@@ -107,6 +107,7 @@ class Attempts:
         self._count = 0
         self.current: Attempt | None = None
         self._stale: list[Attempt] = []
+        self._making = asyncio.Lock()  # one attempt made at a time (`warm`)
 
     def new(self, limits: ExecutionLimits | None = None) -> Attempt:
         """A fresh workspace with a warm stage around it (blocking: the stage starts)."""
@@ -144,10 +145,17 @@ class Attempts:
             self._stale.append(self.current)
             self.current = None
 
+    async def warm(self) -> None:
+        """Make the next attempt ready now (a reusable executor, once an execution ended):
+        the used ones stay until the next request, which may still fetch their files."""
+        async with self._making:
+            if self.current is None:
+                self.current = await asyncio.to_thread(self.new)
+
     async def _ready(self) -> Attempt:
-        """The warm attempt; a reusable executor's next one is made here, the last removed."""
-        if self.current is None:
-            self.current = await asyncio.to_thread(self.new)
+        """The warm attempt (made here if it is not yet); the used ones are removed."""
+        await self.warm()
+        assert self.current is not None
         stale, self._stale = self._stale, []
         for attempt in stale:
             for capture in (attempt.stdout, attempt.stderr):

@@ -106,6 +106,7 @@ class Executor:
         self._cancelled_result_pending = False
         self._finished = asyncio.Event()
         self._files = ServedFiles()
+        self._warming: asyncio.Task[None] | None = None
 
     @property
     def isolation(self) -> Isolation:
@@ -123,8 +124,7 @@ class Executor:
         """
         if self.status == "ready":
             self.status = "busy"
-            current = self._attempts.current
-            if current is None or current.used:
+            if self._runner is not None:  # a reusable executor's next execution
                 self._begin_next_execution()
             return None
         if self.status == "done" and self._cancelled_result_pending:
@@ -140,8 +140,8 @@ class Executor:
         )
 
     def _begin_next_execution(self) -> None:
-        """A reusable executor's next execution: forget the last one's run and files."""
-        self._attempts.retire_current()
+        """A reusable executor's next execution: forget the last one's run and files (its
+        attempt is retired already, and the next one warming: :meth:`_finish`)."""
         self._runner = None
         self._files.clear()
         self._finished = asyncio.Event()
@@ -246,6 +246,9 @@ class Executor:
         current = self._attempts.current
         if self.settings.reusable and current is not None and current.used:
             self.status = "ready"
+            # The next execution's fresh workspace and sandbox start now, not when it comes.
+            self._attempts.retire_current()
+            self._warming = asyncio.get_running_loop().create_task(self._attempts.warm())
         else:
             self.status = "done"
         self._finished.set()
@@ -293,6 +296,9 @@ class Executor:
         if self.status == "busy" and self._runner is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._finished.wait(), _CANCEL_WAIT_SECONDS)
+        if self._warming is not None:  # its stage is in the holdings once it started
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._warming), _CANCEL_WAIT_SECONDS)
         await asyncio.to_thread(self._finalizer)
 
 

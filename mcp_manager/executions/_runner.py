@@ -14,6 +14,7 @@ import asyncio
 import functools
 import logging
 import time
+from typing import Final
 
 from mcp_manager.backends import Sandbox
 from mcp_manager.claims import Claim, Claims
@@ -32,6 +33,10 @@ from skillweave.sandbox import ExecuteRequest, ExecutionResult
 __all__ = ["SandboxRunner"]
 
 logger = logging.getLogger("skillweave.manager")
+
+_CLEAN_ENDS: Final = frozenset({"succeeded", "failed", "timed_out"})
+"""Ends of an execution after which its executor is as it was before it (the script ran, and
+the executor answered): the only ones after which a pool may hand the sandbox out again."""
 
 
 async def _dropped(sending: asyncio.Future[ExecutionResult]) -> None:
@@ -115,6 +120,7 @@ class SandboxRunner:
         # never reached a sandbox (or its sandbox was lost mid-run: see SandboxLostError).
         # Never a claim left with no result, which would run the script again once it lapsed.
         entry.sandbox = sandbox
+        clean = False  # whether the sandbox may serve again: only once a script ran to an end
         try:
             if entry.cancelled:
                 await _dropped(sending)
@@ -126,6 +132,7 @@ class SandboxRunner:
                     try:
                         go.set_result(None)
                         result = await sending
+                        clean = result.status in _CLEAN_ENDS
                     except SandboxLostError:
                         await self._claims.withdraw(claim)
                         self._metrics.executions.labels(outcome="lost").inc()
@@ -151,7 +158,7 @@ class SandboxRunner:
         finally:
             # After the result is stored: destroying the sandbox and starting its replacement
             # are work for the host, which the caller need not wait behind.
-            await self._pool.release(sandbox)
+            await self._pool.release(sandbox, clean=clean)
         self._metrics.executions.labels(outcome=result.status).inc()
         if self._containment is not None:
             self._containment.observe(result.isolation)

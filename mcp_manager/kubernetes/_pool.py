@@ -257,8 +257,9 @@ class KubernetesPool:
             self._view.remember(updated)
         self._report()
 
-    async def release(self, sandbox: Sandbox) -> None:
-        """A used pod: deleted (in the background); its owner starts a replacement at once."""
+    async def release(self, sandbox: Sandbox, *, clean: bool = False) -> None:
+        """A used pod: deleted (in the background), however its execution ended (`clean`
+        is for pools that keep a sandbox); its owner starts a replacement at once."""
         self._view.claimed.pop(sandbox.id, None)
         self._view.deleting.add(sandbox.id)
         self._track(self._supply.delete(sandbox.id, None))

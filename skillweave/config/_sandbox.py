@@ -261,6 +261,16 @@ class SandboxSettings(BaseModel):
     port: int = Field(default=8090, ge=0, le=65535)
     pool_target: int = Field(default=2, ge=0, le=256, description="Ready sandboxes to keep.")
     pool_max: int = Field(default=8, ge=1, le=1024, description="Sandboxes alive at most.")
+    executions_per_executor: int = Field(
+        default=1,
+        ge=1,
+        le=10_000,
+        description="local backend: how many executions one executor process serves before "
+        "the pool replaces it. Each execution has a fresh workspace and a fresh sandbox "
+        "(bubblewrap, namespaces, its uid swept when anything could outlive the script) "
+        "either way; above 1 the executor process, which never runs a script, is kept, and "
+        "an execution costs about a third less CPU (docs/SCALING.md).",
+    )
     claim_timeout_seconds: float = Field(
         default=60.0,
         ge=0,

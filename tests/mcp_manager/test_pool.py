@@ -282,3 +282,93 @@ async def test_a_pool_closed_before_the_answer_destroys_the_used_sandbox() -> No
         await pool.release(sandbox)
     await pool.close()
     assert sandbox in backend.destroyed
+
+
+class _KeptBackend(FakeBackend):
+    """A one-shot backend whose sandboxes serve `executions` each (the local backend's
+    ``SANDBOX__EXECUTIONS_PER_EXECUTOR``)."""
+
+    def __init__(self, executions: int) -> None:
+        super().__init__()
+        self.executions = executions
+
+    async def create(self) -> Sandbox:
+        sandbox = await super().create()
+        sandbox.reuses_left = self.executions - 1
+        return sandbox
+
+
+class _Process:
+    """A sandbox's executor process, as far as the pool looks at it."""
+
+    def __init__(self) -> None:
+        self.returncode: int | None = None
+        self._exited = asyncio.Event()
+
+    async def wait(self) -> int:
+        await self._exited.wait()
+        return self.returncode or 0
+
+    def exit(self, code: int) -> None:
+        self.returncode = code
+        self._exited.set()
+
+
+async def test_a_sandbox_that_serves_several_executions_comes_back_until_they_are_spent() -> None:
+    backend = _KeptBackend(executions=3)
+    pool = await _pool(backend, refill_delay=0.01)
+    served = []
+    for _ in range(4):
+        sandbox, warm = await pool.claim()
+        assert warm
+        served.append(sandbox.id)
+        await asyncio.sleep(0.05)  # past the refill delay: nothing starts for one coming back
+        await pool.release(sandbox, clean=True)
+        await pool.wait_ready(timeout=5)
+    assert served == ["0", "0", "0", "1"]
+    assert [s.id for s in backend.destroyed] == ["0"]
+    assert [s.id for s in backend.created] == ["0", "1"]
+    await pool.close()
+
+
+async def test_a_kept_sandbox_whose_process_died_is_not_handed_out_again() -> None:
+    backend = _KeptBackend(executions=10)
+    pool = await _pool(backend)
+    sandbox, _ = await pool.claim()
+    process = _Process()
+    sandbox.process = process  # type: ignore[assignment]
+    process.exit(-9)  # killed while it ran
+    await pool.release(sandbox, clean=True)
+    await pool.wait_ready(timeout=5)
+    again, _ = await pool.claim()
+    assert again is not sandbox
+    assert backend.destroyed == [sandbox]
+    await pool.release(again)
+    await pool.close()
+
+
+async def test_a_one_shot_sandbox_is_never_handed_out_twice() -> None:
+    backend = FakeBackend()
+    pool = await _pool(backend)
+    first, _ = await pool.claim()
+    await pool.release(first)
+    await pool.wait_ready(timeout=5)
+    second, _ = await pool.claim()
+    assert second is not first
+    assert backend.destroyed == [first]
+    await pool.release(second)
+    await pool.close()
+
+
+async def test_a_kept_sandbox_whose_execution_did_not_end_cleanly_is_destroyed() -> None:
+    # A request dropped part-way, a lost sandbox, an executor's error: never handed out again.
+    backend = _KeptBackend(executions=10)
+    pool = await _pool(backend)
+    sandbox, _ = await pool.claim()
+    await pool.release(sandbox)
+    await pool.wait_ready(timeout=5)
+    again, _ = await pool.claim()
+    assert again is not sandbox
+    assert backend.destroyed == [sandbox]
+    await pool.release(again, clean=True)
+    await pool.close()
