@@ -331,41 +331,23 @@ async def test_a_sandbox_that_serves_several_executions_comes_back_until_they_ar
     await pool.close()
 
 
-async def test_a_kept_sandbox_whose_process_died_is_not_handed_out_again() -> None:
-    backend = _KeptBackend(executions=10)
+@pytest.mark.parametrize(
+    ("executions", "died", "clean"),
+    [(1, False, True), (10, True, True), (10, False, False)],
+    ids=["one-shot", "kept-but-its-process-died", "kept-but-its-execution-did-not-end-clean"],
+)
+async def test_a_used_sandbox_is_not_handed_out_again(
+    executions: int, died: bool, clean: bool
+) -> None:
+    # Not clean: a request dropped part-way, a lost sandbox, a cancel, an executor's error.
+    backend = _KeptBackend(executions=executions)
     pool = await _pool(backend)
     sandbox, _ = await pool.claim()
-    process = _Process()
-    sandbox.process = process  # type: ignore[assignment]
-    process.exit(-9)  # killed while it ran
-    await pool.release(sandbox, clean=True)
-    await pool.wait_ready(timeout=5)
-    again, _ = await pool.claim()
-    assert again is not sandbox
-    assert backend.destroyed == [sandbox]
-    await pool.release(again)
-    await pool.close()
-
-
-async def test_a_one_shot_sandbox_is_never_handed_out_twice() -> None:
-    backend = FakeBackend()
-    pool = await _pool(backend)
-    first, _ = await pool.claim()
-    await pool.release(first)
-    await pool.wait_ready(timeout=5)
-    second, _ = await pool.claim()
-    assert second is not first
-    assert backend.destroyed == [first]
-    await pool.release(second)
-    await pool.close()
-
-
-async def test_a_kept_sandbox_whose_execution_did_not_end_cleanly_is_destroyed() -> None:
-    # A request dropped part-way, a lost sandbox, an executor's error: never handed out again.
-    backend = _KeptBackend(executions=10)
-    pool = await _pool(backend)
-    sandbox, _ = await pool.claim()
-    await pool.release(sandbox)
+    if died:
+        process = _Process()
+        sandbox.process = process  # type: ignore[assignment]
+        process.exit(-9)  # killed while it ran
+    await pool.release(sandbox, clean=clean)
     await pool.wait_ready(timeout=5)
     again, _ = await pool.claim()
     assert again is not sandbox
