@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import tempfile
 import weakref
@@ -47,6 +48,8 @@ from sandbox_executor.workspace import clear_workspace, rehearse
 from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, ExecutorRequest, ExecutorResult, Isolation
 
 __all__ = ["Executor", "ExecutorStatus"]
+
+logger = logging.getLogger(__name__)
 
 ExecutorStatus = Literal["ready", "busy", "done"]
 _CANCEL_WAIT_SECONDS: Final = 5.0
@@ -249,6 +252,7 @@ class Executor:
             # The next execution's fresh workspace and sandbox start now, not when it comes.
             self._attempts.retire_current()
             self._warming = asyncio.get_running_loop().create_task(self._attempts.warm())
+            self._warming.add_done_callback(_said_if_failed)
         else:
             self.status = "done"
         self._finished.set()
@@ -300,6 +304,13 @@ class Executor:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._warming), _CANCEL_WAIT_SECONDS)
         await asyncio.to_thread(self._finalizer)
+
+
+def _said_if_failed(warming: asyncio.Task[None]) -> None:
+    """Log a next attempt that could not be made ahead; the next request makes it again (and
+    says why it cannot)."""
+    if not warming.cancelled() and (failure := warming.exception()) is not None:
+        logger.warning("the next sandbox could not be made ahead: %s", failure)
 
 
 def _check_reachable(folder: Path, user: SandboxUser | None) -> None:
