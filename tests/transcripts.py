@@ -10,7 +10,7 @@ from typing import Any
 from skillweave.storage import LocalArtifactStore, keys
 from skillweave.storage._local_record_logs import read_log
 
-__all__ = ["stored_messages", "stored_records", "transcript_log_path"]
+__all__ = ["record_logs", "stored_messages", "stored_records", "transcript_log_path"]
 
 
 def transcript_log_path(store: LocalArtifactStore, run_id: str) -> Path:
@@ -30,3 +30,9 @@ def stored_records(store: LocalArtifactStore, run_id: str) -> dict[int, dict[str
 def stored_messages(store: LocalArtifactStore, run_id: str) -> list[dict[str, Any]]:
     """The messages of `run_id`'s stored transcript, in seq order."""
     return [record["message"] for record in stored_records(store, run_id).values()]
+
+
+def record_logs(store: LocalArtifactStore) -> list[Path]:
+    """Every record log in `store` (a run's transcript, say): what ``list`` never shows, for a
+    test that checks nothing was written somewhere."""
+    return sorted(store.root.rglob(".sw-log-*")) if store.root.exists() else []

@@ -30,6 +30,7 @@ from skillweave.storage.local import LocalArtifactStore
 from skillweave.storage.store_id import store_identity
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import Stack, unique
+from tests.transcripts import record_logs, stored_records
 from workflows.worker import running_worker
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -108,8 +109,9 @@ async def test_runs_run_only_on_workers_of_their_store(
         f"other workers on task queue {queue!r} work on store {a}; this worker works on {b}: "
         f"runs started against {a} never run here, nor {b}'s there"
     ]
-    # Nothing of store A's runs was written into store B.
+    # Nothing of store A's runs was written into store B: no key, no transcript.
     assert [ref.key for ref in await store_b.list("runs/")] == []
+    assert record_logs(store_b) == []
     assert worker_a != worker_b
 
 
@@ -136,7 +138,7 @@ async def _check_runs_and_refusal(
         assert await _task_identities(stack, run) == {worker_a}
         described = await stack.client.get_workflow_handle(workflow_id(run)).describe()
         assert described.task_queue == store_task_queue(queue, a)
-        assert await store_a.list(f"runs/{run}/")  # its transcript is in A
+        assert stored_records(store_a, run)  # its transcript is in A
 
     # A client on store C, which no worker uses: refused in one line naming C, A and B.
     client_c = TemporalEngine(stack.client, task_queue=queue, store=store_c)

@@ -29,7 +29,6 @@ from skillweave.engines.contract import (
     UserMessage,
 )
 from skillweave.errors import AgentError
-from skillweave.storage import keys
 from tests.integration.harness import eventually
 from tests.integration.temporal.harness import (
     RESOURCE_MARKER,
@@ -40,6 +39,7 @@ from tests.integration.temporal.harness import (
     kind_is,
     open_engine,
 )
+from tests.transcripts import stored_records
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -169,12 +169,7 @@ async def test_status_and_visibility_show_phase_skills_and_usage_but_never_the_t
 
     # The transcript (with the tool outputs) is in the store, by reference only: not in the
     # status, and not anywhere in the workflow's history.
-    transcript = b"".join(
-        [
-            await stack.store.get_bytes(ref)
-            for ref in await stack.store.list(keys.run_prefix(run_id))
-        ]
-    )
+    transcript = json.dumps(stored_records(stack.store, run_id)).encode()
     assert RESOURCE_MARKER.encode() in transcript
     assert STDOUT_MARKER.encode() in transcript
     recorded = b"".join(event.SerializeToString() for event in history.events)
