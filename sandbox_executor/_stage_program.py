@@ -25,6 +25,7 @@ resource limits, death with the parent, waiting for a child and ending like it.
 
 from __future__ import annotations
 
+import _signal  # built in, loaded at start: ``signal`` would load enum, functools, re...
 import gc  # built in
 import io  # loaded by every interpreter at start
 import os
@@ -54,11 +55,10 @@ def set_limits(limits: dict[str, int]) -> None:
 
 def die_with(parent: int) -> None:
     import ctypes
-    import signal
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return
     # The executor may have died before the request took effect.
@@ -218,12 +218,11 @@ def _await_seal(sealed: int) -> None:
 
 def _seal_reaper() -> None:
     import ctypes
-    import signal
 
-    for number in range(1, signal.NSIG):
+    for number in range(1, _signal.NSIG):
         try:
-            if signal.getsignal(number) not in (signal.SIG_DFL, signal.SIG_IGN, None):
-                signal.signal(number, signal.SIG_DFL)
+            if _signal.getsignal(number) not in (_signal.SIG_DFL, _signal.SIG_IGN, None):
+                _signal.signal(number, _signal.SIG_DFL)
         except (OSError, ValueError):
             continue
     libc = ctypes.CDLL(None, use_errno=True)
