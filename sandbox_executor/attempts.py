@@ -66,7 +66,6 @@ class Attempt:
 
     folder: Path
     workspace: Workspace
-    captures: Path
     stdout: Capture
     stderr: Capture
     stage: Stage | None = None
@@ -114,14 +113,12 @@ class Attempts:
         self._count += 1
         folder = self.folder / f"attempt-{self._count}"
         folder.mkdir(mode=0o711)
-        workspace = create_workspace(folder, user=self.user)
-        captures = folder / "capture"
-        captures.mkdir(mode=0o700)
+        workspace = create_workspace(folder, user=self.user, contained=self.plan.contained)
         max_bytes = self.settings.capture_max_bytes
-        stdout = Capture(captures / "stdout", max_bytes=max_bytes)
-        stderr = Capture(captures / "stderr", max_bytes=max_bytes)
+        stdout = Capture(folder / "stdout", max_bytes=max_bytes)
+        stderr = Capture(folder / "stderr", max_bytes=max_bytes)
         self._holdings.captures += (stdout, stderr)
-        attempt = Attempt(folder, workspace, captures, stdout=stdout, stderr=stderr)
+        attempt = Attempt(folder, workspace, stdout=stdout, stderr=stderr)
         attempt.stage = self._start_stage(attempt.workspace, limits or ExecutionLimits())
         return attempt
 
@@ -269,7 +266,9 @@ class Attempts:
         stdout, stderr = attempt.stdout, attempt.stderr
         # What the script may fill: its workspace (not what the executor put there) and, with
         # no sandbox of its own, its TMPDIR.
-        disk = [(workspace.root, READ_ONLY_DIRS), (workspace.tmp, ())]
+        disk = [(workspace.root, READ_ONLY_DIRS)]
+        if workspace.tmp is not None:
+            disk.append((workspace.tmp, ()))
         if bridge is not None and self.plan.contained:
             await bridge.start(workspace.root / EGRESS_SOCKET)
         outcome = await runner.run(

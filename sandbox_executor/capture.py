@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import hashlib
+import os
 from pathlib import Path
 from typing import IO, Final
 
@@ -31,7 +32,9 @@ class Capture:
         self.size = 0
         self.dropped = 0
         self._digest = hashlib.sha256()
-        self._file = open(path, "xb")  # noqa: SIM115 - closed by close(), after the drain
+        # 0600: beside the workspace, in a folder the sandbox user may pass through.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        self._file = os.fdopen(fd, "wb")
 
     def write(self, chunk: bytes) -> None:
         room = self.max_bytes - self.size

@@ -67,7 +67,8 @@ class ServedFiles:
         self._files = {}
 
     def serve(self, captures: Path, outputs: Path, paths: Mapping[str, tuple[str, ...]]) -> None:
-        """Serve the captured streams in `captures` and the outputs at `paths` in `outputs`."""
+        """Serve the captured streams in `captures` (the attempt's folder) and the outputs at
+        `paths` in `outputs`."""
         self._files = {
             "stdout": _ServedFile(captures, ("stdout",)),
             "stderr": _ServedFile(captures, ("stderr",)),

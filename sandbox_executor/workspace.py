@@ -4,14 +4,20 @@ Layout on the host, inside the executor's folder (one fresh attempt folder per r
 the executor is warm, before its request arrives)::
 
     attempt/            0711, executor-owned: the sandbox user may pass, not list
-      package/          0700: the extracted package (what is not the skill stays here)
+      stdout, stderr    0600, executor-owned: the run's captured streams
       workspace/        0700, sandbox user: the script's cwd and HOME (``/workspace`` inside)
-        skill/          the skill root (the top-most folder with a SKILL.md), read-only
+        skill/          the skill root (the package's top-most folder with a SKILL.md,
+                        extracted straight here; nothing else of the package), read-only
         deps/           the skill's prepared environment, when it has one, read-only:
                         ``python/`` (on PYTHONPATH) and ``node/node_modules/`` (on NODE_PATH)
         inputs/         the input files, read-only
         outputs/        empty, writable: every regular file here is an output
-      tmp/              0700, sandbox user: TMPDIR when there is no bubblewrap
+      tmp/              0700, sandbox user: TMPDIR, only when the run has no sandbox of its
+                        own (``none``; a contained run's /tmp is a tmpfs inside it)
+
+Nothing else is made per run: on a busy host every file or folder made is an inode allocated
+and freed again, which ext4 without a journal pays for with a walk over the inodes freed in
+the last minutes (docs/BENCHMARKS.md).
 
 Every path that comes from the request (script, input names) is checked before any file
 access: relative, no ``..``, no empty or ``.`` parts, no backslashes or NUL, and resolved
@@ -84,12 +90,8 @@ class Workspace:
     """Host paths of one execution's files."""
 
     root: Path
-    tmp: Path
-
-    @property
-    def staging(self) -> Path:
-        """Where the package is extracted before the skill moves to ``skill/``."""
-        return self.root.parent / "package"
+    tmp: Path | None
+    """The run's TMPDIR on the host; None when the run is contained (its /tmp is a tmpfs)."""
 
     @property
     def skill(self) -> Path:
@@ -132,7 +134,9 @@ def relative_parts(path: str, *, what: str) -> tuple[str, ...]:
         raise RequestRejectedError(exc.reason) from None
 
 
-def create_workspace(folder: Path, *, user: SandboxUser | None) -> Workspace:
+def create_workspace(
+    folder: Path, *, user: SandboxUser | None, contained: bool = False
+) -> Workspace:
     """Make the empty workspace of one execution in the empty attempt `folder`.
 
     The folders exist before the request does: a warm sandbox binds them at start, and the
@@ -142,16 +146,20 @@ def create_workspace(folder: Path, *, user: SandboxUser | None) -> Workspace:
     Args:
         folder: A new folder of the executor's (mode 0711).
         user: The sandbox user, who will own the writable parts; None keeps the executor's.
+        contained: The run has a sandbox of its own, whose /tmp is a tmpfs: no ``tmp/``.
     """
-    workspace = Workspace(root=folder / "workspace", tmp=folder / "tmp")
+    workspace = Workspace(root=folder / "workspace", tmp=None if contained else folder / "tmp")
+    writable = [workspace.root, workspace.outputs]
     workspace.root.mkdir(mode=0o700)
-    workspace.tmp.mkdir(mode=0o700)
+    if workspace.tmp is not None:
+        workspace.tmp.mkdir(mode=0o700)
+        writable.append(workspace.tmp)
     workspace.skill.mkdir(mode=0o755)
     workspace.deps.mkdir(mode=0o755)
     workspace.inputs.mkdir(mode=0o755)
     workspace.outputs.mkdir(mode=0o755)
     if user is not None:
-        for path in (workspace.root, workspace.tmp, workspace.outputs):
+        for path in writable:
             os.chown(path, user.uid, user.gid)
     return workspace
 
@@ -182,21 +190,10 @@ def fill_workspace(
         RequestRejectedError: The package is unsafe or holds no single top-level skill, or two
             inputs clash. `clear_workspace` then makes the workspace fresh again.
     """
-    staging = workspace.staging
-    staging.mkdir(mode=0o700)
     try:
-        skill_dirs = extract_package(package, staging)
+        extract_package(package, workspace.skill, skill_only=True)
     except PackageError as exc:
         raise RequestRejectedError(f"bad skill package: {exc}") from exc
-    top = skill_dirs[0]
-    depth = len(top.parts)
-    if len(skill_dirs) > 1 and len(skill_dirs[1].parts) == depth:
-        raise RequestRejectedError(
-            "bad skill package: several skills at its top"
-            f" ({skill_dirs[0].name!r}, {skill_dirs[1].name!r}); send one skill's package"
-        )
-    for entry in os.listdir(top):
-        os.rename(top / entry, workspace.skill / entry)
     if environment is not None and environment_cache is not None and environment_sha256:
         cached = _cached_environment(environment, environment_sha256, environment_cache)
         _link_tree(cached, workspace.deps)
@@ -309,7 +306,6 @@ def rehearse(folder: Path) -> None:
 
 def clear_workspace(workspace: Workspace) -> None:
     """Undo a `fill_workspace` whose request was refused before anything ran."""
-    remove_tree(workspace.staging)
     for folder in (workspace.skill, workspace.deps, workspace.inputs):
         os.chmod(folder, 0o755)
         for entry in os.listdir(folder):

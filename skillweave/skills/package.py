@@ -25,7 +25,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Final
 
@@ -209,7 +209,11 @@ def write_package(skill_dir: Path, dest: Path, *, limits: PackageLimits = DEFAUL
 
 
 def extract_package(
-    source: Path | bytes, dest: Path, *, limits: PackageLimits = DEFAULT_LIMITS
+    source: Path | bytes,
+    dest: Path,
+    *,
+    limits: PackageLimits = DEFAULT_LIMITS,
+    skill_only: bool = False,
 ) -> list[Path]:
     """Extract a skill package into `dest`, refusing anything unsafe before writing a byte.
 
@@ -222,16 +226,19 @@ def extract_package(
         source: Path of the ZIP file, or its bytes.
         dest: Folder to extract into; created if missing. Existing folders may be reused, but
             no existing file is ever overwritten.
-        limits: What the package may hold.
+        limits: What the package may hold (the whole archive, also with `skill_only`).
+        skill_only: Extract only the top-most skill folder's contents, straight into `dest`
+            (its path in the archive dropped; what lies outside it is checked, not written).
+            A package with several skills at its top is refused.
 
     Returns:
         Every extracted folder that holds a SKILL.md (`dest` itself included if the archive has
-        one at its root), top-most first: sorted by depth, then by path.
+        one at its root, or with `skill_only`), top-most first: sorted by depth, then by path.
 
     Raises:
         UnsafePackageError: An entry is unsafe; `entry` names it and `reason` says why.
-        PackageError: `source` is not a readable ZIP archive, holds no SKILL.md, a target file
-            already exists, or writing failed.
+        PackageError: `source` is not a readable ZIP archive, holds no SKILL.md (or, with
+            `skill_only`, several at its top), a target file already exists, or writing failed.
     """
     with _open_archive(source) as archive:
         entries = _validate(archive.infolist(), limits)
@@ -245,9 +252,31 @@ def extract_package(
         )
         if not skill_folders:
             raise PackageError(f"no {SKILL_FILE} in package")
+        if skill_only:
+            entries, skill_folders = _top_skill(entries, skill_folders)
         _check_targets(dest, entries)
         _write_entries(archive, entries, dest, limits=limits)
     return [dest.joinpath(*parts) for parts in skill_folders]
+
+
+def _top_skill(
+    entries: list[_Entry], skill_folders: list[tuple[str, ...]]
+) -> tuple[list[_Entry], list[tuple[str, ...]]]:
+    """The entries and skill folders under the one top-most skill folder, that folder's path
+    dropped from theirs (`extract_package`'s ``skill_only``)."""
+    top = skill_folders[0]
+    depth = len(top)
+    if len(skill_folders) > 1 and len(skill_folders[1]) == depth:
+        raise PackageError(
+            f"several skills at its top ({skill_folders[0][-1]!r}, {skill_folders[1][-1]!r});"
+            " send one skill's package"
+        )
+    inside = [
+        replace(entry, parts=entry.parts[depth:])
+        for entry in entries
+        if entry.parts[:depth] == top and len(entry.parts) > depth
+    ]
+    return inside, [folder[depth:] for folder in skill_folders if folder[:depth] == top]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import os
+import stat
 import tarfile
 import zipfile
 from pathlib import Path
@@ -38,6 +39,12 @@ with open("outputs/sub/d.txt", "w", encoding="utf-8") as out:
 print("read", data)
 print("to stderr", file=sys.stderr)
 """
+
+
+def _attempts(client: httpx.AsyncClient) -> list[Path]:
+    """The attempt folders of the client's executor."""
+    folder: Path = client._transport.app.state.executor.folder  # type: ignore[attr-defined]
+    return sorted(folder.glob("attempt-*"))
 
 
 async def _run(
@@ -226,6 +233,22 @@ async def test_happy_path_inputs_outputs_files_and_one_shot(make_client: MakeCli
     for name in ["outputs/missing.txt", "inputs/a.txt", "skill/SKILL.md", "../etc/passwd", "etc"]:
         assert (await client.get(f"/files/{name}", headers=AUTH)).status_code == 404, name
 
+    # What the run was given and left, and nothing else: one inode is one allocation.
+    (attempt,) = _attempts(client)
+    assert sorted(p.name for p in attempt.iterdir()) == ["stderr", "stdout", "workspace"]
+    assert {p.name for p in (attempt / "workspace").iterdir()} >= {
+        "deps",
+        "inputs",
+        "outputs",
+        "skill",
+    }
+    assert sorted(p.name for p in (attempt / "workspace" / "skill").iterdir()) == [
+        "SKILL.md",
+        "scripts",
+    ]
+    for capture in ("stdout", "stderr"):
+        assert stat.S_IMODE((attempt / capture).stat().st_mode) == 0o600
+
     assert (await client.get("/healthz")).json()["status"] == "done"
     again = await client.post(
         "/execute",
@@ -405,11 +428,19 @@ async def test_none_mode_runs_and_warns(
         client = await make_client(ExecutorSettings(isolation="none"))
     assert "NOT a security boundary" in caplog.text
     assert (await client.get("/healthz")).json()["isolation"] == "none"
-    script = "import os\nprint(open('inputs/a.txt').read(), os.getcwd() == os.environ['HOME'])\n"
+    script = (
+        "import os\nprint(open('inputs/a.txt').read(), os.getcwd() == os.environ['HOME'])\n"
+        "print(os.environ['TMPDIR'])\n"
+    )
     result = await _run(client, {"script": "run.py"}, {"run.py": script}, inputs={"a.txt": b"in"})
     assert result.isolation == "none"
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "in True\n"
+    first, tmp = result.stdout.splitlines()
+    assert first == "in True"
+    # With no sandbox of its own the run's TMPDIR is a folder of its attempt.
+    (attempt,) = _attempts(client)
+    assert Path(tmp) == attempt / "tmp"
+    assert sorted(p.name for p in attempt.iterdir()) == ["stderr", "stdout", "tmp", "workspace"]
 
 
 async def test_missing_bubblewrap_falls_back_to_namespaces_or_refuses_to_start(

@@ -200,6 +200,51 @@ def test_extract_accepts_directory_entries_and_root_skill(tmp_path: Path) -> Non
     assert (dest / "docs").is_dir()
 
 
+def test_extract_skill_only_writes_the_top_skill_straight_into_dest(
+    skill_tree: Path, tmp_path: Path
+) -> None:
+    """The executor's way: the one top skill's files land in `dest` itself (no folder of the
+    archive's making around them), and nothing outside that skill is written."""
+    package = write_package(skill_tree, tmp_path / "demo.zip")
+    with zipfile.ZipFile(package, "a") as archive:
+        archive.writestr("stray.txt", b"outside the skill")
+    dest = tmp_path / "skill"
+    dest.mkdir()
+    assert extract_package(package, dest, skill_only=True) == [dest, dest / "child"]
+    extracted = tmp_path / "whole"
+    extract_package(package, extracted)
+    assert _tree_snapshot(dest) == _tree_snapshot(extracted / "demo")
+    assert sorted(p.name for p in extracted.iterdir()) == ["demo", "stray.txt"]
+    assert not (dest / "stray.txt").exists()
+
+
+def test_extract_skill_only_of_a_root_skill(tmp_path: Path) -> None:
+    source = _make_zip(tmp_path / "p.zip", [("SKILL.md", SKILL_MD), ("scripts/run.py", b"1")])
+    dest = tmp_path / "out"
+    assert extract_package(source, dest, skill_only=True) == [dest]
+    assert (dest / "scripts" / "run.py").read_bytes() == b"1"
+
+
+def test_extract_skill_only_refuses_several_skills_at_the_top(tmp_path: Path) -> None:
+    source = _make_zip(tmp_path / "p.zip", [("a/SKILL.md", SKILL_MD), ("b/SKILL.md", SKILL_MD)])
+    with pytest.raises(PackageError, match="several skills at its top \\('a', 'b'\\)"):
+        extract_package(source, tmp_path / "out", skill_only=True)
+    assert not (tmp_path / "out").exists()
+
+
+def test_extract_skill_only_checks_what_it_does_not_write(tmp_path: Path) -> None:
+    """An unsafe entry beside the skill refuses the whole package, as without skill_only."""
+    bomb = _make_zip(tmp_path / "b.zip", [("s/SKILL.md", SKILL_MD), ("zeros", bytes(10**7))])
+    with pytest.raises(UnsafePackageError) as caught:
+        extract_package(bomb, tmp_path / "out", skill_only=True)
+    assert caught.value.entry == "zeros"
+    sized = _make_zip(tmp_path / "c.zip", [("s/SKILL.md", SKILL_MD), ("big", b"x" * 2000)])
+    small = PackageLimits(max_bytes=1000)
+    with pytest.raises(UnsafePackageError):
+        extract_package(sized, tmp_path / "out", skill_only=True, limits=small)
+    assert not (tmp_path / "out").exists()
+
+
 def test_extract_drops_setuid_and_keeps_executable_bit(tmp_path: Path) -> None:
     source = _make_zip(
         tmp_path / "p.zip",
