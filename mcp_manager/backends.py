@@ -151,8 +151,9 @@ class LocalBackend:
         """`environment_cache`: the executors share a folder where each skill environment is
         unpacked once and hard-linked into runs (off: unpacked for every run). `isolation`:
         every executor's ``EXECUTOR__ISOLATION``, checked again in its health report.
-        `executions`: how many executions one executor serves (``EXECUTOR__REUSABLE`` above
-        1), each in a fresh workspace and sandbox, before the pool replaces it."""
+        `executions`: how many executions one executor serves (``EXECUTOR__REUSABLE`` and
+        ``EXECUTOR__MAX_EXECUTIONS`` above 1), each in a fresh workspace and sandbox, before the
+        pool replaces it (after its last it makes no next one)."""
         if executions < 1:
             raise ValueError(f"an executor serves at least one execution, not {executions}")
         self._executions = executions
@@ -170,7 +171,11 @@ class LocalBackend:
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "EXECUTOR__ISOLATION": self.isolation,
-            **({"EXECUTOR__REUSABLE": "true"} if self._executions > 1 else {}),
+            **(
+                {"EXECUTOR__REUSABLE": "true", "EXECUTOR__MAX_EXECUTIONS": str(self._executions)}
+                if self._executions > 1
+                else {}
+            ),
             # Skill environments unpacked once for all of this pool's executors.
             **(
                 {"EXECUTOR__ENVIRONMENT_CACHE": str(self._root / "environments")}

@@ -110,6 +110,7 @@ class Executor:
         self._finished = asyncio.Event()
         self._files = ServedFiles()
         self._warming: asyncio.Task[None] | None = None
+        self._executions = 0  # runs served (a reusable executor stops after max_executions)
 
     @property
     def isolation(self) -> Isolation:
@@ -136,10 +137,12 @@ class Executor:
                 self._cancel_requested = False
                 self.status = "ready"
             return cancelled_result(self.isolation)
+        if self.status != "done":
+            raise ExecutorBusyError("this executor is running its execution")
         raise ExecutorBusyError(
-            "this executor is one-shot and has already taken its execution"
-            if self.status == "done"
-            else "this executor is running its execution"
+            f"this executor has served its {self._executions} executions"
+            if self.settings.reusable
+            else "this executor is one-shot and has already taken its execution"
         )
 
     def _begin_next_execution(self) -> None:
@@ -247,7 +250,10 @@ class Executor:
 
     def _finish(self) -> None:
         current = self._attempts.current
-        if self.settings.reusable and current is not None and current.used:
+        ran = current is not None and current.used
+        self._executions += ran
+        last = self.settings.max_executions
+        if self.settings.reusable and ran and (last is None or self._executions < last):
             self.status = "ready"
             # The next execution's fresh workspace and sandbox start now, not when it comes.
             self._attempts.retire_current()

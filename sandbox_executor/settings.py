@@ -85,8 +85,17 @@ class ExecutorSettings(BaseSettings):
     reusable: bool = Field(
         default=False,
         description=(
-            "Development only (the manager's static backend): after an execution, be ready"
-            " for the next in a fresh workspace and sandbox instead of refusing it. Sandboxes"
-            " in a pool are one-shot."
+            "After an execution, be ready for the next in a fresh workspace and sandbox"
+            " instead of refusing it: the manager's static backend (development), and the"
+            " local pool's executors when SANDBOX__EXECUTIONS_PER_EXECUTOR is above 1."
+        ),
+    )
+    max_executions: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "A reusable executor's last execution (the local pool's"
+            " SANDBOX__EXECUTIONS_PER_EXECUTOR): after it no next sandbox is made, since the"
+            " pool replaces the executor. Unset: no last one (the static backend)."
         ),
     )

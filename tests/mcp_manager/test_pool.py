@@ -8,9 +8,10 @@ import itertools
 import pytest
 
 from mcp_manager import pool as pool_module
-from mcp_manager.backends import Sandbox
+from mcp_manager.backends import LocalBackend, Sandbox
 from mcp_manager.metrics import ManagerMetrics
 from mcp_manager.pool import WarmPool, after_answer
+from sandbox_executor import ExecutorSettings
 from skillweave.errors import PoolExhaustedError, SandboxStartError
 
 
@@ -329,6 +330,22 @@ async def test_a_sandbox_that_serves_several_executions_comes_back_until_they_ar
     assert [s.id for s in backend.destroyed] == ["0"]
     assert [s.id for s in backend.created] == ["0", "1"]
     await pool.close()
+
+
+@pytest.mark.parametrize("executions", [1, 10])
+async def test_the_local_backend_tells_its_executors_how_many_executions_they_serve(
+    executions: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the pool's zygote passes on is what each executor it forks reads: one execution,
+    or several and which is the last (after it the executor makes no next sandbox)."""
+    backend = LocalBackend(executions=executions)
+    env = backend._environment()
+    await backend.close()
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = ExecutorSettings()
+    assert settings.reusable is (executions > 1)
+    assert settings.max_executions == (executions if executions > 1 else None)
 
 
 @pytest.mark.parametrize(

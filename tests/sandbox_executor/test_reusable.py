@@ -76,3 +76,30 @@ async def test_each_execution_is_fresh_and_the_next_is_warm_before_it_is_asked_f
     assert (await client.get("/files/outputs/two.txt", headers=AUTH)).content == b"two"
     # The first execution's folder is gone once the second began.
     assert not (first_stage.folder if first_stage else executor.folder / "none").exists()
+
+
+async def test_after_its_last_execution_it_makes_no_next_sandbox(make_client: MakeClient) -> None:
+    """The pool replaces an executor after SANDBOX__EXECUTIONS_PER_EXECUTOR executions: a
+    sandbox warmed after the last would only be killed unused (and its uid swept)."""
+    client = await make_client(ExecutorSettings(reusable=True, max_executions=2))
+    executor = _executor(client)
+    assert (await _run(client, "one")).exit_code == 0
+    assert (await _run(client, "two")).exit_code == 0
+    last = executor._attempts.current
+    assert last is not None
+    assert last.used, "no attempt may be made after the last execution"
+    assert executor._warming is None or executor._warming.done()
+    assert [stage.popen.poll() is not None for stage in executor._holdings.stages] == [True]
+    assert (await client.get("/healthz")).json()["status"] == "done"
+    third = await client.post(
+        "/execute",
+        headers=AUTH,
+        **execute_form({"script": "scripts/look.py"}, make_package({"scripts/look.py": "1"})),
+    )
+    assert third.status_code == 409
+    assert "served its 2 executions" in third.json()["detail"]
+    # Its files are still served, as a one-shot executor's are.
+    assert (await client.get("/files/outputs/two.txt", headers=AUTH)).content == b"two"
+    # Nothing was killed while running: the uid goes back without a sweep.
+    await executor.close()
+    assert not executor._holdings.killed_running
