@@ -269,7 +269,7 @@ class SandboxSettings(BaseModel):
         "the pool replaces it. Each execution has a fresh workspace and a fresh sandbox "
         "(bubblewrap, namespaces, its uid swept when anything could outlive the script) "
         "either way; above 1 the executor process, which never runs a script, is kept, and "
-        "an execution costs about a fifth less CPU (docs/SCALING.md).",
+        "an execution costs about a third less CPU (docs/SCALING.md).",
     )
     claim_timeout_seconds: float = Field(
         default=60.0,
