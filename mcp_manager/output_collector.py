@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -133,22 +134,23 @@ class OutputCollector:
         Raises:
             httpx.HTTPError: the file could not be fetched, or arrived damaged.
         """
-        with tempfile.NamedTemporaryFile(prefix="skillweave-fetch-", delete=False) as handle:
-            path = Path(handle.name)
+        descriptor, name = tempfile.mkstemp(prefix="skillweave-fetch-")
+        path = Path(name)
+        try:  # removed however the transfer ends: a refused, broken or cancelled one too
             digest = hashlib.sha256()
             size = 0
-            async with self._http.stream(
-                "GET",
-                f"{sandbox.url}/files/{quote(item.name, safe='/')}",
-                headers=sandbox_auth(sandbox),
-                timeout=_FETCH_TIMEOUT_SECONDS,
-            ) as response:
-                response.raise_for_status()
-                async for chunk in response.aiter_bytes(_CHUNK_BYTES):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    handle.write(chunk)
-        try:
+            with os.fdopen(descriptor, "wb") as sink:
+                async with self._http.stream(
+                    "GET",
+                    f"{sandbox.url}/files/{quote(item.name, safe='/')}",
+                    headers=sandbox_auth(sandbox),
+                    timeout=_FETCH_TIMEOUT_SECONDS,
+                ) as response:
+                    response.raise_for_status()
+                    async for chunk in response.aiter_bytes(_CHUNK_BYTES):
+                        digest.update(chunk)
+                        size += len(chunk)
+                        sink.write(chunk)
             if size != item.size or digest.hexdigest() != item.sha256:
                 raise httpx.HTTPError(f"{item.name} arrived damaged from the sandbox")
             if mask and self._masker:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -131,4 +132,32 @@ async def test_an_output_that_arrives_damaged_is_not_kept(store: LocalArtifactSt
     assert result.status == "error"
     assert result.error is not None
     assert "arrived damaged" in result.error
+    assert await store.list("runs/") == []
+
+
+@pytest.mark.parametrize("failure", ["refused", "broken", "damaged"])
+async def test_a_failed_fetch_leaves_no_temporary_file(
+    store: LocalArtifactStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(200, json=_answer(outputs=[_file("outputs/a.txt", OUTPUT)]))
+        if failure == "refused":
+            return httpx.Response(404, json={"detail": "gone"})
+        if failure == "broken":
+            raise httpx.ReadError("reset", request=request)
+        return httpx.Response(200, content=b"tampered")
+
+    async with contextlib.aclosing(_client(store, handler)) as client:
+        try:
+            result = await client.run(SANDBOX, RUN, handover=Handover())
+        except SandboxLostError:
+            pass  # a broken transfer may count as a lost sandbox: either way, nothing is left
+        else:
+            assert result.status == "error"
+    assert list(scratch.iterdir()) == []
     assert await store.list("runs/") == []
