@@ -1,13 +1,14 @@
 """`ModelCalls`: the ``invoke_model`` side effect (``AgentServices`` hands it here), and which
 model a run's request names.
 
-A model call stores the loop's pending messages and does the resource reads the loop answered
-since the last call (each stored at its own seq: a read rides with the model call that first
-sees it, instead of a call of its own), reads the transcript back up to the view's boundary
-(eliding what the view compacted), calls the model the run names (its profile's provider, or
-this process's default) and stores the reply. The pending records are shown to the model from
-memory and stored while it answers; the call returns once all of them are on disk. A model
-that does not resolve here is a :class:`~skillweave.errors.ConfigError`, never retried.
+A model call does the resource reads the loop answered since the last call (a read rides with
+the model call that first sees it, instead of a call of its own), reads the transcript back up
+to the view's boundary (eliding what the view compacted; the loop's pending messages and the
+reads are shown from memory), calls the model the run names (its profile's provider, or this
+process's default), and then stores the pending records and the reply, each at its own seq, in
+one append (one write and one flush where the store keeps record logs). The call returns once
+all of them are on disk. A model that does not resolve here is a
+:class:`~skillweave.errors.ConfigError`, never retried.
 """
 
 from __future__ import annotations
@@ -70,11 +71,10 @@ class ModelCalls:
         return f"{self.models.settings.provider}:{self.models.settings.name}"
 
     async def invoke(self, request: InvokeModelInput) -> ModelTurn:
-        """Store the loop's pending messages, do its pending reads, call the model on the
-        transcript, store its reply (with the reads' outcomes).
-
-        The pending records are stored while the model answers (it is shown them from memory),
-        and the call returns only once every one of them is on disk.
+        """Do the loop's pending reads, call the model on the transcript (the pending
+        messages and reads shown from memory), then store them with its reply in one append
+        (one write and one flush where the store keeps record logs), on disk before this
+        returns. When the model fails, the pending records are stored all the same.
 
         Raises:
             AgentError: a read of another run, or at or past the reply's seq (the loop never
@@ -92,22 +92,23 @@ class ModelCalls:
                 )
             staged[read.seq], outcome = await self._reads.answer(read)
             reads.append(outcome)
-        storing = asyncio.gather(
-            *(self._transcript.store(request.run_id, seq, r) for seq, r in staged.items())
-        )
         try:
             turn = await self._call(request, staged)
         except BaseException:
-            await asyncio.gather(storing, return_exceptions=True)
+            # What the run sent is kept though the model failed (a retry stores it again).
+            await asyncio.gather(
+                self._transcript.store_all(request.run_id, staged), return_exceptions=True
+            )
             raise
-        await storing
+        staged[request.reply_seq] = TranscriptRecord(message=turn.message)
+        await self._transcript.store_all(request.run_id, staged)
         return turn.model_copy(update={"reads": tuple(reads)}) if reads else turn
 
     async def _call(
         self, request: InvokeModelInput, staged: dict[int, TranscriptRecord]
     ) -> ModelTurn:
-        """Call the model on the transcript (`staged` records shown from memory), store its
-        reply."""
+        """Call the model on the transcript (`staged` records shown from memory); its reply,
+        not stored."""
         transcript = self._transcript
         view = request.view
         messages = []
@@ -141,7 +142,6 @@ class ModelCalls:
         reply = response.message
         if reply.role != "assistant":
             reply = reply.model_copy(update={"role": "assistant"})
-        await transcript.store_message(request.run_id, request.reply_seq, reply)
         return ModelTurn(
             message=reply,
             stop_reason=response.stop_reason,

@@ -36,7 +36,7 @@ class ResourceReads:
 
     async def answer(self, request: ReadResourceInput) -> tuple[TranscriptRecord, ToolOutcome]:
         """:meth:`read` but not stored: the record to store at the request's seq, and what the
-        loop is told of it (a model call stores it while the model answers)."""
+        loop is told of it (a model call stores it with the reply)."""
         error = False
         try:
             text = await self._read_pinned(request.skill, request.version, request.path)

@@ -23,8 +23,9 @@ crash of the machine loses no record of a run that was told finished; mid-run it
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -158,18 +159,33 @@ class TranscriptRecorder:
 
     async def store(self, run_id: str, seq: int, record: TranscriptRecord) -> int:
         """Store `record` at `seq` of `run_id`'s transcript; its message's length in characters."""
-        message = record.message
-        data = record.model_dump_json().encode()
+        await self.store_all(run_id, {seq: record})
+        return len(record.message.text)
+
+    async def store_all(self, run_id: str, records: Mapping[int, TranscriptRecord]) -> None:
+        """Store `records` (by seq) in `run_id`'s transcript, all on disk when this returns:
+        one append (one write, one flush) where the store keeps record logs, else an object
+        each, written together."""
+        if not records:
+            return
+        encoded = {seq: record.model_dump_json().encode() for seq, record in records.items()}
         with deferred_durability(self._behind.get(run_id)):
             if self._logs is not None:
-                await self._logs.append_record(
-                    keys.transcript_log(run_id), keys.transcript_seq(seq), data
+                await self._logs.append_records(
+                    keys.transcript_log(run_id),
+                    [(keys.transcript_seq(seq), data) for seq, data in encoded.items()],
                 )
             else:
-                key = keys.transcript_key(run_id, seq)
-                await self._store.put_bytes(key, data, content_type="application/json")
-        self._cache.put((run_id, seq), record, len(data))
-        return len(message.text)
+                await asyncio.gather(
+                    *(
+                        self._store.put_bytes(
+                            keys.transcript_key(run_id, seq), data, content_type="application/json"
+                        )
+                        for seq, data in encoded.items()
+                    )
+                )
+        for seq, record in records.items():
+            self._cache.put((run_id, seq), record, len(encoded[seq]))
 
     async def load(self, run_id: str, seq: int) -> TranscriptRecord:
         """The record at `seq` of `run_id`'s transcript.
@@ -188,9 +204,10 @@ class TranscriptRecorder:
         return record
 
     async def record(self, writes: Sequence[TranscriptWrite], *, run_id: str) -> None:
-        """Store messages the loop made itself."""
-        for write in writes:
-            await self.store_message(run_id, write.seq, write.message)
+        """Store messages the loop made itself (in one append)."""
+        await self.store_all(
+            run_id, {write.seq: TranscriptRecord(message=write.message) for write in writes}
+        )
 
     async def tool_result(
         self, call: ToolCall, *, tool: str, text: str, summary: str, error: bool = False

@@ -28,7 +28,7 @@ How it stays safe:
 
 Readers index a log once (seq → offset) and extend the index as the file grows; an index is
 dropped when the file is replaced. Used by :class:`~skillweave.storage.local.LocalArtifactStore`
-(``append_record``, ``read_record``); other stores keep one object per record.
+(``append_records``, ``read_record``); other stores keep one object per record.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import os
 import struct
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
@@ -125,16 +126,22 @@ class RecordLogs:
         """The file of the log named `log` (a key-like name: ``runs/r1/transcript``)."""
         return self._paths.log(log)
 
-    def append(self, log: str, seq: int, data: bytes, *, behind: WriteBehind | None) -> None:
-        """Append record `seq` to `log`: durable when this returns, unless `behind` is given
-        (then published at once and made durable by its syncing thread)."""
+    def append(
+        self, log: str, records: Sequence[tuple[int, bytes]], *, behind: WriteBehind | None
+    ) -> None:
+        """Append `records` (seq and data each, in order) to `log` in one write: durable when
+        this returns, unless `behind` is given (then published at once and made durable by its
+        syncing thread). A crash may cut the write short: every frame is checked on its own,
+        so the frames written whole stand and a cut one is skipped."""
+        if not records:
+            return
         path = self.path(log)
-        record = frame(seq, data)
+        batch = b"".join(frame(seq, data) for seq, data in records)
         with os_errors("append to", log):
             fd, created = _open_for_append(log, path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                view = memoryview(record)
+                view = memoryview(batch)
                 while view:
                     view = view[os.write(fd, view) :]
                 if self._fsync and behind is None:

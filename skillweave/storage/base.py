@@ -9,7 +9,7 @@ ref names exact bytes. Two implementations: a local directory (the embedded defa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,9 +82,9 @@ class RecordLogStore(Protocol):
     run's transcript as one file, not a file a record). Other stores keep an object a record
     (``skillweave.engines.transcript`` chooses)."""
 
-    async def append_record(self, log: str, seq: int, data: bytes) -> None:
-        """Append record `seq` to the log `log` (durable when it returns); the newest record
-        of a seq is the one read back."""
+    async def append_records(self, log: str, records: Sequence[tuple[int, bytes]]) -> None:
+        """Append `records` (seq and data each, in order) to the log `log` in one write
+        (durable when it returns); the newest record of a seq is the one read back."""
         ...
 
     async def read_record(self, log: str, seq: int) -> bytes | None:

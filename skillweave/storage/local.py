@@ -37,7 +37,7 @@ How writes stay safe (the scheme, since several processes may share one root):
   collide in ``.meta`` only where their data files would collide too.
 
 Keys are validated by :mod:`skillweave.storage.keys`; the top-level ``.meta`` and names starting
-with ``.sw-tmp-`` or ``.sw-log-`` are reserved. Record logs (``append_record``, ``read_record``:
+with ``.sw-tmp-`` or ``.sw-log-`` are reserved. Record logs (``append_records``, ``read_record``:
 :mod:`~skillweave.storage._local_record_logs` has their format and why they are safe) hold a
 run's transcript: a record appended, not a file made. Every path is resolved and checked to
 stay under `root`, so a symlink planted in the tree cannot lead a key outside it. Blocking I/O
@@ -56,7 +56,7 @@ import functools
 import logging
 import os
 import stat as stat_module
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -201,14 +201,19 @@ class LocalArtifactStore:
     # -- record logs (skillweave.storage.base.RecordLogStore) ------------------------------------
 
     async def append_record(self, log: str, seq: int, data: bytes) -> None:
-        """Append record `seq` (`data`) to the record log `log` (``runs/r1/transcript``): on
-        disk when this returns, unless inside :func:`deferred_durability`. The newest record
-        of a seq is the one :meth:`read_record` answers."""
+        """:meth:`append_records` of the one record `seq` (`data`)."""
+        await self.append_records(log, ((seq, data),))
+
+    async def append_records(self, log: str, records: Sequence[tuple[int, bytes]]) -> None:
+        """Append `records` (seq and data each, in order) to the record log `log`
+        (``runs/r1/transcript``) in one write: on disk when this returns, unless inside
+        :func:`deferred_durability`. The newest record of a seq is the one
+        :meth:`read_record` answers."""
         behind = DEFERRED.get() if self._fsync else None
-        if behind is not None and len(data) <= INLINE_MAX_BYTES:
-            self._logs.append(log, seq, data, behind=behind)  # no fsync: cheaper than a hop
+        if behind is not None and sum(len(data) for _, data in records) <= INLINE_MAX_BYTES:
+            self._logs.append(log, records, behind=behind)  # no fsync: cheaper than a hop
             return
-        await asyncio.to_thread(self._logs.append, log, seq, data, behind=behind)
+        await asyncio.to_thread(self._logs.append, log, records, behind=behind)
 
     async def read_record(self, log: str, seq: int) -> bytes | None:
         """The newest record `seq` of the log `log`, verified; None when it has none."""

@@ -1,12 +1,14 @@
-"""A model call stores the records it carries (the loop's messages, the reads riding with it)
-while the model answers, and returns only once every one is on disk; a record that cannot be
-stored fails the call (the engines retry it), and a read of another run or of a later seq is
-refused before anything is stored.
+"""A model call shows the model the records it carries (the loop's messages, the reads riding
+with it) from memory, then stores them with the reply in one append, and returns only once
+every one is on disk; when the model fails they are stored all the same; a record that cannot
+be stored fails the call (the engines retry it), and a read of another run or of a later seq
+is refused before anything is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from skillweave.agent.effect_models import (
 )
 from skillweave.config import Settings
 from skillweave.engines import AgentServices, read_transcript_record
-from skillweave.errors import AgentError, StorageError
+from skillweave.errors import AgentError, ModelError, StorageError
 from skillweave.llm.messages import Message, ModelRequest, ModelResponse
 from skillweave.llm.scripted import ScriptedProvider
 from skillweave.storage.local import LocalArtifactStore
@@ -29,34 +31,42 @@ GUIDE = "# Guide\nCounting is easy.\n"
 
 
 class _HeldStore(LocalArtifactStore):
-    """A local store whose writes of transcript records wait until `release` is set."""
+    """A local store whose appends of transcript records wait until `release` is set, each
+    append's seqs kept in `held`."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
         self.release = asyncio.Event()
-        self.held: list[str] = []
+        self.held: list[list[int]] = []
         self.fail = False
 
-    async def append_record(self, log: str, seq: int, data: bytes) -> None:
-        if seq != 3:  # the reply's is not held
-            self.held.append(f"{log}#{seq}")
-            await self.release.wait()
-            if self.fail:
-                raise StorageError("the disk is full", key=log)
-        await super().append_record(log, seq, data)
+    async def append_records(self, log: str, records: Sequence[tuple[int, bytes]]) -> None:
+        self.held.append([seq for seq, _ in records])
+        await self.release.wait()
+        if self.fail:
+            raise StorageError("the disk is full", key=log)
+        await super().append_records(log, records)
 
 
 class _Seeing:
-    """A model that answers at once and keeps what it was shown."""
+    """A model that answers at once (or fails, when `fail` is set) and keeps what it was
+    shown, and how many appends the store had seen by then."""
 
     name = "scripted"
 
     def __init__(self) -> None:
         self.shown: list[ModelRequest] = []
+        self.store: _HeldStore | None = None
+        self.appends_seen: list[int] = []
+        self.fail = False
         self._inner = ScriptedProvider.from_yaml("turns:\n  - say: first\n  - say: seen\n")
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.shown.append(request)
+        assert self.store is not None
+        self.appends_seen.append(len(self.store.held))
+        if self.fail:
+            raise ModelError("the model is down")
         return await self._inner.complete(request)
 
     async def aclose(self) -> None:
@@ -67,6 +77,7 @@ async def _services(tmp_path: Path) -> tuple[AgentServices, _HeldStore, _Seeing,
     registry = sample_library(tmp_path / "skills")
     store = _HeldStore(tmp_path / "store")
     model = _Seeing()
+    model.store = store
     services = AgentServices(
         settings=Settings(_env_file=None),
         registry=registry,
@@ -103,21 +114,23 @@ def _call(version: str, *, run_id: str = "r", read_seq: int = 2) -> InvokeModelI
     )
 
 
-async def test_the_records_are_stored_while_the_model_answers_and_on_disk_at_the_end(
+async def test_the_records_are_shown_from_memory_then_stored_with_the_reply_in_one_append(
     tmp_path: Path,
 ) -> None:
     services, store, model, version = await _services(tmp_path)
     calling = asyncio.create_task(services.invoke_model(_call(version)))
 
-    async def shown() -> None:
-        while not model.shown:
+    async def appended() -> None:
+        while not store.held:
             await asyncio.sleep(0.01)
 
-    # The model was shown every record (the read's text too) while none was on disk yet...
-    await asyncio.wait_for(shown(), timeout=10)
+    await asyncio.wait_for(appended(), timeout=10)
+    # The model was shown every record (the read's text too) before any was stored...
     assert [m.text for m in model.shown[0].messages] == ["Count.", "Reading.", GUIDE]
-    assert len(store.held) == 3
-    # ...and the call did not return before they were.
+    assert model.appends_seen == [0]
+    # ...then all four, the reply's too, went in one append...
+    assert store.held == [[0, 1, 2, 3]]
+    # ...and the call did not return before it was on disk.
     await asyncio.sleep(0.2)
     assert not calling.done()
     store.release.set()
@@ -128,6 +141,21 @@ async def test_the_records_are_stored_while_the_model_answers_and_on_disk_at_the
     assert (read.seq, read.chars, read.is_error) == (2, len(GUIDE), False)
     for seq in range(4):
         assert await read_transcript_record(store, "r", seq) is not None, seq
+    assert store.held == [[0, 1, 2, 3]]
+
+
+async def test_when_the_model_fails_the_pending_records_are_stored_all_the_same(
+    tmp_path: Path,
+) -> None:
+    services, store, model, version = await _services(tmp_path)
+    model.fail = True
+    store.release.set()
+    with pytest.raises(ModelError, match="the model is down"):
+        await services.invoke_model(_call(version))
+    assert store.held == [[0, 1, 2]]
+    for seq in range(3):
+        assert await read_transcript_record(store, "r", seq) is not None, seq
+    assert await read_transcript_record(store, "r", 3) is None
 
 
 async def test_a_record_that_cannot_be_stored_fails_the_call(tmp_path: Path) -> None:

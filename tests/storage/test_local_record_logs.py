@@ -36,6 +36,41 @@ async def test_records_are_read_back_by_seq_from_one_file(tmp_path: Path) -> Non
     assert os.listdir(store.root / "runs" / "r1") == [".sw-log-transcript"]
 
 
+async def test_records_appended_together_are_one_write_and_each_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalArtifactStore(tmp_path / "store")
+    await store.append_record(LOG, 0, _record("alone"))
+    flushes: list[int] = []
+    real_fdatasync = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (flushes.append(fd), real_fdatasync(fd)))
+
+    await store.append_records(LOG, [(1, _record("one")), (2, _record("two")), (3, _record("3"))])
+
+    assert len(flushes) == 1  # one flush for the three
+    assert [await store.read_record(LOG, seq) for seq in range(4)] == [
+        _record("alone"),
+        _record("one"),
+        _record("two"),
+        _record("3"),
+    ]
+    await store.append_records(LOG, [])  # nothing to append: no write, no flush
+    assert len(flushes) == 1
+
+
+async def test_a_batch_a_crash_cut_short_keeps_its_whole_frames(tmp_path: Path) -> None:
+    store = LocalArtifactStore(tmp_path / "store")
+    batch = frame(0, _record("whole")) + frame(1, _record("cut short"))
+    path = store.log_path(LOG)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(batch[: len(batch) - 10])  # the crash, in the second frame
+
+    assert await store.read_record(LOG, 0) == _record("whole")
+    assert await store.read_record(LOG, 1) is None
+    await store.append_records(LOG, [(1, _record("again")), (2, _record("next"))])
+    assert read_log(path) == {0: _record("whole"), 1: _record("again"), 2: _record("next")}
+
+
 async def test_the_newest_record_of_a_seq_wins_even_once_read(tmp_path: Path) -> None:
     store = LocalArtifactStore(tmp_path / "store")
     await store.append_record(LOG, 3, _record("first try"))
