@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import logging
 import os
 import stat
@@ -32,13 +33,14 @@ from typing import Final
 from sandbox_executor.errors import ExecutorError
 from sandbox_executor.settings import ExecutorSettings
 
-__all__ = ["LAUNCHER", "SandboxUser", "launcher_argv"]
+__all__ = ["LAUNCHER", "SandboxUser", "launcher_argv", "setpriv"]
 
 logger = logging.getLogger(__name__)
 
 LAUNCHER: Final = Path(__file__).with_name("_launcher.py")
 _RUN_LOCK_DIR: Final = Path("/run/skillweave-executor")
 _KILL_TIMEOUT_SECONDS: Final = 10.0
+_SETPRIV_PLACES: Final = ("/usr/bin/setpriv", "/bin/setpriv")
 _HELD: Final = b"held\n"
 _CLEAN: Final = b"clean\n"
 
@@ -46,6 +48,26 @@ _CLEAN: Final = b"clean\n"
 def launcher_argv(spec: str) -> list[str]:
     """The command that starts `_launcher.py` with its JSON `spec` (isolated, no site)."""
     return [sys.executable, "-I", "-S", str(LAUNCHER), spec]
+
+
+@functools.cache
+def setpriv() -> str | None:
+    """util-linux's ``setpriv``, where a root executor can trust it (a regular file in a system
+    folder, owned by root, writable by root alone), or None: the stage then drops to the
+    sandbox user with ``Popen``'s own options instead (``sandbox_executor.stage``)."""
+    for place in _SETPRIV_PLACES:
+        try:
+            info = os.stat(place)
+        except OSError:
+            continue
+        if (
+            stat.S_ISREG(info.st_mode)
+            and info.st_uid == 0
+            and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            and info.st_mode & stat.S_IXUSR
+        ):
+            return place
+    return None
 
 
 @dataclass

@@ -31,7 +31,7 @@ from sandbox_executor.errors import ExecutorError
 from sandbox_executor.isolation import IsolationPlan, contained_argv, sandbox_view
 from sandbox_executor.limits import tmpfs_bytes
 from sandbox_executor.run_order import NODE_PROXY, NODE_PROXY_PATH, base_env, stage_python
-from sandbox_executor.sandbox_user import SandboxUser, launcher_argv
+from sandbox_executor.sandbox_user import SandboxUser, launcher_argv, setpriv
 from sandbox_executor.workspace import READ_ONLY_DIRS, Workspace
 from skillweave.sandbox import ExecutionLimits
 
@@ -179,9 +179,10 @@ def _launch(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> _Launch:
 
     The launcher's steps before its exec (umask, limits, the sandbox user, death with the
     executor) take a program start of their own, about 10 ms of CPU. Under bubblewrap,
-    ``Popen`` does them itself, in C between fork and exec (`_native_steps`), so nothing runs
-    in the child's copy of the executor's memory (Python there, as `prepare`, touches its
-    pages: about 10 ms of CPU a stage against 4, measured from a 68 MB process). Otherwise,
+    ``Popen`` and ``setpriv`` do them (`_native_steps`), so nothing runs in the child's copy
+    of the executor's memory (Python there, as `prepare`, touches its pages: about 10 ms of
+    CPU a stage against 4, measured from a 68 MB process), and the child shares it (vfork)
+    until bubblewrap starts. Otherwise,
     while the executor has a single thread (its start-up, when its first stage starts),
     running them as Python between fork and exec is safe, so they run there
     (``_launcher.prepare``, the same code) and the launcher is skipped; the namespaces mode,
@@ -189,25 +190,38 @@ def _launch(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> _Launch:
     """
     launch, command, fds = _stage_launch(spec, ready_fd, seccomp_fd)
     if spec.plan.isolation == "bubblewrap":
-        return _Launch(command, fds, options=_native_steps(launch))
+        before, options = _native_steps(launch)
+        return _Launch([*before, *command], fds, options=options)
     if "namespaces" not in launch and single_threaded():
         return _Launch(command, fds, prepare=functools.partial(_launcher.prepare, launch))
     return _Launch([*launcher_argv(json.dumps(launch)), *command], fds)
 
 
-def _native_steps(launch: Mapping[str, Any]) -> dict[str, Any]:
-    """The launcher's steps (``_launcher.prepare``) as ``Popen`` options, for bubblewrap: the
-    umask; the sandbox user, when the executor is root (``setgroups([])``, then the group,
-    then the user, as ``_launcher`` drops); death with the executor is bubblewrap's own
-    ``--die-with-parent``. The limits are set on the executor itself, whose children inherit
-    them: a core file size of 0 (it never writes one either)."""
+def _native_steps(launch: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The launcher's steps (``_launcher.prepare``) for bubblewrap, as a command to put before
+    it and ``Popen`` options: the umask; the sandbox user, when the executor is root; death
+    with the executor is bubblewrap's own ``--die-with-parent``. The limits are set on the
+    executor itself, whose children inherit them: a core file size of 0 (it never writes one
+    either).
+
+    The sandbox user is taken by util-linux's ``setpriv`` in front of bubblewrap (every uid and
+    gid the user's, no supplementary group: ``setgroups([])``, then the group, then the user,
+    as ``_launcher`` drops), so that ``Popen`` starts it with ``vfork``. ``Popen``'s own
+    ``user``, ``group`` and ``extra_groups`` make it ``fork`` the whole executor instead, which
+    copies its page tables and write-protects its memory: every page the executor writes after
+    that faults once more, about 5 ms of CPU a stage (docs/BENCHMARKS.md, issue 47). Without a
+    ``setpriv`` a root executor can trust (:func:`~sandbox_executor.sandbox_user.setpriv`),
+    ``Popen``'s options do it."""
     set_limits(cast(dict[str, int], launch["rlimits"]))
     options: dict[str, Any] = {"umask": 0o022}
     uid, gid = launch["uid"], launch["gid"]
-    if isinstance(uid, int) and os.geteuid() == 0:
-        options |= {"user": uid, "group": gid if isinstance(gid, int) else uid}
-        options["extra_groups"] = []
-    return options
+    if not isinstance(uid, int) or os.geteuid() != 0:
+        return [], options
+    group = gid if isinstance(gid, int) else uid
+    tool = setpriv()
+    if tool is not None:
+        return [tool, "--reuid", str(uid), "--regid", str(group), "--clear-groups", "--"], options
+    return [], options | {"user": uid, "group": group, "extra_groups": []}
 
 
 def _stage_launch(

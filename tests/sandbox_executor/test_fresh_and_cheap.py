@@ -200,15 +200,11 @@ def test_the_first_stage_skips_the_launcher_only_with_a_single_thread(
     assert str(sandbox_user.LAUNCHER) in launch.argv  # a program of its own
 
 
-def test_under_bubblewrap_popen_itself_does_the_launchers_steps(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No Python runs between fork and exec, whatever the threads: the umask and the sandbox
-    user are Popen's options, bubblewrap dies with the executor by its own flag."""
+def _bubblewrap_spec(tmp_path: Path) -> stage_module._StageSpec:
     (tmp_path / "workspace").mkdir()
     (tmp_path / "stage.py").write_text("")
     user = SandboxUser(64123, 64124, dedicated=True)
-    spec = stage_module._StageSpec(
+    return stage_module._StageSpec(
         workspace=Workspace(root=tmp_path / "workspace", tmp=tmp_path / "tmp"),
         plan=IsolationPlan("bubblewrap", bwrap="/usr/bin/bwrap", seccomp=tmp_path / "f.bpf"),
         user=user,
@@ -216,22 +212,87 @@ def test_under_bubblewrap_popen_itself_does_the_launchers_steps(
         launcher=tmp_path / "stage.py",
         limits=ExecutionLimits(),
     )
+
+
+def _launched(spec: stage_module._StageSpec) -> stage_module._Launch:
+    launch = stage_module._launch(spec, 5, 6)
+    for fd in launch.fds:
+        os.close(fd)
+    return launch
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root executor drops to a sandbox user")
+def test_under_bubblewrap_setpriv_and_popen_do_the_launchers_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No Python runs between fork and exec, whatever the threads: the umask is Popen's
+    option, the sandbox user setpriv's (so that Popen can vfork), bubblewrap dies with the
+    executor by its own flag."""
+    spec = _bubblewrap_spec(tmp_path)
+    monkeypatch.setattr(stage_module, "setpriv", lambda: "/usr/bin/setpriv")
     for threads in (True, False):
         monkeypatch.setattr(stage_module, "single_threaded", lambda threads=threads: threads)
-        launch = stage_module._launch(spec, 5, 6)
-        for fd in launch.fds:
-            os.close(fd)
+        launch = _launched(spec)
         assert launch.prepare is None
-        assert launch.argv[0] == "/usr/bin/bwrap"
+        assert launch.argv[:7] == [
+            "/usr/bin/setpriv",
+            "--reuid",
+            "64123",
+            "--regid",
+            "64124",
+            "--clear-groups",
+            "--",
+        ]
+        assert launch.argv[7] == "/usr/bin/bwrap"
         assert "--die-with-parent" in launch.argv
         assert str(sandbox_user.LAUNCHER) not in launch.argv
-        assert launch.options == {
-            "umask": 0o022,
-            "user": 64123,
-            "group": 64124,
-            "extra_groups": [],
-        }
+        assert launch.options == {"umask": 0o022}  # no user option: Popen may vfork
     assert resource.getrlimit(resource.RLIMIT_CORE) == (0, 0)  # inherited by the stage
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root executor drops to a sandbox user")
+def test_without_a_setpriv_to_trust_popen_drops_to_the_sandbox_user_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = _bubblewrap_spec(tmp_path)
+    monkeypatch.setattr(stage_module, "setpriv", lambda: None)
+    launch = _launched(spec)
+    assert launch.argv[0] == "/usr/bin/bwrap"
+    assert launch.options == {
+        "umask": 0o022,
+        "user": 64123,
+        "group": 64124,
+        "extra_groups": [],
+    }
+
+
+def test_setpriv_is_trusted_only_as_a_root_owned_file_only_root_may_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = tmp_path / "setpriv"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(sandbox_user, "_SETPRIV_PLACES", (str(tmp_path / "absent"), str(tool)))
+
+    def found() -> str | None:
+        sandbox_user.setpriv.cache_clear()
+        return sandbox_user.setpriv()
+
+    try:
+        if os.geteuid() == 0:
+            assert found() == str(tool)
+            os.chown(tool, 1234, -1)  # another user's
+            assert found() is None
+            os.chown(tool, 0, -1)
+        tool.chmod(0o775)  # writable by its group
+        assert found() is None
+        tool.chmod(0o757)  # by anyone
+        assert found() is None
+        tool.unlink()
+        tool.mkdir()  # not a file
+        assert found() is None
+    finally:
+        sandbox_user.setpriv.cache_clear()
 
 
 def test_single_threaded_sees_threads_the_threading_module_does_not_know() -> None:

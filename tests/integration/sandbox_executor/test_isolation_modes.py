@@ -138,6 +138,47 @@ def test_processes_environments_loopback_and_host_files_are_out_of_reach(
     assert executor.alive()
 
 
+_CREDENTIALS = """\
+import json
+seen = {}
+with open("/proc/self/status") as status:
+    for line in status:
+        name, _, value = line.partition(":")
+        if name in ("Uid", "Gid", "Groups", "CapPrm", "CapEff", "CapAmb"):
+            seen[name] = value.split()
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("isolation", MODES)
+def test_a_script_holds_the_sandbox_users_credentials_and_nothing_else(
+    start_executor: StartExecutor, isolation: str
+) -> None:
+    """Every uid and gid (real, effective, saved, file system) the sandbox user's, no
+    supplementary group of the executor's (it runs with one here), no capability: however
+    the stage dropped to it."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root executor drops to a sandbox user")
+    with_a_group = ("setpriv", "--groups", "4242", "--")
+    if isolation == "hidden-bwrap":
+        executor = start_executor(isolation="auto", prefix=(*with_a_group, *_hidden_bwrap()))
+    else:
+        if isolation == "bubblewrap" and shutil.which("bwrap") is None:
+            pytest.skip("bubblewrap is not installed; the namespaces cases run instead")
+        executor = start_executor(isolation=isolation, prefix=with_a_group)
+    expected = "namespaces" if isolation == "hidden-bwrap" else isolation
+    assert executor.client.get("/healthz").json()["isolation"] == expected
+    result = _run(executor, _CREDENTIALS)
+    assert result.exit_code == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert len(set(seen["Uid"])) == 1, seen
+    assert len(set(seen["Gid"])) == 1, seen
+    assert seen["Uid"][0] != "0"
+    assert seen["Gid"][0] != "0"
+    assert seen["Groups"] == [], seen
+    assert all(int(seen[name][0], 16) == 0 for name in ("CapPrm", "CapEff", "CapAmb")), seen
+
+
 _LEAVE_BEHIND = """\
 import os, sys, time
 if os.fork() == 0:
