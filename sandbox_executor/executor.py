@@ -243,7 +243,11 @@ class Executor:
             self._files.clear()
             self._finish()
         report_dropped(attempt.stdout, attempt.stderr)
-        self._files.serve(attempt.folder, workspace.outputs, report.collected.paths)
+        self._files.serve(
+            {"stdout": attempt.stdout, "stderr": attempt.stderr},
+            workspace.outputs,
+            report.collected.paths,
+        )
         return executor_result(
             report, stdout=attempt.stdout, stderr=attempt.stderr, isolation=self.isolation
         )

@@ -61,17 +61,25 @@ class ServedFiles:
 
     def __init__(self) -> None:
         self._files: dict[str, _ServedFile] = {}
+        self._captures: dict[str, Capture] = {}
 
     def clear(self) -> None:
         """Serve nothing (a run starts, or a reusable executor's next execution)."""
         self._files = {}
+        self._captures = {}
 
-    def serve(self, captures: Path, outputs: Path, paths: Mapping[str, tuple[str, ...]]) -> None:
-        """Serve the captured streams in `captures` (the attempt's folder) and the outputs at
-        `paths` in `outputs`."""
+    def serve(
+        self, captures: Mapping[str, Capture], outputs: Path, paths: Mapping[str, tuple[str, ...]]
+    ) -> None:
+        """Serve the captured streams by name (``stdout``, ``stderr``: each its capture's
+        file, written out when it is first asked for) and the outputs at `paths` in
+        `outputs`."""
+        self._captures = dict(captures)
         self._files = {
-            "stdout": _ServedFile(captures, ("stdout",)),
-            "stderr": _ServedFile(captures, ("stderr",)),
+            **{
+                name: _ServedFile(capture.path.parent, (capture.path.name,))
+                for name, capture in captures.items()
+            },
             **{name: _ServedFile(outputs, parts) for name, parts in paths.items()},
         }
 
@@ -84,6 +92,9 @@ class ServedFiles:
         served = self._files.get(name)
         if served is None:
             raise FileNotFoundError(name)
+        capture = self._captures.get(name)
+        if capture is not None:
+            capture.write_out()  # a small stream lived in memory until now
         return open_beneath(served.root, served.parts)
 
 

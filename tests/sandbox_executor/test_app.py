@@ -228,13 +228,17 @@ async def test_happy_path_inputs_outputs_files_and_one_shot(make_client: MakeCli
     nested = await client.get("/files/outputs/sub/d.txt", headers=AUTH)
     # Arguments reach the script as a list: no shell expanded $HOME or the backticks.
     assert nested.content == b"nested --flag two words $HOME;`x`"
+    # What the run was given and left, and nothing else: one inode is one allocation. Its
+    # small streams are in memory until they are asked for.
+    (attempt,) = _attempts(client)
+    assert sorted(p.name for p in attempt.iterdir()) == ["workspace"]
     stdout = await client.get("/files/stdout", headers=AUTH)
     assert stdout.content == b"read hello\n"
+    stderr = await client.get("/files/stderr", headers=AUTH)
+    assert stderr.content == b"to stderr\n"
+    assert (await client.get("/files/stdout", headers=AUTH)).content == b"read hello\n"
     for name in ["outputs/missing.txt", "inputs/a.txt", "skill/SKILL.md", "../etc/passwd", "etc"]:
         assert (await client.get(f"/files/{name}", headers=AUTH)).status_code == 404, name
-
-    # What the run was given and left, and nothing else: one inode is one allocation.
-    (attempt,) = _attempts(client)
     assert sorted(p.name for p in attempt.iterdir()) == ["stderr", "stdout", "workspace"]
     assert {p.name for p in (attempt / "workspace").iterdir()} >= {
         "deps",
@@ -440,7 +444,8 @@ async def test_none_mode_runs_and_warns(
     # With no sandbox of its own the run's TMPDIR is a folder of its attempt.
     (attempt,) = _attempts(client)
     assert Path(tmp) == attempt / "tmp"
-    assert sorted(p.name for p in attempt.iterdir()) == ["stderr", "stdout", "tmp", "workspace"]
+    # The small streams are in memory.
+    assert sorted(p.name for p in attempt.iterdir()) == ["tmp", "workspace"]
 
 
 async def test_missing_bubblewrap_falls_back_to_namespaces_or_refuses_to_start(
