@@ -42,8 +42,7 @@ class Capture:
         self._digest = hashlib.sha256()
         self._memory_bytes = memory_bytes
         self._memory = bytearray()
-        self._file: IO[bytes] | None = None
-        self._on_disk = False
+        self._file: IO[bytes] | None = None  # made once the stream leaves memory
 
     def write(self, chunk: bytes) -> None:
         room = self.max_bytes - self.size
@@ -51,7 +50,7 @@ class Capture:
         if kept:
             self._digest.update(kept)
             self.size += len(kept)
-            if not self._on_disk and self.size <= self._memory_bytes:
+            if self._file is None and self.size <= self._memory_bytes:
                 self._memory += kept
             else:
                 self._opened().write(kept)
@@ -63,7 +62,6 @@ class Capture:
         if self._file is None:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             self._file = os.fdopen(fd, "wb")
-            self._on_disk = True
             self._file.write(self._memory)
             self._memory = bytearray()
         return self._file
@@ -75,8 +73,7 @@ class Capture:
     def write_out(self) -> None:
         """Make the capture, once its run is over, the file at `path` (written out now if
         memory held it), to be served whole."""
-        if not self._on_disk:
-            self._opened()
+        self._opened()
         self.close()
 
     def describe(self, name: str) -> ExecutorFile:
@@ -86,7 +83,7 @@ class Capture:
 
     def head(self, limit: int) -> tuple[str, bool]:
         """The first `limit` bytes as text (UTF-8, errors replaced) and whether that is all."""
-        if self._on_disk:
+        if self._file is not None:
             with open(self.path, "rb") as file:
                 data = file.read(limit)
         else:

@@ -182,11 +182,10 @@ def _launch(spec: _StageSpec, ready_fd: int, seccomp_fd: int) -> _Launch:
     ``Popen`` and ``setpriv`` do them (`_native_steps`), so nothing runs in the child's copy
     of the executor's memory (Python there, as `prepare`, touches its pages: about 10 ms of
     CPU a stage against 4, measured from a 68 MB process), and the child shares it (vfork)
-    until bubblewrap starts. Otherwise,
-    while the executor has a single thread (its start-up, when its first stage starts),
-    running them as Python between fork and exec is safe, so they run there
-    (``_launcher.prepare``, the same code) and the launcher is skipped; the namespaces mode,
-    which builds its view in the launcher, always runs it.
+    until bubblewrap starts. Otherwise, while the executor has a single thread (its start-up,
+    when its first stage starts), running them as Python between fork and exec is safe, so
+    they run there (``_launcher.prepare``, the same code) and the launcher is skipped; the
+    namespaces mode, which builds its view in the launcher, always runs it.
     """
     launch, command, fds = _stage_launch(spec, ready_fd, seccomp_fd)
     if spec.plan.isolation == "bubblewrap":
