@@ -44,6 +44,7 @@ from skillweave.sandbox import (
     TOKEN_FILE,
     isolation_allowed,
 )
+from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX, POOL_FOLDER_PREFIX, hold, sweep
 from skillweave.skills import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
@@ -161,7 +162,11 @@ class LocalBackend:
         self.isolation: IsolationChoice = isolation
         self._python = python
         self._environment_cache = environment_cache
-        self._root = Path(tempfile.mkdtemp(prefix="skillweave-pool-"))
+        temp = Path(tempfile.gettempdir())
+        self._root = Path(tempfile.mkdtemp(prefix=POOL_FOLDER_PREFIX, dir=temp))
+        self._alive: int | None = hold(self._root)  # held until the root is gone
+        # What pools and fetches of managers killed with SIGKILL left (their locks are free).
+        sweep(temp, (POOL_FOLDER_PREFIX, FETCH_FILE_PREFIX))
         self._zygote: Zygote | None = None
         self._zygote_lock = asyncio.Lock()
 
@@ -276,6 +281,9 @@ class LocalBackend:
         if self._zygote is not None:
             await self._zygote.close()
         await asyncio.to_thread(remove_tree, self._root)
+        if self._alive is not None:
+            os.close(self._alive)
+            self._alive = None
 
 
 def _executor_folder(value: object) -> Path | None:

@@ -13,6 +13,7 @@ client owns one collector, over its connection pool.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import os
 import tempfile
@@ -34,6 +35,7 @@ from skillweave.sandbox import (
     OutputArtifact,
     SkippedOutput,
 )
+from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX
 from skillweave.storage import ArtifactRef, ArtifactStore, keys
 from skillweave.telemetry import SecretMasker
 
@@ -134,12 +136,14 @@ class OutputCollector:
         Raises:
             httpx.HTTPError: the file could not be fetched, or arrived damaged.
         """
-        descriptor, name = tempfile.mkstemp(prefix="skillweave-fetch-")
+        descriptor, name = tempfile.mkstemp(prefix=FETCH_FILE_PREFIX)
         path = Path(name)
         try:  # removed however the transfer ends: a refused, broken or cancelled one too
+            # and locked until then, so a pool's sweep takes it only once this process died
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             digest = hashlib.sha256()
             size = 0
-            with os.fdopen(descriptor, "wb") as sink:
+            with os.fdopen(descriptor, "wb", closefd=False) as sink:
                 async with self._http.stream(
                     "GET",
                     f"{sandbox.url}/files/{quote(item.name, safe='/')}",
@@ -158,6 +162,7 @@ class OutputCollector:
             return await self._store.put_file(key, str(path))
         finally:
             path.unlink(missing_ok=True)
+            os.close(descriptor)
 
 
 def _status(executed: ExecutorResult) -> ExecutionStatus:

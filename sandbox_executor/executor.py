@@ -46,8 +46,9 @@ from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import clear_workspace, rehearse
 from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, ExecutorRequest, ExecutorResult, Isolation
+from skillweave.sandbox.leftovers import hold
 
-__all__ = ["Executor", "ExecutorStatus"]
+__all__ = ["Executor", "ExecutorStatus", "folders_parent"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class Executor:
     def __init__(self, *, settings: ExecutorSettings, workdir: Path | None = None) -> None:
         self.settings = settings
         self.user = SandboxUser.acquire(settings)
-        parent = workdir or Path(tempfile.gettempdir())
+        parent = folders_parent(workdir)
         try:
             parent.mkdir(parents=True, exist_ok=True)
             self.folder = Path(tempfile.mkdtemp(prefix=EXECUTOR_FOLDER_PREFIX, dir=parent))
@@ -83,6 +84,8 @@ class Executor:
         self._holdings = Holdings(self.folder, self.user)
         self._finalizer = weakref.finalize(self, self._holdings.give_back)
         try:
+            # Held until the folder is gone: a zygote's sweep removes it only once we died.
+            self._holdings.alive = hold(self.folder)
             os.chmod(self.folder, 0o711)
             _check_reachable(self.folder, self.user)
             self.etc_dir = write_etc(self.folder / "etc", self.user)
@@ -314,6 +317,12 @@ class Executor:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._warming), _CANCEL_WAIT_SECONDS)
         await asyncio.to_thread(self._finalizer)
+
+
+def folders_parent(workdir: Path | None) -> Path:
+    """Where executors make their folders: `workdir`, or the temp dir (what a zygote
+    sweeps for the folders of killed executors: ``skillweave.sandbox.leftovers``)."""
+    return workdir or Path(tempfile.gettempdir())
 
 
 def _said_if_failed(warming: asyncio.Task[None]) -> None:

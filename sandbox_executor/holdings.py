@@ -1,12 +1,13 @@
 """`Holdings`: what an executor gives back however it ends (the state of its finalizer).
 
-Its stages, its captures, its folder and its sandbox uid. The executor (``executor``) makes
-one and registers `Holdings.give_back` as its finalizer; its attempts (``attempts``) add the
-stages and captures they make, and kill a stage through it.
+Its stages, its captures, its folder (and the folder's life lock) and its sandbox uid. The
+executor (``executor``) makes one and registers `Holdings.give_back` as its finalizer; its
+attempts (``attempts``) add the stages and captures they make, and kill a stage through it.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,7 @@ class Holdings:
     captures: list[Capture] = field(default_factory=list)
     contained: bool = False
     killed_running: bool = False
+    alive: int | None = None  # the folder's life lock (skillweave.sandbox.leftovers.hold)
 
     def kill_stage(self, stage: Stage) -> None:
         """Kill a stage now (blocking briefly) and forget it."""
@@ -54,5 +56,8 @@ class Holdings:
             sweep = not self.contained or self.killed_running or self.user.sweep_failed
             clean = self.user.kill_all() if sweep else True
         remove_tree(self.folder)
+        if self.alive is not None:
+            os.close(self.alive)
+            self.alive = None
         if self.user is not None:
             self.user.release(clean=clean)

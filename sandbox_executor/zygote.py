@@ -46,13 +46,15 @@ from pydantic import ValidationError
 
 from sandbox_executor import __main__ as executor_main
 from sandbox_executor.errors import ExecutorError
+from sandbox_executor.executor import folders_parent
 from sandbox_executor.isolation import probe_isolation, settle_isolation
 from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.stage import single_threaded
 from skillweave.errors import ConfigError
-from skillweave.sandbox import SOCKET_NAME
+from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, SOCKET_NAME
 from skillweave.sandbox import zygote_protocol as protocol
+from skillweave.sandbox.leftovers import sweep
 
 __all__ = ["main"]
 
@@ -119,6 +121,9 @@ class _Zygote:
         signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
 
     def serve(self, isolation: str) -> None:
+        # Folders of executors killed with their pool's zygote (SIGKILL leaves them): a
+        # folder's executor holds its lock while it lives, so a live one is never taken.
+        sweep(folders_parent(self._executor_args.workdir), (EXECUTOR_FOLDER_PREFIX,))
         self._report(protocol.Ready(pid=os.getpid(), isolation=isolation))
         pending = b""
         while True:

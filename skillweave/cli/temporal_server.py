@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -38,6 +39,7 @@ from temporalio.client import Client
 
 from skillweave.engines import SEARCH_ATTRIBUTES
 from skillweave.errors import ConfigError
+from skillweave.sandbox.leftovers import sweep
 
 __all__ = [
     "DEV_SERVER_TUNING",
@@ -55,6 +57,8 @@ START_TIMEOUT_SECONDS: Final = 30.0
 STOP_GRACE_SECONDS: Final = 5.0
 _POLL_SECONDS: Final = 0.05
 _LOG_TAIL_LINES: Final = 15
+_LOG_PREFIX: Final = "skillweave-temporal-"
+_LOG_KEPT_SECONDS: Final = 24 * 3600.0  # a temporary log its server's owner left, when killed
 
 _SA_TYPES: Final = {
     "KEYWORD": "Keyword",
@@ -274,7 +278,10 @@ async def dev_server(
         ui_port = _choose_port(ip, ui_port, what="the UI", option="--ui-port")
     temporary = log_file is None
     if log_file is None:
-        handle, name = tempfile.mkstemp(prefix="skillweave-temporal-", suffix=".log")
+        temp = Path(tempfile.gettempdir())
+        # The logs of servers whose owners were killed (a failed start's is kept for its reader).
+        sweep(temp, (_LOG_PREFIX,), min_age=_LOG_KEPT_SECONDS)
+        handle, name = tempfile.mkstemp(prefix=_LOG_PREFIX, suffix=".log", dir=temp)
         os.close(handle)
         log_file = Path(name)
     else:
@@ -301,6 +308,8 @@ async def dev_server(
         pid=0,
     )
     with log_file.open("ab") as log:
+        if temporary:  # locked while the server writes it (its stdout shares the lock)
+            fcntl.flock(log.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -15,6 +15,7 @@ import pytest
 from mcp_manager.backends import Sandbox
 from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
 from skillweave.errors import SandboxLostError
+from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX, sweep
 from skillweave.sandbox.models import ExecuteRequest, ExecutorRequest
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.telemetry.masker import SecretMasker
@@ -161,3 +162,27 @@ async def test_a_failed_fetch_leaves_no_temporary_file(
             assert result.status == "error"
     assert list(scratch.iterdir()) == []
     assert await store.list("runs/") == []
+
+
+async def test_a_fetch_in_flight_is_locked_against_a_sweep(
+    store: LocalArtifactStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool starting while this manager fetches (several on one host) must not take the
+    file: its lock is held until it is removed (``skillweave.sandbox.leftovers``)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    swept: list[list[Path]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(200, json=_answer(outputs=[_file("outputs/a.txt", OUTPUT)]))
+        assert [p.name[: len(FETCH_FILE_PREFIX)] for p in scratch.iterdir()] == [FETCH_FILE_PREFIX]
+        swept.append(sweep(scratch, (FETCH_FILE_PREFIX,), min_age=0))
+        return httpx.Response(200, content=OUTPUT)
+
+    async with contextlib.aclosing(_client(store, handler)) as client:
+        result = await client.run(SANDBOX, RUN, handover=Handover())
+    assert result.status == "succeeded", result
+    assert swept == [[]]
+    assert list(scratch.iterdir()) == []

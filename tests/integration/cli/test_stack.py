@@ -11,6 +11,8 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -78,6 +80,26 @@ async def test_the_dev_server_starts_with_the_search_attributes_and_stops() -> N
         assert log.is_file()
     assert not _alive(running.pid)
     assert not log.exists(), "a temporary log is removed with the server"
+
+
+async def test_a_killed_owners_log_is_swept_a_day_on_and_a_running_servers_never(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    two_days_ago = time.time() - 2 * 86400
+    left = tmp_path / "skillweave-temporal-killed.log"  # its owner and server died
+    left.write_text("the last lines")
+    recent = tmp_path / "skillweave-temporal-failed.log"  # a failed start's, for its reader
+    recent.write_text("why it failed")
+    os.utime(left, (two_days_ago, two_days_ago))
+    async with dev_server(port=0, ui_port=None) as first:
+        # Its owner could be killed now: the server itself holds the log's lock (its stdout).
+        os.utime(first.log_file, (two_days_ago, two_days_ago))
+        assert not left.exists()
+        assert recent.exists()
+        async with dev_server(port=0, ui_port=None) as second:
+            assert first.log_file.exists()
+            assert second.log_file != first.log_file
 
 
 async def test_a_busy_port_fails_clearly_or_is_replaced() -> None:
