@@ -10,12 +10,14 @@ continue-as-new): Temporal's own ``ExternalStorage`` swaps such a payload for a 
 :class:`ArtifactStoreDriver` keeps its bytes at ``payloads/{sha256}.bin``. Only the transport
 of bytes is written here; selecting, referencing and resolving payloads is the SDK's.
 
-With external storage set, the SDK derives a converter for every payload a workflow task visits
-(three passes each way, each payload with its command's context), and deriving one builds a new
-payload converter that is then thrown away (``dataclasses.replace`` runs ``__post_init__``).
-:class:`_SharedConverter` builds the payload converter once and shares it: the pydantic one
-holds no per-context state, only a cache of type adapters, which is better shared. That was
-about 4 % of a busy worker's CPU (issue 47, docs/BENCHMARKS.md).
+The SDK builds a data converter for every workflow activation, and with external storage set
+derives one for every payload a workflow task visits (three passes each way, each payload with
+its command's context); each builds a new payload converter from its class, and pydantic's
+starts with a new schema serializer and an empty cache of type adapters, so every activation
+built the adapter of every type it decoded again. :class:`_SharedPayloadConverter` is built
+once: every converter the SDK makes shares it. Building them was 4 % of a busy worker's CPU
+for the derived ones, and then 4.7 % of its Python time for the activations' (issue 47,
+docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -23,15 +25,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
 from temporalio.converter import (
     DataConverter,
     ExternalStorage,
-    PayloadConverter,
     StorageDriver,
     StorageDriverClaim,
     StorageDriverRetrieveContext,
@@ -115,18 +115,23 @@ def _ref_of(claim: Mapping[str, str]) -> ArtifactRef:
     return ref
 
 
-@dataclass(frozen=True)
-class _SharedConverter(DataConverter):
-    """A data converter whose derived copies share one payload converter per class (see the
-    module docstring)."""
+class _SharedPayloadConverter(PydanticPayloadConverter):
+    """pydantic's payload converter, built once per process: every instance is that one (see
+    the module docstring). It holds no per-context state, and its type-adapter cache is an
+    ``lru_cache``, safe across the worker's activation threads."""
 
-    _shared: ClassVar[dict[type[PayloadConverter], PayloadConverter]] = {}
+    _built: ClassVar[_SharedPayloadConverter | None] = None
 
-    def _new_payload_converter(self) -> PayloadConverter:
-        shared = self._shared.get(self.payload_converter_class)
-        if shared is None:
-            shared = self._shared[self.payload_converter_class] = super()._new_payload_converter()
-        return shared
+    def __new__(cls) -> _SharedPayloadConverter:
+        built = cls._built
+        if built is None:
+            built = super().__new__(cls)
+            PydanticPayloadConverter.__init__(built)
+            cls._built = built
+        return built
+
+    def __init__(self) -> None:
+        """Nothing: the one instance was built in ``__new__``."""
 
 
 def data_converter(
@@ -144,8 +149,8 @@ def data_converter(
     storage = ExternalStorage(
         drivers=[ArtifactStoreDriver(store)], payload_size_threshold=threshold
     )
-    return _SharedConverter(
-        payload_converter_class=pydantic_data_converter.payload_converter_class,
+    return DataConverter(
+        payload_converter_class=_SharedPayloadConverter,
         failure_converter_class=pydantic_data_converter.failure_converter_class,
         external_storage=storage,
     )

@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import StorageDriverStoreContext, WorkflowSerializationContext
+from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
+from temporalio.converter import (
+    DataConverter,
+    StorageDriverStoreContext,
+    WorkflowSerializationContext,
+)
 
 from skillweave.engines.converter import data_converter
 from skillweave.errors import ArtifactIntegrityError, InvalidKeyError, StorageError
@@ -104,6 +108,12 @@ def test_payload_key_is_content_addressed_and_validated() -> None:
             keys.payload_key(bad)
 
 
+def _inner(converter: DataConverter) -> object:
+    """The payload converter a data converter wraps (the SDK wraps each for its own types)."""
+    wrapped = converter.payload_converter
+    return getattr(wrapped, "_inner_payload_converter", wrapped)
+
+
 async def test_a_converter_derived_for_a_context_shares_the_payload_converter(
     store: LocalArtifactStore,
 ) -> None:
@@ -116,7 +126,27 @@ async def test_a_converter_derived_for_a_context_shares_the_payload_converter(
         StorageDriverStoreContext(),
     )
     assert derived is not converter  # the external storage takes the store context
-    assert derived.payload_converter is converter.payload_converter
-    assert data_converter(store).payload_converter is converter.payload_converter
+    assert _inner(derived) is _inner(converter)
+    assert _inner(data_converter(store)) is _inner(converter)
     [payload] = await derived.encode([BIG])
     assert await derived.decode([payload], [Note]) == [BIG]
+
+
+async def test_a_converter_built_from_its_class_shares_the_payload_converter(
+    store: LocalArtifactStore,
+) -> None:
+    # The SDK builds a data converter from the classes of the worker's twice for every
+    # workflow activation (to decode it and to encode its completion): a new pydantic payload
+    # converter each time started with an empty cache of type adapters.
+    converter = data_converter(store)
+    built = DataConverter(
+        payload_converter_class=converter.payload_converter_class,
+        failure_converter_class=converter.failure_converter_class,
+    )
+    assert _inner(built) is _inner(converter)
+    shared = _inner(converter)
+    assert isinstance(shared, PydanticPayloadConverter)
+    [payload] = await built.encode([SMALL])
+    assert payload.metadata["encoding"] == b"json/plain"  # what pydantic's writes, unchanged
+    assert await converter.decode([payload], [Note]) == [SMALL]
+    assert await pydantic_data_converter.decode([payload], [Note]) == [SMALL]
