@@ -26,6 +26,7 @@ import os
 import secrets
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -165,8 +166,14 @@ class LocalBackend:
         temp = Path(tempfile.gettempdir())
         self._root = Path(tempfile.mkdtemp(prefix=POOL_FOLDER_PREFIX, dir=temp))
         self._alive: int | None = hold(self._root)  # held until the root is gone
-        # What pools and fetches of managers killed with SIGKILL left (their locks are free).
-        sweep(temp, (POOL_FOLDER_PREFIX, FETCH_FILE_PREFIX))
+        # What pools and fetches of managers killed with SIGKILL left (their locks are free),
+        # in a thread: a large sweep does not hold up the manager's start.
+        threading.Thread(
+            target=sweep,
+            args=(temp, (POOL_FOLDER_PREFIX, FETCH_FILE_PREFIX)),
+            name="skillweave-sweep",
+            daemon=True,
+        ).start()
         self._zygote: Zygote | None = None
         self._zygote_lock = asyncio.Lock()
 

@@ -62,6 +62,7 @@ _READ_BYTES: Final = 65536
 _PR_SET_NAME: Final = 15
 ZYGOTE_NAME: Final = "sw-zygote"
 EXECUTOR_NAME: Final = "sw-executor"
+SWEEPER_NAME: Final = "sw-sweeper"
 """What ``ps`` and ``top`` show as the command name (``/proc/PID/comm``) of the zygote and of
 each executor it forked: their command lines are all the zygote's."""
 
@@ -116,14 +117,13 @@ class _Zygote:
             ]
         )
         self._children: dict[int, str] = {}  # pid → sandbox id, until reaped
+        self._sweeper: int | None = None  # the leftovers' sweeper, until reaped
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wake-up fd fires
         signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
 
     def serve(self, isolation: str) -> None:
-        # Folders of executors killed with their pool's zygote (SIGKILL leaves them): a
-        # folder's executor holds its lock while it lives, so a live one is never taken.
-        sweep(folders_parent(self._executor_args.workdir), (EXECUTOR_FOLDER_PREFIX,))
+        self._sweep_leftovers()
         self._report(protocol.Ready(pid=os.getpid(), isolation=isolation))
         pending = b""
         while True:
@@ -225,14 +225,38 @@ class _Zygote:
                         os.kill(pid, order.signum)
                 return
 
+    def _sweep_leftovers(self) -> None:
+        """Remove the folders of executors killed with an earlier zygote (SIGKILL leaves them;
+        a live executor holds its folder's lock, so its folder is never taken:
+        ``skillweave.sandbox.leftovers``), in a child of its own: a large sweep does not hold
+        up this zygote's start or its first executor."""
+        parent = folders_parent(self._executor_args.workdir)
+        try:
+            pid = os.fork()
+        except OSError as exc:  # left for the next zygote's sweep
+            print(f"warning: leftovers not swept: {exc}", file=sys.stderr)
+            return
+        if pid == 0:  # the sweeper: it writes nothing on the protocol's stdout
+            status = 1
+            try:
+                _name_process(SWEEPER_NAME)
+                sweep(parent, (EXECUTOR_FOLDER_PREFIX,))
+                status = 0
+            finally:
+                os._exit(status)
+        self._sweeper = pid
+
     def _reap(self) -> None:
-        while self._children:
+        while self._children or self._sweeper is not None:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            if pid == self._sweeper:
+                self._sweeper = None
+                continue
             sandbox = self._children.pop(pid, None)
             if sandbox is not None:
                 code = os.waitstatus_to_exitcode(status)

@@ -12,8 +12,9 @@ owner from a dead one, on any number of pools, managers and executors on one hos
 older than a minute (an owner takes its lock just after it makes its entry), whose lock it
 can take. It takes the lock before it removes anything, so two sweeps never race, and an
 entry without a lock file (one made by a release before this one) is left alone. A pool's
-manager sweeps what it makes when the pool is made; the zygote sweeps its executors' folders
-when it starts (in its own temp dir, the one its executors use). The embedded stack's dev
+manager sweeps what it makes when the pool is made (in a thread); the zygote sweeps its
+executors' folders when it starts (in a child process, in its own temp dir, the one its
+executors use): neither start waits for a large sweep. The embedded stack's dev
 server (``skillweave.cli.temporal_server``) does the same for its temporary log, a file whose
 lock the server's stdout shares, kept a day (a failed start's log is kept for its reader).
 """

@@ -62,6 +62,23 @@ def _lock_free(folder: Path) -> bool:
     return True
 
 
+def _children_of(pid: int) -> list[str]:
+    """The processes whose parent is `pid`, zombies too: each as ``pid state name``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        state, parent = stat[stat.rindex(")") + 2 :].split()[:2]
+        if int(parent) == pid:
+            found.append(f"{entry.name} {state} {name}")
+    return found
+
+
 def _killed_manager() -> tuple[Path, Path]:
     """A manager with a pool and one executor, killed with SIGKILL once they run: its pool's
     folder and its executor's, once every one of its processes is gone."""
@@ -93,11 +110,15 @@ async def test_the_next_pool_removes_what_a_killed_manager_left_and_nothing_live
 
         after = LocalBackend(start_timeout=60.0)
         try:
-            assert not pool.exists()  # the pool's own sweep, as it is made
-            assert not fetch.exists()
-            assert executor.exists()  # its zygote's, once it starts
+            # The pool's own sweep, as it is made (in a thread), then its zygote's, once it
+            # starts (in a child of its own).
+            await eventually(lambda: not pool.exists() and not fetch.exists(), timeout=30)
+            assert executor.exists()
             assert await after.settled_isolation() is not None
-            assert not executor.exists()
+            await eventually(lambda: not executor.exists(), timeout=30)
+            zygote = after.zygote_pid
+            assert zygote is not None
+            await eventually(lambda: _children_of(zygote) == [], timeout=30)  # reaped, too
             # The live pool's folders are older than a minute too, and locked: kept.
             assert (running.workdir.parent / LOCK_NAME).exists()
             assert (running.folder / LOCK_NAME).exists()
