@@ -41,11 +41,14 @@ from skillweave.errors import SandboxStartError
 from skillweave.sandbox import (
     EXECUTOR_FOLDER_PREFIX,
     EXIT_REFUSED,
+    FETCH_FILE_PREFIX,
+    POOL_FOLDER_PREFIX,
     SOCKET_NAME,
     TOKEN_FILE,
+    hold_entry,
     isolation_allowed,
+    sweep_leftovers,
 )
-from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX, POOL_FOLDER_PREFIX, hold, sweep
 from skillweave.skills import remove_tree
 
 __all__ = ["LocalBackend", "Sandbox", "SandboxBackend", "StaticBackend"]
@@ -165,11 +168,11 @@ class LocalBackend:
         self._environment_cache = environment_cache
         temp = Path(tempfile.gettempdir())
         self._root = Path(tempfile.mkdtemp(prefix=POOL_FOLDER_PREFIX, dir=temp))
-        self._alive: int | None = hold(self._root)  # held until the root is gone
+        self._alive: int | None = hold_entry(self._root)  # held until the root is gone
         # What pools and fetches of managers killed with SIGKILL left (their locks are free),
         # in a thread: a large sweep does not hold up the manager's start.
         threading.Thread(
-            target=sweep,
+            target=sweep_leftovers,
             args=(temp, (POOL_FOLDER_PREFIX, FETCH_FILE_PREFIX)),
             name="skillweave-sweep",
             daemon=True,

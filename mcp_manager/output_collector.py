@@ -27,6 +27,7 @@ from mcp_manager.backends import Sandbox
 from mcp_manager.records import result_for
 from skillweave.errors import InvalidKeyError, SandboxLostError
 from skillweave.sandbox import (
+    FETCH_FILE_PREFIX,
     ExecuteRequest,
     ExecutionResult,
     ExecutionStatus,
@@ -35,7 +36,6 @@ from skillweave.sandbox import (
     OutputArtifact,
     SkippedOutput,
 )
-from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX
 from skillweave.storage import ArtifactRef, ArtifactStore, keys
 from skillweave.telemetry import SecretMasker
 

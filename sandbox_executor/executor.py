@@ -45,8 +45,13 @@ from sandbox_executor.runner import ScriptRunner
 from sandbox_executor.sandbox_user import SandboxUser
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.workspace import clear_workspace, rehearse
-from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, ExecutorRequest, ExecutorResult, Isolation
-from skillweave.sandbox.leftovers import hold
+from skillweave.sandbox import (
+    EXECUTOR_FOLDER_PREFIX,
+    ExecutorRequest,
+    ExecutorResult,
+    Isolation,
+    hold_entry,
+)
 
 __all__ = ["Executor", "ExecutorStatus", "folders_parent"]
 
@@ -85,7 +90,7 @@ class Executor:
         self._finalizer = weakref.finalize(self, self._holdings.give_back)
         try:
             # Held until the folder is gone: a zygote's sweep removes it only once we died.
-            self._holdings.alive = hold(self.folder)
+            self._holdings.alive = hold_entry(self.folder)
             os.chmod(self.folder, 0o711)
             _check_reachable(self.folder, self.user)
             self.etc_dir = write_etc(self.folder / "etc", self.user)

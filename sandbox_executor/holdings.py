@@ -38,7 +38,7 @@ class Holdings:
     captures: list[Capture] = field(default_factory=list)
     contained: bool = False
     killed_running: bool = False
-    alive: int | None = None  # the folder's life lock (skillweave.sandbox.leftovers.hold)
+    alive: int | None = None  # the folder's life lock (skillweave.sandbox.leftovers.hold_entry)
 
     def kill_stage(self, stage: Stage) -> None:
         """Kill a stage now (blocking briefly) and forget it."""

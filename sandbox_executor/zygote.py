@@ -52,9 +52,8 @@ from sandbox_executor.server import preload
 from sandbox_executor.settings import ExecutorSettings
 from sandbox_executor.stage import single_threaded
 from skillweave.errors import ConfigError
-from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, SOCKET_NAME
+from skillweave.sandbox import EXECUTOR_FOLDER_PREFIX, SOCKET_NAME, sweep_leftovers
 from skillweave.sandbox import zygote_protocol as protocol
-from skillweave.sandbox.leftovers import sweep
 
 __all__ = ["main"]
 
@@ -240,7 +239,7 @@ class _Zygote:
             status = 1
             try:
                 _name_process(SWEEPER_NAME)
-                sweep(parent, (EXECUTOR_FOLDER_PREFIX,))
+                sweep_leftovers(parent, (EXECUTOR_FOLDER_PREFIX,))
                 status = 0
             finally:
                 os._exit(status)

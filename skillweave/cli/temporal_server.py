@@ -39,7 +39,7 @@ from temporalio.client import Client
 
 from skillweave.engines import SEARCH_ATTRIBUTES
 from skillweave.errors import ConfigError
-from skillweave.sandbox.leftovers import sweep
+from skillweave.sandbox import sweep_leftovers
 
 __all__ = [
     "DEV_SERVER_TUNING",
@@ -280,7 +280,7 @@ async def dev_server(
     if log_file is None:
         temp = Path(tempfile.gettempdir())
         # The logs of servers whose owners were killed (a failed start's is kept for its reader).
-        sweep(temp, (_LOG_PREFIX,), min_age=_LOG_KEPT_SECONDS)
+        sweep_leftovers(temp, (_LOG_PREFIX,), min_age=_LOG_KEPT_SECONDS)
         handle, name = tempfile.mkstemp(prefix=_LOG_PREFIX, suffix=".log", dir=temp)
         os.close(handle)
         log_file = Path(name)

@@ -6,9 +6,10 @@ runs and waits on a busy manager (:mod:`.client`, :mod:`.queue`), the rules both
 request by (:mod:`.validation`), the egress policy (:mod:`.egress_policy`), who gets a skill's
 secrets and network approvals (:mod:`.bindings`, :mod:`.approvals`), skill packages sent to
 the manager and pinned versions (:mod:`.packages`, :mod:`.pinned`), the tool schemas asked
-of a script (:mod:`.tool_schemas`), the masking of a run's secrets (:mod:`.masking`), and the
-wire of the run channel and the zygote (:mod:`.run_channel`, :mod:`.zygote_protocol`). The
-package carries the name of the API it speaks; the sandboxes themselves are the executor's
+of a script (:mod:`.tool_schemas`), the masking of a run's secrets (:mod:`.masking`), the
+wire of the run channel and the zygote (:mod:`.run_channel`, :mod:`.zygote_protocol`), and
+what killed sandbox processes leave in the temp dir (:mod:`.leftovers`). The package carries
+the name of the API it speaks; the sandboxes themselves are the executor's
 (``sandbox_executor``) and the manager's pool's.
 
 Names are imported on first use (:mod:`skillweave.lazy`): workflow code and the executor import
@@ -40,6 +41,12 @@ if TYPE_CHECKING:
         idempotency_key,
         parse_authority,
         proxy_environment,
+    )
+    from skillweave.sandbox.leftovers import (
+        FETCH_FILE_PREFIX,
+        POOL_FOLDER_PREFIX,
+        hold_entry,
+        sweep_leftovers,
     )
     from skillweave.sandbox.masking import is_run_log, mask_result, output_masker
     from skillweave.sandbox.models import (
@@ -112,6 +119,7 @@ _EXPORTS: dict[str, str] = {
     "EXECUTION_ID_VARIABLE": "models",
     "EXECUTOR_FOLDER_PREFIX": "zygote_protocol",
     "EXIT_REFUSED": "zygote_protocol",
+    "FETCH_FILE_PREFIX": "leftovers",
     "EgressGrant": "models",
     "ExecuteRequest": "models",
     "ExecutionLimits": "models",
@@ -128,6 +136,7 @@ _EXPORTS: dict[str, str] = {
     "Isolation": "models",
     "NetworkApprovals": "approvals",
     "OutputArtifact": "models",
+    "POOL_FOLDER_PREFIX": "leftovers",
     "PROBLEM_JSON": "problems",
     "Problem": "problems",
     "ProblemCode": "problems",
@@ -159,6 +168,7 @@ _EXPORTS: dict[str, str] = {
     "describe_network": "approvals",
     "discover_tool_schemas": "tool_schemas",
     "frame": "run_channel",
+    "hold_entry": "leftovers",
     "idempotency_key": "egress_policy",
     "is_run_log": "masking",
     "isolation_allowed": "models",
@@ -178,6 +188,7 @@ _EXPORTS: dict[str, str] = {
     "render_result": "models",
     "run_json_args": "tool_schemas",
     "skill_at": "pinned",
+    "sweep_leftovers": "leftovers",
 }
 __all__ = [
     "AUDIT_RETRY_SECONDS",
@@ -185,9 +196,11 @@ __all__ = [
     "EXECUTION_ID_VARIABLE",
     "EXECUTOR_FOLDER_PREFIX",
     "EXIT_REFUSED",
+    "FETCH_FILE_PREFIX",
     "GO",
     "HEAD_MAX_BYTES",
     "IDEMPOTENCY_HEADER",
+    "POOL_FOLDER_PREFIX",
     "PROBLEM_JSON",
     "SOCKET_NAME",
     "SPAN_NAME",
@@ -233,6 +246,7 @@ __all__ = [
     "describe_network",
     "discover_tool_schemas",
     "frame",
+    "hold_entry",
     "idempotency_key",
     "is_run_log",
     "isolation_allowed",
@@ -252,5 +266,6 @@ __all__ = [
     "render_result",
     "run_json_args",
     "skill_at",
+    "sweep_leftovers",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,11 +4,11 @@ A pool (``mcp_manager.backends``), each executor (``sandbox_executor.executor``)
 fetch of a sandbox's output (``mcp_manager.output_collector``) make an entry in the temp dir
 and remove it when they end, however they end, except by SIGKILL (an OOM kill, a killed test
 or benchmark), which nothing in the process outlives. So each holds an ``flock`` on its entry
-for its whole life: a folder on the :data:`LOCK_NAME` file inside it (:func:`hold`), a file
+for its whole life: a folder on the :data:`LOCK_NAME` file inside it (:func:`hold_entry`), a file
 on itself. The kernel lets go of the lock on any death, so the entry's lock tells a live
 owner from a dead one, on any number of pools, managers and executors on one host.
 
-:func:`sweep` removes the dead ones: an entry of one of the given prefixes, of this user,
+:func:`sweep_leftovers` removes the dead ones: an entry of one of the given prefixes, of this user,
 older than a minute (an owner takes its lock just after it makes its entry), whose lock it
 can take. It takes the lock before it removes anything, so two sweeps never race, and an
 entry without a lock file (one made by a release before this one) is left alone. A pool's
@@ -37,8 +37,8 @@ __all__ = [
     "LOCK_NAME",
     "MIN_AGE_SECONDS",
     "POOL_FOLDER_PREFIX",
-    "hold",
-    "sweep",
+    "hold_entry",
+    "sweep_leftovers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ MIN_AGE_SECONDS: Final = 60.0
 """A younger entry is never swept: its owner may not have taken its lock yet."""
 
 
-def hold(folder: Path) -> int:
+def hold_entry(folder: Path) -> int:
     """Take the life lock of `folder` (just made, and this process's): the descriptor to keep
     open until the folder is removed; closing it (or any death) lets the lock go."""
     fd = os.open(
@@ -70,7 +70,9 @@ def hold(folder: Path) -> int:
     return fd
 
 
-def sweep(parent: Path, prefixes: Iterable[str], *, min_age: float = MIN_AGE_SECONDS) -> list[Path]:
+def sweep_leftovers(
+    parent: Path, prefixes: Iterable[str], *, min_age: float = MIN_AGE_SECONDS
+) -> list[Path]:
     """Remove what dead owners left in `parent`: each entry named with one of `prefixes`, a
     folder or a file of this process's user (not a symlink), untouched for `min_age` seconds,
     whose lock (a folder's :data:`LOCK_NAME`, a file's own) no process holds.
@@ -101,7 +103,7 @@ def sweep(parent: Path, prefixes: Iterable[str], *, min_age: float = MIN_AGE_SEC
 
 
 def _sweep_one(path: Path, oldest: float) -> bool:
-    """Remove `path` if a dead owner left it (see :func:`sweep`); whether it was removed."""
+    """Remove `path` if a dead owner left it (:func:`sweep_leftovers`); whether it was."""
     try:
         info = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:

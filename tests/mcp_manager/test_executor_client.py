@@ -15,7 +15,7 @@ import pytest
 from mcp_manager.backends import Sandbox
 from mcp_manager.executor_client import ExecutorClient, Handover, SandboxRun
 from skillweave.errors import SandboxLostError
-from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX, sweep
+from skillweave.sandbox.leftovers import FETCH_FILE_PREFIX, sweep_leftovers
 from skillweave.sandbox.models import ExecuteRequest, ExecutorRequest
 from skillweave.storage.local import LocalArtifactStore
 from skillweave.telemetry.masker import SecretMasker
@@ -178,7 +178,7 @@ async def test_a_fetch_in_flight_is_locked_against_a_sweep(
         if request.method == "POST":
             return httpx.Response(200, json=_answer(outputs=[_file("outputs/a.txt", OUTPUT)]))
         assert [p.name[: len(FETCH_FILE_PREFIX)] for p in scratch.iterdir()] == [FETCH_FILE_PREFIX]
-        swept.append(sweep(scratch, (FETCH_FILE_PREFIX,), min_age=0))
+        swept.append(sweep_leftovers(scratch, (FETCH_FILE_PREFIX,), min_age=0))
         return httpx.Response(200, content=OUTPUT)
 
     async with contextlib.aclosing(_client(store, handler)) as client:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skillweave.sandbox.leftovers import LOCK_NAME, hold, sweep
+from skillweave.sandbox.leftovers import LOCK_NAME, hold_entry, sweep_leftovers
 
 PREFIX = "skillweave-test-"
 HOUR_AGO = time.time() - 3600
@@ -46,9 +46,9 @@ def _dead_owners_folder(parent: Path, name: str) -> Path:
             sys.executable,
             "-c",
             "import sys, pathlib\n"
-            "from skillweave.sandbox.leftovers import hold\n"
+            "from skillweave.sandbox import hold_entry\n"
             "folder = pathlib.Path(sys.argv[1])\n"
-            "hold(folder)\n"
+            "hold_entry(folder)\n"
             "(folder / 'deep' / 'er').mkdir(parents=True)\n"
             "(folder / 'deep' / 'er' / 'file').write_text('x')\n"
             "print('held', flush=True)\n"
@@ -69,38 +69,39 @@ def _dead_owners_folder(parent: Path, name: str) -> Path:
 def test_a_folder_whose_owner_was_killed_is_removed(tmp_path: Path) -> None:
     folder = _dead_owners_folder(tmp_path, PREFIX + "dead")
 
-    assert sweep(tmp_path, (PREFIX,)) == [folder]
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == [folder]
     assert not folder.exists()
 
 
 def test_a_folder_whose_owner_lives_is_kept_however_old(tmp_path: Path) -> None:
     folder = tmp_path / (PREFIX + "live")
     folder.mkdir()
-    alive = hold(folder)  # another open file: its lock conflicts with the sweep's as another's
+    # Held through another open file: its lock conflicts with the sweep's as another's would.
+    alive = hold_entry(folder)
     try:
         _aged(folder)
-        assert sweep(tmp_path, (PREFIX,)) == []
+        assert sweep_leftovers(tmp_path, (PREFIX,)) == []
         assert (folder / LOCK_NAME).exists()
     finally:
         os.close(alive)
-    assert sweep(tmp_path, (PREFIX,)) == [folder]  # let go: now it is a dead owner's
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == [folder]  # let go: now it is a dead owner's
 
 
 def test_a_young_folder_is_kept_even_unlocked(tmp_path: Path) -> None:
     """Its owner may have made it and not taken its lock yet."""
     folder = tmp_path / (PREFIX + "young")
     folder.mkdir()
-    os.close(hold(folder))
+    os.close(hold_entry(folder))
 
-    assert sweep(tmp_path, (PREFIX,)) == []
-    assert sweep(tmp_path, (PREFIX,), min_age=0) == [folder]
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == []
+    assert sweep_leftovers(tmp_path, (PREFIX,), min_age=0) == [folder]
 
 
 def test_what_has_no_lock_file_or_another_name_is_not_judged(tmp_path: Path) -> None:
     legacy = _aged_folder(tmp_path / (PREFIX + "legacy"))  # a release before the lock's
     other = _dead_owners_folder(tmp_path, "someone-else-dead")
 
-    assert sweep(tmp_path, (PREFIX,)) == []
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == []
     assert legacy.exists()
     assert other.exists()
 
@@ -111,7 +112,7 @@ def test_a_symlink_with_the_name_is_never_followed(tmp_path: Path) -> None:
     link.symlink_to(target, target_is_directory=True)
     _aged(link)
 
-    assert sweep(tmp_path, (PREFIX,)) == []
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == []
     assert (target / "deep" / "er" / "file").exists()
 
 
@@ -120,7 +121,7 @@ def test_a_lock_that_is_not_a_file_is_not_taken(tmp_path: Path) -> None:
     (folder / LOCK_NAME).mkdir()
     _aged(folder)
 
-    assert sweep(tmp_path, (PREFIX,)) == []
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == []
     assert folder.exists()
 
 
@@ -131,7 +132,7 @@ def test_a_file_is_its_own_lock(tmp_path: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _aged(live)
-        assert sweep(tmp_path, (PREFIX,)) == [dead]
+        assert sweep_leftovers(tmp_path, (PREFIX,)) == [dead]
         assert live.exists()
         assert not dead.exists()
     finally:
@@ -144,9 +145,9 @@ def test_another_users_folder_is_left_to_them(tmp_path: Path) -> None:
     os.chown(folder, 65534, 65534)
     _aged(folder)
 
-    assert sweep(tmp_path, (PREFIX,)) == []
+    assert sweep_leftovers(tmp_path, (PREFIX,)) == []
     assert folder.exists()
 
 
 def test_a_missing_parent_sweeps_nothing(tmp_path: Path) -> None:
-    assert sweep(tmp_path / "absent", (PREFIX,)) == []
+    assert sweep_leftovers(tmp_path / "absent", (PREFIX,)) == []
