@@ -61,9 +61,10 @@ _READ_BYTES: Final = 65536
 _PR_SET_NAME: Final = 15
 ZYGOTE_NAME: Final = "sw-zygote"
 EXECUTOR_NAME: Final = "sw-executor"
-SWEEPER_NAME: Final = "sw-sweeper"
 """What ``ps`` and ``top`` show as the command name (``/proc/PID/comm``) of the zygote and of
 each executor it forked: their command lines are all the zygote's."""
+SWEEPER_NAME: Final = "sw-sweeper"
+"""The same, for the child that removes what killed executors left (:meth:`_Zygote.serve`)."""
 
 
 def _name_process(name: str) -> None:
